@@ -1,0 +1,197 @@
+// Command concord is the multi-rater annotation analytics tool: it imports
+// labels, fits the multi-rater models, reports and serves the results.
+//
+// Usage:
+//
+//	concord <command> [flags] [args]
+//
+// Run "concord help" for the list of commands and "concord <command> --help"
+// for each command's flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"concord/annotations"
+)
+
+// env is what a command may touch of the outside world. Commands never use
+// os.Stdout and friends directly, so that tests can run them.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// tty reports whether stderr is a terminal (progress bars) and
+	// interactive whether stdin is one (confirmation prompts).
+	tty         bool
+	interactive bool
+	log         *slog.Logger
+	getenv      func(string) string
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"import", "import a label file (and an items file) into a project", runImport},
+		{"export", "export a project's labels as CSV (long or wide) or XLSX", runExport},
+		{"projects", "list, create or delete projects", runProjects},
+		{"demo", "load the bundled real datasets and summarise them", runDemo},
+		{"fit", "fit a multi-rater model to a project or to label files", runFit},
+		{"serve", "run the REST API and dashboard", runServe},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	e := &env{
+		stdin:       os.Stdin,
+		stdout:      os.Stdout,
+		stderr:      os.Stderr,
+		tty:         term.IsTerminal(int(os.Stderr.Fd())),
+		interactive: term.IsTerminal(int(os.Stdin.Fd())),
+		log:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		getenv:      os.Getenv,
+	}
+	code := run(ctx, e, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns the exit status.
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			return run(ctx, e, []string{args[1], "--help"})
+		}
+		usage(e.stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			return 2
+		}
+		fmt.Fprintf(e.stderr, "concord %s: %s\n", c.name, userMessage(err))
+		return 1
+	}
+	fmt.Fprintf(e.stderr, "concord: unknown command %q\n\n", args[0])
+	usage(e.stderr)
+	return 2
+}
+
+// errUsage marks an error whose message the flag package already printed.
+var errUsage = errors.New("usage")
+
+// userMessage renders an error for the terminal: domain errors and problem
+// lists as they are, anything else with its full chain (the CLI user is the
+// operator, so internal detail helps).
+func userMessage(err error) string {
+	var pl *annotations.ProblemList
+	if errors.As(err, &pl) {
+		return pl.Error()
+	}
+	return err.Error()
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "concord: multi-rater annotation analytics")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: concord <command> [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	cs := commands()
+	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "concord <command> --help" for a command's flags.`)
+}
+
+// newFlags returns a flag set for a subcommand that prints its usage to e's
+// stderr (stdout for --help).
+func newFlags(e *env, name, synopsis, description string) *flag.FlagSet {
+	fs := flag.NewFlagSet("concord "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: concord %s %s\n\n", name, synopsis)
+		if description != "" {
+			fmt.Fprintln(w, strings.TrimSpace(description))
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "Flags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args allowing flags after positional arguments ("concord
+// import ratings.csv --project x") and returns the positional arguments.
+// --help prints the usage to stdout and returns flag.ErrHelp.
+func parseFlags(e *env, fs *flag.FlagSet, args []string) ([]string, error) {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fs.SetOutput(e.stdout)
+			fs.Usage()
+			return nil, flag.ErrHelp
+		}
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, errUsage
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func runVersion(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "version", "", "Print concord's version.")
+	if _, err := parseFlags(e, fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "concord %s\n", version)
+	return nil
+}
