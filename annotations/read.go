@@ -1,0 +1,292 @@
+package annotations
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Column-name aliases, in order of preference. Header names are matched after
+// normName: lower case, surrounding spaces dropped, inner spaces and hyphens
+// turned into underscores ("Item ID" and "item-id" both read as "item_id").
+var (
+	// itemAliases name the item id column (crowd-kit calls it "task").
+	itemAliases = []string{"item_id", "item", "itemid", "task_id", "task", "id", "doc_id", "document_id"}
+	// raterAliases name the rater id column (crowd-kit: "worker").
+	raterAliases = []string{"rater_id", "rater", "raterid", "worker_id", "worker", "annotator_id", "annotator",
+		"user_id", "user", "username", "coder", "judge"}
+	// labelAliases name the label column.
+	labelAliases = []string{"label", "value", "rating", "score", "response", "answer", "grade"}
+	// goldAliases name a reference-label column of an items file (or of a
+	// wide-form label file).
+	goldAliases = []string{"gold", "gold_label", "truth", "true_label"}
+	// textAliases name the item text column.
+	textAliases = []string{"text"}
+)
+
+// normName normalises a column or field name for alias matching.
+func normName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if strings.ContainsAny(s, " -") {
+		s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '-' }), "_")
+	}
+	return s
+}
+
+// aliasRank returns the position of name (normalised) in aliases, or -1.
+func aliasRank(name string, aliases []string) int {
+	n := normName(name)
+	for i, a := range aliases {
+		if a == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// bestColumn returns the index of the column whose name is the most preferred
+// alias, or -1 when none matches. skip excludes columns already taken.
+func bestColumn(header []string, aliases []string, skip ...int) int {
+	best, bestRank := -1, len(aliases)
+outer:
+	for i, h := range header {
+		for _, s := range skip {
+			if s == i {
+				continue outer
+			}
+		}
+		if r := aliasRank(h, aliases); r >= 0 && r < bestRank {
+			best, bestRank = i, r
+		}
+	}
+	return best
+}
+
+// collector gathers what a reader finds: the labels, items and unused columns
+// of a Parsed, and the problems, each stamped with the file name.
+type collector struct {
+	name     string
+	problems ProblemList
+	parsed   *Parsed
+	// intern shares the memory of repeated ids and values.
+	intern map[string]string
+}
+
+func newCollector(opts ReadOptions, f Format) *collector {
+	return &collector{
+		name:     opts.Name,
+		problems: ProblemList{Max: opts.MaxProblems},
+		parsed:   &Parsed{Format: f, Name: opts.Name},
+		intern:   make(map[string]string),
+	}
+}
+
+func (c *collector) add(p Problem) {
+	p.File = c.name
+	c.problems.Add(p)
+}
+
+// addf records a problem at a text line (CSV, JSON Lines).
+func (c *collector) lineProblem(line int, col, format string, args ...any) {
+	c.add(Problem{Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+// rowProblem records a problem at a spreadsheet row or JSON record.
+func (c *collector) rowProblem(line, row int, col, format string, args ...any) {
+	c.add(Problem{Line: line, Row: row, Column: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *collector) str(s string) string {
+	if v, ok := c.intern[s]; ok {
+		return v
+	}
+	if len(c.intern) >= 1<<22 {
+		// Bound the table; later strings are simply copied.
+		return strings.Clone(s)
+	}
+	v := strings.Clone(s)
+	c.intern[v] = v
+	return v
+}
+
+func (c *collector) label(item, rater, value string, line, row int, itemCol, raterCol, valueCol string) {
+	c.parsed.Labels = append(c.parsed.Labels, RawLabel{
+		Item: c.str(item), Rater: c.str(rater), Value: c.str(value),
+		Line: line, Row: row,
+		ItemCol: itemCol, RaterCol: raterCol, ValueCol: valueCol,
+	})
+}
+
+// result returns the Parsed, or the problems when there are any. An input
+// that yields no label at all is a problem too.
+func (c *collector) result() (*Parsed, error) {
+	if c.problems.Len() == 0 && len(c.parsed.Labels) == 0 {
+		c.add(Problem{Msg: "no labels found"})
+	}
+	if err := c.problems.Err(); err != nil {
+		return nil, err
+	}
+	return c.parsed, nil
+}
+
+// ReadLabels reads a label file in any supported format. With opts.Format ""
+// or FormatAuto the format is detected from the content:
+//
+//   - a ZIP archive is an XLSX workbook (long or wide form, first sheet or
+//     opts.Sheet);
+//   - a JSON array is a Label Studio export when its first element is a task
+//     (with "data" or "annotations[].result"), a doccano export when it is a
+//     document with "text" and a list of labels, and otherwise an array of
+//     {item_id, rater_id, label} records;
+//   - a JSON object on the first line means JSON Lines: doccano when the
+//     records carry "text" and a "label" list (or no rater field), otherwise
+//     one {item_id, rater_id, label} record per line;
+//   - anything else is CSV or TSV (the delimiter, comma, tab or semicolon, is
+//     sniffed from the header line): long form when the header names an item,
+//     a rater and a label column, wide form (one row per item, one column per
+//     rater) otherwise.
+//
+// Long-form column names are matched case-insensitively, with aliases:
+//
+//	item:  item_id, item, itemid, task_id, task, id, doc_id, document_id
+//	rater: rater_id, rater, raterid, worker_id, worker, annotator_id, annotator,
+//	       user_id, user, username, coder, judge
+//	label: label, value, rating, score, response, answer, grade
+//
+// so that crowd-kit's task,worker,label and item,annotator,value both read.
+// In wide form the item column is the one named like an item id (or the
+// first), columns named text or gold (gold_label, truth, true_label) are item
+// attributes, and every other column is a rater; an empty cell is "not rated".
+//
+// opts.Where keeps only the rows whose named column equals the value (for
+// Label Studio exports the one column is from_name, the control's name).
+// Columns present but not used are listed in Parsed.Unused.
+//
+// A rejected input returns a *ProblemList with one Problem per defect (up to
+// opts.MaxProblems), each naming the file, line or row, column and what was
+// expected; no partial result is returned. ReadLabels does not check ids or
+// values against a scheme: BuildDataset does.
+func ReadLabels(r io.Reader, opts ReadOptions) (*Parsed, error) {
+	br := bufio.NewReaderSize(r, sniffSize)
+	c := newCollector(opts, opts.Format)
+	kind, err := sniff(br, c)
+	if err != nil {
+		return nil, err
+	}
+	if kind == kindBad {
+		return c.result()
+	}
+	f := opts.Format
+	if f == "" {
+		f = FormatAuto
+	}
+	switch f {
+	case FormatAuto:
+		switch kind {
+		case kindZip:
+			return readXLSXLabels(br, opts, c, FormatAuto)
+		case kindJSONArray, kindJSONLines:
+			return readJSONLabels(br, opts, c, kind, FormatAuto)
+		case kindEmpty:
+			c.add(Problem{Msg: "file is empty (expected a header line such as item_id,rater_id,label)"})
+			return c.result()
+		default:
+			return readCSVLabels(br, opts, c, FormatAuto)
+		}
+	case FormatCSVLong, FormatCSVWide:
+		switch kind {
+		case kindZip:
+			c.add(Problem{Msg: fmt.Sprintf("file is an XLSX workbook, not %s; use --format xlsx", f)})
+			return c.result()
+		case kindEmpty:
+			c.add(Problem{Msg: "file is empty (expected a header line)"})
+			return c.result()
+		}
+		return readCSVLabels(br, opts, c, f)
+	case FormatXLSX:
+		if kind != kindZip {
+			c.add(Problem{Msg: "file is not an XLSX workbook (expected a ZIP archive as written by Excel or LibreOffice)"})
+			return c.result()
+		}
+		return readXLSXLabels(br, opts, c, FormatXLSX)
+	case FormatJSON, FormatJSONL, FormatLabelStudio, FormatDoccano:
+		switch kind {
+		case kindJSONArray, kindJSONLines:
+			return readJSONLabels(br, opts, c, kind, f)
+		case kindEmpty:
+			c.add(Problem{Msg: "file is empty"})
+			return c.result()
+		}
+		c.add(Problem{Line: 1, Msg: fmt.Sprintf("expected %s: a JSON array or JSON objects, one per line", f)})
+		return c.result()
+	}
+	c.add(Problem{Msg: fmt.Sprintf("unknown format %q (expected auto, csv-long, csv-wide, xlsx, json, jsonl, labelstudio or doccano)", opts.Format)})
+	return c.result()
+}
+
+// whereCond is one opts.Where condition resolved to a column.
+type whereCond struct {
+	key   string // as given by the user
+	col   int
+	value string
+	// seen collects a few distinct values of the column, for the problem
+	// that reports an empty selection.
+	seen map[string]bool
+}
+
+// note remembers a value of the column for a later "no row matched" problem.
+func (w *whereCond) note(v string) {
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	if len(w.seen) < 20 {
+		w.seen[v] = true
+	}
+}
+
+func (w *whereCond) describeSeen() string {
+	if len(w.seen) == 0 {
+		return "no values"
+	}
+	vals := sortedKeys(w.seen)
+	for i, v := range vals {
+		vals[i] = strconv.Quote(v)
+	}
+	s := strings.Join(vals, ", ")
+	if len(w.seen) >= 20 {
+		s += ", ..."
+	}
+	return "values found: " + s
+}
+
+// whereKeys returns the keys of opts.Where in a fixed order.
+func whereKeys(m map[string]string) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// checkField reports a field that is not valid UTF-8.
+func (c *collector) checkUTF8(line, row int, col, v string) bool {
+	if utf8.ValidString(v) {
+		return true
+	}
+	c.rowProblem(line, row, col, "invalid UTF-8 text (save the file as UTF-8)")
+	return false
+}
+
+// quoteList quotes and joins names for messages.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}

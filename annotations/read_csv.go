@@ -1,0 +1,86 @@
+package annotations
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"io"
+)
+
+// newCSVReader returns a streaming CSV reader over br with the delimiter
+// sniffed from the header line. Tab-separated files read quotes leniently,
+// since TSV exports often leave quotes in text unescaped.
+func newCSVReader(br *bufio.Reader) *csv.Reader {
+	head, _ := br.Peek(sniffSize)
+	cr := csv.NewReader(br)
+	cr.Comma = sniffDelimiter(head)
+	cr.LazyQuotes = cr.Comma == '\t'
+	cr.FieldsPerRecord = -1 // ragged rows are reported by the table
+	cr.ReuseRecord = true
+	return cr
+}
+
+// csvRows calls fn for each record of cr with its 1-based line, and records a
+// problem for each malformed record. It stops early when fn returns false.
+func csvRows(cr *csv.Reader, c *collector, fn func(rec []string, line int) bool) error {
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				c.add(Problem{Line: pe.Line, Msg: csvErrorText(pe)})
+				continue
+			}
+			return err
+		}
+		line, _ := cr.FieldPos(0)
+		if !fn(rec, line) {
+			return nil
+		}
+	}
+}
+
+func csvErrorText(pe *csv.ParseError) string {
+	switch pe.Err {
+	case csv.ErrBareQuote:
+		return "a double quote inside an unquoted field (quote the whole field and double the quote: \"5\"\" screen\")"
+	case csv.ErrQuote:
+		return "a quoted field is not closed properly (expected a closing double quote before the delimiter or line end)"
+	}
+	return pe.Err.Error()
+}
+
+// readCSVLabels reads a CSV or TSV label file in long or wide form.
+func readCSVLabels(br *bufio.Reader, opts ReadOptions, c *collector, want Format) (*Parsed, error) {
+	cr := newCSVReader(br)
+	t := &table{c: c, opts: opts}
+	headerOK := false
+	sawHeader := false
+	err := csvRows(cr, c, func(rec []string, line int) bool {
+		if !sawHeader {
+			sawHeader = true
+			headerOK = t.setHeader(rec, line, 0, want)
+			if t.wide {
+				c.parsed.Format = FormatCSVWide
+			} else {
+				c.parsed.Format = FormatCSVLong
+			}
+			return headerOK
+		}
+		t.addRow(rec, line, 0)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !sawHeader && c.problems.Len() == 0 {
+		c.add(Problem{Msg: "file is empty (expected a header line such as item_id,rater_id,label)"})
+	}
+	if headerOK {
+		t.finish()
+	}
+	return c.result()
+}

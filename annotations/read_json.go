@@ -1,0 +1,392 @@
+package annotations
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// jsonRecord is one element of a JSON array or one line of a JSON Lines file.
+type jsonRecord struct {
+	raw  []byte
+	line int // 1-based line where the record starts
+	row  int // 1-based index in a JSON array; 0 for JSON Lines
+}
+
+// lineCounter maps increasing byte offsets to 1-based line numbers.
+type lineCounter struct {
+	data []byte
+	off  int
+	line int
+}
+
+func (lc *lineCounter) lineAt(off int) int {
+	if off < lc.off {
+		lc.off, lc.line = 0, 1
+	}
+	if off > len(lc.data) {
+		off = len(lc.data)
+	}
+	lc.line += bytes.Count(lc.data[lc.off:off], []byte{'\n'})
+	lc.off = off
+	return lc.line
+}
+
+// jsonRecords splits data into records: the elements of a top-level array,
+// or the non-blank lines of a JSON Lines file. Syntax errors are recorded in
+// c.
+func jsonRecords(data []byte, kind contentKind, c *collector) []jsonRecord {
+	var recs []jsonRecord
+	if kind == kindJSONLines {
+		line := 0
+		for len(data) > 0 {
+			line++
+			var l []byte
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				l, data = data[:i], data[i+1:]
+			} else {
+				l, data = data, nil
+			}
+			l = bytes.TrimSpace(l)
+			if len(l) == 0 {
+				continue
+			}
+			if !utf8.Valid(l) {
+				c.lineProblem(line, "", "invalid UTF-8 text (save the file as UTF-8)")
+				continue
+			}
+			if !json.Valid(l) {
+				var v any
+				err := json.Unmarshal(l, &v)
+				msg := "invalid JSON"
+				if err != nil {
+					msg += ": " + err.Error()
+				}
+				c.lineProblem(line, "", "%s (JSON Lines holds one complete JSON object per line)", msg)
+				continue
+			}
+			recs = append(recs, jsonRecord{raw: l, line: line})
+		}
+		return recs
+	}
+	lc := &lineCounter{data: data, line: 1}
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			i += size
+		}
+		c.lineProblem(lc.lineAt(i), "", "invalid UTF-8 text (save the file as UTF-8)")
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	syntax := func(err error) {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			c.lineProblem(lc.lineAt(int(se.Offset)), "", "invalid JSON: %v", se)
+			return
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			c.lineProblem(lc.lineAt(len(data)), "", "invalid JSON: the file ends before the array is closed")
+			return
+		}
+		c.lineProblem(lc.lineAt(int(dec.InputOffset())), "", "invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != nil { // '['
+		syntax(err)
+		return nil
+	}
+	row := 0
+	for dec.More() {
+		off := int(dec.InputOffset())
+		for off < len(data) && (data[off] == ',' || data[off] == ' ' || data[off] == '\t' || data[off] == '\r' || data[off] == '\n') {
+			off++
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			syntax(err)
+			return recs
+		}
+		row++
+		recs = append(recs, jsonRecord{raw: raw, line: lc.lineAt(off), row: row})
+	}
+	if _, err := dec.Token(); err != nil { // ']'
+		syntax(err)
+		return recs
+	}
+	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+		c.lineProblem(lc.lineAt(int(dec.InputOffset())), "", "unexpected text after the closing ] of the JSON array")
+	}
+	return recs
+}
+
+// readJSONLabels reads every JSON-based format: plain records (JSON array or
+// JSON Lines), Label Studio exports and doccano exports.
+func readJSONLabels(br *bufio.Reader, opts ReadOptions, c *collector, kind contentKind, f Format) (*Parsed, error) {
+	data, err := io.ReadAll(br)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case f == FormatJSON && kind != kindJSONArray:
+		c.add(Problem{Line: 1, Msg: "expected a JSON array of records; this looks like JSON Lines (use the jsonl format)"})
+		return c.result()
+	case f == FormatJSONL && kind != kindJSONLines:
+		c.add(Problem{Line: 1, Msg: "expected JSON Lines (one object per line); this is a JSON array (use the json format)"})
+		return c.result()
+	}
+	recs := jsonRecords(data, kind, c)
+	if f == FormatAuto {
+		f = FormatJSON
+		if kind == kindJSONLines {
+			f = FormatJSONL
+		}
+		if len(recs) > 0 {
+			f = detectJSONFormat(recs[0].raw, f)
+		}
+	}
+	c.parsed.Format = f
+	if c.problems.Len() > 0 && len(recs) == 0 {
+		return c.result()
+	}
+	if len(recs) == 0 {
+		c.add(Problem{Line: 1, Msg: "no records (the JSON array is empty)"})
+		return c.result()
+	}
+	switch f {
+	case FormatLabelStudio:
+		readLabelStudio(recs, opts, c)
+	case FormatDoccano:
+		readDoccano(recs, opts, c)
+	default:
+		readJSONRecords(recs, opts, c)
+	}
+	return c.result()
+}
+
+// detectJSONFormat tells a Label Studio task or a doccano document from a
+// plain {item_id, rater_id, label} record by the keys of the first record.
+func detectJSONFormat(first []byte, plain Format) Format {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(first, &m) != nil {
+		return plain
+	}
+	if d, ok := m["data"]; ok && jsonKind(d) == '{' {
+		return FormatLabelStudio
+	}
+	for _, k := range []string{"annotations", "completions"} {
+		if a, ok := m[k]; ok && jsonKind(a) == '[' {
+			var anns []map[string]json.RawMessage
+			if json.Unmarshal(a, &anns) == nil {
+				for _, an := range anns {
+					if _, ok := an["result"]; ok {
+						return FormatLabelStudio
+					}
+				}
+				if _, ok := m["text"]; ok {
+					return FormatDoccano
+				}
+			}
+		}
+	}
+	if _, ok := m["text"]; !ok {
+		return plain
+	}
+	for _, k := range []string{"label", "labels"} {
+		if v, ok := m[k]; ok && jsonKind(v) == '[' {
+			return FormatDoccano
+		}
+	}
+	hasRater := false
+	for k := range m {
+		if aliasRank(k, raterAliases) >= 0 {
+			hasRater = true
+		}
+	}
+	if !hasRater {
+		if _, ok := m["label"]; ok {
+			return FormatDoccano
+		}
+	}
+	return plain
+}
+
+// jsonKind returns the first significant byte of a JSON value: '{', '[',
+// '"', 'n' (null), 't'/'f' (booleans), or a digit or '-' for numbers.
+func jsonKind(raw []byte) byte {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
+}
+
+// jsonScalar returns the text of a string, number or boolean JSON value.
+// Numbers keep their literal text ("3" stays "3", "3.0" stays "3.0"). null
+// reads as missing. ok is false for objects and arrays.
+func jsonScalar(raw []byte) (s string, present, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	switch jsonKind(raw) {
+	case 0, 'n':
+		return "", false, true
+	case '"':
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", true, false
+		}
+		return s, true, true
+	case '{', '[':
+		return "", true, false
+	case 't', 'f':
+		return string(raw), true, true
+	}
+	return string(raw), true, true
+}
+
+// jsonTypeName names the type of a JSON value for messages.
+func jsonTypeName(raw []byte) string {
+	switch jsonKind(raw) {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// readJSONRecords reads {item_id, rater_id, label} records, with the same
+// name aliases as long-form CSV.
+func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
+	unused := map[string]bool{}
+	used := map[string]bool{}
+	wk := whereKeys(opts.Where)
+	var where []whereCond
+	for _, k := range wk {
+		where = append(where, whereCond{key: k, value: strings.TrimSpace(opts.Where[k])})
+	}
+	matched := 0
+	for ri, rec := range recs {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(rec.raw, &m); err != nil || m == nil {
+			c.rowProblem(rec.line, rec.row, "", "expected a JSON object {\"item_id\": ..., \"rater_id\": ..., \"label\": ...}, found %s", jsonTypeName(rec.raw))
+			continue
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		ik := bestColumn(keys, itemAliases)
+		rk := bestColumn(keys, raterAliases, ik)
+		vk := bestColumn(keys, labelAliases, ik, rk)
+		if ri == 0 {
+			// An unknown filter field is reported once, against the first
+			// record.
+			bad := false
+			for i := range where {
+				found := false
+				for _, k := range keys {
+					if normName(k) == normName(where[i].key) {
+						found = true
+					}
+				}
+				if !found {
+					c.rowProblem(rec.line, rec.row, where[i].key, "unknown field %q in the row filter (fields: %s)", where[i].key, quoteList(keys))
+					bad = true
+				}
+			}
+			if bad {
+				return
+			}
+		}
+		get := func(role string, k int, aliases []string) (string, string, bool) {
+			if k < 0 {
+				c.rowProblem(rec.line, rec.row, aliases[0], "missing %s (expected a field named one of %s)", role, strings.Join(aliases, ", "))
+				return "", "", false
+			}
+			name := keys[k]
+			v, _, ok := jsonScalar(m[name])
+			if !ok {
+				c.rowProblem(rec.line, rec.row, name, "expected a string or number, found %s", jsonTypeName(m[name]))
+				return "", name, false
+			}
+			return v, name, true
+		}
+		keep := true
+		for i := range where {
+			w := &where[i]
+			v := ""
+			for _, k := range keys {
+				if normName(k) == normName(w.key) {
+					v, _, _ = jsonScalar(m[k])
+					used[k] = true
+				}
+			}
+			v = strings.TrimSpace(v)
+			w.note(v)
+			if v != w.value {
+				keep = false
+				break
+			}
+		}
+		if !keep {
+			continue
+		}
+		matched++
+		item, icol, ok1 := get("item id", ik, itemAliases)
+		rater, rcol, ok2 := get("rater id", rk, raterAliases)
+		value, vcol, ok3 := get("label", vk, labelAliases)
+		for i, k := range keys {
+			if i == ik || i == rk || i == vk {
+				used[k] = true
+			} else {
+				unused[k] = true
+			}
+		}
+		if ok1 && ok2 && ok3 {
+			c.label(item, rater, value, rec.line, rec.row, icol, rcol, vcol)
+		}
+	}
+	for _, k := range sortedKeys(unused) {
+		if !used[k] && !isWhereKey(k, wk) {
+			c.parsed.Unused = append(c.parsed.Unused, k)
+		}
+	}
+	if len(where) > 0 && matched == 0 && c.problems.Len() == 0 {
+		for _, w := range where {
+			c.add(Problem{Column: w.key, Msg: fmt.Sprintf("no record has %s = %q (%s)", w.key, w.value, w.describeSeen())})
+		}
+	}
+}
+
+func isWhereKey(k string, keys []string) bool {
+	for _, w := range keys {
+		if normName(w) == normName(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonID reads an id given as a JSON string or number.
+func jsonID(raw []byte) (string, bool) {
+	s, present, ok := jsonScalar(raw)
+	if !ok || !present {
+		return "", false
+	}
+	return s, true
+}

@@ -1,0 +1,318 @@
+package annotations
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Label Studio's JSON export (https://labelstud.io/guide/export, task format
+// https://labelstud.io/guide/task_format) is an array of tasks:
+//
+//	{"id": 25, "data": {"text": "..."},
+//	 "annotations": [{"completed_by": 3, "was_cancelled": false,
+//	                  "result": [{"from_name": "entails", "to_name": "text", "type": "choices",
+//	                              "value": {"choices": ["yes"]}}]}],
+//	 "predictions": [...]}
+//
+// Each non-cancelled annotation is one rater's labelling of the task; its
+// completed_by is a user id, or (in some exports) an object with id and
+// email. Results of type choices (one choice), rating and number become
+// labels; predictions are ignored.
+
+type lsTask struct {
+	ID          json.RawMessage   `json:"id"`
+	Data        json.RawMessage   `json:"data"`
+	Annotations []json.RawMessage `json:"annotations"`
+	Completions []json.RawMessage `json:"completions"` // Label Studio before 1.0
+}
+
+type lsAnnotation struct {
+	CompletedBy  json.RawMessage   `json:"completed_by"`
+	WasCancelled json.RawMessage   `json:"was_cancelled"`
+	Result       []json.RawMessage `json:"result"`
+}
+
+type lsResult struct {
+	Type     string                     `json:"type"`
+	FromName string                     `json:"from_name"`
+	Value    map[string]json.RawMessage `json:"value"`
+}
+
+// lsKinds are the Label Studio result types read as labels, with the key of
+// the value in the result's "value" object.
+var lsKinds = map[string]string{"choices": "choices", "rating": "rating", "number": "number"}
+
+// jsonField is one field of a JSON object, in document order.
+type jsonField struct {
+	key string
+	raw json.RawMessage
+}
+
+// orderedFields returns the fields of a JSON object in document order.
+func orderedFields(raw []byte) ([]jsonField, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("not an object")
+	}
+	var fields []jsonField
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		fields = append(fields, jsonField{key, v})
+	}
+	return fields, nil
+}
+
+// isMediaRef reports whether a task data string points at media rather than
+// holding text.
+func isMediaRef(s string) bool {
+	for _, p := range []string{"http://", "https://", "s3://", "gs://", "azure-blob://", "/data/"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
+	fromFilter, filtered := "", false
+	for _, k := range whereKeys(opts.Where) {
+		if normName(k) == "from_name" {
+			fromFilter, filtered = strings.TrimSpace(opts.Where[k]), true
+			continue
+		}
+		c.add(Problem{Column: k, Msg: fmt.Sprintf("unknown column %q in the row filter: Label Studio exports can be filtered by from_name (the name of the labelling control)", k)})
+	}
+	if c.problems.Len() > 0 {
+		return
+	}
+	controls := map[string]int{} // from_name -> labels read
+	otherControls := map[string]string{}
+	supported := map[string]bool{} // from_name of every choices, rating or number result
+	seenItems := map[string]bool{}
+	for _, rec := range recs {
+		var task lsTask
+		if err := json.Unmarshal(rec.raw, &task); err != nil {
+			c.rowProblem(rec.line, rec.row, "", "expected a Label Studio task (an object with id, data and annotations): %s", jsonErrText(err))
+			continue
+		}
+		anns, annKey := task.Annotations, "annotations"
+		if anns == nil && task.Completions != nil {
+			anns, annKey = task.Completions, "completions"
+		}
+		// The item: data.item_id, data.id, or the task id.
+		item, itemCol := "", ""
+		var data []jsonField
+		if len(task.Data) > 0 && jsonKind(task.Data) != 'n' {
+			var err error
+			if data, err = orderedFields(task.Data); err != nil {
+				c.rowProblem(rec.line, rec.row, "data", "expected the task data as an object, found %s", jsonTypeName(task.Data))
+				continue
+			}
+		}
+		for _, k := range []string{"item_id", "id"} {
+			for _, f := range data {
+				if f.key == k && item == "" {
+					if v, ok := jsonID(f.raw); ok {
+						item, itemCol = v, "data."+k
+					}
+				}
+			}
+		}
+		if item == "" {
+			v, ok := jsonID(task.ID)
+			if !ok {
+				c.rowProblem(rec.line, rec.row, "id", "task has no id (expected \"id\" or data.item_id as a string or number)")
+				continue
+			}
+			item, itemCol = v, "id"
+		}
+		// The text: data.text, or the first string field that is not the id
+		// or a media link.
+		text, haveText := "", false
+		for _, f := range data {
+			if f.key == "text" && jsonKind(f.raw) == '"' {
+				text, _, _ = jsonScalar(f.raw)
+				haveText = true
+			}
+		}
+		if !haveText {
+			for _, f := range data {
+				if "data."+f.key == itemCol || jsonKind(f.raw) != '"' {
+					continue
+				}
+				if s, _, _ := jsonScalar(f.raw); !isMediaRef(s) {
+					text, haveText = s, true
+					break
+				}
+			}
+		}
+		if !seenItems[item] {
+			seenItems[item] = true
+			if haveText {
+				c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: strings.ReplaceAll(text, "\r\n", "\n")})
+			}
+		}
+		for ai, araw := range anns {
+			path := fmt.Sprintf("%s[%d]", annKey, ai)
+			var ann lsAnnotation
+			if err := json.Unmarshal(araw, &ann); err != nil {
+				c.rowProblem(rec.line, rec.row, path, "expected an annotation object: %s", jsonErrText(err))
+				continue
+			}
+			if s, _, _ := jsonScalar(ann.WasCancelled); s == "true" {
+				continue
+			}
+			type hit struct {
+				value, col string
+			}
+			byControl := map[string][]hit{}
+			var order []string
+			for ri, rraw := range ann.Result {
+				rpath := fmt.Sprintf("%s.result[%d]", path, ri)
+				var res lsResult
+				if err := json.Unmarshal(rraw, &res); err != nil {
+					c.rowProblem(rec.line, rec.row, rpath, "expected a result object: %s", jsonErrText(err))
+					continue
+				}
+				key, ok := lsKinds[res.Type]
+				if !ok {
+					if res.FromName != "" {
+						otherControls[res.FromName] = res.Type
+					}
+					continue
+				}
+				supported[res.FromName] = true
+				if filtered && res.FromName != fromFilter {
+					continue
+				}
+				raw, present := res.Value[key]
+				vpath := rpath + ".value." + key
+				var v string
+				if res.Type == "choices" {
+					var choices []json.RawMessage
+					if !present || json.Unmarshal(raw, &choices) != nil {
+						c.rowProblem(rec.line, rec.row, vpath, "expected a list of choices")
+						continue
+					}
+					if len(choices) == 0 {
+						continue
+					}
+					vals := make([]string, len(choices))
+					for i, ch := range choices {
+						vals[i], _, _ = jsonScalar(ch)
+					}
+					if len(choices) > 1 {
+						c.rowProblem(rec.line, rec.row, vpath, "%d choices (%s) in one annotation; concord takes one label per rater and item (multiple-choice controls are not supported)", len(choices), quoteList(vals))
+						continue
+					}
+					if _, _, ok := jsonScalar(choices[0]); !ok {
+						c.rowProblem(rec.line, rec.row, vpath, "expected a choice as a string, found %s", jsonTypeName(choices[0]))
+						continue
+					}
+					v = vals[0]
+				} else {
+					s, p, ok := jsonScalar(raw)
+					if !present || !p || !ok || jsonKind(raw) == '"' && s == "" {
+						c.rowProblem(rec.line, rec.row, vpath, "expected a number, found %s", jsonTypeName(raw))
+						continue
+					}
+					v = s
+				}
+				if _, seen := byControl[res.FromName]; !seen {
+					order = append(order, res.FromName)
+				}
+				byControl[res.FromName] = append(byControl[res.FromName], hit{v, vpath})
+			}
+			if len(order) == 0 {
+				continue
+			}
+			rater, ok := lsRater(ann.CompletedBy)
+			if !ok {
+				c.rowProblem(rec.line, rec.row, path+".completed_by", "annotation has no completed_by (expected the annotator's user id, or an object with id or email); a label with no rater cannot be used")
+				continue
+			}
+			for _, ctl := range order {
+				hits := byControl[ctl]
+				if len(hits) > 1 {
+					c.rowProblem(rec.line, rec.row, hits[1].col, "control %q has %d results in one annotation (expected one per rater and item)", ctl, len(hits))
+					continue
+				}
+				controls[ctl]++
+				c.label(item, rater, hits[0].value, rec.line, rec.row, itemCol, path+".completed_by", hits[0].col)
+			}
+		}
+	}
+	if len(controls) > 1 {
+		names := make([]string, 0, len(controls))
+		for k := range controls {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("labels come from %d controls (%s); choose one with the row filter from_name=%s", len(names), quoteList(names), names[0])})
+	}
+	if filtered && len(controls) == 0 && c.problems.Len() == 0 {
+		c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("no choices, rating or number result has from_name = %q (controls found: %s)", fromFilter, quoteList(sortedKeys(supported)))})
+	}
+	for _, k := range sortedKeysStr(otherControls) {
+		c.parsed.Unused = append(c.parsed.Unused, k+" ("+otherControls[k]+")")
+	}
+}
+
+func sortedKeysStr(m map[string]string) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// lsRater reads completed_by: a user id (number or string), or an object
+// whose email (preferred) or id names the user.
+func lsRater(raw json.RawMessage) (string, bool) {
+	switch jsonKind(raw) {
+	case 0, 'n':
+		return "", false
+	case '{':
+		var u map[string]json.RawMessage
+		if json.Unmarshal(raw, &u) != nil {
+			return "", false
+		}
+		if s, ok := jsonID(u["email"]); ok && strings.TrimSpace(s) != "" {
+			return s, true
+		}
+		if s, ok := jsonID(u["id"]); ok && s != "" {
+			return s, true
+		}
+		return "", false
+	}
+	s, ok := jsonID(raw)
+	return s, ok && s != ""
+}
+
+// jsonErrText turns a decoding error into a message without Go type names.
+func jsonErrText(err error) string {
+	if te, ok := err.(*json.UnmarshalTypeError); ok {
+		field := te.Field
+		if field == "" {
+			return "found " + te.Value
+		}
+		return fmt.Sprintf("field %s has the wrong type (found %s)", field, te.Value)
+	}
+	return err.Error()
+}

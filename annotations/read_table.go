@@ -1,0 +1,327 @@
+package annotations
+
+import (
+	"fmt"
+	"strings"
+)
+
+// table turns the rows of a CSV file or a spreadsheet into labels, in long
+// form (item, rater, label columns) or wide form (one column per rater).
+// Positions are text lines for CSV (line > 0) and spreadsheet rows for XLSX
+// (row > 0).
+type table struct {
+	c    *collector
+	opts ReadOptions
+	// padShort lets rows be shorter than the header (spreadsheets drop
+	// trailing empty cells); otherwise a row of another width is ragged.
+	padShort bool
+
+	header     []string
+	headerLine int
+	headerRow  int
+	wide       bool
+	// long form
+	item, rater, value int
+	// wide form
+	itemCol   int
+	textCol   int
+	goldCol   int
+	raterCols []int
+	itemIndex map[string]int // wide-form items with text or gold, index into parsed.Items
+
+	where   []whereCond
+	rows    int // data rows seen
+	matched int // data rows kept by where
+}
+
+// problem records a problem at a position of the table.
+func (t *table) problem(line, row int, col, format string, args ...any) {
+	t.c.rowProblem(line, row, col, format, args...)
+}
+
+// at describes a position for messages that point at another row.
+func at(line, row int) string {
+	if line > 0 {
+		return fmt.Sprintf("line %d", line)
+	}
+	return fmt.Sprintf("row %d", row)
+}
+
+// setHeader reads the header row and decides the form: want is FormatAuto,
+// FormatCSVLong or FormatCSVWide. It reports whether rows can follow.
+func (t *table) setHeader(h []string, line, row int, want Format) bool {
+	t.header = make([]string, len(h))
+	for i, s := range h {
+		t.header[i] = strings.Clone(s)
+	}
+	t.headerLine, t.headerRow = line, row
+	ok := true
+	allEmpty := true
+	for i, s := range t.header {
+		if !t.c.checkUTF8(line, row, fmt.Sprintf("#%d", i+1), s) {
+			ok = false
+		}
+		if strings.TrimSpace(s) != "" {
+			allEmpty = false
+		}
+	}
+	if !ok {
+		return false
+	}
+	if allEmpty {
+		t.problem(line, row, "", "empty header (expected column names such as item_id,rater_id,label)")
+		return false
+	}
+	t.item = bestColumn(t.header, itemAliases)
+	t.rater = bestColumn(t.header, raterAliases, t.item)
+	t.value = bestColumn(t.header, labelAliases, t.item, t.rater)
+	have := 0
+	for _, c := range []int{t.item, t.rater, t.value} {
+		if c >= 0 {
+			have++
+		}
+	}
+	switch want {
+	case FormatCSVWide:
+		t.wide = true
+	case FormatCSVLong:
+		t.wide = false
+	default:
+		t.wide = have < 2 || (t.rater < 0 && t.value < 0)
+	}
+	if !t.resolveWhere(line, row) {
+		return false
+	}
+	if t.wide {
+		return t.wideHeader(line, row)
+	}
+	return t.longHeader(line, row, want)
+}
+
+func (t *table) resolveWhere(line, row int) bool {
+	ok := true
+	for _, k := range whereKeys(t.opts.Where) {
+		col := -1
+		for i, h := range t.header {
+			if normName(h) == normName(k) {
+				col = i
+				break
+			}
+		}
+		if col < 0 {
+			t.problem(line, row, k, "unknown column %q in the row filter (columns: %s)", k, quoteList(t.header))
+			ok = false
+			continue
+		}
+		t.where = append(t.where, whereCond{key: k, col: col, value: strings.TrimSpace(t.opts.Where[k])})
+	}
+	return ok
+}
+
+func (t *table) isWhere(col int) bool {
+	for _, w := range t.where {
+		if w.col == col {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *table) longHeader(line, row int, want Format) bool {
+	ok := true
+	missing := func(role string, aliases []string) {
+		hint := ""
+		if want != FormatCSVLong {
+			hint = "; for a wide table (one column per rater) use the csv-wide format"
+		}
+		t.problem(line, row, "", "no %s column in the header %s (expected one of %s)%s",
+			role, quoteList(t.header), strings.Join(aliases, ", "), hint)
+		ok = false
+	}
+	if t.item < 0 {
+		missing("item id", itemAliases)
+	}
+	if t.rater < 0 {
+		missing("rater id", raterAliases)
+	}
+	if t.value < 0 {
+		missing("label", labelAliases)
+	}
+	if !ok {
+		return false
+	}
+	// Two columns with the same name would make the choice arbitrary.
+	for _, c := range []int{t.item, t.rater, t.value} {
+		for i, h := range t.header {
+			if i != c && normName(h) == normName(t.header[c]) {
+				t.problem(line, row, h, "columns %d and %d are both named %q", c+1, i+1, h)
+				ok = false
+			}
+		}
+	}
+	for i, h := range t.header {
+		if i == t.item || i == t.rater || i == t.value || t.isWhere(i) || strings.TrimSpace(h) == "" {
+			continue
+		}
+		t.c.parsed.Unused = append(t.c.parsed.Unused, h)
+	}
+	return ok
+}
+
+// reservedWide reports whether a wide-form column name is an item attribute
+// rather than a rater.
+func reservedWide(name string) bool {
+	return aliasRank(name, textAliases) >= 0 || aliasRank(name, goldAliases) >= 0
+}
+
+func (t *table) wideHeader(line, row int) bool {
+	t.itemCol = t.item
+	if t.itemCol < 0 || t.isWhere(t.itemCol) {
+		t.itemCol = 0
+	}
+	t.textCol = bestColumn(t.header, textAliases, t.itemCol)
+	t.goldCol = bestColumn(t.header, goldAliases, t.itemCol)
+	ok := true
+	seen := map[string]int{}
+	for i, h := range t.header {
+		if i == t.itemCol || i == t.textCol || i == t.goldCol || t.isWhere(i) {
+			continue
+		}
+		if reservedWide(h) {
+			t.c.parsed.Unused = append(t.c.parsed.Unused, h)
+			continue
+		}
+		if strings.TrimSpace(h) == "" {
+			t.problem(line, row, fmt.Sprintf("#%d", i+1), "column %d has no name (expected a rater id in each column after the item id)", i+1)
+			ok = false
+			continue
+		}
+		if j, dup := seen[h]; dup {
+			t.problem(line, row, h, "columns %d and %d are both named %q (each rater needs one column)", j+1, i+1, h)
+			ok = false
+			continue
+		}
+		seen[h] = i
+		t.raterCols = append(t.raterCols, i)
+	}
+	if ok && len(t.raterCols) == 0 {
+		t.problem(line, row, "", "no rater columns in the header %s (a wide table has the item id, then one column per rater; a long table needs item_id, rater_id and label columns)", quoteList(t.header))
+		ok = false
+	}
+	return ok
+}
+
+// addRow reads one data row.
+func (t *table) addRow(rec []string, line, row int) {
+	t.rows++
+	if len(rec) != len(t.header) {
+		if len(rec) > len(t.header) {
+			extra := false
+			for _, v := range rec[len(t.header):] {
+				if strings.TrimSpace(v) != "" {
+					extra = true
+				}
+			}
+			if extra || !t.padShort {
+				t.problem(line, row, "", "%d fields, expected %d as in the header (%s)", len(rec), len(t.header), at(t.headerLine, t.headerRow))
+				return
+			}
+			rec = rec[:len(t.header)]
+		} else if !t.padShort {
+			t.problem(line, row, "", "%d fields, expected %d as in the header (%s)", len(rec), len(t.header), at(t.headerLine, t.headerRow))
+			return
+		}
+	}
+	cell := func(i int) string {
+		if i < len(rec) {
+			return rec[i]
+		}
+		return ""
+	}
+	for i := range rec {
+		if !t.c.checkUTF8(line, row, t.header[i], rec[i]) {
+			return
+		}
+	}
+	for i := range t.where {
+		w := &t.where[i]
+		v := strings.TrimSpace(cell(w.col))
+		w.note(v)
+		if v != w.value {
+			return
+		}
+	}
+	t.matched++
+	if !t.wide {
+		t.c.label(cell(t.item), cell(t.rater), cell(t.value), line, row,
+			t.header[t.item], t.header[t.rater], t.header[t.value])
+		return
+	}
+	id := cell(t.itemCol)
+	empty := true
+	for _, j := range t.raterCols {
+		v := cell(j)
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		empty = false
+		t.c.label(id, t.header[j], v, line, row, t.header[t.itemCol], t.header[j], t.header[j])
+	}
+	text, gold := "", ""
+	if t.textCol >= 0 {
+		text = cell(t.textCol)
+	}
+	if t.goldCol >= 0 {
+		gold = strings.TrimSpace(cell(t.goldCol))
+	}
+	if text == "" && gold == "" {
+		if empty && strings.TrimSpace(id) == "" {
+			t.matched-- // an empty row
+		}
+		return
+	}
+	if t.itemIndex == nil {
+		t.itemIndex = map[string]int{}
+	}
+	if j, dup := t.itemIndex[id]; dup {
+		prev := t.c.parsed.Items[j]
+		if prev.Text != text || prev.Gold != gold {
+			t.problem(line, row, t.header[t.itemCol], "item %q appears again with another text or gold label", id)
+		}
+		return
+	}
+	t.itemIndex[id] = len(t.c.parsed.Items)
+	t.c.parsed.Items = append(t.c.parsed.Items, Item{ID: strings.Clone(id), Text: strings.Clone(text), Gold: strings.Clone(gold)})
+}
+
+// finish reports a table without data rows, or whose filter kept none.
+func (t *table) finish() {
+	if t.header == nil {
+		return
+	}
+	if t.rows == 0 {
+		t.problem(t.headerLine, t.headerRow, "", "the file has a header but no data rows")
+		return
+	}
+	if t.matched > 0 || len(t.where) == 0 {
+		return
+	}
+	reported := false
+	for _, w := range t.where {
+		if !w.seen[w.value] {
+			t.problem(0, 0, w.key, "no row has %s = %q (%s)", w.key, w.value, w.describeSeen())
+			reported = true
+		}
+	}
+	if !reported {
+		t.problem(0, 0, "", "no row matches every condition of the row filter %s", describeWhere(t.opts.Where))
+	}
+}
+
+func describeWhere(m map[string]string) string {
+	var parts []string
+	for _, k := range whereKeys(m) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ", ")
+}
