@@ -148,8 +148,14 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 	}
 
 	if dups > 0 && len(p.Unused) > 0 {
-		add(Problem{Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
-			dups, quoteList(p.Unused), p.Unused[0])})
+		// The hint goes first, where a capped list still shows it.
+		hint := Problem{File: name, Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
+			dups, quoteList(p.Unused), p.Unused[0])}
+		if pl.Full() {
+			pl.Problems = pl.Problems[:len(pl.Problems)-1]
+			pl.Omitted++
+		}
+		pl.Problems = append([]Problem{hint}, pl.Problems...)
 	}
 	merged := mergeItems(items, p.Items, add)
 	if pl.Len() > 0 {

@@ -150,6 +150,9 @@ func (c *collector) result() (*Parsed, error) {
 //     a rater and a label column, wide form (one row per item, one column per
 //     rater) otherwise.
 //
+// FormatCSVLong and FormatCSVWide fix the layout of a table, CSV or XLSX;
+// FormatXLSX and FormatAuto detect it from the header.
+//
 // Long-form column names are matched case-insensitively, with aliases:
 //
 //	item:  item_id, item, itemid, task_id, task, id, doc_id, document_id
@@ -200,8 +203,8 @@ func ReadLabels(r io.Reader, opts ReadOptions) (*Parsed, error) {
 	case FormatCSVLong, FormatCSVWide:
 		switch kind {
 		case kindZip:
-			c.add(Problem{Msg: fmt.Sprintf("file is an XLSX workbook, not %s; use --format xlsx", f)})
-			return c.result()
+			// A workbook in the named layout.
+			return readXLSXLabels(br, opts, c, f)
 		case kindEmpty:
 			c.add(Problem{Msg: "file is empty (expected a header line)"})
 			return c.result()
