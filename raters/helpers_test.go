@@ -107,3 +107,17 @@ func parseF(t testing.TB, s string) float64 {
 	}
 	return v
 }
+
+// continuousTable is longTable for real-valued ratings (K = 0).
+func continuousTable(t testing.TB, rows []map[string]string) (*Ratings, []string) {
+	cat, items, raters, cats := longTable(rows, "item_id", "rater_id", "label")
+	rt := NewRatings(len(items), len(raters), 0)
+	for i := 0; i < cat.Items; i++ {
+		for j := 0; j < cat.Raters; j++ {
+			if v := cat.At(i, j); v == v {
+				rt.Set(i, j, parseF(t, cats[int(v)]))
+			}
+		}
+	}
+	return rt, raters
+}

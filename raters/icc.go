@@ -47,6 +47,10 @@ type ICCResult struct {
 	// VarItems, VarRaters and VarResidual are the variance components
 	// (REML when Method is "reml").
 	VarItems, VarRaters, VarResidual float64
+	// REMLCriterion is the minimised REML criterion, -2 times the REML
+	// log-likelihood (lme4's REMLcrit), when Method is "reml" and the fit
+	// needed the optimiser; NaN otherwise.
+	REMLCriterion float64
 	// Method is "reml" or "anova".
 	Method string
 }
@@ -100,7 +104,7 @@ func ICC(r *Ratings, o ICCOptions) (*ICCResult, error) {
 		}
 		return r.Value(int(v))
 	}
-	res := &ICCResult{N: n, K: k, Dropped: dropped}
+	res := &ICCResult{N: n, K: k, Dropped: dropped, REMLCriterion: math.NaN()}
 	complete := true
 	for _, i := range rows {
 		for j := 0; j < k; j++ {
@@ -328,11 +332,12 @@ func remlMS(res *ICCResult, rows []int, k int, value func(i, j int) float64, com
 		return errors.New("raters: ICC: REML fit failed")
 	}
 	ta, tb := math.Abs(best[0]), math.Abs(best[1])
-	_, r2, err := m.deviance(ta, tb)
+	dev, r2, err := m.deviance(ta, tb)
 	if err != nil {
 		return err
 	}
 	s2 := r2 / (m.obs - 1)
+	res.REMLCriterion = dev
 	res.VarResidual = s2
 	res.VarItems = ta * ta * s2
 	res.VarRaters = tb * tb * s2
