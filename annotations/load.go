@@ -42,9 +42,13 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		pl.Add(pr)
 	}
 	if s.Open() {
-		values := make([]string, len(p.Labels))
-		for i, l := range p.Labels {
-			values[i] = l.Value
+		// The positive class in another case ("YES" for "yes") is the
+		// positive class, as Normalize will read it.
+		values := make([]string, 0, len(p.Labels))
+		for _, l := range p.Labels {
+			if !strings.EqualFold(strings.TrimSpace(l.Value), s.Positive) {
+				values = append(values, l.Value)
+			}
 		}
 		cs, err := s.Complete(values)
 		if err != nil {
