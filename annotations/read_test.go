@@ -15,11 +15,11 @@ type fixture struct {
 	opts      ReadOptions
 	itemsFile string      // optional items file
 	itemOp    ReadOptions // options for the items file
-	scheme string      // "" infers the scheme
-	format Format
+	scheme    string      // "" infers the scheme
+	format    Format
 	// counts after BuildDataset
 	labels, raters, labelledItems, nItems int
-	unused                               []string
+	unused                                []string
 	// one label that must be there, in canonical form
 	want Label
 	// the inferred scheme, when scheme is ""
