@@ -2,6 +2,7 @@ package raters
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"sort"
@@ -121,3 +122,5 @@ func continuousTable(t testing.TB, rows []map[string]string) (*Ratings, []string
 	}
 	return rt, raters
 }
+
+func fmtSscanf(s string, k, l *int) (int, error) { return fmt.Sscanf(s, "%d:%d", k, l) }

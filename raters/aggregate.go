@@ -1,0 +1,284 @@
+package raters
+
+import (
+	"math"
+	"sort"
+)
+
+// Consensus is what an aggregator makes of the ratings: one answer per item
+// and one quality figure per rater. Every aggregator (majority vote, mean,
+// median, Dawid-Skene, one-coin Dawid-Skene) fills the same shape so that
+// reports can put them side by side, and beside the models' consensus.
+type Consensus struct {
+	// Method names the aggregator: "majority", "mean", "median",
+	// "dawid_skene" or "one_coin".
+	Method string `json:"method"`
+	// Items holds the consensus of each item, in table order.
+	Items []ItemConsensus `json:"items"`
+	// Raters holds each rater's quality against the consensus, in table
+	// order.
+	Raters []RaterQuality `json:"raters"`
+	// Priors are the estimated class proportions (Dawid-Skene), or the
+	// proportions of the consensus classes.
+	Priors []float64 `json:"priors,omitempty"`
+	// Ties counts the items whose majority vote was a tie.
+	Ties int `json:"ties,omitempty"`
+	// Fit holds the convergence diagnostics of iterative aggregators.
+	Fit *EMDiagnostics `json:"fit,omitempty"`
+}
+
+// ItemConsensus is an aggregator's answer for one item.
+type ItemConsensus struct {
+	// Class is the consensus category, -1 when there is none (continuous
+	// data, or an item without ratings).
+	Class int `json:"class"`
+	// Score is the numeric consensus: the mean or median rating, or for
+	// categorical aggregators the expected category value under Probs.
+	Score float64 `json:"score"`
+	// Probs are the class probabilities where the aggregator has them
+	// (vote shares for majority vote, posteriors for Dawid-Skene).
+	Probs []float64 `json:"probs,omitempty"`
+	// Tie reports a majority vote decided by the tie-break rule, and Tied
+	// lists the tied classes.
+	Tie  bool  `json:"tie,omitempty"`
+	Tied []int `json:"tied,omitempty"`
+	// N is the number of ratings of the item.
+	N int `json:"n"`
+}
+
+// RaterQuality is one rater's quality against a consensus.
+type RaterQuality struct {
+	// N is the number of the rater's ratings.
+	N int `json:"n"`
+	// Accuracy is the share of the rater's ratings equal to the consensus
+	// class (categorical data); for Dawid-Skene the model's probability of
+	// a correct label, Σ_k p_k π_kk; for one-coin Dawid-Skene the rater's
+	// accuracy parameter.
+	Accuracy float64 `json:"accuracy"`
+	// MAE and Bias are the mean absolute and the mean signed difference
+	// between the rater's ratings and the item's consensus score.
+	MAE  float64 `json:"mae"`
+	Bias float64 `json:"bias"`
+	// Confusion[k][l] is the probability that the rater says l when the
+	// consensus is k: the model's estimate for Dawid-Skene, the empirical
+	// row-normalised table against the consensus class otherwise (rows of
+	// classes that never were the consensus of an item the rater rated are
+	// zero).
+	Confusion [][]float64 `json:"confusion,omitempty"`
+}
+
+// MajorityVote returns each item's most frequent rating. Probs are the vote
+// shares and Score their expected category value. Ties are broken
+// deterministically: among the classes with the most votes on an item, the
+// one with the most ratings in the whole table wins, and among those the
+// lowest category index; the item's Tie is set, Tied lists the candidates
+// and Consensus.Ties counts such items.
+func MajorityVote(r *Ratings) *Consensus {
+	r.check()
+	if r.K == 0 {
+		panic("raters: MajorityVote needs categorical ratings")
+	}
+	total := make([]int, r.K)
+	for _, v := range r.Data {
+		if !math.IsNaN(v) {
+			total[int(v)]++
+		}
+	}
+	c := &Consensus{Method: "majority", Items: make([]ItemConsensus, r.Items)}
+	counts := make([]int, r.K)
+	for i := 0; i < r.Items; i++ {
+		for k := range counts {
+			counts[k] = 0
+		}
+		n := 0
+		for j := 0; j < r.Raters; j++ {
+			if v := r.Data[i*r.Raters+j]; !math.IsNaN(v) {
+				counts[int(v)]++
+				n++
+			}
+		}
+		it := ItemConsensus{Class: -1, Score: math.NaN(), N: n}
+		if n > 0 {
+			best := 0
+			for _, x := range counts {
+				best = max(best, x)
+			}
+			var tied []int
+			for k, x := range counts {
+				if x == best {
+					tied = append(tied, k)
+				}
+			}
+			win := tied[0]
+			for _, k := range tied[1:] {
+				if total[k] > total[win] {
+					win = k
+				}
+			}
+			it.Class = win
+			if len(tied) > 1 {
+				it.Tie, it.Tied = true, tied
+				c.Ties++
+			}
+			it.Probs = make([]float64, r.K)
+			for k, x := range counts {
+				it.Probs[k] = float64(x) / float64(n)
+			}
+			it.Score = expectedValue(r, it.Probs)
+		}
+		c.Items[i] = it
+	}
+	c.finish(r)
+	return c
+}
+
+func expectedValue(r *Ratings, probs []float64) float64 {
+	s := 0.0
+	for k, p := range probs {
+		s += p * r.Value(k)
+	}
+	return s
+}
+
+// nearestClass returns the category whose value is nearest to v (the lower
+// one on a tie).
+func nearestClass(r *Ratings, v float64) int {
+	best, bd := -1, math.Inf(1)
+	for k := 0; k < r.K; k++ {
+		if d := math.Abs(r.Value(k) - v); d < bd {
+			best, bd = k, d
+		}
+	}
+	return best
+}
+
+// MeanRating returns each item's mean rating (category values for
+// categorical data); the consensus class is the category nearest to it.
+func MeanRating(r *Ratings) *Consensus {
+	return centre(r, "mean", func(v []float64) float64 {
+		s := 0.0
+		for _, x := range v {
+			s += x
+		}
+		return s / float64(len(v))
+	})
+}
+
+// MedianRating returns each item's median rating (the mean of the two middle
+// ratings for an even count, as R's median); the consensus class is the
+// category nearest to it (the lower one when it falls half-way).
+func MedianRating(r *Ratings) *Consensus {
+	return centre(r, "median", func(v []float64) float64 {
+		sort.Float64s(v)
+		n := len(v)
+		if n%2 == 1 {
+			return v[n/2]
+		}
+		return (v[n/2-1] + v[n/2]) / 2
+	})
+}
+
+func centre(r *Ratings, method string, f func([]float64) float64) *Consensus {
+	r.check()
+	c := &Consensus{Method: method, Items: make([]ItemConsensus, r.Items)}
+	var vals []float64
+	for i := 0; i < r.Items; i++ {
+		vals = vals[:0]
+		for j := 0; j < r.Raters; j++ {
+			if v := r.Data[i*r.Raters+j]; !math.IsNaN(v) {
+				if r.K > 0 {
+					v = r.Value(int(v))
+				}
+				vals = append(vals, v)
+			}
+		}
+		it := ItemConsensus{Class: -1, Score: math.NaN(), N: len(vals)}
+		if len(vals) > 0 {
+			it.Score = f(vals)
+			if r.K > 0 {
+				it.Class = nearestClass(r, it.Score)
+			}
+		}
+		c.Items[i] = it
+	}
+	c.finish(r)
+	return c
+}
+
+// finish fills the rater qualities (and class proportions) against the
+// item consensus.
+func (c *Consensus) finish(r *Ratings) {
+	c.Raters = make([]RaterQuality, r.Raters)
+	k := r.K
+	for j := 0; j < r.Raters; j++ {
+		q := RaterQuality{Accuracy: math.NaN(), MAE: math.NaN(), Bias: math.NaN()}
+		var conf [][]float64
+		if k > 0 {
+			conf = make([][]float64, k)
+			for x := range conf {
+				conf[x] = make([]float64, k)
+			}
+		}
+		hits, nc := 0, 0
+		var ad, sd float64
+		nd := 0
+		for i := 0; i < r.Items; i++ {
+			v := r.Data[i*r.Raters+j]
+			if math.IsNaN(v) {
+				continue
+			}
+			q.N++
+			it := c.Items[i]
+			x := v
+			if k > 0 {
+				x = r.Value(int(v))
+				if it.Class >= 0 {
+					nc++
+					if int(v) == it.Class {
+						hits++
+					}
+					conf[it.Class][int(v)]++
+				}
+			}
+			if !math.IsNaN(it.Score) {
+				ad += math.Abs(x - it.Score)
+				sd += x - it.Score
+				nd++
+			}
+		}
+		if nc > 0 {
+			q.Accuracy = float64(hits) / float64(nc)
+			for _, row := range conf {
+				s := 0.0
+				for _, x := range row {
+					s += x
+				}
+				if s > 0 {
+					for l := range row {
+						row[l] /= s
+					}
+				}
+			}
+			q.Confusion = conf
+		}
+		if nd > 0 {
+			q.MAE, q.Bias = ad/float64(nd), sd/float64(nd)
+		}
+		c.Raters[j] = q
+	}
+	if k > 0 && c.Priors == nil {
+		c.Priors = make([]float64, k)
+		n := 0.0
+		for _, it := range c.Items {
+			if it.Class >= 0 {
+				c.Priors[it.Class]++
+				n++
+			}
+		}
+		if n > 0 {
+			for x := range c.Priors {
+				c.Priors[x] /= n
+			}
+		}
+	}
+}

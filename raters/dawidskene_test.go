@@ -1,0 +1,117 @@
+package raters
+
+import (
+	"testing"
+)
+
+// rteData loads Snow et al.'s (2008) RTE labels (800 items x 10 workers)
+// and the expert gold of testdata/rte_gold.csv.
+func rteData(t testing.TB) (*Ratings, []int) {
+	rows := readCSV(t, "testdata/rte_ratings.csv")
+	r, items, _, cats := longTable(rows, "item_id", "rater_id", "label")
+	if len(cats) != 2 || cats[0] != "0" || cats[1] != "1" {
+		t.Fatalf("categories %v", cats)
+	}
+	gold := map[string]int{}
+	for _, g := range readCSV(t, "testdata/rte_gold.csv") {
+		gold[g["item_id"]] = int(parseF(t, g["gold"]))
+	}
+	out := make([]int, len(items))
+	for i, id := range items {
+		g, ok := gold[id]
+		if !ok {
+			t.Fatalf("no gold for %s", id)
+		}
+		out[i] = g
+	}
+	return r, out
+}
+
+func accuracy(c *Consensus, gold []int) float64 {
+	hit := 0
+	for i, it := range c.Items {
+		if it.Class == gold[i] {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(gold))
+}
+
+// TestRTEAccuracy: on Snow et al.'s RTE data Dawid-Skene reaches the
+// accuracy the literature reports (about 93%; e.g. Snow et al. 2008 fig. 6,
+// Sheshadri & Lease 2013) and beats majority vote.
+func TestRTEAccuracy(t *testing.T) {
+	r, gold := rteData(t)
+	mv := MajorityVote(r)
+	ds, err := DawidSkene(LabelsOf(r), r.Items, r.Raters, 2, DSOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc, err := OneCoinDawidSkene(LabelsOf(r), r.Items, r.Raters, 2, DSOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	amv, ads, aoc := accuracy(mv, gold), accuracy(ds, gold), accuracy(oc, gold)
+	t.Logf("RTE accuracy: majority %.4f (%d ties), Dawid-Skene %.4f (%d iterations, converged %v, start %s), one-coin %.4f", amv, mv.Ties, ads, ds.Fit.Iterations, ds.Fit.Converged, ds.Fit.Start, aoc)
+	if ads < 0.925 {
+		t.Errorf("Dawid-Skene accuracy %.4f < 0.925", ads)
+	}
+	if ads <= amv {
+		t.Errorf("Dawid-Skene %.4f does not beat majority vote %.4f", ads, amv)
+	}
+	if !ds.Fit.Converged {
+		t.Errorf("Dawid-Skene did not converge")
+	}
+}
+
+// TestDawidSkeneAnaesthesia compares the maximum-likelihood fit from the
+// majority-vote start on Dawid & Skene's (1979) anaesthesia data (rater 1
+// labelled every patient three times) with an independent numpy
+// implementation of the paper's EM (testdata/make_reference_ds.py ->
+// reference_ds.csv): priors, every confusion matrix and every posterior to
+// 1e-9, and the log-likelihood.
+func TestDawidSkeneAnaesthesia(t *testing.T) {
+	var labels []Label
+	for _, r := range readCSV(t, "testdata/dawid_skene_1979_ratings.csv") {
+		labels = append(labels, Label{Item: int(parseF(t, r["item_id"])) - 1, Rater: int(parseF(t, r["rater_id"])) - 1, Class: int(parseF(t, r["label"])) - 1})
+	}
+	if len(labels) != 315 {
+		t.Fatalf("%d labels", len(labels))
+	}
+	c, err := DawidSkene(labels, 45, 5, 4, DSOptions{Tol: 1e-15, MaxIter: 10000, Restarts: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tol = 1e-9
+	checked := 0
+	for _, ref := range readCSV(t, "testdata/reference_ds.csv") {
+		v := parseF(t, ref["value"])
+		var got float64
+		switch ref["what"] {
+		case "loglik":
+			got = c.Fit.LogLik[len(c.Fit.LogLik)-1]
+		case "iterations":
+			continue
+		case "prior":
+			got = c.Priors[int(parseF(t, ref["k"]))]
+		case "pi":
+			var k, l int
+			if _, err := fmtSscanf(ref["k"], &k, &l); err != nil {
+				t.Fatal(err)
+			}
+			got = c.Raters[int(parseF(t, ref["j"]))-1].Confusion[k][l]
+		case "posterior":
+			got = c.Items[int(parseF(t, ref["i"]))-1].Probs[int(parseF(t, ref["k"]))]
+		}
+		if !close(got, v, tol) {
+			t.Errorf("%v: %.12g, numpy %.12g", ref, got, v)
+		}
+		checked++
+	}
+	if checked != 265 {
+		t.Errorf("checked %d values", checked)
+	}
+	if !c.Fit.Converged {
+		t.Error("not converged")
+	}
+}
