@@ -29,6 +29,10 @@ type Consensus struct {
 
 // ItemConsensus is an aggregator's answer for one item.
 type ItemConsensus struct {
+	// ID and Label name the item and its consensus class when known
+	// (Analyze fills them from Options).
+	ID    string `json:"id,omitempty"`
+	Label string `json:"label,omitempty"`
 	// Class is the consensus category, -1 when there is none (continuous
 	// data, or an item without ratings).
 	Class int `json:"class"`
@@ -48,6 +52,8 @@ type ItemConsensus struct {
 
 // RaterQuality is one rater's quality against a consensus.
 type RaterQuality struct {
+	// ID names the rater when known (Analyze fills it from Options).
+	ID string `json:"id,omitempty"`
 	// N is the number of the rater's ratings.
 	N int `json:"n"`
 	// Accuracy is the share of the rater's ratings equal to the consensus

@@ -405,3 +405,18 @@ func RandolphKappa(r *Ratings, o CoefOptions) (Estimate, error) {
 func CongerKappa(r *Ratings, o CoefOptions) (Estimate, error) {
 	return familyEstimate(r, kindConger, o)
 }
+
+// FleissCategoryKappas returns Fleiss' (1971) kappa of each category against
+// all the others: κ_j = 1 - Σ_i x_ij (m - x_ij) / (N m (m-1) p_j q_j) with
+// complete data, which is Fleiss' kappa of the table dichotomised into
+// category j and the rest; with missing ratings it is FleissKappa of that
+// dichotomised table (Gwet's generalisation), with its standard error.
+// o.Weights is ignored.
+func FleissCategoryKappas(r *Ratings, o CoefOptions) []Estimate {
+	t := prepare(r, o.ObservedCategoriesOnly)
+	out := make([]Estimate, t.q)
+	for c := range out {
+		out[c] = t.dichotomize(c).chance(kindFleiss, unweighted2(), nil, true, o.level())
+	}
+	return out
+}

@@ -103,7 +103,7 @@ func TestDawidSkeneAnaesthesia(t *testing.T) {
 		case "posterior":
 			got = c.Items[int(parseF(t, ref["i"]))-1].Probs[int(parseF(t, ref["k"]))]
 		}
-		if !close(got, v, tol) {
+		if !near(got, v, tol) {
 			t.Errorf("%v: %.12g, numpy %.12g", ref, got, v)
 		}
 		checked++

@@ -90,7 +90,7 @@ func longTable(rows []map[string]string, itemCol, raterCol, labelCol string) (*R
 	return rt, items, raters, cats
 }
 
-func close(a, b, tol float64) bool {
+func near(a, b, tol float64) bool {
 	if math.IsNaN(a) || math.IsNaN(b) {
 		return math.IsNaN(a) && math.IsNaN(b)
 	}

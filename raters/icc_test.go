@@ -92,7 +92,7 @@ func TestICCPsych(t *testing.T) {
 			{"MSE", res.MSE / res.MSB, parseF(t, ref["mse"]) / res.MSB, msTol},
 			{"MSW", res.MSW / res.MSB, parseF(t, ref["msw"]) / res.MSB, msTol},
 		} {
-			if !close(c.got, c.want, c.tol) {
+			if !near(c.got, c.want, c.tol) {
 				t.Errorf("%s %s: %.10g, psych %.10g", label, c.name, c.got, c.want)
 			}
 		}

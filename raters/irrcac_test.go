@@ -65,22 +65,22 @@ func TestIrrCACReference(t *testing.T) {
 		}
 		label := name + " / " + ref["coefficient"] + " / " + ref["weights"]
 		pa, pe, se := parseF(t, ref["pa"]), parseF(t, ref["pe"]), parseF(t, ref["se"])
-		if !close(got.Pa, pa, 1e-12) {
+		if !near(got.Pa, pa, 1e-12) {
 			t.Errorf("%s: pa = %.15g, want %.15g", label, got.Pa, pa)
 		}
-		if !close(got.Pe, pe, 1e-12) {
+		if !near(got.Pe, pe, 1e-12) {
 			t.Errorf("%s: pe = %.15g, want %.15g", label, got.Pe, pe)
 		}
 		// The coefficient from the full-precision pa and pe, and the
 		// rounded published value.
 		exact := (pa - pe) / (1 - pe)
-		if !close(got.Value, exact, 1e-12) {
+		if !near(got.Value, exact, 1e-12) {
 			t.Errorf("%s: value = %.15g, want %.15g", label, got.Value, exact)
 		}
-		if !close(got.Value, want, 5e-6) {
+		if !near(got.Value, want, 5e-6) {
 			t.Errorf("%s: value = %.7f, irrCAC %.5f", label, got.Value, want)
 		}
-		if !close(got.SE, se, 5e-6+1e-12) {
+		if !near(got.SE, se, 5e-6+1e-12) {
 			t.Errorf("%s: se = %.7f, irrCAC %.5f", label, got.SE, se)
 		}
 		checked++

@@ -146,6 +146,9 @@ for c, i, l in f:
     table[items.index(i), cats.index(l)] += 1
 emit("fleiss1971", "fleiss_kappa", "unweighted", fleiss_kappa(table, method="fleiss"), tool="statsmodels 0.13.5 fleiss_kappa")
 emit("fleiss1971", "randolph_kappa", "unweighted", fleiss_kappa(table, method="randolph"), tool="statsmodels 0.13.5 fleiss_kappa(method=randolph)")
+for c in range(len(cats)):
+    two = np.column_stack([table[:, c], table.sum(axis=1) - table[:, c]])
+    emit("fleiss1971", "fleiss_category_kappa", cats[c], fleiss_kappa(two, method="fleiss"), tool="statsmodels 0.13.5 fleiss_kappa on the table dichotomised at the category")
 t = AnnotationTask(data=f)
 emit("fleiss1971", "scott_pi", "unweighted", t.pi(), tool="nltk 3.8 AnnotationTask.pi")
 emit("fleiss1971", "randolph_kappa", "unweighted", t.S(), tool="nltk 3.8 AnnotationTask.S")

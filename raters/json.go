@@ -1,0 +1,179 @@
+package raters
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// num is a float64 that encodes NaN and ±Inf as JSON null.
+type num float64
+
+func (f num) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(v)
+}
+
+func (f *num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = num(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = num(v)
+	return nil
+}
+
+type estimateJSON struct {
+	Value    num    `json:"value"`
+	CILow    num    `json:"ci_low"`
+	CIHigh   num    `json:"ci_high"`
+	SE       *num   `json:"se,omitempty"`
+	CIMethod string `json:"ci_method,omitempty"`
+	Pa       *num   `json:"pa,omitempty"`
+	Pe       *num   `json:"pe,omitempty"`
+}
+
+func optNum(v float64) *num {
+	if math.IsNaN(v) {
+		return nil
+	}
+	n := num(v)
+	return &n
+}
+
+func fromOpt(p *num) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return float64(*p)
+}
+
+// MarshalJSON writes {"value", "ci_low", "ci_high"} and, where they exist,
+// "se", "ci_method", "pa" and "pe"; undefined numbers are null.
+func (e Estimate) MarshalJSON() ([]byte, error) {
+	return json.Marshal(estimateJSON{
+		Value: num(e.Value), CILow: num(e.CILow), CIHigh: num(e.CIHigh),
+		SE: optNum(e.SE), CIMethod: e.CIMethod, Pa: optNum(e.Pa), Pe: optNum(e.Pe),
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Estimate) UnmarshalJSON(b []byte) error {
+	var j estimateJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Estimate{Value: float64(j.Value), CILow: float64(j.CILow), CIHigh: float64(j.CIHigh),
+		SE: fromOpt(j.SE), CIMethod: j.CIMethod, Pa: fromOpt(j.Pa), Pe: fromOpt(j.Pe)}
+	return nil
+}
+
+type itemJSON struct {
+	ID    string `json:"id,omitempty"`
+	Class *int   `json:"class"`
+	Label string `json:"label,omitempty"`
+	Score num    `json:"score"`
+	Probs []num  `json:"probs,omitempty"`
+	Tie   bool   `json:"tie,omitempty"`
+	Tied  []int  `json:"tied,omitempty"`
+	N     int    `json:"n"`
+}
+
+func nums(v []float64) []num {
+	if v == nil {
+		return nil
+	}
+	out := make([]num, len(v))
+	for i, x := range v {
+		out[i] = num(x)
+	}
+	return out
+}
+
+func floats(v []num) []float64 {
+	if v == nil {
+		return nil
+	}
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// MarshalJSON writes the item's consensus; a missing class and undefined
+// numbers are null.
+func (it ItemConsensus) MarshalJSON() ([]byte, error) {
+	j := itemJSON{ID: it.ID, Label: it.Label, Score: num(it.Score), Probs: nums(it.Probs), Tie: it.Tie, Tied: it.Tied, N: it.N}
+	if it.Class >= 0 {
+		c := it.Class
+		j.Class = &c
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (it *ItemConsensus) UnmarshalJSON(b []byte) error {
+	var j itemJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*it = ItemConsensus{ID: j.ID, Class: -1, Label: j.Label, Score: float64(j.Score), Probs: floats(j.Probs), Tie: j.Tie, Tied: j.Tied, N: j.N}
+	if j.Class != nil {
+		it.Class = *j.Class
+	}
+	return nil
+}
+
+type raterJSON struct {
+	ID        string  `json:"id,omitempty"`
+	N         int     `json:"n"`
+	Accuracy  num     `json:"accuracy"`
+	MAE       num     `json:"mae"`
+	Bias      num     `json:"bias"`
+	Confusion [][]num `json:"confusion,omitempty"`
+}
+
+// MarshalJSON writes the rater's quality; undefined numbers are null.
+func (q RaterQuality) MarshalJSON() ([]byte, error) {
+	j := raterJSON{ID: q.ID, N: q.N, Accuracy: num(q.Accuracy), MAE: num(q.MAE), Bias: num(q.Bias)}
+	for _, row := range q.Confusion {
+		j.Confusion = append(j.Confusion, nums(row))
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (q *RaterQuality) UnmarshalJSON(b []byte) error {
+	var j raterJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*q = RaterQuality{ID: j.ID, N: j.N, Accuracy: float64(j.Accuracy), MAE: float64(j.MAE), Bias: float64(j.Bias)}
+	for _, row := range j.Confusion {
+		q.Confusion = append(q.Confusion, floats(row))
+	}
+	return nil
+}
+
+// marshalFlat writes an estimate's fields together with extra fields.
+func marshalFlat(e Estimate, extra map[string]any) ([]byte, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}

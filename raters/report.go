@@ -1,0 +1,808 @@
+package raters
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// Level is the level of measurement of the ratings. It decides which
+// coefficients apply.
+type Level int
+
+// The levels of measurement.
+const (
+	// Nominal: unordered classes (nominal and binary schemes).
+	Nominal Level = iota
+	// Ordinal: ordered levels.
+	Ordinal
+	// Interval: real values (bounded schemes).
+	Interval
+	// Ratio: real values with a natural zero.
+	Ratio
+)
+
+var levelNames = [...]string{"nominal", "ordinal", "interval", "ratio"}
+
+func (l Level) String() string {
+	if l < 0 || int(l) >= len(levelNames) {
+		return fmt.Sprintf("Level(%d)", int(l))
+	}
+	return levelNames[l]
+}
+
+// Options control Analyze. The zero value analyses nominal data with 1000
+// bootstrap replicates, seed 0 and 95% intervals.
+type Options struct {
+	// Level of measurement of the ratings.
+	Level Level
+	// Bootstrap is the number of bootstrap replicates (resampling items
+	// with replacement) for the percentile intervals; 0 means 1000, a
+	// negative value none (the intervals are then the analytic ones).
+	Bootstrap int
+	// Seed seeds the bootstrap and the random starts of Dawid-Skene.
+	Seed uint64
+	// ConfLevel of every interval; 0 means 0.95.
+	ConfLevel float64
+	// ObservedCategoriesOnly: see CoefOptions.
+	ObservedCategoriesOnly bool
+	// ICC and DS pass options to ICC and the Dawid-Skene aggregators
+	// (their ConfLevel, Seed and Values are set by Analyze).
+	ICC ICCOptions
+	DS  DSOptions
+	// RaterNames, ItemNames and CategoryNames label the report; nil
+	// means the indices.
+	RaterNames, ItemNames, CategoryNames []string
+}
+
+func (o Options) bootstrap() int {
+	switch {
+	case o.Bootstrap < 0:
+		return 0
+	case o.Bootstrap == 0:
+		return 1000
+	}
+	return o.Bootstrap
+}
+
+// CohenPair is Cohen's kappa between two raters, under the weights that
+// apply to the level of measurement.
+type CohenPair struct {
+	A string `json:"a"`
+	B string `json:"b"`
+	// N is the number of items both rated.
+	N          int       `json:"n"`
+	Unweighted *Estimate `json:"unweighted,omitempty"`
+	Linear     *Estimate `json:"linear,omitempty"`
+	Quadratic  *Estimate `json:"quadratic,omitempty"`
+}
+
+// CategoryKappa is Fleiss' kappa of one category against the others.
+type CategoryKappa struct {
+	Category string `json:"category"`
+	Estimate
+	// SENull is the standard error under the hypothesis of no agreement
+	// (Fleiss, Nee & Landis 1979), defined when every item has the same
+	// number of ratings.
+	SENull float64 `json:"-"`
+}
+
+// MarshalJSON flattens the estimate and adds the category and se_null.
+func (c CategoryKappa) MarshalJSON() ([]byte, error) {
+	return marshalFlat(c.Estimate, map[string]any{"category": c.Category, "se_null": num(c.SENull)})
+}
+
+// WeightedSet holds the weighted coefficients under one kind of weights.
+type WeightedSet struct {
+	PercentAgreement  Estimate `json:"percent_agreement"`
+	FleissKappa       Estimate `json:"fleiss_kappa"`
+	CongerKappa       Estimate `json:"conger_kappa"`
+	GwetAC2           Estimate `json:"gwet_ac2"`
+	BrennanPrediger   Estimate `json:"brennan_prediger"`
+	KrippendorffAlpha Estimate `json:"krippendorff_alpha"`
+}
+
+// ICCReport holds the intraclass correlations with how they were computed.
+type ICCReport struct {
+	ICC1   Estimate `json:"ICC1"`
+	ICC2   Estimate `json:"ICC2"`
+	ICC3   Estimate `json:"ICC3"`
+	ICC1k  Estimate `json:"ICC1k"`
+	ICC2k  Estimate `json:"ICC2k"`
+	ICC3k  Estimate `json:"ICC3k"`
+	Method string   `json:"method"`
+	N      int      `json:"n"`
+	K      int      `json:"k"`
+	MSB    num      `json:"msb"`
+	MSJ    num      `json:"msj"`
+	MSE    num      `json:"mse"`
+	MSW    num      `json:"msw"`
+}
+
+// PairAgreement is a rater's agreement with one other rater.
+type PairAgreement struct {
+	Rater string `json:"rater"`
+	// N is the number of items both rated.
+	N int `json:"n"`
+	// PercentAgreement is the share of those items with equal ratings
+	// (categorical data).
+	PercentAgreement num `json:"percent_agreement"`
+	// Kappa is Cohen's kappa: unweighted for categorical data, quadratic
+	// for continuous data. KappaQuadratic is the quadratic one for ordinal
+	// data.
+	Kappa          num `json:"kappa"`
+	KappaQuadratic num `json:"kappa_quadratic,omitempty"`
+	// MeanAbsDiff is the mean absolute difference of the values (ordinal
+	// and continuous data).
+	MeanAbsDiff num `json:"mean_abs_diff,omitempty"`
+}
+
+// ConsensusAgreement is a rater's agreement with an aggregator's consensus.
+type ConsensusAgreement struct {
+	// Agreement is the share of the rater's labels equal to the consensus
+	// class (categorical data).
+	Agreement num `json:"agreement"`
+	// MAE is the mean absolute difference from the consensus score.
+	MAE num `json:"mae"`
+}
+
+// RaterProfile summarises one rater.
+type RaterProfile struct {
+	Rater string `json:"rater"`
+	// Labels is the number of the rater's ratings.
+	Labels int `json:"labels"`
+	// Distribution counts the rater's labels per category (categorical
+	// data).
+	Distribution []int `json:"distribution,omitempty"`
+	// Mean and SD of the rater's values (ordinal and continuous data).
+	Mean num `json:"mean"`
+	SD   num `json:"sd"`
+	// Pairwise agreement with every other rater.
+	Pairwise []PairAgreement `json:"pairwise"`
+	// AgreementWith each aggregator's consensus, by aggregator name.
+	AgreementWith map[string]ConsensusAgreement `json:"agreement_with"`
+	// Confusion is the rater's Dawid-Skene confusion matrix.
+	Confusion [][]num `json:"ds_confusion,omitempty"`
+}
+
+// Report is every agreement coefficient that applies to the level of
+// measurement, the baseline aggregators and the rater profiles. Its JSON
+// form is the "agreement" document of concord's reports and API.
+type Report struct {
+	Level      string   `json:"level"`
+	Items      int      `json:"items"`
+	Raters     int      `json:"raters"`
+	Labels     int      `json:"labels"`
+	Categories []string `json:"categories,omitempty"`
+	Bootstrap  int      `json:"bootstrap"`
+	Seed       uint64   `json:"seed"`
+	ConfLevel  float64  `json:"conf_level"`
+
+	KrippendorffAlpha map[string]Estimate    `json:"krippendorff_alpha,omitempty"`
+	FleissKappa       *Estimate              `json:"fleiss_kappa,omitempty"`
+	FleissKappaSENull *num                   `json:"fleiss_kappa_se_null,omitempty"`
+	FleissCategories  []CategoryKappa        `json:"fleiss_category_kappas,omitempty"`
+	RandolphKappa     *Estimate              `json:"randolph_kappa,omitempty"`
+	CohenKappa        []CohenPair            `json:"cohen_kappa,omitempty"`
+	ScottPi           *Estimate              `json:"scott_pi,omitempty"`
+	GwetAC1           *Estimate              `json:"gwet_ac1,omitempty"`
+	GwetAC2           *Estimate              `json:"gwet_ac2,omitempty"`
+	GwetAC2Weights    string                 `json:"gwet_ac2_weights,omitempty"`
+	BrennanPrediger   *Estimate              `json:"brennan_prediger,omitempty"`
+	PercentAgreement  *Estimate              `json:"percent_agreement,omitempty"`
+	CongerKappa       *Estimate              `json:"conger_kappa,omitempty"`
+	Weighted          map[string]WeightedSet `json:"weighted,omitempty"`
+	ICC               *ICCReport             `json:"icc,omitempty"`
+	Aggregators       map[string]*Consensus  `json:"aggregators"`
+	Profiles          []RaterProfile         `json:"rater_profiles"`
+	Notes             []string               `json:"notes,omitempty"`
+}
+
+// Analyze computes every coefficient that applies to the level of
+// measurement, with analytic standard errors where the literature has them
+// and intervals (bootstrap percentile intervals over items unless
+// o.Bootstrap is negative; the ICCs always carry psych's F-based
+// intervals), the baseline aggregators and a profile of each rater:
+//
+//	nominal   Krippendorff's alpha (nominal); Fleiss' kappa with per-category
+//	          kappas; Randolph's kappa; Cohen's kappa per pair (unweighted);
+//	          Scott's pi; Gwet's AC1; Brennan-Prediger; percent agreement;
+//	          Conger's kappa; majority vote, Dawid-Skene, one-coin Dawid-Skene
+//	ordinal   all of the above, plus alpha (ordinal, interval, ratio), the
+//	          linear and quadratic Cohen's kappas, the weighted coefficients
+//	          (linear, quadratic, ordinal and ratio weights; gwet_ac2 is the
+//	          quadratic AC2), the ICCs, mean and median
+//	interval  alpha (interval, and ratio when no value is negative); Cohen's
+//	and ratio kappa (linear, quadratic); the weighted coefficients (linear,
+//	          quadratic) with the distinct values as categories; the ICCs;
+//	          mean and median
+func Analyze(r *Ratings, o Options) (*Report, error) {
+	r.check()
+	if r.Raters < 2 {
+		return nil, errors.New("raters: agreement needs at least 2 raters")
+	}
+	categorical := o.Level == Nominal || o.Level == Ordinal
+	if categorical && r.K == 0 {
+		panic("raters: " + o.Level.String() + " level needs categorical ratings")
+	}
+	level := CoefOptions{ConfLevel: o.ConfLevel}.level()
+	t := prepare(r, o.ObservedCategoriesOnly)
+	if t.n == 0 {
+		return nil, errors.New("raters: no ratings")
+	}
+	rep := &Report{
+		Level: o.Level.String(), Items: t.n, Raters: r.Raters,
+		Bootstrap: o.bootstrap(), Seed: o.Seed, ConfLevel: level,
+		Aggregators: map[string]*Consensus{},
+	}
+	for _, v := range r.Data {
+		if !math.IsNaN(v) {
+			rep.Labels++
+		}
+	}
+	if r.K > 0 {
+		for k := 0; k < r.K; k++ {
+			rep.Categories = append(rep.Categories, name(o.CategoryNames, k))
+		}
+	}
+	b := &booter{t: t}
+	add := func(dst *Estimate, f func(mult []float64) float64) {
+		b.slots = append(b.slots, bootSlot{dst, f})
+	}
+	wm := func(w Weights) *weightMat {
+		m, err := t.weights(w)
+		if err != nil {
+			panic(err) // only dense weights fail, on huge tables
+		}
+		return m
+	}
+	nonNeg := t.q > 0 && t.vals[0] >= 0
+
+	// Krippendorff's alpha.
+	var metrics []Metric
+	switch o.Level {
+	case Nominal:
+		metrics = []Metric{NominalMetric}
+	case Ordinal:
+		metrics = []Metric{NominalMetric, OrdinalMetric, IntervalMetric, RatioMetric}
+	default:
+		metrics = []Metric{IntervalMetric, RatioMetric}
+	}
+	rep.KrippendorffAlpha = map[string]Estimate{}
+	alphas := make([]Estimate, len(metrics))
+	for x, m := range metrics {
+		if m == RatioMetric && !nonNeg {
+			rep.Notes = append(rep.Notes, "ratio alpha left out: negative values")
+			continue
+		}
+		e, err := t.alphaEstimate(m, level)
+		if err != nil {
+			return nil, err
+		}
+		alphas[x] = e
+		add(&alphas[x], func(mult []float64) float64 { v, _, _ := t.alpha(m, mult); return v })
+	}
+
+	// Gwet's family, unweighted (categorical data).
+	unweighted := wm(Unweighted)
+	famTo := func(dst *Estimate, kind chanceKind, w *weightMat) {
+		*dst = t.chance(kind, w, nil, true, level)
+		add(dst, func(mult []float64) float64 { return t.chance(kind, w, mult, false, level).Value })
+	}
+	fam := func(kind chanceKind, w *weightMat) *Estimate {
+		e := new(Estimate)
+		famTo(e, kind, w)
+		return e
+	}
+	if categorical {
+		rep.FleissKappa = fam(kindFleiss, unweighted)
+		rep.RandolphKappa = fam(kindBP, unweighted)
+		rep.GwetAC1 = fam(kindGwet, unweighted)
+		rep.BrennanPrediger = fam(kindBP, unweighted)
+		rep.PercentAgreement = fam(kindPA, unweighted)
+		rep.CongerKappa = fam(kindConger, unweighted)
+		if t.r == 2 {
+			e := t.scott2(unweighted, nil, true, level)
+			add(&e, func(mult []float64) float64 { return t.scott2(unweighted, mult, false, level).Value })
+			rep.ScottPi = &e
+		} else {
+			rep.ScottPi = fam(kindFleiss, unweighted)
+		}
+		if se0, ok := t.fleissNullSE(); ok {
+			v := num(se0)
+			rep.FleissKappaSENull = &v
+		}
+		for c := 0; c < t.q; c++ {
+			d := t.dichotomize(c)
+			ck := CategoryKappa{Category: catName(r, o, t, c), Estimate: d.chance(kindFleiss, unweighted2(), nil, true, level), SENull: math.NaN()}
+			if se0, ok := d.fleissNullSE(); ok {
+				ck.SENull = se0 // = sqrt(2/(N m (m-1))), Fleiss et al. (1979)
+			}
+			rep.FleissCategories = append(rep.FleissCategories, ck)
+		}
+		for c := range rep.FleissCategories {
+			d := t.dichotomize(c)
+			add(&rep.FleissCategories[c].Estimate, func(mult []float64) float64 {
+				return d.chance(kindFleiss, unweighted2(), mult, false, level).Value
+			})
+		}
+	}
+
+	// Weighted coefficients.
+	var weights []Weights
+	switch o.Level {
+	case Ordinal:
+		weights = []Weights{LinearWeights, QuadraticWeights, OrdinalWeights}
+		if nonNeg {
+			weights = append(weights, RatioWeights)
+		}
+	case Interval, Ratio:
+		weights = []Weights{LinearWeights, QuadraticWeights}
+	}
+	sets := make([]*WeightedSet, len(weights))
+	if t.q >= 2 {
+		for x, w := range weights {
+			m, err := t.weights(w)
+			if err != nil {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s weights left out: %v", w, err))
+				continue
+			}
+			s := new(WeightedSet)
+			sets[x] = s
+			famTo(&s.PercentAgreement, kindPA, m)
+			famTo(&s.FleissKappa, kindFleiss, m)
+			famTo(&s.CongerKappa, kindConger, m)
+			famTo(&s.GwetAC2, kindGwet, m)
+			famTo(&s.BrennanPrediger, kindBP, m)
+			s.KrippendorffAlpha = t.alphaWeightsEstimate(m, level)
+			add(&s.KrippendorffAlpha, func(mult []float64) float64 { return t.alphaWeighted(m, mult) })
+		}
+	}
+
+	// Cohen's kappa for every pair.
+	var cws []Weights
+	switch o.Level {
+	case Nominal:
+		cws = []Weights{Unweighted}
+	case Ordinal:
+		cws = []Weights{Unweighted, LinearWeights, QuadraticWeights}
+	default:
+		cws = []Weights{LinearWeights, QuadraticWeights}
+	}
+	pairs, err := t.pairwise(cws, nil, true, level)
+	if err != nil {
+		return nil, err
+	}
+	rep.CohenKappa = make([]CohenPair, len(pairs))
+	for x, p := range pairs {
+		cp := &rep.CohenKappa[x]
+		cp.A, cp.B, cp.N = name(o.RaterNames, p.A), name(o.RaterNames, p.B), p.N
+		for _, w := range cws {
+			e := p.Kappa[w]
+			ep := &e
+			a, bb := p.A, p.B
+			m := wm(w)
+			add(ep, func(mult []float64) float64 { return t.pairStats(a, bb, m, mult, false, level).Value })
+			switch w {
+			case Unweighted:
+				cp.Unweighted = ep
+			case LinearWeights:
+				cp.Linear = ep
+			case QuadraticWeights:
+				cp.Quadratic = ep
+			}
+		}
+	}
+
+	// Intraclass correlations.
+	if o.Level != Nominal {
+		io := o.ICC
+		io.ConfLevel = level
+		res, err := ICC(r, io)
+		if err != nil {
+			rep.Notes = append(rep.Notes, "ICC left out: "+err.Error())
+		} else {
+			rep.ICC = &ICCReport{ICC1: res.ICC1, ICC2: res.ICC2, ICC3: res.ICC3, ICC1k: res.ICC1k, ICC2k: res.ICC2k, ICC3k: res.ICC3k,
+				Method: res.Method, N: res.N, K: res.K, MSB: num(res.MSB), MSJ: num(res.MSJ), MSE: num(res.MSE), MSW: num(res.MSW)}
+			if res.Dropped > 0 {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("ICC: %d items left out", res.Dropped))
+			}
+		}
+	}
+
+	// Bootstrap.
+	if B := o.bootstrap(); B > 0 {
+		b.run(B, o.Seed, level)
+	}
+	for x, m := range metrics {
+		if !(m == RatioMetric && !nonNeg) {
+			rep.KrippendorffAlpha[m.String()] = alphas[x]
+		}
+	}
+	for x, w := range weights {
+		if sets[x] == nil {
+			continue
+		}
+		if rep.Weighted == nil {
+			rep.Weighted = map[string]WeightedSet{}
+		}
+		rep.Weighted[w.String()] = *sets[x]
+		if w == QuadraticWeights {
+			e := sets[x].GwetAC2
+			rep.GwetAC2, rep.GwetAC2Weights = &e, w.String()
+		}
+	}
+
+	// Aggregators.
+	if categorical {
+		rep.Aggregators["majority"] = MajorityVote(r)
+		dso := o.DS
+		dso.Seed = o.Seed
+		dso.Values = valuesOf(r)
+		labels := LabelsOf(r)
+		if ds, err := DawidSkene(labels, r.Items, r.Raters, r.K, dso); err == nil {
+			rep.Aggregators["dawid_skene"] = ds
+		} else {
+			rep.Notes = append(rep.Notes, "Dawid-Skene left out: "+err.Error())
+		}
+		if oc, err := OneCoinDawidSkene(labels, r.Items, r.Raters, r.K, dso); err == nil {
+			rep.Aggregators["one_coin"] = oc
+		} else {
+			rep.Notes = append(rep.Notes, "one-coin Dawid-Skene left out: "+err.Error())
+		}
+	}
+	if o.Level != Nominal {
+		rep.Aggregators["mean"] = MeanRating(r)
+		rep.Aggregators["median"] = MedianRating(r)
+	}
+	for _, c := range rep.Aggregators {
+		for i := range c.Items {
+			c.Items[i].ID = name(o.ItemNames, i)
+			if c.Items[i].Class >= 0 {
+				c.Items[i].Label = name(o.CategoryNames, c.Items[i].Class)
+			}
+		}
+		for j := range c.Raters {
+			c.Raters[j].ID = name(o.RaterNames, j)
+		}
+	}
+	rep.Profiles = profiles(r, o, rep)
+	return rep, nil
+}
+
+func unweighted2() *weightMat {
+	w, _ := newWeightMat(Unweighted, []float64{0, 1})
+	return w
+}
+
+func valuesOf(r *Ratings) []float64 {
+	v := make([]float64, r.K)
+	for k := range v {
+		v[k] = r.Value(k)
+	}
+	return v
+}
+
+func name(names []string, i int) string {
+	if i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprint(i)
+}
+
+// catName names category c of the prepared table.
+func catName(r *Ratings, o Options, t *table, c int) string {
+	// Map back from the table's category to the scheme's.
+	if r.K > 0 && !o.ObservedCategoriesOnly {
+		return name(o.CategoryNames, c)
+	}
+	for k := 0; k < r.K; k++ {
+		if r.Value(k) == t.vals[c] {
+			return name(o.CategoryNames, k)
+		}
+	}
+	return fmt.Sprint(t.vals[c])
+}
+
+// dichotomize returns the table of category c against all others.
+func (t *table) dichotomize(c int) *table {
+	d := &table{n: t.n, r: t.r, q: 2, vals: []float64{0, 1}, ri: t.ri, orig: t.orig,
+		cell: make([]int32, len(t.cell)), start: []int{0}}
+	for x, v := range t.cell {
+		switch {
+		case v < 0:
+			d.cell[x] = -1
+		case int(v) == c:
+			d.cell[x] = 1
+		default:
+			d.cell[x] = 0
+		}
+	}
+	for i := 0; i < t.n; i++ {
+		in := 0.0
+		for p := t.start[i]; p < t.start[i+1]; p++ {
+			if int(t.cat[p]) == c {
+				in = t.cnt[p]
+			}
+		}
+		if in > 0 {
+			d.cat = append(d.cat, 1)
+			d.cnt = append(d.cnt, in)
+		}
+		if t.ri[i]-in > 0 {
+			d.cat = append(d.cat, 0)
+			d.cnt = append(d.cnt, t.ri[i]-in)
+		}
+		d.start = append(d.start, len(d.cat))
+	}
+	return d
+}
+
+// fleissNullSE is the standard error of Fleiss' kappa under the hypothesis
+// of no agreement, Fleiss, Nee & Landis (1979):
+//
+//	se0 = sqrt(2) / (Σ p_j q_j sqrt(N m (m-1))) · sqrt((Σ p_j q_j)² - Σ p_j q_j (q_j - p_j))
+//
+// defined when every item has the same number m ≥ 2 of ratings.
+func (t *table) fleissNullSE() (float64, bool) {
+	if t.n == 0 {
+		return math.NaN(), false
+	}
+	m := t.ri[0]
+	for _, v := range t.ri {
+		if v != m {
+			return math.NaN(), false
+		}
+	}
+	if m < 2 {
+		return math.NaN(), false
+	}
+	pi, _ := t.classProps(nil)
+	var s, s2 float64
+	for _, p := range pi {
+		s += p * (1 - p)
+		s2 += p * (1 - p) * (1 - 2*p)
+	}
+	if s == 0 {
+		return math.NaN(), false
+	}
+	n := float64(t.n)
+	return math.Sqrt(2) / (s * math.Sqrt(n*m*(m-1))) * math.Sqrt(s*s-s2), true
+}
+
+// alphaWeighted is alpha in Gwet's formulation on the items weighted by
+// mult (for the bootstrap).
+func (t *table) alphaWeighted(w *weightMat, mult []float64) float64 {
+	n2, sumR, paPrime := 0.0, 0.0, 0.0
+	pi := make([]float64, t.q)
+	for i := 0; i < t.n; i++ {
+		m := weightOf(mult, i)
+		if m == 0 || t.ri[i] < 2 {
+			continue
+		}
+		n2 += m
+		sumR += m * t.ri[i]
+	}
+	if n2 == 0 {
+		return math.NaN()
+	}
+	rbar := sumR / n2
+	for i := 0; i < t.n; i++ {
+		m := weightOf(mult, i)
+		if m == 0 || t.ri[i] < 2 {
+			continue
+		}
+		paPrime += m * t.itemAgreement(w, i) / (rbar * (t.ri[i] - 1))
+		for p := t.start[i]; p < t.start[i+1]; p++ {
+			pi[t.cat[p]] += m * t.cnt[p] / rbar
+		}
+	}
+	paPrime /= n2
+	for k := range pi {
+		pi[k] /= n2
+	}
+	eps := 1 / sumR
+	pa := (1-eps)*paPrime + eps
+	pe := w.quad(pi)
+	if !(pe < 1) {
+		return math.NaN()
+	}
+	return (pa - pe) / (1 - pe)
+}
+
+// booter runs the bootstrap over items: each replicate draws n items with
+// replacement (as multiplicities) and recomputes every registered
+// coefficient; the intervals are the percentile intervals (quantiles by
+// linear interpolation, R's type 7) of the replicates that are defined.
+type booter struct {
+	t     *table
+	slots []bootSlot
+}
+
+type bootSlot struct {
+	dst *Estimate
+	f   func(mult []float64) float64
+}
+
+func (b *booter) run(B int, seed uint64, level float64) {
+	rnd := rand.New(rand.NewPCG(seed, 0xb0075)) // replicate seeds, drawn in order
+	seeds := make([]uint64, B)
+	for x := range seeds {
+		seeds[x] = rnd.Uint64()
+	}
+	vals := make([][]float64, len(b.slots))
+	for s := range vals {
+		vals[s] = make([]float64, B)
+	}
+	workers := min(runtime.GOMAXPROCS(0), B)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mult := make([]float64, b.t.n)
+			for rep := range next {
+				for i := range mult {
+					mult[i] = 0
+				}
+				rr := rand.New(rand.NewPCG(seeds[rep], uint64(rep)))
+				for x := 0; x < b.t.n; x++ {
+					mult[rr.IntN(b.t.n)]++
+				}
+				for s, sl := range b.slots {
+					vals[s][rep] = sl.f(mult)
+				}
+			}
+		}()
+	}
+	for rep := 0; rep < B; rep++ {
+		next <- rep
+	}
+	close(next)
+	wg.Wait()
+	alpha := 1 - level
+	for s, sl := range b.slots {
+		v := vals[s][:0]
+		for _, x := range vals[s] {
+			if !math.IsNaN(x) {
+				v = append(v, x)
+			}
+		}
+		if math.IsNaN(sl.dst.Value) || len(v) < B/2 || len(v) < 2 {
+			sl.dst.CILow, sl.dst.CIHigh, sl.dst.CIMethod = math.NaN(), math.NaN(), ""
+			continue
+		}
+		sort.Float64s(v)
+		sl.dst.CILow = quantile7(v, alpha/2)
+		sl.dst.CIHigh = quantile7(v, 1-alpha/2)
+		sl.dst.CIMethod = "bootstrap"
+	}
+}
+
+// quantile7 is R's type-7 quantile of sorted x.
+func quantile7(x []float64, p float64) float64 {
+	h := float64(len(x)-1) * p
+	lo := math.Floor(h)
+	i := int(lo)
+	if i+1 >= len(x) {
+		return x[len(x)-1]
+	}
+	return x[i] + (h-lo)*(x[i+1]-x[i])
+}
+
+// profiles builds the rater profiles.
+func profiles(r *Ratings, o Options, rep *Report) []RaterProfile {
+	out := make([]RaterProfile, r.Raters)
+	val := func(v float64) float64 {
+		if r.K > 0 {
+			return r.Value(int(v))
+		}
+		return v
+	}
+	for j := 0; j < r.Raters; j++ {
+		p := RaterProfile{Rater: name(o.RaterNames, j), Mean: num(math.NaN()), SD: num(math.NaN()), AgreementWith: map[string]ConsensusAgreement{}}
+		if r.K > 0 {
+			p.Distribution = make([]int, r.K)
+		}
+		var s, s2 float64
+		for i := 0; i < r.Items; i++ {
+			v := r.Data[i*r.Raters+j]
+			if math.IsNaN(v) {
+				continue
+			}
+			p.Labels++
+			if r.K > 0 {
+				p.Distribution[int(v)]++
+			}
+			x := val(v)
+			s += x
+			s2 += x * x
+		}
+		if o.Level != Nominal && p.Labels > 0 {
+			n := float64(p.Labels)
+			p.Mean = num(s / n)
+			if p.Labels > 1 {
+				p.SD = num(math.Sqrt(math.Max(0, (s2-s*s/n)/(n-1))))
+			}
+		}
+		for j2 := 0; j2 < r.Raters; j2++ {
+			if j2 == j {
+				continue
+			}
+			pa := PairAgreement{Rater: name(o.RaterNames, j2), PercentAgreement: num(math.NaN()), Kappa: num(math.NaN()), KappaQuadratic: num(math.NaN()), MeanAbsDiff: num(math.NaN())}
+			eq, ad := 0, 0.0
+			for i := 0; i < r.Items; i++ {
+				a, b := r.Data[i*r.Raters+j], r.Data[i*r.Raters+j2]
+				if math.IsNaN(a) || math.IsNaN(b) {
+					continue
+				}
+				pa.N++
+				if a == b {
+					eq++
+				}
+				ad += math.Abs(val(a) - val(b))
+			}
+			if pa.N > 0 {
+				if r.K > 0 {
+					pa.PercentAgreement = num(float64(eq) / float64(pa.N))
+				}
+				if o.Level != Nominal {
+					pa.MeanAbsDiff = num(ad / float64(pa.N))
+				}
+			}
+			for _, cp := range rep.CohenKappa {
+				if (cp.A == p.Rater && cp.B == pa.Rater) || (cp.B == p.Rater && cp.A == pa.Rater) {
+					if cp.Unweighted != nil {
+						pa.Kappa = num(cp.Unweighted.Value)
+						if cp.Quadratic != nil {
+							pa.KappaQuadratic = num(cp.Quadratic.Value)
+						}
+					} else if cp.Quadratic != nil {
+						pa.Kappa = num(cp.Quadratic.Value)
+					}
+				}
+			}
+			p.Pairwise = append(p.Pairwise, pa)
+		}
+		for nameAgg, c := range rep.Aggregators {
+			ca := ConsensusAgreement{Agreement: num(math.NaN()), MAE: num(math.NaN())}
+			hits, n, ad, nd := 0, 0, 0.0, 0
+			for i := 0; i < r.Items; i++ {
+				v := r.Data[i*r.Raters+j]
+				if math.IsNaN(v) {
+					continue
+				}
+				it := c.Items[i]
+				if r.K > 0 && it.Class >= 0 {
+					n++
+					if int(v) == it.Class {
+						hits++
+					}
+				}
+				if !math.IsNaN(it.Score) {
+					ad += math.Abs(val(v) - it.Score)
+					nd++
+				}
+			}
+			if n > 0 {
+				ca.Agreement = num(float64(hits) / float64(n))
+			}
+			if nd > 0 && o.Level != Nominal {
+				ca.MAE = num(ad / float64(nd))
+			}
+			p.AgreementWith[nameAgg] = ca
+		}
+		if ds, ok := rep.Aggregators["dawid_skene"]; ok {
+			for _, row := range ds.Raters[j].Confusion {
+				p.Confusion = append(p.Confusion, nums(row))
+			}
+		}
+		out[j] = p
+	}
+	return out
+}
