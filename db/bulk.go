@@ -1,0 +1,180 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// maxBatchRows caps the rows of one multi-row statement; beyond a few
+// thousand rows longer statements stop paying off.
+const maxBatchRows = 4096
+
+// bulk runs multi-row statements on the connection of a gorm transaction,
+// bypassing gorm's per-statement callbacks: the hot path of Import.
+type bulk struct {
+	ctx     context.Context
+	conn    gorm.ConnPool
+	dialect dialect
+	d       *DB
+}
+
+func (d *DB) bulk(ctx context.Context, tx *gorm.DB) *bulk {
+	return &bulk{ctx: ctx, conn: tx.Statement.ConnPool, dialect: d.dialect, d: d}
+}
+
+// batchRows returns how many rows of ncols parameters one statement takes.
+func (b *bulk) batchRows(ncols int) int {
+	return min(b.dialect.maxParams()/ncols, maxBatchRows)
+}
+
+// insertSQL returns "INSERT INTO table (cols) VALUES (...), ... [RETURNING ret]"
+// for rows rows.
+func (b *bulk) insertSQL(table string, cols []string, rows int, ret string) string {
+	var s strings.Builder
+	s.Grow(32 + rows*(4+len(cols)*7))
+	fmt.Fprintf(&s, "INSERT INTO %s (%s) VALUES ", table, strings.Join(cols, ", "))
+	n := 0
+	for r := 0; r < rows; r++ {
+		if r > 0 {
+			s.WriteByte(',')
+		}
+		s.WriteByte('(')
+		for c := range cols {
+			if c > 0 {
+				s.WriteByte(',')
+			}
+			n++
+			b.dialect.placeholder(&s, n)
+		}
+		s.WriteByte(')')
+	}
+	if ret != "" {
+		s.WriteString(" RETURNING ")
+		s.WriteString(ret)
+	}
+	return s.String()
+}
+
+// insert writes n rows into table with batched multi-row INSERTs; fill
+// writes row i's values into dst (len(cols) long). When ret names columns,
+// scan is called for every returned row. after, when set, is called with the
+// number of rows written after each batch.
+func (b *bulk) insert(table string, cols []string, n int, fill func(i int, dst []any), ret string, scan func(*sql.Rows) error, after func(done int)) error {
+	if n == 0 {
+		return nil
+	}
+	per := b.batchRows(len(cols))
+	args := make([]any, min(per, n)*len(cols))
+	var full *sql.Stmt
+	defer func() {
+		if full != nil {
+			full.Close()
+		}
+	}()
+	for start := 0; start < n; start += per {
+		if err := b.ctx.Err(); err != nil {
+			return fmt.Errorf("insert into %s: %w", table, err)
+		}
+		rows := min(per, n-start)
+		a := args[:rows*len(cols)]
+		for r := 0; r < rows; r++ {
+			fill(start+r, a[r*len(cols):(r+1)*len(cols)])
+		}
+		var err error
+		if rows == per {
+			if full == nil {
+				if full, err = b.conn.PrepareContext(b.ctx, b.insertSQL(table, cols, rows, ret)); err != nil {
+					return fmt.Errorf("prepare insert into %s: %w", table, b.d.translate(err))
+				}
+			}
+			err = b.run(full, "", a, ret != "", scan)
+		} else {
+			err = b.run(nil, b.insertSQL(table, cols, rows, ret), a, ret != "", scan)
+		}
+		if err != nil {
+			if cerr := b.ctx.Err(); cerr != nil {
+				err = cerr // the transaction was closed because of it
+			}
+			return fmt.Errorf("insert into %s: %w", table, b.d.translate(err))
+		}
+		if after != nil {
+			after(start + rows)
+		}
+	}
+	return nil
+}
+
+// run executes a prepared statement or query text, scanning returned rows
+// when query is set.
+func (b *bulk) run(stmt *sql.Stmt, text string, args []any, query bool, scan func(*sql.Rows) error) error {
+	if !query {
+		var err error
+		if stmt != nil {
+			_, err = stmt.ExecContext(b.ctx, args...)
+		} else {
+			_, err = b.conn.ExecContext(b.ctx, text, args...)
+		}
+		return err
+	}
+	var rows *sql.Rows
+	var err error
+	if stmt != nil {
+		rows, err = stmt.QueryContext(b.ctx, args...)
+	} else {
+		rows, err = b.conn.QueryContext(b.ctx, text, args...)
+	}
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// inList runs "prefix (?, ?, ...) suffix" for the ids in batches, scanning
+// returned rows when scan is set and summing affected rows otherwise.
+func (b *bulk) inList(prefix, suffix string, ids []int64, scan func(*sql.Rows) error) (int64, error) {
+	per := min(b.dialect.maxParams(), maxBatchRows)
+	var affected int64
+	args := make([]any, 0, min(per, len(ids)))
+	for start := 0; start < len(ids); start += per {
+		chunk := ids[start:min(start+per, len(ids))]
+		var s strings.Builder
+		s.WriteString(prefix)
+		s.WriteString(" (")
+		args = args[:0]
+		for i, id := range chunk {
+			if i > 0 {
+				s.WriteByte(',')
+			}
+			b.dialect.placeholder(&s, i+1)
+			args = append(args, id)
+		}
+		s.WriteString(")")
+		s.WriteString(suffix)
+		if scan != nil {
+			if err := b.run(nil, s.String(), args, true, scan); err != nil {
+				return affected, b.d.translate(err)
+			}
+			continue
+		}
+		res, err := b.conn.ExecContext(b.ctx, s.String(), args...)
+		if err != nil {
+			return affected, b.d.translate(err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return affected, err
+		}
+		affected += n
+	}
+	return affected, nil
+}

@@ -1,0 +1,171 @@
+package db
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"concord/annotations"
+)
+
+// The conformance tests run every store test against SQLite (a temporary
+// file) and, when CONCORD_TEST_POSTGRES_DSN is set, against PostgreSQL (a
+// fresh schema per test). With CONCORD_REQUIRE_POSTGRES=1 a missing DSN fails
+// the tests instead of skipping PostgreSQL, so that CI cannot pass without
+// it. db/testdata/start-postgres.sh starts a local server.
+const (
+	postgresDSNEnv     = "CONCORD_TEST_POSTGRES_DSN"
+	requirePostgresEnv = "CONCORD_REQUIRE_POSTGRES"
+)
+
+// backend opens fresh, empty databases of one kind.
+type backend struct {
+	name string
+	// dsn returns the DSN of a fresh database, removed when tb ends.
+	dsn func(tb testing.TB) string
+}
+
+func (b backend) open(tb testing.TB) *DB {
+	tb.Helper()
+	return openDSN(tb, b.dsn(tb))
+}
+
+func openDSN(tb testing.TB, dsn string) *DB {
+	tb.Helper()
+	d, err := Open(context.Background(), dsn, Options{})
+	if err != nil {
+		tb.Fatalf("Open(%s): %v", dsn, err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	return d
+}
+
+var sqliteBackend = backend{name: "sqlite", dsn: func(tb testing.TB) string {
+	return filepath.Join(tb.TempDir(), "concord.db")
+}}
+
+// backends returns the backends to test: SQLite always, PostgreSQL when
+// configured (and failing tb when it is required but not configured).
+func backends(tb testing.TB) []backend {
+	tb.Helper()
+	bs := []backend{sqliteBackend}
+	base := os.Getenv(postgresDSNEnv)
+	if base == "" {
+		if os.Getenv(requirePostgresEnv) == "1" {
+			tb.Fatalf("%s=1 but %s is not set: the PostgreSQL store tests cannot run (start a server with db/testdata/start-postgres.sh)", requirePostgresEnv, postgresDSNEnv)
+		}
+		return bs
+	}
+	return append(bs, backend{name: "postgres", dsn: func(tb testing.TB) string { return postgresSchema(tb, base) }})
+}
+
+// postgresSchema creates a schema of its own for one test and returns a DSN
+// whose search_path points at it; the schema is dropped when tb ends.
+func postgresSchema(tb testing.TB, base string) string {
+	tb.Helper()
+	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		tb.Fatalf("connect to PostgreSQL (%s): %v", postgresDSNEnv, err)
+	}
+	sqlDB, _ := admin.DB()
+	tb.Cleanup(func() { sqlDB.Close() })
+	name := "concord_test_" + strings.ToLower(rand.Text()[:12])
+	if err := admin.Exec("CREATE SCHEMA " + name).Error; err != nil {
+		tb.Fatalf("create schema: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := admin.Exec("DROP SCHEMA " + name + " CASCADE").Error; err != nil {
+			tb.Errorf("drop schema %s: %v", name, err)
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + name
+}
+
+// forEachBackend runs fn as a subtest per backend.
+func forEachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { fn(t, b) })
+	}
+}
+
+// TestPostgresConfigured makes the PostgreSQL requirement visible as a test
+// of its own.
+func TestPostgresConfigured(t *testing.T) {
+	bs := backends(t)
+	if len(bs) == 1 {
+		t.Skipf("%s not set: PostgreSQL store tests skipped", postgresDSNEnv)
+	}
+}
+
+// code asserts the annotations error code of err.
+func wantCode(tb testing.TB, err error, code string) {
+	tb.Helper()
+	if got := annotations.ErrorCode(err); got != code {
+		tb.Fatalf("error code %q, want %q (error: %v)", got, code, err)
+	}
+}
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func newProject(tb testing.TB, d *DB, name, scheme string) *annotations.Project {
+	tb.Helper()
+	p := &annotations.Project{Name: name, Scheme: annotations.MustParseScheme(scheme)}
+	must(tb, d.CreateProject(context.Background(), p))
+	return p
+}
+
+// makeDataset builds a deterministic ordinal 1..5 dataset: nItems items
+// ("i0", "i1", ...), each labelled by perItem of nRaters raters ("r0", ...).
+func makeDataset(nItems, nRaters, perItem int) *annotations.Dataset {
+	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("ordinal:1..5")}
+	ds.Labels = make([]annotations.Label, 0, nItems*perItem)
+	raters := make([]string, nRaters)
+	for r := range raters {
+		raters[r] = "r" + strconv.Itoa(r)
+	}
+	for i := 0; i < nItems; i++ {
+		item := "i" + strconv.Itoa(i)
+		for j := 0; j < perItem; j++ {
+			r := (i + j*7) % nRaters
+			ds.Labels = append(ds.Labels, annotations.Label{Item: item, Rater: raters[r], Value: strconv.Itoa(1 + (i*3+r)%5)})
+		}
+	}
+	return ds
+}
+
+// tableCounts returns the rows of every project-owned table for a project.
+func tableCounts(tb testing.TB, d *DB, projectID int64) map[string]int {
+	tb.Helper()
+	out := map[string]int{}
+	for _, table := range []string{"items", "raters", "labels", "fits", "api_keys"} {
+		var n int
+		must(tb, d.r.Raw("SELECT COUNT(*) FROM "+table+" WHERE project_id = ?", projectID).Scan(&n).Error)
+		out[table] = n
+	}
+	var n int
+	must(tb, d.r.Raw("SELECT COUNT(*) FROM fit_results r JOIN fits f ON f.id = r.fit_id WHERE f.project_id = ?", projectID).Scan(&n).Error)
+	out["fit_results"] = n
+	return out
+}
+
+func sameCounts(a, b map[string]int) bool {
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
