@@ -67,39 +67,45 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		err string
 	}
 	normCache := map[string]norm{}
-	idErr := map[string]string{} // "i"+id or "r"+id -> message ("" when valid)
-	checkID := func(kind byte, what, id string) string {
-		key := string(kind) + id
-		if m, ok := idErr[key]; ok {
-			return m
-		}
-		m := ""
-		if err := validateID(what, id); err != nil {
-			m = ErrorMessage(err)
-		}
-		if len(idErr) < 1<<22 {
-			idErr[key] = m
-		}
-		return m
-	}
+	// Ids are validated when first seen; valid ones get an index.
 	itemIdx := map[string]int32{}
 	raterIdx := map[string]int32{}
 	var itemIDs, raterIDs []string
-	seen := make(map[uint64]int32, len(p.Labels))
-	type keyed struct {
-		item, rater int32
-		Label
+	idIndex := func(idx map[string]int32, ids *[]string, what, id string) (int32, string) {
+		if i, ok := idx[id]; ok {
+			return i, ""
+		}
+		if err := validateID(what, id); err != nil {
+			return -1, ErrorMessage(err)
+		}
+		i := int32(len(*ids))
+		idx[id] = i
+		*ids = append(*ids, id)
+		return i, ""
 	}
-	out := make([]keyed, 0, len(p.Labels))
-	dups := 0
+	// Problems are gathered with the index of their raw label so that
+	// those found while sorting (duplicates) come out in file order too.
+	type located struct {
+		at int
+		p  Problem
+	}
+	var found []located
+	note := func(at int, rl RawLabel, col, msg string) {
+		found = append(found, located{at, Problem{Line: rl.Line, Row: rl.Row, Column: col, Msg: msg}})
+	}
+	out := make([]Label, 0, len(p.Labels))
+	keys := make([]uint64, 0, len(p.Labels)) // item index << 32 | rater index, per label of out
+	src := make([]int32, 0, len(p.Labels))   // index in p.Labels, per label of out
 	for i, rl := range p.Labels {
 		ok := true
-		if m := checkID('i', "item id", rl.Item); m != "" {
-			add(Problem{Line: rl.Line, Row: rl.Row, Column: rl.ItemCol, Msg: m})
+		ii, m := idIndex(itemIdx, &itemIDs, "item id", rl.Item)
+		if m != "" {
+			note(i, rl, rl.ItemCol, m)
 			ok = false
 		}
-		if m := checkID('r', "rater id", rl.Rater); m != "" {
-			add(Problem{Line: rl.Line, Row: rl.Row, Column: rl.RaterCol, Msg: m})
+		ri, m := idIndex(raterIdx, &raterIDs, "rater id", rl.Rater)
+		if m != "" {
+			note(i, rl, rl.RaterCol, m)
 			ok = false
 		}
 		n, cached := normCache[rl.Value]
@@ -117,66 +123,60 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 			}
 		}
 		if n.err != "" {
-			add(Problem{Line: rl.Line, Row: rl.Row, Column: rl.ValueCol, Msg: n.err})
+			note(i, rl, rl.ValueCol, n.err)
 			ok = false
 		}
 		if !ok {
 			continue
 		}
-		ii, found := itemIdx[rl.Item]
-		if !found {
-			ii = int32(len(itemIDs))
-			itemIdx[rl.Item] = ii
-			itemIDs = append(itemIDs, rl.Item)
-		}
-		ri, found := raterIdx[rl.Rater]
-		if !found {
-			ri = int32(len(raterIDs))
-			raterIdx[rl.Rater] = ri
-			raterIDs = append(raterIDs, rl.Rater)
-		}
-		key := uint64(uint32(ii))<<32 | uint64(uint32(ri))
-		if j, dup := seen[key]; dup {
-			first := p.Labels[j]
-			same := "another label"
-			if fv := normCache[first.Value].v; fv == n.v {
-				same = "the same label"
-			}
-			dups++
-			add(Problem{Line: rl.Line, Row: rl.Row, Column: rl.RaterCol,
-				Msg: fmt.Sprintf("duplicate label for item %q by rater %q: %s was given at %s", rl.Item, rl.Rater, same, where(first))})
+		out = append(out, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v})
+		keys = append(keys, uint64(uint32(ii))<<32|uint64(uint32(ri)))
+		src = append(src, int32(i))
+	}
+	order := sortOrder(keys, ranks(itemIDs), ranks(raterIDs))
+	// Sorted, the labels of one (item, rater) pair are adjacent, the first
+	// in the file first.
+	dups := 0
+	for j := 1; j < len(order); j++ {
+		a, b := order[j-1], order[j]
+		if keys[a] != keys[b] {
 			continue
 		}
-		seen[key] = int32(i)
-		out = append(out, keyed{ii, ri, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v}})
-	}
-
-	if dups > 0 && len(p.Unused) > 0 {
-		// The hint goes first, where a capped list still shows it.
-		hint := Problem{File: name, Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
-			dups, quoteList(p.Unused), p.Unused[0])}
-		if pl.Full() {
-			pl.Problems = pl.Problems[:len(pl.Problems)-1]
-			pl.Omitted++
+		first := j - 1
+		for first > 0 && keys[order[first-1]] == keys[b] {
+			first--
 		}
-		pl.Problems = append([]Problem{hint}, pl.Problems...)
+		f := out[order[first]]
+		l := out[b]
+		same := "another label"
+		if f.Value == l.Value {
+			same = "the same label"
+		}
+		rl := p.Labels[src[b]]
+		note(int(src[b]), rl, rl.RaterCol, fmt.Sprintf("duplicate label for item %q by rater %q: %s was given at %s",
+			l.Item, l.Rater, same, where(p.Labels[src[order[first]]])))
+		dups++
+	}
+	if dups > 0 && len(p.Unused) > 0 {
+		// A hint first, where a capped list still shows it.
+		add(Problem{Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
+			dups, quoteList(p.Unused), p.Unused[0])})
+	}
+	slices.SortStableFunc(found, func(a, b located) int { return cmp.Compare(a.at, b.at) })
+	for _, f := range found {
+		add(f.p)
 	}
 	merged := mergeItems(items, p.Items, add)
 	if pl.Len() > 0 {
 		return nil, pl
 	}
 
-	itemRank := ranks(itemIDs)
-	raterRank := ranks(raterIDs)
-	slices.SortFunc(out, func(a, b keyed) int {
-		if c := cmp.Compare(itemRank[a.item], itemRank[b.item]); c != 0 {
-			return c
+	labels := out
+	if !slices.IsSorted(order) {
+		labels = make([]Label, len(out))
+		for j, i := range order {
+			labels[j] = out[i]
 		}
-		return cmp.Compare(raterRank[a.rater], raterRank[b.rater])
-	})
-	labels := make([]Label, len(out))
-	for i := range out {
-		labels[i] = out[i].Label
 	}
 	return &Dataset{Scheme: s, Items: merged, Labels: labels}, nil
 }
@@ -278,17 +278,66 @@ func intID(s string) (int64, bool) {
 }
 
 // ranks returns, for each id, its position in CompareIDs order.
-func ranks(ids []string) []int32 {
-	idx := make([]int32, len(ids))
-	for i := range idx {
-		idx[i] = int32(i)
+func ranks(ids []string) []uint32 {
+	type key struct {
+		n     int64
+		isInt bool
+		i     int32
 	}
-	slices.SortFunc(idx, func(a, b int32) int { return CompareIDs(ids[a], ids[b]) })
-	r := make([]int32, len(ids))
-	for pos, i := range idx {
-		r[i] = int32(pos)
+	ks := make([]key, len(ids))
+	for i, id := range ids {
+		n, ok := intID(id)
+		ks[i] = key{n, ok, int32(i)}
+	}
+	slices.SortFunc(ks, func(a, b key) int {
+		switch {
+		case a.isInt && b.isInt:
+			if c := cmp.Compare(a.n, b.n); c != 0 {
+				return c
+			}
+		case a.isInt:
+			return -1
+		case b.isInt:
+			return 1
+		}
+		return strings.Compare(ids[a.i], ids[b.i])
+	})
+	r := make([]uint32, len(ids))
+	for pos, k := range ks {
+		r[k.i] = uint32(pos)
 	}
 	return r
+}
+
+// sortOrder returns the permutation that sorts labels by item rank, then
+// rater rank, then position; keys hold each label's item and rater index
+// (item << 32 | rater).
+func sortOrder(keys []uint64, itemRank, raterRank []uint32) []int32 {
+	type entry struct {
+		k uint64
+		i int32
+	}
+	es := make([]entry, len(keys))
+	sorted := true
+	for i, k := range keys {
+		es[i] = entry{uint64(itemRank[k>>32])<<32 | uint64(raterRank[uint32(k)]), int32(i)}
+		if i > 0 && es[i].k < es[i-1].k {
+			sorted = false
+		}
+	}
+	if !sorted {
+		slices.SortFunc(es, func(a, b entry) int {
+			if c := cmp.Compare(a.k, b.k); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.i, b.i)
+		})
+	}
+	order := make([]int32, len(es))
+	for j, e := range es {
+		order[j] = e.i
+	}
+	return order
 }
 
 // LoadOptions control LoadFiles.

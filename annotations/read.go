@@ -2,8 +2,10 @@ package annotations
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,8 +74,38 @@ type collector struct {
 	name     string
 	problems ProblemList
 	parsed   *Parsed
-	// intern shares the memory of repeated ids and values.
-	intern map[string]string
+	// size is the input's size in bytes when known (else -1), to size the
+	// label slice up front.
+	size int64
+}
+
+// inputSize returns the size of r when it says (bytes.Reader,
+// strings.Reader, regular files), and -1 otherwise.
+func inputSize(r io.Reader) int64 {
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		return int64(v.Len())
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	}
+	return -1
+}
+
+// reserve sizes the label slice for an input whose first bytes, head, hold
+// lines text lines of one label each.
+func (c *collector) reserve(head []byte) {
+	lines := bytes.Count(head, []byte{'\n'})
+	if c.size <= 0 || lines < 2 || len(c.parsed.Labels) > 0 {
+		return
+	}
+	est := c.size / int64(len(head)) * int64(lines)
+	est += est / 16
+	if est > 1<<25 {
+		est = 1 << 25
+	}
+	c.parsed.Labels = make([]RawLabel, 0, est)
 }
 
 func newCollector(opts ReadOptions, f Format) *collector {
@@ -81,7 +113,6 @@ func newCollector(opts ReadOptions, f Format) *collector {
 		name:     opts.Name,
 		problems: ProblemList{Max: opts.MaxProblems},
 		parsed:   &Parsed{Format: f, Name: opts.Name},
-		intern:   make(map[string]string),
 	}
 }
 
@@ -100,22 +131,9 @@ func (c *collector) rowProblem(line, row int, col, format string, args ...any) {
 	c.add(Problem{Line: line, Row: row, Column: col, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (c *collector) str(s string) string {
-	if v, ok := c.intern[s]; ok {
-		return v
-	}
-	if len(c.intern) >= 1<<22 {
-		// Bound the table; later strings are simply copied.
-		return strings.Clone(s)
-	}
-	v := strings.Clone(s)
-	c.intern[v] = v
-	return v
-}
-
 func (c *collector) label(item, rater, value string, line, row int, itemCol, raterCol, valueCol string) {
 	c.parsed.Labels = append(c.parsed.Labels, RawLabel{
-		Item: c.str(item), Rater: c.str(rater), Value: c.str(value),
+		Item: item, Rater: rater, Value: value,
 		Line: line, Row: row,
 		ItemCol: itemCol, RaterCol: raterCol, ValueCol: valueCol,
 	})
@@ -176,6 +194,7 @@ func (c *collector) result() (*Parsed, error) {
 func ReadLabels(r io.Reader, opts ReadOptions) (*Parsed, error) {
 	br := bufio.NewReaderSize(r, sniffSize)
 	c := newCollector(opts, opts.Format)
+	c.size = inputSize(r)
 	kind, err := sniff(br, c)
 	if err != nil {
 		return nil, err

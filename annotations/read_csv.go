@@ -67,6 +67,8 @@ func readCSVLabels(br *bufio.Reader, opts ReadOptions, c *collector, want Format
 				c.parsed.Format = FormatCSVWide
 			} else {
 				c.parsed.Format = FormatCSVLong
+				head, _ := br.Peek(sniffSize)
+				c.reserve(head)
 			}
 			return headerOK
 		}
