@@ -2,6 +2,7 @@ package raters
 
 import (
 	"math"
+	"sort"
 )
 
 // pairStats computes Cohen's (1960, 1968) kappa of raters a and b on the
@@ -13,15 +14,21 @@ import (
 //	var = [Σ_kl p_kl (w_kl - (1-κ)(w̄_k. + w̄_.l))² - (κ - p_e(1-κ))²] / (n (1-p_e)²)
 //
 // with w̄_k. = Σ_l w_kl p_.l and w̄_.l = Σ_k w_kl p_k.
-func (t *table) pairStats(a, b int, w *weightMat, mult []float64, withSE bool, level float64) Estimate {
+//
+// items lists the items both raters rated (nil: look at every item).
+func (t *table) pairStats(a, b int, items []int32, w *weightMat, mult []float64, withSE bool, level float64) Estimate {
 	e := undefined()
 	if t.q < 2 {
 		return e
 	}
+	if items == nil {
+		items = t.coRated(a, b)
+	}
 	pa := make([]float64, t.q)
 	pb := make([]float64, t.q)
 	n, po := 0.0, 0.0
-	for i := 0; i < t.n; i++ {
+	for _, i32 := range items {
+		i := int(i32)
 		m := weightOf(mult, i)
 		if m == 0 {
 			continue
@@ -65,11 +72,9 @@ func (t *table) pairStats(a, b int, w *weightMat, mult []float64, withSE bool, l
 		return e
 	}
 	s := 0.0
-	for i := 0; i < t.n; i++ {
+	for _, i32 := range items {
+		i := int(i32)
 		x, y := t.cell[i*t.r+a], t.cell[i*t.r+b]
-		if x < 0 || y < 0 {
-			continue
-		}
 		wxy := 1.0
 		if x != y {
 			wxy = w.at(int(x), int(y))
@@ -101,7 +106,7 @@ func CohenKappa(r *Ratings, a, b int, o CoefOptions) (Estimate, error) {
 	if err != nil {
 		return undefined(), err
 	}
-	return t.pairStats(a, b, w, nil, true, o.level()), nil
+	return t.pairStats(a, b, nil, w, nil, true, o.level()), nil
 }
 
 // ScottPi returns Scott's (1955) pi. For two raters it is Scott's pi on the
@@ -188,6 +193,58 @@ func (t *table) scott2(w *weightMat, mult []float64, withSE bool, level float64)
 	return e
 }
 
+// coRated lists the items raters a and b both rated.
+func (t *table) coRated(a, b int) []int32 {
+	items := []int32{}
+	for i := 0; i < t.n; i++ {
+		if t.cell[i*t.r+a] >= 0 && t.cell[i*t.r+b] >= 0 {
+			items = append(items, int32(i))
+		}
+	}
+	return items
+}
+
+// ratedPair is a pair of raters with the items both rated.
+type ratedPair struct {
+	a, b  int
+	items []int32
+}
+
+// ratedPairs returns the pairs of raters (a < b, in order) that rated at
+// least one item in common, in O(Σ_i m_i²).
+func (t *table) ratedPairs() []ratedPair {
+	idx := map[[2]int]int{}
+	var pairs []ratedPair
+	var who []int
+	for i := 0; i < t.n; i++ {
+		who = who[:0]
+		for j := 0; j < t.r; j++ {
+			if t.cell[i*t.r+j] >= 0 {
+				who = append(who, j)
+			}
+		}
+		for x, a := range who {
+			for _, b := range who[x+1:] {
+				k := [2]int{a, b}
+				p, ok := idx[k]
+				if !ok {
+					p = len(pairs)
+					idx[k] = p
+					pairs = append(pairs, ratedPair{a: a, b: b})
+				}
+				pairs[p].items = append(pairs[p].items, int32(i))
+			}
+		}
+	}
+	sort.Slice(pairs, func(x, y int) bool {
+		if pairs[x].a != pairs[y].a {
+			return pairs[x].a < pairs[y].a
+		}
+		return pairs[x].b < pairs[y].b
+	})
+	return pairs
+}
+
 // PairKappa is Cohen's kappa between two raters under several weights.
 type PairKappa struct {
 	A, B int
@@ -197,15 +254,15 @@ type PairKappa struct {
 	Kappa map[Weights]Estimate
 }
 
-// PairwiseCohen returns Cohen's kappa for every pair of raters (a < b) under
-// each of the given weights, in the order (0,1), (0,2), ..., (1,2), ....
-// Pairs without a common item have NaN kappas.
+// PairwiseCohen returns Cohen's kappa for every pair of raters (a < b) that
+// rated at least one item in common, under each of the given weights, in the
+// order (0,1), (0,2), ..., (1,2), ....
 func PairwiseCohen(r *Ratings, ws []Weights, o CoefOptions) ([]PairKappa, error) {
 	t := prepare(r, o.ObservedCategoriesOnly)
-	return t.pairwise(ws, nil, true, o.level())
+	return t.pairwise(t.ratedPairs(), ws, true, o.level())
 }
 
-func (t *table) pairwise(ws []Weights, mult []float64, withSE bool, level float64) ([]PairKappa, error) {
+func (t *table) pairwise(pairs []ratedPair, ws []Weights, withSE bool, level float64) ([]PairKappa, error) {
 	wms := make([]*weightMat, len(ws))
 	for x, w := range ws {
 		var err error
@@ -213,20 +270,13 @@ func (t *table) pairwise(ws []Weights, mult []float64, withSE bool, level float6
 			return nil, err
 		}
 	}
-	var out []PairKappa
-	for a := 0; a < t.r; a++ {
-		for b := a + 1; b < t.r; b++ {
-			pk := PairKappa{A: a, B: b, Kappa: make(map[Weights]Estimate, len(ws))}
-			for i := 0; i < t.n; i++ {
-				if t.cell[i*t.r+a] >= 0 && t.cell[i*t.r+b] >= 0 {
-					pk.N++
-				}
-			}
-			for x, w := range ws {
-				pk.Kappa[w] = t.pairStats(a, b, wms[x], mult, withSE, level)
-			}
-			out = append(out, pk)
+	out := make([]PairKappa, 0, len(pairs))
+	for _, p := range pairs {
+		pk := PairKappa{A: p.a, B: p.b, N: len(p.items), Kappa: make(map[Weights]Estimate, len(ws))}
+		for x, w := range ws {
+			pk.Kappa[w] = t.pairStats(p.a, p.b, p.items, wms[x], nil, withSE, level)
 		}
+		out = append(out, pk)
 	}
 	return out, nil
 }

@@ -373,7 +373,8 @@ func Analyze(r *Ratings, o Options) (*Report, error) {
 	default:
 		cws = []Weights{LinearWeights, QuadraticWeights}
 	}
-	pairs, err := t.pairwise(cws, nil, true, level)
+	rated := t.ratedPairs()
+	pairs, err := t.pairwise(rated, cws, true, level)
 	if err != nil {
 		return nil, err
 	}
@@ -384,9 +385,9 @@ func Analyze(r *Ratings, o Options) (*Report, error) {
 		for _, w := range cws {
 			e := p.Kappa[w]
 			ep := &e
-			a, bb := p.A, p.B
 			m := wm(w)
-			add(ep, func(mult []float64) float64 { return t.pairStats(a, bb, m, mult, false, level).Value })
+			rp := rated[x]
+			add(ep, func(mult []float64) float64 { return t.pairStats(rp.a, rp.b, rp.items, m, mult, false, level).Value })
 			switch w {
 			case Unweighted:
 				cp.Unweighted = ep

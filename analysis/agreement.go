@@ -1,0 +1,161 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"concord/annotations"
+	"concord/raters"
+)
+
+// AgreementReport is the agreement document of a dataset: the scheme and
+// raters.Report (every coefficient that applies to the scheme, the baseline
+// aggregators and the rater profiles), flattened into one JSON object. The
+// server, the CLI and the reports share it.
+type AgreementReport struct {
+	Scheme string `json:"scheme"`
+	*raters.Report
+}
+
+// RatingsTable is a dataset laid out for package raters: the items × raters
+// table and the ids of its rows, columns and categories.
+type RatingsTable struct {
+	Ratings *raters.Ratings
+	// Items are the ids of the labelled items (rows), in the dataset's
+	// item order; Raters the rater ids (columns) in order of first label.
+	Items, Raters []string
+	// Categories are the level codes (categorical schemes).
+	Categories []string
+	// Level is the level of measurement of the scheme.
+	Level raters.Level
+	// Duplicates counts the (item, rater) pairs with more than one label;
+	// the first label is kept.
+	Duplicates int
+}
+
+// Level returns the level of measurement of a scheme: nominal for nominal
+// and binary schemes, ordinal for ordinal ones and interval for bounded
+// ones.
+func Level(s annotations.Scheme) raters.Level {
+	switch s.Kind {
+	case annotations.Ordinal:
+		return raters.Ordinal
+	case annotations.Bounded:
+		return raters.Interval
+	}
+	return raters.Nominal
+}
+
+// CategoryValues returns the numeric values of a categorical scheme's
+// levels: the codes themselves when they are all numbers increasing in the
+// scheme's order (ordinal:1..5, ordinal:0..3), and 1..K otherwise. They are
+// what the interval and ratio metrics, the weights and the ICCs use.
+func CategoryValues(s annotations.Scheme) []float64 {
+	k := s.K()
+	vals := make([]float64, k)
+	numeric := true
+	for i, l := range s.Levels {
+		v, err := strconv.ParseFloat(l.Code, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || (i > 0 && !(v > vals[i-1])) {
+			numeric = false
+			break
+		}
+		vals[i] = v
+	}
+	if !numeric {
+		for i := range vals {
+			vals[i] = float64(i + 1)
+		}
+	}
+	return vals
+}
+
+// Table lays a dataset out as a raters.Ratings table. Labels must be in
+// canonical form (as stored or as annotations.LoadFiles returns them); a
+// label outside the scheme is an error.
+func Table(ds *annotations.Dataset) (*RatingsTable, error) {
+	s := ds.Scheme
+	if s.Open() {
+		return nil, annotations.Errorf(annotations.EINVALID, "scheme %s names only one class", s)
+	}
+	rt := &RatingsTable{Raters: ds.RaterIDs(), Level: Level(s)}
+	labelled := map[string]bool{}
+	for _, l := range ds.Labels {
+		labelled[l.Item] = true
+	}
+	for _, id := range ds.ItemIDs() {
+		if labelled[id] {
+			rt.Items = append(rt.Items, id)
+		}
+	}
+	itemIx := make(map[string]int, len(rt.Items))
+	for i, id := range rt.Items {
+		itemIx[id] = i
+	}
+	raterIx := make(map[string]int, len(rt.Raters))
+	for j, id := range rt.Raters {
+		raterIx[id] = j
+	}
+	k := 0
+	if s.Categorical() {
+		k = s.K()
+		rt.Categories = s.Codes()
+	}
+	r := raters.NewRatings(len(rt.Items), len(rt.Raters), k)
+	if k > 0 {
+		r.Values = CategoryValues(s)
+	}
+	for _, l := range ds.Labels {
+		var v float64
+		if k > 0 {
+			c, ok := s.Index(l.Value)
+			if !ok {
+				return nil, annotations.Errorf(annotations.EINVALID, "item %q, rater %q: label %q is not a level of %s", l.Item, l.Rater, l.Value, s)
+			}
+			v = float64(c)
+		} else {
+			x, err := s.Value(l.Value)
+			if err != nil {
+				return nil, annotations.Errorf(annotations.EINVALID, "item %q, rater %q: %s", l.Item, l.Rater, annotations.ErrorMessage(err))
+			}
+			v = x
+		}
+		i, j := itemIx[l.Item], raterIx[l.Rater]
+		if !math.IsNaN(r.At(i, j)) {
+			rt.Duplicates++
+			continue
+		}
+		r.Set(i, j, v)
+	}
+	rt.Ratings = r
+	return rt, nil
+}
+
+// Agreement computes the agreement report of a dataset: the level of
+// measurement follows the scheme, and the ids of items, raters and
+// categories label the output (opts.Level and the names in opts are
+// overwritten).
+func Agreement(ds *annotations.Dataset, opts raters.Options) (*AgreementReport, error) {
+	rt, err := Table(ds)
+	if err != nil {
+		return nil, err
+	}
+	if len(rt.Raters) < 2 {
+		return nil, annotations.Errorf(annotations.EINVALID, "agreement needs labels from at least 2 raters, found %d", len(rt.Raters))
+	}
+	opts.Level = rt.Level
+	opts.RaterNames, opts.ItemNames = rt.Raters, rt.Items
+	opts.CategoryNames = nil
+	for _, l := range ds.Scheme.Levels {
+		opts.CategoryNames = append(opts.CategoryNames, l.Code)
+	}
+	rep, err := raters.Analyze(rt.Ratings, opts)
+	if err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
+	}
+	if rt.Duplicates > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d repeated (item, rater) labels: the first of each was used", rt.Duplicates))
+	}
+	return &AgreementReport{Scheme: ds.Scheme.String(), Report: rep}, nil
+}

@@ -1,0 +1,137 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"concord/annotations"
+	"concord/raters"
+)
+
+func TestCategoryValues(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		want []float64
+	}{
+		{"ordinal:1..5", []float64{1, 2, 3, 4, 5}},
+		{"ordinal:0..3", []float64{0, 1, 2, 3}},
+		{"ordinal:poor,fair,good", []float64{1, 2, 3}},
+		{"ordinal:5,3,1", []float64{1, 2, 3}}, // numbers, but not increasing
+		{"nominal:yes,no,maybe", []float64{1, 2, 3}},
+	} {
+		got := CategoryValues(annotations.MustParseScheme(c.spec))
+		if len(got) != len(c.want) {
+			t.Fatalf("%s: %v", c.spec, got)
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: %v, want %v", c.spec, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+// The 4 observers x 12 units of Krippendorff (2011) with missing values.
+var kripp = [][]string{
+	{"1", "1", "", "1"}, {"2", "2", "3", "2"}, {"3", "3", "3", "3"}, {"3", "3", "3", "3"},
+	{"2", "2", "2", "2"}, {"1", "2", "3", "4"}, {"4", "4", "4", "4"}, {"1", "1", "2", "1"},
+	{"2", "2", "2", "2"}, {"", "5", "5", "5"}, {"", "", "1", "1"}, {"", "", "3", ""},
+}
+
+func krippDataset(scheme string) *annotations.Dataset {
+	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme(scheme)}
+	for i, row := range kripp {
+		for j, v := range row {
+			if v != "" {
+				ds.Labels = append(ds.Labels, annotations.Label{Item: "u" + string(rune('a'+i)), Rater: "obs" + string(rune('A'+j)), Value: v})
+			}
+		}
+	}
+	return ds
+}
+
+func TestAgreementOrdinal(t *testing.T) {
+	ds := krippDataset("ordinal:1..5")
+	// A repeated label is reported and the first kept.
+	ds.Labels = append(ds.Labels, annotations.Label{Item: "ua", Rater: "obsA", Value: "5"})
+	rep, err := Agreement(ds, raters.Options{Bootstrap: 100, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Level != "ordinal" || rep.Items != 12 || rep.Raters != 4 || rep.Labels != 41 {
+		t.Errorf("level %s, %d items, %d raters, %d labels", rep.Level, rep.Items, rep.Raters, rep.Labels)
+	}
+	// Krippendorff (2011) publishes .743, .815, .849, .797.
+	for m, want := range map[string]float64{"nominal": 0.743, "ordinal": 0.815, "interval": 0.849, "ratio": 0.797} {
+		if got := rep.KrippendorffAlpha[m].Value; math.Abs(got-want) > 5e-4 {
+			t.Errorf("alpha %s = %.4f, published %.3f", m, got, want)
+		}
+	}
+	if len(rep.Notes) == 0 {
+		t.Error("repeated label not reported")
+	}
+	if rep.CohenKappa[0].A != "obsA" || rep.CohenKappa[0].B != "obsB" {
+		t.Errorf("pair names %q %q", rep.CohenKappa[0].A, rep.CohenKappa[0].B)
+	}
+	mv := rep.Aggregators["majority"]
+	if mv.Items[0].ID != "ua" || mv.Items[0].Label != "1" || mv.Raters[0].ID != "obsA" {
+		t.Errorf("majority: %+v %+v", mv.Items[0], mv.Raters[0])
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["scheme"] != "ordinal:1..5" || doc["fleiss_kappa"] == nil || doc["icc"] == nil {
+		t.Errorf("document: scheme %v, fleiss %v", doc["scheme"], doc["fleiss_kappa"])
+	}
+}
+
+func TestAgreementNamedLevels(t *testing.T) {
+	// Names instead of numbers: values 1..K, so the interval alpha is the
+	// same as with codes 1..5.
+	ds := krippDataset("ordinal:1..5")
+	named := &annotations.Dataset{Scheme: annotations.MustParseScheme("ordinal:a,b,c,d,e")}
+	for _, l := range ds.Labels {
+		l.Value = string(rune('a' + l.Value[0] - '1'))
+		named.Labels = append(named.Labels, l)
+	}
+	r1, err := Agreement(ds, raters.Options{Bootstrap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Agreement(named, raters.Options{Bootstrap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := r1.KrippendorffAlpha["interval"].Value, r2.KrippendorffAlpha["interval"].Value; a != b {
+		t.Errorf("interval alpha %v vs %v", a, b)
+	}
+}
+
+func TestAgreementBoundedAndErrors(t *testing.T) {
+	ds := krippDataset("bounded:0..10")
+	rep, err := Agreement(ds, raters.Options{Bootstrap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Level != "interval" || rep.FleissKappa != nil || rep.ICC == nil {
+		t.Errorf("bounded: level %s", rep.Level)
+	}
+	if got := rep.KrippendorffAlpha["interval"].Value; math.Abs(got-0.849) > 5e-4 {
+		t.Errorf("interval alpha %.4f", got)
+	}
+	bad := krippDataset("ordinal:1..4") // the data hold a 5
+	if _, err := Agreement(bad, raters.Options{Bootstrap: -1}); annotations.ErrorCode(err) != annotations.EINVALID {
+		t.Errorf("label outside the scheme: %v", err)
+	}
+	one := &annotations.Dataset{Scheme: annotations.MustParseScheme("nominal:x,y"), Labels: []annotations.Label{{Item: "i", Rater: "r", Value: "x"}}}
+	if _, err := Agreement(one, raters.Options{Bootstrap: -1}); annotations.ErrorCode(err) != annotations.EINVALID {
+		t.Errorf("one rater: %v", err)
+	}
+}
