@@ -174,7 +174,7 @@ func roundTrip(t testing.TB, ds *Dataset, w writer) (*Dataset, error) {
 	ro.Name = "export." + w.name
 	p, err := ReadLabels(bytes.NewReader(buf.Bytes()), ro)
 	if err != nil {
-		t.Fatalf("%s: reading the export back: %v\n%s", w.name, err, buf.String())
+		t.Fatalf("%s: reading the export back: %v\n%q", w.name, err, buf.String())
 	}
 	var items []Item
 	if len(ds.Items) > 0 {
@@ -183,7 +183,7 @@ func roundTrip(t testing.TB, ds *Dataset, w writer) (*Dataset, error) {
 			return nil, err
 		}
 		if items, err = ReadItems(bytes.NewReader(ib.Bytes()), ReadOptions{Name: "items.csv"}); err != nil {
-			t.Fatalf("%s: reading the items back: %v\n%s", w.name, err, ib.String())
+			t.Fatalf("%s: reading the items back: %v\n%q", w.name, err, ib.String())
 		}
 	}
 	return BuildDataset(ds.Scheme, p, items, ro)
