@@ -56,6 +56,7 @@ func commands() []command {
 		{"demo", "load the bundled real datasets and summarise them", runDemo},
 		{"fit", "fit a multi-rater model to a project or to label files", runFit},
 		{"serve", "run the REST API and dashboard", runServe},
+		{"agreement", "agreement coefficients and baseline aggregators", runAgreement},
 		{"version", "print the version", runVersion},
 	}
 }
