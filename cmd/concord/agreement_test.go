@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func testEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), getenv: func(string) string { return "" }}, &out, &errb
+}
+
+// testdata/agreement_sirt_k1.csv: the first 40 essays of the sirt writing
+// ratings, criterion k1 (see raters/testdata/README.md), with missing ratings.
+func TestAgreementCommandFiles(t *testing.T) {
+	e, out, errb := testEnv()
+	code := run(context.Background(), e, []string{"agreement", "--labels", "testdata/agreement_sirt_k1.csv", "--scheme", "ordinal:0..3", "--where", "criterion=k1", "--bootstrap", "50", "--json"})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"krippendorff_alpha", "fleiss_kappa", "randolph_kappa", "cohen_kappa", "scott_pi", "gwet_ac1", "gwet_ac2", "brennan_prediger", "percent_agreement", "icc", "aggregators"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("--json output lacks %q", k)
+		}
+	}
+	if doc["scheme"] != "ordinal:0..3" {
+		t.Errorf("scheme %v", doc["scheme"])
+	}
+
+	e, out, errb = testEnv()
+	if code := run(context.Background(), e, []string{"agreement", "--labels", "testdata/agreement_sirt_k1.csv", "--scheme", "ordinal:0..3", "--bootstrap", "0"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	for _, want := range []string{"Krippendorff's alpha (ordinal)", "Fleiss' kappa", "ICC(2,1)", "Cohen's kappa", "dawid_skene", "majority", "Rater"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestAgreementCommandProject(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "a.db")
+	e, _, errb := testEnv()
+	if code := run(context.Background(), e, []string{"import", "--db", dbPath, "--project", "essays", "--scheme", "ordinal:0..3", "--yes", "testdata/agreement_sirt_k1.csv"}); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errb)
+	}
+	e, out, errb := testEnv()
+	if code := run(context.Background(), e, []string{"agreement", "--db", dbPath, "--project", "essays", "--bootstrap", "0", "--json"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var doc struct {
+		Items  int `json:"items"`
+		Labels int `json:"labels"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Items != 40 || doc.Labels == 0 {
+		t.Errorf("items %d labels %d", doc.Items, doc.Labels)
+	}
+}
+
+func TestAgreementCommandErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"agreement"},
+		{"agreement", "--labels", "testdata/agreement_sirt_k1.csv", "--project", "x"},
+		{"agreement", "--labels", "testdata/agreement_sirt_k1.csv", "--scheme", "ordinal:1..2"},
+		{"agreement", "--labels", "testdata/nonexistent.csv", "--scheme", "ordinal:0..3"},
+		{"agreement", "--labels", "testdata/agreement_sirt_k1.csv", "--conf-level", "2"},
+	} {
+		e, _, errb := testEnv()
+		if code := run(context.Background(), e, args); code != 1 {
+			t.Errorf("%v: exit %d, want 1 (%s)", args, code, errb)
+		}
+		if errb.Len() == 0 {
+			t.Errorf("%v: no error message", args)
+		}
+	}
+}
