@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// smartList is the SMART English stop-word list (571 words) that Rogers et
-// al. sec. 4 cite; see stopwords/README.md for its source and licence.
+// smartList is the SMART English stop-word list that Rogers et al. sec. 4
+// cite: 571 entries, 570 distinct words ("would" is listed twice); see
+// stopwords/README.md for its source and licence.
 //
 //go:embed stopwords/smart.txt
 var smartList string
@@ -27,7 +28,8 @@ var smartStopWords = func() map[string]bool {
 	return m
 }()
 
-// StopWords returns the SMART stop-word list in lexical (byte) order.
+// StopWords returns the 570 distinct words of the SMART stop-word list in
+// byte order.
 func StopWords() []string {
 	words := make([]string, 0, len(smartStopWords))
 	for w := range smartStopWords {
