@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	"concord/annotations"
+)
+
+const importHelp = `
+Import a label file into a project, creating the project if it does not exist.
+The whole import is one transaction: when any row is bad nothing is written and
+every problem is reported with its file, line or row, column and what was
+expected. Re-importing the same file changes nothing; a label that differs from
+the stored label of the same (item, rater) is an error unless --replace is given.
+
+Formats (detected from the content unless --format is given):
+  csv-long     item_id,rater_id,label (also task,worker,label and item,annotator,value; TSV too)
+  csv-wide     one row per item, one column per rater, empty cell = not rated
+  xlsx         long or wide form, first sheet or --sheet
+  json         an array of {"item_id", "rater_id", "label"}
+  jsonl        one such object per line
+  labelstudio  Label Studio JSON export (choices, rating or number results)
+  doccano      doccano JSONL export
+
+Schemes (--scheme; inferred from the labels and shown when omitted):
+  ordinal:1..5  ordinal:poor,fair,good  ordinal:1=poor,2=fair,3=good
+  nominal:yes,no,maybe  binary:0,1,pos=1  binary:pos=yes  bounded:0..100
+
+Examples:
+  concord import --project essays --scheme ordinal:0..3 --where criterion=k1 ratings.csv
+  concord import --project rte --scheme binary:0,1,pos=1 --items items.csv ratings.csv
+`
+
+func runImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "import", "--project NAME [--scheme SPEC] [--items FILE] [--format F] [--replace] FILE", importHelp)
+	dsn := dbFlag(fs)
+	project := fs.String("project", "", "project name (created if it does not exist) (required)")
+	schemeSpec := fs.String("scheme", "", "label scheme, e.g. ordinal:1..5 (default: the project's, or inferred)")
+	items := fs.String("items", "", "items file: item_id,text,<numeric covariates> (CSV, TSV or XLSX)")
+	format := fs.String("format", "auto", "auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano")
+	sheet := fs.String("sheet", "", "XLSX sheet name (default: the first sheet)")
+	textCols := fs.String("text-columns", "", "items-file columns joined into the item text (default: text)")
+	replace := fs.Bool("replace", false, "replace stored labels that differ from the file's")
+	yes := fs.Bool("yes", false, "accept an inferred scheme without asking")
+	where := whereFlag{}
+	fs.Var(where, "where", "keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
+	pos, err := parseFlags(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return annotations.Errorf(annotations.EINVALID, "expected exactly one label file, got %d", len(pos))
+	}
+	if *project == "" {
+		return annotations.Errorf(annotations.EINVALID, "--project is required")
+	}
+	st, err := openStore(ctx, e, *dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	existing, err := st.FindProjectByName(ctx, *project)
+	if err != nil && annotations.ErrorCode(err) != annotations.ENOTFOUND {
+		return err
+	}
+	var scheme *annotations.Scheme
+	if *schemeSpec != "" {
+		s, err := annotations.ParseScheme(*schemeSpec)
+		if err != nil {
+			return err
+		}
+		scheme = &s
+	}
+	if existing != nil {
+		if scheme != nil && !scheme.Open() && !scheme.Equal(existing.Scheme) {
+			return annotations.Errorf(annotations.EINVALID, "project %q has scheme %s, not %s", existing.Name, existing.Scheme, scheme)
+		}
+		s := existing.Scheme
+		scheme = &s
+	}
+	opts := annotations.LoadOptions{
+		ReadOptions: annotations.ReadOptions{
+			Format:      annotations.Format(*format),
+			Sheet:       *sheet,
+			Where:       where,
+			TextColumns: splitList(*textCols),
+		},
+		Scheme:    scheme,
+		ItemsPath: *items,
+	}
+	loaded, err := annotations.LoadFiles(pos[0], opts)
+	if err != nil {
+		return err
+	}
+	ds := loaded.Dataset
+	if loaded.Inferred {
+		fmt.Fprintf(e.stdout, "Inferred scheme %s (%s); pass --scheme to override.\n", ds.Scheme, loaded.Reason)
+		if e.interactive && !*yes && !confirm(e, "Use this scheme?") {
+			return annotations.Errorf(annotations.EINVALID, "import cancelled: scheme not confirmed")
+		}
+	}
+	if len(loaded.Unused) > 0 {
+		fmt.Fprintf(e.stdout, "Columns not used: %s\n", strings.Join(loaded.Unused, ", "))
+	}
+
+	created := false
+	p := existing
+	if p == nil {
+		p = &annotations.Project{Name: *project, Scheme: ds.Scheme}
+		if err := st.CreateProject(ctx, p); err != nil {
+			return err
+		}
+		created = true
+	}
+	bar := newProgressBar(e, "importing")
+	res, err := st.Import(ctx, p.ID, ds, annotations.ImportOptions{
+		Replace:  *replace,
+		Progress: func(done, total int) { bar.Set(float64(done)/float64(max(total, 1)), "") },
+	})
+	bar.Done()
+	if err != nil {
+		if created {
+			// Bad input changes nothing: not even an empty project is left.
+			_ = st.DeleteProject(context.WithoutCancel(ctx), p.ID)
+		}
+		return err
+	}
+	verb := "into"
+	if created {
+		verb = "into new"
+	}
+	fmt.Fprintf(e.stdout, "Imported %s (%s) %s project %q (scheme %s):\n", pos[0], loaded.Format, verb, p.Name, p.Scheme)
+	fmt.Fprintf(e.stdout, "  labels: %d added, %d replaced, %d unchanged\n", res.LabelsAdded, res.LabelsReplaced, res.LabelsUnchanged)
+	fmt.Fprintf(e.stdout, "  items:  %d added, %d updated\n", res.ItemsAdded, res.ItemsUpdated)
+	fmt.Fprintf(e.stdout, "  raters: %d added\n", res.RatersAdded)
+	return nil
+}
+
+// confirm asks a yes/no question on the terminal; an empty answer is yes.
+func confirm(e *env, question string) bool {
+	fmt.Fprintf(e.stderr, "%s [Y/n] ", question)
+	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "", "y", "yes":
+		return true
+	}
+	return false
+}
