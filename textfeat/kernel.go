@@ -3,6 +3,7 @@ package textfeat
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -16,6 +17,11 @@ import (
 // except for documents with no known term, whose row and column are zero: add
 // a jitter or another kernel before factorising such a matrix.
 //
+// The products are accumulated term by term through an inverted index (the
+// documents containing each term), so the cost is sum_t df_t^2 / 2 over the
+// terms t, never more than the N^2/2 sparse dot products it replaces; each
+// entry sums its products in increasing term order, as Vector.Dot does.
+//
 // dst must be empty (it is then resized to len(vecs) x len(vecs)) or of that
 // size; LinearKernelTo panics otherwise, if vecs is empty or if a vector is
 // malformed. Rows are computed in parallel (one goroutine per CPU); each entry
@@ -27,17 +33,23 @@ func LinearKernelTo(dst *mat.SymDense, vecs []Vector) {
 	if n == 0 {
 		panic("textfeat: LinearKernelTo with no vectors")
 	}
-	d := dim("vecs", vecs)
+	p := newPostings(vecs, dim("vecs", vecs))
 	reuseSym(dst, n)
 	raw := dst.RawSymmetric()
-	parallelRows(n, d, func(x []float64, i int) {
-		row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+	parallelFor(n, func(i int) {
+		// Upper triangle of row i: row[j-i] = K_ij for j >= i.
+		row := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
+		clear(row)
 		vi := vecs[i]
-		scatter(x, vi)
-		for j := i; j < n; j++ {
-			row[j] = gather(x, vecs[j])
+		for k, t := range vi.Idx {
+			docs, vals := p.of(t)
+			// Documents before i are done by their own rows.
+			s, _ := slices.BinarySearch(docs, int32(i))
+			a := vi.Val[k]
+			for m := s; m < len(docs); m++ {
+				row[int(docs[m])-i] += a * vals[m]
+			}
 		}
-		unscatter(x, vi)
 	})
 }
 
@@ -46,7 +58,9 @@ func LinearKernelTo(dst *mat.SymDense, vecs []Vector) {
 //	K_ij = a_i^T b_j,
 //
 // for instance new documents (rows) against the training documents (columns)
-// when predicting. a and b must come from the same Vectorizer.
+// when predicting. a and b must come from the same Vectorizer. As in
+// LinearKernelTo, the products are accumulated through an inverted index of
+// b, in increasing term order for each entry.
 //
 // dst must be empty (it is then resized to len(a) x len(b)) or of that size;
 // CrossKernelTo panics otherwise, if a or b is empty or if a vector is
@@ -56,17 +70,65 @@ func CrossKernelTo(dst *mat.Dense, a, b []Vector) {
 	if len(a) == 0 || len(b) == 0 {
 		panic("textfeat: CrossKernelTo with no vectors")
 	}
-	d := max(dim("a", a), dim("b", b))
+	dim("a", a)
+	p := newPostings(b, dim("b", b))
 	reuseDense(dst, len(a), len(b))
 	raw := dst.RawMatrix()
-	parallelRows(len(a), d, func(x []float64, i int) {
+	parallelFor(len(a), func(i int) {
 		row := raw.Data[i*raw.Stride : i*raw.Stride+len(b)]
-		scatter(x, a[i])
-		for j, bj := range b {
-			row[j] = gather(x, bj)
+		clear(row)
+		ai := a[i]
+		for k, t := range ai.Idx {
+			if int(t) >= p.dim() {
+				break // no document of b has this or any later term
+			}
+			docs, vals := p.of(t)
+			x := ai.Val[k]
+			for m, j := range docs {
+				row[j] += x * vals[m]
+			}
 		}
-		unscatter(x, a[i])
 	})
+}
+
+// postings is an inverted index of a set of vectors: for each term, the
+// documents that contain it in increasing order, and the term's values there
+// (the vectors as a compressed sparse column matrix).
+type postings struct {
+	start []int // term t's postings are doc[start[t]:start[t+1]]
+	doc   []int32
+	val   []float64
+}
+
+// newPostings indexes vecs, whose indices are all below d.
+func newPostings(vecs []Vector, d int) postings {
+	p := postings{start: make([]int, d+1)}
+	for _, v := range vecs {
+		for _, t := range v.Idx {
+			p.start[t+1]++
+		}
+	}
+	for t := range d {
+		p.start[t+1] += p.start[t]
+	}
+	p.doc = make([]int32, p.start[d])
+	p.val = make([]float64, p.start[d])
+	next := slices.Clone(p.start[:d])
+	for j, v := range vecs {
+		for k, t := range v.Idx {
+			p.doc[next[t]] = int32(j)
+			p.val[next[t]] = v.Val[k]
+			next[t]++
+		}
+	}
+	return p
+}
+
+func (p postings) dim() int { return len(p.start) - 1 }
+
+func (p postings) of(t int32) ([]int32, []float64) {
+	lo, hi := p.start[t], p.start[t+1]
+	return p.doc[lo:hi], p.val[lo:hi]
 }
 
 // RBFKernelTo fills dst with the Gaussian (RBF) kernel on the vectors,
@@ -152,29 +214,4 @@ func reuseDense(dst *mat.Dense, r, c int) {
 	if m, n := dst.Dims(); m != r || n != c {
 		panic(fmt.Sprintf("textfeat: destination is %d x %d, want %d x %d", m, n, r, c))
 	}
-}
-
-// scatter writes v into the dense scratch x, which must be zero on v's
-// indices.
-func scatter(x []float64, v Vector) {
-	for k, i := range v.Idx {
-		x[i] = v.Val[k]
-	}
-}
-
-// unscatter zeroes x on v's indices again.
-func unscatter(x []float64, v Vector) {
-	for _, i := range v.Idx {
-		x[i] = 0
-	}
-}
-
-// gather returns sum_k x[w.Idx[k]] * w.Val[k].
-func gather(x []float64, w Vector) float64 {
-	var s float64
-	val := w.Val[:len(w.Idx)]
-	for k, i := range w.Idx {
-		s += x[i] * val[k]
-	}
-	return s
 }

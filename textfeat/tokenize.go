@@ -25,10 +25,8 @@ type part struct {
 // opts.KeepStopWords) and stemming (if opts.Stem). Bigrams are not formed
 // here; see Terms. Only the tokenisation options of opts are used.
 func Tokenize(text string, opts Options) []string {
-	parts := splitWords(foldText(text))
-	parts = numbersToDigits(parts)
-	parts = joinAgePhrases(parts)
-	return finishTokens(parts, opts)
+	tk := tokenizer{opts: opts}
+	return tk.tokenize(text)
 }
 
 // Terms returns the features of text: the tokens of Tokenize followed, if
@@ -36,8 +34,41 @@ func Tokenize(text string, opts Options) []string {
 // by one space ("heart murmur"). Bigrams are formed after stop-word removal
 // and stemming, as in scikit-learn's ngram_range=(1, 2).
 func Terms(text string, opts Options) []string {
-	toks := Tokenize(text, opts)
-	if !opts.Bigrams || len(toks) < 2 {
+	tk := tokenizer{opts: opts}
+	return tk.terms(text)
+}
+
+// maxStemCache bounds the memo of a tokenizer's stemmer.
+const maxStemCache = 1 << 16
+
+// tokenizer applies the rules of Tokenize under opts. stems, if not nil,
+// memoises the stemmer (a pure function) for the goroutine that owns the
+// tokenizer.
+type tokenizer struct {
+	opts  Options
+	stems map[string]string
+}
+
+// newCachingTokenizer returns a tokenizer with a stem memo, for one
+// goroutine featurising many documents.
+func newCachingTokenizer(opts Options) *tokenizer {
+	tk := &tokenizer{opts: opts}
+	if opts.Stem {
+		tk.stems = make(map[string]string)
+	}
+	return tk
+}
+
+func (tk *tokenizer) tokenize(text string) []string {
+	parts := splitWords(foldText(text))
+	parts = numbersToDigits(parts)
+	parts = joinAgePhrases(parts)
+	return tk.finish(parts)
+}
+
+func (tk *tokenizer) terms(text string) []string {
+	toks := tk.tokenize(text)
+	if !tk.opts.Bigrams || len(toks) < 2 {
 		return toks
 	}
 	terms := make([]string, len(toks), 2*len(toks)-1)
@@ -48,10 +79,29 @@ func Terms(text string, opts Options) []string {
 	return terms
 }
 
+func (tk *tokenizer) stem(tok string) string {
+	if tk.stems == nil {
+		return english.Stem(tok, true)
+	}
+	if s, ok := tk.stems[tok]; ok {
+		return s
+	}
+	s := english.Stem(tok, true)
+	if len(tk.stems) < maxStemCache {
+		tk.stems[tok] = s
+	}
+	return s
+}
+
 // foldText returns text in Unicode normalisation form NFC and lower case
 // (full Unicode lower-casing, with the Greek final sigma).
 func foldText(text string) string {
-	return cases.Lower(language.Und).String(norm.NFC.String(text))
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return cases.Lower(language.Und).String(norm.NFC.String(text))
+		}
+	}
+	return strings.ToLower(text) // ASCII: already NFC
 }
 
 const (
@@ -110,55 +160,84 @@ func isThousandsGroup(s string, i int) bool {
 // "it's" and "let's").
 func splitWords(s string) []part {
 	var (
-		parts  []part
-		cur    []byte
+		parts  = make([]part, 0, len(s)/5+1)
+		cur    []byte // the current part, when it differs from s[start:]
+		start  = -1   // byte offset of the current part in s; -1 between parts
+		dirty  bool   // cur, not s[start:end], holds the part's text
 		linked bool
 		first  int // index in parts of the current word's first part
 	)
-	flush := func() {
-		if len(cur) > 0 {
-			parts = append(parts, part{text: string(cur), linked: linked})
-			cur = cur[:0]
+	flush := func(end int) {
+		if start >= 0 {
+			text := s[start:end]
+			if dirty {
+				text = string(cur)
+			}
+			parts = append(parts, part{text: text, linked: linked})
 		}
-		linked = false
+		cur, start, dirty, linked = cur[:0], -1, false, false
 	}
-	endWord := func() {
-		flush()
+	endWord := func(end int) {
+		flush(end)
 		stripPossessive(parts[first:])
 		first = len(parts)
+	}
+	// add appends s[i:next] to the current part; drop marks a dropped or
+	// replaced character at i, after which the part is built in cur.
+	add := func(i, next int) {
+		if start < 0 {
+			start = i
+		}
+		if dirty {
+			cur = append(cur, s[i:next]...)
+		}
+	}
+	drop := func(i int) {
+		if !dirty {
+			dirty = true
+			cur = append(cur[:0], s[start:i]...)
+		}
 	}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		next := i + size
-		inWord := len(cur) > 0
+		inWord := start >= 0
 		switch {
 		case isApostrophe(r): // before letters: U+02BC is a modifier letter
 			if inWord && isWordRune(nextRune(s, next)) {
-				cur = append(cur, '\'')
+				if r != '\'' {
+					drop(i)
+					cur = append(cur, '\'')
+				} else {
+					add(i, next)
+				}
 			} else if inWord {
-				endWord()
+				endWord(i)
 			}
 		case isWordRune(r):
-			cur = append(cur, s[i:next]...)
+			add(i, next)
 		case inWord && unicode.IsMark(r):
-			cur = append(cur, s[i:next]...)
+			add(i, next)
 		case isIgnorable(r):
 			// dropped, does not end the word
+			if inWord {
+				drop(i)
+			}
 		case inWord && isHyphen(r) && isWordRune(nextRune(s, next)):
-			flush()
+			flush(i)
 			linked = true
-		case inWord && r == '.' && isASCIIDigit(cur[len(cur)-1]) && next < len(s) && isASCIIDigit(s[next]):
-			cur = append(cur, '.')
-		case inWord && r == ',' && isASCIIDigit(cur[len(cur)-1]) && isThousandsGroup(s, next):
-			// thousands separator: dropped
+		case inWord && r == '.' && isASCIIDigit(s[i-1]) && next < len(s) && isASCIIDigit(s[next]):
+			add(i, next)
+		case inWord && r == ',' && isASCIIDigit(s[i-1]) && isThousandsGroup(s, next):
+			drop(i) // thousands separator
 		default:
 			if inWord {
-				endWord()
+				endWord(i)
 			}
 		}
 		i = next
 	}
-	endWord()
+	endWord(len(s))
 	return parts
 }
 
@@ -182,7 +261,7 @@ func stripPossessive(word []part) {
 // digits (see parseNumber). The phrase may span spaces and hyphens; the
 // result takes the place (and hyphen link) of the phrase's first part.
 func numbersToDigits(parts []part) []part {
-	out := parts[:0:0]
+	out := parts[:0] // in place: the write index never passes the read index
 	for i := 0; i < len(parts); {
 		if digits, end, ok := parseNumber(parts, i); ok {
 			out = append(out, part{text: digits, linked: parts[i].linked})
@@ -231,7 +310,7 @@ func isNumeral(s string) bool {
 // "4-year-olds") is accepted for "old". The joined token stands alone: it is
 // unlinked from any hyphenated neighbours.
 func joinAgePhrases(parts []part) []part {
-	out := parts[:0:0]
+	out := parts[:0] // in place
 	for i := 0; i < len(parts); {
 		if i+2 < len(parts) && isNumeral(parts[i].text) {
 			unit := ageUnits[parts[i+1].text]
@@ -251,9 +330,9 @@ func joinAgePhrases(parts []part) []part {
 	return out
 }
 
-// finishTokens joins hyphen-linked parts into tokens, removes stop words and
+// finish joins hyphen-linked parts into tokens, removes stop words and
 // stems.
-func finishTokens(parts []part, opts Options) []string {
+func (tk *tokenizer) finish(parts []part) []string {
 	toks := make([]string, 0, len(parts))
 	var b strings.Builder
 	for i := 0; i < len(parts); {
@@ -272,11 +351,11 @@ func finishTokens(parts []part, opts Options) []string {
 			tok = b.String()
 		}
 		i = j
-		if !opts.KeepStopWords && smartStopWords[tok] {
+		if !tk.opts.KeepStopWords && smartStopWords[tok] {
 			continue
 		}
-		if opts.Stem && isStemmable(tok) {
-			tok = english.Stem(tok, true)
+		if tk.opts.Stem && isStemmable(tok) {
+			tok = tk.stem(tok)
 		}
 		toks = append(toks, tok)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Weighting is a term-weighting scheme. Whatever the scheme, every document
@@ -108,7 +109,8 @@ func Fit(docs []string, opts Options) (*Vectorizer, []Vector, error) {
 	}
 	opts = opts.withDefaults()
 	terms := make([][]string, len(docs))
-	parallelFor(len(docs), func(i int) { terms[i] = Terms(docs[i], opts) })
+	parallelForWith(len(docs), func() *tokenizer { return newCachingTokenizer(opts) },
+		func(tk *tokenizer, i int) { terms[i] = tk.terms(docs[i]) })
 
 	type stat struct{ total, df, last int }
 	stats := make(map[string]*stat)
@@ -160,7 +162,7 @@ func Fit(docs []string, opts Options) (*Vectorizer, []Vector, error) {
 		df:    make([]int, len(kept)),
 	}
 	for i, e := range kept {
-		v.terms[i] = e.term
+		v.terms[i] = strings.Clone(e.term) // do not pin the documents' text
 		v.df[i] = e.df
 	}
 	v.init()
@@ -203,7 +205,8 @@ func (v *Vectorizer) Transform(doc string) Vector {
 func (v *Vectorizer) TransformAll(docs []string) []Vector {
 	v.mustBeFitted()
 	vecs := make([]Vector, len(docs))
-	parallelFor(len(docs), func(i int) { vecs[i] = v.Transform(docs[i]) })
+	parallelForWith(len(docs), func() *tokenizer { return newCachingTokenizer(v.opts) },
+		func(tk *tokenizer, i int) { vecs[i] = v.vectorize(tk.terms(docs[i])) })
 	return vecs
 }
 
