@@ -1,0 +1,253 @@
+package multirater
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MCMC settings shared by the Gibbs samplers. The zero value means the
+// defaults given for each field.
+type MCMC struct {
+	// Chains is the number of chains, run in parallel goroutines; 0 means 4.
+	Chains int
+	// Samples is the number of draws kept per chain; 0 means 2000.
+	Samples int
+	// Burnin is the number of sweeps discarded at the start of each chain;
+	// 0 means 1000 and a negative value means none.
+	Burnin int
+	// Thin keeps every Thin-th sweep after the burn-in; 0 means 1.
+	Thin int
+	// Seed seeds every chain's generator: chain c uses
+	// rand.NewPCG(Seed, c). The same seed, chain count and sampler give the
+	// same draws, bit for bit.
+	Seed uint64
+}
+
+// Defaults of MCMC.
+const (
+	DefaultChains  = 4
+	DefaultSamples = 2000
+	DefaultBurnin  = 1000
+)
+
+// WithDefaults returns m with zero fields replaced by their defaults.
+func (m MCMC) WithDefaults() MCMC {
+	if m.Chains == 0 {
+		m.Chains = DefaultChains
+	}
+	if m.Samples == 0 {
+		m.Samples = DefaultSamples
+	}
+	switch {
+	case m.Burnin == 0:
+		m.Burnin = DefaultBurnin
+	case m.Burnin < 0:
+		m.Burnin = 0
+	}
+	if m.Thin == 0 {
+		m.Thin = 1
+	}
+	return m
+}
+
+func (m MCMC) check() {
+	if m.Chains < 1 || m.Samples < 1 || m.Thin < 1 {
+		panic(fmt.Sprintf("multirater: invalid MCMC settings %+v (need chains, samples, thin >= 1)", m))
+	}
+	if m.Chains > 256 {
+		panic("multirater: more than 256 chains")
+	}
+}
+
+// Progress reports how far a fit has got. The samplers call the progress
+// callback about twice a second while sampling, once when the chains are done
+// and once when the result is ready.
+type Progress struct {
+	// Fraction of the work done, 0..1.
+	Fraction float64
+	// Elapsed is the time since the fit started; ETA estimates the time
+	// left (0 when unknown).
+	Elapsed time.Duration
+	ETA     time.Duration
+	// MaxRhat is the current maximum split R-hat of the rater precisions
+	// over the draws kept so far (0 until every chain has kept 8 draws).
+	MaxRhat float64
+	// Phase is "burn-in", "sampling", "summarising" or "done".
+	Phase string
+}
+
+// chainSampler is one Markov chain driven by runChains.
+type chainSampler interface {
+	// sweep advances the chain by one iteration; warmup is true during
+	// the burn-in, when the sampler may adapt its tuning.
+	sweep(warmup bool) error
+	// endWarmup is called once, after the last burn-in sweep; tuning is
+	// frozen from then on so that the kept draws come from a fixed Markov
+	// kernel.
+	endWarmup()
+	// record stores the current state as kept draw i.
+	record(i int)
+	// monitored returns the series watched for the live R-hat (one slice
+	// of length Samples per parameter, filled up to the kept draws).
+	monitored() [][]float64
+}
+
+// chainRunStats describes a runChains call.
+type chainRunStats struct {
+	sampling time.Duration
+}
+
+// newChainRand returns the generator of chain c: PCG seeded with (seed, c).
+func newChainRand(seed uint64, c int) (*rand.Rand, *rand.PCG) {
+	src := rand.NewPCG(seed, uint64(c))
+	return rand.New(src), src
+}
+
+// progressEvery is the interval between progress reports.
+const progressEvery = 500 * time.Millisecond
+
+// runChains runs the chains in parallel, one goroutine each, until every
+// chain has kept m.Samples draws, ctx is cancelled (then the context's error
+// is returned within one sweep of each chain) or a chain fails.
+// work is the fraction of the whole fit the sampling accounts for, for the
+// progress reports; start is when the fit started.
+func runChains(ctx context.Context, m MCMC, chains []chainSampler, progress func(Progress), start time.Time, work float64) (chainRunStats, error) {
+	nc := len(chains)
+	total := m.Burnin + m.Samples*m.Thin
+	done := make([]atomic.Int64, nc)
+	kept := make([]atomic.Int64, nc)
+	var stop atomic.Bool
+	errs := make([]error, nc)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for c := range chains {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[c] = fmt.Errorf("multirater: internal error in chain %d: %v\n%s", c, r, debug.Stack())
+					stop.Store(true)
+				}
+			}()
+			ch := chains[c]
+			k := 0
+			for it := 0; it < total; it++ {
+				if stop.Load() {
+					return
+				}
+				warm := it < m.Burnin
+				if err := ch.sweep(warm); err != nil {
+					errs[c] = err
+					stop.Store(true)
+					return
+				}
+				if it == m.Burnin-1 {
+					ch.endWarmup()
+				}
+				if !warm && (it-m.Burnin+1)%m.Thin == 0 {
+					ch.record(k)
+					k++
+					kept[c].Store(int64(k))
+				}
+				done[c].Store(int64(it + 1))
+			}
+			if m.Burnin == 0 {
+				// endWarmup was never called.
+				ch.endWarmup()
+			}
+		}(c)
+	}
+	finished := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(finished)
+	}()
+	var mon [][][]float64
+	if progress != nil {
+		mon = make([][][]float64, nc)
+		for c, ch := range chains {
+			mon[c] = ch.monitored()
+		}
+	}
+	report := func() {
+		if progress == nil {
+			return
+		}
+		var sum, minKept int64
+		minKept = math.MaxInt64
+		for c := range chains {
+			sum += done[c].Load()
+			minKept = min(minKept, kept[c].Load())
+		}
+		frac := float64(sum) / float64(total*nc)
+		p := Progress{Fraction: work * frac, Elapsed: time.Since(start), Phase: "sampling"}
+		if frac < 1 && sum < int64(m.Burnin*nc) {
+			p.Phase = "burn-in"
+		}
+		if el := time.Since(t0); frac > 0.005 && frac < 1 {
+			left := time.Duration(float64(el) * (1 - frac) / frac)
+			// The summary after sampling costs a few percent more.
+			p.ETA = left + time.Duration(float64(el)/frac*(1-work)/work)
+		}
+		if minKept >= 8 {
+			p.MaxRhat = liveMaxRhat(mon, int(minKept))
+		}
+		progress(p)
+	}
+	ticker := time.NewTicker(progressEvery)
+	defer ticker.Stop()
+	var err error
+loop:
+	for {
+		select {
+		case <-finished:
+			break loop
+		case <-ctx.Done():
+			stop.Store(true)
+			<-finished
+			err = ctx.Err()
+			break loop
+		case <-ticker.C:
+			report()
+		}
+	}
+	st := chainRunStats{sampling: time.Since(t0)}
+	for _, e := range errs {
+		if e != nil {
+			return st, e
+		}
+	}
+	if err != nil {
+		return st, err
+	}
+	report()
+	return st, nil
+}
+
+// liveMaxRhat returns the largest split R-hat over the monitored series,
+// using the first n draws of every chain.
+func liveMaxRhat(mon [][][]float64, n int) float64 {
+	if len(mon) == 0 || len(mon[0]) == 0 {
+		return 0
+	}
+	worst := 0.0
+	chains := make([][]float64, len(mon))
+	for p := range mon[0] {
+		for c := range mon {
+			chains[c] = mon[c][p][:n]
+		}
+		r := SplitRhat(chains)
+		if math.IsNaN(r) {
+			continue
+		}
+		worst = max(worst, r)
+	}
+	return worst
+}

@@ -1,0 +1,535 @@
+package multirater
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Rating is one observed rating: rater Rater gave item Item the level with
+// index Level (0 is the lowest level). Item and Rater index the id lists of
+// the data.
+type Rating struct {
+	Item, Rater, Level int
+}
+
+// OrdinalData are the inputs of FitOrdinal: N items, L raters, K ordered
+// levels and the observed ratings. Raters rate any subset of the items
+// (Rogers et al. sec. 2.5); items nobody rated are part of the Gaussian
+// process and are predicted.
+type OrdinalData struct {
+	// ItemIDs names the N items, RaterIDs the L raters and Levels the K
+	// level codes, lowest first. They label the result.
+	ItemIDs  []string
+	RaterIDs []string
+	Levels   []string
+	// Ratings are the observations, at most one per (item, rater).
+	Ratings []Rating
+	// Cov is the N×N prior covariance C of the latent consensus (Rogers et
+	// al. sec. 2.2), e.g. from a Kernel's GramTo; nil means the identity
+	// (no covariates). It must be positive semidefinite; it may be
+	// singular.
+	Cov mat.Symmetric
+	// Kernel describes Cov for the result ("identity" when Cov is nil).
+	Kernel string
+}
+
+// Identifiability says how the scale and location of the latent scale are
+// pinned down (Rogers et al. sec. 2.1.1).
+type Identifiability int
+
+const (
+	// Weak fixes no parameter; the proper priors on precisions and
+	// thresholds make the posterior identifiable.
+	Weak Identifiability = iota
+	// Strong fixes the reference rater's precision at 1 and first
+	// threshold at 0. The other parameters get vague proper priors by
+	// default (Lambda = 0.1, SigmaB = 10): the paper's "fixed"
+	// configuration used improper ones (Gamma(0, 0), flat thresholds), which
+	// leave the posterior improper (a rater whose labels are consistent
+	// with the consensus can have an unbounded precision, and flat
+	// thresholds let a rater's scale grow without bound).
+	Strong
+	// Both fixes the reference rater as Strong does and keeps the
+	// informative priors of Weak (the paper's recommendation, sec. 3.1).
+	Both
+)
+
+func (i Identifiability) String() string {
+	switch i {
+	case Weak:
+		return "weak"
+	case Strong:
+		return "strong"
+	case Both:
+		return "both"
+	}
+	return fmt.Sprintf("Identifiability(%d)", int(i))
+}
+
+// ParseIdentifiability reads "weak", "strong" or "both" ("" means weak).
+func ParseIdentifiability(s string) (Identifiability, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "weak":
+		return Weak, nil
+	case "strong":
+		return Strong, nil
+	case "both":
+		return Both, nil
+	}
+	return 0, fmt.Errorf("unknown identifiability %q (expected weak, strong or both)", s)
+}
+
+// Sampler selects the Markov chain of FitOrdinal.
+type Sampler int
+
+const (
+	// DefaultSampler adds to the paper's Gibbs sweep moves that leave the
+	// same posterior invariant but mix much faster (see FitOrdinal).
+	DefaultSampler Sampler = iota
+	// PaperSampler is the plain Gibbs sampler of Rogers et al. appendix
+	// A.1, kept for fidelity.
+	PaperSampler
+)
+
+func (s Sampler) String() string {
+	switch s {
+	case DefaultSampler:
+		return "default"
+	case PaperSampler:
+		return "paper"
+	}
+	return fmt.Sprintf("Sampler(%d)", int(s))
+}
+
+// ParseSampler reads "default" or "paper" ("" means default).
+func ParseSampler(s string) (Sampler, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "default":
+		return DefaultSampler, nil
+	case "paper":
+		return PaperSampler, nil
+	}
+	return 0, fmt.Errorf("unknown sampler %q (expected default or paper)", s)
+}
+
+// OrdinalOptions control FitOrdinal. The zero value means the defaults
+// given for each field.
+type OrdinalOptions struct {
+	MCMC
+	Sampler         Sampler
+	Identifiability Identifiability
+	// RefRater is the id of the reference rater of Strong and Both
+	// identifiability; "" means the rater with the most ratings (the first
+	// such).
+	RefRater string
+	// V and Lambda are the shape and rate of the Gamma prior on each
+	// rater's precision alpha_l; SigmaB is the standard deviation of the
+	// N(0, SigmaB^2) prior on each threshold (Rogers et al. sec. 2.2).
+	// Zero means the paper's values v = lambda = 1, sigma_b = 1, except
+	// under Strong identifiability, where Lambda defaults to 0.1 and
+	// SigmaB to 10 (vague priors).
+	V, Lambda, SigmaB float64
+	// FlagThreshold is the posterior predictive probability below which an
+	// observed rating is flagged as surprising; 0 means 0.05.
+	FlagThreshold float64
+	// MaxRhat and MinESS are the limits of the convergence verdict: the fit
+	// has converged when every free parameter has split R-hat below MaxRhat
+	// and bulk ESS at least MinESS. Zero means 1.01 and 400.
+	MaxRhat, MinESS float64
+	// KeepDraws bounds the joint draws kept in the result for plots and
+	// prediction; 0 means 500.
+	KeepDraws int
+	// Progress, when set, is called with the fit's progress about twice a
+	// second, from a goroutine of FitOrdinal.
+	Progress func(Progress)
+}
+
+// Default option values.
+const (
+	DefaultFlagThreshold = 0.05
+	DefaultMaxRhat       = 1.01
+	DefaultMinESS        = 400
+	DefaultKeepDraws     = 500
+)
+
+// resolved returns the options with defaults filled in.
+func (o OrdinalOptions) resolved() OrdinalOptions {
+	o.MCMC = o.MCMC.WithDefaults()
+	if o.V == 0 {
+		o.V = 1
+	}
+	if o.Lambda == 0 {
+		o.Lambda = 1
+		if o.Identifiability == Strong {
+			o.Lambda = 0.1
+		}
+	}
+	if o.SigmaB == 0 {
+		o.SigmaB = 1
+		if o.Identifiability == Strong {
+			o.SigmaB = 10
+		}
+	}
+	if o.FlagThreshold == 0 {
+		o.FlagThreshold = DefaultFlagThreshold
+	}
+	if o.MaxRhat == 0 {
+		o.MaxRhat = DefaultMaxRhat
+	}
+	if o.MinESS == 0 {
+		o.MinESS = DefaultMinESS
+	}
+	if o.KeepDraws == 0 {
+		o.KeepDraws = DefaultKeepDraws
+	}
+	return o
+}
+
+func (o OrdinalOptions) check() {
+	o.MCMC.check()
+	pos := func(name string, v float64) {
+		if !(v > 0) || math.IsInf(v, 1) {
+			panic(fmt.Sprintf("multirater: %s = %v must be positive and finite", name, v))
+		}
+	}
+	pos("V", o.V)
+	pos("Lambda", o.Lambda)
+	pos("SigmaB", o.SigmaB)
+	pos("MaxRhat", o.MaxRhat)
+	if !(o.FlagThreshold > 0 && o.FlagThreshold < 1) {
+		panic(fmt.Sprintf("multirater: FlagThreshold = %v must be in (0, 1)", o.FlagThreshold))
+	}
+	if o.MinESS < 0 || o.KeepDraws < 0 {
+		panic("multirater: negative MinESS or KeepDraws")
+	}
+	switch o.Sampler {
+	case DefaultSampler, PaperSampler:
+	default:
+		panic(fmt.Sprintf("multirater: unknown sampler %d", int(o.Sampler)))
+	}
+	switch o.Identifiability {
+	case Weak, Strong, Both:
+	default:
+		panic(fmt.Sprintf("multirater: unknown identifiability %d", int(o.Identifiability)))
+	}
+}
+
+// FitOrdinal fits the multi-rater ordinal regression model with a
+// Gaussian-process prior of Rogers, Girolami & Polajnar (2010, sec. 2.1-2.2,
+// 2.5, app. A.1) by Gibbs sampling and summarises the posterior:
+//
+//	m ~ N(0, C)                                  latent consensus of the N items
+//	alpha_l ~ Gamma(v, lambda)                   precision of rater l
+//	b_lk ~ N(0, sigma_b^2), b_l1 < ... < b_l,K-1 rater l's thresholds
+//	y_nl ~ N(m_n, 1/alpha_l)                     for each observed rating
+//	t_nl = k  iff  b_l,k-1 < y_nl <= b_lk         (b_l0 = -inf, b_lK = +inf)
+//
+// The paper's sampler (PaperSampler) cycles through the full conditionals:
+// truncated normal y_nl (eq. 8, 24), Gaussian m (eq. 19, 27), Gamma alpha_l
+// over the items the rater rated (eq. 11, 30) and truncated normal b_lk
+// between the neighbouring latent values and thresholds (eq. 9, 33).
+//
+// The default sampler adds moves that leave the same posterior invariant and
+// remove the slow directions of that Gibbs sweep (see ordinal_sampler.go for
+// the derivations):
+//
+//   - thresholds in interval coordinates: each b_lk is redrawn with the
+//     latent values of the two levels it separates carried along (each y
+//     kept at its relative position inside its interval), instead of being
+//     trapped between them (the problem Cowles 1996 addresses); the
+//     conditional is log-concave and is sampled by slice sampling;
+//   - a per-rater affine move (y_l, b_l) -> (a y_l + c, a b_l + c),
+//     alpha_l -> alpha_l / a^2, a generalised Gibbs step (Liu & Sabatti 2000)
+//     along the rater's scale and bias;
+//   - a global scale move (m, y, b) -> a (m, y, b), alpha -> alpha / a^2
+//     (parameter-expanded data augmentation, Liu & Wu 1999), the coupling
+//     of precisions and latent scale that makes the paper's chains
+//     need thinning by 200;
+//   - under Weak identifiability a global location move shifting all latent
+//     values and thresholds together.
+//
+// The latent consensus is drawn exactly without inverting C (see
+// priorFactor): O(N) per sweep for a diagonal C, O(N r) for a complete
+// design (r the numerical rank of C; at most N), and O(N r) per conjugate
+// gradient iteration for an incomplete design.
+//
+// Chains run in parallel goroutines; ctx cancels the fit. Caller mistakes
+// (indices out of range, K < 2, malformed options) panic; problems with the
+// data (no ratings, duplicate ratings, a rater without ratings, a kernel
+// matrix that is not positive semidefinite) return an error.
+func FitOrdinal(ctx context.Context, data *OrdinalData, opts OrdinalOptions) (*FitResult, error) {
+	start := time.Now()
+	opts = opts.resolved()
+	opts.check()
+	md, err := newOrdModel(data, opts)
+	if err != nil {
+		return nil, err
+	}
+	mc := opts.MCMC
+	chains := make([]*ordChain, mc.Chains)
+	cs := make([]chainSampler, mc.Chains)
+	for c := range chains {
+		chains[c] = newOrdChain(md, mc.Seed, c, mc.Samples)
+		cs[c] = chains[c]
+	}
+	const samplingWork = 0.95
+	st, err := runChains(ctx, mc, cs, opts.Progress, start, samplingWork)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Progress != nil {
+		opts.Progress(Progress{Fraction: samplingWork, Elapsed: time.Since(start), Phase: "summarising"})
+	}
+	res := summariseOrdinal(data, md, opts, chains)
+	res.Diagnostics.SamplingSeconds = st.sampling.Seconds()
+	total := float64(mc.Burnin + mc.Samples*mc.Thin)
+	res.Diagnostics.SweepsPerSecond = total / st.sampling.Seconds()
+	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress(Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
+	}
+	return res, nil
+}
+
+// ordModel is the immutable description of an ordinal fit, shared by the
+// chains.
+type ordModel struct {
+	n, nl, nk int
+	// Observations sorted by rater, then level, then item: rater l owns
+	// obs [rStart[l], rStart[l+1]); level c of rater l is
+	// [cStart[l*(nk+1)+c], cStart[l*(nk+1)+c+1]).
+	obsItem []int32
+	rStart  []int
+	cStart  []int
+	// obsRater is the rater of each observation and obsOpen marks the
+	// observations in an unbounded level: +1 for the top level (y > b_K-1),
+	// -1 for the bottom level (y <= b_1), 0 otherwise.
+	obsRater []int32
+	obsOpen  []int8
+	// itemStart/itemObs list each item's observations:
+	// itemObs[itemStart[n]:itemStart[n+1]].
+	itemStart []int
+	itemObs   []int32
+	// itemCount is the number of ratings of each item.
+	itemCount []int
+	// openMove selects the open-level move of the default sampler
+	// (stepOpen); openObs lists the observations in unbounded levels and
+	// closedGram[l] = sum over rater l's bounded-level ratings of G_n' G_n
+	// (r×r, lower triangle), for a non-diagonal prior.
+	openMove   bool
+	openObs    []int32
+	closedGram [][]float64
+	complete   bool
+	f          *priorFactor
+	sampler    Sampler
+	ident      Identifiability
+	// ref is the reference rater (-1 under Weak).
+	ref            int
+	v, lam, invS2  float64
+	sigB           float64
+	nFreeAlpha     int
+	nFreeB, mFixed int
+	locationMove   bool
+}
+
+func (md *ordModel) bIdx(l, j int) int { return l*(md.nk+1) + j }
+
+// catRange returns rater l's observations of level c.
+func (md *ordModel) catRange(l, c int) (int, int) {
+	i := l*(md.nk+1) + c
+	return md.cStart[i], md.cStart[i+1]
+}
+
+func (md *ordModel) alphaFixed(l int) bool { return l == md.ref }
+
+func (md *ordModel) bFixed(l, j int) bool { return l == md.ref && j == 1 }
+
+func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
+	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
+	if n == 0 || nl == 0 {
+		panic("multirater: OrdinalData has no items or no raters")
+	}
+	if nk < 2 {
+		panic(fmt.Sprintf("multirater: ordinal model needs at least 2 levels, got %d", nk))
+	}
+	if len(data.Ratings) == 0 {
+		return nil, errors.New("multirater: no ratings to fit")
+	}
+	for _, r := range data.Ratings {
+		if r.Item < 0 || r.Item >= n || r.Rater < 0 || r.Rater >= nl || r.Level < 0 || r.Level >= nk {
+			panic(fmt.Sprintf("multirater: rating %+v out of range (N=%d, L=%d, K=%d)", r, n, nl, nk))
+		}
+	}
+	if data.Cov != nil && data.Cov.SymmetricDim() != n {
+		panic(fmt.Sprintf("multirater: Cov is %d×%d, want %d×%d", data.Cov.SymmetricDim(), data.Cov.SymmetricDim(), n, n))
+	}
+	rs := append([]Rating(nil), data.Ratings...)
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.Rater != b.Rater {
+			return a.Rater < b.Rater
+		}
+		if a.Level != b.Level {
+			return a.Level < b.Level
+		}
+		return a.Item < b.Item
+	})
+	seen := make(map[[2]int]bool, len(rs))
+	for _, r := range rs {
+		k := [2]int{r.Item, r.Rater}
+		if seen[k] {
+			return nil, fmt.Errorf("multirater: rater %q rated item %q more than once", data.RaterIDs[r.Rater], data.ItemIDs[r.Item])
+		}
+		seen[k] = true
+	}
+	md := &ordModel{
+		n: n, nl: nl, nk: nk,
+		obsItem:   make([]int32, len(rs)),
+		rStart:    make([]int, nl+1),
+		cStart:    make([]int, nl*(nk+1)+1),
+		itemCount: make([]int, n),
+		sampler:   opts.Sampler,
+		ident:     opts.Identifiability,
+		ref:       -1,
+		v:         opts.V,
+		lam:       opts.Lambda,
+		sigB:      opts.SigmaB,
+		invS2:     1 / (opts.SigmaB * opts.SigmaB),
+	}
+	md.obsRater = make([]int32, len(rs))
+	md.obsOpen = make([]int8, len(rs))
+	perRater := make([]int, nl)
+	perCat := make([]int, nl*(nk+1))
+	for i, r := range rs {
+		md.obsItem[i] = int32(r.Item)
+		md.obsRater[i] = int32(r.Rater)
+		switch r.Level {
+		case nk - 1:
+			md.obsOpen[i] = 1
+		case 0:
+			md.obsOpen[i] = -1
+		}
+		perRater[r.Rater]++
+		perCat[r.Rater*(nk+1)+r.Level]++
+		md.itemCount[r.Item]++
+	}
+	for l := 0; l < nl; l++ {
+		if perRater[l] == 0 {
+			return nil, fmt.Errorf("multirater: rater %q has no ratings", data.RaterIDs[l])
+		}
+		md.rStart[l+1] = md.rStart[l] + perRater[l]
+		base := l * (nk + 1)
+		md.cStart[base] = md.rStart[l]
+		for c := 0; c < nk; c++ {
+			md.cStart[base+c+1] = md.cStart[base+c] + perCat[base+c]
+		}
+	}
+	md.itemStart = make([]int, n+1)
+	for i := 0; i < n; i++ {
+		md.itemStart[i+1] = md.itemStart[i] + md.itemCount[i]
+	}
+	md.itemObs = make([]int32, len(rs))
+	fill := append([]int(nil), md.itemStart[:n]...)
+	for o, it := range md.obsItem {
+		md.itemObs[fill[it]] = int32(o)
+		fill[it]++
+	}
+	md.complete = len(rs) == n*nl
+	if opts.Identifiability != Weak {
+		md.ref = refRater(data, opts.RefRater, perRater)
+		if md.ref < 0 {
+			return nil, fmt.Errorf("multirater: reference rater %q is not one of the raters", opts.RefRater)
+		}
+	}
+	for l := 0; l < nl; l++ {
+		if !md.alphaFixed(l) {
+			md.nFreeAlpha++
+		} else {
+			md.mFixed += perRater[l]
+		}
+		for j := 1; j < nk; j++ {
+			if !md.bFixed(l, j) {
+				md.nFreeB++
+			}
+		}
+	}
+	md.locationMove = opts.Sampler == DefaultSampler && opts.Identifiability == Weak
+	if data.Cov == nil {
+		md.f = identityFactor(n)
+	} else {
+		f, err := newPriorFactor(data.Cov)
+		if err != nil {
+			return nil, err
+		}
+		md.f = f
+	}
+	if !md.f.diag && !md.complete {
+		md.f.prepareCG()
+	}
+	if opts.Sampler == DefaultSampler && (md.f.diag || md.f.r <= maxOpenRank) {
+		md.openMove = true
+		for o, op := range md.obsOpen {
+			if op != 0 {
+				md.openObs = append(md.openObs, int32(o))
+			}
+		}
+		if !md.f.diag {
+			r := md.f.r
+			md.closedGram = make([][]float64, nl)
+			for l := range md.closedGram {
+				gm := make([]float64, r*r)
+				for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+					if md.obsOpen[o] != 0 {
+						continue
+					}
+					row := md.f.g[int(md.obsItem[o])*r : (int(md.obsItem[o])+1)*r]
+					for i, gi := range row {
+						for j, gj := range row[:i+1] {
+							gm[i*r+j] += gi * gj
+						}
+					}
+				}
+				md.closedGram[l] = gm
+			}
+		}
+	}
+	return md, nil
+}
+
+// refRater returns the index of the rater named id, or of the rater with the
+// most ratings when id is empty; -1 when id names no rater.
+func refRater(data *OrdinalData, id string, perRater []int) int {
+	if id == "" {
+		best := 0
+		for l, c := range perRater {
+			if c > perRater[best] {
+				best = l
+			}
+		}
+		return best
+	}
+	for l, r := range data.RaterIDs {
+		if r == id {
+			return l
+		}
+	}
+	return -1
+}
+
+// identityFactor is the prior factor of C = I.
+func identityFactor(n int) *priorFactor {
+	f := &priorFactor{n: n, r: n, diag: true, sd: make([]float64, n), lam: make([]float64, n)}
+	for i := range f.sd {
+		f.sd[i] = 1
+		f.lam[i] = 1
+	}
+	f.oneProj = append([]float64(nil), f.sd...)
+	return f
+}

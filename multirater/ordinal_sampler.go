@@ -1,0 +1,771 @@
+package multirater
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// This file holds one chain of the ordinal sampler and its moves.
+//
+// State: w (whitened latent consensus, m = G w, see priorFactor), y (one
+// latent value per observed rating), alpha (L precisions) and b (thresholds,
+// stored per rater as b_l0 = -inf, b_l1, ..., b_l,K-1, b_lK = +inf). The
+// target is the joint posterior of Rogers et al. eq. 22 with p(m|C) written in
+// w:
+//
+//	log pi = -|w|^2/2 + sum_l [(v-1) log alpha_l - lambda alpha_l]
+//	         - sum_lk b_lk^2 / (2 sigma_b^2)
+//	         + sum_(n,l) [log alpha_l / 2 - alpha_l (y_nl - m_n)^2 / 2]
+//	         + log 1(b_l,t-1 < y_nl <= b_l,t) + const,
+//
+// with parameters fixed by strong identifiability removed from the state.
+//
+// Every move of the default sampler is either an exact draw from a
+// conditional distribution or a slice-sampling step (Neal 2003) on one, in
+// some parametrisation of the state; each therefore leaves pi invariant.
+// The group moves follow Liu & Sabatti (2000): for a group Γ of
+// transformations x -> γ(x) of the state, drawing γ from
+// p(γ) ∝ pi(γ(x)) |J_γ(x)| H(dγ), H the left Haar measure, and moving to
+// γ(x) leaves pi invariant; so does any Markov step on γ that leaves p(γ)
+// invariant started at the identity (the density of γ seen from γ0(x) is the
+// right translate of the one seen from x, which for these groups changes the
+// left Haar measure by a constant factor only).
+
+// ordChain is one chain of FitOrdinal.
+type ordChain struct {
+	md  *ordModel
+	rng *rand.Rand
+	src *rand.PCG
+
+	w, m, y     []float64
+	alpha, b    []float64
+	sum, d      []float64 // per item: sum_l alpha_l y_nl and sum_l alpha_l
+	open        *openScratch
+	s           []float64 // interval coordinates of y (threshold move)
+	catStat     []catStats
+	gs          *gaussSampler
+	h, g        []float64 // location move direction (whitened, item space)
+	hh          float64
+	locReady    bool
+	affineWidth []float64 // slice widths of the per-rater affine move
+	affineAcc   []float64 // burn-in: sum |log rho|, count
+	affineN     []int
+
+	// Kept draws, parameter-major: drawAlpha[l][i], drawB[l*(K-1)+j-1][i],
+	// drawM[n][i].
+	drawAlpha [][]float64
+	drawB     [][]float64
+	drawM     [][]float32
+
+	// move statistics
+	sweeps     int
+	cgIters    int
+	scaleSum   float64
+	locSum     float64
+	sliceEvals int
+	slices     int
+}
+
+// catStats are the sufficient statistics of one level of one rater in
+// interval coordinates s (see stepThresholds).
+type catStats struct {
+	n              float64
+	s1, s2, sm, tm float64
+}
+
+func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
+	rng, src := newChainRand(seed, c)
+	ch := &ordChain{
+		md: md, rng: rng, src: src,
+		w:     make([]float64, md.f.r),
+		m:     make([]float64, md.n),
+		y:     make([]float64, len(md.obsItem)),
+		alpha: make([]float64, md.nl),
+		b:     make([]float64, md.nl*(md.nk+1)),
+		sum:   make([]float64, md.n),
+		d:     make([]float64, md.n),
+
+		s:  make([]float64, len(md.obsItem)),
+		gs: newGaussSampler(md.f),
+
+		catStat:     make([]catStats, md.nk),
+		affineWidth: make([]float64, md.nl),
+		affineAcc:   make([]float64, md.nl),
+		affineN:     make([]int, md.nl),
+	}
+	if md.openMove {
+		ch.open = newOpenScratch(md)
+	}
+	if md.locationMove {
+		ch.h = make([]float64, md.f.r)
+		ch.g = make([]float64, md.n)
+	}
+	for l := range ch.affineWidth {
+		ch.affineWidth[l] = 0.5
+	}
+	ch.drawAlpha = make([][]float64, md.nl)
+	for l := range ch.drawAlpha {
+		ch.drawAlpha[l] = make([]float64, samples)
+	}
+	ch.drawB = make([][]float64, md.nl*(md.nk-1))
+	for i := range ch.drawB {
+		ch.drawB[i] = make([]float64, samples)
+	}
+	ch.drawM = make([][]float32, md.n)
+	for i := range ch.drawM {
+		ch.drawM[i] = make([]float32, samples)
+	}
+	ch.init()
+	return ch
+}
+
+// init draws the starting state from the prior (Rogers et al. app. A.1
+// step 1): w ~ N(0, I), alpha_l ~ Gamma(v, lambda), thresholds from their
+// ordered normal prior; fixed parameters take their fixed values.
+func (ch *ordChain) init() {
+	md := ch.md
+	for i := range ch.w {
+		ch.w[i] = ch.rng.NormFloat64()
+	}
+	md.f.mulG(ch.m, ch.w)
+	for l := range ch.alpha {
+		if md.alphaFixed(l) {
+			ch.alpha[l] = 1
+			continue
+		}
+		ch.alpha[l] = ch.gamma(md.v, md.lam)
+	}
+	k := md.nk
+	tmp := make([]float64, k-1)
+	for l := 0; l < md.nl; l++ {
+		for j := range tmp {
+			tmp[j] = md.sigB * ch.rng.NormFloat64()
+			if l == md.ref {
+				tmp[j] = math.Abs(tmp[j])
+			}
+		}
+		if l == md.ref {
+			tmp[0] = 0
+		}
+		sortFloats(tmp)
+		ch.b[md.bIdx(l, 0)] = math.Inf(-1)
+		for j := 1; j < k; j++ {
+			ch.b[md.bIdx(l, j)] = tmp[j-1]
+		}
+		ch.b[md.bIdx(l, k)] = math.Inf(1)
+	}
+}
+
+func sortFloats(x []float64) {
+	for i := 1; i < len(x); i++ {
+		for j := i; j > 0 && x[j] < x[j-1]; j-- {
+			x[j], x[j-1] = x[j-1], x[j]
+		}
+	}
+}
+
+// gamma draws from Gamma(shape, rate).
+func (ch *ordChain) gamma(shape, rate float64) float64 {
+	return distuv.Gamma{Alpha: shape, Beta: rate, Src: ch.src}.Rand()
+}
+
+func (ch *ordChain) monitored() [][]float64 { return ch.drawAlpha }
+
+func (ch *ordChain) record(i int) {
+	md := ch.md
+	for l := range ch.alpha {
+		ch.drawAlpha[l][i] = ch.alpha[l]
+		for j := 1; j < md.nk; j++ {
+			ch.drawB[l*(md.nk-1)+j-1][i] = ch.b[md.bIdx(l, j)]
+		}
+	}
+	for n, v := range ch.m {
+		ch.drawM[n][i] = float32(v)
+	}
+}
+
+func (ch *ordChain) sweep(warmup bool) error {
+	ch.sweeps++
+	ch.stepY()
+	if ch.md.sampler == PaperSampler {
+		if err := ch.stepM(); err != nil {
+			return err
+		}
+		ch.stepAlpha()
+		ch.stepThresholdsGibbs()
+		return nil
+	}
+	ch.stepThresholds()
+	ch.stepRaterAffine(warmup)
+	if err := ch.stepM(); err != nil {
+		return err
+	}
+	if ch.md.openMove {
+		ch.stepOpen()
+	}
+	ch.stepAlpha()
+	ch.stepScale()
+	if ch.md.locationMove {
+		if !ch.locReady || (warmup && ch.sweeps%25 == 0) {
+			if err := ch.updateLocationDirection(); err != nil {
+				return err
+			}
+		}
+		ch.stepLocation()
+	}
+	return nil
+}
+
+func (ch *ordChain) endWarmup() {
+	md := ch.md
+	// Freeze the affine slice widths at 2.5 times the mean size of the
+	// moves seen during the burn-in.
+	for l := range ch.affineWidth {
+		if ch.affineN[l] >= 20 {
+			ch.affineWidth[l] = math.Min(2, math.Max(1e-3, 2.5*ch.affineAcc[l]/float64(ch.affineN[l])))
+		}
+	}
+	if md.locationMove {
+		// The direction is frozen from here on; recompute it once from the
+		// current precisions. Errors are reported by the next sweep.
+		_ = ch.updateLocationDirection()
+	}
+}
+
+// stepY draws every y_nl from its truncated normal full conditional
+// (Rogers et al. eq. 8, 24).
+func (ch *ordChain) stepY() {
+	md := ch.md
+	for l := 0; l < md.nl; l++ {
+		sd := 1 / math.Sqrt(ch.alpha[l])
+		for c := 0; c < md.nk; c++ {
+			lo, hi := ch.b[md.bIdx(l, c)], ch.b[md.bIdx(l, c+1)]
+			a, e := md.catRange(l, c)
+			for o := a; o < e; o++ {
+				ch.y[o] = TruncNormal(ch.rng, ch.m[md.obsItem[o]], sd, lo, hi)
+			}
+		}
+	}
+}
+
+// itemSums sets sum_n = sum_l alpha_l y_nl and d_n = sum_l alpha_l over the
+// raters of item n (Rogers et al. eq. 19).
+func (ch *ordChain) itemSums() {
+	md := ch.md
+	for i := range ch.sum {
+		ch.sum[i] = 0
+		ch.d[i] = 0
+	}
+	for l := 0; l < md.nl; l++ {
+		a := ch.alpha[l]
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			n := md.obsItem[o]
+			ch.sum[n] += a * ch.y[o]
+			ch.d[n] += a
+		}
+	}
+}
+
+// stepM draws m from its Gaussian full conditional (Rogers et al. eq. 19,
+// 27) through the prior factor, never inverting C.
+func (ch *ordChain) stepM() error {
+	ch.itemSums()
+	before := ch.gs.stats.Iterations
+	err := ch.gs.draw(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
+	ch.cgIters += ch.gs.stats.Iterations - before
+	return err
+}
+
+// stepAlpha draws each free precision from its Gamma full conditional over
+// the items the rater rated (Rogers et al. eq. 11, 30 with sec. 2.5).
+func (ch *ordChain) stepAlpha() {
+	md := ch.md
+	for l := 0; l < md.nl; l++ {
+		if md.alphaFixed(l) {
+			continue
+		}
+		var ss float64
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			r := ch.y[o] - ch.m[md.obsItem[o]]
+			ss += r * r
+		}
+		nl := float64(md.rStart[l+1] - md.rStart[l])
+		ch.alpha[l] = ch.gamma(md.v+nl/2, md.lam+ss/2)
+	}
+}
+
+// stepThresholdsGibbs draws each free threshold from its truncated normal
+// full conditional between the largest latent value of the level below and
+// the smallest of the level above (and the neighbouring thresholds)
+// (Rogers et al. eq. 9, 33 and sec. 2.2).
+func (ch *ordChain) stepThresholdsGibbs() {
+	md := ch.md
+	for l := 0; l < md.nl; l++ {
+		for j := 1; j < md.nk; j++ {
+			if md.bFixed(l, j) {
+				continue
+			}
+			lo, hi := ch.b[md.bIdx(l, j-1)], ch.b[md.bIdx(l, j+1)]
+			a, e := md.catRange(l, j-1)
+			for o := a; o < e; o++ {
+				lo = math.Max(lo, ch.y[o])
+			}
+			a, e = md.catRange(l, j)
+			for o := a; o < e; o++ {
+				hi = math.Min(hi, ch.y[o])
+			}
+			if lo < hi {
+				ch.b[md.bIdx(l, j)] = TruncNormal(ch.rng, 0, md.sigB, lo, hi)
+			}
+		}
+	}
+}
+
+// stepThresholds is the default sampler's threshold move. For rater l it
+// re-expresses the latent values of each level c in interval coordinates
+//
+//	0 < c < K-1:  y = b_c + s (b_c+1 - b_c),  s in (0, 1), |dy/ds| = b_c+1 - b_c
+//	c = 0:        y = b_1 - s,                s > 0
+//	c = K-1:      y = b_K-1 + s,              s > 0
+//
+// and then, holding s fixed, draws each free threshold b_j from its full
+// conditional in the (b, s) parametrisation: a Gibbs step in another
+// parametrisation of the same posterior, so pi stays invariant. Moving b_j
+// now stretches the latent values of levels j-1 and j with it instead of
+// being confined between them. With SS_c(x) = sum (y - m)^2 over level c
+// written as Q_c x^2 + 2 L_c x + const in x = b_j, the conditional is
+//
+//	log p(x) = -x^2/(2 sigma_b^2) - alpha_l (Q_j-1 + Q_j) x^2 / 2
+//	           - alpha_l (L_j-1 + L_j) x
+//	           + n_j-1 log(x - b_j-1) [level j-1 bounded]
+//	           + n_j log(b_j+1 - x)   [level j bounded],   b_j-1 < x < b_j+1,
+//
+// where the logarithms are the Jacobians |dy/ds| of the bounded levels. It
+// is log-concave and is sampled by one slice-sampling step with width
+// 3/sqrt(quadratic curvature) (which does not depend on x). Finally y is
+// recomputed from s and the new thresholds.
+func (ch *ordChain) stepThresholds() {
+	md := ch.md
+	k := md.nk
+	for l := 0; l < md.nl; l++ {
+		alpha := ch.alpha[l]
+		bl := ch.b[md.bIdx(l, 0) : md.bIdx(l, k)+1]
+		// Interval coordinates and statistics.
+		for c := 0; c < k; c++ {
+			a, e := md.catRange(l, c)
+			st := catStats{n: float64(e - a)}
+			lo, hi := bl[c], bl[c+1]
+			for o := a; o < e; o++ {
+				yo, mo := ch.y[o], ch.m[md.obsItem[o]]
+				var s float64
+				switch {
+				case c == 0:
+					s = hi - yo
+				case c == k-1:
+					s = yo - lo
+				default:
+					s = (yo - lo) / (hi - lo)
+				}
+				ch.s[o] = s
+				st.s1 += s
+				st.s2 += s * s
+				st.sm += s * mo
+				st.tm += mo
+			}
+			ch.catStat[c] = st
+		}
+		for j := 1; j < k; j++ {
+			if md.bFixed(l, j) {
+				continue
+			}
+			den := thresholdDensity{lo: bl[j-1], hi: bl[j+1], a: md.invS2}
+			// Level below, c = j-1.
+			st := ch.catStat[j-1]
+			var qlo, llo float64
+			if j-1 == 0 {
+				// y = x - s: SS = n x^2 - 2 x sum(s+m) + const.
+				qlo, llo = st.n, -(st.s1 + st.tm)
+			} else {
+				// y = s x + (1-s) b_j-1.
+				qlo = st.s2
+				llo = bl[j-1]*(st.s1-st.s2) - st.sm
+				den.nlo = st.n
+			}
+			// Level above, c = j.
+			st = ch.catStat[j]
+			var qhi, lhi float64
+			if j == k-1 {
+				// y = x + s: SS = n x^2 + 2 x sum(s-m) + const.
+				qhi, lhi = st.n, st.s1-st.tm
+			} else {
+				// y = (1-s) x + s b_j+1.
+				qhi = st.n - 2*st.s1 + st.s2
+				lhi = bl[j+1]*(st.s1-st.s2) - (st.tm - st.sm)
+				den.nhi = st.n
+			}
+			den.a += alpha * (qlo + qhi)
+			den.beta = -alpha * (llo + lhi)
+			w := 3 / math.Sqrt(den.a)
+			if !math.IsInf(den.lo, 0) && !math.IsInf(den.hi, 0) {
+				w = math.Min(w, den.hi-den.lo)
+			}
+			x, evals := sliceSample(ch.rng, den, bl[j], w, den.lo, den.hi)
+			ch.sliceEvals += evals
+			ch.slices++
+			bl[j] = x
+		}
+		// Back to y.
+		for c := 0; c < k; c++ {
+			a, e := md.catRange(l, c)
+			lo, hi := bl[c], bl[c+1]
+			for o := a; o < e; o++ {
+				switch {
+				case c == 0:
+					ch.y[o] = hi - ch.s[o]
+				case c == k-1:
+					ch.y[o] = lo + ch.s[o]
+				default:
+					ch.y[o] = lo + ch.s[o]*(hi-lo)
+				}
+			}
+		}
+	}
+}
+
+// thresholdDensity is the log density of stepThresholds.
+type thresholdDensity struct {
+	lo, hi   float64
+	a, beta  float64
+	nlo, nhi float64
+}
+
+func (d thresholdDensity) logf(x float64) float64 {
+	if !(x > d.lo && x < d.hi) {
+		return math.Inf(-1)
+	}
+	v := -0.5*d.a*x*x + d.beta*x
+	if d.nlo > 0 {
+		v += d.nlo * math.Log(x-d.lo)
+	}
+	if d.nhi > 0 {
+		v += d.nhi * math.Log(d.hi-x)
+	}
+	return v
+}
+
+// stepRaterAffine is the per-rater affine move. For rater l with free
+// precision and thresholds, the group of maps
+//
+//	y_nl -> a y_nl + c,  b_lk -> a b_lk + c,  alpha_l -> alpha_l / a^2   (a > 0)
+//
+// keeps every indicator 1(b_l,t-1 < y_nl <= b_lt) and changes only the
+// rater's frame against m. Its Jacobian is a^(n_l + B_l - 2) (n_l ratings,
+// B_l = K-1 thresholds) and its left Haar measure da dc / a^2. In
+// rho = 1/a, u = c/a (Haar measure drho du / rho) the density of the move is
+//
+//	p(rho, u) ∝ rho^(2v - B_l - 1) exp(-alpha_l/2 sum_n (y_nl + u - rho m_n)^2
+//	            - sum_k (b_lk + u)^2 / (2 sigma_b^2 rho^2) - lambda alpha_l rho^2),
+//
+// Gaussian in u given rho. The move integrates u out, takes one slice step
+// on t = log rho from t = 0 (the identity), draws u given rho and applies
+// y <- (y + u)/rho, b <- (b + u)/rho, alpha <- alpha rho^2.
+func (ch *ordChain) stepRaterAffine(warmup bool) {
+	md := ch.md
+	k := md.nk
+	for l := 0; l < md.nl; l++ {
+		if l == md.ref {
+			continue
+		}
+		alpha := ch.alpha[l]
+		var d affineDensity
+		d.alpha = alpha
+		d.lam = md.lam
+		d.invS2 = md.invS2
+		d.pow = 2*md.v - float64(k-1)
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			yo, mo := ch.y[o], ch.m[md.obsItem[o]]
+			d.n++
+			d.sy += yo
+			d.sm += mo
+			d.sym += yo * mo
+			d.smm += mo * mo
+		}
+		for j := 1; j < k; j++ {
+			bj := ch.b[md.bIdx(l, j)]
+			d.g1 += bj
+			d.g2 += bj * bj
+			d.ng++
+		}
+		t, evals := sliceSample(ch.rng, d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
+		ch.sliceEvals += evals
+		ch.slices++
+		if warmup {
+			ch.affineAcc[l] += math.Abs(t)
+			ch.affineN[l]++
+		}
+		rho := math.Exp(t)
+		p, q := d.pq(rho)
+		u := -q/p + ch.rng.NormFloat64()/math.Sqrt(p)
+		inv := 1 / rho
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			ch.y[o] = (ch.y[o] + u) * inv
+		}
+		for j := 1; j < k; j++ {
+			i := md.bIdx(l, j)
+			ch.b[i] = (ch.b[i] + u) * inv
+		}
+		ch.alpha[l] = alpha * rho * rho
+	}
+}
+
+// affineDensity is the log density of t = log rho in stepRaterAffine, with
+// u integrated out.
+type affineDensity struct {
+	alpha, lam, invS2, pow float64
+	n, sy, sm, sym, smm    float64
+	g1, g2, ng             float64
+}
+
+// pq returns the precision P and the linear coefficient Q of u given rho:
+// the u-dependent part of log p is -P u^2/2 - Q u.
+func (d affineDensity) pq(rho float64) (p, q float64) {
+	r2 := rho * rho
+	p = d.alpha*d.n + d.ng*d.invS2/r2
+	q = d.alpha*(d.sy-rho*d.sm) + d.g1*d.invS2/r2
+	return p, q
+}
+
+func (d affineDensity) logf(t float64) float64 {
+	rho := math.Exp(t)
+	if rho == 0 || math.IsInf(rho, 1) {
+		return math.Inf(-1)
+	}
+	r2 := rho * rho
+	p, q := d.pq(rho)
+	r := d.alpha*rho*d.sym - 0.5*d.alpha*r2*d.smm - 0.5*d.g2*d.invS2/r2 - d.lam*d.alpha*r2
+	return d.pow*t - 0.5*math.Log(p) + 0.5*q*q/p + r
+}
+
+// stepScale is the global scale move (parameter expansion, Liu & Wu 1999):
+// the group of maps
+//
+//	w -> a w (so m -> a m), y -> a y, b -> a b, alpha -> alpha / a^2   (a > 0)
+//
+// over the free parameters keeps every indicator (a fixed threshold is 0 and
+// stays 0). Its Jacobian is a^(r + M + B - 2 L_f) (r = dim w, M ratings, B
+// free thresholds, L_f free precisions) and the Haar measure da/a. The
+// ratings of free-precision raters contribute a^-1 each through their
+// normalising constants; those of a fixed-precision rater contribute
+// exp(-a^2 alpha SS / 2) instead. In t = log a the density is
+//
+//	log p(t) = P0 t - S e^(2t)/2 - lambda A e^(-2t),
+//	P0 = r + M_fixed + B - 2 v L_f,
+//	S  = |w|^2 + sum_free b^2 / sigma_b^2 + sum_fixed-alpha alpha_l SS_l,
+//	A  = sum_free alpha_l,
+//
+// (a generalised inverse Gaussian in a^2), log-concave with mode
+// e^(2t*) = (P0 + sqrt(P0^2 + 8 lambda A S)) / (2S). One slice step from t = 0
+// with width 3/sqrt(curvature at the mode), which is the same for every point
+// of the orbit, moves the whole state along it.
+func (ch *ordChain) stepScale() {
+	md := ch.md
+	var d scaleDensity
+	for _, v := range ch.w {
+		d.s += v * v
+	}
+	var sb float64
+	for l := 0; l < md.nl; l++ {
+		for j := 1; j < md.nk; j++ {
+			if !md.bFixed(l, j) {
+				v := ch.b[md.bIdx(l, j)]
+				sb += v * v
+			}
+		}
+		if md.alphaFixed(l) {
+			var ss float64
+			for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+				r := ch.y[o] - ch.m[md.obsItem[o]]
+				ss += r * r
+			}
+			d.s += ch.alpha[l] * ss
+		} else {
+			d.la += ch.alpha[l]
+		}
+	}
+	d.s += sb * md.invS2
+	d.la *= md.lam
+	d.p0 = float64(md.f.r+md.mFixed+md.nFreeB) - 2*md.v*float64(md.nFreeAlpha)
+	if !(d.s > 0) {
+		return
+	}
+	z := (d.p0 + math.Sqrt(d.p0*d.p0+8*d.la*d.s)) / (2 * d.s)
+	curv := 2*d.s*z + 4*d.la/z
+	t, evals := sliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), math.Inf(-1), math.Inf(1))
+	ch.sliceEvals += evals
+	ch.slices++
+	ch.scaleSum += math.Abs(t)
+	a := math.Exp(t)
+	ia2 := 1 / (a * a)
+	for i := range ch.w {
+		ch.w[i] *= a
+	}
+	for i := range ch.m {
+		ch.m[i] *= a
+	}
+	for i := range ch.y {
+		ch.y[i] *= a
+	}
+	for l := 0; l < md.nl; l++ {
+		for j := 1; j < md.nk; j++ {
+			if !md.bFixed(l, j) {
+				ch.b[md.bIdx(l, j)] *= a
+			}
+		}
+		if !md.alphaFixed(l) {
+			ch.alpha[l] *= ia2
+		}
+	}
+}
+
+// scaleDensity is the log density of t = log a in stepScale.
+type scaleDensity struct {
+	p0, s, la float64
+}
+
+func (d scaleDensity) logf(t float64) float64 {
+	return d.p0*t - 0.5*d.s*math.Exp(2*t) - d.la*math.Exp(-2*t)
+}
+
+// updateLocationDirection sets the direction of the location move: h, the
+// whitened shift, is chosen so that m moves by g = G h, as close to a
+// uniform shift 1 as the prior allows: h = (I + G' D G)^{-1} G' D 1 with D
+// the items' current precision sums (the ridge regression of 1 on G). It
+// depends only on the precisions, which the location move does not change,
+// and is frozen after the burn-in.
+func (ch *ordChain) updateLocationDirection() error {
+	md := ch.md
+	f := md.f
+	ch.itemSums()
+	switch {
+	case f.diag:
+		for i, sd := range f.sd {
+			ch.h[i] = sd * ch.d[i] / (1 + sd*sd*ch.d[i])
+		}
+	case md.complete:
+		a := ch.d[0]
+		for k, l := range f.lam {
+			ch.h[k] = a * f.oneProj[k] / (1 + a*l)
+		}
+	default:
+		f.mulGT(ch.gs.rhs, ch.d)
+		for k := range ch.h {
+			ch.h[k] = 0
+		}
+		if err := ch.gs.solve(ch.h, ch.d); err != nil {
+			return err
+		}
+	}
+	f.mulG(ch.g, ch.h)
+	ch.hh = vecDot(ch.h, ch.h)
+	ch.locReady = true
+	return nil
+}
+
+// stepLocation is the location move (Weak identifiability only): the group
+// of translations
+//
+//	w -> w + c h (so m -> m + c g), y -> y + c, b -> b + c,   c real,
+//
+// keeps every indicator and has unit Jacobian and Lebesgue Haar measure.
+// With e = y - m and delta_n = 1 - g_n the density of c is Gaussian:
+//
+//	log p(c) = -|w + c h|^2/2 - sum_(n,l) alpha_l (e_nl + c delta_n)^2 / 2
+//	           - sum_lk (b_lk + c)^2 / (2 sigma_b^2),
+//
+// so c is drawn exactly.
+func (ch *ordChain) stepLocation() {
+	md := ch.md
+	ch.itemSums()
+	prec := ch.hh + float64(md.nFreeB)*md.invS2
+	lin := vecDot(ch.w, ch.h)
+	for n := range ch.m {
+		dl := 1 - ch.g[n]
+		prec += ch.d[n] * dl * dl
+		lin += dl * (ch.sum[n] - ch.d[n]*ch.m[n])
+	}
+	var sb float64
+	for l := 0; l < md.nl; l++ {
+		for j := 1; j < md.nk; j++ {
+			sb += ch.b[md.bIdx(l, j)]
+		}
+	}
+	lin += sb * md.invS2
+	c := -lin/prec + ch.rng.NormFloat64()/math.Sqrt(prec)
+	ch.locSum += math.Abs(c)
+	for i := range ch.w {
+		ch.w[i] += c * ch.h[i]
+	}
+	for i := range ch.m {
+		ch.m[i] += c * ch.g[i]
+	}
+	for i := range ch.y {
+		ch.y[i] += c
+	}
+	for l := 0; l < md.nl; l++ {
+		for j := 1; j < md.nk; j++ {
+			ch.b[md.bIdx(l, j)] += c
+		}
+	}
+}
+
+// logDensity is a univariate log density for sliceSample.
+type logDensity interface {
+	logf(x float64) float64
+}
+
+// sliceSample takes one slice-sampling step (Neal 2003, stepping out and
+// shrinkage, sec. 4) from x0 for the density exp(f.logf) on (lo, hi) with
+// initial width w, and returns the new point and the number of density
+// evaluations. The step leaves the density invariant whatever w is, as long
+// as w does not depend on x0.
+func sliceSample[F logDensity](rng *rand.Rand, f F, x0, w, lo, hi float64) (float64, int) {
+	const maxSteps = 32
+	evals := 1
+	logy := f.logf(x0) - rng.ExpFloat64()
+	left := x0 - w*rng.Float64()
+	right := left + w
+	j := int(maxSteps * rng.Float64())
+	kk := maxSteps - 1 - j
+	for ; j > 0 && left > lo; j-- {
+		evals++
+		if !(f.logf(left) > logy) {
+			break
+		}
+		left -= w
+	}
+	for ; kk > 0 && right < hi; kk-- {
+		evals++
+		if !(f.logf(right) > logy) {
+			break
+		}
+		right += w
+	}
+	left = math.Max(left, lo)
+	right = math.Min(right, hi)
+	for i := 0; i < 200; i++ {
+		x := left + (right-left)*rng.Float64()
+		evals++
+		if f.logf(x) > logy && x > lo && x < hi {
+			return x, evals
+		}
+		if x < x0 {
+			left = x
+		} else {
+			right = x
+		}
+	}
+	// The interval has shrunk to x0 (only with a degenerate density).
+	return x0, evals
+}

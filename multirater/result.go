@@ -1,0 +1,237 @@
+package multirater
+
+// FitSchema is the schema name of the fit result document (FitResult as
+// JSON), documented in docs/fit-schema.md.
+const FitSchema = "concord.fit/v1"
+
+// FitResult is the outcome of a model fit in the form users and reports
+// consume, serialised as the `concord.fit/v1` JSON document. Items, raters
+// and levels are named by the string ids and codes the caller passed in.
+//
+// The ordinal model (FitOrdinal) fills the ordinal fields (item scores,
+// ranks, grade distributions; rater thresholds and severities); the
+// classification model fills the class fields instead. Fields that do not
+// apply to a model are omitted from the JSON.
+type FitResult struct {
+	Schema      string        `json:"schema"`
+	Model       ModelSettings `json:"model"`
+	Diagnostics Diagnostics   `json:"diagnostics"`
+	// Levels are the ordinal level codes (lowest first) or the class codes,
+	// in the order used by every per-level array of the document.
+	Levels []string      `json:"levels"`
+	Items  []ItemResult  `json:"items"`
+	Raters []RaterResult `json:"raters"`
+	// Flags are the surprising labels: observed ratings whose posterior
+	// predictive probability is below Model.FlagThreshold, least probable
+	// first.
+	Flags []Flag `json:"flags"`
+	// Traces are thinned per-chain traces of the rater precisions, for
+	// trace plots.
+	Traces *Traces `json:"traces,omitempty"`
+	// Draws is a bounded set of joint posterior draws, for density plots
+	// and for predicting new items without refitting.
+	Draws *Draws `json:"draws,omitempty"`
+}
+
+// ModelSettings records every setting of a fit, so that it can be repeated
+// exactly (same settings, seed and build give the same draws).
+type ModelSettings struct {
+	// Model is "ordinal" or "classification".
+	Model string `json:"model"`
+	// Scheme is the project's label scheme in textual form, when known.
+	Scheme string `json:"scheme,omitempty"`
+	// Kernel is the kernel specification (e.g. "identity", "rbf:gamma=1").
+	Kernel string `json:"kernel"`
+	// Identifiability is "weak", "strong" or "both"; RefRater names the
+	// reference rater of strong identifiability.
+	Identifiability string `json:"identifiability"`
+	RefRater        string `json:"ref_rater,omitempty"`
+	// Sampler is "default" or "paper".
+	Sampler string `json:"sampler"`
+	Chains  int    `json:"chains"`
+	Samples int    `json:"samples"`
+	Burnin  int    `json:"burnin"`
+	Thin    int    `json:"thin"`
+	Seed    uint64 `json:"seed"`
+	// V and Lambda are the shape and rate of the Gamma prior on rater
+	// precisions; SigmaB the standard deviation of the threshold prior.
+	V      float64 `json:"v"`
+	Lambda float64 `json:"lambda"`
+	SigmaB float64 `json:"sigma_b"`
+	// FlagThreshold is the predictive probability below which a label is
+	// flagged.
+	FlagThreshold float64 `json:"flag_threshold"`
+	// MaxRhat and MinESS are the convergence limits of the verdict.
+	MaxRhat float64 `json:"max_rhat"`
+	MinESS  float64 `json:"min_ess"`
+	// KeepDraws bounds the number of joint draws kept in Draws.
+	KeepDraws int `json:"keep_draws"`
+	// Backend names the linear algebra used: "gonum" (pure Go) or
+	// "openblas" (the cblas build).
+	Backend string `json:"backend"`
+}
+
+// Estimate summarises the posterior of a scalar: mean, standard deviation
+// and the 2.5%, 50% and 97.5% quantiles.
+type Estimate struct {
+	Mean float64 `json:"mean"`
+	SD   float64 `json:"sd"`
+	Q025 float64 `json:"q025"`
+	Q50  float64 `json:"q50"`
+	Q975 float64 `json:"q975"`
+}
+
+// RankSummary summarises the posterior of an item's rank among all items
+// (1 = highest consensus score).
+type RankSummary struct {
+	Mean float64 `json:"mean"`
+	Q025 float64 `json:"q025"`
+	Q50  float64 `json:"q50"`
+	Q975 float64 `json:"q975"`
+}
+
+// ItemResult is what a fit says about one item.
+type ItemResult struct {
+	ID string `json:"id"`
+	// NLabels is the number of ratings the item received; 0 for items
+	// that were predicted from the Gaussian process alone.
+	NLabels int `json:"n_labels"`
+	// Labels maps rater id to the level code they gave.
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Score is the latent consensus m_n (ordinal).
+	Score *Estimate `json:"score,omitempty"`
+	// Rank is the item's rank among all items, computed per draw.
+	Rank *RankSummary `json:"rank,omitempty"`
+	// GradeProbs is the consensus grade distribution: the average over
+	// raters of their posterior predictive distributions P(t_nl = k), by
+	// level code; Grade is its most probable level.
+	GradeProbs map[string]float64 `json:"grade_probs,omitempty"`
+	Grade      string             `json:"grade,omitempty"`
+	// RaterGradeProbs holds each rater's posterior predictive grade
+	// distribution for the item, by rater id, in the order of
+	// FitResult.Levels.
+	RaterGradeProbs map[string][]float64 `json:"rater_grade_probs,omitempty"`
+}
+
+// Threshold summarises one rater threshold b_lk, the boundary between
+// levels Between[0] and Between[1] on the latent scale.
+type Threshold struct {
+	Estimate
+	Between [2]string `json:"between"`
+	// Fixed is true for the reference rater's first threshold under strong
+	// identifiability (fixed at 0).
+	Fixed bool `json:"fixed,omitempty"`
+}
+
+// RaterResult is what a fit says about one rater.
+type RaterResult struct {
+	ID      string `json:"id"`
+	NLabels int    `json:"n_labels"`
+	// LevelCounts counts the rater's labels per level, in the order of
+	// FitResult.Levels.
+	LevelCounts []int `json:"level_counts"`
+	// Reference is true for the reference rater of strong
+	// identifiability, whose precision is fixed at 1.
+	Reference bool `json:"reference,omitempty"`
+	// Precision is alpha_l; Variance is 1/alpha_l.
+	Precision Estimate `json:"precision"`
+	Variance  Estimate `json:"variance"`
+	// Thresholds are the rater's K-1 thresholds b_l1 < ... < b_l,K-1
+	// (ordinal).
+	Thresholds []Threshold `json:"thresholds,omitempty"`
+	// Severity is the posterior mean of the mean of the rater's thresholds
+	// minus the mean over all raters of theirs, on the consensus (latent)
+	// scale: a rater with severity 0.5 needs an item to score 0.5 higher
+	// than the average rater does to give it the same grade. Positive is
+	// severe, negative lenient. SeverityQ025 and SeverityQ975 bound its
+	// 95% credible interval.
+	Severity     float64 `json:"severity"`
+	SeverityQ025 float64 `json:"severity_q025"`
+	SeverityQ975 float64 `json:"severity_q975"`
+	// MeanLogPred is the mean over the rater's labels of the log posterior
+	// predictive probability of the label (in sample).
+	MeanLogPred float64 `json:"mean_log_pred"`
+}
+
+// Flag is a surprising label: the posterior predictive probability of the
+// label the rater gave is below the flag threshold.
+type Flag struct {
+	Item  string  `json:"item"`
+	Rater string  `json:"rater"`
+	Label string  `json:"label"`
+	Prob  float64 `json:"prob"`
+	// Expected is the level the model found most probable for this rater
+	// and item.
+	Expected string `json:"expected"`
+}
+
+// Diagnostics reports convergence and cost.
+type Diagnostics struct {
+	// MaxRhat is the largest rank-normalised split R-hat and MinESSBulk and
+	// MinESSTail the smallest bulk and tail effective sample sizes (Vehtari
+	// et al. 2021) over every free parameter: precisions, thresholds and
+	// latent scores. Parameters fixed by strong identifiability are
+	// excluded.
+	MaxRhat    float64 `json:"max_rhat"`
+	MinESSBulk float64 `json:"min_ess_bulk"`
+	MinESSTail float64 `json:"min_ess_tail"`
+	// WorstRhat and WorstESS name the parameters that attain them.
+	WorstRhat string `json:"worst_rhat"`
+	WorstESS  string `json:"worst_ess"`
+	// Converged is MaxRhat < ModelSettings.MaxRhat and
+	// MinESSBulk >= ModelSettings.MinESS; Verdict says it in words.
+	Converged bool   `json:"converged"`
+	Verdict   string `json:"verdict"`
+	// Seconds is the wall time of the whole fit; SamplingSeconds that of
+	// the chains alone.
+	Seconds         float64 `json:"seconds"`
+	SamplingSeconds float64 `json:"sampling_seconds"`
+	// Draws is the number of posterior draws kept, over all chains.
+	Draws int `json:"draws"`
+	// SweepsPerSecond is the sampler's speed per chain.
+	SweepsPerSecond float64 `json:"sweeps_per_second"`
+	// Parameters lists R-hat and ESS for every free parameter, named
+	// "alpha[RATER]", "b[RATER,K]" and "m[ITEM]".
+	Parameters []ParamDiag `json:"parameters"`
+	// Autocorrelation is the autocorrelation function of each rater's
+	// precision (lags 0, 1, ...), averaged over chains, by rater id.
+	Autocorrelation map[string][]float64 `json:"autocorrelation"`
+	// Moves reports the acceptance or work statistics of the sampler's
+	// moves.
+	Moves map[string]float64 `json:"moves,omitempty"`
+	// Notes carry warnings about the data or the fit.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ParamDiag is the convergence diagnostics of one parameter.
+type ParamDiag struct {
+	Name    string  `json:"name"`
+	Mean    float64 `json:"mean"`
+	SD      float64 `json:"sd"`
+	Rhat    float64 `json:"rhat"`
+	ESSBulk float64 `json:"ess_bulk"`
+	ESSTail float64 `json:"ess_tail"`
+}
+
+// Traces are thinned per-chain traces for plots.
+type Traces struct {
+	// Every is the number of kept draws between trace points.
+	Every int `json:"every"`
+	// Alpha maps rater id to one trace per chain of the rater's precision.
+	Alpha map[string][][]float64 `json:"alpha"`
+}
+
+// Draws is a bounded set of joint posterior draws, evenly spaced over all
+// chains. Draw s of every array belongs to the same state of the sampler.
+type Draws struct {
+	N int `json:"n"`
+	// Alpha[s][l] is rater l's precision (raters in FitResult.Raters
+	// order).
+	Alpha [][]float64 `json:"alpha"`
+	// Thresholds[s][l] are rater l's K-1 thresholds (ordinal).
+	Thresholds [][][]float64 `json:"thresholds,omitempty"`
+	// M[s][n] is item n's latent consensus (items in FitResult.Items
+	// order).
+	M [][]float64 `json:"m"`
+}

@@ -1,0 +1,574 @@
+package multirater
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// maxRankDraws bounds the draws used for the rank posteriors.
+const maxRankDraws = 4000
+
+// maxTracePoints bounds each chain's trace in FitResult.Traces.
+const maxTracePoints = 1000
+
+// maxACFLag is the largest lag of the reported autocorrelations.
+const maxACFLag = 50
+
+// summariseOrdinal turns the kept draws of the chains into a FitResult.
+func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chains []*ordChain) *FitResult {
+	k := md.nk
+	nc := len(chains)
+	ns := opts.Samples
+	res := &FitResult{
+		Schema: FitSchema,
+		Model: ModelSettings{
+			Model:           "ordinal",
+			Kernel:          data.Kernel,
+			Identifiability: opts.Identifiability.String(),
+			Sampler:         opts.Sampler.String(),
+			Chains:          nc,
+			Samples:         ns,
+			Burnin:          opts.Burnin,
+			Thin:            opts.Thin,
+			Seed:            opts.Seed,
+			V:               opts.V,
+			Lambda:          opts.Lambda,
+			SigmaB:          opts.SigmaB,
+			FlagThreshold:   opts.FlagThreshold,
+			MaxRhat:         opts.MaxRhat,
+			MinESS:          opts.MinESS,
+			KeepDraws:       opts.KeepDraws,
+			Backend:         eigenBackend,
+		},
+		Levels: append([]string(nil), data.Levels...),
+	}
+	if res.Model.Kernel == "" {
+		res.Model.Kernel = "identity"
+	}
+	if md.ref >= 0 {
+		res.Model.RefRater = data.RaterIDs[md.ref]
+	}
+
+	// Diagnostics and summaries of every parameter, in parallel.
+	type param struct {
+		name  string
+		free  bool
+		get   func(c int) []float64
+		sum   Summary
+		isVar bool
+	}
+	var params []*param
+	alphaP := make([]*param, md.nl)
+	varP := make([]*param, md.nl)
+	bP := make([][]*param, md.nl)
+	sevP := make([]*param, md.nl)
+	for l := 0; l < md.nl; l++ {
+		l := l
+		alphaP[l] = &param{name: "alpha[" + data.RaterIDs[l] + "]", free: !md.alphaFixed(l),
+			get: func(c int) []float64 { return chains[c].drawAlpha[l] }}
+		varP[l] = &param{name: "variance[" + data.RaterIDs[l] + "]", isVar: true,
+			get: func(c int) []float64 {
+				a := chains[c].drawAlpha[l]
+				v := make([]float64, len(a))
+				for i, x := range a {
+					v[i] = 1 / x
+				}
+				return v
+			}}
+		params = append(params, alphaP[l], varP[l])
+		bP[l] = make([]*param, k-1)
+		for j := 1; j < k; j++ {
+			idx := l*(k-1) + j - 1
+			bP[l][j-1] = &param{name: fmt.Sprintf("b[%s,%d]", data.RaterIDs[l], j), free: !md.bFixed(l, j),
+				get: func(c int) []float64 { return chains[c].drawB[idx] }}
+			params = append(params, bP[l][j-1])
+		}
+		sevP[l] = &param{name: "severity[" + data.RaterIDs[l] + "]", isVar: true,
+			get: func(c int) []float64 { return severityDraws(md, chains[c], l, ns) }}
+		params = append(params, sevP[l])
+	}
+	mP := make([]*param, md.n)
+	for n := 0; n < md.n; n++ {
+		n := n
+		mP[n] = &param{name: "m[" + data.ItemIDs[n] + "]", free: true,
+			get: func(c int) []float64 {
+				src := chains[c].drawM[n]
+				v := make([]float64, len(src))
+				for i, x := range src {
+					v[i] = float64(x)
+				}
+				return v
+			}}
+		params = append(params, mP[n])
+	}
+	parallelFor(len(params), func(i int) {
+		p := params[i]
+		cs := make([][]float64, nc)
+		for c := range cs {
+			cs[c] = p.get(c)
+		}
+		p.sum = Summarize(cs)
+	})
+
+	// Convergence over the free parameters.
+	diag := &res.Diagnostics
+	diag.Draws = nc * ns
+	diag.MaxRhat = 0
+	diag.MinESSBulk = math.Inf(1)
+	diag.MinESSTail = math.Inf(1)
+	constant := 0
+	for _, p := range params {
+		if !p.free || p.isVar {
+			continue
+		}
+		s := p.sum
+		if s.SD == 0 {
+			constant++
+			continue
+		}
+		rh, eb, et := finiteDiag(s.Rhat, 1e6), finiteDiag(s.ESSBulk, 0), finiteDiag(s.ESSTail, 0)
+		diag.Parameters = append(diag.Parameters, ParamDiag{Name: p.name, Mean: s.Mean, SD: s.SD, Rhat: rh, ESSBulk: eb, ESSTail: et})
+		if rh > diag.MaxRhat {
+			diag.MaxRhat = rh
+			diag.WorstRhat = p.name
+		}
+		if eb < diag.MinESSBulk {
+			diag.MinESSBulk = eb
+			diag.WorstESS = p.name
+		}
+		diag.MinESSTail = math.Min(diag.MinESSTail, et)
+	}
+	if constant > 0 {
+		diag.Notes = append(diag.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
+	}
+	if math.IsInf(diag.MinESSBulk, 1) {
+		diag.MinESSBulk, diag.MinESSTail = 0, 0
+	}
+	diag.Converged = diag.MaxRhat < opts.MaxRhat && diag.MinESSBulk >= opts.MinESS
+	diag.Verdict = verdict(diag, opts.MaxRhat, opts.MinESS, nc, ns)
+
+	// Autocorrelation of the precisions, averaged over chains.
+	diag.Autocorrelation = make(map[string][]float64, md.nl)
+	lag := min(maxACFLag, ns-1)
+	if lag >= 1 {
+		buf := make([]float64, lag+1)
+		for l := 0; l < md.nl; l++ {
+			if md.alphaFixed(l) {
+				continue
+			}
+			acf := make([]float64, lag+1)
+			for c := range chains {
+				buf = Autocorrelation(buf[:0], chains[c].drawAlpha[l], lag)
+				for i := range acf {
+					if i < len(buf) {
+						acf[i] += buf[i] / float64(nc)
+					}
+				}
+			}
+			for i, v := range acf {
+				acf[i] = round6(v)
+			}
+			diag.Autocorrelation[data.RaterIDs[l]] = acf
+		}
+	}
+	diag.Moves = moveStats(chains)
+	if md.f.dropped > 0 {
+		diag.Notes = append(diag.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the consensus lives in a %d-dimensional subspace", md.f.r, md.n, md.f.r))
+	}
+
+	// Raters.
+	perRater := make([]int, md.nl)
+	levelCounts := make([][]int, md.nl)
+	for l := range levelCounts {
+		levelCounts[l] = make([]int, k)
+		for c := 0; c < k; c++ {
+			a, e := md.catRange(l, c)
+			levelCounts[l][c] = e - a
+			perRater[l] += e - a
+		}
+	}
+	res.Raters = make([]RaterResult, md.nl)
+	for l := range res.Raters {
+		rr := &res.Raters[l]
+		rr.ID = data.RaterIDs[l]
+		rr.NLabels = perRater[l]
+		rr.LevelCounts = levelCounts[l]
+		rr.Reference = md.alphaFixed(l)
+		rr.Precision = estimate(alphaP[l].sum)
+		rr.Variance = estimate(varP[l].sum)
+		rr.Thresholds = make([]Threshold, k-1)
+		for j := 1; j < k; j++ {
+			rr.Thresholds[j-1] = Threshold{Estimate: estimate(bP[l][j-1].sum), Between: [2]string{data.Levels[j-1], data.Levels[j]}, Fixed: md.bFixed(l, j)}
+		}
+		rr.Severity = sevP[l].sum.Mean
+		rr.SeverityQ025 = sevP[l].sum.Q025
+		rr.SeverityQ975 = sevP[l].sum.Q975
+	}
+
+	// Items: scores and ranks.
+	res.Items = make([]ItemResult, md.n)
+	for n := range res.Items {
+		it := &res.Items[n]
+		it.ID = data.ItemIDs[n]
+		it.NLabels = md.itemCount[n]
+		sc := estimate(mP[n].sum)
+		it.Score = &sc
+	}
+	for _, r := range data.Ratings {
+		it := &res.Items[r.Item]
+		if it.Labels == nil {
+			it.Labels = make(map[string]string)
+		}
+		it.Labels[data.RaterIDs[r.Rater]] = data.Levels[r.Level]
+	}
+	rankItems(res.Items, chains, ns)
+
+	// Predictive distributions, flags and compact draws from the kept
+	// joint draws.
+	keep := pickDraws(nc, ns, opts.KeepDraws)
+	predictiveSummaries(res, data, md, chains, keep, opts.FlagThreshold)
+	res.Draws = compactDraws(md, chains, keep)
+	res.Traces = traces(data, md, chains, ns)
+	return res
+}
+
+// severityDraws returns rater l's severity per kept draw of chain ch: the
+// mean of the rater's thresholds minus the mean over raters of theirs.
+func severityDraws(md *ordModel, ch *ordChain, l, ns int) []float64 {
+	k := md.nk
+	out := make([]float64, ns)
+	for i := 0; i < ns; i++ {
+		var all, own float64
+		for r := 0; r < md.nl; r++ {
+			var s float64
+			for j := 0; j < k-1; j++ {
+				s += ch.drawB[r*(k-1)+j][i]
+			}
+			s /= float64(k - 1)
+			all += s
+			if r == l {
+				own = s
+			}
+		}
+		out[i] = own - all/float64(md.nl)
+	}
+	return out
+}
+
+// finiteDiag replaces a NaN or infinite diagnostic (a chain that never
+// moved) by bad, so that the verdict fails and the JSON stays valid.
+func finiteDiag(x, bad float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return bad
+	}
+	return x
+}
+
+func estimate(s Summary) Estimate {
+	return Estimate{Mean: s.Mean, SD: s.SD, Q025: s.Q025, Q50: s.Q50, Q975: s.Q975}
+}
+
+func verdict(d *Diagnostics, maxRhat, minESS float64, chains, samples int) string {
+	if d.Converged {
+		return fmt.Sprintf("converged: max R-hat %.4f < %g and min bulk ESS %.0f >= %g over %d free parameters", d.MaxRhat, maxRhat, d.MinESSBulk, minESS, len(d.Parameters))
+	}
+	var why []string
+	if !(d.MaxRhat < maxRhat) {
+		why = append(why, fmt.Sprintf("max R-hat %.4f (%s) is not below %g", d.MaxRhat, d.WorstRhat, maxRhat))
+	}
+	if !(d.MinESSBulk >= minESS) {
+		why = append(why, fmt.Sprintf("min bulk ESS %.0f (%s) is below %g", d.MinESSBulk, d.WorstESS, minESS))
+	}
+	more := samples * 4
+	if d.MinESSBulk > 0 && d.MinESSBulk < minESS {
+		more = int(math.Ceil(float64(samples)*minESS/d.MinESSBulk*1.5/100)) * 100
+	}
+	return fmt.Sprintf("NOT converged: %s; run more samples (e.g. samples %d) with a longer burn-in, or more chains than %d", joinAnd(why), max(more, samples*2), chains)
+}
+
+func joinAnd(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	out := s[0]
+	for _, v := range s[1:] {
+		out += " and " + v
+	}
+	return out
+}
+
+// rankItems sets every item's rank posterior (1 = highest score) from up to
+// maxRankDraws draws evenly spaced over the chains.
+func rankItems(items []ItemResult, chains []*ordChain, ns int) {
+	n := len(items)
+	nc := len(chains)
+	draws := pickDraws(nc, ns, maxRankDraws)
+	ranks := make([][]int32, n)
+	for i := range ranks {
+		ranks[i] = make([]int32, len(draws))
+	}
+	parallelFor(len(draws), func(s int) {
+		c, i := draws[s][0], draws[s][1]
+		idx := make([]int, n)
+		for j := range idx {
+			idx[j] = j
+		}
+		ch := chains[c]
+		sort.SliceStable(idx, func(a, b int) bool { return ch.drawM[idx[a]][i] > ch.drawM[idx[b]][i] })
+		for r, j := range idx {
+			ranks[j][s] = int32(r + 1)
+		}
+	})
+	parallelFor(n, func(j int) {
+		r := ranks[j]
+		var sum float64
+		for _, v := range r {
+			sum += float64(v)
+		}
+		sort.Slice(r, func(a, b int) bool { return r[a] < r[b] })
+		q := func(p float64) float64 { return float64(r[quantileIndex(len(r), p)]) }
+		items[j].Rank = &RankSummary{Mean: sum / float64(len(r)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+	})
+}
+
+// quantileIndex returns the index of the p-quantile in a sorted sample of
+// size n (the nearest-rank definition, R type 1).
+func quantileIndex(n int, p float64) int {
+	i := int(math.Ceil(p*float64(n))) - 1
+	return min(max(i, 0), n-1)
+}
+
+// pickDraws returns up to want (chain, draw) pairs evenly spaced over the
+// kept draws of all chains, chain-major.
+func pickDraws(nc, ns, want int) [][2]int {
+	total := nc * ns
+	if want <= 0 || want > total {
+		want = total
+	}
+	out := make([][2]int, want)
+	for s := range out {
+		g := int(int64(s) * int64(total) / int64(want))
+		out[s] = [2]int{g / ns, g % ns}
+	}
+	return out
+}
+
+// predictiveSummaries sets the raters' and the consensus grade
+// distributions of every item, the raters' mean log predictive probability
+// and the flags, averaging the ordinal likelihood over the given draws:
+//
+//	P(t_nl = k) = E[Phi(sqrt(alpha_l)(b_lk - m_n)) - Phi(sqrt(alpha_l)(b_l,k-1 - m_n))]
+//
+// (Rogers et al. eq. 3).
+func predictiveSummaries(res *FitResult, data *OrdinalData, md *ordModel, chains []*ordChain, keep [][2]int, flagBelow float64) {
+	k, nl, n := md.nk, md.nl, md.n
+	probs := make([]float64, n*nl*k) // [item][rater][level]
+	parallelFor(n, func(item int) {
+		b := make([]float64, k+1)
+		p := probs[item*nl*k : (item+1)*nl*k]
+		for _, cd := range keep {
+			ch := chains[cd[0]]
+			i := cd[1]
+			m := float64(ch.drawM[item][i])
+			for l := 0; l < nl; l++ {
+				sa := math.Sqrt(ch.drawAlpha[l][i])
+				b[0], b[k] = math.Inf(-1), math.Inf(1)
+				for j := 1; j < k; j++ {
+					b[j] = ch.drawB[l*(k-1)+j-1][i]
+				}
+				for c := 0; c < k; c++ {
+					p[l*k+c] += normInterval(sa*(b[c]-m), sa*(b[c+1]-m))
+				}
+			}
+		}
+		inv := 1 / float64(len(keep))
+		for i := range p {
+			p[i] *= inv
+		}
+	})
+	for item := range res.Items {
+		it := &res.Items[item]
+		it.GradeProbs = make(map[string]float64, k)
+		it.RaterGradeProbs = make(map[string][]float64, nl)
+		cons := make([]float64, k)
+		for l := 0; l < nl; l++ {
+			p := probs[(item*nl+l)*k : (item*nl+l+1)*k]
+			rp := make([]float64, k)
+			for c := range rp {
+				rp[c] = round6(p[c])
+				cons[c] += p[c] / float64(nl)
+			}
+			it.RaterGradeProbs[data.RaterIDs[l]] = rp
+		}
+		best := 0
+		for c := range cons {
+			it.GradeProbs[data.Levels[c]] = round6(cons[c])
+			if cons[c] > cons[best] {
+				best = c
+			}
+		}
+		it.Grade = data.Levels[best]
+	}
+	sumLog := make([]float64, nl)
+	res.Flags = []Flag{}
+	for _, r := range data.Ratings {
+		p := probs[(r.Item*nl+r.Rater)*k : (r.Item*nl+r.Rater+1)*k]
+		pr := p[r.Level]
+		sumLog[r.Rater] += math.Log(math.Max(pr, 1e-300))
+		if pr < flagBelow {
+			best := 0
+			for c := range p {
+				if p[c] > p[best] {
+					best = c
+				}
+			}
+			res.Flags = append(res.Flags, Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater], Label: data.Levels[r.Level], Prob: round6(pr), Expected: data.Levels[best]})
+		}
+	}
+	sort.SliceStable(res.Flags, func(i, j int) bool {
+		a, b := res.Flags[i], res.Flags[j]
+		if a.Prob != b.Prob {
+			return a.Prob < b.Prob
+		}
+		if a.Item != b.Item {
+			return a.Item < b.Item
+		}
+		return a.Rater < b.Rater
+	})
+	for l := range res.Raters {
+		res.Raters[l].MeanLogPred = sumLog[l] / float64(res.Raters[l].NLabels)
+	}
+}
+
+// normInterval returns Phi(hi) - Phi(lo) for lo <= hi, accurate in both
+// tails.
+func normInterval(lo, hi float64) float64 {
+	switch {
+	case lo > 0:
+		return 0.5 * (math.Erfc(lo/math.Sqrt2) - math.Erfc(hi/math.Sqrt2))
+	case hi < 0:
+		return 0.5 * (math.Erfc(-hi/math.Sqrt2) - math.Erfc(-lo/math.Sqrt2))
+	}
+	return 1 - 0.5*math.Erfc(hi/math.Sqrt2) - 0.5*math.Erfc(-lo/math.Sqrt2)
+}
+
+func compactDraws(md *ordModel, chains []*ordChain, keep [][2]int) *Draws {
+	k := md.nk
+	d := &Draws{N: len(keep), Alpha: make([][]float64, len(keep)), Thresholds: make([][][]float64, len(keep)), M: make([][]float64, len(keep))}
+	for s, cd := range keep {
+		ch, i := chains[cd[0]], cd[1]
+		d.Alpha[s] = make([]float64, md.nl)
+		d.Thresholds[s] = make([][]float64, md.nl)
+		for l := 0; l < md.nl; l++ {
+			d.Alpha[s][l] = round7(ch.drawAlpha[l][i])
+			t := make([]float64, k-1)
+			for j := range t {
+				t[j] = round7(ch.drawB[l*(k-1)+j][i])
+			}
+			d.Thresholds[s][l] = t
+		}
+		d.M[s] = make([]float64, md.n)
+		for n := range d.M[s] {
+			d.M[s][n] = round7(float64(ch.drawM[n][i]))
+		}
+	}
+	return d
+}
+
+func traces(data *OrdinalData, md *ordModel, chains []*ordChain, ns int) *Traces {
+	every := (ns + maxTracePoints - 1) / maxTracePoints
+	t := &Traces{Every: every, Alpha: make(map[string][][]float64, md.nl)}
+	for l := 0; l < md.nl; l++ {
+		per := make([][]float64, len(chains))
+		for c, ch := range chains {
+			for i := 0; i < ns; i += every {
+				per[c] = append(per[c], round7(ch.drawAlpha[l][i]))
+			}
+		}
+		t.Alpha[data.RaterIDs[l]] = per
+	}
+	return t
+}
+
+func moveStats(chains []*ordChain) map[string]float64 {
+	var sweeps, cg, slices, evals int
+	var scale, loc float64
+	for _, ch := range chains {
+		sweeps += ch.sweeps
+		cg += ch.cgIters
+		slices += ch.slices
+		evals += ch.sliceEvals
+		scale += ch.scaleSum
+		loc += ch.locSum
+	}
+	m := map[string]float64{}
+	if sweeps == 0 {
+		return m
+	}
+	if cg > 0 {
+		m["cg_iterations_per_sweep"] = round6(float64(cg) / float64(sweeps))
+	}
+	if slices > 0 {
+		m["slice_evaluations_per_step"] = round6(float64(evals) / float64(slices))
+		m["scale_move_mean_abs_log"] = round6(scale / float64(sweeps))
+		if loc > 0 {
+			m["location_move_mean_abs"] = round6(loc / float64(sweeps))
+		}
+	}
+	return m
+}
+
+// round6 rounds to 6 significant digits, round7 to 7, for compact JSON.
+func round6(x float64) float64 { return roundSig(x, 6) }
+func round7(x float64) float64 { return roundSig(x, 7) }
+
+func roundSig(x float64, digits int) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	e := math.Floor(math.Log10(math.Abs(x)))
+	p := math.Pow(10, float64(digits-1)-e)
+	if math.IsInf(p, 0) || p == 0 {
+		return x
+	}
+	return math.Round(x*p) / p
+}
+
+// parallelFor calls f(i) for i in [0, n) on GOMAXPROCS goroutines. Results
+// must be written to positions owned by i so that they do not depend on
+// scheduling.
+func parallelFor(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var next int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= int64(n) {
+					return
+				}
+				f(int(i))
+			}
+		}()
+	}
+	wg.Wait()
+}
