@@ -259,16 +259,25 @@ func (d *dsData) mStep(s *dsState, smooth float64) {
 	}
 }
 
-// logPi returns log P(rater j says l | true class c).
+// logPi returns log P(rater j says l | true class c). Probabilities are
+// floored at 1e-300 so that an estimate that underflowed to zero (or a
+// class ruled out by a rater who never uses a label for it) cannot rule out
+// every class of an item; the floor changes a log-likelihood by less than
+// 1e-290.
 func (s *dsState) logPi(j, c, l, k int) float64 {
-	if s.acc != nil {
-		if c == l {
-			return math.Log(s.acc[j])
-		}
-		return math.Log((1 - s.acc[j]) / float64(k-1))
+	var p float64
+	switch {
+	case s.acc == nil:
+		p = s.pi[j][c*k+l]
+	case c == l:
+		p = s.acc[j]
+	default:
+		p = (1 - s.acc[j]) / float64(k-1)
 	}
-	return math.Log(s.pi[j][c*k+l])
+	return math.Log(math.Max(p, probFloor))
 }
+
+const probFloor = 1e-300
 
 // eStep computes the item posteriors (Dawid & Skene 1979, eq. 2.5) and
 // returns the log-likelihood Σ_i log Σ_k p_k Π_labels π_{k,l}.
@@ -292,7 +301,7 @@ func (d *dsData) eStep(s *dsState) float64 {
 			continue
 		}
 		for c := 0; c < k; c++ {
-			v := math.Log(s.prior[c])
+			v := math.Log(math.Max(s.prior[c], probFloor))
 			for _, l := range ls {
 				v += s.logpi[(l.Rater*k+c)*k+l.Class]
 			}

@@ -171,6 +171,55 @@ func anovaMS(res *ICCResult, rows []int, k int, value func(i, j int) float64) {
 	res.VarRaters = (res.MSJ - res.MSE) / fn
 }
 
+// balancedREML sets the REML estimates for complete data in closed form.
+// With every item rated by every rater the REML likelihood factorises into
+// three independent scaled chi-squares: SSB ~ λ_B χ²(n-1), SSJ ~ λ_J χ²(k-1)
+// and SSE ~ σ² χ²((n-1)(k-1)), with λ_B = k σ²_a + σ² and λ_J = n σ²_b + σ².
+// Maximising it under σ²_a, σ²_b ≥ 0 (λ_B, λ_J ≥ σ²) pools into the residual
+// every source whose mean square falls below the pooled residual mean
+// square: the ANOVA estimates when MSB, MSJ ≥ MSE, the boundary solutions
+// that lme4 approaches otherwise.
+func balancedREML(res *ICCResult, rows []int, k int, value func(i, j int) float64) {
+	anovaMS(res, rows, k, value)
+	n, fk := float64(len(rows)), float64(k)
+	type source struct {
+		ss, df float64
+		pooled bool
+	}
+	b := source{ss: res.MSB * (n - 1), df: n - 1}
+	j := source{ss: res.MSJ * (fk - 1), df: fk - 1}
+	ss, df := res.MSE*(n-1)*(fk-1), (n-1)*(fk-1)
+	for {
+		s2 := ss / df
+		// Pool the source with the smallest mean square below s2.
+		var low *source
+		for _, src := range []*source{&b, &j} {
+			if !src.pooled && src.ss/src.df < s2 && (low == nil || src.ss/src.df < low.ss/low.df) {
+				low = src
+			}
+		}
+		if low == nil {
+			break
+		}
+		low.pooled = true
+		ss += low.ss
+		df += low.df
+	}
+	s2 := ss / df
+	lb, lj := b.ss/b.df, j.ss/j.df
+	if b.pooled {
+		lb = s2
+	}
+	if j.pooled {
+		lj = s2
+	}
+	res.VarResidual = s2
+	res.VarItems = (lb - s2) / fk
+	res.VarRaters = (lj - s2) / n
+	res.MSB, res.MSJ, res.MSE = lb, lj, s2
+	res.MSW = s2 + res.VarRaters
+}
+
 // crossed holds the data of the crossed random-effects model.
 type crossed struct {
 	n, k  int
@@ -182,6 +231,8 @@ type crossed struct {
 	sum   float64
 	yy    float64
 	rater [][]int // raters of each item's observations
+	// scratch is the (k+1)² Schur complement, upper triangle used.
+	scratch []float64
 }
 
 // deviance returns the profiled REML deviance (Bates et al. 2015, eq. 41)
@@ -192,42 +243,57 @@ func (m *crossed) deviance(ta, tb float64) (dev, r2 float64, err error) {
 	a2 := ta * ta
 	// Eliminate the item block (diagonal A11_i = θ_a² c_i + 1) and form the
 	// (k+1)×(k+1) Schur complement over (rater effects, intercept).
-	M := mat.NewSymDense(k+1, nil)
-	g := make([]float64, k+1)
+	dim := k + 1
+	if len(m.scratch) != dim*dim {
+		m.scratch = make([]float64, dim*dim)
+	}
+	M := m.scratch
+	for x := range M {
+		M[x] = 0
+	}
+	g := make([]float64, dim)
 	logA11 := 0.0
 	h1 := 0.0
 	for j := 0; j < k; j++ {
-		M.SetSym(j, j, tb*tb*m.d[j]+1)
-		M.SetSym(j, k, tb*m.d[j])
+		M[j*dim+j] = tb*tb*m.d[j] + 1
+		M[j*dim+k] = tb * m.d[j]
 		g[j] = tb * m.t[j]
 	}
 	mbb := m.obs
 	gb := m.sum
+	ab := ta * tb
 	for i := 0; i < m.n; i++ {
 		a11 := a2*m.c[i] + 1
 		logA11 += math.Log(a11)
 		inv := 1 / a11
 		h1 += a2 * m.s[i] * m.s[i] * inv
 		js := m.rater[i]
-		ab := ta * tb
+		abInv := ab * ab * inv
 		for x, j := range js {
+			row := M[j*dim:]
 			for _, l := range js[x:] {
-				if l == j {
-					M.SetSym(j, j, M.At(j, j)-ab*ab*inv)
+				if l >= j {
+					row[l] -= abInv
 				} else {
-					M.SetSym(j, l, M.At(j, l)-ab*ab*inv)
+					M[l*dim+j] -= abInv
 				}
 			}
-			M.SetSym(j, k, M.At(j, k)-ab*ta*m.c[i]*inv)
+			row[k] -= ab * ta * m.c[i] * inv
 			g[j] -= ab * ta * m.s[i] * inv
 		}
 		mbb -= a2 * m.c[i] * m.c[i] * inv
 		gb -= a2 * m.c[i] * m.s[i] * inv
 	}
-	M.SetSym(k, k, mbb)
+	M[k*dim+k] = mbb
 	g[k] = gb
+	sym := mat.NewSymDense(dim, nil)
+	for x := 0; x < dim; x++ {
+		for y := x; y < dim; y++ {
+			sym.SetSym(x, y, M[x*dim+y])
+		}
+	}
 	var ch mat.Cholesky
-	if !ch.Factorize(M) {
+	if !ch.Factorize(sym) {
 		return math.NaN(), math.NaN(), errors.New("raters: REML system is not positive definite")
 	}
 	z := mat.NewVecDense(k+1, nil)
@@ -248,12 +314,8 @@ func (m *crossed) deviance(ta, tb float64) (dev, r2 float64, err error) {
 func remlMS(res *ICCResult, rows []int, k int, value func(i, j int) float64, complete bool) error {
 	n := len(rows)
 	if complete {
-		// Balanced data: REML equals the ANOVA (method of moments)
-		// estimates whenever those are non-negative.
-		anovaMS(res, rows, k, value)
-		if res.MSB >= res.MSE && res.MSJ >= res.MSE {
-			return nil
-		}
+		balancedREML(res, rows, k, value)
+		return nil
 	}
 	m := &crossed{n: n, k: k, c: make([]float64, n), d: make([]float64, k),
 		s: make([]float64, n), t: make([]float64, k), rater: make([][]int, n)}
@@ -310,9 +372,9 @@ func remlMS(res *ICCResult, rows []int, k int, value func(i, j int) float64, com
 	best := []float64{1, 1}
 	bestF := f(best)
 	// A few starting points guard against a local minimum on the boundary.
-	for _, x0 := range [][]float64{{1, 1}, {0.5, 0.1}, {2, 0.5}, {0.1, 0.1}} {
+	for _, x0 := range [][]float64{{1, 1}, {0.3, 0.05}} {
 		p := optimize.Problem{Func: f, Grad: grad}
-		r1, err := optimize.Minimize(p, x0, &optimize.Settings{GradientThreshold: 1e-10, Converger: &optimize.FunctionConverge{Absolute: 1e-13, Iterations: 50}}, &optimize.BFGS{})
+		r1, err := optimize.Minimize(p, x0, &optimize.Settings{GradientThreshold: 1e-9, Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 5}}, &optimize.BFGS{})
 		if r1 == nil || (err != nil && r1.F >= bestF) {
 			continue
 		}
@@ -322,7 +384,7 @@ func remlMS(res *ICCResult, rows []int, k int, value func(i, j int) float64, com
 		}
 	}
 	// Polish with Nelder-Mead (the deviance is flat near the boundary).
-	if r2, err := optimize.Minimize(optimize.Problem{Func: f}, best, &optimize.Settings{Converger: &optimize.FunctionConverge{Absolute: 1e-14, Iterations: 200}}, &optimize.NelderMead{}); err == nil || (r2 != nil && r2.F < bestF) {
+	if r2, err := optimize.Minimize(optimize.Problem{Func: f}, best, &optimize.Settings{Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 20}}, &optimize.NelderMead{}); err == nil || (r2 != nil && r2.F < bestF) {
 		if r2 != nil && r2.F < bestF {
 			bestF = r2.F
 			best = append(best[:0], r2.X...)

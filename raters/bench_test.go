@@ -1,0 +1,160 @@
+package raters
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+)
+
+// simulated returns n items × r raters on a 5-level scale (simulated, for
+// speed measurements only): each item has a true level, each rater gives
+// it with probability 0.6, a neighbouring level with 0.3 and any level
+// with 0.1. missing is the share of ratings left out.
+func simulated(n, r int, missing float64, seed uint64) *Ratings {
+	const k = 5
+	rnd := rand.New(rand.NewPCG(seed, 1))
+	t := NewRatings(n, r, k)
+	for i := 0; i < n; i++ {
+		truth := rnd.IntN(k)
+		for j := 0; j < r; j++ {
+			if rnd.Float64() < missing {
+				continue
+			}
+			v := truth
+			switch u := rnd.Float64(); {
+			case u < 0.15:
+				v = max(0, v-1)
+			case u < 0.3:
+				v = min(k-1, v+1)
+			case u < 0.4:
+				v = rnd.IntN(k)
+			}
+			t.Set(i, j, float64(v))
+		}
+	}
+	return t
+}
+
+// BenchmarkAnalyze: every coefficient, the aggregators and the profiles of
+// an ordinal table of 10 raters, without bootstrap and with a modest one.
+func BenchmarkAnalyze(b *testing.B) {
+	for _, c := range []struct {
+		n, boot int
+	}{{1000, -1}, {10000, -1}, {1000, 50}, {10000, 50}} {
+		r := simulated(c.n, 10, 0, 1)
+		name := fmt.Sprintf("items=%d/labels=%d/bootstrap=%d", c.n, c.n*10, max(c.boot, 0))
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Analyze(r, Options{Level: Ordinal, Bootstrap: c.boot, Seed: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCoefficients times each coefficient alone on 100,000 labels
+// (10,000 items × 10 raters, 5 levels), and on the same with 20% missing.
+func BenchmarkCoefficients(b *testing.B) {
+	for _, missing := range []float64{0, 0.2} {
+		r := simulated(10000, 10, missing, 2)
+		o := CoefOptions{}
+		q := CoefOptions{Weights: QuadraticWeights}
+		for _, c := range []struct {
+			name string
+			f    func() error
+		}{
+			{"KrippendorffAlpha/nominal", func() error { _, err := KrippendorffAlpha(r, NominalMetric, o); return err }},
+			{"KrippendorffAlpha/ordinal", func() error { _, err := KrippendorffAlpha(r, OrdinalMetric, o); return err }},
+			{"KrippendorffAlpha/interval", func() error { _, err := KrippendorffAlpha(r, IntervalMetric, o); return err }},
+			{"KrippendorffAlpha/ratio", func() error { _, err := KrippendorffAlpha(r, RatioMetric, o); return err }},
+			{"FleissKappa", func() error { _, err := FleissKappa(r, o); return err }},
+			{"FleissCategoryKappas", func() error { FleissCategoryKappas(r, o); return nil }},
+			{"CongerKappa", func() error { _, err := CongerKappa(r, o); return err }},
+			{"GwetAC1", func() error { _, err := GwetAC(r, o); return err }},
+			{"GwetAC2/quadratic", func() error { _, err := GwetAC(r, q); return err }},
+			{"BrennanPrediger", func() error { _, err := BrennanPrediger(r, o); return err }},
+			{"PercentAgreement", func() error { _, err := PercentAgreement(r, o); return err }},
+			{"PairwiseCohen/3weights", func() error {
+				_, err := PairwiseCohen(r, []Weights{Unweighted, LinearWeights, QuadraticWeights}, o)
+				return err
+			}},
+			{"ICC", func() error { _, err := ICC(r, ICCOptions{}); return err }},
+			{"MajorityVote", func() error { MajorityVote(r); return nil }},
+			{"DawidSkene", func() error {
+				_, err := DawidSkene(LabelsOf(r), r.Items, r.Raters, r.K, DSOptions{Restarts: -1})
+				return err
+			}},
+		} {
+			b.Run(fmt.Sprintf("missing=%.0f%%/%s", missing*100, c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := c.f(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDawidSkeneAdultContent fits Dawid-Skene to Ipeirotis et al.'s
+// (2010) AdultContent2 labels (92,721 labels, 11,040 sites, 825 workers, 4
+// classes, repeated labels kept) from the shared data folder; it is skipped
+// when that folder is absent.
+func BenchmarkDawidSkeneAdultContent(b *testing.B) {
+	const path = "../../shared/data/ipeirotis2010_adultcontent2/ratings.csv"
+	f, err := os.Open(path)
+	if err != nil {
+		b.Skipf("shared data not available: %v", err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	items, raters := map[string]int{}, map[string]int{}
+	classes := map[string]int{"G": 0, "P": 1, "R": 2, "X": 3}
+	var labels []Label
+	for _, rec := range recs[1:] {
+		i, ok := items[rec[0]]
+		if !ok {
+			i = len(items)
+			items[rec[0]] = i
+		}
+		j, ok := raters[rec[1]]
+		if !ok {
+			j = len(raters)
+			raters[rec[1]] = j
+		}
+		c, ok := classes[rec[2]]
+		if !ok {
+			b.Fatalf("label %q", rec[2])
+		}
+		labels = append(labels, Label{Item: i, Rater: j, Class: c})
+	}
+	for _, c := range []struct {
+		name    string
+		oneCoin bool
+	}{{"full", false}, {"one-coin", true}} {
+		b.Run(fmt.Sprintf("labels=%d/%s", len(labels), c.name), func(b *testing.B) {
+			b.ReportAllocs()
+			var iters int
+			for b.Loop() {
+				f := DawidSkene
+				if c.oneCoin {
+					f = OneCoinDawidSkene
+				}
+				res, err := f(labels, len(items), len(raters), 4, DSOptions{Restarts: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				iters = res.Fit.Iterations
+			}
+			b.ReportMetric(float64(iters), "iterations")
+		})
+	}
+}
