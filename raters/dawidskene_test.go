@@ -52,11 +52,23 @@ func TestRTEAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	amv, ads, aoc := accuracy(mv, gold), accuracy(ds, gold), accuracy(oc, gold)
+	// Majority vote with ties split at random, as often reported: a tied
+	// item counts half.
+	half := 0.0
+	for i, it := range mv.Items {
+		switch {
+		case it.Tie:
+			half += 0.5
+		case it.Class == gold[i]:
+			half++
+		}
+	}
+	t.Logf("majority vote with random tie-breaking: expected accuracy %.4f", half/float64(len(gold)))
 	t.Logf("RTE accuracy: majority %.4f (%d ties), Dawid-Skene %.4f (%d iterations, converged %v, start %s), one-coin %.4f", amv, mv.Ties, ads, ds.Fit.Iterations, ds.Fit.Converged, ds.Fit.Start, aoc)
 	if ads < 0.925 {
 		t.Errorf("Dawid-Skene accuracy %.4f < 0.925", ads)
 	}
-	if ads <= amv {
+	if ads <= amv || ads <= half/float64(len(gold)) {
 		t.Errorf("Dawid-Skene %.4f does not beat majority vote %.4f", ads, amv)
 	}
 	if !ds.Fit.Converged {

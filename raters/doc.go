@@ -4,4 +4,50 @@
 // baseline aggregators (majority vote, mean and median, Dawid-Skene) and
 // per-rater profiles. It works on plain Go values and imports nothing of
 // concord's but, if ever needed, multirater's numeric helpers.
+//
+// # Data
+//
+// Every coefficient takes a Ratings table: items × raters, NaN for a missing
+// rating, category indices 0..K-1 with numeric category values for
+// categorical data, or real values (K = 0) for continuous data. Missing
+// ratings are allowed everywhere. Items nobody rated are ignored.
+//
+// # Definitions and references
+//
+// The multi-rater chance-corrected coefficients with missing ratings follow
+// Gwet (2014), Handbook of Inter-Rater Reliability, 4th ed., exactly as his
+// R package irrCAC 1.4 computes them (pa.coeff.raw, fleiss.kappa.raw,
+// conger.kappa.raw, gwet.ac1.raw, bp.coeff.raw, krippen.alpha.raw), weights
+// included, with the same standard errors and t intervals. Items with a
+// single rating count in the classification probabilities but not in the
+// observed agreement. By default the categories are all K of the scheme
+// (irrCAC with categ.labels); CoefOptions.ObservedCategoriesOnly gives
+// irrCAC's default of the categories that occur.
+//
+// Krippendorff's alpha follows Krippendorff (2011), "Computing
+// Krippendorff's Alpha-Reliability": the coincidence matrix, with the
+// nominal, ordinal (from the pairable values' frequencies), interval and
+// ratio metrics. Cohen's kappa is computed per pair on the items both rated
+// (as irr, psych, statsmodels and scikit-learn do), with the Fleiss, Cohen &
+// Everitt (1969) standard error. The ICCs are Shrout & Fleiss's (1979) as
+// R's psych::ICC defines them, mean squares from REML variance components
+// (psych's default lmer = TRUE) or, on request, from the classical ANOVA on
+// complete rows; intervals are psych's F-based ones.
+//
+// Dawid-Skene is the EM of Dawid & Skene (1979) with class priors and one
+// confusion matrix per rater (or one accuracy per rater, one-coin), started
+// from the majority-vote shares and from random points.
+//
+// The tests check every coefficient against independent implementations
+// run on real data with missing ratings (irrCAC, NLTK, statsmodels,
+// scikit-learn, psych/lme4, and a numpy Dawid-Skene); testdata/README.md
+// lists the sources and the scripts that made the reference numbers.
+//
+// # Intervals
+//
+// Analyze gives every coefficient a percentile bootstrap interval over items
+// (Options.Bootstrap replicates, seeded, reproducible) except the ICCs,
+// which keep psych's F-based intervals; the analytic standard errors are
+// reported beside them. Without bootstrap the intervals are the analytic
+// ones.
 package raters
