@@ -1,0 +1,137 @@
+package raters
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func mkTable(k int, rows [][]float64) *Ratings {
+	r := NewRatings(len(rows), len(rows[0]), k)
+	for i, row := range rows {
+		for j, v := range row {
+			r.Set(i, j, v)
+		}
+	}
+	return r
+}
+
+var nan = math.NaN()
+
+func TestMajorityVoteTies(t *testing.T) {
+	// Class 2 is the most frequent overall, class 0 the least.
+	r := mkTable(3, [][]float64{
+		{0, 2, nan},   // tie 0-2: 2 wins (more ratings overall)
+		{0, 1, nan},   // tie 0-1: 1 wins (more ratings overall than 0)
+		{2, 2, 1},     // clear
+		{1, 2, 2},     // clear
+		{nan, nan, 1}, // one rating
+		{nan, nan, nan},
+	})
+	c := MajorityVote(r)
+	want := []int{2, 1, 2, 2, 1, -1}
+	for i, w := range want {
+		if c.Items[i].Class != w {
+			t.Errorf("item %d: class %d, want %d", i, c.Items[i].Class, w)
+		}
+	}
+	if c.Ties != 2 || !c.Items[0].Tie || len(c.Items[0].Tied) != 2 || c.Items[2].Tie {
+		t.Errorf("ties: %d, %+v", c.Ties, c.Items[0])
+	}
+	// Equal overall frequency: the lowest index wins.
+	c = MajorityVote(mkTable(2, [][]float64{{0, 1}, {1, 0}}))
+	if c.Items[0].Class != 0 || c.Items[1].Class != 0 {
+		t.Errorf("lowest-index rule: %d %d", c.Items[0].Class, c.Items[1].Class)
+	}
+	if q := c.Raters[0]; q.N != 2 || q.Accuracy != 0.5 {
+		t.Errorf("rater quality %+v", q)
+	}
+}
+
+func TestMeanMedian(t *testing.T) {
+	r := mkTable(0, [][]float64{{1, 2, 6}, {3, nan, 4}, {nan, nan, nan}})
+	mean, med := MeanRating(r), MedianRating(r)
+	if mean.Items[0].Score != 3 || med.Items[0].Score != 2 || med.Items[1].Score != 3.5 {
+		t.Errorf("mean %v, median %v %v", mean.Items[0].Score, med.Items[0].Score, med.Items[1].Score)
+	}
+	if !math.IsNaN(mean.Items[2].Score) || mean.Items[0].Class != -1 {
+		t.Errorf("unrated item: %+v", mean.Items[2])
+	}
+	// Rater 0: ratings 1, 3 against means 3, 3.5.
+	if q := mean.Raters[0]; q.MAE != 1.25 || q.Bias != -1.25 {
+		t.Errorf("rater 0: %+v", q)
+	}
+	// Categorical: the nearest category, the lower one half-way.
+	c := mkTable(3, [][]float64{{0, 1}, {0, 2}})
+	c.Values = []float64{1, 2, 4}
+	m := MeanRating(c)
+	if m.Items[0].Class != 0 || m.Items[1].Class != 1 { // 1.5 -> 1 (lower); 2.5 -> 2
+		t.Errorf("classes %d %d", m.Items[0].Class, m.Items[1].Class)
+	}
+}
+
+func TestDegenerateTables(t *testing.T) {
+	for name, r := range map[string]*Ratings{
+		"all equal":     mkTable(3, [][]float64{{1, 1}, {1, 1}, {1, 1}}),
+		"no overlap":    mkTable(2, [][]float64{{0, nan}, {nan, 1}, {1, nan}}),
+		"one item":      mkTable(2, [][]float64{{0, 1, 1}}),
+		"single values": mkTable(3, [][]float64{{0, nan}, {nan, 2}}),
+	} {
+		for _, lv := range []Level{Nominal, Ordinal} {
+			rep, err := Analyze(r, Options{Level: lv, Bootstrap: 20})
+			if err != nil {
+				continue // an error is fine; a panic or NaN in JSON is not
+			}
+			b, err := json.Marshal(rep)
+			if err != nil {
+				t.Errorf("%s %v: %v", name, lv, err)
+				continue
+			}
+			if strings.Contains(string(b), "NaN") {
+				t.Errorf("%s %v: NaN in JSON", name, lv)
+			}
+		}
+	}
+	// All equal: chance agreement is 1, kappa undefined, percent agreement 1.
+	e, _ := FleissKappa(mkTable(3, [][]float64{{1, 1}, {1, 1}}), CoefOptions{})
+	p, _ := PercentAgreement(mkTable(3, [][]float64{{1, 1}, {1, 1}}), CoefOptions{})
+	if !math.IsNaN(e.Value) || p.Value != 1 {
+		t.Errorf("all equal: kappa %v, pa %v", e.Value, p.Value)
+	}
+}
+
+func TestConsensusJSONRoundTrip(t *testing.T) {
+	c := MajorityVote(mkTable(2, [][]float64{{0, 1}, {1, 1}, {nan, nan}}))
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Consensus
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Items[2].Class != -1 || !math.IsNaN(back.Items[2].Score) || back.Items[1].Class != 1 || back.Raters[1].Accuracy != c.Raters[1].Accuracy {
+		t.Errorf("round trip: %+v", back)
+	}
+}
+
+func TestRatingsPanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"bad category":  func() { NewRatings(1, 1, 2).Set(0, 0, 2) },
+		"fraction":      func() { NewRatings(1, 1, 2).Set(0, 0, 0.5) },
+		"out of range":  func() { NewRatings(1, 1, 2).At(1, 0) },
+		"short data":    func() { FleissKappa(&Ratings{Items: 2, Raters: 2, K: 2, Data: []float64{0}}, CoefOptions{}) },
+		"bad values":    func() { FleissKappa(&Ratings{Items: 1, Raters: 1, K: 2, Data: []float64{0}, Values: []float64{2, 1}}, CoefOptions{}) },
+		"bad conflevel": func() { FleissKappa(NewRatings(1, 2, 2), CoefOptions{ConfLevel: 1.5}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
