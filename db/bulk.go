@@ -178,3 +178,52 @@ func (b *bulk) inList(prefix, suffix string, ids []int64, scan func(*sql.Rows) e
 	}
 	return affected, nil
 }
+
+// updateFromValues runs, in batches of n rows,
+//
+//	UPDATE table SET set FROM (VALUES (...), ...) AS v WHERE where
+//
+// where the VALUES columns are v.column1, v.column2, ... (their default
+// names in both SQLite and PostgreSQL); pgTypes gives each column's
+// PostgreSQL type, which bind parameters in VALUES need there.
+func (b *bulk) updateFromValues(table, set, where string, pgTypes []string, n int, fill func(i int, dst []any)) error {
+	ncols := len(pgTypes)
+	per := b.batchRows(ncols)
+	args := make([]any, min(per, n)*ncols)
+	for start := 0; start < n; start += per {
+		rows := min(per, n-start)
+		var s strings.Builder
+		fmt.Fprintf(&s, "UPDATE %s SET %s FROM (VALUES ", table, set)
+		p := 0
+		for r := 0; r < rows; r++ {
+			if r > 0 {
+				s.WriteByte(',')
+			}
+			s.WriteByte('(')
+			for c := 0; c < ncols; c++ {
+				if c > 0 {
+					s.WriteByte(',')
+				}
+				p++
+				b.dialect.placeholder(&s, p)
+				if b.dialect == postgresDialect {
+					s.WriteString("::")
+					s.WriteString(pgTypes[c])
+				}
+			}
+			s.WriteByte(')')
+		}
+		fmt.Fprintf(&s, ") AS v WHERE %s", where)
+		a := args[:rows*ncols]
+		for r := 0; r < rows; r++ {
+			fill(start+r, a[r*ncols:(r+1)*ncols])
+		}
+		if _, err := b.conn.ExecContext(b.ctx, s.String(), a...); err != nil {
+			if cerr := b.ctx.Err(); cerr != nil {
+				err = cerr
+			}
+			return b.d.translate(err)
+		}
+	}
+	return nil
+}

@@ -30,9 +30,17 @@ type Options struct {
 
 // sqliteParams are the connection parameters of every SQLite connection
 // (mattn/go-sqlite3 applies them on connect, so every pooled connection has
-// them): WAL journal, foreign keys on, a 5 s busy timeout, synchronous=NORMAL
-// (safe with WAL) and a 32 MiB page cache.
-const sqliteParams = "_journal_mode=WAL&_foreign_keys=on&_busy_timeout=5000&_synchronous=NORMAL&_cache_size=-32768"
+// them): WAL journal, foreign keys on, a 5 s busy timeout and
+// synchronous=NORMAL (safe with WAL: a crash may lose the last commits, never
+// consistency).
+const sqliteParams = "_journal_mode=WAL&_foreign_keys=on&_busy_timeout=5000&_synchronous=NORMAL"
+
+// The writer's transactions begin IMMEDIATE and it keeps a 128 MiB page
+// cache (big imports); readers are read-only with 32 MiB each.
+const (
+	sqliteWriterParams = sqliteParams + "&_txlock=immediate&_cache_size=-131072"
+	sqliteReaderParams = sqliteParams + "&_query_only=1&_cache_size=-32768"
+)
 
 // sqliteReaders bounds the read-only SQLite connections.
 const sqliteReaders = 8
@@ -148,14 +156,14 @@ func sqliteDSNs(dsn string) (w, r string, memory bool, err error) {
 	case dsn == "":
 		return "", "", false, annotations.Errorf(annotations.EINVALID, "db: empty database path")
 	case dsn == ":memory:":
-		return "file::memory:?" + sqliteParams + "&_txlock=immediate", "", true, nil
+		return "file::memory:?" + sqliteWriterParams, "", true, nil
 	case strings.HasPrefix(dsn, "file:"):
 		sep := "?"
 		if strings.Contains(dsn, "?") {
 			sep = "&"
 		}
 		memory = strings.Contains(dsn, ":memory:") || strings.Contains(dsn, "mode=memory")
-		return dsn + sep + sqliteParams + "&_txlock=immediate", dsn + sep + sqliteParams + "&_query_only=1", memory, nil
+		return dsn + sep + sqliteWriterParams, dsn + sep + sqliteReaderParams, memory, nil
 	case strings.Contains(dsn, "?"):
 		return "", "", false, annotations.Errorf(annotations.EINVALID, "db: SQLite path %q contains '?'; use a file: URI or another name", dsn)
 	}
@@ -172,7 +180,7 @@ func sqliteDSNs(dsn string) (w, r string, memory bool, err error) {
 	if st, err := os.Stat(dsn); err == nil && st.IsDir() {
 		return "", "", false, annotations.Errorf(annotations.EINVALID, "db: database path %q is a directory", dsn)
 	}
-	return dsn + "?" + sqliteParams + "&_txlock=immediate", dsn + "?" + sqliteParams + "&_query_only=1", false, nil
+	return dsn + "?" + sqliteWriterParams, dsn + "?" + sqliteReaderParams, false, nil
 }
 
 // redact hides the password of a connection URL.

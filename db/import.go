@@ -1,10 +1,12 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -25,8 +27,6 @@ type labelRef struct {
 	value       string
 }
 
-func pairKey(item, rater int32) uint64 { return uint64(uint32(item))<<32 | uint64(uint32(rater)) }
-
 // importInput is a validated dataset: distinct items and raters with dense
 // indices, and the labels referring to them.
 type importInput struct {
@@ -36,7 +36,66 @@ type importInput struct {
 	raters   []string
 	raterIdx map[string]int32
 	labels   []labelRef
-	pair     map[uint64]int32 // (item, rater) -> index in labels
+	// The labels grouped by item and sorted by rater within an item:
+	// byItem[start[i]:start[i+1]] are the label indices of item i. Cheaper
+	// than a map of (item, rater) pairs for a million labels.
+	start  []int32
+	byItem []int32
+}
+
+// find returns the index of the label of (item, rater), or -1.
+func (in *importInput) find(item, rater int32) int32 {
+	g := in.byItem[in.start[item]:in.start[item+1]]
+	lo, hi := 0, len(g)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if in.labels[g[m]].rater < rater {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(g) && in.labels[g[lo]].rater == rater {
+		return g[lo]
+	}
+	return -1
+}
+
+// group fills start and byItem and returns the pairs labelled twice, as
+// (first, second) label indices ordered by the second.
+func (in *importInput) group() [][2]int32 {
+	in.start = make([]int32, len(in.items)+1)
+	for _, l := range in.labels {
+		in.start[l.item+1]++
+	}
+	for i := range in.items {
+		in.start[i+1] += in.start[i]
+	}
+	in.byItem = make([]int32, len(in.labels))
+	next := append([]int32(nil), in.start[:len(in.items)]...)
+	for i, l := range in.labels {
+		in.byItem[next[l.item]] = int32(i)
+		next[l.item]++
+	}
+	var dups [][2]int32
+	for i := range in.items {
+		g := in.byItem[in.start[i]:in.start[i+1]]
+		if len(g) < 2 {
+			continue
+		}
+		// Stable: within a rater, label indices stay in order.
+		slices.SortStableFunc(g, func(a, b int32) int { return cmp.Compare(in.labels[a].rater, in.labels[b].rater) })
+		first := g[0]
+		for k := 1; k < len(g); k++ {
+			if in.labels[g[k]].rater != in.labels[first].rater {
+				first = g[k]
+				continue
+			}
+			dups = append(dups, [2]int32{first, g[k]})
+		}
+	}
+	slices.SortFunc(dups, func(a, b [2]int32) int { return cmp.Compare(a[1], b[1]) })
+	return dups
 }
 
 // prepareImport validates ds against the project's scheme without touching
@@ -48,7 +107,6 @@ func prepareImport(s annotations.Scheme, ds *annotations.Dataset) (*importInput,
 		itemIdx:  make(map[string]int32, len(ds.Items)+len(ds.Labels)/4),
 		raterIdx: make(map[string]int32),
 		labels:   make([]labelRef, len(ds.Labels)),
-		pair:     make(map[uint64]int32, len(ds.Labels)),
 	}
 	firstItem := map[string]int{}
 	for i := range ds.Items {
@@ -97,13 +155,14 @@ func prepareImport(s annotations.Scheme, ds *annotations.Dataset) (*importInput,
 			add("label %d (item %q, rater %q): %s", i+1, l.Item, l.Rater, annotations.ErrorMessage(verr))
 			continue
 		}
-		k := pairKey(ii, ri)
-		if j, dup := in.pair[k]; dup {
-			add("label %d: item %q, rater %q is labelled twice (also label %d)", i+1, l.Item, l.Rater, j+1)
-			continue
-		}
-		in.pair[k] = int32(i)
 		in.labels[i] = labelRef{item: ii, rater: ri, value: l.Value}
+	}
+	if err := probs.Err(); err != nil {
+		return nil, err
+	}
+	for _, d := range in.group() {
+		l := ds.Labels[d[1]]
+		add("label %d: item %q, rater %q is labelled twice (also label %d)", d[1]+1, l.Item, l.Rater, d[0]+1)
 	}
 	if err := probs.Err(); err != nil {
 		return nil, err
@@ -181,7 +240,6 @@ type storedItem struct {
 
 func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *importInput, replace bool, res *annotations.ImportResult, progress func(int)) error {
 	b := d.bulk(ctx, tx)
-	conn := tx.Statement.ConnPool
 
 	// Stored items and raters named by the import.
 	itemRow := make([]int64, len(in.items))
@@ -198,7 +256,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		q = "SELECT id, ext_id, text, gold, covariates, attrs FROM items WHERE project_id = " + b.ph1()
 		stored = make([]storedItem, len(in.items))
 	}
-	rowItem := map[int64]int32{}
+	var rowItem rowIndex
 	if err := b.run(nil, q, []any{projectID}, true, func(r *sql.Rows) error {
 		var s storedItem
 		var ext sql.RawBytes
@@ -211,7 +269,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		}
 		if i, ok := in.itemIdx[string(ext)]; ok {
 			itemRow[i] = s.row
-			rowItem[s.row] = i
+			rowItem.add(s.row, i)
 			if withData {
 				stored[i] = s
 			}
@@ -221,7 +279,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		return fmt.Errorf("read items: %w", err)
 	}
 	raterRow := make([]int64, len(in.raters))
-	rowRater := map[int64]int32{}
+	var rowRater rowIndex
 	if err := b.run(nil, "SELECT id, ext_id FROM raters WHERE project_id = "+b.ph1(), []any{projectID}, true, func(r *sql.Rows) error {
 		var id int64
 		var ext sql.RawBytes
@@ -230,7 +288,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		}
 		if i, ok := in.raterIdx[string(ext)]; ok {
 			raterRow[i] = id
-			rowRater[id] = i
+			rowRater.add(id, i)
 		}
 		return nil
 	}); err != nil {
@@ -239,24 +297,24 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 
 	// Stored labels of the import's (item, rater) pairs.
 	state := make([]uint8, len(in.labels))
-	var replaceRows []int64
 	var conflicts []int // label indices, in order
 	var storedValue map[int]string
-	if len(rowItem) > 0 && len(rowRater) > 0 {
+	if rowItem.len() > 0 && rowRater.len() > 0 {
+		rowItem.build()
+		rowRater.build()
 		storedValue = map[int]string{}
 		scan := func(r *sql.Rows) error {
-			var id, item, rater int64
+			var item, rater int64
 			var v sql.RawBytes
-			if err := r.Scan(&id, &item, &rater, &v); err != nil {
+			if err := r.Scan(&item, &rater, &v); err != nil {
 				return err
 			}
-			ii, ok1 := rowItem[item]
-			ri, ok2 := rowRater[rater]
-			if !ok1 || !ok2 {
+			ii, ri := rowItem.get(item), rowRater.get(rater)
+			if ii < 0 || ri < 0 {
 				return nil
 			}
-			li, ok := in.pair[pairKey(ii, ri)]
-			if !ok {
+			li := in.find(ii, ri)
+			if li < 0 {
 				return nil
 			}
 			if in.labels[li].value == string(v) {
@@ -264,19 +322,14 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 				return nil
 			}
 			state[li] = labelReplace
-			replaceRows = append(replaceRows, id)
 			storedValue[int(li)] = string(v)
 			return nil
 		}
 		var err error
-		if len(rowItem) <= smallImportItems {
-			ids := make([]int64, 0, len(rowItem))
-			for row := range rowItem {
-				ids = append(ids, row)
-			}
-			_, err = b.inList("SELECT id, item_id, rater_id, value FROM labels WHERE item_id IN", "", ids, scan)
+		if rowItem.len() <= smallImportItems {
+			_, err = b.inList("SELECT item_id, rater_id, value FROM labels WHERE item_id IN", "", rowItem.rows, scan)
 		} else {
-			err = b.run(nil, "SELECT id, item_id, rater_id, value FROM labels WHERE project_id = "+b.ph1(), []any{projectID}, true, scan)
+			err = b.run(nil, "SELECT item_id, rater_id, value FROM labels WHERE project_id = "+b.ph1(), []any{projectID}, true, scan)
 		}
 		if err != nil {
 			return fmt.Errorf("read labels: %w", err)
@@ -357,23 +410,13 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		return err
 	}
 	res.ItemsAdded = len(newItems)
-	if len(updates) > 0 {
-		var s strings.Builder
-		s.WriteString("UPDATE items SET text = ")
-		for i, col := range []string{"", ", gold = ", ", covariates = ", ", attrs = ", " WHERE id = "} {
-			s.WriteString(col)
-			b.dialect.placeholder(&s, i+1)
-		}
-		stmt, err := conn.PrepareContext(ctx, s.String())
-		if err != nil {
-			return fmt.Errorf("prepare item update: %w", err)
-		}
-		defer stmt.Close()
-		for _, u := range updates {
-			if _, err := stmt.ExecContext(ctx, u.text, u.gold, u.covariates, u.attrs, u.row); err != nil {
-				return fmt.Errorf("update item: %w", err)
-			}
-		}
+	err = b.updateFromValues("items", "text = v.column2, gold = v.column3, covariates = v.column4, attrs = v.column5", "items.id = v.column1",
+		[]string{"bigint", "text", "text", "text", "text"}, len(updates), func(k int, dst []any) {
+			u := &updates[k]
+			dst[0], dst[1], dst[2], dst[3], dst[4] = u.row, u.text, u.gold, u.covariates, u.attrs
+		})
+	if err != nil {
+		return fmt.Errorf("update items: %w", err)
 	}
 	res.ItemsUpdated = len(updates)
 
@@ -400,23 +443,96 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 	}
 	res.RatersAdded = len(newRaters)
 
-	// Labels: replaced ones go and come back with their new value.
-	if len(replaceRows) > 0 {
-		if _, err := b.inList("DELETE FROM labels WHERE id IN", "", replaceRows, nil); err != nil {
-			return fmt.Errorf("delete replaced labels: %w", err)
-		}
+	// Labels: replace changed values in place, insert new ones.
+	err = b.updateFromValues("labels", "value = v.column3", "labels.item_id = v.column1 AND labels.rater_id = v.column2",
+		[]string{"bigint", "bigint", "text"}, len(conflicts), func(k int, dst []any) {
+			l := &in.labels[conflicts[k]]
+			dst[0], dst[1], dst[2] = itemRow[l.item], raterRow[l.rater], l.value
+		})
+	if err != nil {
+		return fmt.Errorf("replace labels: %w", err)
 	}
-	write := make([]int32, 0, res.LabelsAdded+res.LabelsReplaced)
+	write := make([]int32, 0, res.LabelsAdded)
 	for i, s := range state {
-		if s != labelUnchanged {
+		if s == labelNew {
 			write = append(write, int32(i))
 		}
 	}
+	// Parameters are boxed once per item, rater and distinct value rather
+	// than once per label: a million labels would otherwise allocate
+	// millions of interface values.
+	var (
+		pid       any = projectID
+		itemBox       = make([]any, len(in.items))
+		raterBox      = make([]any, len(in.raters))
+		valueBox      = map[string]any{}
+	)
 	return b.insert("labels", []string{"project_id", "item_id", "rater_id", "value"}, len(write),
 		func(k int, dst []any) {
 			l := &in.labels[write[k]]
-			dst[0], dst[1], dst[2], dst[3] = projectID, itemRow[l.item], raterRow[l.rater], l.value
+			if itemBox[l.item] == nil {
+				itemBox[l.item] = itemRow[l.item]
+			}
+			if raterBox[l.rater] == nil {
+				raterBox[l.rater] = raterRow[l.rater]
+			}
+			v, ok := valueBox[l.value]
+			if !ok {
+				v = l.value
+				valueBox[l.value] = v
+			}
+			dst[0], dst[1], dst[2], dst[3] = pid, itemBox[l.item], raterBox[l.rater], v
 		}, "", nil, func(done int) { progress(res.LabelsUnchanged + done) })
+}
+
+// rowIndex maps the database ids of stored rows to the dense indices of an
+// import: a slice over the id range when the ids are dense enough (they
+// mostly are: a project's rows are inserted in batches), a map otherwise.
+type rowIndex struct {
+	rows  []int64
+	idx   []int32
+	min   int64
+	dense []int32 // index+1 by id-min; 0 = absent
+	m     map[int64]int32
+}
+
+func (x *rowIndex) add(row int64, i int32) {
+	x.rows = append(x.rows, row)
+	x.idx = append(x.idx, i)
+}
+
+func (x *rowIndex) len() int { return len(x.rows) }
+
+func (x *rowIndex) build() {
+	if len(x.rows) == 0 {
+		return
+	}
+	lo, hi := slices.Min(x.rows), slices.Max(x.rows)
+	if span := hi - lo + 1; span <= 4*int64(len(x.rows))+1024 {
+		x.min, x.dense = lo, make([]int32, span)
+		for k, r := range x.rows {
+			x.dense[r-lo] = x.idx[k] + 1
+		}
+		return
+	}
+	x.m = make(map[int64]int32, len(x.rows))
+	for k, r := range x.rows {
+		x.m[r] = x.idx[k]
+	}
+}
+
+// get returns the index of row, or -1.
+func (x *rowIndex) get(row int64) int32 {
+	if x.dense != nil {
+		if k := row - x.min; k >= 0 && k < int64(len(x.dense)) {
+			return x.dense[k] - 1
+		}
+		return -1
+	}
+	if i, ok := x.m[row]; ok {
+		return i
+	}
+	return -1
 }
 
 // ph1 returns the first bind parameter of a statement.
