@@ -462,10 +462,10 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 	// than once per label: a million labels would otherwise allocate
 	// millions of interface values.
 	var (
-		pid       any = projectID
-		itemBox       = make([]any, len(in.items))
-		raterBox      = make([]any, len(in.raters))
-		valueBox      = map[string]any{}
+		pid      any = projectID
+		itemBox      = make([]any, len(in.items))
+		raterBox     = make([]any, len(in.raters))
+		valueBox     = map[string]any{}
 	)
 	return b.insert("labels", []string{"project_id", "item_id", "rater_id", "value"}, len(write),
 		func(k int, dst []any) {
