@@ -114,7 +114,7 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 			if err != nil {
 				n.err = ErrorMessage(err)
 			} else if hasControl(v) {
-				n.err = fmt.Sprintf("label %q contains a control character", v)
+				n.err = fmt.Sprintf("label %q contains a control character or a Unicode noncharacter", v)
 			} else {
 				n.v = v
 			}
@@ -194,13 +194,25 @@ func where(l RawLabel) string {
 	return "an earlier position"
 }
 
+// hasControl reports whether s holds a control character or a Unicode
+// noncharacter, which label values may not (an XLSX export could not hold
+// them).
 func hasControl(s string) bool {
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 || r == 0x7f || isNoncharacter(r) {
 			return true
 		}
 	}
 	return false
+}
+
+// normText turns CRLF line ends into LF, as reading CSV does, so that texts
+// read from any format survive a CSV round trip unchanged.
+func normText(s string) string {
+	if strings.Contains(s, "\r\n") {
+		return strings.ReplaceAll(s, "\r\n", "\n")
+	}
+	return s
 }
 
 // mergeItems merges the items of an items file with those a label file
@@ -212,6 +224,7 @@ func mergeItems(file, fromLabels []Item, add func(Problem)) []Item {
 	merged := make([]Item, 0, len(file)+len(fromLabels))
 	byID := make(map[string]int, len(file)+len(fromLabels))
 	for _, it := range file {
+		it.Text = normText(it.Text)
 		if err := it.Validate(); err != nil {
 			add(Problem{Column: "item_id", Msg: "items file: " + ErrorMessage(err)})
 			continue
@@ -224,6 +237,7 @@ func mergeItems(file, fromLabels []Item, add func(Problem)) []Item {
 		merged = append(merged, it)
 	}
 	for _, it := range fromLabels {
+		it.Text = normText(it.Text)
 		if j, ok := byID[it.ID]; ok {
 			m := &merged[j]
 			if m.Text == "" {

@@ -120,8 +120,18 @@ func validateID(what, id string) error {
 		if r < 0x20 || r == 0x7f {
 			return Errorf(EINVALID, "%s %q contains a control character", what, id)
 		}
+		if isNoncharacter(r) {
+			// Not allowed in XML, so an XLSX export could not hold it.
+			return Errorf(EINVALID, "%s %q contains the Unicode noncharacter %U", what, id, r)
+		}
 	}
 	return nil
+}
+
+// isNoncharacter reports whether r is one of Unicode's 66 noncharacters
+// (U+FDD0..U+FDEF and the last two code points of every plane).
+func isNoncharacter(r rune) bool {
+	return r >= 0xFDD0 && r <= 0xFDEF || r&0xFFFE == 0xFFFE
 }
 
 // Dataset is a project's content in memory: its scheme, items and labels.

@@ -144,7 +144,7 @@ func readDoccano(recs []jsonRecord, opts ReadOptions, c *collector) {
 				text, _, _ := jsonScalar(traw)
 				if !seenItems[item] {
 					seenItems[item] = true
-					c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: strings.ReplaceAll(text, "\r\n", "\n")})
+					c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: normText(text)})
 				}
 			}
 		}

@@ -257,7 +257,7 @@ func (it *itemTable) finish() []Item {
 				parts = append(parts, r[tc])
 			}
 		}
-		item.Text = strings.Join(parts, "\n")
+		item.Text = normText(strings.Join(parts, "\n"))
 		if it.goldCol >= 0 {
 			item.Gold = strings.TrimSpace(r[it.goldCol])
 		}
@@ -286,7 +286,7 @@ func (it *itemTable) finish() []Item {
 			if item.Attrs == nil {
 				item.Attrs = map[string]string{}
 			}
-			item.Attrs[name] = v
+			item.Attrs[name] = normText(v)
 		}
 		items[i] = item
 	}

@@ -164,7 +164,7 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 		if !seenItems[item] {
 			seenItems[item] = true
 			if haveText {
-				c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: strings.ReplaceAll(text, "\r\n", "\n")})
+				c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: normText(text)})
 			}
 		}
 		for ai, araw := range anns {

@@ -269,7 +269,7 @@ func (t *table) addRow(rec []string, line, row int) {
 	}
 	text, gold := "", ""
 	if t.textCol >= 0 {
-		text = cell(t.textCol)
+		text = normText(cell(t.textCol))
 	}
 	if t.goldCol >= 0 {
 		gold = strings.TrimSpace(cell(t.goldCol))
@@ -291,7 +291,7 @@ func (t *table) addRow(rec []string, line, row int) {
 		return
 	}
 	t.itemIndex[id] = len(t.c.parsed.Items)
-	t.c.parsed.Items = append(t.c.parsed.Items, Item{ID: strings.Clone(id), Text: strings.Clone(text), Gold: strings.Clone(gold)})
+	t.c.parsed.Items = append(t.c.parsed.Items, Item{ID: strings.Clone(id), Text: text, Gold: strings.Clone(gold)})
 }
 
 // finish reports a table without data rows, or whose filter kept none.
