@@ -118,11 +118,13 @@ func TestConsensusJSONRoundTrip(t *testing.T) {
 
 func TestRatingsPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"bad category":  func() { NewRatings(1, 1, 2).Set(0, 0, 2) },
-		"fraction":      func() { NewRatings(1, 1, 2).Set(0, 0, 0.5) },
-		"out of range":  func() { NewRatings(1, 1, 2).At(1, 0) },
-		"short data":    func() { FleissKappa(&Ratings{Items: 2, Raters: 2, K: 2, Data: []float64{0}}, CoefOptions{}) },
-		"bad values":    func() { FleissKappa(&Ratings{Items: 1, Raters: 1, K: 2, Data: []float64{0}, Values: []float64{2, 1}}, CoefOptions{}) },
+		"bad category": func() { NewRatings(1, 1, 2).Set(0, 0, 2) },
+		"fraction":     func() { NewRatings(1, 1, 2).Set(0, 0, 0.5) },
+		"out of range": func() { NewRatings(1, 1, 2).At(1, 0) },
+		"short data":   func() { FleissKappa(&Ratings{Items: 2, Raters: 2, K: 2, Data: []float64{0}}, CoefOptions{}) },
+		"bad values": func() {
+			FleissKappa(&Ratings{Items: 1, Raters: 1, K: 2, Data: []float64{0}, Values: []float64{2, 1}}, CoefOptions{})
+		},
 		"bad conflevel": func() { FleissKappa(NewRatings(1, 2, 2), CoefOptions{ConfLevel: 1.5}) },
 	} {
 		func() {
