@@ -282,14 +282,16 @@ func (v *Vectorizer) DocFreq() []int { v.mustBeFitted(); return slices.Clone(v.d
 // TFIDF), and nil for the other weightings.
 func (v *Vectorizer) IDF() []float64 { v.mustBeFitted(); return slices.Clone(v.idf) }
 
-// Saved-form identifiers. TokenizerVersion changes whenever a change to the
-// tokenisation or normalisation rules would featurise some text differently;
-// a vectorizer saved under another version is refused.
+// TokenizerVersion identifies the tokenisation and normalisation rules. It
+// changes whenever a change to them would featurise some text differently; a
+// vectorizer saved under another version is refused.
+const TokenizerVersion = 1
+
+// Identifiers of the saved form.
 const (
-	jsonFormat       = "concord/textfeat.Vectorizer"
-	jsonVersion      = 1
-	TokenizerVersion = 1
-	stemmerName      = "snowball-english (github.com/kljensen/snowball)"
+	jsonFormat  = "concord/textfeat.Vectorizer"
+	jsonVersion = 1
+	stemmerName = "snowball-english (github.com/kljensen/snowball)"
 )
 
 type vectorizerJSON struct {
