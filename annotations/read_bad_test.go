@@ -452,3 +452,13 @@ func xlsxNumbers(t testing.TB, vals []float64) []byte {
 	}
 	return b.Bytes()
 }
+
+func TestMalformedHeaderLine(t *testing.T) {
+	data := []byte("item_id,rater\"_id,label\n1,a,2\n")
+	_, pl, err := readBuild(data, "ordinal:1..5", ReadOptions{Name: "h.csv"})
+	wantOne(t, nil, pl, err, "h.csv", 1, 0, "", "double quote inside an unquoted field")
+	_, err = ReadItems(bytes.NewReader(data), ReadOptions{Name: "h.csv"})
+	if !errors.As(err, &pl) || pl.Len() != 1 || pl.Problems[0].Line != 1 {
+		t.Errorf("items: %v", err)
+	}
+}

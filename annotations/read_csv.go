@@ -61,6 +61,9 @@ func readCSVLabels(br *bufio.Reader, opts ReadOptions, c *collector, want Format
 	sawHeader := false
 	err := csvRows(cr, c, func(rec []string, line int) bool {
 		if !sawHeader {
+			if c.problems.Len() > 0 {
+				return false // the header line itself was malformed
+			}
 			sawHeader = true
 			headerOK = t.setHeader(rec, line, 0, want)
 			if t.wide {

@@ -472,3 +472,21 @@ func TestItemsProblems(t *testing.T) {
 		t.Errorf("items %+v", items)
 	}
 }
+
+func TestTextAndIDCharacters(t *testing.T) {
+	// CRLF in a Label Studio text reads as LF (as CSV reading does).
+	p, err := ReadLabels(strings.NewReader(`[{"id": 1, "data": {"text": "a\r\nb\rc"}, "annotations": [{"completed_by": 1, "result": [{"type": "choices", "from_name": "c", "value": {"choices": ["x"]}}]}]}]`), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Items[0].Text != "a\nb\rc" {
+		t.Errorf("text %q", p.Items[0].Text)
+	}
+	// Noncharacters cannot be written to XLSX: ids and labels with them
+	// are rejected.
+	_, pl, err := readBuild([]byte("item_id,rater_id,label\na\uFFFE,r,1\nb,r,\uFDD0\n"), "nominal:1,\uFDD0", ReadOptions{})
+	if err != nil || pl == nil || pl.Len() != 2 || !strings.Contains(pl.Problems[0].Msg, "noncharacter U+FFFE") ||
+		!strings.Contains(pl.Problems[1].Msg, "noncharacter") {
+		t.Errorf("noncharacters: %v %v", pl, err)
+	}
+}

@@ -66,12 +66,14 @@ func ReadItems(r io.Reader, opts ReadOptions) ([]Item, error) {
 		}
 	default:
 		cr := newCSVReader(br)
-		started, headerOK := false, false
+		started := false
 		err := csvRows(cr, c, func(rec []string, line int) bool {
 			if !started {
+				if c.problems.Len() > 0 {
+					return false // the header line itself was malformed
+				}
 				started = true
-				headerOK = it.setHeader(rec, line, 0)
-				return headerOK
+				return it.setHeader(rec, line, 0)
 			}
 			it.addRow(rec, line, 0)
 			return true

@@ -3,6 +3,7 @@ package annotations
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -23,6 +24,13 @@ func readSheet(br *bufio.Reader, c *collector, sheet string) (rows [][]string, n
 	if err != nil {
 		return nil, "", false, err
 	}
+	defer func() {
+		// A malformed workbook must not take the process down.
+		if r := recover(); r != nil {
+			c.add(Problem{Msg: fmt.Sprintf("cannot read the XLSX workbook: %v", r)})
+			rows, name, ok, err = nil, "", false, nil
+		}
+	}()
 	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: xlsxUnzipLimit})
 	if err != nil {
 		c.add(Problem{Msg: "cannot open the XLSX workbook: " + err.Error()})
