@@ -10,10 +10,11 @@ import (
 // The zero value is the zero vector (of any dimension).
 //
 // Vectors made by a Vectorizer have unit L2 norm, or are the zero vector when
-// a document has no term of the vocabulary.
+// a document has no term of the vocabulary. A Vector marshals to JSON as
+// {"idx": [...], "val": [...]}.
 type Vector struct {
-	Idx []int32
-	Val []float64
+	Idx []int32   `json:"idx"`
+	Val []float64 `json:"val"`
 }
 
 // NNZ returns the number of stored coordinates.
