@@ -296,12 +296,16 @@ func (d *dsData) eStep(s *dsState) float64 {
 			}
 		}
 	}
+	logPrior := make([]float64, k)
+	for c, p := range s.prior {
+		logPrior[c] = math.Log(math.Max(p, probFloor))
+	}
 	for i, ls := range d.byItem {
 		if len(ls) == 0 {
 			continue
 		}
 		for c := 0; c < k; c++ {
-			v := math.Log(math.Max(s.prior[c], probFloor))
+			v := logPrior[c]
 			for _, l := range ls {
 				v += s.logpi[(l.Rater*k+c)*k+l.Class]
 			}
