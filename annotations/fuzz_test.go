@@ -3,9 +3,21 @@ package annotations
 import (
 	"bytes"
 	"errors"
+	"hash/crc32"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
 
 // Fuzz targets for every parser. Their seed corpora (the fixtures and the
 // small inputs below) run with `go test`; `go test -fuzz FuzzReadLabelsCSV`
@@ -60,7 +72,14 @@ func fuzzLabels(t *testing.T, data []byte, f Format) {
 			t.Fatalf("dataset holds an invalid label %+v: %v", l, err)
 		}
 	}
+	// Workbooks are slow to write and read: text formats round-trip
+	// through XLSX for a deterministic eighth of the inputs and for those
+	// with non-ASCII text, where XML's character rules matter.
+	withXLSX := f == FormatXLSX || crc32.ChecksumIEEE(data)%8 == 0 || !isASCII(data)
 	for _, w := range writers {
+		if strings.HasPrefix(w.name, "xlsx") && !withXLSX {
+			continue
+		}
 		got, err := roundTripErr(ds, w)
 		if ErrorCode(err) == EINVALID {
 			continue // e.g. a rater named "text" has no wide layout

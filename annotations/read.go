@@ -100,12 +100,9 @@ func (c *collector) reserve(head []byte) {
 	if c.size <= 0 || lines < 2 || len(c.parsed.Labels) > 0 {
 		return
 	}
-	est := c.size / int64(len(head)) * int64(lines)
-	est += est / 16
-	if est > 1<<25 {
-		est = 1 << 25
-	}
-	c.parsed.Labels = make([]RawLabel, 0, est)
+	est := float64(c.size) / float64(len(head)) * float64(lines) * 1.06
+	est = min(est, 1<<25)
+	c.parsed.Labels = make([]RawLabel, 0, int(est))
 }
 
 func newCollector(opts ReadOptions, f Format) *collector {
@@ -121,7 +118,7 @@ func (c *collector) add(p Problem) {
 	c.problems.Add(p)
 }
 
-// addf records a problem at a text line (CSV, JSON Lines).
+// lineProblem records a problem at a text line (CSV, JSON Lines).
 func (c *collector) lineProblem(line int, col, format string, args ...any) {
 	c.add(Problem{Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
 }
@@ -295,7 +292,7 @@ func whereKeys(m map[string]string) []string {
 	return k
 }
 
-// checkField reports a field that is not valid UTF-8.
+// checkUTF8 reports a field that is not valid UTF-8.
 func (c *collector) checkUTF8(line, row int, col, v string) bool {
 	if utf8.ValidString(v) {
 		return true
