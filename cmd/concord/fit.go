@@ -2,15 +2,275 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"time"
 
+	"concord/analysis"
 	"concord/annotations"
+	"concord/multirater"
 )
 
+const fitHelp = `
+Fit a multi-rater model by Gibbs sampling (Rogers, Girolami & Polajnar 2010)
+and write the result document (schema concord.fit/v1, see docs/fit-schema.md).
+
+The data come either from a project in the database (--project) or straight
+from files (--labels, with --items and --scheme as for concord import). The
+ordinal model estimates a consensus score for every item (with its rank and
+grade distribution), each rater's precision, thresholds and severity, and
+flags labels that do not fit.
+
+Several chains run in parallel; the fit is reproducible for a given --seed,
+--chains and --sampler. The summary says plainly whether the chains have
+converged (max split R-hat below --max-rhat and min bulk ESS at least
+--min-ess); when they have not, run more --samples.
+
+Examples:
+  concord fit --project sirt-writing-k1 --out k1.json
+  concord fit --labels ratings.csv --scheme ordinal:0..3 --where criterion=k1 --out -
+  concord fit --labels ratings.csv --items items.csv --scheme ordinal:1..5 --kernel rbf:gamma=1 --out toy.json
+`
+
 func runFit(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "fit", "--project NAME --model ordinal ...", "Fit a multi-rater model (not yet available).")
-	fs.String("db", "concord.db", "database: a SQLite file path or a postgres:// DSN")
-	if _, err := parseFlags(e, fs, args); err != nil {
+	fs := newFlags(e, "fit", "(--project NAME | --labels FILE [--items FILE] --scheme SPEC) [flags] --out FILE", fitHelp)
+	dsn := dbFlag(fs)
+	project := fs.String("project", "", "project to fit (from the database)")
+	labels := fs.String("labels", "", "label file to fit without a database (formats as for concord import)")
+	items := fs.String("items", "", "items file with --labels: item_id,text,<numeric covariates>")
+	schemeSpec := fs.String("scheme", "", "label scheme with --labels, e.g. ordinal:1..5 (default: inferred)")
+	format := fs.String("format", "auto", "label file format with --labels")
+	where := whereFlag{}
+	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
+	model := fs.String("model", "ordinal", "model: ordinal (classification comes later)")
+	kernel := fs.String("kernel", "identity", "kernel on item covariates: identity, linear, rbf:gamma=G, or a sum like rbf:gamma=1+linear")
+	ident := fs.String("identifiability", "weak", "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
+	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
+	sampler := fs.String("sampler", "default", "default (faster mixing) or paper (plain Gibbs of the paper)")
+	chains := fs.Int("chains", multirater.DefaultChains, "number of chains (run in parallel)")
+	samples := fs.Int("samples", multirater.DefaultSamples, "draws kept per chain")
+	burnin := fs.Int("burnin", multirater.DefaultBurnin, "burn-in sweeps per chain")
+	thin := fs.Int("thin", 1, "keep every THIN-th sweep")
+	seed := fs.Uint64("seed", 1, "random seed")
+	v := fs.Float64("v", 1, "shape of the Gamma prior on rater precisions")
+	lambda := fs.Float64("lambda", 0, "rate of the Gamma prior on rater precisions (default 1; 0.1 with --identifiability strong)")
+	sigmaB := fs.Float64("sigma-b", 0, "sd of the normal prior on thresholds (default 1; 10 with --identifiability strong)")
+	flag := fs.Float64("flag", multirater.DefaultFlagThreshold, "flag labels whose posterior predictive probability is below this")
+	maxRhat := fs.Float64("max-rhat", multirater.DefaultMaxRhat, "convergence: max split R-hat")
+	minESS := fs.Float64("min-ess", multirater.DefaultMinESS, "convergence: min bulk effective sample size")
+	keep := fs.Int("keep-draws", multirater.DefaultKeepDraws, "posterior draws kept in the result for plots and prediction")
+	out := fs.String("out", "", `result file ("-" for standard output) (required)`)
+	top := fs.Int("top", 10, "items of the consensus ranking to print")
+	pos, err := parseFlags(e, fs, args)
+	if err != nil {
 		return err
 	}
-	return annotations.Errorf(annotations.EUNAVAILABLE, "fit is not yet available in this version")
+	if len(pos) > 0 {
+		fs.Usage()
+		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q (use --labels FILE for a label file)", pos[0])
+	}
+	if (*project == "") == (*labels == "") {
+		return annotations.Errorf(annotations.EINVALID, "give either --project NAME or --labels FILE")
+	}
+	if *out == "" {
+		return annotations.Errorf(annotations.EINVALID, `--out is required (a file name, or "-" for standard output)`)
+	}
+	if *burnin == 0 {
+		*burnin = -1 // FitSpec's 0 means the default
+	}
+	spec := analysis.FitSpec{
+		Model: *model, Kernel: *kernel, Identifiability: *ident, RefRater: *ref, Sampler: *sampler,
+		Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
+		V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag,
+		MaxRhat: *maxRhat, MinESS: *minESS, KeepDraws: *keep,
+	}
+	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 {
+		return annotations.Errorf(annotations.EINVALID, "--chains, --samples, --thin and --keep-draws must be at least 1")
+	}
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+
+	var ds *annotations.Dataset
+	var source string
+	if *project != "" {
+		st, err := openStore(ctx, e, *dsn)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		p, err := findProject(ctx, st, *project)
+		if err != nil {
+			return err
+		}
+		ds, err = st.Dataset(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		source = "project " + p.Name
+	} else {
+		opts := annotations.LoadOptions{ItemsPath: *items}
+		opts.Format = annotations.Format(*format)
+		if len(where) > 0 {
+			opts.Where = where
+		}
+		if *schemeSpec != "" {
+			s, err := annotations.ParseScheme(*schemeSpec)
+			if err != nil {
+				return err
+			}
+			opts.Scheme = &s
+		}
+		ld, err := annotations.LoadFiles(*labels, opts)
+		if err != nil {
+			return err
+		}
+		if ld.Inferred {
+			fmt.Fprintf(e.stderr, "concord fit: scheme %s inferred (%s); give --scheme to set it\n", ld.Dataset.Scheme, ld.Reason)
+		}
+		ds = ld.Dataset
+		source = *labels
+	}
+
+	summary := e.stdout
+	if *out == "-" {
+		summary = e.stderr
+	}
+	res, err := fitWithProgress(ctx, e, ds, spec, source, summary)
+	if err != nil {
+		return err
+	}
+	printFitSummary(summary, res, *top)
+	if err := writeFitResult(e, *out, res); err != nil {
+		return err
+	}
+	if *out != "-" {
+		fmt.Fprintf(summary, "Wrote %s\n", *out)
+	}
+	return nil
+}
+
+// fitWithProgress runs analysis.Fit with a progress bar on the terminal and
+// a one-line description of the fit on w. concord demo uses it too.
+func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec analysis.FitSpec, source string, w io.Writer) (*multirater.FitResult, error) {
+	full := spec.WithDefaults()
+	nItems := len(ds.ItemIDs())
+	fmt.Fprintf(w, "Fitting the %s model (kernel %s, %s identifiability, %s sampler) to %s: %d items, %d raters, %d labels; %d chains x %d draws after %d burn-in sweeps (thin %d), seed %d\n",
+		full.Model, full.Kernel, full.Identifiability, full.Sampler, source, nItems, len(ds.RaterIDs()), len(ds.Labels),
+		full.Chains, full.Samples, max(full.Burnin, 0), full.Thin, full.Seed)
+	bar := newProgressBar(e, "fit")
+	res, err := analysis.Fit(ctx, ds, spec, func(p multirater.Progress) {
+		note := p.Phase
+		if p.MaxRhat > 0 {
+			note += fmt.Sprintf(", max R-hat %.3f", p.MaxRhat)
+		}
+		bar.Set(p.Fraction, note)
+	})
+	bar.Done()
+	return res, err
+}
+
+func writeFitResult(e *env, path string, res *multirater.FitResult) error {
+	b, err := json.MarshalIndent(res, "", " ")
+	if err != nil {
+		return fmt.Errorf("encoding the result: %w", err)
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err = e.stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// printFitSummary prints the verdict, the top of the consensus ranking and
+// the rater precisions.
+func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
+	d := res.Diagnostics
+	fmt.Fprintf(w, "Done in %s (%.0f sweeps/s per chain).\n", (time.Duration(d.Seconds * float64(time.Second))).Round(10*time.Millisecond), d.SweepsPerSecond)
+	if d.Converged {
+		fmt.Fprintf(w, "Converged: max R-hat %.4f < %g and min bulk ESS %.0f >= %g over %d parameters.\n", d.MaxRhat, res.Model.MaxRhat, d.MinESSBulk, res.Model.MinESS, len(d.Parameters))
+	} else {
+		fmt.Fprintf(w, "WARNING: the chains have NOT converged: max R-hat %.4f (%s, limit %g), min bulk ESS %.0f (%s, limit %g).\n", d.MaxRhat, d.WorstRhat, res.Model.MaxRhat, d.MinESSBulk, d.WorstESS, res.Model.MinESS)
+		fmt.Fprintf(w, "WARNING: do not rely on these numbers; %s.\n", adviceFor(res))
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+	items := append([]multirater.ItemResult(nil), res.Items...)
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].Rank == nil || items[j].Rank == nil {
+			return items[i].Rank != nil
+		}
+		return items[i].Rank.Mean < items[j].Rank.Mean
+	})
+	if top > len(items) {
+		top = len(items)
+	}
+	if top > 0 {
+		fmt.Fprintf(w, "\nTop %d of the consensus ranking (of %d items):\n", top, len(items))
+		fmt.Fprintf(w, "  %-5s %-22s %-26s %-10s %-7s %s\n", "rank", "item", "score (95% interval)", "rank 95%", "grade", "labels")
+		for _, it := range items[:top] {
+			rank, rint := "", ""
+			if it.Rank != nil {
+				rank = fmt.Sprintf("%.1f", it.Rank.Mean)
+				rint = fmt.Sprintf("%.0f-%.0f", it.Rank.Q025, it.Rank.Q975)
+			}
+			score := ""
+			if it.Score != nil {
+				score = fmt.Sprintf("%6.2f (%.2f, %.2f)", it.Score.Mean, it.Score.Q025, it.Score.Q975)
+			}
+			fmt.Fprintf(w, "  %-5s %-22s %-26s %-10s %-7s %s\n", rank, clip(it.ID, 22), score, rint, it.Grade, labelList(it, res.Raters))
+		}
+	}
+	fmt.Fprintf(w, "\nRater precisions (higher = more consistent with the consensus):\n")
+	fmt.Fprintf(w, "  %-20s %6s  %-24s %9s %9s\n", "rater", "labels", "precision (95% interval)", "variance", "severity")
+	raters := append([]multirater.RaterResult(nil), res.Raters...)
+	sort.SliceStable(raters, func(i, j int) bool { return raters[i].Precision.Mean > raters[j].Precision.Mean })
+	for _, r := range raters {
+		ref := ""
+		if r.Reference {
+			ref = " (reference, fixed)"
+		}
+		fmt.Fprintf(w, "  %-20s %6d  %6.2f (%5.2f, %5.2f)     %9.3f %+9.3f%s\n", clip(r.ID, 20), r.NLabels, r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, r.Variance.Mean, r.Severity, ref)
+	}
+	fmt.Fprintf(w, "\n%d surprising label(s) with posterior predictive probability below %g (\"flags\" in the result).\n", len(res.Flags), res.Model.FlagThreshold)
+	if !d.Converged {
+		fmt.Fprintf(w, "WARNING: NOT converged (see above).\n")
+	}
+}
+
+func adviceFor(res *multirater.FitResult) string {
+	d := res.Diagnostics
+	want := res.Model.Samples * 4
+	if d.MinESSBulk > 0 && d.MinESSBulk < res.Model.MinESS {
+		want = int(math.Ceil(float64(res.Model.Samples)*res.Model.MinESS/d.MinESSBulk*1.5/100)) * 100
+	}
+	want = max(want, res.Model.Samples*2)
+	return fmt.Sprintf("run more samples, e.g. --samples %d --burnin %d", want, max(res.Model.Burnin, want/2))
+}
+
+func labelList(it multirater.ItemResult, raters []multirater.RaterResult) string {
+	var parts []string
+	for _, r := range raters {
+		if v, ok := it.Labels[r.ID]; ok {
+			parts = append(parts, v)
+		}
+	}
+	if len(parts) == 0 {
+		return "(none: predicted)"
+	}
+	return strings.Join(parts, " ")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
 }

@@ -1,0 +1,358 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/annotations"
+	"concord/multirater"
+)
+
+// The models Fit knows.
+const (
+	ModelOrdinal        = "ordinal"
+	ModelClassification = "classification"
+)
+
+// FitSpec describes a model fit completely: with the same dataset, spec
+// (including Seed) and build, Fit returns the same result. It is stored with
+// every fit as JSON. Zero values mean the defaults given for each field, so
+// `{}` is a valid spec: the ordinal model with the identity kernel, weak
+// identifiability, the default sampler, 4 chains of 2000 draws after 1000
+// burn-in sweeps, seed 0 and the paper's priors.
+type FitSpec struct {
+	// Model is "ordinal" (default) or "classification".
+	Model string `json:"model,omitempty"`
+	// Kernel is the covariance function on the items' numeric covariates:
+	// "identity" (default; no covariates), "linear", "rbf:gamma=G" or a sum
+	// such as "rbf:gamma=1+linear" (see multirater.ParseKernel).
+	Kernel string `json:"kernel,omitempty"`
+	// Identifiability is "weak" (default), "strong" or "both"; RefRater is
+	// the reference rater's id for strong and both ("" means the rater with
+	// the most labels).
+	Identifiability string `json:"identifiability,omitempty"`
+	RefRater        string `json:"ref_rater,omitempty"`
+	// Sampler is "default" or "paper".
+	Sampler string `json:"sampler,omitempty"`
+	// Chains (default 4), Samples per chain (default 2000), Burnin sweeps
+	// per chain (default 1000; negative for none), Thin (default 1) and Seed.
+	Chains  int    `json:"chains,omitempty"`
+	Samples int    `json:"samples,omitempty"`
+	Burnin  int    `json:"burnin,omitempty"`
+	Thin    int    `json:"thin,omitempty"`
+	Seed    uint64 `json:"seed"`
+	// V and Lambda (Gamma prior on precisions, shape and rate) and SigmaB
+	// (threshold prior sd); 0 means the paper's 1, 1, 1 (under strong
+	// identifiability Lambda 0.1 and SigmaB 10).
+	V      float64 `json:"v,omitempty"`
+	Lambda float64 `json:"lambda,omitempty"`
+	SigmaB float64 `json:"sigma_b,omitempty"`
+	// FlagThreshold (default 0.05): labels whose posterior predictive
+	// probability is below it are flagged.
+	FlagThreshold float64 `json:"flag_threshold,omitempty"`
+	// MaxRhat (default 1.01) and MinESS (default 400) define convergence.
+	MaxRhat float64 `json:"max_rhat,omitempty"`
+	MinESS  float64 `json:"min_ess,omitempty"`
+	// KeepDraws (default 500) bounds the posterior draws kept in the result.
+	KeepDraws int `json:"keep_draws,omitempty"`
+}
+
+// Limits on a FitSpec, to keep a fit within reasonable time and memory.
+const (
+	MaxChains    = 64
+	MaxSamples   = 1_000_000
+	MaxBurnin    = 1_000_000
+	MaxThin      = 10_000
+	MaxKeepDraws = 10_000
+)
+
+// WithDefaults returns s with zero fields set to their defaults (the
+// multirater defaults of the model).
+func (s FitSpec) WithDefaults() FitSpec {
+	if s.Model == "" {
+		s.Model = ModelOrdinal
+	}
+	if s.Kernel == "" {
+		s.Kernel = "identity"
+	}
+	if s.Identifiability == "" {
+		s.Identifiability = "weak"
+	}
+	if s.Sampler == "" {
+		s.Sampler = "default"
+	}
+	m := multirater.MCMC{Chains: s.Chains, Samples: s.Samples, Burnin: s.Burnin, Thin: s.Thin}.WithDefaults()
+	s.Chains, s.Samples, s.Thin = m.Chains, m.Samples, m.Thin
+	if s.Burnin == 0 {
+		s.Burnin = m.Burnin
+	}
+	if s.V == 0 {
+		s.V = 1
+	}
+	if s.Lambda == 0 {
+		s.Lambda = 1
+		if strings.EqualFold(s.Identifiability, "strong") {
+			s.Lambda = 0.1
+		}
+	}
+	if s.SigmaB == 0 {
+		s.SigmaB = 1
+		if strings.EqualFold(s.Identifiability, "strong") {
+			s.SigmaB = 10
+		}
+	}
+	if s.FlagThreshold == 0 {
+		s.FlagThreshold = multirater.DefaultFlagThreshold
+	}
+	if s.MaxRhat == 0 {
+		s.MaxRhat = multirater.DefaultMaxRhat
+	}
+	if s.MinESS == 0 {
+		s.MinESS = multirater.DefaultMinESS
+	}
+	if s.KeepDraws == 0 {
+		s.KeepDraws = multirater.DefaultKeepDraws
+	}
+	return s
+}
+
+// Validate checks the spec's own rules (not the dataset): known model,
+// kernel, identifiability and sampler names, and numbers in range. It
+// returns an EINVALID error naming the field and what was expected.
+func (s FitSpec) Validate() error {
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	switch strings.ToLower(s.Model) {
+	case "", ModelOrdinal:
+	case ModelClassification:
+		return bad("model %q is not available yet: only the ordinal model can be fitted in this version (use model ordinal with an ordinal scheme)", s.Model)
+	default:
+		return bad("unknown model %q (expected ordinal or classification)", s.Model)
+	}
+	if s.Kernel != "" {
+		if _, err := multirater.ParseKernel(s.Kernel); err != nil {
+			return bad("%s", err)
+		}
+	}
+	if _, err := multirater.ParseIdentifiability(s.Identifiability); err != nil {
+		return bad("%s", err)
+	}
+	if _, err := multirater.ParseSampler(s.Sampler); err != nil {
+		return bad("%s", err)
+	}
+	ints := []struct {
+		name   string
+		v, max int
+		neg    bool
+	}{
+		{"chains", s.Chains, MaxChains, false},
+		{"samples", s.Samples, MaxSamples, false},
+		{"burnin", s.Burnin, MaxBurnin, true},
+		{"thin", s.Thin, MaxThin, false},
+		{"keep_draws", s.KeepDraws, MaxKeepDraws, false},
+	}
+	for _, f := range ints {
+		if f.v > f.max || (f.v < 0 && !f.neg) {
+			return bad("%s = %d: expected 0 (default) to %d", f.name, f.v, f.max)
+		}
+	}
+	pos := []struct {
+		name string
+		v    float64
+	}{{"v", s.V}, {"lambda", s.Lambda}, {"sigma_b", s.SigmaB}, {"max_rhat", s.MaxRhat}, {"min_ess", s.MinESS}}
+	for _, f := range pos {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return bad("%s = %v: expected a positive number (0 for the default)", f.name, f.v)
+		}
+	}
+	if s.MaxRhat != 0 && s.MaxRhat <= 1 {
+		return bad("max_rhat = %v: expected a number above 1, e.g. 1.01", s.MaxRhat)
+	}
+	if s.FlagThreshold < 0 || s.FlagThreshold >= 1 || math.IsNaN(s.FlagThreshold) {
+		return bad("flag_threshold = %v: expected a probability in (0, 1), e.g. 0.05", s.FlagThreshold)
+	}
+	return nil
+}
+
+// Fit fits the model of spec to the dataset and returns the result document
+// with item, rater and level ids from the dataset. Items in ds.Items that
+// nobody labelled are part of the fit and are predicted (NLabels 0).
+// progress, when set, receives the sampler's progress reports. The context
+// cancels the fit (its error is returned). Problems with the spec or the
+// dataset are EINVALID errors.
+func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	spec = spec.WithDefaults()
+	if ds == nil || len(ds.Labels) == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "no labels to fit")
+	}
+	switch strings.ToLower(spec.Model) {
+	case ModelOrdinal:
+		return fitOrdinal(ctx, ds, spec, progress)
+	}
+	return nil, annotations.Errorf(annotations.EINVALID, "unknown model %q", spec.Model)
+}
+
+func fitOrdinal(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	if ds.Scheme.Kind != annotations.Ordinal {
+		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs an ordinal scheme; this project's scheme is %s (the classification model for nominal and binary labels comes later)", ds.Scheme)
+	}
+	data, err := OrdinalData(ds)
+	if err != nil {
+		return nil, err
+	}
+	kern, err := multirater.ParseKernel(spec.Kernel)
+	if err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
+	}
+	data.Kernel = kern.String()
+	if _, isIdentity := kern.(multirater.Identity); !isIdentity {
+		in, err := KernelInputs(ds, data.ItemIDs, kern)
+		if err != nil {
+			return nil, err
+		}
+		var c mat.SymDense
+		kern.GramTo(&c, in)
+		data.Cov = &c
+	}
+	ident, _ := multirater.ParseIdentifiability(spec.Identifiability)
+	smp, _ := multirater.ParseSampler(spec.Sampler)
+	if spec.RefRater != "" && ident != multirater.Weak {
+		found := false
+		for _, r := range data.RaterIDs {
+			if r == spec.RefRater {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, annotations.Errorf(annotations.EINVALID, "reference rater %q has no labels in this dataset", spec.RefRater)
+		}
+	}
+	opts := multirater.OrdinalOptions{
+		MCMC:            multirater.MCMC{Chains: spec.Chains, Samples: spec.Samples, Burnin: spec.Burnin, Thin: spec.Thin, Seed: spec.Seed},
+		Sampler:         smp,
+		Identifiability: ident,
+		RefRater:        spec.RefRater,
+		V:               spec.V,
+		Lambda:          spec.Lambda,
+		SigmaB:          spec.SigmaB,
+		FlagThreshold:   spec.FlagThreshold,
+		MaxRhat:         spec.MaxRhat,
+		MinESS:          spec.MinESS,
+		KeepDraws:       spec.KeepDraws,
+		Progress:        progress,
+	}
+	res, err := multirater.FitOrdinal(ctx, data, opts)
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		return nil, annotations.Errorf(annotations.EINVALID, "%s", strings.TrimPrefix(err.Error(), "multirater: "))
+	}
+	res.Model.Scheme = ds.Scheme.String()
+	res.Model.Kernel = kern.String()
+	return res, nil
+}
+
+// OrdinalData maps an ordinal dataset to the sampler's input: items in
+// ds.ItemIDs order (items-file order, then labelled items not in the items
+// file), raters in order of first label, levels in scheme order. It does not
+// set the covariance.
+func OrdinalData(ds *annotations.Dataset) (*multirater.OrdinalData, error) {
+	data := &multirater.OrdinalData{
+		ItemIDs:  ds.ItemIDs(),
+		RaterIDs: ds.RaterIDs(),
+		Levels:   ds.Scheme.Codes(),
+	}
+	if len(data.Levels) < 2 {
+		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs at least 2 levels, the scheme %s has %d", ds.Scheme, len(data.Levels))
+	}
+	itemIdx := make(map[string]int, len(data.ItemIDs))
+	for i, id := range data.ItemIDs {
+		itemIdx[id] = i
+	}
+	raterIdx := make(map[string]int, len(data.RaterIDs))
+	for i, id := range data.RaterIDs {
+		raterIdx[id] = i
+	}
+	seen := make(map[[2]int]string, len(ds.Labels))
+	data.Ratings = make([]multirater.Rating, 0, len(ds.Labels))
+	for _, l := range ds.Labels {
+		lev, ok := ds.Scheme.Index(l.Value)
+		if !ok {
+			return nil, annotations.Errorf(annotations.EINVALID, "label %q of rater %q for item %q is not a level of %s", l.Value, l.Rater, l.Item, ds.Scheme)
+		}
+		r := multirater.Rating{Item: itemIdx[l.Item], Rater: raterIdx[l.Rater], Level: lev}
+		key := [2]int{r.Item, r.Rater}
+		if prev, dup := seen[key]; dup {
+			return nil, annotations.Errorf(annotations.EINVALID, "rater %q labelled item %q twice (%q and %q); the model takes one label per item and rater", l.Rater, l.Item, prev, l.Value)
+		}
+		seen[key] = l.Value
+		data.Ratings = append(data.Ratings, r)
+	}
+	return data, nil
+}
+
+// KernelInputs returns the kernel inputs of the items ids: their numeric
+// covariates, one column per covariate name (sorted), for kernels that need
+// them. Every item must have every covariate.
+func KernelInputs(ds *annotations.Dataset, ids []string, k multirater.Kernel) (multirater.Inputs, error) {
+	in := multirater.Inputs{N: len(ids)}
+	if !k.Covariates() {
+		return in, nil
+	}
+	byID := make(map[string]*annotations.Item, len(ds.Items))
+	names := map[string]bool{}
+	for i := range ds.Items {
+		it := &ds.Items[i]
+		byID[it.ID] = it
+		for c := range it.Covariates {
+			names[c] = true
+		}
+	}
+	if len(names) == 0 {
+		return in, annotations.Errorf(annotations.EINVALID, "kernel %s needs numeric item covariates, and the items have none (give an items file with numeric columns, or use kernel identity)", k)
+	}
+	cols := make([]string, 0, len(names))
+	for c := range names {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	x := mat.NewDense(len(ids), len(cols), nil)
+	var missing []string
+	for i, id := range ids {
+		it := byID[id]
+		for j, c := range cols {
+			v, ok := 0.0, false
+			if it != nil {
+				v, ok = it.Covariates[c]
+			}
+			if !ok {
+				if len(missing) < 5 {
+					if it == nil {
+						missing = append(missing, fmt.Sprintf("item %q is not in the items file", id))
+					} else {
+						missing = append(missing, fmt.Sprintf("item %q has no value for covariate %q", id, c))
+					}
+				}
+				break
+			}
+			x.Set(i, j, v)
+		}
+	}
+	if len(missing) > 0 {
+		return in, annotations.Errorf(annotations.EINVALID, "kernel %s needs the covariates %s for every item: %s", k, strings.Join(cols, ", "), strings.Join(missing, "; "))
+	}
+	in.X = x
+	return in, nil
+}

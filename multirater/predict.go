@@ -1,0 +1,237 @@
+package multirater
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// predictRelTol is the relative eigenvalue below which the prediction
+// ignores directions of the training covariance: f_new is conditioned on the
+// projection of m onto the leading eigenvectors (a valid Gaussian
+// conditioning on less information), which keeps the rounding of the stored
+// draws from being amplified by tiny eigenvalues.
+const predictRelTol = 1e-9
+
+// OrdinalPredictor predicts new items from an ordinal FitResult without
+// refitting, Rogers et al. appendix C style: for each kept posterior draw s
+// of (m, alpha, b), the latent consensus of a new item is
+//
+//	f_new | m_s ~ N(k' C^+ m_s, k_new - k' C^+ k)
+//
+// (k the covariances between the new item and the training items, k_new its
+// prior variance, C the training items' covariance), and rater l's grade
+// distribution integrates f_new out of the probit likelihood exactly:
+//
+//	P(t = c | s) = Phi((b_lc - mu_s)/sqrt(s^2 + 1/alpha_l)) - Phi((b_l,c-1 - mu_s)/sqrt(s^2 + 1/alpha_l)),
+//
+// averaged over the draws. Items already in the fit (rated or not) are
+// summarised in the FitResult itself.
+type OrdinalPredictor struct {
+	res *FitResult
+	n   int
+	// Kept eigenpairs of C: q (n×r row-major) and lam; proj[s] = Q' m_s / lam.
+	q    []float64
+	lam  []float64
+	proj [][]float64
+}
+
+// NewOrdinalPredictor prepares predictions from res, which must be an
+// ordinal fit with kept draws, and cov, the covariance matrix of its items
+// (the same as in the fit, in FitResult.Items order). It decomposes cov once.
+func NewOrdinalPredictor(res *FitResult, cov mat.Symmetric) (*OrdinalPredictor, error) {
+	if res == nil || res.Model.Model != "ordinal" {
+		return nil, errors.New("multirater: predictor needs an ordinal fit result")
+	}
+	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.Thresholds) != res.Draws.N {
+		return nil, errors.New("multirater: the fit result keeps no posterior draws to predict from")
+	}
+	n := len(res.Items)
+	if cov.SymmetricDim() != n {
+		return nil, fmt.Errorf("multirater: covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
+	}
+	for s, m := range res.Draws.M {
+		if len(m) != n || len(res.Draws.Alpha[s]) != len(res.Raters) {
+			return nil, errors.New("multirater: malformed draws in the fit result")
+		}
+	}
+	p := &OrdinalPredictor{res: res, n: n}
+	diag := true
+	for i := 0; i < n && diag; i++ {
+		for j := 0; j < i; j++ {
+			if cov.At(i, j) != 0 {
+				diag = false
+				break
+			}
+		}
+	}
+	var vals []float64
+	var vecs *mat.Dense
+	if diag {
+		vals = make([]float64, n)
+		vecs = mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			vals[i] = cov.At(i, i)
+			vecs.Set(i, i, 1)
+		}
+	} else {
+		var err error
+		vals, vecs, err = symEigen(cov)
+		if err != nil {
+			return nil, err
+		}
+	}
+	lmax := 0.0
+	for _, v := range vals {
+		lmax = math.Max(lmax, v)
+	}
+	var keep []int
+	for i, v := range vals {
+		if v > predictRelTol*lmax && v > 0 {
+			keep = append(keep, i)
+		}
+	}
+	r := len(keep)
+	p.lam = make([]float64, r)
+	p.q = make([]float64, n*r)
+	for k, i := range keep {
+		p.lam[k] = vals[i]
+		for row := 0; row < n; row++ {
+			p.q[row*r+k] = vecs.At(row, i)
+		}
+	}
+	p.proj = make([][]float64, res.Draws.N)
+	for s, m := range res.Draws.M {
+		pr := make([]float64, r)
+		for row, mv := range m {
+			qr := p.q[row*r : (row+1)*r]
+			for k, qv := range qr {
+				pr[k] += qv * mv
+			}
+		}
+		for k := range pr {
+			pr[k] /= p.lam[k]
+		}
+		p.proj[s] = pr
+	}
+	return p, nil
+}
+
+// Predict returns the results of new items: ids names them, cross holds
+// their covariances with the fit's items (len(ids)×N, e.g. from a Kernel's
+// CrossTo) and prior their prior variances k(x_new, x_new). Each result has
+// NLabels 0, the score summary (of the mixture over draws), the consensus
+// and per-rater grade distributions and the most probable grade; Rank is
+// nil.
+func (p *OrdinalPredictor) Predict(ids []string, cross mat.Matrix, prior []float64) []ItemResult {
+	rr, cc := cross.Dims()
+	if rr != len(ids) || cc != p.n || len(prior) != len(ids) {
+		panic(fmt.Sprintf("multirater: Predict: cross is %d×%d and prior has %d values for %d ids and %d training items", rr, cc, len(prior), len(ids), p.n))
+	}
+	res := p.res
+	levels := res.Levels
+	k := len(levels)
+	nl := len(res.Raters)
+	r := len(p.lam)
+	ns := len(p.proj)
+	out := make([]ItemResult, len(ids))
+	qk := make([]float64, r)
+	mus := make([]float64, ns)
+	b := make([]float64, k+1)
+	for i, id := range ids {
+		for kk := range qk {
+			qk[kk] = 0
+		}
+		for row := 0; row < p.n; row++ {
+			v := cross.At(i, row)
+			if v == 0 {
+				continue
+			}
+			qr := p.q[row*r : (row+1)*r]
+			for kk, qv := range qr {
+				qk[kk] += qv * v
+			}
+		}
+		v2 := prior[i]
+		for kk, v := range qk {
+			v2 -= v * v / p.lam[kk]
+		}
+		v2 = math.Max(v2, 0)
+		var sm, sm2 float64
+		for s, pr := range p.proj {
+			mus[s] = vecDot(qk, pr)
+			sm += mus[s]
+			sm2 += mus[s] * mus[s]
+		}
+		mean := sm / float64(ns)
+		vr := math.Max(sm2/float64(ns)-mean*mean, 0) + v2
+		it := ItemResult{ID: id, RaterGradeProbs: make(map[string][]float64, nl), GradeProbs: make(map[string]float64, k)}
+		sd := math.Sqrt(vr)
+		it.Score = &Estimate{Mean: mean, SD: sd, Q025: mixQuantile(mus, math.Sqrt(v2), 0.025), Q50: mixQuantile(mus, math.Sqrt(v2), 0.5), Q975: mixQuantile(mus, math.Sqrt(v2), 0.975)}
+		cons := make([]float64, k)
+		for l := 0; l < nl; l++ {
+			pr := make([]float64, k)
+			for s := 0; s < ns; s++ {
+				a := res.Draws.Alpha[s][l]
+				sdy := math.Sqrt(v2 + 1/a)
+				b[0], b[k] = math.Inf(-1), math.Inf(1)
+				copy(b[1:k], res.Draws.Thresholds[s][l])
+				for c := 0; c < k; c++ {
+					pr[c] += normInterval((b[c]-mus[s])/sdy, (b[c+1]-mus[s])/sdy)
+				}
+			}
+			for c := range pr {
+				pr[c] /= float64(ns)
+				cons[c] += pr[c] / float64(nl)
+				pr[c] = round6(pr[c])
+			}
+			it.RaterGradeProbs[res.Raters[l].ID] = pr
+		}
+		best := 0
+		for c := range cons {
+			it.GradeProbs[levels[c]] = round6(cons[c])
+			if cons[c] > cons[best] {
+				best = c
+			}
+		}
+		it.Grade = levels[best]
+		out[i] = it
+	}
+	return out
+}
+
+// mixQuantile returns the p-quantile of the equal-weight mixture of
+// N(mu_s, sd^2), by bisection on its distribution function (sd may be 0).
+func mixQuantile(mus []float64, sd, p float64) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, m := range mus {
+		lo = math.Min(lo, m)
+		hi = math.Max(hi, m)
+	}
+	lo -= 8*sd + 1e-12
+	hi += 8*sd + 1e-12
+	cdf := func(x float64) float64 {
+		var c float64
+		for _, m := range mus {
+			if sd == 0 {
+				if m <= x {
+					c++
+				}
+				continue
+			}
+			c += 0.5 * math.Erfc(-(x-m)/(sd*math.Sqrt2))
+		}
+		return c / float64(len(mus))
+	}
+	for i := 0; i < 100 && hi-lo > 1e-9*(1+math.Abs(lo)+math.Abs(hi)); i++ {
+		mid := 0.5 * (lo + hi)
+		if cdf(mid) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return 0.5 * (lo + hi)
+}
