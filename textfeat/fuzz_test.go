@@ -7,10 +7,13 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
 	"golang.org/x/text/unicode/norm"
 )
 
-// FuzzTokenize checks that Tokenize never panics and that every token is
+// FuzzTokenize checks that the fast paths of the text folding agree with
+// full NFC + lower-casing, that Tokenize never panics and that every token is
 // non-empty, valid UTF-8, lower case (a fixed point of strings.ToLower),
 // free of white space, and never a stop word when stop words are removed;
 // and that canonically equivalent texts (NFC vs NFD) give the same tokens.
@@ -29,6 +32,11 @@ func FuzzTokenize(f *testing.F) {
 		f.Add(s, uint8(7))
 	}
 	f.Fuzz(func(t *testing.T, text string, flags uint8) {
+		if utf8.ValidString(text) {
+			if got, want := foldText(text), cases.Lower(language.Und).String(norm.NFC.String(text)); got != want {
+				t.Fatalf("foldText(%q) = %q, want %q", text, got, want)
+			}
+		}
 		opts := Options{Stem: flags&1 != 0, KeepStopWords: flags&2 != 0, Bigrams: flags&4 != 0}
 		toks := Tokenize(text, opts)
 		for _, tok := range toks {

@@ -96,12 +96,27 @@ func (tk *tokenizer) stem(tok string) string {
 // foldText returns text in Unicode normalisation form NFC and lower case
 // (full Unicode lower-casing, with the Greek final sigma).
 func foldText(text string) string {
+	ascii := true
 	for i := 0; i < len(text); i++ {
 		if text[i] >= utf8.RuneSelf {
-			return cases.Lower(language.Und).String(norm.NFC.String(text))
+			ascii = false
+			break
 		}
 	}
-	return strings.ToLower(text) // ASCII: already NFC
+	if ascii {
+		return strings.ToLower(text) // ASCII is already NFC
+	}
+	text = norm.NFC.String(text)
+	// Full lower-casing differs from the simple per-rune mapping only for
+	// runes that have a lower-case mapping (final sigma, U+0130). If no
+	// non-ASCII rune has one (typographic quotes, accented lower case, most
+	// scripts), lower-casing the ASCII letters is enough.
+	for _, r := range text {
+		if r >= utf8.RuneSelf && unicode.ToLower(r) != r {
+			return cases.Lower(language.Und).String(text)
+		}
+	}
+	return strings.ToLower(text)
 }
 
 const (
