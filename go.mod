@@ -22,6 +22,7 @@ require (
 	github.com/gobwas/httphead v0.1.0 // indirect
 	github.com/gobwas/pool v0.2.1 // indirect
 	github.com/gobwas/ws v1.4.0 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 )
 
 require (
