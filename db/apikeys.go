@@ -47,6 +47,13 @@ func (d *DB) CreateAPIKey(ctx context.Context, k *annotations.APIKey) error {
 		if err := projectExists(tx, k.ProjectID); err != nil {
 			return err
 		}
+		var n int64
+		if err := tx.Model(&apiKeyRow{}).Where("project_id = ? AND name = ?", k.ProjectID, k.Name).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return annotations.Errorf(annotations.ECONFLICT, "project %d already has an API key named %q", k.ProjectID, k.Name)
+		}
 		return tx.Create(&row).Error
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {

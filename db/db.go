@@ -23,8 +23,8 @@ import (
 
 // Options configure Open. The zero value is ready to use.
 type Options struct {
-	// Logger receives migration notes, slow queries (over one second) and
-	// database errors; nil discards them.
+	// Logger receives notes on schema migrations and recovered fits (at
+	// Info level); nil discards them. Errors are returned, not logged.
 	Logger *slog.Logger
 }
 
@@ -80,13 +80,10 @@ func open(ctx context.Context, dsn string, opts Options, target int) (*DB, error
 	}
 	gcfg := func() *gorm.Config {
 		return &gorm.Config{
-			Logger: logger.NewSlogLogger(log, logger.Config{
-				SlowThreshold:             time.Second,
-				LogLevel:                  logger.Warn,
-				IgnoreRecordNotFoundError: true,
-				ParameterizedQueries:      true,
-			}),
-			NowFunc:                func() time.Time { return now() },
+			// Every error is returned to the caller, who decides what to
+			// tell the user; gorm itself logs nothing.
+			Logger:                 logger.Discard,
+			NowFunc:                now,
 			SkipDefaultTransaction: true,
 			TranslateError:         true,
 		}

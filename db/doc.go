@@ -2,4 +2,45 @@
 // (embedded, the default; WAL, foreign keys and a busy timeout on) or
 // PostgreSQL when the DSN starts with postgres://. It owns the schema and its
 // migrations.
+//
+// # Schema
+//
+//	projects     id, name (unique), scheme (JSON), created_at
+//	items        id, project_id, ext_id (unique per project), text, gold, covariates (JSON), attrs (JSON)
+//	raters       id, project_id, ext_id (unique per project)
+//	labels       id, project_id, item_id, rater_id, value; unique (item_id, rater_id)
+//	fits         id, project_id, model, spec (JSON), seed, status, progress, eta_seconds, max_rhat,
+//	             message, cancel_requested, attempts, worker, created_at, started_at, finished_at, heartbeat_at
+//	fit_results  fit_id, result (BLOB/bytea; apart from fits so that listings never load results)
+//	api_keys     id, project_id, name (unique per project), prefix (indexed), hash, read_only, created_at
+//
+// Every table hangs off projects with ON DELETE CASCADE. Times are stored in
+// UTC with microsecond resolution. Item and rater ids are the external ids
+// of the label files; the integer ids are internal, and their order is the
+// order of first appearance (Dataset and the listings sort by them).
+//
+// # Migrations
+//
+// The schema is a list of numbered steps of plain SQL per dialect
+// (migrate.go), recorded in schema_migrations (version, name, applied_at).
+// Open applies the missing steps in order, in one transaction (under an
+// advisory lock on PostgreSQL, so that processes starting together take
+// turns), and refuses a database whose version is newer than the build's.
+// Released steps are never edited; a schema change is a new step.
+//
+// # Concurrency
+//
+// SQLite: one writer connection whose transactions begin IMMEDIATE (writers
+// queue in the pool; other processes wait on the busy timeout) and a pool of
+// read-only connections that read WAL snapshots alongside it. PostgreSQL: one
+// pool; imports lock their project row, ClaimFit uses FOR UPDATE SKIP LOCKED,
+// so several concord processes can share the database and its fit queue.
+//
+// # Import
+//
+// Import validates the whole dataset in memory, then writes in one
+// transaction with batched multi-row statements (bind-parameter limits of
+// each dialect respected), mapping external ids to row ids in memory and
+// reading the stored labels of the project once, so that a million labels
+// load in seconds and re-importing the same data writes nothing.
 package db

@@ -41,8 +41,17 @@ func (d *DB) CreateProject(ctx context.Context, p *annotations.Project) error {
 		return fmt.Errorf("db: encode scheme: %w", err)
 	}
 	row := projectRow{Name: p.Name, Scheme: string(scheme), CreatedAt: now()}
-	err = d.write(ctx, func(tx *gorm.DB) error { return tx.Create(&row).Error })
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
+	err = d.write(ctx, func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&projectRow{}).Where("name = ?", p.Name).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return annotations.Errorf(annotations.ECONFLICT, "project %q already exists", p.Name)
+		}
+		return tx.Create(&row).Error
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) { // a concurrent create won
 		return annotations.Errorf(annotations.ECONFLICT, "project %q already exists", p.Name)
 	}
 	if err != nil {
