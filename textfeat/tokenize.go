@@ -119,10 +119,7 @@ func foldText(text string) string {
 	return strings.ToLower(text)
 }
 
-const (
-	softHyphen    = '\u00ad'
-	zeroWidthSpac = '\u200b'
-)
+const zeroWidthSpace = '\u200b'
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }
 
@@ -133,7 +130,7 @@ func isHyphen(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' }
 // isIgnorable reports format characters that are dropped without ending a
 // word (soft hyphen, zero-width joiners, directional marks, BOM). The
 // zero-width space is a word boundary instead.
-func isIgnorable(r rune) bool { return r != zeroWidthSpac && unicode.Is(unicode.Cf, r) }
+func isIgnorable(r rune) bool { return r != zeroWidthSpace && unicode.Is(unicode.Cf, r) }
 
 // nextRune returns the first rune of s[i:] that is not ignorable, or
 // utf8.RuneError if there is none.
