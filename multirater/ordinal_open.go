@@ -19,7 +19,10 @@ type openScratch struct {
 	hc     []float64 // r×r: H_c, then its Cholesky factor L
 	beta   []float64 // r
 	vt     []float64 // r×n: L^{-1} G', row j is direction j in item space
-	ut     []float64 // r×r: L^{-1}, row j of L^{-T} transposed... see stepOpen
+	ut     []float64 // r×r: L^{-1}
+	// per item: smallest slack of the top- and bottom-level latent values,
+	// and the accumulated shift of the move
+	minTop, minBot, shift []float64
 }
 
 func newOpenScratch(md *ordModel) *openScratch {
@@ -30,6 +33,9 @@ func newOpenScratch(md *ordModel) *openScratch {
 		s.beta = make([]float64, r)
 		s.vt = make([]float64, r*n)
 		s.ut = make([]float64, r*r)
+		s.minTop = make([]float64, n)
+		s.minBot = make([]float64, n)
+		s.shift = make([]float64, n)
 	}
 	return s
 }
@@ -203,30 +209,46 @@ func (ch *ordChain) openLowRank() {
 		s.ut[k*r+k] = 1
 	}
 	blas64.Trsm(blas.Left, blas.NoTrans, 1, chol, blas64.General{Rows: r, Cols: r, Stride: r, Data: s.ut})
+	// Per item, the smallest slack of its unbounded-level latent values:
+	// top y - b_l,K-1 > 0 and bottom b_l1 - y >= 0. A move of item n's latent
+	// values by d keeps them in their levels iff d > -minTop and d <= minBot.
 	k := md.nk
+	inf := math.Inf(1)
+	for i := range s.minTop {
+		s.minTop[i] = inf
+		s.minBot[i] = inf
+		s.shift[i] = 0
+	}
+	for _, o := range md.openObs {
+		it := md.obsItem[o]
+		l := int(md.obsRater[o])
+		if md.obsOpen[o] > 0 {
+			if sl := ch.y[o] - ch.b[md.bIdx(l, k-1)]; sl < s.minTop[it] {
+				s.minTop[it] = sl
+			}
+		} else if sl := ch.b[md.bIdx(l, 1)] - ch.y[o]; sl < s.minBot[it] {
+			s.minBot[it] = sl
+		}
+	}
 	for j := 0; j < r; j++ {
 		v := s.vt[j*n : (j+1)*n]
 		lo, hi := math.Inf(-1), math.Inf(1)
-		for _, o := range md.openObs {
-			it := md.obsItem[o]
-			vn := v[it]
-			if vn == 0 {
-				continue
-			}
-			l := int(md.obsRater[o])
-			if md.obsOpen[o] > 0 {
-				bound := (ch.b[md.bIdx(l, k-1)] - ch.y[o]) / vn
-				if vn > 0 {
-					lo = math.Max(lo, bound)
-				} else {
-					hi = math.Min(hi, bound)
+		for i, vn := range v {
+			// c vn > -minTop and c vn <= minBot.
+			switch {
+			case vn > 0:
+				if b := -s.minTop[i] / vn; b > lo {
+					lo = b
 				}
-			} else {
-				bound := (ch.b[md.bIdx(l, 1)] - ch.y[o]) / vn
-				if vn > 0 {
-					hi = math.Min(hi, bound)
-				} else {
-					lo = math.Max(lo, bound)
+				if b := s.minBot[i] / vn; b < hi {
+					hi = b
+				}
+			case vn < 0:
+				if b := -s.minTop[i] / vn; b < hi {
+					hi = b
+				}
+				if b := s.minBot[i] / vn; b > lo {
+					lo = b
 				}
 			}
 		}
@@ -234,16 +256,21 @@ func (ch *ordChain) openLowRank() {
 			continue
 		}
 		c := TruncNormal(ch.rng, s.beta[j], 1, lo, hi)
-		// w += c L^{-T} e_j: column j of L^{-T} is row j of L^{-1}...
-		// transposed: (L^{-T})_{ij} = (L^{-1})_{ji}.
+		// w += c L^{-T} e_j; (L^{-T})_ij = (L^{-1})_ji is row j of ut.
 		for i := 0; i < r; i++ {
 			ch.w[i] += c * s.ut[j*r+i]
 		}
 		for i, vn := range v {
-			ch.m[i] += c * vn
+			d := c * vn
+			s.shift[i] += d
+			s.minTop[i] += d
+			s.minBot[i] -= d
 		}
-		for _, o := range md.openObs {
-			ch.y[o] += c * v[md.obsItem[o]]
-		}
+	}
+	for i, d := range s.shift {
+		ch.m[i] += d
+	}
+	for _, o := range md.openObs {
+		ch.y[o] += s.shift[md.obsItem[o]]
 	}
 }

@@ -1,0 +1,158 @@
+package multirater
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// benchData makes a synthetic ordinal data set in the shape of the paper's
+// toy (sec. 3.1): latent 1 - 2 x_1 plus rater noise, K = 5, each rater's
+// thresholds sorted N(0, 1) draws; each (item, rater) pair is observed with
+// probability present. kern selects the prior covariance: "identity",
+// "rbf1d" (RBF gamma = 1 on the one covariate, numerically low rank) or
+// "dense" (RBF gamma = 0.05 on 10 covariates, full numerical rank).
+func benchData(n, l int, present float64, kern string, seed uint64) *OrdinalData {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	const k = 5
+	d := &OrdinalData{Levels: []string{"1", "2", "3", "4", "5"}, Kernel: kern}
+	dim := 1
+	if kern == "dense" {
+		dim = 10
+	}
+	x := mat.NewDense(n, dim, nil)
+	for i := 0; i < n; i++ {
+		d.ItemIDs = append(d.ItemIDs, fmt.Sprint("i", i))
+		for j := 0; j < dim; j++ {
+			x.Set(i, j, rng.NormFloat64())
+		}
+	}
+	for r := 0; r < l; r++ {
+		d.RaterIDs = append(d.RaterIDs, fmt.Sprint("r", r))
+	}
+	for r := 0; r < l; r++ {
+		alpha := []float64{1, 0.5, 2, 4}[r%4]
+		b := make([]float64, k-1)
+		for j := range b {
+			b[j] = rng.NormFloat64()
+		}
+		sortFloats(b)
+		for i := 0; i < n; i++ {
+			if present < 1 && rng.Float64() >= present {
+				continue
+			}
+			y := 1 - 2*x.At(i, 0) + rng.NormFloat64()/math.Sqrt(alpha)
+			lev := 0
+			for lev < k-1 && y > b[lev] {
+				lev++
+			}
+			d.Ratings = append(d.Ratings, Rating{Item: i, Rater: r, Level: lev})
+		}
+	}
+	switch kern {
+	case "identity":
+	case "rbf1d":
+		var c mat.SymDense
+		RBF{Gamma: 1}.GramTo(&c, Inputs{N: n, X: x})
+		d.Cov = &c
+	case "dense":
+		var c mat.SymDense
+		RBF{Gamma: 0.05}.GramTo(&c, Inputs{N: n, X: x})
+		d.Cov = &c
+	default:
+		panic("unknown kernel " + kern)
+	}
+	return d
+}
+
+var benchModels sync.Map
+
+// benchModel builds (once per configuration) the model of a benchmark; the
+// eigendecomposition is the expensive part.
+func benchModel(b *testing.B, n, l int, present float64, kern string, smp Sampler) *ordModel {
+	key := fmt.Sprint(n, l, present, kern, smp)
+	if v, ok := benchModels.Load(key); ok {
+		return v.(*ordModel)
+	}
+	md, err := newOrdModel(benchData(n, l, present, kern, 1), OrdinalOptions{Sampler: smp}.resolved())
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchModels.Store(key, md)
+	return md
+}
+
+// BenchmarkOrdinalSweep measures one sweep of one chain in the steady state
+// (after 200 burn-in sweeps) over a ladder of sizes and designs. Sweeps per
+// second = 1e9 / ns/op.
+func BenchmarkOrdinalSweep(b *testing.B) {
+	cases := []struct {
+		name    string
+		n, l    int
+		present float64
+		kern    string
+	}{
+		{"toy/N=200/L=4/rbf1d", 200, 4, 1, "rbf1d"},
+		{"N=200/L=4/identity", 200, 4, 1, "identity"},
+		{"N=500/L=4/dense", 500, 4, 1, "dense"},
+		{"N=1000/L=4/identity", 1000, 4, 1, "identity"},
+		{"N=1000/L=4/rbf1d", 1000, 4, 1, "rbf1d"},
+		{"N=1000/L=4/dense", 1000, 4, 1, "dense"},
+		{"N=2000/L=4/dense", 2000, 4, 1, "dense"},
+		{"N=1000/L=20/30%/identity", 1000, 20, 0.3, "identity"},
+		{"N=1000/L=20/30%/rbf1d", 1000, 20, 0.3, "rbf1d"},
+		{"N=1000/L=20/30%/dense", 1000, 20, 0.3, "dense"},
+	}
+	for _, c := range cases {
+		for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
+			b.Run(c.name+"/"+smp.String(), func(b *testing.B) {
+				if testing.Short() && c.n*c.n*c.l > 1000*1000*4 && c.kern == "dense" {
+					b.Skip("large dense case skipped in -short mode")
+				}
+				md := benchModel(b, c.n, c.l, c.present, c.kern, smp)
+				ch := newOrdChain(md, 1, 0, 1)
+				for i := 0; i < 200; i++ {
+					if err := ch.sweep(true); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ch.endWarmup()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := ch.sweep(false); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sweeps/s")
+				b.ReportMetric(float64(md.f.r), "rank")
+				if ch.gs.stats.Solves > 0 {
+					b.ReportMetric(float64(ch.gs.stats.Iterations)/float64(ch.gs.stats.Solves), "cg-iters")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSymEigen measures the one-off eigendecomposition of a dense
+// kernel matrix (pure Go, or LAPACKE dsyevd with -tags cblas).
+func BenchmarkSymEigen(b *testing.B) {
+	for _, n := range []int{200, 500, 1000, 2000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			if testing.Short() && n > 500 {
+				b.Skip("large eigendecomposition skipped in -short mode")
+			}
+			d := benchData(n, 1, 1, "dense", 1)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := symEigen(d.Cov); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
