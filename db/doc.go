@@ -14,7 +14,8 @@
 //	fit_results  fit_id, result (BLOB/bytea; apart from fits so that listings never load results)
 //	api_keys     id, project_id, name (unique per project), prefix (indexed), hash, read_only, created_at
 //
-// Every table hangs off projects with ON DELETE CASCADE. Times are stored in
+// Every table hangs off projects with ON DELETE CASCADE (labels through
+// their items and raters). Times are stored in
 // UTC with microsecond resolution. Item and rater ids are the external ids
 // of the label files; the integer ids are internal, and their order is the
 // order of first appearance (Dataset and the listings sort by them).
