@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,21 +21,36 @@ import (
 )
 
 // readCSVFile reads a CSV file with a header row.
-func readCSVFile(t testing.TB, path string) (header []string, rows [][]string) {
+func readCSVFile(t testing.TB, path string) ([]string, [][]string) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	all, err := csv.NewReader(f).ReadAll()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	r.FieldsPerRecord = -1
+	all, err := r.ReadAll()
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	if len(all) < 2 {
 		t.Fatalf("%s: no data", path)
 	}
-	return all[0], all[1:]
+	header := all[0]
+	for i, row := range all[1:] {
+		// An unquoted first field with commas (e.g. "b[1,2]") spills into
+		// the next fields: join them back.
+		if extra := len(row) - len(header); extra > 0 {
+			row = append([]string{strings.Join(row[:extra+1], ",")}, row[extra+1:]...)
+			all[i+1] = row
+		}
+		if len(row) != len(header) {
+			t.Fatalf("%s: record %d has %d fields, want %d", path, i+2, len(row), len(header))
+		}
+	}
+	return header, all[1:]
 }
 
 // loadOrdinalCSV builds OrdinalData from a ratings file (item_id,
