@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Weighting is a term-weighting scheme. Whatever the scheme, every document
@@ -108,29 +109,37 @@ func Fit(docs []string, opts Options) (*Vectorizer, []Vector, error) {
 		return nil, nil, errors.New("textfeat: no documents to fit")
 	}
 	opts = opts.withDefaults()
+	// Tokenise in parallel; each goroutine counts the terms of its documents
+	// (total occurrences and document frequency), and the counts are summed.
 	terms := make([][]string, len(docs))
-	parallelForWith(len(docs), func() *tokenizer { return newCachingTokenizer(opts) },
-		func(tk *tokenizer, i int) { terms[i] = tk.terms(docs[i]) })
-
-	type stat struct{ total, df, last int }
-	stats := make(map[string]*stat)
-	for d, ts := range terms {
-		for _, t := range ts {
-			s := stats[t]
-			if s == nil {
-				s = &stat{last: -1}
+	var (
+		mu      sync.Mutex
+		workers []*fitWorker
+	)
+	parallelForWith(len(docs), func() *fitWorker {
+		w := &fitWorker{tk: newCachingTokenizer(opts), stats: make(map[string]*termStat)}
+		mu.Lock()
+		workers = append(workers, w)
+		mu.Unlock()
+		return w
+	}, func(w *fitWorker, i int) {
+		terms[i] = w.tk.terms(docs[i])
+		w.count(terms[i], i)
+	})
+	stats := workers[0].stats
+	for _, w := range workers[1:] {
+		for t, s := range w.stats {
+			if m := stats[t]; m != nil {
+				m.total += s.total
+				m.df += s.df
+			} else {
 				stats[t] = s
-			}
-			s.total++
-			if s.last != d {
-				s.df++
-				s.last = d
 			}
 		}
 	}
 	type entry struct {
 		term string
-		*stat
+		*termStat
 	}
 	kept := make([]entry, 0, len(stats))
 	for t, s := range stats {
@@ -169,6 +178,35 @@ func Fit(docs []string, opts Options) (*Vectorizer, []Vector, error) {
 	vecs := make([]Vector, len(docs))
 	parallelFor(len(docs), func(i int) { vecs[i] = v.vectorize(terms[i]) })
 	return v, vecs, nil
+}
+
+// termStat counts a term's occurrences in the training documents.
+type termStat struct {
+	total, df int
+	last      int // the last document counted in df
+}
+
+// fitWorker is one goroutine's tokenizer and term counts in Fit.
+type fitWorker struct {
+	tk    *tokenizer
+	stats map[string]*termStat
+}
+
+// count adds the terms of document d. A worker is handed documents in
+// increasing order, so comparing with the last document counts df.
+func (w *fitWorker) count(terms []string, d int) {
+	for _, t := range terms {
+		s := w.stats[t]
+		if s == nil {
+			s = &termStat{last: -1}
+			w.stats[t] = s
+		}
+		s.total++
+		if s.last != d {
+			s.df++
+			s.last = d
+		}
+	}
 }
 
 // init builds the index and the idf weights from terms, df and nDocs.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -370,5 +371,34 @@ func TestHeldOut(t *testing.T) {
 	}
 	if unseen < 100 {
 		t.Errorf("only %d unseen term occurrences in the held-out texts: test too weak", unseen)
+	}
+}
+
+// TestFitDeterministic checks that the parallel Fit gives the same
+// vocabulary, document frequencies and vectors whatever the number of
+// goroutines.
+func TestFitDeterministic(t *testing.T) {
+	docs := rteTexts(t)
+	opts := Options{Weighting: TFIDF, Bigrams: true, Stem: true, MaxFeatures: 700}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(1)
+	ref, refVecs, err := Fit(docs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, procs := range []int{2, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		v, vecs, err := Fit(docs, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(v.Vocabulary(), ref.Vocabulary()) || !slices.Equal(v.DocFreq(), ref.DocFreq()) {
+			t.Fatalf("GOMAXPROCS(%d) changes the vocabulary", procs)
+		}
+		for i := range vecs {
+			if !slices.Equal(vecs[i].Idx, refVecs[i].Idx) || !slices.Equal(vecs[i].Val, refVecs[i].Val) {
+				t.Fatalf("GOMAXPROCS(%d) changes vector %d", procs, i)
+			}
+		}
 	}
 }
