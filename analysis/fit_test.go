@@ -1,0 +1,175 @@
+package analysis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"concord/annotations"
+	"concord/multirater"
+)
+
+// smallOrdinal is a small ordinal dataset: 12 items (one unrated, listed in
+// the items with covariates), 3 raters, levels "low" < "mid" < "high".
+func smallOrdinal() *annotations.Dataset {
+	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("ordinal:low,mid,high")}
+	levels := []string{"low", "mid", "high"}
+	for i := 0; i < 12; i++ {
+		id := fmt.Sprintf("item%02d", i)
+		ds.Items = append(ds.Items, annotations.Item{ID: id, Covariates: map[string]float64{"x": float64(i) / 4, "z": math.Sin(float64(i))}})
+		if i == 11 {
+			continue // unrated
+		}
+		for r, off := range []int{0, 1, -1} {
+			lev := min(max((i+off)/4, 0), 2)
+			if r == 2 && i%3 == 0 {
+				continue
+			}
+			ds.Labels = append(ds.Labels, annotations.Label{Item: id, Rater: fmt.Sprint("rater", r), Value: levels[lev]})
+		}
+	}
+	return ds
+}
+
+var quick = FitSpec{Chains: 2, Samples: 200, Burnin: 100, Seed: 3}
+
+func TestFitSpecDefaultsAndValidate(t *testing.T) {
+	d := FitSpec{}.WithDefaults()
+	if d.Model != "ordinal" || d.Kernel != "identity" || d.Identifiability != "weak" || d.Sampler != "default" ||
+		d.Chains != 4 || d.Samples != 2000 || d.Burnin != 1000 || d.Thin != 1 || d.V != 1 || d.Lambda != 1 || d.SigmaB != 1 ||
+		d.FlagThreshold != 0.05 || d.MaxRhat != 1.01 || d.MinESS != 400 || d.KeepDraws != 500 {
+		t.Errorf("defaults %+v", d)
+	}
+	if s := (FitSpec{Identifiability: "strong"}).WithDefaults(); s.Lambda != 0.1 || s.SigmaB != 10 {
+		t.Errorf("strong defaults %+v", s)
+	}
+	if s := (FitSpec{Burnin: -1}).WithDefaults(); s.Burnin != -1 {
+		t.Errorf("burnin -1 became %d", s.Burnin)
+	}
+	if err := (FitSpec{}).Validate(); err != nil {
+		t.Errorf("zero spec: %v", err)
+	}
+	for _, tc := range []struct {
+		spec FitSpec
+		msg  string
+	}{
+		{FitSpec{Model: "classification"}, "not available yet"},
+		{FitSpec{Model: "regression"}, "unknown model"},
+		{FitSpec{Kernel: "poly"}, "unknown kernel"},
+		{FitSpec{Identifiability: "medium"}, "identifiability"},
+		{FitSpec{Sampler: "nuts"}, "sampler"},
+		{FitSpec{Chains: -1}, "chains"},
+		{FitSpec{Samples: MaxSamples + 1}, "samples"},
+		{FitSpec{V: -1}, "v = -1"},
+		{FitSpec{MaxRhat: 0.9}, "max_rhat"},
+		{FitSpec{FlagThreshold: 1}, "flag_threshold"},
+		{FitSpec{SigmaB: math.Inf(1)}, "sigma_b"},
+	} {
+		err := tc.spec.Validate()
+		if err == nil || annotations.ErrorCode(err) != annotations.EINVALID || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%+v: error %v, want EINVALID mentioning %q", tc.spec, err, tc.msg)
+		}
+	}
+}
+
+func TestFitSpecJSON(t *testing.T) {
+	var s FitSpec
+	if err := json.Unmarshal([]byte(`{"model":"ordinal","kernel":"rbf:gamma=0.5","identifiability":"both","ref_rater":"r1","sampler":"paper","chains":2,"samples":100,"burnin":50,"thin":2,"seed":7,"v":2,"lambda":3,"sigma_b":1.5,"flag_threshold":0.1,"max_rhat":1.05,"min_ess":100,"keep_draws":50}`), &s); err != nil {
+		t.Fatal(err)
+	}
+	want := FitSpec{Model: "ordinal", Kernel: "rbf:gamma=0.5", Identifiability: "both", RefRater: "r1", Sampler: "paper", Chains: 2, Samples: 100, Burnin: 50, Thin: 2, Seed: 7, V: 2, Lambda: 3, SigmaB: 1.5, FlagThreshold: 0.1, MaxRhat: 1.05, MinESS: 100, KeepDraws: 50}
+	if s != want {
+		t.Errorf("got %+v", s)
+	}
+	b, err := json.Marshal(FitSpec{})
+	if err != nil || string(b) != `{"seed":0}` {
+		t.Errorf("zero spec encodes as %s (%v)", b, err)
+	}
+}
+
+func TestFitOrdinal(t *testing.T) {
+	ds := smallOrdinal()
+	for _, kernel := range []string{"identity", "linear", "rbf:gamma=0.5+linear"} {
+		spec := quick
+		spec.Kernel = kernel
+		res, err := Fit(context.Background(), ds, spec, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", kernel, err)
+		}
+		if res.Schema != multirater.FitSchema || res.Model.Scheme != "ordinal:low,mid,high" || res.Model.Kernel != kernel || res.Model.Seed != 3 {
+			t.Errorf("%s: model %+v", kernel, res.Model)
+		}
+		if fmt.Sprint(res.Levels) != "[low mid high]" {
+			t.Errorf("levels %v", res.Levels)
+		}
+		if len(res.Items) != 12 || res.Items[11].ID != "item11" || res.Items[11].NLabels != 0 {
+			t.Errorf("%s: items %d, last %+v", kernel, len(res.Items), res.Items[len(res.Items)-1])
+		}
+		if len(res.Raters) != 3 || res.Raters[0].ID != "rater0" {
+			t.Errorf("%s: raters %+v", kernel, res.Raters)
+		}
+		if res.Items[0].Labels["rater0"] != "low" || res.Items[10].Labels["rater1"] != "high" {
+			t.Errorf("%s: labels %v %v", kernel, res.Items[0].Labels, res.Items[10].Labels)
+		}
+		// Higher labels, higher consensus.
+		if !(res.Items[10].Score.Mean > res.Items[0].Score.Mean) {
+			t.Errorf("%s: scores %v and %v", kernel, res.Items[0].Score, res.Items[10].Score)
+		}
+	}
+}
+
+func TestFitErrors(t *testing.T) {
+	ctx := context.Background()
+	ds := smallOrdinal()
+	nominal := *ds
+	nominal.Scheme = annotations.MustParseScheme("nominal:low,mid,high")
+	noCov := *ds
+	noCov.Items = nil
+	partial := *ds
+	partial.Items = append([]annotations.Item(nil), ds.Items...)
+	partial.Items[3] = annotations.Item{ID: partial.Items[3].ID, Covariates: map[string]float64{"x": 1}}
+	dup := *ds
+	dup.Labels = append(append([]annotations.Label(nil), ds.Labels...), annotations.Label{Item: "item00", Rater: "rater0", Value: "mid"})
+	for _, tc := range []struct {
+		name string
+		ds   *annotations.Dataset
+		spec FitSpec
+		msg  string
+	}{
+		{"nominal scheme", &nominal, quick, "needs an ordinal scheme"},
+		{"classification", ds, FitSpec{Model: "classification"}, "not available yet"},
+		{"no covariates", &noCov, FitSpec{Kernel: "rbf"}, "needs numeric item covariates"},
+		{"missing covariate", &partial, FitSpec{Kernel: "linear"}, `item "item03" has no value for covariate "z"`},
+		{"duplicate label", &dup, quick, "labelled item \"item00\" twice"},
+		{"unknown reference", ds, FitSpec{Identifiability: "strong", RefRater: "nobody"}, "reference rater \"nobody\""},
+		{"no labels", &annotations.Dataset{Scheme: ds.Scheme}, quick, "no labels"},
+	} {
+		_, err := Fit(ctx, tc.ds, tc.spec, nil)
+		if err == nil || annotations.ErrorCode(err) != annotations.EINVALID || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: error %v, want EINVALID mentioning %q", tc.name, err, tc.msg)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := Fit(cctx, ds, quick, nil); err != context.Canceled {
+		t.Errorf("cancelled context: %v", err)
+	}
+}
+
+func TestFitProgress(t *testing.T) {
+	var last multirater.Progress
+	n := 0
+	_, err := Fit(context.Background(), smallOrdinal(), quick, func(p multirater.Progress) {
+		n++
+		last = p
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 2 || last.Fraction != 1 || last.Phase != "done" {
+		t.Errorf("%d reports, last %+v", n, last)
+	}
+}

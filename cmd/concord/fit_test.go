@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"concord/multirater"
+)
+
+func TestFitCommandFiles(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fit.json")
+	e, stdout, errb := testEnv()
+	args := []string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--items", "testdata/fit_toy_items.csv", "--scheme", "ordinal:1..5",
+		"--kernel", "rbf:gamma=1", "--chains", "2", "--samples", "300", "--burnin", "200", "--seed", "5", "--out", out, "--top", "3"}
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	for _, want := range []string{"Fitting the ordinal model (kernel rbf:gamma=1", "44 items, 4 raters, 160 labels", "Top 3 of the consensus ranking", "Rater precisions", "Wrote " + out} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stdout.String(), "Converged:") && !strings.Contains(stdout.String(), "WARNING: the chains have NOT converged") {
+		t.Errorf("summary has no verdict:\n%s", stdout)
+	}
+	var res multirater.FitResult
+	readJSON(t, out, &res)
+	if res.Schema != "concord.fit/v1" || res.Model.Kernel != "rbf:gamma=1" || res.Model.Seed != 5 || res.Model.Chains != 2 || res.Model.Scheme != "ordinal:1..5" {
+		t.Errorf("model %+v", res.Model)
+	}
+	if len(res.Items) != 44 || len(res.Raters) != 4 {
+		t.Fatalf("%d items, %d raters", len(res.Items), len(res.Raters))
+	}
+	unrated := 0
+	for _, it := range res.Items {
+		if it.NLabels == 0 {
+			unrated++
+			if it.Grade == "" || len(it.GradeProbs) != 5 || it.Score == nil {
+				t.Errorf("unrated item %s not predicted: %+v", it.ID, it)
+			}
+		}
+	}
+	if unrated != 4 {
+		t.Errorf("%d unrated items, want 4", unrated)
+	}
+
+	// JSON on standard output, summary on standard error; bit-for-bit
+	// reproducible.
+	e, stdout, errb = testEnv()
+	args[len(args)-3] = "-"
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var again multirater.FitResult
+	if err := json.Unmarshal(stdout.Bytes(), &again); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "Rater precisions") {
+		t.Errorf("summary not on standard error: %s", errb)
+	}
+	res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond = 0, 0, 0
+	again.Diagnostics.Seconds, again.Diagnostics.SamplingSeconds, again.Diagnostics.SweepsPerSecond = 0, 0, 0
+	a, _ := json.Marshal(res)
+	b, _ := json.Marshal(again)
+	if string(a) != string(b) {
+		t.Error("two runs with the same seed differ")
+	}
+}
+
+func TestFitCommandProject(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "f.db")
+	e, _, errb := testEnv()
+	if code := run(context.Background(), e, []string{"import", "--db", dbPath, "--project", "essays", "--scheme", "ordinal:0..3", "--yes", "--where", "criterion=k1", "testdata/agreement_sirt_k1.csv"}); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errb)
+	}
+	out := filepath.Join(t.TempDir(), "k1.json")
+	e, stdout, errb := testEnv()
+	if code := run(context.Background(), e, []string{"fit", "--db", dbPath, "--project", "essays", "--identifiability", "both", "--chains", "2", "--samples", "300", "--burnin", "200", "--out", out}); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errb)
+	}
+	if !strings.Contains(stdout.String(), "project essays: 40 items") || !strings.Contains(stdout.String(), "(reference, fixed)") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	var res multirater.FitResult
+	readJSON(t, out, &res)
+	if res.Model.Identifiability != "both" || res.Model.RefRater == "" || len(res.Items) != 40 {
+		t.Errorf("model %+v, %d items", res.Model, len(res.Items))
+	}
+}
+
+func TestFitCommandErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"fit", "--out", "x.json"}, "either --project NAME or --labels FILE"},
+		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5"}, "--out is required"},
+		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--model", "classification", "--out", "-"}, "not available yet"},
+		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--out", "-"}, "needs an ordinal scheme"},
+		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--kernel", "rbf", "--out", "-"}, "needs numeric item covariates"},
+		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--sampler", "hmc", "--out", "-"}, "unknown sampler"},
+		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--chains", "0", "--out", "-"}, "at least 1"},
+	} {
+		e, _, errb := testEnv()
+		if code := run(context.Background(), e, tc.args); code == 0 || !strings.Contains(errb.String(), tc.msg) {
+			t.Errorf("%v: exit %d, stderr %q, want a message with %q", tc.args, code, errb, tc.msg)
+		}
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
