@@ -59,14 +59,34 @@ func (b *bulk) insertSQL(table string, cols []string, rows int, ret string) stri
 	return s.String()
 }
 
-// insert writes n rows into table with batched multi-row INSERTs; fill
-// writes row i's values into dst (len(cols) long). When ret names columns,
-// scan is called for every returned row. after, when set, is called with the
-// number of rows written after each batch.
-func (b *bulk) insert(table string, cols []string, n int, fill func(i int, dst []any), ret string, scan func(*sql.Rows) error, after func(done int)) error {
+// column is a column of a bulk insert with its PostgreSQL type (bigint or
+// text), which fixes the Go type its values have: int64 or string.
+type column struct{ name, pg string }
+
+func columnNames(cols []column) []string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	return names
+}
+
+// insert writes n rows into table in batches; fill writes row i's values
+// into dst (len(cols) long). When ret names columns, scan is called for
+// every returned row. after, when set, is called with the number of rows
+// written after each batch. SQLite gets multi-row INSERT ... VALUES
+// statements (prepared once per batch size, within the bind-parameter
+// limit); PostgreSQL gets INSERT ... SELECT FROM unnest(arrays), one array
+// parameter per column, which it parses and binds far faster than tens of
+// thousands of scalar parameters.
+func (b *bulk) insert(table string, cols []column, n int, fill func(i int, dst []any), ret string, scan func(*sql.Rows) error, after func(done int)) error {
 	if n == 0 {
 		return nil
 	}
+	if b.dialect == postgresDialect {
+		return b.insertUnnest(table, cols, n, fill, ret, scan, after)
+	}
+	names := columnNames(cols)
 	per := b.batchRows(len(cols))
 	args := make([]any, min(per, n)*len(cols))
 	var full *sql.Stmt
@@ -87,17 +107,78 @@ func (b *bulk) insert(table string, cols []string, n int, fill func(i int, dst [
 		var err error
 		if rows == per {
 			if full == nil {
-				if full, err = b.conn.PrepareContext(b.ctx, b.insertSQL(table, cols, rows, ret)); err != nil {
+				if full, err = b.conn.PrepareContext(b.ctx, b.insertSQL(table, names, rows, ret)); err != nil {
 					return fmt.Errorf("prepare insert into %s: %w", table, b.d.translate(err))
 				}
 			}
 			err = b.run(full, "", a, ret != "", scan)
 		} else {
-			err = b.run(nil, b.insertSQL(table, cols, rows, ret), a, ret != "", scan)
+			err = b.run(nil, b.insertSQL(table, names, rows, ret), a, ret != "", scan)
 		}
 		if err != nil {
 			if cerr := b.ctx.Err(); cerr != nil {
 				err = cerr // the transaction was closed because of it
+			}
+			return fmt.Errorf("insert into %s: %w", table, b.d.translate(err))
+		}
+		if after != nil {
+			after(start + rows)
+		}
+	}
+	return nil
+}
+
+// unnestRows is the batch size of PostgreSQL bulk inserts.
+const unnestRows = 20000
+
+func (b *bulk) insertUnnest(table string, cols []column, n int, fill func(i int, dst []any), ret string, scan func(*sql.Rows) error, after func(done int)) error {
+	var q strings.Builder
+	fmt.Fprintf(&q, "INSERT INTO %s (%s) SELECT * FROM unnest(", table, strings.Join(columnNames(cols), ", "))
+	for c, col := range cols {
+		if c > 0 {
+			q.WriteString(", ")
+		}
+		fmt.Fprintf(&q, "$%d::%s[]", c+1, col.pg)
+	}
+	q.WriteString(")")
+	if ret != "" {
+		q.WriteString(" RETURNING " + ret)
+	}
+	row := make([]any, len(cols))
+	ints := make([][]int64, len(cols))
+	strs := make([][]string, len(cols))
+	args := make([]any, len(cols))
+	for start := 0; start < n; start += unnestRows {
+		if err := b.ctx.Err(); err != nil {
+			return fmt.Errorf("insert into %s: %w", table, err)
+		}
+		rows := min(unnestRows, n-start)
+		for c := range cols {
+			ints[c], strs[c] = ints[c][:0], strs[c][:0]
+		}
+		for r := 0; r < rows; r++ {
+			fill(start+r, row)
+			for c, v := range row {
+				switch v := v.(type) {
+				case int64:
+					ints[c] = append(ints[c], v)
+				case string:
+					strs[c] = append(strs[c], v)
+				default:
+					panic(fmt.Sprintf("db: bulk insert into %s: column %s holds a %T", table, cols[c].name, v))
+				}
+			}
+		}
+		for c, col := range cols {
+			if col.pg == "bigint" {
+				args[c] = ints[c]
+			} else {
+				args[c] = strs[c]
+			}
+		}
+		if err := b.run(nil, q.String(), args, ret != "", scan); err != nil {
+			if cerr := b.ctx.Err(); cerr != nil {
+				err = cerr
 			}
 			return fmt.Errorf("insert into %s: %w", table, b.d.translate(err))
 		}

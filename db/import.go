@@ -383,7 +383,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 			updates = append(updates, u)
 		}
 	}
-	err := b.insert("items", []string{"project_id", "ext_id", "text", "gold", "covariates", "attrs"}, len(newItems),
+	err := b.insert("items", []column{{"project_id", "bigint"}, {"ext_id", "text"}, {"text", "text"}, {"gold", "text"}, {"covariates", "text"}, {"attrs", "text"}}, len(newItems),
 		func(k int, dst []any) {
 			i := newItems[k]
 			dst[0], dst[1] = projectID, in.items[i]
@@ -427,7 +427,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 			newRaters = append(newRaters, int32(i))
 		}
 	}
-	err = b.insert("raters", []string{"project_id", "ext_id"}, len(newRaters),
+	err = b.insert("raters", []column{{"project_id", "bigint"}, {"ext_id", "text"}}, len(newRaters),
 		func(k int, dst []any) { dst[0], dst[1] = projectID, in.raters[newRaters[k]] },
 		"id, ext_id", func(r *sql.Rows) error {
 			var id int64
@@ -467,7 +467,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		raterBox     = make([]any, len(in.raters))
 		valueBox     = map[string]any{}
 	)
-	return b.insert("labels", []string{"project_id", "item_id", "rater_id", "value"}, len(write),
+	return b.insert("labels", []column{{"project_id", "bigint"}, {"item_id", "bigint"}, {"rater_id", "bigint"}, {"value", "text"}}, len(write),
 		func(k int, dst []any) {
 			l := &in.labels[write[k]]
 			if itemBox[l.item] == nil {

@@ -209,7 +209,7 @@ func TestImportRollsBackMidWrite(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		d := b.open(t)
 		p := newProject(t, d, "p", "ordinal:1..5")
-		ds := makeDataset(3*maxBatchRows, 10, 2) // several label batches
+		ds := makeDataset(unnestRows, 10, 2) // two batches or more in either dialect
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		batches := 0
