@@ -149,13 +149,13 @@ func RBFKernelTo(dst *mat.SymDense, vecs []Vector, gamma float64) {
 	n := len(vecs)
 	sq := sqNorms(vecs)
 	raw := dst.RawSymmetric()
-	for i := 0; i < n; i++ {
+	parallelFor(n, func(i int) {
 		row := raw.Data[i*raw.Stride : i*raw.Stride+n]
 		row[i] = 1
 		for j := i + 1; j < n; j++ {
 			row[j] = rbf(gamma, sq[i], sq[j], row[j])
 		}
-	}
+	})
 }
 
 // RBFCrossKernelTo fills dst with the RBF kernel of RBFKernelTo between two
@@ -166,12 +166,12 @@ func RBFCrossKernelTo(dst *mat.Dense, a, b []Vector, gamma float64) {
 	CrossKernelTo(dst, a, b)
 	sa, sb := sqNorms(a), sqNorms(b)
 	raw := dst.RawMatrix()
-	for i := range a {
+	parallelFor(len(a), func(i int) {
 		row := raw.Data[i*raw.Stride : i*raw.Stride+len(b)]
 		for j := range b {
 			row[j] = rbf(gamma, sa[i], sb[j], row[j])
 		}
-	}
+	})
 }
 
 func rbf(gamma, sqa, sqb, dot float64) float64 {
