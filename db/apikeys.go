@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode"
 
 	"gorm.io/gorm"
 
@@ -35,6 +36,10 @@ func (d *DB) CreateAPIKey(ctx context.Context, k *annotations.APIKey) error {
 	switch {
 	case strings.TrimSpace(k.Name) == "":
 		return annotations.Errorf(annotations.EINVALID, "API key: empty name")
+	case cleanText(k.Name) != k.Name || strings.ContainsFunc(k.Name, unicode.IsControl):
+		return annotations.Errorf(annotations.EINVALID, "API key: name %q is not printable text", k.Name)
+	case cleanText(k.Prefix) != k.Prefix || strings.ContainsFunc(k.Prefix, unicode.IsControl):
+		return annotations.Errorf(annotations.EINVALID, "API key %q: prefix is not printable text", k.Name)
 	case len(k.Name) > annotations.MaxNameLen:
 		return annotations.Errorf(annotations.EINVALID, "API key: name is %d bytes long (at most %d)", len(k.Name), annotations.MaxNameLen)
 	case k.Prefix == "":

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -84,15 +85,18 @@ func (d *DB) CreateFit(ctx context.Context, f *annotations.Fit) error {
 	if strings.TrimSpace(f.Model) == "" {
 		return annotations.Errorf(annotations.EINVALID, "fit: no model given")
 	}
+	if cleanText(f.Model) != f.Model || strings.ContainsFunc(f.Model, unicode.IsControl) {
+		return annotations.Errorf(annotations.EINVALID, "fit: model name %q is not printable text", f.Model)
+	}
 	spec := string(f.Spec)
 	if len(f.Spec) == 0 {
 		spec = "{}"
-	} else if !json.Valid(f.Spec) {
+	} else if !json.Valid(f.Spec) || cleanText(spec) != spec {
 		return annotations.Errorf(annotations.EINVALID, "fit: spec is not valid JSON")
 	}
 	row := fitRow{
 		ProjectID: f.ProjectID, Model: f.Model, Spec: spec, Seed: int64(f.Seed),
-		Status: string(annotations.FitQueued), Message: f.Message, CreatedAt: now(),
+		Status: string(annotations.FitQueued), Message: cleanText(f.Message), CreatedAt: now(),
 	}
 	err := d.write(ctx, func(tx *gorm.DB) error {
 		if err := projectExists(tx, f.ProjectID); err != nil {
@@ -159,7 +163,7 @@ func (d *DB) ClaimFit(ctx context.Context, worker string) (*annotations.Fit, err
 		res := tx.Exec(`UPDATE fits SET status = ?, attempts = attempts + 1, worker = ?, started_at = ?, heartbeat_at = ?,
 			finished_at = NULL, progress = 0, eta_seconds = 0, max_rhat = 0, message = '', cancel_requested = ?
 			WHERE id = ? AND status = ?`,
-			string(annotations.FitRunning), worker, t, t, false, ids[0], string(annotations.FitQueued))
+			string(annotations.FitRunning), cleanText(worker), t, t, false, ids[0], string(annotations.FitQueued))
 		if res.Error != nil {
 			return res.Error
 		}
@@ -177,6 +181,13 @@ func (d *DB) ClaimFit(ctx context.Context, worker string) (*annotations.Fit, err
 		return nil, nil
 	}
 	return claimed.fit(), nil
+}
+
+// cleanText makes s storable in any text column: valid UTF-8 without NUL
+// bytes (PostgreSQL rejects both). Messages may quote user data.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 
 // finite returns v, or 0 (unknown) when v is not a finite non-negative
@@ -199,7 +210,7 @@ func (d *DB) UpdateFitProgress(ctx context.Context, id int64, p annotations.FitP
 	var cancel bool
 	err := d.write(ctx, func(tx *gorm.DB) error {
 		res := tx.Exec("UPDATE fits SET progress = ?, eta_seconds = ?, max_rhat = ?, message = ?, heartbeat_at = ? WHERE id = ? AND status = ?",
-			p.Progress, finite(p.ETASeconds), finite(p.MaxRhat), p.Message, now(), id, string(annotations.FitRunning))
+			p.Progress, finite(p.ETASeconds), finite(p.MaxRhat), cleanText(p.Message), now(), id, string(annotations.FitRunning))
 		if res.Error != nil {
 			return res.Error
 		}
@@ -241,7 +252,7 @@ func (d *DB) FinishFit(ctx context.Context, id int64, status annotations.FitStat
 			progress = 1
 		}
 		res := tx.Exec("UPDATE fits SET status = ?, message = ?, progress = ?, eta_seconds = 0, finished_at = ?, heartbeat_at = ? WHERE id = ? AND status = ?",
-			string(status), message, progress, now(), now(), id, r.Status)
+			string(status), cleanText(message), progress, now(), now(), id, r.Status)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -305,7 +316,7 @@ func (d *DB) Requeue(ctx context.Context, id int64, message string) error {
 		if r.Status != string(annotations.FitRunning) {
 			return annotations.Errorf(annotations.EINVALID, "fit %d is %s; only a running fit can be re-queued", id, r.Status)
 		}
-		return requeue(tx, r, message)
+		return requeue(tx, r, cleanText(message))
 	})
 	return wrap(err, "requeue fit %d", id)
 }

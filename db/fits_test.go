@@ -32,6 +32,7 @@ func TestFitLifecycle(t *testing.T) {
 		wantCode(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID + 9, Model: "m"}), annotations.ENOTFOUND)
 		wantCode(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID}), annotations.EINVALID)
 		wantCode(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(`{`)}), annotations.EINVALID)
+		wantCode(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m\x00"}), annotations.EINVALID)
 
 		// Not yet running.
 		_, err = d.UpdateFitProgress(ctx, f.ID, annotations.FitProgress{Progress: 0.1})
@@ -49,7 +50,7 @@ func TestFitLifecycle(t *testing.T) {
 		if none, err := d.ClaimFit(ctx, "worker-2"); err != nil || none != nil {
 			t.Fatalf("claim with an empty queue = %v, %v", none, err)
 		}
-		cancel, err := d.UpdateFitProgress(ctx, f.ID, annotations.FitProgress{Progress: 0.5, ETASeconds: 12, MaxRhat: math.NaN(), Message: "sampling"})
+		cancel, err := d.UpdateFitProgress(ctx, f.ID, annotations.FitProgress{Progress: 0.5, ETASeconds: 12, MaxRhat: math.NaN(), Message: "sampling\x00\xff"})
 		must(t, err)
 		if cancel {
 			t.Error("cancel reported before it was requested")
@@ -60,7 +61,7 @@ func TestFitLifecycle(t *testing.T) {
 		wantCode(t, err, annotations.ENOTFOUND)
 		got, err = d.FindFitByID(ctx, f.ID)
 		must(t, err)
-		if got.Progress != 0.5 || got.ETASeconds != 12 || got.MaxRhat != 0 || got.Message != "sampling" {
+		if got.Progress != 0.5 || got.ETASeconds != 12 || got.MaxRhat != 0 || got.Message != "sampling\uFFFD\uFFFD" {
 			t.Errorf("progress stored as %+v", got)
 		}
 		wantCode(t, d.DeleteFit(ctx, f.ID), annotations.EINVALID)

@@ -115,6 +115,10 @@ func prepareImport(s annotations.Scheme, ds *annotations.Dataset) (*importInput,
 			add("item %d (%q): %s", i+1, it.ID, annotations.ErrorMessage(err))
 			continue
 		}
+		if field := nulField(it); field != "" {
+			add("item %d (%q): %s contains a NUL byte", i+1, it.ID, field)
+			continue
+		}
 		if j, dup := firstItem[it.ID]; dup {
 			add("item %d: item %q is listed twice (also item %d)", i+1, it.ID, j+1)
 			continue
@@ -168,6 +172,29 @@ func prepareImport(s annotations.Scheme, ds *annotations.Dataset) (*importInput,
 		return nil, err
 	}
 	return in, nil
+}
+
+// nulField names the first field of it holding a NUL byte, which
+// PostgreSQL cannot store in text, or returns "".
+func nulField(it *annotations.Item) string {
+	nul := func(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+	switch {
+	case nul(it.Text):
+		return "text"
+	case nul(it.Gold):
+		return "gold"
+	}
+	for k := range it.Covariates {
+		if nul(k) {
+			return fmt.Sprintf("covariate name %q", k)
+		}
+	}
+	for k, v := range it.Attrs {
+		if nul(k) || nul(v) {
+			return fmt.Sprintf("attribute %q", k)
+		}
+	}
+	return ""
 }
 
 // checkValue accepts a label value in the scheme's canonical form.

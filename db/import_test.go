@@ -177,6 +177,7 @@ func TestImportRejectsBadInput(t *testing.T) {
 		{"bad covariate", bad(func(ds *annotations.Dataset) {
 			ds.Items = []annotations.Item{{ID: "a", Covariates: map[string]float64{"": 1}}}
 		}), []string{"covariate"}},
+		{"NUL in text", bad(func(ds *annotations.Dataset) { ds.Items = []annotations.Item{{ID: "a", Text: "x\x00y"}} }), []string{`item 1 ("a"): text contains a NUL byte`}},
 	}
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
