@@ -2,16 +2,127 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"time"
 
 	"concord/annotations"
+	"concord/server"
 )
 
+const serveHelp = `
+Run the REST API (under /api/v1, documented at /api/v1/openapi.json), the
+dashboard (open the printed URL in a browser), /healthz, /readyz and
+Prometheus /metrics, and a pool of workers that run queued fits in the
+background.
+
+Credentials: the admin token creates projects and API keys and sees every
+project; each project's API keys see only that project. Send them as
+"Authorization: Bearer TOKEN", or log in to the dashboard with one. The
+admin token comes from --admin-token or the environment variable
+CONCORD_ADMIN_TOKEN; when neither is set, a random token is generated and
+printed once on start-up (with a link that logs the browser in).
+
+Several concord serve processes may share one PostgreSQL database (--db
+postgres://...): each queued fit is claimed by exactly one worker. A fit
+left running by a process that died is re-queued once its heartbeat is
+older than --stale-after (at once, when the dead process ran on this host),
+and failed with a reason after --max-attempts attempts. SIGINT or SIGTERM
+shuts down gracefully: running fits get --shutdown-grace to finish and are
+then put back in the queue.
+
+Examples:
+  concord serve
+  CONCORD_ADMIN_TOKEN=s3cret concord serve --addr 127.0.0.1:9090 --workers 2
+  concord serve --db postgres://concord@db/concord --workers 4
+`
+
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "serve", "[--addr :8080] [--db PATH]", "Run the REST API and dashboard (not yet available).")
-	fs.String("addr", ":8080", "listen address")
-	fs.String("db", "concord.db", "database: a SQLite file path or a postgres:// DSN")
-	if _, err := parseFlags(e, fs, args); err != nil {
+	fs := newFlags(e, "serve", "[--addr :8080] [--db PATH] [--workers N] [--admin-token T]", serveHelp)
+	addr := fs.String("addr", ":8080", "listen address (host:port; port 0 picks a free port)")
+	dsn := dbFlag(fs)
+	workers := fs.Int("workers", runtime.NumCPU(), "fits run at once by this process (0: none, API only)")
+	adminToken := fs.String("admin-token", "", "admin token (default $CONCORD_ADMIN_TOKEN; generated and printed when neither is set)")
+	maxJSON := fs.Int64("max-json-bytes", 8<<20, "largest JSON request body in bytes")
+	maxUpload := fs.Int64("max-upload-bytes", 64<<20, "largest file upload in bytes")
+	staleAfter := fs.Duration("stale-after", 15*time.Second, "a running fit without a heartbeat for this long is re-queued")
+	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died before it fails")
+	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
+	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	pos, err := parseFlags(e, fs, args)
+	if err != nil {
 		return err
 	}
-	return annotations.Errorf(annotations.EUNAVAILABLE, "serve is not yet available in this version")
+	if len(pos) > 0 {
+		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q", pos[0])
+	}
+	if *workers < 0 {
+		return annotations.Errorf(annotations.EINVALID, "--workers must be 0 or more, got %d", *workers)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--log-level %q: expected debug, info, warn or error", *logLevel)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
+	switch strings.ToLower(*logFormat) {
+	case "text":
+		log = slog.New(slog.NewTextHandler(e.stderr, hopts))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(e.stderr, hopts))
+	default:
+		return annotations.Errorf(annotations.EINVALID, "--log-format %q: expected text or json", *logFormat)
+	}
+
+	token := *adminToken
+	if token == "" {
+		token = e.getenv("CONCORD_ADMIN_TOKEN")
+	}
+	generated := token == ""
+	if generated {
+		token = server.RandomToken()
+	} else if len(token) < 16 {
+		log.Warn("the admin token is short; use at least 16 random characters")
+	}
+
+	st, err := openStore(ctx, e, *dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	w := *workers
+	if w == 0 {
+		w = -1 // server.Config: negative means no workers
+	}
+	srv, err := server.New(server.Config{
+		Addr:             *addr,
+		AdminToken:       token,
+		Workers:          w,
+		MaxJSONBytes:     *maxJSON,
+		MaxUploadBytes:   *maxUpload,
+		StaleAfter:       *staleAfter,
+		MaxAttempts:      *maxAttempts,
+		ShutdownGrace:    *grace,
+		ProgressInterval: *progressEvery,
+		Version:          version,
+	}, st, log)
+	if err != nil {
+		return err
+	}
+	if err := srv.Listen(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "concord serve: listening on %s (database %s, %d workers)\n", srv.URL(), *dsn, max(w, 0))
+	if generated {
+		fmt.Fprintf(e.stdout, "Admin token (generated; shown only now — pass --admin-token or set CONCORD_ADMIN_TOKEN to keep one): %s\n", token)
+		fmt.Fprintf(e.stdout, "Open the dashboard logged in as admin (single-use link): %s\n", srv.LoginURL())
+	} else {
+		fmt.Fprintf(e.stdout, "Dashboard: %s (log in with the admin token or a project API key)\n", srv.URL())
+	}
+	fmt.Fprintln(e.stdout, "Press Ctrl-C to stop.")
+	return srv.Serve(ctx)
 }

@@ -1,0 +1,490 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"concord/analysis"
+	"concord/annotations"
+	"concord/raters"
+)
+
+// Listing limits: the default and the largest page.
+const (
+	defaultPage = 100
+	maxPage     = 10000
+	// maxFilterLen bounds filter values (ids are at most MaxNameLen bytes).
+	maxFilterLen = 1000
+)
+
+// listItems: GET /api/v1/projects/{id}/items?offset&limit&q&labelled.
+func (s *Server) listItems(c *gin.Context) {
+	p, err := s.projectParam(c, read)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	q := newQuery(c, "offset", "limit", "q", "labelled")
+	f := annotations.ItemFilter{Query: q.str("q", maxFilterLen), Labelled: q.boolPtr("labelled"), Page: q.page(defaultPage, maxPage)}
+	if q.err != nil {
+		s.fail(c, q.err)
+		return
+	}
+	items, total, err := s.store.ListItems(c.Request.Context(), p.ID, f)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if items == nil {
+		items = []annotations.ItemSummary{}
+	}
+	c.JSON(http.StatusOK, gin.H{"items": items, "total": total, "offset": f.Offset, "limit": f.Limit})
+}
+
+// listRaters: GET /api/v1/projects/{id}/raters?offset&limit.
+func (s *Server) listRaters(c *gin.Context) {
+	p, err := s.projectParam(c, read)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	q := newQuery(c, "offset", "limit")
+	pg := q.page(defaultPage, maxPage)
+	if q.err != nil {
+		s.fail(c, q.err)
+		return
+	}
+	rs, total, err := s.store.ListRaters(c.Request.Context(), p.ID, pg)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if rs == nil {
+		rs = []annotations.RaterSummary{}
+	}
+	c.JSON(http.StatusOK, gin.H{"raters": rs, "total": total, "offset": pg.Offset, "limit": pg.Limit})
+}
+
+// labelFilter reads the item, rater and label filters.
+func labelFilter(q *query) annotations.LabelFilter {
+	return annotations.LabelFilter{Item: q.str("item", maxFilterLen), Rater: q.str("rater", maxFilterLen), Value: q.str("label", maxFilterLen)}
+}
+
+// listLabels: GET /api/v1/projects/{id}/labels?item&rater&label&offset&limit.
+func (s *Server) listLabels(c *gin.Context) {
+	p, err := s.projectParam(c, read)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	q := newQuery(c, "item", "rater", "label", "offset", "limit")
+	f := labelFilter(q)
+	f.Page = q.page(1000, maxPage)
+	if q.err != nil {
+		s.fail(c, q.err)
+		return
+	}
+	ls, total, err := s.store.ListLabels(c.Request.Context(), p.ID, f)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if ls == nil {
+		ls = []annotations.Label{}
+	}
+	c.JSON(http.StatusOK, gin.H{"labels": ls, "total": total, "offset": f.Offset, "limit": f.Limit})
+}
+
+// deleteLabels: DELETE /api/v1/projects/{id}/labels?item&rater&label (or
+// ?all=true) removes the matching labels.
+func (s *Server) deleteLabels(c *gin.Context) {
+	p, err := s.projectParam(c, write)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	q := newQuery(c, "item", "rater", "label", "all")
+	f := labelFilter(q)
+	all := q.boolPtr("all")
+	if q.err != nil {
+		s.fail(c, q.err)
+		return
+	}
+	if f.Item == "" && f.Rater == "" && f.Value == "" && (all == nil || !*all) {
+		s.failf(c, annotations.EINVALID, "give at least one of the filters item, rater and label, or all=true to delete every label of the project")
+		return
+	}
+	n, err := s.store.DeleteLabels(c.Request.Context(), p.ID, f)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"deleted": n})
+}
+
+type upsertItemsRequest struct {
+	Items []annotations.Item `json:"items"`
+}
+
+// upsertItems: POST /api/v1/projects/{id}/items {"items": [...]} creates
+// items or updates their text, gold label, covariates and attributes (empty
+// fields keep what is stored), in one transaction.
+func (s *Server) upsertItems(c *gin.Context) {
+	p, err := s.projectParam(c, write)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req upsertItemsRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if len(req.Items) == 0 {
+		s.failf(c, annotations.EINVALID, "field \"items\": expected a non-empty array of {\"id\", \"text\", \"gold\", \"covariates\", \"attrs\"}")
+		return
+	}
+	ds := &annotations.Dataset{Scheme: p.Scheme, Items: req.Items}
+	res, err := s.store.Import(c.Request.Context(), p.ID, ds, annotations.ImportOptions{})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, res)
+}
+
+// labelIn is one label of a bulk request; the label may be a JSON string or
+// number.
+type labelIn struct {
+	Item  string          `json:"item_id"`
+	Rater string          `json:"rater_id"`
+	Label json.RawMessage `json:"label"`
+}
+
+type createLabelsRequest struct {
+	Labels  []labelIn          `json:"labels"`
+	Items   []annotations.Item `json:"items"`
+	Replace bool               `json:"replace"`
+}
+
+// createLabels: POST /api/v1/projects/{id}/labels {"labels": [{"item_id",
+// "rater_id", "label"}], "items": [...], "replace": false} adds labels (and
+// items, raters) in one transaction. A label that differs from the stored
+// one for the same (item, rater) is a conflict unless replace is true;
+// re-sending the same labels changes nothing. Problems name the label by its
+// 1-based position in the array ("row").
+func (s *Server) createLabels(c *gin.Context) {
+	p, err := s.projectParam(c, write)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req createLabelsRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if len(req.Labels) == 0 {
+		s.failf(c, annotations.EINVALID, "field \"labels\": expected a non-empty array of {\"item_id\", \"rater_id\", \"label\"}")
+		return
+	}
+	parsed := &annotations.Parsed{Format: annotations.FormatJSON, Name: "request body", Labels: make([]annotations.RawLabel, len(req.Labels))}
+	var pl annotations.ProblemList
+	for i, l := range req.Labels {
+		v, ok := scalarText(l.Label)
+		if !ok {
+			pl.Add(annotations.Problem{File: "request body", Row: i + 1, Column: "label", Msg: "expected the label as a string or a number, got " + clipText(string(l.Label), 40)})
+		}
+		parsed.Labels[i] = annotations.RawLabel{Item: l.Item, Rater: l.Rater, Value: v, Row: i + 1, ItemCol: "item_id", RaterCol: "rater_id", ValueCol: "label"}
+	}
+	if err := pl.Err(); err != nil {
+		s.fail(c, err)
+		return
+	}
+	ds, err := annotations.BuildDataset(p.Scheme, parsed, req.Items, annotations.ReadOptions{Name: "request body"})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res, err := s.store.Import(c.Request.Context(), p.ID, ds, annotations.ImportOptions{Replace: req.Replace})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, res)
+}
+
+// scalarText returns the text of a JSON string or number.
+func scalarText(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", false
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return s, true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return "", false
+		}
+		return n.String(), true
+	}
+	return "", false
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// importResponse is the answer to an import.
+type importResponse struct {
+	annotations.ImportResult
+	Format string `json:"format"`
+	File   string `json:"file"`
+	Labels int    `json:"labels"`
+	Items  int    `json:"items"`
+	// Unused lists columns of the file that were not used.
+	Unused []string `json:"unused_columns,omitempty"`
+}
+
+// importFile: POST /api/v1/projects/{id}/imports, multipart/form-data with
+// the label file in field "file" and optional fields "items" (an items
+// file), "format" (auto, csv-long, csv-wide, xlsx, json, jsonl,
+// labelstudio, doccano), "where" (COLUMN=VALUE, repeatable), "sheet",
+// "text_columns" (comma-separated) and "replace" (true/false). The import is
+// one transaction: a file with any bad row writes nothing, and the answer
+// names every problem (file, line or row, column, what was expected).
+func (s *Server) importFile(c *gin.Context) {
+	p, err := s.projectParam(c, write)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	form, err := s.multipartForm(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res, err := s.importForm(c, p, form)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, res)
+}
+
+// multipartForm parses a multipart/form-data body within the upload limit.
+func (s *Server) multipartForm(c *gin.Context) (*multipart.Form, error) {
+	ct := c.GetHeader("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "multipart/form-data" {
+		return nil, annotations.Errorf(annotations.EINVALID, "Content-Type %q: expected multipart/form-data with the label file in field \"file\"", ct)
+	}
+	limit := s.cfg.MaxUploadBytes
+	if c.Request.ContentLength > limit {
+		return nil, annotations.Errorf(annotations.ETOOLARGE, "upload exceeds the limit of %s", byteSize(limit))
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	if err := c.Request.ParseMultipartForm(8 << 20); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, annotations.Errorf(annotations.ETOOLARGE, "upload exceeds the limit of %s", byteSize(limit))
+		}
+		return nil, annotations.Errorf(annotations.EINVALID, "malformed multipart body: %v", err)
+	}
+	return c.Request.MultipartForm, nil
+}
+
+// importForm reads, validates and imports the files of an import form.
+func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multipart.Form) (*importResponse, error) {
+	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, csrfField: true}
+	for k := range form.Value {
+		if !known[k] {
+			return nil, annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, replace)", k)
+		}
+	}
+	for k, fs := range form.File {
+		if k != "file" && k != "items" {
+			return nil, annotations.Errorf(annotations.EINVALID, "unknown file field %q (expected file and optionally items)", k)
+		}
+		if len(fs) > 1 {
+			return nil, annotations.Errorf(annotations.EINVALID, "form field %q holds %d files (expected one)", k, len(fs))
+		}
+	}
+	one := func(name string) (string, error) {
+		vs := form.Value[name]
+		if len(vs) > 1 {
+			return "", annotations.Errorf(annotations.EINVALID, "form field %q is given %d times (expected once)", name, len(vs))
+		}
+		if len(vs) == 0 {
+			return "", nil
+		}
+		return strings.TrimSpace(vs[0]), nil
+	}
+	opts := annotations.ReadOptions{}
+	format, err := one("format")
+	if err != nil {
+		return nil, err
+	}
+	switch f := annotations.Format(format); f {
+	case "", annotations.FormatAuto, annotations.FormatCSVLong, annotations.FormatCSVWide, annotations.FormatXLSX,
+		annotations.FormatJSON, annotations.FormatJSONL, annotations.FormatLabelStudio, annotations.FormatDoccano:
+		opts.Format = f
+	default:
+		return nil, annotations.Errorf(annotations.EINVALID, "format %q: expected auto, csv-long, csv-wide, xlsx, json, jsonl, labelstudio or doccano", format)
+	}
+	if opts.Sheet, err = one("sheet"); err != nil {
+		return nil, err
+	}
+	tc, err := one("text_columns")
+	if err != nil {
+		return nil, err
+	}
+	for _, col := range strings.Split(tc, ",") {
+		if col = strings.TrimSpace(col); col != "" {
+			opts.TextColumns = append(opts.TextColumns, col)
+		}
+	}
+	for _, w := range form.Value["where"] {
+		if strings.TrimSpace(w) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, annotations.Errorf(annotations.EINVALID, "where %q: expected COLUMN=VALUE, e.g. criterion=k1", w)
+		}
+		if opts.Where == nil {
+			opts.Where = map[string]string{}
+		}
+		opts.Where[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	replace := false
+	if rv, err := one("replace"); err != nil {
+		return nil, err
+	} else if rv != "" {
+		if replace, err = strconv.ParseBool(rv); err != nil {
+			if rv == "on" { // an HTML checkbox
+				replace = true
+			} else {
+				return nil, annotations.Errorf(annotations.EINVALID, "replace %q: expected true or false", rv)
+			}
+		}
+	}
+	files := form.File["file"]
+	if len(files) == 0 || files[0].Filename == "" && files[0].Size == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "multipart field \"file\" is required: the label file to import")
+	}
+	opts.Name = uploadName(files[0])
+	lf, err := files[0].Open()
+	if err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "reading the uploaded file: %v", err)
+	}
+	defer lf.Close()
+	parsed, lerr := annotations.ReadLabels(lf, opts)
+	var items []annotations.Item
+	var ierr error
+	if ifs := form.File["items"]; len(ifs) > 0 && !(ifs[0].Filename == "" && ifs[0].Size == 0) {
+		iopts := annotations.ReadOptions{Name: uploadName(ifs[0]), TextColumns: opts.TextColumns}
+		f, err := ifs[0].Open()
+		if err != nil {
+			return nil, annotations.Errorf(annotations.EINVALID, "reading the uploaded items file: %v", err)
+		}
+		defer f.Close()
+		items, ierr = annotations.ReadItems(f, iopts)
+	}
+	if err := mergeProblems(lerr, ierr); err != nil {
+		return nil, err
+	}
+	ds, err := annotations.BuildDataset(p.Scheme, parsed, items, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.store.Import(c.Request.Context(), p.ID, ds, annotations.ImportOptions{Replace: replace})
+	if err != nil {
+		return nil, err
+	}
+	return &importResponse{ImportResult: res, Format: string(parsed.Format), File: opts.Name, Labels: len(ds.Labels), Items: len(ds.Items), Unused: parsed.Unused}, nil
+}
+
+// uploadName is the base name of an uploaded file, for problem reports.
+func uploadName(fh *multipart.FileHeader) string {
+	name := filepath.Base(strings.ReplaceAll(fh.Filename, "\\", "/"))
+	if name == "." || name == "/" || name == "" {
+		name = "upload"
+	}
+	return clipText(strings.ToValidUTF8(name, "?"), 100)
+}
+
+// mergeProblems joins the problem lists of a label file and an items file,
+// or returns the first error that is not a problem list.
+func mergeProblems(errs ...error) error {
+	var all annotations.ProblemList
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var pl *annotations.ProblemList
+		if !errors.As(err, &pl) {
+			return err
+		}
+		for _, p := range pl.Problems {
+			all.Add(p)
+		}
+		all.Omitted += pl.Omitted
+	}
+	return all.Err()
+}
+
+// agreement: GET /api/v1/projects/{id}/agreement?bootstrap&seed -> the
+// agreement coefficients (with intervals), baseline aggregators and rater
+// profiles of the project's labels (the document of `concord agreement
+// --json`). bootstrap=0 gives analytic intervals only.
+func (s *Server) agreement(c *gin.Context) {
+	p, err := s.projectParam(c, read)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	q := newQuery(c, "bootstrap", "seed")
+	boot := q.intIn("bootstrap", 1000, 0, 10000)
+	seed := q.uint64Param("seed", 1)
+	if q.err != nil {
+		s.fail(c, q.err)
+		return
+	}
+	if boot == 0 {
+		boot = -1 // raters.Options: negative means none
+	}
+	ds, err := s.store.Dataset(c.Request.Context(), p.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	rep, err := analysis.Agreement(ds, raters.Options{Bootstrap: boot, Seed: seed})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, rep)
+}

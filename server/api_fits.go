@@ -1,0 +1,317 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"concord/analysis"
+	"concord/annotations"
+)
+
+// fitRequest is the body of POST /projects/{id}/fits: every setting of
+// `concord fit` (see analysis.FitSpec). Omitted fields take the defaults of
+// `concord fit`; unlike FitSpec, an explicit 0 is taken literally where it
+// means something ("burnin": 0 is no burn-in) and rejected where it does not
+// ("chains": 0).
+type fitRequest struct {
+	Model           string   `json:"model"`
+	Kernel          string   `json:"kernel"`
+	Identifiability string   `json:"identifiability"`
+	RefRater        string   `json:"ref_rater"`
+	Sampler         string   `json:"sampler"`
+	Chains          *int     `json:"chains"`
+	Samples         *int     `json:"samples"`
+	Burnin          *int     `json:"burnin"`
+	Thin            *int     `json:"thin"`
+	Seed            *uint64  `json:"seed"`
+	V               *float64 `json:"v"`
+	Lambda          *float64 `json:"lambda"`
+	SigmaB          *float64 `json:"sigma_b"`
+	FlagThreshold   *float64 `json:"flag_threshold"`
+	MaxRhat         *float64 `json:"max_rhat"`
+	MinESS          *float64 `json:"min_ess"`
+	KeepDraws       *int     `json:"keep_draws"`
+}
+
+// defaultSeed is the seed of a fit that names none, as in `concord fit`.
+const defaultSeed = 1
+
+// spec turns the request into a validated FitSpec with every default filled
+// in, so that the stored spec says exactly what runs.
+func (r *fitRequest) spec() (analysis.FitSpec, error) {
+	bad := func(format string, args ...any) (analysis.FitSpec, error) {
+		return analysis.FitSpec{}, annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	sp := analysis.FitSpec{
+		Model: strings.ToLower(strings.TrimSpace(r.Model)), Kernel: strings.TrimSpace(r.Kernel),
+		Identifiability: strings.ToLower(strings.TrimSpace(r.Identifiability)), RefRater: r.RefRater,
+		Sampler: strings.ToLower(strings.TrimSpace(r.Sampler)), Seed: defaultSeed,
+	}
+	if r.Seed != nil {
+		sp.Seed = *r.Seed
+	}
+	ints := []struct {
+		name string
+		v    *int
+		dst  *int
+		max  int
+	}{
+		{"chains", r.Chains, &sp.Chains, analysis.MaxChains},
+		{"samples", r.Samples, &sp.Samples, analysis.MaxSamples},
+		{"thin", r.Thin, &sp.Thin, analysis.MaxThin},
+		{"keep_draws", r.KeepDraws, &sp.KeepDraws, analysis.MaxKeepDraws},
+	}
+	for _, f := range ints {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 1 || *f.v > f.max {
+			return bad("field %q = %d: expected an integer from 1 to %d", f.name, *f.v, f.max)
+		}
+		*f.dst = *f.v
+	}
+	if r.Burnin != nil {
+		switch b := *r.Burnin; {
+		case b < 0 || b > analysis.MaxBurnin:
+			return bad("field \"burnin\" = %d: expected an integer from 0 (no burn-in) to %d", b, analysis.MaxBurnin)
+		case b == 0:
+			sp.Burnin = -1 // FitSpec: negative means none
+		default:
+			sp.Burnin = b
+		}
+	}
+	floats := []struct {
+		name string
+		v    *float64
+		dst  *float64
+	}{
+		{"v", r.V, &sp.V}, {"lambda", r.Lambda, &sp.Lambda}, {"sigma_b", r.SigmaB, &sp.SigmaB},
+		{"flag_threshold", r.FlagThreshold, &sp.FlagThreshold}, {"max_rhat", r.MaxRhat, &sp.MaxRhat}, {"min_ess", r.MinESS, &sp.MinESS},
+	}
+	for _, f := range floats {
+		if f.v == nil {
+			continue
+		}
+		if math.IsNaN(*f.v) || math.IsInf(*f.v, 0) || *f.v <= 0 {
+			return bad("field %q = %v: expected a positive number", f.name, *f.v)
+		}
+		*f.dst = *f.v
+	}
+	if r.FlagThreshold != nil && *r.FlagThreshold >= 1 {
+		return bad("field \"flag_threshold\" = %v: expected a probability in (0, 1), e.g. 0.05", *r.FlagThreshold)
+	}
+	if r.MaxRhat != nil && *r.MaxRhat <= 1 {
+		return bad("field \"max_rhat\" = %v: expected a number above 1, e.g. 1.01", *r.MaxRhat)
+	}
+	if err := sp.Validate(); err != nil {
+		return analysis.FitSpec{}, err
+	}
+	return sp.WithDefaults(), nil
+}
+
+// fitJSON is a fit in API responses: its state and progress, and when done
+// a summary of the result and the links to its reports.
+type fitJSON struct {
+	annotations.Fit
+	Summary *fitSummary       `json:"summary,omitempty"`
+	Links   map[string]string `json:"links"`
+}
+
+// fitSummary is the headline of a done fit.
+type fitSummary struct {
+	Converged  bool    `json:"converged"`
+	Verdict    string  `json:"verdict"`
+	MaxRhat    float64 `json:"max_rhat"`
+	MinESSBulk float64 `json:"min_ess_bulk"`
+	Seconds    float64 `json:"seconds"`
+	Items      int     `json:"items"`
+	Raters     int     `json:"raters"`
+	Flags      int     `json:"flags"`
+}
+
+func (s *Server) fitView(ctx context.Context, f *annotations.Fit) fitJSON {
+	base := "/api/v1/fits/" + itoa(f.ID)
+	out := fitJSON{Fit: *f, Links: map[string]string{"self": base, "project": "/api/v1/projects/" + itoa(f.ProjectID), "dashboard": "/fits/" + itoa(f.ID)}}
+	if f.Status != annotations.FitDone {
+		return out
+	}
+	for _, k := range []string{"result", "report.json", "report.xlsx"} {
+		out.Links[k] = base + "/" + k
+	}
+	cf, err := s.result(ctx, f.ID)
+	if err != nil {
+		s.log.WarnContext(ctx, "reading a fit result for its summary", "fit", f.ID, "err", err)
+		return out
+	}
+	d := cf.res.Diagnostics
+	out.MaxRhat = d.MaxRhat
+	out.Summary = &fitSummary{Converged: d.Converged, Verdict: d.Verdict, MaxRhat: d.MaxRhat, MinESSBulk: d.MinESSBulk, Seconds: d.Seconds,
+		Items: len(cf.res.Items), Raters: len(cf.res.Raters), Flags: len(cf.res.Flags)}
+	return out
+}
+
+// fitParam resolves :id to a fit the caller may see (ENOTFOUND otherwise,
+// with the store's message) and may act on as asked.
+func (s *Server) fitParam(c *gin.Context, a access) (*annotations.Fit, error) {
+	id, err := idParam(c, "id", "fit")
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.store.FindFitByID(c.Request.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if !who(c).canSee(f.ProjectID) {
+		return nil, annotations.Errorf(annotations.ENOTFOUND, "fit %d not found", id)
+	}
+	if err := checkProject(c, f.ProjectID, a); err != nil {
+		return nil, err
+	}
+	c.Set(ctxFit, id)
+	return f, nil
+}
+
+// createFit: POST /api/v1/projects/{id}/fits {"model", "kernel", "chains",
+// "samples", "burnin", "seed", ...} -> 202 {"id", "state": "queued", ...}.
+// The fit runs in the background; GET /fits/{id} shows its progress.
+func (s *Server) createFit(c *gin.Context) {
+	p, err := s.projectParam(c, write)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req fitRequest
+	err = jsonContentType(c)
+	var body []byte
+	if err == nil {
+		body, err = readBody(c, s.cfg.MaxJSONBytes)
+	}
+	if err == nil && len(strings.TrimSpace(string(body))) > 0 {
+		// An empty body asks for the defaults.
+		err = decodeJSONBytes(body, &req)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := s.startFit(c.Request.Context(), p, &req)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Set(ctxFit, f.ID)
+	c.Header("Location", "/api/v1/fits/"+itoa(f.ID))
+	c.JSON(http.StatusAccepted, s.fitView(c.Request.Context(), f))
+}
+
+// startFit validates a fit request against the project and queues it.
+func (s *Server) startFit(ctx context.Context, p *annotations.Project, req *fitRequest) (*annotations.Fit, error) {
+	sp, err := req.spec()
+	if err != nil {
+		return nil, err
+	}
+	if sp.Model == analysis.ModelOrdinal && p.Scheme.Kind != annotations.Ordinal {
+		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs an ordinal scheme; project %q has scheme %s (the classification model for nominal and binary labels comes later)", p.Name, p.Scheme)
+	}
+	st, err := s.store.Stats(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if st.Labels == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "project %q has no labels to fit: import labels first", p.Name)
+	}
+	spec, err := json.Marshal(sp)
+	if err != nil {
+		return nil, fmt.Errorf("encode fit spec: %w", err)
+	}
+	f := &annotations.Fit{ProjectID: p.ID, Model: sp.Model, Spec: spec, Seed: sp.Seed}
+	if err := s.store.CreateFit(ctx, f); err != nil {
+		return nil, err
+	}
+	s.log.InfoContext(ctx, "fit queued", "fit", f.ID, "project", p.ID, "model", sp.Model, "seed", sp.Seed)
+	s.pool.wake()
+	return f, nil
+}
+
+// listFits: GET /api/v1/projects/{id}/fits, newest first.
+func (s *Server) listFits(c *gin.Context) {
+	p, err := s.projectParam(c, read)
+	if err == nil {
+		err = newQuery(c).err
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	fits, err := s.store.ListFits(c.Request.Context(), p.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]fitJSON, len(fits))
+	for i := range fits {
+		out[i] = fitJSON{Fit: fits[i], Links: map[string]string{"self": "/api/v1/fits/" + itoa(fits[i].ID)}}
+	}
+	c.JSON(http.StatusOK, gin.H{"fits": out})
+}
+
+// getFit: GET /api/v1/fits/{id} -> {"id", "state", "progress",
+// "eta_seconds", "max_rhat", ...}.
+func (s *Server) getFit(c *gin.Context) {
+	f, err := s.fitParam(c, read)
+	if err == nil {
+		err = newQuery(c).err
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, s.fitView(c.Request.Context(), f))
+}
+
+// cancelFit: POST /api/v1/fits/{id}/cancel cancels a queued fit at once and
+// stops a running one within a second -> 202 with the fit.
+func (s *Server) cancelFit(c *gin.Context) {
+	f, err := s.fitParam(c, write)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if f.Status.Terminal() {
+		s.failf(c, annotations.ECONFLICT, "fit %d is already %s", f.ID, f.Status)
+		return
+	}
+	f, err = s.store.RequestCancel(c.Request.Context(), f.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pool.cancelLocal(f.ID)
+	c.JSON(http.StatusAccepted, s.fitView(c.Request.Context(), f))
+}
+
+// deleteFit: DELETE /api/v1/fits/{id} removes a fit that is not running.
+func (s *Server) deleteFit(c *gin.Context) {
+	f, err := s.fitParam(c, write)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if f.Status == annotations.FitRunning {
+		s.failf(c, annotations.ECONFLICT, "fit %d is running; cancel it (POST /api/v1/fits/%d/cancel) before deleting it", f.ID, f.ID)
+		return
+	}
+	if err := s.store.DeleteFit(c.Request.Context(), f.ID); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.cache.forget(f.ID)
+	c.Status(http.StatusNoContent)
+}

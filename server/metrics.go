@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"concord/annotations"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own (no
+// global state):
+//
+//	concord_http_requests_total{method,route,status}
+//	concord_http_request_duration_seconds{method,route,status}
+//	concord_http_panics_total
+//	concord_fits{state}                 fits in the database by state (all processes)
+//	concord_fit_workers                 this process's worker slots
+//	concord_fit_workers_busy            fits running in this process
+//	concord_fits_finished_total{state}  fits this process finished, by final state
+//	concord_fit_duration_seconds        wall time of this process's finished fits
+//	concord_fit_sweeps_total            Gibbs sweeps run by this process (rate() is the throughput)
+//	concord_fit_sweeps_per_second       sweeps per second per chain of the last finished fit
+//
+// plus the Go runtime and process collectors.
+type metrics struct {
+	reg          *prometheus.Registry
+	requests     *prometheus.CounterVec
+	latency      *prometheus.HistogramVec
+	panics       prometheus.Counter
+	workers      prometheus.Gauge
+	busy         prometheus.Gauge
+	finished     *prometheus.CounterVec
+	fitSeconds   prometheus.Histogram
+	sweeps       prometheus.Counter
+	sweepRate    prometheus.Gauge
+	fitsByStatus *fitStates
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "concord_http_requests_total", Help: "HTTP requests by method, route and status.",
+	}, []string{"method", "route", "status"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "concord_http_request_duration_seconds",
+		Help:    "HTTP request latency by method, route and status.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"method", "route", "status"})
+	m.panics = prometheus.NewCounter(prometheus.CounterOpts{Name: "concord_http_panics_total", Help: "Panics recovered while serving requests."})
+	m.workers = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_fit_workers", Help: "Fit worker slots of this process."})
+	m.busy = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_fit_workers_busy", Help: "Fits running in this process."})
+	m.finished = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "concord_fits_finished_total", Help: "Fits this process finished, by final state (requeued: put back in the queue at shutdown).",
+	}, []string{"state"})
+	m.fitSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "concord_fit_duration_seconds", Help: "Wall time of the fits this process finished.",
+		Buckets: prometheus.ExponentialBuckets(0.25, 2, 16),
+	})
+	m.sweeps = prometheus.NewCounter(prometheus.CounterOpts{Name: "concord_fit_sweeps_total", Help: "Gibbs sweeps (over all chains) run by this process; rate() is the sweep throughput."})
+	m.sweepRate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_fit_sweeps_per_second", Help: "Sweeps per second per chain of the last fit this process finished."})
+	m.fitsByStatus = &fitStates{s: s, desc: prometheus.NewDesc("concord_fits", "Fits in the database by state (all processes).", []string{"state"}, nil)}
+	m.workers.Set(float64(max(s.cfg.Workers, 0)))
+	m.reg.MustRegister(m.requests, m.latency, m.panics, m.workers, m.busy, m.finished, m.fitSeconds, m.sweeps, m.sweepRate, m.fitsByStatus,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) observe(method, route string, status int, d time.Duration) {
+	st := statusLabel(status)
+	m.requests.WithLabelValues(method, route, st).Inc()
+	m.latency.WithLabelValues(method, route, st).Observe(d.Seconds())
+}
+
+func (m *metrics) handler() gin.HandlerFunc {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil, Registry: m.reg})
+	return gin.WrapH(h)
+}
+
+// fitStates collects the number of fits by state from the database at
+// scrape time (cached for a second).
+type fitStates struct {
+	s    *Server
+	desc *prometheus.Desc
+	mu   sync.Mutex
+	at   time.Time
+	last map[annotations.FitStatus]int
+}
+
+func (f *fitStates) Describe(ch chan<- *prometheus.Desc) { ch <- f.desc }
+
+func (f *fitStates) Collect(ch chan<- prometheus.Metric) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.last == nil || time.Since(f.at) > time.Second {
+		counts, err := f.count()
+		if err != nil {
+			f.s.log.Warn("metrics: counting fits", "err", err)
+			ch <- prometheus.NewInvalidMetric(f.desc, err)
+			return
+		}
+		f.last, f.at = counts, time.Now()
+	}
+	for _, st := range []annotations.FitStatus{annotations.FitQueued, annotations.FitRunning, annotations.FitDone, annotations.FitFailed, annotations.FitCancelled} {
+		ch <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, float64(f.last[st]), string(st))
+	}
+}
+
+func (f *fitStates) count() (map[annotations.FitStatus]int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ps, err := f.s.store.ListProjects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[annotations.FitStatus]int{}
+	for _, p := range ps {
+		fits, err := f.s.store.ListFits(ctx, p.ID)
+		if annotations.ErrorCode(err) == annotations.ENOTFOUND {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, ft := range fits {
+			counts[ft.Status]++
+		}
+	}
+	return counts, nil
+}

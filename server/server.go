@@ -1,0 +1,370 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"concord/annotations"
+)
+
+// Config configures a Server. The zero value of every field but AdminToken
+// means the documented default.
+type Config struct {
+	// Addr is the listen address (default ":8080"; "127.0.0.1:0" picks a
+	// free port, see Server.URL).
+	Addr string
+	// AdminToken is the admin credential (required).
+	AdminToken string
+	// Workers is the number of fits run at once by this process (default
+	// runtime.NumCPU()); negative runs no fits (API only: another process
+	// sharing the database runs them).
+	Workers int
+	// MaxJSONBytes limits JSON request bodies (default 8 MiB) and
+	// MaxUploadBytes file uploads (default 64 MiB).
+	MaxJSONBytes   int64
+	MaxUploadBytes int64
+	// PollInterval is how often idle workers look for queued fits that
+	// other processes enqueued (default 2 s); fits enqueued through this
+	// process wake them at once.
+	PollInterval time.Duration
+	// ProgressInterval is how often a running fit writes its progress and
+	// heartbeat and checks for a cancel request (default 500 ms).
+	ProgressInterval time.Duration
+	// StaleAfter is how long a running fit may go without a heartbeat
+	// before it counts as abandoned by a dead process and is re-queued
+	// (default 15 s). Stale fits are looked for at start-up and every
+	// StaleAfter/2.
+	StaleAfter time.Duration
+	// MaxAttempts is the retry budget of a fit whose worker died: after
+	// this many attempts it fails with a reason (default 3).
+	MaxAttempts int
+	// ShutdownGrace is how long a graceful shutdown waits for running fits
+	// to finish before it stops them and puts them back in the queue
+	// (default 10 s).
+	ShutdownGrace time.Duration
+	// HTTP server timeouts: ReadHeaderTimeout (default 10 s), ReadTimeout
+	// (default 5 min: uploads), WriteTimeout (default 5 min: workbooks) and
+	// IdleTimeout (default 2 min).
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	// ReportCache is the number of fits whose parsed results and rendered
+	// reports are kept in memory (default 32).
+	ReportCache int
+	// KeyCacheTTL is how long API key lookups are cached (default 2 s;
+	// negative: no cache).
+	KeyCacheTTL time.Duration
+	// WorkerName names this process in the fits it claims (default
+	// hostname-pid).
+	WorkerName string
+	// Version is reported by /healthz.
+	Version string
+}
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = ":8080"
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.NumCPU()
+	}
+	if c.MaxJSONBytes <= 0 {
+		c.MaxJSONBytes = 8 << 20
+	}
+	if c.MaxUploadBytes <= 0 {
+		c.MaxUploadBytes = 64 << 20
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.PollInterval, 2*time.Second)
+	def(&c.ProgressInterval, 500*time.Millisecond)
+	def(&c.StaleAfter, 15*time.Second)
+	def(&c.ShutdownGrace, 10*time.Second)
+	def(&c.ReadHeaderTimeout, 10*time.Second)
+	def(&c.ReadTimeout, 5*time.Minute)
+	def(&c.WriteTimeout, 5*time.Minute)
+	def(&c.IdleTimeout, 2*time.Minute)
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 3
+	}
+	if c.ReportCache <= 0 {
+		c.ReportCache = 32
+	}
+	if c.KeyCacheTTL == 0 {
+		c.KeyCacheTTL = 2 * time.Second
+	}
+	if c.WorkerName == "" {
+		host, _ := os.Hostname()
+		if host == "" {
+			host = "concord"
+		}
+		c.WorkerName = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	return c
+}
+
+// Server is concord's HTTP service: the REST API, the dashboard, health
+// checks and metrics, and the pool of workers that run queued fits.
+type Server struct {
+	cfg       Config
+	store     annotations.Store
+	log       *slog.Logger
+	engine    *gin.Engine
+	adminHash []byte
+	csrfKey   []byte
+	metrics   *metrics
+	keys      *keyCache
+	logins    *loginCodes
+	cache     *resultCache
+	render    renderer
+	pool      *pool
+	dash      *dashboard
+
+	// defaultWorkerName is set when the worker name is hostname-pid, so
+	// that fits of dead local processes can be recognised.
+	defaultWorkerName bool
+
+	mu       sync.Mutex
+	listener net.Listener
+	url      string
+}
+
+// New builds a server on store. The logger receives structured request and
+// job logs; nil discards them.
+func New(cfg Config, store annotations.Store, logger *slog.Logger) (*Server, error) {
+	if store == nil {
+		panic("server: New with a nil store")
+	}
+	if cfg.AdminToken == "" {
+		return nil, annotations.Errorf(annotations.EINVALID, "server: no admin token configured")
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	defaultName := cfg.WorkerName == ""
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:       cfg,
+		defaultWorkerName: defaultName,
+		store:     store,
+		log:       logger,
+		adminHash: hashToken(cfg.AdminToken),
+		logins:    &loginCodes{m: map[string]time.Time{}},
+		render:    defaultRenderer(),
+	}
+	ck := sha256.Sum256([]byte("concord csrf\x00" + cfg.AdminToken))
+	s.csrfKey = ck[:]
+	s.keys = &keyCache{s: s, ttl: max(cfg.KeyCacheTTL, 0), m: map[string]keyEntry{}}
+	s.cache = newResultCache(cfg.ReportCache)
+	s.metrics = newMetrics(s)
+	s.pool = newPool(s)
+	dash, err := newDashboard(s)
+	if err != nil {
+		return nil, err
+	}
+	s.dash = dash
+	if gin.Mode() == gin.DebugMode {
+		// gin's debug mode prints every route on start-up.
+		gin.SetMode(gin.ReleaseMode)
+	}
+	s.engine = s.routes()
+	return s, nil
+}
+
+// Handler returns the HTTP handler of the API, dashboard, health checks and
+// metrics (without the fit workers: Serve runs those).
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Listen binds the configured address; URL then returns the server's base
+// URL. Serve calls it when it has not been called.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listener != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return annotations.Errorf(annotations.EUNAVAILABLE, "cannot listen on %s: %v", s.cfg.Addr, err)
+	}
+	s.listener = ln
+	s.url = baseURL(ln.Addr())
+	return nil
+}
+
+// baseURL is the URL a local browser reaches a listener at.
+func baseURL(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String()
+	}
+	host := ta.IP.String()
+	if ta.IP == nil || ta.IP.IsUnspecified() {
+		host = "localhost"
+	} else if ta.IP.To4() == nil {
+		host = "[" + host + "]"
+	}
+	return fmt.Sprintf("http://%s:%d", host, ta.Port)
+}
+
+// URL returns the base URL of the bound server ("" before Listen).
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.url
+}
+
+// LoginURL returns a dashboard URL with a single-use code that logs the
+// browser in as admin, valid for 24 hours ("" before Listen).
+func (s *Server) LoginURL() string {
+	u := s.URL()
+	if u == "" {
+		return ""
+	}
+	return u + "/login?code=" + s.logins.issue(24*time.Hour)
+}
+
+// Run is Listen and Serve.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// Serve serves HTTP on the bound listener and runs the fit workers until
+// ctx is done, then shuts down gracefully: it stops accepting requests and
+// claiming fits, lets in-flight requests finish, waits up to
+// Config.ShutdownGrace for running fits to finish and puts the others back
+// in the queue, so that no fit is left "running".
+func (s *Server) Serve(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           s.engine,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	poolDone := make(chan struct{})
+	go func() {
+		defer close(poolDone)
+		s.pool.run(ctx)
+	}()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(s.listener) }()
+	s.log.InfoContext(ctx, "concord serving", "url", s.URL(), "workers", max(s.cfg.Workers, 0), "worker_name", s.cfg.WorkerName)
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+	}
+	s.log.Info("concord shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace+5*time.Second)
+	defer cancel()
+	if serr := hs.Shutdown(sctx); serr != nil && err == nil {
+		err = serr
+	}
+	<-poolDone
+	s.log.Info("concord stopped")
+	return err
+}
+
+// routes builds the router.
+func (s *Server) routes() *gin.Engine {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.ContextWithFallback = true
+	r.Use(s.requestContext, s.accessLog, gin.CustomRecoveryWithWriter(io.Discard, s.logPanic))
+	r.NoRoute(s.noRoute)
+	r.NoMethod(routeError(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed"))
+
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+	r.GET("/metrics", s.metrics.handler())
+
+	v1 := r.Group("/api/v1")
+	v1.GET("/openapi.json", s.openAPI)
+	a := v1.Group("", s.authenticate)
+	a.GET("/me", s.me)
+
+	a.POST("/projects", s.createProject)
+	a.GET("/projects", s.listProjects)
+	a.GET("/projects/:id", s.getProject)
+	a.DELETE("/projects/:id", s.deleteProject)
+
+	a.GET("/projects/:id/items", s.listItems)
+	a.POST("/projects/:id/items", s.upsertItems)
+	a.GET("/projects/:id/raters", s.listRaters)
+	a.GET("/projects/:id/labels", s.listLabels)
+	a.POST("/projects/:id/labels", s.createLabels)
+	a.DELETE("/projects/:id/labels", s.deleteLabels)
+	a.POST("/projects/:id/imports", s.importFile)
+	a.GET("/projects/:id/agreement", s.agreement)
+
+	a.GET("/projects/:id/keys", s.listKeys)
+	a.POST("/projects/:id/keys", s.createKey)
+	a.DELETE("/projects/:id/keys/:key", s.deleteKey)
+
+	a.GET("/projects/:id/fits", s.listFits)
+	a.POST("/projects/:id/fits", s.createFit)
+	a.GET("/fits/:id", s.getFit)
+	a.DELETE("/fits/:id", s.deleteFit)
+	a.POST("/fits/:id/cancel", s.cancelFit)
+	a.GET("/fits/:id/result", s.fitResult)
+	a.GET("/fits/:id/report.json", s.reportJSON)
+	a.GET("/fits/:id/report.xlsx", s.reportXLSX)
+	a.GET("/fits/:id/tables/:table", s.reportTable)
+	a.GET("/fits/:id/plots/:plot", s.reportPlot)
+	a.POST("/fits/:id/predictions", s.predict)
+
+	s.dash.routes(r)
+	return r
+}
+
+// noRoute answers unknown paths: JSON under /api, the dashboard's page
+// otherwise.
+func (s *Server) noRoute(c *gin.Context) {
+	if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {
+		routeError(http.StatusNotFound, annotations.ENOTFOUND, "no such API route")(c)
+		return
+	}
+	s.dash.notFound(c)
+}
+
+// ctx keys of per-request values.
+const (
+	ctxProject = "concord.project"
+	ctxFit     = "concord.fit"
+)
