@@ -164,13 +164,13 @@ func New(cfg Config, store annotations.Store, logger *slog.Logger) (*Server, err
 	defaultName := cfg.WorkerName == ""
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg:       cfg,
+		cfg:               cfg,
 		defaultWorkerName: defaultName,
-		store:     store,
-		log:       logger,
-		adminHash: hashToken(cfg.AdminToken),
-		logins:    &loginCodes{m: map[string]time.Time{}},
-		render:    defaultRenderer(),
+		store:             store,
+		log:               logger,
+		adminHash:         hashToken(cfg.AdminToken),
+		logins:            &loginCodes{m: map[string]time.Time{}},
+		render:            defaultRenderer(),
 	}
 	ck := sha256.Sum256([]byte("concord csrf\x00" + cfg.AdminToken))
 	s.csrfKey = ck[:]
