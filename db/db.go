@@ -108,7 +108,7 @@ func open(ctx context.Context, dsn string, opts Options, target int) (*DB, error
 			return nil, err
 		}
 		if d.w, err = gorm.Open(sqlite.Open(wdsn), gcfg()); err != nil {
-			return nil, fmt.Errorf("db: open %s: %w", dsn, err)
+			return nil, sqliteOpenError(dsn, err)
 		}
 		if err := d.addPool(d.w); err != nil {
 			return nil, err
@@ -122,7 +122,7 @@ func open(ctx context.Context, dsn string, opts Options, target int) (*DB, error
 		} else {
 			if d.r, err = gorm.Open(sqlite.Open(rdsn), gcfg()); err != nil {
 				d.Close()
-				return nil, fmt.Errorf("db: open %s: %w", dsn, err)
+				return nil, sqliteOpenError(dsn, err)
 			}
 			if err := d.addPool(d.r); err != nil {
 				d.Close()
@@ -137,7 +137,7 @@ func open(ctx context.Context, dsn string, opts Options, target int) (*DB, error
 		if d.dialect == postgresDialect {
 			return nil, annotations.Errorf(annotations.EUNAVAILABLE, "db: cannot connect to PostgreSQL %s: %v", redact(dsn), err)
 		}
-		return nil, fmt.Errorf("db: open %s: %w", dsn, err)
+		return nil, sqliteOpenError(dsn, err)
 	}
 	if err := d.migrate(ctx, target); err != nil {
 		d.Close()
@@ -178,6 +178,19 @@ func sqliteDSNs(dsn string) (w, r string, memory bool, err error) {
 		return "", "", false, annotations.Errorf(annotations.EINVALID, "db: database path %q is a directory", dsn)
 	}
 	return dsn + "?" + sqliteWriterParams, dsn + "?" + sqliteReaderParams, false, nil
+}
+
+// sqliteOpenError explains the failures to open a SQLite file that are the
+// user's to fix.
+func sqliteOpenError(dsn string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "file is not a database"):
+		return annotations.Errorf(annotations.EINVALID, "db: %q is not a SQLite database", dsn)
+	case strings.Contains(msg, "unable to open database file"), strings.Contains(msg, "readonly database"):
+		return annotations.Errorf(annotations.EINVALID, "db: cannot open %q for writing: %v", dsn, err)
+	}
+	return fmt.Errorf("db: open %s: %w", dsn, err)
 }
 
 // redact hides the password of a connection URL.

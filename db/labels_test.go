@@ -167,6 +167,10 @@ func TestProjects(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		d := b.open(t)
+		if d.Dialect() != b.name {
+			t.Errorf("Dialect() = %q, want %q", d.Dialect(), b.name)
+		}
+		must(t, d.Ping(ctx))
 		p := newProject(t, d, "rte", "binary:0,1,pos=1")
 		if p.ID == 0 || p.CreatedAt.IsZero() {
 			t.Fatalf("created project %+v", p)

@@ -46,9 +46,12 @@ func TestSQLitePragmas(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	notDB := filepath.Join(dir, "notes.txt")
+	must(t, os.WriteFile(notDB, []byte("not a database, just some text that is long enough to look like a header"), 0o644))
 	cases := []struct {
 		dsn, code, msg string
 	}{
+		{notDB, annotations.EINVALID, "is not a SQLite database"},
 		{filepath.Join(dir, "missing", "c.db"), annotations.EINVALID, "does not exist"},
 		{dir, annotations.EINVALID, "is a directory"},
 		{filepath.Join(dir, "a?b.db"), annotations.EINVALID, "'?'"},
