@@ -9,6 +9,7 @@ require (
 	github.com/xuri/excelize/v2 v2.11.0
 	golang.org/x/term v0.46.0
 	gonum.org/v1/gonum v0.17.0
+	gonum.org/v1/netlib v0.0.0-20230729102104-8b8060e7531f
 	gonum.org/v1/plot v0.17.0
 	gorm.io/driver/postgres v1.6.3
 	gorm.io/driver/sqlite v1.6.0
