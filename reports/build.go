@@ -1,0 +1,912 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+
+	"concord/annotations"
+	"concord/multirater"
+	"concord/raters"
+)
+
+// Build makes the report of a fit result. project names the project and
+// its scheme; a zero project.Scheme means the scheme recorded in the fit
+// (res.Model.Scheme), or failing that an ordinal or nominal scheme of the
+// fit's levels. agreement, when not nil, is the agreement analysis of the
+// same labels (the Report of analysis.Agreement): it adds the agreement
+// coefficients, the pairwise kappa matrix and the baseline aggregators
+// beside the model. ds, when not nil, is the dataset the fit was made from:
+// it adds the items' gold labels, and the raters' labels of items whose
+// result does not list them.
+//
+// Build copies what it needs: the report does not share memory with res
+// (except Traces and Draws, used read-only by the plots). Inconsistent
+// input (labels of unknown raters, levels that differ from the scheme's)
+// is an error.
+func Build(project annotations.Project, res *multirater.FitResult, agreement *raters.Report, ds *annotations.Dataset) (*Report, error) {
+	return BuildFit(project, FitFromResult(res), agreement, ds)
+}
+
+// BuildFit is Build for a fit document read by ReadFit.
+func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, ds *annotations.Dataset) (*Report, error) {
+	if fit == nil {
+		panic("reports: nil fit")
+	}
+	if err := fit.check(); err != nil {
+		return nil, fmt.Errorf("reports: fit result: %w", err)
+	}
+	scheme, err := resolveScheme(project.Scheme, fit)
+	if err != nil {
+		return nil, err
+	}
+	name := project.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	rep := &Report{
+		Schema:  Schema,
+		Project: Project{Name: name, Scheme: scheme.String(), SchemeKind: string(scheme.Kind), Positive: scheme.Positive},
+		Model:   fit.Model,
+		Kind:    KindOrdinal,
+		Traces:  fit.Traces,
+		Draws:   fit.Draws,
+	}
+	if fit.Classification() {
+		rep.Kind = KindClassification
+	}
+	for _, l := range scheme.Levels {
+		rep.Levels = append(rep.Levels, Level{Code: l.Code, Name: l.Name})
+	}
+	b := &builder{rep: rep, fit: fit, ds: ds, k: len(fit.Levels)}
+	b.items()
+	b.raters()
+	if rep.Kind == KindOrdinal {
+		b.thresholds()
+	} else {
+		b.classes()
+	}
+	b.flags()
+	b.diagnostics()
+	if agreement != nil {
+		b.agreement(agreement)
+	} else {
+		rep.Notes = append(rep.Notes, "no agreement analysis: the report was built without the labels' agreement coefficients and baseline aggregators")
+	}
+	b.rocs()
+	b.summary()
+	if fit.Draws == nil || len(fit.Draws.Alpha) == 0 {
+		rep.Notes = append(rep.Notes, "the fit kept no posterior draws: no density plot of the rater variances")
+	}
+	if fit.Traces == nil || len(fit.Traces.Alpha) == 0 {
+		rep.Notes = append(rep.Notes, "the fit kept no traces: no trace plot")
+	}
+	return rep, nil
+}
+
+// resolveScheme returns the scheme of the report and checks that its
+// levels are the fit's.
+func resolveScheme(s annotations.Scheme, fit *Fit) (annotations.Scheme, error) {
+	if s.Kind == "" && fit.Model.Scheme != "" {
+		if p, err := annotations.ParseScheme(fit.Model.Scheme); err == nil && !p.Open() {
+			s = p
+		}
+	}
+	if s.Kind == "" {
+		s.Kind = annotations.Ordinal
+		if fit.Classification() {
+			s.Kind = annotations.Nominal
+		}
+		for _, c := range fit.Levels {
+			s.Levels = append(s.Levels, annotations.Level{Code: c})
+		}
+	}
+	codes := s.Codes()
+	if strings.Join(codes, "\x00") != strings.Join(fit.Levels, "\x00") {
+		return s, fmt.Errorf("reports: the scheme %s has levels %s but the fit has %s", s, strings.Join(codes, ","), strings.Join(fit.Levels, ","))
+	}
+	return s, nil
+}
+
+type builder struct {
+	rep *Report
+	fit *Fit
+	ds  *annotations.Dataset
+	k   int
+	// byID maps item id to its index in rep.Items (after sorting).
+	byID map[string]int
+	// raterIx maps rater id to its index in rep.Raters.
+	raterIx map[string]int
+	labels  int
+}
+
+func (b *builder) levelIndex(code string) int { return indexOf(b.fit.Levels, code) }
+
+func (b *builder) items() {
+	fit, rep := b.fit, b.rep
+	var gold map[string]string
+	var dsLabels map[string]map[string]string
+	if b.ds != nil {
+		gold = map[string]string{}
+		for _, it := range b.ds.Items {
+			if it.Gold != "" {
+				gold[it.ID] = it.Gold
+			}
+		}
+		need := false
+		for i := range fit.Items {
+			if len(fit.Items[i].Labels) == 0 && fit.Items[i].NLabels > 0 {
+				need = true
+				break
+			}
+		}
+		if need {
+			dsLabels = map[string]map[string]string{}
+			for _, l := range b.ds.Labels {
+				m := dsLabels[l.Item]
+				if m == nil {
+					m = map[string]string{}
+					dsLabels[l.Item] = m
+				}
+				if _, dup := m[l.Rater]; !dup {
+					m[l.Rater] = l.Value
+				}
+			}
+		}
+	}
+	rep.Items = make([]Item, len(fit.Items))
+	for i := range fit.Items {
+		fi := &fit.Items[i]
+		it := &rep.Items[i]
+		it.ID = fi.ID
+		it.NLabels = fi.NLabels
+		src := fi.Labels
+		if len(src) == 0 && fi.NLabels > 0 && dsLabels != nil {
+			src = dsLabels[fi.ID]
+		}
+		it.Labels = make(map[string]string, len(src))
+		for r, v := range src {
+			it.Labels[r] = v
+		}
+		if it.NLabels == 0 {
+			it.NLabels = len(it.Labels)
+		}
+		b.labels += len(it.Labels)
+		it.Gold = gold[fi.ID]
+		if fi.Score != nil {
+			it.Score = estimate(*fi.Score)
+		}
+		if fi.Rank != nil {
+			it.Rank = &RankSummary{Mean: Number(fi.Rank.Mean), Q025: Number(fi.Rank.Q025), Q50: Number(fi.Rank.Q50), Q975: Number(fi.Rank.Q975)}
+		}
+		probs := b.itemProbs(fi)
+		cons := fi.Grade
+		if b.rep.Kind == KindClassification {
+			cons = fi.Class
+		}
+		if cons == "" && probs != nil {
+			cons = b.fit.Levels[argmax(probs)]
+		}
+		it.Consensus = cons
+		it.Prob = nan
+		it.Entropy = nan
+		if probs != nil {
+			it.Probs = make([]Number, len(probs))
+			for c, p := range probs {
+				it.Probs[c] = Number(p)
+			}
+			if c := b.levelIndex(cons); c >= 0 {
+				it.Prob = Number(probs[c])
+			}
+			it.Entropy = Number(entropyBits(probs))
+		} else {
+			it.Probs = []Number{}
+		}
+	}
+	// Consensus order.
+	pos := -1
+	if b.k == 2 {
+		pos = positiveIndex(rep, b.fit.Levels)
+	}
+	ordinal := rep.Kind == KindOrdinal
+	prob := func(it *Item, c int) float64 {
+		if c < 0 || c >= len(it.Probs) || !it.Probs[c].Valid() {
+			return math.Inf(-1)
+		}
+		return float64(it.Probs[c])
+	}
+	sort.SliceStable(rep.Items, func(i, j int) bool {
+		a, c := &rep.Items[i], &rep.Items[j]
+		if ordinal {
+			ra, rc := math.Inf(1), math.Inf(1)
+			if a.Rank != nil && a.Rank.Mean.Valid() {
+				ra = float64(a.Rank.Mean)
+			}
+			if c.Rank != nil && c.Rank.Mean.Valid() {
+				rc = float64(c.Rank.Mean)
+			}
+			if ra != rc {
+				return ra < rc
+			}
+			sa, sc := math.Inf(-1), math.Inf(-1)
+			if a.Score != nil && a.Score.Mean.Valid() {
+				sa = float64(a.Score.Mean)
+			}
+			if c.Score != nil && c.Score.Mean.Valid() {
+				sc = float64(c.Score.Mean)
+			}
+			if sa != sc {
+				return sa > sc
+			}
+			return false
+		}
+		if pos >= 0 {
+			pa, pc := prob(a, pos), prob(c, pos)
+			if pa != pc {
+				return pa > pc
+			}
+			return false
+		}
+		ca, cc := b.levelIndex(a.Consensus), b.levelIndex(c.Consensus)
+		if ca < 0 {
+			ca = b.k
+		}
+		if cc < 0 {
+			cc = b.k
+		}
+		if ca != cc {
+			return ca < cc
+		}
+		if pa, pc := prob(a, ca), prob(c, cc); pa != pc {
+			return pa > pc
+		}
+		return false
+	})
+	b.byID = make(map[string]int, len(rep.Items))
+	for i := range rep.Items {
+		rep.Items[i].Position = i + 1
+		b.byID[rep.Items[i].ID] = i
+	}
+}
+
+// itemProbs returns the item's consensus distribution in level order: the
+// class distribution (classification), the consensus grade distribution
+// (ordinal), or the mean of the raters' predictive distributions.
+func (b *builder) itemProbs(fi *FitItem) []float64 {
+	if fi.ClassProbs != nil {
+		return fi.ClassProbs
+	}
+	if len(fi.GradeProbs) > 0 {
+		p := make([]float64, b.k)
+		for c, l := range b.fit.Levels {
+			p[c] = fi.GradeProbs[l]
+		}
+		return p
+	}
+	if len(fi.RaterGradeProbs) > 0 {
+		p := make([]float64, b.k)
+		n := 0
+		for _, rp := range fi.RaterGradeProbs {
+			if len(rp) != b.k {
+				continue
+			}
+			n++
+			for c := range p {
+				p[c] += rp[c]
+			}
+		}
+		if n > 0 {
+			for c := range p {
+				p[c] /= float64(n)
+			}
+			return p
+		}
+	}
+	return nil
+}
+
+// positiveIndex returns the index of the positive class of a two-level
+// report: the binary scheme's positive class, else the second level.
+func positiveIndex(rep *Report, levels []string) int {
+	if rep.Project.Positive != "" {
+		if i := indexOf(levels, rep.Project.Positive); i >= 0 {
+			return i
+		}
+	}
+	return len(levels) - 1
+}
+
+func (b *builder) raters() {
+	fit, rep := b.fit, b.rep
+	rep.Raters = make([]Rater, len(fit.Raters))
+	b.raterIx = make(map[string]int, len(fit.Raters))
+	for l := range fit.Raters {
+		fr := &fit.Raters[l]
+		r := &rep.Raters[l]
+		b.raterIx[fr.ID] = l
+		r.ID = fr.ID
+		r.NLabels = fr.NLabels
+		r.Reference = fr.Reference
+		r.Precision = *estimate(fr.Precision)
+		r.Variance = *estimate(fr.Variance)
+		r.MeanLogPred = Number(fr.MeanLogPred)
+		if fr.LevelCounts != nil {
+			r.LevelCounts = append([]int(nil), fr.LevelCounts...)
+		} else {
+			r.LevelCounts = make([]int, b.k)
+		}
+		if rep.Kind == KindOrdinal && len(fr.Thresholds) > 0 {
+			r.Severity = &Interval{Mean: Number(fr.Severity), Q025: Number(fr.SeverityQ025), Q975: Number(fr.SeverityQ975)}
+		}
+		r.MeanKappa = nan
+	}
+	// Agreement with the consensus, and the level counts when the fit has
+	// none.
+	hits := make([]int, len(rep.Raters))
+	n := make([]int, len(rep.Raters))
+	counts := make([][]int, len(rep.Raters))
+	for l := range counts {
+		counts[l] = make([]int, b.k)
+	}
+	for i := range rep.Items {
+		it := &rep.Items[i]
+		for rid, v := range it.Labels {
+			l := b.raterIx[rid]
+			if c := b.levelIndex(v); c >= 0 {
+				counts[l][c]++
+			}
+			if it.Consensus == "" {
+				continue
+			}
+			n[l]++
+			if v == it.Consensus {
+				hits[l]++
+			}
+		}
+	}
+	for l := range rep.Raters {
+		r := &rep.Raters[l]
+		r.ConsensusAgreement = ratio(hits[l], n[l])
+		if fit.Raters[l].LevelCounts == nil {
+			r.LevelCounts = counts[l]
+		}
+		if r.NLabels == 0 {
+			for _, c := range counts[l] {
+				r.NLabels += c
+			}
+		}
+	}
+}
+
+func (b *builder) thresholds() {
+	for _, fr := range b.fit.Raters {
+		if len(fr.Thresholds) == 0 {
+			continue
+		}
+		rt := RaterThresholds{Rater: fr.ID}
+		for j, t := range fr.Thresholds {
+			between := t.Between
+			if between[0] == "" && j+1 < b.k {
+				between = [2]string{b.fit.Levels[j], b.fit.Levels[j+1]}
+			}
+			rt.Thresholds = append(rt.Thresholds, Threshold{Index: j + 1, Between: between, Estimate: *estimate(t.Estimate), Fixed: t.Fixed})
+		}
+		b.rep.Thresholds = append(b.rep.Thresholds, rt)
+	}
+}
+
+func (b *builder) classes() {
+	rep := b.rep
+	k := b.k
+	cl := &Classes{Counts: make([]ClassCount, k)}
+	for c, l := range rep.Levels {
+		cl.Counts[c] = ClassCount{Class: l.Code, Name: l.Name}
+	}
+	conf := make([][][]int, len(rep.Raters))
+	for l := range conf {
+		conf[l] = make([][]int, k)
+		for c := range conf[l] {
+			conf[l][c] = make([]int, k)
+		}
+	}
+	total, withCons := 0, 0
+	probSum := make([]float64, k)
+	withProbs := 0
+	for i := range rep.Items {
+		it := &rep.Items[i]
+		ci := b.levelIndex(it.Consensus)
+		if ci >= 0 {
+			cl.Counts[ci].Consensus++
+			withCons++
+		}
+		if g := b.levelIndex(it.Gold); g >= 0 {
+			cl.Counts[g].Gold++
+		}
+		if len(it.Probs) == k {
+			withProbs++
+			for c, p := range it.Probs {
+				if p.Valid() {
+					probSum[c] += float64(p)
+				}
+			}
+		}
+		for rid, v := range it.Labels {
+			li := b.levelIndex(v)
+			if li < 0 {
+				continue
+			}
+			cl.Counts[li].Labels++
+			total++
+			if ci >= 0 {
+				conf[b.raterIx[rid]][ci][li]++
+			}
+		}
+	}
+	for c := range cl.Counts {
+		cc := &cl.Counts[c]
+		cc.LabelShare = ratio(cc.Labels, total)
+		cc.ConsensusShare = ratio(cc.Consensus, withCons)
+		cc.MeanProb = nan
+		if withProbs > 0 {
+			cc.MeanProb = Number(probSum[c] / float64(withProbs))
+		}
+	}
+	for l, r := range rep.Raters {
+		cl.Confusion = append(cl.Confusion, RaterConfusion{Rater: r.ID, Agreement: r.ConsensusAgreement, Counts: conf[l]})
+	}
+	rep.Classes = cl
+}
+
+func (b *builder) flags() {
+	rep := b.rep
+	rep.Flags = make([]Flag, 0, len(b.fit.Flags))
+	for _, f := range b.fit.Flags {
+		i := b.byID[f.Item]
+		it := &rep.Items[i]
+		it.Flags++
+		if l, ok := b.raterIx[f.Rater]; ok {
+			rep.Raters[l].Flags++
+		}
+		rep.Flags = append(rep.Flags, Flag{Item: f.Item, Rater: f.Rater, Label: f.Label, Prob: Number(f.Prob), Expected: f.Expected, Consensus: it.Consensus, Position: it.Position})
+	}
+}
+
+// paramGroup returns the group of a parameter name: the part before "[".
+func paramGroup(name string) string {
+	if g, _, ok := strings.Cut(name, "["); ok && g != "" {
+		return g
+	}
+	return name
+}
+
+func (b *builder) diagnostics() {
+	d := b.fit.Diagnostics
+	m := b.fit.Model
+	out := &b.rep.Diagnostics
+	*out = Diagnostics{
+		Converged: d.Converged, Verdict: d.Verdict,
+		LimitRhat: m.MaxRhat, LimitESS: m.MinESS,
+		MaxRhat: Number(d.MaxRhat), MinESSBulk: Number(d.MinESSBulk), MinESSTail: Number(d.MinESSTail),
+		WorstRhat: d.WorstRhat, WorstESS: d.WorstESS,
+		Seconds: Number(d.Seconds), SamplingSeconds: Number(d.SamplingSeconds), SweepsPerSecond: Number(d.SweepsPerSecond),
+		Draws: d.Draws, Autocorrelation: d.Autocorrelation, Moves: d.Moves,
+		Notes:      append([]string(nil), d.Notes...),
+		Groups:     []ParamGroup{},
+		Parameters: make([]Param, len(d.Parameters)),
+	}
+	if out.Verdict == "" {
+		if d.Converged {
+			out.Verdict = "converged"
+		} else {
+			out.Verdict = "NOT converged"
+		}
+	}
+	limR, limE := m.MaxRhat, m.MinESS
+	if limR == 0 {
+		limR = multirater.DefaultMaxRhat
+		out.LimitRhat = limR
+	}
+	if limE == 0 {
+		limE = multirater.DefaultMinESS
+		out.LimitESS = limE
+	}
+	groups := map[string]int{}
+	for i, p := range d.Parameters {
+		g := paramGroup(p.Name)
+		over := !(p.Rhat < limR)
+		under := !(p.ESSBulk >= limE)
+		out.Parameters[i] = Param{Name: p.Name, Group: g, Mean: Number(p.Mean), SD: Number(p.SD), Rhat: Number(p.Rhat), ESSBulk: Number(p.ESSBulk), ESSTail: Number(p.ESSTail), Flagged: over || under}
+		gi, ok := groups[g]
+		if !ok {
+			gi = len(out.Groups)
+			groups[g] = gi
+			out.Groups = append(out.Groups, ParamGroup{Group: g, MaxRhat: Number(math.Inf(-1)), MinESSBulk: Number(math.Inf(1)), MinESSTail: Number(math.Inf(1))})
+		}
+		pg := &out.Groups[gi]
+		pg.Parameters++
+		pg.MaxRhat = Number(math.Max(float64(pg.MaxRhat), p.Rhat))
+		pg.MinESSBulk = Number(math.Min(float64(pg.MinESSBulk), p.ESSBulk))
+		pg.MinESSTail = Number(math.Min(float64(pg.MinESSTail), p.ESSTail))
+		if over {
+			pg.OverRhat++
+		}
+		if under {
+			pg.UnderESS++
+		}
+	}
+}
+
+// agreement reshapes the raters report.
+func (b *builder) agreement(ag *raters.Report) {
+	rep := b.rep
+	a := &Agreement{
+		Level: ag.Level, Items: ag.Items, Raters: ag.Raters, Labels: ag.Labels,
+		Bootstrap: ag.Bootstrap, Seed: ag.Seed, ConfLevel: ag.ConfLevel,
+		Coefficients: coefficients(ag),
+		Notes:        append([]string(nil), ag.Notes...),
+		Aggregators:  []Aggregator{},
+	}
+	// Pairwise kappas.
+	weights := "unweighted"
+	if ag.Level != raters.Nominal.String() {
+		weights = "quadratic"
+	}
+	var names []string
+	seen := map[string]int{}
+	add := func(id string) {
+		if _, ok := seen[id]; !ok {
+			seen[id] = len(names)
+			names = append(names, id)
+		}
+	}
+	for _, r := range rep.Raters {
+		add(r.ID)
+	}
+	for _, p := range ag.CohenKappa {
+		add(p.A)
+		add(p.B)
+	}
+	if len(ag.CohenKappa) > 0 {
+		km := &KappaMatrix{Weights: weights, Raters: names, Values: make([][]Number, len(names)), N: make([][]int, len(names))}
+		for i := range names {
+			km.Values[i] = make([]Number, len(names))
+			km.N[i] = make([]int, len(names))
+			for j := range km.Values[i] {
+				km.Values[i][j] = nan
+			}
+		}
+		for _, p := range ag.CohenKappa {
+			kp := KappaPair{A: p.A, B: p.B, N: p.N, Kappa: map[string]Coefficient{}}
+			for _, w := range []struct {
+				name string
+				e    *raters.Estimate
+			}{{"unweighted", p.Unweighted}, {"linear", p.Linear}, {"quadratic", p.Quadratic}} {
+				if w.e != nil {
+					kp.Kappa[w.name] = coef("cohen_kappa", w.name, "Cohen's kappa ("+w.name+")", *w.e)
+				}
+			}
+			a.Pairs = append(a.Pairs, kp)
+			i, j := seen[p.A], seen[p.B]
+			km.N[i][j], km.N[j][i] = p.N, p.N
+			if c, ok := kp.Kappa[weights]; ok {
+				km.Values[i][j], km.Values[j][i] = c.Value, c.Value
+			}
+		}
+		a.Kappa = km
+		for l := range rep.Raters {
+			i := seen[rep.Raters[l].ID]
+			var s float64
+			n := 0
+			for j, v := range km.Values[i] {
+				if j != i && v.Valid() {
+					s += float64(v)
+					n++
+				}
+			}
+			if n > 0 {
+				rep.Raters[l].MeanKappa = Number(s / float64(n))
+			}
+		}
+	}
+	// Aggregators, beside the model.
+	order := []string{"majority", "dawid_skene", "one_coin", "mean", "median"}
+	var aggNames []string
+	for _, n := range order {
+		if ag.Aggregators[n] != nil {
+			aggNames = append(aggNames, n)
+		}
+	}
+	var extra []string
+	for n := range ag.Aggregators {
+		if indexOf(order, n) < 0 && ag.Aggregators[n] != nil {
+			extra = append(extra, n)
+		}
+	}
+	sort.Strings(extra)
+	aggNames = append(aggNames, extra...)
+	for _, name := range aggNames {
+		c := ag.Aggregators[name]
+		out := Aggregator{Name: name, Label: aggregatorLabel(name), Ties: c.Ties, AgreementWithModel: nan, ScoreCorrelation: nan}
+		if c.Fit != nil {
+			conv := c.Fit.Converged
+			out.Converged = &conv
+			out.Iterations = c.Fit.Iterations
+		}
+		hits := 0
+		var xs, ys []float64
+		for _, ic := range c.Items {
+			i, ok := b.byID[ic.ID]
+			if !ok {
+				continue
+			}
+			it := &rep.Items[i]
+			if it.Baselines == nil {
+				it.Baselines = map[string]Baseline{}
+			}
+			it.Baselines[name] = Baseline{Label: ic.Label, Score: Number(ic.Score), Tie: ic.Tie}
+			if ic.Label != "" && it.Consensus != "" {
+				out.Items++
+				if ic.Label == it.Consensus {
+					hits++
+				}
+			}
+			if it.Score != nil && it.Score.Mean.Valid() && !math.IsNaN(ic.Score) && !math.IsInf(ic.Score, 0) {
+				xs = append(xs, ic.Score)
+				ys = append(ys, float64(it.Score.Mean))
+			}
+		}
+		out.AgreementWithModel = ratio(hits, out.Items)
+		if len(xs) >= 3 {
+			if r := stat.Correlation(xs, ys, nil); !math.IsNaN(r) {
+				out.ScoreCorrelation = Number(r)
+			}
+		}
+		for _, q := range c.Raters {
+			l, ok := b.raterIx[q.ID]
+			if !ok {
+				continue
+			}
+			r := &rep.Raters[l]
+			if r.Baselines == nil {
+				r.Baselines = map[string]RaterBaseline{}
+			}
+			r.Baselines[name] = RaterBaseline{Accuracy: Number(q.Accuracy), MAE: Number(q.MAE)}
+		}
+		a.Aggregators = append(a.Aggregators, out)
+	}
+	rep.Agreement = a
+}
+
+func aggregatorLabel(name string) string {
+	switch name {
+	case "majority":
+		return "majority vote"
+	case "dawid_skene":
+		return "Dawid-Skene"
+	case "one_coin":
+		return "one-coin Dawid-Skene"
+	case "mean":
+		return "mean rating"
+	case "median":
+		return "median rating"
+	}
+	return name
+}
+
+func coef(key, variant, label string, e raters.Estimate) Coefficient {
+	return Coefficient{Key: key, Variant: variant, Label: label, Value: Number(e.Value), SE: Number(e.SE), CILow: Number(e.CILow), CIHigh: Number(e.CIHigh), CIMethod: e.CIMethod}
+}
+
+// coefficients lists the coefficients of a raters report in a fixed order.
+func coefficients(ag *raters.Report) []Coefficient {
+	out := []Coefficient{}
+	for _, m := range []string{"nominal", "ordinal", "interval", "ratio"} {
+		if e, ok := ag.KrippendorffAlpha[m]; ok {
+			out = append(out, coef("krippendorff_alpha", m, "Krippendorff's alpha ("+m+")", e))
+		}
+	}
+	single := []struct {
+		key, label string
+		e          *raters.Estimate
+	}{
+		{"fleiss_kappa", "Fleiss' kappa", ag.FleissKappa},
+		{"randolph_kappa", "Randolph's free-marginal kappa", ag.RandolphKappa},
+		{"conger_kappa", "Conger's kappa", ag.CongerKappa},
+		{"scott_pi", "Scott's pi", ag.ScottPi},
+		{"gwet_ac1", "Gwet's AC1", ag.GwetAC1},
+		{"brennan_prediger", "Brennan-Prediger", ag.BrennanPrediger},
+		{"percent_agreement", "percent agreement", ag.PercentAgreement},
+	}
+	for _, s := range single {
+		if s.e != nil {
+			out = append(out, coef(s.key, "", s.label, *s.e))
+		}
+	}
+	if ag.GwetAC2 != nil {
+		out = append(out, coef("gwet_ac2", ag.GwetAC2Weights+" weights", "Gwet's AC2 ("+ag.GwetAC2Weights+" weights)", *ag.GwetAC2))
+	}
+	for _, w := range sortedKeys(ag.Weighted, []string{"linear", "quadratic", "ordinal", "ratio"}) {
+		s := ag.Weighted[w]
+		v := w + " weights"
+		for _, c := range []struct {
+			key, label string
+			e          raters.Estimate
+		}{
+			{"percent_agreement", "percent agreement", s.PercentAgreement},
+			{"fleiss_kappa", "Fleiss' kappa", s.FleissKappa},
+			{"conger_kappa", "Conger's kappa", s.CongerKappa},
+			{"gwet_ac2", "Gwet's AC2", s.GwetAC2},
+			{"brennan_prediger", "Brennan-Prediger", s.BrennanPrediger},
+			{"krippendorff_alpha", "Krippendorff's alpha", s.KrippendorffAlpha},
+		} {
+			out = append(out, coef(c.key, v, c.label+" ("+v+")", c.e))
+		}
+	}
+	if ic := ag.ICC; ic != nil {
+		for _, c := range []struct {
+			v, label string
+			e        raters.Estimate
+		}{
+			{"ICC1", "ICC(1,1)", ic.ICC1}, {"ICC2", "ICC(2,1)", ic.ICC2}, {"ICC3", "ICC(3,1)", ic.ICC3},
+			{"ICC1k", "ICC(1,k)", ic.ICC1k}, {"ICC2k", "ICC(2,k)", ic.ICC2k}, {"ICC3k", "ICC(3,k)", ic.ICC3k},
+		} {
+			out = append(out, coef("icc", c.v, "intraclass correlation "+c.label, c.e))
+		}
+	}
+	for _, ck := range ag.FleissCategories {
+		out = append(out, coef("fleiss_kappa_category", ck.Category, "Fleiss' kappa of category "+ck.Category+" against the rest", ck.Estimate))
+	}
+	return out
+}
+
+// sortedKeys returns the keys of m: those in first, in that order, then the
+// others sorted.
+func sortedKeys[V any](m map[string]V, first []string) []string {
+	var out, rest []string
+	for _, k := range first {
+		if _, ok := m[k]; ok {
+			out = append(out, k)
+		}
+	}
+	for k := range m {
+		if indexOf(first, k) < 0 {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+func (b *builder) rocs() {
+	for _, c := range rocCurves(b.rep) {
+		b.rep.ROC = append(b.rep.ROC, c.ROC)
+	}
+}
+
+func (b *builder) summary() {
+	rep := b.rep
+	s := &rep.Summary
+	s.Items = len(rep.Items)
+	s.Raters = len(rep.Raters)
+	for _, r := range rep.Raters {
+		s.Labels += r.NLabels
+	}
+	if s.Labels == 0 {
+		s.Labels = b.labels
+	}
+	hits, n := 0, 0
+	goldHits := 0
+	for i := range rep.Items {
+		it := &rep.Items[i]
+		if it.NLabels > 0 {
+			s.RatedItems++
+		}
+		for _, v := range it.Labels {
+			if it.Consensus != "" {
+				n++
+				if v == it.Consensus {
+					hits++
+				}
+			}
+		}
+		if it.Gold != "" && it.Consensus != "" {
+			s.GoldItems++
+			if it.Gold == it.Consensus {
+				goldHits++
+			}
+		}
+	}
+	s.LabelsPer = ratio(s.Labels, s.RatedItems)
+	s.ConsensusAgreement = ratio(hits, n)
+	s.GoldAccuracy = ratio(goldHits, s.GoldItems)
+	s.Converged = rep.Diagnostics.Converged
+	s.Verdict = rep.Diagnostics.Verdict
+	s.Flags = len(rep.Flags)
+	s.FlagShare = ratio(s.Flags, s.Labels)
+	if len(rep.Items) > 0 {
+		s.TopItem = rep.Items[0].ID
+	}
+	best, worst := -1, -1
+	severe, lenient := -1, -1
+	for l, r := range rep.Raters {
+		if r.Reference || !r.Precision.Mean.Valid() {
+			continue
+		}
+		if best < 0 || r.Precision.Mean > rep.Raters[best].Precision.Mean {
+			best = l
+		}
+		if worst < 0 || r.Precision.Mean < rep.Raters[worst].Precision.Mean {
+			worst = l
+		}
+	}
+	for l, r := range rep.Raters {
+		if r.Severity == nil || !r.Severity.Mean.Valid() {
+			continue
+		}
+		if severe < 0 || r.Severity.Mean > rep.Raters[severe].Severity.Mean {
+			severe = l
+		}
+		if lenient < 0 || r.Severity.Mean < rep.Raters[lenient].Severity.Mean {
+			lenient = l
+		}
+	}
+	if len(rep.Raters) > 1 {
+		if best >= 0 {
+			s.MostPrecise = rep.Raters[best].ID
+			s.LeastPrecise = rep.Raters[worst].ID
+		}
+		if severe >= 0 {
+			s.MostSevere = rep.Raters[severe].ID
+			s.MostLenient = rep.Raters[lenient].ID
+		}
+	}
+	s.MajorityAgreement = nan
+	if a := rep.Agreement; a != nil {
+		level := a.Level
+		for i, c := range a.Coefficients {
+			if c.Key == "krippendorff_alpha" && c.Variant == level {
+				s.Alpha = &a.Coefficients[i]
+			}
+		}
+		for _, g := range a.Aggregators {
+			if g.Name == "majority" {
+				s.MajorityAgreement = g.AgreementWithModel
+			}
+		}
+	}
+}
+
+func estimate(e multirater.Estimate) *Estimate {
+	return &Estimate{Mean: Number(e.Mean), SD: Number(e.SD), Q025: Number(e.Q025), Q50: Number(e.Q50), Q975: Number(e.Q975)}
+}
+
+func ratio(a, b int) Number {
+	if b == 0 {
+		return nan
+	}
+	return Number(float64(a) / float64(b))
+}
+
+func argmax(p []float64) int {
+	best := 0
+	for i, v := range p {
+		if v > p[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// entropyBits is -sum p log2 p.
+func entropyBits(p []float64) float64 {
+	var h float64
+	for _, v := range p {
+		if v > 0 {
+			h -= v * math.Log2(v)
+		}
+	}
+	return math.Max(h, 0)
+}

@@ -1,0 +1,352 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+
+	"concord/annotations"
+	"concord/multirater"
+)
+
+// Fit is a concord.fit/v1 document as the reports read it: the fields of
+// multirater.FitResult, plus the per-item class distribution of the
+// classification model (issue 4), read by its JSON name so that a result
+// file or a FitResult that carries it is reported without a code change
+// here. Fields a model does not fill are empty and the reports leave out
+// what depends on them.
+type Fit struct {
+	Schema      string
+	Model       multirater.ModelSettings
+	Diagnostics multirater.Diagnostics
+	Levels      []string
+	Items       []FitItem
+	Raters      []multirater.RaterResult
+	Flags       []multirater.Flag
+	Traces      *multirater.Traces
+	Draws       *multirater.Draws
+}
+
+// FitItem is one item of a fit: the ordinal fields of multirater.ItemResult
+// and the classification model's class distribution.
+type FitItem struct {
+	multirater.ItemResult
+	// ClassProbs is the posterior class distribution in the order of
+	// Fit.Levels (JSON "class_probs", as an object keyed by class code or
+	// an array in level order); nil for the ordinal model.
+	ClassProbs []float64
+	// Class is the consensus class (JSON "class"); "" when absent.
+	Class string
+}
+
+// Classification reports whether the fit is of the classification model
+// (or carries class distributions).
+func (f *Fit) Classification() bool {
+	if strings.EqualFold(f.Model.Model, "classification") {
+		return true
+	}
+	for i := range f.Items {
+		if f.Items[i].ClassProbs != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// FitFromResult wraps a fit result. Slices and maps are shared with res,
+// not copied.
+func FitFromResult(res *multirater.FitResult) *Fit {
+	if res == nil {
+		panic("reports: nil fit result")
+	}
+	f := &Fit{
+		Schema: res.Schema, Model: res.Model, Diagnostics: res.Diagnostics, Levels: res.Levels,
+		Raters: res.Raters, Flags: res.Flags, Traces: res.Traces, Draws: res.Draws,
+		Items: make([]FitItem, len(res.Items)),
+	}
+	probsIdx := jsonFieldIndex(reflect.TypeOf(multirater.ItemResult{}), "class_probs")
+	classIdx := jsonFieldIndex(reflect.TypeOf(multirater.ItemResult{}), "class")
+	for i := range res.Items {
+		it := &f.Items[i]
+		it.ItemResult = res.Items[i]
+		if probsIdx == nil && classIdx == nil {
+			continue
+		}
+		v := reflect.ValueOf(&res.Items[i]).Elem()
+		if probsIdx != nil {
+			if b, err := json.Marshal(v.FieldByIndex(probsIdx).Interface()); err == nil {
+				it.ClassProbs, _ = parseProbs(b, res.Levels)
+			}
+		}
+		if classIdx != nil {
+			if s, ok := v.FieldByIndex(classIdx).Interface().(string); ok {
+				it.Class = s
+			}
+		}
+	}
+	return f
+}
+
+// ReadFit reads a concord.fit/v1 document. Unknown fields are ignored, so
+// that documents of later versions of the fit still read; a document of
+// another schema is an error.
+func ReadFit(r io.Reader) (*Fit, error) {
+	var doc struct {
+		Schema      string                   `json:"schema"`
+		Model       multirater.ModelSettings `json:"model"`
+		Diagnostics multirater.Diagnostics   `json:"diagnostics"`
+		Levels      []string                 `json:"levels"`
+		Items       []struct {
+			multirater.ItemResult
+			ClassProbs json.RawMessage `json:"class_probs"`
+			Class      json.RawMessage `json:"class"`
+		} `json:"items"`
+		Raters []multirater.RaterResult `json:"raters"`
+		Flags  []multirater.Flag        `json:"flags"`
+		Traces *multirater.Traces       `json:"traces"`
+		Draws  *multirater.Draws        `json:"draws"`
+	}
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("reading the fit result: %w", err)
+	}
+	if doc.Schema != multirater.FitSchema {
+		if doc.Schema == "" {
+			return nil, fmt.Errorf("not a fit result: no \"schema\" field (expected %q, as written by concord fit)", multirater.FitSchema)
+		}
+		return nil, fmt.Errorf("fit result schema %q: expected %q", doc.Schema, multirater.FitSchema)
+	}
+	f := &Fit{
+		Schema: doc.Schema, Model: doc.Model, Diagnostics: doc.Diagnostics, Levels: doc.Levels,
+		Raters: doc.Raters, Flags: doc.Flags, Traces: doc.Traces, Draws: doc.Draws,
+		Items: make([]FitItem, len(doc.Items)),
+	}
+	for i, it := range doc.Items {
+		fi := &f.Items[i]
+		fi.ItemResult = it.ItemResult
+		if len(it.ClassProbs) > 0 {
+			p, err := parseProbs(it.ClassProbs, doc.Levels)
+			if err != nil {
+				return nil, fmt.Errorf("fit result: item %q: class_probs: %w", it.ID, err)
+			}
+			fi.ClassProbs = p
+		}
+		if len(it.Class) > 0 && !bytes.Equal(it.Class, []byte("null")) {
+			// The class is a code (string), or its index in levels.
+			var s string
+			var k int
+			switch {
+			case json.Unmarshal(it.Class, &s) == nil:
+				fi.Class = s
+			case json.Unmarshal(it.Class, &k) == nil && k >= 0 && k < len(doc.Levels):
+				fi.Class = doc.Levels[k]
+			default:
+				return nil, fmt.Errorf("fit result: item %q: class %s is neither a level code nor a level index", it.ID, it.Class)
+			}
+		}
+	}
+	if err := f.check(); err != nil {
+		return nil, fmt.Errorf("fit result: %w", err)
+	}
+	return f, nil
+}
+
+// check verifies the references inside the document: unique ids, labels
+// and flags naming known raters and levels, per-level arrays of the right
+// length.
+func (f *Fit) check() error {
+	k := len(f.Levels)
+	if k < 2 {
+		return fmt.Errorf("%d levels (expected at least 2)", k)
+	}
+	level := make(map[string]bool, k)
+	for _, l := range f.Levels {
+		if level[l] {
+			return fmt.Errorf("level %q appears twice", l)
+		}
+		level[l] = true
+	}
+	rater := make(map[string]bool, len(f.Raters))
+	for _, r := range f.Raters {
+		if rater[r.ID] {
+			return fmt.Errorf("rater %q appears twice", r.ID)
+		}
+		rater[r.ID] = true
+		if r.LevelCounts != nil && len(r.LevelCounts) != k {
+			return fmt.Errorf("rater %q: %d level counts for %d levels", r.ID, len(r.LevelCounts), k)
+		}
+		if r.Thresholds != nil && len(r.Thresholds) != k-1 {
+			return fmt.Errorf("rater %q: %d thresholds for %d levels (expected %d)", r.ID, len(r.Thresholds), k, k-1)
+		}
+	}
+	item := make(map[string]bool, len(f.Items))
+	for i := range f.Items {
+		it := &f.Items[i]
+		if item[it.ID] {
+			return fmt.Errorf("item %q appears twice", it.ID)
+		}
+		item[it.ID] = true
+		for r, v := range it.Labels {
+			if !rater[r] {
+				return fmt.Errorf("item %q: label of unknown rater %q", it.ID, r)
+			}
+			if !level[v] {
+				return fmt.Errorf("item %q: rater %q's label %q is not a level", it.ID, r, v)
+			}
+		}
+		if it.Grade != "" && !level[it.Grade] {
+			return fmt.Errorf("item %q: grade %q is not a level", it.ID, it.Grade)
+		}
+		if it.Class != "" && !level[it.Class] {
+			return fmt.Errorf("item %q: class %q is not a level", it.ID, it.Class)
+		}
+		for g := range it.GradeProbs {
+			if !level[g] {
+				return fmt.Errorf("item %q: grade_probs has unknown level %q", it.ID, g)
+			}
+		}
+	}
+	for _, fl := range f.Flags {
+		if !item[fl.Item] || !rater[fl.Rater] {
+			return fmt.Errorf("flag (%q, %q) names an unknown item or rater", fl.Item, fl.Rater)
+		}
+	}
+	if d := f.Draws; d != nil {
+		if len(d.Alpha) != d.N || (d.M != nil && len(d.M) != d.N) {
+			return fmt.Errorf("draws: n = %d but %d alpha and %d m draws", d.N, len(d.Alpha), len(d.M))
+		}
+		for s := range d.Alpha {
+			if len(d.Alpha[s]) != len(f.Raters) {
+				return fmt.Errorf("draws: draw %d has %d precisions for %d raters", s, len(d.Alpha[s]), len(f.Raters))
+			}
+		}
+		for s := range d.M {
+			if len(d.M[s]) != len(f.Items) {
+				return fmt.Errorf("draws: draw %d has %d scores for %d items", s, len(d.M[s]), len(f.Items))
+			}
+		}
+	}
+	return nil
+}
+
+// parseProbs reads a class distribution given as an object keyed by level
+// code or as an array in level order.
+func parseProbs(b []byte, levels []string) ([]float64, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
+		return nil, nil
+	}
+	if b[0] == '[' {
+		var p []float64
+		if err := json.Unmarshal(b, &p); err != nil {
+			return nil, err
+		}
+		if len(p) != len(levels) {
+			return nil, fmt.Errorf("%d probabilities for %d levels", len(p), len(levels))
+		}
+		return p, nil
+	}
+	var m map[string]float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	p := make([]float64, len(levels))
+	for i, l := range levels {
+		p[i] = m[l]
+	}
+	for c := range m {
+		if indexOf(levels, c) < 0 {
+			return nil, fmt.Errorf("unknown level %q", c)
+		}
+	}
+	return p, nil
+}
+
+var jsonFieldCache sync.Map // reflect.Type+name -> []int
+
+// jsonFieldIndex returns the index path of the field of struct type t that
+// encoding/json writes under name, or nil when there is none.
+func jsonFieldIndex(t reflect.Type, name string) []int {
+	type key struct {
+		t    reflect.Type
+		name string
+	}
+	if v, ok := jsonFieldCache.Load(key{t, name}); ok {
+		return v.([]int)
+	}
+	var found []int
+	var walk func(t reflect.Type, prefix []int)
+	walk = func(t reflect.Type, prefix []int) {
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			idx := append(append([]int(nil), prefix...), i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			tname, _, _ := strings.Cut(tag, ",")
+			if sf.Anonymous && tname == "" && sf.Type.Kind() == reflect.Struct {
+				walk(sf.Type, idx)
+				continue
+			}
+			if !sf.IsExported() {
+				continue
+			}
+			if tname == "" {
+				tname = sf.Name
+			}
+			if tname == name && (found == nil || len(idx) < len(found)) {
+				found = idx
+			}
+		}
+	}
+	walk(t, nil)
+	jsonFieldCache.Store(key{t, name}, found)
+	return found
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// Dataset returns the labels recorded in the fit (each item's "labels") as
+// a dataset of scheme s: items in the fit's order, raters in the fit's
+// order as far as the label order allows. It is what the agreement
+// analysis needs when the label files are not at hand. Items without
+// labels are kept (with no labels), so that the dataset's item order is
+// the fit's. Labels returns nil when the fit records none.
+func (f *Fit) Dataset(s annotations.Scheme) *annotations.Dataset {
+	ds := &annotations.Dataset{Scheme: s, Items: make([]annotations.Item, len(f.Items))}
+	n := 0
+	for i := range f.Items {
+		ds.Items[i].ID = f.Items[i].ID
+		n += len(f.Items[i].Labels)
+	}
+	if n == 0 {
+		return nil
+	}
+	ds.Labels = make([]annotations.Label, 0, n)
+	// Raters in the fit's order: a rater's first label comes before the
+	// next rater's when the items allow; the agreement analysis only needs
+	// the ids.
+	for _, r := range f.Raters {
+		for i := range f.Items {
+			if v, ok := f.Items[i].Labels[r.ID]; ok {
+				ds.Labels = append(ds.Labels, annotations.Label{Item: f.Items[i].ID, Rater: r.ID, Value: v})
+			}
+		}
+	}
+	return ds
+}

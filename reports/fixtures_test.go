@@ -1,0 +1,253 @@
+package reports
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"concord/analysis"
+	"concord/annotations"
+	"concord/multirater"
+	"concord/raters"
+)
+
+// A case is one report the tests build: from a real fit result, a live fit
+// or a synthetic classification fixture.
+type reportCase struct {
+	name string
+	rep  *Report
+	fit  *Fit
+}
+
+// ordinalFit reads the real fit of testdata/fit_sirt_k1.json (see
+// testdata/README.md for how it was made).
+func ordinalFit(t testing.TB) *Fit {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "fit_sirt_k1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fit, err := ReadFit(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fit
+}
+
+// agreementOf runs the agreement analysis of the labels recorded in the fit
+// (200 bootstrap replicates, seed 1).
+func agreementOf(t testing.TB, fit *Fit, s annotations.Scheme) (*raters.Report, *annotations.Dataset) {
+	t.Helper()
+	ds := fit.Dataset(s)
+	if ds == nil {
+		return nil, nil
+	}
+	ag, err := analysis.Agreement(ds, raters.Options{Bootstrap: 200, Seed: 1})
+	if err != nil {
+		t.Fatalf("agreement: %v", err)
+	}
+	return ag.Report, ds
+}
+
+func ordinalCase(t testing.TB) reportCase {
+	fit := ordinalFit(t)
+	s := annotations.MustParseScheme("ordinal:0..3")
+	ag, ds := agreementOf(t, fit, s)
+	rep, err := BuildFit(annotations.Project{Name: "sirt-writing-k1", Scheme: s}, fit, ag, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"ordinal", rep, fit}
+}
+
+// liveOrdinalCase fits the ordinal model to a small synthetic data set
+// with few draws (fixed seed): a FitResult as analysis.Fit returns it.
+func liveOrdinalCase(t testing.TB) reportCase {
+	t.Helper()
+	data := &multirater.OrdinalData{
+		ItemIDs:  []string{"a", "b", "c", "d", "e", "f", "g", "unrated"},
+		RaterIDs: []string{"r1", "r2", "r3"},
+		Levels:   []string{"1", "2", "3"},
+	}
+	grades := [][]int{{0, 0, 1}, {0, 1, 0}, {1, 1, 1}, {1, 2, 1}, {2, 2, 2}, {2, 1, 2}, {0, 2, 0}}
+	for n, g := range grades {
+		for l, v := range g {
+			data.Ratings = append(data.Ratings, multirater.Rating{Item: n, Rater: l, Level: v})
+		}
+	}
+	res, err := multirater.FitOrdinal(context.Background(), data, multirater.OrdinalOptions{
+		MCMC:          multirater.MCMC{Chains: 2, Samples: 100, Burnin: 50, Seed: 3},
+		FlagThreshold: 0.2, KeepDraws: 50,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Model.Scheme = "ordinal:1..3"
+	rep, err := Build(annotations.Project{Name: "live"}, res, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"live-ordinal", rep, FitFromResult(res)}
+}
+
+// degenerateOrdinalCase fits one rater's one label of one item, K = 2.
+func degenerateOrdinalCase(t testing.TB) reportCase {
+	t.Helper()
+	data := &multirater.OrdinalData{ItemIDs: []string{"only"}, RaterIDs: []string{"solo"}, Levels: []string{"no", "yes"},
+		Ratings: []multirater.Rating{{Item: 0, Rater: 0, Level: 1}}}
+	res, err := multirater.FitOrdinal(context.Background(), data, multirater.OrdinalOptions{MCMC: multirater.MCMC{Chains: 2, Samples: 40, Burnin: 10, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(annotations.Project{Name: "degenerate"}, res, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"degenerate-ordinal", rep, FitFromResult(res)}
+}
+
+// binaryFixture is a SYNTHETIC classification fit result, written by hand
+// because the classification model (issue 4) is not implemented yet: the
+// shape follows issue 4 (per item class_probs and class; per rater
+// precision; flags; diagnostics), the numbers are made up. 8 items, 3
+// raters, binary scheme with gold labels on 6 items.
+func binaryFixture() (*Fit, *annotations.Dataset) {
+	levels := []string{"0", "1"}
+	items := []struct {
+		id     string
+		p1     float64
+		labels map[string]string
+		gold   string
+	}{
+		{"t1", 0.95, map[string]string{"ann": "1", "bob": "1", "cat": "1"}, "1"},
+		{"t2", 0.80, map[string]string{"ann": "1", "bob": "0", "cat": "1"}, "1"},
+		{"t3", 0.62, map[string]string{"ann": "1", "bob": "0"}, "0"},
+		{"t4", 0.30, map[string]string{"ann": "0", "bob": "1", "cat": "0"}, "0"},
+		{"t5", 0.10, map[string]string{"ann": "0", "bob": "0", "cat": "0"}, "0"},
+		{"t6", 0.55, map[string]string{"bob": "1", "cat": "0"}, "1"},
+		{"t7", 0.05, map[string]string{"ann": "0", "cat": "0"}, ""},
+		{"t8", 0.50, nil, ""},
+	}
+	fit := &Fit{
+		Schema: multirater.FitSchema,
+		Model: multirater.ModelSettings{Model: "classification", Scheme: "binary:0,1,pos=1", Kernel: "identity", Identifiability: "weak",
+			Sampler: "default", Chains: 2, Samples: 6, Burnin: 10, Thin: 1, Seed: 42, V: 1, Lambda: 1, FlagThreshold: 0.05,
+			MaxRhat: 1.01, MinESS: 400, KeepDraws: 4, Backend: "gonum"},
+		Diagnostics: multirater.Diagnostics{MaxRhat: 1.02, MinESSBulk: 350, MinESSTail: 300, WorstRhat: "alpha[bob]", WorstESS: "M[t6,1]",
+			Converged: false, Verdict: "NOT converged: max R-hat 1.0200 (alpha[bob]) is not below 1.01", Seconds: 1.5, SamplingSeconds: 1.2,
+			Draws: 12, SweepsPerSecond: 1000,
+			Parameters: []multirater.ParamDiag{
+				{Name: "alpha[ann]", Mean: 3, SD: 1, Rhat: 1.001, ESSBulk: 900, ESSTail: 800},
+				{Name: "alpha[bob]", Mean: 0.8, SD: 0.5, Rhat: 1.02, ESSBulk: 500, ESSTail: 450},
+				{Name: "alpha[cat]", Mean: 2, SD: 0.9, Rhat: 1.004, ESSBulk: 700, ESSTail: 600},
+				{Name: "M[t6,1]", Mean: 0.1, SD: 1, Rhat: 1.003, ESSBulk: 350, ESSTail: 300},
+			},
+			Autocorrelation: map[string][]float64{"ann": {1, 0.5, 0.2}, "bob": {1, 0.7, 0.4}, "cat": {1, 0.4, 0.1}},
+		},
+		Levels: levels,
+		Raters: []multirater.RaterResult{
+			{ID: "ann", NLabels: 6, Precision: multirater.Estimate{Mean: 3, SD: 1, Q025: 1.4, Q50: 2.9, Q975: 5.2}, Variance: multirater.Estimate{Mean: 0.37, SD: 0.12, Q025: 0.19, Q50: 0.34, Q975: 0.71}, MeanLogPred: -0.3},
+			{ID: "bob", NLabels: 7, Precision: multirater.Estimate{Mean: 0.8, SD: 0.5, Q025: 0.2, Q50: 0.7, Q975: 2}, Variance: multirater.Estimate{Mean: 1.8, SD: 1.2, Q025: 0.5, Q50: 1.4, Q975: 5}, MeanLogPred: -0.7},
+			{ID: "cat", NLabels: 6, Precision: multirater.Estimate{Mean: 2, SD: 0.9, Q025: 0.8, Q50: 1.9, Q975: 4}, Variance: multirater.Estimate{Mean: 0.6, SD: 0.3, Q025: 0.25, Q50: 0.53, Q975: 1.25}, MeanLogPred: -0.4},
+		},
+		Flags: []multirater.Flag{
+			{Item: "t4", Rater: "bob", Label: "1", Prob: 0.03, Expected: "0"},
+			{Item: "t2", Rater: "bob", Label: "0", Prob: 0.045, Expected: "1"},
+		},
+		Traces: &multirater.Traces{Every: 1, Alpha: map[string][][]float64{
+			"ann": {{2.5, 3.1, 3.4, 2.8, 3.0, 2.7, 3.3, 3.2}, {2.9, 3.6, 2.6, 3.1, 2.8, 3.0, 3.5, 2.9}},
+			"bob": {{0.5, 0.9, 1.1, 0.7, 0.6, 0.8, 0.9, 1.0}, {0.7, 0.6, 0.9, 1.2, 0.8, 0.5, 0.7, 0.9}},
+			"cat": {{1.8, 2.2, 2.0, 1.6, 2.5, 2.1, 1.9, 2.3}, {2.1, 1.7, 2.4, 2.0, 1.8, 2.2, 2.6, 1.9}},
+		}},
+		Draws: &multirater.Draws{N: 4, Alpha: [][]float64{{2.5, 0.5, 1.8}, {3.4, 1.1, 2.0}, {2.9, 0.6, 2.4}, {3.1, 0.9, 2.6}}},
+	}
+	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("binary:0,1,pos=1")}
+	for _, it := range items {
+		fi := FitItem{ItemResult: multirater.ItemResult{ID: it.id, NLabels: len(it.labels), Labels: it.labels}, ClassProbs: []float64{1 - it.p1, it.p1}}
+		fi.Class = levels[0]
+		if it.p1 > 0.5 {
+			fi.Class = levels[1]
+		}
+		fit.Items = append(fit.Items, fi)
+		ds.Items = append(ds.Items, annotations.Item{ID: it.id, Gold: it.gold})
+	}
+	for _, it := range items {
+		for _, r := range []string{"ann", "bob", "cat"} {
+			if v, ok := it.labels[r]; ok {
+				ds.Labels = append(ds.Labels, annotations.Label{Item: it.id, Rater: r, Value: v})
+			}
+		}
+	}
+	return fit, ds
+}
+
+func binaryCase(t testing.TB) reportCase {
+	fit, ds := binaryFixture()
+	ag, err := analysis.Agreement(ds, raters.Options{Bootstrap: 100, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := BuildFit(annotations.Project{Name: "synthetic-binary", Scheme: ds.Scheme}, fit, ag.Report, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"binary", rep, fit}
+}
+
+// nominalFixture is a SYNTHETIC three-class classification result (see
+// binaryFixture), without traces or draws and with class_probs given in
+// the JSON form of issue 4 (an object keyed by class), read through
+// ReadFit.
+const nominalFixture = `{"schema":"concord.fit/v1",
+"model":{"model":"classification","scheme":"nominal:cat,dog,fox","kernel":"identity","identifiability":"weak","sampler":"default","chains":2,"samples":10,"burnin":5,"thin":1,"seed":9,"v":1,"lambda":1,"sigma_b":0,"flag_threshold":0.05,"max_rhat":1.01,"min_ess":400,"keep_draws":0,"backend":"gonum"},
+"diagnostics":{"max_rhat":1.003,"min_ess_bulk":420,"min_ess_tail":400,"worst_rhat":"alpha[x]","worst_ess":"alpha[y]","converged":true,"verdict":"converged","seconds":0.2,"sampling_seconds":0.1,"draws":20,"sweeps_per_second":100,
+ "parameters":[{"name":"alpha[x]","mean":1,"sd":0.3,"rhat":1.003,"ess_bulk":500,"ess_tail":450},{"name":"alpha[y]","mean":2,"sd":0.5,"rhat":1.001,"ess_bulk":420,"ess_tail":400}],"autocorrelation":{}},
+"levels":["cat","dog","fox"],
+"items":[
+ {"id":"p1","n_labels":2,"labels":{"x":"cat","y":"cat"},"class_probs":{"cat":0.9,"dog":0.05,"fox":0.05},"class":"cat"},
+ {"id":"p2","n_labels":2,"labels":{"x":"dog","y":"fox"},"class_probs":{"cat":0.1,"dog":0.5,"fox":0.4},"class":"dog"},
+ {"id":"p3","n_labels":1,"labels":{"y":"fox"},"class_probs":{"cat":0.2,"dog":0.2,"fox":0.6},"class":"fox"},
+ {"id":"p4","n_labels":0,"class_probs":{"cat":0.34,"dog":0.33,"fox":0.33},"class":"cat"}],
+"raters":[
+ {"id":"x","n_labels":2,"level_counts":[1,1,0],"precision":{"mean":1,"sd":0.3,"q025":0.5,"q50":1,"q975":1.6},"variance":{"mean":1.1,"sd":0.4,"q025":0.6,"q50":1,"q975":2},"severity":0,"severity_q025":0,"severity_q975":0,"mean_log_pred":-0.5},
+ {"id":"y","n_labels":3,"level_counts":[1,0,2],"precision":{"mean":2,"sd":0.5,"q025":1.1,"q50":2,"q975":3},"variance":{"mean":0.55,"sd":0.2,"q025":0.33,"q50":0.5,"q975":0.9},"severity":0,"severity_q025":0,"severity_q975":0,"mean_log_pred":-0.3}],
+"flags":[{"item":"p2","rater":"y","label":"fox","prob":0.04,"expected":"dog"}]}`
+
+func nominalCase(t testing.TB) reportCase {
+	fit, err := ReadFit(strings.NewReader(nominalFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := annotations.MustParseScheme("nominal:cat,dog,fox")
+	ag, ds := agreementOf(t, fit, s)
+	rep, err := BuildFit(annotations.Project{Name: "synthetic-nominal", Scheme: s}, fit, ag, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"nominal", rep, fit}
+}
+
+// degenerateClassCase is a SYNTHETIC classification result with one rater,
+// one item and two classes, no traces, no draws and no diagnostics.
+func degenerateClassCase(t testing.TB) reportCase {
+	fit := &Fit{
+		Schema: multirater.FitSchema,
+		Model:  multirater.ModelSettings{Model: "classification", Chains: 1, Samples: 1, Thin: 1},
+		Levels: []string{"a", "b"},
+		Items:  []FitItem{{ItemResult: multirater.ItemResult{ID: "i", NLabels: 1, Labels: map[string]string{"r": "b"}}, ClassProbs: []float64{0.4, 0.6}, Class: "b"}},
+		Raters: []multirater.RaterResult{{ID: "r", NLabels: 1, Precision: multirater.Estimate{Mean: 1, Q025: 1, Q50: 1, Q975: 1}, Variance: multirater.Estimate{Mean: 1, Q025: 1, Q50: 1, Q975: 1}}},
+	}
+	rep, err := BuildFit(annotations.Project{Name: "degenerate-class"}, fit, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"degenerate-classification", rep, fit}
+}
+
+// allCases returns every report the tests check.
+func allCases(t testing.TB) []reportCase {
+	return []reportCase{ordinalCase(t), liveOrdinalCase(t), degenerateOrdinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t)}
+}

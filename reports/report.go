@@ -1,0 +1,471 @@
+package reports
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"concord/multirater"
+)
+
+// Schema is the schema name of the report document (Report as JSON),
+// described by the JSON Schema that SchemaJSON returns (also published as
+// docs/report-schema.json).
+const Schema = "concord.report/v1"
+
+// Model kinds (Report.Kind).
+const (
+	KindOrdinal        = "ordinal"
+	KindClassification = "classification"
+)
+
+// Report is the report of one fit: the `concord.report/v1` document. It
+// collects what a coordinator needs to read a fit: the project and its
+// scheme, every model setting and the seed, the convergence diagnostics,
+// the items in consensus order, the raters, their thresholds (ordinal) or
+// the classes and confusion tables (classification), the agreement
+// coefficients and baseline aggregators when the labels were available,
+// and the surprising labels. Build makes one; WriteJSON, WriteXLSX,
+// WriteItemsCSV, WriteRatersCSV and WritePlot render it.
+type Report struct {
+	Schema  string  `json:"schema"`
+	Project Project `json:"project"`
+	// Model is every setting of the fit, including the seed.
+	Model multirater.ModelSettings `json:"model"`
+	// Kind is "ordinal" or "classification": it decides whether the report
+	// has Thresholds or Classes, and whether items have scores.
+	Kind string `json:"kind"`
+	// Levels are the ordinal levels (lowest first) or the classes, in the
+	// order of every per-level array of the report.
+	Levels      []Level     `json:"levels"`
+	Summary     Summary     `json:"summary"`
+	Diagnostics Diagnostics `json:"diagnostics"`
+	// Items are in consensus order (see Item.Position).
+	Items []Item `json:"items"`
+	// Raters are in the fit's order.
+	Raters []Rater `json:"raters"`
+	// Thresholds holds each rater's thresholds (ordinal).
+	Thresholds []RaterThresholds `json:"thresholds,omitempty"`
+	// Classes holds the class counts and the raters' confusion tables
+	// (classification).
+	Classes *Classes `json:"classes,omitempty"`
+	// Agreement holds the agreement coefficients and the baseline
+	// aggregators; nil when the report was built without them.
+	Agreement *Agreement `json:"agreement,omitempty"`
+	// Flags are the surprising labels, least probable first.
+	Flags []Flag `json:"flags"`
+	// ROC summarises the ROC curves of a two-level scheme.
+	ROC   []ROC    `json:"roc,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+
+	// Traces and Draws are the fit's thinned traces and kept joint draws,
+	// for the plots; they are not part of the JSON document.
+	Traces *multirater.Traces `json:"-"`
+	Draws  *multirater.Draws  `json:"-"`
+}
+
+// Project names the project and its label scheme.
+type Project struct {
+	Name string `json:"name"`
+	// Scheme is the scheme in its textual form (e.g. "ordinal:0..3");
+	// SchemeKind is ordinal, nominal, binary or bounded; Positive the
+	// positive class of a binary scheme.
+	Scheme     string `json:"scheme"`
+	SchemeKind string `json:"scheme_kind"`
+	Positive   string `json:"positive,omitempty"`
+}
+
+// Level is one level or class: its code and optional human name.
+type Level struct {
+	Code string `json:"code"`
+	Name string `json:"name,omitempty"`
+}
+
+// Summary holds the headline numbers.
+type Summary struct {
+	// Items counts every item of the fit, RatedItems those with at least
+	// one label; Labels counts the labels the model saw.
+	Items      int    `json:"items"`
+	RatedItems int    `json:"rated_items"`
+	Raters     int    `json:"raters"`
+	Labels     int    `json:"labels"`
+	LabelsPer  Number `json:"labels_per_rated_item"`
+	Converged  bool   `json:"converged"`
+	// Verdict says in words whether the chains converged.
+	Verdict string `json:"verdict"`
+	Flags   int    `json:"flags"`
+	// FlagShare is Flags / Labels.
+	FlagShare Number `json:"flag_share"`
+	// TopItem is the first item of the consensus order.
+	TopItem string `json:"top_item,omitempty"`
+	// MostPrecise and LeastPrecise name the raters with the highest and
+	// lowest posterior mean precision; MostSevere and MostLenient those
+	// with the highest and lowest severity (ordinal).
+	MostPrecise  string `json:"most_precise_rater,omitempty"`
+	LeastPrecise string `json:"least_precise_rater,omitempty"`
+	MostSevere   string `json:"most_severe_rater,omitempty"`
+	MostLenient  string `json:"most_lenient_rater,omitempty"`
+	// ConsensusAgreement is the share of all labels equal to their item's
+	// consensus grade or class.
+	ConsensusAgreement Number `json:"consensus_agreement"`
+	// Alpha is Krippendorff's alpha at the scheme's level of measurement
+	// (when the agreement analysis is in the report).
+	Alpha *Coefficient `json:"alpha,omitempty"`
+	// MajorityAgreement is the share of items whose majority vote equals
+	// the model's consensus (when the agreement analysis is in the report).
+	MajorityAgreement Number `json:"majority_agreement"`
+	// GoldItems counts the items with a gold label and GoldAccuracy the
+	// share of them whose consensus equals it.
+	GoldItems    int    `json:"gold_items"`
+	GoldAccuracy Number `json:"gold_accuracy"`
+}
+
+// Diagnostics reports the convergence of the chains.
+type Diagnostics struct {
+	Converged bool   `json:"converged"`
+	Verdict   string `json:"verdict"`
+	// LimitRhat and LimitESS are the convergence limits: every free
+	// parameter's split R-hat below LimitRhat and bulk ESS at least
+	// LimitESS.
+	LimitRhat  float64 `json:"limit_rhat"`
+	LimitESS   float64 `json:"limit_ess"`
+	MaxRhat    Number  `json:"max_rhat"`
+	MinESSBulk Number  `json:"min_ess_bulk"`
+	MinESSTail Number  `json:"min_ess_tail"`
+	WorstRhat  string  `json:"worst_rhat,omitempty"`
+	WorstESS   string  `json:"worst_ess,omitempty"`
+	// Seconds is the wall time of the fit, SamplingSeconds that of the
+	// chains; Draws the number of kept draws over all chains.
+	Seconds         Number `json:"seconds"`
+	SamplingSeconds Number `json:"sampling_seconds"`
+	SweepsPerSecond Number `json:"sweeps_per_second"`
+	Draws           int    `json:"draws"`
+	// Groups summarises the parameters by group (alpha, b, m, ...).
+	Groups     []ParamGroup `json:"groups"`
+	Parameters []Param      `json:"parameters"`
+	// Autocorrelation is each rater's precision autocorrelation by lag.
+	Autocorrelation map[string][]float64 `json:"autocorrelation,omitempty"`
+	Moves           map[string]float64   `json:"moves,omitempty"`
+	Notes           []string             `json:"notes,omitempty"`
+}
+
+// ParamGroup summarises the diagnostics of one group of parameters: the
+// part of the name before "[" (alpha for the precisions, b for the
+// thresholds, m for the consensus scores).
+type ParamGroup struct {
+	Group      string `json:"group"`
+	Parameters int    `json:"parameters"`
+	MaxRhat    Number `json:"max_rhat"`
+	MinESSBulk Number `json:"min_ess_bulk"`
+	MinESSTail Number `json:"min_ess_tail"`
+	// OverRhat and UnderESS count the parameters over the R-hat limit and
+	// under the ESS limit.
+	OverRhat int `json:"over_rhat"`
+	UnderESS int `json:"under_ess"`
+}
+
+// Param is the diagnostics of one parameter; Flagged is set when it is
+// over the R-hat limit or under the ESS limit.
+type Param struct {
+	Name    string `json:"name"`
+	Group   string `json:"group"`
+	Mean    Number `json:"mean"`
+	SD      Number `json:"sd"`
+	Rhat    Number `json:"rhat"`
+	ESSBulk Number `json:"ess_bulk"`
+	ESSTail Number `json:"ess_tail"`
+	Flagged bool   `json:"flagged"`
+}
+
+// Estimate summarises a posterior: mean, standard deviation, 2.5%, 50% and
+// 97.5% quantiles.
+type Estimate struct {
+	Mean Number `json:"mean"`
+	SD   Number `json:"sd"`
+	Q025 Number `json:"q025"`
+	Q50  Number `json:"q50"`
+	Q975 Number `json:"q975"`
+}
+
+// RankSummary summarises an item's posterior rank (1 = highest score).
+type RankSummary struct {
+	Mean Number `json:"mean"`
+	Q025 Number `json:"q025"`
+	Q50  Number `json:"q50"`
+	Q975 Number `json:"q975"`
+}
+
+// Interval is a posterior mean with its 95% credible interval.
+type Interval struct {
+	Mean Number `json:"mean"`
+	Q025 Number `json:"q025"`
+	Q975 Number `json:"q975"`
+}
+
+// Item is one row of the consensus ranking.
+type Item struct {
+	// Position is the item's place in the consensus order, from 1: by
+	// posterior mean rank for the ordinal model; by probability of the
+	// positive class for a two-class classification; by consensus class,
+	// then its probability, for more classes.
+	Position int    `json:"position"`
+	ID       string `json:"id"`
+	NLabels  int    `json:"n_labels"`
+	// Labels maps rater id to the label the rater gave.
+	Labels map[string]string `json:"labels"`
+	// Gold is the item's reference label, when the dataset has one.
+	Gold string `json:"gold,omitempty"`
+	// Score is the latent consensus score and Rank its posterior rank
+	// (ordinal).
+	Score *Estimate    `json:"score,omitempty"`
+	Rank  *RankSummary `json:"rank,omitempty"`
+	// Consensus is the consensus grade or class, Prob its probability and
+	// Probs the whole distribution in level order; Entropy is that
+	// distribution's entropy in bits.
+	Consensus string   `json:"consensus"`
+	Prob      Number   `json:"prob"`
+	Probs     []Number `json:"probs"`
+	Entropy   Number   `json:"entropy"`
+	// Flags counts the item's surprising labels.
+	Flags int `json:"flags"`
+	// Baselines holds each baseline aggregator's consensus for the item.
+	Baselines map[string]Baseline `json:"baselines,omitempty"`
+}
+
+// Baseline is a baseline aggregator's answer for one item.
+type Baseline struct {
+	// Label is the consensus class ("" for none), Score the numeric
+	// consensus (mean or median rating, or expected value).
+	Label string `json:"label,omitempty"`
+	Score Number `json:"score"`
+	Tie   bool   `json:"tie,omitempty"`
+}
+
+// Rater is one row of the raters table.
+type Rater struct {
+	ID      string `json:"id"`
+	NLabels int    `json:"n_labels"`
+	// LevelCounts counts the rater's labels per level.
+	LevelCounts []int `json:"level_counts"`
+	// Reference marks the reference rater of strong identifiability, whose
+	// precision is fixed.
+	Reference bool `json:"reference,omitempty"`
+	// Precision alpha_l and Variance 1/alpha_l (Rogers et al. sec. 2.1).
+	Precision Estimate `json:"precision"`
+	Variance  Estimate `json:"variance"`
+	// Severity is how far the rater's thresholds sit above the average
+	// rater's on the consensus scale (ordinal; positive is severe).
+	Severity *Interval `json:"severity,omitempty"`
+	// MeanLogPred is the mean log posterior predictive probability of the
+	// rater's labels.
+	MeanLogPred Number `json:"mean_log_pred"`
+	// ConsensusAgreement is the share of the rater's labels equal to the
+	// item's consensus grade or class.
+	ConsensusAgreement Number `json:"consensus_agreement"`
+	// Flags counts the rater's surprising labels.
+	Flags int `json:"flags"`
+	// MeanKappa is the rater's mean pairwise Cohen's kappa with the other
+	// raters (the weights of Agreement.Kappa), when the agreement analysis
+	// is in the report.
+	MeanKappa Number `json:"mean_kappa"`
+	// Baselines holds the rater's quality against each baseline
+	// aggregator's consensus.
+	Baselines map[string]RaterBaseline `json:"baselines,omitempty"`
+}
+
+// RaterBaseline is a rater's quality against one aggregator's consensus:
+// the share of labels equal to its class (Dawid-Skene: the model's
+// probability of a correct label) and the mean absolute difference from
+// its score.
+type RaterBaseline struct {
+	Accuracy Number `json:"accuracy"`
+	MAE      Number `json:"mae"`
+}
+
+// RaterThresholds are one rater's K-1 thresholds on the consensus scale.
+type RaterThresholds struct {
+	Rater      string      `json:"rater"`
+	Thresholds []Threshold `json:"thresholds"`
+}
+
+// Threshold is the boundary b_lk between two adjacent levels.
+type Threshold struct {
+	// Index is k, from 1.
+	Index   int       `json:"index"`
+	Between [2]string `json:"between"`
+	Estimate
+	// Fixed marks the threshold fixed at 0 by strong identifiability.
+	Fixed bool `json:"fixed,omitempty"`
+}
+
+// Classes describes the classes of a classification fit.
+type Classes struct {
+	Counts []ClassCount `json:"counts"`
+	// Confusion holds each rater's labels against the consensus.
+	Confusion []RaterConfusion `json:"confusion"`
+}
+
+// ClassCount counts one class.
+type ClassCount struct {
+	Class string `json:"class"`
+	Name  string `json:"name,omitempty"`
+	// Labels counts the labels of this class, LabelShare their share of
+	// all labels.
+	Labels     int    `json:"labels"`
+	LabelShare Number `json:"label_share"`
+	// Consensus counts the items whose consensus is this class;
+	// MeanProb is the mean over items of the class's probability.
+	Consensus      int    `json:"consensus"`
+	ConsensusShare Number `json:"consensus_share"`
+	MeanProb       Number `json:"mean_prob"`
+	// Gold counts the items whose gold label is this class.
+	Gold int `json:"gold"`
+}
+
+// RaterConfusion is a rater's confusion table against the consensus:
+// Counts[k][l] items with consensus class k that the rater labelled l.
+type RaterConfusion struct {
+	Rater     string  `json:"rater"`
+	Agreement Number  `json:"agreement"`
+	Counts    [][]int `json:"counts"`
+}
+
+// Agreement holds the agreement coefficients and baseline aggregators of
+// package raters, reshaped for the report.
+type Agreement struct {
+	Level     string  `json:"level"`
+	Items     int     `json:"items"`
+	Raters    int     `json:"raters"`
+	Labels    int     `json:"labels"`
+	Bootstrap int     `json:"bootstrap"`
+	Seed      uint64  `json:"seed"`
+	ConfLevel float64 `json:"conf_level"`
+	// Coefficients lists every coefficient with its interval.
+	Coefficients []Coefficient `json:"coefficients"`
+	// Kappa is the matrix of pairwise Cohen's kappas.
+	Kappa *KappaMatrix `json:"kappa,omitempty"`
+	// Pairs lists Cohen's kappa of every pair of raters under each
+	// weighting.
+	Pairs       []KappaPair  `json:"pairs,omitempty"`
+	Aggregators []Aggregator `json:"aggregators"`
+	Notes       []string     `json:"notes,omitempty"`
+}
+
+// Coefficient is one agreement coefficient.
+type Coefficient struct {
+	// Key names the coefficient (as in the agreement document, e.g.
+	// krippendorff_alpha, fleiss_kappa, icc) and Variant the metric,
+	// weights, category or form ("ordinal", "quadratic weights",
+	// "ICC2k", ...); Label says both in words.
+	Key      string `json:"key"`
+	Variant  string `json:"variant,omitempty"`
+	Label    string `json:"label"`
+	Value    Number `json:"value"`
+	SE       Number `json:"se"`
+	CILow    Number `json:"ci_low"`
+	CIHigh   Number `json:"ci_high"`
+	CIMethod string `json:"ci_method,omitempty"`
+}
+
+// KappaMatrix is the symmetric matrix of pairwise Cohen's kappas under one
+// weighting (unweighted for nominal data, quadratic otherwise); the
+// diagonal and pairs without common items are null. N counts the items
+// both raters labelled.
+type KappaMatrix struct {
+	Weights string     `json:"weights"`
+	Raters  []string   `json:"raters"`
+	Values  [][]Number `json:"values"`
+	N       [][]int    `json:"n"`
+}
+
+// KappaPair is Cohen's kappa of one pair of raters, by weighting.
+type KappaPair struct {
+	A     string                `json:"a"`
+	B     string                `json:"b"`
+	N     int                   `json:"n"`
+	Kappa map[string]Coefficient `json:"kappa"`
+}
+
+// Aggregator summarises a baseline aggregator beside the model.
+type Aggregator struct {
+	Name  string `json:"name"`
+	Label string `json:"label"`
+	// Items counts the items it gave a consensus class, and
+	// AgreementWithModel the share of them where it equals the model's.
+	Items              int    `json:"items"`
+	AgreementWithModel Number `json:"agreement_with_model"`
+	// ScoreCorrelation is the Pearson correlation between its numeric
+	// consensus and the model's consensus score (ordinal).
+	ScoreCorrelation Number `json:"score_correlation"`
+	// Ties counts majority-vote ties; Converged and Iterations describe
+	// EM aggregators.
+	Ties       int   `json:"ties,omitempty"`
+	Converged  *bool `json:"converged,omitempty"`
+	Iterations int   `json:"iterations,omitempty"`
+}
+
+// Flag is a surprising label.
+type Flag struct {
+	Item  string `json:"item"`
+	Rater string `json:"rater"`
+	Label string `json:"label"`
+	// Prob is the label's posterior predictive probability; Expected the
+	// level the model found most probable for this rater and item.
+	Prob     Number `json:"prob"`
+	Expected string `json:"expected,omitempty"`
+	// Consensus and Position are the item's consensus and its place in
+	// the consensus order.
+	Consensus string `json:"consensus"`
+	Position  int    `json:"position"`
+}
+
+// ROC summarises one ROC curve of a two-level scheme: how well Scorer's
+// probability of the positive class separates the items whose Reference
+// label is positive. Reference is "gold" when items have gold labels
+// (both classes present), else "majority" (the majority vote of the
+// raters' labels, ties left out).
+type ROC struct {
+	Scorer    string `json:"scorer"`
+	Reference string `json:"reference"`
+	Positive  string `json:"positive"`
+	// N counts the items scored, Positives those whose reference is
+	// positive.
+	N         int    `json:"n"`
+	Positives int    `json:"positives"`
+	AUC       Number `json:"auc"`
+}
+
+// Number is a float64 written to JSON as null when it is not finite (NaN
+// for undefined values).
+type Number float64
+
+// MarshalJSON writes the number, or null when it is NaN or infinite.
+func (n Number) MarshalJSON() ([]byte, error) {
+	v := float64(n)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads a number, or null as NaN.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Number(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*n = Number(v)
+	return nil
+}
+
+// Valid reports whether n is finite.
+func (n Number) Valid() bool {
+	v := float64(n)
+	return !math.IsNaN(v) && !math.IsInf(v, 0)
+}
+
+var nan = Number(math.NaN())
