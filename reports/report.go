@@ -380,9 +380,9 @@ type KappaMatrix struct {
 
 // KappaPair is Cohen's kappa of one pair of raters, by weighting.
 type KappaPair struct {
-	A     string                `json:"a"`
-	B     string                `json:"b"`
-	N     int                   `json:"n"`
+	A     string                 `json:"a"`
+	B     string                 `json:"b"`
+	N     int                    `json:"n"`
 	Kappa map[string]Coefficient `json:"kappa"`
 }
 
