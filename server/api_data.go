@@ -296,6 +296,9 @@ func (s *Server) importFile(c *gin.Context) {
 
 // multipartForm parses a multipart/form-data body within the upload limit.
 func (s *Server) multipartForm(c *gin.Context) (*multipart.Form, error) {
+	if c.Request.MultipartForm != nil {
+		return c.Request.MultipartForm, nil // parsed already (dashboard CSRF check)
+	}
 	ct := c.GetHeader("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "multipart/form-data" {

@@ -206,7 +206,7 @@ func (s *Server) deleteProject(c *gin.Context) {
 // me: GET /api/v1/me says who the credentials belong to.
 func (s *Server) me(c *gin.Context) {
 	p := who(c)
-	out := gin.H{"role": p.role(), "admin": p.Admin}
+	out := gin.H{"role": p.Role(), "admin": p.Admin}
 	if !p.Admin {
 		out["project_id"] = p.ProjectID
 		out["read_only"] = p.ReadOnly

@@ -83,7 +83,7 @@ func (p *principal) canSee(projectID int64) bool {
 }
 
 // role describes the principal for responses and logs.
-func (p *principal) role() string {
+func (p *principal) Role() string {
 	switch {
 	case p.Admin:
 		return "admin"

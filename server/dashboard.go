@@ -1,15 +1,701 @@
 package server
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"embed"
+	"html/template"
+	"io/fs"
 	"net/http"
+	"net/url"
+	"sort"
+	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"concord/annotations"
+	"concord/multirater"
 )
 
-type dashboard struct{ s *Server }
+// The dashboard: server-rendered pages (html/template) over the same stores
+// and access rules as the API, with embedded assets and no external
+// resources, so that it works offline. Logging in with the admin token or a
+// project API key stores that credential in an HttpOnly, SameSite=Lax
+// session cookie; every form carries a CSRF token derived from it, and the
+// pages' scripts call the API with the cookie (reads) and the CSRF header
+// (writes).
 
-func newDashboard(s *Server) (*dashboard, error) { return &dashboard{s: s}, nil }
+//go:embed templates/*.html
+var templateFS embed.FS
 
-func (d *dashboard) routes(r *gin.Engine) {}
+//go:embed static
+var staticFS embed.FS
 
-func (d *dashboard) notFound(c *gin.Context) { c.String(http.StatusNotFound, "not found") }
+type dashboard struct {
+	s     *Server
+	pages map[string]*template.Template
+}
+
+func newDashboard(s *Server) (*dashboard, error) {
+	d := &dashboard{s: s, pages: map[string]*template.Template{}}
+	for _, name := range []string{"login", "projects", "project", "fit", "error"} {
+		t, err := template.New("layout.html").Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, err
+		}
+		d.pages[name] = t
+	}
+	return d, nil
+}
+
+func (d *dashboard) routes(r *gin.Engine) {
+	static, _ := fs.Sub(staticFS, "static")
+	fileServer := http.StripPrefix("/static/", http.FileServer(http.FS(static)))
+	r.GET("/static/*file", func(c *gin.Context) {
+		c.Header("Cache-Control", "public, max-age=3600")
+		fileServer.ServeHTTP(c.Writer, c.Request)
+	})
+	r.GET("/favicon.ico", func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, "/static/favicon.svg") })
+	r.GET("/", d.home)
+	r.GET("/login", d.loginPage)
+	r.POST("/login", d.login)
+	r.POST("/logout", d.logout)
+
+	g := r.Group("", d.session)
+	g.GET("/projects", d.projectsPage)
+	g.POST("/projects", d.createProject)
+	g.GET("/projects/:id", d.projectPage)
+	g.POST("/projects/:id/import", d.importFile)
+	g.POST("/projects/:id/fits", d.startFit)
+	g.POST("/projects/:id/keys", d.createKey)
+	g.POST("/projects/:id/keys/:key/delete", d.deleteKey)
+	g.POST("/projects/:id/delete", d.deleteProject)
+	g.GET("/fits/:id", d.fitPage)
+	g.POST("/fits/:id/cancel", d.cancelFit)
+	g.POST("/fits/:id/delete", d.deleteFit)
+}
+
+// basePage is what every page shows.
+type basePage struct {
+	Title    string
+	Who      *principal
+	CSRF     string
+	Flash    string
+	Error    string
+	Problems []annotations.Problem
+	Omitted  int
+	Version  string
+}
+
+func (d *dashboard) base(c *gin.Context, title string) basePage {
+	b := basePage{Title: title, Version: d.s.cfg.Version}
+	if v, ok := c.Get(ctxPrincipal); ok {
+		b.Who = v.(*principal)
+		b.CSRF = d.s.csrfToken(b.Who.token)
+	}
+	if f, err := c.Cookie(flashCookie); err == nil && f != "" {
+		if msg, err := url.QueryUnescape(f); err == nil {
+			b.Flash = msg
+		}
+		d.setCookie(c, flashCookie, "", -1)
+	}
+	return b
+}
+
+// withError puts err on the page: its message and, for rejected files,
+// every problem.
+func (b *basePage) withError(err error) {
+	det := errorDetailOf(err)
+	b.Error, b.Problems, b.Omitted = det.Message, det.Problems, det.Omitted
+	if len(b.Problems) > 0 {
+		if i := strings.IndexByte(b.Error, ':'); i > 0 {
+			b.Error = b.Error[:i] // "3 problems"
+		}
+	}
+}
+
+// render writes a page.
+func (d *dashboard) render(c *gin.Context, status int, page string, data any) {
+	var buf bytes.Buffer
+	if err := d.pages[page].Execute(&buf, data); err != nil {
+		reqLogger(c, d.s.log).Error("rendering a dashboard page", "page", page, "err", err)
+		c.String(http.StatusInternalServerError, "internal error (request %s)", requestID(c))
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+	c.Header("X-Frame-Options", "DENY")
+	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// fail renders an error page for err with its HTTP status.
+func (d *dashboard) fail(c *gin.Context, err error) {
+	det := errorDetailOf(err)
+	status := httpStatus(det.Code)
+	if status >= 500 {
+		reqLogger(c, d.s.log).Error("dashboard request failed", "err", err)
+	}
+	b := d.base(c, http.StatusText(status))
+	b.withError(err)
+	c.Abort()
+	d.render(c, status, "error", struct {
+		basePage
+		Status int
+	}{b, status})
+}
+
+func (d *dashboard) notFound(c *gin.Context) {
+	if p, err := d.s.sessionPrincipal(c); err == nil {
+		c.Set(ctxPrincipal, p)
+	}
+	d.fail(c, annotations.Errorf(annotations.ENOTFOUND, "no page at %s", c.Request.URL.Path))
+}
+
+const flashCookie = "concord_flash"
+
+func (d *dashboard) setCookie(c *gin.Context, name, value string, maxAge int) {
+	http.SetCookie(c.Writer, &http.Cookie{
+		Name: name, Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, Secure: c.Request.TLS != nil, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// redirect answers a form post with a redirect and a message for the next
+// page.
+func (d *dashboard) redirect(c *gin.Context, to, flash string) {
+	if flash != "" {
+		d.setCookie(c, flashCookie, url.QueryEscape(flash), 60)
+	}
+	c.Redirect(http.StatusSeeOther, to)
+}
+
+// sessionPrincipal resolves the session cookie.
+func (s *Server) sessionPrincipal(c *gin.Context) (*principal, error) {
+	ck, err := c.Cookie(sessionCookie)
+	if err != nil || ck == "" {
+		return nil, annotations.Errorf(annotations.EUNAUTHORIZED, "not logged in")
+	}
+	return s.resolveToken(c, ck)
+}
+
+// session requires a logged-in browser (else it goes to the login page)
+// and a valid CSRF token on posts.
+func (d *dashboard) session(c *gin.Context) {
+	p, err := d.s.sessionPrincipal(c)
+	if err != nil {
+		if annotations.ErrorCode(err) != annotations.EUNAUTHORIZED {
+			d.fail(c, err)
+			return
+		}
+		c.Abort()
+		c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request.URL.RequestURI()))
+		return
+	}
+	c.Set(ctxPrincipal, p)
+	if c.Request.Method == http.MethodPost {
+		got := c.Request.Header.Get(csrfHeader)
+		if got == "" {
+			v, err := d.formValue(c, csrfField)
+			if err != nil {
+				d.fail(c, err)
+				return
+			}
+			got = v
+		}
+		if !hmac.Equal([]byte(got), []byte(d.s.csrfToken(p.token))) {
+			d.fail(c, annotations.Errorf(annotations.EFORBIDDEN, "the form has expired or did not come from this dashboard; reload the page and try again"))
+			return
+		}
+	}
+	c.Next()
+}
+
+// formValue reads a form field of a urlencoded or multipart post, within
+// the upload limit.
+func (d *dashboard) formValue(c *gin.Context, name string) (string, error) {
+	if strings.HasPrefix(c.GetHeader("Content-Type"), "multipart/") {
+		form, err := d.s.multipartForm(c)
+		if err != nil {
+			return "", err
+		}
+		if vs := form.Value[name]; len(vs) > 0 {
+			return vs[0], nil
+		}
+		return "", nil
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, d.s.cfg.MaxJSONBytes)
+	return c.PostForm(name), nil
+}
+
+func (d *dashboard) home(c *gin.Context) {
+	if _, err := d.s.sessionPrincipal(c); err == nil {
+		c.Redirect(http.StatusSeeOther, "/projects")
+		return
+	}
+	c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// safeNext keeps post-login redirects on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/projects"
+	}
+	return next
+}
+
+type loginPage struct {
+	basePage
+	Next string
+}
+
+func (d *dashboard) loginPage(c *gin.Context) {
+	if code := c.Query("code"); code != "" {
+		if !d.s.logins.redeem(code) {
+			b := d.base(c, "Log in")
+			b.Error = "This login link has been used or has expired: log in with the admin token or a project API key."
+			d.render(c, http.StatusUnauthorized, "login", loginPage{b, "/projects"})
+			return
+		}
+		d.setCookie(c, sessionCookie, d.s.cfg.AdminToken, 12*3600)
+		c.Redirect(http.StatusSeeOther, "/projects")
+		return
+	}
+	d.render(c, http.StatusOK, "login", loginPage{d.base(c, "Log in"), safeNext(c.Query("next"))})
+}
+
+func (d *dashboard) login(c *gin.Context) {
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 64<<10)
+	token := strings.TrimSpace(c.PostForm("token"))
+	next := safeNext(c.PostForm("next"))
+	p, err := d.s.resolveToken(c, token)
+	if err != nil {
+		b := d.base(c, "Log in")
+		b.Error = "That is neither the admin token nor a valid project API key."
+		if annotations.ErrorCode(err) != annotations.EUNAUTHORIZED {
+			b.withError(err)
+		}
+		d.render(c, http.StatusUnauthorized, "login", loginPage{b, next})
+		return
+	}
+	d.setCookie(c, sessionCookie, token, 12*3600)
+	if !p.Admin && next == "/projects" {
+		next = "/projects/" + itoa(p.ProjectID)
+	}
+	c.Redirect(http.StatusSeeOther, next)
+}
+
+func (d *dashboard) logout(c *gin.Context) {
+	// Logging out needs no CSRF check: the worst a forged post can do is
+	// log the user out.
+	d.setCookie(c, sessionCookie, "", -1)
+	c.Redirect(http.StatusSeeOther, "/login")
+}
+
+type projectsPage struct {
+	basePage
+	Projects []projectJSON
+	NewKey   string
+}
+
+func (d *dashboard) projectsPage(c *gin.Context) {
+	ps, err := d.s.store.ListProjects(c.Request.Context())
+	if err != nil {
+		d.fail(c, err)
+		return
+	}
+	p := who(c)
+	out := projectsPage{basePage: d.base(c, "Projects")}
+	for i := range ps {
+		if p.canSee(ps[i].ID) {
+			pj := newProjectJSON(&ps[i].Project)
+			pj.Items, pj.Raters, pj.Labels = ps[i].Items, ps[i].Raters, ps[i].Labels
+			out.Projects = append(out.Projects, pj)
+		}
+	}
+	d.render(c, http.StatusOK, "projects", out)
+}
+
+func (d *dashboard) createProject(c *gin.Context) {
+	if err := requireAdmin(c, "creating a project"); err != nil {
+		d.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	p := &annotations.Project{Name: strings.TrimSpace(c.PostForm("name"))}
+	scheme, err := annotations.ParseScheme(c.PostForm("scheme"))
+	if err == nil {
+		p.Scheme = scheme
+		err = d.s.store.CreateProject(ctx, p)
+	}
+	if err != nil {
+		c.Set(ctxPrincipal, who(c))
+		ps, _ := d.s.store.ListProjects(ctx)
+		out := projectsPage{basePage: d.base(c, "Projects")}
+		out.withError(err)
+		for i := range ps {
+			pj := newProjectJSON(&ps[i].Project)
+			pj.Items, pj.Raters, pj.Labels = ps[i].Items, ps[i].Raters, ps[i].Labels
+			out.Projects = append(out.Projects, pj)
+		}
+		d.render(c, httpStatus(annotations.ErrorCode(err)), "projects", out)
+		return
+	}
+	key, _, err := d.s.makeKey(ctx, p.ID, "default", false)
+	if err != nil {
+		d.fail(c, err)
+		return
+	}
+	d.renderProject(c, p, http.StatusCreated, func(pp *projectPage) {
+		pp.NewKey = key
+		pp.Flash = "Project " + p.Name + " created."
+	})
+}
+
+// projectPage is a project's page.
+type projectPage struct {
+	basePage
+	Project projectJSON
+	Levels  []levelCount
+	Raters  []raterCount
+	Fits    []annotations.Fit
+	Keys    []annotations.APIKey
+	NewKey  string
+	Form    map[string]string
+	Ordinal bool
+	Active  bool // a fit is queued or running
+}
+
+type levelCount struct {
+	Code, Name string
+	N          int
+	Pct        float64
+}
+
+type raterCount struct {
+	ID string
+	N  int
+}
+
+func (d *dashboard) projectParam(c *gin.Context, a access) (*annotations.Project, bool) {
+	p, err := d.s.projectParam(c, a)
+	if err != nil {
+		d.fail(c, err)
+		return nil, false
+	}
+	return p, true
+}
+
+func (d *dashboard) projectPage(c *gin.Context) {
+	p, ok := d.projectParam(c, read)
+	if !ok {
+		return
+	}
+	d.renderProject(c, p, http.StatusOK, nil)
+}
+
+// renderProject renders a project's page; edit adjusts it (messages, form
+// values) before rendering.
+func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status int, edit func(*projectPage)) {
+	ctx := c.Request.Context()
+	pj, err := d.s.projectDetail(ctx, p)
+	if err != nil {
+		d.fail(c, err)
+		return
+	}
+	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Ordinal: p.Scheme.Kind == annotations.Ordinal,
+		Form: map[string]string{"chains": "4", "samples": "2000", "burnin": "1000", "thin": "1", "seed": "1", "kernel": "identity", "identifiability": "weak", "sampler": "default"}}
+	st := pj.Stats
+	if p.Scheme.Categorical() {
+		for _, l := range p.Scheme.Levels {
+			n := st.Distribution[l.Code]
+			page.Levels = append(page.Levels, levelCount{l.Code, l.Name, n, 100 * float64(n) / float64(max(st.Labels, 1))})
+		}
+	} else {
+		for v, n := range st.Distribution {
+			page.Levels = append(page.Levels, levelCount{Code: v, N: n, Pct: 100 * float64(n) / float64(max(st.Labels, 1))})
+		}
+		sort.Slice(page.Levels, func(i, j int) bool { return annotations.CompareIDs(page.Levels[i].Code, page.Levels[j].Code) < 0 })
+		if len(page.Levels) > 50 {
+			page.Levels = page.Levels[:50]
+		}
+	}
+	for id, n := range st.PerRater {
+		page.Raters = append(page.Raters, raterCount{id, n})
+	}
+	sort.Slice(page.Raters, func(i, j int) bool {
+		if page.Raters[i].N != page.Raters[j].N {
+			return page.Raters[i].N > page.Raters[j].N
+		}
+		return page.Raters[i].ID < page.Raters[j].ID
+	})
+	if page.Fits, err = d.s.store.ListFits(ctx, p.ID); err != nil {
+		d.fail(c, err)
+		return
+	}
+	for _, f := range page.Fits {
+		if !f.Status.Terminal() {
+			page.Active = true
+		}
+	}
+	if who(c).Admin {
+		if page.Keys, err = d.s.store.ListAPIKeys(ctx, p.ID); err != nil {
+			d.fail(c, err)
+			return
+		}
+	}
+	if edit != nil {
+		edit(&page)
+	}
+	d.render(c, status, "project", page)
+}
+
+func (d *dashboard) importFile(c *gin.Context) {
+	p, ok := d.projectParam(c, write)
+	if !ok {
+		return
+	}
+	form, err := d.s.multipartForm(c)
+	var res *importResponse
+	if err == nil {
+		res, err = d.s.importForm(c, p, form)
+	}
+	if err != nil {
+		d.renderProject(c, p, httpStatus(annotations.ErrorCode(err)), func(pp *projectPage) {
+			pp.withError(err)
+			pp.Error = "Import rejected, nothing was written: " + pp.Error
+		})
+		return
+	}
+	d.redirect(c, "/projects/"+itoa(p.ID), importSummary(res))
+}
+
+func importSummary(r *importResponse) string {
+	var b strings.Builder
+	b.WriteString("Imported " + r.File + " (" + r.Format + "): ")
+	b.WriteString(itoa(int64(r.LabelsAdded)) + " labels added, ")
+	if r.LabelsReplaced > 0 {
+		b.WriteString(itoa(int64(r.LabelsReplaced)) + " replaced, ")
+	}
+	b.WriteString(itoa(int64(r.LabelsUnchanged)) + " unchanged; ")
+	b.WriteString(itoa(int64(r.ItemsAdded)) + " new items, " + itoa(int64(r.RatersAdded)) + " new raters.")
+	if len(r.Unused) > 0 {
+		b.WriteString(" Unused columns: " + strings.Join(r.Unused, ", ") + ".")
+	}
+	return b.String()
+}
+
+// fitForm reads the start-fit form into a fit request; empty fields take
+// the defaults.
+func fitForm(c *gin.Context) (*fitRequest, map[string]string, error) {
+	req := &fitRequest{
+		Model: c.PostForm("model"), Kernel: c.PostForm("kernel"), Identifiability: c.PostForm("identifiability"),
+		RefRater: strings.TrimSpace(c.PostForm("ref_rater")), Sampler: c.PostForm("sampler"),
+	}
+	form := map[string]string{}
+	for _, k := range []string{"model", "kernel", "identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "seed"} {
+		form[k] = c.PostForm(k)
+	}
+	ints := map[string]**int{"chains": &req.Chains, "samples": &req.Samples, "burnin": &req.Burnin, "thin": &req.Thin}
+	for name, dst := range ints {
+		v := strings.TrimSpace(form[name])
+		if v == "" {
+			continue
+		}
+		n, err := parseIntField(name, v)
+		if err != nil {
+			return nil, form, err
+		}
+		*dst = &n
+	}
+	if v := strings.TrimSpace(form["seed"]); v != "" {
+		n, err := parseUintField("seed", v)
+		if err != nil {
+			return nil, form, err
+		}
+		req.Seed = &n
+	}
+	return req, form, nil
+}
+
+func (d *dashboard) startFit(c *gin.Context) {
+	p, ok := d.projectParam(c, write)
+	if !ok {
+		return
+	}
+	req, form, err := fitForm(c)
+	var f *annotations.Fit
+	if err == nil {
+		f, err = d.s.startFit(c.Request.Context(), p, req)
+	}
+	if err != nil {
+		d.renderProject(c, p, httpStatus(annotations.ErrorCode(err)), func(pp *projectPage) {
+			pp.withError(err)
+			pp.Error = "The fit was not started: " + pp.Error
+			for k, v := range form {
+				pp.Form[k] = v
+			}
+		})
+		return
+	}
+	d.redirect(c, "/fits/"+itoa(f.ID), "")
+}
+
+func (d *dashboard) createKey(c *gin.Context) {
+	p, ok := d.projectParam(c, admin)
+	if !ok {
+		return
+	}
+	name := strings.TrimSpace(c.PostForm("name"))
+	readOnly := c.PostForm("read_only") != ""
+	var key string
+	var err error = annotations.Errorf(annotations.EINVALID, "the key needs a name")
+	if name != "" {
+		key, _, err = d.s.makeKey(c.Request.Context(), p.ID, name, readOnly)
+	}
+	status := http.StatusCreated
+	if err != nil {
+		status = httpStatus(annotations.ErrorCode(err))
+	}
+	d.renderProject(c, p, status, func(pp *projectPage) {
+		if err != nil {
+			pp.withError(err)
+			return
+		}
+		pp.NewKey = key
+		pp.Flash = "API key " + name + " created."
+	})
+}
+
+func (d *dashboard) deleteKey(c *gin.Context) {
+	p, ok := d.projectParam(c, admin)
+	if !ok {
+		return
+	}
+	kid, err := idParam(c, "key", "API key")
+	if err == nil {
+		err = d.s.store.DeleteAPIKey(c.Request.Context(), p.ID, kid)
+	}
+	if err != nil {
+		d.fail(c, err)
+		return
+	}
+	d.s.keys.forget()
+	d.redirect(c, "/projects/"+itoa(p.ID), "API key revoked.")
+}
+
+func (d *dashboard) deleteProject(c *gin.Context) {
+	p, ok := d.projectParam(c, admin)
+	if !ok {
+		return
+	}
+	if c.PostForm("confirm") != p.Name {
+		d.renderProject(c, p, http.StatusBadRequest, func(pp *projectPage) {
+			pp.Error = "To delete the project, type its name " + p.Name + " in the box."
+		})
+		return
+	}
+	d.s.pool.stopProject(p.ID)
+	if err := d.s.store.DeleteProject(c.Request.Context(), p.ID); err != nil {
+		d.fail(c, err)
+		return
+	}
+	d.s.keys.forget()
+	d.redirect(c, "/projects", "Project "+p.Name+" deleted.")
+}
+
+// fitPage is a fit's page.
+type fitPage struct {
+	basePage
+	Project   *annotations.Project
+	Fit       fitJSON
+	Spec      map[string]any
+	Result    *multirater.FitResult
+	Ranking   []rankRow
+	Truncated int
+	Raters    []multirater.RaterResult
+	Flags     []multirater.Flag
+	Chart     template.HTML
+	Thresh    template.HTML
+	Tables    []string
+	Plots     []string
+	Done      bool
+}
+
+func (d *dashboard) fitParam(c *gin.Context, a access) (*annotations.Fit, bool) {
+	f, err := d.s.fitParam(c, a)
+	if err != nil {
+		d.fail(c, err)
+		return nil, false
+	}
+	return f, true
+}
+
+func (d *dashboard) fitPage(c *gin.Context) {
+	f, ok := d.fitParam(c, read)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	p, err := d.s.store.FindProjectByID(ctx, f.ProjectID)
+	if err != nil {
+		d.fail(c, err)
+		return
+	}
+	page := fitPage{basePage: d.base(c, p.Name+": fit "+itoa(f.ID)), Project: p, Fit: d.s.fitView(ctx, f),
+		Done: f.Status == annotations.FitDone, Tables: d.s.render.Tables, Plots: d.s.render.Plots}
+	_ = jsonUnmarshal(f.Spec, &page.Spec)
+	if page.Done {
+		cf, err := d.s.result(ctx, f.ID)
+		if err != nil {
+			d.fail(c, err)
+			return
+		}
+		res := cf.res
+		page.Result = res
+		page.Ranking, page.Truncated = ranking(res, maxRankingRows)
+		page.Raters = append([]multirater.RaterResult(nil), res.Raters...)
+		sort.SliceStable(page.Raters, func(i, j int) bool { return page.Raters[i].Precision.Mean > page.Raters[j].Precision.Mean })
+		page.Chart = precisionChart(page.Raters)
+		page.Thresh = thresholdChart(res)
+		page.Flags = res.Flags
+		if len(page.Flags) > maxFlagRows {
+			page.Flags = page.Flags[:maxFlagRows]
+		}
+	}
+	d.render(c, http.StatusOK, "fit", page)
+}
+
+func (d *dashboard) cancelFit(c *gin.Context) {
+	f, ok := d.fitParam(c, write)
+	if !ok {
+		return
+	}
+	if f.Status.Terminal() {
+		d.redirect(c, "/fits/"+itoa(f.ID), "The fit has already ended ("+string(f.Status)+").")
+		return
+	}
+	if _, err := d.s.store.RequestCancel(c.Request.Context(), f.ID); err != nil {
+		d.fail(c, err)
+		return
+	}
+	d.s.pool.cancelLocal(f.ID)
+	d.redirect(c, "/fits/"+itoa(f.ID), "Cancel requested.")
+}
+
+func (d *dashboard) deleteFit(c *gin.Context) {
+	f, ok := d.fitParam(c, write)
+	if !ok {
+		return
+	}
+	if f.Status == annotations.FitRunning {
+		d.fail(c, annotations.Errorf(annotations.ECONFLICT, "fit %d is running; cancel it before deleting it", f.ID))
+		return
+	}
+	if err := d.s.store.DeleteFit(c.Request.Context(), f.ID); err != nil {
+		d.fail(c, err)
+		return
+	}
+	d.s.cache.forget(f.ID)
+	d.redirect(c, "/projects/"+itoa(f.ProjectID), "Fit "+itoa(f.ID)+" deleted.")
+}
+

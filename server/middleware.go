@@ -86,7 +86,7 @@ func (s *Server) accessLog(c *gin.Context) {
 	}
 	if v, ok := c.Get(ctxPrincipal); ok {
 		if p, ok := v.(*principal); ok {
-			attrs = append(attrs, "auth", p.role())
+			attrs = append(attrs, "auth", p.Role())
 			if p.KeyID != 0 {
 				attrs = append(attrs, "key", p.KeyID)
 			}
