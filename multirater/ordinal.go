@@ -323,13 +323,22 @@ type ordModel struct {
 	// (stepOpen); openObs lists the observations in unbounded levels and
 	// closedGram[l] = sum over rater l's bounded-level ratings of G_n' G_n
 	// (r×r, lower triangle), for a non-diagonal prior.
-	openMove   bool
-	openObs    []int32
+	openMove bool
+	openObs  []int32
+	// openItems lists the items with an unbounded-level rating and
+	// openIndex maps an item to its position there (-1 for none).
+	openItems  []int32
+	openIndex  []int32
 	closedGram [][]float64
-	complete   bool
-	f          *priorFactor
-	sampler    Sampler
-	ident      Identifiability
+	// gTOpen is G' restricted to the columns of openItems (r ×
+	// len(openItems) row-major), for a non-diagonal prior.
+	gTOpen []float64
+	// openRank is the number of leading eigendirections the move uses.
+	openRank int
+	complete bool
+	f        *priorFactor
+	sampler  Sampler
+	ident    Identifiability
 	// ref is the reference rater (-1 under Weak).
 	ref            int
 	v, lam, invS2  float64
@@ -473,15 +482,39 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 	if !md.f.diag && !md.complete {
 		md.f.prepareCG()
 	}
-	if opts.Sampler == DefaultSampler && (md.f.diag || md.f.r <= maxOpenRank) {
+	if !md.f.diag {
+		// The open-level move translates w along the leading
+		// eigendirections only: those with relative eigenvalue below
+		// openRelTol move m by less than 1e-3 of the leading ones and do not
+		// matter for mixing.
+		for md.openRank < md.f.r && md.f.lam[md.openRank] >= openRelTol*md.f.lam[0] {
+			md.openRank++
+		}
+	}
+	if opts.Sampler == DefaultSampler && (md.f.diag || md.openRank <= maxOpenRank) {
 		md.openMove = true
+		md.openIndex = make([]int32, n)
+		for i := range md.openIndex {
+			md.openIndex[i] = -1
+		}
 		for o, op := range md.obsOpen {
 			if op != 0 {
 				md.openObs = append(md.openObs, int32(o))
+				if it := md.obsItem[o]; md.openIndex[it] < 0 {
+					md.openIndex[it] = int32(len(md.openItems))
+					md.openItems = append(md.openItems, it)
+				}
 			}
 		}
 		if !md.f.diag {
-			r := md.f.r
+			r := md.openRank
+			no := len(md.openItems)
+			md.gTOpen = make([]float64, r*no)
+			for i, it := range md.openItems {
+				for k := 0; k < r; k++ {
+					md.gTOpen[k*no+i] = md.f.g[int(it)*md.f.r+k]
+				}
+			}
 			md.closedGram = make([][]float64, nl)
 			for l := range md.closedGram {
 				gm := make([]float64, r*r)
@@ -489,7 +522,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 					if md.obsOpen[o] != 0 {
 						continue
 					}
-					row := md.f.g[int(md.obsItem[o])*r : (int(md.obsItem[o])+1)*r]
+					row := md.f.g[int(md.obsItem[o])*md.f.r : int(md.obsItem[o])*md.f.r+r]
 					for i, gi := range row {
 						for j, gj := range row[:i+1] {
 							gm[i*r+j] += gi * gj

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -154,5 +155,54 @@ func BenchmarkSymEigen(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkOrdinalESS runs whole fits (2 chains in parallel, 2000 draws each
+// after 1000 burn-in sweeps) of the paper's toy (RBF gamma = 1) and of the
+// sirt data (identity kernel) with both samplers and reports the minimum
+// bulk ESS per second of wall time over the rater precisions and thresholds
+// ("ess-ab/s") and over every parameter including the consensus scores
+// ("ess-all/s"). Run with -benchtime 1x.
+func BenchmarkOrdinalESS(b *testing.B) {
+	sets := []struct {
+		name string
+		data func(testing.TB) *OrdinalData
+	}{
+		{"toy", func(t testing.TB) *OrdinalData {
+			if td, ok := storedToy(t); ok {
+				return td.data
+			}
+			return makeToy(1, 200).data
+		}},
+		{"sirt", loadSirtK1},
+	}
+	for _, set := range sets {
+		for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
+			b.Run(set.name+"/"+smp.String(), func(b *testing.B) {
+				d := set.data(b)
+				var essAB, essAll, secs float64
+				for i := 0; i < b.N; i++ {
+					res, err := FitOrdinal(context.Background(), d, OrdinalOptions{Sampler: smp, MCMC: MCMC{Chains: 2, Samples: 2000, Burnin: 1000, Seed: uint64(i + 1)}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ab, all := math.Inf(1), math.Inf(1)
+					for _, p := range res.Diagnostics.Parameters {
+						all = math.Min(all, p.ESSBulk)
+						if p.Name[0] != 'm' {
+							ab = math.Min(ab, p.ESSBulk)
+						}
+					}
+					essAB += ab
+					essAll += all
+					secs += res.Diagnostics.Seconds
+				}
+				b.ReportMetric(essAB/secs, "ess-ab/s")
+				b.ReportMetric(essAll/secs, "ess-all/s")
+				b.ReportMetric(essAll/float64(b.N), "min-ess")
+				b.ReportMetric(secs/float64(b.N), "s/fit")
+			})
+		}
 	}
 }

@@ -13,29 +13,30 @@ import (
 // part); above it the move is left out.
 const maxOpenRank = 128
 
+// openRelTol is the relative eigenvalue of C below which eigendirections are
+// left out of the open-level move.
+const openRelTol = 1e-6
+
 // openScratch is the per-chain workspace of stepOpen.
 type openScratch struct {
 	dc, ec []float64 // per item, bounded levels: sum alpha_l, sum alpha_l (y_nl - m_n)
 	hc     []float64 // r×r: H_c, then its Cholesky factor L
 	beta   []float64 // r
-	vt     []float64 // r×n: L^{-1} G', row j is direction j in item space
-	ut     []float64 // r×r: L^{-1}
-	// per item: smallest slack of the top- and bottom-level latent values,
-	// and the accumulated shift of the move
-	minTop, minBot, shift []float64
+	vt     []float64 // r × len(openItems): L^{-1} G_open'
+	c      []float64 // r: the coordinates drawn
+	slack  []openSlack
 }
 
 func newOpenScratch(md *ordModel) *openScratch {
-	n, r := md.n, md.f.r
+	n, r := md.n, md.openRank
 	s := &openScratch{dc: make([]float64, n), ec: make([]float64, n)}
 	if !md.f.diag {
 		s.hc = make([]float64, r*r)
 		s.beta = make([]float64, r)
-		s.vt = make([]float64, r*n)
-		s.ut = make([]float64, r*r)
-		s.minTop = make([]float64, n)
-		s.minBot = make([]float64, n)
-		s.shift = make([]float64, n)
+		no := len(md.openItems)
+		s.vt = make([]float64, r*no)
+		s.c = make([]float64, r)
+		s.slack = make([]openSlack, no)
 	}
 	return s
 }
@@ -165,7 +166,12 @@ func (ch *ordChain) openLowRank() {
 	md := ch.md
 	s := ch.open
 	f := md.f
-	r, n := f.r, md.n
+	r := md.openRank
+	no := len(md.openItems)
+	if no == 0 || r == 0 {
+		// Nothing is unbounded: the exact draw of m given y is enough.
+		return
+	}
 	// H_c = I + sum_l alpha_l closedGram[l] (lower triangle).
 	for i := range s.hc {
 		s.hc[i] = 0
@@ -187,90 +193,101 @@ func (ch *ordChain) openLowRank() {
 		// Cannot happen (H_c >= I); skip the move.
 		return
 	}
-	// beta = L^{-1}(G'E - w).
-	f.mulGT(s.beta, s.ec)
+	// beta = L^{-1}(G'E - w) over the leading r directions.
+	blas64.Gemv(blas.Trans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.r, Data: f.g},
+		blas64.Vector{N: md.n, Inc: 1, Data: s.ec}, 0, blas64.Vector{N: r, Inc: 1, Data: s.beta})
 	for k := range s.beta {
 		s.beta[k] -= ch.w[k]
 	}
 	blas64.Trsv(blas.NoTrans, chol, blas64.Vector{N: r, Inc: 1, Data: s.beta})
-	// vt = L^{-1} G' (r×n): row j is G L^{-T} e_j, the item-space image of
-	// coordinate j. ut = L^{-1} (r×r): row j is L^{-T} e_j, its whitened
-	// image.
-	for i := 0; i < n; i++ {
-		for k := 0; k < r; k++ {
-			s.vt[k*n+i] = f.g[i*r+k]
-		}
-	}
-	blas64.Trsm(blas.Left, blas.NoTrans, 1, chol, blas64.General{Rows: r, Cols: n, Stride: n, Data: s.vt})
-	for i := range s.ut {
-		s.ut[i] = 0
-	}
-	for k := 0; k < r; k++ {
-		s.ut[k*r+k] = 1
-	}
-	blas64.Trsm(blas.Left, blas.NoTrans, 1, chol, blas64.General{Rows: r, Cols: r, Stride: r, Data: s.ut})
-	// Per item, the smallest slack of its unbounded-level latent values:
-	// top y - b_l,K-1 > 0 and bottom b_l1 - y >= 0. A move of item n's latent
-	// values by d keeps them in their levels iff d > -minTop and d <= minBot.
+	// vt = L^{-1} G_open' (r × items with unbounded ratings): row j holds
+	// G L^{-T} e_j, the item-space image of coordinate j, at those items.
+	copy(s.vt, md.gTOpen)
+	blas64.Trsm(blas.Left, blas.NoTrans, 1, chol, blas64.General{Rows: r, Cols: no, Stride: no, Data: s.vt})
+	// Per item with an unbounded-level rating, the smallest slack of those
+	// latent values: top y - b_l,K-1 > 0 and bottom b_l1 - y >= 0. A move of
+	// the item's latent values by d keeps them in their levels iff
+	// d > -top and d <= bot.
 	k := md.nk
 	inf := math.Inf(1)
-	for i := range s.minTop {
-		s.minTop[i] = inf
-		s.minBot[i] = inf
-		s.shift[i] = 0
+	sl := s.slack[:no]
+	for i := range sl {
+		sl[i] = openSlack{top: inf, bot: inf}
 	}
 	for _, o := range md.openObs {
-		it := md.obsItem[o]
+		e := &sl[md.openIndex[md.obsItem[o]]]
 		l := int(md.obsRater[o])
 		if md.obsOpen[o] > 0 {
-			if sl := ch.y[o] - ch.b[md.bIdx(l, k-1)]; sl < s.minTop[it] {
-				s.minTop[it] = sl
+			if v := ch.y[o] - ch.b[md.bIdx(l, k-1)]; v < e.top {
+				e.top = v
 			}
-		} else if sl := ch.b[md.bIdx(l, 1)] - ch.y[o]; sl < s.minBot[it] {
-			s.minBot[it] = sl
+		} else if v := ch.b[md.bIdx(l, 1)] - ch.y[o]; v < e.bot {
+			e.bot = v
 		}
 	}
 	for j := 0; j < r; j++ {
-		v := s.vt[j*n : (j+1)*n]
-		lo, hi := math.Inf(-1), math.Inf(1)
-		for i, vn := range v {
-			// c vn > -minTop and c vn <= minBot.
-			switch {
-			case vn > 0:
-				if b := -s.minTop[i] / vn; b > lo {
-					lo = b
-				}
-				if b := s.minBot[i] / vn; b < hi {
-					hi = b
-				}
-			case vn < 0:
-				if b := -s.minTop[i] / vn; b < hi {
-					hi = b
-				}
-				if b := s.minBot[i] / vn; b > lo {
-					lo = b
-				}
-			}
-		}
-		if !(lo < hi) {
-			continue
-		}
-		c := TruncNormal(ch.rng, s.beta[j], 1, lo, hi)
-		// w += c L^{-T} e_j; (L^{-T})_ij = (L^{-1})_ji is row j of ut.
-		for i := 0; i < r; i++ {
-			ch.w[i] += c * s.ut[j*r+i]
-		}
+		v := s.vt[j*no : (j+1)*no]
+		// Try an unconstrained draw first (rejection from the normal, exact);
+		// compute the interval only when it falls outside.
+		c := s.beta[j] + ch.rng.NormFloat64()
+		feasible := true
 		for i, vn := range v {
 			d := c * vn
-			s.shift[i] += d
-			s.minTop[i] += d
-			s.minBot[i] -= d
+			if !(d > -sl[i].top && d <= sl[i].bot) {
+				feasible = false
+				break
+			}
+		}
+		if !feasible {
+			lo, hi := math.Inf(-1), math.Inf(1)
+			for i, vn := range v {
+				// c vn > -top and c vn <= bot.
+				switch {
+				case vn > 0:
+					iv := 1 / vn
+					if b := -sl[i].top * iv; b > lo {
+						lo = b
+					}
+					if b := sl[i].bot * iv; b < hi {
+						hi = b
+					}
+				case vn < 0:
+					iv := 1 / vn
+					if b := -sl[i].top * iv; b < hi {
+						hi = b
+					}
+					if b := sl[i].bot * iv; b > lo {
+						lo = b
+					}
+				}
+			}
+			s.c[j] = 0
+			if !(lo < hi) {
+				continue
+			}
+			c = TruncNormal(ch.rng, s.beta[j], 1, lo, hi)
+		}
+		s.c[j] = c
+		for i, vn := range v {
+			d := c * vn
+			sl[i].shift += d
+			sl[i].top += d
+			sl[i].bot -= d
 		}
 	}
-	for i, d := range s.shift {
-		ch.m[i] += d
+	// delta = L^{-T} c; w += delta, m += G delta.
+	blas64.Trsv(blas.Trans, chol, blas64.Vector{N: r, Inc: 1, Data: s.c})
+	for i, d := range s.c {
+		ch.w[i] += d
 	}
+	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.r, Data: f.g},
+		blas64.Vector{N: r, Inc: 1, Data: s.c}, 1, blas64.Vector{N: md.n, Inc: 1, Data: ch.m})
 	for _, o := range md.openObs {
-		ch.y[o] += s.shift[md.obsItem[o]]
+		ch.y[o] += sl[md.openIndex[md.obsItem[o]]].shift
 	}
+}
+
+// openSlack is the state of one item in openLowRank.
+type openSlack struct {
+	top, bot, shift float64
 }

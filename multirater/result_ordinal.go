@@ -110,6 +110,11 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 		for c := range cs {
 			cs[c] = p.get(c)
 		}
+		if p.isVar || !p.free {
+			// Derived or fixed quantities: no convergence diagnostics.
+			p.sum = quickSummary(cs)
+			return
+		}
 		p.sum = Summarize(cs)
 	})
 
@@ -256,6 +261,23 @@ func severityDraws(md *ordModel, ch *ordChain, l, ns int) []float64 {
 		out[i] = own - all/float64(md.nl)
 	}
 	return out
+}
+
+// quickSummary returns the mean, sd and quantiles of the pooled draws (the
+// same definitions as Summarize) without R-hat and ESS.
+func quickSummary(chains [][]float64) Summary {
+	var pooled []float64
+	for _, c := range chains {
+		pooled = append(pooled, c...)
+	}
+	var s Summary
+	s.Mean, s.SD = meanSD(pooled)
+	sort.Float64s(pooled)
+	s.Q025 = quantile7(pooled, 0.025)
+	s.Q50 = quantile7(pooled, 0.5)
+	s.Q975 = quantile7(pooled, 0.975)
+	s.Rhat, s.ESSBulk, s.ESSTail = math.NaN(), math.NaN(), math.NaN()
+	return s
 }
 
 // finiteDiag replaces a NaN or infinite diagnostic (a chain that never
