@@ -725,7 +725,7 @@ func coefficients(ag *raters.Report) []Coefficient {
 			out = append(out, coef(s.key, "", s.label, *s.e))
 		}
 	}
-	if ag.GwetAC2 != nil {
+	if _, inSet := ag.Weighted[ag.GwetAC2Weights]; ag.GwetAC2 != nil && !inSet {
 		out = append(out, coef("gwet_ac2", ag.GwetAC2Weights+" weights", "Gwet's AC2 ("+ag.GwetAC2Weights+" weights)", *ag.GwetAC2))
 	}
 	for _, w := range sortedKeys(ag.Weighted, []string{"linear", "quadratic", "ordinal", "ratio"}) {

@@ -112,6 +112,15 @@ func WritePlot(w io.Writer, rep *Report, name, format string) error {
 	if !ok {
 		return fmt.Errorf("reports: plot %q: %w for this report", name, ErrNoPlot)
 	}
+	fig, err := rep.figure(name)
+	if err != nil {
+		return err
+	}
+	return fig.render(w, format)
+}
+
+// figure draws the named plot.
+func (rep *Report) figure(name string) (*figure, error) {
 	var fig *figure
 	var err error
 	switch name {
@@ -129,11 +138,13 @@ func WritePlot(w io.Writer, rep *Report, name, format string) error {
 		fig, err = thresholdsPlot(rep)
 	case PlotROC:
 		fig, err = rocPlot(rep)
+	default:
+		return nil, fmt.Errorf("reports: plot %q: %w", name, ErrNoPlot)
 	}
 	if err != nil {
-		return fmt.Errorf("reports: plot %s: %w", name, err)
+		return nil, fmt.Errorf("reports: plot %s: %w", name, err)
 	}
-	return fig.render(w, format)
+	return fig, nil
 }
 
 // figure is a drawing of a given size: one plot or a grid of panels.
@@ -148,11 +159,16 @@ func single(p *plot.Plot, w, h vg.Length) *figure {
 	return &figure{w: w, h: h, panels: [][]*plot.Plot{{p}}}
 }
 
-func (f *figure) render(w io.Writer, format string) error {
+// plotDPI is the resolution of the PNG plots.
+const plotDPI = 110
+
+func (f *figure) render(w io.Writer, format string) error { return f.renderDPI(w, format, plotDPI) }
+
+func (f *figure) renderDPI(w io.Writer, format string, dpi int) error {
 	var c vg.CanvasWriterTo
 	switch format {
 	case PNG:
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(110), vgimg.UseBackgroundColor(color.White))}
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))}
 	case SVG:
 		c = vgsvg.New(f.w, f.h)
 	}

@@ -1,0 +1,188 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files and docs/report-schema.json")
+
+const schemaID = "https://concord.invalid/schemas/concord.report/v1.json"
+
+// compileSchema compiles the embedded JSON Schema (draft 2020-12).
+func compileSchema(t testing.TB) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SchemaJSON()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(schemaID, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(schemaID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func validate(t testing.TB, s *jsonschema.Schema, b []byte) error {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Validate(inst)
+}
+
+// TestReportsValidate validates the JSON of every report the tests build
+// against the published schema.
+func TestReportsValidate(t *testing.T) {
+	s := compileSchema(t)
+	for _, c := range allCases(t) {
+		var buf bytes.Buffer
+		if err := WriteJSON(&buf, c.rep); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := validate(t, s, buf.Bytes()); err != nil {
+			t.Errorf("%s: the report does not validate:\n%v", c.name, err)
+		}
+	}
+}
+
+// TestSchemaRejects checks that the schema is not vacuous: broken reports
+// fail.
+func TestSchemaRejects(t *testing.T) {
+	s := compileSchema(t)
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, binaryCase(t).rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(m map[string]any)
+	}{
+		{"no items", func(m map[string]any) { delete(m, "items") }},
+		{"wrong schema", func(m map[string]any) { m["schema"] = "concord.report/v2" }},
+		{"unknown field", func(m map[string]any) { m["extra"] = 1 }},
+		{"classification without classes", func(m map[string]any) { delete(m, "classes") }},
+		{"classification with thresholds", func(m map[string]any) { m["thresholds"] = []any{} }},
+		{"probability above 1", func(m map[string]any) { m["items"].([]any)[0].(map[string]any)["prob"] = 1.5 }},
+		{"negative count", func(m map[string]any) { m["summary"].(map[string]any)["labels"] = -1 }},
+		{"position 0", func(m map[string]any) { m["items"].([]any)[0].(map[string]any)["position"] = 0 }},
+		{"estimate without mean", func(m map[string]any) {
+			delete(m["raters"].([]any)[0].(map[string]any)["precision"].(map[string]any), "mean")
+		}},
+		{"unknown kappa weights", func(m map[string]any) {
+			m["agreement"].(map[string]any)["kappa"].(map[string]any)["weights"] = "cubic"
+		}},
+	} {
+		var m map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		tc.edit(m)
+		b, _ := json.Marshal(m)
+		if err := validate(t, s, b); err == nil {
+			t.Errorf("%s: validates", tc.name)
+		}
+	}
+}
+
+// TestDocsSchema checks that docs/report-schema.json is the embedded
+// schema (go test -update copies it).
+func TestDocsSchema(t *testing.T) {
+	path := filepath.Join("..", "docs", "report-schema.json")
+	if *update {
+		if err := os.WriteFile(path, SchemaJSON(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, SchemaJSON()) {
+		t.Errorf("%s differs from reports/report-schema.json: run go test ./reports -run DocsSchema -update", path)
+	}
+	var v any
+	if err := json.Unmarshal(SchemaJSON(), &v); err != nil {
+		t.Errorf("the schema is not JSON: %v", err)
+	}
+}
+
+// TestGolden compares the JSON reports of the fixed inputs (the committed
+// real fit result and the synthetic classification fixtures) with
+// testdata/golden; -update rewrites them.
+func TestGolden(t *testing.T) {
+	for _, c := range []reportCase{ordinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t)} {
+		var buf bytes.Buffer
+		if err := WriteJSON(&buf, c.rep); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", "golden", c.name+".json")
+		if *update {
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%s: the report differs from %s (go test ./reports -run Golden -update after a deliberate change)\n%s", c.name, path, firstDiff(buf.String(), string(want)))
+		}
+	}
+}
+
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) && i < len(w); i++ {
+		if g[i] != w[i] {
+			return "line " + strconv.Itoa(i+1) + ":\n got: " + g[i] + "\nwant: " + w[i]
+		}
+	}
+	return "lengths differ: " + strconv.Itoa(len(g)) + " vs " + strconv.Itoa(len(w)) + " lines"
+}
+
+
+// TestReportRoundTrip reads a written report back and writes it again.
+func TestReportRoundTrip(t *testing.T) {
+	for _, c := range allCases(t) {
+		var a, b bytes.Buffer
+		if err := WriteJSON(&a, c.rep); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := ReadReport(bytes.NewReader(a.Bytes()))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := WriteJSON(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("%s: round trip changes the report:\n%s", c.name, firstDiff(b.String(), a.String()))
+		}
+		// A report read back draws the plots that need no draws or traces.
+		for _, p := range Plots(rep) {
+			if err := WritePlot(new(bytes.Buffer), rep, p.Name, SVG); err != nil {
+				t.Errorf("%s: read back: %s: %v", c.name, p.Name, err)
+			}
+		}
+	}
+	if _, err := ReadReport(strings.NewReader(`{"schema":"concord.fit/v1"}`)); err == nil {
+		t.Error("ReadReport accepts a fit result")
+	}
+}

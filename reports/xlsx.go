@@ -1,0 +1,1088 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// The sheets of the workbook, in order. A report has Thresholds (ordinal)
+// or Classes (classification), not both.
+const (
+	SheetSummary     = "Summary"
+	SheetItems       = "Items"
+	SheetRaters      = "Raters"
+	SheetThresholds  = "Thresholds"
+	SheetClasses     = "Classes"
+	SheetAgreement   = "Agreement"
+	SheetDiagnostics = "Diagnostics"
+	SheetFlags       = "Flags"
+	SheetCharts      = "Charts"
+)
+
+// maxSheetRows is the row limit of a worksheet.
+const maxSheetRows = 1 << 20
+
+// XLSXOptions control WriteXLSX. The zero value writes every sheet.
+type XLSXOptions struct {
+	// NoCharts leaves out the Charts sheet (the plots as pictures).
+	NoCharts bool
+}
+
+// SheetNames returns the names of the report's sheets in workbook order.
+func SheetNames(rep *Report, opts XLSXOptions) []string {
+	names := []string{SheetSummary, SheetItems, SheetRaters}
+	if rep.Kind == KindClassification {
+		names = append(names, SheetClasses)
+	} else {
+		names = append(names, SheetThresholds)
+	}
+	names = append(names, SheetAgreement, SheetDiagnostics, SheetFlags)
+	if !opts.NoCharts {
+		names = append(names, SheetCharts)
+	}
+	return names
+}
+
+// WriteXLSX writes the report as an Excel workbook with one sheet each for
+// the summary, the items (consensus ranking), the raters, the thresholds
+// (ordinal) or classes (classification), the agreement coefficients, the
+// convergence diagnostics, the flagged labels and the charts (see
+// docs/reports.md for every column). Numbers are stored as numbers with
+// number formats; every table has its header row frozen and an autofilter;
+// there are no formulas. The tables are written with excelize's streaming
+// writer (rows go to a temporary file beyond 16 MB), so memory stays
+// bounded by the report itself plus the compressed workbook, which
+// excelize assembles in memory before writing it to w.
+func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
+	if len(rep.Items)+1 > maxSheetRows || len(rep.Diagnostics.Parameters)+1 > maxSheetRows {
+		return fmt.Errorf("reports: %d items or %d parameters do not fit in a worksheet (at most %d rows)", len(rep.Items), len(rep.Diagnostics.Parameters), maxSheetRows-1)
+	}
+	f := excelize.NewFile()
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("reports: closing the workbook: %w", cerr)
+		}
+	}()
+	x := &xlsxWriter{f: f, rep: rep}
+	if err := x.newStyles(); err != nil {
+		return fmt.Errorf("reports: workbook styles: %w", err)
+	}
+	names := SheetNames(rep, opts)
+	if err := f.SetSheetName("Sheet1", names[0]); err != nil {
+		return err
+	}
+	for _, n := range names[1:] {
+		if _, err := f.NewSheet(n); err != nil {
+			return err
+		}
+	}
+	steps := []struct {
+		sheet string
+		fn    func() error
+	}{
+		{SheetSummary, x.summary},
+		{SheetItems, x.items},
+		{SheetRaters, x.raters},
+		{SheetThresholds, x.thresholds},
+		{SheetClasses, x.classes},
+		{SheetAgreement, x.agreement},
+		{SheetDiagnostics, x.diagnostics},
+		{SheetFlags, x.flags},
+		{SheetCharts, x.charts},
+	}
+	for _, s := range steps {
+		if indexOf(names, s.sheet) < 0 {
+			continue
+		}
+		if err := s.fn(); err != nil {
+			return fmt.Errorf("reports: sheet %s: %w", s.sheet, err)
+		}
+	}
+	f.SetActiveSheet(0)
+	if err := f.SetDocProps(&excelize.DocProperties{
+		Title:       "concord report: " + rep.Project.Name,
+		Subject:     "multi-rater fit " + rep.Model.Model + ", seed " + strconv.FormatUint(rep.Model.Seed, 10),
+		Creator:     "concord",
+		Description: Schema,
+	}); err != nil {
+		return err
+	}
+	if err := f.Write(w); err != nil {
+		return fmt.Errorf("reports: writing the workbook: %w", err)
+	}
+	return nil
+}
+
+type xlsxWriter struct {
+	f   *excelize.File
+	rep *Report
+	st  styles
+}
+
+type styles struct {
+	header, title, bold, note, wrap   int
+	int, num2, num3, num4, pct, thous int
+	red, amber                        int // conditional formats
+}
+
+func (x *xlsxWriter) newStyles() error {
+	f := x.f
+	var err error
+	mk := func(s *excelize.Style) int {
+		if err != nil {
+			return 0
+		}
+		var id int
+		id, err = f.NewStyle(s)
+		return id
+	}
+	custom := func(code string) *excelize.Style { return &excelize.Style{CustomNumFmt: &code} }
+	x.st = styles{
+		header: mk(&excelize.Style{Font: &excelize.Font{Bold: true}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"D9E1F2"}},
+			Border: []excelize.Border{{Type: "bottom", Color: "8EA9DB", Style: 1}}}),
+		title: mk(&excelize.Style{Font: &excelize.Font{Bold: true, Size: 13}}),
+		bold:  mk(&excelize.Style{Font: &excelize.Font{Bold: true}}),
+		note:  mk(&excelize.Style{Font: &excelize.Font{Italic: true, Color: "595959"}}),
+		wrap:  mk(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}}),
+		int:   mk(&excelize.Style{NumFmt: 1}),
+		num2:  mk(custom("0.00")),
+		num3:  mk(custom("0.000")),
+		num4:  mk(custom("0.0000")),
+		pct:   mk(custom("0.0%")),
+		thous: mk(&excelize.Style{NumFmt: 3}),
+	}
+	if err != nil {
+		return err
+	}
+	if x.st.red, err = f.NewConditionalStyle(&excelize.Style{Font: &excelize.Font{Color: "9C0006"}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFC7CE"}}}); err != nil {
+		return err
+	}
+	x.st.amber, err = f.NewConditionalStyle(&excelize.Style{Font: &excelize.Font{Color: "9C5700"}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFEB9C"}}})
+	return err
+}
+
+// col describes one column of a table: its header, the style of its cells
+// and how many decimals the format shows (for fitting the width).
+type col struct {
+	header string
+	style  int
+	dec    int  // decimals shown; -1 for general
+	pct    bool // a percentage format
+}
+
+// block is one table (or titled list) of a sheet.
+type block struct {
+	// title is a bold line above the table.
+	title string
+	cols  []col
+	// noHeader leaves out the header row.
+	noHeader bool
+	n        int
+	// row returns the cells of row i (raw float64, int, string, bool or
+	// nil values), appending to dst.
+	row func(i int, dst []any) []any
+	// filter puts an autofilter on the header and rows; freeze (first
+	// block only) freezes the rows down to the header and freezeCols
+	// columns.
+	filter     bool
+	freeze     bool
+	freezeCols int
+	// firstColHeader styles the first cell of each row as a header.
+	firstColHeader bool
+	// after adds conditional formats: the header is at row hdr, data in
+	// rows first..last (1-based).
+	after func(hdr, first, last int) error
+}
+
+func (x *xlsxWriter) c(name string, style, dec int) col { return col{header: name, style: style, dec: dec} }
+func (x *xlsxWriter) num(name string) col               { return col{header: name, style: x.st.num3, dec: 3} }
+func (x *xlsxWriter) integer(name string) col           { return col{header: name, style: x.st.int, dec: 0} }
+func (x *xlsxWriter) text(name string) col              { return col{header: name, dec: -1} }
+func (x *xlsxWriter) percent(name string) col {
+	return col{header: name, style: x.st.pct, dec: 1, pct: true}
+}
+
+// cellWidth estimates the characters a value takes in a column.
+func cellWidth(v any, c col) float64 {
+	switch t := v.(type) {
+	case excelize.Cell:
+		return cellWidth(t.Value, c)
+	case string:
+		return float64(utf8.RuneCountInString(t))
+	case float64:
+		if !finite(t) {
+			return 0
+		}
+		if c.pct {
+			t *= 100
+		}
+		var s string
+		if c.dec >= 0 {
+			s = strconv.FormatFloat(t, 'f', c.dec, 64)
+		} else {
+			s = strconv.FormatFloat(t, 'g', 10, 64)
+		}
+		if c.pct {
+			return float64(len(s) + 1)
+		}
+		if c.style != 0 && c.dec == 0 && math.Abs(t) >= 1000 {
+			return float64(len(s) + len(s)/3)
+		}
+		return float64(len(s))
+	case int:
+		return float64(len(strconv.Itoa(t)))
+	case bool:
+		return 5
+	}
+	return 0
+}
+
+// cell wraps a raw value with the column's style; non-finite numbers
+// become empty cells.
+func cell(v any, style int) any {
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case excelize.Cell:
+		return t
+	case float64:
+		if !finite(t) {
+			return nil
+		}
+	case Number:
+		if !t.Valid() {
+			return nil
+		}
+		v = float64(t)
+	}
+	return excelize.Cell{StyleID: style, Value: v}
+}
+
+// writeBlocks streams the blocks into the sheet, one after the other with
+// a blank row between them, fitting the column widths to the content.
+func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
+	widths := map[int]float64{}
+	fit := func(j int, w float64) {
+		if w > widths[j] {
+			widths[j] = w
+		}
+	}
+	var buf []any
+	for _, b := range blocks {
+		if !b.noHeader {
+			for j, c := range b.cols {
+				fit(j, float64(utf8.RuneCountInString(c.header))*1.1+1)
+			}
+		}
+		for i := 0; i < b.n; i++ {
+			buf = b.row(i, buf[:0])
+			for j, v := range buf {
+				if j < len(b.cols) {
+					fit(j, cellWidth(v, b.cols[j]))
+				}
+			}
+		}
+	}
+	sw, err := x.f.NewStreamWriter(sheet)
+	if err != nil {
+		return err
+	}
+	for j, w := range widths {
+		if err := sw.SetColWidth(j+1, j+1, math.Min(math.Max(w+2, 6), 60)); err != nil {
+			return err
+		}
+	}
+	if len(blocks) > 0 && blocks[0].freeze {
+		b := blocks[0]
+		hdr := 1
+		if b.title != "" {
+			hdr = 2
+		}
+		p := &excelize.Panes{Freeze: true, YSplit: hdr, XSplit: b.freezeCols, ActivePane: "bottomLeft"}
+		if b.freezeCols > 0 {
+			p.ActivePane = "bottomRight"
+		}
+		p.TopLeftCell, _ = excelize.CoordinatesToCellName(b.freezeCols+1, hdr+1)
+		if err := sw.SetPanes(p); err != nil {
+			return err
+		}
+	}
+	r := 1
+	setRow := func(vals []any) error {
+		name, _ := excelize.CoordinatesToCellName(1, r)
+		r++
+		return sw.SetRow(name, vals)
+	}
+	row := make([]any, 0, 64)
+	for bi, b := range blocks {
+		if bi > 0 {
+			r++
+		}
+		if b.title != "" {
+			if err := setRow([]any{excelize.Cell{StyleID: x.st.bold, Value: b.title}}); err != nil {
+				return err
+			}
+		}
+		hdr := r
+		if !b.noHeader {
+			row = row[:0]
+			for _, c := range b.cols {
+				row = append(row, excelize.Cell{StyleID: x.st.header, Value: c.header})
+			}
+			if err := setRow(row); err != nil {
+				return err
+			}
+		}
+		first := r
+		for i := 0; i < b.n; i++ {
+			buf = b.row(i, buf[:0])
+			row = row[:0]
+			for j, v := range buf {
+				style := 0
+				if j < len(b.cols) {
+					style = b.cols[j].style
+				}
+				if j == 0 && b.firstColHeader {
+					style = x.st.header
+				}
+				row = append(row, cell(v, style))
+			}
+			if err := setRow(row); err != nil {
+				return err
+			}
+		}
+		last := r - 1
+		if b.filter && !b.noHeader {
+			end := max(last, hdr)
+			ref := rangeRef(1, hdr, len(b.cols), end)
+			if err := x.f.AutoFilter(sheet, ref, nil); err != nil {
+				return err
+			}
+		}
+		if b.after != nil && last >= first {
+			if err := b.after(hdr, first, last); err != nil {
+				return err
+			}
+		}
+	}
+	return sw.Flush()
+}
+
+func rangeRef(c1, r1, c2, r2 int) string {
+	a, _ := excelize.CoordinatesToCellName(c1, r1)
+	b, _ := excelize.CoordinatesToCellName(c2, r2)
+	return a + ":" + b
+}
+
+func colName(c int) string {
+	s, _ := excelize.ColumnNumberToName(c)
+	return s
+}
+
+// labelValue returns a label as a number when every level code is a
+// number, else as text.
+func (x *xlsxWriter) labelValue(v string, numeric bool) any {
+	if v == "" {
+		return nil
+	}
+	if numeric {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f
+		}
+	}
+	return v
+}
+
+// numericLevels reports whether every level code is a number.
+func numericLevels(rep *Report) bool {
+	for _, l := range rep.Levels {
+		if _, err := strconv.ParseFloat(l.Code, 64); err != nil {
+			return false
+		}
+	}
+	return len(rep.Levels) > 0
+}
+
+func yes(b bool) any {
+	if b {
+		return "yes"
+	}
+	return nil
+}
+
+// summary writes the Summary sheet with the normal (non-streaming) API: a
+// list of settings and headline numbers.
+func (x *xlsxWriter) summary() error {
+	f, rep, st := x.f, x.rep, x.st
+	const sh = SheetSummary
+	m := rep.Model
+	s := rep.Summary
+	d := rep.Diagnostics
+	type kv struct {
+		key   string
+		val   any
+		style int
+	}
+	seed := any(float64(m.Seed))
+	if m.Seed > 1<<53 {
+		seed = strconv.FormatUint(m.Seed, 10) // would lose digits as a number
+	}
+	model := m.Model
+	switch m.Model {
+	case "ordinal":
+		model = "ordinal multi-rater Gaussian process (Rogers, Girolami & Polajnar 2010, sec. 2.1-2.2), Gibbs sampling"
+	case "classification":
+		model = "multi-rater Gaussian process classification, multinomial probit (Rogers et al. 2010, sec. 2.3), Gibbs sampling"
+	}
+	ident := m.Identifiability
+	if m.RefRater != "" {
+		ident += " (reference rater " + m.RefRater + ")"
+	}
+	rows := []kv{
+		{"Project", rep.Project.Name, 0},
+		{"Scheme", rep.Project.Scheme, 0},
+		{"Levels", levelList(rep), 0},
+		{"Model", model, 0},
+		{"Kernel", m.Kernel, 0},
+		{"Identifiability", ident, 0},
+		{"Sampler", m.Sampler, 0},
+		{"Chains", m.Chains, st.int},
+		{"Draws per chain", m.Samples, st.int},
+		{"Burn-in sweeps", m.Burnin, st.int},
+		{"Thinning", m.Thin, st.int},
+		{"Seed", seed, st.int},
+		{"Precision prior shape v", m.V, 0},
+		{"Precision prior rate lambda", m.Lambda, 0},
+		{"Threshold prior sd sigma_b", m.SigmaB, 0},
+		{"Flag threshold (predictive probability)", m.FlagThreshold, 0},
+		{"Linear algebra", m.Backend, 0},
+		{"", nil, 0},
+		{"Convergence", convergenceWords(rep), st.wrap},
+		{"Max split R-hat", float64(d.MaxRhat), st.num4},
+		{"R-hat limit", d.LimitRhat, 0},
+		{"Min bulk ESS", float64(d.MinESSBulk), st.thous},
+		{"ESS limit", d.LimitESS, st.thous},
+		{"Fit time (s)", float64(d.Seconds), st.num2},
+		{"", nil, 0},
+		{"Items", s.Items, st.int},
+		{"Items with labels", s.RatedItems, st.int},
+		{"Raters", s.Raters, st.int},
+		{"Labels", s.Labels, st.int},
+		{"Labels per labelled item", float64(s.LabelsPer), st.num2},
+		{"Labels equal to the consensus", float64(s.ConsensusAgreement), st.pct},
+		{"Surprising labels (flags)", s.Flags, st.int},
+		{"Share of labels flagged", float64(s.FlagShare), st.pct},
+	}
+	if s.Alpha != nil {
+		rows = append(rows,
+			kv{"Krippendorff's alpha (" + s.Alpha.Variant + ")", float64(s.Alpha.Value), st.num3},
+			kv{"  95% interval, low", float64(s.Alpha.CILow), st.num3},
+			kv{"  95% interval, high", float64(s.Alpha.CIHigh), st.num3})
+	}
+	if s.MajorityAgreement.Valid() {
+		rows = append(rows, kv{"Items where majority vote = consensus", float64(s.MajorityAgreement), st.pct})
+	}
+	if s.GoldItems > 0 {
+		rows = append(rows, kv{"Items with a gold label", s.GoldItems, st.int}, kv{"Consensus = gold", float64(s.GoldAccuracy), st.pct})
+	}
+	for _, r := range rep.ROC {
+		rows = append(rows, kv{fmt.Sprintf("ROC AUC, %s vs %s", r.Scorer, r.Reference), float64(r.AUC), st.num3})
+	}
+	rows = append(rows, kv{"Top item of the consensus order", s.TopItem, 0})
+	if s.MostPrecise != "" {
+		rows = append(rows, kv{"Most precise rater", s.MostPrecise, 0}, kv{"Least precise rater", s.LeastPrecise, 0})
+	}
+	if s.MostSevere != "" {
+		rows = append(rows, kv{"Most severe rater", s.MostSevere, 0}, kv{"Most lenient rater", s.MostLenient, 0})
+	}
+	notes := append(append([]string(nil), rep.Notes...), d.Notes...)
+	if err := f.SetCellStr(sh, "A1", "concord report: "+rep.Project.Name); err != nil {
+		return err
+	}
+	if err := f.SetCellStyle(sh, "A1", "A1", st.title); err != nil {
+		return err
+	}
+	r := 3
+	for _, e := range rows {
+		if e.key != "" {
+			a, _ := excelize.CoordinatesToCellName(1, r)
+			b, _ := excelize.CoordinatesToCellName(2, r)
+			if err := f.SetCellStr(sh, a, e.key); err != nil {
+				return err
+			}
+			if err := f.SetCellStyle(sh, a, a, st.bold); err != nil {
+				return err
+			}
+			if v := cell(e.val, e.style); v != nil {
+				if err := f.SetCellValue(sh, b, v.(excelize.Cell).Value); err != nil {
+					return err
+				}
+				if e.style != 0 {
+					if err := f.SetCellStyle(sh, b, b, e.style); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		r++
+	}
+	if len(notes) > 0 {
+		r++
+		a, _ := excelize.CoordinatesToCellName(1, r)
+		f.SetCellStr(sh, a, "Notes")
+		f.SetCellStyle(sh, a, a, st.bold)
+		for _, n := range notes {
+			b, _ := excelize.CoordinatesToCellName(2, r)
+			f.SetCellStr(sh, b, n)
+			f.SetCellStyle(sh, b, b, st.wrap)
+			r++
+		}
+	}
+	r++
+	a, _ := excelize.CoordinatesToCellName(1, r)
+	f.SetCellStr(sh, a, "The Items, Raters and Diagnostics sheets are sorted and filtered with the arrows in their header rows; the Charts sheet holds the plots.")
+	f.SetCellStyle(sh, a, a, st.note)
+	if err := f.SetColWidth(sh, "A", "A", 40); err != nil {
+		return err
+	}
+	return f.SetColWidth(sh, "B", "B", 90)
+}
+
+func levelList(rep *Report) string {
+	var s []string
+	for _, l := range rep.Levels {
+		if l.Name != "" {
+			s = append(s, l.Code+" ("+l.Name+")")
+		} else {
+			s = append(s, l.Code)
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+// convergenceWords says in words whether the chains converged.
+func convergenceWords(rep *Report) string {
+	d := rep.Diagnostics
+	if d.Converged {
+		return fmt.Sprintf("The chains have converged: every free parameter's split R-hat is below %g (largest %.4f) and every bulk effective sample size is at least %g (smallest %.0f). %s",
+			d.LimitRhat, float64(d.MaxRhat), d.LimitESS, float64(d.MinESSBulk), d.Verdict)
+	}
+	return fmt.Sprintf("The chains have NOT converged: the numbers in this report are not reliable. Largest split R-hat %.4f (%s; limit %g), smallest bulk effective sample size %.0f (%s; limit %g). %s",
+		float64(d.MaxRhat), d.WorstRhat, d.LimitRhat, float64(d.MinESSBulk), d.WorstESS, d.LimitESS, d.Verdict)
+}
+
+// aggregatorColumns returns, for the items table, the baseline aggregators
+// shown as a label (categorical) or a score (mean, median).
+func (x *xlsxWriter) aggregatorColumns() (names []string, score []bool) {
+	if x.rep.Agreement == nil {
+		return nil, nil
+	}
+	for _, a := range x.rep.Agreement.Aggregators {
+		names = append(names, a.Name)
+		score = append(score, a.Name == "mean" || a.Name == "median")
+	}
+	return names, score
+}
+
+func (x *xlsxWriter) items() error {
+	return x.writeBlocks(SheetItems, []*block{x.itemsBlock()})
+}
+
+func (x *xlsxWriter) raters() error {
+	return x.writeBlocks(SheetRaters, []*block{x.ratersBlock()})
+}
+
+// itemsBlock is the Items table (also the items CSV).
+func (x *xlsxWriter) itemsBlock() *block {
+	rep := x.rep
+	ordinal := rep.Kind == KindOrdinal
+	numeric := numericLevels(rep)
+	hasGold := rep.Summary.GoldItems > 0
+	hasScore, hasRank := false, false
+	for i := range rep.Items {
+		hasScore = hasScore || rep.Items[i].Score != nil
+		hasRank = hasRank || rep.Items[i].Rank != nil
+	}
+	labelCol := func(name string) col {
+		if numeric {
+			return col{header: name, dec: -1}
+		}
+		return x.text(name)
+	}
+	cols := []col{x.integer("Rank"), x.text("Item")}
+	if hasScore {
+		cols = append(cols, x.num("Score"), x.num("Score 2.5%"), x.num("Score 97.5%"), x.num("Score SD"))
+	}
+	if hasRank {
+		cols = append(cols, x.c("Mean rank", x.st.num2, 2), x.integer("Rank 2.5%"), x.integer("Rank 97.5%"))
+	}
+	what := "class"
+	if ordinal {
+		what = "grade"
+	}
+	cols = append(cols, labelCol("Consensus "+what), x.num("Probability"))
+	for _, l := range rep.Levels {
+		cols = append(cols, x.num("P("+l.Code+")"))
+	}
+	cols = append(cols, x.num("Entropy (bits)"), x.integer("Labels"), x.integer("Flags"))
+	if hasGold {
+		cols = append(cols, labelCol("Gold"))
+	}
+	aggs, aggScore := x.aggregatorColumns()
+	for i, a := range aggs {
+		if aggScore[i] {
+			cols = append(cols, x.c(aggregatorLabel(a), x.st.num2, 2))
+		} else {
+			cols = append(cols, labelCol(aggregatorLabel(a)))
+		}
+	}
+	for _, r := range rep.Raters {
+		cols = append(cols, labelCol(r.ID))
+	}
+	k := len(rep.Levels)
+	b := &block{cols: cols, n: len(rep.Items), filter: true, freeze: true, freezeCols: 2,
+		row: func(i int, dst []any) []any {
+			it := &rep.Items[i]
+			dst = append(dst, it.Position, it.ID)
+			if hasScore {
+				if s := it.Score; s != nil {
+					dst = append(dst, float64(s.Mean), float64(s.Q025), float64(s.Q975), float64(s.SD))
+				} else {
+					dst = append(dst, nil, nil, nil, nil)
+				}
+			}
+			if hasRank {
+				if r := it.Rank; r != nil {
+					dst = append(dst, float64(r.Mean), float64(r.Q025), float64(r.Q975))
+				} else {
+					dst = append(dst, nil, nil, nil)
+				}
+			}
+			dst = append(dst, x.labelValue(it.Consensus, numeric), float64(it.Prob))
+			for c := 0; c < k; c++ {
+				if c < len(it.Probs) {
+					dst = append(dst, float64(it.Probs[c]))
+				} else {
+					dst = append(dst, nil)
+				}
+			}
+			dst = append(dst, float64(it.Entropy), it.NLabels, it.Flags)
+			if hasGold {
+				dst = append(dst, x.labelValue(it.Gold, numeric))
+			}
+			for j, a := range aggs {
+				bl, ok := it.Baselines[a]
+				switch {
+				case !ok:
+					dst = append(dst, nil)
+				case aggScore[j]:
+					dst = append(dst, float64(bl.Score))
+				default:
+					dst = append(dst, x.labelValue(bl.Label, numeric))
+				}
+			}
+			for _, r := range rep.Raters {
+				dst = append(dst, x.labelValue(it.Labels[r.ID], numeric))
+			}
+			return dst
+		}}
+	return b
+}
+
+// ratersBlock is the Raters table (also the raters CSV).
+func (x *xlsxWriter) ratersBlock() *block {
+	rep := x.rep
+	hasSev := false
+	for _, r := range rep.Raters {
+		hasSev = hasSev || r.Severity != nil
+	}
+	cols := []col{x.text("Rater"), x.integer("Labels"), x.text("Reference"),
+		x.num("Precision"), x.num("Precision SD"), x.num("Precision 2.5%"), x.num("Precision 50%"), x.num("Precision 97.5%"),
+		x.num("Variance"), x.num("Variance SD"), x.num("Variance 2.5%"), x.num("Variance 50%"), x.num("Variance 97.5%")}
+	if hasSev {
+		cols = append(cols, x.num("Severity"), x.num("Severity 2.5%"), x.num("Severity 97.5%"))
+	}
+	cols = append(cols, x.percent("Agreement with consensus"))
+	if rep.Agreement != nil && rep.Agreement.Kappa != nil {
+		cols = append(cols, x.num("Mean kappa ("+rep.Agreement.Kappa.Weights+")"))
+	}
+	cols = append(cols, x.num("Mean log predictive"), x.integer("Flags"))
+	aggs, aggScore := x.aggregatorColumns()
+	for j, a := range aggs {
+		if aggScore[j] {
+			cols = append(cols, x.num("MAE vs "+aggregatorLabel(a)))
+		} else {
+			cols = append(cols, x.percent("Accuracy vs "+aggregatorLabel(a)))
+		}
+	}
+	for _, l := range rep.Levels {
+		cols = append(cols, x.integer("Labels "+l.Code))
+	}
+	withKappa := rep.Agreement != nil && rep.Agreement.Kappa != nil
+	b := &block{cols: cols, n: len(rep.Raters), filter: true, freeze: true, freezeCols: 1,
+		row: func(i int, dst []any) []any {
+			r := &rep.Raters[i]
+			p, v := r.Precision, r.Variance
+			dst = append(dst, r.ID, r.NLabels, yes(r.Reference),
+				float64(p.Mean), float64(p.SD), float64(p.Q025), float64(p.Q50), float64(p.Q975),
+				float64(v.Mean), float64(v.SD), float64(v.Q025), float64(v.Q50), float64(v.Q975))
+			if hasSev {
+				if s := r.Severity; s != nil {
+					dst = append(dst, float64(s.Mean), float64(s.Q025), float64(s.Q975))
+				} else {
+					dst = append(dst, nil, nil, nil)
+				}
+			}
+			dst = append(dst, float64(r.ConsensusAgreement))
+			if withKappa {
+				dst = append(dst, float64(r.MeanKappa))
+			}
+			dst = append(dst, float64(r.MeanLogPred), r.Flags)
+			for j, a := range aggs {
+				q, ok := r.Baselines[a]
+				switch {
+				case !ok:
+					dst = append(dst, nil)
+				case aggScore[j]:
+					dst = append(dst, float64(q.MAE))
+				default:
+					dst = append(dst, float64(q.Accuracy))
+				}
+			}
+			for c := range rep.Levels {
+				if c < len(r.LevelCounts) {
+					dst = append(dst, r.LevelCounts[c])
+				} else {
+					dst = append(dst, nil)
+				}
+			}
+			return dst
+		}}
+	return b
+}
+
+func (x *xlsxWriter) thresholds() error {
+	rep := x.rep
+	type row struct {
+		rater string
+		t     *Threshold
+		sev   any
+	}
+	sev := map[string]any{}
+	for _, r := range rep.Raters {
+		if r.Severity != nil {
+			sev[r.ID] = float64(r.Severity.Mean)
+		}
+	}
+	var rows []row
+	for i := range rep.Thresholds {
+		rt := &rep.Thresholds[i]
+		for j := range rt.Thresholds {
+			rows = append(rows, row{rt.Rater, &rt.Thresholds[j], sev[rt.Rater]})
+		}
+	}
+	b := &block{
+		cols: []col{x.text("Rater"), x.integer("Threshold"), x.text("Between levels"), x.num("Mean"), x.num("SD"),
+			x.num("2.5%"), x.num("50%"), x.num("97.5%"), x.text("Fixed"), x.num("Rater severity")},
+		n: len(rows), filter: true, freeze: true, freezeCols: 1,
+		row: func(i int, dst []any) []any {
+			r := rows[i]
+			t := r.t
+			return append(dst, r.rater, t.Index, t.Between[0]+" | "+t.Between[1], float64(t.Mean), float64(t.SD),
+				float64(t.Q025), float64(t.Q50), float64(t.Q975), yes(t.Fixed), r.sev)
+		}}
+	blocks := []*block{b}
+	if len(rows) == 0 {
+		blocks = append(blocks, noteBlock("No rater thresholds: the fit has none."))
+	}
+	return x.writeBlocks(SheetThresholds, blocks)
+}
+
+func noteBlock(lines ...string) *block {
+	return &block{noHeader: true, cols: []col{{dec: -1}}, n: len(lines), row: func(i int, dst []any) []any { return append(dst, lines[i]) }}
+}
+
+func (x *xlsxWriter) classes() error {
+	rep := x.rep
+	cl := rep.Classes
+	if cl == nil {
+		return x.writeBlocks(SheetClasses, []*block{noteBlock("No classes: the fit has no class distributions.")})
+	}
+	k := len(rep.Levels)
+	blocks := []*block{{
+		cols: []col{x.text("Class"), x.text("Name"), x.integer("Labels"), x.percent("Share of labels"), x.integer("Consensus items"),
+			x.percent("Share of items"), x.num("Mean probability"), x.integer("Gold items")},
+		n: len(cl.Counts), filter: true, freeze: true,
+		row: func(i int, dst []any) []any {
+			c := &cl.Counts[i]
+			return append(dst, c.Class, c.Name, c.Labels, float64(c.LabelShare), c.Consensus, float64(c.ConsensusShare), float64(c.MeanProb), c.Gold)
+		}}}
+	for ci := range cl.Confusion {
+		cf := &cl.Confusion[ci]
+		cols := []col{x.text("Consensus \\ label")}
+		for _, l := range rep.Levels {
+			cols = append(cols, x.integer(l.Code))
+		}
+		cols = append(cols, x.integer("Total"))
+		title := fmt.Sprintf("Rater %s: items by consensus class (rows) and the rater's label (columns)", cf.Rater)
+		if cf.Agreement.Valid() {
+			title += fmt.Sprintf("; agreement %.1f%%", 100*float64(cf.Agreement))
+		}
+		blocks = append(blocks, &block{title: title, cols: cols, n: k, firstColHeader: true,
+			row: func(i int, dst []any) []any {
+				dst = append(dst, rep.Levels[i].Code)
+				tot := 0
+				for j := 0; j < k; j++ {
+					v := 0
+					if i < len(cf.Counts) && j < len(cf.Counts[i]) {
+						v = cf.Counts[i][j]
+					}
+					tot += v
+					dst = append(dst, v)
+				}
+				return append(dst, tot)
+			}})
+	}
+	return x.writeBlocks(SheetClasses, blocks)
+}
+
+func (x *xlsxWriter) agreement() error {
+	rep := x.rep
+	a := rep.Agreement
+	if a == nil {
+		return x.writeBlocks(SheetAgreement, []*block{noteBlock(
+			"No agreement analysis in this report: it was built without the labels' agreement coefficients.",
+			"concord report computes them from the labels recorded in the fit result, from --labels or from --project.")})
+	}
+	blocks := []*block{{
+		cols: []col{x.text("Coefficient"), x.text("Key"), x.text("Variant"), x.num("Value"), x.num("SE"),
+			x.num("CI low"), x.num("CI high"), x.text("CI method")},
+		n: len(a.Coefficients), filter: true, freeze: true,
+		row: func(i int, dst []any) []any {
+			c := &a.Coefficients[i]
+			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod)
+		}}}
+	if km := a.Kappa; km != nil && len(km.Raters) > 0 {
+		cols := []col{x.text("Rater")}
+		for _, r := range km.Raters {
+			cols = append(cols, x.num(r))
+		}
+		n := len(km.Raters)
+		blocks = append(blocks, &block{
+			title: fmt.Sprintf("Pairwise Cohen's kappa (%s weights for %s data); blank: the pair has no items in common", km.Weights, a.Level),
+			cols:  cols, n: n, firstColHeader: true,
+			row: func(i int, dst []any) []any {
+				dst = append(dst, km.Raters[i])
+				for j := 0; j < n; j++ {
+					dst = append(dst, float64(km.Values[i][j]))
+				}
+				return dst
+			},
+			after: func(hdr, first, last int) error {
+				return x.f.SetConditionalFormat(SheetAgreement, rangeRef(2, first, n+1, last), []excelize.ConditionalFormatOptions{{
+					Type: "3_color_scale", Criteria: "=",
+					MinType: "num", MinValue: "-1", MinColor: "#F8696B",
+					MidType: "num", MidValue: "0", MidColor: "#FFEB84",
+					MaxType: "num", MaxValue: "1", MaxColor: "#63BE7B",
+				}})
+			}})
+	}
+	if len(a.Aggregators) > 0 {
+		blocks = append(blocks, &block{
+			title: "Baseline aggregators beside the model",
+			cols: []col{x.text("Aggregator"), x.integer("Items"), x.percent("Same consensus as the model"), x.num("Correlation with the model's score"),
+				x.integer("Ties"), x.text("Converged"), x.integer("Iterations")},
+			n: len(a.Aggregators),
+			row: func(i int, dst []any) []any {
+				g := &a.Aggregators[i]
+				var conv, ties, iters any
+				if g.Converged != nil {
+					conv = "no"
+					if *g.Converged {
+						conv = "yes"
+					}
+					iters = g.Iterations
+				}
+				if g.Name == "majority" {
+					ties = g.Ties
+				}
+				return append(dst, g.Label, g.Items, float64(g.AgreementWithModel), float64(g.ScoreCorrelation), ties, conv, iters)
+			}})
+	}
+	about := []string{
+		fmt.Sprintf("Level of measurement %s; %d items with labels, %d raters, %d labels.", a.Level, a.Items, a.Raters, a.Labels),
+		fmt.Sprintf("Intervals: %g%% confidence, %d bootstrap replicates over items (seed %d) unless the CI method says otherwise.", 100*a.ConfLevel, a.Bootstrap, a.Seed),
+	}
+	about = append(about, a.Notes...)
+	nb := noteBlock(about...)
+	nb.title = "About these coefficients"
+	blocks = append(blocks, nb)
+	return x.writeBlocks(SheetAgreement, blocks)
+}
+
+func (x *xlsxWriter) diagnostics() error {
+	rep := x.rep
+	d := &rep.Diagnostics
+	ps := d.Parameters
+	// The group summary and the verdict sit to the right of the parameter
+	// table, in columns J onwards.
+	var sides [][]any
+	sides = append(sides, []any{
+		excelize.Cell{StyleID: x.st.header, Value: "Group"}, excelize.Cell{StyleID: x.st.header, Value: "Parameters"},
+		excelize.Cell{StyleID: x.st.header, Value: "Max R-hat"}, excelize.Cell{StyleID: x.st.header, Value: "Min bulk ESS"},
+		excelize.Cell{StyleID: x.st.header, Value: "Min tail ESS"}, excelize.Cell{StyleID: x.st.header, Value: "Over R-hat limit"},
+		excelize.Cell{StyleID: x.st.header, Value: "Under ESS limit"}})
+	for _, g := range d.Groups {
+		sides = append(sides, []any{g.Group, cell(g.Parameters, x.st.int), cell(g.MaxRhat, x.st.num4), cell(g.MinESSBulk, x.st.thous),
+			cell(g.MinESSTail, x.st.thous), cell(g.OverRhat, x.st.int), cell(g.UnderESS, x.st.int)})
+	}
+	conv := "no"
+	if d.Converged {
+		conv = "yes"
+	}
+	sides = append(sides, nil,
+		[]any{excelize.Cell{StyleID: x.st.bold, Value: "Converged"}, conv},
+		[]any{excelize.Cell{StyleID: x.st.bold, Value: "R-hat limit"}, d.LimitRhat},
+		[]any{excelize.Cell{StyleID: x.st.bold, Value: "ESS limit"}, d.LimitESS},
+		[]any{excelize.Cell{StyleID: x.st.bold, Value: "Max R-hat"}, cell(d.MaxRhat, x.st.num4)},
+		[]any{excelize.Cell{StyleID: x.st.bold, Value: "Min bulk ESS"}, cell(d.MinESSBulk, x.st.thous)},
+		[]any{excelize.Cell{StyleID: x.st.bold, Value: "Min tail ESS"}, cell(d.MinESSTail, x.st.thous)},
+		[]any{excelize.Cell{StyleID: x.st.bold, Value: "Kept draws"}, cell(d.Draws, x.st.int)},
+		[]any{excelize.Cell{StyleID: x.st.bold, Value: "Fit time (s)"}, cell(d.Seconds, x.st.num2)},
+		[]any{excelize.Cell{StyleID: x.st.bold, Value: "Sweeps per second"}, cell(d.SweepsPerSecond, x.st.thous)},
+	)
+	for _, k := range sortedKeys(d.Moves, nil) {
+		sides = append(sides, []any{excelize.Cell{StyleID: x.st.bold, Value: k}, cell(d.Moves[k], x.st.num3)})
+	}
+	for _, n := range d.Notes {
+		sides = append(sides, []any{excelize.Cell{StyleID: x.st.note, Value: n}})
+	}
+	const sideCol = 10 // J
+	cols := []col{x.text("Parameter"), x.text("Group"), x.num("Mean"), x.num("SD"), x.c("R-hat", x.st.num4, 4),
+		x.c("Bulk ESS", x.st.thous, 0), x.c("Tail ESS", x.st.thous, 0), x.text("Over the limits"), x.text("")}
+	sideCols := []col{x.text("Group"), x.c("Parameters", x.st.int, 0), x.c("Max R-hat", x.st.num4, 4), x.c("Min bulk ESS", x.st.thous, 0),
+		x.c("Min tail ESS", x.st.thous, 0), x.text("Over R-hat limit"), x.text("Under ESS limit")}
+	n := max(len(ps), len(sides)-1)
+	b := &block{cols: append(cols, sideCols...), n: n, filter: false, freeze: true, freezeCols: 1,
+		row: func(i int, dst []any) []any {
+			if i < len(ps) {
+				p := &ps[i]
+				var over any
+				switch rh, es := !(float64(p.Rhat) < d.LimitRhat), !(float64(p.ESSBulk) >= d.LimitESS); {
+				case rh && es:
+					over = "R-hat, ESS"
+				case rh:
+					over = "R-hat"
+				case es:
+					over = "ESS"
+				}
+				dst = append(dst, p.Name, p.Group, float64(p.Mean), float64(p.SD), float64(p.Rhat), float64(p.ESSBulk), float64(p.ESSTail), over)
+			} else {
+				dst = append(dst, nil, nil, nil, nil, nil, nil, nil, nil)
+			}
+			dst = append(dst, nil)
+			if i+1 < len(sides) {
+				dst = append(dst, sides[i+1]...)
+			}
+			return dst
+		}}
+	// The side panel's cells carry their own styles (excelize.Cell values
+	// are written as they are).
+	last := len(ps) + 1
+	b.after = func(hdr, first, lastRow int) error {
+		if len(ps) > 0 {
+			if err := x.f.AutoFilter(SheetDiagnostics, rangeRef(1, hdr, 8, last), nil); err != nil {
+				return err
+			}
+			red := x.st.red
+			if err := x.f.SetConditionalFormat(SheetDiagnostics, rangeRef(5, 2, 5, last), []excelize.ConditionalFormatOptions{{
+				Type: "cell", Criteria: ">=", Value: strconv.FormatFloat(d.LimitRhat, 'g', -1, 64), Format: &red}}); err != nil {
+				return err
+			}
+			if err := x.f.SetConditionalFormat(SheetDiagnostics, rangeRef(6, 2, 6, last), []excelize.ConditionalFormatOptions{{
+				Type: "cell", Criteria: "<", Value: strconv.FormatFloat(d.LimitESS, 'g', -1, 64), Format: &red}}); err != nil {
+				return err
+			}
+		}
+		if len(d.Groups) > 0 {
+			g1, g2 := 2, len(d.Groups)+1
+			amber := x.st.amber
+			if err := x.f.SetConditionalFormat(SheetDiagnostics, rangeRef(sideCol+2, g1, sideCol+2, g2), []excelize.ConditionalFormatOptions{{
+				Type: "cell", Criteria: ">=", Value: strconv.FormatFloat(d.LimitRhat, 'g', -1, 64), Format: &amber}}); err != nil {
+				return err
+			}
+			if err := x.f.SetConditionalFormat(SheetDiagnostics, rangeRef(sideCol+3, g1, sideCol+3, g2), []excelize.ConditionalFormatOptions{{
+				Type: "cell", Criteria: "<", Value: strconv.FormatFloat(d.LimitESS, 'g', -1, 64), Format: &amber}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return x.writeBlocks(SheetDiagnostics, []*block{b})
+}
+
+func (x *xlsxWriter) flags() error {
+	rep := x.rep
+	numeric := numericLevels(rep)
+	b := &block{
+		cols: []col{x.text("Item"), x.text("Rater"), {header: "Label", dec: -1}, x.c("Probability", x.st.num4, 4),
+			{header: "Expected", dec: -1}, {header: "Item consensus", dec: -1}, x.integer("Item position")},
+		n: len(rep.Flags), filter: true, freeze: true,
+		row: func(i int, dst []any) []any {
+			f := &rep.Flags[i]
+			return append(dst, f.Item, f.Rater, x.labelValue(f.Label, numeric), float64(f.Prob),
+				x.labelValue(f.Expected, numeric), x.labelValue(f.Consensus, numeric), f.Position)
+		}}
+	blocks := []*block{b}
+	if len(rep.Flags) == 0 {
+		blocks = append(blocks, noteBlock(fmt.Sprintf("No label has a posterior predictive probability below %g.", rep.Model.FlagThreshold)))
+	} else {
+		what := "labels have"
+		if len(rep.Flags) == 1 {
+			what = "label has"
+		}
+		blocks = append(blocks, noteBlock(fmt.Sprintf("%d %s a posterior predictive probability below %g: the labels that fit the model least, least probable first.", len(rep.Flags), what, rep.Model.FlagThreshold)))
+	}
+	return x.writeBlocks(SheetFlags, blocks)
+}
+
+// chartDPI is the resolution of the pictures in the workbook.
+const chartDPI = 96
+
+func (x *xlsxWriter) charts() error {
+	f := x.f
+	const sh = SheetCharts
+	if err := f.SetCellStr(sh, "A1", "Plots of the report (also written by concord report --format png|svg)"); err != nil {
+		return err
+	}
+	f.SetCellStyle(sh, "A1", "A1", x.st.title)
+	r := 3
+	for _, p := range Plots(x.rep) {
+		fig, err := x.rep.figure(p.Name)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := fig.renderDPI(&buf, PNG, chartDPI); err != nil {
+			return fmt.Errorf("plot %s: %w", p.Name, err)
+		}
+		a, _ := excelize.CoordinatesToCellName(1, r)
+		f.SetCellStr(sh, a, p.Title)
+		f.SetCellStyle(sh, a, a, x.st.bold)
+		pic, _ := excelize.CoordinatesToCellName(1, r+1)
+		if err := f.AddPictureFromBytes(sh, pic, &excelize.Picture{Extension: ".png", File: buf.Bytes(),
+			Format: &excelize.GraphicOptions{AltText: p.Title, Name: p.Name, LockAspectRatio: true}}); err != nil {
+			return fmt.Errorf("plot %s: %w", p.Name, err)
+		}
+		hpx := float64(fig.h.Dots(chartDPI))
+		r += int(math.Ceil(hpx/20)) + 3
+	}
+	return nil
+}

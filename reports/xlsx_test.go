@@ -1,0 +1,479 @@
+package reports
+
+import (
+	"archive/zip"
+	"bytes"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// TestWorkbook writes the workbook of every report, reads it back with
+// excelize and checks the sheets, headers, cell types and values against
+// the fit result the report was built from.
+func TestWorkbook(t *testing.T) {
+	for _, c := range allCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteXLSX(&buf, c.rep, XLSXOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			checkXML(t, buf.Bytes())
+			f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			w := &book{t: t, f: f}
+			if got, want := strings.Join(f.GetSheetList(), ","), strings.Join(SheetNames(c.rep, XLSXOptions{}), ","); got != want {
+				t.Fatalf("sheets %s, want %s", got, want)
+			}
+			checkSummary(w, c)
+			checkItems(w, c)
+			checkRaters(w, c)
+			if c.rep.Kind == KindOrdinal {
+				checkThresholds(w, c)
+			} else {
+				checkClasses(w, c)
+			}
+			checkAgreement(w, c)
+			checkDiagnostics(w, c)
+			checkFlags(w, c)
+			pics, err := f.GetPictureCells(SheetCharts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pics) != len(Plots(c.rep)) {
+				t.Errorf("Charts: %d pictures, want %d", len(pics), len(Plots(c.rep)))
+			}
+		})
+	}
+}
+
+// checkXML looks into the package: no formulas, no error values, and every
+// sheet with data has its dimension and columns.
+func checkXML(t *testing.T, b []byte) {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := regexp.MustCompile(`<f>|<f |t="e"|#REF!|#VALUE!|#DIV/0!|#NAME\?|#N/A|NaN|Inf<`)
+	for _, zf := range zr.File {
+		if !strings.HasPrefix(zf.Name, "xl/worksheets/sheet") {
+			continue
+		}
+		rc, err := zf.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(rc)
+		rc.Close()
+		if m := bad.Find(data); m != nil {
+			i := bytes.Index(data, m)
+			t.Errorf("%s: %q near %q", zf.Name, m, data[max(0, i-80):min(len(data), i+80)])
+		}
+	}
+}
+
+type book struct {
+	t *testing.T
+	f *excelize.File
+}
+
+// rows returns the raw cell values of a sheet.
+func (b *book) rows(sheet string) [][]string {
+	b.t.Helper()
+	rows, err := b.f.GetRows(sheet, excelize.Options{RawCellValue: true})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return rows
+}
+
+// header returns the index of each header of a row.
+func header(row []string) map[string]int {
+	m := map[string]int{}
+	for i, h := range row {
+		if _, dup := m[h]; !dup {
+			m[h] = i
+		}
+	}
+	return m
+}
+
+func at(row []string, i int) string {
+	if i < len(row) {
+		return row[i]
+	}
+	return ""
+}
+
+// number checks that a cell holds want (empty for NaN).
+func (b *book) number(where string, got string, want float64) {
+	b.t.Helper()
+	if math.IsNaN(want) || math.IsInf(want, 0) {
+		if got != "" {
+			b.t.Errorf("%s = %q, want an empty cell", where, got)
+		}
+		return
+	}
+	v, err := strconv.ParseFloat(got, 64)
+	if err != nil || v != want {
+		b.t.Errorf("%s = %q, want %v", where, got, want)
+	}
+}
+
+// cellType checks the stored type of a cell: numbers have no type
+// attribute (or "n"), text is an inline string.
+func (b *book) cellType(sheet string, col, row int, number bool) {
+	b.t.Helper()
+	name, _ := excelize.CoordinatesToCellName(col+1, row+1)
+	ct, err := b.f.GetCellType(sheet, name)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if number && ct != excelize.CellTypeUnset && ct != excelize.CellTypeNumber {
+		b.t.Errorf("%s!%s: type %v, want a number", sheet, name, ct)
+	}
+	if !number && ct != excelize.CellTypeInlineString && ct != excelize.CellTypeSharedString {
+		b.t.Errorf("%s!%s: type %v, want text", sheet, name, ct)
+	}
+}
+
+func (b *book) frozen(sheet string, rows int) {
+	b.t.Helper()
+	p, err := b.f.GetPanes(sheet)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if !p.Freeze || p.YSplit != rows {
+		b.t.Errorf("%s: panes %+v, want the first %d rows frozen", sheet, p, rows)
+	}
+}
+
+func (b *book) filtered(sheet string) {
+	b.t.Helper()
+	for _, d := range b.f.GetDefinedName() {
+		if d.Name == "_xlnm._FilterDatabase" && d.Scope == sheet {
+			return
+		}
+	}
+	b.t.Errorf("%s: no autofilter", sheet)
+}
+
+func (b *book) headers(sheet string, row []string, want ...string) {
+	b.t.Helper()
+	for i, h := range want {
+		if at(row, i) != h {
+			b.t.Errorf("%s: header %d is %q, want %q (row %q)", sheet, i+1, at(row, i), h, row)
+			return
+		}
+	}
+}
+
+func checkSummary(b *book, c reportCase) {
+	rows := b.rows(SheetSummary)
+	kv := map[string]string{}
+	for _, r := range rows {
+		if len(r) >= 2 {
+			kv[r[0]] = r[1]
+		}
+	}
+	if kv["Project"] != c.rep.Project.Name {
+		b.t.Errorf("Summary: project %q, want %q", kv["Project"], c.rep.Project.Name)
+	}
+	b.number("Summary seed", kv["Seed"], float64(c.fit.Model.Seed))
+	b.number("Summary chains", kv["Chains"], float64(c.fit.Model.Chains))
+	b.number("Summary items", kv["Items"], float64(len(c.fit.Items)))
+	b.number("Summary raters", kv["Raters"], float64(len(c.fit.Raters)))
+	b.number("Summary max R-hat", kv["Max split R-hat"], c.fit.Diagnostics.MaxRhat)
+	conv := kv["Convergence"]
+	if c.fit.Diagnostics.Converged != strings.HasPrefix(conv, "The chains have converged") || !strings.Contains(conv, "R-hat") {
+		b.t.Errorf("Summary: convergence %q for converged = %v", conv, c.fit.Diagnostics.Converged)
+	}
+}
+
+func checkItems(b *book, c reportCase) {
+	rows := b.rows(SheetItems)
+	if len(rows) != len(c.fit.Items)+1 {
+		b.t.Fatalf("Items: %d rows, want %d", len(rows), len(c.fit.Items)+1)
+	}
+	h := header(rows[0])
+	b.headers(SheetItems, rows[0], "Rank", "Item")
+	b.frozen(SheetItems, 1)
+	b.filtered(SheetItems)
+	cons := "Consensus class"
+	if c.rep.Kind == KindOrdinal {
+		cons = "Consensus grade"
+	}
+	for _, name := range []string{cons, "Probability", "Entropy (bits)", "Labels", "Flags"} {
+		if _, ok := h[name]; !ok {
+			b.t.Errorf("Items: no column %q in %q", name, rows[0])
+		}
+	}
+	for _, r := range c.fit.Raters {
+		if _, ok := h[r.ID]; !ok {
+			b.t.Errorf("Items: no column for rater %q", r.ID)
+		}
+	}
+	byID := map[string]*FitItem{}
+	for i := range c.fit.Items {
+		byID[c.fit.Items[i].ID] = &c.fit.Items[i]
+	}
+	numeric := numericLevels(c.rep)
+	prevRank := math.Inf(-1)
+	for n, row := range rows[1:] {
+		id := at(row, h["Item"])
+		fi := byID[id]
+		if fi == nil {
+			b.t.Fatalf("Items row %d: unknown item %q", n+2, id)
+		}
+		b.number("Items rank", at(row, h["Rank"]), float64(n+1))
+		if fi.Score != nil {
+			b.number("Items score of "+id, at(row, h["Score"]), fi.Score.Mean)
+			b.number("Items score 2.5% of "+id, at(row, h["Score 2.5%"]), fi.Score.Q025)
+			b.number("Items score 97.5% of "+id, at(row, h["Score 97.5%"]), fi.Score.Q975)
+		}
+		if fi.Rank != nil {
+			b.number("Items mean rank of "+id, at(row, h["Mean rank"]), fi.Rank.Mean)
+			if fi.Rank.Mean < prevRank {
+				b.t.Errorf("Items: %s has mean rank %v after %v: not in consensus order", id, fi.Rank.Mean, prevRank)
+			}
+			prevRank = fi.Rank.Mean
+		}
+		want := fi.Grade
+		if c.rep.Kind == KindClassification {
+			want = fi.Class
+		}
+		if got := at(row, h[cons]); got != want {
+			b.t.Errorf("Items: %s consensus %q, want %q", id, got, want)
+		}
+		b.number("Items labels of "+id, at(row, h["Labels"]), float64(fi.NLabels))
+		for _, r := range c.fit.Raters {
+			if got, want := at(row, h[r.ID]), fi.Labels[r.ID]; got != want {
+				b.t.Errorf("Items: %s rater %s label %q, want %q", id, r.ID, got, want)
+			}
+		}
+		for ci, l := range c.fit.Levels {
+			p := math.NaN()
+			if fi.ClassProbs != nil {
+				p = fi.ClassProbs[ci]
+			} else if fi.GradeProbs != nil {
+				p = fi.GradeProbs[l]
+			}
+			if !math.IsNaN(p) {
+				b.number("Items P("+l+") of "+id, at(row, h["P("+l+")"]), p)
+			}
+		}
+	}
+	b.cellType(SheetItems, h["Item"], 1, false)
+	b.cellType(SheetItems, h["Rank"], 1, true)
+	b.cellType(SheetItems, h["Probability"], 1, true)
+	if w, _ := b.f.GetColWidth(SheetItems, "B"); w < 6 {
+		b.t.Errorf("Items: column B width %v", w)
+	}
+	if numeric {
+		for _, r := range c.fit.Raters {
+			for n, row := range rows[1:] {
+				if at(row, h[r.ID]) != "" {
+					b.cellType(SheetItems, h[r.ID], n+1, true)
+					break
+				}
+			}
+		}
+	}
+}
+
+func checkRaters(b *book, c reportCase) {
+	rows := b.rows(SheetRaters)
+	if len(rows) != len(c.fit.Raters)+1 {
+		b.t.Fatalf("Raters: %d rows, want %d", len(rows), len(c.fit.Raters)+1)
+	}
+	b.headers(SheetRaters, rows[0], "Rater", "Labels", "Reference", "Precision", "Precision SD", "Precision 2.5%", "Precision 50%", "Precision 97.5%",
+		"Variance", "Variance SD", "Variance 2.5%", "Variance 50%", "Variance 97.5%")
+	b.frozen(SheetRaters, 1)
+	b.filtered(SheetRaters)
+	h := header(rows[0])
+	for i, r := range c.fit.Raters {
+		row := rows[i+1]
+		if at(row, 0) != r.ID {
+			b.t.Errorf("Raters row %d: %q, want %q", i+2, at(row, 0), r.ID)
+		}
+		b.number("Raters labels of "+r.ID, at(row, h["Labels"]), float64(r.NLabels))
+		b.number("Raters precision of "+r.ID, at(row, h["Precision"]), r.Precision.Mean)
+		b.number("Raters precision 97.5% of "+r.ID, at(row, h["Precision 97.5%"]), r.Precision.Q975)
+		b.number("Raters variance of "+r.ID, at(row, h["Variance"]), r.Variance.Mean)
+		if len(r.Thresholds) > 0 {
+			b.number("Raters severity of "+r.ID, at(row, h["Severity"]), r.Severity)
+		}
+		for ci, l := range c.fit.Levels {
+			if r.LevelCounts != nil {
+				b.number("Raters count "+l+" of "+r.ID, at(row, h["Labels "+l]), float64(r.LevelCounts[ci]))
+			}
+		}
+		b.cellType(SheetRaters, h["Precision"], i+1, true)
+	}
+}
+
+func checkThresholds(b *book, c reportCase) {
+	rows := b.rows(SheetThresholds)
+	b.headers(SheetThresholds, rows[0], "Rater", "Threshold", "Between levels", "Mean", "SD", "2.5%", "50%", "97.5%", "Fixed")
+	b.frozen(SheetThresholds, 1)
+	b.filtered(SheetThresholds)
+	i := 1
+	for _, r := range c.fit.Raters {
+		for j, th := range r.Thresholds {
+			row := rows[i]
+			if at(row, 0) != r.ID {
+				b.t.Errorf("Thresholds row %d: rater %q, want %q", i+1, at(row, 0), r.ID)
+			}
+			b.number("Thresholds index", at(row, 1), float64(j+1))
+			b.number("Thresholds mean of "+r.ID, at(row, 3), th.Mean)
+			b.number("Thresholds 2.5% of "+r.ID, at(row, 5), th.Q025)
+			if want := th.Between[0] + " | " + th.Between[1]; at(row, 2) != want {
+				b.t.Errorf("Thresholds: between %q, want %q", at(row, 2), want)
+			}
+			i++
+		}
+	}
+}
+
+func checkClasses(b *book, c reportCase) {
+	rows := b.rows(SheetClasses)
+	b.headers(SheetClasses, rows[0], "Class", "Name", "Labels", "Share of labels", "Consensus items", "Share of items", "Mean probability", "Gold items")
+	b.frozen(SheetClasses, 1)
+	// Label counts from the fit.
+	counts := map[string]int{}
+	cons := map[string]int{}
+	total := 0
+	for _, it := range c.fit.Items {
+		for _, v := range it.Labels {
+			counts[v]++
+			total++
+		}
+		if it.Class != "" {
+			cons[it.Class]++
+		}
+	}
+	for i, l := range c.fit.Levels {
+		row := rows[i+1]
+		if at(row, 0) != l {
+			b.t.Errorf("Classes row %d: %q, want %q", i+2, at(row, 0), l)
+		}
+		b.number("Classes labels of "+l, at(row, 2), float64(counts[l]))
+		b.number("Classes consensus of "+l, at(row, 4), float64(cons[l]))
+	}
+	// Every rater has a confusion table whose total is their labels on
+	// items with a consensus.
+	for _, r := range c.fit.Raters {
+		want := 0
+		for _, it := range c.fit.Items {
+			if _, ok := it.Labels[r.ID]; ok && it.Class != "" {
+				want++
+			}
+		}
+		found := false
+		for i, row := range rows {
+			if strings.HasPrefix(at(row, 0), "Rater "+r.ID+":") {
+				found = true
+				got := 0
+				for k := range c.fit.Levels {
+					v, _ := strconv.Atoi(at(rows[i+2+k], len(c.fit.Levels)+1))
+					got += v
+				}
+				if got != want {
+					b.t.Errorf("Classes: confusion of %s totals %d, want %d", r.ID, got, want)
+				}
+			}
+		}
+		if !found {
+			b.t.Errorf("Classes: no confusion table for %s", r.ID)
+		}
+	}
+}
+
+func checkAgreement(b *book, c reportCase) {
+	rows := b.rows(SheetAgreement)
+	a := c.rep.Agreement
+	if a == nil {
+		if len(rows) == 0 || !strings.HasPrefix(at(rows[0], 0), "No agreement analysis") {
+			b.t.Errorf("Agreement without analysis: %q", rows)
+		}
+		return
+	}
+	b.headers(SheetAgreement, rows[0], "Coefficient", "Key", "Variant", "Value", "SE", "CI low", "CI high", "CI method")
+	b.frozen(SheetAgreement, 1)
+	b.filtered(SheetAgreement)
+	for i, co := range a.Coefficients {
+		row := rows[i+1]
+		if at(row, 0) != co.Label {
+			b.t.Errorf("Agreement row %d: %q, want %q", i+2, at(row, 0), co.Label)
+		}
+		b.number("Agreement value of "+co.Label, at(row, 3), float64(co.Value))
+		b.number("Agreement CI low of "+co.Label, at(row, 5), float64(co.CILow))
+	}
+	if a.Kappa != nil {
+		cfs, err := b.f.GetConditionalFormats(SheetAgreement)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		scale := false
+		for _, fs := range cfs {
+			for _, f := range fs {
+				scale = scale || f.Type == "3_color_scale"
+			}
+		}
+		if !scale {
+			b.t.Errorf("Agreement: no colour scale on the kappa matrix (%v)", cfs)
+		}
+	}
+}
+
+func checkDiagnostics(b *book, c reportCase) {
+	rows := b.rows(SheetDiagnostics)
+	b.headers(SheetDiagnostics, rows[0], "Parameter", "Group", "Mean", "SD", "R-hat", "Bulk ESS", "Tail ESS", "Over the limits", "", "Group")
+	b.frozen(SheetDiagnostics, 1)
+	ps := c.fit.Diagnostics.Parameters
+	for i, p := range ps {
+		row := rows[i+1]
+		if at(row, 0) != p.Name {
+			b.t.Errorf("Diagnostics row %d: %q, want %q", i+2, at(row, 0), p.Name)
+		}
+		b.number("Diagnostics R-hat of "+p.Name, at(row, 4), p.Rhat)
+		b.number("Diagnostics bulk ESS of "+p.Name, at(row, 5), p.ESSBulk)
+		over := !(p.Rhat < c.rep.Diagnostics.LimitRhat) || !(p.ESSBulk >= c.rep.Diagnostics.LimitESS)
+		if over != (at(row, 7) != "") {
+			b.t.Errorf("Diagnostics: %s over the limits %q, want %v", p.Name, at(row, 7), over)
+		}
+	}
+	if len(ps) > 0 {
+		b.filtered(SheetDiagnostics)
+		cfs, err := b.f.GetConditionalFormats(SheetDiagnostics)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		if len(cfs) < 2 {
+			b.t.Errorf("Diagnostics: conditional formats %v, want R-hat and ESS flags", cfs)
+		}
+	}
+}
+
+func checkFlags(b *book, c reportCase) {
+	rows := b.rows(SheetFlags)
+	b.headers(SheetFlags, rows[0], "Item", "Rater", "Label", "Probability", "Expected", "Item consensus", "Item position")
+	b.frozen(SheetFlags, 1)
+	b.filtered(SheetFlags)
+	for i, fl := range c.fit.Flags {
+		row := rows[i+1]
+		if at(row, 0) != fl.Item || at(row, 1) != fl.Rater || at(row, 2) != fl.Label {
+			b.t.Errorf("Flags row %d: %q, want %s/%s/%s", i+2, row, fl.Item, fl.Rater, fl.Label)
+		}
+		b.number("Flags probability", at(row, 3), fl.Prob)
+	}
+}
