@@ -157,7 +157,6 @@ func firstDiff(got, want string) string {
 	return "lengths differ: " + strconv.Itoa(len(g)) + " vs " + strconv.Itoa(len(w)) + " lines"
 }
 
-
 // TestReportRoundTrip reads a written report back and writes it again.
 func TestReportRoundTrip(t *testing.T) {
 	for _, c := range allCases(t) {

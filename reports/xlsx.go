@@ -201,10 +201,12 @@ type block struct {
 	after func(hdr, first, last int) error
 }
 
-func (x *xlsxWriter) c(name string, style, dec int) col { return col{header: name, style: style, dec: dec} }
-func (x *xlsxWriter) num(name string) col               { return col{header: name, style: x.st.num3, dec: 3} }
-func (x *xlsxWriter) integer(name string) col           { return col{header: name, style: x.st.int, dec: 0} }
-func (x *xlsxWriter) text(name string) col              { return col{header: name, dec: -1} }
+func (x *xlsxWriter) c(name string, style, dec int) col {
+	return col{header: name, style: style, dec: dec}
+}
+func (x *xlsxWriter) num(name string) col     { return col{header: name, style: x.st.num3, dec: 3} }
+func (x *xlsxWriter) integer(name string) col { return col{header: name, style: x.st.int, dec: 0} }
+func (x *xlsxWriter) text(name string) col    { return col{header: name, dec: -1} }
 func (x *xlsxWriter) percent(name string) col {
 	return col{header: name, style: x.st.pct, dec: 1, pct: true}
 }
