@@ -94,8 +94,9 @@ func loadOrdinalCSV(t testing.TB, path string, levels []string) *OrdinalData {
 // toyData is the paper's synthetic data set (Rogers et al. sec. 3.1).
 type toyData struct {
 	data  *OrdinalData
-	truth []float64 // true consensus 1 - 2x per item
-	alpha []float64 // true precisions per rater
+	x     *mat.Dense // the covariate, one row per item
+	truth []float64  // true consensus 1 - 2x per item
+	alpha []float64  // true precisions per rater
 }
 
 // makeToy simulates the paper's toy data set in Go with the given seed:
@@ -133,7 +134,7 @@ func makeToy(seed uint64, n int) toyData {
 	var c mat.SymDense
 	RBF{Gamma: 1}.GramTo(&c, Inputs{N: n, X: x})
 	d.Cov = &c
-	return toyData{data: d, truth: truth, alpha: alpha}
+	return toyData{data: d, x: x, truth: truth, alpha: alpha}
 }
 
 // storedToy reads the paper's toy data made with R (testdata/toy, see its
@@ -170,7 +171,7 @@ func storedToy(t testing.TB) (toyData, bool) {
 	}
 	n := len(d.ItemIDs)
 	x := mat.NewDense(n, 1, nil)
-	td := toyData{data: d, truth: make([]float64, n)}
+	td := toyData{data: d, x: x, truth: make([]float64, n)}
 	for i, id := range d.ItemIDs {
 		x.Set(i, 0, xs[id])
 		td.truth[i] = truthM[id]

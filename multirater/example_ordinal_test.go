@@ -1,0 +1,61 @@
+package multirater_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"sort"
+
+	"concord/multirater"
+)
+
+func ExampleFitOrdinal() {
+	// Four raters grade twelve essays on a scale of 1 to 4 ("-" is not
+	// graded). Raters a and b agree closely, c is lenient and d erratic;
+	// essay e12 has not been graded yet and is predicted.
+	data := &multirater.OrdinalData{
+		ItemIDs:  []string{"e01", "e02", "e03", "e04", "e05", "e06", "e07", "e08", "e09", "e10", "e11", "e12"},
+		RaterIDs: []string{"a", "b", "c", "d"},
+		Levels:   []string{"1", "2", "3", "4"},
+	}
+	grades := []string{ // one column per rater
+		"1113", "1121", "1221", "2224", "2231",
+		"2232", "3331", "3342", "3442", "4444", "444-", "----",
+	}
+	for i, g := range grades {
+		for r, c := range g {
+			if c != '-' {
+				data.Ratings = append(data.Ratings, multirater.Rating{Item: i, Rater: r, Level: int(c - '1')})
+			}
+		}
+	}
+	res, err := multirater.FitOrdinal(context.Background(), data, multirater.OrdinalOptions{
+		MCMC: multirater.MCMC{Chains: 2, Samples: 2000, Seed: 1},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("converged:", res.Diagnostics.Converged)
+	items := append([]multirater.ItemResult(nil), res.Items...)
+	sort.Slice(items, func(i, j int) bool { return items[i].Rank.Mean < items[j].Rank.Mean })
+	for _, it := range items[:3] {
+		fmt.Printf("%s: rank %.1f, consensus grade %s (%d labels)\n", it.ID, it.Rank.Mean, it.Grade, it.NLabels)
+	}
+	e12 := res.Items[11]
+	fmt.Printf("%s: %d labels, score sd %.1f (its prior's)\n", e12.ID, e12.NLabels, e12.Score.SD)
+	raters := append([]multirater.RaterResult(nil), res.Raters...)
+	sort.Slice(raters, func(i, j int) bool { return raters[i].Precision.Mean > raters[j].Precision.Mean })
+	for _, r := range raters {
+		fmt.Printf("rater %s: precision %.1f, severity %+.1f\n", r.ID, r.Precision.Mean, r.Severity)
+	}
+	// Output:
+	// converged: true
+	// e10: rank 1.7, consensus grade 4 (4 labels)
+	// e11: rank 1.9, consensus grade 4 (3 labels)
+	// e09: rank 3.4, consensus grade 4 (4 labels)
+	// e12: 0 labels, score sd 1.0 (its prior's)
+	// rater a: precision 2.3, severity +0.2
+	// rater b: precision 2.2, severity -0.0
+	// rater c: precision 2.0, severity -0.5
+	// rater d: precision 0.4, severity +0.3
+}
