@@ -41,10 +41,10 @@ func (s *Server) readyz(c *gin.Context) {
 }
 
 //go:embed openapi.json
-var openAPIDoc []byte
+var openAPIDocument []byte
 
 // openAPI: GET /api/v1/openapi.json serves the API's OpenAPI 3 document.
 func (s *Server) openAPI(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=300")
-	c.Data(http.StatusOK, "application/json", openAPIDoc)
+	c.Data(http.StatusOK, "application/json", openAPIDocument)
 }

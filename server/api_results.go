@@ -124,15 +124,17 @@ func (s *Server) reportXLSX(c *gin.Context) {
 // reportTable: GET /api/v1/fits/{id}/tables/{name}.csv -> a CSV table of
 // the report.
 func (s *Server) reportTable(c *gin.Context) {
+	// The fit first: a fit the caller may not see is not found, whatever
+	// the table.
+	in, cf, err := s.doneFit(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	file := c.Param("table")
 	name, ok := strings.CutSuffix(file, ".csv")
 	if !ok || !slices.Contains(s.render.Tables, name) {
 		s.failf(c, annotations.ENOTFOUND, "no table %q: expected one of %s", file, listWithSuffix(s.render.Tables, ".csv"))
-		return
-	}
-	in, cf, err := s.doneFit(c)
-	if err != nil {
-		s.fail(c, err)
 		return
 	}
 	ctx := c.Request.Context()
@@ -146,6 +148,11 @@ func (s *Server) reportTable(c *gin.Context) {
 
 // reportPlot: GET /api/v1/fits/{id}/plots/{name}.{png,svg} -> a plot.
 func (s *Server) reportPlot(c *gin.Context) {
+	in, cf, err := s.doneFit(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	file := c.Param("plot")
 	dot := strings.LastIndexByte(file, '.')
 	name, format := file, ""
@@ -154,11 +161,6 @@ func (s *Server) reportPlot(c *gin.Context) {
 	}
 	if (format != "png" && format != "svg") || !slices.Contains(s.render.Plots, name) {
 		s.failf(c, annotations.ENOTFOUND, "no plot %q: expected NAME.png or NAME.svg with NAME one of %s", file, listWithSuffix(s.render.Plots, ""))
-		return
-	}
-	in, cf, err := s.doneFit(c)
-	if err != nil {
-		s.fail(c, err)
 		return
 	}
 	ctx := c.Request.Context()
