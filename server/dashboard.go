@@ -698,4 +698,3 @@ func (d *dashboard) deleteFit(c *gin.Context) {
 	d.s.cache.forget(f.ID)
 	d.redirect(c, "/projects/"+itoa(f.ProjectID), "Fit "+itoa(f.ID)+" deleted.")
 }
-

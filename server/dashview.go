@@ -25,9 +25,9 @@ var templateFuncs = template.FuncMap{
 	"pct1": func(v float64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
 	},
-	"f2": func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-	"f3": func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
-	"f4": func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) },
+	"f2":     func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"f3":     func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
+	"f4":     func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) },
 	"f0":     func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) },
 	"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"mul100": func(v float64) float64 { return 100 * v },
@@ -86,16 +86,16 @@ func parseUintField(name, v string) (uint64, error) {
 
 // rankRow is one row of the consensus ranking table.
 type rankRow struct {
-	Rank                     float64
-	RankLo, RankHi           float64
-	ID                       string
-	Score, ScoreLo, ScoreHi  float64
-	HasScore, HasRank        bool
-	Grade                    string
-	GradeProb                float64
-	NLabels                  int
-	Labels                   string
-	Predicted                bool
+	Rank                    float64
+	RankLo, RankHi          float64
+	ID                      string
+	Score, ScoreLo, ScoreHi float64
+	HasScore, HasRank       bool
+	Grade                   string
+	GradeProb               float64
+	NLabels                 int
+	Labels                  string
+	Predicted               bool
 }
 
 // ranking returns the consensus ranking (by expected rank), at most max
