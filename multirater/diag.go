@@ -44,31 +44,26 @@ type Summary struct {
 }
 
 // Summarize returns the Summary of chains (see the conventions above).
+// It sorts the pooled draws once and derives the ranks of the split, folded
+// and indicator chains from that order.
 func Summarize(chains [][]float64) Summary {
-	nc, n := checkChains(chains, "Summarize")
-	pooled := make([]float64, 0, nc*n)
-	for _, c := range chains {
-		pooled = append(pooled, c...)
-	}
-	mean, sd := meanSD(pooled)
-	sorted := slices.Clone(pooled)
-	slices.Sort(sorted)
+	checkChains(chains, "Summarize")
+	var ws diagWorkspace
+	p := ws.pool(chains)
 	var s Summary
-	s.Mean, s.SD = mean, sd
-	if hasNaN(pooled) {
+	s.Mean, s.SD = meanSD(p.values)
+	if p.nan {
 		nan := math.NaN()
 		s.Q025, s.Q50, s.Q975 = nan, nan, nan
 		s.Rhat, s.ESSBulk, s.ESSTail = nan, nan, nan
 		return s
 	}
-	s.Q025 = quantile7(sorted, 0.025)
-	s.Q50 = quantile7(sorted, 0.5)
-	s.Q975 = quantile7(sorted, 0.975)
-
-	var ws diagWorkspace
-	s.Rhat = splitRhat(chains, sorted, &ws)
-	s.ESSBulk = essBulk(chains, &ws)
-	s.ESSTail = essTail(chains, sorted, &ws)
+	s.Q025 = quantile7(p.sorted, 0.025)
+	s.Q50 = quantile7(p.sorted, 0.5)
+	s.Q975 = quantile7(p.sorted, 0.975)
+	s.Rhat = ws.splitRhat(p)
+	s.ESSBulk = ws.essBulk(p)
+	s.ESSTail = ws.essTail(p)
 	return s
 }
 
@@ -84,17 +79,13 @@ func Summarize(chains [][]float64) Summary {
 // variances s_m^2, is sqrt(((N-1)/N W + B/N)/W) with W = mean(s_m^2) and
 // B = N var(xbar_m) (Vehtari et al. eq. 3-4).
 func SplitRhat(chains [][]float64) float64 {
-	nc, n := checkChains(chains, "SplitRhat")
-	pooled := make([]float64, 0, nc*n)
-	for _, c := range chains {
-		pooled = append(pooled, c...)
-	}
-	if hasNaN(pooled) {
+	checkChains(chains, "SplitRhat")
+	var ws diagWorkspace
+	p := ws.pool(chains)
+	if p.nan {
 		return math.NaN()
 	}
-	slices.Sort(pooled)
-	var ws diagWorkspace
-	return splitRhat(chains, pooled, &ws)
+	return ws.splitRhat(p)
 }
 
 // ESSBulk returns the bulk effective sample size of Vehtari et al. (2021,
@@ -108,13 +99,12 @@ func SplitRhat(chains [][]float64) float64 {
 // split halves of fewer than 3 draws.
 func ESSBulk(chains [][]float64) float64 {
 	checkChains(chains, "ESSBulk")
-	for _, c := range chains {
-		if hasNaN(c) {
-			return math.NaN()
-		}
-	}
 	var ws diagWorkspace
-	return essBulk(chains, &ws)
+	p := ws.pool(chains)
+	if p.nan {
+		return math.NaN()
+	}
+	return ws.essBulk(p)
 }
 
 // ESSTail returns the tail effective sample size of Vehtari et al. (2021,
@@ -124,17 +114,13 @@ func ESSBulk(chains [][]float64) float64 {
 // that are NaN or infinite, split halves of fewer than 3 draws, or a
 // constant indicator.
 func ESSTail(chains [][]float64) float64 {
-	nc, n := checkChains(chains, "ESSTail")
-	pooled := make([]float64, 0, nc*n)
-	for _, c := range chains {
-		pooled = append(pooled, c...)
-	}
-	if hasNaN(pooled) {
+	checkChains(chains, "ESSTail")
+	var ws diagWorkspace
+	p := ws.pool(chains)
+	if p.nan {
 		return math.NaN()
 	}
-	slices.Sort(pooled)
-	var ws diagWorkspace
-	return essTail(chains, pooled, &ws)
+	return ws.essTail(p)
 }
 
 // Autocorrelation stores the autocorrelations of x at lags 0..maxLag in
@@ -178,9 +164,11 @@ type diagWorkspace struct {
 	coef  []complex128
 	acov  []float64
 	ac    []float64
+	cen   []float64
 	means []float64
 	rho   []float64
-	idx   []rankedDraw
+	seq   []rankedDraw
+	bulk  [][]float64 // cached bulkZ of the current pooledDraws
 }
 
 // checkChains panics unless chains is non-empty with equal, non-zero
@@ -239,26 +227,157 @@ func splitHalves(chains [][]float64) [][]float64 {
 	return out
 }
 
-// splitRhat is SplitRhat given the sorted pooled draws (no NaN).
-func splitRhat(chains [][]float64, sorted []float64, ws *diagWorkspace) float64 {
-	n := len(chains[0])
-	if n < 4 {
+// pooledDraws is the set of draws of all chains, sorted once.
+type pooledDraws struct {
+	chains [][]float64
+	nc, n  int
+	h      int          // draws per split half, floor(n/2)
+	values []float64    // pooled draws, chain by chain
+	order  []rankedDraw // pooled draws sorted by value; i = c*n + j
+	sorted []float64    // the sorted values
+	nan    bool         // some draw is NaN
+}
+
+// rankedDraw is a draw and an index: its position in the pooled draws, or
+// in the split chains.
+type rankedDraw struct {
+	v float64
+	i int
+}
+
+func cmpRanked(a, b rankedDraw) int {
+	switch {
+	case a.v < b.v:
+		return -1
+	case a.v > b.v:
+		return 1
+	}
+	return 0
+}
+
+// pool builds the pooledDraws of chains (already checked).
+func (ws *diagWorkspace) pool(chains [][]float64) *pooledDraws {
+	nc, n := len(chains), len(chains[0])
+	p := &pooledDraws{chains: chains, nc: nc, n: n, h: n / 2}
+	p.values = make([]float64, 0, nc*n)
+	for _, c := range chains {
+		p.values = append(p.values, c...)
+	}
+	if hasNaN(p.values) {
+		p.nan = true
+		return p
+	}
+	p.order = make([]rankedDraw, len(p.values))
+	for i, v := range p.values {
+		p.order[i] = rankedDraw{v: v, i: i}
+	}
+	slices.SortFunc(p.order, cmpRanked)
+	p.sorted = make([]float64, len(p.order))
+	for k, d := range p.order {
+		p.sorted[k] = d.v
+	}
+	return p
+}
+
+// splitOrder returns the draws of the split chains in increasing order, each
+// with its index col*h + pos in the split chains (first halves in columns
+// 0..nc-1, second halves in nc..2nc-1; the middle draw of an odd-length
+// chain is left out).
+func (ws *diagWorkspace) splitOrder(p *pooledDraws) []rankedDraw {
+	seq := slices.Grow(ws.seq[:0], 2*p.nc*p.h)
+	for _, d := range p.order {
+		c, j := d.i/p.n, d.i%p.n
+		switch {
+		case j < p.h:
+			seq = append(seq, rankedDraw{v: d.v, i: c*p.h + j})
+		case j >= p.n-p.h:
+			seq = append(seq, rankedDraw{v: d.v, i: (p.nc+c)*p.h + j - (p.n - p.h)})
+		}
+	}
+	ws.seq = seq
+	return seq
+}
+
+// rankZ stores in z[d.i] the rank-normalised value of every draw d of the
+// sorted sequence seq: Phi^-1((r - 3/8)/(S + 1/4)), r the rank among the S
+// draws with ties given their average rank (posterior's z_scale, Vehtari et
+// al. eq. 14).
+func rankZ(seq []rankedDraw, z []float64) {
+	s := len(seq)
+	den := float64(s) + 0.25
+	for i := 0; i < s; {
+		j := i + 1
+		for j < s && seq[j].v == seq[i].v {
+			j++
+		}
+		// Ranks i+1..j share the average rank (i+1+j)/2.
+		r := 0.5 * float64(i+1+j)
+		v := distuv.UnitNormal.Quantile((r - 0.375) / den)
+		for k := i; k < j; k++ {
+			z[seq[k].i] = v
+		}
+		i = j
+	}
+}
+
+// columns cuts z into 2*nc split chains of h draws.
+func (p *pooledDraws) columns(z []float64) [][]float64 {
+	cols := make([][]float64, 2*p.nc)
+	for c := range cols {
+		cols[c] = z[c*p.h : (c+1)*p.h]
+	}
+	return cols
+}
+
+// bulkZ returns the rank-normalised split chains (posterior's
+// z_scale(.split_chains(x))).
+func (ws *diagWorkspace) bulkZ(p *pooledDraws) [][]float64 {
+	if ws.bulk == nil {
+		z := make([]float64, 2*p.nc*p.h)
+		rankZ(ws.splitOrder(p), z)
+		ws.bulk = p.columns(z)
+	}
+	return ws.bulk
+}
+
+// foldedZ returns the rank-normalised split folded chains
+// z_scale(.split_chains(|x - median(x)|)), the median over all draws. The
+// sorted order of |x - med| is merged from the sorted draws below and above
+// the median, so no second sort is needed.
+func (ws *diagWorkspace) foldedZ(p *pooledDraws) [][]float64 {
+	med := quantile7(p.sorted, 0.5)
+	seq := ws.splitOrder(p)
+	fold := make([]rankedDraw, 0, len(seq))
+	hi, _ := slices.BinarySearchFunc(seq, med, func(d rankedDraw, m float64) int {
+		if d.v < m {
+			return -1
+		}
+		return 1
+	})
+	lo := hi - 1
+	for lo >= 0 || hi < len(seq) {
+		var d rankedDraw
+		if hi >= len(seq) || (lo >= 0 && med-seq[lo].v <= seq[hi].v-med) {
+			d = rankedDraw{v: med - seq[lo].v, i: seq[lo].i}
+			lo--
+		} else {
+			d = rankedDraw{v: seq[hi].v - med, i: seq[hi].i}
+			hi++
+		}
+		fold = append(fold, d)
+	}
+	z := make([]float64, len(seq))
+	rankZ(fold, z)
+	return p.columns(z)
+}
+
+// splitRhat is SplitRhat on pooled draws without NaN.
+func (ws *diagWorkspace) splitRhat(p *pooledDraws) float64 {
+	if p.n < 4 {
 		return math.NaN()
 	}
-	split := splitHalves(chains)
-	bulk := rhatBasic(ws.zScale(split))
-
-	// Folded draws |x - median| of the whole chains, then split.
-	med := quantile7(sorted, 0.5)
-	folded := make([][]float64, len(chains))
-	for i, c := range chains {
-		f := make([]float64, n)
-		for j, v := range c {
-			f[j] = math.Abs(v - med)
-		}
-		folded[i] = f
-	}
-	tail := rhatBasic(ws.zScale(splitHalves(folded)))
+	bulk := rhatBasic(ws.bulkZ(p))
+	tail := rhatBasic(ws.foldedZ(p))
 	return math.Max(bulk, tail)
 }
 
@@ -290,77 +409,32 @@ func constantCols(cols [][]float64) bool {
 			return true
 		}
 		for _, v := range c {
-			lo = math.Min(lo, v)
-			hi = math.Max(hi, v)
+			if v < lo {
+				lo = v
+			}
+			if v > hi {
+				hi = v
+			}
 		}
 	}
 	return math.Abs(hi-lo) < 0x1p-52
 }
 
-// zScale returns the rank-normalised draws of posterior's z_scale:
-// Phi^-1((r - 3/8)/(S + 1/4)), r the rank among all S pooled draws with
-// ties given their average rank (Vehtari et al. eq. 14).
-func (ws *diagWorkspace) zScale(cols [][]float64) [][]float64 {
-	n := len(cols[0])
-	s := n * len(cols)
-	ws.idx = slices.Grow(ws.idx[:0], s)[:0]
-	for c, col := range cols {
-		for i, v := range col {
-			ws.idx = append(ws.idx, rankedDraw{v: v, i: c*n + i})
-		}
-	}
-	idx := ws.idx
-	slices.SortFunc(idx, func(a, b rankedDraw) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
-	z := make([]float64, s)
-	den := float64(s) + 0.25
-	for i := 0; i < s; {
-		j := i + 1
-		for j < s && idx[j].v == idx[i].v {
-			j++
-		}
-		// Ranks i+1..j share the average rank (i+1+j)/2.
-		r := 0.5 * float64(i+1+j)
-		v := distuv.UnitNormal.Quantile((r - 0.375) / den)
-		for k := i; k < j; k++ {
-			z[idx[k].i] = v
-		}
-		i = j
-	}
-	out := make([][]float64, len(cols))
-	for c := range out {
-		out[c] = z[c*n : (c+1)*n]
-	}
-	return out
-}
-
-// rankedDraw is a draw and its position in the pooled split chains.
-type rankedDraw struct {
-	v float64
-	i int
-}
-
-// essBulk is ESSBulk without argument checks.
-func essBulk(chains [][]float64, ws *diagWorkspace) float64 {
-	if len(chains[0])/2 < 3 {
+// essBulk is ESSBulk on pooled draws without NaN.
+func (ws *diagWorkspace) essBulk(p *pooledDraws) float64 {
+	if p.h < 3 {
 		return math.NaN()
 	}
-	return ws.ess(ws.zScale(splitHalves(chains)))
+	return ws.ess(ws.bulkZ(p))
 }
 
-// essTail is ESSTail given the sorted pooled draws (no NaN).
-func essTail(chains [][]float64, sorted []float64, ws *diagWorkspace) float64 {
-	if hasNonFinite(sorted) || isConstant(sorted) {
+// essTail is ESSTail on pooled draws without NaN.
+func (ws *diagWorkspace) essTail(p *pooledDraws) float64 {
+	first, last := p.sorted[0], p.sorted[len(p.sorted)-1]
+	if math.IsInf(first, 0) || math.IsInf(last, 0) || isConstant(p.sorted) {
 		return math.NaN()
 	}
-	return math.Min(essQuantile(chains, sorted, 0.05, ws), essQuantile(chains, sorted, 0.95, ws))
+	return math.Min(essQuantile(p.chains, p.sorted, 0.05, ws), essQuantile(p.chains, p.sorted, 0.95, ws))
 }
 
 // essQuantile is posterior's .ess_quantile: the ESS of the split
@@ -392,23 +466,49 @@ func (ws *diagWorkspace) ess(cols [][]float64) float64 {
 	if n < 3 || constantCols(cols) {
 		return math.NaN()
 	}
-	// Mean over chains of the autocovariances at every lag.
-	acov := slices.Grow(ws.acov[:0], n)[:n]
-	clear(acov)
+	// The mean over chains of the autocovariances, acov[t], is computed
+	// lazily: Geyer's sequence usually stops after a few dozen lags, which
+	// direct sums reach faster than an FFT of every chain; past
+	// directESSMaxLag all lags come from the FFT.
+	ws.cen = slices.Grow(ws.cen[:0], m*n)[:m*n]
 	ws.means = slices.Grow(ws.means[:0], m)[:m]
 	for i, c := range cols {
-		ac := ws.autocov(c)
-		for t := range acov {
-			acov[t] += ac[t]
+		mu := mean(c)
+		ws.means[i] = mu
+		cc := ws.cen[i*n : (i+1)*n]
+		if constantSeries(c) {
+			clear(cc) // posterior: zero autocovariance when var(x) == 0
+			continue
 		}
-		ws.means[i] = mean(c)
+		for j, v := range c {
+			cc[j] = v - mu
+		}
 	}
+	acov := slices.Grow(ws.acov[:0], n)[:n]
 	ws.acov = acov
+	done := 0 // acov[:done] is computed
 	fm, fn := float64(m), float64(n)
-	for t := range acov {
-		acov[t] /= fm
+	lag := func(t int) float64 {
+		for done <= t {
+			if done >= directESSMaxLag {
+				ws.acovFFT(cols, acov[done:], done)
+				done = n
+				break
+			}
+			var s float64
+			for i := 0; i < m; i++ {
+				cc := ws.cen[i*n : (i+1)*n]
+				a, b := cc[:n-done], cc[done:]
+				for j, v := range a {
+					s += v * b[j]
+				}
+			}
+			acov[done] = s / fn / fm
+			done++
+		}
+		return acov[t]
 	}
-	meanVar := acov[0] * fn / (fn - 1)
+	meanVar := lag(0) * fn / (fn - 1)
 	varPlus := meanVar * (fn - 1) / fn
 	if m > 1 {
 		_, sd := meanSD(ws.means)
@@ -423,12 +523,12 @@ func (ws *diagWorkspace) ess(cols [][]float64) float64 {
 	t := 0
 	even := 1.0
 	rho[0] = even
-	odd := 1 - (meanVar-acov[1])/varPlus
+	odd := 1 - (meanVar-lag(1))/varPlus
 	rho[1] = odd
 	for t < n-5 && !math.IsNaN(even+odd) && even+odd > 0 {
 		t += 2
-		even = 1 - (meanVar-acov[t])/varPlus
-		odd = 1 - (meanVar-acov[t+1])/varPlus
+		even = 1 - (meanVar-lag(t))/varPlus
+		odd = 1 - (meanVar-lag(t+1))/varPlus
 		if even+odd >= 0 {
 			rho[t] = even
 			rho[t+1] = odd
@@ -460,6 +560,25 @@ func (ws *diagWorkspace) ess(cols [][]float64) float64 {
 	ess := fm * fn
 	tau = math.Max(tau, 1/math.Log10(ess))
 	return ess / tau
+}
+
+// directESSMaxLag: ess sums the autocovariances of lags below this
+// directly and takes the rest from the FFT.
+const directESSMaxLag = 32
+
+// acovFFT stores in dst[k] the mean over the chains cols of the
+// autocovariance at lag from+k, by FFT.
+func (ws *diagWorkspace) acovFFT(cols [][]float64, dst []float64, from int) {
+	clear(dst)
+	for _, c := range cols {
+		ac := ws.autocov(c)
+		for k := range dst {
+			dst[k] += ac[from+k]
+		}
+	}
+	for k := range dst {
+		dst[k] /= float64(len(cols))
+	}
 }
 
 // autocov returns posterior's autocovariance of x in workspace memory: the
