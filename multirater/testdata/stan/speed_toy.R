@@ -5,10 +5,12 @@
 # 2 chains in parallel (cores = 2), Stan's defaults of 1000 warmup + 1000
 # sampling iterations per chain.
 #
-# The RBF matrix of 200 points x ~ N(0,1) is numerically singular (its
-# eigenvalues fall below 1e-16 after the first few dozen), so Stan's Cholesky
-# needs jitter: C + 1e-6 I (adds N(0, 1e-6) to each m_n a priori; the Go
-# sampler works with C's eigendecomposition and needs none).
+# The RBF matrix of these 200 points is numerically singular (only 21 of its
+# eigenvalues exceed 1e-10; the smallest computed one is -3e-14), so the
+# Cholesky factor needs jitter: R's chol() succeeds from C + 1e-12 I; we pass
+# C + 1e-6 I for margin in Stan's positive-definiteness check. That adds
+# N(0, 1e-6) to each m_n a priori, negligible next to the posterior sd of m_n
+# (~0.1-0.3); the Go sampler works with C's eigendecomposition and needs none.
 #
 # Prints: sampling seconds (get_elapsed_time, "sample" column, max over the two
 # chains since they run in parallel), the minimum bulk ESS (posterior::ess_bulk,
