@@ -385,3 +385,38 @@ func BenchmarkSummarize(b *testing.B) {
 		})
 	}
 }
+
+func ExampleSummarize() {
+	// Four chains of a deterministic sequence; then the fourth is shifted,
+	// which R-hat detects.
+	chains := make([][]float64, 4)
+	for c := range chains {
+		x := make([]float64, 1000)
+		for i := range x {
+			x[i] = math.Sin(0.37*float64(i)+float64(c)) + 0.5*math.Sin(0.051*float64(i*(c+1)))
+		}
+		chains[c] = x
+	}
+	s := Summarize(chains)
+	fmt.Printf("mean %.3f, sd %.3f, 95%% interval [%.3f, %.3f]\n", s.Mean, s.SD, s.Q025, s.Q975)
+	fmt.Printf("R-hat %.3f, bulk ESS %.0f, tail ESS %.0f\n", s.Rhat, s.ESSBulk, s.ESSTail)
+
+	for i := range chains[3] {
+		chains[3][i] += 1
+	}
+	// R's posterior 1.4.0 prints the same numbers for these chains.
+	fmt.Printf("shifted chain: R-hat %.2f\n", SplitRhat(chains))
+	// Output:
+	// mean 0.003, sd 0.789, 95% interval [-1.389, 1.386]
+	// R-hat 0.999, bulk ESS 678, tail ESS 1441
+	// shifted chain: R-hat 1.16
+}
+
+func ExampleAutocorrelation() {
+	x := []float64{1, 3, 2, 5, 4, 6, 5, 8, 7, 9}
+	acf := Autocorrelation(nil, x, 3)
+	// posterior:::autocorrelation(x) in R: 1, 0.45, 0.5, -0.0333.
+	fmt.Printf("%.3f\n", acf)
+	// Output:
+	// [1.000 0.450 0.500 -0.033]
+}

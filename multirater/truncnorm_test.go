@@ -413,3 +413,22 @@ func BenchmarkTruncStdNormal(b *testing.B) {
 		})
 	}
 }
+
+func ExampleTruncNormal() {
+	rng := rand.New(rand.NewPCG(1, 2))
+	// Draws of y ~ N(0.3, 0.5^2) restricted to a grade's interval
+	// (b_k-1, b_k] = (-0.5, 0.2], as for the auxiliary variables of Rogers et
+	// al. eq. 24, and far in the tail of N(0, 1).
+	var sum, tail float64
+	const n = 100000
+	for i := 0; i < n; i++ {
+		sum += TruncNormal(rng, 0.3, 0.5, -0.5, 0.2)
+		tail += TruncNormal(rng, 0, 1, 8, 9)
+	}
+	fmt.Printf("mean on (-0.5, 0.2): %.2f\n", sum/n)
+	// scipy.stats.truncnorm: means -0.0827 and 8.1212.
+	fmt.Printf("mean on (8, 9): %.2f\n", tail/n)
+	// Output:
+	// mean on (-0.5, 0.2): -0.08
+	// mean on (8, 9): 8.12
+}
