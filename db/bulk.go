@@ -220,11 +220,10 @@ func (b *bulk) run(stmt *sql.Stmt, text string, args []any, query bool, scan fun
 	return rows.Err()
 }
 
-// inList runs "prefix (?, ?, ...) suffix" for the ids in batches, scanning
-// returned rows when scan is set and summing affected rows otherwise.
-func (b *bulk) inList(prefix, suffix string, ids []int64, scan func(*sql.Rows) error) (int64, error) {
+// queryIn runs "prefix (?, ?, ...)" for the ids in batches and scans every
+// returned row.
+func (b *bulk) queryIn(prefix string, ids []int64, scan func(*sql.Rows) error) error {
 	per := min(b.dialect.maxParams(), maxBatchRows)
-	var affected int64
 	args := make([]any, 0, min(per, len(ids)))
 	for start := 0; start < len(ids); start += per {
 		chunk := ids[start:min(start+per, len(ids))]
@@ -240,24 +239,11 @@ func (b *bulk) inList(prefix, suffix string, ids []int64, scan func(*sql.Rows) e
 			args = append(args, id)
 		}
 		s.WriteString(")")
-		s.WriteString(suffix)
-		if scan != nil {
-			if err := b.run(nil, s.String(), args, true, scan); err != nil {
-				return affected, b.d.translate(err)
-			}
-			continue
+		if err := b.run(nil, s.String(), args, true, scan); err != nil {
+			return b.d.translate(err)
 		}
-		res, err := b.conn.ExecContext(b.ctx, s.String(), args...)
-		if err != nil {
-			return affected, b.d.translate(err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return affected, err
-		}
-		affected += n
 	}
-	return affected, nil
+	return nil
 }
 
 // updateFromValues runs, in batches of n rows,

@@ -278,9 +278,9 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 			break
 		}
 	}
-	q := "SELECT id, ext_id FROM items WHERE project_id = " + b.ph1()
+	q := "SELECT id, ext_id FROM items WHERE project_id = " + b.d.ph(1)
 	if withData {
-		q = "SELECT id, ext_id, text, gold, covariates, attrs FROM items WHERE project_id = " + b.ph1()
+		q = "SELECT id, ext_id, text, gold, covariates, attrs FROM items WHERE project_id = " + b.d.ph(1)
 		stored = make([]storedItem, len(in.items))
 	}
 	var rowItem rowIndex
@@ -307,7 +307,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 	}
 	raterRow := make([]int64, len(in.raters))
 	var rowRater rowIndex
-	if err := b.run(nil, "SELECT id, ext_id FROM raters WHERE project_id = "+b.ph1(), []any{projectID}, true, func(r *sql.Rows) error {
+	if err := b.run(nil, "SELECT id, ext_id FROM raters WHERE project_id = "+b.d.ph(1), []any{projectID}, true, func(r *sql.Rows) error {
 		var id int64
 		var ext sql.RawBytes
 		if err := r.Scan(&id, &ext); err != nil {
@@ -354,9 +354,9 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		}
 		var err error
 		if rowItem.len() <= smallImportItems {
-			_, err = b.inList("SELECT item_id, rater_id, value FROM labels WHERE item_id IN", "", rowItem.rows, scan)
+			err = b.queryIn("SELECT item_id, rater_id, value FROM labels WHERE item_id IN", rowItem.rows, scan)
 		} else {
-			err = b.run(nil, "SELECT item_id, rater_id, value FROM labels WHERE project_id = "+b.ph1(), []any{projectID}, true, scan)
+			err = b.run(nil, "SELECT item_id, rater_id, value FROM labels WHERE project_id = "+b.d.ph(1), []any{projectID}, true, scan)
 		}
 		if err != nil {
 			return fmt.Errorf("read labels: %w", err)
@@ -560,14 +560,6 @@ func (x *rowIndex) get(row int64) int32 {
 		return i
 	}
 	return -1
-}
-
-// ph1 returns the first bind parameter of a statement.
-func (b *bulk) ph1() string {
-	if b.dialect == postgresDialect {
-		return "$1"
-	}
-	return "?"
 }
 
 // conflictError describes labels that differ from the stored ones.
