@@ -470,8 +470,57 @@ func (b *builder) flags() {
 		if l, ok := b.raterIx[f.Rater]; ok {
 			rep.Raters[l].Flags++
 		}
-		rep.Flags = append(rep.Flags, Flag{Item: f.Item, Rater: f.Rater, Label: f.Label, Prob: Number(f.Prob), Expected: f.Expected, Consensus: it.Consensus, Position: it.Position})
+		rep.Flags = append(rep.Flags, Flag{Item: f.Item, Rater: f.Rater, Label: f.Label, Prob: Number(f.Prob), Expected: f.Expected, Consensus: it.Consensus, Position: it.Position, Flagged: true})
 	}
+	b.lowest()
+}
+
+// lowest sets Report.Lowest from the raters' predictive distributions of
+// the items (ordinal fits); the order is by probability, then item
+// position, then rater.
+func (b *builder) lowest() {
+	rep := b.rep
+	flagged := make(map[[2]string]bool, len(rep.Flags))
+	for _, f := range rep.Flags {
+		flagged[[2]string{f.Item, f.Rater}] = true
+	}
+	less := func(a, c *Flag) bool {
+		if a.Prob != c.Prob {
+			return a.Prob < c.Prob
+		}
+		if a.Position != c.Position {
+			return a.Position < c.Position
+		}
+		return a.Rater < c.Rater
+	}
+	var low []Flag
+	for i := range b.fit.Items {
+		fi := &b.fit.Items[i]
+		if len(fi.RaterGradeProbs) == 0 {
+			continue
+		}
+		it := &rep.Items[b.byID[fi.ID]]
+		for r, v := range fi.Labels {
+			probs := fi.RaterGradeProbs[r]
+			c := b.levelIndex(v)
+			if c < 0 || c >= len(probs) || !finite(probs[c]) {
+				continue
+			}
+			f := Flag{Item: fi.ID, Rater: r, Label: v, Prob: Number(probs[c]), Expected: b.fit.Levels[argmax(probs)],
+				Consensus: it.Consensus, Position: it.Position, Flagged: flagged[[2]string{fi.ID, r}] || probs[c] < b.fit.Model.FlagThreshold}
+			if len(low) == LowestLabels && !less(&f, &low[len(low)-1]) {
+				continue
+			}
+			// Insert in order, dropping the last when full.
+			j := sort.Search(len(low), func(j int) bool { return less(&f, &low[j]) })
+			if len(low) < LowestLabels {
+				low = append(low, Flag{})
+			}
+			copy(low[j+1:], low[j:])
+			low[j] = f
+		}
+	}
+	rep.Lowest = low
 }
 
 // paramGroup returns the group of a parameter name: the part before "[".

@@ -54,6 +54,10 @@ type Report struct {
 	Agreement *Agreement `json:"agreement,omitempty"`
 	// Flags are the surprising labels, least probable first.
 	Flags []Flag `json:"flags"`
+	// Lowest are the LowestLabels labels with the lowest posterior
+	// predictive probability, flagged or not (from the raters' predictive
+	// distributions of the ordinal model), least probable first.
+	Lowest []Flag `json:"lowest,omitempty"`
 	// ROC summarises the ROC curves of a two-level scheme.
 	ROC   []ROC    `json:"roc,omitempty"`
 	Notes []string `json:"notes,omitempty"`
@@ -417,7 +421,12 @@ type Flag struct {
 	// the consensus order.
 	Consensus string `json:"consensus"`
 	Position  int    `json:"position"`
+	// Flagged is set when Prob is below the fit's flag threshold.
+	Flagged bool `json:"flagged"`
 }
+
+// LowestLabels is the length of Report.Lowest.
+const LowestLabels = 20
 
 // ROC summarises one ROC curve of a two-level scheme: how well Scorer's
 // probability of the positive class separates the items whose Reference

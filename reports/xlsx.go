@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -1030,29 +1031,63 @@ func (x *xlsxWriter) diagnostics() error {
 	return x.writeBlocks(SheetDiagnostics, []*block{b})
 }
 
+// flagRows returns the rows of the Flags sheet: every flagged label, then
+// the least probable other labels (Report.Lowest), by probability.
+func flagRows(rep *Report) []Flag {
+	rows := append([]Flag(nil), rep.Flags...)
+	seen := make(map[[2]string]bool, len(rows))
+	for _, f := range rows {
+		seen[[2]string{f.Item, f.Rater}] = true
+	}
+	extra := 0
+	for _, f := range rep.Lowest {
+		if !seen[[2]string{f.Item, f.Rater}] {
+			rows = append(rows, f)
+			extra++
+		}
+	}
+	if extra > 0 {
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Prob < rows[j].Prob })
+	}
+	return rows
+}
+
 func (x *xlsxWriter) flags() error {
 	rep := x.rep
 	numeric := numericLevels(rep)
+	rows := flagRows(rep)
 	b := &block{
-		cols: []col{x.text("Item"), x.text("Rater"), {header: "Label", dec: -1}, x.c("Probability", x.st.num4, 4),
+		cols: []col{x.text("Item"), x.text("Rater"), {header: "Label", dec: -1}, x.c("Probability", x.st.num4, 4), x.text("Flagged"),
 			{header: "Expected", dec: -1}, {header: "Item consensus", dec: -1}, x.integer("Item position")},
-		n: len(rep.Flags), filter: true, freeze: true,
+		n: len(rows), filter: true, freeze: true,
 		row: func(i int, dst []any) []any {
-			f := &rep.Flags[i]
-			return append(dst, f.Item, f.Rater, x.labelValue(f.Label, numeric), float64(f.Prob),
+			f := &rows[i]
+			flagged := "no"
+			if f.Flagged {
+				flagged = "yes"
+			}
+			return append(dst, f.Item, f.Rater, x.labelValue(f.Label, numeric), float64(f.Prob), flagged,
 				x.labelValue(f.Expected, numeric), x.labelValue(f.Consensus, numeric), f.Position)
 		}}
-	blocks := []*block{b}
-	if len(rep.Flags) == 0 {
-		blocks = append(blocks, noteBlock(fmt.Sprintf("No label has a posterior predictive probability below %g.", rep.Model.FlagThreshold)))
-	} else {
-		what := "labels have"
-		if len(rep.Flags) == 1 {
-			what = "label has"
+	if len(rows) > 0 {
+		red := x.st.red
+		b.after = func(hdr, first, last int) error {
+			return x.f.SetConditionalFormat(SheetFlags, rangeRef(4, first, 4, last), []excelize.ConditionalFormatOptions{{
+				Type: "cell", Criteria: "<", Value: strconv.FormatFloat(rep.Model.FlagThreshold, 'g', -1, 64), Format: &red}})
 		}
-		blocks = append(blocks, noteBlock(fmt.Sprintf("%d %s a posterior predictive probability below %g: the labels that fit the model least, least probable first.", len(rep.Flags), what, rep.Model.FlagThreshold)))
 	}
-	return x.writeBlocks(SheetFlags, blocks)
+	var note string
+	switch n := len(rep.Flags); {
+	case n == 0 && len(rows) == 0:
+		note = fmt.Sprintf("No label has a posterior predictive probability below %g.", rep.Model.FlagThreshold)
+	case n == 0:
+		note = fmt.Sprintf("No label has a posterior predictive probability below %g; the table shows the %d least probable labels.", rep.Model.FlagThreshold, len(rows))
+	case len(rows) > n:
+		note = fmt.Sprintf("%d labels are flagged (posterior predictive probability below %g); the table adds the least probable other labels (Flagged = no).", n, rep.Model.FlagThreshold)
+	default:
+		note = fmt.Sprintf("%d labels are flagged: their posterior predictive probability is below %g. They fit the model least.", n, rep.Model.FlagThreshold)
+	}
+	return x.writeBlocks(SheetFlags, []*block{b, noteBlock(note)})
 }
 
 // chartDPI is the resolution of the pictures in the workbook.

@@ -466,14 +466,45 @@ func checkDiagnostics(b *book, c reportCase) {
 
 func checkFlags(b *book, c reportCase) {
 	rows := b.rows(SheetFlags)
-	b.headers(SheetFlags, rows[0], "Item", "Rater", "Label", "Probability", "Expected", "Item consensus", "Item position")
+	b.headers(SheetFlags, rows[0], "Item", "Rater", "Label", "Probability", "Flagged", "Expected", "Item consensus", "Item position")
 	b.frozen(SheetFlags, 1)
 	b.filtered(SheetFlags)
-	for i, fl := range c.fit.Flags {
-		row := rows[i+1]
-		if at(row, 0) != fl.Item || at(row, 1) != fl.Rater || at(row, 2) != fl.Label {
-			b.t.Errorf("Flags row %d: %q, want %s/%s/%s", i+2, row, fl.Item, fl.Rater, fl.Label)
+	// Every flag of the fit is a row marked flagged.
+	for _, fl := range c.fit.Flags {
+		found := false
+		for _, row := range rows[1:] {
+			if at(row, 0) == fl.Item && at(row, 1) == fl.Rater {
+				found = true
+				if at(row, 2) != fl.Label || at(row, 4) != "yes" {
+					b.t.Errorf("Flags: %q, want label %s flagged", row, fl.Label)
+				}
+				b.number("Flags probability", at(row, 3), fl.Prob)
+			}
 		}
-		b.number("Flags probability", at(row, 3), fl.Prob)
+		if !found {
+			b.t.Errorf("Flags: no row for %s/%s", fl.Item, fl.Rater)
+		}
+	}
+	// The probabilities of the other rows are the raters' predictive
+	// probabilities of their labels, in increasing order.
+	byID := map[string]*FitItem{}
+	for i := range c.fit.Items {
+		byID[c.fit.Items[i].ID] = &c.fit.Items[i]
+	}
+	prev := math.Inf(-1)
+	for _, row := range rows[1:] {
+		if at(row, 0) == "" || strings.Contains(at(row, 0), " ") {
+			break // the note
+		}
+		p, err := strconv.ParseFloat(at(row, 3), 64)
+		if err != nil || p < prev {
+			b.t.Errorf("Flags: probability %q after %v", at(row, 3), prev)
+		}
+		prev = p
+		if at(row, 4) == "no" {
+			fi := byID[at(row, 0)]
+			probs := fi.RaterGradeProbs[at(row, 1)]
+			b.number("Flags probability of "+at(row, 0), at(row, 3), probs[indexOf(c.fit.Levels, fi.Labels[at(row, 1)])])
+		}
 	}
 }

@@ -57,6 +57,7 @@ func commands() []command {
 		{"fit", "fit a multi-rater model to a project or to label files", runFit},
 		{"serve", "run the REST API and dashboard", runServe},
 		{"agreement", "agreement coefficients and baseline aggregators", runAgreement},
+		{"report", "render a fit result as a JSON report, Excel workbook, CSV tables or plots", runReport},
 		{"version", "print the version", runVersion},
 	}
 }
