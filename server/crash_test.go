@@ -1,0 +1,209 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"concord/annotations"
+	"concord/db"
+)
+
+// TestHelperServer is not a test: it is the server process that the crash
+// tests start (the test binary run again with CONCORD_HELPER_DSN set), so
+// that they can kill it like a real `concord serve`.
+func TestHelperServer(t *testing.T) {
+	dsn := os.Getenv("CONCORD_HELPER_DSN")
+	if dsn == "" {
+		t.Skip("helper process of the crash tests")
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	st, err := db.Open(ctx, dsn, db.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	grace, _ := time.ParseDuration(os.Getenv("CONCORD_HELPER_GRACE"))
+	srv, err := New(Config{
+		Addr: "127.0.0.1:0", AdminToken: testAdmin, Workers: 1,
+		ProgressInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond,
+		StaleAfter: 30 * time.Second, ShutdownGrace: grace,
+	}, st, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	addrFile := os.Getenv("CONCORD_HELPER_ADDR_FILE")
+	if err := os.WriteFile(addrFile+".tmp", []byte(srv.URL()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(addrFile+".tmp", addrFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Serve(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// helperServer is a server in a child process.
+type helperServer struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func startHelper(t *testing.T, dsn, grace string) *helperServer {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperServer$", "-test.v")
+	cmd.Env = append(os.Environ(), "CONCORD_HELPER_DSN="+dsn, "CONCORD_HELPER_ADDR_FILE="+addrFile, "CONCORD_HELPER_GRACE="+grace)
+	cmd.Stderr = testWriter{t}
+	cmd.Stdout = testWriter{t}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &helperServer{cmd: cmd}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, err := os.ReadFile(addrFile); err == nil {
+			h.url = string(b)
+			return h
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("helper server did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// client is a testEnv that talks to a helper's URL (no server of its own).
+func helperClient(t *testing.T, url string) *testEnv {
+	return &testEnv{t: t, url: url, hc: &http.Client{Timeout: 60 * time.Second}}
+}
+
+func fitState(t *testing.T, st annotations.FitStore, id int64) *annotations.Fit {
+	t.Helper()
+	f, err := st.FindFitByID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestKillDuringFitLeavesNothingRunning kills the server (SIGKILL) during a
+// fit and restarts it: the fit must not stay "running"; it is re-queued and
+// runs to the end.
+func TestKillDuringFitLeavesNothingRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	dsn := filepath.Join(t.TempDir(), "concord.db")
+	h1 := startHelper(t, dsn, "10s")
+	c := helperClient(t, h1.url)
+	id, key := c.loadedProject("k1")
+	fid := c.startFit(id, key, map[string]any{"chains": 2, "samples": 6000, "burnin": 500, "seed": 11})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		f := c.call("GET", fmt.Sprintf("/api/v1/fits/%d", fid), key, nil, 200)
+		if f["state"] == "running" && f["progress"].(float64) > 0.02 {
+			break
+		}
+		if f["state"] == "done" || time.Now().After(deadline) {
+			t.Fatalf("fit did not get under way: %v", f)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := h1.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	h1.cmd.Wait()
+	killed := time.Now()
+
+	st, err := db.Open(context.Background(), dsn, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if f := fitState(t, st, fid); f.Status != annotations.FitRunning {
+		t.Fatalf("after kill -9 the fit is %s (expected it left running)", f.Status)
+	}
+
+	h2 := startHelper(t, dsn, "10s")
+	c2 := helperClient(t, h2.url)
+	f := c2.waitFit(fid, key, 120*time.Second)
+	t.Logf("killed at progress > 2%%; after restart the fit ended %s in %s (attempts %v)", f["state"], time.Since(killed).Round(time.Millisecond), f["attempts"])
+	if f["state"] != "done" || f["attempts"].(float64) != 2 {
+		t.Errorf("after restart: %v", f)
+	}
+	fits, err := st.ListFits(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fits {
+		if f.Status == annotations.FitRunning || f.Status == annotations.FitQueued {
+			t.Errorf("fit %d left %s", f.ID, f.Status)
+		}
+	}
+	// The result is complete.
+	resp, b := c2.request("GET", fmt.Sprintf("/api/v1/fits/%d/result", fid), key, nil)
+	var res map[string]any
+	if resp.StatusCode != 200 || json.Unmarshal(b, &res) != nil || len(res["items"].([]any)) != 135 {
+		t.Errorf("result after recovery: %d", resp.StatusCode)
+	}
+	h2.cmd.Process.Signal(syscall.SIGTERM)
+	h2.cmd.Wait()
+}
+
+// TestSIGTERMRequeuesRunningFits: SIGTERM shuts the server down gracefully:
+// a fit that cannot finish within the grace period goes back to the queue.
+func TestSIGTERMRequeuesRunningFits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	dsn := filepath.Join(t.TempDir(), "concord.db")
+	h := startHelper(t, dsn, "300ms")
+	c := helperClient(t, h.url)
+	id, key := c.loadedProject("k1")
+	fid := c.startFit(id, key, longFit)
+	deadline := time.Now().Add(60 * time.Second)
+	for c.call("GET", fmt.Sprintf("/api/v1/fits/%d", fid), key, nil, 200)["state"] != "running" {
+		if time.Now().After(deadline) {
+			t.Fatal("fit did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	if err := h.cmd.Wait(); err != nil {
+		t.Errorf("server exit: %v", err)
+	}
+	t.Logf("server stopped %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+	st, err := db.Open(context.Background(), dsn, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f := fitState(t, st, fid)
+	if f.Status != annotations.FitQueued || !strings.Contains(f.Message, "shut down") {
+		t.Errorf("after SIGTERM: %+v", f)
+	}
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"concord/annotations"
+)
+
+// postgresDSN returns the DSN of a fresh PostgreSQL schema for the test
+// (dropped at the end), from CONCORD_TEST_POSTGRES_DSN (start a server with
+// db/testdata/start-postgres.sh). Without it the test skips, or fails when
+// CONCORD_REQUIRE_POSTGRES=1.
+func postgresDSN(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("CONCORD_TEST_POSTGRES_DSN")
+	if base == "" {
+		if os.Getenv("CONCORD_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("CONCORD_REQUIRE_POSTGRES=1 but CONCORD_TEST_POSTGRES_DSN is not set (start a server with db/testdata/start-postgres.sh)")
+		}
+		t.Skip("CONCORD_TEST_POSTGRES_DSN not set: PostgreSQL test skipped")
+	}
+	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	sqlDB, _ := admin.DB()
+	t.Cleanup(func() { sqlDB.Close() })
+	name := "concord_server_" + strings.ToLower(rand.Text()[:12])
+	if err := admin.Exec("CREATE SCHEMA " + name).Error; err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() { admin.Exec("DROP SCHEMA " + name + " CASCADE") })
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + name
+}
+
+// TestTwoServersShareOnePostgres runs two servers on one PostgreSQL
+// database: every fit is claimed by exactly one worker of one process and
+// runs once, both processes serve every project, and fits queued through
+// one are run by either.
+func TestTwoServersShareOnePostgres(t *testing.T) {
+	dsn := postgresDSN(t)
+	a := newEnvDSN(t, dsn, func(c *Config) { c.WorkerName = "server-a"; c.PollInterval = 100 * time.Millisecond })
+	b := newEnvDSN(t, dsn, func(c *Config) { c.WorkerName = "server-b"; c.PollInterval = 100 * time.Millisecond })
+	id, key := a.loadedProject("k1")
+	// Both processes see the same project.
+	if got := b.call("GET", fmt.Sprintf("/api/v1/projects/%d", id), key, nil, 200); got["labels"].(float64) != 274 {
+		t.Fatalf("server b: %v", got)
+	}
+	const n = 12
+	ids := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			e := a
+			if i%2 == 1 {
+				e = b
+			}
+			ids[i] = e.startFit(id, key, map[string]any{"chains": 1, "samples": 300, "burnin": 50, "seed": i})
+		})
+	}
+	wg.Wait()
+	ctx := context.Background()
+	byWorker := map[string]int{}
+	for _, fid := range ids {
+		f := a.waitFit(fid, key, 120*time.Second)
+		if f["state"] != "done" {
+			t.Errorf("fit %d: %v", fid, f)
+		}
+		ft, err := a.store.FindFitByID(ctx, fid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ft.Attempts != 1 {
+			t.Errorf("fit %d claimed %d times", fid, ft.Attempts)
+		}
+		byWorker[ft.Worker]++
+	}
+	// Each fit ran exactly once: the processes' counts of finished fits add
+	// up to the number of fits.
+	done := counterValue(a.srv.metrics.finished.WithLabelValues(string(annotations.FitDone))) +
+		counterValue(b.srv.metrics.finished.WithLabelValues(string(annotations.FitDone)))
+	if done != n {
+		t.Errorf("%v fits finished over both servers, want %d", done, n)
+	}
+	t.Logf("fits by worker: %v", byWorker)
+	if byWorker["server-a"]+byWorker["server-b"] != n {
+		t.Errorf("fits by worker: %v", byWorker)
+	}
+}
+
+// TestPostgresStaleRecovery: a fit left running by a dead process on
+// another host is re-queued by a live server sharing the database once its
+// heartbeat is stale, while a live server's running fit is left alone.
+func TestPostgresStaleRecovery(t *testing.T) {
+	dsn := postgresDSN(t)
+	live := newEnvDSN(t, dsn, func(c *Config) { c.WorkerName = "live"; c.Workers = 1; c.StaleAfter = time.Second; c.PollInterval = time.Hour })
+	id, key := live.loadedProject("k1")
+	running := live.startFit(id, key, longFit)
+	waitState(t, live.store, running, annotations.FitRunning, 20*time.Second)
+	dead := claimAs(t, live, id, "dead-host-77")
+	other := newEnvDSN(t, dsn, func(c *Config) { c.WorkerName = "other"; c.StaleAfter = time.Second })
+	f := waitState(t, other.store, dead, annotations.FitDone, 60*time.Second)
+	if f.Worker != "other" || f.Attempts != 2 {
+		t.Errorf("recovered fit: %+v", f)
+	}
+	// The live fit kept its worker all along.
+	g := fitState(t, other.store, running)
+	if g.Status != annotations.FitRunning || g.Worker != "live" || g.Attempts != 1 {
+		t.Errorf("live fit was disturbed: %+v", g)
+	}
+	live.call("POST", fmt.Sprintf("/api/v1/fits/%d/cancel", running), key, nil, 202)
+	waitState(t, other.store, running, annotations.FitCancelled, 10*time.Second)
+}
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
+}
