@@ -110,7 +110,12 @@ func TestTwoServersShareOnePostgres(t *testing.T) {
 // heartbeat is stale, while a live server's running fit is left alone.
 func TestPostgresStaleRecovery(t *testing.T) {
 	dsn := postgresDSN(t)
-	live := newEnvDSN(t, dsn, func(c *Config) { c.WorkerName = "live"; c.Workers = 1; c.StaleAfter = time.Second; c.PollInterval = time.Hour })
+	live := newEnvDSN(t, dsn, func(c *Config) {
+		c.WorkerName = "live"
+		c.Workers = 1
+		c.StaleAfter = time.Second
+		c.PollInterval = time.Hour
+	})
 	id, key := live.loadedProject("k1")
 	running := live.startFit(id, key, longFit)
 	waitState(t, live.store, running, annotations.FitRunning, 20*time.Second)

@@ -206,7 +206,11 @@ func TestDeadLocalWorkerRecoveredAtOnce(t *testing.T) {
 // process is running (it presumed this one dead), this process stops
 // working on it and leaves it to the other.
 func TestLostFitStops(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Workers = 1; c.ProgressInterval = 100 * time.Millisecond; c.PollInterval = time.Hour })
+	e := newEnv(t, func(c *Config) {
+		c.Workers = 1
+		c.ProgressInterval = 100 * time.Millisecond
+		c.PollInterval = time.Hour
+	})
 	id, key := e.loadedProject("k1")
 	fid := e.startFit(id, key, longFit)
 	waitState(t, e.store, fid, annotations.FitRunning, 20*time.Second)
