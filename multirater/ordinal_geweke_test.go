@@ -48,9 +48,9 @@ func TestOrdinalGeweke(t *testing.T) {
 		{name: "identity/K=2", n: 4, l: 3, k: 2, opts: prior},
 		{name: "rbf/both", n: 5, l: 2, k: 3, cov: &rbf, opts: OrdinalOptions{V: 3, Lambda: 2, SigmaB: 1.2, Identifiability: Both}},
 	}
-	iters := 60000
+	iters := 40000
 	if testing.Short() {
-		iters = 15000
+		iters = 10000
 	}
 	for _, tc := range cases {
 		for _, smp := range []Sampler{DefaultSampler, PaperSampler} {

@@ -584,14 +584,14 @@ func TestOrdinalSamplersAgree(t *testing.T) {
 	t.Run("sirt", func(t *testing.T) {
 		d := loadSirtK1(t)
 		def := fit(t, d, OrdinalOptions{MCMC: MCMC{Chains: 4, Samples: 2000, Seed: 21}})
-		pap := fit(t, d, OrdinalOptions{Sampler: PaperSampler, MCMC: MCMC{Chains: 4, Samples: 10000, Burnin: 2000, Seed: 22}})
+		pap := fit(t, d, OrdinalOptions{Sampler: PaperSampler, MCMC: MCMC{Chains: 4, Samples: 6000, Burnin: 2000, Seed: 22}})
 		z := compareMeans(t, "sirt default vs paper", def, pap)
 		t.Logf("max |z| %.2f; min ESS default %.0f, paper %.0f", z, def.Diagnostics.MinESSBulk, pap.Diagnostics.MinESSBulk)
 	})
 	t.Run("toy", func(t *testing.T) {
 		td := makeToy(7, 60)
 		def := fit(t, td.data, OrdinalOptions{MCMC: MCMC{Chains: 4, Samples: 2000, Seed: 23}})
-		pap := fit(t, td.data, OrdinalOptions{Sampler: PaperSampler, MCMC: MCMC{Chains: 4, Samples: 20000, Burnin: 5000, Seed: 24}})
+		pap := fit(t, td.data, OrdinalOptions{Sampler: PaperSampler, MCMC: MCMC{Chains: 4, Samples: 12000, Burnin: 3000, Seed: 24}})
 		z := compareMeans(t, "toy default vs paper", def, pap)
 		t.Logf("max |z| %.2f; min ESS default %.0f, paper %.0f", z, def.Diagnostics.MinESSBulk, pap.Diagnostics.MinESSBulk)
 	})
@@ -627,7 +627,7 @@ func TestOrdinalStan(t *testing.T) {
 		}
 		o := OrdinalOptions{Sampler: smp, MCMC: MCMC{Chains: 4, Samples: samples, Seed: 31}}
 		if smp == PaperSampler {
-			o.Samples, o.Burnin = 20000, 3000
+			o.Samples, o.Burnin = 8000, 2000
 		}
 		res := fit(t, d, o)
 		ours := map[string]ParamDiag{}
