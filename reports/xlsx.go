@@ -106,7 +106,6 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 			return fmt.Errorf("reports: sheet %s: %w", s.sheet, err)
 		}
 	}
-	f.SetActiveSheet(0)
 	if err := f.SetDocProps(&excelize.DocProperties{
 		Title:       "concord report: " + rep.Project.Name,
 		Subject:     "multi-rater fit " + rep.Model.Model + ", seed " + strconv.FormatUint(rep.Model.Seed, 10),
