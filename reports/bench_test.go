@@ -203,4 +203,3 @@ func BenchmarkBuild(b *testing.B) {
 		})
 	}
 }
-
