@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"concord/annotations"
+	"concord/reports"
 )
 
 // Content types of the downloads.
@@ -97,7 +99,7 @@ func (s *Server) reportJSON(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	b, err := cf.render("report.json", func() ([]byte, error) { return s.render.ReportJSON(ctx, in) })
+	b, err := cf.render("report.json", func() ([]byte, error) { return s.renderReport(ctx, in, cf, reports.WriteJSON) })
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -113,7 +115,9 @@ func (s *Server) reportXLSX(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	b, err := cf.render("report.xlsx", func() ([]byte, error) { return s.render.Workbook(ctx, in) })
+	b, err := cf.render("report.xlsx", func() ([]byte, error) {
+		return s.renderReport(ctx, in, cf, func(w io.Writer, rep *reports.Report) error { return reports.WriteXLSX(w, rep, reports.XLSXOptions{}) })
+	})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -133,12 +137,16 @@ func (s *Server) reportTable(c *gin.Context) {
 	}
 	file := c.Param("table")
 	name, ok := strings.CutSuffix(file, ".csv")
-	if !ok || !slices.Contains(s.render.Tables, name) {
-		s.failf(c, annotations.ENOTFOUND, "no table %q: expected one of %s", file, listWithSuffix(s.render.Tables, ".csv"))
+	if !ok || !validTable(name) {
+		s.failf(c, annotations.ENOTFOUND, "no table %q: expected one of %s", file, listWithSuffix(reportTables, ".csv"))
 		return
 	}
 	ctx := c.Request.Context()
-	b, err := cf.render("table:"+name, func() ([]byte, error) { return s.render.Table(ctx, in, name) })
+	write := reports.WriteItemsCSV
+	if name == "raters" {
+		write = reports.WriteRatersCSV
+	}
+	b, err := cf.render("table:"+name, func() ([]byte, error) { return s.renderReport(ctx, in, cf, write) })
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -159,12 +167,14 @@ func (s *Server) reportPlot(c *gin.Context) {
 	if dot > 0 {
 		name, format = file[:dot], file[dot+1:]
 	}
-	if (format != "png" && format != "svg") || !slices.Contains(s.render.Plots, name) {
-		s.failf(c, annotations.ENOTFOUND, "no plot %q: expected NAME.png or NAME.svg with NAME one of %s", file, listWithSuffix(s.render.Plots, ""))
+	if (format != "png" && format != "svg") || !slices.Contains(reportPlots, name) {
+		s.failf(c, annotations.ENOTFOUND, "no plot %q: expected NAME.png or NAME.svg with NAME one of %s", file, listWithSuffix(reportPlots, ""))
 		return
 	}
 	ctx := c.Request.Context()
-	b, err := cf.render("plot:"+file, func() ([]byte, error) { return s.render.Plot(ctx, in, name, format) })
+	b, err := cf.render("plot:"+file, func() ([]byte, error) {
+		return s.renderReport(ctx, in, cf, func(w io.Writer, rep *reports.Report) error { return reports.WritePlot(w, rep, name, format) })
+	})
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -1,12 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/xuri/excelize/v2"
 )
 
 func TestHealthAndMetrics(t *testing.T) {
@@ -444,9 +448,34 @@ func TestFitsAPI(t *testing.T) {
 		t.Errorf("result: %d %s", resp.StatusCode, clipText(string(b), 200))
 	}
 	resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", fid), key, nil)
-	if resp.StatusCode != 200 || !json.Valid(b) {
-		t.Errorf("report.json: %d", resp.StatusCode)
+	var rep map[string]any
+	if resp.StatusCode != 200 || json.Unmarshal(b, &rep) != nil || rep["schema"] != "concord.report/v1" || rep["agreement"] == nil {
+		t.Errorf("report.json: %d %s", resp.StatusCode, clipText(string(b), 200))
 	}
+	resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/report.xlsx", fid), key, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != ctXLSX || !strings.Contains(resp.Header.Get("Content-Disposition"), "k1-fit-") {
+		t.Errorf("report.xlsx: %d %v", resp.StatusCode, resp.Header)
+	}
+	checkWorkbook(t, b, 135)
+	for table, header := range map[string]string{"items": "item", "raters": "rater"} {
+		resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/tables/%s.csv", fid, table), key, nil)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") || !strings.Contains(strings.ToLower(lines[0]), header) {
+			t.Errorf("%s.csv: %d %q", table, resp.StatusCode, clipText(string(b), 200))
+		}
+		if want := map[string]int{"items": 136, "raters": 8}[table]; len(lines) != want {
+			t.Errorf("%s.csv: %d lines, want %d", table, len(lines), want)
+		}
+	}
+	resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/plots/precision.svg", fid), key, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != ctSVG || !strings.Contains(string(b), "<svg") {
+		t.Errorf("precision.svg: %d", resp.StatusCode)
+	}
+	resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/plots/thresholds.png", fid), key, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != ctPNG || !strings.HasPrefix(string(b), "\x89PNG") {
+		t.Errorf("thresholds.png: %d", resp.StatusCode)
+	}
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/plots/roc.svg", fid), key, nil, 404, "not_found", "")
 	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/tables/nope.csv", fid), key, nil, 404, "not_found", "no table")
 	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/plots/nope.gif", fid), key, nil, 404, "not_found", "no plot")
 	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/report.json?x=1", fid), key, nil, 400, "invalid", "unknown query parameter")
@@ -590,4 +619,28 @@ func TestPredictionsWithCovariates(t *testing.T) {
 	}
 	e.wantError("POST", path, key, `{"items": [{"id": "a", "covariates": {"x": 1}}]}`, 400, "invalid", `covariate "y" is missing`)
 	e.wantError("POST", path, key, `{"items": [{"id": "a", "covariates": {"x": 1, "y": 1, "z": 2}}]}`, 400, "invalid", `unknown covariate "z"`)
+}
+
+// checkWorkbook opens an XLSX download and checks its sheets and the
+// number of item rows.
+func checkWorkbook(t *testing.T, b []byte, items int) {
+	t.Helper()
+	f, err := excelize.OpenReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("workbook: %v", err)
+	}
+	defer f.Close()
+	sheets := f.GetSheetList()
+	for _, want := range []string{"Summary", "Items", "Raters", "Thresholds", "Agreement", "Diagnostics", "Flags"} {
+		if !slices.Contains(sheets, want) {
+			t.Errorf("workbook lacks sheet %s (has %v)", want, sheets)
+		}
+	}
+	rows, err := f.GetRows("Items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < items+1 {
+		t.Errorf("Items sheet has %d rows, want a header and %d items", len(rows), items)
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/reports"
 )
 
 // resultCache keeps the parsed results and rendered reports of recently
@@ -33,6 +34,12 @@ type cachedFit struct {
 	res       *multirater.FitResult
 	rendered  map[string]rendered
 	predictor *predictor
+
+	// The report, built once (repMu: building it takes a while and other
+	// artefacts wait for it under mu).
+	repMu  sync.Mutex
+	rep    *reports.Report
+	repErr error
 }
 
 type rendered struct {

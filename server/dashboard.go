@@ -642,7 +642,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		return
 	}
 	page := fitPage{basePage: d.base(c, p.Name+": fit "+itoa(f.ID)), Project: p, Fit: d.s.fitView(ctx, f),
-		Done: f.Status == annotations.FitDone, Tables: d.s.render.Tables, Plots: d.s.render.Plots}
+		Done: f.Status == annotations.FitDone, Tables: reportTables}
 	_ = jsonUnmarshal(f.Spec, &page.Spec)
 	if page.Done {
 		cf, err := d.s.result(ctx, f.ID)
@@ -657,6 +657,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		sort.SliceStable(page.Raters, func(i, j int) bool { return page.Raters[i].Precision.Mean > page.Raters[j].Precision.Mean })
 		page.Chart = precisionChart(page.Raters)
 		page.Thresh = thresholdChart(res)
+		page.Plots = plotsFor(res)
 		page.Flags = res.Flags
 		if len(page.Flags) > maxFlagRows {
 			page.Flags = page.Flags[:maxFlagRows]

@@ -1,14 +1,21 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
+	"slices"
 
+	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+	"concord/raters"
+	"concord/reports"
 )
 
-// reportInput is what the renderers get: the project, the fit and its
-// result document (raw and parsed).
+// reportInput is a done fit to render: its project, the fit and its result
+// document (raw and parsed).
 type reportInput struct {
 	Project *annotations.Project
 	Fit     *annotations.Fit
@@ -16,35 +23,100 @@ type reportInput struct {
 	Raw     []byte
 }
 
-// renderer renders a done fit for download: the report document, the
-// workbook, the CSV tables and the plots. Tables and Plots list the names
-// the API offers (GET /fits/{id}/tables/{name}.csv and
-// /fits/{id}/plots/{name}.{png,svg}).
-type renderer struct {
-	ReportJSON func(ctx context.Context, in reportInput) ([]byte, error)
-	Workbook   func(ctx context.Context, in reportInput) ([]byte, error)
-	Table      func(ctx context.Context, in reportInput, name string) ([]byte, error)
-	Plot       func(ctx context.Context, in reportInput, name, format string) ([]byte, error)
-	Tables     []string
-	Plots      []string
+// reportTables are the CSV tables of a report (GET
+// /fits/{id}/tables/{name}.csv).
+var reportTables = []string{"items", "raters"}
+
+// reportPlots are the plots of package reports (GET
+// /fits/{id}/plots/{name}.{png,svg}); those that do not apply to a fit
+// (e.g. ROC curves of an ordinal scheme with more than two levels) are not
+// found.
+var reportPlots = []string{
+	reports.PlotPrecision, reports.PlotVariance, reports.PlotTrace, reports.PlotRhat,
+	reports.PlotConsensus, reports.PlotThresholds, reports.PlotROC,
 }
 
-// defaultRenderer serves the stored concord.fit/v1 result document as the
-// JSON report; the workbook, tables and plots come from package reports.
-func defaultRenderer() renderer {
-	unavailable := func(what string) error {
-		return annotations.Errorf(annotations.EUNAVAILABLE, "%s is not available in this build (it needs the reports package)", what)
+// plotsFor lists the plots that apply to a fit, without building its
+// report: ROC curves only for two-level schemes, thresholds only for
+// ordinal fits.
+func plotsFor(res *multirater.FitResult) []string {
+	var out []string
+	for _, p := range reportPlots {
+		switch {
+		case p == reports.PlotROC && len(res.Levels) != 2:
+		case p == reports.PlotThresholds && res.Model.Model != analysis.ModelOrdinal:
+		default:
+			out = append(out, p)
+		}
 	}
-	return renderer{
-		ReportJSON: func(_ context.Context, in reportInput) ([]byte, error) { return in.Raw, nil },
-		Workbook: func(context.Context, reportInput) ([]byte, error) {
-			return nil, unavailable("the XLSX workbook")
-		},
-		Table: func(_ context.Context, _ reportInput, name string) ([]byte, error) {
-			return nil, unavailable("the CSV table " + name)
-		},
-		Plot: func(_ context.Context, _ reportInput, name, format string) ([]byte, error) {
-			return nil, unavailable("the plot " + name + "." + format)
-		},
-	}
+	return out
 }
+
+// report builds the fit's concord.report/v1 report once per cached fit:
+// the result with the agreement coefficients and baseline aggregators of
+// the labels the fit was made from (recorded in the result), and the gold
+// labels of the project's items.
+func (s *Server) report(ctx context.Context, in reportInput, cf *cachedFit) (*reports.Report, error) {
+	cf.repMu.Lock()
+	defer cf.repMu.Unlock()
+	if cf.rep != nil || cf.repErr != nil {
+		return cf.rep, cf.repErr
+	}
+	fit := reports.FitFromResult(in.Result)
+	ds := fit.Dataset(in.Project.Scheme)
+	if ds != nil {
+		if cur, err := s.store.Dataset(ctx, in.Project.ID); err == nil {
+			gold := map[string]string{}
+			for _, it := range cur.Items {
+				if it.Gold != "" {
+					gold[it.ID] = it.Gold
+				}
+			}
+			for i := range ds.Items {
+				if g, ok := gold[ds.Items[i].ID]; ok && ds.Items[i].Gold == "" {
+					ds.Items[i].Gold = g
+				}
+			}
+		} else if annotations.ErrorCode(err) == annotations.EINTERNAL {
+			return nil, err
+		}
+	}
+	var agr *raters.Report
+	if ds != nil && len(ds.Labels) > 0 {
+		boot := s.cfg.ReportBootstrap
+		if boot == 0 {
+			boot = -1
+		}
+		if ag, err := analysis.Agreement(ds, raters.Options{Bootstrap: boot, Seed: 1}); err == nil {
+			agr = ag.Report
+		} else {
+			s.log.InfoContext(ctx, "report without agreement coefficients", "fit", in.Fit.ID, "reason", annotations.ErrorMessage(err))
+		}
+	}
+	rep, err := reports.BuildFit(*in.Project, fit, agr, ds)
+	if err != nil {
+		// Deterministic: remember it.
+		cf.repErr = annotations.Errorf(annotations.EINVALID, "the report of fit %d cannot be made: %v", in.Fit.ID, err)
+		return nil, cf.repErr
+	}
+	cf.rep = rep
+	return rep, nil
+}
+
+// renderReport renders the fit's report with write.
+func (s *Server) renderReport(ctx context.Context, in reportInput, cf *cachedFit, write func(io.Writer, *reports.Report) error) ([]byte, error) {
+	rep, err := s.report(ctx, in, cf)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := write(&buf, rep); err != nil {
+		if errors.Is(err, reports.ErrNoPlot) {
+			return nil, annotations.Errorf(annotations.ENOTFOUND, "%s", err)
+		}
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func validTable(name string) bool { return slices.Contains(reportTables, name) }

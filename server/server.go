@@ -65,6 +65,10 @@ type Config struct {
 	// ReportCache is the number of fits whose parsed results and rendered
 	// reports are kept in memory (default 32).
 	ReportCache int
+	// ReportBootstrap is the number of bootstrap replicates of the
+	// agreement coefficients in reports (default 1000, as concord report;
+	// negative: analytic intervals only).
+	ReportBootstrap int
 	// KeyCacheTTL is how long API key lookups are cached (default 2 s;
 	// negative: no cache).
 	KeyCacheTTL time.Duration
@@ -107,6 +111,11 @@ func (c Config) withDefaults() Config {
 	if c.ReportCache <= 0 {
 		c.ReportCache = 32
 	}
+	if c.ReportBootstrap == 0 {
+		c.ReportBootstrap = 1000
+	} else if c.ReportBootstrap < 0 {
+		c.ReportBootstrap = 0
+	}
 	if c.KeyCacheTTL == 0 {
 		c.KeyCacheTTL = 2 * time.Second
 	}
@@ -136,7 +145,6 @@ type Server struct {
 	keys      *keyCache
 	logins    *loginCodes
 	cache     *resultCache
-	render    renderer
 	pool      *pool
 	dash      *dashboard
 
@@ -170,7 +178,6 @@ func New(cfg Config, store annotations.Store, logger *slog.Logger) (*Server, err
 		log:               logger,
 		adminHash:         hashToken(cfg.AdminToken),
 		logins:            &loginCodes{m: map[string]time.Time{}},
-		render:            defaultRenderer(),
 	}
 	ck := sha256.Sum256([]byte("concord csrf\x00" + cfg.AdminToken))
 	s.csrfKey = ck[:]

@@ -1,0 +1,218 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// findChromium returns the headless browser to drive: $CONCORD_CHROMIUM, or
+// Debian's chromium (or another Chrome) on the PATH.
+func findChromium() string {
+	if p := os.Getenv("CONCORD_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// artefactDir is where the browser test saves its screenshots:
+// $CONCORD_ARTIFACTS, or a temporary directory.
+func artefactDir(t *testing.T) string {
+	if d := os.Getenv("CONCORD_ARTIFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// TestBrowserDashboard drives the dashboard in headless Chromium: log in
+// with a project key, see the project's statistics and agreement, start a
+// fit from the form, watch the progress bar finish and the ranking table
+// appear, sort and search it, and save screenshots. It skips when Chromium
+// is missing, unless CONCORD_REQUIRE_BROWSER=1 (CI).
+func TestBrowserDashboard(t *testing.T) {
+	chromium := findChromium()
+	if chromium == "" {
+		if os.Getenv("CONCORD_REQUIRE_BROWSER") == "1" {
+			t.Fatal("CONCORD_REQUIRE_BROWSER=1 but no chromium found (apt-get install chromium, or set CONCORD_CHROMIUM)")
+		}
+		t.Skip("chromium not found: browser test skipped (set CONCORD_REQUIRE_BROWSER=1 to make this an error)")
+	}
+	e := newEnv(t)
+	id, key := e.loadedProject("sirt-writing-k1")
+	dir := artefactDir(t)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.WindowSize(1280, 1000),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	defer cancelCtx()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+
+	shot := func(name string) {
+		t.Helper()
+		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot %s", p)
+	}
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", js, err)
+		}
+		return v
+	}
+	count := func(js string) int {
+		t.Helper()
+		n, err := strconv.Atoi(eval("String(" + js + ")"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// Log in with the project's key: the browser lands on its project.
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), key),
+		chromedp.Click(chromedp.ID("login-button")),
+		chromedp.WaitVisible(chromedp.ID("fit-form")),
+		chromedp.WaitVisible(chromedp.ID("agreement-table")),
+	)
+	if err != nil {
+		t.Fatalf("login and project page: %v", err)
+	}
+	shot("dashboard-project.png")
+	if n := count(`document.querySelectorAll("#agreement-table tbody tr").length`); n < 5 {
+		t.Errorf("agreement table has %d rows", n)
+	}
+
+	// Start a fit from the form, with enough draws that the bar moves.
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#fit-form input[name=chains]`), "2"),
+		chromedp.SetValue(chromedp.CSS(`#fit-form input[name=samples]`), "4000"),
+		chromedp.SetValue(chromedp.CSS(`#fit-form input[name=burnin]`), "500"),
+		chromedp.SetValue(chromedp.CSS(`#fit-form input[name=seed]`), "42"),
+		chromedp.Click(chromedp.ID("start-fit")),
+		chromedp.WaitVisible(chromedp.ID("progress")),
+	)
+	if err != nil {
+		t.Fatalf("starting a fit: %v", err)
+	}
+	// Watch the progress bar until the ranking table appears.
+	var seen []int
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		now := eval(`String((document.querySelector("#progress") || {getAttribute: () => ""}).getAttribute("aria-valuenow"))`)
+		if v, err := strconv.Atoi(now); err == nil && (len(seen) == 0 || seen[len(seen)-1] != v) {
+			seen = append(seen, v)
+			if len(seen) == 2 && v < 100 {
+				shot("dashboard-fit-running.png")
+			}
+		}
+		if eval(`String(!!document.querySelector("#ranking-table"))`) == "true" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ranking table after 2 minutes; progress seen %v", seen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("progress bar values seen: %v", seen)
+	if len(seen) < 2 || seen[len(seen)-1] != 100 {
+		t.Errorf("progress bar did not move to 100%%: %v", seen)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("ranking-table")), chromedp.WaitVisible(chromedp.CSS(`#precision-chart svg`))); err != nil {
+		t.Fatalf("fit page: %v", err)
+	}
+	// The plots of package reports load with the browser's session.
+	loaded := `Array.from(document.querySelectorAll("#plots img")).filter(i => i.complete && i.naturalWidth > 0).length`
+	total := count(`document.querySelectorAll("#plots img").length`)
+	for wait := time.Now().Add(60 * time.Second); count(loaded) < total && time.Now().Before(wait); {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if n := count(loaded); total < 5 || n != total {
+		t.Errorf("%d of %d plot images loaded", n, total)
+	}
+	shot("dashboard-fit-done.png")
+	state := eval(`document.querySelector("#fit-state").textContent`)
+	verdict := eval(`document.querySelector("#verdict").textContent`)
+	rows := count(`document.querySelectorAll("#ranking-table tbody tr").length`)
+	firstRow := `document.querySelector("#ranking-table tbody tr:first-child td:nth-child(3)").textContent`
+	first := eval(firstRow)
+	if state != "done" || rows != 135 {
+		t.Errorf("fit page: state %q, %d ranking rows", state, rows)
+	}
+	if verdict == "" {
+		t.Error("no convergence verdict")
+	}
+	// Sort by item id, descending, by clicking its header twice.
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#ranking-table thead th:nth-child(3)`)),
+		chromedp.Click(chromedp.CSS(`#ranking-table thead th:nth-child(3)`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if after := eval(firstRow); after == first || after == "" {
+		t.Errorf("sorting by item did not reorder the table (first row %q before and after)", first)
+	}
+	// Search.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("ranking-search"), "100020106")); err != nil {
+		t.Fatal(err)
+	}
+	if shown := count(`Array.from(document.querySelectorAll("#ranking-table tbody tr")).filter(r => !r.hidden).length`); shown != 1 {
+		t.Errorf("search shows %d rows, want 1", shown)
+	}
+	href := eval(`document.querySelector("#dl-xlsx").getAttribute("href")`)
+	if !strings.HasSuffix(href, "/report.xlsx") {
+		t.Errorf("workbook link %q", href)
+	}
+	// The workbook downloads with the browser's session cookie.
+	size, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(async () => { const r = await fetch(document.querySelector("#dl-xlsx").href); return r.ok ? (await r.arrayBuffer()).byteLength : -r.status; })()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size < 1000 {
+		t.Errorf("workbook download from the page: %d bytes", size)
+	}
+	fits := e.call("GET", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, nil, 200)["fits"].([]any)
+	if len(fits) != 1 || fits[0].(map[string]any)["seed"].(float64) != 42 {
+		t.Errorf("fits after the browser run: %v", fits)
+	}
+}
