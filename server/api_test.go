@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
