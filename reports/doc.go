@@ -1,4 +1,21 @@
-// Package reports renders fit results for people and programs: the versioned
-// JSON report document, the Excel workbook (excelize) and plots (gonum/plot,
-// PNG and SVG).
+// Package reports renders fit results for people and programs: the
+// versioned JSON report document (`concord.report/v1`, described by the
+// JSON Schema of SchemaJSON), the Excel workbook (excelize, streamed), CSV
+// tables and plots (gonum/plot, PNG and SVG). See docs/reports.md.
+//
+// Build (or BuildFit, for a result file read by ReadFit) makes a Report of
+// a fit result, optionally with the agreement analysis of the same labels
+// (package raters) and the dataset (gold labels). The writers take an
+// io.Writer so that HTTP handlers can stream them: WriteJSON, WriteXLSX,
+// WriteItemsCSV, WriteRatersCSV and WritePlot; WriteAll writes them all
+// into a directory.
+//
+// The reports read the classification model's per-item class
+// distribution ("class_probs", "class") by its JSON name, so ordinal and
+// classification results go through the same code; fields a model does
+// not fill are left out of the report, and the sheets and plots that need
+// them are replaced by a note or left out.
+//
+// Dependency direction: reports imports multirater, raters and
+// annotations; it is imported by server and cmd/concord.
 package reports

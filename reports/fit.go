@@ -326,7 +326,7 @@ func indexOf(s []string, v string) int {
 // order as far as the label order allows. It is what the agreement
 // analysis needs when the label files are not at hand. Items without
 // labels are kept (with no labels), so that the dataset's item order is
-// the fit's. Labels returns nil when the fit records none.
+// the fit's. It returns nil when the fit records no labels.
 func (f *Fit) Dataset(s annotations.Scheme) *annotations.Dataset {
 	ds := &annotations.Dataset{Scheme: s, Items: make([]annotations.Item, len(f.Items))}
 	n := 0
