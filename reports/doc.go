@@ -8,7 +8,8 @@
 // (package raters) and the dataset (gold labels). The writers take an
 // io.Writer so that HTTP handlers can stream them: WriteJSON, WriteXLSX,
 // WriteItemsCSV, WriteRatersCSV and WritePlot; WriteAll writes them all
-// into a directory.
+// into a directory. A Report is not modified by the writers, so one report
+// may be rendered by several goroutines at once.
 //
 // The reports read the classification model's per-item class
 // distribution ("class_probs", "class") by its JSON name, so ordinal and

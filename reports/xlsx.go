@@ -402,10 +402,13 @@ func (x *xlsxWriter) labelValue(v string, numeric bool) any {
 	return v
 }
 
-// numericLevels reports whether every level code is a number.
+// numericLevels reports whether every level code is a number in its
+// shortest form ("3", "-1", "2.5"; not "03" or "1e1"), so that storing it
+// as a number shows the same code.
 func numericLevels(rep *Report) bool {
 	for _, l := range rep.Levels {
-		if _, err := strconv.ParseFloat(l.Code, 64); err != nil {
+		v, err := strconv.ParseFloat(l.Code, 64)
+		if err != nil || strconv.FormatFloat(v, 'f', -1, 64) != l.Code {
 			return false
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+
+	"concord/annotations"
 )
 
 // TestWorkbook writes the workbook of every report, reads it back with
@@ -506,5 +508,38 @@ func checkFlags(b *book, c reportCase) {
 			probs := fi.RaterGradeProbs[at(row, 1)]
 			b.number("Flags probability of "+at(row, 0), at(row, 3), probs[indexOf(c.fit.Levels, fi.Labels[at(row, 1)])])
 		}
+	}
+}
+
+// TestWorkbookControlCharacters checks that ids with characters XML cannot
+// hold (possible in a hand-edited result file) do not break the workbook:
+// they become U+FFFD (encoding/xml's escaping, which excelize uses).
+func TestWorkbookControlCharacters(t *testing.T) {
+	fit := degenerateClassCase(t).fit
+	fit.Items[0].ID = "a\x01b"
+	fit.Items[0].Labels = map[string]string{"r\x02": "b"}
+	fit.Raters[0].ID = "r\x02"
+	rep, err := BuildFit(annotations.Project{Name: "p\x03"}, fit, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteXLSX(&buf, rep, XLSXOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := f.GetRows(SheetItems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rows[1][1]; got != "a\uFFFDb" {
+		t.Errorf("item id %q", got)
+	}
+	if h := rows[0][len(rows[0])-1]; h != "r\uFFFD" {
+		t.Errorf("rater header %q", h)
 	}
 }
