@@ -144,7 +144,7 @@ func (s *Server) fitView(ctx context.Context, f *annotations.Fit) fitJSON {
 	for _, k := range []string{"result", "report.json", "report.xlsx"} {
 		out.Links[k] = base + "/" + k
 	}
-	cf, err := s.result(ctx, f.ID)
+	cf, err := s.result(ctx, f)
 	if err != nil {
 		s.log.WarnContext(ctx, "reading a fit result for its summary", "fit", f.ID, "err", err)
 		return out

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,26 +48,80 @@ func (s *Server) doneFit(c *gin.Context, params ...string) (reportInput, *cached
 		}
 		return reportInput{}, nil, annotations.Errorf(annotations.ECONFLICT, "fit %d is %s%s; it has no results", f.ID, f.Status, msg)
 	}
-	ctx := c.Request.Context()
-	p, err := s.store.FindProjectByID(ctx, f.ProjectID)
+	cf, err := s.result(c.Request.Context(), f)
 	if err != nil {
 		return reportInput{}, nil, err
 	}
-	cf, err := s.result(ctx, f.ID)
-	if err != nil {
-		return reportInput{}, nil, err
-	}
-	return reportInput{Project: p, Fit: f, Result: cf.res, Raw: cf.raw}, cf, nil
+	return reportInput{Project: cf.project, Fit: f, Result: cf.res, Raw: cf.raw}, cf, nil
 }
 
-// download writes a rendered artefact. Done fits never change, so clients
-// may cache them (privately: they need credentials).
-func download(c *gin.Context, contentType, filename string, body []byte, attachment bool) {
+// serveArtefact answers with the artefact named key of a done fit,
+// rendering it with fn on first use. Done fits never change, so the answer
+// has an ETag (a matching If-None-Match gets 304) and may be cached
+// privately; text artefacts are sent gzip-compressed (compressed once) to
+// clients that accept it.
+func (s *Server) serveArtefact(c *gin.Context, cf *cachedFit, key, contentType, filename string, attachment bool, fn func() ([]byte, error)) {
+	etag := fmt.Sprintf(`"%s-f%d-%s"`, s.cfg.Version, cf.id, key)
+	c.Header("ETag", etag)
 	c.Header("Cache-Control", "private, max-age=300")
+	c.Header("Vary", "Accept-Encoding")
 	if attachment {
 		c.Header("Content-Disposition", fmt.Sprintf("attachment; filename=%q", filename))
 	}
+	if inm := c.GetHeader("If-None-Match"); inm != "" && (inm == etag || strings.Contains(inm, etag) || inm == "*") {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	body, err := cf.render(key, fn)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if len(body) > 1024 && compressible(contentType) && acceptsGzip(c.GetHeader("Accept-Encoding")) {
+		gz, err := cf.render(key+".gz", func() ([]byte, error) { return gzipBytes(body) })
+		if err == nil {
+			c.Header("Content-Encoding", "gzip")
+			c.Data(http.StatusOK, contentType, gz)
+			return
+		}
+	}
 	c.Data(http.StatusOK, contentType, body)
+}
+
+func compressible(contentType string) bool {
+	return strings.HasPrefix(contentType, "application/json") || strings.HasPrefix(contentType, "text/") || strings.HasPrefix(contentType, "image/svg")
+}
+
+// acceptsGzip reads an Accept-Encoding header: gzip (or *) without q=0.
+func acceptsGzip(h string) bool {
+	for _, part := range strings.Split(h, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "*" {
+			continue
+		}
+		q := strings.ReplaceAll(strings.ToLower(params), " ", "")
+		if q == "q=0" || q == "q=0.0" || q == "q=0.00" || q == "q=0.000" {
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+func gzipBytes(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // fileBase names the downloads of a fit: "PROJECT-fit-ID".
@@ -82,12 +138,12 @@ func fileBase(in reportInput) string {
 // fitResult: GET /api/v1/fits/{id}/result -> the stored result document
 // (schema concord.fit/v1).
 func (s *Server) fitResult(c *gin.Context) {
-	in, _, err := s.doneFit(c)
+	in, cf, err := s.doneFit(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	download(c, ctJSON, fileBase(in)+".result.json", in.Raw, false)
+	s.serveArtefact(c, cf, "result", ctJSON, fileBase(in)+".result.json", false, func() ([]byte, error) { return in.Raw, nil })
 }
 
 // reportJSON: GET /api/v1/fits/{id}/report.json -> the report document.
@@ -99,12 +155,9 @@ func (s *Server) reportJSON(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	b, err := cf.render("report.json", func() ([]byte, error) { return s.renderReport(ctx, in, cf, reports.WriteJSON) })
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	download(c, ctJSON, fileBase(in)+".report.json", b, c.Query("download") != "")
+	s.serveArtefact(c, cf, "report.json", ctJSON, fileBase(in)+".report.json", c.Query("download") != "", func() ([]byte, error) {
+		return s.renderReport(ctx, in, cf, reports.WriteJSON)
+	})
 }
 
 // reportXLSX: GET /api/v1/fits/{id}/report.xlsx -> the Excel workbook.
@@ -115,14 +168,9 @@ func (s *Server) reportXLSX(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	b, err := cf.render("report.xlsx", func() ([]byte, error) {
+	s.serveArtefact(c, cf, "report.xlsx", ctXLSX, fileBase(in)+".xlsx", true, func() ([]byte, error) {
 		return s.renderReport(ctx, in, cf, func(w io.Writer, rep *reports.Report) error { return reports.WriteXLSX(w, rep, reports.XLSXOptions{}) })
 	})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	download(c, ctXLSX, fileBase(in)+".xlsx", b, true)
 }
 
 // reportTable: GET /api/v1/fits/{id}/tables/{name}.csv -> a CSV table of
@@ -146,12 +194,9 @@ func (s *Server) reportTable(c *gin.Context) {
 	if name == "raters" {
 		write = reports.WriteRatersCSV
 	}
-	b, err := cf.render("table:"+name, func() ([]byte, error) { return s.renderReport(ctx, in, cf, write) })
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	download(c, ctCSV, fileBase(in)+"."+name+".csv", b, true)
+	s.serveArtefact(c, cf, "table-"+name, ctCSV, fileBase(in)+"."+name+".csv", true, func() ([]byte, error) {
+		return s.renderReport(ctx, in, cf, write)
+	})
 }
 
 // reportPlot: GET /api/v1/fits/{id}/plots/{name}.{png,svg} -> a plot.
@@ -172,18 +217,13 @@ func (s *Server) reportPlot(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	b, err := cf.render("plot:"+file, func() ([]byte, error) {
-		return s.renderReport(ctx, in, cf, func(w io.Writer, rep *reports.Report) error { return reports.WritePlot(w, rep, name, format) })
-	})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	ct := ctPNG
 	if format == "svg" {
 		ct = ctSVG
 	}
-	download(c, ct, fileBase(in)+"."+file, b, false)
+	s.serveArtefact(c, cf, "plot-"+file, ct, fileBase(in)+"."+file, false, func() ([]byte, error) {
+		return s.renderReport(ctx, in, cf, func(w io.Writer, rep *reports.Report) error { return reports.WritePlot(w, rep, name, format) })
+	})
 }
 
 func listWithSuffix(names []string, suffix string) string {

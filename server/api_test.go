@@ -452,6 +452,20 @@ func TestFitsAPI(t *testing.T) {
 	if resp.StatusCode != 200 || json.Unmarshal(b, &rep) != nil || rep["schema"] != "concord.report/v1" || rep["agreement"] == nil {
 		t.Errorf("report.json: %d %s", resp.StatusCode, clipText(string(b), 200))
 	}
+	// Cached, compressed and revalidated downloads.
+	resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", fid), key, nil, "Accept-Encoding", "gzip")
+	etag := resp.Header.Get("ETag")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" || etag == "" || len(b) < 100 || b[0] != 0x1f {
+		t.Errorf("gzip report: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", fid), key, nil, "Accept-Encoding", "gzip;q=0", "If-None-Match", etag)
+	if resp.StatusCode != 304 || len(b) != 0 {
+		t.Errorf("If-None-Match: %d", resp.StatusCode)
+	}
+	resp, _ = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", fid), key, nil, "Accept-Encoding", "identity")
+	if resp.Header.Get("Content-Encoding") != "" {
+		t.Errorf("identity: %v", resp.Header)
+	}
 	resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/report.xlsx", fid), key, nil)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != ctXLSX || !strings.Contains(resp.Header.Get("Content-Disposition"), "k1-fit-") {
 		t.Errorf("report.xlsx: %d %v", resp.StatusCode, resp.Header)

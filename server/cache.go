@@ -32,6 +32,7 @@ type cachedFit struct {
 	mu        sync.Mutex
 	raw       []byte
 	res       *multirater.FitResult
+	project   *annotations.Project
 	rendered  map[string]rendered
 	predictor *predictor
 
@@ -80,24 +81,30 @@ func (rc *resultCache) forget(id int64) {
 	}
 }
 
-// result returns the fit's result document, raw and parsed, loading it from
-// the store on first use.
-func (s *Server) result(ctx context.Context, fitID int64) (*cachedFit, error) {
-	cf := s.cache.entry(fitID)
+// result returns the fit's result document, raw and parsed, and its
+// project, loading them from the store on first use. (A project's name and
+// scheme never change, and deleting it deletes the fit, which every read
+// checks first.)
+func (s *Server) result(ctx context.Context, f *annotations.Fit) (*cachedFit, error) {
+	cf := s.cache.entry(f.ID)
 	cf.mu.Lock()
 	defer cf.mu.Unlock()
-	if cf.res != nil {
+	if cf.res != nil && cf.project != nil {
 		return cf, nil
 	}
-	raw, err := s.store.FitResult(ctx, fitID)
+	p, err := s.store.FindProjectByID(ctx, f.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.store.FitResult(ctx, f.ID)
 	if err != nil {
 		return nil, err
 	}
 	var res multirater.FitResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode result of fit %d: %w", fitID, err)
+		return nil, fmt.Errorf("decode result of fit %d: %w", f.ID, err)
 	}
-	cf.raw, cf.res = raw, &res
+	cf.raw, cf.res, cf.project = raw, &res, p
 	return cf, nil
 }
 

@@ -645,7 +645,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		Done: f.Status == annotations.FitDone, Tables: reportTables}
 	_ = jsonUnmarshal(f.Spec, &page.Spec)
 	if page.Done {
-		cf, err := d.s.result(ctx, f.ID)
+		cf, err := d.s.result(ctx, f)
 		if err != nil {
 			d.fail(c, err)
 			return
