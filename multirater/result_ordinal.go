@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -335,16 +336,32 @@ func rankItems(items []ItemResult, chains []*ordChain, ns int) {
 	for i := range ranks {
 		ranks[i] = make([]int32, len(draws))
 	}
-	parallelFor(len(draws), func(s int) {
-		c, i := draws[s][0], draws[s][1]
-		idx := make([]int, n)
-		for j := range idx {
-			idx[j] = j
-		}
-		ch := chains[c]
-		sort.SliceStable(idx, func(a, b int) bool { return ch.drawM[idx[a]][i] > ch.drawM[idx[b]][i] })
-		for r, j := range idx {
-			ranks[j][s] = int32(r + 1)
+	type keyed struct {
+		v float32
+		i int32
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(draws))
+	parallelFor(workers, func(w int) {
+		buf := make([]keyed, n)
+		for s := w; s < len(draws); s += workers {
+			c, i := draws[s][0], draws[s][1]
+			ch := chains[c]
+			for j := range buf {
+				buf[j] = keyed{v: ch.drawM[j][i], i: int32(j)}
+			}
+			// Highest score first; ties in item order.
+			slices.SortFunc(buf, func(a, b keyed) int {
+				switch {
+				case a.v > b.v:
+					return -1
+				case a.v < b.v:
+					return 1
+				}
+				return int(a.i - b.i)
+			})
+			for r, e := range buf {
+				ranks[e.i][s] = int32(r + 1)
+			}
 		}
 	})
 	parallelFor(n, func(j int) {
@@ -353,7 +370,7 @@ func rankItems(items []ItemResult, chains []*ordChain, ns int) {
 		for _, v := range r {
 			sum += float64(v)
 		}
-		sort.Slice(r, func(a, b int) bool { return r[a] < r[b] })
+		slices.Sort(r)
 		q := func(p float64) float64 { return float64(r[quantileIndex(len(r), p)]) }
 		items[j].Rank = &RankSummary{Mean: sum / float64(len(r)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
 	})
@@ -392,7 +409,10 @@ func predictiveSummaries(res *FitResult, data *OrdinalData, md *ordModel, chains
 	k, nl, n := md.nk, md.nl, md.n
 	probs := make([]float64, n*nl*k) // [item][rater][level]
 	parallelFor(n, func(item int) {
-		b := make([]float64, k+1)
+		// phi[j] = Phi(z_j) and q[j] = 1 - Phi(z_j) at the standardised
+		// thresholds, each from one erfc and accurate where it is small.
+		phi := make([]float64, k+1)
+		q := make([]float64, k+1)
 		p := probs[item*nl*k : (item+1)*nl*k]
 		for _, cd := range keep {
 			ch := chains[cd[0]]
@@ -400,12 +420,30 @@ func predictiveSummaries(res *FitResult, data *OrdinalData, md *ordModel, chains
 			m := float64(ch.drawM[item][i])
 			for l := 0; l < nl; l++ {
 				sa := math.Sqrt(ch.drawAlpha[l][i])
-				b[0], b[k] = math.Inf(-1), math.Inf(1)
+				phi[0], q[0], phi[k], q[k] = 0, 1, 1, 0
 				for j := 1; j < k; j++ {
-					b[j] = ch.drawB[l*(k-1)+j-1][i]
+					z := sa * (ch.drawB[l*(k-1)+j-1][i] - m)
+					if z <= 0 {
+						phi[j] = 0.5 * math.Erfc(-z/math.Sqrt2)
+						q[j] = 1 - phi[j]
+					} else {
+						q[j] = 0.5 * math.Erfc(z/math.Sqrt2)
+						phi[j] = 1 - q[j]
+					}
 				}
 				for c := 0; c < k; c++ {
-					p[l*k+c] += normInterval(sa*(b[c]-m), sa*(b[c+1]-m))
+					var v float64
+					switch {
+					case c+1 < k && q[c+1] >= 0.5:
+						// Both standardised thresholds <= 0.
+						v = phi[c+1] - phi[c]
+					case c > 0 && phi[c] >= 0.5:
+						// Both > 0.
+						v = q[c] - q[c+1]
+					default:
+						v = 1 - phi[c] - q[c+1]
+					}
+					p[l*k+c] += max(v, 0)
 				}
 			}
 		}
