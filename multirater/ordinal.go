@@ -327,8 +327,11 @@ type ordModel struct {
 	openObs  []int32
 	// openItems lists the items with an unbounded-level rating and
 	// openIndex maps an item to its position there (-1 for none).
-	openItems  []int32
-	openIndex  []int32
+	openItems []int32
+	openIndex []int32
+	// obsShift marks the observations the open-level move shifts with m
+	// (those in openObs).
+	obsShift   []bool
 	closedGram [][]float64
 	// gTOpen is G' restricted to the columns of openItems (r ×
 	// len(openItems) row-major), for a non-diagonal prior.
@@ -493,17 +496,35 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 	}
 	if opts.Sampler == DefaultSampler && (md.f.diag || md.openRank <= maxOpenRank) {
 		md.openMove = true
+		// The latent values that the move shifts with m: every
+		// unbounded-level rating for a diagonal C; for a non-diagonal C only
+		// those of items all of whose ratings are unbounded (the others are
+		// pinned by their bounded ratings anyway, and leaving them out keeps
+		// the move cheap and its constraints few).
+		pure := make([]bool, n)
+		for i := range pure {
+			pure[i] = md.itemCount[i] > 0
+		}
+		for o, op := range md.obsOpen {
+			if op == 0 {
+				pure[md.obsItem[o]] = false
+			}
+		}
+		md.obsShift = make([]bool, len(md.obsOpen))
 		md.openIndex = make([]int32, n)
 		for i := range md.openIndex {
 			md.openIndex[i] = -1
 		}
 		for o, op := range md.obsOpen {
-			if op != 0 {
-				md.openObs = append(md.openObs, int32(o))
-				if it := md.obsItem[o]; md.openIndex[it] < 0 {
-					md.openIndex[it] = int32(len(md.openItems))
-					md.openItems = append(md.openItems, it)
-				}
+			it := md.obsItem[o]
+			if op == 0 || (!md.f.diag && !pure[it]) {
+				continue
+			}
+			md.obsShift[o] = true
+			md.openObs = append(md.openObs, int32(o))
+			if md.openIndex[it] < 0 {
+				md.openIndex[it] = int32(len(md.openItems))
+				md.openItems = append(md.openItems, it)
 			}
 		}
 		if !md.f.diag {
@@ -519,7 +540,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 			for l := range md.closedGram {
 				gm := make([]float64, r*r)
 				for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
-					if md.obsOpen[o] != 0 {
+					if md.obsShift[o] {
 						continue
 					}
 					row := md.f.g[int(md.obsItem[o])*md.f.r : int(md.obsItem[o])*md.f.r+r]

@@ -81,7 +81,7 @@ func (ch *ordChain) stepOpen() {
 		s.ec[n] = 0
 	}
 	for o, it := range md.obsItem {
-		if md.obsOpen[o] != 0 {
+		if md.obsShift[o] {
 			continue
 		}
 		a := ch.alpha[md.obsRater[o]]
