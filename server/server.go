@@ -65,6 +65,11 @@ type Config struct {
 	// ReportCache is the number of fits whose parsed results and rendered
 	// reports are kept in memory (default 32).
 	ReportCache int
+	// FitCommand, when set, runs each fit in a child process: the command
+	// and its arguments, a program that calls RunFitWorker (`concord serve`
+	// uses "nice -n 10 concord fit-worker"). Empty runs fits in this
+	// process.
+	FitCommand []string
 	// ReportBootstrap is the number of bootstrap replicates of the
 	// agreement coefficients in reports (default 1000, as concord report;
 	// negative: analytic intervals only).

@@ -369,6 +369,9 @@ func (p *pool) fit(ctx context.Context, f *annotations.Fit, spec analysis.FitSpe
 		return nil, err
 	}
 	progress(multirater.Progress{Phase: "starting"})
+	if len(p.s.cfg.FitCommand) > 0 {
+		return p.fitInChild(ctx, f, spec, ds, progress)
+	}
 	return analysis.Fit(ctx, ds, spec, progress)
 }
 

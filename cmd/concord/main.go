@@ -56,6 +56,7 @@ func commands() []command {
 		{"demo", "load the bundled real datasets and summarise them", runDemo},
 		{"fit", "fit a multi-rater model to a project or to label files", runFit},
 		{"serve", "run the REST API and dashboard", runServe},
+		{"fit-worker", "internal: runs one fit for concord serve", runFitWorker},
 		{"agreement", "agreement coefficients and baseline aggregators", runAgreement},
 		{"report", "render a fit result as a JSON report, Excel workbook, CSV tables or plots", runReport},
 		{"version", "print the version", runVersion},

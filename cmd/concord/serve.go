@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"time"
@@ -29,7 +31,10 @@ Several concord serve processes may share one PostgreSQL database (--db
 postgres://...): each queued fit is claimed by exactly one worker. A fit
 left running by a process that died is re-queued once its heartbeat is
 older than --stale-after (at once, when the dead process ran on this host),
-and failed with a reason after --max-attempts attempts. SIGINT or SIGTERM
+and failed with a reason after --max-attempts attempts. Each fit runs in a
+child process (concord fit-worker) at a lower CPU priority, so that the
+API stays responsive while models run (--fits-in-process turns this off).
+SIGINT or SIGTERM
 shuts down gracefully: running fits get --shutdown-grace to finish and are
 then put back in the queue.
 
@@ -51,6 +56,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died before it fails")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
 	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
+	inProcess := fs.Bool("fits-in-process", false, "run fits in this process instead of a lower-priority child process (concord fit-worker)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	pos, err := parseFlags(e, fs, args)
@@ -98,7 +104,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if w == 0 {
 		w = -1 // server.Config: negative means no workers
 	}
+	var fitCmd []string
+	if !*inProcess {
+		fitCmd, err = fitWorkerCommand()
+		if err != nil {
+			log.Warn("running fits in this process", "reason", err)
+		}
+	}
 	srv, err := server.New(server.Config{
+		FitCommand:       fitCmd,
 		Addr:             *addr,
 		AdminToken:       token,
 		Workers:          w,
@@ -125,4 +139,19 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, "Press Ctrl-C to stop.")
 	return srv.Serve(ctx)
+}
+
+// fitWorkerCommand is the command that runs one fit in a child process:
+// this executable's fit-worker command, under nice(1) when it is there, so
+// that fits yield the CPU to the API.
+func fitWorkerCommand() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := []string{exe, "fit-worker"}
+	if nice, err := exec.LookPath("nice"); err == nil {
+		cmd = append([]string{nice, "-n", "10"}, cmd...)
+	}
+	return cmd, nil
 }

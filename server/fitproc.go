@@ -1,0 +1,191 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"concord/analysis"
+	"concord/annotations"
+	"concord/multirater"
+)
+
+// Fits in a child process.
+//
+// With Config.FitCommand set, each fit runs in a child process (`concord
+// serve` uses `nice -n 10 concord fit-worker`, a lower scheduling
+// priority), so that a
+// busy sampler never slows down the API and the dashboard, a crash of the
+// sampler cannot take the server with it, and a cancel ends the fit at
+// once. The parent keeps all database access; the child only computes. The
+// protocol is JSON on the child's standard input and output:
+//
+//	stdin:  {"spec": FitSpec, "dataset": Dataset}
+//	stdout: {"progress": {"fraction", "eta_seconds", "max_rhat", "phase"}}   (about twice a second)
+//	        ...
+//	        {"result": FitResult} or {"error": {"code", "message"}}          (last line)
+//
+// A child whose parent died is killed by SIGPIPE at its next progress line.
+
+// fitJob is the input of a fit worker process.
+type fitJob struct {
+	Spec    analysis.FitSpec     `json:"spec"`
+	Dataset *annotations.Dataset `json:"dataset"`
+}
+
+// fitLine is one line of a fit worker's output.
+type fitLine struct {
+	Progress *progressLine   `json:"progress,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    *errorDetail    `json:"error,omitempty"`
+}
+
+type progressLine struct {
+	Fraction   float64 `json:"fraction"`
+	ETASeconds float64 `json:"eta_seconds,omitempty"`
+	MaxRhat    float64 `json:"max_rhat,omitempty"`
+	Phase      string  `json:"phase,omitempty"`
+}
+
+// RunFitWorker is the child side: it reads one fit job from r, runs it and
+// writes progress lines and the result (or the error) to w. `concord
+// fit-worker` calls it.
+func RunFitWorker(ctx context.Context, r io.Reader, w io.Writer) error {
+	var job fitJob
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
+	if err := dec.Decode(&job); err != nil {
+		return fmt.Errorf("fit-worker: reading the job: %w", err)
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(w)
+	var writeErr error
+	emit := func(l fitLine) {
+		mu.Lock()
+		defer mu.Unlock()
+		if writeErr == nil {
+			writeErr = enc.Encode(l)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := analysis.Fit(ctx, job.Dataset, job.Spec, func(p multirater.Progress) {
+		emit(fitLine{Progress: &progressLine{Fraction: p.Fraction, ETASeconds: p.ETA.Seconds(), MaxRhat: p.MaxRhat, Phase: p.Phase}})
+		mu.Lock()
+		failed := writeErr != nil
+		mu.Unlock()
+		if failed {
+			cancel() // the parent is gone
+		}
+	})
+	if err != nil {
+		d := errorDetailOf(err)
+		if d.Code == annotations.EINTERNAL {
+			d.Message = err.Error()
+		}
+		emit(fitLine{Error: &d})
+		return writeErr
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		emit(fitLine{Error: &errorDetail{Code: annotations.EINTERNAL, Message: "encoding the result: " + err.Error()}})
+		return writeErr
+	}
+	emit(fitLine{Result: raw})
+	return writeErr
+}
+
+// fitInChild runs a fit in a child process (Config.FitCommand) and
+// returns the result document, raw and parsed.
+func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, spec analysis.FitSpec, ds *annotations.Dataset, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	cfg := p.s.cfg
+	input, err := json.Marshal(fitJob{Spec: spec, Dataset: ds})
+	if err != nil {
+		return nil, fmt.Errorf("encoding the fit job: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, cfg.FitCommand[0], cfg.FitCommand[1:]...)
+	cmd.Stdin = bytes.NewReader(input)
+	var stderr tailBuffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the fit worker %q: %w", cfg.FitCommand[0], err)
+	}
+	var res *multirater.FitResult
+	var fitErr error
+	br := bufio.NewReaderSize(out, 1<<16)
+	for {
+		line, rerr := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var l fitLine
+			if err := json.Unmarshal(line, &l); err != nil {
+				p.s.log.Debug("fit worker output", "fit", f.ID, "line", clipText(string(line), 200))
+			}
+			switch {
+			case l.Progress != nil:
+				progress(multirater.Progress{Fraction: l.Progress.Fraction, ETA: time.Duration(l.Progress.ETASeconds * float64(time.Second)),
+					MaxRhat: l.Progress.MaxRhat, Phase: l.Progress.Phase})
+			case l.Result != nil:
+				var r multirater.FitResult
+				if err := json.Unmarshal(l.Result, &r); err != nil {
+					fitErr = fmt.Errorf("decoding the fit worker's result: %w", err)
+				} else {
+					res = &r
+				}
+			case l.Error != nil:
+				if l.Error.Code == annotations.EINTERNAL || l.Error.Code == "" {
+					fitErr = fmt.Errorf("fit worker: %s", l.Error.Message)
+				} else {
+					fitErr = &annotations.Error{Code: l.Error.Code, Message: l.Error.Message}
+				}
+			}
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	werr := cmd.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if res != nil || fitErr != nil {
+		return res, fitErr
+	}
+	msg := "no result"
+	if werr != nil {
+		msg = werr.Error()
+	}
+	return nil, fmt.Errorf("the fit worker process ended without a result (%s): %s", msg, strings.TrimSpace(stderr.String()))
+}
+
+// tailBuffer keeps the last 4 KiB written to it (a child's stderr).
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
