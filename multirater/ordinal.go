@@ -339,6 +339,9 @@ type ordModel struct {
 	// openRank is the number of leading eigendirections the move uses.
 	openRank int
 	complete bool
+	// raterGsq are the per-rater parts of the conjugate-gradient
+	// preconditioner (incomplete designs with a non-diagonal prior).
+	raterGsq [][]float64
 	f        *priorFactor
 	sampler  Sampler
 	ident    Identifiability
@@ -484,6 +487,21 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 	}
 	if !md.f.diag && !md.complete {
 		md.f.prepareCG()
+		// raterGsq[l][k] = sum over rater l's ratings of G_nk^2, so that the
+		// Jacobi preconditioner diag(I + G'DG) = 1 + sum_l alpha_l raterGsq[l]
+		// costs O(L r) per sweep.
+		r := md.f.r
+		md.raterGsq = make([][]float64, nl)
+		for l := range md.raterGsq {
+			e := make([]float64, r)
+			for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+				row := md.f.g[int(md.obsItem[o])*r : (int(md.obsItem[o])+1)*r]
+				for k, v := range row {
+					e[k] += v * v
+				}
+			}
+			md.raterGsq[l] = e
+		}
 	}
 	if !md.f.diag {
 		// The open-level move translates w along the leading

@@ -15,15 +15,20 @@ import (
 // toy (sec. 3.1): latent 1 - 2 x_1 plus rater noise, K = 5, each rater's
 // thresholds sorted N(0, 1) draws; each (item, rater) pair is observed with
 // probability present. kern selects the prior covariance: "identity",
-// "rbf1d" (RBF gamma = 1 on the one covariate, numerically low rank) or
-// "dense" (RBF gamma = 0.05 on 10 covariates, full numerical rank).
+// "rbf1d" (RBF gamma = 1 on the one covariate, numerically low rank, like the
+// paper's toy), "rbf3d" (RBF gamma = 1 on 3 covariates, rank in the
+// hundreds) or "dense" (RBF gamma = 0.05 on 10 covariates, full numerical
+// rank).
 func benchData(n, l int, present float64, kern string, seed uint64) *OrdinalData {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	const k = 5
 	d := &OrdinalData{Levels: []string{"1", "2", "3", "4", "5"}, Kernel: kern}
 	dim := 1
-	if kern == "dense" {
+	switch kern {
+	case "dense":
 		dim = 10
+	case "rbf3d":
+		dim = 3
 	}
 	x := mat.NewDense(n, dim, nil)
 	for i := 0; i < n; i++ {
@@ -57,6 +62,10 @@ func benchData(n, l int, present float64, kern string, seed uint64) *OrdinalData
 	switch kern {
 	case "identity":
 	case "rbf1d":
+		var c mat.SymDense
+		RBF{Gamma: 1}.GramTo(&c, Inputs{N: n, X: x})
+		d.Cov = &c
+	case "rbf3d":
 		var c mat.SymDense
 		RBF{Gamma: 1}.GramTo(&c, Inputs{N: n, X: x})
 		d.Cov = &c
@@ -102,10 +111,12 @@ func BenchmarkOrdinalSweep(b *testing.B) {
 		{"N=500/L=4/dense", 500, 4, 1, "dense"},
 		{"N=1000/L=4/identity", 1000, 4, 1, "identity"},
 		{"N=1000/L=4/rbf1d", 1000, 4, 1, "rbf1d"},
+		{"N=1000/L=4/rbf3d", 1000, 4, 1, "rbf3d"},
 		{"N=1000/L=4/dense", 1000, 4, 1, "dense"},
 		{"N=2000/L=4/dense", 2000, 4, 1, "dense"},
 		{"N=1000/L=20/30%/identity", 1000, 20, 0.3, "identity"},
 		{"N=1000/L=20/30%/rbf1d", 1000, 20, 0.3, "rbf1d"},
+		{"N=1000/L=20/30%/rbf3d", 1000, 20, 0.3, "rbf3d"},
 		{"N=1000/L=20/30%/dense", 1000, 20, 0.3, "dense"},
 	}
 	for _, c := range cases {

@@ -43,6 +43,7 @@ type ordChain struct {
 	alpha, b    []float64
 	sum, d      []float64 // per item: sum_l alpha_l y_nl and sum_l alpha_l
 	open        *openScratch
+	precDiag    []float64
 	s           []float64 // interval coordinates of y (threshold move)
 	catStat     []catStats
 	gs          *gaussSampler
@@ -97,6 +98,9 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 	}
 	if md.openMove {
 		ch.open = newOpenScratch(md)
+	}
+	if md.raterGsq != nil {
+		ch.precDiag = make([]float64, md.f.r)
 	}
 	if md.locationMove {
 		ch.h = make([]float64, md.f.r)
@@ -273,9 +277,31 @@ func (ch *ordChain) itemSums() {
 func (ch *ordChain) stepM() error {
 	ch.itemSums()
 	before := ch.gs.stats.Iterations
+	ch.setPrecDiag()
 	err := ch.gs.draw(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
 	ch.cgIters += ch.gs.stats.Iterations - before
 	return err
+}
+
+// setPrecDiag hands the Jacobi preconditioner of the next conjugate
+// gradient solve to the Gaussian sampler: diag(I + G'DG) with D the items'
+// precision sums, from the per-rater sums of squares of G (O(L r)).
+func (ch *ordChain) setPrecDiag() {
+	md := ch.md
+	if md.raterGsq == nil {
+		return
+	}
+	p := ch.precDiag
+	for k := range p {
+		p[k] = 1
+	}
+	for l, e := range md.raterGsq {
+		a := ch.alpha[l]
+		for k, v := range e {
+			p[k] += a * v
+		}
+	}
+	ch.gs.setPrecDiag(p)
 }
 
 // stepAlpha draws each free precision from its Gamma full conditional over
@@ -663,6 +689,7 @@ func (ch *ordChain) updateLocationDirection() error {
 		for k := range ch.h {
 			ch.h[k] = 0
 		}
+		ch.setPrecDiag()
 		if err := ch.gs.solve(ch.h, ch.d); err != nil {
 			return err
 		}
