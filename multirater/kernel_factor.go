@@ -190,6 +190,8 @@ type gaussSampler struct {
 	rhs, x, res, z, p, hp, tn []float64
 	prec                      []float64
 	precSet                   bool
+	blockK                    int
+	block                     []float64
 	stats                     gaussStats
 }
 
@@ -197,10 +199,7 @@ type gaussSampler struct {
 // conjugate-gradient solve (the Jacobi preconditioner), when the caller can
 // compute it more cheaply than the O(N r) product (G∘G)' d.
 func (s *gaussSampler) setPrecDiag(diag []float64) {
-	for k, v := range diag {
-		s.prec[k] = 1 / v
-	}
-	s.precSet = true
+	s.setPrecBlock(0, nil, diag)
 }
 
 func newGaussSampler(f *priorFactor) *gaussSampler {
@@ -263,8 +262,9 @@ func (s *gaussSampler) draw(rng *rand.Rand, w, m, sum, d []float64, equal bool) 
 }
 
 // solve overwrites x (holding the starting point) with the solution of
-// (I + G' diag(d) G) x = s.rhs by conjugate gradients with the Jacobi
-// preconditioner diag(H)_k = 1 + sum_n G_nk^2 d_n.
+// (I + G' diag(d) G) x = s.rhs by preconditioned conjugate gradients. The
+// preconditioner is the one given by setPrecBlock or setPrecDiag for this
+// solve, else the Jacobi preconditioner diag(H)_k = 1 + sum_n G_nk^2 d_n.
 func (s *gaussSampler) solve(x, d []float64) error {
 	f := s.f
 	if !s.precSet {
@@ -278,14 +278,18 @@ func (s *gaussSampler) solve(x, d []float64) error {
 		for k := range s.prec {
 			s.prec[k] = 1 / (1 + s.prec[k])
 		}
+		s.blockK = 0
 	}
 	s.precSet = false
 	s.hmul(s.res, x, d)
-	var bnorm, rz float64
+	var bnorm float64
 	for k := range s.res {
 		bnorm += s.rhs[k] * s.rhs[k]
 		s.res[k] = s.rhs[k] - s.res[k]
-		s.z[k] = s.prec[k] * s.res[k]
+	}
+	s.precondition()
+	var rz float64
+	for k := range s.res {
 		s.p[k] = s.z[k]
 		rz += s.res[k] * s.z[k]
 	}
@@ -303,13 +307,12 @@ func (s *gaussSampler) solve(x, d []float64) error {
 		s.hmul(s.hp, s.p, d)
 		pap := vecDot(s.p, s.hp)
 		alpha := rz / pap
-		var rzNew float64
 		for k := range x {
 			x[k] += alpha * s.p[k]
 			s.res[k] -= alpha * s.hp[k]
-			s.z[k] = s.prec[k] * s.res[k]
-			rzNew += s.res[k] * s.z[k]
 		}
+		s.precondition()
+		rzNew := vecDot(s.res, s.z)
 		beta := rzNew / rz
 		rz = rzNew
 		for k := range s.p {
@@ -323,6 +326,35 @@ func (s *gaussSampler) solve(x, d []float64) error {
 		return fmt.Errorf("multirater: conjugate gradients did not converge in %d iterations", maxIter)
 	}
 	return nil
+}
+
+// precondition sets z = P^{-1} res: the leading blockK coordinates by the
+// Cholesky factor of the block, the others by the inverse diagonal.
+func (s *gaussSampler) precondition() {
+	k := s.blockK
+	for i := k; i < len(s.res); i++ {
+		s.z[i] = s.prec[i] * s.res[i]
+	}
+	if k == 0 {
+		return
+	}
+	copy(s.z[:k], s.res[:k])
+	chol := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: k, Stride: k, Data: s.block}
+	blas64.Trsv(blas.NoTrans, chol, blas64.Vector{N: k, Inc: 1, Data: s.z[:k]})
+	blas64.Trsv(blas.Trans, chol, blas64.Vector{N: k, Inc: 1, Data: s.z[:k]})
+}
+
+// setPrecBlock gives the preconditioner of the next solve: the exact
+// leading k×k block of H = I + G' diag(d) G, as its lower Cholesky factor
+// (row-major, k×k), and the diagonal of H for the other coordinates. The
+// slices are used, not copied, until the solve.
+func (s *gaussSampler) setPrecBlock(k int, chol, diag []float64) {
+	s.blockK = k
+	s.block = chol
+	for i := k; i < len(diag); i++ {
+		s.prec[i] = 1 / diag[i]
+	}
+	s.precSet = true
 }
 
 // hmul sets dst = (I + G' diag(d) G) v.

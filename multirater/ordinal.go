@@ -342,9 +342,14 @@ type ordModel struct {
 	// raterGsq are the per-rater parts of the conjugate-gradient
 	// preconditioner (incomplete designs with a non-diagonal prior).
 	raterGsq [][]float64
-	f        *priorFactor
-	sampler  Sampler
-	ident    Identifiability
+	// precBlock leading eigendirections are preconditioned exactly, from
+	// the per-rater blocks raterBlock[l] = sum over rater l's ratings of
+	// G_n,1:k' G_n,1:k (lower triangle).
+	precBlock  int
+	raterBlock [][]float64
+	f          *priorFactor
+	sampler    Sampler
+	ident      Identifiability
 	// ref is the reference rater (-1 under Weak).
 	ref            int
 	v, lam, invS2  float64
@@ -502,6 +507,39 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 			}
 			md.raterGsq[l] = e
 		}
+		// Block-Jacobi preconditioner: the leading eigendirections, where
+		// lambda_k times the largest item precision exceeds 1/2 and H is far
+		// from its diagonal, are treated exactly (their block
+		// I + sum_l alpha_l raterBlock[l] is factorised each sweep, O(L k^2 +
+		// k^3)); the others by the diagonal.
+		dmax := 0.0
+		for i := 0; i < n; i++ {
+			dmax = math.Max(dmax, float64(md.itemCount[i]))
+		}
+		dmax *= opts.V / opts.Lambda // prior mean precision per rating
+		// At most maxPrecBlock, and at most 2^22 numbers in the per-rater
+		// blocks.
+		limit := min(maxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(nl))))
+		kb := 0
+		for kb < r && kb < limit && md.f.lam[kb]*dmax >= 0.5 {
+			kb++
+		}
+		md.precBlock = kb
+		if kb > 0 {
+			md.raterBlock = make([][]float64, nl)
+			for l := range md.raterBlock {
+				gm := make([]float64, kb*kb)
+				for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+					row := md.f.g[int(md.obsItem[o])*r : int(md.obsItem[o])*r+kb]
+					for i, gi := range row {
+						for j, gj := range row[:i+1] {
+							gm[i*kb+j] += gi * gj
+						}
+					}
+				}
+				md.raterBlock[l] = gm
+			}
+		}
 	}
 	if !md.f.diag {
 		// The open-level move translates w along the leading
@@ -574,6 +612,10 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 	}
 	return md, nil
 }
+
+// maxPrecBlock bounds the exactly preconditioned block of the conjugate
+// gradient sampler.
+const maxPrecBlock = 256
 
 // refRater returns the index of the rater named id, or of the rater with the
 // most ratings when id is empty; -1 when id names no rater.

@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -39,20 +42,21 @@ type ordChain struct {
 	rng *rand.Rand
 	src *rand.PCG
 
-	w, m, y     []float64
-	alpha, b    []float64
-	sum, d      []float64 // per item: sum_l alpha_l y_nl and sum_l alpha_l
-	open        *openScratch
-	precDiag    []float64
-	s           []float64 // interval coordinates of y (threshold move)
-	catStat     []catStats
-	gs          *gaussSampler
-	h, g        []float64 // location move direction (whitened, item space)
-	hh          float64
-	locReady    bool
-	affineWidth []float64 // slice widths of the per-rater affine move
-	affineAcc   []float64 // burn-in: sum |log rho|, count
-	affineN     []int
+	w, m, y      []float64
+	alpha, b     []float64
+	sum, d       []float64 // per item: sum_l alpha_l y_nl and sum_l alpha_l
+	open         *openScratch
+	precDiag     []float64
+	precBlockBuf []float64
+	s            []float64 // interval coordinates of y (threshold move)
+	catStat      []catStats
+	gs           *gaussSampler
+	h, g         []float64 // location move direction (whitened, item space)
+	hh           float64
+	locReady     bool
+	affineWidth  []float64 // slice widths of the per-rater affine move
+	affineAcc    []float64 // burn-in: sum |log rho|, count
+	affineN      []int
 
 	// Kept draws, parameter-major: drawAlpha[l][i], drawB[l*(K-1)+j-1][i],
 	// drawM[n][i].
@@ -101,6 +105,7 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 	}
 	if md.raterGsq != nil {
 		ch.precDiag = make([]float64, md.f.r)
+		ch.precBlockBuf = make([]float64, md.precBlock*md.precBlock)
 	}
 	if md.locationMove {
 		ch.h = make([]float64, md.f.r)
@@ -301,7 +306,27 @@ func (ch *ordChain) setPrecDiag() {
 			p[k] += a * v
 		}
 	}
-	ch.gs.setPrecDiag(p)
+	kb := md.precBlock
+	if kb == 0 {
+		ch.gs.setPrecDiag(p)
+		return
+	}
+	// The leading block, exact: I + sum_l alpha_l raterBlock[l].
+	hb := ch.precBlockBuf
+	for i := range hb {
+		hb[i] = 0
+	}
+	for l, gm := range md.raterBlock {
+		blas64.Axpy(ch.alpha[l], blas64.Vector{N: len(gm), Inc: 1, Data: gm}, blas64.Vector{N: len(hb), Inc: 1, Data: hb})
+	}
+	for i := 0; i < kb; i++ {
+		hb[i*kb+i]++
+	}
+	if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: kb, Stride: kb, Data: hb}); !ok {
+		ch.gs.setPrecDiag(p)
+		return
+	}
+	ch.gs.setPrecBlock(kb, hb, p)
 }
 
 // stepAlpha draws each free precision from its Gamma full conditional over
