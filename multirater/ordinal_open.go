@@ -146,7 +146,9 @@ func (ch *ordChain) openDiag() {
 	md := ch.md
 	s := ch.open
 	for n, sd := range md.f.sd {
-		if sd == 0 || md.itemCount[n] == 0 {
+		if sd == 0 || md.openIndex[n] < 0 {
+			// Without unbounded ratings the move is the exact draw of
+			// stepM again.
 			continue
 		}
 		lo, hi := ch.openBounds(n, sd, math.Inf(-1), math.Inf(1))
