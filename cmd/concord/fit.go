@@ -141,11 +141,10 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if *out == "-" {
 		summary = e.stderr
 	}
-	res, err := fitWithProgress(ctx, e, ds, spec, source, summary)
+	res, err := fitAndSummarise(ctx, e, ds, spec, source, summary, *top)
 	if err != nil {
 		return err
 	}
-	printFitSummary(summary, res, *top)
 	if err := writeFitResult(e, *out, res); err != nil {
 		return err
 	}
@@ -153,6 +152,18 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(summary, "Wrote %s\n", *out)
 	}
 	return nil
+}
+
+// fitAndSummarise fits ds with spec, showing progress, and prints the
+// verdict, the top of the consensus ranking and the rater precisions to w.
+// concord demo can call it for its ordinal project.
+func fitAndSummarise(ctx context.Context, e *env, ds *annotations.Dataset, spec analysis.FitSpec, source string, w io.Writer, top int) (*multirater.FitResult, error) {
+	res, err := fitWithProgress(ctx, e, ds, spec, source, w)
+	if err != nil {
+		return nil, err
+	}
+	printFitSummary(w, res, top)
+	return res, nil
 }
 
 // fitWithProgress runs analysis.Fit with a progress bar on the terminal and
