@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"concord/analysis"
 	"concord/annotations"
@@ -27,7 +28,8 @@ type accessFixture struct {
 }
 
 func newAccessFixture(t *testing.T) *accessFixture {
-	e := newEnv(t, func(c *Config) { c.Workers = -1 })
+	// No workers, and no stale-fit recovery of the fits run inline.
+	e := newEnv(t, func(c *Config) { c.Workers = -1; c.StaleAfter = time.Hour })
 	f := &accessFixture{e: e}
 	f.a, f.rwA = e.loadedProject("project-a")
 	f.b, f.rwB = e.loadedProject("project-b")

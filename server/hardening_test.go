@@ -1,0 +1,137 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"concord/db"
+)
+
+// TestPanicIsRecovered: a panicking handler answers 500 in the JSON error
+// shape with the request id and no stack, and the panic is logged with its
+// stack.
+func TestPanicIsRecovered(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	st, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := New(Config{AdminToken: testAdmin}, st, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.engine.GET("/api/v1/test-panic", s.authenticate, func(*gin.Context) { panic("boom at a secret place") })
+	req := httptest.NewRequest("GET", "/api/v1/test-panic", nil)
+	req.Header.Set("Authorization", "Bearer "+testAdmin)
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, req)
+	body := w.Body.String()
+	if w.Code != 500 || strings.Contains(body, "secret") || strings.Contains(body, "goroutine") {
+		t.Errorf("panic answer: %d %s", w.Code, body)
+	}
+	var eb errorBody
+	if err := json.Unmarshal(w.Body.Bytes(), &eb); err != nil || eb.Error.Code != "internal" || eb.Error.RequestID == "" || eb.Error.RequestID != w.Header().Get("X-Request-ID") {
+		t.Errorf("panic error body: %s", body)
+	}
+	if !strings.Contains(logs.String(), "boom at a secret place") || !strings.Contains(logs.String(), "goroutine") || !strings.Contains(logs.String(), eb.Error.RequestID) {
+		t.Errorf("panic not logged with its stack and request id: %s", clipText(logs.String(), 500))
+	}
+	// The server keeps serving.
+	w = httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/healthz", nil))
+	if w.Code != 200 {
+		t.Errorf("after a panic: %d", w.Code)
+	}
+}
+
+// TestSlowClientsAreCut: a client that never finishes its request headers
+// is disconnected after ReadHeaderTimeout.
+func TestSlowClientsAreCut(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ReadHeaderTimeout = 300 * time.Millisecond })
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	_, err = io.ReadAll(conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("connection still open after %s", time.Since(start))
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("slow client cut after %s", d)
+	}
+}
+
+// TestRequestLogs: every request is logged with its id, route, status and,
+// when known, project and fit.
+func TestRequestLogs(t *testing.T) {
+	var logs syncBuffer
+	st, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := New(Config{AdminToken: testAdmin, Workers: -1}, st, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	req, _ := http.NewRequest("POST", ts.URL+"/api/v1/projects", strings.NewReader(`{"name": "p", "scheme": "ordinal:1..3"}`))
+	req.Header.Set("Authorization", "Bearer "+testAdmin)
+	req.Header.Set("X-Request-ID", "req-42")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var line map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "request" {
+			line = m
+		}
+	}
+	if line == nil || line["request_id"] != "req-42" || line["route"] != "/api/v1/projects" || line["status"].(float64) != 201 || line["project"].(float64) != 1 || line["auth"] != "admin" {
+		t.Errorf("request log: %v\n%s", line, logs.String())
+	}
+	if strings.Contains(logs.String(), testAdmin) {
+		t.Error("the admin token is in the logs")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
