@@ -36,8 +36,11 @@ func TestHelperServer(t *testing.T) {
 	}
 	defer st.Close()
 	grace, _ := time.ParseDuration(os.Getenv("CONCORD_HELPER_GRACE"))
+	// Fits run in child processes, as under concord serve (the test binary
+	// is the fit worker: CONCORD_FIT_WORKER_HELPER is set by startHelper).
 	srv, err := New(Config{
-		Addr: "127.0.0.1:0", AdminToken: testAdmin, Workers: 1,
+		FitCommand: []string{os.Args[0], "-test.run=^TestHelperFitWorker$"},
+		Addr:       "127.0.0.1:0", AdminToken: testAdmin, Workers: 1,
 		ProgressInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond,
 		StaleAfter: 30 * time.Second, ShutdownGrace: grace,
 	}, st, log)
@@ -63,19 +66,21 @@ func TestHelperServer(t *testing.T) {
 type helperServer struct {
 	cmd *exec.Cmd
 	url string
+	tag string // in the environment of the server and its fit workers
 }
 
 func startHelper(t *testing.T, dsn, grace string) *helperServer {
 	t.Helper()
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperServer$", "-test.v")
-	cmd.Env = append(os.Environ(), "CONCORD_HELPER_DSN="+dsn, "CONCORD_HELPER_ADDR_FILE="+addrFile, "CONCORD_HELPER_GRACE="+grace)
+	cmd.Env = append(os.Environ(), "CONCORD_HELPER_DSN="+dsn, "CONCORD_HELPER_ADDR_FILE="+addrFile, "CONCORD_HELPER_GRACE="+grace,
+		"CONCORD_FIT_WORKER_HELPER=1", "CONCORD_HELPER_TAG="+filepath.Base(filepath.Dir(addrFile)))
 	cmd.Stderr = testWriter{t}
 	cmd.Stdout = testWriter{t}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	h := &helperServer{cmd: cmd}
+	h := &helperServer{cmd: cmd, tag: "CONCORD_HELPER_TAG=" + filepath.Base(filepath.Dir(addrFile))}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
@@ -132,11 +137,19 @@ func TestKillDuringFitLeavesNothingRunning(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if n := waitNoProcessWithEnv(t, h1.tag, 0); n < 2 {
+		t.Errorf("found %d processes (server and fit worker) with the helper's tag", n)
+	}
 	if err := h1.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	h1.cmd.Wait()
 	killed := time.Now()
+	// The orphaned fit worker notices that its server is gone (SIGPIPE at
+	// its next progress line) and exits.
+	if n := waitNoProcessWithEnv(t, h1.tag, 10*time.Second); n > 0 {
+		t.Errorf("%d fit worker process(es) of the killed server still run", n)
+	}
 
 	st, err := db.Open(context.Background(), dsn, db.Options{})
 	if err != nil {
@@ -205,5 +218,32 @@ func TestSIGTERMRequeuesRunningFits(t *testing.T) {
 	f := fitState(t, st, fid)
 	if f.Status != annotations.FitQueued || !strings.Contains(f.Message, "shut down") {
 		t.Errorf("after SIGTERM: %+v", f)
+	}
+}
+
+// waitNoProcessWithEnv waits until no process has tag in its environment
+// (Linux /proc) and returns how many still do after the timeout; 0 where
+// /proc cannot tell.
+func waitNoProcessWithEnv(t *testing.T, tag string, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	for {
+		n := 0
+		paths, _ := filepath.Glob("/proc/[0-9]*/environ")
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			for _, kv := range strings.Split(string(b), "\x00") {
+				if kv == tag {
+					n++
+					break
+				}
+			}
+		}
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
