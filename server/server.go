@@ -283,10 +283,12 @@ func (s *Server) Serve(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	poolCtx, stopPool := context.WithCancel(ctx)
+	defer stopPool()
 	poolDone := make(chan struct{})
 	go func() {
 		defer close(poolDone)
-		s.pool.run(ctx)
+		s.pool.run(poolCtx)
 	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(s.listener) }()
@@ -306,6 +308,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if serr := hs.Shutdown(sctx); serr != nil && err == nil {
 		err = serr
 	}
+	stopPool()
 	<-poolDone
 	s.log.Info("concord stopped")
 	return err
@@ -318,6 +321,9 @@ func (s *Server) routes() *gin.Engine {
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.ContextWithFallback = true
+	// Behind no proxy by default: X-Forwarded-For is not trusted for the
+	// client address in the logs.
+	_ = r.SetTrustedProxies(nil)
 	r.Use(s.requestContext, s.accessLog, gin.CustomRecoveryWithWriter(io.Discard, s.logPanic))
 	r.NoRoute(s.noRoute)
 	r.NoMethod(routeError(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed"))
