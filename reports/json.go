@@ -39,5 +39,70 @@ func ReadReport(r io.Reader) (*Report, error) {
 	if rep.Schema != Schema {
 		return nil, fmt.Errorf("report schema %q: expected %q", rep.Schema, Schema)
 	}
+	if err := rep.check(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
 	return &rep, nil
+}
+
+// check verifies what the writers rely on in a report read from JSON: a
+// known kind, at least two distinct levels, per-level arrays of the right
+// length and a square kappa matrix.
+func (rep *Report) check() error {
+	if rep.Kind != KindOrdinal && rep.Kind != KindClassification {
+		return fmt.Errorf("kind %q (expected ordinal or classification)", rep.Kind)
+	}
+	k := len(rep.Levels)
+	if k < 2 {
+		return fmt.Errorf("%d levels (expected at least 2)", k)
+	}
+	seen := map[string]bool{}
+	for _, l := range rep.Levels {
+		if seen[l.Code] {
+			return fmt.Errorf("level %q appears twice", l.Code)
+		}
+		seen[l.Code] = true
+	}
+	for i := range rep.Items {
+		if n := len(rep.Items[i].Probs); n != 0 && n != k {
+			return fmt.Errorf("item %q: %d probabilities for %d levels", rep.Items[i].ID, n, k)
+		}
+	}
+	for _, r := range rep.Raters {
+		if len(r.LevelCounts) != k {
+			return fmt.Errorf("rater %q: %d level counts for %d levels", r.ID, len(r.LevelCounts), k)
+		}
+	}
+	for _, rt := range rep.Thresholds {
+		if len(rt.Thresholds) > k-1 {
+			return fmt.Errorf("rater %q: %d thresholds for %d levels", rt.Rater, len(rt.Thresholds), k)
+		}
+	}
+	if c := rep.Classes; c != nil {
+		if len(c.Counts) != k {
+			return fmt.Errorf("classes: %d counts for %d levels", len(c.Counts), k)
+		}
+		for _, cf := range c.Confusion {
+			if len(cf.Counts) != k {
+				return fmt.Errorf("classes: confusion of %q has %d rows for %d levels", cf.Rater, len(cf.Counts), k)
+			}
+			for _, row := range cf.Counts {
+				if len(row) != k {
+					return fmt.Errorf("classes: confusion of %q has a row of %d for %d levels", cf.Rater, len(row), k)
+				}
+			}
+		}
+	}
+	if a := rep.Agreement; a != nil && a.Kappa != nil {
+		n := len(a.Kappa.Raters)
+		if len(a.Kappa.Values) != n || len(a.Kappa.N) != n {
+			return fmt.Errorf("agreement: kappa matrix of %d rows for %d raters", len(a.Kappa.Values), n)
+		}
+		for i := range a.Kappa.Values {
+			if len(a.Kappa.Values[i]) != n || len(a.Kappa.N[i]) != n {
+				return fmt.Errorf("agreement: kappa matrix row %d is not of length %d", i+1, n)
+			}
+		}
+	}
+	return nil
 }

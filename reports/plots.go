@@ -224,6 +224,9 @@ func newPlot(title, x, y string) *plot.Plot {
 type cleanTicks struct{}
 
 func (cleanTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !finite(lo) || !finite(hi) || !finite(hi-lo) {
+		return nil
+	}
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ts {
 		if ts[i].Label != "" {
@@ -243,8 +246,8 @@ type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
-	if !(lo > 0) || !(hi > lo) {
-		return plot.LogTicks{Prec: -1}.Ticks(math.Max(lo, 1e-300), math.Max(hi, 1))
+	if !(lo > 0) || !(hi > lo) || !finite(hi) || math.Log10(hi)-math.Log10(lo) > 60 {
+		return nil
 	}
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
 		p := math.Pow(10, e)
@@ -719,7 +722,10 @@ func convergencePlot(rep *Report) (*figure, error) {
 		mk := func(title, ylab string, pts plotter.XYs, limit float64, logY bool) (*plot.Plot, error) {
 			p := newPlot(title, "parameter group (count)", ylab)
 			p.Add(plotter.NewGrid())
-			lo, hi := limit, limit
+			lo, hi := math.Inf(1), math.Inf(-1)
+			if finite(limit) && (!logY || limit > 0) {
+				lo, hi = limit, limit
+			}
 			if len(pts) > 0 {
 				sc, err := plotter.NewScatter(pts)
 				if err != nil {
@@ -736,11 +742,20 @@ func convergencePlot(rep *Report) (*figure, error) {
 			p.NominalX(names...)
 			p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 			if logY {
+				// The points are positive (see above); keep the axis
+				// within floating point range.
 				p.Y.Scale = plot.LogScale{}
 				p.Y.Tick.Marker = logTicks{}
-				p.Y.Min, p.Y.Max = math.Max(lo/1.5, 0.5), hi*1.5
+				p.Y.Min = math.Min(math.Max(lo/1.5, 1e-3), 1e300)
+				p.Y.Max = math.Min(hi*1.5, 1e300)
+				if !(p.Y.Max > p.Y.Min) {
+					p.Y.Max = p.Y.Min * 10
+				}
 			} else {
 				p.Y.Min, p.Y.Max = padRange(math.Min(lo, 1), hi+(hi-math.Min(lo, 1))*0.05)
+			}
+			if !finite(limit) || (logY && limit <= 0) {
+				return p, nil
 			}
 			return p, limitLine(p, limit)
 		}
