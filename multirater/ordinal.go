@@ -237,28 +237,38 @@ func (o OrdinalOptions) check() {
 // between the neighbouring latent values and thresholds (eq. 9, 33).
 //
 // The default sampler adds moves that leave the same posterior invariant and
-// remove the slow directions of that Gibbs sweep (see ordinal_sampler.go for
-// the derivations):
+// remove the slow directions of that Gibbs sweep (the paper thinned by 200);
+// each is an exact draw, or a slice-sampling step, from a conditional
+// distribution in some parametrisation of the state, and their invariance is
+// checked by a Geweke joint-distribution test (derivations in
+// ordinal_sampler.go and ordinal_open.go):
 //
-//   - thresholds in interval coordinates: each b_lk is redrawn with the
-//     latent values of the two levels it separates carried along (each y
-//     kept at its relative position inside its interval), instead of being
-//     trapped between them (the problem Cowles 1996 addresses); the
-//     conditional is log-concave and is sampled by slice sampling;
+//   - thresholds in interval coordinates: each b_lk is redrawn with the latent
+//     values of the two levels it separates carried along (each y kept at its
+//     relative position in its interval) instead of being trapped between them,
+//     the problem Cowles (1996) addresses; the conditional is log-concave and
+//     is slice sampled;
 //   - a per-rater affine move (y_l, b_l) -> (a y_l + c, a b_l + c),
 //     alpha_l -> alpha_l / a^2, a generalised Gibbs step (Liu & Sabatti 2000)
 //     along the rater's scale and bias;
+//   - an open-level move (interweaving, Yu & Meng 2011) translating m together
+//     with the latent values of ratings in the unbounded bottom and top levels,
+//     which otherwise pin m in place where most ratings are extreme;
 //   - a global scale move (m, y, b) -> a (m, y, b), alpha -> alpha / a^2
-//     (parameter-expanded data augmentation, Liu & Wu 1999), the coupling
-//     of precisions and latent scale that makes the paper's chains
-//     need thinning by 200;
-//   - under Weak identifiability a global location move shifting all latent
-//     values and thresholds together.
+//     (parameter expansion, Liu & Wu 1999) for the coupling of precisions and
+//     latent scale;
+//   - under Weak identifiability a global location move shifting m (along the
+//     direction the prior allows), all latent values and all thresholds.
 //
-// The latent consensus is drawn exactly without inverting C (see
-// priorFactor): O(N) per sweep for a diagonal C, O(N r) for a complete
-// design (r the numerical rank of C; at most N), and O(N r) per conjugate
-// gradient iteration for an incomplete design.
+// Cost per sweep. The latent consensus is drawn exactly without inverting C
+// (see priorFactor): O(N + M) for a diagonal C (identity kernel); O(N r) for a
+// complete design (every rater rated every item), r the numerical rank of C
+// (at most N), after one O(N^3) eigendecomposition; for an incomplete design
+// by the perturbation sampler with conjugate gradients, O(N r) per iteration,
+// preconditioned by the exact leading k×k eigenblock (k <= 256, O(L k^2 + k^3)
+// per sweep) and the diagonal elsewhere. The other steps cost O(M) for M
+// ratings, plus O(N r_o^2 + r_o^3) for the open-level move on the r_o leading
+// eigendirections (used when r_o <= 128).
 //
 // Chains run in parallel goroutines; ctx cancels the fit. Caller mistakes
 // (indices out of range, K < 2, malformed options) panic; problems with the
