@@ -127,6 +127,36 @@ func TestReportCommand(t *testing.T) {
 	}
 }
 
+// TestReportCommandProject takes the labels and the scheme from a project.
+func TestReportCommandProject(t *testing.T) {
+	fit := fitForReport(t)
+	dbPath := filepath.Join(t.TempDir(), "r.db")
+	e, _, errb := testEnv()
+	if code := run(context.Background(), e, []string{"import", "--db", dbPath, "--project", "essays-k1", "--scheme", "ordinal:0..3", "--where", "criterion=k1", "--yes", "testdata/agreement_sirt_k1.csv"}); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errb)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	e, _, errb = testEnv()
+	if code := run(context.Background(), e, []string{"report", "--fit", fit, "--db", dbPath, "--project", "essays-k1", "--bootstrap", "0", "--out", out}); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errb)
+	}
+	if errb.Len() > 0 {
+		t.Errorf("stderr %q", errb)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := reports.ReadReport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Project.Name != "essays-k1" || rep.Agreement == nil || rep.Agreement.Labels != rep.Summary.Labels {
+		t.Errorf("project %+v, agreement %+v", rep.Project, rep.Agreement)
+	}
+}
+
 func TestReportCommandErrors(t *testing.T) {
 	fit := fitForReport(t)
 	bad := filepath.Join(t.TempDir(), "bad.json")
