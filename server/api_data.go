@@ -2,14 +2,17 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -479,15 +482,83 @@ func (s *Server) agreement(c *gin.Context) {
 	if boot == 0 {
 		boot = -1 // raters.Options: negative means none
 	}
-	ds, err := s.store.Dataset(c.Request.Context(), p.ID)
+	ctx := c.Request.Context()
+	ds, err := s.store.Dataset(ctx, p.ID)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	rep, err := analysis.Agreement(ds, raters.Options{Bootstrap: boot, Seed: seed})
+	b, err := s.agreements.get(agreementKey(p.ID, boot, seed, ds), func() ([]byte, error) {
+		rep, err := analysis.Agreement(ds, raters.Options{Bootstrap: boot, Seed: seed})
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(rep)
+	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, rep)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", b)
+}
+
+// agreementKey identifies an agreement analysis: the project, the options
+// and a digest of the labels, so that any change of the labels makes a new
+// key.
+func agreementKey(project int64, boot int, seed uint64, ds *annotations.Dataset) string {
+	h := sha256.New()
+	var buf []byte
+	for _, l := range ds.Labels {
+		buf = buf[:0]
+		buf = append(buf, l.Item...)
+		buf = append(buf, 0)
+		buf = append(buf, l.Rater...)
+		buf = append(buf, 0)
+		buf = append(buf, l.Value...)
+		buf = append(buf, 0)
+		h.Write(buf)
+	}
+	return fmt.Sprintf("%d/%d/%d/%x", project, boot, seed, h.Sum(nil))
+}
+
+// memo keeps the results of expensive, deterministic computations by key
+// (at most max, the oldest dropped first); concurrent requests for one key
+// compute it once. Errors other than internal ones are kept too.
+type memo struct {
+	mu      sync.Mutex
+	max     int
+	order   []string
+	entries map[string]*memoEntry
+}
+
+type memoEntry struct {
+	once sync.Once
+	val  []byte
+	err  error
+}
+
+func newMemo(max int) *memo { return &memo{max: max, entries: map[string]*memoEntry{}} }
+
+func (m *memo) get(key string, fn func() ([]byte, error)) ([]byte, error) {
+	m.mu.Lock()
+	e, ok := m.entries[key]
+	if !ok {
+		e = &memoEntry{}
+		m.entries[key] = e
+		m.order = append(m.order, key)
+		if len(m.order) > m.max {
+			delete(m.entries, m.order[0])
+			m.order = m.order[1:]
+		}
+	}
+	m.mu.Unlock()
+	e.once.Do(func() { e.val, e.err = fn() })
+	if e.err != nil && annotations.ErrorCode(e.err) == annotations.EINTERNAL {
+		m.mu.Lock()
+		if m.entries[key] == e {
+			delete(m.entries, key)
+		}
+		m.mu.Unlock()
+	}
+	return e.val, e.err
 }

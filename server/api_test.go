@@ -370,6 +370,17 @@ func TestAgreement(t *testing.T) {
 		t.Errorf("agreement: bootstrap %v raters %v", doc["bootstrap"], doc["raters"])
 	}
 	e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?bootstrap=0", id), key, nil, 200)
+	// Kept for the same labels; recomputed when they change.
+	path := fmt.Sprintf("/api/v1/projects/%d/agreement?bootstrap=50&seed=2", id)
+	_, b1 := e.request("GET", path, key, nil)
+	_, b2 := e.request("GET", path, key, nil)
+	if string(b1) != string(b2) {
+		t.Error("agreement differs between two reads of the same labels")
+	}
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", id), key, map[string]any{"labels": []map[string]any{{"item_id": "extra", "rater_id": "db01", "label": "2"}, {"item_id": "extra", "rater_id": "db02", "label": "2"}}}, 201)
+	if doc := e.call("GET", path, key, nil, 200); doc["labels"].(float64) != 276 {
+		t.Errorf("agreement after new labels counts %v labels, want 276", doc["labels"])
+	}
 	e.wantError("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?bootstrap=100000", id), key, nil, 400, "invalid", "bootstrap")
 	e.wantError("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?seed=-1", id), key, nil, 400, "invalid", "seed")
 	empty, k2 := e.project("empty", "ordinal:0..3")

@@ -150,8 +150,10 @@ type Server struct {
 	keys      *keyCache
 	logins    *loginCodes
 	cache     *resultCache
-	pool      *pool
-	dash      *dashboard
+	// agreements keeps agreement analyses by project, options and labels.
+	agreements *memo
+	pool       *pool
+	dash       *dashboard
 
 	// defaultWorkerName is set when the worker name is hostname-pid, so
 	// that fits of dead local processes can be recognised.
@@ -188,6 +190,7 @@ func New(cfg Config, store annotations.Store, logger *slog.Logger) (*Server, err
 	s.csrfKey = ck[:]
 	s.keys = &keyCache{s: s, ttl: max(cfg.KeyCacheTTL, 0), m: map[string]keyEntry{}}
 	s.cache = newResultCache(cfg.ReportCache)
+	s.agreements = newMemo(64)
 	s.metrics = newMetrics(s)
 	s.pool = newPool(s)
 	dash, err := newDashboard(s)
