@@ -144,7 +144,9 @@ type OrdinalOptions struct {
 	// and bulk ESS at least MinESS. Zero means 1.01 and 400.
 	MaxRhat, MinESS float64
 	// KeepDraws bounds the joint draws kept in the result for plots and
-	// prediction; 0 means 500.
+	// prediction (and used for the grade distributions and flags); 0 means
+	// 500. Fewer are kept when there are more than 2000 items, so that at
+	// most a million latent scores are stored (at least 50 draws).
 	KeepDraws int
 	// Progress, when set, is called with the fit's progress about twice a
 	// second, from a goroutine of FitOrdinal.

@@ -18,6 +18,9 @@ const maxTracePoints = 1000
 // maxACFLag is the largest lag of the reported autocorrelations.
 const maxACFLag = 50
 
+// maxKeptNumbers bounds the latent scores kept in FitResult.Draws.
+const maxKeptNumbers = 1_000_000
+
 // summariseOrdinal turns the kept draws of the chains into a FitResult.
 func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chains []*ordChain) *FitResult {
 	k := md.nk
@@ -234,7 +237,10 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 
 	// Predictive distributions, flags and compact draws from the kept
 	// joint draws.
-	keep := pickDraws(nc, ns, opts.KeepDraws)
+	// At most KeepDraws draws, and at most maxKeptNumbers latent scores in
+	// them (fewer draws for very many items), at least 50.
+	want := min(opts.KeepDraws, max(50, maxKeptNumbers/md.n))
+	keep := pickDraws(nc, ns, want)
 	predictiveSummaries(res, data, md, chains, keep, opts.FlagThreshold)
 	res.Draws = compactDraws(md, chains, keep)
 	res.Traces = traces(data, md, chains, ns)
