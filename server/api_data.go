@@ -324,10 +324,10 @@ func (s *Server) multipartForm(c *gin.Context) (*multipart.Form, error) {
 
 // importForm reads, validates and imports the files of an import form.
 func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multipart.Form) (*importResponse, error) {
-	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, csrfField: true}
+	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, "scheme": true, csrfField: true}
 	for k := range form.Value {
 		if !known[k] {
-			return nil, annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, replace)", k)
+			return nil, annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, replace, scheme)", k)
 		}
 	}
 	for k, fs := range form.File {
@@ -347,6 +347,18 @@ func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multip
 			return "", nil
 		}
 		return strings.TrimSpace(vs[0]), nil
+	}
+	// The scheme is the project's; a scheme given with the file must be it.
+	if spec, err := one("scheme"); err != nil {
+		return nil, err
+	} else if spec != "" {
+		sc, err := annotations.ParseScheme(spec)
+		if err != nil {
+			return nil, err
+		}
+		if !sc.Open() && !sc.Equal(p.Scheme) || sc.Open() && (sc.Kind != p.Scheme.Kind || sc.Positive != p.Scheme.Positive) {
+			return nil, annotations.Errorf(annotations.EINVALID, "scheme %s: project %q has scheme %s (leave the scheme out to use the project's)", sc, p.Name, p.Scheme)
+		}
 	}
 	opts := annotations.ReadOptions{}
 	format, err := one("format")

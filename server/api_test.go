@@ -182,7 +182,7 @@ func TestImports(t *testing.T) {
 		t.Errorf("counts after import: %v", got)
 	}
 	// Idempotent.
-	resp, b = e.upload(path, key, map[string][2]string{"file": {"sirt_k1.csv", data}}, map[string]string{"format": "csv-long"})
+	resp, b = e.upload(path, key, map[string][2]string{"file": {"sirt_k1.csv", data}}, map[string]string{"format": "csv-long", "scheme": "ordinal:0..3"})
 	json.Unmarshal(b, &res)
 	if resp.StatusCode != 201 || res.LabelsAdded != 0 || res.LabelsUnchanged != 274 {
 		t.Errorf("re-import: %d %+v", resp.StatusCode, res)
@@ -208,6 +208,7 @@ func TestImports(t *testing.T) {
 		{"no file", nil, map[string]string{"format": "csv-long"}, 400, "invalid", `"file" is required`},
 		{"unknown format", map[string][2]string{"file": {"x.csv", "item_id,rater_id,label\na,r1,1\n"}}, map[string]string{"format": "pdf"}, 400, "invalid", `format "pdf"`},
 		{"unknown field", map[string][2]string{"file": {"x.csv", "item_id,rater_id,label\na,r1,1\n"}}, map[string]string{"colour": "red"}, 400, "invalid", `unknown form field "colour"`},
+		{"other scheme", map[string][2]string{"file": {"x.csv", "item_id,rater_id,label\na,r1,1\n"}}, map[string]string{"scheme": "ordinal:1..5"}, 400, "invalid", `has scheme ordinal:0..3`},
 		{"bad where", map[string][2]string{"file": {"x.csv", "item_id,rater_id,label\na,r1,1\n"}}, map[string]string{"where": "criterion"}, 400, "invalid", "COLUMN=VALUE"},
 		{"bad replace", map[string][2]string{"file": {"x.csv", "item_id,rater_id,label\na,r1,1\n"}}, map[string]string{"replace": "perhaps"}, 400, "invalid", `replace "perhaps"`},
 		{"conflict", map[string][2]string{"file": {"x.csv", "item_id,rater_id,label\n100020106,db03,3\n"}}, nil, 409, "conflict", ""},
