@@ -187,6 +187,16 @@ func TestDashboardPages(t *testing.T) {
 			t.Errorf("%s refers to an external resource: %s", p, m)
 		}
 	}
+	// Pages of other schemes render too.
+	for _, sc := range []struct{ scheme, label string }{{"binary:0,1,pos=1", "1"}, {"bounded:0..100", "42.5"}, {"nominal:a,b,c", "b"}} {
+		pid, _ := e.project("p-"+strings.Split(sc.scheme, ":")[0], sc.scheme)
+		e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", pid), testAdmin, map[string]any{"labels": []map[string]any{
+			{"item_id": "i1", "rater_id": "r1", "label": sc.label}, {"item_id": "i1", "rater_id": "r2", "label": sc.label}}}, 201)
+		resp, page := admin.get(fmt.Sprintf("/projects/%d", pid))
+		if resp.StatusCode != 200 || !strings.Contains(page, "the classification model") && !strings.Contains(page, `id="fit-form"`) {
+			t.Errorf("%s project page: %d", sc.scheme, resp.StatusCode)
+		}
+	}
 	if resp, page = user.get("/fits/999"); resp.StatusCode != 404 || !strings.Contains(page, "fit 999 not found") {
 		t.Errorf("missing fit page: %d", resp.StatusCode)
 	}
