@@ -200,6 +200,7 @@ func (s *Server) deleteProject(c *gin.Context) {
 		return
 	}
 	s.keys.forget()
+	s.cache.forgetProject(p.ID)
 	c.Status(http.StatusNoContent)
 }
 

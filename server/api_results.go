@@ -28,6 +28,21 @@ const (
 // and cached result. A fit that is not done is a conflict that says why.
 // params are the query parameters the route accepts.
 func (s *Server) doneFit(c *gin.Context, params ...string) (reportInput, *cachedFit, error) {
+	// A done fit changes only by being deleted: one checked in the store
+	// within the cache TTL is served without asking the store again
+	// (deletions through this process forget it at once).
+	if id, err := idParam(c, "id", "fit"); err == nil {
+		if f, cf := s.cache.recentDone(id, s.cfg.KeyCacheTTL); f != nil {
+			if err := checkProject(c, f.ProjectID, read); err != nil {
+				return reportInput{}, nil, annotations.Errorf(annotations.ENOTFOUND, "fit %d not found", id)
+			}
+			if err := newQuery(c, params...).err; err != nil {
+				return reportInput{}, nil, err
+			}
+			c.Set(ctxFit, id)
+			return reportInput{Project: cf.project, Fit: f, Result: cf.res, Raw: cf.raw}, cf, nil
+		}
+	}
 	f, err := s.fitParam(c, read)
 	if err != nil {
 		return reportInput{}, nil, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"concord/annotations"
 	"concord/multirater"
@@ -29,11 +30,16 @@ type resultCache struct {
 type cachedFit struct {
 	id int64
 
-	mu        sync.Mutex
-	raw       []byte
-	res       *multirater.FitResult
-	project   *annotations.Project
-	rendered  map[string]rendered
+	mu      sync.Mutex
+	raw     []byte
+	res     *multirater.FitResult
+	project *annotations.Project
+	// fit is the done fit as last read from the store, at checked.
+	fit      *annotations.Fit
+	checked  time.Time
+	rendered map[string]*rendered
+
+	predMu    sync.Mutex // builds the predictor once
 	predictor *predictor
 
 	// The report, built once (repMu: building it takes a while and other
@@ -44,6 +50,7 @@ type cachedFit struct {
 }
 
 type rendered struct {
+	once sync.Once
 	body []byte
 	err  error
 }
@@ -61,7 +68,7 @@ func (rc *resultCache) entry(id int64) *cachedFit {
 		rc.order.MoveToFront(el)
 		return el.Value.(*cachedFit)
 	}
-	cf := &cachedFit{id: id, rendered: map[string]rendered{}}
+	cf := &cachedFit{id: id, rendered: map[string]*rendered{}}
 	rc.byID[id] = rc.order.PushFront(cf)
 	for rc.order.Len() > rc.max {
 		last := rc.order.Back()
@@ -89,6 +96,9 @@ func (s *Server) result(ctx context.Context, f *annotations.Fit) (*cachedFit, er
 	cf := s.cache.entry(f.ID)
 	cf.mu.Lock()
 	defer cf.mu.Unlock()
+	if f.Status == annotations.FitDone {
+		cf.fit, cf.checked = f, time.Now()
+	}
 	if cf.res != nil && cf.project != nil {
 		return cf, nil
 	}
@@ -108,18 +118,62 @@ func (s *Server) result(ctx context.Context, f *annotations.Fit) (*cachedFit, er
 	return cf, nil
 }
 
-// render returns the artefact named key of a cached fit, rendering it with
-// fn on first use. Domain errors are cached too (rendering is
-// deterministic); internal failures are not.
-func (cf *cachedFit) render(key string, fn func() ([]byte, error)) ([]byte, error) {
+// recentDone returns a done fit (and its cache entry) that was read from
+// the store less than ttl ago, or nil.
+func (rc *resultCache) recentDone(id int64, ttl time.Duration) (*annotations.Fit, *cachedFit) {
+	if ttl <= 0 {
+		return nil, nil
+	}
+	rc.mu.Lock()
+	el, ok := rc.byID[id]
+	rc.mu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	cf := el.Value.(*cachedFit)
 	cf.mu.Lock()
 	defer cf.mu.Unlock()
-	if r, ok := cf.rendered[key]; ok {
-		return r.body, r.err
+	if cf.fit == nil || cf.res == nil || time.Since(cf.checked) >= ttl {
+		return nil, nil
 	}
-	b, err := fn()
-	if err == nil || annotations.ErrorCode(err) != annotations.EINTERNAL {
-		cf.rendered[key] = rendered{b, err}
+	return cf.fit, cf
+}
+
+// forgetProject drops the fits of a deleted project.
+func (rc *resultCache) forgetProject(projectID int64) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for id, el := range rc.byID {
+		cf := el.Value.(*cachedFit)
+		cf.mu.Lock()
+		p := cf.project
+		cf.mu.Unlock()
+		if p != nil && p.ID == projectID {
+			rc.order.Remove(el)
+			delete(rc.byID, id)
+		}
 	}
-	return b, err
+}
+
+// render returns the artefact named key of a cached fit, rendering it with
+// fn on first use; concurrent first reads of one artefact render it once,
+// and other artefacts are not held up meanwhile. Domain errors are kept
+// too (rendering is deterministic); internal failures are not.
+func (cf *cachedFit) render(key string, fn func() ([]byte, error)) ([]byte, error) {
+	cf.mu.Lock()
+	r, ok := cf.rendered[key]
+	if !ok {
+		r = &rendered{}
+		cf.rendered[key] = r
+	}
+	cf.mu.Unlock()
+	r.once.Do(func() { r.body, r.err = fn() })
+	if r.err != nil && annotations.ErrorCode(r.err) == annotations.EINTERNAL {
+		cf.mu.Lock()
+		if cf.rendered[key] == r {
+			delete(cf.rendered, key)
+		}
+		cf.mu.Unlock()
+	}
+	return r.body, r.err
 }

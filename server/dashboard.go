@@ -600,6 +600,7 @@ func (d *dashboard) deleteProject(c *gin.Context) {
 		return
 	}
 	d.s.keys.forget()
+	d.s.cache.forgetProject(p.ID)
 	d.redirect(c, "/projects", "Project "+p.Name+" deleted.")
 }
 

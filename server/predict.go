@@ -33,8 +33,8 @@ type predictor struct {
 // from the project as it is now: if its items changed so that they no
 // longer match the fit, prediction is a conflict.
 func (s *Server) predictorFor(ctx context.Context, in reportInput, cf *cachedFit) (*predictor, error) {
-	cf.mu.Lock()
-	defer cf.mu.Unlock()
+	cf.predMu.Lock()
+	defer cf.predMu.Unlock()
 	if cf.predictor != nil {
 		return cf.predictor, nil
 	}
