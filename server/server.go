@@ -74,8 +74,11 @@ type Config struct {
 	// agreement coefficients in reports (default 1000, as concord report;
 	// negative: analytic intervals only).
 	ReportBootstrap int
-	// KeyCacheTTL is how long API key lookups are cached (default 2 s;
-	// negative: no cache).
+	// KeyCacheTTL is how long this process trusts what it read about API
+	// keys and done fits without asking the store again (default 2 s;
+	// negative: always ask). Deletions through this process take effect
+	// at once; deletions by other processes sharing the database within
+	// the TTL.
 	KeyCacheTTL time.Duration
 	// WorkerName names this process in the fits it claims (default
 	// hostname-pid).
