@@ -670,3 +670,30 @@ func checkWorkbook(t *testing.T, b []byte, items int) {
 		t.Errorf("Items sheet has %d rows, want a header and %d items", len(rows), items)
 	}
 }
+
+// TestDoneFitCache: a done fit's reports are served from memory within the
+// cache TTL; a deletion through this process takes effect at once, one by
+// another process (directly in the store) within the TTL.
+func TestDoneFitCache(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.KeyCacheTTL = 300 * time.Millisecond })
+	id, key := e.loadedProject("k1")
+	a, b := e.doneFit(id, key), e.doneFit(id, key)
+	for _, f := range []int64{a, b} {
+		e.call("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", f), key, nil, 200)
+	}
+	e.call("DELETE", fmt.Sprintf("/api/v1/fits/%d", a), key, nil, 204)
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", a), key, nil, 404, "not_found", "not found")
+	if err := e.store.DeleteFit(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(350 * time.Millisecond)
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", b), key, nil, 404, "not_found", "not found")
+	// Another project's key never gets a cached fit.
+	_, other := e.project("other", "ordinal:1..3")
+	c := e.doneFit(id, key)
+	e.call("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", c), key, nil, 200)
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", c), other, nil, 404, "not_found", "not found")
+	// Deleting the project forgets its fits at once.
+	e.call("DELETE", fmt.Sprintf("/api/v1/projects/%d", id), testAdmin, nil, 204)
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", c), testAdmin, nil, 404, "not_found", "not found")
+}
