@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -399,4 +400,37 @@ func reuseDense(dst *mat.Dense, r, c int) {
 		panic(fmt.Sprintf("multirater: destination is %d×%d, want %d×%d", rr, cc, r, c))
 	}
 	dst.Zero()
+}
+
+// Gram is a precomputed kernel matrix that remembers its eigendecomposition.
+// FitOrdinal (as OrdinalData.Cov) and NewOrdinalPredictor decompose the
+// covariance matrix they are given, O(N^3); given the same *Gram they
+// decompose it once between them, so that several fits on the same items
+// (cross-validation models on one fold, a fit and its predictor) share the
+// work. The matrix must not be changed after NewGram. Safe for concurrent
+// use.
+type Gram struct {
+	*mat.SymDense
+	once sync.Once
+	vals []float64
+	vecs *mat.Dense
+	err  error
+}
+
+// NewGram wraps the kernel matrix c.
+func NewGram(c *mat.SymDense) *Gram {
+	if c == nil {
+		panic("multirater: NewGram of a nil matrix")
+	}
+	return &Gram{SymDense: c}
+}
+
+// eigen returns copies of the eigenvalues (ascending) and eigenvectors of
+// the matrix, computed on first use.
+func (g *Gram) eigen() ([]float64, *mat.Dense, error) {
+	g.once.Do(func() { g.vals, g.vecs, g.err = symEigen(g.SymDense) })
+	if g.err != nil {
+		return nil, nil, g.err
+	}
+	return append([]float64(nil), g.vals...), mat.DenseCopyOf(g.vecs), nil
 }

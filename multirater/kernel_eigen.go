@@ -16,6 +16,9 @@ const eigenBackend = "gonum"
 // n×n matrix. This build uses gonum's pure-Go LAPACK (Dsyev, the implicit QL/QR
 // algorithm); the cblas build calls LAPACKE dsyevd (divide and conquer).
 func symEigen(a mat.Symmetric) (vals []float64, vecs *mat.Dense, err error) {
+	if g, ok := a.(*Gram); ok {
+		return g.eigen() // decomposed once per Gram
+	}
 	var e mat.EigenSym
 	if !e.Factorize(a, true) {
 		return nil, nil, errors.New("multirater: eigendecomposition of the kernel matrix did not converge")

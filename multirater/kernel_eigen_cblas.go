@@ -51,6 +51,9 @@ var eigenMu sync.Mutex
 // order and the corresponding orthonormal eigenvectors as the columns of an
 // n×n matrix, from LAPACKE_dsyevd.
 func symEigen(a mat.Symmetric) (vals []float64, vecs *mat.Dense, err error) {
+	if g, ok := a.(*Gram); ok {
+		return g.eigen() // decomposed once per Gram
+	}
 	n := a.SymmetricDim()
 	data := make([]float64, n*n)
 	for i := 0; i < n; i++ {

@@ -31,6 +31,9 @@ type FitResult struct {
 	// Draws is a bounded set of joint posterior draws, for density plots
 	// and for predicting new items without refitting.
 	Draws *Draws `json:"draws,omitempty"`
+	// Features records the items' kernel inputs (covariates, text
+	// featuriser and bags of words) for predicting new items.
+	Features *Features `json:"features,omitempty"`
 }
 
 // ModelSettings records every setting of a fit, so that it can be repeated

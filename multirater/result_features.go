@@ -1,0 +1,35 @@
+package multirater
+
+import "encoding/json"
+
+// Features records what a fit's kernel was computed from, so that new items
+// can be predicted without refitting: the cross-covariances k(x_new, x_n)
+// between a new item and the fitted items need the fitted items' features,
+// and a text kernel needs the text featuriser (vocabulary and settings) too.
+// Rows follow FitResult.Items. The application fills it after a fit; the
+// samplers never read it. Documented in docs/fit-schema.md ("features").
+type Features struct {
+	// Covariates names the numeric covariates read by the kernel's
+	// covariate terms (linear, rbf), in column order, and X[n] holds item
+	// n's values. Both are empty when the kernel reads no covariates.
+	Covariates []string    `json:"covariates,omitempty"`
+	X          [][]float64 `json:"x,omitempty"`
+	// Text is the fitted text featuriser as the application saved it
+	// (concord: a textfeat.Vectorizer, with its settings, vocabulary and
+	// document frequencies); multirater does not interpret it. Empty when
+	// the kernel has no text term.
+	Text json.RawMessage `json:"text,omitempty"`
+	// Terms[n] is item n's bag of words over that vocabulary: feature
+	// indices and occurrence counts. With the featuriser's weighting and
+	// unit-norm scaling it gives back the item's text vector exactly, at a
+	// fraction of the size of the text or of the floating-point vector.
+	Terms []TermCounts `json:"terms,omitempty"`
+}
+
+// TermCounts is a document's bag of words: feature I[k] occurs N[k] times.
+// I is strictly increasing and every N[k] is positive; an empty document has
+// no entries.
+type TermCounts struct {
+	I []int32 `json:"i,omitempty"`
+	N []int32 `json:"n,omitempty"`
+}
