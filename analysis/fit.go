@@ -12,6 +12,7 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/textfeat"
 )
 
 // The models Fit knows.
@@ -29,10 +30,23 @@ const (
 type FitSpec struct {
 	// Model is "ordinal" (default) or "classification".
 	Model string `json:"model,omitempty"`
-	// Kernel is the covariance function on the items' numeric covariates:
-	// "identity" (default; no covariates), "linear", "rbf:gamma=G" or a sum
-	// such as "rbf:gamma=1+linear" (see multirater.ParseKernel).
+	// Kernel is the covariance function of the items: "identity" (no
+	// covariates), "linear", "rbf:gamma=G" on numeric covariates, "text"
+	// (linear kernel on the unit-norm bag-of-words vectors of the item
+	// texts), "text-rbf:gamma=G", or a sum such as "text+rbf:gamma=1" (see
+	// ItemCovariance). "" means "text" when some item has a text and
+	// "identity" otherwise (ForData; WithDefaults, which does not see the
+	// data, gives "identity").
 	Kernel string `json:"kernel,omitempty"`
+	// Covariates selects the numeric item columns that the kernel's
+	// linear and rbf terms read: "" (default: every numeric column, except
+	// that a kernel with a text term needs them named), "all", "none" or a
+	// comma-separated list of column names.
+	Covariates string `json:"covariates,omitempty"`
+	// Text holds the text featuriser's settings for text kernels; the zero
+	// value is the paper's featuriser (every term, count weighting, SMART
+	// stop words removed, no stemming, no bigrams; see textfeat.Options).
+	Text textfeat.Options `json:"text,omitzero"`
 	// Identifiability is "weak" (default), "strong" or "both"; RefRater is
 	// the reference rater's id for strong and both ("" means the rater with
 	// the most labels).
@@ -136,10 +150,8 @@ func (s FitSpec) Validate() error {
 	default:
 		return bad("unknown model %q (expected ordinal or classification)", s.Model)
 	}
-	if s.Kernel != "" {
-		if _, err := multirater.ParseKernel(s.Kernel); err != nil {
-			return bad("%s", err)
-		}
+	if err := s.validateKernel(); err != nil {
+		return err
 	}
 	if _, err := multirater.ParseIdentifiability(s.Identifiability); err != nil {
 		return bad("%s", err)
@@ -191,7 +203,7 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	spec = spec.WithDefaults()
+	spec = spec.ForData(ds).WithDefaults()
 	if ds == nil || len(ds.Labels) == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "no labels to fit")
 	}
@@ -210,19 +222,20 @@ func fitOrdinal(ctx context.Context, ds *annotations.Dataset, spec FitSpec, prog
 	if err != nil {
 		return nil, err
 	}
-	kern, err := multirater.ParseKernel(spec.Kernel)
+	cov, err := ItemCovariance(ds, data.ItemIDs, spec)
 	if err != nil {
-		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
+		return nil, err
 	}
-	data.Kernel = kern.String()
-	if _, isIdentity := kern.(multirater.Identity); !isIdentity {
-		in, err := KernelInputs(ds, data.ItemIDs, kern)
-		if err != nil {
-			return nil, err
-		}
-		var c mat.SymDense
-		kern.GramTo(&c, in)
-		data.Cov = &c
+	return fitOrdinalCov(ctx, ds, data, cov, spec, progress)
+}
+
+// fitOrdinalCov fits data (from OrdinalData(ds)) with the items' prior
+// covariance cov (from ItemCovariance, or shared between the fits of a
+// cross-validation fold).
+func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *multirater.OrdinalData, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	data.Kernel = cov.Kernel
+	if cov.Cov != nil {
+		data.Cov = cov.Cov
 	}
 	ident, _ := multirater.ParseIdentifiability(spec.Identifiability)
 	smp, _ := multirater.ParseSampler(spec.Sampler)
@@ -260,7 +273,9 @@ func fitOrdinal(ctx context.Context, ds *annotations.Dataset, spec FitSpec, prog
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", strings.TrimPrefix(err.Error(), "multirater: "))
 	}
 	res.Model.Scheme = ds.Scheme.String()
-	res.Model.Kernel = kern.String()
+	res.Model.Kernel = cov.Kernel
+	res.Features = cov.Features
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, cov.Notes...)
 	return res, nil
 }
 

@@ -48,7 +48,8 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	model := fs.String("model", "ordinal", "model: ordinal (classification comes later)")
-	kernel := fs.String("kernel", "identity", "kernel on item covariates: identity, linear, rbf:gamma=G, or a sum like rbf:gamma=1+linear")
+	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)")
+	kf := addKernelFlags(fs)
 	ident := fs.String("identifiability", "weak", "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
 	sampler := fs.String("sampler", "default", "default (faster mixing) or paper (plain Gibbs of the paper)")
@@ -89,6 +90,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag,
 		MaxRhat: *maxRhat, MinESS: *minESS, KeepDraws: *keep,
 	}
+	kf.apply(&spec)
 	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 {
 		return annotations.Errorf(annotations.EINVALID, "--chains, --samples, --thin and --keep-draws must be at least 1")
 	}
@@ -116,6 +118,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	} else {
 		opts := annotations.LoadOptions{ItemsPath: *items}
 		opts.Format = annotations.Format(*format)
+		opts.TextColumns = splitList(*kf.textColumns)
 		if len(where) > 0 {
 			opts.Where = where
 		}
@@ -169,7 +172,7 @@ func fitAndSummarise(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 // fitWithProgress runs analysis.Fit with a progress bar on the terminal and
 // a one-line description of the fit on w. concord demo uses it too.
 func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec analysis.FitSpec, source string, w io.Writer) (*multirater.FitResult, error) {
-	full := spec.WithDefaults()
+	full := spec.ForData(ds).WithDefaults()
 	nItems := len(ds.ItemIDs())
 	fmt.Fprintf(w, "Fitting the %s model (kernel %s, %s identifiability, %s sampler) to %s: %d items, %d raters, %d labels; %d chains x %d draws after %d burn-in sweeps (thin %d), seed %d\n",
 		full.Model, full.Kernel, full.Identifiability, full.Sampler, source, nItems, len(ds.RaterIDs()), len(ds.Labels),

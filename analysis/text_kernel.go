@@ -1,0 +1,672 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/annotations"
+	"concord/multirater"
+	"concord/textfeat"
+)
+
+// Kernel specifications name the covariance function of the Gaussian-process
+// prior on the latent consensus (Rogers et al. sec. 2.2). Besides the kernels
+// of multirater.ParseKernel on numeric covariates (identity, linear,
+// rbf:gamma=G), a term can be
+//
+//   - text: the linear kernel x_i^T x_j on the items' unit-norm bag-of-words
+//     vectors (Rogers et al. sec. 4 and 5, the paper's choice for documents);
+//   - text-rbf:gamma=G: the RBF kernel exp(-G |x_i - x_j|^2) on the same
+//     vectors (gamma 1 when omitted).
+//
+// Terms are summed ("text+rbf:gamma=0.5" adds an RBF on numeric covariates to
+// the text kernel; "text+identity" adds an item-specific effect). The text
+// featuriser (textfeat) is fitted to the fitted items' texts with the
+// FitSpec.Text options, and saved in the fit result with every item's bag of
+// words, so that new documents are featurised identically.
+//
+// Zero rows. The linear text kernel is singular (rank at most the vocabulary
+// size, and duplicate texts give equal rows), which the samplers handle: they
+// never invert C. An item whose document has no vocabulary term (no text,
+// only stop words, or only words below min_df), or whose covariates are all
+// zero under the linear kernel, would have a zero row and column: a prior
+// variance of 0 that pins its consensus at 0 whatever its labels say. Such an
+// item (C_nn = 0, so its whole row is 0) gets C_nn = 1 instead: the identity
+// kernel's prior (Johnson's model) for an item about which the features say
+// nothing, with the prior variance of a unit-norm document. New items are
+// treated the same way when predicted (prior variance 1, no covariance).
+const kernelWant = `expected identity, linear, rbf:gamma=G, text, text-rbf:gamma=G or a sum such as "text+rbf:gamma=0.5"`
+
+// termKind is the kind of one term of a kernel sum.
+type termKind int
+
+const (
+	termCov     termKind = iota // a multirater kernel on numeric covariates (or identity)
+	termText                    // linear kernel on text vectors
+	termTextRBF                 // RBF kernel on text vectors
+)
+
+type kernelTerm struct {
+	kind  termKind
+	gamma float64           // termTextRBF
+	cov   multirater.Kernel // termCov
+}
+
+func (t kernelTerm) String() string {
+	switch t.kind {
+	case termText:
+		return "text"
+	case termTextRBF:
+		return "text-rbf:gamma=" + strconv.FormatFloat(t.gamma, 'g', -1, 64)
+	}
+	return t.cov.String()
+}
+
+// kernelSpec is a parsed kernel specification: a sum of terms.
+type kernelSpec []kernelTerm
+
+// parseKernelSpec reads a kernel specification (see kernelWant).
+func parseKernelSpec(spec string) (kernelSpec, error) {
+	s := strings.TrimSpace(spec)
+	if s == "" {
+		return nil, fmt.Errorf("empty kernel specification (%s)", kernelWant)
+	}
+	var ks kernelSpec
+	for _, raw := range strings.Split(s, "+") {
+		t := strings.TrimSpace(raw)
+		name, args, hasArgs := strings.Cut(t, ":")
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "text":
+			if hasArgs {
+				return nil, fmt.Errorf("kernel %q: text takes no parameters (the featuriser settings are separate: min_df, max_features, weighting, stem, bigrams); use text-rbf:gamma=G for an RBF on the text vectors", spec)
+			}
+			ks = append(ks, kernelTerm{kind: termText})
+		case "text-rbf":
+			g := 1.0
+			if hasArgs {
+				key, val, ok := strings.Cut(args, "=")
+				if !ok || !strings.EqualFold(strings.TrimSpace(key), "gamma") {
+					return nil, fmt.Errorf("kernel %q: text-rbf parameter %q: expected gamma=G", spec, args)
+				}
+				v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+				if err != nil || !(v > 0) || math.IsInf(v, 1) {
+					return nil, fmt.Errorf("kernel %q: text-rbf gamma %q must be a positive number", spec, strings.TrimSpace(val))
+				}
+				g = v
+			}
+			ks = append(ks, kernelTerm{kind: termTextRBF, gamma: g})
+		case "identity", "linear", "rbf":
+			k, err := multirater.ParseKernel(t)
+			if err != nil {
+				return nil, fmt.Errorf("kernel %q: %s", spec, strings.TrimPrefix(err.Error(), fmt.Sprintf("kernel %q: ", t)))
+			}
+			ks = append(ks, kernelTerm{kind: termCov, cov: k})
+		case "":
+			return nil, fmt.Errorf("kernel %q: empty term (%s)", spec, kernelWant)
+		default:
+			return nil, fmt.Errorf("kernel %q: unknown kernel %q (%s)", spec, strings.TrimSpace(name), kernelWant)
+		}
+	}
+	return ks, nil
+}
+
+func (ks kernelSpec) String() string {
+	parts := make([]string, len(ks))
+	for i, t := range ks {
+		parts[i] = t.String()
+	}
+	return strings.Join(parts, "+")
+}
+
+// text reports whether a term reads the item texts.
+func (ks kernelSpec) text() bool {
+	for _, t := range ks {
+		if t.kind != termCov {
+			return true
+		}
+	}
+	return false
+}
+
+// covariates reports whether a term reads numeric covariates.
+func (ks kernelSpec) covariates() bool {
+	for _, t := range ks {
+		if t.kind == termCov && t.cov.Covariates() {
+			return true
+		}
+	}
+	return false
+}
+
+// identity reports whether the kernel is the identity alone (C = I, which
+// the samplers take as a nil covariance).
+func (ks kernelSpec) identity() bool {
+	if len(ks) != 1 || ks[0].kind != termCov {
+		return false
+	}
+	_, ok := ks[0].cov.(multirater.Identity)
+	return ok
+}
+
+// DefaultKernel is the kernel of a FitSpec without one: "text" when some
+// item of ds has a text, "identity" otherwise.
+func DefaultKernel(ds *annotations.Dataset) string {
+	if ds != nil {
+		for i := range ds.Items {
+			if strings.TrimSpace(ds.Items[i].Text) != "" {
+				return "text"
+			}
+		}
+	}
+	return "identity"
+}
+
+// ForData returns s with the defaults that depend on the data filled in:
+// the kernel (DefaultKernel) when none is given. WithDefaults fills in the
+// rest.
+func (s FitSpec) ForData(ds *annotations.Dataset) FitSpec {
+	if strings.TrimSpace(s.Kernel) == "" {
+		s.Kernel = DefaultKernel(ds)
+	}
+	return s
+}
+
+// validateKernel checks the kernel, covariate and text settings of s that do
+// not depend on the data.
+func (s FitSpec) validateKernel() error {
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	if err := s.Text.Validate(); err != nil {
+		return bad("text featuriser: %s", strings.TrimPrefix(err.Error(), "textfeat: "))
+	}
+	if _, err := parseCovariateList(s.Covariates); err != nil {
+		return bad("%s", err)
+	}
+	if strings.TrimSpace(s.Kernel) == "" {
+		return nil
+	}
+	ks, err := parseKernelSpec(s.Kernel)
+	if err != nil {
+		return bad("%s", err)
+	}
+	return s.checkKernelSettings(ks)
+}
+
+// checkKernelSettings checks that covariate and text settings fit the
+// kernel.
+func (s FitSpec) checkKernelSettings(ks kernelSpec) error {
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	if s.Text != (textfeat.Options{}) && !ks.text() {
+		return bad("text featuriser settings were given but kernel %s has no text term (use kernel text, or a sum such as text+linear)", ks)
+	}
+	cov, _ := parseCovariateList(s.Covariates)
+	if ks.covariates() {
+		if cov.none {
+			return bad("kernel %s reads numeric covariates, and covariates is \"none\" (name the columns, e.g. covariates x,y, or use kernel text)", ks)
+		}
+	} else if len(cov.names) > 0 || cov.all {
+		return bad("covariates %q were given but kernel %s reads no numeric covariates (use a sum such as text+linear or text+rbf:gamma=1 to add them)", s.Covariates, ks)
+	}
+	return nil
+}
+
+// covariateList is a parsed FitSpec.Covariates.
+type covariateList struct {
+	all, none bool
+	names     []string
+}
+
+func parseCovariateList(s string) (covariateList, error) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "":
+		return covariateList{}, nil
+	case "all":
+		return covariateList{all: true}, nil
+	case "none":
+		return covariateList{none: true}, nil
+	}
+	var c covariateList
+	seen := map[string]bool{}
+	for _, n := range strings.Split(s, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return c, fmt.Errorf("covariates %q: empty column name (expected none, all or a comma-separated list of numeric item columns)", s)
+		}
+		if seen[n] {
+			return c, fmt.Errorf("covariates %q: column %q is listed twice", s, n)
+		}
+		seen[n] = true
+		c.names = append(c.names, n)
+	}
+	return c, nil
+}
+
+// itemFeatures are the kernel inputs of a list of items.
+type itemFeatures struct {
+	n int
+	// vec is the text featuriser and docs the items' text vectors (nil
+	// without a text term); counts their bags of words.
+	vec    *textfeat.Vectorizer
+	docs   []textfeat.Vector
+	counts []multirater.TermCounts
+	// cols names the covariates and x holds them (nil without a covariate
+	// term).
+	cols []string
+	x    *mat.Dense
+}
+
+// Covariance is the prior covariance of a fit's items built from a FitSpec:
+// what the samplers need (Cov) and what the fit result keeps (Kernel,
+// Features, Notes).
+type Covariance struct {
+	// Cov is the N×N covariance matrix C, nil for the identity kernel. It
+	// remembers its eigendecomposition, so that fits and predictors given
+	// the same Covariance decompose C once.
+	Cov *multirater.Gram
+	// Kernel is the canonical kernel specification.
+	Kernel string
+	// Features are the items' kernel inputs, for FitResult.Features (nil
+	// for the identity kernel).
+	Features *multirater.Features
+	// Notes describe choices made for the data (e.g. empty documents).
+	Notes []string
+}
+
+// ItemCovariance builds the prior covariance of the items ids of ds under
+// spec's kernel, covariates and text settings (spec.Kernel "" is the
+// default of DefaultKernel). Problems with the data (no texts for a text
+// kernel, missing covariates, a vocabulary left empty) are EINVALID errors.
+// Both models' fits use it.
+func ItemCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, error) {
+	spec = spec.ForData(ds)
+	ks, err := parseKernelSpec(spec.Kernel)
+	if err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
+	}
+	if err := spec.checkKernelSettings(ks); err != nil {
+		return nil, err
+	}
+	out := &Covariance{Kernel: ks.String()}
+	if ks.identity() {
+		return out, nil
+	}
+	f, err := trainFeatures(ds, ids, ks, spec)
+	if err != nil {
+		return nil, err
+	}
+	c, zero := f.gram(ks)
+	out.Cov = multirater.NewGram(c)
+	if out.Features, err = f.record(); err != nil {
+		return nil, err
+	}
+	if ks.text() {
+		empty := 0
+		for _, d := range f.docs {
+			if d.NNZ() == 0 {
+				empty++
+			}
+		}
+		out.Notes = append(out.Notes, fmt.Sprintf("text featuriser: %d terms from %d documents (min_df %d, max_features %d, weighting %s, stem %t, bigrams %t)",
+			f.vec.Len(), f.vec.NumDocs(), f.vec.Options().MinDF, f.vec.Options().MaxFeatures, f.vec.Options().Weighting, f.vec.Options().Stem, f.vec.Options().Bigrams))
+		if empty > 0 {
+			out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have no vocabulary term in their text (empty, only stop words or only rare words)", empty))
+		}
+	}
+	if zero > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have zero prior variance under the kernel (no features): they get the identity kernel's prior (variance 1, no covariance with other items)", zero))
+	}
+	return out, nil
+}
+
+// trainFeatures computes the features of the fitted items ids: fits the
+// text featuriser to their texts and selects their covariates.
+func trainFeatures(ds *annotations.Dataset, ids []string, ks kernelSpec, spec FitSpec) (*itemFeatures, error) {
+	f := &itemFeatures{n: len(ids)}
+	byID := make(map[string]*annotations.Item, len(ds.Items))
+	for i := range ds.Items {
+		byID[ds.Items[i].ID] = &ds.Items[i]
+	}
+	if ks.text() {
+		texts := make([]string, len(ids))
+		have := 0
+		for i, id := range ids {
+			if it := byID[id]; it != nil {
+				texts[i] = it.Text
+				if strings.TrimSpace(it.Text) != "" {
+					have++
+				}
+			}
+		}
+		if have == 0 {
+			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s needs item texts, and none of the %d items has one (give an items file with a text column, choose the text columns, or use kernel identity)", ks, len(ids))
+		}
+		vec, _, err := textfeat.Fit(texts, spec.Text)
+		if err != nil {
+			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s: %s", ks, strings.TrimPrefix(err.Error(), "textfeat: "))
+		}
+		f.vec = vec
+		f.counts = termCounts(vec, texts)
+		f.docs = vectorsFromCounts(vec, f.counts)
+	}
+	if ks.covariates() {
+		cols, err := selectCovariates(ds, ks, spec.Covariates)
+		if err != nil {
+			return nil, err
+		}
+		f.cols = cols
+		f.x = mat.NewDense(len(ids), len(cols), nil)
+		var missing []string
+		for i, id := range ids {
+			it := byID[id]
+			for j, c := range cols {
+				v, ok := 0.0, false
+				if it != nil {
+					v, ok = it.Covariates[c]
+				}
+				if !ok {
+					if len(missing) < 5 {
+						if it == nil {
+							missing = append(missing, fmt.Sprintf("item %q is not in the items file", id))
+						} else {
+							missing = append(missing, fmt.Sprintf("item %q has no value for covariate %q", id, c))
+						}
+					}
+					break
+				}
+				f.x.Set(i, j, v)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s needs the covariates %s for every item: %s", ks, strings.Join(cols, ", "), strings.Join(missing, "; "))
+		}
+	}
+	return f, nil
+}
+
+// selectCovariates resolves FitSpec.Covariates against the items' numeric
+// columns. The default ("") is every numeric column when the kernel has no
+// text term; with a text term the columns must be named, so that a numeric
+// column of an items file (a score, an id) never slips into a text model
+// unasked.
+func selectCovariates(ds *annotations.Dataset, ks kernelSpec, spec string) ([]string, error) {
+	have := map[string]bool{}
+	for i := range ds.Items {
+		for c := range ds.Items[i].Covariates {
+			have[c] = true
+		}
+	}
+	avail := make([]string, 0, len(have))
+	for c := range have {
+		avail = append(avail, c)
+	}
+	sort.Strings(avail)
+	list := "the items have none"
+	if len(avail) > 0 {
+		list = "the items have " + strings.Join(avail, ", ")
+	}
+	cl, _ := parseCovariateList(spec)
+	switch {
+	case cl.all || (spec == "" && !ks.text()):
+		if len(avail) == 0 {
+			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s needs numeric item covariates, and the items have none (give an items file with numeric columns, or use kernel identity)", ks)
+		}
+		return avail, nil
+	case spec == "":
+		return nil, annotations.Errorf(annotations.EINVALID, "kernel %s combines text with numeric covariates: name the covariate columns (covariates \"col,col\" or \"all\"; %s) so that no numeric column, such as a score derived from the labels, is used unasked", ks, list)
+	}
+	for _, c := range cl.names {
+		if !have[c] {
+			return nil, annotations.Errorf(annotations.EINVALID, "covariate %q is not a numeric item column (%s)", c, list)
+		}
+	}
+	return cl.names, nil
+}
+
+// termCounts returns each text's bag of words over vec's vocabulary.
+func termCounts(vec *textfeat.Vectorizer, texts []string) []multirater.TermCounts {
+	opts := vec.Options()
+	out := make([]multirater.TermCounts, len(texts))
+	parallelFor(len(texts), func(i int) {
+		var idx []int32
+		for _, t := range textfeat.Terms(texts[i], opts) {
+			if k, ok := vec.Index(t); ok {
+				idx = append(idx, int32(k))
+			}
+		}
+		slices.Sort(idx)
+		var tc multirater.TermCounts
+		for j := 0; j < len(idx); {
+			k := j + 1
+			for k < len(idx) && idx[k] == idx[j] {
+				k++
+			}
+			tc.I = append(tc.I, idx[j])
+			tc.N = append(tc.N, int32(k-j))
+			j = k
+		}
+		out[i] = tc
+	})
+	return out
+}
+
+// vectorsFromCounts turns bags of words into the vectors vec.Transform
+// gives for the same documents, bit for bit: the weight of each term
+// (count, 1, or count times idf), then division by the vector's L2 norm,
+// computed as textfeat computes them (tested against Transform).
+func vectorsFromCounts(vec *textfeat.Vectorizer, counts []multirater.TermCounts) []textfeat.Vector {
+	w := vec.Options().Weighting
+	idf := vec.IDF()
+	out := make([]textfeat.Vector, len(counts))
+	for i, tc := range counts {
+		if len(tc.I) == 0 {
+			continue
+		}
+		v := textfeat.Vector{Idx: slices.Clone(tc.I), Val: make([]float64, len(tc.I))}
+		for k, c := range tc.N {
+			switch w {
+			case textfeat.Binary:
+				v.Val[k] = 1
+			case textfeat.TFIDF:
+				v.Val[k] = float64(c) * idf[tc.I[k]]
+			default:
+				v.Val[k] = float64(c)
+			}
+		}
+		nrm := v.Norm()
+		for k := range v.Val {
+			v.Val[k] /= nrm
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// gram returns the covariance matrix of the items and the number of items
+// whose zero prior variance was replaced by 1 (see kernelWant's comment).
+// It returns nil for the identity kernel.
+func (f *itemFeatures) gram(ks kernelSpec) (*mat.SymDense, int) {
+	if ks.identity() {
+		return nil, 0
+	}
+	c := mat.NewSymDense(f.n, nil)
+	var t mat.SymDense
+	for _, term := range ks {
+		t.Reset()
+		switch term.kind {
+		case termText:
+			textfeat.LinearKernelTo(&t, f.docs)
+		case termTextRBF:
+			textfeat.RBFKernelTo(&t, f.docs, term.gamma)
+		default:
+			term.cov.GramTo(&t, f.inputs())
+		}
+		c.AddSym(c, &t)
+	}
+	zero := 0
+	for i := 0; i < f.n; i++ {
+		if c.At(i, i) == 0 {
+			c.SetSym(i, i, 1)
+			zero++
+		}
+	}
+	return c, zero
+}
+
+// cross returns the covariances between the new items g (rows) and the
+// fitted items f (columns), and the new items' prior variances, with the
+// zero-variance rule of gram.
+func (f *itemFeatures) cross(ks kernelSpec, g *itemFeatures) (*mat.Dense, []float64) {
+	c := mat.NewDense(g.n, f.n, nil)
+	prior := make([]float64, g.n)
+	var t mat.Dense
+	for _, term := range ks {
+		t.Reset()
+		switch term.kind {
+		case termText:
+			textfeat.CrossKernelTo(&t, g.docs, f.docs)
+			for i, d := range g.docs {
+				prior[i] += d.Dot(d)
+			}
+		case termTextRBF:
+			textfeat.RBFCrossKernelTo(&t, g.docs, f.docs, term.gamma)
+			for i := range prior {
+				prior[i]++
+			}
+		default:
+			term.cov.CrossTo(&t, g.inputs(), f.inputs())
+			for i, v := range term.cov.DiagTo(nil, g.inputs()) {
+				prior[i] += v
+			}
+		}
+		c.Add(c, &t)
+	}
+	for i, v := range prior {
+		if v == 0 {
+			prior[i] = 1
+		}
+	}
+	return c, prior
+}
+
+func (f *itemFeatures) inputs() multirater.Inputs {
+	in := multirater.Inputs{N: f.n}
+	if f.x != nil {
+		in.X = f.x
+	}
+	return in
+}
+
+// record returns the features as the fit result keeps them.
+func (f *itemFeatures) record() (*multirater.Features, error) {
+	out := &multirater.Features{Covariates: f.cols, Terms: f.counts}
+	if f.x != nil {
+		out.X = make([][]float64, f.n)
+		for i := range out.X {
+			out.X[i] = mat.Row(nil, i, f.x)
+		}
+	}
+	if f.vec != nil {
+		b, err := json.Marshal(f.vec)
+		if err != nil {
+			return nil, fmt.Errorf("saving the text featuriser: %w", err)
+		}
+		out.Text = b
+	}
+	return out, nil
+}
+
+// featuresOf restores the fitted items' features from a fit result, checking
+// them against the kernel; errors describe what is missing or malformed.
+func featuresOf(res *multirater.FitResult, ks kernelSpec) (*itemFeatures, error) {
+	n := len(res.Items)
+	f := &itemFeatures{n: n}
+	if ks.identity() {
+		return f, nil
+	}
+	ft := res.Features
+	if ft == nil {
+		return nil, fmt.Errorf("the fit result does not record its items' features (kernel %s; made by an older version of concord?): refit to predict new items", ks)
+	}
+	if ks.text() {
+		if len(ft.Text) == 0 || len(ft.Terms) != n {
+			return nil, fmt.Errorf("the fit result's features have no text featuriser or not one bag of words per item (%d for %d items)", len(ft.Terms), n)
+		}
+		f.vec = new(textfeat.Vectorizer)
+		if err := json.Unmarshal(ft.Text, f.vec); err != nil {
+			return nil, fmt.Errorf("the fit result's text featuriser: %w", err)
+		}
+		nv := int32(f.vec.Len())
+		for i, tc := range ft.Terms {
+			if len(tc.I) != len(tc.N) {
+				return nil, fmt.Errorf("features.terms[%d] (item %q): %d indices and %d counts", i, res.Items[i].ID, len(tc.I), len(tc.N))
+			}
+			for k, t := range tc.I {
+				if t < 0 || t >= nv || (k > 0 && t <= tc.I[k-1]) || tc.N[k] <= 0 {
+					return nil, fmt.Errorf("features.terms[%d] (item %q): expected increasing feature indices below %d with positive counts", i, res.Items[i].ID, nv)
+				}
+			}
+		}
+		f.counts = ft.Terms
+		f.docs = vectorsFromCounts(f.vec, f.counts)
+	}
+	if ks.covariates() {
+		if len(ft.Covariates) == 0 || len(ft.X) != n {
+			return nil, fmt.Errorf("the fit result's features do not hold the covariates of its %d items (kernel %s)", n, ks)
+		}
+		f.cols = ft.Covariates
+		f.x = mat.NewDense(n, len(f.cols), nil)
+		for i, row := range ft.X {
+			if len(row) != len(f.cols) {
+				return nil, fmt.Errorf("features.x[%d] (item %q) has %d values for %d covariates", i, res.Items[i].ID, len(row), len(f.cols))
+			}
+			for j, v := range row {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return nil, fmt.Errorf("features.x[%d][%d] (item %q) is %v", i, j, res.Items[i].ID, v)
+				}
+			}
+			f.x.SetRow(i, row)
+		}
+	}
+	return f, nil
+}
+
+// parallelFor calls fn(i) for i in [0, n) on GOMAXPROCS goroutines.
+func parallelFor(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
