@@ -32,11 +32,12 @@ postgres://...): each queued fit is claimed by exactly one worker. A fit
 left running by a process that died is re-queued once its heartbeat is
 older than --stale-after (at once, when the dead process ran on this host),
 and failed with a reason after --max-attempts attempts. Each fit runs in a
-child process (concord fit-worker) at a lower CPU priority, so that the
-API stays responsive while models run (--fits-in-process turns this off).
-SIGINT or SIGTERM
-shuts down gracefully: running fits get --shutdown-grace to finish and are
-then put back in the queue.
+child process (concord fit-worker) at a lower CPU priority, so that the API
+stays responsive while models run (--fits-in-process turns this off).
+SIGINT or SIGTERM shuts down gracefully: running fits get --shutdown-grace
+to finish and are then put back in the queue.
+
+See docs/server.md for the API, the dashboard and the metrics.
 
 Examples:
   concord serve
