@@ -328,7 +328,6 @@ func (d *dashboard) createProject(c *gin.Context) {
 		err = d.s.store.CreateProject(ctx, p)
 	}
 	if err != nil {
-		c.Set(ctxPrincipal, who(c))
 		ps, _ := d.s.store.ListProjects(ctx)
 		out := projectsPage{basePage: d.base(c, "Projects")}
 		out.withError(err)
