@@ -55,7 +55,7 @@ func ExampleFitOrdinal() {
 	// e09: rank 3.4, consensus grade 4 (4 labels)
 	// e12: 0 labels, score sd 1.0 (its prior's)
 	// rater a: precision 2.3, severity +0.2
-	// rater b: precision 2.1, severity -0.0
+	// rater b: precision 2.2, severity -0.0
 	// rater c: precision 2.0, severity -0.5
 	// rater d: precision 0.4, severity +0.3
 }

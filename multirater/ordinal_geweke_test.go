@@ -42,6 +42,7 @@ func TestOrdinalGeweke(t *testing.T) {
 	prior := OrdinalOptions{V: 3, Lambda: 2, SigmaB: 1.2}
 	cases := []gewekeCase{
 		{name: "identity/complete", n: 4, l: 3, k: 3, opts: prior},
+		{name: "identity/incomplete", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
 		{name: "rbf/complete", n: 5, l: 2, k: 4, cov: &rbf, opts: prior},
 		{name: "rbf/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: prior},
 		{name: "linear-singular/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: &lin, opts: prior},

@@ -57,6 +57,9 @@ type ordChain struct {
 	affineWidth  []float64 // slice widths of the per-rater affine move
 	affineAcc    []float64 // burn-in: sum |log rho|, count
 	affineN      []int
+	alphaWidth   []float64 // slice widths of the collapsed precision step
+	alphaAcc     []float64
+	alphaN       []int
 
 	// Kept draws, parameter-major: drawAlpha[l][i], drawB[l*(K-1)+j-1][i],
 	// drawM[n][i].
@@ -99,10 +102,14 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		affineWidth: make([]float64, md.nl),
 		affineAcc:   make([]float64, md.nl),
 		affineN:     make([]int, md.nl),
+		alphaWidth:  make([]float64, md.nl),
+		alphaAcc:    make([]float64, md.nl),
+		alphaN:      make([]int, md.nl),
 	}
 	if md.openMove {
 		ch.open = newOpenScratch(md)
 	}
+
 	if md.raterGsq != nil {
 		ch.precDiag = make([]float64, md.f.r)
 		ch.precBlockBuf = make([]float64, md.precBlock*md.precBlock)
@@ -113,6 +120,7 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 	}
 	for l := range ch.affineWidth {
 		ch.affineWidth[l] = 0.5
+		ch.alphaWidth[l] = 0.5
 	}
 	ch.drawAlpha = make([][]float64, md.nl)
 	for l := range ch.drawAlpha {
@@ -207,14 +215,23 @@ func (ch *ordChain) sweep(warmup bool) error {
 		return nil
 	}
 	ch.stepThresholds()
-	ch.stepRaterAffine(warmup)
+	if ch.md.f.diag {
+		// m integrated out: rater frames and precisions given y only, then
+		// m given both.
+		ch.stepRaterAffineCollapsed(warmup)
+		ch.stepAlphaCollapsed(warmup)
+	} else {
+		ch.stepRaterAffine(warmup)
+	}
 	if err := ch.stepM(); err != nil {
 		return err
 	}
 	if ch.md.openMove {
 		ch.stepOpen()
 	}
-	ch.stepAlpha()
+	if !ch.md.f.diag {
+		ch.stepAlpha()
+	}
 	ch.stepScale()
 	if ch.md.locationMove {
 		if !ch.locReady || (warmup && ch.sweeps%25 == 0) {
@@ -234,6 +251,9 @@ func (ch *ordChain) endWarmup() {
 	for l := range ch.affineWidth {
 		if ch.affineN[l] >= 20 {
 			ch.affineWidth[l] = math.Min(2, math.Max(1e-3, 2.5*ch.affineAcc[l]/float64(ch.affineN[l])))
+		}
+		if ch.alphaN[l] >= 20 {
+			ch.alphaWidth[l] = math.Min(2, math.Max(1e-3, 2.5*ch.alphaAcc[l]/float64(ch.alphaN[l])))
 		}
 	}
 	if md.locationMove {
@@ -345,6 +365,89 @@ func (ch *ordChain) stepAlpha() {
 		nl := float64(md.rStart[l+1] - md.rStart[l])
 		ch.alpha[l] = ch.gamma(md.v+nl/2, md.lam+ss/2)
 	}
+}
+
+// stepAlphaCollapsed updates each free precision with the latent consensus
+// integrated out, for a diagonal prior C = diag(c_n) (the identity kernel),
+// where the items are independent a priori. Given y, item n's latent values
+// are jointly normal, y_n ~ N(0, c_n 11' + diag(1/alpha_l)), so
+//
+//	log p(y_n | alpha) = sum_l [log alpha_l - alpha_l y_nl^2]/2
+//	                     - log(1 + c_n A_n)/2 + c_n B_n^2 / (2 (1 + c_n A_n)),
+//
+// A_n = sum_l alpha_l and B_n = sum_l alpha_l y_nl over the item's raters
+// (Sherman-Morrison). Each precision takes one slice-sampling step on
+// log alpha_l under this collapsed conditional (with its Gamma(v, lambda)
+// prior), and stepM then draws m given y and the new precisions exactly:
+// together a collapsed Gibbs step for (alpha, m) given y. It frees the
+// precisions from m, which with few ratings per item (two raters, say)
+// couples to them so strongly that the Gamma draw given m barely moves them.
+// Cost O(M) per density evaluation summed over raters, a few evaluations
+// per rater.
+func (ch *ordChain) stepAlphaCollapsed(warmup bool) {
+	md := ch.md
+	ch.itemSums() // sum = B_n, d = A_n
+	for l := 0; l < md.nl; l++ {
+		if md.alphaFixed(l) {
+			continue
+		}
+		a0 := ch.alpha[l]
+		d := alphaDensity{ch: ch, l: l, a0: a0}
+		var syy float64
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			syy += ch.y[o] * ch.y[o]
+		}
+		d.shape = md.v + float64(md.rStart[l+1]-md.rStart[l])/2
+		d.rate = md.lam + syy/2
+		t0 := math.Log(a0)
+		t, evals := sliceSample(ch.rng, &d, t0, ch.alphaWidth[l], math.Inf(-1), math.Inf(1))
+		ch.sliceEvals += evals
+		ch.slices++
+		if warmup {
+			ch.alphaAcc[l] += math.Abs(t - t0)
+			ch.alphaN[l]++
+		}
+		a := math.Exp(t)
+		da := a - a0
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			n := md.obsItem[o]
+			ch.d[n] += da
+			ch.sum[n] += da * ch.y[o]
+		}
+		ch.alpha[l] = a
+	}
+}
+
+// alphaDensity is the collapsed log density of t = log alpha_l in
+// stepAlphaCollapsed, up to a constant.
+type alphaDensity struct {
+	ch          *ordChain
+	l           int
+	a0          float64
+	shape, rate float64
+}
+
+func (d *alphaDensity) logf(t float64) float64 {
+	a := math.Exp(t)
+	if a == 0 || math.IsInf(a, 1) {
+		return math.Inf(-1)
+	}
+	ch := d.ch
+	md := ch.md
+	da := a - d.a0
+	v := d.shape*t - d.rate*a
+	for o := md.rStart[d.l]; o < md.rStart[d.l+1]; o++ {
+		n := md.obsItem[o]
+		c := md.f.lam[n]
+		if c == 0 {
+			continue
+		}
+		an := ch.d[n] + da
+		bn := ch.sum[n] + da*ch.y[o]
+		den := 1 + c*an
+		v += -0.5*math.Log(den) + 0.5*c*bn*bn/den
+	}
+	return v
 }
 
 // stepThresholdsGibbs draws each free threshold from its truncated normal
@@ -569,6 +672,123 @@ func (ch *ordChain) stepRaterAffine(warmup bool) {
 		}
 		ch.alpha[l] = alpha * rho * rho
 	}
+}
+
+// stepRaterAffineCollapsed is stepRaterAffine with the latent consensus
+// integrated out, for a diagonal prior C = diag(c_n). Item n's latent values
+// are then jointly normal given the precisions (see stepAlphaCollapsed), and
+// under the same affine group (y_l, b_l) -> (a y_l + c, a b_l + c),
+// alpha_l -> alpha_l / a^2, with rho = 1/a, u = c/a,
+//
+//	log p(rho, u) = (2v - B_l - 1) log rho - lambda alpha_l rho^2
+//	                - sum_k (b_lk + u)^2 / (2 sigma_b^2 rho^2)
+//	                + sum_n [-alpha_l (y_nl + u)^2 / 2 + log s_n / 2
+//	                         + c_n s_n (B_n' + alpha_l rho (y_nl + u))^2 / 2],
+//
+// s_n = 1/(1 + c_n (A_n' + alpha_l rho^2)), A_n' and B_n' the sums
+// sum alpha y and sum alpha over item n's other raters. It is Gaussian in u
+// given rho, so u is integrated out, t = log rho takes one slice step from 0
+// and u is drawn given rho. m is stale afterwards and is redrawn by stepM.
+// Cost O(n_l) per density evaluation.
+func (ch *ordChain) stepRaterAffineCollapsed(warmup bool) {
+	md := ch.md
+	k := md.nk
+	ch.itemSums() // sum = B_n, d = A_n
+	for l := 0; l < md.nl; l++ {
+		if l == md.ref {
+			continue
+		}
+		alpha := ch.alpha[l]
+		d := affineCollapsedDensity{ch: ch, l: l, alpha: alpha, lam: md.lam, invS2: md.invS2, pow: 2*md.v - float64(k-1)}
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			d.n++
+			d.sy += ch.y[o]
+			d.syy += ch.y[o] * ch.y[o]
+		}
+		for j := 1; j < k; j++ {
+			bj := ch.b[md.bIdx(l, j)]
+			d.g1 += bj
+			d.g2 += bj * bj
+			d.ng++
+		}
+		t, evals := sliceSample(ch.rng, &d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
+		ch.sliceEvals += evals
+		ch.slices++
+		if warmup {
+			ch.affineAcc[l] += math.Abs(t)
+			ch.affineN[l]++
+		}
+		rho := math.Exp(t)
+		p, q, _ := d.pqr(rho)
+		u := -q/p + ch.rng.NormFloat64()/math.Sqrt(p)
+		inv := 1 / rho
+		a2 := alpha * rho * rho
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			n := md.obsItem[o]
+			yn := (ch.y[o] + u) * inv
+			ch.d[n] += a2 - alpha
+			ch.sum[n] += a2*yn - alpha*ch.y[o]
+			ch.y[o] = yn
+		}
+		for j := 1; j < k; j++ {
+			i := md.bIdx(l, j)
+			ch.b[i] = (ch.b[i] + u) * inv
+		}
+		ch.alpha[l] = a2
+	}
+}
+
+// affineCollapsedDensity is the log density of t = log rho in
+// stepRaterAffineCollapsed, with u integrated out.
+type affineCollapsedDensity struct {
+	ch                *ordChain
+	l                 int
+	alpha, lam, invS2 float64
+	pow               float64
+	n, sy, syy        float64
+	g1, g2, ng        float64
+}
+
+// pqr returns the precision P and linear coefficient Q of u given rho (the
+// u-dependent part of log p is -P u^2/2 - Q u) and the rest R.
+func (d *affineCollapsedDensity) pqr(rho float64) (p, q, r float64) {
+	ch := d.ch
+	md := ch.md
+	a := d.alpha
+	r2 := rho * rho
+	var scs, sq, rr float64
+	for o := md.rStart[d.l]; o < md.rStart[d.l+1]; o++ {
+		n := md.obsItem[o]
+		c := md.f.lam[n]
+		if c == 0 {
+			continue
+		}
+		y := ch.y[o]
+		bo := ch.sum[n] - a*y // B_n'
+		ao := ch.d[n] - a     // A_n'
+		s := 1 / (1 + c*(ao+a*r2))
+		cs := c * s
+		scs += cs
+		e := bo + a*rho*y
+		sq += cs * e
+		rr += 0.5*math.Log(s) + 0.5*cs*e*e
+	}
+	p = a*d.n - a*a*r2*scs + d.ng*d.invS2/r2
+	q = a*d.sy - a*rho*sq + d.g1*d.invS2/r2
+	r = rr - 0.5*a*d.syy - d.lam*a*r2 - 0.5*d.g2*d.invS2/r2
+	return p, q, r
+}
+
+func (d *affineCollapsedDensity) logf(t float64) float64 {
+	rho := math.Exp(t)
+	if rho == 0 || math.IsInf(rho, 1) {
+		return math.Inf(-1)
+	}
+	p, q, r := d.pqr(rho)
+	if !(p > 0) {
+		return math.Inf(-1)
+	}
+	return d.pow*t - 0.5*math.Log(p) + 0.5*q*q/p + r
 }
 
 // affineDensity is the log density of t = log rho in stepRaterAffine, with
