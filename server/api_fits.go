@@ -12,6 +12,7 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
+	"concord/textfeat"
 )
 
 // fitRequest is the body of POST /projects/{id}/fits: every setting of
@@ -20,8 +21,10 @@ import (
 // means something ("burnin": 0 is no burn-in) and rejected where it does not
 // ("chains": 0).
 type fitRequest struct {
-	Model           string   `json:"model"`
-	Kernel          string   `json:"kernel"`
+	Model           string            `json:"model"`
+	Kernel          string            `json:"kernel"`
+	Covariates      string            `json:"covariates"`
+	Text            *textfeat.Options `json:"text"`
 	Identifiability string   `json:"identifiability"`
 	RefRater        string   `json:"ref_rater"`
 	Sampler         string   `json:"sampler"`
@@ -49,12 +52,15 @@ func (r *fitRequest) spec() (analysis.FitSpec, error) {
 		return analysis.FitSpec{}, annotations.Errorf(annotations.EINVALID, format, args...)
 	}
 	sp := analysis.FitSpec{
-		Model: strings.ToLower(strings.TrimSpace(r.Model)), Kernel: strings.TrimSpace(r.Kernel),
+		Model: strings.ToLower(strings.TrimSpace(r.Model)), Kernel: strings.TrimSpace(r.Kernel), Covariates: strings.TrimSpace(r.Covariates),
 		Identifiability: strings.ToLower(strings.TrimSpace(r.Identifiability)), RefRater: r.RefRater,
 		Sampler: strings.ToLower(strings.TrimSpace(r.Sampler)), Seed: defaultSeed,
 	}
 	if r.Seed != nil {
 		sp.Seed = *r.Seed
+	}
+	if r.Text != nil {
+		sp.Text = *r.Text
 	}
 	ints := []struct {
 		name string
@@ -112,7 +118,12 @@ func (r *fitRequest) spec() (analysis.FitSpec, error) {
 	if err := sp.Validate(); err != nil {
 		return analysis.FitSpec{}, err
 	}
-	return sp.WithDefaults(), nil
+	// Every default is filled in, except an omitted kernel: it depends on
+	// the data when the fit runs (text when items have texts, else
+	// identity), and the result records the kernel used.
+	full := sp.WithDefaults()
+	full.Kernel = sp.Kernel
+	return full, nil
 }
 
 // fitJSON is a fit in API responses: its state and progress, and when done

@@ -434,7 +434,7 @@ func TestFitsAPI(t *testing.T) {
 	}
 	fid := int64(out["id"].(float64))
 	spec := out["spec"].(map[string]any)
-	if spec["chains"].(float64) != 2 || spec["seed"].(float64) != 7 || spec["kernel"] != "identity" || spec["sampler"] != "default" {
+	if spec["chains"].(float64) != 2 || spec["seed"].(float64) != 7 || spec["kernel"] != nil || spec["sampler"] != "default" || spec["samples"].(float64) != 200 {
 		t.Errorf("stored spec: %v", spec)
 	}
 	f := e.waitFit(fid, key, 60*time.Second)
@@ -524,6 +524,9 @@ func TestFitsAPI(t *testing.T) {
 		{`{"max_rhat": 0.9}`, "max_rhat"},
 		{`{"chians": 2}`, `unknown field "chians"`},
 		{`{"chains": 2.5}`, `field "chains": expected an integer`},
+		{`{"text": {"weighting": "magic"}}`, "magic"},
+		{`{"text": {"colour": 1}}`, `unknown field "colour"`},
+		{`{"kernel": "text+rbf:gamma=1", "covariates": "a,,b"}`, "covariates"},
 	}
 	for _, bs := range badSpecs {
 		e.wantError("POST", fitsPath, key, bs.body, 400, "invalid", bs.fragment)

@@ -402,7 +402,7 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		return
 	}
 	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Ordinal: p.Scheme.Kind == annotations.Ordinal,
-		Form: map[string]string{"chains": "4", "samples": "2000", "burnin": "1000", "thin": "1", "seed": "1", "kernel": "identity", "identifiability": "weak", "sampler": "default"}}
+		Form: map[string]string{"chains": "4", "samples": "2000", "burnin": "1000", "thin": "1", "seed": "1", "kernel": "", "identifiability": "weak", "sampler": "default"}}
 	st := pj.Stats
 	if p.Scheme.Categorical() {
 		for _, l := range p.Scheme.Levels {

@@ -47,7 +47,7 @@ func (s *Server) predictorFor(ctx context.Context, in reportInput, cf *cachedFit
 	}
 	kern, err := multirater.ParseKernel(res.Model.Kernel)
 	if err != nil {
-		return nil, fmt.Errorf("fit %d: kernel %q: %w", in.Fit.ID, res.Model.Kernel, err)
+		return nil, annotations.Errorf(annotations.EUNAVAILABLE, "prediction from fits with kernel %s (text) is not available in this version", res.Model.Kernel)
 	}
 	ids := make([]string, len(res.Items))
 	for i, it := range res.Items {
