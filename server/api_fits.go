@@ -25,21 +25,21 @@ type fitRequest struct {
 	Kernel          string            `json:"kernel"`
 	Covariates      string            `json:"covariates"`
 	Text            *textfeat.Options `json:"text"`
-	Identifiability string   `json:"identifiability"`
-	RefRater        string   `json:"ref_rater"`
-	Sampler         string   `json:"sampler"`
-	Chains          *int     `json:"chains"`
-	Samples         *int     `json:"samples"`
-	Burnin          *int     `json:"burnin"`
-	Thin            *int     `json:"thin"`
-	Seed            *uint64  `json:"seed"`
-	V               *float64 `json:"v"`
-	Lambda          *float64 `json:"lambda"`
-	SigmaB          *float64 `json:"sigma_b"`
-	FlagThreshold   *float64 `json:"flag_threshold"`
-	MaxRhat         *float64 `json:"max_rhat"`
-	MinESS          *float64 `json:"min_ess"`
-	KeepDraws       *int     `json:"keep_draws"`
+	Identifiability string            `json:"identifiability"`
+	RefRater        string            `json:"ref_rater"`
+	Sampler         string            `json:"sampler"`
+	Chains          *int              `json:"chains"`
+	Samples         *int              `json:"samples"`
+	Burnin          *int              `json:"burnin"`
+	Thin            *int              `json:"thin"`
+	Seed            *uint64           `json:"seed"`
+	V               *float64          `json:"v"`
+	Lambda          *float64          `json:"lambda"`
+	SigmaB          *float64          `json:"sigma_b"`
+	FlagThreshold   *float64          `json:"flag_threshold"`
+	MaxRhat         *float64          `json:"max_rhat"`
+	MinESS          *float64          `json:"min_ess"`
+	KeepDraws       *int              `json:"keep_draws"`
 }
 
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
