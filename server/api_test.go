@@ -700,3 +700,31 @@ func TestDoneFitCache(t *testing.T) {
 	e.call("DELETE", fmt.Sprintf("/api/v1/projects/%d", id), testAdmin, nil, 204)
 	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", c), testAdmin, nil, 404, "not_found", "not found")
 }
+
+// TestTextKernelFit: with item texts, a fit that names no kernel uses the
+// text kernel (the data's default), and the result says so.
+func TestTextKernelFit(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.project("texts", "ordinal:1..3")
+	words := []string{"excellent clear argument", "weak unclear argument", "average essay with some points", "brilliant clear essay", "poor essay"}
+	var labels []map[string]any
+	var items []map[string]any
+	for i := 0; i < 20; i++ {
+		w := words[i%len(words)]
+		items = append(items, map[string]any{"id": fmt.Sprintf("e%d", i), "text": fmt.Sprintf("%s number %d", w, i)})
+		for r := 0; r < 3; r++ {
+			g := 1 + (i+r)%3
+			labels = append(labels, map[string]any{"item_id": fmt.Sprintf("e%d", i), "rater_id": fmt.Sprintf("r%d", r), "label": fmt.Sprint(g)})
+		}
+	}
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", id), key, map[string]any{"labels": labels, "items": items}, 201)
+	fid := e.startFit(id, key, map[string]any{"chains": 2, "samples": 100, "burnin": 50, "text": map[string]any{"stem": true}})
+	f := e.waitFit(fid, key, 60*time.Second)
+	if f["state"] != "done" {
+		t.Fatalf("text fit: %v", f)
+	}
+	res := e.call("GET", fmt.Sprintf("/api/v1/fits/%d/result", fid), key, nil, 200)
+	if k := res["model"].(map[string]any)["kernel"]; !strings.Contains(fmt.Sprint(k), "text") {
+		t.Errorf("kernel of the fit: %v", k)
+	}
+}
