@@ -227,6 +227,27 @@ func (s *Server) startFit(ctx context.Context, p *annotations.Project, req *fitR
 	if err != nil {
 		return nil, err
 	}
+	return s.queueFit(ctx, p, sp)
+}
+
+// StartFit queues a fit of project projectID with spec, with the checks of
+// POST /api/v1/projects/{id}/fits; a running Server's workers then run it.
+// (`concord demo` queues its fits with it.)
+func (s *Server) StartFit(ctx context.Context, projectID int64, spec analysis.FitSpec) (*annotations.Fit, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := s.store.FindProjectByID(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	full := spec.WithDefaults()
+	full.Kernel = spec.Kernel
+	return s.queueFit(ctx, p, full)
+}
+
+// queueFit checks a complete spec against the project and queues the fit.
+func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analysis.FitSpec) (*annotations.Fit, error) {
 	if sp.Model == analysis.ModelOrdinal && p.Scheme.Kind != annotations.Ordinal {
 		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs an ordinal scheme; project %q has scheme %s (the classification model for nominal and binary labels comes later)", p.Name, p.Scheme)
 	}

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/xuri/excelize/v2"
+
+	"concord/analysis"
+	"concord/annotations"
 )
 
 func TestHealthAndMetrics(t *testing.T) {
@@ -726,5 +729,24 @@ func TestTextKernelFit(t *testing.T) {
 	res := e.call("GET", fmt.Sprintf("/api/v1/fits/%d/result", fid), key, nil, 200)
 	if k := res["model"].(map[string]any)["kernel"]; !strings.Contains(fmt.Sprint(k), "text") {
 		t.Errorf("kernel of the fit: %v", k)
+	}
+}
+
+// TestStartFit: fits queued in Go (as concord demo does) run like API fits.
+func TestStartFit(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.loadedProject("k1")
+	f, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Chains: 2, Samples: 100, Burnin: 50, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.waitFit(f.ID, key, 60*time.Second); got["state"] != "done" || got["seed"].(float64) != 3 {
+		t.Errorf("fit: %v", got)
+	}
+	if _, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Chains: -1}); annotations.ErrorCode(err) != annotations.EINVALID {
+		t.Errorf("bad spec: %v", err)
+	}
+	if _, err := e.srv.StartFit(t.Context(), 999, analysis.FitSpec{}); annotations.ErrorCode(err) != annotations.ENOTFOUND {
+		t.Errorf("missing project: %v", err)
 	}
 }
