@@ -39,7 +39,7 @@ func ExampleFitOrdinal() {
 	items := append([]multirater.ItemResult(nil), res.Items...)
 	sort.Slice(items, func(i, j int) bool { return items[i].Rank.Mean < items[j].Rank.Mean })
 	for _, it := range items[:3] {
-		fmt.Printf("%s: rank %.1f, consensus grade %s (%d labels)\n", it.ID, it.Rank.Mean, it.Grade, it.NLabels)
+		fmt.Printf("%s: consensus grade %s (%d labels), rank interval %.0f-%.0f\n", it.ID, it.Grade, it.NLabels, it.Rank.Q025, it.Rank.Q975)
 	}
 	e12 := res.Items[11]
 	fmt.Printf("%s: %d labels, score sd %.1f (its prior's)\n", e12.ID, e12.NLabels, e12.Score.SD)
@@ -50,9 +50,9 @@ func ExampleFitOrdinal() {
 	}
 	// Output:
 	// converged: true
-	// e10: rank 1.7, consensus grade 4 (4 labels)
-	// e11: rank 1.9, consensus grade 4 (3 labels)
-	// e09: rank 3.4, consensus grade 4 (4 labels)
+	// e10: consensus grade 4 (4 labels), rank interval 1-4
+	// e11: consensus grade 4 (3 labels), rank interval 1-4
+	// e09: consensus grade 4 (4 labels), rank interval 1-6
 	// e12: 0 labels, score sd 1.0 (its prior's)
 	// rater a: precision 2.3, severity +0.2
 	// rater b: precision 2.2, severity -0.0

@@ -10,7 +10,7 @@ import (
 )
 
 // maxRankDraws bounds the draws used for the rank posteriors.
-const maxRankDraws = 4000
+const maxRankDraws = 2000
 
 // maxTracePoints bounds each chain's trace in FitResult.Traces.
 const maxTracePoints = 1000
@@ -370,15 +370,31 @@ func rankItems(items []ItemResult, chains []*ordChain, ns int) {
 			}
 		}
 	})
-	parallelFor(n, func(j int) {
-		r := ranks[j]
-		var sum float64
-		for _, v := range r {
-			sum += float64(v)
+	// Rank quantiles by counting (ranks are 1..n).
+	workers = min(runtime.GOMAXPROCS(0), n)
+	parallelFor(workers, func(w int) {
+		counts := make([]int32, n+1)
+		for j := w; j < n; j += workers {
+			r := ranks[j]
+			clear(counts)
+			var sum float64
+			for _, v := range r {
+				sum += float64(v)
+				counts[v]++
+			}
+			q := func(p float64) float64 {
+				target := int32(quantileIndex(len(r), p)) + 1 // 1-based position in the sorted ranks
+				var c int32
+				for v := 1; v <= n; v++ {
+					c += counts[v]
+					if c >= target {
+						return float64(v)
+					}
+				}
+				return float64(n)
+			}
+			items[j].Rank = &RankSummary{Mean: sum / float64(len(r)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
 		}
-		slices.Sort(r)
-		q := func(p float64) float64 { return float64(r[quantileIndex(len(r), p)]) }
-		items[j].Rank = &RankSummary{Mean: sum / float64(len(r)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
 	})
 }
 
