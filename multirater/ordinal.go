@@ -331,6 +331,14 @@ type ordModel struct {
 	itemObs   []int32
 	// itemCount is the number of ratings of each item.
 	itemCount []int
+	// For a diagonal prior, rater l's items are grouped by their set of
+	// raters and prior variance (the collapsed moves compute one
+	// determinant per group): obsGrp[o] is observation o's group within
+	// its rater, grpItem[l][g] an item of group g and grpCount[l][g] its
+	// size.
+	obsGrp   []int32
+	grpItem  [][]int32
+	grpCount [][]float64
 	// openMove selects the open-level move of the default sampler
 	// (stepOpen); openObs lists the observations in unbounded levels and
 	// closedGram[l] = sum over rater l's bounded-level ratings of G_n' G_n
@@ -502,6 +510,9 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 		}
 		md.f = f
 	}
+	if md.f.diag {
+		md.groupItems()
+	}
 	if !md.f.diag && !md.complete {
 		md.f.prepareCG()
 		// raterGsq[l][k] = sum over rater l's ratings of G_nk^2, so that the
@@ -623,6 +634,36 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 		}
 	}
 	return md, nil
+}
+
+// groupItems fills obsGrp, grpItem and grpCount.
+func (md *ordModel) groupItems() {
+	md.obsGrp = make([]int32, len(md.obsItem))
+	md.grpItem = make([][]int32, md.nl)
+	md.grpCount = make([][]float64, md.nl)
+	raters := make([][]int32, md.n)
+	for o, it := range md.obsItem {
+		raters[it] = append(raters[it], md.obsRater[o])
+	}
+	keys := make([]string, md.n)
+	for it, rs := range raters {
+		keys[it] = fmt.Sprint(math.Float64bits(md.f.lam[it]), rs)
+	}
+	for l := 0; l < md.nl; l++ {
+		ids := map[string]int32{}
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			it := md.obsItem[o]
+			g, ok := ids[keys[it]]
+			if !ok {
+				g = int32(len(md.grpItem[l]))
+				ids[keys[it]] = g
+				md.grpItem[l] = append(md.grpItem[l], it)
+				md.grpCount[l] = append(md.grpCount[l], 0)
+			}
+			md.obsGrp[o] = g
+			md.grpCount[l][g]++
+		}
+	}
 }
 
 // maxPrecBlock bounds the exactly preconditioned block of the conjugate

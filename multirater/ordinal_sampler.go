@@ -57,6 +57,7 @@ type ordChain struct {
 	affineWidth  []float64 // slice widths of the per-rater affine move
 	affineAcc    []float64 // burn-in: sum |log rho|, count
 	affineN      []int
+	grpS         []float64 // per group of items (collapsed moves)
 	alphaWidth   []float64 // slice widths of the collapsed precision step
 	alphaAcc     []float64
 	alphaN       []int
@@ -110,6 +111,13 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		ch.open = newOpenScratch(md)
 	}
 
+	if md.f.diag {
+		g := 0
+		for _, gi := range md.grpItem {
+			g = max(g, len(gi))
+		}
+		ch.grpS = make([]float64, g)
+	}
 	if md.raterGsq != nil {
 		ch.precDiag = make([]float64, md.f.r)
 		ch.precBlockBuf = make([]float64, md.precBlock*md.precBlock)
@@ -436,16 +444,18 @@ func (d *alphaDensity) logf(t float64) float64 {
 	md := ch.md
 	da := a - d.a0
 	v := d.shape*t - d.rate*a
+	// The determinant terms per group of items with the same raters.
+	gs := ch.grpS
+	for g, it := range md.grpItem[d.l] {
+		c := md.f.lam[it]
+		den := 1 + c*(ch.d[it]+da)
+		gs[g] = c / den
+		v -= 0.5 * md.grpCount[d.l][g] * math.Log(den)
+	}
+	grp := md.obsGrp
 	for o := md.rStart[d.l]; o < md.rStart[d.l+1]; o++ {
-		n := md.obsItem[o]
-		c := md.f.lam[n]
-		if c == 0 {
-			continue
-		}
-		an := ch.d[n] + da
-		bn := ch.sum[n] + da*ch.y[o]
-		den := 1 + c*an
-		v += -0.5*math.Log(den) + 0.5*c*bn*bn/den
+		bn := ch.sum[md.obsItem[o]] + da*ch.y[o]
+		v += 0.5 * gs[grp[o]] * bn * bn
 	}
 	return v
 }
@@ -757,21 +767,24 @@ func (d *affineCollapsedDensity) pqr(rho float64) (p, q, r float64) {
 	a := d.alpha
 	r2 := rho * rho
 	var scs, sq, rr float64
+	// c s per group of items with the same raters, and the determinant
+	// terms.
+	gs := ch.grpS
+	for g, it := range md.grpItem[d.l] {
+		c := md.f.lam[it]
+		s := 1 / (1 + c*(ch.d[it]-a+a*r2))
+		gs[g] = c * s
+		cnt := md.grpCount[d.l][g]
+		scs += cnt * c * s
+		rr += 0.5 * cnt * math.Log(s)
+	}
+	grp := md.obsGrp
 	for o := md.rStart[d.l]; o < md.rStart[d.l+1]; o++ {
-		n := md.obsItem[o]
-		c := md.f.lam[n]
-		if c == 0 {
-			continue
-		}
 		y := ch.y[o]
-		bo := ch.sum[n] - a*y // B_n'
-		ao := ch.d[n] - a     // A_n'
-		s := 1 / (1 + c*(ao+a*r2))
-		cs := c * s
-		scs += cs
-		e := bo + a*rho*y
+		cs := gs[grp[o]]
+		e := ch.sum[md.obsItem[o]] - a*y + a*rho*y // B_n' + alpha rho y
 		sq += cs * e
-		rr += 0.5*math.Log(s) + 0.5*cs*e*e
+		rr += 0.5 * cs * e * e
 	}
 	p = a*d.n - a*a*r2*scs + d.ng*d.invS2/r2
 	q = a*d.sy - a*rho*sq + d.g1*d.invS2/r2
