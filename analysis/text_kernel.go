@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 
 	"concord/annotations"
 	"concord/multirater"
@@ -292,26 +293,38 @@ type Covariance struct {
 // kernel, missing covariates, a vocabulary left empty) are EINVALID errors.
 // Both models' fits use it.
 func ItemCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, error) {
+	cov, _, _, err := buildCovariance(ds, ids, spec)
+	return cov, err
+}
+
+// buildCovariance is ItemCovariance, also returning the parsed kernel and
+// the items' features.
+func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, kernelSpec, *itemFeatures, error) {
+	if err := spec.validateKernel(); err != nil {
+		return nil, nil, nil, err
+	}
 	spec = spec.ForData(ds)
 	ks, err := parseKernelSpec(spec.Kernel)
 	if err != nil {
-		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
+		return nil, nil, nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
 	if err := spec.checkKernelSettings(ks); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	out := &Covariance{Kernel: ks.String()}
+	f := &itemFeatures{n: len(ids)}
 	if ks.identity() {
-		return out, nil
+		return out, ks, f, nil
 	}
-	f, err := trainFeatures(ds, ids, ks, spec)
+	f, err = trainFeatures(ds, ids, ks, spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
+	out.Notes = f.notes(ks, ds, ids)
 	c, zero := f.gram(ks)
 	out.Cov = multirater.NewGram(c)
 	if out.Features, err = f.record(); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if ks.text() {
 		empty := 0
@@ -329,7 +342,49 @@ func ItemCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covar
 	if zero > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have zero prior variance under the kernel (no features): they get the identity kernel's prior (variance 1, no covariance with other items)", zero))
 	}
-	return out, nil
+	return out, ks, f, nil
+}
+
+// leakCorrelation is the correlation between a covariate and the items'
+// mean label above which the covariate is reported as possibly derived from
+// the labels.
+const leakCorrelation = 0.9
+
+// notes names the covariates the kernel reads and, for an ordinal scheme,
+// warns about any that follows the items' mean label almost exactly (a
+// resolved or total score would make every evaluation meaningless).
+func (f *itemFeatures) notes(ks kernelSpec, ds *annotations.Dataset, ids []string) []string {
+	if f.x == nil {
+		return nil
+	}
+	out := []string{fmt.Sprintf("kernel %s reads the numeric covariates %s", ks, strings.Join(f.cols, ", "))}
+	if ds.Scheme.Kind != annotations.Ordinal {
+		return out
+	}
+	sum := map[string]float64{}
+	cnt := map[string]float64{}
+	for _, l := range ds.Labels {
+		if k, ok := ds.Scheme.Index(l.Value); ok {
+			sum[l.Item] += float64(k)
+			cnt[l.Item]++
+		}
+	}
+	for j, c := range f.cols {
+		var xs, ys []float64
+		for i, id := range ids {
+			if cnt[id] > 0 {
+				xs = append(xs, f.x.At(i, j))
+				ys = append(ys, sum[id]/cnt[id])
+			}
+		}
+		if len(xs) < 3 {
+			continue
+		}
+		if r := stat.Correlation(xs, ys, nil); math.Abs(r) >= leakCorrelation {
+			out = append(out, fmt.Sprintf("WARNING: covariate %q has correlation %.3f with the items' mean label: if it is derived from the labels (a resolved or total score), it leaks them into the model; leave it out (covariates)", c, r))
+		}
+	}
+	return out
 }
 
 // trainFeatures computes the features of the fitted items ids: fits the

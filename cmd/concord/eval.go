@@ -1,9 +1,18 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"time"
 
 	"concord/analysis"
+	"concord/annotations"
 	"concord/textfeat"
 )
 
@@ -37,4 +46,228 @@ func addKernelFlags(fs *flag.FlagSet) *kernelFlags {
 func (k *kernelFlags) apply(spec *analysis.FitSpec) {
 	spec.Covariates = *k.covariates
 	spec.Text = textfeat.Options{MinDF: *k.minDF, MaxFeatures: *k.maxFeatures, Weighting: textfeat.Weighting(*k.weighting), Stem: *k.stem, Bigrams: *k.bigrams}
+}
+
+const evalHelp = `
+Cross-validate a multi-rater model against baselines (Rogers, Girolami &
+Polajnar 2010, fig. 8b and fig. 11) and write the metrics as JSON:
+
+  {"folds": K, "models": [{"name": "multirater" | "majority" | "rater:<id>", "metrics": {...}}]}
+
+The labelled items are dealt into --folds folds at random (--seed). For each
+fold the model is fitted to the other folds and the held-out items are
+predicted as new items: their labels are hidden, their texts and covariates
+kept (the text featuriser is fitted to the training texts only). On the same
+folds the same model is fitted to one majority label per item ("majority";
+ordinal: the median grade, a midpoint rounded to the even level) and to each
+rater's labels alone ("rater:<id>").
+
+Metrics over all held-out items: ordinal: qwk_vs_rater (quadratic weighted
+kappa of the predicted grade, the median of the consensus grade
+distribution, against each rater, as scikit-learn's cohen_kappa_score),
+qwk_vs_mean and mae_vs_mean (against the raters' mean grade; rounded to the
+even level for the kappa), mean_log_pred (mean log predictive probability of
+the held-out labels); nominal: accuracy_vs_majority (most probable class
+against the majority label), accuracy_vs_gold (items-file gold column),
+mean_log_pred.
+
+Every fit uses lighter sampler defaults than concord fit (2 chains of 500
+draws after 300 burn-in sweeps, 200 kept draws); raise them with --samples
+and --burnin. Chains run in parallel. With items that carry text the kernel
+is text by default; numeric item columns are read only by covariate kernels,
+and must be named (--covariates) when combined with text.
+
+Examples:
+  concord eval --labels ratings.csv --items essays.csv --scheme ordinal:0..12 --folds 10 --out eval.json
+  concord eval --labels ratings.csv --items sentences.csv --text-columns sentence --scheme nominal:a,b,c --model classification --out eval.json
+`
+
+func runEval(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "eval", "(--project NAME | --labels FILE [--items FILE] --scheme SPEC) [flags] --out FILE", evalHelp)
+	dsn := dbFlag(fs)
+	project := fs.String("project", "", "project to evaluate (from the database)")
+	labels := fs.String("labels", "", "label file (formats as for concord import)")
+	items := fs.String("items", "", "items file with --labels: item_id,text,<numeric columns>,gold")
+	schemeSpec := fs.String("scheme", "", "label scheme with --labels, e.g. ordinal:0..12 (default: inferred)")
+	format := fs.String("format", "auto", "label file format with --labels")
+	where := whereFlag{}
+	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
+	model := fs.String("model", "ordinal", "model: ordinal or classification")
+	kernel := fs.String("kernel", "", "kernel as for concord fit (default: text when the items have texts, else identity)")
+	kf := addKernelFlags(fs)
+	folds := fs.Int("folds", analysis.DefaultFolds, "number of folds")
+	seed := fs.Uint64("seed", 1, "random seed of the folds and the fits")
+	baselines := fs.String("rater-baselines", "", fmt.Sprintf("raters with a rater:<id> baseline: all, none or N (default: all raters when there are at most %d, else the %d with the most labels)", analysis.DefaultRaterBaselines, analysis.DefaultRaterBaselines))
+	ident := fs.String("identifiability", "weak", "weak, strong or both")
+	sampler := fs.String("sampler", "default", "default or paper")
+	chains := fs.Int("chains", analysis.EvalChains, "chains per fit (run in parallel)")
+	samples := fs.Int("samples", analysis.EvalSamples, "draws kept per chain")
+	burnin := fs.Int("burnin", analysis.EvalBurnin, "burn-in sweeps per chain")
+	thin := fs.Int("thin", 1, "keep every THIN-th sweep")
+	keep := fs.Int("keep-draws", analysis.EvalKeepDraws, "posterior draws used to predict the held-out items")
+	v := fs.Float64("v", 1, "shape of the Gamma prior on rater precisions")
+	lambda := fs.Float64("lambda", 0, "rate of the Gamma prior on rater precisions (default 1; 0.1 with --identifiability strong)")
+	sigmaB := fs.Float64("sigma-b", 0, "sd of the normal prior on thresholds (default 1; 10 with --identifiability strong)")
+	out := fs.String("out", "", `metrics file ("-" for standard output) (required)`)
+	pos, err := parseFlags(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q (use --labels FILE for a label file)", pos[0])
+	}
+	if (*project == "") == (*labels == "") {
+		return annotations.Errorf(annotations.EINVALID, "give either --project NAME or --labels FILE")
+	}
+	if *out == "" {
+		return annotations.Errorf(annotations.EINVALID, `--out is required (a file name, or "-" for standard output)`)
+	}
+	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 || *folds < 2 {
+		return annotations.Errorf(annotations.EINVALID, "--chains, --samples, --thin and --keep-draws must be at least 1, --folds at least 2")
+	}
+	if *burnin == 0 {
+		*burnin = -1
+	}
+	spec := analysis.EvalSpec{
+		Fit: analysis.FitSpec{
+			Model: *model, Kernel: *kernel, Identifiability: *ident, Sampler: *sampler,
+			Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
+			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep,
+		},
+		Folds:          *folds,
+		RaterBaselines: *baselines,
+	}
+	kf.apply(&spec.Fit)
+	if err := spec.Fit.Validate(); err != nil {
+		return err
+	}
+	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns)
+	if err != nil {
+		return err
+	}
+	summary := e.stdout
+	if *out == "-" {
+		summary = e.stderr
+	}
+	full := spec.EvalDefaults().Fit.ForData(ds).WithDefaults()
+	fmt.Fprintf(summary, "Evaluating the %s model (kernel %s) on %s by %d-fold cross-validation, seed %d; %d chains x %d draws after %d burn-in sweeps per fit\n",
+		full.Model, full.Kernel, source, *folds, *seed, full.Chains, full.Samples, max(full.Burnin, 0))
+	bar := newProgressBar(e, "eval")
+	res, err := analysis.Eval(ctx, ds, spec, func(p analysis.EvalProgress) {
+		bar.Set(p.Fraction, fmt.Sprintf("fold %d/%d %s", p.Fold, *folds, p.Model))
+	})
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res, "", " ")
+	if err != nil {
+		return fmt.Errorf("encoding the metrics: %w", err)
+	}
+	b = append(b, '\n')
+	if *out == "-" {
+		if _, err := e.stdout.Write(b); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(*out, b, 0o644); err != nil {
+		return err
+	}
+	printEvalSummary(summary, ds, res)
+	if *out != "-" {
+		fmt.Fprintf(summary, "Wrote %s\n", *out)
+	}
+	return nil
+}
+
+// printEvalSummary prints the metrics as a table.
+func printEvalSummary(w io.Writer, ds *annotations.Dataset, res *analysis.EvalResult) {
+	fmt.Fprintf(w, "%d fits over %d folds of %d labelled items in %s.\n", res.Fits, res.Folds, res.Items, (time.Duration(res.Seconds * float64(time.Second))).Round(time.Second))
+	for _, n := range res.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+	f := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.4f", *p)
+	}
+	if ds.Scheme.Kind == annotations.Ordinal {
+		var rs []string
+		for _, m := range res.Models {
+			for r := range m.Metrics.QWKVsRater {
+				if !slices.Contains(rs, r) {
+					rs = append(rs, r)
+				}
+			}
+		}
+		sort.Strings(rs)
+		if len(rs) > 8 {
+			rs = rs[:8]
+		}
+		fmt.Fprintf(w, "\n%-22s", "model")
+		for _, r := range rs {
+			fmt.Fprintf(w, " %12s", clip("qwk "+r, 12))
+		}
+		fmt.Fprintf(w, " %9s %9s %10s\n", "qwk mean", "mae mean", "log pred")
+		for _, m := range res.Models {
+			fmt.Fprintf(w, "%-22s", clip(m.Name, 22))
+			for _, r := range rs {
+				if v, ok := m.Metrics.QWKVsRater[r]; ok {
+					fmt.Fprintf(w, " %12.4f", v)
+				} else {
+					fmt.Fprintf(w, " %12s", "-")
+				}
+			}
+			fmt.Fprintf(w, " %9s %9s %10s\n", f(m.Metrics.QWKVsMean), f(m.Metrics.MAEVsMean), f(m.Metrics.MeanLogPred))
+		}
+		return
+	}
+	fmt.Fprintf(w, "\n%-22s %12s %12s %10s\n", "model", "acc majority", "acc gold", "log pred")
+	for _, m := range res.Models {
+		fmt.Fprintf(w, "%-22s %12s %12s %10s\n", clip(m.Name, 22), f(m.Metrics.AccuracyVsMajority), f(m.Metrics.AccuracyVsGold), f(m.Metrics.MeanLogPred))
+	}
+}
+
+// loadForModel reads the dataset of fit-like commands: a project from the
+// database, or label (and items) files. It returns the dataset and a name
+// for it.
+func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items, schemeSpec, format string, where whereFlag, textColumns string) (*annotations.Dataset, string, error) {
+	if project != "" {
+		st, err := openStore(ctx, e, dsn)
+		if err != nil {
+			return nil, "", err
+		}
+		defer st.Close()
+		p, err := findProject(ctx, st, project)
+		if err != nil {
+			return nil, "", err
+		}
+		ds, err := st.Dataset(ctx, p.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		return ds, "project " + p.Name, nil
+	}
+	opts := annotations.LoadOptions{ItemsPath: items}
+	opts.Format = annotations.Format(format)
+	opts.TextColumns = splitList(textColumns)
+	if len(where) > 0 {
+		opts.Where = where
+	}
+	if schemeSpec != "" {
+		s, err := annotations.ParseScheme(schemeSpec)
+		if err != nil {
+			return nil, "", err
+		}
+		opts.Scheme = &s
+	}
+	ld, err := annotations.LoadFiles(labels, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	if ld.Inferred {
+		fmt.Fprintf(e.stderr, "concord %s: scheme %s inferred (%s); give --scheme to set it\n", cmd, ld.Dataset.Scheme, ld.Reason)
+	}
+	return ld.Dataset, labels, nil
 }

@@ -55,6 +55,8 @@ func commands() []command {
 		{"projects", "list, create or delete projects", runProjects},
 		{"demo", "load the bundled real datasets and summarise them", runDemo},
 		{"fit", "fit a multi-rater model to a project or to label files", runFit},
+		{"predict", "predict new items from a fit result without refitting", runPredict},
+		{"eval", "cross-validate a model against majority and single-rater baselines", runEval},
 		{"serve", "run the REST API and dashboard", runServe},
 		{"fit-worker", "internal: runs one fit for concord serve", runFitWorker},
 		{"agreement", "agreement coefficients and baseline aggregators", runAgreement},

@@ -1,0 +1,547 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/annotations"
+	"concord/multirater"
+	"concord/textfeat"
+)
+
+// EvalSpec describes a cross-validated evaluation (Eval).
+type EvalSpec struct {
+	// Fit is the model, kernel and sampler of every fit; Fit.Seed also
+	// draws the folds. Its zero sampler settings take the evaluation's
+	// lighter defaults (EvalDefaults), not Fit's.
+	Fit FitSpec `json:"fit"`
+	// Folds is the number of folds K (default 10).
+	Folds int `json:"folds,omitempty"`
+	// RaterBaselines selects the raters whose labels alone train a
+	// "rater:<id>" baseline: "" (default: every rater when there are at most
+	// DefaultRaterBaselines, else the DefaultRaterBaselines raters with the
+	// most labels), "all", "none", or a number N (the N raters with the
+	// most labels).
+	RaterBaselines string `json:"rater_baselines,omitempty"`
+}
+
+// Evaluation defaults: every fit of an evaluation predicts held-out items
+// from a modest number of draws, since K folds times (2 + raters) models
+// are fitted.
+const (
+	DefaultFolds          = 10
+	DefaultRaterBaselines = 10
+	EvalChains            = 2
+	EvalSamples           = 500
+	EvalBurnin            = 300
+	EvalKeepDraws         = 200
+)
+
+// EvalDefaults returns s with zero fields set to the evaluation defaults.
+func (s EvalSpec) EvalDefaults() EvalSpec {
+	if s.Folds == 0 {
+		s.Folds = DefaultFolds
+	}
+	if s.Fit.Chains == 0 {
+		s.Fit.Chains = EvalChains
+	}
+	if s.Fit.Samples == 0 {
+		s.Fit.Samples = EvalSamples
+	}
+	if s.Fit.Burnin == 0 {
+		s.Fit.Burnin = EvalBurnin
+	}
+	if s.Fit.KeepDraws == 0 {
+		s.Fit.KeepDraws = EvalKeepDraws
+	}
+	return s
+}
+
+// EvalResult is the evaluation document: {"folds": K, "models": [...]}.
+type EvalResult struct {
+	Folds  int         `json:"folds"`
+	Models []EvalModel `json:"models"`
+
+	// Not part of the document: what the command line reports besides.
+	Items   int      `json:"-"` // items evaluated (those with labels)
+	Fits    int      `json:"-"`
+	Seconds float64  `json:"-"`
+	Notes   []string `json:"-"`
+}
+
+// EvalModel is one model's cross-validated metrics. Name is "multirater"
+// (the model on every rater's labels), "majority" (the same model on one
+// majority label per item) or "rater:<id>" (the same model on one rater's
+// labels).
+type EvalModel struct {
+	Name    string      `json:"name"`
+	Metrics EvalMetrics `json:"metrics"`
+}
+
+// EvalMetrics are computed once over the pooled held-out predictions (each
+// labelled item is held out in exactly one fold). The predicted grade of an
+// item (ordinal) is the median of its consensus grade distribution
+// (GradeProbs), the point prediction that minimises the expected absolute
+// error in level steps; the most probable grade (ItemResult.Grade) drifts
+// towards the most frequent level when the distribution is broad, as it is
+// for raters with much noise. The predicted class (nominal) is the most
+// probable one (ItemResult.Class), as in Rogers et al. fig. 8b. Metrics that
+// do not apply, or are undefined (a kappa of raters who never vary), are
+// omitted.
+type EvalMetrics struct {
+	// QWKVsRater is, for each rater, the quadratic weighted kappa between
+	// the predicted grade and the rater's grade on the held-out items the
+	// rater graded (ordinal). QWK is Cohen's (1968) weighted kappa with
+	// weights (i - j)^2 on level indices: scikit-learn's
+	// cohen_kappa_score(a, b, weights="quadratic", labels=range(K)).
+	QWKVsRater map[string]float64 `json:"qwk_vs_rater,omitempty"`
+	// QWKVsMean is the kappa between the predicted grade and the item's
+	// rounded mean grade: the mean of its level indices rounded to the
+	// nearest level, halves to the even index (ordinal). MAEVsMean is the
+	// mean absolute difference between the predicted grade's index and the
+	// unrounded mean, in level steps.
+	QWKVsMean *float64 `json:"qwk_vs_mean,omitempty"`
+	MAEVsMean *float64 `json:"mae_vs_mean,omitempty"`
+	// AccuracyVsMajority is the share of held-out items with a majority
+	// class (a unique most frequent label) whose predicted class is it;
+	// AccuracyVsGold the share of held-out items with a gold label whose
+	// predicted class is it (nominal).
+	AccuracyVsMajority *float64 `json:"accuracy_vs_majority,omitempty"`
+	AccuracyVsGold     *float64 `json:"accuracy_vs_gold,omitempty"`
+	// MeanLogPred is the mean over the held-out labels of the log
+	// predictive probability of the label: the model's distribution for
+	// that rater where it has learnt the rater, its consensus distribution
+	// otherwise (Rogers et al. fig. 11). Probabilities are floored at 1e-6,
+	// the resolution of the stored distributions.
+	MeanLogPred *float64 `json:"mean_log_pred,omitempty"`
+}
+
+// EvalProgress reports an evaluation's progress.
+type EvalProgress struct {
+	// Fraction of the fits done (0..1), the current fold (1-based) and
+	// model, and the time since the start.
+	Fraction float64
+	Fold     int
+	Model    string
+	Elapsed  time.Duration
+}
+
+// evalModel is one model of a fold: its name, training labels and items.
+type evalModel struct {
+	name   string
+	rater  string // for rater:<id>, the rater whose distribution it learns
+	labels []annotations.Label
+	// ids are the items of the fit; nil means every training item.
+	ids []string
+}
+
+// Eval runs K-fold cross-validation over the items of ds that have labels
+// (the comparisons of Rogers et al. fig. 8b and fig. 11). The items are
+// dealt into K folds at random (seeded by spec.Fit.Seed). For each fold the
+// model is fitted to the other folds' items and labels, and the held-out
+// items are predicted from the fit as new items (Predictor): their labels
+// are hidden, their texts and covariates kept. The text featuriser is fitted
+// to the training items' texts only, so a held-out essay is featurised like
+// any new document. (Keeping the held-out items in the fit as unlabelled
+// items would give the same posterior, since a Gaussian process's
+// predictions for unlabelled items are its conditional given the labelled
+// ones; predicting from the fit exercises the path `concord predict` uses
+// and lets the sampler use its faster complete-design step.)
+//
+// On the same folds Eval fits two kinds of baseline with the same kernel and
+// settings: "majority", trained on one label per item (ordinal: the median
+// of the item's level indices, a midpoint rounded to the even index, which
+// for two raters is their rounded mean and for any number is the grade more
+// than half of them gave when there is one; nominal: the unique most
+// frequent class, items without one left unlabelled), and "rater:<id>",
+// trained on that rater's labels alone (on the training items the rater
+// labelled). The models of one fold share the kernel matrix and its
+// eigendecomposition.
+//
+// Problems with the spec or the data are EINVALID errors; ctx cancels.
+func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress func(EvalProgress)) (*EvalResult, error) {
+	start := time.Now()
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	spec = spec.EvalDefaults()
+	if err := spec.Fit.Validate(); err != nil {
+		return nil, err
+	}
+	spec.Fit = spec.Fit.ForData(ds).WithDefaults()
+	if ds == nil || len(ds.Labels) == 0 {
+		return nil, bad("no labels to evaluate")
+	}
+	fit, err := evalFitter(ds, spec.Fit)
+	if err != nil {
+		return nil, err
+	}
+	// Labelled items, in dataset order, and their labels.
+	byItem := map[string][]annotations.Label{}
+	for _, l := range ds.Labels {
+		byItem[l.Item] = append(byItem[l.Item], l)
+	}
+	var ids []string
+	for _, id := range ds.ItemIDs() {
+		if len(byItem[id]) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	k := spec.Folds
+	if k < 2 || k > len(ids) {
+		return nil, bad("folds = %d: expected 2 to %d (the number of labelled items)", k, len(ids))
+	}
+	baselines, notes, err := pickRaterBaselines(ds, spec.RaterBaselines)
+	if err != nil {
+		return nil, err
+	}
+	fold := assignFolds(ids, k, spec.Fit.Seed)
+	majority := majorityLabels(ds, byItem)
+
+	itemByID := make(map[string]annotations.Item, len(ds.Items))
+	for _, it := range ds.Items {
+		itemByID[it.ID] = it
+	}
+	names := append([]string{"multirater", "majority"}, nil...)
+	for _, r := range baselines {
+		names = append(names, "rater:"+r)
+	}
+	preds := make(map[string]map[string]multirater.ItemResult, len(names))
+	for _, n := range names {
+		preds[n] = make(map[string]multirater.ItemResult, len(ids))
+	}
+	total := float64(k * len(names))
+	done := 0
+	out := &EvalResult{Folds: k, Items: len(ids), Notes: notes}
+	notConverged := 0
+	var worstRhat float64
+	for f := 0; f < k; f++ {
+		var train, test []string
+		for i, id := range ids {
+			if fold[i] == f {
+				test = append(test, id)
+			} else {
+				train = append(train, id)
+			}
+		}
+		trainSet := make(map[string]bool, len(train))
+		for _, id := range train {
+			trainSet[id] = true
+		}
+		// The models of this fold.
+		models := []evalModel{{name: "multirater"}, {name: "majority"}}
+		for _, l := range ds.Labels {
+			if trainSet[l.Item] {
+				models[0].labels = append(models[0].labels, l)
+			}
+		}
+		for _, id := range train {
+			if v, ok := majority[id]; ok {
+				models[1].labels = append(models[1].labels, annotations.Label{Item: id, Rater: "majority", Value: v})
+			}
+		}
+		for _, r := range baselines {
+			m := evalModel{name: "rater:" + r, rater: r}
+			for _, id := range train {
+				for _, l := range byItem[id] {
+					if l.Rater == r {
+						m.labels = append(m.labels, l)
+						m.ids = append(m.ids, id)
+					}
+				}
+			}
+			if len(m.labels) == 0 {
+				return nil, bad("rater %q has no labels outside fold %d, so the rater:%s baseline cannot be fitted there (choose other raters with rater baselines, or fewer folds)", r, f+1, r)
+			}
+			if len(m.ids) == len(train) {
+				m.ids = nil // the same items as the full model: share its kernel matrix
+			}
+			models = append(models, m)
+		}
+		// The fold's kernel matrix, from the training items alone.
+		dsTrain := subsetDataset(ds, itemByID, train, nil)
+		cov, ks, feats, err := buildCovariance(dsTrain, train, spec.Fit)
+		if err != nil {
+			return nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		testItems := make([]annotations.Item, len(test))
+		for i, id := range test {
+			it, ok := itemByID[id]
+			if !ok {
+				it = annotations.Item{ID: id}
+			}
+			testItems[i] = it
+		}
+		for _, m := range models {
+			mids, mcov, mfeats := train, cov, feats
+			if m.ids != nil {
+				mids = m.ids
+				mcov, mfeats, err = subsetCovariance(cov, feats, train, m.ids)
+				if err != nil {
+					return nil, err
+				}
+			}
+			dsm := subsetDataset(ds, itemByID, mids, m.labels)
+			base := float64(done)
+			res, err := fit(ctx, dsm, mcov, spec.Fit, func(p multirater.Progress) {
+				if progress != nil {
+					progress(EvalProgress{Fraction: (base + p.Fraction) / total, Fold: f + 1, Model: m.name, Elapsed: time.Since(start)})
+				}
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
+			}
+			out.Fits++
+			if !res.Diagnostics.Converged {
+				notConverged++
+			}
+			worstRhat = max(worstRhat, res.Diagnostics.MaxRhat)
+			pr, err := newPredictor(res, ks, mfeats, mcov.Cov)
+			if err != nil {
+				return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
+			}
+			p, err := pr.Predict(testItems)
+			if err != nil {
+				return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
+			}
+			for _, it := range p.Items {
+				preds[m.name][it.ID] = it
+			}
+			done++
+			if progress != nil {
+				progress(EvalProgress{Fraction: float64(done) / total, Fold: f + 1, Model: m.name, Elapsed: time.Since(start)})
+			}
+		}
+	}
+	if notConverged > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d of %d fits did not meet the convergence limits (largest split R-hat %.3f); the held-out predictions average over the draws all the same, but more samples may change the figures slightly", notConverged, out.Fits, worstRhat))
+	}
+	for _, n := range names {
+		var mt EvalMetrics
+		if ds.Scheme.Kind == annotations.Ordinal {
+			mt = ordinalMetrics(ds, ids, byItem, preds[n])
+		} else {
+			mt = nominalMetrics(ds, ids, byItem, itemByID, majority, preds[n])
+		}
+		out.Models = append(out.Models, EvalModel{Name: n, Metrics: mt})
+	}
+	out.Seconds = time.Since(start).Seconds()
+	return out, nil
+}
+
+// fitFunc fits one model of an evaluation to ds with the items' covariance
+// cov.
+type fitFunc func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error)
+
+// evalFitter returns the fitting function of spec's model, checking that it
+// suits the scheme.
+func evalFitter(ds *annotations.Dataset, spec FitSpec) (fitFunc, error) {
+	switch strings.ToLower(spec.Model) {
+	case ModelOrdinal:
+		if ds.Scheme.Kind != annotations.Ordinal {
+			return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs an ordinal scheme; this scheme is %s (use model classification for nominal and binary labels)", ds.Scheme)
+		}
+		return func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+			data, err := OrdinalData(ds)
+			if err != nil {
+				return nil, err
+			}
+			return fitOrdinalCov(ctx, ds, data, cov, spec, progress)
+		}, nil
+	}
+	return nil, annotations.Errorf(annotations.EINVALID, "model %q cannot be evaluated in this version (expected ordinal)", spec.Model)
+}
+
+// pickRaterBaselines returns the raters of the rater:<id> baselines.
+func pickRaterBaselines(ds *annotations.Dataset, sel string) ([]string, []string, error) {
+	raters := ds.RaterIDs()
+	count := map[string]int{}
+	for _, l := range ds.Labels {
+		count[l.Rater]++
+	}
+	byCount := append([]string(nil), raters...)
+	sort.SliceStable(byCount, func(i, j int) bool { return count[byCount[i]] > count[byCount[j]] })
+	n := 0
+	switch s := strings.ToLower(strings.TrimSpace(sel)); s {
+	case "":
+		n = min(len(raters), DefaultRaterBaselines)
+	case "all":
+		n = len(raters)
+	case "none":
+		n = 0
+	default:
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			return nil, nil, annotations.Errorf(annotations.EINVALID, "rater baselines %q: expected all, none or a number of raters", sel)
+		}
+		n = min(v, len(raters))
+	}
+	var notes []string
+	if n < len(raters) && n > 0 {
+		notes = append(notes, fmt.Sprintf("rater baselines for the %d of %d raters with the most labels", n, len(raters)))
+	}
+	picked := byCount[:n]
+	// Keep the raters' own order.
+	sel2 := map[string]bool{}
+	for _, r := range picked {
+		sel2[r] = true
+	}
+	var out []string
+	for _, r := range raters {
+		if sel2[r] {
+			out = append(out, r)
+		}
+	}
+	return out, notes, nil
+}
+
+// assignFolds deals ids into k folds of sizes differing by at most one, in
+// a random order drawn from PCG(seed, foldStream).
+func assignFolds(ids []string, k int, seed uint64) []int {
+	const foldStream = 0xf01d5
+	rng := rand.New(rand.NewPCG(seed, foldStream))
+	perm := rng.Perm(len(ids))
+	fold := make([]int, len(ids))
+	for pos, i := range perm {
+		fold[i] = pos % k
+	}
+	return fold
+}
+
+// majorityLabels returns each item's majority label (see Eval): for an
+// ordinal scheme the median level, for a nominal one the unique most
+// frequent class (items without one are left out).
+func majorityLabels(ds *annotations.Dataset, byItem map[string][]annotations.Label) map[string]string {
+	out := make(map[string]string, len(byItem))
+	codes := ds.Scheme.Codes()
+	for id, ls := range byItem {
+		if ds.Scheme.Kind == annotations.Ordinal {
+			idx := make([]int, 0, len(ls))
+			for _, l := range ls {
+				if k, ok := ds.Scheme.Index(l.Value); ok {
+					idx = append(idx, k)
+				}
+			}
+			if len(idx) == 0 {
+				continue
+			}
+			sort.Ints(idx)
+			n := len(idx)
+			if n%2 == 1 {
+				out[id] = codes[idx[n/2]]
+			} else {
+				out[id] = codes[roundHalfEven2(idx[n/2-1]+idx[n/2])]
+			}
+			continue
+		}
+		cnt := map[string]int{}
+		for _, l := range ls {
+			cnt[l.Value]++
+		}
+		best, bestN, tie := "", 0, false
+		for _, c := range codes {
+			switch n := cnt[c]; {
+			case n > bestN:
+				best, bestN, tie = c, n, false
+			case n == bestN && n > 0:
+				tie = true
+			}
+		}
+		if best != "" && !tie {
+			out[id] = best
+		}
+	}
+	return out
+}
+
+// roundHalfEven2 returns s/2 rounded to the nearest integer, halves to the
+// even one.
+func roundHalfEven2(s int) int {
+	if s%2 == 0 {
+		return s / 2
+	}
+	lo := (s - 1) / 2
+	if lo%2 == 0 {
+		return lo
+	}
+	return lo + 1
+}
+
+// subsetDataset returns the dataset of the items ids (in that order, with
+// their texts and covariates) and the given labels (nil: every label of
+// those items).
+func subsetDataset(ds *annotations.Dataset, itemByID map[string]annotations.Item, ids []string, labels []annotations.Label) *annotations.Dataset {
+	out := &annotations.Dataset{Scheme: ds.Scheme, Items: make([]annotations.Item, len(ids))}
+	in := make(map[string]bool, len(ids))
+	for i, id := range ids {
+		it, ok := itemByID[id]
+		if !ok {
+			it = annotations.Item{ID: id}
+		}
+		out.Items[i] = it
+		in[id] = true
+	}
+	if labels != nil {
+		out.Labels = labels
+		return out
+	}
+	for _, l := range ds.Labels {
+		if in[l.Item] {
+			out.Labels = append(out.Labels, l)
+		}
+	}
+	return out
+}
+
+// subsetCovariance restricts a covariance (of the items all) and its
+// features to the items ids, a subset of all: the same kernel and text
+// featuriser, a sub-matrix of C.
+func subsetCovariance(cov *Covariance, f *itemFeatures, all, ids []string) (*Covariance, *itemFeatures, error) {
+	pos := make(map[string]int, len(all))
+	for i, id := range all {
+		pos[id] = i
+	}
+	idx := make([]int, len(ids))
+	for i, id := range ids {
+		idx[i] = pos[id]
+	}
+	g := &itemFeatures{n: len(ids), vec: f.vec, cols: f.cols}
+	if f.docs != nil {
+		g.docs = make([]textfeat.Vector, len(ids))
+		g.counts = make([]multirater.TermCounts, len(ids))
+		for i, j := range idx {
+			g.docs[i], g.counts[i] = f.docs[j], f.counts[j]
+		}
+	}
+	if f.x != nil {
+		g.x = mat.NewDense(len(ids), len(f.cols), nil)
+		for i, j := range idx {
+			g.x.SetRow(i, f.x.RawRowView(j))
+		}
+	}
+	out := &Covariance{Kernel: cov.Kernel, Notes: cov.Notes}
+	if cov.Cov != nil {
+		c := mat.NewSymDense(len(ids), nil)
+		for i, a := range idx {
+			for j := i; j < len(idx); j++ {
+				c.SetSym(i, j, cov.Cov.At(a, idx[j]))
+			}
+		}
+		out.Cov = multirater.NewGram(c)
+	}
+	var err error
+	if out.Features, err = g.record(); err != nil {
+		return nil, nil, err
+	}
+	return out, g, nil
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"concord/analysis"
+	"concord/annotations"
+	"concord/multirater"
+)
+
+const predictHelp = `
+Predict new items from a fit result without refitting (Rogers, Girolami &
+Polajnar 2010, sec. 2.3.1 and appendix C) and write the predictions as JSON
+(schema concord.predictions/v1): for the ordinal model each item's consensus
+score with its interval, its consensus and per-rater grade distributions and
+most probable grade; for the classification model its consensus and
+per-rater class distributions and most probable class.
+
+The new items file has the layout of concord import's items files
+(item_id,text,<numeric columns>). Texts are featurised with the vocabulary
+and settings saved in the fit result, and related to the fitted items
+through the fit's kernel; covariate kernels read the same named columns as
+the fit did. The fit's posterior draws (keep_draws) carry the uncertainty.
+
+Examples:
+  concord predict --fit essays.json --items new-essays.csv --out predictions.json
+  concord predict --fit essays.json --items new-essays.csv
+`
+
+func runPredict(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "predict", "--fit FILE --items FILE [--out FILE]", predictHelp)
+	fitPath := fs.String("fit", "", "fit result written by concord fit (required)")
+	items := fs.String("items", "", "new items: item_id,text,<numeric columns> (required)")
+	textCols := fs.String("text-columns", "", "items-file columns joined into the item text (default: text)")
+	out := fs.String("out", "-", `predictions file ("-" for standard output)`)
+	pos, err := parseFlags(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q", pos[0])
+	}
+	if *fitPath == "" || *items == "" {
+		return annotations.Errorf(annotations.EINVALID, "--fit FILE and --items FILE are required")
+	}
+	res, err := readFitResult(*fitPath)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(*items)
+	if err != nil {
+		return err
+	}
+	its, err := annotations.ReadItems(f, annotations.ReadOptions{Name: *items, TextColumns: splitList(*textCols)})
+	f.Close()
+	if err != nil {
+		return err
+	}
+	p, err := analysis.Predict(res, its)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *fitPath, err)
+	}
+	b, err := json.MarshalIndent(p, "", " ")
+	if err != nil {
+		return fmt.Errorf("encoding the predictions: %w", err)
+	}
+	b = append(b, '\n')
+	summary := e.stdout
+	if *out == "-" {
+		summary = e.stderr
+		if _, err := e.stdout.Write(b); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(*out, b, 0o644); err != nil {
+		return err
+	}
+	printPredictSummary(summary, p, *out)
+	return nil
+}
+
+// readFitResult reads a fit result document.
+func readFitResult(path string) (*multirater.FitResult, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var res multirater.FitResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "%s: not a fit result (%s)", path, err)
+	}
+	if res.Schema != multirater.FitSchema {
+		return nil, annotations.Errorf(annotations.EINVALID, "%s: schema %q, expected %q (a result of concord fit)", path, res.Schema, multirater.FitSchema)
+	}
+	return &res, nil
+}
+
+func printPredictSummary(w io.Writer, p *analysis.Predictions, out string) {
+	fmt.Fprintf(w, "Predicted %d item(s) with the %s model (kernel %s).\n", len(p.Items), p.Model, p.Kernel)
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+	if out != "-" {
+		fmt.Fprintf(w, "Wrote %s\n", out)
+	}
+}
