@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"concord/analysis"
+	"concord/multirater"
+)
+
+// The essay sample of package analysis's tests (157 ASAP set 7 essays, two
+// raters, with the resolved score as a numeric column; see
+// analysis/testdata/README.md).
+const (
+	essayItems   = "../../analysis/testdata/asap7_items.csv"
+	essayRatings = "../../analysis/testdata/asap7_ratings.csv"
+)
+
+// splitEssays writes the first 120 essays' ratings and the last 37 essays
+// (37, as new items, with their resolved score) to files in dir.
+func splitEssays(t *testing.T, dir string) (ratings, newItems string) {
+	t.Helper()
+	read := func(path string) [][]string {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		recs, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	write := func(path string, recs [][]string) {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := csv.NewWriter(f)
+		w.WriteAll(recs)
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items := read(essayItems)
+	held := map[string]bool{}
+	newRecs := [][]string{items[0]}
+	for _, r := range items[121:] {
+		held[r[0]] = true
+		newRecs = append(newRecs, r)
+	}
+	rat := read(essayRatings)
+	trainRecs := [][]string{rat[0]}
+	for _, r := range rat[1:] {
+		if !held[r[0]] {
+			trainRecs = append(trainRecs, r)
+		}
+	}
+	ratings, newItems = filepath.Join(dir, "ratings.csv"), filepath.Join(dir, "new.csv")
+	write(ratings, trainRecs)
+	write(newItems, newRecs)
+	return ratings, newItems
+}
+
+// TestFitPredictText fits the essays with the default kernel (text, since
+// the items have texts; resolved_score not read) and predicts new essays
+// from the saved result.
+func TestFitPredictText(t *testing.T) {
+	dir := t.TempDir()
+	ratings, newItems := splitEssays(t, dir)
+	fit := filepath.Join(dir, "fit.json")
+	e, stdout, errb := testEnv()
+	args := []string{"fit", "--labels", ratings, "--items", essayItems, "--scheme", "ordinal:0..12",
+		"--chains", "2", "--samples", "100", "--burnin", "60", "--keep-draws", "50", "--seed", "3", "--top", "0", "--out", fit}
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errb)
+	}
+	if !strings.Contains(stdout.String(), "(kernel text,") || !strings.Contains(stdout.String(), "text featuriser:") {
+		t.Errorf("fit summary:\n%s", stdout)
+	}
+	var res multirater.FitResult
+	readJSON(t, fit, &res)
+	if res.Model.Kernel != "text" || res.Features == nil || len(res.Features.Covariates) != 0 || len(res.Features.Terms) != 157 {
+		t.Fatalf("fit result: kernel %s, features %v", res.Model.Kernel, res.Features != nil)
+	}
+
+	out := filepath.Join(dir, "pred.json")
+	e, stdout, errb = testEnv()
+	if code := run(context.Background(), e, []string{"predict", "--fit", fit, "--items", newItems, "--out", out}); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errb)
+	}
+	if !strings.Contains(stdout.String(), "Predicted 37 item(s) with the ordinal model (kernel text)") || !strings.Contains(stdout.String(), "resolved_score are not used") {
+		t.Errorf("predict summary:\n%s", stdout)
+	}
+	var p analysis.Predictions
+	readJSON(t, out, &p)
+	if p.Schema != analysis.PredictionsSchema || len(p.Items) != 37 || len(p.Levels) != 13 {
+		t.Fatalf("predictions: %s, %d items", p.Schema, len(p.Items))
+	}
+	for _, it := range p.Items {
+		if it.Score == nil || it.Grade == "" || len(it.RaterGradeProbs) != 2 || it.NLabels != 0 {
+			t.Errorf("prediction %+v", it)
+		}
+	}
+	// To standard output by default; the same predictions.
+	e, stdout, errb = testEnv()
+	if code := run(context.Background(), e, []string{"predict", "--fit", fit, "--items", newItems}); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errb)
+	}
+	var again analysis.Predictions
+	if err := json.Unmarshal(stdout.Bytes(), &again); err != nil || !reflect.DeepEqual(again, p) {
+		t.Errorf("predictions on stdout differ (%v)", err)
+	}
+
+	// Mistakes.
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"predict", "--fit", fit}, "--items FILE are required"},
+		{[]string{"predict", "--fit", essayItems, "--items", newItems}, "not a fit result"},
+		{[]string{"predict", "--fit", fit, "--items", filepath.Join(dir, "none.csv")}, "no such file"},
+		{[]string{"fit", "--labels", ratings, "--items", essayItems, "--scheme", "ordinal:0..12", "--kernel", "text+linear", "--out", "-"}, "name the covariate columns"},
+		{[]string{"fit", "--labels", ratings, "--items", essayItems, "--scheme", "ordinal:0..12", "--kernel", "identity", "--stem", "--out", "-"}, "no text term"},
+	} {
+		e, _, errb := testEnv()
+		if code := run(context.Background(), e, tc.args); code == 0 || !strings.Contains(errb.String(), tc.msg) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb, tc.msg)
+		}
+	}
+}
+
+// TestEvalCommand runs a tiny cross-validation and checks the document.
+func TestEvalCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "eval.json")
+	e, stdout, errb := testEnv()
+	args := []string{"eval", "--labels", essayRatings, "--items", essayItems, "--scheme", "ordinal:0..12",
+		"--folds", "2", "--samples", "40", "--burnin", "30", "--keep-draws", "20", "--rater-baselines", "1", "--out", out}
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	for _, want := range []string{"Evaluating the ordinal model (kernel text)", "2-fold cross-validation", "6 fits over 2 folds of 157 labelled items", "qwk rater1", "multirater", "rater:rater1", "Wrote " + out} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	var doc map[string]json.RawMessage
+	readJSON(t, out, &doc)
+	var keys []string
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if !reflect.DeepEqual(keys, []string{"folds", "models"}) || string(doc["folds"]) != "2" {
+		t.Fatalf("document keys %v, folds %s", keys, doc["folds"])
+	}
+	var models []analysis.EvalModel
+	if err := json.Unmarshal(doc["models"], &models); err != nil {
+		t.Fatal(err)
+	}
+	if len(models) != 3 || models[0].Name != "multirater" || models[1].Name != "majority" || models[2].Name != "rater:rater1" {
+		t.Errorf("models %+v", models)
+	}
+	e, _, errb = testEnv()
+	if code := run(context.Background(), e, []string{"eval", "--labels", essayRatings, "--items", essayItems, "--scheme", "ordinal:0..12", "--folds", "1", "--out", "-"}); code == 0 || !strings.Contains(errb.String(), "--folds at least 2") {
+		t.Errorf("--folds 1: exit %d, %s", code, errb)
+	}
+}
