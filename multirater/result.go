@@ -72,6 +72,13 @@ type ModelSettings struct {
 	// Backend names the linear algebra used: "gonum" (pure Go) or
 	// "openblas" (the cblas build).
 	Backend string `json:"backend"`
+	// Precisions is "inferred", "fixed" (alpha = 1, appendix B
+	// representation) or "fixed-full" (alpha = 1, one latent vector per
+	// label); classification only.
+	Precisions string `json:"precisions,omitempty"`
+	// Quadrature is the number of Gauss-Hermite nodes of the predictive
+	// class distributions; classification only.
+	Quadrature int `json:"quadrature,omitempty"`
 }
 
 // Estimate summarises the posterior of a scalar: mean, standard deviation
@@ -115,6 +122,21 @@ type ItemResult struct {
 	// distribution for the item, by rater id, in the order of
 	// FitResult.Levels.
 	RaterGradeProbs map[string][]float64 `json:"rater_grade_probs,omitempty"`
+
+	// ClassProbs is the consensus predictive class distribution
+	// (classification; Rogers et al. eq. 18 with precision sum_l alpha_l),
+	// by class code; Class is its most probable class and Entropy its
+	// entropy in bits.
+	ClassProbs map[string]float64 `json:"class_probs,omitempty"`
+	Class      string             `json:"class,omitempty"`
+	Entropy    *float64           `json:"entropy,omitempty"`
+	// ArgmaxProbs is the posterior probability that each class has the
+	// largest latent value M_nk, by class code.
+	ArgmaxProbs map[string]float64 `json:"argmax_probs,omitempty"`
+	// RaterClassProbs holds raters' own predictive class distributions
+	// (eq. 18 with precision alpha_l) for the item, by rater id, in the
+	// order of FitResult.Levels.
+	RaterClassProbs map[string][]float64 `json:"rater_class_probs,omitempty"`
 }
 
 // Threshold summarises one rater threshold b_lk, the boundary between
@@ -155,6 +177,12 @@ type RaterResult struct {
 	// MeanLogPred is the mean over the rater's labels of the log posterior
 	// predictive probability of the label (in sample).
 	MeanLogPred float64 `json:"mean_log_pred"`
+	// ConsensusAgreement is the share of the rater's labels equal to the
+	// item's consensus class, and Confusion[k][j] counts the items with
+	// consensus class k that the rater labelled j, in the order of
+	// FitResult.Levels (classification).
+	ConsensusAgreement *float64 `json:"consensus_agreement,omitempty"`
+	Confusion          [][]int  `json:"confusion,omitempty"`
 }
 
 // Flag is a surprising label: the posterior predictive probability of the
@@ -195,7 +223,9 @@ type Diagnostics struct {
 	// SweepsPerSecond is the sampler's speed per chain.
 	SweepsPerSecond float64 `json:"sweeps_per_second"`
 	// Parameters lists R-hat and ESS for every free parameter, named
-	// "alpha[RATER]", "b[RATER,K]" and "m[ITEM]".
+	// "alpha[RATER]", "b[RATER,K]" and "m[ITEM]" (ordinal) or
+	// "m[ITEM,CLASS]", the class-centred latent value M_nk - mean_j M_nj
+	// (classification).
 	Parameters []ParamDiag `json:"parameters"`
 	// Autocorrelation is the autocorrelation function of each rater's
 	// precision (lags 0, 1, ...), averaged over chains, by rater id.
@@ -237,4 +267,7 @@ type Draws struct {
 	// M[s][n] is item n's latent consensus (items in FitResult.Items
 	// order).
 	M [][]float64 `json:"m"`
+	// MClass[s][n][k] is item n's latent value of class k
+	// (classification; M is then empty).
+	MClass [][][]float64 `json:"m_class,omitempty"`
 }

@@ -1,0 +1,629 @@
+package multirater
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// ClassData are the inputs of FitClassification: N items, L raters, K
+// unordered classes and the observed labels. Raters label any subset of the
+// items (Rogers et al. sec. 2.5); items nobody labelled are part of the
+// Gaussian process and are predicted.
+type ClassData struct {
+	// ItemIDs names the N items, RaterIDs the L raters and Classes the K
+	// class codes. They label the result.
+	ItemIDs  []string
+	RaterIDs []string
+	Classes  []string
+	// Labels are the observations, at most one per (item, rater); the
+	// Level of a Rating is the index of the class in Classes.
+	Labels []Rating
+	// Cov is the N×N prior covariance C shared by the K latent functions
+	// M_.k (Rogers et al. sec. 2.3), e.g. from a Kernel's GramTo; nil means
+	// the identity (no covariates). It must be positive semidefinite; it
+	// may be singular.
+	Cov mat.Symmetric
+	// Kernel describes Cov for the result ("identity" when Cov is nil).
+	Kernel string
+}
+
+// Precisions says how the raters' precisions alpha_l are treated by
+// FitClassification.
+type Precisions int
+
+const (
+	// InferredPrecisions gives each rater a precision alpha_l with a
+	// Gamma(v, lambda) prior, sampled from its full conditional (Rogers et
+	// al. eq. 16, 42).
+	InferredPrecisions Precisions = iota
+	// FixedPrecisions fixes every alpha_l = 1 and uses the efficient
+	// representation of Rogers et al. appendix B: the raters who gave item n
+	// the same class k share one latent vector Y^k_n ~ N(M_n., I/eta_nk)
+	// (eta_nk of them, eq. 45-50), so an item keeps at most min(K, L)
+	// latent vectors instead of one per label. As a likelihood for M this is
+	// P(argmax(M_n. + e/sqrt(eta)) = k) per (item, class) rather than the
+	// product P(argmax(M_n. + e) = k)^eta of eq. 43; the two agree when no
+	// two raters give an item the same class (see FixedFullPrecisions).
+	FixedPrecisions
+	// FixedFullPrecisions fixes every alpha_l = 1 and keeps one latent
+	// vector per label (the general sampler of sec. 2.3 with alpha fixed):
+	// the exact likelihood of eq. 43 at alpha = 1, slower than appendix B.
+	FixedFullPrecisions
+)
+
+func (p Precisions) String() string {
+	switch p {
+	case InferredPrecisions:
+		return "inferred"
+	case FixedPrecisions:
+		return "fixed"
+	case FixedFullPrecisions:
+		return "fixed-full"
+	}
+	return fmt.Sprintf("Precisions(%d)", int(p))
+}
+
+// fixed reports whether every alpha_l is fixed at 1.
+func (p Precisions) fixed() bool { return p != InferredPrecisions }
+
+// ParsePrecisions reads "inferred", "fixed" or "fixed-full" ("" means
+// inferred).
+func ParsePrecisions(s string) (Precisions, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "inferred":
+		return InferredPrecisions, nil
+	case "fixed":
+		return FixedPrecisions, nil
+	case "fixed-full":
+		return FixedFullPrecisions, nil
+	}
+	return 0, fmt.Errorf("unknown precisions %q (expected inferred, fixed or fixed-full)", s)
+}
+
+// ClassOptions control FitClassification. The zero value means the defaults
+// given for each field.
+type ClassOptions struct {
+	MCMC
+	// Sampler is DefaultSampler (the paper's Gibbs sweep plus moves that
+	// leave the posterior invariant and mix faster) or PaperSampler.
+	Sampler Sampler
+	// Precisions: inferred (default), fixed (appendix B) or fixed-full.
+	Precisions Precisions
+	// Identifiability (sec. 2.3.2): Weak (proper priors only), Strong (the
+	// reference rater's precision fixed at 1, vague prior Lambda = 0.1 on
+	// the others by default) or Both (fixed reference rater and the
+	// paper's priors). Ignored when the precisions are fixed.
+	Identifiability Identifiability
+	// RefRater is the id of the reference rater of Strong and Both; ""
+	// means the rater with the most labels (the first such).
+	RefRater string
+	// V and Lambda are the shape and rate of the Gamma prior on each
+	// alpha_l; zero means v = lambda = 1 (the paper's values), except that
+	// Lambda defaults to 0.1 under Strong identifiability.
+	V, Lambda float64
+	// FlagThreshold is the posterior predictive probability (under the
+	// rater's own precision) below which a label is flagged; 0 means 0.05.
+	FlagThreshold float64
+	// MaxRhat and MinESS are the limits of the convergence verdict; 0 means
+	// 1.01 and 400.
+	MaxRhat, MinESS float64
+	// KeepDraws bounds the joint draws kept for the predictive
+	// distributions, flags and prediction; 0 means 500. Fewer are used when
+	// N·K is large (see FitClassification).
+	KeepDraws int
+	// Quadrature is the number of Gauss-Hermite nodes of the predictive
+	// integral over u (eq. 18); 0 means DefaultQuadrature.
+	Quadrature int
+	// Progress, when set, is called with the fit's progress about twice a
+	// second, from a goroutine of FitClassification.
+	Progress func(Progress)
+}
+
+// DefaultQuadrature is the default number of Gauss-Hermite nodes of the
+// class predictive integral.
+const DefaultQuadrature = 24
+
+func (o ClassOptions) resolved() ClassOptions {
+	o.MCMC = o.MCMC.WithDefaults()
+	if o.V == 0 {
+		o.V = 1
+	}
+	if o.Lambda == 0 {
+		o.Lambda = 1
+		if o.Identifiability == Strong && !o.Precisions.fixed() {
+			o.Lambda = 0.1
+		}
+	}
+	if o.FlagThreshold == 0 {
+		o.FlagThreshold = DefaultFlagThreshold
+	}
+	if o.MaxRhat == 0 {
+		o.MaxRhat = DefaultMaxRhat
+	}
+	if o.MinESS == 0 {
+		o.MinESS = DefaultMinESS
+	}
+	if o.KeepDraws == 0 {
+		o.KeepDraws = DefaultKeepDraws
+	}
+	if o.Quadrature == 0 {
+		o.Quadrature = DefaultQuadrature
+	}
+	return o
+}
+
+func (o ClassOptions) check() {
+	o.MCMC.check()
+	pos := func(name string, v float64) {
+		if !(v > 0) || math.IsInf(v, 1) {
+			panic(fmt.Sprintf("multirater: %s = %v must be positive and finite", name, v))
+		}
+	}
+	pos("V", o.V)
+	pos("Lambda", o.Lambda)
+	pos("MaxRhat", o.MaxRhat)
+	if !(o.FlagThreshold > 0 && o.FlagThreshold < 1) {
+		panic(fmt.Sprintf("multirater: FlagThreshold = %v must be in (0, 1)", o.FlagThreshold))
+	}
+	if o.MinESS < 0 || o.KeepDraws < 0 {
+		panic("multirater: negative MinESS or KeepDraws")
+	}
+	if o.Quadrature < 2 || o.Quadrature > 200 {
+		panic(fmt.Sprintf("multirater: Quadrature = %d must be in [2, 200]", o.Quadrature))
+	}
+	switch o.Sampler {
+	case DefaultSampler, PaperSampler:
+	default:
+		panic(fmt.Sprintf("multirater: unknown sampler %d", int(o.Sampler)))
+	}
+	switch o.Identifiability {
+	case Weak, Strong, Both:
+	default:
+		panic(fmt.Sprintf("multirater: unknown identifiability %d", int(o.Identifiability)))
+	}
+	switch o.Precisions {
+	case InferredPrecisions, FixedPrecisions, FixedFullPrecisions:
+	default:
+		panic(fmt.Sprintf("multirater: unknown precisions %d", int(o.Precisions)))
+	}
+}
+
+// FitClassification fits the multi-rater classification model with
+// Gaussian-process priors (multinomial probit) of Rogers, Girolami &
+// Polajnar (2010, sec. 2.3, 2.5, app. A.2, B, C) by Gibbs sampling and
+// summarises the posterior:
+//
+//	M_.k ~ N(0, C), k = 1..K                 latent function of class k
+//	alpha_l ~ Gamma(v, lambda)               precision of rater l
+//	Y^l_n. ~ N(M_n., I_K / alpha_l)          for each label t_nl (eq. 13)
+//	t_nl = k  iff  y^l_nk > y^l_ni for all i != k.
+//
+// The paper's sampler (PaperSampler) cycles through the full conditionals:
+// each label's latent vector from the normal truncated so that the labelled
+// component is the largest (eq. 14, 36), by a Gibbs scan over its
+// components with exact truncated normals (the labelled component above the
+// others' maximum, then the others below it); each class's latent function
+// M_.k from its Gaussian conditional (eq. 15, 39; with empty ratings,
+// sec. 2.5, the precision of item n is the sum of the precisions of the
+// raters who labelled it); each free alpha_l from Gamma(v + K n_l/2,
+// lambda + sum over rater l's labels of |Y^l_n. - M_n.|^2 / 2) (eq. 16, 42).
+//
+// The default sampler (DefaultSampler) adds moves that leave the same
+// posterior invariant (derivations in classify_sampler.go):
+//
+//   - for each label, a block draw of the labelled component and its
+//     strongest competitor (by M) in rotated coordinates (their sum and
+//     difference), which is an exact draw of the whole latent vector when
+//     K = 2 and removes the slow zig-zag of the component-wise scan along
+//     the constraint when the label disagrees with M;
+//   - a common-shift move: the likelihood does not change when the same
+//     vector is added to every M_.k and to every latent vector's
+//     components, and the shift is drawn exactly from its conditional
+//     (O(N r + K r));
+//   - a global scale move (M, Y) -> a (M, Y), alpha -> alpha / a^2
+//     (parameter expansion, Liu & Wu 1999; Liu & Sabatti 2000) for the
+//     coupling of the precisions and the latent scale.
+//
+// Cost per sweep: the latent functions of the K classes share one
+// factorisation of C (see priorFactor), since every class has the same item
+// precisions: O(N K) for a diagonal C (identity kernel); O(K N r) for a
+// complete design (every item has the same precision sum, e.g. every rater
+// labelled every item), r the numerical rank of C, after one O(N^3)
+// eigendecomposition per fit; for incomplete designs one preconditioned
+// conjugate-gradient solve per class (the perturbation sampler of the
+// ordinal model), O(N r) per iteration, with the preconditioner built once
+// per sweep. The latent vectors cost O(K) each: O(K M) for M labels (O(K G)
+// for the G <= min(K, L) N shared vectors of appendix B).
+//
+// The summary (see FitResult) gives every item's predictive class
+// distribution (eq. 18, appendix C), computed by Gauss-Hermite quadrature
+// over u for each posterior draw and averaged over up to KeepDraws draws,
+// for the consensus (precision sum_l alpha_l) and for each rater (precision
+// alpha_l); the posterior probability that each class has the largest
+// latent value; rater precisions, agreement and confusion against the
+// consensus; flags; and split R-hat and ESS of the free precisions and of
+// the class-centred latent values M_nk - mean_j M_nj (the part the labels
+// identify; with K = 2 only the second class, the first being its
+// negative).
+//
+// Chains run in parallel goroutines; ctx cancels the fit. Caller mistakes
+// (indices out of range, K < 2, malformed options) panic; problems with the
+// data (no labels, duplicate labels, a rater without labels, a kernel matrix
+// that is not positive semidefinite) return an error.
+func FitClassification(ctx context.Context, data *ClassData, opts ClassOptions) (*FitResult, error) {
+	start := time.Now()
+	opts = opts.resolved()
+	opts.check()
+	md, err := newClassModel(data, opts)
+	if err != nil {
+		return nil, err
+	}
+	mc := opts.MCMC
+	plan := newClassPlan(md, opts)
+	chains := make([]*classChain, mc.Chains)
+	cs := make([]chainSampler, mc.Chains)
+	for c := range chains {
+		chains[c] = newClassChain(md, plan, mc.Seed, c)
+		cs[c] = chains[c]
+	}
+	const samplingWork = 0.9
+	st, err := runChains(ctx, mc, cs, opts.Progress, start, samplingWork)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Progress != nil {
+		opts.Progress(Progress{Fraction: samplingWork, Elapsed: time.Since(start), Phase: "summarising"})
+	}
+	res := summariseClass(data, md, plan, opts, chains)
+	res.Diagnostics.SamplingSeconds = st.sampling.Seconds()
+	total := float64(mc.Burnin + mc.Samples*mc.Thin)
+	res.Diagnostics.SweepsPerSecond = total / st.sampling.Seconds()
+	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress(Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
+	}
+	return res, nil
+}
+
+// classModel is the immutable description of a classification fit, shared
+// by the chains.
+//
+// The sampler works on "latent vectors": one per label in the general
+// representation (sorted by rater, then item), or one per (item, class)
+// pair with eta_nk > 0 labels in the representation of appendix B (sorted by
+// item, then class). Vector v belongs to item vecItem[v], wins class
+// vecClass[v] and has precision alpha_{vecRater[v]} (general) or
+// vecEta[v] (appendix B, alpha = 1).
+type classModel struct {
+	n, nl, nk int
+	prec      Precisions
+	sampler   Sampler
+	ident     Identifiability
+	shared    bool // appendix B representation
+
+	vecItem  []int32
+	vecClass []int32
+	vecRater []int32   // general representation only
+	vecEta   []float64 // appendix B only
+	// rStart[l]..rStart[l+1] are rater l's vectors (general only).
+	rStart []int
+	// itemVecs[itemStart[n]:itemStart[n+1]] are item n's vectors.
+	itemStart []int
+	itemVecs  []int32
+	// labels per item and per rater; labels per rater and class.
+	itemCount  []int
+	raterCount []int
+	raterClass [][]int
+
+	// ref is the reference rater (-1 when none); fixed reports whether
+	// alpha_l is fixed at 1.
+	ref        int
+	fixedAlpha []bool
+	nFreeAlpha int
+	// nFixedVec counts the latent vectors whose precision is fixed (those
+	// of fixed raters, or all under fixed precisions).
+	nFixedVec int
+	v, lam    float64
+
+	f *priorFactor
+	// complete: every item has the same precision sum in every sweep, so
+	// the Gaussian conditional is diagonal in the eigenbasis.
+	complete bool
+	// gt is G' (r×n row-major) for the complete, non-diagonal case.
+	gt []float64
+	// Conjugate-gradient preconditioner (incomplete, non-diagonal C):
+	// general representation: per-rater parts as in the ordinal model;
+	// appendix B: the fixed preconditioner (diagonal and block Cholesky).
+	raterGsq   [][]float64
+	precBlock  int
+	raterBlock [][]float64
+	fixedDiag  []float64
+	fixedChol  []float64
+	// fixedD is the item precision sums when they do not change (fixed
+	// precisions).
+	fixedD []float64
+}
+
+func newClassModel(data *ClassData, opts ClassOptions) (*classModel, error) {
+	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
+	if n == 0 || nl == 0 {
+		panic("multirater: ClassData has no items or no raters")
+	}
+	if nk < 2 {
+		panic(fmt.Sprintf("multirater: classification needs at least 2 classes, got %d", nk))
+	}
+	if len(data.Labels) == 0 {
+		return nil, errors.New("multirater: no labels to fit")
+	}
+	for _, r := range data.Labels {
+		if r.Item < 0 || r.Item >= n || r.Rater < 0 || r.Rater >= nl || r.Level < 0 || r.Level >= nk {
+			panic(fmt.Sprintf("multirater: label %+v out of range (N=%d, L=%d, K=%d)", r, n, nl, nk))
+		}
+	}
+	if data.Cov != nil && data.Cov.SymmetricDim() != n {
+		panic(fmt.Sprintf("multirater: Cov is %d×%d, want %d×%d", data.Cov.SymmetricDim(), data.Cov.SymmetricDim(), n, n))
+	}
+	rs := append([]Rating(nil), data.Labels...)
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.Rater != b.Rater {
+			return a.Rater < b.Rater
+		}
+		return a.Item < b.Item
+	})
+	for i := 1; i < len(rs); i++ {
+		if rs[i].Rater == rs[i-1].Rater && rs[i].Item == rs[i-1].Item {
+			return nil, fmt.Errorf("multirater: rater %q labelled item %q more than once", data.RaterIDs[rs[i].Rater], data.ItemIDs[rs[i].Item])
+		}
+	}
+	md := &classModel{
+		n: n, nl: nl, nk: nk,
+		prec:       opts.Precisions,
+		sampler:    opts.Sampler,
+		ident:      opts.Identifiability,
+		shared:     opts.Precisions == FixedPrecisions,
+		itemCount:  make([]int, n),
+		raterCount: make([]int, nl),
+		raterClass: make([][]int, nl),
+		ref:        -1,
+		fixedAlpha: make([]bool, nl),
+		v:          opts.V,
+		lam:        opts.Lambda,
+	}
+	for l := range md.raterClass {
+		md.raterClass[l] = make([]int, nk)
+	}
+	for _, r := range rs {
+		md.itemCount[r.Item]++
+		md.raterCount[r.Rater]++
+		md.raterClass[r.Rater][r.Level]++
+	}
+	for l, c := range md.raterCount {
+		if c == 0 {
+			return nil, fmt.Errorf("multirater: rater %q has no labels", data.RaterIDs[l])
+		}
+	}
+	switch {
+	case opts.Precisions.fixed():
+		for l := range md.fixedAlpha {
+			md.fixedAlpha[l] = true
+		}
+	case opts.Identifiability != Weak:
+		md.ref = classRefRater(data.RaterIDs, opts.RefRater, md.raterCount)
+		if md.ref < 0 {
+			return nil, fmt.Errorf("multirater: reference rater %q is not one of the raters", opts.RefRater)
+		}
+		md.fixedAlpha[md.ref] = true
+	}
+	for _, f := range md.fixedAlpha {
+		if !f {
+			md.nFreeAlpha++
+		}
+	}
+	if md.shared {
+		// Appendix B: one vector per (item, class) with eta labels.
+		type key struct{ item, class int }
+		eta := map[key]int{}
+		for _, r := range rs {
+			eta[key{r.Item, r.Level}]++
+		}
+		keys := make([]key, 0, len(eta))
+		for k := range eta {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].item != keys[j].item {
+				return keys[i].item < keys[j].item
+			}
+			return keys[i].class < keys[j].class
+		})
+		for _, k := range keys {
+			md.vecItem = append(md.vecItem, int32(k.item))
+			md.vecClass = append(md.vecClass, int32(k.class))
+			md.vecEta = append(md.vecEta, float64(eta[k]))
+		}
+		md.nFixedVec = len(keys)
+	} else {
+		md.rStart = make([]int, nl+1)
+		for l := 0; l < nl; l++ {
+			md.rStart[l+1] = md.rStart[l] + md.raterCount[l]
+		}
+		for _, r := range rs {
+			md.vecItem = append(md.vecItem, int32(r.Item))
+			md.vecClass = append(md.vecClass, int32(r.Level))
+			md.vecRater = append(md.vecRater, int32(r.Rater))
+			if md.fixedAlpha[r.Rater] {
+				md.nFixedVec++
+			}
+		}
+	}
+	md.itemStart = make([]int, n+1)
+	for _, it := range md.vecItem {
+		md.itemStart[it+1]++
+	}
+	for i := 0; i < n; i++ {
+		md.itemStart[i+1] += md.itemStart[i]
+	}
+	md.itemVecs = make([]int32, len(md.vecItem))
+	fill := append([]int(nil), md.itemStart[:n]...)
+	for v, it := range md.vecItem {
+		md.itemVecs[fill[it]] = int32(v)
+		fill[it]++
+	}
+	if data.Cov == nil {
+		md.f = identityFactor(n)
+	} else {
+		f, err := newPriorFactor(data.Cov)
+		if err != nil {
+			return nil, err
+		}
+		md.f = f
+	}
+	// The item precision sums are equal in every sweep when every item
+	// has the same raters (general representation with all raters on every
+	// item) or the same number of labels (fixed precisions).
+	md.complete = true
+	for i := 0; i < n; i++ {
+		if md.itemCount[i] == 0 {
+			md.complete = false
+			break
+		}
+	}
+	if md.complete {
+		if md.prec.fixed() {
+			for i := 1; i < n; i++ {
+				if md.itemCount[i] != md.itemCount[0] {
+					md.complete = false
+					break
+				}
+			}
+		} else {
+			md.complete = len(rs) == n*nl
+		}
+	}
+	if md.prec.fixed() {
+		md.fixedD = make([]float64, n)
+		for i, c := range md.itemCount {
+			md.fixedD[i] = float64(c)
+		}
+	}
+	if !md.f.diag {
+		if md.complete {
+			r := md.f.r
+			md.gt = make([]float64, r*n)
+			for i := 0; i < n; i++ {
+				for j := 0; j < r; j++ {
+					md.gt[j*n+i] = md.f.g[i*r+j]
+				}
+			}
+		} else {
+			md.f.prepareCG()
+			md.buildPreconditioner(rs, opts)
+		}
+	}
+	return md, nil
+}
+
+// buildPreconditioner prepares the conjugate-gradient preconditioner of the
+// incomplete-design M step (the ordinal model's block-Jacobi scheme): the
+// diagonal of H = I + G' D G and its leading block, exact, over the
+// eigendirections where H is far from diagonal. With inferred precisions D
+// changes every sweep and the per-rater parts are kept (O(L r) and
+// O(L k^2 + k^3) per sweep to combine); with fixed precisions D is fixed
+// and the preconditioner is built once here.
+func (md *classModel) buildPreconditioner(rs []Rating, opts ClassOptions) {
+	f := md.f
+	r := f.r
+	dmax := 0.0
+	for _, c := range md.itemCount {
+		dmax = math.Max(dmax, float64(c))
+	}
+	if !md.prec.fixed() {
+		dmax *= opts.V / opts.Lambda // prior mean precision per label
+	}
+	groups := md.nl
+	if md.prec.fixed() {
+		groups = 1
+	}
+	limit := min(maxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(groups))))
+	kb := 0
+	for kb < r && kb < limit && f.lam[kb]*dmax >= 0.5 {
+		kb++
+	}
+	md.precBlock = kb
+	// Per-group sums over the labelled items of G_nj^2 and of the leading
+	// block G_n,1:kb' G_n,1:kb; the group is the rater, or everything
+	// (weighted by the item's label count) under fixed precisions.
+	gsq := make([][]float64, groups)
+	blk := make([][]float64, groups)
+	for g := range gsq {
+		gsq[g] = make([]float64, r)
+		blk[g] = make([]float64, kb*kb)
+	}
+	for _, lab := range rs {
+		g := lab.Rater
+		if md.prec.fixed() {
+			g = 0
+		}
+		row := f.g[lab.Item*r : (lab.Item+1)*r]
+		e := gsq[g]
+		for j, v := range row {
+			e[j] += v * v
+		}
+		b := blk[g]
+		for i, gi := range row[:kb] {
+			for j, gj := range row[:i+1] {
+				b[i*kb+j] += gi * gj
+			}
+		}
+	}
+	if !md.prec.fixed() {
+		md.raterGsq = gsq
+		if kb > 0 {
+			md.raterBlock = blk
+		}
+		return
+	}
+	md.fixedDiag = gsq[0]
+	for j := range md.fixedDiag {
+		md.fixedDiag[j]++
+	}
+	if kb > 0 {
+		ch := blk[0]
+		for i := 0; i < kb; i++ {
+			ch[i*kb+i]++
+		}
+		if choleskyLower(ch, kb) {
+			md.fixedChol = ch
+		} else {
+			md.precBlock = 0
+		}
+	}
+}
+
+// classRefRater returns the index of the rater named id, or of the rater
+// with the most labels when id is empty; -1 when id names no rater.
+func classRefRater(ids []string, id string, counts []int) int {
+	if id == "" {
+		best := 0
+		for l, c := range counts {
+			if c > counts[best] {
+				best = l
+			}
+		}
+		return best
+	}
+	for l, r := range ids {
+		if r == id {
+			return l
+		}
+	}
+	return -1
+}

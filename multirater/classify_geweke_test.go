@@ -1,0 +1,177 @@
+package multirater
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// classGewekeCase is a small model for the joint-distribution test of the
+// classification sampler.
+type classGewekeCase struct {
+	name  string
+	n, l  int
+	k     int
+	pairs [][2]int // observed (item, rater); nil means complete
+	cov   mat.Symmetric
+	opts  ClassOptions
+}
+
+// TestClassGeweke checks that every move of both classification samplers
+// leaves the posterior invariant with Geweke's (2004) joint distribution
+// test, as TestOrdinalGeweke does for the ordinal sampler: one sweep given
+// the labels alternates with a fresh draw of the labels (and latent vectors)
+// from the model given the parameters, so the parameters' marginal must be
+// the prior: alpha_l ~ Gamma(v, lambda) and M_nk ~ N(0, C_nn). Means of the
+// precisions, latent values and their squares are compared with the prior's
+// in units of their Monte Carlo standard errors. (The appendix B
+// representation is not a generative model of the labels and is checked
+// against an exact posterior in TestClassFixedExact instead.)
+func TestClassGeweke(t *testing.T) {
+	x := mat.NewDense(5, 1, []float64{-1, -0.3, 0.2, 0.9, 1.5})
+	var rbf mat.SymDense
+	RBF{Gamma: 0.7}.GramTo(&rbf, Inputs{N: 5, X: x})
+	xl := mat.NewDense(5, 2, []float64{1, 0, 0.6, 0.8, 0, 1, -0.6, 0.8, 1, 0.1})
+	var lin mat.SymDense
+	Linear{}.GramTo(&lin, Inputs{N: 5, X: xl})
+	incomplete := [][2]int{{0, 0}, {0, 1}, {1, 1}, {1, 2}, {2, 0}, {2, 2}, {3, 0}, {3, 1}, {3, 2}}
+	prior := ClassOptions{V: 3, Lambda: 2}
+	cases := []classGewekeCase{
+		{name: "identity/complete/K=3", n: 4, l: 3, k: 3, opts: prior},
+		{name: "identity/incomplete/K=4", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
+		{name: "identity/K=2", n: 4, l: 3, k: 2, opts: prior},
+		{name: "identity/incomplete/K=2", n: 5, l: 3, k: 2, pairs: incomplete, opts: prior},
+		{name: "rbf/complete/K=3", n: 5, l: 2, k: 3, cov: &rbf, opts: prior},
+		{name: "rbf/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: prior},
+		{name: "rbf/complete/K=2", n: 5, l: 2, k: 2, cov: &rbf, opts: prior},
+		{name: "linear-singular/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &lin, opts: prior},
+		{name: "rbf/both/K=3", n: 5, l: 2, k: 3, cov: &rbf, opts: ClassOptions{V: 3, Lambda: 2, Identifiability: Both}},
+		{name: "identity/strong/K=2", n: 4, l: 3, k: 2, opts: ClassOptions{V: 3, Lambda: 2, Identifiability: Strong}},
+		{name: "rbf/fixed-full/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: ClassOptions{Precisions: FixedFullPrecisions}},
+		{name: "identity/fixed-full/K=2", n: 4, l: 3, k: 2, opts: ClassOptions{Precisions: FixedFullPrecisions}},
+	}
+	iters := 40000
+	if testing.Short() {
+		iters = 10000
+	}
+	for _, tc := range cases {
+		for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
+			tc, smp := tc, smp
+			t.Run(tc.name+"/"+smp.String(), func(t *testing.T) {
+				t.Parallel()
+				tc.opts.Sampler = smp
+				runClassGeweke(t, tc, iters, uint64(len(tc.name))*11+uint64(smp))
+			})
+		}
+	}
+}
+
+func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 54321))
+	opts := tc.opts
+	opts.MCMC = MCMC{Chains: 1, Samples: 1, Burnin: -1}
+	opts = opts.resolved()
+	pairs := tc.pairs
+	if pairs == nil {
+		for i := 0; i < tc.n; i++ {
+			for l := 0; l < tc.l; l++ {
+				pairs = append(pairs, [2]int{i, l})
+			}
+		}
+	}
+	data := &ClassData{Cov: tc.cov}
+	for i := 0; i < tc.n; i++ {
+		data.ItemIDs = append(data.ItemIDs, fmt.Sprint("i", i))
+	}
+	for l := 0; l < tc.l; l++ {
+		data.RaterIDs = append(data.RaterIDs, fmt.Sprint("r", l))
+	}
+	for c := 0; c < tc.k; c++ {
+		data.Classes = append(data.Classes, fmt.Sprint(c))
+	}
+	for _, p := range pairs {
+		data.Labels = append(data.Labels, Rating{Item: p[0], Rater: p[1]})
+	}
+	md, err := newClassModel(data, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := newClassPlan(md, opts)
+	ch := newClassChain(md, plan, seed, 0)
+	k := tc.k
+	// regenerate draws every label's latent vector from N(M_n., I/alpha_l)
+	// and sets the label to its largest component. The vectors keep their
+	// order (by rater, then item) whatever the labels, so the model is
+	// updated in place.
+	regenerate := func() {
+		for v := range md.vecItem {
+			n := int(md.vecItem[v])
+			sd := 1 / math.Sqrt(ch.alpha[md.vecRater[v]])
+			yv := ch.y[v*k : (v+1)*k]
+			best := 0
+			for c := range yv {
+				yv[c] = ch.m[n*k+c] + sd*rng.NormFloat64()
+				if yv[c] > yv[best] {
+					best = c
+				}
+			}
+			md.vecClass[v] = int32(best)
+		}
+	}
+	type stat struct {
+		name  string
+		f     func() float64
+		truth float64
+	}
+	var stats []stat
+	for l := 0; l < tc.l; l++ {
+		l := l
+		if md.fixedAlpha[l] {
+			continue
+		}
+		stats = append(stats,
+			stat{fmt.Sprintf("alpha[%d]", l), func() float64 { return ch.alpha[l] }, opts.V / opts.Lambda},
+			stat{fmt.Sprintf("alpha[%d]^2", l), func() float64 { return ch.alpha[l] * ch.alpha[l] }, opts.V * (opts.V + 1) / (opts.Lambda * opts.Lambda)},
+		)
+	}
+	for n := 0; n < tc.n; n++ {
+		cnn := 1.0
+		if tc.cov != nil {
+			cnn = tc.cov.At(n, n)
+		}
+		for c := 0; c < k; c++ {
+			i := n*k + c
+			stats = append(stats,
+				stat{fmt.Sprintf("m[%d,%d]", n, c), func() float64 { return ch.m[i] }, 0},
+				stat{fmt.Sprintf("m[%d,%d]^2", n, c), func() float64 { return ch.m[i] * ch.m[i] }, cnn},
+			)
+		}
+	}
+	series := make([][]float64, len(stats))
+	for i := range series {
+		series[i] = make([]float64, iters)
+	}
+	regenerate()
+	for it := 0; it < iters; it++ {
+		if err := ch.sweep(false); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range stats {
+			series[i][it] = s.f()
+		}
+		regenerate()
+	}
+	for i, s := range stats {
+		x := series[i]
+		chains := [][]float64{x[:iters/4], x[iters/4 : iters/2], x[iters/2 : 3*iters/4], x[3*iters/4:]}
+		sum := Summarize(chains)
+		mcse := sum.SD / math.Sqrt(sum.ESSBulk)
+		z := (sum.Mean - s.truth) / mcse
+		if math.Abs(z) > 4.5 || math.IsNaN(z) {
+			t.Errorf("%s: mean %.4f, prior %.4f, MCSE %.4f (ESS %.0f): z = %.2f", s.name, sum.Mean, s.truth, mcse, sum.ESSBulk, z)
+		}
+	}
+}

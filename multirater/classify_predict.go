@@ -1,0 +1,415 @@
+package multirater
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/integrate/quad"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The predictive class distribution of the multinomial probit (Rogers et
+// al. eq. 18, appendix C eq. 51-56): for latent values m_1..m_K and
+// precision A (sum_l alpha_l for the consensus, alpha_l for rater l), the
+// probability that N(m, I/A) has its largest component at k is
+//
+//	P_k = E_u[ prod_{j != k} Phi(u + sqrt(A) (m_k - m_j)) ],  u ~ N(0, 1),
+//
+// a one-dimensional integral, computed here by Gauss-Hermite quadrature
+// (not by sampling u). For K = 2 the integral is Phi(sqrt(A)(m_k - m_j)/sqrt2)
+// exactly and is used in that form.
+//
+// When class k trails some class by a wide margin (c = min_j sqrt(A)(m_k -
+// m_j) < ghShiftBelow), the integrand phi(u) prod Phi(u + c_j) has its mass
+// far out in the tail of phi, where the nodes of a standard rule are sparse.
+// The rule is then centred at the mode of phi(u) Phi(u + c) and scaled by its
+// curvature (adaptive Gauss-Hermite: u = mu + sigma x,
+// E[f(u)] = E_x[sigma phi(mu + sigma x)/phi(x) f(mu + sigma x)]), which keeps
+// the relative accuracy of small probabilities.
+const ghShiftBelow = -2.0
+
+// ghRule is a Gauss-Hermite rule for the standard normal weight:
+// E[f(u)] ≈ sum_i w_i f(x_i).
+type ghRule struct {
+	x, w []float64
+}
+
+func newGHRule(q int) *ghRule {
+	r := &ghRule{x: make([]float64, q), w: make([]float64, q)}
+	// gonum's rule is for the weight exp(-x^2).
+	quad.Hermite{}.FixedLocations(r.x, r.w, math.Inf(-1), math.Inf(1))
+	for i := range r.x {
+		r.x[i] *= math.Sqrt2
+		r.w[i] /= math.Sqrt(math.Pi)
+	}
+	return r
+}
+
+// classQuad evaluates the predictive class distribution of one draw. Not
+// safe for concurrent use (it owns scratch space).
+type classQuad struct {
+	rule *ghRule
+	c    []float64
+}
+
+func newClassQuad(rule *ghRule, k int) *classQuad {
+	return &classQuad{rule: rule, c: make([]float64, k)}
+}
+
+// stdNormCDF returns Phi(x), accurate in both tails.
+func stdNormCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+
+// phiOne is the argument above which Phi rounds to 1.
+const phiOne = 8.3
+
+// probsTo sets dst[k] to P_k for the latent values m at precision a (see
+// above), normalised to sum to 1. dst and m have length K.
+func (q *classQuad) probsTo(dst, m []float64, a float64) {
+	k := len(m)
+	sa := math.Sqrt(a)
+	if k == 2 {
+		z := sa * (m[0] - m[1]) / 2 // Phi(x/sqrt2) = erfc(-x/2)/2 at x = sa (m0 - m1)
+		dst[0] = 0.5 * math.Erfc(-z)
+		dst[1] = 0.5 * math.Erfc(z)
+		return
+	}
+	var total float64
+	for t := 0; t < k; t++ {
+		c := q.c[:0]
+		cmin := math.Inf(1)
+		for j, mj := range m {
+			if j == t {
+				continue
+			}
+			v := sa * (m[t] - mj)
+			c = append(c, v)
+			cmin = math.Min(cmin, v)
+		}
+		p := ghProduct(q.rule, c, cmin)
+		dst[t] = p
+		total += p
+	}
+	if total > 0 {
+		for t := range dst {
+			dst[t] /= total
+		}
+	}
+}
+
+// ghProduct returns E_u[prod_j Phi(u + c_j)] by (adaptive) Gauss-Hermite
+// quadrature; cmin is min_j c_j.
+func ghProduct(rule *ghRule, c []float64, cmin float64) float64 {
+	mu, sig := 0.0, 1.0
+	if cmin < ghShiftBelow {
+		mu, sig = tailMode(cmin)
+	}
+	var p float64
+	for i, x := range rule.x {
+		u := mu + sig*x
+		f := rule.w[i]
+		if sig != 1 || mu != 0 {
+			f *= sig * math.Exp(0.5*(x*x-u*u))
+		}
+		for _, cj := range c {
+			z := u + cj
+			if z > phiOne {
+				continue
+			}
+			f *= stdNormCDF(z)
+			if f == 0 {
+				break
+			}
+		}
+		p += f
+	}
+	return p
+}
+
+// tailMode returns the mode and the curvature scale of
+// g(u) = phi(u) Phi(u + c) for c < 0: the root of u = R(u + c), R the
+// inverse Mills ratio phi/Phi, by Newton's method (h' is in (-2, -1), so
+// it converges fast), and sigma = (1 + R (x + R))^(-1/2) at x = u + c.
+func tailMode(c float64) (mu, sigma float64) {
+	u := -c / 2
+	var rx, x float64
+	for it := 0; it < 30; it++ {
+		x = u + c
+		rx = millsLower(x)
+		h := -u + rx
+		hp := -1 - rx*(x+rx)
+		du := h / hp
+		u -= du
+		if math.Abs(du) < 1e-10*(1+math.Abs(u)) {
+			break
+		}
+	}
+	x = u + c
+	rx = millsLower(x)
+	return u, 1 / math.Sqrt(1+rx*(x+rx))
+}
+
+// millsLower returns R(x) = phi(x)/Phi(x).
+func millsLower(x float64) float64 {
+	if x > -30 {
+		return math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi) / stdNormCDF(x)
+	}
+	// Phi(x) = phi(x)/|x| (1 - 1/x^2 + 3/x^4 - 15/x^6 + ...).
+	x2 := 1 / (x * x)
+	return -x / (1 - x2*(1-x2*(3-15*x2)))
+}
+
+// ClassPredictor predicts new items from a classification FitResult
+// without refitting (Rogers et al. sec. 2.3.1 and appendix C): for each kept
+// posterior draw s of (M, alpha), the latent values of a new item are
+//
+//	f_new,k | M_.k ~ N(k' C^+ M_.k, k_new - k' C^+ k),  independently over k,
+//
+// (k the covariances between the new item and the training items, k_new its
+// prior variance, C the training items' covariance), and the predictive
+// class distribution integrates f_new out of eq. 18 exactly: with
+// v = k_new - k' C^+ k the latent values behave as means mu_k plus
+// independent noise of variance v + 1/A, so eq. 18 applies at precision
+// 1/(v + 1/A). The distributions are averaged over the draws.
+type ClassPredictor struct {
+	res  *FitResult
+	n, k int
+	q    []float64 // kept eigenvectors of C, n×r row-major
+	lam  []float64
+	// proj[s][c] = Q' M^s_.c / lam.
+	proj [][][]float64
+	rule *ghRule
+}
+
+// NewClassPredictor prepares predictions from res, which must be a
+// classification fit with kept draws (Draws.MClass), and cov, the
+// covariance matrix of its items (the same as in the fit, in
+// FitResult.Items order). It decomposes cov once.
+func NewClassPredictor(res *FitResult, cov mat.Symmetric) (*ClassPredictor, error) {
+	if res == nil || res.Model.Model != "classification" {
+		return nil, errors.New("multirater: predictor needs a classification fit result")
+	}
+	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.MClass) != res.Draws.N || len(res.Draws.Alpha) != res.Draws.N {
+		return nil, errors.New("multirater: the fit result keeps no posterior draws to predict from")
+	}
+	n, k := len(res.Items), len(res.Levels)
+	if cov.SymmetricDim() != n {
+		return nil, fmt.Errorf("multirater: covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
+	}
+	for s, m := range res.Draws.MClass {
+		if len(m) != n || len(res.Draws.Alpha[s]) != len(res.Raters) {
+			return nil, errors.New("multirater: malformed draws in the fit result")
+		}
+		for _, row := range m {
+			if len(row) != k {
+				return nil, errors.New("multirater: malformed draws in the fit result")
+			}
+		}
+	}
+	q, lam, err := keptEigen(cov)
+	if err != nil {
+		return nil, err
+	}
+	nq := res.Model.Quadrature
+	if nq < 2 || nq > 200 {
+		nq = DefaultQuadrature
+	}
+	p := &ClassPredictor{res: res, n: n, k: k, q: q, lam: lam, rule: newGHRule(nq)}
+	r := len(lam)
+	p.proj = make([][][]float64, res.Draws.N)
+	for s, m := range res.Draws.MClass {
+		pr := make([][]float64, k)
+		for c := range pr {
+			v := make([]float64, r)
+			for row := 0; row < n; row++ {
+				mv := m[row][c]
+				qr := q[row*r : (row+1)*r]
+				for j, qv := range qr {
+					v[j] += qv * mv
+				}
+			}
+			for j := range v {
+				v[j] /= lam[j]
+			}
+			pr[c] = v
+		}
+		p.proj[s] = pr
+	}
+	return p, nil
+}
+
+// keptEigen returns the eigenvectors (n×r row-major) and eigenvalues of
+// cov above predictRelTol of the largest (see predictRelTol).
+func keptEigen(cov mat.Symmetric) ([]float64, []float64, error) {
+	n := cov.SymmetricDim()
+	diag := true
+	for i := 0; i < n && diag; i++ {
+		for j := 0; j < i; j++ {
+			if cov.At(i, j) != 0 {
+				diag = false
+				break
+			}
+		}
+	}
+	var vals []float64
+	var vecs *mat.Dense
+	if diag {
+		vals = make([]float64, n)
+		vecs = mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			vals[i] = cov.At(i, i)
+			vecs.Set(i, i, 1)
+		}
+	} else {
+		var err error
+		vals, vecs, err = symEigen(cov)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	lmax := 0.0
+	for _, v := range vals {
+		lmax = math.Max(lmax, v)
+	}
+	var keep []int
+	for i, v := range vals {
+		if v > predictRelTol*lmax && v > 0 {
+			keep = append(keep, i)
+		}
+	}
+	r := len(keep)
+	lam := make([]float64, r)
+	q := make([]float64, n*r)
+	for j, i := range keep {
+		lam[j] = vals[i]
+		for row := 0; row < n; row++ {
+			q[row*r+j] = vecs.At(row, i)
+		}
+	}
+	return q, lam, nil
+}
+
+// Predict returns the results of new items: ids names them, cross holds
+// their covariances with the fit's items (len(ids)×N, e.g. from a Kernel's
+// CrossTo) and prior their prior variances k(x_new, x_new). Each result has
+// NLabels 0, the consensus and per-rater class distributions, the most
+// probable class, its entropy and the probability that each class has the
+// largest latent value.
+func (p *ClassPredictor) Predict(ids []string, cross mat.Matrix, prior []float64) []ItemResult {
+	rr, cc := cross.Dims()
+	if rr != len(ids) || cc != p.n || len(prior) != len(ids) {
+		panic(fmt.Sprintf("multirater: Predict: cross is %d×%d and prior has %d values for %d ids and %d training items", rr, cc, len(prior), len(ids), p.n))
+	}
+	res := p.res
+	k := p.k
+	nl := len(res.Raters)
+	r := len(p.lam)
+	ns := len(p.proj)
+	out := make([]ItemResult, len(ids))
+	qk := make([]float64, r)
+	mu := make([]float64, k)
+	pr := make([]float64, k)
+	cq := newClassQuad(p.rule, k)
+	for i, id := range ids {
+		for j := range qk {
+			qk[j] = 0
+		}
+		for row := 0; row < p.n; row++ {
+			v := cross.At(i, row)
+			if v == 0 {
+				continue
+			}
+			qr := p.q[row*r : (row+1)*r]
+			for j, qv := range qr {
+				qk[j] += qv * v
+			}
+		}
+		v2 := prior[i]
+		for j, v := range qk {
+			v2 -= v * v / p.lam[j]
+		}
+		v2 = math.Max(v2, 0)
+		cons := make([]float64, k)
+		top := make([]float64, k)
+		raters := make([][]float64, nl)
+		for l := range raters {
+			raters[l] = make([]float64, k)
+		}
+		for s := 0; s < ns; s++ {
+			for c := 0; c < k; c++ {
+				mu[c] = vecDot(qk, p.proj[s][c])
+			}
+			var sum float64
+			for _, a := range res.Draws.Alpha[s] {
+				sum += a
+			}
+			cq.probsTo(pr, mu, 1/(v2+1/sum))
+			for c := range cons {
+				cons[c] += pr[c]
+			}
+			if v2 > 0 {
+				cq.probsTo(pr, mu, 1/v2)
+			} else {
+				for c := range pr {
+					pr[c] = 0
+				}
+				pr[argmaxF(mu)] = 1
+			}
+			for c := range top {
+				top[c] += pr[c]
+			}
+			for l, a := range res.Draws.Alpha[s] {
+				cq.probsTo(pr, mu, 1/(v2+1/a))
+				for c := range pr {
+					raters[l][c] += pr[c]
+				}
+			}
+		}
+		it := ItemResult{ID: id}
+		inv := 1 / float64(ns)
+		for c := range cons {
+			cons[c] *= inv
+			top[c] *= inv
+		}
+		setClassSummary(&it, res.Levels, cons, top)
+		it.RaterClassProbs = make(map[string][]float64, nl)
+		for l, rp := range raters {
+			for c := range rp {
+				rp[c] = round6(rp[c] * inv)
+			}
+			it.RaterClassProbs[res.Raters[l].ID] = rp
+		}
+		out[i] = it
+	}
+	return out
+}
+
+// setClassSummary sets the class distribution, class, entropy and argmax
+// probabilities of an item.
+func setClassSummary(it *ItemResult, levels []string, cons, top []float64) {
+	k := len(levels)
+	it.ClassProbs = make(map[string]float64, k)
+	it.ArgmaxProbs = make(map[string]float64, k)
+	var h float64
+	for c, p := range cons {
+		it.ClassProbs[levels[c]] = round6(p)
+		it.ArgmaxProbs[levels[c]] = round6(top[c])
+		if p > 0 {
+			h -= p * math.Log2(p)
+		}
+	}
+	h = round6(math.Max(h, 0))
+	it.Entropy = &h
+	it.Class = levels[argmaxF(cons)]
+}
+
+// argmaxF returns the index of the largest element (the first such).
+func argmaxF(x []float64) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -1,0 +1,1041 @@
+package multirater
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// This file holds one chain of the classification sampler and its moves.
+//
+// State: W (K×r, the whitened latent functions, M_.k = G W_k, see
+// priorFactor), the latent vectors Y_v (K components each, one per label or,
+// under appendix B, one per (item, class)) and the precisions alpha. The
+// target is the joint posterior of Rogers et al. eq. 34 with p(M|C) written
+// in W:
+//
+//	log pi = -sum_k |W_k|^2/2 + sum_l [(v-1) log alpha_l - lambda alpha_l]
+//	         + sum_v [K/2 log a_v - a_v |Y_v - M_n(v).|^2 / 2]
+//	         + log 1(y_v,t(v) > y_v,i for all i != t(v)) + const,
+//
+// where a_v is the precision of vector v: alpha_l of its rater, or eta_nk
+// (the number of labels it stands for) under appendix B with alpha = 1
+// (eq. 45). Parameters fixed at 1 are removed from the state.
+//
+// Each move is an exact draw from a conditional distribution in some
+// parametrisation of the state, or a slice-sampling step on one, so each
+// leaves pi invariant (the group moves follow Liu & Sabatti 2000, as in the
+// ordinal sampler).
+
+// classPlan fixes what the chains record: the monitored class-centred
+// latent values (thinned so that at most maxMonitorNumbers are stored over
+// all chains) and the joint draws kept for the predictive distributions.
+type classPlan struct {
+	samples int
+	// nMon monitored series: M_nk - mean_j M_nj for every item and class
+	// (K > 2) or for the second class only (K = 2); recorded every
+	// monEvery-th kept draw, nMonDraws per chain.
+	nMon, monEvery, nMonDraws int
+	// keep lists the (chain, draw) pairs kept for prediction; slot[c][i]
+	// is the position of draw i of chain c in keep, or -1.
+	keep [][2]int
+	slot [][]int32
+}
+
+// Bounds on what a classification fit stores.
+const (
+	// maxMonitorNumbers bounds the stored monitored latent values over all
+	// chains (float32: 64 MB).
+	maxMonitorNumbers = 1 << 24
+	// maxKeptLatent bounds the latent values kept for prediction over all
+	// kept draws (float32: 32 MB).
+	maxKeptLatent = 1 << 23
+	// predictWork bounds the work of the predictive distributions, in
+	// normal distribution function evaluations; fewer draws are used when
+	// the classes are many (never fewer than minPredictDraws).
+	predictWork     = 4e8
+	minPredictDraws = 50
+	// maxRaterPairs: each rater's predictive distribution is reported for
+	// every item when N·L·K is at most this, else for the items the rater
+	// labelled.
+	maxRaterPairs = 2_000_000
+)
+
+func newClassPlan(md *classModel, opts ClassOptions) *classPlan {
+	mc := opts.MCMC
+	p := &classPlan{samples: mc.Samples}
+	p.nMon = md.n * md.nk
+	if md.nk == 2 {
+		p.nMon = md.n
+	}
+	total := int64(p.nMon) * int64(mc.Samples) * int64(mc.Chains)
+	p.monEvery = int((total + maxMonitorNumbers - 1) / maxMonitorNumbers)
+	p.monEvery = max(p.monEvery, 1)
+	p.nMonDraws = (mc.Samples + p.monEvery - 1) / p.monEvery
+	// Kept draws: at most KeepDraws, within the memory and work bounds,
+	// at least minPredictDraws.
+	nk := md.nk
+	want := opts.KeepDraws
+	want = min(want, max(minPredictDraws, maxKeptLatent/(md.n*nk)))
+	work := float64(md.n) * float64(1+predictRaterPairs(md)/md.n)
+	if nk > 2 {
+		work *= float64(nk) * float64(nk-1) * float64(opts.Quadrature)
+	}
+	want = min(want, max(minPredictDraws, int(predictWork/work)))
+	p.keep = pickDraws(mc.Chains, mc.Samples, want)
+	p.slot = make([][]int32, mc.Chains)
+	for c := range p.slot {
+		s := make([]int32, mc.Samples)
+		for i := range s {
+			s[i] = -1
+		}
+		p.slot[c] = s
+	}
+	for i, cd := range p.keep {
+		p.slot[cd[0]][cd[1]] = int32(i)
+	}
+	return p
+}
+
+// predictRaterPairs returns the number of (item, rater) predictive
+// distributions computed: every pair when N·L·K <= maxRaterPairs, else the
+// labelled pairs.
+func predictRaterPairs(md *classModel) int {
+	if md.n*md.nl*md.nk <= maxRaterPairs {
+		return md.n * md.nl
+	}
+	s := 0
+	for _, c := range md.raterCount {
+		s += c
+	}
+	return s
+}
+
+// classChain is one chain of FitClassification.
+type classChain struct {
+	md   *classModel
+	plan *classPlan
+	c    int
+	rng  *rand.Rand
+	src  *rand.PCG
+
+	w     []float64 // K×r, class-major
+	m     []float64 // N×K, item-major
+	y     []float64 // vectors × K
+	alpha []float64
+	s     []float64 // K×N, class-major: sum over item n's vectors of a_v y_v,k
+	d     []float64 // N: sum of a_v
+	rhs   []float64 // K×r (complete, non-diagonal)
+	mcol  []float64 // N (conjugate gradients)
+	u, du []float64 // shift move: r, N
+	gs    *gaussSampler
+	// preconditioner scratch (incomplete, non-diagonal, inferred
+	// precisions)
+	precDiag, precBlockBuf []float64
+	blockOK                bool
+	gapBuf                 []float64
+
+	// Kept draws: drawAlpha[l][i]; mon[p][j] (monitored, thinned);
+	// keptM[slot] (N×K) and keptAlpha[slot] for the kept joint draws; top
+	// counts, over every kept draw, the draws in which class k has the
+	// largest latent value of item n (top[n*K+k]).
+	drawAlpha [][]float64
+	mon       [][]float32
+	keptM     [][]float32
+	keptAlpha [][]float64
+	top       []int32
+
+	// move statistics
+	sweeps, cgIters, slices, sliceEvals int
+	scaleSum, shiftSum, raterScaleSum   float64
+}
+
+func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classChain {
+	rng, src := newChainRand(seed, c)
+	k, n, r := md.nk, md.n, md.f.r
+	ch := &classChain{
+		md: md, plan: plan, c: c, rng: rng, src: src,
+		w:     make([]float64, k*r),
+		m:     make([]float64, n*k),
+		y:     make([]float64, len(md.vecItem)*k),
+		alpha: make([]float64, md.nl),
+		s:     make([]float64, k*n),
+		d:     make([]float64, n),
+		mcol:  make([]float64, n),
+		u:     make([]float64, r),
+		du:    make([]float64, n),
+		gs:    newGaussSampler(md.f),
+		top:   make([]int32, n*k),
+	}
+	if md.gt != nil {
+		ch.rhs = make([]float64, k*r)
+	}
+	if k == 2 {
+		mx := 0
+		for _, c := range md.raterCount {
+			mx = max(mx, c)
+		}
+		for i := 0; i < n; i++ {
+			mx = max(mx, md.itemStart[i+1]-md.itemStart[i])
+		}
+		ch.gapBuf = make([]float64, 0, mx)
+	}
+	if md.raterGsq != nil {
+		ch.precDiag = make([]float64, r)
+		ch.precBlockBuf = make([]float64, md.precBlock*md.precBlock)
+	}
+	ch.drawAlpha = make([][]float64, md.nl)
+	for l := range ch.drawAlpha {
+		ch.drawAlpha[l] = make([]float64, plan.samples)
+	}
+	ch.mon = make([][]float32, plan.nMon)
+	for p := range ch.mon {
+		ch.mon[p] = make([]float32, plan.nMonDraws)
+	}
+	nKeep := 0
+	for _, cd := range plan.keep {
+		if cd[0] == c {
+			nKeep++
+		}
+	}
+	// keptM and keptAlpha are indexed by the global slot; only this
+	// chain's slots are allocated.
+	ch.keptM = make([][]float32, len(plan.keep))
+	ch.keptAlpha = make([][]float64, len(plan.keep))
+	for i, cd := range plan.keep {
+		if cd[0] == c {
+			ch.keptM[i] = make([]float32, n*k)
+			ch.keptAlpha[i] = make([]float64, md.nl)
+		}
+	}
+	ch.init()
+	return ch
+}
+
+// init draws the starting state (Rogers et al. app. A.2 step 1): W from the
+// prior N(0, I) (M from N(0, C)), each free alpha_l from Gamma(v, lambda),
+// and every latent vector from N(M_n., I/a_v) moved into its constraint set
+// (the labelled component raised above the others).
+func (ch *classChain) init() {
+	md := ch.md
+	k := md.nk
+	for i := range ch.w {
+		ch.w[i] = ch.rng.NormFloat64()
+	}
+	ch.updateM()
+	for l := range ch.alpha {
+		if md.fixedAlpha[l] {
+			ch.alpha[l] = 1
+			continue
+		}
+		ch.alpha[l] = ch.gamma(md.v, md.lam)
+	}
+	for v := range md.vecItem {
+		sd := 1 / math.Sqrt(ch.prec(v))
+		mr := ch.m[int(md.vecItem[v])*k : int(md.vecItem[v]+1)*k]
+		yv := ch.y[v*k : (v+1)*k]
+		t := int(md.vecClass[v])
+		mx := math.Inf(-1)
+		for i := range yv {
+			yv[i] = mr[i] + sd*ch.rng.NormFloat64()
+			if i != t {
+				mx = math.Max(mx, yv[i])
+			}
+		}
+		if yv[t] <= mx {
+			yv[t] = mx + sd*math.Abs(ch.rng.NormFloat64()) + 1e-12*(1+math.Abs(mx))
+		}
+	}
+}
+
+// updateM sets M = G W for every class.
+func (ch *classChain) updateM() {
+	md := ch.md
+	f := md.f
+	k, n, r := md.nk, md.n, f.r
+	if f.diag {
+		for i, sd := range f.sd {
+			for c := 0; c < k; c++ {
+				ch.m[i*k+c] = sd * ch.w[c*r+i]
+			}
+		}
+		return
+	}
+	for i := 0; i < n; i++ {
+		gi := blas64.Vector{N: r, Inc: 1, Data: f.g[i*r : (i+1)*r]}
+		for c := 0; c < k; c++ {
+			ch.m[i*k+c] = blas64.Dot(gi, blas64.Vector{N: r, Inc: 1, Data: ch.w[c*r : (c+1)*r]})
+		}
+	}
+}
+
+// prec returns the precision a_v of latent vector v.
+func (ch *classChain) prec(v int) float64 {
+	if ch.md.shared {
+		return ch.md.vecEta[v]
+	}
+	return ch.alpha[ch.md.vecRater[v]]
+}
+
+func (ch *classChain) gamma(shape, rate float64) float64 {
+	return distuv.Gamma{Alpha: shape, Beta: rate, Src: ch.src}.Rand()
+}
+
+// monitored returns the precision series for the live R-hat (nil when all
+// precisions are fixed).
+func (ch *classChain) monitored() [][]float64 {
+	if ch.md.nFreeAlpha == 0 {
+		return nil
+	}
+	return ch.drawAlpha
+}
+
+func (ch *classChain) record(i int) {
+	md := ch.md
+	k := md.nk
+	for l, a := range ch.alpha {
+		ch.drawAlpha[l][i] = a
+	}
+	if i%ch.plan.monEvery == 0 {
+		j := i / ch.plan.monEvery
+		for n := 0; n < md.n; n++ {
+			row := ch.m[n*k : (n+1)*k]
+			var mean float64
+			for _, v := range row {
+				mean += v
+			}
+			mean /= float64(k)
+			if k == 2 {
+				ch.mon[n][j] = float32(row[1] - mean)
+				continue
+			}
+			for c, v := range row {
+				ch.mon[n*k+c][j] = float32(v - mean)
+			}
+		}
+	}
+	for n := 0; n < md.n; n++ {
+		row := ch.m[n*k : (n+1)*k]
+		best := 0
+		for c, v := range row {
+			if v > row[best] {
+				best = c
+			}
+		}
+		ch.top[n*k+best]++
+	}
+	if s := ch.plan.slot[ch.c][i]; s >= 0 {
+		dst := ch.keptM[s]
+		for j, v := range ch.m {
+			dst[j] = float32(v)
+		}
+		copy(ch.keptAlpha[s], ch.alpha)
+	}
+}
+
+func (ch *classChain) endWarmup() {}
+
+func (ch *classChain) sweep(warmup bool) error {
+	ch.sweeps++
+	md := ch.md
+	if md.sampler == PaperSampler {
+		ch.stepYScan()
+		if err := ch.stepM(); err != nil {
+			return err
+		}
+		ch.stepAlpha()
+		return nil
+	}
+	// With two classes the free raters' latent vectors are redrawn
+	// exactly by stepAlphaCollapsed; the others here.
+	collapsed := md.nk == 2 && md.nFreeAlpha > 0
+	ch.stepYBlock(collapsed)
+	if md.nk == 2 && md.f.diag {
+		ch.stepItemCollapsed()
+	}
+	if err := ch.stepM(); err != nil {
+		return err
+	}
+	ch.stepShift()
+	if collapsed {
+		ch.stepAlphaCollapsed()
+	} else {
+		ch.stepAlpha()
+		ch.stepRaterScale()
+	}
+	ch.stepScale()
+	return nil
+}
+
+// stepYScan updates every latent vector by one Gibbs scan of its
+// truncated normal full conditional (Rogers et al. eq. 14, 36): the
+// labelled component t from N(m_t, 1/a) truncated below by the largest of
+// the others, then each other component from N(m_i, 1/a) truncated above by
+// y_t. Both are exact truncated normal draws (TruncNormal), robust however
+// far in the tail the constraint lies.
+func (ch *classChain) stepYScan() {
+	md := ch.md
+	k := md.nk
+	inf := math.Inf(1)
+	for v := range md.vecItem {
+		sd := 1 / math.Sqrt(ch.prec(v))
+		mr := ch.m[int(md.vecItem[v])*k : int(md.vecItem[v]+1)*k]
+		yv := ch.y[v*k : (v+1)*k]
+		t := int(md.vecClass[v])
+		mx := math.Inf(-1)
+		for i, x := range yv {
+			if i != t && x > mx {
+				mx = x
+			}
+		}
+		yt := TruncNormal(ch.rng, mr[t], sd, mx, inf)
+		yv[t] = yt
+		for i := range yv {
+			if i != t {
+				yv[i] = TruncNormal(ch.rng, mr[i], sd, -inf, yt)
+			}
+		}
+	}
+}
+
+// stepYBlock is the default sampler's latent vector update. For a vector
+// labelled t, let j be the class other than t with the largest m_j (it
+// depends on M only, which this step holds fixed). With u = y_t and
+// v = y_j, the rotated coordinates s = (u+v)/sqrt2, e = (u-v)/sqrt2 are
+// independent N((m_t+m_j)/sqrt2, 1/a) and N((m_t-m_j)/sqrt2, 1/a) a priori
+// (the conditional covariance is isotropic), and the constraint becomes
+//
+//	e > 0  and  s + e > sqrt2 c,  c = max over i not in {t, j} of y_i.
+//
+// The step draws (1) every y_i, i != t, from N(m_i, 1/a) truncated above
+// by y_t, then (2) s given e and (3) e given s, each a truncated normal,
+// and (4) the vector's common mode (the same b added to every component,
+// which the constraint does not see) from its normal conditional.
+// For K = 2 there is no c: s and e are independent and (2)-(3) is an exact
+// draw of the whole vector, so (1) and (4) are skipped. Each part is an exact
+// conditional draw (in the rotated coordinates for (2)-(3)), so the step
+// leaves the conditional of the vector invariant; moving along s lets the
+// pair travel along the constraint y_t = y_j, where the component-wise scan
+// of stepYScan takes steps of size 1/(a gap) when the label disagrees with
+// M by a gap.
+//
+// When onlyFixed is set, the vectors of raters with free precisions are
+// left alone (stepAlphaCollapsed redraws them).
+func (ch *classChain) stepYBlock(onlyFixed bool) {
+	md := ch.md
+	k := md.nk
+	inf := math.Inf(1)
+	for v := range md.vecItem {
+		if onlyFixed && !md.shared && !md.fixedAlpha[md.vecRater[v]] {
+			continue
+		}
+		sd := 1 / math.Sqrt(ch.prec(v))
+		mr := ch.m[int(md.vecItem[v])*k : int(md.vecItem[v]+1)*k]
+		yv := ch.y[v*k : (v+1)*k]
+		t := int(md.vecClass[v])
+		j := -1
+		for i, x := range mr {
+			if i != t && (j < 0 || x > mr[j]) {
+				j = i
+			}
+		}
+		s0 := (mr[t] + mr[j]) / math.Sqrt2
+		e0 := (mr[t] - mr[j]) / math.Sqrt2
+		if k == 2 {
+			ch.drawPair(yv, t, j, s0, e0, sd)
+			continue
+		}
+		yt := yv[t]
+		c := math.Inf(-1)
+		for i := range yv {
+			if i == t {
+				continue
+			}
+			yv[i] = TruncNormal(ch.rng, mr[i], sd, -inf, yt)
+			if i != j && yv[i] > c {
+				c = yv[i]
+			}
+		}
+		e := (yt - yv[j]) / math.Sqrt2
+		if !(e > 0) {
+			// y_j was rounded onto y_t: the smallest positive gap.
+			e = math.SmallestNonzeroFloat64
+		}
+		lo := math.Inf(-1)
+		if c > lo {
+			lo = math.Sqrt2*c - e
+		}
+		s := TruncNormal(ch.rng, s0, sd, lo, inf)
+		elo := 0.0
+		if c > math.Inf(-1) {
+			elo = math.Max(0, math.Sqrt2*c-s)
+		}
+		e = TruncNormal(ch.rng, e0, sd, elo, inf)
+		yv[t] = (s + e) / math.Sqrt2
+		yv[j] = (s - e) / math.Sqrt2
+		// (4) The common mode: adding b to every component keeps the
+		// constraint, and b | rest ~ N(-mean_i (y_i - m_i), 1/(K a)).
+		var mr0 float64
+		for i, x := range yv {
+			mr0 += x - mr[i]
+		}
+		b := -mr0/float64(k) + sd/math.Sqrt(float64(k))*ch.rng.NormFloat64()
+		for i := range yv {
+			yv[i] += b
+		}
+	}
+}
+
+// drawPair draws a two-class latent vector exactly: s ~ N(s0, sd^2),
+// e ~ N(e0, sd^2) truncated to e > 0, y_t = (s+e)/sqrt2, y_j = (s-e)/sqrt2.
+func (ch *classChain) drawPair(yv []float64, t, j int, s0, e0, sd float64) {
+	s := s0 + sd*ch.rng.NormFloat64()
+	e := TruncNormal(ch.rng, e0, sd, 0, math.Inf(1))
+	yv[t] = (s + e) / math.Sqrt2
+	yv[j] = (s - e) / math.Sqrt2
+}
+
+// stepAlphaCollapsed updates each free precision together with the rater's
+// latent vectors when K = 2: (alpha_l, Y^l) | M is drawn as alpha_l from
+// its conditional with Y^l integrated out,
+//
+//	p(alpha_l | M) ∝ Gamma(alpha_l; v, lambda) prod_n Phi(sqrt(alpha_l) (m_nt - m_nj) / sqrt2)
+//
+// over the rater's labels t (j the other class; eq. 18 with K = 2), by one
+// slice-sampling step in log alpha_l, followed by an exact draw of every
+// latent vector of the rater from its conditional given M and the new
+// alpha_l (drawPair). The pair of steps leaves p(alpha_l, Y^l | M)
+// invariant, and alpha_l no longer waits for the latent vectors to follow
+// it (the plain Gibbs step of eq. 16 mixes slowly for raters with many
+// labels).
+func (ch *classChain) stepAlphaCollapsed() {
+	md := ch.md
+	for l := 0; l < md.nl; l++ {
+		if md.fixedAlpha[l] {
+			continue
+		}
+		a, e := md.rStart[l], md.rStart[l+1]
+		gaps := ch.gapBuf[:0]
+		for v := a; v < e; v++ {
+			it := int(md.vecItem[v])
+			t := int(md.vecClass[v])
+			gaps = append(gaps, (ch.m[2*it+t]-ch.m[2*it+1-t])/math.Sqrt2)
+		}
+		ch.gapBuf = gaps
+		d := collapsedAlphaDensity{v: md.v, lam: md.lam, gaps: gaps}
+		w := 3 / math.Sqrt(1+float64(e-a)/4)
+		t, evals := sliceSample(ch.rng, d, math.Log(ch.alpha[l]), w, math.Inf(-1), math.Inf(1))
+		ch.sliceEvals += evals
+		ch.slices++
+		alpha := math.Exp(t)
+		ch.alpha[l] = alpha
+		sd := 1 / math.Sqrt(alpha)
+		for v := a; v < e; v++ {
+			it := int(md.vecItem[v])
+			t := int(md.vecClass[v])
+			m0, m1 := ch.m[2*it+t], ch.m[2*it+1-t]
+			ch.drawPair(ch.y[2*v:2*v+2], t, 1-t, (m0+m1)/math.Sqrt2, (m0-m1)/math.Sqrt2, sd)
+		}
+	}
+}
+
+// stepItemCollapsed is, for K = 2 and a diagonal prior covariance (the
+// identity kernel), a per-item update of the contrast of the two latent
+// values with the item's latent vectors integrated out. In whitened
+// coordinates (M_nk = c_n^(1/2) W_kn) let delta = (W_0n - W_1n)/sqrt2 and
+// sigma = (W_0n + W_1n)/sqrt2 (independent N(0, 1) a priori). Given
+// sigma and the precisions, with the item's vectors integrated out,
+//
+//	p(delta | ...) ∝ N(delta; 0, 1) prod_v Phi(s_v sqrt(a_v c_n) delta),
+//
+// s_v = +1 for a label of class 0 and -1 for class 1 (eq. 18 with K = 2,
+// since m_n0 - m_n1 = sqrt(2 c_n) delta). One slice-sampling step on delta
+// is followed by an exact draw of each of the item's vectors from its
+// conditional (drawPair), which leaves p(delta, Y_n | rest) invariant. It
+// removes the slow coupling of the data-augmentation sweep between an
+// item's latent values and its latent vectors.
+func (ch *classChain) stepItemCollapsed() {
+	md := ch.md
+	f := md.f
+	r := f.r
+	for n := 0; n < md.n; n++ {
+		a, e := md.itemStart[n], md.itemStart[n+1]
+		sdn := f.sd[n]
+		if a == e || sdn == 0 {
+			continue
+		}
+		g := ch.gapBuf[:0]
+		for _, v := range md.itemVecs[a:e] {
+			s := math.Sqrt(ch.prec(int(v)) * sdn * sdn)
+			if md.vecClass[v] == 1 {
+				s = -s
+			}
+			g = append(g, s)
+		}
+		ch.gapBuf = g
+		w0, w1 := ch.w[n], ch.w[r+n]
+		sig := (w0 + w1) / math.Sqrt2
+		delta := (w0 - w1) / math.Sqrt2
+		d := itemContrastDensity{slopes: g}
+		delta, evals := sliceSample(ch.rng, d, delta, 2.5, math.Inf(-1), math.Inf(1))
+		ch.sliceEvals += evals
+		ch.slices++
+		w0, w1 = (sig+delta)/math.Sqrt2, (sig-delta)/math.Sqrt2
+		ch.w[n], ch.w[r+n] = w0, w1
+		m0, m1 := sdn*w0, sdn*w1
+		ch.m[2*n], ch.m[2*n+1] = m0, m1
+		for _, v := range md.itemVecs[a:e] {
+			t := int(md.vecClass[v])
+			mt, mj := m0, m1
+			if t == 1 {
+				mt, mj = m1, m0
+			}
+			ch.drawPair(ch.y[2*int(v):2*int(v)+2], t, 1-t, (mt+mj)/math.Sqrt2, (mt-mj)/math.Sqrt2, 1/math.Sqrt(ch.prec(int(v))))
+		}
+	}
+}
+
+// itemContrastDensity is the log density of delta in stepItemCollapsed.
+type itemContrastDensity struct {
+	slopes []float64
+}
+
+func (d itemContrastDensity) logf(x float64) float64 {
+	r := -0.5 * x * x
+	for _, s := range d.slopes {
+		r += logNormCDF(s * x)
+	}
+	return r
+}
+
+// collapsedAlphaDensity is the log density of t = log alpha_l in
+// stepAlphaCollapsed (the Jacobian e^t included).
+type collapsedAlphaDensity struct {
+	v, lam float64
+	gaps   []float64
+}
+
+func (d collapsedAlphaDensity) logf(t float64) float64 {
+	a := math.Exp(t)
+	if a == 0 || math.IsInf(a, 1) {
+		return math.Inf(-1)
+	}
+	sa := math.Sqrt(a)
+	r := d.v*t - d.lam*a
+	for _, g := range d.gaps {
+		r += logNormCDF(sa * g)
+	}
+	return r
+}
+
+// logNormCDF returns log Phi(x), accurate in both tails.
+func logNormCDF(x float64) float64 {
+	switch {
+	case x > 0:
+		return math.Log1p(-0.5 * math.Erfc(x/math.Sqrt2))
+	case x > -37:
+		return math.Log(0.5 * math.Erfc(-x/math.Sqrt2))
+	}
+	// Phi(x) = phi(x)/|x| (1 - 1/x^2 + 3/x^4 - ...).
+	x2 := 1 / (x * x)
+	return -0.5*x*x - math.Log(-x) - 0.5*math.Log(2*math.Pi) + math.Log1p(-x2*(1-3*x2))
+}
+
+// sums sets s_k,n = sum over item n's latent vectors of a_v y_v,k and
+// d_n = sum of a_v (Rogers et al. eq. 15, 39 with sec. 2.5; eq. 48-50 for
+// appendix B, where a_v = eta_nk).
+func (ch *classChain) sums() {
+	md := ch.md
+	k, n := md.nk, md.n
+	for i := range ch.s {
+		ch.s[i] = 0
+	}
+	fixed := md.fixedD != nil
+	if !fixed {
+		for i := range ch.d {
+			ch.d[i] = 0
+		}
+	}
+	for v, it := range md.vecItem {
+		a := ch.prec(v)
+		yv := ch.y[v*k : (v+1)*k]
+		for c, x := range yv {
+			ch.s[c*n+int(it)] += a * x
+		}
+		if !fixed {
+			ch.d[it] += a
+		}
+	}
+	if fixed {
+		copy(ch.d, md.fixedD)
+	}
+}
+
+// stepM draws every class's latent function from its Gaussian full
+// conditional M_.k ~ N(Sigma s_k, Sigma), Sigma = (C^-1 + D)^-1 (Rogers et
+// al. eq. 15, 39; D = diag(d) the item precision sums, sec. 2.5), through
+// the prior factor m = G w without inverting C. All classes share D, hence
+// the factorisation.
+func (ch *classChain) stepM() error {
+	ch.sums()
+	md := ch.md
+	f := md.f
+	k, n, r := md.nk, md.n, f.r
+	switch {
+	case f.diag:
+		for i, sd := range f.sd {
+			h := 1 + sd*sd*ch.d[i]
+			ih := 1 / h
+			isd := math.Sqrt(ih)
+			for c := 0; c < k; c++ {
+				w := sd*ch.s[c*n+i]*ih + ch.rng.NormFloat64()*isd
+				ch.w[c*r+i] = w
+				ch.m[i*k+c] = sd * w
+			}
+		}
+		return nil
+	case md.complete:
+		// H = I + d G'G = I + d Lambda is diagonal: w_k = (G's_k)/h +
+		// z/sqrt(h), two products with G per class, done as dot products
+		// over G' and G rows (cache-friendly for all K classes at once).
+		a := ch.d[0]
+		for j := 0; j < r; j++ {
+			gj := blas64.Vector{N: n, Inc: 1, Data: md.gt[j*n : (j+1)*n]}
+			for c := 0; c < k; c++ {
+				ch.rhs[c*r+j] = blas64.Dot(gj, blas64.Vector{N: n, Inc: 1, Data: ch.s[c*n : (c+1)*n]})
+			}
+		}
+		for c := 0; c < k; c++ {
+			for j, l := range f.lam {
+				h := 1 + a*l
+				ch.w[c*r+j] = ch.rhs[c*r+j]/h + ch.rng.NormFloat64()/math.Sqrt(h)
+			}
+		}
+		ch.updateM()
+		return nil
+	}
+	// Incomplete design: the perturbation sampler with preconditioned
+	// conjugate gradients, one solve per class, warm-started at the
+	// previous draw; the preconditioner is built once for all classes.
+	before := ch.gs.stats.Iterations
+	for c := 0; c < k; c++ {
+		ch.setPreconditioner(c == 0)
+		if err := ch.gs.draw(ch.rng, ch.w[c*r:(c+1)*r], ch.mcol, ch.s[c*n:(c+1)*n], ch.d, false); err != nil {
+			return err
+		}
+		for i, v := range ch.mcol {
+			ch.m[i*k+c] = v
+		}
+	}
+	ch.cgIters += ch.gs.stats.Iterations - before
+	return nil
+}
+
+// setPreconditioner hands the conjugate-gradient preconditioner of the
+// next solve to the Gaussian sampler. Under fixed precisions it was built
+// with the model; otherwise it is combined from the per-rater parts once
+// per sweep (when first is set, for the first class) and reused for the
+// others.
+func (ch *classChain) setPreconditioner(first bool) {
+	md := ch.md
+	if md.fixedDiag != nil {
+		if md.fixedChol != nil {
+			ch.gs.setPrecBlock(md.precBlock, md.fixedChol, md.fixedDiag)
+		} else {
+			ch.gs.setPrecDiag(md.fixedDiag)
+		}
+		return
+	}
+	if md.raterGsq == nil {
+		return
+	}
+	p := ch.precDiag
+	kb := md.precBlock
+	if first {
+		// Combine the per-rater parts.
+		for j := range p {
+			p[j] = 1
+		}
+		for l, e := range md.raterGsq {
+			a := ch.alpha[l]
+			for j, v := range e {
+				p[j] += a * v
+			}
+		}
+		if kb > 0 {
+			hb := ch.precBlockBuf
+			for i := range hb {
+				hb[i] = 0
+			}
+			for l, gm := range md.raterBlock {
+				blas64.Axpy(ch.alpha[l], blas64.Vector{N: len(gm), Inc: 1, Data: gm}, blas64.Vector{N: len(hb), Inc: 1, Data: hb})
+			}
+			for i := 0; i < kb; i++ {
+				hb[i*kb+i]++
+			}
+			ch.blockOK = choleskyLower(hb, kb)
+		}
+	}
+	if kb > 0 && ch.blockOK {
+		ch.gs.setPrecBlock(kb, ch.precBlockBuf, p)
+		return
+	}
+	ch.gs.setPrecDiag(p)
+}
+
+// choleskyLower overwrites the lower triangle of the k×k row-major matrix a
+// with its Cholesky factor; it reports false when a is not positive
+// definite.
+func choleskyLower(a []float64, k int) bool {
+	_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: k, Stride: k, Data: a})
+	return ok
+}
+
+// stepAlpha draws each free precision from its Gamma full conditional over
+// the labels the rater gave (Rogers et al. eq. 16, 42 with sec. 2.5):
+// alpha_l ~ Gamma(v + K n_l/2, lambda + sum |Y^l_n. - M_n.|^2 / 2).
+func (ch *classChain) stepAlpha() {
+	md := ch.md
+	if md.nFreeAlpha == 0 {
+		return
+	}
+	k := md.nk
+	for l := 0; l < md.nl; l++ {
+		if md.fixedAlpha[l] {
+			continue
+		}
+		var ss float64
+		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
+			it := int(md.vecItem[v])
+			mr := ch.m[it*k : (it+1)*k]
+			for c, x := range ch.y[v*k : (v+1)*k] {
+				r := x - mr[c]
+				ss += r * r
+			}
+		}
+		nl := float64(md.rStart[l+1] - md.rStart[l])
+		ch.alpha[l] = ch.gamma(md.v+float64(k)*nl/2, md.lam+ss/2)
+	}
+}
+
+// stepRaterScale is a per-rater scale move for each free precision. For
+// rater l the maps (a > 0)
+//
+//	Y_v -> c_v 1 + a (Y_v - c_v 1),  alpha_l -> alpha_l / a^2,
+//
+// applied to the rater's latent vectors, with c_v = mean_k M_n(v)k (fixed
+// by the move), form a group that keeps every constraint (all components of
+// a vector move by the same affine map with positive slope). The residual
+// becomes Y'_v - M_n = a R_v + (a - 1) D_v with R_v = Y_v - M_n and
+// D_v = M_n - c_v 1; the Jacobian is a^(K n_l - 2) and the Haar measure
+// da/a. In t = log a the density of the move is
+//
+//	log p(t) = -2 v t - lambda alpha_l e^{-2t}
+//	           - alpha_l [(1 - e^{-t}) RD + (1 - e^{-t})^2 DD / 2],
+//
+// RD = sum_v R_v . D_v, DD = sum_v |D_v|^2 (the |R|^2 term cancels), and
+// one slice-sampling step from t = 0 leaves it invariant (Liu & Sabatti
+// 2000). It moves a rater's precision together with the spread of the
+// rater's latent vectors, the slow direction of the Gibbs sweep.
+func (ch *classChain) stepRaterScale() {
+	md := ch.md
+	if md.nFreeAlpha == 0 {
+		return
+	}
+	k := md.nk
+	for l := 0; l < md.nl; l++ {
+		if md.fixedAlpha[l] {
+			continue
+		}
+		var rd, dd float64
+		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
+			it := int(md.vecItem[v])
+			mr := ch.m[it*k : (it+1)*k]
+			var c float64
+			for _, x := range mr {
+				c += x
+			}
+			c /= float64(k)
+			for i, x := range ch.y[v*k : (v+1)*k] {
+				dv := mr[i] - c
+				rd += (x - mr[i]) * dv
+				dd += dv * dv
+			}
+		}
+		alpha := ch.alpha[l]
+		d := raterScaleDensity{v: md.v, la: md.lam * alpha, ard: alpha * rd, add: alpha * dd}
+		curv := 4*d.la + d.add + math.Abs(d.ard) + 1
+		t, evals := sliceSample(ch.rng, d, 0, math.Min(2, 3/math.Sqrt(curv)), math.Inf(-1), math.Inf(1))
+		ch.sliceEvals += evals
+		ch.slices++
+		ch.raterScaleSum += math.Abs(t)
+		if t == 0 {
+			continue
+		}
+		a := math.Exp(t)
+		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
+			it := int(md.vecItem[v])
+			mr := ch.m[it*k : (it+1)*k]
+			var c float64
+			for _, x := range mr {
+				c += x
+			}
+			c /= float64(k)
+			yv := ch.y[v*k : (v+1)*k]
+			for i, x := range yv {
+				yv[i] = c + a*(x-c)
+			}
+		}
+		ch.alpha[l] = alpha / (a * a)
+	}
+}
+
+// raterScaleDensity is the log density of t = log a in stepRaterScale.
+type raterScaleDensity struct {
+	v, la, ard, add float64
+}
+
+func (d raterScaleDensity) logf(t float64) float64 {
+	s := math.Exp(-t)
+	if math.IsInf(s, 1) {
+		return math.Inf(-1)
+	}
+	b := 1 - s
+	return -2*d.v*t - d.la*s*s - d.ard*b - 0.5*d.add*b*b
+}
+
+// stepShift is the common-shift move. Adding the same vector delta to
+// every class's latent function (M_.k -> M_.k + delta) and delta_n to every
+// component of item n's latent vectors leaves every residual Y - M and
+// every constraint unchanged, so only the prior of M changes. With
+// delta = G u (u in the whitened space) the conditional of u given the
+// rest of the state, for the translation group whose Haar measure is
+// Lebesgue measure and whose Jacobian is 1, is
+//
+//	p(u) ∝ exp(-sum_k |W_k + u|^2 / 2),  i.e.  u ~ N(-mean_k W_k, I/K),
+//
+// drawn exactly. It resamples the direction that the labels do not inform
+// (the mean over classes of the latent values) from its prior in one step.
+func (ch *classChain) stepShift() {
+	md := ch.md
+	f := md.f
+	k, r := md.nk, f.r
+	sk := 1 / math.Sqrt(float64(k))
+	var ss float64
+	for j := 0; j < r; j++ {
+		var mean float64
+		for c := 0; c < k; c++ {
+			mean += ch.w[c*r+j]
+		}
+		mean /= float64(k)
+		u := -mean + sk*ch.rng.NormFloat64()
+		ch.u[j] = u
+		ss += u * u
+		for c := 0; c < k; c++ {
+			ch.w[c*r+j] += u
+		}
+	}
+	ch.shiftSum += math.Sqrt(ss / float64(r))
+	f.mulG(ch.du, ch.u)
+	for i, dv := range ch.du {
+		row := ch.m[i*k : (i+1)*k]
+		for c := range row {
+			row[c] += dv
+		}
+	}
+	for v, it := range md.vecItem {
+		dv := ch.du[it]
+		yv := ch.y[v*k : (v+1)*k]
+		for c := range yv {
+			yv[c] += dv
+		}
+	}
+}
+
+// stepScale is the global scale move (parameter expansion): W -> a W (so
+// M -> a M), every latent vector Y_v -> a Y_v and every free alpha_l ->
+// alpha_l / a^2. The constraints are invariant under a > 0, and the
+// residual terms of free raters are unchanged. Drawing a from
+// pi(transformed state) |Jacobian| with respect to the Haar measure da/a
+// (Liu & Sabatti 2000) gives, in t = log a,
+//
+//	log p(t) = c t - A e^{2t} / 2 - B e^{-2t},
+//	c = K r + K F - 2 v L_free,
+//	A = sum_k |W_k|^2 + sum over the F vectors with fixed precision of
+//	    a_v |Y_v - M_n.|^2,   B = lambda sum_free alpha_l,
+//
+// (r the dimension of W_k; F the vectors of the reference rater, or all
+// vectors when the precisions are fixed). With no free precision (B = 0)
+// a^2 ~ Gamma(c/2, A/2) exactly; otherwise t is slice sampled from 0, which
+// leaves p(t) invariant.
+func (ch *classChain) stepScale() {
+	md := ch.md
+	k := md.nk
+	var sw float64
+	for _, x := range ch.w {
+		sw += x * x
+	}
+	afix := 0.0
+	for v, it := range md.vecItem {
+		if !md.shared && !md.fixedAlpha[md.vecRater[v]] {
+			continue
+		}
+		mr := ch.m[int(it)*k : int(it+1)*k]
+		var ss float64
+		for c, x := range ch.y[v*k : (v+1)*k] {
+			r := x - mr[c]
+			ss += r * r
+		}
+		afix += ch.prec(v) * ss
+	}
+	var la float64
+	for l, a := range ch.alpha {
+		if !md.fixedAlpha[l] {
+			la += a
+		}
+	}
+	d := scaleDensity{
+		p0: float64(k*md.f.r+k*md.nFixedVec) - 2*md.v*float64(md.nFreeAlpha),
+		s:  sw + afix,
+		la: md.lam * la,
+	}
+	if !(d.s > 0) {
+		return
+	}
+	var t float64
+	if md.nFreeAlpha == 0 {
+		if !(d.p0 > 0) {
+			return
+		}
+		a2 := ch.gamma(d.p0/2, d.s/2)
+		t = 0.5 * math.Log(a2)
+	} else {
+		z := (d.p0 + math.Sqrt(d.p0*d.p0+8*d.la*d.s)) / (2 * d.s)
+		curv := 2*d.s*z + 4*d.la/z
+		var evals int
+		t, evals = sliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), math.Inf(-1), math.Inf(1))
+		ch.sliceEvals += evals
+		ch.slices++
+	}
+	ch.scaleSum += math.Abs(t)
+	a := math.Exp(t)
+	for i := range ch.w {
+		ch.w[i] *= a
+	}
+	for i := range ch.m {
+		ch.m[i] *= a
+	}
+	for i := range ch.y {
+		ch.y[i] *= a
+	}
+	ia2 := 1 / (a * a)
+	for l := range ch.alpha {
+		if !md.fixedAlpha[l] {
+			ch.alpha[l] *= ia2
+		}
+	}
+}

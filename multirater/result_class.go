@@ -1,0 +1,422 @@
+package multirater
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// summariseClass turns the kept draws of the classification chains into a
+// FitResult.
+func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts ClassOptions, chains []*classChain) *FitResult {
+	k, n, nl := md.nk, md.n, md.nl
+	nc := len(chains)
+	ns := opts.Samples
+	ident := opts.Identifiability.String()
+	res := &FitResult{
+		Schema: FitSchema,
+		Model: ModelSettings{
+			Model:           "classification",
+			Kernel:          data.Kernel,
+			Identifiability: ident,
+			Sampler:         opts.Sampler.String(),
+			Chains:          nc,
+			Samples:         ns,
+			Burnin:          opts.Burnin,
+			Thin:            opts.Thin,
+			Seed:            opts.Seed,
+			V:               opts.V,
+			Lambda:          opts.Lambda,
+			FlagThreshold:   opts.FlagThreshold,
+			MaxRhat:         opts.MaxRhat,
+			MinESS:          opts.MinESS,
+			KeepDraws:       opts.KeepDraws,
+			Backend:         eigenBackend,
+			Precisions:      opts.Precisions.String(),
+			Quadrature:      opts.Quadrature,
+		},
+		Levels: append([]string(nil), data.Classes...),
+	}
+	if res.Model.Kernel == "" {
+		res.Model.Kernel = "identity"
+	}
+	if md.ref >= 0 {
+		res.Model.RefRater = data.RaterIDs[md.ref]
+	}
+
+	// Parameters: precisions (free ones diagnosed), variances (derived)
+	// and the monitored class-centred latent values.
+	type param struct {
+		name  string
+		free  bool
+		get   func(c int) []float64
+		sum   Summary
+		isVar bool
+	}
+	var params []*param
+	alphaP := make([]*param, nl)
+	varP := make([]*param, nl)
+	for l := 0; l < nl; l++ {
+		l := l
+		alphaP[l] = &param{name: "alpha[" + data.RaterIDs[l] + "]", free: !md.fixedAlpha[l],
+			get: func(c int) []float64 { return chains[c].drawAlpha[l] }}
+		varP[l] = &param{name: "variance[" + data.RaterIDs[l] + "]", isVar: true,
+			get: func(c int) []float64 {
+				a := chains[c].drawAlpha[l]
+				v := make([]float64, len(a))
+				for i, x := range a {
+					v[i] = 1 / x
+				}
+				return v
+			}}
+		params = append(params, alphaP[l], varP[l])
+	}
+	for p := 0; p < plan.nMon; p++ {
+		p := p
+		item, class := p, 1
+		if k > 2 {
+			item, class = p/k, p%k
+		}
+		params = append(params, &param{name: "m[" + data.ItemIDs[item] + "," + data.Classes[class] + "]", free: true,
+			get: func(c int) []float64 {
+				src := chains[c].mon[p]
+				v := make([]float64, len(src))
+				for i, x := range src {
+					v[i] = float64(x)
+				}
+				return v
+			}})
+	}
+	parallelFor(len(params), func(i int) {
+		p := params[i]
+		cs := make([][]float64, nc)
+		for c := range cs {
+			cs[c] = p.get(c)
+		}
+		if p.isVar || !p.free {
+			p.sum = quickSummary(cs)
+			return
+		}
+		p.sum = Summarize(cs)
+	})
+
+	diag := &res.Diagnostics
+	diag.Draws = nc * ns
+	diag.MinESSBulk = math.Inf(1)
+	diag.MinESSTail = math.Inf(1)
+	constant := 0
+	for _, p := range params {
+		if !p.free || p.isVar {
+			continue
+		}
+		s := p.sum
+		if s.SD == 0 {
+			constant++
+			continue
+		}
+		rh, eb, et := finiteDiag(s.Rhat, 1e6), finiteDiag(s.ESSBulk, 0), finiteDiag(s.ESSTail, 0)
+		diag.Parameters = append(diag.Parameters, ParamDiag{Name: p.name, Mean: s.Mean, SD: s.SD, Rhat: rh, ESSBulk: eb, ESSTail: et})
+		if rh > diag.MaxRhat {
+			diag.MaxRhat = rh
+			diag.WorstRhat = p.name
+		}
+		if eb < diag.MinESSBulk {
+			diag.MinESSBulk = eb
+			diag.WorstESS = p.name
+		}
+		diag.MinESSTail = math.Min(diag.MinESSTail, et)
+	}
+	if math.IsInf(diag.MinESSBulk, 1) {
+		diag.MinESSBulk, diag.MinESSTail = 0, 0
+	}
+	diag.Converged = diag.MaxRhat < opts.MaxRhat && diag.MinESSBulk >= opts.MinESS
+	diag.Verdict = verdict(diag, opts.MaxRhat, opts.MinESS, nc, ns)
+	if constant > 0 {
+		diag.Notes = append(diag.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
+	}
+	if plan.monEvery > 1 {
+		diag.Notes = append(diag.Notes, fmt.Sprintf("the latent values m were recorded every %d draws for the diagnostics (N·K is large); their R-hat and ESS are those of the thinned series (the ESS conservatively)", plan.monEvery))
+	}
+	if md.f.dropped > 0 {
+		diag.Notes = append(diag.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the latent functions live in a %d-dimensional subspace", md.f.r, n, md.f.r))
+	}
+	switch opts.Precisions {
+	case FixedPrecisions:
+		diag.Notes = append(diag.Notes, "rater precisions fixed at 1, appendix B representation (one latent vector per item and labelled class)")
+	case FixedFullPrecisions:
+		diag.Notes = append(diag.Notes, "rater precisions fixed at 1 (one latent vector per label)")
+	}
+	diag.Autocorrelation = make(map[string][]float64, nl)
+	if lag := min(maxACFLag, ns-1); lag >= 1 {
+		buf := make([]float64, lag+1)
+		for l := 0; l < nl; l++ {
+			if md.fixedAlpha[l] {
+				continue
+			}
+			acf := make([]float64, lag+1)
+			for c := range chains {
+				buf = Autocorrelation(buf[:0], chains[c].drawAlpha[l], lag)
+				for i := range acf {
+					if i < len(buf) {
+						acf[i] += buf[i] / float64(nc)
+					}
+				}
+			}
+			for i, v := range acf {
+				acf[i] = round6(v)
+			}
+			diag.Autocorrelation[data.RaterIDs[l]] = acf
+		}
+	}
+	diag.Moves = classMoveStats(chains)
+
+	// Raters.
+	res.Raters = make([]RaterResult, nl)
+	for l := range res.Raters {
+		rr := &res.Raters[l]
+		rr.ID = data.RaterIDs[l]
+		rr.NLabels = md.raterCount[l]
+		rr.LevelCounts = append([]int(nil), md.raterClass[l]...)
+		rr.Reference = l == md.ref
+		rr.Precision = estimate(alphaP[l].sum)
+		rr.Variance = estimate(varP[l].sum)
+	}
+
+	// Items.
+	res.Items = make([]ItemResult, n)
+	itemLabels := make([][]Rating, n)
+	for _, r := range data.Labels {
+		itemLabels[r.Item] = append(itemLabels[r.Item], r)
+	}
+	for i := range res.Items {
+		it := &res.Items[i]
+		it.ID = data.ItemIDs[i]
+		it.NLabels = md.itemCount[i]
+		if len(itemLabels[i]) > 0 {
+			it.Labels = make(map[string]string, len(itemLabels[i]))
+			for _, r := range itemLabels[i] {
+				it.Labels[data.RaterIDs[r.Rater]] = data.Classes[r.Level]
+			}
+		}
+	}
+	classPredictive(res, data, md, plan, opts, chains, itemLabels)
+	res.Draws = classDraws(md, plan, chains)
+	res.Traces = classTraces(data, chains, ns)
+	diag.Notes = append(diag.Notes, fmt.Sprintf("predictive class distributions averaged over %d posterior draws (%d-node Gauss-Hermite quadrature)", len(plan.keep), opts.Quadrature))
+	return res
+}
+
+// classPredictive sets every item's consensus and per-rater predictive
+// class distributions (eq. 18 by quadrature, averaged over the kept draws),
+// argmax probabilities, class and entropy, and from them the raters'
+// agreement, confusion tables, mean log predictive probability and the
+// flags.
+func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *classPlan, opts ClassOptions, chains []*classChain, itemLabels [][]Rating) {
+	k, n, nl := md.nk, md.n, md.nl
+	allPairs := n*nl*k <= maxRaterPairs
+	rule := newGHRule(opts.Quadrature)
+	cons := make([]float64, n*k)
+	// raterProbs[i] holds, for item i, K probabilities for each rater in
+	// raterList(i).
+	raterProbs := make([][]float64, n)
+	raterList := func(i int) []int {
+		if allPairs {
+			out := make([]int, nl)
+			for l := range out {
+				out[l] = l
+			}
+			return out
+		}
+		out := make([]int, len(itemLabels[i]))
+		for j, r := range itemLabels[i] {
+			out[j] = r.Rater
+		}
+		sort.Ints(out)
+		return out
+	}
+	parallelFor(n, func(i int) {
+		q := newClassQuad(rule, k)
+		m := make([]float64, k)
+		pr := make([]float64, k)
+		list := raterList(i)
+		rp := make([]float64, len(list)*k)
+		cp := cons[i*k : (i+1)*k]
+		for s, cd := range plan.keep {
+			ch := chains[cd[0]]
+			src := ch.keptM[s][i*k : (i+1)*k]
+			for c, v := range src {
+				m[c] = float64(v)
+			}
+			alpha := ch.keptAlpha[s]
+			var sum float64
+			for _, a := range alpha {
+				sum += a
+			}
+			q.probsTo(pr, m, sum)
+			for c, p := range pr {
+				cp[c] += p
+			}
+			for j, l := range list {
+				q.probsTo(pr, m, alpha[l])
+				dst := rp[j*k : (j+1)*k]
+				for c, p := range pr {
+					dst[c] += p
+				}
+			}
+		}
+		inv := 1 / float64(len(plan.keep))
+		for c := range cp {
+			cp[c] *= inv
+		}
+		for j := range rp {
+			rp[j] *= inv
+		}
+		raterProbs[i] = rp
+	})
+	total := float64(len(chains) * plan.samples)
+	top := make([]float64, k)
+	for i := range res.Items {
+		it := &res.Items[i]
+		for c := range top {
+			var t int32
+			for _, ch := range chains {
+				t += ch.top[i*k+c]
+			}
+			top[c] = float64(t) / total
+		}
+		setClassSummary(it, data.Classes, cons[i*k:(i+1)*k], top)
+		list := raterList(i)
+		it.RaterClassProbs = make(map[string][]float64, len(list))
+		for j, l := range list {
+			p := make([]float64, k)
+			for c := range p {
+				p[c] = round6(raterProbs[i][j*k+c])
+			}
+			it.RaterClassProbs[data.RaterIDs[l]] = p
+		}
+	}
+	// Raters against the consensus, log predictive probabilities, flags.
+	classIdx := make(map[string]int, k)
+	for c, code := range data.Classes {
+		classIdx[code] = c
+	}
+	agree := make([]int, nl)
+	conf := make([][][]int, nl)
+	for l := range conf {
+		conf[l] = make([][]int, k)
+		for c := range conf[l] {
+			conf[l][c] = make([]int, k)
+		}
+	}
+	sumLog := make([]float64, nl)
+	res.Flags = []Flag{}
+	for i, labs := range itemLabels {
+		cons := classIdx[res.Items[i].Class]
+		list := raterList(i)
+		for _, r := range labs {
+			if r.Level == cons {
+				agree[r.Rater]++
+			}
+			conf[r.Rater][cons][r.Level]++
+			j := sort.SearchInts(list, r.Rater)
+			p := raterProbs[i][j*k : (j+1)*k]
+			pr := p[r.Level]
+			sumLog[r.Rater] += math.Log(math.Max(pr, 1e-300))
+			if pr < opts.FlagThreshold {
+				res.Flags = append(res.Flags, Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[r.Rater], Label: data.Classes[r.Level],
+					Prob: round6(pr), Expected: data.Classes[argmaxF(p)]})
+			}
+		}
+	}
+	sort.SliceStable(res.Flags, func(i, j int) bool {
+		a, b := res.Flags[i], res.Flags[j]
+		if a.Prob != b.Prob {
+			return a.Prob < b.Prob
+		}
+		if a.Item != b.Item {
+			return a.Item < b.Item
+		}
+		return a.Rater < b.Rater
+	})
+	for l := range res.Raters {
+		rr := &res.Raters[l]
+		a := round6(float64(agree[l]) / float64(rr.NLabels))
+		rr.ConsensusAgreement = &a
+		rr.Confusion = conf[l]
+		rr.MeanLogPred = sumLog[l] / float64(rr.NLabels)
+	}
+}
+
+// classDraws returns the compact joint draws of the result: at most
+// KeepDraws, and at most maxKeptNumbers latent values (at least 50 draws),
+// evenly spaced over the kept draws.
+func classDraws(md *classModel, plan *classPlan, chains []*classChain) *Draws {
+	k, n := md.nk, md.n
+	want := min(len(plan.keep), max(50, maxKeptNumbers/(n*k)))
+	d := &Draws{N: want, Alpha: make([][]float64, want), MClass: make([][][]float64, want)}
+	for s := 0; s < want; s++ {
+		g := int(int64(s) * int64(len(plan.keep)) / int64(want))
+		ch := chains[plan.keep[g][0]]
+		a := make([]float64, md.nl)
+		for l, v := range ch.keptAlpha[g] {
+			a[l] = round7(v)
+		}
+		d.Alpha[s] = a
+		m := make([][]float64, n)
+		src := ch.keptM[g]
+		for i := range m {
+			row := make([]float64, k)
+			for c := range row {
+				row[c] = round7(float64(src[i*k+c]))
+			}
+			m[i] = row
+		}
+		d.MClass[s] = m
+	}
+	return d
+}
+
+func classTraces(data *ClassData, chains []*classChain, ns int) *Traces {
+	every := (ns + maxTracePoints - 1) / maxTracePoints
+	t := &Traces{Every: every, Alpha: make(map[string][][]float64, len(data.RaterIDs))}
+	for l, id := range data.RaterIDs {
+		per := make([][]float64, len(chains))
+		for c, ch := range chains {
+			for i := 0; i < ns; i += every {
+				per[c] = append(per[c], round7(ch.drawAlpha[l][i]))
+			}
+		}
+		t.Alpha[id] = per
+	}
+	return t
+}
+
+func classMoveStats(chains []*classChain) map[string]float64 {
+	var sweeps, cg, slices, evals int
+	var scale, shift float64
+	for _, ch := range chains {
+		sweeps += ch.sweeps
+		cg += ch.cgIters
+		slices += ch.slices
+		evals += ch.sliceEvals
+		scale += ch.scaleSum
+		shift += ch.shiftSum
+	}
+	m := map[string]float64{}
+	if sweeps == 0 {
+		return m
+	}
+	if cg > 0 {
+		m["cg_iterations_per_sweep"] = round6(float64(cg) / float64(sweeps))
+	}
+	if slices > 0 {
+		m["slice_evaluations_per_step"] = round6(float64(evals) / float64(slices))
+	}
+	if scale > 0 {
+		m["scale_move_mean_abs_log"] = round6(scale / float64(sweeps))
+	}
+	if shift > 0 {
+		m["shift_move_rms"] = round6(shift / float64(sweeps))
+	}
+	return m
+}
