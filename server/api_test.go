@@ -613,11 +613,14 @@ func TestPredictions(t *testing.T) {
 	if len(p0["rater_grade_probs"].(map[string]any)) != 7 {
 		t.Errorf("per-rater predictions: %v", p0["rater_grade_probs"])
 	}
+	if out["schema"] != "concord.predictions/v1" || out["kernel"] != "identity" {
+		t.Errorf("predictions document: %v", out)
+	}
 	if notes := out["notes"].([]any); len(notes) < 2 {
 		t.Errorf("notes: %v", notes)
 	}
 	e.wantError("POST", path, key, `{"items": []}`, 400, "invalid", "non-empty")
-	e.wantError("POST", path, key, `{"items": [{"id": "a"}, {"id": "a"}]}`, 400, "invalid", "also items[0]")
+	e.wantError("POST", path, key, `{"items": [{"id": "a"}, {"id": "a"}]}`, 400, "invalid", `item "a" is given twice`)
 	e.wantError("POST", path, key, `{"items": [{"id": ""}]}`, 400, "invalid", "empty item id")
 	e.wantError("POST", path, key, `{"items": [{"name": "a"}]}`, 400, "invalid", `unknown field "name"`)
 }
@@ -649,8 +652,15 @@ func TestPredictionsWithCovariates(t *testing.T) {
 	if !(hi > lo) {
 		t.Errorf("prediction ignores the covariate: low %v, high %v", lo, hi)
 	}
-	e.wantError("POST", path, key, `{"items": [{"id": "a", "covariates": {"x": 1}}]}`, 400, "invalid", `covariate "y" is missing`)
-	e.wantError("POST", path, key, `{"items": [{"id": "a", "covariates": {"x": 1, "y": 1, "z": 2}}]}`, 400, "invalid", `unknown covariate "z"`)
+	e.wantError("POST", path, key, `{"items": [{"id": "a", "covariates": {"x": 1}}]}`, 400, "invalid", `no value for covariate "y"`)
+	extra := e.call("POST", path, key, map[string]any{"items": []map[string]any{{"id": "a", "covariates": map[string]float64{"x": 1, "y": 1, "z": 2}}}}, 200)
+	if !strings.Contains(fmt.Sprint(extra["notes"]), "z") {
+		t.Errorf("unused covariate not noted: %v", extra["notes"])
+	}
+	// The project's items may change after the fit: the fit keeps what it
+	// needs.
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/items", id), key, map[string]any{"items": []map[string]any{{"id": "late", "covariates": map[string]float64{"w": 5}}}}, 201)
+	e.call("POST", path, key, map[string]any{"items": []map[string]any{{"id": "b", "covariates": map[string]float64{"x": 1, "y": 1}}}}, 200)
 }
 
 // checkWorkbook opens an XLSX download and checks its sheets and the
@@ -729,6 +739,15 @@ func TestTextKernelFit(t *testing.T) {
 	res := e.call("GET", fmt.Sprintf("/api/v1/fits/%d/result", fid), key, nil, 200)
 	if k := res["model"].(map[string]any)["kernel"]; !strings.Contains(fmt.Sprint(k), "text") {
 		t.Errorf("kernel of the fit: %v", k)
+	}
+	// New texts are predicted through the fit's featuriser.
+	pred := e.call("POST", fmt.Sprintf("/api/v1/fits/%d/predictions", fid), key, map[string]any{"items": []map[string]any{
+		{"id": "n1", "text": "a brilliant clear essay"}, {"id": "n2", "text": "zzz qqq"}}}, 200)
+	if its := pred["items"].([]any); len(its) != 2 || !strings.Contains(fmt.Sprint(pred["kernel"]), "text") {
+		t.Errorf("text predictions: %v", pred)
+	}
+	if !strings.Contains(fmt.Sprint(pred["notes"]), "no term of the fit's vocabulary") {
+		t.Errorf("notes: %v", pred["notes"])
 	}
 }
 

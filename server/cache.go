@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
 	"concord/reports"
@@ -40,7 +41,8 @@ type cachedFit struct {
 	rendered map[string]*rendered
 
 	predMu    sync.Mutex // builds the predictor once
-	predictor *predictor
+	predictor *analysis.Predictor
+	predErr   error
 
 	// The report, built once (repMu: building it takes a while and other
 	// artefacts wait for it under mu).
