@@ -58,6 +58,8 @@ type ordChain struct {
 	affineAcc    []float64 // burn-in: sum |log rho|, count
 	affineN      []int
 	grpS         []float64 // per group of items (collapsed moves)
+	alphaDen     alphaDensity
+	affDen       affineCollapsedDensity
 	alphaWidth   []float64 // slice widths of the collapsed precision step
 	alphaAcc     []float64
 	alphaN       []int
@@ -400,7 +402,8 @@ func (ch *ordChain) stepAlphaCollapsed(warmup bool) {
 			continue
 		}
 		a0 := ch.alpha[l]
-		d := alphaDensity{ch: ch, l: l, a0: a0}
+		d := &ch.alphaDen
+		*d = alphaDensity{ch: ch, l: l, a0: a0}
 		var syy float64
 		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
 			syy += ch.y[o] * ch.y[o]
@@ -408,7 +411,7 @@ func (ch *ordChain) stepAlphaCollapsed(warmup bool) {
 		d.shape = md.v + float64(md.rStart[l+1]-md.rStart[l])/2
 		d.rate = md.lam + syy/2
 		t0 := math.Log(a0)
-		t, evals := sliceSample(ch.rng, &d, t0, ch.alphaWidth[l], math.Inf(-1), math.Inf(1))
+		t, evals := sliceSample(ch.rng, d, t0, ch.alphaWidth[l], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 		if warmup {
@@ -709,7 +712,8 @@ func (ch *ordChain) stepRaterAffineCollapsed(warmup bool) {
 			continue
 		}
 		alpha := ch.alpha[l]
-		d := affineCollapsedDensity{ch: ch, l: l, alpha: alpha, lam: md.lam, invS2: md.invS2, pow: 2*md.v - float64(k-1)}
+		d := &ch.affDen
+		*d = affineCollapsedDensity{ch: ch, l: l, alpha: alpha, lam: md.lam, invS2: md.invS2, pow: 2*md.v - float64(k-1)}
 		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
 			d.n++
 			d.sy += ch.y[o]
@@ -721,7 +725,7 @@ func (ch *ordChain) stepRaterAffineCollapsed(warmup bool) {
 			d.g2 += bj * bj
 			d.ng++
 		}
-		t, evals := sliceSample(ch.rng, &d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
+		t, evals := sliceSample(ch.rng, d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 		if warmup {
