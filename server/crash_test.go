@@ -27,7 +27,11 @@ func TestHelperServer(t *testing.T) {
 	if dsn == "" {
 		t.Skip("helper process of the crash tests")
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	level := slog.LevelInfo
+	if os.Getenv("CONCORD_HELPER_QUIET") == "1" {
+		level = slog.LevelWarn
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	st, err := db.Open(ctx, dsn, db.Options{Logger: log})
@@ -36,11 +40,19 @@ func TestHelperServer(t *testing.T) {
 	}
 	defer st.Close()
 	grace, _ := time.ParseDuration(os.Getenv("CONCORD_HELPER_GRACE"))
+	workers := 1
+	if w := os.Getenv("CONCORD_HELPER_WORKERS"); w != "" {
+		fmt.Sscan(w, &workers)
+	}
 	// Fits run in child processes, as under concord serve (the test binary
 	// is the fit worker: CONCORD_FIT_WORKER_HELPER is set by startHelper).
+	fitCmd := []string{os.Args[0], "-test.run=^TestHelperFitWorker$"}
+	if nice, err := exec.LookPath("nice"); err == nil && os.Getenv("CONCORD_HELPER_NICE") == "1" {
+		fitCmd = append([]string{nice, "-n", "10"}, fitCmd...) // as concord serve
+	}
 	srv, err := New(Config{
-		FitCommand: []string{os.Args[0], "-test.run=^TestHelperFitWorker$"},
-		Addr:       "127.0.0.1:0", AdminToken: testAdmin, Workers: 1,
+		FitCommand: fitCmd,
+		Addr:       "127.0.0.1:0", AdminToken: testAdmin, Workers: workers,
 		ProgressInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond,
 		StaleAfter: 30 * time.Second, ShutdownGrace: grace,
 	}, st, log)
@@ -69,12 +81,13 @@ type helperServer struct {
 	tag string // in the environment of the server and its fit workers
 }
 
-func startHelper(t *testing.T, dsn, grace string) *helperServer {
+func startHelper(t *testing.T, dsn, grace string, env ...string) *helperServer {
 	t.Helper()
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperServer$", "-test.v")
 	cmd.Env = append(os.Environ(), "CONCORD_HELPER_DSN="+dsn, "CONCORD_HELPER_ADDR_FILE="+addrFile, "CONCORD_HELPER_GRACE="+grace,
 		"CONCORD_FIT_WORKER_HELPER=1", "CONCORD_HELPER_TAG="+filepath.Base(filepath.Dir(addrFile)))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = testWriter{t}
 	cmd.Stdout = testWriter{t}
 	if err := cmd.Start(); err != nil {

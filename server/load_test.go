@@ -8,10 +8,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,7 +22,8 @@ import (
 var loadTest = flag.Bool("loadtest", false, "run the HTTP load test (TestLoad): 50 concurrent clients on loopback while fits run")
 
 // TestLoad is the load test: 50 concurrent clients on loopback read fit
-// reports and list labels while two fits run in the background; it reports
+// reports, list labels and poll a fit's status while two fits run in the
+// background, against a server in a process of its own; it reports
 // p50/p99 latency per request kind and the error count, and fails on any
 // error or a p99 of report reads of 100 ms or more. It is bounded in count
 // (50 clients x 150 requests) and time (2 minutes). Run it with
@@ -35,23 +39,17 @@ func TestLoad(t *testing.T) {
 		clients   = 50
 		perClient = 150
 	)
-	// As concord serve runs: fits in child processes at a lower priority
-	// (the test binary is the fit worker), the default key cache.
-	t.Setenv("CONCORD_FIT_WORKER_HELPER", "1")
-	fitCmd := []string{os.Args[0], "-test.run=^TestHelperFitWorker$"}
-	if nice, err := exec.LookPath("nice"); err == nil {
-		fitCmd = append([]string{nice, "-n", "10"}, fitCmd...)
-	}
-	if os.Getenv("CONCORD_LOADTEST_INPROCESS") == "1" {
-		fitCmd = nil
-	}
-	e := newEnv(t, func(c *Config) { c.KeyCacheTTL = 0; c.FitCommand = fitCmd })
+	// The server runs as concord serve does, in a process of its own: two
+	// workers, fits in child processes under nice, the default caches.
+	// This process is only the clients.
+	h := startHelper(t, filepath.Join(t.TempDir(), "concord.db"), "1s",
+		"CONCORD_HELPER_WORKERS=2", "CONCORD_HELPER_NICE=1", "CONCORD_HELPER_QUIET=1")
+	e := helperClient(t, h.url)
 	type proj struct {
-		id  int64
-		key string
-		fit int64
-		// running is the fit that runs during the test.
-		running int64
+		id      int64
+		key     string
+		fit     int64 // done
+		running int64 // runs during the test
 	}
 	var ps []proj
 	for i := range 2 {
@@ -65,16 +63,11 @@ func TestLoad(t *testing.T) {
 		e.call("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", p.fit), p.key, nil, 200)
 		t.Logf("first report read of fit %d (builds the report): %s", p.fit, time.Since(start).Round(time.Millisecond))
 	}
-	// Fits running during the test, one per worker.
-	var running []int64
-	if os.Getenv("CONCORD_LOADTEST_IDLE") != "1" {
-		for i := range ps {
-			ps[i].running = e.startFit(ps[i].id, ps[i].key, longFit)
-			running = append(running, ps[i].running)
-		}
-		for _, p := range ps {
-			waitStateAPI(t, e, p.running, p.key)
-		}
+	for i := range ps {
+		ps[i].running = e.startFit(ps[i].id, ps[i].key, longFit)
+	}
+	for _, p := range ps {
+		waitStateAPI(t, e, p.running, p.key)
 	}
 
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxIdleConns: clients}}
@@ -97,7 +90,7 @@ func TestLoad(t *testing.T) {
 				case 1:
 					kind, path = "labels", fmt.Sprintf("/api/v1/projects/%d/labels?limit=100&offset=%d", p.id, r.IntN(175))
 				case 2:
-					kind, path = "fit status", fmt.Sprintf("/api/v1/fits/%d", max(p.running, p.fit))
+					kind, path = "fit status", fmt.Sprintf("/api/v1/fits/%d", p.running)
 				}
 				req, _ := http.NewRequest("GET", e.url+path, nil)
 				req.Header.Set("Authorization", "Bearer "+p.key)
@@ -133,7 +126,7 @@ func TestLoad(t *testing.T) {
 		slices.Sort(ds)
 		return ds[min(len(ds)-1, int(p*float64(len(ds))))]
 	}
-	t.Logf("%d requests by %d clients in %s (%.0f req/s) while %d fits ran; %d errors", n, clients, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), len(running), errs)
+	t.Logf("%d requests by %d clients in %s (%.0f req/s) while %d fits ran; %d errors", n, clients, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), len(ps), errs)
 	for _, kind := range []string{"report.json", "labels", "fit status"} {
 		ds := byKind[kind]
 		if len(ds) == 0 {
@@ -143,10 +136,11 @@ func TestLoad(t *testing.T) {
 		t.Logf("%-12s n=%4d  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms", kind, len(ds),
 			ms(pct(ds, 0.50)), ms(pct(ds, 0.99)), ms(pct(ds, 1)))
 	}
-	// The server's own view (handler time, from its latency histogram):
-	// a gap to the client's view is time spent waiting for a CPU.
+	// The server's own view (handler time, from its latency histogram): a
+	// gap to the clients' view is time spent waiting for a CPU.
+	_, metrics := e.request("GET", "/metrics", "", nil)
 	for _, route := range []string{"/api/v1/fits/:id/report.json", "/api/v1/projects/:id/labels", "/api/v1/fits/:id"} {
-		p50, p99 := serverQuantiles(t, e.srv, route)
+		p50, p99 := serverQuantiles(string(metrics), route)
 		t.Logf("server side %-30s p50 <= %g ms, p99 <= %g ms (histogram bucket bounds)", route, p50*1000, p99*1000)
 	}
 	if errs > 0 {
@@ -158,11 +152,14 @@ func TestLoad(t *testing.T) {
 	if ds := byKind["report.json"]; len(ds) > 0 && pct(ds, 0.99) >= 100*time.Millisecond {
 		t.Errorf("p99 of report reads %.1f ms, want under 100 ms", ms(pct(ds, 0.99)))
 	}
-	for _, id := range running {
-		if st, _ := e.store.FindFitByID(t.Context(), id); st != nil && st.Status != "running" {
-			t.Errorf("background fit %d was %s by the end: the load did not overlap running fits", id, st.Status)
+	for _, p := range ps {
+		f := e.call("GET", fmt.Sprintf("/api/v1/fits/%d", p.running), p.key, nil, 200)
+		if f["state"] != "running" {
+			t.Errorf("background fit %d was %v by the end: the load did not overlap running fits", p.running, f["state"])
 		}
 	}
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	h.cmd.Wait()
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -184,40 +181,28 @@ func waitStateAPI(t *testing.T, e *testEnv, id int64, keys ...string) {
 }
 
 // serverQuantiles returns upper bounds of the p50 and p99 of a route's
-// handler latency from the server's histogram (status 200).
-func serverQuantiles(t *testing.T, s *Server, route string) (p50, p99 float64) {
-	mfs, err := s.metrics.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+// handler latency (status 200) from the server's /metrics text.
+func serverQuantiles(metrics, route string) (p50, p99 float64) {
+	re := regexp.MustCompile(`concord_http_request_duration_seconds_bucket\{method="GET",route="` + regexp.QuoteMeta(route) + `",status="200",le="([^"]+)"\} (\d+)`)
+	type bucket struct{ le, n float64 }
+	var bs []bucket
+	for _, m := range re.FindAllStringSubmatch(metrics, -1) {
+		le, _ := strconv.ParseFloat(m[1], 64)
+		n, _ := strconv.ParseFloat(m[2], 64)
+		bs = append(bs, bucket{le, n})
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != "concord_http_request_duration_seconds" {
-			continue
+	if len(bs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	total := bs[len(bs)-1].n
+	p50, p99 = math.Inf(1), math.Inf(1)
+	for _, b := range bs {
+		if b.n >= 0.5*total && math.IsInf(p50, 1) {
+			p50 = b.le
 		}
-		for _, m := range mf.GetMetric() {
-			match := 0
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "route" && l.GetValue() == route || l.GetName() == "status" && l.GetValue() == "200" {
-					match++
-				}
-			}
-			if match != 2 {
-				continue
-			}
-			h := m.GetHistogram()
-			n := float64(h.GetSampleCount())
-			p50, p99 = math.Inf(1), math.Inf(1)
-			for _, b := range h.GetBucket() {
-				c := float64(b.GetCumulativeCount())
-				if c >= 0.5*n && math.IsInf(p50, 1) {
-					p50 = b.GetUpperBound()
-				}
-				if c >= 0.99*n && math.IsInf(p99, 1) {
-					p99 = b.GetUpperBound()
-				}
-			}
-			return p50, p99
+		if b.n >= 0.99*total && math.IsInf(p99, 1) {
+			p99 = b.le
 		}
 	}
-	return math.NaN(), math.NaN()
+	return p50, p99
 }
