@@ -154,8 +154,18 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(summary, "Evaluating the %s model (kernel %s) on %s by %d-fold cross-validation, seed %d; %d chains x %d draws after %d burn-in sweeps per fit\n",
 		full.Model, full.Kernel, source, *folds, *seed, full.Chains, full.Samples, max(full.Burnin, 0))
 	bar := newProgressBar(e, "eval")
+	foldsDone := 0
 	res, err := analysis.Eval(ctx, ds, spec, func(p analysis.EvalProgress) {
 		bar.Set(p.Fraction, fmt.Sprintf("fold %d/%d %s", p.Fold, *folds, p.Model))
+		done := p.Fold - 1
+		if p.Fraction == 1 {
+			done = *folds
+		}
+		if !e.tty && done > foldsDone {
+			// Without a terminal, one line per fold.
+			foldsDone = done
+			fmt.Fprintf(e.stderr, "concord eval: %d of %d folds done after %s\n", done, *folds, p.Elapsed.Round(time.Second))
+		}
 	})
 	bar.Done()
 	if err != nil {

@@ -152,6 +152,9 @@ func TestEvalCommand(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
 	}
+	if !strings.Contains(errb.String(), "concord eval: 1 of 2 folds done") || strings.Count(errb.String(), "2 of 2 folds done") != 1 {
+		t.Errorf("fold lines on stderr:\n%s", errb)
+	}
 	var doc map[string]json.RawMessage
 	readJSON(t, out, &doc)
 	var keys []string
