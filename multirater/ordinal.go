@@ -377,6 +377,10 @@ type ordModel struct {
 	nFreeAlpha     int
 	nFreeB, mFixed int
 	locationMove   bool
+	// collapse selects the moves with m integrated out
+	// (stepRaterAffineCollapsed, stepAlphaCollapsed): default sampler,
+	// diagonal prior, few ratings per item.
+	collapse bool
 }
 
 func (md *ordModel) bIdx(l, j int) int { return l*(md.nk+1) + j }
@@ -510,7 +514,14 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 		}
 		md.f = f
 	}
-	if md.f.diag {
+	rated := 0
+	for _, c := range md.itemCount {
+		if c > 0 {
+			rated++
+		}
+	}
+	md.collapse = md.f.diag && opts.Sampler == DefaultSampler && float64(len(rs)) < collapseRatingsPerItem*float64(rated)
+	if md.collapse {
 		md.groupItems()
 	}
 	if !md.f.diag && !md.complete {
@@ -635,6 +646,16 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 	}
 	return md, nil
 }
+
+// collapseRatingsPerItem: with a diagonal prior and fewer ratings per rated
+// item than this on average, the default sampler updates the precisions and
+// rater frames with m integrated out. With few ratings an item's consensus
+// follows its raters' latent values closely, m and the precisions are
+// strongly coupled, and the collapsed moves mix much faster (an order of
+// magnitude for two raters per item); with many, m is pinned by the
+// ratings, the coupling is weak, and the cheaper moves given m suffice
+// (the collapsed density costs a logarithm per item and evaluation).
+const collapseRatingsPerItem = 4
 
 // groupItems fills obsGrp, grpItem and grpCount.
 func (md *ordModel) groupItems() {

@@ -43,6 +43,8 @@ func TestOrdinalGeweke(t *testing.T) {
 	cases := []gewekeCase{
 		{name: "identity/complete", n: 4, l: 3, k: 3, opts: prior},
 		{name: "identity/incomplete", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
+		// Four ratings per item: the moves given m instead of the collapsed ones.
+		{name: "identity/4 raters", n: 3, l: 4, k: 3, opts: prior},
 		{name: "rbf/complete", n: 5, l: 2, k: 4, cov: &rbf, opts: prior},
 		{name: "rbf/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: prior},
 		{name: "linear-singular/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: &lin, opts: prior},

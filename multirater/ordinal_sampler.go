@@ -113,7 +113,7 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		ch.open = newOpenScratch(md)
 	}
 
-	if md.f.diag {
+	if md.collapse {
 		g := 0
 		for _, gi := range md.grpItem {
 			g = max(g, len(gi))
@@ -225,7 +225,7 @@ func (ch *ordChain) sweep(warmup bool) error {
 		return nil
 	}
 	ch.stepThresholds()
-	if ch.md.f.diag {
+	if ch.md.collapse {
 		// m integrated out: rater frames and precisions given y only, then
 		// m given both.
 		ch.stepRaterAffineCollapsed(warmup)
@@ -239,7 +239,7 @@ func (ch *ordChain) sweep(warmup bool) error {
 	if ch.md.openMove {
 		ch.stepOpen()
 	}
-	if !ch.md.f.diag {
+	if !ch.md.collapse {
 		ch.stepAlpha()
 	}
 	ch.stepScale()
