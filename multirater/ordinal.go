@@ -260,7 +260,11 @@ func (o OrdinalOptions) check() {
 //     (parameter expansion, Liu & Wu 1999) for the coupling of precisions and
 //     latent scale;
 //   - under Weak identifiability a global location move shifting m (along the
-//     direction the prior allows), all latent values and all thresholds.
+//     direction the prior allows), all latent values and all thresholds;
+//   - for a diagonal C (identity kernel) with fewer than 4 ratings per item on
+//     average, the precisions and the rater affine moves are updated with m
+//     integrated out (a collapsed Gibbs step; with two raters per item the
+//     precisions otherwise mix an order of magnitude more slowly).
 //
 // Cost per sweep. The latent consensus is drawn exactly without inverting C
 // (see priorFactor): O(N + M) for a diagonal C (identity kernel); O(N r) for a
