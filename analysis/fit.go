@@ -75,6 +75,11 @@ type FitSpec struct {
 	MinESS  float64 `json:"min_ess,omitempty"`
 	// KeepDraws (default 500) bounds the posterior draws kept in the result.
 	KeepDraws int `json:"keep_draws,omitempty"`
+	// Precisions (classification only): "inferred" (default), "fixed"
+	// (every rater's precision fixed at 1, the efficient representation of
+	// Rogers et al. appendix B) or "fixed-full" (fixed at 1, one latent
+	// vector per label).
+	Precisions string `json:"precisions,omitempty"`
 }
 
 // Limits on a FitSpec, to keep a fit within reasonable time and memory.
@@ -133,6 +138,9 @@ func (s FitSpec) WithDefaults() FitSpec {
 	if s.KeepDraws == 0 {
 		s.KeepDraws = multirater.DefaultKeepDraws
 	}
+	if s.Precisions == "" && strings.EqualFold(s.Model, ModelClassification) {
+		s.Precisions = PrecisionsInferred
+	}
 	return s
 }
 
@@ -146,7 +154,6 @@ func (s FitSpec) Validate() error {
 	switch strings.ToLower(s.Model) {
 	case "", ModelOrdinal:
 	case ModelClassification:
-		return bad("model %q is not available yet: only the ordinal model can be fitted in this version (use model ordinal with an ordinal scheme)", s.Model)
 	default:
 		return bad("unknown model %q (expected ordinal or classification)", s.Model)
 	}
@@ -158,6 +165,12 @@ func (s FitSpec) Validate() error {
 	}
 	if _, err := multirater.ParseSampler(s.Sampler); err != nil {
 		return bad("%s", err)
+	}
+	if _, err := multirater.ParsePrecisions(s.Precisions); err != nil {
+		return bad("%s", err)
+	}
+	if s.Precisions != "" && !strings.EqualFold(s.Model, ModelClassification) {
+		return bad("precisions %q applies to the classification model only (the ordinal model always infers them)", s.Precisions)
 	}
 	ints := []struct {
 		name   string
@@ -210,13 +223,15 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 	switch strings.ToLower(spec.Model) {
 	case ModelOrdinal:
 		return fitOrdinal(ctx, ds, spec, progress)
+	case ModelClassification:
+		return fitClassification(ctx, ds, spec, progress)
 	}
 	return nil, annotations.Errorf(annotations.EINVALID, "unknown model %q", spec.Model)
 }
 
 func fitOrdinal(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
 	if ds.Scheme.Kind != annotations.Ordinal {
-		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs an ordinal scheme; this project's scheme is %s (the classification model for nominal and binary labels comes later)", ds.Scheme)
+		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs an ordinal scheme; this project's scheme is %s (use --model classification for nominal and binary labels)", ds.Scheme)
 	}
 	data, err := OrdinalData(ds)
 	if err != nil {

@@ -56,7 +56,8 @@ func TestFitSpecDefaultsAndValidate(t *testing.T) {
 		spec FitSpec
 		msg  string
 	}{
-		{FitSpec{Model: "classification"}, "not available yet"},
+		{FitSpec{Model: "classification", Precisions: "sometimes"}, "unknown precisions"},
+		{FitSpec{Precisions: "fixed"}, "classification model only"},
 		{FitSpec{Model: "regression"}, "unknown model"},
 		{FitSpec{Kernel: "poly"}, "unknown kernel"},
 		{FitSpec{Identifiability: "medium"}, "identifiability"},
@@ -140,7 +141,7 @@ func TestFitErrors(t *testing.T) {
 		msg  string
 	}{
 		{"nominal scheme", &nominal, quick, "needs an ordinal scheme"},
-		{"classification", ds, FitSpec{Model: "classification"}, "not available yet"},
+		{"classification of ordinal labels", ds, FitSpec{Model: "classification"}, "needs a nominal or binary scheme"},
 		{"no covariates", &noCov, FitSpec{Kernel: "rbf"}, "needs numeric item covariates"},
 		{"missing covariate", &partial, FitSpec{Kernel: "linear"}, `item "item03" has no value for covariate "z"`},
 		{"duplicate label", &dup, quick, "labelled item \"item00\" twice"},

@@ -128,7 +128,7 @@ type ClassOptions struct {
 
 // DefaultQuadrature is the default number of Gauss-Hermite nodes of the
 // class predictive integral.
-const DefaultQuadrature = 24
+const DefaultQuadrature = 16
 
 func (o ClassOptions) resolved() ClassOptions {
 	o.MCMC = o.MCMC.WithDefaults()

@@ -20,14 +20,13 @@ import (
 // (not by sampling u). For K = 2 the integral is Phi(sqrt(A)(m_k - m_j)/sqrt2)
 // exactly and is used in that form.
 //
-// When class k trails some class by a wide margin (c = min_j sqrt(A)(m_k -
-// m_j) < ghShiftBelow), the integrand phi(u) prod Phi(u + c_j) has its mass
-// far out in the tail of phi, where the nodes of a standard rule are sparse.
-// The rule is then centred at the mode of phi(u) Phi(u + c) and scaled by its
-// curvature (adaptive Gauss-Hermite: u = mu + sigma x,
-// E[f(u)] = E_x[sigma phi(mu + sigma x)/phi(x) f(mu + sigma x)]), which keeps
-// the relative accuracy of small probabilities.
-const ghShiftBelow = -2.0
+// The rule is adaptive (Liu & Pierce 1994): it is centred at the mode mu of
+// the integrand's logarithm, -u^2/2 + sum_j log Phi(u + c_j), and scaled by
+// its curvature, u = mu + sigma x, E[f(u)] = E_x[sigma phi(mu + sigma x) /
+// phi(x) f(mu + sigma x)]. This keeps the accuracy when the product of the
+// Phi factors is narrow (many close classes) and the relative accuracy of
+// small probabilities (a class far behind another, whose integrand has its
+// mass far out in the tail of phi).
 
 // ghRule is a Gauss-Hermite rule for the standard normal weight:
 // E[f(u)] ≈ sum_i w_i f(x_i).
@@ -97,20 +96,14 @@ func (q *classQuad) probsTo(dst, m []float64, a float64) {
 	}
 }
 
-// ghProduct returns E_u[prod_j Phi(u + c_j)] by (adaptive) Gauss-Hermite
-// quadrature; cmin is min_j c_j.
+// ghProduct returns E_u[prod_j Phi(u + c_j)] by adaptive Gauss-Hermite
+// quadrature (see above); cmin is min_j c_j.
 func ghProduct(rule *ghRule, c []float64, cmin float64) float64 {
-	mu, sig := 0.0, 1.0
-	if cmin < ghShiftBelow {
-		mu, sig = tailMode(cmin)
-	}
+	mu, sig := integrandMode(c, cmin)
 	var p float64
 	for i, x := range rule.x {
 		u := mu + sig*x
-		f := rule.w[i]
-		if sig != 1 || mu != 0 {
-			f *= sig * math.Exp(0.5*(x*x-u*u))
-		}
+		f := rule.w[i] * sig * math.Exp(0.5*(x*x-u*u))
 		for _, cj := range c {
 			z := u + cj
 			if z > phiOne {
@@ -126,27 +119,34 @@ func ghProduct(rule *ghRule, c []float64, cmin float64) float64 {
 	return p
 }
 
-// tailMode returns the mode and the curvature scale of
-// g(u) = phi(u) Phi(u + c) for c < 0: the root of u = R(u + c), R the
-// inverse Mills ratio phi/Phi, by Newton's method (h' is in (-2, -1), so
-// it converges fast), and sigma = (1 + R (x + R))^(-1/2) at x = u + c.
-func tailMode(c float64) (mu, sigma float64) {
-	u := -c / 2
-	var rx, x float64
-	for it := 0; it < 30; it++ {
-		x = u + c
-		rx = millsLower(x)
-		h := -u + rx
-		hp := -1 - rx*(x+rx)
-		du := h / hp
-		u -= du
-		if math.Abs(du) < 1e-10*(1+math.Abs(u)) {
+// integrandMode returns the mode mu of g(u) = -u^2/2 + sum_j log Phi(u + c_j)
+// and sigma = (-g''(mu))^(-1/2), by Newton's method on g'. g is concave
+// with -g'' in [1, 1 + len(c)], so the iteration (with steps bounded by 4)
+// converges from the start max(0, -cmin/2), which is close to the mode when
+// one class dominates the product.
+func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
+	u := math.Max(0, -cmin/2)
+	curv := 1.0
+	for it := 0; it < 50; it++ {
+		grad := -u
+		curv = 1
+		for _, cj := range c {
+			x := u + cj
+			if x > phiOne {
+				continue
+			}
+			r := millsLower(x)
+			grad += r
+			curv += r * (x + r)
+		}
+		step := grad / curv
+		step = math.Max(-4, math.Min(4, step))
+		u += step
+		if math.Abs(step) < 1e-5*(1+math.Abs(u)) {
 			break
 		}
 	}
-	x = u + c
-	rx = millsLower(x)
-	return u, 1 / math.Sqrt(1+rx*(x+rx))
+	return u, 1 / math.Sqrt(curv)
 }
 
 // millsLower returns R(x) = phi(x)/Phi(x).
@@ -154,9 +154,9 @@ func millsLower(x float64) float64 {
 	if x > -30 {
 		return math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi) / stdNormCDF(x)
 	}
-	// Phi(x) = phi(x)/|x| (1 - 1/x^2 + 3/x^4 - 15/x^6 + ...).
+	// Phi(x) = phi(x)/|x| (1 - 1/x^2 + 3/x^4 - ... + 10395/x^12).
 	x2 := 1 / (x * x)
-	return -x / (1 - x2*(1-x2*(3-15*x2)))
+	return -x / (1 - x2*(1-3*x2*(1-5*x2*(1-7*x2*(1-9*x2*(1-11*x2))))))
 }
 
 // ClassPredictor predicts new items from a classification FitResult

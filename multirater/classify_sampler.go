@@ -61,8 +61,9 @@ const (
 	minPredictDraws = 50
 	// maxRaterPairs: each rater's predictive distribution is reported for
 	// every item when N·L·K is at most this, else for the items the rater
-	// labelled.
-	maxRaterPairs = 2_000_000
+	// labelled (which keeps the document small for crowdsourced data with
+	// many raters).
+	maxRaterPairs = 100_000
 )
 
 func newClassPlan(md *classModel, opts ClassOptions) *classPlan {
@@ -138,6 +139,13 @@ type classChain struct {
 	precDiag, precBlockBuf []float64
 	blockOK                bool
 	gapBuf                 []float64
+	// Slice widths of the collapsed moves (K = 2), per item and per rater,
+	// tuned during the burn-in to 2.5 times the mean size of the moves
+	// (accumulated in the *Acc slices) and frozen after it.
+	itemWidth, itemAcc   []float64
+	raterWidth, raterAcc []float64
+	warm                 bool
+	warmSweeps           int
 
 	// Kept draws: drawAlpha[l][i]; mon[p][j] (monitored, thinned);
 	// keptM[slot] (N×K) and keptAlpha[slot] for the kept joint draws; top
@@ -183,6 +191,16 @@ func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classCh
 			mx = max(mx, md.itemStart[i+1]-md.itemStart[i])
 		}
 		ch.gapBuf = make([]float64, 0, mx)
+		ch.itemWidth = make([]float64, n)
+		ch.itemAcc = make([]float64, n)
+		for i := range ch.itemWidth {
+			ch.itemWidth[i] = 2.5
+		}
+		ch.raterWidth = make([]float64, md.nl)
+		ch.raterAcc = make([]float64, md.nl)
+		for l := range ch.raterWidth {
+			ch.raterWidth[l] = 3 / math.Sqrt(1+float64(md.raterCount[l])/4)
+		}
 	}
 	if md.raterGsq != nil {
 		ch.precDiag = make([]float64, r)
@@ -337,10 +355,27 @@ func (ch *classChain) record(i int) {
 	}
 }
 
-func (ch *classChain) endWarmup() {}
+func (ch *classChain) endWarmup() {
+	if ch.warmSweeps < 20 {
+		return
+	}
+	tune := func(w, acc []float64) {
+		for i, a := range acc {
+			if a > 0 {
+				w[i] = math.Min(5, math.Max(0.02, 2.5*a/float64(ch.warmSweeps)))
+			}
+		}
+	}
+	tune(ch.itemWidth, ch.itemAcc)
+	tune(ch.raterWidth, ch.raterAcc)
+}
 
 func (ch *classChain) sweep(warmup bool) error {
 	ch.sweeps++
+	ch.warm = warmup
+	if warmup {
+		ch.warmSweeps++
+	}
 	md := ch.md
 	if md.sampler == PaperSampler {
 		ch.stepYScan()
@@ -396,10 +431,20 @@ func (ch *classChain) stepYScan() {
 		yv[t] = yt
 		for i := range yv {
 			if i != t {
-				yv[i] = TruncNormal(ch.rng, mr[i], sd, -inf, yt)
+				yv[i] = ch.truncAbove(mr[i], sd, yt)
 			}
 		}
 	}
+}
+
+// truncAbove draws from N(mu, sd^2) truncated to (-inf, hi): a plain normal
+// draw when it lands below hi (the common case when hi is well above mu),
+// else TruncNormal. The mixture of the two is exactly the truncated normal.
+func (ch *classChain) truncAbove(mu, sd, hi float64) float64 {
+	if x := mu + sd*ch.rng.NormFloat64(); x < hi {
+		return x
+	}
+	return TruncNormal(ch.rng, mu, sd, math.Inf(-1), hi)
 }
 
 // stepYBlock is the default sampler's latent vector update. For a vector
@@ -455,7 +500,7 @@ func (ch *classChain) stepYBlock(onlyFixed bool) {
 			if i == t {
 				continue
 			}
-			yv[i] = TruncNormal(ch.rng, mr[i], sd, -inf, yt)
+			yv[i] = ch.truncAbove(mr[i], sd, yt)
 			if i != j && yv[i] > c {
 				c = yv[i]
 			}
@@ -527,10 +572,13 @@ func (ch *classChain) stepAlphaCollapsed() {
 		}
 		ch.gapBuf = gaps
 		d := collapsedAlphaDensity{v: md.v, lam: md.lam, gaps: gaps}
-		w := 3 / math.Sqrt(1+float64(e-a)/4)
-		t, evals := sliceSample(ch.rng, d, math.Log(ch.alpha[l]), w, math.Inf(-1), math.Inf(1))
+		t0 := math.Log(ch.alpha[l])
+		t, evals := sliceSample(ch.rng, d, t0, ch.raterWidth[l], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
+		if ch.warm {
+			ch.raterAcc[l] += math.Abs(t - t0)
+		}
 		alpha := math.Exp(t)
 		ch.alpha[l] = alpha
 		sd := 1 / math.Sqrt(alpha)
@@ -579,11 +627,14 @@ func (ch *classChain) stepItemCollapsed() {
 		ch.gapBuf = g
 		w0, w1 := ch.w[n], ch.w[r+n]
 		sig := (w0 + w1) / math.Sqrt2
-		delta := (w0 - w1) / math.Sqrt2
+		delta0 := (w0 - w1) / math.Sqrt2
 		d := itemContrastDensity{slopes: g}
-		delta, evals := sliceSample(ch.rng, d, delta, 2.5, math.Inf(-1), math.Inf(1))
+		delta, evals := sliceSample(ch.rng, d, delta0, ch.itemWidth[n], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
+		if ch.warm {
+			ch.itemAcc[n] += math.Abs(delta - delta0)
+		}
 		w0, w1 = (sig+delta)/math.Sqrt2, (sig-delta)/math.Sqrt2
 		ch.w[n], ch.w[r+n] = w0, w1
 		m0, m1 := sdn*w0, sdn*w1
@@ -632,17 +683,28 @@ func (d collapsedAlphaDensity) logf(t float64) float64 {
 	return r
 }
 
-// logNormCDF returns log Phi(x), accurate in both tails.
+// logNormCDF returns log Phi(x), accurate in both tails. For x > 0 it is
+// log(1 - Q), Q = Phi(-x): by its series when Q < 1e-4 (error below
+// Q^4/4 < 3e-17 relative), 0 when Q < 5e-17 (x > 8.3), else by log(1 - Q),
+// whose rounding error is below 1e-16/Q relative.
 func logNormCDF(x float64) float64 {
 	switch {
+	case x > phiOne:
+		return 0
 	case x > 0:
-		return math.Log1p(-0.5 * math.Erfc(x/math.Sqrt2))
+		q := 0.5 * math.Erfc(x/math.Sqrt2)
+		if q < 1e-4 {
+			return -q * (1 + q*(0.5+q/3))
+		}
+		return math.Log(1 - q)
 	case x > -37:
 		return math.Log(0.5 * math.Erfc(-x/math.Sqrt2))
 	}
-	// Phi(x) = phi(x)/|x| (1 - 1/x^2 + 3/x^4 - ...).
+	// Phi(x) = phi(x)/|x| (1 - 1/x^2 + 3/x^4 - 15/x^6 + ... + 10395/x^12),
+	// whose next term is below 2e-17 for |x| >= 37.
 	x2 := 1 / (x * x)
-	return -0.5*x*x - math.Log(-x) - 0.5*math.Log(2*math.Pi) + math.Log1p(-x2*(1-3*x2))
+	s := x2 * (1 - 3*x2*(1-5*x2*(1-7*x2*(1-9*x2*(1-11*x2)))))
+	return -0.5*x*x - math.Log(-x) - 0.5*math.Log(2*math.Pi) + math.Log1p(-s)
 }
 
 // sums sets s_k,n = sum over item n's latent vectors of a_v y_v,k and

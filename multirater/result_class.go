@@ -202,7 +202,10 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 	classPredictive(res, data, md, plan, opts, chains, itemLabels)
 	res.Draws = classDraws(md, plan, chains)
 	res.Traces = classTraces(data, chains, ns)
-	diag.Notes = append(diag.Notes, fmt.Sprintf("predictive class distributions averaged over %d posterior draws (%d-node Gauss-Hermite quadrature)", len(plan.keep), opts.Quadrature))
+	diag.Notes = append(diag.Notes, fmt.Sprintf("predictive class distributions averaged over %d posterior draws (%d-node adaptive Gauss-Hermite quadrature)", len(plan.keep), opts.Quadrature))
+	if n*nl*k > maxRaterPairs {
+		diag.Notes = append(diag.Notes, "each rater's own predictive class distribution (rater_class_probs) is given for the items the rater labelled")
+	}
 	return res
 }
 

@@ -24,7 +24,10 @@ The data come either from a project in the database (--project) or straight
 from files (--labels, with --items and --scheme as for concord import). The
 ordinal model estimates a consensus score for every item (with its rank and
 grade distribution), each rater's precision, thresholds and severity, and
-flags labels that do not fit.
+flags labels that do not fit. The classification model (--model
+classification, for nominal and binary schemes) estimates every item's
+class distribution and consensus class, each rater's precision, agreement
+and confusion table against the consensus, and flags labels that do not fit.
 
 Several chains run in parallel; the fit is reproducible for a given --seed,
 --chains and --sampler. The summary says plainly whether the chains have
@@ -35,6 +38,8 @@ Examples:
   concord fit --project sirt-writing-k1 --out k1.json
   concord fit --labels ratings.csv --scheme ordinal:0..3 --where criterion=k1 --out -
   concord fit --labels ratings.csv --items items.csv --scheme ordinal:1..5 --kernel rbf:gamma=1 --out toy.json
+  concord fit --project rte --model classification --kernel identity --out rte.json
+  concord fit --labels labels.csv --scheme nominal:cat,dog,fox --model classification --precisions fixed --out -
 `
 
 func runFit(ctx context.Context, e *env, args []string) error {
@@ -47,12 +52,13 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", "auto", "label file format with --labels")
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
-	model := fs.String("model", "ordinal", "model: ordinal (classification comes later)")
+	model := fs.String("model", "ordinal", "model: ordinal (ordinal scheme) or classification (nominal or binary scheme)")
 	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)")
 	kf := addKernelFlags(fs)
 	ident := fs.String("identifiability", "weak", "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
 	sampler := fs.String("sampler", "default", "default (faster mixing) or paper (plain Gibbs of the paper)")
+	precisions := fs.String("precisions", "", "classification: inferred (default), fixed (all 1, the paper's appendix B representation) or fixed-full (all 1, one latent vector per label)")
 	chains := fs.Int("chains", multirater.DefaultChains, "number of chains (run in parallel)")
 	samples := fs.Int("samples", multirater.DefaultSamples, "draws kept per chain")
 	burnin := fs.Int("burnin", multirater.DefaultBurnin, "burn-in sweeps per chain")
@@ -88,7 +94,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		Model: *model, Kernel: *kernel, Identifiability: *ident, RefRater: *ref, Sampler: *sampler,
 		Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
 		V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag,
-		MaxRhat: *maxRhat, MinESS: *minESS, KeepDraws: *keep,
+		MaxRhat: *maxRhat, MinESS: *minESS, KeepDraws: *keep, Precisions: *precisions,
 	}
 	kf.apply(&spec)
 	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 {
@@ -215,6 +221,10 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+	if res.Model.Model == analysis.ModelClassification {
+		printClassSummary(w, res, top)
+		return
 	}
 	items := append([]multirater.ItemResult(nil), res.Items...)
 	sort.SliceStable(items, func(i, j int) bool {

@@ -99,7 +99,7 @@ func TestFitCommandErrors(t *testing.T) {
 	}{
 		{[]string{"fit", "--out", "x.json"}, "either --project NAME or --labels FILE"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5"}, "--out is required"},
-		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--model", "classification", "--out", "-"}, "not available yet"},
+		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--model", "classification", "--out", "-"}, "needs a nominal or binary scheme"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--out", "-"}, "needs an ordinal scheme"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--kernel", "rbf", "--out", "-"}, "needs numeric item covariates"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--sampler", "hmc", "--out", "-"}, "unknown sampler"},
