@@ -120,8 +120,8 @@ func ghProduct(rule *ghRule, c []float64, cmin float64) float64 {
 }
 
 // integrandMode returns the mode mu of g(u) = -u^2/2 + sum_j log Phi(u + c_j)
-// and sigma = (-g''(mu))^(-1/2), by Newton's method on g'. g is concave
-// with -g'' in [1, 1 + len(c)], so the iteration (with steps bounded by 4)
+// and sigma = (-g”(mu))^(-1/2), by Newton's method on g'. g is concave
+// with -g” in [1, 1 + len(c)], so the iteration (with steps bounded by 4)
 // converges from the start max(0, -cmin/2), which is close to the mode when
 // one class dominates the product.
 func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
