@@ -120,10 +120,12 @@ func ghProduct(rule *ghRule, c []float64, cmin float64) float64 {
 }
 
 // integrandMode returns the mode mu of g(u) = -u^2/2 + sum_j log Phi(u + c_j)
-// and sigma = (-g”(mu))^(-1/2), by Newton's method on g'. g is concave
-// with -g” in [1, 1 + len(c)], so the iteration (with steps bounded by 4)
-// converges from the start max(0, -cmin/2), which is close to the mode when
-// one class dominates the product.
+// and sigma = 1/sqrt(-g2(mu)), g2 the second derivative of g, by Newton's
+// method on the derivative of g. g is concave with -g2 in [1, 1 + len(c)],
+// so the iteration (with steps bounded by 4) converges from the start
+// max(0, -cmin/2), which is close to the mode when one class dominates the
+// product. The rule needs the mode only roughly; the iteration stops at a
+// relative step of 1e-5.
 func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
 	u := math.Max(0, -cmin/2)
 	curv := 1.0
