@@ -47,6 +47,7 @@ func TestClassGeweke(t *testing.T) {
 		{name: "rbf/complete/K=3", n: 5, l: 2, k: 3, cov: &rbf, opts: prior},
 		{name: "rbf/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: prior},
 		{name: "rbf/complete/K=2", n: 5, l: 2, k: 2, cov: &rbf, opts: prior},
+		{name: "rbf/incomplete/K=2", n: 5, l: 3, k: 2, pairs: incomplete, cov: &rbf, opts: prior},
 		{name: "linear-singular/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &lin, opts: prior},
 		{name: "rbf/both/K=3", n: 5, l: 2, k: 3, cov: &rbf, opts: ClassOptions{V: 3, Lambda: 2, Identifiability: Both}},
 		{name: "identity/strong/K=2", n: 4, l: 3, k: 2, opts: ClassOptions{V: 3, Lambda: 2, Identifiability: Strong}},
