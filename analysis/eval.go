@@ -358,8 +358,19 @@ func evalFitter(ds *annotations.Dataset, spec FitSpec) (fitFunc, error) {
 			}
 			return fitOrdinalCov(ctx, ds, data, cov, spec, progress)
 		}, nil
+	case ModelClassification:
+		if ds.Scheme.Kind != annotations.Nominal && ds.Scheme.Kind != annotations.Binary {
+			return nil, annotations.Errorf(annotations.EINVALID, "the classification model needs a nominal or binary scheme; this scheme is %s (use model ordinal for ordinal labels)", ds.Scheme)
+		}
+		return func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+			data, err := ClassData(ds)
+			if err != nil {
+				return nil, err
+			}
+			return fitClassificationCov(ctx, ds, data, cov, spec, progress)
+		}, nil
 	}
-	return nil, annotations.Errorf(annotations.EINVALID, "model %q cannot be evaluated in this version (expected ordinal)", spec.Model)
+	return nil, annotations.Errorf(annotations.EINVALID, "unknown model %q (expected ordinal or classification)", spec.Model)
 }
 
 // pickRaterBaselines returns the raters of the rater:<id> baselines.

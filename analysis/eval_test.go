@@ -219,3 +219,57 @@ func TestEvalErrors(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// rteSample loads testdata/rte_*.csv: 120 RTE text pairs (text and
+// hypothesis joined) with 10 AMT labels each and gold labels.
+func rteSample(t testing.TB) *annotations.Dataset {
+	t.Helper()
+	s := annotations.MustParseScheme("binary:0,1,pos=1")
+	ld, err := annotations.LoadFiles("testdata/rte_ratings.csv", annotations.LoadOptions{
+		ItemsPath:   "testdata/rte_items.csv",
+		Scheme:      &s,
+		ReadOptions: annotations.ReadOptions{TextColumns: []string{"text", "hypothesis"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ld.Dataset
+}
+
+// TestEvalClassification runs a small cross-validation of the
+// classification model and checks the nominal metrics.
+func TestEvalClassification(t *testing.T) {
+	ds := rteSample(t)
+	spec := EvalSpec{Fit: FitSpec{Model: "classification", Samples: 60, Burnin: 40, KeepDraws: 40, Seed: 2}, Folds: 3, RaterBaselines: "2"}
+	res, err := Eval(context.Background(), ds, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Models)
+	var models []struct {
+		Name    string
+		Metrics map[string]float64
+	}
+	if err := json.Unmarshal(b, &models); err != nil {
+		t.Fatal(err)
+	}
+	if len(models) != 4 || models[0].Name != "multirater" || models[1].Name != "majority" || !strings.HasPrefix(models[2].Name, "rater:") {
+		t.Fatalf("models %s", b)
+	}
+	for _, m := range models {
+		var keys []string
+		for k := range m.Metrics {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if want := []string{"accuracy_vs_gold", "accuracy_vs_majority", "mean_log_pred"}; !reflect.DeepEqual(keys, want) {
+			t.Errorf("%s: metrics %v, want %v", m.Name, keys, want)
+		}
+		if a := m.Metrics["accuracy_vs_majority"]; !(a > 0 && a <= 1) {
+			t.Errorf("%s: accuracy %v", m.Name, a)
+		}
+		if lp := m.Metrics["mean_log_pred"]; !(lp < 0 && lp > math.Log(minPredProb)) {
+			t.Errorf("%s: mean log predictive %v", m.Name, lp)
+		}
+	}
+}

@@ -48,6 +48,7 @@ type Predictor struct {
 	ks    kernelSpec
 	train *itemFeatures
 	ord   *multirater.OrdinalPredictor
+	cls   *multirater.ClassPredictor
 }
 
 // NewPredictor prepares predictions from a fit result (as returned by Fit
@@ -89,8 +90,10 @@ func newPredictor(res *multirater.FitResult, ks kernelSpec, train *itemFeatures,
 	switch res.Model.Model {
 	case ModelOrdinal:
 		p.ord, err = multirater.NewOrdinalPredictor(res, c)
+	case ModelClassification:
+		p.cls, err = multirater.NewClassPredictor(res, c)
 	default:
-		return nil, annotations.Errorf(annotations.EINVALID, "the fit result's model %q cannot predict new items in this version (expected ordinal)", res.Model.Model)
+		return nil, annotations.Errorf(annotations.EINVALID, "the fit result's model %q cannot predict new items (expected ordinal or classification)", res.Model.Model)
 	}
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "the fit result cannot predict: %s", strings.TrimPrefix(err.Error(), "multirater: "))
@@ -196,7 +199,11 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("kernel %s relates no new item to the fitted items: each prediction is the model's prior predictive for an unseen item, through each rater's thresholds and precision", p.ks))
 	}
 	cross, prior := p.train.cross(p.ks, g)
-	out.Items = p.ord.Predict(ids, cross, prior)
+	if p.ord != nil {
+		out.Items = p.ord.Predict(ids, cross, prior)
+	} else {
+		out.Items = p.cls.Predict(ids, cross, prior)
+	}
 	return out, nil
 }
 

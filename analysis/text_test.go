@@ -282,8 +282,9 @@ func TestHeldOutPrediction(t *testing.T) {
 }
 
 // TestPredictRoundTrip checks that predictions from a fit result read back
-// from its JSON equal those made in the fitting process, for a kernel
-// that sums text and a named covariate.
+// from its JSON equal those made in the fitting process, for the ordinal
+// model with three kernels (one summing text and a named covariate) and for
+// the classification model.
 func TestPredictRoundTrip(t *testing.T) {
 	train, test := splitSample(t)
 	for _, kern := range []string{"text", "text-rbf:gamma=0.5+linear", "identity"} {
@@ -325,16 +326,79 @@ func TestPredictRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			for i := range want.Items {
-				if !reflect.DeepEqual(got.Items[i], want.Items[i]) {
-					t.Errorf("%s: item %d after JSON %+v, in process %+v", kern, i, got.Items[i].Score, want.Items[i].Score)
-					break
-				}
-			}
-			t.Errorf("%s: predictions differ after the JSON round trip (notes %q, %q)", kern, got.Notes, want.Notes)
+		checkSamePredictions(t, kern, got, want)
+	}
+	// The classification model, on RTE text pairs.
+	rte := rteSample(t)
+	var rtrain annotations.Dataset
+	var rtest []annotations.Item
+	rtrain.Scheme = rte.Scheme
+	for i, it := range rte.Items {
+		if i%5 == 0 {
+			rtest = append(rtest, it)
+		} else {
+			rtrain.Items = append(rtrain.Items, it)
 		}
 	}
+	for _, l := range rte.Labels {
+		for _, it := range rtrain.Items {
+			if it.ID == l.Item {
+				rtrain.Labels = append(rtrain.Labels, l)
+				break
+			}
+		}
+	}
+	spec := FitSpec{Model: "classification", Chains: 2, Samples: 60, Burnin: 40, KeepDraws: 50, Seed: 4}.WithDefaults()
+	data, err := ClassData(&rtrain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, ks, feats, err := buildCovariance(&rtrain, data.ItemIDs, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := fitClassificationCov(context.Background(), &rtrain, data, cov, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inProc, err := newPredictor(res, ks, feats, cov.Cov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := inProc.Predict(rtest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back multirater.FitResult
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Predict(&back, rtest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Model != "classification" || len(got.Items) != len(rtest) || got.Items[0].Class == "" || len(got.Items[0].ClassProbs) != 2 {
+		t.Fatalf("classification predictions %+v", got.Items[0])
+	}
+	checkSamePredictions(t, "classification", got, want)
+}
+
+func checkSamePredictions(t *testing.T, kern string, got, want *Predictions) {
+	t.Helper()
+	if reflect.DeepEqual(got, want) {
+		return
+	}
+	for i := range want.Items {
+		if !reflect.DeepEqual(got.Items[i], want.Items[i]) {
+			t.Errorf("%s: item %d after JSON %+v, in process %+v", kern, i, got.Items[i], want.Items[i])
+			break
+		}
+	}
+	t.Errorf("%s: predictions differ after the JSON round trip (notes %q, %q)", kern, got.Notes, want.Notes)
 }
 
 func TestPredictErrors(t *testing.T) {
