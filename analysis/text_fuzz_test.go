@@ -99,4 +99,3 @@ func FuzzPredictFeatures(f *testing.F) {
 		}
 	})
 }
-
