@@ -34,7 +34,15 @@ Several chains run in parallel; the fit is reproducible for a given --seed,
 converged (max split R-hat below --max-rhat and min bulk ESS at least
 --min-ess); when they have not, run more --samples.
 
+Items with texts get the text kernel by default (the linear kernel on
+unit-norm bag-of-words vectors, Rogers et al. sec. 4-5; see
+docs/text-predict-eval.md); the vocabulary and settings are saved in the
+result, so that concord predict featurises new documents identically.
+Numeric item columns are read only by covariate kernels (linear, rbf), and
+must be named with --covariates when combined with text.
+
 Examples:
+  concord fit --labels ratings.csv --items essays.csv --scheme ordinal:0..12 --out essays.json
   concord fit --project sirt-writing-k1 --out k1.json
   concord fit --labels ratings.csv --scheme ordinal:0..3 --where criterion=k1 --out -
   concord fit --labels ratings.csv --items items.csv --scheme ordinal:1..5 --kernel rbf:gamma=1 --out toy.json
