@@ -54,7 +54,7 @@ func TestClassToyPaper(t *testing.T) {
 	mc := MCMC{Chains: 2, Samples: 1000, Burnin: 500, Seed: 3}
 	keep := 200
 	if testing.Short() {
-		mc.Samples, mc.Burnin, keep = 300, 200, 100
+		mc.Samples, mc.Burnin, keep = 300, 200, 50
 	}
 	var llInf, llFix, llFull []float64
 	wins, winsFull := 0, 0
