@@ -4,12 +4,21 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"concord/analysis"
 	"concord/annotations"
+	"concord/multirater"
+	"concord/raters"
+	"concord/reports"
+	"concord/server"
 )
 
 //go:embed demodata
@@ -24,6 +33,8 @@ type demoProject struct {
 	where       map[string]string
 	textColumns []string
 	about       string
+	// fit, when set, is the model concord demo fits to the project.
+	fit *analysis.FitSpec
 }
 
 func demoProjects() []demoProject {
@@ -34,33 +45,50 @@ func demoProjects() []demoProject {
 		items:       "demodata/snow2008_rte/items.csv",
 		textColumns: []string{"text", "hypothesis"},
 		about:       "Snow et al. 2008: does the hypothesis follow from the text? (AMT workers, expert gold kept)",
+		fit:         &analysis.FitSpec{Model: "classification", Kernel: "identity", Seed: 1},
 	}}
 	for k := 1; k <= 5; k++ {
 		c := fmt.Sprintf("k%d", k)
-		ps = append(ps, demoProject{
+		dp := demoProject{
 			name:   "sirt-writing-" + c,
 			scheme: "ordinal:0..3",
 			labels: "demodata/sirt_writing_ratings1/ratings.csv",
 			where:  map[string]string{"criterion": c},
 			about:  "Austrian writing standards 2009, criterion " + c + " (essays scored 0-3)",
-		})
+		}
+		if k == 1 {
+			dp.fit = &analysis.FitSpec{Model: "ordinal", Seed: 1}
+		}
+		ps = append(ps, dp)
 	}
 	return ps
 }
 
 const demoHelp = `
 Load the bundled real datasets into the database (idempotently: a second run
-adds nothing) and summarise each project:
+adds nothing), summarise each project, fit the models, write the reports and
+serve the dashboard until interrupted:
 
   rte                 Snow et al. (2008) RTE: 800 text pairs, 10 AMT workers
-                      each, binary, with text and expert gold
+                      each, binary, with text and expert gold; fitted with
+                      the multi-rater classification model
   sirt-writing-k1..k5 sirt data.ratings1: 135 essays scored 0-3 by 7 raters,
-                      one project per rating criterion
+                      one project per rating criterion; k1 is fitted with
+                      the multi-rater ordinal model
+
+Fits already done with the same settings are reused. Reports (JSON, XLSX,
+CSV, plots) go to --reports. The dashboard is served on --addr (a free port
+when that one is taken); --no-serve stops after the reports.
 `
 
 func runDemo(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "demo", "[--db PATH]", demoHelp)
+	fs := newFlags(e, "demo", "[--db PATH] [--addr HOST:PORT] [--reports DIR] [--no-serve]", demoHelp)
 	dsn := dbFlag(fs)
+	addr := fs.String("addr", "127.0.0.1:8080", "dashboard listen address")
+	reportDir := fs.String("reports", "concord-reports", "directory for the reports of the demo's fits")
+	noServe := fs.Bool("no-serve", false, "stop after the fits and reports instead of serving the dashboard")
+	noFit := fs.Bool("no-fit", false, "only load and summarise the data (implies --no-serve)")
+	adminToken := fs.String("admin-token", "", "dashboard admin token (default $CONCORD_ADMIN_TOKEN, or generated)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
@@ -74,6 +102,11 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	fmt.Fprintf(e.stdout, "concord demo: database %s\n", *dsn)
+	type loadedProject struct {
+		demoProject
+		p *annotations.Project
+	}
+	var loaded []loadedProject
 	for _, dp := range demoProjects() {
 		p, res, err := loadDemoProject(ctx, st, dp)
 		if err != nil {
@@ -91,8 +124,191 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		printSummary(e.stdout, p, stats)
+		loaded = append(loaded, loadedProject{dp, p})
 	}
-	return nil
+	if *noFit {
+		return nil
+	}
+
+	// The demo's fits run on the server's workers, so that the dashboard
+	// shows them like any other fit.
+	token := *adminToken
+	if token == "" {
+		token = e.getenv("CONCORD_ADMIN_TOKEN")
+	}
+	if token == "" {
+		token = server.RandomToken()
+	}
+	fitCmd, err := fitWorkerCommand()
+	if err != nil {
+		fitCmd = nil // run fits in this process
+	}
+	cfg := server.Config{Addr: *addr, AdminToken: token, FitCommand: fitCmd, Version: version}
+	srv, err := server.New(cfg, st, e.log)
+	if err != nil {
+		return err
+	}
+	if err := srv.Listen(); err != nil {
+		// The port is taken (say by another concord): use a free one.
+		cfg.Addr = "127.0.0.1:0"
+		if srv, err = server.New(cfg, st, e.log); err != nil {
+			return err
+		}
+		if err := srv.Listen(); err != nil {
+			return err
+		}
+	}
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx) }()
+
+	for _, lp := range loaded {
+		if lp.fit == nil {
+			continue
+		}
+		fmt.Fprintln(e.stdout)
+		fmt.Fprintf(e.stdout, "== %s: %s model\n", lp.p.Name, lp.fit.Model)
+		res, err := demoFit(ctx, e, st, srv, lp.p, *lp.fit)
+		if err != nil {
+			stopServing()
+			<-served
+			return fmt.Errorf("demo fit of %s: %w", lp.p.Name, err)
+		}
+		printFitSummary(e.stdout, res, 10)
+		paths, err := demoReport(ctx, st, lp.p, res, *reportDir)
+		if err != nil {
+			stopServing()
+			<-served
+			return fmt.Errorf("demo report of %s: %w", lp.p.Name, err)
+		}
+		fmt.Fprintf(e.stdout, "Reports of %s:\n", lp.p.Name)
+		plotDir, plots := "", 0
+		for _, path := range paths {
+			if dir := filepath.Dir(path); strings.HasSuffix(dir, "-plots") {
+				plotDir = dir
+				if strings.HasSuffix(path, ".png") {
+					plots++
+				}
+				continue
+			}
+			fmt.Fprintf(e.stdout, "  %s\n", path)
+		}
+		if plots > 0 {
+			fmt.Fprintf(e.stdout, "  %s%c (%d plots, PNG and SVG)\n", plotDir, filepath.Separator, plots)
+		}
+	}
+
+	if *noServe {
+		stopServing()
+		return ignoreCanceled(<-served)
+	}
+	fmt.Fprintln(e.stdout)
+	fmt.Fprintf(e.stdout, "Dashboard: %s\n", srv.URL())
+	fmt.Fprintf(e.stdout, "Open it logged in as admin (single-use link): %s\n", srv.LoginURL())
+	fmt.Fprintf(e.stdout, "Admin token for the API (Authorization: Bearer ...): %s\n", token)
+	fmt.Fprintln(e.stdout, "Serving until interrupted (Ctrl-C).")
+	return ignoreCanceled(<-served)
+}
+
+func ignoreCanceled(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// demoFit returns the result of a done fit of project p with spec, reusing
+// one made earlier with the same settings, or queues a new one on the
+// server's workers and follows it to the end.
+func demoFit(ctx context.Context, e *env, st annotations.Store, srv *server.Server, p *annotations.Project, spec analysis.FitSpec) (*multirater.FitResult, error) {
+	want, err := json.Marshal(spec.WithDefaults())
+	if err != nil {
+		return nil, err
+	}
+	fits, err := st.ListFits(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	var f *annotations.Fit
+	for i := range fits {
+		var got analysis.FitSpec
+		if json.Unmarshal(fits[i].Spec, &got) != nil {
+			continue
+		}
+		b, _ := json.Marshal(got.WithDefaults())
+		if !bytes.Equal(b, want) || fits[i].Status == annotations.FitFailed || fits[i].Status == annotations.FitCancelled {
+			continue
+		}
+		if f == nil || fits[i].Status == annotations.FitDone {
+			f = &fits[i]
+		}
+		if f.Status == annotations.FitDone {
+			break
+		}
+	}
+	if f != nil && f.Status == annotations.FitDone {
+		fmt.Fprintf(e.stdout, "Reusing fit %d (done %s).\n", f.ID, f.FinishedAt.Local().Format("2006-01-02 15:04"))
+	} else {
+		if f == nil {
+			if f, err = srv.StartFit(ctx, p.ID, spec); err != nil {
+				return nil, err
+			}
+		}
+		full := spec.WithDefaults()
+		fmt.Fprintf(e.stdout, "Fit %d: %s model, %d chains x %d draws after %d burn-in sweeps, seed %d (running in the background; the dashboard shows it too)\n",
+			f.ID, full.Model, full.Chains, full.Samples, max(full.Burnin, 0), full.Seed)
+		bar := newProgressBar(e, "fit")
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for !f.Status.Terminal() {
+			select {
+			case <-ctx.Done():
+				bar.Done()
+				return nil, ctx.Err()
+			case <-tick.C:
+			}
+			if f, err = st.FindFitByID(ctx, f.ID); err != nil {
+				return nil, err
+			}
+			note := ""
+			if f.MaxRhat > 0 {
+				note = fmt.Sprintf("max R-hat %.3f", f.MaxRhat)
+			}
+			bar.Set(f.Progress, note)
+		}
+		bar.Done()
+		if f.Status != annotations.FitDone {
+			return nil, fmt.Errorf("fit %d %s: %s", f.ID, f.Status, f.Message)
+		}
+	}
+	raw, err := st.FitResult(ctx, f.ID)
+	if err != nil {
+		return nil, err
+	}
+	var res multirater.FitResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("fit %d: reading the result: %w", f.ID, err)
+	}
+	return &res, nil
+}
+
+// demoReport writes the reports of a demo fit (with the agreement analysis
+// of the project's labels) into dir.
+func demoReport(ctx context.Context, st annotations.Store, p *annotations.Project, res *multirater.FitResult, dir string) ([]string, error) {
+	ds, err := st.Dataset(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	ag, err := analysis.Agreement(ds, raters.Options{Bootstrap: 200, Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := reports.Build(*p, res, ag.Report, ds)
+	if err != nil {
+		return nil, err
+	}
+	return reports.WriteAll(dir, rep)
 }
 
 // loadDemoProject creates the project if needed and imports its embedded files.
