@@ -216,17 +216,28 @@ func (o ClassOptions) check() {
 // lambda + sum over rater l's labels of |Y^l_n. - M_n.|^2 / 2) (eq. 16, 42).
 //
 // The default sampler (DefaultSampler) adds moves that leave the same
-// posterior invariant (derivations in classify_sampler.go):
+// posterior invariant (derivations in classify_sampler.go; their invariance
+// is checked by a Geweke joint-distribution test):
 //
 //   - for each label, a block draw of the labelled component and its
 //     strongest competitor (by M) in rotated coordinates (their sum and
-//     difference), which is an exact draw of the whole latent vector when
-//     K = 2 and removes the slow zig-zag of the component-wise scan along
-//     the constraint when the label disagrees with M;
+//     difference), and of the vector's common mode: an exact draw of the
+//     whole latent vector when K = 2, and no slow zig-zag of the
+//     component-wise scan along the constraint when the label disagrees
+//     with M;
 //   - a common-shift move: the likelihood does not change when the same
 //     vector is added to every M_.k and to every latent vector's
-//     components, and the shift is drawn exactly from its conditional
-//     (O(N r + K r));
+//     components, and the shift is drawn exactly from its conditional;
+//   - with a diagonal C (identity kernel), per item: for K = 2 the contrast
+//     m_n0 - m_n1 with the item's latent vectors integrated out (one slice
+//     step, then an exact redraw of the vectors); for K > 2 a translation
+//     of each M_nk together with the k-th components of the item's latent
+//     vectors, drawn exactly;
+//   - per rater: for K = 2 alpha_l with the rater's latent vectors
+//     integrated out (one slice step on p(alpha_l | M), then an exact
+//     redraw of the vectors); for K > 2 two scale moves of the rater's
+//     latent vectors about the item means of M and about M itself, with
+//     alpha_l -> alpha_l / a^2;
 //   - a global scale move (M, Y) -> a (M, Y), alpha -> alpha / a^2
 //     (parameter expansion, Liu & Wu 1999; Liu & Sabatti 2000) for the
 //     coupling of the precisions and the latent scale.

@@ -389,8 +389,12 @@ func (ch *classChain) sweep(warmup bool) error {
 	// exactly by stepAlphaCollapsed; the others here.
 	collapsed := md.nk == 2 && md.nFreeAlpha > 0
 	ch.stepYBlock(collapsed)
-	if md.nk == 2 && md.f.diag {
-		ch.stepItemCollapsed()
+	if md.f.diag {
+		if md.nk == 2 {
+			ch.stepItemCollapsed()
+		} else {
+			ch.stepItemShift()
+		}
 	}
 	if err := ch.stepM(); err != nil {
 		return err
@@ -401,6 +405,7 @@ func (ch *classChain) sweep(warmup bool) error {
 	} else {
 		ch.stepAlpha()
 		ch.stepRaterScale()
+		ch.stepRaterResidualScale()
 	}
 	ch.stepScale()
 	return nil
@@ -646,6 +651,67 @@ func (ch *classChain) stepItemCollapsed() {
 				mt, mj = m1, m0
 			}
 			ch.drawPair(ch.y[2*int(v):2*int(v)+2], t, 1-t, (mt+mj)/math.Sqrt2, (mt-mj)/math.Sqrt2, 1/math.Sqrt(ch.prec(int(v))))
+		}
+	}
+}
+
+// stepItemShift is, for K > 2 and a diagonal prior covariance (the
+// identity kernel), a translation move per item and class: M_nk and the
+// k-th component of every latent vector of item n move by the same Delta.
+// The residuals Y_v - M_n do not change, so along this orbit (a translation
+// group: Lebesgue Haar measure, Jacobian 1) the target is the prior of
+// W_kn = M_nk / c_n^(1/2) restricted to the Delta that keep every
+// constraint: a vector labelled k needs y_k + Delta above its other
+// components (a lower bound), a vector labelled t != k needs y_k + Delta
+// below y_t (an upper bound). Delta is drawn exactly from that truncated
+// normal. The class's latent value then moves together with the latent
+// vectors that pin it, which the Gibbs sweep can only do in small steps (an
+// item whose raters agree has its winning class free to rise, the others
+// free to fall). Cost O(K m_n) for an item with m_n vectors.
+func (ch *classChain) stepItemShift() {
+	md := ch.md
+	f := md.f
+	k, r := md.nk, f.r
+	inf := math.Inf(1)
+	for n := 0; n < md.n; n++ {
+		a, e := md.itemStart[n], md.itemStart[n+1]
+		sdn := f.sd[n]
+		if a == e || sdn == 0 {
+			continue
+		}
+		vecs := md.itemVecs[a:e]
+		for c := 0; c < k; c++ {
+			lo, hi := math.Inf(-1), inf
+			for _, v := range vecs {
+				yv := ch.y[int(v)*k : int(v+1)*k]
+				t := int(md.vecClass[v])
+				if t != c {
+					hi = math.Min(hi, yv[t]-yv[c])
+					continue
+				}
+				mx := math.Inf(-1)
+				for i, x := range yv {
+					if i != c && x > mx {
+						mx = x
+					}
+				}
+				lo = math.Max(lo, mx-yv[c])
+			}
+			if !(lo < hi) {
+				continue
+			}
+			w := ch.w[c*r+n]
+			w2 := TruncNormal(ch.rng, 0, 1, w+lo/sdn, w+hi/sdn)
+			d := sdn * (w2 - w)
+			// Keep the constraints strict after rounding.
+			if !(d > lo && d < hi) {
+				continue
+			}
+			ch.w[c*r+n] = w2
+			ch.m[n*k+c] += d
+			for _, v := range vecs {
+				ch.y[int(v)*k+c] += d
+			}
 		}
 	}
 }
@@ -954,6 +1020,96 @@ func (ch *classChain) stepRaterScale() {
 		}
 		ch.alpha[l] = alpha / (a * a)
 	}
+}
+
+// stepRaterResidualScale is a second per-rater move for each free
+// precision: the maps (a > 0)
+//
+//	Y_v -> M_n + a (Y_v - M_n),  alpha_l -> alpha_l / a^2
+//
+// on the rater's latent vectors (M fixed) form a group under which every
+// residual scales by a and alpha_l |Y_v - M_n|^2 is unchanged, but which
+// does not keep the constraints: a vector labelled t keeps its label when
+// a (R_t - R_j) > m_j - m_t for every other class j (R = Y_v - M_n), which
+// bounds a to an interval [a_lo, a_hi] around 1, computed over the rater's
+// labels. The generalised Gibbs step (Liu & Sabatti 2000) draws a from
+// pi(transformed state) |Jacobian| da/a restricted to it; the Jacobian
+// a^(K n_l - 2) cancels the likelihood's normalising constants, leaving in
+// t = log a
+//
+//	log p(t) = -2 v t - lambda alpha_l e^{-2t},  log a_lo < t < log a_hi:
+//
+// the new precision alpha_l e^{-2t} follows its Gamma(v, lambda) prior
+// truncated to the interval the rater's current residual pattern allows.
+// One slice-sampling step (log-concave) draws t. It moves a precise rater's
+// alpha_l and the spread of their latent vectors together, the direction in
+// which the Gibbs sweep is slow when K > 2.
+func (ch *classChain) stepRaterResidualScale() {
+	md := ch.md
+	if md.nFreeAlpha == 0 {
+		return
+	}
+	k := md.nk
+	for l := 0; l < md.nl; l++ {
+		if md.fixedAlpha[l] {
+			continue
+		}
+		alo, ahi := 0.0, math.Inf(1)
+		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
+			it := int(md.vecItem[v])
+			mr := ch.m[it*k : (it+1)*k]
+			yv := ch.y[v*k : (v+1)*k]
+			t := int(md.vecClass[v])
+			rt := yv[t] - mr[t]
+			for j := range yv {
+				if j == t {
+					continue
+				}
+				d := rt - (yv[j] - mr[j])
+				g := mr[j] - mr[t]
+				switch {
+				case d > 0 && g > 0:
+					alo = math.Max(alo, g/d)
+				case d < 0:
+					ahi = math.Min(ahi, g/d)
+				}
+			}
+		}
+		lo, hi := math.Log(alo), math.Log(ahi)
+		if !(lo < 0 && hi > 0) {
+			continue
+		}
+		alpha := ch.alpha[l]
+		d := residualScaleDensity{v: md.v, la: md.lam * alpha}
+		w := math.Min(2, hi-lo)
+		t, evals := sliceSample(ch.rng, d, 0, w, lo, hi)
+		ch.sliceEvals += evals
+		ch.slices++
+		ch.raterScaleSum += math.Abs(t)
+		if t == 0 {
+			continue
+		}
+		a := math.Exp(t)
+		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
+			it := int(md.vecItem[v])
+			mr := ch.m[it*k : (it+1)*k]
+			yv := ch.y[v*k : (v+1)*k]
+			for i, x := range yv {
+				yv[i] = mr[i] + a*(x-mr[i])
+			}
+		}
+		ch.alpha[l] = alpha / (a * a)
+	}
+}
+
+// residualScaleDensity is the log density of t = log a in
+// stepRaterResidualScale.
+type residualScaleDensity struct {
+	v, la float64
+}
+
+func (d residualScaleDensity) logf(t float64) float64 {
+	return -2*d.v*t - d.la*math.Exp(-2*t)
 }
 
 // raterScaleDensity is the log density of t = log a in stepRaterScale.
