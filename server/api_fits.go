@@ -248,8 +248,8 @@ func (s *Server) StartFit(ctx context.Context, projectID int64, spec analysis.Fi
 
 // queueFit checks a complete spec against the project and queues the fit.
 func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analysis.FitSpec) (*annotations.Fit, error) {
-	if sp.Model == analysis.ModelOrdinal && p.Scheme.Kind != annotations.Ordinal {
-		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs an ordinal scheme; project %q has scheme %s (the classification model for nominal and binary labels comes later)", p.Name, p.Scheme)
+	if err := analysis.CheckScheme(sp.Model, p.Scheme); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
 	}
 	st, err := s.store.Stats(ctx, p.ID)
 	if err != nil {

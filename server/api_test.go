@@ -518,7 +518,6 @@ func TestFitsAPI(t *testing.T) {
 		{`{"seed": -1}`, `field "seed": expected a non-negative integer`},
 		{`{"seed": "x"}`, `field "seed"`},
 		{`{"model": "probit"}`, `unknown model "probit"`},
-		{`{"model": "classification"}`, "not available yet"},
 		{`{"kernel": "cubic"}`, "cubic"},
 		{`{"identifiability": "medium"}`, "medium"},
 		{`{"sampler": "nuts"}`, "nuts"},
@@ -537,6 +536,7 @@ func TestFitsAPI(t *testing.T) {
 	// The project must suit the model and have labels.
 	nom, nk := e.project("nominal", "nominal:a,b,c")
 	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", nom), nk, `{}`, 400, "invalid", "needs an ordinal scheme")
+	e.wantError("POST", fitsPath, key, `{"model": "classification"}`, 400, "invalid", "needs a nominal or binary scheme")
 	emp, ek := e.project("empty", "ordinal:1..3")
 	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", emp), ek, nil, 400, "invalid", "no labels to fit")
 	// A fit that fails says why.
