@@ -62,12 +62,22 @@ func stdNormCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 // phiOne is the argument above which Phi rounds to 1.
 const phiOne = 8.3
 
+// negligibleGap is the scaled gap below which a class's probability is
+// negligible: P_k <= P(y_k > y_j) = Phi(c/sqrt2) < 1e-12 for
+// c = sqrt(a)(m_k - m_j) < negligibleGap, for any class j.
+const negligibleGap = -9.94
+
 // probsTo sets dst[k] to P_k for the latent values m at precision a (see
-// above). dst and m have length K. The class with the largest m, whose
-// probability is the largest, is 1 minus the others (its absolute error is
-// theirs, and its relative error smaller still), which saves one of the K
-// integrals.
-func (q *classQuad) probsTo(dst, m []float64, a float64) {
+// above). dst and m have length K.
+//
+// The class with the largest m, whose probability is the largest, is 1
+// minus the others (its absolute error is theirs, and its relative error
+// smaller still), which saves one of the K integrals. A class trailing
+// another by a scaled gap below negligibleGap has P_k < 1e-12 and is set to
+// 0 without its integral (most of the classes when K is large), unless it
+// is class must (pass -1 for none), which is always computed: the
+// probability of an observed label is needed to its relative accuracy.
+func (q *classQuad) probsTo(dst, m []float64, a float64, must int) {
 	k := len(m)
 	sa := math.Sqrt(a)
 	if k == 2 {
@@ -77,9 +87,14 @@ func (q *classQuad) probsTo(dst, m []float64, a float64) {
 		return
 	}
 	top := argmaxF(m)
+	cut := m[top] + negligibleGap/sa
 	var others float64
 	for t := 0; t < k; t++ {
 		if t == top {
+			continue
+		}
+		if m[t] < cut && t != must {
+			dst[t] = 0
 			continue
 		}
 		c := q.c[:0]
@@ -127,12 +142,13 @@ func ghProduct(rule *ghRule, c []float64, cmin float64) float64 {
 // method on the derivative of g. g is concave with -g2 in [1, 1 + len(c)],
 // so the iteration (with steps bounded by 4) converges from the start
 // max(0, -cmin/2), which is close to the mode when one class dominates the
-// product. The rule needs the mode only roughly; the iteration stops at a
-// relative step of 1e-5.
+// product. The rule needs the mode only roughly: the iteration stops at a
+// relative step of 1e-5, or after 4 steps (the rule is then centred within
+// a small fraction of sigma of the mode; see TestClassProbsQuadrature).
 func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
 	u := math.Max(0, -cmin/2)
 	curv := 1.0
-	for it := 0; it < 8; it++ {
+	for it := 0; it < 4; it++ {
 		grad := -u
 		curv = 1
 		for _, cj := range c {
@@ -348,12 +364,12 @@ func (p *ClassPredictor) Predict(ids []string, cross mat.Matrix, prior []float64
 			for _, a := range res.Draws.Alpha[s] {
 				sum += a
 			}
-			cq.probsTo(pr, mu, 1/(v2+1/sum))
+			cq.probsTo(pr, mu, 1/(v2+1/sum), -1)
 			for c := range cons {
 				cons[c] += pr[c]
 			}
 			if v2 > 0 {
-				cq.probsTo(pr, mu, 1/v2)
+				cq.probsTo(pr, mu, 1/v2, -1)
 			} else {
 				for c := range pr {
 					pr[c] = 0
@@ -364,7 +380,7 @@ func (p *ClassPredictor) Predict(ids []string, cross mat.Matrix, prior []float64
 				top[c] += pr[c]
 			}
 			for l, a := range res.Draws.Alpha[s] {
-				cq.probsTo(pr, mu, 1/(v2+1/a))
+				cq.probsTo(pr, mu, 1/(v2+1/a), -1)
 				for c := range pr {
 					raters[l][c] += pr[c]
 				}

@@ -58,7 +58,7 @@ const (
 	// normal distribution function evaluations; fewer draws are used when
 	// the classes are many (never fewer than minPredictDraws).
 	predictWork     = 4e8
-	minPredictDraws = 50
+	minPredictDraws = 20
 	// maxRaterPairs: each rater's predictive distribution is reported for
 	// every item when N·L·K is at most this, else for the items the rater
 	// labelled (which keeps the document small for crowdsourced data with

@@ -242,6 +242,17 @@ func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *clas
 		m := make([]float64, k)
 		pr := make([]float64, k)
 		list := raterList(i)
+		// must[j] is the class that rater list[j] gave the item (-1 for
+		// none): its probability is always computed in full.
+		must := make([]int, len(list))
+		for j, l := range list {
+			must[j] = -1
+			for _, r := range itemLabels[i] {
+				if r.Rater == l {
+					must[j] = r.Level
+				}
+			}
+		}
 		rp := make([]float64, len(list)*k)
 		cp := cons[i*k : (i+1)*k]
 		for s, cd := range plan.keep {
@@ -255,12 +266,12 @@ func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *clas
 			for _, a := range alpha {
 				sum += a
 			}
-			q.probsTo(pr, m, sum)
+			q.probsTo(pr, m, sum, -1)
 			for c, p := range pr {
 				cp[c] += p
 			}
 			for j, l := range list {
-				q.probsTo(pr, m, alpha[l])
+				q.probsTo(pr, m, alpha[l], must[j])
 				dst := rp[j*k : (j+1)*k]
 				for c, p := range pr {
 					dst[c] += p
