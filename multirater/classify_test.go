@@ -656,3 +656,38 @@ func TestClassPredictorMatchesFit(t *testing.T) {
 		t.Errorf("levels %v", res.Levels)
 	}
 }
+
+// TestClassCancel: a cancelled context stops the fit with its error.
+func TestClassCancel(t *testing.T) {
+	toy := newClassToy(16)
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	_, err := FitClassification(ctx, toy.data, ClassOptions{MCMC: MCMC{Chains: 2, Samples: 1_000_000, Seed: 1}, Progress: func(p Progress) {
+		calls++
+		cancel()
+	}})
+	if err != context.Canceled || calls == 0 {
+		t.Errorf("error %v after %d progress reports", err, calls)
+	}
+}
+
+// FuzzParsePrecisions: ParsePrecisions accepts exactly the documented
+// names (any case, surrounding spaces) and String inverts it.
+func FuzzParsePrecisions(f *testing.F) {
+	for _, s := range []string{"", "inferred", "fixed", "fixed-full", " FIXED ", "fixed full", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePrecisions(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "expected inferred, fixed or fixed-full") {
+				t.Errorf("error %q does not say what was expected", err)
+			}
+			return
+		}
+		q, err := ParsePrecisions(p.String())
+		if err != nil || q != p {
+			t.Errorf("%q -> %v -> %v, %v", s, p, q, err)
+		}
+	})
+}
