@@ -264,7 +264,10 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	fmt.Fprintf(w, "  %-20s %6s  %-24s %9s %9s\n", "rater", "labels", "precision (95% interval)", "variance", "severity")
 	raters := append([]multirater.RaterResult(nil), res.Raters...)
 	sort.SliceStable(raters, func(i, j int) bool { return raters[i].Precision.Mean > raters[j].Precision.Mean })
-	for _, r := range raters {
+	for i, r := range raters {
+		if skip := elideRow(w, i, len(raters), top); skip {
+			continue
+		}
 		ref := ""
 		if r.Reference {
 			ref = " (reference, fixed)"
@@ -275,6 +278,20 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	if !d.Converged {
 		fmt.Fprintf(w, "WARNING: NOT converged (see above).\n")
 	}
+}
+
+// elideRow keeps long tables short: of n rows it shows the first and last
+// top (all of them when n <= 2*top+2) and prints one line in place of the
+// rest. It reports whether row i is left out.
+func elideRow(w io.Writer, i, n, top int) bool {
+	top = max(top, 1)
+	if n <= 2*top+2 || i < top || i >= n-top {
+		return false
+	}
+	if i == top {
+		fmt.Fprintf(w, "  ... %d more raters (every rater is in the result)\n", n-2*top)
+	}
+	return true
 }
 
 func adviceFor(res *multirater.FitResult) string {

@@ -33,9 +33,9 @@ func printClassSummary(w io.Writer, res *multirater.FitResult, top int) {
 		}
 	}
 	fmt.Fprintf(w, "\nConsensus classes of %d items (%d without labels, predicted):\n", len(res.Items), predicted)
-	fmt.Fprintf(w, "  %-20s %7s %7s %10s\n", "class", "items", "share", "mean prob")
+	fmt.Fprintf(w, "  %-20s %7s %7s %15s\n", "class", "items", "share", "expected share")
 	for c, l := range res.Levels {
-		fmt.Fprintf(w, "  %-20s %7d %6.1f%% %10.3f\n", clip(l, 20), counts[c], 100*float64(counts[c])/float64(max(len(res.Items), 1)), probSum[c]/float64(max(len(res.Items), 1)))
+		fmt.Fprintf(w, "  %-20s %7d %6.1f%% %14.1f%%\n", clip(l, 20), counts[c], 100*float64(counts[c])/float64(max(len(res.Items), 1)), 100*probSum[c]/float64(max(len(res.Items), 1)))
 	}
 	items := append([]multirater.ItemResult(nil), res.Items...)
 	ent := func(it multirater.ItemResult) float64 {
@@ -57,7 +57,10 @@ func printClassSummary(w io.Writer, res *multirater.FitResult, top int) {
 	fmt.Fprintf(w, "  %-20s %6s  %-24s %9s %13s\n", "rater", "labels", "precision (95% interval)", "agreement", "mean log pred")
 	raters := append([]multirater.RaterResult(nil), res.Raters...)
 	sort.SliceStable(raters, func(i, j int) bool { return raters[i].Precision.Mean > raters[j].Precision.Mean })
-	for _, r := range raters {
+	for i, r := range raters {
+		if skip := elideRow(w, i, len(raters), top); skip {
+			continue
+		}
 		note := ""
 		switch {
 		case res.Model.Precisions == "fixed" || res.Model.Precisions == "fixed-full":
