@@ -75,7 +75,10 @@ Every fit uses lighter sampler defaults than concord fit (2 chains of 500
 draws after 300 burn-in sweeps, 200 kept draws); raise them with --samples
 and --burnin. Chains run in parallel. With items that carry text the kernel
 is text by default; numeric item columns are read only by covariate kernels,
-and must be named (--covariates) when combined with text.
+and must be named (--covariates) when combined with text. A fit's cost per
+sweep grows with the number of items times the rank of the kernel matrix,
+which for the text kernel is at most the vocabulary size: --max-features
+bounds it on large item sets.
 
 Examples:
   concord eval --labels ratings.csv --items essays.csv --scheme ordinal:0..12 --folds 10 --out eval.json
@@ -99,6 +102,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	seed := fs.Uint64("seed", 1, "random seed of the folds and the fits")
 	baselines := fs.String("rater-baselines", "", fmt.Sprintf("raters with a rater:<id> baseline: all, none or N (default: all raters when there are at most %d, else the %d with the most labels)", analysis.DefaultRaterBaselines, analysis.DefaultRaterBaselines))
 	ident := fs.String("identifiability", "weak", "weak, strong or both")
+	precisions := fs.String("precisions", "", "classification: inferred (default), fixed or fixed-full")
 	sampler := fs.String("sampler", "default", "default or paper")
 	chains := fs.Int("chains", analysis.EvalChains, "chains per fit (run in parallel)")
 	samples := fs.Int("samples", analysis.EvalSamples, "draws kept per chain")
@@ -133,7 +137,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		Fit: analysis.FitSpec{
 			Model: *model, Kernel: *kernel, Identifiability: *ident, Sampler: *sampler,
 			Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
-			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep,
+			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep, Precisions: *precisions,
 		},
 		Folds:          *folds,
 		RaterBaselines: *baselines,
