@@ -12,14 +12,19 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
+	"concord/multirater"
 	"concord/textfeat"
 )
 
 // fitRequest is the body of POST /projects/{id}/fits: every setting of
-// `concord fit` (see analysis.FitSpec). Omitted fields take the defaults of
-// `concord fit`; unlike FitSpec, an explicit 0 is taken literally where it
-// means something ("burnin": 0 is no burn-in) and rejected where it does not
-// ("chains": 0).
+// `concord fit` (every field of analysis.FitSpec; a test checks that none
+// is missing). Omitted fields take the defaults of `concord fit`, except
+// the model, which defaults to the one that suits the project's scheme
+// (ordinal for ordinal schemes, classification for nominal and binary
+// ones); unlike FitSpec, an explicit 0 is taken literally where it means
+// something ("burnin": 0 is no burn-in) and rejected where it does not
+// ("chains": 0). Settings that the chosen model does not use are rejected
+// rather than ignored.
 type fitRequest struct {
 	Model           string            `json:"model"`
 	Kernel          string            `json:"kernel"`
@@ -40,14 +45,27 @@ type fitRequest struct {
 	MaxRhat         *float64          `json:"max_rhat"`
 	MinESS          *float64          `json:"min_ess"`
 	KeepDraws       *int              `json:"keep_draws"`
+	Precisions      string            `json:"precisions"`
 }
 
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
 const defaultSeed = 1
 
-// spec turns the request into a validated FitSpec with every default filled
-// in, so that the stored spec says exactly what runs.
-func (r *fitRequest) spec() (analysis.FitSpec, error) {
+// defaultModel is the model of a fit of a project with scheme s that names
+// none: classification for nominal and binary schemes, otherwise ordinal
+// (which queueFit rejects with a precise message for schemes no model fits).
+func defaultModel(s annotations.Scheme) string {
+	switch s.Kind {
+	case annotations.Nominal, annotations.Binary:
+		return analysis.ModelClassification
+	}
+	return analysis.ModelOrdinal
+}
+
+// spec turns the request into a validated FitSpec for a project with
+// scheme, with every default filled in, so that the stored spec says
+// exactly what runs.
+func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 	bad := func(format string, args ...any) (analysis.FitSpec, error) {
 		return analysis.FitSpec{}, annotations.Errorf(annotations.EINVALID, format, args...)
 	}
@@ -55,6 +73,10 @@ func (r *fitRequest) spec() (analysis.FitSpec, error) {
 		Model: strings.ToLower(strings.TrimSpace(r.Model)), Kernel: strings.TrimSpace(r.Kernel), Covariates: strings.TrimSpace(r.Covariates),
 		Identifiability: strings.ToLower(strings.TrimSpace(r.Identifiability)), RefRater: r.RefRater,
 		Sampler: strings.ToLower(strings.TrimSpace(r.Sampler)), Seed: defaultSeed,
+		Precisions: strings.ToLower(strings.TrimSpace(r.Precisions)),
+	}
+	if sp.Model == "" {
+		sp.Model = defaultModel(scheme)
 	}
 	if r.Seed != nil {
 		sp.Seed = *r.Seed
@@ -118,12 +140,55 @@ func (r *fitRequest) spec() (analysis.FitSpec, error) {
 	if err := sp.Validate(); err != nil {
 		return analysis.FitSpec{}, err
 	}
-	// Every default is filled in, except an omitted kernel: it depends on
-	// the data when the fit runs (text when items have texts, else
-	// identity), and the result records the kernel used.
+	if err := r.checkModelFields(sp); err != nil {
+		return analysis.FitSpec{}, err
+	}
+	return completeSpec(sp), nil
+}
+
+// checkModelFields rejects settings that the fit would not use: a model's
+// own settings given for the other model, a reference rater without strong
+// identifiability, and precision settings when the precisions are fixed.
+func (r *fitRequest) checkModelFields(sp analysis.FitSpec) error {
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	ident := sp.Identifiability
+	if ident == "" {
+		ident = "weak"
+	}
+	if sp.RefRater != "" && ident == "weak" {
+		return bad("field \"ref_rater\" names the reference rater of identifiability strong or both; with identifiability weak no rater is fixed (set \"identifiability\": \"strong\", or leave ref_rater out)")
+	}
+	if sp.Model != analysis.ModelClassification {
+		return nil
+	}
+	if r.SigmaB != nil {
+		return bad("field \"sigma_b\" is the prior sd of the ordinal model's thresholds; the classification model has no thresholds (leave it out)")
+	}
+	if sp.Precisions == analysis.PrecisionsFixed || sp.Precisions == analysis.PrecisionsFixedFull {
+		switch {
+		case r.V != nil || r.Lambda != nil:
+			return bad("fields \"v\" and \"lambda\" are the prior of inferred precisions; with precisions %q every precision is fixed at 1 (leave them out, or use precisions inferred)", sp.Precisions)
+		case ident != "weak":
+			return bad("identifiability %q fixes one rater's precision; with precisions %q every precision is already fixed at 1 (use identifiability weak)", ident, sp.Precisions)
+		}
+	}
+	return nil
+}
+
+// completeSpec fills in every default of a valid spec, except an omitted
+// kernel: it depends on the data when the fit runs (text when items have
+// texts, else identity), and the result records the kernel used. Settings
+// the model does not use (the threshold prior of a classification fit) are
+// left out.
+func completeSpec(sp analysis.FitSpec) analysis.FitSpec {
 	full := sp.WithDefaults()
 	full.Kernel = sp.Kernel
-	return full, nil
+	if full.Model == analysis.ModelClassification {
+		full.SigmaB = 0
+	}
+	return full
 }
 
 // fitJSON is a fit in API responses: its state and progress, and when done
@@ -134,16 +199,116 @@ type fitJSON struct {
 	Links   map[string]string `json:"links"`
 }
 
-// fitSummary is the headline of a done fit.
+// fitSummary is the headline of a done fit: its convergence, its size and
+// what it found, by model: for an ordinal fit the items per most probable
+// grade and the top of the consensus ranking, for a classification fit the
+// items per consensus class and the mean entropy of the items' class
+// distributions.
 type fitSummary struct {
+	Model      string  `json:"model"`
+	Kernel     string  `json:"kernel"`
+	Precisions string  `json:"precisions,omitempty"`
 	Converged  bool    `json:"converged"`
 	Verdict    string  `json:"verdict"`
 	MaxRhat    float64 `json:"max_rhat"`
 	MinESSBulk float64 `json:"min_ess_bulk"`
 	Seconds    float64 `json:"seconds"`
 	Items      int     `json:"items"`
-	Raters     int     `json:"raters"`
-	Flags      int     `json:"flags"`
+	// Predicted counts the items nobody labelled (predicted from the
+	// Gaussian process alone).
+	Predicted int `json:"predicted_items"`
+	Raters    int `json:"raters"`
+	Labels    int `json:"labels"`
+	Flags     int `json:"flags"`
+	// Grades (ordinal) and Classes (classification) count, for each level
+	// in scheme order, the items whose consensus it is and the labels
+	// that gave it.
+	Grades  []levelSummary `json:"grades,omitempty"`
+	Classes []levelSummary `json:"classes,omitempty"`
+	// Top are the first items of the consensus ranking (ordinal).
+	Top []topItem `json:"top,omitempty"`
+	// MeanEntropy is the mean entropy, in bits, of the items' consensus
+	// class distributions (classification; 0 is certain, log2 K uniform).
+	MeanEntropy *float64 `json:"mean_entropy,omitempty"`
+}
+
+// levelSummary counts one level's consensus items and labels.
+type levelSummary struct {
+	Level  string `json:"level"`
+	Name   string `json:"name,omitempty"`
+	Items  int    `json:"items"`
+	Labels int    `json:"labels"`
+}
+
+// topItem is an item at the top of the consensus ranking.
+type topItem struct {
+	ID    string  `json:"id"`
+	Rank  float64 `json:"rank"`
+	Score float64 `json:"score"`
+	Grade string  `json:"grade,omitempty"`
+}
+
+// summaryTop is how many items of the ranking a summary names.
+const summaryTop = 5
+
+// summarise makes the summary of a done fit's result; scheme names the
+// levels.
+func summarise(res *multirater.FitResult, scheme annotations.Scheme) *fitSummary {
+	d := res.Diagnostics
+	sum := &fitSummary{Model: res.Model.Model, Kernel: res.Model.Kernel, Precisions: res.Model.Precisions,
+		Converged: d.Converged, Verdict: d.Verdict, MaxRhat: d.MaxRhat, MinESSBulk: d.MinESSBulk, Seconds: d.Seconds,
+		Items: len(res.Items), Raters: len(res.Raters), Flags: len(res.Flags)}
+	levels := make([]levelSummary, len(res.Levels))
+	index := make(map[string]int, len(res.Levels))
+	for k, code := range res.Levels {
+		levels[k].Level = code
+		index[code] = k
+		if i, ok := scheme.Index(code); ok {
+			levels[k].Name = scheme.Levels[i].Name
+		}
+	}
+	for _, r := range res.Raters {
+		sum.Labels += r.NLabels
+		for k, n := range r.LevelCounts {
+			if k < len(levels) {
+				levels[k].Labels += n
+			}
+		}
+	}
+	entropy, withEntropy := 0.0, 0
+	for _, it := range res.Items {
+		if it.NLabels == 0 {
+			sum.Predicted++
+		}
+		consensus := it.Grade
+		if res.Model.Model == analysis.ModelClassification {
+			consensus = it.Class
+		}
+		if k, ok := index[consensus]; ok {
+			levels[k].Items++
+		}
+		if it.Entropy != nil {
+			entropy += *it.Entropy
+			withEntropy++
+		}
+	}
+	if res.Model.Model == analysis.ModelClassification {
+		sum.Classes = levels
+		if withEntropy > 0 {
+			m := entropy / float64(withEntropy)
+			sum.MeanEntropy = &m
+		}
+		return sum
+	}
+	sum.Grades = levels
+	rows, _ := ranking(res, len(res.Items))
+	for _, r := range rows {
+		if len(sum.Top) == summaryTop || !r.HasRank {
+			break
+		}
+		sum.Top = append(sum.Top, topItem{ID: r.ID, Rank: r.Rank, Score: r.Score, Grade: r.Grade})
+	}
+	return sum
 }
 
 func (s *Server) fitView(ctx context.Context, f *annotations.Fit) fitJSON {
@@ -152,7 +317,7 @@ func (s *Server) fitView(ctx context.Context, f *annotations.Fit) fitJSON {
 	if f.Status != annotations.FitDone {
 		return out
 	}
-	for _, k := range []string{"result", "report.json", "report.xlsx"} {
+	for _, k := range []string{"result", "report.json", "report.xlsx", "predictions"} {
 		out.Links[k] = base + "/" + k
 	}
 	cf, err := s.result(ctx, f)
@@ -160,10 +325,8 @@ func (s *Server) fitView(ctx context.Context, f *annotations.Fit) fitJSON {
 		s.log.WarnContext(ctx, "reading a fit result for its summary", "fit", f.ID, "err", err)
 		return out
 	}
-	d := cf.res.Diagnostics
-	out.MaxRhat = d.MaxRhat
-	out.Summary = &fitSummary{Converged: d.Converged, Verdict: d.Verdict, MaxRhat: d.MaxRhat, MinESSBulk: d.MinESSBulk, Seconds: d.Seconds,
-		Items: len(cf.res.Items), Raters: len(cf.res.Raters), Flags: len(cf.res.Flags)}
+	out.MaxRhat = cf.res.Diagnostics.MaxRhat
+	out.Summary = cf.summary()
 	return out
 }
 
@@ -223,7 +386,7 @@ func (s *Server) createFit(c *gin.Context) {
 
 // startFit validates a fit request against the project and queues it.
 func (s *Server) startFit(ctx context.Context, p *annotations.Project, req *fitRequest) (*annotations.Fit, error) {
-	sp, err := req.spec()
+	sp, err := req.spec(p.Scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -231,23 +394,29 @@ func (s *Server) startFit(ctx context.Context, p *annotations.Project, req *fitR
 }
 
 // StartFit queues a fit of project projectID with spec, with the checks of
-// POST /api/v1/projects/{id}/fits; a running Server's workers then run it.
-// (`concord demo` queues its fits with it.)
+// POST /api/v1/projects/{id}/fits that concern the project (a spec without
+// a model gets the one that suits the project's scheme); a running
+// Server's workers then run it. (`concord demo` queues its fits with it.)
 func (s *Server) StartFit(ctx context.Context, projectID int64, spec analysis.FitSpec) (*annotations.Fit, error) {
-	if err := spec.Validate(); err != nil {
-		return nil, err
-	}
 	p, err := s.store.FindProjectByID(ctx, projectID)
 	if err != nil {
 		return nil, err
 	}
-	full := spec.WithDefaults()
-	full.Kernel = spec.Kernel
-	return s.queueFit(ctx, p, full)
+	spec.Model = strings.ToLower(strings.TrimSpace(spec.Model))
+	if spec.Model == "" {
+		spec.Model = defaultModel(p.Scheme)
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	return s.queueFit(ctx, p, completeSpec(spec))
 }
 
 // queueFit checks a complete spec against the project and queues the fit.
 func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analysis.FitSpec) (*annotations.Fit, error) {
+	if p.Scheme.Kind == annotations.Bounded {
+		return nil, annotations.Errorf(annotations.EINVALID, "project %q has the scheme %s: no model of this version fits bounded (real-valued) labels (the ordinal model fits ordinal schemes, the classification model nominal and binary ones); its agreement statistics are at GET /api/v1/projects/%d/agreement", p.Name, p.Scheme, p.ID)
+	}
 	if err := analysis.CheckScheme(sp.Model, p.Scheme); err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
 	}
@@ -257,6 +426,9 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 	}
 	if st.Labels == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "project %q has no labels to fit: import labels first", p.Name)
+	}
+	if sp.RefRater != "" && sp.Identifiability != "weak" && st.PerRater[sp.RefRater] == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "field \"ref_rater\": rater %q has no labels in project %q", sp.RefRater, p.Name)
 	}
 	spec, err := json.Marshal(sp)
 	if err != nil {

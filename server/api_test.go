@@ -535,7 +535,8 @@ func TestFitsAPI(t *testing.T) {
 	}
 	// The project must suit the model and have labels.
 	nom, nk := e.project("nominal", "nominal:a,b,c")
-	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", nom), nk, `{}`, 400, "invalid", "needs an ordinal scheme")
+	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", nom), nk, `{"model": "ordinal"}`, 400, "invalid", "needs an ordinal scheme")
+	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", nom), nk, `{}`, 400, "invalid", `project "nominal" has no labels to fit`)
 	e.wantError("POST", fitsPath, key, `{"model": "classification"}`, 400, "invalid", "needs a nominal or binary scheme")
 	emp, ek := e.project("empty", "ordinal:1..3")
 	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", emp), ek, nil, 400, "invalid", "no labels to fit")

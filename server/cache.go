@@ -40,6 +40,9 @@ type cachedFit struct {
 	checked  time.Time
 	rendered map[string]*rendered
 
+	sumOnce sync.Once // makes the summary once
+	sum     *fitSummary
+
 	predMu    sync.Mutex // builds the predictor once
 	predictor *analysis.Predictor
 	predErr   error
@@ -118,6 +121,13 @@ func (s *Server) result(ctx context.Context, f *annotations.Fit) (*cachedFit, er
 	}
 	cf.raw, cf.res, cf.project = raw, &res, p
 	return cf, nil
+}
+
+// summary returns the fit's summary, made on first use (the result and
+// project are loaded).
+func (cf *cachedFit) summary() *fitSummary {
+	cf.sumOnce.Do(func() { cf.sum = summarise(cf.res, cf.project.Scheme) })
+	return cf.sum
 }
 
 // recentDone returns a done fit (and its cache entry) that was read from

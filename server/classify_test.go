@@ -1,0 +1,399 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+
+	"concord/analysis"
+	"concord/annotations"
+)
+
+// quickClassFit is a classification fit small enough to finish in well
+// under a second on the test data (testdata/README.md).
+var quickClassFit = map[string]any{"chains": 2, "samples": 100, "burnin": 50, "seed": 3}
+
+func readTestdata(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// binaryProject creates a binary project with the RTE subset: 40 items
+// with their texts (text and hypothesis) and gold labels, 400 labels of 17
+// raters.
+func (e *testEnv) binaryProject(name string) (int64, string) {
+	e.t.Helper()
+	id, key := e.project(name, "binary:0,1,pos=1")
+	resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{
+		"file":  {"rte_40.csv", readTestdata(e.t, "rte_40.csv")},
+		"items": {"rte_40_items.csv", readTestdata(e.t, "rte_40_items.csv")},
+	}, map[string]string{"text_columns": "text,hypothesis"})
+	if resp.StatusCode != http.StatusCreated {
+		e.t.Fatalf("import: status %d: %s", resp.StatusCode, b)
+	}
+	return id, key
+}
+
+// nominalProject creates a nominal project with the anaesthesia labels:
+// 45 items, 5 raters, 4 classes.
+func (e *testEnv) nominalProject(name string) (int64, string) {
+	e.t.Helper()
+	id, key := e.project(name, "nominal:1,2,3,4")
+	resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{
+		"file": {"anaesthesia_occ1.csv", readTestdata(e.t, "anaesthesia_occ1.csv")}}, nil)
+	if resp.StatusCode != http.StatusCreated {
+		e.t.Fatalf("import: status %d: %s", resp.StatusCode, b)
+	}
+	return id, key
+}
+
+// doneSpec runs a fit with spec to completion.
+func (e *testEnv) doneSpec(project int64, token string, spec any) int64 {
+	e.t.Helper()
+	id := e.startFit(project, token, spec)
+	f := e.waitFit(id, token, 60*time.Second)
+	if f["state"] != "done" {
+		e.t.Fatalf("fit %d ended %s: %v", id, f["state"], f["message"])
+	}
+	return id
+}
+
+func with(spec map[string]any, kv ...any) map[string]any {
+	out := map[string]any{}
+	for k, v := range spec {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
+
+// TestFitRequestCoversFitSpec: every setting of analysis.FitSpec can be
+// given to POST /projects/{id}/fits, under the same JSON name, and the
+// OpenAPI document lists it.
+func TestFitRequestCoversFitSpec(t *testing.T) {
+	names := func(typ reflect.Type) map[string]bool {
+		out := map[string]bool{}
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "" && name != "-" {
+				out[name] = true
+			}
+		}
+		return out
+	}
+	spec, req := names(reflect.TypeFor[analysis.FitSpec]()), names(reflect.TypeFor[fitRequest]())
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				FitRequest struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+				} `json:"FitRequest"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIDocument, &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := doc.Components.Schemas.FitRequest.Properties
+	for name := range spec {
+		if !req[name] {
+			t.Errorf("FitSpec field %q cannot be given in a fit request", name)
+		}
+		if _, ok := documented[name]; !ok {
+			t.Errorf("FitSpec field %q is not in the OpenAPI FitRequest schema", name)
+		}
+	}
+	for name := range req {
+		if !spec[name] {
+			t.Errorf("fit request field %q is not a FitSpec field", name)
+		}
+	}
+	for name := range documented {
+		if !req[name] {
+			t.Errorf("OpenAPI FitRequest property %q is not a request field", name)
+		}
+	}
+}
+
+// TestFitRequestModelDefaults: the model defaults from the scheme, and
+// settings the model does not use are refused precisely.
+func TestFitRequestModelDefaults(t *testing.T) {
+	nominal, _ := annotations.ParseScheme("nominal:a,b,c")
+	binary, _ := annotations.ParseScheme("binary:0,1,pos=1")
+	ordinal, _ := annotations.ParseScheme("ordinal:1..3")
+	f := func(v float64) *float64 { return &v }
+	ok := []struct {
+		name   string
+		req    fitRequest
+		scheme annotations.Scheme
+		want   analysis.FitSpec
+	}{
+		{"nominal default", fitRequest{}, nominal, analysis.FitSpec{Model: "classification", Precisions: "inferred"}},
+		{"binary default", fitRequest{}, binary, analysis.FitSpec{Model: "classification", Precisions: "inferred"}},
+		{"ordinal default", fitRequest{}, ordinal, analysis.FitSpec{Model: "ordinal", SigmaB: 1}},
+		{"fixed precisions", fitRequest{Precisions: " Fixed "}, binary, analysis.FitSpec{Model: "classification", Precisions: "fixed"}},
+		{"explicit model", fitRequest{Model: "Classification", Precisions: "fixed-full"}, nominal, analysis.FitSpec{Model: "classification", Precisions: "fixed-full"}},
+		{"strong with a reference", fitRequest{Identifiability: "strong", RefRater: "r1"}, nominal, analysis.FitSpec{Model: "classification", Precisions: "inferred", Identifiability: "strong", RefRater: "r1", Lambda: 0.1}},
+		{"priors of inferred precisions", fitRequest{V: f(2), Lambda: f(3)}, nominal, analysis.FitSpec{Model: "classification", Precisions: "inferred", V: 2, Lambda: 3}},
+	}
+	for _, tc := range ok {
+		got, err := tc.req.spec(tc.scheme)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		want := analysis.FitSpec{Model: tc.want.Model, Precisions: tc.want.Precisions, Identifiability: tc.want.Identifiability, RefRater: tc.want.RefRater,
+			V: tc.want.V, Lambda: tc.want.Lambda, SigmaB: tc.want.SigmaB, Seed: defaultSeed}
+		want = want.WithDefaults()
+		want.Kernel = ""
+		if tc.want.Model == "classification" {
+			want.SigmaB = 0
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: spec\n%+v, want\n%+v", tc.name, got, want)
+		}
+	}
+	bad := []struct {
+		name     string
+		req      fitRequest
+		scheme   annotations.Scheme
+		fragment string
+	}{
+		{"unknown precisions", fitRequest{Precisions: "magic"}, binary, `unknown precisions "magic" (expected inferred, fixed or fixed-full)`},
+		{"precisions of an ordinal fit", fitRequest{Precisions: "fixed"}, ordinal, `precisions "fixed" applies to the classification model only`},
+		{"sigma_b of a classification fit", fitRequest{SigmaB: f(2)}, nominal, `"sigma_b" is the prior sd of the ordinal model's thresholds`},
+		{"v with fixed precisions", fitRequest{Precisions: "fixed", V: f(2)}, nominal, `with precisions "fixed" every precision is fixed at 1`},
+		{"lambda with fixed precisions", fitRequest{Precisions: "fixed-full", Lambda: f(2)}, nominal, `"v" and "lambda"`},
+		{"strong with fixed precisions", fitRequest{Precisions: "fixed", Identifiability: "strong"}, nominal, `identifiability "strong" fixes one rater's precision`},
+		{"reference rater under weak", fitRequest{RefRater: "r1"}, ordinal, `"ref_rater" names the reference rater of identifiability strong or both`},
+		{"unknown model", fitRequest{Model: "svm"}, nominal, `unknown model "svm"`},
+	}
+	for _, tc := range bad {
+		_, err := tc.req.spec(tc.scheme)
+		if annotations.ErrorCode(err) != annotations.EINVALID || !strings.Contains(annotations.ErrorMessage(err), tc.fragment) {
+			t.Errorf("%s: error %v, want EINVALID with %q", tc.name, err, tc.fragment)
+		}
+	}
+}
+
+// TestClassificationFitsAPI runs a classification fit of a binary project
+// through the API: model from the scheme, status and summary, results,
+// reports, plots and predictions of new texts.
+func TestClassificationFitsAPI(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.binaryProject("rte")
+	fitsPath := fmt.Sprintf("/api/v1/projects/%d/fits", id)
+
+	// Errors first: nothing is queued.
+	badSpecs := []struct{ body, fragment string }{
+		{`{"model": "ordinal"}`, "the ordinal model needs an ordinal scheme; the scheme is binary:0,1,pos=1"},
+		{`{"precisions": "magic"}`, `unknown precisions "magic"`},
+		{`{"precisions": 1}`, `field "precisions": expected a string`},
+		{`{"sigma_b": 2}`, `"sigma_b" is the prior sd of the ordinal model's thresholds`},
+		{`{"precisions": "fixed", "v": 2}`, `with precisions "fixed" every precision is fixed at 1`},
+		{`{"precisions": "fixed", "identifiability": "both"}`, `identifiability "both" fixes one rater's precision`},
+		{`{"ref_rater": "amt001"}`, `"ref_rater" names the reference rater of identifiability strong or both`},
+		{`{"identifiability": "strong", "ref_rater": "nobody"}`, `field "ref_rater": rater "nobody" has no labels in project "rte"`},
+		{`{"kernel": "rbf:gamma=1", "covariates": "a,,b"}`, "covariates"},
+		{`{"text": {"weighting": "magic"}}`, "magic"},
+		{`{"keep_draws": 0}`, `"keep_draws" = 0`},
+		{`{"min_ess": -1}`, `"min_ess" = -1: expected a positive number`},
+	}
+	for _, bs := range badSpecs {
+		e.wantError("POST", fitsPath, key, bs.body, 400, "invalid", bs.fragment)
+	}
+	if n := len(e.call("GET", fitsPath, key, nil, 200)["fits"].([]any)); n != 0 {
+		t.Fatalf("rejected requests queued %d fits", n)
+	}
+
+	// No model named: the binary scheme gets the classification model; no
+	// kernel named: the items' texts get the text kernel.
+	out := e.call("POST", fitsPath, key, with(quickClassFit, "text", map[string]any{"min_df": 1}), 202)
+	spec := out["spec"].(map[string]any)
+	if out["model"] != "classification" || spec["model"] != "classification" || spec["precisions"] != "inferred" || spec["sigma_b"] != nil || spec["kernel"] != nil {
+		t.Errorf("stored spec: model %v, spec %v", out["model"], spec)
+	}
+	fid := int64(out["id"].(float64))
+	f := e.waitFit(fid, key, 60*time.Second)
+	if f["state"] != "done" {
+		t.Fatalf("fit: %v", f)
+	}
+	sum := f["summary"].(map[string]any)
+	if sum["model"] != "classification" || sum["kernel"] != "text" || sum["precisions"] != "inferred" || sum["items"].(float64) != 40 ||
+		sum["raters"].(float64) != 17 || sum["labels"].(float64) != 400 || sum["predicted_items"].(float64) != 0 {
+		t.Errorf("summary: %v", sum)
+	}
+	if sum["grades"] != nil || sum["top"] != nil {
+		t.Errorf("ordinal summary fields in a classification summary: %v", sum)
+	}
+	classes := sum["classes"].([]any)
+	items, labels := 0.0, 0.0
+	for i, c := range classes {
+		m := c.(map[string]any)
+		if m["level"] != []string{"0", "1"}[i] {
+			t.Errorf("class %d: %v", i, m)
+		}
+		items += m["items"].(float64)
+		labels += m["labels"].(float64)
+	}
+	if len(classes) != 2 || items != 40 || labels != 400 {
+		t.Errorf("classes: %v", classes)
+	}
+	if h := sum["mean_entropy"].(float64); !(h > 0 && h < 1) {
+		t.Errorf("mean entropy %v bits, want within (0, 1) for two classes", h)
+	}
+
+	// The result document.
+	res := e.call("GET", fmt.Sprintf("/api/v1/fits/%d/result", fid), key, nil, 200)
+	it0 := res["items"].([]any)[0].(map[string]any)
+	cp := it0["class_probs"].(map[string]any)
+	if it0["class"] == "" || len(cp) != 2 || math.Abs(cp["0"].(float64)+cp["1"].(float64)-1) > 1e-6 || it0["entropy"] == nil {
+		t.Errorf("result item: %v", it0)
+	}
+	r0 := res["raters"].([]any)[0].(map[string]any)
+	if r0["consensus_agreement"] == nil || len(r0["confusion"].([]any)) != 2 {
+		t.Errorf("result rater: %v", r0)
+	}
+
+	// Reports: JSON (with the classes and ROC against gold), workbook
+	// (Classes sheet), CSV tables, plots (ROC, no thresholds).
+	rep := e.call("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", fid), key, nil, 200)
+	if rep["schema"] != "concord.report/v1" || rep["classes"] == nil || rep["thresholds"] != nil {
+		t.Errorf("report.json: classes %v, thresholds %v", rep["classes"] != nil, rep["thresholds"])
+	}
+	if roc, _ := rep["roc"].([]any); len(roc) == 0 {
+		t.Errorf("report.json has no ROC curves (binary scheme with gold labels)")
+	}
+	resp, b := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/report.xlsx", fid), key, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != ctXLSX {
+		t.Fatalf("report.xlsx: %d", resp.StatusCode)
+	}
+	checkClassWorkbook(t, b, 40)
+	resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/tables/items.csv", fid), key, nil)
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); resp.StatusCode != 200 || len(lines) != 41 {
+		t.Errorf("items.csv: %d, %d lines", resp.StatusCode, len(lines))
+	}
+	for _, plot := range []string{"roc.svg", "roc.png", "consensus.svg", "precision.png"} {
+		if resp, _ := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/plots/%s", fid, plot), key, nil); resp.StatusCode != 200 {
+			t.Errorf("plot %s: %d", plot, resp.StatusCode)
+		}
+	}
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/plots/thresholds.svg", fid), key, nil, 404, "not_found", "")
+
+	// Predictions: class distributions of new texts through the text
+	// kernel, overall and per rater.
+	path := fmt.Sprintf("/api/v1/fits/%d/predictions", fid)
+	pred := e.call("POST", path, key, map[string]any{"items": []map[string]any{
+		{"id": "n1", "text": "Saudi Arabia is the world's biggest oil producer. Saudi Arabia produces oil."},
+		{"id": "n2", "text": "zzz qqq"}}}, 200)
+	if pred["schema"] != "concord.predictions/v1" || pred["model"] != "classification" || pred["kernel"] != "text" || fmt.Sprint(pred["levels"]) != "[0 1]" {
+		t.Errorf("predictions document: %v", pred)
+	}
+	pits := pred["items"].([]any)
+	if len(pits) != 2 {
+		t.Fatalf("predictions: %v", pred)
+	}
+	for _, p := range pits {
+		m := p.(map[string]any)
+		probs := m["class_probs"].(map[string]any)
+		s := 0.0
+		for _, v := range probs {
+			s += v.(float64)
+		}
+		if len(probs) != 2 || math.Abs(s-1) > 1e-6 || (m["class"] != "0" && m["class"] != "1") || m["grade_probs"] != nil || m["n_labels"].(float64) != 0 {
+			t.Errorf("prediction %v (sum %v)", m, s)
+		}
+		if rp := m["rater_class_probs"].(map[string]any); len(rp) != 17 || len(rp["amt001"].([]any)) != 2 {
+			t.Errorf("per-rater class distributions: %v", rp)
+		}
+	}
+	if !strings.Contains(fmt.Sprint(pred["notes"]), "no term of the fit's vocabulary") {
+		t.Errorf("notes: %v", pred["notes"])
+	}
+	e.wantError("POST", path, key, `{"items": [{"id": "a", "text": 5}]}`, 400, "invalid", `field "items.text": expected a string`)
+}
+
+// TestClassificationNominalFixed fits a nominal project with fixed
+// precisions, queued in Go with the model left to the scheme.
+func TestClassificationNominalFixed(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.nominalProject("anaesthesia")
+	f, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Precisions: "fixed", Chains: 2, Samples: 100, Burnin: 50, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Model != "classification" {
+		t.Errorf("StartFit without a model on a nominal project: model %q", f.Model)
+	}
+	got := e.waitFit(f.ID, key, 60*time.Second)
+	if got["state"] != "done" {
+		t.Fatalf("fit: %v", got)
+	}
+	sum := got["summary"].(map[string]any)
+	if sum["precisions"] != "fixed" || len(sum["classes"].([]any)) != 4 || sum["kernel"] != "identity" || sum["labels"].(float64) != 225 {
+		t.Errorf("summary: %v", sum)
+	}
+	// Every report renders; a binary-only plot is not found.
+	resp, b := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/report.xlsx", f.ID), key, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("report.xlsx: %d %s", resp.StatusCode, clipText(string(b), 300))
+	}
+	checkClassWorkbook(t, b, 45)
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/plots/roc.svg", f.ID), key, nil, 404, "not_found", "")
+	pred := e.call("POST", fmt.Sprintf("/api/v1/fits/%d/predictions", f.ID), key, map[string]any{"items": []map[string]any{{"id": "new"}}}, 200)
+	if probs := pred["items"].([]any)[0].(map[string]any)["class_probs"].(map[string]any); len(probs) != 4 {
+		t.Errorf("prediction of an item with the identity kernel: %v", probs)
+	}
+	// The ordinal model and its settings do not apply.
+	if _, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Model: "ordinal"}); annotations.ErrorCode(err) != annotations.EINVALID {
+		t.Errorf("ordinal fit of a nominal project: %v", err)
+	}
+	// A bounded project fits no model.
+	bid, bk := e.project("sliders", "bounded:0..100")
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", bid), bk, map[string]any{"labels": []map[string]any{
+		{"item_id": "i1", "rater_id": "r1", "label": "42.5"}, {"item_id": "i1", "rater_id": "r2", "label": "40"}}}, 201)
+	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, `{}`, 400, "invalid", "no model of this version fits bounded (real-valued) labels")
+}
+
+// checkClassWorkbook opens a classification workbook and checks its sheets
+// and item rows.
+func checkClassWorkbook(t *testing.T, b []byte, items int) {
+	t.Helper()
+	f, err := excelize.OpenReader(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatalf("workbook: %v", err)
+	}
+	defer f.Close()
+	sheets := f.GetSheetList()
+	for _, want := range []string{"Summary", "Items", "Raters", "Classes", "Agreement", "Diagnostics", "Flags"} {
+		if !slices.Contains(sheets, want) {
+			t.Errorf("workbook lacks sheet %s (has %v)", want, sheets)
+		}
+	}
+	if slices.Contains(sheets, "Thresholds") {
+		t.Errorf("classification workbook has a Thresholds sheet")
+	}
+	rows, err := f.GetRows("Items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < items+1 {
+		t.Errorf("Items sheet has %d rows, want a header and %d items", len(rows), items)
+	}
+}
