@@ -40,12 +40,17 @@ func artefactDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// TestBrowserDashboard drives the dashboard in headless Chromium: log in
-// with a project key, see the project's statistics and agreement, start a
-// fit from the form, watch the progress bar finish and the ranking table
-// appear, sort and search it, and save screenshots. It skips when Chromium
-// is missing, unless CONCORD_REQUIRE_BROWSER=1 (CI).
-func TestBrowserDashboard(t *testing.T) {
+// chrome is a headless Chromium session of a test.
+type chrome struct {
+	t   *testing.T
+	ctx context.Context
+	dir string
+}
+
+// newChrome starts headless Chromium for a test. It skips the test when
+// Chromium is missing, unless CONCORD_REQUIRE_BROWSER=1 (CI).
+func newChrome(t *testing.T) *chrome {
+	t.Helper()
 	chromium := findChromium()
 	if chromium == "" {
 		if os.Getenv("CONCORD_REQUIRE_BROWSER") == "1" {
@@ -53,10 +58,6 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 		t.Skip("chromium not found: browser test skipped (set CONCORD_REQUIRE_BROWSER=1 to make this an error)")
 	}
-	e := newEnv(t)
-	id, key := e.loadedProject("sirt-writing-k1")
-	dir := artefactDir(t)
-
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium),
 		chromedp.Headless,
@@ -70,40 +71,70 @@ func TestBrowserDashboard(t *testing.T) {
 		chromedp.UserDataDir(t.TempDir()),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
+	t.Cleanup(cancelCtx)
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
+	return &chrome{t: t, ctx: ctx, dir: artefactDir(t)}
+}
 
-	shot := func(name string) {
-		t.Helper()
-		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot %s", p)
+// shot saves a full-page screenshot as name in the artefact directory.
+func (c *chrome) shot(name string) {
+	c.t.Helper()
+	buf, err := chromedp.Run(c.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		c.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	eval := func(js string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("evaluating %s: %v", js, err)
-		}
-		return v
+	p := filepath.Join(c.dir, name)
+	if err := os.WriteFile(p, buf, 0o644); err != nil {
+		c.t.Fatal(err)
 	}
-	count := func(js string) int {
-		t.Helper()
-		n, err := strconv.Atoi(eval("String(" + js + ")"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
+	c.t.Logf("screenshot %s", p)
+}
+
+// eval evaluates JavaScript that yields a string.
+func (c *chrome) eval(js string) string {
+	c.t.Helper()
+	v, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		c.t.Fatalf("evaluating %s: %v", js, err)
 	}
+	return v
+}
+
+// count evaluates JavaScript that yields an integer.
+func (c *chrome) count(js string) int {
+	c.t.Helper()
+	n, err := strconv.Atoi(c.eval("String(" + js + ")"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// waitImages waits until the page's plot images have loaded and returns
+// how many did, of how many.
+func (c *chrome) waitImages() (loaded, total int) {
+	c.t.Helper()
+	js := `Array.from(document.querySelectorAll("#plots img")).filter(i => i.complete && i.naturalWidth > 0).length`
+	total = c.count(`document.querySelectorAll("#plots img").length`)
+	for wait := time.Now().Add(60 * time.Second); c.count(js) < total && time.Now().Before(wait); {
+		time.Sleep(200 * time.Millisecond)
+	}
+	return c.count(js), total
+}
+
+// TestBrowserDashboard drives the dashboard in headless Chromium: log in
+// with a project key, see the project's statistics and agreement, start a
+// fit from the form, watch the progress bar finish and the ranking table
+// appear, sort and search it, and save screenshots. It skips when Chromium
+// is missing, unless CONCORD_REQUIRE_BROWSER=1 (CI).
+func TestBrowserDashboard(t *testing.T) {
+	cr := newChrome(t)
+	e := newEnv(t)
+	id, key := e.loadedProject("sirt-writing-k1")
+	ctx, shot, eval, count := cr.ctx, cr.shot, cr.eval, cr.count
 
 	// Log in with the project's key: the browser lands on its project.
 	err := chromedp.Do(ctx,
@@ -162,12 +193,7 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Fatalf("fit page: %v", err)
 	}
 	// The plots of package reports load with the browser's session.
-	loaded := `Array.from(document.querySelectorAll("#plots img")).filter(i => i.complete && i.naturalWidth > 0).length`
-	total := count(`document.querySelectorAll("#plots img").length`)
-	for wait := time.Now().Add(60 * time.Second); count(loaded) < total && time.Now().Before(wait); {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if n := count(loaded); total < 5 || n != total {
+	if n, total := cr.waitImages(); total < 5 || n != total {
 		t.Errorf("%d of %d plot images loaded", n, total)
 	}
 	shot("dashboard-fit-done.png")
@@ -214,5 +240,88 @@ func TestBrowserDashboard(t *testing.T) {
 	fits := e.call("GET", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, nil, 200)["fits"].([]any)
 	if len(fits) != 1 || fits[0].(map[string]any)["seed"].(float64) != 42 {
 		t.Errorf("fits after the browser run: %v", fits)
+	}
+}
+
+// TestBrowserClassification opens a binary project's done classification
+// fit in headless Chromium: the consensus class table appears with every
+// item, sorts and searches; the rater reliability chart, the confusion
+// tables and the plots (ROC included) show; screenshots of the project page
+// and the fit page are saved. It skips as TestBrowserDashboard does.
+func TestBrowserClassification(t *testing.T) {
+	cr := newChrome(t)
+	e := newEnv(t)
+	id, key := e.binaryProject("rte-binary")
+	fid := e.doneSpec(id, key, quickClassFit)
+
+	err := chromedp.Do(cr.ctx,
+		chromedp.Navigate(e.url+"/login"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), key),
+		chromedp.Click(chromedp.ID("login-button")),
+		chromedp.WaitVisible(chromedp.ID("fit-form")),
+	)
+	if err != nil {
+		t.Fatalf("login and project page: %v", err)
+	}
+	if model := cr.eval(`document.querySelector("#fit-model").value`); model != "classification" {
+		t.Errorf("start-fit form offers model %q", model)
+	}
+	if n := cr.count(`document.querySelectorAll("#fit-precisions option").length`); n != 3 {
+		t.Errorf("precisions choices: %d", n)
+	}
+	cr.shot("dashboard-classification-project.png")
+
+	err = chromedp.Do(cr.ctx,
+		chromedp.Navigate(fmt.Sprintf("%s/fits/%d", e.url, fid)),
+		chromedp.WaitVisible(chromedp.ID("consensus-table")),
+		chromedp.WaitVisible(chromedp.CSS(`#precision-chart svg`)),
+		chromedp.WaitVisible(chromedp.ID("confusion")),
+	)
+	if err != nil {
+		t.Fatalf("fit page: %v", err)
+	}
+	rows := `document.querySelectorAll("#consensus-table tbody tr")`
+	if n := cr.count(rows + ".length"); n != 40 {
+		t.Errorf("consensus table has %d rows, want 40", n)
+	}
+	if n := cr.count(`document.querySelectorAll("#precision-chart svg circle").length`); n != 17 {
+		t.Errorf("precision chart shows %d raters, want 17", n)
+	}
+	if n := cr.count(`document.querySelectorAll("#confusion figure.confusion").length`); n != 17 {
+		t.Errorf("%d confusion tables, want 17", n)
+	}
+	if n, total := cr.waitImages(); total < 5 || n != total {
+		t.Errorf("%d of %d plot images loaded", n, total)
+	}
+	if cr.count(`document.querySelectorAll('#plots img[src$="/roc.svg"]').length`) != 1 {
+		t.Error("no ROC plot on the page of a binary fit")
+	}
+	cr.shot("dashboard-classification-fit.png")
+
+	// Sort by P(class), ascending: the least certain item first.
+	probs := `Array.from(document.querySelectorAll("#consensus-table tbody tr td:nth-child(3)")).map(td => parseFloat(td.getAttribute("data-v")))`
+	if err := chromedp.Do(cr.ctx, chromedp.Click(chromedp.CSS(`#consensus-table thead th:nth-child(3)`))); err != nil {
+		t.Fatal(err)
+	}
+	if sorted := cr.eval(`String(` + probs + `.every((v, i, a) => i === 0 || a[i-1] <= v))`); sorted != "true" {
+		t.Errorf("consensus table not sorted by P(class) after a click on its header")
+	}
+	// Search by rater: the items amt017 labelled (20).
+	if err := chromedp.Do(cr.ctx, chromedp.SendKeys(chromedp.ID("consensus-search"), "amt017")); err != nil {
+		t.Fatal(err)
+	}
+	if shown := cr.count(`Array.from(` + rows + `).filter(r => !r.hidden).length`); shown != 20 {
+		t.Errorf("search for amt017 shows %d rows, want 20", shown)
+	}
+	if txt := cr.eval(`document.querySelector("#consensus-count").textContent`); txt != "20 items" {
+		t.Errorf("search counter says %q", txt)
+	}
+	size, err := chromedp.Run(cr.ctx, chromedp.Evaluate[int](`(async () => { const r = await fetch(document.querySelector("#dl-xlsx").href); return r.ok ? (await r.arrayBuffer()).byteLength : -r.status; })()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size < 1000 {
+		t.Errorf("workbook download from the page: %d bytes", size)
 	}
 }

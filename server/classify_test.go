@@ -397,3 +397,133 @@ func checkClassWorkbook(t *testing.T, b []byte, items int) {
 		t.Errorf("Items sheet has %d rows, want a header and %d items", len(rows), items)
 	}
 }
+
+// between returns the part of page from the first from to the next to.
+func between(page, from, to string) string {
+	i := strings.Index(page, from)
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(page[i:], to)
+	if j < 0 {
+		return page[i:]
+	}
+	return page[i : i+j]
+}
+
+// TestDashboardClassification: the project page of a binary project offers
+// the classification model, its precisions and the text kernels; the fit
+// form starts classification fits; a done fit's page shows the consensus
+// classes, class distribution, rater reliability with agreement, confusion
+// tables, surprising labels, the ROC plot and the downloads.
+func TestDashboardClassification(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.binaryProject("rte")
+	fid := e.doneSpec(id, key, quickClassFit)
+	b := newBrowser(t, e)
+	b.login(key)
+
+	resp, page := b.get(fmt.Sprintf("/projects/%d", id))
+	if resp.StatusCode != 200 {
+		t.Fatalf("project page: %d", resp.StatusCode)
+	}
+	form := between(page, `id="fit-form"`, "</form>")
+	for _, want := range []string{`<option value="classification" selected>`, `name="precisions"`, `<option value="fixed" >`, `<option value="text" >`,
+		`default: text (items have texts)`, `name="text_stem"`, `name="kernel_custom"`, `name="flag_threshold"`, `name="keep_draws"`, `name="covariates"`} {
+		if !strings.Contains(form, want) {
+			t.Errorf("fit form lacks %q", want)
+		}
+	}
+	for _, unwanted := range []string{`value="ordinal"`, `name="sigma_b"`, `value="linear"`} {
+		if strings.Contains(form, unwanted) {
+			t.Errorf("fit form of a binary project without covariates has %q", unwanted)
+		}
+	}
+	if strings.Contains(page, "comes later") {
+		t.Error(`project page still says the classification model "comes later"`)
+	}
+
+	// The fit page of the done fit.
+	resp, page = b.get(fmt.Sprintf("/fits/%d", fid))
+	if resp.StatusCode != 200 {
+		t.Fatalf("fit page: %d", resp.StatusCode)
+	}
+	for _, want := range []string{"classification model", "Consensus classes", `id="consensus-search"`, "Class distribution", "Rater reliability",
+		`id="precision-chart"`, "% agree", "Agreement with the consensus", "Confusion against the consensus", "Surprising labels",
+		"plots/roc.svg", "plots/consensus.svg", "report.xlsx", "report.json?download=1", "tables/items.csv", "tables/raters.csv", "Mean entropy"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("fit page lacks %q", want)
+		}
+	}
+	for _, unwanted := range []string{"Consensus ranking", `id="thresholds"`, "Severity", "plots/thresholds"} {
+		if strings.Contains(page, unwanted) {
+			t.Errorf("classification fit page shows %q", unwanted)
+		}
+	}
+	table := between(page, `id="consensus-table"`, "</table>")
+	if n := strings.Count(table, "<tr") - 1; n != 40 {
+		t.Errorf("consensus table has %d item rows, want 40", n)
+	}
+	for _, want := range []string{`<span class="cls">0</span>`, `<span class="cls">1</span>`, "amt001: "} {
+		if !strings.Contains(table, want) {
+			t.Errorf("consensus table lacks %q", want)
+		}
+	}
+	if n := strings.Count(between(page, `id="confusion"`, "</section>"), `<figure class="confusion">`); n != 17 {
+		t.Errorf("%d confusion tables, want one per rater (17)", n)
+	}
+	if n := strings.Count(between(page, `id="classes-table"`, "</table>"), "<tr>") - 1; n != 2 {
+		t.Errorf("class distribution has %d rows, want 2", n)
+	}
+
+	// Start a fit from the form: rejected settings keep the form, good
+	// ones queue a classification fit with them.
+	csrf := b.csrf(page)
+	fitURL := fmt.Sprintf("/projects/%d/fits", id)
+	resp, page = b.post(fitURL, map[string][]string{"csrf": {csrf}, "model": {"classification"}, "precisions": {"fixed"}, "v": {"2"}, "samples": {"123"}})
+	if resp.StatusCode != 400 || !strings.Contains(page, "The fit was not started") || !strings.Contains(page, `with precisions &#34;fixed&#34; every precision is fixed at 1`) ||
+		!strings.Contains(page, `value="123"`) || !strings.Contains(page, `<option value="fixed" selected>`) {
+		t.Errorf("rejected fit form: %d %s", resp.StatusCode, clipText(between(page, `class="error"`, "</div>"), 400))
+	}
+	resp, page = b.post(fitURL, map[string][]string{"csrf": {csrf}, "flag_threshold": {"often"}})
+	if resp.StatusCode != 400 || !strings.Contains(page, `flag_threshold &#34;often&#34;: expected a number`) {
+		t.Errorf("non-numeric flag threshold: %d", resp.StatusCode)
+	}
+	resp, _ = b.post(fitURL, map[string][]string{"csrf": {csrf}, "model": {"classification"}, "precisions": {"fixed"}, "kernel": {"text"},
+		"chains": {"2"}, "samples": {"100"}, "burnin": {"50"}, "seed": {"9"}, "text_stem": {"1"}, "text_min_df": {"2"}, "flag_threshold": {"0.1"}})
+	if resp.StatusCode != 303 || !strings.HasPrefix(resp.Header.Get("Location"), "/fits/") {
+		t.Fatalf("start fit: %d", resp.StatusCode)
+	}
+	var fid2 int64
+	fmt.Sscanf(resp.Header.Get("Location"), "/fits/%d", &fid2)
+	f := e.waitFit(fid2, key, 60*time.Second)
+	spec := f["spec"].(map[string]any)
+	text, _ := spec["text"].(map[string]any)
+	if f["state"] != "done" || spec["precisions"] != "fixed" || spec["kernel"] != "text" || spec["flag_threshold"].(float64) != 0.1 || text["stem"] != true || text["min_df"].(float64) != 2 {
+		t.Errorf("fit from the form: %v", f)
+	}
+	// Fixed precisions: no precision chart, the agreement still.
+	_, page = b.get(fmt.Sprintf("/fits/%d", fid2))
+	if strings.Contains(page, `id="precision-chart"`) || !strings.Contains(page, "The precisions are fixed at 1") || !strings.Contains(page, `id="consensus-table"`) {
+		t.Errorf("fit page of fixed precisions: chart %v", strings.Contains(page, `id="precision-chart"`))
+	}
+
+	// An ordinal project's form offers the ordinal model with its
+	// threshold prior and no precisions; a bounded one no model.
+	oid, _ := e.loadedProject("essays")
+	if resp, _ = b.get(fmt.Sprintf("/projects/%d", oid)); resp.StatusCode != 404 {
+		t.Errorf("ordinal project page for another project's key: %d, want 404", resp.StatusCode)
+	}
+	admin := newBrowser(t, e)
+	admin.login(testAdmin)
+	_, page = admin.get(fmt.Sprintf("/projects/%d", oid))
+	form = between(page, `id="fit-form"`, "</form>")
+	if !strings.Contains(form, `<option value="ordinal" selected>`) || !strings.Contains(form, `name="sigma_b"`) || strings.Contains(form, `name="precisions"`) || strings.Contains(form, `name="text_stem"`) {
+		t.Errorf("ordinal fit form: %s", clipText(form, 600))
+	}
+	bid, _ := e.project("sliders", "bounded:0..100")
+	_, page = admin.get(fmt.Sprintf("/projects/%d", bid))
+	if strings.Contains(page, `id="fit-form"`) || !strings.Contains(page, `id="no-model"`) {
+		t.Errorf("bounded project page offers a fit")
+	}
+}

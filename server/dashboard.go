@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"embed"
 	"html/template"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+	"concord/textfeat"
 )
 
 // The dashboard: server-rendered pages (html/template) over the same stores
@@ -360,9 +363,18 @@ type projectPage struct {
 	Keys    []annotations.APIKey
 	NewKey  string
 	Form    map[string]string
-	Ordinal bool
 	Active  bool // a fit is queued or running
+	// The start-fit form: the model that suits the scheme (none for
+	// bounded schemes), the kernels that suit the items.
+	Model    string
+	Ordinal  bool
+	Fittable bool
+	Kernels  []option
+	HasText  bool
 }
+
+// option is a choice of a select element.
+type option struct{ Value, Label string }
 
 type levelCount struct {
 	Code, Name string
@@ -401,8 +413,20 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		d.fail(c, err)
 		return
 	}
-	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Ordinal: p.Scheme.Kind == annotations.Ordinal,
-		Form: map[string]string{"chains": "4", "samples": "2000", "burnin": "1000", "thin": "1", "seed": "1", "kernel": "", "identifiability": "weak", "sampler": "default"}}
+	model := defaultModel(p.Scheme)
+	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Model: model, Ordinal: model == analysis.ModelOrdinal,
+		Fittable: analysis.CheckScheme(model, p.Scheme) == nil && p.Scheme.Kind != annotations.Bounded,
+		Form: map[string]string{"model": model, "chains": "4", "samples": "2000", "burnin": "1000", "thin": "1", "seed": "1", "kernel": "",
+			"identifiability": "weak", "sampler": "default", "precisions": analysis.PrecisionsInferred, "text_weighting": ""}}
+	if page.Fittable {
+		hasText, hasCov, err := d.itemInputs(ctx, p.ID)
+		if err != nil {
+			d.fail(c, err)
+			return
+		}
+		page.HasText = hasText
+		page.Kernels = kernelOptions(hasText, hasCov)
+	}
 	st := pj.Stats
 	if p.Scheme.Categorical() {
 		for _, l := range p.Scheme.Levels {
@@ -448,6 +472,42 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 	d.render(c, status, "project", page)
 }
 
+// itemSample is how many items the project page looks at to see whether
+// the items have texts and covariates (imports give every item of a file
+// the same columns).
+const itemSample = 200
+
+// itemInputs says whether the project's items (the first itemSample of
+// them) have texts and numeric covariates, to offer the kernels that can
+// use them.
+func (d *dashboard) itemInputs(ctx context.Context, projectID int64) (hasText, hasCov bool, err error) {
+	items, _, err := d.s.store.ListItems(ctx, projectID, annotations.ItemFilter{Page: annotations.Page{Limit: itemSample}})
+	if err != nil {
+		return false, false, err
+	}
+	for _, it := range items {
+		hasText = hasText || strings.TrimSpace(it.Text) != ""
+		hasCov = hasCov || len(it.Covariates) > 0
+	}
+	return hasText, hasCov, nil
+}
+
+// kernelOptions are the kernels the start-fit form offers.
+func kernelOptions(hasText, hasCov bool) []option {
+	def := "default: identity (items have no texts)"
+	if hasText {
+		def = "default: text (items have texts)"
+	}
+	out := []option{{"", def}, {"identity", "identity (labels only, items unrelated)"}}
+	if hasText {
+		out = append(out, option{"text", "text (linear kernel on bags of words)"}, option{"text-rbf:gamma=1", "text-rbf:gamma=1 (RBF on bags of words)"})
+	}
+	if hasCov {
+		out = append(out, option{"linear", "linear (on the numeric covariates)"}, option{"rbf:gamma=1", "rbf:gamma=1 (on the numeric covariates)"})
+	}
+	return out
+}
+
 func (d *dashboard) importFile(c *gin.Context) {
 	p, ok := d.projectParam(c, write)
 	if !ok {
@@ -483,35 +543,87 @@ func importSummary(r *importResponse) string {
 	return b.String()
 }
 
+// fitFormFields are the fields of the start-fit form, kept on the page
+// when the form is rejected.
+var fitFormFields = []string{"model", "precisions", "kernel", "kernel_custom", "covariates", "identifiability", "ref_rater", "sampler",
+	"chains", "samples", "burnin", "thin", "seed", "v", "lambda", "sigma_b", "flag_threshold", "max_rhat", "min_ess", "keep_draws",
+	"text_weighting", "text_min_df", "text_max_features", "text_stem", "text_bigrams", "text_keep_stop_words"}
+
 // fitForm reads the start-fit form into a fit request; empty fields take
-// the defaults.
+// the defaults. A custom kernel, when given, replaces the chosen one; the
+// text featuriser's fields make up "text".
 func fitForm(c *gin.Context) (*fitRequest, map[string]string, error) {
-	req := &fitRequest{
-		Model: c.PostForm("model"), Kernel: c.PostForm("kernel"), Identifiability: c.PostForm("identifiability"),
-		RefRater: strings.TrimSpace(c.PostForm("ref_rater")), Sampler: c.PostForm("sampler"),
-	}
 	form := map[string]string{}
-	for _, k := range []string{"model", "kernel", "identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "seed"} {
-		form[k] = c.PostForm(k)
+	for _, k := range fitFormFields {
+		form[k] = strings.TrimSpace(c.PostForm(k))
 	}
-	ints := map[string]**int{"chains": &req.Chains, "samples": &req.Samples, "burnin": &req.Burnin, "thin": &req.Thin}
-	for name, dst := range ints {
-		v := strings.TrimSpace(form[name])
-		if v == "" {
-			continue
-		}
-		n, err := parseIntField(name, v)
-		if err != nil {
-			return nil, form, err
-		}
-		*dst = &n
+	req := &fitRequest{
+		Model: form["model"], Precisions: form["precisions"], Kernel: form["kernel"], Covariates: form["covariates"],
+		Identifiability: form["identifiability"], RefRater: form["ref_rater"], Sampler: form["sampler"],
 	}
-	if v := strings.TrimSpace(form["seed"]); v != "" {
+	if form["kernel_custom"] != "" {
+		req.Kernel = form["kernel_custom"]
+	}
+	ints := []struct {
+		name string
+		dst  **int
+	}{{"chains", &req.Chains}, {"samples", &req.Samples}, {"burnin", &req.Burnin}, {"thin", &req.Thin}, {"keep_draws", &req.KeepDraws}}
+	for _, f := range ints {
+		if v := form[f.name]; v != "" {
+			n, err := parseIntField(f.name, v)
+			if err != nil {
+				return nil, form, err
+			}
+			*f.dst = &n
+		}
+	}
+	if v := form["seed"]; v != "" {
 		n, err := parseUintField("seed", v)
 		if err != nil {
 			return nil, form, err
 		}
 		req.Seed = &n
+	}
+	floats := []struct {
+		name string
+		dst  **float64
+	}{{"v", &req.V}, {"lambda", &req.Lambda}, {"sigma_b", &req.SigmaB}, {"flag_threshold", &req.FlagThreshold}, {"max_rhat", &req.MaxRhat}, {"min_ess", &req.MinESS}}
+	for _, f := range floats {
+		if v := form[f.name]; v != "" {
+			x, err := parseFloatField(f.name, v)
+			if err != nil {
+				return nil, form, err
+			}
+			*f.dst = &x
+		}
+	}
+	var text textfeat.Options
+	set := false
+	if v := form["text_weighting"]; v != "" {
+		text.Weighting, set = textfeat.Weighting(v), true
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{"text_min_df", &text.MinDF}, {"text_max_features", &text.MaxFeatures}} {
+		if v := form[f.name]; v != "" {
+			n, err := parseIntField(f.name, v)
+			if err != nil {
+				return nil, form, err
+			}
+			*f.dst, set = n, true
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"text_stem", &text.Stem}, {"text_bigrams", &text.Bigrams}, {"text_keep_stop_words", &text.KeepStopWords}} {
+		if form[f.name] != "" {
+			*f.dst, set = true, true
+		}
+	}
+	if set {
+		req.Text = &text
 	}
 	return req, form, nil
 }
@@ -619,6 +731,16 @@ type fitPage struct {
 	Tables    []string
 	Plots     []string
 	Done      bool
+	Summary   *fitSummary
+	// Classification fits: the consensus class table, the class
+	// distribution, the raters' confusion tables against the consensus.
+	Classification  bool
+	FixedPrecisions bool
+	Consensus       []classRow
+	ClassDist       []classDist
+	Confusions      []confusionView
+	ConfusionsLeft  int
+	Levels          []string
 }
 
 func (d *dashboard) fitParam(c *gin.Context, a access) (*annotations.Fit, bool) {
@@ -652,11 +774,24 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		}
 		res := cf.res
 		page.Result = res
-		page.Ranking, page.Truncated = ranking(res, maxRankingRows)
+		page.Summary = cf.summary()
+		page.Levels = res.Levels
 		page.Raters = append([]multirater.RaterResult(nil), res.Raters...)
 		sort.SliceStable(page.Raters, func(i, j int) bool { return page.Raters[i].Precision.Mean > page.Raters[j].Precision.Mean })
-		page.Chart = precisionChart(page.Raters)
-		page.Thresh = thresholdChart(res)
+		if res.Model.Model == analysis.ModelClassification {
+			page.Classification = true
+			page.FixedPrecisions = res.Model.Precisions == analysis.PrecisionsFixed || res.Model.Precisions == analysis.PrecisionsFixedFull
+			page.Consensus, page.Truncated = consensusClasses(res, maxRankingRows)
+			page.ClassDist = classDistribution(res, page.Summary)
+			page.Confusions, page.ConfusionsLeft = confusions(res, maxConfusionRaters)
+			if !page.FixedPrecisions {
+				page.Chart = precisionChart(page.Raters, agreementNote)
+			}
+		} else {
+			page.Ranking, page.Truncated = ranking(res, maxRankingRows)
+			page.Chart = precisionChart(page.Raters, nil)
+			page.Thresh = thresholdChart(res)
+		}
 		page.Plots = plotsFor(res)
 		page.Flags = res.Flags
 		if len(page.Flags) > maxFlagRows {

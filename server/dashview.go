@@ -31,6 +31,12 @@ var templateFuncs = template.FuncMap{
 	"f0":     func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) },
 	"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"mul100": func(v float64) float64 { return 100 * v },
+	"deref": func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	},
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
@@ -74,6 +80,14 @@ func parseIntField(name, v string) (int, error) {
 		return 0, annotations.Errorf(annotations.EINVALID, "%s %q: expected a whole number", name, v)
 	}
 	return n, nil
+}
+
+func parseFloatField(name, v string) (float64, error) {
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, annotations.Errorf(annotations.EINVALID, "%s %q: expected a number", name, v)
+	}
+	return x, nil
 }
 
 func parseUintField(name, v string) (uint64, error) {
@@ -140,15 +154,20 @@ func ranking(res *multirater.FitResult, max int) ([]rankRow, int) {
 func svgText(s string) string { return template.HTMLEscapeString(s) }
 
 // precisionChart draws the raters' posterior precisions as a forest plot
-// (mean and 95% interval), most precise first.
-func precisionChart(raters []multirater.RaterResult) template.HTML {
+// (mean and 95% interval), most precise first; note, when set, labels each
+// row on the right (e.g. the rater's agreement with the consensus).
+func precisionChart(raters []multirater.RaterResult, note func(multirater.RaterResult) string) template.HTML {
 	if len(raters) == 0 {
 		return ""
 	}
 	const (
-		left, right, top, rowH = 150.0, 30.0, 28.0, 24.0
-		width                  = 720.0
+		left, top, rowH = 150.0, 28.0, 24.0
+		width           = 720.0
 	)
+	right := 30.0
+	if note != nil {
+		right = 100
+	}
 	hi := 0.0
 	for _, r := range raters {
 		hi = math.Max(hi, r.Precision.Q975)
@@ -179,6 +198,11 @@ func precisionChart(raters []multirater.RaterResult) template.HTML {
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="ci"/>`, x(r.Precision.Q025), x(r.Precision.Q975), y, y)
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" class="pt"><title>%s: mean %.3f, 95%% interval %.3f to %.3f, %d labels</title></circle>`,
 			x(r.Precision.Mean), y, svgText(r.ID), r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, r.NLabels)
+		if note != nil {
+			if s := note(r); s != "" {
+				fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" class="note">%s</text>`, width-right+12, y+4, svgText(s))
+			}
+		}
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
@@ -246,4 +270,173 @@ func niceCeil(v float64) float64 {
 		}
 	}
 	return 10 * p
+}
+
+// Rows and raters of the classification views; the downloads hold
+// everything.
+const maxConfusionRaters = 60
+
+// classRow is one row of the consensus class table.
+type classRow struct {
+	ID        string
+	Class     string
+	Prob      float64
+	Entropy   float64
+	HasEntr   bool
+	Probs     string // the class distribution, most probable first
+	NLabels   int
+	Labels    string
+	Predicted bool
+}
+
+// consensusClasses returns the consensus class table of a classification
+// fit (items in consensus class order, then by decreasing probability of
+// their class), at most max rows, and how many were left out.
+func consensusClasses(res *multirater.FitResult, limit int) ([]classRow, int) {
+	order := make(map[string]int, len(res.Levels))
+	for k, l := range res.Levels {
+		order[l] = k
+	}
+	raterOrder := make([]string, len(res.Raters))
+	for i, r := range res.Raters {
+		raterOrder[i] = r.ID
+	}
+	rows := make([]classRow, 0, len(res.Items))
+	for _, it := range res.Items {
+		r := classRow{ID: it.ID, Class: it.Class, Prob: it.ClassProbs[it.Class], NLabels: it.NLabels, Predicted: it.NLabels == 0}
+		if it.Entropy != nil {
+			r.Entropy, r.HasEntr = *it.Entropy, true
+		}
+		r.Probs = distribution(res.Levels, it.ClassProbs, 4)
+		var parts []string
+		for _, id := range raterOrder {
+			if v, ok := it.Labels[id]; ok {
+				parts = append(parts, id+": "+v)
+			}
+		}
+		r.Labels = strings.Join(parts, ", ")
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		ci, oki := order[rows[i].Class]
+		cj, okj := order[rows[j].Class]
+		if oki != okj {
+			return oki
+		}
+		if ci != cj {
+			return ci < cj
+		}
+		return rows[i].Prob > rows[j].Prob
+	})
+	if len(rows) > limit {
+		return rows[:limit], len(rows) - limit
+	}
+	return rows, 0
+}
+
+// distribution formats a class distribution, most probable first, with at
+// most top classes ("b 0.81 · a 0.12 · …").
+func distribution(levels []string, probs map[string]float64, top int) string {
+	codes := append([]string(nil), levels...)
+	sort.SliceStable(codes, func(i, j int) bool { return probs[codes[i]] > probs[codes[j]] })
+	var parts []string
+	for i, c := range codes {
+		if i == top {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, c+" "+strconv.FormatFloat(probs[c], 'f', 2, 64))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// classDist is one row of the class distribution table.
+type classDist struct {
+	Code, Name          string
+	Items, Labels       int
+	ItemsPct, LabelsPct float64
+	MeanProb            float64
+}
+
+// classDistribution lists, per class, the items whose consensus class it
+// is and the labels that gave it (from the fit's summary), and the mean
+// consensus probability of the class over the items.
+func classDistribution(res *multirater.FitResult, sum *fitSummary) []classDist {
+	out := make([]classDist, len(sum.Classes))
+	for k, c := range sum.Classes {
+		out[k] = classDist{Code: c.Level, Name: c.Name, Items: c.Items, Labels: c.Labels,
+			ItemsPct: 100 * float64(c.Items) / float64(max(sum.Items, 1)), LabelsPct: 100 * float64(c.Labels) / float64(max(sum.Labels, 1))}
+		total := 0.0
+		for _, it := range res.Items {
+			total += it.ClassProbs[c.Level]
+		}
+		out[k].MeanProb = total / float64(max(len(res.Items), 1))
+	}
+	return out
+}
+
+// confusionView is a rater's confusion table against the consensus.
+type confusionView struct {
+	Rater     string
+	NLabels   int
+	Agreement float64
+	HasAgr    bool
+	Rows      []confusionRow
+}
+
+type confusionRow struct {
+	Class string
+	Cells []confusionCell
+}
+
+type confusionCell struct {
+	N    int
+	Diag bool
+	Pct  float64 // share of the row
+}
+
+// confusions returns the raters' confusion tables against the consensus
+// class, raters with the most labels first, at most max of them, and how
+// many were left out.
+func confusions(res *multirater.FitResult, limit int) ([]confusionView, int) {
+	raters := append([]multirater.RaterResult(nil), res.Raters...)
+	sort.SliceStable(raters, func(i, j int) bool {
+		if raters[i].NLabels != raters[j].NLabels {
+			return raters[i].NLabels > raters[j].NLabels
+		}
+		return raters[i].ID < raters[j].ID
+	})
+	left := 0
+	if len(raters) > limit {
+		raters, left = raters[:limit], len(raters)-limit
+	}
+	out := make([]confusionView, 0, len(raters))
+	for _, r := range raters {
+		v := confusionView{Rater: r.ID, NLabels: r.NLabels}
+		if r.ConsensusAgreement != nil {
+			v.Agreement, v.HasAgr = *r.ConsensusAgreement, true
+		}
+		for k, row := range r.Confusion {
+			cr := confusionRow{Class: res.Levels[k]}
+			n := 0
+			for _, c := range row {
+				n += c
+			}
+			for j, c := range row {
+				cr.Cells = append(cr.Cells, confusionCell{N: c, Diag: j == k, Pct: 100 * float64(c) / float64(max(n, 1))})
+			}
+			v.Rows = append(v.Rows, cr)
+		}
+		out = append(out, v)
+	}
+	return out, left
+}
+
+// agreementNote labels a rater's row of the precision chart with their
+// agreement with the consensus class (classification fits).
+func agreementNote(r multirater.RaterResult) string {
+	if r.ConsensusAgreement == nil {
+		return ""
+	}
+	return strconv.FormatFloat(100**r.ConsensusAgreement, 'f', 0, 64) + "% agree"
 }

@@ -1,12 +1,18 @@
 // concord dashboard: progress polling, agreement table, sortable and
-// searchable tables. Plain JavaScript, no external resources.
+// searchable tables (consensus ranking, consensus classes). Plain
+// JavaScript, no external resources.
 (function () {
   "use strict";
   var csrf = document.body.getAttribute("data-csrf") || "";
 
+  // setWidths sizes bars from their data-w percentages, at once (the
+  // progress bar's transition is for live updates).
   function setWidths(root) {
     (root || document).querySelectorAll("[data-w]").forEach(function (el) {
+      el.classList.add("instant");
       el.style.width = Math.max(0, Math.min(100, parseFloat(el.getAttribute("data-w")) || 0)) + "%";
+      void el.offsetWidth;
+      el.classList.remove("instant");
     });
   }
 
@@ -186,7 +192,11 @@
     var fits = document.getElementById("fits-table");
     if (fits && fits.getAttribute("data-active")) { pollFits(fits); }
     document.querySelectorAll("table.sortable").forEach(makeSortable);
-    var search = document.getElementById("ranking-search");
-    if (search) { makeSearchable(search, document.getElementById("ranking-table"), document.getElementById("ranking-count")); }
+    // Search boxes name their table and counter (the ranking, the
+    // consensus classes).
+    document.querySelectorAll("input[type=search][data-table]").forEach(function (input) {
+      var table = document.getElementById(input.getAttribute("data-table"));
+      if (table) { makeSearchable(input, table, document.getElementById(input.getAttribute("data-count"))); }
+    });
   });
 })();
