@@ -18,6 +18,9 @@ import (
 const (
 	maxRankingRows = 5000
 	maxFlagRows    = 500
+	// manyRaters: more raters than this get a compact precision chart in
+	// a scroll box.
+	manyRaters = 40
 )
 
 var templateFuncs = template.FuncMap{
@@ -57,6 +60,7 @@ var templateFuncs = template.FuncMap{
 		return d.Round(time.Second).String()
 	},
 	"terminal": func(s annotations.FitStatus) bool { return s.Terminal() },
+	"many":     func(n int) bool { return n > manyRaters },
 	"join":     strings.Join,
 	"specval": func(m map[string]any, k string) string {
 		if v, ok := m[k]; ok {
@@ -161,9 +165,15 @@ func precisionChart(raters []multirater.RaterResult, note func(multirater.RaterR
 		return ""
 	}
 	const (
-		left, top, rowH = 150.0, 28.0, 24.0
-		width           = 720.0
+		left, top = 150.0, 28.0
+		width     = 720.0
 	)
+	// Many raters get compact rows (the page puts the chart in a scroll
+	// box).
+	rowH, dot := 24.0, 5.0
+	if len(raters) > manyRaters {
+		rowH, dot = 14, 3.5
+	}
 	right := 30.0
 	if note != nil {
 		right = 100
@@ -196,8 +206,8 @@ func precisionChart(raters []multirater.RaterResult, note func(multirater.RaterR
 		}
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" class="label" text-anchor="end">%s</text>`, left-8, y+4, svgText(clipText(name, 22)))
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="ci"/>`, x(r.Precision.Q025), x(r.Precision.Q975), y, y)
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" class="pt"><title>%s: mean %.3f, 95%% interval %.3f to %.3f, %d labels</title></circle>`,
-			x(r.Precision.Mean), y, svgText(r.ID), r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, r.NLabels)
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%.1f" class="pt"><title>%s: mean %.3f, 95%% interval %.3f to %.3f, %d labels</title></circle>`,
+			x(r.Precision.Mean), y, dot, svgText(r.ID), r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, r.NLabels)
 		if note != nil {
 			if s := note(r); s != "" {
 				fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" class="note">%s</text>`, width-right+12, y+4, svgText(s))
