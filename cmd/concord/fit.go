@@ -112,46 +112,9 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	var ds *annotations.Dataset
-	var source string
-	if *project != "" {
-		st, err := openStore(ctx, e, *dsn)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		p, err := findProject(ctx, st, *project)
-		if err != nil {
-			return err
-		}
-		ds, err = st.Dataset(ctx, p.ID)
-		if err != nil {
-			return err
-		}
-		source = "project " + p.Name
-	} else {
-		opts := annotations.LoadOptions{ItemsPath: *items}
-		opts.Format = annotations.Format(*format)
-		opts.TextColumns = splitList(*kf.textColumns)
-		if len(where) > 0 {
-			opts.Where = where
-		}
-		if *schemeSpec != "" {
-			s, err := annotations.ParseScheme(*schemeSpec)
-			if err != nil {
-				return err
-			}
-			opts.Scheme = &s
-		}
-		ld, err := annotations.LoadFiles(*labels, opts)
-		if err != nil {
-			return err
-		}
-		if ld.Inferred {
-			fmt.Fprintf(e.stderr, "concord fit: scheme %s inferred (%s); give --scheme to set it\n", ld.Dataset.Scheme, ld.Reason)
-		}
-		ds = ld.Dataset
-		source = *labels
+	ds, source, err := loadForModel(ctx, e, "fit", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns)
+	if err != nil {
+		return err
 	}
 
 	summary := e.stdout
