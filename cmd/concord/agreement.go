@@ -58,6 +58,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	observed := fs.Bool("observed-categories", false, "use only the categories that occur in the data (irrCAC without categ.labels) instead of all the scheme's levels")
 	complete := fs.Bool("complete-cases", false, "ICC on the items every rater rated (classical ANOVA) instead of REML on all ratings")
 	restarts := fs.Int("ds-restarts", 4, "Dawid-Skene random restarts besides the majority-vote start")
+	smoothing := fs.Float64("ds-smoothing", 0, "Dawid-Skene pseudo-count added to every class and confusion count (MAP under a Dirichlet prior; 0: maximum likelihood as in Dawid & Skene 1979)")
 	maxPairs := fs.Int("pairs", 30, "show at most this many rater pairs in the table (all are in --json)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
@@ -125,6 +126,9 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if b == 0 {
 		b = -1
 	}
+	if *smoothing < 0 {
+		return annotations.Errorf(annotations.EINVALID, "--ds-smoothing must be at least 0, got %g", *smoothing)
+	}
 	r := *restarts
 	if r == 0 {
 		r = -1
@@ -133,7 +137,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 		Bootstrap: b, Seed: *seed, ConfLevel: *conf,
 		ObservedCategoriesOnly: *observed,
 		ICC:                    raters.ICCOptions{CompleteCasesOnly: *complete},
-		DS:                     raters.DSOptions{Restarts: r},
+		DS:                     raters.DSOptions{Restarts: r, Smoothing: *smoothing},
 	})
 	if err != nil {
 		return err
