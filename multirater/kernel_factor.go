@@ -49,6 +49,9 @@ type priorFactor struct {
 	oneProj []float64
 	// dropped counts the eigenvalues below the rank tolerance.
 	dropped int
+	// g32 holds G in single precision (n×r row-major) when the factor is
+	// stored that way (see single); g then holds the same rounded values.
+	g32 []float32
 }
 
 // newPriorFactor factorises the n×n prior covariance c.
@@ -128,26 +131,175 @@ func (f *priorFactor) general() blas64.General {
 	return blas64.General{Rows: f.n, Cols: f.r, Stride: f.r, Data: f.g}
 }
 
+// single stores a non-diagonal factor in single precision: G is rounded to
+// float32 once, and every later use of G, in the products of gaussSampler and
+// in the moves that read f.g, sees the rounded matrix G~, so that all the
+// moves of a chain target one and the same posterior, that of the prior
+// covariance C~ = G~ G~'. Rounding changes each element of G by at most 2^-24
+// of itself, hence |C~_ij - C_ij| <= 2^-23 sqrt(C_ii C_jj) (Cauchy-Schwarz):
+// a perturbation of the kernel matrix far below any uncertainty in the
+// kernel, which is itself a modelling choice. The products are computed in
+// double precision from the float32 elements (matvec32.go), so they are
+// products with G~ to double-precision rounding; storing G in float32 halves
+// their memory traffic, which bounds their speed once G outgrows the caches
+// (8 MB for N = r = 1000).
+//
+// One relation is not exactly preserved: the complete-design draw uses
+// G'G = Λ (orthonormal eigenvectors), which G~ satisfies to about 2^-24
+// relative instead of 2^-52; the conditional precision I + a G~'G~ it stands
+// for then differs from the one used, I + a Λ, by that relative amount, so
+// the draw's covariance and mean are off by ~1e-7 of themselves.
+func (f *priorFactor) single() {
+	if f.diag || f.g32 != nil {
+		return
+	}
+	f.g32 = make([]float32, len(f.g))
+	for i, v := range f.g {
+		f.g32[i] = float32(v)
+		f.g[i] = float64(f.g32[i])
+	}
+	ones := make([]float64, f.n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	f.mulGT(f.oneProj, ones)
+	if f.gsq != nil {
+		for i, v := range f.g {
+			f.gsq[i] = v * v
+		}
+	}
+}
+
 // mulG sets dst (length n) to G w.
-func (f *priorFactor) mulG(dst, w []float64) {
+func (f *priorFactor) mulG(dst, w []float64) { f.mulGDir(dst, w, false) }
+
+// mulGT sets dst (length r) to G' v.
+func (f *priorFactor) mulGT(dst, v []float64) { f.mulGTDir(dst, v, false) }
+
+// mulGDir sets dst (length n) to G w, visiting the rows of a single-precision
+// G in reverse order when rev is set (the result is the same).
+func (f *priorFactor) mulGDir(dst, w []float64, rev bool) {
 	if f.diag {
 		for i, s := range f.sd {
 			dst[i] = s * w[i]
 		}
 		return
 	}
-	blas64.Gemv(blas.NoTrans, 1, f.general(), blas64.Vector{N: f.r, Inc: 1, Data: w}, 0, blas64.Vector{N: f.n, Inc: 1, Data: dst})
+	if f.g32 == nil {
+		blas64.Gemv(blas.NoTrans, 1, f.general(), blas64.Vector{N: f.r, Inc: 1, Data: w}, 0, blas64.Vector{N: f.n, Inc: 1, Data: dst})
+		return
+	}
+	r := f.r
+	w = w[:r]
+	dst = dst[:f.n]
+	if rev {
+		for i := f.n - 1; i >= 0; i-- {
+			dst[i] = dotF32(f.g32[i*r:(i+1)*r], w)
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = dotF32(f.g32[i*r:(i+1)*r], w)
+	}
 }
 
-// mulGT sets dst (length r) to G' v.
-func (f *priorFactor) mulGT(dst, v []float64) {
+// mulGTDir sets dst (length r) to G' v. A single-precision G is streamed by
+// rows (dst += v_i G_i), in reverse order when rev is set, which changes the
+// rounding of the sums but not their value otherwise. Rows with v_i = 0 are
+// skipped (adding 0 G_i changes nothing).
+func (f *priorFactor) mulGTDir(dst, v []float64, rev bool) {
 	if f.diag {
 		for i, s := range f.sd {
 			dst[i] = s * v[i]
 		}
 		return
 	}
-	blas64.Gemv(blas.Trans, 1, f.general(), blas64.Vector{N: f.n, Inc: 1, Data: v}, 0, blas64.Vector{N: f.r, Inc: 1, Data: dst})
+	if f.g32 == nil {
+		blas64.Gemv(blas.Trans, 1, f.general(), blas64.Vector{N: f.n, Inc: 1, Data: v}, 0, blas64.Vector{N: f.r, Inc: 1, Data: dst})
+		return
+	}
+	r := f.r
+	dst = dst[:r]
+	for k := range dst {
+		dst[k] = 0
+	}
+	v = v[:f.n]
+	if rev {
+		for i := f.n - 1; i >= 0; i-- {
+			if v[i] != 0 {
+				axpyF32(v[i], f.g32[i*r:(i+1)*r], dst)
+			}
+		}
+		return
+	}
+	for i, vi := range v {
+		if vi != 0 {
+			axpyF32(vi, f.g32[i*r:(i+1)*r], dst)
+		}
+	}
+}
+
+// hmulRowsDir sets gp = G v and dst = G'(d∘gp) (lengths n and r) with one
+// pass over a single-precision G: for each row, the dot product G_i v and
+// then dst += d_i (G_i v) G_i while the row is in the cache. It halves the
+// memory traffic of the conjugate-gradient iteration. The rows go in reverse
+// order when rev is set.
+func (f *priorFactor) hmulRowsDir(gp, dst, v, d []float64, rev bool) {
+	r := f.r
+	dst = dst[:r]
+	for k := range dst {
+		dst[k] = 0
+	}
+	v = v[:r]
+	gp = gp[:f.n]
+	d = d[:f.n]
+	if rev {
+		for i := f.n - 1; i >= 0; i-- {
+			row := f.g32[i*r : (i+1)*r]
+			g := dotF32(row, v)
+			gp[i] = g
+			if t := d[i] * g; t != 0 {
+				axpyF32(t, row, dst)
+			}
+		}
+		return
+	}
+	for i := range gp {
+		row := f.g32[i*r : (i+1)*r]
+		g := dotF32(row, v)
+		gp[i] = g
+		if t := d[i] * g; t != 0 {
+			axpyF32(t, row, dst)
+		}
+	}
+}
+
+// mulGT2Dir sets d1 = G' v1 and d2 = G' v2 (length r) with one pass over a
+// single-precision G, in reverse row order when rev is set.
+func (f *priorFactor) mulGT2Dir(d1, d2, v1, v2 []float64, rev bool) {
+	if f.g32 == nil {
+		f.mulGTDir(d1, v1, rev)
+		f.mulGTDir(d2, v2, rev)
+		return
+	}
+	r := f.r
+	d1 = d1[:r]
+	d2 = d2[:r]
+	for k := range d1 {
+		d1[k] = 0
+		d2[k] = 0
+	}
+	v1 = v1[:f.n]
+	v2 = v2[:f.n]
+	if rev {
+		for i := f.n - 1; i >= 0; i-- {
+			axpy2F32(v1[i], v2[i], f.g32[i*r:(i+1)*r], d1, d2)
+		}
+		return
+	}
+	for i, a := range v1 {
+		axpy2F32(a, v2[i], f.g32[i*r:(i+1)*r], d1, d2)
+	}
 }
 
 // covTo returns G G' (the prior covariance as represented), for tests.
@@ -171,15 +323,20 @@ func (f *priorFactor) covTo() *mat.SymDense {
 
 // CG settings of the incomplete-design sampler.
 const (
-	// cgTol is the relative residual at which conjugate gradients stop.
-	// The solution error is then about 1e-8 of the scale of the draw, far
-	// below Monte Carlo error.
+	// cgTol is the relative residual at which conjugate gradients stop by
+	// default. The solution error is then about 1e-8 of the scale of the
+	// draw, far below Monte Carlo error.
 	cgTol = 1e-8
+	// cgTolH is the error, in posterior standard deviations, at which the
+	// ordinal sampler stops conjugate gradients (see gaussSampler.tolH).
+	cgTolH = 1e-4
 )
 
 // gaussStats counts the work of a gaussSampler.
 type gaussStats struct {
 	Solves, Iterations, MaxIterations int
+	// Passes counts the products with the full matrix G or G'.
+	Passes int
 }
 
 // gaussSampler draws w | pseudo-observations (see priorFactor) without
@@ -187,12 +344,37 @@ type gaussStats struct {
 type gaussSampler struct {
 	f *priorFactor
 	// scratch, length r or n.
-	rhs, x, res, z, p, hp, tn []float64
-	prec                      []float64
-	precSet                   bool
-	blockK                    int
-	block                     []float64
-	stats                     gaussStats
+	rhs, x, res, z, p, hp, tn, gp, tn2 []float64
+	prec                               []float64
+	precSet                            bool
+	blockK                             int
+	block                              []float64
+	blockInv                           bool
+	// tolH, when positive, replaces the stopping rule of conjugate
+	// gradients: stop when r'P^{-1}r <= tolH^2 r (r = dim w), P the
+	// preconditioner and r the residual. With e the error of the solution,
+	// r'P^{-1}r = e'H P^{-1} H e, which is e'He up to the spread of the
+	// eigenvalues of P^{-1}H about 1 (a few here): the rule bounds the error
+	// in the metric of the posterior, |e|_H ≈ tolH sqrt(r), i.e. about
+	// tolH posterior standard deviations per direction (root mean square).
+	//
+	// What an inexact solve does to the chain: conjugate gradients started
+	// from the previous draw x0 return x* + e instead of the exact
+	// perturbation draw x*, and the error e shrinks along with x0 - x*: the
+	// result is roughly x* + c (x0 - x*) with c ≈ |e|_H / |x0 - x*|_H ≈
+	// tolH / sqrt(2) in the stationary regime, where |x0 - x*|_H ≈ sqrt(2 r).
+	// Such a step leaves the posterior mean of w where it is and shrinks its
+	// variance by a relative 2c ≈ 1.4e-4 (0.007% in standard deviations),
+	// while the Monte Carlo error of a standard deviation is about
+	// 1/sqrt(2 ESS), 1% for an ESS of 5000: the bias is two orders of
+	// magnitude below what a fit can resolve. TestCGStop checks |e|_H
+	// against the exact solution.
+	tolH float64
+	// rev is the row order of the next product with a single-precision G:
+	// the products alternate between forward and reverse, so that each
+	// starts with the rows the previous one left in the cache.
+	rev   bool
+	stats gaussStats
 }
 
 // setPrecDiag gives the diagonal of H = I + G' diag(d) G for the next
@@ -212,8 +394,23 @@ func newGaussSampler(f *priorFactor) *gaussSampler {
 		s.hp = make([]float64, f.r)
 		s.prec = make([]float64, f.r)
 		s.tn = make([]float64, f.n)
+		s.gp = make([]float64, f.n)
 	}
 	return s
+}
+
+// mulG sets dst = G w, alternating the row order (see rev).
+func (s *gaussSampler) mulG(dst, w []float64) {
+	s.f.mulGDir(dst, w, s.rev)
+	s.rev = !s.rev
+	s.stats.Passes++
+}
+
+// mulGT sets dst = G' v, alternating the row order.
+func (s *gaussSampler) mulGT(dst, v []float64) {
+	s.f.mulGTDir(dst, v, s.rev)
+	s.rev = !s.rev
+	s.stats.Passes++
 }
 
 // draw sets w to a draw from N(H^{-1} G's, H^{-1}), H = I + G' diag(d) G,
@@ -225,23 +422,8 @@ func newGaussSampler(f *priorFactor) *gaussSampler {
 // Cost: O(N) for a diagonal C; O(N r) for equal d (two products with G);
 // O(N r) per conjugate-gradient iteration otherwise.
 func (s *gaussSampler) draw(rng *rand.Rand, w, m, sum, d []float64, equal bool) error {
-	f := s.f
-	if f.diag {
-		for i, sd := range f.sd {
-			h := 1 + sd*sd*d[i]
-			w[i] = sd*sum[i]/h + rng.NormFloat64()/math.Sqrt(h)
-			m[i] = sd * w[i]
-		}
-		return nil
-	}
-	if equal {
-		a := d[0]
-		f.mulGT(s.rhs, sum)
-		for k, l := range f.lam {
-			h := 1 + a*l
-			w[k] = s.rhs[k]/h + rng.NormFloat64()/math.Sqrt(h)
-		}
-		f.mulG(m, w)
+	if s.f.diag || equal {
+		s.drawDirect(rng, w, m, sum, d)
 		return nil
 	}
 	// Perturbation sampler (Papandreou & Yuille 2010): with
@@ -250,15 +432,67 @@ func (s *gaussSampler) draw(rng *rand.Rand, w, m, sum, d []float64, equal bool) 
 	for i := range s.tn {
 		s.tn[i] = sum[i] + math.Sqrt(d[i])*rng.NormFloat64()
 	}
-	f.mulGT(s.rhs, s.tn)
+	s.mulGT(s.rhs, s.tn)
 	for k := range s.rhs {
 		s.rhs[k] += rng.NormFloat64()
 	}
 	if err := s.solve(w, d); err != nil {
 		return err
 	}
-	f.mulG(m, w)
+	s.mulG(m, w)
 	return nil
+}
+
+// drawTracked is draw for a caller that keeps m = G w between draws: on
+// entry m must hold G w for the w given (up to rounding). The conjugate
+// gradient sampler then needs one product with G' to set up (b and the
+// starting residual b - H w = G'(sum + sqrt(d) e2 - d∘m) + e1 - w in one
+// pass) instead of three, and updates m = G w along the iterations
+// (m += step G p, G p being part of each iteration) instead of recomputing
+// it: 1 + 2 k products with G for k iterations instead of 4 + 2 k.
+func (s *gaussSampler) drawTracked(rng *rand.Rand, w, m, sum, d []float64, equal bool) error {
+	if s.f.diag || equal {
+		s.drawDirect(rng, w, m, sum, d)
+		return nil
+	}
+	if s.tn2 == nil {
+		s.tn2 = make([]float64, s.f.n)
+	}
+	for i := range s.tn {
+		u := sum[i] + math.Sqrt(d[i])*rng.NormFloat64()
+		s.tn[i] = u
+		s.tn2[i] = u - d[i]*m[i]
+	}
+	s.f.mulGT2Dir(s.rhs, s.res, s.tn, s.tn2, s.rev)
+	s.rev = !s.rev
+	s.stats.Passes++
+	for k := range s.rhs {
+		e := rng.NormFloat64()
+		s.rhs[k] += e
+		s.res[k] += e - w[k]
+	}
+	s.setPreconditioner(d)
+	return s.cg(w, d, m)
+}
+
+// drawDirect is draw for a diagonal C or equal d.
+func (s *gaussSampler) drawDirect(rng *rand.Rand, w, m, sum, d []float64) {
+	f := s.f
+	if f.diag {
+		for i, sd := range f.sd {
+			h := 1 + sd*sd*d[i]
+			w[i] = sd*sum[i]/h + rng.NormFloat64()/math.Sqrt(h)
+			m[i] = sd * w[i]
+		}
+		return
+	}
+	a := d[0]
+	s.mulGT(s.rhs, sum)
+	for k, l := range f.lam {
+		h := 1 + a*l
+		w[k] = s.rhs[k]/h + rng.NormFloat64()/math.Sqrt(h)
+	}
+	s.mulG(m, w)
 }
 
 // solve overwrites x (holding the starting point) with the solution of
@@ -266,6 +500,17 @@ func (s *gaussSampler) draw(rng *rand.Rand, w, m, sum, d []float64, equal bool) 
 // preconditioner is the one given by setPrecBlock or setPrecDiag for this
 // solve, else the Jacobi preconditioner diag(H)_k = 1 + sum_n G_nk^2 d_n.
 func (s *gaussSampler) solve(x, d []float64) error {
+	s.setPreconditioner(d)
+	s.hmul(s.res, x, d)
+	for k := range s.res {
+		s.res[k] = s.rhs[k] - s.res[k]
+	}
+	return s.cg(x, d, nil)
+}
+
+// setPreconditioner makes the Jacobi preconditioner unless setPrecBlock or
+// setPrecDiag gave one for this solve.
+func (s *gaussSampler) setPreconditioner(d []float64) {
 	f := s.f
 	if !s.precSet {
 		if f.gsq == nil {
@@ -281,11 +526,16 @@ func (s *gaussSampler) solve(x, d []float64) error {
 		s.blockK = 0
 	}
 	s.precSet = false
-	s.hmul(s.res, x, d)
+}
+
+// cg runs preconditioned conjugate gradients on (I + G' diag(d) G) x = s.rhs
+// from x, whose residual s.rhs - H x is in s.res. When m is not nil it holds
+// G x and is kept equal to it.
+func (s *gaussSampler) cg(x, d, m []float64) error {
+	f := s.f
 	var bnorm float64
-	for k := range s.res {
-		bnorm += s.rhs[k] * s.rhs[k]
-		s.res[k] = s.rhs[k] - s.res[k]
+	for _, v := range s.rhs {
+		bnorm += v * v
 	}
 	s.precondition()
 	var rz float64
@@ -294,15 +544,22 @@ func (s *gaussSampler) solve(x, d []float64) error {
 		rz += s.res[k] * s.z[k]
 	}
 	stop := cgTol * cgTol * bnorm
+	stopH := s.tolH * s.tolH * float64(f.r)
 	maxIter := 10*f.r + 100
 	it := 0
 	for ; it < maxIter; it++ {
-		var rr float64
-		for _, v := range s.res {
-			rr += v * v
-		}
-		if rr <= stop {
-			break
+		if s.tolH > 0 {
+			if rz <= stopH {
+				break
+			}
+		} else {
+			var rr float64
+			for _, v := range s.res {
+				rr += v * v
+			}
+			if rr <= stop {
+				break
+			}
 		}
 		s.hmul(s.hp, s.p, d)
 		pap := vecDot(s.p, s.hp)
@@ -310,6 +567,11 @@ func (s *gaussSampler) solve(x, d []float64) error {
 		for k := range x {
 			x[k] += alpha * s.p[k]
 			s.res[k] -= alpha * s.hp[k]
+		}
+		if m != nil {
+			for i, v := range s.gp {
+				m[i] += alpha * v
+			}
 		}
 		s.precondition()
 		rzNew := vecDot(s.res, s.z)
@@ -338,6 +600,11 @@ func (s *gaussSampler) precondition() {
 	if k == 0 {
 		return
 	}
+	if s.blockInv {
+		blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: k, Cols: k, Stride: k, Data: s.block},
+			blas64.Vector{N: k, Inc: 1, Data: s.res[:k]}, 0, blas64.Vector{N: k, Inc: 1, Data: s.z[:k]})
+		return
+	}
 	copy(s.z[:k], s.res[:k])
 	chol := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: k, Stride: k, Data: s.block}
 	blas64.Trsv(blas.NoTrans, chol, blas64.Vector{N: k, Inc: 1, Data: s.z[:k]})
@@ -349,22 +616,38 @@ func (s *gaussSampler) precondition() {
 // (row-major, k×k), and the diagonal of H for the other coordinates. The
 // slices are used, not copied, until the solve.
 func (s *gaussSampler) setPrecBlock(k int, chol, diag []float64) {
+	s.setPrecBlockInv(k, chol, diag)
+	s.blockInv = false
+}
+
+// setPrecBlockInv is setPrecBlock with the inverse of the block (full k×k,
+// row-major) instead of its Cholesky factor.
+func (s *gaussSampler) setPrecBlockInv(k int, inv, diag []float64) {
+	s.blockInv = true
 	s.blockK = k
-	s.block = chol
+	s.block = inv
 	for i := k; i < len(diag); i++ {
 		s.prec[i] = 1 / diag[i]
 	}
 	s.precSet = true
 }
 
-// hmul sets dst = (I + G' diag(d) G) v.
+// hmul sets dst = (I + G' diag(d) G) v, leaving G v in s.gp.
 func (s *gaussSampler) hmul(dst, v, d []float64) {
-	f := s.f
-	f.mulG(s.tn, v)
-	for i := range s.tn {
-		s.tn[i] *= d[i]
+	if s.f.g32 != nil {
+		s.f.hmulRowsDir(s.gp, dst, v, d, s.rev)
+		s.rev = !s.rev
+		s.stats.Passes++
+		for k := range dst {
+			dst[k] += v[k]
+		}
+		return
 	}
-	f.mulGT(dst, s.tn)
+	s.mulG(s.gp, v)
+	for i, g := range s.gp {
+		s.tn[i] = g * d[i]
+	}
+	s.mulGT(dst, s.tn)
 	for k := range dst {
 		dst[k] += v[k]
 	}

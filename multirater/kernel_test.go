@@ -274,3 +274,90 @@ func TestGaussSampler(t *testing.T) {
 		}
 	}
 }
+
+// TestCGStop checks the ordinal sampler's conjugate-gradient draw
+// (drawTracked on a single-precision factor): its error against the exact
+// solution of H w = b, in the posterior metric |e|_H = sqrt(e'He), is within
+// a small factor of the target cgTolH sqrt(r), with the Jacobi and with the
+// block preconditioner; and the tracked m equals G w.
+func TestCGStop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	n := 300
+	x := mat.NewDense(n, 3, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < 3; j++ {
+			x.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var c mat.SymDense
+	RBF{Gamma: 0.5}.GramTo(&c, Inputs{N: n, X: x})
+	f, err := newPriorFactor(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.single()
+	f.prepareCG()
+	r := f.r
+	g := mat.NewDense(n, r, f.g)
+	for _, block := range []int{0, 40} {
+		gs := newGaussSampler(f)
+		gs.tolH = cgTolH
+		d := make([]float64, n)
+		sum := make([]float64, n)
+		w := make([]float64, r)
+		m := make([]float64, n)
+		for draw := 0; draw < 5; draw++ {
+			for i := range d {
+				d[i] = float64(rng.IntN(4)) * (0.5 + rng.Float64())
+				sum[i] = d[i] * rng.NormFloat64()
+			}
+			// H = I + G'DG, densely.
+			var gd mat.Dense
+			gd.Apply(func(i, _ int, v float64) float64 { return v * d[i] }, g)
+			h := mat.NewDense(r, r, nil)
+			h.Mul(g.T(), &gd)
+			for k := 0; k < r; k++ {
+				h.Set(k, k, h.At(k, k)+1)
+			}
+			if block > 0 {
+				inv := make([]float64, block*block)
+				var hb, hbi mat.Dense
+				hb.CloneFrom(h.Slice(0, block, 0, block))
+				if err := hbi.Inverse(&hb); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < block; i++ {
+					for j := 0; j < block; j++ {
+						inv[i*block+j] = hbi.At(i, j)
+					}
+				}
+				diag := make([]float64, r)
+				for k := range diag {
+					diag[k] = h.At(k, k)
+				}
+				gs.setPrecBlockInv(block, inv, diag)
+			}
+			f.mulG(m, w)
+			if err := gs.drawTracked(rng, w, m, sum, d, false); err != nil {
+				t.Fatal(err)
+			}
+			var exact mat.VecDense
+			if err := exact.SolveVec(h, mat.NewVecDense(r, gs.rhs)); err != nil {
+				t.Fatal(err)
+			}
+			e := mat.NewVecDense(r, nil)
+			e.SubVec(mat.NewVecDense(r, w), &exact)
+			errH := math.Sqrt(mat.Inner(e, h, e))
+			if lim := 3 * cgTolH * math.Sqrt(float64(r)); errH > lim {
+				t.Errorf("block %d, draw %d: |e|_H = %.3g, want <= %.3g", block, draw, errH, lim)
+			}
+			gw := make([]float64, n)
+			f.mulG(gw, w)
+			for i := range gw {
+				if math.Abs(gw[i]-m[i]) > 1e-10*(1+math.Abs(gw[i])) {
+					t.Fatalf("block %d: tracked m[%d] = %v, G w = %v", block, i, m[i], gw[i])
+				}
+			}
+		}
+	}
+}

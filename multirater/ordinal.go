@@ -516,6 +516,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 		if err != nil {
 			return nil, err
 		}
+		f.single()
 		md.f = f
 	}
 	rated := 0

@@ -70,6 +70,12 @@ type ordChain struct {
 	drawB     [][]float64
 	drawM     [][]float32
 
+	// warm is set during the burn-in; blockAge counts the sweeps since the
+	// block preconditioner was built (-1: never) and blockOK says it was.
+	warm     bool
+	blockAge int
+	blockOK  bool
+
 	// move statistics
 	sweeps     int
 	cgIters    int
@@ -108,7 +114,9 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		alphaWidth:  make([]float64, md.nl),
 		alphaAcc:    make([]float64, md.nl),
 		alphaN:      make([]int, md.nl),
+		blockAge:    -1,
 	}
+	ch.gs.tolH = cgTolH
 	if md.openMove {
 		ch.open = newOpenScratch(md)
 	}
@@ -215,6 +223,7 @@ func (ch *ordChain) record(i int) {
 
 func (ch *ordChain) sweep(warmup bool) error {
 	ch.sweeps++
+	ch.warm = warmup
 	ch.stepY()
 	if ch.md.sampler == PaperSampler {
 		if err := ch.stepM(); err != nil {
@@ -309,18 +318,37 @@ func (ch *ordChain) itemSums() {
 
 // stepM draws m from its Gaussian full conditional (Rogers et al. eq. 19,
 // 27) through the prior factor, never inverting C.
+//
+// The chain keeps m = G w (every move that changes w changes m by G times
+// the same amount), which saves the conjugate-gradient sampler two products
+// with G (see drawTracked); every resyncEvery sweeps m is recomputed from w
+// so that rounding cannot accumulate.
 func (ch *ordChain) stepM() error {
 	ch.itemSums()
 	before := ch.gs.stats.Iterations
 	ch.setPrecDiag()
-	err := ch.gs.draw(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
+	if ch.sweeps%resyncEvery == 0 && !ch.md.f.diag && !ch.md.complete {
+		ch.gs.mulG(ch.m, ch.w)
+	}
+	err := ch.gs.drawTracked(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
 	ch.cgIters += ch.gs.stats.Iterations - before
 	return err
 }
 
-// setPrecDiag hands the Jacobi preconditioner of the next conjugate
-// gradient solve to the Gaussian sampler: diag(I + G'DG) with D the items'
-// precision sums, from the per-rater sums of squares of G (O(L r)).
+// resyncEvery is the interval in sweeps at which stepM recomputes m = G w.
+const resyncEvery = 256
+
+// setPrecDiag hands the preconditioner of the next conjugate gradient solve
+// to the Gaussian sampler: the diagonal of H = I + G'DG, D the items'
+// precision sums, from the per-rater sums of squares of G (O(L r), every
+// sweep), and the exact leading block I + sum_l alpha_l raterBlock[l], whose
+// assembly and factorisation cost O(L k^2 + k^3). The block is rebuilt only
+// every precRefresh sweeps (every precRefreshWarmup during the burn-in, when
+// the precisions travel far): a preconditioner only steers conjugate
+// gradients, which converge to the same solution, to the same tolerance,
+// whatever it is; a block a few sweeps old, from nearby precisions, costs
+// them about half an iteration more. It is kept as its explicit inverse,
+// applied by one matrix-vector product per iteration.
 func (ch *ordChain) setPrecDiag() {
 	md := ch.md
 	if md.raterGsq == nil {
@@ -341,7 +369,34 @@ func (ch *ordChain) setPrecDiag() {
 		ch.gs.setPrecDiag(p)
 		return
 	}
-	// The leading block, exact: I + sum_l alpha_l raterBlock[l].
+	every := precRefresh
+	if ch.warm {
+		every = precRefreshWarmup
+	}
+	if ch.blockAge < 0 || ch.blockAge >= every {
+		ch.blockOK = ch.buildPrecBlock()
+		ch.blockAge = 0
+	}
+	ch.blockAge++
+	if !ch.blockOK {
+		ch.gs.setPrecDiag(p)
+		return
+	}
+	ch.gs.setPrecBlockInv(kb, ch.precBlockBuf, p)
+}
+
+// Block preconditioner refresh intervals, in sweeps.
+const (
+	precRefresh       = 25
+	precRefreshWarmup = 5
+)
+
+// buildPrecBlock sets precBlockBuf to the inverse of the leading block
+// I + sum_l alpha_l raterBlock[l] (full, row-major) and reports whether the
+// block was positive definite (it always is in exact arithmetic).
+func (ch *ordChain) buildPrecBlock() bool {
+	md := ch.md
+	kb := md.precBlock
 	hb := ch.precBlockBuf
 	for i := range hb {
 		hb[i] = 0
@@ -352,11 +407,19 @@ func (ch *ordChain) setPrecDiag() {
 	for i := 0; i < kb; i++ {
 		hb[i*kb+i]++
 	}
-	if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: kb, Stride: kb, Data: hb}); !ok {
-		ch.gs.setPrecDiag(p)
-		return
+	t, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: kb, Stride: kb, Data: hb})
+	if !ok {
+		return false
 	}
-	ch.gs.setPrecBlock(kb, hb, p)
+	if _, ok := lapack64.Potri(t); !ok {
+		return false
+	}
+	for i := 0; i < kb; i++ {
+		for j := 0; j < i; j++ {
+			hb[j*kb+i] = hb[i*kb+j]
+		}
+	}
+	return true
 }
 
 // stepAlpha draws each free precision from its Gamma full conditional over
