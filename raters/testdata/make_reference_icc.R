@@ -7,7 +7,20 @@
 # REML with lme4 on every available rating and builds the mean squares from
 # the variance components; "anova" rows are psych::ICC(na.omit(x), lmer =
 # FALSE), the classical two-way ANOVA on the complete rows.
+# lme4's default optimiser settings (ftol_abs = xtol_abs = 1e-8) stop where
+# the REML criterion is flat, leaving the ICCs up to 7e-6 from the optimum;
+# psych::ICC passes no control to lmer, so lme4::lmer is wrapped here with
+# tight tolerances (the model and everything psych computes from it are
+# unchanged).
 suppressMessages({library(psych); library(lme4)})
+lmerDefault <- lme4::lmer
+lmerTight <- function(formula, data = NULL, REML = TRUE, control = lmerControl(), ...) {
+  lmerDefault(formula, data = data, REML = REML,
+    control = lmerControl(optimizer = "nloptwrap", calc.derivs = FALSE,
+      optCtrl = list(xtol_abs = 1e-14, ftol_abs = 1e-15, xtol_rel = 1e-14, ftol_rel = 1e-15, maxeval = 1e5)), ...)
+}
+environment(lmerTight) <- environment(lmerDefault)
+assignInNamespace("lmer", lmerTight, ns = "lme4")
 wide <- function(path, dataset = NULL) {
   d <- read.csv(path, colClasses = "character")
   if (!is.null(dataset)) d <- d[d$dataset == dataset, ]
