@@ -59,7 +59,7 @@ out[num] <- lapply(out[num], function(v) sprintf("%.10g", v))
 con <- file("sirt_k1_reference.csv", "w")
 writeLines(sprintf("# rstan %s (Stan %s), posterior %s; 4 chains x 5000 draws after 1000 warmup, seed 20240601",
                    packageVersion("rstan"), stan_version(), packageVersion("posterior")), con)
-write.csv(out, con, row.names = FALSE, quote = FALSE)
+write.csv(out, con, row.names = FALSE, quote = 1)  # param names such as b[1,2] hold commas
 close(con)
 cat(sprintf("max rhat %.4f, min ess_bulk %.0f, max se_mean/sd %.4f\n",
             max(as.numeric(out$rhat)), min(as.numeric(out$ess_bulk)),
