@@ -322,7 +322,11 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 	}
 	out.Notes = f.notes(ks, ds, ids)
 	c, zero := f.gram(ks)
-	out.Cov = multirater.NewGram(c)
+	if x := f.textFeatures(ks); x != nil {
+		out.Cov = multirater.NewGramFeatures(c, x)
+	} else {
+		out.Cov = multirater.NewGram(c)
+	}
 	if out.Features, err = f.record(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -579,6 +583,40 @@ func (f *itemFeatures) gram(ks kernelSpec) (*mat.SymDense, int) {
 		}
 	}
 	return c, zero
+}
+
+// textFeatures returns, for the text kernel alone (the linear kernel on the
+// documents' vectors), the n×p feature matrix X with C = X X' that gram
+// built, when it has fewer columns than there are items, so that the
+// eigendecomposition of C can come from the p×p matrix X'X (see
+// multirater.NewGramFeatures): a column per vocabulary term, and a unit
+// column for each item whose zero prior variance gram replaced by 1. It
+// returns nil otherwise.
+func (f *itemFeatures) textFeatures(ks kernelSpec) *mat.Dense {
+	if len(ks) != 1 || ks[0].kind != termText {
+		return nil
+	}
+	v := f.vec.Len()
+	var empty []int
+	for i, d := range f.docs {
+		if d.Dot(d) == 0 {
+			empty = append(empty, i)
+		}
+	}
+	p := v + len(empty)
+	if p >= f.n {
+		return nil
+	}
+	x := mat.NewDense(f.n, p, nil)
+	for i, d := range f.docs {
+		for k, j := range d.Idx {
+			x.Set(i, int(j), d.Val[k])
+		}
+	}
+	for k, i := range empty {
+		x.Set(i, v+k, 1)
+	}
+	return x
 }
 
 // cross returns the covariances between the new items g (rows) and the

@@ -13,6 +13,8 @@ import (
 	"concord/annotations"
 	"concord/multirater"
 	"concord/textfeat"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // asapSample loads testdata/asap7_*.csv: 157 essays of ASAP set 7 with both
@@ -450,5 +452,57 @@ func TestPredictErrors(t *testing.T) {
 	bad.Features = &ft
 	if _, err := NewPredictor(&bad); err == nil || !strings.Contains(err.Error(), "features.terms[3]") {
 		t.Errorf("malformed bag of words: %v", err)
+	}
+}
+
+// TestTextFeatureFactor checks that, for the text kernel with fewer terms
+// than items, the covariance carries its feature matrix X (C = X X', a unit
+// column for each empty document); multirater's TestGramFeatures checks the
+// factor computed from it.
+func TestTextFeatureFactor(t *testing.T) {
+	ds := asapSample(t)
+	ds.Items[3].Text = "" // an empty document: zero variance replaced by 1
+	spec := FitSpec{Kernel: "text", Text: textfeat.Options{MaxFeatures: 60}}
+	ks, err := parseKernelSpec("text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := trainFeatures(ds, ds.ItemIDs(), ks, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, zero := f.gram(ks)
+	x := f.textFeatures(ks)
+	if zero != 1 || x == nil {
+		t.Fatalf("zero = %d, features %v", zero, x != nil)
+	}
+	if n, p := x.Dims(); n != len(ds.Items) || p != 61 {
+		t.Fatalf("features %d×%d, want %d×61", n, p, len(ds.Items))
+	}
+	var xxt mat.Dense
+	xxt.Mul(x, x.T())
+	for i := 0; i < f.n; i++ {
+		for j := 0; j < f.n; j++ {
+			if d := math.Abs(xxt.At(i, j) - c.At(i, j)); d > 1e-12 {
+				t.Fatalf("(X X')[%d,%d] = %v, C = %v", i, j, xxt.At(i, j), c.At(i, j))
+			}
+		}
+	}
+	// More terms than items: no feature matrix.
+	spec.Text.MaxFeatures = 0
+	f, err = trainFeatures(ds, ds.ItemIDs(), ks, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.vec.Len() < f.n {
+		t.Fatalf("vocabulary %d < %d items", f.vec.Len(), f.n)
+	}
+	if f.textFeatures(ks) != nil {
+		t.Error("feature matrix with more terms than items")
+	}
+	// Sums and other text kernels: none.
+	ks2, _ := parseKernelSpec("text+rbf:gamma=1")
+	if (&itemFeatures{n: 10, vec: f.vec}).textFeatures(ks2) != nil {
+		t.Error("feature matrix for a kernel sum")
 	}
 }
