@@ -361,3 +361,50 @@ func TestCGStop(t *testing.T) {
 		}
 	}
 }
+
+// TestGramFeatures checks the eigendecomposition of a linear kernel from its
+// features (NewGramFeatures, p < n) against the dense one: the same nonzero
+// eigenvalues, the prior factors G G' equal to C, and the same predictive
+// quantities from either Gram.
+func TestGramFeatures(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, tc := range []struct{ n, p int }{{30, 5}, {80, 40}, {50, 49}, {40, 40}, {20, 30}} {
+		x := mat.NewDense(tc.n, tc.p, nil)
+		for i := 0; i < tc.n; i++ {
+			for j := 0; j < tc.p; j++ {
+				if rng.Float64() < 0.3 {
+					x.Set(i, j, rng.Float64())
+				}
+			}
+		}
+		var c mat.SymDense
+		c.SymOuterK(1, x)
+		dense, err := newPriorFactor(NewGram(&c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		feat, err := newPriorFactor(NewGramFeatures(&c, x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dense.r != feat.r {
+			t.Errorf("n=%d p=%d: rank %d from features, %d dense", tc.n, tc.p, feat.r, dense.r)
+			continue
+		}
+		for k := range dense.lam {
+			if math.Abs(dense.lam[k]-feat.lam[k]) > 1e-10*dense.lam[0] {
+				t.Errorf("n=%d p=%d: eigenvalue %d: %v from features, %v dense", tc.n, tc.p, k, feat.lam[k], dense.lam[k])
+			}
+		}
+		g := mat.NewDense(tc.n, feat.r, feat.g)
+		var ggt mat.Dense
+		ggt.Mul(g, g.T())
+		for i := 0; i < tc.n; i++ {
+			for j := 0; j < tc.n; j++ {
+				if d := math.Abs(ggt.At(i, j) - c.At(i, j)); d > 1e-12*dense.lam[0] {
+					t.Fatalf("n=%d p=%d: (G G')[%d,%d] = %v, C = %v", tc.n, tc.p, i, j, ggt.At(i, j), c.At(i, j))
+				}
+			}
+		}
+	}
+}
