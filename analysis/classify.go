@@ -100,28 +100,10 @@ func ClassData(ds *annotations.Dataset) (*multirater.ClassData, error) {
 	if len(data.Classes) < 2 {
 		return nil, annotations.Errorf(annotations.EINVALID, "the classification model needs at least 2 classes, the scheme %s has %d (name both classes, e.g. binary:0,1,pos=1)", ds.Scheme, len(data.Classes))
 	}
-	itemIdx := make(map[string]int, len(data.ItemIDs))
-	for i, id := range data.ItemIDs {
-		itemIdx[id] = i
-	}
-	raterIdx := make(map[string]int, len(data.RaterIDs))
-	for i, id := range data.RaterIDs {
-		raterIdx[id] = i
-	}
-	seen := make(map[[2]int]string, len(ds.Labels))
-	data.Labels = make([]multirater.Rating, 0, len(ds.Labels))
-	for _, l := range ds.Labels {
-		c, ok := ds.Scheme.Index(l.Value)
-		if !ok {
-			return nil, annotations.Errorf(annotations.EINVALID, "label %q of rater %q for item %q is not a class of %s", l.Value, l.Rater, l.Item, ds.Scheme)
-		}
-		r := multirater.Rating{Item: itemIdx[l.Item], Rater: raterIdx[l.Rater], Level: c}
-		key := [2]int{r.Item, r.Rater}
-		if prev, dup := seen[key]; dup {
-			return nil, annotations.Errorf(annotations.EINVALID, "rater %q labelled item %q twice (%q and %q); the model takes one label per item and rater", l.Rater, l.Item, prev, l.Value)
-		}
-		seen[key] = l.Value
-		data.Labels = append(data.Labels, r)
+	var err error
+	data.Labels, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "class")
+	if err != nil {
+		return nil, err
 	}
 	return data, nil
 }

@@ -307,20 +307,33 @@ func OrdinalData(ds *annotations.Dataset) (*multirater.OrdinalData, error) {
 	if len(data.Levels) < 2 {
 		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs at least 2 levels, the scheme %s has %d", ds.Scheme, len(data.Levels))
 	}
-	itemIdx := make(map[string]int, len(data.ItemIDs))
-	for i, id := range data.ItemIDs {
+	var err error
+	data.Ratings, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "level")
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// indexRatings maps the labels of ds to the samplers' ratings: item and
+// rater indices into itemIDs and raterIDs, the label's index in the scheme.
+// what names a scheme value in errors ("level", "class"). A label that is
+// not in the scheme and a second label of a rater for an item are errors.
+func indexRatings(ds *annotations.Dataset, itemIDs, raterIDs []string, what string) ([]multirater.Rating, error) {
+	itemIdx := make(map[string]int, len(itemIDs))
+	for i, id := range itemIDs {
 		itemIdx[id] = i
 	}
-	raterIdx := make(map[string]int, len(data.RaterIDs))
-	for i, id := range data.RaterIDs {
+	raterIdx := make(map[string]int, len(raterIDs))
+	for i, id := range raterIDs {
 		raterIdx[id] = i
 	}
 	seen := make(map[[2]int]string, len(ds.Labels))
-	data.Ratings = make([]multirater.Rating, 0, len(ds.Labels))
+	out := make([]multirater.Rating, 0, len(ds.Labels))
 	for _, l := range ds.Labels {
 		lev, ok := ds.Scheme.Index(l.Value)
 		if !ok {
-			return nil, annotations.Errorf(annotations.EINVALID, "label %q of rater %q for item %q is not a level of %s", l.Value, l.Rater, l.Item, ds.Scheme)
+			return nil, annotations.Errorf(annotations.EINVALID, "label %q of rater %q for item %q is not a %s of %s", l.Value, l.Rater, l.Item, what, ds.Scheme)
 		}
 		r := multirater.Rating{Item: itemIdx[l.Item], Rater: raterIdx[l.Rater], Level: lev}
 		key := [2]int{r.Item, r.Rater}
@@ -328,9 +341,9 @@ func OrdinalData(ds *annotations.Dataset) (*multirater.OrdinalData, error) {
 			return nil, annotations.Errorf(annotations.EINVALID, "rater %q labelled item %q twice (%q and %q); the model takes one label per item and rater", l.Rater, l.Item, prev, l.Value)
 		}
 		seen[key] = l.Value
-		data.Ratings = append(data.Ratings, r)
+		out = append(out, r)
 	}
-	return data, nil
+	return out, nil
 }
 
 // KernelInputs returns the kernel inputs of the items ids: their numeric
