@@ -58,50 +58,12 @@ func NewOrdinalPredictor(res *FitResult, cov mat.Symmetric) (*OrdinalPredictor, 
 		}
 	}
 	p := &OrdinalPredictor{res: res, n: n}
-	diag := true
-	for i := 0; i < n && diag; i++ {
-		for j := 0; j < i; j++ {
-			if cov.At(i, j) != 0 {
-				diag = false
-				break
-			}
-		}
+	q, lam, err := keptEigen(cov)
+	if err != nil {
+		return nil, err
 	}
-	var vals []float64
-	var vecs *mat.Dense
-	if diag {
-		vals = make([]float64, n)
-		vecs = mat.NewDense(n, n, nil)
-		for i := 0; i < n; i++ {
-			vals[i] = cov.At(i, i)
-			vecs.Set(i, i, 1)
-		}
-	} else {
-		var err error
-		vals, vecs, err = symEigen(cov)
-		if err != nil {
-			return nil, err
-		}
-	}
-	lmax := 0.0
-	for _, v := range vals {
-		lmax = math.Max(lmax, v)
-	}
-	var keep []int
-	for i, v := range vals {
-		if v > predictRelTol*lmax && v > 0 {
-			keep = append(keep, i)
-		}
-	}
-	r := len(keep)
-	p.lam = make([]float64, r)
-	p.q = make([]float64, n*r)
-	for k, i := range keep {
-		p.lam[k] = vals[i]
-		for row := 0; row < n; row++ {
-			p.q[row*r+k] = vecs.At(row, i)
-		}
-	}
+	p.q, p.lam = q, lam
+	r := len(lam)
 	p.proj = make([][]float64, res.Draws.N)
 	for s, m := range res.Draws.M {
 		pr := make([]float64, r)
