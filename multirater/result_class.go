@@ -46,13 +46,6 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 
 	// Parameters: precisions (free ones diagnosed), variances (derived)
 	// and the monitored class-centred latent values.
-	type param struct {
-		name  string
-		free  bool
-		get   func(c int) []float64
-		sum   Summary
-		isVar bool
-	}
 	var params []*param
 	alphaP := make([]*param, nl)
 	varP := make([]*param, nl)
@@ -102,38 +95,10 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 
 	diag := &res.Diagnostics
 	diag.Draws = nc * ns
-	diag.MinESSBulk = math.Inf(1)
-	diag.MinESSTail = math.Inf(1)
-	constant := 0
-	for _, p := range params {
-		if !p.free || p.isVar {
-			continue
-		}
-		s := p.sum
-		if s.SD == 0 {
-			constant++
-			continue
-		}
-		rh, eb, et := finiteDiag(s.Rhat, 1e6), finiteDiag(s.ESSBulk, 0), finiteDiag(s.ESSTail, 0)
-		diag.Parameters = append(diag.Parameters, ParamDiag{Name: p.name, Mean: s.Mean, SD: s.SD, Rhat: rh, ESSBulk: eb, ESSTail: et})
-		if rh > diag.MaxRhat {
-			diag.MaxRhat = rh
-			diag.WorstRhat = p.name
-		}
-		if eb < diag.MinESSBulk {
-			diag.MinESSBulk = eb
-			diag.WorstESS = p.name
-		}
-		diag.MinESSTail = math.Min(diag.MinESSTail, et)
-	}
-	if math.IsInf(diag.MinESSBulk, 1) {
-		diag.MinESSBulk, diag.MinESSTail = 0, 0
-	}
+	constant := diagnoseParams(diag, params)
 	diag.Converged = diag.MaxRhat < opts.MaxRhat && diag.MinESSBulk >= opts.MinESS
 	diag.Verdict = verdict(diag, opts.MaxRhat, opts.MinESS, nc, ns)
-	if constant > 0 {
-		diag.Notes = append(diag.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
-	}
+	constantNote(diag, constant)
 	if plan.monEvery > 1 {
 		diag.Notes = append(diag.Notes, fmt.Sprintf("the latent values m were recorded every %d draws for the diagnostics (N·K is large); their R-hat and ESS are those of the thinned series (the ESS conservatively)", plan.monEvery))
 	}
@@ -433,4 +398,57 @@ func classMoveStats(chains []*classChain) map[string]float64 {
 		m["shift_move_rms"] = round6(shift / float64(sweeps))
 	}
 	return m
+}
+
+// param is a scalar parameter of a fit being summarised: its name, whether
+// it is sampled (free) or fixed, its draws in chain c, its summary, and
+// whether it is a derived variance (summarised, not diagnosed).
+type param struct {
+	name  string
+	free  bool
+	get   func(c int) []float64
+	sum   Summary
+	isVar bool
+}
+
+// diagnoseParams sets the convergence figures of diag (MaxRhat, MinESSBulk,
+// MinESSTail, the worst parameters, Parameters) from the summaries of the
+// free, non-derived params; it returns how many were left out because they
+// did not vary.
+func diagnoseParams(diag *Diagnostics, params []*param) (constant int) {
+	diag.MaxRhat = 0
+	diag.MinESSBulk = math.Inf(1)
+	diag.MinESSTail = math.Inf(1)
+	for _, p := range params {
+		if !p.free || p.isVar {
+			continue
+		}
+		s := p.sum
+		if s.SD == 0 {
+			constant++
+			continue
+		}
+		rh, eb, et := finiteDiag(s.Rhat, 1e6), finiteDiag(s.ESSBulk, 0), finiteDiag(s.ESSTail, 0)
+		diag.Parameters = append(diag.Parameters, ParamDiag{Name: p.name, Mean: s.Mean, SD: s.SD, Rhat: rh, ESSBulk: eb, ESSTail: et})
+		if rh > diag.MaxRhat {
+			diag.MaxRhat = rh
+			diag.WorstRhat = p.name
+		}
+		if eb < diag.MinESSBulk {
+			diag.MinESSBulk = eb
+			diag.WorstESS = p.name
+		}
+		diag.MinESSTail = math.Min(diag.MinESSTail, et)
+	}
+	if math.IsInf(diag.MinESSBulk, 1) {
+		diag.MinESSBulk, diag.MinESSTail = 0, 0
+	}
+	return constant
+}
+
+// constantNote notes the parameters diagnoseParams left out.
+func constantNote(diag *Diagnostics, constant int) {
+	if constant > 0 {
+		diag.Notes = append(diag.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
+	}
 }

@@ -57,13 +57,6 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 	}
 
 	// Diagnostics and summaries of every parameter, in parallel.
-	type param struct {
-		name  string
-		free  bool
-		get   func(c int) []float64
-		sum   Summary
-		isVar bool
-	}
 	var params []*param
 	alphaP := make([]*param, md.nl)
 	varP := make([]*param, md.nl)
@@ -125,37 +118,7 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 	// Convergence over the free parameters.
 	diag := &res.Diagnostics
 	diag.Draws = nc * ns
-	diag.MaxRhat = 0
-	diag.MinESSBulk = math.Inf(1)
-	diag.MinESSTail = math.Inf(1)
-	constant := 0
-	for _, p := range params {
-		if !p.free || p.isVar {
-			continue
-		}
-		s := p.sum
-		if s.SD == 0 {
-			constant++
-			continue
-		}
-		rh, eb, et := finiteDiag(s.Rhat, 1e6), finiteDiag(s.ESSBulk, 0), finiteDiag(s.ESSTail, 0)
-		diag.Parameters = append(diag.Parameters, ParamDiag{Name: p.name, Mean: s.Mean, SD: s.SD, Rhat: rh, ESSBulk: eb, ESSTail: et})
-		if rh > diag.MaxRhat {
-			diag.MaxRhat = rh
-			diag.WorstRhat = p.name
-		}
-		if eb < diag.MinESSBulk {
-			diag.MinESSBulk = eb
-			diag.WorstESS = p.name
-		}
-		diag.MinESSTail = math.Min(diag.MinESSTail, et)
-	}
-	if constant > 0 {
-		diag.Notes = append(diag.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
-	}
-	if math.IsInf(diag.MinESSBulk, 1) {
-		diag.MinESSBulk, diag.MinESSTail = 0, 0
-	}
+	constantNote(diag, diagnoseParams(diag, params))
 	diag.Converged = diag.MaxRhat < opts.MaxRhat && diag.MinESSBulk >= opts.MinESS
 	diag.Verdict = verdict(diag, opts.MaxRhat, opts.MinESS, nc, ns)
 
