@@ -1,6 +1,10 @@
-//go:build !amd64 || purego
+//go:build !amd64 || purego || cblas
 
 package multirater
+
+// The portable kernels of matvec32.go serve on other architectures, with
+// -tags purego, and with -tags cblas (a package that uses cgo cannot hold Go
+// assembly). They give the same results, bit for bit.
 
 const haveAVX2FMA = false
 
