@@ -1,11 +1,13 @@
 package annotations
 
 import (
+	"archive/zip"
 	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -57,13 +59,49 @@ var fixtures = []fixture{
 		labels: 60, raters: 6, labelledItems: 10, want: Label{"10", "3", "5"}},
 }
 
+// readFixture returns the bytes of testdata/name. A workbook is kept as the
+// text of its parts, testdata/NAME.d (unzipped from the file openpyxl
+// wrote; ORDER lists the parts in the original archive's order), and zipped
+// here, so that no binary file is committed.
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
+	dir := filepath.Join("testdata", name+".d")
+	if _, err := os.Stat(dir); err == nil {
+		return zipFixture(t, dir)
+	}
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// zipFixture zips the files of dir named in dir/ORDER, in that order.
+func zipFixture(t testing.TB, dir string) []byte {
+	t.Helper()
+	order, err := os.ReadFile(filepath.Join(dir, "ORDER"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, part := range strings.Fields(string(order)) {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(part)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := zw.Create(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // load reads a fixture and builds its dataset.

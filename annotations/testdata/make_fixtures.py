@@ -231,3 +231,12 @@ for i in ws_ids:
     vals = [int(r["label"]) for r in ws if r["item_id"] == i]
     sh3.append([i, ws_gold[i], sum(vals) / len(vals)])
 wb.save("wordsim_fleiss.xlsx")
+# Keep the workbook as the text of its parts (no binary in the repository);
+# the tests zip them again in ORDER (readFixture in read_test.go).
+import shutil, zipfile
+shutil.rmtree("wordsim_fleiss.xlsx.d", ignore_errors=True)
+with zipfile.ZipFile("wordsim_fleiss.xlsx") as z:
+    z.extractall("wordsim_fleiss.xlsx.d")
+    with open("wordsim_fleiss.xlsx.d/ORDER", "w") as f:
+        f.write("\n".join(z.namelist()) + "\n")
+os.remove("wordsim_fleiss.xlsx")
