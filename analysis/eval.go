@@ -283,7 +283,7 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 			mids, mcov, mfeats := train, cov, feats
 			if m.ids != nil {
 				mids = m.ids
-				mcov, mfeats, err = subsetCovariance(cov, feats, train, m.ids)
+				mcov, mfeats, err = subsetCovariance(cov, ks, feats, train, m.ids)
 				if err != nil {
 					return nil, err
 				}
@@ -516,8 +516,9 @@ func subsetDataset(ds *annotations.Dataset, itemByID map[string]annotations.Item
 
 // subsetCovariance restricts a covariance (of the items all) and its
 // features to the items ids, a subset of all: the same kernel and text
-// featuriser, a sub-matrix of C.
-func subsetCovariance(cov *Covariance, f *itemFeatures, all, ids []string) (*Covariance, *itemFeatures, error) {
+// featuriser, a sub-matrix of C (decomposed through the text features when
+// the kernel has them, as buildCovariance does).
+func subsetCovariance(cov *Covariance, ks kernelSpec, f *itemFeatures, all, ids []string) (*Covariance, *itemFeatures, error) {
 	pos := make(map[string]int, len(all))
 	for i, id := range all {
 		pos[id] = i
@@ -526,13 +527,13 @@ func subsetCovariance(cov *Covariance, f *itemFeatures, all, ids []string) (*Cov
 	for i, id := range ids {
 		idx[i] = pos[id]
 	}
-	g := &itemFeatures{n: len(ids), vec: f.vec, cols: f.cols}
-	if f.docs != nil {
-		g.docs = make([]textfeat.Vector, len(ids))
-		g.counts = make([]multirater.TermCounts, len(ids))
+	g := &itemFeatures{n: len(ids), cols: f.cols}
+	for _, t := range f.text {
+		u := textField{column: t.column, vec: t.vec, docs: make([]textfeat.Vector, len(ids)), counts: make([]multirater.TermCounts, len(ids))}
 		for i, j := range idx {
-			g.docs[i], g.counts[i] = f.docs[j], f.counts[j]
+			u.docs[i], u.counts[i] = t.docs[j], t.counts[j]
 		}
+		g.text = append(g.text, u)
 	}
 	if f.x != nil {
 		g.x = mat.NewDense(len(ids), len(f.cols), nil)
@@ -548,7 +549,11 @@ func subsetCovariance(cov *Covariance, f *itemFeatures, all, ids []string) (*Cov
 				c.SetSym(i, j, cov.Cov.At(a, idx[j]))
 			}
 		}
-		out.Cov = multirater.NewGram(c)
+		if x := g.textFeatures(ks); x != nil {
+			out.Cov = multirater.NewGramFeatures(c, x)
+		} else {
+			out.Cov = multirater.NewGram(c)
+		}
 	}
 	var err error
 	if out.Features, err = g.record(); err != nil {

@@ -33,7 +33,9 @@ type FitSpec struct {
 	// Kernel is the covariance function of the items: "identity" (no
 	// covariates), "linear", "rbf:gamma=G" on numeric covariates, "text"
 	// (linear kernel on the unit-norm bag-of-words vectors of the item
-	// texts), "text-rbf:gamma=G", or a sum such as "text+rbf:gamma=1" (see
+	// texts), "text:COLUMN" (the same on an items-file column kept with the
+	// items, with its own vocabulary), "text-rbf:gamma=G", or a sum such as
+	// "text+rbf:gamma=1" or "text:title+text:body" (see
 	// ItemCovariance). "" means "text" when some item has a text and
 	// "identity" otherwise (ForData; WithDefaults, which does not see the
 	// data, gives "identity").

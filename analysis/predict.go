@@ -173,18 +173,31 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 			}
 		}
 	}
-	if p.ks.text() {
-		g.docs = p.train.vec.TransformAll(texts)
+	for _, t := range p.train.text {
+		ft := texts
+		if t.column != "" {
+			ft = make([]string, len(items))
+			for i := range items {
+				ft[i] = columnText(&items[i], t.column)
+			}
+		}
+		u := textField{column: t.column, vec: t.vec, docs: t.vec.TransformAll(ft)}
 		empty := 0
-		for _, d := range g.docs {
+		for _, d := range u.docs {
 			if d.NNZ() == 0 {
 				empty++
 			}
 		}
-		if empty > 0 {
-			out.Notes = append(out.Notes, fmt.Sprintf("%d of %d item(s) have no term of the fit's vocabulary in their text: they are predicted as items the text says nothing about (prior variance 1, no covariance with the fitted items)", empty, len(items)))
+		g.text = append(g.text, u)
+		switch {
+		case empty == 0:
+		case len(p.ks) == 1:
+			out.Notes = append(out.Notes, fmt.Sprintf("%d of %d item(s) have no term of the fit's vocabulary in their %s: they are predicted as items the text says nothing about (prior variance 1, no covariance with the fitted items)", empty, len(items), u.what()))
+		default:
+			out.Notes = append(out.Notes, fmt.Sprintf("%d of %d item(s) have no term of the fit's vocabulary in their %s", empty, len(items), u.what()))
 		}
-	} else if withText > 0 {
+	}
+	if !p.ks.text() && withText > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have a text, which is not used: kernel %s has no text term", withText, p.ks))
 	}
 	if len(unusedCov) > 0 {

@@ -27,14 +27,21 @@ import (
 //
 //   - text: the linear kernel x_i^T x_j on the items' unit-norm bag-of-words
 //     vectors (Rogers et al. sec. 4 and 5, the paper's choice for documents);
+//   - text:COLUMN: the same on the text of another items-file column (one
+//     kept with the item, not joined into its text), with a featuriser of its
+//     own: summing such terms ("text:title+text:body") keeps the columns'
+//     words apart, so that a word in one column is a different feature from
+//     the same word in another, and gives each column an equal weight (each
+//     vector has unit norm);
 //   - text-rbf:gamma=G: the RBF kernel exp(-G |x_i - x_j|^2) on the same
 //     vectors (gamma 1 when omitted).
 //
 // Terms are summed ("text+rbf:gamma=0.5" adds an RBF on numeric covariates to
-// the text kernel; "text+identity" adds an item-specific effect). The text
-// featuriser (textfeat) is fitted to the fitted items' texts with the
-// FitSpec.Text options, and saved in the fit result with every item's bag of
-// words, so that new documents are featurised identically.
+// the text kernel; "text+identity" adds an item-specific effect). Each text
+// (the item text, or a column) has a featuriser (textfeat) fitted to the
+// fitted items' texts with the FitSpec.Text options, and saved in the fit
+// result with every item's bag of words, so that new documents are
+// featurised identically.
 //
 // Zero rows. The linear text kernel is singular (rank at most the vocabulary
 // size, and duplicate texts give equal rows), which the samplers handle: they
@@ -46,7 +53,7 @@ import (
 // kernel's prior (Johnson's model) for an item about which the features say
 // nothing, with the prior variance of a unit-norm document. New items are
 // treated the same way when predicted (prior variance 1, no covariance).
-const kernelWant = `expected identity, linear, rbf:gamma=G, text, text-rbf:gamma=G or a sum such as "text+rbf:gamma=0.5"`
+const kernelWant = `expected identity, linear, rbf:gamma=G, text, text:COLUMN, text-rbf:gamma=G or a sum such as "text+rbf:gamma=0.5"`
 
 // termKind is the kind of one term of a kernel sum.
 type termKind int
@@ -58,14 +65,18 @@ const (
 )
 
 type kernelTerm struct {
-	kind  termKind
-	gamma float64           // termTextRBF
-	cov   multirater.Kernel // termCov
+	kind   termKind
+	column string            // termText: the items-file column, "" for the item text
+	gamma  float64           // termTextRBF
+	cov    multirater.Kernel // termCov
 }
 
 func (t kernelTerm) String() string {
 	switch t.kind {
 	case termText:
+		if t.column != "" {
+			return "text:" + t.column
+		}
 		return "text"
 	case termTextRBF:
 		return "text-rbf:gamma=" + strconv.FormatFloat(t.gamma, 'g', -1, 64)
@@ -88,10 +99,16 @@ func parseKernelSpec(spec string) (kernelSpec, error) {
 		name, args, hasArgs := strings.Cut(t, ":")
 		switch strings.ToLower(strings.TrimSpace(name)) {
 		case "text":
-			if hasArgs {
-				return nil, fmt.Errorf("kernel %q: text takes no parameters (the featuriser settings are separate: min_df, max_features, weighting, stem, bigrams); use text-rbf:gamma=G for an RBF on the text vectors", spec)
+			col := strings.TrimSpace(args)
+			if hasArgs && (col == "" || strings.Contains(col, "=")) {
+				return nil, fmt.Errorf("kernel %q: expected text or text:COLUMN, the name of an items-file column (the featuriser settings are separate: min_df, max_features, weighting, stem, bigrams; use text-rbf:gamma=G for an RBF on the text vectors)", spec)
 			}
-			ks = append(ks, kernelTerm{kind: termText})
+			for _, o := range ks {
+				if o.kind == termText && o.column == col {
+					return nil, fmt.Errorf("kernel %q: term %s is given twice", spec, kernelTerm{kind: termText, column: col})
+				}
+			}
+			ks = append(ks, kernelTerm{kind: termText, column: col})
 		case "text-rbf":
 			g := 1.0
 			if hasArgs {
@@ -137,6 +154,20 @@ func (ks kernelSpec) text() bool {
 		}
 	}
 	return false
+}
+
+// textColumns returns the texts the terms read, in order of first use: ""
+// for the item text, else an items-file column.
+func (ks kernelSpec) textColumns() []string {
+	var out []string
+	for _, t := range ks {
+		col := t.column
+		if t.kind == termCov || slices.Contains(out, col) {
+			continue
+		}
+		out = append(out, col)
+	}
+	return out
 }
 
 // covariates reports whether a term reads numeric covariates.
@@ -259,15 +290,59 @@ func parseCovariateList(s string) (covariateList, error) {
 // itemFeatures are the kernel inputs of a list of items.
 type itemFeatures struct {
 	n int
-	// vec is the text featuriser and docs the items' text vectors (nil
-	// without a text term); counts their bags of words.
-	vec    *textfeat.Vectorizer
-	docs   []textfeat.Vector
-	counts []multirater.TermCounts
+	// text holds a featurised text per text the kernel reads, in the order
+	// of kernelSpec.textColumns (empty without a text term).
+	text []textField
 	// cols names the covariates and x holds them (nil without a covariate
 	// term).
 	cols []string
 	x    *mat.Dense
+}
+
+// textField is one text of the items featurised: the item text (column "")
+// or an items-file column. vec is its featuriser, docs the items' vectors
+// and counts their bags of words.
+type textField struct {
+	column string
+	vec    *textfeat.Vectorizer
+	docs   []textfeat.Vector
+	counts []multirater.TermCounts
+}
+
+// what names the text for messages.
+func (t *textField) what() string {
+	if t.column == "" {
+		return "text"
+	}
+	return fmt.Sprintf("column %q", t.column)
+}
+
+// field returns the featurised text of column col.
+func (f *itemFeatures) field(col string) *textField {
+	for i := range f.text {
+		if f.text[i].column == col {
+			return &f.text[i]
+		}
+	}
+	panic(fmt.Sprintf("analysis: internal error: no text field %q", col))
+}
+
+// columnText returns the text an item has for a text term: its text for
+// column "", else the value of the items-file column col (matched exactly,
+// else ignoring case) kept with the item.
+func columnText(it *annotations.Item, col string) string {
+	if col == "" {
+		return it.Text
+	}
+	if v, ok := it.Attrs[col]; ok {
+		return v
+	}
+	for k, v := range it.Attrs {
+		if strings.EqualFold(k, col) {
+			return v
+		}
+	}
+	return ""
 }
 
 // Covariance is the prior covariance of a fit's items built from a FitSpec:
@@ -330,17 +405,23 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 	if out.Features, err = f.record(); err != nil {
 		return nil, nil, nil, err
 	}
-	if ks.text() {
+	for i := range f.text {
+		t := &f.text[i]
 		empty := 0
-		for _, d := range f.docs {
+		for _, d := range t.docs {
 			if d.NNZ() == 0 {
 				empty++
 			}
 		}
-		out.Notes = append(out.Notes, fmt.Sprintf("text featuriser: %d terms from %d documents (min_df %d, max_features %d, weighting %s, stem %t, bigrams %t)",
-			f.vec.Len(), f.vec.NumDocs(), f.vec.Options().MinDF, f.vec.Options().MaxFeatures, f.vec.Options().Weighting, f.vec.Options().Stem, f.vec.Options().Bigrams))
+		o := t.vec.Options()
+		name := "text featuriser"
+		if t.column != "" {
+			name = fmt.Sprintf("text featuriser of column %q", t.column)
+		}
+		out.Notes = append(out.Notes, fmt.Sprintf("%s: %d terms from %d documents (min_df %d, max_features %d, weighting %s, stem %t, bigrams %t)",
+			name, t.vec.Len(), t.vec.NumDocs(), o.MinDF, o.MaxFeatures, o.Weighting, o.Stem, o.Bigrams))
 		if empty > 0 {
-			out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have no vocabulary term in their text (empty, only stop words or only rare words)", empty))
+			out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have no vocabulary term in their %s (empty, only stop words or only rare words)", empty, t.what()))
 		}
 	}
 	if zero > 0 {
@@ -399,27 +480,30 @@ func trainFeatures(ds *annotations.Dataset, ids []string, ks kernelSpec, spec Fi
 	for i := range ds.Items {
 		byID[ds.Items[i].ID] = &ds.Items[i]
 	}
-	if ks.text() {
+	for _, col := range ks.textColumns() {
 		texts := make([]string, len(ids))
 		have := 0
 		for i, id := range ids {
 			if it := byID[id]; it != nil {
-				texts[i] = it.Text
-				if strings.TrimSpace(it.Text) != "" {
+				texts[i] = columnText(it, col)
+				if strings.TrimSpace(texts[i]) != "" {
 					have++
 				}
 			}
 		}
 		if have == 0 {
-			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s needs item texts, and none of the %d items has one (give an items file with a text column, choose the text columns, or use kernel identity)", ks, len(ids))
+			if col == "" {
+				return nil, annotations.Errorf(annotations.EINVALID, "kernel %s needs item texts, and none of the %d items has one (give an items file with a text column, choose the text columns, or use kernel identity)", ks, len(ids))
+			}
+			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s reads the items-file column %q, and none of the %d items has a value there (%s)", ks, col, len(ids), textColumnsAvailable(ds))
 		}
 		vec, _, err := textfeat.Fit(texts, spec.Text)
 		if err != nil {
 			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s: %s", ks, strings.TrimPrefix(err.Error(), "textfeat: "))
 		}
-		f.vec = vec
-		f.counts = termCounts(vec, texts)
-		f.docs = vectorsFromCounts(vec, f.counts)
+		t := textField{column: col, vec: vec, counts: termCounts(vec, texts)}
+		t.docs = vectorsFromCounts(vec, t.counts)
+		f.text = append(f.text, t)
 	}
 	if ks.covariates() {
 		cols, err := selectCovariates(ds, ks, spec.Covariates)
@@ -454,6 +538,26 @@ func trainFeatures(ds *annotations.Dataset, ids []string, ks kernelSpec, spec Fi
 		}
 	}
 	return f, nil
+}
+
+// textColumnsAvailable lists the items' columns a text:COLUMN term can
+// read, for messages.
+func textColumnsAvailable(ds *annotations.Dataset) string {
+	have := map[string]bool{}
+	for i := range ds.Items {
+		for c := range ds.Items[i].Attrs {
+			have[c] = true
+		}
+	}
+	if len(have) == 0 {
+		return "the items have no other columns; a column joined into the item text (text columns) is read by the term text"
+	}
+	names := make([]string, 0, len(have))
+	for c := range have {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	return "the items' other columns are " + strings.Join(names, ", ") + "; a column joined into the item text (text columns) is read by the term text"
 }
 
 // selectCovariates resolves FitSpec.Covariates against the items' numeric
@@ -567,9 +671,9 @@ func (f *itemFeatures) gram(ks kernelSpec) (*mat.SymDense, int) {
 		t.Reset()
 		switch term.kind {
 		case termText:
-			textfeat.LinearKernelTo(&t, f.docs)
+			textfeat.LinearKernelTo(&t, f.field(term.column).docs)
 		case termTextRBF:
-			textfeat.RBFKernelTo(&t, f.docs, term.gamma)
+			textfeat.RBFKernelTo(&t, f.field("").docs, term.gamma)
 		default:
 			term.cov.GramTo(&t, f.inputs())
 		}
@@ -585,21 +689,32 @@ func (f *itemFeatures) gram(ks kernelSpec) (*mat.SymDense, int) {
 	return c, zero
 }
 
-// textFeatures returns, for the text kernel alone (the linear kernel on the
-// documents' vectors), the n×p feature matrix X with C = X X' that gram
-// built, when it has fewer columns than there are items, so that the
+// textFeatures returns, for a kernel of linear text terms alone (text, or a
+// sum of text:COLUMN terms), the n×p feature matrix X with C = X X' that
+// gram built, when it has fewer columns than there are items, so that the
 // eigendecomposition of C can come from the p×p matrix X'X (see
-// multirater.NewGramFeatures): a column per vocabulary term, and a unit
-// column for each item whose zero prior variance gram replaced by 1. It
-// returns nil otherwise.
+// multirater.NewGramFeatures): a column per vocabulary term of each text,
+// and a unit column for each item whose zero prior variance gram replaced
+// by 1. It returns nil otherwise.
 func (f *itemFeatures) textFeatures(ks kernelSpec) *mat.Dense {
-	if len(ks) != 1 || ks[0].kind != termText {
-		return nil
+	for _, t := range ks {
+		if t.kind != termText {
+			return nil
+		}
 	}
-	v := f.vec.Len()
+	v := 0
+	for _, t := range f.text {
+		v += t.vec.Len()
+	}
 	var empty []int
-	for i, d := range f.docs {
-		if d.Dot(d) == 0 {
+	for i := 0; i < f.n; i++ {
+		zero := true
+		for _, t := range f.text {
+			if t.docs[i].NNZ() > 0 {
+				zero = false
+			}
+		}
+		if zero {
 			empty = append(empty, i)
 		}
 	}
@@ -608,10 +723,14 @@ func (f *itemFeatures) textFeatures(ks kernelSpec) *mat.Dense {
 		return nil
 	}
 	x := mat.NewDense(f.n, p, nil)
-	for i, d := range f.docs {
-		for k, j := range d.Idx {
-			x.Set(i, int(j), d.Val[k])
+	off := 0
+	for _, t := range f.text {
+		for i, d := range t.docs {
+			for k, j := range d.Idx {
+				x.Set(i, off+int(j), d.Val[k])
+			}
 		}
+		off += t.vec.Len()
 	}
 	for k, i := range empty {
 		x.Set(i, v+k, 1)
@@ -630,12 +749,13 @@ func (f *itemFeatures) cross(ks kernelSpec, g *itemFeatures) (*mat.Dense, []floa
 		t.Reset()
 		switch term.kind {
 		case termText:
-			textfeat.CrossKernelTo(&t, g.docs, f.docs)
-			for i, d := range g.docs {
+			gd := g.field(term.column).docs
+			textfeat.CrossKernelTo(&t, gd, f.field(term.column).docs)
+			for i, d := range gd {
 				prior[i] += d.Dot(d)
 			}
 		case termTextRBF:
-			textfeat.RBFCrossKernelTo(&t, g.docs, f.docs, term.gamma)
+			textfeat.RBFCrossKernelTo(&t, g.field("").docs, f.field("").docs, term.gamma)
 			for i := range prior {
 				prior[i]++
 			}
@@ -665,19 +785,23 @@ func (f *itemFeatures) inputs() multirater.Inputs {
 
 // record returns the features as the fit result keeps them.
 func (f *itemFeatures) record() (*multirater.Features, error) {
-	out := &multirater.Features{Covariates: f.cols, Terms: f.counts}
+	out := &multirater.Features{Covariates: f.cols}
 	if f.x != nil {
 		out.X = make([][]float64, f.n)
 		for i := range out.X {
 			out.X[i] = mat.Row(nil, i, f.x)
 		}
 	}
-	if f.vec != nil {
-		b, err := json.Marshal(f.vec)
+	for _, t := range f.text {
+		b, err := json.Marshal(t.vec)
 		if err != nil {
 			return nil, fmt.Errorf("saving the text featuriser: %w", err)
 		}
-		out.Text = b
+		if t.column == "" {
+			out.Text, out.Terms = b, t.counts
+		} else {
+			out.TextColumns = append(out.TextColumns, multirater.ColumnText{Column: t.column, Text: b, Terms: t.counts})
+		}
 	}
 	return out, nil
 }
@@ -694,27 +818,37 @@ func featuresOf(res *multirater.FitResult, ks kernelSpec) (*itemFeatures, error)
 	if ft == nil {
 		return nil, fmt.Errorf("the fit result does not record its items' features (kernel %s; made by an older version of concord?): refit to predict new items", ks)
 	}
-	if ks.text() {
-		if len(ft.Text) == 0 || len(ft.Terms) != n {
-			return nil, fmt.Errorf("the fit result's features have no text featuriser or not one bag of words per item (%d for %d items)", len(ft.Terms), n)
-		}
-		f.vec = new(textfeat.Vectorizer)
-		if err := json.Unmarshal(ft.Text, f.vec); err != nil {
-			return nil, fmt.Errorf("the fit result's text featuriser: %w", err)
-		}
-		nv := int32(f.vec.Len())
-		for i, tc := range ft.Terms {
-			if len(tc.I) != len(tc.N) {
-				return nil, fmt.Errorf("features.terms[%d] (item %q): %d indices and %d counts", i, res.Items[i].ID, len(tc.I), len(tc.N))
-			}
-			for k, t := range tc.I {
-				if t < 0 || t >= nv || (k > 0 && t <= tc.I[k-1]) || tc.N[k] <= 0 {
-					return nil, fmt.Errorf("features.terms[%d] (item %q): expected increasing feature indices below %d with positive counts", i, res.Items[i].ID, nv)
+	for _, col := range ks.textColumns() {
+		raw, terms, where := ft.Text, ft.Terms, "features"
+		if col != "" {
+			raw, terms, where = nil, nil, fmt.Sprintf("features.text_columns (column %q)", col)
+			for k, c := range ft.TextColumns {
+				if c.Column == col {
+					raw, terms, where = c.Text, c.Terms, fmt.Sprintf("features.text_columns[%d]", k)
 				}
 			}
 		}
-		f.counts = ft.Terms
-		f.docs = vectorsFromCounts(f.vec, f.counts)
+		if len(raw) == 0 || len(terms) != n {
+			return nil, fmt.Errorf("the fit result's %s have no text featuriser or not one bag of words per item (%d for %d items)", where, len(terms), n)
+		}
+		t := textField{column: col, vec: new(textfeat.Vectorizer)}
+		if err := json.Unmarshal(raw, t.vec); err != nil {
+			return nil, fmt.Errorf("the fit result's text featuriser (%s): %w", where, err)
+		}
+		nv := int32(t.vec.Len())
+		for i, tc := range terms {
+			if len(tc.I) != len(tc.N) {
+				return nil, fmt.Errorf("%s.terms[%d] (item %q): %d indices and %d counts", where, i, res.Items[i].ID, len(tc.I), len(tc.N))
+			}
+			for k, x := range tc.I {
+				if x < 0 || x >= nv || (k > 0 && x <= tc.I[k-1]) || tc.N[k] <= 0 {
+					return nil, fmt.Errorf("%s.terms[%d] (item %q): expected increasing feature indices below %d with positive counts", where, i, res.Items[i].ID, nv)
+				}
+			}
+		}
+		t.counts = terms
+		t.docs = vectorsFromCounts(t.vec, t.counts)
+		f.text = append(f.text, t)
 	}
 	if ks.covariates() {
 		if len(ft.Covariates) == 0 || len(ft.X) != n {

@@ -42,6 +42,7 @@ func TestParseKernelSpec(t *testing.T) {
 		{"text-rbf:gamma=2+identity", "text-rbf:gamma=2+identity", true, false},
 		{"identity", "identity", false, false},
 		{"rbf:gamma=1+linear", "rbf:gamma=1+linear", false, true},
+		{"text:term1 + Text:Term2+text", "text:term1+text:Term2+text", true, false},
 	} {
 		ks, err := parseKernelSpec(tc.in)
 		if err != nil {
@@ -54,7 +55,10 @@ func TestParseKernelSpec(t *testing.T) {
 	}
 	for _, tc := range []struct{ in, msg string }{
 		{"", "empty kernel"},
-		{"text:min_df=2", "takes no parameters"},
+		{"text:min_df=2", "expected text or text:COLUMN"},
+		{"text:", "expected text or text:COLUMN"},
+		{"text:a+text:a", "text:a is given twice"},
+		{"text+text", "text is given twice"},
 		{"text-rbf:g=1", "expected gamma=G"},
 		{"text-rbf:gamma=-1", "positive"},
 		{"text+", "empty term"},
@@ -180,7 +184,7 @@ func TestEmptyDocuments(t *testing.T) {
 	if !strings.Contains(strings.Join(cov.Notes, "\n"), "2 item(s) have zero prior variance") {
 		t.Errorf("notes %q", cov.Notes)
 	}
-	g := &itemFeatures{n: 2, docs: f.vec.TransformAll([]string{"", "green apples"})}
+	g := &itemFeatures{n: 2, text: []textField{{docs: f.field("").vec.TransformAll([]string{"", "green apples"})}}}
 	cross, prior := f.cross(ks, g)
 	if prior[0] != 1 || math.Abs(prior[1]-1) > 1e-12 {
 		t.Errorf("prior variances %v", prior)
@@ -494,15 +498,15 @@ func TestTextFeatureFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.vec.Len() < f.n {
-		t.Fatalf("vocabulary %d < %d items", f.vec.Len(), f.n)
+	if f.field("").vec.Len() < f.n {
+		t.Fatalf("vocabulary %d < %d items", f.field("").vec.Len(), f.n)
 	}
 	if f.textFeatures(ks) != nil {
 		t.Error("feature matrix with more terms than items")
 	}
 	// Sums and other text kernels: none.
 	ks2, _ := parseKernelSpec("text+rbf:gamma=1")
-	if (&itemFeatures{n: 10, vec: f.vec}).textFeatures(ks2) != nil {
+	if (&itemFeatures{n: 10, text: f.text}).textFeatures(ks2) != nil {
 		t.Error("feature matrix for a kernel sum")
 	}
 }

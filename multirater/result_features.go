@@ -24,6 +24,19 @@ type Features struct {
 	// unit-norm scaling it gives back the item's text vector exactly, at a
 	// fraction of the size of the text or of the floating-point vector.
 	Terms []TermCounts `json:"terms,omitempty"`
+	// TextColumns are the featurisers and bags of words of the texts of
+	// other items-file columns that the kernel reads (concord's
+	// text:COLUMN terms), in the kernel's order; Text and Terms above are
+	// the item text's.
+	TextColumns []ColumnText `json:"text_columns,omitempty"`
+}
+
+// ColumnText is the text featuriser and the items' bags of words of one
+// items-file column (see Features.Text and Features.Terms).
+type ColumnText struct {
+	Column string          `json:"column"`
+	Text   json.RawMessage `json:"text"`
+	Terms  []TermCounts    `json:"terms"`
 }
 
 // TermCounts is a document's bag of words: feature I[k] occurs N[k] times.

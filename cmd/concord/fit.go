@@ -61,7 +61,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	model := fs.String("model", "ordinal", "model: ordinal (ordinal scheme) or classification (nominal or binary scheme)")
-	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)")
+	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)")
 	kf := addKernelFlags(fs)
 	ident := fs.String("identifiability", "weak", "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
