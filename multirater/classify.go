@@ -495,6 +495,7 @@ func newClassModel(data *ClassData, opts ClassOptions) (*classModel, error) {
 		if err != nil {
 			return nil, err
 		}
+		f.single() // G in float32, as for the ordinal model (see priorFactor.single)
 		md.f = f
 	}
 	// The item precision sums are equal in every sweep when every item
