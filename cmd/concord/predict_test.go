@@ -177,3 +177,60 @@ func TestEvalCommand(t *testing.T) {
 		t.Errorf("--folds 1: exit %d, %s", code, errb)
 	}
 }
+
+// TestFitPredictTextColumns fits RTE pairs with a kernel term per column
+// (the premise as the item text, the hypothesis as its own text) and
+// predicts items of the same file from the saved result.
+func TestFitPredictTextColumns(t *testing.T) {
+	dir := t.TempDir()
+	fit := filepath.Join(dir, "fit.json")
+	const items, ratings = "../../analysis/testdata/rte_items.csv", "../../analysis/testdata/rte_ratings.csv"
+	e, stdout, errb := testEnv()
+	args := []string{"fit", "--labels", ratings, "--items", items, "--scheme", "binary:0,1,pos=1", "--model", "classification",
+		"--kernel", "text+text:hypothesis", "--min-df", "2", "--chains", "2", "--samples", "60", "--burnin", "40", "--keep-draws", "30", "--seed", "3", "--top", "0", "--out", fit}
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errb)
+	}
+	if !strings.Contains(stdout.String(), `text featuriser of column "hypothesis":`) {
+		t.Errorf("fit summary:\n%s", stdout)
+	}
+	var res multirater.FitResult
+	readJSON(t, fit, &res)
+	if res.Model.Kernel != "text+text:hypothesis" || res.Features == nil || len(res.Features.TextColumns) != 1 ||
+		len(res.Features.TextColumns[0].Terms) != len(res.Items) || len(res.Features.Terms) != len(res.Items) {
+		t.Fatalf("fit result: kernel %s, features %+v", res.Model.Kernel, res.Features != nil)
+	}
+	e, stdout, errb = testEnv()
+	if code := run(context.Background(), e, []string{"predict", "--fit", fit, "--items", items}); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errb)
+	}
+	var p analysis.Predictions
+	if err := json.Unmarshal(stdout.Bytes(), &p); err != nil || len(p.Items) != len(res.Items) || p.Kernel != "text+text:hypothesis" {
+		t.Fatalf("predictions: %v, %d items, kernel %s", err, len(p.Items), p.Kernel)
+	}
+	// The fitted items, predicted afresh, mostly get their fitted class.
+	fitted := map[string]string{}
+	for _, it := range res.Items {
+		fitted[it.ID] = it.Class
+	}
+	same := 0
+	for _, it := range p.Items {
+		if it.Class == fitted[it.ID] {
+			same++
+		}
+	}
+	if same < len(p.Items)*3/4 {
+		t.Errorf("only %d of %d fitted items predicted as their consensus class", same, len(p.Items))
+	}
+	// A column the items do not have.
+	e, _, errb = testEnv()
+	args[len(args)-1] = "-"
+	for i, a := range args {
+		if a == "text+text:hypothesis" {
+			args[i] = "text:premise"
+		}
+	}
+	if code := run(context.Background(), e, args); code == 0 || !strings.Contains(errb.String(), `column "premise"`) {
+		t.Errorf("unknown column: exit %d, stderr %q", code, errb)
+	}
+}
