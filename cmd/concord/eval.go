@@ -28,6 +28,7 @@ type kernelFlags struct {
 	weighting   *string
 	stem        *bool
 	bigrams     *bool
+	keepStop    *bool
 }
 
 func addKernelFlags(fs *flag.FlagSet) *kernelFlags {
@@ -39,13 +40,14 @@ func addKernelFlags(fs *flag.FlagSet) *kernelFlags {
 		weighting:   fs.String("weighting", "", "text: term weighting count, binary or tfidf (default count); vectors are then scaled to unit norm"),
 		stem:        fs.Bool("stem", false, "text: Snowball (Porter2) English stemming"),
 		bigrams:     fs.Bool("bigrams", false, "text: add word bigrams as terms"),
+		keepStop:    fs.Bool("keep-stop-words", false, "text: keep the SMART stop words (e.g. for short columns such as a relation name: \"causes\" is a stop word)"),
 	}
 }
 
 // apply sets the kernel-input fields of spec.
 func (k *kernelFlags) apply(spec *analysis.FitSpec) {
 	spec.Covariates = *k.covariates
-	spec.Text = textfeat.Options{MinDF: *k.minDF, MaxFeatures: *k.maxFeatures, Weighting: textfeat.Weighting(*k.weighting), Stem: *k.stem, Bigrams: *k.bigrams}
+	spec.Text = textfeat.Options{MinDF: *k.minDF, MaxFeatures: *k.maxFeatures, Weighting: textfeat.Weighting(*k.weighting), Stem: *k.stem, Bigrams: *k.bigrams, KeepStopWords: *k.keepStop}
 }
 
 const evalHelp = `
@@ -83,6 +85,8 @@ bounds it on large item sets.
 Examples:
   concord eval --labels ratings.csv --items essays.csv --scheme ordinal:0..12 --folds 10 --out eval.json
   concord eval --labels ratings.csv --items sentences.csv --text-columns sentence --scheme nominal:a,b,c --model classification --out eval.json
+  concord eval --labels ratings.csv --items sentences.csv --kernel text:relation+text:term1+text:term2+text:sentence \
+      --min-df 2 --max-features 300 --rater-baselines none --scheme nominal:a,b,c --model classification --out eval.json
 `
 
 func runEval(ctx context.Context, e *env, args []string) error {
