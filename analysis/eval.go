@@ -68,6 +68,9 @@ func (s EvalSpec) EvalDefaults() EvalSpec {
 type EvalResult struct {
 	Folds  int         `json:"folds"`
 	Models []EvalModel `json:"models"`
+	// Paired compares the multirater model with each baseline item by item
+	// on the same held-out items (nominal schemes).
+	Paired []PairedComparison `json:"paired,omitempty"`
 
 	// Not part of the document: what the command line reports besides.
 	Items   int      `json:"-"` // items evaluated (those with labels)
@@ -334,6 +337,11 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 			mt = nominalMetrics(ds, ids, byItem, itemByID, majority, preds[n])
 		}
 		out.Models = append(out.Models, EvalModel{Name: n, Metrics: mt})
+	}
+	if ds.Scheme.Kind != annotations.Ordinal {
+		for _, n := range names[1:] {
+			out.Paired = append(out.Paired, pairedAccuracy(ds, ids, itemByID, majority, preds["multirater"], preds[n], n)...)
+		}
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil

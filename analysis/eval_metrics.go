@@ -3,6 +3,8 @@ package analysis
 import (
 	"math"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"concord/annotations"
 	"concord/multirater"
 	"concord/raters"
@@ -165,4 +167,69 @@ func nominalMetrics(ds *annotations.Dataset, ids []string, byItem map[string][]a
 		m.MeanLogPred = &v
 	}
 	return m
+}
+
+// PairedComparison compares the accuracy of the multirater model and a
+// baseline on the same held-out items: Items is the number of items with
+// the reference label (Metric accuracy_vs_majority: a unique majority
+// class; accuracy_vs_gold: a gold label), MultiraterOnly and BaselineOnly
+// count the items only one of the two models predicts correctly, and
+// PValue is the exact two-sided McNemar test of equal accuracy: twice the
+// Binomial(MultiraterOnly + BaselineOnly, 1/2) probability of a split at
+// least as uneven, at most 1 (Rogers et al. compare their models with a
+// paired test, sec. 4).
+type PairedComparison struct {
+	Baseline       string  `json:"baseline"`
+	Metric         string  `json:"metric"`
+	Items          int     `json:"items"`
+	MultiraterOnly int     `json:"multirater_only"`
+	BaselineOnly   int     `json:"baseline_only"`
+	PValue         float64 `json:"p_value"`
+}
+
+// pairedAccuracy compares the multirater predictions a with the baseline's
+// b against the majority and, where the items have one, the gold label.
+func pairedAccuracy(ds *annotations.Dataset, ids []string, itemByID map[string]annotations.Item, majority map[string]string, a, b map[string]multirater.ItemResult, name string) []PairedComparison {
+	maj := PairedComparison{Baseline: name, Metric: "accuracy_vs_majority"}
+	gold := PairedComparison{Baseline: name, Metric: "accuracy_vs_gold"}
+	count := func(c *PairedComparison, id, want string) {
+		c.Items++
+		ra, rb := a[id].Class == want, b[id].Class == want
+		switch {
+		case ra && !rb:
+			c.MultiraterOnly++
+		case rb && !ra:
+			c.BaselineOnly++
+		}
+	}
+	for _, id := range ids {
+		if m, ok := majority[id]; ok {
+			count(&maj, id, m)
+		}
+		if it, ok := itemByID[id]; ok && it.Gold != "" {
+			if g, err := ds.Scheme.Normalize(it.Gold); err == nil {
+				count(&gold, id, g)
+			}
+		}
+	}
+	var out []PairedComparison
+	for _, c := range []PairedComparison{maj, gold} {
+		if c.Items > 0 {
+			c.PValue = mcNemarExact(c.MultiraterOnly, c.BaselineOnly)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// mcNemarExact returns the exact two-sided McNemar p-value for b and c
+// discordant pairs: min(1, 2 P(X <= min(b, c))), X ~ Binomial(b + c, 1/2)
+// (scipy.stats.binomtest(min(b, c), b + c, 0.5).pvalue; 1 when b + c = 0).
+func mcNemarExact(b, c int) float64 {
+	n := b + c
+	if n == 0 {
+		return 1
+	}
+	d := distuv.Binomial{N: float64(n), P: 0.5}
+	return math.Min(1, 2*d.CDF(float64(min(b, c))))
 }

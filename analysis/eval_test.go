@@ -272,4 +272,22 @@ func TestEvalClassification(t *testing.T) {
 			t.Errorf("%s: mean log predictive %v", m.Name, lp)
 		}
 	}
+	// Paired comparisons: one per baseline and reference label, whose
+	// discordant counts give the difference of the accuracies.
+	if len(res.Paired) != 2*(len(models)-1) {
+		t.Fatalf("%d paired comparisons for %d baselines", len(res.Paired), len(models)-1)
+	}
+	for i, c := range res.Paired {
+		base := models[1+i/2]
+		if c.Baseline != base.Name || c.Metric != []string{"accuracy_vs_majority", "accuracy_vs_gold"}[i%2] {
+			t.Fatalf("paired[%d] = %+v", i, c)
+		}
+		diff := models[0].Metrics[c.Metric] - base.Metrics[c.Metric]
+		if got := float64(c.MultiraterOnly-c.BaselineOnly) / float64(c.Items); math.Abs(got-diff) > 1e-12 {
+			t.Errorf("%+v: accuracy difference %v, metrics say %v", c, got, diff)
+		}
+		if c.PValue != mcNemarExact(c.MultiraterOnly, c.BaselineOnly) || !(c.PValue > 0 && c.PValue <= 1) {
+			t.Errorf("%+v: p-value", c)
+		}
+	}
 }

@@ -245,6 +245,13 @@ func printEvalSummary(w io.Writer, ds *annotations.Dataset, res *analysis.EvalRe
 	for _, m := range res.Models {
 		fmt.Fprintf(w, "%-22s %12s %12s %10s\n", clip(m.Name, 22), f(m.Metrics.AccuracyVsMajority), f(m.Metrics.AccuracyVsGold), f(m.Metrics.MeanLogPred))
 	}
+	if len(res.Paired) > 0 {
+		fmt.Fprintf(w, "\nmultirater against each baseline, item by item (exact McNemar test):\n")
+		fmt.Fprintf(w, "%-22s %-22s %7s %12s %12s %8s\n", "baseline", "metric", "items", "only multi", "only base", "p")
+		for _, c := range res.Paired {
+			fmt.Fprintf(w, "%-22s %-22s %7d %12d %12d %8.3g\n", clip(c.Baseline, 22), c.Metric, c.Items, c.MultiraterOnly, c.BaselineOnly, c.PValue)
+		}
+	}
 }
 
 // loadForModel reads the dataset of fit-like commands: a project from the

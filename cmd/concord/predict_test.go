@@ -222,6 +222,22 @@ func TestFitPredictTextColumns(t *testing.T) {
 	if same < len(p.Items)*3/4 {
 		t.Errorf("only %d of %d fitted items predicted as their consensus class", same, len(p.Items))
 	}
+	// Cross-validated, with the paired comparison of the nominal metrics.
+	evalOut := filepath.Join(dir, "eval.json")
+	e, stdout, errb = testEnv()
+	if code := run(context.Background(), e, []string{"eval", "--labels", ratings, "--items", items, "--scheme", "binary:0,1,pos=1", "--model", "classification",
+		"--kernel", "text+text:hypothesis", "--folds", "2", "--samples", "40", "--burnin", "30", "--keep-draws", "20", "--rater-baselines", "none", "--out", evalOut}); code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errb)
+	}
+	if !strings.Contains(stdout.String(), "exact McNemar test") || !strings.Contains(stdout.String(), "majority               accuracy_vs_majority") {
+		t.Errorf("eval summary:\n%s", stdout)
+	}
+	var doc analysis.EvalResult
+	readJSON(t, evalOut, &doc)
+	if len(doc.Paired) != 2 || doc.Paired[0].Baseline != "majority" || doc.Paired[0].Items == 0 {
+		t.Errorf("paired comparisons %+v", doc.Paired)
+	}
+
 	// A column the items do not have.
 	e, _, errb = testEnv()
 	args[len(args)-1] = "-"
