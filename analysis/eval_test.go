@@ -223,17 +223,7 @@ func TestEvalErrors(t *testing.T) {
 // rteSample loads testdata/rte_*.csv: 120 RTE text pairs (text and
 // hypothesis joined) with 10 AMT labels each and gold labels.
 func rteSample(t testing.TB) *annotations.Dataset {
-	t.Helper()
-	s := annotations.MustParseScheme("binary:0,1,pos=1")
-	ld, err := annotations.LoadFiles("testdata/rte_ratings.csv", annotations.LoadOptions{
-		ItemsPath:   "testdata/rte_items.csv",
-		Scheme:      &s,
-		ReadOptions: annotations.ReadOptions{TextColumns: []string{"text", "hypothesis"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ld.Dataset
+	return loadSample(t, "rte", "binary:0,1,pos=1", "text", "hypothesis")
 }
 
 // TestEvalClassification runs a small cross-validation of the

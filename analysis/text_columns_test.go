@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -17,13 +16,7 @@ import (
 // rteColumns is the RTE sample with the premise as the item text and the
 // hypothesis kept as the items-file column "hypothesis".
 func rteColumns(t testing.TB) *annotations.Dataset {
-	t.Helper()
-	s := annotations.MustParseScheme("binary:0,1,pos=1")
-	ld, err := annotations.LoadFiles("testdata/rte_ratings.csv", annotations.LoadOptions{ItemsPath: "testdata/rte_items.csv", Scheme: &s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ld.Dataset
+	return loadSample(t, "rte", "binary:0,1,pos=1")
 }
 
 // TestTextColumnKernel checks text:COLUMN terms: each text has its own
@@ -153,33 +146,13 @@ func TestTextColumnKernel(t *testing.T) {
 		len(res.Features.TextColumns[0].Terms) != 100 || len(res.Features.Terms) != 100 {
 		t.Fatalf("features do not record both texts: %+v", res.Features.TextColumns)
 	}
-	inProc, err := newPredictor(res, tks, tf, tcov.Cov)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := inProc.Predict(test)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back multirater.FitResult
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Predict(&back, test)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSamePredictions(t, "text+text:hypothesis", got, want)
+	_, back := checkJSONRoundTrip(t, "text+text:hypothesis", res, tks, tf, tcov, test)
 	// New items without the column: predicted, with a note.
 	bare := make([]annotations.Item, len(test))
 	for i, it := range test {
 		bare[i] = annotations.Item{ID: it.ID, Text: it.Text}
 	}
-	p, err := Predict(&back, bare)
+	p, err := Predict(back, bare)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +160,7 @@ func TestTextColumnKernel(t *testing.T) {
 		t.Errorf("notes %q", p.Notes)
 	}
 	// A damaged record of the column's bags of words is reported.
-	bad := back
+	bad := *back
 	ft := *back.Features
 	ft.TextColumns = []multirater.ColumnText{ft.TextColumns[0]}
 	ft.TextColumns[0].Terms = ft.TextColumns[0].Terms[:99]

@@ -21,13 +21,54 @@ import (
 // raters' scores (0..12) and the resolved score (their sum) as a numeric
 // column.
 func asapSample(t testing.TB) *annotations.Dataset {
+	return loadSample(t, "asap7", "ordinal:0..12")
+}
+
+// loadSample loads testdata/<name>_ratings.csv with the items file
+// testdata/<name>_items.csv under the scheme, joining textColumns into the
+// item text (none: the column "text").
+func loadSample(t testing.TB, name, scheme string, textColumns ...string) *annotations.Dataset {
 	t.Helper()
-	s := annotations.MustParseScheme("ordinal:0..12")
-	ld, err := annotations.LoadFiles("testdata/asap7_ratings.csv", annotations.LoadOptions{ItemsPath: "testdata/asap7_items.csv", Scheme: &s})
+	s := annotations.MustParseScheme(scheme)
+	ld, err := annotations.LoadFiles("testdata/"+name+"_ratings.csv", annotations.LoadOptions{
+		ItemsPath:   "testdata/" + name + "_items.csv",
+		Scheme:      &s,
+		ReadOptions: annotations.ReadOptions{TextColumns: textColumns},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ld.Dataset
+}
+
+// checkJSONRoundTrip predicts items from res in process (from the fit's
+// own features and covariance) and from res after a JSON round trip, checks
+// that the two are the same. It returns the latter and the round-tripped
+// result.
+func checkJSONRoundTrip(t *testing.T, name string, res *multirater.FitResult, ks kernelSpec, feats *itemFeatures, cov *Covariance, items []annotations.Item) (*Predictions, *multirater.FitResult) {
+	t.Helper()
+	inProc, err := newPredictor(res, ks, feats, cov.Cov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := inProc.Predict(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back multirater.FitResult
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Predict(&back, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSamePredictions(t, name, got, want)
+	return got, &back
 }
 
 func TestParseKernelSpec(t *testing.T) {
@@ -312,27 +353,7 @@ func TestPredictRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inProc, err := newPredictor(res, ks, feats, cov.Cov)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := inProc.Predict(test)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back multirater.FitResult
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatal(err)
-		}
-		got, err := Predict(&back, test)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkSamePredictions(t, kern, got, want)
+		checkJSONRoundTrip(t, kern, res, ks, feats, cov, test)
 	}
 	// The classification model, on RTE text pairs.
 	rte := rteSample(t)
@@ -367,30 +388,10 @@ func TestPredictRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inProc, err := newPredictor(res, ks, feats, cov.Cov)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := inProc.Predict(rtest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back multirater.FitResult
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Predict(&back, rtest)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, _ := checkJSONRoundTrip(t, "classification", res, ks, feats, cov, rtest)
 	if got.Model != "classification" || len(got.Items) != len(rtest) || got.Items[0].Class == "" || len(got.Items[0].ClassProbs) != 2 {
 		t.Fatalf("classification predictions %+v", got.Items[0])
 	}
-	checkSamePredictions(t, "classification", got, want)
 }
 
 func checkSamePredictions(t *testing.T, kern string, got, want *Predictions) {
