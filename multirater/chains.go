@@ -251,3 +251,9 @@ func liveMaxRhat(mon [][][]float64, n int) float64 {
 	}
 	return worst
 }
+
+// setEngineDiagnostics fills the engine-neutral part of an MCMC fit's
+// diagnostics; sweeps is the number of sweeps per chain.
+func setEngineDiagnostics(d *Diagnostics, sweeps int) {
+	d.Engine = &EngineDiagnostics{Name: EngineGibbs, Iterations: sweeps}
+}

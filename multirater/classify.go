@@ -130,7 +130,9 @@ type ClassOptions struct {
 // class predictive integral.
 const DefaultQuadrature = 16
 
-func (o ClassOptions) resolved() ClassOptions {
+// WithDefaults returns the options with zero fields replaced by their
+// documented defaults (the family's own; callers never restate them).
+func (o ClassOptions) WithDefaults() ClassOptions {
 	o.MCMC = o.MCMC.WithDefaults()
 	if o.V == 0 {
 		o.V = 1
@@ -270,7 +272,7 @@ func (o ClassOptions) check() {
 // that is not positive semidefinite) return an error.
 func FitClassification(ctx context.Context, data *ClassData, opts ClassOptions) (*FitResult, error) {
 	start := time.Now()
-	opts = opts.resolved()
+	opts = opts.WithDefaults()
 	opts.check()
 	md, err := newClassModel(data, opts)
 	if err != nil {
@@ -297,6 +299,7 @@ func FitClassification(ctx context.Context, data *ClassData, opts ClassOptions) 
 	total := float64(mc.Burnin + mc.Samples*mc.Thin)
 	res.Diagnostics.SweepsPerSecond = total / st.sampling.Seconds()
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	setEngineDiagnostics(&res.Diagnostics, int(total))
 	if opts.Progress != nil {
 		opts.Progress(Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
 	}

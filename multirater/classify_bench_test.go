@@ -105,7 +105,7 @@ var classBenchModels sync.Map
 
 func classBenchModel(b *testing.B, n, k, l, perItem int, kern string, opts ClassOptions) (*classModel, *classPlan) {
 	opts.MCMC = MCMC{Chains: 1, Samples: 10}
-	opts = opts.resolved()
+	opts = opts.WithDefaults()
 	key := fmt.Sprint(n, k, l, perItem, kern, opts.Precisions, opts.Sampler)
 	if v, ok := classBenchModels.Load(key); ok {
 		p := v.([2]any)

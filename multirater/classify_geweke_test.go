@@ -74,7 +74,7 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 54321))
 	opts := tc.opts
 	opts.MCMC = MCMC{Chains: 1, Samples: 1, Burnin: -1}
-	opts = opts.resolved()
+	opts = opts.WithDefaults()
 	pairs := tc.pairs
 	if pairs == nil {
 		for i := 0; i < tc.n; i++ {

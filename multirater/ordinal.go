@@ -161,8 +161,9 @@ const (
 	DefaultKeepDraws     = 500
 )
 
-// resolved returns the options with defaults filled in.
-func (o OrdinalOptions) resolved() OrdinalOptions {
+// WithDefaults returns the options with zero fields replaced by their
+// documented defaults (the family's own; callers never restate them).
+func (o OrdinalOptions) WithDefaults() OrdinalOptions {
 	o.MCMC = o.MCMC.WithDefaults()
 	if o.V == 0 {
 		o.V = 1
@@ -282,7 +283,7 @@ func (o OrdinalOptions) check() {
 // matrix that is not positive semidefinite) return an error.
 func FitOrdinal(ctx context.Context, data *OrdinalData, opts OrdinalOptions) (*FitResult, error) {
 	start := time.Now()
-	opts = opts.resolved()
+	opts = opts.WithDefaults()
 	opts.check()
 	md, err := newOrdModel(data, opts)
 	if err != nil {
@@ -308,6 +309,7 @@ func FitOrdinal(ctx context.Context, data *OrdinalData, opts OrdinalOptions) (*F
 	total := float64(mc.Burnin + mc.Samples*mc.Thin)
 	res.Diagnostics.SweepsPerSecond = total / st.sampling.Seconds()
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	setEngineDiagnostics(&res.Diagnostics, int(total))
 	if opts.Progress != nil {
 		opts.Progress(Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
 	}

@@ -88,7 +88,7 @@ func benchModel(b *testing.B, n, l int, present float64, kern string, smp Sample
 	if v, ok := benchModels.Load(key); ok {
 		return v.(*ordModel)
 	}
-	md, err := newOrdModel(benchData(n, l, present, kern, 1), OrdinalOptions{Sampler: smp}.resolved())
+	md, err := newOrdModel(benchData(n, l, present, kern, 1), OrdinalOptions{Sampler: smp}.WithDefaults())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func TestOrdinalGeweke(t *testing.T) {
 
 func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 12345))
-	opts := tc.opts.resolved()
+	opts := tc.opts.WithDefaults()
 	pairs := tc.pairs
 	if pairs == nil {
 		for i := 0; i < tc.n; i++ {

@@ -41,6 +41,13 @@ type FitResult struct {
 type ModelSettings struct {
 	// Model is "ordinal" or "classification".
 	Model string `json:"model"`
+	// Engine is the inference engine that made the fit (EngineGibbs, ...).
+	Engine string `json:"engine,omitempty"`
+	// Output is the shape of the per-item results (OutputScores or
+	// OutputClasses); reports, the server and the CLI switch on it, never on
+	// Model. Documents written before the field existed leave it empty: use
+	// Shape.
+	Output Output `json:"output,omitempty"`
 	// Scheme is the project's label scheme in textual form, when known.
 	Scheme string `json:"scheme,omitempty"`
 	// Kernel is the kernel specification (e.g. "identity", "rbf:gamma=1").
@@ -79,6 +86,38 @@ type ModelSettings struct {
 	// Quadrature is the number of Gauss-Hermite nodes of the predictive
 	// class distributions; classification only.
 	Quadrature int `json:"quadrature,omitempty"`
+}
+
+// Output is the shape of a fit's per-item results.
+type Output string
+
+const (
+	// OutputScores: a latent consensus score per item (ItemResult.Score,
+	// Rank, GradeProbs) and rater thresholds (ordinal models).
+	OutputScores Output = "scores"
+	// OutputClasses: a class distribution per item (ItemResult.ClassProbs,
+	// Class) and rater confusion tables (classification models).
+	OutputClasses Output = "classes"
+)
+
+// Engines that make fits.
+const (
+	// EngineGibbs is Markov chain Monte Carlo (Gibbs sweeps with extra
+	// moves); its fits fill every MCMC field of Diagnostics.
+	EngineGibbs = "gibbs"
+)
+
+// Shape returns the output shape of the fit: Output, or for documents
+// written before that field existed, the shape their model name implies
+// ("classification" gave classes, everything else scores).
+func (s ModelSettings) Shape() Output {
+	if s.Output != "" {
+		return s.Output
+	}
+	if s.Model == "classification" {
+		return OutputClasses
+	}
+	return OutputScores
 }
 
 // Estimate summarises the posterior of a scalar: mean, standard deviation
@@ -197,8 +236,13 @@ type Flag struct {
 	Expected string `json:"expected"`
 }
 
-// Diagnostics reports convergence and cost.
+// Diagnostics reports convergence and cost. Engine, Converged, Verdict,
+// Seconds and Notes are filled by every engine; the other fields are those
+// of MCMC fits (EngineGibbs) and stay zero for deterministic engines.
 type Diagnostics struct {
+	// Engine names the engine and its iterations (and, for deterministic
+	// engines, the log evidence).
+	Engine *EngineDiagnostics `json:"engine,omitempty"`
 	// MaxRhat is the largest rank-normalised split R-hat and MinESSBulk and
 	// MinESSTail the smallest bulk and tail effective sample sizes (Vehtari
 	// et al. 2021) over every free parameter: precisions, thresholds and
@@ -235,6 +279,20 @@ type Diagnostics struct {
 	Moves map[string]float64 `json:"moves,omitempty"`
 	// Notes carry warnings about the data or the fit.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// EngineDiagnostics is the part of the diagnostics that only says which
+// engine ran and how far; together with Diagnostics' Converged, Verdict,
+// Seconds and Notes (which every engine fills) it is what any fit reports.
+type EngineDiagnostics struct {
+	// Name is the engine (EngineGibbs, ...).
+	Name string `json:"name"`
+	// Iterations is the number of iterations per chain (MCMC sweeps,
+	// including burn-in) or of the deterministic engine's updates.
+	Iterations int `json:"iterations"`
+	// LogEvidence is the log marginal likelihood (EP/Laplace); nil for
+	// MCMC.
+	LogEvidence *float64 `json:"log_evidence,omitempty"`
 }
 
 // ParamDiag is the convergence diagnostics of one parameter.

@@ -17,6 +17,8 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 		Schema: FitSchema,
 		Model: ModelSettings{
 			Model:           "classification",
+			Engine:          EngineGibbs,
+			Output:          OutputClasses,
 			Kernel:          data.Kernel,
 			Identifiability: ident,
 			Sampler:         opts.Sampler.String(),

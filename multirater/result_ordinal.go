@@ -30,6 +30,8 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 		Schema: FitSchema,
 		Model: ModelSettings{
 			Model:           "ordinal",
+			Engine:          EngineGibbs,
+			Output:          OutputScores,
 			Kernel:          data.Kernel,
 			Identifiability: opts.Identifiability.String(),
 			Sampler:         opts.Sampler.String(),
