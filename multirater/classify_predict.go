@@ -1,11 +1,11 @@
 package multirater
 
 import (
+	"concord/multirater/numeric"
 	"errors"
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -28,39 +28,16 @@ import (
 // small probabilities (a class far behind another, whose integrand has its
 // mass far out in the tail of phi).
 
-// ghRule is a Gauss-Hermite rule for the standard normal weight:
-// E[f(u)] ≈ sum_i w_i f(x_i).
-type ghRule struct {
-	x, w []float64
-}
-
-func newGHRule(q int) *ghRule {
-	r := &ghRule{x: make([]float64, q), w: make([]float64, q)}
-	// gonum's rule is for the weight exp(-x^2).
-	quad.Hermite{}.FixedLocations(r.x, r.w, math.Inf(-1), math.Inf(1))
-	for i := range r.x {
-		r.x[i] *= math.Sqrt2
-		r.w[i] /= math.Sqrt(math.Pi)
-	}
-	return r
-}
-
 // classQuad evaluates the predictive class distribution of one draw. Not
 // safe for concurrent use (it owns scratch space).
 type classQuad struct {
-	rule *ghRule
+	rule *numeric.GHRule
 	c    []float64
 }
 
-func newClassQuad(rule *ghRule, k int) *classQuad {
+func newClassQuad(rule *numeric.GHRule, k int) *classQuad {
 	return &classQuad{rule: rule, c: make([]float64, k)}
 }
-
-// stdNormCDF returns Phi(x), accurate in both tails.
-func stdNormCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
-
-// phiOne is the argument above which Phi rounds to 1.
-const phiOne = 8.3
 
 // negligibleGap is the scaled gap below which a class's probability is
 // negligible: P_k <= P(y_k > y_j) = Phi(c/sqrt2) < 1e-12 for
@@ -116,18 +93,18 @@ func (q *classQuad) probsTo(dst, m []float64, a float64, must int) {
 
 // ghProduct returns E_u[prod_j Phi(u + c_j)] by adaptive Gauss-Hermite
 // quadrature (see above); cmin is min_j c_j.
-func ghProduct(rule *ghRule, c []float64, cmin float64) float64 {
+func ghProduct(rule *numeric.GHRule, c []float64, cmin float64) float64 {
 	mu, sig := integrandMode(c, cmin)
 	var p float64
-	for i, x := range rule.x {
+	for i, x := range rule.X {
 		u := mu + sig*x
-		f := rule.w[i] * sig * math.Exp(0.5*(x*x-u*u))
+		f := rule.W[i] * sig * math.Exp(0.5*(x*x-u*u))
 		for _, cj := range c {
 			z := u + cj
-			if z > phiOne {
+			if z > numeric.PhiOne {
 				continue
 			}
-			f *= stdNormCDF(z)
+			f *= numeric.NormCDF(z)
 			if f == 0 {
 				break
 			}
@@ -153,10 +130,10 @@ func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
 		curv = 1
 		for _, cj := range c {
 			x := u + cj
-			if x > phiOne {
+			if x > numeric.PhiOne {
 				continue
 			}
-			r := millsLower(x)
+			r := numeric.MillsLower(x)
 			grad += r
 			curv += r * (x + r)
 		}
@@ -168,16 +145,6 @@ func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
 		}
 	}
 	return u, 1 / math.Sqrt(curv)
-}
-
-// millsLower returns R(x) = phi(x)/Phi(x).
-func millsLower(x float64) float64 {
-	if x > -30 {
-		return math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi) / stdNormCDF(x)
-	}
-	// Phi(x) = phi(x)/|x| (1 - 1/x^2 + 3/x^4 - ... + 10395/x^12).
-	x2 := 1 / (x * x)
-	return -x / (1 - x2*(1-3*x2*(1-5*x2*(1-7*x2*(1-9*x2*(1-11*x2))))))
 }
 
 // ClassPredictor predicts new items from a classification FitResult
@@ -199,7 +166,7 @@ type ClassPredictor struct {
 	lam  []float64
 	// proj[s][c] = Q' M^s_.c / lam.
 	proj [][][]float64
-	rule *ghRule
+	rule *numeric.GHRule
 }
 
 // NewClassPredictor prepares predictions from res, which must be a
@@ -235,7 +202,7 @@ func NewClassPredictor(res *FitResult, cov mat.Symmetric) (*ClassPredictor, erro
 	if nq < 2 || nq > 200 {
 		nq = DefaultQuadrature
 	}
-	p := &ClassPredictor{res: res, n: n, k: k, q: q, lam: lam, rule: newGHRule(nq)}
+	p := &ClassPredictor{res: res, n: n, k: k, q: q, lam: lam, rule: numeric.NewGHRule(nq)}
 	r := len(lam)
 	p.proj = make([][][]float64, res.Draws.N)
 	for s, m := range res.Draws.MClass {

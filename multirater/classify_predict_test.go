@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/numeric"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -52,7 +53,7 @@ func TestClassProbsQuadrature(t *testing.T) {
 	}
 	tols := map[int]float64{12: 5e-6, DefaultQuadrature: 1e-7, 40: 1e-12}
 	for _, nq := range []int{12, DefaultQuadrature, 40} {
-		rule := newGHRule(nq)
+		rule := numeric.NewGHRule(nq)
 		worst := 0.0
 		for ci, c := range cases {
 			k := len(c.m)
@@ -77,39 +78,11 @@ func TestClassProbsQuadrature(t *testing.T) {
 	}
 }
 
-// TestLogNormCDF checks log Phi against R's pnorm(x, log.p = TRUE)
-// (values printed by R 4 with 17 significant digits).
-func TestLogNormCDF(t *testing.T) {
-	for _, c := range []struct{ x, want float64 }{
-		// R: sprintf("%.17g", pnorm(c(-40, -20, -5, -1, 0, 0.5, 2, 3.8, 5, 8, 9), log.p = TRUE))
-		{-40, -804.6084420137538},
-		{-20, -203.91715537109727},
-		{-5, -15.064998393988725},
-		{-1, -1.8410216450092636},
-		{0, -0.69314718055994529},
-		{0.5, -0.36894641528865652},
-		{2, -0.023012909328963493},
-		{3.8, -7.23506611710858e-05},
-		{5, -2.8665161296376358e-07},
-		{8, -6.2209605742717868e-16},
-		{9, -1.1285884059538408e-19},
-	} {
-		got := logNormCDF(c.x)
-		tol := 1e-13 * math.Abs(c.want)
-		if c.x > phiOne {
-			tol = 1e-18 // rounded to 0
-		}
-		if math.Abs(got-c.want) > tol {
-			t.Errorf("logNormCDF(%v) = %.17g, want %.17g", c.x, got, c.want)
-		}
-	}
-}
-
 func BenchmarkClassProbs(b *testing.B) {
 	for _, k := range []int{2, 3, 5, 28} {
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			q := newClassQuad(newGHRule(DefaultQuadrature), k)
+			q := newClassQuad(numeric.NewGHRule(DefaultQuadrature), k)
 			ms := make([][]float64, 64)
 			for i := range ms {
 				ms[i] = make([]float64, k)

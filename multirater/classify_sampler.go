@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/numeric"
 	"math"
 	"math/rand/v2"
 
@@ -415,7 +416,7 @@ func (ch *classChain) sweep(warmup bool) error {
 // truncated normal full conditional (Rogers et al. eq. 14, 36): the
 // labelled component t from N(m_t, 1/a) truncated below by the largest of
 // the others, then each other component from N(m_i, 1/a) truncated above by
-// y_t. Both are exact truncated normal draws (TruncNormal), robust however
+// y_t. Both are exact truncated normal draws (numeric.TruncNormal), robust however
 // far in the tail the constraint lies.
 func (ch *classChain) stepYScan() {
 	md := ch.md
@@ -432,7 +433,7 @@ func (ch *classChain) stepYScan() {
 				mx = x
 			}
 		}
-		yt := TruncNormal(ch.rng, mr[t], sd, mx, inf)
+		yt := numeric.TruncNormal(ch.rng, mr[t], sd, mx, inf)
 		yv[t] = yt
 		for i := range yv {
 			if i != t {
@@ -444,12 +445,12 @@ func (ch *classChain) stepYScan() {
 
 // truncAbove draws from N(mu, sd^2) truncated to (-inf, hi): a plain normal
 // draw when it lands below hi (the common case when hi is well above mu),
-// else TruncNormal. The mixture of the two is exactly the truncated normal.
+// else numeric.TruncNormal. The mixture of the two is exactly the truncated normal.
 func (ch *classChain) truncAbove(mu, sd, hi float64) float64 {
 	if x := mu + sd*ch.rng.NormFloat64(); x < hi {
 		return x
 	}
-	return TruncNormal(ch.rng, mu, sd, math.Inf(-1), hi)
+	return numeric.TruncNormal(ch.rng, mu, sd, math.Inf(-1), hi)
 }
 
 // stepYBlock is the default sampler's latent vector update. For a vector
@@ -519,12 +520,12 @@ func (ch *classChain) stepYBlock(onlyFixed bool) {
 		if c > lo {
 			lo = math.Sqrt2*c - e
 		}
-		s := TruncNormal(ch.rng, s0, sd, lo, inf)
+		s := numeric.TruncNormal(ch.rng, s0, sd, lo, inf)
 		elo := 0.0
 		if c > math.Inf(-1) {
 			elo = math.Max(0, math.Sqrt2*c-s)
 		}
-		e = TruncNormal(ch.rng, e0, sd, elo, inf)
+		e = numeric.TruncNormal(ch.rng, e0, sd, elo, inf)
 		yv[t] = (s + e) / math.Sqrt2
 		yv[j] = (s - e) / math.Sqrt2
 		// (4) The common mode: adding b to every component keeps the
@@ -544,7 +545,7 @@ func (ch *classChain) stepYBlock(onlyFixed bool) {
 // e ~ N(e0, sd^2) truncated to e > 0, y_t = (s+e)/sqrt2, y_j = (s-e)/sqrt2.
 func (ch *classChain) drawPair(yv []float64, t, j int, s0, e0, sd float64) {
 	s := s0 + sd*ch.rng.NormFloat64()
-	e := TruncNormal(ch.rng, e0, sd, 0, math.Inf(1))
+	e := numeric.TruncNormal(ch.rng, e0, sd, 0, math.Inf(1))
 	yv[t] = (s + e) / math.Sqrt2
 	yv[j] = (s - e) / math.Sqrt2
 }
@@ -701,7 +702,7 @@ func (ch *classChain) stepItemShift() {
 				continue
 			}
 			w := ch.w[c*r+n]
-			w2 := TruncNormal(ch.rng, 0, 1, w+lo/sdn, w+hi/sdn)
+			w2 := numeric.TruncNormal(ch.rng, 0, 1, w+lo/sdn, w+hi/sdn)
 			d := sdn * (w2 - w)
 			// Keep the constraints strict after rounding.
 			if !(d > lo && d < hi) {
@@ -724,7 +725,7 @@ type itemContrastDensity struct {
 func (d itemContrastDensity) logf(x float64) float64 {
 	r := -0.5 * x * x
 	for _, s := range d.slopes {
-		r += logNormCDF(s * x)
+		r += numeric.LogNormCDF(s * x)
 	}
 	return r
 }
@@ -744,33 +745,9 @@ func (d collapsedAlphaDensity) logf(t float64) float64 {
 	sa := math.Sqrt(a)
 	r := d.v*t - d.lam*a
 	for _, g := range d.gaps {
-		r += logNormCDF(sa * g)
+		r += numeric.LogNormCDF(sa * g)
 	}
 	return r
-}
-
-// logNormCDF returns log Phi(x), accurate in both tails. For x > 0 it is
-// log(1 - Q), Q = Phi(-x): by its series when Q < 1e-4 (error below
-// Q^4/4 < 3e-17 relative), 0 when Q < 5e-17 (x > 8.3), else by log(1 - Q),
-// whose rounding error is below 1e-16/Q relative.
-func logNormCDF(x float64) float64 {
-	switch {
-	case x > phiOne:
-		return 0
-	case x > 0:
-		q := 0.5 * math.Erfc(x/math.Sqrt2)
-		if q < 1e-4 {
-			return -q * (1 + q*(0.5+q/3))
-		}
-		return math.Log(1 - q)
-	case x > -37:
-		return math.Log(0.5 * math.Erfc(-x/math.Sqrt2))
-	}
-	// Phi(x) = phi(x)/|x| (1 - 1/x^2 + 3/x^4 - 15/x^6 + ... + 10395/x^12),
-	// whose next term is below 2e-17 for |x| >= 37.
-	x2 := 1 / (x * x)
-	s := x2 * (1 - 3*x2*(1-5*x2*(1-7*x2*(1-9*x2*(1-11*x2)))))
-	return -0.5*x*x - math.Log(-x) - 0.5*math.Log(2*math.Pi) + math.Log1p(-s)
 }
 
 // sums sets s_k,n = sum over item n's latent vectors of a_v y_v,k and

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/numeric"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -157,7 +158,7 @@ func (ch *ordChain) openDiag() {
 		}
 		prec := 1 + s.dc[n]*sd*sd
 		mean := (sd*s.ec[n] - ch.w[n]) / prec
-		c := TruncNormal(ch.rng, mean, 1/math.Sqrt(prec), lo, hi)
+		c := numeric.TruncNormal(ch.rng, mean, 1/math.Sqrt(prec), lo, hi)
 		ch.w[n] += c
 		ch.m[n] += c * sd
 		ch.shiftOpen(n, c*sd)
@@ -267,7 +268,7 @@ func (ch *ordChain) openLowRank() {
 			if !(lo < hi) {
 				continue
 			}
-			c = TruncNormal(ch.rng, s.beta[j], 1, lo, hi)
+			c = numeric.TruncNormal(ch.rng, s.beta[j], 1, lo, hi)
 		}
 		s.c[j] = c
 		for i, vn := range v {

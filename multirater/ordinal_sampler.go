@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/numeric"
 	"math"
 	"math/rand/v2"
 
@@ -292,7 +293,7 @@ func (ch *ordChain) stepY() {
 			lo, hi := ch.b[md.bIdx(l, c)], ch.b[md.bIdx(l, c+1)]
 			a, e := md.catRange(l, c)
 			for o := a; o < e; o++ {
-				ch.y[o] = TruncNormal(ch.rng, ch.m[md.obsItem[o]], sd, lo, hi)
+				ch.y[o] = numeric.TruncNormal(ch.rng, ch.m[md.obsItem[o]], sd, lo, hi)
 			}
 		}
 	}
@@ -547,7 +548,7 @@ func (ch *ordChain) stepThresholdsGibbs() {
 				hi = math.Min(hi, ch.y[o])
 			}
 			if lo < hi {
-				ch.b[md.bIdx(l, j)] = TruncNormal(ch.rng, 0, md.sigB, lo, hi)
+				ch.b[md.bIdx(l, j)] = numeric.TruncNormal(ch.rng, 0, md.sigB, lo, hi)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/numeric"
 	"fmt"
 	"math"
 	"sort"
@@ -184,7 +185,7 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *classPlan, opts ClassOptions, chains []*classChain, itemLabels [][]Rating) {
 	k, n, nl := md.nk, md.n, md.nl
 	allPairs := n*nl*k <= maxRaterPairs
-	rule := newGHRule(opts.Quadrature)
+	rule := numeric.NewGHRule(opts.Quadrature)
 	cons := make([]float64, n*k)
 	// raterProbs[i] holds, for item i, K probabilities for each rater in
 	// raterList(i).
