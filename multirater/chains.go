@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/diag"
 	"context"
 	"fmt"
 	"math"
@@ -243,7 +244,7 @@ func liveMaxRhat(mon [][][]float64, n int) float64 {
 		for c := range mon {
 			chains[c] = mon[c][p][:n]
 		}
-		r := SplitRhat(chains)
+		r := diag.SplitRhat(chains)
 		if math.IsNaN(r) {
 			continue
 		}

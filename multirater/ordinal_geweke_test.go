@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/diag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -200,7 +201,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 	for i, s := range stats {
 		x := series[i]
 		chains := [][]float64{x[:iters/4], x[iters/4 : iters/2], x[iters/2 : 3*iters/4], x[3*iters/4:]}
-		sum := Summarize(chains)
+		sum := diag.Summarize(chains)
 		mcse := sum.SD / math.Sqrt(sum.ESSBulk)
 		z := (sum.Mean - s.truth) / mcse
 		if math.Abs(z) > 4.5 || math.IsNaN(z) {

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/diag"
 	"concord/multirater/numeric"
 	"fmt"
 	"math"
@@ -90,31 +91,31 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 			cs[c] = p.get(c)
 		}
 		if p.isVar || !p.free {
-			p.sum = quickSummary(cs)
+			p.sum = diag.QuickSummary(cs)
 			return
 		}
-		p.sum = Summarize(cs)
+		p.sum = diag.Summarize(cs)
 	})
 
-	diag := &res.Diagnostics
-	diag.Draws = nc * ns
-	constant := diagnoseParams(diag, params)
-	diag.Converged = diag.MaxRhat < opts.MaxRhat && diag.MinESSBulk >= opts.MinESS
-	diag.Verdict = verdict(diag, opts.MaxRhat, opts.MinESS, nc, ns)
-	constantNote(diag, constant)
+	dg := &res.Diagnostics
+	dg.Draws = nc * ns
+	constant := diagnoseParams(dg, params)
+	dg.Converged = dg.MaxRhat < opts.MaxRhat && dg.MinESSBulk >= opts.MinESS
+	dg.Verdict = verdict(dg, opts.MaxRhat, opts.MinESS, nc, ns)
+	constantNote(dg, constant)
 	if plan.monEvery > 1 {
-		diag.Notes = append(diag.Notes, fmt.Sprintf("the latent values m were recorded every %d draws for the diagnostics (N·K is large); their R-hat and ESS are those of the thinned series (the ESS conservatively)", plan.monEvery))
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the latent values m were recorded every %d draws for the diagnostics (N·K is large); their R-hat and ESS are those of the thinned series (the ESS conservatively)", plan.monEvery))
 	}
 	if md.f.dropped > 0 {
-		diag.Notes = append(diag.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the latent functions live in a %d-dimensional subspace", md.f.r, n, md.f.r))
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the latent functions live in a %d-dimensional subspace", md.f.r, n, md.f.r))
 	}
 	switch opts.Precisions {
 	case FixedPrecisions:
-		diag.Notes = append(diag.Notes, "rater precisions fixed at 1, appendix B representation (one latent vector per item and labelled class)")
+		dg.Notes = append(dg.Notes, "rater precisions fixed at 1, appendix B representation (one latent vector per item and labelled class)")
 	case FixedFullPrecisions:
-		diag.Notes = append(diag.Notes, "rater precisions fixed at 1 (one latent vector per label)")
+		dg.Notes = append(dg.Notes, "rater precisions fixed at 1 (one latent vector per label)")
 	}
-	diag.Autocorrelation = make(map[string][]float64, nl)
+	dg.Autocorrelation = make(map[string][]float64, nl)
 	if lag := min(maxACFLag, ns-1); lag >= 1 {
 		buf := make([]float64, lag+1)
 		for l := 0; l < nl; l++ {
@@ -123,7 +124,7 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 			}
 			acf := make([]float64, lag+1)
 			for c := range chains {
-				buf = Autocorrelation(buf[:0], chains[c].drawAlpha[l], lag)
+				buf = diag.Autocorrelation(buf[:0], chains[c].drawAlpha[l], lag)
 				for i := range acf {
 					if i < len(buf) {
 						acf[i] += buf[i] / float64(nc)
@@ -133,10 +134,10 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 			for i, v := range acf {
 				acf[i] = round6(v)
 			}
-			diag.Autocorrelation[data.RaterIDs[l]] = acf
+			dg.Autocorrelation[data.RaterIDs[l]] = acf
 		}
 	}
-	diag.Moves = classMoveStats(chains)
+	dg.Moves = classMoveStats(chains)
 
 	// Raters.
 	res.Raters = make([]RaterResult, nl)
@@ -170,9 +171,9 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 	classPredictive(res, data, md, plan, opts, chains, itemLabels)
 	res.Draws = classDraws(md, plan, chains)
 	res.Traces = classTraces(data, chains, ns)
-	diag.Notes = append(diag.Notes, fmt.Sprintf("predictive class distributions averaged over %d posterior draws (%d-node adaptive Gauss-Hermite quadrature)", len(plan.keep), opts.Quadrature))
+	dg.Notes = append(dg.Notes, fmt.Sprintf("predictive class distributions averaged over %d posterior draws (%d-node adaptive Gauss-Hermite quadrature)", len(plan.keep), opts.Quadrature))
 	if n*nl*k > maxRaterPairs {
-		diag.Notes = append(diag.Notes, "each rater's own predictive class distribution (rater_class_probs) is given for the items the rater labelled")
+		dg.Notes = append(dg.Notes, "each rater's own predictive class distribution (rater_class_probs) is given for the items the rater labelled")
 	}
 	return res
 }
@@ -410,18 +411,18 @@ type param struct {
 	name  string
 	free  bool
 	get   func(c int) []float64
-	sum   Summary
+	sum   diag.Summary
 	isVar bool
 }
 
-// diagnoseParams sets the convergence figures of diag (MaxRhat, MinESSBulk,
+// diagnoseParams sets the convergence figures of dg (MaxRhat, MinESSBulk,
 // MinESSTail, the worst parameters, Parameters) from the summaries of the
 // free, non-derived params; it returns how many were left out because they
 // did not vary.
-func diagnoseParams(diag *Diagnostics, params []*param) (constant int) {
-	diag.MaxRhat = 0
-	diag.MinESSBulk = math.Inf(1)
-	diag.MinESSTail = math.Inf(1)
+func diagnoseParams(dg *Diagnostics, params []*param) (constant int) {
+	dg.MaxRhat = 0
+	dg.MinESSBulk = math.Inf(1)
+	dg.MinESSTail = math.Inf(1)
 	for _, p := range params {
 		if !p.free || p.isVar {
 			continue
@@ -432,26 +433,26 @@ func diagnoseParams(diag *Diagnostics, params []*param) (constant int) {
 			continue
 		}
 		rh, eb, et := finiteDiag(s.Rhat, 1e6), finiteDiag(s.ESSBulk, 0), finiteDiag(s.ESSTail, 0)
-		diag.Parameters = append(diag.Parameters, ParamDiag{Name: p.name, Mean: s.Mean, SD: s.SD, Rhat: rh, ESSBulk: eb, ESSTail: et})
-		if rh > diag.MaxRhat {
-			diag.MaxRhat = rh
-			diag.WorstRhat = p.name
+		dg.Parameters = append(dg.Parameters, ParamDiag{Name: p.name, Mean: s.Mean, SD: s.SD, Rhat: rh, ESSBulk: eb, ESSTail: et})
+		if rh > dg.MaxRhat {
+			dg.MaxRhat = rh
+			dg.WorstRhat = p.name
 		}
-		if eb < diag.MinESSBulk {
-			diag.MinESSBulk = eb
-			diag.WorstESS = p.name
+		if eb < dg.MinESSBulk {
+			dg.MinESSBulk = eb
+			dg.WorstESS = p.name
 		}
-		diag.MinESSTail = math.Min(diag.MinESSTail, et)
+		dg.MinESSTail = math.Min(dg.MinESSTail, et)
 	}
-	if math.IsInf(diag.MinESSBulk, 1) {
-		diag.MinESSBulk, diag.MinESSTail = 0, 0
+	if math.IsInf(dg.MinESSBulk, 1) {
+		dg.MinESSBulk, dg.MinESSTail = 0, 0
 	}
 	return constant
 }
 
 // constantNote notes the parameters diagnoseParams left out.
-func constantNote(diag *Diagnostics, constant int) {
+func constantNote(dg *Diagnostics, constant int) {
 	if constant > 0 {
-		diag.Notes = append(diag.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
+		dg.Notes = append(dg.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
 	}
 }

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/diag"
 	"fmt"
 	"math"
 	"runtime"
@@ -111,21 +112,21 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 		}
 		if p.isVar || !p.free {
 			// Derived or fixed quantities: no convergence diagnostics.
-			p.sum = quickSummary(cs)
+			p.sum = diag.QuickSummary(cs)
 			return
 		}
-		p.sum = Summarize(cs)
+		p.sum = diag.Summarize(cs)
 	})
 
 	// Convergence over the free parameters.
-	diag := &res.Diagnostics
-	diag.Draws = nc * ns
-	constantNote(diag, diagnoseParams(diag, params))
-	diag.Converged = diag.MaxRhat < opts.MaxRhat && diag.MinESSBulk >= opts.MinESS
-	diag.Verdict = verdict(diag, opts.MaxRhat, opts.MinESS, nc, ns)
+	dg := &res.Diagnostics
+	dg.Draws = nc * ns
+	constantNote(dg, diagnoseParams(dg, params))
+	dg.Converged = dg.MaxRhat < opts.MaxRhat && dg.MinESSBulk >= opts.MinESS
+	dg.Verdict = verdict(dg, opts.MaxRhat, opts.MinESS, nc, ns)
 
-	// Autocorrelation of the precisions, averaged over chains.
-	diag.Autocorrelation = make(map[string][]float64, md.nl)
+	// diag.Autocorrelation of the precisions, averaged over chains.
+	dg.Autocorrelation = make(map[string][]float64, md.nl)
 	lag := min(maxACFLag, ns-1)
 	if lag >= 1 {
 		buf := make([]float64, lag+1)
@@ -135,7 +136,7 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 			}
 			acf := make([]float64, lag+1)
 			for c := range chains {
-				buf = Autocorrelation(buf[:0], chains[c].drawAlpha[l], lag)
+				buf = diag.Autocorrelation(buf[:0], chains[c].drawAlpha[l], lag)
 				for i := range acf {
 					if i < len(buf) {
 						acf[i] += buf[i] / float64(nc)
@@ -145,12 +146,12 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 			for i, v := range acf {
 				acf[i] = round6(v)
 			}
-			diag.Autocorrelation[data.RaterIDs[l]] = acf
+			dg.Autocorrelation[data.RaterIDs[l]] = acf
 		}
 	}
-	diag.Moves = moveStats(chains)
+	dg.Moves = moveStats(chains)
 	if md.f.dropped > 0 {
-		diag.Notes = append(diag.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the consensus lives in a %d-dimensional subspace", md.f.r, md.n, md.f.r))
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the consensus lives in a %d-dimensional subspace", md.f.r, md.n, md.f.r))
 	}
 
 	// Raters.
@@ -235,23 +236,6 @@ func severityDraws(md *ordModel, ch *ordChain, l, ns int) []float64 {
 	return out
 }
 
-// quickSummary returns the mean, sd and quantiles of the pooled draws (the
-// same definitions as Summarize) without R-hat and ESS.
-func quickSummary(chains [][]float64) Summary {
-	var pooled []float64
-	for _, c := range chains {
-		pooled = append(pooled, c...)
-	}
-	var s Summary
-	s.Mean, s.SD = meanSD(pooled)
-	sort.Float64s(pooled)
-	s.Q025 = quantile7(pooled, 0.025)
-	s.Q50 = quantile7(pooled, 0.5)
-	s.Q975 = quantile7(pooled, 0.975)
-	s.Rhat, s.ESSBulk, s.ESSTail = math.NaN(), math.NaN(), math.NaN()
-	return s
-}
-
 // finiteDiag replaces a NaN or infinite diagnostic (a chain that never
 // moved) by bad, so that the verdict fails and the JSON stays valid.
 func finiteDiag(x, bad float64) float64 {
@@ -261,7 +245,7 @@ func finiteDiag(x, bad float64) float64 {
 	return x
 }
 
-func estimate(s Summary) Estimate {
+func estimate(s diag.Summary) Estimate {
 	return Estimate{Mean: s.Mean, SD: s.SD, Q025: s.Q025, Q50: s.Q50, Q975: s.Q975}
 }
 

@@ -1,8 +1,12 @@
-package multirater
+// Package diag holds the MCMC convergence diagnostics (split R-hat, bulk and
+// tail ESS, autocorrelation) of Vehtari et al. (2021). It imports nothing of
+// concord.
+package diag
 
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -699,4 +703,21 @@ func quantile7(sorted []float64, p float64) float64 {
 		q = (1-g)*q + g*xhi
 	}
 	return q
+}
+
+// QuickSummary returns the mean, sd and quantiles of the pooled draws (the
+// same definitions as Summarize) without R-hat and ESS.
+func QuickSummary(chains [][]float64) Summary {
+	var pooled []float64
+	for _, c := range chains {
+		pooled = append(pooled, c...)
+	}
+	var s Summary
+	s.Mean, s.SD = meanSD(pooled)
+	sort.Float64s(pooled)
+	s.Q025 = quantile7(pooled, 0.025)
+	s.Q50 = quantile7(pooled, 0.5)
+	s.Q975 = quantile7(pooled, 0.975)
+	s.Rhat, s.ESSBulk, s.ESSTail = math.NaN(), math.NaN(), math.NaN()
+	return s
 }
