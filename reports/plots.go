@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"concord/multirater/diag"
 	"errors"
 	"fmt"
 	"image/color"
@@ -18,8 +19,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
-
-	"concord/multirater"
 )
 
 // Plot file formats.
@@ -648,7 +647,7 @@ func rhatEvolution(rep *Report) plotter.XYs {
 			for c := range tr {
 				cut[c] = tr[c][:t]
 			}
-			if rh := multirater.SplitRhat(cut); finite(rh) && !(rh <= worst) {
+			if rh := diag.SplitRhat(cut); finite(rh) && !(rh <= worst) {
 				worst = rh
 			}
 		}
