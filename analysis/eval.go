@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"concord/multirater/gp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -558,9 +559,9 @@ func subsetCovariance(cov *Covariance, ks kernelSpec, f *itemFeatures, all, ids 
 			}
 		}
 		if x := g.textFeatures(ks); x != nil {
-			out.Cov = multirater.NewGramFeatures(c, x)
+			out.Cov = gp.NewGramFeatures(c, x)
 		} else {
-			out.Cov = multirater.NewGram(c)
+			out.Cov = gp.NewGram(c)
 		}
 	}
 	var err error

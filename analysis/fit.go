@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"concord/multirater/kernel"
 	"context"
 	"errors"
 	"fmt"
@@ -351,8 +352,8 @@ func indexRatings(ds *annotations.Dataset, itemIDs, raterIDs []string, what stri
 // KernelInputs returns the kernel inputs of the items ids: their numeric
 // covariates, one column per covariate name (sorted), for kernels that need
 // them. Every item must have every covariate.
-func KernelInputs(ds *annotations.Dataset, ids []string, k multirater.Kernel) (multirater.Inputs, error) {
-	in := multirater.Inputs{N: len(ids)}
+func KernelInputs(ds *annotations.Dataset, ids []string, k kernel.Kernel) (kernel.Inputs, error) {
+	in := kernel.Inputs{N: len(ids)}
 	if !k.Covariates() {
 		return in, nil
 	}

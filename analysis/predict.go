@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"concord/multirater/gp"
 	"fmt"
 	"sort"
 	"strings"
@@ -68,9 +69,9 @@ func NewPredictor(res *multirater.FitResult) (*Predictor, error) {
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
-	var cov *multirater.Gram
+	var cov *gp.Gram
 	if c, _ := train.gram(ks); c != nil {
-		cov = multirater.NewGram(c)
+		cov = gp.NewGram(c)
 	}
 	return newPredictor(res, ks, train, cov)
 }
@@ -78,7 +79,7 @@ func NewPredictor(res *multirater.FitResult) (*Predictor, error) {
 // newPredictor builds a predictor from the fitted items' features and their
 // covariance matrix (nil for the identity kernel), which may be shared with
 // the fit that made res.
-func newPredictor(res *multirater.FitResult, ks kernelSpec, train *itemFeatures, cov *multirater.Gram) (*Predictor, error) {
+func newPredictor(res *multirater.FitResult, ks kernelSpec, train *itemFeatures, cov *gp.Gram) (*Predictor, error) {
 	p := &Predictor{res: res, ks: ks, train: train}
 	var c mat.Symmetric
 	if cov != nil {

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -22,7 +24,7 @@ import (
 
 // Kernel specifications name the covariance function of the Gaussian-process
 // prior on the latent consensus (Rogers et al. sec. 2.2). Besides the kernels
-// of multirater.ParseKernel on numeric covariates (identity, linear,
+// of kernel.ParseKernel on numeric covariates (identity, linear,
 // rbf:gamma=G), a term can be
 //
 //   - text: the linear kernel x_i^T x_j on the items' unit-norm bag-of-words
@@ -66,9 +68,9 @@ const (
 
 type kernelTerm struct {
 	kind   termKind
-	column string            // termText: the items-file column, "" for the item text
-	gamma  float64           // termTextRBF
-	cov    multirater.Kernel // termCov
+	column string        // termText: the items-file column, "" for the item text
+	gamma  float64       // termTextRBF
+	cov    kernel.Kernel // termCov
 }
 
 func (t kernelTerm) String() string {
@@ -124,7 +126,7 @@ func parseKernelSpec(spec string) (kernelSpec, error) {
 			}
 			ks = append(ks, kernelTerm{kind: termTextRBF, gamma: g})
 		case "identity", "linear", "rbf":
-			k, err := multirater.ParseKernel(t)
+			k, err := kernel.ParseKernel(t)
 			if err != nil {
 				return nil, fmt.Errorf("kernel %q: %s", spec, strings.TrimPrefix(err.Error(), fmt.Sprintf("kernel %q: ", t)))
 			}
@@ -186,7 +188,7 @@ func (ks kernelSpec) identity() bool {
 	if len(ks) != 1 || ks[0].kind != termCov {
 		return false
 	}
-	_, ok := ks[0].cov.(multirater.Identity)
+	_, ok := ks[0].cov.(kernel.Identity)
 	return ok
 }
 
@@ -352,7 +354,7 @@ type Covariance struct {
 	// Cov is the N×N covariance matrix C, nil for the identity kernel. It
 	// remembers its eigendecomposition, so that fits and predictors given
 	// the same Covariance decompose C once.
-	Cov *multirater.Gram
+	Cov *gp.Gram
 	// Kernel is the canonical kernel specification.
 	Kernel string
 	// Features are the items' kernel inputs, for FitResult.Features (nil
@@ -398,9 +400,9 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 	out.Notes = f.notes(ks, ds, ids)
 	c, zero := f.gram(ks)
 	if x := f.textFeatures(ks); x != nil {
-		out.Cov = multirater.NewGramFeatures(c, x)
+		out.Cov = gp.NewGramFeatures(c, x)
 	} else {
-		out.Cov = multirater.NewGram(c)
+		out.Cov = gp.NewGram(c)
 	}
 	if out.Features, err = f.record(); err != nil {
 		return nil, nil, nil, err
@@ -693,7 +695,7 @@ func (f *itemFeatures) gram(ks kernelSpec) (*mat.SymDense, int) {
 // sum of text:COLUMN terms), the n×p feature matrix X with C = X X' that
 // gram built, when it has fewer columns than there are items, so that the
 // eigendecomposition of C can come from the p×p matrix X'X (see
-// multirater.NewGramFeatures): a column per vocabulary term of each text,
+// gp.NewGramFeatures): a column per vocabulary term of each text,
 // and a unit column for each item whose zero prior variance gram replaced
 // by 1. It returns nil otherwise.
 func (f *itemFeatures) textFeatures(ks kernelSpec) *mat.Dense {
@@ -775,8 +777,8 @@ func (f *itemFeatures) cross(ks kernelSpec, g *itemFeatures) (*mat.Dense, []floa
 	return c, prior
 }
 
-func (f *itemFeatures) inputs() multirater.Inputs {
-	in := multirater.Inputs{N: f.n}
+func (f *itemFeatures) inputs() kernel.Inputs {
+	in := kernel.Inputs{N: f.n}
 	if f.x != nil {
 		in.X = f.x
 	}

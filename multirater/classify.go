@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/gp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,7 +27,7 @@ type ClassData struct {
 	// Level of a Rating is the index of the class in Classes.
 	Labels []Rating
 	// Cov is the N×N prior covariance C shared by the K latent functions
-	// M_.k (Rogers et al. sec. 2.3), e.g. from a Kernel's GramTo; nil means
+	// M_.k (Rogers et al. sec. 2.3), e.g. from a kernel.Kernel's GramTo; nil means
 	// the identity (no covariates). It must be positive semidefinite; it
 	// may be singular.
 	Cov mat.Symmetric
@@ -346,7 +347,7 @@ type classModel struct {
 	nFixedVec int
 	v, lam    float64
 
-	f *priorFactor
+	f *gp.Factor
 	// complete: every item has the same precision sum in every sweep, so
 	// the Gaussian conditional is diagonal in the eigenbasis.
 	complete bool
@@ -492,13 +493,13 @@ func newClassModel(data *ClassData, opts ClassOptions) (*classModel, error) {
 		fill[it]++
 	}
 	if data.Cov == nil {
-		md.f = identityFactor(n)
+		md.f = gp.IdentityFactor(n)
 	} else {
-		f, err := newPriorFactor(data.Cov)
+		f, err := gp.NewFactor(data.Cov)
 		if err != nil {
 			return nil, err
 		}
-		f.single() // G in float32, as for the ordinal model (see priorFactor.single)
+		f.Single() // G in float32, as for the ordinal model (see priorFactor.single)
 		md.f = f
 	}
 	// The item precision sums are equal in every sweep when every item
@@ -529,17 +530,17 @@ func newClassModel(data *ClassData, opts ClassOptions) (*classModel, error) {
 			md.fixedD[i] = float64(c)
 		}
 	}
-	if !md.f.diag {
+	if !md.f.Diag {
 		if md.complete {
-			r := md.f.r
+			r := md.f.R
 			md.gt = make([]float64, r*n)
 			for i := 0; i < n; i++ {
 				for j := 0; j < r; j++ {
-					md.gt[j*n+i] = md.f.g[i*r+j]
+					md.gt[j*n+i] = md.f.G[i*r+j]
 				}
 			}
 		} else {
-			md.f.prepareCG()
+			md.f.PrepareCG()
 			md.buildPreconditioner(rs, opts)
 		}
 	}
@@ -555,7 +556,7 @@ func newClassModel(data *ClassData, opts ClassOptions) (*classModel, error) {
 // and the preconditioner is built once here.
 func (md *classModel) buildPreconditioner(rs []Rating, opts ClassOptions) {
 	f := md.f
-	r := f.r
+	r := f.R
 	dmax := 0.0
 	for _, c := range md.itemCount {
 		dmax = math.Max(dmax, float64(c))
@@ -569,7 +570,7 @@ func (md *classModel) buildPreconditioner(rs []Rating, opts ClassOptions) {
 	}
 	limit := min(maxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(groups))))
 	kb := 0
-	for kb < r && kb < limit && f.lam[kb]*dmax >= 0.5 {
+	for kb < r && kb < limit && f.Lam[kb]*dmax >= 0.5 {
 		kb++
 	}
 	md.precBlock = kb
@@ -587,7 +588,7 @@ func (md *classModel) buildPreconditioner(rs []Rating, opts ClassOptions) {
 		if md.prec.fixed() {
 			g = 0
 		}
-		row := f.g[lab.Item*r : (lab.Item+1)*r]
+		row := f.G[lab.Item*r : (lab.Item+1)*r]
 		e := gsq[g]
 		for j, v := range row {
 			e[j] += v * v

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/kernel"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -84,7 +85,7 @@ func classBenchData(n, k, l, perItem int, kern string, seed uint64) *ClassData {
 			}
 		}
 		var cm mat.SymDense
-		Linear{}.GramTo(&cm, Inputs{N: n, X: x})
+		kernel.Linear{}.GramTo(&cm, kernel.Inputs{N: n, X: x})
 		d.Cov = &cm
 	case "rbf":
 		x := mat.NewDense(n, 2, nil)
@@ -93,7 +94,7 @@ func classBenchData(n, k, l, perItem int, kern string, seed uint64) *ClassData {
 			x.Set(i, 1, float64(c/3)+rng.NormFloat64())
 		}
 		var cm mat.SymDense
-		RBF{Gamma: 1}.GramTo(&cm, Inputs{N: n, X: x})
+		kernel.RBF{Gamma: 1}.GramTo(&cm, kernel.Inputs{N: n, X: x})
 		d.Cov = &cm
 	default:
 		panic("unknown kernel " + kern)

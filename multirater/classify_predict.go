@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/gp"
 	"concord/multirater/numeric"
 	"errors"
 	"fmt"
@@ -194,7 +195,7 @@ func NewClassPredictor(res *FitResult, cov mat.Symmetric) (*ClassPredictor, erro
 			}
 		}
 	}
-	q, lam, err := keptEigen(cov)
+	q, lam, err := gp.KeptEigen(cov)
 	if err != nil {
 		return nil, err
 	}
@@ -226,59 +227,8 @@ func NewClassPredictor(res *FitResult, cov mat.Symmetric) (*ClassPredictor, erro
 	return p, nil
 }
 
-// keptEigen returns the eigenvectors (n×r row-major) and eigenvalues of
-// cov above predictRelTol of the largest (see predictRelTol).
-func keptEigen(cov mat.Symmetric) ([]float64, []float64, error) {
-	n := cov.SymmetricDim()
-	diag := true
-	for i := 0; i < n && diag; i++ {
-		for j := 0; j < i; j++ {
-			if cov.At(i, j) != 0 {
-				diag = false
-				break
-			}
-		}
-	}
-	var vals []float64
-	var vecs *mat.Dense
-	if diag {
-		vals = make([]float64, n)
-		vecs = mat.NewDense(n, n, nil)
-		for i := 0; i < n; i++ {
-			vals[i] = cov.At(i, i)
-			vecs.Set(i, i, 1)
-		}
-	} else {
-		var err error
-		vals, vecs, err = symEigen(cov)
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	lmax := 0.0
-	for _, v := range vals {
-		lmax = math.Max(lmax, v)
-	}
-	var keep []int
-	for i, v := range vals {
-		if v > predictRelTol*lmax && v > 0 {
-			keep = append(keep, i)
-		}
-	}
-	r := len(keep)
-	lam := make([]float64, r)
-	q := make([]float64, n*r)
-	for j, i := range keep {
-		lam[j] = vals[i]
-		for row := 0; row < n; row++ {
-			q[row*r+j] = vecs.At(row, i)
-		}
-	}
-	return q, lam, nil
-}
-
 // Predict returns the results of new items: ids names them, cross holds
-// their covariances with the fit's items (len(ids)×N, e.g. from a Kernel's
+// their covariances with the fit's items (len(ids)×N, e.g. from a kernel.Kernel's
 // CrossTo) and prior their prior variances k(x_new, x_new). Each result has
 // NLabels 0, the consensus and per-rater class distributions, the most
 // probable class, its entropy and the probability that each class has the
@@ -325,7 +275,7 @@ func (p *ClassPredictor) Predict(ids []string, cross mat.Matrix, prior []float64
 		}
 		for s := 0; s < ns; s++ {
 			for c := 0; c < k; c++ {
-				mu[c] = vecDot(qk, p.proj[s][c])
+				mu[c] = numeric.Dot(qk, p.proj[s][c])
 			}
 			var sum float64
 			for _, a := range res.Draws.Alpha[s] {

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/gp"
 	"concord/multirater/numeric"
 	"math"
 	"math/rand/v2"
@@ -134,7 +135,7 @@ type classChain struct {
 	rhs   []float64 // K×r (complete, non-diagonal)
 	mcol  []float64 // N (conjugate gradients)
 	u, du []float64 // shift move: r, N
-	gs    *gaussSampler
+	gs    *gp.Posterior
 	// preconditioner scratch (incomplete, non-diagonal, inferred
 	// precisions)
 	precDiag, precBlockBuf []float64
@@ -165,7 +166,7 @@ type classChain struct {
 
 func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classChain {
 	rng, src := newChainRand(seed, c)
-	k, n, r := md.nk, md.n, md.f.r
+	k, n, r := md.nk, md.n, md.f.R
 	ch := &classChain{
 		md: md, plan: plan, c: c, rng: rng, src: src,
 		w:     make([]float64, k*r),
@@ -177,7 +178,7 @@ func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classCh
 		mcol:  make([]float64, n),
 		u:     make([]float64, r),
 		du:    make([]float64, n),
-		gs:    newGaussSampler(md.f),
+		gs:    gp.NewPosterior(md.f),
 		top:   make([]int32, n*k),
 	}
 	if md.gt != nil {
@@ -275,9 +276,9 @@ func (ch *classChain) init() {
 func (ch *classChain) updateM() {
 	md := ch.md
 	f := md.f
-	k, n, r := md.nk, md.n, f.r
-	if f.diag {
-		for i, sd := range f.sd {
+	k, n, r := md.nk, md.n, f.R
+	if f.Diag {
+		for i, sd := range f.SD {
 			for c := 0; c < k; c++ {
 				ch.m[i*k+c] = sd * ch.w[c*r+i]
 			}
@@ -285,7 +286,7 @@ func (ch *classChain) updateM() {
 		return
 	}
 	for i := 0; i < n; i++ {
-		gi := blas64.Vector{N: r, Inc: 1, Data: f.g[i*r : (i+1)*r]}
+		gi := blas64.Vector{N: r, Inc: 1, Data: f.G[i*r : (i+1)*r]}
 		for c := 0; c < k; c++ {
 			ch.m[i*k+c] = blas64.Dot(gi, blas64.Vector{N: r, Inc: 1, Data: ch.w[c*r : (c+1)*r]})
 		}
@@ -390,7 +391,7 @@ func (ch *classChain) sweep(warmup bool) error {
 	// exactly by stepAlphaCollapsed; the others here.
 	collapsed := md.nk == 2 && md.nFreeAlpha > 0
 	ch.stepYBlock(collapsed)
-	if md.f.diag {
+	if md.f.Diag {
 		if md.nk == 2 {
 			ch.stepItemCollapsed()
 		} else {
@@ -615,10 +616,10 @@ func (ch *classChain) stepAlphaCollapsed() {
 func (ch *classChain) stepItemCollapsed() {
 	md := ch.md
 	f := md.f
-	r := f.r
+	r := f.R
 	for n := 0; n < md.n; n++ {
 		a, e := md.itemStart[n], md.itemStart[n+1]
-		sdn := f.sd[n]
+		sdn := f.SD[n]
 		if a == e || sdn == 0 {
 			continue
 		}
@@ -672,11 +673,11 @@ func (ch *classChain) stepItemCollapsed() {
 func (ch *classChain) stepItemShift() {
 	md := ch.md
 	f := md.f
-	k, r := md.nk, f.r
+	k, r := md.nk, f.R
 	inf := math.Inf(1)
 	for n := 0; n < md.n; n++ {
 		a, e := md.itemStart[n], md.itemStart[n+1]
-		sdn := f.sd[n]
+		sdn := f.SD[n]
 		if a == e || sdn == 0 {
 			continue
 		}
@@ -789,10 +790,10 @@ func (ch *classChain) stepM() error {
 	ch.sums()
 	md := ch.md
 	f := md.f
-	k, n, r := md.nk, md.n, f.r
+	k, n, r := md.nk, md.n, f.R
 	switch {
-	case f.diag:
-		for i, sd := range f.sd {
+	case f.Diag:
+		for i, sd := range f.SD {
 			h := 1 + sd*sd*ch.d[i]
 			ih := 1 / h
 			isd := math.Sqrt(ih)
@@ -815,7 +816,7 @@ func (ch *classChain) stepM() error {
 			}
 		}
 		for c := 0; c < k; c++ {
-			for j, l := range f.lam {
+			for j, l := range f.Lam {
 				h := 1 + a*l
 				ch.w[c*r+j] = ch.rhs[c*r+j]/h + ch.rng.NormFloat64()/math.Sqrt(h)
 			}
@@ -826,17 +827,17 @@ func (ch *classChain) stepM() error {
 	// Incomplete design: the perturbation sampler with preconditioned
 	// conjugate gradients, one solve per class, warm-started at the
 	// previous draw; the preconditioner is built once for all classes.
-	before := ch.gs.stats.Iterations
+	before := ch.gs.Stats.Iterations
 	for c := 0; c < k; c++ {
 		ch.setPreconditioner(c == 0)
-		if err := ch.gs.draw(ch.rng, ch.w[c*r:(c+1)*r], ch.mcol, ch.s[c*n:(c+1)*n], ch.d, false); err != nil {
+		if err := ch.gs.Draw(ch.rng, ch.w[c*r:(c+1)*r], ch.mcol, ch.s[c*n:(c+1)*n], ch.d, false); err != nil {
 			return err
 		}
 		for i, v := range ch.mcol {
 			ch.m[i*k+c] = v
 		}
 	}
-	ch.cgIters += ch.gs.stats.Iterations - before
+	ch.cgIters += ch.gs.Stats.Iterations - before
 	return nil
 }
 
@@ -849,9 +850,9 @@ func (ch *classChain) setPreconditioner(first bool) {
 	md := ch.md
 	if md.fixedDiag != nil {
 		if md.fixedChol != nil {
-			ch.gs.setPrecBlock(md.precBlock, md.fixedChol, md.fixedDiag)
+			ch.gs.SetPrecBlock(md.precBlock, md.fixedChol, md.fixedDiag)
 		} else {
-			ch.gs.setPrecDiag(md.fixedDiag)
+			ch.gs.SetPrecDiag(md.fixedDiag)
 		}
 		return
 	}
@@ -886,10 +887,10 @@ func (ch *classChain) setPreconditioner(first bool) {
 		}
 	}
 	if kb > 0 && ch.blockOK {
-		ch.gs.setPrecBlock(kb, ch.precBlockBuf, p)
+		ch.gs.SetPrecBlock(kb, ch.precBlockBuf, p)
 		return
 	}
-	ch.gs.setPrecDiag(p)
+	ch.gs.SetPrecDiag(p)
 }
 
 // choleskyLower overwrites the lower triangle of the k×k row-major matrix a
@@ -1118,7 +1119,7 @@ func (d raterScaleDensity) logf(t float64) float64 {
 func (ch *classChain) stepShift() {
 	md := ch.md
 	f := md.f
-	k, r := md.nk, f.r
+	k, r := md.nk, f.R
 	sk := 1 / math.Sqrt(float64(k))
 	var ss float64
 	for j := 0; j < r; j++ {
@@ -1135,7 +1136,7 @@ func (ch *classChain) stepShift() {
 		}
 	}
 	ch.shiftSum += math.Sqrt(ss / float64(r))
-	f.mulG(ch.du, ch.u)
+	f.MulG(ch.du, ch.u)
 	for i, dv := range ch.du {
 		row := ch.m[i*k : (i+1)*k]
 		for c := range row {
@@ -1194,7 +1195,7 @@ func (ch *classChain) stepScale() {
 		}
 	}
 	d := scaleDensity{
-		p0: float64(k*md.f.r+k*md.nFixedVec) - 2*md.v*float64(md.nFreeAlpha),
+		p0: float64(k*md.f.R+k*md.nFixedVec) - 2*md.v*float64(md.nFreeAlpha),
 		s:  sw + afix,
 		la: md.lam * la,
 	}

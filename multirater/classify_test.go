@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/kernel"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -41,7 +42,7 @@ func raterByID(res *FitResult, id string) *RaterResult {
 // TestClassToyPaper reproduces the classification toy of Rogers et al.
 // sec. 3.2 (fig. 6) on 20 random data sets: three Gaussian classes of 30
 // points, expert 1 gives the true labels, experts 2 and 3 the true label
-// with probability 0.5 and otherwise a random one; RBF kernel, gamma = 1;
+// with probability 0.5 and otherwise a random one; kernel.RBF kernel, gamma = 1;
 // v = lambda = 1. In every data set the inferred precision of expert 1 must
 // exceed both others', and the held-out predictive log likelihood (a fresh
 // test set of 30 points per class with their true classes, the consensus
@@ -206,7 +207,7 @@ func TestClassUnusedClassAndUnlabelled(t *testing.T) {
 		x.Set(i, 1, p[1])
 	}
 	var c mat.SymDense
-	RBF{Gamma: 0.5}.GramTo(&c, Inputs{N: len(xs), X: x})
+	kernel.RBF{Gamma: 0.5}.GramTo(&c, kernel.Inputs{N: len(xs), X: x})
 	d.Cov = &c
 	d.Kernel = "rbf:gamma=0.5"
 	res := classFit(t, d, ClassOptions{MCMC: MCMC{Chains: 2, Samples: 600, Burnin: 400, Seed: 2}})

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/kernel"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -63,7 +64,7 @@ func newClassToy(seed uint64) *classToy {
 		}
 	}
 	var c mat.SymDense
-	RBF{Gamma: t.gamma}.GramTo(&c, Inputs{N: n, X: t.x})
+	kernel.RBF{Gamma: t.gamma}.GramTo(&c, kernel.Inputs{N: n, X: t.x})
 	d.Cov = &c
 	t.data = d
 	return t
@@ -76,11 +77,11 @@ func (t *classToy) heldOutLogLik(res *FitResult) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	k := RBF{Gamma: t.gamma}
+	k := kernel.RBF{Gamma: t.gamma}
 	nt, _ := t.testX.Dims()
 	var cross mat.Dense
-	k.CrossTo(&cross, Inputs{N: nt, X: t.testX}, Inputs{N: len(t.truth), X: t.x})
-	prior := k.DiagTo(nil, Inputs{N: nt, X: t.testX})
+	k.CrossTo(&cross, kernel.Inputs{N: nt, X: t.testX}, kernel.Inputs{N: len(t.truth), X: t.x})
+	prior := k.DiagTo(nil, kernel.Inputs{N: nt, X: t.testX})
 	ids := make([]string, nt)
 	for i := range ids {
 		ids[i] = fmt.Sprint("t", i)

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/gp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +33,7 @@ type OrdinalData struct {
 	// Ratings are the observations, at most one per (item, rater).
 	Ratings []Rating
 	// Cov is the N×N prior covariance C of the latent consensus (Rogers et
-	// al. sec. 2.2), e.g. from a Kernel's GramTo; nil means the identity
+	// al. sec. 2.2), e.g. from a kernel.Kernel's GramTo; nil means the identity
 	// (no covariates). It must be positive semidefinite; it may be
 	// singular.
 	Cov mat.Symmetric
@@ -373,7 +374,7 @@ type ordModel struct {
 	// G_n,1:k' G_n,1:k (lower triangle).
 	precBlock  int
 	raterBlock [][]float64
-	f          *priorFactor
+	f          *gp.Factor
 	sampler    Sampler
 	ident      Identifiability
 	// ref is the reference rater (-1 under Weak).
@@ -512,13 +513,13 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 	}
 	md.locationMove = opts.Sampler == DefaultSampler && opts.Identifiability == Weak
 	if data.Cov == nil {
-		md.f = identityFactor(n)
+		md.f = gp.IdentityFactor(n)
 	} else {
-		f, err := newPriorFactor(data.Cov)
+		f, err := gp.NewFactor(data.Cov)
 		if err != nil {
 			return nil, err
 		}
-		f.single()
+		f.Single()
 		md.f = f
 	}
 	rated := 0
@@ -527,21 +528,21 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 			rated++
 		}
 	}
-	md.collapse = md.f.diag && opts.Sampler == DefaultSampler && float64(len(rs)) < collapseRatingsPerItem*float64(rated)
+	md.collapse = md.f.Diag && opts.Sampler == DefaultSampler && float64(len(rs)) < collapseRatingsPerItem*float64(rated)
 	if md.collapse {
 		md.groupItems()
 	}
-	if !md.f.diag && !md.complete {
-		md.f.prepareCG()
+	if !md.f.Diag && !md.complete {
+		md.f.PrepareCG()
 		// raterGsq[l][k] = sum over rater l's ratings of G_nk^2, so that the
 		// Jacobi preconditioner diag(I + G'DG) = 1 + sum_l alpha_l raterGsq[l]
 		// costs O(L r) per sweep.
-		r := md.f.r
+		r := md.f.R
 		md.raterGsq = make([][]float64, nl)
 		for l := range md.raterGsq {
 			e := make([]float64, r)
 			for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
-				row := md.f.g[int(md.obsItem[o])*r : (int(md.obsItem[o])+1)*r]
+				row := md.f.G[int(md.obsItem[o])*r : (int(md.obsItem[o])+1)*r]
 				for k, v := range row {
 					e[k] += v * v
 				}
@@ -562,7 +563,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 		// blocks.
 		limit := min(maxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(nl))))
 		kb := 0
-		for kb < r && kb < limit && md.f.lam[kb]*dmax >= 0.5 {
+		for kb < r && kb < limit && md.f.Lam[kb]*dmax >= 0.5 {
 			kb++
 		}
 		md.precBlock = kb
@@ -571,7 +572,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 			for l := range md.raterBlock {
 				gm := make([]float64, kb*kb)
 				for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
-					row := md.f.g[int(md.obsItem[o])*r : int(md.obsItem[o])*r+kb]
+					row := md.f.G[int(md.obsItem[o])*r : int(md.obsItem[o])*r+kb]
 					for i, gi := range row {
 						for j, gj := range row[:i+1] {
 							gm[i*kb+j] += gi * gj
@@ -582,16 +583,16 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 			}
 		}
 	}
-	if !md.f.diag {
+	if !md.f.Diag {
 		// The open-level move translates w along the leading
 		// eigendirections only: those with relative eigenvalue below
 		// openRelTol move m by less than 1e-3 of the leading ones and do not
 		// matter for mixing.
-		for md.openRank < md.f.r && md.f.lam[md.openRank] >= openRelTol*md.f.lam[0] {
+		for md.openRank < md.f.R && md.f.Lam[md.openRank] >= openRelTol*md.f.Lam[0] {
 			md.openRank++
 		}
 	}
-	if opts.Sampler == DefaultSampler && (md.f.diag || md.openRank <= maxOpenRank) {
+	if opts.Sampler == DefaultSampler && (md.f.Diag || md.openRank <= maxOpenRank) {
 		md.openMove = true
 		// The latent values that the move shifts with m: every
 		// unbounded-level rating for a diagonal C; for a non-diagonal C only
@@ -614,7 +615,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 		}
 		for o, op := range md.obsOpen {
 			it := md.obsItem[o]
-			if op == 0 || (!md.f.diag && !pure[it]) {
+			if op == 0 || (!md.f.Diag && !pure[it]) {
 				continue
 			}
 			md.obsShift[o] = true
@@ -624,13 +625,13 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 				md.openItems = append(md.openItems, it)
 			}
 		}
-		if !md.f.diag {
+		if !md.f.Diag {
 			r := md.openRank
 			no := len(md.openItems)
 			md.gTOpen = make([]float64, r*no)
 			for i, it := range md.openItems {
 				for k := 0; k < r; k++ {
-					md.gTOpen[k*no+i] = md.f.g[int(it)*md.f.r+k]
+					md.gTOpen[k*no+i] = md.f.G[int(it)*md.f.R+k]
 				}
 			}
 			md.closedGram = make([][]float64, nl)
@@ -640,7 +641,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 					if md.obsShift[o] {
 						continue
 					}
-					row := md.f.g[int(md.obsItem[o])*md.f.r : int(md.obsItem[o])*md.f.r+r]
+					row := md.f.G[int(md.obsItem[o])*md.f.R : int(md.obsItem[o])*md.f.R+r]
 					for i, gi := range row {
 						for j, gj := range row[:i+1] {
 							gm[i*r+j] += gi * gj
@@ -675,7 +676,7 @@ func (md *ordModel) groupItems() {
 	}
 	keys := make([]string, md.n)
 	for it, rs := range raters {
-		keys[it] = fmt.Sprint(math.Float64bits(md.f.lam[it]), rs)
+		keys[it] = fmt.Sprint(math.Float64bits(md.f.Lam[it]), rs)
 	}
 	for l := 0; l < md.nl; l++ {
 		ids := map[string]int32{}
@@ -716,15 +717,4 @@ func refRater(data *OrdinalData, id string, perRater []int) int {
 		}
 	}
 	return -1
-}
-
-// identityFactor is the prior factor of C = I.
-func identityFactor(n int) *priorFactor {
-	f := &priorFactor{n: n, r: n, diag: true, sd: make([]float64, n), lam: make([]float64, n)}
-	for i := range f.sd {
-		f.sd[i] = 1
-		f.lam[i] = 1
-	}
-	f.oneProj = append([]float64(nil), f.sd...)
-	return f
 }

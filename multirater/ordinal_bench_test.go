@@ -1,6 +1,8 @@
 package multirater
 
 import (
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
 	"context"
 	"fmt"
 	"math"
@@ -15,9 +17,9 @@ import (
 // toy (sec. 3.1): latent 1 - 2 x_1 plus rater noise, K = 5, each rater's
 // thresholds sorted N(0, 1) draws; each (item, rater) pair is observed with
 // probability present. kern selects the prior covariance: "identity",
-// "rbf1d" (RBF gamma = 1 on the one covariate, numerically low rank, like the
-// paper's toy), "rbf3d" (RBF gamma = 1 on 3 covariates, rank in the
-// hundreds) or "dense" (RBF gamma = 0.05 on 10 covariates, full numerical
+// "rbf1d" (kernel.RBF gamma = 1 on the one covariate, numerically low rank, like the
+// paper's toy), "rbf3d" (kernel.RBF gamma = 1 on 3 covariates, rank in the
+// hundreds) or "dense" (kernel.RBF gamma = 0.05 on 10 covariates, full numerical
 // rank).
 func benchData(n, l int, present float64, kern string, seed uint64) *OrdinalData {
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -63,15 +65,15 @@ func benchData(n, l int, present float64, kern string, seed uint64) *OrdinalData
 	case "identity":
 	case "rbf1d":
 		var c mat.SymDense
-		RBF{Gamma: 1}.GramTo(&c, Inputs{N: n, X: x})
+		kernel.RBF{Gamma: 1}.GramTo(&c, kernel.Inputs{N: n, X: x})
 		d.Cov = &c
 	case "rbf3d":
 		var c mat.SymDense
-		RBF{Gamma: 1}.GramTo(&c, Inputs{N: n, X: x})
+		kernel.RBF{Gamma: 1}.GramTo(&c, kernel.Inputs{N: n, X: x})
 		d.Cov = &c
 	case "dense":
 		var c mat.SymDense
-		RBF{Gamma: 0.05}.GramTo(&c, Inputs{N: n, X: x})
+		kernel.RBF{Gamma: 0.05}.GramTo(&c, kernel.Inputs{N: n, X: x})
 		d.Cov = &c
 	default:
 		panic("unknown kernel " + kern)
@@ -141,9 +143,9 @@ func BenchmarkOrdinalSweep(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sweeps/s")
-				b.ReportMetric(float64(md.f.r), "rank")
-				if ch.gs.stats.Solves > 0 {
-					b.ReportMetric(float64(ch.gs.stats.Iterations)/float64(ch.gs.stats.Solves), "cg-iters")
+				b.ReportMetric(float64(md.f.R), "rank")
+				if ch.gs.Stats.Solves > 0 {
+					b.ReportMetric(float64(ch.gs.Stats.Iterations)/float64(ch.gs.Stats.Solves), "cg-iters")
 				}
 			})
 		}
@@ -161,7 +163,7 @@ func BenchmarkSymEigen(b *testing.B) {
 			d := benchData(n, 1, 1, "dense", 1)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, _, err := symEigen(d.Cov); err != nil {
+				if _, _, err := gp.SymEigen(d.Cov); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -170,7 +172,7 @@ func BenchmarkSymEigen(b *testing.B) {
 }
 
 // BenchmarkOrdinalESS runs whole fits (2 chains in parallel, 2000 draws each
-// after 1000 burn-in sweeps) of the paper's toy (RBF gamma = 1) and of the
+// after 1000 burn-in sweeps) of the paper's toy (kernel.RBF gamma = 1) and of the
 // sirt data (identity kernel) with both samplers and reports the minimum
 // bulk ESS per second of wall time over the rater precisions and thresholds
 // ("ess-ab/s") and over every parameter including the consensus scores

@@ -2,6 +2,7 @@ package multirater
 
 import (
 	"concord/multirater/diag"
+	"concord/multirater/kernel"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -34,11 +35,11 @@ type gewekeCase struct {
 func TestOrdinalGeweke(t *testing.T) {
 	x := mat.NewDense(5, 1, []float64{-1, -0.3, 0.2, 0.9, 1.5})
 	var rbf mat.SymDense
-	RBF{Gamma: 0.7}.GramTo(&rbf, Inputs{N: 5, X: x})
+	kernel.RBF{Gamma: 0.7}.GramTo(&rbf, kernel.Inputs{N: 5, X: x})
 	// A singular kernel: rank 2 on 5 items.
 	xl := mat.NewDense(5, 2, []float64{1, 0, 0.6, 0.8, 0, 1, -0.6, 0.8, 1, 0.1})
 	var lin mat.SymDense
-	Linear{}.GramTo(&lin, Inputs{N: 5, X: xl})
+	kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: 5, X: xl})
 	incomplete := [][2]int{{0, 0}, {0, 1}, {1, 1}, {1, 2}, {2, 0}, {2, 2}, {3, 0}, {3, 1}, {3, 2}}
 	prior := OrdinalOptions{V: 3, Lambda: 2, SigmaB: 1.2}
 	cases := []gewekeCase{

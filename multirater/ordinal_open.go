@@ -31,7 +31,7 @@ type openScratch struct {
 func newOpenScratch(md *ordModel) *openScratch {
 	n, r := md.n, md.openRank
 	s := &openScratch{dc: make([]float64, n), ec: make([]float64, n)}
-	if !md.f.diag {
+	if !md.f.Diag {
 		s.hc = make([]float64, r*r)
 		s.beta = make([]float64, r)
 		no := len(md.openItems)
@@ -89,7 +89,7 @@ func (ch *ordChain) stepOpen() {
 		s.dc[it] += a
 		s.ec[it] += a * (ch.y[o] - ch.m[it])
 	}
-	if md.f.diag {
+	if md.f.Diag {
 		ch.openDiag()
 		return
 	}
@@ -146,7 +146,7 @@ func (ch *ordChain) shiftOpen(n int, d float64) {
 func (ch *ordChain) openDiag() {
 	md := ch.md
 	s := ch.open
-	for n, sd := range md.f.sd {
+	for n, sd := range md.f.SD {
 		if sd == 0 || md.openIndex[n] < 0 {
 			// Without unbounded ratings the move is the exact draw of
 			// stepM again.
@@ -197,7 +197,7 @@ func (ch *ordChain) openLowRank() {
 		return
 	}
 	// beta = L^{-1}(G'E - w) over the leading r directions.
-	blas64.Gemv(blas.Trans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.r, Data: f.g},
+	blas64.Gemv(blas.Trans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.R, Data: f.G},
 		blas64.Vector{N: md.n, Inc: 1, Data: s.ec}, 0, blas64.Vector{N: r, Inc: 1, Data: s.beta})
 	for k := range s.beta {
 		s.beta[k] -= ch.w[k]
@@ -283,7 +283,7 @@ func (ch *ordChain) openLowRank() {
 	for i, d := range s.c {
 		ch.w[i] += d
 	}
-	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.r, Data: f.g},
+	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.R, Data: f.G},
 		blas64.Vector{N: r, Inc: 1, Data: s.c}, 1, blas64.Vector{N: md.n, Inc: 1, Data: ch.m})
 	for _, o := range md.openObs {
 		ch.y[o] += sl[md.openIndex[md.obsItem[o]]].shift

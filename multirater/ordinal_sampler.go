@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/gp"
 	"concord/multirater/numeric"
 	"math"
 	"math/rand/v2"
@@ -51,7 +52,7 @@ type ordChain struct {
 	precBlockBuf []float64
 	s            []float64 // interval coordinates of y (threshold move)
 	catStat      []catStats
-	gs           *gaussSampler
+	gs           *gp.Posterior
 	h, g         []float64 // location move direction (whitened, item space)
 	hh           float64
 	locReady     bool
@@ -97,7 +98,7 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 	rng, src := newChainRand(seed, c)
 	ch := &ordChain{
 		md: md, rng: rng, src: src,
-		w:     make([]float64, md.f.r),
+		w:     make([]float64, md.f.R),
 		m:     make([]float64, md.n),
 		y:     make([]float64, len(md.obsItem)),
 		alpha: make([]float64, md.nl),
@@ -106,7 +107,7 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		d:     make([]float64, md.n),
 
 		s:  make([]float64, len(md.obsItem)),
-		gs: newGaussSampler(md.f),
+		gs: gp.NewPosterior(md.f),
 
 		catStat:     make([]catStats, md.nk),
 		affineWidth: make([]float64, md.nl),
@@ -117,7 +118,7 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		alphaN:      make([]int, md.nl),
 		blockAge:    -1,
 	}
-	ch.gs.tolH = cgTolH
+	ch.gs.TolH = gp.CGTolH
 	if md.openMove {
 		ch.open = newOpenScratch(md)
 	}
@@ -130,11 +131,11 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		ch.grpS = make([]float64, g)
 	}
 	if md.raterGsq != nil {
-		ch.precDiag = make([]float64, md.f.r)
+		ch.precDiag = make([]float64, md.f.R)
 		ch.precBlockBuf = make([]float64, md.precBlock*md.precBlock)
 	}
 	if md.locationMove {
-		ch.h = make([]float64, md.f.r)
+		ch.h = make([]float64, md.f.R)
 		ch.g = make([]float64, md.n)
 	}
 	for l := range ch.affineWidth {
@@ -165,7 +166,7 @@ func (ch *ordChain) init() {
 	for i := range ch.w {
 		ch.w[i] = ch.rng.NormFloat64()
 	}
-	md.f.mulG(ch.m, ch.w)
+	md.f.MulG(ch.m, ch.w)
 	for l := range ch.alpha {
 		if md.alphaFixed(l) {
 			ch.alpha[l] = 1
@@ -326,13 +327,13 @@ func (ch *ordChain) itemSums() {
 // so that rounding cannot accumulate.
 func (ch *ordChain) stepM() error {
 	ch.itemSums()
-	before := ch.gs.stats.Iterations
+	before := ch.gs.Stats.Iterations
 	ch.setPrecDiag()
-	if ch.sweeps%resyncEvery == 0 && !ch.md.f.diag && !ch.md.complete {
-		ch.gs.mulG(ch.m, ch.w)
+	if ch.sweeps%resyncEvery == 0 && !ch.md.f.Diag && !ch.md.complete {
+		ch.gs.MulG(ch.m, ch.w)
 	}
-	err := ch.gs.drawTracked(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
-	ch.cgIters += ch.gs.stats.Iterations - before
+	err := ch.gs.DrawTracked(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
+	ch.cgIters += ch.gs.Stats.Iterations - before
 	return err
 }
 
@@ -367,7 +368,7 @@ func (ch *ordChain) setPrecDiag() {
 	}
 	kb := md.precBlock
 	if kb == 0 {
-		ch.gs.setPrecDiag(p)
+		ch.gs.SetPrecDiag(p)
 		return
 	}
 	every := precRefresh
@@ -380,10 +381,10 @@ func (ch *ordChain) setPrecDiag() {
 	}
 	ch.blockAge++
 	if !ch.blockOK {
-		ch.gs.setPrecDiag(p)
+		ch.gs.SetPrecDiag(p)
 		return
 	}
-	ch.gs.setPrecBlockInv(kb, ch.precBlockBuf, p)
+	ch.gs.SetPrecBlockInv(kb, ch.precBlockBuf, p)
 }
 
 // Block preconditioner refresh intervals, in sweeps.
@@ -514,7 +515,7 @@ func (d *alphaDensity) logf(t float64) float64 {
 	// The determinant terms per group of items with the same raters.
 	gs := ch.grpS
 	for g, it := range md.grpItem[d.l] {
-		c := md.f.lam[it]
+		c := md.f.Lam[it]
 		den := 1 + c*(ch.d[it]+da)
 		gs[g] = c / den
 		v -= 0.5 * md.grpCount[d.l][g] * math.Log(den)
@@ -839,7 +840,7 @@ func (d *affineCollapsedDensity) pqr(rho float64) (p, q, r float64) {
 	// terms.
 	gs := ch.grpS
 	for g, it := range md.grpItem[d.l] {
-		c := md.f.lam[it]
+		c := md.f.Lam[it]
 		s := 1 / (1 + c*(ch.d[it]-a+a*r2))
 		gs[g] = c * s
 		cnt := md.grpCount[d.l][g]
@@ -948,7 +949,7 @@ func (ch *ordChain) stepScale() {
 	}
 	d.s += sb * md.invS2
 	d.la *= md.lam
-	d.p0 = float64(md.f.r+md.mFixed+md.nFreeB) - 2*md.v*float64(md.nFreeAlpha)
+	d.p0 = float64(md.f.R+md.mFixed+md.nFreeB) - 2*md.v*float64(md.nFreeAlpha)
 	if !(d.s > 0) {
 		return
 	}
@@ -1001,27 +1002,27 @@ func (ch *ordChain) updateLocationDirection() error {
 	f := md.f
 	ch.itemSums()
 	switch {
-	case f.diag:
-		for i, sd := range f.sd {
+	case f.Diag:
+		for i, sd := range f.SD {
 			ch.h[i] = sd * ch.d[i] / (1 + sd*sd*ch.d[i])
 		}
 	case md.complete:
 		a := ch.d[0]
-		for k, l := range f.lam {
-			ch.h[k] = a * f.oneProj[k] / (1 + a*l)
+		for k, l := range f.Lam {
+			ch.h[k] = a * f.OneProj[k] / (1 + a*l)
 		}
 	default:
-		f.mulGT(ch.gs.rhs, ch.d)
+		f.MulGT(ch.gs.RHS, ch.d)
 		for k := range ch.h {
 			ch.h[k] = 0
 		}
 		ch.setPrecDiag()
-		if err := ch.gs.solve(ch.h, ch.d); err != nil {
+		if err := ch.gs.Solve(ch.h, ch.d); err != nil {
 			return err
 		}
 	}
-	f.mulG(ch.g, ch.h)
-	ch.hh = vecDot(ch.h, ch.h)
+	f.MulG(ch.g, ch.h)
+	ch.hh = numeric.Dot(ch.h, ch.h)
 	ch.locReady = true
 	return nil
 }
@@ -1042,7 +1043,7 @@ func (ch *ordChain) stepLocation() {
 	md := ch.md
 	ch.itemSums()
 	prec := ch.hh + float64(md.nFreeB)*md.invS2
-	lin := vecDot(ch.w, ch.h)
+	lin := numeric.Dot(ch.w, ch.h)
 	for n := range ch.m {
 		dl := 1 - ch.g[n]
 		prec += ch.d[n] * dl * dl

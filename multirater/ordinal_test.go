@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/kernel"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -101,7 +102,7 @@ type toyData struct {
 // makeToy simulates the paper's toy data set in Go with the given seed:
 // N items with x ~ N(0, 1), L = 4 raters with precisions 1, 0.5, 2, 4,
 // y = 1 - 2x + N(0, 1/alpha_l), K = 5 with each rater's thresholds sorted
-// N(0, 1) draws; prior covariance RBF gamma = 1 (eq. 20).
+// N(0, 1) draws; prior covariance kernel.RBF gamma = 1 (eq. 20).
 func makeToy(seed uint64, n int) toyData {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	alpha := []float64{1, 0.5, 2, 4}
@@ -131,7 +132,7 @@ func makeToy(seed uint64, n int) toyData {
 		}
 	}
 	var c mat.SymDense
-	RBF{Gamma: 1}.GramTo(&c, Inputs{N: n, X: x})
+	kernel.RBF{Gamma: 1}.GramTo(&c, kernel.Inputs{N: n, X: x})
 	d.Cov = &c
 	return toyData{data: d, x: x, truth: truth, alpha: alpha}
 }
@@ -179,7 +180,7 @@ func storedToy(t testing.TB) (toyData, bool) {
 		td.alpha = append(td.alpha, truthA[r])
 	}
 	var c mat.SymDense
-	RBF{Gamma: 1}.GramTo(&c, Inputs{N: n, X: x})
+	kernel.RBF{Gamma: 1}.GramTo(&c, kernel.Inputs{N: n, X: x})
 	d.Cov = &c
 	d.Kernel = "rbf:gamma=1"
 	return td, true
@@ -574,7 +575,7 @@ func compareMeans(t *testing.T, what string, a, b *FitResult) (maxZ float64) {
 // TestOrdinalSamplersAgree checks that the default and the paper's samplers
 // target the same posterior: their posterior means of every precision,
 // threshold and consensus score agree within Monte Carlo error, on the real
-// sirt data (identity kernel, incomplete design) and on the paper's toy (RBF
+// sirt data (identity kernel, incomplete design) and on the paper's toy (kernel.RBF
 // kernel, complete design).
 func TestOrdinalSamplersAgree(t *testing.T) {
 	if testing.Short() {

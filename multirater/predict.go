@@ -1,19 +1,14 @@
 package multirater
 
 import (
+	"concord/multirater/gp"
+	"concord/multirater/numeric"
 	"errors"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 )
-
-// predictRelTol is the relative eigenvalue below which the prediction
-// ignores directions of the training covariance: f_new is conditioned on the
-// projection of m onto the leading eigenvectors (a valid Gaussian
-// conditioning on less information), which keeps the rounding of the stored
-// draws from being amplified by tiny eigenvalues.
-const predictRelTol = 1e-9
 
 // OrdinalPredictor predicts new items from an ordinal FitResult without
 // refitting, Rogers et al. appendix C style: for each kept posterior draw s
@@ -58,7 +53,7 @@ func NewOrdinalPredictor(res *FitResult, cov mat.Symmetric) (*OrdinalPredictor, 
 		}
 	}
 	p := &OrdinalPredictor{res: res, n: n}
-	q, lam, err := keptEigen(cov)
+	q, lam, err := gp.KeptEigen(cov)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +77,7 @@ func NewOrdinalPredictor(res *FitResult, cov mat.Symmetric) (*OrdinalPredictor, 
 }
 
 // Predict returns the results of new items: ids names them, cross holds
-// their covariances with the fit's items (len(ids)×N, e.g. from a Kernel's
+// their covariances with the fit's items (len(ids)×N, e.g. from a kernel.Kernel's
 // CrossTo) and prior their prior variances k(x_new, x_new). Each result has
 // NLabels 0, the score summary (of the mixture over draws), the consensus
 // and per-rater grade distributions and the most probable grade; Rank is
@@ -123,7 +118,7 @@ func (p *OrdinalPredictor) Predict(ids []string, cross mat.Matrix, prior []float
 		v2 = math.Max(v2, 0)
 		var sm, sm2 float64
 		for s, pr := range p.proj {
-			mus[s] = vecDot(qk, pr)
+			mus[s] = numeric.Dot(qk, pr)
 			sm += mus[s]
 			sm2 += mus[s] * mus[s]
 		}

@@ -1,6 +1,7 @@
 package multirater
 
 import (
+	"concord/multirater/kernel"
 	"math"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestPredictMatchesInFit(t *testing.T) {
 	td := makeToy(4, 60)
 	const nNew = 5
 	nTrain := 60 - nNew
-	k := RBF{Gamma: 1}
+	k := kernel.RBF{Gamma: 1}
 	opts := OrdinalOptions{MCMC: MCMC{Chains: 4, Samples: 1500, Seed: 8}}
 
 	// Fit A: all items, the last nNew without ratings.
@@ -35,7 +36,7 @@ func TestPredictMatchesInFit(t *testing.T) {
 	xTrain := mat.DenseCopyOf(td.x.Slice(0, nTrain, 0, 1))
 	xNew := mat.DenseCopyOf(td.x.Slice(nTrain, 60, 0, 1))
 	var c mat.SymDense
-	k.GramTo(&c, Inputs{N: nTrain, X: xTrain})
+	k.GramTo(&c, kernel.Inputs{N: nTrain, X: xTrain})
 	train.Cov = &c
 	res := fit(t, &train, opts)
 	pred, err := NewOrdinalPredictor(res, &c)
@@ -43,8 +44,8 @@ func TestPredictMatchesInFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cross mat.Dense
-	k.CrossTo(&cross, Inputs{N: nNew, X: xNew}, Inputs{N: nTrain, X: xTrain})
-	prior := k.DiagTo(nil, Inputs{N: nNew, X: xNew})
+	k.CrossTo(&cross, kernel.Inputs{N: nNew, X: xNew}, kernel.Inputs{N: nTrain, X: xTrain})
+	prior := k.DiagTo(nil, kernel.Inputs{N: nNew, X: xNew})
 	out := pred.Predict(full.ItemIDs[nTrain:], &cross, prior)
 
 	for i, p := range out {

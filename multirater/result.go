@@ -50,7 +50,7 @@ type ModelSettings struct {
 	Output Output `json:"output,omitempty"`
 	// Scheme is the project's label scheme in textual form, when known.
 	Scheme string `json:"scheme,omitempty"`
-	// Kernel is the kernel specification (e.g. "identity", "rbf:gamma=1").
+	// kernel.Kernel is the kernel specification (e.g. "identity", "rbf:gamma=1").
 	Kernel string `json:"kernel"`
 	// Identifiability is "weak", "strong" or "both"; RefRater names the
 	// reference rater of strong identifiability.
@@ -76,7 +76,7 @@ type ModelSettings struct {
 	MinESS  float64 `json:"min_ess"`
 	// KeepDraws bounds the number of joint draws kept in Draws.
 	KeepDraws int `json:"keep_draws"`
-	// Backend names the linear algebra used: "gonum" (pure Go) or
+	// gp.Backend names the linear algebra used: "gonum" (pure Go) or
 	// "openblas" (the cblas build).
 	Backend string `json:"backend"`
 	// Precisions is "inferred", "fixed" (alpha = 1, appendix B

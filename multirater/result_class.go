@@ -2,6 +2,7 @@ package multirater
 
 import (
 	"concord/multirater/diag"
+	"concord/multirater/gp"
 	"concord/multirater/numeric"
 	"fmt"
 	"math"
@@ -35,7 +36,7 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 			MaxRhat:         opts.MaxRhat,
 			MinESS:          opts.MinESS,
 			KeepDraws:       opts.KeepDraws,
-			Backend:         eigenBackend,
+			Backend:         gp.Backend,
 			Precisions:      opts.Precisions.String(),
 			Quadrature:      opts.Quadrature,
 		},
@@ -106,8 +107,8 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 	if plan.monEvery > 1 {
 		dg.Notes = append(dg.Notes, fmt.Sprintf("the latent values m were recorded every %d draws for the diagnostics (N·K is large); their R-hat and ESS are those of the thinned series (the ESS conservatively)", plan.monEvery))
 	}
-	if md.f.dropped > 0 {
-		dg.Notes = append(dg.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the latent functions live in a %d-dimensional subspace", md.f.r, n, md.f.r))
+	if md.f.Dropped > 0 {
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the latent functions live in a %d-dimensional subspace", md.f.R, n, md.f.R))
 	}
 	switch opts.Precisions {
 	case FixedPrecisions:

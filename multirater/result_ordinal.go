@@ -2,6 +2,7 @@ package multirater
 
 import (
 	"concord/multirater/diag"
+	"concord/multirater/gp"
 	"fmt"
 	"math"
 	"runtime"
@@ -48,7 +49,7 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 			MaxRhat:         opts.MaxRhat,
 			MinESS:          opts.MinESS,
 			KeepDraws:       opts.KeepDraws,
-			Backend:         eigenBackend,
+			Backend:         gp.Backend,
 		},
 		Levels: append([]string(nil), data.Levels...),
 	}
@@ -150,8 +151,8 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 		}
 	}
 	dg.Moves = moveStats(chains)
-	if md.f.dropped > 0 {
-		dg.Notes = append(dg.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the consensus lives in a %d-dimensional subspace", md.f.r, md.n, md.f.r))
+	if md.f.Dropped > 0 {
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the consensus lives in a %d-dimensional subspace", md.f.R, md.n, md.f.R))
 	}
 
 	// Raters.

@@ -67,3 +67,14 @@ func LogNormCDF(x float64) float64 {
 
 // PhiOne is the argument above which Phi rounds to 1.
 const PhiOne = 8.3
+
+// Dot returns sum_i a_i b_i, summed in order (unlike gonum's floats.Dot,
+// whose assembly may sum in another order: the samplers' draws depend on
+// the rounding).
+func Dot(a, b []float64) float64 {
+	var s float64
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}

@@ -1,6 +1,6 @@
 //go:build cblas && cgo
 
-package multirater
+package gp
 
 // The cblas build: gonum's BLAS and LAPACK are routed to OpenBLAS through
 // cgo (gonum.org/v1/netlib), and the eigendecomposition of the kernel matrix
@@ -35,7 +35,7 @@ import (
 )
 
 // eigenBackend names the implementation of symEigen in this build.
-const eigenBackend = "openblas"
+const Backend = "openblas"
 
 func init() {
 	C.openblas_set_num_threads(1)
@@ -50,7 +50,7 @@ var eigenMu sync.Mutex
 // symEigen returns the eigenvalues of the symmetric matrix a in ascending
 // order and the corresponding orthonormal eigenvectors as the columns of an
 // n×n matrix, from LAPACKE_dsyevd.
-func symEigen(a mat.Symmetric) (vals []float64, vecs *mat.Dense, err error) {
+func SymEigen(a mat.Symmetric) (vals []float64, vecs *mat.Dense, err error) {
 	if g, ok := a.(*Gram); ok {
 		return g.eigen() // decomposed once per Gram
 	}

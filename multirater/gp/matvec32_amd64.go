@@ -1,6 +1,6 @@
 //go:build amd64 && !purego && !cblas
 
-package multirater
+package gp
 
 import "golang.org/x/sys/cpu"
 

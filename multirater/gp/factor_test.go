@@ -1,150 +1,14 @@
-package multirater
+package gp
 
 import (
+	"concord/multirater/kernel"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/mat"
 )
-
-func TestParseKernel(t *testing.T) {
-	for _, tc := range []struct {
-		spec, want string
-	}{
-		{"identity", "identity"},
-		{" Linear ", "linear"},
-		{"rbf", "rbf:gamma=1"},
-		{"RBF:gamma=0.5", "rbf:gamma=0.5"},
-		{"rbf:gamma=2+linear", "rbf:gamma=2+linear"},
-		{"identity + rbf:Gamma=1e-3", "identity+rbf:gamma=0.001"},
-	} {
-		k, err := ParseKernel(tc.spec)
-		if err != nil {
-			t.Errorf("%q: %v", tc.spec, err)
-			continue
-		}
-		if k.String() != tc.want {
-			t.Errorf("%q: got %q, want %q", tc.spec, k.String(), tc.want)
-		}
-		if _, err := ParseKernel(k.String()); err != nil {
-			t.Errorf("%q does not parse back: %v", k.String(), err)
-		}
-	}
-	for _, tc := range []struct{ spec, msg string }{
-		{"", "empty"},
-		{"poly", "unknown kernel"},
-		{"rbf:gamma=-1", "positive"},
-		{"rbf:gamma=abc", "positive"},
-		{"rbf:sigma=1", "expected gamma"},
-		{"linear:2", "no parameters"},
-		{"rbf+", "empty term"},
-		{"rbf:gamma=inf", "positive"},
-	} {
-		_, err := ParseKernel(tc.spec)
-		if err == nil || !strings.Contains(err.Error(), tc.msg) {
-			t.Errorf("%q: error %v, want one mentioning %q", tc.spec, err, tc.msg)
-		}
-	}
-}
-
-func FuzzParseKernel(f *testing.F) {
-	for _, s := range []string{"identity", "linear", "rbf", "rbf:gamma=1", "rbf:gamma=0.5+linear", "identity+identity", "rbf:gamma=", "+", "rbf:gamma=1e400"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, spec string) {
-		k, err := ParseKernel(spec)
-		if err != nil {
-			return
-		}
-		k2, err := ParseKernel(k.String())
-		if err != nil {
-			t.Fatalf("%q -> %q does not parse: %v", spec, k.String(), err)
-		}
-		if k2.String() != k.String() {
-			t.Fatalf("%q -> %q -> %q", spec, k.String(), k2.String())
-		}
-	})
-}
-
-func TestKernels(t *testing.T) {
-	x := mat.NewDense(3, 2, []float64{3, 4, 0, 0, -1, 1})
-	in := Inputs{N: 3, X: x}
-	var g mat.SymDense
-	Linear{}.GramTo(&g, in)
-	// Rows scaled to unit norm; the zero row stays zero.
-	want := [][]float64{{1, 0, (-3 + 4) / (5 * math.Sqrt2)}, {0, 0, 0}, {(-3 + 4) / (5 * math.Sqrt2), 0, 1}}
-	for i := range want {
-		for j := range want[i] {
-			if !scalar.EqualWithinAbs(g.At(i, j), want[i][j], 1e-15) {
-				t.Errorf("linear (%d,%d) = %v, want %v", i, j, g.At(i, j), want[i][j])
-			}
-		}
-	}
-	g.Reset()
-	RBF{Gamma: 0.5}.GramTo(&g, in)
-	if v := g.At(0, 2); !scalar.EqualWithinAbs(v, math.Exp(-0.5*(16+9)), 1e-15) {
-		t.Errorf("rbf (0,2) = %v", v)
-	}
-	g.Reset()
-	Sum{Identity{}, RBF{Gamma: 0.5}}.GramTo(&g, in)
-	if v := g.At(1, 1); v != 2 {
-		t.Errorf("identity+rbf diagonal %v, want 2", v)
-	}
-	// Cross-covariances of new items and prior variances.
-	a := Inputs{N: 2, X: mat.NewDense(2, 2, []float64{3, 4, 1, 0})}
-	var c mat.Dense
-	Sum{Identity{}, Linear{}}.CrossTo(&c, a, in)
-	if v := c.At(0, 0); !scalar.EqualWithinAbs(v, 1, 1e-15) {
-		t.Errorf("cross (0,0) = %v, want 1 (identity contributes 0)", v)
-	}
-	if v := c.At(1, 2); !scalar.EqualWithinAbs(v, -1/math.Sqrt2, 1e-15) {
-		t.Errorf("cross (1,2) = %v", v)
-	}
-	dg := Sum{Identity{}, RBF{Gamma: 2}}.DiagTo(nil, a)
-	if dg[0] != 2 || dg[1] != 2 {
-		t.Errorf("diag %v, want [2 2]", dg)
-	}
-	if !(RBF{Gamma: 1}).Covariates() || (Identity{}).Covariates() || !(Sum{Identity{}, Linear{}}).Covariates() {
-		t.Error("Covariates")
-	}
-	// Cross of the training items with themselves equals the Gram matrix.
-	for _, k := range []Kernel{Linear{}, RBF{Gamma: 0.3}, Sum{Linear{}, RBF{Gamma: 1}}} {
-		var gm mat.SymDense
-		var cr mat.Dense
-		k.GramTo(&gm, in)
-		k.CrossTo(&cr, in, in)
-		if !mat.EqualApprox(&gm, &cr, 1e-14) {
-			t.Errorf("%v: CrossTo(x, x) != GramTo(x)", k)
-		}
-	}
-}
-
-func TestKernelPanics(t *testing.T) {
-	for name, f := range map[string]func(){
-		"rbf without covariates": func() { var g mat.SymDense; RBF{Gamma: 1}.GramTo(&g, Inputs{N: 2}) },
-		"rbf gamma 0":            func() { var g mat.SymDense; RBF{}.GramTo(&g, Inputs{N: 1, X: mat.NewDense(1, 1, nil)}) },
-		"rows mismatch":          func() { var g mat.SymDense; Linear{}.GramTo(&g, Inputs{N: 3, X: mat.NewDense(2, 1, nil)}) },
-		"NaN covariate": func() {
-			var g mat.SymDense
-			Linear{}.GramTo(&g, Inputs{N: 1, X: mat.NewDense(1, 1, []float64{math.NaN()})})
-		},
-		"wrong destination": func() { g := mat.NewSymDense(3, nil); Identity{}.GramTo(g, Inputs{N: 2}) },
-	} {
-		func() {
-			defer func() {
-				if r := recover(); r == nil {
-					t.Errorf("%s: no panic", name)
-				} else if !strings.HasPrefix(r.(string), "multirater: ") {
-					t.Errorf("%s: panic %q without the package prefix", name, r)
-				}
-			}()
-			f()
-		}()
-	}
-}
 
 // TestPriorFactor checks the factorisation m = G w of the prior: G G'
 // reproduces C (dense, singular and diagonal), and a matrix that is not
@@ -158,10 +22,10 @@ func TestPriorFactor(t *testing.T) {
 			x.Set(i, j, rng.NormFloat64())
 		}
 	}
-	in := Inputs{N: n, X: x}
+	in := kernel.Inputs{N: n, X: x}
 	var rbf, lin mat.SymDense
-	RBF{Gamma: 0.2}.GramTo(&rbf, in)
-	Linear{}.GramTo(&lin, in)
+	kernel.RBF{Gamma: 0.2}.GramTo(&rbf, in)
+	kernel.Linear{}.GramTo(&lin, in)
 	for _, tc := range []struct {
 		name     string
 		c        mat.Symmetric
@@ -172,23 +36,23 @@ func TestPriorFactor(t *testing.T) {
 		{"linear, 3 covariates", &lin, 3, false},
 		{"diagonal", mat.NewDiagDense(4, []float64{1, 2, 0, 3}), 4, true},
 	} {
-		f, err := newPriorFactor(tc.c)
+		f, err := NewFactor(tc.c)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if f.diag != tc.diagonal || (tc.rank >= 0 && f.r != tc.rank) {
-			t.Errorf("%s: diag %v rank %d, want %v %d", tc.name, f.diag, f.r, tc.diagonal, tc.rank)
+		if f.Diag != tc.diagonal || (tc.rank >= 0 && f.R != tc.rank) {
+			t.Errorf("%s: diag %v rank %d, want %v %d", tc.name, f.Diag, f.R, tc.diagonal, tc.rank)
 		}
 		if !mat.EqualApprox(f.covTo(), tc.c, 1e-12) {
 			t.Errorf("%s: G G' differs from C", tc.name)
 		}
 	}
 	bad := mat.NewSymDense(2, []float64{1, 2, 2, 1})
-	if _, err := newPriorFactor(bad); err == nil || !strings.Contains(err.Error(), "positive semidefinite") {
+	if _, err := NewFactor(bad); err == nil || !strings.Contains(err.Error(), "positive semidefinite") {
 		t.Errorf("indefinite matrix: %v", err)
 	}
 	nan := mat.NewSymDense(2, []float64{1, math.NaN(), math.NaN(), 1})
-	if _, err := newPriorFactor(nan); err == nil {
+	if _, err := NewFactor(nan); err == nil {
 		t.Error("NaN matrix accepted")
 	}
 }
@@ -203,7 +67,7 @@ func TestGaussSampler(t *testing.T) {
 	n := 6
 	x := mat.NewDense(n, 1, []float64{-1, -0.5, 0, 0.2, 0.9, 1.4})
 	var rbf mat.SymDense
-	RBF{Gamma: 0.5}.GramTo(&rbf, Inputs{N: n, X: x})
+	kernel.RBF{Gamma: 0.5}.GramTo(&rbf, kernel.Inputs{N: n, X: x})
 	for i := 0; i < n; i++ {
 		rbf.SetSym(i, i, rbf.At(i, i)+0.05) // make C well conditioned for the dense reference
 	}
@@ -221,12 +85,12 @@ func TestGaussSampler(t *testing.T) {
 		{"eigen complete", &rbf, dEq, true},
 		{"conjugate gradients", &rbf, dNe, false},
 	} {
-		f, err := newPriorFactor(tc.c)
+		f, err := NewFactor(tc.c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.prepareCG()
-		gs := newGaussSampler(f)
+		f.PrepareCG()
+		gs := NewPosterior(f)
 		// Dense reference.
 		var cinv mat.Dense
 		cd := mat.DenseCopyOf(tc.c)
@@ -243,12 +107,12 @@ func TestGaussSampler(t *testing.T) {
 		var mean mat.VecDense
 		mean.MulVec(&sigma, mat.NewVecDense(n, sum))
 		const draws = 40000
-		w := make([]float64, f.r)
+		w := make([]float64, f.R)
 		m := make([]float64, n)
 		acc := make([]float64, n)
 		cov := mat.NewDense(n, n, nil)
 		for s := 0; s < draws; s++ {
-			if err := gs.draw(rng, w, m, sum, tc.d, tc.equal); err != nil {
+			if err := gs.Draw(rng, w, m, sum, tc.d, tc.equal); err != nil {
 				t.Fatal(err)
 			}
 			for i := range m {
@@ -290,18 +154,18 @@ func TestCGStop(t *testing.T) {
 		}
 	}
 	var c mat.SymDense
-	RBF{Gamma: 0.5}.GramTo(&c, Inputs{N: n, X: x})
-	f, err := newPriorFactor(&c)
+	kernel.RBF{Gamma: 0.5}.GramTo(&c, kernel.Inputs{N: n, X: x})
+	f, err := NewFactor(&c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.single()
-	f.prepareCG()
-	r := f.r
-	g := mat.NewDense(n, r, f.g)
+	f.Single()
+	f.PrepareCG()
+	r := f.R
+	g := mat.NewDense(n, r, f.G)
 	for _, block := range []int{0, 40} {
-		gs := newGaussSampler(f)
-		gs.tolH = cgTolH
+		gs := NewPosterior(f)
+		gs.TolH = CGTolH
 		d := make([]float64, n)
 		sum := make([]float64, n)
 		w := make([]float64, r)
@@ -335,24 +199,24 @@ func TestCGStop(t *testing.T) {
 				for k := range diag {
 					diag[k] = h.At(k, k)
 				}
-				gs.setPrecBlockInv(block, inv, diag)
+				gs.SetPrecBlockInv(block, inv, diag)
 			}
-			f.mulG(m, w)
-			if err := gs.drawTracked(rng, w, m, sum, d, false); err != nil {
+			f.MulG(m, w)
+			if err := gs.DrawTracked(rng, w, m, sum, d, false); err != nil {
 				t.Fatal(err)
 			}
 			var exact mat.VecDense
-			if err := exact.SolveVec(h, mat.NewVecDense(r, gs.rhs)); err != nil {
+			if err := exact.SolveVec(h, mat.NewVecDense(r, gs.RHS)); err != nil {
 				t.Fatal(err)
 			}
 			e := mat.NewVecDense(r, nil)
 			e.SubVec(mat.NewVecDense(r, w), &exact)
 			errH := math.Sqrt(mat.Inner(e, h, e))
-			if lim := 3 * cgTolH * math.Sqrt(float64(r)); errH > lim {
+			if lim := 3 * CGTolH * math.Sqrt(float64(r)); errH > lim {
 				t.Errorf("block %d, draw %d: |e|_H = %.3g, want <= %.3g", block, draw, errH, lim)
 			}
 			gw := make([]float64, n)
-			f.mulG(gw, w)
+			f.MulG(gw, w)
 			for i := range gw {
 				if math.Abs(gw[i]-m[i]) > 1e-10*(1+math.Abs(gw[i])) {
 					t.Fatalf("block %d: tracked m[%d] = %v, G w = %v", block, i, m[i], gw[i])
@@ -379,29 +243,29 @@ func TestGramFeatures(t *testing.T) {
 		}
 		var c mat.SymDense
 		c.SymOuterK(1, x)
-		dense, err := newPriorFactor(NewGram(&c))
+		dense, err := NewFactor(NewGram(&c))
 		if err != nil {
 			t.Fatal(err)
 		}
-		feat, err := newPriorFactor(NewGramFeatures(&c, x))
+		feat, err := NewFactor(NewGramFeatures(&c, x))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if dense.r != feat.r {
-			t.Errorf("n=%d p=%d: rank %d from features, %d dense", tc.n, tc.p, feat.r, dense.r)
+		if dense.R != feat.R {
+			t.Errorf("n=%d p=%d: rank %d from features, %d dense", tc.n, tc.p, feat.R, dense.R)
 			continue
 		}
-		for k := range dense.lam {
-			if math.Abs(dense.lam[k]-feat.lam[k]) > 1e-10*dense.lam[0] {
-				t.Errorf("n=%d p=%d: eigenvalue %d: %v from features, %v dense", tc.n, tc.p, k, feat.lam[k], dense.lam[k])
+		for k := range dense.Lam {
+			if math.Abs(dense.Lam[k]-feat.Lam[k]) > 1e-10*dense.Lam[0] {
+				t.Errorf("n=%d p=%d: eigenvalue %d: %v from features, %v dense", tc.n, tc.p, k, feat.Lam[k], dense.Lam[k])
 			}
 		}
-		g := mat.NewDense(tc.n, feat.r, feat.g)
+		g := mat.NewDense(tc.n, feat.R, feat.G)
 		var ggt mat.Dense
 		ggt.Mul(g, g.T())
 		for i := 0; i < tc.n; i++ {
 			for j := 0; j < tc.n; j++ {
-				if d := math.Abs(ggt.At(i, j) - c.At(i, j)); d > 1e-12*dense.lam[0] {
+				if d := math.Abs(ggt.At(i, j) - c.At(i, j)); d > 1e-12*dense.Lam[0] {
 					t.Fatalf("n=%d p=%d: (G G')[%d,%d] = %v, C = %v", tc.n, tc.p, i, j, ggt.At(i, j), c.At(i, j))
 				}
 			}

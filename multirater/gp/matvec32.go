@@ -1,4 +1,4 @@
-package multirater
+package gp
 
 import "math"
 

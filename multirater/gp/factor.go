@@ -1,6 +1,15 @@
-package multirater
+// Package gp holds the Gaussian-process prior of the multi-rater models and
+// all linear algebra on it: the kernel matrix and its cached
+// eigendecomposition (Gram, gonum or LAPACKE backends), the whitened factor
+// C = G G' (Factor, G optionally in float32), the posterior
+// N(H^{-1} G's, H^{-1}) with H = I + G'DG (Posterior: draws for Gibbs,
+// solves by conjugate gradients with per-rater block preconditioners) and
+// the eigen-basis used to condition new items on the training items
+// (KeptEigen).
+package gp
 
 import (
+	"concord/multirater/numeric"
 	"errors"
 	"fmt"
 	"math"
@@ -34,28 +43,28 @@ import (
 // which is well conditioned (its eigenvalues are at least 1) whatever C is.
 // It is the whitened form of eq. 27: m = G w has mean Σ s and covariance
 // Σ = (C^{-1} + D)^{-1} when C is invertible.
-type priorFactor struct {
-	n, r int
-	diag bool
+type Factor struct {
+	N, R int
+	Diag bool
 	// sd[n] = sqrt(c_nn) when diag.
-	sd []float64
+	SD []float64
 	// lam are the kept eigenvalues (descending); g is G, n×r row-major.
-	lam []float64
-	g   []float64
+	Lam []float64
+	G   []float64
 	// gsq is G∘G (elementwise), built on first use by the conjugate
 	// gradient sampler for its Jacobi preconditioner.
 	gsq []float64
 	// oneProj = G'1, used by the location move.
-	oneProj []float64
+	OneProj []float64
 	// dropped counts the eigenvalues below the rank tolerance.
-	dropped int
+	Dropped int
 	// g32 holds G in single precision (n×r row-major) when the factor is
 	// stored that way (see single); g then holds the same rounded values.
 	g32 []float32
 }
 
 // newPriorFactor factorises the n×n prior covariance c.
-func newPriorFactor(c mat.Symmetric) (*priorFactor, error) {
+func NewFactor(c mat.Symmetric) (*Factor, error) {
 	n := c.SymmetricDim()
 	if n == 0 {
 		return nil, errors.New("multirater: empty kernel matrix")
@@ -72,24 +81,24 @@ func newPriorFactor(c mat.Symmetric) (*priorFactor, error) {
 			}
 		}
 	}
-	f := &priorFactor{n: n}
+	f := &Factor{N: n}
 	if diag {
-		f.diag = true
-		f.r = n
-		f.sd = make([]float64, n)
-		f.lam = make([]float64, n)
-		for i := range f.sd {
+		f.Diag = true
+		f.R = n
+		f.SD = make([]float64, n)
+		f.Lam = make([]float64, n)
+		for i := range f.SD {
 			v := c.At(i, i)
 			if v < 0 {
 				return nil, fmt.Errorf("multirater: kernel matrix is not positive semidefinite (diagonal element %d is %v)", i, v)
 			}
-			f.sd[i] = math.Sqrt(v)
-			f.lam[i] = v
+			f.SD[i] = math.Sqrt(v)
+			f.Lam[i] = v
 		}
-		f.oneProj = append([]float64(nil), f.sd...)
+		f.OneProj = append([]float64(nil), f.SD...)
 		return f, nil
 	}
-	vals, vecs, err := symEigen(c)
+	vals, vecs, err := SymEigen(c)
 	if err != nil {
 		return nil, err
 	}
@@ -105,30 +114,30 @@ func newPriorFactor(c mat.Symmetric) (*priorFactor, error) {
 	for i := n - 1; i >= 0 && vals[i] > tol; i-- {
 		r++
 	}
-	f.r = r
-	f.dropped = n - r
-	f.lam = make([]float64, r)
-	f.g = make([]float64, n*r)
+	f.R = r
+	f.Dropped = n - r
+	f.Lam = make([]float64, r)
+	f.G = make([]float64, n*r)
 	raw := vecs.RawMatrix()
 	for k := 0; k < r; k++ {
 		col := n - 1 - k
-		f.lam[k] = vals[col]
+		f.Lam[k] = vals[col]
 		s := math.Sqrt(vals[col])
 		for i := 0; i < n; i++ {
-			f.g[i*r+k] = raw.Data[i*raw.Stride+col] * s
+			f.G[i*r+k] = raw.Data[i*raw.Stride+col] * s
 		}
 	}
-	f.oneProj = make([]float64, r)
+	f.OneProj = make([]float64, r)
 	ones := make([]float64, n)
 	for i := range ones {
 		ones[i] = 1
 	}
-	f.mulGT(f.oneProj, ones)
+	f.MulGT(f.OneProj, ones)
 	return f, nil
 }
 
-func (f *priorFactor) general() blas64.General {
-	return blas64.General{Rows: f.n, Cols: f.r, Stride: f.r, Data: f.g}
+func (f *Factor) general() blas64.General {
+	return blas64.General{Rows: f.N, Cols: f.R, Stride: f.R, Data: f.G}
 }
 
 // single stores a non-diagonal factor in single precision: G is rounded to
@@ -149,51 +158,51 @@ func (f *priorFactor) general() blas64.General {
 // relative instead of 2^-52; the conditional precision I + a G~'G~ it stands
 // for then differs from the one used, I + a Λ, by that relative amount, so
 // the draw's covariance and mean are off by ~1e-7 of themselves.
-func (f *priorFactor) single() {
-	if f.diag || f.g32 != nil {
+func (f *Factor) Single() {
+	if f.Diag || f.g32 != nil {
 		return
 	}
-	f.g32 = make([]float32, len(f.g))
-	for i, v := range f.g {
+	f.g32 = make([]float32, len(f.G))
+	for i, v := range f.G {
 		f.g32[i] = float32(v)
-		f.g[i] = float64(f.g32[i])
+		f.G[i] = float64(f.g32[i])
 	}
-	ones := make([]float64, f.n)
+	ones := make([]float64, f.N)
 	for i := range ones {
 		ones[i] = 1
 	}
-	f.mulGT(f.oneProj, ones)
+	f.MulGT(f.OneProj, ones)
 	if f.gsq != nil {
-		for i, v := range f.g {
+		for i, v := range f.G {
 			f.gsq[i] = v * v
 		}
 	}
 }
 
 // mulG sets dst (length n) to G w.
-func (f *priorFactor) mulG(dst, w []float64) { f.mulGDir(dst, w, false) }
+func (f *Factor) MulG(dst, w []float64) { f.mulGDir(dst, w, false) }
 
 // mulGT sets dst (length r) to G' v.
-func (f *priorFactor) mulGT(dst, v []float64) { f.mulGTDir(dst, v, false) }
+func (f *Factor) MulGT(dst, v []float64) { f.mulGTDir(dst, v, false) }
 
 // mulGDir sets dst (length n) to G w, visiting the rows of a single-precision
 // G in reverse order when rev is set (the result is the same).
-func (f *priorFactor) mulGDir(dst, w []float64, rev bool) {
-	if f.diag {
-		for i, s := range f.sd {
+func (f *Factor) mulGDir(dst, w []float64, rev bool) {
+	if f.Diag {
+		for i, s := range f.SD {
 			dst[i] = s * w[i]
 		}
 		return
 	}
 	if f.g32 == nil {
-		blas64.Gemv(blas.NoTrans, 1, f.general(), blas64.Vector{N: f.r, Inc: 1, Data: w}, 0, blas64.Vector{N: f.n, Inc: 1, Data: dst})
+		blas64.Gemv(blas.NoTrans, 1, f.general(), blas64.Vector{N: f.R, Inc: 1, Data: w}, 0, blas64.Vector{N: f.N, Inc: 1, Data: dst})
 		return
 	}
-	r := f.r
+	r := f.R
 	w = w[:r]
-	dst = dst[:f.n]
+	dst = dst[:f.N]
 	if rev {
-		for i := f.n - 1; i >= 0; i-- {
+		for i := f.N - 1; i >= 0; i-- {
 			dst[i] = dotF32(f.g32[i*r:(i+1)*r], w)
 		}
 		return
@@ -207,25 +216,25 @@ func (f *priorFactor) mulGDir(dst, w []float64, rev bool) {
 // rows (dst += v_i G_i), in reverse order when rev is set, which changes the
 // rounding of the sums but not their value otherwise. Rows with v_i = 0 are
 // skipped (adding 0 G_i changes nothing).
-func (f *priorFactor) mulGTDir(dst, v []float64, rev bool) {
-	if f.diag {
-		for i, s := range f.sd {
+func (f *Factor) mulGTDir(dst, v []float64, rev bool) {
+	if f.Diag {
+		for i, s := range f.SD {
 			dst[i] = s * v[i]
 		}
 		return
 	}
 	if f.g32 == nil {
-		blas64.Gemv(blas.Trans, 1, f.general(), blas64.Vector{N: f.n, Inc: 1, Data: v}, 0, blas64.Vector{N: f.r, Inc: 1, Data: dst})
+		blas64.Gemv(blas.Trans, 1, f.general(), blas64.Vector{N: f.N, Inc: 1, Data: v}, 0, blas64.Vector{N: f.R, Inc: 1, Data: dst})
 		return
 	}
-	r := f.r
+	r := f.R
 	dst = dst[:r]
 	for k := range dst {
 		dst[k] = 0
 	}
-	v = v[:f.n]
+	v = v[:f.N]
 	if rev {
-		for i := f.n - 1; i >= 0; i-- {
+		for i := f.N - 1; i >= 0; i-- {
 			if v[i] != 0 {
 				axpyF32(v[i], f.g32[i*r:(i+1)*r], dst)
 			}
@@ -244,17 +253,17 @@ func (f *priorFactor) mulGTDir(dst, v []float64, rev bool) {
 // then dst += d_i (G_i v) G_i while the row is in the cache. It halves the
 // memory traffic of the conjugate-gradient iteration. The rows go in reverse
 // order when rev is set.
-func (f *priorFactor) hmulRowsDir(gp, dst, v, d []float64, rev bool) {
-	r := f.r
+func (f *Factor) hmulRowsDir(gp, dst, v, d []float64, rev bool) {
+	r := f.R
 	dst = dst[:r]
 	for k := range dst {
 		dst[k] = 0
 	}
 	v = v[:r]
-	gp = gp[:f.n]
-	d = d[:f.n]
+	gp = gp[:f.N]
+	d = d[:f.N]
 	if rev {
-		for i := f.n - 1; i >= 0; i-- {
+		for i := f.N - 1; i >= 0; i-- {
 			row := f.g32[i*r : (i+1)*r]
 			g := dotF32(row, v)
 			gp[i] = g
@@ -276,23 +285,23 @@ func (f *priorFactor) hmulRowsDir(gp, dst, v, d []float64, rev bool) {
 
 // mulGT2Dir sets d1 = G' v1 and d2 = G' v2 (length r) with one pass over a
 // single-precision G, in reverse row order when rev is set.
-func (f *priorFactor) mulGT2Dir(d1, d2, v1, v2 []float64, rev bool) {
+func (f *Factor) mulGT2Dir(d1, d2, v1, v2 []float64, rev bool) {
 	if f.g32 == nil {
 		f.mulGTDir(d1, v1, rev)
 		f.mulGTDir(d2, v2, rev)
 		return
 	}
-	r := f.r
+	r := f.R
 	d1 = d1[:r]
 	d2 = d2[:r]
 	for k := range d1 {
 		d1[k] = 0
 		d2[k] = 0
 	}
-	v1 = v1[:f.n]
-	v2 = v2[:f.n]
+	v1 = v1[:f.N]
+	v2 = v2[:f.N]
 	if rev {
-		for i := f.n - 1; i >= 0; i-- {
+		for i := f.N - 1; i >= 0; i-- {
 			axpy2F32(v1[i], v2[i], f.g32[i*r:(i+1)*r], d1, d2)
 		}
 		return
@@ -303,17 +312,17 @@ func (f *priorFactor) mulGT2Dir(d1, d2, v1, v2 []float64, rev bool) {
 }
 
 // covTo returns G G' (the prior covariance as represented), for tests.
-func (f *priorFactor) covTo() *mat.SymDense {
-	c := mat.NewSymDense(f.n, nil)
-	for i := 0; i < f.n; i++ {
-		for j := i; j < f.n; j++ {
+func (f *Factor) covTo() *mat.SymDense {
+	c := mat.NewSymDense(f.N, nil)
+	for i := 0; i < f.N; i++ {
+		for j := i; j < f.N; j++ {
 			var s float64
-			if f.diag {
+			if f.Diag {
 				if i == j {
-					s = f.sd[i] * f.sd[i]
+					s = f.SD[i] * f.SD[i]
 				}
 			} else {
-				s = vecDot(f.g[i*f.r:(i+1)*f.r], f.g[j*f.r:(j+1)*f.r])
+				s = numeric.Dot(f.G[i*f.R:(i+1)*f.R], f.G[j*f.R:(j+1)*f.R])
 			}
 			c.SetSym(i, j, s)
 		}
@@ -329,11 +338,11 @@ const (
 	cgTol = 1e-8
 	// cgTolH is the error, in posterior standard deviations, at which the
 	// ordinal sampler stops conjugate gradients (see gaussSampler.tolH).
-	cgTolH = 1e-4
+	CGTolH = 1e-4
 )
 
 // gaussStats counts the work of a gaussSampler.
-type gaussStats struct {
+type PosteriorStats struct {
 	Solves, Iterations, MaxIterations int
 	// Passes counts the products with the full matrix G or G'.
 	Passes int
@@ -341,10 +350,10 @@ type gaussStats struct {
 
 // gaussSampler draws w | pseudo-observations (see priorFactor) without
 // allocating. One per chain.
-type gaussSampler struct {
-	f *priorFactor
+type Posterior struct {
+	f *Factor
 	// scratch, length r or n.
-	rhs, x, res, z, p, hp, tn, gp, tn2 []float64
+	RHS, x, res, z, p, hp, tn, gp, tn2 []float64
 	prec                               []float64
 	precSet                            bool
 	blockK                             int
@@ -369,48 +378,48 @@ type gaussSampler struct {
 	// 1/sqrt(2 ESS), 1% for an ESS of 5000: the bias is two orders of
 	// magnitude below what a fit can resolve. TestCGStop checks |e|_H
 	// against the exact solution.
-	tolH float64
+	TolH float64
 	// rev is the row order of the next product with a single-precision G:
 	// the products alternate between forward and reverse, so that each
 	// starts with the rows the previous one left in the cache.
 	rev   bool
-	stats gaussStats
+	Stats PosteriorStats
 }
 
 // setPrecDiag gives the diagonal of H = I + G' diag(d) G for the next
 // conjugate-gradient solve (the Jacobi preconditioner), when the caller can
 // compute it more cheaply than the O(N r) product (G∘G)' d.
-func (s *gaussSampler) setPrecDiag(diag []float64) {
-	s.setPrecBlock(0, nil, diag)
+func (s *Posterior) SetPrecDiag(diag []float64) {
+	s.SetPrecBlock(0, nil, diag)
 }
 
-func newGaussSampler(f *priorFactor) *gaussSampler {
-	s := &gaussSampler{f: f}
-	if !f.diag {
-		s.rhs = make([]float64, f.r)
-		s.res = make([]float64, f.r)
-		s.z = make([]float64, f.r)
-		s.p = make([]float64, f.r)
-		s.hp = make([]float64, f.r)
-		s.prec = make([]float64, f.r)
-		s.tn = make([]float64, f.n)
-		s.gp = make([]float64, f.n)
+func NewPosterior(f *Factor) *Posterior {
+	s := &Posterior{f: f}
+	if !f.Diag {
+		s.RHS = make([]float64, f.R)
+		s.res = make([]float64, f.R)
+		s.z = make([]float64, f.R)
+		s.p = make([]float64, f.R)
+		s.hp = make([]float64, f.R)
+		s.prec = make([]float64, f.R)
+		s.tn = make([]float64, f.N)
+		s.gp = make([]float64, f.N)
 	}
 	return s
 }
 
 // mulG sets dst = G w, alternating the row order (see rev).
-func (s *gaussSampler) mulG(dst, w []float64) {
+func (s *Posterior) MulG(dst, w []float64) {
 	s.f.mulGDir(dst, w, s.rev)
 	s.rev = !s.rev
-	s.stats.Passes++
+	s.Stats.Passes++
 }
 
 // mulGT sets dst = G' v, alternating the row order.
-func (s *gaussSampler) mulGT(dst, v []float64) {
+func (s *Posterior) MulGT(dst, v []float64) {
 	s.f.mulGTDir(dst, v, s.rev)
 	s.rev = !s.rev
-	s.stats.Passes++
+	s.Stats.Passes++
 }
 
 // draw sets w to a draw from N(H^{-1} G's, H^{-1}), H = I + G' diag(d) G,
@@ -421,8 +430,8 @@ func (s *gaussSampler) mulGT(dst, v []float64) {
 //
 // Cost: O(N) for a diagonal C; O(N r) for equal d (two products with G);
 // O(N r) per conjugate-gradient iteration otherwise.
-func (s *gaussSampler) draw(rng *rand.Rand, w, m, sum, d []float64, equal bool) error {
-	if s.f.diag || equal {
+func (s *Posterior) Draw(rng *rand.Rand, w, m, sum, d []float64, equal bool) error {
+	if s.f.Diag || equal {
 		s.drawDirect(rng, w, m, sum, d)
 		return nil
 	}
@@ -432,14 +441,14 @@ func (s *gaussSampler) draw(rng *rand.Rand, w, m, sum, d []float64, equal bool) 
 	for i := range s.tn {
 		s.tn[i] = sum[i] + math.Sqrt(d[i])*rng.NormFloat64()
 	}
-	s.mulGT(s.rhs, s.tn)
-	for k := range s.rhs {
-		s.rhs[k] += rng.NormFloat64()
+	s.MulGT(s.RHS, s.tn)
+	for k := range s.RHS {
+		s.RHS[k] += rng.NormFloat64()
 	}
-	if err := s.solve(w, d); err != nil {
+	if err := s.Solve(w, d); err != nil {
 		return err
 	}
-	s.mulG(m, w)
+	s.MulG(m, w)
 	return nil
 }
 
@@ -450,25 +459,25 @@ func (s *gaussSampler) draw(rng *rand.Rand, w, m, sum, d []float64, equal bool) 
 // pass) instead of three, and updates m = G w along the iterations
 // (m += step G p, G p being part of each iteration) instead of recomputing
 // it: 1 + 2 k products with G for k iterations instead of 4 + 2 k.
-func (s *gaussSampler) drawTracked(rng *rand.Rand, w, m, sum, d []float64, equal bool) error {
-	if s.f.diag || equal {
+func (s *Posterior) DrawTracked(rng *rand.Rand, w, m, sum, d []float64, equal bool) error {
+	if s.f.Diag || equal {
 		s.drawDirect(rng, w, m, sum, d)
 		return nil
 	}
 	if s.tn2 == nil {
-		s.tn2 = make([]float64, s.f.n)
+		s.tn2 = make([]float64, s.f.N)
 	}
 	for i := range s.tn {
 		u := sum[i] + math.Sqrt(d[i])*rng.NormFloat64()
 		s.tn[i] = u
 		s.tn2[i] = u - d[i]*m[i]
 	}
-	s.f.mulGT2Dir(s.rhs, s.res, s.tn, s.tn2, s.rev)
+	s.f.mulGT2Dir(s.RHS, s.res, s.tn, s.tn2, s.rev)
 	s.rev = !s.rev
-	s.stats.Passes++
-	for k := range s.rhs {
+	s.Stats.Passes++
+	for k := range s.RHS {
 		e := rng.NormFloat64()
-		s.rhs[k] += e
+		s.RHS[k] += e
 		s.res[k] += e - w[k]
 	}
 	s.setPreconditioner(d)
@@ -476,10 +485,10 @@ func (s *gaussSampler) drawTracked(rng *rand.Rand, w, m, sum, d []float64, equal
 }
 
 // drawDirect is draw for a diagonal C or equal d.
-func (s *gaussSampler) drawDirect(rng *rand.Rand, w, m, sum, d []float64) {
+func (s *Posterior) drawDirect(rng *rand.Rand, w, m, sum, d []float64) {
 	f := s.f
-	if f.diag {
-		for i, sd := range f.sd {
+	if f.Diag {
+		for i, sd := range f.SD {
 			h := 1 + sd*sd*d[i]
 			w[i] = sd*sum[i]/h + rng.NormFloat64()/math.Sqrt(h)
 			m[i] = sd * w[i]
@@ -487,30 +496,30 @@ func (s *gaussSampler) drawDirect(rng *rand.Rand, w, m, sum, d []float64) {
 		return
 	}
 	a := d[0]
-	s.mulGT(s.rhs, sum)
-	for k, l := range f.lam {
+	s.MulGT(s.RHS, sum)
+	for k, l := range f.Lam {
 		h := 1 + a*l
-		w[k] = s.rhs[k]/h + rng.NormFloat64()/math.Sqrt(h)
+		w[k] = s.RHS[k]/h + rng.NormFloat64()/math.Sqrt(h)
 	}
-	s.mulG(m, w)
+	s.MulG(m, w)
 }
 
 // solve overwrites x (holding the starting point) with the solution of
 // (I + G' diag(d) G) x = s.rhs by preconditioned conjugate gradients. The
 // preconditioner is the one given by setPrecBlock or setPrecDiag for this
 // solve, else the Jacobi preconditioner diag(H)_k = 1 + sum_n G_nk^2 d_n.
-func (s *gaussSampler) solve(x, d []float64) error {
+func (s *Posterior) Solve(x, d []float64) error {
 	s.setPreconditioner(d)
 	s.hmul(s.res, x, d)
 	for k := range s.res {
-		s.res[k] = s.rhs[k] - s.res[k]
+		s.res[k] = s.RHS[k] - s.res[k]
 	}
 	return s.cg(x, d, nil)
 }
 
 // setPreconditioner makes the Jacobi preconditioner unless setPrecBlock or
 // setPrecDiag gave one for this solve.
-func (s *gaussSampler) setPreconditioner(d []float64) {
+func (s *Posterior) setPreconditioner(d []float64) {
 	f := s.f
 	if !s.precSet {
 		if f.gsq == nil {
@@ -518,8 +527,8 @@ func (s *gaussSampler) setPreconditioner(d []float64) {
 			// prepareCG).
 			panic("multirater: internal error: CG preconditioner not prepared")
 		}
-		blas64.Gemv(blas.Trans, 1, blas64.General{Rows: f.n, Cols: f.r, Stride: f.r, Data: f.gsq},
-			blas64.Vector{N: f.n, Inc: 1, Data: d}, 0, blas64.Vector{N: f.r, Inc: 1, Data: s.prec})
+		blas64.Gemv(blas.Trans, 1, blas64.General{Rows: f.N, Cols: f.R, Stride: f.R, Data: f.gsq},
+			blas64.Vector{N: f.N, Inc: 1, Data: d}, 0, blas64.Vector{N: f.R, Inc: 1, Data: s.prec})
 		for k := range s.prec {
 			s.prec[k] = 1 / (1 + s.prec[k])
 		}
@@ -531,10 +540,10 @@ func (s *gaussSampler) setPreconditioner(d []float64) {
 // cg runs preconditioned conjugate gradients on (I + G' diag(d) G) x = s.rhs
 // from x, whose residual s.rhs - H x is in s.res. When m is not nil it holds
 // G x and is kept equal to it.
-func (s *gaussSampler) cg(x, d, m []float64) error {
+func (s *Posterior) cg(x, d, m []float64) error {
 	f := s.f
 	var bnorm float64
-	for _, v := range s.rhs {
+	for _, v := range s.RHS {
 		bnorm += v * v
 	}
 	s.precondition()
@@ -544,11 +553,11 @@ func (s *gaussSampler) cg(x, d, m []float64) error {
 		rz += s.res[k] * s.z[k]
 	}
 	stop := cgTol * cgTol * bnorm
-	stopH := s.tolH * s.tolH * float64(f.r)
-	maxIter := 10*f.r + 100
+	stopH := s.TolH * s.TolH * float64(f.R)
+	maxIter := 10*f.R + 100
 	it := 0
 	for ; it < maxIter; it++ {
-		if s.tolH > 0 {
+		if s.TolH > 0 {
 			if rz <= stopH {
 				break
 			}
@@ -562,7 +571,7 @@ func (s *gaussSampler) cg(x, d, m []float64) error {
 			}
 		}
 		s.hmul(s.hp, s.p, d)
-		pap := vecDot(s.p, s.hp)
+		pap := numeric.Dot(s.p, s.hp)
 		alpha := rz / pap
 		for k := range x {
 			x[k] += alpha * s.p[k]
@@ -574,16 +583,16 @@ func (s *gaussSampler) cg(x, d, m []float64) error {
 			}
 		}
 		s.precondition()
-		rzNew := vecDot(s.res, s.z)
+		rzNew := numeric.Dot(s.res, s.z)
 		beta := rzNew / rz
 		rz = rzNew
 		for k := range s.p {
 			s.p[k] = s.z[k] + beta*s.p[k]
 		}
 	}
-	s.stats.Solves++
-	s.stats.Iterations += it
-	s.stats.MaxIterations = max(s.stats.MaxIterations, it)
+	s.Stats.Solves++
+	s.Stats.Iterations += it
+	s.Stats.MaxIterations = max(s.Stats.MaxIterations, it)
 	if it == maxIter {
 		return fmt.Errorf("multirater: conjugate gradients did not converge in %d iterations", maxIter)
 	}
@@ -592,7 +601,7 @@ func (s *gaussSampler) cg(x, d, m []float64) error {
 
 // precondition sets z = P^{-1} res: the leading blockK coordinates by the
 // Cholesky factor of the block, the others by the inverse diagonal.
-func (s *gaussSampler) precondition() {
+func (s *Posterior) precondition() {
 	k := s.blockK
 	for i := k; i < len(s.res); i++ {
 		s.z[i] = s.prec[i] * s.res[i]
@@ -615,14 +624,14 @@ func (s *gaussSampler) precondition() {
 // leading k×k block of H = I + G' diag(d) G, as its lower Cholesky factor
 // (row-major, k×k), and the diagonal of H for the other coordinates. The
 // slices are used, not copied, until the solve.
-func (s *gaussSampler) setPrecBlock(k int, chol, diag []float64) {
-	s.setPrecBlockInv(k, chol, diag)
+func (s *Posterior) SetPrecBlock(k int, chol, diag []float64) {
+	s.SetPrecBlockInv(k, chol, diag)
 	s.blockInv = false
 }
 
 // setPrecBlockInv is setPrecBlock with the inverse of the block (full k×k,
 // row-major) instead of its Cholesky factor.
-func (s *gaussSampler) setPrecBlockInv(k int, inv, diag []float64) {
+func (s *Posterior) SetPrecBlockInv(k int, inv, diag []float64) {
 	s.blockInv = true
 	s.blockK = k
 	s.block = inv
@@ -633,21 +642,21 @@ func (s *gaussSampler) setPrecBlockInv(k int, inv, diag []float64) {
 }
 
 // hmul sets dst = (I + G' diag(d) G) v, leaving G v in s.gp.
-func (s *gaussSampler) hmul(dst, v, d []float64) {
+func (s *Posterior) hmul(dst, v, d []float64) {
 	if s.f.g32 != nil {
 		s.f.hmulRowsDir(s.gp, dst, v, d, s.rev)
 		s.rev = !s.rev
-		s.stats.Passes++
+		s.Stats.Passes++
 		for k := range dst {
 			dst[k] += v[k]
 		}
 		return
 	}
-	s.mulG(s.gp, v)
+	s.MulG(s.gp, v)
 	for i, g := range s.gp {
 		s.tn[i] = g * d[i]
 	}
-	s.mulGT(dst, s.tn)
+	s.MulGT(dst, s.tn)
 	for k := range dst {
 		dst[k] += v[k]
 	}
@@ -655,12 +664,23 @@ func (s *gaussSampler) hmul(dst, v, d []float64) {
 
 // prepareCG builds what the conjugate-gradient sampler needs; call before
 // chains share the factor.
-func (f *priorFactor) prepareCG() {
-	if f.diag || f.gsq != nil {
+func (f *Factor) PrepareCG() {
+	if f.Diag || f.gsq != nil {
 		return
 	}
-	f.gsq = make([]float64, len(f.g))
-	for i, v := range f.g {
+	f.gsq = make([]float64, len(f.G))
+	for i, v := range f.G {
 		f.gsq[i] = v * v
 	}
+}
+
+// identityFactor is the prior factor of C = I.
+func IdentityFactor(n int) *Factor {
+	f := &Factor{N: n, R: n, Diag: true, SD: make([]float64, n), Lam: make([]float64, n)}
+	for i := range f.SD {
+		f.SD[i] = 1
+		f.Lam[i] = 1
+	}
+	f.OneProj = append([]float64(nil), f.SD...)
+	return f
 }

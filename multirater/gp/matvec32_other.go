@@ -1,6 +1,6 @@
 //go:build !amd64 || purego || cblas
 
-package multirater
+package gp
 
 // The portable kernels of matvec32.go serve on other architectures, with
 // -tags purego, and with -tags cblas (a package that uses cgo cannot hold Go

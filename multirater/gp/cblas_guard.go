@@ -1,6 +1,6 @@
 //go:build cblas && !cgo
 
-package multirater
+package gp
 
 // The cblas build tag routes linear algebra to OpenBLAS and LAPACKE through
 // cgo. Without cgo it must fail to compile rather than fall back silently to

@@ -1,6 +1,6 @@
 //go:build !cblas
 
-package multirater
+package gp
 
 import (
 	"errors"
@@ -9,13 +9,13 @@ import (
 )
 
 // eigenBackend names the implementation of symEigen in this build.
-const eigenBackend = "gonum"
+const Backend = "gonum"
 
 // symEigen returns the eigenvalues of the symmetric matrix a in ascending
 // order and the corresponding orthonormal eigenvectors as the columns of an
 // n×n matrix. This build uses gonum's pure-Go LAPACK (Dsyev, the implicit QL/QR
 // algorithm); the cblas build calls LAPACKE dsyevd (divide and conquer).
-func symEigen(a mat.Symmetric) (vals []float64, vecs *mat.Dense, err error) {
+func SymEigen(a mat.Symmetric) (vals []float64, vecs *mat.Dense, err error) {
 	if g, ok := a.(*Gram); ok {
 		return g.eigen() // decomposed once per Gram
 	}
