@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"concord/multirater/classify"
+	"concord/multirater/mcmc"
 	"context"
 	"errors"
 	"strings"
@@ -33,15 +35,15 @@ func fitClassification(ctx context.Context, ds *annotations.Dataset, spec FitSpe
 // fitClassificationCov fits data (from ClassData(ds)) with the items' prior
 // covariance cov (from ItemCovariance, or shared between the fits of a
 // cross-validation fold).
-func fitClassificationCov(ctx context.Context, ds *annotations.Dataset, data *multirater.ClassData, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+func fitClassificationCov(ctx context.Context, ds *annotations.Dataset, data *classify.Data, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
 	data.Kernel = cov.Kernel
 	if cov.Cov != nil {
 		data.Cov = cov.Cov
 	}
 	ident, _ := multirater.ParseIdentifiability(spec.Identifiability)
-	smp, _ := multirater.ParseSampler(spec.Sampler)
-	prec, _ := multirater.ParsePrecisions(spec.Precisions)
-	if spec.RefRater != "" && ident != multirater.Weak && prec == multirater.InferredPrecisions {
+	smp, _ := mcmc.ParseSampler(spec.Sampler)
+	prec, _ := classify.ParsePrecisions(spec.Precisions)
+	if spec.RefRater != "" && ident != multirater.Weak && prec == classify.InferredPrecisions {
 		found := false
 		for _, r := range data.RaterIDs {
 			if r == spec.RefRater {
@@ -53,8 +55,8 @@ func fitClassificationCov(ctx context.Context, ds *annotations.Dataset, data *mu
 			return nil, annotations.Errorf(annotations.EINVALID, "reference rater %q has no labels in this dataset", spec.RefRater)
 		}
 	}
-	opts := multirater.ClassOptions{
-		MCMC:            multirater.MCMC{Chains: spec.Chains, Samples: spec.Samples, Burnin: spec.Burnin, Thin: spec.Thin, Seed: spec.Seed},
+	opts := classify.Options{
+		Settings:        mcmc.Settings{Chains: spec.Chains, Samples: spec.Samples, Burnin: spec.Burnin, Thin: spec.Thin, Seed: spec.Seed},
 		Sampler:         smp,
 		Precisions:      prec,
 		Identifiability: ident,
@@ -67,7 +69,7 @@ func fitClassificationCov(ctx context.Context, ds *annotations.Dataset, data *mu
 		KeepDraws:       spec.KeepDraws,
 		Progress:        progress,
 	}
-	res, err := multirater.FitClassification(ctx, data, opts)
+	res, err := classify.Fit(ctx, data, opts)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
@@ -86,13 +88,13 @@ func fitClassificationCov(ctx context.Context, ds *annotations.Dataset, data *mu
 // labelled items not in the items file; items nobody labelled are kept and
 // predicted), raters in order of first label, classes in scheme order. It
 // does not set the covariance.
-func ClassData(ds *annotations.Dataset) (*multirater.ClassData, error) {
+func ClassData(ds *annotations.Dataset) (*classify.Data, error) {
 	switch ds.Scheme.Kind {
 	case annotations.Nominal, annotations.Binary:
 	default:
 		return nil, annotations.Errorf(annotations.EINVALID, "the classification model needs a nominal or binary scheme; this dataset's scheme is %s (use --model ordinal for ordinal labels)", ds.Scheme)
 	}
-	data := &multirater.ClassData{
+	data := &classify.Data{
 		ItemIDs:  ds.ItemIDs(),
 		RaterIDs: ds.RaterIDs(),
 		Classes:  ds.Scheme.Codes(),

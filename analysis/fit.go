@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"concord/multirater/classify"
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 	"context"
 	"errors"
 	"fmt"
@@ -109,7 +112,7 @@ func (s FitSpec) WithDefaults() FitSpec {
 	if s.Sampler == "" {
 		s.Sampler = "default"
 	}
-	m := multirater.MCMC{Chains: s.Chains, Samples: s.Samples, Burnin: s.Burnin, Thin: s.Thin}.WithDefaults()
+	m := mcmc.Settings{Chains: s.Chains, Samples: s.Samples, Burnin: s.Burnin, Thin: s.Thin}.WithDefaults()
 	s.Chains, s.Samples, s.Thin = m.Chains, m.Samples, m.Thin
 	if s.Burnin == 0 {
 		s.Burnin = m.Burnin
@@ -166,10 +169,10 @@ func (s FitSpec) Validate() error {
 	if _, err := multirater.ParseIdentifiability(s.Identifiability); err != nil {
 		return bad("%s", err)
 	}
-	if _, err := multirater.ParseSampler(s.Sampler); err != nil {
+	if _, err := mcmc.ParseSampler(s.Sampler); err != nil {
 		return bad("%s", err)
 	}
-	if _, err := multirater.ParsePrecisions(s.Precisions); err != nil {
+	if _, err := classify.ParsePrecisions(s.Precisions); err != nil {
 		return bad("%s", err)
 	}
 	if s.Precisions != "" && !strings.EqualFold(s.Model, ModelClassification) {
@@ -250,13 +253,13 @@ func fitOrdinal(ctx context.Context, ds *annotations.Dataset, spec FitSpec, prog
 // fitOrdinalCov fits data (from OrdinalData(ds)) with the items' prior
 // covariance cov (from ItemCovariance, or shared between the fits of a
 // cross-validation fold).
-func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *multirater.OrdinalData, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.Data, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
 	data.Kernel = cov.Kernel
 	if cov.Cov != nil {
 		data.Cov = cov.Cov
 	}
 	ident, _ := multirater.ParseIdentifiability(spec.Identifiability)
-	smp, _ := multirater.ParseSampler(spec.Sampler)
+	smp, _ := mcmc.ParseSampler(spec.Sampler)
 	if spec.RefRater != "" && ident != multirater.Weak {
 		found := false
 		for _, r := range data.RaterIDs {
@@ -269,8 +272,8 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *multirate
 			return nil, annotations.Errorf(annotations.EINVALID, "reference rater %q has no labels in this dataset", spec.RefRater)
 		}
 	}
-	opts := multirater.OrdinalOptions{
-		MCMC:            multirater.MCMC{Chains: spec.Chains, Samples: spec.Samples, Burnin: spec.Burnin, Thin: spec.Thin, Seed: spec.Seed},
+	opts := ordinal.Options{
+		Settings:        mcmc.Settings{Chains: spec.Chains, Samples: spec.Samples, Burnin: spec.Burnin, Thin: spec.Thin, Seed: spec.Seed},
 		Sampler:         smp,
 		Identifiability: ident,
 		RefRater:        spec.RefRater,
@@ -283,7 +286,7 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *multirate
 		KeepDraws:       spec.KeepDraws,
 		Progress:        progress,
 	}
-	res, err := multirater.FitOrdinal(ctx, data, opts)
+	res, err := ordinal.Fit(ctx, data, opts)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
@@ -301,8 +304,8 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *multirate
 // ds.ItemIDs order (items-file order, then labelled items not in the items
 // file), raters in order of first label, levels in scheme order. It does not
 // set the covariance.
-func OrdinalData(ds *annotations.Dataset) (*multirater.OrdinalData, error) {
-	data := &multirater.OrdinalData{
+func OrdinalData(ds *annotations.Dataset) (*ordinal.Data, error) {
+	data := &ordinal.Data{
 		ItemIDs:  ds.ItemIDs(),
 		RaterIDs: ds.RaterIDs(),
 		Levels:   ds.Scheme.Codes(),

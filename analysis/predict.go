@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"concord/multirater/classify"
 	"concord/multirater/gp"
+	"concord/multirater/ordinal"
 	"fmt"
 	"sort"
 	"strings"
@@ -48,8 +50,8 @@ type Predictor struct {
 	res   *multirater.FitResult
 	ks    kernelSpec
 	train *itemFeatures
-	ord   *multirater.OrdinalPredictor
-	cls   *multirater.ClassPredictor
+	ord   *ordinal.Predictor
+	cls   *classify.Predictor
 }
 
 // NewPredictor prepares predictions from a fit result (as returned by Fit
@@ -90,9 +92,9 @@ func newPredictor(res *multirater.FitResult, ks kernelSpec, train *itemFeatures,
 	var err error
 	switch res.Model.Model {
 	case ModelOrdinal:
-		p.ord, err = multirater.NewOrdinalPredictor(res, c)
+		p.ord, err = ordinal.NewPredictor(res, c)
 	case ModelClassification:
-		p.cls, err = multirater.NewClassPredictor(res, c)
+		p.cls, err = classify.NewPredictor(res, c)
 	default:
 		return nil, annotations.Errorf(annotations.EINVALID, "the fit result's model %q cannot predict new items (expected ordinal or classification)", res.Model.Model)
 	}

@@ -1,6 +1,8 @@
 package reports_test
 
 import (
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 	"context"
 	"fmt"
 	"io"
@@ -13,7 +15,7 @@ import (
 // Example fits the ordinal model to a handful of ratings and renders the
 // report: the JSON document, the workbook and a plot.
 func Example() {
-	data := &multirater.OrdinalData{
+	data := &ordinal.Data{
 		ItemIDs:  []string{"essay1", "essay2", "essay3", "essay4"},
 		RaterIDs: []string{"ann", "bob"},
 		Levels:   []string{"1", "2", "3"},
@@ -24,8 +26,8 @@ func Example() {
 			{Item: 3, Rater: 0, Level: 1},
 		},
 	}
-	res, err := multirater.FitOrdinal(context.Background(), data, multirater.OrdinalOptions{
-		MCMC: multirater.MCMC{Chains: 2, Samples: 200, Burnin: 100, Seed: 1},
+	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{
+		Settings: mcmc.Settings{Chains: 2, Samples: 200, Burnin: 100, Seed: 1},
 	})
 	if err != nil {
 		fmt.Println(err)

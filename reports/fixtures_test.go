@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 	"context"
 	"os"
 	"path/filepath"
@@ -67,7 +69,7 @@ func ordinalCase(t testing.TB) reportCase {
 // with few draws (fixed seed): a FitResult as analysis.Fit returns it.
 func liveOrdinalCase(t testing.TB) reportCase {
 	t.Helper()
-	data := &multirater.OrdinalData{
+	data := &ordinal.Data{
 		ItemIDs:  []string{"a", "b", "c", "d", "e", "f", "g", "unrated"},
 		RaterIDs: []string{"r1", "r2", "r3"},
 		Levels:   []string{"1", "2", "3"},
@@ -78,8 +80,8 @@ func liveOrdinalCase(t testing.TB) reportCase {
 			data.Ratings = append(data.Ratings, multirater.Rating{Item: n, Rater: l, Level: v})
 		}
 	}
-	res, err := multirater.FitOrdinal(context.Background(), data, multirater.OrdinalOptions{
-		MCMC:          multirater.MCMC{Chains: 2, Samples: 100, Burnin: 50, Seed: 3},
+	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{
+		Settings:      mcmc.Settings{Chains: 2, Samples: 100, Burnin: 50, Seed: 3},
 		FlagThreshold: 0.2, KeepDraws: 50,
 	})
 	if err != nil {
@@ -96,9 +98,9 @@ func liveOrdinalCase(t testing.TB) reportCase {
 // degenerateOrdinalCase fits one rater's one label of one item, K = 2.
 func degenerateOrdinalCase(t testing.TB) reportCase {
 	t.Helper()
-	data := &multirater.OrdinalData{ItemIDs: []string{"only"}, RaterIDs: []string{"solo"}, Levels: []string{"no", "yes"},
+	data := &ordinal.Data{ItemIDs: []string{"only"}, RaterIDs: []string{"solo"}, Levels: []string{"no", "yes"},
 		Ratings: []multirater.Rating{{Item: 0, Rater: 0, Level: 1}}}
-	res, err := multirater.FitOrdinal(context.Background(), data, multirater.OrdinalOptions{MCMC: multirater.MCMC{Chains: 2, Samples: 40, Burnin: 10, Seed: 1}})
+	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{Settings: mcmc.Settings{Chains: 2, Samples: 40, Burnin: 10, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

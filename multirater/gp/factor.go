@@ -684,3 +684,7 @@ func IdentityFactor(n int) *Factor {
 	f.OneProj = append([]float64(nil), f.SD...)
 	return f
 }
+
+// MaxPrecBlock bounds the exactly preconditioned block of the conjugate
+// gradient sampler.
+const MaxPrecBlock = 256

@@ -1,6 +1,8 @@
-package multirater_test
+package ordinal_test
 
 import (
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 	"context"
 	"fmt"
 	"log"
@@ -9,11 +11,11 @@ import (
 	"concord/multirater"
 )
 
-func ExampleFitOrdinal() {
+func ExampleFit() {
 	// Four raters grade twelve essays on a scale of 1 to 4 ("-" is not
 	// graded). Raters a and b agree closely, c is lenient and d erratic;
 	// essay e12 has not been graded yet and is predicted.
-	data := &multirater.OrdinalData{
+	data := &ordinal.Data{
 		ItemIDs:  []string{"e01", "e02", "e03", "e04", "e05", "e06", "e07", "e08", "e09", "e10", "e11", "e12"},
 		RaterIDs: []string{"a", "b", "c", "d"},
 		Levels:   []string{"1", "2", "3", "4"},
@@ -29,8 +31,8 @@ func ExampleFitOrdinal() {
 			}
 		}
 	}
-	res, err := multirater.FitOrdinal(context.Background(), data, multirater.OrdinalOptions{
-		MCMC: multirater.MCMC{Chains: 2, Samples: 2000, Seed: 1},
+	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{
+		Settings: mcmc.Settings{Chains: 2, Samples: 2000, Seed: 1},
 	})
 	if err != nil {
 		log.Fatal(err)

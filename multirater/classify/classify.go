@@ -1,7 +1,9 @@
-package multirater
+package classify
 
 import (
+	"concord/multirater"
 	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +19,7 @@ import (
 // unordered classes and the observed labels. Raters label any subset of the
 // items (Rogers et al. sec. 2.5); items nobody labelled are part of the
 // Gaussian process and are predicted.
-type ClassData struct {
+type Data struct {
 	// ItemIDs names the N items, RaterIDs the L raters and Classes the K
 	// class codes. They label the result.
 	ItemIDs  []string
@@ -25,7 +27,7 @@ type ClassData struct {
 	Classes  []string
 	// Labels are the observations, at most one per (item, rater); the
 	// Level of a Rating is the index of the class in Classes.
-	Labels []Rating
+	Labels []multirater.Rating
 	// Cov is the N×N prior covariance C shared by the K latent functions
 	// M_.k (Rogers et al. sec. 2.3), e.g. from a kernel.Kernel's GramTo; nil means
 	// the identity (no covariates). It must be positive semidefinite; it
@@ -90,18 +92,18 @@ func ParsePrecisions(s string) (Precisions, error) {
 
 // ClassOptions control FitClassification. The zero value means the defaults
 // given for each field.
-type ClassOptions struct {
-	MCMC
+type Options struct {
+	mcmc.Settings
 	// Sampler is DefaultSampler (the paper's Gibbs sweep plus moves that
 	// leave the posterior invariant and mix faster) or PaperSampler.
-	Sampler Sampler
+	Sampler mcmc.Sampler
 	// Precisions: inferred (default), fixed (appendix B) or fixed-full.
 	Precisions Precisions
 	// Identifiability (sec. 2.3.2): Weak (proper priors only), Strong (the
 	// reference rater's precision fixed at 1, vague prior Lambda = 0.1 on
 	// the others by default) or Both (fixed reference rater and the
 	// paper's priors). Ignored when the precisions are fixed.
-	Identifiability Identifiability
+	Identifiability multirater.Identifiability
 	// RefRater is the id of the reference rater of Strong and Both; ""
 	// means the rater with the most labels (the first such).
 	RefRater string
@@ -124,7 +126,7 @@ type ClassOptions struct {
 	Quadrature int
 	// Progress, when set, is called with the fit's progress about twice a
 	// second, from a goroutine of FitClassification.
-	Progress func(Progress)
+	Progress func(multirater.Progress)
 }
 
 // DefaultQuadrature is the default number of Gauss-Hermite nodes of the
@@ -133,28 +135,28 @@ const DefaultQuadrature = 16
 
 // WithDefaults returns the options with zero fields replaced by their
 // documented defaults (the family's own; callers never restate them).
-func (o ClassOptions) WithDefaults() ClassOptions {
-	o.MCMC = o.MCMC.WithDefaults()
+func (o Options) WithDefaults() Options {
+	o.Settings = o.Settings.WithDefaults()
 	if o.V == 0 {
 		o.V = 1
 	}
 	if o.Lambda == 0 {
 		o.Lambda = 1
-		if o.Identifiability == Strong && !o.Precisions.fixed() {
+		if o.Identifiability == multirater.Strong && !o.Precisions.fixed() {
 			o.Lambda = 0.1
 		}
 	}
 	if o.FlagThreshold == 0 {
-		o.FlagThreshold = DefaultFlagThreshold
+		o.FlagThreshold = multirater.DefaultFlagThreshold
 	}
 	if o.MaxRhat == 0 {
-		o.MaxRhat = DefaultMaxRhat
+		o.MaxRhat = multirater.DefaultMaxRhat
 	}
 	if o.MinESS == 0 {
-		o.MinESS = DefaultMinESS
+		o.MinESS = multirater.DefaultMinESS
 	}
 	if o.KeepDraws == 0 {
-		o.KeepDraws = DefaultKeepDraws
+		o.KeepDraws = multirater.DefaultKeepDraws
 	}
 	if o.Quadrature == 0 {
 		o.Quadrature = DefaultQuadrature
@@ -162,8 +164,8 @@ func (o ClassOptions) WithDefaults() ClassOptions {
 	return o
 }
 
-func (o ClassOptions) check() {
-	o.MCMC.check()
+func (o Options) check() {
+	o.Settings.Check()
 	pos := func(name string, v float64) {
 		if !(v > 0) || math.IsInf(v, 1) {
 			panic(fmt.Sprintf("multirater: %s = %v must be positive and finite", name, v))
@@ -182,12 +184,12 @@ func (o ClassOptions) check() {
 		panic(fmt.Sprintf("multirater: Quadrature = %d must be in [2, 200]", o.Quadrature))
 	}
 	switch o.Sampler {
-	case DefaultSampler, PaperSampler:
+	case mcmc.DefaultSampler, mcmc.PaperSampler:
 	default:
 		panic(fmt.Sprintf("multirater: unknown sampler %d", int(o.Sampler)))
 	}
 	switch o.Identifiability {
-	case Weak, Strong, Both:
+	case multirater.Weak, multirater.Strong, multirater.Both:
 	default:
 		panic(fmt.Sprintf("multirater: unknown identifiability %d", int(o.Identifiability)))
 	}
@@ -271,7 +273,7 @@ func (o ClassOptions) check() {
 // (indices out of range, K < 2, malformed options) panic; problems with the
 // data (no labels, duplicate labels, a rater without labels, a kernel matrix
 // that is not positive semidefinite) return an error.
-func FitClassification(ctx context.Context, data *ClassData, opts ClassOptions) (*FitResult, error) {
+func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, error) {
 	start := time.Now()
 	opts = opts.WithDefaults()
 	opts.check()
@@ -279,30 +281,30 @@ func FitClassification(ctx context.Context, data *ClassData, opts ClassOptions) 
 	if err != nil {
 		return nil, err
 	}
-	mc := opts.MCMC
+	mc := opts.Settings
 	plan := newClassPlan(md, opts)
 	chains := make([]*classChain, mc.Chains)
-	cs := make([]chainSampler, mc.Chains)
+	cs := make([]mcmc.Chain, mc.Chains)
 	for c := range chains {
 		chains[c] = newClassChain(md, plan, mc.Seed, c)
 		cs[c] = chains[c]
 	}
 	const samplingWork = 0.9
-	st, err := runChains(ctx, mc, cs, opts.Progress, start, samplingWork)
+	st, err := mcmc.Run(ctx, mc, cs, opts.Progress, start, samplingWork)
 	if err != nil {
 		return nil, err
 	}
 	if opts.Progress != nil {
-		opts.Progress(Progress{Fraction: samplingWork, Elapsed: time.Since(start), Phase: "summarising"})
+		opts.Progress(multirater.Progress{Fraction: samplingWork, Elapsed: time.Since(start), Phase: "summarising"})
 	}
 	res := summariseClass(data, md, plan, opts, chains)
-	res.Diagnostics.SamplingSeconds = st.sampling.Seconds()
+	res.Diagnostics.SamplingSeconds = st.Sampling.Seconds()
 	total := float64(mc.Burnin + mc.Samples*mc.Thin)
-	res.Diagnostics.SweepsPerSecond = total / st.sampling.Seconds()
+	res.Diagnostics.SweepsPerSecond = total / st.Sampling.Seconds()
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
-	setEngineDiagnostics(&res.Diagnostics, int(total))
+	mcmc.SetEngineDiagnostics(&res.Diagnostics, int(total))
 	if opts.Progress != nil {
-		opts.Progress(Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
 	}
 	return res, nil
 }
@@ -319,8 +321,8 @@ func FitClassification(ctx context.Context, data *ClassData, opts ClassOptions) 
 type classModel struct {
 	n, nl, nk int
 	prec      Precisions
-	sampler   Sampler
-	ident     Identifiability
+	sampler   mcmc.Sampler
+	ident     multirater.Identifiability
 	shared    bool // appendix B representation
 
 	vecItem  []int32
@@ -366,7 +368,7 @@ type classModel struct {
 	fixedD []float64
 }
 
-func newClassModel(data *ClassData, opts ClassOptions) (*classModel, error) {
+func newClassModel(data *Data, opts Options) (*classModel, error) {
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
 	if n == 0 || nl == 0 {
 		panic("multirater: ClassData has no items or no raters")
@@ -385,7 +387,7 @@ func newClassModel(data *ClassData, opts ClassOptions) (*classModel, error) {
 	if data.Cov != nil && data.Cov.SymmetricDim() != n {
 		panic(fmt.Sprintf("multirater: Cov is %d×%d, want %d×%d", data.Cov.SymmetricDim(), data.Cov.SymmetricDim(), n, n))
 	}
-	rs := append([]Rating(nil), data.Labels...)
+	rs := append([]multirater.Rating(nil), data.Labels...)
 	sort.Slice(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
 		if a.Rater != b.Rater {
@@ -430,7 +432,7 @@ func newClassModel(data *ClassData, opts ClassOptions) (*classModel, error) {
 		for l := range md.fixedAlpha {
 			md.fixedAlpha[l] = true
 		}
-	case opts.Identifiability != Weak:
+	case opts.Identifiability != multirater.Weak:
 		md.ref = classRefRater(data.RaterIDs, opts.RefRater, md.raterCount)
 		if md.ref < 0 {
 			return nil, fmt.Errorf("multirater: reference rater %q is not one of the raters", opts.RefRater)
@@ -554,7 +556,7 @@ func newClassModel(data *ClassData, opts ClassOptions) (*classModel, error) {
 // changes every sweep and the per-rater parts are kept (O(L r) and
 // O(L k^2 + k^3) per sweep to combine); with fixed precisions D is fixed
 // and the preconditioner is built once here.
-func (md *classModel) buildPreconditioner(rs []Rating, opts ClassOptions) {
+func (md *classModel) buildPreconditioner(rs []multirater.Rating, opts Options) {
 	f := md.f
 	r := f.R
 	dmax := 0.0
@@ -568,7 +570,7 @@ func (md *classModel) buildPreconditioner(rs []Rating, opts ClassOptions) {
 	if md.prec.fixed() {
 		groups = 1
 	}
-	limit := min(maxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(groups))))
+	limit := min(gp.MaxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(groups))))
 	kb := 0
 	for kb < r && kb < limit && f.Lam[kb]*dmax >= 0.5 {
 		kb++

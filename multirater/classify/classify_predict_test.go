@@ -1,4 +1,4 @@
-package multirater
+package classify
 
 import (
 	"concord/multirater/numeric"

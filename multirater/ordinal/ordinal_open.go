@@ -1,4 +1,4 @@
-package multirater
+package ordinal
 
 import (
 	"concord/multirater/numeric"

@@ -1,7 +1,10 @@
-package multirater
+package ordinal
 
 import (
+	"concord/multirater"
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -18,7 +21,6 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 )
 
 // readCSVFile reads a CSV file with a header row.
@@ -56,10 +58,10 @@ func readCSVFile(t testing.TB, path string) ([]string, [][]string) {
 // loadOrdinalCSV builds OrdinalData from a ratings file (item_id,
 // rater_id, label) with the given level codes; items are in order of first
 // appearance, raters sorted.
-func loadOrdinalCSV(t testing.TB, path string, levels []string) *OrdinalData {
+func loadOrdinalCSV(t testing.TB, path string, levels []string) *Data {
 	t.Helper()
 	_, rows := readCSVFile(t, path)
-	d := &OrdinalData{Levels: levels}
+	d := &Data{Levels: levels}
 	items := map[string]int{}
 	raterSet := map[string]bool{}
 	for _, r := range rows {
@@ -86,14 +88,14 @@ func loadOrdinalCSV(t testing.TB, path string, levels []string) *OrdinalData {
 		if !ok {
 			t.Fatalf("%s row %d: unknown level %q", path, i+2, r[2])
 		}
-		d.Ratings = append(d.Ratings, Rating{Item: items[r[0]], Rater: raters[r[1]], Level: l})
+		d.Ratings = append(d.Ratings, multirater.Rating{Item: items[r[0]], Rater: raters[r[1]], Level: l})
 	}
 	return d
 }
 
 // toyData is the paper's synthetic data set (Rogers et al. sec. 3.1).
 type toyData struct {
-	data  *OrdinalData
+	data  *Data
 	x     *mat.Dense // the covariate, one row per item
 	truth []float64  // true consensus 1 - 2x per item
 	alpha []float64  // true precisions per rater
@@ -108,7 +110,7 @@ func makeToy(seed uint64, n int) toyData {
 	alpha := []float64{1, 0.5, 2, 4}
 	const l, k = 4, 5
 	x := mat.NewDense(n, 1, nil)
-	d := &OrdinalData{Levels: []string{"1", "2", "3", "4", "5"}, Kernel: "rbf:gamma=1"}
+	d := &Data{Levels: []string{"1", "2", "3", "4", "5"}, Kernel: "rbf:gamma=1"}
 	truth := make([]float64, n)
 	for i := 0; i < n; i++ {
 		x.Set(i, 0, rng.NormFloat64())
@@ -128,7 +130,7 @@ func makeToy(seed uint64, n int) toyData {
 			for lev < k-1 && y > b[lev] {
 				lev++
 			}
-			d.Ratings = append(d.Ratings, Rating{Item: i, Rater: r, Level: lev})
+			d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: r, Level: lev})
 		}
 	}
 	var c mat.SymDense
@@ -186,13 +188,13 @@ func storedToy(t testing.TB) (toyData, bool) {
 	return td, true
 }
 
-func loadSirtK1(t testing.TB) *OrdinalData {
+func loadSirtK1(t testing.TB) *Data {
 	d := loadOrdinalCSV(t, "testdata/ordinal/sirt_k1.csv", []string{"0", "1", "2", "3"})
 	d.Kernel = "identity"
 	return d
 }
 
-func scoreMeans(res *FitResult) []float64 {
+func scoreMeans(res *multirater.FitResult) []float64 {
 	out := make([]float64, len(res.Items))
 	for i, it := range res.Items {
 		out[i] = it.Score.Mean
@@ -200,33 +202,9 @@ func scoreMeans(res *FitResult) []float64 {
 	return out
 }
 
-// spearman returns Spearman's rank correlation of x and y.
-func spearman(x, y []float64) float64 {
-	rank := func(v []float64) []float64 {
-		idx := make([]int, len(v))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.Slice(idx, func(a, b int) bool { return v[idx[a]] < v[idx[b]] })
-		r := make([]float64, len(v))
-		for i := 0; i < len(idx); {
-			j := i
-			for j+1 < len(idx) && v[idx[j+1]] == v[idx[i]] {
-				j++
-			}
-			for k := i; k <= j; k++ {
-				r[idx[k]] = float64(i+j)/2 + 1
-			}
-			i = j + 1
-		}
-		return r
-	}
-	return stat.Correlation(rank(x), rank(y), nil)
-}
-
-func fit(t testing.TB, d *OrdinalData, opts OrdinalOptions) *FitResult {
+func fit(t testing.TB, d *Data, opts Options) *multirater.FitResult {
 	t.Helper()
-	res, err := FitOrdinal(context.Background(), d, opts)
+	res, err := Fit(context.Background(), d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +231,7 @@ func TestOrdinalToyRecovery(t *testing.T) {
 		names = append(names, fmt.Sprint("seed ", s))
 	}
 	for i, td := range toys {
-		res := fit(t, td.data, OrdinalOptions{MCMC: MCMC{Chains: 2, Samples: 1000, Burnin: 500, Seed: 11}})
+		res := fit(t, td.data, Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 11}})
 		order := func(v []float64) []int {
 			idx := make([]int, len(v))
 			for j := range idx {
@@ -270,7 +248,7 @@ func TestOrdinalToyRecovery(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s: precision order %v (means %.2f), true order %v (%v)", names[i], got, est, want, td.alpha)
 		}
-		rho := spearman(scoreMeans(res), td.truth)
+		rho := mcmctest.Spearman(scoreMeans(res), td.truth)
 		if rho < 0.9 {
 			t.Errorf("%s: Spearman(consensus, truth) = %.3f, want > 0.9", names[i], rho)
 		}
@@ -286,8 +264,8 @@ func TestOrdinalBookkeeping(t *testing.T) {
 	// An unrated item and a rater with one label.
 	d.ItemIDs = append(d.ItemIDs, "unrated")
 	d.RaterIDs = append(d.RaterIDs, "once")
-	d.Ratings = append(d.Ratings, Rating{Item: 0, Rater: len(d.RaterIDs) - 1, Level: 2})
-	res := fit(t, d, OrdinalOptions{MCMC: MCMC{Chains: 2, Samples: 500, Burnin: 300, Seed: 3}})
+	d.Ratings = append(d.Ratings, multirater.Rating{Item: 0, Rater: len(d.RaterIDs) - 1, Level: 2})
+	res := fit(t, d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 500, Burnin: 300, Seed: 3}})
 	if len(res.Items) != len(d.ItemIDs) || len(res.Raters) != len(d.RaterIDs) {
 		t.Fatalf("result has %d items and %d raters, want %d and %d", len(res.Items), len(res.Raters), len(d.ItemIDs), len(d.RaterIDs))
 	}
@@ -389,24 +367,24 @@ func TestOrdinalEdgeCases(t *testing.T) {
 		ids[i] = fmt.Sprint("item", i)
 		truth[i] = rng.NormFloat64()
 	}
-	opts := OrdinalOptions{MCMC: MCMC{Chains: 2, Samples: 1000, Burnin: 500, Seed: 9}}
+	opts := Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 9}}
 
 	t.Run("K=2", func(t *testing.T) {
-		d := &OrdinalData{ItemIDs: ids, RaterIDs: []string{"a", "b", "c"}, Levels: []string{"no", "yes"}}
+		d := &Data{ItemIDs: ids, RaterIDs: []string{"a", "b", "c"}, Levels: []string{"no", "yes"}}
 		for i, m := range truth {
 			for l, cut := range []float64{-0.3, 0, 0.4} {
 				lev := 0
 				if m+0.5*rng.NormFloat64() > cut {
 					lev = 1
 				}
-				d.Ratings = append(d.Ratings, Rating{Item: i, Rater: l, Level: lev})
+				d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: l, Level: lev})
 			}
 		}
 		res := fit(t, d, opts)
 		if len(res.Raters[0].Thresholds) != 1 {
 			t.Fatalf("K = 2: %d thresholds", len(res.Raters[0].Thresholds))
 		}
-		if rho := spearman(scoreMeans(res), truth); rho < 0.7 {
+		if rho := mcmctest.Spearman(scoreMeans(res), truth); rho < 0.7 {
 			t.Errorf("K = 2: Spearman %.3f", rho)
 		}
 		checkNumbers(t, res)
@@ -414,10 +392,10 @@ func TestOrdinalEdgeCases(t *testing.T) {
 
 	t.Run("some levels unused", func(t *testing.T) {
 		// Rater "mid" never uses levels 1 and 5.
-		d := &OrdinalData{ItemIDs: ids, RaterIDs: []string{"full", "mid"}, Levels: []string{"1", "2", "3", "4", "5"}}
+		d := &Data{ItemIDs: ids, RaterIDs: []string{"full", "mid"}, Levels: []string{"1", "2", "3", "4", "5"}}
 		for i, m := range truth {
-			d.Ratings = append(d.Ratings, Rating{Item: i, Rater: 0, Level: cut(m, -1, -0.3, 0.3, 1)})
-			d.Ratings = append(d.Ratings, Rating{Item: i, Rater: 1, Level: 1 + cut(m, -0.4, 0.4)})
+			d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: 0, Level: cut(m, -1, -0.3, 0.3, 1)})
+			d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: 1, Level: 1 + cut(m, -0.4, 0.4)})
 		}
 		res := fit(t, d, opts)
 		mid := res.Raters[1]
@@ -431,18 +409,18 @@ func TestOrdinalEdgeCases(t *testing.T) {
 				break
 			}
 		}
-		if rho := spearman(scoreMeans(res), truth); rho < 0.8 {
+		if rho := mcmctest.Spearman(scoreMeans(res), truth); rho < 0.8 {
 			t.Errorf("Spearman %.3f", rho)
 		}
 		checkNumbers(t, res)
 	})
 
 	t.Run("all agree", func(t *testing.T) {
-		d := &OrdinalData{ItemIDs: ids, RaterIDs: []string{"a", "b", "c", "d"}, Levels: []string{"1", "2", "3", "4"}}
+		d := &Data{ItemIDs: ids, RaterIDs: []string{"a", "b", "c", "d"}, Levels: []string{"1", "2", "3", "4"}}
 		for i, m := range truth {
 			lev := cut(m, -0.6, 0, 0.6)
 			for l := range d.RaterIDs {
-				d.Ratings = append(d.Ratings, Rating{Item: i, Rater: l, Level: lev})
+				d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: l, Level: lev})
 			}
 		}
 		res := fit(t, d, opts)
@@ -480,7 +458,7 @@ func cut(m float64, cuts ...float64) int {
 }
 
 // checkNumbers checks that a result has no NaN or infinity and encodes.
-func checkNumbers(t *testing.T, res *FitResult) {
+func checkNumbers(t *testing.T, res *multirater.FitResult) {
 	t.Helper()
 	if _, err := json.Marshal(res); err != nil {
 		t.Fatalf("encoding: %v", err)
@@ -498,13 +476,13 @@ func checkNumbers(t *testing.T, res *FitResult) {
 // ranking of the items (the paper's advice: compare strong with weak).
 func TestOrdinalStrongWeak(t *testing.T) {
 	d := loadSirtK1(t)
-	base := OrdinalOptions{MCMC: MCMC{Chains: 2, Samples: 1000, Burnin: 500, Seed: 4}}
+	base := Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 4}}
 	weak := fit(t, d, base)
-	for _, mode := range []Identifiability{Strong, Both} {
+	for _, mode := range []multirater.Identifiability{multirater.Strong, multirater.Both} {
 		o := base
 		o.Identifiability = mode
 		res := fit(t, d, o)
-		if rho := spearman(scoreMeans(weak), scoreMeans(res)); rho < 0.98 {
+		if rho := mcmctest.Spearman(scoreMeans(weak), scoreMeans(res)); rho < 0.98 {
 			t.Errorf("%v vs weak: Spearman %.4f, want > 0.98", mode, rho)
 		}
 		ref := -1
@@ -534,14 +512,14 @@ func TestOrdinalStrongWeak(t *testing.T) {
 	}
 	// A chosen reference rater.
 	o := base
-	o.Identifiability = Strong
+	o.Identifiability = multirater.Strong
 	o.RefRater = "db08"
 	res := fit(t, d, o)
 	if res.Model.RefRater != "db08" {
 		t.Errorf("reference %q, want db08", res.Model.RefRater)
 	}
 	o.RefRater = "nobody"
-	if _, err := FitOrdinal(context.Background(), d, o); err == nil {
+	if _, err := Fit(context.Background(), d, o); err == nil {
 		t.Error("unknown reference rater accepted")
 	}
 }
@@ -550,9 +528,9 @@ func TestOrdinalStrongWeak(t *testing.T) {
 // free parameter within Monte Carlo error: |difference| <= 4.5 combined
 // MCSE (MCSE = sd / sqrt(bulk ESS)). With a few hundred parameters a
 // correct sampler exceeds 4.5 standard errors with probability below 0.2%.
-func compareMeans(t *testing.T, what string, a, b *FitResult) (maxZ float64) {
+func compareMeans(t *testing.T, what string, a, b *multirater.FitResult) (maxZ float64) {
 	t.Helper()
-	bp := map[string]ParamDiag{}
+	bp := map[string]multirater.ParamDiag{}
 	for _, p := range b.Diagnostics.Parameters {
 		bp[p.Name] = p
 	}
@@ -583,15 +561,15 @@ func TestOrdinalSamplersAgree(t *testing.T) {
 	}
 	t.Run("sirt", func(t *testing.T) {
 		d := loadSirtK1(t)
-		def := fit(t, d, OrdinalOptions{MCMC: MCMC{Chains: 4, Samples: 2000, Seed: 21}})
-		pap := fit(t, d, OrdinalOptions{Sampler: PaperSampler, MCMC: MCMC{Chains: 4, Samples: 6000, Burnin: 2000, Seed: 22}})
+		def := fit(t, d, Options{Settings: mcmc.Settings{Chains: 4, Samples: 2000, Seed: 21}})
+		pap := fit(t, d, Options{Sampler: mcmc.PaperSampler, Settings: mcmc.Settings{Chains: 4, Samples: 6000, Burnin: 2000, Seed: 22}})
 		z := compareMeans(t, "sirt default vs paper", def, pap)
 		t.Logf("max |z| %.2f; min ESS default %.0f, paper %.0f", z, def.Diagnostics.MinESSBulk, pap.Diagnostics.MinESSBulk)
 	})
 	t.Run("toy", func(t *testing.T) {
 		td := makeToy(7, 60)
-		def := fit(t, td.data, OrdinalOptions{MCMC: MCMC{Chains: 4, Samples: 2000, Seed: 23}})
-		pap := fit(t, td.data, OrdinalOptions{Sampler: PaperSampler, MCMC: MCMC{Chains: 4, Samples: 12000, Burnin: 3000, Seed: 24}})
+		def := fit(t, td.data, Options{Settings: mcmc.Settings{Chains: 4, Samples: 2000, Seed: 23}})
+		pap := fit(t, td.data, Options{Sampler: mcmc.PaperSampler, Settings: mcmc.Settings{Chains: 4, Samples: 12000, Burnin: 3000, Seed: 24}})
 		z := compareMeans(t, "toy default vs paper", def, pap)
 		t.Logf("max |z| %.2f; min ESS default %.0f, paper %.0f", z, def.Diagnostics.MinESSBulk, pap.Diagnostics.MinESSBulk)
 	})
@@ -621,16 +599,16 @@ func TestOrdinalStan(t *testing.T) {
 	if testing.Short() {
 		samples = 1500
 	}
-	for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
-		if smp == PaperSampler && testing.Short() {
+	for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
+		if smp == mcmc.PaperSampler && testing.Short() {
 			continue
 		}
-		o := OrdinalOptions{Sampler: smp, MCMC: MCMC{Chains: 4, Samples: samples, Seed: 31}}
-		if smp == PaperSampler {
+		o := Options{Sampler: smp, Settings: mcmc.Settings{Chains: 4, Samples: samples, Seed: 31}}
+		if smp == mcmc.PaperSampler {
 			o.Samples, o.Burnin = 8000, 2000
 		}
 		res := fit(t, d, o)
-		ours := map[string]ParamDiag{}
+		ours := map[string]multirater.ParamDiag{}
 		for _, p := range res.Diagnostics.Parameters {
 			ours[p.Name] = p
 		}
@@ -678,8 +656,8 @@ func TestOrdinalStan(t *testing.T) {
 // seed gives other draws.
 func TestOrdinalReproducible(t *testing.T) {
 	td := makeToy(3, 50)
-	run := func(seed uint64, smp Sampler) []byte {
-		res := fit(t, td.data, OrdinalOptions{Sampler: smp, MCMC: MCMC{Chains: 3, Samples: 200, Burnin: 100, Seed: seed}})
+	run := func(seed uint64, smp mcmc.Sampler) []byte {
+		res := fit(t, td.data, Options{Sampler: smp, Settings: mcmc.Settings{Chains: 3, Samples: 200, Burnin: 100, Seed: seed}})
 		res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond = 0, 0, 0
 		b, err := json.Marshal(res)
 		if err != nil {
@@ -687,7 +665,7 @@ func TestOrdinalReproducible(t *testing.T) {
 		}
 		return b
 	}
-	for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
+	for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
 		a := run(5, smp)
 		b := run(5, smp)
 		if string(a) != string(b) {
@@ -704,12 +682,12 @@ func TestOrdinalReproducible(t *testing.T) {
 func TestOrdinalCancelAndProgress(t *testing.T) {
 	d := loadSirtK1(t)
 	var mu sync.Mutex
-	var reports []Progress
+	var reports []multirater.Progress
 	var cancelled time.Time
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// About 1e8 sweeps per chain: it only ends by cancellation.
-	opts := OrdinalOptions{MCMC: MCMC{Chains: 2, Samples: 1000, Thin: 100000, Seed: 1}, Progress: func(p Progress) {
+	opts := Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Thin: 100000, Seed: 1}, Progress: func(p multirater.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		reports = append(reports, p)
@@ -718,7 +696,7 @@ func TestOrdinalCancelAndProgress(t *testing.T) {
 			cancel()
 		}
 	}}
-	_, err := FitOrdinal(ctx, d, opts)
+	_, err := Fit(ctx, d, opts)
 	back := time.Now()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)

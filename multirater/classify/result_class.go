@@ -1,8 +1,10 @@
-package multirater
+package classify
 
 import (
+	"concord/multirater"
 	"concord/multirater/diag"
 	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 	"fmt"
 	"math"
@@ -11,17 +13,17 @@ import (
 
 // summariseClass turns the kept draws of the classification chains into a
 // FitResult.
-func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts ClassOptions, chains []*classChain) *FitResult {
+func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, chains []*classChain) *multirater.FitResult {
 	k, n, nl := md.nk, md.n, md.nl
 	nc := len(chains)
 	ns := opts.Samples
 	ident := opts.Identifiability.String()
-	res := &FitResult{
-		Schema: FitSchema,
-		Model: ModelSettings{
+	res := &multirater.FitResult{
+		Schema: multirater.FitSchema,
+		Model: multirater.ModelSettings{
 			Model:           "classification",
-			Engine:          EngineGibbs,
-			Output:          OutputClasses,
+			Engine:          multirater.EngineGibbs,
+			Output:          multirater.OutputClasses,
 			Kernel:          data.Kernel,
 			Identifiability: ident,
 			Sampler:         opts.Sampler.String(),
@@ -51,15 +53,15 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 
 	// Parameters: precisions (free ones diagnosed), variances (derived)
 	// and the monitored class-centred latent values.
-	var params []*param
-	alphaP := make([]*param, nl)
-	varP := make([]*param, nl)
+	var params []*mcmc.Param
+	alphaP := make([]*mcmc.Param, nl)
+	varP := make([]*mcmc.Param, nl)
 	for l := 0; l < nl; l++ {
 		l := l
-		alphaP[l] = &param{name: "alpha[" + data.RaterIDs[l] + "]", free: !md.fixedAlpha[l],
-			get: func(c int) []float64 { return chains[c].drawAlpha[l] }}
-		varP[l] = &param{name: "variance[" + data.RaterIDs[l] + "]", isVar: true,
-			get: func(c int) []float64 {
+		alphaP[l] = &mcmc.Param{Name: "alpha[" + data.RaterIDs[l] + "]", Free: !md.fixedAlpha[l],
+			Get: func(c int) []float64 { return chains[c].drawAlpha[l] }}
+		varP[l] = &mcmc.Param{Name: "variance[" + data.RaterIDs[l] + "]", IsVar: true,
+			Get: func(c int) []float64 {
 				a := chains[c].drawAlpha[l]
 				v := make([]float64, len(a))
 				for i, x := range a {
@@ -75,8 +77,8 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 		if k > 2 {
 			item, class = p/k, p%k
 		}
-		params = append(params, &param{name: "m[" + data.ItemIDs[item] + "," + data.Classes[class] + "]", free: true,
-			get: func(c int) []float64 {
+		params = append(params, &mcmc.Param{Name: "m[" + data.ItemIDs[item] + "," + data.Classes[class] + "]", Free: true,
+			Get: func(c int) []float64 {
 				src := chains[c].mon[p]
 				v := make([]float64, len(src))
 				for i, x := range src {
@@ -85,25 +87,25 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 				return v
 			}})
 	}
-	parallelFor(len(params), func(i int) {
+	mcmc.ParallelFor(len(params), func(i int) {
 		p := params[i]
 		cs := make([][]float64, nc)
 		for c := range cs {
-			cs[c] = p.get(c)
+			cs[c] = p.Get(c)
 		}
-		if p.isVar || !p.free {
-			p.sum = diag.QuickSummary(cs)
+		if p.IsVar || !p.Free {
+			p.Sum = diag.QuickSummary(cs)
 			return
 		}
-		p.sum = diag.Summarize(cs)
+		p.Sum = diag.Summarize(cs)
 	})
 
 	dg := &res.Diagnostics
 	dg.Draws = nc * ns
-	constant := diagnoseParams(dg, params)
+	constant := mcmc.DiagnoseParams(dg, params)
 	dg.Converged = dg.MaxRhat < opts.MaxRhat && dg.MinESSBulk >= opts.MinESS
-	dg.Verdict = verdict(dg, opts.MaxRhat, opts.MinESS, nc, ns)
-	constantNote(dg, constant)
+	dg.Verdict = mcmc.Verdict(dg, opts.MaxRhat, opts.MinESS, nc, ns)
+	mcmc.ConstantNote(dg, constant)
 	if plan.monEvery > 1 {
 		dg.Notes = append(dg.Notes, fmt.Sprintf("the latent values m were recorded every %d draws for the diagnostics (N·K is large); their R-hat and ESS are those of the thinned series (the ESS conservatively)", plan.monEvery))
 	}
@@ -117,7 +119,7 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 		dg.Notes = append(dg.Notes, "rater precisions fixed at 1 (one latent vector per label)")
 	}
 	dg.Autocorrelation = make(map[string][]float64, nl)
-	if lag := min(maxACFLag, ns-1); lag >= 1 {
+	if lag := min(mcmc.MaxACFLag, ns-1); lag >= 1 {
 		buf := make([]float64, lag+1)
 		for l := 0; l < nl; l++ {
 			if md.fixedAlpha[l] {
@@ -133,7 +135,7 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 				}
 			}
 			for i, v := range acf {
-				acf[i] = round6(v)
+				acf[i] = mcmc.Round6(v)
 			}
 			dg.Autocorrelation[data.RaterIDs[l]] = acf
 		}
@@ -141,20 +143,20 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 	dg.Moves = classMoveStats(chains)
 
 	// Raters.
-	res.Raters = make([]RaterResult, nl)
+	res.Raters = make([]multirater.RaterResult, nl)
 	for l := range res.Raters {
 		rr := &res.Raters[l]
 		rr.ID = data.RaterIDs[l]
 		rr.NLabels = md.raterCount[l]
 		rr.LevelCounts = append([]int(nil), md.raterClass[l]...)
 		rr.Reference = l == md.ref
-		rr.Precision = estimate(alphaP[l].sum)
-		rr.Variance = estimate(varP[l].sum)
+		rr.Precision = mcmc.ToEstimate(alphaP[l].Sum)
+		rr.Variance = mcmc.ToEstimate(varP[l].Sum)
 	}
 
 	// Items.
-	res.Items = make([]ItemResult, n)
-	itemLabels := make([][]Rating, n)
+	res.Items = make([]multirater.ItemResult, n)
+	itemLabels := make([][]multirater.Rating, n)
 	for _, r := range data.Labels {
 		itemLabels[r.Item] = append(itemLabels[r.Item], r)
 	}
@@ -184,7 +186,7 @@ func summariseClass(data *ClassData, md *classModel, plan *classPlan, opts Class
 // argmax probabilities, class and entropy, and from them the raters'
 // agreement, confusion tables, mean log predictive probability and the
 // flags.
-func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *classPlan, opts ClassOptions, chains []*classChain, itemLabels [][]Rating) {
+func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan *classPlan, opts Options, chains []*classChain, itemLabels [][]multirater.Rating) {
 	k, n, nl := md.nk, md.n, md.nl
 	allPairs := n*nl*k <= maxRaterPairs
 	rule := numeric.NewGHRule(opts.Quadrature)
@@ -207,7 +209,7 @@ func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *clas
 		sort.Ints(out)
 		return out
 	}
-	parallelFor(n, func(i int) {
+	mcmc.ParallelFor(n, func(i int) {
 		q := newClassQuad(rule, k)
 		m := make([]float64, k)
 		pr := make([]float64, k)
@@ -274,7 +276,7 @@ func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *clas
 		for j, l := range list {
 			p := make([]float64, k)
 			for c := range p {
-				p[c] = round6(raterProbs[i][j*k+c])
+				p[c] = mcmc.Round6(raterProbs[i][j*k+c])
 			}
 			it.RaterClassProbs[data.RaterIDs[l]] = p
 		}
@@ -293,7 +295,7 @@ func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *clas
 		}
 	}
 	sumLog := make([]float64, nl)
-	res.Flags = []Flag{}
+	res.Flags = []multirater.Flag{}
 	for i, labs := range itemLabels {
 		cons := classIdx[res.Items[i].Class]
 		list := raterList(i)
@@ -307,8 +309,8 @@ func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *clas
 			pr := p[r.Level]
 			sumLog[r.Rater] += math.Log(math.Max(pr, 1e-300))
 			if pr < opts.FlagThreshold {
-				res.Flags = append(res.Flags, Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[r.Rater], Label: data.Classes[r.Level],
-					Prob: round6(pr), Expected: data.Classes[argmaxF(p)]})
+				res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[r.Rater], Label: data.Classes[r.Level],
+					Prob: mcmc.Round6(pr), Expected: data.Classes[argmaxF(p)]})
 			}
 		}
 	}
@@ -324,7 +326,7 @@ func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *clas
 	})
 	for l := range res.Raters {
 		rr := &res.Raters[l]
-		a := round6(float64(agree[l]) / float64(rr.NLabels))
+		a := mcmc.Round6(float64(agree[l]) / float64(rr.NLabels))
 		rr.ConsensusAgreement = &a
 		rr.Confusion = conf[l]
 		rr.MeanLogPred = sumLog[l] / float64(rr.NLabels)
@@ -334,16 +336,16 @@ func classPredictive(res *FitResult, data *ClassData, md *classModel, plan *clas
 // classDraws returns the compact joint draws of the result: at most
 // KeepDraws, and at most maxKeptNumbers latent values (at least 50 draws),
 // evenly spaced over the kept draws.
-func classDraws(md *classModel, plan *classPlan, chains []*classChain) *Draws {
+func classDraws(md *classModel, plan *classPlan, chains []*classChain) *multirater.Draws {
 	k, n := md.nk, md.n
-	want := min(len(plan.keep), max(50, maxKeptNumbers/(n*k)))
-	d := &Draws{N: want, Alpha: make([][]float64, want), MClass: make([][][]float64, want)}
+	want := min(len(plan.keep), max(50, mcmc.MaxKeptNumbers/(n*k)))
+	d := &multirater.Draws{N: want, Alpha: make([][]float64, want), MClass: make([][][]float64, want)}
 	for s := 0; s < want; s++ {
 		g := int(int64(s) * int64(len(plan.keep)) / int64(want))
 		ch := chains[plan.keep[g][0]]
 		a := make([]float64, md.nl)
 		for l, v := range ch.keptAlpha[g] {
-			a[l] = round7(v)
+			a[l] = mcmc.Round7(v)
 		}
 		d.Alpha[s] = a
 		m := make([][]float64, n)
@@ -351,7 +353,7 @@ func classDraws(md *classModel, plan *classPlan, chains []*classChain) *Draws {
 		for i := range m {
 			row := make([]float64, k)
 			for c := range row {
-				row[c] = round7(float64(src[i*k+c]))
+				row[c] = mcmc.Round7(float64(src[i*k+c]))
 			}
 			m[i] = row
 		}
@@ -360,14 +362,14 @@ func classDraws(md *classModel, plan *classPlan, chains []*classChain) *Draws {
 	return d
 }
 
-func classTraces(data *ClassData, chains []*classChain, ns int) *Traces {
-	every := (ns + maxTracePoints - 1) / maxTracePoints
-	t := &Traces{Every: every, Alpha: make(map[string][][]float64, len(data.RaterIDs))}
+func classTraces(data *Data, chains []*classChain, ns int) *multirater.Traces {
+	every := (ns + mcmc.MaxTracePoints - 1) / mcmc.MaxTracePoints
+	t := &multirater.Traces{Every: every, Alpha: make(map[string][][]float64, len(data.RaterIDs))}
 	for l, id := range data.RaterIDs {
 		per := make([][]float64, len(chains))
 		for c, ch := range chains {
 			for i := 0; i < ns; i += every {
-				per[c] = append(per[c], round7(ch.drawAlpha[l][i]))
+				per[c] = append(per[c], mcmc.Round7(ch.drawAlpha[l][i]))
 			}
 		}
 		t.Alpha[id] = per
@@ -391,69 +393,16 @@ func classMoveStats(chains []*classChain) map[string]float64 {
 		return m
 	}
 	if cg > 0 {
-		m["cg_iterations_per_sweep"] = round6(float64(cg) / float64(sweeps))
+		m["cg_iterations_per_sweep"] = mcmc.Round6(float64(cg) / float64(sweeps))
 	}
 	if slices > 0 {
-		m["slice_evaluations_per_step"] = round6(float64(evals) / float64(slices))
+		m["slice_evaluations_per_step"] = mcmc.Round6(float64(evals) / float64(slices))
 	}
 	if scale > 0 {
-		m["scale_move_mean_abs_log"] = round6(scale / float64(sweeps))
+		m["scale_move_mean_abs_log"] = mcmc.Round6(scale / float64(sweeps))
 	}
 	if shift > 0 {
-		m["shift_move_rms"] = round6(shift / float64(sweeps))
+		m["shift_move_rms"] = mcmc.Round6(shift / float64(sweeps))
 	}
 	return m
-}
-
-// param is a scalar parameter of a fit being summarised: its name, whether
-// it is sampled (free) or fixed, its draws in chain c, its summary, and
-// whether it is a derived variance (summarised, not diagnosed).
-type param struct {
-	name  string
-	free  bool
-	get   func(c int) []float64
-	sum   diag.Summary
-	isVar bool
-}
-
-// diagnoseParams sets the convergence figures of dg (MaxRhat, MinESSBulk,
-// MinESSTail, the worst parameters, Parameters) from the summaries of the
-// free, non-derived params; it returns how many were left out because they
-// did not vary.
-func diagnoseParams(dg *Diagnostics, params []*param) (constant int) {
-	dg.MaxRhat = 0
-	dg.MinESSBulk = math.Inf(1)
-	dg.MinESSTail = math.Inf(1)
-	for _, p := range params {
-		if !p.free || p.isVar {
-			continue
-		}
-		s := p.sum
-		if s.SD == 0 {
-			constant++
-			continue
-		}
-		rh, eb, et := finiteDiag(s.Rhat, 1e6), finiteDiag(s.ESSBulk, 0), finiteDiag(s.ESSTail, 0)
-		dg.Parameters = append(dg.Parameters, ParamDiag{Name: p.name, Mean: s.Mean, SD: s.SD, Rhat: rh, ESSBulk: eb, ESSTail: et})
-		if rh > dg.MaxRhat {
-			dg.MaxRhat = rh
-			dg.WorstRhat = p.name
-		}
-		if eb < dg.MinESSBulk {
-			dg.MinESSBulk = eb
-			dg.WorstESS = p.name
-		}
-		dg.MinESSTail = math.Min(dg.MinESSTail, et)
-	}
-	if math.IsInf(dg.MinESSBulk, 1) {
-		dg.MinESSBulk, dg.MinESSTail = 0, 0
-	}
-	return constant
-}
-
-// constantNote notes the parameters diagnoseParams left out.
-func constantNote(dg *Diagnostics, constant int) {
-	if constant > 0 {
-		dg.Notes = append(dg.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
-	}
 }

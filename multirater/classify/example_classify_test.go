@@ -1,6 +1,8 @@
-package multirater_test
+package classify_test
 
 import (
+	"concord/multirater/classify"
+	"concord/multirater/mcmc"
 	"context"
 	"fmt"
 	"log"
@@ -8,13 +10,13 @@ import (
 	"concord/multirater"
 )
 
-func ExampleFitClassification() {
+func ExampleFit() {
 	// Four annotators label ten sentences as positive, negative or neutral
 	// ("-": not labelled). a and b are careful, c often disagrees with
 	// everyone, and d labelled only three sentences; s10 has no labels yet
 	// and, with the identity kernel (no covariates), is predicted from the
 	// prior alone.
-	data := &multirater.ClassData{
+	data := &classify.Data{
 		ItemIDs:  []string{"s01", "s02", "s03", "s04", "s05", "s06", "s07", "s08", "s09", "s10"},
 		RaterIDs: []string{"a", "b", "c", "d"},
 		Classes:  []string{"pos", "neg", "neu"},
@@ -31,8 +33,8 @@ func ExampleFitClassification() {
 			}
 		}
 	}
-	res, err := multirater.FitClassification(context.Background(), data, multirater.ClassOptions{
-		MCMC: multirater.MCMC{Chains: 4, Samples: 2000, Seed: 1},
+	res, err := classify.Fit(context.Background(), data, classify.Options{
+		Settings: mcmc.Settings{Chains: 4, Samples: 2000, Seed: 1},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -1,8 +1,10 @@
-package multirater
+package classify
 
 import (
+	"concord/multirater"
 	"concord/multirater/diag"
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -19,7 +21,7 @@ type classGewekeCase struct {
 	k     int
 	pairs [][2]int // observed (item, rater); nil means complete
 	cov   mat.Symmetric
-	opts  ClassOptions
+	opts  Options
 }
 
 // TestClassGeweke checks that every move of both classification samplers
@@ -40,7 +42,7 @@ func TestClassGeweke(t *testing.T) {
 	var lin mat.SymDense
 	kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: 5, X: xl})
 	incomplete := [][2]int{{0, 0}, {0, 1}, {1, 1}, {1, 2}, {2, 0}, {2, 2}, {3, 0}, {3, 1}, {3, 2}}
-	prior := ClassOptions{V: 3, Lambda: 2}
+	prior := Options{V: 3, Lambda: 2}
 	cases := []classGewekeCase{
 		{name: "identity/complete/K=3", n: 4, l: 3, k: 3, opts: prior},
 		{name: "identity/incomplete/K=4", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
@@ -51,17 +53,17 @@ func TestClassGeweke(t *testing.T) {
 		{name: "rbf/complete/K=2", n: 5, l: 2, k: 2, cov: &rbf, opts: prior},
 		{name: "rbf/incomplete/K=2", n: 5, l: 3, k: 2, pairs: incomplete, cov: &rbf, opts: prior},
 		{name: "linear-singular/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &lin, opts: prior},
-		{name: "rbf/both/K=3", n: 5, l: 2, k: 3, cov: &rbf, opts: ClassOptions{V: 3, Lambda: 2, Identifiability: Both}},
-		{name: "identity/strong/K=2", n: 4, l: 3, k: 2, opts: ClassOptions{V: 3, Lambda: 2, Identifiability: Strong}},
-		{name: "rbf/fixed-full/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: ClassOptions{Precisions: FixedFullPrecisions}},
-		{name: "identity/fixed-full/K=2", n: 4, l: 3, k: 2, opts: ClassOptions{Precisions: FixedFullPrecisions}},
+		{name: "rbf/both/K=3", n: 5, l: 2, k: 3, cov: &rbf, opts: Options{V: 3, Lambda: 2, Identifiability: multirater.Both}},
+		{name: "identity/strong/K=2", n: 4, l: 3, k: 2, opts: Options{V: 3, Lambda: 2, Identifiability: multirater.Strong}},
+		{name: "rbf/fixed-full/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: Options{Precisions: FixedFullPrecisions}},
+		{name: "identity/fixed-full/K=2", n: 4, l: 3, k: 2, opts: Options{Precisions: FixedFullPrecisions}},
 	}
 	iters := 40000
 	if testing.Short() {
 		iters = 10000
 	}
 	for _, tc := range cases {
-		for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
+		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
 			tc, smp := tc, smp
 			t.Run(tc.name+"/"+smp.String(), func(t *testing.T) {
 				t.Parallel()
@@ -75,7 +77,7 @@ func TestClassGeweke(t *testing.T) {
 func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 54321))
 	opts := tc.opts
-	opts.MCMC = MCMC{Chains: 1, Samples: 1, Burnin: -1}
+	opts.Settings = mcmc.Settings{Chains: 1, Samples: 1, Burnin: -1}
 	opts = opts.WithDefaults()
 	pairs := tc.pairs
 	if pairs == nil {
@@ -85,7 +87,7 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 			}
 		}
 	}
-	data := &ClassData{Cov: tc.cov}
+	data := &Data{Cov: tc.cov}
 	for i := 0; i < tc.n; i++ {
 		data.ItemIDs = append(data.ItemIDs, fmt.Sprint("i", i))
 	}
@@ -96,7 +98,7 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 		data.Classes = append(data.Classes, fmt.Sprint(c))
 	}
 	for _, p := range pairs {
-		data.Labels = append(data.Labels, Rating{Item: p[0], Rater: p[1]})
+		data.Labels = append(data.Labels, multirater.Rating{Item: p[0], Rater: p[1]})
 	}
 	md, err := newClassModel(data, opts)
 	if err != nil {
@@ -159,7 +161,7 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 	}
 	regenerate()
 	for it := 0; it < iters; it++ {
-		if err := ch.sweep(false); err != nil {
+		if err := ch.Sweep(false); err != nil {
 			t.Fatal(err)
 		}
 		for i, s := range stats {

@@ -1,8 +1,10 @@
-package multirater
+package ordinal
 
 import (
+	"concord/multirater"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 	"context"
 	"fmt"
 	"math"
@@ -21,10 +23,10 @@ import (
 // paper's toy), "rbf3d" (kernel.RBF gamma = 1 on 3 covariates, rank in the
 // hundreds) or "dense" (kernel.RBF gamma = 0.05 on 10 covariates, full numerical
 // rank).
-func benchData(n, l int, present float64, kern string, seed uint64) *OrdinalData {
+func benchData(n, l int, present float64, kern string, seed uint64) *Data {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	const k = 5
-	d := &OrdinalData{Levels: []string{"1", "2", "3", "4", "5"}, Kernel: kern}
+	d := &Data{Levels: []string{"1", "2", "3", "4", "5"}, Kernel: kern}
 	dim := 1
 	switch kern {
 	case "dense":
@@ -58,7 +60,7 @@ func benchData(n, l int, present float64, kern string, seed uint64) *OrdinalData
 			for lev < k-1 && y > b[lev] {
 				lev++
 			}
-			d.Ratings = append(d.Ratings, Rating{Item: i, Rater: r, Level: lev})
+			d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: r, Level: lev})
 		}
 	}
 	switch kern {
@@ -85,12 +87,12 @@ var benchModels sync.Map
 
 // benchModel builds (once per configuration) the model of a benchmark; the
 // eigendecomposition is the expensive part.
-func benchModel(b *testing.B, n, l int, present float64, kern string, smp Sampler) *ordModel {
+func benchModel(b *testing.B, n, l int, present float64, kern string, smp mcmc.Sampler) *ordModel {
 	key := fmt.Sprint(n, l, present, kern, smp)
 	if v, ok := benchModels.Load(key); ok {
 		return v.(*ordModel)
 	}
-	md, err := newOrdModel(benchData(n, l, present, kern, 1), OrdinalOptions{Sampler: smp}.WithDefaults())
+	md, err := newOrdModel(benchData(n, l, present, kern, 1), Options{Sampler: smp}.WithDefaults())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func BenchmarkOrdinalSweep(b *testing.B) {
 		{"N=1000/L=20/30%/dense", 1000, 20, 0.3, "dense"},
 	}
 	for _, c := range cases {
-		for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
+		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
 			b.Run(c.name+"/"+smp.String(), func(b *testing.B) {
 				if testing.Short() && c.n*c.n*c.l > 1000*1000*4 && c.kern == "dense" {
 					b.Skip("large dense case skipped in -short mode")
@@ -130,15 +132,15 @@ func BenchmarkOrdinalSweep(b *testing.B) {
 				md := benchModel(b, c.n, c.l, c.present, c.kern, smp)
 				ch := newOrdChain(md, 1, 0, 1)
 				for i := 0; i < 200; i++ {
-					if err := ch.sweep(true); err != nil {
+					if err := ch.Sweep(true); err != nil {
 						b.Fatal(err)
 					}
 				}
-				ch.endWarmup()
+				ch.EndWarmup()
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if err := ch.sweep(false); err != nil {
+					if err := ch.Sweep(false); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -180,9 +182,9 @@ func BenchmarkSymEigen(b *testing.B) {
 func BenchmarkOrdinalESS(b *testing.B) {
 	sets := []struct {
 		name string
-		data func(testing.TB) *OrdinalData
+		data func(testing.TB) *Data
 	}{
-		{"toy", func(t testing.TB) *OrdinalData {
+		{"toy", func(t testing.TB) *Data {
 			if td, ok := storedToy(t); ok {
 				return td.data
 			}
@@ -191,12 +193,12 @@ func BenchmarkOrdinalESS(b *testing.B) {
 		{"sirt", loadSirtK1},
 	}
 	for _, set := range sets {
-		for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
+		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
 			b.Run(set.name+"/"+smp.String(), func(b *testing.B) {
 				d := set.data(b)
 				var essAB, essAll, secs float64
 				for i := 0; i < b.N; i++ {
-					res, err := FitOrdinal(context.Background(), d, OrdinalOptions{Sampler: smp, MCMC: MCMC{Chains: 2, Samples: 2000, Burnin: 1000, Seed: uint64(i + 1)}})
+					res, err := Fit(context.Background(), d, Options{Sampler: smp, Settings: mcmc.Settings{Chains: 2, Samples: 2000, Burnin: 1000, Seed: uint64(i + 1)}})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -1,7 +1,9 @@
-package multirater
+package classify
 
 import (
+	"concord/multirater"
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -19,9 +21,9 @@ import (
 // unit-norm bags of 8 to 40 words from a 1500-word vocabulary whose
 // word frequencies depend on the class, like the paper's clinical reports:
 // full numerical rank for n <= 1500); "rbf" (gamma = 1 on 2 covariates).
-func classBenchData(n, k, l, perItem int, kern string, seed uint64) *ClassData {
+func classBenchData(n, k, l, perItem int, kern string, seed uint64) *Data {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	d := &ClassData{Kernel: kern}
+	d := &Data{Kernel: kern}
 	for c := 0; c < k; c++ {
 		d.Classes = append(d.Classes, fmt.Sprint("c", c))
 	}
@@ -64,7 +66,7 @@ func classBenchData(n, k, l, perItem int, kern string, seed uint64) *ClassData {
 			if rng.Float64() > acc[r] {
 				lab = rng.IntN(k)
 			}
-			d.Labels = append(d.Labels, Rating{Item: i, Rater: r, Level: lab})
+			d.Labels = append(d.Labels, multirater.Rating{Item: i, Rater: r, Level: lab})
 		}
 	}
 	switch kern {
@@ -104,8 +106,8 @@ func classBenchData(n, k, l, perItem int, kern string, seed uint64) *ClassData {
 
 var classBenchModels sync.Map
 
-func classBenchModel(b *testing.B, n, k, l, perItem int, kern string, opts ClassOptions) (*classModel, *classPlan) {
-	opts.MCMC = MCMC{Chains: 1, Samples: 10}
+func classBenchModel(b *testing.B, n, k, l, perItem int, kern string, opts Options) (*classModel, *classPlan) {
+	opts.Settings = mcmc.Settings{Chains: 1, Samples: 10}
 	opts = opts.WithDefaults()
 	key := fmt.Sprint(n, k, l, perItem, kern, opts.Precisions, opts.Sampler)
 	if v, ok := classBenchModels.Load(key); ok {
@@ -133,25 +135,25 @@ func BenchmarkClassSweep(b *testing.B) {
 		n, k, l, per  int
 		kern          string
 		prec          Precisions
-		smp           Sampler
+		smp           mcmc.Sampler
 		skipWhenShort bool
 	}{
-		{"toy/N=90/K=3/L=3/rbf", 90, 3, 3, 3, "rbf", InferredPrecisions, DefaultSampler, false},
-		{"N=200/K=5/L=3/rbf", 200, 5, 3, 3, "rbf", InferredPrecisions, DefaultSampler, false},
-		{"N=500/K=28/L=3/identity", 500, 28, 3, 3, "identity", InferredPrecisions, DefaultSampler, false},
-		{"N=500/K=28/L=3/text", 500, 28, 3, 3, "text", InferredPrecisions, DefaultSampler, false},
-		{"N=500/K=28/L=3/text/paper", 500, 28, 3, 3, "text", InferredPrecisions, PaperSampler, false},
-		{"N=1000/K=28/L=3/text", 1000, 28, 3, 3, "text", InferredPrecisions, DefaultSampler, true},
-		{"N=800/K=2/L=164/10per/identity", 800, 2, 164, 10, "identity", InferredPrecisions, DefaultSampler, false},
-		{"N=800/K=2/L=164/10per/identity/paper", 800, 2, 164, 10, "identity", InferredPrecisions, PaperSampler, false},
-		{"N=800/K=2/L=164/10per/text", 800, 2, 164, 10, "text", InferredPrecisions, DefaultSampler, true},
+		{"toy/N=90/K=3/L=3/rbf", 90, 3, 3, 3, "rbf", InferredPrecisions, mcmc.DefaultSampler, false},
+		{"N=200/K=5/L=3/rbf", 200, 5, 3, 3, "rbf", InferredPrecisions, mcmc.DefaultSampler, false},
+		{"N=500/K=28/L=3/identity", 500, 28, 3, 3, "identity", InferredPrecisions, mcmc.DefaultSampler, false},
+		{"N=500/K=28/L=3/text", 500, 28, 3, 3, "text", InferredPrecisions, mcmc.DefaultSampler, false},
+		{"N=500/K=28/L=3/text/paper", 500, 28, 3, 3, "text", InferredPrecisions, mcmc.PaperSampler, false},
+		{"N=1000/K=28/L=3/text", 1000, 28, 3, 3, "text", InferredPrecisions, mcmc.DefaultSampler, true},
+		{"N=800/K=2/L=164/10per/identity", 800, 2, 164, 10, "identity", InferredPrecisions, mcmc.DefaultSampler, false},
+		{"N=800/K=2/L=164/10per/identity/paper", 800, 2, 164, 10, "identity", InferredPrecisions, mcmc.PaperSampler, false},
+		{"N=800/K=2/L=164/10per/text", 800, 2, 164, 10, "text", InferredPrecisions, mcmc.DefaultSampler, true},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			if tc.skipWhenShort && testing.Short() {
 				b.Skip("large case skipped in -short mode")
 			}
-			benchClassSweep(b, tc.n, tc.k, tc.l, tc.per, tc.kern, ClassOptions{Precisions: tc.prec, Sampler: tc.smp})
+			benchClassSweep(b, tc.n, tc.k, tc.l, tc.per, tc.kern, Options{Precisions: tc.prec, Sampler: tc.smp})
 		})
 	}
 }
@@ -173,26 +175,26 @@ func BenchmarkClassFixedRepresentation(b *testing.B) {
 	for _, tc := range cases {
 		for _, p := range []Precisions{FixedPrecisions, FixedFullPrecisions} {
 			b.Run(tc.name+"/"+p.String(), func(b *testing.B) {
-				benchClassSweep(b, tc.n, tc.k, tc.l, tc.per, tc.kern, ClassOptions{Precisions: p, Sampler: PaperSampler})
+				benchClassSweep(b, tc.n, tc.k, tc.l, tc.per, tc.kern, Options{Precisions: p, Sampler: mcmc.PaperSampler})
 			})
 		}
 	}
 }
 
-func benchClassSweep(b *testing.B, n, k, l, per int, kern string, opts ClassOptions) {
+func benchClassSweep(b *testing.B, n, k, l, per int, kern string, opts Options) {
 	md, plan := classBenchModel(b, n, k, l, per, kern, opts)
 	ch := newClassChain(md, plan, 1, 0)
 	for i := 0; i < 100; i++ {
-		if err := ch.sweep(true); err != nil {
+		if err := ch.Sweep(true); err != nil {
 			b.Fatal(err)
 		}
 	}
-	ch.endWarmup()
+	ch.EndWarmup()
 	ch.slices, ch.sliceEvals = 0, 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := ch.sweep(false); err != nil {
+		if err := ch.Sweep(false); err != nil {
 			b.Fatal(err)
 		}
 	}

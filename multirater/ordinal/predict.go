@@ -1,7 +1,9 @@
-package multirater
+package ordinal
 
 import (
+	"concord/multirater"
 	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 	"errors"
 	"fmt"
@@ -24,8 +26,8 @@ import (
 //
 // averaged over the draws. Items already in the fit (rated or not) are
 // summarised in the FitResult itself.
-type OrdinalPredictor struct {
-	res *FitResult
+type Predictor struct {
+	res *multirater.FitResult
 	n   int
 	// Kept eigenpairs of C: q (n×r row-major) and lam; proj[s] = Q' m_s / lam.
 	q    []float64
@@ -36,7 +38,7 @@ type OrdinalPredictor struct {
 // NewOrdinalPredictor prepares predictions from res, which must be an
 // ordinal fit with kept draws, and cov, the covariance matrix of its items
 // (the same as in the fit, in FitResult.Items order). It decomposes cov once.
-func NewOrdinalPredictor(res *FitResult, cov mat.Symmetric) (*OrdinalPredictor, error) {
+func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
 	if res == nil || res.Model.Model != "ordinal" {
 		return nil, errors.New("multirater: predictor needs an ordinal fit result")
 	}
@@ -52,7 +54,7 @@ func NewOrdinalPredictor(res *FitResult, cov mat.Symmetric) (*OrdinalPredictor, 
 			return nil, errors.New("multirater: malformed draws in the fit result")
 		}
 	}
-	p := &OrdinalPredictor{res: res, n: n}
+	p := &Predictor{res: res, n: n}
 	q, lam, err := gp.KeptEigen(cov)
 	if err != nil {
 		return nil, err
@@ -82,7 +84,7 @@ func NewOrdinalPredictor(res *FitResult, cov mat.Symmetric) (*OrdinalPredictor, 
 // NLabels 0, the score summary (of the mixture over draws), the consensus
 // and per-rater grade distributions and the most probable grade; Rank is
 // nil.
-func (p *OrdinalPredictor) Predict(ids []string, cross mat.Matrix, prior []float64) []ItemResult {
+func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
 	rr, cc := cross.Dims()
 	if rr != len(ids) || cc != p.n || len(prior) != len(ids) {
 		panic(fmt.Sprintf("multirater: Predict: cross is %d×%d and prior has %d values for %d ids and %d training items", rr, cc, len(prior), len(ids), p.n))
@@ -93,7 +95,7 @@ func (p *OrdinalPredictor) Predict(ids []string, cross mat.Matrix, prior []float
 	nl := len(res.Raters)
 	r := len(p.lam)
 	ns := len(p.proj)
-	out := make([]ItemResult, len(ids))
+	out := make([]multirater.ItemResult, len(ids))
 	qk := make([]float64, r)
 	mus := make([]float64, ns)
 	b := make([]float64, k+1)
@@ -124,9 +126,9 @@ func (p *OrdinalPredictor) Predict(ids []string, cross mat.Matrix, prior []float
 		}
 		mean := sm / float64(ns)
 		vr := math.Max(sm2/float64(ns)-mean*mean, 0) + v2
-		it := ItemResult{ID: id, RaterGradeProbs: make(map[string][]float64, nl), GradeProbs: make(map[string]float64, k)}
+		it := multirater.ItemResult{ID: id, RaterGradeProbs: make(map[string][]float64, nl), GradeProbs: make(map[string]float64, k)}
 		sd := math.Sqrt(vr)
-		it.Score = &Estimate{Mean: mean, SD: sd, Q025: mixQuantile(mus, math.Sqrt(v2), 0.025), Q50: mixQuantile(mus, math.Sqrt(v2), 0.5), Q975: mixQuantile(mus, math.Sqrt(v2), 0.975)}
+		it.Score = &multirater.Estimate{Mean: mean, SD: sd, Q025: mixQuantile(mus, math.Sqrt(v2), 0.025), Q50: mixQuantile(mus, math.Sqrt(v2), 0.5), Q975: mixQuantile(mus, math.Sqrt(v2), 0.975)}
 		cons := make([]float64, k)
 		for l := 0; l < nl; l++ {
 			pr := make([]float64, k)
@@ -142,13 +144,13 @@ func (p *OrdinalPredictor) Predict(ids []string, cross mat.Matrix, prior []float
 			for c := range pr {
 				pr[c] /= float64(ns)
 				cons[c] += pr[c] / float64(nl)
-				pr[c] = round6(pr[c])
+				pr[c] = mcmc.Round6(pr[c])
 			}
 			it.RaterGradeProbs[res.Raters[l].ID] = pr
 		}
 		best := 0
 		for c := range cons {
-			it.GradeProbs[levels[c]] = round6(cons[c])
+			it.GradeProbs[levels[c]] = mcmc.Round6(cons[c])
 			if cons[c] > cons[best] {
 				best = c
 			}

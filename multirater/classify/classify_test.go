@@ -1,7 +1,10 @@
-package multirater
+package classify
 
 import (
+	"concord/multirater"
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -21,16 +24,16 @@ import (
 )
 
 // classFit runs FitClassification and fails the test on error.
-func classFit(t *testing.T, d *ClassData, opts ClassOptions) *FitResult {
+func classFit(t *testing.T, d *Data, opts Options) *multirater.FitResult {
 	t.Helper()
-	res, err := FitClassification(context.Background(), d, opts)
+	res, err := Fit(context.Background(), d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
-func raterByID(res *FitResult, id string) *RaterResult {
+func raterByID(res *multirater.FitResult, id string) *multirater.RaterResult {
 	for i := range res.Raters {
 		if res.Raters[i].ID == id {
 			return &res.Raters[i]
@@ -52,7 +55,7 @@ func raterByID(res *FitResult, id string) *RaterResult {
 // sets; here they are logged.)
 func TestClassToyPaper(t *testing.T) {
 	const datasets = 20
-	mc := MCMC{Chains: 2, Samples: 1000, Burnin: 500, Seed: 3}
+	mc := mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 3}
 	keep := 200
 	if testing.Short() {
 		mc.Samples, mc.Burnin, keep = 300, 200, 50
@@ -61,14 +64,14 @@ func TestClassToyPaper(t *testing.T) {
 	wins, winsFull := 0, 0
 	for s := 1; s <= datasets; s++ {
 		toy := newClassToy(uint64(s))
-		inf := classFit(t, toy.data, ClassOptions{MCMC: mc, KeepDraws: keep})
+		inf := classFit(t, toy.data, Options{Settings: mc, KeepDraws: keep})
 		a1 := inf.Raters[0].Precision.Mean
 		a2 := inf.Raters[1].Precision.Mean
 		a3 := inf.Raters[2].Precision.Mean
 		if !(a1 > a2 && a1 > a3) {
 			t.Errorf("data set %d: expert 1's precision %.3f does not exceed the noisy experts' %.3f and %.3f", s, a1, a2, a3)
 		}
-		fix := classFit(t, toy.data, ClassOptions{MCMC: mc, KeepDraws: keep, Precisions: FixedPrecisions})
+		fix := classFit(t, toy.data, Options{Settings: mc, KeepDraws: keep, Precisions: FixedPrecisions})
 		li, err := toy.heldOutLogLik(inf)
 		if err != nil {
 			t.Fatal(err)
@@ -84,7 +87,7 @@ func TestClassToyPaper(t *testing.T) {
 		}
 		msg := fmt.Sprintf("data set %2d: alpha %.2f %.2f %.2f; held-out log lik inferred %.1f, fixed %.1f", s, a1, a2, a3, li, lf)
 		if !testing.Short() {
-			full := classFit(t, toy.data, ClassOptions{MCMC: mc, KeepDraws: keep, Precisions: FixedFullPrecisions})
+			full := classFit(t, toy.data, Options{Settings: mc, KeepDraws: keep, Precisions: FixedFullPrecisions})
 			lff, err := toy.heldOutLogLik(full)
 			if err != nil {
 				t.Fatal(err)
@@ -118,7 +121,7 @@ func TestClassBinary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const n = 150
 	acc := []float64{0.95, 0.85, 0.7, 0.55}
-	d := &ClassData{Classes: []string{"no", "yes"}}
+	d := &Data{Classes: []string{"no", "yes"}}
 	for l := range acc {
 		d.RaterIDs = append(d.RaterIDs, fmt.Sprint("r", l))
 	}
@@ -131,10 +134,10 @@ func TestClassBinary(t *testing.T) {
 			if rng.Float64() > a {
 				lab = 1 - lab
 			}
-			d.Labels = append(d.Labels, Rating{Item: i, Rater: l, Level: lab})
+			d.Labels = append(d.Labels, multirater.Rating{Item: i, Rater: l, Level: lab})
 		}
 	}
-	res := classFit(t, d, ClassOptions{MCMC: MCMC{Chains: 2, Samples: 1000, Burnin: 500, Seed: 1}})
+	res := classFit(t, d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 1}})
 	hits := 0
 	for i, it := range res.Items {
 		if it.Class == d.Classes[truth[i]] {
@@ -180,7 +183,7 @@ func TestClassUnusedClassAndUnlabelled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	const per = 20
 	centres := [][2]float64{{0, 0}, {3, 0}, {0, 3}}
-	d := &ClassData{Classes: []string{"a", "b", "c", "never"}, RaterIDs: []string{"r0", "r1", "r2"}}
+	d := &Data{Classes: []string{"a", "b", "c", "never"}, RaterIDs: []string{"r0", "r1", "r2"}}
 	var xs [][2]float64
 	for c := 0; c < 3; c++ {
 		for i := 0; i < per; i++ {
@@ -192,7 +195,7 @@ func TestClassUnusedClassAndUnlabelled(t *testing.T) {
 				if rng.Float64() < 0.15 {
 					lab = rng.IntN(3)
 				}
-				d.Labels = append(d.Labels, Rating{Item: id, Rater: l, Level: lab})
+				d.Labels = append(d.Labels, multirater.Rating{Item: id, Rater: l, Level: lab})
 			}
 		}
 	}
@@ -210,7 +213,7 @@ func TestClassUnusedClassAndUnlabelled(t *testing.T) {
 	kernel.RBF{Gamma: 0.5}.GramTo(&c, kernel.Inputs{N: len(xs), X: x})
 	d.Cov = &c
 	d.Kernel = "rbf:gamma=0.5"
-	res := classFit(t, d, ClassOptions{MCMC: MCMC{Chains: 2, Samples: 600, Burnin: 400, Seed: 2}})
+	res := classFit(t, d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 600, Burnin: 400, Seed: 2}})
 	for _, it := range res.Items {
 		if p := it.ClassProbs["never"]; p > 0.1 {
 			t.Errorf("item %s: unused class has probability %.3f", it.ID, p)
@@ -253,8 +256,8 @@ func TestClassOneRater(t *testing.T) {
 			d.Labels = append(d.Labels, r)
 		}
 	}
-	for _, id := range []Identifiability{Weak, Strong} {
-		res := classFit(t, &d, ClassOptions{MCMC: MCMC{Chains: 2, Samples: 500, Burnin: 300, Seed: 4}, Identifiability: id})
+	for _, id := range []multirater.Identifiability{multirater.Weak, multirater.Strong} {
+		res := classFit(t, &d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 500, Burnin: 300, Seed: 4}, Identifiability: id})
 		hits := 0
 		for i, it := range res.Items {
 			if it.Class == d.Classes[toy.truth[i]] {
@@ -266,11 +269,11 @@ func TestClassOneRater(t *testing.T) {
 		}
 		r := res.Raters[0]
 		switch id {
-		case Weak:
+		case multirater.Weak:
 			if r.Reference || r.Precision.SD == 0 || !strings.HasPrefix(res.Diagnostics.Parameters[0].Name, "alpha[") {
 				t.Errorf("weak: precision %+v, first diagnosed parameter %s", r.Precision, res.Diagnostics.Parameters[0].Name)
 			}
-		case Strong:
+		case multirater.Strong:
 			if !r.Reference || r.Precision.Mean != 1 || r.Precision.SD != 0 || res.Model.RefRater != "e1" {
 				t.Errorf("strong: precision %+v, reference %v %q", r.Precision, r.Reference, res.Model.RefRater)
 			}
@@ -288,9 +291,9 @@ func TestClassOneRater(t *testing.T) {
 // on the consensus classes and on the order of the raters' precisions.
 func TestClassStrongWeak(t *testing.T) {
 	toy := newClassToy(12)
-	mc := MCMC{Chains: 2, Samples: 800, Burnin: 400, Seed: 5}
-	weak := classFit(t, toy.data, ClassOptions{MCMC: mc})
-	order := func(res *FitResult) []string {
+	mc := mcmc.Settings{Chains: 2, Samples: 800, Burnin: 400, Seed: 5}
+	weak := classFit(t, toy.data, Options{Settings: mc})
+	order := func(res *multirater.FitResult) []string {
 		ids := []string{"e1", "e2", "e3"}
 		sort.SliceStable(ids, func(i, j int) bool {
 			return raterByID(res, ids[i]).Precision.Mean/raterByID(res, "e1").Precision.Mean >
@@ -298,9 +301,9 @@ func TestClassStrongWeak(t *testing.T) {
 		})
 		return ids
 	}
-	for _, o := range []ClassOptions{
-		{MCMC: mc, Identifiability: Strong},
-		{MCMC: mc, Identifiability: Both, RefRater: "e2"},
+	for _, o := range []Options{
+		{Settings: mc, Identifiability: multirater.Strong},
+		{Settings: mc, Identifiability: multirater.Both, RefRater: "e2"},
 	} {
 		res := classFit(t, toy.data, o)
 		same := 0
@@ -327,7 +330,7 @@ func TestClassStrongWeak(t *testing.T) {
 			t.Errorf("%v: model settings %+v", o.Identifiability, res.Model)
 		}
 	}
-	if _, err := FitClassification(context.Background(), toy.data, ClassOptions{MCMC: mc, Identifiability: Strong, RefRater: "nobody"}); err == nil || !strings.Contains(err.Error(), "nobody") {
+	if _, err := Fit(context.Background(), toy.data, Options{Settings: mc, Identifiability: multirater.Strong, RefRater: "nobody"}); err == nil || !strings.Contains(err.Error(), "nobody") {
 		t.Errorf("unknown reference rater: %v", err)
 	}
 }
@@ -337,8 +340,8 @@ func TestClassStrongWeak(t *testing.T) {
 // gives other draws.
 func TestClassReproducible(t *testing.T) {
 	toy := newClassToy(13)
-	opts := ClassOptions{MCMC: MCMC{Chains: 3, Samples: 200, Burnin: 100, Seed: 77}, KeepDraws: 60}
-	doc := func(o ClassOptions) []byte {
+	opts := Options{Settings: mcmc.Settings{Chains: 3, Samples: 200, Burnin: 100, Seed: 77}, KeepDraws: 60}
+	doc := func(o Options) []byte {
 		res := classFit(t, toy.data, o)
 		res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond = 0, 0, 0
 		b, err := json.Marshal(res)
@@ -355,11 +358,11 @@ func TestClassReproducible(t *testing.T) {
 	if string(doc(opts)) == string(a) {
 		t.Error("fits with different seeds are identical")
 	}
-	var res FitResult
+	var res multirater.FitResult
 	if err := json.Unmarshal(a, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Schema != FitSchema || res.Model.Model != "classification" || res.Model.Precisions != "inferred" || res.Model.Seed != 77 ||
+	if res.Schema != multirater.FitSchema || res.Model.Model != "classification" || res.Model.Precisions != "inferred" || res.Model.Seed != 77 ||
 		res.Model.Quadrature != DefaultQuadrature || res.Draws == nil || len(res.Draws.MClass) != res.Draws.N || res.Draws.N != 60 {
 		t.Errorf("document settings: %+v, draws %v", res.Model, res.Draws != nil)
 	}
@@ -377,8 +380,8 @@ func TestClassReproducible(t *testing.T) {
 // The posterior means of d by quadrature are compared with the samplers'
 // within 4.5 Monte Carlo standard errors.
 func TestClassFixedExact(t *testing.T) {
-	d := &ClassData{ItemIDs: []string{"x"}, RaterIDs: []string{"a", "b", "c", "d"}, Classes: []string{"0", "1"},
-		Labels: []Rating{{0, 0, 0}, {0, 1, 0}, {0, 2, 0}, {0, 3, 1}}}
+	d := &Data{ItemIDs: []string{"x"}, RaterIDs: []string{"a", "b", "c", "d"}, Classes: []string{"0", "1"},
+		Labels: []multirater.Rating{{Item: 0, Rater: 0, Level: 0}, {Item: 0, Rater: 1, Level: 0}, {Item: 0, Rater: 2, Level: 0}, {Item: 0, Rater: 3, Level: 1}}}
 	exactMean := func(lik func(d float64) float64) float64 {
 		f := func(x float64) float64 { return math.Exp(-x*x/4) * lik(x) }
 		z := quad.Fixed(f, -20, 20, 2000, nil, 0)
@@ -394,8 +397,8 @@ func TestClassFixedExact(t *testing.T) {
 		{FixedPrecisions, func(x float64) float64 { return phi(math.Sqrt(1.5)*x) * phi(-x/math.Sqrt2) }},
 	} {
 		want := exactMean(tc.lik)
-		for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
-			res := classFit(t, d, ClassOptions{MCMC: MCMC{Chains: 4, Samples: 5000, Burnin: 500, Seed: 9}, Precisions: tc.prec, Sampler: smp})
+		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
+			res := classFit(t, d, Options{Settings: mcmc.Settings{Chains: 4, Samples: 5000, Burnin: 500, Seed: 9}, Precisions: tc.prec, Sampler: smp})
 			// The monitored parameter is m_1 - mean = -d/2.
 			p := res.Diagnostics.Parameters[0]
 			if p.Name != "m[x,1]" {
@@ -424,9 +427,9 @@ func TestClassIncompleteKernel(t *testing.T) {
 			d.Labels = append(d.Labels, r)
 		}
 	}
-	mc := MCMC{Chains: 2, Samples: 500, Burnin: 300, Seed: 6}
-	full := classFit(t, toy.data, ClassOptions{MCMC: mc})
-	part := classFit(t, &d, ClassOptions{MCMC: mc})
+	mc := mcmc.Settings{Chains: 2, Samples: 500, Burnin: 300, Seed: 6}
+	full := classFit(t, toy.data, Options{Settings: mc})
+	part := classFit(t, &d, Options{Settings: mc})
 	same := 0
 	for i := range part.Items {
 		if part.Items[i].Class == full.Items[i].Class {
@@ -443,36 +446,36 @@ func TestClassIncompleteKernel(t *testing.T) {
 
 // TestClassDataErrors: data problems are errors, caller mistakes panic.
 func TestClassDataErrors(t *testing.T) {
-	base := func() *ClassData {
-		return &ClassData{ItemIDs: []string{"a", "b"}, RaterIDs: []string{"r", "s"}, Classes: []string{"x", "y"},
-			Labels: []Rating{{0, 0, 0}, {1, 0, 1}, {0, 1, 1}}}
+	base := func() *Data {
+		return &Data{ItemIDs: []string{"a", "b"}, RaterIDs: []string{"r", "s"}, Classes: []string{"x", "y"},
+			Labels: []multirater.Rating{{Item: 0, Rater: 0, Level: 0}, {Item: 1, Rater: 0, Level: 1}, {Item: 0, Rater: 1, Level: 1}}}
 	}
-	opts := ClassOptions{MCMC: MCMC{Chains: 1, Samples: 10, Burnin: 5}}
+	opts := Options{Settings: mcmc.Settings{Chains: 1, Samples: 10, Burnin: 5}}
 	for _, tc := range []struct {
 		name string
-		edit func(d *ClassData)
+		edit func(d *Data)
 		msg  string
 	}{
-		{"duplicate", func(d *ClassData) { d.Labels = append(d.Labels, Rating{0, 0, 1}) }, "more than once"},
-		{"rater without labels", func(d *ClassData) { d.RaterIDs = append(d.RaterIDs, "t") }, `rater "t" has no labels`},
-		{"no labels", func(d *ClassData) { d.Labels = nil }, "no labels"},
-		{"not PSD", func(d *ClassData) { d.Cov = mat.NewSymDense(2, []float64{1, 2, 2, 1}) }, "not positive semidefinite"},
+		{"duplicate", func(d *Data) { d.Labels = append(d.Labels, multirater.Rating{Item: 0, Rater: 0, Level: 1}) }, "more than once"},
+		{"rater without labels", func(d *Data) { d.RaterIDs = append(d.RaterIDs, "t") }, `rater "t" has no labels`},
+		{"no labels", func(d *Data) { d.Labels = nil }, "no labels"},
+		{"not PSD", func(d *Data) { d.Cov = mat.NewSymDense(2, []float64{1, 2, 2, 1}) }, "not positive semidefinite"},
 	} {
 		d := base()
 		tc.edit(d)
-		if _, err := FitClassification(context.Background(), d, opts); err == nil || !strings.Contains(err.Error(), tc.msg) {
+		if _, err := Fit(context.Background(), d, opts); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.msg)
 		}
 	}
 	for _, tc := range []struct {
 		name string
-		edit func(d *ClassData, o *ClassOptions)
+		edit func(d *Data, o *Options)
 	}{
-		{"one class", func(d *ClassData, o *ClassOptions) { d.Classes = d.Classes[:1] }},
-		{"class out of range", func(d *ClassData, o *ClassOptions) { d.Labels[0].Level = 2 }},
-		{"negative lambda", func(d *ClassData, o *ClassOptions) { o.Lambda = -1 }},
-		{"bad precisions", func(d *ClassData, o *ClassOptions) { o.Precisions = 7 }},
-		{"bad quadrature", func(d *ClassData, o *ClassOptions) { o.Quadrature = 1 }},
+		{"one class", func(d *Data, o *Options) { d.Classes = d.Classes[:1] }},
+		{"class out of range", func(d *Data, o *Options) { d.Labels[0].Level = 2 }},
+		{"negative lambda", func(d *Data, o *Options) { o.Lambda = -1 }},
+		{"bad precisions", func(d *Data, o *Options) { o.Precisions = 7 }},
+		{"bad quadrature", func(d *Data, o *Options) { o.Quadrature = 1 }},
 	} {
 		func() {
 			defer func() {
@@ -482,7 +485,7 @@ func TestClassDataErrors(t *testing.T) {
 			}()
 			d, o := base(), opts
 			tc.edit(d, &o)
-			FitClassification(context.Background(), d, o)
+			Fit(context.Background(), d, o)
 		}()
 	}
 	for _, s := range []string{"", "inferred", "fixed", "fixed-full", " Fixed "} {
@@ -496,7 +499,7 @@ func TestClassDataErrors(t *testing.T) {
 }
 
 // loadRTE reads the RTE labels and gold of testdata/classify/rte.
-func loadRTE(t testing.TB) (*ClassData, map[string]string) {
+func loadRTE(t testing.TB) (*Data, map[string]string) {
 	t.Helper()
 	read := func(name string) [][]string {
 		f, err := os.Open("testdata/classify/rte/" + name)
@@ -510,7 +513,7 @@ func loadRTE(t testing.TB) (*ClassData, map[string]string) {
 		}
 		return rows[1:]
 	}
-	d := &ClassData{Classes: []string{"0", "1"}, Kernel: "identity"}
+	d := &Data{Classes: []string{"0", "1"}, Kernel: "identity"}
 	items, raters := map[string]int{}, map[string]int{}
 	for _, r := range read("ratings.csv") {
 		i, ok := items[r[0]]
@@ -529,7 +532,7 @@ func loadRTE(t testing.TB) (*ClassData, map[string]string) {
 		if r[2] == "1" {
 			c = 1
 		}
-		d.Labels = append(d.Labels, Rating{Item: i, Rater: l, Level: c})
+		d.Labels = append(d.Labels, multirater.Rating{Item: i, Rater: l, Level: c})
 	}
 	gold := map[string]string{}
 	for _, r := range read("gold.csv") {
@@ -551,7 +554,7 @@ func TestClassRTE(t *testing.T) {
 		t.Skip("RTE fit skipped in -short mode")
 	}
 	d, gold := loadRTE(t)
-	res := classFit(t, d, ClassOptions{MCMC: MCMC{Chains: 2, Samples: 600, Burnin: 400, Seed: 1}, KeepDraws: 200})
+	res := classFit(t, d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 600, Burnin: 400, Seed: 1}, KeepDraws: 200})
 	hits := 0
 	var maj float64
 	for _, it := range res.Items {
@@ -599,7 +602,7 @@ func TestClassRTE(t *testing.T) {
 		ga = append(ga, g)
 		rs = append(rs, rr{r.ID, r.Precision.Mean, g})
 	}
-	rho := spearman(prec, ga)
+	rho := mcmctest.Spearman(prec, ga)
 	t.Logf("Spearman correlation of precision and gold agreement over %d raters: %.3f", len(rs), rho)
 	if rho < 0.7 {
 		t.Errorf("Spearman correlation %.3f of precision and gold agreement", rho)
@@ -622,8 +625,8 @@ func TestClassRTE(t *testing.T) {
 // equals the fit's averaged over the same (JSON) draws.
 func TestClassPredictorMatchesFit(t *testing.T) {
 	toy := newClassToy(15)
-	res := classFit(t, toy.data, ClassOptions{MCMC: MCMC{Chains: 2, Samples: 300, Burnin: 200, Seed: 8}, KeepDraws: 100})
-	p, err := NewClassPredictor(res, toy.data.Cov)
+	res := classFit(t, toy.data, Options{Settings: mcmc.Settings{Chains: 2, Samples: 300, Burnin: 200, Seed: 8}, KeepDraws: 100})
+	p, err := NewPredictor(res, toy.data.Cov)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -650,7 +653,7 @@ func TestClassPredictorMatchesFit(t *testing.T) {
 			t.Errorf("item %d: predicted %+v", i, got)
 		}
 	}
-	if _, err := NewClassPredictor(&FitResult{Model: ModelSettings{Model: "ordinal"}}, toy.data.Cov); err == nil {
+	if _, err := NewPredictor(&multirater.FitResult{Model: multirater.ModelSettings{Model: "ordinal"}}, toy.data.Cov); err == nil {
 		t.Error("predictor accepted an ordinal fit")
 	}
 	if !reflect.DeepEqual(res.Levels, toy.data.Classes) {
@@ -663,7 +666,7 @@ func TestClassCancel(t *testing.T) {
 	toy := newClassToy(16)
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	_, err := FitClassification(ctx, toy.data, ClassOptions{MCMC: MCMC{Chains: 2, Samples: 1_000_000, Seed: 1}, Progress: func(p Progress) {
+	_, err := Fit(ctx, toy.data, Options{Settings: mcmc.Settings{Chains: 2, Samples: 1_000_000, Seed: 1}, Progress: func(p multirater.Progress) {
 		calls++
 		cancel()
 	}})

@@ -1,7 +1,9 @@
-package multirater
+package classify
 
 import (
+	"concord/multirater"
 	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 	"errors"
 	"fmt"
@@ -160,8 +162,8 @@ func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
 // v = k_new - k' C^+ k the latent values behave as means mu_k plus
 // independent noise of variance v + 1/A, so eq. 18 applies at precision
 // 1/(v + 1/A). The distributions are averaged over the draws.
-type ClassPredictor struct {
-	res  *FitResult
+type Predictor struct {
+	res  *multirater.FitResult
 	n, k int
 	q    []float64 // kept eigenvectors of C, n×r row-major
 	lam  []float64
@@ -174,7 +176,7 @@ type ClassPredictor struct {
 // classification fit with kept draws (Draws.MClass), and cov, the
 // covariance matrix of its items (the same as in the fit, in
 // FitResult.Items order). It decomposes cov once.
-func NewClassPredictor(res *FitResult, cov mat.Symmetric) (*ClassPredictor, error) {
+func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
 	if res == nil || res.Model.Model != "classification" {
 		return nil, errors.New("multirater: predictor needs a classification fit result")
 	}
@@ -203,7 +205,7 @@ func NewClassPredictor(res *FitResult, cov mat.Symmetric) (*ClassPredictor, erro
 	if nq < 2 || nq > 200 {
 		nq = DefaultQuadrature
 	}
-	p := &ClassPredictor{res: res, n: n, k: k, q: q, lam: lam, rule: numeric.NewGHRule(nq)}
+	p := &Predictor{res: res, n: n, k: k, q: q, lam: lam, rule: numeric.NewGHRule(nq)}
 	r := len(lam)
 	p.proj = make([][][]float64, res.Draws.N)
 	for s, m := range res.Draws.MClass {
@@ -233,7 +235,7 @@ func NewClassPredictor(res *FitResult, cov mat.Symmetric) (*ClassPredictor, erro
 // NLabels 0, the consensus and per-rater class distributions, the most
 // probable class, its entropy and the probability that each class has the
 // largest latent value.
-func (p *ClassPredictor) Predict(ids []string, cross mat.Matrix, prior []float64) []ItemResult {
+func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
 	rr, cc := cross.Dims()
 	if rr != len(ids) || cc != p.n || len(prior) != len(ids) {
 		panic(fmt.Sprintf("multirater: Predict: cross is %d×%d and prior has %d values for %d ids and %d training items", rr, cc, len(prior), len(ids), p.n))
@@ -243,7 +245,7 @@ func (p *ClassPredictor) Predict(ids []string, cross mat.Matrix, prior []float64
 	nl := len(res.Raters)
 	r := len(p.lam)
 	ns := len(p.proj)
-	out := make([]ItemResult, len(ids))
+	out := make([]multirater.ItemResult, len(ids))
 	qk := make([]float64, r)
 	mu := make([]float64, k)
 	pr := make([]float64, k)
@@ -303,7 +305,7 @@ func (p *ClassPredictor) Predict(ids []string, cross mat.Matrix, prior []float64
 				}
 			}
 		}
-		it := ItemResult{ID: id}
+		it := multirater.ItemResult{ID: id}
 		inv := 1 / float64(ns)
 		for c := range cons {
 			cons[c] *= inv
@@ -313,7 +315,7 @@ func (p *ClassPredictor) Predict(ids []string, cross mat.Matrix, prior []float64
 		it.RaterClassProbs = make(map[string][]float64, nl)
 		for l, rp := range raters {
 			for c := range rp {
-				rp[c] = round6(rp[c] * inv)
+				rp[c] = mcmc.Round6(rp[c] * inv)
 			}
 			it.RaterClassProbs[res.Raters[l].ID] = rp
 		}
@@ -324,19 +326,19 @@ func (p *ClassPredictor) Predict(ids []string, cross mat.Matrix, prior []float64
 
 // setClassSummary sets the class distribution, class, entropy and argmax
 // probabilities of an item.
-func setClassSummary(it *ItemResult, levels []string, cons, top []float64) {
+func setClassSummary(it *multirater.ItemResult, levels []string, cons, top []float64) {
 	k := len(levels)
 	it.ClassProbs = make(map[string]float64, k)
 	it.ArgmaxProbs = make(map[string]float64, k)
 	var h float64
 	for c, p := range cons {
-		it.ClassProbs[levels[c]] = round6(p)
-		it.ArgmaxProbs[levels[c]] = round6(top[c])
+		it.ClassProbs[levels[c]] = mcmc.Round6(p)
+		it.ArgmaxProbs[levels[c]] = mcmc.Round6(top[c])
 		if p > 0 {
 			h -= p * math.Log2(p)
 		}
 	}
-	h = round6(math.Max(h, 0))
+	h = mcmc.Round6(math.Max(h, 0))
 	it.Entropy = &h
 	it.Class = levels[argmaxF(cons)]
 }

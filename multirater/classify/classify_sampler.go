@@ -1,7 +1,8 @@
-package multirater
+package classify
 
 import (
 	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 	"math"
 	"math/rand/v2"
@@ -68,8 +69,8 @@ const (
 	maxRaterPairs = 100_000
 )
 
-func newClassPlan(md *classModel, opts ClassOptions) *classPlan {
-	mc := opts.MCMC
+func newClassPlan(md *classModel, opts Options) *classPlan {
+	mc := opts.Settings
 	p := &classPlan{samples: mc.Samples}
 	p.nMon = md.n * md.nk
 	if md.nk == 2 {
@@ -89,7 +90,7 @@ func newClassPlan(md *classModel, opts ClassOptions) *classPlan {
 		work *= float64(nk) * float64(nk-1) * float64(opts.Quadrature)
 	}
 	want = min(want, max(minPredictDraws, int(predictWork/work)))
-	p.keep = pickDraws(mc.Chains, mc.Samples, want)
+	p.keep = mcmc.PickDraws(mc.Chains, mc.Samples, want)
 	p.slot = make([][]int32, mc.Chains)
 	for c := range p.slot {
 		s := make([]int32, mc.Samples)
@@ -165,7 +166,7 @@ type classChain struct {
 }
 
 func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classChain {
-	rng, src := newChainRand(seed, c)
+	rng, src := mcmc.NewChainRand(seed, c)
 	k, n, r := md.nk, md.n, md.f.R
 	ch := &classChain{
 		md: md, plan: plan, c: c, rng: rng, src: src,
@@ -307,14 +308,14 @@ func (ch *classChain) gamma(shape, rate float64) float64 {
 
 // monitored returns the precision series for the live R-hat (nil when all
 // precisions are fixed).
-func (ch *classChain) monitored() [][]float64 {
+func (ch *classChain) Monitored() [][]float64 {
 	if ch.md.nFreeAlpha == 0 {
 		return nil
 	}
 	return ch.drawAlpha
 }
 
-func (ch *classChain) record(i int) {
+func (ch *classChain) Record(i int) {
 	md := ch.md
 	k := md.nk
 	for l, a := range ch.alpha {
@@ -357,7 +358,7 @@ func (ch *classChain) record(i int) {
 	}
 }
 
-func (ch *classChain) endWarmup() {
+func (ch *classChain) EndWarmup() {
 	if ch.warmSweeps < 20 {
 		return
 	}
@@ -372,14 +373,14 @@ func (ch *classChain) endWarmup() {
 	tune(ch.raterWidth, ch.raterAcc)
 }
 
-func (ch *classChain) sweep(warmup bool) error {
+func (ch *classChain) Sweep(warmup bool) error {
 	ch.sweeps++
 	ch.warm = warmup
 	if warmup {
 		ch.warmSweeps++
 	}
 	md := ch.md
-	if md.sampler == PaperSampler {
+	if md.sampler == mcmc.PaperSampler {
 		ch.stepYScan()
 		if err := ch.stepM(); err != nil {
 			return err
@@ -580,7 +581,7 @@ func (ch *classChain) stepAlphaCollapsed() {
 		ch.gapBuf = gaps
 		d := collapsedAlphaDensity{v: md.v, lam: md.lam, gaps: gaps}
 		t0 := math.Log(ch.alpha[l])
-		t, evals := sliceSample(ch.rng, d, t0, ch.raterWidth[l], math.Inf(-1), math.Inf(1))
+		t, evals := mcmc.SliceSample(ch.rng, d, t0, ch.raterWidth[l], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 		if ch.warm {
@@ -636,7 +637,7 @@ func (ch *classChain) stepItemCollapsed() {
 		sig := (w0 + w1) / math.Sqrt2
 		delta0 := (w0 - w1) / math.Sqrt2
 		d := itemContrastDensity{slopes: g}
-		delta, evals := sliceSample(ch.rng, d, delta0, ch.itemWidth[n], math.Inf(-1), math.Inf(1))
+		delta, evals := mcmc.SliceSample(ch.rng, d, delta0, ch.itemWidth[n], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 		if ch.warm {
@@ -723,7 +724,7 @@ type itemContrastDensity struct {
 	slopes []float64
 }
 
-func (d itemContrastDensity) logf(x float64) float64 {
+func (d itemContrastDensity) LogF(x float64) float64 {
 	r := -0.5 * x * x
 	for _, s := range d.slopes {
 		r += numeric.LogNormCDF(s * x)
@@ -738,7 +739,7 @@ type collapsedAlphaDensity struct {
 	gaps   []float64
 }
 
-func (d collapsedAlphaDensity) logf(t float64) float64 {
+func (d collapsedAlphaDensity) LogF(t float64) float64 {
 	a := math.Exp(t)
 	if a == 0 || math.IsInf(a, 1) {
 		return math.Inf(-1)
@@ -975,7 +976,7 @@ func (ch *classChain) stepRaterScale() {
 		alpha := ch.alpha[l]
 		d := raterScaleDensity{v: md.v, la: md.lam * alpha, ard: alpha * rd, add: alpha * dd}
 		curv := 4*d.la + d.add + math.Abs(d.ard) + 1
-		t, evals := sliceSample(ch.rng, d, 0, math.Min(2, 3/math.Sqrt(curv)), math.Inf(-1), math.Inf(1))
+		t, evals := mcmc.SliceSample(ch.rng, d, 0, math.Min(2, 3/math.Sqrt(curv)), math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 		ch.raterScaleSum += math.Abs(t)
@@ -1060,7 +1061,7 @@ func (ch *classChain) stepRaterResidualScale() {
 		alpha := ch.alpha[l]
 		d := residualScaleDensity{v: md.v, la: md.lam * alpha}
 		w := math.Min(2, hi-lo)
-		t, evals := sliceSample(ch.rng, d, 0, w, lo, hi)
+		t, evals := mcmc.SliceSample(ch.rng, d, 0, w, lo, hi)
 		ch.sliceEvals += evals
 		ch.slices++
 		ch.raterScaleSum += math.Abs(t)
@@ -1086,7 +1087,7 @@ type residualScaleDensity struct {
 	v, la float64
 }
 
-func (d residualScaleDensity) logf(t float64) float64 {
+func (d residualScaleDensity) LogF(t float64) float64 {
 	return -2*d.v*t - d.la*math.Exp(-2*t)
 }
 
@@ -1095,7 +1096,7 @@ type raterScaleDensity struct {
 	v, la, ard, add float64
 }
 
-func (d raterScaleDensity) logf(t float64) float64 {
+func (d raterScaleDensity) LogF(t float64) float64 {
 	s := math.Exp(-t)
 	if math.IsInf(s, 1) {
 		return math.Inf(-1)
@@ -1194,26 +1195,26 @@ func (ch *classChain) stepScale() {
 			la += a
 		}
 	}
-	d := scaleDensity{
-		p0: float64(k*md.f.R+k*md.nFixedVec) - 2*md.v*float64(md.nFreeAlpha),
-		s:  sw + afix,
-		la: md.lam * la,
+	d := mcmc.ScaleDensity{
+		P0: float64(k*md.f.R+k*md.nFixedVec) - 2*md.v*float64(md.nFreeAlpha),
+		S:  sw + afix,
+		La: md.lam * la,
 	}
-	if !(d.s > 0) {
+	if !(d.S > 0) {
 		return
 	}
 	var t float64
 	if md.nFreeAlpha == 0 {
-		if !(d.p0 > 0) {
+		if !(d.P0 > 0) {
 			return
 		}
-		a2 := ch.gamma(d.p0/2, d.s/2)
+		a2 := ch.gamma(d.P0/2, d.S/2)
 		t = 0.5 * math.Log(a2)
 	} else {
-		z := (d.p0 + math.Sqrt(d.p0*d.p0+8*d.la*d.s)) / (2 * d.s)
-		curv := 2*d.s*z + 4*d.la/z
+		z := (d.P0 + math.Sqrt(d.P0*d.P0+8*d.La*d.S)) / (2 * d.S)
+		curv := 2*d.S*z + 4*d.La/z
 		var evals int
-		t, evals = sliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), math.Inf(-1), math.Inf(1))
+		t, evals = mcmc.SliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 	}

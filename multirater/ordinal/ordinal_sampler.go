@@ -1,7 +1,8 @@
-package multirater
+package ordinal
 
 import (
 	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 	"math"
 	"math/rand/v2"
@@ -95,7 +96,7 @@ type catStats struct {
 }
 
 func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
-	rng, src := newChainRand(seed, c)
+	rng, src := mcmc.NewChainRand(seed, c)
 	ch := &ordChain{
 		md: md, rng: rng, src: src,
 		w:     make([]float64, md.f.R),
@@ -208,9 +209,9 @@ func (ch *ordChain) gamma(shape, rate float64) float64 {
 	return distuv.Gamma{Alpha: shape, Beta: rate, Src: ch.src}.Rand()
 }
 
-func (ch *ordChain) monitored() [][]float64 { return ch.drawAlpha }
+func (ch *ordChain) Monitored() [][]float64 { return ch.drawAlpha }
 
-func (ch *ordChain) record(i int) {
+func (ch *ordChain) Record(i int) {
 	md := ch.md
 	for l := range ch.alpha {
 		ch.drawAlpha[l][i] = ch.alpha[l]
@@ -223,11 +224,11 @@ func (ch *ordChain) record(i int) {
 	}
 }
 
-func (ch *ordChain) sweep(warmup bool) error {
+func (ch *ordChain) Sweep(warmup bool) error {
 	ch.sweeps++
 	ch.warm = warmup
 	ch.stepY()
-	if ch.md.sampler == PaperSampler {
+	if ch.md.sampler == mcmc.PaperSampler {
 		if err := ch.stepM(); err != nil {
 			return err
 		}
@@ -265,7 +266,7 @@ func (ch *ordChain) sweep(warmup bool) error {
 	return nil
 }
 
-func (ch *ordChain) endWarmup() {
+func (ch *ordChain) EndWarmup() {
 	md := ch.md
 	// Freeze the affine slice widths at 2.5 times the mean size of the
 	// moves seen during the burn-in.
@@ -476,7 +477,7 @@ func (ch *ordChain) stepAlphaCollapsed(warmup bool) {
 		d.shape = md.v + float64(md.rStart[l+1]-md.rStart[l])/2
 		d.rate = md.lam + syy/2
 		t0 := math.Log(a0)
-		t, evals := sliceSample(ch.rng, d, t0, ch.alphaWidth[l], math.Inf(-1), math.Inf(1))
+		t, evals := mcmc.SliceSample(ch.rng, d, t0, ch.alphaWidth[l], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 		if warmup {
@@ -503,7 +504,7 @@ type alphaDensity struct {
 	shape, rate float64
 }
 
-func (d *alphaDensity) logf(t float64) float64 {
+func (d *alphaDensity) LogF(t float64) float64 {
 	a := math.Exp(t)
 	if a == 0 || math.IsInf(a, 1) {
 		return math.Inf(-1)
@@ -643,7 +644,7 @@ func (ch *ordChain) stepThresholds() {
 			if !math.IsInf(den.lo, 0) && !math.IsInf(den.hi, 0) {
 				w = math.Min(w, den.hi-den.lo)
 			}
-			x, evals := sliceSample(ch.rng, den, bl[j], w, den.lo, den.hi)
+			x, evals := mcmc.SliceSample(ch.rng, den, bl[j], w, den.lo, den.hi)
 			ch.sliceEvals += evals
 			ch.slices++
 			bl[j] = x
@@ -673,7 +674,7 @@ type thresholdDensity struct {
 	nlo, nhi float64
 }
 
-func (d thresholdDensity) logf(x float64) float64 {
+func (d thresholdDensity) LogF(x float64) float64 {
 	if !(x > d.lo && x < d.hi) {
 		return math.Inf(-1)
 	}
@@ -730,7 +731,7 @@ func (ch *ordChain) stepRaterAffine(warmup bool) {
 			d.g2 += bj * bj
 			d.ng++
 		}
-		t, evals := sliceSample(ch.rng, d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
+		t, evals := mcmc.SliceSample(ch.rng, d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 		if warmup {
@@ -790,7 +791,7 @@ func (ch *ordChain) stepRaterAffineCollapsed(warmup bool) {
 			d.g2 += bj * bj
 			d.ng++
 		}
-		t, evals := sliceSample(ch.rng, d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
+		t, evals := mcmc.SliceSample(ch.rng, d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 		if warmup {
@@ -861,7 +862,7 @@ func (d *affineCollapsedDensity) pqr(rho float64) (p, q, r float64) {
 	return p, q, r
 }
 
-func (d *affineCollapsedDensity) logf(t float64) float64 {
+func (d *affineCollapsedDensity) LogF(t float64) float64 {
 	rho := math.Exp(t)
 	if rho == 0 || math.IsInf(rho, 1) {
 		return math.Inf(-1)
@@ -890,7 +891,7 @@ func (d affineDensity) pq(rho float64) (p, q float64) {
 	return p, q
 }
 
-func (d affineDensity) logf(t float64) float64 {
+func (d affineDensity) LogF(t float64) float64 {
 	rho := math.Exp(t)
 	if rho == 0 || math.IsInf(rho, 1) {
 		return math.Inf(-1)
@@ -924,9 +925,9 @@ func (d affineDensity) logf(t float64) float64 {
 // of the orbit, moves the whole state along it.
 func (ch *ordChain) stepScale() {
 	md := ch.md
-	var d scaleDensity
+	var d mcmc.ScaleDensity
 	for _, v := range ch.w {
-		d.s += v * v
+		d.S += v * v
 	}
 	var sb float64
 	for l := 0; l < md.nl; l++ {
@@ -942,20 +943,20 @@ func (ch *ordChain) stepScale() {
 				r := ch.y[o] - ch.m[md.obsItem[o]]
 				ss += r * r
 			}
-			d.s += ch.alpha[l] * ss
+			d.S += ch.alpha[l] * ss
 		} else {
-			d.la += ch.alpha[l]
+			d.La += ch.alpha[l]
 		}
 	}
-	d.s += sb * md.invS2
-	d.la *= md.lam
-	d.p0 = float64(md.f.R+md.mFixed+md.nFreeB) - 2*md.v*float64(md.nFreeAlpha)
-	if !(d.s > 0) {
+	d.S += sb * md.invS2
+	d.La *= md.lam
+	d.P0 = float64(md.f.R+md.mFixed+md.nFreeB) - 2*md.v*float64(md.nFreeAlpha)
+	if !(d.S > 0) {
 		return
 	}
-	z := (d.p0 + math.Sqrt(d.p0*d.p0+8*d.la*d.s)) / (2 * d.s)
-	curv := 2*d.s*z + 4*d.la/z
-	t, evals := sliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), math.Inf(-1), math.Inf(1))
+	z := (d.P0 + math.Sqrt(d.P0*d.P0+8*d.La*d.S)) / (2 * d.S)
+	curv := 2*d.S*z + 4*d.La/z
+	t, evals := mcmc.SliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), math.Inf(-1), math.Inf(1))
 	ch.sliceEvals += evals
 	ch.slices++
 	ch.scaleSum += math.Abs(t)
@@ -980,15 +981,6 @@ func (ch *ordChain) stepScale() {
 			ch.alpha[l] *= ia2
 		}
 	}
-}
-
-// scaleDensity is the log density of t = log a in stepScale.
-type scaleDensity struct {
-	p0, s, la float64
-}
-
-func (d scaleDensity) logf(t float64) float64 {
-	return d.p0*t - 0.5*d.s*math.Exp(2*t) - d.la*math.Exp(-2*t)
 }
 
 // updateLocationDirection sets the direction of the location move: h, the
@@ -1072,54 +1064,4 @@ func (ch *ordChain) stepLocation() {
 			ch.b[md.bIdx(l, j)] += c
 		}
 	}
-}
-
-// logDensity is a univariate log density for sliceSample.
-type logDensity interface {
-	logf(x float64) float64
-}
-
-// sliceSample takes one slice-sampling step (Neal 2003, stepping out and
-// shrinkage, sec. 4) from x0 for the density exp(f.logf) on (lo, hi) with
-// initial width w, and returns the new point and the number of density
-// evaluations. The step leaves the density invariant whatever w is, as long
-// as w does not depend on x0.
-func sliceSample[F logDensity](rng *rand.Rand, f F, x0, w, lo, hi float64) (float64, int) {
-	const maxSteps = 32
-	evals := 1
-	logy := f.logf(x0) - rng.ExpFloat64()
-	left := x0 - w*rng.Float64()
-	right := left + w
-	j := int(maxSteps * rng.Float64())
-	kk := maxSteps - 1 - j
-	for ; j > 0 && left > lo; j-- {
-		evals++
-		if !(f.logf(left) > logy) {
-			break
-		}
-		left -= w
-	}
-	for ; kk > 0 && right < hi; kk-- {
-		evals++
-		if !(f.logf(right) > logy) {
-			break
-		}
-		right += w
-	}
-	left = math.Max(left, lo)
-	right = math.Min(right, hi)
-	for i := 0; i < 200; i++ {
-		x := left + (right-left)*rng.Float64()
-		evals++
-		if f.logf(x) > logy && x > lo && x < hi {
-			return x, evals
-		}
-		if x < x0 {
-			left = x
-		} else {
-			right = x
-		}
-	}
-	// The interval has shrunk to x0 (only with a degenerate density).
-	return x0, evals
 }

@@ -1,8 +1,10 @@
-package multirater
+package ordinal
 
 import (
+	"concord/multirater"
 	"concord/multirater/diag"
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -18,7 +20,7 @@ type gewekeCase struct {
 	k     int
 	pairs [][2]int // observed (item, rater); nil means complete
 	cov   mat.Symmetric
-	opts  OrdinalOptions
+	opts  Options
 }
 
 // TestOrdinalGeweke checks that every move of both samplers leaves the
@@ -41,7 +43,7 @@ func TestOrdinalGeweke(t *testing.T) {
 	var lin mat.SymDense
 	kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: 5, X: xl})
 	incomplete := [][2]int{{0, 0}, {0, 1}, {1, 1}, {1, 2}, {2, 0}, {2, 2}, {3, 0}, {3, 1}, {3, 2}}
-	prior := OrdinalOptions{V: 3, Lambda: 2, SigmaB: 1.2}
+	prior := Options{V: 3, Lambda: 2, SigmaB: 1.2}
 	cases := []gewekeCase{
 		{name: "identity/complete", n: 4, l: 3, k: 3, opts: prior},
 		{name: "identity/incomplete", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
@@ -51,14 +53,14 @@ func TestOrdinalGeweke(t *testing.T) {
 		{name: "rbf/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: prior},
 		{name: "linear-singular/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: &lin, opts: prior},
 		{name: "identity/K=2", n: 4, l: 3, k: 2, opts: prior},
-		{name: "rbf/both", n: 5, l: 2, k: 3, cov: &rbf, opts: OrdinalOptions{V: 3, Lambda: 2, SigmaB: 1.2, Identifiability: Both}},
+		{name: "rbf/both", n: 5, l: 2, k: 3, cov: &rbf, opts: Options{V: 3, Lambda: 2, SigmaB: 1.2, Identifiability: multirater.Both}},
 	}
 	iters := 40000
 	if testing.Short() {
 		iters = 10000
 	}
 	for _, tc := range cases {
-		for _, smp := range []Sampler{DefaultSampler, PaperSampler} {
+		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
 			tc, smp := tc, smp
 			t.Run(tc.name+"/"+smp.String(), func(t *testing.T) {
 				t.Parallel()
@@ -80,7 +82,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 			}
 		}
 	}
-	data := &OrdinalData{Cov: tc.cov}
+	data := &Data{Cov: tc.cov}
 	for i := 0; i < tc.n; i++ {
 		data.ItemIDs = append(data.ItemIDs, fmt.Sprint("i", i))
 	}
@@ -92,9 +94,9 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 	}
 	// Every rater must have a rating for the model to build; levels are
 	// placeholders until the first regeneration.
-	data.Ratings = make([]Rating, len(pairs))
+	data.Ratings = make([]multirater.Rating, len(pairs))
 	for i, p := range pairs {
-		data.Ratings[i] = Rating{Item: p[0], Rater: p[1]}
+		data.Ratings[i] = multirater.Rating{Item: p[0], Rater: p[1]}
 	}
 	md, err := newOrdModel(data, opts)
 	if err != nil {
@@ -191,7 +193,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 		ch2.rng = ch.rng
 		ch2.src = ch.src
 		ch, md = ch2, md2
-		if err := ch.sweep(false); err != nil {
+		if err := ch.Sweep(false); err != nil {
 			t.Fatal(err)
 		}
 		for i, s := range stats {

@@ -1,6 +1,7 @@
-package multirater
+package classify
 
 import (
+	"concord/multirater"
 	"concord/multirater/kernel"
 	"fmt"
 	"math"
@@ -16,7 +17,7 @@ import (
 // a label drawn uniformly from the three classes. The test set is a fresh
 // draw of the same design (30 points per class, with their true classes).
 type classToy struct {
-	data        *ClassData
+	data        *Data
 	x           *mat.Dense // training inputs, N×2
 	truth       []int
 	testX       *mat.Dense
@@ -46,12 +47,12 @@ func newClassToy(seed uint64) *classToy {
 	t.x, t.truth = toyClassPoints(rng, 30)
 	t.testX, t.testTruth = toyClassPoints(rng, 30)
 	n := len(t.truth)
-	d := &ClassData{Classes: []string{"a", "b", "c"}, RaterIDs: []string{"e1", "e2", "e3"}, Kernel: "rbf:gamma=1"}
+	d := &Data{Classes: []string{"a", "b", "c"}, RaterIDs: []string{"e1", "e2", "e3"}, Kernel: "rbf:gamma=1"}
 	for i := 0; i < n; i++ {
 		d.ItemIDs = append(d.ItemIDs, fmt.Sprint("x", i))
 	}
 	for i, c := range t.truth {
-		d.Labels = append(d.Labels, Rating{Item: i, Rater: 0, Level: c})
+		d.Labels = append(d.Labels, multirater.Rating{Item: i, Rater: 0, Level: c})
 		for r := 1; r <= 2; r++ {
 			lab := c
 			if rng.Float64() >= 0.5 {
@@ -60,7 +61,7 @@ func newClassToy(seed uint64) *classToy {
 			if lab == c {
 				t.noisyAgrees++
 			}
-			d.Labels = append(d.Labels, Rating{Item: i, Rater: r, Level: lab})
+			d.Labels = append(d.Labels, multirater.Rating{Item: i, Rater: r, Level: lab})
 		}
 	}
 	var c mat.SymDense
@@ -72,8 +73,8 @@ func newClassToy(seed uint64) *classToy {
 
 // heldOutLogLik returns the predictive log likelihood of the test set's
 // true classes under the consensus predictive distribution of res.
-func (t *classToy) heldOutLogLik(res *FitResult) (float64, error) {
-	p, err := NewClassPredictor(res, t.data.Cov)
+func (t *classToy) heldOutLogLik(res *multirater.FitResult) (float64, error) {
+	p, err := NewPredictor(res, t.data.Cov)
 	if err != nil {
 		return 0, err
 	}

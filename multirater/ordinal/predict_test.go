@@ -1,7 +1,8 @@
-package multirater
+package ordinal
 
 import (
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 	"math"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestPredictMatchesInFit(t *testing.T) {
 	const nNew = 5
 	nTrain := 60 - nNew
 	k := kernel.RBF{Gamma: 1}
-	opts := OrdinalOptions{MCMC: MCMC{Chains: 4, Samples: 1500, Seed: 8}}
+	opts := Options{Settings: mcmc.Settings{Chains: 4, Samples: 1500, Seed: 8}}
 
 	// Fit A: all items, the last nNew without ratings.
 	full := *td.data
@@ -39,7 +40,7 @@ func TestPredictMatchesInFit(t *testing.T) {
 	k.GramTo(&c, kernel.Inputs{N: nTrain, X: xTrain})
 	train.Cov = &c
 	res := fit(t, &train, opts)
-	pred, err := NewOrdinalPredictor(res, &c)
+	pred, err := NewPredictor(res, &c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +85,12 @@ func TestPredictMatchesInFit(t *testing.T) {
 
 func TestPredictErrors(t *testing.T) {
 	td := makeToy(5, 20)
-	res := fit(t, td.data, OrdinalOptions{MCMC: MCMC{Chains: 1, Samples: 50, Burnin: 20}})
-	if _, err := NewOrdinalPredictor(res, mat.NewSymDense(3, nil)); err == nil {
+	res := fit(t, td.data, Options{Settings: mcmc.Settings{Chains: 1, Samples: 50, Burnin: 20}})
+	if _, err := NewPredictor(res, mat.NewSymDense(3, nil)); err == nil {
 		t.Error("covariance of the wrong size accepted")
 	}
 	res.Draws = nil
-	if _, err := NewOrdinalPredictor(res, td.data.Cov); err == nil {
+	if _, err := NewPredictor(res, td.data.Cov); err == nil {
 		t.Error("result without draws accepted")
 	}
 }

@@ -1,39 +1,31 @@
-package multirater
+package ordinal
 
 import (
+	"concord/multirater"
 	"concord/multirater/diag"
 	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 	"fmt"
 	"math"
 	"runtime"
 	"slices"
 	"sort"
-	"sync"
 )
 
 // maxRankDraws bounds the draws used for the rank posteriors.
 const maxRankDraws = 2000
 
-// maxTracePoints bounds each chain's trace in FitResult.Traces.
-const maxTracePoints = 1000
-
-// maxACFLag is the largest lag of the reported autocorrelations.
-const maxACFLag = 50
-
-// maxKeptNumbers bounds the latent scores kept in FitResult.Draws.
-const maxKeptNumbers = 1_000_000
-
 // summariseOrdinal turns the kept draws of the chains into a FitResult.
-func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chains []*ordChain) *FitResult {
+func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain) *multirater.FitResult {
 	k := md.nk
 	nc := len(chains)
 	ns := opts.Samples
-	res := &FitResult{
-		Schema: FitSchema,
-		Model: ModelSettings{
+	res := &multirater.FitResult{
+		Schema: multirater.FitSchema,
+		Model: multirater.ModelSettings{
 			Model:           "ordinal",
-			Engine:          EngineGibbs,
-			Output:          OutputScores,
+			Engine:          multirater.EngineGibbs,
+			Output:          multirater.OutputScores,
 			Kernel:          data.Kernel,
 			Identifiability: opts.Identifiability.String(),
 			Sampler:         opts.Sampler.String(),
@@ -61,17 +53,17 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 	}
 
 	// Diagnostics and summaries of every parameter, in parallel.
-	var params []*param
-	alphaP := make([]*param, md.nl)
-	varP := make([]*param, md.nl)
-	bP := make([][]*param, md.nl)
-	sevP := make([]*param, md.nl)
+	var params []*mcmc.Param
+	alphaP := make([]*mcmc.Param, md.nl)
+	varP := make([]*mcmc.Param, md.nl)
+	bP := make([][]*mcmc.Param, md.nl)
+	sevP := make([]*mcmc.Param, md.nl)
 	for l := 0; l < md.nl; l++ {
 		l := l
-		alphaP[l] = &param{name: "alpha[" + data.RaterIDs[l] + "]", free: !md.alphaFixed(l),
-			get: func(c int) []float64 { return chains[c].drawAlpha[l] }}
-		varP[l] = &param{name: "variance[" + data.RaterIDs[l] + "]", isVar: true,
-			get: func(c int) []float64 {
+		alphaP[l] = &mcmc.Param{Name: "alpha[" + data.RaterIDs[l] + "]", Free: !md.alphaFixed(l),
+			Get: func(c int) []float64 { return chains[c].drawAlpha[l] }}
+		varP[l] = &mcmc.Param{Name: "variance[" + data.RaterIDs[l] + "]", IsVar: true,
+			Get: func(c int) []float64 {
 				a := chains[c].drawAlpha[l]
 				v := make([]float64, len(a))
 				for i, x := range a {
@@ -80,22 +72,22 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 				return v
 			}}
 		params = append(params, alphaP[l], varP[l])
-		bP[l] = make([]*param, k-1)
+		bP[l] = make([]*mcmc.Param, k-1)
 		for j := 1; j < k; j++ {
 			idx := l*(k-1) + j - 1
-			bP[l][j-1] = &param{name: fmt.Sprintf("b[%s,%d]", data.RaterIDs[l], j), free: !md.bFixed(l, j),
-				get: func(c int) []float64 { return chains[c].drawB[idx] }}
+			bP[l][j-1] = &mcmc.Param{Name: fmt.Sprintf("b[%s,%d]", data.RaterIDs[l], j), Free: !md.bFixed(l, j),
+				Get: func(c int) []float64 { return chains[c].drawB[idx] }}
 			params = append(params, bP[l][j-1])
 		}
-		sevP[l] = &param{name: "severity[" + data.RaterIDs[l] + "]", isVar: true,
-			get: func(c int) []float64 { return severityDraws(md, chains[c], l, ns) }}
+		sevP[l] = &mcmc.Param{Name: "severity[" + data.RaterIDs[l] + "]", IsVar: true,
+			Get: func(c int) []float64 { return severityDraws(md, chains[c], l, ns) }}
 		params = append(params, sevP[l])
 	}
-	mP := make([]*param, md.n)
+	mP := make([]*mcmc.Param, md.n)
 	for n := 0; n < md.n; n++ {
 		n := n
-		mP[n] = &param{name: "m[" + data.ItemIDs[n] + "]", free: true,
-			get: func(c int) []float64 {
+		mP[n] = &mcmc.Param{Name: "m[" + data.ItemIDs[n] + "]", Free: true,
+			Get: func(c int) []float64 {
 				src := chains[c].drawM[n]
 				v := make([]float64, len(src))
 				for i, x := range src {
@@ -105,30 +97,30 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 			}}
 		params = append(params, mP[n])
 	}
-	parallelFor(len(params), func(i int) {
+	mcmc.ParallelFor(len(params), func(i int) {
 		p := params[i]
 		cs := make([][]float64, nc)
 		for c := range cs {
-			cs[c] = p.get(c)
+			cs[c] = p.Get(c)
 		}
-		if p.isVar || !p.free {
+		if p.IsVar || !p.Free {
 			// Derived or fixed quantities: no convergence diagnostics.
-			p.sum = diag.QuickSummary(cs)
+			p.Sum = diag.QuickSummary(cs)
 			return
 		}
-		p.sum = diag.Summarize(cs)
+		p.Sum = diag.Summarize(cs)
 	})
 
 	// Convergence over the free parameters.
 	dg := &res.Diagnostics
 	dg.Draws = nc * ns
-	constantNote(dg, diagnoseParams(dg, params))
+	mcmc.ConstantNote(dg, mcmc.DiagnoseParams(dg, params))
 	dg.Converged = dg.MaxRhat < opts.MaxRhat && dg.MinESSBulk >= opts.MinESS
-	dg.Verdict = verdict(dg, opts.MaxRhat, opts.MinESS, nc, ns)
+	dg.Verdict = mcmc.Verdict(dg, opts.MaxRhat, opts.MinESS, nc, ns)
 
 	// diag.Autocorrelation of the precisions, averaged over chains.
 	dg.Autocorrelation = make(map[string][]float64, md.nl)
-	lag := min(maxACFLag, ns-1)
+	lag := min(mcmc.MaxACFLag, ns-1)
 	if lag >= 1 {
 		buf := make([]float64, lag+1)
 		for l := 0; l < md.nl; l++ {
@@ -145,7 +137,7 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 				}
 			}
 			for i, v := range acf {
-				acf[i] = round6(v)
+				acf[i] = mcmc.Round6(v)
 			}
 			dg.Autocorrelation[data.RaterIDs[l]] = acf
 		}
@@ -166,31 +158,31 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 			perRater[l] += e - a
 		}
 	}
-	res.Raters = make([]RaterResult, md.nl)
+	res.Raters = make([]multirater.RaterResult, md.nl)
 	for l := range res.Raters {
 		rr := &res.Raters[l]
 		rr.ID = data.RaterIDs[l]
 		rr.NLabels = perRater[l]
 		rr.LevelCounts = levelCounts[l]
 		rr.Reference = md.alphaFixed(l)
-		rr.Precision = estimate(alphaP[l].sum)
-		rr.Variance = estimate(varP[l].sum)
-		rr.Thresholds = make([]Threshold, k-1)
+		rr.Precision = mcmc.ToEstimate(alphaP[l].Sum)
+		rr.Variance = mcmc.ToEstimate(varP[l].Sum)
+		rr.Thresholds = make([]multirater.Threshold, k-1)
 		for j := 1; j < k; j++ {
-			rr.Thresholds[j-1] = Threshold{Estimate: estimate(bP[l][j-1].sum), Between: [2]string{data.Levels[j-1], data.Levels[j]}, Fixed: md.bFixed(l, j)}
+			rr.Thresholds[j-1] = multirater.Threshold{Estimate: mcmc.ToEstimate(bP[l][j-1].Sum), Between: [2]string{data.Levels[j-1], data.Levels[j]}, Fixed: md.bFixed(l, j)}
 		}
-		rr.Severity = sevP[l].sum.Mean
-		rr.SeverityQ025 = sevP[l].sum.Q025
-		rr.SeverityQ975 = sevP[l].sum.Q975
+		rr.Severity = sevP[l].Sum.Mean
+		rr.SeverityQ025 = sevP[l].Sum.Q025
+		rr.SeverityQ975 = sevP[l].Sum.Q975
 	}
 
 	// Items: scores and ranks.
-	res.Items = make([]ItemResult, md.n)
+	res.Items = make([]multirater.ItemResult, md.n)
 	for n := range res.Items {
 		it := &res.Items[n]
 		it.ID = data.ItemIDs[n]
 		it.NLabels = md.itemCount[n]
-		sc := estimate(mP[n].sum)
+		sc := mcmc.ToEstimate(mP[n].Sum)
 		it.Score = &sc
 	}
 	for _, r := range data.Ratings {
@@ -206,8 +198,8 @@ func summariseOrdinal(data *OrdinalData, md *ordModel, opts OrdinalOptions, chai
 	// joint draws.
 	// At most KeepDraws draws, and at most maxKeptNumbers latent scores in
 	// them (fewer draws for very many items), at least 50.
-	want := min(opts.KeepDraws, max(50, maxKeptNumbers/md.n))
-	keep := pickDraws(nc, ns, want)
+	want := min(opts.KeepDraws, max(50, mcmc.MaxKeptNumbers/md.n))
+	keep := mcmc.PickDraws(nc, ns, want)
 	predictiveSummaries(res, data, md, chains, keep, opts.FlagThreshold)
 	res.Draws = compactDraws(md, chains, keep)
 	res.Traces = traces(data, md, chains, ns)
@@ -237,57 +229,12 @@ func severityDraws(md *ordModel, ch *ordChain, l, ns int) []float64 {
 	return out
 }
 
-// finiteDiag replaces a NaN or infinite diagnostic (a chain that never
-// moved) by bad, so that the verdict fails and the JSON stays valid.
-func finiteDiag(x, bad float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return bad
-	}
-	return x
-}
-
-func estimate(s diag.Summary) Estimate {
-	return Estimate{Mean: s.Mean, SD: s.SD, Q025: s.Q025, Q50: s.Q50, Q975: s.Q975}
-}
-
-func verdict(d *Diagnostics, maxRhat, minESS float64, chains, samples int) string {
-	if d.Converged {
-		return fmt.Sprintf("converged: max R-hat %.4f < %g and min bulk ESS %.0f >= %g over %d free parameters", d.MaxRhat, maxRhat, d.MinESSBulk, minESS, len(d.Parameters))
-	}
-	var why []string
-	if !(d.MaxRhat < maxRhat) {
-		why = append(why, fmt.Sprintf("max R-hat %.4f (%s) is not below %g", d.MaxRhat, d.WorstRhat, maxRhat))
-	}
-	if !(d.MinESSBulk >= minESS) {
-		why = append(why, fmt.Sprintf("min bulk ESS %.0f (%s) is below %g", d.MinESSBulk, d.WorstESS, minESS))
-	}
-	more := samples * 4
-	if d.MinESSBulk > 0 && d.MinESSBulk < minESS {
-		more = int(math.Ceil(float64(samples)*minESS/d.MinESSBulk*1.5/100)) * 100
-	}
-	return fmt.Sprintf("NOT converged: %s; run more samples (e.g. samples %d) with a longer burn-in, or more chains than %d", joinAnd(why), max(more, samples*2), chains)
-}
-
-func joinAnd(s []string) string {
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
-	}
-	out := s[0]
-	for _, v := range s[1:] {
-		out += " and " + v
-	}
-	return out
-}
-
 // rankItems sets every item's rank posterior (1 = highest score) from up to
 // maxRankDraws draws evenly spaced over the chains.
-func rankItems(items []ItemResult, chains []*ordChain, ns int) {
+func rankItems(items []multirater.ItemResult, chains []*ordChain, ns int) {
 	n := len(items)
 	nc := len(chains)
-	draws := pickDraws(nc, ns, maxRankDraws)
+	draws := mcmc.PickDraws(nc, ns, maxRankDraws)
 	ranks := make([][]int32, n)
 	for i := range ranks {
 		ranks[i] = make([]int32, len(draws))
@@ -297,7 +244,7 @@ func rankItems(items []ItemResult, chains []*ordChain, ns int) {
 		i int32
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(draws))
-	parallelFor(workers, func(w int) {
+	mcmc.ParallelFor(workers, func(w int) {
 		buf := make([]keyed, n)
 		for s := w; s < len(draws); s += workers {
 			c, i := draws[s][0], draws[s][1]
@@ -322,7 +269,7 @@ func rankItems(items []ItemResult, chains []*ordChain, ns int) {
 	})
 	// Rank quantiles by counting (ranks are 1..n).
 	workers = min(runtime.GOMAXPROCS(0), n)
-	parallelFor(workers, func(w int) {
+	mcmc.ParallelFor(workers, func(w int) {
 		counts := make([]int32, n+1)
 		for j := w; j < n; j += workers {
 			r := ranks[j]
@@ -333,7 +280,7 @@ func rankItems(items []ItemResult, chains []*ordChain, ns int) {
 				counts[v]++
 			}
 			q := func(p float64) float64 {
-				target := int32(quantileIndex(len(r), p)) + 1 // 1-based position in the sorted ranks
+				target := int32(mcmc.QuantileIndex(len(r), p)) + 1 // 1-based position in the sorted ranks
 				var c int32
 				for v := 1; v <= n; v++ {
 					c += counts[v]
@@ -343,31 +290,9 @@ func rankItems(items []ItemResult, chains []*ordChain, ns int) {
 				}
 				return float64(n)
 			}
-			items[j].Rank = &RankSummary{Mean: sum / float64(len(r)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+			items[j].Rank = &multirater.RankSummary{Mean: sum / float64(len(r)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
 		}
 	})
-}
-
-// quantileIndex returns the index of the p-quantile in a sorted sample of
-// size n (the nearest-rank definition, R type 1).
-func quantileIndex(n int, p float64) int {
-	i := int(math.Ceil(p*float64(n))) - 1
-	return min(max(i, 0), n-1)
-}
-
-// pickDraws returns up to want (chain, draw) pairs evenly spaced over the
-// kept draws of all chains, chain-major.
-func pickDraws(nc, ns, want int) [][2]int {
-	total := nc * ns
-	if want <= 0 || want > total {
-		want = total
-	}
-	out := make([][2]int, want)
-	for s := range out {
-		g := int(int64(s) * int64(total) / int64(want))
-		out[s] = [2]int{g / ns, g % ns}
-	}
-	return out
 }
 
 // predictiveSummaries sets the raters' and the consensus grade
@@ -377,10 +302,10 @@ func pickDraws(nc, ns, want int) [][2]int {
 //	P(t_nl = k) = E[Phi(sqrt(alpha_l)(b_lk - m_n)) - Phi(sqrt(alpha_l)(b_l,k-1 - m_n))]
 //
 // (Rogers et al. eq. 3).
-func predictiveSummaries(res *FitResult, data *OrdinalData, md *ordModel, chains []*ordChain, keep [][2]int, flagBelow float64) {
+func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, chains []*ordChain, keep [][2]int, flagBelow float64) {
 	k, nl, n := md.nk, md.nl, md.n
 	probs := make([]float64, n*nl*k) // [item][rater][level]
-	parallelFor(n, func(item int) {
+	mcmc.ParallelFor(n, func(item int) {
 		// phi[j] = Phi(z_j) and q[j] = 1 - Phi(z_j) at the standardised
 		// thresholds, each from one erfc and accurate where it is small.
 		phi := make([]float64, k+1)
@@ -433,14 +358,14 @@ func predictiveSummaries(res *FitResult, data *OrdinalData, md *ordModel, chains
 			p := probs[(item*nl+l)*k : (item*nl+l+1)*k]
 			rp := make([]float64, k)
 			for c := range rp {
-				rp[c] = round6(p[c])
+				rp[c] = mcmc.Round6(p[c])
 				cons[c] += p[c] / float64(nl)
 			}
 			it.RaterGradeProbs[data.RaterIDs[l]] = rp
 		}
 		best := 0
 		for c := range cons {
-			it.GradeProbs[data.Levels[c]] = round6(cons[c])
+			it.GradeProbs[data.Levels[c]] = mcmc.Round6(cons[c])
 			if cons[c] > cons[best] {
 				best = c
 			}
@@ -448,7 +373,7 @@ func predictiveSummaries(res *FitResult, data *OrdinalData, md *ordModel, chains
 		it.Grade = data.Levels[best]
 	}
 	sumLog := make([]float64, nl)
-	res.Flags = []Flag{}
+	res.Flags = []multirater.Flag{}
 	for _, r := range data.Ratings {
 		p := probs[(r.Item*nl+r.Rater)*k : (r.Item*nl+r.Rater+1)*k]
 		pr := p[r.Level]
@@ -460,7 +385,7 @@ func predictiveSummaries(res *FitResult, data *OrdinalData, md *ordModel, chains
 					best = c
 				}
 			}
-			res.Flags = append(res.Flags, Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater], Label: data.Levels[r.Level], Prob: round6(pr), Expected: data.Levels[best]})
+			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater], Label: data.Levels[r.Level], Prob: mcmc.Round6(pr), Expected: data.Levels[best]})
 		}
 	}
 	sort.SliceStable(res.Flags, func(i, j int) bool {
@@ -490,37 +415,37 @@ func normInterval(lo, hi float64) float64 {
 	return 1 - 0.5*math.Erfc(hi/math.Sqrt2) - 0.5*math.Erfc(-lo/math.Sqrt2)
 }
 
-func compactDraws(md *ordModel, chains []*ordChain, keep [][2]int) *Draws {
+func compactDraws(md *ordModel, chains []*ordChain, keep [][2]int) *multirater.Draws {
 	k := md.nk
-	d := &Draws{N: len(keep), Alpha: make([][]float64, len(keep)), Thresholds: make([][][]float64, len(keep)), M: make([][]float64, len(keep))}
+	d := &multirater.Draws{N: len(keep), Alpha: make([][]float64, len(keep)), Thresholds: make([][][]float64, len(keep)), M: make([][]float64, len(keep))}
 	for s, cd := range keep {
 		ch, i := chains[cd[0]], cd[1]
 		d.Alpha[s] = make([]float64, md.nl)
 		d.Thresholds[s] = make([][]float64, md.nl)
 		for l := 0; l < md.nl; l++ {
-			d.Alpha[s][l] = round7(ch.drawAlpha[l][i])
+			d.Alpha[s][l] = mcmc.Round7(ch.drawAlpha[l][i])
 			t := make([]float64, k-1)
 			for j := range t {
-				t[j] = round7(ch.drawB[l*(k-1)+j][i])
+				t[j] = mcmc.Round7(ch.drawB[l*(k-1)+j][i])
 			}
 			d.Thresholds[s][l] = t
 		}
 		d.M[s] = make([]float64, md.n)
 		for n := range d.M[s] {
-			d.M[s][n] = round7(float64(ch.drawM[n][i]))
+			d.M[s][n] = mcmc.Round7(float64(ch.drawM[n][i]))
 		}
 	}
 	return d
 }
 
-func traces(data *OrdinalData, md *ordModel, chains []*ordChain, ns int) *Traces {
-	every := (ns + maxTracePoints - 1) / maxTracePoints
-	t := &Traces{Every: every, Alpha: make(map[string][][]float64, md.nl)}
+func traces(data *Data, md *ordModel, chains []*ordChain, ns int) *multirater.Traces {
+	every := (ns + mcmc.MaxTracePoints - 1) / mcmc.MaxTracePoints
+	t := &multirater.Traces{Every: every, Alpha: make(map[string][][]float64, md.nl)}
 	for l := 0; l < md.nl; l++ {
 		per := make([][]float64, len(chains))
 		for c, ch := range chains {
 			for i := 0; i < ns; i += every {
-				per[c] = append(per[c], round7(ch.drawAlpha[l][i]))
+				per[c] = append(per[c], mcmc.Round7(ch.drawAlpha[l][i]))
 			}
 		}
 		t.Alpha[data.RaterIDs[l]] = per
@@ -544,63 +469,14 @@ func moveStats(chains []*ordChain) map[string]float64 {
 		return m
 	}
 	if cg > 0 {
-		m["cg_iterations_per_sweep"] = round6(float64(cg) / float64(sweeps))
+		m["cg_iterations_per_sweep"] = mcmc.Round6(float64(cg) / float64(sweeps))
 	}
 	if slices > 0 {
-		m["slice_evaluations_per_step"] = round6(float64(evals) / float64(slices))
-		m["scale_move_mean_abs_log"] = round6(scale / float64(sweeps))
+		m["slice_evaluations_per_step"] = mcmc.Round6(float64(evals) / float64(slices))
+		m["scale_move_mean_abs_log"] = mcmc.Round6(scale / float64(sweeps))
 		if loc > 0 {
-			m["location_move_mean_abs"] = round6(loc / float64(sweeps))
+			m["location_move_mean_abs"] = mcmc.Round6(loc / float64(sweeps))
 		}
 	}
 	return m
-}
-
-// round6 rounds to 6 significant digits, round7 to 7, for compact JSON.
-func round6(x float64) float64 { return roundSig(x, 6) }
-func round7(x float64) float64 { return roundSig(x, 7) }
-
-func roundSig(x float64, digits int) float64 {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	e := math.Floor(math.Log10(math.Abs(x)))
-	p := math.Pow(10, float64(digits-1)-e)
-	if math.IsInf(p, 0) || p == 0 {
-		return x
-	}
-	return math.Round(x*p) / p
-}
-
-// parallelFor calls f(i) for i in [0, n) on GOMAXPROCS goroutines. Results
-// must be written to positions owned by i so that they do not depend on
-// scheduling.
-func parallelFor(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	var next int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= int64(n) {
-					return
-				}
-				f(int(i))
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -1,37 +1,31 @@
-package multirater
+package ordinal
 
 import (
+	"concord/multirater"
 	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 )
 
-// Rating is one observed rating: rater Rater gave item Item the level with
-// index Level (0 is the lowest level). Item and Rater index the id lists of
-// the data.
-type Rating struct {
-	Item, Rater, Level int
-}
-
 // OrdinalData are the inputs of FitOrdinal: N items, L raters, K ordered
 // levels and the observed ratings. Raters rate any subset of the items
 // (Rogers et al. sec. 2.5); items nobody rated are part of the Gaussian
 // process and are predicted.
-type OrdinalData struct {
+type Data struct {
 	// ItemIDs names the N items, RaterIDs the L raters and Levels the K
 	// level codes, lowest first. They label the result.
 	ItemIDs  []string
 	RaterIDs []string
 	Levels   []string
 	// Ratings are the observations, at most one per (item, rater).
-	Ratings []Rating
+	Ratings []multirater.Rating
 	// Cov is the N×N prior covariance C of the latent consensus (Rogers et
 	// al. sec. 2.2), e.g. from a kernel.Kernel's GramTo; nil means the identity
 	// (no covariates). It must be positive semidefinite; it may be
@@ -41,91 +35,12 @@ type OrdinalData struct {
 	Kernel string
 }
 
-// Identifiability says how the scale and location of the latent scale are
-// pinned down (Rogers et al. sec. 2.1.1).
-type Identifiability int
-
-const (
-	// Weak fixes no parameter; the proper priors on precisions and
-	// thresholds make the posterior identifiable.
-	Weak Identifiability = iota
-	// Strong fixes the reference rater's precision at 1 and first
-	// threshold at 0. The other parameters get vague proper priors by
-	// default (Lambda = 0.1, SigmaB = 10): the paper's "fixed"
-	// configuration used improper ones (Gamma(0, 0), flat thresholds), which
-	// leave the posterior improper (a rater whose labels are consistent
-	// with the consensus can have an unbounded precision, and flat
-	// thresholds let a rater's scale grow without bound).
-	Strong
-	// Both fixes the reference rater as Strong does and keeps the
-	// informative priors of Weak (the paper's recommendation, sec. 3.1).
-	Both
-)
-
-func (i Identifiability) String() string {
-	switch i {
-	case Weak:
-		return "weak"
-	case Strong:
-		return "strong"
-	case Both:
-		return "both"
-	}
-	return fmt.Sprintf("Identifiability(%d)", int(i))
-}
-
-// ParseIdentifiability reads "weak", "strong" or "both" ("" means weak).
-func ParseIdentifiability(s string) (Identifiability, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "weak":
-		return Weak, nil
-	case "strong":
-		return Strong, nil
-	case "both":
-		return Both, nil
-	}
-	return 0, fmt.Errorf("unknown identifiability %q (expected weak, strong or both)", s)
-}
-
-// Sampler selects the Markov chain of FitOrdinal.
-type Sampler int
-
-const (
-	// DefaultSampler adds to the paper's Gibbs sweep moves that leave the
-	// same posterior invariant but mix much faster (see FitOrdinal).
-	DefaultSampler Sampler = iota
-	// PaperSampler is the plain Gibbs sampler of Rogers et al. appendix
-	// A.1, kept for fidelity.
-	PaperSampler
-)
-
-func (s Sampler) String() string {
-	switch s {
-	case DefaultSampler:
-		return "default"
-	case PaperSampler:
-		return "paper"
-	}
-	return fmt.Sprintf("Sampler(%d)", int(s))
-}
-
-// ParseSampler reads "default" or "paper" ("" means default).
-func ParseSampler(s string) (Sampler, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "default":
-		return DefaultSampler, nil
-	case "paper":
-		return PaperSampler, nil
-	}
-	return 0, fmt.Errorf("unknown sampler %q (expected default or paper)", s)
-}
-
 // OrdinalOptions control FitOrdinal. The zero value means the defaults
 // given for each field.
-type OrdinalOptions struct {
-	MCMC
-	Sampler         Sampler
-	Identifiability Identifiability
+type Options struct {
+	mcmc.Settings
+	Sampler         mcmc.Sampler
+	Identifiability multirater.Identifiability
 	// RefRater is the id of the reference rater of Strong and Both
 	// identifiability; "" means the rater with the most ratings (the first
 	// such).
@@ -151,53 +66,45 @@ type OrdinalOptions struct {
 	KeepDraws int
 	// Progress, when set, is called with the fit's progress about twice a
 	// second, from a goroutine of FitOrdinal.
-	Progress func(Progress)
+	Progress func(multirater.Progress)
 }
-
-// Default option values.
-const (
-	DefaultFlagThreshold = 0.05
-	DefaultMaxRhat       = 1.01
-	DefaultMinESS        = 400
-	DefaultKeepDraws     = 500
-)
 
 // WithDefaults returns the options with zero fields replaced by their
 // documented defaults (the family's own; callers never restate them).
-func (o OrdinalOptions) WithDefaults() OrdinalOptions {
-	o.MCMC = o.MCMC.WithDefaults()
+func (o Options) WithDefaults() Options {
+	o.Settings = o.Settings.WithDefaults()
 	if o.V == 0 {
 		o.V = 1
 	}
 	if o.Lambda == 0 {
 		o.Lambda = 1
-		if o.Identifiability == Strong {
+		if o.Identifiability == multirater.Strong {
 			o.Lambda = 0.1
 		}
 	}
 	if o.SigmaB == 0 {
 		o.SigmaB = 1
-		if o.Identifiability == Strong {
+		if o.Identifiability == multirater.Strong {
 			o.SigmaB = 10
 		}
 	}
 	if o.FlagThreshold == 0 {
-		o.FlagThreshold = DefaultFlagThreshold
+		o.FlagThreshold = multirater.DefaultFlagThreshold
 	}
 	if o.MaxRhat == 0 {
-		o.MaxRhat = DefaultMaxRhat
+		o.MaxRhat = multirater.DefaultMaxRhat
 	}
 	if o.MinESS == 0 {
-		o.MinESS = DefaultMinESS
+		o.MinESS = multirater.DefaultMinESS
 	}
 	if o.KeepDraws == 0 {
-		o.KeepDraws = DefaultKeepDraws
+		o.KeepDraws = multirater.DefaultKeepDraws
 	}
 	return o
 }
 
-func (o OrdinalOptions) check() {
-	o.MCMC.check()
+func (o Options) check() {
+	o.Settings.Check()
 	pos := func(name string, v float64) {
 		if !(v > 0) || math.IsInf(v, 1) {
 			panic(fmt.Sprintf("multirater: %s = %v must be positive and finite", name, v))
@@ -214,12 +121,12 @@ func (o OrdinalOptions) check() {
 		panic("multirater: negative MinESS or KeepDraws")
 	}
 	switch o.Sampler {
-	case DefaultSampler, PaperSampler:
+	case mcmc.DefaultSampler, mcmc.PaperSampler:
 	default:
 		panic(fmt.Sprintf("multirater: unknown sampler %d", int(o.Sampler)))
 	}
 	switch o.Identifiability {
-	case Weak, Strong, Both:
+	case multirater.Weak, multirater.Strong, multirater.Both:
 	default:
 		panic(fmt.Sprintf("multirater: unknown identifiability %d", int(o.Identifiability)))
 	}
@@ -282,7 +189,7 @@ func (o OrdinalOptions) check() {
 // (indices out of range, K < 2, malformed options) panic; problems with the
 // data (no ratings, duplicate ratings, a rater without ratings, a kernel
 // matrix that is not positive semidefinite) return an error.
-func FitOrdinal(ctx context.Context, data *OrdinalData, opts OrdinalOptions) (*FitResult, error) {
+func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, error) {
 	start := time.Now()
 	opts = opts.WithDefaults()
 	opts.check()
@@ -290,29 +197,29 @@ func FitOrdinal(ctx context.Context, data *OrdinalData, opts OrdinalOptions) (*F
 	if err != nil {
 		return nil, err
 	}
-	mc := opts.MCMC
+	mc := opts.Settings
 	chains := make([]*ordChain, mc.Chains)
-	cs := make([]chainSampler, mc.Chains)
+	cs := make([]mcmc.Chain, mc.Chains)
 	for c := range chains {
 		chains[c] = newOrdChain(md, mc.Seed, c, mc.Samples)
 		cs[c] = chains[c]
 	}
 	const samplingWork = 0.95
-	st, err := runChains(ctx, mc, cs, opts.Progress, start, samplingWork)
+	st, err := mcmc.Run(ctx, mc, cs, opts.Progress, start, samplingWork)
 	if err != nil {
 		return nil, err
 	}
 	if opts.Progress != nil {
-		opts.Progress(Progress{Fraction: samplingWork, Elapsed: time.Since(start), Phase: "summarising"})
+		opts.Progress(multirater.Progress{Fraction: samplingWork, Elapsed: time.Since(start), Phase: "summarising"})
 	}
 	res := summariseOrdinal(data, md, opts, chains)
-	res.Diagnostics.SamplingSeconds = st.sampling.Seconds()
+	res.Diagnostics.SamplingSeconds = st.Sampling.Seconds()
 	total := float64(mc.Burnin + mc.Samples*mc.Thin)
-	res.Diagnostics.SweepsPerSecond = total / st.sampling.Seconds()
+	res.Diagnostics.SweepsPerSecond = total / st.Sampling.Seconds()
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
-	setEngineDiagnostics(&res.Diagnostics, int(total))
+	mcmc.SetEngineDiagnostics(&res.Diagnostics, int(total))
 	if opts.Progress != nil {
-		opts.Progress(Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
 	}
 	return res, nil
 }
@@ -375,8 +282,8 @@ type ordModel struct {
 	precBlock  int
 	raterBlock [][]float64
 	f          *gp.Factor
-	sampler    Sampler
-	ident      Identifiability
+	sampler    mcmc.Sampler
+	ident      multirater.Identifiability
 	// ref is the reference rater (-1 under Weak).
 	ref            int
 	v, lam, invS2  float64
@@ -402,7 +309,7 @@ func (md *ordModel) alphaFixed(l int) bool { return l == md.ref }
 
 func (md *ordModel) bFixed(l, j int) bool { return l == md.ref && j == 1 }
 
-func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
+func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
 	if n == 0 || nl == 0 {
 		panic("multirater: OrdinalData has no items or no raters")
@@ -421,7 +328,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 	if data.Cov != nil && data.Cov.SymmetricDim() != n {
 		panic(fmt.Sprintf("multirater: Cov is %d×%d, want %d×%d", data.Cov.SymmetricDim(), data.Cov.SymmetricDim(), n, n))
 	}
-	rs := append([]Rating(nil), data.Ratings...)
+	rs := append([]multirater.Rating(nil), data.Ratings...)
 	sort.Slice(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
 		if a.Rater != b.Rater {
@@ -493,7 +400,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 		fill[it]++
 	}
 	md.complete = len(rs) == n*nl
-	if opts.Identifiability != Weak {
+	if opts.Identifiability != multirater.Weak {
 		md.ref = refRater(data, opts.RefRater, perRater)
 		if md.ref < 0 {
 			return nil, fmt.Errorf("multirater: reference rater %q is not one of the raters", opts.RefRater)
@@ -511,7 +418,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 			}
 		}
 	}
-	md.locationMove = opts.Sampler == DefaultSampler && opts.Identifiability == Weak
+	md.locationMove = opts.Sampler == mcmc.DefaultSampler && opts.Identifiability == multirater.Weak
 	if data.Cov == nil {
 		md.f = gp.IdentityFactor(n)
 	} else {
@@ -528,7 +435,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 			rated++
 		}
 	}
-	md.collapse = md.f.Diag && opts.Sampler == DefaultSampler && float64(len(rs)) < collapseRatingsPerItem*float64(rated)
+	md.collapse = md.f.Diag && opts.Sampler == mcmc.DefaultSampler && float64(len(rs)) < collapseRatingsPerItem*float64(rated)
 	if md.collapse {
 		md.groupItems()
 	}
@@ -561,7 +468,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 		dmax *= opts.V / opts.Lambda // prior mean precision per rating
 		// At most maxPrecBlock, and at most 2^22 numbers in the per-rater
 		// blocks.
-		limit := min(maxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(nl))))
+		limit := min(gp.MaxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(nl))))
 		kb := 0
 		for kb < r && kb < limit && md.f.Lam[kb]*dmax >= 0.5 {
 			kb++
@@ -592,7 +499,7 @@ func newOrdModel(data *OrdinalData, opts OrdinalOptions) (*ordModel, error) {
 			md.openRank++
 		}
 	}
-	if opts.Sampler == DefaultSampler && (md.f.Diag || md.openRank <= maxOpenRank) {
+	if opts.Sampler == mcmc.DefaultSampler && (md.f.Diag || md.openRank <= maxOpenRank) {
 		md.openMove = true
 		// The latent values that the move shifts with m: every
 		// unbounded-level rating for a diagonal C; for a non-diagonal C only
@@ -695,13 +602,9 @@ func (md *ordModel) groupItems() {
 	}
 }
 
-// maxPrecBlock bounds the exactly preconditioned block of the conjugate
-// gradient sampler.
-const maxPrecBlock = 256
-
 // refRater returns the index of the rater named id, or of the rater with the
 // most ratings when id is empty; -1 when id names no rater.
-func refRater(data *OrdinalData, id string, perRater []int) int {
+func refRater(data *Data, id string, perRater []int) int {
 	if id == "" {
 		best := 0
 		for l, c := range perRater {

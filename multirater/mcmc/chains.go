@@ -1,6 +1,7 @@
-package multirater
+package mcmc
 
 import (
+	"concord/multirater"
 	"concord/multirater/diag"
 	"context"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 
 // MCMC settings shared by the Gibbs samplers. The zero value means the
 // defaults given for each field.
-type MCMC struct {
+type Settings struct {
 	// Chains is the number of chains, run in parallel goroutines; 0 means 4.
 	Chains int
 	// Samples is the number of draws kept per chain; 0 means 2000.
@@ -38,7 +39,7 @@ const (
 )
 
 // WithDefaults returns m with zero fields replaced by their defaults.
-func (m MCMC) WithDefaults() MCMC {
+func (m Settings) WithDefaults() Settings {
 	if m.Chains == 0 {
 		m.Chains = DefaultChains
 	}
@@ -57,7 +58,8 @@ func (m MCMC) WithDefaults() MCMC {
 	return m
 }
 
-func (m MCMC) check() {
+// Check panics on settings no sampler can run (after WithDefaults).
+func (m Settings) Check() {
 	if m.Chains < 1 || m.Samples < 1 || m.Thin < 1 {
 		panic(fmt.Sprintf("multirater: invalid MCMC settings %+v (need chains, samples, thin >= 1)", m))
 	}
@@ -66,46 +68,29 @@ func (m MCMC) check() {
 	}
 }
 
-// Progress reports how far a fit has got. The samplers call the progress
-// callback about twice a second while sampling, once when the chains are done
-// and once when the result is ready.
-type Progress struct {
-	// Fraction of the work done, 0..1.
-	Fraction float64
-	// Elapsed is the time since the fit started; ETA estimates the time
-	// left (0 when unknown).
-	Elapsed time.Duration
-	ETA     time.Duration
-	// MaxRhat is the current maximum split R-hat of the rater precisions
-	// over the draws kept so far (0 until every chain has kept 8 draws).
-	MaxRhat float64
-	// Phase is "burn-in", "sampling", "summarising" or "done".
-	Phase string
-}
-
 // chainSampler is one Markov chain driven by runChains.
-type chainSampler interface {
+type Chain interface {
 	// sweep advances the chain by one iteration; warmup is true during
 	// the burn-in, when the sampler may adapt its tuning.
-	sweep(warmup bool) error
+	Sweep(warmup bool) error
 	// endWarmup is called once, after the last burn-in sweep; tuning is
 	// frozen from then on so that the kept draws come from a fixed Markov
 	// kernel.
-	endWarmup()
+	EndWarmup()
 	// record stores the current state as kept draw i.
-	record(i int)
+	Record(i int)
 	// monitored returns the series watched for the live R-hat (one slice
 	// of length Samples per parameter, filled up to the kept draws).
-	monitored() [][]float64
+	Monitored() [][]float64
 }
 
 // chainRunStats describes a runChains call.
-type chainRunStats struct {
-	sampling time.Duration
+type RunStats struct {
+	Sampling time.Duration
 }
 
 // newChainRand returns the generator of chain c: PCG seeded with (seed, c).
-func newChainRand(seed uint64, c int) (*rand.Rand, *rand.PCG) {
+func NewChainRand(seed uint64, c int) (*rand.Rand, *rand.PCG) {
 	src := rand.NewPCG(seed, uint64(c))
 	return rand.New(src), src
 }
@@ -116,9 +101,9 @@ const progressEvery = 500 * time.Millisecond
 // runChains runs the chains in parallel, one goroutine each, until every
 // chain has kept m.Samples draws, ctx is cancelled (then the context's error
 // is returned within one sweep of each chain) or a chain fails.
-// work is the fraction of the whole fit the sampling accounts for, for the
+// work is the fraction of the whole fit the Sampling accounts for, for the
 // progress reports; start is when the fit started.
-func runChains(ctx context.Context, m MCMC, chains []chainSampler, progress func(Progress), start time.Time, work float64) (chainRunStats, error) {
+func Run(ctx context.Context, m Settings, chains []Chain, progress func(multirater.Progress), start time.Time, work float64) (RunStats, error) {
 	nc := len(chains)
 	total := m.Burnin + m.Samples*m.Thin
 	done := make([]atomic.Int64, nc)
@@ -144,16 +129,16 @@ func runChains(ctx context.Context, m MCMC, chains []chainSampler, progress func
 					return
 				}
 				warm := it < m.Burnin
-				if err := ch.sweep(warm); err != nil {
+				if err := ch.Sweep(warm); err != nil {
 					errs[c] = err
 					stop.Store(true)
 					return
 				}
 				if it == m.Burnin-1 {
-					ch.endWarmup()
+					ch.EndWarmup()
 				}
 				if !warm && (it-m.Burnin+1)%m.Thin == 0 {
-					ch.record(k)
+					ch.Record(k)
 					k++
 					kept[c].Store(int64(k))
 				}
@@ -161,7 +146,7 @@ func runChains(ctx context.Context, m MCMC, chains []chainSampler, progress func
 			}
 			if m.Burnin == 0 {
 				// endWarmup was never called.
-				ch.endWarmup()
+				ch.EndWarmup()
 			}
 		}(c)
 	}
@@ -174,7 +159,7 @@ func runChains(ctx context.Context, m MCMC, chains []chainSampler, progress func
 	if progress != nil {
 		mon = make([][][]float64, nc)
 		for c, ch := range chains {
-			mon[c] = ch.monitored()
+			mon[c] = ch.Monitored()
 		}
 	}
 	report := func() {
@@ -188,7 +173,7 @@ func runChains(ctx context.Context, m MCMC, chains []chainSampler, progress func
 			minKept = min(minKept, kept[c].Load())
 		}
 		frac := float64(sum) / float64(total*nc)
-		p := Progress{Fraction: work * frac, Elapsed: time.Since(start), Phase: "sampling"}
+		p := multirater.Progress{Fraction: work * frac, Elapsed: time.Since(start), Phase: "sampling"}
 		if frac < 1 && sum < int64(m.Burnin*nc) {
 			p.Phase = "burn-in"
 		}
@@ -219,7 +204,7 @@ loop:
 			report()
 		}
 	}
-	st := chainRunStats{sampling: time.Since(t0)}
+	st := RunStats{Sampling: time.Since(t0)}
 	for _, e := range errs {
 		if e != nil {
 			return st, e
@@ -255,6 +240,6 @@ func liveMaxRhat(mon [][][]float64, n int) float64 {
 
 // setEngineDiagnostics fills the engine-neutral part of an MCMC fit's
 // diagnostics; sweeps is the number of sweeps per chain.
-func setEngineDiagnostics(d *Diagnostics, sweeps int) {
-	d.Engine = &EngineDiagnostics{Name: EngineGibbs, Iterations: sweeps}
+func SetEngineDiagnostics(d *multirater.Diagnostics, sweeps int) {
+	d.Engine = &multirater.EngineDiagnostics{Name: multirater.EngineGibbs, Iterations: sweeps}
 }

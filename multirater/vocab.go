@@ -1,0 +1,107 @@
+package multirater
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Rating is one observed rating: rater Rater gave item Item the level with
+// index Level (0 is the lowest level). Item and Rater index the id lists of
+// the data.
+type Rating struct {
+	Item, Rater, Level int
+}
+
+// Identifiability says how the scale and location of the latent scale are
+// pinned down (Rogers et al. sec. 2.1.1).
+type Identifiability int
+
+// ParseIdentifiability reads "weak", "strong" or "both" ("" means weak).
+func ParseIdentifiability(s string) (Identifiability, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "weak":
+		return Weak, nil
+	case "strong":
+		return Strong, nil
+	case "both":
+		return Both, nil
+	}
+	return 0, fmt.Errorf("unknown identifiability %q (expected weak, strong or both)", s)
+}
+
+func (i Identifiability) String() string {
+	switch i {
+	case Weak:
+		return "weak"
+	case Strong:
+		return "strong"
+	case Both:
+		return "both"
+	}
+	return fmt.Sprintf("Identifiability(%d)", int(i))
+}
+
+const (
+	// Weak fixes no parameter; the proper priors on precisions and
+	// thresholds make the posterior identifiable.
+	Weak Identifiability = iota
+	// Strong fixes the reference rater's precision at 1 and first
+	// threshold at 0. The other parameters get vague proper priors by
+	// default (Lambda = 0.1, SigmaB = 10): the paper's "fixed"
+	// configuration used improper ones (Gamma(0, 0), flat thresholds), which
+	// leave the posterior improper (a rater whose labels are consistent
+	// with the consensus can have an unbounded precision, and flat
+	// thresholds let a rater's scale grow without bound).
+	Strong
+	// Both fixes the reference rater as Strong does and keeps the
+	// informative priors of Weak (the paper's recommendation, sec. 3.1).
+	Both
+)
+
+// Defaults every model family shares.
+const (
+	// DefaultFlagThreshold is the posterior predictive probability below
+	// which a label is flagged.
+	DefaultFlagThreshold = 0.05
+	// DefaultKeepDraws bounds the joint posterior draws kept in a result.
+	DefaultKeepDraws = 500
+	// DefaultMaxRhat and DefaultMinESS are the convergence limits of an
+	// MCMC fit's verdict (split R-hat below, bulk ESS at least).
+	DefaultMaxRhat = 1.01
+	DefaultMinESS  = 400
+)
+
+// DataError is a problem with the data of a fit, as opposed to a caller's
+// mistake (which panics): no ratings, a rating given twice, a rater without
+// ratings, an unknown reference rater, a kernel matrix that is not positive
+// semidefinite. Msg says what is wrong without the package prefix, for
+// users; Error adds it. Use errors.As to tell a DataError from other
+// failures.
+type DataError struct {
+	Msg string
+}
+
+func (e *DataError) Error() string { return "multirater: " + e.Msg }
+
+// DataErrorf returns a *DataError with the formatted message.
+func DataErrorf(format string, args ...any) error {
+	return &DataError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Progress reports how far a fit has got. The samplers call the progress
+// callback about twice a second while sampling, once when the chains are done
+// and once when the result is ready.
+type Progress struct {
+	// Fraction of the work done, 0..1.
+	Fraction float64
+	// Elapsed is the time since the fit started; ETA estimates the time
+	// left (0 when unknown).
+	Elapsed time.Duration
+	ETA     time.Duration
+	// MaxRhat is the current maximum split R-hat of the rater precisions
+	// over the draws kept so far (0 until every chain has kept 8 draws).
+	MaxRhat float64
+	// Phase is "burn-in", "sampling", "summarising" or "done".
+	Phase string
+}
