@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -308,20 +310,9 @@ func majorityGoldAccuracy(rep *reports.Report) float64 {
 		if it.Gold == "" || len(it.Labels) == 0 {
 			continue
 		}
-		count := map[string]int{}
-		best := 0
-		for _, v := range it.Labels {
-			count[v]++
-			best = max(best, count[v])
-		}
-		var tied []string
-		for v, c := range count {
-			if c == best {
-				tied = append(tied, v)
-			}
-		}
+		tied := raters.Plurality(slices.Collect(maps.Values(it.Labels)), nil)
 		n++
-		if count[it.Gold] == best {
+		if slices.Contains(tied, it.Gold) {
 			hits += 1 / float64(len(tied))
 		}
 	}
