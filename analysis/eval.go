@@ -14,6 +14,7 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/raters"
 	"concord/textfeat"
 )
 
@@ -464,21 +465,12 @@ func majorityLabels(ds *annotations.Dataset, byItem map[string][]annotations.Lab
 			}
 			continue
 		}
-		cnt := map[string]int{}
-		for _, l := range ls {
-			cnt[l.Value]++
+		values := make([]string, len(ls))
+		for i, l := range ls {
+			values[i] = l.Value
 		}
-		best, bestN, tie := "", 0, false
-		for _, c := range codes {
-			switch n := cnt[c]; {
-			case n > bestN:
-				best, bestN, tie = c, n, false
-			case n == bestN && n > 0:
-				tie = true
-			}
-		}
-		if best != "" && !tie {
-			out[id] = best
+		if won := raters.Plurality(values, codes); len(won) == 1 {
+			out[id] = won[0]
 		}
 	}
 	return out

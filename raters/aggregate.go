@@ -2,6 +2,7 @@ package raters
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -73,6 +74,54 @@ type RaterQuality struct {
 	Confusion [][]float64 `json:"confusion,omitempty"`
 }
 
+// Modes returns the classes with the most votes, lowest first, counts[k]
+// being the votes for class k; nil when no class has a vote. One class is a
+// clear majority (plurality), more a tie that the caller breaks by its own
+// rule (MajorityVote's, or none).
+func Modes(counts []int) []int {
+	best := 0
+	for _, x := range counts {
+		best = max(best, x)
+	}
+	if best == 0 {
+		return nil
+	}
+	var tied []int
+	for k, x := range counts {
+		if x == best {
+			tied = append(tied, k)
+		}
+	}
+	return tied
+}
+
+// Plurality returns the labels with the most votes among labels, by Modes:
+// counting only the labels that are levels, in the order of levels, or
+// when levels is nil every label, in sorted order. It is nil when no label
+// counts.
+func Plurality(labels []string, levels []string) []string {
+	if levels == nil {
+		levels = append([]string(nil), labels...)
+		sort.Strings(levels)
+		levels = slices.Compact(levels)
+	}
+	index := make(map[string]int, len(levels))
+	for k, l := range levels {
+		index[l] = k
+	}
+	counts := make([]int, len(levels))
+	for _, l := range labels {
+		if k, ok := index[l]; ok {
+			counts[k]++
+		}
+	}
+	var out []string
+	for _, k := range Modes(counts) {
+		out = append(out, levels[k])
+	}
+	return out
+}
+
 // MajorityVote returns each item's most frequent rating. Probs are the vote
 // shares and Score their expected category value. Ties are broken
 // deterministically: among the classes with the most votes on an item, the
@@ -105,16 +154,7 @@ func MajorityVote(r *Ratings) *Consensus {
 		}
 		it := ItemConsensus{Class: -1, Score: math.NaN(), N: n}
 		if n > 0 {
-			best := 0
-			for _, x := range counts {
-				best = max(best, x)
-			}
-			var tied []int
-			for k, x := range counts {
-				if x == best {
-					tied = append(tied, k)
-				}
-			}
+			tied := Modes(counts)
 			win := tied[0]
 			for _, k := range tied[1:] {
 				if total[k] > total[win] {

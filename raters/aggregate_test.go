@@ -3,6 +3,7 @@ package raters
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -135,5 +136,27 @@ func TestRatingsPanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+func TestModesAndPlurality(t *testing.T) {
+	if got := Modes([]int{2, 0, 2, 1}); !reflect.DeepEqual(got, []int{0, 2}) {
+		t.Errorf("Modes = %v", got)
+	}
+	if got := Modes([]int{0, 0}); got != nil {
+		t.Errorf("Modes without votes = %v", got)
+	}
+	labels := []string{"b", "x", "a", "b", "x", "x"}
+	if got := Plurality(labels, []string{"a", "b"}); !reflect.DeepEqual(got, []string{"b"}) {
+		t.Errorf("Plurality over levels = %v (labels that are no level do not count)", got)
+	}
+	if got := Plurality(labels, nil); !reflect.DeepEqual(got, []string{"x"}) {
+		t.Errorf("Plurality of every label = %v", got)
+	}
+	if got := Plurality([]string{"b", "a"}, nil); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Errorf("tie = %v, want sorted", got)
+	}
+	if got := Plurality([]string{"c"}, []string{"a", "b"}); got != nil {
+		t.Errorf("no counted label = %v", got)
 	}
 }

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"reflect"
 	"strings"
@@ -277,30 +279,41 @@ func raterIDs(f *Fit) string {
 	return strings.Join(s, ",")
 }
 
-// TestJSONFieldIndex checks the lookup that picks up the classification
-// fields of a FitResult by their JSON names.
-func TestJSONFieldIndex(t *testing.T) {
-	type inner struct {
-		ClassProbs map[string]float64 `json:"class_probs,omitempty"`
+// TestFitFromResultClasses checks that FitFromResult reads the class
+// fields of a FitResult as ReadFit reads them from its JSON (it replaced a
+// reflection lookup of the fields by JSON name, whose test this was).
+func TestFitFromResultClasses(t *testing.T) {
+	res := &multirater.FitResult{
+		Schema: multirater.FitSchema, Model: multirater.ModelSettings{Model: "classification"}, Levels: []string{"a", "b"},
+		Items: []multirater.ItemResult{
+			{ID: "x", Class: "b", ClassProbs: map[string]float64{"a": 0.25, "b": 0.75}},
+			{ID: "y", Class: "a", ClassProbs: map[string]float64{"a": 1}},
+			{ID: "z"},
+		},
 	}
-	type outer struct {
-		ID string `json:"id"`
-		inner
-		Class string `json:"class"`
-		Skip  string `json:"-"`
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ty := reflect.TypeOf(outer{})
-	if got := jsonFieldIndex(ty, "class_probs"); !reflect.DeepEqual(got, []int{1, 0}) {
-		t.Errorf("class_probs at %v", got)
+	read, err := ReadFit(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := jsonFieldIndex(ty, "class"); !reflect.DeepEqual(got, []int{2}) {
-		t.Errorf("class at %v", got)
+	got := FitFromResult(res)
+	for i := range res.Items {
+		if g, w := got.Items[i], read.Items[i]; g.Class != w.Class || !reflect.DeepEqual(g.ClassProbs, w.ClassProbs) {
+			t.Errorf("item %s: class %q %v, ReadFit has %q %v", g.ID, g.Class, g.ClassProbs, w.Class, w.ClassProbs)
+		}
 	}
-	if got := jsonFieldIndex(ty, "Skip"); got != nil {
-		t.Errorf("Skip at %v", got)
+	if !reflect.DeepEqual(got.Items[0].ClassProbs, []float64{0.25, 0.75}) || !reflect.DeepEqual(got.Items[1].ClassProbs, []float64{1, 0}) || got.Items[2].ClassProbs != nil {
+		t.Errorf("class probs %v %v %v", got.Items[0].ClassProbs, got.Items[1].ClassProbs, got.Items[2].ClassProbs)
 	}
-	if got := jsonFieldIndex(reflect.TypeOf(multirater.ItemResult{}), "grade_probs"); got == nil {
-		t.Error("grade_probs not found in multirater.ItemResult")
+	// What the JSON could not carry or name is left out, as before.
+	if p := probsOf(map[string]float64{"a": 0.5, "c": 0.5}, res.Levels); p != nil {
+		t.Errorf("unknown level read as %v", p)
+	}
+	if p := probsOf(map[string]float64{"a": math.NaN(), "b": 0.5}, res.Levels); p != nil {
+		t.Errorf("NaN read as %v", p)
 	}
 }
 

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"reflect"
+	"math"
 	"strings"
-	"sync"
 
 	"concord/annotations"
 	"concord/multirater"
@@ -68,25 +67,11 @@ func FitFromResult(res *multirater.FitResult) *Fit {
 		Raters: res.Raters, Flags: res.Flags, Traces: res.Traces, Draws: res.Draws,
 		Items: make([]FitItem, len(res.Items)),
 	}
-	probsIdx := jsonFieldIndex(reflect.TypeOf(multirater.ItemResult{}), "class_probs")
-	classIdx := jsonFieldIndex(reflect.TypeOf(multirater.ItemResult{}), "class")
 	for i := range res.Items {
 		it := &f.Items[i]
 		it.ItemResult = res.Items[i]
-		if probsIdx == nil && classIdx == nil {
-			continue
-		}
-		v := reflect.ValueOf(&res.Items[i]).Elem()
-		if probsIdx != nil {
-			if b, err := json.Marshal(v.FieldByIndex(probsIdx).Interface()); err == nil {
-				it.ClassProbs, _ = parseProbs(b, res.Levels)
-			}
-		}
-		if classIdx != nil {
-			if s, ok := v.FieldByIndex(classIdx).Interface().(string); ok {
-				it.Class = s
-			}
-		}
+		it.ClassProbs = probsOf(res.Items[i].ClassProbs, res.Levels)
+		it.Class = res.Items[i].Class
 	}
 	return f
 }
@@ -269,47 +254,23 @@ func parseProbs(b []byte, levels []string) ([]float64, error) {
 	return p, nil
 }
 
-var jsonFieldCache sync.Map // reflect.Type+name -> []int
-
-// jsonFieldIndex returns the index path of the field of struct type t that
-// encoding/json writes under name, or nil when there is none.
-func jsonFieldIndex(t reflect.Type, name string) []int {
-	type key struct {
-		t    reflect.Type
-		name string
+// probsOf is a result's class distribution (by class code) in the order of
+// levels, as parseProbs reads it from the document: nil when it is empty,
+// names an unknown level or holds a value JSON cannot carry (NaN, ±Inf).
+func probsOf(m map[string]float64, levels []string) []float64 {
+	if len(m) == 0 {
+		return nil
 	}
-	if v, ok := jsonFieldCache.Load(key{t, name}); ok {
-		return v.([]int)
-	}
-	var found []int
-	var walk func(t reflect.Type, prefix []int)
-	walk = func(t reflect.Type, prefix []int) {
-		for i := 0; i < t.NumField(); i++ {
-			sf := t.Field(i)
-			idx := append(append([]int(nil), prefix...), i)
-			tag := sf.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			tname, _, _ := strings.Cut(tag, ",")
-			if sf.Anonymous && tname == "" && sf.Type.Kind() == reflect.Struct {
-				walk(sf.Type, idx)
-				continue
-			}
-			if !sf.IsExported() {
-				continue
-			}
-			if tname == "" {
-				tname = sf.Name
-			}
-			if tname == name && (found == nil || len(idx) < len(found)) {
-				found = idx
-			}
+	for c, v := range m {
+		if indexOf(levels, c) < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
 		}
 	}
-	walk(t, nil)
-	jsonFieldCache.Store(key{t, name}, found)
-	return found
+	p := make([]float64, len(levels))
+	for i, l := range levels {
+		p[i] = m[l]
+	}
+	return p
 }
 
 func indexOf(s []string, v string) int {

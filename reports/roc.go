@@ -1,8 +1,12 @@
 package reports
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
+
+	"concord/raters"
 )
 
 // rocCurve is an ROC curve with its summary.
@@ -49,20 +53,13 @@ func rocCurves(rep *Report) []rocCurve {
 		np, nn = 0, 0
 		for i := range rep.Items {
 			ref[i] = -1
-			votes := 0
-			for _, v := range rep.Items[i].Labels {
-				switch v {
-				case posCode:
-					votes++
-				case codes[1-pos]:
-					votes--
-				}
-			}
+			won := raters.Plurality(slices.Collect(maps.Values(rep.Items[i].Labels)), codes)
 			switch {
-			case votes > 0:
+			case len(won) != 1:
+			case won[0] == posCode:
 				ref[i] = 1
 				np++
-			case votes < 0:
+			default:
 				ref[i] = 0
 				nn++
 			}

@@ -12,7 +12,7 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
-	"concord/multirater"
+	"concord/reports"
 	"concord/textfeat"
 )
 
@@ -195,120 +195,8 @@ func completeSpec(sp analysis.FitSpec) analysis.FitSpec {
 // a summary of the result and the links to its reports.
 type fitJSON struct {
 	annotations.Fit
-	Summary *fitSummary       `json:"summary,omitempty"`
-	Links   map[string]string `json:"links"`
-}
-
-// fitSummary is the headline of a done fit: its convergence, its size and
-// what it found, by model: for an ordinal fit the items per most probable
-// grade and the top of the consensus ranking, for a classification fit the
-// items per consensus class and the mean entropy of the items' class
-// distributions.
-type fitSummary struct {
-	Model      string  `json:"model"`
-	Kernel     string  `json:"kernel"`
-	Precisions string  `json:"precisions,omitempty"`
-	Converged  bool    `json:"converged"`
-	Verdict    string  `json:"verdict"`
-	MaxRhat    float64 `json:"max_rhat"`
-	MinESSBulk float64 `json:"min_ess_bulk"`
-	Seconds    float64 `json:"seconds"`
-	Items      int     `json:"items"`
-	// Predicted counts the items nobody labelled (predicted from the
-	// Gaussian process alone).
-	Predicted int `json:"predicted_items"`
-	Raters    int `json:"raters"`
-	Labels    int `json:"labels"`
-	Flags     int `json:"flags"`
-	// Grades (ordinal) and Classes (classification) count, for each level
-	// in scheme order, the items whose consensus it is and the labels
-	// that gave it.
-	Grades  []levelSummary `json:"grades,omitempty"`
-	Classes []levelSummary `json:"classes,omitempty"`
-	// Top are the first items of the consensus ranking (ordinal).
-	Top []topItem `json:"top,omitempty"`
-	// MeanEntropy is the mean entropy, in bits, of the items' consensus
-	// class distributions (classification; 0 is certain, log2 K uniform).
-	MeanEntropy *float64 `json:"mean_entropy,omitempty"`
-}
-
-// levelSummary counts one level's consensus items and labels.
-type levelSummary struct {
-	Level  string `json:"level"`
-	Name   string `json:"name,omitempty"`
-	Items  int    `json:"items"`
-	Labels int    `json:"labels"`
-}
-
-// topItem is an item at the top of the consensus ranking.
-type topItem struct {
-	ID    string  `json:"id"`
-	Rank  float64 `json:"rank"`
-	Score float64 `json:"score"`
-	Grade string  `json:"grade,omitempty"`
-}
-
-// summaryTop is how many items of the ranking a summary names.
-const summaryTop = 5
-
-// summarise makes the summary of a done fit's result; scheme names the
-// levels.
-func summarise(res *multirater.FitResult, scheme annotations.Scheme) *fitSummary {
-	d := res.Diagnostics
-	sum := &fitSummary{Model: res.Model.Model, Kernel: res.Model.Kernel, Precisions: res.Model.Precisions,
-		Converged: d.Converged, Verdict: d.Verdict, MaxRhat: d.MaxRhat, MinESSBulk: d.MinESSBulk, Seconds: d.Seconds,
-		Items: len(res.Items), Raters: len(res.Raters), Flags: len(res.Flags)}
-	levels := make([]levelSummary, len(res.Levels))
-	index := make(map[string]int, len(res.Levels))
-	for k, code := range res.Levels {
-		levels[k].Level = code
-		index[code] = k
-		if i, ok := scheme.Index(code); ok {
-			levels[k].Name = scheme.Levels[i].Name
-		}
-	}
-	for _, r := range res.Raters {
-		sum.Labels += r.NLabels
-		for k, n := range r.LevelCounts {
-			if k < len(levels) {
-				levels[k].Labels += n
-			}
-		}
-	}
-	entropy, withEntropy := 0.0, 0
-	for _, it := range res.Items {
-		if it.NLabels == 0 {
-			sum.Predicted++
-		}
-		consensus := it.Grade
-		if res.Model.Model == analysis.ModelClassification {
-			consensus = it.Class
-		}
-		if k, ok := index[consensus]; ok {
-			levels[k].Items++
-		}
-		if it.Entropy != nil {
-			entropy += *it.Entropy
-			withEntropy++
-		}
-	}
-	if res.Model.Model == analysis.ModelClassification {
-		sum.Classes = levels
-		if withEntropy > 0 {
-			m := entropy / float64(withEntropy)
-			sum.MeanEntropy = &m
-		}
-		return sum
-	}
-	sum.Grades = levels
-	rows, _ := ranking(res, len(res.Items))
-	for _, r := range rows {
-		if len(sum.Top) == summaryTop || !r.HasRank {
-			break
-		}
-		sum.Top = append(sum.Top, topItem{ID: r.ID, Rank: r.Rank, Score: r.Score, Grade: r.Grade})
-	}
-	return sum
+	Summary *reports.FitSummary `json:"summary,omitempty"`
+	Links   map[string]string   `json:"links"`
 }
 
 func (s *Server) fitView(ctx context.Context, f *annotations.Fit) fitJSON {

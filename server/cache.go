@@ -41,7 +41,7 @@ type cachedFit struct {
 	rendered map[string]*rendered
 
 	sumOnce sync.Once // makes the summary once
-	sum     *fitSummary
+	sum     *reports.FitSummary
 
 	predMu    sync.Mutex // builds the predictor once
 	predictor *analysis.Predictor
@@ -125,8 +125,8 @@ func (s *Server) result(ctx context.Context, f *annotations.Fit) (*cachedFit, er
 
 // summary returns the fit's summary, made on first use (the result and
 // project are loaded).
-func (cf *cachedFit) summary() *fitSummary {
-	cf.sumOnce.Do(func() { cf.sum = summarise(cf.res, cf.project.Scheme) })
+func (cf *cachedFit) summary() *reports.FitSummary {
+	cf.sumOnce.Do(func() { cf.sum = reports.SummariseFit(cf.res, cf.project.Scheme) })
 	return cf.sum
 }
 

@@ -17,6 +17,7 @@ import (
 	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+	"concord/reports"
 	"concord/textfeat"
 )
 
@@ -731,7 +732,7 @@ type fitPage struct {
 	Tables    []string
 	Plots     []string
 	Done      bool
-	Summary   *fitSummary
+	Summary   *reports.FitSummary
 	// Classification fits: the consensus class table, the class
 	// distribution, the raters' confusion tables against the consensus.
 	Classification  bool
@@ -776,19 +777,18 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		page.Result = res
 		page.Summary = cf.summary()
 		page.Levels = res.Levels
-		page.Raters = append([]multirater.RaterResult(nil), res.Raters...)
-		sort.SliceStable(page.Raters, func(i, j int) bool { return page.Raters[i].Precision.Mean > page.Raters[j].Precision.Mean })
-		if res.Model.Model == analysis.ModelClassification {
+		page.Raters = page.Summary.ByPrecision
+		if page.Summary.Shape == multirater.OutputClasses {
 			page.Classification = true
 			page.FixedPrecisions = res.Model.Precisions == analysis.PrecisionsFixed || res.Model.Precisions == analysis.PrecisionsFixedFull
 			page.Consensus, page.Truncated = consensusClasses(res, maxRankingRows)
-			page.ClassDist = classDistribution(res, page.Summary)
+			page.ClassDist = classDistribution(page.Summary)
 			page.Confusions, page.ConfusionsLeft = confusions(res, maxConfusionRaters)
 			if !page.FixedPrecisions {
 				page.Chart = precisionChart(page.Raters, agreementNote)
 			}
 		} else {
-			page.Ranking, page.Truncated = ranking(res, maxRankingRows)
+			page.Ranking, page.Truncated = ranking(res, page.Summary, maxRankingRows)
 			page.Chart = precisionChart(page.Raters, nil)
 			page.Thresh = thresholdChart(res)
 		}

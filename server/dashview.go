@@ -12,6 +12,7 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/reports"
 )
 
 // Rows the fit page shows; the downloads hold everything.
@@ -116,15 +117,14 @@ type rankRow struct {
 	Predicted               bool
 }
 
-// ranking returns the consensus ranking (by expected rank), at most max
-// rows, and how many were left out.
-func ranking(res *multirater.FitResult, max int) ([]rankRow, int) {
-	rows := make([]rankRow, 0, len(res.Items))
-	raterOrder := make([]string, len(res.Raters))
-	for i, r := range res.Raters {
-		raterOrder[i] = r.ID
-	}
-	for _, it := range res.Items {
+// ranking returns the consensus ranking (by expected rank, the summary's
+// order), at most max rows, and how many were left out.
+func ranking(res *multirater.FitResult, sum *reports.FitSummary, max int) ([]rankRow, int) {
+	rows := make([]rankRow, 0, min(len(sum.Ranking), max))
+	for _, it := range sum.Ranking {
+		if len(rows) == max {
+			break
+		}
 		r := rankRow{ID: it.ID, Grade: it.Grade, NLabels: it.NLabels, Predicted: it.NLabels == 0}
 		if it.Rank != nil {
 			r.HasRank, r.Rank, r.RankLo, r.RankHi = true, it.Rank.Mean, it.Rank.Q025, it.Rank.Q975
@@ -133,25 +133,22 @@ func ranking(res *multirater.FitResult, max int) ([]rankRow, int) {
 			r.HasScore, r.Score, r.ScoreLo, r.ScoreHi = true, it.Score.Mean, it.Score.Q025, it.Score.Q975
 		}
 		r.GradeProb = it.GradeProbs[it.Grade]
-		var parts []string
-		for _, id := range raterOrder {
-			if v, ok := it.Labels[id]; ok {
-				parts = append(parts, id+": "+v)
-			}
-		}
-		r.Labels = strings.Join(parts, ", ")
+		r.Labels = raterLabels(res, it)
 		rows = append(rows, r)
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].HasRank != rows[j].HasRank {
-			return rows[i].HasRank
+	return rows, len(sum.Ranking) - len(rows)
+}
+
+// raterLabels lists an item's labels by rater, in the result's rater
+// order ("r1: 2, r3: 1").
+func raterLabels(res *multirater.FitResult, it *multirater.ItemResult) string {
+	var parts []string
+	for _, r := range res.Raters {
+		if v, ok := it.Labels[r.ID]; ok {
+			parts = append(parts, r.ID+": "+v)
 		}
-		return rows[i].Rank < rows[j].Rank
-	})
-	if len(rows) > max {
-		return rows[:max], len(rows) - max
 	}
-	return rows, 0
+	return strings.Join(parts, ", ")
 }
 
 // svgText escapes text for SVG.
@@ -307,24 +304,15 @@ func consensusClasses(res *multirater.FitResult, limit int) ([]classRow, int) {
 	for k, l := range res.Levels {
 		order[l] = k
 	}
-	raterOrder := make([]string, len(res.Raters))
-	for i, r := range res.Raters {
-		raterOrder[i] = r.ID
-	}
 	rows := make([]classRow, 0, len(res.Items))
-	for _, it := range res.Items {
+	for i := range res.Items {
+		it := &res.Items[i]
 		r := classRow{ID: it.ID, Class: it.Class, Prob: it.ClassProbs[it.Class], NLabels: it.NLabels, Predicted: it.NLabels == 0}
 		if it.Entropy != nil {
 			r.Entropy, r.HasEntr = *it.Entropy, true
 		}
 		r.Probs = distribution(res.Levels, it.ClassProbs, 4)
-		var parts []string
-		for _, id := range raterOrder {
-			if v, ok := it.Labels[id]; ok {
-				parts = append(parts, id+": "+v)
-			}
-		}
-		r.Labels = strings.Join(parts, ", ")
+		r.Labels = raterLabels(res, it)
 		rows = append(rows, r)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
@@ -369,18 +357,14 @@ type classDist struct {
 }
 
 // classDistribution lists, per class, the items whose consensus class it
-// is and the labels that gave it (from the fit's summary), and the mean
-// consensus probability of the class over the items.
-func classDistribution(res *multirater.FitResult, sum *fitSummary) []classDist {
+// is and the labels that gave it, and the mean consensus probability of
+// the class over the items (from the fit's summary).
+func classDistribution(sum *reports.FitSummary) []classDist {
 	out := make([]classDist, len(sum.Classes))
 	for k, c := range sum.Classes {
 		out[k] = classDist{Code: c.Level, Name: c.Name, Items: c.Items, Labels: c.Labels,
-			ItemsPct: 100 * float64(c.Items) / float64(max(sum.Items, 1)), LabelsPct: 100 * float64(c.Labels) / float64(max(sum.Labels, 1))}
-		total := 0.0
-		for _, it := range res.Items {
-			total += it.ClassProbs[c.Level]
-		}
-		out[k].MeanProb = total / float64(max(len(res.Items), 1))
+			ItemsPct: 100 * float64(c.Items) / float64(max(sum.Items, 1)), LabelsPct: 100 * float64(c.Labels) / float64(max(sum.Labels, 1)),
+			MeanProb: c.ProbSum / float64(max(sum.Items, 1))}
 	}
 	return out
 }

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -172,7 +173,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintln(e.stdout)
 		fmt.Fprintf(e.stdout, "== %s: %s model\n", lp.p.Name, lp.fit.Model)
-		res, err := demoFit(ctx, e, st, srv, lp.p, *lp.fit)
+		res, err := demoFit(ctx, e, srv, lp.p, *lp.fit)
 		if err != nil {
 			stopServing()
 			<-served
@@ -228,76 +229,31 @@ func ignoreCanceled(err error) error {
 // demoFit returns the result of a done fit of project p with spec, reusing
 // one made earlier with the same settings, or queues a new one on the
 // server's workers and follows it to the end.
-func demoFit(ctx context.Context, e *env, st annotations.Store, srv *server.Server, p *annotations.Project, spec analysis.FitSpec) (*multirater.FitResult, error) {
-	want, err := json.Marshal(spec.WithDefaults())
+func demoFit(ctx context.Context, e *env, srv *server.Server, p *annotations.Project, spec analysis.FitSpec) (*multirater.FitResult, error) {
+	f, err := srv.FindOrStartFit(ctx, p.ID, spec)
 	if err != nil {
 		return nil, err
 	}
-	fits, err := st.ListFits(ctx, p.ID)
-	if err != nil {
-		return nil, err
-	}
-	var f *annotations.Fit
-	for i := range fits {
-		var got analysis.FitSpec
-		if json.Unmarshal(fits[i].Spec, &got) != nil {
-			continue
-		}
-		b, _ := json.Marshal(got.WithDefaults())
-		if !bytes.Equal(b, want) || fits[i].Status == annotations.FitFailed || fits[i].Status == annotations.FitCancelled {
-			continue
-		}
-		if f == nil || fits[i].Status == annotations.FitDone {
-			f = &fits[i]
-		}
-		if f.Status == annotations.FitDone {
-			break
-		}
-	}
-	if f != nil && f.Status == annotations.FitDone {
+	if f.Status == annotations.FitDone {
 		fmt.Fprintf(e.stdout, "Reusing fit %d, made %s with the same settings (delete it to refit):\n", f.ID, f.FinishedAt.Local().Format("2006-01-02 15:04"))
 	} else {
-		if f == nil {
-			if f, err = srv.StartFit(ctx, p.ID, spec); err != nil {
-				return nil, err
-			}
-		}
 		full := spec.WithDefaults()
 		fmt.Fprintf(e.stdout, "Fit %d: %s model, %d chains x %d draws after %d burn-in sweeps, seed %d (running in the background; the dashboard shows it too)\n",
 			f.ID, full.Model, full.Chains, full.Samples, max(full.Burnin, 0), full.Seed)
 		bar := newProgressBar(e, "fit")
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for !f.Status.Terminal() {
-			select {
-			case <-ctx.Done():
-				bar.Done()
-				return nil, ctx.Err()
-			case <-tick.C:
-			}
-			if f, err = st.FindFitByID(ctx, f.ID); err != nil {
-				return nil, err
-			}
+		f, err = srv.WaitFit(ctx, f, 200*time.Millisecond, func(f *annotations.Fit) {
 			note := ""
 			if f.MaxRhat > 0 {
 				note = fmt.Sprintf("max R-hat %.3f", f.MaxRhat)
 			}
 			bar.Set(f.Progress, note)
-		}
+		})
 		bar.Done()
-		if f.Status != annotations.FitDone {
-			return nil, fmt.Errorf("fit %d %s: %s", f.ID, f.Status, f.Message)
+		if err != nil {
+			return nil, err
 		}
 	}
-	raw, err := st.FitResult(ctx, f.ID)
-	if err != nil {
-		return nil, err
-	}
-	var res multirater.FitResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("fit %d: reading the result: %w", f.ID, err)
-	}
-	return &res, nil
+	return srv.ReadFitResult(ctx, f.ID)
 }
 
 // majorityGoldAccuracy is the share of items with a gold label whose
@@ -308,20 +264,9 @@ func majorityGoldAccuracy(rep *reports.Report) float64 {
 		if it.Gold == "" || len(it.Labels) == 0 {
 			continue
 		}
-		count := map[string]int{}
-		best := 0
-		for _, v := range it.Labels {
-			count[v]++
-			best = max(best, count[v])
-		}
-		var tied []string
-		for v, c := range count {
-			if c == best {
-				tied = append(tied, v)
-			}
-		}
+		tied := raters.Plurality(slices.Collect(maps.Values(it.Labels)), nil)
 		n++
-		if count[it.Gold] == best {
+		if slices.Contains(tied, it.Gold) {
 			hits += 1 / float64(len(tied))
 		}
 	}

@@ -7,13 +7,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+	"concord/reports"
 )
 
 const fitHelp = `
@@ -181,37 +181,40 @@ func writeFitResult(e *env, path string, res *multirater.FitResult) error {
 }
 
 // printFitSummary prints the verdict, the top of the consensus ranking and
-// the rater precisions.
+// the rater precisions, from the fit's summary (reports.SummariseFit).
 func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
+	sum := reports.SummariseFit(res, annotations.Scheme{})
 	d := res.Diagnostics
-	fmt.Fprintf(w, "Done in %s (%.0f sweeps/s per chain).\n", (time.Duration(d.Seconds * float64(time.Second))).Round(10*time.Millisecond), d.SweepsPerSecond)
-	if d.Converged {
-		fmt.Fprintf(w, "Converged: max R-hat %.4f < %g and min bulk ESS %.0f >= %g over %d parameters.\n", d.MaxRhat, res.Model.MaxRhat, d.MinESSBulk, res.Model.MinESS, len(d.Parameters))
+	fmt.Fprintf(w, "Done in %s (%.0f sweeps/s per chain).\n", (time.Duration(sum.Seconds * float64(time.Second))).Round(10*time.Millisecond), d.SweepsPerSecond)
+	if sum.Converged {
+		fmt.Fprintf(w, "Converged: max R-hat %.4f < %g and min bulk ESS %.0f >= %g over %d parameters.\n", sum.MaxRhat, res.Model.MaxRhat, sum.MinESSBulk, res.Model.MinESS, len(d.Parameters))
 	} else {
-		fmt.Fprintf(w, "WARNING: the chains have NOT converged: max R-hat %.4f (%s, limit %g), min bulk ESS %.0f (%s, limit %g).\n", d.MaxRhat, d.WorstRhat, res.Model.MaxRhat, d.MinESSBulk, d.WorstESS, res.Model.MinESS)
+		fmt.Fprintf(w, "WARNING: the chains have NOT converged: max R-hat %.4f (%s, limit %g), min bulk ESS %.0f (%s, limit %g).\n", sum.MaxRhat, d.WorstRhat, res.Model.MaxRhat, sum.MinESSBulk, d.WorstESS, res.Model.MinESS)
 		fmt.Fprintf(w, "WARNING: do not rely on these numbers; %s.\n", adviceFor(res))
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "Note: %s.\n", n)
 	}
-	if res.Model.Model == analysis.ModelClassification {
-		printClassSummary(w, res, top)
-		return
+	if sum.Shape == multirater.OutputClasses {
+		printClassSummary(w, res, sum, top)
+	} else {
+		printScoreSummary(w, res, sum, top)
 	}
-	items := append([]multirater.ItemResult(nil), res.Items...)
-	sort.SliceStable(items, func(i, j int) bool {
-		if items[i].Rank == nil || items[j].Rank == nil {
-			return items[i].Rank != nil
-		}
-		return items[i].Rank.Mean < items[j].Rank.Mean
-	})
-	if top > len(items) {
-		top = len(items)
+	fmt.Fprintf(w, "\n%d surprising label(s) with posterior predictive probability below %g (\"flags\" in the result).\n", sum.Flags, res.Model.FlagThreshold)
+	if !sum.Converged {
+		fmt.Fprintf(w, "WARNING: NOT converged (see above).\n")
 	}
+}
+
+// printScoreSummary prints the scores part of the fit summary: the top of
+// the consensus ranking and the raters' precisions, variances and
+// severities.
+func printScoreSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitSummary, top int) {
+	top = min(top, len(sum.Ranking))
 	if top > 0 {
-		fmt.Fprintf(w, "\nTop %d of the consensus ranking (of %d items):\n", top, len(items))
+		fmt.Fprintf(w, "\nTop %d of the consensus ranking (of %d items):\n", top, sum.Items)
 		fmt.Fprintf(w, "  %-5s %-22s %-26s %-10s %-7s %s\n", "rank", "item", "score (95% interval)", "rank 95%", "grade", "labels")
-		for _, it := range items[:top] {
+		for _, it := range sum.Ranking[:top] {
 			rank, rint := "", ""
 			if it.Rank != nil {
 				rank = fmt.Sprintf("%.1f", it.Rank.Mean)
@@ -226,10 +229,8 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	}
 	fmt.Fprintf(w, "\nRater precisions (higher = more consistent with the consensus):\n")
 	fmt.Fprintf(w, "  %-20s %6s  %-24s %9s %9s\n", "rater", "labels", "precision (95% interval)", "variance", "severity")
-	raters := append([]multirater.RaterResult(nil), res.Raters...)
-	sort.SliceStable(raters, func(i, j int) bool { return raters[i].Precision.Mean > raters[j].Precision.Mean })
-	for i, r := range raters {
-		if skip := elideRow(w, i, len(raters), top); skip {
+	for i, r := range sum.ByPrecision {
+		if skip := elideRow(w, i, len(sum.ByPrecision), top); skip {
 			continue
 		}
 		ref := ""
@@ -237,10 +238,6 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 			ref = " (reference, fixed)"
 		}
 		fmt.Fprintf(w, "  %-20s %6d  %6.2f (%5.2f, %5.2f)     %9.3f %+9.3f%s\n", clip(r.ID, 20), r.NLabels, r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, r.Variance.Mean, r.Severity, ref)
-	}
-	fmt.Fprintf(w, "\n%d surprising label(s) with posterior predictive probability below %g (\"flags\" in the result).\n", len(res.Flags), res.Model.FlagThreshold)
-	if !d.Converged {
-		fmt.Fprintf(w, "WARNING: NOT converged (see above).\n")
 	}
 }
 
@@ -268,7 +265,7 @@ func adviceFor(res *multirater.FitResult) string {
 	return fmt.Sprintf("run more samples, e.g. --samples %d --burnin %d", want, max(res.Model.Burnin, want/2))
 }
 
-func labelList(it multirater.ItemResult, raters []multirater.RaterResult) string {
+func labelList(it *multirater.ItemResult, raters []multirater.RaterResult) string {
 	var parts []string
 	for _, r := range raters {
 		if v, ok := it.Labels[r.ID]; ok {
