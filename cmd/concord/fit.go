@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -186,11 +185,13 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	sum := reports.SummariseFit(res, annotations.Scheme{})
 	d := res.Diagnostics
 	fmt.Fprintf(w, "Done in %s (%.0f sweeps/s per chain).\n", (time.Duration(sum.Seconds * float64(time.Second))).Round(10*time.Millisecond), d.SweepsPerSecond)
+	// The verdict is the one the fit stored (diagnostics.verdict), whatever
+	// the engine: it is never recomputed here.
 	if sum.Converged {
-		fmt.Fprintf(w, "Converged: max R-hat %.4f < %g and min bulk ESS %.0f >= %g over %d parameters.\n", sum.MaxRhat, res.Model.MaxRhat, sum.MinESSBulk, res.Model.MinESS, len(d.Parameters))
+		fmt.Fprintf(w, "%s.\n", upperFirst(d.Verdict))
 	} else {
-		fmt.Fprintf(w, "WARNING: the chains have NOT converged: max R-hat %.4f (%s, limit %g), min bulk ESS %.0f (%s, limit %g).\n", sum.MaxRhat, d.WorstRhat, res.Model.MaxRhat, sum.MinESSBulk, d.WorstESS, res.Model.MinESS)
-		fmt.Fprintf(w, "WARNING: do not rely on these numbers; %s.\n", adviceFor(res))
+		fmt.Fprintf(w, "WARNING: the chains have %s.\n", d.Verdict)
+		fmt.Fprintf(w, "WARNING: do not rely on these numbers.\n")
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "Note: %s.\n", n)
@@ -255,14 +256,12 @@ func elideRow(w io.Writer, i, n, top int) bool {
 	return true
 }
 
-func adviceFor(res *multirater.FitResult) string {
-	d := res.Diagnostics
-	want := res.Model.Samples * 4
-	if d.MinESSBulk > 0 && d.MinESSBulk < res.Model.MinESS {
-		want = int(math.Ceil(float64(res.Model.Samples)*res.Model.MinESS/d.MinESSBulk*1.5/100)) * 100
+// upperFirst returns s with its first letter in upper case.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
 	}
-	want = max(want, res.Model.Samples*2)
-	return fmt.Sprintf("run more samples, e.g. --samples %d --burnin %d", want, max(res.Model.Burnin, want/2))
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func labelList(it *multirater.ItemResult, raters []multirater.RaterResult) string {
