@@ -2,10 +2,10 @@ package classify
 
 import (
 	"concord/multirater"
+	"concord/multirater/design"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -370,22 +370,10 @@ type classModel struct {
 
 func newClassModel(data *Data, opts Options) (*classModel, error) {
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
-	if n == 0 || nl == 0 {
-		panic("multirater: ClassData has no items or no raters")
-	}
-	if nk < 2 {
-		panic(fmt.Sprintf("multirater: classification needs at least 2 classes, got %d", nk))
-	}
-	if len(data.Labels) == 0 {
-		return nil, errors.New("multirater: no labels to fit")
-	}
-	for _, r := range data.Labels {
-		if r.Item < 0 || r.Item >= n || r.Rater < 0 || r.Rater >= nl || r.Level < 0 || r.Level >= nk {
-			panic(fmt.Sprintf("multirater: label %+v out of range (N=%d, L=%d, K=%d)", r, n, nl, nk))
-		}
-	}
-	if data.Cov != nil && data.Cov.SymmetricDim() != n {
-		panic(fmt.Sprintf("multirater: Cov is %d×%d, want %d×%d", data.Cov.SymmetricDim(), data.Cov.SymmetricDim(), n, n))
+	dsg := design.Design{What: "ClassData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
+		Ratings: data.Labels, Cov: data.Cov, Words: design.Words{Noun: "labels", Verb: "labelled"}}
+	if _, err := dsg.Check(); err != nil {
+		return nil, err
 	}
 	rs := append([]multirater.Rating(nil), data.Labels...)
 	sort.Slice(rs, func(i, j int) bool {
@@ -395,11 +383,6 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 		}
 		return a.Item < b.Item
 	})
-	for i := 1; i < len(rs); i++ {
-		if rs[i].Rater == rs[i-1].Rater && rs[i].Item == rs[i-1].Item {
-			return nil, fmt.Errorf("multirater: rater %q labelled item %q more than once", data.RaterIDs[rs[i].Rater], data.ItemIDs[rs[i].Item])
-		}
-	}
 	md := &classModel{
 		n: n, nl: nl, nk: nk,
 		prec:       opts.Precisions,
@@ -422,20 +405,15 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 		md.raterCount[r.Rater]++
 		md.raterClass[r.Rater][r.Level]++
 	}
-	for l, c := range md.raterCount {
-		if c == 0 {
-			return nil, fmt.Errorf("multirater: rater %q has no labels", data.RaterIDs[l])
-		}
-	}
 	switch {
 	case opts.Precisions.fixed():
 		for l := range md.fixedAlpha {
 			md.fixedAlpha[l] = true
 		}
 	case opts.Identifiability != multirater.Weak:
-		md.ref = classRefRater(data.RaterIDs, opts.RefRater, md.raterCount)
-		if md.ref < 0 {
-			return nil, fmt.Errorf("multirater: reference rater %q is not one of the raters", opts.RefRater)
+		var err error
+		if md.ref, err = design.RefRater(data.RaterIDs, opts.RefRater, md.raterCount); err != nil {
+			return nil, err
 		}
 		md.fixedAlpha[md.ref] = true
 	}
@@ -624,24 +602,4 @@ func (md *classModel) buildPreconditioner(rs []multirater.Rating, opts Options) 
 			md.precBlock = 0
 		}
 	}
-}
-
-// classRefRater returns the index of the rater named id, or of the rater
-// with the most labels when id is empty; -1 when id names no rater.
-func classRefRater(ids []string, id string, counts []int) int {
-	if id == "" {
-		best := 0
-		for l, c := range counts {
-			if c > counts[best] {
-				best = l
-			}
-		}
-		return best
-	}
-	for l, r := range ids {
-		if r == id {
-			return l
-		}
-	}
-	return -1
 }

@@ -5,7 +5,6 @@ import (
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
-	"errors"
 	"fmt"
 	"math"
 
@@ -165,9 +164,8 @@ func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
 type Predictor struct {
 	res  *multirater.FitResult
 	n, k int
-	q    []float64 // kept eigenvectors of C, n×r row-major
-	lam  []float64
-	// proj[s][c] = Q' M^s_.c / lam.
+	cond *gp.Conditional
+	// proj[s][c] is draw s of M_.c projected (Conditional.ProjectTo).
 	proj [][][]float64
 	rule *numeric.GHRule
 }
@@ -178,26 +176,26 @@ type Predictor struct {
 // FitResult.Items order). It decomposes cov once.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
 	if res == nil || res.Model.Model != "classification" {
-		return nil, errors.New("multirater: predictor needs a classification fit result")
+		return nil, multirater.DataErrorf("predictor needs a classification fit result")
 	}
 	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.MClass) != res.Draws.N || len(res.Draws.Alpha) != res.Draws.N {
-		return nil, errors.New("multirater: the fit result keeps no posterior draws to predict from")
+		return nil, multirater.DataErrorf("the fit result keeps no posterior draws to predict from")
 	}
 	n, k := len(res.Items), len(res.Levels)
 	if cov.SymmetricDim() != n {
-		return nil, fmt.Errorf("multirater: covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
+		return nil, multirater.DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
 	}
 	for s, m := range res.Draws.MClass {
 		if len(m) != n || len(res.Draws.Alpha[s]) != len(res.Raters) {
-			return nil, errors.New("multirater: malformed draws in the fit result")
+			return nil, multirater.DataErrorf("malformed draws in the fit result")
 		}
 		for _, row := range m {
 			if len(row) != k {
-				return nil, errors.New("multirater: malformed draws in the fit result")
+				return nil, multirater.DataErrorf("malformed draws in the fit result")
 			}
 		}
 	}
-	q, lam, err := gp.KeptEigen(cov)
+	cond, err := gp.NewConditional(cov)
 	if err != nil {
 		return nil, err
 	}
@@ -205,24 +203,16 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 	if nq < 2 || nq > 200 {
 		nq = DefaultQuadrature
 	}
-	p := &Predictor{res: res, n: n, k: k, q: q, lam: lam, rule: numeric.NewGHRule(nq)}
-	r := len(lam)
+	p := &Predictor{res: res, n: n, k: k, cond: cond, rule: numeric.NewGHRule(nq)}
 	p.proj = make([][][]float64, res.Draws.N)
+	col := make([]float64, n)
 	for s, m := range res.Draws.MClass {
 		pr := make([][]float64, k)
 		for c := range pr {
-			v := make([]float64, r)
-			for row := 0; row < n; row++ {
-				mv := m[row][c]
-				qr := q[row*r : (row+1)*r]
-				for j, qv := range qr {
-					v[j] += qv * mv
-				}
+			for row := range col {
+				col[row] = m[row][c]
 			}
-			for j := range v {
-				v[j] /= lam[j]
-			}
-			pr[c] = v
+			pr[c] = cond.ProjectTo(nil, col)
 		}
 		p.proj[s] = pr
 	}
@@ -243,7 +233,7 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 	res := p.res
 	k := p.k
 	nl := len(res.Raters)
-	r := len(p.lam)
+	r := p.cond.Rank()
 	ns := len(p.proj)
 	out := make([]multirater.ItemResult, len(ids))
 	qk := make([]float64, r)
@@ -251,24 +241,7 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 	pr := make([]float64, k)
 	cq := newClassQuad(p.rule, k)
 	for i, id := range ids {
-		for j := range qk {
-			qk[j] = 0
-		}
-		for row := 0; row < p.n; row++ {
-			v := cross.At(i, row)
-			if v == 0 {
-				continue
-			}
-			qr := p.q[row*r : (row+1)*r]
-			for j, qv := range qr {
-				qk[j] += qv * v
-			}
-		}
-		v2 := prior[i]
-		for j, v := range qk {
-			v2 -= v * v / p.lam[j]
-		}
-		v2 = math.Max(v2, 0)
+		v2 := p.cond.CrossTo(qk, cross, i, prior[i])
 		cons := make([]float64, k)
 		top := make([]float64, k)
 		raters := make([][]float64, nl)

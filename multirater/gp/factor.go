@@ -9,8 +9,8 @@
 package gp
 
 import (
+	"concord/multirater"
 	"concord/multirater/numeric"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -67,14 +67,14 @@ type Factor struct {
 func NewFactor(c mat.Symmetric) (*Factor, error) {
 	n := c.SymmetricDim()
 	if n == 0 {
-		return nil, errors.New("multirater: empty kernel matrix")
+		return nil, multirater.DataErrorf("empty kernel matrix")
 	}
 	diag := true
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			v := c.At(i, j)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("multirater: kernel matrix element (%d, %d) is %v", i, j, v)
+				return nil, multirater.DataErrorf("kernel matrix element (%d, %d) is %v", i, j, v)
 			}
 			if i != j && v != 0 {
 				diag = false
@@ -90,7 +90,7 @@ func NewFactor(c mat.Symmetric) (*Factor, error) {
 		for i := range f.SD {
 			v := c.At(i, i)
 			if v < 0 {
-				return nil, fmt.Errorf("multirater: kernel matrix is not positive semidefinite (diagonal element %d is %v)", i, v)
+				return nil, multirater.DataErrorf("kernel matrix is not positive semidefinite (diagonal element %d is %v)", i, v)
 			}
 			f.SD[i] = math.Sqrt(v)
 			f.Lam[i] = v
@@ -104,10 +104,10 @@ func NewFactor(c mat.Symmetric) (*Factor, error) {
 	}
 	lmax := vals[n-1]
 	if !(lmax > 0) {
-		return nil, errors.New("multirater: kernel matrix is zero or not positive semidefinite")
+		return nil, multirater.DataErrorf("kernel matrix is zero or not positive semidefinite")
 	}
 	if vals[0] < -1e-8*lmax {
-		return nil, fmt.Errorf("multirater: kernel matrix is not positive semidefinite (eigenvalue %.3g, largest %.3g)", vals[0], lmax)
+		return nil, multirater.DataErrorf("kernel matrix is not positive semidefinite (eigenvalue %.3g, largest %.3g)", vals[0], lmax)
 	}
 	tol := float64(n) * 0x1p-52 * lmax
 	r := 0

@@ -2,10 +2,10 @@ package ordinal
 
 import (
 	"concord/multirater"
+	"concord/multirater/design"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -311,22 +311,10 @@ func (md *ordModel) bFixed(l, j int) bool { return l == md.ref && j == 1 }
 
 func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
-	if n == 0 || nl == 0 {
-		panic("multirater: OrdinalData has no items or no raters")
-	}
-	if nk < 2 {
-		panic(fmt.Sprintf("multirater: ordinal model needs at least 2 levels, got %d", nk))
-	}
-	if len(data.Ratings) == 0 {
-		return nil, errors.New("multirater: no ratings to fit")
-	}
-	for _, r := range data.Ratings {
-		if r.Item < 0 || r.Item >= n || r.Rater < 0 || r.Rater >= nl || r.Level < 0 || r.Level >= nk {
-			panic(fmt.Sprintf("multirater: rating %+v out of range (N=%d, L=%d, K=%d)", r, n, nl, nk))
-		}
-	}
-	if data.Cov != nil && data.Cov.SymmetricDim() != n {
-		panic(fmt.Sprintf("multirater: Cov is %d×%d, want %d×%d", data.Cov.SymmetricDim(), data.Cov.SymmetricDim(), n, n))
+	dsg := design.Design{What: "OrdinalData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
+		Ratings: data.Ratings, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}}
+	if _, err := dsg.Check(); err != nil {
+		return nil, err
 	}
 	rs := append([]multirater.Rating(nil), data.Ratings...)
 	sort.Slice(rs, func(i, j int) bool {
@@ -339,14 +327,6 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 		}
 		return a.Item < b.Item
 	})
-	seen := make(map[[2]int]bool, len(rs))
-	for _, r := range rs {
-		k := [2]int{r.Item, r.Rater}
-		if seen[k] {
-			return nil, fmt.Errorf("multirater: rater %q rated item %q more than once", data.RaterIDs[r.Rater], data.ItemIDs[r.Item])
-		}
-		seen[k] = true
-	}
 	md := &ordModel{
 		n: n, nl: nl, nk: nk,
 		obsItem:   make([]int32, len(rs)),
@@ -379,9 +359,6 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 		md.itemCount[r.Item]++
 	}
 	for l := 0; l < nl; l++ {
-		if perRater[l] == 0 {
-			return nil, fmt.Errorf("multirater: rater %q has no ratings", data.RaterIDs[l])
-		}
 		md.rStart[l+1] = md.rStart[l] + perRater[l]
 		base := l * (nk + 1)
 		md.cStart[base] = md.rStart[l]
@@ -401,9 +378,9 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 	}
 	md.complete = len(rs) == n*nl
 	if opts.Identifiability != multirater.Weak {
-		md.ref = refRater(data, opts.RefRater, perRater)
-		if md.ref < 0 {
-			return nil, fmt.Errorf("multirater: reference rater %q is not one of the raters", opts.RefRater)
+		var err error
+		if md.ref, err = design.RefRater(data.RaterIDs, opts.RefRater, perRater); err != nil {
+			return nil, err
 		}
 	}
 	for l := 0; l < nl; l++ {
@@ -600,24 +577,4 @@ func (md *ordModel) groupItems() {
 			md.grpCount[l][g]++
 		}
 	}
-}
-
-// refRater returns the index of the rater named id, or of the rater with the
-// most ratings when id is empty; -1 when id names no rater.
-func refRater(data *Data, id string, perRater []int) int {
-	if id == "" {
-		best := 0
-		for l, c := range perRater {
-			if c > perRater[best] {
-				best = l
-			}
-		}
-		return best
-	}
-	for l, r := range data.RaterIDs {
-		if r == id {
-			return l
-		}
-	}
-	return -1
 }

@@ -5,7 +5,6 @@ import (
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
-	"errors"
 	"fmt"
 	"math"
 
@@ -29,9 +28,9 @@ import (
 type Predictor struct {
 	res *multirater.FitResult
 	n   int
-	// Kept eigenpairs of C: q (n×r row-major) and lam; proj[s] = Q' m_s / lam.
-	q    []float64
-	lam  []float64
+	// cond conditions new items on the training items; proj[s] is draw
+	// s of m projected (Conditional.ProjectTo).
+	cond *gp.Conditional
 	proj [][]float64
 }
 
@@ -40,40 +39,28 @@ type Predictor struct {
 // (the same as in the fit, in FitResult.Items order). It decomposes cov once.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
 	if res == nil || res.Model.Model != "ordinal" {
-		return nil, errors.New("multirater: predictor needs an ordinal fit result")
+		return nil, multirater.DataErrorf("predictor needs an ordinal fit result")
 	}
 	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.Thresholds) != res.Draws.N {
-		return nil, errors.New("multirater: the fit result keeps no posterior draws to predict from")
+		return nil, multirater.DataErrorf("the fit result keeps no posterior draws to predict from")
 	}
 	n := len(res.Items)
 	if cov.SymmetricDim() != n {
-		return nil, fmt.Errorf("multirater: covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
+		return nil, multirater.DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
 	}
 	for s, m := range res.Draws.M {
 		if len(m) != n || len(res.Draws.Alpha[s]) != len(res.Raters) {
-			return nil, errors.New("multirater: malformed draws in the fit result")
+			return nil, multirater.DataErrorf("malformed draws in the fit result")
 		}
 	}
-	p := &Predictor{res: res, n: n}
-	q, lam, err := gp.KeptEigen(cov)
+	cond, err := gp.NewConditional(cov)
 	if err != nil {
 		return nil, err
 	}
-	p.q, p.lam = q, lam
-	r := len(lam)
+	p := &Predictor{res: res, n: n, cond: cond}
 	p.proj = make([][]float64, res.Draws.N)
 	for s, m := range res.Draws.M {
-		pr := make([]float64, r)
-		for row, mv := range m {
-			qr := p.q[row*r : (row+1)*r]
-			for k, qv := range qr {
-				pr[k] += qv * mv
-			}
-		}
-		for k := range pr {
-			pr[k] /= p.lam[k]
-		}
-		p.proj[s] = pr
+		p.proj[s] = cond.ProjectTo(nil, m)
 	}
 	return p, nil
 }
@@ -93,31 +80,14 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 	levels := res.Levels
 	k := len(levels)
 	nl := len(res.Raters)
-	r := len(p.lam)
+	r := p.cond.Rank()
 	ns := len(p.proj)
 	out := make([]multirater.ItemResult, len(ids))
 	qk := make([]float64, r)
 	mus := make([]float64, ns)
 	b := make([]float64, k+1)
 	for i, id := range ids {
-		for kk := range qk {
-			qk[kk] = 0
-		}
-		for row := 0; row < p.n; row++ {
-			v := cross.At(i, row)
-			if v == 0 {
-				continue
-			}
-			qr := p.q[row*r : (row+1)*r]
-			for kk, qv := range qr {
-				qk[kk] += qv * v
-			}
-		}
-		v2 := prior[i]
-		for kk, v := range qk {
-			v2 -= v * v / p.lam[kk]
-		}
-		v2 = math.Max(v2, 0)
+		v2 := p.cond.CrossTo(qk, cross, i, prior[i])
 		var sm, sm2 float64
 		for s, pr := range p.proj {
 			mus[s] = numeric.Dot(qk, pr)

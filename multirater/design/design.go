@@ -1,0 +1,106 @@
+// Package design is the rating design shared by every multi-rater model
+// family: the checks of the ratings (caller mistakes panic, problems of the
+// data return a *multirater.DataError), counts per rater, and the reference
+// rater of strong identifiability (Rogers et al. sec. 2.1.1, 2.5).
+package design
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+)
+
+// Words name the observations of a family in messages: Noun "ratings" and
+// Verb "rated" (ordinal), or "labels" and "labelled" (classification).
+type Words struct {
+	Noun, Verb string
+}
+
+// Design describes the observations of a fit: N = len(ItemIDs) items,
+// L = len(RaterIDs) raters, K levels or classes and the ratings, each
+// Rating's Level indexing the K levels.
+type Design struct {
+	// What names the data type for panics, e.g. "OrdinalData".
+	What     string
+	ItemIDs  []string
+	RaterIDs []string
+	K        int
+	Ratings  []multirater.Rating
+	// Cov is the prior covariance of the items (nil: identity).
+	Cov   mat.Symmetric
+	Words Words
+}
+
+// Check validates the design and returns the number of ratings of each
+// rater. It panics on caller mistakes (no items or raters, K < 2, a
+// rating's indices out of range, Cov of the wrong size) and returns a
+// *multirater.DataError for problems of the data: no ratings, a rater who
+// rated an item twice, a rater without ratings. The first duplicate
+// reported is the first in the order (rater, item).
+func (d *Design) Check() (perRater []int, err error) {
+	n, nl, nk := len(d.ItemIDs), len(d.RaterIDs), d.K
+	if n == 0 || nl == 0 {
+		panic(fmt.Sprintf("multirater: %s has no items or no raters", d.What))
+	}
+	if nk < 2 {
+		panic(fmt.Sprintf("multirater: %s needs at least 2 levels or classes, got %d", d.What, nk))
+	}
+	if len(d.Ratings) == 0 {
+		return nil, multirater.DataErrorf("no %s to fit", d.Words.Noun)
+	}
+	for _, r := range d.Ratings {
+		if r.Item < 0 || r.Item >= n || r.Rater < 0 || r.Rater >= nl || r.Level < 0 || r.Level >= nk {
+			panic(fmt.Sprintf("multirater: %s %+v out of range (N=%d, L=%d, K=%d)", d.Words.Noun[:len(d.Words.Noun)-1], r, n, nl, nk))
+		}
+	}
+	if d.Cov != nil && d.Cov.SymmetricDim() != n {
+		panic(fmt.Sprintf("multirater: Cov is %d×%d, want %d×%d", d.Cov.SymmetricDim(), d.Cov.SymmetricDim(), n, n))
+	}
+	// Duplicates: one bit per (rater, item) pair, raters in order.
+	seen := make(map[[2]int]bool, len(d.Ratings))
+	perRater = make([]int, nl)
+	first := [2]int{-1, -1}
+	for _, r := range d.Ratings {
+		k := [2]int{r.Rater, r.Item}
+		if seen[k] {
+			if first[0] < 0 || k[0] < first[0] || (k[0] == first[0] && k[1] < first[1]) {
+				first = k
+			}
+		}
+		seen[k] = true
+		perRater[r.Rater]++
+	}
+	if first[0] >= 0 {
+		return nil, multirater.DataErrorf("rater %q %s item %q more than once", d.RaterIDs[first[0]], d.Words.Verb, d.ItemIDs[first[1]])
+	}
+	for l, c := range perRater {
+		if c == 0 {
+			return nil, multirater.DataErrorf("rater %q has no %s", d.RaterIDs[l], d.Words.Noun)
+		}
+	}
+	return perRater, nil
+}
+
+// RefRater returns the index of the reference rater of strong
+// identifiability: the rater named id, or when id is "" the rater with the
+// most ratings (the first such). It returns a *multirater.DataError when no
+// rater is named id.
+func RefRater(raterIDs []string, id string, perRater []int) (int, error) {
+	if id == "" {
+		best := 0
+		for l, c := range perRater {
+			if c > perRater[best] {
+				best = l
+			}
+		}
+		return best, nil
+	}
+	for l, r := range raterIDs {
+		if r == id {
+			return l, nil
+		}
+	}
+	return -1, multirater.DataErrorf("reference rater %q is not one of the raters", id)
+}

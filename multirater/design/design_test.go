@@ -1,0 +1,83 @@
+package design
+
+import (
+	"errors"
+	"testing"
+
+	"concord/multirater"
+)
+
+func TestCheck(t *testing.T) {
+	words := Words{Noun: "ratings", Verb: "rated"}
+	r := func(i, l, k int) multirater.Rating { return multirater.Rating{Item: i, Rater: l, Level: k} }
+	cases := []struct {
+		name    string
+		ratings []multirater.Rating
+		raters  []string
+		want    string // error text; "" for none
+		counts  []int
+	}{
+		{"ok", []multirater.Rating{r(0, 0, 0), r(1, 0, 1), r(0, 1, 1)}, []string{"a", "b"}, "", []int{2, 1}},
+		{"none", nil, []string{"a"}, "multirater: no ratings to fit", nil},
+		{"duplicate", []multirater.Rating{r(1, 1, 0), r(1, 1, 1), r(0, 0, 0), r(0, 0, 1)}, []string{"a", "b"}, `multirater: rater "a" rated item "x" more than once`, nil},
+		{"rater without ratings", []multirater.Rating{r(0, 0, 0)}, []string{"a", "b"}, `multirater: rater "b" has no ratings`, nil},
+	}
+	for _, tc := range cases {
+		d := Design{What: "Data", ItemIDs: []string{"x", "y"}, RaterIDs: tc.raters, K: 2, Ratings: tc.ratings, Words: words}
+		counts, err := d.Check()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+				continue
+			}
+			for l, c := range tc.counts {
+				if counts[l] != c {
+					t.Errorf("%s: rater %d has %d ratings, want %d", tc.name, l, counts[l], c)
+				}
+			}
+			continue
+		}
+		var de *multirater.DataError
+		if !errors.As(err, &de) || err.Error() != tc.want || "multirater: "+de.Msg != tc.want {
+			t.Errorf("%s: error %v, want DataError %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestCheckPanics(t *testing.T) {
+	cases := map[string]Design{
+		"no raters":    {What: "Data", ItemIDs: []string{"x"}, K: 2},
+		"one level":    {What: "Data", ItemIDs: []string{"x"}, RaterIDs: []string{"a"}, K: 1},
+		"out of range": {What: "Data", ItemIDs: []string{"x"}, RaterIDs: []string{"a"}, K: 2, Ratings: []multirater.Rating{{Item: 1}}, Words: Words{Noun: "ratings"}},
+	}
+	for name, d := range cases {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			d.Check()
+		}()
+	}
+}
+
+func TestRefRater(t *testing.T) {
+	ids := []string{"a", "b", "c"}
+	counts := []int{3, 5, 5}
+	cases := []struct {
+		id   string
+		want int
+		err  bool
+	}{{"", 1, false}, {"c", 2, false}, {"a", 0, false}, {"z", -1, true}}
+	for _, tc := range cases {
+		got, err := RefRater(ids, tc.id, counts)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("RefRater(%q) = %d, %v; want %d (error %v)", tc.id, got, err, tc.want, tc.err)
+		}
+		var de *multirater.DataError
+		if tc.err && !errors.As(err, &de) {
+			t.Errorf("RefRater(%q): error %T is not a DataError", tc.id, err)
+		}
+	}
+}
