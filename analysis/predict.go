@@ -47,8 +47,7 @@ type Predictor struct {
 	res   *multirater.FitResult
 	ks    kernelSpec
 	train *itemFeatures
-	ord   *multirater.OrdinalPredictor
-	cls   *multirater.ClassPredictor
+	pred  itemPredictor
 }
 
 // NewPredictor prepares predictions from a fit result (as returned by Fit
@@ -86,16 +85,11 @@ func newPredictor(res *multirater.FitResult, ks kernelSpec, train *itemFeatures,
 	} else {
 		c = identityCov(len(res.Items))
 	}
-	var err error
-	switch res.Model.Model {
-	case ModelOrdinal:
-		p.ord, err = multirater.NewOrdinalPredictor(res, c)
-	case ModelClassification:
-		p.cls, err = multirater.NewClassPredictor(res, c)
-	default:
-		return nil, annotations.Errorf(annotations.EINVALID, "the fit result's model %q cannot predict new items (expected ordinal or classification)", res.Model.Model)
-	}
+	m, err := LookupModel(res.Model.Model)
 	if err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "the fit result's model %q cannot predict new items (expected %s)", res.Model.Model, ModelNames())
+	}
+	if p.pred, err = m.predictor(res, c); err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "the fit result cannot predict: %s", strings.TrimPrefix(err.Error(), "multirater: "))
 	}
 	return p, nil
@@ -212,11 +206,7 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("kernel %s relates no new item to the fitted items: each prediction is the model's prior predictive for an unseen item, through each rater's thresholds and precision", p.ks))
 	}
 	cross, prior := p.train.cross(p.ks, g)
-	if p.ord != nil {
-		out.Items = p.ord.Predict(ids, cross, prior)
-	} else {
-		out.Items = p.cls.Predict(ids, cross, prior)
-	}
+	out.Items = p.pred.Predict(ids, cross, prior)
 	return out, nil
 }
 
