@@ -104,6 +104,7 @@ func Models() []Model {
 				o := classOptions(s, nil).WithDefaults()
 				s = s.withFamilyDefaults(o.MCMC, familyPriors{o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws})
 				s.Precisions = o.Precisions.String()
+				s.SigmaB = 0 // no thresholds: the spec that runs has no threshold prior
 				return s
 			},
 			checkGiven: checkClassificationGiven,
@@ -193,7 +194,8 @@ func (m Model) CheckScheme(s annotations.Scheme) error {
 
 // Defaults returns s with the zero fields that the model reads set to the
 // defaults of its family (the family's own WithDefaults, never restated
-// here), and those it does not read left as they are.
+// here), and a setting it has no use for (the threshold prior of the
+// classification model) cleared.
 func (m Model) Defaults(s FitSpec) FitSpec {
 	return m.defaults(s)
 }

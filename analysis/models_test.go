@@ -64,9 +64,10 @@ func TestModelDefaultsAreTheFamilys(t *testing.T) {
 			}
 		}
 	}
-	// Given values are kept; no burn-in stays none.
+	// Given values are kept, no burn-in stays none; the threshold prior of
+	// a classification spec is cleared.
 	s := FitSpec{Model: ModelClassification, Chains: 3, Burnin: -1, V: 2, Lambda: 5, SigmaB: 4, Precisions: "fixed"}.WithDefaults()
-	if s.Chains != 3 || s.Burnin != -1 || s.V != 2 || s.Lambda != 5 || s.SigmaB != 4 || s.Precisions != "fixed" {
+	if s.Chains != 3 || s.Burnin != -1 || s.V != 2 || s.Lambda != 5 || s.SigmaB != 0 || s.Precisions != "fixed" {
 		t.Errorf("given values changed: %+v", s)
 	}
 	// A model outside the table gets the sampler's defaults only.
