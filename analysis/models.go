@@ -43,7 +43,7 @@ type Model struct {
 	checkGiven func(s FitSpec, given func(field string) bool) error
 	// fit fits the dataset with the items' covariance cov (nil: computed
 	// from the dataset's items).
-	fit func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error)
+	fit fitFunc
 	// predictor prepares the predictions of a fit result of the model from
 	// the covariance matrix of its items.
 	predictor func(res *multirater.FitResult, cov mat.Symmetric) (itemPredictor, error)
@@ -75,23 +75,8 @@ func Models() []Model {
 				}
 				return nil
 			},
-			fit: func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
-				data, err := OrdinalData(ds)
-				if err != nil {
-					return nil, err
-				}
-				if cov, err = itemCovariance(ds, data.ItemIDs, cov, spec); err != nil {
-					return nil, err
-				}
-				return fitOrdinalCov(ctx, ds, data, cov, spec, progress)
-			},
-			predictor: func(res *multirater.FitResult, cov mat.Symmetric) (itemPredictor, error) {
-				p, err := multirater.NewOrdinalPredictor(res, cov)
-				if err != nil {
-					return nil, err
-				}
-				return p, nil
-			},
+			fit:       fitter(OrdinalData, func(d *multirater.OrdinalData) []string { return d.ItemIDs }, fitOrdinalCov),
+			predictor: predictorOf(multirater.NewOrdinalPredictor),
 		},
 		{
 			Name:        ModelClassification,
@@ -108,23 +93,8 @@ func Models() []Model {
 				return s
 			},
 			checkGiven: checkClassificationGiven,
-			fit: func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
-				data, err := ClassData(ds)
-				if err != nil {
-					return nil, err
-				}
-				if cov, err = itemCovariance(ds, data.ItemIDs, cov, spec); err != nil {
-					return nil, err
-				}
-				return fitClassificationCov(ctx, ds, data, cov, spec, progress)
-			},
-			predictor: func(res *multirater.FitResult, cov mat.Symmetric) (itemPredictor, error) {
-				p, err := multirater.NewClassPredictor(res, cov)
-				if err != nil {
-					return nil, err
-				}
-				return p, nil
-			},
+			fit:        fitter(ClassData, func(d *multirater.ClassData) []string { return d.ItemIDs }, fitClassificationCov),
+			predictor:  predictorOf(multirater.NewClassPredictor),
 		},
 	}
 }
@@ -146,6 +116,16 @@ func ModelNames() string {
 	var names []string
 	for _, m := range Models() {
 		names = append(names, m.Name)
+	}
+	return orList(names)
+}
+
+// ModelUsage lists the models with the schemes they fit, for help texts:
+// "ordinal (ordinal scheme) or classification (nominal or binary scheme)".
+func ModelUsage() string {
+	var names []string
+	for _, m := range Models() {
+		names = append(names, fmt.Sprintf("%s (%s scheme)", m.Name, kindList(m.Schemes, " or ")))
 	}
 	return orList(names)
 }
@@ -221,13 +201,39 @@ func (m Model) CheckGiven(s FitSpec, given func(field string) bool) error {
 	return m.checkGiven(s, given)
 }
 
-// itemCovariance returns cov, or when it is nil the covariance of the
-// items ids of ds under spec's kernel.
-func itemCovariance(ds *annotations.Dataset, ids []string, cov *Covariance, spec FitSpec) (*Covariance, error) {
-	if cov != nil {
-		return cov, nil
+// fitFunc fits a dataset with the items' covariance cov (nil: computed
+// from the dataset's items).
+type fitFunc func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error)
+
+// fitter makes a model's fit function from its family's data mapping
+// (OrdinalData, ClassData), the mapped data's item ids, and the fit of the
+// mapped data with a covariance.
+func fitter[D any](data func(*annotations.Dataset) (D, error), itemIDs func(D) []string,
+	fit func(context.Context, *annotations.Dataset, D, *Covariance, FitSpec, func(multirater.Progress)) (*multirater.FitResult, error)) fitFunc {
+	return func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+		d, err := data(ds)
+		if err != nil {
+			return nil, err
+		}
+		if cov == nil {
+			if cov, err = ItemCovariance(ds, itemIDs(d), spec); err != nil {
+				return nil, err
+			}
+		}
+		return fit(ctx, ds, d, cov, spec, progress)
 	}
-	return ItemCovariance(ds, ids, spec)
+}
+
+// predictorOf makes a model's predictor function from its family's
+// predictor constructor.
+func predictorOf[P itemPredictor](newPredictor func(*multirater.FitResult, mat.Symmetric) (P, error)) func(*multirater.FitResult, mat.Symmetric) (itemPredictor, error) {
+	return func(res *multirater.FitResult, cov mat.Symmetric) (itemPredictor, error) {
+		p, err := newPredictor(res, cov)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 }
 
 // familyPriors are the option values every family defaults: the precision

@@ -38,6 +38,9 @@ func TestLookupModel(t *testing.T) {
 	if got := ModelNames(); got != "ordinal or classification" {
 		t.Errorf("ModelNames() = %q", got)
 	}
+	if got := ModelUsage(); got != "ordinal (ordinal scheme) or classification (nominal or binary scheme)" {
+		t.Errorf("ModelUsage() = %q", got)
+	}
 }
 
 // The defaults of each model are its family's WithDefaults, for every
