@@ -184,8 +184,11 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 	if ds == nil || len(ds.Labels) == 0 {
 		return nil, bad("no labels to evaluate")
 	}
-	fit, err := evalFitter(ds, spec.Fit)
+	model, err := LookupModel(spec.Fit.Model)
 	if err != nil {
+		return nil, err
+	}
+	if err := model.CheckScheme(ds.Scheme); err != nil {
 		return nil, err
 	}
 	// Labelled items, in dataset order, and their labels.
@@ -295,7 +298,7 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 			}
 			dsm := subsetDataset(ds, itemByID, mids, m.labels)
 			base := float64(done)
-			res, err := fit(ctx, dsm, mcov, spec.Fit, func(p multirater.Progress) {
+			res, err := model.fit(ctx, dsm, mcov, spec.Fit, func(p multirater.Progress) {
 				if progress != nil {
 					progress(EvalProgress{Fraction: (base + p.Fraction) / total, Fold: f + 1, Model: m.name, Elapsed: time.Since(start)})
 				}
@@ -347,40 +350,6 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
-}
-
-// fitFunc fits one model of an evaluation to ds with the items' covariance
-// cov.
-type fitFunc func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error)
-
-// evalFitter returns the fitting function of spec's model, checking that it
-// suits the scheme.
-func evalFitter(ds *annotations.Dataset, spec FitSpec) (fitFunc, error) {
-	switch strings.ToLower(spec.Model) {
-	case ModelOrdinal:
-		if ds.Scheme.Kind != annotations.Ordinal {
-			return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs an ordinal scheme; this scheme is %s (use model classification for nominal and binary labels)", ds.Scheme)
-		}
-		return func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
-			data, err := OrdinalData(ds)
-			if err != nil {
-				return nil, err
-			}
-			return fitOrdinalCov(ctx, ds, data, cov, spec, progress)
-		}, nil
-	case ModelClassification:
-		if ds.Scheme.Kind != annotations.Nominal && ds.Scheme.Kind != annotations.Binary {
-			return nil, annotations.Errorf(annotations.EINVALID, "the classification model needs a nominal or binary scheme; this scheme is %s (use model ordinal for ordinal labels)", ds.Scheme)
-		}
-		return func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
-			data, err := ClassData(ds)
-			if err != nil {
-				return nil, err
-			}
-			return fitClassificationCov(ctx, ds, data, cov, spec, progress)
-		}, nil
-	}
-	return nil, annotations.Errorf(annotations.EINVALID, "unknown model %q (expected ordinal or classification)", spec.Model)
 }
 
 // pickRaterBaselines returns the raters of the rater:<id> baselines.

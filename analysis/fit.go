@@ -6,7 +6,6 @@ import (
 	"concord/multirater/mcmc"
 	"concord/multirater/ordinal"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -97,8 +96,10 @@ const (
 	MaxKeepDraws = 10_000
 )
 
-// WithDefaults returns s with zero fields set to their defaults (the
-// multirater defaults of the model).
+// WithDefaults returns s with zero fields set to their defaults: those of
+// the spec's model (Model.Defaults, the family's own), of the sampler and of
+// the identifiability. A model outside the table gets only the sampler's
+// defaults (Validate rejects it).
 func (s FitSpec) WithDefaults() FitSpec {
 	if s.Model == "" {
 		s.Model = ModelOrdinal
@@ -107,47 +108,16 @@ func (s FitSpec) WithDefaults() FitSpec {
 		s.Kernel = "identity"
 	}
 	if s.Identifiability == "" {
-		s.Identifiability = "weak"
+		s.Identifiability = multirater.Weak.String()
 	}
 	if s.Sampler == "" {
-		s.Sampler = "default"
+		s.Sampler = mcmc.DefaultSampler.String()
 	}
-	m := mcmc.Settings{Chains: s.Chains, Samples: s.Samples, Burnin: s.Burnin, Thin: s.Thin}.WithDefaults()
-	s.Chains, s.Samples, s.Thin = m.Chains, m.Samples, m.Thin
-	if s.Burnin == 0 {
-		s.Burnin = m.Burnin
+	m, err := LookupModel(s.Model)
+	if err != nil {
+		return s.withMCMC(s.mcmc().WithDefaults())
 	}
-	if s.V == 0 {
-		s.V = 1
-	}
-	if s.Lambda == 0 {
-		s.Lambda = 1
-		if strings.EqualFold(s.Identifiability, "strong") {
-			s.Lambda = 0.1
-		}
-	}
-	if s.SigmaB == 0 {
-		s.SigmaB = 1
-		if strings.EqualFold(s.Identifiability, "strong") {
-			s.SigmaB = 10
-		}
-	}
-	if s.FlagThreshold == 0 {
-		s.FlagThreshold = multirater.DefaultFlagThreshold
-	}
-	if s.MaxRhat == 0 {
-		s.MaxRhat = multirater.DefaultMaxRhat
-	}
-	if s.MinESS == 0 {
-		s.MinESS = multirater.DefaultMinESS
-	}
-	if s.KeepDraws == 0 {
-		s.KeepDraws = multirater.DefaultKeepDraws
-	}
-	if s.Precisions == "" && strings.EqualFold(s.Model, ModelClassification) {
-		s.Precisions = PrecisionsInferred
-	}
-	return s
+	return m.Defaults(s)
 }
 
 // Validate checks the spec's own rules (not the dataset): known model,
@@ -157,11 +127,13 @@ func (s FitSpec) Validate() error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
-	switch strings.ToLower(s.Model) {
-	case "", ModelOrdinal:
-	case ModelClassification:
-	default:
-		return bad("unknown model %q (expected ordinal or classification)", s.Model)
+	model := s.Model
+	if model == "" {
+		model = ModelOrdinal
+	}
+	m, err := LookupModel(model)
+	if err != nil {
+		return err
 	}
 	if err := s.validateKernel(); err != nil {
 		return err
@@ -175,8 +147,8 @@ func (s FitSpec) Validate() error {
 	if _, err := classify.ParsePrecisions(s.Precisions); err != nil {
 		return bad("%s", err)
 	}
-	if s.Precisions != "" && !strings.EqualFold(s.Model, ModelClassification) {
-		return bad("precisions %q applies to the classification model only (the ordinal model always infers them)", s.Precisions)
+	if err := m.Validate(s); err != nil {
+		return err
 	}
 	ints := []struct {
 		name   string
@@ -226,78 +198,14 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 	if ds == nil || len(ds.Labels) == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "no labels to fit")
 	}
-	switch strings.ToLower(spec.Model) {
-	case ModelOrdinal:
-		return fitOrdinal(ctx, ds, spec, progress)
-	case ModelClassification:
-		return fitClassification(ctx, ds, spec, progress)
-	}
-	return nil, annotations.Errorf(annotations.EINVALID, "unknown model %q", spec.Model)
-}
-
-func fitOrdinal(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
-	if ds.Scheme.Kind != annotations.Ordinal {
-		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs an ordinal scheme; this project's scheme is %s (use --model classification for nominal and binary labels)", ds.Scheme)
-	}
-	data, err := OrdinalData(ds)
+	m, err := LookupModel(spec.Model)
 	if err != nil {
 		return nil, err
 	}
-	cov, err := ItemCovariance(ds, data.ItemIDs, spec)
-	if err != nil {
+	if err := m.CheckScheme(ds.Scheme); err != nil {
 		return nil, err
 	}
-	return fitOrdinalCov(ctx, ds, data, cov, spec, progress)
-}
-
-// fitOrdinalCov fits data (from OrdinalData(ds)) with the items' prior
-// covariance cov (from ItemCovariance, or shared between the fits of a
-// cross-validation fold).
-func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.Data, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
-	data.Kernel = cov.Kernel
-	if cov.Cov != nil {
-		data.Cov = cov.Cov
-	}
-	ident, _ := multirater.ParseIdentifiability(spec.Identifiability)
-	smp, _ := mcmc.ParseSampler(spec.Sampler)
-	if spec.RefRater != "" && ident != multirater.Weak {
-		found := false
-		for _, r := range data.RaterIDs {
-			if r == spec.RefRater {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return nil, annotations.Errorf(annotations.EINVALID, "reference rater %q has no labels in this dataset", spec.RefRater)
-		}
-	}
-	opts := ordinal.Options{
-		Settings:        mcmc.Settings{Chains: spec.Chains, Samples: spec.Samples, Burnin: spec.Burnin, Thin: spec.Thin, Seed: spec.Seed},
-		Sampler:         smp,
-		Identifiability: ident,
-		RefRater:        spec.RefRater,
-		V:               spec.V,
-		Lambda:          spec.Lambda,
-		SigmaB:          spec.SigmaB,
-		FlagThreshold:   spec.FlagThreshold,
-		MaxRhat:         spec.MaxRhat,
-		MinESS:          spec.MinESS,
-		KeepDraws:       spec.KeepDraws,
-		Progress:        progress,
-	}
-	res, err := ordinal.Fit(ctx, data, opts)
-	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
-		}
-		return nil, annotations.Errorf(annotations.EINVALID, "%s", strings.TrimPrefix(err.Error(), "multirater: "))
-	}
-	res.Model.Scheme = ds.Scheme.String()
-	res.Model.Kernel = cov.Kernel
-	res.Features = cov.Features
-	res.Diagnostics.Notes = append(res.Diagnostics.Notes, cov.Notes...)
-	return res, nil
+	return m.fit(ctx, ds, nil, spec, progress)
 }
 
 // OrdinalData maps an ordinal dataset to the sampler's input: items in

@@ -1,9 +1,7 @@
 package analysis
 
 import (
-	"concord/multirater/classify"
 	"concord/multirater/gp"
-	"concord/multirater/ordinal"
 	"fmt"
 	"sort"
 	"strings"
@@ -50,8 +48,7 @@ type Predictor struct {
 	res   *multirater.FitResult
 	ks    kernelSpec
 	train *itemFeatures
-	ord   *ordinal.Predictor
-	cls   *classify.Predictor
+	pred  itemPredictor
 }
 
 // NewPredictor prepares predictions from a fit result (as returned by Fit
@@ -89,17 +86,12 @@ func newPredictor(res *multirater.FitResult, ks kernelSpec, train *itemFeatures,
 	} else {
 		c = identityCov(len(res.Items))
 	}
-	var err error
-	switch res.Model.Model {
-	case ModelOrdinal:
-		p.ord, err = ordinal.NewPredictor(res, c)
-	case ModelClassification:
-		p.cls, err = classify.NewPredictor(res, c)
-	default:
-		return nil, annotations.Errorf(annotations.EINVALID, "the fit result's model %q cannot predict new items (expected ordinal or classification)", res.Model.Model)
-	}
+	m, err := LookupModel(res.Model.Model)
 	if err != nil {
-		return nil, annotations.Errorf(annotations.EINVALID, "the fit result cannot predict: %s", strings.TrimPrefix(err.Error(), "multirater: "))
+		return nil, annotations.Errorf(annotations.EINVALID, "the fit result's model %q cannot predict new items (expected %s)", res.Model.Model, ModelNames())
+	}
+	if p.pred, err = m.predictor(res, c); err != nil {
+		return nil, invalidData(err, "the fit result cannot predict: ")
 	}
 	return p, nil
 }
@@ -215,11 +207,7 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("kernel %s relates no new item to the fitted items: each prediction is the model's prior predictive for an unseen item, through each rater's thresholds and precision", p.ks))
 	}
 	cross, prior := p.train.cross(p.ks, g)
-	if p.ord != nil {
-		out.Items = p.ord.Predict(ids, cross, prior)
-	} else {
-		out.Items = p.cls.Predict(ids, cross, prior)
-	}
+	out.Items = p.pred.Predict(ids, cross, prior)
 	return out, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
 	"concord/annotations"
 	"concord/multirater"
@@ -42,10 +41,10 @@ type FitItem struct {
 	Class string
 }
 
-// Classification reports whether the fit is of the classification model
-// (or carries class distributions).
+// Classification reports whether the fit's output shape is classes
+// (multirater.OutputClasses), or the fit carries class distributions.
 func (f *Fit) Classification() bool {
-	if strings.EqualFold(f.Model.Model, "classification") {
+	if f.Model.Shape() == multirater.OutputClasses {
 		return true
 	}
 	for i := range f.Items {

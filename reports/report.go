@@ -13,7 +13,9 @@ import (
 // docs/report-schema.json).
 const Schema = "concord.report/v1"
 
-// Model kinds (Report.Kind).
+// Model kinds (Report.Kind): the fit's output shape, by the names the
+// report schema has always used (multirater.OutputScores is "ordinal",
+// multirater.OutputClasses "classification").
 const (
 	KindOrdinal        = "ordinal"
 	KindClassification = "classification"
@@ -32,8 +34,9 @@ type Report struct {
 	Project Project `json:"project"`
 	// Model is every setting of the fit, including the seed.
 	Model multirater.ModelSettings `json:"model"`
-	// Kind is "ordinal" or "classification": it decides whether the report
-	// has Thresholds or Classes, and whether items have scores.
+	// Kind is "ordinal" or "classification", from the fit's output shape
+	// (Fit.Classification): it decides whether the report has Thresholds
+	// or Classes, and whether items have scores.
 	Kind string `json:"kind"`
 	// Levels are the ordinal levels (lowest first) or the classes, in the
 	// order of every per-level array of the report.

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
+
+	"concord/multirater"
 )
 
 // The sheets of the workbook, in order. A report has Thresholds (ordinal)
@@ -439,13 +441,7 @@ func (x *xlsxWriter) summary() error {
 	if m.Seed > 1<<53 {
 		seed = strconv.FormatUint(m.Seed, 10) // would lose digits as a number
 	}
-	model := m.Model
-	switch m.Model {
-	case "ordinal":
-		model = "ordinal multi-rater Gaussian process (Rogers, Girolami & Polajnar 2010, sec. 2.1-2.2), Gibbs sampling"
-	case "classification":
-		model = "multi-rater Gaussian process classification, multinomial probit (Rogers et al. 2010, sec. 2.3), Gibbs sampling"
-	}
+	model := modelDescription(m)
 	ident := m.Identifiability
 	if m.RefRater != "" {
 		ident += " (reference rater " + m.RefRater + ")"
@@ -1124,4 +1120,23 @@ func (x *xlsxWriter) charts() error {
 		r += int(math.Ceil(hpx/20)) + 3
 	}
 	return nil
+}
+
+// modelDescription describes the model of a fit for the Summary sheet, by
+// its output shape and engine.
+func modelDescription(m multirater.ModelSettings) string {
+	var model string
+	switch m.Shape() {
+	case multirater.OutputScores:
+		model = "ordinal multi-rater Gaussian process (Rogers, Girolami & Polajnar 2010, sec. 2.1-2.2)"
+	case multirater.OutputClasses:
+		model = "multi-rater Gaussian process classification, multinomial probit (Rogers et al. 2010, sec. 2.3)"
+	default:
+		return m.Model
+	}
+	switch m.Engine {
+	case multirater.EngineGibbs, "": // documents without an engine were all made by Gibbs sampling
+		return model + ", Gibbs sampling"
+	}
+	return model + ", " + m.Engine
 }

@@ -51,17 +51,6 @@ type fitRequest struct {
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
 const defaultSeed = 1
 
-// defaultModel is the model of a fit of a project with scheme s that names
-// none: classification for nominal and binary schemes, otherwise ordinal
-// (which queueFit rejects with a precise message for schemes no model fits).
-func defaultModel(s annotations.Scheme) string {
-	switch s.Kind {
-	case annotations.Nominal, annotations.Binary:
-		return analysis.ModelClassification
-	}
-	return analysis.ModelOrdinal
-}
-
 // spec turns the request into a validated FitSpec for a project with
 // scheme, with every default filled in, so that the stored spec says
 // exactly what runs.
@@ -76,7 +65,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Precisions: strings.ToLower(strings.TrimSpace(r.Precisions)),
 	}
 	if sp.Model == "" {
-		sp.Model = defaultModel(scheme)
+		sp.Model = analysis.DefaultModel(scheme)
 	}
 	if r.Seed != nil {
 		sp.Seed = *r.Seed
@@ -146,9 +135,11 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 	return completeSpec(sp), nil
 }
 
-// checkModelFields rejects settings that the fit would not use: a model's
-// own settings given for the other model, a reference rater without strong
-// identifiability, and precision settings when the precisions are fixed.
+// checkModelFields rejects settings that the fit would not use: a
+// reference rater without strong identifiability, and what the model's
+// entry in analysis's model table rejects (analysis.Model.CheckGiven: a
+// model's own settings given for another model, precision settings when
+// the precisions are fixed).
 func (r *fitRequest) checkModelFields(sp analysis.FitSpec) error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
@@ -160,21 +151,14 @@ func (r *fitRequest) checkModelFields(sp analysis.FitSpec) error {
 	if sp.RefRater != "" && ident == "weak" {
 		return bad("field \"ref_rater\" names the reference rater of identifiability strong or both; with identifiability weak no rater is fixed (set \"identifiability\": \"strong\", or leave ref_rater out)")
 	}
-	if sp.Model != analysis.ModelClassification {
-		return nil
+	m, err := analysis.LookupModel(sp.Model)
+	if err != nil {
+		return err
 	}
-	if r.SigmaB != nil {
-		return bad("field \"sigma_b\" is the prior sd of the ordinal model's thresholds; the classification model has no thresholds (leave it out)")
-	}
-	if sp.Precisions == analysis.PrecisionsFixed || sp.Precisions == analysis.PrecisionsFixedFull {
-		switch {
-		case r.V != nil || r.Lambda != nil:
-			return bad("fields \"v\" and \"lambda\" are the prior of inferred precisions; with precisions %q every precision is fixed at 1 (leave them out, or use precisions inferred)", sp.Precisions)
-		case ident != "weak":
-			return bad("identifiability %q fixes one rater's precision; with precisions %q every precision is already fixed at 1 (use identifiability weak)", ident, sp.Precisions)
-		}
-	}
-	return nil
+	given := map[string]bool{"chains": r.Chains != nil, "samples": r.Samples != nil, "burnin": r.Burnin != nil, "thin": r.Thin != nil,
+		"seed": r.Seed != nil, "v": r.V != nil, "lambda": r.Lambda != nil, "sigma_b": r.SigmaB != nil, "flag_threshold": r.FlagThreshold != nil,
+		"max_rhat": r.MaxRhat != nil, "min_ess": r.MinESS != nil, "keep_draws": r.KeepDraws != nil, "text": r.Text != nil}
+	return m.CheckGiven(sp, func(field string) bool { return given[field] })
 }
 
 // completeSpec fills in every default of a valid spec, except an omitted
@@ -185,9 +169,6 @@ func (r *fitRequest) checkModelFields(sp analysis.FitSpec) error {
 func completeSpec(sp analysis.FitSpec) analysis.FitSpec {
 	full := sp.WithDefaults()
 	full.Kernel = sp.Kernel
-	if full.Model == analysis.ModelClassification {
-		full.SigmaB = 0
-	}
 	return full
 }
 
@@ -292,7 +273,7 @@ func (s *Server) StartFit(ctx context.Context, projectID int64, spec analysis.Fi
 	}
 	spec.Model = strings.ToLower(strings.TrimSpace(spec.Model))
 	if spec.Model == "" {
-		spec.Model = defaultModel(p.Scheme)
+		spec.Model = analysis.DefaultModel(p.Scheme)
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -372,6 +373,29 @@ type projectPage struct {
 	Fittable bool
 	Kernels  []option
 	HasText  bool
+	// Hints are the placeholders of the form's prior and convergence
+	// fields: the model's defaults (analysis's model table).
+	Hints map[string]string
+}
+
+// defaultHints are the form's placeholders of the model's prior and
+// convergence settings: their defaults, and where strong identifiability
+// changes one, its default there ("1 (0.1 under strong)").
+func defaultHints(model string) map[string]string {
+	weak := analysis.FitSpec{Model: model}.WithDefaults()
+	strong := analysis.FitSpec{Model: model, Identifiability: "strong"}.WithDefaults()
+	hint := func(w, s float64) string {
+		g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+		if w == s {
+			return g(w)
+		}
+		return g(w) + " (" + g(s) + " under strong)"
+	}
+	return map[string]string{
+		"v": hint(weak.V, strong.V), "lambda": hint(weak.Lambda, strong.Lambda), "sigma_b": hint(weak.SigmaB, strong.SigmaB),
+		"flag_threshold": hint(weak.FlagThreshold, strong.FlagThreshold), "max_rhat": hint(weak.MaxRhat, strong.MaxRhat),
+		"min_ess": hint(weak.MinESS, strong.MinESS), "keep_draws": strconv.Itoa(weak.KeepDraws),
+	}
 }
 
 // option is a choice of a select element.
@@ -414,11 +438,13 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		d.fail(c, err)
 		return
 	}
-	model := defaultModel(p.Scheme)
-	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Model: model, Ordinal: model == analysis.ModelOrdinal,
-		Fittable: analysis.CheckScheme(model, p.Scheme) == nil && p.Scheme.Kind != annotations.Bounded,
-		Form: map[string]string{"model": model, "chains": "4", "samples": "2000", "burnin": "1000", "thin": "1", "seed": "1", "kernel": "",
-			"identifiability": "weak", "sampler": "default", "precisions": analysis.PrecisionsInferred, "text_weighting": ""}}
+	model, _ := analysis.LookupModel(analysis.DefaultModel(p.Scheme))
+	defaults := analysis.FitSpec{Model: model.Name}.WithDefaults()
+	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Model: model.Name, Ordinal: model.Output == multirater.OutputScores,
+		Fittable: model.CheckScheme(p.Scheme) == nil && p.Scheme.Kind != annotations.Bounded,
+		Form: map[string]string{"model": model.Name, "chains": strconv.Itoa(defaults.Chains), "samples": strconv.Itoa(defaults.Samples), "burnin": strconv.Itoa(defaults.Burnin), "thin": strconv.Itoa(defaults.Thin), "seed": itoa(defaultSeed), "kernel": "",
+			"identifiability": defaults.Identifiability, "sampler": defaults.Sampler, "precisions": analysis.PrecisionsInferred, "text_weighting": ""}}
+	page.Hints = defaultHints(model.Name)
 	if page.Fittable {
 		hasText, hasCov, err := d.itemInputs(ctx, p.ID)
 		if err != nil {

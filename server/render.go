@@ -44,7 +44,7 @@ func plotsFor(res *multirater.FitResult) []string {
 	for _, p := range reportPlots {
 		switch {
 		case p == reports.PlotROC && len(res.Levels) != 2:
-		case p == reports.PlotThresholds && res.Model.Model != analysis.ModelOrdinal:
+		case p == reports.PlotThresholds && res.Model.Shape() != multirater.OutputScores:
 		default:
 			out = append(out, p)
 		}

@@ -51,7 +51,7 @@ func demoProjects() []demoProject {
 			about:  "Austrian writing standards 2009, criterion " + c + " (essays scored 0-3)",
 		}
 		if k == 1 {
-			dp.fit = &analysis.FitSpec{Model: "ordinal", Seed: 1}
+			dp.fit = &analysis.FitSpec{Model: analysis.ModelOrdinal, Seed: 1}
 		}
 		ps = append(ps, dp)
 	}
@@ -64,7 +64,7 @@ func demoProjects() []demoProject {
 		about:       "Snow et al. 2008: does the hypothesis follow from the text? (AMT workers, expert gold kept)",
 		// The identity kernel: the raters' labels alone (the text kernel is
 		// for concord fit --kernel text). 4 x 1000 draws converge here.
-		fit: &analysis.FitSpec{Model: "classification", Kernel: "identity", Samples: 1000, Burnin: 500, Seed: 1},
+		fit: &analysis.FitSpec{Model: analysis.ModelClassification, Kernel: "identity", Samples: 1000, Burnin: 500, Seed: 1},
 	})
 }
 

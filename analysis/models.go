@@ -1,0 +1,446 @@
+package analysis
+
+import (
+	"concord/multirater/classify"
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/annotations"
+	"concord/multirater"
+)
+
+// Model is one entry of the model table (Models): what a model fits, how
+// its spec is completed and checked, how it is fitted and how a fit of it
+// predicts new items. Every call of a model family's fit and predict
+// functions is made from an entry of the table, so that a family is wired
+// to the application in one place.
+type Model struct {
+	// Name is the model's name in FitSpec.Model and in the fit document
+	// (multirater.ModelSettings.Model).
+	Name string
+	// Doc says in one line what the model estimates.
+	Doc string
+	// Schemes are the scheme kinds whose labels the model fits.
+	Schemes []annotations.Kind
+	// Engines are the inference engines that can fit the model
+	// (multirater.EngineGibbs, ...).
+	Engines []string
+	// Output is the shape of the per-item results of its fits.
+	Output multirater.Output
+
+	// defaults fills the model's zero spec fields from the family's own
+	// option defaults (its WithDefaults).
+	defaults func(FitSpec) FitSpec
+	// validate checks the spec's model-specific rules (nil: none).
+	validate func(FitSpec) error
+	// checkScheme checks the scheme beyond its kind (nil: nothing more).
+	checkScheme func(annotations.Scheme) error
+	// checkGiven rejects settings given explicitly that the model would not
+	// use (nil: none).
+	checkGiven func(s FitSpec, given func(field string) bool) error
+	// fit fits the dataset with the items' covariance cov (nil: computed
+	// from the dataset's items).
+	fit fitFunc
+	// predictor prepares the predictions of a fit result of the model from
+	// the covariance matrix of its items.
+	predictor func(res *multirater.FitResult, cov mat.Symmetric) (itemPredictor, error)
+}
+
+// itemPredictor is what the families' predictors have in common.
+type itemPredictor interface {
+	Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult
+}
+
+// Models returns the model table, the default model (ModelOrdinal) first.
+func Models() []Model {
+	return []Model{
+		{
+			Name:    ModelOrdinal,
+			Doc:     "multi-rater ordinal Gaussian process (Rogers et al. sec. 2.1-2.2): consensus score, rank and grade per item, rater precisions and thresholds",
+			Schemes: []annotations.Kind{annotations.Ordinal},
+			Engines: []string{multirater.EngineGibbs},
+			Output:  multirater.OutputScores,
+			defaults: func(s FitSpec) FitSpec {
+				o := ordinalOptions(s, nil).WithDefaults()
+				s = s.withFamilyDefaults(o.Settings, familyPriors{o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws})
+				s.SigmaB = o.SigmaB
+				return s
+			},
+			validate: func(s FitSpec) error {
+				if s.Precisions != "" {
+					return annotations.Errorf(annotations.EINVALID, "precisions %q applies to the classification model only (the ordinal model always infers them)", s.Precisions)
+				}
+				return nil
+			},
+			fit:       fitter(OrdinalData, func(d *ordinal.Data) []string { return d.ItemIDs }, fitOrdinalCov),
+			predictor: predictorOf(ordinal.NewPredictor),
+		},
+		{
+			Name:        ModelClassification,
+			Doc:         "multi-rater Gaussian process classification (Rogers et al. sec. 2.3): class distribution per item, rater precisions and confusions",
+			Schemes:     []annotations.Kind{annotations.Nominal, annotations.Binary},
+			Engines:     []string{multirater.EngineGibbs},
+			Output:      multirater.OutputClasses,
+			checkScheme: checkClasses,
+			defaults: func(s FitSpec) FitSpec {
+				o := classOptions(s, nil).WithDefaults()
+				s = s.withFamilyDefaults(o.Settings, familyPriors{o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws})
+				s.Precisions = o.Precisions.String()
+				s.SigmaB = 0 // no thresholds: the spec that runs has no threshold prior
+				return s
+			},
+			checkGiven: checkClassificationGiven,
+			fit:        fitter(ClassData, func(d *classify.Data) []string { return d.ItemIDs }, fitClassificationCov),
+			predictor:  predictorOf(classify.NewPredictor),
+		},
+	}
+}
+
+// LookupModel returns the table entry of the model name (case does not
+// matter). An unknown name is an EINVALID error listing the known ones.
+func LookupModel(name string) (Model, error) {
+	for _, m := range Models() {
+		if strings.EqualFold(m.Name, name) {
+			return m, nil
+		}
+	}
+	return Model{}, annotations.Errorf(annotations.EINVALID, "unknown model %q (expected %s)", name, ModelNames())
+}
+
+// ModelNames lists the models' names for messages and help texts:
+// "ordinal or classification".
+func ModelNames() string {
+	var names []string
+	for _, m := range Models() {
+		names = append(names, m.Name)
+	}
+	return orList(names)
+}
+
+// ModelUsage lists the models with the schemes they fit, for help texts:
+// "ordinal (ordinal scheme) or classification (nominal or binary scheme)".
+func ModelUsage() string {
+	var names []string
+	for _, m := range Models() {
+		names = append(names, fmt.Sprintf("%s (%s scheme)", m.Name, kindList(m.Schemes, " or ")))
+	}
+	return orList(names)
+}
+
+// DefaultModel returns the model of a fit of labels with scheme s that
+// names none: the first model of the table that fits s, or the default
+// model (ModelOrdinal, which CheckScheme then rejects with a precise
+// message) when none does.
+func DefaultModel(s annotations.Scheme) string {
+	for _, m := range Models() {
+		if m.Accepts(s.Kind) {
+			return m.Name
+		}
+	}
+	return ModelOrdinal
+}
+
+// Accepts reports whether the model fits labels of scheme kind k.
+func (m Model) Accepts(k annotations.Kind) bool {
+	for _, a := range m.Schemes {
+		if a == k {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckScheme returns nil when the model fits labels of scheme s, else an
+// EINVALID error that says what the model needs and which models fit s.
+func (m Model) CheckScheme(s annotations.Scheme) error {
+	if !m.Accepts(s.Kind) {
+		var others []string
+		for _, o := range Models() {
+			if o.Name != m.Name {
+				others = append(others, fmt.Sprintf("model %s for %s labels", o.Name, kindList(o.Schemes, " and ")))
+			}
+		}
+		needs := kindList(m.Schemes, " or ")
+		return annotations.Errorf(annotations.EINVALID, "the %s model needs %s %s scheme; the scheme is %s (use %s)", m.Name, article(needs), needs, s, strings.Join(others, "; "))
+	}
+	if m.checkScheme != nil {
+		return m.checkScheme(s)
+	}
+	return nil
+}
+
+// Defaults returns s with the zero fields that the model reads set to the
+// defaults of its family (the family's own WithDefaults, never restated
+// here), and a setting it has no use for (the threshold prior of the
+// classification model) cleared.
+func (m Model) Defaults(s FitSpec) FitSpec {
+	return m.defaults(s)
+}
+
+// Validate checks the spec's rules that are the model's own (a setting of
+// another model, say); FitSpec.Validate calls it.
+func (m Model) Validate(s FitSpec) error {
+	if m.validate == nil {
+		return nil
+	}
+	return m.validate(s)
+}
+
+// CheckGiven rejects the settings of s that were given explicitly (given
+// reports that of a field by its JSON name, e.g. "sigma_b") and that the
+// fit would not use: another model's settings, the prior of precisions the
+// spec fixes. Requests that tell omitted from zero fields (the API) call
+// it; FitSpec itself cannot tell them apart.
+func (m Model) CheckGiven(s FitSpec, given func(field string) bool) error {
+	if m.checkGiven == nil {
+		return nil
+	}
+	return m.checkGiven(s, given)
+}
+
+// fitFunc fits a dataset with the items' covariance cov (nil: computed
+// from the dataset's items).
+type fitFunc func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error)
+
+// fitter makes a model's fit function from its family's data mapping
+// (OrdinalData, ClassData), the mapped data's item ids, and the fit of the
+// mapped data with a covariance.
+func fitter[D any](data func(*annotations.Dataset) (D, error), itemIDs func(D) []string,
+	fit func(context.Context, *annotations.Dataset, D, *Covariance, FitSpec, func(multirater.Progress)) (*multirater.FitResult, error)) fitFunc {
+	return func(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+		d, err := data(ds)
+		if err != nil {
+			return nil, err
+		}
+		if cov == nil {
+			if cov, err = ItemCovariance(ds, itemIDs(d), spec); err != nil {
+				return nil, err
+			}
+		}
+		return fit(ctx, ds, d, cov, spec, progress)
+	}
+}
+
+// predictorOf makes a model's predictor function from its family's
+// predictor constructor.
+func predictorOf[P itemPredictor](newPredictor func(*multirater.FitResult, mat.Symmetric) (P, error)) func(*multirater.FitResult, mat.Symmetric) (itemPredictor, error) {
+	return func(res *multirater.FitResult, cov mat.Symmetric) (itemPredictor, error) {
+		p, err := newPredictor(res, cov)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+}
+
+// familyPriors are the option values every family defaults: the precision
+// prior, the flag threshold, the convergence limits and the kept draws.
+type familyPriors struct {
+	v, lambda, flag, maxRhat, minESS float64
+	keepDraws                        int
+}
+
+// withFamilyDefaults sets s's zero sampler and prior fields to a family's
+// defaults m and p.
+func (s FitSpec) withFamilyDefaults(m mcmc.Settings, p familyPriors) FitSpec {
+	s = s.withMCMC(m)
+	s.V, s.Lambda, s.FlagThreshold, s.MaxRhat, s.MinESS, s.KeepDraws = p.v, p.lambda, p.flag, p.maxRhat, p.minESS, p.keepDraws
+	return s
+}
+
+// withMCMC sets s's sampler fields to m (defaults filled in). Burnin stays
+// negative (none) when it was.
+func (s FitSpec) withMCMC(m mcmc.Settings) FitSpec {
+	s.Chains, s.Samples, s.Thin = m.Chains, m.Samples, m.Thin
+	if s.Burnin == 0 {
+		s.Burnin = m.Burnin
+	}
+	return s
+}
+
+// mcmc is the spec's sampler settings.
+func (s FitSpec) mcmc() mcmc.Settings {
+	return mcmc.Settings{Chains: s.Chains, Samples: s.Samples, Burnin: s.Burnin, Thin: s.Thin, Seed: s.Seed}
+}
+
+// ordinalOptions maps a spec to the ordinal family's options (zero fields
+// stay zero: the family's defaults).
+func ordinalOptions(spec FitSpec, progress func(multirater.Progress)) ordinal.Options {
+	ident, _ := multirater.ParseIdentifiability(spec.Identifiability)
+	smp, _ := mcmc.ParseSampler(spec.Sampler)
+	return ordinal.Options{
+		Settings:        spec.mcmc(),
+		Sampler:         smp,
+		Identifiability: ident,
+		RefRater:        spec.RefRater,
+		V:               spec.V,
+		Lambda:          spec.Lambda,
+		SigmaB:          spec.SigmaB,
+		FlagThreshold:   spec.FlagThreshold,
+		MaxRhat:         spec.MaxRhat,
+		MinESS:          spec.MinESS,
+		KeepDraws:       spec.KeepDraws,
+		Progress:        progress,
+	}
+}
+
+// classOptions maps a spec to the classification family's options (zero
+// fields stay zero: the family's defaults).
+func classOptions(spec FitSpec, progress func(multirater.Progress)) classify.Options {
+	ident, _ := multirater.ParseIdentifiability(spec.Identifiability)
+	smp, _ := mcmc.ParseSampler(spec.Sampler)
+	prec, _ := classify.ParsePrecisions(spec.Precisions)
+	return classify.Options{
+		Settings:        spec.mcmc(),
+		Sampler:         smp,
+		Precisions:      prec,
+		Identifiability: ident,
+		RefRater:        spec.RefRater,
+		V:               spec.V,
+		Lambda:          spec.Lambda,
+		FlagThreshold:   spec.FlagThreshold,
+		MaxRhat:         spec.MaxRhat,
+		MinESS:          spec.MinESS,
+		KeepDraws:       spec.KeepDraws,
+		Progress:        progress,
+	}
+}
+
+// fitOrdinalCov fits data (from OrdinalData(ds)) with the items' prior
+// covariance cov (from ItemCovariance, or shared between the fits of a
+// cross-validation fold).
+func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.Data, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	data.Kernel = cov.Kernel
+	if cov.Cov != nil {
+		data.Cov = cov.Cov
+	}
+	opts := ordinalOptions(spec, progress)
+	if err := checkRefRater(opts.RefRater, opts.Identifiability != multirater.Weak, data.RaterIDs); err != nil {
+		return nil, err
+	}
+	res, err := ordinal.Fit(ctx, data, opts)
+	return fitted(res, err, ds, cov)
+}
+
+// fitClassificationCov fits data (from ClassData(ds)) with the items' prior
+// covariance cov (from ItemCovariance, or shared between the fits of a
+// cross-validation fold).
+func fitClassificationCov(ctx context.Context, ds *annotations.Dataset, data *classify.Data, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	data.Kernel = cov.Kernel
+	if cov.Cov != nil {
+		data.Cov = cov.Cov
+	}
+	opts := classOptions(spec, progress)
+	if err := checkRefRater(opts.RefRater, opts.Identifiability != multirater.Weak && opts.Precisions == classify.InferredPrecisions, data.RaterIDs); err != nil {
+		return nil, err
+	}
+	res, err := classify.Fit(ctx, data, opts)
+	return fitted(res, err, ds, cov)
+}
+
+// checkRefRater checks that the reference rater ref, when used, is one of
+// the raters.
+func checkRefRater(ref string, used bool, raters []string) error {
+	if ref == "" || !used {
+		return nil
+	}
+	for _, r := range raters {
+		if r == ref {
+			return nil
+		}
+	}
+	return annotations.Errorf(annotations.EINVALID, "reference rater %q has no labels in this dataset", ref)
+}
+
+// fitted completes a family's result with the dataset's scheme and the
+// covariance's kernel, features and notes; a family's data error
+// (multirater.DataError) becomes an EINVALID error, other failures
+// (cancellation, numerical failures) stay as they are.
+func fitted(res *multirater.FitResult, err error, ds *annotations.Dataset, cov *Covariance) (*multirater.FitResult, error) {
+	if err != nil {
+		return nil, invalidData(err, "")
+	}
+	res.Model.Scheme = ds.Scheme.String()
+	res.Model.Kernel = cov.Kernel
+	res.Features = cov.Features
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, cov.Notes...)
+	return res, nil
+}
+
+// checkClasses checks that a nominal or binary scheme has at least two
+// classes.
+func checkClasses(s annotations.Scheme) error {
+	if s.K() < 2 {
+		return annotations.Errorf(annotations.EINVALID, "the classification model needs at least 2 classes; the scheme %s has %d (name both classes, e.g. binary:0,1,pos=1)", s, s.K())
+	}
+	return nil
+}
+
+// checkClassificationGiven rejects the threshold prior (the classification
+// model has no thresholds) and, with fixed precisions, the precision prior
+// and a reference rater's identifiability.
+func checkClassificationGiven(s FitSpec, given func(string) bool) error {
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	if given("sigma_b") {
+		return bad("field \"sigma_b\" is the prior sd of the ordinal model's thresholds; the classification model has no thresholds (leave it out)")
+	}
+	prec, _ := classify.ParsePrecisions(s.Precisions)
+	if prec == classify.InferredPrecisions {
+		return nil
+	}
+	ident, _ := multirater.ParseIdentifiability(s.Identifiability)
+	switch {
+	case given("v") || given("lambda"):
+		return bad("fields \"v\" and \"lambda\" are the prior of inferred precisions; with precisions %q every precision is fixed at 1 (leave them out, or use precisions inferred)", s.Precisions)
+	case ident != multirater.Weak:
+		return bad("identifiability %q fixes one rater's precision; with precisions %q every precision is already fixed at 1 (use identifiability weak)", s.Identifiability, s.Precisions)
+	}
+	return nil
+}
+
+// kindList joins scheme kinds with sep before the last: "nominal or
+// binary".
+func kindList(kinds []annotations.Kind, last string) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	return joinLast(s, last)
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string { return joinLast(names, " or ") }
+
+func joinLast(s []string, last string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + last + s[len(s)-1]
+}
+
+// article is "an" before a vowel, else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// invalidData turns a family's *multirater.DataError into an EINVALID error
+// whose message is prefix followed by the data error's message; any other
+// error is returned as it is.
+func invalidData(err error, prefix string) error {
+	var de *multirater.DataError
+	if errors.As(err, &de) {
+		return annotations.Errorf(annotations.EINVALID, "%s%s", prefix, de.Msg)
+	}
+	return err
+}

@@ -1,0 +1,181 @@
+package analysis
+
+import (
+	"concord/multirater/classify"
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
+	"testing"
+
+	"concord/annotations"
+	"concord/multirater"
+)
+
+func TestLookupModel(t *testing.T) {
+	for _, tc := range []struct {
+		name, want, err string
+	}{
+		{"ordinal", ModelOrdinal, ""},
+		{"Classification", ModelClassification, ""},
+		{"", "", `unknown model "" (expected ordinal or classification)`},
+		{"probit", "", `unknown model "probit" (expected ordinal or classification)`},
+		{" ordinal", "", `unknown model " ordinal" (expected ordinal or classification)`},
+	} {
+		m, err := LookupModel(tc.name)
+		switch {
+		case tc.err == "" && (err != nil || m.Name != tc.want):
+			t.Errorf("LookupModel(%q) = %q, %v; want %q", tc.name, m.Name, err, tc.want)
+		case tc.err != "" && (err == nil || annotations.ErrorCode(err) != annotations.EINVALID || annotations.ErrorMessage(err) != tc.err):
+			t.Errorf("LookupModel(%q) error %v; want EINVALID %q", tc.name, err, tc.err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, m := range Models() {
+		if seen[m.Name] || m.Doc == "" || len(m.Schemes) == 0 || len(m.Engines) == 0 || m.Output == "" || m.defaults == nil || m.fit == nil || m.predictor == nil {
+			t.Errorf("model %d (%q) is incomplete or repeated: %+v", i, m.Name, m)
+		}
+		seen[m.Name] = true
+	}
+	if Models()[0].Name != (FitSpec{}).WithDefaults().Model {
+		t.Errorf("the first model %q is not the default model", Models()[0].Name)
+	}
+	if got := ModelNames(); got != "ordinal or classification" {
+		t.Errorf("ModelNames() = %q", got)
+	}
+	if got := ModelUsage(); got != "ordinal (ordinal scheme) or classification (nominal or binary scheme)" {
+		t.Errorf("ModelUsage() = %q", got)
+	}
+}
+
+// The defaults of each model are its family's WithDefaults, for every
+// identifiability and precision setting.
+func TestModelDefaultsAreTheFamilys(t *testing.T) {
+	for _, ident := range []string{"", "weak", "strong", "both"} {
+		spec := FitSpec{Identifiability: ident, Burnin: 7}
+		o := ordinal.Options{Identifiability: mustIdent(t, ident), Settings: mcmc.Settings{Burnin: 7}}.WithDefaults()
+		got := FitSpec{Model: ModelOrdinal, Identifiability: ident, Burnin: 7}.WithDefaults()
+		if got.Chains != o.Chains || got.Samples != o.Samples || got.Burnin != o.Burnin || got.Thin != o.Thin || got.V != o.V || got.Lambda != o.Lambda || got.SigmaB != o.SigmaB ||
+			got.FlagThreshold != o.FlagThreshold || got.MaxRhat != o.MaxRhat || got.MinESS != o.MinESS || got.KeepDraws != o.KeepDraws || got.Precisions != "" {
+			t.Errorf("ordinal, identifiability %q: defaults %+v, family's %+v", ident, got, o)
+		}
+		if d := spec.WithDefaults(); d.Lambda != o.Lambda || d.SigmaB != o.SigmaB {
+			t.Errorf("identifiability %q: the default model's defaults %+v differ from the ordinal family's %+v", ident, d, o)
+		}
+		for _, prec := range []string{"", "inferred", "fixed", "fixed-full"} {
+			p, _ := classify.ParsePrecisions(prec)
+			c := classify.Options{Identifiability: mustIdent(t, ident), Precisions: p, Settings: mcmc.Settings{Burnin: 7}}.WithDefaults()
+			got := FitSpec{Model: ModelClassification, Identifiability: ident, Precisions: prec, Burnin: 7}.WithDefaults()
+			if got.Chains != c.Chains || got.Samples != c.Samples || got.Burnin != c.Burnin || got.Thin != c.Thin || got.V != c.V || got.Lambda != c.Lambda || got.SigmaB != 0 ||
+				got.FlagThreshold != c.FlagThreshold || got.MaxRhat != c.MaxRhat || got.MinESS != c.MinESS || got.KeepDraws != c.KeepDraws || got.Precisions != c.Precisions.String() {
+				t.Errorf("classification, identifiability %q, precisions %q: defaults %+v, family's %+v", ident, prec, got, c)
+			}
+		}
+	}
+	// Given values are kept, no burn-in stays none; the threshold prior of
+	// a classification spec is cleared.
+	s := FitSpec{Model: ModelClassification, Chains: 3, Burnin: -1, V: 2, Lambda: 5, SigmaB: 4, Precisions: "fixed"}.WithDefaults()
+	if s.Chains != 3 || s.Burnin != -1 || s.V != 2 || s.Lambda != 5 || s.SigmaB != 0 || s.Precisions != "fixed" {
+		t.Errorf("given values changed: %+v", s)
+	}
+	// A model outside the table gets the sampler's defaults only.
+	u := FitSpec{Model: "svm"}.WithDefaults()
+	mc := mcmc.Settings{}.WithDefaults()
+	if u.Chains != mc.Chains || u.Samples != mc.Samples || u.Burnin != mc.Burnin || u.V != 0 || u.Lambda != 0 {
+		t.Errorf("unknown model's defaults %+v", u)
+	}
+}
+
+func mustIdent(t *testing.T, s string) multirater.Identifiability {
+	t.Helper()
+	i, err := multirater.ParseIdentifiability(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
+func TestModelSchemes(t *testing.T) {
+	parse := func(s string) annotations.Scheme {
+		sc, err := annotations.ParseScheme(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	ord, nom, bin := parse("ordinal:1..5"), parse("nominal:cat,dog,fox"), parse("binary:0,1,pos=1")
+	one := annotations.Scheme{Kind: annotations.Nominal, Levels: []annotations.Level{{Code: "a"}}}
+	for _, tc := range []struct {
+		model  string
+		scheme annotations.Scheme
+		err    string
+	}{
+		{"ordinal", ord, ""},
+		{"", ord, ""},
+		{"classification", nom, ""},
+		{"classification", bin, ""},
+		{"ordinal", bin, "the ordinal model needs an ordinal scheme; the scheme is binary:0,1,pos=1 (use model classification for nominal and binary labels)"},
+		{"classification", ord, "the classification model needs a nominal or binary scheme; the scheme is ordinal:1..5 (use model ordinal for ordinal labels)"},
+		{"classification", one, "the classification model needs at least 2 classes; the scheme " + one.String() + " has 1 (name both classes, e.g. binary:0,1,pos=1)"},
+		{"svm", ord, `unknown model "svm" (expected ordinal or classification)`},
+	} {
+		err := CheckScheme(tc.model, tc.scheme)
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("%s on %s: %v", tc.model, tc.scheme, err)
+			}
+			continue
+		}
+		if err == nil || annotations.ErrorCode(err) != annotations.EINVALID || annotations.ErrorMessage(err) != tc.err {
+			t.Errorf("%s on %s: error %v, want EINVALID %q", tc.model, tc.scheme, err, tc.err)
+		}
+	}
+	for _, tc := range []struct {
+		scheme annotations.Scheme
+		want   string
+	}{
+		{ord, ModelOrdinal}, {nom, ModelClassification}, {bin, ModelClassification},
+		{annotations.Scheme{Kind: annotations.Bounded}, ModelOrdinal},
+	} {
+		if got := DefaultModel(tc.scheme); got != tc.want {
+			t.Errorf("DefaultModel(%s) = %q, want %q", tc.scheme.Kind, got, tc.want)
+		}
+	}
+}
+
+func TestModelValidateAndCheckGiven(t *testing.T) {
+	none := func(string) bool { return false }
+	only := func(fields ...string) func(string) bool {
+		return func(f string) bool {
+			for _, g := range fields {
+				if g == f {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		spec  FitSpec
+		given func(string) bool
+		err   string
+	}{
+		{"ordinal", FitSpec{Model: "ordinal", SigmaB: 2}, only("sigma_b"), ""},
+		{"ordinal precisions", FitSpec{Model: "ordinal", Precisions: "fixed"}, none, `precisions "fixed" applies to the classification model only (the ordinal model always infers them)`},
+		{"classification", FitSpec{Model: "classification", Precisions: "inferred", Identifiability: "strong"}, only("v", "lambda"), ""},
+		{"sigma_b", FitSpec{Model: "classification"}, only("sigma_b"), `field "sigma_b" is the prior sd of the ordinal model's thresholds; the classification model has no thresholds (leave it out)`},
+		{"fixed with a prior", FitSpec{Model: "classification", Precisions: "fixed-full"}, only("lambda"), `fields "v" and "lambda" are the prior of inferred precisions; with precisions "fixed-full" every precision is fixed at 1 (leave them out, or use precisions inferred)`},
+		{"fixed and strong", FitSpec{Model: "classification", Precisions: "fixed", Identifiability: "both"}, none, `identifiability "both" fixes one rater's precision; with precisions "fixed" every precision is already fixed at 1 (use identifiability weak)`},
+	} {
+		m, err := LookupModel(tc.spec.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Validate(tc.spec)
+		if err == nil {
+			err = m.CheckGiven(tc.spec, tc.given)
+		}
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || annotations.ErrorMessage(err) != tc.err) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}
