@@ -2,7 +2,6 @@ package classify
 
 import (
 	"concord/multirater"
-	"concord/multirater/diag"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
@@ -54,21 +53,10 @@ func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, c
 	// Parameters: precisions (free ones diagnosed), variances (derived)
 	// and the monitored class-centred latent values.
 	var params []*mcmc.Param
-	alphaP := make([]*mcmc.Param, nl)
-	varP := make([]*mcmc.Param, nl)
+	prec := mcmc.Precisions{RaterIDs: data.RaterIDs, Fixed: func(l int) bool { return md.fixedAlpha[l] }, Chains: nc, Samples: ns,
+		Draws: func(c, l int) []float64 { return chains[c].drawAlpha[l] }}
+	alphaP, varP := prec.Params()
 	for l := 0; l < nl; l++ {
-		l := l
-		alphaP[l] = &mcmc.Param{Name: "alpha[" + data.RaterIDs[l] + "]", Free: !md.fixedAlpha[l],
-			Get: func(c int) []float64 { return chains[c].drawAlpha[l] }}
-		varP[l] = &mcmc.Param{Name: "variance[" + data.RaterIDs[l] + "]", IsVar: true,
-			Get: func(c int) []float64 {
-				a := chains[c].drawAlpha[l]
-				v := make([]float64, len(a))
-				for i, x := range a {
-					v[i] = 1 / x
-				}
-				return v
-			}}
 		params = append(params, alphaP[l], varP[l])
 	}
 	for p := 0; p < plan.nMon; p++ {
@@ -87,25 +75,10 @@ func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, c
 				return v
 			}})
 	}
-	mcmc.ParallelFor(len(params), func(i int) {
-		p := params[i]
-		cs := make([][]float64, nc)
-		for c := range cs {
-			cs[c] = p.Get(c)
-		}
-		if p.IsVar || !p.Free {
-			p.Sum = diag.QuickSummary(cs)
-			return
-		}
-		p.Sum = diag.Summarize(cs)
-	})
+	mcmc.SummariseParams(params, nc)
 
 	dg := &res.Diagnostics
-	dg.Draws = nc * ns
-	constant := mcmc.DiagnoseParams(dg, params)
-	dg.Converged = dg.MaxRhat < opts.MaxRhat && dg.MinESSBulk >= opts.MinESS
-	dg.Verdict = mcmc.Verdict(dg, opts.MaxRhat, opts.MinESS, nc, ns)
-	mcmc.ConstantNote(dg, constant)
+	mcmc.Converge(dg, params, opts.MaxRhat, opts.MinESS, nc, ns)
 	if plan.monEvery > 1 {
 		dg.Notes = append(dg.Notes, fmt.Sprintf("the latent values m were recorded every %d draws for the diagnostics (N·K is large); their R-hat and ESS are those of the thinned series (the ESS conservatively)", plan.monEvery))
 	}
@@ -118,28 +91,7 @@ func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, c
 	case FixedFullPrecisions:
 		dg.Notes = append(dg.Notes, "rater precisions fixed at 1 (one latent vector per label)")
 	}
-	dg.Autocorrelation = make(map[string][]float64, nl)
-	if lag := min(mcmc.MaxACFLag, ns-1); lag >= 1 {
-		buf := make([]float64, lag+1)
-		for l := 0; l < nl; l++ {
-			if md.fixedAlpha[l] {
-				continue
-			}
-			acf := make([]float64, lag+1)
-			for c := range chains {
-				buf = diag.Autocorrelation(buf[:0], chains[c].drawAlpha[l], lag)
-				for i := range acf {
-					if i < len(buf) {
-						acf[i] += buf[i] / float64(nc)
-					}
-				}
-			}
-			for i, v := range acf {
-				acf[i] = mcmc.Round6(v)
-			}
-			dg.Autocorrelation[data.RaterIDs[l]] = acf
-		}
-	}
+	dg.Autocorrelation = prec.Autocorrelation()
 	dg.Moves = classMoveStats(chains)
 
 	// Raters.
@@ -173,7 +125,7 @@ func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, c
 	}
 	classPredictive(res, data, md, plan, opts, chains, itemLabels)
 	res.Draws = classDraws(md, plan, chains)
-	res.Traces = classTraces(data, chains, ns)
+	res.Traces = prec.Traces()
 	dg.Notes = append(dg.Notes, fmt.Sprintf("predictive class distributions averaged over %d posterior draws (%d-node adaptive Gauss-Hermite quadrature)", len(plan.keep), opts.Quadrature))
 	if n*nl*k > maxRaterPairs {
 		dg.Notes = append(dg.Notes, "each rater's own predictive class distribution (rater_class_probs) is given for the items the rater labelled")
@@ -362,47 +314,23 @@ func classDraws(md *classModel, plan *classPlan, chains []*classChain) *multirat
 	return d
 }
 
-func classTraces(data *Data, chains []*classChain, ns int) *multirater.Traces {
-	every := (ns + mcmc.MaxTracePoints - 1) / mcmc.MaxTracePoints
-	t := &multirater.Traces{Every: every, Alpha: make(map[string][][]float64, len(data.RaterIDs))}
-	for l, id := range data.RaterIDs {
-		per := make([][]float64, len(chains))
-		for c, ch := range chains {
-			for i := 0; i < ns; i += every {
-				per[c] = append(per[c], mcmc.Round7(ch.drawAlpha[l][i]))
-			}
-		}
-		t.Alpha[id] = per
-	}
-	return t
-}
-
 func classMoveStats(chains []*classChain) map[string]float64 {
-	var sweeps, cg, slices, evals int
+	var ms mcmc.MoveStats
 	var scale, shift float64
 	for _, ch := range chains {
-		sweeps += ch.sweeps
-		cg += ch.cgIters
-		slices += ch.slices
-		evals += ch.sliceEvals
+		ms.Sweeps += ch.sweeps
+		ms.CGIters += ch.cgIters
+		ms.Slices += ch.slices
+		ms.SliceEvals += ch.sliceEvals
 		scale += ch.scaleSum
 		shift += ch.shiftSum
 	}
-	m := map[string]float64{}
-	if sweeps == 0 {
-		return m
+	m := ms.Map()
+	if ms.Sweeps > 0 && scale > 0 {
+		m["scale_move_mean_abs_log"] = mcmc.Round6(scale / float64(ms.Sweeps))
 	}
-	if cg > 0 {
-		m["cg_iterations_per_sweep"] = mcmc.Round6(float64(cg) / float64(sweeps))
-	}
-	if slices > 0 {
-		m["slice_evaluations_per_step"] = mcmc.Round6(float64(evals) / float64(slices))
-	}
-	if scale > 0 {
-		m["scale_move_mean_abs_log"] = mcmc.Round6(scale / float64(sweeps))
-	}
-	if shift > 0 {
-		m["shift_move_rms"] = mcmc.Round6(shift / float64(sweeps))
+	if ms.Sweeps > 0 && shift > 0 {
+		m["shift_move_rms"] = mcmc.Round6(shift / float64(ms.Sweeps))
 	}
 	return m
 }

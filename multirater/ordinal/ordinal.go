@@ -72,64 +72,26 @@ type Options struct {
 // WithDefaults returns the options with zero fields replaced by their
 // documented defaults (the family's own; callers never restate them).
 func (o Options) WithDefaults() Options {
-	o.Settings = o.Settings.WithDefaults()
-	if o.V == 0 {
-		o.V = 1
-	}
-	if o.Lambda == 0 {
-		o.Lambda = 1
-		if o.Identifiability == multirater.Strong {
-			o.Lambda = 0.1
-		}
-	}
+	c := o.common().WithDefaults(o.Identifiability == multirater.Strong)
+	o.Settings, o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws = c.Settings, c.V, c.Lambda, c.FlagThreshold, c.MaxRhat, c.MinESS, c.KeepDraws
 	if o.SigmaB == 0 {
 		o.SigmaB = 1
 		if o.Identifiability == multirater.Strong {
 			o.SigmaB = 10
 		}
 	}
-	if o.FlagThreshold == 0 {
-		o.FlagThreshold = multirater.DefaultFlagThreshold
-	}
-	if o.MaxRhat == 0 {
-		o.MaxRhat = multirater.DefaultMaxRhat
-	}
-	if o.MinESS == 0 {
-		o.MinESS = multirater.DefaultMinESS
-	}
-	if o.KeepDraws == 0 {
-		o.KeepDraws = multirater.DefaultKeepDraws
-	}
 	return o
 }
 
+// common returns the options all MCMC families share.
+func (o Options) common() mcmc.Common {
+	return mcmc.Common{Settings: o.Settings, Sampler: o.Sampler, Identifiability: o.Identifiability, V: o.V, Lambda: o.Lambda,
+		FlagThreshold: o.FlagThreshold, MaxRhat: o.MaxRhat, MinESS: o.MinESS, KeepDraws: o.KeepDraws}
+}
+
 func (o Options) check() {
-	o.Settings.Check()
-	pos := func(name string, v float64) {
-		if !(v > 0) || math.IsInf(v, 1) {
-			panic(fmt.Sprintf("multirater: %s = %v must be positive and finite", name, v))
-		}
-	}
-	pos("V", o.V)
-	pos("Lambda", o.Lambda)
-	pos("SigmaB", o.SigmaB)
-	pos("MaxRhat", o.MaxRhat)
-	if !(o.FlagThreshold > 0 && o.FlagThreshold < 1) {
-		panic(fmt.Sprintf("multirater: FlagThreshold = %v must be in (0, 1)", o.FlagThreshold))
-	}
-	if o.MinESS < 0 || o.KeepDraws < 0 {
-		panic("multirater: negative MinESS or KeepDraws")
-	}
-	switch o.Sampler {
-	case mcmc.DefaultSampler, mcmc.PaperSampler:
-	default:
-		panic(fmt.Sprintf("multirater: unknown sampler %d", int(o.Sampler)))
-	}
-	switch o.Identifiability {
-	case multirater.Weak, multirater.Strong, multirater.Both:
-	default:
-		panic(fmt.Sprintf("multirater: unknown identifiability %d", int(o.Identifiability)))
-	}
+	o.common().Check()
+	mcmc.CheckPositive("SigmaB", o.SigmaB)
 }
 
 // FitOrdinal fits the multi-rater ordinal regression model with a
@@ -198,30 +160,9 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		return nil, err
 	}
 	mc := opts.Settings
-	chains := make([]*ordChain, mc.Chains)
-	cs := make([]mcmc.Chain, mc.Chains)
-	for c := range chains {
-		chains[c] = newOrdChain(md, mc.Seed, c, mc.Samples)
-		cs[c] = chains[c]
-	}
-	const samplingWork = 0.95
-	st, err := mcmc.Run(ctx, mc, cs, opts.Progress, start, samplingWork)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Progress != nil {
-		opts.Progress(multirater.Progress{Fraction: samplingWork, Elapsed: time.Since(start), Phase: "summarising"})
-	}
-	res := summariseOrdinal(data, md, opts, chains)
-	res.Diagnostics.SamplingSeconds = st.Sampling.Seconds()
-	total := float64(mc.Burnin + mc.Samples*mc.Thin)
-	res.Diagnostics.SweepsPerSecond = total / st.Sampling.Seconds()
-	res.Diagnostics.Seconds = time.Since(start).Seconds()
-	mcmc.SetEngineDiagnostics(&res.Diagnostics, int(total))
-	if opts.Progress != nil {
-		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
-	}
-	return res, nil
+	return mcmc.Fit(ctx, mc, opts.Progress, start, 0.95,
+		func(c int) *ordChain { return newOrdChain(md, mc.Seed, c, mc.Samples) },
+		func(chains []*ordChain) *multirater.FitResult { return summariseOrdinal(data, md, opts, chains) })
 }
 
 // ordModel is the immutable description of an ordinal fit, shared by the

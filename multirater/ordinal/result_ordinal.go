@@ -2,7 +2,6 @@ package ordinal
 
 import (
 	"concord/multirater"
-	"concord/multirater/diag"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"fmt"
@@ -54,23 +53,13 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 
 	// Diagnostics and summaries of every parameter, in parallel.
 	var params []*mcmc.Param
-	alphaP := make([]*mcmc.Param, md.nl)
-	varP := make([]*mcmc.Param, md.nl)
+	prec := mcmc.Precisions{RaterIDs: data.RaterIDs, Fixed: md.alphaFixed, Chains: nc, Samples: ns,
+		Draws: func(c, l int) []float64 { return chains[c].drawAlpha[l] }}
+	alphaP, varP := prec.Params()
 	bP := make([][]*mcmc.Param, md.nl)
 	sevP := make([]*mcmc.Param, md.nl)
 	for l := 0; l < md.nl; l++ {
 		l := l
-		alphaP[l] = &mcmc.Param{Name: "alpha[" + data.RaterIDs[l] + "]", Free: !md.alphaFixed(l),
-			Get: func(c int) []float64 { return chains[c].drawAlpha[l] }}
-		varP[l] = &mcmc.Param{Name: "variance[" + data.RaterIDs[l] + "]", IsVar: true,
-			Get: func(c int) []float64 {
-				a := chains[c].drawAlpha[l]
-				v := make([]float64, len(a))
-				for i, x := range a {
-					v[i] = 1 / x
-				}
-				return v
-			}}
 		params = append(params, alphaP[l], varP[l])
 		bP[l] = make([]*mcmc.Param, k-1)
 		for j := 1; j < k; j++ {
@@ -97,51 +86,12 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 			}}
 		params = append(params, mP[n])
 	}
-	mcmc.ParallelFor(len(params), func(i int) {
-		p := params[i]
-		cs := make([][]float64, nc)
-		for c := range cs {
-			cs[c] = p.Get(c)
-		}
-		if p.IsVar || !p.Free {
-			// Derived or fixed quantities: no convergence diagnostics.
-			p.Sum = diag.QuickSummary(cs)
-			return
-		}
-		p.Sum = diag.Summarize(cs)
-	})
+	mcmc.SummariseParams(params, nc)
 
 	// Convergence over the free parameters.
 	dg := &res.Diagnostics
-	dg.Draws = nc * ns
-	mcmc.ConstantNote(dg, mcmc.DiagnoseParams(dg, params))
-	dg.Converged = dg.MaxRhat < opts.MaxRhat && dg.MinESSBulk >= opts.MinESS
-	dg.Verdict = mcmc.Verdict(dg, opts.MaxRhat, opts.MinESS, nc, ns)
-
-	// diag.Autocorrelation of the precisions, averaged over chains.
-	dg.Autocorrelation = make(map[string][]float64, md.nl)
-	lag := min(mcmc.MaxACFLag, ns-1)
-	if lag >= 1 {
-		buf := make([]float64, lag+1)
-		for l := 0; l < md.nl; l++ {
-			if md.alphaFixed(l) {
-				continue
-			}
-			acf := make([]float64, lag+1)
-			for c := range chains {
-				buf = diag.Autocorrelation(buf[:0], chains[c].drawAlpha[l], lag)
-				for i := range acf {
-					if i < len(buf) {
-						acf[i] += buf[i] / float64(nc)
-					}
-				}
-			}
-			for i, v := range acf {
-				acf[i] = mcmc.Round6(v)
-			}
-			dg.Autocorrelation[data.RaterIDs[l]] = acf
-		}
-	}
+	mcmc.Converge(dg, params, opts.MaxRhat, opts.MinESS, nc, ns)
+	dg.Autocorrelation = prec.Autocorrelation()
 	dg.Moves = moveStats(chains)
 	if md.f.Dropped > 0 {
 		dg.Notes = append(dg.Notes, fmt.Sprintf("the kernel matrix has numerical rank %d of %d: the consensus lives in a %d-dimensional subspace", md.f.R, md.n, md.f.R))
@@ -202,7 +152,7 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 	keep := mcmc.PickDraws(nc, ns, want)
 	predictiveSummaries(res, data, md, chains, keep, opts.FlagThreshold)
 	res.Draws = compactDraws(md, chains, keep)
-	res.Traces = traces(data, md, chains, ns)
+	res.Traces = prec.Traces()
 	return res
 }
 
@@ -438,44 +388,22 @@ func compactDraws(md *ordModel, chains []*ordChain, keep [][2]int) *multirater.D
 	return d
 }
 
-func traces(data *Data, md *ordModel, chains []*ordChain, ns int) *multirater.Traces {
-	every := (ns + mcmc.MaxTracePoints - 1) / mcmc.MaxTracePoints
-	t := &multirater.Traces{Every: every, Alpha: make(map[string][][]float64, md.nl)}
-	for l := 0; l < md.nl; l++ {
-		per := make([][]float64, len(chains))
-		for c, ch := range chains {
-			for i := 0; i < ns; i += every {
-				per[c] = append(per[c], mcmc.Round7(ch.drawAlpha[l][i]))
-			}
-		}
-		t.Alpha[data.RaterIDs[l]] = per
-	}
-	return t
-}
-
 func moveStats(chains []*ordChain) map[string]float64 {
-	var sweeps, cg, slices, evals int
+	var ms mcmc.MoveStats
 	var scale, loc float64
 	for _, ch := range chains {
-		sweeps += ch.sweeps
-		cg += ch.cgIters
-		slices += ch.slices
-		evals += ch.sliceEvals
+		ms.Sweeps += ch.sweeps
+		ms.CGIters += ch.cgIters
+		ms.Slices += ch.slices
+		ms.SliceEvals += ch.sliceEvals
 		scale += ch.scaleSum
 		loc += ch.locSum
 	}
-	m := map[string]float64{}
-	if sweeps == 0 {
-		return m
-	}
-	if cg > 0 {
-		m["cg_iterations_per_sweep"] = mcmc.Round6(float64(cg) / float64(sweeps))
-	}
-	if slices > 0 {
-		m["slice_evaluations_per_step"] = mcmc.Round6(float64(evals) / float64(slices))
-		m["scale_move_mean_abs_log"] = mcmc.Round6(scale / float64(sweeps))
+	m := ms.Map()
+	if ms.Sweeps > 0 && ms.Slices > 0 {
+		m["scale_move_mean_abs_log"] = mcmc.Round6(scale / float64(ms.Sweeps))
 		if loc > 0 {
-			m["location_move_mean_abs"] = mcmc.Round6(loc / float64(sweeps))
+			m["location_move_mean_abs"] = mcmc.Round6(loc / float64(ms.Sweeps))
 		}
 	}
 	return m

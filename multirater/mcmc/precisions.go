@@ -1,0 +1,141 @@
+package mcmc
+
+import (
+	"concord/multirater"
+	"concord/multirater/diag"
+)
+
+// Precisions are the kept draws of the raters' precisions alpha_l, which
+// every MCMC family summarises the same way.
+type Precisions struct {
+	RaterIDs []string
+	// Fixed reports a precision fixed by identifiability (not diagnosed).
+	Fixed func(l int) bool
+	// Draws returns chain c's kept draws of rater l's precision.
+	Draws func(c, l int) []float64
+	// Chains and Samples are the number of chains and of draws per chain.
+	Chains, Samples int
+}
+
+// Params returns the diagnosed parameters "alpha[ID]" (free unless Fixed)
+// and the derived "variance[ID]" = 1/alpha of every rater.
+func (p Precisions) Params() (alpha, variance []*Param) {
+	alpha = make([]*Param, len(p.RaterIDs))
+	variance = make([]*Param, len(p.RaterIDs))
+	for l, id := range p.RaterIDs {
+		alpha[l] = &Param{Name: "alpha[" + id + "]", Free: !p.Fixed(l),
+			Get: func(c int) []float64 { return p.Draws(c, l) }}
+		variance[l] = &Param{Name: "variance[" + id + "]", IsVar: true,
+			Get: func(c int) []float64 {
+				a := p.Draws(c, l)
+				v := make([]float64, len(a))
+				for i, x := range a {
+					v[i] = 1 / x
+				}
+				return v
+			}}
+	}
+	return alpha, variance
+}
+
+// Autocorrelation returns the autocorrelation function (lags 0 to
+// min(MaxACFLag, Samples-1)) of each free precision, averaged over chains,
+// by rater id.
+func (p Precisions) Autocorrelation() map[string][]float64 {
+	out := make(map[string][]float64, len(p.RaterIDs))
+	lag := min(MaxACFLag, p.Samples-1)
+	if lag < 1 {
+		return out
+	}
+	buf := make([]float64, lag+1)
+	for l, id := range p.RaterIDs {
+		if p.Fixed(l) {
+			continue
+		}
+		acf := make([]float64, lag+1)
+		for c := 0; c < p.Chains; c++ {
+			buf = diag.Autocorrelation(buf[:0], p.Draws(c, l), lag)
+			for i := range acf {
+				if i < len(buf) {
+					acf[i] += buf[i] / float64(p.Chains)
+				}
+			}
+		}
+		for i, v := range acf {
+			acf[i] = Round6(v)
+		}
+		out[id] = acf
+	}
+	return out
+}
+
+// Traces returns the per-chain traces of the precisions, thinned to at
+// most MaxTracePoints points.
+func (p Precisions) Traces() *multirater.Traces {
+	ns := p.Samples
+	every := (ns + MaxTracePoints - 1) / MaxTracePoints
+	t := &multirater.Traces{Every: every, Alpha: make(map[string][][]float64, len(p.RaterIDs))}
+	for l, id := range p.RaterIDs {
+		per := make([][]float64, p.Chains)
+		for c := range per {
+			d := p.Draws(c, l)
+			for i := 0; i < ns; i += every {
+				per[c] = append(per[c], Round7(d[i]))
+			}
+		}
+		t.Alpha[id] = per
+	}
+	return t
+}
+
+// SummariseParams fills every parameter's Sum from its nc chains, in
+// parallel: R-hat and ESS for free parameters, the summary alone for
+// derived and fixed ones.
+func SummariseParams(params []*Param, nc int) {
+	ParallelFor(len(params), func(i int) {
+		p := params[i]
+		cs := make([][]float64, nc)
+		for c := range cs {
+			cs[c] = p.Get(c)
+		}
+		if p.IsVar || !p.Free {
+			// Derived or fixed quantities: no convergence diagnostics.
+			p.Sum = diag.QuickSummary(cs)
+			return
+		}
+		p.Sum = diag.Summarize(cs)
+	})
+}
+
+// Converge sets the convergence part of dg from the summarised params: the
+// draws kept (nc chains of ns), R-hat and ESS extremes, the note on
+// constant parameters, Converged and the Verdict against maxRhat and
+// minESS.
+func Converge(dg *multirater.Diagnostics, params []*Param, maxRhat, minESS float64, nc, ns int) {
+	dg.Draws = nc * ns
+	ConstantNote(dg, DiagnoseParams(dg, params))
+	dg.Converged = dg.MaxRhat < maxRhat && dg.MinESSBulk >= minESS
+	dg.Verdict = Verdict(dg, maxRhat, minESS, nc, ns)
+}
+
+// MoveStats counts the work of the moves every MCMC family shares.
+type MoveStats struct {
+	Sweeps, CGIters, Slices, SliceEvals int
+}
+
+// Map returns the statistics per sweep: "cg_iterations_per_sweep" and
+// "slice_evaluations_per_step" where there was such work (an empty map
+// before any sweep).
+func (m MoveStats) Map() map[string]float64 {
+	out := map[string]float64{}
+	if m.Sweeps == 0 {
+		return out
+	}
+	if m.CGIters > 0 {
+		out["cg_iterations_per_sweep"] = Round6(float64(m.CGIters) / float64(m.Sweeps))
+	}
+	if m.Slices > 0 {
+		out["slice_evaluations_per_step"] = Round6(float64(m.SliceEvals) / float64(m.Slices))
+	}
+	return out
+}
