@@ -20,8 +20,8 @@ import (
 
 // The models Fit knows.
 const (
-	ModelOrdinal        = "ordinal"
-	ModelClassification = "classification"
+	ModelOrdinal        = ordinal.Name
+	ModelClassification = classify.Name
 )
 
 // FitSpec describes a model fit completely: with the same dataset, spec

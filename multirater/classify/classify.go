@@ -15,6 +15,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// Name is the family's model name in fit documents (ModelSettings.Model).
+const Name = "classification"
+
 // ClassData are the inputs of FitClassification: N items, L raters, K
 // unordered classes and the observed labels. Raters label any subset of the
 // items (Rogers et al. sec. 2.5); items nobody labelled are part of the
@@ -413,15 +416,9 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 		md.itemVecs[fill[it]] = int32(v)
 		fill[it]++
 	}
-	if data.Cov == nil {
-		md.f = gp.IdentityFactor(n)
-	} else {
-		f, err := gp.NewFactor(data.Cov)
-		if err != nil {
-			return nil, err
-		}
-		f.Single() // G in float32, as for the ordinal model (see priorFactor.single)
-		md.f = f
+	var err error
+	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
+		return nil, err
 	}
 	// The item precision sums are equal in every sweep when every item
 	// has the same raters (general representation with all raters on every

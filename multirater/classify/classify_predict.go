@@ -175,7 +175,7 @@ type Predictor struct {
 // covariance matrix of its items (the same as in the fit, in
 // FitResult.Items order). It decomposes cov once.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
-	if res == nil || res.Model.Model != "classification" {
+	if res == nil || res.Model.Model != Name {
 		return nil, multirater.DataErrorf("predictor needs a classification fit result")
 	}
 	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.MClass) != res.Draws.N || len(res.Draws.Alpha) != res.Draws.N {

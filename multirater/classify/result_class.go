@@ -20,7 +20,7 @@ func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, c
 	res := &multirater.FitResult{
 		Schema: multirater.FitSchema,
 		Model: multirater.ModelSettings{
-			Model:           "classification",
+			Model:           Name,
 			Engine:          multirater.EngineGibbs,
 			Output:          multirater.OutputClasses,
 			Kernel:          data.Kernel,
@@ -318,10 +318,7 @@ func classMoveStats(chains []*classChain) map[string]float64 {
 	var ms mcmc.MoveStats
 	var scale, shift float64
 	for _, ch := range chains {
-		ms.Sweeps += ch.sweeps
-		ms.CGIters += ch.cgIters
-		ms.Slices += ch.slices
-		ms.SliceEvals += ch.sliceEvals
+		ms.Add(mcmc.MoveStats{Sweeps: ch.sweeps, CGIters: ch.cgIters, Slices: ch.slices, SliceEvals: ch.sliceEvals})
 		scale += ch.scaleSum
 		shift += ch.shiftSum
 	}

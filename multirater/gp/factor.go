@@ -688,3 +688,18 @@ func IdentityFactor(n int) *Factor {
 // MaxPrecBlock bounds the exactly preconditioned block of the conjugate
 // gradient sampler.
 const MaxPrecBlock = 256
+
+// NewPrior returns the factor of the prior covariance cov of n items: the
+// identity's when cov is nil, else NewFactor's with G kept in single
+// precision (see Factor.Single), as the samplers use it.
+func NewPrior(n int, cov mat.Symmetric) (*Factor, error) {
+	if cov == nil {
+		return IdentityFactor(n), nil
+	}
+	f, err := NewFactor(cov)
+	if err != nil {
+		return nil, err
+	}
+	f.Single()
+	return f, nil
+}

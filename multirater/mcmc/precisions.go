@@ -123,6 +123,14 @@ type MoveStats struct {
 	Sweeps, CGIters, Slices, SliceEvals int
 }
 
+// Add adds o's counts to m.
+func (m *MoveStats) Add(o MoveStats) {
+	m.Sweeps += o.Sweeps
+	m.CGIters += o.CGIters
+	m.Slices += o.Slices
+	m.SliceEvals += o.SliceEvals
+}
+
 // Map returns the statistics per sweep: "cg_iterations_per_sweep" and
 // "slice_evaluations_per_step" where there was such work (an empty map
 // before any sweep).

@@ -9,7 +9,6 @@ import (
 	"sync"
 )
 
-
 // param is a scalar parameter of a fit being summarised: its name, whether
 // it is sampled (free) or fixed, its draws in chain c, its summary, and
 // whether it is a derived variance (summarised, not diagnosed).

@@ -14,6 +14,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// Name is the family's model name in fit documents (ModelSettings.Model).
+const Name = "ordinal"
+
 // OrdinalData are the inputs of FitOrdinal: N items, L raters, K ordered
 // levels and the observed ratings. Raters rate any subset of the items
 // (Rogers et al. sec. 2.5); items nobody rated are part of the Gaussian
@@ -337,15 +340,9 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 		}
 	}
 	md.locationMove = opts.Sampler == mcmc.DefaultSampler && opts.Identifiability == multirater.Weak
-	if data.Cov == nil {
-		md.f = gp.IdentityFactor(n)
-	} else {
-		f, err := gp.NewFactor(data.Cov)
-		if err != nil {
-			return nil, err
-		}
-		f.Single()
-		md.f = f
+	var err error
+	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
+		return nil, err
 	}
 	rated := 0
 	for _, c := range md.itemCount {

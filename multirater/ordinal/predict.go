@@ -38,7 +38,7 @@ type Predictor struct {
 // ordinal fit with kept draws, and cov, the covariance matrix of its items
 // (the same as in the fit, in FitResult.Items order). It decomposes cov once.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
-	if res == nil || res.Model.Model != "ordinal" {
+	if res == nil || res.Model.Model != Name {
 		return nil, multirater.DataErrorf("predictor needs an ordinal fit result")
 	}
 	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.Thresholds) != res.Draws.N {

@@ -22,7 +22,7 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 	res := &multirater.FitResult{
 		Schema: multirater.FitSchema,
 		Model: multirater.ModelSettings{
-			Model:           "ordinal",
+			Model:           Name,
 			Engine:          multirater.EngineGibbs,
 			Output:          multirater.OutputScores,
 			Kernel:          data.Kernel,
@@ -392,10 +392,7 @@ func moveStats(chains []*ordChain) map[string]float64 {
 	var ms mcmc.MoveStats
 	var scale, loc float64
 	for _, ch := range chains {
-		ms.Sweeps += ch.sweeps
-		ms.CGIters += ch.cgIters
-		ms.Slices += ch.slices
-		ms.SliceEvals += ch.sliceEvals
+		ms.Add(mcmc.MoveStats{Sweeps: ch.sweeps, CGIters: ch.cgIters, Slices: ch.slices, SliceEvals: ch.sliceEvals})
 		scale += ch.scaleSum
 		loc += ch.locSum
 	}
