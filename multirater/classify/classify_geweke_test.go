@@ -2,9 +2,8 @@ package classify
 
 import (
 	"concord/multirater"
-	"concord/multirater/diag"
-	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -35,27 +34,21 @@ type classGewekeCase struct {
 // representation is not a generative model of the labels and is checked
 // against an exact posterior in TestClassFixedExact instead.)
 func TestClassGeweke(t *testing.T) {
-	x := mat.NewDense(5, 1, []float64{-1, -0.3, 0.2, 0.9, 1.5})
-	var rbf mat.SymDense
-	kernel.RBF{Gamma: 0.7}.GramTo(&rbf, kernel.Inputs{N: 5, X: x})
-	xl := mat.NewDense(5, 2, []float64{1, 0, 0.6, 0.8, 0, 1, -0.6, 0.8, 1, 0.1})
-	var lin mat.SymDense
-	kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: 5, X: xl})
-	incomplete := [][2]int{{0, 0}, {0, 1}, {1, 1}, {1, 2}, {2, 0}, {2, 2}, {3, 0}, {3, 1}, {3, 2}}
+	rbf, lin, incomplete := mcmctest.GewekeDesigns()
 	prior := Options{V: 3, Lambda: 2}
 	cases := []classGewekeCase{
 		{name: "identity/complete/K=3", n: 4, l: 3, k: 3, opts: prior},
 		{name: "identity/incomplete/K=4", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
 		{name: "identity/K=2", n: 4, l: 3, k: 2, opts: prior},
 		{name: "identity/incomplete/K=2", n: 5, l: 3, k: 2, pairs: incomplete, opts: prior},
-		{name: "rbf/complete/K=3", n: 5, l: 2, k: 3, cov: &rbf, opts: prior},
-		{name: "rbf/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: prior},
-		{name: "rbf/complete/K=2", n: 5, l: 2, k: 2, cov: &rbf, opts: prior},
-		{name: "rbf/incomplete/K=2", n: 5, l: 3, k: 2, pairs: incomplete, cov: &rbf, opts: prior},
-		{name: "linear-singular/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &lin, opts: prior},
-		{name: "rbf/both/K=3", n: 5, l: 2, k: 3, cov: &rbf, opts: Options{V: 3, Lambda: 2, Identifiability: multirater.Both}},
+		{name: "rbf/complete/K=3", n: 5, l: 2, k: 3, cov: rbf, opts: prior},
+		{name: "rbf/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: rbf, opts: prior},
+		{name: "rbf/complete/K=2", n: 5, l: 2, k: 2, cov: rbf, opts: prior},
+		{name: "rbf/incomplete/K=2", n: 5, l: 3, k: 2, pairs: incomplete, cov: rbf, opts: prior},
+		{name: "linear-singular/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: lin, opts: prior},
+		{name: "rbf/both/K=3", n: 5, l: 2, k: 3, cov: rbf, opts: Options{V: 3, Lambda: 2, Identifiability: multirater.Both}},
 		{name: "identity/strong/K=2", n: 4, l: 3, k: 2, opts: Options{V: 3, Lambda: 2, Identifiability: multirater.Strong}},
-		{name: "rbf/fixed-full/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: Options{Precisions: FixedFullPrecisions}},
+		{name: "rbf/fixed-full/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: rbf, opts: Options{Precisions: FixedFullPrecisions}},
 		{name: "identity/fixed-full/K=2", n: 4, l: 3, k: 2, opts: Options{Precisions: FixedFullPrecisions}},
 	}
 	iters := 40000
@@ -126,20 +119,15 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 			md.vecClass[v] = int32(best)
 		}
 	}
-	type stat struct {
-		name  string
-		f     func() float64
-		truth float64
-	}
-	var stats []stat
+	var stats []mcmctest.Stat
 	for l := 0; l < tc.l; l++ {
 		l := l
 		if md.fixedAlpha[l] {
 			continue
 		}
 		stats = append(stats,
-			stat{fmt.Sprintf("alpha[%d]", l), func() float64 { return ch.alpha[l] }, opts.V / opts.Lambda},
-			stat{fmt.Sprintf("alpha[%d]^2", l), func() float64 { return ch.alpha[l] * ch.alpha[l] }, opts.V * (opts.V + 1) / (opts.Lambda * opts.Lambda)},
+			mcmctest.Stat{Name: fmt.Sprintf("alpha[%d]", l), F: func() float64 { return ch.alpha[l] }, Truth: opts.V / opts.Lambda},
+			mcmctest.Stat{Name: fmt.Sprintf("alpha[%d]^2", l), F: func() float64 { return ch.alpha[l] * ch.alpha[l] }, Truth: opts.V * (opts.V + 1) / (opts.Lambda * opts.Lambda)},
 		)
 	}
 	for n := 0; n < tc.n; n++ {
@@ -150,33 +138,10 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 		for c := 0; c < k; c++ {
 			i := n*k + c
 			stats = append(stats,
-				stat{fmt.Sprintf("m[%d,%d]", n, c), func() float64 { return ch.m[i] }, 0},
-				stat{fmt.Sprintf("m[%d,%d]^2", n, c), func() float64 { return ch.m[i] * ch.m[i] }, cnn},
+				mcmctest.Stat{Name: fmt.Sprintf("m[%d,%d]", n, c), F: func() float64 { return ch.m[i] }, Truth: 0},
+				mcmctest.Stat{Name: fmt.Sprintf("m[%d,%d]^2", n, c), F: func() float64 { return ch.m[i] * ch.m[i] }, Truth: cnn},
 			)
 		}
 	}
-	series := make([][]float64, len(stats))
-	for i := range series {
-		series[i] = make([]float64, iters)
-	}
-	regenerate()
-	for it := 0; it < iters; it++ {
-		if err := ch.Sweep(false); err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range stats {
-			series[i][it] = s.f()
-		}
-		regenerate()
-	}
-	for i, s := range stats {
-		x := series[i]
-		chains := [][]float64{x[:iters/4], x[iters/4 : iters/2], x[iters/2 : 3*iters/4], x[3*iters/4:]}
-		sum := diag.Summarize(chains)
-		mcse := sum.SD / math.Sqrt(sum.ESSBulk)
-		z := (sum.Mean - s.truth) / mcse
-		if math.Abs(z) > 4.5 || math.IsNaN(z) {
-			t.Errorf("%s: mean %.4f, prior %.4f, MCSE %.4f (ESS %.0f): z = %.2f", s.name, sum.Mean, s.truth, mcse, sum.ESSBulk, z)
-		}
-	}
+	mcmctest.Geweke(t, iters, 4.5, stats, func() error { return ch.Sweep(false) }, regenerate)
 }

@@ -2,9 +2,8 @@ package ordinal
 
 import (
 	"concord/multirater"
-	"concord/multirater/diag"
-	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -35,25 +34,18 @@ type gewekeCase struct {
 // scores and their squares with the prior's, in units of their Monte Carlo
 // standard errors.
 func TestOrdinalGeweke(t *testing.T) {
-	x := mat.NewDense(5, 1, []float64{-1, -0.3, 0.2, 0.9, 1.5})
-	var rbf mat.SymDense
-	kernel.RBF{Gamma: 0.7}.GramTo(&rbf, kernel.Inputs{N: 5, X: x})
-	// A singular kernel: rank 2 on 5 items.
-	xl := mat.NewDense(5, 2, []float64{1, 0, 0.6, 0.8, 0, 1, -0.6, 0.8, 1, 0.1})
-	var lin mat.SymDense
-	kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: 5, X: xl})
-	incomplete := [][2]int{{0, 0}, {0, 1}, {1, 1}, {1, 2}, {2, 0}, {2, 2}, {3, 0}, {3, 1}, {3, 2}}
+	rbf, lin, incomplete := mcmctest.GewekeDesigns()
 	prior := Options{V: 3, Lambda: 2, SigmaB: 1.2}
 	cases := []gewekeCase{
 		{name: "identity/complete", n: 4, l: 3, k: 3, opts: prior},
 		{name: "identity/incomplete", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
 		// Four ratings per item: the moves given m instead of the collapsed ones.
 		{name: "identity/4 raters", n: 3, l: 4, k: 3, opts: prior},
-		{name: "rbf/complete", n: 5, l: 2, k: 4, cov: &rbf, opts: prior},
-		{name: "rbf/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: &rbf, opts: prior},
-		{name: "linear-singular/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: &lin, opts: prior},
+		{name: "rbf/complete", n: 5, l: 2, k: 4, cov: rbf, opts: prior},
+		{name: "rbf/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: rbf, opts: prior},
+		{name: "linear-singular/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: lin, opts: prior},
 		{name: "identity/K=2", n: 4, l: 3, k: 2, opts: prior},
-		{name: "rbf/both", n: 5, l: 2, k: 3, cov: &rbf, opts: Options{V: 3, Lambda: 2, SigmaB: 1.2, Identifiability: multirater.Both}},
+		{name: "rbf/both", n: 5, l: 2, k: 3, cov: rbf, opts: Options{V: 3, Lambda: 2, SigmaB: 1.2, Identifiability: multirater.Both}},
 	}
 	iters := 40000
 	if testing.Short() {
@@ -119,12 +111,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 		}
 	}
 	// Functions of the parameters whose prior means are known.
-	type stat struct {
-		name  string
-		f     func() float64
-		truth float64
-	}
-	var stats []stat
+	var stats []mcmctest.Stat
 	kk := tc.k
 	for l := 0; l < tc.l; l++ {
 		l := l
@@ -132,8 +119,8 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 			continue
 		}
 		stats = append(stats,
-			stat{fmt.Sprintf("alpha[%d]", l), func() float64 { return ch.alpha[l] }, opts.V / opts.Lambda},
-			stat{fmt.Sprintf("alpha[%d]^2", l), func() float64 { return ch.alpha[l] * ch.alpha[l] }, opts.V * (opts.V + 1) / (opts.Lambda * opts.Lambda)},
+			mcmctest.Stat{Name: fmt.Sprintf("alpha[%d]", l), F: func() float64 { return ch.alpha[l] }, Truth: opts.V / opts.Lambda},
+			mcmctest.Stat{Name: fmt.Sprintf("alpha[%d]^2", l), F: func() float64 { return ch.alpha[l] * ch.alpha[l] }, Truth: opts.V * (opts.V + 1) / (opts.Lambda * opts.Lambda)},
 		)
 	}
 	bMeans := orderedNormalMeans(kk-1, opts.SigmaB, 400000)
@@ -147,7 +134,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 				}
 				truth = refThresholdMean(kk-1, j, opts.SigmaB)
 			}
-			stats = append(stats, stat{fmt.Sprintf("b[%d,%d]", l, j), func() float64 { return ch.b[md.bIdx(l, j)] }, truth})
+			stats = append(stats, mcmctest.Stat{Name: fmt.Sprintf("b[%d,%d]", l, j), F: func() float64 { return ch.b[md.bIdx(l, j)] }, Truth: truth})
 		}
 	}
 	for n := 0; n < tc.n; n++ {
@@ -157,22 +144,19 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 			cnn = tc.cov.At(n, n)
 		}
 		stats = append(stats,
-			stat{fmt.Sprintf("m[%d]", n), func() float64 { return ch.m[n] }, 0},
-			stat{fmt.Sprintf("m[%d]^2", n), func() float64 { return ch.m[n] * ch.m[n] }, cnn},
+			mcmctest.Stat{Name: fmt.Sprintf("m[%d]", n), F: func() float64 { return ch.m[n] }, Truth: 0},
+			mcmctest.Stat{Name: fmt.Sprintf("m[%d]^2", n), F: func() float64 { return ch.m[n] * ch.m[n] }, Truth: cnn},
 		)
 	}
-	series := make([][]float64, len(stats))
-	for i := range series {
-		series[i] = make([]float64, iters)
-	}
-	regenerate()
-	for it := 0; it < iters; it++ {
+	it := 0
+	step := func() error {
 		// Rebuild the model for the new labels and carry the state over.
 		md2, err := newOrdModel(data, opts)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		ch2 := newOrdChain(md2, seed+uint64(it)+1, 0, 1)
+		it++
 		copy(ch2.w, ch.w)
 		copy(ch2.m, ch.m)
 		copy(ch2.alpha, ch.alpha)
@@ -193,24 +177,9 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 		ch2.rng = ch.rng
 		ch2.src = ch.src
 		ch, md = ch2, md2
-		if err := ch.Sweep(false); err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range stats {
-			series[i][it] = s.f()
-		}
-		regenerate()
+		return ch.Sweep(false)
 	}
-	for i, s := range stats {
-		x := series[i]
-		chains := [][]float64{x[:iters/4], x[iters/4 : iters/2], x[iters/2 : 3*iters/4], x[3*iters/4:]}
-		sum := diag.Summarize(chains)
-		mcse := sum.SD / math.Sqrt(sum.ESSBulk)
-		z := (sum.Mean - s.truth) / mcse
-		if math.Abs(z) > 4.5 || math.IsNaN(z) {
-			t.Errorf("%s: mean %.4f, prior %.4f, MCSE %.4f (ESS %.0f): z = %.2f", s.name, sum.Mean, s.truth, mcse, sum.ESSBulk, z)
-		}
-	}
+	mcmctest.Geweke(t, iters, 4.5, stats, step, regenerate)
 }
 
 // orderedNormalMeans returns the means of the order statistics of k
