@@ -16,39 +16,9 @@ func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, c
 	k, n, nl := md.nk, md.n, md.nl
 	nc := len(chains)
 	ns := opts.Samples
-	ident := opts.Identifiability.String()
-	res := &multirater.FitResult{
-		Schema: multirater.FitSchema,
-		Model: multirater.ModelSettings{
-			Model:           Name,
-			Engine:          multirater.EngineGibbs,
-			Output:          multirater.OutputClasses,
-			Kernel:          data.Kernel,
-			Identifiability: ident,
-			Sampler:         opts.Sampler.String(),
-			Chains:          nc,
-			Samples:         ns,
-			Burnin:          opts.Burnin,
-			Thin:            opts.Thin,
-			Seed:            opts.Seed,
-			V:               opts.V,
-			Lambda:          opts.Lambda,
-			FlagThreshold:   opts.FlagThreshold,
-			MaxRhat:         opts.MaxRhat,
-			MinESS:          opts.MinESS,
-			KeepDraws:       opts.KeepDraws,
-			Backend:         gp.Backend,
-			Precisions:      opts.Precisions.String(),
-			Quadrature:      opts.Quadrature,
-		},
-		Levels: append([]string(nil), data.Classes...),
-	}
-	if res.Model.Kernel == "" {
-		res.Model.Kernel = "identity"
-	}
-	if md.ref >= 0 {
-		res.Model.RefRater = data.RaterIDs[md.ref]
-	}
+	res := opts.common().Result(Name, multirater.OutputClasses, data.Kernel, gp.Backend, data.Classes, data.RaterIDs, md.ref, nc)
+	res.Model.Precisions = opts.Precisions.String()
+	res.Model.Quadrature = opts.Quadrature
 
 	// Parameters: precisions (free ones diagnosed), variances (derived)
 	// and the monitored class-centred latent values.

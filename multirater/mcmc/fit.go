@@ -118,3 +118,42 @@ func Fit[C Chain](ctx context.Context, s Settings, progress func(multirater.Prog
 	}
 	return res, nil
 }
+
+// Result starts the result document of a family's MCMC fit with nc chains:
+// the schema, the settings every family shares (engine, kernel, "identity"
+// when empty, identifiability and the reference rater ref, -1 for none,
+// sampler, chains, priors on the precisions, limits), the backend and the
+// levels. The family adds its own settings and results.
+func (c Common) Result(model string, out multirater.Output, kernel, backend string, levels, raterIDs []string, ref, nc int) *multirater.FitResult {
+	if kernel == "" {
+		kernel = "identity"
+	}
+	res := &multirater.FitResult{
+		Schema: multirater.FitSchema,
+		Model: multirater.ModelSettings{
+			Model:           model,
+			Engine:          multirater.EngineGibbs,
+			Output:          out,
+			Kernel:          kernel,
+			Identifiability: c.Identifiability.String(),
+			Sampler:         c.Sampler.String(),
+			Chains:          nc,
+			Samples:         c.Samples,
+			Burnin:          c.Burnin,
+			Thin:            c.Thin,
+			Seed:            c.Seed,
+			V:               c.V,
+			Lambda:          c.Lambda,
+			FlagThreshold:   c.FlagThreshold,
+			MaxRhat:         c.MaxRhat,
+			MinESS:          c.MinESS,
+			KeepDraws:       c.KeepDraws,
+			Backend:         backend,
+		},
+		Levels: append([]string(nil), levels...),
+	}
+	if ref >= 0 {
+		res.Model.RefRater = raterIDs[ref]
+	}
+	return res
+}

@@ -19,37 +19,8 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 	k := md.nk
 	nc := len(chains)
 	ns := opts.Samples
-	res := &multirater.FitResult{
-		Schema: multirater.FitSchema,
-		Model: multirater.ModelSettings{
-			Model:           Name,
-			Engine:          multirater.EngineGibbs,
-			Output:          multirater.OutputScores,
-			Kernel:          data.Kernel,
-			Identifiability: opts.Identifiability.String(),
-			Sampler:         opts.Sampler.String(),
-			Chains:          nc,
-			Samples:         ns,
-			Burnin:          opts.Burnin,
-			Thin:            opts.Thin,
-			Seed:            opts.Seed,
-			V:               opts.V,
-			Lambda:          opts.Lambda,
-			SigmaB:          opts.SigmaB,
-			FlagThreshold:   opts.FlagThreshold,
-			MaxRhat:         opts.MaxRhat,
-			MinESS:          opts.MinESS,
-			KeepDraws:       opts.KeepDraws,
-			Backend:         gp.Backend,
-		},
-		Levels: append([]string(nil), data.Levels...),
-	}
-	if res.Model.Kernel == "" {
-		res.Model.Kernel = "identity"
-	}
-	if md.ref >= 0 {
-		res.Model.RefRater = data.RaterIDs[md.ref]
-	}
+	res := opts.common().Result(Name, multirater.OutputScores, data.Kernel, gp.Backend, data.Levels, data.RaterIDs, md.ref, nc)
+	res.Model.SigmaB = opts.SigmaB
 
 	// Diagnostics and summaries of every parameter, in parallel.
 	var params []*mcmc.Param
