@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"concord/multirater/gp"
+	"concord/multirater/kernel"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -488,7 +489,7 @@ func subsetDataset(ds *annotations.Dataset, itemByID map[string]annotations.Item
 // features to the items ids, a subset of all: the same kernel and text
 // featuriser, a sub-matrix of C (decomposed through the text features when
 // the kernel has them, as buildCovariance does).
-func subsetCovariance(cov *Covariance, ks kernelSpec, f *itemFeatures, all, ids []string) (*Covariance, *itemFeatures, error) {
+func subsetCovariance(cov *Covariance, ks kernel.Spec, f *itemFeatures, all, ids []string) (*Covariance, *itemFeatures, error) {
 	pos := make(map[string]int, len(all))
 	for i, id := range all {
 		pos[id] = i

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"concord/multirater/gp"
+	"concord/multirater/kernel"
 	"fmt"
 	"sort"
 	"strings"
@@ -46,7 +47,7 @@ type Predictions struct {
 // use.
 type Predictor struct {
 	res   *multirater.FitResult
-	ks    kernelSpec
+	ks    kernel.Spec
 	train *itemFeatures
 	pred  itemPredictor
 }
@@ -60,7 +61,7 @@ func NewPredictor(res *multirater.FitResult) (*Predictor, error) {
 	if res == nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "no fit result to predict from")
 	}
-	ks, err := parseKernelSpec(res.Model.Kernel)
+	ks, err := kernel.ParseSpec(res.Model.Kernel)
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "the fit result's kernel: %s", err)
 	}
@@ -78,7 +79,7 @@ func NewPredictor(res *multirater.FitResult) (*Predictor, error) {
 // newPredictor builds a predictor from the fitted items' features and their
 // covariance matrix (nil for the identity kernel), which may be shared with
 // the fit that made res.
-func newPredictor(res *multirater.FitResult, ks kernelSpec, train *itemFeatures, cov *gp.Gram) (*Predictor, error) {
+func newPredictor(res *multirater.FitResult, ks kernel.Spec, train *itemFeatures, cov *gp.Gram) (*Predictor, error) {
 	p := &Predictor{res: res, ks: ks, train: train}
 	var c mat.Symmetric
 	if cov != nil {
@@ -192,7 +193,7 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 			out.Notes = append(out.Notes, fmt.Sprintf("%d of %d item(s) have no term of the fit's vocabulary in their %s", empty, len(items), u.what()))
 		}
 	}
-	if !p.ks.text() && withText > 0 {
+	if !p.ks.Text() && withText > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have a text, which is not used: kernel %s has no text term", withText, p.ks))
 	}
 	if len(unusedCov) > 0 {
@@ -203,7 +204,7 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 		sort.Strings(names)
 		out.Notes = append(out.Notes, fmt.Sprintf("covariate(s) %s are not used by kernel %s", strings.Join(names, ", "), p.ks))
 	}
-	if !p.ks.text() && !p.ks.covariates() {
+	if !p.ks.Text() && !p.ks.Covariates() {
 		out.Notes = append(out.Notes, fmt.Sprintf("kernel %s relates no new item to the fitted items: each prediction is the model's prior predictive for an unseen item, through each rater's thresholds and precision", p.ks))
 	}
 	cross, prior := p.train.cross(p.ks, g)

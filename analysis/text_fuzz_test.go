@@ -8,24 +8,6 @@ import (
 	"concord/annotations"
 )
 
-// FuzzParseKernelSpec: any accepted specification prints in a canonical
-// form that parses back to itself.
-func FuzzParseKernelSpec(f *testing.F) {
-	for _, s := range []string{"text", "text+rbf:gamma=0.5", "TEXT-RBF:gamma=2+identity", "text+linear", "rbf", "text:x", "+", "text-rbf:gamma=1e400", " linear + text "} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		ks, err := parseKernelSpec(s)
-		if err != nil {
-			return
-		}
-		again, err := parseKernelSpec(ks.String())
-		if err != nil || again.String() != ks.String() {
-			t.Fatalf("%q -> %q -> %v, %v", s, ks, again, err)
-		}
-	})
-}
-
 // FuzzParseCovariateList: accepted lists have distinct, non-empty names.
 func FuzzParseCovariateList(f *testing.F) {
 	for _, s := range []string{"", "all", "NONE", "a,b", "a,,b", "a,a", " x , y "} {

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,176 +20,6 @@ import (
 	"concord/multirater"
 	"concord/textfeat"
 )
-
-// Kernel specifications name the covariance function of the Gaussian-process
-// prior on the latent consensus (Rogers et al. sec. 2.2). Besides the kernels
-// of kernel.ParseKernel on numeric covariates (identity, linear,
-// rbf:gamma=G), a term can be
-//
-//   - text: the linear kernel x_i^T x_j on the items' unit-norm bag-of-words
-//     vectors (Rogers et al. sec. 4 and 5, the paper's choice for documents);
-//   - text:COLUMN: the same on the text of another items-file column (one
-//     kept with the item, not joined into its text), with a featuriser of its
-//     own: summing such terms ("text:title+text:body") keeps the columns'
-//     words apart, so that a word in one column is a different feature from
-//     the same word in another, and gives each column an equal weight (each
-//     vector has unit norm);
-//   - text-rbf:gamma=G: the RBF kernel exp(-G |x_i - x_j|^2) on the same
-//     vectors (gamma 1 when omitted).
-//
-// Terms are summed ("text+rbf:gamma=0.5" adds an RBF on numeric covariates to
-// the text kernel; "text+identity" adds an item-specific effect). Each text
-// (the item text, or a column) has a featuriser (textfeat) fitted to the
-// fitted items' texts with the FitSpec.Text options, and saved in the fit
-// result with every item's bag of words, so that new documents are
-// featurised identically.
-//
-// Zero rows. The linear text kernel is singular (rank at most the vocabulary
-// size, and duplicate texts give equal rows), which the samplers handle: they
-// never invert C. An item whose document has no vocabulary term (no text,
-// only stop words, or only words below min_df), or whose covariates are all
-// zero under the linear kernel, would have a zero row and column: a prior
-// variance of 0 that pins its consensus at 0 whatever its labels say. Such an
-// item (C_nn = 0, so its whole row is 0) gets C_nn = 1 instead: the identity
-// kernel's prior (Johnson's model) for an item about which the features say
-// nothing, with the prior variance of a unit-norm document. New items are
-// treated the same way when predicted (prior variance 1, no covariance).
-const kernelWant = `expected identity, linear, rbf:gamma=G, text, text:COLUMN, text-rbf:gamma=G or a sum such as "text+rbf:gamma=0.5"`
-
-// termKind is the kind of one term of a kernel sum.
-type termKind int
-
-const (
-	termCov     termKind = iota // a multirater kernel on numeric covariates (or identity)
-	termText                    // linear kernel on text vectors
-	termTextRBF                 // RBF kernel on text vectors
-)
-
-type kernelTerm struct {
-	kind   termKind
-	column string        // termText: the items-file column, "" for the item text
-	gamma  float64       // termTextRBF
-	cov    kernel.Kernel // termCov
-}
-
-func (t kernelTerm) String() string {
-	switch t.kind {
-	case termText:
-		if t.column != "" {
-			return "text:" + t.column
-		}
-		return "text"
-	case termTextRBF:
-		return "text-rbf:gamma=" + strconv.FormatFloat(t.gamma, 'g', -1, 64)
-	}
-	return t.cov.String()
-}
-
-// kernelSpec is a parsed kernel specification: a sum of terms.
-type kernelSpec []kernelTerm
-
-// parseKernelSpec reads a kernel specification (see kernelWant).
-func parseKernelSpec(spec string) (kernelSpec, error) {
-	s := strings.TrimSpace(spec)
-	if s == "" {
-		return nil, fmt.Errorf("empty kernel specification (%s)", kernelWant)
-	}
-	var ks kernelSpec
-	for _, raw := range strings.Split(s, "+") {
-		t := strings.TrimSpace(raw)
-		name, args, hasArgs := strings.Cut(t, ":")
-		switch strings.ToLower(strings.TrimSpace(name)) {
-		case "text":
-			col := strings.TrimSpace(args)
-			if hasArgs && (col == "" || strings.Contains(col, "=")) {
-				return nil, fmt.Errorf("kernel %q: expected text or text:COLUMN, the name of an items-file column (the featuriser settings are separate: min_df, max_features, weighting, stem, bigrams; use text-rbf:gamma=G for an RBF on the text vectors)", spec)
-			}
-			for _, o := range ks {
-				if o.kind == termText && o.column == col {
-					return nil, fmt.Errorf("kernel %q: term %s is given twice", spec, kernelTerm{kind: termText, column: col})
-				}
-			}
-			ks = append(ks, kernelTerm{kind: termText, column: col})
-		case "text-rbf":
-			g := 1.0
-			if hasArgs {
-				key, val, ok := strings.Cut(args, "=")
-				if !ok || !strings.EqualFold(strings.TrimSpace(key), "gamma") {
-					return nil, fmt.Errorf("kernel %q: text-rbf parameter %q: expected gamma=G", spec, args)
-				}
-				v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-				if err != nil || !(v > 0) || math.IsInf(v, 1) {
-					return nil, fmt.Errorf("kernel %q: text-rbf gamma %q must be a positive number", spec, strings.TrimSpace(val))
-				}
-				g = v
-			}
-			ks = append(ks, kernelTerm{kind: termTextRBF, gamma: g})
-		case "identity", "linear", "rbf":
-			k, err := kernel.ParseKernel(t)
-			if err != nil {
-				return nil, fmt.Errorf("kernel %q: %s", spec, strings.TrimPrefix(err.Error(), fmt.Sprintf("kernel %q: ", t)))
-			}
-			ks = append(ks, kernelTerm{kind: termCov, cov: k})
-		case "":
-			return nil, fmt.Errorf("kernel %q: empty term (%s)", spec, kernelWant)
-		default:
-			return nil, fmt.Errorf("kernel %q: unknown kernel %q (%s)", spec, strings.TrimSpace(name), kernelWant)
-		}
-	}
-	return ks, nil
-}
-
-func (ks kernelSpec) String() string {
-	parts := make([]string, len(ks))
-	for i, t := range ks {
-		parts[i] = t.String()
-	}
-	return strings.Join(parts, "+")
-}
-
-// text reports whether a term reads the item texts.
-func (ks kernelSpec) text() bool {
-	for _, t := range ks {
-		if t.kind != termCov {
-			return true
-		}
-	}
-	return false
-}
-
-// textColumns returns the texts the terms read, in order of first use: ""
-// for the item text, else an items-file column.
-func (ks kernelSpec) textColumns() []string {
-	var out []string
-	for _, t := range ks {
-		col := t.column
-		if t.kind == termCov || slices.Contains(out, col) {
-			continue
-		}
-		out = append(out, col)
-	}
-	return out
-}
-
-// covariates reports whether a term reads numeric covariates.
-func (ks kernelSpec) covariates() bool {
-	for _, t := range ks {
-		if t.kind == termCov && t.cov.Covariates() {
-			return true
-		}
-	}
-	return false
-}
-
-// identity reports whether the kernel is the identity alone (C = I, which
-// the samplers take as a nil covariance).
-func (ks kernelSpec) identity() bool {
-	if len(ks) != 1 || ks[0].kind != termCov {
-		return false
-	}
-	_, ok := ks[0].cov.(kernel.Identity)
-	return ok
-}
 
 // DefaultKernel is the kernel of a FitSpec without one: "text" when some
 // item of ds has a text, "identity" otherwise.
@@ -230,7 +59,7 @@ func (s FitSpec) validateKernel() error {
 	if strings.TrimSpace(s.Kernel) == "" {
 		return nil
 	}
-	ks, err := parseKernelSpec(s.Kernel)
+	ks, err := kernel.ParseSpec(s.Kernel)
 	if err != nil {
 		return bad("%s", err)
 	}
@@ -239,15 +68,15 @@ func (s FitSpec) validateKernel() error {
 
 // checkKernelSettings checks that covariate and text settings fit the
 // kernel.
-func (s FitSpec) checkKernelSettings(ks kernelSpec) error {
+func (s FitSpec) checkKernelSettings(ks kernel.Spec) error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
-	if s.Text != (textfeat.Options{}) && !ks.text() {
+	if s.Text != (textfeat.Options{}) && !ks.Text() {
 		return bad("text featuriser settings were given but kernel %s has no text term (use kernel text, or a sum such as text+linear)", ks)
 	}
 	cov, _ := parseCovariateList(s.Covariates)
-	if ks.covariates() {
+	if ks.Covariates() {
 		if cov.none {
 			return bad("kernel %s reads numeric covariates, and covariates is \"none\" (name the columns, e.g. covariates x,y, or use kernel text)", ks)
 		}
@@ -293,7 +122,7 @@ func parseCovariateList(s string) (covariateList, error) {
 type itemFeatures struct {
 	n int
 	// text holds a featurised text per text the kernel reads, in the order
-	// of kernelSpec.textColumns (empty without a text term).
+	// of kernel.Spec.textColumns (empty without a text term).
 	text []textField
 	// cols names the covariates and x holds them (nil without a covariate
 	// term).
@@ -376,12 +205,12 @@ func ItemCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covar
 
 // buildCovariance is ItemCovariance, also returning the parsed kernel and
 // the items' features.
-func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, kernelSpec, *itemFeatures, error) {
+func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, kernel.Spec, *itemFeatures, error) {
 	if err := spec.validateKernel(); err != nil {
 		return nil, nil, nil, err
 	}
 	spec = spec.ForData(ds)
-	ks, err := parseKernelSpec(spec.Kernel)
+	ks, err := kernel.ParseSpec(spec.Kernel)
 	if err != nil {
 		return nil, nil, nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
@@ -390,7 +219,7 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 	}
 	out := &Covariance{Kernel: ks.String()}
 	f := &itemFeatures{n: len(ids)}
-	if ks.identity() {
+	if ks.Identity() {
 		return out, ks, f, nil
 	}
 	f, err = trainFeatures(ds, ids, ks, spec)
@@ -440,7 +269,7 @@ const leakCorrelation = 0.9
 // notes names the covariates the kernel reads and, for an ordinal scheme,
 // warns about any that follows the items' mean label almost exactly (a
 // resolved or total score would make every evaluation meaningless).
-func (f *itemFeatures) notes(ks kernelSpec, ds *annotations.Dataset, ids []string) []string {
+func (f *itemFeatures) notes(ks kernel.Spec, ds *annotations.Dataset, ids []string) []string {
 	if f.x == nil {
 		return nil
 	}
@@ -476,13 +305,13 @@ func (f *itemFeatures) notes(ks kernelSpec, ds *annotations.Dataset, ids []strin
 
 // trainFeatures computes the features of the fitted items ids: fits the
 // text featuriser to their texts and selects their covariates.
-func trainFeatures(ds *annotations.Dataset, ids []string, ks kernelSpec, spec FitSpec) (*itemFeatures, error) {
+func trainFeatures(ds *annotations.Dataset, ids []string, ks kernel.Spec, spec FitSpec) (*itemFeatures, error) {
 	f := &itemFeatures{n: len(ids)}
 	byID := make(map[string]*annotations.Item, len(ds.Items))
 	for i := range ds.Items {
 		byID[ds.Items[i].ID] = &ds.Items[i]
 	}
-	for _, col := range ks.textColumns() {
+	for _, col := range ks.TextColumns() {
 		texts := make([]string, len(ids))
 		have := 0
 		for i, id := range ids {
@@ -507,7 +336,7 @@ func trainFeatures(ds *annotations.Dataset, ids []string, ks kernelSpec, spec Fi
 		t.docs = vectorsFromCounts(vec, t.counts)
 		f.text = append(f.text, t)
 	}
-	if ks.covariates() {
+	if ks.Covariates() {
 		cols, err := selectCovariates(ds, ks, spec.Covariates)
 		if err != nil {
 			return nil, err
@@ -567,7 +396,7 @@ func textColumnsAvailable(ds *annotations.Dataset) string {
 // text term; with a text term the columns must be named, so that a numeric
 // column of an items file (a score, an id) never slips into a text model
 // unasked.
-func selectCovariates(ds *annotations.Dataset, ks kernelSpec, spec string) ([]string, error) {
+func selectCovariates(ds *annotations.Dataset, ks kernel.Spec, spec string) ([]string, error) {
 	have := map[string]bool{}
 	for i := range ds.Items {
 		for c := range ds.Items[i].Covariates {
@@ -585,7 +414,7 @@ func selectCovariates(ds *annotations.Dataset, ks kernelSpec, spec string) ([]st
 	}
 	cl, _ := parseCovariateList(spec)
 	switch {
-	case cl.all || (spec == "" && !ks.text()):
+	case cl.all || (spec == "" && !ks.Text()):
 		if len(avail) == 0 {
 			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s needs numeric item covariates, and the items have none (give an items file with numeric columns, or use kernel identity)", ks)
 		}
@@ -661,23 +490,23 @@ func vectorsFromCounts(vec *textfeat.Vectorizer, counts []multirater.TermCounts)
 }
 
 // gram returns the covariance matrix of the items and the number of items
-// whose zero prior variance was replaced by 1 (see kernelWant's comment).
+// whose zero prior variance was replaced by 1 (see kernel.Want's comment).
 // It returns nil for the identity kernel.
-func (f *itemFeatures) gram(ks kernelSpec) (*mat.SymDense, int) {
-	if ks.identity() {
+func (f *itemFeatures) gram(ks kernel.Spec) (*mat.SymDense, int) {
+	if ks.Identity() {
 		return nil, 0
 	}
 	c := mat.NewSymDense(f.n, nil)
 	var t mat.SymDense
 	for _, term := range ks {
 		t.Reset()
-		switch term.kind {
-		case termText:
-			textfeat.LinearKernelTo(&t, f.field(term.column).docs)
-		case termTextRBF:
-			textfeat.RBFKernelTo(&t, f.field("").docs, term.gamma)
+		switch term.Kind {
+		case kernel.TextTerm:
+			textfeat.LinearKernelTo(&t, f.field(term.Column).docs)
+		case kernel.TextRBFTerm:
+			textfeat.RBFKernelTo(&t, f.field("").docs, term.Gamma)
 		default:
-			term.cov.GramTo(&t, f.inputs())
+			term.Cov.GramTo(&t, f.inputs())
 		}
 		c.AddSym(c, &t)
 	}
@@ -698,9 +527,9 @@ func (f *itemFeatures) gram(ks kernelSpec) (*mat.SymDense, int) {
 // gp.NewGramFeatures): a column per vocabulary term of each text,
 // and a unit column for each item whose zero prior variance gram replaced
 // by 1. It returns nil otherwise.
-func (f *itemFeatures) textFeatures(ks kernelSpec) *mat.Dense {
+func (f *itemFeatures) textFeatures(ks kernel.Spec) *mat.Dense {
 	for _, t := range ks {
-		if t.kind != termText {
+		if t.Kind != kernel.TextTerm {
 			return nil
 		}
 	}
@@ -743,27 +572,27 @@ func (f *itemFeatures) textFeatures(ks kernelSpec) *mat.Dense {
 // cross returns the covariances between the new items g (rows) and the
 // fitted items f (columns), and the new items' prior variances, with the
 // zero-variance rule of gram.
-func (f *itemFeatures) cross(ks kernelSpec, g *itemFeatures) (*mat.Dense, []float64) {
+func (f *itemFeatures) cross(ks kernel.Spec, g *itemFeatures) (*mat.Dense, []float64) {
 	c := mat.NewDense(g.n, f.n, nil)
 	prior := make([]float64, g.n)
 	var t mat.Dense
 	for _, term := range ks {
 		t.Reset()
-		switch term.kind {
-		case termText:
-			gd := g.field(term.column).docs
-			textfeat.CrossKernelTo(&t, gd, f.field(term.column).docs)
+		switch term.Kind {
+		case kernel.TextTerm:
+			gd := g.field(term.Column).docs
+			textfeat.CrossKernelTo(&t, gd, f.field(term.Column).docs)
 			for i, d := range gd {
 				prior[i] += d.Dot(d)
 			}
-		case termTextRBF:
-			textfeat.RBFCrossKernelTo(&t, g.field("").docs, f.field("").docs, term.gamma)
+		case kernel.TextRBFTerm:
+			textfeat.RBFCrossKernelTo(&t, g.field("").docs, f.field("").docs, term.Gamma)
 			for i := range prior {
 				prior[i]++
 			}
 		default:
-			term.cov.CrossTo(&t, g.inputs(), f.inputs())
-			for i, v := range term.cov.DiagTo(nil, g.inputs()) {
+			term.Cov.CrossTo(&t, g.inputs(), f.inputs())
+			for i, v := range term.Cov.DiagTo(nil, g.inputs()) {
 				prior[i] += v
 			}
 		}
@@ -810,17 +639,17 @@ func (f *itemFeatures) record() (*multirater.Features, error) {
 
 // featuresOf restores the fitted items' features from a fit result, checking
 // them against the kernel; errors describe what is missing or malformed.
-func featuresOf(res *multirater.FitResult, ks kernelSpec) (*itemFeatures, error) {
+func featuresOf(res *multirater.FitResult, ks kernel.Spec) (*itemFeatures, error) {
 	n := len(res.Items)
 	f := &itemFeatures{n: n}
-	if ks.identity() {
+	if ks.Identity() {
 		return f, nil
 	}
 	ft := res.Features
 	if ft == nil {
 		return nil, fmt.Errorf("the fit result does not record its items' features (kernel %s; made by an older version of concord?): refit to predict new items", ks)
 	}
-	for _, col := range ks.textColumns() {
+	for _, col := range ks.TextColumns() {
 		raw, terms, where := ft.Text, ft.Terms, "features"
 		if col != "" {
 			raw, terms, where = nil, nil, fmt.Sprintf("features.text_columns (column %q)", col)
@@ -852,7 +681,7 @@ func featuresOf(res *multirater.FitResult, ks kernelSpec) (*itemFeatures, error)
 		t.docs = vectorsFromCounts(t.vec, t.counts)
 		f.text = append(f.text, t)
 	}
-	if ks.covariates() {
+	if ks.Covariates() {
 		if len(ft.Covariates) == 0 || len(ft.X) != n {
 			return nil, fmt.Errorf("the fit result's features do not hold the covariates of its %d items (kernel %s)", n, ks)
 		}

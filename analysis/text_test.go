@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"concord/multirater/kernel"
 	"context"
 	"encoding/json"
 	"math"
@@ -45,7 +46,7 @@ func loadSample(t testing.TB, name, scheme string, textColumns ...string) *annot
 // own features and covariance) and from res after a JSON round trip, checks
 // that the two are the same. It returns the latter and the round-tripped
 // result.
-func checkJSONRoundTrip(t *testing.T, name string, res *multirater.FitResult, ks kernelSpec, feats *itemFeatures, cov *Covariance, items []annotations.Item) (*Predictions, *multirater.FitResult) {
+func checkJSONRoundTrip(t *testing.T, name string, res *multirater.FitResult, ks kernel.Spec, feats *itemFeatures, cov *Covariance, items []annotations.Item) (*Predictions, *multirater.FitResult) {
 	t.Helper()
 	inProc, err := newPredictor(res, ks, feats, cov.Cov)
 	if err != nil {
@@ -69,47 +70,6 @@ func checkJSONRoundTrip(t *testing.T, name string, res *multirater.FitResult, ks
 	}
 	checkSamePredictions(t, name, got, want)
 	return got, &back
-}
-
-func TestParseKernelSpec(t *testing.T) {
-	for _, tc := range []struct {
-		in, want  string
-		text, cov bool
-	}{
-		{"text", "text", true, false},
-		{" TEXT + rbf:gamma=0.5 ", "text+rbf:gamma=0.5", true, true},
-		{"text+linear", "text+linear", true, true},
-		{"text-rbf", "text-rbf:gamma=1", true, false},
-		{"text-rbf:gamma=2+identity", "text-rbf:gamma=2+identity", true, false},
-		{"identity", "identity", false, false},
-		{"rbf:gamma=1+linear", "rbf:gamma=1+linear", false, true},
-		{"text:term1 + Text:Term2+text", "text:term1+text:Term2+text", true, false},
-	} {
-		ks, err := parseKernelSpec(tc.in)
-		if err != nil {
-			t.Errorf("%q: %v", tc.in, err)
-			continue
-		}
-		if ks.String() != tc.want || ks.text() != tc.text || ks.covariates() != tc.cov {
-			t.Errorf("%q: %s text %t cov %t, want %s %t %t", tc.in, ks, ks.text(), ks.covariates(), tc.want, tc.text, tc.cov)
-		}
-	}
-	for _, tc := range []struct{ in, msg string }{
-		{"", "empty kernel"},
-		{"text:min_df=2", "expected text or text:COLUMN"},
-		{"text:", "expected text or text:COLUMN"},
-		{"text:a+text:a", "text:a is given twice"},
-		{"text+text", "text is given twice"},
-		{"text-rbf:g=1", "expected gamma=G"},
-		{"text-rbf:gamma=-1", "positive"},
-		{"text+", "empty term"},
-		{"bow", "unknown kernel"},
-		{"text+rbf:gamma=x", "rbf gamma"},
-	} {
-		if _, err := parseKernelSpec(tc.in); err == nil || !strings.Contains(err.Error(), tc.msg) {
-			t.Errorf("%q: error %v, want one mentioning %q", tc.in, err, tc.msg)
-		}
-	}
 }
 
 // TestVectorsFromCountsMatchTransform checks that the bags of words a fit
@@ -468,7 +428,7 @@ func TestTextFeatureFactor(t *testing.T) {
 	ds := asapSample(t)
 	ds.Items[3].Text = "" // an empty document: zero variance replaced by 1
 	spec := FitSpec{Kernel: "text", Text: textfeat.Options{MaxFeatures: 60}}
-	ks, err := parseKernelSpec("text")
+	ks, err := kernel.ParseSpec("text")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +466,7 @@ func TestTextFeatureFactor(t *testing.T) {
 		t.Error("feature matrix with more terms than items")
 	}
 	// Sums and other text kernels: none.
-	ks2, _ := parseKernelSpec("text+rbf:gamma=1")
+	ks2, _ := kernel.ParseSpec("text+rbf:gamma=1")
 	if (&itemFeatures{n: 10, text: f.text}).textFeatures(ks2) != nil {
 		t.Error("feature matrix for a kernel sum")
 	}

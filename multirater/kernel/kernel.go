@@ -253,55 +253,62 @@ func (s Sum) check() {
 	}
 }
 
-// ParseKernel reads a kernel specification: "identity", "linear",
+// ParseKernel reads a covariate kernel, the terms of ParseSpec's grammar
+// that read no texts: "identity", "linear",
 // "rbf:gamma=G" ("rbf" alone means gamma = 1), or a sum of these joined with
 // "+", e.g. "rbf:gamma=0.5+linear". Names are case-insensitive and spaces
 // around terms are ignored. The error says what was expected.
 func ParseKernel(spec string) (Kernel, error) {
-	const want = `expected identity, linear, rbf:gamma=G or a sum such as "rbf:gamma=1+linear"`
-	s := strings.TrimSpace(spec)
-	if s == "" {
-		return nil, fmt.Errorf("empty kernel specification (%s)", want)
+	ks, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
 	}
 	var terms Sum
-	for _, t := range strings.Split(s, "+") {
-		t = strings.TrimSpace(t)
-		name, args, hasArgs := strings.Cut(t, ":")
-		name = strings.ToLower(strings.TrimSpace(name))
-		switch name {
-		case "identity", "linear":
-			if hasArgs {
-				return nil, fmt.Errorf("kernel %q: %s takes no parameters (%s)", spec, name, want)
-			}
-			if name == "identity" {
-				terms = append(terms, Identity{})
-			} else {
-				terms = append(terms, Linear{})
-			}
-		case "rbf":
-			k := RBF{Gamma: 1}
-			if hasArgs {
-				key, val, ok := strings.Cut(args, "=")
-				if !ok || !strings.EqualFold(strings.TrimSpace(key), "gamma") {
-					return nil, fmt.Errorf("kernel %q: rbf parameter %q: expected gamma=G", spec, args)
-				}
-				g, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-				if err != nil || !(g > 0) || math.IsInf(g, 1) {
-					return nil, fmt.Errorf("kernel %q: rbf gamma %q must be a positive number", spec, strings.TrimSpace(val))
-				}
-				k.Gamma = g
-			}
-			terms = append(terms, k)
-		case "":
-			return nil, fmt.Errorf("kernel %q: empty term (%s)", spec, want)
-		default:
-			return nil, fmt.Errorf("kernel %q: unknown kernel %q (%s)", spec, name, want)
+	for _, t := range ks {
+		if t.Kind != CovTerm {
+			return nil, fmt.Errorf("kernel %q: %s reads item texts (%s)", spec, t, covWant)
 		}
+		terms = append(terms, t.Cov)
 	}
 	if len(terms) == 1 {
 		return terms[0], nil
 	}
 	return terms, nil
+}
+
+// covWant is what a covariate kernel term may be.
+const covWant = `expected identity, linear, rbf:gamma=G or a sum such as "rbf:gamma=1+linear"`
+
+// parseCovTerm reads one term of a covariate kernel: identity, linear or
+// rbf[:gamma=G]. Its errors do not name the whole specification.
+func parseCovTerm(t string) (Kernel, error) {
+	name, args, hasArgs := strings.Cut(t, ":")
+	name = strings.ToLower(strings.TrimSpace(name))
+	switch name {
+	case "identity", "linear":
+		if hasArgs {
+			return nil, fmt.Errorf("%s takes no parameters (%s)", name, covWant)
+		}
+		if name == "identity" {
+			return Identity{}, nil
+		}
+		return Linear{}, nil
+	case "rbf":
+		k := RBF{Gamma: 1}
+		if hasArgs {
+			key, val, ok := strings.Cut(args, "=")
+			if !ok || !strings.EqualFold(strings.TrimSpace(key), "gamma") {
+				return nil, fmt.Errorf("rbf parameter %q: expected gamma=G", args)
+			}
+			g, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+			if err != nil || !(g > 0) || math.IsInf(g, 1) {
+				return nil, fmt.Errorf("rbf gamma %q must be a positive number", strings.TrimSpace(val))
+			}
+			k.Gamma = g
+		}
+		return k, nil
+	}
+	return nil, fmt.Errorf("unknown kernel %q (%s)", name, covWant)
 }
 
 // unitRows returns the rows of x.X scaled to unit norm (zero rows stay
