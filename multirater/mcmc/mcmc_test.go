@@ -1,0 +1,141 @@
+package mcmc
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"concord/multirater"
+)
+
+func TestCommonWithDefaults(t *testing.T) {
+	cases := []struct {
+		in         Common
+		vague      bool
+		wantLambda float64
+	}{
+		{Common{}, false, 1},
+		{Common{}, true, 0.1},
+		{Common{Lambda: 3}, true, 3},
+	}
+	for _, tc := range cases {
+		c := tc.in.WithDefaults(tc.vague)
+		if c.Chains != DefaultChains || c.Samples != DefaultSamples || c.Burnin != DefaultBurnin || c.Thin != 1 {
+			t.Errorf("%+v: settings %+v", tc.in, c.Settings)
+		}
+		if c.V != 1 || c.Lambda != tc.wantLambda || c.FlagThreshold != multirater.DefaultFlagThreshold ||
+			c.MaxRhat != multirater.DefaultMaxRhat || c.MinESS != multirater.DefaultMinESS || c.KeepDraws != multirater.DefaultKeepDraws {
+			t.Errorf("%+v (vague %t): defaults %+v", tc.in, tc.vague, c)
+		}
+		c.Check()
+	}
+	if s := (Settings{Burnin: -1}).WithDefaults(); s.Burnin != 0 {
+		t.Errorf("negative burn-in means none, got %d", s.Burnin)
+	}
+}
+
+func TestCommonCheckPanics(t *testing.T) {
+	ok := Common{}.WithDefaults(false)
+	cases := map[string]func(c *Common){
+		"lambda":  func(c *Common) { c.Lambda = -1 },
+		"flag":    func(c *Common) { c.FlagThreshold = 1 },
+		"sampler": func(c *Common) { c.Sampler = 7 },
+		"ident":   func(c *Common) { c.Identifiability = 9 },
+		"chains":  func(c *Common) { c.Chains = 0 },
+		"min ess": func(c *Common) { c.MinESS = -1 },
+	}
+	for name, mod := range cases {
+		c := ok
+		mod(&c)
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.HasPrefix(r.(string), "multirater: ") {
+					t.Errorf("%s: panic %v, want a multirater: message", name, r)
+				}
+			}()
+			c.Check()
+		}()
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	d := &multirater.Diagnostics{MaxRhat: 1.002, MinESSBulk: 900, Converged: true, Parameters: make([]multirater.ParamDiag, 3)}
+	if got, want := Verdict(d, 1.01, 400, 4, 2000), "converged: max R-hat 1.0020 < 1.01 and min bulk ESS 900 >= 400 over 3 free parameters"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	d = &multirater.Diagnostics{MaxRhat: 1.05, MinESSBulk: 100, WorstRhat: "alpha[a]", WorstESS: "m[x]"}
+	got := Verdict(d, 1.01, 400, 4, 1000)
+	for _, want := range []string{"NOT converged", "alpha[a]", "m[x]", "samples 6000"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("verdict %q lacks %q", got, want)
+		}
+	}
+}
+
+func TestMoveStats(t *testing.T) {
+	var m MoveStats
+	if len(m.Map()) != 0 {
+		t.Error("statistics before any sweep")
+	}
+	m.Add(MoveStats{Sweeps: 10, CGIters: 30, Slices: 4, SliceEvals: 10})
+	m.Add(MoveStats{Sweeps: 10, Slices: 4, SliceEvals: 6})
+	got := m.Map()
+	if got["cg_iterations_per_sweep"] != 1.5 || got["slice_evaluations_per_step"] != 2 || len(got) != 2 {
+		t.Errorf("got %v", got)
+	}
+}
+
+type stdNormal struct{}
+
+func (stdNormal) LogF(x float64) float64 { return -0.5 * x * x }
+
+// TestSliceSample: a chain of slice-sampling steps on N(0, 1) truncated to
+// (-1, 2) has the truncated normal's mean and variance (exact values by
+// their formulas), within 5 Monte Carlo standard errors of 200,000 draws.
+func TestSliceSample(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 200000
+	lo, hi := -1.0, 2.0
+	x := 0.0
+	var s, s2 float64
+	for i := 0; i < n; i++ {
+		x, _ = SliceSample(rng, stdNormal{}, x, 1, lo, hi)
+		if !(x > lo && x < hi) {
+			t.Fatalf("draw %v outside (%v, %v)", x, lo, hi)
+		}
+		s += x
+		s2 += x * x
+	}
+	phi := func(z float64) float64 { return math.Exp(-0.5*z*z) / math.Sqrt(2*math.Pi) }
+	cdf := func(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+	z := cdf(hi) - cdf(lo)
+	mean := (phi(lo) - phi(hi)) / z
+	vr := 1 + (lo*phi(lo)-hi*phi(hi))/z - mean*mean
+	gotMean := s / n
+	gotVar := s2/n - gotMean*gotMean
+	// The steps are autocorrelated; 4x the iid standard error is generous.
+	if se := 4 * math.Sqrt(vr/n); math.Abs(gotMean-mean) > 5*se {
+		t.Errorf("mean %v, want %v (se %v)", gotMean, mean, se)
+	}
+	if math.Abs(gotVar-vr) > 0.02 {
+		t.Errorf("variance %v, want %v", gotVar, vr)
+	}
+}
+
+func TestPrecisionsTraces(t *testing.T) {
+	draws := [][]float64{make([]float64, 2500), make([]float64, 2500)}
+	for i := range draws[0] {
+		draws[0][i], draws[1][i] = float64(i), -float64(i)
+	}
+	p := Precisions{RaterIDs: []string{"a"}, Fixed: func(int) bool { return false }, Chains: 2, Samples: 2500,
+		Draws: func(c, l int) []float64 { return draws[c] }}
+	tr := p.Traces()
+	if tr.Every != 3 || len(tr.Alpha["a"]) != 2 || len(tr.Alpha["a"][0]) != 834 || tr.Alpha["a"][1][1] != -3 {
+		t.Errorf("traces every %d, %d chains of %d points", tr.Every, len(tr.Alpha["a"]), len(tr.Alpha["a"][0]))
+	}
+	alpha, variance := p.Params()
+	if alpha[0].Name != "alpha[a]" || !alpha[0].Free || variance[0].Name != "variance[a]" || !variance[0].IsVar {
+		t.Errorf("params %+v %+v", alpha[0], variance[0])
+	}
+}
