@@ -78,3 +78,46 @@ func Dot(a, b []float64) float64 {
 	}
 	return s
 }
+
+// LogPhiDiff returns log(Phi(b) - Phi(a)) for a <= b (either may be
+// infinite), accurate in both tails: where both bounds lie in one tail the
+// difference is taken between the logarithms of the smaller tail
+// probabilities (Phi(b) - Phi(a) = Phi(-a) - Phi(-b)), so that no
+// probability is subtracted from a number close to 1. It returns -Inf when
+// a == b and panics if a > b or either is NaN.
+func LogPhiDiff(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) || a > b {
+		panic("multirater: LogPhiDiff: need a <= b")
+	}
+	if a == b {
+		return math.Inf(-1)
+	}
+	if a > 0 {
+		// Both in the upper tail: Phi(-a) - Phi(-b), with -b < -a < 0.
+		a, b = -b, -a
+	}
+	if b <= 0 {
+		// Phi(b) - Phi(a) = Phi(b) (1 - Phi(a)/Phi(b)), a < b <= 0.
+		lb := LogNormCDF(b)
+		if math.IsInf(a, -1) {
+			return lb
+		}
+		return lb + log1mExp(LogNormCDF(a)-lb)
+	}
+	// a <= 0 < b: the central mass, at least min(Phi(b) - 1/2, 1/2 -
+	// Phi(a)); erf is accurate near 0.
+	return math.Log(0.5 * (math.Erf(b/math.Sqrt2) - math.Erf(a/math.Sqrt2)))
+}
+
+// log1mExp returns log(1 - e^x) for x <= 0 (Mächler 2012).
+func log1mExp(x float64) float64 {
+	if x > -math.Ln2 {
+		return math.Log(-math.Expm1(x))
+	}
+	return math.Log1p(-math.Exp(x))
+}
+
+// LogNormPDF returns log phi(x), the standard normal log density.
+func LogNormPDF(x float64) float64 {
+	return -0.5*x*x - 0.5*math.Log(2*math.Pi)
+}

@@ -1,7 +1,10 @@
 package numeric
 
 import (
+	"encoding/csv"
 	"math"
+	"os"
+	"strconv"
 	"testing"
 )
 
@@ -31,4 +34,42 @@ func TestLogNormCDF(t *testing.T) {
 			t.Errorf("logNormCDF(%v) = %.17g, want %.17g", c.x, got, c.want)
 		}
 	}
+}
+
+// TestLogPhiDiff compares LogPhiDiff with 50-digit values from mpmath
+// (testdata/logphidiff/make_ref.py), to 1e-8 relative (the narrow intervals
+// lose digits to the difference of two logarithms; elsewhere it is ~1e-15).
+func TestLogPhiDiff(t *testing.T) {
+	f, err := os.Open("testdata/logphidiff/logphidiff_ref.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < 20 {
+		t.Fatalf("%d reference rows", len(rows))
+	}
+	for _, r := range rows[1:] {
+		a, _ := strconv.ParseFloat(r[0], 64)
+		b, _ := strconv.ParseFloat(r[1], 64)
+		want, _ := strconv.ParseFloat(r[2], 64)
+		got := LogPhiDiff(a, b)
+		if math.Abs(got-want) > 1e-8*math.Max(1, math.Abs(want)) {
+			t.Errorf("LogPhiDiff(%v, %v) = %.17g, want %.17g", a, b, got, want)
+		}
+	}
+	if !math.IsInf(LogPhiDiff(1, 1), -1) {
+		t.Error("empty interval")
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("no panic for a > b")
+			}
+		}()
+		LogPhiDiff(2, 1)
+	}()
 }

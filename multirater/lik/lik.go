@@ -1,0 +1,40 @@
+// Package lik holds the likelihoods of one site, p(y | f) for a scalar latent
+// value f (an item's latent consensus, or a'f for a pair site), answering
+// whatever an inference engine asks, as GPML's lik functions and GPflow's
+// likelihoods do: log p and its derivatives in f for Laplace's method
+// (LogLik), or the log normaliser of the tilted distribution
+// p(y | f) N(f | mu, s2) and its derivatives in mu for expectation
+// propagation (Tilted). In concord one site is one rating, and the site's
+// likelihood belongs to the rater who gave it (thresholds and noise for
+// ordinal ratings; later a labelling-error rate, a dispersion, a confusion
+// row).
+//
+// Likelihoods with parameters to learn also implement Learnable: their
+// parameters in an unconstrained parametrisation and the gradient of the
+// tilted log normaliser with respect to them (what EP's evidence gradient
+// needs).
+package lik
+
+// Likelihood is the likelihood of one site.
+type Likelihood interface {
+	// LogLik returns log p(y | f) and its first three derivatives in f.
+	LogLik(y, f float64) (lp, d1, d2, d3 float64)
+	// Tilted returns log Z = log ∫ p(y | f) N(f | mu, s2) df and its first
+	// two derivatives in mu. s2 >= 0.
+	Tilted(y, mu, s2 float64) (logZ, d1, d2 float64)
+}
+
+// Learnable is a likelihood with parameters learnt by evidence
+// maximisation, in an unconstrained parametrisation.
+type Learnable interface {
+	Likelihood
+	// NumParams is the number of parameters.
+	NumParams() int
+	// ParamsTo sets dst (length NumParams) to the parameters and returns it.
+	ParamsTo(dst []float64) []float64
+	// SetParams sets the parameters from p (length NumParams).
+	SetParams(p []float64)
+	// TiltedGradTo sets dst (length NumParams) to the gradient of Tilted's
+	// log Z with respect to the parameters and returns it.
+	TiltedGradTo(dst []float64, y, mu, s2 float64) []float64
+}
