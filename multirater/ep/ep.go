@@ -1,7 +1,7 @@
 // Package ep is the expectation-propagation engine (Minka 2001; Chu &
 // Ghahramani sec. 3.2 and app. B; Rasmussen & Williams sec. 3.6) for a
 // Gaussian-process prior on the latent values f of N items and sites that
-// each touch one item: site j has the likelihood Sites[j].Lik of its
+// each touch one item: site j (a lik.Site) has the likelihood Lik of its
 // observation Y on f_Item (one site per rating; an item may have any number
 // of sites, or none).
 //
@@ -38,14 +38,6 @@ import (
 	"concord/multirater/gp"
 	"concord/multirater/lik"
 )
-
-// Site is one observation: likelihood Lik of observation Y on the latent
-// value of item Item.
-type Site struct {
-	Item int
-	Y    float64
-	Lik  lik.Likelihood
-}
 
 // Options control Run. The zero value means the defaults given for each
 // field.
@@ -85,7 +77,7 @@ type Result struct {
 	Tau, Nu         []float64
 	CavMean, CavVar []float64
 	post            *posterior
-	sites           []Site
+	sites           []lik.Site
 	fac             *gp.Factor
 }
 
@@ -97,7 +89,7 @@ var ErrNotConverged = errors.New("multirater: EP did not converge")
 // and ErrNotConverged (wrapped, with the last result) when the sweeps run
 // out, or another error when the posterior cannot be formed (H not
 // positive definite, non-finite site parameters).
-func Run(f *gp.Factor, sites []Site, opts Options) (*Result, error) {
+func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	n := f.N
 	for j, s := range sites {
 		if s.Item < 0 || s.Item >= n {
@@ -210,7 +202,7 @@ func Run(f *gp.Factor, sites []Site, opts Options) (*Result, error) {
 // item's posterior marginal N(mu, v) and the site's current (tau, nu); ok
 // is false when the cavity precision is not positive or the new site's
 // precision would be negative (the update is then skipped).
-func newSite(s Site, mu, v, tau, nu, damp float64) (newTau, newNu float64, ok bool) {
+func newSite(s lik.Site, mu, v, tau, nu, damp float64) (newTau, newNu float64, ok bool) {
 	cTau := 1/v - tau
 	if !(cTau > 0) {
 		return 0, 0, false

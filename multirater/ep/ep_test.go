@@ -40,7 +40,7 @@ func atof(t testing.TB, s string) float64 {
 type exactCase struct {
 	name  string
 	fac   *gp.Factor
-	sites []Site
+	sites []lik.Site
 	cov   mat.Symmetric // nil: identity
 }
 
@@ -59,12 +59,12 @@ func exactCases(t testing.TB) []exactCase {
 	rows := readCSV(t, "testdata/pyrimidines10.csv")
 	x := mat.NewDense(len(rows), 9, nil)
 	one := &lik.OrdinalProbit{B: []float64{-1.5, -0.5, 0.5, 1.5}, Sigma: 0.5}
-	var sites []Site
+	var sites []lik.Site
 	for i, r := range rows {
 		for j := 0; j < 9; j++ {
 			x.Set(i, j, atof(t, r[1+j]))
 		}
-		sites = append(sites, Site{Item: i, Y: atof(t, r[10]) - 1, Lik: one})
+		sites = append(sites, lik.Site{Item: i, Y: atof(t, r[10]) - 1, Lik: one})
 	}
 	var c mat.SymDense
 	kernel.RBF{Gamma: 0.5 / 9}.GramTo(&c, kernel.Inputs{N: len(rows), X: x})
@@ -95,7 +95,7 @@ func exactCases(t testing.TB) []exactCase {
 	}
 	sites = nil
 	for _, o := range os {
-		sites = append(sites, Site{Item: o.item, Y: float64(o.level), Lik: liks[o.rater]})
+		sites = append(sites, lik.Site{Item: o.item, Y: float64(o.level), Lik: liks[o.rater]})
 	}
 	out = append(out, exactCase{"sirt_k1_6items_identity", gp.IdentityFactor(len(items)), sites, nil})
 	pos := mat.NewDense(len(items), 1, nil)

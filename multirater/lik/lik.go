@@ -38,3 +38,11 @@ type Learnable interface {
 	// log Z with respect to the parameters and returns it.
 	TiltedGradTo(dst []float64, y, mu, s2 float64) []float64
 }
+
+// Site is one observation for an inference engine: the likelihood Lik of
+// observation Y on the latent value f_Item of one item (one rating).
+type Site struct {
+	Item int
+	Y    float64
+	Lik  Likelihood
+}

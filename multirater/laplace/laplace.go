@@ -1,0 +1,257 @@
+// Package laplace is Laplace's method (Chu & Ghahramani sec. 3.1 and app.
+// A; Rasmussen & Williams sec. 3.4) for a Gaussian-process prior on the
+// latent values f of N items and sites (lik.Site) that each touch one item:
+// the posterior mode is found by Newton's method and the posterior is
+// approximated by the Gaussian with the curvature there.
+//
+// Newton's method runs in the whitened coordinates of the prior factor
+// C = G G' (gp.Factor), f = G w with w ~ N(0, I): it maximises
+// Psi(w) = sum_j log p(y_j | f_item(j)) - |w|^2/2, whose Hessian is
+// -(I + G'WG) with W = diag(-sum of the sites' second derivatives per item)
+// (Rasmussen & Williams alg. 3.1 in whitened form), so C is never inverted
+// and may be singular. Each step costs O(N r^2 + r^3), r the rank of the
+// factor (O(N + M) for the identity kernel); a step that does not increase
+// Psi is halved. The log evidence is Chu & Ghahramani's eq. 11,
+// log q(y) = Psi(w*) - 1/2 log|I + G'WG|.
+package laplace
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater/gp"
+	"concord/multirater/lik"
+)
+
+// Options control Run. The zero value means the defaults given for each
+// field.
+type Options struct {
+	// MaxIter bounds the Newton steps; 0 means 100.
+	MaxIter int
+	// Tol: the mode is found when a step changes Psi by less than Tol and
+	// moves no latent value by more than Tol (relative to 1 + |f|); 0 means
+	// 1e-10.
+	Tol float64
+}
+
+// Result is the Laplace approximation at the mode.
+type Result struct {
+	// Mean is the posterior mode of the items' latent values and Var the
+	// diagonal of (C^-1 + W)^-1.
+	Mean, Var []float64
+	// LogZ is the Laplace approximation of the log evidence (Chu eq. 11).
+	LogZ float64
+	// Iterations is the number of Newton steps.
+	Iterations int
+}
+
+// ErrNotConverged is returned (wrapped) when the mode was not found within
+// MaxIter steps.
+var ErrNotConverged = errors.New("multirater: Laplace's method did not converge")
+
+// Run finds the posterior mode for the prior factor f and the sites, whose
+// likelihoods must be log-concave in f (W >= 0).
+func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
+	n, r := f.N, f.R
+	for j, s := range sites {
+		if s.Item < 0 || s.Item >= n || s.Lik == nil {
+			panic(fmt.Sprintf("multirater: laplace: site %d on item %d of %d, or without a likelihood", j, s.Item, n))
+		}
+	}
+	maxIter := opts.MaxIter
+	if maxIter == 0 {
+		maxIter = 100
+	}
+	tol := opts.Tol
+	if tol == 0 {
+		tol = 1e-10
+	}
+	var g *mat.Dense
+	if !f.Diag {
+		g = mat.NewDense(n, r, f.G)
+	}
+	w := make([]float64, r)
+	fv := make([]float64, n)
+	grad := make([]float64, n)
+	wt := make([]float64, n)
+	// eval sets fv = G w and returns Psi(w), filling grad and wt (the
+	// per-item first derivatives and -second derivatives).
+	eval := func(w []float64) (float64, error) {
+		mulG(f, g, fv, w)
+		for i := range grad {
+			grad[i], wt[i] = 0, 0
+		}
+		psi := 0.0
+		for _, s := range sites {
+			lp, d1, d2, _ := s.Lik.LogLik(s.Y, fv[s.Item])
+			psi += lp
+			grad[s.Item] += d1
+			wt[s.Item] -= d2
+		}
+		for i, v := range wt {
+			if v < 0 {
+				return 0, fmt.Errorf("multirater: laplace: the likelihood of item %d is not log-concave at the current point (W = %v)", i, v)
+			}
+		}
+		for _, v := range w {
+			psi -= 0.5 * v * v
+		}
+		if math.IsNaN(psi) || math.IsInf(psi, 0) {
+			return 0, fmt.Errorf("multirater: laplace: log posterior is %v", psi)
+		}
+		return psi, nil
+	}
+	psi, err := eval(w)
+	if err != nil {
+		return nil, err
+	}
+	var chol mat.Cholesky
+	res := &Result{}
+	newW := make([]float64, r)
+	trial := make([]float64, r)
+	for it := 1; it <= maxIter; it++ {
+		res.Iterations = it
+		// Newton: w_new = H^-1 G'(W f + grad), H = I + G'WG.
+		rhs := make([]float64, n)
+		for i := range rhs {
+			rhs[i] = wt[i]*fv[i] + grad[i]
+		}
+		if err := solveH(f, g, &chol, wt, newW, rhs); err != nil {
+			return nil, err
+		}
+		step := 1.0
+		var psiNew float64
+		for {
+			for k := range trial {
+				trial[k] = w[k] + step*(newW[k]-w[k])
+			}
+			psiNew, err = eval(trial)
+			if err == nil && psiNew >= psi-1e-12*math.Abs(psi) {
+				break
+			}
+			step /= 2
+			if step < 1e-10 {
+				if err != nil {
+					return nil, err
+				}
+				psiNew, _ = eval(w) // keep the current point
+				copy(trial, w)
+				break
+			}
+		}
+		moved := 0.0
+		mulG(f, g, rhs, trial) // rhs reused for the new f
+		prevF := append([]float64(nil), fv...)
+		copy(w, trial)
+		psiPrev := psi
+		psi, err = eval(w)
+		if err != nil {
+			return nil, err
+		}
+		for i := range fv {
+			moved = math.Max(moved, math.Abs(fv[i]-prevF[i])/(1+math.Abs(fv[i])))
+		}
+		if math.Abs(psi-psiPrev) < tol && moved < tol {
+			return res.finish(f, g, &chol, fv, wt, psi)
+		}
+	}
+	if _, err := res.finish(f, g, &chol, fv, wt, psi); err != nil {
+		return nil, err
+	}
+	return res, fmt.Errorf("%w in %d steps", ErrNotConverged, maxIter)
+}
+
+// finish fills the marginal variances and the evidence at the mode.
+func (res *Result) finish(f *gp.Factor, g *mat.Dense, chol *mat.Cholesky, fv, wt []float64, psi float64) (*Result, error) {
+	n := f.N
+	res.Mean = append([]float64(nil), fv...)
+	res.Var = make([]float64, n)
+	if f.Diag {
+		logDet := 0.0
+		for i, sd := range f.SD {
+			c := sd * sd
+			res.Var[i] = c / (1 + c*wt[i])
+			logDet += math.Log1p(c * wt[i])
+		}
+		res.LogZ = psi - 0.5*logDet
+		return res, nil
+	}
+	if err := factorH(g, chol, wt); err != nil {
+		return nil, err
+	}
+	var l mat.TriDense
+	chol.LTo(&l)
+	var x mat.Dense
+	if err := x.Solve(&l, g.T()); err != nil {
+		return nil, err
+	}
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for k := 0; k < f.R; k++ {
+			v := x.At(k, i)
+			s += v * v
+		}
+		res.Var[i] = s
+	}
+	res.LogZ = psi - 0.5*chol.LogDet()
+	return res, nil
+}
+
+// mulG sets dst = G w.
+func mulG(f *gp.Factor, g *mat.Dense, dst, w []float64) {
+	if f.Diag {
+		for i, sd := range f.SD {
+			dst[i] = sd * w[i]
+		}
+		return
+	}
+	mat.NewVecDense(len(dst), dst).MulVec(g, mat.NewVecDense(len(w), w))
+}
+
+// factorH factorises H = I + G' diag(wt) G.
+func factorH(g *mat.Dense, chol *mat.Cholesky, wt []float64) error {
+	n, r := g.Dims()
+	gw := mat.NewDense(n, r, nil)
+	for i := 0; i < n; i++ {
+		row := g.RawRowView(i)
+		dst := gw.RawRowView(i)
+		for k, v := range row {
+			dst[k] = v * wt[i]
+		}
+	}
+	var prod mat.Dense
+	prod.Mul(g.T(), gw)
+	h := mat.NewSymDense(r, nil)
+	for i := 0; i < r; i++ {
+		for k := i; k < r; k++ {
+			v := 0.5 * (prod.At(i, k) + prod.At(k, i))
+			if i == k {
+				v++
+			}
+			h.SetSym(i, k, v)
+		}
+	}
+	if !chol.Factorize(h) {
+		return errors.New("multirater: laplace: I + G'WG is not positive definite")
+	}
+	return nil
+}
+
+// solveH sets dst = H^-1 G' rhs with H = I + G'WG.
+func solveH(f *gp.Factor, g *mat.Dense, chol *mat.Cholesky, wt, dst, rhs []float64) error {
+	if f.Diag {
+		for i, sd := range f.SD {
+			dst[i] = sd * rhs[i] / (1 + sd*sd*wt[i])
+		}
+		return nil
+	}
+	if err := factorH(g, chol, wt); err != nil {
+		return err
+	}
+	var b mat.VecDense
+	b.MulVec(g.T(), mat.NewVecDense(len(rhs), rhs))
+	return chol.SolveVecTo(mat.NewVecDense(len(dst), dst), &b)
+}

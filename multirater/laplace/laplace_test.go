@@ -1,0 +1,178 @@
+package laplace
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater/ep"
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
+	"concord/multirater/lik"
+)
+
+// pyrimidines builds the Pyrimidines model of ep's exact-evidence test
+// (../ep/testdata: first 10 rows, RBF gamma 0.5/9, thresholds -1.5..1.5,
+// sigma 0.5).
+func pyrimidines(t *testing.T) (*gp.Factor, []lik.Site) {
+	f, err := os.Open("../ep/testdata/pyrimidines10.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = rows[1:]
+	x := mat.NewDense(len(rows), 9, nil)
+	o := &lik.OrdinalProbit{B: []float64{-1.5, -0.5, 0.5, 1.5}, Sigma: 0.5}
+	var sites []lik.Site
+	for i, r := range rows {
+		for j := 0; j < 9; j++ {
+			v, _ := strconv.ParseFloat(r[1+j], 64)
+			x.Set(i, j, v)
+		}
+		y, _ := strconv.ParseFloat(r[10], 64)
+		sites = append(sites, lik.Site{Item: i, Y: y - 1, Lik: o})
+	}
+	var c mat.SymDense
+	kernel.RBF{Gamma: 0.5 / 9}.GramTo(&c, kernel.Inputs{N: len(rows), X: x})
+	fac, err := gp.NewFactor(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fac, sites
+}
+
+// TestModeAndEvidence: at the mode the gradient of Psi vanishes (checked
+// through the stationarity f = C grad, i.e. w = G' grad), the Laplace
+// evidence is close to EP's and the exact value (mvtnorm, -26.7336 in
+// ../ep/testdata/exact_evidence.csv; Laplace is the cruder approximation),
+// and the identity kernel's diagonal path agrees with the dense path on an
+// identity matrix.
+func TestModeAndEvidence(t *testing.T) {
+	fac, sites := pyrimidines(t)
+	res, err := Run(fac, sites, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stationarity: f* = C sum_j d1_j e_item(j).
+	n := fac.N
+	grad := make([]float64, n)
+	for _, s := range sites {
+		_, d1, _, _ := s.Lik.LogLik(s.Y, res.Mean[s.Item])
+		grad[s.Item] += d1
+	}
+	g := mat.NewDense(n, fac.R, fac.G)
+	var cg, gtg mat.VecDense
+	gtg.MulVec(g.T(), mat.NewVecDense(n, grad))
+	cg.MulVec(g, &gtg)
+	for i := 0; i < n; i++ {
+		if math.Abs(cg.AtVec(i)-res.Mean[i]) > 1e-8 {
+			t.Errorf("item %d: mode %.10g, C grad %.10g", i, res.Mean[i], cg.AtVec(i))
+		}
+	}
+	epRes, err := ep.Run(fac, sites, ep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const exact = -26.7335916503704
+	t.Logf("log evidence: Laplace %.5f, EP %.5f, exact %.5f (%d Newton steps)", res.LogZ, epRes.LogZ, exact, res.Iterations)
+	if math.Abs(res.LogZ-exact) > 0.05 {
+		t.Errorf("Laplace log evidence %.5f, exact %.5f", res.LogZ, exact)
+	}
+	for i := 0; i < n; i++ {
+		if math.Abs(res.Mean[i]-epRes.Mean[i]) > 0.25*math.Sqrt(epRes.Var[i]) || res.Var[i] > 1.5*epRes.Var[i] || res.Var[i] < epRes.Var[i]/1.5 {
+			t.Errorf("item %d: Laplace N(%.4f, %.4f), EP N(%.4f, %.4f)", i, res.Mean[i], res.Var[i], epRes.Mean[i], epRes.Var[i])
+		}
+	}
+	// Diagonal path = dense path with C = I.
+	id := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		id.SetSym(i, i, 1)
+	}
+	dense, err := gp.NewFactor(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense.Diag = false
+	dense.G = make([]float64, n*n)
+	dense.R = n
+	for i := 0; i < n; i++ {
+		dense.G[i*n+i] = 1
+	}
+	a, err := Run(gp.IdentityFactor(n), sites, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(dense, sites, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(a.LogZ-b.LogZ) > 1e-9 {
+		t.Errorf("identity kernel: diagonal path %.12g, dense %.12g", a.LogZ, b.LogZ)
+	}
+}
+
+// TestGaussianExact: with a Gaussian likelihood Laplace's method is exact:
+// the evidence is log N(y | 0, C + s^2 I).
+func TestGaussianExact(t *testing.T) {
+	fac, sites := pyrimidines(t)
+	const s2 = 0.3
+	ys := make([]float64, len(sites))
+	for j := range sites {
+		ys[j] = 0.3*float64(j) - 1
+		sites[j].Y = ys[j]
+		sites[j].Lik = gauss{s2}
+	}
+	res, err := Run(fac, sites, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := fac.N
+	g := mat.NewDense(n, fac.R, fac.G)
+	var c mat.Dense
+	c.Mul(g, g.T())
+	k := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v := c.At(i, j)
+			if i == j {
+				v += s2
+			}
+			k.SetSym(i, j, v)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(k) {
+		t.Fatal("not PD")
+	}
+	y := mat.NewVecDense(n, ys)
+	var a mat.VecDense
+	if err := ch.SolveVecTo(&a, y); err != nil {
+		t.Fatal(err)
+	}
+	want := -0.5*mat.Dot(y, &a) - 0.5*ch.LogDet() - 0.5*float64(n)*math.Log(2*math.Pi)
+	if math.Abs(res.LogZ-want) > 1e-8 {
+		t.Errorf("log evidence %.12g, exact %.12g", res.LogZ, want)
+	}
+}
+
+// gauss is the Gaussian likelihood N(y | f, s2).
+type gauss struct{ s2 float64 }
+
+func (g gauss) LogLik(y, f float64) (lp, d1, d2, d3 float64) {
+	r := y - f
+	return -0.5*r*r/g.s2 - 0.5*math.Log(2*math.Pi*g.s2), r / g.s2, -1 / g.s2, 0
+}
+
+func (g gauss) Tilted(y, mu, s2 float64) (logZ, d1, d2 float64) {
+	v := g.s2 + s2
+	r := y - mu
+	return -0.5*r*r/v - 0.5*math.Log(2*math.Pi*v), r / v, -1 / v
+}
