@@ -105,6 +105,11 @@ const (
 	// EngineGibbs is Markov chain Monte Carlo (Gibbs sweeps with extra
 	// moves); its fits fill every MCMC field of Diagnostics.
 	EngineGibbs = "gibbs"
+	// EngineEP is expectation propagation and EngineLaplace Laplace's
+	// method: deterministic Gaussian approximations of the posterior, with
+	// the log evidence in Diagnostics.Engine.
+	EngineEP      = "ep"
+	EngineLaplace = "laplace"
 )
 
 // Shape returns the output shape of the fit: Output, or for documents

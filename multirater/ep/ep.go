@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -476,4 +477,36 @@ func (r *Result) KernelGrad(c mat.Symmetric, dC []mat.Symmetric) ([]float64, err
 		out[k] = 0.5 * tr
 	}
 	return out, nil
+}
+
+// DrawTo sets dst to a draw of the items' latent values from the EP
+// posterior N(mu, Sigma) (jointly: w = H^-1 b + L'^-1 z with H = L L' and
+// z ~ N(0, I), f = G w), for summaries that need joint draws (ranks) and
+// for prediction from draws.
+func (r *Result) DrawTo(rng *rand.Rand, dst []float64) {
+	p := r.post
+	if p.g == nil {
+		for i := range dst {
+			dst[i] = r.Mean[i] + math.Sqrt(r.Var[i])*rng.NormFloat64()
+		}
+		return
+	}
+	drawWhitened(rng, &p.chol, p.mw, p.g, dst)
+}
+
+// drawWhitened sets dst = G (mean + L'^-1 z), z ~ N(0, I), H = L L'.
+func drawWhitened(rng *rand.Rand, chol *mat.Cholesky, mean *mat.VecDense, g *mat.Dense, dst []float64) {
+	r := mean.Len()
+	z := mat.NewVecDense(r, nil)
+	for k := 0; k < r; k++ {
+		z.SetVec(k, rng.NormFloat64())
+	}
+	var u mat.TriDense
+	chol.UTo(&u) // H = U'U, U = L'
+	var x mat.VecDense
+	if err := x.SolveVec(&u, z); err != nil {
+		panic("multirater: ep: triangular solve failed: " + err.Error())
+	}
+	x.AddVec(&x, mean)
+	mat.NewVecDense(len(dst), dst).MulVec(g, &x)
 }

@@ -3,6 +3,7 @@ package ep
 import (
 	"encoding/csv"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
@@ -216,5 +217,38 @@ func TestGradients(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("only %d likelihood gradients checked", checked)
+	}
+}
+
+// TestDrawTo: joint draws from the EP posterior have its marginal means and
+// variances (20,000 draws; 5 standard errors).
+func TestDrawTo(t *testing.T) {
+	for _, tc := range exactCases(t) {
+		res, err := Run(tc.fac, tc.sites, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := tc.fac.N
+		rng := rand.New(rand.NewPCG(5, 6))
+		const draws = 20000
+		s, s2 := make([]float64, n), make([]float64, n)
+		f := make([]float64, n)
+		for d := 0; d < draws; d++ {
+			res.DrawTo(rng, f)
+			for i, v := range f {
+				s[i] += v
+				s2[i] += v * v
+			}
+		}
+		for i := 0; i < n; i++ {
+			m := s[i] / draws
+			v := s2[i]/draws - m*m
+			if se := math.Sqrt(res.Var[i] / draws); math.Abs(m-res.Mean[i]) > 5*se {
+				t.Errorf("%s item %d: draw mean %.4f, posterior mean %.4f", tc.name, i, m, res.Mean[i])
+			}
+			if math.Abs(v-res.Var[i]) > 5*res.Var[i]*math.Sqrt(2.0/draws) {
+				t.Errorf("%s item %d: draw variance %.4f, posterior variance %.4f", tc.name, i, v, res.Var[i])
+			}
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -46,6 +47,36 @@ type Result struct {
 	LogZ float64
 	// Iterations is the number of Newton steps.
 	Iterations int
+
+	f    *gp.Factor
+	g    *mat.Dense
+	chol *mat.Cholesky
+	w    *mat.VecDense // the mode in whitened coordinates
+}
+
+// DrawTo sets dst to a draw of the items' latent values from the Laplace
+// approximation N(mode, (C^-1 + W)^-1) (jointly, through the whitened
+// coordinates).
+func (res *Result) DrawTo(rng *rand.Rand, dst []float64) {
+	if res.f.Diag {
+		for i := range dst {
+			dst[i] = res.Mean[i] + math.Sqrt(res.Var[i])*rng.NormFloat64()
+		}
+		return
+	}
+	r := res.w.Len()
+	z := mat.NewVecDense(r, nil)
+	for k := 0; k < r; k++ {
+		z.SetVec(k, rng.NormFloat64())
+	}
+	var u mat.TriDense
+	res.chol.UTo(&u)
+	var x mat.VecDense
+	if err := x.SolveVec(&u, z); err != nil {
+		panic("multirater: laplace: triangular solve failed: " + err.Error())
+	}
+	x.AddVec(&x, res.w)
+	mat.NewVecDense(len(dst), dst).MulVec(res.g, &x)
 }
 
 // ErrNotConverged is returned (wrapped) when the mode was not found within
@@ -155,18 +186,19 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			moved = math.Max(moved, math.Abs(fv[i]-prevF[i])/(1+math.Abs(fv[i])))
 		}
 		if math.Abs(psi-psiPrev) < tol && moved < tol {
-			return res.finish(f, g, &chol, fv, wt, psi)
+			return res.finish(f, g, &chol, w, fv, wt, psi)
 		}
 	}
-	if _, err := res.finish(f, g, &chol, fv, wt, psi); err != nil {
+	if _, err := res.finish(f, g, &chol, w, fv, wt, psi); err != nil {
 		return nil, err
 	}
 	return res, fmt.Errorf("%w in %d steps", ErrNotConverged, maxIter)
 }
 
 // finish fills the marginal variances and the evidence at the mode.
-func (res *Result) finish(f *gp.Factor, g *mat.Dense, chol *mat.Cholesky, fv, wt []float64, psi float64) (*Result, error) {
+func (res *Result) finish(f *gp.Factor, g *mat.Dense, chol *mat.Cholesky, w, fv, wt []float64, psi float64) (*Result, error) {
 	n := f.N
+	res.f, res.g, res.chol, res.w = f, g, chol, mat.NewVecDense(len(w), append([]float64(nil), w...))
 	res.Mean = append([]float64(nil), fv...)
 	res.Var = make([]float64, n)
 	if f.Diag {
