@@ -80,6 +80,19 @@ type FitSpec struct {
 	MinESS  float64 `json:"min_ess,omitempty"`
 	// KeepDraws (default 500) bounds the posterior draws kept in the result.
 	KeepDraws int `json:"keep_draws,omitempty"`
+	// Engine is the inference engine: "gibbs" (default, MCMC), or for the
+	// ordinal model "ep" (expectation propagation) or "laplace" (Laplace's
+	// method), deterministic Gaussian approximations with every rater's
+	// thresholds and noise sd learnt by maximising the evidence (under the
+	// Gibbs model's priors V, Lambda, SigmaB when there are several raters).
+	Engine string `json:"engine,omitempty"`
+	// Sigma, when positive, fixes every rater's noise sd, and Thresholds,
+	// when given (K-1 increasing values), every rater's thresholds (EP and
+	// Laplace only); Restarts is the number of starting points of the
+	// evidence maximisation (default 3).
+	Sigma      float64   `json:"sigma,omitempty"`
+	Thresholds []float64 `json:"thresholds,omitempty"`
+	Restarts   int       `json:"restarts,omitempty"`
 	// Precisions (classification only): "inferred" (default), "fixed"
 	// (every rater's precision fixed at 1, the efficient representation of
 	// Rogers et al. appendix B) or "fixed-full" (fixed at 1, one latent
@@ -94,6 +107,7 @@ const (
 	MaxBurnin    = 1_000_000
 	MaxThin      = 10_000
 	MaxKeepDraws = 10_000
+	MaxRestarts  = 100
 )
 
 // WithDefaults returns s with zero fields set to their defaults: those of
@@ -112,6 +126,9 @@ func (s FitSpec) WithDefaults() FitSpec {
 	}
 	if s.Sampler == "" {
 		s.Sampler = mcmc.DefaultSampler.String()
+	}
+	if s.Engine == "" {
+		s.Engine = multirater.EngineGibbs
 	}
 	m, err := LookupModel(s.Model)
 	if err != nil {
@@ -147,6 +164,9 @@ func (s FitSpec) Validate() error {
 	if _, err := classify.ParsePrecisions(s.Precisions); err != nil {
 		return bad("%s", err)
 	}
+	if err := m.validateEngine(s); err != nil {
+		return err
+	}
 	if err := m.Validate(s); err != nil {
 		return err
 	}
@@ -160,6 +180,7 @@ func (s FitSpec) Validate() error {
 		{"burnin", s.Burnin, MaxBurnin, true},
 		{"thin", s.Thin, MaxThin, false},
 		{"keep_draws", s.KeepDraws, MaxKeepDraws, false},
+		{"restarts", s.Restarts, MaxRestarts, false},
 	}
 	for _, f := range ints {
 		if f.v > f.max || (f.v < 0 && !f.neg) {
@@ -169,7 +190,7 @@ func (s FitSpec) Validate() error {
 	pos := []struct {
 		name string
 		v    float64
-	}{{"v", s.V}, {"lambda", s.Lambda}, {"sigma_b", s.SigmaB}, {"max_rhat", s.MaxRhat}, {"min_ess", s.MinESS}}
+	}{{"v", s.V}, {"lambda", s.Lambda}, {"sigma_b", s.SigmaB}, {"max_rhat", s.MaxRhat}, {"min_ess", s.MinESS}, {"sigma", s.Sigma}}
 	for _, f := range pos {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return bad("%s = %v: expected a positive number (0 for the default)", f.name, f.v)

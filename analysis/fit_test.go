@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -82,7 +83,7 @@ func TestFitSpecJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := FitSpec{Model: "ordinal", Kernel: "rbf:gamma=0.5", Identifiability: "both", RefRater: "r1", Sampler: "paper", Chains: 2, Samples: 100, Burnin: 50, Thin: 2, Seed: 7, V: 2, Lambda: 3, SigmaB: 1.5, FlagThreshold: 0.1, MaxRhat: 1.05, MinESS: 100, KeepDraws: 50}
-	if s != want {
+	if !reflect.DeepEqual(s, want) {
 		t.Errorf("got %+v", s)
 	}
 	b, err := json.Marshal(FitSpec{})

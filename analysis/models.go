@@ -64,7 +64,7 @@ func Models() []Model {
 			Name:    ModelOrdinal,
 			Doc:     "multi-rater ordinal Gaussian process (Rogers et al. sec. 2.1-2.2): consensus score, rank and grade per item, rater precisions and thresholds",
 			Schemes: []annotations.Kind{annotations.Ordinal},
-			Engines: []string{multirater.EngineGibbs},
+			Engines: []string{multirater.EngineGibbs, multirater.EngineEP, multirater.EngineLaplace},
 			Output:  multirater.OutputScores,
 			defaults: func(s FitSpec) FitSpec {
 				o := ordinalOptions(s, nil).WithDefaults()
@@ -181,6 +181,40 @@ func (m Model) CheckScheme(s annotations.Scheme) error {
 // classification model) cleared.
 func (m Model) Defaults(s FitSpec) FitSpec {
 	return m.defaults(s)
+}
+
+// validateEngine checks that the model has the spec's engine and that
+// settings of the other engines are not given.
+func (m Model) validateEngine(s FitSpec) error {
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	eng := strings.ToLower(strings.TrimSpace(s.Engine))
+	if eng == "" {
+		eng = multirater.EngineGibbs
+	}
+	found := false
+	for _, e := range m.Engines {
+		found = found || e == eng
+	}
+	if !found {
+		return bad("engine %q: the %s model is fitted by %s", s.Engine, m.Name, orList(m.Engines))
+	}
+	deterministic := eng != multirater.EngineGibbs
+	switch {
+	case !deterministic && (s.Sigma != 0 || len(s.Thresholds) != 0 || s.Restarts != 0):
+		return bad("sigma, thresholds and restarts are settings of the ep and laplace engines (the gibbs engine samples them)")
+	case deterministic && s.Identifiability != "" && !strings.EqualFold(s.Identifiability, multirater.Weak.String()):
+		return bad("identifiability %q: the %s engine fits the weak form (priors on the rater parameters); leave identifiability out", s.Identifiability, eng)
+	case deterministic && s.Sampler != "" && !strings.EqualFold(s.Sampler, mcmc.DefaultSampler.String()):
+		return bad("sampler %q is a setting of the gibbs engine", s.Sampler)
+	}
+	for i := 1; i < len(s.Thresholds); i++ {
+		if !(s.Thresholds[i] > s.Thresholds[i-1]) {
+			return bad("thresholds %v: expected increasing numbers", s.Thresholds)
+		}
+	}
+	return nil
 }
 
 // Validate checks the spec's rules that are the model's own (a setting of
@@ -319,6 +353,15 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 	data.Kernel = cov.Kernel
 	if cov.Cov != nil {
 		data.Cov = cov.Cov
+	}
+	if eng := strings.ToLower(spec.Engine); eng == multirater.EngineEP || eng == multirater.EngineLaplace {
+		if len(spec.Thresholds) != 0 && len(spec.Thresholds) != len(data.Levels)-1 {
+			return nil, annotations.Errorf(annotations.EINVALID, "thresholds: %d values for %d levels (expected %d)", len(spec.Thresholds), len(data.Levels), len(data.Levels)-1)
+		}
+		res, err := ordinal.FitDeterministic(ctx, data, ordinal.DetOptions{Engine: eng, Sigma: spec.Sigma, Thresholds: spec.Thresholds,
+			Priors: len(data.RaterIDs) > 1, V: spec.V, Lambda: spec.Lambda, SigmaB: spec.SigmaB, Restarts: spec.Restarts,
+			Seed: spec.Seed, FlagThreshold: spec.FlagThreshold, KeepDraws: spec.KeepDraws, Progress: progress})
+		return fitted(res, err, ds, cov)
 	}
 	opts := ordinalOptions(spec, progress)
 	if err := checkRefRater(opts.RefRater, opts.Identifiability != multirater.Weak, data.RaterIDs); err != nil {

@@ -46,6 +46,10 @@ type fitRequest struct {
 	MinESS          *float64          `json:"min_ess"`
 	KeepDraws       *int              `json:"keep_draws"`
 	Precisions      string            `json:"precisions"`
+	Engine          string            `json:"engine"`
+	Sigma           *float64          `json:"sigma"`
+	Thresholds      []float64         `json:"thresholds"`
+	Restarts        *int              `json:"restarts"`
 }
 
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
@@ -63,6 +67,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Identifiability: strings.ToLower(strings.TrimSpace(r.Identifiability)), RefRater: r.RefRater,
 		Sampler: strings.ToLower(strings.TrimSpace(r.Sampler)), Seed: defaultSeed,
 		Precisions: strings.ToLower(strings.TrimSpace(r.Precisions)),
+		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds,
 	}
 	if sp.Model == "" {
 		sp.Model = analysis.DefaultModel(scheme)
@@ -83,6 +88,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		{"samples", r.Samples, &sp.Samples, analysis.MaxSamples},
 		{"thin", r.Thin, &sp.Thin, analysis.MaxThin},
 		{"keep_draws", r.KeepDraws, &sp.KeepDraws, analysis.MaxKeepDraws},
+		{"restarts", r.Restarts, &sp.Restarts, analysis.MaxRestarts},
 	}
 	for _, f := range ints {
 		if f.v == nil {
@@ -110,6 +116,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 	}{
 		{"v", r.V, &sp.V}, {"lambda", r.Lambda, &sp.Lambda}, {"sigma_b", r.SigmaB, &sp.SigmaB},
 		{"flag_threshold", r.FlagThreshold, &sp.FlagThreshold}, {"max_rhat", r.MaxRhat, &sp.MaxRhat}, {"min_ess", r.MinESS, &sp.MinESS},
+		{"sigma", r.Sigma, &sp.Sigma},
 	}
 	for _, f := range floats {
 		if f.v == nil {

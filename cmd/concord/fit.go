@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +57,6 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	project := fs.String("project", "", "project to fit (from the database)")
 	labels := fs.String("labels", "", "label file to fit without a database (formats as for concord import)")
 	items := fs.String("items", "", "items file with --labels: item_id,text,<numeric covariates>")
-	def := analysis.FitSpec{}.WithDefaults()
 	schemeSpec := fs.String("scheme", "", "label scheme with --labels, e.g. ordinal:1..5 (default: inferred)")
 	format := fs.String("format", "auto", "label file format with --labels")
 	where := whereFlag{}
@@ -67,6 +68,10 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
 	sampler := fs.String("sampler", def.Sampler, "default (faster mixing) or paper (plain Gibbs of the paper)")
+	engine := fs.String("engine", def.Engine, "inference engine: gibbs (MCMC), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds")
+	sigma := fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (default: learnt)")
+	thresholds := fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)")
+	restarts := fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3)")
 	precisions := fs.String("precisions", "", "classification: inferred (default), fixed (all 1, the paper's appendix B representation) or fixed-full (all 1, one latent vector per label)")
 	chains := fs.Int("chains", def.Chains, "number of chains (run in parallel)")
 	samples := fs.Int("samples", def.Samples, "draws kept per chain")
@@ -104,6 +109,20 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
 		V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag,
 		MaxRhat: *maxRhat, MinESS: *minESS, KeepDraws: *keep, Precisions: *precisions,
+		Engine: *engine, Sigma: *sigma, Restarts: *restarts,
+	}
+	if *thresholds != "" {
+		for _, f := range strings.Split(*thresholds, ",") {
+			b, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || math.IsNaN(b) || math.IsInf(b, 0) {
+				return annotations.Errorf(annotations.EINVALID, "--thresholds %q: %q is not a number (expected b1,...,b(K-1), e.g. -1,0,1)", *thresholds, f)
+			}
+			spec.Thresholds = append(spec.Thresholds, b)
+		}
+	}
+	if spec.Engine != "gibbs" {
+		// The MCMC flags' defaults are not settings of ep and laplace.
+		spec.Chains, spec.Samples, spec.Burnin, spec.Thin, spec.MaxRhat, spec.MinESS = 0, 0, 0, 0, 0, 0
 	}
 	kf.apply(&spec)
 	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 {
@@ -152,9 +171,14 @@ func fitAndSummarise(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec analysis.FitSpec, source string, w io.Writer) (*multirater.FitResult, error) {
 	full := spec.ForData(ds).WithDefaults()
 	nItems := len(ds.ItemIDs())
-	fmt.Fprintf(w, "Fitting the %s model (kernel %s, %s identifiability, %s sampler) to %s: %d items, %d raters, %d labels; %d chains x %d draws after %d burn-in sweeps (thin %d), seed %d\n",
-		full.Model, full.Kernel, full.Identifiability, full.Sampler, source, nItems, len(ds.RaterIDs()), len(ds.Labels),
-		full.Chains, full.Samples, max(full.Burnin, 0), full.Thin, full.Seed)
+	if full.Engine != multirater.EngineGibbs {
+		fmt.Fprintf(w, "Fitting the %s model (kernel %s) by %s to %s: %d items, %d raters, %d labels; rater parameters learnt by maximising the evidence, seed %d\n",
+			full.Model, full.Kernel, engineName(full.Engine), source, nItems, len(ds.RaterIDs()), len(ds.Labels), full.Seed)
+	} else {
+		fmt.Fprintf(w, "Fitting the %s model (kernel %s, %s identifiability, %s sampler) to %s: %d items, %d raters, %d labels; %d chains x %d draws after %d burn-in sweeps (thin %d), seed %d\n",
+			full.Model, full.Kernel, full.Identifiability, full.Sampler, source, nItems, len(ds.RaterIDs()), len(ds.Labels),
+			full.Chains, full.Samples, max(full.Burnin, 0), full.Thin, full.Seed)
+	}
 	bar := newProgressBar(e, "fit")
 	res, err := analysis.Fit(ctx, ds, spec, func(p multirater.Progress) {
 		note := p.Phase
@@ -185,7 +209,12 @@ func writeFitResult(e *env, path string, res *multirater.FitResult) error {
 func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	sum := reports.SummariseFit(res, annotations.Scheme{})
 	d := res.Diagnostics
-	fmt.Fprintf(w, "Done in %s (%.0f sweeps/s per chain).\n", (time.Duration(sum.Seconds * float64(time.Second))).Round(10*time.Millisecond), d.SweepsPerSecond)
+	took := (time.Duration(sum.Seconds * float64(time.Second))).Round(10 * time.Millisecond)
+	if d.Engine != nil && d.Engine.Name != multirater.EngineGibbs {
+		fmt.Fprintf(w, "Done in %s (%s).\n", took, engineName(d.Engine.Name))
+	} else {
+		fmt.Fprintf(w, "Done in %s (%.0f sweeps/s per chain).\n", took, d.SweepsPerSecond)
+	}
 	// The verdict is the one the fit stored (diagnostics.verdict), whatever
 	// the engine: it is never recomputed here.
 	if sum.Converged {
@@ -283,4 +312,15 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
+}
+
+// engineName names an engine in sentences.
+func engineName(engine string) string {
+	switch engine {
+	case multirater.EngineEP:
+		return "expectation propagation"
+	case multirater.EngineLaplace:
+		return "Laplace's method"
+	}
+	return "Gibbs sampling"
 }

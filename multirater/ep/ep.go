@@ -34,6 +34,9 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater/gp"
@@ -255,21 +258,23 @@ type posterior struct {
 	n, r int
 	g    *mat.Dense // n×r, nil for a diagonal factor
 	S, V []float64
-	chol mat.Cholesky
-	b    *mat.VecDense // G'V
-	mw   *mat.VecDense // H^-1 b
-	gn   *mat.VecDense // scratch: row n of G
-	tmp  *mat.VecDense
+	ch   chol
+	h    []float64 // scratch for H, r×r
+	b    []float64 // G'V
+	mw   []float64 // H^-1 b
+	gn   []float64 // scratch, length r
+	tmp  []float64 // scratch, length r
 }
 
 func newPosterior(f *gp.Factor) *posterior {
 	p := &posterior{f: f, n: f.N, r: f.R, S: make([]float64, f.N), V: make([]float64, f.N)}
 	if !f.Diag {
 		p.g = mat.NewDense(f.N, f.R, f.G)
-		p.b = mat.NewVecDense(f.R, nil)
-		p.mw = mat.NewVecDense(f.R, nil)
-		p.gn = mat.NewVecDense(f.R, nil)
-		p.tmp = mat.NewVecDense(f.R, nil)
+		p.h = make([]float64, f.R*f.R)
+		p.b = make([]float64, f.R)
+		p.mw = make([]float64, f.R)
+		p.gn = make([]float64, f.R)
+		p.tmp = make([]float64, f.R)
 	}
 	return p
 }
@@ -288,36 +293,40 @@ func (p *posterior) refresh() error {
 		}
 		return nil
 	}
-	// H = I + G' diag(S) G.
-	gs := mat.NewDense(p.n, p.r, nil)
+	r := p.r
+	for i := range p.h {
+		p.h[i] = 0
+	}
+	// H = I + sum_n S_n g_n g_n' (upper triangle), then mirrored.
+	hs := blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: p.h}
 	for i := 0; i < p.n; i++ {
-		row := p.g.RawRowView(i)
-		dst := gs.RawRowView(i)
-		for k, v := range row {
-			dst[k] = v * p.S[i]
+		if s := p.S[i]; s != 0 {
+			blas64.Syr(s, blas64.Vector{N: r, Inc: 1, Data: p.g.RawRowView(i)}, hs)
 		}
 	}
-	h := mat.NewSymDense(p.r, nil)
-	var prod mat.Dense
-	prod.Mul(p.g.T(), gs)
-	for i := 0; i < p.r; i++ {
-		for k := i; k < p.r; k++ {
-			v := 0.5 * (prod.At(i, k) + prod.At(k, i))
-			if i == k {
-				v++
-			}
-			h.SetSym(i, k, v)
+	for i := 0; i < r; i++ {
+		p.h[i*r+i]++
+		for k := i + 1; k < r; k++ {
+			p.h[k*r+i] = p.h[i*r+k]
 		}
 	}
-	if ok := p.chol.Factorize(h); !ok {
+	if !p.ch.factorize(p.h, r) {
 		return errNotPD
 	}
-	p.b.MulVec(p.g.T(), mat.NewVecDense(p.n, p.V))
-	return p.chol.SolveVecTo(p.mw, p.b)
+	for k := range p.b {
+		p.b[k] = 0
+	}
+	for i := 0; i < p.n; i++ {
+		if v := p.V[i]; v != 0 {
+			floats.AddScaled(p.b, v, p.g.RawRowView(i))
+		}
+	}
+	p.ch.solveTo(p.mw, p.b)
+	return nil
 }
 
 // update adds (dTau, dNu) to item n's site sums with a rank-one update of
-// the Cholesky factor of H (a full refactorisation if the update fails).
+// the Cholesky factor of H (a full refactorisation if a downdate fails).
 func (p *posterior) update(n int, dTau, dNu float64) error {
 	p.S[n] += dTau
 	p.V[n] += dNu
@@ -327,14 +336,16 @@ func (p *posterior) update(n int, dTau, dNu float64) error {
 		}
 		return nil
 	}
-	p.gn.CopyVec(p.g.RowView(n))
+	row := p.g.RawRowView(n)
 	if dTau != 0 {
-		if ok := p.chol.SymRankOne(&p.chol, dTau, p.gn); !ok {
+		copy(p.gn, row)
+		if !p.ch.rankOne(dTau, p.gn) {
 			return p.refresh()
 		}
 	}
-	p.b.AddScaledVec(p.b, dNu, p.gn)
-	return p.chol.SolveVecTo(p.mw, p.b)
+	floats.AddScaled(p.b, dNu, row)
+	p.ch.solveTo(p.mw, p.b)
+	return nil
 }
 
 // marginal returns the posterior mean and variance of f_n, O(r^2).
@@ -344,40 +355,16 @@ func (p *posterior) marginal(n int) (mean, vr float64) {
 		d := 1 + c*p.S[n]
 		return c * p.V[n] / d, c / d
 	}
-	p.gn.CopyVec(p.g.RowView(n))
-	if err := p.chol.SolveVecTo(p.tmp, p.gn); err != nil {
-		return math.NaN(), math.NaN()
-	}
-	return mat.Dot(p.gn, p.mw), mat.Dot(p.gn, p.tmp)
+	row := p.g.RawRowView(n)
+	copy(p.tmp, row)
+	p.ch.lowerSolve(p.tmp)
+	return floats.Dot(row, p.mw), floats.Dot(p.tmp, p.tmp)
 }
 
-// marginalsTo sets every item's posterior mean and variance,
-// O(N r^2).
+// marginalsTo sets every item's posterior mean and variance, O(N r^2).
 func (p *posterior) marginalsTo(mean, vr []float64) {
-	if p.g == nil {
-		for i := range mean {
-			mean[i], vr[i] = p.marginal(i)
-		}
-		return
-	}
-	// var_n = |L^-1 g_n|^2 with H = L L'.
-	var l mat.TriDense
-	p.chol.LTo(&l)
-	var x mat.Dense
-	if err := x.Solve(&l, p.g.T()); err != nil {
-		for i := range mean {
-			mean[i], vr[i] = p.marginal(i)
-		}
-		return
-	}
-	for i := 0; i < p.n; i++ {
-		col := mat.Col(nil, i, &x)
-		s := 0.0
-		for _, v := range col {
-			s += v * v
-		}
-		vr[i] = s
-		mean[i] = mat.Dot(p.g.RowView(i), p.mw)
+	for i := range mean {
+		mean[i], vr[i] = p.marginal(i)
 	}
 }
 
@@ -390,10 +377,10 @@ func (p *posterior) logDetH() float64 {
 		}
 		return s
 	}
-	return p.chol.LogDet()
+	return p.ch.logDet()
 }
 
-// quad returns b'H^-1 b = V' Sigma V ... in whitened form.
+// quad returns b'H^-1 b (V' Sigma V... in whitened form).
 func (p *posterior) quad() float64 {
 	if p.g == nil {
 		s := 0.0
@@ -403,7 +390,7 @@ func (p *posterior) quad() float64 {
 		}
 		return s
 	}
-	return mat.Dot(p.b, p.mw)
+	return floats.Dot(p.b, p.mw)
 }
 
 // KernelGrad returns the gradient of log Z_EP with respect to kernel
@@ -491,22 +478,11 @@ func (r *Result) DrawTo(rng *rand.Rand, dst []float64) {
 		}
 		return
 	}
-	drawWhitened(rng, &p.chol, p.mw, p.g, dst)
-}
-
-// drawWhitened sets dst = G (mean + L'^-1 z), z ~ N(0, I), H = L L'.
-func drawWhitened(rng *rand.Rand, chol *mat.Cholesky, mean *mat.VecDense, g *mat.Dense, dst []float64) {
-	r := mean.Len()
-	z := mat.NewVecDense(r, nil)
-	for k := 0; k < r; k++ {
-		z.SetVec(k, rng.NormFloat64())
+	x := make([]float64, p.r)
+	for k := range x {
+		x[k] = rng.NormFloat64()
 	}
-	var u mat.TriDense
-	chol.UTo(&u) // H = U'U, U = L'
-	var x mat.VecDense
-	if err := x.SolveVec(&u, z); err != nil {
-		panic("multirater: ep: triangular solve failed: " + err.Error())
-	}
-	x.AddVec(&x, mean)
-	mat.NewVecDense(len(dst), dst).MulVec(g, &x)
+	p.ch.upperSolve(x) // x ~ N(0, H^-1)
+	floats.Add(x, p.mw)
+	mat.NewVecDense(len(dst), dst).MulVec(p.g, mat.NewVecDense(p.r, x))
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/optimize"
 
 	"concord/multirater"
@@ -290,8 +291,22 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	if learnB || learnS {
 		for s := 0; s < opts.Restarts; s++ {
 			x0 := startTheta(s, rng)
-			prob := optimize.Problem{Func: func(x []float64) float64 { return objective(x, nil) },
-				Grad: func(g, x []float64) { objective(x, g) }}
+			// L-BFGS asks for the value and the gradient at the same points:
+			// one EP run gives both.
+			var cx, cg []float64
+			var cv float64
+			eval := func(x []float64) {
+				if cx != nil && floats.Equal(cx, x) {
+					return
+				}
+				cx = append(cx[:0], x...)
+				cg = make([]float64, len(x))
+				cv = objective(x, cg)
+			}
+			prob := optimize.Problem{
+				Func: func(x []float64) float64 { eval(x); return cv },
+				Grad: func(g, x []float64) { eval(x); copy(g, cg) },
+			}
 			warm = nil
 			r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-6, MajorIterations: 500}, &optimize.LBFGS{})
 			if err != nil && r == nil {
