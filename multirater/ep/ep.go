@@ -58,7 +58,8 @@ type Options struct {
 	MaxSweeps int
 	// Tol: EP has converged when no posterior mean moved by more than Tol
 	// posterior sds and no posterior variance by more than Tol relative
-	// in a sweep, and log Z_EP changed by less than Tol; 0 means 1e-6.
+	// in a sweep (log Z_EP, a function of the marginals and the sites, is
+	// computed then); 0 means 1e-6.
 	Tol float64
 	// Init, when it has one entry per site, starts from these sites (a warm
 	// start, e.g. from the previous hyperparameters of an optimisation).
@@ -139,7 +140,6 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	mean := make([]float64, n)
 	vr := make([]float64, n)
 	p.marginalsTo(mean, vr)
-	prevLogZ := math.NaN()
 	for sweep := 1; sweep <= maxSweeps; sweep++ {
 		res.Sweeps = sweep
 		prevMean := append([]float64(nil), mean...)
@@ -182,23 +182,25 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			}
 		}
 		p.marginalsTo(mean, vr)
-		logZ, err := res.logZ(mean, vr)
-		if err != nil {
-			return nil, err
-		}
-		res.LogZ = logZ
 		moved := 0.0
 		for i := range mean {
 			moved = math.Max(moved, math.Abs(mean[i]-prevMean[i])/math.Sqrt(vr[i]))
 			moved = math.Max(moved, math.Abs(vr[i]-prevVar[i])/vr[i])
 		}
-		if moved < tol && math.Abs(logZ-prevLogZ) < tol {
+		if moved < tol {
+			logZ, err := res.logZ(mean, vr)
+			if err != nil {
+				return nil, err
+			}
+			res.LogZ = logZ
 			res.Mean, res.Var = mean, vr
 			return res, nil
 		}
-		prevLogZ = logZ
 	}
 	res.Mean, res.Var = mean, vr
+	if logZ, err := res.logZ(mean, vr); err == nil {
+		res.LogZ = logZ
+	}
 	return res, fmt.Errorf("%w in %d sweeps", ErrNotConverged, maxSweeps)
 }
 

@@ -42,8 +42,10 @@ type DetOptions struct {
 	Priors            bool
 	V, Lambda, SigmaB float64
 	// Restarts is the number of starting points of the evidence
-	// maximisation (Chu footnote 6); 0 means 3. Each start's log evidence is
-	// reported in the diagnostics' notes and the best is kept.
+	// maximisation (Chu footnote 6); 0 means 3 with one rater and 1 with
+	// several under Priors (the priors make the optimum unique in
+	// practice). Each start's log evidence is reported in the diagnostics'
+	// notes and the best is kept.
 	Restarts int
 	// Seed seeds the generator of the starting points after the first and of
 	// the posterior draws kept in the result.
@@ -66,6 +68,9 @@ func (o DetOptions) WithDefaults() DetOptions {
 	}
 	if o.Restarts == 0 {
 		o.Restarts = 3
+		if o.Priors {
+			o.Restarts = 1
+		}
 	}
 	if o.V == 0 {
 		o.V = 1
