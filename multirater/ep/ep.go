@@ -52,7 +52,7 @@ type Options struct {
 	Parallel bool
 	// Damping is the fraction of each new site's natural parameters taken
 	// (the rest is the old site's); 0 means 1 (no damping) for sequential
-	// and 0.5 for parallel updates.
+	// and 0.8 for parallel updates.
 	Damping float64
 	// MaxSweeps bounds the sweeps over all sites; 0 means 200.
 	MaxSweeps int
@@ -108,7 +108,7 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	if damp == 0 {
 		damp = 1
 		if opts.Parallel {
-			damp = 0.5
+			damp = 0.8
 		}
 	}
 	if !(damp > 0 && damp <= 1) {
@@ -262,6 +262,7 @@ type posterior struct {
 	S, V []float64
 	ch   chol
 	h    []float64 // scratch for H, r×r
+	sg   []float64 // scratch for S^1/2 G, n×r
 	b    []float64 // G'V
 	mw   []float64 // H^-1 b
 	gn   []float64 // scratch, length r
@@ -296,18 +297,48 @@ func (p *posterior) refresh() error {
 		return nil
 	}
 	r := p.r
+	// H = I + (S^1/2 G)'(S^1/2 G) by a rank-n update (level-3 BLAS); the
+	// rows of items with S_n < 0 enter with a minus sign.
+	if cap(p.sg) < p.n*r {
+		p.sg = make([]float64, p.n*r)
+	}
+	var pos, neg []float64
+	np, nn := 0, 0
+	for i := 0; i < p.n; i++ {
+		if p.S[i] > 0 {
+			np++
+		} else if p.S[i] < 0 {
+			nn++
+		}
+	}
+	pos = p.sg[:np*r]
+	neg = make([]float64, nn*r)
+	ip, in := 0, 0
+	for i := 0; i < p.n; i++ {
+		s := p.S[i]
+		switch {
+		case s > 0:
+			floats.ScaleTo(pos[ip*r:(ip+1)*r], math.Sqrt(s), p.g.RawRowView(i))
+			ip++
+		case s < 0:
+			floats.ScaleTo(neg[in*r:(in+1)*r], math.Sqrt(-s), p.g.RawRowView(i))
+			in++
+		}
+	}
 	for i := range p.h {
 		p.h[i] = 0
 	}
-	// H = I + sum_n S_n g_n g_n' (upper triangle), then mirrored.
+	for i := 0; i < r; i++ {
+		p.h[i*r+i] = 1
+	}
 	hs := blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: p.h}
-	for i := 0; i < p.n; i++ {
-		if s := p.S[i]; s != 0 {
-			blas64.Syr(s, blas64.Vector{N: r, Inc: 1, Data: p.g.RawRowView(i)}, hs)
-		}
+	if np > 0 {
+		blas64.Syrk(blas.Trans, 1, blas64.General{Rows: np, Cols: r, Stride: r, Data: pos}, 1, hs)
+	}
+	if nn > 0 {
+		blas64.Syrk(blas.Trans, -1, blas64.General{Rows: nn, Cols: r, Stride: r, Data: neg}, 1, hs)
 	}
 	for i := 0; i < r; i++ {
-		p.h[i*r+i]++
 		for k := i + 1; k < r; k++ {
 			p.h[k*r+i] = p.h[i*r+k]
 		}
@@ -363,10 +394,27 @@ func (p *posterior) marginal(n int) (mean, vr float64) {
 	return floats.Dot(row, p.mw), floats.Dot(p.tmp, p.tmp)
 }
 
-// marginalsTo sets every item's posterior mean and variance, O(N r^2).
+// marginalsTo sets every item's posterior mean and variance, O(N r^2)
+// (a triangular solve with all of G' at once: level-3 BLAS).
 func (p *posterior) marginalsTo(mean, vr []float64) {
-	for i := range mean {
-		mean[i], vr[i] = p.marginal(i)
+	if p.g == nil {
+		for i := range mean {
+			mean[i], vr[i] = p.marginal(i)
+		}
+		return
+	}
+	// X = G L'^-1 (n×r), row i = (L^-1 g_i)'.
+	r := p.r
+	if cap(p.sg) < p.n*r {
+		p.sg = make([]float64, p.n*r)
+	}
+	x := p.sg[:p.n*r]
+	copy(x, p.g.RawMatrix().Data)
+	blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: p.n, Cols: r, Stride: r, Data: x})
+	for i := 0; i < p.n; i++ {
+		row := x[i*r : (i+1)*r]
+		vr[i] = floats.Dot(row, row)
+		mean[i] = floats.Dot(p.g.RawRowView(i), p.mw)
 	}
 }
 
