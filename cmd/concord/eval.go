@@ -13,6 +13,7 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
+	"concord/multirater"
 	"concord/textfeat"
 )
 
@@ -101,6 +102,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
 	model := fs.String("model", def.Model, "model: "+analysis.ModelNames())
+	engine := fs.String("engine", def.Engine, "inference engine: gibbs, or for the ordinal model ep or laplace (see concord fit --help)")
 	kernel := fs.String("kernel", "", "kernel as for concord fit (default: text when the items have texts, else identity)")
 	kf := addKernelFlags(fs)
 	folds := fs.Int("folds", analysis.DefaultFolds, "number of folds")
@@ -142,10 +144,14 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		Fit: analysis.FitSpec{
 			Model: *model, Kernel: *kernel, Identifiability: *ident, Sampler: *sampler,
 			Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
-			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep, Precisions: *precisions,
+			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep, Precisions: *precisions, Engine: *engine,
 		},
 		Folds:          *folds,
 		RaterBaselines: *baselines,
+	}
+	if spec.Fit.Engine != multirater.EngineGibbs {
+		// The MCMC flags' defaults are not settings of ep and laplace.
+		spec.Fit.Chains, spec.Fit.Samples, spec.Fit.Burnin, spec.Fit.Thin = 0, 0, 0, 0
 	}
 	kf.apply(&spec.Fit)
 	if err := spec.Fit.Validate(); err != nil {
