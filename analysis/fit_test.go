@@ -175,3 +175,64 @@ func TestFitProgress(t *testing.T) {
 		t.Errorf("%d reports, last %+v", n, last)
 	}
 }
+
+// TestFitDeterministicEngines fits the small ordinal dataset by EP and
+// Laplace with fixed and learnt kernels: the result records its engine,
+// evidence and (for learnt kernels) the kernel with its learnt values, which
+// the predictor reads back; the unrated item is predicted; settings of the
+// other engine are refused.
+func TestFitDeterministicEngines(t *testing.T) {
+	ds := smallOrdinal()
+	cases := []struct{ engine, kernel, want string }{
+		{"ep", "identity", "identity"},
+		{"laplace", "linear", "linear"},
+		{"ep", "rbf", "rbf:gamma="},
+		{"ep", "ard", "ard:gamma="},
+		{"ep", "ard+linear", "ard:gamma="},
+	}
+	for _, tc := range cases {
+		res, err := Fit(context.Background(), ds, FitSpec{Engine: tc.engine, Kernel: tc.kernel, Seed: 2}, nil)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.engine, tc.kernel, err)
+		}
+		if res.Model.Engine != tc.engine || res.Diagnostics.Engine == nil || res.Diagnostics.Engine.LogEvidence == nil || !res.Diagnostics.Converged {
+			t.Errorf("%s %s: engine %q, diagnostics %+v", tc.engine, tc.kernel, res.Model.Engine, res.Diagnostics.Engine)
+		}
+		if !strings.HasPrefix(res.Model.Kernel, tc.want) {
+			t.Errorf("%s %s: kernel recorded as %q", tc.engine, tc.kernel, res.Model.Kernel)
+		}
+		if strings.HasPrefix(tc.kernel, "ard") && len(res.Model.Learnt.Relevance) != 2 {
+			t.Errorf("%s: relevance %v", tc.kernel, res.Model.Learnt.Relevance)
+		}
+		if !(res.Items[10].Score.Mean > res.Items[0].Score.Mean) || res.Items[11].NLabels != 0 {
+			t.Errorf("%s %s: scores %v, %v", tc.engine, tc.kernel, res.Items[0].Score, res.Items[10].Score)
+		}
+		if tc.kernel != "identity" {
+			// The predictor rebuilds the learnt kernel from the document; a
+			// new item at the last item's covariates gets its score.
+			p, err := NewPredictor(res)
+			if err != nil {
+				t.Fatalf("%s %s: predictor: %v", tc.engine, tc.kernel, err)
+			}
+			got, err := p.Predict([]annotations.Item{{ID: "new", Covariates: ds.Items[10].Covariates}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := got.Items[0].Score; math.Abs(s.Mean-res.Items[10].Score.Mean) > 3*res.Items[10].Score.SD/math.Sqrt(10) {
+				t.Errorf("%s %s: prediction at item10's covariates %v, item10 %v", tc.engine, tc.kernel, s, res.Items[10].Score)
+			}
+		}
+	}
+	for _, bad := range []FitSpec{
+		{Engine: "ep", Identifiability: "strong"},
+		{Engine: "gibbs", Sigma: 1},
+		{Engine: "laplace", Kernel: "rbf"},
+		{Kernel: "ard"},
+		{Engine: "ep", Model: "classification"},
+		{Engine: "mcmc"},
+	} {
+		if _, err := Fit(context.Background(), ds, bad, nil); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}

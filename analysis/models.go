@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"concord/multirater/classify"
+	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 	"concord/multirater/ordinal"
 	"context"
@@ -209,6 +210,15 @@ func (m Model) validateEngine(s FitSpec) error {
 	case deterministic && s.Sampler != "" && !strings.EqualFold(s.Sampler, mcmc.DefaultSampler.String()):
 		return bad("sampler %q is a setting of the gibbs engine", s.Sampler)
 	}
+	if !deterministic {
+		if ks, err := kernel.ParseSpec(s.Kernel); err == nil {
+			for _, t := range ks {
+				if _, ard := t.Cov.(kernel.ARD); ard && t.Learn {
+					return bad("kernel %q: ard learns one length-scale per covariate with engine ep; give them for the gibbs engine (ard:gamma=G1,G2,...)", s.Kernel)
+				}
+			}
+		}
+	}
 	for i := 1; i < len(s.Thresholds); i++ {
 		if !(s.Thresholds[i] > s.Thresholds[i-1]) {
 			return bad("thresholds %v: expected increasing numbers", s.Thresholds)
@@ -358,10 +368,21 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 		if len(spec.Thresholds) != 0 && len(spec.Thresholds) != len(data.Levels)-1 {
 			return nil, annotations.Errorf(annotations.EINVALID, "thresholds: %d values for %d levels (expected %d)", len(spec.Thresholds), len(data.Levels), len(data.Levels)-1)
 		}
+		ks, learn, err := learnKernel(spec.Kernel, cov, data)
+		if err != nil {
+			return nil, err
+		}
+		if learn && eng != multirater.EngineEP {
+			return nil, annotations.Errorf(annotations.EINVALID, "kernel %q learns its hyperparameters with --engine ep; give them (e.g. rbf:gamma=0.5) for the %s engine", spec.Kernel, eng)
+		}
 		res, err := ordinal.FitDeterministic(ctx, data, ordinal.DetOptions{Engine: eng, Sigma: spec.Sigma, Thresholds: spec.Thresholds,
 			Priors: len(data.RaterIDs) > 1, V: spec.V, Lambda: spec.Lambda, SigmaB: spec.SigmaB, Restarts: spec.Restarts,
 			Seed: spec.Seed, FlagThreshold: spec.FlagThreshold, KeepDraws: spec.KeepDraws, Progress: progress})
-		return fitted(res, err, ds, cov)
+		res, err = fitted(res, err, ds, cov)
+		if err != nil || !learn {
+			return res, err
+		}
+		return learntKernel(res, ks, cov)
 	}
 	opts := ordinalOptions(spec, progress)
 	if err := checkRefRater(opts.RefRater, opts.Identifiability != multirater.Weak, data.RaterIDs); err != nil {
@@ -486,4 +507,91 @@ func invalidData(err error, prefix string) error {
 		return annotations.Errorf(annotations.EINVALID, "%s%s", prefix, de.Msg)
 	}
 	return err
+}
+
+// learnKernel prepares an EP fit whose kernel has terms to learn (rbf
+// without gamma, ard): data.Learn gets those terms on the items'
+// covariates, and data.Cov the rest of the covariance (cov, built with the
+// terms at their starting values, minus their Gram matrices; nil when the
+// kernel has nothing else). It reports whether there is anything to learn.
+func learnKernel(spec string, cov *Covariance, data *ordinal.Data) (kernel.Spec, bool, error) {
+	ks, err := kernel.ParseSpec(spec)
+	if err != nil {
+		return nil, false, annotations.Errorf(annotations.EINVALID, "%s", err)
+	}
+	var terms []kernel.Hyper
+	others := false
+	for _, t := range ks {
+		if t.Learn {
+			terms = append(terms, t.Cov.(kernel.Hyper))
+		} else {
+			others = true
+		}
+	}
+	if len(terms) == 0 {
+		return ks, false, nil
+	}
+	if cov.Features == nil || len(cov.Features.X) != len(data.ItemIDs) {
+		return nil, false, annotations.Errorf(annotations.EINVALID, "kernel %q: its learnt terms need numeric item covariates", spec)
+	}
+	x := mat.NewDense(len(data.ItemIDs), len(cov.Features.Covariates), nil)
+	for i, row := range cov.Features.X {
+		x.SetRow(i, row)
+	}
+	in := kernel.Inputs{N: len(data.ItemIDs), X: x}
+	data.Learn = &ordinal.LearnKernel{Terms: terms, Inputs: in}
+	data.Cov = nil
+	if others {
+		fixed := mat.NewSymDense(in.N, nil)
+		fixed.CopySym(data.CovOrIdentity())
+		for _, t := range terms {
+			var g mat.SymDense
+			t.GramTo(&g, in)
+			for i := 0; i < in.N; i++ {
+				for j := i; j < in.N; j++ {
+					fixed.SetSym(i, j, fixed.At(i, j)-g.At(i, j))
+				}
+			}
+		}
+		data.Cov = fixed
+	}
+	return ks, true, nil
+}
+
+// learntKernel records the learnt kernel: the specification with the learnt
+// terms in place of the ones to learn (what predict reads), and each ARD
+// covariate's learnt gamma by name.
+func learntKernel(res *multirater.FitResult, ks kernel.Spec, cov *Covariance) (*multirater.FitResult, error) {
+	learnt := res.Model.Learnt
+	if learnt == nil {
+		return nil, fmt.Errorf("analysis: the EP fit recorded no learnt kernel")
+	}
+	parts := make([]string, len(ks))
+	next := 0
+	for i, t := range ks {
+		parts[i] = t.String()
+		if !t.Learn {
+			continue
+		}
+		if next >= len(learnt.Terms) {
+			return nil, fmt.Errorf("analysis: %d learnt kernel terms for %s", len(learnt.Terms), ks)
+		}
+		parts[i] = learnt.Terms[next]
+		next++
+		lt, err := kernel.ParseSpec(parts[i])
+		if err != nil {
+			return nil, fmt.Errorf("analysis: learnt kernel term %q: %w", parts[i], err)
+		}
+		if ard, ok := lt[0].Cov.(kernel.ARD); ok && len(ard.Gammas) == len(cov.Features.Covariates) {
+			if learnt.Relevance == nil {
+				learnt.Relevance = map[string]float64{}
+			}
+			for d, name := range cov.Features.Covariates {
+				learnt.Relevance[name] = ard.Gammas[d]
+			}
+		}
+	}
+	res.Model.Kernel = strings.Join(parts, "+")
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("kernel learnt by maximising the EP evidence: %s", res.Model.Kernel))
+	return res, nil
 }

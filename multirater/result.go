@@ -43,6 +43,9 @@ type ModelSettings struct {
 	Model string `json:"model"`
 	// Engine is the inference engine that made the fit (EngineGibbs, ...).
 	Engine string `json:"engine,omitempty"`
+	// Learnt records the kernel hyperparameters learnt by the fit (EP fits
+	// with learnt kernel terms), and where they came from.
+	Learnt *Learnt `json:"learnt,omitempty"`
 	// Output is the shape of the per-item results (OutputScores or
 	// OutputClasses); reports, the server and the CLI switch on it, never on
 	// Model. Documents written before the field existed leave it empty: use
@@ -86,6 +89,19 @@ type ModelSettings struct {
 	// Quadrature is the number of Gauss-Hermite nodes of the predictive
 	// class distributions; classification only.
 	Quadrature int `json:"quadrature,omitempty"`
+}
+
+// Learnt are kernel hyperparameters a fit learnt.
+type Learnt struct {
+	// Source says how: "evidence (ep)".
+	Source string `json:"source"`
+	// Terms are the learnt kernel terms in the kernel grammar, in the order
+	// of the specification's learnt terms (e.g. "rbf:gamma=0.12").
+	Terms []string `json:"terms"`
+	// Relevance is the learnt inverse squared length-scale gamma_d of each
+	// covariate of an ARD term, by covariate name (larger: the covariate
+	// matters more).
+	Relevance map[string]float64 `json:"relevance,omitempty"`
 }
 
 // Output is the shape of a fit's per-item results.

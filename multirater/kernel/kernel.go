@@ -277,10 +277,10 @@ func ParseKernel(spec string) (Kernel, error) {
 }
 
 // covWant is what a covariate kernel term may be.
-const covWant = `expected identity, linear, rbf:gamma=G or a sum such as "rbf:gamma=1+linear"`
+const covWant = `expected identity, linear, rbf:gamma=G, ard or a sum such as "rbf:gamma=1+linear"`
 
-// parseCovTerm reads one term of a covariate kernel: identity, linear or
-// rbf[:gamma=G]. Its errors do not name the whole specification.
+// parseCovTerm reads one term of a covariate kernel: identity, linear,
+// rbf[:gamma=G] or ard[:gamma=G1,G2,...]. Its errors do not name the whole specification.
 func parseCovTerm(t string) (Kernel, error) {
 	name, args, hasArgs := strings.Cut(t, ":")
 	name = strings.ToLower(strings.TrimSpace(name))
@@ -293,6 +293,23 @@ func parseCovTerm(t string) (Kernel, error) {
 			return Identity{}, nil
 		}
 		return Linear{}, nil
+	case "ard":
+		if !hasArgs {
+			return ARD{}, nil
+		}
+		key, val, ok := strings.Cut(args, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(key), "gamma") {
+			return nil, fmt.Errorf("ard parameter %q: expected gamma=G1,G2,... (one per covariate) or none (learnt)", args)
+		}
+		var g []float64
+		for _, f := range strings.Split(val, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || !(v > 0) || math.IsInf(v, 1) {
+				return nil, fmt.Errorf("ard gamma %q must be a positive number", strings.TrimSpace(f))
+			}
+			g = append(g, v)
+		}
+		return ARD{Gammas: g}, nil
 	case "rbf":
 		k := RBF{Gamma: 1}
 		if hasArgs {

@@ -42,7 +42,7 @@ import (
 // nothing, with the prior variance of a unit-norm document. New items are
 // treated the same way when predicted (prior variance 1, no covariance).
 // Want is what a kernel specification may be, for error messages.
-const Want = `expected identity, linear, rbf:gamma=G, text, text:COLUMN, text-rbf:gamma=G or a sum such as "text+rbf:gamma=0.5"`
+const Want = `expected identity, linear, rbf:gamma=G, rbf (gamma learnt by ep/laplace), ard, text, text:COLUMN, text-rbf:gamma=G or a sum such as "text+rbf:gamma=0.5"`
 
 // TermKind is the kind of one term of a kernel sum.
 type TermKind int
@@ -59,6 +59,11 @@ type Term struct {
 	Column string  // TextTerm: the items-file column, "" for the item text
 	Gamma  float64 // TextRBFTerm
 	Cov    Kernel  // CovTerm
+	// Learn marks a covariate term whose hyperparameters are to be learnt
+	// by the evidence (rbf without gamma, ard without gammas; Cov is then a
+	// Hyper at its starting point). Engines that do not learn use Cov as
+	// it is: rbf with gamma 1.
+	Learn bool
 }
 
 // String returns the term in the grammar of ParseSpec.
@@ -115,12 +120,13 @@ func ParseSpec(spec string) (Spec, error) {
 				g = v
 			}
 			ks = append(ks, Term{Kind: TextRBFTerm, Gamma: g})
-		case "identity", "linear", "rbf":
+		case "identity", "linear", "rbf", "ard":
 			k, err := parseCovTerm(t)
 			if err != nil {
 				return nil, fmt.Errorf("kernel %q: %s", spec, err)
 			}
-			ks = append(ks, Term{Kind: CovTerm, Cov: k})
+			_, hyper := k.(Hyper)
+			ks = append(ks, Term{Kind: CovTerm, Cov: k, Learn: hyper && !hasArgs})
 		case "":
 			return nil, fmt.Errorf("kernel %q: empty term (%s)", spec, Want)
 		default:

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 
 	"concord/multirater"
 	"concord/multirater/design"
 	"concord/multirater/ep"
 	"concord/multirater/gp"
+	"concord/multirater/kernel"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
 	"concord/multirater/mcmc"
@@ -145,10 +147,22 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	// evidence is compared to 1e-2 nats and its gradients by finite
 	// differences).
 	fac := gp.IdentityFactor(n)
-	if data.Cov != nil {
+	if data.Cov != nil && data.Learn == nil {
 		if fac, err = gp.NewFactor(data.Cov); err != nil {
 			return nil, err
 		}
+	}
+	// Kernel terms to learn: their hyperparameters follow the rater
+	// parameters in the vector the optimiser sees.
+	var kern *kernelState
+	if data.Learn != nil {
+		if opts.Engine != multirater.EngineEP {
+			panic("multirater: FitDeterministic: kernel hyperparameters are learnt with the EP engine only")
+		}
+		if kern, err = newKernelState(n, data.Cov, data.Learn); err != nil {
+			return nil, err
+		}
+		fac = kern.fac
 	}
 	liks := make([]*lik.OrdinalProbit, nl)
 	sites := make([]lik.Site, len(data.Ratings))
@@ -164,6 +178,9 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	evaluate := func() (*approx, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if kern != nil {
+			fac = kern.fac
 		}
 		if opts.Engine == multirater.EngineLaplace {
 			r, err := laplace.Run(fac, sites, opts.Laplace)
@@ -197,7 +214,10 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	// unless fixed.
 	learnB := len(opts.Thresholds) == 0
 	learnS := opts.Sigma == 0
-	setAll := func(theta []float64) {
+	setAll := func(theta []float64) error {
+		if err := kern.set(theta[nl*np:]); err != nil {
+			return err
+		}
 		for l, o := range liks {
 			if o == nil {
 				continue
@@ -217,11 +237,12 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 				o.Sigma = opts.Sigma
 			}
 		}
+		return nil
 	}
 	// Starting points (Chu footnote 6): b_1 = -1, Delta = 2/(K-2), sigma 1;
 	// later starts jitter the thresholds' spread and sigma.
 	startTheta := func(s int, rng *rand.Rand) []float64 {
-		theta := make([]float64, nl*np)
+		theta := make([]float64, nl*np+kern.size())
 		spread, sig := 1.0, 1.0
 		if s > 0 {
 			spread = math.Exp(rng.NormFloat64() * 0.5)
@@ -244,13 +265,17 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 			}
 			copy(theta[l*np:], o.ParamsTo(make([]float64, np)))
 		}
+		kern.startTo(theta[nl*np:], s, rng)
 		return theta
 	}
 	// objective returns -(log evidence + log priors) and its gradient.
 	evals := 0
 	var lastErr error
 	objective := func(theta, grad []float64) float64 {
-		setAll(theta)
+		if err := setAll(theta); err != nil {
+			lastErr = err
+			return math.Inf(1)
+		}
 		a, err := evaluate()
 		evals++
 		if err != nil {
@@ -275,6 +300,14 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 				}
 			}
 		}
+		if grad != nil && kern != nil {
+			g, err := a.ep.KernelGrad(kern.c, kern.grads)
+			if err != nil {
+				lastErr = err
+				return math.Inf(1)
+			}
+			copy(grad[nl*np:], g)
+		}
 		if opts.Priors {
 			for l, o := range liks {
 				if o == nil {
@@ -292,6 +325,9 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 					grad[l*np+k] = -grad[l*np+k]
 				}
 			}
+			for k := nl * np; k < len(grad); k++ {
+				grad[k] = -grad[k]
+			}
 		}
 		if opts.Progress != nil {
 			opts.Progress(multirater.Progress{Elapsed: time.Since(start), Phase: "maximising the evidence"})
@@ -302,7 +338,7 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	var best []float64
 	bestVal := math.Inf(1)
 	var notes []string
-	if learnB || learnS {
+	if learnB || learnS || kern != nil {
 		for s := 0; s < opts.Restarts; s++ {
 			x0 := startTheta(s, rng)
 			// L-BFGS asks for the value and the gradient at the same points:
@@ -353,13 +389,21 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	} else {
 		best = startTheta(0, rng)
 	}
-	setAll(best)
+	if err := setAll(best); err != nil {
+		return nil, err
+	}
 	warm = nil
 	a, err := evaluate()
 	if err != nil {
 		return nil, err
 	}
 	res := detResult(data, opts, liks, perRater, a, rng)
+	if kern != nil {
+		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: kern.terms()}
+		if kern.jitter > 0 {
+			res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("a jitter of %.3g was added to the kernel matrix's diagonal to factorise it", kern.jitter))
+		}
+	}
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
 	if opts.Engine == multirater.EngineLaplace && (learnB || learnS) {
 		res.Diagnostics.Notes = append(res.Diagnostics.Notes, "Laplace: the rater parameters' gradient is evaluated at the Laplace marginals (an approximation of the gradient of Chu's eq. 11)")
@@ -567,3 +611,119 @@ func point(v float64) multirater.Estimate {
 // mcmcRound rounds a probability to 6 significant digits, as the Gibbs
 // results do.
 func mcmcRound(p float64) float64 { return mcmc.Round6(p) }
+
+// kernelState is the prior covariance of FitDeterministic when kernel terms
+// are learnt: C = fixed + sum_t Gram_t(theta_t), its Cholesky factor and the
+// derivatives of C in every hyperparameter. A nil *kernelState has no
+// hyperparameters.
+type kernelState struct {
+	n      int
+	fixed  interface{ At(i, j int) float64 }
+	learn  *LearnKernel
+	dims   []int // hyperparameters per term
+	cur    []float64
+	terms_ []kernel.Hyper
+	c      *mat.SymDense
+	grads  []mat.Symmetric
+	fac    *gp.Factor
+	jitter float64
+}
+
+func newKernelState(n int, fixed mat.Symmetric, l *LearnKernel) (*kernelState, error) {
+	k := &kernelState{n: n, learn: l}
+	if fixed != nil {
+		k.fixed = fixed
+	}
+	dim := 0
+	if l.Inputs.X != nil {
+		_, dim = l.Inputs.X.Dims()
+	}
+	var p []float64
+	for _, t := range l.Terms {
+		d := t.NumHyper(dim)
+		k.dims = append(k.dims, d)
+		p = append(p, t.HyperTo(make([]float64, d), dim)...)
+	}
+	if err := k.set(p); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// size is the number of hyperparameters.
+func (k *kernelState) size() int {
+	if k == nil {
+		return 0
+	}
+	return len(k.cur)
+}
+
+// startTo sets dst to the starting hyperparameters of start s: Chu's
+// footnote 6 (gamma = kappa/2 = 1/(2D)) for the first, jittered by a factor
+// exp(N(0, 1)) for the others.
+func (k *kernelState) startTo(dst []float64, s int, rng *rand.Rand) {
+	if k == nil {
+		return
+	}
+	dim := 1
+	if k.learn.Inputs.X != nil {
+		_, dim = k.learn.Inputs.X.Dims()
+	}
+	for i := range dst {
+		dst[i] = math.Log(0.5 / float64(dim))
+		if s > 0 {
+			dst[i] += rng.NormFloat64()
+		}
+	}
+}
+
+// set rebuilds C, its factor and derivatives for hyperparameters p (a no-op
+// when p has not changed).
+func (k *kernelState) set(p []float64) error {
+	if k == nil {
+		return nil
+	}
+	if k.c != nil && floats.Equal(p, k.cur) {
+		return nil
+	}
+	k.cur = append(k.cur[:0], p...)
+	k.c = mat.NewSymDense(k.n, nil)
+	if k.fixed != nil {
+		for i := 0; i < k.n; i++ {
+			for j := i; j < k.n; j++ {
+				k.c.SetSym(i, j, k.fixed.At(i, j))
+			}
+		}
+	}
+	k.terms_ = k.terms_[:0]
+	k.grads = k.grads[:0]
+	off := 0
+	for t, term := range k.learn.Terms {
+		h := term.WithHyper(p[off : off+k.dims[t]])
+		off += k.dims[t]
+		k.terms_ = append(k.terms_, h)
+		var g mat.SymDense
+		h.GramTo(&g, k.learn.Inputs)
+		k.c.AddSym(k.c, &g)
+		gs := make([]*mat.SymDense, k.dims[t])
+		h.GramGradTo(gs, k.learn.Inputs)
+		for _, d := range gs {
+			k.grads = append(k.grads, d)
+		}
+	}
+	fac, jit, err := gp.NewCholeskyFactor(k.c)
+	if err != nil {
+		return err
+	}
+	k.fac, k.jitter = fac, jit
+	return nil
+}
+
+// terms returns the learnt terms in the kernel grammar.
+func (k *kernelState) terms() []string {
+	out := make([]string, len(k.terms_))
+	for i, t := range k.terms_ {
+		out[i] = t.String()
+	}
+	return out
+}

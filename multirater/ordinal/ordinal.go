@@ -4,6 +4,7 @@ import (
 	"concord/multirater"
 	"concord/multirater/design"
 	"concord/multirater/gp"
+	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 	"context"
 	"fmt"
@@ -36,6 +37,31 @@ type Data struct {
 	Cov mat.Symmetric
 	// Kernel describes Cov for the result ("identity" when Cov is nil).
 	Kernel string
+	// Learn, when set, adds to the prior covariance kernel terms whose
+	// hyperparameters FitDeterministic learns with the rater parameters by
+	// maximising the EP evidence: C = Cov + sum of the terms' Gram matrices
+	// on Learn.Inputs, Cov nil meaning no fixed part here. Fit (Gibbs)
+	// panics on it.
+	Learn *LearnKernel
+}
+
+// CovOrIdentity returns Cov, or the identity when Cov is nil.
+func (d *Data) CovOrIdentity() mat.Symmetric {
+	if d.Cov != nil {
+		return d.Cov
+	}
+	n := len(d.ItemIDs)
+	id := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		id.SetSym(i, i, 1)
+	}
+	return id
+}
+
+// LearnKernel are the kernel terms of Data.Learn.
+type LearnKernel struct {
+	Terms  []kernel.Hyper
+	Inputs kernel.Inputs
 }
 
 // OrdinalOptions control FitOrdinal. The zero value means the defaults
@@ -254,6 +280,9 @@ func (md *ordModel) alphaFixed(l int) bool { return l == md.ref }
 func (md *ordModel) bFixed(l, j int) bool { return l == md.ref && j == 1 }
 
 func newOrdModel(data *Data, opts Options) (*ordModel, error) {
+	if data.Learn != nil {
+		panic("multirater: the Gibbs fit takes no kernel to learn (Data.Learn): fit it with FitDeterministic, or fix the hyperparameters")
+	}
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
 	dsg := design.Design{What: "OrdinalData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
 		Ratings: data.Ratings, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}}
