@@ -6,9 +6,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"concord/multirater/laplace"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
+	"concord/multirater/laplace"
 	"concord/multirater/lik"
 )
 
