@@ -498,7 +498,7 @@ func subsetCovariance(cov *Covariance, ks kernel.Spec, f *itemFeatures, all, ids
 	for i, id := range ids {
 		idx[i] = pos[id]
 	}
-	g := &itemFeatures{n: len(ids), cols: f.cols}
+	g := &itemFeatures{n: len(ids), cols: f.cols, std: f.std}
 	for _, t := range f.text {
 		u := textField{column: t.column, vec: t.vec, docs: make([]textfeat.Vector, len(ids)), counts: make([]multirater.TermCounts, len(ids))}
 		for i, j := range idx {

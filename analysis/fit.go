@@ -48,6 +48,10 @@ type FitSpec struct {
 	// that a kernel with a text term needs them named), "all", "none" or a
 	// comma-separated list of column names.
 	Covariates string `json:"covariates,omitempty"`
+	// Standardize z-scores the covariates with the fitted items' means and
+	// sds (saved in the result and applied to new items by predict), so
+	// that one kernel width suits inputs on different scales.
+	Standardize bool `json:"standardize,omitempty"`
 	// Text holds the text featuriser's settings for text kernels; the zero
 	// value is the paper's featuriser (every term, count weighting, SMART
 	// stop words removed, no stemming, no bigrams; see textfeat.Options).

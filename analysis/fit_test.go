@@ -11,6 +11,8 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // smallOrdinal is a small ordinal dataset: 12 items (one unrated, listed in
@@ -234,5 +236,45 @@ func TestFitDeterministicEngines(t *testing.T) {
 		if _, err := Fit(context.Background(), ds, bad, nil); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+}
+
+// TestFitStandardize: with Standardize the recorded covariates are the
+// z-scores (mean 0, sd 1 per column) with the means and sds saved, and a new
+// item given in raw units is predicted like the fitted item with the same
+// covariates.
+func TestFitStandardize(t *testing.T) {
+	ds := smallOrdinal()
+	for i := range ds.Items {
+		ds.Items[i].Covariates["x"] = 1000 + 100*ds.Items[i].Covariates["x"] // raw units far from 0
+	}
+	res, err := Fit(context.Background(), ds, FitSpec{Engine: "ep", Kernel: "rbf:gamma=0.5", Standardize: true, Seed: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Features.Standardize
+	if st == nil || len(st.Means) != 2 || math.Abs(st.Means[0]-1137.5) > 1e-9 {
+		t.Fatalf("standardisation %+v (covariates %v)", st, res.Features.Covariates)
+	}
+	for j := range st.Means {
+		col := make([]float64, len(res.Features.X))
+		for i, row := range res.Features.X {
+			col[i] = row[j]
+		}
+		m, sd := stat.MeanStdDev(col, nil)
+		if math.Abs(m) > 1e-12 || math.Abs(sd-1) > 1e-12 {
+			t.Errorf("column %d: mean %v sd %v", j, m, sd)
+		}
+	}
+	p, err := NewPredictor(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Predict([]annotations.Item{{ID: "new", Covariates: ds.Items[10].Covariates}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Items[0].Score; math.Abs(s.Mean-res.Items[10].Score.Mean) > 0.2*res.Items[10].Score.SD {
+		t.Errorf("prediction in raw units %v, fitted item %v", s, res.Items[10].Score)
 	}
 }

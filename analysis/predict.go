@@ -161,6 +161,9 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 			if !ok {
 				return nil, bad("item %q has no value for covariate %q (kernel %s reads %s)", it.ID, c, p.ks, strings.Join(g.cols, ", "))
 			}
+			if st := p.train.std; st != nil {
+				v = st.Z(j, v)
+			}
 			g.x.Set(i, j, v)
 		}
 		for c := range it.Covariates {

@@ -128,6 +128,8 @@ type itemFeatures struct {
 	// term).
 	cols []string
 	x    *mat.Dense
+	// std, when set, z-scored x (FitSpec.Standardize).
+	std *multirater.Standardization
 }
 
 // textField is one text of the items featurised: the item text (column "")
@@ -367,8 +369,29 @@ func trainFeatures(ds *annotations.Dataset, ids []string, ks kernel.Spec, spec F
 		if len(missing) > 0 {
 			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s needs the covariates %s for every item: %s", ks, strings.Join(cols, ", "), strings.Join(missing, "; "))
 		}
+		if spec.Standardize {
+			f.standardize()
+		}
 	}
 	return f, nil
+}
+
+// standardize z-scores the covariates with the items' means and sds.
+func (f *itemFeatures) standardize() {
+	n, d := f.x.Dims()
+	f.std = &multirater.Standardization{Means: make([]float64, d), SDs: make([]float64, d)}
+	col := make([]float64, n)
+	for j := 0; j < d; j++ {
+		mat.Col(col, j, f.x)
+		m, sd := stat.MeanStdDev(col, nil)
+		if !(sd > 0) || n < 2 {
+			sd = 0
+		}
+		f.std.Means[j], f.std.SDs[j] = m, sd
+		for i := range col {
+			f.x.Set(i, j, f.std.Z(j, col[i]))
+		}
+	}
 }
 
 // textColumnsAvailable lists the items' columns a text:COLUMN term can
@@ -616,7 +639,7 @@ func (f *itemFeatures) inputs() kernel.Inputs {
 
 // record returns the features as the fit result keeps them.
 func (f *itemFeatures) record() (*multirater.Features, error) {
-	out := &multirater.Features{Covariates: f.cols}
+	out := &multirater.Features{Covariates: f.cols, Standardize: f.std}
 	if f.x != nil {
 		out.X = make([][]float64, f.n)
 		for i := range out.X {
@@ -697,6 +720,12 @@ func featuresOf(res *multirater.FitResult, ks kernel.Spec) (*itemFeatures, error
 				}
 			}
 			f.x.SetRow(i, row)
+		}
+		if st := ft.Standardize; st != nil {
+			if len(st.Means) != len(f.cols) || len(st.SDs) != len(f.cols) {
+				return nil, fmt.Errorf("the fit result's standardisation has %d means and %d sds for %d covariates", len(st.Means), len(st.SDs), len(f.cols))
+			}
+			f.std = st
 		}
 	}
 	return f, nil

@@ -14,6 +14,11 @@ type Features struct {
 	// n's values. Both are empty when the kernel reads no covariates.
 	Covariates []string    `json:"covariates,omitempty"`
 	X          [][]float64 `json:"x,omitempty"`
+	// Standardize, when present, says that X holds z-scores: covariate j
+	// was centred by Means[j] and divided by SDs[j] (the fitted items' mean
+	// and sd; a constant covariate has SD 0 and z-score 0), and new items'
+	// covariates are transformed the same way.
+	Standardize *Standardization `json:"standardize,omitempty"`
 	// Text is the fitted text featuriser as the application saved it
 	// (concord: a textfeat.Vectorizer, with its settings, vocabulary and
 	// document frequencies); multirater does not interpret it. Empty when
@@ -45,4 +50,19 @@ type ColumnText struct {
 type TermCounts struct {
 	I []int32 `json:"i,omitempty"`
 	N []int32 `json:"n,omitempty"`
+}
+
+// Standardization is the z-scoring of the covariates (Features.Standardize).
+type Standardization struct {
+	Means []float64 `json:"means"`
+	SDs   []float64 `json:"sds"`
+}
+
+// Z returns the z-score of value v of covariate j (0 for a constant
+// covariate).
+func (s *Standardization) Z(j int, v float64) float64 {
+	if s.SDs[j] == 0 {
+		return 0
+	}
+	return (v - s.Means[j]) / s.SDs[j]
 }

@@ -50,6 +50,7 @@ type fitRequest struct {
 	Sigma           *float64          `json:"sigma"`
 	Thresholds      []float64         `json:"thresholds"`
 	Restarts        *int              `json:"restarts"`
+	Standardize     bool              `json:"standardize"`
 }
 
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
@@ -67,7 +68,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Identifiability: strings.ToLower(strings.TrimSpace(r.Identifiability)), RefRater: r.RefRater,
 		Sampler: strings.ToLower(strings.TrimSpace(r.Sampler)), Seed: defaultSeed,
 		Precisions: strings.ToLower(strings.TrimSpace(r.Precisions)),
-		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds,
+		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds, Standardize: r.Standardize,
 	}
 	if sp.Model == "" {
 		sp.Model = analysis.DefaultModel(scheme)

@@ -71,7 +71,8 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	engine := fs.String("engine", def.Engine, "inference engine: gibbs (MCMC), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds")
 	sigma := fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (default: learnt)")
 	thresholds := fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)")
-	restarts := fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3)")
+	restarts := fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3 with one rater, 1 with several)")
+	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)")
 	precisions := fs.String("precisions", "", "classification: inferred (default), fixed (all 1, the paper's appendix B representation) or fixed-full (all 1, one latent vector per label)")
 	chains := fs.Int("chains", def.Chains, "number of chains (run in parallel)")
 	samples := fs.Int("samples", def.Samples, "draws kept per chain")
@@ -109,7 +110,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
 		V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag,
 		MaxRhat: *maxRhat, MinESS: *minESS, KeepDraws: *keep, Precisions: *precisions,
-		Engine: *engine, Sigma: *sigma, Restarts: *restarts,
+		Engine: *engine, Sigma: *sigma, Restarts: *restarts, Standardize: *standardize,
 	}
 	if *thresholds != "" {
 		for _, f := range strings.Split(*thresholds, ",") {
