@@ -229,7 +229,7 @@ func TestFitDeterministicEngines(t *testing.T) {
 		{Engine: "ep", Identifiability: "strong"},
 		{Engine: "gibbs", Sigma: 1},
 		{Engine: "laplace", Kernel: "rbf"},
-		{Kernel: "ard"},
+		{Model: "classification", Kernel: "ard"},
 		{Engine: "ep", Model: "classification"},
 		{Engine: "mcmc"},
 	} {
@@ -276,5 +276,32 @@ func TestFitStandardize(t *testing.T) {
 	}
 	if s := got.Items[0].Score; math.Abs(s.Mean-res.Items[10].Score.Mean) > 0.2*res.Items[10].Score.SD {
 		t.Errorf("prediction in raw units %v, fitted item %v", s, res.Items[10].Score)
+	}
+}
+
+// TestFitGibbsLearntKernel: a Gibbs fit with kernel terms to learn (rbf
+// without gamma, ard) learns them by EP first and samples with the learnt
+// kernel, which the result records and the predictor reads back.
+func TestFitGibbsLearntKernel(t *testing.T) {
+	ds := smallOrdinal()
+	for _, k := range []string{"rbf", "ard+linear"} {
+		spec := quick
+		spec.Kernel = k
+		res, err := Fit(context.Background(), ds, spec, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		if res.Model.Engine != multirater.EngineGibbs || res.Model.Learnt == nil || !strings.Contains(res.Model.Learnt.Source, "before sampling") ||
+			!strings.Contains(res.Model.Kernel, "gamma=") {
+			t.Errorf("%s: model %+v, learnt %+v", k, res.Model, res.Model.Learnt)
+		}
+		if _, err := NewPredictor(res); err != nil {
+			t.Errorf("%s: predictor: %v", k, err)
+		}
+	}
+	spec := quick
+	spec.Model, spec.Kernel = ModelClassification, "ard"
+	if err := spec.Validate(); err == nil {
+		t.Error("classification with a kernel to learn accepted")
 	}
 }

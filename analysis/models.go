@@ -210,11 +210,11 @@ func (m Model) validateEngine(s FitSpec) error {
 	case deterministic && s.Sampler != "" && !strings.EqualFold(s.Sampler, mcmc.DefaultSampler.String()):
 		return bad("sampler %q is a setting of the gibbs engine", s.Sampler)
 	}
-	if !deterministic {
+	if m.Name != ModelOrdinal {
 		if ks, err := kernel.ParseSpec(s.Kernel); err == nil {
 			for _, t := range ks {
 				if _, ard := t.Cov.(kernel.ARD); ard && t.Learn {
-					return bad("kernel %q: ard learns one length-scale per covariate with engine ep; give them for the gibbs engine (ard:gamma=G1,G2,...)", s.Kernel)
+					return bad("kernel %q: ard learns one length-scale per covariate by the ordinal model's EP evidence; give them for the %s model (ard:gamma=G1,G2,...)", s.Kernel, m.Name)
 				}
 			}
 		}
@@ -388,8 +388,45 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 	if err := checkRefRater(opts.RefRater, opts.Identifiability != multirater.Weak, data.RaterIDs); err != nil {
 		return nil, err
 	}
+	// Kernel terms to learn (rbf without gamma, ard): EP learns them by the
+	// evidence first, then the chains sample with the learnt kernel.
+	ed := *data
+	ks, learn, err := learnKernel(spec.Kernel, cov, &ed)
+	if err != nil {
+		return nil, err
+	}
+	var learnt *multirater.Learnt
+	epSeconds := 0.0
+	if learn {
+		epRes, err := ordinal.FitDeterministic(ctx, &ed, ordinal.DetOptions{Priors: len(data.RaterIDs) > 1,
+			V: spec.V, Lambda: spec.Lambda, SigmaB: spec.SigmaB, Seed: spec.Seed, KeepDraws: 1})
+		if err != nil {
+			return nil, invalidData(err, "learning the kernel by EP before sampling: ")
+		}
+		if epRes, err = learntKernel(epRes, ks, cov); err != nil {
+			return nil, err
+		}
+		learnt = epRes.Model.Learnt
+		learnt.Source = "evidence (ep), before sampling"
+		epSeconds = epRes.Diagnostics.Seconds
+		ls := spec
+		ls.Kernel = epRes.Model.Kernel
+		if cov, err = ItemCovariance(ds, data.ItemIDs, ls); err != nil {
+			return nil, err
+		}
+		data.Kernel, data.Cov = cov.Kernel, nil
+		if cov.Cov != nil {
+			data.Cov = cov.Cov
+		}
+	}
 	res, err := ordinal.Fit(ctx, data, opts)
-	return fitted(res, err, ds, cov)
+	if res, err = fitted(res, err, ds, cov); err != nil || learnt == nil {
+		return res, err
+	}
+	res.Model.Learnt = learnt
+	res.Diagnostics.Seconds += epSeconds
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("kernel learnt by maximising the EP evidence before sampling (%.1f s): %s", epSeconds, res.Model.Kernel))
+	return res, nil
 }
 
 // fitClassificationCov fits data (from ClassData(ds)) with the items' prior

@@ -63,7 +63,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
 	model := fs.String("model", def.Model, "model: "+analysis.ModelUsage())
-	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)")
+	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)")
 	kf := addKernelFlags(fs)
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
