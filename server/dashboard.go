@@ -443,7 +443,8 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Model: model.Name, Ordinal: model.Output == multirater.OutputScores,
 		Fittable: model.CheckScheme(p.Scheme) == nil && p.Scheme.Kind != annotations.Bounded,
 		Form: map[string]string{"model": model.Name, "chains": strconv.Itoa(defaults.Chains), "samples": strconv.Itoa(defaults.Samples), "burnin": strconv.Itoa(defaults.Burnin), "thin": strconv.Itoa(defaults.Thin), "seed": itoa(defaultSeed), "kernel": "",
-			"identifiability": defaults.Identifiability, "sampler": defaults.Sampler, "precisions": analysis.PrecisionsInferred, "text_weighting": ""}}
+			"identifiability": defaults.Identifiability, "sampler": defaults.Sampler, "precisions": analysis.PrecisionsInferred, "text_weighting": "",
+			"engine": defaults.Engine}}
 	page.Hints = defaultHints(model.Name)
 	if page.Fittable {
 		hasText, hasCov, err := d.itemInputs(ctx, p.ID)
@@ -572,7 +573,7 @@ func importSummary(r *importResponse) string {
 
 // fitFormFields are the fields of the start-fit form, kept on the page
 // when the form is rejected.
-var fitFormFields = []string{"model", "precisions", "kernel", "kernel_custom", "covariates", "identifiability", "ref_rater", "sampler",
+var fitFormFields = []string{"model", "engine", "precisions", "kernel", "kernel_custom", "covariates", "identifiability", "ref_rater", "sampler",
 	"chains", "samples", "burnin", "thin", "seed", "v", "lambda", "sigma_b", "flag_threshold", "max_rhat", "min_ess", "keep_draws",
 	"text_weighting", "text_min_df", "text_max_features", "text_stem", "text_bigrams", "text_keep_stop_words"}
 
@@ -590,6 +591,15 @@ func fitForm(c *gin.Context) (*fitRequest, map[string]string, error) {
 	}
 	if form["kernel_custom"] != "" {
 		req.Kernel = form["kernel_custom"]
+	}
+	if e := form["engine"]; e != "" && e != multirater.EngineGibbs {
+		// The MCMC fields (pre-filled with their defaults) and settings are
+		// not the deterministic engines'.
+		req.Engine = e
+		for _, k := range []string{"chains", "samples", "burnin", "thin", "identifiability", "sampler", "max_rhat", "min_ess"} {
+			form[k] = ""
+		}
+		req.Identifiability, req.Sampler = "", ""
 	}
 	ints := []struct {
 		name string

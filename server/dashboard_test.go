@@ -277,6 +277,21 @@ func TestDashboardForms(t *testing.T) {
 	if f := e.waitFit(fid, key, 60*time.Second); f["state"] != "done" || f["seed"].(float64) != 5 {
 		t.Errorf("fit from the form: %v", f)
 	}
+	// The EP engine from the form (its MCMC fields, pre-filled, are left
+	// out); the fit page shows the engine and the evidence instead of R-hat.
+	resp, _ = b.post(fmt.Sprintf("/projects/%d/fits", id), url.Values{"csrf": {csrf}, "model": {"ordinal"}, "engine": {"ep"}, "kernel": {"identity"},
+		"identifiability": {"weak"}, "sampler": {"default"}, "chains": {"4"}, "samples": {"2000"}, "burnin": {"1000"}, "thin": {"1"}, "seed": {"5"}})
+	if resp.StatusCode != 303 || !strings.HasPrefix(resp.Header.Get("Location"), "/fits/") {
+		t.Fatalf("start EP fit: %d", resp.StatusCode)
+	}
+	fmt.Sscanf(resp.Header.Get("Location"), "/fits/%d", &fid)
+	if f := e.waitFit(fid, key, 60*time.Second); f["state"] != "done" {
+		t.Errorf("EP fit from the form: %v", f)
+	}
+	_, page = b.get(fmt.Sprintf("/fits/%d", fid))
+	if !strings.Contains(page, `id="engine">ep<`) || !strings.Contains(page, "Log evidence") || strings.Contains(page, "Max R-hat") {
+		t.Errorf("EP fit page: %s", clipText(page, 400))
+	}
 
 	// Keys: create, revoke.
 	resp, page = b.post(fmt.Sprintf("/projects/%d/keys", id), url.Values{"csrf": {csrf}, "name": {"viewer"}, "read_only": {"1"}})
