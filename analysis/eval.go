@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"concord/multirater/gp"
-	"concord/multirater/kernel"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -15,6 +13,8 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
 	"concord/raters"
 	"concord/textfeat"
 )

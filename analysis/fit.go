@@ -1,10 +1,6 @@
 package analysis
 
 import (
-	"concord/multirater/classify"
-	"concord/multirater/kernel"
-	"concord/multirater/mcmc"
-	"concord/multirater/ordinal"
 	"context"
 	"fmt"
 	"math"
@@ -15,6 +11,10 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/classify"
+	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 	"concord/textfeat"
 )
 

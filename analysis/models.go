@@ -1,10 +1,6 @@
 package analysis
 
 import (
-	"concord/multirater/classify"
-	"concord/multirater/kernel"
-	"concord/multirater/mcmc"
-	"concord/multirater/ordinal"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +10,10 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/classify"
+	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 )
 
 // Model is one entry of the model table (Models): what a model fits, how

@@ -1,13 +1,13 @@
 package analysis
 
 import (
-	"concord/multirater/classify"
-	"concord/multirater/mcmc"
-	"concord/multirater/ordinal"
 	"testing"
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/classify"
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 )
 
 func TestLookupModel(t *testing.T) {

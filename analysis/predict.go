@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"concord/multirater/gp"
-	"concord/multirater/kernel"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +9,8 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
 )
 
 // PredictionsSchema names the predictions document (Predictions as JSON).

@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"concord/multirater/gp"
-	"concord/multirater/kernel"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -18,6 +16,8 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
 	"concord/textfeat"
 )
 

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"concord/multirater/kernel"
 	"context"
 	"encoding/json"
 	"math"
@@ -9,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/kernel"
 	"concord/textfeat"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // asapSample loads testdata/asap7_*.csv: 157 essays of ASAP set 7 with both

@@ -1,14 +1,14 @@
 package reports_test
 
 import (
-	"concord/multirater/mcmc"
-	"concord/multirater/ordinal"
 	"context"
 	"fmt"
 	"io"
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 	"concord/reports"
 )
 

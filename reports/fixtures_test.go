@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"concord/multirater/mcmc"
-	"concord/multirater/ordinal"
 	"context"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 	"concord/raters"
 )
 

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"concord/multirater/diag"
 	"errors"
 	"fmt"
 	"image/color"
@@ -19,6 +18,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"concord/multirater/diag"
 )
 
 // Plot file formats.

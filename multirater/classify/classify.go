@@ -1,10 +1,6 @@
 package classify
 
 import (
-	"concord/multirater"
-	"concord/multirater/design"
-	"concord/multirater/gp"
-	"concord/multirater/mcmc"
 	"context"
 	"fmt"
 	"math"
@@ -13,6 +9,11 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/design"
+	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 )
 
 // Name is the family's model name in fit documents (ModelSettings.Model).

@@ -1,9 +1,6 @@
 package classify
 
 import (
-	"concord/multirater"
-	"concord/multirater/kernel"
-	"concord/multirater/mcmc"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,6 +8,10 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 )
 
 // classBenchData makes a synthetic classification data set: n items with

@@ -1,15 +1,16 @@
 package classify
 
 import (
-	"concord/multirater"
-	"concord/multirater/mcmc"
-	"concord/multirater/mcmc/mcmctest"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 )
 
 // classGewekeCase is a small model for the joint-distribution test of the

@@ -1,14 +1,15 @@
 package classify
 
 import (
-	"concord/multirater"
-	"concord/multirater/gp"
-	"concord/multirater/mcmc"
-	"concord/multirater/numeric"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/gp"
+	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // The predictive class distribution of the multinomial probit (Rogers et

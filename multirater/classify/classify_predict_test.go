@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"concord/multirater/numeric"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"concord/multirater/numeric"
 )
 
 // TestClassProbsQuadrature checks the Gauss-Hermite evaluation of the

@@ -1,9 +1,6 @@
 package classify
 
 import (
-	"concord/multirater/gp"
-	"concord/multirater/mcmc"
-	"concord/multirater/numeric"
 	"math"
 	"math/rand/v2"
 
@@ -11,6 +8,10 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"concord/multirater/gp"
+	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // This file holds one chain of the classification sampler and its moves.

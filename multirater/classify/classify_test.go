@@ -1,10 +1,6 @@
 package classify
 
 import (
-	"concord/multirater"
-	"concord/multirater/kernel"
-	"concord/multirater/mcmc"
-	"concord/multirater/mcmc/mcmctest"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -21,6 +17,11 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+
+	"concord/multirater"
+	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 )
 
 // classFit runs FitClassification and fails the test on error.

@@ -1,13 +1,14 @@
 package classify
 
 import (
-	"concord/multirater"
-	"concord/multirater/kernel"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/kernel"
 )
 
 // classToy is one data set of the paper's classification toy (Rogers et al.

@@ -1,13 +1,13 @@
 package classify_test
 
 import (
-	"concord/multirater/classify"
-	"concord/multirater/mcmc"
 	"context"
 	"fmt"
 	"log"
 
 	"concord/multirater"
+	"concord/multirater/classify"
+	"concord/multirater/mcmc"
 )
 
 func ExampleFit() {

@@ -1,13 +1,14 @@
 package classify
 
 import (
+	"fmt"
+	"math"
+	"sort"
+
 	"concord/multirater"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
-	"fmt"
-	"math"
-	"sort"
 )
 
 // summariseClass turns the kept draws of the classification chains into a

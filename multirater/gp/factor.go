@@ -9,8 +9,6 @@
 package gp
 
 import (
-	"concord/multirater"
-	"concord/multirater/numeric"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -18,6 +16,9 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/numeric"
 )
 
 // priorFactor factorises the Gaussian-process prior m ~ N(0, C) as

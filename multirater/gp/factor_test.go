@@ -1,13 +1,14 @@
 package gp
 
 import (
-	"concord/multirater/kernel"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater/kernel"
 )
 
 // TestPriorFactor checks the factorisation m = G w of the prior: G G'

@@ -1,8 +1,6 @@
 package mcmc
 
 import (
-	"concord/multirater"
-	"concord/multirater/diag"
 	"context"
 	"fmt"
 	"math"
@@ -11,6 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"concord/multirater"
+	"concord/multirater/diag"
 )
 
 // MCMC settings shared by the Gibbs samplers. The zero value means the

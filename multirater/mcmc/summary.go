@@ -1,12 +1,13 @@
 package mcmc
 
 import (
-	"concord/multirater"
-	"concord/multirater/diag"
 	"fmt"
 	"math"
 	"runtime"
 	"sync"
+
+	"concord/multirater"
+	"concord/multirater/diag"
 )
 
 // param is a scalar parameter of a fit being summarised: its name, whether

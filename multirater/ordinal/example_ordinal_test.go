@@ -1,14 +1,14 @@
 package ordinal_test
 
 import (
-	"concord/multirater/mcmc"
-	"concord/multirater/ordinal"
 	"context"
 	"fmt"
 	"log"
 	"sort"
 
 	"concord/multirater"
+	"concord/multirater/mcmc"
+	"concord/multirater/ordinal"
 )
 
 func ExampleFit() {

@@ -1,11 +1,6 @@
 package ordinal
 
 import (
-	"concord/multirater"
-	"concord/multirater/design"
-	"concord/multirater/gp"
-	"concord/multirater/kernel"
-	"concord/multirater/mcmc"
 	"context"
 	"fmt"
 	"math"
@@ -13,6 +8,12 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/design"
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 )
 
 // Name is the family's model name in fit documents (ModelSettings.Model).

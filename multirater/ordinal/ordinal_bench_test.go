@@ -1,10 +1,6 @@
 package ordinal
 
 import (
-	"concord/multirater"
-	"concord/multirater/gp"
-	"concord/multirater/kernel"
-	"concord/multirater/mcmc"
 	"context"
 	"fmt"
 	"math"
@@ -13,6 +9,11 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 )
 
 // benchData makes a synthetic ordinal data set in the shape of the paper's

@@ -1,15 +1,16 @@
 package ordinal
 
 import (
-	"concord/multirater"
-	"concord/multirater/mcmc"
-	"concord/multirater/mcmc/mcmctest"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 )
 
 // gewekeCase is a small model for the joint-distribution test.

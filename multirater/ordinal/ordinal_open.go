@@ -1,12 +1,13 @@
 package ordinal
 
 import (
-	"concord/multirater/numeric"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"concord/multirater/numeric"
 )
 
 // maxOpenRank is the largest rank of a non-diagonal prior for which the

@@ -1,10 +1,6 @@
 package ordinal
 
 import (
-	"concord/multirater"
-	"concord/multirater/kernel"
-	"concord/multirater/mcmc"
-	"concord/multirater/mcmc/mcmctest"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -21,6 +17,11 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 )
 
 // readCSVFile reads a CSV file with a header row.

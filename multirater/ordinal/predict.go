@@ -1,14 +1,15 @@
 package ordinal
 
 import (
-	"concord/multirater"
-	"concord/multirater/gp"
-	"concord/multirater/mcmc"
-	"concord/multirater/numeric"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/gp"
+	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // OrdinalPredictor predicts new items from an ordinal FitResult without

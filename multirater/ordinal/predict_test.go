@@ -1,12 +1,13 @@
 package ordinal
 
 import (
-	"concord/multirater/kernel"
-	"concord/multirater/mcmc"
 	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 )
 
 // TestPredictMatchesInFit checks prediction for new items against the exact

@@ -1,14 +1,15 @@
 package ordinal
 
 import (
-	"concord/multirater"
-	"concord/multirater/gp"
-	"concord/multirater/mcmc"
 	"fmt"
 	"math"
 	"runtime"
 	"slices"
 	"sort"
+
+	"concord/multirater"
+	"concord/multirater/gp"
+	"concord/multirater/mcmc"
 )
 
 // maxRankDraws bounds the draws used for the rank posteriors.

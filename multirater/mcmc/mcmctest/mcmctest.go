@@ -3,14 +3,15 @@
 package mcmctest
 
 import (
-	"concord/multirater/diag"
-	"concord/multirater/kernel"
 	"math"
 	"sort"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+
+	"concord/multirater/diag"
+	"concord/multirater/kernel"
 )
 
 // Spearman returns Spearman's rank correlation of x and y.
