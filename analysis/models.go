@@ -316,44 +316,23 @@ func (s FitSpec) mcmc() mcmc.Settings {
 // ordinalOptions maps a spec to the ordinal family's options (zero fields
 // stay zero: the family's defaults).
 func ordinalOptions(spec FitSpec, progress func(multirater.Progress)) ordinal.Options {
-	ident, _ := multirater.ParseIdentifiability(spec.Identifiability)
-	smp, _ := mcmc.ParseSampler(spec.Sampler)
-	return ordinal.Options{
-		Settings:        spec.mcmc(),
-		Sampler:         smp,
-		Identifiability: ident,
-		RefRater:        spec.RefRater,
-		V:               spec.V,
-		Lambda:          spec.Lambda,
-		SigmaB:          spec.SigmaB,
-		FlagThreshold:   spec.FlagThreshold,
-		MaxRhat:         spec.MaxRhat,
-		MinESS:          spec.MinESS,
-		KeepDraws:       spec.KeepDraws,
-		Progress:        progress,
-	}
+	return ordinal.Options{Common: spec.common(), RefRater: spec.RefRater, SigmaB: spec.SigmaB, Progress: progress}
 }
 
 // classOptions maps a spec to the classification family's options (zero
 // fields stay zero: the family's defaults).
 func classOptions(spec FitSpec, progress func(multirater.Progress)) classify.Options {
-	ident, _ := multirater.ParseIdentifiability(spec.Identifiability)
-	smp, _ := mcmc.ParseSampler(spec.Sampler)
 	prec, _ := classify.ParsePrecisions(spec.Precisions)
-	return classify.Options{
-		Settings:        spec.mcmc(),
-		Sampler:         smp,
-		Precisions:      prec,
-		Identifiability: ident,
-		RefRater:        spec.RefRater,
-		V:               spec.V,
-		Lambda:          spec.Lambda,
-		FlagThreshold:   spec.FlagThreshold,
-		MaxRhat:         spec.MaxRhat,
-		MinESS:          spec.MinESS,
-		KeepDraws:       spec.KeepDraws,
-		Progress:        progress,
-	}
+	return classify.Options{Common: spec.common(), Precisions: prec, RefRater: spec.RefRater, Progress: progress}
+}
+
+// common maps a spec to the options every MCMC family shares (zero fields
+// stay zero: the family's defaults).
+func (s FitSpec) common() mcmc.Common {
+	ident, _ := multirater.ParseIdentifiability(s.Identifiability)
+	smp, _ := mcmc.ParseSampler(s.Sampler)
+	return mcmc.Common{Settings: s.mcmc(), Sampler: smp, Identifiability: ident, V: s.V, Lambda: s.Lambda,
+		FlagThreshold: s.FlagThreshold, MaxRhat: s.MaxRhat, MinESS: s.MinESS, KeepDraws: s.KeepDraws}
 }
 
 // fitOrdinalCov fits data (from OrdinalData(ds)) with the items' prior

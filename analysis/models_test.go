@@ -51,7 +51,7 @@ func TestLookupModel(t *testing.T) {
 func TestModelDefaultsAreTheFamilys(t *testing.T) {
 	for _, ident := range []string{"", "weak", "strong", "both"} {
 		spec := FitSpec{Identifiability: ident, Burnin: 7}
-		o := ordinal.Options{Identifiability: mustIdent(t, ident), Settings: mcmc.Settings{Burnin: 7}}.WithDefaults()
+		o := ordinal.Options{Common: mcmc.Common{Identifiability: mustIdent(t, ident), Settings: mcmc.Settings{Burnin: 7}}}.WithDefaults()
 		got := FitSpec{Model: ModelOrdinal, Identifiability: ident, Burnin: 7}.WithDefaults()
 		if got.Chains != o.Chains || got.Samples != o.Samples || got.Burnin != o.Burnin || got.Thin != o.Thin || got.V != o.V || got.Lambda != o.Lambda || got.SigmaB != o.SigmaB ||
 			got.FlagThreshold != o.FlagThreshold || got.MaxRhat != o.MaxRhat || got.MinESS != o.MinESS || got.KeepDraws != o.KeepDraws || got.Precisions != "" {
@@ -62,7 +62,7 @@ func TestModelDefaultsAreTheFamilys(t *testing.T) {
 		}
 		for _, prec := range []string{"", "inferred", "fixed", "fixed-full"} {
 			p, _ := classify.ParsePrecisions(prec)
-			c := classify.Options{Identifiability: mustIdent(t, ident), Precisions: p, Settings: mcmc.Settings{Burnin: 7}}.WithDefaults()
+			c := classify.Options{Common: mcmc.Common{Identifiability: mustIdent(t, ident), Settings: mcmc.Settings{Burnin: 7}}, Precisions: p}.WithDefaults()
 			got := FitSpec{Model: ModelClassification, Identifiability: ident, Precisions: prec, Burnin: 7}.WithDefaults()
 			if got.Chains != c.Chains || got.Samples != c.Samples || got.Burnin != c.Burnin || got.Thin != c.Thin || got.V != c.V || got.Lambda != c.Lambda || got.SigmaB != 0 ||
 				got.FlagThreshold != c.FlagThreshold || got.MaxRhat != c.MaxRhat || got.MinESS != c.MinESS || got.KeepDraws != c.KeepDraws || got.Precisions != c.Precisions.String() {

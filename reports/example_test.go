@@ -26,9 +26,7 @@ func Example() {
 			{Item: 3, Rater: 0, Level: 1},
 		},
 	}
-	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{
-		Settings: mcmc.Settings{Chains: 2, Samples: 200, Burnin: 100, Seed: 1},
-	})
+	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 200, Burnin: 100, Seed: 1}}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -80,10 +80,9 @@ func liveOrdinalCase(t testing.TB) reportCase {
 			data.Ratings = append(data.Ratings, multirater.Rating{Item: n, Rater: l, Level: v})
 		}
 	}
-	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{
-		Settings:      mcmc.Settings{Chains: 2, Samples: 100, Burnin: 50, Seed: 3},
-		FlagThreshold: 0.2, KeepDraws: 50,
-	})
+	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{Common: mcmc.Common{
+		Settings: mcmc.Settings{Chains: 2, Samples: 100, Burnin: 50, Seed: 3}, FlagThreshold: 0.2, KeepDraws: 50,
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +99,7 @@ func degenerateOrdinalCase(t testing.TB) reportCase {
 	t.Helper()
 	data := &ordinal.Data{ItemIDs: []string{"only"}, RaterIDs: []string{"solo"}, Levels: []string{"no", "yes"},
 		Ratings: []multirater.Rating{{Item: 0, Rater: 0, Level: 1}}}
-	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{Settings: mcmc.Settings{Chains: 2, Samples: 40, Burnin: 10, Seed: 1}})
+	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 40, Burnin: 10, Seed: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,39 +97,25 @@ func ParsePrecisions(s string) (Precisions, error) {
 // ClassOptions control FitClassification. The zero value means the defaults
 // given for each field.
 type Options struct {
-	mcmc.Settings
-	// Sampler is DefaultSampler (the paper's Gibbs sweep plus moves that
-	// leave the posterior invariant and mix faster) or PaperSampler.
-	Sampler mcmc.Sampler
+	// Common holds the options every MCMC family shares: the chains
+	// (mcmc.Settings), the sampler (the paper's Gibbs sweep plus moves that
+	// leave the posterior invariant, or PaperSampler), the identifiability
+	// (sec. 2.3.2; ignored when the precisions are fixed), the Gamma(V,
+	// Lambda) prior on each alpha_l, the flag threshold (under the rater's
+	// own precision), the convergence limits and the kept draws (fewer are
+	// used when N·K is large). mcmc.Common gives their defaults; Lambda
+	// defaults to 0.1 under Strong identifiability with inferred precisions.
+	mcmc.Common
 	// Precisions: inferred (default), fixed (appendix B) or fixed-full.
 	Precisions Precisions
-	// Identifiability (sec. 2.3.2): Weak (proper priors only), Strong (the
-	// reference rater's precision fixed at 1, vague prior Lambda = 0.1 on
-	// the others by default) or Both (fixed reference rater and the
-	// paper's priors). Ignored when the precisions are fixed.
-	Identifiability multirater.Identifiability
 	// RefRater is the id of the reference rater of Strong and Both; ""
 	// means the rater with the most labels (the first such).
 	RefRater string
-	// V and Lambda are the shape and rate of the Gamma prior on each
-	// alpha_l; zero means v = lambda = 1 (the paper's values), except that
-	// Lambda defaults to 0.1 under Strong identifiability.
-	V, Lambda float64
-	// FlagThreshold is the posterior predictive probability (under the
-	// rater's own precision) below which a label is flagged; 0 means 0.05.
-	FlagThreshold float64
-	// MaxRhat and MinESS are the limits of the convergence verdict; 0 means
-	// 1.01 and 400.
-	MaxRhat, MinESS float64
-	// KeepDraws bounds the joint draws kept for the predictive
-	// distributions, flags and prediction; 0 means 500. Fewer are used when
-	// N·K is large (see FitClassification).
-	KeepDraws int
 	// Quadrature is the number of Gauss-Hermite nodes of the predictive
 	// integral over u (eq. 18); 0 means DefaultQuadrature.
 	Quadrature int
 	// Progress, when set, is called with the fit's progress about twice a
-	// second, from a goroutine of FitClassification.
+	// second, from a goroutine of Fit.
 	Progress func(multirater.Progress)
 }
 
@@ -140,22 +126,15 @@ const DefaultQuadrature = 16
 // WithDefaults returns the options with zero fields replaced by their
 // documented defaults (the family's own; callers never restate them).
 func (o Options) WithDefaults() Options {
-	c := o.common().WithDefaults(o.Identifiability == multirater.Strong && !o.Precisions.fixed())
-	o.Settings, o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws = c.Settings, c.V, c.Lambda, c.FlagThreshold, c.MaxRhat, c.MinESS, c.KeepDraws
+	o.Common = o.Common.WithDefaults(o.Identifiability == multirater.Strong && !o.Precisions.fixed())
 	if o.Quadrature == 0 {
 		o.Quadrature = DefaultQuadrature
 	}
 	return o
 }
 
-// common returns the options all MCMC families share.
-func (o Options) common() mcmc.Common {
-	return mcmc.Common{Settings: o.Settings, Sampler: o.Sampler, Identifiability: o.Identifiability, V: o.V, Lambda: o.Lambda,
-		FlagThreshold: o.FlagThreshold, MaxRhat: o.MaxRhat, MinESS: o.MinESS, KeepDraws: o.KeepDraws}
-}
-
 func (o Options) check() {
-	o.common().Check()
+	o.Common.Check()
 	if o.Quadrature < 2 || o.Quadrature > 200 {
 		panic(fmt.Sprintf("multirater: Quadrature = %d must be in [2, 200]", o.Quadrature))
 	}

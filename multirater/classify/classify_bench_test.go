@@ -154,7 +154,7 @@ func BenchmarkClassSweep(b *testing.B) {
 			if tc.skipWhenShort && testing.Short() {
 				b.Skip("large case skipped in -short mode")
 			}
-			benchClassSweep(b, tc.n, tc.k, tc.l, tc.per, tc.kern, Options{Precisions: tc.prec, Sampler: tc.smp})
+			benchClassSweep(b, tc.n, tc.k, tc.l, tc.per, tc.kern, Options{Precisions: tc.prec, Common: mcmc.Common{Sampler: tc.smp}})
 		})
 	}
 }
@@ -176,7 +176,7 @@ func BenchmarkClassFixedRepresentation(b *testing.B) {
 	for _, tc := range cases {
 		for _, p := range []Precisions{FixedPrecisions, FixedFullPrecisions} {
 			b.Run(tc.name+"/"+p.String(), func(b *testing.B) {
-				benchClassSweep(b, tc.n, tc.k, tc.l, tc.per, tc.kern, Options{Precisions: p, Sampler: mcmc.PaperSampler})
+				benchClassSweep(b, tc.n, tc.k, tc.l, tc.per, tc.kern, Options{Precisions: p, Common: mcmc.Common{Sampler: mcmc.PaperSampler}})
 			})
 		}
 	}

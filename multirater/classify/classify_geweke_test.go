@@ -36,7 +36,7 @@ type classGewekeCase struct {
 // against an exact posterior in TestClassFixedExact instead.)
 func TestClassGeweke(t *testing.T) {
 	rbf, lin, incomplete := mcmctest.GewekeDesigns()
-	prior := Options{V: 3, Lambda: 2}
+	prior := Options{Common: mcmc.Common{V: 3, Lambda: 2}}
 	cases := []classGewekeCase{
 		{name: "identity/complete/K=3", n: 4, l: 3, k: 3, opts: prior},
 		{name: "identity/incomplete/K=4", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
@@ -47,8 +47,8 @@ func TestClassGeweke(t *testing.T) {
 		{name: "rbf/complete/K=2", n: 5, l: 2, k: 2, cov: rbf, opts: prior},
 		{name: "rbf/incomplete/K=2", n: 5, l: 3, k: 2, pairs: incomplete, cov: rbf, opts: prior},
 		{name: "linear-singular/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: lin, opts: prior},
-		{name: "rbf/both/K=3", n: 5, l: 2, k: 3, cov: rbf, opts: Options{V: 3, Lambda: 2, Identifiability: multirater.Both}},
-		{name: "identity/strong/K=2", n: 4, l: 3, k: 2, opts: Options{V: 3, Lambda: 2, Identifiability: multirater.Strong}},
+		{name: "rbf/both/K=3", n: 5, l: 2, k: 3, cov: rbf, opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Both}}},
+		{name: "identity/strong/K=2", n: 4, l: 3, k: 2, opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Strong}}},
 		{name: "rbf/fixed-full/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: rbf, opts: Options{Precisions: FixedFullPrecisions}},
 		{name: "identity/fixed-full/K=2", n: 4, l: 3, k: 2, opts: Options{Precisions: FixedFullPrecisions}},
 	}

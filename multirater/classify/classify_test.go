@@ -65,14 +65,14 @@ func TestClassToyPaper(t *testing.T) {
 	wins, winsFull := 0, 0
 	for s := 1; s <= datasets; s++ {
 		toy := newClassToy(uint64(s))
-		inf := classFit(t, toy.data, Options{Settings: mc, KeepDraws: keep})
+		inf := classFit(t, toy.data, Options{Common: mcmc.Common{Settings: mc, KeepDraws: keep}})
 		a1 := inf.Raters[0].Precision.Mean
 		a2 := inf.Raters[1].Precision.Mean
 		a3 := inf.Raters[2].Precision.Mean
 		if !(a1 > a2 && a1 > a3) {
 			t.Errorf("data set %d: expert 1's precision %.3f does not exceed the noisy experts' %.3f and %.3f", s, a1, a2, a3)
 		}
-		fix := classFit(t, toy.data, Options{Settings: mc, KeepDraws: keep, Precisions: FixedPrecisions})
+		fix := classFit(t, toy.data, Options{Common: mcmc.Common{Settings: mc, KeepDraws: keep}, Precisions: FixedPrecisions})
 		li, err := toy.heldOutLogLik(inf)
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +88,7 @@ func TestClassToyPaper(t *testing.T) {
 		}
 		msg := fmt.Sprintf("data set %2d: alpha %.2f %.2f %.2f; held-out log lik inferred %.1f, fixed %.1f", s, a1, a2, a3, li, lf)
 		if !testing.Short() {
-			full := classFit(t, toy.data, Options{Settings: mc, KeepDraws: keep, Precisions: FixedFullPrecisions})
+			full := classFit(t, toy.data, Options{Common: mcmc.Common{Settings: mc, KeepDraws: keep}, Precisions: FixedFullPrecisions})
 			lff, err := toy.heldOutLogLik(full)
 			if err != nil {
 				t.Fatal(err)
@@ -138,7 +138,7 @@ func TestClassBinary(t *testing.T) {
 			d.Labels = append(d.Labels, multirater.Rating{Item: i, Rater: l, Level: lab})
 		}
 	}
-	res := classFit(t, d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 1}})
+	res := classFit(t, d, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 1}}})
 	hits := 0
 	for i, it := range res.Items {
 		if it.Class == d.Classes[truth[i]] {
@@ -214,7 +214,7 @@ func TestClassUnusedClassAndUnlabelled(t *testing.T) {
 	kernel.RBF{Gamma: 0.5}.GramTo(&c, kernel.Inputs{N: len(xs), X: x})
 	d.Cov = &c
 	d.Kernel = "rbf:gamma=0.5"
-	res := classFit(t, d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 600, Burnin: 400, Seed: 2}})
+	res := classFit(t, d, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 600, Burnin: 400, Seed: 2}}})
 	for _, it := range res.Items {
 		if p := it.ClassProbs["never"]; p > 0.1 {
 			t.Errorf("item %s: unused class has probability %.3f", it.ID, p)
@@ -258,7 +258,7 @@ func TestClassOneRater(t *testing.T) {
 		}
 	}
 	for _, id := range []multirater.Identifiability{multirater.Weak, multirater.Strong} {
-		res := classFit(t, &d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 500, Burnin: 300, Seed: 4}, Identifiability: id})
+		res := classFit(t, &d, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 500, Burnin: 300, Seed: 4}, Identifiability: id}})
 		hits := 0
 		for i, it := range res.Items {
 			if it.Class == d.Classes[toy.truth[i]] {
@@ -293,7 +293,7 @@ func TestClassOneRater(t *testing.T) {
 func TestClassStrongWeak(t *testing.T) {
 	toy := newClassToy(12)
 	mc := mcmc.Settings{Chains: 2, Samples: 800, Burnin: 400, Seed: 5}
-	weak := classFit(t, toy.data, Options{Settings: mc})
+	weak := classFit(t, toy.data, Options{Common: mcmc.Common{Settings: mc}})
 	order := func(res *multirater.FitResult) []string {
 		ids := []string{"e1", "e2", "e3"}
 		sort.SliceStable(ids, func(i, j int) bool {
@@ -303,8 +303,8 @@ func TestClassStrongWeak(t *testing.T) {
 		return ids
 	}
 	for _, o := range []Options{
-		{Settings: mc, Identifiability: multirater.Strong},
-		{Settings: mc, Identifiability: multirater.Both, RefRater: "e2"},
+		{Common: mcmc.Common{Settings: mc, Identifiability: multirater.Strong}},
+		{Common: mcmc.Common{Settings: mc, Identifiability: multirater.Both}, RefRater: "e2"},
 	} {
 		res := classFit(t, toy.data, o)
 		same := 0
@@ -331,7 +331,7 @@ func TestClassStrongWeak(t *testing.T) {
 			t.Errorf("%v: model settings %+v", o.Identifiability, res.Model)
 		}
 	}
-	if _, err := Fit(context.Background(), toy.data, Options{Settings: mc, Identifiability: multirater.Strong, RefRater: "nobody"}); err == nil || !strings.Contains(err.Error(), "nobody") {
+	if _, err := Fit(context.Background(), toy.data, Options{Common: mcmc.Common{Settings: mc, Identifiability: multirater.Strong}, RefRater: "nobody"}); err == nil || !strings.Contains(err.Error(), "nobody") {
 		t.Errorf("unknown reference rater: %v", err)
 	}
 }
@@ -341,7 +341,7 @@ func TestClassStrongWeak(t *testing.T) {
 // gives other draws.
 func TestClassReproducible(t *testing.T) {
 	toy := newClassToy(13)
-	opts := Options{Settings: mcmc.Settings{Chains: 3, Samples: 200, Burnin: 100, Seed: 77}, KeepDraws: 60}
+	opts := Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 3, Samples: 200, Burnin: 100, Seed: 77}, KeepDraws: 60}}
 	doc := func(o Options) []byte {
 		res := classFit(t, toy.data, o)
 		res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond = 0, 0, 0
@@ -399,7 +399,7 @@ func TestClassFixedExact(t *testing.T) {
 	} {
 		want := exactMean(tc.lik)
 		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
-			res := classFit(t, d, Options{Settings: mcmc.Settings{Chains: 4, Samples: 5000, Burnin: 500, Seed: 9}, Precisions: tc.prec, Sampler: smp})
+			res := classFit(t, d, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 4, Samples: 5000, Burnin: 500, Seed: 9}, Sampler: smp}, Precisions: tc.prec})
 			// The monitored parameter is m_1 - mean = -d/2.
 			p := res.Diagnostics.Parameters[0]
 			if p.Name != "m[x,1]" {
@@ -429,8 +429,8 @@ func TestClassIncompleteKernel(t *testing.T) {
 		}
 	}
 	mc := mcmc.Settings{Chains: 2, Samples: 500, Burnin: 300, Seed: 6}
-	full := classFit(t, toy.data, Options{Settings: mc})
-	part := classFit(t, &d, Options{Settings: mc})
+	full := classFit(t, toy.data, Options{Common: mcmc.Common{Settings: mc}})
+	part := classFit(t, &d, Options{Common: mcmc.Common{Settings: mc}})
 	same := 0
 	for i := range part.Items {
 		if part.Items[i].Class == full.Items[i].Class {
@@ -451,7 +451,7 @@ func TestClassDataErrors(t *testing.T) {
 		return &Data{ItemIDs: []string{"a", "b"}, RaterIDs: []string{"r", "s"}, Classes: []string{"x", "y"},
 			Labels: []multirater.Rating{{Item: 0, Rater: 0, Level: 0}, {Item: 1, Rater: 0, Level: 1}, {Item: 0, Rater: 1, Level: 1}}}
 	}
-	opts := Options{Settings: mcmc.Settings{Chains: 1, Samples: 10, Burnin: 5}}
+	opts := Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 1, Samples: 10, Burnin: 5}}}
 	for _, tc := range []struct {
 		name string
 		edit func(d *Data)
@@ -555,7 +555,7 @@ func TestClassRTE(t *testing.T) {
 		t.Skip("RTE fit skipped in -short mode")
 	}
 	d, gold := loadRTE(t)
-	res := classFit(t, d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 600, Burnin: 400, Seed: 1}, KeepDraws: 200})
+	res := classFit(t, d, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 600, Burnin: 400, Seed: 1}, KeepDraws: 200}})
 	hits := 0
 	var maj float64
 	for _, it := range res.Items {
@@ -626,7 +626,7 @@ func TestClassRTE(t *testing.T) {
 // equals the fit's averaged over the same (JSON) draws.
 func TestClassPredictorMatchesFit(t *testing.T) {
 	toy := newClassToy(15)
-	res := classFit(t, toy.data, Options{Settings: mcmc.Settings{Chains: 2, Samples: 300, Burnin: 200, Seed: 8}, KeepDraws: 100})
+	res := classFit(t, toy.data, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 300, Burnin: 200, Seed: 8}, KeepDraws: 100}})
 	p, err := NewPredictor(res, toy.data.Cov)
 	if err != nil {
 		t.Fatal(err)
@@ -667,7 +667,7 @@ func TestClassCancel(t *testing.T) {
 	toy := newClassToy(16)
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	_, err := Fit(ctx, toy.data, Options{Settings: mcmc.Settings{Chains: 2, Samples: 1_000_000, Seed: 1}, Progress: func(p multirater.Progress) {
+	_, err := Fit(ctx, toy.data, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 1_000_000, Seed: 1}}, Progress: func(p multirater.Progress) {
 		calls++
 		cancel()
 	}})

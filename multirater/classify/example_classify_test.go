@@ -33,9 +33,7 @@ func ExampleFit() {
 			}
 		}
 	}
-	res, err := classify.Fit(context.Background(), data, classify.Options{
-		Settings: mcmc.Settings{Chains: 4, Samples: 2000, Seed: 1},
-	})
+	res, err := classify.Fit(context.Background(), data, classify.Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 4, Samples: 2000, Seed: 1}}})
 	if err != nil {
 		log.Fatal(err)
 	}

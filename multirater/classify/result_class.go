@@ -17,7 +17,7 @@ func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, c
 	k, n, nl := md.nk, md.n, md.nl
 	nc := len(chains)
 	ns := opts.Samples
-	res := opts.common().Result(Name, multirater.OutputClasses, data.Kernel, gp.Backend, data.Classes, data.RaterIDs, md.ref, nc)
+	res := opts.Common.Result(Name, multirater.OutputClasses, data.Kernel, gp.Backend, data.Classes, data.RaterIDs, md.ref, nc)
 	res.Model.Precisions = opts.Precisions.String()
 	res.Model.Quadrature = opts.Quadrature
 

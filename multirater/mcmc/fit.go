@@ -13,16 +13,29 @@ import (
 // Options carries the same fields and hands them over for defaults and
 // checks, so that the rules are written once).
 type Common struct {
+	// Settings are the chains: their number, draws, burn-in, thinning and
+	// seed.
 	Settings
-	Sampler         Sampler
+	// Sampler is DefaultSampler (faster-mixing moves added to the paper's
+	// Gibbs sweep) or PaperSampler.
+	Sampler Sampler
+	// Identifiability says how the latent scale is pinned down (Rogers et
+	// al. sec. 2.1.1, 2.3.2).
 	Identifiability multirater.Identifiability
 	// V and Lambda are the shape and rate of the Gamma prior on each
-	// rater's precision.
-	V, Lambda     float64
+	// rater's precision alpha_l; zero means the paper's 1 (Lambda: 0.1 when
+	// the family asks for a vague prior, see WithDefaults).
+	V, Lambda float64
+	// FlagThreshold is the posterior predictive probability below which an
+	// observed label is flagged as surprising; 0 means 0.05.
 	FlagThreshold float64
-	MaxRhat       float64
-	MinESS        float64
-	KeepDraws     int
+	// MaxRhat and MinESS are the limits of the convergence verdict: a fit
+	// has converged when every free parameter has split R-hat below MaxRhat
+	// and bulk ESS at least MinESS; 0 means 1.01 and 400.
+	MaxRhat, MinESS float64
+	// KeepDraws bounds the joint draws kept in the result for plots and
+	// prediction; 0 means 500 (families keep fewer for very large fits).
+	KeepDraws int
 }
 
 // WithDefaults fills the zero fields of c: the Settings defaults, V = 1,

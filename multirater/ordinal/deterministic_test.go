@@ -31,7 +31,7 @@ func scores(res *multirater.FitResult) []float64 {
 func TestDeterministicPreviewSirt(t *testing.T) {
 	d := loadSirtK1(t)
 	t0 := time.Now()
-	gibbs := fit(t, d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 2000, Seed: 3}})
+	gibbs := fit(t, d, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 2000, Seed: 3}}})
 	tg := time.Since(t0)
 	for _, eng := range []string{multirater.EngineEP, multirater.EngineLaplace} {
 		t0 = time.Now()

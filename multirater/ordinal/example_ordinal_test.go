@@ -31,9 +31,7 @@ func ExampleFit() {
 			}
 		}
 	}
-	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{
-		Settings: mcmc.Settings{Chains: 2, Samples: 2000, Seed: 1},
-	})
+	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 2000, Seed: 1}}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -68,42 +68,30 @@ type LearnKernel struct {
 // OrdinalOptions control FitOrdinal. The zero value means the defaults
 // given for each field.
 type Options struct {
-	mcmc.Settings
-	Sampler         mcmc.Sampler
-	Identifiability multirater.Identifiability
+	// Common holds the options every MCMC family shares: the chains
+	// (mcmc.Settings), the sampler, the identifiability, the Gamma(V,
+	// Lambda) prior on each rater's precision alpha_l, the flag threshold,
+	// the convergence limits and the kept draws (mcmc.Common gives their
+	// defaults; Lambda defaults to 0.1 under Strong identifiability, a vague
+	// prior).
+	mcmc.Common
 	// RefRater is the id of the reference rater of Strong and Both
 	// identifiability; "" means the rater with the most ratings (the first
 	// such).
 	RefRater string
-	// V and Lambda are the shape and rate of the Gamma prior on each
-	// rater's precision alpha_l; SigmaB is the standard deviation of the
-	// N(0, SigmaB^2) prior on each threshold (Rogers et al. sec. 2.2).
-	// Zero means the paper's values v = lambda = 1, sigma_b = 1, except
-	// under Strong identifiability, where Lambda defaults to 0.1 and
-	// SigmaB to 10 (vague priors).
-	V, Lambda, SigmaB float64
-	// FlagThreshold is the posterior predictive probability below which an
-	// observed rating is flagged as surprising; 0 means 0.05.
-	FlagThreshold float64
-	// MaxRhat and MinESS are the limits of the convergence verdict: the fit
-	// has converged when every free parameter has split R-hat below MaxRhat
-	// and bulk ESS at least MinESS. Zero means 1.01 and 400.
-	MaxRhat, MinESS float64
-	// KeepDraws bounds the joint draws kept in the result for plots and
-	// prediction (and used for the grade distributions and flags); 0 means
-	// 500. Fewer are kept when there are more than 2000 items, so that at
-	// most a million latent scores are stored (at least 50 draws).
-	KeepDraws int
+	// SigmaB is the standard deviation of the N(0, SigmaB^2) prior on each
+	// threshold (Rogers et al. sec. 2.2); zero means the paper's 1, or 10
+	// under Strong identifiability (vague).
+	SigmaB float64
 	// Progress, when set, is called with the fit's progress about twice a
-	// second, from a goroutine of FitOrdinal.
+	// second, from a goroutine of Fit.
 	Progress func(multirater.Progress)
 }
 
 // WithDefaults returns the options with zero fields replaced by their
 // documented defaults (the family's own; callers never restate them).
 func (o Options) WithDefaults() Options {
-	c := o.common().WithDefaults(o.Identifiability == multirater.Strong)
-	o.Settings, o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws = c.Settings, c.V, c.Lambda, c.FlagThreshold, c.MaxRhat, c.MinESS, c.KeepDraws
+	o.Common = o.Common.WithDefaults(o.Identifiability == multirater.Strong)
 	if o.SigmaB == 0 {
 		o.SigmaB = 1
 		if o.Identifiability == multirater.Strong {
@@ -113,14 +101,8 @@ func (o Options) WithDefaults() Options {
 	return o
 }
 
-// common returns the options all MCMC families share.
-func (o Options) common() mcmc.Common {
-	return mcmc.Common{Settings: o.Settings, Sampler: o.Sampler, Identifiability: o.Identifiability, V: o.V, Lambda: o.Lambda,
-		FlagThreshold: o.FlagThreshold, MaxRhat: o.MaxRhat, MinESS: o.MinESS, KeepDraws: o.KeepDraws}
-}
-
 func (o Options) check() {
-	o.common().Check()
+	o.Common.Check()
 	mcmc.CheckPositive("SigmaB", o.SigmaB)
 }
 

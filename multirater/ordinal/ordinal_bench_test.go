@@ -93,7 +93,7 @@ func benchModel(b *testing.B, n, l int, present float64, kern string, smp mcmc.S
 	if v, ok := benchModels.Load(key); ok {
 		return v.(*ordModel)
 	}
-	md, err := newOrdModel(benchData(n, l, present, kern, 1), Options{Sampler: smp}.WithDefaults())
+	md, err := newOrdModel(benchData(n, l, present, kern, 1), Options{Common: mcmc.Common{Sampler: smp}}.WithDefaults())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func BenchmarkOrdinalESS(b *testing.B) {
 				d := set.data(b)
 				var essAB, essAll, secs float64
 				for i := 0; i < b.N; i++ {
-					res, err := Fit(context.Background(), d, Options{Sampler: smp, Settings: mcmc.Settings{Chains: 2, Samples: 2000, Burnin: 1000, Seed: uint64(i + 1)}})
+					res, err := Fit(context.Background(), d, Options{Common: mcmc.Common{Sampler: smp, Settings: mcmc.Settings{Chains: 2, Samples: 2000, Burnin: 1000, Seed: uint64(i + 1)}}})
 					if err != nil {
 						b.Fatal(err)
 					}

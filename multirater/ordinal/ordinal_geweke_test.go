@@ -36,7 +36,7 @@ type gewekeCase struct {
 // standard errors.
 func TestOrdinalGeweke(t *testing.T) {
 	rbf, lin, incomplete := mcmctest.GewekeDesigns()
-	prior := Options{V: 3, Lambda: 2, SigmaB: 1.2}
+	prior := Options{Common: mcmc.Common{V: 3, Lambda: 2}, SigmaB: 1.2}
 	cases := []gewekeCase{
 		{name: "identity/complete", n: 4, l: 3, k: 3, opts: prior},
 		{name: "identity/incomplete", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
@@ -46,7 +46,7 @@ func TestOrdinalGeweke(t *testing.T) {
 		{name: "rbf/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: rbf, opts: prior},
 		{name: "linear-singular/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: lin, opts: prior},
 		{name: "identity/K=2", n: 4, l: 3, k: 2, opts: prior},
-		{name: "rbf/both", n: 5, l: 2, k: 3, cov: rbf, opts: Options{V: 3, Lambda: 2, SigmaB: 1.2, Identifiability: multirater.Both}},
+		{name: "rbf/both", n: 5, l: 2, k: 3, cov: rbf, opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Both}, SigmaB: 1.2}},
 	}
 	iters := 40000
 	if testing.Short() {

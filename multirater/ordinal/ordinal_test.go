@@ -232,7 +232,7 @@ func TestOrdinalToyRecovery(t *testing.T) {
 		names = append(names, fmt.Sprint("seed ", s))
 	}
 	for i, td := range toys {
-		res := fit(t, td.data, Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 11}})
+		res := fit(t, td.data, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 11}}})
 		order := func(v []float64) []int {
 			idx := make([]int, len(v))
 			for j := range idx {
@@ -266,7 +266,7 @@ func TestOrdinalBookkeeping(t *testing.T) {
 	d.ItemIDs = append(d.ItemIDs, "unrated")
 	d.RaterIDs = append(d.RaterIDs, "once")
 	d.Ratings = append(d.Ratings, multirater.Rating{Item: 0, Rater: len(d.RaterIDs) - 1, Level: 2})
-	res := fit(t, d, Options{Settings: mcmc.Settings{Chains: 2, Samples: 500, Burnin: 300, Seed: 3}})
+	res := fit(t, d, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 500, Burnin: 300, Seed: 3}}})
 	if len(res.Items) != len(d.ItemIDs) || len(res.Raters) != len(d.RaterIDs) {
 		t.Fatalf("result has %d items and %d raters, want %d and %d", len(res.Items), len(res.Raters), len(d.ItemIDs), len(d.RaterIDs))
 	}
@@ -368,7 +368,7 @@ func TestOrdinalEdgeCases(t *testing.T) {
 		ids[i] = fmt.Sprint("item", i)
 		truth[i] = rng.NormFloat64()
 	}
-	opts := Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 9}}
+	opts := Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 9}}}
 
 	t.Run("K=2", func(t *testing.T) {
 		d := &Data{ItemIDs: ids, RaterIDs: []string{"a", "b", "c"}, Levels: []string{"no", "yes"}}
@@ -477,7 +477,7 @@ func checkNumbers(t *testing.T, res *multirater.FitResult) {
 // ranking of the items (the paper's advice: compare strong with weak).
 func TestOrdinalStrongWeak(t *testing.T) {
 	d := loadSirtK1(t)
-	base := Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 4}}
+	base := Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Burnin: 500, Seed: 4}}}
 	weak := fit(t, d, base)
 	for _, mode := range []multirater.Identifiability{multirater.Strong, multirater.Both} {
 		o := base
@@ -562,15 +562,15 @@ func TestOrdinalSamplersAgree(t *testing.T) {
 	}
 	t.Run("sirt", func(t *testing.T) {
 		d := loadSirtK1(t)
-		def := fit(t, d, Options{Settings: mcmc.Settings{Chains: 4, Samples: 2000, Seed: 21}})
-		pap := fit(t, d, Options{Sampler: mcmc.PaperSampler, Settings: mcmc.Settings{Chains: 4, Samples: 6000, Burnin: 2000, Seed: 22}})
+		def := fit(t, d, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 4, Samples: 2000, Seed: 21}}})
+		pap := fit(t, d, Options{Common: mcmc.Common{Sampler: mcmc.PaperSampler, Settings: mcmc.Settings{Chains: 4, Samples: 6000, Burnin: 2000, Seed: 22}}})
 		z := compareMeans(t, "sirt default vs paper", def, pap)
 		t.Logf("max |z| %.2f; min ESS default %.0f, paper %.0f", z, def.Diagnostics.MinESSBulk, pap.Diagnostics.MinESSBulk)
 	})
 	t.Run("toy", func(t *testing.T) {
 		td := makeToy(7, 60)
-		def := fit(t, td.data, Options{Settings: mcmc.Settings{Chains: 4, Samples: 2000, Seed: 23}})
-		pap := fit(t, td.data, Options{Sampler: mcmc.PaperSampler, Settings: mcmc.Settings{Chains: 4, Samples: 12000, Burnin: 3000, Seed: 24}})
+		def := fit(t, td.data, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 4, Samples: 2000, Seed: 23}}})
+		pap := fit(t, td.data, Options{Common: mcmc.Common{Sampler: mcmc.PaperSampler, Settings: mcmc.Settings{Chains: 4, Samples: 12000, Burnin: 3000, Seed: 24}}})
 		z := compareMeans(t, "toy default vs paper", def, pap)
 		t.Logf("max |z| %.2f; min ESS default %.0f, paper %.0f", z, def.Diagnostics.MinESSBulk, pap.Diagnostics.MinESSBulk)
 	})
@@ -604,7 +604,7 @@ func TestOrdinalStan(t *testing.T) {
 		if smp == mcmc.PaperSampler && testing.Short() {
 			continue
 		}
-		o := Options{Sampler: smp, Settings: mcmc.Settings{Chains: 4, Samples: samples, Seed: 31}}
+		o := Options{Common: mcmc.Common{Sampler: smp, Settings: mcmc.Settings{Chains: 4, Samples: samples, Seed: 31}}}
 		if smp == mcmc.PaperSampler {
 			o.Samples, o.Burnin = 8000, 2000
 		}
@@ -658,7 +658,7 @@ func TestOrdinalStan(t *testing.T) {
 func TestOrdinalReproducible(t *testing.T) {
 	td := makeToy(3, 50)
 	run := func(seed uint64, smp mcmc.Sampler) []byte {
-		res := fit(t, td.data, Options{Sampler: smp, Settings: mcmc.Settings{Chains: 3, Samples: 200, Burnin: 100, Seed: seed}})
+		res := fit(t, td.data, Options{Common: mcmc.Common{Sampler: smp, Settings: mcmc.Settings{Chains: 3, Samples: 200, Burnin: 100, Seed: seed}}})
 		res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond = 0, 0, 0
 		b, err := json.Marshal(res)
 		if err != nil {
@@ -688,7 +688,7 @@ func TestOrdinalCancelAndProgress(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// About 1e8 sweeps per chain: it only ends by cancellation.
-	opts := Options{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Thin: 100000, Seed: 1}, Progress: func(p multirater.Progress) {
+	opts := Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 1000, Thin: 100000, Seed: 1}}, Progress: func(p multirater.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		reports = append(reports, p)

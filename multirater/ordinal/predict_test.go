@@ -20,7 +20,7 @@ func TestPredictMatchesInFit(t *testing.T) {
 	const nNew = 5
 	nTrain := 60 - nNew
 	k := kernel.RBF{Gamma: 1}
-	opts := Options{Settings: mcmc.Settings{Chains: 4, Samples: 1500, Seed: 8}}
+	opts := Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 4, Samples: 1500, Seed: 8}}}
 
 	// Fit A: all items, the last nNew without ratings.
 	full := *td.data
@@ -86,7 +86,7 @@ func TestPredictMatchesInFit(t *testing.T) {
 
 func TestPredictErrors(t *testing.T) {
 	td := makeToy(5, 20)
-	res := fit(t, td.data, Options{Settings: mcmc.Settings{Chains: 1, Samples: 50, Burnin: 20}})
+	res := fit(t, td.data, Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 1, Samples: 50, Burnin: 20}}})
 	if _, err := NewPredictor(res, mat.NewSymDense(3, nil)); err == nil {
 		t.Error("covariance of the wrong size accepted")
 	}

@@ -20,7 +20,7 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 	k := md.nk
 	nc := len(chains)
 	ns := opts.Samples
-	res := opts.common().Result(Name, multirater.OutputScores, data.Kernel, gp.Backend, data.Levels, data.RaterIDs, md.ref, nc)
+	res := opts.Common.Result(Name, multirater.OutputScores, data.Kernel, gp.Backend, data.Levels, data.RaterIDs, md.ref, nc)
 	res.Model.SigmaB = opts.SigmaB
 
 	// Diagnostics and summaries of every parameter, in parallel.
