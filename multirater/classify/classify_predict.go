@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -227,10 +226,7 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 // probable class, its entropy and the probability that each class has the
 // largest latent value.
 func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
-	rr, cc := cross.Dims()
-	if rr != len(ids) || cc != p.n || len(prior) != len(ids) {
-		panic(fmt.Sprintf("multirater: Predict: cross is %d×%d and prior has %d values for %d ids and %d training items", rr, cc, len(prior), len(ids), p.n))
-	}
+	p.cond.CheckNew(len(ids), cross, prior)
 	res := p.res
 	k := p.k
 	nl := len(res.Raters)

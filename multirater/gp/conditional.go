@@ -1,6 +1,7 @@
 package gp
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -32,6 +33,15 @@ func NewConditional(cov mat.Symmetric) (*Conditional, error) {
 		return nil, err
 	}
 	return &Conditional{n: cov.SymmetricDim(), r: len(lam), q: q, lam: lam}, nil
+}
+
+// CheckNew panics unless cross (the covariances of n new items with the
+// training items) is n×N and prior has n values: a caller's mistake.
+func (c *Conditional) CheckNew(n int, cross mat.Matrix, prior []float64) {
+	rr, cc := cross.Dims()
+	if rr != n || cc != c.n || len(prior) != n {
+		panic(fmt.Sprintf("multirater: Predict: cross is %d×%d and prior has %d values for %d ids and %d training items", rr, cc, len(prior), n, c.n))
+	}
 }
 
 // Rank is the number of kept eigendirections r.

@@ -1,7 +1,6 @@
 package ordinal
 
 import (
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -73,10 +72,7 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 // and per-rater grade distributions and the most probable grade; Rank is
 // nil.
 func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
-	rr, cc := cross.Dims()
-	if rr != len(ids) || cc != p.n || len(prior) != len(ids) {
-		panic(fmt.Sprintf("multirater: Predict: cross is %d×%d and prior has %d values for %d ids and %d training items", rr, cc, len(prior), len(ids), p.n))
-	}
+	p.cond.CheckNew(len(ids), cross, prior)
 	res := p.res
 	levels := res.Levels
 	k := len(levels)
