@@ -6,23 +6,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"concord/multirater"
 	"concord/multirater/mcmc"
 	"concord/multirater/mcmc/mcmctest"
 )
 
-// classGewekeCase is a small model for the joint-distribution test of the
-// classification sampler.
-type classGewekeCase struct {
-	name  string
-	n, l  int
-	k     int
-	pairs [][2]int // observed (item, rater); nil means complete
-	cov   mat.Symmetric
-	opts  Options
-}
+// classGewekeCase is a small model for the joint-distribution test.
+type classGewekeCase = mcmctest.GewekeCase[Options]
 
 // TestClassGeweke checks that every move of both classification samplers
 // leaves the posterior invariant with Geweke's (2004) joint distribution
@@ -38,19 +28,19 @@ func TestClassGeweke(t *testing.T) {
 	rbf, lin, incomplete := mcmctest.GewekeDesigns()
 	prior := Options{Common: mcmc.Common{V: 3, Lambda: 2}}
 	cases := []classGewekeCase{
-		{name: "identity/complete/K=3", n: 4, l: 3, k: 3, opts: prior},
-		{name: "identity/incomplete/K=4", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
-		{name: "identity/K=2", n: 4, l: 3, k: 2, opts: prior},
-		{name: "identity/incomplete/K=2", n: 5, l: 3, k: 2, pairs: incomplete, opts: prior},
-		{name: "rbf/complete/K=3", n: 5, l: 2, k: 3, cov: rbf, opts: prior},
-		{name: "rbf/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: rbf, opts: prior},
-		{name: "rbf/complete/K=2", n: 5, l: 2, k: 2, cov: rbf, opts: prior},
-		{name: "rbf/incomplete/K=2", n: 5, l: 3, k: 2, pairs: incomplete, cov: rbf, opts: prior},
-		{name: "linear-singular/incomplete/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: lin, opts: prior},
-		{name: "rbf/both/K=3", n: 5, l: 2, k: 3, cov: rbf, opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Both}}},
-		{name: "identity/strong/K=2", n: 4, l: 3, k: 2, opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Strong}}},
-		{name: "rbf/fixed-full/K=3", n: 5, l: 3, k: 3, pairs: incomplete, cov: rbf, opts: Options{Precisions: FixedFullPrecisions}},
-		{name: "identity/fixed-full/K=2", n: 4, l: 3, k: 2, opts: Options{Precisions: FixedFullPrecisions}},
+		{Name: "identity/complete/K=3", N: 4, L: 3, K: 3, Opts: prior},
+		{Name: "identity/incomplete/K=4", N: 5, L: 3, K: 4, Pairs: incomplete, Opts: prior},
+		{Name: "identity/K=2", N: 4, L: 3, K: 2, Opts: prior},
+		{Name: "identity/incomplete/K=2", N: 5, L: 3, K: 2, Pairs: incomplete, Opts: prior},
+		{Name: "rbf/complete/K=3", N: 5, L: 2, K: 3, Cov: rbf, Opts: prior},
+		{Name: "rbf/incomplete/K=3", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: rbf, Opts: prior},
+		{Name: "rbf/complete/K=2", N: 5, L: 2, K: 2, Cov: rbf, Opts: prior},
+		{Name: "rbf/incomplete/K=2", N: 5, L: 3, K: 2, Pairs: incomplete, Cov: rbf, Opts: prior},
+		{Name: "linear-singular/incomplete/K=3", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: lin, Opts: prior},
+		{Name: "rbf/both/K=3", N: 5, L: 2, K: 3, Cov: rbf, Opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Both}}},
+		{Name: "identity/strong/K=2", N: 4, L: 3, K: 2, Opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Strong}}},
+		{Name: "rbf/fixed-full/K=3", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: rbf, Opts: Options{Precisions: FixedFullPrecisions}},
+		{Name: "identity/fixed-full/K=2", N: 4, L: 3, K: 2, Opts: Options{Precisions: FixedFullPrecisions}},
 	}
 	iters := 40000
 	if testing.Short() {
@@ -59,10 +49,10 @@ func TestClassGeweke(t *testing.T) {
 	for _, tc := range cases {
 		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
 			tc, smp := tc, smp
-			t.Run(tc.name+"/"+smp.String(), func(t *testing.T) {
+			t.Run(tc.Name+"/"+smp.String(), func(t *testing.T) {
 				t.Parallel()
-				tc.opts.Sampler = smp
-				runClassGeweke(t, tc, iters, uint64(len(tc.name))*11+uint64(smp))
+				tc.Opts.Sampler = smp
+				runClassGeweke(t, tc, iters, uint64(len(tc.Name))*11+uint64(smp))
 			})
 		}
 	}
@@ -70,25 +60,25 @@ func TestClassGeweke(t *testing.T) {
 
 func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 54321))
-	opts := tc.opts
+	opts := tc.Opts
 	opts.Settings = mcmc.Settings{Chains: 1, Samples: 1, Burnin: -1}
 	opts = opts.WithDefaults()
-	pairs := tc.pairs
+	pairs := tc.Pairs
 	if pairs == nil {
-		for i := 0; i < tc.n; i++ {
-			for l := 0; l < tc.l; l++ {
+		for i := 0; i < tc.N; i++ {
+			for l := 0; l < tc.L; l++ {
 				pairs = append(pairs, [2]int{i, l})
 			}
 		}
 	}
-	data := &Data{Cov: tc.cov}
-	for i := 0; i < tc.n; i++ {
+	data := &Data{Cov: tc.Cov}
+	for i := 0; i < tc.N; i++ {
 		data.ItemIDs = append(data.ItemIDs, fmt.Sprint("i", i))
 	}
-	for l := 0; l < tc.l; l++ {
+	for l := 0; l < tc.L; l++ {
 		data.RaterIDs = append(data.RaterIDs, fmt.Sprint("r", l))
 	}
-	for c := 0; c < tc.k; c++ {
+	for c := 0; c < tc.K; c++ {
 		data.Classes = append(data.Classes, fmt.Sprint(c))
 	}
 	for _, p := range pairs {
@@ -100,7 +90,7 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 	}
 	plan := newClassPlan(md, opts)
 	ch := newClassChain(md, plan, seed, 0)
-	k := tc.k
+	k := tc.K
 	// regenerate draws every label's latent vector from N(M_n., I/alpha_l)
 	// and sets the label to its largest component. The vectors keep their
 	// order (by rater, then item) whatever the labels, so the model is
@@ -121,7 +111,7 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 		}
 	}
 	var stats []mcmctest.Stat
-	for l := 0; l < tc.l; l++ {
+	for l := 0; l < tc.L; l++ {
 		l := l
 		if md.fixedAlpha[l] {
 			continue
@@ -131,10 +121,10 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 			mcmctest.Stat{Name: fmt.Sprintf("alpha[%d]^2", l), F: func() float64 { return ch.alpha[l] * ch.alpha[l] }, Truth: opts.V * (opts.V + 1) / (opts.Lambda * opts.Lambda)},
 		)
 	}
-	for n := 0; n < tc.n; n++ {
+	for n := 0; n < tc.N; n++ {
 		cnn := 1.0
-		if tc.cov != nil {
-			cnn = tc.cov.At(n, n)
+		if tc.Cov != nil {
+			cnn = tc.Cov.At(n, n)
 		}
 		for c := 0; c < k; c++ {
 			i := n*k + c

@@ -6,22 +6,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"concord/multirater"
 	"concord/multirater/mcmc"
 	"concord/multirater/mcmc/mcmctest"
 )
 
 // gewekeCase is a small model for the joint-distribution test.
-type gewekeCase struct {
-	name  string
-	n, l  int
-	k     int
-	pairs [][2]int // observed (item, rater); nil means complete
-	cov   mat.Symmetric
-	opts  Options
-}
+type gewekeCase = mcmctest.GewekeCase[Options]
 
 // TestOrdinalGeweke checks that every move of both samplers leaves the
 // posterior invariant with Geweke's (2004) joint distribution test: the
@@ -38,15 +29,15 @@ func TestOrdinalGeweke(t *testing.T) {
 	rbf, lin, incomplete := mcmctest.GewekeDesigns()
 	prior := Options{Common: mcmc.Common{V: 3, Lambda: 2}, SigmaB: 1.2}
 	cases := []gewekeCase{
-		{name: "identity/complete", n: 4, l: 3, k: 3, opts: prior},
-		{name: "identity/incomplete", n: 5, l: 3, k: 4, pairs: incomplete, opts: prior},
+		{Name: "identity/complete", N: 4, L: 3, K: 3, Opts: prior},
+		{Name: "identity/incomplete", N: 5, L: 3, K: 4, Pairs: incomplete, Opts: prior},
 		// Four ratings per item: the moves given m instead of the collapsed ones.
-		{name: "identity/4 raters", n: 3, l: 4, k: 3, opts: prior},
-		{name: "rbf/complete", n: 5, l: 2, k: 4, cov: rbf, opts: prior},
-		{name: "rbf/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: rbf, opts: prior},
-		{name: "linear-singular/incomplete", n: 5, l: 3, k: 3, pairs: incomplete, cov: lin, opts: prior},
-		{name: "identity/K=2", n: 4, l: 3, k: 2, opts: prior},
-		{name: "rbf/both", n: 5, l: 2, k: 3, cov: rbf, opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Both}, SigmaB: 1.2}},
+		{Name: "identity/4 raters", N: 3, L: 4, K: 3, Opts: prior},
+		{Name: "rbf/complete", N: 5, L: 2, K: 4, Cov: rbf, Opts: prior},
+		{Name: "rbf/incomplete", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: rbf, Opts: prior},
+		{Name: "linear-singular/incomplete", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: lin, Opts: prior},
+		{Name: "identity/K=2", N: 4, L: 3, K: 2, Opts: prior},
+		{Name: "rbf/both", N: 5, L: 2, K: 3, Cov: rbf, Opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Both}, SigmaB: 1.2}},
 	}
 	iters := 40000
 	if testing.Short() {
@@ -55,10 +46,10 @@ func TestOrdinalGeweke(t *testing.T) {
 	for _, tc := range cases {
 		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
 			tc, smp := tc, smp
-			t.Run(tc.name+"/"+smp.String(), func(t *testing.T) {
+			t.Run(tc.Name+"/"+smp.String(), func(t *testing.T) {
 				t.Parallel()
-				tc.opts.Sampler = smp
-				runGeweke(t, tc, iters, uint64(len(tc.name))*7+uint64(smp))
+				tc.Opts.Sampler = smp
+				runGeweke(t, tc, iters, uint64(len(tc.Name))*7+uint64(smp))
 			})
 		}
 	}
@@ -66,23 +57,23 @@ func TestOrdinalGeweke(t *testing.T) {
 
 func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 12345))
-	opts := tc.opts.WithDefaults()
-	pairs := tc.pairs
+	opts := tc.Opts.WithDefaults()
+	pairs := tc.Pairs
 	if pairs == nil {
-		for i := 0; i < tc.n; i++ {
-			for l := 0; l < tc.l; l++ {
+		for i := 0; i < tc.N; i++ {
+			for l := 0; l < tc.L; l++ {
 				pairs = append(pairs, [2]int{i, l})
 			}
 		}
 	}
-	data := &Data{Cov: tc.cov}
-	for i := 0; i < tc.n; i++ {
+	data := &Data{Cov: tc.Cov}
+	for i := 0; i < tc.N; i++ {
 		data.ItemIDs = append(data.ItemIDs, fmt.Sprint("i", i))
 	}
-	for l := 0; l < tc.l; l++ {
+	for l := 0; l < tc.L; l++ {
 		data.RaterIDs = append(data.RaterIDs, fmt.Sprint("r", l))
 	}
-	for c := 0; c < tc.k; c++ {
+	for c := 0; c < tc.K; c++ {
 		data.Levels = append(data.Levels, fmt.Sprint(c))
 	}
 	// Every rater must have a rating for the model to build; levels are
@@ -104,7 +95,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 			l := p[1]
 			y := ch.m[p[0]] + rng.NormFloat64()/math.Sqrt(ch.alpha[l])
 			lev := 0
-			for lev < tc.k-1 && y > ch.b[md.bIdx(l, lev+1)] {
+			for lev < tc.K-1 && y > ch.b[md.bIdx(l, lev+1)] {
 				lev++
 			}
 			data.Ratings[i].Level = lev
@@ -113,8 +104,8 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 	}
 	// Functions of the parameters whose prior means are known.
 	var stats []mcmctest.Stat
-	kk := tc.k
-	for l := 0; l < tc.l; l++ {
+	kk := tc.K
+	for l := 0; l < tc.L; l++ {
 		l := l
 		if l == md.ref {
 			continue
@@ -125,7 +116,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 		)
 	}
 	bMeans := orderedNormalMeans(kk-1, opts.SigmaB, 400000)
-	for l := 0; l < tc.l; l++ {
+	for l := 0; l < tc.L; l++ {
 		for j := 1; j < kk; j++ {
 			l, j := l, j
 			truth := bMeans[j-1]
@@ -138,11 +129,11 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 			stats = append(stats, mcmctest.Stat{Name: fmt.Sprintf("b[%d,%d]", l, j), F: func() float64 { return ch.b[md.bIdx(l, j)] }, Truth: truth})
 		}
 	}
-	for n := 0; n < tc.n; n++ {
+	for n := 0; n < tc.N; n++ {
 		n := n
 		cnn := 1.0
-		if tc.cov != nil {
-			cnn = tc.cov.At(n, n)
+		if tc.Cov != nil {
+			cnn = tc.Cov.At(n, n)
 		}
 		stats = append(stats,
 			mcmctest.Stat{Name: fmt.Sprintf("m[%d]", n), F: func() float64 { return ch.m[n] }, Truth: 0},

@@ -97,3 +97,14 @@ func GewekeDesigns() (rbf, lin *mat.SymDense, incomplete [][2]int) {
 	incomplete = [][2]int{{0, 0}, {0, 1}, {1, 1}, {1, 2}, {2, 0}, {2, 2}, {3, 0}, {3, 1}, {3, 2}}
 	return rbf, lin, incomplete
 }
+
+// GewekeCase is a small model of a family's joint-distribution test: N
+// items, L raters, K levels, the observed (item, rater) pairs (nil: every
+// pair), the prior covariance (nil: identity) and the family's options O.
+type GewekeCase[O any] struct {
+	Name    string
+	N, L, K int
+	Pairs   [][2]int
+	Cov     mat.Symmetric
+	Opts    O
+}
