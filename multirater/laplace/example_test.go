@@ -7,37 +7,47 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater/gp"
-	"concord/multirater/kernel"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
 )
 
-// ExampleRun finds the posterior mode of three items on a line, rated on
-// a three-level scale by one rater (thresholds -0.5, 0.5, noise sd 0.5),
-// with an RBF prior; the middle item has two ratings.
+// ExampleRun finds the posterior mode of four items labelled pass (1) or
+// fail (0) by two raters with their own thresholds and noise (K = 2: probit
+// classification), under an identity prior plus a shared component that
+// correlates items 0 and 1.
 func ExampleRun() {
-	x := mat.NewDense(3, 1, []float64{0, 1, 2})
-	var c mat.SymDense
-	kernel.RBF{Gamma: 0.5}.GramTo(&c, kernel.Inputs{N: 3, X: x})
-	f, err := gp.NewFactor(&c)
+	c := mat.NewSymDense(4, []float64{
+		1.5, 0.5, 0, 0,
+		0.5, 1.5, 0, 0,
+		0, 0, 1, 0,
+		0, 0, 0, 1,
+	})
+	f, err := gp.NewFactor(c)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	o := &lik.OrdinalProbit{B: []float64{-0.5, 0.5}, Sigma: 0.5}
-	sites := []lik.Site{{Item: 0, Y: 0, Lik: o}, {Item: 1, Y: 1, Lik: o}, {Item: 1, Y: 2, Lik: o}, {Item: 2, Y: 2, Lik: o}}
+	strict := &lik.OrdinalProbit{B: []float64{0.5}, Sigma: 0.4}
+	lenient := &lik.OrdinalProbit{B: []float64{-0.5}, Sigma: 0.8}
+	sites := []lik.Site{
+		{Item: 0, Y: 1, Lik: strict}, {Item: 0, Y: 1, Lik: lenient},
+		{Item: 1, Y: 0, Lik: strict}, {Item: 1, Y: 1, Lik: lenient},
+		{Item: 2, Y: 0, Lik: strict}, {Item: 2, Y: 0, Lik: lenient},
+		{Item: 3, Y: 1, Lik: lenient},
+	}
 	res, err := laplace.Run(f, sites, laplace.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	for i := range res.Mean {
-		fmt.Printf("item %d: mean %.3f sd %.3f\n", i, res.Mean[i], math.Sqrt(res.Var[i]))
+		fmt.Printf("item %d: mode %.3f sd %.3f\n", i, res.Mean[i], math.Sqrt(res.Var[i]))
 	}
 	fmt.Printf("Laplace log evidence %.4f\n", res.LogZ)
 	// Output:
-	// item 0: mean -0.668 sd 0.517
-	// item 1: mean 0.399 sd 0.366
-	// item 2: mean 0.941 sd 0.565
-	// Laplace log evidence -4.7771
+	// item 0: mode 0.956 sd 0.575
+	// item 1: mode 0.082 sd 0.523
+	// item 2: mode -0.760 sd 0.720
+	// item 3: mode 0.338 sd 0.801
+	// Laplace log evidence -3.9970
 }
