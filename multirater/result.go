@@ -31,6 +31,10 @@ type FitResult struct {
 	// Draws is a bounded set of joint posterior draws, for density plots
 	// and for predicting new items without refitting.
 	Draws *Draws `json:"draws,omitempty"`
+	// Gaussian is the Gaussian posterior of the items' latent consensus of
+	// a deterministic fit (engines ep and laplace), in the site form that
+	// predicts new items exactly (Chu & Ghahramani eq. 16-18).
+	Gaussian *GaussianSites `json:"gaussian,omitempty"`
 	// Features records the items' kernel inputs (covariates, text
 	// featuriser and bags of words) for predicting new items.
 	Features *Features `json:"features,omitempty"`
@@ -332,6 +336,21 @@ type Traces struct {
 	Every int `json:"every"`
 	// Alpha maps rater id to one trace per chain of the rater's precision.
 	Alpha map[string][][]float64 `json:"alpha"`
+}
+
+// GaussianSites is FitResult.Gaussian.
+type GaussianSites struct {
+	// Precision[n] and Shift[n] are item n's summed site precision and
+	// precision-weighted site mean (items in FitResult.Items order): the
+	// posterior of the latent consensus m is
+	//
+	//	q(m) ∝ N(m; 0, C) exp(-1/2 m' diag(Precision) m + Shift' m),
+	//
+	// i.e. N(Sigma Shift, Sigma), Sigma = (C^-1 + diag(Precision))^-1: EP's
+	// sites (Chu eq. 17 with Pi = diag(Precision)), or Laplace's W at the
+	// mode with Shift = W f_MAP + grad log p(y | f_MAP) (Chu eq. 16).
+	Precision []float64 `json:"precision"`
+	Shift     []float64 `json:"shift"`
 }
 
 // Draws is a bounded set of joint posterior draws, evenly spaced over all

@@ -84,7 +84,7 @@ func BenchmarkRun(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				g, err := res.KernelGrad(c, []mat.Symmetric{dc})
+				g, err := res.KernelGrad([]mat.Symmetric{dc})
 				if err != nil || math.IsNaN(g[0]) {
 					b.Fatal(err)
 				}

@@ -9,7 +9,7 @@ import (
 )
 
 // chol is the lower Cholesky factor L (row-major r×r) of H = L L', with
-// the triangular solves and rank-one updates EP's inner loop needs. It
+// the triangular solves EP needs. It
 // does what gonum's mat.Cholesky does without the condition estimate that
 // mat.Cholesky makes on every solve and update (which dominated EP's
 // sequential sweeps).
@@ -62,39 +62,6 @@ func (c *chol) lowerSolve(x []float64) {
 // upperSolve sets x = L'^-1 x.
 func (c *chol) upperSolve(x []float64) {
 	blas64.Trsv(blas.Trans, c.tri(blas.Lower), blas64.Vector{N: c.r, Inc: 1, Data: x})
-}
-
-// rankOne replaces H by H + alpha x x' (x is overwritten), by the classic
-// rotations (an update for alpha > 0, a downdate for alpha < 0). It reports
-// false when the downdated matrix is not positive definite; L is then
-// unusable and must be refactorised.
-func (c *chol) rankOne(alpha float64, x []float64) bool {
-	r := c.r
-	sign := 1.0
-	if alpha < 0 {
-		sign = -1
-	}
-	s := math.Sqrt(math.Abs(alpha))
-	for i := range x {
-		x[i] *= s
-	}
-	l := c.l
-	for k := 0; k < r; k++ {
-		lkk := l[k*r+k]
-		rr2 := lkk*lkk + sign*x[k]*x[k]
-		if !(rr2 > 0) {
-			return false
-		}
-		rk := math.Sqrt(rr2)
-		cs, sn := rk/lkk, x[k]/lkk
-		l[k*r+k] = rk
-		for i := k + 1; i < r; i++ {
-			lik := (l[i*r+k] + sign*sn*x[i]) / cs
-			l[i*r+k] = lik
-			x[i] = cs*x[i] - sn*lik
-		}
-	}
-	return true
 }
 
 // logDet returns log|H| = 2 sum log L_kk.

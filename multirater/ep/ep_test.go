@@ -172,7 +172,7 @@ func TestGradients(t *testing.T) {
 			dc.SetSym(i, j, -d*d*c.At(i, j))
 		}
 	}
-	g, err := res.KernelGrad(c, []mat.Symmetric{dc})
+	g, err := res.KernelGrad([]mat.Symmetric{dc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,8 +57,12 @@ type Factor struct {
 	gsq []float64
 	// oneProj = G'1, used by the location move.
 	OneProj []float64
-	// dropped counts the eigenvalues below the rank tolerance.
+	// Dropped counts the eigenvalues below the rank tolerance (the
+	// dimensions left out of a pivoted factor).
 	Dropped int
+	// Residual is the trace of C - G G' of a pivoted factor
+	// (NewPivotedFactor), 0 otherwise.
+	Residual float64
 	// g32 holds G in single precision (n×r row-major) when the factor is
 	// stored that way (see single); g then holds the same rounded values.
 	g32 []float32

@@ -47,6 +47,10 @@ type Result struct {
 	LogZ float64
 	// Iterations is the number of Newton steps.
 	Iterations int
+	// W is each item's -d^2 log p(y | f)/df^2 and Grad its d log p(y | f)/df
+	// at the mode (summed over the item's sites): the Gaussian sites
+	// (W, W f + Grad) of the approximation, for prediction (Chu eq. 16).
+	W, Grad []float64
 
 	f    *gp.Factor
 	g    *mat.Dense
@@ -186,9 +190,11 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			moved = math.Max(moved, math.Abs(fv[i]-prevF[i])/(1+math.Abs(fv[i])))
 		}
 		if math.Abs(psi-psiPrev) < tol && moved < tol {
+			res.W, res.Grad = append([]float64(nil), wt...), append([]float64(nil), grad...)
 			return res.finish(f, g, &chol, w, fv, wt, psi)
 		}
 	}
+	res.W, res.Grad = append([]float64(nil), wt...), append([]float64(nil), grad...)
 	if _, err := res.finish(f, g, &chol, w, fv, wt, psi); err != nil {
 		return nil, err
 	}

@@ -11,8 +11,11 @@ import (
 	"concord/multirater/numeric"
 )
 
-// OrdinalPredictor predicts new items from an ordinal FitResult without
-// refitting, Rogers et al. appendix C style: for each kept posterior draw s
+// Predictor predicts new items from an ordinal FitResult without
+// refitting. A deterministic fit (EP or Laplace, FitResult.Gaussian set) is
+// predicted in closed form (Chu & Ghahramani eq. 16-18, see
+// newGaussianPredictor). A Gibbs fit is predicted Rogers et al. appendix C
+// style: for each kept posterior draw s
 // of (m, alpha, b), the latent consensus of a new item is
 //
 //	f_new | m_s ~ N(k' C^+ m_s, k_new - k' C^+ k)
@@ -32,21 +35,26 @@ type Predictor struct {
 	// s of m projected (Conditional.ProjectTo).
 	cond *gp.Conditional
 	proj [][]float64
+	// gauss predicts from a deterministic fit's Gaussian posterior.
+	gauss *gaussPredictor
 }
 
-// NewOrdinalPredictor prepares predictions from res, which must be an
-// ordinal fit with kept draws, and cov, the covariance matrix of its items
+// NewPredictor prepares predictions from res, which must be an ordinal fit
+// with kept draws or a Gaussian posterior, and cov, the covariance matrix of its items
 // (the same as in the fit, in FitResult.Items order). It decomposes cov once.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
 	if res == nil || res.Model.Model != Name {
 		return nil, multirater.DataErrorf("predictor needs an ordinal fit result")
 	}
-	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.Thresholds) != res.Draws.N {
-		return nil, multirater.DataErrorf("the fit result keeps no posterior draws to predict from")
-	}
 	n := len(res.Items)
 	if cov.SymmetricDim() != n {
 		return nil, multirater.DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
+	}
+	if res.Gaussian != nil {
+		return newGaussianPredictor(res, cov)
+	}
+	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.Thresholds) != res.Draws.N {
+		return nil, multirater.DataErrorf("the fit result keeps no posterior draws to predict from")
 	}
 	for s, m := range res.Draws.M {
 		if len(m) != n || len(res.Draws.Alpha[s]) != len(res.Raters) {
@@ -72,6 +80,9 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 // and per-rater grade distributions and the most probable grade; Rank is
 // nil.
 func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
+	if p.gauss != nil {
+		return p.gauss.predict(ids, cross, prior)
+	}
 	p.cond.CheckNew(len(ids), cross, prior)
 	res := p.res
 	levels := res.Levels

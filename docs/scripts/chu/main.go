@@ -18,9 +18,11 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"log"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -39,9 +41,22 @@ func main() {
 	binsFlag := flag.String("bins", "5,10", "numbers of bins")
 	parts := flag.Int("partitions", 20, "partitions to run (Chu: 20)")
 	restarts := flag.Int("restarts", 3, "starting points of the evidence maximisation")
+	verbose := flag.Bool("v", false, "print each partition's fit to stderr")
+	engine := flag.String("engine", "ep", "ep (Chu's EP rows) or laplace (Chu's MAP rows)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
-	fmt.Printf("%-12s %4s %6s %22s %22s %10s\n", "data", "bins", "parts", "zero-one error", "mean absolute error", "seconds")
+	fmt.Printf("%-12s %4s %6s %22s %22s %10s %14s\n", "data", "bins", "parts", "zero-one error", "mean absolute error", "seconds", "fit s (mean)")
 	for _, set := range strings.Split(*sets, ",") {
 		for _, b := range strings.Split(*binsFlag, ",") {
 			bins, err := strconv.Atoi(b)
@@ -49,12 +64,12 @@ func main() {
 				fail(err)
 			}
 			t0 := time.Now()
-			zo, mae, err := run(filepath.Join(*dataDir, "chu_ordinal_"+set), bins, *parts, *restarts)
+			zo, mae, fits, err := run(filepath.Join(*dataDir, "chu_ordinal_"+set), bins, *parts, *restarts, *engine, *verbose)
 			if err != nil {
 				fail(fmt.Errorf("%s, %d bins: %w", set, bins, err))
 			}
-			fmt.Printf("%-12s %4d %6d %12.2f±%6.2f%% %12.2f±%6.2f%% %10.1f\n", set, bins, len(zo),
-				100*stat.Mean(zo, nil), 100*stat.StdDev(zo, nil), 100*stat.Mean(mae, nil), 100*stat.StdDev(mae, nil), time.Since(t0).Seconds())
+			fmt.Printf("%-12s %4d %6d %12.2f±%6.2f%% %12.2f±%6.2f%% %10.1f %14.2f\n", set, bins, len(zo),
+				100*stat.Mean(zo, nil), 100*stat.StdDev(zo, nil), 100*stat.Mean(mae, nil), 100*stat.StdDev(mae, nil), time.Since(t0).Seconds(), stat.Mean(fits, nil))
 		}
 	}
 	fmt.Printf("total %.1f s\n", time.Since(start).Seconds())
@@ -76,10 +91,10 @@ func readCSV(path string) ([][]string, error) {
 
 // run returns the zero-one errors and mean absolute errors of the
 // partitions of one data set and number of bins.
-func run(dir string, bins, parts, restarts int) (zo, mae []float64, err error) {
+func run(dir string, bins, parts, restarts int, engine string, verbose bool) (zo, mae, fitSecs []float64, err error) {
 	data, err := readCSV(filepath.Join(dir, "data.csv"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Inputs: every column but row_id and the last three (target, y_bin5,
 	// y_bin10).
@@ -90,14 +105,14 @@ func run(dir string, bins, parts, restarts int) (zo, mae []float64, err error) {
 		v := make([]float64, d)
 		for j := 0; j < d; j++ {
 			if v[j], err = strconv.ParseFloat(r[1+j], 64); err != nil {
-				return nil, nil, fmt.Errorf("data.csv row %s column %s: %w", r[0], header[1+j], err)
+				return nil, nil, nil, fmt.Errorf("data.csv row %s column %s: %w", r[0], header[1+j], err)
 			}
 		}
 		x[r[0]] = v
 	}
 	split, err := readCSV(filepath.Join(dir, "chu_partitions.csv"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	type row struct {
 		id    string
@@ -124,7 +139,7 @@ func run(dir string, bins, parts, restarts int) (zo, mae []float64, err error) {
 	for p := 1; p <= parts; p++ {
 		tr, te := train[p], test[p]
 		if len(tr) == 0 {
-			return nil, nil, fmt.Errorf("no partition %d", p)
+			return nil, nil, nil, fmt.Errorf("no partition %d", p)
 		}
 		// z-scores with the training part's statistics.
 		mean, sd := make([]float64, d), make([]float64, d)
@@ -154,20 +169,29 @@ func run(dir string, bins, parts, restarts int) (zo, mae []float64, err error) {
 		}
 		in := kernel.Inputs{N: len(tr), X: xtr}
 		od.Learn = &ordinal.LearnKernel{Terms: []kernel.Hyper{kernel.RBF{Gamma: 1}}, Inputs: in}
-		res, err := ordinal.FitDeterministic(context.Background(), od, ordinal.DetOptions{Restarts: restarts, Seed: uint64(p)})
+		t0 := time.Now()
+		res, err := ordinal.FitDeterministic(context.Background(), od, ordinal.DetOptions{Engine: engine, Restarts: restarts, Seed: uint64(p)})
+		fitSecs = append(fitSecs, time.Since(t0).Seconds())
+		if verbose && err == nil {
+			fmt.Fprintf(os.Stderr, "partition %d: fit %.1f s, %s, sigma %.4f, log evidence %.4f\n", p, fitSecs[len(fitSecs)-1],
+				res.Model.Learnt.Terms[0], 1/math.Sqrt(res.Raters[0].Precision.Mean), *res.Diagnostics.Engine.LogEvidence)
+			for _, n := range res.Diagnostics.Notes {
+				fmt.Fprintln(os.Stderr, "  ", n)
+			}
+		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("partition %d: %w", p, err)
+			return nil, nil, nil, fmt.Errorf("partition %d: %w", p, err)
 		}
 		ks, err := kernel.ParseSpec(res.Model.Learnt.Terms[0])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		k := ks[0].Cov
 		var c mat.SymDense
 		k.GramTo(&c, in)
 		pred, err := ordinal.NewPredictor(res, &c)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		tin := kernel.Inputs{N: len(te), X: xte}
 		var cross mat.Dense
@@ -194,5 +218,5 @@ func run(dir string, bins, parts, restarts int) (zo, mae []float64, err error) {
 		zo = append(zo, wrong/float64(len(te)))
 		mae = append(mae, abs/float64(len(te)))
 	}
-	return zo, mae, nil
+	return zo, mae, fitSecs, nil
 }
