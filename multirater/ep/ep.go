@@ -742,51 +742,19 @@ func (r *Result) KernelGrad(dC []mat.Symmetric) ([]float64, error) {
 			floats.Scale(p.S[i], u[i*rk:(i+1)*rk])
 		}
 	}
-	out := make([]float64, len(dC))
-	var y []float64
-	ad := make([]float64, n)
-	for k, d := range dC {
-		if d.SymmetricDim() != n {
-			panic("multirater: ep: KernelGrad: derivative of the wrong size")
+	var sd2 []float64
+	if u == nil {
+		// Diagonal factor: R is diagonal, S_n/(1 + c_n S_n), i.e.
+		// S_n - S_n^2 c_n/(1 + c_n S_n): the second term in place of U U'.
+		sd2 = make([]float64, n)
+		for i, sd := range r.fac.SD {
+			c := sd * sd
+			sd2[i] = p.S[i] * p.S[i] * c / (1 + c*p.S[i])
 		}
-		raw := symRaw(d)
-		// alpha' dC alpha - sum_n S_n dC_nn.
-		blas64.Symv(1, raw, blas64.Vector{N: n, Inc: 1, Data: alpha}, 0, blas64.Vector{N: n, Inc: 1, Data: ad})
-		v := floats.Dot(alpha, ad)
-		for i := 0; i < n; i++ {
-			v -= p.S[i] * raw.Data[i*raw.Stride+i]
-		}
-		if u != nil {
-			// + tr(U' dC U) = sum(U ∘ (dC U)).
-			if y == nil {
-				y = make([]float64, n*rk)
-			}
-			inHalves(rk, n, func(lo, hi int) {
-				blas64.Symm(blas.Left, 1, raw, blas64.General{Rows: n, Cols: hi - lo, Stride: rk, Data: u[lo:]}, 0, blas64.General{Rows: n, Cols: hi - lo, Stride: rk, Data: y[lo:]})
-			})
-			v += floats.Dot(u, y)
-		} else {
-			// Diagonal factor: R is diagonal, S_n/(1 + c_n S_n).
-			for i, sd := range r.fac.SD {
-				c := sd * sd
-				v += p.S[i] * p.S[i] * c / (1 + c*p.S[i]) * raw.Data[i*raw.Stride+i]
-			}
-		}
-		out[k] = 0.5 * v
 	}
-	return out, nil
+	return gp.SiteKernelGrad(dC, p.S, alpha, nil, u, rk, sd2), nil
 }
 
-// symRaw returns the upper triangle of a as a blas64.Symmetric (copying
-// unless a is a *mat.SymDense).
-func symRaw(a mat.Symmetric) blas64.Symmetric {
-	if s, ok := a.(*mat.SymDense); ok {
-		return s.RawSymmetric()
-	}
-	var s mat.SymDense
-	s.CopySym(a)
-	return s.RawSymmetric()
-}
 
 // DrawTo sets dst to a draw of the items' latent values from the EP
 // posterior N(mu, Sigma) (jointly: w = H^-1 b + L'^-1 z with H = L L' and

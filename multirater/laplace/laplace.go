@@ -56,6 +56,8 @@ type Result struct {
 	g    *mat.Dense
 	chol *mat.Cholesky
 	w    *mat.VecDense // the mode in whitened coordinates
+	d3   []float64     // per item third derivative of log p(y | f) at the mode
+	u    []float64     // Sigma a, a_n = Var_n d3_n / 2 (see Implicit)
 }
 
 // DrawTo sets dst to a draw of the items' latent values from the Laplace
@@ -190,11 +192,11 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			moved = math.Max(moved, math.Abs(fv[i]-prevF[i])/(1+math.Abs(fv[i])))
 		}
 		if math.Abs(psi-psiPrev) < tol && moved < tol {
-			res.W, res.Grad = append([]float64(nil), wt...), append([]float64(nil), grad...)
+			res.W, res.Grad, res.d3 = append([]float64(nil), wt...), append([]float64(nil), grad...), third(sites, fv)
 			return res.finish(f, g, &chol, w, fv, wt, psi)
 		}
 	}
-	res.W, res.Grad = append([]float64(nil), wt...), append([]float64(nil), grad...)
+	res.W, res.Grad, res.d3 = append([]float64(nil), wt...), append([]float64(nil), grad...), third(sites, fv)
 	if _, err := res.finish(f, g, &chol, w, fv, wt, psi); err != nil {
 		return nil, err
 	}
@@ -292,4 +294,104 @@ func solveH(f *gp.Factor, g *mat.Dense, chol *mat.Cholesky, wt, dst, rhs []float
 	var b mat.VecDense
 	b.MulVec(g.T(), mat.NewVecDense(len(rhs), rhs))
 	return chol.SolveVecTo(mat.NewVecDense(len(dst), dst), &b)
+}
+
+// third returns each item's third derivative of log p(y | f) at f.
+func third(sites []lik.Site, f []float64) []float64 {
+	d3 := make([]float64, len(f))
+	for _, s := range sites {
+		_, _, _, d := s.Lik.LogLik(s.Y, f[s.Item])
+		d3[s.Item] += d
+	}
+	return d3
+}
+
+// Implicit returns u = Sigma a with a_n = Var_n d3_n / 2 and Sigma =
+// (C^-1 + W)^-1: the sensitivity of Chu's eq. 11 to the mode, through
+// -1/2 log|B| (Rasmussen & Williams eq. 5.23). With it, the gradient of the
+// Laplace log evidence in a likelihood parameter theta is
+//
+//	sum_j d lp_j/d theta + 1/2 Var_n d d2_j/d theta + u_n d d1_j/d theta
+//
+// over the sites j (on items n), lp, d1 and d2 the log likelihood and its
+// first two derivatives in f at the mode (lik.OrdinalProbit.LogLikGradTo).
+func (res *Result) Implicit() []float64 {
+	if res.u != nil {
+		return res.u
+	}
+	n := len(res.Mean)
+	a := make([]float64, n)
+	for i := range a {
+		a[i] = 0.5 * res.Var[i] * res.d3[i]
+	}
+	res.u = make([]float64, n)
+	if res.f.Diag {
+		for i, sd := range res.f.SD {
+			c := sd * sd
+			res.u[i] = c * a[i] / (1 + c*res.W[i])
+		}
+		return res.u
+	}
+	// Sigma a = G H^-1 G' a.
+	var b, x mat.VecDense
+	b.MulVec(res.g.T(), mat.NewVecDense(n, a))
+	if err := res.chol.SolveVecTo(&x, &b); err != nil {
+		panic("multirater: laplace: Implicit: " + err.Error())
+	}
+	mat.NewVecDense(n, res.u).MulVec(res.g, &x)
+	return res.u
+}
+
+// KernelGrad returns the gradient of the Laplace log evidence (Chu eq. 11)
+// in kernel hyperparameters, given the derivatives dC of the prior
+// covariance: the explicit part 1/2 (alpha' dC alpha - tr(R dC)) with
+// alpha = grad log p(y | f_MAP), R = (C + W^-1)^-1, and the implicit part
+// b' dC alpha through the mode, b = (I + W C)^-1 a (Rasmussen & Williams
+// eq. 5.22-5.24), evaluated in the factor's terms (gp.SiteKernelGrad).
+func (res *Result) KernelGrad(dC []mat.Symmetric) []float64 {
+	n := len(res.Mean)
+	a := make([]float64, n)
+	for i := range a {
+		a[i] = 0.5 * res.Var[i] * res.d3[i]
+	}
+	// b = a - R C a.
+	ca := make([]float64, n)
+	if res.f.Diag {
+		d2 := make([]float64, n)
+		b := make([]float64, n)
+		for i, sd := range res.f.SD {
+			c := sd * sd
+			rn := res.W[i] / (1 + c*res.W[i])
+			d2[i] = res.W[i] - rn
+			b[i] = a[i] - rn*c*a[i]
+		}
+		return gp.SiteKernelGrad(dC, res.W, res.Grad, b, nil, 0, d2)
+	}
+	r := res.f.R
+	var gta mat.VecDense
+	gta.MulVec(res.g.T(), mat.NewVecDense(n, a))
+	mat.NewVecDense(n, ca).MulVec(res.g, &gta)
+	// U = W G L'^-1 (n×r): rows of G solved against L.
+	var l mat.TriDense
+	res.chol.LTo(&l)
+	var x mat.Dense
+	if err := x.Solve(&l, res.g.T()); err != nil { // x = L^-1 G' (r×n)
+		panic("multirater: laplace: KernelGrad: " + err.Error())
+	}
+	u := make([]float64, n*r)
+	for i := 0; i < n; i++ {
+		for k := 0; k < r; k++ {
+			u[i*r+k] = res.W[i] * x.At(k, i)
+		}
+	}
+	// R C a = W (C a) - U (U' (C a)).
+	um := mat.NewDense(n, r, u)
+	var utc, uutc mat.VecDense
+	utc.MulVec(um.T(), mat.NewVecDense(n, ca))
+	uutc.MulVec(um, &utc)
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = a[i] - (res.W[i]*ca[i] - uutc.AtVec(i))
+	}
+	return gp.SiteKernelGrad(dC, res.W, res.Grad, b, u, r, nil)
 }

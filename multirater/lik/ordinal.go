@@ -176,3 +176,69 @@ func (o OrdinalProbit) TiltedGradTo(dst []float64, y, mu, s2 float64) []float64 
 	dst[len(o.B)] = -(o.Sigma * o.Sigma / (s * s)) * (zr(zhi, rhi) - zr(zlo, rlo))
 	return dst
 }
+
+// LogLikGradTo sets dlp, dd1 and dd2 to the gradients in Chu's
+// parametrisation of log P(y | f) and of its first two derivatives in f (d1
+// and d2 of LogLik), as Laplace's evidence gradient needs (Rasmussen &
+// Williams sec. 5.5.1 with likelihood parameters). With L(zlo, zhi) =
+// log(Phi(zhi) - Phi(zlo)), z = (b - f)/sigma, the derivatives in f are
+// D = -(d/dzlo + d/dzhi)/sigma, those in the level's thresholds
+// (1/sigma) d/dz of their bound and that in ln sigma -(zlo d/dzlo + zhi
+// d/dzhi) plus sigma's explicit powers in d1 = -M1/sigma, d2 = M2/sigma^2.
+func (o OrdinalProbit) LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64) {
+	np := o.NumParams()
+	if len(dlp) != np || len(dd1) != np || len(dd2) != np {
+		panic("multirater: OrdinalProbit.LogLikGradTo: wrong length")
+	}
+	s := o.Sigma
+	zl, zh, _, rl, rh := o.terms(y, f, s)
+	// Partial derivatives of L up to the third order (h: zhi, l: zlo); an
+	// infinite bound has r = 0 and every term with its r vanishes.
+	lh, ll := rh, -rl
+	lhh := -zr(zh, rh) - rh*rh
+	lll := zr(zl, rl) - rl*rl
+	lhl := rh * rl
+	lhhh := -rh + zr(zh, zr(zh, rh)) + zr(zh, rh*rh) + 2*rh*(zr(zh, rh)+rh*rh)
+	zhf, zlf := finite(zh), finite(zl) // 0 at an infinite bound, whose r is 0
+	lhhl := -rh * rl * (zhf + 2*rh)
+	lhll := rh * rl * (2*rl - zlf)
+	llll := rl + (zlf-2*rl)*(-zr(zl, rl)+rl*rl)
+	for i := range dlp {
+		dlp[i], dd1[i], dd2[i] = 0, 0, 0
+	}
+	k := int(y)
+	add := func(j int, g0, g1, g2 float64) {
+		// b_j depends on b_0 and ln Delta_i, i <= j (d b_j / d ln Delta_i = Delta_i).
+		for i := 0; i <= j; i++ {
+			w := 1.0
+			if i > 0 {
+				w = o.B[i] - o.B[i-1]
+			}
+			dlp[i] += w * g0
+			dd1[i] += w * g1
+			dd2[i] += w * g2
+		}
+	}
+	s2, s3 := s*s, s*s*s
+	if k < len(o.B) {
+		add(k, lh/s, -(lhl+lhh)/s2, (lhll+2*lhhl+lhhh)/s3)
+	}
+	if k > 0 {
+		add(k-1, ll/s, -(lll+lhl)/s2, (llll+2*lhll+lhhl)/s3)
+	}
+	m1 := ll + lh
+	m2 := lll + 2*lhl + lhh
+	dhM2 := lhll + 2*lhhl + lhhh
+	dlM2 := llll + 2*lhll + lhhl
+	dlp[np-1] = -(zhf*lh + zlf*ll)
+	dd1[np-1] = (m1 + zhf*(lhl+lhh) + zlf*(lll+lhl)) / s
+	dd2[np-1] = -(2*m2 + zhf*dhM2 + zlf*dlM2) / s2
+}
+
+// finite returns z, or 0 when z is infinite.
+func finite(z float64) float64 {
+	if math.IsInf(z, 0) {
+		return 0
+	}
+	return z
+}

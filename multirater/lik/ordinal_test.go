@@ -134,3 +134,43 @@ func TestOrdinalProbitBinaryIsProbit(t *testing.T) {
 		}
 	}
 }
+
+// TestLogLikGrad: LogLikGradTo against central finite differences of
+// LogLik in Chu's parametrisation, for every level (both bounds, and the
+// open ends) and latent values in the body and the tails.
+func TestLogLikGrad(t *testing.T) {
+	o := OrdinalProbit{B: []float64{-1, 0.2, 0.9, 2}, Sigma: 0.6}
+	np := o.NumParams()
+	p0 := o.ParamsTo(make([]float64, np))
+	for y := 0; y <= len(o.B); y++ {
+		for _, f := range []float64{-4, -0.7, 0.1, 0.5, 1.4, 5} {
+			dlp, dd1, dd2 := make([]float64, np), make([]float64, np), make([]float64, np)
+			o.LogLikGradTo(dlp, dd1, dd2, float64(y), f)
+			for i := 0; i < np; i++ {
+				const h = 1e-5
+				eval := func(d float64) (float64, float64, float64) {
+					q := OrdinalProbit{B: make([]float64, len(o.B))}
+					p := append([]float64(nil), p0...)
+					p[i] += d
+					q.SetParams(p)
+					lp, d1, d2, _ := q.LogLik(float64(y), f)
+					return lp, d1, d2
+				}
+				a0, a1, a2 := eval(h)
+				b0, b1, b2 := eval(-h)
+				for _, c := range []struct {
+					name      string
+					got, want float64
+				}{
+					{"lp", dlp[i], (a0 - b0) / (2 * h)},
+					{"d1", dd1[i], (a1 - b1) / (2 * h)},
+					{"d2", dd2[i], (a2 - b2) / (2 * h)},
+				} {
+					if !(math.Abs(c.got-c.want) <= 1e-6*(1+math.Abs(c.want))) {
+						t.Errorf("y %d f %v param %d: d %s = %.9g, finite differences %.9g", y, f, i, c.name, c.got, c.want)
+					}
+				}
+			}
+		}
+	}
+}

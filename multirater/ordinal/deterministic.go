@@ -106,6 +106,7 @@ type approx struct {
 	iters        int
 	draw         func(rng *rand.Rand, dst []float64)
 	ep           *ep.Result
+	lap          *laplace.Result
 }
 
 // FitDeterministic fits the multi-rater ordinal model (the model of Fit, or
@@ -114,11 +115,12 @@ type approx struct {
 // rater's thresholds b_l and noise sd sigma_l (unless fixed by the options)
 // learnt by maximising the log evidence with L-BFGS (gonum/optimize) in
 // Chu's parametrisation (b_l1, ln Delta_l2, ..., ln sigma_l; Chu sec. 4)
-// from Restarts starting points. The EP objective is log Z_EP with its
-// exact gradient (the sum of the sites' tilted gradients at their
-// cavities); Laplace's evidence (Chu eq. 11) is maximised with the same
-// gradient evaluated at the Laplace marginals, an approximation noted in
-// the result.
+// from Restarts starting points, and with them the hyperparameters of the
+// kernel terms in Data.Learn. The EP objective is log Z_EP with its exact
+// gradient (the sum of the sites' tilted gradients at their cavities, and
+// ep.Result.KernelGrad); Laplace's is Chu's eq. 11 with its exact gradient,
+// the explicit terms and those through the mode (laplace.Result.Implicit
+// and KernelGrad).
 //
 // The result has the same shape as Fit's: each item's score is its
 // Gaussian posterior marginal, its grade distribution the average over
@@ -163,9 +165,6 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	// parameters in the vector the optimiser sees.
 	var kern *kernelState
 	if data.Learn != nil {
-		if opts.Engine != multirater.EngineEP {
-			panic("multirater: FitDeterministic: kernel hyperparameters are learnt with the EP engine only")
-		}
 		if kern, err = newKernelState(n, data.Cov, data.Learn); err != nil {
 			return nil, err
 		}
@@ -212,7 +211,7 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 			for i := range sv {
 				sv[i] = r.W[i]*r.Mean[i] + r.Grad[i]
 			}
-			return &approx{mean: r.Mean, vr: r.Var, siteS: r.W, siteV: sv, logZ: r.LogZ, iters: r.Iterations, draw: r.DrawTo}, nil
+			return &approx{mean: r.Mean, vr: r.Var, siteS: r.W, siteV: sv, logZ: r.LogZ, iters: r.Iterations, draw: r.DrawTo, lap: r}, nil
 		}
 		eo := opts.EP
 		if !eo.Parallel && eo.Damping == 0 && len(sites) > parallelSites*n {
@@ -325,23 +324,39 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 				grad[i] = 0
 			}
 			buf := make([]float64, np)
-			for j, s := range sites {
-				cm, cv := a.mean[s.Item], a.vr[s.Item]
-				if a.ep != nil {
-					cm, cv = a.ep.CavMean[j], a.ep.CavVar[j]
+			if a.lap != nil {
+				// Laplace (Chu eq. 11): explicit and implicit terms
+				// (laplace.Result.Implicit).
+				u := a.lap.Implicit()
+				d1, d2 := make([]float64, np), make([]float64, np)
+				for j, s := range sites {
+					liks[data.Ratings[j].Rater].LogLikGradTo(buf, d1, d2, s.Y, a.mean[s.Item])
+					g := grad[data.Ratings[j].Rater*np:]
+					for k := range buf {
+						g[k] += buf[k] + 0.5*a.vr[s.Item]*d2[k] + u[s.Item]*d1[k]
+					}
 				}
-				liks[data.Ratings[j].Rater].TiltedGradTo(buf, s.Y, cm, cv)
-				g := grad[data.Ratings[j].Rater*np:]
-				for k := range buf {
-					g[k] += buf[k]
+			} else {
+				// EP: the sites' tilted gradients at their cavities.
+				for j, s := range sites {
+					liks[data.Ratings[j].Rater].TiltedGradTo(buf, s.Y, a.ep.CavMean[j], a.ep.CavVar[j])
+					g := grad[data.Ratings[j].Rater*np:]
+					for k := range buf {
+						g[k] += buf[k]
+					}
 				}
 			}
 		}
 		if grad != nil && kern != nil {
-			g, err := a.ep.KernelGrad(kern.grads)
-			if err != nil {
-				lastErr = err
-				return math.Inf(1)
+			var g []float64
+			if a.lap != nil {
+				g = a.lap.KernelGrad(kern.grads)
+			} else {
+				var err error
+				if g, err = a.ep.KernelGrad(kern.grads); err != nil {
+					lastErr = err
+					return math.Inf(1)
+				}
 			}
 			copy(grad[nl*np:], g)
 		}
@@ -443,9 +458,6 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: kern.terms()}
 	}
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
-	if opts.Engine == multirater.EngineLaplace && (learnB || learnS) {
-		res.Diagnostics.Notes = append(res.Diagnostics.Notes, "Laplace: the rater parameters' gradient is evaluated at the Laplace marginals (an approximation of the gradient of Chu's eq. 11)")
-	}
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
 	if opts.Progress != nil {
 		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
