@@ -755,7 +755,6 @@ func (r *Result) KernelGrad(dC []mat.Symmetric) ([]float64, error) {
 	return gp.SiteKernelGrad(dC, p.S, alpha, nil, u, rk, sd2), nil
 }
 
-
 // DrawTo sets dst to a draw of the items' latent values from the EP
 // posterior N(mu, Sigma) (jointly: w = H^-1 b + L'^-1 z with H = L L' and
 // z ~ N(0, I), f = G w), for summaries that need joint draws (ranks) and
