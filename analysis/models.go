@@ -351,9 +351,6 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 		if err != nil {
 			return nil, err
 		}
-		if learn && eng != multirater.EngineEP {
-			return nil, annotations.Errorf(annotations.EINVALID, "kernel %q learns its hyperparameters with --engine ep; give them (e.g. rbf:gamma=0.5) for the %s engine", spec.Kernel, eng)
-		}
 		res, err := ordinal.FitDeterministic(ctx, data, ordinal.DetOptions{Engine: eng, Sigma: spec.Sigma, Thresholds: spec.Thresholds,
 			Priors: len(data.RaterIDs) > 1, V: spec.V, Lambda: spec.Lambda, SigmaB: spec.SigmaB, Restarts: spec.Restarts,
 			Seed: spec.Seed, FlagThreshold: spec.FlagThreshold, KeepDraws: spec.KeepDraws, Progress: progress})
@@ -525,7 +522,7 @@ func invalidData(err error, prefix string) error {
 	return err
 }
 
-// learnKernel prepares an EP fit whose kernel has terms to learn (rbf
+// learnKernel prepares an EP or Laplace fit whose kernel has terms to learn (rbf
 // without gamma, ard): data.Learn gets those terms on the items'
 // covariates, and data.Cov the rest of the covariance (cov, built with the
 // terms at their starting values, minus their Gram matrices; nil when the
