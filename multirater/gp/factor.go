@@ -132,13 +132,18 @@ func NewFactor(c mat.Symmetric) (*Factor, error) {
 			f.G[i*r+k] = raw.Data[i*raw.Stride+col] * s
 		}
 	}
-	f.OneProj = make([]float64, r)
-	ones := make([]float64, n)
+	f.setOneProj()
+	return f, nil
+}
+
+// setOneProj sets OneProj = G'1.
+func (f *Factor) setOneProj() {
+	f.OneProj = make([]float64, f.R)
+	ones := make([]float64, f.N)
 	for i := range ones {
 		ones[i] = 1
 	}
 	f.MulGT(f.OneProj, ones)
-	return f, nil
 }
 
 func (f *Factor) general() blas64.General {

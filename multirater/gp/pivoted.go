@@ -118,11 +118,6 @@ func NewPivotedFactor(c mat.Symmetric, tol float64) (*Factor, error) {
 		f.Residual += v
 	}
 	f.Dropped = n - r
-	f.OneProj = make([]float64, r)
-	ones := make([]float64, n)
-	for i := range ones {
-		ones[i] = 1
-	}
-	f.MulGT(f.OneProj, ones)
+	f.setOneProj()
 	return f, nil
 }

@@ -2,10 +2,8 @@ package ordinal
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -625,25 +623,12 @@ func readStanEPParams(t *testing.T) map[string]stanEPCase {
 // the header's column indices and the rows.
 func readStanEPCSV(t *testing.T, name string) (map[string]int, [][]string) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(stanEPDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	all, err := r.ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if len(all) < 2 {
-		t.Fatalf("%s: no rows", name)
-	}
-	hdr := make(map[string]int, len(all[0]))
-	for j, h := range all[0] {
+	header, rows := readCSVFile(t, filepath.Join(stanEPDir, name))
+	hdr := make(map[string]int, len(header))
+	for j, h := range header {
 		hdr[h] = j
 	}
-	return hdr, all[1:]
+	return hdr, rows
 }
 
 func csvFloat(t *testing.T, s string) float64 {

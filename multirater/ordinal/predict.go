@@ -126,17 +126,23 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 			}
 			it.RaterGradeProbs[res.Raters[l].ID] = pr
 		}
-		best := 0
-		for c := range cons {
-			it.GradeProbs[levels[c]] = mcmc.Round6(cons[c])
-			if cons[c] > cons[best] {
-				best = c
-			}
-		}
-		it.Grade = levels[best]
+		setConsensus(&it, levels, cons)
 		out[i] = it
 	}
 	return out
+}
+
+// setConsensus sets it's consensus grade distribution (rounded as the fit
+// results are) and its most probable grade.
+func setConsensus(it *multirater.ItemResult, levels []string, cons []float64) {
+	best := 0
+	for c := range cons {
+		it.GradeProbs[levels[c]] = mcmc.Round6(cons[c])
+		if cons[c] > cons[best] {
+			best = c
+		}
+	}
+	it.Grade = levels[best]
 }
 
 // mixQuantile returns the p-quantile of the equal-weight mixture of

@@ -122,14 +122,7 @@ func (p *gaussPredictor) predict(ids []string, cross mat.Matrix, prior []float64
 			}
 			it.RaterGradeProbs[rr.ID] = pr
 		}
-		best := 0
-		for c := range cons {
-			it.GradeProbs[levels[c]] = mcmc.Round6(cons[c])
-			if cons[c] > cons[best] {
-				best = c
-			}
-		}
-		it.Grade = levels[best]
+		setConsensus(&it, levels, cons)
 		out[i] = it
 	}
 	return out
