@@ -558,12 +558,15 @@ func (p *posterior) prepare(n int) {
 }
 
 // halves runs a function on two halves of a range, the upper half on a
-// helper goroutine (nil: all on the caller's). The hand-over is a
-// spin-wait on atomic counters: a sequential EP sweep hands over once per
-// site, every few microseconds, which is too often for channels.
+// helper goroutine (nil: all on the caller's). The hand-over spins on
+// atomic counters for a while (a sequential EP sweep hands over once per
+// site, every few microseconds, too often for channels alone) and then
+// blocks on a channel, so that an oversubscribed machine is not kept busy
+// by waiting.
 type halves struct {
 	seq, done atomic.Int64
 	stopped   atomic.Bool
+	wake, fin chan struct{} // buffered tokens for the blocking waits
 	f         func(lo, hi int)
 	lo, hi    int
 }
@@ -572,23 +575,43 @@ type halves struct {
 // between two goroutines (below it the hand-over costs more than it saves).
 const splitRank = 128
 
+// spinLimit is the number of spins before a wait blocks.
+const spinLimit = 4096
+
+// await returns when cond holds: spinning, then blocking on ch (whose
+// tokens are sent after every change of the condition).
+func await(cond func() bool, ch chan struct{}) {
+	for spins := 1; !cond(); spins++ {
+		switch {
+		case spins > spinLimit:
+			<-ch
+		case spins%64 == 0:
+			runtime.Gosched()
+		}
+	}
+}
+
+// signal leaves a token in ch unless one is there.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
 func newHalves() *halves {
-	h := &halves{}
+	h := &halves{wake: make(chan struct{}, 1), fin: make(chan struct{}, 1)}
 	go func() {
 		var last int64
 		for {
-			spins := 0
-			for h.seq.Load() == last {
-				if h.stopped.Load() {
-					return
-				}
-				if spins++; spins%64 == 0 {
-					runtime.Gosched()
-				}
+			await(func() bool { return h.seq.Load() != last || h.stopped.Load() }, h.wake)
+			if h.stopped.Load() {
+				return
 			}
 			last = h.seq.Load()
 			h.f(h.lo, h.hi)
 			h.done.Store(last)
+			signal(h.fin)
 		}
 	}()
 	return h
@@ -604,18 +627,16 @@ func (h *halves) run(f func(lo, hi int), n int) {
 	m := int(float64(n) / math.Sqrt2)
 	h.f, h.lo, h.hi = f, m, n
 	seq := h.seq.Add(1)
+	signal(h.wake)
 	f(0, m)
-	for spins := 1; h.done.Load() != seq; spins++ {
-		if spins%64 == 0 {
-			runtime.Gosched()
-		}
-	}
+	await(func() bool { return h.done.Load() == seq }, h.fin)
 }
 
 // stop ends the helper goroutine.
 func (h *halves) stop() {
 	if h != nil {
 		h.stopped.Store(true)
+		signal(h.wake)
 	}
 }
 
