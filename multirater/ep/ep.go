@@ -225,6 +225,16 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			moved := 0.0
 			for j, s := range sites {
 				mu, v := p.marginal(s.Item)
+				if !(v > 0) || math.IsNaN(mu) || math.IsInf(mu, 0) || math.IsInf(v, 0) {
+					// The rank-one updates of H^-1 lost too much to rounding
+					// (very precise sites): refactorise from the site sums.
+					if err := p.refresh(); err != nil {
+						return nil, err
+					}
+					if mu, v = p.marginal(s.Item); !(v > 0) || math.IsNaN(mu) || math.IsInf(mu, 0) {
+						return nil, fmt.Errorf("multirater: ep: item %d has a posterior marginal N(%v, %v)", s.Item, mu, v)
+					}
+				}
 				if sweep > 1 {
 					moved = math.Max(moved, math.Abs(mu-visMu[j])/math.Sqrt(v))
 					moved = math.Max(moved, math.Abs(v-visVar[j])/v)
@@ -297,6 +307,9 @@ func newSite(s lik.Site, mu, v, tau, nu, damp float64) (newTau, newNu float64, o
 	}
 	cVar := 1 / cTau
 	cMean := cVar * (mu/v - nu)
+	if math.IsNaN(cMean) || math.IsInf(cMean, 0) || math.IsInf(cVar, 0) {
+		return 0, 0, false
+	}
 	_, d1, d2 := s.Lik.Tilted(s.Y, cMean, cVar)
 	// Moment matching (Rasmussen & Williams eq. 3.59 in GPML's form).
 	den := 1 + d2*cVar
