@@ -39,6 +39,16 @@ type Learnable interface {
 	TiltedGradTo(dst []float64, y, mu, s2 float64) []float64
 }
 
+// LaplaceLearnable is a Learnable likelihood that also gives what Laplace's
+// evidence gradient needs: the gradients in its parameters of log p(y | f)
+// and of its first two derivatives in f.
+type LaplaceLearnable interface {
+	Learnable
+	// LogLikGradTo sets dlp, dd1 and dd2 (each NumParams long) to the
+	// gradients of LogLik's lp, d1 and d2.
+	LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64)
+}
+
 // Site is one observation for an inference engine: the likelihood Lik of
 // observation Y on the latent value f_Item of one item (one rating).
 type Site struct {

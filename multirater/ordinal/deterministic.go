@@ -2,22 +2,17 @@ package ordinal
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
 	"time"
 
-	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/optimize"
-
 	"concord/multirater"
 	"concord/multirater/design"
 	"concord/multirater/ep"
 	"concord/multirater/gp"
-	"concord/multirater/kernel"
+	"concord/multirater/infer"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
 	"concord/multirater/mcmc"
@@ -92,23 +87,6 @@ func (o DetOptions) WithDefaults() DetOptions {
 	return o
 }
 
-// parallelSites is the number of ratings per item above which EP updates
-// its sites in parallel (unless DetOptions.EP says otherwise).
-const parallelSites = 4
-
-// approx is what both engines give: the Gaussian marginals, the log
-// evidence, the iterations and joint draws.
-type approx struct {
-	mean, vr []float64
-	// siteS, siteV are the Gaussian sites summed per item.
-	siteS, siteV []float64
-	logZ         float64
-	iters        int
-	draw         func(rng *rand.Rand, dst []float64)
-	ep           *ep.Result
-	lap          *laplace.Result
-}
-
 // FitDeterministic fits the multi-rater ordinal model (the model of Fit, or
 // with one rater Chu & Ghahramani's ordinal GP, sigma_l = 1/sqrt(alpha_l))
 // by expectation propagation or Laplace's method at fixed kernel, with each
@@ -147,138 +125,44 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 			panic(fmt.Sprintf("multirater: FitDeterministic: %d thresholds for %d levels, or not increasing", len(opts.Thresholds), nk))
 		}
 	}
-	// The factor in double precision (the samplers keep G in float32; EP's
-	// evidence is compared to 1e-2 nats and its gradients by finite
-	// differences).
-	// A kernel matrix is factorised by the pivoted Cholesky decomposition
-	// to the rank that keeps the log evidence within about 1e-3 nats
-	// (factorTol), refactorised when the rater parameters or the kernel
-	// hyperparameters change enough to need it.
-	var fac *gp.Factor
-	var cov mat.Symmetric
-	if data.Cov == nil && data.Learn == nil {
-		fac = gp.IdentityFactor(n)
-	} else {
-		cov = data.Cov
-	}
 	// Kernel terms to learn: their hyperparameters follow the rater
 	// parameters in the vector the optimiser sees.
-	var kern *kernelState
+	prob := &infer.Problem{Engine: opts.Engine, N: n, Cov: data.Cov, Restarts: opts.Restarts,
+		EP: opts.EP, Laplace: opts.Laplace, Progress: opts.Progress}
 	if data.Learn != nil {
-		if kern, err = newKernelState(n, data.Cov, data.Learn); err != nil {
+		if prob.Kernel, err = infer.NewKernel(n, data.Cov, data.Learn.Terms, data.Learn.Inputs); err != nil {
 			return nil, err
 		}
+		prob.Cov = nil
 	}
 	liks := make([]*lik.OrdinalProbit, nl)
-	sites := make([]lik.Site, len(data.Ratings))
+	prob.Liks = make([]lik.LaplaceLearnable, nl)
+	prob.Sites = make([]lik.Site, len(data.Ratings))
+	prob.Owner = make([]int, len(data.Ratings))
 	for j, r := range data.Ratings {
 		if liks[r.Rater] == nil {
 			liks[r.Rater] = &lik.OrdinalProbit{B: make([]float64, nk-1)}
+			prob.Liks[r.Rater] = liks[r.Rater]
 		}
-		sites[j] = lik.Site{Item: r.Item, Y: float64(r.Level), Lik: liks[r.Rater]}
+		prob.Sites[j] = lik.Site{Item: r.Item, Y: float64(r.Level), Lik: liks[r.Rater]}
+		prob.Owner[j] = r.Rater
 	}
-	np := nk // parameters per rater: K-1 thresholds and ln sigma
-	var warm *ep.Result
-	optimising := false
-	// evaluate runs the engine at the current rater parameters.
-	evaluate := func() (*approx, error) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if kern != nil && kern.c != cov {
-			cov, fac = kern.c, nil
-		}
-		ftol := factorTol(liks)
-		if optimising {
-			// The search needs the evidence's shape, not its last 1e-3
-			// nats: a 10 times looser factor (the final posterior and its
-			// evidence use factorTol).
-			ftol *= 10
-		}
-		if cov != nil && (fac == nil || fac.Residual > ftol) {
-			f, err := gp.NewPivotedFactor(cov, ftol/4)
-			if err != nil {
-				return nil, err
-			}
-			fac = f
-		}
-		if opts.Engine == multirater.EngineLaplace {
-			r, err := laplace.Run(fac, sites, opts.Laplace)
-			if err != nil {
-				return nil, err
-			}
-			sv := make([]float64, n)
-			for i := range sv {
-				sv[i] = r.W[i]*r.Mean[i] + r.Grad[i]
-			}
-			return &approx{mean: r.Mean, vr: r.Var, siteS: r.W, siteV: sv, logZ: r.LogZ, iters: r.Iterations, draw: r.DrawTo, lap: r}, nil
-		}
-		eo := opts.EP
-		if !eo.Parallel && eo.Damping == 0 && len(sites) > parallelSites*n {
-			// A sequential sweep costs O(M r^2) in level-2 BLAS, a parallel
-			// one O(N r^2) in level-3 BLAS but needs about twice the
-			// sweeps: parallel pays when items have many ratings.
-			eo.Parallel = true
-		}
-		if warm != nil {
-			eo.InitTau, eo.InitNu = warm.Tau, warm.Nu
-		}
-		if optimising && eo.Tol == 0 {
-			// Inside the evidence maximisation EP stops at 1e-3 (log Z_EP
-			// is stationary in the sites, so its error is far smaller);
-			// the final posterior is run to EP's default 1e-6.
-			eo.Tol = 1e-3
-		}
-		r, err := ep.Run(fac, sites, eo)
-		if err != nil && warm != nil {
-			// A warm start far from the new parameters can stall: start cold.
-			eo.InitTau, eo.InitNu = nil, nil
-			r, err = ep.Run(fac, sites, eo)
-		}
-		if err != nil {
-			return nil, err
-		}
-		warm = r
-		ss, sv := make([]float64, n), make([]float64, n)
-		for j, st := range sites {
-			ss[st.Item] += r.Tau[j]
-			sv[st.Item] += r.Nu[j]
-		}
-		return &approx{mean: r.Mean, vr: r.Var, siteS: ss, siteV: sv, logZ: r.LogZ, iters: r.Sweeps, draw: r.DrawTo, ep: r}, nil
-	}
+	// The factor keeps the log evidence within about 1e-3 nats
+	// (factorTol).
+	prob.FactorTol = func() float64 { return factorTol(liks) }
 	// Free parameters: per rater, the thresholds unless fixed, ln sigma
-	// unless fixed.
+	// unless fixed (Chu's parametrisation: K-1 thresholds, then ln sigma).
 	learnB := len(opts.Thresholds) == 0
 	learnS := opts.Sigma == 0
-	setAll := func(theta []float64) error {
-		if err := kern.set(theta[nl*np:]); err != nil {
-			return err
+	prob.Fixed = func(l, k int) bool {
+		if k < nk-1 {
+			return !learnB
 		}
-		for l, o := range liks {
-			if o == nil {
-				continue
-			}
-			p := o.ParamsTo(make([]float64, np))
-			if learnB {
-				copy(p[:nk-1], theta[l*np:l*np+nk-1])
-			}
-			if learnS {
-				p[nk-1] = theta[l*np+nk-1]
-			}
-			o.SetParams(p)
-			if !learnB {
-				copy(o.B, opts.Thresholds)
-			}
-			if !learnS {
-				o.Sigma = opts.Sigma
-			}
-		}
-		return nil
+		return !learnS
 	}
 	// Starting points (Chu footnote 6): b_1 = -1, Delta = 2/(K-2), sigma 1;
 	// later starts jitter the thresholds' spread and sigma.
-	startTheta := func(s int, rng *rand.Rand) []float64 {
-		theta := make([]float64, nl*np+kern.size())
+	prob.Start = func(s int, rng *rand.Rand, dst []float64) {
 		spread, sig := 1.0, 1.0
 		if s > 0 {
 			spread = math.Exp(rng.NormFloat64() * 0.5)
@@ -299,165 +183,24 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 			if !learnS {
 				o.Sigma = opts.Sigma
 			}
-			copy(theta[l*np:], o.ParamsTo(make([]float64, np)))
+			copy(dst[l*nk:], o.ParamsTo(make([]float64, nk)))
 		}
-		kern.startTo(theta[nl*np:], s, rng)
-		return theta
 	}
-	// objective returns -(log evidence + log priors) and its gradient.
-	evals := 0
-	var lastErr error
-	objective := func(theta, grad []float64) float64 {
-		if err := setAll(theta); err != nil {
-			lastErr = err
-			return math.Inf(1)
-		}
-		a, err := evaluate()
-		evals++
-		if err != nil {
-			lastErr = err
-			return math.Inf(1)
-		}
-		val := a.logZ
-		if grad != nil {
-			for i := range grad {
-				grad[i] = 0
-			}
-			buf := make([]float64, np)
-			if a.lap != nil {
-				// Laplace (Chu eq. 11): explicit and implicit terms
-				// (laplace.Result.Implicit).
-				u := a.lap.Implicit()
-				d1, d2 := make([]float64, np), make([]float64, np)
-				for j, s := range sites {
-					liks[data.Ratings[j].Rater].LogLikGradTo(buf, d1, d2, s.Y, a.mean[s.Item])
-					g := grad[data.Ratings[j].Rater*np:]
-					for k := range buf {
-						g[k] += buf[k] + 0.5*a.vr[s.Item]*d2[k] + u[s.Item]*d1[k]
-					}
-				}
-			} else {
-				// EP: the sites' tilted gradients at their cavities.
-				for j, s := range sites {
-					liks[data.Ratings[j].Rater].TiltedGradTo(buf, s.Y, a.ep.CavMean[j], a.ep.CavVar[j])
-					g := grad[data.Ratings[j].Rater*np:]
-					for k := range buf {
-						g[k] += buf[k]
-					}
-				}
-			}
-		}
-		if grad != nil && kern != nil {
-			var g []float64
-			if a.lap != nil {
-				g = a.lap.KernelGrad(kern.grads)
-			} else {
-				var err error
-				if g, err = a.ep.KernelGrad(kern.grads); err != nil {
-					lastErr = err
-					return math.Inf(1)
-				}
-			}
-			copy(grad[nl*np:], g)
-		}
-		if opts.Priors {
-			for l, o := range liks {
-				if o == nil {
-					continue
-				}
-				val += raterLogPrior(o, opts, grad, l*np)
-			}
-		}
-		if grad != nil {
-			for l := 0; l < nl; l++ {
-				for k := 0; k < np; k++ {
-					if (k < nk-1 && !learnB) || (k == nk-1 && !learnS) {
-						grad[l*np+k] = 0
-					}
-					grad[l*np+k] = -grad[l*np+k]
-				}
-			}
-			for k := nl * np; k < len(grad); k++ {
-				grad[k] = -grad[k]
-			}
-		}
-		if opts.Progress != nil {
-			opts.Progress(multirater.Progress{Elapsed: time.Since(start), Phase: "maximising the evidence"})
-		}
-		return -val
+	if opts.Priors {
+		prob.PriorNote = "log evidence + log prior of the rater parameters"
+		prob.LogPrior = func(l int, _, grad []float64) float64 { return raterLogPrior(liks[l], opts, grad) }
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x65766964))
-	var best []float64
-	bestVal := math.Inf(1)
-	var notes []string
-	if learnB || learnS || kern != nil {
-		for s := 0; s < opts.Restarts; s++ {
-			x0 := startTheta(s, rng)
-			// L-BFGS asks for the value and the gradient at the same points:
-			// one EP run gives both.
-			var cx, cg []float64
-			var cv float64
-			eval := func(x []float64) {
-				if cx != nil && floats.Equal(cx, x) {
-					return
-				}
-				cx = append(cx[:0], x...)
-				cg = make([]float64, len(x))
-				cv = objective(x, cg)
-			}
-			prob := optimize.Problem{
-				Func: func(x []float64) float64 { eval(x); return cv },
-				Grad: func(g, x []float64) { eval(x); copy(g, cg) },
-			}
-			warm, optimising = nil, true
-			// Converged when the objective has gained less than 1e-4 nats in
-			// two iterations, or the gradient is below 1e-5.
-			r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: 500,
-				Converger: &optimize.FunctionConverge{Absolute: 1e-4, Iterations: 2}}, &optimize.LBFGS{})
-			if err != nil && r == nil {
-				return nil, fmt.Errorf("multirater: evidence maximisation: %w", err)
-			}
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, ctxErr
-			}
-			status := "converged"
-			if err != nil {
-				status = err.Error()
-			} else if r.Status != optimize.GradientThreshold && r.Status != optimize.FunctionConvergence {
-				status = r.Status.String()
-			}
-			what := "log evidence"
-			if opts.Priors {
-				what = "log evidence + log prior of the rater parameters"
-			}
-			notes = append(notes, fmt.Sprintf("evidence maximisation start %d: %s %.4f after %d L-BFGS iterations (%s)", s+1, what, -r.F, r.Stats.MajorIterations, status))
-			if r.F < bestVal {
-				bestVal, best = r.F, append([]float64(nil), r.X...)
-			}
-		}
-		if best == nil {
-			if lastErr != nil {
-				return nil, lastErr
-			}
-			return nil, errors.New("multirater: evidence maximisation found no finite evidence")
-		}
-	} else {
-		best = startTheta(0, rng)
-	}
-	if err := setAll(best); err != nil {
-		return nil, err
-	}
-	warm, optimising = nil, false
-	a, err := evaluate()
+	a, err := infer.Fit(ctx, prob, rng)
 	if err != nil {
 		return nil, err
 	}
 
 	res := detResult(data, opts, liks, perRater, a, rng)
-	if kern != nil {
-		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: kern.terms()}
+	if a.Learnt != nil {
+		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
 	}
-	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
 	if opts.Progress != nil {
 		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
@@ -467,8 +210,9 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 
 // raterLogPrior returns the Gibbs model's log prior of o's thresholds and
 // precision (up to constants) and adds its gradient in Chu's
-// parametrisation to grad[off:], when grad is not nil.
-func raterLogPrior(o *lik.OrdinalProbit, opts DetOptions, grad []float64, off int) float64 {
+// parametrisation to grad, when grad is not nil.
+func raterLogPrior(o *lik.OrdinalProbit, opts DetOptions, grad []float64) float64 {
+	const off = 0
 	s2 := opts.SigmaB * opts.SigmaB
 	val := 0.0
 	nb := len(o.B)
@@ -493,7 +237,7 @@ func raterLogPrior(o *lik.OrdinalProbit, opts DetOptions, grad []float64, off in
 
 // detResult summarises the Gaussian approximation a with the rater
 // likelihoods liks as a fit document.
-func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater []int, a *approx, rng *rand.Rand) *multirater.FitResult {
+func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater []int, a *infer.Approx, rng *rand.Rand) *multirater.FitResult {
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
 	kernel := data.Kernel
 	if kernel == "" {
@@ -509,15 +253,15 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	if opts.Priors {
 		res.Model.V, res.Model.Lambda, res.Model.SigmaB = opts.V, opts.Lambda, opts.SigmaB
 	}
-	le := a.logZ
+	le := a.LogZ
 	dg := &res.Diagnostics
-	dg.Engine = &multirater.EngineDiagnostics{Name: opts.Engine, Iterations: a.iters, LogEvidence: &le}
+	dg.Engine = &multirater.EngineDiagnostics{Name: opts.Engine, Iterations: a.Iterations, LogEvidence: &le}
 	dg.Converged = true
 	what := "EP"
 	if opts.Engine == multirater.EngineLaplace {
 		what = "Laplace's method"
 	}
-	dg.Verdict = fmt.Sprintf("converged: %s in %d iterations, log evidence %.4f", what, a.iters, le)
+	dg.Verdict = fmt.Sprintf("converged: %s in %d iterations, log evidence %.4f", what, a.Iterations, le)
 	dg.Parameters = []multirater.ParamDiag{}
 	dg.Autocorrelation = map[string][]float64{}
 
@@ -560,7 +304,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	for i := range res.Items {
 		it := &res.Items[i]
 		it.ID, it.NLabels = data.ItemIDs[i], len(byItem[i])
-		mu, sd := a.mean[i], math.Sqrt(a.vr[i])
+		mu, sd := a.Mean[i], math.Sqrt(a.Var[i])
 		it.Score = &multirater.Estimate{Mean: mu, SD: sd, Q025: mu - 1.959963984540054*sd, Q50: mu, Q975: mu + 1.959963984540054*sd}
 		if len(byItem[i]) > 0 {
 			it.Labels = make(map[string]string, len(byItem[i]))
@@ -573,7 +317,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 		for l, o := range liks {
 			pr := make([]float64, nk)
 			for k := range pr {
-				lz, _, _ := o.Tilted(float64(k), mu, a.vr[i])
+				lz, _, _ := o.Tilted(float64(k), mu, a.Var[i])
 				pr[k] = mcmcRound(math.Exp(lz))
 				cons[k] += math.Exp(lz) / float64(nl)
 			}
@@ -591,7 +335,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	}
 	// Flags: observed ratings with a small posterior predictive probability.
 	for _, r := range data.Ratings {
-		lz, _, _ := liks[r.Rater].Tilted(float64(r.Level), a.mean[r.Item], a.vr[r.Item])
+		lz, _, _ := liks[r.Rater].Tilted(float64(r.Level), a.Mean[r.Item], a.Var[r.Item])
 		if p := math.Exp(lz); p < opts.FlagThreshold {
 			pr := res.Items[r.Item].RaterGradeProbs[data.RaterIDs[r.Rater]]
 			exp := 0
@@ -616,7 +360,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	order := make([]int, n)
 	for s := 0; s < keep; s++ {
 		m := make([]float64, n)
-		a.draw(rng, m)
+		a.Draw(rng, m)
 		for i := range order {
 			order[i] = i
 		}
@@ -639,7 +383,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	}
 	res.Draws = draws
 	dg.Draws = keep
-	res.Gaussian = &multirater.GaussianSites{Precision: a.siteS, Shift: a.siteV}
+	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
 	for i := range res.Items {
 		rk := ranks[i]
 		sort.Float64s(rk)
@@ -681,112 +425,3 @@ func point(v float64) multirater.Estimate {
 // mcmcRound rounds a probability to 6 significant digits, as the Gibbs
 // results do.
 func mcmcRound(p float64) float64 { return mcmc.Round6(p) }
-
-// kernelState is the prior covariance of FitDeterministic when kernel terms
-// are learnt: C = fixed + sum_t Gram_t(theta_t) and the derivatives of C in
-// every hyperparameter. A nil *kernelState has no
-// hyperparameters.
-type kernelState struct {
-	n      int
-	fixed  interface{ At(i, j int) float64 }
-	learn  *LearnKernel
-	dims   []int // hyperparameters per term
-	cur    []float64
-	terms_ []kernel.Hyper
-	c      *mat.SymDense
-	grads  []mat.Symmetric
-}
-
-func newKernelState(n int, fixed mat.Symmetric, l *LearnKernel) (*kernelState, error) {
-	k := &kernelState{n: n, learn: l}
-	if fixed != nil {
-		k.fixed = fixed
-	}
-	dim := 0
-	if l.Inputs.X != nil {
-		_, dim = l.Inputs.X.Dims()
-	}
-	var p []float64
-	for _, t := range l.Terms {
-		d := t.NumHyper(dim)
-		k.dims = append(k.dims, d)
-		p = append(p, t.HyperTo(make([]float64, d), dim)...)
-	}
-	if err := k.set(p); err != nil {
-		return nil, err
-	}
-	return k, nil
-}
-
-// size is the number of hyperparameters.
-func (k *kernelState) size() int {
-	if k == nil {
-		return 0
-	}
-	return len(k.cur)
-}
-
-// startTo sets dst to the starting hyperparameters of start s: Chu's
-// footnote 6 (gamma = kappa/2 = 1/(2D)) for the first, jittered by a factor
-// exp(N(0, 1)) for the others.
-func (k *kernelState) startTo(dst []float64, s int, rng *rand.Rand) {
-	if k == nil {
-		return
-	}
-	dim := 1
-	if k.learn.Inputs.X != nil {
-		_, dim = k.learn.Inputs.X.Dims()
-	}
-	for i := range dst {
-		dst[i] = math.Log(0.5 / float64(dim))
-		if s > 0 {
-			dst[i] += rng.NormFloat64()
-		}
-	}
-}
-
-// set rebuilds C and its derivatives for hyperparameters p (a no-op when p
-// has not changed).
-func (k *kernelState) set(p []float64) error {
-	if k == nil {
-		return nil
-	}
-	if k.c != nil && floats.Equal(p, k.cur) {
-		return nil
-	}
-	k.cur = append(k.cur[:0], p...)
-	k.c = mat.NewSymDense(k.n, nil)
-	if k.fixed != nil {
-		for i := 0; i < k.n; i++ {
-			for j := i; j < k.n; j++ {
-				k.c.SetSym(i, j, k.fixed.At(i, j))
-			}
-		}
-	}
-	k.terms_ = k.terms_[:0]
-	k.grads = k.grads[:0]
-	off := 0
-	for t, term := range k.learn.Terms {
-		h := term.WithHyper(p[off : off+k.dims[t]])
-		off += k.dims[t]
-		k.terms_ = append(k.terms_, h)
-		var g mat.SymDense
-		h.GramTo(&g, k.learn.Inputs)
-		k.c.AddSym(k.c, &g)
-		gs := make([]*mat.SymDense, k.dims[t])
-		h.GramGradTo(gs, k.learn.Inputs)
-		for _, d := range gs {
-			k.grads = append(k.grads, d)
-		}
-	}
-	return nil
-}
-
-// terms returns the learnt terms in the kernel grammar.
-func (k *kernelState) terms() []string {
-	out := make([]string, len(k.terms_))
-	for i, t := range k.terms_ {
-		out[i] = t.String()
-	}
-	return out
-}

@@ -1,0 +1,502 @@
+// Package infer runs a deterministic engine (multirater/ep or
+// multirater/laplace) for a Gaussian-process prior and a set of sites whose
+// likelihoods belong to a few owners (the raters), and maximises the log
+// evidence over the owners' likelihood parameters and the kernel's
+// hyperparameters with L-BFGS (gonum/optimize) from several starting points
+// (Chu & Ghahramani sec. 4 and footnote 6). Every model family fitted by EP
+// or Laplace uses it: a family brings its likelihoods, their starting
+// points, an optional prior on their parameters, and summarises the
+// Approx it gets back.
+//
+// The objective is the engine's log evidence with its exact gradient: for
+// EP, log Z_EP and the sum of the sites' tilted gradients at their cavities
+// (lik.Learnable.TiltedGradTo) plus ep.Result.KernelGrad; for Laplace, Chu's
+// eq. 11 with the explicit terms and those through the mode
+// (lik.LaplaceLearnable.LogLikGradTo, laplace.Result.Implicit and
+// KernelGrad).
+//
+// A kernel matrix is factorised by the pivoted Cholesky decomposition
+// (gp.NewPivotedFactor) to the trace tolerance the problem gives
+// (Problem.FactorTol), refactorised when the parameters change enough to
+// need it; during the search the factor is 10 times looser and EP stops at
+// 1e-3, the final approximation uses the tight settings.
+package infer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
+
+	"concord/multirater"
+	"concord/multirater/ep"
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
+	"concord/multirater/laplace"
+	"concord/multirater/lik"
+)
+
+// Problem is a deterministic fit: the prior, the sites, the owners'
+// likelihoods and what of them is learnt.
+type Problem struct {
+	// Engine is multirater.EngineEP or multirater.EngineLaplace.
+	Engine string
+	// N is the number of items (latent values).
+	N int
+	// Cov is the fixed part of the prior covariance of the items; nil with
+	// Kernel nil means the identity.
+	Cov mat.Symmetric
+	// Kernel, when not nil, holds the kernel terms whose hyperparameters
+	// are learnt (added to Cov).
+	Kernel *Kernel
+	// Sites are the observations; Owner[j] is the index in Liks of site
+	// j's likelihood, which must be the same value as Sites[j].Lik.
+	Sites []lik.Site
+	Owner []int
+	// Liks are the owners' likelihoods; a nil entry owns no site.
+	Liks []lik.LaplaceLearnable
+	// Fixed, when not nil, reports the likelihood parameters that are not
+	// learnt (owner l, parameter k); their gradient is zero and Start's
+	// values stay.
+	Fixed func(l, k int) bool
+	// Start sets dst (the parameters of every owner, concatenated in owner
+	// order, each owner's NumParams long) to start s's values (s = 0 is the
+	// first, deterministic one; later starts may jitter with rng).
+	Start func(s int, rng *rand.Rand, dst []float64)
+	// LogPrior, when not nil, returns the log prior of owner l's parameters
+	// p and adds its gradient to grad (nil when only the value is needed);
+	// the maximised objective is then the log evidence plus the log priors
+	// (type-II MAP) and PriorNote names it in the notes.
+	LogPrior  func(l int, p, grad []float64) float64
+	PriorNote string
+	// FactorTol returns the trace of C - G G' a pivoted factor of the
+	// kernel matrix may leave out at the current parameters (the factor is
+	// built to a quarter of it).
+	FactorTol func() float64
+	// Restarts is the number of starting points (at least 1).
+	Restarts int
+	// ParallelSites is the number of sites per item above which EP
+	// updates in parallel (unless EP says otherwise); 0 means 4.
+	ParallelSites int
+	// EP and Laplace control the engines.
+	EP      ep.Options
+	Laplace laplace.Options
+	// Progress, when set, is called after each evaluation of the evidence.
+	Progress func(multirater.Progress)
+}
+
+// Approx is what both engines give at the final parameters: the Gaussian
+// marginals, the Gaussian sites summed per item, the log evidence, the
+// iterations and joint draws.
+type Approx struct {
+	Mean, Var []float64
+	// SiteS, SiteV are the Gaussian sites' precisions and
+	// precision-weighted means summed per item (multirater.GaussianSites).
+	SiteS, SiteV []float64
+	LogZ         float64
+	Iterations   int
+	// Draw sets dst to a joint draw of the latent values.
+	Draw func(rng *rand.Rand, dst []float64)
+	// EP or Laplace is the engine's own result.
+	EP      *ep.Result
+	Laplace *laplace.Result
+	// Notes are one line per start of the evidence maximisation.
+	Notes []string
+	// Learnt are the learnt kernel terms in the kernel grammar (nil
+	// without Kernel).
+	Learnt []string
+}
+
+// Fit maximises the objective over the parameters not fixed (when there
+// are any) and returns the engine's approximation at the best start's
+// optimum, with every owner's likelihood set to it.
+func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
+	start := time.Now()
+	if p.Engine != multirater.EngineEP && p.Engine != multirater.EngineLaplace {
+		panic(fmt.Sprintf("infer: unknown engine %q", p.Engine))
+	}
+	if len(p.Owner) != len(p.Sites) || p.Start == nil || p.FactorTol == nil {
+		panic("infer: Problem needs Owner for every site, Start and FactorTol")
+	}
+	n := p.N
+	nl := len(p.Liks)
+	off := make([]int, nl+1)
+	for l, o := range p.Liks {
+		off[l+1] = off[l]
+		if o != nil {
+			off[l+1] += o.NumParams()
+		}
+	}
+	nlik := off[nl]
+	var fac *gp.Factor
+	cov := p.Cov
+	if p.Cov == nil && p.Kernel == nil {
+		fac = gp.IdentityFactor(n)
+	}
+	parallelSites := p.ParallelSites
+	if parallelSites == 0 {
+		parallelSites = 4
+	}
+	var warm *ep.Result
+	optimising := false
+	evaluate := func() (*Approx, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if p.Kernel != nil && p.Kernel.c != cov {
+			cov, fac = p.Kernel.c, nil
+		}
+		ftol := p.FactorTol()
+		if optimising {
+			ftol *= 10
+		}
+		if cov != nil && (fac == nil || fac.Residual > ftol) {
+			f, err := gp.NewPivotedFactor(cov, ftol/4)
+			if err != nil {
+				return nil, err
+			}
+			fac = f
+		}
+		if p.Engine == multirater.EngineLaplace {
+			r, err := laplace.Run(fac, p.Sites, p.Laplace)
+			if err != nil {
+				return nil, err
+			}
+			sv := make([]float64, n)
+			for i := range sv {
+				sv[i] = r.W[i]*r.Mean[i] + r.Grad[i]
+			}
+			return &Approx{Mean: r.Mean, Var: r.Var, SiteS: r.W, SiteV: sv, LogZ: r.LogZ, Iterations: r.Iterations, Draw: r.DrawTo, Laplace: r}, nil
+		}
+		eo := p.EP
+		if !eo.Parallel && eo.Damping == 0 && len(p.Sites) > parallelSites*n {
+			// A sequential sweep costs O(M r^2) in level-2 BLAS, a parallel
+			// one O(N r^2) in level-3 BLAS but needs about twice the
+			// sweeps: parallel pays when items have many sites.
+			eo.Parallel = true
+		}
+		if warm != nil {
+			eo.InitTau, eo.InitNu = warm.Tau, warm.Nu
+		}
+		if optimising && eo.Tol == 0 {
+			// log Z_EP is stationary in the sites: its error at 1e-3 is far
+			// smaller than 1e-3.
+			eo.Tol = 1e-3
+		}
+		r, err := ep.Run(fac, p.Sites, eo)
+		if err != nil && warm != nil {
+			// A warm start far from the new parameters can stall: start cold.
+			eo.InitTau, eo.InitNu = nil, nil
+			r, err = ep.Run(fac, p.Sites, eo)
+		}
+		if err != nil {
+			return nil, err
+		}
+		warm = r
+		ss, sv := make([]float64, n), make([]float64, n)
+		for j, st := range p.Sites {
+			ss[st.Item] += r.Tau[j]
+			sv[st.Item] += r.Nu[j]
+		}
+		return &Approx{Mean: r.Mean, Var: r.Var, SiteS: ss, SiteV: sv, LogZ: r.LogZ, Iterations: r.Sweeps, Draw: r.DrawTo, EP: r}, nil
+	}
+	fixed := func(l, k int) bool { return p.Fixed != nil && p.Fixed(l, k) }
+	anyFree := p.Kernel.Size() > 0
+	for l, o := range p.Liks {
+		for k := 0; o != nil && k < o.NumParams(); k++ {
+			anyFree = anyFree || !fixed(l, k)
+		}
+	}
+	base := make([]float64, nlik) // the fixed parameters' values (start 0)
+	p.Start(0, rng, base)
+	setAll := func(theta []float64) error {
+		if err := p.Kernel.set(theta[nlik:]); err != nil {
+			return err
+		}
+		for l, o := range p.Liks {
+			if o == nil {
+				continue
+			}
+			q := make([]float64, o.NumParams())
+			for k := range q {
+				q[k] = theta[off[l]+k]
+				if fixed(l, k) {
+					q[k] = base[off[l]+k]
+				}
+			}
+			o.SetParams(q)
+		}
+		return nil
+	}
+	startTheta := func(s int) []float64 {
+		theta := make([]float64, nlik+p.Kernel.Size())
+		p.Start(s, rng, theta[:nlik])
+		p.Kernel.startTo(theta[nlik:], s, rng)
+		return theta
+	}
+	var lastErr error
+	objective := func(theta, grad []float64) float64 {
+		if err := setAll(theta); err != nil {
+			lastErr = err
+			return math.Inf(1)
+		}
+		a, err := evaluate()
+		if err != nil {
+			lastErr = err
+			return math.Inf(1)
+		}
+		val := a.LogZ
+		if grad != nil {
+			for i := range grad {
+				grad[i] = 0
+			}
+			if a.Laplace != nil {
+				// Chu eq. 11: explicit terms and those through the mode.
+				u := a.Laplace.Implicit()
+				for j, s := range p.Sites {
+					o := p.Liks[p.Owner[j]]
+					np := o.NumParams()
+					buf, d1, d2 := make([]float64, np), make([]float64, np), make([]float64, np)
+					o.LogLikGradTo(buf, d1, d2, s.Y, a.Mean[s.Item])
+					g := grad[off[p.Owner[j]]:]
+					for k := range buf {
+						g[k] += buf[k] + 0.5*a.Var[s.Item]*d2[k] + u[s.Item]*d1[k]
+					}
+				}
+			} else {
+				// EP: the sites' tilted gradients at their cavities.
+				for j, s := range p.Sites {
+					o := p.Liks[p.Owner[j]]
+					buf := o.TiltedGradTo(make([]float64, o.NumParams()), s.Y, a.EP.CavMean[j], a.EP.CavVar[j])
+					g := grad[off[p.Owner[j]]:]
+					for k := range buf {
+						g[k] += buf[k]
+					}
+				}
+			}
+			if p.Kernel.Size() > 0 {
+				var g []float64
+				if a.Laplace != nil {
+					g = a.Laplace.KernelGrad(p.Kernel.grads)
+				} else if g, err = a.EP.KernelGrad(p.Kernel.grads); err != nil {
+					lastErr = err
+					return math.Inf(1)
+				}
+				copy(grad[nlik:], g)
+			}
+		}
+		if p.LogPrior != nil {
+			for l, o := range p.Liks {
+				if o == nil {
+					continue
+				}
+				var g []float64
+				if grad != nil {
+					g = grad[off[l]:off[l+1]]
+				}
+				val += p.LogPrior(l, o.ParamsTo(make([]float64, o.NumParams())), g)
+			}
+		}
+		if grad != nil {
+			for l, o := range p.Liks {
+				for k := 0; o != nil && k < o.NumParams(); k++ {
+					if fixed(l, k) {
+						grad[off[l]+k] = 0
+					}
+				}
+			}
+			for k := range grad {
+				grad[k] = -grad[k]
+			}
+		}
+		if p.Progress != nil {
+			p.Progress(multirater.Progress{Elapsed: time.Since(start), Phase: "maximising the evidence"})
+		}
+		return -val
+	}
+	var best []float64
+	bestVal := math.Inf(1)
+	var notes []string
+	if anyFree {
+		restarts := max(p.Restarts, 1)
+		for s := 0; s < restarts; s++ {
+			x0 := startTheta(s)
+			// L-BFGS asks for the value and the gradient at the same points:
+			// one engine run gives both.
+			var cx, cg []float64
+			var cv float64
+			eval := func(x []float64) {
+				if cx != nil && floats.Equal(cx, x) {
+					return
+				}
+				cx = append(cx[:0], x...)
+				cg = make([]float64, len(x))
+				cv = objective(x, cg)
+			}
+			prob := optimize.Problem{
+				Func: func(x []float64) float64 { eval(x); return cv },
+				Grad: func(g, x []float64) { eval(x); copy(g, cg) },
+			}
+			warm, optimising = nil, true
+			// Converged when the objective has gained less than 1e-4 nats in
+			// two iterations, or the gradient is below 1e-5.
+			r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: 500,
+				Converger: &optimize.FunctionConverge{Absolute: 1e-4, Iterations: 2}}, &optimize.LBFGS{})
+			if err != nil && r == nil {
+				return nil, fmt.Errorf("multirater: evidence maximisation: %w", err)
+			}
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, ctxErr
+			}
+			status := "converged"
+			if err != nil {
+				status = err.Error()
+			} else if r.Status != optimize.GradientThreshold && r.Status != optimize.FunctionConvergence {
+				status = r.Status.String()
+			}
+			what := "log evidence"
+			if p.LogPrior != nil && p.PriorNote != "" {
+				what = p.PriorNote
+			}
+			notes = append(notes, fmt.Sprintf("evidence maximisation start %d: %s %.4f after %d L-BFGS iterations (%s)", s+1, what, -r.F, r.Stats.MajorIterations, status))
+			if r.F < bestVal {
+				bestVal, best = r.F, append([]float64(nil), r.X...)
+			}
+		}
+		if best == nil {
+			if lastErr != nil {
+				return nil, lastErr
+			}
+			return nil, errors.New("multirater: evidence maximisation found no finite evidence")
+		}
+	} else {
+		best = startTheta(0)
+	}
+	if err := setAll(best); err != nil {
+		return nil, err
+	}
+	warm, optimising = nil, false
+	a, err := evaluate()
+	if err != nil {
+		return nil, err
+	}
+	a.Notes = notes
+	if p.Kernel != nil {
+		a.Learnt = p.Kernel.terms()
+	}
+	return a, nil
+}
+
+// Kernel is the prior covariance when kernel terms are learnt:
+// C = fixed + sum_t Gram_t(theta_t) and the derivatives of C in every
+// hyperparameter. A nil *Kernel has no hyperparameters.
+type Kernel struct {
+	n      int
+	fixed  mat.Symmetric
+	learn  []kernel.Hyper
+	inputs kernel.Inputs
+	dims   []int // hyperparameters per term
+	cur    []float64
+	terms_ []kernel.Hyper
+	c      *mat.SymDense
+	grads  []mat.Symmetric
+}
+
+// NewKernel returns the covariance fixed + the terms learn on the inputs
+// (fixed may be nil), at the terms' current hyperparameters.
+func NewKernel(n int, fixed mat.Symmetric, learn []kernel.Hyper, inputs kernel.Inputs) (*Kernel, error) {
+	k := &Kernel{n: n, fixed: fixed, learn: learn, inputs: inputs}
+	dim := 0
+	if inputs.X != nil {
+		_, dim = inputs.X.Dims()
+	}
+	var p []float64
+	for _, t := range learn {
+		d := t.NumHyper(dim)
+		k.dims = append(k.dims, d)
+		p = append(p, t.HyperTo(make([]float64, d), dim)...)
+	}
+	if err := k.set(p); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Size is the number of hyperparameters.
+func (k *Kernel) Size() int {
+	if k == nil {
+		return 0
+	}
+	return len(k.cur)
+}
+
+// startTo sets dst to the starting hyperparameters of start s: Chu's
+// footnote 6 (gamma = kappa/2 = 1/(2D)) for the first, jittered by a factor
+// exp(N(0, 1)) for the others.
+func (k *Kernel) startTo(dst []float64, s int, rng *rand.Rand) {
+	if k == nil {
+		return
+	}
+	dim := 1
+	if k.inputs.X != nil {
+		_, dim = k.inputs.X.Dims()
+	}
+	for i := range dst {
+		dst[i] = math.Log(0.5 / float64(dim))
+		if s > 0 {
+			dst[i] += rng.NormFloat64()
+		}
+	}
+}
+
+// set rebuilds C and its derivatives for hyperparameters p (a no-op when p
+// has not changed).
+func (k *Kernel) set(p []float64) error {
+	if k == nil {
+		return nil
+	}
+	if k.c != nil && floats.Equal(p, k.cur) {
+		return nil
+	}
+	k.cur = append(k.cur[:0], p...)
+	k.c = mat.NewSymDense(k.n, nil)
+	if k.fixed != nil {
+		for i := 0; i < k.n; i++ {
+			for j := i; j < k.n; j++ {
+				k.c.SetSym(i, j, k.fixed.At(i, j))
+			}
+		}
+	}
+	k.terms_ = k.terms_[:0]
+	k.grads = k.grads[:0]
+	off := 0
+	for t, term := range k.learn {
+		h := term.WithHyper(p[off : off+k.dims[t]])
+		off += k.dims[t]
+		k.terms_ = append(k.terms_, h)
+		var g mat.SymDense
+		h.GramTo(&g, k.inputs)
+		k.c.AddSym(k.c, &g)
+		gs := make([]*mat.SymDense, k.dims[t])
+		h.GramGradTo(gs, k.inputs)
+		for _, d := range gs {
+			k.grads = append(k.grads, d)
+		}
+	}
+	return nil
+}
+
+// terms returns the learnt terms in the kernel grammar.
+func (k *Kernel) terms() []string {
+	out := make([]string, len(k.terms_))
+	for i, t := range k.terms_ {
+		out[i] = t.String()
+	}
+	return out
+}
