@@ -12,13 +12,14 @@ import (
 func Phi(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
 func boundedCases() []Bounded {
-	return []Bounded{&Beta{Nu: 3}, &Beta{Nu: 40}, &TruncGauss{Nu: 3}, &TruncGauss{Nu: 25}, &Warped{Sigma: 0.3}, &Warped{Sigma: 1.5}}
+	return []Bounded{&Beta{Nu: 3}, &Beta{Nu: 40}, &TruncGauss{Nu: 3}, &TruncGauss{Nu: 25}, &Warped{Sigma: 0.3}, &Warped{Sigma: 1.5},
+		&Shift{L: &Beta{Nu: 10}, B: 0.4}, &Shift{L: &TruncGauss{Nu: 8}, B: -0.3}}
 }
 
 // name returns a case's name with its parameter.
 func caseName(l Bounded) string {
-	p := l.ParamsTo(make([]float64, 1))
-	return fmt.Sprintf("%s/%.3g", l.Name(), math.Exp(p[0]))
+	p := l.ParamsTo(make([]float64, l.NumParams()))
+	return fmt.Sprintf("%s/%.3g", l.Name(), p)
 }
 
 // TestBoundedDensityIntegratesToOne: ∫_0^1 p(y | f) dy = 1 (Legendre
@@ -78,18 +79,24 @@ func TestBoundedDerivatives(t *testing.T) {
 					}
 				}
 				// Parameter gradients.
-				var dlp, dd1, dd2 [1]float64
-				l.LogLikGradTo(dlp[:], dd1[:], dd2[:], y, f)
-				p := l.ParamsTo(make([]float64, 1))
-				l.SetParams([]float64{p[0] + h})
-				lpP, d1P, d2P, _ = l.LogLik(y, f)
-				l.SetParams([]float64{p[0] - h})
-				lpM, d1M, d2M, _ = l.LogLik(y, f)
-				l.SetParams(p)
-				fd = [3]float64{(lpP - lpM) / (2 * h), (d1P - d1M) / (2 * h), (d2P - d2M) / (2 * h)}
-				for k, an := range [3]float64{dlp[0], dd1[0], dd2[0]} {
-					if math.Abs(an-fd[k]) > 1e-5*(1+math.Abs(an)) {
-						t.Errorf("%s y=%v f=%v: parameter gradient %d = %v, finite difference %v", caseName(l), y, f, k, an, fd[k])
+				np := l.NumParams()
+				dlp, dd1, dd2 := make([]float64, np), make([]float64, np), make([]float64, np)
+				l.LogLikGradTo(dlp, dd1, dd2, y, f)
+				p := l.ParamsTo(make([]float64, np))
+				for i := range p {
+					q := append([]float64(nil), p...)
+					q[i] = p[i] + h
+					l.SetParams(q)
+					lpP, d1P, d2P, _ = l.LogLik(y, f)
+					q[i] = p[i] - h
+					l.SetParams(q)
+					lpM, d1M, d2M, _ = l.LogLik(y, f)
+					l.SetParams(p)
+					fd = [3]float64{(lpP - lpM) / (2 * h), (d1P - d1M) / (2 * h), (d2P - d2M) / (2 * h)}
+					for k, an := range [3]float64{dlp[i], dd1[i], dd2[i]} {
+						if math.Abs(an-fd[k]) > 1e-5*(1+math.Abs(an)) {
+							t.Errorf("%s y=%v f=%v: parameter %d gradient %d = %v, finite difference %v", caseName(l), y, f, i, k, an, fd[k])
+						}
 					}
 				}
 				// Tilted in mu and in the parameter.
@@ -103,14 +110,19 @@ func TestBoundedDerivatives(t *testing.T) {
 					if fd := (t1P - t1M) / (2 * h); math.Abs(t2-fd) > 1e-4*(1+math.Abs(t2)) {
 						t.Errorf("%s y=%v mu=%v s2=%v: tilted d2 = %v, finite difference %v", caseName(l), y, f, s2, t2, fd)
 					}
-					g := l.TiltedGradTo(make([]float64, 1), y, f, s2)
-					l.SetParams([]float64{p[0] + h})
-					lzP, _, _ = l.Tilted(y, f, s2)
-					l.SetParams([]float64{p[0] - h})
-					lzM, _, _ = l.Tilted(y, f, s2)
-					l.SetParams(p)
-					if fd := (lzP - lzM) / (2 * h); math.Abs(g[0]-fd) > 1e-5*(1+math.Abs(g[0])) {
-						t.Errorf("%s y=%v mu=%v s2=%v: tilted parameter gradient %v, finite difference %v", caseName(l), y, f, s2, g[0], fd)
+					g := l.TiltedGradTo(make([]float64, np), y, f, s2)
+					for i := range p {
+						q := append([]float64(nil), p...)
+						q[i] = p[i] + h
+						l.SetParams(q)
+						lzP, _, _ = l.Tilted(y, f, s2)
+						q[i] = p[i] - h
+						l.SetParams(q)
+						lzM, _, _ = l.Tilted(y, f, s2)
+						l.SetParams(p)
+						if fd := (lzP - lzM) / (2 * h); math.Abs(g[i]-fd) > 1e-5*(1+math.Abs(g[i])) {
+							t.Errorf("%s y=%v mu=%v s2=%v: tilted parameter %d gradient %v, finite difference %v", caseName(l), y, f, s2, i, g[i], fd)
+						}
 					}
 					_ = lz
 				}
