@@ -93,6 +93,11 @@ type ModelSettings struct {
 	// Quadrature is the number of Gauss-Hermite nodes of the predictive
 	// class distributions; classification only.
 	Quadrature int `json:"quadrature,omitempty"`
+	// Likelihood is the bounded model's likelihood (beta, truncnorm,
+	// warped); Lo and Hi bound its rating scale.
+	Likelihood string   `json:"likelihood,omitempty"`
+	Lo         *float64 `json:"lo,omitempty"`
+	Hi         *float64 `json:"hi,omitempty"`
 }
 
 // Learnt are kernel hyperparameters a fit learnt.
@@ -118,6 +123,10 @@ const (
 	// OutputClasses: a class distribution per item (ItemResult.ClassProbs,
 	// Class) and rater confusion tables (classification models).
 	OutputClasses Output = "classes"
+	// OutputValues: a latent consensus score per item (ItemResult.Score,
+	// Rank) with the consensus value on the rating scale (ItemResult.Value)
+	// and rater dispersions and biases (bounded models).
+	OutputValues Output = "values"
 )
 
 // Engines that make fits.
@@ -175,6 +184,10 @@ type ItemResult struct {
 
 	// Score is the latent consensus m_n (ordinal).
 	Score *Estimate `json:"score,omitempty"`
+	// Value is the consensus on the rating scale (bounded models): the
+	// predictive distribution of a new rating (mean, sd and the 2.5%, 50%
+	// and 97.5% quantiles: a 95% predictive interval).
+	Value *Estimate `json:"value,omitempty"`
 	// Rank is the item's rank among all items, computed per draw.
 	Rank *RankSummary `json:"rank,omitempty"`
 	// GradeProbs is the consensus grade distribution: the average over
@@ -226,6 +239,13 @@ type RaterResult struct {
 	// Precision is alpha_l; Variance is 1/alpha_l.
 	Precision Estimate `json:"precision"`
 	Variance  Estimate `json:"variance"`
+	// Dispersion is the rater's inverse dispersion nu_l (bounded models:
+	// larger is more consistent; for the warped likelihood 1/sigma_l),
+	// with a 95% interval from Laplace's approximation on ln nu_l;
+	// Precision repeats it. Bias is the rater's additive bias on the
+	// latent scale, when fitted.
+	Dispersion *Estimate `json:"dispersion,omitempty"`
+	Bias       *Estimate `json:"bias,omitempty"`
 	// Thresholds are the rater's K-1 thresholds b_l1 < ... < b_l,K-1
 	// (ordinal).
 	Thresholds []Threshold `json:"thresholds,omitempty"`

@@ -75,6 +75,13 @@ type Options struct {
 	// Init, when it has one entry per site, starts from these sites (a warm
 	// start, e.g. from the previous hyperparameters of an optimisation).
 	InitTau, InitNu []float64
+	// NegativeSites lets sequential EP keep a negative site precision (a
+	// likelihood that is not log-concave in f: an observation in conflict
+	// with the rest, whose tilted variance exceeds the cavity's), Minka's
+	// EP proper, as long as the item's posterior marginal stays proper;
+	// otherwise, and always in parallel EP, such a precision is clamped to
+	// 0 (GPML's infEP) and counted in Result.Clamped.
+	NegativeSites bool
 }
 
 // Result is the EP approximation at convergence.
@@ -84,9 +91,14 @@ type Result struct {
 	// LogZ is log Z_EP.
 	LogZ float64
 	// Sweeps is the number of sweeps run; Skipped counts the site updates
-	// left out because the cavity had a non-positive precision or the new
-	// site a negative one.
-	Sweeps, Skipped int
+	// left out because the cavity had a non-positive precision or the
+	// tilted moments were not finite; Clamped counts the updates whose
+	// site precision would have been negative (a likelihood that is not
+	// log-concave in f, whose tilted variance exceeds the cavity's) and was
+	// set to 0, the site's mean parameter taken as computed (GPML's
+	// infEP). With clamped sites the fixed point is not exactly EP's, and
+	// the evidence's gradients are approximate.
+	Sweeps, Skipped, Clamped int
 	// Tau and Nu are the sites' precisions and precision-weighted means;
 	// CavMean and CavVar the cavity distributions of the sites at the final
 	// posterior (what the evidence's gradients need).
@@ -201,10 +213,13 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			dTau := make([]float64, m)
 			dNu := make([]float64, m)
 			for j, s := range sites {
-				t, nu, ok := newSite(s, mean[s.Item], vr[s.Item], res.Tau[j], res.Nu[j], damp)
+				t, nu, ok, cl := newSite(s, mean[s.Item], vr[s.Item], res.Tau[j], res.Nu[j], damp, false)
 				if !ok {
 					res.Skipped++
 					continue
+				}
+				if cl {
+					res.Clamped++
 				}
 				dTau[j], dNu[j] = t-res.Tau[j], nu-res.Nu[j]
 			}
@@ -240,10 +255,13 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 					moved = math.Max(moved, math.Abs(v-visVar[j])/v)
 				}
 				visMu[j], visVar[j] = mu, v
-				t, nu, ok := newSite(s, mu, v, res.Tau[j], res.Nu[j], damp)
+				t, nu, ok, cl := newSite(s, mu, v, res.Tau[j], res.Nu[j], damp, opts.NegativeSites)
 				if !ok {
 					res.Skipped++
 					continue
+				}
+				if cl {
+					res.Clamped++
 				}
 				next := -1
 				if j+1 < m {
@@ -298,27 +316,36 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 
 // newSite returns the damped new natural parameters of site s given the
 // item's posterior marginal N(mu, v) and the site's current (tau, nu); ok
-// is false when the cavity precision is not positive or the new site's
-// precision would be negative (the update is then skipped).
-func newSite(s lik.Site, mu, v, tau, nu, damp float64) (newTau, newNu float64, ok bool) {
+// is false when the cavity precision is not positive or the tilted moments
+// are not finite (the update is then skipped); clamped is true when the new
+// site's precision would be negative and was set to 0 (nu as computed).
+func newSite(s lik.Site, mu, v, tau, nu, damp float64, negative bool) (newTau, newNu float64, ok, clamped bool) {
 	cTau := 1/v - tau
 	if !(cTau > 0) {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	cVar := 1 / cTau
 	cMean := cVar * (mu/v - nu)
 	if math.IsNaN(cMean) || math.IsInf(cMean, 0) || math.IsInf(cVar, 0) {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	_, d1, d2 := s.Lik.Tilted(s.Y, cMean, cVar)
 	// Moment matching (Rasmussen & Williams eq. 3.59 in GPML's form).
 	den := 1 + d2*cVar
 	t := -d2 / den
 	nn := (d1 - cMean*d2) / den
-	if !(t >= 0) || math.IsInf(t, 0) || math.IsNaN(nn) || math.IsInf(nn, 0) {
-		return 0, 0, false
+	if math.IsNaN(t) || math.IsInf(t, 0) || math.IsNaN(nn) || math.IsInf(nn, 0) || !(den > 0) {
+		return 0, 0, false, false
 	}
-	return damp*t + (1-damp)*tau, damp*nn + (1-damp)*nu, true
+	if t < 0 {
+		// The new marginal precision is 1/v + (t' - tau) with t' the
+		// damped new precision; keep a negative t' only while that stays
+		// above a tenth of the cavity's.
+		if nt := damp*t + (1-damp)*tau; !negative || 1/v+nt-tau < 0.1*cTau {
+			t, clamped = 0, true
+		}
+	}
+	return damp*t + (1-damp)*tau, damp*nn + (1-damp)*nu, true, clamped
 }
 
 // logZ computes log Z_EP at the posterior with marginals (mean, vr), and

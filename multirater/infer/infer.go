@@ -55,8 +55,11 @@ type Problem struct {
 	// Kernel, when not nil, holds the kernel terms whose hyperparameters
 	// are learnt (added to Cov).
 	Kernel *Kernel
-	// Sites are the observations; Owner[j] is the index in Liks of site
-	// j's likelihood, which must be the same value as Sites[j].Lik.
+	// Sites are the observations; Owner[j] is the index in Liks of the
+	// owner of site j's likelihood: Sites[j].Lik is a lik.LaplaceLearnable
+	// with the owner's parameters (the owner's likelihood itself, or a view
+	// of it, such as a censored form, sharing its parameters), and the
+	// gradient of site j goes to the owner's parameters.
 	Sites []lik.Site
 	Owner []int
 	// Liks are the owners' likelihoods; a nil entry owns no site.
@@ -82,9 +85,12 @@ type Problem struct {
 	// Restarts is the number of starting points (at least 1).
 	Restarts int
 	// ParallelSites is the number of sites per item above which EP
-	// updates in parallel (unless EP says otherwise); 0 means 4.
+	// updates in parallel (unless EP says otherwise); 0 means 4, negative
+	// never.
 	ParallelSites int
-	// EP and Laplace control the engines.
+	// EP and Laplace control the engines. During the search EP stops at a
+	// tolerance of 1e-3 (or EP.Tol when looser); the final approximation
+	// at EP.Tol.
 	EP      ep.Options
 	Laplace laplace.Options
 	// Progress, when set, is called after each evaluation of the evidence.
@@ -145,6 +151,7 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	}
 	var warm *ep.Result
 	optimising := false
+	clampedRuns := 0 // EP runs that fell back to clamped site precisions
 	evaluate := func() (*Approx, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -175,7 +182,7 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 			return &Approx{Mean: r.Mean, Var: r.Var, SiteS: r.W, SiteV: sv, LogZ: r.LogZ, Iterations: r.Iterations, Draw: r.DrawTo, Laplace: r}, nil
 		}
 		eo := p.EP
-		if !eo.Parallel && eo.Damping == 0 && len(p.Sites) > parallelSites*n {
+		if !eo.Parallel && eo.Damping == 0 && parallelSites > 0 && len(p.Sites) > parallelSites*n {
 			// A sequential sweep costs O(M r^2) in level-2 BLAS, a parallel
 			// one O(N r^2) in level-3 BLAS but needs about twice the
 			// sweeps: parallel pays when items have many sites.
@@ -184,9 +191,9 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 		if warm != nil {
 			eo.InitTau, eo.InitNu = warm.Tau, warm.Nu
 		}
-		if optimising && eo.Tol == 0 {
+		if optimising && eo.Tol < 1e-3 {
 			// log Z_EP is stationary in the sites: its error at 1e-3 is far
-			// smaller than 1e-3.
+			// smaller than 1e-3. The final approximation uses EP's Tol.
 			eo.Tol = 1e-3
 		}
 		r, err := ep.Run(fac, p.Sites, eo)
@@ -194,6 +201,18 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 			// A warm start far from the new parameters can stall: start cold.
 			eo.InitTau, eo.InitNu = nil, nil
 			r, err = ep.Run(fac, p.Sites, eo)
+		}
+		if err != nil && eo.NegativeSites {
+			// Negative site precisions can leave a cavity improper or keep
+			// EP from settling: clamp them at 0 (GPML), damped, from cold.
+			eo.NegativeSites, eo.InitTau, eo.InitNu = false, nil, nil
+			if eo.Damping == 0 {
+				eo.Damping = 0.7
+			}
+			r, err = ep.Run(fac, p.Sites, eo)
+			if err == nil {
+				clampedRuns++
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -260,7 +279,7 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 				// Chu eq. 11: explicit terms and those through the mode.
 				u := a.Laplace.Implicit()
 				for j, s := range p.Sites {
-					o := p.Liks[p.Owner[j]]
+					o := s.Lik.(lik.LaplaceLearnable)
 					np := o.NumParams()
 					buf, d1, d2 := make([]float64, np), make([]float64, np), make([]float64, np)
 					o.LogLikGradTo(buf, d1, d2, s.Y, a.Mean[s.Item])
@@ -272,7 +291,7 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 			} else {
 				// EP: the sites' tilted gradients at their cavities.
 				for j, s := range p.Sites {
-					o := p.Liks[p.Owner[j]]
+					o := s.Lik.(lik.LaplaceLearnable)
 					buf := o.TiltedGradTo(make([]float64, o.NumParams()), s.Y, a.EP.CavMean[j], a.EP.CavVar[j])
 					g := grad[off[p.Owner[j]]:]
 					for k := range buf {
@@ -386,11 +405,21 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	if err != nil {
 		return nil, err
 	}
+	if clampedRuns > 0 {
+		notes = append(notes, fmt.Sprintf("%d EP runs kept no negative site precisions (clamped at 0, damped) after EP with them did not settle; their evidence gradients are approximate", clampedRuns))
+	}
 	a.Notes = notes
 	if p.Kernel != nil {
 		a.Learnt = p.Kernel.terms()
 	}
 	return a, nil
+}
+
+// LearnKernel are kernel terms whose hyperparameters a family's data asks
+// to learn, on the items' inputs (the families' Data.Learn).
+type LearnKernel struct {
+	Terms  []kernel.Hyper
+	Inputs kernel.Inputs
 }
 
 // Kernel is the prior covariance when kernel terms are learnt:

@@ -41,29 +41,58 @@ func checkUnit(name string, y float64) {
 // parameter is ln Nu.
 type Beta struct {
 	Nu float64
+
+	cacheNu, cacheLg float64 // ln Gamma(cacheNu)
 }
 
 // Name is "beta".
-func (Beta) Name() string { return "beta" }
+func (*Beta) Name() string { return "beta" }
 
 // ab returns the shape parameters at f (clamped to [-fMax, fMax]), Phi(f)
 // and phi(f) (0 beyond the clamp: the likelihood is flat there).
-func (b Beta) ab(f float64) (a, bb, p, ph, fc float64) {
+func (b *Beta) ab(f float64) (a, bb, p, ph, fc float64) {
 	fc = math.Max(-fMax, math.Min(fMax, f))
-	p = numeric.NormCDF(fc)
-	a, bb = b.Nu*p, b.Nu*numeric.NormCDF(-fc)
+	p, q := phiPair(fc)
+	a, bb = b.Nu*p, b.Nu*q
 	if fc == f {
 		ph = math.Exp(-0.5*f*f) * invSqrt2Pi
 	}
 	return a, bb, p, ph, fc
 }
 
-func (b Beta) logp(y, f float64) float64 {
-	a, bb, _, _, _ := b.ab(f)
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(bb)
-	ln, _ := math.Lgamma(b.Nu)
-	return ln - la - lb + (a-1)*math.Log(y) + (bb-1)*math.Log1p(-y)
+// phiPair returns Phi(f) and 1 - Phi(f), each accurate, from one erfc.
+func phiPair(f float64) (p, q float64) {
+	if f < 0 {
+		p = numeric.NormCDF(f)
+		return p, 1 - p
+	}
+	q = numeric.NormCDF(-f)
+	return 1 - q, q
+}
+
+// lgNu returns ln Gamma(Nu), cached.
+func (b *Beta) lgNu() float64 {
+	if b.cacheNu != b.Nu || b.Nu == 0 {
+		b.cacheLg, _ = math.Lgamma(b.Nu)
+		b.cacheNu = b.Nu
+	}
+	return b.cacheLg
+}
+
+func (b *Beta) logp(y, f float64) float64 { return b.logpAt(y)(f) }
+
+// logpAt returns f -> log p(y | f) with log y, log(1 - y) and
+// ln Gamma(Nu) computed once.
+func (b *Beta) logpAt(y float64) func(f float64) float64 {
+	ly, l1y, lg, nu := math.Log(y), math.Log1p(-y), b.lgNu(), b.Nu
+	return func(f float64) float64 {
+		fc := math.Max(-fMax, math.Min(fMax, f))
+		p, q := phiPair(fc)
+		a, bb := nu*p, nu*q
+		la, _ := math.Lgamma(a)
+		lb, _ := math.Lgamma(bb)
+		return lg - la - lb + (a-1)*ly + (bb-1)*l1y
+	}
 }
 
 // trigamma is psi_1(x) = zeta(2, x); tetragamma psi_2(x) = -2 zeta(3, x).
@@ -74,7 +103,7 @@ func tetragamma(x float64) float64 { return -2 * mathext.Zeta(3, x) }
 // derivatives in f (Jensen et al. sec. 4.1): with T = logit y - psi(a) +
 // psi(b) and S = psi_1(a) + psi_1(b), d1 = Nu phi T and
 // d2 = -Nu f phi T - Nu^2 phi^2 S.
-func (b Beta) LogLik(y, f float64) (lp, d1, d2, d3 float64) {
+func (b *Beta) LogLik(y, f float64) (lp, d1, d2, d3 float64) {
 	checkUnit("Beta", y)
 	lp = b.logp(y, f)
 	a, bb, _, ph, fc := b.ab(f)
@@ -93,22 +122,22 @@ func (b Beta) LogLik(y, f float64) (lp, d1, d2, d3 float64) {
 }
 
 // Tilted returns the tilted normaliser by quadrature (Jensen et al. eq. 4-6).
-func (b Beta) Tilted(y, mu, s2 float64) (logZ, d1, d2 float64) {
+func (b *Beta) Tilted(y, mu, s2 float64) (logZ, d1, d2 float64) {
 	checkUnit("Beta", y)
 	return tiltedDerivs(b, y, mu, s2)
 }
 
 // NumParams is 1: ln Nu.
-func (Beta) NumParams() int { return 1 }
+func (*Beta) NumParams() int { return 1 }
 
 // ParamsTo sets dst[0] = ln Nu.
-func (b Beta) ParamsTo(dst []float64) []float64 { dst[0] = math.Log(b.Nu); return dst }
+func (b *Beta) ParamsTo(dst []float64) []float64 { dst[0] = math.Log(b.Nu); return dst }
 
 // SetParams sets Nu = exp(p[0]).
 func (b *Beta) SetParams(p []float64) { b.Nu = math.Exp(p[0]) }
 
 // LogLikGradTo sets the gradients in ln Nu of LogLik's lp, d1 and d2.
-func (b Beta) LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64) {
+func (b *Beta) LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64) {
 	a, bb, p, ph, fc := b.ab(f)
 	nu := b.Nu
 	pa, pb := mathext.Digamma(a), mathext.Digamma(bb)
@@ -127,25 +156,28 @@ func (b Beta) LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64) {
 	dd2[0] = -nu*fc*ph*t - nu*fc*ph*dt - 2*nu*nu*ph*ph*s - nu*nu*ph*ph*ds
 }
 
+// dlogp returns d log p / d ln Nu (LogLikGradTo's dlp alone, without the
+// polygamma functions of the other two).
+func (b *Beta) dlogp(y, f float64) float64 {
+	a, bb, p, _, _ := b.ab(f)
+	return b.Nu * (mathext.Digamma(b.Nu) - p*mathext.Digamma(a) - (1-p)*mathext.Digamma(bb) + p*math.Log(y) + (1-p)*math.Log1p(-y))
+}
+
 // TiltedGradTo sets dst[0] to d log Z / d ln Nu = E_tilted[d log p / d ln Nu].
-func (b Beta) TiltedGradTo(dst []float64, y, mu, s2 float64) []float64 {
+func (b *Beta) TiltedGradTo(dst []float64, y, mu, s2 float64) []float64 {
 	if s2 <= 0 {
-		var d1, d2 [1]float64
-		b.LogLikGradTo(dst, d1[:], d2[:], y, mu)
+		dst[0] = b.dlogp(y, mu)
 		return dst
 	}
-	tilted(b, y, mu, s2, dst, func(g []float64, y, f float64) {
-		var d1, d2 [1]float64
-		b.LogLikGradTo(g, d1[:], d2[:], y, f)
-	})
+	tilted(b, y, mu, s2, dst, func(g []float64, y, f float64) { g[0] = b.dlogp(y, f) })
 	return dst
 }
 
 // Mean returns Phi(f).
-func (b Beta) Mean(f float64) float64 { return numeric.NormCDF(f) }
+func (b *Beta) Mean(f float64) float64 { return numeric.NormCDF(f) }
 
 // CDF returns the regularised incomplete beta function I_y(a, b).
-func (b Beta) CDF(y, f float64) float64 {
+func (b *Beta) CDF(y, f float64) float64 {
 	a, bb, _, _, _ := b.ab(f)
 	return mathext.RegIncBeta(a, bb, y)
 }
@@ -163,7 +195,10 @@ type TruncGauss struct {
 // Name is "truncnorm".
 func (TruncGauss) Name() string { return "truncnorm" }
 
-func (t TruncGauss) norm() OrdinalProbit { return OrdinalProbit{B: []float64{0, 1}, Sigma: 1 / t.Nu} }
+// unitB are the normaliser's thresholds 0 and 1 (read only).
+var unitB = []float64{0, 1}
+
+func (t TruncGauss) norm() OrdinalProbit { return OrdinalProbit{B: unitB, Sigma: 1 / t.Nu} }
 
 func (t TruncGauss) logp(y, f float64) float64 {
 	m := numeric.NormCDF(math.Max(-fMax, math.Min(fMax, f)))

@@ -28,11 +28,26 @@ type density interface {
 	logp(y, f float64) float64
 }
 
+// densityAt is a density that prepares the terms that depend on y alone
+// once for many f.
+type densityAt interface {
+	logpAt(y float64) func(f float64) float64
+}
+
+// logpOf returns f -> log p(y | f).
+func logpOf(l density, y float64) func(f float64) float64 {
+	if d, ok := l.(densityAt); ok {
+		return d.logpAt(y)
+	}
+	return func(f float64) float64 { return l.logp(y, f) }
+}
+
 // tiltedMode returns the mode of g(f) = log p(y | f) - (f - mu)^2/(2 s2)
 // and g”(mode), by Newton's method with step halving (falling back to the
 // cavity's curvature where g is not concave).
 func tiltedMode(l density, y, mu, s2 float64) (mode, g2 float64) {
 	f := mu
+	logp := logpOf(l, y)
 	lp, d1, d2, _ := l.LogLik(y, f)
 	g := lp
 	for it := 0; it < 100; it++ {
@@ -46,7 +61,7 @@ func tiltedMode(l density, y, mu, s2 float64) (mode, g2 float64) {
 		moved := false
 		for h := 0; h < 40; h++ {
 			fn := f + step
-			lpn := l.logp(y, fn)
+			lpn := logp(fn)
 			gn := lpn - (fn-mu)*(fn-mu)/(2*s2)
 			if gn >= g-1e-12*math.Abs(g) && !math.IsNaN(gn) {
 				f, g, moved = fn, gn, true
@@ -77,7 +92,8 @@ func tiltedMode(l density, y, mu, s2 float64) (mode, g2 float64) {
 func tilted(l density, y, mu, s2 float64, grad []float64, gradTo func(dst []float64, y, f float64)) (logZ, mean, vr float64) {
 	m, g2 := tiltedMode(l, y, mu, s2)
 	sc := 1 / math.Sqrt(-g2)
-	g := func(f float64) float64 { return l.logp(y, f) - (f-mu)*(f-mu)/(2*s2) }
+	lp := logpOf(l, y)
+	g := func(f float64) float64 { return lp(f) - (f-mu)*(f-mu)/(2*s2) }
 	top := g(m)
 	// reach returns the distance from the mode, in direction dir, at which
 	// the integrand has fallen below e^-32 of its top.
@@ -87,18 +103,35 @@ func tilted(l density, y, mu, s2 float64, grad []float64, gradTo func(dst []floa
 			if v := g(m + dir*d); !(v > top-32) {
 				return d
 			}
-			d *= 2
+			d *= 1.5
 		}
 		return d
 	}
 	left, right := reach(-1), reach(1)
-	var lw [2 * quadNodes]float64
-	var fs [2 * quadNodes]float64
-	for i := range legX {
-		fs[i] = m - left*legX[i]
-		lw[i] = g(fs[i]) - top + math.Log(left*legW[i])
-		fs[quadNodes+i] = m + right*legX[i]
-		lw[quadNodes+i] = g(fs[quadNodes+i]) - top + math.Log(right*legW[i])
+	// Panels from the mode outwards; the side of the cavity mean, when it
+	// is more than two curvature scales away, is split there too (the
+	// shoulder a plateau of the likelihood leaves under the cavity).
+	type panel struct{ from, len float64 }
+	panels := make([]panel, 0, 3)
+	if d := m - mu; d > 2*sc && d < left {
+		panels = append(panels, panel{m, -d}, panel{mu, -(left - d)})
+	} else {
+		panels = append(panels, panel{m, -left})
+	}
+	if d := mu - m; d > 2*sc && d < right {
+		panels = append(panels, panel{m, d}, panel{mu, right - d})
+	} else {
+		panels = append(panels, panel{m, right})
+	}
+	var lw [3 * quadNodes]float64
+	var fs [3 * quadNodes]float64
+	nf := 0
+	for _, pn := range panels {
+		for i := range legX {
+			fs[nf] = pn.from + pn.len*legX[i]
+			lw[nf] = g(fs[nf]) - top + math.Log(math.Abs(pn.len)*legW[i])
+			nf++
+		}
 	}
 	var z, s1, sq float64
 	var buf []float64
@@ -108,7 +141,7 @@ func tilted(l density, y, mu, s2 float64, grad []float64, gradTo func(dst []floa
 		}
 		buf = make([]float64, len(grad))
 	}
-	for i, f := range fs {
+	for i, f := range fs[:nf] {
 		w := math.Exp(lw[i])
 		if !(w > 0) {
 			continue

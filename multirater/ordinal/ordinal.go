@@ -12,7 +12,7 @@ import (
 	"concord/multirater"
 	"concord/multirater/design"
 	"concord/multirater/gp"
-	"concord/multirater/kernel"
+	"concord/multirater/infer"
 	"concord/multirater/mcmc"
 )
 
@@ -60,10 +60,7 @@ func (d *Data) CovOrIdentity() mat.Symmetric {
 }
 
 // LearnKernel are the kernel terms of Data.Learn.
-type LearnKernel struct {
-	Terms  []kernel.Hyper
-	Inputs kernel.Inputs
-}
+type LearnKernel = infer.LearnKernel
 
 // OrdinalOptions control FitOrdinal. The zero value means the defaults
 // given for each field.

@@ -1,0 +1,627 @@
+// Package bounded is the model family of bounded ratings (sliders,
+// percentages, 0-100 scores): Jensen, Nielsen & Larsen's bounded Gaussian
+// process regression (beta, truncated-Gaussian and probit-warped
+// likelihoods, lik.Beta, lik.TruncGauss, lik.Warped), for one rater as in
+// the paper and for many: a latent consensus f_n per item under the GP
+// prior and each rater l with their own dispersion (nu_l, or the warped
+// noise sd) and, as an option, an additive bias b_l on the probit scale,
+// one site per rating. It is fitted by EP (the default) or Laplace's
+// method, the dispersions (and biases, and learnt kernel terms) by
+// maximising the evidence (multirater/infer).
+//
+// Values strictly inside (Lo, Hi) map linearly to (0, 1) and nothing else
+// is done to them. A value exactly at a bound cannot come from any of the
+// three likelihoods (their densities vanish or are infinite there). With
+// eps half the smallest gap between the distinct values observed (the
+// data's resolution: 0.005 for integers 0..100), at most 0.005 and at least
+// 1e-4 on the (0, 1) scale, such a rating is by default censored
+// (Options.Bounds "censor", lik.Censored): a rating at Lo has the
+// likelihood P(y <= eps | f) and one at Hi P(y >= 1 - eps | f), what a
+// slider at its end says. Options.Bounds "squeeze" moves it inside by eps
+// instead. The fit's notes say how many ratings were at a bound and what
+// was done.
+package bounded
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/design"
+	"concord/multirater/ep"
+	"concord/multirater/gp"
+	"concord/multirater/infer"
+	"concord/multirater/laplace"
+	"concord/multirater/lik"
+	"concord/multirater/mcmc"
+)
+
+// Name is the model's name in the fit document.
+const Name = "bounded"
+
+// Likelihood names.
+const (
+	Beta      = "beta"
+	TruncNorm = "truncnorm"
+	Warped    = "warped"
+)
+
+// Treatments of ratings at a bound (Options.Bounds).
+const (
+	BoundsCensor  = "censor"
+	BoundsSqueeze = "squeeze"
+)
+
+// Likelihoods lists the likelihoods, the default first.
+var Likelihoods = []string{Beta, TruncNorm, Warped}
+
+// Rating is one bounded rating: item and rater indices and the value on
+// the user's scale [Lo, Hi].
+type Rating struct {
+	Item, Rater int
+	Value       float64
+}
+
+// Data is what Fit fits.
+type Data struct {
+	ItemIDs, RaterIDs []string
+	Ratings           []Rating
+	// Lo < Hi bound the values.
+	Lo, Hi float64
+	// Cov is the prior covariance of the items' latent values (nil: the
+	// identity, unless Learn has terms); Kernel names it.
+	Cov    mat.Symmetric
+	Kernel string
+	// Learn, when not nil, holds kernel terms whose hyperparameters are
+	// learnt by the evidence (added to Cov).
+	Learn *infer.LearnKernel
+}
+
+// Options control Fit. The zero value means the defaults given for each
+// field.
+type Options struct {
+	// Likelihood is Beta (the default), TruncNorm or Warped.
+	Likelihood string
+	// Engine is multirater.EngineEP (the default) or
+	// multirater.EngineLaplace.
+	Engine string
+	// Dispersion, when positive, fixes every rater's nu (beta, truncnorm:
+	// the inverse dispersion; warped: the noise sd on the probit scale is
+	// 1/Dispersion); zero means each rater's is learnt.
+	Dispersion float64
+	// Bias fits an additive bias b_l per rater on the probit scale (with a
+	// N(0, 1) prior; the first rater's is 0 when there is one rater).
+	Bias bool
+	// Priors adds a weak log-normal prior on each rater's dispersion,
+	// ln nu_l ~ N(ln nu_0, 1.5^2) (nu_0 = 10 for beta, 5 for truncnorm,
+	// 1/sigma with sigma = 0.5 for warped), to the maximised evidence
+	// (type-II MAP): a rater with few ratings borrows a sensible scale.
+	// analysis sets it for several raters.
+	Priors bool
+	// Restarts is the number of starting points of the evidence
+	// maximisation; 0 means 2, or 1 under Priors (the prior makes the
+	// optimum unique in practice).
+	Restarts int
+	// Seed seeds the starting points and the draws of the ranks.
+	Seed uint64
+	// FlagThreshold: a rating whose two-sided predictive tail probability
+	// 2 min(F(y), 1 - F(y)) (F the rater's predictive CDF for the item) is
+	// below it is flagged; 0 means multirater.DefaultFlagThreshold.
+	FlagThreshold float64
+	// Bounds is what is done with ratings exactly at Lo or Hi: "censor"
+	// (the default) or "squeeze" (see the package documentation).
+	Bounds string
+	// RankDraws is the number of joint posterior draws of the ranks; 0
+	// means multirater.DefaultKeepDraws.
+	RankDraws int
+	// EP and Laplace control the engines.
+	EP      ep.Options
+	Laplace laplace.Options
+	// Progress, when set, is called after each evaluation of the evidence.
+	Progress func(multirater.Progress)
+}
+
+// WithDefaults returns the options with zero fields replaced by their
+// defaults.
+func (o Options) WithDefaults() Options {
+	if o.Likelihood == "" {
+		o.Likelihood = Beta
+	}
+	if o.Engine == "" {
+		o.Engine = multirater.EngineEP
+	}
+	if o.Restarts == 0 {
+		o.Restarts = 2
+		if o.Priors {
+			o.Restarts = 1
+		}
+	}
+	if o.FlagThreshold == 0 {
+		o.FlagThreshold = multirater.DefaultFlagThreshold
+	}
+	if o.Bounds == "" {
+		o.Bounds = BoundsCensor
+	}
+	if o.RankDraws == 0 {
+		o.RankDraws = multirater.DefaultKeepDraws
+	}
+	return o
+}
+
+// ParseLikelihood returns the likelihood's name in canonical form, or an
+// error listing the known ones.
+func ParseLikelihood(s string) (string, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch s {
+	case "":
+		return Beta, nil
+	case Beta, TruncNorm, Warped:
+		return s, nil
+	case "tg", "truncgauss", "truncated":
+		return TruncNorm, nil
+	}
+	return "", fmt.Errorf("likelihood %q: expected beta, truncnorm or warped", s)
+}
+
+// newLik returns a likelihood of the named kind with dispersion nu.
+func newLik(name string, nu float64) lik.Bounded {
+	switch name {
+	case Beta:
+		return &lik.Beta{Nu: nu}
+	case TruncNorm:
+		return &lik.TruncGauss{Nu: nu}
+	case Warped:
+		return &lik.Warped{Sigma: 1 / nu}
+	}
+	panic(fmt.Sprintf("bounded: unknown likelihood %q", name))
+}
+
+// startNu is the first start's dispersion nu_0 of each likelihood, the
+// centre of the prior of Options.Priors.
+func startNu(name string) float64 {
+	switch name {
+	case TruncNorm:
+		return 5
+	case Warped:
+		return 2
+	}
+	return 10
+}
+
+// nuOf returns the dispersion nu of a likelihood (1/sigma for warped).
+func nuOf(l lik.Bounded) float64 {
+	switch v := l.(type) {
+	case *lik.Beta:
+		return v.Nu
+	case *lik.TruncGauss:
+		return v.Nu
+	case *lik.Warped:
+		return 1 / v.Sigma
+	case *lik.Shift:
+		return nuOf(v.L)
+	}
+	panic("bounded: unknown likelihood")
+}
+
+// biasOf returns the bias of a likelihood (0 without one).
+func biasOf(l lik.Bounded) float64 {
+	if s, ok := l.(*lik.Shift); ok {
+		return s.B
+	}
+	return 0
+}
+
+// Squeeze returns the values mapped to (0, 1) with those at a bound moved
+// inside by eps (see the package documentation), eps, and how many were
+// moved.
+func Squeeze(values []float64, lo, hi float64) (u []float64, eps float64, moved int) {
+	u = make([]float64, len(values))
+	distinct := []float64{0, 1}
+	for i, v := range values {
+		u[i] = (v - lo) / (hi - lo)
+		distinct = append(distinct, u[i])
+	}
+	sort.Float64s(distinct)
+	gap := 1.0
+	for i := 1; i < len(distinct); i++ {
+		if d := distinct[i] - distinct[i-1]; d > 1e-12 && d < gap {
+			gap = d
+		}
+	}
+	eps = math.Max(1e-4, math.Min(0.005, gap/2))
+	for i := range u {
+		switch {
+		case u[i] <= 0:
+			u[i] = eps
+			moved++
+		case u[i] >= 1:
+			u[i] = 1 - eps
+			moved++
+		}
+	}
+	return u, eps, moved
+}
+
+// Fit fits the bounded model to data.
+func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, error) {
+	start := time.Now()
+	opts = opts.WithDefaults()
+	name, err := ParseLikelihood(opts.Likelihood)
+	if err != nil {
+		panic("bounded: " + err.Error())
+	}
+	if opts.Engine != multirater.EngineEP && opts.Engine != multirater.EngineLaplace {
+		panic(fmt.Sprintf("bounded: unknown engine %q", opts.Engine))
+	}
+	if !(data.Lo < data.Hi) || math.IsInf(data.Lo, 0) || math.IsInf(data.Hi, 0) {
+		panic(fmt.Sprintf("bounded: bounds [%v, %v]", data.Lo, data.Hi))
+	}
+	n, nl := len(data.ItemIDs), len(data.RaterIDs)
+	rs := make([]multirater.Rating, len(data.Ratings))
+	values := make([]float64, len(data.Ratings))
+	for j, r := range data.Ratings {
+		rs[j] = multirater.Rating{Item: r.Item, Rater: r.Rater}
+		if !(r.Value >= data.Lo && r.Value <= data.Hi) {
+			return nil, multirater.DataErrorf("rating %v of rater %q for item %q is outside [%v, %v]", r.Value, data.RaterIDs[r.Rater], data.ItemIDs[r.Item], data.Lo, data.Hi)
+		}
+		values[j] = r.Value
+	}
+	// The design's checks (no ratings, duplicates, raters without
+	// ratings); values carry no level: K = 2, every level 0.
+	dsg := design.Design{What: "bounded.Data", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: 2,
+		Ratings: rs, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}}
+	perRater, err := dsg.Check()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Bounds != BoundsCensor && opts.Bounds != BoundsSqueeze {
+		panic(fmt.Sprintf("bounded: bounds treatment %q", opts.Bounds))
+	}
+	u, eps, moved := Squeeze(values, data.Lo, data.Hi)
+
+	// EP: the bounded likelihoods are not log-concave in f (a rating in
+	// conflict with the rest of its item pushes the tilted variance above
+	// the cavity's): sequential EP keeps such negative site precisions
+	// (Minka's EP, so that the evidence gradient is exact), and stops at
+	// 1e-4 posterior sds, about where the quadrature of the tilted moments
+	// blurs the fixed point.
+	eo := opts.EP
+	eo.NegativeSites = true
+	if eo.Tol == 0 {
+		eo.Tol = 1e-4
+	}
+	prob := &infer.Problem{Engine: opts.Engine, N: n, Cov: data.Cov, Restarts: opts.Restarts,
+		EP: eo, Laplace: opts.Laplace, Progress: opts.Progress, ParallelSites: -1}
+	if data.Learn != nil {
+		if prob.Kernel, err = infer.NewKernel(n, data.Cov, data.Learn.Terms, data.Learn.Inputs); err != nil {
+			return nil, err
+		}
+		prob.Cov = nil
+	}
+	liks := make([]lik.Bounded, nl)
+	prob.Liks = make([]lik.LaplaceLearnable, nl)
+	for l := range liks {
+		liks[l] = newLik(name, startNu(name))
+		if opts.Bias {
+			liks[l] = &lik.Shift{L: liks[l]}
+		}
+		prob.Liks[l] = liks[l]
+	}
+	prob.Sites = make([]lik.Site, len(rs))
+	prob.Owner = make([]int, len(rs))
+	cens := make([]*lik.Censored, nl)
+	for j, r := range rs {
+		prob.Sites[j] = lik.Site{Item: r.Item, Y: u[j], Lik: liks[r.Rater]}
+		prob.Owner[j] = r.Rater
+		if at := values[j] <= data.Lo || values[j] >= data.Hi; at && opts.Bounds == BoundsCensor {
+			if cens[r.Rater] == nil {
+				cens[r.Rater] = &lik.Censored{L: liks[r.Rater], Delta: eps}
+			}
+			prob.Sites[j].Lik = cens[r.Rater]
+			prob.Sites[j].Y = 0
+			if values[j] >= data.Hi {
+				prob.Sites[j].Y = 1
+			}
+		}
+	}
+	np := liks[0].NumParams()
+	nu0 := startNu(name)
+	if opts.Dispersion > 0 {
+		nu0 = opts.Dispersion
+	}
+	prob.Fixed = func(l, k int) bool {
+		if k == 0 {
+			return opts.Dispersion > 0
+		}
+		return nl == 1 // a single rater's bias is the consensus's location
+	}
+	prob.Start = func(s int, rng *rand.Rand, dst []float64) {
+		for l := 0; l < nl; l++ {
+			nu := nu0
+			if s > 0 && opts.Dispersion == 0 {
+				nu *= math.Exp(rng.NormFloat64())
+			}
+			o := newLik(name, nu)
+			o.ParamsTo(dst[l*np : l*np+1])
+			if opts.Bias {
+				dst[l*np+1] = 0
+			}
+		}
+	}
+	const priorSD = 1.5
+	if opts.Priors || opts.Bias {
+		prob.PriorNote = "log evidence + log prior of the rater parameters"
+		c := newLik(name, startNu(name)).ParamsTo(make([]float64, 1))[0]
+		prob.LogPrior = func(l int, p, grad []float64) float64 {
+			v := 0.0
+			if opts.Priors {
+				d := p[0] - c
+				v -= 0.5 * d * d / (priorSD * priorSD)
+				if grad != nil {
+					grad[0] -= d / (priorSD * priorSD)
+				}
+			}
+			if opts.Bias {
+				v -= 0.5 * p[1] * p[1]
+				if grad != nil {
+					grad[1] -= p[1]
+				}
+			}
+			return v
+		}
+	}
+	// The factor may leave out 1e-2 of the smallest rater's latent noise
+	// variance (the inverse curvature of log p at f = 0).
+	prob.FactorTol = func() float64 {
+		s := math.Inf(1)
+		for _, o := range liks {
+			_, _, d2, _ := o.LogLik(o.Mean(0), 0)
+			if d2 < 0 {
+				s = math.Min(s, -1/d2)
+			}
+		}
+		if math.IsInf(s, 1) {
+			s = 1
+		}
+		return 1e-2 * math.Max(s, 1e-4)
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x626f756e64))
+	a, err := infer.Fit(ctx, prob, rng)
+	if err != nil {
+		return nil, err
+	}
+	res := summarise(data, opts, name, liks, perRater, prob.Sites, a, rng)
+	if a.Learnt != nil {
+		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
+	}
+	switch {
+	case moved > 0 && opts.Bounds == BoundsCensor:
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v) and were censored there: their likelihood is the %s probability of a value within %.4g of the range (half the data's resolution) of the bound", moved, len(rs), data.Lo, data.Hi, name, eps))
+	case moved > 0:
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v) and were moved inside by %.4g of the range (half the data's resolution), so that the %s likelihood can explain them", moved, len(rs), data.Lo, data.Hi, eps, name))
+	}
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
+	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
+	}
+	return res, nil
+}
+
+// consensusLik is the likelihood of the consensus value: a new rater with
+// the median dispersion and no bias.
+func consensusLik(name string, liks []lik.Bounded) lik.Bounded {
+	nus := make([]float64, len(liks))
+	for l, o := range liks {
+		nus[l] = nuOf(o)
+	}
+	sort.Float64s(nus)
+	m := nus[len(nus)/2]
+	if len(nus)%2 == 0 {
+		m = math.Sqrt(nus[len(nus)/2-1] * nus[len(nus)/2])
+	}
+	return newLik(name, m)
+}
+
+// valueEstimate returns the predictive distribution of y under likelihood
+// o and the latent N(mu, s2), on the user's scale [lo, hi]: mean, sd and
+// the 2.5%, 50% and 97.5% quantiles.
+func valueEstimate(o lik.Bounded, mu, s2, lo, hi float64) *multirater.Estimate {
+	w := hi - lo
+	m := lik.PredictiveMean(o, mu, s2)
+	// E[y^2] = ∫_0^1 2 y (1 - F(y)) dy.
+	ey2 := 0.0
+	for i, x := range gl64X {
+		ey2 += gl64W[i] * 2 * x * (1 - lik.PredictiveCDF(o, x, mu, s2))
+	}
+	sd := math.Sqrt(math.Max(ey2-m*m, 0))
+	q := func(p float64) float64 { return lo + w*lik.PredictiveQuantile(o, p, mu, s2) }
+	return &multirater.Estimate{Mean: lo + w*m, SD: w * sd, Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+}
+
+// summarise turns the approximation into the fit document.
+func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRater []int, sites []lik.Site, a *infer.Approx, rng *rand.Rand) *multirater.FitResult {
+	n, nl := len(data.ItemIDs), len(data.RaterIDs)
+	kern := data.Kernel
+	if kern == "" {
+		kern = "identity"
+	}
+	res := &multirater.FitResult{
+		Schema: multirater.FitSchema,
+		Model: multirater.ModelSettings{Model: Name, Engine: opts.Engine, Output: multirater.OutputValues, Kernel: kern,
+			Likelihood: name, Seed: opts.Seed, FlagThreshold: opts.FlagThreshold, KeepDraws: opts.RankDraws,
+			Backend: gp.Backend, Lo: &data.Lo, Hi: &data.Hi},
+	}
+	le := a.LogZ
+	dg := &res.Diagnostics
+	dg.Engine = &multirater.EngineDiagnostics{Name: opts.Engine, Iterations: a.Iterations, LogEvidence: &le}
+	dg.Converged = true
+	what := "EP"
+	if opts.Engine == multirater.EngineLaplace {
+		what = "Laplace's method"
+	}
+	dg.Verdict = fmt.Sprintf("converged: %s in %d iterations, log evidence %.4f", what, a.Iterations, le)
+	dg.Parameters = []multirater.ParamDiag{}
+	dg.Autocorrelation = map[string][]float64{}
+
+	// Dispersion intervals: Laplace's approximation on ln nu_l, from the
+	// curvature of the rater's own log likelihood terms at the
+	// approximation (the sites' tilted log Z as a function of ln nu_l).
+	byRater := make([][]int, nl)
+	for j, r := range data.Ratings {
+		byRater[r.Rater] = append(byRater[r.Rater], j)
+	}
+	cav := func(j int) (float64, float64) {
+		if a.EP != nil {
+			return a.EP.CavMean[j], a.EP.CavVar[j]
+		}
+		return a.Mean[data.Ratings[j].Item], 0
+	}
+	logLikRater := func(l int) float64 {
+		v := 0.0
+		for _, j := range byRater[l] {
+			m, s2 := cav(j)
+			lz, _, _ := sites[j].Lik.Tilted(sites[j].Y, m, s2)
+			v += lz
+		}
+		return v
+	}
+	w := data.Hi - data.Lo
+	res.Raters = make([]multirater.RaterResult, nl)
+	for l, o := range liks {
+		rr := &res.Raters[l]
+		rr.ID, rr.NLabels = data.RaterIDs[l], perRater[l]
+		nu := nuOf(o)
+		est := multirater.Estimate{Mean: nu, Q50: nu, Q025: nu, Q975: nu}
+		if opts.Dispersion == 0 {
+			p := o.ParamsTo(make([]float64, o.NumParams()))
+			const h = 1e-3
+			f0 := logLikRater(l)
+			q := append([]float64(nil), p...)
+			q[0] = p[0] + h
+			o.SetParams(q)
+			fp := logLikRater(l)
+			q[0] = p[0] - h
+			o.SetParams(q)
+			fm := logLikRater(l)
+			o.SetParams(p)
+			curv := -(fp - 2*f0 + fm) / (h * h)
+			if opts.Priors {
+				curv += 1 / 2.25
+			}
+			if curv > 0 {
+				sd := 1 / math.Sqrt(curv)
+				sign := 1.0
+				if name == Warped {
+					sign = -1 // the parameter is ln sigma = -ln nu
+				}
+				est.SD = nu * sd
+				est.Q025, est.Q975 = nu*math.Exp(-1.959963984540054*sd*sign), nu*math.Exp(1.959963984540054*sd*sign)
+				if est.Q025 > est.Q975 {
+					est.Q025, est.Q975 = est.Q975, est.Q025
+				}
+			}
+		}
+		rr.Dispersion = &est
+		rr.Precision = est
+		rr.Variance = multirater.Estimate{Mean: 1 / nu, Q025: 1 / est.Q975, Q50: 1 / nu, Q975: 1 / est.Q025}
+		if opts.Bias {
+			b := biasOf(o)
+			rr.Bias = &multirater.Estimate{Mean: b, Q025: b, Q50: b, Q975: b}
+			rr.Severity = -b
+			rr.SeverityQ025, rr.SeverityQ975 = -b, -b
+		}
+		// Mean log predictive density (in sample, on the user's scale).
+		lp := 0.0
+		for _, j := range byRater[l] {
+			r := data.Ratings[j]
+			lz, _, _ := sites[j].Lik.Tilted(sites[j].Y, a.Mean[r.Item], a.Var[r.Item])
+			if _, cens := sites[j].Lik.(*lik.Censored); !cens {
+				lz -= math.Log(w) // a density on the rating scale
+			}
+			lp += lz
+		}
+		rr.MeanLogPred = lp / float64(len(byRater[l]))
+	}
+
+	// Items: the latent consensus, the value on the user's scale, ranks.
+	cons := consensusLik(name, liks)
+	byItem := make([][]int, n)
+	for j, r := range data.Ratings {
+		byItem[r.Item] = append(byItem[r.Item], j)
+	}
+	res.Items = make([]multirater.ItemResult, n)
+	for i := range res.Items {
+		it := &res.Items[i]
+		it.ID, it.NLabels = data.ItemIDs[i], len(byItem[i])
+		mu, sd := a.Mean[i], math.Sqrt(a.Var[i])
+		it.Score = &multirater.Estimate{Mean: mu, SD: sd, Q025: mu - 1.959963984540054*sd, Q50: mu, Q975: mu + 1.959963984540054*sd}
+		it.Value = valueEstimate(cons, mu, a.Var[i], data.Lo, data.Hi)
+		if len(byItem[i]) > 0 {
+			it.Labels = make(map[string]string, len(byItem[i]))
+			for _, j := range byItem[i] {
+				r := data.Ratings[j]
+				it.Labels[data.RaterIDs[r.Rater]] = strconv.FormatFloat(r.Value, 'g', -1, 64)
+			}
+		}
+	}
+	// Flags: ratings in a predictive tail of their rater.
+	for j, r := range data.Ratings {
+		o := liks[r.Rater]
+		y := sites[j].Y
+		if c, cens := sites[j].Lik.(*lik.Censored); cens {
+			y = c.Delta // the bound's side: F(Delta) at Lo, F(1 - Delta) at Hi
+			if sites[j].Y == 1 {
+				y = 1 - c.Delta
+			}
+		}
+		f := lik.PredictiveCDF(o, y, a.Mean[r.Item], a.Var[r.Item])
+		p := 2 * math.Min(f, 1-f)
+		if p < opts.FlagThreshold {
+			exp := data.Lo + w*lik.PredictiveMean(o, a.Mean[r.Item], a.Var[r.Item])
+			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater],
+				Label: strconv.FormatFloat(r.Value, 'g', -1, 64), Prob: mcmc.Round6(p), Expected: strconv.FormatFloat(mcmc.Round6(exp), 'g', -1, 64)})
+		}
+	}
+	sort.SliceStable(res.Flags, func(i, j int) bool { return res.Flags[i].Prob < res.Flags[j].Prob })
+	if res.Flags == nil {
+		res.Flags = []multirater.Flag{}
+	}
+	// Ranks from joint draws of the Gaussian posterior.
+	ranks := make([][]float64, n)
+	order := make([]int, n)
+	m := make([]float64, n)
+	for s := 0; s < opts.RankDraws; s++ {
+		a.Draw(rng, m)
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(x, y int) bool { return m[order[x]] > m[order[y]] })
+		for rank, i := range order {
+			ranks[i] = append(ranks[i], float64(rank+1))
+		}
+	}
+	for i := range res.Items {
+		rk := ranks[i]
+		sort.Float64s(rk)
+		sum := 0.0
+		for _, v := range rk {
+			sum += v
+		}
+		q := func(p float64) float64 { return rk[min(len(rk)-1, int(p*float64(len(rk))))] }
+		res.Items[i].Rank = &multirater.RankSummary{Mean: sum / float64(len(rk)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+	}
+	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
+	dg.Notes = append(dg.Notes,
+		fmt.Sprintf("value is the consensus on the rating scale: the predictive distribution of a new rating by a rater with the median dispersion (%.4g) and no bias", nuOf(cons)),
+		fmt.Sprintf("ranks come from %d joint draws of the Gaussian posterior approximation", opts.RankDraws))
+	return res
+}
