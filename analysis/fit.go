@@ -11,6 +11,7 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/bounded"
 	"concord/multirater/classify"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
@@ -22,6 +23,7 @@ import (
 const (
 	ModelOrdinal        = ordinal.Name
 	ModelClassification = classify.Name
+	ModelBounded        = bounded.Name
 )
 
 // FitSpec describes a model fit completely: with the same dataset, spec
@@ -102,6 +104,14 @@ type FitSpec struct {
 	// Rogers et al. appendix B) or "fixed-full" (fixed at 1, one latent
 	// vector per label).
 	Precisions string `json:"precisions,omitempty"`
+	// Likelihood (bounded only): "beta" (default), "truncnorm" or
+	// "warped"; Dispersion, when positive, fixes every rater's nu; Bias
+	// fits an additive bias per rater; Bounds is what is done with values
+	// exactly at the scale's ends: "squeeze" (default) or "censor".
+	Likelihood string  `json:"likelihood,omitempty"`
+	Dispersion float64 `json:"dispersion,omitempty"`
+	Bias       bool    `json:"bias,omitempty"`
+	Bounds     string  `json:"bounds,omitempty"`
 }
 
 // Limits on a FitSpec, to keep a fit within reasonable time and memory.
@@ -131,12 +141,15 @@ func (s FitSpec) WithDefaults() FitSpec {
 	if s.Sampler == "" {
 		s.Sampler = mcmc.DefaultSampler.String()
 	}
-	if s.Engine == "" {
-		s.Engine = multirater.EngineGibbs
-	}
 	m, err := LookupModel(s.Model)
 	if err != nil {
+		if s.Engine == "" {
+			s.Engine = multirater.EngineGibbs
+		}
 		return s.withMCMC(s.mcmc().WithDefaults())
+	}
+	if s.Engine == "" {
+		s.Engine = m.Engines[0]
 	}
 	return m.Defaults(s)
 }
@@ -250,6 +263,38 @@ func OrdinalData(ds *annotations.Dataset) (*ordinal.Data, error) {
 	data.Ratings, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "level")
 	if err != nil {
 		return nil, err
+	}
+	return data, nil
+}
+
+// BoundedData maps a dataset with a bounded scheme to the bounded family's
+// data: every label a value in [Lo, Hi].
+func BoundedData(ds *annotations.Dataset) (*bounded.Data, error) {
+	if ds.Scheme.Kind != annotations.Bounded {
+		return nil, annotations.Errorf(annotations.EINVALID, "the bounded model needs a bounded scheme, the scheme is %s", ds.Scheme)
+	}
+	data := &bounded.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Lo: ds.Scheme.Lo, Hi: ds.Scheme.Hi}
+	itemIdx := make(map[string]int, len(data.ItemIDs))
+	for i, id := range data.ItemIDs {
+		itemIdx[id] = i
+	}
+	raterIdx := make(map[string]int, len(data.RaterIDs))
+	for i, id := range data.RaterIDs {
+		raterIdx[id] = i
+	}
+	seen := make(map[[2]int]string, len(ds.Labels))
+	for _, l := range ds.Labels {
+		v, err := ds.Scheme.Value(l.Value)
+		if err != nil {
+			return nil, annotations.Errorf(annotations.EINVALID, "label of rater %q for item %q: %v", l.Rater, l.Item, err)
+		}
+		r := bounded.Rating{Item: itemIdx[l.Item], Rater: raterIdx[l.Rater], Value: v}
+		key := [2]int{r.Item, r.Rater}
+		if prev, dup := seen[key]; dup {
+			return nil, annotations.Errorf(annotations.EINVALID, "rater %q labelled item %q twice (%q and %q); the model takes one label per item and rater", l.Rater, l.Item, prev, l.Value)
+		}
+		seen[key] = l.Value
+		data.Ratings = append(data.Ratings, r)
 	}
 	return data, nil
 }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/bounded"
 	"concord/multirater/classify"
+	"concord/multirater/infer"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 	"concord/multirater/ordinal"
@@ -100,7 +103,95 @@ func Models() []Model {
 			fit:        fitter(ClassData, func(d *classify.Data) []string { return d.ItemIDs }, fitClassificationCov),
 			predictor:  predictorOf(classify.NewPredictor),
 		},
+		{
+			Name:    ModelBounded,
+			Doc:     "multi-rater bounded Gaussian process (Jensen et al.: beta, truncated-Gaussian or warped likelihood): consensus value with a predictive interval and latent score per item, rater dispersions",
+			Schemes: []annotations.Kind{annotations.Bounded},
+			Engines: []string{multirater.EngineEP, multirater.EngineLaplace},
+			Output:  multirater.OutputValues,
+			defaults: func(s FitSpec) FitSpec {
+				o := boundedOptions(s, nil).WithDefaults()
+				s.Likelihood, s.Bounds, s.FlagThreshold = o.Likelihood, o.Bounds, o.FlagThreshold
+				if s.KeepDraws == 0 {
+					s.KeepDraws = o.RankDraws
+				}
+				return s
+			},
+			validate:   validateBounded,
+			checkGiven: checkBoundedGiven,
+			fit:        fitter(BoundedData, func(d *bounded.Data) []string { return d.ItemIDs }, fitBoundedCov),
+			predictor:  predictorOf(bounded.NewPredictor),
+		},
 	}
+}
+
+// boundedOptions maps a spec to the bounded family's options (zero fields
+// stay zero: the family's defaults); several raters get the dispersion
+// prior.
+func boundedOptions(spec FitSpec, progress func(multirater.Progress)) bounded.Options {
+	return bounded.Options{Likelihood: spec.Likelihood, Engine: strings.ToLower(spec.Engine), Dispersion: spec.Dispersion,
+		Bias: spec.Bias, Bounds: spec.Bounds, Restarts: spec.Restarts, Seed: spec.Seed,
+		FlagThreshold: spec.FlagThreshold, RankDraws: spec.KeepDraws, Progress: progress}
+}
+
+// validateBounded checks the bounded model's settings.
+func validateBounded(s FitSpec) error {
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	if _, err := bounded.ParseLikelihood(s.Likelihood); err != nil {
+		return bad("%s", err)
+	}
+	switch strings.ToLower(s.Bounds) {
+	case "", bounded.BoundsCensor, bounded.BoundsSqueeze:
+	default:
+		return bad("bounds %q: expected squeeze or censor", s.Bounds)
+	}
+	if s.Dispersion < 0 || math.IsNaN(s.Dispersion) || math.IsInf(s.Dispersion, 0) {
+		return bad("dispersion = %v: expected a positive number (0: learnt)", s.Dispersion)
+	}
+	if s.Sigma != 0 || len(s.Thresholds) != 0 {
+		return bad("sigma and thresholds are settings of the ordinal model; the bounded model's raters have a dispersion (--dispersion)")
+	}
+	if s.Precisions != "" {
+		return bad("precisions %q applies to the classification model only", s.Precisions)
+	}
+	return nil
+}
+
+// checkBoundedGiven rejects the MCMC priors, which the bounded model does
+// not use.
+func checkBoundedGiven(s FitSpec, given func(string) bool) error {
+	for _, f := range []string{"sigma_b", "v", "lambda", "identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "max_rhat", "min_ess"} {
+		if given(f) {
+			return annotations.Errorf(annotations.EINVALID, "field %q is a setting of the gibbs models; the bounded model is fitted by ep or laplace (leave it out)", f)
+		}
+	}
+	return nil
+}
+
+// fitBoundedCov fits data (from BoundedData(ds)) with the items' prior
+// covariance cov.
+func fitBoundedCov(ctx context.Context, ds *annotations.Dataset, data *bounded.Data, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	data.Kernel = cov.Kernel
+	if cov.Cov != nil {
+		data.Cov = cov.Cov
+	}
+	ks, learn, fixed, ok, err := learnKernel(spec.Kernel, cov, data.ItemIDs, data.Cov)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		data.Learn, data.Cov = learn, fixed
+	}
+	opts := boundedOptions(spec, progress)
+	opts.Priors = len(data.RaterIDs) > 1
+	res, err := bounded.Fit(ctx, data, opts)
+	res, err = fitted(res, err, ds, cov)
+	if err != nil || !ok {
+		return res, err
+	}
+	return learntKernel(res, ks, cov)
 }
 
 // LookupModel returns the table entry of the model name (case does not
@@ -192,7 +283,7 @@ func (m Model) validateEngine(s FitSpec) error {
 	}
 	eng := strings.ToLower(strings.TrimSpace(s.Engine))
 	if eng == "" {
-		eng = multirater.EngineGibbs
+		eng = m.Engines[0]
 	}
 	found := false
 	for _, e := range m.Engines {
@@ -200,6 +291,9 @@ func (m Model) validateEngine(s FitSpec) error {
 	}
 	if !found {
 		return bad("engine %q: the %s model is fitted by %s", s.Engine, m.Name, orList(m.Engines))
+	}
+	if m.Name != ModelBounded && (s.Likelihood != "" || s.Dispersion != 0 || s.Bias || s.Bounds != "") {
+		return bad("likelihood, dispersion, bias and bounds are settings of the bounded model")
 	}
 	deterministic := eng != multirater.EngineGibbs
 	switch {
@@ -210,7 +304,7 @@ func (m Model) validateEngine(s FitSpec) error {
 	case deterministic && s.Sampler != "" && !strings.EqualFold(s.Sampler, mcmc.DefaultSampler.String()):
 		return bad("sampler %q is a setting of the gibbs engine", s.Sampler)
 	}
-	if m.Name != ModelOrdinal {
+	if m.Name == ModelClassification {
 		if ks, err := kernel.ParseSpec(s.Kernel); err == nil {
 			for _, t := range ks {
 				if _, ard := t.Cov.(kernel.ARD); ard && t.Learn {
@@ -347,7 +441,7 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 		if len(spec.Thresholds) != 0 && len(spec.Thresholds) != len(data.Levels)-1 {
 			return nil, annotations.Errorf(annotations.EINVALID, "thresholds: %d values for %d levels (expected %d)", len(spec.Thresholds), len(data.Levels), len(data.Levels)-1)
 		}
-		ks, learn, err := learnKernel(spec.Kernel, cov, data)
+		ks, learn, err := learnOrdinalKernel(spec.Kernel, cov, data)
 		if err != nil {
 			return nil, err
 		}
@@ -367,7 +461,7 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 	// Kernel terms to learn (rbf without gamma, ard): EP learns them by the
 	// evidence first, then the chains sample with the learnt kernel.
 	ed := *data
-	ks, learn, err := learnKernel(spec.Kernel, cov, &ed)
+	ks, learn, err := learnOrdinalKernel(spec.Kernel, cov, &ed)
 	if err != nil {
 		return nil, err
 	}
@@ -522,15 +616,15 @@ func invalidData(err error, prefix string) error {
 	return err
 }
 
-// learnKernel prepares an EP or Laplace fit whose kernel has terms to learn (rbf
-// without gamma, ard): data.Learn gets those terms on the items'
-// covariates, and data.Cov the rest of the covariance (cov, built with the
+// learnKernel prepares an EP or Laplace fit whose kernel has terms to learn
+// (rbf without gamma, ard): learn gets those terms on the items' covariates,
+// and fixed the rest of the covariance (base, the kernel built with the
 // terms at their starting values, minus their Gram matrices; nil when the
-// kernel has nothing else). It reports whether there is anything to learn.
-func learnKernel(spec string, cov *Covariance, data *ordinal.Data) (kernel.Spec, bool, error) {
-	ks, err := kernel.ParseSpec(spec)
+// kernel has nothing else). ok reports whether there is anything to learn.
+func learnKernel(spec string, cov *Covariance, itemIDs []string, base mat.Symmetric) (ks kernel.Spec, learn *infer.LearnKernel, fixed mat.Symmetric, ok bool, err error) {
+	ks, err = kernel.ParseSpec(spec)
 	if err != nil {
-		return nil, false, annotations.Errorf(annotations.EINVALID, "%s", err)
+		return nil, nil, nil, false, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
 	var terms []kernel.Hyper
 	others := false
@@ -542,32 +636,47 @@ func learnKernel(spec string, cov *Covariance, data *ordinal.Data) (kernel.Spec,
 		}
 	}
 	if len(terms) == 0 {
-		return ks, false, nil
+		return ks, nil, nil, false, nil
 	}
-	if cov.Features == nil || len(cov.Features.X) != len(data.ItemIDs) {
-		return nil, false, annotations.Errorf(annotations.EINVALID, "kernel %q: its learnt terms need numeric item covariates", spec)
+	if cov.Features == nil || len(cov.Features.X) != len(itemIDs) {
+		return nil, nil, nil, false, annotations.Errorf(annotations.EINVALID, "kernel %q: its learnt terms need numeric item covariates", spec)
 	}
-	x := mat.NewDense(len(data.ItemIDs), len(cov.Features.Covariates), nil)
+	x := mat.NewDense(len(itemIDs), len(cov.Features.Covariates), nil)
 	for i, row := range cov.Features.X {
 		x.SetRow(i, row)
 	}
-	in := kernel.Inputs{N: len(data.ItemIDs), X: x}
-	data.Learn = &ordinal.LearnKernel{Terms: terms, Inputs: in}
-	data.Cov = nil
+	in := kernel.Inputs{N: len(itemIDs), X: x}
+	learn = &infer.LearnKernel{Terms: terms, Inputs: in}
 	if others {
-		fixed := mat.NewSymDense(in.N, nil)
-		fixed.CopySym(data.CovOrIdentity())
+		f := mat.NewSymDense(in.N, nil)
+		if base != nil {
+			f.CopySym(base)
+		} else {
+			for i := 0; i < in.N; i++ {
+				f.SetSym(i, i, 1)
+			}
+		}
 		for _, t := range terms {
 			var g mat.SymDense
 			t.GramTo(&g, in)
 			for i := 0; i < in.N; i++ {
 				for j := i; j < in.N; j++ {
-					fixed.SetSym(i, j, fixed.At(i, j)-g.At(i, j))
+					f.SetSym(i, j, f.At(i, j)-g.At(i, j))
 				}
 			}
 		}
-		data.Cov = fixed
+		fixed = f
 	}
+	return ks, learn, fixed, true, nil
+}
+
+// learnOrdinalKernel sets data.Learn and data.Cov for learnKernel's terms.
+func learnOrdinalKernel(spec string, cov *Covariance, data *ordinal.Data) (kernel.Spec, bool, error) {
+	ks, learn, fixed, ok, err := learnKernel(spec, cov, data.ItemIDs, data.Cov)
+	if err != nil || !ok {
+		return ks, false, err
+	}
+	data.Learn, data.Cov = learn, fixed
 	return ks, true, nil
 }
 

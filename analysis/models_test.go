@@ -16,9 +16,9 @@ func TestLookupModel(t *testing.T) {
 	}{
 		{"ordinal", ModelOrdinal, ""},
 		{"Classification", ModelClassification, ""},
-		{"", "", `unknown model "" (expected ordinal or classification)`},
-		{"probit", "", `unknown model "probit" (expected ordinal or classification)`},
-		{" ordinal", "", `unknown model " ordinal" (expected ordinal or classification)`},
+		{"", "", `unknown model "" (expected ordinal, classification or bounded)`},
+		{"probit", "", `unknown model "probit" (expected ordinal, classification or bounded)`},
+		{" ordinal", "", `unknown model " ordinal" (expected ordinal, classification or bounded)`},
 	} {
 		m, err := LookupModel(tc.name)
 		switch {
@@ -38,10 +38,10 @@ func TestLookupModel(t *testing.T) {
 	if Models()[0].Name != (FitSpec{}).WithDefaults().Model {
 		t.Errorf("the first model %q is not the default model", Models()[0].Name)
 	}
-	if got := ModelNames(); got != "ordinal or classification" {
+	if got := ModelNames(); got != "ordinal, classification or bounded" {
 		t.Errorf("ModelNames() = %q", got)
 	}
-	if got := ModelUsage(); got != "ordinal (ordinal scheme) or classification (nominal or binary scheme)" {
+	if got := ModelUsage(); got != "ordinal (ordinal scheme), classification (nominal or binary scheme) or bounded (bounded scheme)" {
 		t.Errorf("ModelUsage() = %q", got)
 	}
 }
@@ -112,10 +112,10 @@ func TestModelSchemes(t *testing.T) {
 		{"", ord, ""},
 		{"classification", nom, ""},
 		{"classification", bin, ""},
-		{"ordinal", bin, "the ordinal model needs an ordinal scheme; the scheme is binary:0,1,pos=1 (use model classification for nominal and binary labels)"},
-		{"classification", ord, "the classification model needs a nominal or binary scheme; the scheme is ordinal:1..5 (use model ordinal for ordinal labels)"},
+		{"ordinal", bin, "the ordinal model needs an ordinal scheme; the scheme is binary:0,1,pos=1 (use model classification for nominal and binary labels; model bounded for bounded labels)"},
+		{"classification", ord, "the classification model needs a nominal or binary scheme; the scheme is ordinal:1..5 (use model ordinal for ordinal labels; model bounded for bounded labels)"},
 		{"classification", one, "the classification model needs at least 2 classes; the scheme " + one.String() + " has 1 (name both classes, e.g. binary:0,1,pos=1)"},
-		{"svm", ord, `unknown model "svm" (expected ordinal or classification)`},
+		{"svm", ord, `unknown model "svm" (expected ordinal, classification or bounded)`},
 	} {
 		err := CheckScheme(tc.model, tc.scheme)
 		if tc.err == "" {
@@ -133,7 +133,7 @@ func TestModelSchemes(t *testing.T) {
 		want   string
 	}{
 		{ord, ModelOrdinal}, {nom, ModelClassification}, {bin, ModelClassification},
-		{annotations.Scheme{Kind: annotations.Bounded}, ModelOrdinal},
+		{annotations.Scheme{Kind: annotations.Bounded}, ModelBounded},
 	} {
 		if got := DefaultModel(tc.scheme); got != tc.want {
 			t.Errorf("DefaultModel(%s) = %q, want %q", tc.scheme.Kind, got, tc.want)

@@ -51,6 +51,10 @@ type fitRequest struct {
 	Thresholds      []float64         `json:"thresholds"`
 	Restarts        *int              `json:"restarts"`
 	Standardize     bool              `json:"standardize"`
+	Likelihood      string            `json:"likelihood"`
+	Dispersion      *float64          `json:"dispersion"`
+	Bias            bool              `json:"bias"`
+	Bounds          string            `json:"bounds"`
 }
 
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
@@ -69,6 +73,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Sampler: strings.ToLower(strings.TrimSpace(r.Sampler)), Seed: defaultSeed,
 		Precisions: strings.ToLower(strings.TrimSpace(r.Precisions)),
 		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds, Standardize: r.Standardize,
+		Likelihood: strings.ToLower(strings.TrimSpace(r.Likelihood)), Bias: r.Bias, Bounds: strings.ToLower(strings.TrimSpace(r.Bounds)),
 	}
 	if sp.Model == "" {
 		sp.Model = analysis.DefaultModel(scheme)
@@ -117,7 +122,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 	}{
 		{"v", r.V, &sp.V}, {"lambda", r.Lambda, &sp.Lambda}, {"sigma_b", r.SigmaB, &sp.SigmaB},
 		{"flag_threshold", r.FlagThreshold, &sp.FlagThreshold}, {"max_rhat", r.MaxRhat, &sp.MaxRhat}, {"min_ess", r.MinESS, &sp.MinESS},
-		{"sigma", r.Sigma, &sp.Sigma},
+		{"sigma", r.Sigma, &sp.Sigma}, {"dispersion", r.Dispersion, &sp.Dispersion},
 	}
 	for _, f := range floats {
 		if f.v == nil {

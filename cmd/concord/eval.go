@@ -102,7 +102,11 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
 	model := fs.String("model", def.Model, "model: "+analysis.ModelNames())
-	engine := fs.String("engine", def.Engine, "inference engine: gibbs, or for the ordinal model ep or laplace (see concord fit --help)")
+	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace (see concord fit --help)")
+	likelihood := fs.String("likelihood", "", "bounded: beta (default), truncnorm or warped")
+	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt)")
+	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater")
+	bounds := fs.String("bounds", "", "bounded: squeeze (default) or censor values at the scale's ends")
 	kernel := fs.String("kernel", "", "kernel as for concord fit (default: text when the items have texts, else identity)")
 	kf := addKernelFlags(fs)
 	folds := fs.Int("folds", analysis.DefaultFolds, "number of folds")
@@ -144,7 +148,8 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		Fit: analysis.FitSpec{
 			Model: *model, Kernel: *kernel, Identifiability: *ident, Sampler: *sampler,
 			Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
-			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep, Precisions: *precisions, Engine: *engine,
+			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep, Precisions: *precisions, Engine: defaultEngine(*engine, *model),
+			Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
 		},
 		Folds:          *folds,
 		RaterBaselines: *baselines,

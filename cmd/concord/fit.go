@@ -68,7 +68,11 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
 	sampler := fs.String("sampler", def.Sampler, "default (faster mixing) or paper (plain Gibbs of the paper)")
-	engine := fs.String("engine", def.Engine, "inference engine: gibbs (MCMC), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds")
+	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace")
+	likelihood := fs.String("likelihood", "", "bounded: beta (default; mean Phi(f)), truncnorm (mode Phi(f)) or warped (Phi^-1(y) Gaussian)")
+	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt per rater)")
+	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater on the latent scale")
+	bounds := fs.String("bounds", "", "bounded: values exactly at the scale's ends are squeezed inside by half the data's resolution (squeeze, default) or censored there (censor)")
 	sigma := fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (default: learnt)")
 	thresholds := fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)")
 	restarts := fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3 with one rater, 1 with several)")
@@ -110,7 +114,8 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
 		V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag,
 		MaxRhat: *maxRhat, MinESS: *minESS, KeepDraws: *keep, Precisions: *precisions,
-		Engine: *engine, Sigma: *sigma, Restarts: *restarts, Standardize: *standardize,
+		Engine: defaultEngine(*engine, *model), Sigma: *sigma, Restarts: *restarts, Standardize: *standardize,
+		Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
 	}
 	if *thresholds != "" {
 		for _, f := range strings.Split(*thresholds, ",") {
@@ -121,7 +126,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 			spec.Thresholds = append(spec.Thresholds, b)
 		}
 	}
-	if spec.Engine != "gibbs" {
+	if spec.Engine != multirater.EngineGibbs {
 		// The MCMC flags' defaults are not settings of ep and laplace.
 		spec.Chains, spec.Samples, spec.Burnin, spec.Thin, spec.MaxRhat, spec.MinESS = 0, 0, 0, 0, 0, 0
 	}
@@ -227,12 +232,19 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "Note: %s.\n", n)
 	}
-	if sum.Shape == multirater.OutputClasses {
+	switch sum.Shape {
+	case multirater.OutputClasses:
 		printClassSummary(w, res, sum, top)
-	} else {
+	case multirater.OutputValues:
+		printValueSummary(w, res, sum, top)
+	default:
 		printScoreSummary(w, res, sum, top)
 	}
-	fmt.Fprintf(w, "\n%d surprising label(s) with posterior predictive probability below %g (\"flags\" in the result).\n", sum.Flags, res.Model.FlagThreshold)
+	if sum.Shape == multirater.OutputValues {
+		fmt.Fprintf(w, "\n%d surprising rating(s) in a two-sided predictive tail below %g (\"flags\" in the result).\n", sum.Flags, res.Model.FlagThreshold)
+	} else {
+		fmt.Fprintf(w, "\n%d surprising label(s) with posterior predictive probability below %g (\"flags\" in the result).\n", sum.Flags, res.Model.FlagThreshold)
+	}
 	if !sum.Converged {
 		fmt.Fprintf(w, "WARNING: NOT converged (see above).\n")
 	}
@@ -270,6 +282,41 @@ func printScoreSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 			ref = " (reference, fixed)"
 		}
 		fmt.Fprintf(w, "  %-20s %6d  %6.2f (%5.2f, %5.2f)     %9.3f %+9.3f%s\n", clip(r.ID, 20), r.NLabels, r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, r.Variance.Mean, r.Severity, ref)
+	}
+}
+
+// printValueSummary prints the bounded part of the fit summary: the top of
+// the consensus ranking with each item's consensus value on the rating
+// scale, and the raters' dispersions.
+func printValueSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitSummary, top int) {
+	top = min(top, len(sum.Ranking))
+	if top > 0 {
+		fmt.Fprintf(w, "\nTop %d of the consensus ranking (of %d items):\n", top, sum.Items)
+		fmt.Fprintf(w, "  %-5s %-22s %-30s %-10s %s\n", "rank", "item", "value (95% predictive)", "rank 95%", "labels")
+		for _, it := range sum.Ranking[:top] {
+			rank, rint := "", ""
+			if it.Rank != nil {
+				rank = fmt.Sprintf("%.1f", it.Rank.Mean)
+				rint = fmt.Sprintf("%.0f-%.0f", it.Rank.Q025, it.Rank.Q975)
+			}
+			value := ""
+			if it.Value != nil {
+				value = fmt.Sprintf("%8.4g (%.4g, %.4g)", it.Value.Mean, it.Value.Q025, it.Value.Q975)
+			}
+			fmt.Fprintf(w, "  %-5s %-22s %-30s %-10s %s\n", rank, clip(it.ID, 22), value, rint, labelList(it, res.Raters))
+		}
+	}
+	fmt.Fprintf(w, "\nRater dispersions nu (higher = more consistent with the consensus):\n")
+	fmt.Fprintf(w, "  %-20s %6s  %-26s %9s %s\n", "rater", "labels", "nu (95% interval)", "bias", "mean log pred. density")
+	for i, r := range sum.ByPrecision {
+		if skip := elideRow(w, i, len(sum.ByPrecision), top); skip {
+			continue
+		}
+		bias := "-"
+		if r.Bias != nil {
+			bias = fmt.Sprintf("%+.3f", r.Bias.Mean)
+		}
+		fmt.Fprintf(w, "  %-20s %6d  %8.3g (%6.3g, %6.3g)     %9s %.3f\n", clip(r.ID, 20), r.NLabels, r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, bias, r.MeanLogPred)
 	}
 }
 
@@ -324,4 +371,16 @@ func engineName(engine string) string {
 		return "Laplace's method"
 	}
 	return "Gibbs sampling"
+}
+
+// defaultEngine returns the engine flag, or the model's default engine
+// when the flag was not given.
+func defaultEngine(engine, model string) string {
+	if engine != "" {
+		return engine
+	}
+	if m, err := analysis.LookupModel(model); err == nil {
+		return m.Engines[0]
+	}
+	return multirater.EngineGibbs
 }

@@ -14,12 +14,14 @@
 // three likelihoods (their densities vanish or are infinite there). With
 // eps half the smallest gap between the distinct values observed (the
 // data's resolution: 0.005 for integers 0..100), at most 0.005 and at least
-// 1e-4 on the (0, 1) scale, such a rating is by default censored
-// (Options.Bounds "censor", lik.Censored): a rating at Lo has the
-// likelihood P(y <= eps | f) and one at Hi P(y >= 1 - eps | f), what a
-// slider at its end says. Options.Bounds "squeeze" moves it inside by eps
-// instead. The fit's notes say how many ratings were at a bound and what
-// was done.
+// 1e-4 on the (0, 1) scale, such a rating is by default moved inside by
+// eps (Options.Bounds "squeeze"). Options.Bounds "censor" reads it as
+// censored instead (lik.Censored): a rating at Lo has the likelihood
+// P(y <= eps | f) and one at Hi P(y >= 1 - eps | f), what a slider at its
+// end says; it is slower (the censored probabilities and their derivatives
+// are computed numerically) and on data with most ratings at a bound (Snow
+// et al.'s emotion ratings: 57-76% zeros) EP may not settle. The fit's
+// notes say how many ratings were at a bound and what was done.
 package bounded
 
 import (
@@ -106,6 +108,8 @@ type Options struct {
 	// (type-II MAP): a rater with few ratings borrows a sensible scale.
 	// analysis sets it for several raters.
 	Priors bool
+	// PriorSD is the sd of the log-normal prior of Priors; 0 means 1.5.
+	PriorSD float64
 	// Restarts is the number of starting points of the evidence
 	// maximisation; 0 means 2, or 1 under Priors (the prior makes the
 	// optimum unique in practice).
@@ -116,8 +120,8 @@ type Options struct {
 	// 2 min(F(y), 1 - F(y)) (F the rater's predictive CDF for the item) is
 	// below it is flagged; 0 means multirater.DefaultFlagThreshold.
 	FlagThreshold float64
-	// Bounds is what is done with ratings exactly at Lo or Hi: "censor"
-	// (the default) or "squeeze" (see the package documentation).
+	// Bounds is what is done with ratings exactly at Lo or Hi: "squeeze"
+	// (the default) or "censor" (see the package documentation).
 	Bounds string
 	// RankDraws is the number of joint posterior draws of the ranks; 0
 	// means multirater.DefaultKeepDraws.
@@ -147,8 +151,11 @@ func (o Options) WithDefaults() Options {
 	if o.FlagThreshold == 0 {
 		o.FlagThreshold = multirater.DefaultFlagThreshold
 	}
+	if o.PriorSD == 0 {
+		o.PriorSD = 1.5
+	}
 	if o.Bounds == "" {
-		o.Bounds = BoundsCensor
+		o.Bounds = BoundsSqueeze
 	}
 	if o.RankDraws == 0 {
 		o.RankDraws = multirater.DefaultKeepDraws
@@ -356,7 +363,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 			}
 		}
 	}
-	const priorSD = 1.5
+	priorSD := opts.PriorSD
 	if opts.Priors || opts.Bias {
 		prob.PriorNote = "log evidence + log prior of the rater parameters"
 		c := newLik(name, startNu(name)).ParamsTo(make([]float64, 1))[0]
@@ -515,7 +522,7 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 			o.SetParams(p)
 			curv := -(fp - 2*f0 + fm) / (h * h)
 			if opts.Priors {
-				curv += 1 / 2.25
+				curv += 1 / (opts.PriorSD * opts.PriorSD)
 			}
 			if curv > 0 {
 				sd := 1 / math.Sqrt(curv)

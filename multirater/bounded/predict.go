@@ -87,3 +87,23 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 	}
 	return out
 }
+
+// Latent returns the latent predictive mean and variance of a new item
+// with covariances k (length N) with the fit's items and prior variance
+// prior. Not for concurrent use.
+func (p *Predictor) Latent(k []float64, prior float64) (mu, vr float64) {
+	return p.sp.Latent(k, prior)
+}
+
+// LogDensity returns the log predictive density, on the rating scale, of a
+// new rating v strictly inside (Lo, Hi) of an item with latent predictive
+// N(mu, vr), by a rater with the fit's median dispersion and no bias:
+// log ∫ p(y | f) N(f | mu, vr) df - log(Hi - Lo), y = (v - Lo)/(Hi - Lo).
+func (p *Predictor) LogDensity(v, mu, vr float64) float64 {
+	y := (v - p.lo) / (p.hi - p.lo)
+	if !(y > 0 && y < 1) {
+		panic("bounded: LogDensity: value not strictly inside the scale")
+	}
+	lz, _, _ := p.cons.Tilted(y, mu, vr)
+	return lz - math.Log(p.hi-p.lo)
+}
