@@ -1,0 +1,165 @@
+// Command snow fits the bounded model to each of the seven dimensions of
+// Snow et al.'s (2008) affect ratings (../shared/data/snow2008_affect: 100
+// headlines, 10 AMT ratings each per dimension, expert scores) and prints,
+// per dimension, the Pearson and Spearman correlations with the expert
+// scores of the model's consensus value, of the raters' mean and of their
+// median, and the fit time: the comparison of the bounded-ratings issue's
+// acceptance line.
+//
+//	go run ./docs/scripts/snow -data ../shared/data [-likelihood beta] [-bounds squeeze] [-engine ep] [-dispersion NU] [-bias]
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+
+	"concord/multirater/bounded"
+)
+
+func main() {
+	data := flag.String("data", "../shared/data", "folder holding snow2008_affect")
+	likelihood := flag.String("likelihood", bounded.Beta, "beta, truncnorm or warped")
+	bounds := flag.String("bounds", bounded.BoundsSqueeze, "squeeze or censor")
+	engine := flag.String("engine", "ep", "ep or laplace")
+	dispersion := flag.Float64("dispersion", 0, "fix every rater's nu (0: learnt)")
+	bias := flag.Bool("bias", false, "fit a bias per rater")
+	flag.Parse()
+	dir := filepath.Join(*data, "snow2008_affect")
+	items, err := readCSV(filepath.Join(dir, "items.csv"))
+	check(err)
+	ratings, err := readCSV(filepath.Join(dir, "ratings.csv"))
+	check(err)
+	fmt.Printf("likelihood %s, bounds %s, engine %s, dispersion %v, bias %v\n", *likelihood, *bounds, *engine, *dispersion, *bias)
+	fmt.Printf("%-9s %28s %28s %28s %8s\n", "dimension", "Pearson: consensus mean median", "Spearman: consensus mean median", "consensus >= mean, median", "seconds")
+	start := time.Now()
+	for _, dim := range []string{"anger", "disgust", "fear", "joy", "sadness", "surprise", "valence"} {
+		d, gold := dimension(items, ratings, dim)
+		t0 := time.Now()
+		res, err := bounded.Fit(context.Background(), d, bounded.Options{Likelihood: *likelihood, Bounds: *bounds, Engine: *engine,
+			Dispersion: *dispersion, Bias: *bias, Priors: true})
+		if err != nil {
+			fmt.Printf("%-9s fit failed: %v\n", dim, err)
+			continue
+		}
+		secs := time.Since(t0).Seconds()
+		cons := make([]float64, len(res.Items))
+		for i, it := range res.Items {
+			cons[i] = it.Value.Mean
+		}
+		mean, median := meanMedian(d)
+		pc, pm, pd := stat.Correlation(cons, gold, nil), stat.Correlation(mean, gold, nil), stat.Correlation(median, gold, nil)
+		sc, sm, sd := spearman(cons, gold), spearman(mean, gold), spearman(median, gold)
+		verdict := fmt.Sprintf("Pearson %s, Spearman %s", yes(pc >= pm && pc >= pd), yes(sc >= sm && sc >= sd))
+		fmt.Printf("%-9s %8.4f %8.4f %8.4f    %8.4f %8.4f %8.4f    %-28s %8.2f\n", dim, pc, pm, pd, sc, sm, sd, verdict, secs)
+	}
+	fmt.Printf("total %.1f s\n", time.Since(start).Seconds())
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "snow:", err)
+		os.Exit(1)
+	}
+}
+
+func readCSV(name string) ([][]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return csv.NewReader(f).ReadAll()
+}
+
+// dimension returns one dimension's ratings as bounded data ([0, 100],
+// valence [-100, 100]) and the expert scores in item order.
+func dimension(items, ratings [][]string, dim string) (*bounded.Data, []float64) {
+	col := -1
+	for k, h := range items[0] {
+		if h == "gold_"+dim {
+			col = k
+		}
+	}
+	d := &bounded.Data{Lo: 0, Hi: 100}
+	if dim == "valence" {
+		d.Lo = -100
+	}
+	idx := map[string]int{}
+	var gold []float64
+	for _, r := range items[1:] {
+		idx[r[0]] = len(d.ItemIDs)
+		d.ItemIDs = append(d.ItemIDs, r[0])
+		g, err := strconv.ParseFloat(r[col], 64)
+		check(err)
+		gold = append(gold, g)
+	}
+	raters := map[string]int{}
+	for _, r := range ratings[1:] {
+		if r[3] != dim {
+			continue
+		}
+		l, ok := raters[r[1]]
+		if !ok {
+			l = len(d.RaterIDs)
+			raters[r[1]] = l
+			d.RaterIDs = append(d.RaterIDs, r[1])
+		}
+		v, err := strconv.ParseFloat(r[2], 64)
+		check(err)
+		d.Ratings = append(d.Ratings, bounded.Rating{Item: idx[r[0]], Rater: l, Value: v})
+	}
+	return d, gold
+}
+
+// meanMedian returns each item's mean and median rating.
+func meanMedian(d *bounded.Data) (mean, median []float64) {
+	by := make([][]float64, len(d.ItemIDs))
+	for _, r := range d.Ratings {
+		by[r.Item] = append(by[r.Item], r.Value)
+	}
+	for _, v := range by {
+		sort.Float64s(v)
+		mean = append(mean, stat.Mean(v, nil))
+		median = append(median, stat.Quantile(0.5, stat.Empirical, v, nil))
+	}
+	return mean, median
+}
+
+// spearman is the Pearson correlation of the mid-ranks.
+func spearman(x, y []float64) float64 { return stat.Correlation(ranks(x), ranks(y), nil) }
+
+func ranks(x []float64) []float64 {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
+	r := make([]float64, len(x))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			r[idx[k]] = float64(i+j)/2 + 1
+		}
+		i = j + 1
+	}
+	return r
+}
