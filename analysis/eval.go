@@ -13,6 +13,7 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/bounded"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/raters"
@@ -127,6 +128,14 @@ type EvalMetrics struct {
 	// otherwise (Rogers et al. fig. 11). Probabilities are floored at 1e-6,
 	// the resolution of the stored distributions.
 	MeanLogPred *float64 `json:"mean_log_pred,omitempty"`
+	// MSE is the mean squared difference between the held-out ratings and
+	// the predicted consensus value (bounded, on the rating scale);
+	// MeanLogDensity the mean log predictive density, on the rating scale,
+	// of the held-out ratings strictly inside the scale under the consensus
+	// rater (the fit's median dispersion); NLogDensity counts them.
+	MSE            *float64 `json:"mse,omitempty"`
+	MeanLogDensity *float64 `json:"mean_log_density,omitempty"`
+	NLogDensity    int      `json:"n_log_density,omitempty"`
 }
 
 // EvalProgress reports an evaluation's progress.
@@ -226,6 +235,9 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 	for _, n := range names {
 		preds[n] = make(map[string]multirater.ItemResult, len(ids))
 	}
+	// Bounded: the log predictive density of each held-out rating inside
+	// the scale, per model, computed from the fit that held it out.
+	logDens := make(map[string][]float64, len(names))
 	total := float64(k * len(names))
 	done := 0
 	out := &EvalResult{Folds: k, Items: len(ids), Notes: notes}
@@ -325,6 +337,20 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 			}
 			for _, it := range p.Items {
 				preds[m.name][it.ID] = it
+				if ds.Scheme.Kind != annotations.Bounded || it.Score == nil {
+					continue
+				}
+				for _, l := range byItem[it.ID] {
+					v, err := ds.Scheme.Value(l.Value)
+					if err != nil || v <= ds.Scheme.Lo || v >= ds.Scheme.Hi {
+						continue
+					}
+					lp, err := bounded.ConsensusLogDensity(res, v, it.Score.Mean, it.Score.SD*it.Score.SD)
+					if err != nil {
+						return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
+					}
+					logDens[m.name] = append(logDens[m.name], lp)
+				}
 			}
 			done++
 			if progress != nil {
@@ -337,14 +363,17 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 	}
 	for _, n := range names {
 		var mt EvalMetrics
-		if ds.Scheme.Kind == annotations.Ordinal {
+		switch ds.Scheme.Kind {
+		case annotations.Ordinal:
 			mt = ordinalMetrics(ds, ids, byItem, preds[n])
-		} else {
+		case annotations.Bounded:
+			mt = boundedMetrics(ds, ids, byItem, preds[n], logDens[n])
+		default:
 			mt = nominalMetrics(ds, ids, byItem, itemByID, majority, preds[n])
 		}
 		out.Models = append(out.Models, EvalModel{Name: n, Metrics: mt})
 	}
-	if ds.Scheme.Kind != annotations.Ordinal {
+	if ds.Scheme.Kind != annotations.Ordinal && ds.Scheme.Kind != annotations.Bounded {
 		for _, n := range names[1:] {
 			out.Paired = append(out.Paired, pairedAccuracy(ds, ids, itemByID, majority, preds["multirater"], preds[n], n)...)
 		}
@@ -416,6 +445,20 @@ func majorityLabels(ds *annotations.Dataset, byItem map[string][]annotations.Lab
 	out := make(map[string]string, len(byItem))
 	codes := ds.Scheme.Codes()
 	for id, ls := range byItem {
+		if ds.Scheme.Kind == annotations.Bounded {
+			// The mean of the item's values.
+			sum, n := 0.0, 0
+			for _, l := range ls {
+				if v, err := ds.Scheme.Value(l.Value); err == nil {
+					sum += v
+					n++
+				}
+			}
+			if n > 0 {
+				out[id] = strconv.FormatFloat(sum/float64(n), 'g', -1, 64)
+			}
+			continue
+		}
 		if ds.Scheme.Kind == annotations.Ordinal {
 			idx := make([]int, 0, len(ls))
 			for _, l := range ls {
@@ -444,6 +487,41 @@ func majorityLabels(ds *annotations.Dataset, byItem map[string][]annotations.Lab
 		}
 	}
 	return out
+}
+
+// boundedMetrics computes the bounded model's metrics of one model's
+// held-out predictions (see EvalMetrics).
+func boundedMetrics(ds *annotations.Dataset, ids []string, byItem map[string][]annotations.Label, preds map[string]multirater.ItemResult, logDens []float64) EvalMetrics {
+	var m EvalMetrics
+	se, n := 0.0, 0
+	for _, id := range ids {
+		p, ok := preds[id]
+		if !ok || p.Value == nil {
+			continue
+		}
+		for _, l := range byItem[id] {
+			v, err := ds.Scheme.Value(l.Value)
+			if err != nil {
+				continue
+			}
+			d := v - p.Value.Mean
+			se += d * d
+			n++
+		}
+	}
+	if n > 0 {
+		mse := se / float64(n)
+		m.MSE = &mse
+	}
+	if len(logDens) > 0 {
+		s := 0.0
+		for _, v := range logDens {
+			s += v
+		}
+		mean := s / float64(len(logDens))
+		m.MeanLogDensity, m.NLogDensity = &mean, len(logDens)
+	}
+	return m
 }
 
 // roundHalfEven2 returns s/2 rounded to the nearest integer, halves to the

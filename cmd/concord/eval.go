@@ -63,7 +63,8 @@ predicted as new items: their labels are hidden, their texts and covariates
 kept (the text featuriser is fitted to the training texts only). On the same
 folds the same model is fitted to one majority label per item ("majority";
 ordinal: the median grade, a midpoint rounded to the even level) and to each
-rater's labels alone ("rater:<id>").
+rater's labels alone ("rater:<id>"; bounded: the mean of the item's values
+for "majority").
 
 Metrics over all held-out items: ordinal: qwk_vs_rater (quadratic weighted
 kappa of the predicted grade, the median of the consensus grade
@@ -72,7 +73,10 @@ qwk_vs_mean and mae_vs_mean (against the raters' mean grade; rounded to the
 even level for the kappa), mean_log_pred (mean log predictive probability of
 the held-out labels); nominal: accuracy_vs_majority (most probable class
 against the majority label), accuracy_vs_gold (items-file gold column),
-mean_log_pred.
+mean_log_pred; bounded: mse (held-out ratings against the predicted
+consensus value, on the rating scale) and mean_log_density (mean log
+predictive density, on the rating scale, of the held-out ratings strictly
+inside the scale, under the fit's median-dispersion rater).
 
 Every fit uses lighter sampler defaults than concord fit (2 chains of 500
 draws after 300 burn-in sweeps, 200 kept draws); raise them with --samples
@@ -171,8 +175,13 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		summary = e.stderr
 	}
 	full := spec.EvalDefaults().Fit.ForData(ds).WithDefaults()
-	fmt.Fprintf(summary, "Evaluating the %s model (kernel %s) on %s by %d-fold cross-validation, seed %d; %d chains x %d draws after %d burn-in sweeps per fit\n",
-		full.Model, full.Kernel, source, *folds, *seed, full.Chains, full.Samples, max(full.Burnin, 0))
+	if full.Engine == multirater.EngineGibbs {
+		fmt.Fprintf(summary, "Evaluating the %s model (kernel %s) on %s by %d-fold cross-validation, seed %d; %d chains x %d draws after %d burn-in sweeps per fit\n",
+			full.Model, full.Kernel, source, *folds, *seed, full.Chains, full.Samples, max(full.Burnin, 0))
+	} else {
+		fmt.Fprintf(summary, "Evaluating the %s model (kernel %s) on %s by %d-fold cross-validation, seed %d; %s per fit\n",
+			full.Model, full.Kernel, source, *folds, *seed, engineName(full.Engine))
+	}
 	bar := newProgressBar(e, "eval")
 	foldsDone := 0
 	res, err := analysis.Eval(ctx, ds, spec, func(p analysis.EvalProgress) {
@@ -250,6 +259,13 @@ func printEvalSummary(w io.Writer, ds *annotations.Dataset, res *analysis.EvalRe
 				}
 			}
 			fmt.Fprintf(w, " %9s %9s %10s\n", f(m.Metrics.QWKVsMean), f(m.Metrics.MAEVsMean), f(m.Metrics.MeanLogPred))
+		}
+		return
+	}
+	if ds.Scheme.Kind == annotations.Bounded {
+		fmt.Fprintf(w, "\n%-22s %12s %16s %8s\n", "model", "mse", "log density", "ratings")
+		for _, m := range res.Models {
+			fmt.Fprintf(w, "%-22s %12s %16s %8d\n", clip(m.Name, 22), f(m.Metrics.MSE), f(m.Metrics.MeanLogDensity), m.Metrics.NLogDensity)
 		}
 		return
 	}

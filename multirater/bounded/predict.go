@@ -107,3 +107,30 @@ func (p *Predictor) LogDensity(v, mu, vr float64) float64 {
 	lz, _, _ := p.cons.Tilted(y, mu, vr)
 	return lz - math.Log(p.hi-p.lo)
 }
+
+// ConsensusLogDensity returns the log predictive density, on the rating
+// scale, of a rating v strictly inside (Lo, Hi) of an item whose latent
+// predictive is N(mu, vr), under a bounded fit's consensus rater (the
+// median dispersion, no bias): Predictor.LogDensity without the prior's
+// factorisation, for held-out ratings.
+func ConsensusLogDensity(res *multirater.FitResult, v, mu, vr float64) (float64, error) {
+	if res == nil || res.Model.Model != Name || res.Model.Lo == nil || res.Model.Hi == nil {
+		return 0, multirater.DataErrorf("needs a bounded fit result")
+	}
+	name, err := ParseLikelihood(res.Model.Likelihood)
+	if err != nil {
+		return 0, multirater.DataErrorf("the fit result's %v", err)
+	}
+	liks := make([]lik.Bounded, len(res.Raters))
+	for l, r := range res.Raters {
+		if r.Dispersion == nil || !(r.Dispersion.Mean > 0) {
+			return 0, multirater.DataErrorf("rater %q has no valid dispersion in the fit result", r.ID)
+		}
+		liks[l] = newLik(name, r.Dispersion.Mean)
+	}
+	if len(liks) == 0 {
+		return 0, multirater.DataErrorf("the fit result has no raters")
+	}
+	p := &Predictor{cons: consensusLik(name, liks), lo: *res.Model.Lo, hi: *res.Model.Hi}
+	return p.LogDensity(v, mu, vr), nil
+}
