@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -139,10 +140,18 @@ func ReadFit(r io.Reader) (*Fit, error) {
 	return f, nil
 }
 
+// ErrValuesUnsupported is returned for fits of bounded ratings (output
+// shape values), which the reports do not render yet; the fit document
+// itself (concord fit --out) holds every result.
+var ErrValuesUnsupported = errors.New("reports of bounded-rating fits (model.output \"values\") are not available yet; the fit document itself holds every item's value and score and every rater's dispersion")
+
 // check verifies the references inside the document: unique ids, labels
 // and flags naming known raters and levels, per-level arrays of the right
 // length.
 func (f *Fit) check() error {
+	if f.Model.Shape() == multirater.OutputValues {
+		return ErrValuesUnsupported
+	}
 	k := len(f.Levels)
 	if k < 2 {
 		return fmt.Errorf("%d levels (expected at least 2)", k)

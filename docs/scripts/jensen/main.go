@@ -1,0 +1,723 @@
+// Command jensen re-simulates the claim of Table 1 of Jensen, Nielsen &
+// Larsen (2013), "Bounded Gaussian process regression": for a latent
+// function drawn once from a GP prior (squared-exponential or periodic
+// kernel) and ten realisations of each of three noise types (WA: probit
+// warped Gaussian noise, TG: truncated Gaussian with mode Phi(f), BE: beta
+// with mean Phi(f)), the model whose likelihood matches the noise type
+// (GP-WA, GP-TG, GP-BE, fitted with concord/multirater/bounded) has the
+// lowest mean negative log predictive density (NLPD) on held-out points.
+//
+//	go run ./docs/scripts/jensen -reps 10
+//
+// See README.md in this folder for the choices the paper leaves open.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"concord/multirater"
+	"concord/multirater/bounded"
+	"concord/multirater/infer"
+	"concord/multirater/kernel"
+	"concord/multirater/lik"
+	"concord/multirater/numeric"
+)
+
+// genKernel is a covariance function of the data generation (1-D inputs).
+type genKernel struct {
+	name  string
+	label string
+	k     func(a, b float64) float64
+}
+
+var genKernels = []genKernel{
+	{name: "SE", label: "Squared exponential (sigma_f^2 = 2, l = 1)", k: func(a, b float64) float64 {
+		d := a - b
+		return 2 * math.Exp(-0.5*d*d) // sigma_f^2 exp(-d^2 / (2 l^2)), l = 1
+	}},
+	{name: "PER", label: "Periodic (sigma_f^2 = 3, l = 0.8, period 5)", k: func(a, b float64) float64 {
+		// gpml covPeriodic: sigma_f^2 exp(-2 sin^2(pi |a - b| / p) / l^2).
+		s := math.Sin(math.Pi * math.Abs(a-b) / 5)
+		return 3 * math.Exp(-2*s*s/(0.8*0.8))
+	}},
+}
+
+// Noise types (columns) and models (rows), in the same order: model m
+// matches noise m.
+var (
+	noises = []string{"WA", "TG", "BE"}
+	models = []string{"GP-WA", "GP-TG", "GP-BE"}
+	liks   = []string{bounded.Warped, bounded.TruncNorm, bounded.Beta}
+)
+
+type config struct {
+	reps, n, nTest, workers, restarts int
+	seed                              uint64
+	engine, fit                       string
+	xMax, sigmaWA, nuTG, nuBE, clip   float64
+}
+
+// dataset is one realisation of the noise of one cell.
+type dataset struct {
+	yTrain, yTest []float64
+}
+
+// job is one fit: kernel c, noise t, realisation r, model m.
+type job struct {
+	c, t, r, m int
+}
+
+// outcome of one job.
+type outcome struct {
+	nlpd     float64
+	gamma    float64 // learnt RBF gamma (NaN with the true kernel)
+	nu       float64 // learnt dispersion (warped: 1/sigma)
+	clamped  bool    // some EP runs fell back to clamped sites
+	nonConv  int     // evidence-maximisation starts that did not converge
+	err      error
+	seconds  float64
+	badTests int      // test points whose log density was not finite
+	fallback bool     // bounded.NewPredictor refused the fit (negative site precisions): own predictive used
+	maxDiff  float64  // largest |difference| of the own predictive's log density and the package's
+	status   []string // the evidence maximisation's statuses of the starts that did not converge
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.reps, "reps", 10, "noise realisations per (kernel, noise) cell")
+	flag.IntVar(&cfg.n, "n", 100, "training inputs (uniform on [0, xmax])")
+	flag.IntVar(&cfg.nTest, "ntest", 100, "test inputs (uniform on [0, xmax])")
+	flag.Uint64Var(&cfg.seed, "seed", 1, "random seed")
+	flag.StringVar(&cfg.engine, "engine", "ep", "inference engine: ep or laplace")
+	flag.StringVar(&cfg.fit, "fit", "rbf", "fitting kernel: rbf (unit-amplitude RBF, gamma learnt by evidence) or true (the generating kernel, fixed)")
+	flag.Float64Var(&cfg.xMax, "xmax", 10, "inputs lie on [0, xmax]")
+	flag.Float64Var(&cfg.sigmaWA, "sigma-wa", 0.3, "WA noise: sd of the Gaussian noise on the probit scale")
+	flag.Float64Var(&cfg.nuTG, "nu-tg", 10, "TG noise: inverse sd 1/nu of the truncated Gaussian")
+	flag.Float64Var(&cfg.nuBE, "nu-be", 20, "BE noise: precision nu of the beta")
+	flag.Float64Var(&cfg.clip, "clip", 0, "if positive, clip the noisy values to [clip, 1 - clip] (0: no clipping)")
+	flag.IntVar(&cfg.workers, "workers", 2, "fits run concurrently")
+	flag.IntVar(&cfg.restarts, "restarts", 2, "starting points of the evidence maximisation")
+	flag.Parse()
+	if cfg.engine != "ep" && cfg.engine != "laplace" {
+		fmt.Fprintln(os.Stderr, "jensen: -engine must be ep or laplace")
+		os.Exit(2)
+	}
+	if cfg.fit != "rbf" && cfg.fit != "true" {
+		fmt.Fprintln(os.Stderr, "jensen: -fit must be rbf or true")
+		os.Exit(2)
+	}
+	if cfg.reps < 1 || cfg.n < 2 || cfg.nTest < 1 || cfg.workers < 1 {
+		fmt.Fprintln(os.Stderr, "jensen: -reps, -n, -ntest and -workers must be positive (n >= 2)")
+		os.Exit(2)
+	}
+	run(cfg)
+}
+
+func run(cfg config) {
+	start := time.Now()
+	// Independent random streams: the inputs, each kernel's latent
+	// function and each (kernel, noise, realisation)'s noise, so that a
+	// run with fewer realisations sees the same first ones.
+	stream := func(a, b, c int) *rand.Rand {
+		return rand.New(rand.NewPCG(cfg.seed, 0x6a656e73656e^uint64(a<<40|b<<20|c)))
+	}
+
+	// Inputs: drawn once, shared by both kernels and every realisation.
+	rng := stream(0, 0, 0)
+	xTrain := uniformSorted(rng, cfg.n, cfg.xMax)
+	xTest := uniformSorted(rng, cfg.nTest, cfg.xMax)
+	all := append(append([]float64(nil), xTrain...), xTest...)
+
+	// One latent function per kernel, drawn jointly at the training and
+	// test inputs; then every realisation of every noise type (training
+	// and test values alike).
+	fs := make([][]float64, len(genKernels))
+	data := make([][][]dataset, len(genKernels))
+	redrawn := make([]int, len(noises))
+	for c, gk := range genKernels {
+		fs[c] = drawGP(stream(1, c, 0), gk.k, all)
+		data[c] = make([][]dataset, len(noises))
+		for t := range noises {
+			data[c][t] = make([]dataset, cfg.reps)
+			for r := range cfg.reps {
+				rng := stream(2+c, t, r)
+				y := make([]float64, len(all))
+				for i, f := range fs[c] {
+					var k int
+					y[i], k = noisy(rng, t, f, cfg)
+					redrawn[t] += k
+				}
+				data[c][t][r] = dataset{yTrain: y[:cfg.n], yTest: y[cfg.n:]}
+			}
+		}
+	}
+
+	fmt.Printf("Jensen, Nielsen & Larsen (2013) Table 1 re-simulation\n")
+	fmt.Printf("n = %d training and %d test inputs, uniform on [0, %g], drawn once (seed %d)\n", cfg.n, cfg.nTest, cfg.xMax, cfg.seed)
+	fmt.Printf("noise: WA y = Phi(f + N(0, %g^2)); TG y ~ N(Phi(f), (1/%g)^2) truncated to (0, 1); BE y ~ Beta(%g Phi(f), %g (1 - Phi(f)))\n",
+		cfg.sigmaWA, cfg.nuTG, cfg.nuBE, cfg.nuBE)
+	fmt.Printf("%d realisations per cell; engine %s, %d evidence starts; fitting kernel: %s\n", cfg.reps, cfg.engine, cfg.restarts, fitKernelText(cfg.fit))
+	for c, gk := range genKernels {
+		lo, hi := minMax(fs[c])
+		fmt.Printf("latent f (%s): range [%.2f, %.2f], Phi(f) in [%.3f, %.3f]\n", gk.name, lo, hi, numeric.NormCDF(lo), numeric.NormCDF(hi))
+	}
+	for t, k := range redrawn {
+		if k > 0 {
+			fmt.Printf("note: %d %s noise values of %d fell on 0 or 1 in floating point and were redrawn\n", k, noises[t], len(genKernels)*cfg.reps*len(all))
+		}
+	}
+	for c, gk := range genKernels {
+		for t := range noises {
+			tiny := 0
+			for _, ds := range data[c][t] {
+				for _, y := range append(append([]float64(nil), ds.yTrain...), ds.yTest...) {
+					if y < 1e-12 || y > 1-1e-12 {
+						tiny++
+					}
+				}
+			}
+			if tiny > 0 {
+				fmt.Printf("note: %s %s noise: %d values within 1e-12 of 0 or 1\n", gk.name, noises[t], tiny)
+			}
+		}
+	}
+	fmt.Println()
+
+	// The fixed covariances of -fit true.
+	var trueTrain []*mat.SymDense
+	var trueCross [][][]float64
+	if cfg.fit == "true" {
+		for _, gk := range genKernels {
+			trueTrain = append(trueTrain, gram(gk.k, xTrain))
+			trueCross = append(trueCross, cross(gk.k, xTest, xTrain))
+		}
+	}
+
+	jobs := make(chan job)
+	results := make([][][][]outcome, len(genKernels))
+	for c := range results {
+		results[c] = make([][][]outcome, len(noises))
+		for t := range results[c] {
+			results[c][t] = make([][]outcome, len(models))
+			for m := range results[c][t] {
+				results[c][t][m] = make([]outcome, cfg.reps)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done, total := 0, len(genKernels)*len(noises)*cfg.reps*len(models)
+	for range cfg.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				var cov *mat.SymDense
+				var cr [][]float64
+				var prior float64
+				if cfg.fit == "true" {
+					cov, cr, prior = trueTrain[j.c], trueCross[j.c], genKernels[j.c].k(0, 0)
+				}
+				o := fitOne(cfg, j, xTrain, xTest, data[j.c][j.t][j.r], cov, cr, prior)
+				results[j.c][j.t][j.m][j.r] = o
+				mu.Lock()
+				done++
+				if o.err != nil {
+					fmt.Fprintf(os.Stderr, "fit failed: %s %s noise, realisation %d, %s: %v\n", genKernels[j.c].name, noises[j.t], j.r+1, models[j.m], o.err)
+				}
+				if done%18 == 0 || done == total {
+					fmt.Fprintf(os.Stderr, "%d/%d fits done (%.0f s)\n", done, total, time.Since(start).Seconds())
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for c := range genKernels {
+		for t := range noises {
+			for r := range cfg.reps {
+				for m := range models {
+					jobs <- job{c, t, r, m}
+				}
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+
+	report(cfg, results)
+	fmt.Printf("\ntotal run time: %.1f s\n", time.Since(start).Seconds())
+}
+
+func fitKernelText(fit string) string {
+	if fit == "true" {
+		return "the generating kernel, fixed (only the dispersion is learnt)"
+	}
+	return "RBF exp(-gamma (x - x')^2), unit amplitude, gamma learnt by evidence maximisation"
+}
+
+// fitOne fits model j.m to one realisation and returns the test NLPD.
+func fitOne(cfg config, j job, xTrain, xTest []float64, ds dataset, trueCov *mat.SymDense, trueCross [][]float64, truePrior float64) (o outcome) {
+	t0 := time.Now()
+	o.gamma, o.nu, o.nlpd = math.NaN(), math.NaN(), math.NaN()
+	defer func() {
+		if p := recover(); p != nil {
+			o.err = fmt.Errorf("panic: %v", p)
+		}
+		o.seconds = time.Since(t0).Seconds()
+	}()
+	n := len(xTrain)
+	d := bounded.Data{RaterIDs: []string{"r"}, Lo: 0, Hi: 1}
+	d.ItemIDs = make([]string, n)
+	d.Ratings = make([]bounded.Rating, n)
+	for i := range n {
+		d.ItemIDs[i] = fmt.Sprintf("x%d", i)
+		d.Ratings[i] = bounded.Rating{Item: i, Rater: 0, Value: ds.yTrain[i]}
+	}
+	xIn := kernel.Inputs{N: n, X: mat.NewDense(n, 1, append([]float64(nil), xTrain...))}
+	if trueCov != nil {
+		d.Cov, d.Kernel = trueCov, genKernels[j.c].name+" (true, fixed)"
+	} else {
+		// The starting gamma: infer ignores it (its first start is
+		// gamma = 1/(2D) = 0.5, later ones jitter that).
+		d.Learn = &infer.LearnKernel{Terms: []kernel.Hyper{kernel.RBF{Gamma: 0.5}}, Inputs: xIn}
+		d.Kernel = "rbf (learnt)"
+	}
+	seed := cfg.seed*1_000_003 + uint64(((j.c*len(noises)+j.t)*cfg.reps+j.r)*len(models)+j.m)
+	opts := bounded.Options{Likelihood: liks[j.m], Engine: cfg.engine, Restarts: cfg.restarts, Seed: seed, RankDraws: 1}
+	res, err := bounded.Fit(context.Background(), &d, opts)
+	if err != nil {
+		o.err = err
+		return o
+	}
+	o.nu = res.Raters[0].Dispersion.Mean
+	for _, note := range res.Diagnostics.Notes {
+		if strings.Contains(note, "clamped at 0") {
+			o.clamped = true
+		}
+		if strings.HasPrefix(note, "evidence maximisation start") && !strings.HasSuffix(note, "(converged)") {
+			o.nonConv++
+			if i := strings.LastIndex(note, "("); i >= 0 {
+				o.status = append(o.status, strings.TrimSuffix(note[i+1:], ")"))
+			}
+		}
+	}
+
+	// Covariances at the learnt (or true) kernel.
+	var cov mat.Symmetric
+	crossRows := trueCross
+	prior := truePrior
+	if trueCov != nil {
+		cov = trueCov
+	} else {
+		if res.Model.Learnt == nil || len(res.Model.Learnt.Terms) != 1 {
+			o.err = fmt.Errorf("fit result has no learnt kernel term")
+			return o
+		}
+		kl, err := kernel.ParseKernel(res.Model.Learnt.Terms[0])
+		if err != nil {
+			o.err = fmt.Errorf("learnt kernel %q: %v", res.Model.Learnt.Terms[0], err)
+			return o
+		}
+		if rbf, ok := kl.(kernel.RBF); ok {
+			o.gamma = rbf.Gamma
+		}
+		var g mat.SymDense
+		kl.GramTo(&g, xIn)
+		cov = &g
+		tIn := kernel.Inputs{N: len(xTest), X: mat.NewDense(len(xTest), 1, append([]float64(nil), xTest...))}
+		var cd mat.Dense
+		kl.CrossTo(&cd, tIn, xIn)
+		crossRows = make([][]float64, len(xTest))
+		for i := range crossRows {
+			crossRows[i] = mat.Row(nil, i, &cd)
+		}
+		prior = kl.DiagTo(nil, kernel.Inputs{N: 1, X: mat.NewDense(1, 1, []float64{0})})[0]
+	}
+	// The package's predictor, and our own one, which also works with
+	// negative site precisions (EP keeps them): with S the site
+	// precisions and V the precision-weighted means, the posterior is
+	// N(C (I + S C)^-1 V, C (I + S C)^-1) and a new point has
+	// mu = k'(I + S C)^-1 V, var = k** - k'(I + S C)^-1 S k.
+	own, err := newOwnPredictor(res, cov)
+	if err != nil {
+		o.err = fmt.Errorf("own predictor: %v", err)
+		return o
+	}
+	p, perr := bounded.NewPredictor(res, cov)
+	if perr != nil {
+		o.fallback = true
+		msg := perr.Error()
+		if strings.Contains(msg, "invalid site precision") {
+			msg = "a negative site precision"
+		}
+		o.status = append(o.status, "bounded.NewPredictor refused the fit: "+msg)
+	}
+	sum, cnt := 0.0, 0
+	for i, y := range ds.yTest {
+		m, v := own.latent(crossRows[i], prior)
+		lp := own.logDensity(y, m, v)
+		if p != nil {
+			pm, pv := p.Latent(crossRows[i], prior)
+			plp := p.LogDensity(y, pm, pv)
+			if d := math.Abs(plp - lp); d > o.maxDiff || math.IsNaN(d) {
+				o.maxDiff = d
+			}
+			lp = plp // the package's value when it has one
+		}
+		if math.IsNaN(lp) || math.IsInf(lp, 0) {
+			o.badTests++
+			continue
+		}
+		sum += lp
+		cnt++
+	}
+	if o.badTests > 0 {
+		o.err = fmt.Errorf("%d of %d test log densities are not finite", o.badTests, len(ds.yTest))
+		return o
+	}
+	o.nlpd = -sum / float64(cnt)
+	return o
+}
+
+// report prints Table 1 and the verdicts.
+func report(cfg config, res [][][][]outcome) {
+	won, failures := 0, 0
+	var verdicts []string
+	for c, gk := range genKernels {
+		fmt.Printf("%s: mean NLPD per test point (sd over realisations); lower is better\n", gk.label)
+		fmt.Printf("%-8s", "model")
+		for _, nz := range noises {
+			fmt.Printf(" %22s", nz)
+		}
+		fmt.Println()
+		means := make([][]float64, len(models)) // [m][t]
+		for m := range models {
+			means[m] = make([]float64, len(noises))
+			fmt.Printf("%-8s", models[m])
+			for t := range noises {
+				var v []float64
+				for _, o := range res[c][t][m] {
+					if o.err == nil {
+						v = append(v, o.nlpd)
+					} else {
+						failures++
+					}
+				}
+				mean, sd := meanSD(v)
+				means[m][t] = mean
+				cell := fmt.Sprintf("%.3f (%.3f)", mean, sd)
+				if len(v) < cfg.reps {
+					cell += fmt.Sprintf(" [%d ok]", len(v))
+				}
+				fmt.Printf(" %22s", cell)
+			}
+			fmt.Println()
+		}
+		fmt.Printf("(x %d test points for the paper's scale of summed NLPD)\n", cfg.nTest)
+		for t := range noises {
+			best := 0
+			for m := range models {
+				if !math.IsNaN(means[m][t]) && (math.IsNaN(means[best][t]) || means[m][t] < means[best][t]) {
+					best = m
+				}
+			}
+			// Per realisation: how often the matching model was best
+			// (realisations where all three fits succeeded).
+			perRep, paired := 0, 0
+			for r := range cfg.reps {
+				ok := true
+				bm := 0
+				for m := range models {
+					o := res[c][t][m][r]
+					if o.err != nil {
+						ok = false
+						break
+					}
+					if o.nlpd < res[c][t][bm][r].nlpd {
+						bm = m
+					}
+				}
+				if ok {
+					paired++
+					if bm == t {
+						perRep++
+					}
+				}
+			}
+			w := best == t
+			if w {
+				won++
+			}
+			mark := "NO "
+			if w {
+				mark = "yes"
+			}
+			verdicts = append(verdicts, fmt.Sprintf("%-3s %s noise: matching model %s has the lowest mean NLPD: %s (lowest: %s; matching model best in %d of %d realisations)",
+				gk.name, noises[t], models[t], mark, models[best], perRep, paired))
+		}
+		fmt.Println()
+	}
+	for _, v := range verdicts {
+		fmt.Println(v)
+	}
+	fmt.Printf("matching model won %d of 6 cells (claim accepted if >= 5): %s\n", won, map[bool]string{true: "ACCEPTED", false: "NOT ACCEPTED"}[won >= 5])
+
+	// Learnt parameters and diagnostics.
+	fmt.Printf("\nlearnt parameters, median over realisations: gamma of the RBF (true SE: 0.5) / dispersion nu (GP-WA: 1/sigma; true: WA %.3g, TG %g, BE %g)\n",
+		1/cfg.sigmaWA, cfg.nuTG, cfg.nuBE)
+	statuses := map[string]int{}
+	maxDiff := 0.0
+	for c, gk := range genKernels {
+		for t := range noises {
+			parts := make([]string, 0, len(models))
+			for m := range models {
+				var g, nu []float64
+				clamped, nonConv, fallback, secs := 0, 0, 0, 0.0
+				for _, o := range res[c][t][m] {
+					secs += o.seconds
+					for _, st := range o.status {
+						statuses[st]++
+					}
+					if o.err != nil {
+						continue
+					}
+					g, nu = append(g, o.gamma), append(nu, o.nu)
+					if o.clamped {
+						clamped++
+					}
+					if o.fallback {
+						fallback++
+					} else {
+						maxDiff = math.Max(maxDiff, o.maxDiff)
+					}
+					nonConv += o.nonConv
+				}
+				s := fmt.Sprintf("%s gamma %.3g nu %.3g", models[m], median(g), median(nu))
+				if clamped > 0 {
+					s += fmt.Sprintf(" clampedEP %d", clamped)
+				}
+				if nonConv > 0 {
+					s += fmt.Sprintf(" unconvStarts %d", nonConv)
+				}
+				if fallback > 0 {
+					s += fmt.Sprintf(" negSites %d", fallback)
+				}
+				s += fmt.Sprintf(" %.1fs/fit", secs/float64(len(res[c][t][m])))
+				parts = append(parts, s)
+			}
+			fmt.Printf("%-3s %s: %s\n", gk.name, noises[t], strings.Join(parts, "; "))
+		}
+	}
+	fmt.Println("(clampedEP: fits in which some EP runs fell back to clamped, damped sites; unconvStarts: evidence starts")
+	fmt.Println(" that ended other than converged; negSites: fits with negative site precisions, which bounded.NewPredictor")
+	fmt.Println(" refuses: their NLPD comes from this script's own predictive, see README)")
+	fmt.Printf("own predictive vs bounded.Predictor where both apply: largest |difference| in log density %.2g\n", maxDiff)
+	keys := make([]string, 0, len(statuses))
+	for k := range statuses {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Printf("  %3d x %s\n", statuses[k], k)
+	}
+	fmt.Printf("failed fits: %d of %d\n", failures, len(genKernels)*len(noises)*len(models)*cfg.reps)
+}
+
+// noisy returns a noisy observation of type t at latent f, strictly inside
+// (0, 1), and how many draws were redrawn because they fell on 0 or 1.
+func noisy(rng *rand.Rand, t int, f float64, cfg config) (float64, int) {
+	redrawn := 0
+	for {
+		var y float64
+		switch t {
+		case 0: // WA
+			y = numeric.NormCDF(f + cfg.sigmaWA*rng.NormFloat64())
+		case 1: // TG: mode Phi(f), sd 1/nu, truncated to (0, 1)
+			y = numeric.TruncNormal(rng, numeric.NormCDF(f), 1/cfg.nuTG, 0, 1)
+		case 2: // BE: mean Phi(f), precision nu
+			m := numeric.NormCDF(f)
+			y = distuv.Beta{Alpha: cfg.nuBE * m, Beta: cfg.nuBE * (1 - m), Src: rng}.Rand()
+		}
+		if cfg.clip > 0 {
+			y = math.Max(cfg.clip, math.Min(1-cfg.clip, y))
+		}
+		if y > 0 && y < 1 {
+			return y, redrawn
+		}
+		redrawn++
+	}
+}
+
+// drawGP draws f ~ N(0, K) at the inputs x, with the smallest jitter that
+// makes K numerically positive definite.
+func drawGP(rng *rand.Rand, k func(a, b float64) float64, x []float64) []float64 {
+	n := len(x)
+	for jitter := 1e-10; ; jitter *= 10 {
+		a := gram(k, x)
+		for i := range n {
+			a.SetSym(i, i, a.At(i, i)+jitter*k(x[i], x[i]))
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(a) {
+			if jitter > 1e-2 {
+				panic("jensen: covariance not positive definite")
+			}
+			continue
+		}
+		var l mat.TriDense
+		ch.LTo(&l)
+		z := make([]float64, n)
+		for i := range z {
+			z[i] = rng.NormFloat64()
+		}
+		f := mat.NewVecDense(n, nil)
+		f.MulVec(&l, mat.NewVecDense(n, z))
+		return f.RawVector().Data
+	}
+}
+
+func gram(k func(a, b float64) float64, x []float64) *mat.SymDense {
+	g := mat.NewSymDense(len(x), nil)
+	for i := range x {
+		for j := i; j < len(x); j++ {
+			g.SetSym(i, j, k(x[i], x[j]))
+		}
+	}
+	return g
+}
+
+func cross(k func(a, b float64) float64, a, b []float64) [][]float64 {
+	out := make([][]float64, len(a))
+	for i := range a {
+		out[i] = make([]float64, len(b))
+		for j := range b {
+			out[i][j] = k(a[i], b[j])
+		}
+	}
+	return out
+}
+
+func uniformSorted(rng *rand.Rand, n int, xMax float64) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = xMax * rng.Float64()
+	}
+	sort.Float64s(x)
+	return x
+}
+
+func minMax(v []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, x := range v {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}
+
+func meanSD(v []float64) (mean, sd float64) {
+	if len(v) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	if len(v) < 2 {
+		return mean, math.NaN()
+	}
+	for _, x := range v {
+		sd += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(v)-1))
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return 0.5 * (s[len(s)/2-1] + s[len(s)/2])
+}
+
+// ownPredictor is the latent predictive of a Gaussian-site posterior that
+// allows negative site precisions (see fitOne), and the predictive density
+// of the fitted likelihood.
+type ownPredictor struct {
+	alpha []float64  // (I + S C)^-1 V
+	m     *mat.Dense // (I + S C)^-1 S
+	l     lik.Bounded
+}
+
+func newOwnPredictor(res *multirater.FitResult, cov mat.Symmetric) (*ownPredictor, error) {
+	n := cov.SymmetricDim()
+	s, v := res.Gaussian.Precision, res.Gaussian.Shift
+	a := mat.NewDense(n, n, nil)
+	for i := range n {
+		for j := range n {
+			a.Set(i, j, s[i]*cov.At(i, j))
+		}
+		a.Set(i, i, a.At(i, i)+1)
+	}
+	var lu mat.LU
+	lu.Factorize(a)
+	if c := lu.Cond(); c > 1e14 || math.IsInf(c, 0) {
+		return nil, fmt.Errorf("I + S C is singular (condition %.3g)", c)
+	}
+	var al mat.VecDense
+	if err := lu.SolveVecTo(&al, false, mat.NewVecDense(n, append([]float64(nil), v...))); err != nil {
+		return nil, err
+	}
+	sd := mat.NewDense(n, n, nil)
+	for i := range n {
+		sd.Set(i, i, s[i])
+	}
+	var m mat.Dense
+	if err := lu.SolveTo(&m, false, sd); err != nil {
+		return nil, err
+	}
+	nu := res.Raters[0].Dispersion.Mean
+	var l lik.Bounded
+	switch res.Model.Likelihood {
+	case bounded.Beta:
+		l = &lik.Beta{Nu: nu}
+	case bounded.TruncNorm:
+		l = &lik.TruncGauss{Nu: nu}
+	case bounded.Warped:
+		l = &lik.Warped{Sigma: 1 / nu}
+	default:
+		return nil, fmt.Errorf("likelihood %q", res.Model.Likelihood)
+	}
+	return &ownPredictor{alpha: al.RawVector().Data, m: &m, l: l}, nil
+}
+
+func (p *ownPredictor) latent(k []float64, prior float64) (mu, vr float64) {
+	kv := mat.NewVecDense(len(k), k)
+	var mk mat.VecDense
+	mk.MulVec(p.m, kv)
+	return mat.Dot(kv, mat.NewVecDense(len(p.alpha), p.alpha)), prior - mat.Dot(kv, &mk)
+}
+
+// logDensity is log ∫ p(y | f) N(f | mu, vr) df (the scale is (0, 1)).
+func (p *ownPredictor) logDensity(y, mu, vr float64) float64 {
+	if !(vr > 0) {
+		return math.NaN()
+	}
+	lz, _, _ := p.l.Tilted(y, mu, vr)
+	return lz
+}
