@@ -153,3 +153,70 @@ func TestEPMatchesStan(t *testing.T) {
 		})
 	}
 }
+
+// TestWarpedEvidenceIsExact: the warped model's likelihood is Gaussian in
+// f, so EP and Laplace are exact and the log evidence is the Gaussian
+// marginal likelihood of z = Phi^-1(y) plus the log Jacobian of the
+// warping, log N(z | 0, C + sigma^2 I) - sum_i log phi(z_i) (computed here
+// with a Cholesky factor of C + sigma^2 I, not by the engines' code), on the
+// Pyrimidines activities.
+func TestWarpedEvidenceIsExact(t *testing.T) {
+	rows := readStanCSV(t, "pyrimidines_bounded.csv")
+	var xs [][]float64
+	var y []float64
+	for _, r := range rows {
+		if r["set"] != "train" {
+			continue
+		}
+		x := make([]float64, 26)
+		for d := range x {
+			x[d] = num(t, r["x"+strconv.Itoa(d+1)])
+		}
+		xs = append(xs, x)
+		y = append(y, num(t, r["y"]))
+	}
+	n := len(xs)
+	x := mat.NewDense(n, 26, nil)
+	for i, r := range xs {
+		x.SetRow(i, r)
+	}
+	var c mat.SymDense
+	kernel.RBF{Gamma: 1.0 / 52}.GramTo(&c, kernel.Inputs{N: n, X: x})
+	for i := 0; i < n; i++ {
+		c.SetSym(i, i, c.At(i, i)+1e-8)
+	}
+	const sigma = 0.5
+	// Exact: z ~ N(0, C + sigma^2 I).
+	k := mat.NewSymDense(n, nil)
+	k.CopySym(&c)
+	z := make([]float64, n)
+	jac := 0.0
+	for i, v := range y {
+		z[i] = math.Sqrt2 * math.Erfinv(2*v-1)
+		k.SetSym(i, i, k.At(i, i)+sigma*sigma)
+		jac -= -0.5*z[i]*z[i] - 0.5*math.Log(2*math.Pi) // - log phi(z_i)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(k) {
+		t.Fatal("not positive definite")
+	}
+	var a mat.VecDense
+	if err := ch.SolveVecTo(&a, mat.NewVecDense(n, z)); err != nil {
+		t.Fatal(err)
+	}
+	exact := -0.5*mat.Dot(mat.NewVecDense(n, z), &a) - 0.5*ch.LogDet() - 0.5*float64(n)*math.Log(2*math.Pi) + jac
+	for _, eng := range []string{multirater.EngineEP, multirater.EngineLaplace} {
+		d := &Data{ItemIDs: make([]string, n), RaterIDs: []string{"r"}, Lo: 0, Hi: 1, Cov: &c}
+		for i, v := range y {
+			d.ItemIDs[i] = strconv.Itoa(i)
+			d.Ratings = append(d.Ratings, Rating{Item: i, Value: v})
+		}
+		res, err := Fit(context.Background(), d, Options{Likelihood: Warped, Dispersion: 1 / sigma, Engine: eng})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := *res.Diagnostics.Engine.LogEvidence; math.Abs(got-exact) > 1e-6 {
+			t.Errorf("%s: log evidence %.8f, exact %.8f", eng, got, exact)
+		}
+	}
+}
