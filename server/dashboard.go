@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -240,17 +242,53 @@ func (d *dashboard) home(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, "/login")
 }
 
-// safeNext keeps post-login redirects on this site.
+// safeNext keeps post-login redirects on this site: a path that starts
+// with one "/" and holds no control character, space or backslash
+// (browsers drop tabs and newlines from a URL and read "\\" as "/", so
+// "/<TAB>/host" or "/\\host" would go off-site), parsed without a scheme
+// or host.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/projects"
+	const home = "/projects"
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return home
+	}
+	for _, r := range next {
+		if r < 0x21 || r == 0x7f || r == '\\' || (r >= 0x80 && r <= 0x9f) {
+			return home
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
+		return home
 	}
 	return next
 }
 
+// loginCSRFCookie holds the login form's token (double-submit: the form
+// carries the same value; a cross-site post carries neither the SameSite
+// cookie nor the value), so that another site cannot log a visitor in with
+// its own key.
+const loginCSRFCookie = "concord_login_csrf"
+
 type loginPage struct {
 	basePage
 	Next string
+	// CSRF is the login form's token.
+	CSRF string
+}
+
+// loginToken sets a fresh login-form token cookie and returns its value.
+func (d *dashboard) loginToken(c *gin.Context) string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("server: no randomness for the login token: " + err.Error())
+	}
+	v := hex.EncodeToString(b[:])
+	http.SetCookie(c.Writer, &http.Cookie{
+		Name: loginCSRFCookie, Value: v, Path: "/login", MaxAge: 3600,
+		HttpOnly: true, Secure: c.Request.TLS != nil, SameSite: http.SameSiteStrictMode,
+	})
+	return v
 }
 
 func (d *dashboard) loginPage(c *gin.Context) {
@@ -258,20 +296,26 @@ func (d *dashboard) loginPage(c *gin.Context) {
 		if !d.s.logins.redeem(code) {
 			b := d.base(c, "Log in")
 			b.Error = "This login link has been used or has expired: log in with the admin token or a project API key."
-			d.render(c, http.StatusUnauthorized, "login", loginPage{b, "/projects"})
+			d.render(c, http.StatusUnauthorized, "login", loginPage{b, "/projects", d.loginToken(c)})
 			return
 		}
 		d.setCookie(c, sessionCookie, d.s.cfg.AdminToken, 12*3600)
 		c.Redirect(http.StatusSeeOther, "/projects")
 		return
 	}
-	d.render(c, http.StatusOK, "login", loginPage{d.base(c, "Log in"), safeNext(c.Query("next"))})
+	d.render(c, http.StatusOK, "login", loginPage{d.base(c, "Log in"), safeNext(c.Query("next")), d.loginToken(c)})
 }
 
 func (d *dashboard) login(c *gin.Context) {
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 64<<10)
 	token := strings.TrimSpace(c.PostForm("token"))
 	next := safeNext(c.PostForm("next"))
+	if ck, err := c.Cookie(loginCSRFCookie); err != nil || ck == "" || !hmac.Equal([]byte(ck), []byte(c.PostForm(csrfField))) {
+		b := d.base(c, "Log in")
+		b.Error = "The login form has expired or did not come from this dashboard: log in again here."
+		d.render(c, http.StatusForbidden, "login", loginPage{b, next, d.loginToken(c)})
+		return
+	}
 	p, err := d.s.resolveToken(c, token)
 	if err != nil {
 		b := d.base(c, "Log in")
@@ -279,9 +323,12 @@ func (d *dashboard) login(c *gin.Context) {
 		if annotations.ErrorCode(err) != annotations.EUNAUTHORIZED {
 			b.withError(err)
 		}
-		d.render(c, http.StatusUnauthorized, "login", loginPage{b, next})
+		d.render(c, http.StatusUnauthorized, "login", loginPage{b, next, d.loginToken(c)})
 		return
 	}
+	// The token is single-use: clear it.
+	http.SetCookie(c.Writer, &http.Cookie{Name: loginCSRFCookie, Value: "", Path: "/login", MaxAge: -1,
+		HttpOnly: true, Secure: c.Request.TLS != nil, SameSite: http.SameSiteStrictMode})
 	d.setCookie(c, sessionCookie, token, 12*3600)
 	if !p.Admin && next == "/projects" {
 		next = "/projects/" + itoa(p.ProjectID)

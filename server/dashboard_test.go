@@ -65,10 +65,19 @@ func (b *browser) csrf(page string) string {
 
 func (b *browser) login(token string) {
 	b.t.Helper()
-	resp, _ := b.post("/login", url.Values{"token": {token}, "next": {"/projects"}})
+	resp, _ := b.postLogin(url.Values{"token": {token}, "next": {"/projects"}})
 	if resp.StatusCode != http.StatusSeeOther {
 		b.t.Fatalf("login: %d", resp.StatusCode)
 	}
+}
+
+// postLogin posts the login form as a browser does: from the login page,
+// with its CSRF token.
+func (b *browser) postLogin(form url.Values) (*http.Response, string) {
+	b.t.Helper()
+	_, page := b.get("/login")
+	form.Set("csrf", b.csrf(page))
+	return b.post("/login", form)
 }
 
 func TestDashboardLogin(t *testing.T) {
@@ -89,13 +98,13 @@ func TestDashboardLogin(t *testing.T) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("CSP %q", csp)
 	}
-	resp, page = b.post("/login", url.Values{"token": {"nope"}})
+	resp, page = b.postLogin(url.Values{"token": {"nope"}})
 	if resp.StatusCode != 401 || !strings.Contains(page, "neither the admin token nor a valid project API key") {
 		t.Errorf("bad login: %d", resp.StatusCode)
 	}
 	// A key logs in to its own project.
 	id, key := e.project("p", "ordinal:1..3")
-	resp, _ = b.post("/login", url.Values{"token": {key}, "next": {"/projects"}})
+	resp, _ = b.postLogin(url.Values{"token": {key}, "next": {"/projects"}})
 	if resp.StatusCode != 303 || resp.Header.Get("Location") != fmt.Sprintf("/projects/%d", id) {
 		t.Errorf("key login: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -108,10 +117,39 @@ func TestDashboardLogin(t *testing.T) {
 	if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteLaxMode {
 		t.Errorf("session cookie: %+v", session)
 	}
-	// Off-site next is ignored.
-	resp, _ = b.post("/login", url.Values{"token": {testAdmin}, "next": {"//evil.example/"}})
-	if loc := resp.Header.Get("Location"); loc != "/projects" {
-		t.Errorf("next=//evil: redirected to %q", loc)
+	// Off-site next is ignored, also when a browser would drop a tab or a
+	// newline or read a backslash as a slash (the red team's /<TAB>/host).
+	for _, next := range []string{"//evil.example/", "/\t/evil.example/", "/\n/evil.example", "/\\evil.example", "/\\/evil.example",
+		"/%09/evil.example", "https://evil.example/", "/ /evil.example", "javascript:alert(1)"} {
+		resp, _ = b.postLogin(url.Values{"token": {testAdmin}, "next": {next}})
+		if loc := resp.Header.Get("Location"); loc != "/projects" && !(next == "/%09/evil.example" && loc == next) {
+			t.Errorf("next=%q: redirected to %q", next, loc)
+		}
+		if resp, page := b.get("/login?next=" + url.QueryEscape(next)); resp.StatusCode != 200 || strings.Contains(page, "evil.example") && next != "/%09/evil.example" {
+			t.Errorf("login page with next=%q offers it", next)
+		}
+	}
+	// A same-site path is kept.
+	resp, _ = b.postLogin(url.Values{"token": {testAdmin}, "next": {"/projects/1?tab=fits"}})
+	if loc := resp.Header.Get("Location"); loc != "/projects/1?tab=fits" {
+		t.Errorf("next=/projects/1?tab=fits: redirected to %q", loc)
+	}
+	// Login CSRF: a post without the login page's token (another site's
+	// form) logs nobody in.
+	fresh := newBrowser(t, e)
+	resp, page = fresh.post("/login", url.Values{"token": {testAdmin}, "next": {"/projects"}})
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(page, "did not come from this dashboard") {
+		t.Errorf("login without the form's token: %d", resp.StatusCode)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == sessionCookie && c.Value != "" {
+			t.Errorf("login without the form's token set a session")
+		}
+	}
+	_, lp := fresh.get("/login")
+	resp, _ = fresh.post("/login", url.Values{"token": {testAdmin}, "csrf": {fresh.csrf(lp) + "0"}})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("login with a wrong token: %d", resp.StatusCode)
 	}
 	resp, _ = b.post("/logout", nil)
 	if resp.StatusCode != 303 {
