@@ -93,6 +93,10 @@ type LabelStore interface {
 	// label that differs from the stored one for the same (item, rater) is an
 	// ECONFLICT error unless opts.Replace is set.
 	Import(ctx context.Context, projectID int64, ds *Dataset, opts ImportOptions) (ImportResult, error)
+	// ImportNew creates the project p (setting its ID and CreatedAt) and
+	// imports ds into it in the same transaction: an import that fails or
+	// is killed leaves no project behind. A taken name is ECONFLICT.
+	ImportNew(ctx context.Context, p *Project, ds *Dataset, opts ImportOptions) (ImportResult, error)
 	// Dataset returns all of a project's items and labels.
 	Dataset(ctx context.Context, projectID int64) (*Dataset, error)
 	ListLabels(ctx context.Context, projectID int64, f LabelFilter) ([]Label, int, error)

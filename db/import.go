@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -255,6 +256,50 @@ func (d *DB) Import(ctx context.Context, projectID int64, ds *annotations.Datase
 	if err != nil {
 		return annotations.ImportResult{}, wrap(err, "import into project %d", projectID)
 	}
+	progress(total, total)
+	return res, nil
+}
+
+// ImportNew creates the project p and imports ds into it in one
+// transaction (annotations.LabelStore): a failed or killed import leaves no
+// empty project behind.
+func (d *DB) ImportNew(ctx context.Context, p *annotations.Project, ds *annotations.Dataset, opts annotations.ImportOptions) (annotations.ImportResult, error) {
+	var res annotations.ImportResult
+	if ds == nil {
+		return res, annotations.Errorf(annotations.EINVALID, "no dataset to import")
+	}
+	if err := p.Validate(); err != nil {
+		return res, err
+	}
+	in, err := prepareImport(p.Scheme, ds)
+	if err != nil {
+		return res, err
+	}
+	scheme, err := json.Marshal(p.Scheme)
+	if err != nil {
+		return res, fmt.Errorf("db: encode scheme: %w", err)
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	total := len(ds.Labels)
+	progress(0, total)
+	row := projectRow{Name: p.Name, Scheme: string(scheme), CreatedAt: now()}
+	err = d.write(ctx, func(tx *gorm.DB) error {
+		if err := createProjectTx(tx, p.Name, &row); err != nil {
+			return err
+		}
+		res = annotations.ImportResult{}
+		return d.importTx(ctx, tx, row.ID, in, opts.Replace, &res, func(done int) { progress(done, total) })
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return annotations.ImportResult{}, annotations.Errorf(annotations.ECONFLICT, "project %q already exists", p.Name)
+	}
+	if err != nil {
+		return annotations.ImportResult{}, wrap(err, "import into new project %q", p.Name)
+	}
+	p.ID, p.CreatedAt = row.ID, row.CreatedAt
 	progress(total, total)
 	return res, nil
 }

@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -308,5 +310,52 @@ func TestDatasetOrder(t *testing.T) {
 		if ids := got.ItemIDs(); !reflect.DeepEqual(ids, []string{"b", "a", "c", "d"}) {
 			t.Errorf("items %v", ids)
 		}
+	})
+}
+
+// TestImportNewKilled: a process killed in the middle of ImportNew (after
+// part of the labels were written) leaves no project: the project row is
+// in the labels' transaction (issue 19 item 2: kill -9 during `concord
+// import` into a new project left an empty project). The child process
+// exits from the progress callback inside the transaction.
+func TestImportNewKilled(t *testing.T) {
+	if dsn := os.Getenv("CONCORD_TEST_KILLED_IMPORT"); dsn != "" {
+		d, err := Open(context.Background(), dsn, Options{})
+		if err != nil {
+			os.Exit(2)
+		}
+		p := &annotations.Project{Name: "killed", Scheme: annotations.MustParseScheme("ordinal:1..5")}
+		d.ImportNew(context.Background(), p, makeDataset(3000, 20, 5), annotations.ImportOptions{Progress: func(done, total int) {
+			if done > 0 && done < total {
+				os.Exit(3) // as kill -9: no rollback, no cleanup
+			}
+		}})
+		os.Exit(4) // the import finished without reporting progress in between
+	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		dsn := b.dsn(t)
+		openDSN(t, dsn).Close() // migrate first
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestImportNewKilled$")
+		cmd.Env = append(os.Environ(), "CONCORD_TEST_KILLED_IMPORT="+dsn)
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+			t.Fatalf("child: %v (want exit 3, killed mid-import)", err)
+		}
+		d := openDSN(t, dsn)
+		ps, err := d.ListProjects(context.Background())
+		must(t, err)
+		if len(ps) != 0 {
+			t.Fatalf("after a killed import into a new project: %d projects (%v), want none", len(ps), ps[0].Name)
+		}
+		// A completed ImportNew creates the project with its labels.
+		p := &annotations.Project{Name: "whole", Scheme: annotations.MustParseScheme("ordinal:1..5")}
+		res, err := d.ImportNew(context.Background(), p, makeDataset(50, 4, 2), annotations.ImportOptions{})
+		must(t, err)
+		if p.ID == 0 || res.LabelsAdded != 100 {
+			t.Fatalf("ImportNew: project %d, %+v", p.ID, res)
+		}
+		_, err = d.ImportNew(context.Background(), &annotations.Project{Name: "whole", Scheme: p.Scheme}, makeDataset(5, 2, 1), annotations.ImportOptions{})
+		wantCode(t, err, annotations.ECONFLICT)
 	})
 }

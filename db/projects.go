@@ -41,16 +41,7 @@ func (d *DB) CreateProject(ctx context.Context, p *annotations.Project) error {
 		return fmt.Errorf("db: encode scheme: %w", err)
 	}
 	row := projectRow{Name: p.Name, Scheme: string(scheme), CreatedAt: now()}
-	err = d.write(ctx, func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&projectRow{}).Where("name = ?", p.Name).Count(&n).Error; err != nil {
-			return err
-		}
-		if n > 0 {
-			return annotations.Errorf(annotations.ECONFLICT, "project %q already exists", p.Name)
-		}
-		return tx.Create(&row).Error
-	})
+	err = d.write(ctx, func(tx *gorm.DB) error { return createProjectTx(tx, p.Name, &row) })
 	if errors.Is(err, gorm.ErrDuplicatedKey) { // a concurrent create won
 		return annotations.Errorf(annotations.ECONFLICT, "project %q already exists", p.Name)
 	}
@@ -59,6 +50,19 @@ func (d *DB) CreateProject(ctx context.Context, p *annotations.Project) error {
 	}
 	p.ID, p.CreatedAt = row.ID, row.CreatedAt
 	return nil
+}
+
+// createProjectTx inserts the project row in tx, ECONFLICT when the name
+// is taken.
+func createProjectTx(tx *gorm.DB, name string, row *projectRow) error {
+	var n int64
+	if err := tx.Model(&projectRow{}).Where("name = ?", name).Count(&n).Error; err != nil {
+		return err
+	}
+	if n > 0 {
+		return annotations.Errorf(annotations.ECONFLICT, "project %q already exists", name)
+	}
+	return tx.Create(row).Error
 }
 
 // FindProjectByID returns the project, or ENOTFOUND.

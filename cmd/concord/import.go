@@ -108,26 +108,24 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "Columns not used: %s\n", strings.Join(loaded.Unused, ", "))
 	}
 
-	created := false
-	p := existing
-	if p == nil {
-		p = &annotations.Project{Name: *project, Scheme: ds.Scheme}
-		if err := st.CreateProject(ctx, p); err != nil {
-			return err
-		}
-		created = true
-	}
+	created := existing == nil
 	bar := newProgressBar(e, "importing")
-	res, err := st.Import(ctx, p.ID, ds, annotations.ImportOptions{
+	io := annotations.ImportOptions{
 		Replace:  *replace,
 		Progress: func(done, total int) { bar.Set(float64(done)/float64(max(total, 1)), "") },
-	})
+	}
+	var res annotations.ImportResult
+	p := existing
+	if created {
+		// The new project and its labels are written in one transaction:
+		// bad input, or a killed import, leaves no empty project.
+		p = &annotations.Project{Name: *project, Scheme: ds.Scheme}
+		res, err = st.ImportNew(ctx, p, ds, io)
+	} else {
+		res, err = st.Import(ctx, p.ID, ds, io)
+	}
 	bar.Done()
 	if err != nil {
-		if created {
-			// Bad input changes nothing: not even an empty project is left.
-			_ = st.DeleteProject(context.WithoutCancel(ctx), p.ID)
-		}
 		return err
 	}
 	verb := "into"
