@@ -122,6 +122,13 @@ const (
 	MaxThin      = 10_000
 	MaxKeepDraws = 10_000
 	MaxRestarts  = 100
+	// The Gamma(v, lambda) prior of the rater precisions takes v and lambda
+	// from MinPrior to MaxPrior, the threshold prior's sd sigma_b from
+	// MinSigmaB to MaxSigmaB.
+	MinPrior  = 1e-6
+	MaxPrior  = 1e6
+	MinSigmaB = 1e-3
+	MaxSigmaB = 1e3
 )
 
 // WithDefaults returns s with zero fields set to their defaults: those of
@@ -211,6 +218,18 @@ func (s FitSpec) Validate() error {
 	for _, f := range pos {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return bad("%s = %v: expected a positive number (0 for the default)", f.name, f.v)
+		}
+	}
+	// The priors' documented range: wide enough for vague priors
+	// (v = lambda = 0.001 is the common one), narrow enough that the
+	// samplers' precisions and thresholds stay in floating point.
+	for _, f := range []struct {
+		name   string
+		v      float64
+		lo, hi float64
+	}{{"v", s.V, MinPrior, MaxPrior}, {"lambda", s.Lambda, MinPrior, MaxPrior}, {"sigma_b", s.SigmaB, MinSigmaB, MaxSigmaB}} {
+		if f.v != 0 && (f.v < f.lo || f.v > f.hi) {
+			return bad("%s = %v: expected a number from %g to %g (0 for the default)", f.name, f.v, f.lo, f.hi)
 		}
 	}
 	if s.MaxRhat != 0 && s.MaxRhat <= 1 {

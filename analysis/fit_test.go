@@ -305,3 +305,37 @@ func TestFitGibbsLearntKernel(t *testing.T) {
 		t.Error("classification with a kernel to learn accepted")
 	}
 }
+
+// TestVaguePriors: the common vague Gamma(0.001, 0.001) prior and the ends
+// of the documented prior ranges fit both sampled models (a prior draw of a
+// precision under v = 0.001 is often 0: every chain panicked, issue 19
+// item 6), and values outside the ranges are rejected up front with the
+// field named (lambda = 1e308 ran a whole fit, then failed writing NaN,
+// item 7).
+func TestVaguePriors(t *testing.T) {
+	for _, ds := range []*annotations.Dataset{smallOrdinal(), smallNominal()} {
+		model := DefaultModel(ds.Scheme)
+		for _, pr := range []struct{ v, lambda, sigmaB float64 }{
+			{0.001, 0.001, 0}, {MinPrior, MaxPrior, 0}, {MaxPrior, MinPrior, 0}, {0, 0, MinSigmaB}, {0, 0, MaxSigmaB},
+		} {
+			spec := quick
+			spec.Model, spec.V, spec.Lambda = model, pr.v, pr.lambda
+			if model == ModelOrdinal {
+				spec.SigmaB = pr.sigmaB
+			}
+			res, err := Fit(context.Background(), ds, spec, nil)
+			if err != nil {
+				t.Fatalf("%s with v %g, lambda %g, sigma_b %g: %v", model, pr.v, pr.lambda, pr.sigmaB, err)
+			}
+			if _, err := json.Marshal(res); err != nil {
+				t.Errorf("%s with v %g, lambda %g: the result does not encode: %v", model, pr.v, pr.lambda, err)
+			}
+		}
+	}
+	for _, bad := range []FitSpec{{V: 1e-7}, {Lambda: 1e308}, {Lambda: 1e-300}, {V: 2e6}, {SigmaB: 1e-4}, {SigmaB: 1e4}} {
+		err := bad.Validate()
+		if annotations.ErrorCode(err) != annotations.EINVALID || !strings.Contains(annotations.ErrorMessage(err), "expected a number from") {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}

@@ -254,7 +254,7 @@ func (ch *classChain) init() {
 			ch.alpha[l] = 1
 			continue
 		}
-		ch.alpha[l] = ch.gamma(md.v, md.lam)
+		ch.alpha[l] = mcmc.StartPrecision(ch.gamma(md.v, md.lam))
 	}
 	for v := range md.vecItem {
 		sd := 1 / math.Sqrt(ch.prec(v))
@@ -582,7 +582,8 @@ func (ch *classChain) stepAlphaCollapsed() {
 		ch.gapBuf = gaps
 		d := collapsedAlphaDensity{v: md.v, lam: md.lam, gaps: gaps}
 		t0 := math.Log(ch.alpha[l])
-		t, evals := mcmc.SliceSample(ch.rng, d, t0, ch.raterWidth[l], math.Inf(-1), math.Inf(1))
+		plo, phi := mcmc.LogPrecisionBounds()
+		t, evals := mcmc.SliceSample(ch.rng, d, t0, ch.raterWidth[l], plo, phi)
 		ch.sliceEvals += evals
 		ch.slices++
 		if ch.warm {
@@ -926,7 +927,7 @@ func (ch *classChain) stepAlpha() {
 			}
 		}
 		nl := float64(md.rStart[l+1] - md.rStart[l])
-		ch.alpha[l] = ch.gamma(md.v+float64(k)*nl/2, md.lam+ss/2)
+		ch.alpha[l] = mcmc.ClampPrecision(ch.gamma(md.v+float64(k)*nl/2, md.lam+ss/2))
 	}
 }
 
@@ -977,7 +978,8 @@ func (ch *classChain) stepRaterScale() {
 		alpha := ch.alpha[l]
 		d := raterScaleDensity{v: md.v, la: md.lam * alpha, ard: alpha * rd, add: alpha * dd}
 		curv := 4*d.la + d.add + math.Abs(d.ard) + 1
-		t, evals := mcmc.SliceSample(ch.rng, d, 0, math.Min(2, 3/math.Sqrt(curv)), math.Inf(-1), math.Inf(1))
+		slo, shi := mcmc.ScaleBounds(-2, alpha)
+		t, evals := mcmc.SliceSample(ch.rng, d, 0, math.Min(2, 3/math.Sqrt(curv)), slo, shi)
 		ch.sliceEvals += evals
 		ch.slices++
 		ch.raterScaleSum += math.Abs(t)
@@ -1214,8 +1216,15 @@ func (ch *classChain) stepScale() {
 	} else {
 		z := (d.P0 + math.Sqrt(d.P0*d.P0+8*d.La*d.S)) / (2 * d.S)
 		curv := 2*d.S*z + 4*d.La/z
+		var free []float64
+		for l, a := range ch.alpha {
+			if !md.fixedAlpha[l] {
+				free = append(free, a)
+			}
+		}
+		slo, shi := mcmc.ScaleBounds(-2, free...)
 		var evals int
-		t, evals = mcmc.SliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), math.Inf(-1), math.Inf(1))
+		t, evals = mcmc.SliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), slo, shi)
 		ch.sliceEvals += evals
 		ch.slices++
 	}

@@ -99,7 +99,20 @@ func NewChainRand(seed uint64, c int) (*rand.Rand, *rand.PCG) {
 // progressEvery is the interval between progress reports.
 const progressEvery = 500 * time.Millisecond
 
-// runChains runs the chains in parallel, one goroutine each, until every
+// ChainPanic is the error of a chain that panicked (a bug): its message
+// names the chain and the panic value; the goroutine stack is kept apart in
+// Stack, for logs, never for users' eyes.
+type ChainPanic struct {
+	Chain int
+	Value string
+	Stack string
+}
+
+func (e *ChainPanic) Error() string {
+	return fmt.Sprintf("multirater: internal error in chain %d: %s", e.Chain, e.Value)
+}
+
+// Run runs the chains in parallel, one goroutine each, until every
 // chain has kept m.Samples draws, ctx is cancelled (then the context's error
 // is returned within one sweep of each chain) or a chain fails.
 // work is the fraction of the whole fit the Sampling accounts for, for the
@@ -119,7 +132,7 @@ func Run(ctx context.Context, m Settings, chains []Chain, progress func(multirat
 			defer wg.Done()
 			defer func() {
 				if r := recover(); r != nil {
-					errs[c] = fmt.Errorf("multirater: internal error in chain %d: %v\n%s", c, r, debug.Stack())
+					errs[c] = &ChainPanic{Chain: c, Value: fmt.Sprint(r), Stack: string(debug.Stack())}
 					stop.Store(true)
 				}
 			}()

@@ -1,10 +1,13 @@
 package mcmc
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"concord/multirater"
 )
@@ -137,5 +140,36 @@ func TestPrecisionsTraces(t *testing.T) {
 	alpha, variance := p.Params()
 	if alpha[0].Name != "alpha[a]" || !alpha[0].Free || variance[0].Name != "variance[a]" || !variance[0].IsVar {
 		t.Errorf("params %+v %+v", alpha[0], variance[0])
+	}
+}
+
+// panicChain panics in its third sweep.
+type panicChain struct{ n int }
+
+func (c *panicChain) Sweep(bool) error {
+	if c.n++; c.n == 3 {
+		panic("boom")
+	}
+	return nil
+}
+func (c *panicChain) EndWarmup()             {}
+func (c *panicChain) Record(int)             {}
+func (c *panicChain) Monitored() [][]float64 { return nil }
+
+// TestChainPanicHidesStack: a chain's panic (a bug) becomes a ChainPanic
+// whose message names the chain and the value and carries no goroutine
+// stack (a failed fit's public message showed one, issue 19 item 6); the
+// stack is kept in the error for logs.
+func TestChainPanicHidesStack(t *testing.T) {
+	_, err := Run(context.Background(), Settings{Chains: 1, Samples: 5, Burnin: 2, Thin: 1}, []Chain{&panicChain{}}, nil, time.Now(), 1)
+	var cp *ChainPanic
+	if !errors.As(err, &cp) {
+		t.Fatalf("error %v (%T), want a *ChainPanic", err, err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "goroutine") || strings.Contains(msg, ".go:") || !strings.Contains(msg, "chain 0: boom") {
+		t.Errorf("message %q", msg)
+	}
+	if !strings.Contains(cp.Stack, "goroutine") {
+		t.Errorf("stack not kept: %q", cp.Stack)
 	}
 }

@@ -3,6 +3,7 @@ package mcmc
 import (
 	"concord/multirater"
 	"concord/multirater/diag"
+	"math"
 )
 
 // Precisions are the kept draws of the raters' precisions alpha_l, which
@@ -147,3 +148,51 @@ func (m MoveStats) Map() map[string]float64 {
 	}
 	return out
 }
+
+// MinPrecision and MaxPrecision bound every rater precision of the
+// samplers: the posterior is truncated to [1e-12, 1e12]. Under a vague
+// Gamma(v, lambda) prior (v = 0.001) a rater whose labels barely inform
+// the latent scale has a posterior close to the prior's alpha^(v-1) near
+// 0, which puts half its mass below 1e-300: untruncated, a chain's
+// precision underflows to 0 and its noise sd to infinity. No data set
+// tells precisions apart beyond this range.
+const (
+	MinPrecision = 1e-12
+	MaxPrecision = 1e12
+)
+
+// ClampPrecision returns alpha within [MinPrecision, MaxPrecision].
+func ClampPrecision(alpha float64) float64 {
+	return math.Min(MaxPrecision, math.Max(MinPrecision, alpha))
+}
+
+// LogPrecisionBounds are the bounds of log alpha for slice samplers of a
+// precision's logarithm.
+func LogPrecisionBounds() (lo, hi float64) { return math.Log(MinPrecision), math.Log(MaxPrecision) }
+
+// ScaleBounds returns the range of t for which every precision alpha of
+// alphas, moved to alpha e^(pow t) (pow != 0), stays within
+// [MinPrecision, MaxPrecision]; it contains 0 when they all are within.
+func ScaleBounds(pow float64, alphas ...float64) (lo, hi float64) {
+	lo, hi = math.Inf(-1), math.Inf(1)
+	for _, a := range alphas {
+		// MinPrecision <= a e^(pow t) <= MaxPrecision.
+		t1, t2 := math.Log(MinPrecision/a)/pow, math.Log(MaxPrecision/a)/pow
+		if t1 > t2 {
+			t1, t2 = t2, t1
+		}
+		lo, hi = math.Max(lo, t1), math.Min(hi, t2)
+	}
+	return math.Min(lo, 0), math.Max(hi, 0)
+}
+
+// MinStartPrecision is the smallest starting precision of a chain: a
+// precision drawn from a vague Gamma(v, lambda) prior (v = 0.001) is often
+// below 1e-300 or exactly 0, a noise sd no truncated normal can use; the
+// first sweep's draw from the full conditional (shape v + n_l/2 >= 1/2)
+// moves it to where the data put it.
+const MinStartPrecision = 1e-6
+
+// StartPrecision returns a prior draw of a precision raised to
+// MinStartPrecision.
+func StartPrecision(draw float64) float64 { return math.Max(draw, MinStartPrecision) }

@@ -174,7 +174,7 @@ func (ch *ordChain) init() {
 			ch.alpha[l] = 1
 			continue
 		}
-		ch.alpha[l] = ch.gamma(md.v, md.lam)
+		ch.alpha[l] = mcmc.StartPrecision(ch.gamma(md.v, md.lam))
 	}
 	k := md.nk
 	tmp := make([]float64, k-1)
@@ -440,7 +440,7 @@ func (ch *ordChain) stepAlpha() {
 			ss += r * r
 		}
 		nl := float64(md.rStart[l+1] - md.rStart[l])
-		ch.alpha[l] = ch.gamma(md.v+nl/2, md.lam+ss/2)
+		ch.alpha[l] = mcmc.ClampPrecision(ch.gamma(md.v+nl/2, md.lam+ss/2))
 	}
 }
 
@@ -478,7 +478,8 @@ func (ch *ordChain) stepAlphaCollapsed(warmup bool) {
 		d.shape = md.v + float64(md.rStart[l+1]-md.rStart[l])/2
 		d.rate = md.lam + syy/2
 		t0 := math.Log(a0)
-		t, evals := mcmc.SliceSample(ch.rng, d, t0, ch.alphaWidth[l], math.Inf(-1), math.Inf(1))
+		plo, phi := mcmc.LogPrecisionBounds()
+		t, evals := mcmc.SliceSample(ch.rng, d, t0, ch.alphaWidth[l], plo, phi)
 		ch.sliceEvals += evals
 		ch.slices++
 		if warmup {
@@ -732,7 +733,8 @@ func (ch *ordChain) stepRaterAffine(warmup bool) {
 			d.g2 += bj * bj
 			d.ng++
 		}
-		t, evals := mcmc.SliceSample(ch.rng, d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
+		slo, shi := mcmc.ScaleBounds(2, ch.alpha[l])
+		t, evals := mcmc.SliceSample(ch.rng, d, 0, ch.affineWidth[l], slo, shi)
 		ch.sliceEvals += evals
 		ch.slices++
 		if warmup {
@@ -792,7 +794,8 @@ func (ch *ordChain) stepRaterAffineCollapsed(warmup bool) {
 			d.g2 += bj * bj
 			d.ng++
 		}
-		t, evals := mcmc.SliceSample(ch.rng, d, 0, ch.affineWidth[l], math.Inf(-1), math.Inf(1))
+		slo, shi := mcmc.ScaleBounds(2, ch.alpha[l])
+		t, evals := mcmc.SliceSample(ch.rng, d, 0, ch.affineWidth[l], slo, shi)
 		ch.sliceEvals += evals
 		ch.slices++
 		if warmup {
@@ -957,7 +960,14 @@ func (ch *ordChain) stepScale() {
 	}
 	z := (d.P0 + math.Sqrt(d.P0*d.P0+8*d.La*d.S)) / (2 * d.S)
 	curv := 2*d.S*z + 4*d.La/z
-	t, evals := mcmc.SliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), math.Inf(-1), math.Inf(1))
+	var free []float64
+	for l, a := range ch.alpha {
+		if !md.alphaFixed(l) {
+			free = append(free, a)
+		}
+	}
+	slo, shi := mcmc.ScaleBounds(-2, free...)
+	t, evals := mcmc.SliceSample(ch.rng, d, 0, 3/math.Sqrt(curv), slo, shi)
 	ch.sliceEvals += evals
 	ch.slices++
 	ch.scaleSum += math.Abs(t)
