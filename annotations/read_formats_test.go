@@ -1,8 +1,10 @@
 package annotations
 
 import (
+	"archive/zip"
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -488,5 +490,56 @@ func TestTextAndIDCharacters(t *testing.T) {
 	if err != nil || pl == nil || pl.Len() != 2 || !strings.Contains(pl.Problems[0].Msg, "noncharacter U+FFFE") ||
 		!strings.Contains(pl.Problems[1].Msg, "noncharacter") {
 		t.Errorf("noncharacters: %v %v", pl, err)
+	}
+}
+
+// TestXLSXBombRefused: a workbook whose parts unpack to far more than its
+// file size (the red team's 1 MB file unpacking to 1000 MB cost 2.1 GB of
+// memory, issue 19 item 1) is refused before anything is unpacked, with a
+// message that names the limit; an ordinary workbook still reads.
+func TestXLSXBombRefused(t *testing.T) {
+	rows := [][]string{{"item_id", "rater_id", "label"}, {"a", "r1", "1"}, {"b", "r1", "2"}}
+	wb := xlsxBytes(t, "s", rows)
+	zr, err := zip.NewReader(bytes.NewReader(wb), int64(len(wb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := zip.NewWriter(&out)
+	for _, f := range zr.File {
+		w, err := zw.Create(f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(w, r)
+		r.Close()
+	}
+	// 200 MB of zeros, deflated to about 200 KB.
+	w, err := zw.Create("xl/media/padding.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := make([]byte, 1<<20)
+	for i := 0; i < 200; i++ {
+		w.Write(zero)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bomb := out.Bytes()
+	if len(bomb) > 2<<20 {
+		t.Fatalf("the bomb is %d bytes", len(bomb))
+	}
+	_, err = ReadLabels(bytes.NewReader(bomb), ReadOptions{Name: "bomb.xlsx"})
+	var pl *ProblemList
+	if !errors.As(err, &pl) || pl.Len() != 1 || !strings.Contains(pl.Problems[0].Msg, "unpacks to more than 32 MB") || !strings.Contains(pl.Problems[0].Msg, "ZIP bomb") {
+		t.Fatalf("bomb: %v", err)
+	}
+	if p, err := ReadLabels(bytes.NewReader(wb), ReadOptions{Name: "ok.xlsx"}); err != nil || len(p.Labels) != 2 {
+		t.Fatalf("ordinary workbook: %v", err)
 	}
 }

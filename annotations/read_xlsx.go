@@ -11,9 +11,22 @@ import (
 	"github.com/xuri/excelize/v2"
 )
 
-// xlsxUnzipLimit bounds the unpacked size of a workbook (a guard against ZIP
-// bombs).
-const xlsxUnzipLimit = 1 << 30
+// The unpacked size of a workbook is bounded by what its data can need, a
+// guard against ZIP bombs (a 1 MB file that unpacks to 1000 MB): the XML of
+// real workbooks compresses 5 to 20 times, so a workbook may unpack to
+// xlsxUnzipRatio times its file size, at least xlsxUnzipMin and at most
+// xlsxUnzipMax.
+const (
+	xlsxUnzipRatio = 50
+	xlsxUnzipMin   = 32 << 20
+	xlsxUnzipMax   = 1 << 30
+)
+
+// xlsxUnzipLimit returns the unpacked-size limit of a workbook of size
+// bytes.
+func xlsxUnzipLimit(size int) int64 {
+	return min(max(int64(size)*xlsxUnzipRatio, xlsxUnzipMin), xlsxUnzipMax)
+}
 
 // readSheet opens the workbook in br and returns the rows of the named sheet
 // (the first when sheet is ""), with raw cell values cleaned of binary
@@ -31,8 +44,14 @@ func readSheet(br *bufio.Reader, c *collector, sheet string) (rows [][]string, n
 			rows, name, ok, err = nil, "", false, nil
 		}
 	}()
-	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: xlsxUnzipLimit})
+	limit := xlsxUnzipLimit(len(data))
+	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: limit, UnzipXMLSizeLimit: min(limit, excelize.StreamChunkSize)})
 	if err != nil {
+		if strings.Contains(err.Error(), "unzip size exceeds") {
+			c.add(Problem{Msg: fmt.Sprintf("the XLSX workbook (%.2f MB) unpacks to more than %d MB, the limit for its size (%d times the file size, at least %d MB, at most %d MB): refused as a possible ZIP bomb; export the sheet as CSV instead",
+				float64(len(data))/(1<<20), limit>>20, xlsxUnzipRatio, xlsxUnzipMin>>20, xlsxUnzipMax>>20)})
+			return nil, "", false, nil
+		}
 		c.add(Problem{Msg: "cannot open the XLSX workbook: " + err.Error()})
 		return nil, "", false, nil
 	}
