@@ -69,7 +69,10 @@ func NewPivotedFactor(c mat.Symmetric, tol float64) (*Factor, error) {
 				p = i
 			}
 		}
-		if trace <= tol || d[p] <= floor {
+		// At least one column (C = 0 was refused above): a factor of rank
+		// 0 has no whitened coordinates (a tolerance at or above the trace
+		// of C, as a very noisy likelihood asks, would otherwise leave none).
+		if (r > 0 && trace <= tol) || d[p] <= floor {
 			break
 		}
 		if r == cp {

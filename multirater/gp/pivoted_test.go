@@ -73,3 +73,14 @@ func TestPivotedFactor(t *testing.T) {
 		})
 	}
 }
+
+// TestPivotedFactorHighTolerance: a tolerance at or above the trace of C
+// (a very noisy likelihood asks for one) still gives a factor of rank 1,
+// where it panicked in BLAS with rank 0.
+func TestPivotedFactorHighTolerance(t *testing.T) {
+	id := mat.NewSymDense(3, []float64{1, 0, 0, 0, 1, 0, 0, 0, 1})
+	f, err := NewPivotedFactor(id, 3.1)
+	if err != nil || f.R != 1 || math.Abs(f.Residual-2) > 1e-12 {
+		t.Fatalf("identity, tol 3.1: %+v, %v", f, err)
+	}
+}

@@ -20,12 +20,21 @@ import (
 //
 // with B = I + S^1/2 C S^1/2 = L L' (Rasmussen & Williams alg. 3.6; C may
 // be singular). B is factorised once, O(N^3); each new item costs O(N^2).
+//
+// Sites of EP with likelihoods that are not log-concave may have negative
+// precisions (ep.Options.NegativeSites): then S^1/2 does not exist and the
+// same predictive is computed from the LU factors of M = I + C S, as
+// alpha = (I + S C)^-1 V and s^2 = k* - (S k)' M^-1 k.
 type SitePredictor struct {
 	n     int
 	sq    []float64 // S^1/2
 	l     mat.TriDense
 	alpha []float64
 	sk    *mat.VecDense
+	// lu is the factor of M when some site precision is negative (sq and
+	// l unused); s holds S.
+	lu *mat.LU
+	s  []float64
 }
 
 // NewSitePredictor factorises B for the sites (prec, shift) and the fitted
@@ -37,11 +46,16 @@ func NewSitePredictor(prec, shift []float64, cov mat.Symmetric) (*SitePredictor,
 		return nil, fmt.Errorf("%d site precisions and %d shifts for %d items", len(prec), len(shift), n)
 	}
 	p := &SitePredictor{n: n, sq: make([]float64, n), sk: mat.NewVecDense(n, nil)}
+	negative := false
 	for i, s := range prec {
-		if !(s >= 0) || math.IsInf(s, 0) || math.IsNaN(shift[i]) || math.IsInf(shift[i], 0) {
+		if math.IsNaN(s) || math.IsInf(s, 0) || math.IsNaN(shift[i]) || math.IsInf(shift[i], 0) {
 			return nil, fmt.Errorf("item %d has an invalid site precision %v or shift %v", i, s, shift[i])
 		}
-		p.sq[i] = math.Sqrt(s)
+		negative = negative || s < 0
+		p.sq[i] = math.Sqrt(math.Max(s, 0))
+	}
+	if negative {
+		return p.withLU(prec, shift, cov)
 	}
 	b := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
@@ -76,6 +90,36 @@ func NewSitePredictor(prec, shift []float64, cov mat.Symmetric) (*SitePredictor,
 	return p, nil
 }
 
+// withLU sets up the predictor from the LU factors of M = I + C S.
+func (p *SitePredictor) withLU(prec, shift []float64, cov mat.Symmetric) (*SitePredictor, error) {
+	n := p.n
+	m := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			v := cov.At(i, j) * prec[j]
+			if i == j {
+				v++
+			}
+			m.Set(i, j, v)
+		}
+	}
+	p.lu, p.s = &mat.LU{}, append([]float64(nil), prec...)
+	p.lu.Factorize(m)
+	if p.lu.Det() == 0 {
+		return nil, fmt.Errorf("the posterior precision is singular with this covariance (negative sites)")
+	}
+	// alpha = (I + S C)^-1 V = M'^-1 V.
+	var a mat.VecDense
+	if err := p.lu.SolveVecTo(&a, true, mat.NewVecDense(n, append([]float64(nil), shift...))); err != nil {
+		return nil, fmt.Errorf("the posterior precision is singular with this covariance: %v", err)
+	}
+	p.alpha = make([]float64, n)
+	for i := range p.alpha {
+		p.alpha[i] = a.AtVec(i)
+	}
+	return p, nil
+}
+
 // Latent returns the latent predictive mean and variance of a new item
 // with covariances k (length N) with the fitted items and prior variance
 // prior. It reuses scratch: not for concurrent use.
@@ -85,6 +129,19 @@ func (p *SitePredictor) Latent(k []float64, prior float64) (mu, vr float64) {
 	}
 	for j, kv := range k {
 		mu += kv * p.alpha[j]
+	}
+	if p.lu != nil {
+		// s^2 = k* - (S k)' M^-1 k.
+		if err := p.lu.SolveVecTo(p.sk, false, mat.NewVecDense(len(k), k)); err != nil {
+			panic("gp: SitePredictor: " + err.Error())
+		}
+		q := 0.0
+		for j, kv := range k {
+			q += p.s[j] * kv * p.sk.AtVec(j)
+		}
+		return mu, math.Max(prior-q, 0)
+	}
+	for j, kv := range k {
 		p.sk.SetVec(j, p.sq[j]*kv)
 	}
 	p.sk.SolveVec(&p.l, p.sk)

@@ -271,6 +271,10 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 			return math.Inf(1)
 		}
 		val := a.LogZ
+		if math.IsNaN(val) || math.IsInf(val, 0) {
+			lastErr = fmt.Errorf("multirater: the %s log evidence is %v at these parameters", p.Engine, val)
+			return math.Inf(1)
+		}
 		if grad != nil {
 			for i := range grad {
 				grad[i] = 0
@@ -404,6 +408,14 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	a, err := evaluate()
 	if err != nil {
 		return nil, err
+	}
+	if math.IsNaN(a.LogZ) || math.IsInf(a.LogZ, 0) {
+		return nil, fmt.Errorf("multirater: the %s log evidence is %v (a likelihood gave non-finite values)", p.Engine, a.LogZ)
+	}
+	for i, m := range a.Mean {
+		if math.IsNaN(m) || math.IsNaN(a.Var[i]) {
+			return nil, fmt.Errorf("multirater: the %s posterior of item %d is N(%v, %v)", p.Engine, i, m, a.Var[i])
+		}
 	}
 	if clampedRuns > 0 {
 		notes = append(notes, fmt.Sprintf("%d EP runs kept no negative site precisions (clamped at 0, damped) after EP with them did not settle; their evidence gradients are approximate", clampedRuns))

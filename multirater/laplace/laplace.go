@@ -130,7 +130,13 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 		}
 		for i, v := range wt {
 			if v < 0 {
-				return 0, fmt.Errorf("multirater: laplace: the likelihood of item %d is not log-concave at the current point (W = %v)", i, v)
+				// Rounding at a likelihood's flat end (Phi(f) saturated)
+				// leaves W a hair below 0: read it as 0.
+				if v > -1e-6 {
+					wt[i] = 0
+					continue
+				}
+				return 0, fmt.Errorf("multirater: laplace: the likelihood of item %d is not log-concave at the current point (W = %v); use the ep engine", i, v)
 			}
 		}
 		for _, v := range w {

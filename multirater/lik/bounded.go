@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mathext"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"concord/multirater/numeric"
 )
@@ -310,9 +311,11 @@ type Warped struct {
 // Name is "warped".
 func (Warped) Name() string { return "warped" }
 
+// z returns Phi^-1(y), accurate in both tails (Erfinv(2y - 1) loses y
+// below 1e-16 to rounding).
 func (w Warped) z(y float64) float64 {
 	checkUnit("Warped", y)
-	return math.Sqrt2 * math.Erfinv(2*y-1)
+	return distuv.UnitNormal.Quantile(y)
 }
 
 func (w Warped) logp(y, f float64) float64 {
