@@ -2,8 +2,8 @@ package db
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"reflect"
