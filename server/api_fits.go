@@ -296,9 +296,6 @@ func (s *Server) StartFit(ctx context.Context, projectID int64, spec analysis.Fi
 
 // queueFit checks a complete spec against the project and queues the fit.
 func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analysis.FitSpec) (*annotations.Fit, error) {
-	if p.Scheme.Kind == annotations.Bounded {
-		return nil, annotations.Errorf(annotations.EINVALID, "project %q has the scheme %s: no model of this version fits bounded (real-valued) labels (the ordinal model fits ordinal schemes, the classification model nominal and binary ones); its agreement statistics are at GET /api/v1/projects/%d/agreement", p.Name, p.Scheme, p.ID)
-	}
 	if err := analysis.CheckScheme(sp.Model, p.Scheme); err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
 	}

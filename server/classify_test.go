@@ -364,11 +364,29 @@ func TestClassificationNominalFixed(t *testing.T) {
 	if _, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Model: "ordinal"}); annotations.ErrorCode(err) != annotations.EINVALID {
 		t.Errorf("ordinal fit of a nominal project: %v", err)
 	}
-	// A bounded project fits no model.
+	// A bounded project is fitted by the bounded model (ep by default); its
+	// reports are not rendered yet, and say so.
 	bid, bk := e.project("sliders", "bounded:0..100")
-	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", bid), bk, map[string]any{"labels": []map[string]any{
-		{"item_id": "i1", "rater_id": "r1", "label": "42.5"}, {"item_id": "i1", "rater_id": "r2", "label": "40"}}}, 201)
-	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, `{}`, 400, "invalid", "no model of this version fits bounded (real-valued) labels")
+	var bl []map[string]any
+	for i, vs := range [][]string{{"42.5", "40", "55"}, {"90", "85", "100"}, {"10", "0", "20"}, {"60", "70", "30"}} {
+		for r, v := range vs {
+			bl = append(bl, map[string]any{"item_id": fmt.Sprintf("i%d", i), "rater_id": fmt.Sprintf("r%d", r), "label": v})
+		}
+	}
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", bid), bk, map[string]any{"labels": bl}, 201)
+	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, `{"v": 2}`, 400, "invalid", `field "v" is a setting of the gibbs models`)
+	bf := e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, map[string]any{"likelihood": "beta"}, 202)
+	done := e.waitFit(int64(bf["id"].(float64)), bk, 60*time.Second)
+	if done["state"] != "done" {
+		t.Fatalf("bounded fit: %v", done)
+	}
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", int64(bf["id"].(float64))), bk, nil, 400, "invalid", "not available yet")
+	// The dashboard's fit page shows it (ranking and rater chart).
+	br := newBrowser(t, e)
+	br.login(bk)
+	if resp, page := br.get(fmt.Sprintf("/fits/%d", int64(bf["id"].(float64)))); resp.StatusCode != 200 || !strings.Contains(page, "i1") {
+		t.Errorf("dashboard page of a bounded fit: %d", resp.StatusCode)
+	}
 }
 
 // checkClassWorkbook opens a classification workbook and checks its sheets
