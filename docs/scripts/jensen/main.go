@@ -13,12 +13,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -66,6 +70,7 @@ type config struct {
 	reps, n, nTest, workers, restarts int
 	seed                              uint64
 	engine, fit                       string
+	verbose                           bool
 	xMax, sigmaWA, nuTG, nuBE, clip   float64
 }
 
@@ -91,7 +96,7 @@ type outcome struct {
 	badTests int      // test points whose log density was not finite
 	fallback bool     // bounded.NewPredictor refused the fit (negative site precisions): own predictive used
 	maxDiff  float64  // largest |difference| of the own predictive's log density and the package's
-	status   []string // the evidence maximisation's statuses of the starts that did not converge
+	status   []string // what went wrong: starts that did not converge, predictor refusals, crashes
 }
 
 func main() {
@@ -106,9 +111,11 @@ func main() {
 	flag.Float64Var(&cfg.sigmaWA, "sigma-wa", 0.3, "WA noise: sd of the Gaussian noise on the probit scale")
 	flag.Float64Var(&cfg.nuTG, "nu-tg", 10, "TG noise: inverse sd 1/nu of the truncated Gaussian")
 	flag.Float64Var(&cfg.nuBE, "nu-be", 20, "BE noise: precision nu of the beta")
-	flag.Float64Var(&cfg.clip, "clip", 0, "if positive, clip the noisy values to [clip, 1 - clip] (0: no clipping)")
+	flag.Float64Var(&cfg.clip, "clip", 1e-12, "clip the noisy values to [clip, 1 - clip] (0: only move values that are 0 or 1 in floating point to the nearest float inside)")
 	flag.IntVar(&cfg.workers, "workers", 2, "fits run concurrently")
+	flag.BoolVar(&cfg.verbose, "v", false, "log the start of every fit to stderr")
 	flag.IntVar(&cfg.restarts, "restarts", 2, "starting points of the evidence maximisation")
+	jobFlag := flag.String("job", "", "internal: run the one fit c,t,r,m and write its outcome to stdout (gob)")
 	flag.Parse()
 	if cfg.engine != "ep" && cfg.engine != "laplace" {
 		fmt.Fprintln(os.Stderr, "jensen: -engine must be ep or laplace")
@@ -122,11 +129,111 @@ func main() {
 		fmt.Fprintln(os.Stderr, "jensen: -reps, -n, -ntest and -workers must be positive (n >= 2)")
 		os.Exit(2)
 	}
+	if *jobFlag != "" {
+		var j job
+		if _, err := fmt.Sscanf(*jobFlag, "%d,%d,%d,%d", &j.c, &j.t, &j.r, &j.m); err != nil {
+			fmt.Fprintln(os.Stderr, "jensen: -job:", err)
+			os.Exit(2)
+		}
+		o := newSetup(cfg).fitJob(cfg, j)
+		if err := gob.NewEncoder(os.Stdout).Encode(o.wire()); err != nil {
+			fmt.Fprintln(os.Stderr, "jensen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	run(cfg)
 }
 
-func run(cfg config) {
-	start := time.Now()
+// runChild runs job j in a child process (this program with the same flags
+// and -job): a panic inside the fitting packages that happens in a
+// goroutine of theirs (gonum/optimize evaluates the objective in one)
+// cannot be recovered here and would end the whole run; in a child it
+// ends only that fit, which is then counted as failed.
+func runChild(j job) outcome {
+	self, err := os.Executable()
+	if err != nil {
+		return outcome{err: err, nlpd: math.NaN(), gamma: math.NaN(), nu: math.NaN()}
+	}
+	args := append(append([]string(nil), os.Args[1:]...), "-job", fmt.Sprintf("%d,%d,%d,%d", j.c, j.t, j.r, j.m))
+	cmd := exec.Command(self, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	runErr := cmd.Run()
+	var w wireOutcome
+	if runErr == nil {
+		runErr = gob.NewDecoder(&stdout).Decode(&w)
+	}
+	if runErr != nil {
+		o := outcome{nlpd: math.NaN(), gamma: math.NaN(), nu: math.NaN(), seconds: time.Since(t0).Seconds()}
+		msg := firstLine(stderr.String(), "panic:")
+		if msg == "" {
+			msg = strings.TrimSpace(stderr.String())
+		}
+		if where := firstLine(stderr.String(), "concord/multirater/"); where != "" {
+			// Drop the argument words of the stack frame.
+			if i := strings.LastIndex(where, "("); i > 0 && strings.HasSuffix(where, ")") {
+				where = where[:i]
+			}
+			msg += " (in " + where + ")"
+		}
+		o.err = fmt.Errorf("fit process failed: %v: %s", runErr, msg)
+		o.status = append(o.status, "crashed: "+msg)
+		return o
+	}
+	return w.outcome()
+}
+
+// firstLine returns the first line of s that contains sub, trimmed.
+func firstLine(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// wireOutcome is an outcome as the child sends it (gob keeps NaN).
+type wireOutcome struct {
+	NLPD, Gamma, Nu, Seconds, MaxDiff float64
+	Clamped, Fallback                 bool
+	NonConv, BadTests                 int
+	Err                               string
+	Status                            []string
+}
+
+func (o outcome) wire() wireOutcome {
+	w := wireOutcome{NLPD: o.nlpd, Gamma: o.gamma, Nu: o.nu, Seconds: o.seconds, MaxDiff: o.maxDiff,
+		Clamped: o.clamped, Fallback: o.fallback, NonConv: o.nonConv, BadTests: o.badTests, Status: o.status}
+	if o.err != nil {
+		w.Err = o.err.Error()
+	}
+	return w
+}
+
+func (w wireOutcome) outcome() outcome {
+	o := outcome{nlpd: w.NLPD, gamma: w.Gamma, nu: w.Nu, seconds: w.Seconds, maxDiff: w.MaxDiff,
+		clamped: w.Clamped, fallback: w.Fallback, nonConv: w.NonConv, badTests: w.BadTests, status: w.Status}
+	if w.Err != "" {
+		o.err = errors.New(w.Err)
+	}
+	return o
+}
+
+// setup is everything a fit needs, drawn deterministically from the seed:
+// the parent and every child process compute the same.
+type setup struct {
+	xTrain, xTest []float64
+	fs            [][]float64     // latent function per kernel at xTrain then xTest
+	data          [][][]dataset   // [kernel][noise][realisation]
+	moved         [][]int         // clipped values per [kernel][noise]
+	trueTrain     []*mat.SymDense // -fit true: the generating kernel's covariances
+	trueCross     [][][]float64
+}
+
+func newSetup(cfg config) *setup {
 	// Independent random streams: the inputs, each kernel's latent
 	// function and each (kernel, noise, realisation)'s noise, so that a
 	// run with fewer realisations sees the same first ones.
@@ -145,10 +252,11 @@ func run(cfg config) {
 	// and test values alike).
 	fs := make([][]float64, len(genKernels))
 	data := make([][][]dataset, len(genKernels))
-	redrawn := make([]int, len(noises))
+	moved := make([][]int, len(genKernels))
 	for c, gk := range genKernels {
 		fs[c] = drawGP(stream(1, c, 0), gk.k, all)
 		data[c] = make([][]dataset, len(noises))
+		moved[c] = make([]int, len(noises))
 		for t := range noises {
 			data[c][t] = make([]dataset, cfg.reps)
 			for r := range cfg.reps {
@@ -157,53 +265,61 @@ func run(cfg config) {
 				for i, f := range fs[c] {
 					var k int
 					y[i], k = noisy(rng, t, f, cfg)
-					redrawn[t] += k
+					moved[c][t] += k
 				}
 				data[c][t][r] = dataset{yTrain: y[:cfg.n], yTest: y[cfg.n:]}
 			}
 		}
 	}
+	st := &setup{xTrain: xTrain, xTest: xTest, fs: fs, data: data, moved: moved}
+	if cfg.fit == "true" {
+		for _, gk := range genKernels {
+			st.trueTrain = append(st.trueTrain, gram(gk.k, xTrain))
+			st.trueCross = append(st.trueCross, cross(gk.k, xTest, xTrain))
+		}
+	}
+	return st
+}
+
+// fitJob runs job j in this process.
+func (st *setup) fitJob(cfg config, j job) outcome {
+	var cov *mat.SymDense
+	var cr [][]float64
+	var prior float64
+	if cfg.fit == "true" {
+		cov, cr, prior = st.trueTrain[j.c], st.trueCross[j.c], genKernels[j.c].k(0, 0)
+	}
+	return fitOne(cfg, j, st.xTrain, st.xTest, st.data[j.c][j.t][j.r], cov, cr, prior)
+}
+
+func run(cfg config) {
+	start := time.Now()
+	st := newSetup(cfg)
+	fs, moved := st.fs, st.moved
 
 	fmt.Printf("Jensen, Nielsen & Larsen (2013) Table 1 re-simulation\n")
 	fmt.Printf("n = %d training and %d test inputs, uniform on [0, %g], drawn once (seed %d)\n", cfg.n, cfg.nTest, cfg.xMax, cfg.seed)
 	fmt.Printf("noise: WA y = Phi(f + N(0, %g^2)); TG y ~ N(Phi(f), (1/%g)^2) truncated to (0, 1); BE y ~ Beta(%g Phi(f), %g (1 - Phi(f)))\n",
 		cfg.sigmaWA, cfg.nuTG, cfg.nuBE, cfg.nuBE)
+	fmt.Printf("noisy values clipped to [%g, 1 - %g]\n", cfg.clip, cfg.clip)
 	fmt.Printf("%d realisations per cell; engine %s, %d evidence starts; fitting kernel: %s\n", cfg.reps, cfg.engine, cfg.restarts, fitKernelText(cfg.fit))
 	for c, gk := range genKernels {
 		lo, hi := minMax(fs[c])
 		fmt.Printf("latent f (%s): range [%.2f, %.2f], Phi(f) in [%.3f, %.3f]\n", gk.name, lo, hi, numeric.NormCDF(lo), numeric.NormCDF(hi))
 	}
-	for t, k := range redrawn {
-		if k > 0 {
-			fmt.Printf("note: %d %s noise values of %d fell on 0 or 1 in floating point and were redrawn\n", k, noises[t], len(genKernels)*cfg.reps*len(all))
-		}
-	}
 	for c, gk := range genKernels {
-		for t := range noises {
-			tiny := 0
-			for _, ds := range data[c][t] {
-				for _, y := range append(append([]float64(nil), ds.yTrain...), ds.yTest...) {
-					if y < 1e-12 || y > 1-1e-12 {
-						tiny++
-					}
-				}
+		for t, k := range moved[c] {
+			if k == 0 {
+				continue
 			}
-			if tiny > 0 {
-				fmt.Printf("note: %s %s noise: %d values within 1e-12 of 0 or 1\n", gk.name, noises[t], tiny)
+			what := fmt.Sprintf("clipped to [%g, 1 - %g]", cfg.clip, cfg.clip)
+			if cfg.clip == 0 {
+				what = "0 or 1 in floating point, moved to the nearest float inside"
 			}
+			fmt.Printf("note: %s %s noise: %d of %d values (training and test) %s\n", gk.name, noises[t], k, cfg.reps*(cfg.n+cfg.nTest), what)
 		}
 	}
 	fmt.Println()
-
-	// The fixed covariances of -fit true.
-	var trueTrain []*mat.SymDense
-	var trueCross [][][]float64
-	if cfg.fit == "true" {
-		for _, gk := range genKernels {
-			trueTrain = append(trueTrain, gram(gk.k, xTrain))
-			trueCross = append(trueCross, cross(gk.k, xTest, xTrain))
-		}
-	}
 
 	jobs := make(chan job)
 	results := make([][][][]outcome, len(genKernels))
@@ -224,13 +340,12 @@ func run(cfg config) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				var cov *mat.SymDense
-				var cr [][]float64
-				var prior float64
-				if cfg.fit == "true" {
-					cov, cr, prior = trueTrain[j.c], trueCross[j.c], genKernels[j.c].k(0, 0)
+				if cfg.verbose {
+					mu.Lock()
+					fmt.Fprintf(os.Stderr, "start: %s %s noise, realisation %d, %s\n", genKernels[j.c].name, noises[j.t], j.r+1, models[j.m])
+					mu.Unlock()
 				}
-				o := fitOne(cfg, j, xTrain, xTest, data[j.c][j.t][j.r], cov, cr, prior)
+				o := runChild(j)
 				results[j.c][j.t][j.m][j.r] = o
 				mu.Lock()
 				done++
@@ -294,7 +409,7 @@ func fitOne(cfg config, j job, xTrain, xTest []float64, ds dataset, trueCov *mat
 		d.Learn = &infer.LearnKernel{Terms: []kernel.Hyper{kernel.RBF{Gamma: 0.5}}, Inputs: xIn}
 		d.Kernel = "rbf (learnt)"
 	}
-	seed := cfg.seed*1_000_003 + uint64(((j.c*len(noises)+j.t)*cfg.reps+j.r)*len(models)+j.m)
+	seed := cfg.seed*1_000_003 + (uint64(j.c)<<40 | uint64(j.t)<<32 | uint64(j.r)<<8 | uint64(j.m)) // independent of -reps
 	opts := bounded.Options{Likelihood: liks[j.m], Engine: cfg.engine, Restarts: cfg.restarts, Seed: seed, RankDraws: 1}
 	res, err := bounded.Fit(context.Background(), &d, opts)
 	if err != nil {
@@ -393,7 +508,7 @@ func fitOne(cfg config, j job, xTrain, xTest []float64, ds dataset, trueCov *mat
 
 // report prints Table 1 and the verdicts.
 func report(cfg config, res [][][][]outcome) {
-	won, failures := 0, 0
+	won, undecided, failures := 0, 0, 0
 	var verdicts []string
 	for c, gk := range genKernels {
 		fmt.Printf("%s: mean NLPD per test point (sd over realisations); lower is better\n", gk.label)
@@ -456,23 +571,64 @@ func report(cfg config, res [][][][]outcome) {
 					}
 				}
 			}
-			w := best == t
+			// The matching model's paired margin over the best other model
+			// (by mean): mean and standard error of the per-realisation
+			// differences, negative when the matching model is better.
+			other := -1
+			for m := range models {
+				if m != t && !math.IsNaN(means[m][t]) && (other < 0 || means[m][t] < means[other][t]) {
+					other = m
+				}
+			}
+			margin := "no other model"
+			if other >= 0 {
+				var dv []float64
+				for r := range cfg.reps {
+					a, b := res[c][t][t][r], res[c][t][other][r]
+					if a.err == nil && b.err == nil {
+						dv = append(dv, a.nlpd-b.nlpd)
+					}
+				}
+				dm, dsd := meanSD(dv)
+				margin = fmt.Sprintf("%s - %s = %.3f (se %.3f)", models[t], models[other], dm, dsd/math.Sqrt(float64(len(dv))))
+			}
+			// A cell where some model has fewer than half its fits is
+			// undecided, whatever the means say.
+			decided := true
+			for m := range models {
+				ok := 0
+				for _, o := range res[c][t][m] {
+					if o.err == nil {
+						ok++
+					}
+				}
+				decided = decided && 2*ok >= cfg.reps
+			}
+			w := best == t && decided
 			if w {
 				won++
 			}
 			mark := "NO "
-			if w {
+			switch {
+			case !decided:
+				mark = "undecided (a model has fewer than half its fits)"
+				undecided++
+			case w:
 				mark = "yes"
 			}
-			verdicts = append(verdicts, fmt.Sprintf("%-3s %s noise: matching model %s has the lowest mean NLPD: %s (lowest: %s; matching model best in %d of %d realisations)",
-				gk.name, noises[t], models[t], mark, models[best], perRep, paired))
+			verdicts = append(verdicts, fmt.Sprintf("%-3s %s noise: matching model %s has the lowest mean NLPD: %s (lowest: %s; best in %d of %d realisations; paired %s)",
+				gk.name, noises[t], models[t], mark, models[best], perRep, paired, margin))
 		}
 		fmt.Println()
 	}
 	for _, v := range verdicts {
 		fmt.Println(v)
 	}
-	fmt.Printf("matching model won %d of 6 cells (claim accepted if >= 5): %s\n", won, map[bool]string{true: "ACCEPTED", false: "NOT ACCEPTED"}[won >= 5])
+	fmt.Printf("matching model won %d of 6 cells", won)
+	if undecided > 0 {
+		fmt.Printf(" (%d undecided)", undecided)
+	}
+	fmt.Printf(" (claim accepted if >= 5): %s\n", map[bool]string{true: "ACCEPTED", false: "NOT ACCEPTED"}[won >= 5])
 
 	// Learnt parameters and diagnostics.
 	fmt.Printf("\nlearnt parameters, median over realisations: gamma of the RBF (true SE: 0.5) / dispersion nu (GP-WA: 1/sigma; true: WA %.3g, TG %g, BE %g)\n",
@@ -536,28 +692,32 @@ func report(cfg config, res [][][][]outcome) {
 }
 
 // noisy returns a noisy observation of type t at latent f, strictly inside
-// (0, 1), and how many draws were redrawn because they fell on 0 or 1.
+// (0, 1), and 1 if it was moved: values outside [clip, 1 - clip] are
+// clipped there, and with clip = 0 a value that is 0 or 1 in floating
+// point (beta draws with tiny shape parameters) becomes the nearest float
+// inside.
 func noisy(rng *rand.Rand, t int, f float64, cfg config) (float64, int) {
-	redrawn := 0
-	for {
-		var y float64
-		switch t {
-		case 0: // WA
-			y = numeric.NormCDF(f + cfg.sigmaWA*rng.NormFloat64())
-		case 1: // TG: mode Phi(f), sd 1/nu, truncated to (0, 1)
-			y = numeric.TruncNormal(rng, numeric.NormCDF(f), 1/cfg.nuTG, 0, 1)
-		case 2: // BE: mean Phi(f), precision nu
-			m := numeric.NormCDF(f)
-			y = distuv.Beta{Alpha: cfg.nuBE * m, Beta: cfg.nuBE * (1 - m), Src: rng}.Rand()
-		}
-		if cfg.clip > 0 {
-			y = math.Max(cfg.clip, math.Min(1-cfg.clip, y))
-		}
-		if y > 0 && y < 1 {
-			return y, redrawn
-		}
-		redrawn++
+	var y float64
+	switch t {
+	case 0: // WA
+		y = numeric.NormCDF(f + cfg.sigmaWA*rng.NormFloat64())
+	case 1: // TG: mode Phi(f), sd 1/nu, truncated to (0, 1)
+		y = numeric.TruncNormal(rng, numeric.NormCDF(f), 1/cfg.nuTG, 0, 1)
+	case 2: // BE: mean Phi(f), precision nu
+		m := numeric.NormCDF(f)
+		y = distuv.Beta{Alpha: cfg.nuBE * m, Beta: cfg.nuBE * (1 - m), Src: rng}.Rand()
 	}
+	lo, hi := math.Nextafter(0, 1), math.Nextafter(1, 0)
+	if cfg.clip > 0 {
+		lo, hi = cfg.clip, 1-cfg.clip
+	}
+	switch {
+	case y < lo:
+		return lo, 1
+	case y > hi:
+		return hi, 1
+	}
+	return y, 0
 }
 
 // drawGP draws f ~ N(0, K) at the inputs x, with the smallest jitter that
