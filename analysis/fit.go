@@ -286,6 +286,33 @@ func OrdinalData(ds *annotations.Dataset) (*ordinal.Data, error) {
 	return data, nil
 }
 
+// CheckKernelData checks, before a fit is queued, that the project's items
+// have what the spec's kernel reads (st from the store): a text term needs
+// items with texts, a covariate term items with numeric covariates. The
+// default kernel (empty spec) always fits: it follows the data.
+func CheckKernelData(spec string, st *annotations.Stats) error {
+	if strings.TrimSpace(spec) == "" || st == nil {
+		return nil
+	}
+	ks, err := kernel.ParseSpec(spec)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "%s", err)
+	}
+	for _, t := range ks {
+		switch {
+		case t.Kind == kernel.TextTerm && t.Column == "" || t.Kind == kernel.TextRBFTerm:
+			if st.ItemsWithText == 0 {
+				return annotations.Errorf(annotations.EINVALID, "kernel %q: term %s reads the items' texts, and none of the project's %d items has one (import an items file with a text column, or use kernel identity)", spec, t, st.Items)
+			}
+		case t.Kind == kernel.CovTerm && t.Cov.Covariates():
+			if st.ItemsWithCovariates == 0 {
+				return annotations.Errorf(annotations.EINVALID, "kernel %q: term %s reads numeric item covariates, and none of the project's %d items has any (import an items file with numeric columns, or use kernel identity)", spec, t, st.Items)
+			}
+		}
+	}
+	return nil
+}
+
 // BoundedData maps a dataset with a bounded scheme to the bounded family's
 // data: every label a value in [Lo, Hi].
 func BoundedData(ds *annotations.Dataset) (*bounded.Data, error) {

@@ -83,6 +83,11 @@ type Stats struct {
 	LabelsPerItem float64        `json:"labels_per_item"`
 	PerRater      map[string]int `json:"per_rater"`
 	Distribution  map[string]int `json:"distribution"`
+	// ItemsWithText and ItemsWithCovariates count the items that have a
+	// text, and numeric covariates (what the text and covariate kernels
+	// need).
+	ItemsWithText       int `json:"items_with_text"`
+	ItemsWithCovariates int `json:"items_with_covariates"`
 }
 
 // LabelStore keeps a project's items, raters and labels.

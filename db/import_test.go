@@ -40,6 +40,10 @@ func TestImportIdempotent(t *testing.T) {
 			t.Errorf("progress called %d times, last done %d; want >= 2 calls ending at %d", calls, last, len(ds.Labels))
 		}
 		before := tableCounts(t, d, p.ID)
+		// What the kernels read: 2 items with texts, 1 with covariates.
+		if st, err := d.Stats(ctx, p.ID); err != nil || st.ItemsWithText != 2 || st.ItemsWithCovariates != 1 {
+			t.Errorf("stats: %+v, %v; want 2 items with text, 1 with covariates", st, err)
+		}
 
 		res, err = d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
 		must(t, err)

@@ -317,17 +317,20 @@ func (d *DB) Stats(ctx context.Context, projectID int64) (*annotations.Stats, er
 		if err := projectExists(tx, projectID); err != nil {
 			return err
 		}
-		var counts struct{ Items, Raters, Labels, Labelled int }
+		var counts struct{ Items, Raters, Labels, Labelled, WithText, WithCov int }
 		err := tx.Raw(`SELECT
 			(SELECT COUNT(*) FROM items WHERE project_id = ?) AS items,
 			(SELECT COUNT(*) FROM raters WHERE project_id = ?) AS raters,
 			(SELECT COUNT(*) FROM labels WHERE project_id = ?) AS labels,
-			(SELECT COUNT(DISTINCT item_id) FROM labels WHERE project_id = ?) AS labelled`,
-			projectID, projectID, projectID, projectID).Scan(&counts).Error
+			(SELECT COUNT(DISTINCT item_id) FROM labels WHERE project_id = ?) AS labelled,
+			(SELECT COUNT(*) FROM items WHERE project_id = ? AND text <> '') AS with_text,
+			(SELECT COUNT(*) FROM items WHERE project_id = ? AND covariates NOT IN ('', '{}', 'null')) AS with_cov`,
+			projectID, projectID, projectID, projectID, projectID, projectID).Scan(&counts).Error
 		if err != nil {
 			return err
 		}
 		st.Items, st.Raters, st.Labels, st.LabelledItems = counts.Items, counts.Raters, counts.Labels, counts.Labelled
+		st.ItemsWithText, st.ItemsWithCovariates = counts.WithText, counts.WithCov
 		if st.LabelledItems > 0 {
 			st.LabelsPerItem = float64(st.Labels) / float64(st.LabelledItems)
 		}

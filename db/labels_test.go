@@ -129,8 +129,9 @@ func TestStatsAndDeleteLabels(t *testing.T) {
 		must(t, err)
 		want := &annotations.Stats{
 			Items: 5, LabelledItems: 4, Raters: 3, Labels: 8, LabelsPerItem: 2,
-			PerRater:     map[string]int{"r1": 3, "r2": 3, "r3": 2},
-			Distribution: map[string]int{"1": 2, "2": 4, "3": 2},
+			PerRater:      map[string]int{"r1": 3, "r2": 3, "r3": 2},
+			Distribution:  map[string]int{"1": 2, "2": 4, "3": 2},
+			ItemsWithText: 2,
 		}
 		if !reflect.DeepEqual(st, want) {
 			t.Errorf("stats %+v, want %+v", st, want)
@@ -150,8 +151,9 @@ func TestStatsAndDeleteLabels(t *testing.T) {
 		must(t, err)
 		want = &annotations.Stats{
 			Items: 5, LabelledItems: 2, Raters: 3, Labels: 3, LabelsPerItem: 1.5,
-			PerRater:     map[string]int{"r1": 2, "r2": 0, "r3": 1},
-			Distribution: map[string]int{"1": 1, "2": 1, "3": 1},
+			PerRater:      map[string]int{"r1": 2, "r2": 0, "r3": 1},
+			Distribution:  map[string]int{"1": 1, "2": 1, "3": 1},
+			ItemsWithText: 2,
 		}
 		if !reflect.DeepEqual(st, want) {
 			t.Errorf("stats after delete %+v, want %+v", st, want)

@@ -306,6 +306,9 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 	if st.Labels == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "project %q has no labels to fit: import labels first", p.Name)
 	}
+	if err := analysis.CheckKernelData(sp.Kernel, st); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
+	}
 	if sp.RefRater != "" && sp.Identifiability != "weak" && st.PerRater[sp.RefRater] == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "field \"ref_rater\": rater %q has no labels in project %q", sp.RefRater, p.Name)
 	}

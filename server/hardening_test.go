@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -134,4 +135,24 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestKernelCheckedAtSubmission: a kernel that reads covariates or texts
+// the project's items do not have is refused when the fit is submitted
+// (400 naming the term), not when it runs (issue 19 item 9).
+func TestKernelCheckedAtSubmission(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.project("bare", "ordinal:1..3")
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", id), key, map[string]any{"labels": []map[string]any{
+		{"item_id": "a", "rater_id": "r1", "label": "1"}, {"item_id": "b", "rater_id": "r1", "label": "3"}}}, 201)
+	for kernel, want := range map[string]string{
+		"rbf:gamma=1":      "reads numeric item covariates, and none of the project's 2 items has any",
+		"ard":              "reads numeric item covariates",
+		"text":             "reads the items' texts, and none of the project's 2 items has one",
+		"identity+linear":  "reads numeric item covariates",
+		"text-rbf:gamma=1": "reads the items' texts",
+	} {
+		e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"kernel": kernel}, 400, "invalid", want)
+	}
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"kernel": "identity", "samples": 20, "burnin": 10}, 202)
 }
