@@ -603,28 +603,8 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 		res.Flags = []multirater.Flag{}
 	}
 	// Ranks from joint draws of the Gaussian posterior.
-	ranks := make([][]float64, n)
-	order := make([]int, n)
-	m := make([]float64, n)
-	for s := 0; s < opts.RankDraws; s++ {
-		a.Draw(rng, m)
-		for i := range order {
-			order[i] = i
-		}
-		sort.Slice(order, func(x, y int) bool { return m[order[x]] > m[order[y]] })
-		for rank, i := range order {
-			ranks[i] = append(ranks[i], float64(rank+1))
-		}
-	}
-	for i := range res.Items {
-		rk := ranks[i]
-		sort.Float64s(rk)
-		sum := 0.0
-		for _, v := range rk {
-			sum += v
-		}
-		q := func(p float64) float64 { return rk[min(len(rk)-1, int(p*float64(len(rk))))] }
-		res.Items[i].Rank = &multirater.RankSummary{Mean: sum / float64(len(rk)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+	for i, r := range a.Ranks(rng, opts.RankDraws, nil) {
+		res.Items[i].Rank = r
 	}
 	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
 	dg.Notes = append(dg.Notes,

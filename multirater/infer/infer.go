@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"time"
 
 	"gonum.org/v1/gonum/floats"
@@ -538,6 +539,44 @@ func (k *Kernel) terms() []string {
 	out := make([]string, len(k.terms_))
 	for i, t := range k.terms_ {
 		out[i] = t.String()
+	}
+	return out
+}
+
+// Ranks returns each item's rank summary (rank 1: the largest latent
+// value) over draws joint draws of the approximation (Draw with rng); keep,
+// when not nil, is given each draw after its ranks are counted (it may keep
+// the slice).
+func (a *Approx) Ranks(rng *rand.Rand, draws int, keep func(m []float64)) []*multirater.RankSummary {
+	n := len(a.Mean)
+	ranks := make([][]float64, n)
+	order := make([]int, n)
+	for s := 0; s < draws; s++ {
+		m := make([]float64, n)
+		a.Draw(rng, m)
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(x, y int) bool { return m[order[x]] > m[order[y]] })
+		for rank, i := range order {
+			ranks[i] = append(ranks[i], float64(rank+1))
+		}
+		if keep != nil {
+			keep(m)
+		}
+	}
+	out := make([]*multirater.RankSummary, n)
+	for i, rk := range ranks {
+		if len(rk) == 0 {
+			continue
+		}
+		sort.Float64s(rk)
+		sum := 0.0
+		for _, v := range rk {
+			sum += v
+		}
+		q := func(p float64) float64 { return rk[min(len(rk)-1, int(p*float64(len(rk))))] }
+		out[i] = &multirater.RankSummary{Mean: sum / float64(len(rk)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
 	}
 	return out
 }

@@ -356,18 +356,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	// Joint draws: ranks and the draws kept for prediction.
 	keep := opts.KeepDraws
 	draws := &multirater.Draws{N: keep}
-	ranks := make([][]float64, n)
-	order := make([]int, n)
-	for s := 0; s < keep; s++ {
-		m := make([]float64, n)
-		a.Draw(rng, m)
-		for i := range order {
-			order[i] = i
-		}
-		sort.Slice(order, func(x, y int) bool { return m[order[x]] > m[order[y]] })
-		for rank, i := range order {
-			ranks[i] = append(ranks[i], float64(rank+1))
-		}
+	ranks := a.Ranks(rng, keep, func(m []float64) {
 		alpha := make([]float64, nl)
 		th := make([][]float64, nl)
 		for l, o := range liks {
@@ -380,19 +369,12 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 			m[i] = float64(float32(m[i]))
 		}
 		draws.M = append(draws.M, m)
-	}
+	})
 	res.Draws = draws
 	dg.Draws = keep
 	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
 	for i := range res.Items {
-		rk := ranks[i]
-		sort.Float64s(rk)
-		sum := 0.0
-		for _, v := range rk {
-			sum += v
-		}
-		q := func(p float64) float64 { return rk[min(len(rk)-1, int(p*float64(len(rk))))] }
-		res.Items[i].Rank = &multirater.RankSummary{Mean: sum / float64(len(rk)), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+		res.Items[i].Rank = ranks[i]
 	}
 	dg.Notes = append(dg.Notes, fmt.Sprintf("ranks and the kept draws come from %d joint draws of the Gaussian posterior approximation with the rater parameters at their estimates", keep))
 	return res
