@@ -467,17 +467,8 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 			Likelihood: name, Seed: opts.Seed, FlagThreshold: opts.FlagThreshold, KeepDraws: opts.RankDraws,
 			Backend: gp.Backend, Lo: &data.Lo, Hi: &data.Hi},
 	}
-	le := a.LogZ
 	dg := &res.Diagnostics
-	dg.Engine = &multirater.EngineDiagnostics{Name: opts.Engine, Iterations: a.Iterations, LogEvidence: &le}
-	dg.Converged = true
-	what := "EP"
-	if opts.Engine == multirater.EngineLaplace {
-		what = "Laplace's method"
-	}
-	dg.Verdict = fmt.Sprintf("converged: %s in %d iterations, log evidence %.4f", what, a.Iterations, le)
-	dg.Parameters = []multirater.ParamDiag{}
-	dg.Autocorrelation = map[string][]float64{}
+	a.Diagnose(dg, opts.Engine)
 
 	// Dispersion intervals: Laplace's approximation on ln nu_l, from the
 	// curvature of the rater's own log likelihood terms at the

@@ -580,3 +580,19 @@ func (a *Approx) Ranks(rng *rand.Rand, draws int, keep func(m []float64)) []*mul
 	}
 	return out
 }
+
+// Diagnose fills dg's engine-neutral part for the approximation a made by
+// engine: the engine with its iterations and log evidence, converged, the
+// verdict, and empty MCMC fields.
+func (a *Approx) Diagnose(dg *multirater.Diagnostics, engine string) {
+	le := a.LogZ
+	dg.Engine = &multirater.EngineDiagnostics{Name: engine, Iterations: a.Iterations, LogEvidence: &le}
+	dg.Converged = true
+	what := "EP"
+	if engine == multirater.EngineLaplace {
+		what = "Laplace's method"
+	}
+	dg.Verdict = fmt.Sprintf("converged: %s in %d iterations, log evidence %.4f", what, a.Iterations, le)
+	dg.Parameters = []multirater.ParamDiag{}
+	dg.Autocorrelation = map[string][]float64{}
+}

@@ -253,17 +253,8 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	if opts.Priors {
 		res.Model.V, res.Model.Lambda, res.Model.SigmaB = opts.V, opts.Lambda, opts.SigmaB
 	}
-	le := a.LogZ
 	dg := &res.Diagnostics
-	dg.Engine = &multirater.EngineDiagnostics{Name: opts.Engine, Iterations: a.Iterations, LogEvidence: &le}
-	dg.Converged = true
-	what := "EP"
-	if opts.Engine == multirater.EngineLaplace {
-		what = "Laplace's method"
-	}
-	dg.Verdict = fmt.Sprintf("converged: %s in %d iterations, log evidence %.4f", what, a.Iterations, le)
-	dg.Parameters = []multirater.ParamDiag{}
-	dg.Autocorrelation = map[string][]float64{}
+	a.Diagnose(dg, opts.Engine)
 
 	// Raters: point estimates.
 	levelCounts := make([][]int, nl)
