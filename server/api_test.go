@@ -540,10 +540,14 @@ func TestFitsAPI(t *testing.T) {
 	e.wantError("POST", fitsPath, key, `{"model": "classification"}`, 400, "invalid", "needs a nominal or binary scheme")
 	emp, ek := e.project("empty", "ordinal:1..3")
 	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", emp), ek, nil, 400, "invalid", "no labels to fit")
-	// A fit that fails says why.
-	kid := e.startFit(id, key, map[string]any{"kernel": "linear", "chains": 1, "samples": 10, "burnin": 1})
+	// A kernel that reads covariates the items lack is refused when the fit
+	// is submitted.
+	e.wantError("POST", fitsPath, key, `{"kernel": "linear"}`, 400, "invalid", "reads numeric item covariates")
+	// A fit that fails when it runs says why (a text column the items
+	// lack is found only then).
+	kid := e.startFit(id, key, map[string]any{"kernel": "text:nosuchcolumn", "chains": 1, "samples": 10, "burnin": 1})
 	failed := e.waitFit(kid, key, 30*time.Second)
-	if failed["state"] != "failed" || !strings.Contains(failed["message"].(string), "covariates") {
+	if failed["state"] != "failed" || !strings.Contains(failed["message"].(string), "nosuchcolumn") {
 		t.Errorf("failed fit: %v", failed)
 	}
 	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", kid), key, nil, 409, "conflict", "failed")
