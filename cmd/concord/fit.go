@@ -62,7 +62,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
-	model := fs.String("model", def.Model, "model: "+analysis.ModelUsage())
+	model := fs.String("model", "", "model: "+analysis.ModelUsage()+" (default: the one that suits the labels' scheme)")
 	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)")
 	kf := addKernelFlags(fs)
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
@@ -109,14 +109,35 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if *burnin == 0 {
 		*burnin = -1 // FitSpec's 0 means the default
 	}
+	// Without --model the model is the one that suits the scheme, known
+	// for sure once the labels are read; until then the scheme flag, or the
+	// bounded model's flags, say which it will be.
+	provisional := *model
+	if provisional == "" {
+		provisional = analysis.ModelOrdinal
+		if *likelihood != "" || *dispersion != 0 || *bias || *bounds != "" {
+			provisional = analysis.ModelBounded
+		}
+		if sc, err := annotations.ParseScheme(*schemeSpec); *schemeSpec != "" && err == nil {
+			provisional = analysis.DefaultModel(sc)
+		}
+	}
 	spec := analysis.FitSpec{
-		Model: *model, Kernel: *kernel, Identifiability: *ident, RefRater: *ref, Sampler: *sampler,
-		Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
-		V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag,
-		MaxRhat: *maxRhat, MinESS: *minESS, KeepDraws: *keep, Precisions: *precisions,
-		Engine: defaultEngine(*engine, *model), Sigma: *sigma, Restarts: *restarts, Standardize: *standardize,
+		Model: provisional, Kernel: *kernel, Identifiability: *ident, RefRater: *ref, Sampler: *sampler,
+		Seed: *seed, V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag, KeepDraws: *keep, Precisions: *precisions,
+		Sigma: *sigma, Restarts: *restarts, Standardize: *standardize,
 		Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
 	}
+	// setEngine sets the engine (the model's default without --engine) and
+	// the MCMC flags, which are settings of the gibbs engine only.
+	setEngine := func() {
+		spec.Engine = defaultEngine(*engine, spec.Model)
+		spec.Chains, spec.Samples, spec.Burnin, spec.Thin, spec.MaxRhat, spec.MinESS = *chains, *samples, *burnin, *thin, *maxRhat, *minESS
+		if spec.Engine != multirater.EngineGibbs {
+			spec.Chains, spec.Samples, spec.Burnin, spec.Thin, spec.MaxRhat, spec.MinESS = 0, 0, 0, 0, 0, 0
+		}
+	}
+	setEngine()
 	if *thresholds != "" {
 		for _, f := range strings.Split(*thresholds, ",") {
 			b, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
@@ -125,10 +146,6 @@ func runFit(ctx context.Context, e *env, args []string) error {
 			}
 			spec.Thresholds = append(spec.Thresholds, b)
 		}
-	}
-	if spec.Engine != multirater.EngineGibbs {
-		// The MCMC flags' defaults are not settings of ep and laplace.
-		spec.Chains, spec.Samples, spec.Burnin, spec.Thin, spec.MaxRhat, spec.MinESS = 0, 0, 0, 0, 0, 0
 	}
 	kf.apply(&spec)
 	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 {
@@ -141,6 +158,13 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	ds, source, err := loadForModel(ctx, e, "fit", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns)
 	if err != nil {
 		return err
+	}
+	if m := analysis.DefaultModel(ds.Scheme); *model == "" && m != spec.Model {
+		spec.Model = m
+		setEngine()
+		if err := spec.Validate(); err != nil {
+			return err
+		}
 	}
 
 	summary := e.stdout

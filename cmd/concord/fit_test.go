@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,7 +101,7 @@ func TestFitCommandErrors(t *testing.T) {
 		{[]string{"fit", "--out", "x.json"}, "either --project NAME or --labels FILE"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5"}, "--out is required"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--model", "classification", "--out", "-"}, "needs a nominal or binary scheme"},
-		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--out", "-"}, "needs an ordinal scheme"},
+		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--model", "ordinal", "--out", "-"}, "needs an ordinal scheme"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--kernel", "rbf", "--out", "-"}, "needs numeric item covariates"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--sampler", "hmc", "--out", "-"}, "unknown sampler"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--chains", "0", "--out", "-"}, "at least 1"},
@@ -120,5 +121,39 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestFitModelFollowsScheme: without --model, concord fit fits the model
+// that suits the labels' scheme, as the API does (issue 19 item 10: the CLI
+// fitted the ordinal model to binary labels): the classification model for
+// nominal labels, the bounded model (EP) for bounded ones, also when the
+// scheme is inferred from the file.
+func TestFitModelFollowsScheme(t *testing.T) {
+	dir := t.TempDir()
+	bounded := filepath.Join(dir, "sliders.csv")
+	var b strings.Builder
+	b.WriteString("item_id,rater_id,label\n")
+	for i := 0; i < 6; i++ {
+		for r := 0; r < 3; r++ {
+			fmt.Fprintf(&b, "i%d,r%d,%d\n", i, r, (17*i+29*r)%101)
+		}
+	}
+	if err := os.WriteFile(bounded, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--samples", "50", "--burnin", "20"}, "Fitting the classification model"},
+		{[]string{"--labels", bounded, "--scheme", "bounded:0..100"}, "Fitting the bounded model (kernel identity) by expectation propagation"},
+		{[]string{"--labels", bounded}, "Fitting the bounded model"},
+	} {
+		out := filepath.Join(dir, "fit.json")
+		code, stdout, stderr := runCmd(t, append(append([]string{"fit"}, tc.args...), "--out", out)...)
+		if code != 0 || !strings.Contains(stdout+stderr, tc.want) {
+			t.Errorf("%v: exit %d, want %q in\n%s%s", tc.args, code, tc.want, stdout, stderr)
+		}
 	}
 }
