@@ -105,7 +105,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
-	model := fs.String("model", def.Model, "model: "+analysis.ModelNames())
+	model := fs.String("model", "", "model: "+analysis.ModelNames()+" (default: the one that suits the labels' scheme)")
 	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace (see concord fit --help)")
 	likelihood := fs.String("likelihood", "", "bounded: beta (default), truncnorm or warped")
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt)")
@@ -148,20 +148,36 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if *burnin == 0 {
 		*burnin = -1
 	}
+	// Without --model: the model that suits the scheme (see concord fit).
+	provisional := *model
+	if provisional == "" {
+		provisional = analysis.ModelOrdinal
+		if *likelihood != "" || *dispersion != 0 || *bias || *bounds != "" {
+			provisional = analysis.ModelBounded
+		}
+		if sc, err := annotations.ParseScheme(*schemeSpec); *schemeSpec != "" && err == nil {
+			provisional = analysis.DefaultModel(sc)
+		}
+	}
 	spec := analysis.EvalSpec{
 		Fit: analysis.FitSpec{
-			Model: *model, Kernel: *kernel, Identifiability: *ident, Sampler: *sampler,
-			Chains: *chains, Samples: *samples, Burnin: *burnin, Thin: *thin, Seed: *seed,
-			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep, Precisions: *precisions, Engine: defaultEngine(*engine, *model),
+			Model: provisional, Kernel: *kernel, Identifiability: *ident, Sampler: *sampler, Seed: *seed,
+			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep, Precisions: *precisions,
 			Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
 		},
 		Folds:          *folds,
 		RaterBaselines: *baselines,
 	}
-	if spec.Fit.Engine != multirater.EngineGibbs {
-		// The MCMC flags' defaults are not settings of ep and laplace.
-		spec.Fit.Chains, spec.Fit.Samples, spec.Fit.Burnin, spec.Fit.Thin = 0, 0, 0, 0
+	// setEngine sets the engine (the model's default without --engine) and
+	// the MCMC flags, settings of the gibbs engine only.
+	setEngine := func() {
+		spec.Fit.Engine = defaultEngine(*engine, spec.Fit.Model)
+		spec.Fit.Chains, spec.Fit.Samples, spec.Fit.Burnin, spec.Fit.Thin = *chains, *samples, *burnin, *thin
+		if spec.Fit.Engine != multirater.EngineGibbs {
+			spec.Fit.Chains, spec.Fit.Samples, spec.Fit.Burnin, spec.Fit.Thin = 0, 0, 0, 0
+		}
 	}
+	setEngine()
 	kf.apply(&spec.Fit)
 	if err := spec.Fit.Validate(); err != nil {
 		return err
@@ -169,6 +185,13 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns)
 	if err != nil {
 		return err
+	}
+	if m := analysis.DefaultModel(ds.Scheme); *model == "" && m != spec.Fit.Model {
+		spec.Fit.Model = m
+		setEngine()
+		if err := spec.Fit.Validate(); err != nil {
+			return err
+		}
 	}
 	summary := e.stdout
 	if *out == "-" {
