@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -297,7 +296,7 @@ func (it *itemTable) finish() []Item {
 
 // parseFinite parses a finite number.
 func parseFinite(s string) (float64, bool) {
-	f, err := strconv.ParseFloat(s, 64)
+	f, err := parseNumber(s)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, false
 	}

@@ -3,6 +3,7 @@ package annotations
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,8 +114,11 @@ func ParseScheme(spec string) (Scheme, error) {
 			if a, b, isRange := strings.Cut(tok, ".."); isRange && s.Kind == Ordinal {
 				lo, err1 := strconv.Atoi(strings.TrimSpace(a))
 				hi, err2 := strconv.Atoi(strings.TrimSpace(b))
-				if err1 != nil || err2 != nil || hi <= lo || hi-lo > 1000 {
+				if err1 != nil || err2 != nil || hi <= lo {
 					return Scheme{}, Errorf(EINVALID, "scheme %q: range %q must be LO..HI with integers LO < HI", spec, tok)
+				}
+				if hi-lo > maxRangeSteps {
+					return Scheme{}, Errorf(EINVALID, "scheme %q: range %q has %d levels; an ordinal range has at most %d (for a finer scale use bounded:%d..%d)", spec, tok, hi-lo+1, maxRangeSteps+1, lo, hi)
 				}
 				for v := lo; v <= hi; v++ {
 					s.Levels = append(s.Levels, Level{Code: strconv.Itoa(v)})
@@ -149,8 +153,8 @@ func parseRange(body string) (lo, hi float64, ok bool) {
 	if !found {
 		return 0, 0, false
 	}
-	lo, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
-	hi, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	lo, err1 := parseNumber(strings.TrimSpace(a))
+	hi, err2 := parseNumber(strings.TrimSpace(b))
 	if err1 != nil || err2 != nil || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
 		return 0, 0, false
 	}
@@ -305,7 +309,7 @@ func (s Scheme) Normalize(raw string) (string, error) {
 	if _, ok := s.Index(t); ok {
 		return t, nil
 	}
-	if f, err := strconv.ParseFloat(t, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1e15 {
+	if f, err := parseNumber(t); err == nil && f == math.Trunc(f) && math.Abs(f) < 1e15 {
 		if c := strconv.FormatInt(int64(f), 10); c != t {
 			if _, ok := s.Index(c); ok {
 				return c, nil
@@ -341,7 +345,7 @@ func (s Scheme) Value(raw string) (float64, error) {
 		panic("annotations: Value called on a " + string(s.Kind) + " scheme")
 	}
 	t := strings.TrimSpace(raw)
-	v, err := strconv.ParseFloat(t, 64)
+	v, err := parseNumber(t)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		if t == "" {
 			return 0, Errorf(EINVALID, "empty label (expected a number in [%s, %s])", formatNum(s.Lo), formatNum(s.Hi))
@@ -406,7 +410,7 @@ func InferScheme(values []string) (Scheme, string, error) {
 			continue
 		}
 		distinct[v] = true
-		f, err := strconv.ParseFloat(v, 64)
+		f, err := parseNumber(v)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			allNum, allInt = false, false
 			continue
@@ -474,4 +478,26 @@ func sortedKeys(m map[string]bool) []string {
 	return k
 }
 
-func formatNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+func formatNum(v float64) string {
+	if v == 0 {
+		v = 0 // -0 is stored as 0
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// maxRangeSteps bounds an ordinal range LO..HI: HI - LO <= 1000.
+const maxRangeSteps = 1000
+
+// decimalRe is a decimal number as people write it in label and items
+// files: digits with an optional point and exponent, no digit separators,
+// no hexadecimal, no inf or nan.
+var decimalRe = regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$`)
+
+// parseNumber parses a decimal number; strconv.ParseFloat alone would also
+// take "1_0" (as 10), hexadecimal floats, "inf" and "nan".
+func parseNumber(s string) (float64, error) {
+	if !decimalRe.MatchString(s) {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseFloat(s, 64)
+}
