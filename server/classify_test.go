@@ -384,7 +384,7 @@ func TestClassificationNominalFixed(t *testing.T) {
 	// The dashboard's fit page shows it (ranking and rater chart).
 	br := newBrowser(t, e)
 	br.login(bk)
-	if resp, page := br.get(fmt.Sprintf("/fits/%d", int64(bf["id"].(float64)))); resp.StatusCode != 200 || !strings.Contains(page, "i1") {
+	if resp, page := br.get(fmt.Sprintf("/fits/%d", int64(bf["id"].(float64)))); resp.StatusCode != 200 || !strings.Contains(page, "i1") || !strings.Contains(page, "dispersion ν") {
 		t.Errorf("dashboard page of a bounded fit: %d", resp.StatusCode)
 	}
 }

@@ -868,11 +868,17 @@ func (d *dashboard) fitPage(c *gin.Context) {
 			page.ClassDist = classDistribution(page.Summary)
 			page.Confusions, page.ConfusionsLeft = confusions(res, maxConfusionRaters)
 			if !page.FixedPrecisions {
-				page.Chart = precisionChart(page.Raters, agreementNote)
+				page.Chart = precisionChart(page.Raters, agreementNote, "")
 			}
 		} else {
 			page.Ranking, page.Truncated = ranking(res, page.Summary, maxRankingRows)
-			page.Chart = precisionChart(page.Raters, nil)
+			title := ""
+			if page.Summary.Shape == multirater.OutputValues {
+				// Bounded fits: each rater's dispersion nu (Precision
+				// repeats it).
+				title = "dispersion ν (estimate and 95% interval)"
+			}
+			page.Chart = precisionChart(page.Raters, nil, title)
 			page.Thresh = thresholdChart(res)
 		}
 		page.Plots = plotsFor(res)

@@ -157,7 +157,7 @@ func svgText(s string) string { return template.HTMLEscapeString(s) }
 // precisionChart draws the raters' posterior precisions as a forest plot
 // (mean and 95% interval), most precise first; note, when set, labels each
 // row on the right (e.g. the rater's agreement with the consensus).
-func precisionChart(raters []multirater.RaterResult, note func(multirater.RaterResult) string) template.HTML {
+func precisionChart(raters []multirater.RaterResult, note func(multirater.RaterResult) string, title string) template.HTML {
 	if len(raters) == 0 {
 		return ""
 	}
@@ -188,7 +188,10 @@ func precisionChart(raters []multirater.RaterResult, note func(multirater.RaterR
 	x := func(v float64) float64 { return left + (width-left-right)*math.Max(0, math.Min(v, hi))/hi }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" role="img" aria-label="rater precision" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
-	fmt.Fprintf(&b, `<text x="%.0f" y="16" class="axis-title">precision α (posterior mean and 95%% interval); higher = more consistent with the consensus</text>`, left)
+	if title == "" {
+		title = "precision α (posterior mean and 95% interval)"
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="16" class="axis-title">%s; higher = more consistent with the consensus</text>`, left, template.HTMLEscapeString(title))
 	// Grid and ticks.
 	for i := 0; i <= 5; i++ {
 		v := hi * float64(i) / 5
