@@ -149,16 +149,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		*burnin = -1
 	}
 	// Without --model: the model that suits the scheme (see concord fit).
-	provisional := *model
-	if provisional == "" {
-		provisional = analysis.ModelOrdinal
-		if *likelihood != "" || *dispersion != 0 || *bias || *bounds != "" {
-			provisional = analysis.ModelBounded
-		}
-		if sc, err := annotations.ParseScheme(*schemeSpec); *schemeSpec != "" && err == nil {
-			provisional = analysis.DefaultModel(sc)
-		}
-	}
+	provisional := provisionalModel(*model, *schemeSpec, *likelihood != "" || *dispersion != 0 || *bias || *bounds != "")
 	spec := analysis.EvalSpec{
 		Fit: analysis.FitSpec{
 			Model: provisional, Kernel: *kernel, Identifiability: *ident, Sampler: *sampler, Seed: *seed,

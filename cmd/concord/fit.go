@@ -112,16 +112,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	// Without --model the model is the one that suits the scheme, known
 	// for sure once the labels are read; until then the scheme flag, or the
 	// bounded model's flags, say which it will be.
-	provisional := *model
-	if provisional == "" {
-		provisional = analysis.ModelOrdinal
-		if *likelihood != "" || *dispersion != 0 || *bias || *bounds != "" {
-			provisional = analysis.ModelBounded
-		}
-		if sc, err := annotations.ParseScheme(*schemeSpec); *schemeSpec != "" && err == nil {
-			provisional = analysis.DefaultModel(sc)
-		}
-	}
+	provisional := provisionalModel(*model, *schemeSpec, *likelihood != "" || *dispersion != 0 || *bias || *bounds != "")
 	spec := analysis.FitSpec{
 		Model: provisional, Kernel: *kernel, Identifiability: *ident, RefRater: *ref, Sampler: *sampler,
 		Seed: *seed, V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag, KeepDraws: *keep, Precisions: *precisions,
@@ -407,4 +398,22 @@ func defaultEngine(engine, model string) string {
 		return m.Engines[0]
 	}
 	return multirater.EngineGibbs
+}
+
+// provisionalModel returns the model a fit-like command validates its flags
+// against before the labels are read: the --model flag, else the model that
+// suits --scheme, else the bounded model when its flags were given, else
+// the ordinal model. Once the labels are read, a command without --model
+// switches to the model that suits their scheme (analysis.DefaultModel).
+func provisionalModel(model, schemeSpec string, boundedFlags bool) string {
+	if model != "" {
+		return model
+	}
+	if sc, err := annotations.ParseScheme(schemeSpec); schemeSpec != "" && err == nil {
+		return analysis.DefaultModel(sc)
+	}
+	if boundedFlags {
+		return analysis.ModelBounded
+	}
+	return analysis.ModelOrdinal
 }
