@@ -283,10 +283,17 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 			if a.Laplace != nil {
 				// Chu eq. 11: explicit terms and those through the mode.
 				u := a.Laplace.Implicit()
+				maxNP := 0
+				for _, o := range p.Liks {
+					if o != nil {
+						maxNP = max(maxNP, o.NumParams())
+					}
+				}
+				bufs := make([]float64, 3*maxNP)
 				for j, s := range p.Sites {
 					o := s.Lik.(lik.LaplaceLearnable)
 					np := o.NumParams()
-					buf, d1, d2 := make([]float64, np), make([]float64, np), make([]float64, np)
+					buf, d1, d2 := bufs[:np], bufs[maxNP:maxNP+np], bufs[2*maxNP:2*maxNP+np]
 					o.LogLikGradTo(buf, d1, d2, s.Y, a.Mean[s.Item])
 					g := grad[off[p.Owner[j]]:]
 					for k := range buf {
@@ -295,9 +302,13 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 				}
 			} else {
 				// EP: the sites' tilted gradients at their cavities.
+				var scratch []float64
 				for j, s := range p.Sites {
 					o := s.Lik.(lik.LaplaceLearnable)
-					buf := o.TiltedGradTo(make([]float64, o.NumParams()), s.Y, a.EP.CavMean[j], a.EP.CavVar[j])
+					if np := o.NumParams(); cap(scratch) < np {
+						scratch = make([]float64, np)
+					}
+					buf := o.TiltedGradTo(scratch[:o.NumParams()], s.Y, a.EP.CavMean[j], a.EP.CavVar[j])
 					g := grad[off[p.Owner[j]]:]
 					for k := range buf {
 						g[k] += buf[k]

@@ -80,20 +80,26 @@ func (b *Beta) lgNu() float64 {
 	return b.cacheLg
 }
 
-func (b *Beta) logp(y, f float64) float64 { return b.logpAt(y)(f) }
+func (b *Beta) logp(y, f float64) float64 {
+	return betaLogp(b.Nu, b.lgNu(), math.Log(y), math.Log1p(-y), f)
+}
 
 // logpAt returns f -> log p(y | f) with log y, log(1 - y) and
-// ln Gamma(Nu) computed once.
+// ln Gamma(Nu) computed once (the quadrature's many nodes).
 func (b *Beta) logpAt(y float64) func(f float64) float64 {
 	ly, l1y, lg, nu := math.Log(y), math.Log1p(-y), b.lgNu(), b.Nu
-	return func(f float64) float64 {
-		fc := math.Max(-fMax, math.Min(fMax, f))
-		p, q := phiPair(fc)
-		a, bb := nu*p, nu*q
-		la, _ := math.Lgamma(a)
-		lb, _ := math.Lgamma(bb)
-		return lg - la - lb + (a-1)*ly + (bb-1)*l1y
-	}
+	return func(f float64) float64 { return betaLogp(nu, lg, ly, l1y, f) }
+}
+
+// betaLogp is log Beta(y | nu Phi(f), nu (1 - Phi(f))) from ln Gamma(nu),
+// log y and log(1 - y).
+func betaLogp(nu, lgNu, ly, l1y, f float64) float64 {
+	fc := math.Max(-fMax, math.Min(fMax, f))
+	p, q := phiPair(fc)
+	a, bb := nu*p, nu*q
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(bb)
+	return lgNu - la - lb + (a-1)*ly + (bb-1)*l1y
 }
 
 // trigamma is psi_1(x) = zeta(2, x); tetragamma psi_2(x) = -2 zeta(3, x).
