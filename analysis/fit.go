@@ -320,27 +320,16 @@ func BoundedData(ds *annotations.Dataset) (*bounded.Data, error) {
 		return nil, annotations.Errorf(annotations.EINVALID, "the bounded model needs a bounded scheme, the scheme is %s", ds.Scheme)
 	}
 	data := &bounded.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Lo: ds.Scheme.Lo, Hi: ds.Scheme.Hi}
-	itemIdx := make(map[string]int, len(data.ItemIDs))
-	for i, id := range data.ItemIDs {
-		itemIdx[id] = i
-	}
-	raterIdx := make(map[string]int, len(data.RaterIDs))
-	for i, id := range data.RaterIDs {
-		raterIdx[id] = i
-	}
-	seen := make(map[[2]int]string, len(ds.Labels))
-	for _, l := range ds.Labels {
+	var err error
+	data.Ratings, err = indexLabels(ds, data.ItemIDs, data.RaterIDs, func(l annotations.Label, item, rater int) (bounded.Rating, error) {
 		v, err := ds.Scheme.Value(l.Value)
 		if err != nil {
-			return nil, annotations.Errorf(annotations.EINVALID, "label of rater %q for item %q: %v", l.Rater, l.Item, err)
+			return bounded.Rating{}, annotations.Errorf(annotations.EINVALID, "label of rater %q for item %q: %v", l.Rater, l.Item, err)
 		}
-		r := bounded.Rating{Item: itemIdx[l.Item], Rater: raterIdx[l.Rater], Value: v}
-		key := [2]int{r.Item, r.Rater}
-		if prev, dup := seen[key]; dup {
-			return nil, annotations.Errorf(annotations.EINVALID, "rater %q labelled item %q twice (%q and %q); the model takes one label per item and rater", l.Rater, l.Item, prev, l.Value)
-		}
-		seen[key] = l.Value
-		data.Ratings = append(data.Ratings, r)
+		return bounded.Rating{Item: item, Rater: rater, Value: v}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return data, nil
 }
@@ -350,6 +339,19 @@ func BoundedData(ds *annotations.Dataset) (*bounded.Data, error) {
 // what names a scheme value in errors ("level", "class"). A label that is
 // not in the scheme and a second label of a rater for an item are errors.
 func indexRatings(ds *annotations.Dataset, itemIDs, raterIDs []string, what string) ([]multirater.Rating, error) {
+	return indexLabels(ds, itemIDs, raterIDs, func(l annotations.Label, item, rater int) (multirater.Rating, error) {
+		lev, ok := ds.Scheme.Index(l.Value)
+		if !ok {
+			return multirater.Rating{}, annotations.Errorf(annotations.EINVALID, "label %q of rater %q for item %q is not a %s of %s", l.Value, l.Rater, l.Item, what, ds.Scheme)
+		}
+		return multirater.Rating{Item: item, Rater: rater, Level: lev}, nil
+	})
+}
+
+// indexLabels maps each label of ds, with its item and rater indices into
+// itemIDs and raterIDs, to a family's rating by conv; a second label of a
+// rater for an item is an error.
+func indexLabels[R any](ds *annotations.Dataset, itemIDs, raterIDs []string, conv func(l annotations.Label, item, rater int) (R, error)) ([]R, error) {
 	itemIdx := make(map[string]int, len(itemIDs))
 	for i, id := range itemIDs {
 		itemIdx[id] = i
@@ -359,14 +361,13 @@ func indexRatings(ds *annotations.Dataset, itemIDs, raterIDs []string, what stri
 		raterIdx[id] = i
 	}
 	seen := make(map[[2]int]string, len(ds.Labels))
-	out := make([]multirater.Rating, 0, len(ds.Labels))
+	out := make([]R, 0, len(ds.Labels))
 	for _, l := range ds.Labels {
-		lev, ok := ds.Scheme.Index(l.Value)
-		if !ok {
-			return nil, annotations.Errorf(annotations.EINVALID, "label %q of rater %q for item %q is not a %s of %s", l.Value, l.Rater, l.Item, what, ds.Scheme)
+		key := [2]int{itemIdx[l.Item], raterIdx[l.Rater]}
+		r, err := conv(l, key[0], key[1])
+		if err != nil {
+			return nil, err
 		}
-		r := multirater.Rating{Item: itemIdx[l.Item], Rater: raterIdx[l.Rater], Level: lev}
-		key := [2]int{r.Item, r.Rater}
 		if prev, dup := seen[key]; dup {
 			return nil, annotations.Errorf(annotations.EINVALID, "rater %q labelled item %q twice (%q and %q); the model takes one label per item and rater", l.Rater, l.Item, prev, l.Value)
 		}
