@@ -161,11 +161,52 @@ func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, spec analysis
 	if res != nil || fitErr != nil {
 		return res, fitErr
 	}
+	if sig, name, ok := killedBy(cmd.ProcessState); ok {
+		return nil, &workerKilledError{signal: sig, name: name, stderr: strings.TrimSpace(stderr.String())}
+	}
 	msg := "no result"
 	if werr != nil {
 		msg = werr.Error()
 	}
 	return nil, fmt.Errorf("the fit worker process ended without a result (%s): %s", msg, strings.TrimSpace(stderr.String()))
+}
+
+// workerKilledError is the end of a fit whose worker process was killed by
+// a signal before it answered: SIGKILL is what the kernel's OOM killer
+// sends. Such a fit is retried (Config.MaxAttempts), as when the whole
+// server dies.
+type workerKilledError struct {
+	signal int
+	name   string // e.g. "killed"
+	stderr string
+}
+
+func (e *workerKilledError) Error() string {
+	msg := "fit worker killed by " + e.reason()
+	if e.stderr != "" {
+		msg += ": " + e.stderr
+	}
+	return msg
+}
+
+// reason is "signal 9 (killed; out of memory?)".
+func (e *workerKilledError) reason() string {
+	hint := ""
+	if e.signal == 9 {
+		hint = "; out of memory?"
+	}
+	return fmt.Sprintf("signal %d (%s%s)", e.signal, e.name, hint)
+}
+
+// requeueMessage is the fit's message when it goes back to the queue after
+// the given attempt.
+func (e *workerKilledError) requeueMessage(attempt, maxAttempts int) string {
+	return fmt.Sprintf("fit worker killed by %s, re-queued, attempt %d of %d", e.reason(), attempt, maxAttempts)
+}
+
+// failMessage is the fit's message when its last attempt was killed.
+func (e *workerKilledError) failMessage(attempts int) string {
+	return fmt.Sprintf("fit worker killed by %s on attempt %d of %d; gave up after %d attempts", e.reason(), attempts, attempts, attempts)
 }
 
 // tailBuffer keeps the last 4 KiB written to it (a child's stderr).

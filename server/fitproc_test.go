@@ -3,7 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +21,9 @@ import (
 func TestHelperFitWorker(t *testing.T) {
 	if os.Getenv("CONCORD_FIT_WORKER_HELPER") != "1" {
 		t.Skip("helper process of the fit worker tests")
+	}
+	if dir := os.Getenv("CONCORD_FIT_WORKER_KILLS"); dir != "" {
+		killSelfIfDue(dir)
 	}
 	if err := RunFitWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -65,5 +72,80 @@ func TestFitsInChildProcesses(t *testing.T) {
 	broken := e.waitFit(e.startFit(id, key, quickFit), key, 60*time.Second)
 	if broken["state"] != "failed" || !strings.Contains(broken["message"].(string), "internal error") {
 		t.Errorf("broken worker: %v", broken)
+	}
+}
+
+// killSelfIfDue is the fit worker's side of TestKilledFitWorkerIsRetried:
+// while the counter in dir/kills is above zero, it counts down and the
+// process kills itself with SIGKILL (as the OOM killer would) after reading
+// its job.
+func killSelfIfDue(dir string) {
+	path := filepath.Join(dir, "kills")
+	b, err := os.ReadFile(path)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(n-1)), 0o644); err != nil {
+		return
+	}
+	io.Copy(io.Discard, os.Stdin)
+	p, _ := os.FindProcess(os.Getpid())
+	p.Kill()
+	select {} // killed
+}
+
+// TestKilledFitWorkerIsRetried: a fit whose worker process is killed (the
+// OOM killer's SIGKILL) is re-queued with the reason while its retry budget
+// lasts, and runs to the end on the next attempt; one killed on every
+// attempt fails with the reason, not "internal error".
+func TestKilledFitWorkerIsRetried(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("no signals")
+	}
+	dir := t.TempDir()
+	t.Setenv("CONCORD_FIT_WORKER_HELPER", "1")
+	t.Setenv("CONCORD_FIT_WORKER_KILLS", dir)
+	e := newEnv(t, func(c *Config) {
+		c.FitCommand = []string{os.Args[0], "-test.run=^TestHelperFitWorker$"}
+		c.Workers = 1
+		c.MaxAttempts = 3
+	})
+	id, key := e.loadedProject("k1")
+	kills := func(n int) {
+		if err := os.WriteFile(filepath.Join(dir, "kills"), []byte(strconv.Itoa(n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	kills(1)
+	f := e.waitFit(e.startFit(id, key, quickFit), key, 120*time.Second)
+	if f["state"] != "done" || f["attempts"].(float64) != 2 {
+		t.Errorf("fit whose worker was killed once: %v", f)
+	}
+
+	kills(3)
+	f = e.waitFit(e.startFit(id, key, quickFit), key, 120*time.Second)
+	msg, _ := f["message"].(string)
+	if f["state"] != "failed" || f["attempts"].(float64) != 3 || !strings.Contains(msg, "killed by signal 9") ||
+		!strings.Contains(msg, "out of memory?") || !strings.Contains(msg, "3 attempts") {
+		t.Errorf("fit whose worker was killed on every attempt: %v", f)
+	}
+}
+
+func TestKilledWorkerMessages(t *testing.T) {
+	k := &workerKilledError{signal: 9, name: "killed"}
+	if got, want := k.requeueMessage(1, 3), "fit worker killed by signal 9 (killed; out of memory?), re-queued, attempt 1 of 3"; got != want {
+		t.Errorf("re-queue message %q, want %q", got, want)
+	}
+	if got, want := k.failMessage(3), "fit worker killed by signal 9 (killed; out of memory?) on attempt 3 of 3; gave up after 3 attempts"; got != want {
+		t.Errorf("failure message %q, want %q", got, want)
+	}
+	seg := &workerKilledError{signal: 11, name: "segmentation fault"}
+	if got, want := seg.requeueMessage(2, 3), "fit worker killed by signal 11 (segmentation fault), re-queued, attempt 2 of 3"; got != want {
+		t.Errorf("re-queue message %q, want %q", got, want)
 	}
 }

@@ -41,6 +41,12 @@ import (
 // process on the same host (worker names are hostname-pid) are re-queued at
 // once without waiting for their heartbeat to age.
 //
+// A fit whose worker process (Config.FitCommand) is killed by a signal,
+// typically the kernel's OOM killer (SIGKILL), is re-queued at once with the
+// reason in its message ("fit worker killed by signal 9 (killed; out of
+// memory?), re-queued, attempt 1 of 3"), and failed with that reason once
+// MaxAttempts attempts have been killed.
+//
 // Graceful shutdown stops claiming, waits up to ShutdownGrace for running
 // fits to finish and puts the rest back in the queue.
 
@@ -304,6 +310,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) {
 		cause = nil
 	}
 	state := ""
+	var killed *workerKilledError
 	switch {
 	case err == nil:
 		raw, merr := json.Marshal(res)
@@ -333,6 +340,17 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) {
 	case errors.Is(cause, errDeleted), errors.Is(cause, errLost):
 		state = "abandoned"
 		log.Info("fit stopped", "reason", cause.Error())
+	case errors.As(err, &killed) && f.Attempts < s.cfg.MaxAttempts:
+		state = "requeued"
+		msg := killed.requeueMessage(f.Attempts, s.cfg.MaxAttempts)
+		log.Warn("fit worker killed; fit re-queued", "err", err, "max_attempts", s.cfg.MaxAttempts)
+		if rerr := s.store.Requeue(bg, f.ID, msg); rerr != nil {
+			log.Error("re-queueing a fit whose worker was killed", "err", rerr)
+		}
+	case errors.As(err, &killed):
+		state = string(annotations.FitFailed)
+		log.Error("fit worker killed on the last attempt", "err", err)
+		p.finish(bg, log, f, annotations.FitFailed, killed.failMessage(f.Attempts), nil)
 	default:
 		state = string(annotations.FitFailed)
 		msg := annotations.ErrorMessage(err)
