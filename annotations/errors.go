@@ -16,6 +16,7 @@ const (
 	EUNAUTHORIZED = "unauthorized"  // no or bad credentials
 	EFORBIDDEN    = "forbidden"     // credentials valid but not allowed to do this
 	ETOOLARGE     = "too_large"     // the input exceeds a size limit
+	ETOOMANY      = "too_many"      // a quota is used up (e.g. the fits a project may have queued); retry later
 	EUNAVAILABLE  = "not_available" // the feature is not available in this build or state
 )
 

@@ -118,12 +118,19 @@ type FitStore interface {
 	// CreateFit stores a new fit in state queued and sets its ID and
 	// CreatedAt.
 	CreateFit(ctx context.Context, f *Fit) error
+	// CreateFitWithin is CreateFit with a quota: when maxActive > 0 and
+	// the project already has maxActive fits queued or running, it stores
+	// nothing and returns ETOOMANY naming the limit (atomically: concurrent
+	// submissions never exceed it).
+	CreateFitWithin(ctx context.Context, f *Fit, maxActive int) error
 	FindFitByID(ctx context.Context, id int64) (*Fit, error)
 	ListFits(ctx context.Context, projectID int64) ([]Fit, error)
-	// ClaimFit atomically moves the oldest queued fit to running on behalf
-	// of worker and returns it, or returns nil, nil when none is queued. Two
-	// workers never claim the same fit, even from different processes
-	// sharing one database.
+	// ClaimFit atomically moves the next queued fit to running on behalf
+	// of worker and returns it, or returns nil, nil when none is queued. The
+	// next fit is chosen fairly across projects (a project's backlog never
+	// starves another project's fits); within a project the oldest comes
+	// first. Two workers never claim the same fit, even from different
+	// processes sharing one database.
 	ClaimFit(ctx context.Context, worker string) (*Fit, error)
 	// UpdateFitProgress records progress and a heartbeat for a running fit
 	// and reports whether a cancel was requested.

@@ -82,6 +82,20 @@ func getFit(tx *gorm.DB, id int64) (*fitRow, error) {
 // CreatedAt and the progress fields. The project must exist (ENOTFOUND);
 // Model must be set and Spec, when set, must be JSON (EINVALID).
 func (d *DB) CreateFit(ctx context.Context, f *annotations.Fit) error {
+	return d.CreateFitWithin(ctx, f, 0)
+}
+
+// fitQuotaLockKey is the first key of the PostgreSQL advisory locks that
+// serialise the fit submissions of one project (the second is the project
+// id), so that two concurrent submissions cannot both pass the quota.
+const fitQuotaLockKey = 0x0c0f17
+
+// CreateFitWithin is CreateFit with a quota: when maxActive > 0 and the
+// project already has maxActive fits queued or running, it stores nothing
+// and returns ETOOMANY naming the limit. The count and the insert are one
+// transaction (on PostgreSQL under a per-project advisory lock), so
+// concurrent submissions never exceed the quota.
+func (d *DB) CreateFitWithin(ctx context.Context, f *annotations.Fit, maxActive int) error {
 	if strings.TrimSpace(f.Model) == "" {
 		return annotations.Errorf(annotations.EINVALID, "fit: no model given")
 	}
@@ -101,6 +115,22 @@ func (d *DB) CreateFit(ctx context.Context, f *annotations.Fit) error {
 	err := d.write(ctx, func(tx *gorm.DB) error {
 		if err := projectExists(tx, f.ProjectID); err != nil {
 			return err
+		}
+		if maxActive > 0 {
+			if d.dialect == postgresDialect {
+				if err := tx.Exec("SELECT pg_advisory_xact_lock(?, CAST(? AS integer))", fitQuotaLockKey, f.ProjectID%(1<<31)).Error; err != nil {
+					return err
+				}
+			}
+			var active int64
+			if err := tx.Raw("SELECT COUNT(*) FROM fits WHERE project_id = ? AND status IN (?, ?)",
+				f.ProjectID, string(annotations.FitQueued), string(annotations.FitRunning)).Scan(&active).Error; err != nil {
+				return err
+			}
+			if active >= int64(maxActive) {
+				return annotations.Errorf(annotations.ETOOMANY,
+					"project %d already has %d fits queued or running, the limit per project is %d: wait for one to finish or cancel one", f.ProjectID, active, maxActive)
+			}
 		}
 		return tx.Create(&row).Error
 	})
@@ -139,21 +169,37 @@ func (d *DB) ListFits(ctx context.Context, projectID int64) ([]annotations.Fit, 
 	return out, nil
 }
 
-// ClaimFit moves the oldest queued fit to running for worker: it counts an
+// claimOrder is the queue's order, fair across projects (round robin by
+// project rather than first come, first served): first the fits of
+// projects with the fewest running fits, then those of the project served
+// least recently (never served first, then by the start of its last
+// started fit), and within a project the oldest. So one project's backlog
+// cannot starve another's fit: with one worker, projects take turns; with
+// more, each project with queued fits gets a worker before any gets two.
+const claimOrder = `ORDER BY
+	(SELECT COUNT(*) FROM fits r WHERE r.project_id = f.project_id AND r.status = ?),
+	(SELECT MAX(s.started_at) FROM fits s WHERE s.project_id = f.project_id) IS NOT NULL,
+	(SELECT MAX(s.started_at) FROM fits s WHERE s.project_id = f.project_id),
+	f.id`
+
+// ClaimFit moves the next queued fit to running for worker: it counts an
 // attempt and sets Worker, StartedAt and HeartbeatAt. It returns nil, nil
-// when no fit is queued. On SQLite the claim is one IMMEDIATE transaction
-// (writers are serialised by the database lock, across processes too); on
-// PostgreSQL the queued row is taken with SELECT ... FOR UPDATE SKIP LOCKED,
-// so concurrent workers of any number of processes claim different fits.
+// when no fit is queued. The next fit is chosen fairly across projects
+// (claimOrder): the oldest queued fit of the project with the fewest
+// running fits, least recently served. On SQLite the claim is one
+// IMMEDIATE transaction (writers are serialised by the database lock,
+// across processes too); on PostgreSQL the queued row is taken with SELECT
+// ... FOR UPDATE SKIP LOCKED, so concurrent workers of any number of
+// processes claim different fits.
 func (d *DB) ClaimFit(ctx context.Context, worker string) (*annotations.Fit, error) {
 	var claimed *fitRow
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		q := "SELECT id FROM fits WHERE status = ? ORDER BY id LIMIT 1"
+		q := "SELECT f.id FROM fits f WHERE f.status = ? " + claimOrder + " LIMIT 1"
 		if d.dialect == postgresDialect {
-			q += " FOR UPDATE SKIP LOCKED"
+			q += " FOR UPDATE OF f SKIP LOCKED"
 		}
 		var ids []int64
-		if err := tx.Raw(q, string(annotations.FitQueued)).Scan(&ids).Error; err != nil {
+		if err := tx.Raw(q, string(annotations.FitQueued), string(annotations.FitRunning)).Scan(&ids).Error; err != nil {
 			return err
 		}
 		if len(ids) == 0 {

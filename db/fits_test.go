@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -352,6 +353,119 @@ func TestAPIKeys(t *testing.T) {
 		must(t, err)
 		if len(list) != 1 {
 			t.Errorf("after delete: %+v", list)
+		}
+	})
+}
+
+// TestFitQuota: a project may have maxActive fits queued or running; one
+// more is refused with ETOOMANY naming the limit, other projects are not
+// affected, and a fit that ends frees its place.
+func TestFitQuota(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		d := b.open(t)
+		a := newProject(t, d, "a", "ordinal:1..5")
+		other := newProject(t, d, "b", "ordinal:1..5")
+		var ids []int64
+		for range 3 {
+			f := &annotations.Fit{ProjectID: a.ID, Model: "m"}
+			must(t, d.CreateFitWithin(ctx, f, 3))
+			ids = append(ids, f.ID)
+		}
+		c, err := d.ClaimFit(ctx, "w")
+		must(t, err)
+		err = d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: a.ID, Model: "m"}, 3)
+		wantCode(t, err, annotations.ETOOMANY)
+		if err == nil || !strings.Contains(err.Error(), "limit per project is 3") {
+			t.Errorf("quota error %v does not name the limit", err)
+		}
+		must(t, d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: other.ID, Model: "m"}, 3))
+		must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: a.ID, Model: "m"})) // no quota
+		must(t, d.FinishFit(ctx, c.ID, annotations.FitFailed, "x", nil))
+		_, err = d.RequestCancel(ctx, ids[1])
+		must(t, err)
+		must(t, d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: a.ID, Model: "m"}, 3))
+		wantCode(t, d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: a.ID, Model: "m"}, 3), annotations.ETOOMANY)
+
+		// Concurrent submissions never exceed the quota.
+		p := newProject(t, d, "c", "ordinal:1..5")
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		created := 0
+		for range 12 {
+			wg.Go(func() {
+				err := d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m"}, 5)
+				mu.Lock()
+				defer mu.Unlock()
+				switch annotations.ErrorCode(err) {
+				case "":
+					created++
+				case annotations.ETOOMANY:
+				default:
+					t.Errorf("concurrent submission: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if created != 5 {
+			t.Errorf("%d concurrent submissions passed a quota of 5", created)
+		}
+	})
+}
+
+// TestClaimFitIsFairAcrossProjects: project A queues a backlog, then
+// project B queues one fit; B's fit is claimed before A's backlog drains,
+// whether the workers run fits side by side or one after another.
+func TestClaimFitIsFairAcrossProjects(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		d := b.open(t)
+		a := newProject(t, d, "a", "ordinal:1..5")
+		bp := newProject(t, d, "b", "ordinal:1..5")
+		queue := func(p *annotations.Project, n int) {
+			for range n {
+				must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m"}))
+			}
+		}
+		claim := func() *annotations.Fit {
+			t.Helper()
+			f, err := d.ClaimFit(ctx, "w")
+			must(t, err)
+			if f == nil {
+				t.Fatal("nothing to claim")
+			}
+			return f
+		}
+
+		// Two workers side by side: the second takes B's fit.
+		queue(a, 6)
+		queue(bp, 1)
+		first, second := claim(), claim()
+		if first.ProjectID != a.ID || second.ProjectID != bp.ID {
+			t.Errorf("side by side: claimed fits of projects %d then %d, want %d (oldest) then %d", first.ProjectID, second.ProjectID, a.ID, bp.ID)
+		}
+		must(t, d.FinishFit(ctx, first.ID, annotations.FitFailed, "x", nil))
+		must(t, d.FinishFit(ctx, second.ID, annotations.FitFailed, "x", nil))
+
+		// One worker: projects take turns. A's backlog is 5 fits, B queues
+		// one more: it runs next after A's current one.
+		cur := claim() // A's
+		queue(bp, 1)
+		must(t, d.FinishFit(ctx, cur.ID, annotations.FitFailed, "x", nil))
+		if next := claim(); next.ProjectID != bp.ID {
+			t.Errorf("one worker: after a fit of project %d the next is of project %d, want %d", cur.ProjectID, next.ProjectID, bp.ID)
+		} else {
+			must(t, d.FinishFit(ctx, next.ID, annotations.FitFailed, "x", nil))
+		}
+		// Then A's backlog, oldest first.
+		last := int64(0)
+		for range 4 {
+			f := claim()
+			if f.ProjectID != a.ID || f.ID < last {
+				t.Errorf("backlog: claimed fit %d of project %d after fit %d", f.ID, f.ProjectID, last)
+			}
+			last = f.ID
+			must(t, d.FinishFit(ctx, f.ID, annotations.FitFailed, "x", nil))
 		}
 	})
 }

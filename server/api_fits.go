@@ -317,7 +317,7 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 		return nil, fmt.Errorf("encode fit spec: %w", err)
 	}
 	f := &annotations.Fit{ProjectID: p.ID, Model: sp.Model, Spec: spec, Seed: sp.Seed}
-	if err := s.store.CreateFit(ctx, f); err != nil {
+	if err := s.store.CreateFitWithin(ctx, f, max(s.cfg.MaxProjectFits, 0)); err != nil {
 		return nil, err
 	}
 	s.log.InfoContext(ctx, "fit queued", "fit", f.ID, "project", p.ID, "model", sp.Model, "seed", sp.Seed)

@@ -25,6 +25,8 @@ func httpStatus(code string) int {
 		return http.StatusConflict
 	case annotations.ETOOLARGE:
 		return http.StatusRequestEntityTooLarge
+	case annotations.ETOOMANY:
+		return http.StatusTooManyRequests
 	case annotations.EUNAVAILABLE:
 		return http.StatusServiceUnavailable
 	}
@@ -60,7 +62,7 @@ func errorDetailOf(err error) errorDetail {
 	}
 	if d.Code != annotations.EINVALID && d.Code != annotations.EUNAUTHORIZED && d.Code != annotations.EFORBIDDEN &&
 		d.Code != annotations.ENOTFOUND && d.Code != annotations.ECONFLICT && d.Code != annotations.ETOOLARGE &&
-		d.Code != annotations.EUNAVAILABLE {
+		d.Code != annotations.ETOOMANY && d.Code != annotations.EUNAVAILABLE {
 		d.Code, d.Message = annotations.EINTERNAL, "internal error"
 	}
 	return d

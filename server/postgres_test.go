@@ -56,8 +56,16 @@ func postgresDSN(t *testing.T) string {
 // one are run by either.
 func TestTwoServersShareOnePostgres(t *testing.T) {
 	dsn := postgresDSN(t)
-	a := newEnvDSN(t, dsn, func(c *Config) { c.WorkerName = "server-a"; c.PollInterval = 100 * time.Millisecond })
-	b := newEnvDSN(t, dsn, func(c *Config) { c.WorkerName = "server-b"; c.PollInterval = 100 * time.Millisecond })
+	a := newEnvDSN(t, dsn, func(c *Config) {
+		c.WorkerName = "server-a"
+		c.PollInterval = 100 * time.Millisecond
+		c.MaxProjectFits = -1
+	})
+	b := newEnvDSN(t, dsn, func(c *Config) {
+		c.WorkerName = "server-b"
+		c.PollInterval = 100 * time.Millisecond
+		c.MaxProjectFits = -1
+	})
 	id, key := a.loadedProject("k1")
 	// Both processes see the same project.
 	if got := b.call("GET", fmt.Sprintf("/api/v1/projects/%d", id), key, nil, 200); got["labels"].(float64) != 274 {

@@ -48,6 +48,12 @@ type Config struct {
 	// (default 15 s). Stale fits are looked for at start-up and every
 	// StaleAfter/2.
 	StaleAfter time.Duration
+	// MaxProjectFits is the most fits one project may have queued or
+	// running at once (default 8; negative: no limit). A submission beyond
+	// it is refused with ETOOMANY (HTTP 429) naming the limit, so that one
+	// key cannot fill the queue; the workers take queued fits fairly
+	// across projects (see ClaimFit).
+	MaxProjectFits int
 	// MaxAttempts is the retry budget of a fit whose worker died: after
 	// this many attempts it fails with a reason (default 3).
 	MaxAttempts int
@@ -113,6 +119,9 @@ func (c Config) withDefaults() Config {
 	def(&c.ReadTimeout, 5*time.Minute)
 	def(&c.WriteTimeout, 5*time.Minute)
 	def(&c.IdleTimeout, 2*time.Minute)
+	if c.MaxProjectFits == 0 {
+		c.MaxProjectFits = 8
+	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 3
 	}

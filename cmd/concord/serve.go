@@ -34,6 +34,9 @@ older than --stale-after (at once, when the dead process ran on this host),
 and failed with a reason after --max-attempts attempts. Each fit runs in a
 child process (concord fit-worker) at a lower CPU priority, so that the API
 stays responsive while models run (--fits-in-process turns this off).
+A project may have --max-project-fits fits queued or running at once
+(default 8; more are refused with 429), and the workers take queued fits
+fairly across projects, so one project's backlog never starves another.
 SIGINT or SIGTERM shuts down gracefully: running fits get --shutdown-grace
 to finish and are then put back in the queue.
 
@@ -55,6 +58,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxUpload := fs.Int64("max-upload-bytes", 64<<20, "largest file upload in bytes")
 	staleAfter := fs.Duration("stale-after", 15*time.Second, "a running fit without a heartbeat for this long is re-queued")
 	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died before it fails")
+	maxProjectFits := fs.Int("max-project-fits", 8, "fits one project may have queued or running at once (negative: no limit)")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
 	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
 	inProcess := fs.Bool("fits-in-process", false, "run fits in this process instead of a lower-priority child process (concord fit-worker)")
@@ -121,6 +125,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		MaxUploadBytes:   *maxUpload,
 		StaleAfter:       *staleAfter,
 		MaxAttempts:      *maxAttempts,
+		MaxProjectFits:   *maxProjectFits,
 		ShutdownGrace:    *grace,
 		ProgressInterval: *progressEvery,
 		Version:          version,
