@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -135,8 +137,10 @@ func Table(ds *annotations.Dataset) (*RatingsTable, error) {
 // Agreement computes the agreement report of a dataset: the level of
 // measurement follows the scheme, and the ids of items, raters and
 // categories label the output (opts.Level and the names in opts are
-// overwritten).
-func Agreement(ds *annotations.Dataset, opts raters.Options) (*AgreementReport, error) {
+// overwritten). It stops early with ctx's error when ctx is done (the
+// bootstrap and the Dawid-Skene EM check it); PlanBootstrap bounds the
+// bootstrap's work.
+func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options) (*AgreementReport, error) {
 	rt, err := Table(ds)
 	if err != nil {
 		return nil, err
@@ -150,12 +154,77 @@ func Agreement(ds *annotations.Dataset, opts raters.Options) (*AgreementReport, 
 	for _, l := range ds.Scheme.Levels {
 		opts.CategoryNames = append(opts.CategoryNames, l.Code)
 	}
-	rep, err := raters.Analyze(rt.Ratings, opts)
+	rep, err := raters.AnalyzeContext(ctx, rt.Ratings, opts)
 	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
 	if rt.Duplicates > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d repeated (item, rater) labels: the first of each was used", rt.Duplicates))
 	}
 	return &AgreementReport{Scheme: ds.Scheme.String(), Report: rep}, nil
+}
+
+// DefaultBootstrap is the number of bootstrap replicates of the agreement
+// coefficients when none is asked for.
+const DefaultBootstrap = 1000
+
+// MinReducedBootstrap is the fewest replicates PlanBootstrap reduces the
+// default to; below it the intervals are the analytic ones.
+const MinReducedBootstrap = 100
+
+// DefaultMaxBootstrapWork is the default bound of PlanBootstrap: 2e8
+// resampled cells (a few CPU seconds).
+const DefaultMaxBootstrapWork = 200_000_000
+
+// BootstrapWork is the work of one bootstrap replicate of the agreement
+// analysis of ds, in resampled cells: its labels (every coefficient) plus
+// the rater pairs that share an item (Cohen's kappa of every pair), Σ_i
+// r_i + r_i(r_i-1)/2 over the items i with r_i labels.
+func BootstrapWork(ds *annotations.Dataset) int64 {
+	perItem := map[string]int64{}
+	for _, l := range ds.Labels {
+		perItem[l.Item]++
+	}
+	var w int64
+	for _, r := range perItem {
+		w += r + r*(r-1)/2
+	}
+	return w
+}
+
+// PlanBootstrap bounds the bootstrap of an agreement analysis of ds by
+// maxWork resampled cells (replicates × BootstrapWork; maxWork <= 0: no
+// bound). requested is the number of replicates asked for (negative: none);
+// explicit says whether the user asked for it. An explicit request over the
+// bound is EINVALID with a message naming the limit and the most that
+// fits; the default (DefaultBootstrap) is reduced to what fits, or to none
+// (analytic intervals) below MinReducedBootstrap, and note says so. It
+// returns the replicates to run (negative: none, as raters.Options).
+func PlanBootstrap(ds *annotations.Dataset, requested int, explicit bool, maxWork int64) (replicates int, note string, err error) {
+	if requested <= 0 || maxWork <= 0 {
+		return requested, "", nil
+	}
+	w := max(BootstrapWork(ds), 1)
+	if int64(requested) <= maxWork/w {
+		return requested, "", nil
+	}
+	fits := maxWork / w
+	if explicit {
+		hint := "bootstrap=0 for analytic intervals"
+		if fits >= 1 {
+			hint = fmt.Sprintf("bootstrap=%d or fewer, or %s", fits, hint)
+		}
+		return 0, "", annotations.Errorf(annotations.EINVALID,
+			"query parameter bootstrap=%d: too much work for this project: %d replicates × %d resampled labels and rater pairs exceed the limit of %d per analysis; ask for %s",
+			requested, requested, w, maxWork, hint)
+	}
+	if fits >= MinReducedBootstrap {
+		return int(fits), fmt.Sprintf("bootstrap reduced from %d to %d replicates: the limit is %d resampled labels and rater pairs per analysis, and each replicate of this project resamples %d",
+			requested, fits, maxWork, w), nil
+	}
+	return -1, fmt.Sprintf("no bootstrap intervals (the intervals are analytic): %d replicates × %d resampled labels and rater pairs exceed the limit of %d per analysis",
+		requested, w, maxWork), nil
 }

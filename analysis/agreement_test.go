@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"concord/annotations"
@@ -56,7 +59,7 @@ func TestAgreementOrdinal(t *testing.T) {
 	ds := krippDataset("ordinal:1..5")
 	// A repeated label is reported and the first kept.
 	ds.Labels = append(ds.Labels, annotations.Label{Item: "ua", Rater: "obsA", Value: "5"})
-	rep, err := Agreement(ds, raters.Options{Bootstrap: 100, Seed: 3})
+	rep, err := Agreement(context.Background(), ds, raters.Options{Bootstrap: 100, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +104,11 @@ func TestAgreementNamedLevels(t *testing.T) {
 		l.Value = string(rune('a' + l.Value[0] - '1'))
 		named.Labels = append(named.Labels, l)
 	}
-	r1, err := Agreement(ds, raters.Options{Bootstrap: -1})
+	r1, err := Agreement(context.Background(), ds, raters.Options{Bootstrap: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := Agreement(named, raters.Options{Bootstrap: -1})
+	r2, err := Agreement(context.Background(), named, raters.Options{Bootstrap: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +119,7 @@ func TestAgreementNamedLevels(t *testing.T) {
 
 func TestAgreementBoundedAndErrors(t *testing.T) {
 	ds := krippDataset("bounded:0..10")
-	rep, err := Agreement(ds, raters.Options{Bootstrap: -1})
+	rep, err := Agreement(context.Background(), ds, raters.Options{Bootstrap: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +130,56 @@ func TestAgreementBoundedAndErrors(t *testing.T) {
 		t.Errorf("interval alpha %.4f", got)
 	}
 	bad := krippDataset("ordinal:1..4") // the data hold a 5
-	if _, err := Agreement(bad, raters.Options{Bootstrap: -1}); annotations.ErrorCode(err) != annotations.EINVALID {
+	if _, err := Agreement(context.Background(), bad, raters.Options{Bootstrap: -1}); annotations.ErrorCode(err) != annotations.EINVALID {
 		t.Errorf("label outside the scheme: %v", err)
 	}
 	one := &annotations.Dataset{Scheme: annotations.MustParseScheme("nominal:x,y"), Labels: []annotations.Label{{Item: "i", Rater: "r", Value: "x"}}}
-	if _, err := Agreement(one, raters.Options{Bootstrap: -1}); annotations.ErrorCode(err) != annotations.EINVALID {
+	if _, err := Agreement(context.Background(), one, raters.Options{Bootstrap: -1}); annotations.ErrorCode(err) != annotations.EINVALID {
 		t.Errorf("one rater: %v", err)
+	}
+}
+
+// TestPlanBootstrap: explicit requests over the bound are refused naming
+// the limit; the default is reduced to fit, or to analytic intervals.
+func TestPlanBootstrap(t *testing.T) {
+	s, err := annotations.ParseScheme("ordinal:1..3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &annotations.Dataset{Scheme: s}
+	for i := range 10 {
+		for _, r := range []string{"a", "b", "c"} {
+			ds.Labels = append(ds.Labels, annotations.Label{Item: fmt.Sprint(i), Rater: r, Value: "1"})
+		}
+	}
+	if w := BootstrapWork(ds); w != 60 { // 10 items × (3 labels + 3 pairs)
+		t.Fatalf("BootstrapWork = %d, want 60", w)
+	}
+	for _, c := range []struct {
+		req      int
+		explicit bool
+		max      int64
+		want     int
+		note     string
+		err      string
+	}{
+		{1000, true, 0, 1000, "", ""},
+		{-1, true, 10, -1, "", ""},
+		{1000, true, 60000, 1000, "", ""},
+		{1000, true, 59999, 0, "", "exceed the limit of 59999 per analysis; ask for bootstrap=999 or fewer"},
+		{1000, true, 59, 0, "", "ask for bootstrap=0 for analytic intervals"},
+		{1000, false, 30000, 500, "bootstrap reduced from 1000 to 500 replicates", ""},
+		{1000, false, 5999, -1, "no bootstrap intervals", ""},
+	} {
+		got, note, err := PlanBootstrap(ds, c.req, c.explicit, c.max)
+		if c.err != "" {
+			if annotations.ErrorCode(err) != annotations.EINVALID || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("PlanBootstrap(%d, %v, %d) error %v, want one with %q", c.req, c.explicit, c.max, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want || !strings.Contains(note, c.note) || (c.note == "") != (note == "") {
+			t.Errorf("PlanBootstrap(%d, %v, %d) = %d, %q, %v; want %d, %q", c.req, c.explicit, c.max, got, note, err, c.want, c.note)
+		}
 	}
 }

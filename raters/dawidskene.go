@@ -1,6 +1,7 @@
 package raters
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -352,18 +353,21 @@ func (d *dsData) logPrior(s *dsState, smooth float64) float64 {
 }
 
 // run iterates EM from the posteriors in s.
-func (d *dsData) run(s *dsState, o DSOptions) (trace []float64, converged bool) {
+func (d *dsData) run(ctx context.Context, s *dsState, o DSOptions) (trace []float64, converged bool, err error) {
 	prev := math.Inf(-1)
 	for it := 0; it < o.maxIter(); it++ {
+		if err := ctxErr(ctx); err != nil {
+			return trace, false, err
+		}
 		d.mStep(s, o.Smoothing)
 		ll := d.eStep(s) + d.logPrior(s, o.Smoothing)
 		trace = append(trace, ll)
 		if math.Abs(ll-prev) < o.tol()*(1+math.Abs(ll)) {
-			return trace, true
+			return trace, true, nil
 		}
 		prev = ll
 	}
-	return trace, false
+	return trace, false, nil
 }
 
 // DawidSkene fits the model of Dawid & Skene (1979) by EM: each item has a
@@ -377,7 +381,7 @@ func (d *dsData) run(s *dsState, o DSOptions) (trace []float64, converged bool) 
 // labelled item (Class -1 for items without labels); each rater's
 // Confusion is π^(j) and Accuracy Σ_c p_c π^(j)_cc.
 func DawidSkene(labels []Label, items, raters, k int, o DSOptions) (*Consensus, error) {
-	return dawidSkene(labels, items, raters, k, o, false)
+	return dawidSkene(context.Background(), labels, items, raters, k, o, false)
 }
 
 // OneCoinDawidSkene fits the one-coin (symmetric) Dawid-Skene model: rater
@@ -385,10 +389,11 @@ func DawidSkene(labels []Label, items, raters, k int, o DSOptions) (*Consensus, 
 // probability (1 - a_j)/(K - 1). Estimation, restarts and output are as in
 // DawidSkene; each rater's Accuracy is a_j.
 func OneCoinDawidSkene(labels []Label, items, raters, k int, o DSOptions) (*Consensus, error) {
-	return dawidSkene(labels, items, raters, k, o, true)
+	return dawidSkene(context.Background(), labels, items, raters, k, o, true)
 }
 
-func dawidSkene(labels []Label, items, raters, k int, o DSOptions, oneCoin bool) (*Consensus, error) {
+// dawidSkene fits either model; it stops with ctx's error when ctx is done.
+func dawidSkene(ctx context.Context, labels []Label, items, raters, k int, o DSOptions, oneCoin bool) (*Consensus, error) {
 	d, err := newDSData(labels, items, raters, k)
 	if err != nil {
 		return nil, err
@@ -414,7 +419,10 @@ func dawidSkene(labels []Label, items, raters, k int, o DSOptions, oneCoin bool)
 			d.initRandom(s, rnd)
 			start = fmt.Sprintf("random %d", run)
 		}
-		trace, conv := d.run(s, o)
+		trace, conv, err := d.run(ctx, s, o)
+		if err != nil {
+			return nil, err
+		}
 		ll := trace[len(trace)-1]
 		diag.Runs = append(diag.Runs, EMRun{Start: start, Iterations: len(trace), Converged: conv, LogLik: ll})
 		if math.IsNaN(ll) {

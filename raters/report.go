@@ -1,6 +1,7 @@
 package raters
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -221,6 +222,14 @@ type Report struct {
 //	          quadratic) with the distinct values as categories; the ICCs;
 //	          mean and median
 func Analyze(r *Ratings, o Options) (*Report, error) {
+	return AnalyzeContext(context.Background(), r, o)
+}
+
+// AnalyzeContext is Analyze that stops early when ctx is done (a client
+// that went away): the bootstrap checks ctx before every replicate and the
+// Dawid-Skene EM before every iteration. It then returns ctx.Err() (or its
+// cause) and no report.
+func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error) {
 	r.check()
 	if r.Raters < 2 {
 		return nil, errors.New("raters: agreement needs at least 2 raters")
@@ -415,9 +424,15 @@ func Analyze(r *Ratings, o Options) (*Report, error) {
 		}
 	}
 
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+
 	// Bootstrap.
 	if B := o.bootstrap(); B > 0 {
-		b.run(B, o.Seed, level)
+		if err := b.run(ctx, B, o.Seed, level); err != nil {
+			return nil, err
+		}
 	}
 	for x, m := range metrics {
 		if !(m == RatioMetric && !nonNeg) {
@@ -445,13 +460,17 @@ func Analyze(r *Ratings, o Options) (*Report, error) {
 		dso.Seed = o.Seed
 		dso.Values = valuesOf(r)
 		labels := LabelsOf(r)
-		if ds, err := DawidSkene(labels, r.Items, r.Raters, r.K, dso); err == nil {
+		if ds, err := dawidSkene(ctx, labels, r.Items, r.Raters, r.K, dso, false); err == nil {
 			rep.Aggregators["dawid_skene"] = ds
+		} else if cerr := ctxErr(ctx); cerr != nil {
+			return nil, cerr
 		} else {
 			rep.Notes = append(rep.Notes, "Dawid-Skene left out: "+err.Error())
 		}
-		if oc, err := OneCoinDawidSkene(labels, r.Items, r.Raters, r.K, dso); err == nil {
+		if oc, err := dawidSkene(ctx, labels, r.Items, r.Raters, r.K, dso, true); err == nil {
 			rep.Aggregators["one_coin"] = oc
+		} else if cerr := ctxErr(ctx); cerr != nil {
+			return nil, cerr
 		} else {
 			rep.Notes = append(rep.Notes, "one-coin Dawid-Skene left out: "+err.Error())
 		}
@@ -473,6 +492,14 @@ func Analyze(r *Ratings, o Options) (*Report, error) {
 	}
 	rep.Profiles = profiles(r, o, rep)
 	return rep, nil
+}
+
+// ctxErr is the reason ctx is done (its cause when it has one), or nil.
+func ctxErr(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(ctx)
 }
 
 func unweighted2() *weightMat {
@@ -629,7 +656,9 @@ type bootSlot struct {
 	f   func(mult []float64) float64
 }
 
-func (b *booter) run(B int, seed uint64, level float64) {
+// run computes B replicates of every slot and sets their percentile
+// intervals. It stops early, returning ctx's error, when ctx is done.
+func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) error {
 	rnd := rand.New(rand.NewPCG(seed, 0xb0075)) // replicate seeds, drawn in order
 	seeds := make([]uint64, B)
 	for x := range seeds {
@@ -648,6 +677,9 @@ func (b *booter) run(B int, seed uint64, level float64) {
 			defer wg.Done()
 			mult := make([]float64, b.t.n)
 			for rep := range next {
+				if ctx.Err() != nil {
+					continue // drain
+				}
 				for i := range mult {
 					mult[i] = 0
 				}
@@ -661,11 +693,19 @@ func (b *booter) run(B int, seed uint64, level float64) {
 			}
 		}()
 	}
+feed:
 	for rep := 0; rep < B; rep++ {
-		next <- rep
+		select {
+		case next <- rep:
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
 	alpha := 1 - level
 	for s, sl := range b.slots {
 		v := vals[s][:0]
@@ -683,6 +723,7 @@ func (b *booter) run(B int, seed uint64, level float64) {
 		sl.dst.CIHigh = quantile7(v, 1-alpha/2)
 		sl.dst.CIMethod = "bootstrap"
 	}
+	return nil
 }
 
 // quantile7 is R's type-7 quantile of sorted x.

@@ -1,9 +1,12 @@
 package raters
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -146,5 +149,44 @@ func TestAnalyzeLevels(t *testing.T) {
 	}
 	if e := bnd.KrippendorffAlpha["interval"]; e.CIMethod != "bootstrap" || math.IsNaN(e.SE) {
 		t.Errorf("bounded alpha: %+v", e)
+	}
+}
+
+// selfCancelling is a context that cancels itself after its Err method has
+// been called n times: a client that leaves in the middle of an analysis.
+type selfCancelling struct {
+	context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	n      int
+}
+
+func (c *selfCancelling) Err() error {
+	c.mu.Lock()
+	c.n--
+	if c.n == 0 {
+		c.cancel()
+	}
+	c.mu.Unlock()
+	return c.Context.Err()
+}
+
+// TestAnalyzeContextStops: a cancelled analysis stops during the bootstrap
+// (or the EM) and returns the context's error, no report.
+func TestAnalyzeContextStops(t *testing.T) {
+	tb := referenceTables(t)["sirt1_k1"]
+	for _, calls := range []int{1, 3, 50, 500} {
+		ctx, cancel := context.WithCancel(context.Background())
+		sc := &selfCancelling{Context: ctx, cancel: cancel, n: calls}
+		rep, err := AnalyzeContext(sc, tb.r, Options{Level: Ordinal, Bootstrap: 1_000_000, Seed: 7})
+		cancel()
+		if rep != nil || !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled after %d checks: report %v, error %v", calls, rep != nil, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := AnalyzeContext(ctx, tb.r, Options{Level: Nominal, Bootstrap: -1}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled before the start: %v", err)
 	}
 }

@@ -47,7 +47,7 @@ func agreementOf(t testing.TB, fit *Fit, s annotations.Scheme) (*raters.Report, 
 	if ds == nil {
 		return nil, nil
 	}
-	ag, err := analysis.Agreement(ds, raters.Options{Bootstrap: 200, Seed: 1})
+	ag, err := analysis.Agreement(context.Background(), ds, raters.Options{Bootstrap: 200, Seed: 1})
 	if err != nil {
 		t.Fatalf("agreement: %v", err)
 	}
@@ -187,7 +187,7 @@ func binaryFixture() (*Fit, *annotations.Dataset) {
 
 func binaryCase(t testing.TB) reportCase {
 	fit, ds := binaryFixture()
-	ag, err := analysis.Agreement(ds, raters.Options{Bootstrap: 100, Seed: 1})
+	ag, err := analysis.Agreement(context.Background(), ds, raters.Options{Bootstrap: 100, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,24 +2,20 @@ package server
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"concord/analysis"
 	"concord/annotations"
-	"concord/raters"
 )
 
 // Listing limits: the default and the largest page.
@@ -478,6 +474,14 @@ func mergeProblems(errs ...error) error {
 // agreement coefficients (with intervals), baseline aggregators and rater
 // profiles of the project's labels (the document of `concord agreement
 // --json`). bootstrap=0 gives analytic intervals only.
+//
+// The work is bounded and shared (see agreementDoc): the bootstrap may
+// resample at most Config.MaxBootstrapWork labels and rater pairs; an
+// explicit bootstrap beyond it is a 400 naming the limit, the default
+// (1000 replicates) is reduced to fit with a note in the document's
+// notes. Documents are cached by the project's label content and the
+// options (bootstrap, seed); one project runs one analysis at a time, and
+// an analysis stops when every client waiting for it has gone.
 func (s *Server) agreement(c *gin.Context) {
 	p, err := s.projectParam(c, read)
 	if err != nil {
@@ -485,7 +489,8 @@ func (s *Server) agreement(c *gin.Context) {
 		return
 	}
 	q := newQuery(c, "bootstrap", "seed")
-	boot := q.intIn("bootstrap", 1000, 0, 10000)
+	_, explicit := c.GetQuery("bootstrap")
+	boot := q.intIn("bootstrap", analysis.DefaultBootstrap, 0, 10000)
 	seed := q.uint64Param("seed", 1)
 	if q.err != nil {
 		s.fail(c, q.err)
@@ -500,77 +505,10 @@ func (s *Server) agreement(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	b, err := s.agreements.get(agreementKey(p.ID, boot, seed, ds), func() ([]byte, error) {
-		rep, err := analysis.Agreement(ds, raters.Options{Bootstrap: boot, Seed: seed})
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(rep)
-	})
+	b, err := s.agreementDoc(ctx, p.ID, ds, boot, explicit, seed)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.Data(http.StatusOK, "application/json; charset=utf-8", b)
-}
-
-// agreementKey identifies an agreement analysis: the project, the options
-// and a digest of the labels, so that any change of the labels makes a new
-// key.
-func agreementKey(project int64, boot int, seed uint64, ds *annotations.Dataset) string {
-	h := sha256.New()
-	var buf []byte
-	for _, l := range ds.Labels {
-		buf = buf[:0]
-		buf = append(buf, l.Item...)
-		buf = append(buf, 0)
-		buf = append(buf, l.Rater...)
-		buf = append(buf, 0)
-		buf = append(buf, l.Value...)
-		buf = append(buf, 0)
-		h.Write(buf)
-	}
-	return fmt.Sprintf("%d/%d/%d/%x", project, boot, seed, h.Sum(nil))
-}
-
-// memo keeps the results of expensive, deterministic computations by key
-// (at most max, the oldest dropped first); concurrent requests for one key
-// compute it once. Errors other than internal ones are kept too.
-type memo struct {
-	mu      sync.Mutex
-	max     int
-	order   []string
-	entries map[string]*memoEntry
-}
-
-type memoEntry struct {
-	once sync.Once
-	val  []byte
-	err  error
-}
-
-func newMemo(max int) *memo { return &memo{max: max, entries: map[string]*memoEntry{}} }
-
-func (m *memo) get(key string, fn func() ([]byte, error)) ([]byte, error) {
-	m.mu.Lock()
-	e, ok := m.entries[key]
-	if !ok {
-		e = &memoEntry{}
-		m.entries[key] = e
-		m.order = append(m.order, key)
-		if len(m.order) > m.max {
-			delete(m.entries, m.order[0])
-			m.order = m.order[1:]
-		}
-	}
-	m.mu.Unlock()
-	e.once.Do(func() { e.val, e.err = fn() })
-	if e.err != nil && annotations.ErrorCode(e.err) == annotations.EINTERNAL {
-		m.mu.Lock()
-		if m.entries[key] == e {
-			delete(m.entries, key)
-		}
-		m.mu.Unlock()
-	}
-	return e.val, e.err
 }

@@ -201,6 +201,7 @@ func (s *Server) deleteProject(c *gin.Context) {
 	}
 	s.keys.forget()
 	s.cache.forgetProject(p.ID)
+	s.agreementRuns.forget(p.ID)
 	c.Status(http.StatusNoContent)
 }
 

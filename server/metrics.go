@@ -26,6 +26,8 @@ import (
 //	concord_fit_duration_seconds        wall time of this process's finished fits
 //	concord_fit_sweeps_total            Gibbs sweeps run by this process (rate() is the throughput)
 //	concord_fit_sweeps_per_second       sweeps per second per chain of the last finished fit
+//	concord_agreement_running           agreement analyses computing in this process
+//	concord_agreement_cancelled_total   agreement analyses stopped because every client waiting for them left
 //
 // plus the Go runtime and process collectors.
 type metrics struct {
@@ -40,6 +42,9 @@ type metrics struct {
 	sweeps       prometheus.Counter
 	sweepRate    prometheus.Gauge
 	fitsByStatus *fitStates
+
+	agreementRunning   prometheus.Gauge
+	agreementCancelled prometheus.Counter
 }
 
 func newMetrics(s *Server) *metrics {
@@ -65,8 +70,13 @@ func newMetrics(s *Server) *metrics {
 	m.sweeps = prometheus.NewCounter(prometheus.CounterOpts{Name: "concord_fit_sweeps_total", Help: "Gibbs sweeps (over all chains) run by this process; rate() is the sweep throughput."})
 	m.sweepRate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_fit_sweeps_per_second", Help: "Sweeps per second per chain of the last fit this process finished."})
 	m.fitsByStatus = &fitStates{s: s, desc: prometheus.NewDesc("concord_fits", "Fits in the database by state (all processes).", []string{"state"}, nil)}
+	m.agreementRunning = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_agreement_running", Help: "Agreement analyses computing in this process."})
+	m.agreementCancelled = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "concord_agreement_cancelled_total", Help: "Agreement analyses stopped because every client waiting for them left.",
+	})
 	m.workers.Set(float64(max(s.cfg.Workers, 0)))
 	m.reg.MustRegister(m.requests, m.latency, m.panics, m.workers, m.busy, m.finished, m.fitSeconds, m.sweeps, m.sweepRate, m.fitsByStatus,
+		m.agreementRunning, m.agreementCancelled,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -87,8 +87,15 @@ func (s *Server) report(ctx context.Context, in reportInput, cf *cachedFit) (*re
 		if boot == 0 {
 			boot = -1
 		}
-		if ag, err := analysis.Agreement(ds, raters.Options{Bootstrap: boot, Seed: 1}); err == nil {
+		// Bounded like the agreement endpoint's default (reduced to fit,
+		// with a note). The report is shared by every reader of the fit, so
+		// one reader leaving does not stop it.
+		boot, note, _ := analysis.PlanBootstrap(ds, boot, false, max(s.cfg.MaxBootstrapWork, 0))
+		if ag, err := analysis.Agreement(context.WithoutCancel(ctx), ds, raters.Options{Bootstrap: boot, Seed: 1}); err == nil {
 			agr = ag.Report
+			if note != "" {
+				agr.Notes = append(agr.Notes, note)
+			}
 		} else {
 			s.log.InfoContext(ctx, "report without agreement coefficients", "fit", in.Fit.ID, "reason", annotations.ErrorMessage(err))
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"concord/analysis"
 	"concord/annotations"
 )
 
@@ -76,6 +77,13 @@ type Config struct {
 	// uses "nice -n 10 concord fit-worker"). Empty runs fits in this
 	// process.
 	FitCommand []string
+	// MaxBootstrapWork bounds the bootstrap of one agreement analysis (the
+	// agreement endpoint and the agreement section of reports), in
+	// resampled labels and rater pairs: replicates × (labels + rater pairs
+	// sharing an item) (default analysis.DefaultMaxBootstrapWork, 2e8, a
+	// few CPU seconds; negative: no bound). An explicit bootstrap beyond it
+	// is refused naming the limit; the default is reduced to fit.
+	MaxBootstrapWork int64
 	// ReportBootstrap is the number of bootstrap replicates of the
 	// agreement coefficients in reports (default 1000, as concord report;
 	// negative: analytic intervals only).
@@ -128,6 +136,9 @@ func (c Config) withDefaults() Config {
 	if c.ReportCache <= 0 {
 		c.ReportCache = 32
 	}
+	if c.MaxBootstrapWork == 0 {
+		c.MaxBootstrapWork = analysis.DefaultMaxBootstrapWork
+	}
 	if c.ReportBootstrap == 0 {
 		c.ReportBootstrap = 1000
 	} else if c.ReportBootstrap < 0 {
@@ -162,10 +173,12 @@ type Server struct {
 	keys      *keyCache
 	logins    *loginCodes
 	cache     *resultCache
-	// agreements keeps agreement analyses by project, options and labels.
-	agreements *memo
-	pool       *pool
-	dash       *dashboard
+	// agreements keeps agreement analyses by project, options and labels;
+	// agreementRuns lets one analysis per project run at a time.
+	agreements    *memo
+	agreementRuns *projectGate
+	pool          *pool
+	dash          *dashboard
 
 	// defaultWorkerName is set when the worker name is hostname-pid, so
 	// that fits of dead local processes can be recognised.
@@ -202,7 +215,8 @@ func New(cfg Config, store annotations.Store, logger *slog.Logger) (*Server, err
 	s.csrfKey = ck[:]
 	s.keys = &keyCache{s: s, ttl: max(cfg.KeyCacheTTL, 0), m: map[string]keyEntry{}}
 	s.cache = newResultCache(cfg.ReportCache)
-	s.agreements = newMemo(64)
+	s.agreements = newMemo(agreementCacheSize)
+	s.agreementRuns = newProjectGate()
 	s.metrics = newMetrics(s)
 	s.pool = newPool(s)
 	dash, err := newDashboard(s)

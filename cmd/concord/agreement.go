@@ -133,7 +133,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if r == 0 {
 		r = -1
 	}
-	rep, err := analysis.Agreement(ds, raters.Options{
+	rep, err := analysis.Agreement(ctx, ds, raters.Options{
 		Bootstrap: b, Seed: *seed, ConfLevel: *conf,
 		ObservedCategoriesOnly: *observed,
 		ICC:                    raters.ICCOptions{CompleteCasesOnly: *complete},

@@ -283,7 +283,7 @@ func demoReport(ctx context.Context, st annotations.Store, p *annotations.Projec
 	if err != nil {
 		return nil, nil, err
 	}
-	ag, err := analysis.Agreement(ds, raters.Options{Bootstrap: 200, Seed: 1})
+	ag, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: 200, Seed: 1})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -200,7 +200,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 			if b == 0 {
 				b = -1
 			}
-			ag, err := analysis.Agreement(ds, raters.Options{Bootstrap: b, Seed: *seed})
+			ag, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: b, Seed: *seed})
 			if err != nil {
 				fmt.Fprintf(e.stderr, "concord report: no agreement coefficients: %s\n", annotations.ErrorMessage(err))
 			} else {

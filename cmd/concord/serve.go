@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"concord/analysis"
 	"concord/annotations"
 	"concord/server"
 )
@@ -37,6 +38,8 @@ stays responsive while models run (--fits-in-process turns this off).
 A project may have --max-project-fits fits queued or running at once
 (default 8; more are refused with 429), and the workers take queued fits
 fairly across projects, so one project's backlog never starves another.
+Agreement analyses are bounded by --max-bootstrap-work, cached by label
+content and options, and stop when their client disconnects.
 SIGINT or SIGTERM shuts down gracefully: running fits get --shutdown-grace
 to finish and are then put back in the queue.
 
@@ -58,6 +61,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxUpload := fs.Int64("max-upload-bytes", 64<<20, "largest file upload in bytes")
 	staleAfter := fs.Duration("stale-after", 15*time.Second, "a running fit without a heartbeat for this long is re-queued")
 	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died before it fails")
+	maxBootWork := fs.Int64("max-bootstrap-work", analysis.DefaultMaxBootstrapWork, "most labels and rater pairs one agreement analysis may resample in its bootstrap (replicates x (labels + rater pairs sharing an item); negative: no limit)")
 	maxProjectFits := fs.Int("max-project-fits", 8, "fits one project may have queued or running at once (negative: no limit)")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
 	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
@@ -126,6 +130,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		StaleAfter:       *staleAfter,
 		MaxAttempts:      *maxAttempts,
 		MaxProjectFits:   *maxProjectFits,
+		MaxBootstrapWork: *maxBootWork,
 		ShutdownGrace:    *grace,
 		ProgressInterval: *progressEvery,
 		Version:          version,

@@ -120,7 +120,7 @@
     var id = box.getAttribute("data-project");
     var status = document.getElementById("agreement-status");
     var table = document.getElementById("agreement-table");
-    getJSON("/api/v1/projects/" + id + "/agreement?bootstrap=200").then(function (doc) {
+    getJSON("/api/v1/projects/" + id + "/agreement").then(function (doc) {
       var tbody = table.querySelector("tbody");
       agreementRows(doc).forEach(function (r) {
         var tr = document.createElement("tr");

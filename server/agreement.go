@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"concord/analysis"
+	"concord/annotations"
+	"concord/raters"
+)
+
+// Agreement analyses.
+//
+// An agreement analysis costs O(labels) for the coefficients and the
+// Dawid-Skene aggregators and O(replicates × (labels + rater pairs sharing
+// an item)) for the bootstrap, so that a large project can keep the cores
+// busy for minutes. Any key that can read a project can ask for one, so
+// the server bounds and shares the work:
+//
+//   - The bootstrap resamples at most Config.MaxBootstrapWork labels and
+//     rater pairs per analysis (analysis.PlanBootstrap): an explicit
+//     bootstrap beyond it is refused (400, naming the limit and the most
+//     that fits), the default is reduced to fit, with a note.
+//   - Documents are cached (the last agreementCacheSize) by project, label
+//     content (a digest of every label) and options (replicates, seed), so
+//     repeated reads cost the digest; concurrent requests for one document
+//     share one computation.
+//   - One project runs one analysis at a time (other seeds or options
+//     wait for it), so that a client asking for many seeds at once cannot
+//     occupy more than one analysis' worth of work per project.
+//   - An analysis runs with a context that is cancelled when every request
+//     waiting for it has gone (client disconnect): the bootstrap and the
+//     EM stop within a replicate or an iteration.
+
+// agreementCacheSize is the number of agreement documents kept.
+const agreementCacheSize = 64
+
+// agreementDoc returns the agreement document (JSON) of ds, project's
+// labels, with boot bootstrap replicates (negative: none; explicit: asked
+// for by the user) and seed.
+func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotations.Dataset, boot int, explicit bool, seed uint64) ([]byte, error) {
+	boot, note, err := analysis.PlanBootstrap(ds, boot, explicit, max(s.cfg.MaxBootstrapWork, 0))
+	if err != nil {
+		return nil, err
+	}
+	return s.agreements.get(ctx, agreementKey(project, boot, seed, ds), func(ctx context.Context) ([]byte, error) {
+		release, err := s.agreementRuns.acquire(ctx, project)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		s.metrics.agreementRunning.Inc()
+		defer s.metrics.agreementRunning.Dec()
+		rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed})
+		if err != nil {
+			if ctx.Err() != nil {
+				s.metrics.agreementCancelled.Inc()
+				s.log.InfoContext(ctx, "agreement analysis stopped: no client waits for it", "project", project, "bootstrap", boot, "seed", seed)
+			}
+			return nil, err
+		}
+		if note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
+		return json.Marshal(rep)
+	})
+}
+
+// agreementKey identifies an agreement analysis: the project, the options
+// and a digest of the labels, so that any change of the labels makes a new
+// key.
+func agreementKey(project int64, boot int, seed uint64, ds *annotations.Dataset) string {
+	h := sha256.New()
+	var buf []byte
+	for _, l := range ds.Labels {
+		buf = buf[:0]
+		buf = append(buf, l.Item...)
+		buf = append(buf, 0)
+		buf = append(buf, l.Rater...)
+		buf = append(buf, 0)
+		buf = append(buf, l.Value...)
+		buf = append(buf, 0)
+		h.Write(buf)
+	}
+	return fmt.Sprintf("%d/%d/%d/%x", project, boot, seed, h.Sum(nil))
+}
+
+// projectGate lets one holder per project at a time through.
+type projectGate struct {
+	mu    sync.Mutex
+	slots map[int64]chan struct{}
+}
+
+func newProjectGate() *projectGate { return &projectGate{slots: map[int64]chan struct{}{}} }
+
+// acquire waits for the project's turn (or for ctx) and returns the
+// function that ends it.
+func (g *projectGate) acquire(ctx context.Context, project int64) (release func(), err error) {
+	g.mu.Lock()
+	slot, ok := g.slots[project]
+	if !ok {
+		slot = make(chan struct{}, 1)
+		g.slots[project] = slot
+	}
+	g.mu.Unlock()
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// forget drops the gate of a deleted project.
+func (g *projectGate) forget(project int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.slots, project)
+}
+
+// memo keeps the results of expensive, deterministic computations by key
+// (at most max, the oldest dropped first). Concurrent requests for one key
+// share one computation, which runs with its own context: it is cancelled
+// when every request waiting for it has gone, and then forgotten. Errors
+// other than internal ones and cancellations are kept too.
+type memo struct {
+	mu      sync.Mutex
+	max     int
+	order   []string
+	entries map[string]*memoEntry
+}
+
+type memoEntry struct {
+	done    chan struct{} // closed when val and err are set
+	val     []byte
+	err     error
+	waiters int
+	cancel  context.CancelFunc
+}
+
+func newMemo(max int) *memo { return &memo{max: max, entries: map[string]*memoEntry{}} }
+
+// get returns the value of key, computing it with fn unless it is cached
+// or being computed. When ctx is done first, get returns its error, and
+// the computation is cancelled if no other request waits for it.
+func (m *memo) get(ctx context.Context, key string, fn func(ctx context.Context) ([]byte, error)) ([]byte, error) {
+	m.mu.Lock()
+	e, ok := m.entries[key]
+	if !ok {
+		// The computation keeps the request's values (logging) but not its
+		// cancellation: it ends when its last waiter leaves.
+		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		e = &memoEntry{done: make(chan struct{}), cancel: cancel}
+		m.entries[key] = e
+		m.order = append(m.order, key)
+		if len(m.order) > m.max {
+			delete(m.entries, m.order[0])
+			m.order = m.order[1:]
+		}
+		go m.compute(cctx, key, e, fn)
+	}
+	e.waiters++
+	m.mu.Unlock()
+
+	select {
+	case <-e.done:
+		m.mu.Lock()
+		e.waiters--
+		m.mu.Unlock()
+		return e.val, e.err
+	case <-ctx.Done():
+		m.mu.Lock()
+		e.waiters--
+		if e.waiters == 0 {
+			select {
+			case <-e.done:
+			default:
+				e.cancel()
+				m.dropLocked(key, e)
+			}
+		}
+		m.mu.Unlock()
+		return nil, context.Cause(ctx)
+	}
+}
+
+func (m *memo) compute(ctx context.Context, key string, e *memoEntry, fn func(ctx context.Context) ([]byte, error)) {
+	defer e.cancel()
+	val, err := fn(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e.val, e.err = val, err
+	close(e.done)
+	if err != nil && (annotations.ErrorCode(err) == annotations.EINTERNAL || errors.Is(err, context.Canceled) || ctx.Err() != nil) {
+		m.dropLocked(key, e)
+	}
+}
+
+// dropLocked forgets entry e of key (if it is still the entry of key).
+func (m *memo) dropLocked(key string, e *memoEntry) {
+	if m.entries[key] != e {
+		return
+	}
+	delete(m.entries, key)
+	for i, k := range m.order {
+		if k == key {
+			m.order = append(m.order[:i], m.order[i+1:]...)
+			break
+		}
+	}
+}
