@@ -22,6 +22,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"concord/multirater"
 	"concord/multirater/bounded"
 )
 
@@ -32,6 +33,7 @@ func main() {
 	engine := flag.String("engine", "ep", "ep or laplace")
 	dispersion := flag.Float64("dispersion", 0, "fix every rater's nu (0: learnt)")
 	bias := flag.Bool("bias", false, "fit a bias per rater")
+	dump := flag.String("dump", "", "folder to write, per dimension, a CSV of each item's gold score, raters' mean and median, consensus value and latent score")
 	flag.Parse()
 	dir := filepath.Join(*data, "snow2008_affect")
 	items, err := readCSV(filepath.Join(dir, "items.csv"))
@@ -56,12 +58,35 @@ func main() {
 			cons[i] = it.Value.Mean
 		}
 		mean, median := meanMedian(d)
+		if *dump != "" {
+			check(writeDump(filepath.Join(*dump, dim+".csv"), res, gold, mean, median))
+		}
 		pc, pm, pd := stat.Correlation(cons, gold, nil), stat.Correlation(mean, gold, nil), stat.Correlation(median, gold, nil)
 		sc, sm, sd := spearman(cons, gold), spearman(mean, gold), spearman(median, gold)
 		verdict := fmt.Sprintf("Pearson %s, Spearman %s", yes(pc >= pm && pc >= pd), yes(sc >= sm && sc >= sd))
 		fmt.Printf("%-9s %8.4f %8.4f %8.4f    %8.4f %8.4f %8.4f    %-28s %8.2f\n", dim, pc, pm, pd, sc, sm, sd, verdict, secs)
 	}
 	fmt.Printf("total %.1f s\n", time.Since(start).Seconds())
+}
+
+// writeDump writes one dimension's per-item comparison as CSV.
+func writeDump(name string, res *multirater.FitResult, gold, mean, median []float64) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write([]string{"item", "gold", "mean", "median", "value", "score", "score_sd"})
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	for i, it := range res.Items {
+		w.Write([]string{it.ID, g(gold[i]), g(mean[i]), g(median[i]), g(it.Value.Mean), g(it.Score.Mean), g(it.Score.SD)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func yes(b bool) string {
