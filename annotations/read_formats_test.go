@@ -34,7 +34,13 @@ func TestDetectFormat(t *testing.T) {
 		{"labelstudio without data", `[{"id": 1, "annotations": [{"completed_by": 2, "result": [{"type": "number", "from_name": "n", "value": {"number": 4.5}}]}]}]`, FormatLabelStudio, 1},
 		{"doccano", `{"id": 1, "text": "t", "label": ["a"], "annotator": "x"}`, FormatDoccano, 1},
 		{"doccano array", `[{"id": 1, "text": "t", "label": ["a"], "user": 3}]`, FormatDoccano, 1},
-		{"doccano string label", `{"id": 1, "text": "t", "label": "a", "username": "x"}`, FormatJSONL, 1},
+		{"doccano string label", `{"id": 1, "text": "t", "label": "a", "username": "x"}`, FormatDoccano, 1},
+		// Issue 19 item 10: a first record with a string label made the
+		// file plain JSON Lines, and every list label after it an error.
+		{"doccano string then list labels", `{"id": 1, "text": "t", "label": "a", "annotator": "x"}` + "\n" +
+			`{"id": 2, "text": "u", "label": ["b"], "annotator": "x"}` + "\n" + `{"id": 2, "text": "u", "labels": [["a"]], "user": 4}`, FormatDoccano, 3},
+		{"plain record with a text", `{"item_id": 1, "rater_id": "x", "label": "a", "text": "t"}`, FormatJSONL, 1},
+		{"plain record with a text, task and worker", `{"task": 1, "worker": "x", "label": "a", "text": "t"}`, FormatJSONL, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
