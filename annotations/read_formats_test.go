@@ -182,7 +182,17 @@ func TestLabelStudio(t *testing.T) {
 		{name: "bad filter column", where: map[string]string{"annotator": "3"}, data: task(choice("3", `"dog"`)),
 			msg: "Label Studio exports can be filtered by from_name", col: "annotator"},
 		{name: "rating not a number", data: task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {"rating": [4]}}]}`),
-			msg: "expected a number, found an array", col: "annotations[0].result[0].value.rating"},
+			msg: `task 7, control "q" (rating): expected the rating as a number, found an array`, col: "annotations[0].result[0].value.rating"},
+		// Issue 19 item 10: an empty value said "expected a number, found a
+		// number".
+		{name: "empty rating value", data: task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {}}]}`),
+			msg: `task 7, control "q" (rating): empty value (no "rating" in the result's value); expected the rating as a number`, col: "annotations[0].result[0].value.rating"},
+		{name: "null number value", data: task(`{"completed_by": 1, "result": [{"type": "number", "from_name": "n", "value": {"number": null}}]}`),
+			msg: `task 7, control "n" (number): empty value (number is null)`, col: "annotations[0].result[0].value.number"},
+		{name: "empty string rating", data: task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {"rating": ""}}]}`),
+			msg: `task 7, control "q" (rating): empty value (rating is an empty string)`, col: "annotations[0].result[0].value.rating"},
+		{name: "empty choices value", data: task(`{"completed_by": 1, "result": [{"type": "choices", "from_name": "kind", "value": {}}]}`),
+			msg: `task 7, control "kind" (choices): empty value (no "choices" in the result's value); expected a list with one choice`, col: "annotations[0].result[0].value.choices"},
 		{name: "same control twice", data: task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {"rating": 4}}, {"type": "rating", "from_name": "q", "value": {"rating": 5}}]}`),
 			msg: `control "q" has 2 results in one annotation`, col: "annotations[0].result[1].value.rating"},
 		{name: "no task id", data: `[{"data": {"text": "t"}, "annotations": []}]`, msg: "task has no id", col: "id"},
