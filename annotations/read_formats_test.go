@@ -559,3 +559,92 @@ func TestXLSXBombRefused(t *testing.T) {
 		t.Fatalf("ordinary workbook: %v", err)
 	}
 }
+
+// rezip copies a ZIP archive, passing each part through edit; a part edit
+// returns false for is left out.
+func rezip(t *testing.T, archive []byte, edit func(name string, b []byte) ([]byte, bool)) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := zip.NewWriter(&out)
+	for _, f := range zr.File {
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, keep := edit(f.Name, b)
+		if !keep {
+			continue
+		}
+		w, err := zw.Create(f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestXLSXDamaged: a damaged workbook is reported as such, naming the sheet,
+// row and cell (issue 19 item 10: a bad cell reference in row 2 read as "the
+// file has a header but no data rows", a missing xl/workbook.xml as "EOF").
+func TestXLSXDamaged(t *testing.T) {
+	wb := xlsxBytes(t, "ratings", [][]string{{"item_id", "rater_id", "label"}, {"a", "r1", "1"}, {"b", "r1", "2"}})
+	badRef := func(ref string) []byte {
+		return rezip(t, wb, func(name string, b []byte) ([]byte, bool) {
+			if strings.HasPrefix(name, "xl/worksheets/") {
+				b = bytes.Replace(b, []byte(`r="A2"`), []byte(`r="`+ref+`"`), 1)
+			}
+			return b, true
+		})
+	}
+	drop := func(part string) []byte {
+		return rezip(t, wb, func(name string, b []byte) ([]byte, bool) { return b, name != part })
+	}
+	var zipOfFiles bytes.Buffer
+	zw := zip.NewWriter(&zipOfFiles)
+	for _, n := range []string{"alice.jsonl", "bob.jsonl"} {
+		w, _ := zw.Create(n)
+		w.Write([]byte(`{"id": 1, "text": "t", "label": ["a"]}` + "\n"))
+	}
+	zw.Close()
+	tests := []struct {
+		name string
+		data []byte
+		row  int
+		msg  string
+	}{
+		{"cell reference A0", badRef("A0"), 2, `sheet "ratings": invalid cell reference "A0" (expected a column letter and a row number, such as B2); the workbook is damaged`},
+		{"cell reference 1A", badRef("1A"), 2, `sheet "ratings": invalid cell reference "1A"`},
+		{"column beyond XFD", badRef("XFE2"), 2, `sheet "ratings": invalid cell reference: a column beyond the last column a sheet can have (XFD, column 16384)`},
+		{"row beyond the last", badRef("A1048577"), 2, `sheet "ratings": invalid cell reference: a row number beyond the last row a sheet can have (1048576)`},
+		{"no workbook.xml", drop("xl/workbook.xml"), 0, "the file is not a valid XLSX workbook: the ZIP archive has no xl/workbook.xml"},
+		{"no worksheet part", drop("xl/worksheets/sheet1.xml"), 0, `cannot read sheet "ratings": the workbook lists it but its worksheet part is missing or damaged`},
+		{"truncated", wb[:len(wb)/2], 0, "the file is not a valid XLSX workbook: the ZIP archive is damaged or truncated"},
+		{"zip of label files", zipOfFiles.Bytes(), 0, "the file is not a valid XLSX workbook: a ZIP archive without xl/workbook.xml (it holds alice.jsonl, bob.jsonl); unzip it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadLabels(bytes.NewReader(tt.data), ReadOptions{Name: "bad.xlsx"})
+			var pl *ProblemList
+			if !errors.As(err, &pl) || pl.Len() != 1 {
+				t.Fatalf("got %v, want one problem", err)
+			}
+			p := pl.Problems[0]
+			if p.File != "bad.xlsx" || p.Row != tt.row || !strings.Contains(p.Msg, tt.msg) {
+				t.Errorf("problem %+v, want row %d and %q", p, tt.row, tt.msg)
+			}
+		})
+	}
+}
