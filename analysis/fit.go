@@ -211,6 +211,10 @@ func (s FitSpec) Validate() error {
 			return bad("%s = %d: expected 0 (default) to %d", f.name, f.v, f.max)
 		}
 	}
+	if s.Chains == 1 && s.Samples == 1 {
+		// One draw has no posterior sd (the result could not be written).
+		return bad("chains = 1 and samples = 1: one draw has no posterior spread; keep at least 2 draws (samples 2 or more, or chains 2 or more)")
+	}
 	pos := []struct {
 		name string
 		v    float64

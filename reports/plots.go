@@ -851,6 +851,9 @@ func verdictShort(rep *Report) string {
 	if d.Converged {
 		return fmt.Sprintf("converged: max R-hat %.3f, min bulk ESS %.0f", float64(d.MaxRhat), float64(d.MinESSBulk))
 	}
+	if !d.MaxRhat.Valid() {
+		return fmt.Sprintf("NOT converged: R-hat not available (too few draws), min bulk ESS %.0f (limit %g)", float64(d.MinESSBulk), d.LimitESS)
+	}
 	return fmt.Sprintf("NOT converged: max R-hat %.3f (limit %g), min bulk ESS %.0f (limit %g)", float64(d.MaxRhat), d.LimitRhat, float64(d.MinESSBulk), d.LimitESS)
 }
 

@@ -207,7 +207,9 @@ func (s *Server) fitView(ctx context.Context, f *annotations.Fit) fitJSON {
 		s.log.WarnContext(ctx, "reading a fit result for its summary", "fit", f.ID, "err", err)
 		return out
 	}
-	out.MaxRhat = cf.res.Diagnostics.MaxRhat
+	if rh := cf.res.Diagnostics.MaxRhat; !math.IsNaN(rh) && !math.IsInf(rh, 0) {
+		out.MaxRhat = rh // NaN: not available (too few draws), left out
+	}
 	out.Summary = cf.summary()
 	return out
 }
