@@ -25,8 +25,7 @@ type FitSummary struct {
 	Precisions string  `json:"precisions,omitempty"`
 	Converged  bool    `json:"converged"`
 	Verdict    string  `json:"verdict"`
-	// MaxRhat is null when R-hat is not available (too few draws).
-	MaxRhat    Number  `json:"max_rhat"`
+	MaxRhat    Number  `json:"max_rhat"` // null when R-hat is not available (too few draws)
 	MinESSBulk float64 `json:"min_ess_bulk"`
 	Seconds    float64 `json:"seconds"`
 	Items      int     `json:"items"`

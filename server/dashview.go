@@ -32,13 +32,6 @@ var templateFuncs = template.FuncMap{
 	"f2":     func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 	"f3":     func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
 	"f4":     func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) },
-	// na4 is f4 with "not available" for NaN (an R-hat of too few draws).
-	"na4": func(v float64) string {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return "not available"
-		}
-		return strconv.FormatFloat(v, 'f', 4, 64)
-	},
 	"f0":     func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) },
 	"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"mul100": func(v float64) float64 { return 100 * v },
@@ -75,6 +68,12 @@ var templateFuncs = template.FuncMap{
 			return fmt.Sprint(v)
 		}
 		return ""
+	},
+	"na4": func(v float64) string { // f4, "not available" for NaN (an R-hat of too few draws)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "not available"
+		}
+		return strconv.FormatFloat(v, 'f', 4, 64)
 	},
 	"sel": func(cur, v string) template.HTMLAttr {
 		if cur == v {
