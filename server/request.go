@@ -100,7 +100,7 @@ func jsonError(body []byte, err error) error {
 	case errors.As(err, &te):
 		field := te.Field
 		if field == "" {
-			return annotations.Errorf(annotations.EINVALID, "expected a JSON %s, got %s", jsonType(te.Type.String()), te.Value)
+			return annotations.Errorf(annotations.EINVALID, "request body: expected %s, got %s", jsonType(te.Type.String()), te.Value)
 		}
 		return annotations.Errorf(annotations.EINVALID, "field %q: expected %s, got %s", field, jsonType(te.Type.String()), te.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
