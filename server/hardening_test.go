@@ -194,3 +194,22 @@ func TestBurninZeroStaysZero(t *testing.T) {
 		t.Errorf("spec %v: want the default burnin 1000", spec)
 	}
 }
+
+// TestNullFitFieldsRejected: a fit field given as null is refused with 400
+// naming the field (issue 19 item 10: null silently meant the default), in
+// nested objects too; leaving the field out still gives the default.
+func TestNullFitFieldsRejected(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.project("nulls", "ordinal:1..3")
+	path := fmt.Sprintf("/api/v1/projects/%d/fits", id)
+	for body, field := range map[string]string{
+		`{"chains": null}`:                   "chains",
+		`{"samples": 20, "burnin": null}`:    "burnin",
+		`{"kernel": null}`:                   "kernel",
+		`{"v": null, "lambda": 1}`:           "v",
+		`{"text": {"stem": null}}`:           "text.stem",
+		`{"text": null, "thresholds": null}`: "text",
+	} {
+		e.wantError("POST", path, key, body, 400, "invalid", fmt.Sprintf("field %q is null: give a value, or leave the field out for its default", field))
+	}
+}
