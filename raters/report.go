@@ -415,9 +415,16 @@ func Analyze(r *Ratings, o Options) (*Report, error) {
 		}
 	}
 
-	// Bootstrap.
+	// Bootstrap. Resampling one item gives every replicate the same
+	// value: a zero-width interval that claims certainty, so with fewer
+	// than 2 items the intervals are not available.
 	if B := o.bootstrap(); B > 0 {
-		b.run(B, o.Seed, level)
+		if t.n < minBootItems {
+			b.unavailable()
+			rep.Notes = append(rep.Notes, fmt.Sprintf("bootstrap intervals not available: %d item with ratings, and resampling items needs at least %d", t.n, minBootItems))
+		} else {
+			b.run(B, o.Seed, level)
+		}
 	}
 	for x, m := range metrics {
 		if !(m == RatioMetric && !nonNeg) {
@@ -627,6 +634,16 @@ type booter struct {
 type bootSlot struct {
 	dst *Estimate
 	f   func(mult []float64) float64
+}
+
+// minBootItems is the fewest items a bootstrap interval over items needs.
+const minBootItems = 2
+
+// unavailable marks every bootstrapped estimate's interval as not available.
+func (b *booter) unavailable() {
+	for _, sl := range b.slots {
+		sl.dst.CILow, sl.dst.CIHigh, sl.dst.CIMethod = math.NaN(), math.NaN(), ""
+	}
 }
 
 func (b *booter) run(B int, seed uint64, level float64) {
