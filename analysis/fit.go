@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -67,6 +68,8 @@ type FitSpec struct {
 	Sampler string `json:"sampler,omitempty"`
 	// Chains (default 4), Samples per chain (default 2000), Burnin sweeps
 	// per chain (default 1000; negative for none), Thin (default 1) and Seed.
+	// In JSON, as in the API's fit requests, "burnin": 0 is no burn-in and
+	// a missing burnin the default (see MarshalJSON).
 	Chains  int    `json:"chains,omitempty"`
 	Samples int    `json:"samples,omitempty"`
 	Burnin  int    `json:"burnin,omitempty"`
@@ -112,6 +115,43 @@ type FitSpec struct {
 	Dispersion float64 `json:"dispersion,omitempty"`
 	Bias       bool    `json:"bias,omitempty"`
 	Bounds     string  `json:"bounds,omitempty"`
+}
+
+// MarshalJSON writes the spec with a burn-in of none (Burnin < 0) as
+// "burnin": 0, the API's spelling, and the default burn-in (Burnin 0) as no
+// burnin field; UnmarshalJSON reads them back the same way (and a negative
+// burnin as none), so that a stored spec says 0 where 0 was asked for.
+func (s FitSpec) MarshalJSON() ([]byte, error) {
+	type plain FitSpec
+	aux := struct {
+		plain
+		Burnin *int `json:"burnin,omitempty"`
+	}{plain: plain(s)}
+	if s.Burnin != 0 {
+		b := max(s.Burnin, 0)
+		aux.Burnin = &b
+	}
+	return json.Marshal(aux)
+}
+
+// UnmarshalJSON reads a spec written by MarshalJSON: "burnin": 0 (or
+// negative) is no burn-in, a missing burnin the default.
+func (s *FitSpec) UnmarshalJSON(b []byte) error {
+	type plain FitSpec
+	aux := struct {
+		*plain
+		Burnin *int `json:"burnin"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	if aux.Burnin != nil {
+		s.Burnin = *aux.Burnin
+		if s.Burnin <= 0 {
+			s.Burnin = -1
+		}
+	}
+	return nil
 }
 
 // Limits on a FitSpec, to keep a fit within reasonable time and memory.
@@ -210,6 +250,10 @@ func (s FitSpec) Validate() error {
 		if f.v > f.max || (f.v < 0 && !f.neg) {
 			return bad("%s = %d: expected 0 (default) to %d", f.name, f.v, f.max)
 		}
+	}
+	if s.Chains == 1 && s.Samples == 1 {
+		// One draw has no posterior sd (the result could not be written).
+		return bad("chains = 1 and samples = 1: one draw has no posterior spread; keep at least 2 draws (samples 2 or more, or chains 2 or more)")
 	}
 	pos := []struct {
 		name string

@@ -155,11 +155,14 @@ func (c *collector) result() (*Parsed, error) {
 //     opts.Sheet);
 //   - a JSON array is a Label Studio export when its first element is a task
 //     (with "data" or "annotations[].result"), a doccano export when it is a
-//     document with "text" and a list of labels, and otherwise an array of
-//     {item_id, rater_id, label} records;
+//     doccano document, and otherwise an array of {item_id, rater_id, label}
+//     records;
 //   - a JSON object on the first line means JSON Lines: doccano when the
-//     records carry "text" and a "label" list (or no rater field), otherwise
-//     one {item_id, rater_id, label} record per line;
+//     first record is a doccano document, otherwise one {item_id, rater_id,
+//     label} record per line. A doccano document has "text" and "label" or
+//     "labels": a list, or a string or number with the id and the annotator
+//     (if any) under doccano's names ("id", "item_id", "doc_id"; "annotator",
+//     "user", "username", "user_id", "annotator_id", "annotation_approver");
 //   - anything else is CSV or TSV (the delimiter, comma, tab or semicolon, is
 //     sniffed from the header line): long form when the header names an item,
 //     a rater and a label column, wide form (one row per item, one column per

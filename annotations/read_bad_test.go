@@ -382,7 +382,7 @@ func TestEncodingAndEmpty(t *testing.T) {
 		{"header only", []byte("item_id,rater_id,label\n"), ReadOptions{}, 1, "header but no data rows"},
 		{"header only wide", []byte("item_id,r1,r2\n"), ReadOptions{}, 1, "header but no data rows"},
 		{"old excel", append(append([]byte{}, magicOLE...), make([]byte, 100)...), ReadOptions{}, 0, "old Excel (.xls)"},
-		{"broken zip", []byte("PK\x03\x04 not really a workbook"), ReadOptions{}, 0, "cannot open the XLSX workbook"},
+		{"broken zip", []byte("PK\x03\x04 not really a workbook"), ReadOptions{}, 0, "not a valid XLSX workbook: the ZIP archive is damaged or truncated"},
 		{"json not xlsx", []byte(`[{"item_id": 1}]`), ReadOptions{Format: FormatXLSX}, 0, "not an XLSX workbook"},
 		{"empty json array", []byte("[]"), ReadOptions{}, 1, "no records"},
 		{"invalid utf-8 json", []byte("[\n{\"item_id\": \"a\xff\", \"rater_id\": \"b\", \"label\": 1}\n]"), ReadOptions{}, 2, "invalid UTF-8"},

@@ -34,7 +34,13 @@ func TestDetectFormat(t *testing.T) {
 		{"labelstudio without data", `[{"id": 1, "annotations": [{"completed_by": 2, "result": [{"type": "number", "from_name": "n", "value": {"number": 4.5}}]}]}]`, FormatLabelStudio, 1},
 		{"doccano", `{"id": 1, "text": "t", "label": ["a"], "annotator": "x"}`, FormatDoccano, 1},
 		{"doccano array", `[{"id": 1, "text": "t", "label": ["a"], "user": 3}]`, FormatDoccano, 1},
-		{"doccano string label", `{"id": 1, "text": "t", "label": "a", "username": "x"}`, FormatJSONL, 1},
+		{"doccano string label", `{"id": 1, "text": "t", "label": "a", "username": "x"}`, FormatDoccano, 1},
+		// Issue 19 item 10: a first record with a string label made the
+		// file plain JSON Lines, and every list label after it an error.
+		{"doccano string then list labels", `{"id": 1, "text": "t", "label": "a", "annotator": "x"}` + "\n" +
+			`{"id": 2, "text": "u", "label": ["b"], "annotator": "x"}` + "\n" + `{"id": 2, "text": "u", "labels": [["a"]], "user": 4}`, FormatDoccano, 3},
+		{"plain record with a text", `{"item_id": 1, "rater_id": "x", "label": "a", "text": "t"}`, FormatJSONL, 1},
+		{"plain record with a text, task and worker", `{"task": 1, "worker": "x", "label": "a", "text": "t"}`, FormatJSONL, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,7 +182,17 @@ func TestLabelStudio(t *testing.T) {
 		{name: "bad filter column", where: map[string]string{"annotator": "3"}, data: task(choice("3", `"dog"`)),
 			msg: "Label Studio exports can be filtered by from_name", col: "annotator"},
 		{name: "rating not a number", data: task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {"rating": [4]}}]}`),
-			msg: "expected a number, found an array", col: "annotations[0].result[0].value.rating"},
+			msg: `task 7, control "q" (rating): expected the rating as a number, found an array`, col: "annotations[0].result[0].value.rating"},
+		// Issue 19 item 10: an empty value said "expected a number, found a
+		// number".
+		{name: "empty rating value", data: task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {}}]}`),
+			msg: `task 7, control "q" (rating): empty value (no "rating" in the result's value); expected the rating as a number`, col: "annotations[0].result[0].value.rating"},
+		{name: "null number value", data: task(`{"completed_by": 1, "result": [{"type": "number", "from_name": "n", "value": {"number": null}}]}`),
+			msg: `task 7, control "n" (number): empty value (number is null)`, col: "annotations[0].result[0].value.number"},
+		{name: "empty string rating", data: task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {"rating": ""}}]}`),
+			msg: `task 7, control "q" (rating): empty value (rating is an empty string)`, col: "annotations[0].result[0].value.rating"},
+		{name: "empty choices value", data: task(`{"completed_by": 1, "result": [{"type": "choices", "from_name": "kind", "value": {}}]}`),
+			msg: `task 7, control "kind" (choices): empty value (no "choices" in the result's value); expected a list with one choice`, col: "annotations[0].result[0].value.choices"},
 		{name: "same control twice", data: task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {"rating": 4}}, {"type": "rating", "from_name": "q", "value": {"rating": 5}}]}`),
 			msg: `control "q" has 2 results in one annotation`, col: "annotations[0].result[1].value.rating"},
 		{name: "no task id", data: `[{"data": {"text": "t"}, "annotations": []}]`, msg: "task has no id", col: "id"},
@@ -541,5 +557,94 @@ func TestXLSXBombRefused(t *testing.T) {
 	}
 	if p, err := ReadLabels(bytes.NewReader(wb), ReadOptions{Name: "ok.xlsx"}); err != nil || len(p.Labels) != 2 {
 		t.Fatalf("ordinary workbook: %v", err)
+	}
+}
+
+// rezip copies a ZIP archive, passing each part through edit; a part edit
+// returns false for is left out.
+func rezip(t *testing.T, archive []byte, edit func(name string, b []byte) ([]byte, bool)) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := zip.NewWriter(&out)
+	for _, f := range zr.File {
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, keep := edit(f.Name, b)
+		if !keep {
+			continue
+		}
+		w, err := zw.Create(f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestXLSXDamaged: a damaged workbook is reported as such, naming the sheet,
+// row and cell (issue 19 item 10: a bad cell reference in row 2 read as "the
+// file has a header but no data rows", a missing xl/workbook.xml as "EOF").
+func TestXLSXDamaged(t *testing.T) {
+	wb := xlsxBytes(t, "ratings", [][]string{{"item_id", "rater_id", "label"}, {"a", "r1", "1"}, {"b", "r1", "2"}})
+	badRef := func(ref string) []byte {
+		return rezip(t, wb, func(name string, b []byte) ([]byte, bool) {
+			if strings.HasPrefix(name, "xl/worksheets/") {
+				b = bytes.Replace(b, []byte(`r="A2"`), []byte(`r="`+ref+`"`), 1)
+			}
+			return b, true
+		})
+	}
+	drop := func(part string) []byte {
+		return rezip(t, wb, func(name string, b []byte) ([]byte, bool) { return b, name != part })
+	}
+	var zipOfFiles bytes.Buffer
+	zw := zip.NewWriter(&zipOfFiles)
+	for _, n := range []string{"alice.jsonl", "bob.jsonl"} {
+		w, _ := zw.Create(n)
+		w.Write([]byte(`{"id": 1, "text": "t", "label": ["a"]}` + "\n"))
+	}
+	zw.Close()
+	tests := []struct {
+		name string
+		data []byte
+		row  int
+		msg  string
+	}{
+		{"cell reference A0", badRef("A0"), 2, `sheet "ratings": invalid cell reference "A0" (expected a column letter and a row number, such as B2); the workbook is damaged`},
+		{"cell reference 1A", badRef("1A"), 2, `sheet "ratings": invalid cell reference "1A"`},
+		{"column beyond XFD", badRef("XFE2"), 2, `sheet "ratings": invalid cell reference: a column beyond the last column a sheet can have (XFD, column 16384)`},
+		{"row beyond the last", badRef("A1048577"), 2, `sheet "ratings": invalid cell reference: a row number beyond the last row a sheet can have (1048576)`},
+		{"no workbook.xml", drop("xl/workbook.xml"), 0, "the file is not a valid XLSX workbook: the ZIP archive has no xl/workbook.xml"},
+		{"no worksheet part", drop("xl/worksheets/sheet1.xml"), 0, `cannot read sheet "ratings": the workbook lists it but its worksheet part is missing or damaged`},
+		{"truncated", wb[:len(wb)/2], 0, "the file is not a valid XLSX workbook: the ZIP archive is damaged or truncated"},
+		{"zip of label files", zipOfFiles.Bytes(), 0, "the file is not a valid XLSX workbook: a ZIP archive without xl/workbook.xml (it holds alice.jsonl, bob.jsonl); unzip it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadLabels(bytes.NewReader(tt.data), ReadOptions{Name: "bad.xlsx"})
+			var pl *ProblemList
+			if !errors.As(err, &pl) || pl.Len() != 1 {
+				t.Fatalf("got %v, want one problem", err)
+			}
+			p := pl.Problems[0]
+			if p.File != "bad.xlsx" || p.Row != tt.row || !strings.Contains(p.Msg, tt.msg) {
+				t.Errorf("problem %+v, want row %d and %q", p, tt.row, tt.msg)
+			}
+		})
 	}
 }

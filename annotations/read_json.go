@@ -198,26 +198,49 @@ func detectJSONFormat(first []byte, plain Format) Format {
 			}
 		}
 	}
-	if _, ok := m["text"]; !ok {
-		return plain
-	}
-	for _, k := range []string{"label", "labels"} {
-		if v, ok := m[k]; ok && jsonKind(v) == '[' {
-			return FormatDoccano
-		}
-	}
-	hasRater := false
-	for k := range m {
-		if aliasRank(k, raterAliases) >= 0 {
-			hasRater = true
-		}
-	}
-	if !hasRater {
-		if _, ok := m["label"]; ok {
-			return FormatDoccano
-		}
+	if isDoccanoShape(m) {
+		return FormatDoccano
 	}
 	return plain
+}
+
+// isDoccanoShape reports whether a record has the shape of a doccano
+// document: a "text" field and a "label" or "labels" field, the label a list
+// (never a plain record's label) or a string or number with the item id and
+// the rater, if the record names one, under fields doccano writes ("id",
+// "item_id", "doc_id"; "annotator", "user", ...). A record that names its
+// item "task" or its rater "rater_id" or "worker" is a plain record with a
+// text field, read with the plain reader's aliases.
+func isDoccanoShape(m map[string]json.RawMessage) bool {
+	if _, ok := m["text"]; !ok {
+		return false
+	}
+	hasLabel := false
+	for _, k := range []string{"label", "labels"} {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		switch jsonKind(v) {
+		case '[':
+			return true
+		case '{':
+		default:
+			hasLabel = true
+		}
+	}
+	if !hasLabel {
+		return false
+	}
+	for k := range m {
+		if aliasRank(k, itemAliases) >= 0 && !isWhereKey(k, doccanoIDKeys) {
+			return false
+		}
+		if aliasRank(k, raterAliases) >= 0 && !isWhereKey(k, doccanoUserKeys) {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonKind returns the first significant byte of a JSON value: '{', '[',

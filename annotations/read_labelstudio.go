@@ -202,11 +202,15 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 				}
 				raw, present := res.Value[key]
 				vpath := rpath + ".value." + key
+				if empty := lsEmptyValue(raw, present, key); empty != "" {
+					c.rowProblem(rec.line, rec.row, vpath, "task %s, control %q (%s): empty value (%s); expected %s", item, res.FromName, res.Type, empty, lsExpected(res.Type))
+					continue
+				}
 				var v string
 				if res.Type == "choices" {
 					var choices []json.RawMessage
-					if !present || json.Unmarshal(raw, &choices) != nil {
-						c.rowProblem(rec.line, rec.row, vpath, "expected a list of choices")
+					if json.Unmarshal(raw, &choices) != nil {
+						c.rowProblem(rec.line, rec.row, vpath, "task %s, control %q (%s): expected %s, found %s", item, res.FromName, res.Type, lsExpected(res.Type), jsonTypeName(raw))
 						continue
 					}
 					if len(choices) == 0 {
@@ -226,9 +230,9 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 					}
 					v = vals[0]
 				} else {
-					s, p, ok := jsonScalar(raw)
-					if !present || !p || !ok || jsonKind(raw) == '"' && s == "" {
-						c.rowProblem(rec.line, rec.row, vpath, "expected a number, found %s", jsonTypeName(raw))
+					s, _, ok := jsonScalar(raw)
+					if !ok {
+						c.rowProblem(rec.line, rec.row, vpath, "task %s, control %q (%s): expected %s, found %s", item, res.FromName, res.Type, lsExpected(res.Type), jsonTypeName(raw))
 						continue
 					}
 					v = s
@@ -271,6 +275,31 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 	for _, k := range sortedKeysStr(otherControls) {
 		c.parsed.Unused = append(c.parsed.Unused, k+" ("+otherControls[k]+")")
 	}
+}
+
+// lsEmptyValue says how a result's value is empty: its key missing from
+// "value", null, or an empty string. It returns "" for a value that is there.
+func lsEmptyValue(raw json.RawMessage, present bool, key string) string {
+	if !present {
+		return fmt.Sprintf("no %q in the result's value", key)
+	}
+	switch jsonKind(raw) {
+	case 0, 'n':
+		return key + " is null"
+	case '"':
+		if s, _, _ := jsonScalar(raw); strings.TrimSpace(s) == "" {
+			return key + " is an empty string"
+		}
+	}
+	return ""
+}
+
+// lsExpected names what a result type's value holds, for messages.
+func lsExpected(typ string) string {
+	if typ == "choices" {
+		return "a list with one choice"
+	}
+	return "the " + typ + " as a number"
 }
 
 func sortedKeysStr(m map[string]string) []string {

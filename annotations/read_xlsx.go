@@ -1,10 +1,13 @@
 package annotations
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -52,7 +55,7 @@ func readSheet(br *bufio.Reader, c *collector, sheet string) (rows [][]string, n
 				float64(len(data))/(1<<20), limit>>20, xlsxUnzipRatio, xlsxUnzipMin>>20, xlsxUnzipMax>>20)})
 			return nil, "", false, nil
 		}
-		c.add(Problem{Msg: "cannot open the XLSX workbook: " + err.Error()})
+		c.add(Problem{Msg: xlsxOpenProblem(data, err)})
 		return nil, "", false, nil
 	}
 	defer f.Close()
@@ -84,9 +87,7 @@ func readSheet(br *bufio.Reader, c *collector, sheet string) (rows [][]string, n
 		}
 		name = sheet
 	}
-	rows, err = f.GetRows(name, excelize.Options{RawCellValue: true})
-	if err != nil {
-		c.add(Problem{Msg: "cannot read sheet " + strconv.Quote(name) + ": " + err.Error()})
+	if rows, ok = sheetRows(f, name, c); !ok {
 		return nil, "", false, nil
 	}
 	for r, row := range rows {
@@ -105,6 +106,103 @@ func readSheet(br *bufio.Reader, c *collector, sheet string) (rows [][]string, n
 		}
 	}
 	return rows, name, true, nil
+}
+
+// sheetRows returns the rows of a sheet as excelize's GetRows does (raw cell
+// values, row i of the result is spreadsheet row i+1), except that a damaged
+// row or cell reference is a problem naming the sheet and row: GetRows stops
+// at one and returns the rows before it, so that a bad reference in row 2
+// read as "a header but no data rows".
+func sheetRows(f *excelize.File, sheet string, c *collector) ([][]string, bool) {
+	it, err := f.Rows(sheet)
+	if err != nil {
+		c.add(Problem{Msg: fmt.Sprintf("cannot read sheet %q: the workbook lists it but its worksheet part is missing or damaged (%v); open the workbook in a spreadsheet program and save it again, or export the sheet as CSV", sheet, err)})
+		return nil, false
+	}
+	defer it.Close()
+	var rows [][]string
+	cur, last := 0, 0
+	for it.Next() {
+		cur++
+		row, err := it.Columns(excelize.Options{RawCellValue: true})
+		if err != nil {
+			c.add(Problem{Row: cur, Msg: fmt.Sprintf("sheet %q: %s; the workbook is damaged (open it in a spreadsheet program and save it again, or export the sheet as CSV)", sheet, xlsxRefProblem(err))})
+			return nil, false
+		}
+		if len(row) > 0 {
+			for len(rows) < cur-1 {
+				rows = append(rows, nil)
+			}
+			rows = append(rows, row)
+			last = cur
+		}
+	}
+	if err := it.Error(); err != nil {
+		c.add(Problem{Row: cur + 1, Msg: fmt.Sprintf("sheet %q: %s; the workbook is damaged (open it in a spreadsheet program and save it again, or export the sheet as CSV)", sheet, xlsxRefProblem(err))})
+		return nil, false
+	}
+	return rows[:last], true
+}
+
+// xlsxCellName finds the cell name in excelize's message about it.
+var xlsxCellName = regexp.MustCompile(`cell "([^"]*)"`)
+
+// xlsxRefProblem describes excelize's error about a row or cell reference.
+func xlsxRefProblem(err error) string {
+	switch {
+	case errors.Is(err, excelize.ErrMaxRows):
+		return fmt.Sprintf("invalid cell reference: a row number beyond the last row a sheet can have (%d)", excelize.TotalRows)
+	case errors.Is(err, excelize.ErrColumnNumber):
+		return fmt.Sprintf("invalid cell reference: a column beyond the last column a sheet can have (XFD, column %d)", excelize.MaxColumns)
+	}
+	if m := xlsxCellName.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Sprintf("invalid cell reference %q (expected a column letter and a row number, such as B2)", m[1])
+	}
+	return "invalid row or cell reference (" + err.Error() + ")"
+}
+
+// xlsxOpenProblem explains why a file that starts like a ZIP archive could
+// not be opened as a workbook: a damaged archive, an archive without the
+// workbook part (xl/workbook.xml), or another archive altogether (a ZIP of
+// label files, as doccano exports one file per annotator).
+func xlsxOpenProblem(data []byte, err error) string {
+	zr, zerr := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if zerr != nil {
+		return fmt.Sprintf("the file is not a valid XLSX workbook: the ZIP archive is damaged or truncated (%v)", zerr)
+	}
+	var names []string
+	hasWorkbook := false
+	for _, zf := range zr.File {
+		if strings.HasSuffix(zf.Name, "/") {
+			continue
+		}
+		names = append(names, zf.Name)
+		n := strings.ToLower(zf.Name)
+		if n == "xl/workbook.xml" || strings.HasSuffix(n, "/workbook.xml") || strings.HasSuffix(n, "/workbook.bin") {
+			hasWorkbook = true
+		}
+	}
+	if !hasWorkbook {
+		if len(names) > 5 {
+			names = append(names[:5:5], fmt.Sprintf("and %d more", len(names)-5))
+		}
+		if hasXLPart(names) {
+			return "the file is not a valid XLSX workbook: the ZIP archive has no xl/workbook.xml (the workbook part is missing; open it in a spreadsheet program and save it again)"
+		}
+		return fmt.Sprintf("the file is not a valid XLSX workbook: a ZIP archive without xl/workbook.xml (it holds %s); unzip it and import the label files it holds one by one", strings.Join(names, ", "))
+	}
+	return "the file is not a valid XLSX workbook: " + err.Error()
+}
+
+// hasXLPart reports whether an archive's file names look like a workbook's
+// (an xl/ folder or [Content_Types].xml).
+func hasXLPart(names []string) bool {
+	for _, n := range names {
+		if strings.HasPrefix(n, "xl/") || n == "[Content_Types].xml" {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanNumber maps a stored floating-point number to the shortest decimal

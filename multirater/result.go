@@ -1,5 +1,11 @@
 package multirater
 
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+)
+
 // FitSchema is the schema name of the fit result document (FitResult as
 // JSON), documented in docs/fit-schema.md.
 const FitSchema = "concord.fit/v1"
@@ -292,7 +298,8 @@ type Diagnostics struct {
 	// MinESSTail the smallest bulk and tail effective sample sizes (Vehtari
 	// et al. 2021) over every free parameter: precisions, thresholds and
 	// latent scores. Parameters fixed by strong identifiability are
-	// excluded.
+	// excluded. MaxRhat is NaN, written as JSON null, when R-hat is not
+	// available: the chains kept fewer than 4 draws each (see diag).
 	MaxRhat    float64 `json:"max_rhat"`
 	MinESSBulk float64 `json:"min_ess_bulk"`
 	MinESSTail float64 `json:"min_ess_tail"`
@@ -340,7 +347,9 @@ type EngineDiagnostics struct {
 	LogEvidence *float64 `json:"log_evidence,omitempty"`
 }
 
-// ParamDiag is the convergence diagnostics of one parameter.
+// ParamDiag is the convergence diagnostics of one parameter. Rhat is NaN,
+// written as JSON null, when it is not available (chains of fewer than 4
+// draws).
 type ParamDiag struct {
 	Name    string  `json:"name"`
 	Mean    float64 `json:"mean"`
@@ -348,6 +357,61 @@ type ParamDiag struct {
 	Rhat    float64 `json:"rhat"`
 	ESSBulk float64 `json:"ess_bulk"`
 	ESSTail float64 `json:"ess_tail"`
+}
+
+// nullNaN is a float64 written to JSON as null when it is NaN, and read
+// from null as NaN (a number not available). An absent field is left alone.
+type nullNaN struct{ p *float64 }
+
+func (n nullNaN) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(*n.p) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(*n.p)
+}
+
+func (n nullNaN) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		*n.p = math.NaN()
+		return nil
+	}
+	return json.Unmarshal(b, n.p)
+}
+
+// MarshalJSON writes d with max_rhat null when R-hat is not available.
+func (d Diagnostics) MarshalJSON() ([]byte, error) {
+	type plain Diagnostics
+	return json.Marshal(struct {
+		plain
+		MaxRhat nullNaN `json:"max_rhat"`
+	}{plain(d), nullNaN{&d.MaxRhat}})
+}
+
+// UnmarshalJSON reads max_rhat null as NaN (R-hat not available).
+func (d *Diagnostics) UnmarshalJSON(b []byte) error {
+	type plain Diagnostics
+	return json.Unmarshal(b, &struct {
+		*plain
+		MaxRhat nullNaN `json:"max_rhat"`
+	}{(*plain)(d), nullNaN{&d.MaxRhat}})
+}
+
+// MarshalJSON writes p with rhat null when R-hat is not available.
+func (p ParamDiag) MarshalJSON() ([]byte, error) {
+	type plain ParamDiag
+	return json.Marshal(struct {
+		plain
+		Rhat nullNaN `json:"rhat"`
+	}{plain(p), nullNaN{&p.Rhat}})
+}
+
+// UnmarshalJSON reads rhat null as NaN (R-hat not available).
+func (p *ParamDiag) UnmarshalJSON(b []byte) error {
+	type plain ParamDiag
+	return json.Unmarshal(b, &struct {
+		*plain
+		Rhat nullNaN `json:"rhat"`
+	}{(*plain)(p), nullNaN{&p.Rhat}})
 }
 
 // Traces are thinned per-chain traces for plots.

@@ -428,9 +428,14 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 		return nil, err
 	}
 
-	// Bootstrap.
+	// Bootstrap. Resampling one item gives every replicate the same
+	// value: a zero-width interval that claims certainty, so with fewer
+	// than 2 items the intervals are not available.
 	if B := o.bootstrap(); B > 0 {
-		if err := b.run(ctx, B, o.Seed, level); err != nil {
+		if t.n < minBootItems {
+			b.unavailable()
+			rep.Notes = append(rep.Notes, fmt.Sprintf("bootstrap intervals not available: %d item with ratings, and resampling items needs at least %d", t.n, minBootItems))
+		} else if err := b.run(ctx, B, o.Seed, level); err != nil {
 			return nil, err
 		}
 	}
@@ -654,6 +659,16 @@ type booter struct {
 type bootSlot struct {
 	dst *Estimate
 	f   func(mult []float64) float64
+}
+
+// minBootItems is the fewest items a bootstrap interval over items needs.
+const minBootItems = 2
+
+// unavailable marks every bootstrapped estimate's interval as not available.
+func (b *booter) unavailable() {
+	for _, sl := range b.slots {
+		sl.dst.CILow, sl.dst.CIHigh, sl.dst.CIMethod = math.NaN(), math.NaN(), ""
+	}
 }
 
 // run computes B replicates of every slot and sets their percentile

@@ -190,3 +190,41 @@ func TestAnalyzeContextStops(t *testing.T) {
 		t.Errorf("cancelled before the start: %v", err)
 	}
 }
+
+// TestAnalyzeOneItemNoBootstrapInterval: with one item, resampling items
+// gives every replicate the same value; the bootstrap intervals are not
+// available (null in JSON) with a note, not a zero-width interval (issue 19
+// item 10).
+func TestAnalyzeOneItemNoBootstrapInterval(t *testing.T) {
+	r := NewRatings(1, 3, 3)
+	r.Data = []float64{0, 0, 1}
+	rep, err := Analyze(r, Options{Level: Ordinal, Bootstrap: 100, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, e := range map[string]*Estimate{"fleiss": rep.FleissKappa, "ac1": rep.GwetAC1, "percent": rep.PercentAgreement} {
+		if !math.IsNaN(e.CILow) || !math.IsNaN(e.CIHigh) || e.CIMethod != "" {
+			t.Errorf("%s: interval [%v, %v] (%q), want none", name, e.CILow, e.CIHigh, e.CIMethod)
+		}
+	}
+	if a := rep.KrippendorffAlpha["nominal"]; !math.IsNaN(a.CILow) || a.CIMethod == "bootstrap" {
+		t.Errorf("alpha: %+v", a)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "bootstrap intervals not available: 1 item with ratings, and resampling items needs at least 2") {
+		t.Errorf("notes %q", rep.Notes)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "NaN") || !strings.Contains(string(b), `"ci_low":null`) {
+		t.Errorf("JSON %.300s", b)
+	}
+	// Two items bootstrap as before.
+	r2 := NewRatings(2, 3, 3)
+	r2.Data = []float64{0, 0, 1, 2, 2, 1}
+	rep2, err := Analyze(r2, Options{Level: Ordinal, Bootstrap: 100, Seed: 1})
+	if err != nil || rep2.PercentAgreement.CIMethod != "bootstrap" {
+		t.Errorf("two items: %v, %+v", err, rep2.PercentAgreement)
+	}
+}

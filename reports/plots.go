@@ -72,27 +72,47 @@ const (
 func Plots(rep *Report) []PlotInfo {
 	var out []PlotInfo
 	if len(rep.Raters) > 0 {
-		out = append(out, PlotInfo{PlotPrecision, "Rater precisions"})
+		out = append(out, PlotInfo{PlotPrecision, PlotTitle(PlotPrecision)})
 	}
 	if rep.Draws != nil && len(rep.Draws.Alpha) > 0 && len(rep.Raters) > 0 {
-		out = append(out, PlotInfo{PlotVariance, "Posterior densities of the rater variances"})
+		out = append(out, PlotInfo{PlotVariance, PlotTitle(PlotVariance)})
 	}
 	if rep.Traces != nil && len(rep.Traces.Alpha) > 0 {
-		out = append(out, PlotInfo{PlotTrace, "Trace plots of the rater precisions"})
+		out = append(out, PlotInfo{PlotTrace, PlotTitle(PlotTrace)})
 	}
 	if len(rep.Diagnostics.Parameters) > 0 || hasTraces(rep) || len(rep.Diagnostics.Autocorrelation) > 0 {
-		out = append(out, PlotInfo{PlotRhat, "Convergence: R-hat, ESS and autocorrelation"})
+		out = append(out, PlotInfo{PlotRhat, PlotTitle(PlotRhat)})
 	}
 	if len(rep.Items) > 0 {
-		out = append(out, PlotInfo{PlotConsensus, "Consensus scores of the items"})
+		out = append(out, PlotInfo{PlotConsensus, PlotTitle(PlotConsensus)})
 	}
 	if rep.Kind == KindOrdinal && len(rep.Thresholds) > 0 {
-		out = append(out, PlotInfo{PlotThresholds, "Rater thresholds on the consensus scale"})
+		out = append(out, PlotInfo{PlotThresholds, PlotTitle(PlotThresholds)})
 	}
 	if len(rep.Levels) == 2 && len(rocCurves(rep)) > 0 {
-		out = append(out, PlotInfo{PlotROC, "ROC curves"})
+		out = append(out, PlotInfo{PlotROC, PlotTitle(PlotROC)})
 	}
 	return out
+}
+
+// plotTitles are the plots' titles, by name.
+var plotTitles = map[string]string{
+	PlotPrecision:  "Rater precisions",
+	PlotVariance:   "Posterior densities of the rater variances",
+	PlotTrace:      "Trace plots of the rater precisions",
+	PlotRhat:       "Convergence: R-hat, ESS and autocorrelation",
+	PlotConsensus:  "Consensus scores of the items",
+	PlotThresholds: "Rater thresholds on the consensus scale",
+	PlotROC:        "ROC curves",
+}
+
+// PlotTitle returns the title of the named plot (the name itself for an
+// unknown one), as Plots lists it.
+func PlotTitle(name string) string {
+	if t, ok := plotTitles[name]; ok {
+		return t
+	}
+	return name
 }
 
 func hasTraces(rep *Report) bool { return rep.Traces != nil && len(rep.Traces.Alpha) > 0 }
@@ -850,6 +870,9 @@ func verdictShort(rep *Report) string {
 	d := &rep.Diagnostics
 	if d.Converged {
 		return fmt.Sprintf("converged: max R-hat %.3f, min bulk ESS %.0f", float64(d.MaxRhat), float64(d.MinESSBulk))
+	}
+	if !d.MaxRhat.Valid() {
+		return fmt.Sprintf("NOT converged: R-hat not available (too few draws), min bulk ESS %.0f (limit %g)", float64(d.MinESSBulk), d.LimitESS)
 	}
 	return fmt.Sprintf("NOT converged: max R-hat %.3f (limit %g), min bulk ESS %.0f (limit %g)", float64(d.MaxRhat), d.LimitRhat, float64(d.MinESSBulk), d.LimitESS)
 }

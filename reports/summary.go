@@ -25,7 +25,7 @@ type FitSummary struct {
 	Precisions string  `json:"precisions,omitempty"`
 	Converged  bool    `json:"converged"`
 	Verdict    string  `json:"verdict"`
-	MaxRhat    float64 `json:"max_rhat"`
+	MaxRhat    Number  `json:"max_rhat"` // null when R-hat is not available (too few draws)
 	MinESSBulk float64 `json:"min_ess_bulk"`
 	Seconds    float64 `json:"seconds"`
 	Items      int     `json:"items"`
@@ -87,7 +87,7 @@ type TopItem struct {
 func SummariseFit(res *multirater.FitResult, scheme annotations.Scheme) *FitSummary {
 	d := res.Diagnostics
 	sum := &FitSummary{Model: res.Model.Model, Kernel: res.Model.Kernel, Precisions: res.Model.Precisions,
-		Converged: d.Converged, Verdict: d.Verdict, MaxRhat: d.MaxRhat, MinESSBulk: d.MinESSBulk, Seconds: d.Seconds,
+		Converged: d.Converged, Verdict: d.Verdict, MaxRhat: Number(d.MaxRhat), MinESSBulk: d.MinESSBulk, Seconds: d.Seconds,
 		Items: len(res.Items), Raters: len(res.Raters), Flags: len(res.Flags), Shape: res.Model.Shape()}
 	classes := sum.Shape == multirater.OutputClasses
 	levels := make([]LevelSummary, len(res.Levels))

@@ -575,8 +575,12 @@ func convergenceWords(rep *Report) string {
 		return fmt.Sprintf("The chains have converged: every free parameter's split R-hat is below %g (largest %.4f) and every bulk effective sample size is at least %g (smallest %.0f). %s",
 			d.LimitRhat, float64(d.MaxRhat), d.LimitESS, float64(d.MinESSBulk), d.Verdict)
 	}
-	return fmt.Sprintf("The chains have NOT converged: the numbers in this report are not reliable. Largest split R-hat %.4f (%s; limit %g), smallest bulk effective sample size %.0f (%s; limit %g). %s",
-		float64(d.MaxRhat), d.WorstRhat, d.LimitRhat, float64(d.MinESSBulk), d.WorstESS, d.LimitESS, d.Verdict)
+	rhat := fmt.Sprintf("Largest split R-hat %.4f (%s; limit %g)", float64(d.MaxRhat), d.WorstRhat, d.LimitRhat)
+	if !d.MaxRhat.Valid() {
+		rhat = "Split R-hat not available (too few draws per chain)"
+	}
+	return fmt.Sprintf("The chains have NOT converged: the numbers in this report are not reliable. %s, smallest bulk effective sample size %.0f (%s; limit %g). %s",
+		rhat, float64(d.MinESSBulk), d.WorstESS, d.LimitESS, d.Verdict)
 }
 
 // aggregatorColumns returns, for the items table, the baseline aggregators

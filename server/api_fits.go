@@ -23,8 +23,9 @@ import (
 // (ordinal for ordinal schemes, classification for nominal and binary
 // ones); unlike FitSpec, an explicit 0 is taken literally where it means
 // something ("burnin": 0 is no burn-in) and rejected where it does not
-// ("chains": 0). Settings that the chosen model does not use are rejected
-// rather than ignored.
+// ("chains": 0). A null field is rejected, naming it (null would otherwise
+// silently mean the default). Settings that the chosen model does not use
+// are rejected rather than ignored.
 type fitRequest struct {
 	Model           string            `json:"model"`
 	Kernel          string            `json:"kernel"`
@@ -207,7 +208,9 @@ func (s *Server) fitView(ctx context.Context, f *annotations.Fit) fitJSON {
 		s.log.WarnContext(ctx, "reading a fit result for its summary", "fit", f.ID, "err", err)
 		return out
 	}
-	out.MaxRhat = cf.res.Diagnostics.MaxRhat
+	if rh := cf.res.Diagnostics.MaxRhat; !math.IsNaN(rh) && !math.IsInf(rh, 0) {
+		out.MaxRhat = rh // NaN: not available (too few draws), left out
+	}
 	out.Summary = cf.summary()
 	return out
 }
@@ -249,8 +252,12 @@ func (s *Server) createFit(c *gin.Context) {
 		body, err = readBody(c, s.cfg.MaxJSONBytes)
 	}
 	if err == nil && len(strings.TrimSpace(string(body))) > 0 {
-		// An empty body asks for the defaults.
+		// An empty body asks for the defaults; a null field is refused
+		// rather than read as its default.
 		err = decodeJSONBytes(body, &req)
+		if err == nil {
+			err = rejectNulls(body)
+		}
 	}
 	if err != nil {
 		s.fail(c, err)

@@ -133,7 +133,8 @@ func TestProjects(t *testing.T) {
 		{`{"name": 5, "scheme": "ordinal:1..5"}`, 400, "invalid", `field "name": expected a string, got number`},
 		{`{"name": "x", "scheme": "ordinal:1..5"`, 400, "invalid", "malformed JSON"},
 		{`{"name": "x", "scheme": "ordinal:1..5"} {}`, 400, "invalid", "unexpected data after"},
-		{`[1]`, 400, "invalid", "expected"},
+		{`[1]`, 400, "invalid", "request body: expected an object, got array"}, // it said "a JSON an object" (issue 19 item 10)
+		{`"x"`, 400, "invalid", "request body: expected an object, got string"},
 		{``, 400, "invalid", "empty request body"},
 		{`{"name": "essays", "scheme": "ordinal:1..5"}`, 409, "conflict", `project "essays" already exists`},
 		{`{"name": "` + strings.Repeat("n", 300) + `", "scheme": "ordinal:1..5"}`, 400, "invalid", "at most 200"},

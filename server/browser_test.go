@@ -114,15 +114,34 @@ func (c *chrome) count(js string) int {
 }
 
 // waitImages waits until the page's plot images have loaded and returns
-// how many did, of how many.
+// how many did, of how many. The two main plots show at full width (at
+// least 700 of the window's 1280 pixels); the others load when their
+// <details> is opened, which waitImages does by clicking its summary.
 func (c *chrome) waitImages() (loaded, total int) {
 	c.t.Helper()
-	js := `Array.from(document.querySelectorAll("#plots img")).filter(i => i.complete && i.naturalWidth > 0).length`
-	total = c.count(`document.querySelectorAll("#plots img").length`)
-	for wait := time.Now().Add(60 * time.Second); c.count(js) < total && time.Now().Before(wait); {
-		time.Sleep(200 * time.Millisecond)
+	wait := func(sel string) (int, int) {
+		js := `Array.from(document.querySelectorAll("` + sel + `")).filter(i => i.complete && i.naturalWidth > 0).length`
+		total := c.count(`document.querySelectorAll("` + sel + `").length`)
+		for until := time.Now().Add(60 * time.Second); c.count(js) < total && time.Now().Before(until); {
+			time.Sleep(200 * time.Millisecond)
+		}
+		return c.count(js), total
 	}
-	return c.count(js), total
+	if n, total := wait("#plots figure.plot-main img"); n != 2 || total != 2 {
+		c.t.Errorf("%d of %d main plots loaded, want 2", n, total)
+	}
+	if w := c.count(`Math.round(Math.min(...Array.from(document.querySelectorAll("#plots figure.plot-main img")).map(i => i.getBoundingClientRect().width)))`); w < 700 {
+		c.t.Errorf("main plots are %d pixels wide, want full width", w)
+	}
+	if c.count(`document.querySelectorAll("#more-plots").length`) == 1 {
+		if c.count(`document.querySelector("#more-plots").open ? 1 : 0`) != 0 {
+			c.t.Error("the other plots are open before asked for")
+		}
+		if err := chromedp.Do(c.ctx, chromedp.Click(chromedp.CSS(`#more-plots summary`))); err != nil {
+			c.t.Fatalf("opening the other plots: %v", err)
+		}
+	}
+	return wait("#plots img")
 }
 
 // TestBrowserDashboard drives the dashboard in headless Chromium: log in

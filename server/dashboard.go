@@ -813,7 +813,9 @@ type fitPage struct {
 	Chart     template.HTML
 	Thresh    template.HTML
 	Tables    []string
-	Plots     []string
+	// MainPlots are shown at full width, MorePlots on demand.
+	MainPlots []plotView
+	MorePlots []plotView
 	Done      bool
 	Summary   *reports.FitSummary
 	// Classification fits: the consensus class table, the class
@@ -881,7 +883,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 			page.Chart = precisionChart(page.Raters, nil, title)
 			page.Thresh = thresholdChart(res)
 		}
-		page.Plots = plotsFor(res)
+		page.MainPlots, page.MorePlots = splitPlots(plotsFor(res))
 		page.Flags = res.Flags
 		if len(page.Flags) > maxFlagRows {
 			page.Flags = page.Flags[:maxFlagRows]

@@ -210,6 +210,7 @@ func TestDashboardPages(t *testing.T) {
 	if strings.Count(page, "<tr") < 135 {
 		t.Errorf("ranking table has %d rows", strings.Count(page, "<tr"))
 	}
+	checkPlotLayout(t, page, fid)
 	if resp.StatusCode != 200 {
 		t.Errorf("fit page: %d", resp.StatusCode)
 	}
@@ -379,4 +380,48 @@ func TestDashboardForms(t *testing.T) {
 		t.Errorf("delete project: %d", resp.StatusCode)
 	}
 	e.wantError("GET", fmt.Sprintf("/api/v1/projects/%d", id), testAdmin, nil, 404, "not_found", "")
+}
+
+// checkPlotLayout checks the plot section of an ordinal fit's page (issue 19
+// item 13: six plots as unreadable thumbnails): the rater precisions and
+// the consensus scores at full width, in that order, each with its title
+// and downloads, and the other plots inside a closed <details> that names
+// them, their images loaded lazily, each with a link that opens it.
+func checkPlotLayout(t *testing.T, page string, fid int64) {
+	t.Helper()
+	start := strings.Index(page, `<section class="card" id="plots">`)
+	if start < 0 {
+		t.Fatal("fit page has no plot section")
+	}
+	sec := page[start:]
+	sec = sec[:strings.Index(sec, "</section>")]
+	open := strings.Index(sec, `<details class="more-plots" id="more-plots">`)
+	if open < 0 || !strings.Contains(sec, "</details>") {
+		t.Fatalf("no closed <details> for the other plots:\n%s", sec)
+	}
+	main, more := sec[:open], sec[open:]
+	img := func(name string) string { return fmt.Sprintf(`src="/api/v1/fits/%d/plots/%s.svg"`, fid, name) }
+	p, c := strings.Index(main, `<figure class="plot-main" id="plot-precision">`), strings.Index(main, `<figure class="plot-main" id="plot-consensus">`)
+	if p < 0 || c < p || strings.Count(main, `<figure`) != 2 || strings.Count(main, "<img") != 2 ||
+		!strings.Contains(main, img("precision")) || !strings.Contains(main, img("consensus")) ||
+		!strings.Contains(main, "<strong>Rater precisions</strong>") || !strings.Contains(main, "<strong>Consensus scores of the items</strong>") {
+		t.Errorf("main plots: want the precisions and then the consensus at full width, with titles:\n%s", main)
+	}
+	others := []string{"variance-density", "trace", "convergence", "thresholds"}
+	if !strings.Contains(more, "<summary>4 more plots: Posterior densities of the rater variances, Trace plots of the rater precisions, Convergence: R-hat, ESS and autocorrelation, Rater thresholds on the consensus scale</summary>") {
+		t.Errorf("the details' summary does not name the other plots:\n%s", more)
+	}
+	for _, name := range others {
+		if !strings.Contains(more, fmt.Sprintf(`<figure class="plot-more" id="plot-%s">`, name)) ||
+			!strings.Contains(more, `<img loading="lazy" `+img(name)) ||
+			!strings.Contains(more, fmt.Sprintf(`<a href="/api/v1/fits/%d/plots/%s.svg" target="_blank" rel="noopener">open</a>`, fid, name)) {
+			t.Errorf("plot %s is not on demand in the details", name)
+		}
+		if strings.Contains(main, "/plots/"+name+".") {
+			t.Errorf("plot %s is shown outside the details", name)
+		}
+	}
+	if strings.Contains(sec, "<details class=\"more-plots\" id=\"more-plots\" open") {
+		t.Error("the other plots are open by default")
+	}
 }

@@ -69,6 +69,12 @@ var templateFuncs = template.FuncMap{
 		}
 		return ""
 	},
+	"na4": func(v float64) string { // f4, "not available" for NaN (an R-hat of too few draws)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "not available"
+		}
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	},
 	"sel": func(cur, v string) template.HTMLAttr {
 		if cur == v {
 			return "selected"

@@ -156,3 +156,60 @@ func TestKernelCheckedAtSubmission(t *testing.T) {
 	}
 	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"kernel": "identity", "samples": 20, "burnin": 10}, 202)
 }
+
+// TestBurninZeroStaysZero: a fit asked for with "burnin": 0 says 0 in its
+// spec (issue 19 item 10: it came back as -1, the internal "none") and runs
+// without burn-in; a fit without burnin gets the default.
+func TestBurninZeroStaysZero(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.loadedProject("burnin")
+	fid := e.startFit(id, key, map[string]any{"burnin": 0, "chains": 1, "samples": 20, "seed": 3})
+	f := e.call("GET", fmt.Sprintf("/api/v1/fits/%d", fid), key, nil, 200)
+	spec, _ := f["spec"].(map[string]any)
+	if b, ok := spec["burnin"]; !ok || b != 0.0 {
+		t.Errorf("spec %v: want burnin 0", spec)
+	}
+	if f = e.waitFit(fid, key, 60*time.Second); f["state"] != "done" {
+		t.Fatalf("fit ended %s: %v", f["state"], f["message"])
+	}
+	var res struct {
+		Model struct {
+			Burnin *int `json:"burnin"`
+		} `json:"model"`
+		Diagnostics struct {
+			Engine struct {
+				Iterations int `json:"iterations"`
+			} `json:"engine"`
+		} `json:"diagnostics"`
+	}
+	_, b := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/result", fid), key, nil)
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Model.Burnin != nil && *res.Model.Burnin != 0 || res.Diagnostics.Engine.Iterations != 20 {
+		t.Errorf("result burnin %v, %d sweeps: want 0 and 20", res.Model.Burnin, res.Diagnostics.Engine.Iterations)
+	}
+	f = e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"chains": 1, "samples": 20}, 202)
+	if spec, _ := f["spec"].(map[string]any); spec["burnin"] != 1000.0 {
+		t.Errorf("spec %v: want the default burnin 1000", spec)
+	}
+}
+
+// TestNullFitFieldsRejected: a fit field given as null is refused with 400
+// naming the field (issue 19 item 10: null silently meant the default), in
+// nested objects too; leaving the field out still gives the default.
+func TestNullFitFieldsRejected(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.project("nulls", "ordinal:1..3")
+	path := fmt.Sprintf("/api/v1/projects/%d/fits", id)
+	for body, field := range map[string]string{
+		`{"chains": null}`:                   "chains",
+		`{"samples": 20, "burnin": null}`:    "burnin",
+		`{"kernel": null}`:                   "kernel",
+		`{"v": null, "lambda": 1}`:           "v",
+		`{"text": {"stem": null}}`:           "text.stem",
+		`{"text": null, "thresholds": null}`: "text",
+	} {
+		e.wantError("POST", path, key, body, 400, "invalid", fmt.Sprintf("field %q is null: give a value, or leave the field out for its default", field))
+	}
+}

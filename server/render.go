@@ -36,6 +36,30 @@ var reportPlots = []string{
 	reports.PlotConsensus, reports.PlotThresholds, reports.PlotROC,
 }
 
+// plotView is a plot on the fit page: its name (in the plot URLs) and title.
+type plotView struct{ Name, Title string }
+
+// mainPlots are the plots the fit page shows at full width: how reliable
+// each rater is and what the raters collectively mean. The others are shown
+// on demand.
+var mainPlots = []string{reports.PlotPrecision, reports.PlotConsensus}
+
+// splitPlots splits the plots of a fit into the main ones, in mainPlots
+// order, and the others, in their order.
+func splitPlots(names []string) (main, more []plotView) {
+	for _, m := range mainPlots {
+		if slices.Contains(names, m) {
+			main = append(main, plotView{m, reports.PlotTitle(m)})
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(mainPlots, n) {
+			more = append(more, plotView{n, reports.PlotTitle(n)})
+		}
+	}
+	return main, more
+}
+
 // plotsFor lists the plots that apply to a fit, without building its
 // report: ROC curves only for two-level schemes, thresholds only for
 // ordinal fits.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -89,6 +90,39 @@ func decodeJSONBytes(body []byte, dst any) error {
 	return nil
 }
 
+// rejectNulls returns an EINVALID error naming the first field of the JSON
+// object body (or of an object inside it, as "text.stem") whose value is
+// null: decoded into Go, null leaves a field at its zero value, which for a
+// fit request silently means the default. A body that is not an object is
+// left to the decoder to report.
+func rejectNulls(body []byte) error {
+	var walk func(prefix string, raw json.RawMessage) error
+	walk = func(prefix string, raw json.RawMessage) error {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return nil
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := bytes.TrimSpace(m[k])
+			if string(v) == "null" {
+				return annotations.Errorf(annotations.EINVALID, "field %q is null: give a value, or leave the field out for its default", prefix+k)
+			}
+			if len(v) > 0 && v[0] == '{' {
+				if err := walk(prefix+k+".", v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk("", body)
+}
+
 // jsonError turns an encoding/json error into a precise EINVALID message.
 func jsonError(body []byte, err error) error {
 	var se *json.SyntaxError
@@ -100,7 +134,7 @@ func jsonError(body []byte, err error) error {
 	case errors.As(err, &te):
 		field := te.Field
 		if field == "" {
-			return annotations.Errorf(annotations.EINVALID, "expected a JSON %s, got %s", jsonType(te.Type.String()), te.Value)
+			return annotations.Errorf(annotations.EINVALID, "request body: expected %s, got %s", jsonType(te.Type.String()), te.Value)
 		}
 		return annotations.Errorf(annotations.EINVALID, "field %q: expected %s, got %s", field, jsonType(te.Type.String()), te.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,6 +111,51 @@ func TestFitCommandErrors(t *testing.T) {
 		if code := run(context.Background(), e, tc.args); code == 0 || !strings.Contains(errb.String(), tc.msg) {
 			t.Errorf("%v: exit %d, stderr %q, want a message with %q", tc.args, code, errb, tc.msg)
 		}
+	}
+}
+
+// TestFitShortChains: one chain of 3 draws is too short for split R-hat:
+// the summary and the result say R-hat is not available (issue 19 item 10:
+// "max R-hat 1000000.0000" and "samples 4"), the result file is written
+// with max_rhat null, and one draw in all is refused up front (it failed
+// writing the result: "json: unsupported value: NaN").
+func TestFitShortChains(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fit.json")
+	e, stdout, errb := testEnv()
+	args := []string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--chains", "1", "--samples", "3", "--burnin", "10", "--out", out}
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	for _, want := range []string{"R-hat is not available (each chain kept 3 draw(s); split R-hat needs at least 4 per chain)", "samples, e.g. 200", "several chains (chains, e.g. 4)"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout.String(), "1000000") {
+		t.Errorf("summary shows R-hat 1000000:\n%s", stdout)
+	}
+	var raw struct {
+		Diagnostics struct {
+			MaxRhat    *float64 `json:"max_rhat"`
+			Parameters []struct {
+				Rhat *float64 `json:"rhat"`
+			} `json:"parameters"`
+		} `json:"diagnostics"`
+	}
+	readJSON(t, out, &raw)
+	if raw.Diagnostics.MaxRhat != nil || len(raw.Diagnostics.Parameters) == 0 || raw.Diagnostics.Parameters[0].Rhat != nil {
+		t.Errorf("max_rhat %v, parameters %v: want null R-hats", raw.Diagnostics.MaxRhat, raw.Diagnostics.Parameters)
+	}
+	var res multirater.FitResult
+	readJSON(t, out, &res)
+	if !math.IsNaN(res.Diagnostics.MaxRhat) {
+		t.Errorf("max R-hat read back as %v, want NaN (not available)", res.Diagnostics.MaxRhat)
+	}
+
+	e, _, errb = testEnv()
+	args[8] = "1"
+	if code := run(context.Background(), e, args); code == 0 || !strings.Contains(errb.String(), "chains = 1 and samples = 1: one draw has no posterior spread") {
+		t.Errorf("one draw: exit %d, stderr %q", code, errb)
 	}
 }
 

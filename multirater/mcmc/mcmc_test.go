@@ -2,6 +2,7 @@ package mcmc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -69,10 +70,64 @@ func TestVerdict(t *testing.T) {
 	}
 	d = &multirater.Diagnostics{MaxRhat: 1.05, MinESSBulk: 100, WorstRhat: "alpha[a]", WorstESS: "m[x]"}
 	got := Verdict(d, 1.01, 400, 4, 1000)
-	for _, want := range []string{"NOT converged", "alpha[a]", "m[x]", "samples 6000"} {
+	for _, want := range []string{"NOT converged", "alpha[a]", "m[x]", "samples, e.g. 6000", "more chains than 4 (chains)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("verdict %q lacks %q", got, want)
 		}
+	}
+}
+
+// TestShortChainsRhatNotAvailable: chains too short for split R-hat (fewer
+// than 4 draws) have R-hat "not available" (NaN, JSON null), not 1000000,
+// and the verdict's advice makes sense for one chain of one draw (issue 19
+// item 10: it said "R-hat 1000000.0000" and "samples 4").
+func TestShortChainsRhatNotAvailable(t *testing.T) {
+	draws := [][]float64{{0.3}, {1.2}}
+	params := []*Param{
+		{Name: "alpha[a]", Free: true, Get: func(c int) []float64 { return draws[0] }},
+		{Name: "alpha[b]", Free: true, Get: func(c int) []float64 { return draws[1] }},
+	}
+	SummariseParams(params, 1)
+	// SD 0 marks a constant parameter; these vary across parameters only,
+	// so give each a nonzero SD as a longer chain would have.
+	for _, p := range params {
+		p.Sum.SD = 1
+	}
+	var dg multirater.Diagnostics
+	Converge(&dg, params, 1.01, 400, 1, 1)
+	if !math.IsNaN(dg.MaxRhat) || dg.WorstRhat != "" || dg.Converged {
+		t.Fatalf("max R-hat %v (%q), converged %t; want not available", dg.MaxRhat, dg.WorstRhat, dg.Converged)
+	}
+	for _, p := range dg.Parameters {
+		if !math.IsNaN(p.Rhat) {
+			t.Errorf("%s: R-hat %v, want not available", p.Name, p.Rhat)
+		}
+	}
+	for _, want := range []string{"R-hat is not available (each chain kept 1 draw(s); split R-hat needs at least 4 per chain)",
+		"samples, e.g. 200", "several chains (chains, e.g. 4)"} {
+		if !strings.Contains(dg.Verdict, want) {
+			t.Errorf("verdict %q lacks %q", dg.Verdict, want)
+		}
+	}
+	if strings.Contains(dg.Verdict, "1000000") || strings.Contains(dg.Verdict, "samples 4") {
+		t.Errorf("verdict %q", dg.Verdict)
+	}
+	b, err := json.Marshal(dg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"max_rhat":null`) || !strings.Contains(string(b), `"rhat":null`) {
+		t.Errorf("JSON %s: want max_rhat and rhat null", b)
+	}
+	var back multirater.Diagnostics
+	if err := json.Unmarshal(b, &back); err != nil || !math.IsNaN(back.MaxRhat) || len(back.Parameters) != 2 || !math.IsNaN(back.Parameters[0].Rhat) || back.Verdict != dg.Verdict {
+		t.Errorf("read back %+v, %v", back, err)
+	}
+	// A known R-hat survives the round trip as a number.
+	dg.MaxRhat, dg.Parameters[0].Rhat = 1.5, 1.25
+	b, _ = json.Marshal(dg)
+	if err := json.Unmarshal(b, &back); err != nil || back.MaxRhat != 1.5 || back.Parameters[0].Rhat != 1.25 {
+		t.Errorf("read back %s as %+v, %v", b, back, err)
 	}
 }
 

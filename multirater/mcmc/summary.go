@@ -28,14 +28,18 @@ type Param struct {
 	IsVar bool
 }
 
-// diagnoseParams sets the convergence figures of dg (MaxRhat, MinESSBulk,
+// DiagnoseParams sets the convergence figures of dg (MaxRhat, MinESSBulk,
 // MinESSTail, the worst parameters, Parameters) from the summaries of the
 // free, non-derived params; it returns how many were left out because they
-// did not vary.
+// did not vary. An R-hat that cannot be computed (chains of fewer than 4
+// draws, or draws that are NaN) is not available: it stays NaN, and so
+// does MaxRhat when any parameter's R-hat is not available. An infinite
+// R-hat (every split half constant, the halves different) is 1e6.
 func DiagnoseParams(dg *multirater.Diagnostics, params []*Param) (constant int) {
 	dg.MaxRhat = 0
 	dg.MinESSBulk = math.Inf(1)
 	dg.MinESSTail = math.Inf(1)
+	rhatNA := false
 	for _, p := range params {
 		if !p.Free || p.IsVar {
 			continue
@@ -45,9 +49,14 @@ func DiagnoseParams(dg *multirater.Diagnostics, params []*Param) (constant int) 
 			constant++
 			continue
 		}
-		rh, eb, et := FiniteDiag(s.Rhat, 1e6), FiniteDiag(s.ESSBulk, 0), FiniteDiag(s.ESSTail, 0)
+		rh, eb, et := s.Rhat, FiniteDiag(s.ESSBulk, 0), FiniteDiag(s.ESSTail, 0)
+		if !math.IsNaN(rh) {
+			rh = FiniteDiag(rh, 1e6)
+		}
 		dg.Parameters = append(dg.Parameters, multirater.ParamDiag{Name: p.Name, Mean: s.Mean, SD: s.SD, Rhat: rh, ESSBulk: eb, ESSTail: et})
-		if rh > dg.MaxRhat {
+		if math.IsNaN(rh) {
+			rhatNA = true
+		} else if rh > dg.MaxRhat {
 			dg.MaxRhat = rh
 			dg.WorstRhat = p.Name
 		}
@@ -59,6 +68,9 @@ func DiagnoseParams(dg *multirater.Diagnostics, params []*Param) (constant int) 
 	}
 	if math.IsInf(dg.MinESSBulk, 1) {
 		dg.MinESSBulk, dg.MinESSTail = 0, 0
+	}
+	if rhatNA {
+		dg.MaxRhat, dg.WorstRhat = math.NaN(), ""
 	}
 	return constant
 }
@@ -83,23 +95,47 @@ func ToEstimate(s diag.Summary) multirater.Estimate {
 	return multirater.Estimate{Mean: s.Mean, SD: s.SD, Q025: s.Q025, Q50: s.Q50, Q975: s.Q975}
 }
 
+// Verdict says in words whether the chains have converged (max R-hat below
+// maxRhat and min bulk ESS at least minESS) and, when not, what to change,
+// naming the settings by the names the CLI flags (--samples, --burnin,
+// --chains) and the API fields (samples, burnin, chains) share.
 func Verdict(d *multirater.Diagnostics, maxRhat, minESS float64, chains, samples int) string {
 	if d.Converged {
 		return fmt.Sprintf("converged: max R-hat %.4f < %g and min bulk ESS %.0f >= %g over %d free parameters", d.MaxRhat, maxRhat, d.MinESSBulk, minESS, len(d.Parameters))
 	}
 	var why []string
-	if !(d.MaxRhat < maxRhat) {
+	switch {
+	case math.IsNaN(d.MaxRhat):
+		why = append(why, fmt.Sprintf("R-hat is not available (each chain kept %d draw(s); split R-hat needs at least %d per chain)", samples, minRhatDraws))
+	case !(d.MaxRhat < maxRhat):
 		why = append(why, fmt.Sprintf("max R-hat %.4f (%s) is not below %g", d.MaxRhat, d.WorstRhat, maxRhat))
 	}
 	if !(d.MinESSBulk >= minESS) {
-		why = append(why, fmt.Sprintf("min bulk ESS %.0f (%s) is below %g", d.MinESSBulk, d.WorstESS, minESS))
+		if d.WorstESS != "" {
+			why = append(why, fmt.Sprintf("min bulk ESS %.0f (%s) is below %g", d.MinESSBulk, d.WorstESS, minESS))
+		} else {
+			why = append(why, fmt.Sprintf("min bulk ESS %.0f is below %g", d.MinESSBulk, minESS))
+		}
 	}
 	more := samples * 4
 	if d.MinESSBulk > 0 && d.MinESSBulk < minESS {
 		more = int(math.Ceil(float64(samples)*minESS/d.MinESSBulk*1.5/100)) * 100
 	}
-	return fmt.Sprintf("NOT converged: %s; run more samples (e.g. samples %d) with a longer burn-in, or more chains than %d", joinAnd(why), max(more, samples*2), chains)
+	more = max(more, samples*2, minSuggestedSamples)
+	advice := fmt.Sprintf("run more draws per chain (samples, e.g. %d) with a longer burn-in (burnin)", more)
+	if chains == 1 {
+		advice += ", and several chains (chains, e.g. 4): the R-hat of one chain only compares its two halves"
+	} else {
+		advice += fmt.Sprintf(", or more chains than %d (chains)", chains)
+	}
+	return fmt.Sprintf("NOT converged: %s; %s", joinAnd(why), advice)
 }
+
+// minRhatDraws is the fewest draws per chain split R-hat needs (diag).
+const minRhatDraws = 4
+
+// minSuggestedSamples is the fewest draws per chain a verdict suggests.
+const minSuggestedSamples = 200
 
 func joinAnd(s []string) string {
 	switch len(s) {
