@@ -243,7 +243,9 @@ func TestSchemaRejectsValues(t *testing.T) {
 		{"thresholds", func(m map[string]any) { m["thresholds"] = []any{} }},
 		{"classes", func(m map[string]any) { m["classes"] = map[string]any{"counts": []any{}, "confusion": []any{}} }},
 		{"probs", func(m map[string]any) { m["items"].([]any)[0].(map[string]any)["probs"] = []any{0.5, 0.5} }},
-		{"value without mean", func(m map[string]any) { delete(m["items"].([]any)[0].(map[string]any)["value"].(map[string]any), "mean") }},
+		{"value without mean", func(m map[string]any) {
+			delete(m["items"].([]any)[0].(map[string]any)["value"].(map[string]any), "mean")
+		}},
 		{"dispersion as a number", func(m map[string]any) { m["raters"].([]any)[0].(map[string]any)["dispersion"] = 3 }},
 		{"item value as a string", func(m map[string]any) { m["flags"].([]any)[0].(map[string]any)["item_value"] = "12" }},
 		{"ordinal without levels", func(m map[string]any) { m["kind"] = "ordinal" }},
