@@ -615,9 +615,9 @@ func convergenceWords(rep *Report) string {
 	switch rep.Model.Engine {
 	case multirater.EngineEP, multirater.EngineLaplace:
 		if d.Converged {
-			return "The approximation has converged: " + d.Verdict
+			return "The approximation has converged: " + strings.TrimPrefix(d.Verdict, "converged: ") + "."
 		}
-		return "The approximation has NOT converged: the numbers in this report are not reliable. " + d.Verdict
+		return "The approximation has NOT converged: the numbers in this report are not reliable. " + d.Verdict + "."
 	}
 	if d.Converged {
 		return fmt.Sprintf("The chains have converged: every free parameter's split R-hat is below %g (largest %.4f) and every bulk effective sample size is at least %g (smallest %.0f). %s",
