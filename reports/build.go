@@ -55,18 +55,23 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 		Traces:  fit.Traces,
 		Draws:   fit.Draws,
 	}
-	if fit.Classification() {
+	switch {
+	case fit.Values():
+		rep.Kind = KindValues
+	case fit.Classification():
 		rep.Kind = KindClassification
 	}
+	rep.Levels = []Level{}
 	for _, l := range scheme.Levels {
 		rep.Levels = append(rep.Levels, Level{Code: l.Code, Name: l.Name})
 	}
 	b := &builder{rep: rep, fit: fit, ds: ds, k: len(fit.Levels)}
 	b.items()
 	b.raters()
-	if rep.Kind == KindOrdinal {
+	switch rep.Kind {
+	case KindOrdinal:
 		b.thresholds()
-	} else {
+	case KindClassification:
 		b.classes()
 	}
 	b.flags()
@@ -78,6 +83,10 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 	}
 	b.rocs()
 	b.summary()
+	if rep.Kind == KindValues {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("bounded ratings on %s: each item's consensus is its value on the rating scale with a 95%% predictive interval, each rater's reliability their dispersion nu; there are no levels, grade or class distributions, thresholds or posterior draws", scheme))
+		return rep, nil
+	}
 	if fit.Draws == nil || len(fit.Draws.Alpha) == 0 {
 		rep.Notes = append(rep.Notes, "the fit kept no posterior draws: no density plot of the rater variances")
 	}
@@ -88,12 +97,29 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 }
 
 // resolveScheme returns the scheme of the report and checks that its
-// levels are the fit's.
+// levels are the fit's (for values: that it is a bounded scheme of the
+// fit's range).
 func resolveScheme(s annotations.Scheme, fit *Fit) (annotations.Scheme, error) {
 	if s.Kind == "" && fit.Model.Scheme != "" {
 		if p, err := annotations.ParseScheme(fit.Model.Scheme); err == nil && !p.Open() {
 			s = p
 		}
+	}
+	if fit.Values() {
+		m := fit.Model
+		if s.Kind == "" && m.Lo != nil && m.Hi != nil {
+			s = annotations.Scheme{Kind: annotations.Bounded, Lo: *m.Lo, Hi: *m.Hi}
+		}
+		switch {
+		case s.Kind != annotations.Bounded:
+			return s, fmt.Errorf("reports: the fit is of bounded ratings (model.output \"values\") but the scheme is %s", schemeName(s))
+		case m.Lo != nil && m.Hi != nil && (*m.Lo != s.Lo || *m.Hi != s.Hi):
+			return s, fmt.Errorf("reports: the scheme %s does not bound the fit's ratings to [%g, %g]", s, *m.Lo, *m.Hi)
+		}
+		return s, nil
+	}
+	if s.Kind == annotations.Bounded {
+		return s, fmt.Errorf("reports: the scheme %s is bounded but the fit has levels %s", s, strings.Join(fit.Levels, ","))
 	}
 	if s.Kind == "" {
 		s.Kind = annotations.Ordinal
@@ -109,6 +135,14 @@ func resolveScheme(s annotations.Scheme, fit *Fit) (annotations.Scheme, error) {
 		return s, fmt.Errorf("reports: the scheme %s has levels %s but the fit has %s", s, strings.Join(codes, ","), strings.Join(fit.Levels, ","))
 	}
 	return s, nil
+}
+
+// schemeName is a scheme's textual form, or "unknown" for none.
+func schemeName(s annotations.Scheme) string {
+	if s.Kind == "" {
+		return "unknown"
+	}
+	return s.String()
 }
 
 type builder struct {
@@ -182,6 +216,12 @@ func (b *builder) items() {
 		if fi.Rank != nil {
 			it.Rank = &RankSummary{Mean: Number(fi.Rank.Mean), Q025: Number(fi.Rank.Q025), Q50: Number(fi.Rank.Q50), Q975: Number(fi.Rank.Q975)}
 		}
+		if fi.Value != nil {
+			it.Value = estimate(*fi.Value)
+		}
+		if rep.Kind == KindValues {
+			it.Baselines = ratingBaselines(it.Labels)
+		}
 		probs := b.itemProbs(fi)
 		cons := fi.Grade
 		if b.rep.Kind == KindClassification {
@@ -211,7 +251,7 @@ func (b *builder) items() {
 	if b.k == 2 {
 		pos = positiveIndex(rep, b.fit.Levels)
 	}
-	ordinal := rep.Kind == KindOrdinal
+	ordinal := rep.Kind != KindClassification // scores and values: by rank
 	prob := func(it *Item, c int) float64 {
 		if c < 0 || c >= len(it.Probs) || !it.Probs[c].Valid() {
 			return math.Inf(-1)
@@ -270,6 +310,27 @@ func (b *builder) items() {
 		rep.Items[i].Position = i + 1
 		b.byID[rep.Items[i].ID] = i
 	}
+}
+
+// ratingBaselines returns the raters' mean and median of an item's
+// ratings (values), as the baseline aggregators "mean" and "median" of the
+// agreement analysis give them; nil without ratings.
+func ratingBaselines(labels map[string]string) map[string]Baseline {
+	vals := make([]float64, 0, len(labels))
+	for _, v := range labels {
+		if x, ok := ratingValue(v); ok {
+			vals = append(vals, x)
+		}
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	sort.Float64s(vals)
+	med := vals[len(vals)/2]
+	if len(vals)%2 == 0 {
+		med = (vals[len(vals)/2-1] + med) / 2
+	}
+	return map[string]Baseline{"mean": {Score: Number(stat.Mean(vals, nil))}, "median": {Score: Number(med)}}
 }
 
 // itemProbs returns the item's consensus distribution in level order: the
@@ -332,6 +393,12 @@ func (b *builder) raters() {
 		r.Reference = fr.Reference
 		r.Precision = *estimate(fr.Precision)
 		r.Variance = *estimate(fr.Variance)
+		if fr.Dispersion != nil {
+			r.Dispersion = estimate(*fr.Dispersion)
+		}
+		if fr.Bias != nil {
+			r.Bias = estimate(*fr.Bias)
+		}
 		r.MeanLogPred = Number(fr.MeanLogPred)
 		if fr.LevelCounts != nil {
 			r.LevelCounts = append([]int(nil), fr.LevelCounts...)
@@ -470,7 +537,11 @@ func (b *builder) flags() {
 		if l, ok := b.raterIx[f.Rater]; ok {
 			rep.Raters[l].Flags++
 		}
-		rep.Flags = append(rep.Flags, Flag{Item: f.Item, Rater: f.Rater, Label: f.Label, Prob: Number(f.Prob), Expected: f.Expected, Consensus: it.Consensus, Position: it.Position, Flagged: true})
+		fl := Flag{Item: f.Item, Rater: f.Rater, Label: f.Label, Prob: Number(f.Prob), Expected: f.Expected, Consensus: it.Consensus, Position: it.Position, Flagged: true}
+		if v := it.Value; v != nil {
+			fl.ItemValue = &Interval{Mean: v.Mean, Q025: v.Q025, Q975: v.Q975}
+		}
+		rep.Flags = append(rep.Flags, fl)
 	}
 	b.lowest()
 }
@@ -702,9 +773,15 @@ func (b *builder) agreement(ag *raters.Report) {
 					hits++
 				}
 			}
-			if it.Score != nil && it.Score.Mean.Valid() && !math.IsNaN(ic.Score) && !math.IsInf(ic.Score, 0) {
+			// The model's consensus: the value on the rating scale
+			// (values), else the latent score.
+			cons := it.Score
+			if it.Value != nil {
+				cons = it.Value
+			}
+			if cons != nil && cons.Mean.Valid() && !math.IsNaN(ic.Score) && !math.IsInf(ic.Score, 0) {
 				xs = append(xs, ic.Score)
-				ys = append(ys, float64(it.Score.Mean))
+				ys = append(ys, float64(cons.Mean))
 			}
 		}
 		out.AgreementWithModel = ratio(hits, out.Items)

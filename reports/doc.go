@@ -15,7 +15,10 @@
 // distribution ("class_probs", "class") by its JSON name, so ordinal and
 // classification results go through the same code; fields a model does
 // not fill are left out of the report, and the sheets and plots that need
-// them are replaced by a note or left out.
+// them are replaced by a note or left out. Fits of bounded ratings
+// (model.output "values") make reports of kind "values": no levels, items
+// with a value on the rating scale, raters with a dispersion, their own
+// Items, Raters and Flags sheets and the consensus and dispersion plots.
 //
 // Dependency direction: reports imports multirater, raters and
 // annotations; it is imported by server and cmd/concord.

@@ -3,10 +3,10 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"concord/annotations"
 	"concord/multirater"
@@ -45,8 +45,11 @@ type FitItem struct {
 // Classification reports whether the fit's output shape is classes
 // (multirater.OutputClasses), or the fit carries class distributions.
 func (f *Fit) Classification() bool {
-	if f.Model.Shape() == multirater.OutputClasses {
+	switch f.Model.Shape() {
+	case multirater.OutputClasses:
 		return true
+	case multirater.OutputValues:
+		return false
 	}
 	for i := range f.Items {
 		if f.Items[i].ClassProbs != nil {
@@ -140,20 +143,21 @@ func ReadFit(r io.Reader) (*Fit, error) {
 	return f, nil
 }
 
-// ErrValuesUnsupported is returned for fits of bounded ratings (output
-// shape values), which the reports do not render yet; the fit document
-// itself (concord fit --out) holds every result.
-var ErrValuesUnsupported = errors.New("reports of bounded-rating fits (model.output \"values\") are not available yet; the fit document itself holds every item's value and score and every rater's dispersion")
+// Values reports whether the fit's output shape is values (bounded
+// ratings: multirater.OutputValues): items have a value on the rating
+// scale, raters a dispersion, and there are no levels.
+func (f *Fit) Values() bool { return f.Model.Shape() == multirater.OutputValues }
 
 // check verifies the references inside the document: unique ids, labels
 // and flags naming known raters and levels, per-level arrays of the right
-// length.
+// length. A fit of values has no levels, and its labels are numbers.
 func (f *Fit) check() error {
-	if f.Model.Shape() == multirater.OutputValues {
-		return ErrValuesUnsupported
-	}
+	values := f.Values()
 	k := len(f.Levels)
-	if k < 2 {
+	switch {
+	case values && k != 0:
+		return fmt.Errorf("%d levels in a fit of bounded ratings (model.output \"values\" has none)", k)
+	case !values && k < 2:
 		return fmt.Errorf("%d levels (expected at least 2)", k)
 	}
 	level := make(map[string]bool, k)
@@ -172,7 +176,10 @@ func (f *Fit) check() error {
 		if r.LevelCounts != nil && len(r.LevelCounts) != k {
 			return fmt.Errorf("rater %q: %d level counts for %d levels", r.ID, len(r.LevelCounts), k)
 		}
-		if r.Thresholds != nil && len(r.Thresholds) != k-1 {
+		if values && len(r.Thresholds) > 0 {
+			return fmt.Errorf("rater %q: thresholds in a fit of bounded ratings", r.ID)
+		}
+		if !values && r.Thresholds != nil && len(r.Thresholds) != k-1 {
 			return fmt.Errorf("rater %q: %d thresholds for %d levels (expected %d)", r.ID, len(r.Thresholds), k, k-1)
 		}
 	}
@@ -187,7 +194,11 @@ func (f *Fit) check() error {
 			if !rater[r] {
 				return fmt.Errorf("item %q: label of unknown rater %q", it.ID, r)
 			}
-			if !level[v] {
+			if values {
+				if _, ok := ratingValue(v); !ok {
+					return fmt.Errorf("item %q: rater %q's rating %q is not a number", it.ID, r, v)
+				}
+			} else if !level[v] {
 				return fmt.Errorf("item %q: rater %q's label %q is not a level", it.ID, r, v)
 			}
 		}
@@ -279,6 +290,16 @@ func probsOf(m map[string]float64, levels []string) []float64 {
 		p[i] = m[l]
 	}
 	return p
+}
+
+// ratingValue parses a bounded rating as the fit writes it: a finite
+// decimal number.
+func ratingValue(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
 }
 
 func indexOf(s []string, v string) int {

@@ -10,6 +10,7 @@ import (
 	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+	"concord/multirater/bounded"
 	"concord/multirater/mcmc"
 	"concord/multirater/ordinal"
 	"concord/raters"
@@ -248,7 +249,67 @@ func degenerateClassCase(t testing.TB) reportCase {
 	return reportCase{"degenerate-classification", rep, fit}
 }
 
+// boundedFit reads the real fit of bounded ratings in
+// testdata/fit_snow_valence.json (see testdata/README.md for how it was
+// made).
+func boundedFit(t testing.TB) *Fit {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "fit_snow_valence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fit, err := ReadFit(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fit
+}
+
+// boundedCase is the report of the real bounded fit, with the agreement
+// analysis of the ratings it records.
+func boundedCase(t testing.TB) reportCase {
+	fit := boundedFit(t)
+	s := annotations.MustParseScheme("bounded:-100..100")
+	ag, ds := agreementOf(t, fit, s)
+	rep, err := BuildFit(annotations.Project{Name: "snow-valence", Scheme: s}, fit, ag, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"bounded", rep, fit}
+}
+
+// liveBoundedCase fits the bounded model (beta likelihood, no bias) to a
+// small synthetic data set on 0..100, with one item nobody rated: a
+// FitResult as analysis.Fit returns it, reported without the agreement
+// analysis.
+func liveBoundedCase(t testing.TB) reportCase {
+	t.Helper()
+	data := &bounded.Data{
+		ItemIDs:  []string{"a", "b", "c", "d", "e", "unrated"},
+		RaterIDs: []string{"r1", "r2", "r3"},
+		Lo:       0, Hi: 100,
+	}
+	vals := [][]float64{{10, 15, 30}, {25, 20, 60}, {50, 45, 55}, {70, 80, 40}, {90, 100, 85}}
+	for n, row := range vals {
+		for l, v := range row {
+			data.Ratings = append(data.Ratings, bounded.Rating{Item: n, Rater: l, Value: v})
+		}
+	}
+	res, err := bounded.Fit(context.Background(), data, bounded.Options{Seed: 3, FlagThreshold: 0.2, RankDraws: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Model.Scheme = "bounded:0..100"
+	rep, err := Build(annotations.Project{Name: "live-bounded"}, res, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"live-bounded", rep, FitFromResult(res)}
+}
+
 // allCases returns every report the tests check.
 func allCases(t testing.TB) []reportCase {
-	return []reportCase{ordinalCase(t), liveOrdinalCase(t), degenerateOrdinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t)}
+	return []reportCase{ordinalCase(t), liveOrdinalCase(t), degenerateOrdinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t),
+		boundedCase(t), liveBoundedCase(t)}
 }

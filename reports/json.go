@@ -46,15 +46,21 @@ func ReadReport(r io.Reader) (*Report, error) {
 }
 
 // check verifies what the writers rely on in a report read from JSON: a
-// known kind, at least two distinct levels, per-level arrays of the right
-// length and a square kappa matrix.
+// known kind, at least two distinct levels (none for values), per-level
+// arrays of the right length and a square kappa matrix.
 func (rep *Report) check() error {
-	if rep.Kind != KindOrdinal && rep.Kind != KindClassification {
-		return fmt.Errorf("kind %q (expected ordinal or classification)", rep.Kind)
+	if rep.Kind != KindOrdinal && rep.Kind != KindClassification && rep.Kind != KindValues {
+		return fmt.Errorf("kind %q (expected ordinal, classification or values)", rep.Kind)
 	}
 	k := len(rep.Levels)
-	if k < 2 {
+	switch {
+	case rep.Kind == KindValues && k != 0:
+		return fmt.Errorf("%d levels in a report of values (expected none)", k)
+	case rep.Kind != KindValues && k < 2:
 		return fmt.Errorf("%d levels (expected at least 2)", k)
+	}
+	if rep.Kind == KindValues && (len(rep.Thresholds) > 0 || rep.Classes != nil) {
+		return fmt.Errorf("a report of values with thresholds or classes")
 	}
 	seen := map[string]bool{}
 	for _, l := range rep.Levels {

@@ -37,6 +37,7 @@ const (
 	PlotConsensus  = "consensus"
 	PlotThresholds = "thresholds"
 	PlotROC        = "roc"
+	PlotDispersion = "dispersion"
 )
 
 // ErrNoPlot is returned (wrapped) by WritePlot for a plot name that does not
@@ -69,9 +70,20 @@ const (
 //	consensus         consensus scores of the items in ranking order with 95% intervals, and their distribution (ordinal); the consensus probability distribution and class counts (classification)
 //	thresholds        each rater's thresholds on the consensus scale with 95% intervals, above the distribution of the items' scores (ordinal)
 //	roc               ROC curves of the consensus probability of the positive class against gold labels, or else against the majority vote (two-level schemes)
+//
+// A report of values (bounded ratings) has, instead of the precisions,
+//
+//	dispersion        rater dispersions nu, estimate and 95% interval on a log axis (forest plot)
+//
+// and its consensus plot shows the items' values on the rating scale,
+// sorted, with their 95% predictive intervals and the raters' mean.
 func Plots(rep *Report) []PlotInfo {
 	var out []PlotInfo
-	if len(rep.Raters) > 0 {
+	values := rep.Kind == KindValues
+	switch {
+	case len(rep.Raters) > 0 && values:
+		out = append(out, PlotInfo{PlotDispersion, PlotTitle(PlotDispersion)})
+	case len(rep.Raters) > 0:
 		out = append(out, PlotInfo{PlotPrecision, PlotTitle(PlotPrecision)})
 	}
 	if rep.Draws != nil && len(rep.Draws.Alpha) > 0 && len(rep.Raters) > 0 {
@@ -83,7 +95,10 @@ func Plots(rep *Report) []PlotInfo {
 	if len(rep.Diagnostics.Parameters) > 0 || hasTraces(rep) || len(rep.Diagnostics.Autocorrelation) > 0 {
 		out = append(out, PlotInfo{PlotRhat, PlotTitle(PlotRhat)})
 	}
-	if len(rep.Items) > 0 {
+	switch {
+	case len(rep.Items) > 0 && values:
+		out = append(out, PlotInfo{PlotConsensus, "Consensus values of the items with 95% predictive intervals"})
+	case len(rep.Items) > 0:
 		out = append(out, PlotInfo{PlotConsensus, PlotTitle(PlotConsensus)})
 	}
 	if rep.Kind == KindOrdinal && len(rep.Thresholds) > 0 {
@@ -98,6 +113,7 @@ func Plots(rep *Report) []PlotInfo {
 // plotTitles are the plots' titles, by name.
 var plotTitles = map[string]string{
 	PlotPrecision:  "Rater precisions",
+	PlotDispersion: "Rater dispersions",
 	PlotVariance:   "Posterior densities of the rater variances",
 	PlotTrace:      "Trace plots of the rater precisions",
 	PlotRhat:       "Convergence: R-hat, ESS and autocorrelation",
@@ -158,6 +174,8 @@ func (rep *Report) figure(name string) (*figure, error) {
 		fig, err = thresholdsPlot(rep)
 	case PlotROC:
 		fig, err = rocPlot(rep)
+	case PlotDispersion:
+		fig, err = dispersionPlot(rep)
 	default:
 		return nil, fmt.Errorf("reports: plot %q: %w", name, ErrNoPlot)
 	}
@@ -353,12 +371,44 @@ func raterSubset(n, limit int, key func(l int) float64) (idx []int, left int) {
 
 // precisionPlot is the forest plot of the rater precisions.
 func precisionPlot(rep *Report) (*figure, error) {
-	idx, left := raterSubset(len(rep.Raters), maxForestRaters, func(l int) float64 { return float64(rep.Raters[l].Precision.Mean) })
 	title := "Rater precision (posterior mean and 95% interval)"
-	if left > 0 {
+	if len(rep.Raters) > maxForestRaters {
 		title = fmt.Sprintf("Rater precision: the %d least and %d most precise of %d raters", maxForestRaters/2, maxForestRaters-maxForestRaters/2, len(rep.Raters))
 	}
-	p := newPlot(title, "precision α (higher = more consistent with the consensus)", "")
+	return raterForest(rep, func(r *Rater) *Estimate { return &r.Precision }, title, "precision α (higher = more consistent with the consensus)", false)
+}
+
+// dispersionPlot is the forest plot of the rater dispersions nu of a
+// report of values, on a log axis.
+func dispersionPlot(rep *Report) (*figure, error) {
+	title := "Rater dispersion ν (estimate and 95% interval)"
+	if len(rep.Raters) > maxForestRaters {
+		title = fmt.Sprintf("Rater dispersion ν: the %d least and %d most consistent of %d raters", maxForestRaters/2, maxForestRaters-maxForestRaters/2, len(rep.Raters))
+	}
+	return raterForest(rep, dispersionOf, title, "dispersion ν, log scale (higher = more consistent with the consensus)", true)
+}
+
+// dispersionOf is a rater's dispersion estimate, or their precision in a
+// document that only has that.
+func dispersionOf(r *Rater) *Estimate {
+	if r.Dispersion != nil {
+		return r.Dispersion
+	}
+	return &r.Precision
+}
+
+// raterForest draws a forest plot of one estimate per rater: mean and 95%
+// interval, sorted, the maxForestRaters/2 lowest and highest when there
+// are more; logX puts the estimates (positive) on a log axis.
+func raterForest(rep *Report, est func(*Rater) *Estimate, title, xlabel string, logX bool) (*figure, error) {
+	idx, _ := raterSubset(len(rep.Raters), maxForestRaters, func(l int) float64 {
+		m := float64(est(&rep.Raters[l]).Mean)
+		if logX && !(m > 0) {
+			return math.NaN()
+		}
+		return m
+	})
+	p := newPlot(title, xlabel, "")
 	var pts xErr
 	var fixed plotter.XYs
 	names := make([]string, len(idx))
@@ -366,11 +416,12 @@ func precisionPlot(rep *Report) (*figure, error) {
 	for y, l := range idx {
 		r := &rep.Raters[l]
 		names[y] = r.ID
-		m, a, b := float64(r.Precision.Mean), float64(r.Precision.Q025), float64(r.Precision.Q975)
-		if !finite(m) {
+		e := est(r)
+		m, a, b := float64(e.Mean), float64(e.Q025), float64(e.Q975)
+		if !finite(m) || (logX && !(m > 0)) {
 			continue
 		}
-		if !finite(a) || !finite(b) {
+		if !finite(a) || !finite(b) || (logX && !(a > 0)) {
 			a, b = m, m
 		}
 		if r.Reference {
@@ -410,8 +461,20 @@ func precisionPlot(rep *Report) (*figure, error) {
 	}
 	p.Add(plotter.NewGrid())
 	p.NominalY(names...)
-	p.X.Min, p.X.Max = padRange(math.Min(lo, 0), hi)
-	p.X.Min = 0
+	if logX {
+		// Positive estimates only (see above); keep the axis within
+		// floating point range.
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+		if !(lo > 0) || !finite(hi) {
+			lo, hi = 1, 10
+		}
+		p.X.Min = math.Min(math.Max(lo/1.5, 1e-300), 1e300)
+		p.X.Max = math.Min(math.Max(hi*1.5, p.X.Min*10), 1e300)
+	} else {
+		p.X.Min, p.X.Max = padRange(math.Min(lo, 0), hi)
+		p.X.Min = 0
+	}
 	p.Y.Min, p.Y.Max = -0.7, float64(len(idx))-0.3
 	h := vg.Length(len(idx))*vg.Points(15) + 3.2*vg.Centimeter
 	return single(p, 17*vg.Centimeter, max(h, 7*vg.Centimeter)), nil
@@ -900,6 +963,9 @@ func histogram(vals []float64, lo, hi float64, n int) *plotter.Histogram {
 // intervals and the distribution of the scores (ordinal), or the consensus
 // probabilities and class counts (classification).
 func consensusPlot(rep *Report) (*figure, error) {
+	if rep.Kind == KindValues {
+		return valuePlot(rep)
+	}
 	hasScores := false
 	for i := range rep.Items {
 		if rep.Items[i].Score != nil && rep.Items[i].Score.Mean.Valid() {
@@ -970,6 +1036,134 @@ func scorePlot(rep *Report) (*figure, error) {
 	h.Add(plotter.NewGrid(), histogram(means, lo, hi, bins))
 	h.X.Min, h.X.Max = padRange(lo, hi)
 	return &figure{w: 18 * vg.Centimeter, h: 17 * vg.Centimeter, panels: [][]*plot.Plot{{p}, {h}}}, nil
+}
+
+// maxNamedItems is the most items the value plot names on its axis.
+const maxNamedItems = 40
+
+// valuePlot draws the items' consensus values on the rating scale (a
+// report of values), sorted, with their 95% predictive intervals and the
+// raters' mean of each item's ratings as a second marker.
+func valuePlot(rep *Report) (*figure, error) {
+	type point struct {
+		id         string
+		m, a, b, r float64
+	}
+	var pts []point
+	for i := range rep.Items {
+		it := &rep.Items[i]
+		v := it.Value
+		if v == nil || !v.Mean.Valid() {
+			continue
+		}
+		p := point{id: it.ID, m: float64(v.Mean), a: float64(v.Q025), b: float64(v.Q975), r: math.NaN()}
+		if !finite(p.a) || !finite(p.b) {
+			p.a, p.b = p.m, p.m
+		}
+		if bl, ok := it.Baselines["mean"]; ok && bl.Score.Valid() {
+			p.r = float64(bl.Score)
+		}
+		pts = append(pts, p)
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].m < pts[j].m })
+	n := len(pts)
+	step := 1
+	if n > maxIntervals {
+		step = (n + maxIntervals - 1) / maxIntervals
+	}
+	named := n <= maxNamedItems
+	x := func(j int) float64 {
+		if named {
+			return float64(j) // NominalX puts the names at 0, 1, ...
+		}
+		return float64(j + 1)
+	}
+	var bars yErr
+	var means plotter.XYs
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for j, p := range pts {
+		lo, hi = math.Min(lo, p.m), math.Max(hi, p.m)
+		if finite(p.r) {
+			means = append(means, plotter.XY{X: x(j), Y: p.r})
+			lo, hi = math.Min(lo, p.r), math.Max(hi, p.r)
+		}
+		if j%step != 0 {
+			continue
+		}
+		bars.XYs = append(bars.XYs, plotter.XY{X: x(j), Y: p.m})
+		bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{p.m - p.a, p.b - p.m})
+		lo, hi = math.Min(lo, p.a), math.Max(hi, p.b)
+	}
+	if m := rep.Model; m.Lo != nil && m.Hi != nil && *m.Lo < *m.Hi {
+		lo, hi = *m.Lo, *m.Hi // the rating scale
+	}
+	title := "Consensus value per item (mean and 95% predictive interval)"
+	if step > 1 {
+		title = fmt.Sprintf("Consensus value per item (intervals of every %d-th of %d items)", step, n)
+	}
+	xlab := "items, sorted by consensus value"
+	if !named {
+		xlab = fmt.Sprintf("%d items, sorted by consensus value", n)
+	}
+	p := newPlot(title, xlab, "rating")
+	p.Add(plotter.NewGrid())
+	if len(bars.XYs) > 0 {
+		eb, err := plotter.NewYErrorBars(bars)
+		if err != nil {
+			return nil, err
+		}
+		eb.LineStyle.Color = withAlpha(plotutil.Color(0), 160)
+		eb.LineStyle.Width = vg.Points(1)
+		if !named {
+			eb.LineStyle.Width = vg.Points(0.7)
+			eb.CapWidth = 0
+		}
+		sc, err := plotter.NewScatter(bars.XYs)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		sc.GlyphStyle.Radius = vg.Points(2.5)
+		if !named {
+			sc.GlyphStyle.Radius = vg.Points(1.2)
+		}
+		sc.GlyphStyle.Color = plotutil.Color(0)
+		p.Add(eb, sc)
+		p.Legend.Add("consensus value (95% predictive interval)", sc)
+	}
+	if len(means) > 0 {
+		sc, err := plotter.NewScatter(means)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Shape = draw.CrossGlyph{}
+		sc.GlyphStyle.Radius = vg.Points(2.5)
+		if !named {
+			sc.GlyphStyle.Radius = vg.Points(1.2)
+		}
+		sc.GlyphStyle.Color = plotutil.Color(1)
+		p.Add(sc)
+		p.Legend.Add("raters' mean", sc)
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	if named {
+		names := make([]string, n)
+		for j, pt := range pts {
+			names[j] = pt.id
+		}
+		p.NominalX(names...)
+		p.X.Tick.Label.Rotation = math.Pi / 2
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+		p.X.Min, p.X.Max = -0.7, float64(n)-0.3
+	} else {
+		p.X.Min, p.X.Max = padRange(0.5, float64(n)+0.5)
+	}
+	lo, hi = padRange(lo, hi)
+	pad := (hi - lo) * 0.03
+	p.Y.Min, p.Y.Max = lo-pad, hi+pad+(hi-lo)*0.12 // room for the legend
+	return single(p, 18*vg.Centimeter, 12*vg.Centimeter), nil
 }
 
 func classPlot(rep *Report) (*figure, error) {

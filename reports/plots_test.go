@@ -69,6 +69,8 @@ func TestPlotsApply(t *testing.T) {
 		{nominalCase(t), "precision,convergence,consensus"},
 		{degenerateOrdinalCase(t), "precision,variance-density,trace,convergence,consensus,thresholds"},
 		{degenerateClassCase(t), "precision,consensus"},
+		{boundedCase(t), "dispersion,consensus"},
+		{liveBoundedCase(t), "dispersion,consensus"},
 	} {
 		if got := names(tc.c); got != tc.want {
 			t.Errorf("%s: plots %s, want %s", tc.c.name, got, tc.want)

@@ -15,10 +15,12 @@ const Schema = "concord.report/v1"
 
 // Model kinds (Report.Kind): the fit's output shape, by the names the
 // report schema has always used (multirater.OutputScores is "ordinal",
-// multirater.OutputClasses "classification").
+// multirater.OutputClasses "classification"); multirater.OutputValues
+// (bounded ratings) is "values".
 const (
 	KindOrdinal        = "ordinal"
 	KindClassification = "classification"
+	KindValues         = "values"
 )
 
 // Report is the report of one fit: the `concord.report/v1` document. It
@@ -34,12 +36,14 @@ type Report struct {
 	Project Project `json:"project"`
 	// Model is every setting of the fit, including the seed.
 	Model multirater.ModelSettings `json:"model"`
-	// Kind is "ordinal" or "classification", from the fit's output shape
-	// (Fit.Classification): it decides whether the report has Thresholds
-	// or Classes, and whether items have scores.
+	// Kind is "ordinal", "classification" or "values", from the fit's
+	// output shape (Fit.Classification, multirater.OutputValues): it
+	// decides whether the report has Thresholds or Classes, whether items
+	// have scores, and whether they have values on the rating scale
+	// (bounded ratings: no levels, no grade or class distributions).
 	Kind string `json:"kind"`
 	// Levels are the ordinal levels (lowest first) or the classes, in the
-	// order of every per-level array of the report.
+	// order of every per-level array of the report; empty for values.
 	Levels      []Level     `json:"levels"`
 	Summary     Summary     `json:"summary"`
 	Diagnostics Diagnostics `json:"diagnostics"`
@@ -226,9 +230,15 @@ type Item struct {
 	// (ordinal).
 	Score *Estimate    `json:"score,omitempty"`
 	Rank  *RankSummary `json:"rank,omitempty"`
+	// Value is the consensus on the rating scale (values: bounded
+	// ratings): the predictive distribution of a new rating, with its
+	// 95% predictive interval (q025, q975). The raters' mean and median
+	// of the item's ratings are Baselines "mean" and "median".
+	Value *Estimate `json:"value,omitempty"`
 	// Consensus is the consensus grade or class, Prob its probability and
 	// Probs the whole distribution in level order; Entropy is that
-	// distribution's entropy in bits.
+	// distribution's entropy in bits. Values have none of them ("", null,
+	// [], null).
 	Consensus string   `json:"consensus"`
 	Prob      Number   `json:"prob"`
 	Probs     []Number `json:"probs"`
@@ -257,14 +267,21 @@ type Rater struct {
 	// Reference marks the reference rater of strong identifiability, whose
 	// precision is fixed.
 	Reference bool `json:"reference,omitempty"`
-	// Precision alpha_l and Variance 1/alpha_l (Rogers et al. sec. 2.1).
+	// Precision alpha_l and Variance 1/alpha_l (Rogers et al. sec. 2.1);
+	// for values the fit repeats the dispersion nu_l in Precision.
 	Precision Estimate `json:"precision"`
 	Variance  Estimate `json:"variance"`
+	// Dispersion is the rater's inverse dispersion nu_l with a 95%
+	// interval (values: larger is more consistent with the consensus) and
+	// Bias their additive bias on the latent (probit) scale, when fitted.
+	Dispersion *Estimate `json:"dispersion,omitempty"`
+	Bias       *Estimate `json:"bias,omitempty"`
 	// Severity is how far the rater's thresholds sit above the average
 	// rater's on the consensus scale (ordinal; positive is severe).
 	Severity *Interval `json:"severity,omitempty"`
 	// MeanLogPred is the mean log posterior predictive probability of the
-	// rater's labels.
+	// rater's labels (values: the mean log predictive density of the
+	// ratings, on the rating scale).
 	MeanLogPred Number `json:"mean_log_pred"`
 	// ConsensusAgreement is the share of the rater's labels equal to the
 	// item's consensus grade or class.
@@ -417,9 +434,15 @@ type Flag struct {
 	Rater string `json:"rater"`
 	Label string `json:"label"`
 	// Prob is the label's posterior predictive probability; Expected the
-	// level the model found most probable for this rater and item.
+	// level the model found most probable for this rater and item. For
+	// values, Label is the rating, Prob its two-sided predictive tail
+	// probability 2 min(F(y), 1 - F(y)) under the rater's predictive
+	// distribution, and Expected that distribution's mean.
 	Prob     Number `json:"prob"`
 	Expected string `json:"expected,omitempty"`
+	// ItemValue is the item's consensus value with its 95% predictive
+	// interval (values).
+	ItemValue *Interval `json:"item_value,omitempty"`
 	// Consensus and Position are the item's consensus and its place in
 	// the consensus order.
 	Consensus string `json:"consensus"`

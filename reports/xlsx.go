@@ -16,7 +16,8 @@ import (
 )
 
 // The sheets of the workbook, in order. A report has Thresholds (ordinal)
-// or Classes (classification), not both.
+// or Classes (classification), not both; a report of values has neither,
+// and its Items and Raters sheets show values and dispersions.
 const (
 	SheetSummary     = "Summary"
 	SheetItems       = "Items"
@@ -41,9 +42,10 @@ type XLSXOptions struct {
 // SheetNames returns the names of the report's sheets in workbook order.
 func SheetNames(rep *Report, opts XLSXOptions) []string {
 	names := []string{SheetSummary, SheetItems, SheetRaters}
-	if rep.Kind == KindClassification {
+	switch rep.Kind {
+	case KindClassification:
 		names = append(names, SheetClasses)
-	} else {
+	case KindOrdinal:
 		names = append(names, SheetThresholds)
 	}
 	names = append(names, SheetAgreement, SheetDiagnostics, SheetFlags)
@@ -446,40 +448,75 @@ func (x *xlsxWriter) summary() error {
 	if m.RefRater != "" {
 		ident += " (reference rater " + m.RefRater + ")"
 	}
-	rows := []kv{
-		{"Project", rep.Project.Name, 0},
-		{"Scheme", rep.Project.Scheme, 0},
-		{"Levels", levelList(rep), 0},
-		{"Model", model, 0},
-		{"Kernel", m.Kernel, 0},
-		{"Identifiability", ident, 0},
-		{"Sampler", m.Sampler, 0},
-		{"Chains", m.Chains, st.int},
-		{"Draws per chain", m.Samples, st.int},
-		{"Burn-in sweeps", m.Burnin, st.int},
-		{"Thinning", m.Thin, st.int},
-		{"Seed", seed, st.int},
-		{"Precision prior shape v", m.V, 0},
-		{"Precision prior rate lambda", m.Lambda, 0},
-		{"Threshold prior sd sigma_b", m.SigmaB, 0},
-		{"Flag threshold (predictive probability)", m.FlagThreshold, 0},
-		{"Linear algebra", m.Backend, 0},
-		{"", nil, 0},
-		{"Convergence", convergenceWords(rep), st.wrap},
-		{"Max split R-hat", float64(d.MaxRhat), st.num4},
-		{"R-hat limit", d.LimitRhat, 0},
-		{"Min bulk ESS", float64(d.MinESSBulk), st.thous},
-		{"ESS limit", d.LimitESS, st.thous},
-		{"Fit time (s)", float64(d.Seconds), st.num2},
-		{"", nil, 0},
-		{"Items", s.Items, st.int},
-		{"Items with labels", s.RatedItems, st.int},
-		{"Raters", s.Raters, st.int},
-		{"Labels", s.Labels, st.int},
-		{"Labels per labelled item", float64(s.LabelsPer), st.num2},
-		{"Labels equal to the consensus", float64(s.ConsensusAgreement), st.pct},
-		{"Surprising labels (flags)", s.Flags, st.int},
-		{"Share of labels flagged", float64(s.FlagShare), st.pct},
+	values := rep.Kind == KindValues
+	var rows []kv
+	if values {
+		bias := "none"
+		for _, r := range rep.Raters {
+			if r.Bias != nil {
+				bias = "fitted per rater (probit scale)"
+				break
+			}
+		}
+		rows = []kv{
+			{"Project", rep.Project.Name, 0},
+			{"Scheme", rep.Project.Scheme, 0},
+			{"Model", model, 0},
+			{"Likelihood", m.Likelihood, 0},
+			{"Kernel", m.Kernel, 0},
+			{"Engine", m.Engine, 0},
+			{"Rater bias", bias, 0},
+			{"Seed", seed, st.int},
+			{"Flag threshold (two-sided predictive tail probability)", m.FlagThreshold, 0},
+			{"Linear algebra", m.Backend, 0},
+			{"", nil, 0},
+			{"Convergence", convergenceWords(rep), st.wrap},
+			{"Fit time (s)", float64(d.Seconds), st.num2},
+			{"", nil, 0},
+			{"Items", s.Items, st.int},
+			{"Items with ratings", s.RatedItems, st.int},
+			{"Raters", s.Raters, st.int},
+			{"Ratings", s.Labels, st.int},
+			{"Ratings per rated item", float64(s.LabelsPer), st.num2},
+			{"Surprising ratings (flags)", s.Flags, st.int},
+			{"Share of ratings flagged", float64(s.FlagShare), st.pct},
+		}
+	} else {
+		rows = []kv{
+			{"Project", rep.Project.Name, 0},
+			{"Scheme", rep.Project.Scheme, 0},
+			{"Levels", levelList(rep), 0},
+			{"Model", model, 0},
+			{"Kernel", m.Kernel, 0},
+			{"Identifiability", ident, 0},
+			{"Sampler", m.Sampler, 0},
+			{"Chains", m.Chains, st.int},
+			{"Draws per chain", m.Samples, st.int},
+			{"Burn-in sweeps", m.Burnin, st.int},
+			{"Thinning", m.Thin, st.int},
+			{"Seed", seed, st.int},
+			{"Precision prior shape v", m.V, 0},
+			{"Precision prior rate lambda", m.Lambda, 0},
+			{"Threshold prior sd sigma_b", m.SigmaB, 0},
+			{"Flag threshold (predictive probability)", m.FlagThreshold, 0},
+			{"Linear algebra", m.Backend, 0},
+			{"", nil, 0},
+			{"Convergence", convergenceWords(rep), st.wrap},
+			{"Max split R-hat", float64(d.MaxRhat), st.num4},
+			{"R-hat limit", d.LimitRhat, 0},
+			{"Min bulk ESS", float64(d.MinESSBulk), st.thous},
+			{"ESS limit", d.LimitESS, st.thous},
+			{"Fit time (s)", float64(d.Seconds), st.num2},
+			{"", nil, 0},
+			{"Items", s.Items, st.int},
+			{"Items with labels", s.RatedItems, st.int},
+			{"Raters", s.Raters, st.int},
+			{"Labels", s.Labels, st.int},
+			{"Labels per labelled item", float64(s.LabelsPer), st.num2},
+			{"Labels equal to the consensus", float64(s.ConsensusAgreement), st.pct},
+			{"Surprising labels (flags)", s.Flags, st.int},
+			{"Share of labels flagged", float64(s.FlagShare), st.pct},
+		}
 	}
 	if s.Alpha != nil {
 		rows = append(rows,
@@ -497,7 +534,10 @@ func (x *xlsxWriter) summary() error {
 		rows = append(rows, kv{fmt.Sprintf("ROC AUC, %s vs %s", r.Scorer, r.Reference), float64(r.AUC), st.num3})
 	}
 	rows = append(rows, kv{"Top item of the consensus order", s.TopItem, 0})
-	if s.MostPrecise != "" {
+	switch {
+	case s.MostPrecise != "" && values:
+		rows = append(rows, kv{"Most consistent rater (highest dispersion ν)", s.MostPrecise, 0}, kv{"Least consistent rater (lowest dispersion ν)", s.LeastPrecise, 0})
+	case s.MostPrecise != "":
 		rows = append(rows, kv{"Most precise rater", s.MostPrecise, 0}, kv{"Least precise rater", s.LeastPrecise, 0})
 	}
 	if s.MostSevere != "" {
@@ -568,9 +608,17 @@ func levelList(rep *Report) string {
 	return strings.Join(s, ", ")
 }
 
-// convergenceWords says in words whether the chains converged.
+// convergenceWords says in words whether the chains converged; for the
+// deterministic engines (EP, Laplace), the engine's verdict.
 func convergenceWords(rep *Report) string {
 	d := rep.Diagnostics
+	switch rep.Model.Engine {
+	case multirater.EngineEP, multirater.EngineLaplace:
+		if d.Converged {
+			return "The approximation has converged: " + strings.TrimPrefix(d.Verdict, "converged: ") + "."
+		}
+		return "The approximation has NOT converged: the numbers in this report are not reliable. " + d.Verdict + "."
+	}
 	if d.Converged {
 		return fmt.Sprintf("The chains have converged: every free parameter's split R-hat is below %g (largest %.4f) and every bulk effective sample size is at least %g (smallest %.0f). %s",
 			d.LimitRhat, float64(d.MaxRhat), d.LimitESS, float64(d.MinESSBulk), d.Verdict)
@@ -607,6 +655,9 @@ func (x *xlsxWriter) raters() error {
 // itemsBlock is the Items table (also the items CSV).
 func (x *xlsxWriter) itemsBlock() *block {
 	rep := x.rep
+	if rep.Kind == KindValues {
+		return x.valueItemsBlock()
+	}
 	ordinal := rep.Kind == KindOrdinal
 	numeric := numericLevels(rep)
 	hasGold := rep.Summary.GoldItems > 0
@@ -704,6 +755,9 @@ func (x *xlsxWriter) itemsBlock() *block {
 // ratersBlock is the Raters table (also the raters CSV).
 func (x *xlsxWriter) ratersBlock() *block {
 	rep := x.rep
+	if rep.Kind == KindValues {
+		return x.valueRatersBlock()
+	}
 	hasSev := false
 	for _, r := range rep.Raters {
 		hasSev = hasSev || r.Severity != nil
@@ -771,6 +825,135 @@ func (x *xlsxWriter) ratersBlock() *block {
 			return dst
 		}}
 	return b
+}
+
+// valueItemsBlock is the Items table of a report of values (bounded
+// ratings): the consensus value on the rating scale with its 95%
+// predictive interval, the latent score, the rank, the raters' mean and
+// median, and each rater's rating.
+func (x *xlsxWriter) valueItemsBlock() *block {
+	rep := x.rep
+	hasGold, hasScore, hasRank := false, false, false
+	for i := range rep.Items {
+		hasGold = hasGold || rep.Items[i].Gold != ""
+		hasScore = hasScore || rep.Items[i].Score != nil
+		hasRank = hasRank || rep.Items[i].Rank != nil
+	}
+	val := func(name string) col { return x.c(name, x.st.num2, 2) }
+	cols := []col{x.integer("Rank"), x.text("Item"), val("Value"), val("Value 2.5%"), val("Value 97.5%"), val("Value SD")}
+	if hasScore {
+		cols = append(cols, x.num("Score"), x.num("Score SD"))
+	}
+	if hasRank {
+		cols = append(cols, x.c("Mean rank", x.st.num2, 2), x.integer("Rank 2.5%"), x.integer("Rank 97.5%"))
+	}
+	cols = append(cols, val("Raters' mean"), val("Raters' median"), x.integer("Ratings"), x.integer("Flags"))
+	if hasGold {
+		cols = append(cols, col{header: "Gold", dec: -1})
+	}
+	for _, r := range rep.Raters {
+		cols = append(cols, col{header: r.ID, dec: -1})
+	}
+	baseline := func(it *Item, name string) any {
+		if b, ok := it.Baselines[name]; ok {
+			return float64(b.Score)
+		}
+		return nil
+	}
+	return &block{cols: cols, n: len(rep.Items), filter: true, freeze: true, freezeCols: 2,
+		row: func(i int, dst []any) []any {
+			it := &rep.Items[i]
+			dst = append(dst, it.Position, it.ID)
+			if v := it.Value; v != nil {
+				dst = append(dst, float64(v.Mean), float64(v.Q025), float64(v.Q975), float64(v.SD))
+			} else {
+				dst = append(dst, nil, nil, nil, nil)
+			}
+			if hasScore {
+				if s := it.Score; s != nil {
+					dst = append(dst, float64(s.Mean), float64(s.SD))
+				} else {
+					dst = append(dst, nil, nil)
+				}
+			}
+			if hasRank {
+				if r := it.Rank; r != nil {
+					dst = append(dst, float64(r.Mean), float64(r.Q025), float64(r.Q975))
+				} else {
+					dst = append(dst, nil, nil, nil)
+				}
+			}
+			dst = append(dst, baseline(it, "mean"), baseline(it, "median"), it.NLabels, it.Flags)
+			if hasGold {
+				dst = append(dst, x.labelValue(it.Gold, true))
+			}
+			for _, r := range rep.Raters {
+				dst = append(dst, x.labelValue(it.Labels[r.ID], true))
+			}
+			return dst
+		}}
+}
+
+// valueRatersBlock is the Raters table of a report of values: each
+// rater's dispersion nu with its interval, bias, mean log predictive
+// density and flags, and their distance from the raters' mean and median.
+func (x *xlsxWriter) valueRatersBlock() *block {
+	rep := x.rep
+	hasBias := false
+	for _, r := range rep.Raters {
+		hasBias = hasBias || r.Bias != nil
+	}
+	cols := []col{x.text("Rater"), x.integer("Ratings"),
+		x.num("Dispersion"), x.num("Dispersion SD"), x.num("Dispersion 2.5%"), x.num("Dispersion 50%"), x.num("Dispersion 97.5%")}
+	if hasBias {
+		cols = append(cols, x.num("Bias (probit scale)"))
+	}
+	withKappa := rep.Agreement != nil && rep.Agreement.Kappa != nil
+	if withKappa {
+		cols = append(cols, x.num("Mean kappa ("+rep.Agreement.Kappa.Weights+")"))
+	}
+	cols = append(cols, x.num("Mean log predictive density"), x.integer("Flags"))
+	aggs, aggScore := x.aggregatorColumns()
+	for j, a := range aggs {
+		if aggScore[j] {
+			cols = append(cols, x.c("MAE vs "+aggregatorLabel(a), x.st.num2, 2))
+		} else {
+			cols = append(cols, x.percent("Accuracy vs "+aggregatorLabel(a)))
+		}
+	}
+	return &block{cols: cols, n: len(rep.Raters), filter: true, freeze: true, freezeCols: 1,
+		row: func(i int, dst []any) []any {
+			r := &rep.Raters[i]
+			dst = append(dst, r.ID, r.NLabels)
+			d := r.Dispersion
+			if d == nil {
+				d = &r.Precision // documents that only repeat it there
+			}
+			dst = append(dst, float64(d.Mean), float64(d.SD), float64(d.Q025), float64(d.Q50), float64(d.Q975))
+			if hasBias {
+				if b := r.Bias; b != nil {
+					dst = append(dst, float64(b.Mean))
+				} else {
+					dst = append(dst, nil)
+				}
+			}
+			if withKappa {
+				dst = append(dst, float64(r.MeanKappa))
+			}
+			dst = append(dst, float64(r.MeanLogPred), r.Flags)
+			for j, a := range aggs {
+				q, ok := r.Baselines[a]
+				switch {
+				case !ok:
+					dst = append(dst, nil)
+				case aggScore[j]:
+					dst = append(dst, float64(q.MAE))
+				default:
+					dst = append(dst, float64(q.Accuracy))
+				}
+			}
+			return dst
+		}}
 }
 
 func (x *xlsxWriter) thresholds() error {
@@ -1056,6 +1239,9 @@ func flagRows(rep *Report) []Flag {
 
 func (x *xlsxWriter) flags() error {
 	rep := x.rep
+	if rep.Kind == KindValues {
+		return x.valueFlags()
+	}
 	numeric := numericLevels(rep)
 	rows := flagRows(rep)
 	b := &block{
@@ -1088,6 +1274,41 @@ func (x *xlsxWriter) flags() error {
 		note = fmt.Sprintf("%d labels are flagged (posterior predictive probability below %g); the table adds the least probable other labels (Flagged = no).", n, rep.Model.FlagThreshold)
 	default:
 		note = fmt.Sprintf("%d labels are flagged: their posterior predictive probability is below %g. They fit the model least.", n, rep.Model.FlagThreshold)
+	}
+	return x.writeBlocks(SheetFlags, []*block{b, noteBlock(note)})
+}
+
+// valueFlags writes the Flags sheet of a report of values: the ratings in
+// a two-sided predictive tail of their rater, with the rater's expected
+// rating and the item's consensus value and interval.
+func (x *xlsxWriter) valueFlags() error {
+	rep := x.rep
+	rows := rep.Flags
+	val := func(name string) col { return x.c(name, x.st.num2, 2) }
+	b := &block{
+		cols: []col{x.text("Item"), x.text("Rater"), {header: "Rating", dec: -1}, x.c("Tail probability", x.st.num4, 4),
+			val("Rater's expected rating"), val("Item value"), val("Item value 2.5%"), val("Item value 97.5%"), x.integer("Item position")},
+		n: len(rows), filter: true, freeze: true,
+		row: func(i int, dst []any) []any {
+			f := &rows[i]
+			dst = append(dst, f.Item, f.Rater, x.labelValue(f.Label, true), float64(f.Prob), x.labelValue(f.Expected, true))
+			if v := f.ItemValue; v != nil {
+				dst = append(dst, float64(v.Mean), float64(v.Q025), float64(v.Q975))
+			} else {
+				dst = append(dst, nil, nil, nil)
+			}
+			return append(dst, f.Position)
+		}}
+	if len(rows) > 0 {
+		red := x.st.red
+		b.after = func(hdr, first, last int) error {
+			return x.f.SetConditionalFormat(SheetFlags, rangeRef(4, first, 4, last), []excelize.ConditionalFormatOptions{{
+				Type: "cell", Criteria: "<", Value: strconv.FormatFloat(rep.Model.FlagThreshold, 'g', -1, 64), Format: &red}})
+		}
+	}
+	note := fmt.Sprintf("No rating lies in a two-sided predictive tail below %g of its rater's predictive distribution.", rep.Model.FlagThreshold)
+	if n := len(rows); n > 0 {
+		note = fmt.Sprintf("%d ratings are flagged: the two-sided tail probability 2 min(F(y), 1 - F(y)) of the rating under its rater's predictive distribution for the item is below %g. They fit the model least.", n, rep.Model.FlagThreshold)
 	}
 	return x.writeBlocks(SheetFlags, []*block{b, noteBlock(note)})
 }
@@ -1135,6 +1356,8 @@ func modelDescription(m multirater.ModelSettings) string {
 		model = "ordinal multi-rater Gaussian process (Rogers, Girolami & Polajnar 2010, sec. 2.1-2.2)"
 	case multirater.OutputClasses:
 		model = "multi-rater Gaussian process classification, multinomial probit (Rogers et al. 2010, sec. 2.3)"
+	case multirater.OutputValues:
+		model = "multi-rater bounded Gaussian process regression (Jensen, Nielsen & Larsen 2013), " + m.Likelihood + " likelihood with a dispersion per rater"
 	default:
 		return m.Model
 	}

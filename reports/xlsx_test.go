@@ -35,17 +35,29 @@ func TestWorkbook(t *testing.T) {
 			if got, want := strings.Join(f.GetSheetList(), ","), strings.Join(SheetNames(c.rep, XLSXOptions{}), ","); got != want {
 				t.Fatalf("sheets %s, want %s", got, want)
 			}
-			checkSummary(w, c)
-			checkItems(w, c)
-			checkRaters(w, c)
-			if c.rep.Kind == KindOrdinal {
+			switch c.rep.Kind {
+			case KindValues:
+				checkValueSummary(w, c)
+				checkValueItems(w, c)
+				checkValueRaters(w, c)
+			default:
+				checkSummary(w, c)
+				checkItems(w, c)
+				checkRaters(w, c)
+			}
+			switch c.rep.Kind {
+			case KindOrdinal:
 				checkThresholds(w, c)
-			} else {
+			case KindClassification:
 				checkClasses(w, c)
 			}
 			checkAgreement(w, c)
 			checkDiagnostics(w, c)
-			checkFlags(w, c)
+			if c.rep.Kind == KindValues {
+				checkValueFlags(w, c)
+			} else {
+				checkFlags(w, c)
+			}
 			pics, err := f.GetPictureCells(SheetCharts)
 			if err != nil {
 				t.Fatal(err)

@@ -822,11 +822,15 @@ type fitPage struct {
 	// distribution, the raters' confusion tables against the consensus.
 	Classification  bool
 	FixedPrecisions bool
-	Consensus       []classRow
-	ClassDist       []classDist
-	Confusions      []confusionView
-	ConfusionsLeft  int
-	Levels          []string
+	// Values: a fit of bounded ratings (consensus values on the rating
+	// scale, rater dispersions); Bias when the raters' biases were fitted.
+	Values         bool
+	Bias           bool
+	Consensus      []classRow
+	ClassDist      []classDist
+	Confusions     []confusionView
+	ConfusionsLeft int
+	Levels         []string
 }
 
 func (d *dashboard) fitParam(c *gin.Context, a access) (*annotations.Fit, bool) {
@@ -879,6 +883,10 @@ func (d *dashboard) fitPage(c *gin.Context) {
 				// Bounded fits: each rater's dispersion nu (Precision
 				// repeats it).
 				title = "dispersion ν (estimate and 95% interval)"
+				page.Values = true
+				for _, r := range res.Raters {
+					page.Bias = page.Bias || r.Bias != nil
+				}
 			}
 			page.Chart = precisionChart(page.Raters, nil, title)
 			page.Thresh = thresholdChart(res)

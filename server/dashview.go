@@ -121,6 +121,13 @@ type rankRow struct {
 	NLabels                 int
 	Labels                  string
 	Predicted               bool
+	// Value is the consensus on the rating scale with its 95% predictive
+	// interval, and Mean the raters' mean of the item's ratings (bounded
+	// fits).
+	Value, ValueLo, ValueHi float64
+	HasValue                bool
+	Mean                    float64
+	HasMean                 bool
 }
 
 // ranking returns the consensus ranking (by expected rank, the summary's
@@ -139,10 +146,31 @@ func ranking(res *multirater.FitResult, sum *reports.FitSummary, max int) ([]ran
 			r.HasScore, r.Score, r.ScoreLo, r.ScoreHi = true, it.Score.Mean, it.Score.Q025, it.Score.Q975
 		}
 		r.GradeProb = it.GradeProbs[it.Grade]
+		if it.Value != nil {
+			r.HasValue, r.Value, r.ValueLo, r.ValueHi = true, it.Value.Mean, it.Value.Q025, it.Value.Q975
+		}
+		r.Mean, r.HasMean = ratingsMean(it.Labels)
 		r.Labels = raterLabels(res, it)
 		rows = append(rows, r)
 	}
 	return rows, len(sum.Ranking) - len(rows)
+}
+
+// ratingsMean is the mean of an item's labels when they are all numbers
+// (the raters' mean of bounded ratings).
+func ratingsMean(labels map[string]string) (float64, bool) {
+	if len(labels) == 0 {
+		return 0, false
+	}
+	sum := 0.0
+	for _, v := range labels {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, false
+		}
+		sum += x
+	}
+	return sum / float64(len(labels)), true
 }
 
 // raterLabels lists an item's labels by rater, in the result's rater

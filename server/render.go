@@ -32,7 +32,7 @@ var reportTables = []string{"items", "raters"}
 // (e.g. ROC curves of an ordinal scheme with more than two levels) are not
 // found.
 var reportPlots = []string{
-	reports.PlotPrecision, reports.PlotVariance, reports.PlotTrace, reports.PlotRhat,
+	reports.PlotPrecision, reports.PlotDispersion, reports.PlotVariance, reports.PlotTrace, reports.PlotRhat,
 	reports.PlotConsensus, reports.PlotThresholds, reports.PlotROC,
 }
 
@@ -42,7 +42,7 @@ type plotView struct{ Name, Title string }
 // mainPlots are the plots the fit page shows at full width: how reliable
 // each rater is and what the raters collectively mean. The others are shown
 // on demand.
-var mainPlots = []string{reports.PlotPrecision, reports.PlotConsensus}
+var mainPlots = []string{reports.PlotPrecision, reports.PlotDispersion, reports.PlotConsensus}
 
 // splitPlots splits the plots of a fit into the main ones, in mainPlots
 // order, and the others, in their order.
@@ -61,14 +61,24 @@ func splitPlots(names []string) (main, more []plotView) {
 }
 
 // plotsFor lists the plots that apply to a fit, without building its
-// report: ROC curves only for two-level schemes, thresholds only for
-// ordinal fits.
+// report, as reports.Plots decides: ROC curves only for two-level
+// schemes, thresholds only for ordinal fits, rater dispersions instead of
+// precisions for bounded ratings (values), and the plots of draws, traces
+// and MCMC diagnostics only for fits that keep them.
 func plotsFor(res *multirater.FitResult) []string {
+	values := res.Model.Shape() == multirater.OutputValues
+	d := &res.Diagnostics
 	var out []string
 	for _, p := range reportPlots {
 		switch {
 		case p == reports.PlotROC && len(res.Levels) != 2:
 		case p == reports.PlotThresholds && res.Model.Shape() != multirater.OutputScores:
+		case p == reports.PlotPrecision && values, p == reports.PlotDispersion && !values:
+		case (p == reports.PlotPrecision || p == reports.PlotDispersion) && len(res.Raters) == 0:
+		case p == reports.PlotConsensus && len(res.Items) == 0:
+		case p == reports.PlotVariance && (res.Draws == nil || len(res.Draws.Alpha) == 0 || len(res.Raters) == 0):
+		case p == reports.PlotTrace && (res.Traces == nil || len(res.Traces.Alpha) == 0):
+		case p == reports.PlotRhat && len(d.Parameters) == 0 && len(d.Autocorrelation) == 0 && (res.Traces == nil || len(res.Traces.Alpha) == 0):
 		default:
 			out = append(out, p)
 		}

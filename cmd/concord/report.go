@@ -20,8 +20,9 @@ report: the concord.report/v1 JSON document, an Excel workbook, CSV tables or
 plots. See docs/reports.md.
 
   --format json   the report document (schema docs/report-schema.json); --out FILE or -
-  --format xlsx   the workbook: Summary, Items, Raters, Thresholds or Classes,
-                  Agreement, Diagnostics, Flags, Charts; --out FILE or -
+  --format xlsx   the workbook: Summary, Items, Raters, Thresholds or Classes
+                  (neither for bounded ratings), Agreement, Diagnostics, Flags,
+                  Charts; --out FILE or -
   --format csv    the Items and Raters tables as two CSV files: with --out DIR
                   (an existing directory, or a path ending in /) they are
                   DIR/NAME-items.csv and DIR/NAME-raters.csv (NAME from the
@@ -175,6 +176,8 @@ func runReport(ctx context.Context, e *env, args []string) error {
 				return annotations.Errorf(annotations.EINVALID, "%s: the fit's scheme %q: %s", *fitPath, fit.Model.Scheme, annotations.ErrorMessage(err))
 			}
 			proj.Scheme = s
+		} else if m := fit.Model; fit.Values() && m.Lo != nil && m.Hi != nil {
+			proj.Scheme = annotations.Scheme{Kind: annotations.Bounded, Lo: *m.Lo, Hi: *m.Hi}
 		} else {
 			proj.Scheme = annotations.Scheme{Kind: annotations.Ordinal}
 			if fit.Classification() {

@@ -186,3 +186,89 @@ func TestReportCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReportCommandBounded fits bounded ratings and reports them: the
+// plots are the consensus values and the rater dispersions, the workbook
+// has no Thresholds or Classes sheet, the report is of kind values, also
+// for a fit file that does not name its scheme.
+func TestReportCommandBounded(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	labels := filepath.Join(dir, "sliders.csv")
+	var b strings.Builder
+	b.WriteString("item_id,rater_id,label\n")
+	for i, vs := range [][]string{{"42.5", "40", "55"}, {"90", "85", "100"}, {"10", "0", "20"}, {"60", "70", "30"}, {"75", "80", "65"}} {
+		for r, v := range vs {
+			b.WriteString("i" + string(rune('0'+i)) + ",r" + string(rune('0'+r)) + "," + v + "\n")
+		}
+	}
+	if err := os.WriteFile(labels, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fit := filepath.Join(dir, "sliders.json")
+	e, _, errb := testEnv()
+	if code := run(ctx, e, []string{"fit", "--labels", labels, "--scheme", "bounded:0..100", "--model", "bounded", "--out", fit}); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errb)
+	}
+
+	plots := filepath.Join(dir, "plots")
+	e, stdout, errb := testEnv()
+	if code := run(ctx, e, []string{"report", "--fit", fit, "--format", "png", "--out", plots}); code != 0 {
+		t.Fatalf("png: exit %d: %s", code, errb)
+	}
+	for _, p := range []string{"dispersion.png", "consensus.png"} {
+		if st, err := os.Stat(filepath.Join(plots, p)); err != nil || st.Size() < 1000 {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if ents, _ := os.ReadDir(plots); len(ents) != 2 {
+		t.Errorf("plots: %d files, want dispersion.png and consensus.png", len(ents))
+	}
+	if !strings.Contains(stdout.String(), "Report of sliders (bounded model, 5 items, 3 raters, 15 labels") {
+		t.Errorf("png: output %q", stdout)
+	}
+
+	book := filepath.Join(dir, "sliders.xlsx")
+	e, _, errb = testEnv()
+	if code := run(ctx, e, []string{"report", "--fit", fit, "--out", book, "--bootstrap", "20"}); code != 0 {
+		t.Fatalf("xlsx: exit %d: %s", code, errb)
+	}
+	f, err := excelize.OpenFile(book)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Items,Raters,Agreement,Diagnostics,Flags,Charts"; got != want {
+		t.Errorf("sheets %s, want %s", got, want)
+	}
+	if v, _ := f.GetCellValue("Raters", "C1"); v != "Dispersion" {
+		t.Errorf("Raters!C1 = %q, want Dispersion", v)
+	}
+	f.Close()
+
+	// A fit file without its scheme: the fit's range makes it.
+	raw, err := os.ReadFile(fit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc["model"].(map[string]any), "scheme")
+	raw, _ = json.Marshal(doc)
+	noScheme := filepath.Join(dir, "noscheme.json")
+	if err := os.WriteFile(noScheme, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, stdout, errb = testEnv()
+	if code := run(ctx, e, []string{"report", "--fit", noScheme, "--format", "json", "--out", "-", "--no-agreement"}); code != 0 {
+		t.Fatalf("json: exit %d: %s", code, errb)
+	}
+	rep, err := reports.ReadReport(strings.NewReader(stdout.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Kind != reports.KindValues || rep.Project.Scheme != "bounded:0..100" || len(rep.Items) != 5 || rep.Raters[0].Dispersion == nil {
+		t.Errorf("json: kind %q, scheme %q, %d items", rep.Kind, rep.Project.Scheme, len(rep.Items))
+	}
+}

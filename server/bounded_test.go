@@ -1,0 +1,107 @@
+package server
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// TestBoundedReports fits a bounded project (beta likelihood, a bias per
+// rater) and gets its report in every form: the JSON report of kind
+// values, the workbook, the CSV tables, the consensus and dispersion
+// plots; the plots of MCMC fits are not found. The dashboard's fit page
+// shows the values, the plots and a rater table of dispersions.
+func TestBoundedReports(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.project("sliders", "bounded:0..100")
+	var labels []map[string]any
+	for i, vs := range [][]string{{"42.5", "40", "55"}, {"90", "85", "100"}, {"10", "0", "20"}, {"60", "70", "30"}, {"75", "80", "65"}} {
+		for r, v := range vs {
+			labels = append(labels, map[string]any{"item_id": fmt.Sprintf("i%d", i), "rater_id": fmt.Sprintf("r%d", r), "label": v})
+		}
+	}
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", id), key, map[string]any{"labels": labels}, 201)
+	f := e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"likelihood": "beta", "bias": true}, 202)
+	fid := int64(f["id"].(float64))
+	if done := e.waitFit(fid, key, 60*time.Second); done["state"] != "done" {
+		t.Fatalf("bounded fit: %v", done)
+	}
+	base := fmt.Sprintf("/api/v1/fits/%d", fid)
+
+	rep := e.call("GET", base+"/report.json", key, nil, 200)
+	if rep["kind"] != "values" || len(rep["levels"].([]any)) != 0 || rep["thresholds"] != nil || rep["classes"] != nil {
+		t.Errorf("report.json: kind %v, levels %v, thresholds %v, classes %v", rep["kind"], rep["levels"], rep["thresholds"], rep["classes"])
+	}
+	items := rep["items"].([]any)
+	if len(items) != 5 {
+		t.Fatalf("report.json: %d items", len(items))
+	}
+	it := items[0].(map[string]any)
+	if it["id"] != "i1" || it["value"] == nil || it["baselines"].(map[string]any)["median"] == nil {
+		t.Errorf("report.json: first item %v (want i1 with a value and the raters' median)", it)
+	}
+	for _, r := range rep["raters"].([]any) {
+		if m := r.(map[string]any); m["dispersion"] == nil || m["bias"] == nil {
+			t.Errorf("report.json: rater %v has no dispersion or bias", m)
+		}
+	}
+
+	resp, b := e.request("GET", base+"/report.xlsx", key, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("report.xlsx: %d %s", resp.StatusCode, clipText(string(b), 300))
+	}
+	book, err := excelize.OpenReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer book.Close()
+	if got := strings.Join(book.GetSheetList(), ","); got != "Summary,Items,Raters,Agreement,Diagnostics,Flags,Charts" {
+		t.Errorf("report.xlsx: sheets %s", got)
+	}
+	for sheet, want := range map[string]string{"Items": "Value", "Raters": "Dispersion"} {
+		if rows, err := book.GetRows(sheet); err != nil || len(rows) < 2 || !strings.Contains(strings.Join(rows[0], ","), want) {
+			t.Errorf("report.xlsx: %s header %v (%v), want %q", sheet, rows, err, want)
+		}
+	}
+
+	for table, want := range map[string]string{"items": "Value 97.5%", "raters": "Dispersion 97.5%"} {
+		resp, b := e.request("GET", base+"/tables/"+table+".csv", key, nil)
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if resp.StatusCode != 200 || err != nil || len(recs) < 4 || !strings.Contains(strings.Join(recs[0], ","), want) {
+			t.Errorf("tables/%s.csv: %d %v %q", table, resp.StatusCode, err, clipText(string(b), 200))
+		}
+	}
+
+	for _, plot := range []string{"consensus.svg", "consensus.png", "dispersion.svg", "dispersion.png"} {
+		resp, b := e.request("GET", base+"/plots/"+plot, key, nil)
+		if resp.StatusCode != 200 || len(b) < 1000 {
+			t.Errorf("plots/%s: %d, %d bytes", plot, resp.StatusCode, len(b))
+		}
+	}
+	for _, plot := range []string{"precision.svg", "thresholds.svg", "trace.png", "variance-density.svg", "convergence.svg"} {
+		e.wantError("GET", base+"/plots/"+plot, key, nil, 404, "not_found", "")
+	}
+
+	br := newBrowser(t, e)
+	br.login(key)
+	resp, page := br.get(fmt.Sprintf("/fits/%d", fid))
+	if resp.StatusCode != 200 {
+		t.Fatalf("dashboard fit page: %d", resp.StatusCode)
+	}
+	for _, want := range []string{"plots/consensus.svg", "plots/dispersion.svg", `id="raters-table"`, ">Dispersion ν</th>", ">Bias</th>",
+		">Value 95% (predictive)</th>", ">Raters' mean</th>", "dispersion ν (estimate and 95% interval)", "tables/items.csv", "report.xlsx"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("dashboard fit page: no %q", want)
+		}
+	}
+	for _, unwanted := range []string{">Precision</th>", ">Variance</th>", ">Severity</th>", ">Grade</th>", "plots/precision", "plots/trace", "plots/thresholds"} {
+		if strings.Contains(page, unwanted) {
+			t.Errorf("dashboard fit page of a bounded fit: %q", unwanted)
+		}
+	}
+}
