@@ -210,23 +210,23 @@ func TestDemoLoad(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo: %d %s", code, errb)
 	}
-	for _, want := range []string{"== rte:", "800 items (800 labelled), 164 raters, 8000 labels", "== sirt-writing-k1:", "135 items (135 labelled), 7 raters, 274 labels", "label distribution: 0: 37 (13.5%)"} {
+	for _, want := range []string{"== rte:", "800 items (800 labelled), 164 raters, 8000 labels", "== sirt-writing-k1:", "135 items (135 labelled), 7 raters, 274 labels", "label distribution: 0: 37 (13.5%)", "== snow-valence:", "100 items (100 labelled), 38 raters, 1000 labels"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
 	rows := listProjects(t, dbPath)
-	if len(rows) != 6 {
+	if len(rows) != 7 {
 		t.Fatalf("demo projects: %+v", rows)
 	}
 	code, out, errb = runCmd(t, "demo", "--db", dbPath, "--no-fit")
 	if code != 0 {
 		t.Fatalf("second demo: %d %s", code, errb)
 	}
-	if n := strings.Count(out, "already loaded: nothing added"); n != 6 {
-		t.Errorf("second demo run: %d projects already loaded, want 6:\n%s", n, out)
+	if n := strings.Count(out, "already loaded: nothing added"); n != 7 {
+		t.Errorf("second demo run: %d projects already loaded, want 7:\n%s", n, out)
 	}
-	if got := listProjects(t, dbPath); len(got) != 6 || got[0] != rows[0] {
+	if got := listProjects(t, dbPath); len(got) != 7 || got[0] != rows[0] {
 		t.Errorf("second demo run changed the projects: %+v", got)
 	}
 }

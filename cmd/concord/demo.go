@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +21,10 @@ import (
 	"concord/multirater"
 	"concord/raters"
 	"concord/reports"
+
 	"concord/server"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 //go:embed demodata
@@ -56,6 +60,16 @@ func demoProjects() []demoProject {
 		ps = append(ps, dp)
 	}
 	return append(ps, demoProject{
+		name:        "snow-valence",
+		scheme:      "bounded:-100..100",
+		labels:      "demodata/snow2008_affect/ratings.csv",
+		items:       "demodata/snow2008_affect/items.csv",
+		textColumns: []string{"headline"},
+		about:       "Snow et al. 2008: valence of news headlines on a -100..100 slider (10 AMT workers each, expert scores kept)",
+		// The bounded model's defaults: beta likelihood, EP, every
+		// rater's dispersion learnt by the evidence; seconds.
+		fit: &analysis.FitSpec{Model: analysis.ModelBounded, Seed: 1},
+	}, demoProject{
 		name:        "rte",
 		scheme:      "binary:0,1,pos=1",
 		labels:      "demodata/snow2008_rte/ratings.csv",
@@ -79,6 +93,10 @@ serve the dashboard until interrupted:
   sirt-writing-k1..k5 sirt data.ratings1: 135 essays scored 0-3 by 7 raters,
                       one project per rating criterion; k1 is fitted with
                       the multi-rater ordinal model
+  snow-valence        Snow et al. (2008) affect: 100 headlines rated for
+                      valence on a -100..100 slider by 10 AMT workers each,
+                      with expert scores; fitted with the bounded-ratings
+                      model (beta likelihood, EP, in seconds)
 
 Fits already done with the same settings are reused. Reports (JSON, XLSX,
 CSV, plots) go to --reports. The dashboard is served on --addr (a free port
@@ -180,7 +198,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("demo fit of %s: %w", lp.p.Name, err)
 		}
 		printFitSummary(e.stdout, res, 10)
-		paths, rep, err := demoReport(ctx, st, lp.p, res, *reportDir)
+		paths, rep, ds, err := demoReport(ctx, st, lp.p, res, *reportDir)
 		if err != nil {
 			stopServing()
 			<-served
@@ -189,6 +207,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		if sum := rep.Summary; sum.GoldItems > 0 && !math.IsNaN(float64(sum.GoldAccuracy)) {
 			fmt.Fprintf(e.stdout, "The consensus agrees with the expert gold label on %.1f%% of %d items (majority vote: %.1f%%, ties counted as half).\n",
 				100*float64(sum.GoldAccuracy), sum.GoldItems, 100*majorityGoldAccuracy(rep))
+		}
+		if cons, mean, n := valueGoldCorrelation(res, ds); n > 0 {
+			fmt.Fprintf(e.stdout, "The consensus value correlates with the expert scores at r = %.3f over %d items (the raters' mean: r = %.3f).\n", cons, n, mean)
 		}
 		fmt.Fprintf(e.stdout, "Reports of %s:\n", lp.p.Name)
 		plotDir, plots := "", 0
@@ -238,8 +259,13 @@ func demoFit(ctx context.Context, e *env, srv *server.Server, p *annotations.Pro
 		fmt.Fprintf(e.stdout, "Reusing fit %d, made %s with the same settings (delete it to refit):\n", f.ID, f.FinishedAt.Local().Format("2006-01-02 15:04"))
 	} else {
 		full := spec.WithDefaults()
-		fmt.Fprintf(e.stdout, "Fit %d: %s model, %d chains x %d draws after %d burn-in sweeps, seed %d (running in the background; the dashboard shows it too)\n",
-			f.ID, full.Model, full.Chains, full.Samples, max(full.Burnin, 0), full.Seed)
+		if full.Engine == multirater.EngineGibbs {
+			fmt.Fprintf(e.stdout, "Fit %d: %s model, %d chains x %d draws after %d burn-in sweeps, seed %d (running in the background; the dashboard shows it too)\n",
+				f.ID, full.Model, full.Chains, full.Samples, max(full.Burnin, 0), full.Seed)
+		} else {
+			fmt.Fprintf(e.stdout, "Fit %d: %s model by %s, hyperparameters by maximising the evidence, seed %d (running in the background; the dashboard shows it too)\n",
+				f.ID, full.Model, engineName(full.Engine), full.Seed)
+		}
 		bar := newProgressBar(e, "fit")
 		f, err = srv.WaitFit(ctx, f, 200*time.Millisecond, func(f *annotations.Fit) {
 			note := ""
@@ -278,21 +304,57 @@ func majorityGoldAccuracy(rep *reports.Report) float64 {
 
 // demoReport writes the reports of a demo fit (with the agreement analysis
 // of the project's labels) into dir.
-func demoReport(ctx context.Context, st annotations.Store, p *annotations.Project, res *multirater.FitResult, dir string) ([]string, *reports.Report, error) {
+func demoReport(ctx context.Context, st annotations.Store, p *annotations.Project, res *multirater.FitResult, dir string) ([]string, *reports.Report, *annotations.Dataset, error) {
 	ds, err := st.Dataset(ctx, p.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	ag, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: 200, Seed: 1})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	rep, err := reports.Build(*p, res, ag.Report, ds)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	paths, err := reports.WriteAll(dir, rep)
-	return paths, rep, err
+	return paths, rep, ds, err
+}
+
+// valueGoldCorrelation returns, for a fit with a consensus value per item
+// (bounded ratings) and items with numeric gold scores, the Pearson
+// correlation of the consensus value with the gold scores, that of the
+// raters' mean, and the number of items compared (0 when the fit has no
+// values or fewer than 3 items have gold scores).
+func valueGoldCorrelation(res *multirater.FitResult, ds *annotations.Dataset) (cons, mean float64, n int) {
+	gold := make(map[string]float64)
+	for _, it := range ds.Items {
+		if g, err := strconv.ParseFloat(it.Gold, 64); err == nil && it.Gold != "" {
+			gold[it.ID] = g
+		}
+	}
+	sum := make(map[string][2]float64)
+	for _, l := range ds.Labels {
+		if v, err := strconv.ParseFloat(l.Value, 64); err == nil {
+			s := sum[l.Item]
+			sum[l.Item] = [2]float64{s[0] + v, s[1] + 1}
+		}
+	}
+	var c, m, g []float64
+	for _, it := range res.Items {
+		gv, ok := gold[it.ID]
+		s := sum[it.ID]
+		if it.Value == nil || !ok || s[1] == 0 {
+			continue
+		}
+		c = append(c, it.Value.Mean)
+		m = append(m, s[0]/s[1])
+		g = append(g, gv)
+	}
+	if len(g) < 3 {
+		return 0, 0, 0
+	}
+	return stat.Correlation(c, g, nil), stat.Correlation(m, g, nil), len(g)
 }
 
 // loadDemoProject creates the project if needed and imports its embedded files.
