@@ -33,6 +33,7 @@ func main() {
 	engine := flag.String("engine", "ep", "ep or laplace")
 	dispersion := flag.Float64("dispersion", 0, "fix every rater's nu (0: learnt)")
 	bias := flag.Bool("bias", false, "fit a bias per rater")
+	priorSD := flag.Float64("prior-sd", 0, "sd of the log-normal prior on each rater's nu (0: the package default)")
 	dump := flag.String("dump", "", "folder to write, per dimension, a CSV of each item's gold score, raters' mean and median, consensus value and latent score")
 	flag.Parse()
 	dir := filepath.Join(*data, "snow2008_affect")
@@ -47,7 +48,7 @@ func main() {
 		d, gold := dimension(items, ratings, dim)
 		t0 := time.Now()
 		res, err := bounded.Fit(context.Background(), d, bounded.Options{Likelihood: *likelihood, Bounds: *bounds, Engine: *engine,
-			Dispersion: *dispersion, Bias: *bias, Priors: true})
+			Dispersion: *dispersion, Bias: *bias, Priors: true, PriorSD: *priorSD})
 		if err != nil {
 			fmt.Printf("%-9s fit failed: %v\n", dim, err)
 			continue
