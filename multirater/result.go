@@ -31,6 +31,9 @@ type FitResult struct {
 	// predictive probability is below Model.FlagThreshold, least probable
 	// first.
 	Flags []Flag `json:"flags"`
+	// LabelErrors holds every label with the probability that it is a
+	// labelling error (the robust model), most probable first.
+	LabelErrors []LabelError `json:"label_errors,omitempty"`
 	// Traces are thinned per-chain traces of the rater precisions, for
 	// trace plots.
 	Traces *Traces `json:"traces,omitempty"`
@@ -272,7 +275,26 @@ type RaterResult struct {
 	// consensus class k that the rater labelled j, in the order of
 	// FitResult.Levels (classification).
 	ConsensusAgreement *float64 `json:"consensus_agreement,omitempty"`
+	// Epsilon is the rater's labelling-error rate (robust model).
+	Epsilon *ErrorRate `json:"epsilon,omitempty"`
 	Confusion          [][]int  `json:"confusion,omitempty"`
+}
+
+// LabelError is one label with the probability that it is a labelling
+// error (robust model; see package robust for the definition).
+type LabelError struct {
+	Item   string  `json:"item"`
+	Rater  string  `json:"rater"`
+	Label  string  `json:"label"`
+	PError float64 `json:"p_error"`
+}
+
+// ErrorRate is a rater's labelling-error rate epsilon (robust model): its
+// value at the end of the fit and, when it was learnt by EM, its value
+// after each EM step (the first entry is the starting value).
+type ErrorRate struct {
+	Value   float64   `json:"value"`
+	History []float64 `json:"history,omitempty"`
 }
 
 // Flag is a surprising label: the posterior predictive probability of the
@@ -331,6 +353,13 @@ type Diagnostics struct {
 	Moves map[string]float64 `json:"moves,omitempty"`
 	// Notes carry warnings about the data or the fit.
 	Notes []string `json:"notes,omitempty"`
+	// LogEvidence repeats Engine.LogEvidence for models whose choice it
+	// decides (robust). With model selection, Evidence holds the log
+	// evidence of each candidate model by name and Selected names the one
+	// kept ("plain" or "robust").
+	LogEvidence *float64           `json:"log_evidence,omitempty"`
+	Evidence    map[string]float64 `json:"evidence,omitempty"`
+	Selected    string             `json:"selected,omitempty"`
 }
 
 // EngineDiagnostics is the part of the diagnostics that only says which

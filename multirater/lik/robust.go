@@ -23,8 +23,8 @@ import (
 // and EP may produce negative site precisions (ep.Options.NegativeSites).
 //
 // Its learnable parameters are (logit(2 Eps), ln S), which keep Eps in
-// (0, 1/2) and S positive. Eps = 0 is logit -Inf, whose gradient is 0:
-// keep it fixed.
+// (0, 1/2) and S positive. Eps = 0 is given as a logit of -1000 (so that
+// optimisers see finite numbers), whose gradient is 0: keep it fixed.
 type RobustProbit struct {
 	Eps float64
 	S   float64
@@ -88,7 +88,7 @@ func (RobustProbit) NumParams() int { return 2 }
 // ParamsTo sets dst to (logit(2 Eps), ln S).
 func (r RobustProbit) ParamsTo(dst []float64) []float64 {
 	e2 := 2 * r.Eps
-	dst[0] = math.Log(e2) - math.Log1p(-e2)
+	dst[0] = math.Max(math.Log(e2)-math.Log1p(-e2), -1000)
 	dst[1] = math.Log(r.S)
 	return dst
 }
