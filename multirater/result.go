@@ -276,8 +276,8 @@ type RaterResult struct {
 	// FitResult.Levels (classification).
 	ConsensusAgreement *float64 `json:"consensus_agreement,omitempty"`
 	// Epsilon is the rater's labelling-error rate (robust model).
-	Epsilon *ErrorRate `json:"epsilon,omitempty"`
-	Confusion          [][]int  `json:"confusion,omitempty"`
+	Epsilon   *ErrorRate `json:"epsilon,omitempty"`
+	Confusion [][]int    `json:"confusion,omitempty"`
 }
 
 // LabelError is one label with the probability that it is a labelling
