@@ -275,9 +275,9 @@ type RaterResult struct {
 	// consensus class k that the rater labelled j, in the order of
 	// FitResult.Levels (classification).
 	ConsensusAgreement *float64 `json:"consensus_agreement,omitempty"`
+	Confusion          [][]int  `json:"confusion,omitempty"`
 	// Epsilon is the rater's labelling-error rate (robust model).
-	Epsilon   *ErrorRate `json:"epsilon,omitempty"`
-	Confusion [][]int    `json:"confusion,omitempty"`
+	Epsilon *ErrorRate `json:"epsilon,omitempty"`
 }
 
 // LabelError is one label with the probability that it is a labelling
