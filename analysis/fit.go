@@ -13,6 +13,7 @@ import (
 	"concord/annotations"
 	"concord/multirater"
 	"concord/multirater/bounded"
+	"concord/multirater/robust"
 	"concord/multirater/classify"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
@@ -25,6 +26,7 @@ const (
 	ModelOrdinal        = ordinal.Name
 	ModelClassification = classify.Name
 	ModelBounded        = bounded.Name
+	ModelRobust         = robust.Name
 )
 
 // FitSpec describes a model fit completely: with the same dataset, spec
@@ -115,6 +117,15 @@ type FitSpec struct {
 	Dispersion float64 `json:"dispersion,omitempty"`
 	Bias       bool    `json:"bias,omitempty"`
 	Bounds     string  `json:"bounds,omitempty"`
+	// Epsilon (robust only), when given, fixes every rater's
+	// labelling-error rate (0: the plain classifier); left out, they are
+	// learnt by EM. Select fits the plain and the robust classifier and
+	// keeps the one with the larger evidence; EM is the M-step of the
+	// error rates: "tilted" (default) or "paper" (Kim & Ghahramani eq. 20
+	// as printed). Sigma fixes every rater's latent noise sd.
+	Epsilon *float64 `json:"epsilon,omitempty"`
+	Select  bool     `json:"select,omitempty"`
+	EM      string   `json:"em,omitempty"`
 }
 
 // MarshalJSON writes the spec with a burn-in of none (Burnin < 0) as
@@ -355,6 +366,32 @@ func CheckKernelData(spec string, st *annotations.Stats) error {
 		}
 	}
 	return nil
+}
+
+// RobustData maps a dataset with a binary scheme to the robust family's
+// data: the positive class +1, the other -1.
+func RobustData(ds *annotations.Dataset) (*robust.Data, error) {
+	if ds.Scheme.Kind != annotations.Binary {
+		return nil, annotations.Errorf(annotations.EINVALID, "the robust model needs a binary scheme (binary:NEG,POS,pos=POS), the scheme is %s", ds.Scheme)
+	}
+	codes := ds.Scheme.Codes()
+	neg := codes[0]
+	if neg == ds.Scheme.Positive {
+		neg = codes[1]
+	}
+	data := &robust.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Classes: [2]string{neg, ds.Scheme.Positive}}
+	var err error
+	data.Labels, err = indexLabels(ds, data.ItemIDs, data.RaterIDs, func(l annotations.Label, item, rater int) (robust.Label, error) {
+		y := -1.0
+		if l.Value == ds.Scheme.Positive {
+			y = 1
+		}
+		return robust.Label{Item: item, Rater: rater, Y: y}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // BoundedData maps a dataset with a bounded scheme to the bounded family's

@@ -17,6 +17,7 @@ import (
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 	"concord/multirater/ordinal"
+	"concord/multirater/robust"
 )
 
 // Model is one entry of the model table (Models): what a model fits, how
@@ -122,7 +123,101 @@ func Models() []Model {
 			fit:        fitter(BoundedData, func(d *bounded.Data) []string { return d.ItemIDs }, fitBoundedCov),
 			predictor:  predictorOf(bounded.NewPredictor),
 		},
+		{
+			Name:    ModelRobust,
+			Doc:     "label-noise-robust Gaussian process classification (Kim & Ghahramani): class probability and latent score per item, each rater's labelling-error rate, the probability that each label is an error",
+			Schemes: []annotations.Kind{annotations.Binary},
+			Engines: []string{multirater.EngineEP},
+			Output:  multirater.OutputClasses,
+			defaults: func(s FitSpec) FitSpec {
+				o := robustOptions(s, nil).WithDefaults()
+				s.FlagThreshold = o.FlagThreshold
+				if s.KeepDraws == 0 {
+					s.KeepDraws = o.RankDraws
+				}
+				if s.EM == "" {
+					s.EM = "tilted"
+				}
+				return s
+			},
+			validate:   validateRobust,
+			checkGiven: checkRobustGiven,
+			fit:        fitter(RobustData, func(d *robust.Data) []string { return d.ItemIDs }, fitRobustCov),
+			predictor:  predictorOf(robust.NewPredictor),
+		},
 	}
+}
+
+// robustOptions maps a spec to the robust family's options (zero fields
+// stay zero: the family's defaults).
+func robustOptions(spec FitSpec, progress func(multirater.Progress)) robust.Options {
+	o := robust.Options{Select: spec.Select, Noise: spec.Sigma, Restarts: spec.Restarts, Seed: spec.Seed,
+		FlagThreshold: spec.FlagThreshold, RankDraws: spec.KeepDraws, PaperEM: strings.EqualFold(spec.EM, "paper"), Progress: progress}
+	if spec.Epsilon != nil {
+		o.FixEpsilon, o.Epsilon = true, *spec.Epsilon
+	}
+	return o
+}
+
+// validateRobust checks the robust model's settings.
+func validateRobust(s FitSpec) error {
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	if e := s.Epsilon; e != nil && !(*e >= 0 && *e < 0.5) {
+		return bad("epsilon = %v: expected a labelling-error rate in [0, 0.5) (or leave it out to learn it)", *e)
+	}
+	if s.Select && s.Epsilon != nil {
+		return bad("select compares the plain model with the robust one whose error rates are learnt: leave epsilon out")
+	}
+	switch strings.ToLower(s.EM) {
+	case "", "tilted", "paper":
+	default:
+		return bad("em %q: expected tilted or paper", s.EM)
+	}
+	if s.Sigma < 0 || math.IsNaN(s.Sigma) || math.IsInf(s.Sigma, 0) {
+		return bad("sigma = %v: expected a positive latent noise sd (0: learnt)", s.Sigma)
+	}
+	if len(s.Thresholds) != 0 {
+		return bad("thresholds are a setting of the ordinal model")
+	}
+	if s.Precisions != "" {
+		return bad("precisions %q applies to the classification model only", s.Precisions)
+	}
+	return nil
+}
+
+// checkRobustGiven rejects the MCMC priors, which the robust model does
+// not use.
+func checkRobustGiven(s FitSpec, given func(string) bool) error {
+	for _, f := range []string{"sigma_b", "v", "lambda", "identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "max_rhat", "min_ess"} {
+		if given(f) {
+			return annotations.Errorf(annotations.EINVALID, "field %q is a setting of the gibbs models; the robust model is fitted by ep (leave it out)", f)
+		}
+	}
+	return nil
+}
+
+// fitRobustCov fits data (from RobustData(ds)) with the items' prior
+// covariance cov.
+func fitRobustCov(ctx context.Context, ds *annotations.Dataset, data *robust.Data, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	data.Kernel = cov.Kernel
+	if cov.Cov != nil {
+		data.Cov = cov.Cov
+	}
+	ks, learn, fixed, ok, err := learnKernel(spec.Kernel, cov, data.ItemIDs, data.Cov)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		data.Learn, data.Cov = learn, fixed
+	}
+	res, err := robust.Fit(ctx, data, robustOptions(spec, progress))
+	res, err = fitted(res, err, ds, cov)
+	if err != nil || !ok {
+		return res, err
+	}
+	return learntKernel(res, ks, cov)
 }
 
 // boundedOptions maps a spec to the bounded family's options (zero fields
@@ -294,6 +389,9 @@ func (m Model) validateEngine(s FitSpec) error {
 	}
 	if m.Name != ModelBounded && (s.Likelihood != "" || s.Dispersion != 0 || s.Bias || s.Bounds != "") {
 		return bad("likelihood, dispersion, bias and bounds are settings of the bounded model")
+	}
+	if m.Name != ModelRobust && (s.Epsilon != nil || s.Select || s.EM != "") {
+		return bad("epsilon, select and em are settings of the robust model")
 	}
 	deterministic := eng != multirater.EngineGibbs
 	switch {

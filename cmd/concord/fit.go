@@ -73,7 +73,10 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt per rater)")
 	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater on the latent scale")
 	bounds := fs.String("bounds", "", "bounded: values exactly at the scale's ends are squeezed inside by half the data's resolution (squeeze, default) or censored there (censor)")
-	sigma := fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (default: learnt)")
+	epsilon := fs.String("epsilon", "", "robust: learn (default: every rater's labelling-error rate learnt by EM) or a rate in [0, 0.5) fixed for every rater (0: the plain probit classifier)")
+	selectModel := fs.Bool("select", false, "robust: fit the plain and the robust classifier and keep the one with the larger evidence (Kim & Ghahramani eq. 21)")
+	em := fs.String("em", "", "robust: M-step of the error rates, tilted (default: the label's error responsibility, a stationary point of the EP evidence) or paper (Kim & Ghahramani eq. 20 as printed)")
+	sigma := fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (robust: latent noise sd) (default: learnt)")
 	thresholds := fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)")
 	restarts := fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3 with one rater, 1 with several)")
 	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)")
@@ -118,6 +121,16 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		Seed: *seed, V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag, KeepDraws: *keep, Precisions: *precisions,
 		Sigma: *sigma, Restarts: *restarts, Standardize: *standardize,
 		Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
+		Select: *selectModel, EM: *em,
+	}
+	switch e := strings.ToLower(strings.TrimSpace(*epsilon)); e {
+	case "", "learn":
+	default:
+		v, err := strconv.ParseFloat(e, 64)
+		if err != nil {
+			return annotations.Errorf(annotations.EINVALID, "--epsilon %q: expected learn or a labelling-error rate in [0, 0.5)", *epsilon)
+		}
+		spec.Epsilon = &v
 	}
 	// setEngine sets the engine (the model's default without --engine) and
 	// the MCMC flags, which are settings of the gibbs engine only.
@@ -250,6 +263,9 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	switch sum.Shape {
 	case multirater.OutputClasses:
 		printClassSummary(w, res, sum, top)
+		if res.Model.Model == analysis.ModelRobust {
+			printErrorSummary(w, res, top)
+		}
 	case multirater.OutputValues:
 		printValueSummary(w, res, sum, top)
 	default:
@@ -262,6 +278,33 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	}
 	if !sum.Converged {
 		fmt.Fprintf(w, "WARNING: NOT converged (see above).\n")
+	}
+}
+
+// printErrorSummary prints the robust model's part of the fit summary:
+// the raters' labelling-error rates and the labels most probably wrong.
+func printErrorSummary(w io.Writer, res *multirater.FitResult, top int) {
+	d := res.Diagnostics
+	if d.Selected != "" {
+		fmt.Fprintf(w, "\nModel selection by the evidence: plain %.4f, robust %.4f: %s.\n", d.Evidence["plain"], d.Evidence["robust"], d.Selected)
+	}
+	fmt.Fprintf(w, "\nLabelling-error rates (epsilon: how often the rater's label is flipped):\n")
+	fmt.Fprintf(w, "  %-20s %6s  %9s %s\n", "rater", "labels", "epsilon", "EM steps")
+	for i, r := range res.Raters {
+		if skip := elideRow(w, i, len(res.Raters), top); skip {
+			continue
+		}
+		if r.Epsilon != nil {
+			fmt.Fprintf(w, "  %-20s %6d  %9.4f %d\n", clip(r.ID, 20), r.NLabels, r.Epsilon.Value, max(len(r.Epsilon.History)-1, 0))
+		}
+	}
+	n := min(top, len(res.LabelErrors))
+	if n > 0 {
+		fmt.Fprintf(w, "\nThe %d labels most probably wrong (\"label_errors\" in the result has every label):\n", n)
+		fmt.Fprintf(w, "  %-22s %-20s %-10s %s\n", "item", "rater", "label", "p_error")
+		for _, le := range res.LabelErrors[:n] {
+			fmt.Fprintf(w, "  %-22s %-20s %-10s %.4f\n", clip(le.Item, 22), clip(le.Rater, 20), le.Label, le.PError)
+		}
 	}
 }
 

@@ -28,7 +28,8 @@
 // with N(h_j, lambda_j) the posterior marginal of the label's item (the
 // maximum of a variational bound, eq. 16-19): it counts every label near
 // the boundary as half an error, and on Kim's synthetic data settles at
-// about twice the flip rate, with a lower evidence. Options.Select fits both the
+// about twice the flip rate, with a lower evidence. With several raters
+// the latent noise has a log-normal prior, ln s_l ~ N(0, 1). Options.Select fits both the
 // plain classifier (eps = 0) and the robust one and keeps the one with the
 // larger EP evidence (eq. 21).
 //
@@ -344,8 +345,17 @@ func mStepTerm(a *infer.Approx, data *Data, o *lik.RobustProbit, j int, paper bo
 // terms at the maximum of the evidence, starting from noise.
 func runEP(ctx context.Context, data *Data, opts Options, eps, noise []float64, kern *infer.Kernel, first bool, rng *rand.Rand) (*infer.Approx, []*lik.RobustProbit, error) {
 	n, nl := len(data.ItemIDs), len(data.RaterIDs)
+	// Sequential EP with damping: the robust sites are not log-concave, and
+	// an item's labels from several raters with small latent noise pull
+	// undamped EP into oscillation.
 	eo := opts.EP
 	eo.NegativeSites = true
+	if eo.Damping == 0 {
+		eo.Damping = 0.7
+	}
+	if eo.MaxSweeps == 0 {
+		eo.MaxSweeps = 500
+	}
 	prob := &infer.Problem{Engine: multirater.EngineEP, N: n, Cov: data.Cov, Kernel: kern, Restarts: 1,
 		EP: eo, Progress: opts.Progress, ParallelSites: -1}
 	if kern != nil {
@@ -379,6 +389,20 @@ func runEP(ctx context.Context, data *Data, opts Options, eps, noise []float64, 
 			if s > 0 && opts.Noise == 0 {
 				dst[2*l+1] += 0.5 * rng.NormFloat64()
 			}
+		}
+	}
+	if nl > 1 && opts.Noise == 0 {
+		// Several raters: a log-normal prior ln s_l ~ N(0, 1) on the latent
+		// noise (type-II MAP), so that a rater whose labels say little is
+		// not explained by an unbounded noise (which makes the error rate
+		// unidentifiable) and raters with few labels borrow a sensible
+		// scale.
+		prob.PriorNote = "log evidence + log prior of the raters' latent noise"
+		prob.LogPrior = func(l int, p, grad []float64) float64 {
+			if grad != nil {
+				grad[1] -= p[1]
+			}
+			return -0.5 * p[1] * p[1]
 		}
 	}
 	prob.FactorTol = func() float64 {
@@ -568,4 +592,70 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 		fmt.Sprintf("ranks come from %d joint draws of the Gaussian posterior approximation", opts.RankDraws))
 	dg.Notes = append(dg.Notes, a.Notes...)
 	return res
+}
+
+// Predictor predicts new items from a robust fit: the latent predictive
+// N(mu, s^2) of gp.SitePredictor and the class probability of the latent
+// consensus, Phi(mu / sqrt(s_med^2 + s^2)) with the median rater's latent
+// noise s_med and no labelling error (the fit's items' ClassProbs).
+type Predictor struct {
+	n        int
+	sp       *gp.SitePredictor
+	s        float64
+	neg, pos string
+}
+
+// NewPredictor prepares the predictions of a robust fit result whose items
+// have the covariance cov.
+func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
+	if res == nil || res.Model.Model != Name {
+		return nil, multirater.DataErrorf("predictor needs a robust fit result")
+	}
+	n := len(res.Items)
+	if cov.SymmetricDim() != n {
+		return nil, multirater.DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
+	}
+	if res.Gaussian == nil || len(res.Levels) != 2 || len(res.Raters) == 0 {
+		return nil, multirater.DataErrorf("the robust fit result has no gaussian posterior, raters or two classes")
+	}
+	ss := make([]float64, len(res.Raters))
+	for l, r := range res.Raters {
+		if !(r.Variance.Mean > 0) || math.IsInf(r.Variance.Mean, 0) {
+			return nil, multirater.DataErrorf("rater %q has no valid latent noise variance in the fit result", r.ID)
+		}
+		ss[l] = math.Sqrt(r.Variance.Mean)
+	}
+	sort.Float64s(ss)
+	sp, err := gp.NewSitePredictor(res.Gaussian.Precision, res.Gaussian.Shift, cov)
+	if err != nil {
+		return nil, multirater.DataErrorf("the fit's gaussian posterior: %v", err)
+	}
+	return &Predictor{n: n, sp: sp, s: ss[len(ss)/2], neg: res.Levels[0], pos: res.Levels[1]}, nil
+}
+
+// Predict returns the results of new items: ids names them, cross holds
+// their covariances with the fit's items (len(ids)×N) and prior their prior
+// variances. Each result has NLabels 0, the latent score, the class
+// probabilities and the class; Rank is nil.
+func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
+	r, c := cross.Dims()
+	if r != len(ids) || c != p.n || len(prior) != len(ids) {
+		panic("robust: Predict: cross must be len(ids)×N and prior of length len(ids)")
+	}
+	out := make([]multirater.ItemResult, len(ids))
+	kv := make([]float64, p.n)
+	for i, id := range ids {
+		mat.Row(kv, i, cross)
+		mu, vr := p.sp.Latent(kv, prior[i])
+		sd := math.Sqrt(vr)
+		q := numeric.NormCDF(mu / math.Sqrt(p.s*p.s+vr))
+		it := multirater.ItemResult{ID: id,
+			Score:      &multirater.Estimate{Mean: mu, SD: sd, Q025: mu - 1.959963984540054*sd, Q50: mu, Q975: mu + 1.959963984540054*sd},
+			ClassProbs: map[string]float64{p.neg: mcmc.Round6(1 - q), p.pos: mcmc.Round6(q)}, Class: p.neg}
+		if q > 0.5 {
+			it.Class = p.pos
+		}
+		out[i] = it
+	}
+	return out
 }
