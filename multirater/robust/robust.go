@@ -128,8 +128,10 @@ type Options struct {
 	// Seed seeds the starting points and the draws of the ranks.
 	Seed uint64
 	// FlagThreshold: a label whose probability of being right, 1 -
-	// p_error, is below it is flagged; 0 means 0.5 (a label more likely an
-	// error than not).
+	// p_error, is below it is flagged (as the other models flag a label
+	// whose predictive probability is below it); 0 means
+	// multirater.DefaultFlagThreshold. Every label's p_error is in the
+	// result's LabelErrors whatever the threshold.
 	FlagThreshold float64
 	// RankDraws is the number of joint posterior draws of the ranks; 0
 	// means multirater.DefaultKeepDraws.
@@ -156,7 +158,7 @@ func (o Options) WithDefaults() Options {
 		o.Restarts = 1
 	}
 	if o.FlagThreshold == 0 {
-		o.FlagThreshold = 0.5
+		o.FlagThreshold = multirater.DefaultFlagThreshold
 	}
 	if o.RankDraws == 0 {
 		o.RankDraws = multirater.DefaultKeepDraws
