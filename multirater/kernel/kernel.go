@@ -277,10 +277,10 @@ func ParseKernel(spec string) (Kernel, error) {
 }
 
 // covWant is what a covariate kernel term may be.
-const covWant = `expected identity, linear, rbf:gamma=G, ard or a sum such as "rbf:gamma=1+linear"`
+const covWant = `expected identity, linear, rbf:gamma=G, ard, const:V, white:V or a sum such as "rbf:gamma=1+linear"`
 
 // parseCovTerm reads one term of a covariate kernel: identity, linear,
-// rbf[:gamma=G] or ard[:gamma=G1,G2,...]. Its errors do not name the whole specification.
+// rbf[:gamma=G], ard[:gamma=G1,G2,...], const[:V] or white[:V]. Its errors do not name the whole specification.
 func parseCovTerm(t string) (Kernel, error) {
 	name, args, hasArgs := strings.Cut(t, ":")
 	name = strings.ToLower(strings.TrimSpace(name))
@@ -293,6 +293,18 @@ func parseCovTerm(t string) (Kernel, error) {
 			return Identity{}, nil
 		}
 		return Linear{}, nil
+	case "const", "white":
+		v := 1.0
+		if hasArgs {
+			var err error
+			if v, err = parseVariance(name, strings.TrimSpace(args)); err != nil {
+				return nil, err
+			}
+		}
+		if name == "const" {
+			return Const{V: v}, nil
+		}
+		return White{V: v}, nil
 	case "ard":
 		if !hasArgs {
 			return ARD{}, nil

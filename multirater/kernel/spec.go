@@ -42,7 +42,7 @@ import (
 // nothing, with the prior variance of a unit-norm document. New items are
 // treated the same way when predicted (prior variance 1, no covariance).
 // Want is what a kernel specification may be, for error messages.
-const Want = `expected identity, linear, rbf:gamma=G, rbf (gamma learnt by ep/laplace), ard, text, text:COLUMN, text-rbf:gamma=G or a sum such as "text+rbf:gamma=0.5"`
+const Want = `expected identity, linear, rbf:gamma=G, rbf (gamma learnt by ep/laplace), ard, const:V, const (learnt), white:V, white (learnt), text, text:COLUMN, text-rbf:gamma=G or a sum such as "text+rbf:gamma=0.5"`
 
 // TermKind is the kind of one term of a kernel sum.
 type TermKind int
@@ -120,7 +120,7 @@ func ParseSpec(spec string) (Spec, error) {
 				g = v
 			}
 			ks = append(ks, Term{Kind: TextRBFTerm, Gamma: g})
-		case "identity", "linear", "rbf", "ard":
+		case "identity", "linear", "rbf", "ard", "const", "white":
 			k, err := parseCovTerm(t)
 			if err != nil {
 				return nil, fmt.Errorf("kernel %q: %s", spec, err)
