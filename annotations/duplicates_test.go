@@ -121,7 +121,7 @@ func TestDuplicatesFirstCSVOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Label{{"a", "r1", "1"}, {"a", "r2", "2"}, {"b", "r1", "2"}}
+	want := []Label{{Item: "a", Rater: "r1", Value: "1"}, {Item: "a", Rater: "r2", Value: "2"}, {Item: "b", Rater: "r1", Value: "2"}}
 	if !reflect.DeepEqual(ds.Labels, want) || ds.Dropped != 2 {
 		t.Errorf("labels %v (dropped %d), want %v (dropped 2)", ds.Labels, ds.Dropped, want)
 	}

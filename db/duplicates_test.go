@@ -50,7 +50,7 @@ func TestImportDuplicates(t *testing.T) {
 		}
 		ds, err := d.Dataset(ctx, p.ID)
 		must(t, err)
-		want := []annotations.Label{{"1", "a", "yes"}, {"1", "b", "no"}, {"2", "a", "no"}, {"2", "b", "no"}}
+		want := []annotations.Label{{Item: "1", Rater: "a", Value: "yes"}, {Item: "1", Rater: "b", Value: "no"}, {Item: "2", Rater: "a", Value: "no"}, {Item: "2", Rater: "b", Value: "no"}}
 		if !reflect.DeepEqual(ds.Labels, want) {
 			t.Errorf("first: stored %v, want %v", ds.Labels, want)
 		}
