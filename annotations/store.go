@@ -42,8 +42,8 @@ type ImportResult struct {
 	LabelsReplaced  int `json:"labels_replaced"`
 	LabelsUnchanged int `json:"labels_unchanged"`
 	// DuplicatesDropped counts the repeated labels left out under
-	// DuplicatesFirst (by the import, and by BuildDataset as
-	// Dataset.Dropped says).
+	// DuplicatesFirst: by the import, and by BuildDataset before it
+	// (Dataset.Dropped).
 	DuplicatesDropped int `json:"duplicates_dropped,omitempty"`
 }
 

@@ -323,10 +323,11 @@ func (d *DB) ImportNew(ctx context.Context, p *annotations.Project, ds *annotati
 
 // applyDuplicates keeps the first label of each (item, rater) pair of ds in
 // its order under DuplicatesFirst and returns the dataset with the number
-// dropped (added to those BuildDataset dropped); other settings return ds.
+// dropped, those BuildDataset dropped (ds.Dropped) included; other settings
+// return ds and ds.Dropped.
 func applyDuplicates(ds *annotations.Dataset, mode annotations.Duplicates) (*annotations.Dataset, int) {
 	if mode.Mode() != annotations.DuplicatesFirst {
-		return ds, 0
+		return ds, ds.Dropped
 	}
 	type pair struct{ item, rater string }
 	seen := make(map[pair]bool, len(ds.Labels))
