@@ -121,7 +121,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	io := annotations.ImportOptions{
 		Replace:    *replace,
 		Duplicates: dups.mode,
-		Progress: func(done, total int) { bar.Set(float64(done)/float64(max(total, 1)), "") },
+		Progress:   func(done, total int) { bar.Set(float64(done)/float64(max(total, 1)), "") },
 	}
 	var res annotations.ImportResult
 	p := existing
