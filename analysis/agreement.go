@@ -31,8 +31,9 @@ type RatingsTable struct {
 	Categories []string
 	// Level is the level of measurement of the scheme.
 	Level raters.Level
-	// Duplicates counts the (item, rater) pairs with more than one label;
-	// the first label is kept.
+	// Duplicates counts the labels that repeat an (item, rater) pair
+	// (kept with --duplicates keep); the table holds the first label of
+	// each pair.
 	Duplicates int
 }
 
@@ -75,7 +76,16 @@ func CategoryValues(s annotations.Scheme) []float64 {
 
 // Table lays a dataset out as a raters.Ratings table. Labels must be in
 // canonical form (as stored or as annotations.LoadFiles returns them); a
-// label outside the scheme is an error.
+// label outside the scheme is an error. The table holds one label per
+// rater and item: of repeated labels (--duplicates keep) the first, in the
+// dataset's order, which is the order of the file or of the import.
+//
+// The rule is the same for every coefficient, baseline and profile of the
+// agreement report: Cohen's and the pairwise kappas are defined for one
+// label per rater and item, and using the first (rather than, say, the
+// majority) keeps every coefficient a function of one well-defined table,
+// the one the file would give under --duplicates first. Models, on the other
+// hand, use every repeated label (see Fit).
 func Table(ds *annotations.Dataset) (*RatingsTable, error) {
 	s := ds.Scheme
 	if s.Open() {
@@ -162,7 +172,7 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
 	if rt.Duplicates > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d repeated (item, rater) labels: the first of each was used", rt.Duplicates))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d repeated labels (a rater labelling the same item more than once, kept with --duplicates keep): the coefficients, baselines and rater profiles take one label per rater and item and use each rater's first; the models use them all", rt.Duplicates))
 	}
 	return &AgreementReport{Scheme: ds.Scheme.String(), Report: rep}, nil
 }

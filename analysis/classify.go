@@ -28,7 +28,7 @@ func ClassData(ds *annotations.Dataset) (*classify.Data, error) {
 		Classes:  ds.Scheme.Codes(),
 	}
 	var err error
-	data.Labels, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "class")
+	data.Labels, data.Repeats, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "class")
 	if err != nil {
 		return nil, err
 	}

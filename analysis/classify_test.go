@@ -95,8 +95,6 @@ func TestFitClassificationErrors(t *testing.T) {
 	ds := smallNominal()
 	bad := *ds
 	bad.Labels = append(append([]annotations.Label(nil), ds.Labels...), annotations.Label{Item: "item00", Rater: "rater9", Value: "wolf"})
-	dup := *ds
-	dup.Labels = append(append([]annotations.Label(nil), ds.Labels...), annotations.Label{Item: "item00", Rater: "rater0", Value: "dog"})
 	cls := FitSpec{Model: ModelClassification, Chains: 1, Samples: 20, Burnin: 10}
 	for _, tc := range []struct {
 		name string
@@ -106,7 +104,6 @@ func TestFitClassificationErrors(t *testing.T) {
 	}{
 		{"ordinal labels", smallOrdinal(), cls, "needs a nominal or binary scheme"},
 		{"unknown class", &bad, cls, `"wolf" of rater "rater9" for item "item00" is not a class`},
-		{"duplicate label", &dup, cls, `labelled item "item00" twice`},
 		{"unknown reference", ds, FitSpec{Model: ModelClassification, Identifiability: "both", RefRater: "nobody"}, `reference rater "nobody"`},
 		{"ordinal model on classes", ds, quick, "needs an ordinal scheme"},
 	} {

@@ -12,6 +12,13 @@
 // with what was expected), so that the server and the command line can
 // report them as they are.
 //
+// Repeated labels (a rater labelling one item more than once; present in a
+// Dataset only when read or imported with --duplicates keep): every model
+// counts each as one more observation, an independent likelihood term given
+// the item's latent consensus and the rater's parameters; the agreement
+// report, whose coefficients need one label per rater and item, uses each
+// rater's first label of an item (Table) and says so in its notes.
+//
 // Dependency direction: analysis imports annotations, multirater, raters and
 // textfeat; it is imported by server and cmd/concord, never by the domain or
 // the statistics.

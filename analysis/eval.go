@@ -271,11 +271,15 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 		for _, r := range baselines {
 			m := evalModel{name: "rater:" + r, rater: r}
 			for _, id := range train {
+				rated := false
 				for _, l := range byItem[id] {
 					if l.Rater == r {
-						m.labels = append(m.labels, l)
-						m.ids = append(m.ids, id)
+						m.labels = append(m.labels, l) // repeated labels too
+						rated = true
 					}
+				}
+				if rated {
+					m.ids = append(m.ids, id)
 				}
 			}
 			if len(m.labels) == 0 {

@@ -334,7 +334,7 @@ func OrdinalData(ds *annotations.Dataset) (*ordinal.Data, error) {
 		return nil, annotations.Errorf(annotations.EINVALID, "the ordinal model needs at least 2 levels, the scheme %s has %d", ds.Scheme, len(data.Levels))
 	}
 	var err error
-	data.Ratings, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "level")
+	data.Ratings, data.Repeats, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "level")
 	if err != nil {
 		return nil, err
 	}
@@ -402,7 +402,7 @@ func BoundedData(ds *annotations.Dataset) (*bounded.Data, error) {
 	}
 	data := &bounded.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Lo: ds.Scheme.Lo, Hi: ds.Scheme.Hi}
 	var err error
-	data.Ratings, err = indexLabels(ds, data.ItemIDs, data.RaterIDs, func(l annotations.Label, item, rater int) (bounded.Rating, error) {
+	data.Ratings, data.Repeats, err = indexLabels(ds, data.ItemIDs, data.RaterIDs, func(l annotations.Label, item, rater int) (bounded.Rating, error) {
 		v, err := ds.Scheme.Value(l.Value)
 		if err != nil {
 			return bounded.Rating{}, annotations.Errorf(annotations.EINVALID, "label of rater %q for item %q: %v", l.Rater, l.Item, err)
@@ -418,8 +418,9 @@ func BoundedData(ds *annotations.Dataset) (*bounded.Data, error) {
 // indexRatings maps the labels of ds to the samplers' ratings: item and
 // rater indices into itemIDs and raterIDs, the label's index in the scheme.
 // what names a scheme value in errors ("level", "class"). A label that is
-// not in the scheme and a second label of a rater for an item are errors.
-func indexRatings(ds *annotations.Dataset, itemIDs, raterIDs []string, what string) ([]multirater.Rating, error) {
+// not in the scheme is an error; repeats reports repeated labels (see
+// indexLabels).
+func indexRatings(ds *annotations.Dataset, itemIDs, raterIDs []string, what string) (rs []multirater.Rating, repeats bool, err error) {
 	return indexLabels(ds, itemIDs, raterIDs, func(l annotations.Label, item, rater int) (multirater.Rating, error) {
 		lev, ok := ds.Scheme.Index(l.Value)
 		if !ok {
@@ -430,9 +431,12 @@ func indexRatings(ds *annotations.Dataset, itemIDs, raterIDs []string, what stri
 }
 
 // indexLabels maps each label of ds, with its item and rater indices into
-// itemIDs and raterIDs, to a family's rating by conv; a second label of a
-// rater for an item is an error.
-func indexLabels[R any](ds *annotations.Dataset, itemIDs, raterIDs []string, conv func(l annotations.Label, item, rater int) (R, error)) ([]R, error) {
+// itemIDs and raterIDs, to a family's rating by conv. A second label of a
+// rater for an item is one more observation (repeats reports that there
+// are some): a dataset holds repeated labels only when they were read or
+// imported with --duplicates keep (annotations.DuplicatesKeep), and every
+// family counts each as one more likelihood term.
+func indexLabels[R any](ds *annotations.Dataset, itemIDs, raterIDs []string, conv func(l annotations.Label, item, rater int) (R, error)) (out []R, repeats bool, err error) {
 	itemIdx := make(map[string]int, len(itemIDs))
 	for i, id := range itemIDs {
 		itemIdx[id] = i
@@ -441,21 +445,19 @@ func indexLabels[R any](ds *annotations.Dataset, itemIDs, raterIDs []string, con
 	for i, id := range raterIDs {
 		raterIdx[id] = i
 	}
-	seen := make(map[[2]int]string, len(ds.Labels))
-	out := make([]R, 0, len(ds.Labels))
+	seen := make(map[[2]int]bool, len(ds.Labels))
+	out = make([]R, 0, len(ds.Labels))
 	for _, l := range ds.Labels {
 		key := [2]int{itemIdx[l.Item], raterIdx[l.Rater]}
 		r, err := conv(l, key[0], key[1])
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if prev, dup := seen[key]; dup {
-			return nil, annotations.Errorf(annotations.EINVALID, "rater %q labelled item %q twice (%q and %q); the model takes one label per item and rater", l.Rater, l.Item, prev, l.Value)
-		}
-		seen[key] = l.Value
+		repeats = repeats || seen[key]
+		seen[key] = true
 		out = append(out, r)
 	}
-	return out, nil
+	return out, repeats, nil
 }
 
 // KernelInputs returns the kernel inputs of the items ids: their numeric

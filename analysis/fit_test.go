@@ -135,8 +135,6 @@ func TestFitErrors(t *testing.T) {
 	partial := *ds
 	partial.Items = append([]annotations.Item(nil), ds.Items...)
 	partial.Items[3] = annotations.Item{ID: partial.Items[3].ID, Covariates: map[string]float64{"x": 1}}
-	dup := *ds
-	dup.Labels = append(append([]annotations.Label(nil), ds.Labels...), annotations.Label{Item: "item00", Rater: "rater0", Value: "mid"})
 	for _, tc := range []struct {
 		name string
 		ds   *annotations.Dataset
@@ -147,7 +145,6 @@ func TestFitErrors(t *testing.T) {
 		{"classification of ordinal labels", ds, FitSpec{Model: "classification"}, "needs a nominal or binary scheme"},
 		{"no covariates", &noCov, FitSpec{Kernel: "rbf"}, "needs numeric item covariates"},
 		{"missing covariate", &partial, FitSpec{Kernel: "linear"}, `item "item03" has no value for covariate "z"`},
-		{"duplicate label", &dup, quick, "labelled item \"item00\" twice"},
 		{"unknown reference", ds, FitSpec{Identifiability: "strong", RefRater: "nobody"}, "reference rater \"nobody\""},
 		{"no labels", &annotations.Dataset{Scheme: ds.Scheme}, quick, "no labels"},
 	} {

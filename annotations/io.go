@@ -34,6 +34,10 @@ type ReadOptions struct {
 	TextColumns []string
 	// MaxProblems caps the problems reported; 0 means DefaultMaxProblems.
 	MaxProblems int
+	// Duplicates says what BuildDataset does with repeated labels of one
+	// rater for one item: refuse them ("" or DuplicatesError), keep the
+	// first (DuplicatesFirst) or keep them all (DuplicatesKeep).
+	Duplicates Duplicates
 }
 
 // RawLabel is one label as read from a file, before validation against a

@@ -19,15 +19,20 @@ import (
 // An open binary scheme ("binary:pos=1") is completed from the data
 // (Scheme.Complete). Each value is mapped to its canonical form with
 // Scheme.Normalize; item and rater ids must be non-empty, without surrounding
-// spaces or control characters and at most MaxNameLen bytes; each (item,
-// rater) pair may occur once. items (from an items file, in their order) are
+// spaces or control characters and at most MaxNameLen bytes. An (item,
+// rater) pair may occur once unless opts.Duplicates says otherwise:
+// DuplicatesFirst keeps the first label of a pair in file order and counts
+// the others in Dataset.Dropped, DuplicatesKeep keeps them all (in file
+// order within the pair); the default refuses each repeat with a problem
+// that names DuplicatesFlag. items (from an items file, in their order) are
 // merged with p.Items (e.g. the task texts of a Label Studio export): the
 // items file wins where both give a text or gold label.
 //
-// Labels are returned sorted by item id, then rater id, where ids that are
-// integers come first in numeric order and the others follow in byte order,
-// so that the result does not depend on the file's layout: reading a
-// dataset back from any export gives an identical Dataset.
+// Labels are returned sorted by item id, then rater id (then file order),
+// where ids that are integers come first in numeric order and the others
+// follow in byte order, so that the result does not depend on the file's
+// layout: reading a dataset back from any export gives an identical
+// Dataset.
 func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset, error) {
 	if p == nil {
 		panic("annotations: BuildDataset with a nil Parsed")
@@ -136,10 +141,20 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 	order := sortOrder(keys, ranks(itemIDs), ranks(raterIDs))
 	// Sorted, the labels of one (item, rater) pair are adjacent, the first
 	// in the file first.
+	mode := opts.Duplicates.Mode()
 	dups := 0
-	for j := 1; j < len(order); j++ {
+	var drop []bool // by index in out, under DuplicatesFirst
+	for j := 1; j < len(order) && mode != DuplicatesKeep; j++ {
 		a, b := order[j-1], order[j]
 		if keys[a] != keys[b] {
+			continue
+		}
+		if mode == DuplicatesFirst {
+			if drop == nil {
+				drop = make([]bool, len(out))
+			}
+			drop[b] = true
+			dups++
 			continue
 		}
 		first := j - 1
@@ -153,11 +168,11 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 			same = "the same label"
 		}
 		rl := p.Labels[src[b]]
-		note(int(src[b]), rl, rl.RaterCol, fmt.Sprintf("duplicate label for item %q by rater %q: %s was given at %s",
+		note(int(src[b]), rl, rl.RaterCol, fmt.Sprintf("duplicate label for item %q by rater %q: %s was given at %s"+duplicateHint,
 			l.Item, l.Rater, same, where(p.Labels[src[order[first]]])))
 		dups++
 	}
-	if dups > 0 && len(p.Unused) > 0 {
+	if mode == DuplicatesError && dups > 0 && len(p.Unused) > 0 {
 		// A hint first, where a capped list still shows it.
 		add(Problem{Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
 			dups, quoteList(p.Unused), p.Unused[0])})
@@ -172,13 +187,20 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 	}
 
 	labels := out
-	if !slices.IsSorted(order) {
+	if drop != nil {
+		labels = make([]Label, 0, len(out)-dups)
+		for _, i := range order {
+			if !drop[i] {
+				labels = append(labels, out[i])
+			}
+		}
+	} else if !slices.IsSorted(order) {
 		labels = make([]Label, len(out))
 		for j, i := range order {
 			labels[j] = out[i]
 		}
 	}
-	return &Dataset{Scheme: s, Items: merged, Labels: labels}, nil
+	return &Dataset{Scheme: s, Items: merged, Labels: labels, Dropped: dups}, nil
 }
 
 // where describes the position of a raw label for messages.

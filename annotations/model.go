@@ -79,7 +79,9 @@ type Rater struct {
 }
 
 // Label is one rater's label for one item. Value is the canonical value
-// (Scheme.Normalize): a level code, or a number for bounded schemes.
+// (Scheme.Normalize): a level code, or a number for bounded schemes. A rater
+// has at most one label per item unless the labels were read or imported
+// with DuplicatesKeep; repeated labels then follow each other in file order.
 type Label struct {
 	Item  string `json:"item_id"`
 	Rater string `json:"rater_id"`
@@ -141,6 +143,9 @@ type Dataset struct {
 	Scheme Scheme  `json:"scheme"`
 	Items  []Item  `json:"items,omitempty"`
 	Labels []Label `json:"labels"`
+	// Dropped counts the repeated labels BuildDataset dropped under
+	// DuplicatesFirst (not part of the data; not serialised).
+	Dropped int `json:"-"`
 }
 
 // ItemIDs returns the ids of every item in the dataset, items-file order first,

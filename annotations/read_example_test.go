@@ -58,5 +58,5 @@ func ExampleBuildDataset_problems() {
 	// 3 problems:
 	//   scores.csv:3, column "rater_id": empty rater id
 	//   scores.csv:4, column "label": unknown level "6" for scheme ordinal:1..5 (expected one of 1, 2, 3, 4, 5)
-	//   scores.csv:6, column "rater_id": duplicate label for item "2" by rater "r2": another label was given at line 5
+	//   scores.csv:6, column "rater_id": duplicate label for item "2" by rater "r2": another label was given at line 5 (accept repeated labels with --duplicates keep|first, or "duplicates" in the API)
 }

@@ -24,6 +24,10 @@ type ImportOptions struct {
 	// (item, rater) replace it; without it such a label is a conflict and
 	// nothing is written.
 	Replace bool
+	// Duplicates says what to do with repeated labels of one rater for one
+	// item in the dataset: refuse them ("" or DuplicatesError), import the
+	// first (DuplicatesFirst) or store them all (DuplicatesKeep).
+	Duplicates Duplicates
 	// Progress, when set, is called with the number of labels written so far
 	// and the total.
 	Progress func(done, total int)
@@ -37,6 +41,10 @@ type ImportResult struct {
 	LabelsAdded     int `json:"labels_added"`
 	LabelsReplaced  int `json:"labels_replaced"`
 	LabelsUnchanged int `json:"labels_unchanged"`
+	// DuplicatesDropped counts the repeated labels left out under
+	// DuplicatesFirst: by the import, and by BuildDataset before it
+	// (Dataset.Dropped).
+	DuplicatesDropped int `json:"duplicates_dropped,omitempty"`
 }
 
 // Page selects a window of a listing; Limit 0 means no limit.

@@ -30,7 +30,8 @@ func WriteCSVLong(w io.Writer, ds *Dataset) error {
 }
 
 // wideMatrix lays the labels out with one row per labelled item (in order of
-// first label) and one column per rater (in order of first label).
+// first label) and one column per rater (in order of first label); repeated
+// labels of a rater for an item are an error.
 func wideMatrix(ds *Dataset) (raters, items []string, cells [][]string, err error) {
 	raters = ds.RaterIDs()
 	col := make(map[string]int, len(raters))
@@ -48,6 +49,9 @@ func wideMatrix(ds *Dataset) (raters, items []string, cells [][]string, err erro
 			row[l.Item] = i
 			items = append(items, l.Item)
 			cells = append(cells, make([]string, len(raters)))
+		}
+		if cells[i][col[l.Rater]] != "" {
+			return nil, nil, nil, Errorf(EINVALID, "item %q has more than one label by rater %q (kept with --duplicates keep): the wide layout holds one label per item and rater; export in long form", l.Item, l.Rater)
 		}
 		cells[i][col[l.Rater]] = l.Value
 	}

@@ -8,7 +8,8 @@
 //	projects     id, name (unique), scheme (JSON), created_at
 //	items        id, project_id, ext_id (unique per project), text, gold, covariates (JSON), attrs (JSON)
 //	raters       id, project_id, ext_id (unique per project)
-//	labels       id, project_id, item_id, rater_id, value; unique (item_id, rater_id)
+//	labels       id, project_id, item_id, rater_id, value, seq; unique (item_id, rater_id, seq):
+//	             seq numbers the repeated labels of a pair (--duplicates keep) from 0
 //	fits         id, project_id, model, spec (JSON), seed, status, progress, eta_seconds, max_rhat,
 //	             message, cancel_requested, attempts, worker, created_at, started_at, finished_at, heartbeat_at
 //	fit_results  fit_id, result (BLOB/bytea; apart from fits so that listings never load results)

@@ -22,9 +22,12 @@ const conflictExamples = 5
 // the stored labels of those items only instead of the project's.
 const smallImportItems = 2000
 
-// labelRef is one label of an import, by dense item and rater index.
+// labelRef is one label of an import, by dense item and rater index; seq
+// numbers the labels of one (item, rater) pair from 0 (repeated labels,
+// --duplicates keep).
 type labelRef struct {
 	item, rater int32
+	seq         int32
 	value       string
 }
 
@@ -44,8 +47,8 @@ type importInput struct {
 	byItem []int32
 }
 
-// find returns the index of the label of (item, rater), or -1.
-func (in *importInput) find(item, rater int32) int32 {
+// find returns the index of the label seq of (item, rater), or -1.
+func (in *importInput) find(item, rater, seq int32) int32 {
 	g := in.byItem[in.start[item]:in.start[item+1]]
 	lo, hi := 0, len(g)
 	for lo < hi {
@@ -56,14 +59,15 @@ func (in *importInput) find(item, rater int32) int32 {
 			hi = m
 		}
 	}
-	if lo < len(g) && in.labels[g[lo]].rater == rater {
-		return g[lo]
+	if k := lo + int(seq); seq >= 0 && k < len(g) && in.labels[g[k]].rater == rater && in.labels[g[k]].seq == seq {
+		return g[k]
 	}
 	return -1
 }
 
-// group fills start and byItem and returns the pairs labelled twice, as
-// (first, second) label indices ordered by the second.
+// group fills start and byItem, numbers the labels of each (item, rater)
+// pair (seq) and returns the pairs labelled more than once, as (first,
+// repeat) label indices ordered by the repeat.
 func (in *importInput) group() [][2]int32 {
 	in.start = make([]int32, len(in.items)+1)
 	for _, l := range in.labels {
@@ -92,6 +96,7 @@ func (in *importInput) group() [][2]int32 {
 				first = g[k]
 				continue
 			}
+			in.labels[g[k]].seq = in.labels[g[k-1]].seq + 1
 			dups = append(dups, [2]int32{first, g[k]})
 		}
 	}
@@ -101,7 +106,9 @@ func (in *importInput) group() [][2]int32 {
 
 // prepareImport validates ds against the project's scheme without touching
 // the database. Every problem is reported (up to the ProblemList cap).
-func prepareImport(s annotations.Scheme, ds *annotations.Dataset) (*importInput, error) {
+// Repeated labels of a pair are numbered when keep is set and are problems
+// otherwise.
+func prepareImport(s annotations.Scheme, ds *annotations.Dataset, keep bool) (*importInput, error) {
 	var probs annotations.ProblemList
 	add := func(format string, args ...any) { probs.Add(annotations.Problem{Msg: fmt.Sprintf(format, args...)}) }
 	in := &importInput{
@@ -166,8 +173,11 @@ func prepareImport(s annotations.Scheme, ds *annotations.Dataset) (*importInput,
 		return nil, err
 	}
 	for _, d := range in.group() {
+		if keep {
+			break
+		}
 		l := ds.Labels[d[1]]
-		add("label %d: item %q, rater %q is labelled twice (also label %d)", d[1]+1, l.Item, l.Rater, d[0]+1)
+		add("label %d: item %q, rater %q is labelled twice (also label %d; accept repeated labels with %s)", d[1]+1, l.Item, l.Rater, d[0]+1, annotations.DuplicatesFlag)
 	}
 	if err := probs.Err(); err != nil {
 		return nil, err
@@ -220,7 +230,12 @@ const (
 // Import writes a validated dataset into the project in one transaction; see
 // annotations.LabelStore. Labels are checked against the project's scheme
 // (ds.Scheme is not consulted) and must be in canonical form; an (item,
-// rater) pair may occur once. Items are upserted: an items-file entry's
+// rater) pair may occur once unless opts.Duplicates is DuplicatesKeep (all
+// are stored, numbered by seq in dataset order) or DuplicatesFirst (the
+// first is imported, the others counted in ImportResult.DuplicatesDropped).
+// With repeats the labels of a pair are matched with the stored ones by
+// position: the k-th label of a pair is unchanged, a conflict or new as the
+// stored k-th label is equal, different or absent. Items are upserted: an items-file entry's
 // non-empty fields (text, gold, covariates, attrs) replace the stored ones,
 // empty fields keep them; every labelled item and every rater is created if
 // new. A label equal to the stored one is unchanged; a different one is an
@@ -236,7 +251,8 @@ func (d *DB) Import(ctx context.Context, projectID int64, ds *annotations.Datase
 		return res, err
 	}
 	// Validation needs no lock: a project's scheme never changes.
-	in, err := prepareImport(p.Scheme, ds)
+	ds, dropped := applyDuplicates(ds, opts.Duplicates)
+	in, err := prepareImport(p.Scheme, ds, opts.Duplicates.Mode() == annotations.DuplicatesKeep)
 	if err != nil {
 		return res, err
 	}
@@ -250,7 +266,7 @@ func (d *DB) Import(ctx context.Context, projectID int64, ds *annotations.Datase
 		if _, err := d.lockProject(tx, projectID); err != nil {
 			return err
 		}
-		res = annotations.ImportResult{}
+		res = annotations.ImportResult{DuplicatesDropped: dropped}
 		return d.importTx(ctx, tx, projectID, in, opts.Replace, &res, func(done int) { progress(done, total) })
 	})
 	if err != nil {
@@ -271,7 +287,8 @@ func (d *DB) ImportNew(ctx context.Context, p *annotations.Project, ds *annotati
 	if err := p.Validate(); err != nil {
 		return res, err
 	}
-	in, err := prepareImport(p.Scheme, ds)
+	ds, dropped := applyDuplicates(ds, opts.Duplicates)
+	in, err := prepareImport(p.Scheme, ds, opts.Duplicates.Mode() == annotations.DuplicatesKeep)
 	if err != nil {
 		return res, err
 	}
@@ -290,7 +307,7 @@ func (d *DB) ImportNew(ctx context.Context, p *annotations.Project, ds *annotati
 		if err := createProjectTx(tx, p.Name, &row); err != nil {
 			return err
 		}
-		res = annotations.ImportResult{}
+		res = annotations.ImportResult{DuplicatesDropped: dropped}
 		return d.importTx(ctx, tx, row.ID, in, opts.Replace, &res, func(done int) { progress(done, total) })
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -302,6 +319,32 @@ func (d *DB) ImportNew(ctx context.Context, p *annotations.Project, ds *annotati
 	p.ID, p.CreatedAt = row.ID, row.CreatedAt
 	progress(total, total)
 	return res, nil
+}
+
+// applyDuplicates keeps the first label of each (item, rater) pair of ds in
+// its order under DuplicatesFirst and returns the dataset with the number
+// dropped, those BuildDataset dropped (ds.Dropped) included; other settings
+// return ds and ds.Dropped.
+func applyDuplicates(ds *annotations.Dataset, mode annotations.Duplicates) (*annotations.Dataset, int) {
+	if mode.Mode() != annotations.DuplicatesFirst {
+		return ds, ds.Dropped
+	}
+	type pair struct{ item, rater string }
+	seen := make(map[pair]bool, len(ds.Labels))
+	labels := make([]annotations.Label, 0, len(ds.Labels))
+	for _, l := range ds.Labels {
+		k := pair{l.Item, l.Rater}
+		if !seen[k] {
+			seen[k] = true
+			labels = append(labels, l)
+		}
+	}
+	if len(labels) == len(ds.Labels) {
+		return ds, ds.Dropped
+	}
+	c := *ds
+	c.Labels = labels
+	return &c, ds.Dropped + len(ds.Labels) - len(labels)
 }
 
 // storedItem is the stored state of an item named in an import.
@@ -377,15 +420,16 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		storedValue = map[int]string{}
 		scan := func(r *sql.Rows) error {
 			var item, rater int64
+			var seq int32
 			var v sql.RawBytes
-			if err := r.Scan(&item, &rater, &v); err != nil {
+			if err := r.Scan(&item, &rater, &seq, &v); err != nil {
 				return err
 			}
 			ii, ri := rowItem.get(item), rowRater.get(rater)
 			if ii < 0 || ri < 0 {
 				return nil
 			}
-			li := in.find(ii, ri)
+			li := in.find(ii, ri, seq)
 			if li < 0 {
 				return nil
 			}
@@ -399,9 +443,9 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		}
 		var err error
 		if rowItem.len() <= smallImportItems {
-			err = b.queryIn("SELECT item_id, rater_id, value FROM labels WHERE item_id IN", rowItem.rows, scan)
+			err = b.queryIn("SELECT item_id, rater_id, seq, value FROM labels WHERE item_id IN", rowItem.rows, scan)
 		} else {
-			err = b.run(nil, "SELECT item_id, rater_id, value FROM labels WHERE project_id = "+b.d.ph(1), []any{projectID}, true, scan)
+			err = b.run(nil, "SELECT item_id, rater_id, seq, value FROM labels WHERE project_id = "+b.d.ph(1), []any{projectID}, true, scan)
 		}
 		if err != nil {
 			return fmt.Errorf("read labels: %w", err)
@@ -516,10 +560,10 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 	res.RatersAdded = len(newRaters)
 
 	// Labels: replace changed values in place, insert new ones.
-	err = b.updateFromValues("labels", "value = v.column3", "labels.item_id = v.column1 AND labels.rater_id = v.column2",
-		[]string{"bigint", "bigint", "text"}, len(conflicts), func(k int, dst []any) {
+	err = b.updateFromValues("labels", "value = v.column3", "labels.item_id = v.column1 AND labels.rater_id = v.column2 AND labels.seq = v.column4",
+		[]string{"bigint", "bigint", "text", "bigint"}, len(conflicts), func(k int, dst []any) {
 			l := &in.labels[conflicts[k]]
-			dst[0], dst[1], dst[2] = itemRow[l.item], raterRow[l.rater], l.value
+			dst[0], dst[1], dst[2], dst[3] = itemRow[l.item], raterRow[l.rater], l.value, int64(l.seq)
 		})
 	if err != nil {
 		return fmt.Errorf("replace labels: %w", err)
@@ -539,7 +583,8 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		raterBox     = make([]any, len(in.raters))
 		valueBox     = map[string]any{}
 	)
-	return b.insert("labels", []column{{"project_id", "bigint"}, {"item_id", "bigint"}, {"rater_id", "bigint"}, {"value", "text"}}, len(write),
+	seqBox := []any{int64(0)}
+	return b.insert("labels", []column{{"project_id", "bigint"}, {"item_id", "bigint"}, {"rater_id", "bigint"}, {"value", "text"}, {"seq", "bigint"}}, len(write),
 		func(k int, dst []any) {
 			l := &in.labels[write[k]]
 			if itemBox[l.item] == nil {
@@ -553,7 +598,10 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 				v = l.value
 				valueBox[l.value] = v
 			}
-			dst[0], dst[1], dst[2], dst[3] = pid, itemBox[l.item], raterBox[l.rater], v
+			for int(l.seq) >= len(seqBox) {
+				seqBox = append(seqBox, int64(len(seqBox)))
+			}
+			dst[0], dst[1], dst[2], dst[3], dst[4] = pid, itemBox[l.item], raterBox[l.rater], v, seqBox[l.seq]
 		}, "", nil, func(done int) { progress(res.LabelsUnchanged + done) })
 }
 

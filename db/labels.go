@@ -99,7 +99,7 @@ func (d *DB) Dataset(ctx context.Context, projectID int64) (*annotations.Dataset
 		}
 		ds.Labels = make([]annotations.Label, 0, n)
 		values := map[string]string{} // interned label values
-		rows, err = conn.QueryContext(ctx, "SELECT item_id, rater_id, value FROM labels WHERE project_id = "+ph+" ORDER BY item_id, rater_id", projectID)
+		rows, err = conn.QueryContext(ctx, "SELECT item_id, rater_id, value FROM labels WHERE project_id = "+ph+" ORDER BY item_id, rater_id, seq", projectID)
 		if err != nil {
 			return fmt.Errorf("read labels: %w", err)
 		}
@@ -173,7 +173,7 @@ func (d *DB) ListLabels(ctx context.Context, projectID int64, f annotations.Labe
 		}
 		var rows []struct{ Item, Rater, Value string }
 		err := tx.Raw("SELECT i.ext_id AS item, r.ext_id AS rater, l.value"+labelJoin+" WHERE "+where+
-			" ORDER BY l.item_id, l.rater_id"+d.dialect.limitOffset(f.Page), args...).Scan(&rows).Error
+			" ORDER BY l.item_id, l.rater_id, l.seq"+d.dialect.limitOffset(f.Page), args...).Scan(&rows).Error
 		if err != nil {
 			return err
 		}

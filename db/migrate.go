@@ -22,7 +22,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -189,6 +189,38 @@ var migrations = []migration{
 				UNIQUE (project_id, name)
 			)`,
 			`CREATE INDEX api_keys_prefix ON api_keys (prefix)`,
+		},
+	},
+	{
+		// Repeated labels (--duplicates keep): labels.seq numbers the
+		// labels of one (item, rater) pair from 0 in the order imported;
+		// existing labels get 0. SQLite cannot drop a table constraint, so
+		// the table is rebuilt (nothing references labels, ids are kept).
+		Version: 4,
+		Name:    "repeated labels of a rater for an item",
+		SQLite: []string{
+			`CREATE TABLE labels_v4 (
+				id INTEGER PRIMARY KEY,
+				project_id INTEGER NOT NULL,
+				item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+				rater_id INTEGER NOT NULL REFERENCES raters (id) ON DELETE CASCADE,
+				value TEXT NOT NULL,
+				seq INTEGER NOT NULL DEFAULT 0,
+				UNIQUE (item_id, rater_id, seq)
+			)`,
+			`INSERT INTO labels_v4 (id, project_id, item_id, rater_id, value, seq)
+				SELECT id, project_id, item_id, rater_id, value, 0 FROM labels`,
+			`DROP TABLE labels`,
+			`ALTER TABLE labels_v4 RENAME TO labels`,
+			`CREATE INDEX labels_project ON labels (project_id, item_id, rater_id, seq)`,
+			`CREATE INDEX labels_rater ON labels (rater_id)`,
+		},
+		Postgres: []string{
+			`ALTER TABLE labels ADD COLUMN seq INTEGER NOT NULL DEFAULT 0`,
+			`ALTER TABLE labels DROP CONSTRAINT labels_item_id_rater_id_key`,
+			`ALTER TABLE labels ADD CONSTRAINT labels_item_id_rater_id_seq_key UNIQUE (item_id, rater_id, seq)`,
+			`DROP INDEX labels_project`,
+			`CREATE INDEX labels_project ON labels (project_id, item_id, rater_id, seq)`,
 		},
 	},
 }

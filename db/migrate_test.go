@@ -90,6 +90,19 @@ func TestMigrationUpgrade(t *testing.T) {
 		if res.LabelsUnchanged != 3 || res.LabelsAdded != 1 || res.ItemsAdded != 1 {
 			t.Errorf("import into upgraded database: %+v", res)
 		}
+		// Legacy labels are the first of their pair: a repeat imported
+		// with --duplicates keep comes after it (migration 4).
+		res, err = d.Import(ctx, p.ID, &annotations.Dataset{Labels: []annotations.Label{wantLabels[0], {Item: "doc-1", Rater: "ann", Value: "1"}}},
+			annotations.ImportOptions{Duplicates: annotations.DuplicatesKeep})
+		must(t, err)
+		if res.LabelsUnchanged != 1 || res.LabelsAdded != 1 {
+			t.Errorf("repeat into upgraded database: %+v", res)
+		}
+		ds, err = d.Dataset(ctx, p.ID)
+		must(t, err)
+		if len(ds.Labels) != 5 || ds.Labels[0] != wantLabels[0] || ds.Labels[1] != (annotations.Label{Item: "doc-1", Rater: "ann", Value: "1"}) {
+			t.Errorf("after the repeat: %v", ds.Labels)
+		}
 		must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m"}))
 		must(t, d.CreateAPIKey(ctx, &annotations.APIKey{ProjectID: p.ID, Name: "k", Prefix: "p", Hash: []byte{1}}))
 

@@ -174,14 +174,19 @@ type createLabelsRequest struct {
 	Labels  []labelIn          `json:"labels"`
 	Items   []annotations.Item `json:"items"`
 	Replace bool               `json:"replace"`
+	// Duplicates: "keep", "first" or "error" (default) for repeated labels
+	// of one rater for one item (the CLI's --duplicates).
+	Duplicates string `json:"duplicates"`
 }
 
 // createLabels: POST /api/v1/projects/{id}/labels {"labels": [{"item_id",
 // "rater_id", "label"}], "items": [...], "replace": false} adds labels (and
 // items, raters) in one transaction. A label that differs from the stored
 // one for the same (item, rater) is a conflict unless replace is true;
-// re-sending the same labels changes nothing. Problems name the label by its
-// 1-based position in the array ("row").
+// re-sending the same labels changes nothing. "duplicates" ("keep", "first",
+// "error"; the CLI's --duplicates) says what to do with repeated labels of
+// one rater for one item. Problems name the label by its 1-based position in
+// the array ("row").
 func (s *Server) createLabels(c *gin.Context) {
 	p, err := s.projectParam(c, write)
 	if err != nil {
@@ -197,6 +202,11 @@ func (s *Server) createLabels(c *gin.Context) {
 		s.failf(c, annotations.EINVALID, "field \"labels\": expected a non-empty array of {\"item_id\", \"rater_id\", \"label\"}")
 		return
 	}
+	dups, err := annotations.ParseDuplicates(req.Duplicates)
+	if err != nil {
+		s.failf(c, annotations.EINVALID, "field \"duplicates\": %s", annotations.ErrorMessage(err))
+		return
+	}
 	parsed := &annotations.Parsed{Format: annotations.FormatJSON, Name: "request body", Labels: make([]annotations.RawLabel, len(req.Labels))}
 	var pl annotations.ProblemList
 	for i, l := range req.Labels {
@@ -210,12 +220,12 @@ func (s *Server) createLabels(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	ds, err := annotations.BuildDataset(p.Scheme, parsed, req.Items, annotations.ReadOptions{Name: "request body"})
+	ds, err := annotations.BuildDataset(p.Scheme, parsed, req.Items, annotations.ReadOptions{Name: "request body", Duplicates: dups})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	res, err := s.store.Import(c.Request.Context(), p.ID, ds, annotations.ImportOptions{Replace: req.Replace})
+	res, err := s.store.Import(c.Request.Context(), p.ID, ds, annotations.ImportOptions{Replace: req.Replace, Duplicates: dups})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -271,7 +281,8 @@ type importResponse struct {
 // the label file in field "file" and optional fields "items" (an items
 // file), "format" (auto, csv-long, csv-wide, xlsx, json, jsonl,
 // labelstudio, doccano), "where" (COLUMN=VALUE, repeatable), "sheet",
-// "text_columns" (comma-separated) and "replace" (true/false). The import is
+// "text_columns" (comma-separated), "replace" (true/false) and "duplicates"
+// (keep, first or error: repeated labels of one rater for one item). The import is
 // one transaction: a file with any bad row writes nothing, and the answer
 // names every problem (file, line or row, column, what was expected).
 func (s *Server) importFile(c *gin.Context) {
@@ -320,10 +331,10 @@ func (s *Server) multipartForm(c *gin.Context) (*multipart.Form, error) {
 
 // importForm reads, validates and imports the files of an import form.
 func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multipart.Form) (*importResponse, error) {
-	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, "scheme": true, csrfField: true}
+	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, "duplicates": true, "scheme": true, csrfField: true}
 	for k := range form.Value {
 		if !known[k] {
-			return nil, annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, replace, scheme)", k)
+			return nil, annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, replace, duplicates, scheme)", k)
 		}
 	}
 	for k, fs := range form.File {
@@ -405,6 +416,11 @@ func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multip
 			}
 		}
 	}
+	if dv, err := one("duplicates"); err != nil {
+		return nil, err
+	} else if opts.Duplicates, err = annotations.ParseDuplicates(dv); err != nil {
+		return nil, err
+	}
 	files := form.File["file"]
 	if len(files) == 0 || files[0].Filename == "" && files[0].Size == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "multipart field \"file\" is required: the label file to import")
@@ -434,7 +450,7 @@ func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multip
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.store.Import(c.Request.Context(), p.ID, ds, annotations.ImportOptions{Replace: replace})
+	res, err := s.store.Import(c.Request.Context(), p.ID, ds, annotations.ImportOptions{Replace: replace, Duplicates: opts.Duplicates})
 	if err != nil {
 		return nil, err
 	}

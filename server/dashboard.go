@@ -612,6 +612,9 @@ func importSummary(r *importResponse) string {
 	}
 	b.WriteString(itoa(int64(r.LabelsUnchanged)) + " unchanged; ")
 	b.WriteString(itoa(int64(r.ItemsAdded)) + " new items, " + itoa(int64(r.RatersAdded)) + " new raters.")
+	if r.DuplicatesDropped > 0 {
+		b.WriteString(" " + itoa(int64(r.DuplicatesDropped)) + " repeated labels dropped (the first of each rater for each item kept).")
+	}
 	if len(r.Unused) > 0 {
 		b.WriteString(" Unused columns: " + strings.Join(r.Unused, ", ") + ".")
 	}

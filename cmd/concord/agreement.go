@@ -49,6 +49,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	schemeSpec := fs.String("scheme", "", "label scheme for --labels, e.g. ordinal:1..5 (default: inferred and shown)")
 	format := fs.String("format", "auto", "format of --labels: auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano")
 	sheet := fs.String("sheet", "", "XLSX sheet name (default: the first sheet)")
+	dups := addDuplicatesFlag(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "keep only rows of --labels whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -106,7 +107,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 			scheme = &s
 		}
 		loaded, err := annotations.LoadFiles(*labels, annotations.LoadOptions{
-			ReadOptions: annotations.ReadOptions{Format: annotations.Format(*format), Sheet: *sheet, Where: where},
+			ReadOptions: annotations.ReadOptions{Format: annotations.Format(*format), Sheet: *sheet, Where: where, Duplicates: dups.mode},
 			Scheme:      scheme,
 			ItemsPath:   *items,
 		})
@@ -117,6 +118,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 		if loaded.Inferred {
 			fmt.Fprintf(e.stderr, "Inferred scheme %s (%s); pass --scheme to override.\n", ds.Scheme, loaded.Reason)
 		}
+		reportDuplicates(e, "agreement", ds)
 		source = *labels
 	}
 	if len(ds.Labels) == 0 {

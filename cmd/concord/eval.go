@@ -102,6 +102,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	items := fs.String("items", "", "items file with --labels: item_id,text,<numeric columns>,gold")
 	schemeSpec := fs.String("scheme", "", "label scheme with --labels, e.g. ordinal:0..12 (default: inferred)")
 	format := fs.String("format", "auto", "label file format with --labels")
+	dups := addDuplicatesFlag(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
@@ -173,7 +174,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err := spec.Fit.Validate(); err != nil {
 		return err
 	}
-	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns)
+	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode)
 	if err != nil {
 		return err
 	}
@@ -299,7 +300,7 @@ func printEvalSummary(w io.Writer, ds *annotations.Dataset, res *analysis.EvalRe
 // loadForModel reads the dataset of fit-like commands: a project from the
 // database, or label (and items) files. It returns the dataset and a name
 // for it.
-func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items, schemeSpec, format string, where whereFlag, textColumns string) (*annotations.Dataset, string, error) {
+func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items, schemeSpec, format string, where whereFlag, textColumns string, dups annotations.Duplicates) (*annotations.Dataset, string, error) {
 	if project != "" {
 		st, err := openStore(ctx, e, dsn)
 		if err != nil {
@@ -319,6 +320,7 @@ func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items,
 	opts := annotations.LoadOptions{ItemsPath: items}
 	opts.Format = annotations.Format(format)
 	opts.TextColumns = splitList(textColumns)
+	opts.Duplicates = dups
 	if len(where) > 0 {
 		opts.Where = where
 	}
@@ -336,5 +338,6 @@ func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items,
 	if ld.Inferred {
 		fmt.Fprintf(e.stderr, "concord %s: scheme %s inferred (%s); give --scheme to set it\n", cmd, ld.Dataset.Scheme, ld.Reason)
 	}
+	reportDuplicates(e, cmd, ld.Dataset)
 	return ld.Dataset, labels, nil
 }

@@ -16,6 +16,12 @@ every problem is reported with its file, line or row, column and what was
 expected. Re-importing the same file changes nothing; a label that differs from
 the stored label of the same (item, rater) is an error unless --replace is given.
 
+Repeated labels (one rater labelling the same item more than once, as crowd
+exports often hold) are refused by default; --duplicates keep stores them all as
+separate observations (the models count each; agreement coefficients use each
+rater's first), --duplicates first keeps the first and reports how many were
+dropped. Kept repeats are matched with stored ones by position on re-import.
+
 Formats (detected from the content unless --format is given):
   csv-long     item_id,rater_id,label (also task,worker,label and item,annotator,value; TSV too)
   csv-wide     one row per item, one column per rater, empty cell = not rated
@@ -35,7 +41,7 @@ Examples:
 `
 
 func runImport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "import", "--project NAME [--scheme SPEC] [--items FILE] [--format F] [--replace] FILE", importHelp)
+	fs := newFlags(e, "import", "--project NAME [--scheme SPEC] [--items FILE] [--format F] [--replace] [--duplicates keep|first|error] FILE", importHelp)
 	dsn := dbFlag(fs)
 	project := fs.String("project", "", "project name (created if it does not exist) (required)")
 	schemeSpec := fs.String("scheme", "", "label scheme, e.g. ordinal:1..5 (default: the project's, or inferred)")
@@ -45,6 +51,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	textCols := fs.String("text-columns", "", "items-file columns joined into the item text (default: text)")
 	replace := fs.Bool("replace", false, "replace stored labels that differ from the file's")
 	yes := fs.Bool("yes", false, "accept an inferred scheme without asking")
+	dups := addDuplicatesFlag(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	pos, err := parseFlags(e, fs, args)
@@ -89,6 +96,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 			Sheet:       *sheet,
 			Where:       where,
 			TextColumns: splitList(*textCols),
+			Duplicates:  dups.mode,
 		},
 		Scheme:    scheme,
 		ItemsPath: *items,
@@ -111,8 +119,9 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	created := existing == nil
 	bar := newProgressBar(e, "importing")
 	io := annotations.ImportOptions{
-		Replace:  *replace,
-		Progress: func(done, total int) { bar.Set(float64(done)/float64(max(total, 1)), "") },
+		Replace:    *replace,
+		Duplicates: dups.mode,
+		Progress:   func(done, total int) { bar.Set(float64(done)/float64(max(total, 1)), "") },
 	}
 	var res annotations.ImportResult
 	p := existing
@@ -136,6 +145,12 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "  labels: %d added, %d replaced, %d unchanged\n", res.LabelsAdded, res.LabelsReplaced, res.LabelsUnchanged)
 	fmt.Fprintf(e.stdout, "  items:  %d added, %d updated\n", res.ItemsAdded, res.ItemsUpdated)
 	fmt.Fprintf(e.stdout, "  raters: %d added\n", res.RatersAdded)
+	if n := res.DuplicatesDropped; n > 0 {
+		fmt.Fprintf(e.stdout, "  repeated labels: %d dropped (--duplicates first kept the first of each rater for each item)\n", n)
+	}
+	if n := ds.Repeats(); n > 0 {
+		fmt.Fprintf(e.stdout, "  repeated labels: %d kept as separate observations (--duplicates keep)\n", n)
+	}
 	return nil
 }
 

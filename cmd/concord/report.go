@@ -56,6 +56,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	items := fs.String("items", "", "items file for --labels (gold labels)")
 	schemeSpec := fs.String("scheme", "", "label scheme of --labels (default: the scheme recorded in the fit)")
 	labelsFormat := fs.String("labels-format", "auto", "format of --labels: auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano")
+	dups := addDuplicatesFlag(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "keep only rows of --labels whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	name := fs.String("name", "", "project name shown in the report with --labels or the fit's own labels (default: from the file names)")
@@ -152,11 +153,13 @@ func runReport(ctx context.Context, e *env, args []string) error {
 			}
 			opts.Scheme = &s
 		}
+		opts.Duplicates = dups.mode
 		ld, err := annotations.LoadFiles(*labels, opts)
 		if err != nil {
 			return err
 		}
 		ds = ld.Dataset
+		reportDuplicates(e, "report", ds)
 		proj = annotations.Project{Name: *name, Scheme: ds.Scheme}
 		if proj.Name == "" {
 			proj.Name = strings.TrimSuffix(filepath.Base(*labels), filepath.Ext(*labels))

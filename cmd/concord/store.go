@@ -70,3 +70,36 @@ func findProject(ctx context.Context, st annotations.ProjectStore, name string) 
 	}
 	return p, err
 }
+
+// duplicatesFlag is --duplicates keep|first|error, for every command that
+// reads label files.
+type duplicatesFlag struct{ mode annotations.Duplicates }
+
+func (d *duplicatesFlag) String() string { return string(d.mode.Mode()) }
+
+func (d *duplicatesFlag) Set(s string) error {
+	m, err := annotations.ParseDuplicates(s)
+	if err != nil {
+		return fmt.Errorf("expected keep, first or error, got %q", s)
+	}
+	d.mode = m
+	return nil
+}
+
+// addDuplicatesFlag registers --duplicates on fs.
+func addDuplicatesFlag(fs *flag.FlagSet) *duplicatesFlag {
+	d := &duplicatesFlag{mode: annotations.DuplicatesError}
+	fs.Var(d, "duplicates", "repeated labels of one rater for one item in the label file: keep (separate observations, the crowd case), first (keep the first, drop and count the others) or error")
+	return d
+}
+
+// reportDuplicates says what happened to the repeated labels of a dataset
+// read from a file.
+func reportDuplicates(e *env, cmd string, ds *annotations.Dataset) {
+	if ds.Dropped > 0 {
+		fmt.Fprintf(e.stderr, "concord %s: %d repeated labels dropped (--duplicates first kept the first label of each rater for each item)\n", cmd, ds.Dropped)
+	}
+	if n := ds.Repeats(); n > 0 {
+		fmt.Fprintf(e.stderr, "concord %s: %d repeated labels kept as separate observations (--duplicates keep)\n", cmd, n)
+	}
+}

@@ -76,6 +76,9 @@ type Rating struct {
 type Data struct {
 	ItemIDs, RaterIDs []string
 	Ratings           []Rating
+	// Repeats allows several ratings of an item by one rater (repeated
+	// labels): each is one more site of the likelihood.
+	Repeats bool
 	// Lo < Hi bound the values.
 	Lo, Hi float64
 	// Cov is the prior covariance of the items' latent values (nil: the
@@ -284,7 +287,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 	// The design's checks (no ratings, duplicates, raters without
 	// ratings); values carry no level: K = 2, every level 0.
 	dsg := design.Design{What: "bounded.Data", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: 2,
-		Ratings: rs, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}}
+		Ratings: rs, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}, Repeats: data.Repeats}
 	perRater, err := dsg.Check()
 	if err != nil {
 		return nil, err

@@ -29,9 +29,14 @@ type Data struct {
 	ItemIDs  []string
 	RaterIDs []string
 	Classes  []string
-	// Labels are the observations, at most one per (item, rater); the
-	// Level of a Rating is the index of the class in Classes.
+	// Labels are the observations, at most one per (item, rater) unless
+	// Repeats; the Level of a Rating is the index of the class in Classes.
 	Labels []multirater.Rating
+	// Repeats allows several labels of an item by one rater (repeated
+	// labels, the crowd case): each is one more latent vector and
+	// likelihood term (eq. 18), independent given M and the rater's
+	// precision.
+	Repeats bool
 	// Cov is the N×N prior covariance C shared by the K latent functions
 	// M_.k (Rogers et al. sec. 2.3), e.g. from a kernel.Kernel's GramTo; nil means
 	// the identity (no covariates). It must be positive semidefinite; it
@@ -295,10 +300,11 @@ type classModel struct {
 func newClassModel(data *Data, opts Options) (*classModel, error) {
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
 	dsg := design.Design{What: "ClassData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
-		Ratings: data.Labels, Cov: data.Cov, Words: design.Words{Noun: "labels", Verb: "labelled"}}
+		Ratings: data.Labels, Cov: data.Cov, Words: design.Words{Noun: "labels", Verb: "labelled"}, Repeats: data.Repeats}
 	if _, err := dsg.Check(); err != nil {
 		return nil, err
 	}
+	repeated := data.Repeats && design.Repeated(data.Labels)
 	rs := append([]multirater.Rating(nil), data.Labels...)
 	sort.Slice(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
@@ -419,7 +425,7 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 				}
 			}
 		} else {
-			md.complete = len(rs) == n*nl
+			md.complete = len(rs) == n*nl && !repeated
 		}
 	}
 	if md.prec.fixed() {

@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"concord/multirater"
@@ -130,7 +131,7 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 			out[j] = r.Rater
 		}
 		sort.Ints(out)
-		return out
+		return slices.Compact(out) // a rater once, repeated labels or not
 	}
 	mcmc.ParallelFor(n, func(i int) {
 		q := newClassQuad(rule, k)

@@ -31,14 +31,17 @@ type Design struct {
 	// Cov is the prior covariance of the items (nil: identity).
 	Cov   mat.Symmetric
 	Words Words
+	// Repeats allows several ratings of one item by one rater (repeated
+	// labels, the crowd case): each is one more observation.
+	Repeats bool
 }
 
 // Check validates the design and returns the number of ratings of each
 // rater. It panics on caller mistakes (no items or raters, K < 2, a
 // rating's indices out of range, Cov of the wrong size) and returns a
 // *multirater.DataError for problems of the data: no ratings, a rater who
-// rated an item twice, a rater without ratings. The first duplicate
-// reported is the first in the order (rater, item).
+// rated an item twice (unless Repeats), a rater without ratings. The first
+// duplicate reported is the first in the order (rater, item).
 func (d *Design) Check() (perRater []int, err error) {
 	n, nl, nk := len(d.ItemIDs), len(d.RaterIDs), d.K
 	if n == 0 || nl == 0 {
@@ -72,7 +75,7 @@ func (d *Design) Check() (perRater []int, err error) {
 		seen[k] = true
 		perRater[r.Rater]++
 	}
-	if first[0] >= 0 {
+	if first[0] >= 0 && !d.Repeats {
 		return nil, multirater.DataErrorf("rater %q %s item %q more than once", d.RaterIDs[first[0]], d.Words.Verb, d.ItemIDs[first[1]])
 	}
 	for l, c := range perRater {
@@ -81,6 +84,19 @@ func (d *Design) Check() (perRater []int, err error) {
 		}
 	}
 	return perRater, nil
+}
+
+// Repeated reports whether some rater rated some item more than once.
+func Repeated(ratings []multirater.Rating) bool {
+	seen := make(map[[2]int]bool, len(ratings))
+	for _, r := range ratings {
+		k := [2]int{r.Rater, r.Item}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
 }
 
 // RefRater returns the index of the reference rater of strong

@@ -16,14 +16,16 @@ func TestCheck(t *testing.T) {
 		raters  []string
 		want    string // error text; "" for none
 		counts  []int
+		repeats bool
 	}{
-		{"ok", []multirater.Rating{r(0, 0, 0), r(1, 0, 1), r(0, 1, 1)}, []string{"a", "b"}, "", []int{2, 1}},
-		{"none", nil, []string{"a"}, "multirater: no ratings to fit", nil},
-		{"duplicate", []multirater.Rating{r(1, 1, 0), r(1, 1, 1), r(0, 0, 0), r(0, 0, 1)}, []string{"a", "b"}, `multirater: rater "a" rated item "x" more than once`, nil},
-		{"rater without ratings", []multirater.Rating{r(0, 0, 0)}, []string{"a", "b"}, `multirater: rater "b" has no ratings`, nil},
+		{"ok", []multirater.Rating{r(0, 0, 0), r(1, 0, 1), r(0, 1, 1)}, []string{"a", "b"}, "", []int{2, 1}, false},
+		{"none", nil, []string{"a"}, "multirater: no ratings to fit", nil, false},
+		{"duplicate", []multirater.Rating{r(1, 1, 0), r(1, 1, 1), r(0, 0, 0), r(0, 0, 1)}, []string{"a", "b"}, `multirater: rater "a" rated item "x" more than once`, nil, false},
+		{"repeats allowed", []multirater.Rating{r(1, 1, 0), r(1, 1, 1), r(0, 0, 0), r(0, 0, 1)}, []string{"a", "b"}, "", []int{2, 2}, true},
+		{"rater without ratings", []multirater.Rating{r(0, 0, 0)}, []string{"a", "b"}, `multirater: rater "b" has no ratings`, nil, false},
 	}
 	for _, tc := range cases {
-		d := Design{What: "Data", ItemIDs: []string{"x", "y"}, RaterIDs: tc.raters, K: 2, Ratings: tc.ratings, Words: words}
+		d := Design{What: "Data", ItemIDs: []string{"x", "y"}, RaterIDs: tc.raters, K: 2, Ratings: tc.ratings, Words: words, Repeats: tc.repeats}
 		counts, err := d.Check()
 		if tc.want == "" {
 			if err != nil {
@@ -79,5 +81,12 @@ func TestRefRater(t *testing.T) {
 		if tc.err && !errors.As(err, &de) {
 			t.Errorf("RefRater(%q): error %T is not a DataError", tc.id, err)
 		}
+	}
+}
+
+func TestRepeated(t *testing.T) {
+	r := func(i, l int) multirater.Rating { return multirater.Rating{Item: i, Rater: l} }
+	if Repeated([]multirater.Rating{r(0, 0), r(0, 1), r(1, 0)}) || !Repeated([]multirater.Rating{r(0, 0), r(1, 0), r(0, 0)}) {
+		t.Error("Repeated is wrong")
 	}
 }

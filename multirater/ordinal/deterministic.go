@@ -115,7 +115,7 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	}
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
 	dsg := design.Design{What: "OrdinalData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
-		Ratings: data.Ratings, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}}
+		Ratings: data.Ratings, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}, Repeats: data.Repeats}
 	perRater, err := dsg.Check()
 	if err != nil {
 		return nil, err

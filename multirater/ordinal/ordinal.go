@@ -29,8 +29,15 @@ type Data struct {
 	ItemIDs  []string
 	RaterIDs []string
 	Levels   []string
-	// Ratings are the observations, at most one per (item, rater).
+	// Ratings are the observations, at most one per (item, rater) unless
+	// Repeats.
 	Ratings []multirater.Rating
+	// Repeats allows several ratings of an item by one rater (repeated
+	// labels, the crowd case): each is one more likelihood term, an
+	// independent draw given the item's consensus and the rater's
+	// parameters. The Gibbs sampler then does without the collapsed
+	// moves, which assume one rating per item and rater.
+	Repeats bool
 	// Cov is the N×N prior covariance C of the latent consensus (Rogers et
 	// al. sec. 2.2), e.g. from a kernel.Kernel's GramTo; nil means the identity
 	// (no covariates). It must be positive semidefinite; it may be
@@ -265,10 +272,11 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 	}
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
 	dsg := design.Design{What: "OrdinalData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
-		Ratings: data.Ratings, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}}
+		Ratings: data.Ratings, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}, Repeats: data.Repeats}
 	if _, err := dsg.Check(); err != nil {
 		return nil, err
 	}
+	repeated := data.Repeats && design.Repeated(data.Ratings)
 	rs := append([]multirater.Rating(nil), data.Ratings...)
 	sort.Slice(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
@@ -329,7 +337,7 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 		md.itemObs[fill[it]] = int32(o)
 		fill[it]++
 	}
-	md.complete = len(rs) == n*nl
+	md.complete = len(rs) == n*nl && !repeated
 	if opts.Identifiability != multirater.Weak {
 		var err error
 		if md.ref, err = design.RefRater(data.RaterIDs, opts.RefRater, perRater); err != nil {
@@ -359,7 +367,9 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 			rated++
 		}
 	}
-	md.collapse = md.f.Diag && opts.Sampler == mcmc.DefaultSampler && float64(len(rs)) < collapseRatingsPerItem*float64(rated)
+	// The collapsed moves take a rater's change of precision to change an
+	// item's precision sum once: not with repeated ratings.
+	md.collapse = md.f.Diag && opts.Sampler == mcmc.DefaultSampler && float64(len(rs)) < collapseRatingsPerItem*float64(rated) && !repeated
 	if md.collapse {
 		md.groupItems()
 	}
