@@ -381,7 +381,7 @@ func RobustData(ds *annotations.Dataset) (*robust.Data, error) {
 	}
 	data := &robust.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Classes: [2]string{neg, ds.Scheme.Positive}}
 	var err error
-	data.Labels, err = indexLabels(ds, data.ItemIDs, data.RaterIDs, func(l annotations.Label, item, rater int) (robust.Label, error) {
+	data.Labels, data.Repeats, err = indexLabels(ds, data.ItemIDs, data.RaterIDs, func(l annotations.Label, item, rater int) (robust.Label, error) {
 		y := -1.0
 		if l.Value == ds.Scheme.Positive {
 			y = 1

@@ -96,6 +96,9 @@ type Data struct {
 	// Learn, when not nil, holds kernel terms whose hyperparameters are
 	// learnt by the evidence (added to Cov).
 	Learn *infer.LearnKernel
+	// Repeats allows several labels of one item by one rater (repeated
+	// labels, each one more site).
+	Repeats bool
 }
 
 // Options control Fit. The zero value means the defaults given for each
@@ -203,7 +206,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		rs[j] = multirater.Rating{Item: l.Item, Rater: l.Rater, Level: int(l.Y+1) / 2}
 	}
 	dsg := design.Design{What: "robust.Data", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: 2,
-		Ratings: rs, Cov: data.Cov, Words: design.Words{Noun: "labels", Verb: "labelled"}}
+		Ratings: rs, Cov: data.Cov, Words: design.Words{Noun: "labels", Verb: "labelled"}, Repeats: data.Repeats}
 	perRater, err := dsg.Check()
 	if err != nil {
 		return nil, err
