@@ -329,3 +329,26 @@ func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []I
 	}
 	return m, items, raters, nil
 }
+
+// SortItemAgreement sorts per-item rows by agreement, lowest first (the
+// items to look at first), the items without a score (one rating) last;
+// ties keep their order.
+func SortItemAgreement(rows []ItemAgreement) {
+	sort.SliceStable(rows, func(a, b int) bool {
+		x, y := float64(rows[a].Agreement), float64(rows[b].Agreement)
+		if math.IsNaN(y) {
+			return !math.IsNaN(x)
+		}
+		return x < y
+	})
+}
+
+// ItemsBelow returns the rows of sorted (by SortItemAgreement) with an
+// agreement below threshold.
+func ItemsBelow(sorted []ItemAgreement, threshold float64) []ItemAgreement {
+	n := sort.Search(len(sorted), func(i int) bool {
+		v := float64(sorted[i].Agreement)
+		return math.IsNaN(v) || !(v < threshold)
+	})
+	return sorted[:n]
+}

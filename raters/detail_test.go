@@ -232,3 +232,24 @@ func TestAnalyzeAgreementTables(t *testing.T) {
 		t.Errorf("notes %q", rep.Notes)
 	}
 }
+
+func TestSortItemAgreement(t *testing.T) {
+	nan := num(math.NaN())
+	rows := []ItemAgreement{{Item: "a", Agreement: 0.5}, {Item: "b", Agreement: nan}, {Item: "c", Agreement: 0.25}, {Item: "d", Agreement: 1}, {Item: "e", Agreement: 0.5}}
+	SortItemAgreement(rows)
+	got := ""
+	for _, r := range rows {
+		got += r.Item
+	}
+	if got != "caedb" {
+		t.Errorf("order %s, want caedb", got)
+	}
+	for _, c := range []struct {
+		below float64
+		n     int
+	}{{0.25, 0}, {0.3, 1}, {0.5, 1}, {0.51, 3}, {2, 4}} {
+		if n := len(ItemsBelow(rows, c.below)); n != c.n {
+			t.Errorf("below %v: %d rows, want %d", c.below, n, c.n)
+		}
+	}
+}
