@@ -250,30 +250,29 @@ func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []I
 		}
 	}
 
-	// Pairwise kappas by rater pair.
-	kappa := make(map[[2]int]float64, len(pairs))
-	shared := make(map[[2]int]int, len(pairs))
-	for _, p := range pairs {
-		k := [2]int{p.A, p.B}
-		shared[k] = p.N
+	// Pairwise kappas, in the pairs' order (sums do not depend on map
+	// order).
+	kappaOf := func(p *PairKappa) float64 {
 		if e, ok := p.Kappa[w]; ok {
-			kappa[k] = e.Value
+			return e.Value
 		}
+		return math.NaN()
 	}
 	raters := make([]RaterAgreement, R)
 	partners := make([]int, R)
 	ksum := make([]float64, R)
 	kn := make([]int, R)
-	for k, n := range shared {
-		if n > 0 {
-			partners[k[0]]++
-			partners[k[1]]++
+	for x := range pairs {
+		p := &pairs[x]
+		if p.N > 0 {
+			partners[p.A]++
+			partners[p.B]++
 		}
-		if v, ok := kappa[k]; ok && !math.IsNaN(v) {
-			ksum[k[0]] += v
-			ksum[k[1]] += v
-			kn[k[0]]++
-			kn[k[1]]++
+		if v := kappaOf(p); !math.IsNaN(v) {
+			ksum[p.A] += v
+			ksum[p.B] += v
+			kn[p.A]++
+			kn[p.B]++
 		}
 	}
 	for j := range raters {
@@ -320,11 +319,11 @@ func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []I
 			}
 			m.N[a][a] = accs[a].labels
 		}
-		for k, n := range shared {
-			m.N[k[0]][k[1]], m.N[k[1]][k[0]] = n, n
-			if v, ok := kappa[k]; ok {
-				m.Kappa[k[0]][k[1]], m.Kappa[k[1]][k[0]] = num(v), num(v)
-			}
+		for x := range pairs {
+			p := &pairs[x]
+			m.N[p.A][p.B], m.N[p.B][p.A] = p.N, p.N
+			v := num(kappaOf(p))
+			m.Kappa[p.A][p.B], m.Kappa[p.B][p.A] = v, v
 		}
 	}
 	return m, items, raters, nil
