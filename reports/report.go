@@ -363,7 +363,7 @@ type Agreement struct {
 	ItemAgreement  []raters.ItemAgreement  `json:"item_agreement,omitempty"`
 	RaterAgreement []raters.RaterAgreement `json:"rater_agreement,omitempty"`
 	Aggregators    []Aggregator            `json:"aggregators"`
-	Notes       []string     `json:"notes,omitempty"`
+	Notes          []string                `json:"notes,omitempty"`
 }
 
 // Coefficient is one agreement coefficient.
