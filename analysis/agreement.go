@@ -147,7 +147,8 @@ func Table(ds *annotations.Dataset) (*RatingsTable, error) {
 // Agreement computes the agreement report of a dataset: the level of
 // measurement follows the scheme, and the ids of items, raters and
 // categories label the output (opts.Level and the names in opts are
-// overwritten). It stops early with ctx's error when ctx is done (the
+// overwritten; a bounded scheme's [lo, hi] is the scale of the per-item
+// and per-rater agreement scores). It stops early with ctx's error when ctx is done (the
 // bootstrap and the Dawid-Skene EM check it); PlanBootstrap bounds the
 // bootstrap's work.
 func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options) (*AgreementReport, error) {
@@ -160,6 +161,10 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 	}
 	opts.Level = rt.Level
 	opts.RaterNames, opts.ItemNames = rt.Raters, rt.Items
+	if ds.Scheme.Kind == annotations.Bounded {
+		// The per-item and per-rater scores divide by the scale's range.
+		opts.ScaleMin, opts.ScaleMax = ds.Scheme.Lo, ds.Scheme.Hi
+	}
 	opts.CategoryNames = nil
 	for _, l := range ds.Scheme.Levels {
 		opts.CategoryNames = append(opts.CategoryNames, l.Code)

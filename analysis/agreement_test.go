@@ -129,6 +129,14 @@ func TestAgreementBoundedAndErrors(t *testing.T) {
 	if got := rep.KrippendorffAlpha["interval"].Value; math.Abs(got-0.849) > 5e-4 {
 		t.Errorf("interval alpha %.4f", got)
 	}
+	// The per-item score divides by the scheme's range, 10 (not the
+	// observed 4): item ub has 2, 2, 3, 2, mean pairwise |difference| 0.5.
+	if it := rep.ItemAgreement[1]; it.Item != "ub" || it.Labels != 4 || math.Abs(float64(it.Agreement)-0.95) > 1e-12 {
+		t.Errorf("item ub: %+v, want agreement 1 - 0.5/10", it)
+	}
+	if !strings.Contains(rep.AgreementScore, "range 0 to 10") {
+		t.Errorf("agreement score %q", rep.AgreementScore)
+	}
 	bad := krippDataset("ordinal:1..4") // the data hold a 5
 	if _, err := Agreement(context.Background(), bad, raters.Options{Bootstrap: -1}); annotations.ErrorCode(err) != annotations.EINVALID {
 		t.Errorf("label outside the scheme: %v", err)

@@ -43,6 +43,22 @@
 // scikit-learn, psych/lme4, and a numpy Dawid-Skene); testdata/README.md
 // lists the sources and the scripts that made the reference numbers.
 //
+// # Agreement tables
+//
+// Beside the overall coefficients, Analyze (and AgreementTables alone) give
+// what annotation platforms show to act on: the matrix of pairwise Cohen's
+// kappas with the items each pair shares (unweighted for nominal data,
+// quadratic otherwise; up to MaxMatrixRaters raters), an observed agreement
+// score per item and a row per rater. An item's score is the mean weight of
+// its pairs of ratings, w(x, y) = [x = y] for nominal data (the share of
+// agreeing pairs) and 1 - |x - y| / (max - min) for ordinal and interval
+// data (1 - mean pairwise |difference| / the scale's range); it is not
+// chance corrected, and undefined with fewer than 2 ratings. A rater's row
+// has the same mean weight over the rater's (item, other rater) pairs, the
+// mean of the rater's pairwise kappas and the pooled kappa: Cohen's kappa
+// of the table of those pairs (the rater against everybody else), checked
+// against scikit-learn's cohen_kappa_score (testdata/README.md).
+//
 // # Intervals
 //
 // Analyze gives every coefficient a percentile bootstrap interval over items

@@ -58,6 +58,12 @@ type Options struct {
 	// RaterNames, ItemNames and CategoryNames label the report; nil
 	// means the indices.
 	RaterNames, ItemNames, CategoryNames []string
+	// ScaleMin and ScaleMax are the ends of the rating scale of continuous
+	// data (a bounded scheme's [lo, hi]), the range of the per-item and
+	// per-rater agreement scores (see AgreementTables); equal values mean
+	// the observed range. Categorical data use the first and last
+	// category's values.
+	ScaleMin, ScaleMax float64
 }
 
 func (o Options) bootstrap() int {
@@ -200,7 +206,17 @@ type Report struct {
 	ICC               *ICCReport             `json:"icc,omitempty"`
 	Aggregators       map[string]*Consensus  `json:"aggregators"`
 	Profiles          []RaterProfile         `json:"rater_profiles"`
-	Notes             []string               `json:"notes,omitempty"`
+	// PairwiseMatrix is the matrix of CohenKappa's kappas (unweighted for
+	// nominal data, quadratic otherwise) with the shared items; left out
+	// above MaxMatrixRaters raters.
+	PairwiseMatrix *PairMatrix `json:"pairwise_matrix,omitempty"`
+	// AgreementScore says how ItemAgreement and RaterAgreement score
+	// agreement; ItemAgreement has a row per item with a rating (in item
+	// order), RaterAgreement one per rater (see AgreementTables).
+	AgreementScore string           `json:"agreement_score,omitempty"`
+	ItemAgreement  []ItemAgreement  `json:"item_agreement,omitempty"`
+	RaterAgreement []RaterAgreement `json:"rater_agreement,omitempty"`
+	Notes          []string         `json:"notes,omitempty"`
 }
 
 // Analyze computes every coefficient that applies to the level of
@@ -496,6 +512,34 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 		}
 	}
 	rep.Profiles = profiles(r, o, rep)
+
+	// The agreement tables, from the pairwise kappas above.
+	mw := matrixWeights(o.Level)
+	mpairs := make([]PairKappa, len(pairs))
+	for x, p := range pairs {
+		e := undefined()
+		switch mw {
+		case Unweighted:
+			if rep.CohenKappa[x].Unweighted != nil {
+				e = *rep.CohenKappa[x].Unweighted
+			}
+		case QuadraticWeights:
+			if rep.CohenKappa[x].Quadratic != nil {
+				e = *rep.CohenKappa[x].Quadratic
+			}
+		}
+		mpairs[x] = PairKappa{A: p.A, B: p.B, N: p.N, Kappa: map[Weights]Estimate{mw: e}}
+	}
+	m, items, rs, err := AgreementTables(r, o, mpairs)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := scale(r, o)
+	rep.PairwiseMatrix, rep.ItemAgreement, rep.RaterAgreement = m, items, rs
+	rep.AgreementScore = agreementScore(o.Level, lo, hi)
+	if m == nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("pairwise_matrix left out: %d raters (at most %d); cohen_kappa lists every pair", r.Raters, MaxMatrixRaters))
+	}
 	return rep, nil
 }
 

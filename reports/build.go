@@ -668,7 +668,12 @@ func (b *builder) agreement(ag *raters.Report) {
 		Coefficients: coefficients(ag),
 		Notes:        append([]string(nil), ag.Notes...),
 		Aggregators:  []Aggregator{},
+		// The agreement tables, items lowest agreement first.
+		AgreementScore: ag.AgreementScore,
+		ItemAgreement:  append([]raters.ItemAgreement(nil), ag.ItemAgreement...),
+		RaterAgreement: ag.RaterAgreement,
 	}
+	raters.SortItemAgreement(a.ItemAgreement)
 	// Pairwise kappas.
 	weights := "unweighted"
 	if ag.Level != raters.Nominal.String() {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"concord/multirater"
+	"concord/raters"
 )
 
 // Schema is the schema name of the report document (Report as JSON),
@@ -370,9 +371,16 @@ type Agreement struct {
 	Kappa *KappaMatrix `json:"kappa,omitempty"`
 	// Pairs lists Cohen's kappa of every pair of raters under each
 	// weighting.
-	Pairs       []KappaPair  `json:"pairs,omitempty"`
-	Aggregators []Aggregator `json:"aggregators"`
-	Notes       []string     `json:"notes,omitempty"`
+	Pairs []KappaPair `json:"pairs,omitempty"`
+	// AgreementScore says how ItemAgreement and RaterAgreement score
+	// agreement (see raters.AgreementTables); ItemAgreement has a row
+	// per labelled item, lowest agreement first, RaterAgreement a row per
+	// rater.
+	AgreementScore string                  `json:"agreement_score,omitempty"`
+	ItemAgreement  []raters.ItemAgreement  `json:"item_agreement,omitempty"`
+	RaterAgreement []raters.RaterAgreement `json:"rater_agreement,omitempty"`
+	Aggregators    []Aggregator            `json:"aggregators"`
+	Notes          []string                `json:"notes,omitempty"`
 }
 
 // Coefficient is one agreement coefficient.

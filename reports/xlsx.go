@@ -19,15 +19,19 @@ import (
 // or Classes (classification), not both; a report of values has neither,
 // and its Items and Raters sheets show values and dispersions.
 const (
-	SheetSummary     = "Summary"
-	SheetItems       = "Items"
-	SheetRaters      = "Raters"
-	SheetThresholds  = "Thresholds"
-	SheetClasses     = "Classes"
-	SheetAgreement   = "Agreement"
-	SheetDiagnostics = "Diagnostics"
-	SheetFlags       = "Flags"
-	SheetCharts      = "Charts"
+	SheetSummary    = "Summary"
+	SheetItems      = "Items"
+	SheetRaters     = "Raters"
+	SheetThresholds = "Thresholds"
+	SheetClasses    = "Classes"
+	SheetAgreement  = "Agreement"
+	// The agreement tables, when the report has the agreement analysis.
+	SheetAgreementMatrix = "Agreement matrix"
+	SheetItemAgreement   = "Item agreement"
+	SheetRaterAgreement  = "Rater agreement"
+	SheetDiagnostics     = "Diagnostics"
+	SheetFlags           = "Flags"
+	SheetCharts          = "Charts"
 )
 
 // maxSheetRows is the row limit of a worksheet.
@@ -48,7 +52,11 @@ func SheetNames(rep *Report, opts XLSXOptions) []string {
 	case KindOrdinal:
 		names = append(names, SheetThresholds)
 	}
-	names = append(names, SheetAgreement, SheetDiagnostics, SheetFlags)
+	names = append(names, SheetAgreement)
+	if rep.Agreement != nil {
+		names = append(names, SheetAgreementMatrix, SheetItemAgreement, SheetRaterAgreement)
+	}
+	names = append(names, SheetDiagnostics, SheetFlags)
 	if !opts.NoCharts {
 		names = append(names, SheetCharts)
 	}
@@ -98,6 +106,9 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 		{SheetThresholds, x.thresholds},
 		{SheetClasses, x.classes},
 		{SheetAgreement, x.agreement},
+		{SheetAgreementMatrix, x.agreementMatrix},
+		{SheetItemAgreement, x.itemAgreement},
+		{SheetRaterAgreement, x.raterAgreement},
 		{SheetDiagnostics, x.diagnostics},
 		{SheetFlags, x.flags},
 		{SheetCharts, x.charts},
@@ -1057,30 +1068,8 @@ func (x *xlsxWriter) agreement() error {
 			c := &a.Coefficients[i]
 			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod)
 		}}}
-	if km := a.Kappa; km != nil && len(km.Raters) > 0 {
-		cols := []col{x.text("Rater")}
-		for _, r := range km.Raters {
-			cols = append(cols, x.num(r))
-		}
-		n := len(km.Raters)
-		blocks = append(blocks, &block{
-			title: fmt.Sprintf("Pairwise Cohen's kappa (%s weights for %s data); blank: the pair has no items in common", km.Weights, a.Level),
-			cols:  cols, n: n, firstColHeader: true,
-			row: func(i int, dst []any) []any {
-				dst = append(dst, km.Raters[i])
-				for j := 0; j < n; j++ {
-					dst = append(dst, float64(km.Values[i][j]))
-				}
-				return dst
-			},
-			after: func(hdr, first, last int) error {
-				return x.f.SetConditionalFormat(SheetAgreement, rangeRef(2, first, n+1, last), []excelize.ConditionalFormatOptions{{
-					Type: "3_color_scale", Criteria: "=",
-					MinType: "num", MinValue: "-1", MinColor: "#F8696B",
-					MidType: "num", MidValue: "0", MidColor: "#FFEB84",
-					MaxType: "num", MaxValue: "1", MaxColor: "#63BE7B",
-				}})
-			}})
+	if a.Kappa != nil {
+		blocks = append(blocks, noteBlock("The pairwise Cohen's kappas with the items each pair shares are on the "+SheetAgreementMatrix+" sheet; the agreement of each item and each rater on the "+SheetItemAgreement+" and "+SheetRaterAgreement+" sheets."))
 	}
 	if len(a.Aggregators) > 0 {
 		blocks = append(blocks, &block{

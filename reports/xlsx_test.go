@@ -432,8 +432,9 @@ func checkAgreement(b *book, c reportCase) {
 		b.number("Agreement value of "+co.Label, at(row, 3), float64(co.Value))
 		b.number("Agreement CI low of "+co.Label, at(row, 5), float64(co.CILow))
 	}
+	checkAgreementTables(b, c)
 	if a.Kappa != nil {
-		cfs, err := b.f.GetConditionalFormats(SheetAgreement)
+		cfs, err := b.f.GetConditionalFormats(SheetAgreementMatrix)
 		if err != nil {
 			b.t.Fatal(err)
 		}

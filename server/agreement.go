@@ -39,15 +39,32 @@ import (
 // agreementCacheSize is the number of agreement documents kept.
 const agreementCacheSize = 64
 
-// agreementDoc returns the agreement document (JSON) of ds, project's
-// labels, with boot bootstrap replicates (negative: none; explicit: asked
-// for by the user) and seed.
-func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotations.Dataset, boot int, explicit bool, seed uint64) ([]byte, error) {
+// agreementResult is a computed agreement analysis: its JSON document and
+// the tables the table endpoints page through.
+type agreementResult struct {
+	json   []byte
+	tables *agreementTables
+}
+
+// agreementTables are the agreement tables of an analysis (see
+// raters.AgreementTables), the items sorted by agreement, lowest first.
+type agreementTables struct {
+	scheme, level, score, weights string
+	matrix                        *raters.PairMatrix
+	pairs                         []raters.CohenPair
+	items                         []raters.ItemAgreement
+	raters                        []raters.RaterAgreement
+}
+
+// agreementDoc returns the agreement analysis of ds, project's labels, with
+// boot bootstrap replicates (negative: none; explicit: asked for by the
+// user) and seed.
+func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotations.Dataset, boot int, explicit bool, seed uint64) (*agreementResult, error) {
 	boot, note, err := analysis.PlanBootstrap(ds, boot, explicit, max(s.cfg.MaxBootstrapWork, 0))
 	if err != nil {
 		return nil, err
 	}
-	return s.agreements.get(ctx, agreementKey(project, boot, seed, ds), func(ctx context.Context) ([]byte, error) {
+	return s.agreements.get(ctx, agreementKey(project, boot, seed, ds), func(ctx context.Context) (*agreementResult, error) {
 		release, err := s.agreementRuns.acquire(ctx, project)
 		if err != nil {
 			return nil, err
@@ -66,7 +83,17 @@ func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotation
 		if note != "" {
 			rep.Notes = append(rep.Notes, note)
 		}
-		return json.Marshal(rep)
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return nil, err
+		}
+		tb := &agreementTables{scheme: rep.Scheme, level: rep.Level, score: rep.AgreementScore, matrix: rep.PairwiseMatrix,
+			pairs: rep.CohenKappa, items: rep.ItemAgreement, raters: rep.RaterAgreement, weights: "unweighted"}
+		if rep.Level != raters.Nominal.String() {
+			tb.weights = "quadratic"
+		}
+		raters.SortItemAgreement(tb.items)
+		return &agreementResult{json: b, tables: tb}, nil
 	})
 }
 
@@ -127,34 +154,36 @@ func (g *projectGate) forget(project int64) {
 // share one computation, which runs with its own context: it is cancelled
 // when every request waiting for it has gone, and then forgotten. Errors
 // other than internal ones and cancellations are kept too.
-type memo struct {
+type memo[V any] struct {
 	mu      sync.Mutex
 	max     int
 	order   []string
-	entries map[string]*memoEntry
+	entries map[string]*memoEntry[V]
 }
 
-type memoEntry struct {
+type memoEntry[V any] struct {
 	done    chan struct{} // closed when val and err are set
-	val     []byte
+	val     V
 	err     error
 	waiters int
 	cancel  context.CancelFunc
 }
 
-func newMemo(max int) *memo { return &memo{max: max, entries: map[string]*memoEntry{}} }
+func newMemo[V any](max int) *memo[V] {
+	return &memo[V]{max: max, entries: map[string]*memoEntry[V]{}}
+}
 
 // get returns the value of key, computing it with fn unless it is cached
 // or being computed. When ctx is done first, get returns its error, and
 // the computation is cancelled if no other request waits for it.
-func (m *memo) get(ctx context.Context, key string, fn func(ctx context.Context) ([]byte, error)) ([]byte, error) {
+func (m *memo[V]) get(ctx context.Context, key string, fn func(ctx context.Context) (V, error)) (V, error) {
 	m.mu.Lock()
 	e, ok := m.entries[key]
 	if !ok {
 		// The computation keeps the request's values (logging) but not its
 		// cancellation: it ends when its last waiter leaves.
 		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		e = &memoEntry{done: make(chan struct{}), cancel: cancel}
+		e = &memoEntry[V]{done: make(chan struct{}), cancel: cancel}
 		m.entries[key] = e
 		m.order = append(m.order, key)
 		if len(m.order) > m.max {
@@ -184,11 +213,12 @@ func (m *memo) get(ctx context.Context, key string, fn func(ctx context.Context)
 			}
 		}
 		m.mu.Unlock()
-		return nil, context.Cause(ctx)
+		var zero V
+		return zero, context.Cause(ctx)
 	}
 }
 
-func (m *memo) compute(ctx context.Context, key string, e *memoEntry, fn func(ctx context.Context) ([]byte, error)) {
+func (m *memo[V]) compute(ctx context.Context, key string, e *memoEntry[V], fn func(ctx context.Context) (V, error)) {
 	defer e.cancel()
 	val, err := fn(ctx)
 	m.mu.Lock()
@@ -201,7 +231,7 @@ func (m *memo) compute(ctx context.Context, key string, e *memoEntry, fn func(ct
 }
 
 // dropLocked forgets entry e of key (if it is still the entry of key).
-func (m *memo) dropLocked(key string, e *memoEntry) {
+func (m *memo[V]) dropLocked(key string, e *memoEntry[V]) {
 	if m.entries[key] != e {
 		return
 	}

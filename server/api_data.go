@@ -521,10 +521,10 @@ func (s *Server) agreement(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	b, err := s.agreementDoc(ctx, p.ID, ds, boot, explicit, seed)
+	res, err := s.agreementDoc(ctx, p.ID, ds, boot, explicit, seed)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", b)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", res.json)
 }

@@ -45,7 +45,7 @@ type dashboard struct {
 
 func newDashboard(s *Server) (*dashboard, error) {
 	d := &dashboard{s: s, pages: map[string]*template.Template{}}
-	for _, name := range []string{"login", "projects", "project", "fit", "error"} {
+	for _, name := range []string{"login", "projects", "project", "fit", "error", "labels"} {
 		t, err := template.New("layout.html").Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -72,6 +72,7 @@ func (d *dashboard) routes(r *gin.Engine) {
 	g.GET("/projects", d.projectsPage)
 	g.POST("/projects", d.createProject)
 	g.GET("/projects/:id", d.projectPage)
+	g.GET("/projects/:id/labels", d.labelsPage)
 	g.POST("/projects/:id/import", d.importFile)
 	g.POST("/projects/:id/fits", d.startFit)
 	g.POST("/projects/:id/keys", d.createKey)
@@ -423,6 +424,9 @@ type projectPage struct {
 	// Hints are the placeholders of the form's prior and convergence
 	// fields: the model's defaults (analysis's model table).
 	Hints map[string]string
+	// Below is the low-agreement filter of the per-item agreement table
+	// (?below=X), passed on to the API, which checks it.
+	Below string
 }
 
 // defaultHints are the form's placeholders of the model's prior and
@@ -473,7 +477,7 @@ func (d *dashboard) projectPage(c *gin.Context) {
 	if !ok {
 		return
 	}
-	d.renderProject(c, p, http.StatusOK, nil)
+	d.renderProject(c, p, http.StatusOK, func(pg *projectPage) { pg.Below = belowParam(c) })
 }
 
 // renderProject renders a project's page; edit adjusts it (messages, form

@@ -175,7 +175,7 @@ type Server struct {
 	cache     *resultCache
 	// agreements keeps agreement analyses by project, options and labels;
 	// agreementRuns lets one analysis per project run at a time.
-	agreements    *memo
+	agreements    *memo[*agreementResult]
 	agreementRuns *projectGate
 	pool          *pool
 	dash          *dashboard
@@ -215,7 +215,7 @@ func New(cfg Config, store annotations.Store, logger *slog.Logger) (*Server, err
 	s.csrfKey = ck[:]
 	s.keys = &keyCache{s: s, ttl: max(cfg.KeyCacheTTL, 0), m: map[string]keyEntry{}}
 	s.cache = newResultCache(cfg.ReportCache)
-	s.agreements = newMemo(agreementCacheSize)
+	s.agreements = newMemo[*agreementResult](agreementCacheSize)
 	s.agreementRuns = newProjectGate()
 	s.metrics = newMetrics(s)
 	s.pool = newPool(s)
@@ -379,6 +379,7 @@ func (s *Server) routes() *gin.Engine {
 	a.DELETE("/projects/:id/labels", s.deleteLabels)
 	a.POST("/projects/:id/imports", s.importFile)
 	a.GET("/projects/:id/agreement", s.agreement)
+	a.GET("/projects/:id/agreement/:table", s.agreementTable)
 
 	a.GET("/projects/:id/keys", s.listKeys)
 	a.POST("/projects/:id/keys", s.createKey)

@@ -45,7 +45,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "Summary,Items,Raters,Thresholds,Agreement,Diagnostics,Flags,Charts"
+	want := "Summary,Items,Raters,Thresholds,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Charts"
 	if got := strings.Join(f.GetSheetList(), ","); got != want {
 		t.Errorf("sheets %s, want %s", got, want)
 	}

@@ -136,8 +136,125 @@
       status.textContent = doc.items + " items, " + doc.raters + " raters, " + doc.labels + " labels; intervals: " +
         (doc.bootstrap ? doc.bootstrap + " bootstrap replicates over items" : "analytic") + ". The full document (pairwise kappas, aggregators, rater profiles) is at /api/v1/projects/" + id + "/agreement.";
       table.hidden = false;
+      agreementDetail(id, doc);
     }).catch(function (e) {
       status.textContent = "No agreement coefficients: " + e.message;
+    });
+  }
+
+  // kappaColour maps an agreement value to a red (0 and below), yellow
+  // (0.4), green (0.8 and above) scale.
+  function kappaColour(v) {
+    var stops = [[0, [248, 105, 107]], [0.4, [255, 235, 132]], [0.8, [99, 190, 123]]];
+    if (v <= stops[0][0]) { return "rgb(" + stops[0][1].join(",") + ")"; }
+    for (var i = 1; i < stops.length; i++) {
+      if (v <= stops[i][0]) {
+        var t = (v - stops[i - 1][0]) / (stops[i][0] - stops[i - 1][0]);
+        var c = stops[i - 1][1].map(function (a, k) { return Math.round(a + t * (stops[i][1][k] - a)); });
+        return "rgb(" + c.join(",") + ")";
+      }
+    }
+    return "rgb(" + stops[stops.length - 1][1].join(",") + ")";
+  }
+
+  function cellText(tr, text, cls, v) {
+    var td = document.createElement("td");
+    td.textContent = text;
+    if (cls) { td.className = cls; }
+    if (v !== undefined) { td.setAttribute("data-v", v === null ? "" : String(v)); }
+    tr.appendChild(td);
+    return td;
+  }
+
+  function fmt3(v) { return typeof v === "number" ? v.toFixed(3) : "–"; }
+
+  // matrixMax is the most raters the heatmap shows (those with the most
+  // labels); the CSV has them all.
+  var matrixMax = 40;
+
+  // The pairwise heatmap, the per-item table (filtered on the server) and
+  // the per-rater table of the agreement document.
+  function agreementDetail(id, doc) {
+    var box = document.getElementById("agreement-detail");
+    if (!box) { return; }
+    box.hidden = false;
+    var m = doc.pairwise_matrix, mt = document.getElementById("matrix-table");
+    if (m && m.raters.length) {
+      document.getElementById("matrix-weights").textContent = m.weights + " weights";
+      var order = m.raters.map(function (r, i) { return i; });
+      order.sort(function (a, b) { return m.n[b][b] - m.n[a][a] || a - b; });
+      if (order.length > matrixMax) {
+        order = order.slice(0, matrixMax).sort(function (a, b) { return a - b; });
+        document.getElementById("matrix-note").textContent += " Showing the " + matrixMax + " raters with the most labels of " + m.raters.length + "; the CSV has every pair.";
+      }
+      var hr = document.createElement("tr");
+      hr.appendChild(document.createElement("th"));
+      order.forEach(function (j) { var th = document.createElement("th"); th.textContent = m.raters[j]; th.scope = "col"; hr.appendChild(th); });
+      mt.tHead.appendChild(hr);
+      order.forEach(function (i) {
+        var tr = document.createElement("tr");
+        var th = document.createElement("th");
+        th.textContent = m.raters[i];
+        th.scope = "row";
+        tr.appendChild(th);
+        order.forEach(function (j) {
+          var td = document.createElement("td");
+          if (i === j) {
+            td.className = "self";
+            td.title = m.raters[i] + ": " + m.n[i][i] + " items";
+          } else {
+            var k = m.kappa[i][j], n = m.n[i][j];
+            td.textContent = typeof k === "number" ? k.toFixed(2) : "";
+            if (n > 0) { var sm = document.createElement("small"); sm.textContent = "n=" + n; td.appendChild(sm); }
+            if (typeof k === "number") { td.style.backgroundColor = kappaColour(k); }
+            td.title = m.raters[i] + " and " + m.raters[j] + ": kappa " + fmt3(k) + " on " + n + " shared items";
+            td.setAttribute("data-n", String(n));
+          }
+          tr.appendChild(td);
+        });
+        mt.tBodies[0].appendChild(tr);
+      });
+    } else {
+      document.getElementById("matrix-note").textContent = "No pairwise matrix: " + ((doc.notes || []).filter(function (n) { return n.indexOf("pairwise_matrix") === 0; })[0] || "no pairs of raters share an item") + ".";
+    }
+
+    var rt = document.getElementById("rater-agreement-table");
+    (doc.rater_agreement || []).forEach(function (r) {
+      var tr = document.createElement("tr");
+      cellText(tr, r.rater);
+      cellText(tr, String(r.labels), "num", r.labels);
+      cellText(tr, String(r.items), "num", r.items);
+      cellText(tr, String(r.partners), "num", r.partners);
+      cellText(tr, fmt3(r.agreement), "num", r.agreement);
+      cellText(tr, fmt3(r.mean_kappa), "num", r.mean_kappa);
+      cellText(tr, fmt3(r.pooled_kappa), "num", r.pooled_kappa);
+      rt.tBodies[0].appendChild(tr);
+    });
+
+    var it = document.getElementById("item-agreement-table");
+    var below = it.getAttribute("data-below");
+    var st = document.getElementById("item-agreement-status");
+    var url = "/api/v1/projects/" + id + "/agreement/items?limit=200" + (below ? "&below=" + encodeURIComponent(below) : "");
+    getJSON(url).then(function (t) {
+      t.items.forEach(function (r) {
+        var tr = document.createElement("tr");
+        var td = cellText(tr, "");
+        var a = document.createElement("a");
+        a.href = "/projects/" + id + "/labels?item=" + encodeURIComponent(r.item);
+        a.textContent = r.item;
+        td.appendChild(a);
+        cellText(tr, String(r.labels), "num", r.labels);
+        var ac = cellText(tr, fmt3(r.agreement), "num", r.agreement);
+        if (typeof r.agreement === "number") { ac.style.backgroundColor = kappaColour(r.agreement); }
+        cellText(tr, Object.keys(r.counts).sort().map(function (k) { return k + " ×" + r.counts[k]; }).join(", "), "small");
+        it.tBodies[0].appendChild(tr);
+      });
+      var what = below ? t.matching + " of " + t.scored + " items with 2 or more labels score below " + below : t.scored + " items with 2 or more labels (" + (t.total - t.scored) + " with one)";
+      st.textContent = "Agreement: " + t.agreement_score + ". " + what + "; lowest first" + (t.matching > t.items.length ? ", the first " + t.items.length + " shown (the CSV has them all)" : "") + ".";
+      it.setAttribute("data-rows", String(t.items.length));
+    }).catch(function (e) {
+      st.textContent = "No per-item agreement: " + e.message;
+      it.setAttribute("data-rows", "error");
     });
   }
 

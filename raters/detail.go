@@ -1,0 +1,353 @@
+package raters
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// The agreement tables that annotation platforms show beside the overall
+// coefficients: the pairwise matrix of Cohen's kappas with the number of
+// shared items, one agreement score per item (to find the items to
+// adjudicate) and one row per rater (to find the rater who disagrees with
+// everybody). They need no bootstrap and cost O(Σ_i r_i²) for items with r_i
+// ratings.
+//
+// The per-item and per-rater scores are observed agreement, not chance
+// corrected, with the weight of a pair of ratings x, y
+//
+//	nominal            w(x, y) = 1 if x = y, else 0
+//	ordinal, interval  w(x, y) = 1 - |x - y| / (max - min)
+//
+// on the category values (ordinal) or the values (interval), with [min, max]
+// the scale's range: the first and last category's values, or for continuous
+// data Options.ScaleMin and ScaleMax (the observed range when they are
+// equal). This is Gwet's linear weighting (see Weights). An item's score is
+// the mean weight over its r(r-1)/2 pairs of ratings: the share of agreeing
+// pairs for nominal data, 1 - mean pairwise |difference| / range otherwise.
+
+// MaxMatrixRaters is the largest number of raters whose pairwise matrix
+// Analyze puts in the report (the matrix has raters² cells; cohen_kappa
+// lists every pair whatever the number).
+const MaxMatrixRaters = 200
+
+// PairMatrix is the symmetric matrix of pairwise Cohen's kappas of the
+// report's raters, in the report's rater order, under one weighting
+// (unweighted for nominal data, quadratic otherwise, as in CohenPair).
+// Kappa[a][b] is null on the diagonal and for pairs without a common item or
+// with an undefined kappa; N[a][b] is the number of items raters a and b
+// both rated (N[a][a] the items a rated).
+type PairMatrix struct {
+	Coefficient string   `json:"coefficient"`
+	Weights     string   `json:"weights"`
+	Raters      []string `json:"raters"`
+	Kappa       [][]num  `json:"kappa"`
+	N           [][]int  `json:"n"`
+}
+
+// ItemAgreement is the observed agreement of one item's ratings.
+type ItemAgreement struct {
+	Item string `json:"item"`
+	// Labels is the number of the item's ratings.
+	Labels int `json:"labels"`
+	// Agreement is the mean weight of the item's pairs of ratings (see
+	// Report.AgreementScore); null with fewer than 2 ratings.
+	Agreement num `json:"agreement"`
+}
+
+// RaterAgreement is one rater's agreement with the other raters.
+type RaterAgreement struct {
+	Rater string `json:"rater"`
+	// Labels is the number of the rater's ratings, Items the number of
+	// those items that another rater rated too, Partners the number of
+	// raters the rater shares an item with and Pairs the number of
+	// (item, other rater) pairs of ratings.
+	Labels   int `json:"labels"`
+	Items    int `json:"items"`
+	Partners int `json:"partners"`
+	Pairs    int `json:"pairs"`
+	// Agreement is the mean weight of the rater's pairs of ratings (the
+	// per-item score's weights).
+	Agreement num `json:"agreement"`
+	// MeanKappa is the mean of the rater's defined pairwise Cohen's
+	// kappas (the rater's row of the matrix, each partner counting once).
+	MeanKappa num `json:"mean_kappa"`
+	// PooledKappa is Cohen's kappa of the rater against the others pooled:
+	// kappa of the table of the Pairs pairs (the rater's rating, the other
+	// rater's rating), with the matrix's weights.
+	PooledKappa num `json:"pooled_kappa"`
+}
+
+// matrixWeights are the weights of the pairwise matrix and the pooled
+// kappa: unweighted for nominal data, quadratic otherwise.
+func matrixWeights(l Level) Weights {
+	if l == Nominal {
+		return Unweighted
+	}
+	return QuadraticWeights
+}
+
+// agreementScore describes the per-item score of the level in words.
+func agreementScore(l Level, lo, hi float64) string {
+	if l == Nominal {
+		return "share of agreeing pairs of labels"
+	}
+	return fmt.Sprintf("1 - mean pairwise |difference| / %s (the scale's range %s to %s)", fmtNum(hi-lo), fmtNum(lo), fmtNum(hi))
+}
+
+func fmtNum(v float64) string { return fmt.Sprintf("%.6g", v) }
+
+// scale returns the range of the per-item score's weights.
+func scale(r *Ratings, o Options) (lo, hi float64) {
+	if r.K > 0 {
+		return r.Value(0), r.Value(r.K - 1)
+	}
+	if o.ScaleMin < o.ScaleMax {
+		return o.ScaleMin, o.ScaleMax
+	}
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range r.Data {
+		if !math.IsNaN(v) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if lo > hi {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// AgreementTables computes the pairwise matrix (from the pairs of
+// PairwiseCohen with the matrix's weights; nil when there are more than
+// MaxMatrixRaters raters), the per-item scores (of the items with a rating,
+// in row order) and the per-rater rows, with o's names, level and scale.
+// pairs may be nil (they are then computed).
+func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []ItemAgreement, []RaterAgreement, error) {
+	r.check()
+	w := matrixWeights(o.Level)
+	if pairs == nil {
+		var err error
+		if pairs, err = PairwiseCohen(r, []Weights{w}, CoefOptions{ObservedCategoriesOnly: o.ObservedCategoriesOnly}); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	lo, hi := scale(r, o)
+	val := func(v float64) float64 {
+		if r.K > 0 {
+			return r.Value(int(v))
+		}
+		return v
+	}
+	span := hi - lo
+	weight := func(a, b float64) float64 {
+		if a == b {
+			return 1
+		}
+		if o.Level == Nominal || !(span > 0) {
+			return 0
+		}
+		return 1 - math.Abs(val(a)-val(b))/span
+	}
+
+	// Per-rater sums, filled while scanning the items.
+	R := r.Raters
+	type acc struct {
+		labels, items, pairs int
+		sumW                 float64
+		// Pooled kappa: nominal, the rater's and the others' category
+		// counts over the pairs; otherwise the moments of both sides and
+		// the squared differences.
+		eq         int
+		mine, them []float64
+		sx, sxx    float64
+		sy, syy    float64
+		sd2        float64
+	}
+	accs := make([]acc, R)
+	if o.Level == Nominal && r.K > 0 {
+		for j := range accs {
+			accs[j].mine, accs[j].them = make([]float64, r.K), make([]float64, r.K)
+		}
+	}
+	var items []ItemAgreement
+	who := make([]int, 0, R)
+	xs := make([]float64, 0, R)
+	counts := make([]int, r.K)
+	for i := 0; i < r.Items; i++ {
+		who = who[:0]
+		for j := 0; j < R; j++ {
+			if !math.IsNaN(r.Data[i*R+j]) {
+				who = append(who, j)
+			}
+		}
+		n := len(who)
+		if n == 0 {
+			continue
+		}
+		ia := ItemAgreement{Item: name(o.ItemNames, i), Labels: n, Agreement: num(math.NaN())}
+		if n >= 2 {
+			np := float64(n) * float64(n-1) / 2
+			if o.Level == Nominal {
+				for _, j := range who {
+					counts[int(r.Data[i*R+j])]++
+				}
+				agree := 0.0
+				for _, j := range who {
+					c := &counts[int(r.Data[i*R+j])]
+					agree += float64(*c) * float64(*c-1) / 2
+					*c = 0
+				}
+				ia.Agreement = num(agree / np)
+			} else {
+				// Σ_{a<b} |x_a - x_b| = Σ_k x_(k) (2k - n + 1) on sorted values.
+				xs = xs[:0]
+				for _, j := range who {
+					xs = append(xs, val(r.Data[i*R+j]))
+				}
+				sort.Float64s(xs)
+				s := 0.0
+				for k, x := range xs {
+					s += x * float64(2*k-n+1)
+				}
+				if span > 0 {
+					ia.Agreement = num(1 - s/np/span)
+				} else {
+					ia.Agreement = 1
+				}
+			}
+		}
+		items = append(items, ia)
+		for _, j := range who {
+			a := &accs[j]
+			a.labels++
+			if n < 2 {
+				continue
+			}
+			a.items++
+			x := r.Data[i*R+j]
+			for _, j2 := range who {
+				if j2 == j {
+					continue
+				}
+				y := r.Data[i*R+j2]
+				a.pairs++
+				a.sumW += weight(x, y)
+				if a.mine != nil {
+					a.mine[int(x)]++
+					a.them[int(y)]++
+					if x == y {
+						a.eq++
+					}
+				} else {
+					vx, vy := val(x), val(y)
+					a.sx += vx
+					a.sxx += vx * vx
+					a.sy += vy
+					a.syy += vy * vy
+					a.sd2 += (vx - vy) * (vx - vy)
+				}
+			}
+		}
+	}
+
+	// Pairwise kappas, in the pairs' order (sums do not depend on map
+	// order).
+	kappaOf := func(p *PairKappa) float64 {
+		if e, ok := p.Kappa[w]; ok {
+			return e.Value
+		}
+		return math.NaN()
+	}
+	raters := make([]RaterAgreement, R)
+	partners := make([]int, R)
+	ksum := make([]float64, R)
+	kn := make([]int, R)
+	for x := range pairs {
+		p := &pairs[x]
+		if p.N > 0 {
+			partners[p.A]++
+			partners[p.B]++
+		}
+		if v := kappaOf(p); !math.IsNaN(v) {
+			ksum[p.A] += v
+			ksum[p.B] += v
+			kn[p.A]++
+			kn[p.B]++
+		}
+	}
+	for j := range raters {
+		a := &accs[j]
+		ra := RaterAgreement{Rater: name(o.RaterNames, j), Labels: a.labels, Items: a.items, Partners: partners[j], Pairs: a.pairs,
+			Agreement: num(math.NaN()), MeanKappa: num(math.NaN()), PooledKappa: num(math.NaN())}
+		if a.pairs > 0 {
+			P := float64(a.pairs)
+			ra.Agreement = num(a.sumW / P)
+			if a.mine != nil {
+				po, pe := float64(a.eq)/P, 0.0
+				for k := range a.mine {
+					pe += a.mine[k] / P * a.them[k] / P
+				}
+				if pe < 1 {
+					ra.PooledKappa = num((po - pe) / (1 - pe))
+				}
+			} else {
+				// Quadratic weights: κ = 1 - D_o/D_e with D_o the mean squared
+				// difference of the pairs and D_e = var(x) + var(y) + (x̄ - ȳ)²
+				// that of independent draws from the two marginals.
+				mx, my := a.sx/P, a.sy/P
+				de := (a.sxx/P - mx*mx) + (a.syy/P - my*my) + (mx-my)*(mx-my)
+				if de > 1e-12*math.Max(1, a.sxx/P+a.syy/P) {
+					ra.PooledKappa = num(1 - a.sd2/P/de)
+				}
+			}
+		}
+		if kn[j] > 0 {
+			ra.MeanKappa = num(ksum[j] / float64(kn[j]))
+		}
+		raters[j] = ra
+	}
+
+	var m *PairMatrix
+	if R <= MaxMatrixRaters {
+		m = &PairMatrix{Coefficient: "cohen_kappa", Weights: w.String(), Raters: make([]string, R), Kappa: make([][]num, R), N: make([][]int, R)}
+		for a := 0; a < R; a++ {
+			m.Raters[a] = name(o.RaterNames, a)
+			m.Kappa[a] = make([]num, R)
+			m.N[a] = make([]int, R)
+			for b := range m.Kappa[a] {
+				m.Kappa[a][b] = num(math.NaN())
+			}
+			m.N[a][a] = accs[a].labels
+		}
+		for x := range pairs {
+			p := &pairs[x]
+			m.N[p.A][p.B], m.N[p.B][p.A] = p.N, p.N
+			v := num(kappaOf(p))
+			m.Kappa[p.A][p.B], m.Kappa[p.B][p.A] = v, v
+		}
+	}
+	return m, items, raters, nil
+}
+
+// SortItemAgreement sorts per-item rows by agreement, lowest first (the
+// items to look at first), the items without a score (one rating) last;
+// ties keep their order.
+func SortItemAgreement(rows []ItemAgreement) {
+	sort.SliceStable(rows, func(a, b int) bool {
+		x, y := float64(rows[a].Agreement), float64(rows[b].Agreement)
+		if math.IsNaN(y) {
+			return !math.IsNaN(x)
+		}
+		return x < y
+	})
+}
+
+// ItemsBelow returns the rows of sorted (by SortItemAgreement) with an
+// agreement below threshold.
+func ItemsBelow(sorted []ItemAgreement, threshold float64) []ItemAgreement {
+	n := sort.Search(len(sorted), func(i int) bool {
+		v := float64(sorted[i].Agreement)
+		return math.IsNaN(v) || !(v < threshold)
+	})
+	return sorted[:n]
+}

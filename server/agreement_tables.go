@@ -1,0 +1,193 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"concord/analysis"
+	"concord/annotations"
+	"concord/raters"
+	"concord/reports"
+)
+
+// itemAgreementPage is the default number of per-item rows of one page.
+const itemAgreementPage = 100
+
+// itemAgreementRow is a per-item row of the items table with the item's
+// labels counted by value.
+type itemAgreementRow struct {
+	raters.ItemAgreement
+	Counts map[string]int `json:"counts"`
+}
+
+// agreementTable: GET /api/v1/projects/{id}/agreement/{table}?format&
+// bootstrap&seed -> one of the agreement tables of the project's labels, as
+// JSON or (format=csv) as a CSV download:
+//
+//	matrix  the pairwise Cohen's kappas, rater by rater (at most
+//	        raters.MaxMatrixRaters raters), with the shared items
+//	pairs   every pair of raters with a common item: shared items, kappa
+//	        and its interval
+//	items   the per-item agreement, lowest first; below=X keeps the items
+//	        scoring under X, offset and limit page (JSON: 100 rows by
+//	        default; CSV: every row unless they are given)
+//	raters  the per-rater agreement
+//
+// The tables come from the analysis of the agreement endpoint with the
+// same bootstrap and seed (shared and cached with it); they do not depend
+// on the bootstrap, so bootstrap=0 is the cheapest way to them alone.
+func (s *Server) agreementTable(c *gin.Context) {
+	p, err := s.projectParam(c, read)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	table := c.Param("table")
+	if !slices.Contains(reports.AgreementTables, table) {
+		s.failf(c, annotations.ENOTFOUND, "no agreement table %q: expected one of %s", table, strings.Join(reports.AgreementTables, ", "))
+		return
+	}
+	known := []string{"format", "bootstrap", "seed"}
+	if table == reports.AgreementItems {
+		known = append(known, "below", "offset", "limit")
+	}
+	q := newQuery(c, known...)
+	format := q.c.DefaultQuery("format", "json")
+	if format != "json" && format != "csv" {
+		q.fail("query parameter format=%q: expected json or csv", clipText(format, 20))
+	}
+	_, explicit := c.GetQuery("bootstrap")
+	boot := q.intIn("bootstrap", analysis.DefaultBootstrap, 0, 10000)
+	seed := q.uint64Param("seed", 1)
+	var below *float64
+	if v, ok := c.GetQuery("below"); ok && table == reports.AgreementItems {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			q.fail("query parameter below=%q: expected a number (the agreement scores are from 0 to 1)", clipText(v, 40))
+		} else {
+			below = &x
+		}
+	}
+	_, hasOffset := c.GetQuery("offset")
+	_, hasLimit := c.GetQuery("limit")
+	page := annotations.Page{}
+	if table == reports.AgreementItems {
+		page = q.page(itemAgreementPage, maxPage)
+	}
+	if q.err != nil {
+		s.fail(c, q.err)
+		return
+	}
+	if boot == 0 {
+		boot = -1
+	}
+	ctx := c.Request.Context()
+	ds, err := s.store.Dataset(ctx, p.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res, err := s.agreementDoc(ctx, p.ID, ds, boot, explicit, seed)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	tb := res.tables
+	csv := func(write func(w io.Writer) error) {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Header("Content-Disposition", fmt.Sprintf("attachment; filename=%q", fmt.Sprintf("project-%d-agreement-%s.csv", p.ID, table)))
+		c.Data(http.StatusOK, ctCSV, buf.Bytes())
+	}
+	switch table {
+	case reports.AgreementMatrix:
+		m := tb.matrix
+		if m == nil {
+			s.failf(c, annotations.EINVALID, "the project has %d raters: the matrix is given for at most %d; the pairs table lists every pair (agreement/pairs)", len(tb.raters), raters.MaxMatrixRaters)
+			return
+		}
+		if format == "csv" {
+			csv(func(w io.Writer) error { return reports.WriteMatrixCSV(w, m) })
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": m.Coefficient, "weights": m.Weights, "raters": m.Raters, "kappa": m.Kappa, "n": m.N})
+	case reports.AgreementPairs:
+		if format == "csv" {
+			csv(func(w io.Writer) error { return reports.WritePairsCSV(w, tb.pairs, tb.weights) })
+			return
+		}
+		type pairRow struct {
+			A     string          `json:"a"`
+			B     string          `json:"b"`
+			N     int             `json:"n"`
+			Kappa raters.Estimate `json:"kappa"`
+		}
+		rows := make([]pairRow, len(tb.pairs))
+		for i := range tb.pairs {
+			pr := &tb.pairs[i]
+			rows[i] = pairRow{A: pr.A, B: pr.B, N: pr.N, Kappa: reports.PairEstimate(pr, tb.weights)}
+		}
+		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": "cohen_kappa", "weights": tb.weights, "pairs": rows})
+	case reports.AgreementItems:
+		rows := tb.items
+		if below != nil {
+			rows = raters.ItemsBelow(rows, *below)
+		}
+		matching := len(rows)
+		if format == "csv" {
+			if hasOffset || hasLimit {
+				rows = pageOf(rows, page)
+			}
+			csv(func(w io.Writer) error { return reports.WriteItemAgreementCSV(w, rows) })
+			return
+		}
+		rows = pageOf(rows, page)
+		scored := len(raters.ItemsBelow(tb.items, math.Inf(1)))
+		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score,
+			"total": len(tb.items), "scored": scored, "matching": matching, "below": below,
+			"offset": page.Offset, "limit": page.Limit, "items": itemRows(ds, rows)})
+	case reports.AgreementRaters:
+		if format == "csv" {
+			csv(func(w io.Writer) error { return reports.WriteRaterAgreementCSV(w, tb.raters) })
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score, "weights": tb.weights, "raters": tb.raters})
+	}
+}
+
+// pageOf returns the rows of a page.
+func pageOf[T any](rows []T, pg annotations.Page) []T {
+	lo := min(pg.Offset, len(rows))
+	hi := len(rows)
+	if pg.Limit > 0 {
+		hi = min(lo+pg.Limit, len(rows))
+	}
+	return rows[lo:hi]
+}
+
+// itemRows adds to per-item rows their items' labels counted by value.
+func itemRows(ds *annotations.Dataset, rows []raters.ItemAgreement) []itemAgreementRow {
+	out := make([]itemAgreementRow, len(rows))
+	byItem := make(map[string]map[string]int, len(rows))
+	for i, r := range rows {
+		out[i] = itemAgreementRow{ItemAgreement: r, Counts: map[string]int{}}
+		byItem[r.Item] = out[i].Counts
+	}
+	for _, l := range ds.Labels {
+		if m, ok := byItem[l.Item]; ok {
+			m[l.Value]++
+		}
+	}
+	return out
+}

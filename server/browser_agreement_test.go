@@ -1,0 +1,130 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserAgreement drives the project page's agreement section in
+// headless Chromium: the pairwise heatmap shows every pair of raters with
+// its kappa, colour and shared items; the per-item table lists the items
+// lowest agreement first; the low-agreement filter (below=0.5) reloads the
+// page with fewer rows, all below 0.5; an item links to its labels. It
+// skips as TestBrowserDashboard does.
+func TestBrowserAgreement(t *testing.T) {
+	cr := newChrome(t)
+	e := newEnv(t)
+	id, key := e.loadedProject("sirt-writing-k1")
+	ctx := cr.ctx
+	rowsReady := `(document.querySelector("#item-agreement-table") || {getAttribute: () => null}).getAttribute("data-rows")`
+	waitRows := func() string {
+		t.Helper()
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if v := cr.eval(`String(` + rowsReady + `)`); v != "null" {
+				return v
+			}
+		}
+		t.Fatal("the per-item agreement table did not load")
+		return ""
+	}
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/login"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), key),
+		chromedp.Click(chromedp.ID("login-button")),
+		chromedp.WaitVisible(chromedp.ID("agreement-table")),
+		chromedp.WaitVisible(chromedp.CSS(`#matrix-table tbody td`)),
+	)
+	if err != nil {
+		t.Fatalf("login and project page: %v", err)
+	}
+	if r := waitRows(); r != "135" {
+		t.Fatalf("per-item table: %s rows, want 135", r)
+	}
+	// The heatmap: 7 × 7 cells, 42 off the diagonal, each pair with its
+	// shared items and (where defined) a kappa and a colour.
+	if n := cr.count(`document.querySelectorAll("#matrix-table tbody td").length`); n != 49 {
+		t.Errorf("heatmap has %d cells, want 49", n)
+	}
+	if n := cr.count(`document.querySelectorAll("#matrix-table tbody td.self").length`); n != 7 {
+		t.Errorf("heatmap diagonal has %d cells, want 7", n)
+	}
+	coloured := cr.count(`Array.from(document.querySelectorAll("#matrix-table tbody td:not(.self)")).filter(td => td.style.backgroundColor && /^-?[0-9.]+/.test(td.firstChild && td.firstChild.textContent || "")).length`)
+	withN := cr.count(`Array.from(document.querySelectorAll("#matrix-table tbody td small")).filter(s => /^n=[0-9]+$/.test(s.textContent)).length`)
+	if coloured < 20 || withN < 20 {
+		t.Errorf("heatmap: %d coloured kappa cells, %d with shared items", coloured, withN)
+	}
+	// The kappas are the API's.
+	cell := cr.eval(`document.querySelector("#matrix-table tbody tr:nth-child(1) td:nth-child(3)").getAttribute("title")`)
+	if !strings.Contains(cell, "kappa") || !strings.Contains(cell, "shared items") {
+		t.Errorf("heatmap cell title %q", cell)
+	}
+	if n := cr.count(`document.querySelectorAll("#rater-agreement-table tbody tr").length`); n != 7 {
+		t.Errorf("per-rater table has %d rows, want 7", n)
+	}
+	values := `Array.from(document.querySelectorAll("#item-agreement-table tbody tr td:nth-child(3)")).map(td => td.getAttribute("data-v")).filter(v => v !== "").map(parseFloat)`
+	if sorted := cr.eval(`String(` + values + `.every((v, i, a) => i === 0 || a[i-1] <= v))`); sorted != "true" {
+		t.Error("per-item table is not sorted by agreement, lowest first")
+	}
+	scored := cr.count(values + `.length`)
+	low := cr.count(values + `.filter(v => v < 0.5).length`)
+	if low == 0 || low >= scored {
+		t.Fatalf("test data: %d of %d scored items below 0.5", low, scored)
+	}
+	cr.shot("dashboard-agreement.png")
+
+	// The low-agreement filter.
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("below"), "0.5"),
+		chromedp.Click(chromedp.ID("below-apply")),
+		chromedp.WaitVisible(chromedp.ID("below-clear")),
+	)
+	if err != nil {
+		t.Fatalf("applying the filter: %v", err)
+	}
+	if r := waitRows(); r != fmt.Sprint(low) {
+		t.Errorf("filtered table: %s rows, want the %d below 0.5", r, low)
+	}
+	if url := cr.eval(`location.search`); url != "?below=0.5" {
+		t.Errorf("filter URL %q", url)
+	}
+	if all := cr.eval(`String(` + values + `.every(v => v < 0.5))`); all != "true" {
+		t.Error("the filtered table shows items at or above 0.5")
+	}
+	if st := cr.eval(`document.querySelector("#item-agreement-status").textContent`); !strings.Contains(st, fmt.Sprintf("%d of %d items", low, scored)) {
+		t.Errorf("filter status %q", st)
+	}
+	if href := cr.eval(`document.querySelector("#dl-agreement-items").getAttribute("href")`); !strings.HasSuffix(href, "format=csv&below=0.5") {
+		t.Errorf("items CSV link %q", href)
+	}
+	// The CSV downloads with the browser's session.
+	csvRows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(async () => { const r = await fetch(document.querySelector("#dl-agreement-items").href); return r.ok ? (await r.text()).trim().split("\n").length : -r.status; })()`, chromedp.EvalAwaitPromise))
+	if err != nil || csvRows != low+1 {
+		t.Errorf("items CSV from the page: %d lines (want %d), %v", csvRows, low+1, err)
+	}
+	cr.shot("dashboard-agreement-below.png")
+
+	// An item links to its labels.
+	item := cr.eval(`document.querySelector("#item-agreement-table tbody tr td a").textContent`)
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#item-agreement-table tbody tr td a`)),
+		chromedp.WaitVisible(chromedp.ID("labels-table")),
+	)
+	if err != nil {
+		t.Fatalf("item labels page: %v", err)
+	}
+	if got := cr.eval(`document.querySelector("#item-id").textContent`); got != item {
+		t.Errorf("labels page of %q, want %q", got, item)
+	}
+	if n := cr.count(`document.querySelectorAll("#labels-table tbody tr").length`); n < 2 {
+		t.Errorf("labels page lists %d labels", n)
+	}
+	if !strings.Contains(cr.eval(`location.pathname`), fmt.Sprintf("/projects/%d/labels", id)) {
+		t.Errorf("labels page path %q", cr.eval(`location.pathname`))
+	}
+}
