@@ -237,7 +237,7 @@ func TestReportCommandBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Items,Raters,Agreement,Diagnostics,Flags,Charts"; got != want {
+	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Items,Raters,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Charts"; got != want {
 		t.Errorf("sheets %s, want %s", got, want)
 	}
 	if v, _ := f.GetCellValue("Raters", "C1"); v != "Dispersion" {
