@@ -203,3 +203,64 @@ func TestFitModelFollowsScheme(t *testing.T) {
 		}
 	}
 }
+
+// TestFitRobust: concord fit --model robust on 40 RTE items (10 AMT labels
+// each) writes every label's p_error, each rater's error rate with its EM
+// history, the log evidence and, with --select, the evidence of both
+// models and the choice; bad settings are refused with the field named.
+func TestFitRobust(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "robust.json")
+	code, stdout, stderr := runCmd(t, "fit", "--labels", "testdata/fit_rte40_ratings.csv", "--scheme", "binary:0,1,pos=1",
+		"--model", "robust", "--kernel", "identity", "--select", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"Fitting the robust model (kernel identity) by expectation propagation", "Model selection by the evidence: plain", "Labelling-error rates", "labels most probably wrong"} {
+		if !strings.Contains(stdout+stderr, want) {
+			t.Errorf("output lacks %q:\n%s%s", want, stdout, stderr)
+		}
+	}
+	var res multirater.FitResult
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	d := res.Diagnostics
+	if res.Model.Model != "robust" || res.Model.Output != multirater.OutputClasses || len(res.Items) != 40 || len(res.LabelErrors) != 400 ||
+		d.LogEvidence == nil || (d.Selected != "plain" && d.Selected != "robust") || len(d.Evidence) != 2 {
+		t.Fatalf("result: model %q output %q, %d items, %d label errors, log evidence %v, selected %q, evidence %v",
+			res.Model.Model, res.Model.Output, len(res.Items), len(res.LabelErrors), d.LogEvidence, d.Selected, d.Evidence)
+	}
+	for i, le := range res.LabelErrors {
+		if !(le.PError >= 0 && le.PError <= 1) || (i > 0 && le.PError > res.LabelErrors[i-1].PError) {
+			t.Fatalf("label error %d: %+v (want probabilities, most probable first)", i, le)
+		}
+	}
+	for _, r := range res.Raters {
+		if r.Epsilon == nil || !(r.Epsilon.Value >= 0 && r.Epsilon.Value < 0.5) {
+			t.Fatalf("rater %s: epsilon %+v", r.ID, r.Epsilon)
+		}
+		if d.Selected == "robust" && len(r.Epsilon.History) < 2 {
+			t.Errorf("rater %s: EM history %v", r.ID, r.Epsilon.History)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--epsilon", "often"}, `--epsilon "often": expected learn or a labelling-error rate`},
+		{[]string{"--epsilon", "0.7"}, "epsilon = 0.7: expected a labelling-error rate in [0, 0.5)"},
+		{[]string{"--epsilon", "0.1", "--select"}, "select compares the plain model with the robust one"},
+		{[]string{"--em", "fast"}, `em "fast": expected tilted or paper`},
+		{[]string{"--engine", "gibbs"}, `engine "gibbs": the robust model is fitted by ep`},
+	} {
+		args := append([]string{"fit", "--labels", "testdata/fit_rte40_ratings.csv", "--scheme", "binary:0,1,pos=1", "--model", "robust", "--out", out}, tc.args...)
+		if code, stdout, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stdout+stderr, tc.want) {
+			t.Errorf("%v: exit %d, want %q in\n%s%s", tc.args, code, tc.want, stdout, stderr)
+		}
+	}
+}
