@@ -34,20 +34,16 @@ func kimSet(rng *rand.Rand, nTrain, nTest, flip int) (x [][]float64, y []float64
 	return x, y, flipped
 }
 
-// kimFit fits the training part with the paper's kernel (v0 = 1, l1 = l2 =
-// 0.5: exp(-0.5 |x - x'|^2), v1 = 1e-8) and returns the test error, the
-// log evidence and the fit's label-error probabilities by training index.
-func kimFit(t *testing.T, x [][]float64, y []float64, flipped []bool, opts Options) (testErr, logEv float64, perr []float64) {
-	t.Helper()
+// kimData is the training part of a simulated set with the paper's kernel
+// (v0 = 1, l1 = l2 = 0.5: exp(-0.5 |x - x'|^2), v1 = 1e-8), one rater.
+func kimData(x [][]float64, y []float64, flipped []bool) *Data {
 	nTrain := len(flipped)
-	k := kernel.RBF{Gamma: 0.5}
-	xs := mat.NewDense(len(x), 2, nil)
-	for i, r := range x {
-		xs.SetRow(i, r)
+	train := mat.NewDense(nTrain, 2, nil)
+	for i := 0; i < nTrain; i++ {
+		train.SetRow(i, x[i])
 	}
-	train := xs.Slice(0, nTrain, 0, 2).(*mat.Dense)
 	cov := mat.NewSymDense(nTrain, nil)
-	k.GramTo(cov, kernel.Inputs{N: nTrain, X: train})
+	kernel.RBF{Gamma: 0.5}.GramTo(cov, kernel.Inputs{N: nTrain, X: train})
 	for i := 0; i < nTrain; i++ {
 		for j := i; j < nTrain; j++ {
 			cov.SetSym(i, j, cov.At(i, j)+1e-8)
@@ -62,6 +58,23 @@ func kimFit(t *testing.T, x [][]float64, y []float64, flipped []bool, opts Optio
 		}
 		d.Labels = append(d.Labels, Label{Item: i, Rater: 0, Y: lab})
 	}
+	return d
+}
+
+// kimFit fits the training part with the paper's kernel (v0 = 1, l1 = l2 =
+// 0.5: exp(-0.5 |x - x'|^2), v1 = 1e-8) and returns the test error, the
+// log evidence and the fit's label-error probabilities by training index.
+func kimFit(t *testing.T, x [][]float64, y []float64, flipped []bool, opts Options) (testErr, logEv float64, perr []float64) {
+	t.Helper()
+	nTrain := len(flipped)
+	k := kernel.RBF{Gamma: 0.5}
+	xs := mat.NewDense(len(x), 2, nil)
+	for i, r := range x {
+		xs.SetRow(i, r)
+	}
+	train := xs.Slice(0, nTrain, 0, 2).(*mat.Dense)
+	d := kimData(x, y, flipped)
+	cov := d.Cov.(*mat.SymDense)
 	res, err := Fit(context.Background(), d, opts)
 	if err != nil {
 		t.Fatal(err)
