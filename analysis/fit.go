@@ -53,6 +53,11 @@ type FitSpec struct {
 	// that a kernel with a text term needs them named), "all", "none" or a
 	// comma-separated list of column names.
 	Covariates string `json:"covariates,omitempty"`
+	// Categorical names items-file columns read as categorical covariates
+	// by the covariate kernel terms: one-hot indicators "COLUMN=VALUE",
+	// whose squared distance is 2 (1 - delta), Kim & Ghahramani's
+	// discrete-input distance (see categorical.go).
+	Categorical []string `json:"categorical,omitempty"`
 	// Standardize z-scores the covariates with the fitted items' means and
 	// sds (saved in the result and applied to new items by predict), so
 	// that one kernel width suits inputs on different scales.

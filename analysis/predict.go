@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -158,6 +159,9 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 		}
 		for j, c := range g.cols {
 			v, ok := it.Covariates[c]
+			if isCategorical(c, p.train.cat) {
+				v, ok = newItemIndicator(it, c, p.train.cat)
+			}
 			if !ok {
 				return nil, bad("item %q has no value for covariate %q (kernel %s reads %s)", it.ID, c, p.ks, strings.Join(g.cols, ", "))
 			}
@@ -167,7 +171,7 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 			g.x.Set(i, j, v)
 		}
 		for c := range it.Covariates {
-			if !containsString(g.cols, c) {
+			if !containsString(g.cols, c) && !slices.Contains(p.train.cat, c) {
 				unusedCov[c] = true
 			}
 		}

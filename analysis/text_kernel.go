@@ -130,6 +130,9 @@ type itemFeatures struct {
 	x    *mat.Dense
 	// std, when set, z-scored x (FitSpec.Standardize).
 	std *multirater.Standardization
+	// cat names the categorical columns whose indicators are among cols
+	// (FitSpec.Categorical).
+	cat []string
 }
 
 // textField is one text of the items featurised: the item text (column "")
@@ -212,6 +215,10 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 		return nil, nil, nil, err
 	}
 	spec = spec.ForData(ds)
+	ds, err := withCategorical(ds, ids, spec.Categorical)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	ks, err := kernel.ParseSpec(spec.Kernel)
 	if err != nil {
 		return nil, nil, nil, annotations.Errorf(annotations.EINVALID, "%s", err)
@@ -343,6 +350,20 @@ func trainFeatures(ds *annotations.Dataset, ids []string, ks kernel.Spec, spec F
 		if err != nil {
 			return nil, err
 		}
+		// The categorical columns' indicators are read whatever the
+		// covariates named.
+		if f.cat = spec.Categorical; len(f.cat) > 0 {
+			var ind []string
+			for i := range ds.Items {
+				for c := range ds.Items[i].Covariates {
+					if isCategorical(c, f.cat) && !slices.Contains(cols, c) && !slices.Contains(ind, c) {
+						ind = append(ind, c)
+					}
+				}
+			}
+			sort.Strings(ind)
+			cols = append(slices.Clip(cols), ind...)
+		}
 		f.cols = cols
 		f.x = mat.NewDense(len(ids), len(cols), nil)
 		var missing []string
@@ -382,6 +403,10 @@ func (f *itemFeatures) standardize() {
 	f.std = &multirater.Standardization{Means: make([]float64, d), SDs: make([]float64, d)}
 	col := make([]float64, n)
 	for j := 0; j < d; j++ {
+		if isCategorical(f.cols[j], f.cat) {
+			f.std.Means[j], f.std.SDs[j] = 0, 1 // indicators stay 0 or 1
+			continue
+		}
 		mat.Col(col, j, f.x)
 		m, sd := stat.MeanStdDev(col, nil)
 		if !(sd > 0) || n < 2 {
@@ -639,7 +664,7 @@ func (f *itemFeatures) inputs() kernel.Inputs {
 
 // record returns the features as the fit result keeps them.
 func (f *itemFeatures) record() (*multirater.Features, error) {
-	out := &multirater.Features{Covariates: f.cols, Standardize: f.std}
+	out := &multirater.Features{Covariates: f.cols, Standardize: f.std, Categorical: f.cat}
 	if f.x != nil {
 		out.X = make([][]float64, f.n)
 		for i := range out.X {
@@ -708,7 +733,7 @@ func featuresOf(res *multirater.FitResult, ks kernel.Spec) (*itemFeatures, error
 		if len(ft.Covariates) == 0 || len(ft.X) != n {
 			return nil, fmt.Errorf("the fit result's features do not hold the covariates of its %d items (kernel %s)", n, ks)
 		}
-		f.cols = ft.Covariates
+		f.cols, f.cat = ft.Covariates, ft.Categorical
 		f.x = mat.NewDense(n, len(f.cols), nil)
 		for i, row := range ft.X {
 			if len(row) != len(f.cols) {

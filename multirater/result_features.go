@@ -14,6 +14,10 @@ type Features struct {
 	// n's values. Both are empty when the kernel reads no covariates.
 	Covariates []string    `json:"covariates,omitempty"`
 	X          [][]float64 `json:"x,omitempty"`
+	// Categorical names the items-file columns read as categories: their
+	// one-hot indicators are among Covariates as "COLUMN=VALUE" (0 or 1,
+	// never standardised).
+	Categorical []string `json:"categorical,omitempty"`
 	// Standardize, when present, says that X holds z-scores: covariate j
 	// was centred by Means[j] and divided by SDs[j] (the fitted items' mean
 	// and sd; a constant covariate has SD 0 and z-score 0), and new items'

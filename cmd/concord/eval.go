@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"concord/analysis"
@@ -23,6 +24,7 @@ import (
 // defaults).
 type kernelFlags struct {
 	covariates  *string
+	categorical *string
 	textColumns *string
 	minDF       *int
 	maxFeatures *int
@@ -35,6 +37,7 @@ type kernelFlags struct {
 func addKernelFlags(fs *flag.FlagSet) *kernelFlags {
 	return &kernelFlags{
 		covariates:  fs.String("covariates", "", `numeric item columns read by the linear and rbf kernel terms: none, all, or col,col (default: all numeric columns for a kernel without text; with a text term they must be named, so that a column such as a score derived from the labels is never used unasked)`),
+		categorical: fs.String("categorical", "", "items-file columns read as categories by the covariate kernel terms (rbf, ard): one-hot indicators COL=VALUE, at distance 1 - delta (Kim & Ghahramani eq. 12); col,col"),
 		textColumns: fs.String("text-columns", "", "items-file columns joined into the item text (default: text)"),
 		minDF:       fs.Int("min-df", 0, "text: keep terms occurring in at least this many documents (default 1)"),
 		maxFeatures: fs.Int("max-features", 0, "text: keep at most this many terms, the most frequent (default 0: no limit)"),
@@ -48,6 +51,11 @@ func addKernelFlags(fs *flag.FlagSet) *kernelFlags {
 // apply sets the kernel-input fields of spec.
 func (k *kernelFlags) apply(spec *analysis.FitSpec) {
 	spec.Covariates = *k.covariates
+	for _, c := range strings.Split(*k.categorical, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			spec.Categorical = append(spec.Categorical, c)
+		}
+	}
 	spec.Text = textfeat.Options{MinDF: *k.minDF, MaxFeatures: *k.maxFeatures, Weighting: textfeat.Weighting(*k.weighting), Stem: *k.stem, Bigrams: *k.bigrams, KeepStopWords: *k.keepStop}
 }
 
