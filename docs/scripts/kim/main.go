@@ -10,7 +10,7 @@
 // v1 = 1e-8, every inverse length-scale l): exp(-l |x - x'|^2) + 1e-8 on
 // z-scored inputs; the latent noise (v2) is learnt by the evidence.
 //
-//	go run ./docs/scripts/kim -data ../shared/data/bench_ionosphere/data.csv -class Class -pos 1 [-drop V2] [-l 0.05] [-splits 10]
+//	go run ./docs/scripts/kim -data ../shared/data/bench_ionosphere/data.csv -class Class -pos good [-drop V2] [-l 0.05] [-splits 10] [-paper-em]
 package main
 
 import (
@@ -42,6 +42,7 @@ func main() {
 	l := flag.Float64("l", 0.05, "inverse length-scale of every input (the paper's l)")
 	splits := flag.Int("splits", 10, "random halves")
 	seed := flag.Uint64("seed", 1, "seed of the splits and flips")
+	paperEM := flag.Bool("paper-em", false, "learn the robust model's error rate by eq. 20 as printed instead of the tilted responsibilities")
 	flag.Parse()
 	x, y, err := read(*path, *classCol, *pos, strings.Split(*drop, ","))
 	check(err)
@@ -63,7 +64,7 @@ func main() {
 				flips[i] = true
 			}
 			ep, lp, perrP := fit(x, y, train, test, flips, *l, robust.Options{FixEpsilon: true, Seed: 1})
-			er, lr, perrR := fit(x, y, train, test, flips, *l, robust.Options{Seed: 1})
+			er, lr, perrR := fit(x, y, train, test, flips, *l, robust.Options{Seed: 1, PaperEM: *paperEM})
 			c := &cells[r]
 			c.errP, c.errR, c.evP, c.evR = append(c.errP, ep), append(c.errR, er), append(c.evP, lp), append(c.evR, lr)
 			if lp >= lr {
