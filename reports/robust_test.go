@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 
 	"concord/annotations"
@@ -143,4 +144,91 @@ func TestBuildRobustFixed(t *testing.T) {
 			t.Errorf("%s: the report does not validate:\n%v", tc.name, err)
 		}
 	}
+}
+
+// checkLabelErrors checks the Label errors sheet (robust fits) against the
+// fit: every label once, by decreasing p_error, with the item's consensus,
+// the highlights, and the Raters sheet's error rates; the Summary sheet's
+// robust lines.
+func checkLabelErrors(b *book, c reportCase) {
+	rows := b.rows(SheetLabelErrors)
+	n := len(c.fit.LabelErrors)
+	if len(rows) < n+1 {
+		b.t.Fatalf("Label errors: %d rows, want %d and a note", len(rows), n+1)
+	}
+	b.headers(SheetLabelErrors, rows[0], "Rank", "Item", "Rater", "Label", "P(error)", "Flagged", "Consensus class", "P(class)", "Item position")
+	b.frozen(SheetLabelErrors, 1)
+	b.filtered(SheetLabelErrors)
+	h := header(rows[0])
+	if _, ok := h["Item text"]; ok != hasItemText(c.rep) {
+		b.t.Errorf("Label errors: item text column %v, report has texts %v", ok, hasItemText(c.rep))
+	}
+	want := map[[2]string]float64{}
+	for _, le := range c.fit.LabelErrors {
+		want[[2]string{le.Item, le.Rater}] = le.PError
+	}
+	items := map[string]*Item{}
+	for i := range c.rep.Items {
+		items[c.rep.Items[i].ID] = &c.rep.Items[i]
+	}
+	prev := math.Inf(1)
+	seen := map[[2]string]bool{}
+	for i, row := range rows[1 : n+1] {
+		key := [2]string{at(row, h["Item"]), at(row, h["Rater"])}
+		p, ok := want[key]
+		if !ok || seen[key] {
+			b.t.Fatalf("Label errors row %d: %v is not a label, or twice", i+2, key)
+		}
+		seen[key] = true
+		b.number("Label errors rank", at(row, h["Rank"]), float64(i+1))
+		b.number("Label errors P(error) of "+key[0]+"/"+key[1], at(row, h["P(error)"]), p)
+		if p > prev {
+			b.t.Errorf("Label errors row %d: P(error) %v after %v", i+2, p, prev)
+		}
+		prev = p
+		it := items[key[0]]
+		if at(row, h["Consensus class"]) != it.Consensus || at(row, h["Label"]) != it.Labels[key[1]] {
+			b.t.Errorf("Label errors row %d: consensus %q label %q, item %+v", i+2, at(row, h["Consensus class"]), at(row, h["Label"]), it.Labels)
+		}
+		b.number("Label errors P(class)", at(row, h["P(class)"]), float64(it.Prob))
+		b.number("Label errors position", at(row, h["Item position"]), float64(it.Position))
+		if t, ok := h["Item text"]; ok && at(row, t) != it.Text {
+			b.t.Errorf("Label errors row %d: text %q, want %q", i+2, at(row, t), it.Text)
+		}
+	}
+	b.cellType(SheetLabelErrors, h["P(error)"], 1, true)
+	b.cellType(SheetLabelErrors, h["Item"], 1, false)
+	cf, err := b.f.GetConditionalFormats(SheetLabelErrors)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if len(cf) == 0 {
+		b.t.Errorf("Label errors: no highlights")
+	}
+	// Raters: the error rate and EM steps.
+	rrows := b.rows(SheetRaters)
+	rh := header(rrows[0])
+	for i, r := range c.fit.Raters {
+		if r.Epsilon == nil {
+			continue
+		}
+		b.number("Raters error rate of "+r.ID, at(rrows[i+1], rh["Error rate ε"]), r.Epsilon.Value)
+		if len(r.Epsilon.History) > 1 {
+			b.number("Raters EM steps of "+r.ID, at(rrows[i+1], rh["EM steps"]), float64(len(r.Epsilon.History)-1))
+		}
+	}
+	// Summary: the robust lines.
+	kv := map[string]string{}
+	for _, r := range b.rows(SheetSummary) {
+		if len(r) >= 2 {
+			kv[r[0]] = r[1]
+		}
+	}
+	if !strings.HasPrefix(kv["Labelling-error rates ε"], "learnt per rater by EM") || !strings.HasPrefix(kv["Model selection by the evidence (Kim & Ghahramani eq. 21)"], "robust kept (log evidence plain ") {
+		b.t.Errorf("Summary: error rates %q, selection %q", kv["Labelling-error rates ε"], kv["Model selection by the evidence (Kim & Ghahramani eq. 21)"])
+	}
+	if !strings.Contains(kv["Model"], "Kim & Ghahramani") {
+		b.t.Errorf("Summary: model %q", kv["Model"])
+	}
+	b.number("Summary likely errors", kv["Labels more probably wrong than right (p_error > 0.5)"], float64(*c.rep.Summary.LikelyErrors))
 }
