@@ -2,7 +2,9 @@ package reports
 
 import (
 	"bytes"
+	"encoding/csv"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -231,4 +233,49 @@ func checkLabelErrors(b *book, c reportCase) {
 		b.t.Errorf("Summary: model %q", kv["Model"])
 	}
 	b.number("Summary likely errors", kv["Labels more probably wrong than right (p_error > 0.5)"], float64(*c.rep.Summary.LikelyErrors))
+}
+
+// TestLabelErrorsCSV reads the label-errors CSV of the robust report back
+// and checks it against the report, and that WriteAll writes it only for
+// reports with label errors.
+func TestLabelErrorsCSV(t *testing.T) {
+	c := robustCase(t)
+	var buf bytes.Buffer
+	if err := WriteLabelErrorsCSV(&buf, c.rep); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(c.rep.LabelErrors)+1 {
+		t.Fatalf("%d records, want %d", len(recs), len(c.rep.LabelErrors)+1)
+	}
+	h := header(recs[0])
+	for i, le := range c.rep.LabelErrors {
+		r := recs[i+1]
+		p, err := strconv.ParseFloat(r[h["P(error)"]], 64)
+		if err != nil || p != float64(le.PError) || r[h["Item"]] != le.Item || r[h["Rater"]] != le.Rater || r[h["Label"]] != le.Label ||
+			r[h["Consensus class"]] != le.Consensus || r[h["Flagged"]] != map[bool]string{true: "yes", false: "no"}[le.Flagged] {
+			t.Fatalf("record %d %q, label error %+v", i+1, r, le)
+		}
+		if got, want := r[h["Item text"]], c.rep.Items[le.Position-1].Text; got != want || got == "" {
+			t.Fatalf("record %d: text %q, want %q", i+1, got, want)
+		}
+	}
+	for _, tc := range []reportCase{c, binaryCase(t)} {
+		dir := t.TempDir()
+		paths, err := WriteAll(dir, tc.rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(tc.rep.LabelErrors) > 0
+		found := false
+		for _, p := range paths {
+			found = found || strings.HasSuffix(p, "-label-errors.csv")
+		}
+		if found != want {
+			t.Errorf("%s: WriteAll wrote a label-errors table: %v, want %v (%v)", tc.name, found, want, paths)
+		}
+	}
 }
