@@ -2,10 +2,15 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 
 	"github.com/xuri/excelize/v2"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
 
 	"concord/multirater"
 )
@@ -13,6 +18,10 @@ import (
 // robustLikelihood is the likelihood the robust model records in its
 // settings (multirater.ModelSettings.Likelihood).
 const robustLikelihood = "robust-probit"
+
+// maxHistoryRaters bounds the raters of the error-rates plot's EM history
+// panel.
+const maxHistoryRaters = 8
 
 // maxLabelErrorRows bounds the rows of the Label errors sheet (a
 // worksheet holds 1,048,575 rows after the header; a note follows).
@@ -230,4 +239,78 @@ func (x *xlsxWriter) labelErrors() error {
 		lines = append(lines, fmt.Sprintf("Only the %d most probable of %d labels fit in the sheet; the label-errors CSV and the JSON report have them all.", b.n, len(rep.LabelErrors)))
 	}
 	return x.writeBlocks(SheetLabelErrors, []*block{b, noteBlock(lines...)})
+}
+
+// errorRatePlot draws the raters' labelling-error rates epsilon (robust
+// fits) as a forest plot, sorted (the most error-prone at the top; the
+// maxForestRaters/2 lowest and highest when there are more), and, when
+// they were learnt by EM, beside it their EM history: the error rate after
+// each step of the (at most maxHistoryRaters) most error-prone raters.
+func errorRatePlot(rep *Report) (*figure, error) {
+	title := "Rater labelling-error rate ε (how often the rater's label is flipped)"
+	if len(rep.Raters) > maxForestRaters {
+		title = fmt.Sprintf("Rater labelling-error rate ε: the %d lowest and %d highest of %d raters", maxForestRaters/2, maxForestRaters-maxForestRaters/2, len(rep.Raters))
+	}
+	est := func(r *Rater) *Estimate {
+		v := nan
+		if r.Epsilon != nil {
+			v = r.Epsilon.Value
+		}
+		return &Estimate{Mean: v, SD: nan, Q025: v, Q50: v, Q975: v}
+	}
+	fig, err := raterForest(rep, est, title, "error rate ε (0 = never flips a label, 0.5 = labels at random)", false)
+	if err != nil {
+		return nil, err
+	}
+	// Error rates lie in [0, 0.5).
+	forest := fig.panels[0][0]
+	forest.X.Min, forest.X.Max = 0, 0.5
+	// The EM history of the most error-prone raters.
+	idx, _ := raterSubset(len(rep.Raters), len(rep.Raters), func(l int) float64 {
+		if e := rep.Raters[l].Epsilon; e != nil && e.Learnt && len(e.History) > 1 && e.Value.Valid() {
+			return -float64(e.Value)
+		}
+		return math.NaN()
+	})
+	var lines []int
+	for _, l := range idx {
+		if e := rep.Raters[l].Epsilon; e != nil && e.Learnt && len(e.History) > 1 && len(lines) < maxHistoryRaters {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return fig, nil
+	}
+	p := newPlot(fmt.Sprintf("EM history of the error rates (the %d highest)", len(lines)), "EM step", "ε")
+	top := 0.0
+	for k, l := range lines {
+		h := rep.Raters[l].Epsilon.History
+		for _, v := range h {
+			top = math.Max(top, v)
+		}
+		pts := make(plotter.XYs, len(h))
+		for s, v := range h {
+			pts[s] = plotter.XY{X: float64(s), Y: v}
+		}
+		ln, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		ln.LineStyle.Width = vg.Points(1.2)
+		ln.LineStyle.Color = plotutil.Color(k)
+		ln.LineStyle.Dashes = plotutil.Dashes(k / len(plotutil.DefaultColors))
+		p.Add(ln)
+		name := []rune(rep.Raters[l].ID)
+		if len(name) > 18 {
+			name = append(name[:17], '…')
+		}
+		p.Legend.Add(string(name), ln)
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.Left = false
+	// Room above the lines for the legend.
+	p.Y.Min, p.Y.Max = 0, math.Max(top, 0.05)*(1+0.07*float64(len(lines)))
+	// Side by side: the history panel as tall as the forest.
+	return &figure{w: fig.w + 13*vg.Centimeter, h: max(fig.h, 9*vg.Centimeter), panels: [][]*plot.Plot{{forest, p}}}, nil
 }

@@ -295,7 +295,7 @@ func TestReportCommandRobust(t *testing.T) {
 	if code := run(ctx, e, []string{"report", "--fit", fit, "--format", "all", "--out", filepath.Join(dir, "all"), "--no-agreement", "--no-charts"}); code != 0 {
 		t.Fatalf("all: exit %d: %s", code, errb)
 	}
-	for _, p := range []string{"fit_snow_rte40_robust-label-errors.csv"} {
+	for _, p := range []string{"fit_snow_rte40_robust-label-errors.csv", "fit_snow_rte40_robust-plots/error-rates.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, "all", p)); err != nil {
 			t.Errorf("all: %v", err)
 		}
