@@ -75,6 +75,7 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 		b.classes()
 	}
 	b.flags()
+	b.labelErrors()
 	b.diagnostics()
 	if agreement != nil {
 		b.agreement(agreement)
@@ -161,13 +162,16 @@ func (b *builder) levelIndex(code string) int { return indexOf(b.fit.Levels, cod
 
 func (b *builder) items() {
 	fit, rep := b.fit, b.rep
-	var gold map[string]string
+	var gold, text map[string]string
 	var dsLabels map[string]map[string]string
 	if b.ds != nil {
-		gold = map[string]string{}
+		gold, text = map[string]string{}, map[string]string{}
 		for _, it := range b.ds.Items {
 			if it.Gold != "" {
 				gold[it.ID] = it.Gold
+			}
+			if it.Text != "" {
+				text[it.ID] = it.Text
 			}
 		}
 		need := false
@@ -210,6 +214,7 @@ func (b *builder) items() {
 		}
 		b.labels += len(it.Labels)
 		it.Gold = gold[fi.ID]
+		it.Text = text[fi.ID]
 		if fi.Score != nil {
 			it.Score = estimate(*fi.Score)
 		}
@@ -409,6 +414,14 @@ func (b *builder) raters() {
 			r.Severity = &Interval{Mean: Number(fr.Severity), Q025: Number(fr.SeverityQ025), Q975: Number(fr.SeverityQ975)}
 		}
 		r.MeanKappa = nan
+		if e := fr.Epsilon; e != nil {
+			// The fit keeps the EM history only when the rates were
+			// learnt: the starting value, then one entry per step.
+			r.Epsilon = &ErrorRate{Value: Number(e.Value), Learnt: len(e.History) > 1, Steps: max(len(e.History)-1, 0)}
+			if r.Epsilon.Learnt {
+				r.Epsilon.History = append([]float64(nil), e.History...)
+			}
+		}
 	}
 	// Agreement with the consensus, and the level counts when the fit has
 	// none.
@@ -546,6 +559,36 @@ func (b *builder) flags() {
 	b.lowest()
 }
 
+// labelErrors sets Report.LabelErrors from the fit's (the robust model):
+// every label, most probably wrong first (ties by item position, then
+// rater), with its item's consensus.
+func (b *builder) labelErrors() {
+	rep := b.rep
+	if len(b.fit.LabelErrors) == 0 {
+		return
+	}
+	flagged := make(map[[2]string]bool, len(rep.Flags))
+	for _, f := range rep.Flags {
+		flagged[[2]string{f.Item, f.Rater}] = true
+	}
+	rep.LabelErrors = make([]LabelError, len(b.fit.LabelErrors))
+	for i, le := range b.fit.LabelErrors {
+		it := &rep.Items[b.byID[le.Item]]
+		rep.LabelErrors[i] = LabelError{Item: le.Item, Rater: le.Rater, Label: le.Label, PError: Number(le.PError),
+			Consensus: it.Consensus, ConsensusProb: it.Prob, Position: it.Position, Flagged: flagged[[2]string{le.Item, le.Rater}]}
+	}
+	sort.SliceStable(rep.LabelErrors, func(i, j int) bool {
+		a, c := &rep.LabelErrors[i], &rep.LabelErrors[j]
+		if a.PError != c.PError {
+			return a.PError > c.PError
+		}
+		if a.Position != c.Position {
+			return a.Position < c.Position
+		}
+		return a.Rater < c.Rater
+	})
+}
+
 // lowest sets Report.Lowest from the raters' predictive distributions of
 // the items (ordinal fits); the order is by probability, then item
 // position, then rater.
@@ -617,6 +660,19 @@ func (b *builder) diagnostics() {
 		Groups:     []ParamGroup{},
 		Parameters: make([]Param, len(d.Parameters)),
 	}
+	switch {
+	case d.LogEvidence != nil:
+		out.LogEvidence = numberPtr(*d.LogEvidence)
+	case d.Engine != nil && d.Engine.LogEvidence != nil:
+		out.LogEvidence = numberPtr(*d.Engine.LogEvidence)
+	}
+	if len(d.Evidence) > 0 {
+		out.Evidence = make(map[string]Number, len(d.Evidence))
+		for k, v := range d.Evidence {
+			out.Evidence[k] = Number(v)
+		}
+	}
+	out.Selected = d.Selected
 	if out.Verdict == "" {
 		if d.Converged {
 			out.Verdict = "converged"
@@ -994,6 +1050,7 @@ func (b *builder) summary() {
 			s.MostLenient = rep.Raters[lenient].ID
 		}
 	}
+	b.robustSummary()
 	s.MajorityAgreement = nan
 	if a := rep.Agreement; a != nil {
 		level := a.Level
@@ -1008,6 +1065,67 @@ func (b *builder) summary() {
 			}
 		}
 	}
+}
+
+// robustSummary sets the summary's robust-model fields: how the error
+// rates were set, the labels more probably wrong than right, the raters
+// with the highest and lowest error rate, the log evidence and the model
+// selection.
+func (b *builder) robustSummary() {
+	rep := b.rep
+	s := &rep.Summary
+	if rep.Diagnostics.Selected != "" || len(rep.LabelErrors) > 0 {
+		s.LogEvidence = rep.Diagnostics.LogEvidence
+		s.Selected = rep.Diagnostics.Selected
+	}
+	if len(rep.LabelErrors) > 0 {
+		n := 0
+		for _, le := range rep.LabelErrors {
+			if le.PError > 0.5 {
+				n++
+			}
+		}
+		s.LikelyErrors = &n
+	}
+	hi, lo := -1, -1
+	learnt, has := false, false
+	for l, r := range rep.Raters {
+		e := r.Epsilon
+		if e == nil {
+			continue
+		}
+		has = true
+		learnt = learnt || e.Learnt
+		if !e.Value.Valid() {
+			continue
+		}
+		if hi < 0 || e.Value > rep.Raters[hi].Epsilon.Value {
+			hi = l
+		}
+		if lo < 0 || e.Value < rep.Raters[lo].Epsilon.Value {
+			lo = l
+		}
+	}
+	switch {
+	case !has:
+		return
+	case learnt:
+		s.ErrorRates = "learnt"
+	case rep.Diagnostics.Selected == "plain" || (hi >= 0 && rep.Raters[hi].Epsilon.Value == 0):
+		s.ErrorRates = "none"
+	default:
+		s.ErrorRates = "fixed"
+	}
+	if learnt && len(rep.Raters) > 1 && hi >= 0 {
+		s.MostErrorProne = rep.Raters[hi].ID
+		s.LeastErrorProne = rep.Raters[lo].ID
+	}
+}
+
+// numberPtr returns a pointer to v as a Number.
+func numberPtr(v float64) *Number {
+	n := Number(v)
+	return &n
 }
 
 func estimate(e multirater.Estimate) *Estimate {

@@ -24,6 +24,15 @@ func WriteRatersCSV(w io.Writer, rep *Report) error {
 	return writeCSV(w, x.ratersBlock())
 }
 
+// WriteLabelErrorsCSV writes the Label errors table as CSV (robust fits):
+// the columns of the Label errors sheet, every label by decreasing p_error
+// (see WriteItemsCSV for the conventions). A report without label errors
+// gives the header row only.
+func WriteLabelErrorsCSV(w io.Writer, rep *Report) error {
+	x := &xlsxWriter{rep: rep}
+	return writeCSV(w, x.labelErrorsBlock(0))
+}
+
 func writeCSV(w io.Writer, b *block) error {
 	cw := csv.NewWriter(w)
 	rec := make([]string, len(b.cols))

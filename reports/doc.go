@@ -7,8 +7,8 @@
 // a fit result, optionally with the agreement analysis of the same labels
 // (package raters) and the dataset (gold labels). The writers take an
 // io.Writer so that HTTP handlers can stream them: WriteJSON, WriteXLSX,
-// WriteItemsCSV, WriteRatersCSV and WritePlot; WriteAll writes them all
-// into a directory. A Report is not modified by the writers, so one report
+// WriteItemsCSV, WriteRatersCSV, WriteLabelErrorsCSV (robust fits) and
+// WritePlot; WriteAll writes them all into a directory. A Report is not modified by the writers, so one report
 // may be rendered by several goroutines at once.
 //
 // The reports read the classification model's per-item class
@@ -19,6 +19,10 @@
 // (model.output "values") make reports of kind "values": no levels, items
 // with a value on the rating scale, raters with a dispersion, their own
 // Items, Raters and Flags sheets and the consensus and dispersion plots.
+// Fits of the robust model are classification reports with every label's
+// probability of being a labelling error (Report.LabelErrors, the Label
+// errors sheet and CSV table), each rater's error rate (Rater.Epsilon, the
+// error-rates plot), the log evidence and the plain/robust selection.
 //
 // Dependency direction: reports imports multirater, raters and
 // annotations; it is imported by server and cmd/concord.

@@ -35,6 +35,7 @@ func FileBase(rep *Report) string {
 //	BASE.xlsx            the workbook
 //	BASE-items.csv       the Items table
 //	BASE-raters.csv      the Raters table
+//	BASE-label-errors.csv  the Label errors table (robust fits)
 //	BASE-plots/NAME.png  every plot, and NAME.svg
 //
 // It returns the paths written, in that order. Each file is written to a
@@ -64,6 +65,11 @@ func WriteAll(dir string, rep *Report) ([]string, error) {
 	}
 	if err := write(base+"-raters.csv", func(w io.Writer) error { return WriteRatersCSV(w, rep) }); err != nil {
 		return paths, err
+	}
+	if len(rep.LabelErrors) > 0 {
+		if err := write(base+"-label-errors.csv", func(w io.Writer) error { return WriteLabelErrorsCSV(w, rep) }); err != nil {
+			return paths, err
+		}
 	}
 	for _, format := range []string{PNG, SVG} {
 		ps, err := WritePlots(base+"-plots", rep, format)

@@ -26,6 +26,9 @@ type Fit struct {
 	Items       []FitItem
 	Raters      []multirater.RaterResult
 	Flags       []multirater.Flag
+	// LabelErrors is every label with the probability that it is a
+	// labelling error (the robust model), most probable first.
+	LabelErrors []multirater.LabelError
 	Traces      *multirater.Traces
 	Draws       *multirater.Draws
 }
@@ -67,7 +70,7 @@ func FitFromResult(res *multirater.FitResult) *Fit {
 	}
 	f := &Fit{
 		Schema: res.Schema, Model: res.Model, Diagnostics: res.Diagnostics, Levels: res.Levels,
-		Raters: res.Raters, Flags: res.Flags, Traces: res.Traces, Draws: res.Draws,
+		Raters: res.Raters, Flags: res.Flags, LabelErrors: res.LabelErrors, Traces: res.Traces, Draws: res.Draws,
 		Items: make([]FitItem, len(res.Items)),
 	}
 	for i := range res.Items {
@@ -93,10 +96,11 @@ func ReadFit(r io.Reader) (*Fit, error) {
 			ClassProbs json.RawMessage `json:"class_probs"`
 			Class      json.RawMessage `json:"class"`
 		} `json:"items"`
-		Raters []multirater.RaterResult `json:"raters"`
-		Flags  []multirater.Flag        `json:"flags"`
-		Traces *multirater.Traces       `json:"traces"`
-		Draws  *multirater.Draws        `json:"draws"`
+		Raters      []multirater.RaterResult `json:"raters"`
+		Flags       []multirater.Flag        `json:"flags"`
+		LabelErrors []multirater.LabelError  `json:"label_errors"`
+		Traces      *multirater.Traces       `json:"traces"`
+		Draws       *multirater.Draws        `json:"draws"`
 	}
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&doc); err != nil {
@@ -110,7 +114,7 @@ func ReadFit(r io.Reader) (*Fit, error) {
 	}
 	f := &Fit{
 		Schema: doc.Schema, Model: doc.Model, Diagnostics: doc.Diagnostics, Levels: doc.Levels,
-		Raters: doc.Raters, Flags: doc.Flags, Traces: doc.Traces, Draws: doc.Draws,
+		Raters: doc.Raters, Flags: doc.Flags, LabelErrors: doc.LabelErrors, Traces: doc.Traces, Draws: doc.Draws,
 		Items: make([]FitItem, len(doc.Items)),
 	}
 	for i, it := range doc.Items {
@@ -217,6 +221,17 @@ func (f *Fit) check() error {
 	for _, fl := range f.Flags {
 		if !item[fl.Item] || !rater[fl.Rater] {
 			return fmt.Errorf("flag (%q, %q) names an unknown item or rater", fl.Item, fl.Rater)
+		}
+	}
+	for _, le := range f.LabelErrors {
+		if !item[le.Item] || !rater[le.Rater] {
+			return fmt.Errorf("label error (%q, %q) names an unknown item or rater", le.Item, le.Rater)
+		}
+		if !values && !level[le.Label] {
+			return fmt.Errorf("label error (%q, %q): label %q is not a level", le.Item, le.Rater, le.Label)
+		}
+		if !(le.PError >= 0 && le.PError <= 1) {
+			return fmt.Errorf("label error (%q, %q): p_error %v is not a probability", le.Item, le.Rater, le.PError)
 		}
 	}
 	if d := f.Draws; d != nil {

@@ -308,8 +308,49 @@ func liveBoundedCase(t testing.TB) reportCase {
 	return reportCase{"live-bounded", rep, FitFromResult(res)}
 }
 
+// robustFit reads the real fit of the robust model in
+// testdata/fit_snow_rte40_robust.json (see testdata/README.md for how it
+// was made).
+func robustFit(t testing.TB) *Fit {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "fit_snow_rte40_robust.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fit, err := ReadFit(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fit
+}
+
+// robustCase is the report of the real robust fit (error rates learnt by
+// EM, model selection by the evidence), built with the labels and items
+// files it was made from (gold labels and item texts) and their
+// agreement analysis.
+func robustCase(t testing.TB) reportCase {
+	t.Helper()
+	fit := robustFit(t)
+	s := annotations.MustParseScheme("binary:0,1,pos=1")
+	ld, err := annotations.LoadFiles(filepath.Join("testdata", "snow_rte40.csv"),
+		annotations.LoadOptions{Scheme: &s, ItemsPath: filepath.Join("testdata", "snow_rte40_items.csv")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := analysis.Agreement(context.Background(), ld.Dataset, raters.Options{Bootstrap: 100, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := BuildFit(annotations.Project{Name: "snow-rte40", Scheme: s}, fit, ag.Report, ld.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"robust", rep, fit}
+}
+
 // allCases returns every report the tests check.
 func allCases(t testing.TB) []reportCase {
 	return []reportCase{ordinalCase(t), liveOrdinalCase(t), degenerateOrdinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t),
-		boundedCase(t), liveBoundedCase(t)}
+		boundedCase(t), liveBoundedCase(t), robustCase(t)}
 }

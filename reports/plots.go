@@ -38,6 +38,7 @@ const (
 	PlotThresholds = "thresholds"
 	PlotROC        = "roc"
 	PlotDispersion = "dispersion"
+	PlotErrorRates = "error-rates"
 )
 
 // ErrNoPlot is returned (wrapped) by WritePlot for a plot name that does not
@@ -70,6 +71,7 @@ const (
 //	consensus         consensus scores of the items in ranking order with 95% intervals, and their distribution (ordinal); the consensus probability distribution and class counts (classification)
 //	thresholds        each rater's thresholds on the consensus scale with 95% intervals, above the distribution of the items' scores (ordinal)
 //	roc               ROC curves of the consensus probability of the positive class against gold labels, or else against the majority vote (two-level schemes)
+//	error-rates       the raters' labelling-error rates epsilon, sorted, and their EM history when learnt (robust fits)
 //
 // A report of values (bounded ratings) has, instead of the precisions,
 //
@@ -85,6 +87,9 @@ func Plots(rep *Report) []PlotInfo {
 		out = append(out, PlotInfo{PlotDispersion, PlotTitle(PlotDispersion)})
 	case len(rep.Raters) > 0:
 		out = append(out, PlotInfo{PlotPrecision, PlotTitle(PlotPrecision)})
+	}
+	if hasEpsilon(rep) {
+		out = append(out, PlotInfo{PlotErrorRates, PlotTitle(PlotErrorRates)})
 	}
 	if rep.Draws != nil && len(rep.Draws.Alpha) > 0 && len(rep.Raters) > 0 {
 		out = append(out, PlotInfo{PlotVariance, PlotTitle(PlotVariance)})
@@ -120,6 +125,7 @@ var plotTitles = map[string]string{
 	PlotConsensus:  "Consensus scores of the items",
 	PlotThresholds: "Rater thresholds on the consensus scale",
 	PlotROC:        "ROC curves",
+	PlotErrorRates: "Rater labelling-error rates",
 }
 
 // PlotTitle returns the title of the named plot (the name itself for an
@@ -176,6 +182,8 @@ func (rep *Report) figure(name string) (*figure, error) {
 		fig, err = rocPlot(rep)
 	case PlotDispersion:
 		fig, err = dispersionPlot(rep)
+	case PlotErrorRates:
+		fig, err = errorRatePlot(rep)
 	default:
 		return nil, fmt.Errorf("reports: plot %q: %w", name, ErrNoPlot)
 	}

@@ -71,6 +71,7 @@ func TestPlotsApply(t *testing.T) {
 		{degenerateClassCase(t), "precision,consensus"},
 		{boundedCase(t), "dispersion,consensus"},
 		{liveBoundedCase(t), "dispersion,consensus"},
+		{robustCase(t), "precision,error-rates,consensus,roc"},
 	} {
 		if got := names(tc.c); got != tc.want {
 			t.Errorf("%s: plots %s, want %s", tc.c.name, got, tc.want)

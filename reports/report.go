@@ -62,6 +62,10 @@ type Report struct {
 	Agreement *Agreement `json:"agreement,omitempty"`
 	// Flags are the surprising labels, least probable first.
 	Flags []Flag `json:"flags"`
+	// LabelErrors holds every label with the probability that it is a
+	// labelling error (the robust model), most probable first; absent for
+	// the other models.
+	LabelErrors []LabelError `json:"label_errors,omitempty"`
 	// Lowest are the LowestLabels labels with the lowest posterior
 	// predictive probability, flagged or not (from the raters' predictive
 	// distributions of the ordinal model), least probable first.
@@ -130,6 +134,18 @@ type Summary struct {
 	// share of them whose consensus equals it.
 	GoldItems    int    `json:"gold_items"`
 	GoldAccuracy Number `json:"gold_accuracy"`
+	// The robust model: ErrorRates says how the raters' labelling-error
+	// rates were set ("learnt" by EM, "fixed" at one value, or "none": the
+	// plain classifier), LikelyErrors counts the labels more probably wrong
+	// than right (p_error above 0.5), and MostErrorProne and LeastErrorProne
+	// name the raters with the highest and lowest error rate. LogEvidence
+	// and Selected repeat the diagnostics'.
+	ErrorRates      string  `json:"error_rates,omitempty"`
+	LikelyErrors    *int    `json:"likely_label_errors,omitempty"`
+	MostErrorProne  string  `json:"most_error_prone_rater,omitempty"`
+	LeastErrorProne string  `json:"least_error_prone_rater,omitempty"`
+	LogEvidence     *Number `json:"log_evidence,omitempty"`
+	Selected        string  `json:"selected_model,omitempty"`
 }
 
 // Diagnostics reports the convergence of the chains.
@@ -159,6 +175,13 @@ type Diagnostics struct {
 	Autocorrelation map[string][]float64 `json:"autocorrelation,omitempty"`
 	Moves           map[string]float64   `json:"moves,omitempty"`
 	Notes           []string             `json:"notes,omitempty"`
+	// LogEvidence is the deterministic engine's log marginal likelihood
+	// (EP, Laplace); absent for MCMC fits. With model selection (the robust
+	// model's --select), Evidence holds the log evidence of each candidate
+	// ("plain", "robust") and Selected names the one kept.
+	LogEvidence *Number           `json:"log_evidence,omitempty"`
+	Evidence    map[string]Number `json:"evidence,omitempty"`
+	Selected    string            `json:"selected,omitempty"`
 }
 
 // ParamGroup summarises the diagnostics of one group of parameters: the
@@ -227,6 +250,9 @@ type Item struct {
 	Labels map[string]string `json:"labels"`
 	// Gold is the item's reference label, when the dataset has one.
 	Gold string `json:"gold,omitempty"`
+	// Text is the item's text, when the dataset the report was built with
+	// has one.
+	Text string `json:"text,omitempty"`
 	// Score is the latent consensus score and Rank its posterior rank
 	// (ordinal).
 	Score *Estimate    `json:"score,omitempty"`
@@ -296,6 +322,39 @@ type Rater struct {
 	// Baselines holds the rater's quality against each baseline
 	// aggregator's consensus.
 	Baselines map[string]RaterBaseline `json:"baselines,omitempty"`
+	// Epsilon is the rater's labelling-error rate (the robust model).
+	Epsilon *ErrorRate `json:"epsilon,omitempty"`
+}
+
+// ErrorRate is a rater's labelling-error rate epsilon (the robust model:
+// how often the rater's label is flipped whatever the item says). Learnt
+// is set when it was learnt by EM; Steps is the number of EM steps and
+// History its value after each of them (the first entry is the starting
+// value). A fixed rate has no steps.
+type ErrorRate struct {
+	Value   Number    `json:"value"`
+	Learnt  bool      `json:"learnt"`
+	Steps   int       `json:"steps"`
+	History []float64 `json:"history,omitempty"`
+}
+
+// LabelError is one label with the probability that it is a labelling
+// error (the robust model), beside its item's consensus.
+type LabelError struct {
+	Item  string `json:"item"`
+	Rater string `json:"rater"`
+	Label string `json:"label"`
+	// PError is the posterior probability that the label is an error
+	// given the other labels.
+	PError Number `json:"p_error"`
+	// Consensus is the item's consensus class, ConsensusProb its
+	// probability, and Position the item's place in the consensus order.
+	Consensus     string `json:"consensus"`
+	ConsensusProb Number `json:"consensus_prob"`
+	Position      int    `json:"position"`
+	// Flagged is set when the label is among the flags: the probability
+	// that it is right, 1 - PError, is below the flag threshold.
+	Flagged bool `json:"flagged"`
 }
 
 // RaterBaseline is a rater's quality against one aggregator's consensus:

@@ -31,6 +31,7 @@ const (
 	SheetRaterAgreement  = "Rater agreement"
 	SheetDiagnostics     = "Diagnostics"
 	SheetFlags           = "Flags"
+	SheetLabelErrors     = "Label errors"
 	SheetCharts          = "Charts"
 )
 
@@ -44,6 +45,8 @@ type XLSXOptions struct {
 }
 
 // SheetNames returns the names of the report's sheets in workbook order.
+// Reports of the robust model (with label errors) have the Label errors
+// sheet after Flags.
 func SheetNames(rep *Report, opts XLSXOptions) []string {
 	names := []string{SheetSummary, SheetItems, SheetRaters}
 	switch rep.Kind {
@@ -57,6 +60,9 @@ func SheetNames(rep *Report, opts XLSXOptions) []string {
 		names = append(names, SheetAgreementMatrix, SheetItemAgreement, SheetRaterAgreement)
 	}
 	names = append(names, SheetDiagnostics, SheetFlags)
+	if len(rep.LabelErrors) > 0 {
+		names = append(names, SheetLabelErrors)
+	}
 	if !opts.NoCharts {
 		names = append(names, SheetCharts)
 	}
@@ -111,6 +117,7 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 		{SheetRaterAgreement, x.raterAgreement},
 		{SheetDiagnostics, x.diagnostics},
 		{SheetFlags, x.flags},
+		{SheetLabelErrors, x.labelErrors},
 		{SheetCharts, x.charts},
 	}
 	for _, s := range steps {
@@ -445,11 +452,6 @@ func (x *xlsxWriter) summary() error {
 	m := rep.Model
 	s := rep.Summary
 	d := rep.Diagnostics
-	type kv struct {
-		key   string
-		val   any
-		style int
-	}
 	seed := any(float64(m.Seed))
 	if m.Seed > 1<<53 {
 		seed = strconv.FormatUint(m.Seed, 10) // would lose digits as a number
@@ -492,6 +494,37 @@ func (x *xlsxWriter) summary() error {
 			{"Surprising ratings (flags)", s.Flags, st.int},
 			{"Share of ratings flagged", float64(s.FlagShare), st.pct},
 		}
+	} else if deterministic(m) {
+		// EP and Laplace: no sampler, chains or priors of the Gibbs
+		// models, and the engine's verdict instead of R-hat and ESS.
+		rows = []kv{
+			{"Project", rep.Project.Name, 0},
+			{"Scheme", rep.Project.Scheme, 0},
+			{"Levels", levelList(rep), 0},
+			{"Model", model, 0},
+			{"Likelihood", m.Likelihood, 0},
+			{"Kernel", m.Kernel, 0},
+			{"Engine", m.Engine, 0},
+			{"Seed", seed, st.int},
+			{"Flag threshold (predictive probability)", m.FlagThreshold, 0},
+			{"Linear algebra", m.Backend, 0},
+			{"", nil, 0},
+			{"Convergence", convergenceWords(rep), st.wrap},
+			{"Fit time (s)", float64(d.Seconds), st.num2},
+			{"", nil, 0},
+			{"Items", s.Items, st.int},
+			{"Items with labels", s.RatedItems, st.int},
+			{"Raters", s.Raters, st.int},
+			{"Labels", s.Labels, st.int},
+			{"Labels per labelled item", float64(s.LabelsPer), st.num2},
+			{"Labels equal to the consensus", float64(s.ConsensusAgreement), st.pct},
+			{"Surprising labels (flags)", s.Flags, st.int},
+			{"Share of labels flagged", float64(s.FlagShare), st.pct},
+		}
+		if m.Likelihood == "" {
+			rows = append(rows[:4], rows[5:]...)
+		}
+		rows = append(rows, x.robustRows()...)
 	} else {
 		rows = []kv{
 			{"Project", rep.Project.Name, 0},
@@ -779,6 +812,10 @@ func (x *xlsxWriter) ratersBlock() *block {
 	if hasSev {
 		cols = append(cols, x.num("Severity"), x.num("Severity 2.5%"), x.num("Severity 97.5%"))
 	}
+	hasEps := hasEpsilon(rep)
+	if hasEps {
+		cols = append(cols, x.c("Error rate ε", x.st.num4, 4), x.integer("EM steps"))
+	}
 	cols = append(cols, x.percent("Agreement with consensus"))
 	if rep.Agreement != nil && rep.Agreement.Kappa != nil {
 		cols = append(cols, x.num("Mean kappa ("+rep.Agreement.Kappa.Weights+")"))
@@ -808,6 +845,17 @@ func (x *xlsxWriter) ratersBlock() *block {
 					dst = append(dst, float64(s.Mean), float64(s.Q025), float64(s.Q975))
 				} else {
 					dst = append(dst, nil, nil, nil)
+				}
+			}
+			if hasEps {
+				if e := r.Epsilon; e != nil {
+					var steps any
+					if e.Learnt {
+						steps = e.Steps
+					}
+					dst = append(dst, float64(e.Value), steps)
+				} else {
+					dst = append(dst, nil, nil)
 				}
 			}
 			dst = append(dst, float64(r.ConsensusAgreement))
@@ -1254,6 +1302,15 @@ func (x *xlsxWriter) flags() error {
 		}
 	}
 	var note string
+	if len(rep.LabelErrors) > 0 {
+		// The robust model: Probability is that of the label being right,
+		// 1 - p_error.
+		note = fmt.Sprintf("%d labels are flagged: the probability that the label is right (1 - p_error, given the other labels) is below %g; Expected is the other class. The Label errors sheet lists every label by p_error.", len(rep.Flags), rep.Model.FlagThreshold)
+		if len(rep.Flags) == 0 {
+			note = fmt.Sprintf("No label is right with a probability (1 - p_error) below %g. The Label errors sheet lists every label by p_error.", rep.Model.FlagThreshold)
+		}
+		return x.writeBlocks(SheetFlags, []*block{b, noteBlock(note)})
+	}
 	switch n := len(rep.Flags); {
 	case n == 0 && len(rows) == 0:
 		note = fmt.Sprintf("No label has a posterior predictive probability below %g.", rep.Model.FlagThreshold)
@@ -1337,8 +1394,28 @@ func (x *xlsxWriter) charts() error {
 }
 
 // modelDescription describes the model of a fit for the Summary sheet, by
-// its output shape and engine.
+// its output shape and engine (and the robust model by its likelihood).
 func modelDescription(m multirater.ModelSettings) string {
+	var model string
+	switch {
+	case m.Likelihood == robustLikelihood:
+		model = "label-noise-robust Gaussian process classification (Kim & Ghahramani 2008): a probit likelihood mixed with a labelling-error rate per rater"
+	default:
+		model = shapeDescription(m)
+		if model == "" {
+			return m.Model
+		}
+	}
+	switch m.Engine {
+	case multirater.EngineGibbs, "": // documents without an engine were all made by Gibbs sampling
+		return model + ", Gibbs sampling"
+	}
+	return model + ", " + m.Engine
+}
+
+// shapeDescription describes the model of a fit by its output shape; ""
+// for an unknown shape.
+func shapeDescription(m multirater.ModelSettings) string {
 	var model string
 	switch m.Shape() {
 	case multirater.OutputScores:
@@ -1347,12 +1424,6 @@ func modelDescription(m multirater.ModelSettings) string {
 		model = "multi-rater Gaussian process classification, multinomial probit (Rogers et al. 2010, sec. 2.3)"
 	case multirater.OutputValues:
 		model = "multi-rater bounded Gaussian process regression (Jensen, Nielsen & Larsen 2013), " + m.Likelihood + " likelihood with a dispersion per rater"
-	default:
-		return m.Model
 	}
-	switch m.Engine {
-	case multirater.EngineGibbs, "": // documents without an engine were all made by Gibbs sampling
-		return model + ", Gibbs sampling"
-	}
-	return model + ", " + m.Engine
+	return model
 }

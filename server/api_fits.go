@@ -56,6 +56,13 @@ type fitRequest struct {
 	Dispersion      *float64          `json:"dispersion"`
 	Bias            bool              `json:"bias"`
 	Bounds          string            `json:"bounds"`
+	// The robust model: Epsilon fixes every rater's labelling-error rate
+	// (omitted: learnt by EM; 0 is the plain classifier), Select fits the
+	// plain and the robust model and keeps the one with the larger
+	// evidence, EM is the M-step of the error rates (tilted or paper).
+	Epsilon *float64 `json:"epsilon"`
+	Select  bool     `json:"select"`
+	EM      string   `json:"em"`
 }
 
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
@@ -75,6 +82,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Precisions: strings.ToLower(strings.TrimSpace(r.Precisions)),
 		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds, Standardize: r.Standardize,
 		Likelihood: strings.ToLower(strings.TrimSpace(r.Likelihood)), Bias: r.Bias, Bounds: strings.ToLower(strings.TrimSpace(r.Bounds)),
+		Select: r.Select, EM: strings.ToLower(strings.TrimSpace(r.EM)),
 	}
 	if sp.Model == "" {
 		sp.Model = analysis.DefaultModel(scheme)
@@ -133,6 +141,15 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 			return bad("field %q = %v: expected a positive number", f.name, *f.v)
 		}
 		*f.dst = *f.v
+	}
+	if r.Epsilon != nil {
+		// 0 means something here (the plain classifier): not one of the
+		// positive settings above.
+		if e := *r.Epsilon; !(e >= 0 && e < 0.5) {
+			return bad("field \"epsilon\" = %v: expected a labelling-error rate in [0, 0.5) (0: the plain classifier; leave it out to learn each rater's by EM)", e)
+		}
+		e := *r.Epsilon
+		sp.Epsilon = &e
 	}
 	if r.FlagThreshold != nil && *r.FlagThreshold >= 1 {
 		return bad("field \"flag_threshold\" = %v: expected a probability in (0, 1), e.g. 0.05", *r.FlagThreshold)

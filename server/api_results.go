@@ -204,10 +204,17 @@ func (s *Server) reportTable(c *gin.Context) {
 		s.failf(c, annotations.ENOTFOUND, "no table %q: expected one of %s", file, listWithSuffix(reportTables, ".csv"))
 		return
 	}
+	if !slices.Contains(tablesFor(in.Result), name) {
+		s.failf(c, annotations.ENOTFOUND, "no table %q for fit %d: its tables are %s", file, in.Fit.ID, listWithSuffix(tablesFor(in.Result), ".csv"))
+		return
+	}
 	ctx := c.Request.Context()
 	write := reports.WriteItemsCSV
-	if name == "raters" {
+	switch name {
+	case "raters":
 		write = reports.WriteRatersCSV
+	case tableLabelErrors:
+		write = reports.WriteLabelErrorsCSV
 	}
 	s.serveArtefact(c, cf, "table-"+name, ctCSV, fileBase(in)+"."+name+".csv", true, func() ([]byte, error) {
 		return s.renderReport(ctx, in, cf, write)

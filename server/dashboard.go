@@ -838,6 +838,12 @@ type fitPage struct {
 	Confusions     []confusionView
 	ConfusionsLeft int
 	Levels         []string
+	// Robust fits: the labels most probably wrong (the first
+	// maxLabelErrorRows by p_error), how many labels there are in all, and
+	// whether the raters have error rates.
+	LabelErrors      []labelErrorRow
+	LabelErrorsTotal int
+	ErrorRates       bool
 }
 
 func (d *dashboard) fitParam(c *gin.Context, a access) (*annotations.Fit, bool) {
@@ -861,7 +867,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		return
 	}
 	page := fitPage{basePage: d.base(c, p.Name+": fit "+itoa(f.ID)), Project: p, Fit: d.s.fitView(ctx, f),
-		Done: f.Status == annotations.FitDone, Tables: reportTables}
+		Done: f.Status == annotations.FitDone}
 	_ = jsonUnmarshal(f.Spec, &page.Spec)
 	if page.Done {
 		cf, err := d.s.result(ctx, f)
@@ -871,6 +877,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		}
 		res := cf.res
 		page.Result = res
+		page.Tables = tablesFor(res)
 		page.Summary = cf.summary()
 		page.Levels = res.Levels
 		page.Raters = page.Summary.ByPrecision
@@ -880,6 +887,9 @@ func (d *dashboard) fitPage(c *gin.Context) {
 			page.Consensus, page.Truncated = consensusClasses(res, maxRankingRows)
 			page.ClassDist = classDistribution(page.Summary)
 			page.Confusions, page.ConfusionsLeft = confusions(res, maxConfusionRaters)
+			page.LabelErrors = labelErrors(res, maxLabelErrorRows)
+			page.LabelErrorsTotal = len(res.LabelErrors)
+			page.ErrorRates = hasErrorRates(res)
 			if !page.FixedPrecisions {
 				page.Chart = precisionChart(page.Raters, agreementNote, "")
 			}

@@ -19,6 +19,9 @@ import (
 const (
 	maxRankingRows = 5000
 	maxFlagRows    = 500
+	// maxLabelErrorRows: the labels most probably wrong on a robust fit's
+	// page.
+	maxLabelErrorRows = 50
 	// manyRaters: more raters than this get a compact precision chart in
 	// a scroll box.
 	manyRaters = 40
@@ -35,6 +38,7 @@ var templateFuncs = template.FuncMap{
 	"f0":     func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) },
 	"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"mul100": func(v float64) float64 { return 100 * v },
+	"dec":    func(n int) int { return n - 1 },
 	"deref": func(p *float64) float64 {
 		if p == nil {
 			return math.NaN()
@@ -470,4 +474,40 @@ func agreementNote(r multirater.RaterResult) string {
 		return ""
 	}
 	return strconv.FormatFloat(100**r.ConsensusAgreement, 'f', 0, 64) + "% agree"
+}
+
+// labelErrorRow is one row of a robust fit's table of the labels most
+// probably wrong.
+type labelErrorRow struct {
+	Item, Rater, Label string
+	PError             float64
+	Class              string
+	Prob               float64
+	Flagged            bool
+}
+
+// labelErrors returns the first limit labels of a robust fit by
+// decreasing p_error (the result's order), with their item's consensus
+// class and its probability; Flagged marks those among the fit's flags.
+func labelErrors(res *multirater.FitResult, limit int) []labelErrorRow {
+	if len(res.LabelErrors) == 0 {
+		return nil
+	}
+	items := make(map[string]*multirater.ItemResult, len(res.Items))
+	for i := range res.Items {
+		items[res.Items[i].ID] = &res.Items[i]
+	}
+	flagged := make(map[[2]string]bool, len(res.Flags))
+	for _, f := range res.Flags {
+		flagged[[2]string{f.Item, f.Rater}] = true
+	}
+	rows := make([]labelErrorRow, 0, min(limit, len(res.LabelErrors)))
+	for _, le := range res.LabelErrors[:min(limit, len(res.LabelErrors))] {
+		r := labelErrorRow{Item: le.Item, Rater: le.Rater, Label: le.Label, PError: le.PError, Flagged: flagged[[2]string{le.Item, le.Rater}]}
+		if it := items[le.Item]; it != nil {
+			r.Class, r.Prob = it.Class, it.ClassProbs[it.Class]
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }

@@ -24,8 +24,24 @@ type reportInput struct {
 }
 
 // reportTables are the CSV tables of a report (GET
-// /fits/{id}/tables/{name}.csv).
-var reportTables = []string{"items", "raters"}
+// /fits/{id}/tables/{name}.csv); label-errors only for fits with label
+// errors (the robust model; see tablesFor).
+var reportTables = []string{"items", "raters", tableLabelErrors}
+
+// tableLabelErrors is the table of every label by the probability that it
+// is a labelling error (robust fits).
+const tableLabelErrors = "label-errors"
+
+// tablesFor lists the CSV tables of a fit's report.
+func tablesFor(res *multirater.FitResult) []string {
+	var out []string
+	for _, t := range reportTables {
+		if t != tableLabelErrors || len(res.LabelErrors) > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // reportPlots are the plots of package reports (GET
 // /fits/{id}/plots/{name}.{png,svg}); those that do not apply to a fit
@@ -33,7 +49,7 @@ var reportTables = []string{"items", "raters"}
 // found.
 var reportPlots = []string{
 	reports.PlotPrecision, reports.PlotDispersion, reports.PlotVariance, reports.PlotTrace, reports.PlotRhat,
-	reports.PlotConsensus, reports.PlotThresholds, reports.PlotROC,
+	reports.PlotConsensus, reports.PlotThresholds, reports.PlotROC, reports.PlotErrorRates,
 }
 
 // plotView is a plot on the fit page: its name (in the plot URLs) and title.
@@ -42,7 +58,7 @@ type plotView struct{ Name, Title string }
 // mainPlots are the plots the fit page shows at full width: how reliable
 // each rater is and what the raters collectively mean. The others are shown
 // on demand.
-var mainPlots = []string{reports.PlotPrecision, reports.PlotDispersion, reports.PlotConsensus}
+var mainPlots = []string{reports.PlotPrecision, reports.PlotErrorRates, reports.PlotDispersion, reports.PlotConsensus}
 
 // splitPlots splits the plots of a fit into the main ones, in mainPlots
 // order, and the others, in their order.
@@ -63,8 +79,9 @@ func splitPlots(names []string) (main, more []plotView) {
 // plotsFor lists the plots that apply to a fit, without building its
 // report, as reports.Plots decides: ROC curves only for two-level
 // schemes, thresholds only for ordinal fits, rater dispersions instead of
-// precisions for bounded ratings (values), and the plots of draws, traces
-// and MCMC diagnostics only for fits that keep them.
+// precisions for bounded ratings (values), error rates only for fits with
+// them (robust), and the plots of draws, traces and MCMC diagnostics only
+// for fits that keep them.
 func plotsFor(res *multirater.FitResult) []string {
 	values := res.Model.Shape() == multirater.OutputValues
 	d := &res.Diagnostics
@@ -76,6 +93,7 @@ func plotsFor(res *multirater.FitResult) []string {
 		case p == reports.PlotPrecision && values, p == reports.PlotDispersion && !values:
 		case (p == reports.PlotPrecision || p == reports.PlotDispersion) && len(res.Raters) == 0:
 		case p == reports.PlotConsensus && len(res.Items) == 0:
+		case p == reports.PlotErrorRates && !hasErrorRates(res):
 		case p == reports.PlotVariance && (res.Draws == nil || len(res.Draws.Alpha) == 0 || len(res.Raters) == 0):
 		case p == reports.PlotTrace && (res.Traces == nil || len(res.Traces.Alpha) == 0):
 		case p == reports.PlotRhat && len(d.Parameters) == 0 && len(d.Autocorrelation) == 0 && (res.Traces == nil || len(res.Traces.Alpha) == 0):
@@ -84,6 +102,17 @@ func plotsFor(res *multirater.FitResult) []string {
 		}
 	}
 	return out
+}
+
+// hasErrorRates reports whether any rater of the fit has a labelling-error
+// rate (robust fits).
+func hasErrorRates(res *multirater.FitResult) bool {
+	for i := range res.Raters {
+		if res.Raters[i].Epsilon != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // report builds the fit's concord.report/v1 report once per cached fit:

@@ -22,12 +22,14 @@ plots. See docs/reports.md.
   --format json   the report document (schema docs/report-schema.json); --out FILE or -
   --format xlsx   the workbook: Summary, Items, Raters, Thresholds or Classes
                   (neither for bounded ratings), Agreement, Diagnostics, Flags,
-                  Charts; --out FILE or -
+                  Label errors (robust fits), Charts; --out FILE or -
   --format csv    the Items and Raters tables as two CSV files: with --out DIR
                   (an existing directory, or a path ending in /) they are
                   DIR/NAME-items.csv and DIR/NAME-raters.csv (NAME from the
                   project); otherwise --out is a prefix: PREFIX-items.csv and
-                  PREFIX-raters.csv (a trailing .csv is dropped)
+                  PREFIX-raters.csv (a trailing .csv is dropped); a robust fit
+                  adds the label errors (every label by p_error) as
+                  NAME-label-errors.csv or PREFIX-label-errors.csv
   --format png    every plot as DIR/PLOT.png (DIR is --out, created if needed)
   --format svg    every plot as DIR/PLOT.svg
   --format all    all of the above into DIR, named after the project
@@ -307,7 +309,14 @@ func writeReport(e *env, rep *reports.Report, f, out string, xo reports.XLSXOpti
 		if err := reports.WriteFile(raters, func(w io.Writer) error { return reports.WriteRatersCSV(w, rep) }); err != nil {
 			return []string{items}, err
 		}
-		return []string{items, raters}, nil
+		if len(rep.LabelErrors) == 0 {
+			return []string{items, raters}, nil
+		}
+		errs := prefix + "-label-errors.csv"
+		if err := reports.WriteFile(errs, func(w io.Writer) error { return reports.WriteLabelErrorsCSV(w, rep) }); err != nil {
+			return []string{items, raters}, err
+		}
+		return []string{items, raters, errs}, nil
 	case "png", "svg":
 		return reports.WritePlots(out, rep, f)
 	case "all":

@@ -272,3 +272,32 @@ func TestReportCommandBounded(t *testing.T) {
 		t.Errorf("json: kind %q, scheme %q, %d items", rep.Kind, rep.Project.Scheme, len(rep.Items))
 	}
 }
+
+// TestReportCommandRobust: a robust fit's CSV tables add the label errors
+// (every label by p_error), and --format all writes them too.
+func TestReportCommandRobust(t *testing.T) {
+	ctx := context.Background()
+	fit := filepath.Join("..", "..", "reports", "testdata", "fit_snow_rte40_robust.json")
+	dir := t.TempDir()
+	e, _, errb := testEnv()
+	if code := run(ctx, e, []string{"report", "--fit", fit, "--format", "csv", "--out", dir + "/rte.csv", "--no-agreement"}); code != 0 {
+		t.Fatalf("csv: exit %d: %s", code, errb)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "rte-label-errors.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 401 || !strings.HasPrefix(lines[0], "Rank,Item,Rater,Label,P(error),Flagged,Consensus class,P(class),Item position") {
+		t.Errorf("label errors CSV: %d lines, header %q", len(lines), lines[0])
+	}
+	e, _, errb = testEnv()
+	if code := run(ctx, e, []string{"report", "--fit", fit, "--format", "all", "--out", filepath.Join(dir, "all"), "--no-agreement", "--no-charts"}); code != 0 {
+		t.Fatalf("all: exit %d: %s", code, errb)
+	}
+	for _, p := range []string{"fit_snow_rte40_robust-label-errors.csv", "fit_snow_rte40_robust-plots/error-rates.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, "all", p)); err != nil {
+			t.Errorf("all: %v", err)
+		}
+	}
+}
