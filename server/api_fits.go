@@ -30,6 +30,7 @@ type fitRequest struct {
 	Model           string            `json:"model"`
 	Kernel          string            `json:"kernel"`
 	Covariates      string            `json:"covariates"`
+	Categorical     []string          `json:"categorical"`
 	Text            *textfeat.Options `json:"text"`
 	Identifiability string            `json:"identifiability"`
 	RefRater        string            `json:"ref_rater"`
@@ -76,7 +77,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		return analysis.FitSpec{}, annotations.Errorf(annotations.EINVALID, format, args...)
 	}
 	sp := analysis.FitSpec{
-		Model: strings.ToLower(strings.TrimSpace(r.Model)), Kernel: strings.TrimSpace(r.Kernel), Covariates: strings.TrimSpace(r.Covariates),
+		Model: strings.ToLower(strings.TrimSpace(r.Model)), Kernel: strings.TrimSpace(r.Kernel), Covariates: strings.TrimSpace(r.Covariates), Categorical: r.Categorical,
 		Identifiability: strings.ToLower(strings.TrimSpace(r.Identifiability)), RefRater: r.RefRater,
 		Sampler: strings.ToLower(strings.TrimSpace(r.Sampler)), Seed: defaultSeed,
 		Precisions: strings.ToLower(strings.TrimSpace(r.Precisions)),
