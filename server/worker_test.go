@@ -222,7 +222,7 @@ func TestLostFitStops(t *testing.T) {
 	if err != nil || f == nil || f.ID != fid {
 		t.Fatalf("takeover: %+v %v", f, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for len(e.srv.pool.running()) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("this process kept running a fit another worker holds")
@@ -242,7 +242,7 @@ func TestDeletedProjectStopsItsFits(t *testing.T) {
 	fid := e.startFit(id, key, longFit)
 	waitState(t, e.store, fid, annotations.FitRunning, 20*time.Second)
 	e.call("DELETE", fmt.Sprintf("/api/v1/projects/%d", id), testAdmin, nil, 204)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for len(e.srv.pool.running()) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the deleted project's fit still runs")
