@@ -30,6 +30,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"concord/multirater/gp"
+	"concord/multirater/infer"
 	"concord/multirater/kernel"
 	"concord/multirater/robust"
 )
@@ -42,6 +43,7 @@ func main() {
 	l := flag.Float64("l", 0.05, "inverse length-scale of every input (the paper's l)")
 	splits := flag.Int("splits", 10, "random halves")
 	seed := flag.Uint64("seed", 1, "seed of the splits and flips")
+	learn := flag.Bool("learn", false, "learn the RBF's inverse length-scale by the evidence (starting at -l) instead of fixing it")
 	paperEM := flag.Bool("paper-em", false, "learn the robust model's error rate by eq. 20 as printed instead of the tilted responsibilities")
 	flag.Parse()
 	x, y, err := read(*path, *classCol, *pos, strings.Split(*drop, ","))
@@ -63,8 +65,8 @@ func main() {
 			for _, i := range rng.Perm(len(train))[:int(math.Round(rate*float64(len(train))))] {
 				flips[i] = true
 			}
-			ep, lp, perrP := fit(x, y, train, test, flips, *l, robust.Options{FixEpsilon: true, Seed: 1})
-			er, lr, perrR := fit(x, y, train, test, flips, *l, robust.Options{Seed: 1, PaperEM: *paperEM})
+			ep, lp, perrP := fit(x, y, train, test, flips, *l, *learn, robust.Options{FixEpsilon: true, Seed: 1})
+			er, lr, perrR := fit(x, y, train, test, flips, *l, *learn, robust.Options{Seed: 1, PaperEM: *paperEM})
 			c := &cells[r]
 			c.errP, c.errR, c.evP, c.evR = append(c.errP, ep), append(c.errR, er), append(c.evP, lp), append(c.evR, lr)
 			if lp >= lr {
@@ -124,7 +126,7 @@ func main() {
 
 // fit fits the training points (labels in flips flipped) and returns the
 // test error, the log evidence and every training label's p_error.
-func fit(x [][]float64, y []float64, train, test []int, flips map[int]bool, l float64, opts robust.Options) (float64, float64, []float64) {
+func fit(x [][]float64, y []float64, train, test []int, flips map[int]bool, l float64, learn bool, opts robust.Options) (float64, float64, []float64) {
 	k := kernel.RBF{Gamma: l}
 	rows := func(idx []int) *mat.Dense {
 		m := mat.NewDense(len(idx), len(x[0]), nil)
@@ -150,8 +152,30 @@ func fit(x [][]float64, y []float64, train, test []int, flips map[int]bool, l fl
 		}
 		d.Labels = append(d.Labels, robust.Label{Item: r, Rater: 0, Y: lab})
 	}
+	if learn {
+		// The RBF term is learnt; the fixed part is the 1e-8 constant.
+		d.Learn = &infer.LearnKernel{Terms: []kernel.Hyper{k}, Inputs: kernel.Inputs{N: len(train), X: xtr}}
+		fixed := mat.NewSymDense(len(train), nil)
+		for i := 0; i < len(train); i++ {
+			for j := i; j < len(train); j++ {
+				fixed.SetSym(i, j, 1e-8)
+			}
+		}
+		d.Cov, d.Kernel = fixed, "rbf"
+	}
 	res, err := robust.Fit(context.Background(), d, opts)
 	check(err)
+	if learn {
+		ks, err := kernel.ParseSpec(res.Model.Learnt.Terms[0])
+		check(err)
+		k = ks[0].Cov.(kernel.RBF)
+		k.GramTo(cov, kernel.Inputs{N: len(train), X: xtr})
+		for i := 0; i < len(train); i++ {
+			for j := i; j < len(train); j++ {
+				cov.SetSym(i, j, cov.At(i, j)+1e-8)
+			}
+		}
+	}
 	pred, err := gp.NewSitePredictor(res.Gaussian.Precision, res.Gaussian.Shift, cov)
 	check(err)
 	cross := mat.NewDense(len(test), len(train), nil)
