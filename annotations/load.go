@@ -26,7 +26,7 @@ import (
 // order within the pair); the default refuses each repeat with a problem
 // that names DuplicatesFlag. items (from an items file, in their order) are
 // merged with p.Items (e.g. the task texts of a Label Studio export): the
-// items file wins where both give a text or gold label.
+// items file wins where both give a text, gold label or attribute.
 //
 // Labels are returned sorted by item id, then rater id (then file order),
 // where ids that are integers come first in numeric order and the others
@@ -267,6 +267,14 @@ func mergeItems(file, fromLabels []Item, add func(Problem)) []Item {
 			}
 			if m.Gold == "" {
 				m.Gold = it.Gold
+			}
+			for k, v := range it.Attrs {
+				if _, ok := m.Attrs[k]; !ok {
+					if m.Attrs == nil {
+						m.Attrs = map[string]string{}
+					}
+					m.Attrs[k] = v
+				}
 			}
 			continue
 		}

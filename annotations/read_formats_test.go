@@ -173,7 +173,7 @@ func TestLabelStudio(t *testing.T) {
 		{name: "no completed_by", data: task(`{"result": [{"type": "choices", "from_name": "kind", "value": {"choices": ["dog"]}}]}`),
 			msg: "annotation has no completed_by", col: "annotations[0].completed_by"},
 		{name: "two controls", data: task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {"rating": 4}}, {"type": "choices", "from_name": "kind", "value": {"choices": ["dog"]}}]}`),
-			msg: `labels come from 2 controls ("kind", "q"); choose one with the row filter from_name=kind`, col: "from_name"},
+			msg: `labels come from 2 controls ("kind", "q"); pick one with --label-col kind ("label_col" in the API) or the row filter from_name=kind`, col: "from_name"},
 		{name: "two controls filtered", where: map[string]string{"from_name": "q"},
 			data:   task(`{"completed_by": 1, "result": [{"type": "rating", "from_name": "q", "value": {"rating": 4}}, {"type": "choices", "from_name": "kind", "value": {"choices": ["dog"]}}]}`),
 			labels: []string{"7|1|4"}, text: "a dog"},

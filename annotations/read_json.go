@@ -313,9 +313,27 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		ik := bestColumn(keys, itemAliases)
-		rk := bestColumn(keys, raterAliases, ik)
-		vk := bestColumn(keys, labelAliases, ik, rk)
+		named := func(name string) int {
+			if name == "" {
+				return -1
+			}
+			for i, k := range keys {
+				if normName(k) == normName(name) {
+					return i
+				}
+			}
+			return -2 // named but absent
+		}
+		ik, rk, vk := named(opts.ItemCol), named(opts.RaterCol), named(opts.LabelCol)
+		if ik == -1 {
+			ik = bestColumn(keys, itemAliases, rk, vk)
+		}
+		if rk == -1 && opts.Rater == "" {
+			rk = bestColumn(keys, raterAliases, ik, vk)
+		}
+		if vk == -1 {
+			vk = bestColumn(keys, labelAliases, ik, rk)
+		}
 		if ri == 0 {
 			// An unknown filter field is reported once, against the first
 			// record.
@@ -336,9 +354,13 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 				return
 			}
 		}
-		get := func(role string, k int, aliases []string) (string, string, bool) {
+		get := func(role string, k int, aliases []string, given, flag, field string) (string, string, bool) {
+			if k == -2 {
+				c.rowProblem(rec.line, rec.row, given, "no field %q, named with %s (fields: %s)", given, flagHint(flag, field, "FIELD"), quoteList(keys))
+				return "", "", false
+			}
 			if k < 0 {
-				c.rowProblem(rec.line, rec.row, aliases[0], "missing %s (expected a field named one of %s)", role, strings.Join(aliases, ", "))
+				c.rowProblem(rec.line, rec.row, aliases[0], "missing %s (expected a field named one of %s, or name it with %s)", role, strings.Join(aliases, ", "), flagHint(flag, field, "FIELD"))
 				return "", "", false
 			}
 			name := keys[k]
@@ -370,9 +392,12 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 			continue
 		}
 		matched++
-		item, icol, ok1 := get("item id", ik, itemAliases)
-		rater, rcol, ok2 := get("rater id", rk, raterAliases)
-		value, vcol, ok3 := get("label", vk, labelAliases)
+		item, icol, ok1 := get("item id", ik, itemAliases, opts.ItemCol, ItemColFlag, "item_col")
+		rater, rcol, ok2 := opts.Rater, RaterFlag, true
+		if rk != -1 || opts.Rater == "" {
+			rater, rcol, ok2 = get("rater id", rk, raterAliases, opts.RaterCol, RaterColFlag, "rater_col")
+		}
+		value, vcol, ok3 := get("label", vk, labelAliases, opts.LabelCol, LabelColFlag, "label_col")
 		for i, k := range keys {
 			if i == ik || i == rk || i == vk {
 				used[k] = true
