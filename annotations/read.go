@@ -237,7 +237,7 @@ func ReadLabels(r io.Reader, opts ReadOptions) (*Parsed, error) {
 	case FormatAuto:
 		switch kind {
 		case kindZip:
-			return readXLSXLabels(br, opts, c, FormatAuto)
+			return readZipLabels(br, opts, c, FormatAuto)
 		case kindJSONArray, kindJSONLines:
 			return readJSONLabels(br, opts, c, kind, FormatAuto)
 		case kindEmpty:
@@ -264,6 +264,12 @@ func ReadLabels(r io.Reader, opts ReadOptions) (*Parsed, error) {
 		return readXLSXLabels(br, opts, c, FormatXLSX)
 	case FormatJSON, FormatJSONL, FormatLabelStudio, FormatDoccano:
 		switch kind {
+		case kindZip:
+			return readZipLabels(br, opts, c, f)
+		case kindText:
+			if f == FormatLabelStudio {
+				return readCSVLabels(br, opts, c, f) // a CSV export
+			}
 		case kindJSONArray, kindJSONLines:
 			return readJSONLabels(br, opts, c, kind, f)
 		case kindEmpty:

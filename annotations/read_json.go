@@ -164,6 +164,10 @@ func readJSONLabels(br *bufio.Reader, opts ReadOptions, c *collector, kind conte
 	}
 	switch f {
 	case FormatLabelStudio:
+		if keys, ok := flatKeys(recs[0].raw); ok && isLSFlat(keys) {
+			readJSONFlat(recs, opts, c)
+			break
+		}
 		readLabelStudio(recs, opts, c)
 	case FormatDoccano:
 		readDoccano(recs, opts, c)
@@ -182,6 +186,11 @@ func detectJSONFormat(first []byte, plain Format) Format {
 	}
 	if d, ok := m["data"]; ok && jsonKind(d) == '{' {
 		return FormatLabelStudio
+	}
+	if _, ok := m["annotation_id"]; ok {
+		if _, ok := m["annotator"]; ok {
+			return FormatLabelStudio // JSON-MIN
+		}
 	}
 	for _, k := range []string{"annotations", "completions"} {
 		if a, ok := m[k]; ok && jsonKind(a) == '[' {
@@ -437,4 +446,44 @@ func jsonID(raw []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// flatKeys returns the field names of a JSON object in document order.
+func flatKeys(raw []byte) ([]string, bool) {
+	fields, err := orderedFields(raw)
+	if err != nil {
+		return nil, false
+	}
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.key
+	}
+	return keys, true
+}
+
+// readJSONFlat reads a Label Studio JSON-MIN export.
+func readJSONFlat(recs []jsonRecord, opts ReadOptions, c *collector) {
+	var keys []string
+	seen := map[string]bool{}
+	flat := make([]flatRec, 0, len(recs))
+	for _, rec := range recs {
+		fields, err := orderedFields(rec.raw)
+		if err != nil {
+			c.rowProblem(rec.line, rec.row, "", "expected a Label Studio JSON-MIN record (an object), found %s", jsonTypeName(rec.raw))
+			continue
+		}
+		m := make(map[string]json.RawMessage, len(fields))
+		for _, f := range fields {
+			m[f.key] = f.raw
+			if !seen[f.key] {
+				seen[f.key] = true
+				keys = append(keys, f.key)
+			}
+		}
+		flat = append(flat, flatRec{fields: m, line: rec.line, row: rec.row})
+	}
+	if c.problems.Len() > 0 {
+		return
+	}
+	readLabelStudioFlat(flat, keys, opts, c)
 }
