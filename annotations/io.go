@@ -1,5 +1,7 @@
 package annotations
 
+import "fmt"
+
 // Format names a label file format.
 type Format string
 
@@ -38,6 +40,35 @@ type ReadOptions struct {
 	// rater for one item: refuse them ("" or DuplicatesError), keep the
 	// first (DuplicatesFirst) or keep them all (DuplicatesKeep).
 	Duplicates Duplicates
+	// ItemCol, RaterCol and LabelCol name the item id, rater id and label
+	// columns of a table (CSV, TSV, XLSX) or the fields of JSON records,
+	// matched like the aliases (case-insensitively, spaces and hyphens as
+	// underscores); "" means the aliases decide. Naming one makes a table
+	// long form. LabelCol also picks the control of a Label Studio export
+	// (its from_name, the column named after the control in JSON-MIN and
+	// CSV exports).
+	ItemCol, RaterCol, LabelCol string
+	// Rater names the rater of records that name none: a doccano export
+	// file (one per annotator, without an annotator field) or a table
+	// without a rater column. "" takes the file name (without its
+	// extension) for a doccano file, and leaves a table's rater column
+	// required.
+	Rater string
+}
+
+// ColumnFlags are how messages name ItemCol, RaterCol, LabelCol and Rater:
+// the command-line flags, with the API's form fields.
+const (
+	ItemColFlag  = "--item-col"
+	RaterColFlag = "--rater-col"
+	LabelColFlag = "--label-col"
+	RaterFlag    = "--rater"
+)
+
+// flagHint names a setting for messages: the command-line flag and the
+// API's form field.
+func flagHint(flag, field, arg string) string {
+	return fmt.Sprintf("%s %s (%q in the API)", flag, arg, field)
 }
 
 // RawLabel is one label as read from a file, before validation against a

@@ -26,7 +26,7 @@ import (
 // order within the pair); the default refuses each repeat with a problem
 // that names DuplicatesFlag. items (from an items file, in their order) are
 // merged with p.Items (e.g. the task texts of a Label Studio export): the
-// items file wins where both give a text or gold label.
+// items file wins where both give a text, gold label or attribute.
 //
 // Labels are returned sorted by item id, then rater id (then file order),
 // where ids that are integers come first in numeric order and the others
@@ -268,6 +268,14 @@ func mergeItems(file, fromLabels []Item, add func(Problem)) []Item {
 			if m.Gold == "" {
 				m.Gold = it.Gold
 			}
+			for k, v := range it.Attrs {
+				if _, ok := m.Attrs[k]; !ok {
+					if m.Attrs == nil {
+						m.Attrs = map[string]string{}
+					}
+					m.Attrs[k] = v
+				}
+			}
 			continue
 		}
 		if err := it.Validate(); err != nil {
@@ -405,11 +413,48 @@ type Loaded struct {
 // choice; an open binary scheme is completed from the data. Problems in both
 // files are reported together.
 func LoadFiles(labelsPath string, opts LoadOptions) (*Loaded, error) {
+	return LoadFileList([]string{labelsPath}, opts)
+}
+
+// LoadFileList is LoadFiles for several label files read as one (e.g. the
+// per-annotator files of a doccano export): each is read on its own, named
+// by its path in problems, with the rater of records that name none taken
+// from opts.Rater or the file's name, and their labels and items are put
+// together. Problems in every file are reported together.
+func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
+	if len(paths) == 0 {
+		return nil, Errorf(EINVALID, "no label file")
+	}
 	ro := opts.ReadOptions
 	if ro.Name == "" {
-		ro.Name = labelsPath
+		ro.Name = strings.Join(paths, " + ")
 	}
-	p, err := readFile(labelsPath, func(f *os.File) (*Parsed, error) { return ReadLabels(f, ro) })
+	var p *Parsed
+	var errs []error
+	for _, path := range paths {
+		fo := opts.ReadOptions
+		if fo.Name == "" || len(paths) > 1 {
+			fo.Name = path
+		}
+		fp, err := readFile(path, func(f *os.File) (*Parsed, error) { return ReadLabels(f, fo) })
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if p == nil {
+			p = fp
+		} else {
+			if fp.Format != p.Format {
+				p.Format = FormatAuto // a mix of formats
+			}
+			fp.Format = p.Format
+			mergeParsed(p, fp)
+		}
+	}
+	var err error
+	if len(errs) > 0 {
+		err = joinProblems(ro.MaxProblems, errs...)
+	}
 	var items []Item
 	var ierr error
 	if opts.ItemsPath != "" {

@@ -16,13 +16,18 @@ import (
 // normName: lower case, surrounding spaces dropped, inner spaces and hyphens
 // turned into underscores ("Item ID" and "item-id" both read as "item_id").
 var (
-	// itemAliases name the item id column (crowd-kit calls it "task").
-	itemAliases = []string{"item_id", "item", "itemid", "task_id", "task", "id", "doc_id", "document_id"}
+	// itemAliases name the item id column (crowd-kit calls it "task"; the
+	// natural names of essay-grading and clinical spreadsheets follow).
+	itemAliases = []string{"item_id", "item", "itemid", "task_id", "task", "id", "doc_id", "document_id",
+		"document", "doc", "essay_id", "essay", "student_id", "student", "patient_id", "patient",
+		"sentence_id", "question_id", "unit_id"}
 	// raterAliases name the rater id column (crowd-kit: "worker").
 	raterAliases = []string{"rater_id", "rater", "raterid", "worker_id", "worker", "annotator_id", "annotator",
-		"user_id", "user", "username", "coder", "judge"}
+		"user_id", "user", "username", "coder", "judge", "grader", "marker", "assessor", "reviewer",
+		"evaluator", "examiner", "labeler", "labeller", "scorer"}
 	// labelAliases name the label column.
-	labelAliases = []string{"label", "value", "rating", "score", "response", "answer", "grade"}
+	labelAliases = []string{"label", "value", "rating", "score", "response", "answer", "grade",
+		"mark", "points", "class", "category", "judgment", "judgement"}
 	// goldAliases name a reference-label column of an items file (or of a
 	// wide-form label file).
 	goldAliases = []string{"gold", "gold_label", "truth", "true_label"}
@@ -173,12 +178,34 @@ func (c *collector) result() (*Parsed, error) {
 //
 // Long-form column names are matched case-insensitively, with aliases:
 //
-//	item:  item_id, item, itemid, task_id, task, id, doc_id, document_id
+//	item:  item_id, item, itemid, task_id, task, id, doc_id, document_id,
+//	       document, doc, essay_id, essay, student_id, student, patient_id,
+//	       patient, sentence_id, question_id, unit_id
 //	rater: rater_id, rater, raterid, worker_id, worker, annotator_id, annotator,
-//	       user_id, user, username, coder, judge
-//	label: label, value, rating, score, response, answer, grade
+//	       user_id, user, username, coder, judge, grader, marker, assessor,
+//	       reviewer, evaluator, examiner, labeler, labeller, scorer
+//	label: label, value, rating, score, response, answer, grade, mark,
+//	       points, class, category, judgment, judgement
 //
-// so that crowd-kit's task,worker,label and item,annotator,value both read.
+// so that crowd-kit's task,worker,label, item,annotator,value and a
+// spreadsheet's Essay,Grader,Score all read. opts.ItemCol, opts.RaterCol and
+// opts.LabelCol name the columns outright (any table, and JSON records);
+// naming one, or a header with a label or rater alias, makes a table long
+// form, and a missing column is reported by name, never read as a wide
+// table. opts.Rater stands for a missing rater column.
+// Label Studio's JSON-MIN and CSV exports (one record or row per
+// annotation: the task data, the task "id", one field per labelling control
+// named after it, "annotator", "annotation_id", "created_at", "updated_at",
+// "lead_time") are recognised by their annotator and annotation_id fields;
+// the label is the control's field: opts.LabelCol, else the one field that
+// is neither bookkeeping nor task data (task data holds one value per task,
+// different for every task, or a media link).
+//
+// A ZIP archive that is not a workbook is a set of label files (doccano's
+// export: one JSONL file per annotator, named after them): each is read as
+// above with the rater of records that name none taken from opts.Rater or
+// the file's name.
+//
 // In wide form the item column is the one named like an item id (or the
 // first), columns named text or gold (gold_label, truth, true_label) are item
 // attributes, and every other column is a rater; an empty cell is "not rated".
@@ -210,7 +237,7 @@ func ReadLabels(r io.Reader, opts ReadOptions) (*Parsed, error) {
 	case FormatAuto:
 		switch kind {
 		case kindZip:
-			return readXLSXLabels(br, opts, c, FormatAuto)
+			return readZipLabels(br, opts, c, FormatAuto)
 		case kindJSONArray, kindJSONLines:
 			return readJSONLabels(br, opts, c, kind, FormatAuto)
 		case kindEmpty:
@@ -237,6 +264,12 @@ func ReadLabels(r io.Reader, opts ReadOptions) (*Parsed, error) {
 		return readXLSXLabels(br, opts, c, FormatXLSX)
 	case FormatJSON, FormatJSONL, FormatLabelStudio, FormatDoccano:
 		switch kind {
+		case kindZip:
+			return readZipLabels(br, opts, c, f)
+		case kindText:
+			if f == FormatLabelStudio {
+				return readCSVLabels(br, opts, c, f) // a CSV export
+			}
 		case kindJSONArray, kindJSONLines:
 			return readJSONLabels(br, opts, c, kind, f)
 		case kindEmpty:

@@ -3,6 +3,7 @@ package annotations
 import (
 	"bufio"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"io"
 )
@@ -59,12 +60,17 @@ func readCSVLabels(br *bufio.Reader, opts ReadOptions, c *collector, want Format
 	t := &table{c: c, opts: opts}
 	headerOK := false
 	sawHeader := false
+	var flat *flatTable // a Label Studio CSV export
 	err := csvRows(cr, c, func(rec []string, line int) bool {
 		if !sawHeader {
 			if c.problems.Len() > 0 {
 				return false // the header line itself was malformed
 			}
 			sawHeader = true
+			if want == FormatLabelStudio || want == FormatAuto && isLSFlat(rec) {
+				flat = &flatTable{header: append([]string(nil), rec...), headerLine: line}
+				return true
+			}
 			headerOK = t.setHeader(rec, line, 0, want)
 			if t.wide {
 				c.parsed.Format = FormatCSVWide
@@ -75,11 +81,19 @@ func readCSVLabels(br *bufio.Reader, opts ReadOptions, c *collector, want Format
 			}
 			return headerOK
 		}
+		if flat != nil {
+			flat.add(rec, line, 0, c)
+			return true
+		}
 		t.addRow(rec, line, 0)
 		return true
 	})
 	if err != nil {
 		return nil, err
+	}
+	if flat != nil {
+		flat.read(opts, c)
+		return c.result()
 	}
 	if !sawHeader && c.problems.Len() == 0 {
 		c.add(Problem{Msg: "file is empty (expected a header line such as item_id,rater_id,label)"})
@@ -88,4 +102,40 @@ func readCSVLabels(br *bufio.Reader, opts ReadOptions, c *collector, want Format
 		t.finish()
 	}
 	return c.result()
+}
+
+// flatTable gathers the rows of a Label Studio CSV export.
+type flatTable struct {
+	header     []string
+	headerLine int
+	headerRow  int
+	recs       []flatRec
+}
+
+func (f *flatTable) add(rec []string, line, row int, c *collector) {
+	if len(rec) > len(f.header) {
+		c.rowProblem(line, row, "", "%d fields, expected %d as in the header (%s)", len(rec), len(f.header), at(f.headerLine, f.headerRow))
+		return
+	}
+	m := make(map[string]json.RawMessage, len(f.header))
+	for i, v := range rec {
+		if !c.checkUTF8(line, row, f.header[i], v) {
+			return
+		}
+		if raw := csvCellJSON(v); raw != nil {
+			m[f.header[i]] = raw
+		}
+	}
+	f.recs = append(f.recs, flatRec{fields: m, line: line, row: row})
+}
+
+func (f *flatTable) read(opts ReadOptions, c *collector) {
+	if c.problems.Len() > 0 {
+		return
+	}
+	if len(f.recs) == 0 {
+		c.rowProblem(f.headerLine, f.headerRow, "", "the file has a header but no data rows")
+		return
+	}
+	readLabelStudioFlat(f.recs, f.header, opts, c)
 }

@@ -3,6 +3,8 @@ package annotations
 import (
 	"encoding/json"
 	"fmt"
+	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -80,6 +82,13 @@ func readDoccano(recs []jsonRecord, opts ReadOptions, c *collector) {
 	}
 	matched := 0
 	seenItems := map[string]bool{}
+	// A file in which no record names its annotator is one annotator's
+	// file, as doccano exports them: the rater is opts.Rater, or the file
+	// name.
+	fileRater, fileRaterCol := opts.Rater, RaterFlag
+	if fileRater == "" && !doccanoNamesUsers(recs) {
+		fileRater, fileRaterCol = raterFromFileName(opts.Name), "file name"
+	}
 	for ri, rec := range recs {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(rec.raw, &m); err != nil || m == nil {
@@ -197,8 +206,10 @@ func readDoccano(recs []jsonRecord, opts ReadOptions, c *collector) {
 			if len(vals) == 0 {
 				// An unlabelled document: the item is kept (with its
 				// text), there is no label.
+			} else if user == "" && fileRater != "" {
+				c.label(item, fileRater, vals[0], rec.line, rec.row, idKey, fileRaterCol, lk)
 			} else if user == "" {
-				c.rowProblem(rec.line, rec.row, "annotator", "record has a label but no annotator (doccano writes one file per annotator without naming them: add \"annotator\": \"NAME\" to each record); a label with no rater cannot be used")
+				c.rowProblem(rec.line, rec.row, "annotator", "record has a label but no annotator (doccano writes one file per annotator without naming them: name the rater with %s, or add \"annotator\": \"NAME\" to each record); a label with no rater cannot be used", flagHint(RaterFlag, "rater", "NAME"))
 			} else {
 				used[userKey] = true
 				c.label(item, user, vals[0], rec.line, rec.row, idKey, userKey, lk)
@@ -221,4 +232,39 @@ func readDoccano(recs []jsonRecord, opts ReadOptions, c *collector) {
 			c.add(Problem{Column: w.key, Msg: fmt.Sprintf("no record has %s = %q (%s)", w.key, w.value, w.describeSeen())})
 		}
 	}
+}
+
+// doccanoNamesUsers reports whether any record names its annotator (or
+// lists users' annotations).
+func doccanoNamesUsers(recs []jsonRecord) bool {
+	for _, rec := range recs {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(rec.raw, &m) != nil {
+			continue
+		}
+		for _, k := range append(doccanoUserKeys, "annotations") {
+			if v, ok := m[k]; ok && jsonKind(v) != 'n' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// raterFromFileName returns the rater a per-annotator export file is named
+// after: its base name without extension ("admin.jsonl" -> "admin"), or ""
+// when there is no usable name.
+func raterFromFileName(name string) string {
+	base := path.Base(filepath.ToSlash(name))
+	for _, ext := range []string{".jsonl", ".json", ".txt"} {
+		if strings.HasSuffix(strings.ToLower(base), ext) {
+			base = base[:len(base)-len(ext)]
+			break
+		}
+	}
+	base = strings.TrimSpace(base)
+	if base == "" || base == "." || base == "/" || base == "-" || validateID("rater id", base) != nil {
+		return ""
+	}
+	return base
 }

@@ -164,6 +164,10 @@ func readJSONLabels(br *bufio.Reader, opts ReadOptions, c *collector, kind conte
 	}
 	switch f {
 	case FormatLabelStudio:
+		if keys, ok := flatKeys(recs[0].raw); ok && isLSFlat(keys) {
+			readJSONFlat(recs, opts, c)
+			break
+		}
 		readLabelStudio(recs, opts, c)
 	case FormatDoccano:
 		readDoccano(recs, opts, c)
@@ -182,6 +186,11 @@ func detectJSONFormat(first []byte, plain Format) Format {
 	}
 	if d, ok := m["data"]; ok && jsonKind(d) == '{' {
 		return FormatLabelStudio
+	}
+	if _, ok := m["annotation_id"]; ok {
+		if _, ok := m["annotator"]; ok {
+			return FormatLabelStudio // JSON-MIN
+		}
 	}
 	for _, k := range []string{"annotations", "completions"} {
 		if a, ok := m[k]; ok && jsonKind(a) == '[' {
@@ -313,9 +322,27 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		ik := bestColumn(keys, itemAliases)
-		rk := bestColumn(keys, raterAliases, ik)
-		vk := bestColumn(keys, labelAliases, ik, rk)
+		named := func(name string) int {
+			if name == "" {
+				return -1
+			}
+			for i, k := range keys {
+				if normName(k) == normName(name) {
+					return i
+				}
+			}
+			return -2 // named but absent
+		}
+		ik, rk, vk := named(opts.ItemCol), named(opts.RaterCol), named(opts.LabelCol)
+		if ik == -1 {
+			ik = bestColumn(keys, itemAliases, rk, vk)
+		}
+		if rk == -1 && opts.Rater == "" {
+			rk = bestColumn(keys, raterAliases, ik, vk)
+		}
+		if vk == -1 {
+			vk = bestColumn(keys, labelAliases, ik, rk)
+		}
 		if ri == 0 {
 			// An unknown filter field is reported once, against the first
 			// record.
@@ -336,9 +363,13 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 				return
 			}
 		}
-		get := func(role string, k int, aliases []string) (string, string, bool) {
+		get := func(role string, k int, aliases []string, given, flag, field string) (string, string, bool) {
+			if k == -2 {
+				c.rowProblem(rec.line, rec.row, given, "no field %q, named with %s (fields: %s)", given, flagHint(flag, field, "FIELD"), quoteList(keys))
+				return "", "", false
+			}
 			if k < 0 {
-				c.rowProblem(rec.line, rec.row, aliases[0], "missing %s (expected a field named one of %s)", role, strings.Join(aliases, ", "))
+				c.rowProblem(rec.line, rec.row, aliases[0], "missing %s (expected a field named one of %s, or name it with %s)", role, strings.Join(aliases, ", "), flagHint(flag, field, "FIELD"))
 				return "", "", false
 			}
 			name := keys[k]
@@ -370,9 +401,12 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 			continue
 		}
 		matched++
-		item, icol, ok1 := get("item id", ik, itemAliases)
-		rater, rcol, ok2 := get("rater id", rk, raterAliases)
-		value, vcol, ok3 := get("label", vk, labelAliases)
+		item, icol, ok1 := get("item id", ik, itemAliases, opts.ItemCol, ItemColFlag, "item_col")
+		rater, rcol, ok2 := opts.Rater, RaterFlag, true
+		if rk != -1 || opts.Rater == "" {
+			rater, rcol, ok2 = get("rater id", rk, raterAliases, opts.RaterCol, RaterColFlag, "rater_col")
+		}
+		value, vcol, ok3 := get("label", vk, labelAliases, opts.LabelCol, LabelColFlag, "label_col")
 		for i, k := range keys {
 			if i == ik || i == rk || i == vk {
 				used[k] = true
@@ -412,4 +446,44 @@ func jsonID(raw []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// flatKeys returns the field names of a JSON object in document order.
+func flatKeys(raw []byte) ([]string, bool) {
+	fields, err := orderedFields(raw)
+	if err != nil {
+		return nil, false
+	}
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.key
+	}
+	return keys, true
+}
+
+// readJSONFlat reads a Label Studio JSON-MIN export.
+func readJSONFlat(recs []jsonRecord, opts ReadOptions, c *collector) {
+	var keys []string
+	seen := map[string]bool{}
+	flat := make([]flatRec, 0, len(recs))
+	for _, rec := range recs {
+		fields, err := orderedFields(rec.raw)
+		if err != nil {
+			c.rowProblem(rec.line, rec.row, "", "expected a Label Studio JSON-MIN record (an object), found %s", jsonTypeName(rec.raw))
+			continue
+		}
+		m := make(map[string]json.RawMessage, len(fields))
+		for _, f := range fields {
+			m[f.key] = f.raw
+			if !seen[f.key] {
+				seen[f.key] = true
+				keys = append(keys, f.key)
+			}
+		}
+		flat = append(flat, flatRec{fields: m, line: rec.line, row: rec.row})
+	}
+	if c.problems.Len() > 0 {
+		return
+	}
+	readLabelStudioFlat(flat, keys, opts, c)
 }

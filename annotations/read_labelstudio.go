@@ -21,6 +21,53 @@ import (
 // completed_by is a user id, or (in some exports) an object with id and
 // email. Results of type choices (one choice), rating and number become
 // labels; predictions are ignored.
+//
+// What writing the consensus back as Label Studio predictions needs is kept
+// with each item, as JSON in Item.Attrs[LabelStudioAttr] (one text
+// attribute, so that an items-file export reads it back unchanged): the task
+// id (the item id may come from data.item_id instead), the labelling
+// control's from_name, to_name and type, and the data field that holds the
+// text.
+
+// LabelStudioAttr is the Item.Attrs key of a Label Studio import's
+// LabelStudioRef.
+const LabelStudioAttr = "labelstudio"
+
+// LabelStudioRef is where an item came from in Label Studio.
+type LabelStudioRef struct {
+	// Task is the task id as it was in the export (a JSON number or
+	// string).
+	Task json.RawMessage `json:"task,omitempty"`
+	// FromName, ToName and Type are the control's name, the name of the
+	// object it labels, and the result type (choices, rating, number).
+	FromName string `json:"from_name,omitempty"`
+	ToName   string `json:"to_name,omitempty"`
+	Type     string `json:"type,omitempty"`
+	// TextKey is the task data field that holds the text.
+	TextKey string `json:"text_key,omitempty"`
+}
+
+// LabelStudio returns what a Label Studio import kept with the item.
+func (it *Item) LabelStudio() (LabelStudioRef, bool) {
+	var ref LabelStudioRef
+	v, ok := it.Attrs[LabelStudioAttr]
+	if !ok || json.Unmarshal([]byte(v), &ref) != nil {
+		return LabelStudioRef{}, false
+	}
+	return ref, true
+}
+
+// setLabelStudio stores ref with the item.
+func (it *Item) setLabelStudio(ref LabelStudioRef) {
+	b, err := json.Marshal(ref)
+	if err != nil {
+		panic("annotations: " + err.Error())
+	}
+	if it.Attrs == nil {
+		it.Attrs = map[string]string{}
+	}
+	it.Attrs[LabelStudioAttr] = string(b)
+}
 
 type lsTask struct {
 	ID          json.RawMessage   `json:"id"`
@@ -38,6 +85,7 @@ type lsAnnotation struct {
 type lsResult struct {
 	Type     string                     `json:"type"`
 	FromName string                     `json:"from_name"`
+	ToName   string                     `json:"to_name"`
 	Value    map[string]json.RawMessage `json:"value"`
 }
 
@@ -89,10 +137,14 @@ func isMediaRef(s string) bool {
 }
 
 func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
-	fromFilter, filtered := "", false
+	fromFilter, filtered := strings.TrimSpace(opts.LabelCol), opts.LabelCol != ""
 	for _, k := range whereKeys(opts.Where) {
 		if normName(k) == "from_name" {
-			fromFilter, filtered = strings.TrimSpace(opts.Where[k]), true
+			if w := strings.TrimSpace(opts.Where[k]); filtered && w != fromFilter {
+				c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("the control is named twice: %q by %s and %q by the row filter", fromFilter, LabelColFlag, w)})
+			} else {
+				fromFilter, filtered = w, true
+			}
 			continue
 		}
 		c.add(Problem{Column: k, Msg: fmt.Sprintf("unknown column %q in the row filter: Label Studio exports can be filtered by from_name (the name of the labelling control)", k)})
@@ -101,6 +153,14 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 		return
 	}
 	controls := map[string]int{} // from_name -> labels read
+	type control struct{ toName, typ string }
+	controlInfo := map[string]control{} // from_name -> its first result's to_name and type
+	type lsItem struct {
+		task    json.RawMessage
+		textKey string
+		index   int // in c.parsed.Items, or -1
+	}
+	var tasks []lsItem
 	otherControls := map[string]string{}
 	supported := map[string]bool{} // from_name of every choices, rating or number result
 	seenItems := map[string]bool{}
@@ -143,11 +203,11 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 		}
 		// The text: data.text, or the first string field that is not the id
 		// or a media link.
-		text, haveText := "", false
+		text, textKey, haveText := "", "", false
 		for _, f := range data {
 			if f.key == "text" && jsonKind(f.raw) == '"' {
 				text, _, _ = jsonScalar(f.raw)
-				haveText = true
+				textKey, haveText = f.key, true
 			}
 		}
 		if !haveText {
@@ -156,16 +216,23 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 					continue
 				}
 				if s, _, _ := jsonScalar(f.raw); !isMediaRef(s) {
-					text, haveText = s, true
+					text, textKey, haveText = s, f.key, true
 					break
 				}
 			}
 		}
-		if !seenItems[item] {
+		var taskID json.RawMessage
+		if _, ok := jsonID(task.ID); ok {
+			taskID = bytes.TrimSpace(task.ID)
+		}
+		labelsBefore := len(c.parsed.Labels)
+		newItem := !seenItems[item]
+		if newItem {
 			seenItems[item] = true
-			if haveText {
-				c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: normText(text)})
-			}
+			// Every task is an item with its task id; one without text
+			// is kept only if it has labels (below).
+			tasks = append(tasks, lsItem{task: taskID, textKey: textKey, index: len(c.parsed.Items)})
+			c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: normText(text)})
 		}
 		for ai, araw := range anns {
 			path := fmt.Sprintf("%s[%d]", annKey, ai)
@@ -197,6 +264,9 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 					continue
 				}
 				supported[res.FromName] = true
+				if _, ok := controlInfo[res.FromName]; !ok {
+					controlInfo[res.FromName] = control{res.ToName, res.Type}
+				}
 				if filtered && res.FromName != fromFilter {
 					continue
 				}
@@ -260,14 +330,41 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 				c.label(item, rater, hits[0].value, rec.line, rec.row, itemCol, path+".completed_by", hits[0].col)
 			}
 		}
+		if newItem && !haveText && len(c.parsed.Labels) == labelsBefore {
+			tasks[len(tasks)-1].index = -1 // no text, no labels: not an item
+		}
 	}
+	// The items, with what writing predictions back needs.
+	ctl := fromFilter
+	if !filtered && len(controls) == 1 {
+		for k := range controls {
+			ctl = k
+		}
+	}
+	items := c.parsed.Items[:0]
+	for _, t := range tasks {
+		if t.index < 0 {
+			continue
+		}
+		it := c.parsed.Items[t.index]
+		ref := LabelStudioRef{TextKey: t.textKey}
+		if len(t.task) > 0 {
+			ref.Task = t.task
+		}
+		if info, ok := controlInfo[ctl]; ok && ctl != "" {
+			ref.FromName, ref.ToName, ref.Type = ctl, info.toName, info.typ
+		}
+		it.setLabelStudio(ref)
+		items = append(items, it)
+	}
+	c.parsed.Items = items
 	if len(controls) > 1 {
 		names := make([]string, 0, len(controls))
 		for k := range controls {
 			names = append(names, k)
 		}
 		sort.Strings(names)
-		c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("labels come from %d controls (%s); choose one with the row filter from_name=%s", len(names), quoteList(names), names[0])})
+		c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("labels come from %d controls (%s); pick one with %s or the row filter from_name=%s", len(names), quoteList(names), flagHint(LabelColFlag, "label_col", names[0]), names[0])})
 	}
 	if filtered && len(controls) == 0 && c.problems.Len() == 0 {
 		c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("no choices, rating or number result has from_name = %q (controls found: %s)", fromFilter, quoteList(sortedKeys(supported)))})

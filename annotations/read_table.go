@@ -72,22 +72,20 @@ func (t *table) setHeader(h []string, line, row int, want Format) bool {
 		t.problem(line, row, "", "empty header (expected column names such as item_id,rater_id,label)")
 		return false
 	}
-	t.item = bestColumn(t.header, itemAliases)
-	t.rater = bestColumn(t.header, raterAliases, t.item)
-	t.value = bestColumn(t.header, labelAliases, t.item, t.rater)
-	have := 0
-	for _, c := range []int{t.item, t.rater, t.value} {
-		if c >= 0 {
-			have++
-		}
+	if !t.namedColumns(line, row) {
+		return false
 	}
+	named := t.opts.ItemCol != "" || t.opts.RaterCol != "" || t.opts.LabelCol != "" || t.opts.Rater != ""
 	switch want {
 	case FormatCSVWide:
 		t.wide = true
 	case FormatCSVLong:
 		t.wide = false
 	default:
-		t.wide = have < 2 || (t.rater < 0 && t.value < 0)
+		// A label or rater column (by alias or by name) means a long
+		// table: a missing column is reported, never read as a wide
+		// table with "score" as a rater.
+		t.wide = !named && t.rater < 0 && t.value < 0
 	}
 	if !t.resolveWhere(line, row) {
 		return false
@@ -96,6 +94,46 @@ func (t *table) setHeader(h []string, line, row int, want Format) bool {
 		return t.wideHeader(line, row)
 	}
 	return t.longHeader(line, row, want)
+}
+
+// namedColumns finds the item, rater and label columns: those named by
+// opts.ItemCol, opts.RaterCol and opts.LabelCol, the others by alias. A
+// named column that is not in the header is a problem.
+func (t *table) namedColumns(line, row int) bool {
+	ok := true
+	find := func(name, flag, field string) int {
+		for i, h := range t.header {
+			if normName(h) == normName(name) {
+				return i
+			}
+		}
+		t.problem(line, row, name, "no column %q, named with %s, in the header (columns: %s)", name, flagHint(flag, field, "COLUMN"), quoteList(t.header))
+		ok = false
+		return -1
+	}
+	t.item, t.rater, t.value = -1, -1, -1
+	if n := t.opts.ItemCol; n != "" {
+		t.item = find(n, ItemColFlag, "item_col")
+	}
+	if n := t.opts.RaterCol; n != "" {
+		t.rater = find(n, RaterColFlag, "rater_col")
+	}
+	if n := t.opts.LabelCol; n != "" {
+		t.value = find(n, LabelColFlag, "label_col")
+	}
+	if !ok {
+		return false
+	}
+	if t.item < 0 && t.opts.ItemCol == "" {
+		t.item = bestColumn(t.header, itemAliases, t.rater, t.value)
+	}
+	if t.rater < 0 && t.opts.RaterCol == "" && t.opts.Rater == "" {
+		t.rater = bestColumn(t.header, raterAliases, t.item, t.value)
+	}
+	if t.value < 0 && t.opts.LabelCol == "" {
+		t.value = bestColumn(t.header, labelAliases, t.item, t.rater)
+	}
+	return true
 }
 
 func (t *table) resolveWhere(line, row int) bool {
@@ -129,29 +167,32 @@ func (t *table) isWhere(col int) bool {
 
 func (t *table) longHeader(line, row int, want Format) bool {
 	ok := true
-	missing := func(role string, aliases []string) {
+	missing := func(role string, aliases []string, flag, field string) {
 		hint := ""
-		if want != FormatCSVLong {
+		if want != FormatCSVLong && t.value < 0 && t.opts.LabelCol == "" {
 			hint = "; for a wide table (one column per rater) use the csv-wide format"
 		}
-		t.problem(line, row, "", "no %s column in the header %s (expected one of %s)%s",
-			role, quoteList(t.header), strings.Join(aliases, ", "), hint)
+		t.problem(line, row, "", "no %s column in the header %s (expected one of %s, or name it with %s)%s",
+			role, quoteList(t.header), strings.Join(aliases, ", "), flagHint(flag, field, "COLUMN"), hint)
 		ok = false
 	}
 	if t.item < 0 {
-		missing("item id", itemAliases)
+		missing("item id", itemAliases, ItemColFlag, "item_col")
 	}
-	if t.rater < 0 {
-		missing("rater id", raterAliases)
+	if t.rater < 0 && t.opts.Rater == "" {
+		missing("rater id", raterAliases, RaterColFlag, "rater_col")
 	}
 	if t.value < 0 {
-		missing("label", labelAliases)
+		missing("label", labelAliases, LabelColFlag, "label_col")
 	}
 	if !ok {
 		return false
 	}
 	// Two columns with the same name would make the choice arbitrary.
 	for _, c := range []int{t.item, t.rater, t.value} {
+		if c < 0 {
+			continue
+		}
 		for i, h := range t.header {
 			if i != c && normName(h) == normName(t.header[c]) {
 				t.problem(line, row, h, "columns %d and %d are both named %q", c+1, i+1, h)
@@ -253,8 +294,12 @@ func (t *table) addRow(rec []string, line, row int) {
 	}
 	t.matched++
 	if !t.wide {
-		t.c.label(cell(t.item), cell(t.rater), cell(t.value), line, row,
-			t.header[t.item], t.header[t.rater], t.header[t.value])
+		rater, raterCol := t.opts.Rater, RaterFlag
+		if t.rater >= 0 {
+			rater, raterCol = cell(t.rater), t.header[t.rater]
+		}
+		t.c.label(cell(t.item), rater, cell(t.value), line, row,
+			t.header[t.item], raterCol, t.header[t.value])
 		return
 	}
 	id := cell(t.itemCol)

@@ -47,7 +47,7 @@ var fixtures = []fixture{
 		want: Label{"gem jewel", "amt027", "10"}},
 	{file: "labelstudio_rte.json", format: FormatLabelStudio, scheme: "binary:no entailment,entailment,pos=entailment",
 		labels: 40, raters: 10, labelledItems: 4, nItems: 4, want: Label{"934", "4", "no entailment"}},
-	{file: "labelstudio_anaesthesia.json", format: FormatLabelStudio, labels: 30, raters: 5, labelledItems: 6,
+	{file: "labelstudio_anaesthesia.json", format: FormatLabelStudio, labels: 30, raters: 5, labelledItems: 6, nItems: 6,
 		want: Label{"patient-3", "anaesthetist2@hospital.example", "2"}, inferred: "ordinal:1..4"},
 	{file: "doccano_rte.jsonl", format: FormatDoccano, scheme: "binary:pos=entailment", labels: 15, raters: 3,
 		labelledItems: 5, nItems: 5, unused: []string{"Comments"}, want: Label{"961", "amt002", "no_entailment"}},

@@ -254,6 +254,17 @@ func readXLSXLabels(br *bufio.Reader, opts ReadOptions, c *collector, want Forma
 	if want == FormatXLSX {
 		want = FormatAuto
 	}
+	if want == FormatAuto && isLSFlat(rows[hdr]) {
+		// A Label Studio CSV export saved as a workbook.
+		flat := &flatTable{header: rows[hdr], headerRow: hdr + 1}
+		for i := hdr + 1; i < len(rows); i++ {
+			if !blankRow(rows[i]) {
+				flat.add(rows[i], 0, i+1, c)
+			}
+		}
+		flat.read(opts, c)
+		return c.result()
+	}
 	if !t.setHeader(rows[hdr], 0, hdr+1, want) {
 		return c.result()
 	}

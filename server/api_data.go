@@ -281,7 +281,8 @@ type importResponse struct {
 // the label file in field "file" and optional fields "items" (an items
 // file), "format" (auto, csv-long, csv-wide, xlsx, json, jsonl,
 // labelstudio, doccano), "where" (COLUMN=VALUE, repeatable), "sheet",
-// "text_columns" (comma-separated), "replace" (true/false) and "duplicates"
+// "text_columns" (comma-separated), "item_col", "rater_col", "label_col"
+// and "rater" (as the CLI's --item-col, ...), "replace" (true/false) and "duplicates"
 // (keep, first or error: repeated labels of one rater for one item). The import is
 // one transaction: a file with any bad row writes nothing, and the answer
 // names every problem (file, line or row, column, what was expected).
@@ -331,10 +332,11 @@ func (s *Server) multipartForm(c *gin.Context) (*multipart.Form, error) {
 
 // importForm reads, validates and imports the files of an import form.
 func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multipart.Form) (*importResponse, error) {
-	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, "duplicates": true, "scheme": true, csrfField: true}
+	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, "duplicates": true, "scheme": true,
+		"item_col": true, "rater_col": true, "label_col": true, "rater": true, csrfField: true}
 	for k := range form.Value {
 		if !known[k] {
-			return nil, annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, replace, duplicates, scheme)", k)
+			return nil, annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, item_col, rater_col, label_col, rater, replace, duplicates, scheme)", k)
 		}
 	}
 	for k, fs := range form.File {
@@ -381,6 +383,14 @@ func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multip
 	}
 	if opts.Sheet, err = one("sheet"); err != nil {
 		return nil, err
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"item_col", &opts.ItemCol}, {"rater_col", &opts.RaterCol}, {"label_col", &opts.LabelCol}, {"rater", &opts.Rater}} {
+		if *f.dst, err = one(f.name); err != nil {
+			return nil, err
+		}
 	}
 	tc, err := one("text_columns")
 	if err != nil {

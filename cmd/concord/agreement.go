@@ -50,6 +50,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", "auto", "format of --labels: auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano")
 	sheet := fs.String("sheet", "", "XLSX sheet name (default: the first sheet)")
 	dups := addDuplicatesFlag(fs)
+	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "keep only rows of --labels whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -81,8 +82,8 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	var ds *annotations.Dataset
 	source := ""
 	if *project != "" {
-		if *labels != "" || *items != "" || *schemeSpec != "" || len(where) > 0 {
-			return annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme and --where go with --labels, not --project")
+		if *labels != "" || *items != "" || *schemeSpec != "" || len(where) > 0 || rf.set() {
+			return annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme, --where, --item-col, --rater-col, --label-col and --rater go with --labels, not --project")
 		}
 		st, err := openStore(ctx, e, *dsn)
 		if err != nil {
@@ -106,11 +107,13 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 			}
 			scheme = &s
 		}
-		loaded, err := annotations.LoadFiles(*labels, annotations.LoadOptions{
+		lo := annotations.LoadOptions{
 			ReadOptions: annotations.ReadOptions{Format: annotations.Format(*format), Sheet: *sheet, Where: where, Duplicates: dups.mode},
 			Scheme:      scheme,
 			ItemsPath:   *items,
-		})
+		}
+		rf.apply(&lo.ReadOptions)
+		loaded, err := annotations.LoadFiles(*labels, lo)
 		if err != nil {
 			return err
 		}

@@ -182,7 +182,7 @@ func TestCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"import", "--db", dbPath, sirtK1}, "--project is required"},
-		{[]string{"import", "--db", dbPath, "--project", "x"}, "expected exactly one label file"},
+		{[]string{"import", "--db", dbPath, "--project", "x"}, "expected a label file"},
 		{[]string{"import", "--db", dbPath, "--project", "x", "--scheme", "ordinal:3..1", sirtK1}, "range"},
 		{[]string{"import", "--db", dbPath, "--project", "x", "--scheme", "ordinal:0..3", filepath.Join(dir, "missing.csv")}, "missing.csv"},
 		{[]string{"export", "--db", dbPath, "--project", "nope", "--out", filepath.Join(dir, "x.csv")}, `no project named "nope"`},

@@ -111,6 +111,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	schemeSpec := fs.String("scheme", "", "label scheme with --labels, e.g. ordinal:0..12 (default: inferred)")
 	format := fs.String("format", "auto", "label file format with --labels")
 	dups := addDuplicatesFlag(fs)
+	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
@@ -182,7 +183,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err := spec.Fit.Validate(); err != nil {
 		return err
 	}
-	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode)
+	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode, rf)
 	if err != nil {
 		return err
 	}
@@ -308,7 +309,7 @@ func printEvalSummary(w io.Writer, ds *annotations.Dataset, res *analysis.EvalRe
 // loadForModel reads the dataset of fit-like commands: a project from the
 // database, or label (and items) files. It returns the dataset and a name
 // for it.
-func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items, schemeSpec, format string, where whereFlag, textColumns string, dups annotations.Duplicates) (*annotations.Dataset, string, error) {
+func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items, schemeSpec, format string, where whereFlag, textColumns string, dups annotations.Duplicates, rf *readFlags) (*annotations.Dataset, string, error) {
 	if project != "" {
 		st, err := openStore(ctx, e, dsn)
 		if err != nil {
@@ -329,6 +330,7 @@ func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items,
 	opts.Format = annotations.Format(format)
 	opts.TextColumns = splitList(textColumns)
 	opts.Duplicates = dups
+	rf.apply(&opts.ReadOptions)
 	if len(where) > 0 {
 		opts.Where = where
 	}

@@ -60,6 +60,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	schemeSpec := fs.String("scheme", "", "label scheme with --labels, e.g. ordinal:1..5 (default: inferred)")
 	format := fs.String("format", "auto", "label file format with --labels")
 	dups := addDuplicatesFlag(fs)
+	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
@@ -160,7 +161,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	ds, source, err := loadForModel(ctx, e, "fit", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode)
+	ds, source, err := loadForModel(ctx, e, "fit", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode, rf)
 	if err != nil {
 		return err
 	}

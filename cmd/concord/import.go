@@ -28,8 +28,19 @@ Formats (detected from the content unless --format is given):
   xlsx         long or wide form, first sheet or --sheet
   json         an array of {"item_id", "rater_id", "label"}
   jsonl        one such object per line
-  labelstudio  Label Studio JSON export (choices, rating or number results)
-  doccano      doccano JSONL export
+  labelstudio  Label Studio export: JSON (choices, rating or number results),
+               JSON-MIN or CSV (the control's column detected, or --label-col)
+  doccano      doccano JSONL export; its ZIP (one file per annotator) as it ships
+
+Columns are found by name (item_id, item, task, id, essay, ...; rater_id,
+rater, worker, annotator, grader, ...; label, value, rating, score, grade,
+...); --item-col, --rater-col and --label-col name them outright, so that a
+spreadsheet with headers such as "Essay, Grader, Score" or any others reads as
+a long table. A header with a label column is never read as a wide table: the
+missing column is named instead. For a Label Studio export with several
+controls, --label-col picks one. Several files (or a ZIP of them) are read as
+one: the rater of records that name none (doccano's per-annotator files) is
+--rater, or the file name.
 
 Schemes (--scheme; inferred from the labels and shown when omitted):
   ordinal:1..5  ordinal:poor,fair,good  ordinal:1=poor,2=fair,3=good
@@ -38,10 +49,13 @@ Schemes (--scheme; inferred from the labels and shown when omitted):
 Examples:
   concord import --project essays --scheme ordinal:0..3 --where criterion=k1 ratings.csv
   concord import --project rte --scheme binary:0,1,pos=1 --items items.csv ratings.csv
+  concord import --project sentiment project-3-at-2024.json
+  concord import --project rte doccano-export.zip
+  concord import --project essays --rater-col Teacher grades.xlsx
 `
 
 func runImport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "import", "--project NAME [--scheme SPEC] [--items FILE] [--format F] [--replace] [--duplicates keep|first|error] FILE", importHelp)
+	fs := newFlags(e, "import", "--project NAME [--scheme SPEC] [--items FILE] [--format F] [--item-col C --rater-col C --label-col C | --rater NAME] [--replace] [--duplicates keep|first|error] FILE...", importHelp)
 	dsn := dbFlag(fs)
 	project := fs.String("project", "", "project name (created if it does not exist) (required)")
 	schemeSpec := fs.String("scheme", "", "label scheme, e.g. ordinal:1..5 (default: the project's, or inferred)")
@@ -52,15 +66,16 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	replace := fs.Bool("replace", false, "replace stored labels that differ from the file's")
 	yes := fs.Bool("yes", false, "accept an inferred scheme without asking")
 	dups := addDuplicatesFlag(fs)
+	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	if len(pos) == 0 {
 		fs.Usage()
-		return annotations.Errorf(annotations.EINVALID, "expected exactly one label file, got %d", len(pos))
+		return annotations.Errorf(annotations.EINVALID, "expected a label file (or several, read as one: e.g. the per-annotator files of a doccano export)")
 	}
 	if *project == "" {
 		return annotations.Errorf(annotations.EINVALID, "--project is required")
@@ -101,7 +116,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		Scheme:    scheme,
 		ItemsPath: *items,
 	}
-	loaded, err := annotations.LoadFiles(pos[0], opts)
+	rf.apply(&opts.ReadOptions)
+	loaded, err := annotations.LoadFileList(pos, opts)
 	if err != nil {
 		return err
 	}
@@ -141,7 +157,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if created {
 		verb = "into new"
 	}
-	fmt.Fprintf(e.stdout, "Imported %s (%s) %s project %q (scheme %s):\n", pos[0], loaded.Format, verb, p.Name, p.Scheme)
+	fmt.Fprintf(e.stdout, "Imported %s (%s) %s project %q (scheme %s):\n", strings.Join(pos, ", "), loaded.Format, verb, p.Name, p.Scheme)
 	fmt.Fprintf(e.stdout, "  labels: %d added, %d replaced, %d unchanged\n", res.LabelsAdded, res.LabelsReplaced, res.LabelsUnchanged)
 	fmt.Fprintf(e.stdout, "  items:  %d added, %d updated\n", res.ItemsAdded, res.ItemsUpdated)
 	fmt.Fprintf(e.stdout, "  raters: %d added\n", res.RatersAdded)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +36,18 @@ plots. See docs/reports.md.
   --format all    all of the above into DIR, named after the project
 Without --format, the format follows the extension of --out (.json, .xlsx, .csv).
 
+The consensus back into the annotation tool (--out FILE or -):
+  --format labelstudio  Label Studio tasks with predictions: per task its id,
+                  and predictions [{model_version (the fit), score
+                  (P(consensus)), result [{from_name, to_name, type, value}]}].
+                  Task ids and control names are those of the Label Studio
+                  import (--project, or --labels with the export); else the
+                  item ids and --from-name/--to-name. The type is the
+                  control's (choices, rating, number), else rating for an
+                  ordinal fit of integer levels, choices otherwise (--type)
+  --format doccano      doccano JSON Lines: {"id", "text", "label": [...], "score"}
+  --format crowdkit     crowd-kit's aggregation table: task,label,prob
+
 Agreement coefficients and the baseline aggregators (majority vote,
 Dawid-Skene, ...) need the labels. They come from the project (--project,
 with --db), from label files (--labels, as for concord fit), or else from the
@@ -47,6 +60,8 @@ Examples:
   concord report --fit k1.json --format png --out k1-plots
   concord report --fit rte.json --project rte --format all --out reports/
   concord report --fit k1.json --labels ratings.csv --where criterion=k1 --format json --out -
+  concord report --fit sentiment.json --project sentiment --format labelstudio --out predictions.json
+  concord report --fit k1.json --format labelstudio --from-name grade --to-name essay --out -
 `
 
 func runReport(ctx context.Context, e *env, args []string) error {
@@ -59,10 +74,14 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	schemeSpec := fs.String("scheme", "", "label scheme of --labels (default: the scheme recorded in the fit)")
 	labelsFormat := fs.String("labels-format", "auto", "format of --labels: auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano")
 	dups := addDuplicatesFlag(fs)
+	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "keep only rows of --labels whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
+	fromName := fs.String("from-name", "", "labelstudio: the control's name (default: the Label Studio import's)")
+	toName := fs.String("to-name", "", "labelstudio: the name of the object the control labels (default: the Label Studio import's)")
+	lsType := fs.String("type", "", "labelstudio: result type choices|rating|number (default: the import's, else from the fit)")
 	name := fs.String("name", "", "project name shown in the report with --labels or the fit's own labels (default: from the file names)")
-	format := fs.String("format", "", "json | xlsx | csv | png | svg | all (default: from the extension of --out)")
+	format := fs.String("format", "", "json | xlsx | csv | png | svg | all | labelstudio | doccano | crowdkit (default: from the extension of --out)")
 	out := fs.String("out", "", `output file, directory or prefix (see above); "-" for standard output with json and xlsx (required)`)
 	noAgreement := fs.Bool("no-agreement", false, "leave out the agreement coefficients and baseline aggregators")
 	boot := fs.Int("bootstrap", 1000, "bootstrap replicates for the agreement intervals (0: analytic intervals only)")
@@ -84,8 +103,8 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if *project != "" && *labels != "" {
 		return annotations.Errorf(annotations.EINVALID, "give --project or --labels, not both")
 	}
-	if *labels == "" && (*items != "" || *schemeSpec != "" || len(where) > 0) {
-		return annotations.Errorf(annotations.EINVALID, "--items, --scheme and --where go with --labels")
+	if *labels == "" && (*items != "" || *schemeSpec != "" || len(where) > 0 || rf.set()) {
+		return annotations.Errorf(annotations.EINVALID, "--items, --scheme, --where, --item-col, --rater-col, --label-col and --rater go with --labels")
 	}
 	if *boot < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--bootstrap must be >= 0, got %d", *boot)
@@ -103,14 +122,18 @@ func runReport(ctx context.Context, e *env, args []string) error {
 			return annotations.Errorf(annotations.EINVALID, "give --format json|xlsx|csv|png|svg|all (the extension of --out %q does not say)", *out)
 		}
 	}
+	tool := f == "labelstudio" || f == "doccano" || f == "crowdkit"
+	if !tool && (*fromName != "" || *toName != "" || *lsType != "") {
+		return annotations.Errorf(annotations.EINVALID, "--from-name, --to-name and --type go with --format labelstudio")
+	}
 	switch f {
-	case "json", "xlsx":
+	case "json", "xlsx", "labelstudio", "doccano", "crowdkit":
 	case "csv", "png", "svg", "all":
 		if *out == "-" {
 			return annotations.Errorf(annotations.EINVALID, "--format %s writes several files: give a directory or prefix with --out, not -", f)
 		}
 	default:
-		return annotations.Errorf(annotations.EINVALID, "unknown --format %q (expected json, xlsx, csv, png, svg or all)", *format)
+		return annotations.Errorf(annotations.EINVALID, "unknown --format %q (expected json, xlsx, csv, png, svg, all, labelstudio, doccano or crowdkit)", *format)
 	}
 
 	fit, err := readFitFile(e, *fitPath)
@@ -156,6 +179,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 			opts.Scheme = &s
 		}
 		opts.Duplicates = dups.mode
+		rf.apply(&opts.ReadOptions)
 		ld, err := annotations.LoadFiles(*labels, opts)
 		if err != nil {
 			return err
@@ -197,7 +221,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	}
 
 	var agr *raters.Report
-	if !*noAgreement {
+	if !*noAgreement && !tool {
 		if ds == nil || len(ds.Labels) == 0 {
 			fmt.Fprintf(e.stderr, "concord report: no labels (%s records none): the report has no agreement coefficients\n", *fitPath)
 		} else {
@@ -221,6 +245,13 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		return annotations.Errorf(annotations.EINVALID, "%s", strings.TrimPrefix(err.Error(), "reports: "))
 	}
 
+	if tool {
+		to := reports.ToolOptions{FromName: *fromName, ToName: *toName, Type: *lsType, ModelVersion: modelVersion(fit, *fitPath)}
+		if ds != nil {
+			to.Items = ds.Items
+		}
+		return writeTool(e, rep, f, *out, to, source)
+	}
 	paths, err := writeReport(e, rep, f, *out, reports.XLSXOptions{NoCharts: *noCharts})
 	if err != nil {
 		return err
@@ -323,4 +354,42 @@ func writeReport(e *env, rep *reports.Report, f, out string, xo reports.XLSXOpti
 		return reports.WriteAll(out, rep)
 	}
 	return nil, fmt.Errorf("unknown format %q", f)
+}
+
+// modelVersion names a fit in the predictions written back to the
+// annotation tool: the fit file, the model and engine, and the seed.
+func modelVersion(fit *reports.Fit, path string) string {
+	name := "fit"
+	if path != "-" {
+		name = filepath.Base(path)
+	}
+	m := fit.Model.Model
+	if fit.Model.Engine != "" {
+		m += "/" + fit.Model.Engine
+	}
+	return fmt.Sprintf("concord %s %s seed %d", name, m, fit.Model.Seed)
+}
+
+// writeTool writes the consensus in an annotation tool's format.
+func writeTool(e *env, rep *reports.Report, f, out string, to reports.ToolOptions, source string) error {
+	var write func(io.Writer) error
+	switch f {
+	case "labelstudio":
+		write = func(w io.Writer) error { return reports.WriteLabelStudio(w, rep, to) }
+	case "doccano":
+		write = func(w io.Writer) error { return reports.WriteDoccano(w, rep, to) }
+	default:
+		write = func(w io.Writer) error { return reports.WriteCrowdKit(w, rep, to) }
+	}
+	err := writeTo(e, out, write)
+	if errors.Is(err, reports.ErrControlNames) {
+		return annotations.Errorf(annotations.EINVALID, "the Label Studio control names are not known from %s (they are kept by a Label Studio JSON import; JSON-MIN and CSV exports do not hold to_name): give --from-name NAME and --to-name NAME, the name and toName of the control in the labelling config (e.g. <Choices name=\"sentiment\" toName=\"text\">)", source)
+	}
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "%s", strings.TrimPrefix(err.Error(), "reports: "))
+	}
+	if out != "-" {
+		fmt.Fprintf(e.stdout, "Wrote the consensus of %d items of %s to %s (%s)\n", len(rep.Items), rep.Project.Name, out, f)
+	}
+	return nil
 }

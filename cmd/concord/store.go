@@ -103,3 +103,37 @@ func reportDuplicates(e *env, cmd string, ds *annotations.Dataset) {
 		fmt.Fprintf(e.stderr, "concord %s: %d repeated labels kept as separate observations (--duplicates keep)\n", cmd, n)
 	}
 }
+
+// readFlags are --item-col, --rater-col, --label-col and --rater, for every
+// command that reads label files (as --format, --where and --duplicates):
+// they name a table's columns, pick a Label Studio control, and name the
+// rater of files that name none.
+type readFlags struct {
+	itemCol, raterCol, labelCol, rater *string
+}
+
+// addReadFlags registers the read flags on fs.
+func addReadFlags(fs *flag.FlagSet) *readFlags {
+	return &readFlags{
+		itemCol:  fs.String("item-col", "", "label file: the item id column (default: item_id, item, task, id, essay, ... by name)"),
+		raterCol: fs.String("rater-col", "", "label file: the rater id column (default: rater_id, rater, worker, annotator, grader, ... by name)"),
+		labelCol: fs.String("label-col", "", "label file: the label column (default: label, value, rating, score, grade, ... by name); for Label Studio exports the control (from_name) whose labels are read"),
+		rater:    fs.String("rater", "", "label file: the rater of records that name none (a doccano per-annotator file; default: the file name), or of a table without a rater column"),
+	}
+}
+
+// apply sets the read options.
+func (r *readFlags) apply(o *annotations.ReadOptions) {
+	if r == nil {
+		return
+	}
+	o.ItemCol = strings.TrimSpace(*r.itemCol)
+	o.RaterCol = strings.TrimSpace(*r.raterCol)
+	o.LabelCol = strings.TrimSpace(*r.labelCol)
+	o.Rater = strings.TrimSpace(*r.rater)
+}
+
+// set reports whether any read flag was given.
+func (r *readFlags) set() bool {
+	return r != nil && (*r.itemCol != "" || *r.raterCol != "" || *r.labelCol != "" || *r.rater != "")
+}

@@ -1,0 +1,315 @@
+package annotations
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Label Studio's JSON-MIN and CSV exports (label-studio-converter's
+// convert_to_json_min and convert_to_csv) flatten each annotation into one
+// record: the task data fields, the task "id", one field per labelling
+// control named after it (its from_name), and the annotation's bookkeeping:
+//
+//	{"text": "...", "id": 266, "sentiment": "Positive", "annotator": 3,
+//	 "annotation_id": 1000, "created_at": "...", "updated_at": "...",
+//	 "lead_time": 4.2}
+//
+// A Choices control with one choice is written as the choice itself; other
+// controls as the list of their result values ([{"rating": 4}],
+// [{"choices": ["a", "b"]}]), which the CSV export writes as JSON text in the
+// cell. The annotator is the user's e-mail or id.
+
+// lsFlatMeta are the bookkeeping fields of a flattened export.
+var lsFlatMeta = map[string]bool{"annotator": true, "annotation_id": true, "created_at": true,
+	"updated_at": true, "lead_time": true, "agreement": true, "id": true, "drafts": true, "predictions": true}
+
+// isLSFlat reports whether field names are those of a Label Studio JSON-MIN
+// or CSV export: annotator and annotation_id are always written.
+func isLSFlat(keys []string) bool {
+	var ann, annID bool
+	for _, k := range keys {
+		switch k {
+		case "annotator":
+			ann = true
+		case "annotation_id":
+			annID = true
+		}
+	}
+	return ann && annID
+}
+
+// flatRec is one record of a flattened export, its fields as JSON values
+// (CSV cells as JSON strings, or as the JSON they hold when they hold a
+// list or an object).
+type flatRec struct {
+	fields    map[string]json.RawMessage
+	line, row int
+}
+
+// csvCellJSON turns a CSV cell of a flattened export into a JSON value.
+func csvCellJSON(v string) json.RawMessage {
+	t := strings.TrimSpace(v)
+	if (strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{")) && json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	if t == "" {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// lsFlatValue reads a control's value: a choice, a number, or the list of
+// result values. typ is the control type it shows (choices, rating,
+// number); empty reports a control the annotator left empty; msg a value
+// that is not one label.
+func lsFlatValue(raw json.RawMessage) (v, typ string, empty bool, msg string) {
+	switch jsonKind(raw) {
+	case 0, 'n':
+		return "", "", true, ""
+	case '"':
+		s, _, _ := jsonScalar(raw)
+		if strings.TrimSpace(s) == "" {
+			return "", "", true, ""
+		}
+		return s, "choices", false, ""
+	case '{':
+		raw = append(append(json.RawMessage{'['}, raw...), ']')
+	case '[':
+	default:
+		s, _, _ := jsonScalar(raw)
+		return s, "number", false, ""
+	}
+	var list []map[string]json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return "", "", false, "expected a choice, a number or a list of result values such as [{\"rating\": 4}]"
+	}
+	if len(list) == 0 {
+		return "", "", true, ""
+	}
+	if len(list) > 1 {
+		return "", "", false, fmt.Sprintf("%d results in one annotation (expected one per rater and item)", len(list))
+	}
+	for _, key := range []string{"choices", "rating", "number"} {
+		r, ok := list[0][key]
+		if !ok {
+			continue
+		}
+		if key != "choices" {
+			s, present, ok := jsonScalar(r)
+			if !ok || !present {
+				return "", "", false, fmt.Sprintf("expected the %s as a number, found %s", key, jsonTypeName(r))
+			}
+			return s, key, false, ""
+		}
+		vals, m := doccanoLabels(r)
+		if m != "" {
+			return "", "", false, strings.Replace(m, "for one document", "in one annotation", 1)
+		}
+		if len(vals) == 0 {
+			return "", "", true, ""
+		}
+		return vals[0], "choices", false, ""
+	}
+	return "", "", false, "not a choices, rating or number result (concord reads document labels)"
+}
+
+// readLabelStudioFlat reads the records of a JSON-MIN or CSV export; keys
+// are the field names in order of first appearance.
+func readLabelStudioFlat(recs []flatRec, keys []string, opts ReadOptions, c *collector) {
+	c.parsed.Format = FormatLabelStudio
+	has := map[string]bool{}
+	for _, k := range keys {
+		has[k] = true
+	}
+	find := func(name, flag, field string) string {
+		for _, k := range keys {
+			if normName(k) == normName(name) {
+				return k
+			}
+		}
+		c.add(Problem{Column: name, Msg: fmt.Sprintf("no field %q, named with %s, in this Label Studio export (fields: %s)", name, flagHint(flag, field, "NAME"), quoteList(keys))})
+		return ""
+	}
+	itemKey, raterKey, labelKey := "id", "annotator", ""
+	if opts.ItemCol != "" {
+		itemKey = find(opts.ItemCol, ItemColFlag, "item_col")
+	} else if has["item_id"] {
+		itemKey = "item_id" // data.item_id, as in the JSON export
+	} else if !has["id"] {
+		c.add(Problem{Column: "id", Msg: fmt.Sprintf("Label Studio export without the task \"id\" (fields: %s); name the item id with %s", quoteList(keys), flagHint(ItemColFlag, "item_col", "NAME"))})
+		itemKey = ""
+	}
+	if opts.RaterCol != "" {
+		raterKey = find(opts.RaterCol, RaterColFlag, "rater_col")
+	}
+	if opts.LabelCol != "" {
+		labelKey = find(opts.LabelCol, LabelColFlag, "label_col")
+	}
+	var where []whereCond
+	for _, k := range whereKeys(opts.Where) {
+		if wk := find(k, "--where", "where"); wk != "" {
+			where = append(where, whereCond{key: wk, value: strings.TrimSpace(opts.Where[k])})
+		}
+	}
+	if c.problems.Len() > 0 {
+		return
+	}
+	kept := recs[:0:0]
+	for _, r := range recs {
+		keep := true
+		for i := range where {
+			v, _, _ := jsonScalar(r.fields[where[i].key])
+			v = strings.TrimSpace(v)
+			where[i].note(v)
+			if v != where[i].value {
+				keep = false
+			}
+		}
+		if keep {
+			kept = append(kept, r)
+		}
+	}
+	if len(where) > 0 && len(kept) == 0 {
+		for _, w := range where {
+			c.add(Problem{Column: w.key, Msg: fmt.Sprintf("no record has %s = %q (%s)", w.key, w.value, w.describeSeen())})
+		}
+		return
+	}
+	recs = kept
+	taskOf := func(r flatRec) string {
+		s, _, _ := jsonScalar(r.fields[itemKey])
+		return s
+	}
+	if labelKey == "" {
+		var cands []string
+		for _, k := range keys {
+			if lsFlatMeta[k] || k == itemKey || k == raterKey || aliasRank(k, textAliases) >= 0 || isWhereKey(k, whereKeys(opts.Where)) {
+				continue
+			}
+			if lsFlatControl(recs, k, taskOf) {
+				cands = append(cands, k)
+			}
+		}
+		switch len(cands) {
+		case 1:
+			labelKey = cands[0]
+		case 0:
+			c.add(Problem{Msg: fmt.Sprintf("Label Studio export: no field holds labels (fields: %s; the task data holds one value per task); name the control with %s", quoteList(keys), flagHint(LabelColFlag, "label_col", "NAME"))})
+			return
+		default:
+			c.add(Problem{Msg: fmt.Sprintf("Label Studio export: %d fields could be the labelling control (%s); pick one with %s", len(cands), quoteList(cands), flagHint(LabelColFlag, "label_col", cands[0]))})
+			return
+		}
+	}
+	textKey := ""
+	for _, k := range keys {
+		if aliasRank(k, textAliases) >= 0 && k != labelKey {
+			textKey = k
+			break
+		}
+	}
+	seen := map[string]int{}      // item -> index in c.parsed.Items
+	var taskIDs []json.RawMessage // by index in c.parsed.Items
+	typ := ""
+	for _, r := range recs {
+		item, ok := jsonID(r.fields[itemKey])
+		if !ok {
+			c.rowProblem(r.line, r.row, itemKey, "expected the task id as a string or number, found %s", jsonTypeName(r.fields[itemKey]))
+			continue
+		}
+		if _, ok := seen[item]; !ok {
+			it := Item{ID: item}
+			if textKey != "" {
+				if s, _, ok := jsonScalar(r.fields[textKey]); ok {
+					it.Text = normText(s)
+				}
+			}
+			seen[item] = len(c.parsed.Items)
+			c.parsed.Items = append(c.parsed.Items, it)
+			taskIDs = append(taskIDs, r.fields["id"])
+		}
+		v, t, empty, msg := lsFlatValue(r.fields[labelKey])
+		if msg != "" {
+			c.rowProblem(r.line, r.row, labelKey, "task %s, control %q: %s", item, labelKey, msg)
+			continue
+		}
+		if empty {
+			continue
+		}
+		if typ == "" || typ == "choices" && t != "choices" {
+			typ = t
+		}
+		rater, ok := lsRater(r.fields[raterKey])
+		if !ok {
+			c.rowProblem(r.line, r.row, raterKey, "annotation has no annotator (expected the user's e-mail or id); a label with no rater cannot be used")
+			continue
+		}
+		c.label(item, rater, v, r.line, r.row, itemKey, raterKey, labelKey)
+	}
+	for i := range c.parsed.Items {
+		it := &c.parsed.Items[i]
+		ref := LabelStudioRef{Task: bytes.TrimSpace(taskIDs[i]), FromName: labelKey, Type: typ, TextKey: textKey}
+		if jsonKind(ref.Task) == '"' {
+			// A CSV cell: the task id is a number when it reads as one.
+			if s, _, _ := jsonScalar(ref.Task); isJSONInt(s) {
+				ref.Task = json.RawMessage(s)
+			}
+		}
+		it.setLabelStudio(ref)
+	}
+	for _, k := range keys {
+		if k != itemKey && k != raterKey && k != labelKey && k != textKey && !lsFlatMeta[k] && !isWhereKey(k, whereKeys(opts.Where)) {
+			c.parsed.Unused = append(c.parsed.Unused, k)
+		}
+	}
+}
+
+// isJSONInt reports whether s is a plain integer literal.
+func isJSONInt(s string) bool {
+	_, ok := intID(s)
+	return ok && (s == "0" || s[0] != '0') && !strings.HasPrefix(s, "-0")
+}
+
+// lsFlatControl reports whether field k of a flattened export looks like a
+// labelling control rather than task data. Task data holds one value per
+// task, different for every task (a text), or a media link; a control's
+// values repeat across tasks or differ between the annotators of a task, or
+// are lists of result values.
+func lsFlatControl(recs []flatRec, k string, taskOf func(flatRec) string) bool {
+	perTask := map[string]string{}
+	distinct := map[string]bool{}
+	constant, maxLen, any := true, 0, false
+	for _, r := range recs {
+		raw := r.fields[k]
+		switch jsonKind(raw) {
+		case 0, 'n':
+			continue
+		case '[', '{':
+			_, _, _, msg := lsFlatValue(raw)
+			return !strings.HasPrefix(msg, "not a choices") && !strings.HasPrefix(msg, "expected a choice")
+		}
+		s, _, _ := jsonScalar(raw)
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		any = true
+		if isMediaRef(s) {
+			return false
+		}
+		maxLen = max(maxLen, len(s))
+		t := taskOf(r)
+		if prev, ok := perTask[t]; ok && prev != s {
+			constant = false
+		}
+		perTask[t] = s
+		distinct[s] = true
+	}
+	if !any {
+		return false
+	}
+	data := constant && len(distinct) == len(perTask) && (len(perTask) >= 3 || maxLen > 30)
+	return !data
+}
