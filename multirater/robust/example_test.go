@@ -43,8 +43,8 @@ func ExampleFit() {
 	}
 	// Output:
 	// selected: robust
-	// error rate: 0.06
-	// x = -2.5 labelled pos: p_error 0.10
-	// x = 2 labelled neg: p_error 0.10
-	// x = 0.5 labelled pos: p_error 0.06
+	// error rate: 0.20
+	// x = 2 labelled neg: p_error 0.91
+	// x = -2.5 labelled pos: p_error 0.87
+	// x = 0.5 labelled pos: p_error 0.16
 }

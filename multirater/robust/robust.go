@@ -323,10 +323,24 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 			break
 		}
 		if f.em >= opts.MaxEM {
-			if f.a, f.liks, err = runEP(ctx, data, opts, eps, noise, kern, false, rng); err != nil {
+			if opts.PaperEM {
+				if f.a, f.liks, err = runEP(ctx, data, opts, eps, noise, kern, false, rng); err != nil {
+					return nil, err
+				}
+				f.notes = append(f.notes, fmt.Sprintf("error rates learnt by EM (%s): stopped after %d steps with a change of %.2g (tolerance %.2g); the error rates may still move", emRule(opts), f.em, moved, opts.EMTol))
+				break
+			}
+			// EM converges slowly (geometrically, and slowest where an
+			// error rate heads to 0): finish at its fixed point, the
+			// maximum of the EP evidence, by maximising the evidence in the
+			// error rates directly from where EM stopped.
+			if f.a, f.liks, err = runEPFree(ctx, data, opts, eps, noise, kern, false, true, rng); err != nil {
 				return nil, err
 			}
-			f.notes = append(f.notes, fmt.Sprintf("error rates learnt by EM (%s): stopped after %d steps with a change of %.2g (tolerance %.2g); the error rates may still move", emRule(opts), f.em, moved, opts.EMTol))
+			for l, o := range f.liks {
+				f.history[l] = append(f.history[l], o.Eps)
+			}
+			f.notes = append(f.notes, fmt.Sprintf("error rates learnt by EM (%s): after %d steps (last change %.2g, tolerance %.2g) finished by maximising the EP evidence in them directly, EM's fixed point", emRule(opts), f.em, moved, opts.EMTol))
 			break
 		}
 	}
@@ -349,6 +363,12 @@ func mStepTerm(a *infer.Approx, data *Data, o *lik.RobustProbit, j int, paper bo
 // latent noise (unless fixed by Options.Noise) and the kernel's learnt
 // terms at the maximum of the evidence, starting from noise.
 func runEP(ctx context.Context, data *Data, opts Options, eps, noise []float64, kern *infer.Kernel, first bool, rng *rand.Rand) (*infer.Approx, []*lik.RobustProbit, error) {
+	return runEPFree(ctx, data, opts, eps, noise, kern, first, false, rng)
+}
+
+// runEPFree is runEP; with freeEps the error rates are learnt by the
+// evidence too, starting at eps.
+func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float64, kern *infer.Kernel, first, freeEps bool, rng *rand.Rand) (*infer.Approx, []*lik.RobustProbit, error) {
 	n, nl := len(data.ItemIDs), len(data.RaterIDs)
 	// Sequential EP with damping: the robust sites are not log-concave, and
 	// an item's labels from several raters with small latent noise pull
@@ -383,7 +403,7 @@ func runEP(ctx context.Context, data *Data, opts Options, eps, noise []float64, 
 	}
 	prob.Fixed = func(l, k int) bool {
 		if k == 0 {
-			return true // the error rate: fixed here, learnt by EM
+			return !freeEps // the error rate: learnt by EM, fixed here
 		}
 		return opts.Noise > 0
 	}
