@@ -230,3 +230,31 @@ func TestDemoLoad(t *testing.T) {
 		t.Errorf("second demo run changed the projects: %+v", got)
 	}
 }
+
+// TestMistypedFlag: an unknown flag is answered with the flag meant (a
+// missing plural s first), not the whole usage; a flag that nothing is
+// close to gets the pointer to --help alone.
+func TestMistypedFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fit", "--sample", "10", "--project", "p", "--out", "-"}, "concord fit: unknown flag --sample (did you mean --samples or --sampler?)\n"},
+		{[]string{"fit", "--sigma_b", "2"}, "unknown flag --sigma_b (did you mean --sigma-b or --sigma?)"},
+		{[]string{"fit", "--seeed", "2"}, "unknown flag --seeed (did you mean --seed?)"},
+		{[]string{"fit", "--burn-in", "2"}, "unknown flag --burn-in (did you mean --burnin?)"},
+		{[]string{"import", "--projet", "p", "x.csv"}, "concord import: unknown flag --projet (did you mean --project?)"},
+		{[]string{"report", "--fit", "f.json", "--ot", "x"}, "concord report: unknown flag --ot (did you mean --out?)"},
+		{[]string{"fit", "--zzz"}, "concord fit: unknown flag --zzz\n"},
+		{[]string{"fit", "--samples", "many"}, `concord fit: invalid value "many" for flag --samples`},
+	} {
+		code, out, errb := runCmd(t, tc.args...)
+		if code != 2 || !strings.Contains(errb, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb, tc.want)
+		}
+		name := "concord " + tc.args[0]
+		if !strings.HasSuffix(errb, "Run \""+name+" --help\" for its flags.\n") || strings.Contains(errb, "Usage:") || out != "" {
+			t.Errorf("%v: stderr %q (want the pointer to --help, not the usage), stdout %q", tc.args, errb, out)
+		}
+	}
+}
