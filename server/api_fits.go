@@ -176,8 +176,9 @@ func (r *fitRequest) checkModelFields(sp analysis.FitSpec) error {
 }
 
 // completeSpec fills in every default of a valid spec, except an omitted
-// kernel: it depends on the data when the fit runs (text when items have
-// texts, else identity), and the result records the kernel used. Settings
+// kernel: it depends on the data when the fit runs (analysis.DefaultKernelFor:
+// text when items have texts, except for a classification fit whose items
+// all have labels; else identity), and the result records the kernel used. Settings
 // the model does not use (the threshold prior of a classification fit) are
 // left out.
 func completeSpec(sp analysis.FitSpec) analysis.FitSpec {
