@@ -230,16 +230,33 @@ func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 }
 
 func writeFitResult(e *env, path string, res *multirater.FitResult) error {
-	b, err := json.MarshalIndent(res, "", " ")
-	if err != nil {
-		return fmt.Errorf("encoding the result: %w", err)
+	if path != "-" {
+		return writeFitFile(path, res)
 	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err = e.stdout.Write(b)
+	b, err := encodeFitResult(res)
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(b)
+	return err
+}
+
+// writeFitFile writes the fit result document to the file path.
+func writeFitFile(path string, res *multirater.FitResult) error {
+	b, err := encodeFitResult(res)
+	if err != nil {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// encodeFitResult is the fit result document as concord fit writes it.
+func encodeFitResult(res *multirater.FitResult) ([]byte, error) {
+	b, err := json.MarshalIndent(res, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	return append(b, '\n'), nil
 }
 
 // printFitSummary prints the verdict, the top of the consensus ranking and
