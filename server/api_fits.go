@@ -371,7 +371,8 @@ func (s *Server) getFit(c *gin.Context) {
 }
 
 // cancelFit: POST /api/v1/fits/{id}/cancel cancels a queued fit at once and
-// stops a running one within a second -> 202 with the fit.
+// stops a running one (at once in this process; at its next heartbeat in
+// another) -> 202 with the fit.
 func (s *Server) cancelFit(c *gin.Context) {
 	f, err := s.fitParam(c, write)
 	if err != nil {
