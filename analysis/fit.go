@@ -13,11 +13,11 @@ import (
 	"concord/annotations"
 	"concord/multirater"
 	"concord/multirater/bounded"
-	"concord/multirater/robust"
 	"concord/multirater/classify"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 	"concord/multirater/ordinal"
+	"concord/multirater/robust"
 	"concord/textfeat"
 )
 
