@@ -17,6 +17,13 @@ require (
 )
 
 require (
+	github.com/getkin/kin-openapi v0.153.0
+	github.com/go-openapi/jsonpointer v0.22.5 // indirect
+	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
+)
+
+require (
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260214004413-d219187c3433 // indirect

@@ -157,6 +157,17 @@ type evalModel struct {
 	ids []string
 }
 
+// ForData returns s with the defaults that depend on the data filled in:
+// without a kernel, "text" when some item has a text, else "identity"
+// (DefaultKernel): every fold predicts its held-out items, and their texts
+// are what the text kernel predicts them from.
+func (s EvalSpec) ForData(ds *annotations.Dataset) EvalSpec {
+	if strings.TrimSpace(s.Fit.Kernel) == "" {
+		s.Fit.Kernel = DefaultKernel(ds)
+	}
+	return s
+}
+
 // Eval runs K-fold cross-validation over the items of ds that have labels
 // (the comparisons of Rogers et al. fig. 8b and fig. 11). The items are
 // dealt into K folds at random (seeded by spec.Fit.Seed). For each fold the
@@ -190,7 +201,8 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 	if err := spec.Fit.Validate(); err != nil {
 		return nil, err
 	}
-	spec.Fit = spec.Fit.ForData(ds).WithDefaults()
+	spec = spec.ForData(ds)
+	spec.Fit = spec.Fit.WithDefaults()
 	if ds == nil || len(ds.Labels) == 0 {
 		return nil, bad("no labels to evaluate")
 	}

@@ -45,8 +45,10 @@ type FitSpec struct {
 	// items, with its own vocabulary), "text-rbf:gamma=G", or a sum such as
 	// "text+rbf:gamma=1" or "text:title+text:body" (see
 	// ItemCovariance). "" means "text" when some item has a text and
-	// "identity" otherwise (ForData; WithDefaults, which does not see the
-	// data, gives "identity").
+	// "identity" otherwise, except for the classification model, which
+	// uses the texts by default only when some item has no labels
+	// (DefaultKernelFor, applied by ForData; WithDefaults, which does not
+	// see the data, gives "identity").
 	Kernel string `json:"kernel,omitempty"`
 	// Covariates selects the numeric item columns that the kernel's
 	// linear and rbf terms read: "" (default: every numeric column, except

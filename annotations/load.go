@@ -68,9 +68,11 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 	}
 
 	type norm struct {
-		v   string
-		err string
+		v        string
+		err      string
+		levelErr bool // err: the value is not a level of the scheme
 	}
+	var unknown unknownLevels
 	normCache := map[string]norm{}
 	// Ids are validated when first seen; valid ones get an index.
 	itemIdx := map[string]int32{}
@@ -117,7 +119,7 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		if !cached {
 			v, err := s.Normalize(rl.Value)
 			if err != nil {
-				n.err = ErrorMessage(err)
+				n.err, n.levelErr = ErrorMessage(err), true
 			} else if hasControl(v) {
 				n.err = fmt.Sprintf("label %q contains a control character or a Unicode noncharacter", v)
 			} else {
@@ -128,7 +130,11 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 			}
 		}
 		if n.err != "" {
-			note(i, rl, rl.ValueCol, n.err)
+			// A value that is not a level is reported at its first
+			// occurrence, with its count (unknown.annotate).
+			if !n.levelErr || unknown.seen(rl.Value, rl, len(found)) {
+				note(i, rl, rl.ValueCol, n.err)
+			}
 			ok = false
 		}
 		if !ok {
@@ -177,6 +183,7 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		add(Problem{Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
 			dups, quoteList(p.Unused), p.Unused[0])})
 	}
+	unknown.annotate(func(at int) *Problem { return &found[at].p }, s, p.Labels)
 	slices.SortStableFunc(found, func(a, b located) int { return cmp.Compare(a.at, b.at) })
 	for _, f := range found {
 		add(f.p)

@@ -313,7 +313,9 @@ func TestBadRecordJSONStructure(t *testing.T) {
 func TestProblemCap(t *testing.T) {
 	var rows [][]string
 	for i := 0; i < 250; i++ {
-		rows = append(rows, []string{fmt.Sprint("i", i), "r1", "9"})
+		// 250 different unknown levels (one that repeats is reported
+		// once, with its count).
+		rows = append(rows, []string{fmt.Sprint("i", i), "r1", fmt.Sprint(10 + i)})
 	}
 	data := csvText([]string{"item_id", "rater_id", "label"}, rows, ",")
 	for _, tc := range []struct{ max, kept int }{{10, 10}, {0, DefaultMaxProblems}, {1, 1}} {

@@ -87,6 +87,9 @@ func ParseScheme(spec string) (Scheme, error) {
 	case Bounded:
 		lo, hi, ok := parseRange(body)
 		if !ok {
+			if a, b, ok := dashRange(body); ok {
+				return Scheme{}, Errorf(EINVALID, "scheme %q: a range is written with two dots: did you mean bounded:%s..%s?", spec, a, b)
+			}
 			return Scheme{}, Errorf(EINVALID, "scheme %q: expected bounded:LO..HI with numbers LO < HI, e.g. bounded:0..100", spec)
 		}
 		s.Lo, s.Hi = lo, hi
@@ -125,6 +128,10 @@ func ParseScheme(spec string) (Scheme, error) {
 				}
 				continue
 			}
+			if a, b, ok := dashRange(tok); ok && s.Kind == Ordinal {
+				return Scheme{}, Errorf(EINVALID, "scheme %q: a range of levels is written with two dots: did you mean %s?", spec,
+					strings.Replace(spec, tok, a+".."+b, 1))
+			}
 			s.Levels = append(s.Levels, Level{Code: tok})
 		}
 	default:
@@ -146,6 +153,25 @@ func ParseScheme(spec string) (Scheme, error) {
 		return Scheme{}, Errorf(EINVALID, "scheme %q: %s", spec, err)
 	}
 	return s, nil
+}
+
+// dashRange reads "0-3" (or "1 - 5", "-2-2", "1–5" with an en dash), the
+// usual way to write a range that the scheme syntax writes "0..3", and
+// returns its ends when LO < HI.
+func dashRange(tok string) (lo, hi string, ok bool) {
+	tok = strings.TrimSpace(strings.ReplaceAll(tok, "–", "-"))
+	for i := 1; i < len(tok); i++ {
+		if tok[i] != '-' {
+			continue
+		}
+		a, b := strings.TrimSpace(tok[:i]), strings.TrimSpace(tok[i+1:])
+		x, err1 := parseNumber(a)
+		y, err2 := parseNumber(b)
+		if err1 == nil && err2 == nil && x < y {
+			return a, b, true
+		}
+	}
+	return "", "", false
 }
 
 func parseRange(body string) (lo, hi float64, ok bool) {

@@ -194,8 +194,9 @@ func (r *fitRequest) checkModelFields(sp analysis.FitSpec) error {
 }
 
 // completeSpec fills in every default of a valid spec, except an omitted
-// kernel: it depends on the data when the fit runs (text when items have
-// texts, else identity), and the result records the kernel used. Settings
+// kernel: it depends on the data when the fit runs (analysis.DefaultKernelFor:
+// text when items have texts, except for a classification fit whose items
+// all have labels; else identity), and the result records the kernel used. Settings
 // the model does not use (the threshold prior of a classification fit) are
 // left out.
 func completeSpec(sp analysis.FitSpec) analysis.FitSpec {
@@ -388,7 +389,8 @@ func (s *Server) getFit(c *gin.Context) {
 }
 
 // cancelFit: POST /api/v1/fits/{id}/cancel cancels a queued fit at once and
-// stops a running one within a second -> 202 with the fit.
+// stops a running one (at once in this process; at its next heartbeat in
+// another) -> 202 with the fit.
 func (s *Server) cancelFit(c *gin.Context) {
 	f, err := s.fitParam(c, write)
 	if err != nil {

@@ -567,7 +567,7 @@ func TestCancelAndConflicts(t *testing.T) {
 	running := e.startFit(id, key, long)
 	queued := e.startFit(id, key, long)
 	// Wait until the first runs.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(hangTimeout)
 	for e.call("GET", fmt.Sprintf("/api/v1/fits/%d", running), key, nil, 200)["state"] != "running" {
 		if time.Now().After(deadline) {
 			t.Fatal("fit did not start")

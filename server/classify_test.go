@@ -195,6 +195,24 @@ func TestFitRequestModelDefaults(t *testing.T) {
 // TestClassificationFitsAPI runs a classification fit of a binary project
 // through the API: model from the scheme, status and summary, results,
 // reports, plots and predictions of new texts.
+// TestClassificationDefaultKernel: a classification fit that names no
+// kernel, of a project whose items all have labels and texts, runs with the
+// identity kernel (the labels alone: the text kernel's default fit did not
+// converge on the demo's RTE project); the dashboard's form says so. With
+// text featuriser settings it uses the texts.
+func TestClassificationDefaultKernel(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.binaryProject("rte")
+	f := e.call("GET", fmt.Sprintf("/api/v1/fits/%d", e.doneSpec(id, key, quickClassFit)), key, nil, 200)
+	if k := f["summary"].(map[string]any)["kernel"]; k != "identity" {
+		t.Errorf("default kernel %v, want identity", k)
+	}
+	f = e.call("GET", fmt.Sprintf("/api/v1/fits/%d", e.doneSpec(id, key, with(quickClassFit, "text", map[string]any{"min_df": 1}))), key, nil, 200)
+	if k := f["summary"].(map[string]any)["kernel"]; k != "text" {
+		t.Errorf("kernel with text settings %v, want text", k)
+	}
+}
+
 func TestClassificationFitsAPI(t *testing.T) {
 	e := newEnv(t)
 	id, key := e.binaryProject("rte")
@@ -223,7 +241,8 @@ func TestClassificationFitsAPI(t *testing.T) {
 	}
 
 	// No model named: the binary scheme gets the classification model; no
-	// kernel named: the items' texts get the text kernel.
+	// kernel named but text settings given: the items' texts get the text
+	// kernel.
 	out := e.call("POST", fitsPath, key, with(quickClassFit, "text", map[string]any{"min_df": 1}), 202)
 	spec := out["spec"].(map[string]any)
 	if out["model"] != "classification" || spec["model"] != "classification" || spec["precisions"] != "inferred" || spec["sigma_b"] != nil || spec["kernel"] != nil {
@@ -447,7 +466,7 @@ func TestDashboardClassification(t *testing.T) {
 	}
 	form := between(page, `id="fit-form"`, "</form>")
 	for _, want := range []string{`<option value="classification" selected>`, `name="precisions"`, `<option value="fixed" >`, `<option value="text" >`,
-		`default: text (items have texts)`, `name="text_stem"`, `name="kernel_custom"`, `name="flag_threshold"`, `name="keep_draws"`, `name="covariates"`} {
+		`default: identity (every item is labelled; choose text to use the texts too)`, `name="text_stem"`, `name="kernel_custom"`, `name="flag_threshold"`, `name="keep_draws"`, `name="covariates"`} {
 		if !strings.Contains(form, want) {
 			t.Errorf("fit form lacks %q", want)
 		}

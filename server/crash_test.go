@@ -160,7 +160,7 @@ func TestKillDuringFitLeavesNothingRunning(t *testing.T) {
 	killed := time.Now()
 	// The orphaned fit worker notices that its server is gone (SIGPIPE at
 	// its next progress line) and exits.
-	if n := waitNoProcessWithEnv(t, h1.tag, 10*time.Second); n > 0 {
+	if n := waitNoProcessWithEnv(t, h1.tag, hangTimeout); n > 0 {
 		t.Errorf("%d fit worker process(es) of the killed server still run", n)
 	}
 

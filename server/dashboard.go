@@ -504,7 +504,11 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 			return
 		}
 		page.HasText = hasText
-		page.Kernels = kernelOptions(hasText, hasCov)
+		withText := pj.Stats.ItemsWithText
+		if hasText {
+			withText = max(withText, 1)
+		}
+		page.Kernels = kernelOptions(model.Name, withText, pj.Stats.Items-pj.Stats.LabelledItems, hasText, hasCov)
 	}
 	st := pj.Stats
 	if p.Scheme.Categorical() {
@@ -571,13 +575,12 @@ func (d *dashboard) itemInputs(ctx context.Context, projectID int64) (hasText, h
 	return hasText, hasCov, nil
 }
 
-// kernelOptions are the kernels the start-fit form offers.
-func kernelOptions(hasText, hasCov bool) []option {
-	def := "default: identity (items have no texts)"
-	if hasText {
-		def = "default: text (items have texts)"
-	}
-	out := []option{{"", def}, {"identity", "identity (labels only, items unrelated)"}}
+// kernelOptions are the kernels the start-fit form offers for a fit of
+// model, the first the default (analysis.DefaultKernelFor, for withText
+// items with a text and unlabelled items without labels).
+func kernelOptions(model string, withText, unlabelled int, hasText, hasCov bool) []option {
+	k, why := analysis.DefaultKernelFor(model, withText, unlabelled)
+	out := []option{{"", "default: " + k + " (" + why + ")"}, {"identity", "identity (labels only, items unrelated)"}}
 	if hasText {
 		out = append(out, option{"text", "text (linear kernel on bags of words)"}, option{"text-rbf:gamma=1", "text-rbf:gamma=1 (RBF on bags of words)"})
 	}

@@ -366,7 +366,7 @@ func TestDashboardForms(t *testing.T) {
 	if resp.StatusCode != 303 {
 		t.Errorf("cancel: %d", resp.StatusCode)
 	}
-	e.waitFit(long, key, 10*time.Second)
+	e.waitFit(long, key, hangTimeout)
 	resp, _ = b.post(fmt.Sprintf("/fits/%d/delete", long), url.Values{"csrf": {csrf}})
 	if resp.StatusCode != 303 {
 		t.Errorf("delete fit: %d", resp.StatusCode)

@@ -32,7 +32,7 @@ func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(hangTimeout)
 	for srv.URL() == "" {
 		if time.Now().After(deadline) {
 			t.Fatal("server did not start")

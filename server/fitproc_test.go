@@ -65,7 +65,7 @@ func TestFitsInChildProcesses(t *testing.T) {
 	}
 	start := time.Now()
 	e.call("POST", fmt.Sprintf("/api/v1/fits/%d/cancel", long), key, nil, 202)
-	waitState(t, e.store, long, annotations.FitCancelled, 10*time.Second)
+	waitState(t, e.store, long, annotations.FitCancelled, hangTimeout)
 	t.Logf("child fit cancelled in %s", time.Since(start))
 
 	e.srv.cfg.FitCommand = []string{"false"}

@@ -21,6 +21,12 @@ import (
 
 const testAdmin = "test-admin-token-0123456789"
 
+// hangTimeout bounds the waits of tests for something that happens soon
+// (a fit starting, a cancel taking effect): long enough that a loaded
+// 2-core machine never reaches it, so that it only catches a hang. Tests
+// check the order of events, never how long they take.
+const hangTimeout = 60 * time.Second
+
 // testEnv is a real server on a free loopback port over a fresh SQLite
 // database, with its workers running.
 type testEnv struct {
@@ -46,10 +52,22 @@ func newEnv(t testing.TB, mods ...func(*Config)) *testEnv {
 
 func newEnvDSN(t testing.TB, dsn string, mods ...func(*Config)) *testEnv {
 	t.Helper()
+	return newEnvWrapped(t, dsn, nil, mods...)
+}
+
+// newEnvWrapped is newEnvDSN with the server's store wrapped by wrap (nil:
+// not wrapped), to watch or alter what the server asks of it; e.store stays
+// the database itself.
+func newEnvWrapped(t testing.TB, dsn string, wrap func(annotations.Store) annotations.Store, mods ...func(*Config)) *testEnv {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	st, err := db.Open(context.Background(), dsn, db.Options{Logger: log})
 	if err != nil {
 		t.Fatalf("db.Open: %v", err)
+	}
+	var served annotations.Store = st
+	if wrap != nil {
+		served = wrap(st)
 	}
 	cfg := Config{
 		Addr: "127.0.0.1:0", AdminToken: testAdmin, Workers: 2,
@@ -59,7 +77,7 @@ func newEnvDSN(t testing.TB, dsn string, mods ...func(*Config)) *testEnv {
 	for _, m := range mods {
 		m(&cfg)
 	}
-	srv, err := New(cfg, st, log)
+	srv, err := New(cfg, served, log)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

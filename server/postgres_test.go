@@ -126,7 +126,7 @@ func TestPostgresStaleRecovery(t *testing.T) {
 	})
 	id, key := live.loadedProject("k1")
 	running := live.startFit(id, key, longFit)
-	waitState(t, live.store, running, annotations.FitRunning, 20*time.Second)
+	waitState(t, live.store, running, annotations.FitRunning, hangTimeout)
 	dead := claimAs(t, live, id, "dead-host-77")
 	other := newEnvDSN(t, dsn, func(c *Config) { c.WorkerName = "other"; c.StaleAfter = time.Second })
 	f := waitState(t, other.store, dead, annotations.FitDone, 60*time.Second)
@@ -139,7 +139,7 @@ func TestPostgresStaleRecovery(t *testing.T) {
 		t.Errorf("live fit was disturbed: %+v", g)
 	}
 	live.call("POST", fmt.Sprintf("/api/v1/fits/%d/cancel", running), key, nil, 202)
-	waitState(t, other.store, running, annotations.FitCancelled, 10*time.Second)
+	waitState(t, other.store, running, annotations.FitCancelled, hangTimeout)
 }
 
 func counterValue(c prometheus.Counter) float64 {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"concord/analysis"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -228,5 +230,74 @@ func TestDemoLoad(t *testing.T) {
 	}
 	if got := listProjects(t, dbPath); len(got) != 7 || got[0] != rows[0] {
 		t.Errorf("second demo run changed the projects: %+v", got)
+	}
+}
+
+// TestMistypedFlag: an unknown flag is answered with the flag meant (a
+// missing plural s first), not the whole usage; a flag that nothing is
+// close to gets the pointer to --help alone.
+func TestMistypedFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fit", "--sample", "10", "--project", "p", "--out", "-"}, "concord fit: unknown flag --sample (did you mean --samples or --sampler?)\n"},
+		{[]string{"fit", "--sigma_b", "2"}, "unknown flag --sigma_b (did you mean --sigma-b or --sigma?)"},
+		{[]string{"fit", "--seeed", "2"}, "unknown flag --seeed (did you mean --seed?)"},
+		{[]string{"fit", "--burn-in", "2"}, "unknown flag --burn-in (did you mean --burnin?)"},
+		{[]string{"import", "--projet", "p", "x.csv"}, "concord import: unknown flag --projet (did you mean --project?)"},
+		{[]string{"report", "--fit", "f.json", "--ot", "x"}, "concord report: unknown flag --ot (did you mean --out?)"},
+		{[]string{"fit", "--zzz"}, "concord fit: unknown flag --zzz\n"},
+		{[]string{"fit", "--samples", "many"}, `concord fit: invalid value "many" for flag --samples`},
+	} {
+		code, out, errb := runCmd(t, tc.args...)
+		if code != 2 || !strings.Contains(errb, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb, tc.want)
+		}
+		name := "concord " + tc.args[0]
+		if !strings.HasSuffix(errb, "Run \""+name+" --help\" for its flags.\n") || strings.Contains(errb, "Usage:") || out != "" {
+			t.Errorf("%v: stderr %q (want the pointer to --help, not the usage), stdout %q", tc.args, errb, out)
+		}
+	}
+}
+
+// TestDemoWritesFitResults: next to the reports of a demo fit, the demo
+// writes the fit result (NAME-fit.json), which concord report reads with
+// --fit.
+func TestDemoWritesFitResults(t *testing.T) {
+	ctx := context.Background()
+	e, _, _ := testEnv()
+	st, err := openStore(ctx, e, filepath.Join(t.TempDir(), "demo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	dp := demoProjects()[0] // sirt-writing-k1
+	p, _, err := loadDemoProject(ctx, st, dp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := st.Dataset(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := analysis.Fit(ctx, ds, analysis.FitSpec{Chains: 2, Samples: 60, Burnin: 40, KeepDraws: 20, Seed: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	paths, _, _, err := demoReport(ctx, st, p, res, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := filepath.Join(dir, "sirt-writing-k1-fit.json")
+	if len(paths) == 0 || paths[0] != fit || !slices.Contains(paths, filepath.Join(dir, "sirt-writing-k1.json")) {
+		t.Fatalf("demo report paths %v, want the fit result %s first and the report", paths, fit)
+	}
+	if got, err := readFitResult(fit); err != nil || len(got.Items) != len(res.Items) {
+		t.Fatalf("reading the demo's fit result: %v", err)
+	}
+	if code, _, errb := runCmd(t, "report", "--fit", fit, "--format", "json", "--bootstrap", "20", "--out", filepath.Join(dir, "again.json")); code != 0 {
+		t.Errorf("concord report --fit %s: exit %d: %s", fit, code, errb)
 	}
 }

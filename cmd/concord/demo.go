@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -98,9 +99,11 @@ serve the dashboard until interrupted:
                       with expert scores; fitted with the bounded-ratings
                       model (beta likelihood, EP, in seconds)
 
-Fits already done with the same settings are reused. Reports (JSON, XLSX,
-CSV, plots) go to --reports. The dashboard is served on --addr (a free port
-when that one is taken); --no-serve stops after the reports.
+Fits already done with the same settings are reused. The fit results
+(NAME-fit.json, for concord report --fit and concord predict --fit) and the
+reports (JSON, XLSX, CSV, plots) go to --reports. The dashboard is served on
+--addr (a free port when that one is taken); --no-serve stops after the
+reports.
 `
 
 func runDemo(ctx context.Context, e *env, args []string) error {
@@ -221,6 +224,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 				}
 				continue
 			}
+			if strings.HasSuffix(path, demoFitSuffix) {
+				fmt.Fprintf(e.stdout, "  %s (the fit result, for concord report --fit and concord predict --fit)\n", path)
+				continue
+			}
 			fmt.Fprintf(e.stdout, "  %s\n", path)
 		}
 		if plots > 0 {
@@ -302,8 +309,10 @@ func majorityGoldAccuracy(rep *reports.Report) float64 {
 	return hits / float64(n)
 }
 
-// demoReport writes the reports of a demo fit (with the agreement analysis
-// of the project's labels) into dir.
+// demoReport writes the fit result (NAME-fit.json, what concord report
+// and predict read with --fit) and the reports of a demo fit (with the
+// agreement analysis of the project's labels) into dir, the fit result
+// first.
 func demoReport(ctx context.Context, st annotations.Store, p *annotations.Project, res *multirater.FitResult, dir string) ([]string, *reports.Report, *annotations.Dataset, error) {
 	ds, err := st.Dataset(ctx, p.ID)
 	if err != nil {
@@ -317,9 +326,20 @@ func demoReport(ctx context.Context, st annotations.Store, p *annotations.Projec
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, nil, err
+	}
+	fitPath := filepath.Join(dir, reports.FileBase(rep)+demoFitSuffix)
+	if err := writeFitFile(fitPath, res); err != nil {
+		return nil, nil, nil, err
+	}
 	paths, err := reports.WriteAll(dir, rep)
-	return paths, rep, ds, err
+	return append([]string{fitPath}, paths...), rep, ds, err
 }
+
+// demoFitSuffix ends the names of the fit results that concord demo writes
+// next to the reports.
+const demoFitSuffix = "-fit.json"
 
 // valueGoldCorrelation returns, for a fit with a consensus value per item
 // (bounded ratings) and items with numeric gold scores, the Pearson

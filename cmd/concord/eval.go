@@ -198,7 +198,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if *out == "-" {
 		summary = e.stderr
 	}
-	full := spec.EvalDefaults().Fit.ForData(ds).WithDefaults()
+	full := spec.EvalDefaults().ForData(ds).Fit.WithDefaults()
 	if full.Engine == multirater.EngineGibbs {
 		fmt.Fprintf(summary, "Evaluating the %s model (kernel %s) on %s by %d-fold cross-validation, seed %d; %d chains x %d draws after %d burn-in sweeps per fit\n",
 			full.Model, full.Kernel, source, *folds, *seed, full.Chains, full.Samples, max(full.Burnin, 0))

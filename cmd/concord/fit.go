@@ -37,8 +37,11 @@ converged (max split R-hat below --max-rhat and min bulk ESS at least
 
 Items with texts get the text kernel by default (the linear kernel on
 unit-norm bag-of-words vectors, Rogers et al. sec. 4-5; see
-docs/text-predict-eval.md); the vocabulary and settings are saved in the
-result, so that concord predict featurises new documents identically.
+docs/text-predict-eval.md), except in a classification fit whose items all
+have labels, where the labels alone (identity) converge faster and the texts
+add little (--kernel text, or any text setting, uses them); the vocabulary
+and settings are saved in the result, so that concord predict featurises new
+documents identically.
 Numeric item columns are read only by covariate kernels (linear, rbf), and
 must be named with --covariates when combined with text.
 
@@ -65,7 +68,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
 	model := fs.String("model", "", "model: "+analysis.ModelUsage()+" (default: the one that suits the labels' scheme)")
-	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)")
+	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, except identity for the classification model when every item has labels; else identity)")
 	kf := addKernelFlags(fs)
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
@@ -228,16 +231,33 @@ func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 }
 
 func writeFitResult(e *env, path string, res *multirater.FitResult) error {
-	b, err := json.MarshalIndent(res, "", " ")
-	if err != nil {
-		return fmt.Errorf("encoding the result: %w", err)
+	if path != "-" {
+		return writeFitFile(path, res)
 	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err = e.stdout.Write(b)
+	b, err := encodeFitResult(res)
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(b)
+	return err
+}
+
+// writeFitFile writes the fit result document to the file path.
+func writeFitFile(path string, res *multirater.FitResult) error {
+	b, err := encodeFitResult(res)
+	if err != nil {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// encodeFitResult is the fit result document as concord fit writes it.
+func encodeFitResult(res *multirater.FitResult) ([]byte, error) {
+	b, err := json.MarshalIndent(res, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	return append(b, '\n'), nil
 }
 
 // printFitSummary prints the verdict, the top of the consensus ranking and

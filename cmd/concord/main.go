@@ -176,8 +176,15 @@ func parseFlags(e *env, fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 	}
 	var pos []string
+	// The flag package would print its error and the whole usage; a
+	// mistyped flag gets its error, the flag meant and a pointer to --help.
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	defer fs.SetOutput(out)
 	for {
 		if err := fs.Parse(args); err != nil {
+			fmt.Fprintf(out, "%s: %s\n", fs.Name(), flagError(fs, err))
+			fmt.Fprintf(out, "Run \"%s --help\" for its flags.\n", fs.Name())
 			return nil, errUsage
 		}
 		rest := fs.Args()
@@ -199,4 +206,98 @@ func runVersion(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "concord %s\n", version)
 	return nil
+}
+
+// flagError words a flag parsing error, suggesting the flag meant for an
+// unknown one: "unknown flag --sample (did you mean --samples?)".
+func flagError(fs *flag.FlagSet, err error) string {
+	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !unknown {
+		return strings.ReplaceAll(err.Error(), " flag -", " flag --")
+	}
+	name = strings.TrimLeft(name, "-")
+	msg := "unknown flag --" + name
+	if s := suggestFlags(fs, name); len(s) > 0 {
+		msg += " (did you mean " + orJoin(s) + "?)"
+	}
+	return msg
+}
+
+// suggestFlags returns the flags of fs that the unknown flag name was
+// probably meant to be: those it is a prefix of or that are a prefix of it
+// (--sample, --samples-per-chain), those that differ only in dashes,
+// underscores and case (--sigma_b), and otherwise those within a small edit
+// distance (--seeed). At most three, closest first.
+func suggestFlags(fs *flag.FlagSet, name string) []string {
+	norm := func(s string) string {
+		return strings.ToLower(strings.NewReplacer("_", "", "-", "", ".", "").Replace(s))
+	}
+	n := norm(name)
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	fs.VisitAll(func(f *flag.Flag) {
+		// Distances in half steps: a missing or extra plural s is the
+		// commonest slip (--sample for --samples) and ranks first.
+		fn := norm(f.Name)
+		d := editDistance(n, fn)
+		switch {
+		case fn == n:
+			d = 0
+		case fn == n+"s" || n == fn+"s":
+			d = 1
+		case len(n) >= 3 && (strings.HasPrefix(fn, n) || strings.HasPrefix(n, fn)):
+			d = 2 * min(d, 1)
+		case d > max(1, min(len(n), len(fn))/4):
+			return
+		default:
+			d *= 2
+		}
+		cs = append(cs, cand{"--" + f.Name, d})
+	})
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].name < cs[j].name
+	})
+	var out []string
+	for _, c := range cs {
+		if len(out) == 3 || c.d > cs[0].d+2 {
+			break
+		}
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// orJoin joins words as "a", "a or b", "a, b or c".
+func orJoin(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }

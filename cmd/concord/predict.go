@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+	"concord/reports"
 )
 
 const predictHelp = `
@@ -89,14 +91,48 @@ func readFitResult(path string) (*multirater.FitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkFitSchema(path, b); err != nil {
+		return nil, err
+	}
 	var res multirater.FitResult
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "%s: not a fit result (%s)", path, err)
 	}
-	if res.Schema != multirater.FitSchema {
-		return nil, annotations.Errorf(annotations.EINVALID, "%s: schema %q, expected %q (a result of concord fit)", path, res.Schema, multirater.FitSchema)
-	}
 	return &res, nil
+}
+
+// checkFitSchema looks at the "schema" field of the JSON document b (read
+// from path, given to --fit) before it is decoded as a fit result, so that
+// a report, a predictions file or another document is named for what it is
+// rather than reported as a decoding error.
+func checkFitSchema(path string, b []byte) error {
+	var head struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return annotations.Errorf(annotations.EINVALID, "%s: not a fit result: %s (give the file written by concord fit --out)", path, jsonProblem(err))
+	}
+	switch {
+	case head.Schema == nil:
+		return annotations.Errorf(annotations.EINVALID, "%s: not a fit result: no \"schema\" field (give the file written by concord fit --out, schema %s)", path, multirater.FitSchema)
+	case *head.Schema == multirater.FitSchema:
+		return nil
+	case *head.Schema == reports.Schema:
+		return annotations.Errorf(annotations.EINVALID, "%s is a report (%s), not a fit result: give the file written by concord fit --out (schema %s)", path, reports.Schema, multirater.FitSchema)
+	case *head.Schema == analysis.PredictionsSchema:
+		return annotations.Errorf(annotations.EINVALID, "%s holds predictions (%s), not a fit result: give the file written by concord fit --out (schema %s)", path, analysis.PredictionsSchema, multirater.FitSchema)
+	default:
+		return annotations.Errorf(annotations.EINVALID, "%s: schema %q, not a fit result: give the file written by concord fit --out (schema %s)", path, *head.Schema, multirater.FitSchema)
+	}
+}
+
+// jsonProblem says in words why a file is not JSON.
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Sprintf("not JSON (%s at byte %d)", syn, syn.Offset)
+	}
+	return err.Error()
 }
 
 func printPredictSummary(w io.Writer, p *analysis.Predictions, out string) {

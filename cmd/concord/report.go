@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -284,7 +285,18 @@ func readFitFile(e *env, path string) (*reports.Fit, error) {
 		defer f.Close()
 		r = f
 	}
-	fit, err := reports.ReadFit(r)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "cannot read %s: %v", path, err)
+	}
+	name := path
+	if path == "-" {
+		name = "standard input"
+	}
+	if err := checkFitSchema(name, b); err != nil {
+		return nil, err
+	}
+	fit, err := reports.ReadFit(bytes.NewReader(b))
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "%s: %s", path, err)
 	}

@@ -171,7 +171,7 @@ func TestReportCommandErrors(t *testing.T) {
 		{[]string{"report", "--fit", fit, "--format", "pdf", "--out", "x"}, `unknown --format "pdf"`},
 		{[]string{"report", "--fit", fit, "--format", "csv", "--out", "-"}, "writes several files"},
 		{[]string{"report", "--fit", "nosuch.json", "--out", "x.json"}, "nosuch.json: no such file"},
-		{[]string{"report", "--fit", bad, "--out", "x.json"}, `fit result schema "concord.report/v1"`},
+		{[]string{"report", "--fit", bad, "--out", "x.json"}, "is a report (concord.report/v1), not a fit result: give the file written by concord fit --out"},
 		{[]string{"report", "--fit", fit, "--scheme", "ordinal:0..3", "--out", "x.json"}, "go with --labels"},
 		{[]string{"report", "--fit", fit, "--labels", "testdata/agreement_sirt_k1.csv", "--scheme", "ordinal:1..5", "--out", filepath.Join(t.TempDir(), "x.json")}, ""},
 	} {
@@ -183,6 +183,35 @@ func TestReportCommandErrors(t *testing.T) {
 		}
 		if !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: stderr %q, want %q", tc.args, errb, tc.want)
+		}
+	}
+}
+
+// TestFitFlagGivenAReport: a report JSON given to --fit (of report and
+// predict) is named for what it is, with the file to give instead.
+func TestFitFlagGivenAReport(t *testing.T) {
+	fit := fitForReport(t)
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "k1-report.json")
+	e, _, errb := testEnv()
+	if code := run(context.Background(), e, []string{"report", "--fit", fit, "--format", "json", "--bootstrap", "20", "--out", rep}); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errb)
+	}
+	items := writeFile(t, dir, "new.csv", "item_id,text\nn1,a new essay\n")
+	notJSON := writeFile(t, dir, "ratings.csv", "item_id,rater_id,label\na,r,1\n")
+	want := rep + " is a report (concord.report/v1), not a fit result: give the file written by concord fit --out (schema concord.fit/v1)"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--fit", rep, "--out", filepath.Join(dir, "x.xlsx")}, want},
+		{[]string{"predict", "--fit", rep, "--items", items}, want},
+		{[]string{"report", "--fit", notJSON, "--out", filepath.Join(dir, "x.xlsx")}, notJSON + ": not a fit result: not JSON"},
+		{[]string{"predict", "--fit", notJSON, "--items", items}, notJSON + ": not a fit result: not JSON"},
+	} {
+		e, _, errb := testEnv()
+		if code := run(context.Background(), e, tc.args); code != 1 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb, tc.want)
 		}
 	}
 }
