@@ -40,6 +40,10 @@ func DefaultKernel(ds *annotations.Dataset) string {
 func (s FitSpec) ForData(ds *annotations.Dataset) FitSpec {
 	if strings.TrimSpace(s.Kernel) == "" {
 		s.Kernel = DefaultKernel(ds)
+		if strings.EqualFold(s.Model, ModelConfusion) {
+			// The confusion model has the identity kernel only.
+			s.Kernel = "identity"
+		}
 	}
 	return s
 }
