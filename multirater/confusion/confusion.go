@@ -123,8 +123,7 @@ type Options struct {
 	MaxIter int
 	Tol     float64
 	// Settings are the Gibbs chains (defaults: 4 chains of 2000 draws after
-	// 300 burn-in sweeps; Seed also seeds the VB engine's tie-breaking,
-	// which has none).
+	// 1000 burn-in sweeps; Seed seeds the chains).
 	mcmc.Settings
 	// FlagThreshold: a label whose posterior predictive probability is
 	// below it is flagged; 0 means multirater.DefaultFlagThreshold.
@@ -144,7 +143,7 @@ const (
 	DefaultConcentration = 4
 	DefaultSpamThreshold = 0.15
 	DefaultSamples       = 2000
-	DefaultBurnin        = 300
+	DefaultBurnin        = 1000
 	// maxConcentration and minConcentration bound a learnt s_k.
 	maxConcentration = 1e4
 	minConcentration = 1e-2
