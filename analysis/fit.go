@@ -14,6 +14,7 @@ import (
 	"concord/multirater"
 	"concord/multirater/bounded"
 	"concord/multirater/classify"
+	"concord/multirater/confusion"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 	"concord/multirater/ordinal"
@@ -27,6 +28,7 @@ const (
 	ModelClassification = classify.Name
 	ModelBounded        = bounded.Name
 	ModelRobust         = robust.Name
+	ModelConfusion      = confusion.Name
 )
 
 // FitSpec describes a model fit completely: with the same dataset, spec
@@ -36,7 +38,8 @@ const (
 // identifiability, the default sampler, 4 chains of 2000 draws after 1000
 // burn-in sweeps, seed 0 and the paper's priors.
 type FitSpec struct {
-	// Model is "ordinal" (default) or "classification".
+	// Model is "ordinal" (default), "classification", "bounded", "robust"
+	// or "confusion".
 	Model string `json:"model,omitempty"`
 	// Kernel is the covariance function of the items: "identity" (no
 	// covariates), "linear", "rbf:gamma=G" on numeric covariates, "text"
@@ -133,6 +136,16 @@ type FitSpec struct {
 	Epsilon *float64 `json:"epsilon,omitempty"`
 	Select  bool     `json:"select,omitempty"`
 	EM      string   `json:"em,omitempty"`
+	// Gold (confusion only) fixes the classes of the items that have a
+	// gold label in the items file (Dawid-Skene with true labels); by
+	// default gold labels are for evaluation only. Hierarchy is "pooled"
+	// (default: the raters' confusion rows share a community prior learnt
+	// by empirical Bayes) or "none" (a fixed prior, stronger on the
+	// diagonal); Concentration is the prior's pseudo-count total per
+	// confusion row (0: 4).
+	Gold          bool    `json:"gold,omitempty"`
+	Hierarchy     string  `json:"hierarchy,omitempty"`
+	Concentration float64 `json:"concentration,omitempty"`
 }
 
 // MarshalJSON writes the spec with a burn-in of none (Burnin < 0) as

@@ -13,6 +13,7 @@ import (
 	"concord/multirater"
 	"concord/multirater/bounded"
 	"concord/multirater/classify"
+	"concord/multirater/confusion"
 	"concord/multirater/infer"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
@@ -144,6 +145,19 @@ func Models() []Model {
 			checkGiven: checkRobustGiven,
 			fit:        fitter(RobustData, func(d *robust.Data) []string { return d.ItemIDs }, fitRobustCov),
 			predictor:  predictorOf(robust.NewPredictor),
+		},
+		{
+			Name:        ModelConfusion,
+			Doc:         "multi-rater classification with a confusion matrix per rater (Bayesian Dawid-Skene with a community prior learnt by empirical Bayes): class distribution per item, each rater's confusion matrix with intervals, accuracy and spam score",
+			Schemes:     []annotations.Kind{annotations.Nominal, annotations.Binary, annotations.Ordinal},
+			Engines:     []string{multirater.EngineVB, multirater.EngineGibbs},
+			Output:      multirater.OutputClasses,
+			checkScheme: checkClasses,
+			defaults:    confusionDefaults,
+			validate:    validateConfusion,
+			checkGiven:  checkConfusionGiven,
+			fit:         fitConfusion,
+			predictor:   predictorOf(confusion.NewPredictor),
 		},
 	}
 }
@@ -392,6 +406,9 @@ func (m Model) validateEngine(s FitSpec) error {
 	}
 	if m.Name != ModelRobust && (s.Epsilon != nil || s.Select || s.EM != "") {
 		return bad("epsilon, select and em are settings of the robust model")
+	}
+	if m.Name != ModelConfusion && (s.Gold || s.Hierarchy != "" || s.Concentration != 0) {
+		return bad("gold, hierarchy and concentration are settings of the confusion model")
 	}
 	deterministic := eng != multirater.EngineGibbs
 	switch {

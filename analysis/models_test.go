@@ -16,9 +16,9 @@ func TestLookupModel(t *testing.T) {
 	}{
 		{"ordinal", ModelOrdinal, ""},
 		{"Classification", ModelClassification, ""},
-		{"", "", `unknown model "" (expected ordinal, classification, bounded or robust)`},
-		{"probit", "", `unknown model "probit" (expected ordinal, classification, bounded or robust)`},
-		{" ordinal", "", `unknown model " ordinal" (expected ordinal, classification, bounded or robust)`},
+		{"", "", `unknown model "" (expected ordinal, classification, bounded, robust or confusion)`},
+		{"probit", "", `unknown model "probit" (expected ordinal, classification, bounded, robust or confusion)`},
+		{" ordinal", "", `unknown model " ordinal" (expected ordinal, classification, bounded, robust or confusion)`},
 	} {
 		m, err := LookupModel(tc.name)
 		switch {
@@ -38,10 +38,10 @@ func TestLookupModel(t *testing.T) {
 	if Models()[0].Name != (FitSpec{}).WithDefaults().Model {
 		t.Errorf("the first model %q is not the default model", Models()[0].Name)
 	}
-	if got := ModelNames(); got != "ordinal, classification, bounded or robust" {
+	if got := ModelNames(); got != "ordinal, classification, bounded, robust or confusion" {
 		t.Errorf("ModelNames() = %q", got)
 	}
-	if got := ModelUsage(); got != "ordinal (ordinal scheme), classification (nominal or binary scheme), bounded (bounded scheme) or robust (binary scheme)" {
+	if got := ModelUsage(); got != "ordinal (ordinal scheme), classification (nominal or binary scheme), bounded (bounded scheme), robust (binary scheme) or confusion (nominal, binary or ordinal scheme)" {
 		t.Errorf("ModelUsage() = %q", got)
 	}
 }
@@ -112,10 +112,10 @@ func TestModelSchemes(t *testing.T) {
 		{"", ord, ""},
 		{"classification", nom, ""},
 		{"classification", bin, ""},
-		{"ordinal", bin, "the ordinal model needs an ordinal scheme; the scheme is binary:0,1,pos=1 (use model classification for nominal and binary labels; model bounded for bounded labels; model robust for binary labels)"},
-		{"classification", ord, "the classification model needs a nominal or binary scheme; the scheme is ordinal:1..5 (use model ordinal for ordinal labels; model bounded for bounded labels; model robust for binary labels)"},
+		{"ordinal", bin, "the ordinal model needs an ordinal scheme; the scheme is binary:0,1,pos=1 (use model classification for nominal and binary labels; model bounded for bounded labels; model robust for binary labels; model confusion for nominal, binary and ordinal labels)"},
+		{"classification", ord, "the classification model needs a nominal or binary scheme; the scheme is ordinal:1..5 (use model ordinal for ordinal labels; model bounded for bounded labels; model robust for binary labels; model confusion for nominal, binary and ordinal labels)"},
 		{"classification", one, "the classification model needs at least 2 classes; the scheme " + one.String() + " has 1 (name both classes, e.g. binary:0,1,pos=1)"},
-		{"svm", ord, `unknown model "svm" (expected ordinal, classification, bounded or robust)`},
+		{"svm", ord, `unknown model "svm" (expected ordinal, classification, bounded, robust or confusion)`},
 	} {
 		err := CheckScheme(tc.model, tc.scheme)
 		if tc.err == "" {

@@ -70,9 +70,13 @@ func DefaultKernelFor(model string, withText, unlabelled int) (kernel, reason st
 func (s FitSpec) ForData(ds *annotations.Dataset) FitSpec {
 	if strings.TrimSpace(s.Kernel) == "" {
 		withText, unlabelled := itemCounts(ds)
-		if s.Text != (textfeat.Options{}) {
+		switch {
+		case strings.EqualFold(s.Model, ModelConfusion):
+			// The confusion model has the identity kernel only.
+			s.Kernel = "identity"
+		case s.Text != (textfeat.Options{}):
 			s.Kernel = DefaultKernel(ds)
-		} else {
+		default:
 			s.Kernel, _ = DefaultKernelFor(s.Model, withText, unlabelled)
 		}
 	}

@@ -47,6 +47,10 @@ type FitResult struct {
 	// Features records the items' kernel inputs (covariates, text
 	// featuriser and bags of words) for predicting new items.
 	Features *Features `json:"features,omitempty"`
+	// ClassProportions is the posterior of the class proportions (the
+	// prior class distribution of an item before its labels are seen), in
+	// the order of Levels (confusion model).
+	ClassProportions []Estimate `json:"class_proportions,omitempty"`
 }
 
 // ModelSettings records every setting of a fit, so that it can be repeated
@@ -107,6 +111,38 @@ type ModelSettings struct {
 	Likelihood string   `json:"likelihood,omitempty"`
 	Lo         *float64 `json:"lo,omitempty"`
 	Hi         *float64 `json:"hi,omitempty"`
+	// Confusion records the confusion model's priors: the settings and
+	// what empirical Bayes learnt.
+	Confusion *ConfusionPrior `json:"confusion,omitempty"`
+}
+
+// ConfusionPrior is the prior of the confusion model (package
+// multirater/confusion): rater l's row k is pi_l[k, :] ~
+// Dirichlet(Concentration[k] Community[k, :]), the class proportions
+// Dirichlet(ClassPrior, ..., ClassPrior).
+type ConfusionPrior struct {
+	// Hierarchy is "pooled" (the community mean learnt by empirical Bayes)
+	// or "none" (fixed at Diagonal).
+	Hierarchy string `json:"hierarchy"`
+	// Diagonal is the starting (hierarchy none: fixed) prior mean of a
+	// correct label, the off-diagonal cells sharing the rest equally.
+	Diagonal float64 `json:"diagonal"`
+	// ClassPrior is the Dirichlet pseudo-count of each class proportion.
+	ClassPrior float64 `json:"class_prior"`
+	// LearnConcentration is true when the concentrations were learnt by
+	// empirical Bayes too (else fixed).
+	LearnConcentration bool `json:"learn_concentration,omitempty"`
+	// Concentration[k] is the prior's pseudo-count total of row k and
+	// Community[k][j] its mean (rows in the order of Levels), as used by
+	// the fit (learnt by empirical Bayes with hierarchy pooled).
+	Concentration []float64   `json:"concentration"`
+	Community     [][]float64 `json:"community"`
+	// Gold is the number of items whose class was fixed at their gold
+	// label (only when asked for).
+	Gold int `json:"gold,omitempty"`
+	// MAP is true for EM-MAP point estimates (Dirichlet modes) instead of
+	// variational Bayes.
+	MAP bool `json:"map,omitempty"`
 }
 
 // Learnt are kernel hyperparameters a fit learnt.
@@ -148,6 +184,9 @@ const (
 	// the log evidence in Diagnostics.Engine.
 	EngineEP      = "ep"
 	EngineLaplace = "laplace"
+	// EngineVB is mean-field variational Bayes; its fits report the
+	// evidence lower bound (ELBO) in Diagnostics.Engine.LogEvidence.
+	EngineVB = "vb"
 )
 
 // Shape returns the output shape of the fit: Output, or for documents
@@ -278,6 +317,31 @@ type RaterResult struct {
 	Confusion          [][]int  `json:"confusion,omitempty"`
 	// Epsilon is the rater's labelling-error rate (robust model).
 	Epsilon *ErrorRate `json:"epsilon,omitempty"`
+	// ConfusionProbs[k][j] is the posterior of pi_l[k, j], the probability
+	// that the rater labels an item of class k as j (confusion model), in
+	// the order of FitResult.Levels: mean, sd and 95% interval.
+	ConfusionProbs [][]Estimate `json:"confusion_probs,omitempty"`
+	// Accuracy is the posterior of the rater's expected probability of a
+	// correct label, sum_k rho_k pi_l[k, k] with rho the class proportions
+	// (confusion model).
+	Accuracy *Estimate `json:"accuracy,omitempty"`
+	// MostConfused is the rater's largest off-diagonal confusion
+	// probability (confusion model).
+	MostConfused *ClassConfusion `json:"most_confused,omitempty"`
+	// SpamScore is the mean total-variation distance between the rows of
+	// the rater's posterior mean confusion matrix (0: every row alike, the
+	// labels say nothing about the class; 1: a perfect rater); Spammer is
+	// true when it is below the fit's spam threshold (confusion model).
+	SpamScore *float64 `json:"spam_score,omitempty"`
+	Spammer   bool     `json:"spammer,omitempty"`
+}
+
+// ClassConfusion is a confusion of a rater: items of class True labelled
+// Label with probability Prob (posterior mean).
+type ClassConfusion struct {
+	True  string  `json:"true"`
+	Label string  `json:"label"`
+	Prob  float64 `json:"prob"`
 }
 
 // LabelError is one label with the probability that it is a labelling

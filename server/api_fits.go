@@ -64,6 +64,10 @@ type fitRequest struct {
 	Epsilon *float64 `json:"epsilon"`
 	Select  bool     `json:"select"`
 	EM      string   `json:"em"`
+	// The confusion model.
+	Gold          bool     `json:"gold"`
+	Hierarchy     string   `json:"hierarchy"`
+	Concentration *float64 `json:"concentration"`
 }
 
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
@@ -84,6 +88,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds, Standardize: r.Standardize,
 		Likelihood: strings.ToLower(strings.TrimSpace(r.Likelihood)), Bias: r.Bias, Bounds: strings.ToLower(strings.TrimSpace(r.Bounds)),
 		Select: r.Select, EM: strings.ToLower(strings.TrimSpace(r.EM)),
+		Gold: r.Gold, Hierarchy: strings.ToLower(strings.TrimSpace(r.Hierarchy)),
 	}
 	if sp.Model == "" {
 		sp.Model = analysis.DefaultModel(scheme)
@@ -132,7 +137,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 	}{
 		{"v", r.V, &sp.V}, {"lambda", r.Lambda, &sp.Lambda}, {"sigma_b", r.SigmaB, &sp.SigmaB},
 		{"flag_threshold", r.FlagThreshold, &sp.FlagThreshold}, {"max_rhat", r.MaxRhat, &sp.MaxRhat}, {"min_ess", r.MinESS, &sp.MinESS},
-		{"sigma", r.Sigma, &sp.Sigma}, {"dispersion", r.Dispersion, &sp.Dispersion},
+		{"sigma", r.Sigma, &sp.Sigma}, {"dispersion", r.Dispersion, &sp.Dispersion}, {"concentration", r.Concentration, &sp.Concentration},
 	}
 	for _, f := range floats {
 		if f.v == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	goflag "flag"
 	"fmt"
 	"io"
 	"math"
@@ -29,6 +30,11 @@ flags labels that do not fit. The classification model (--model
 classification, for nominal and binary schemes) estimates every item's
 class distribution and consensus class, each rater's precision, agreement
 and confusion table against the consensus, and flags labels that do not fit.
+The confusion model (--model confusion, nominal and binary schemes; the
+crowd-labelling model, Dawid-Skene made Bayesian) gives each rater a
+confusion matrix (with 95% intervals), an accuracy and a spam score, every
+item a class distribution; it is fitted by variational Bayes in seconds
+(--engine vb, default) or by Gibbs sampling (--engine gibbs).
 
 Several chains run in parallel; the fit is reproducible for a given --seed,
 --chains and --sampler. The summary says plainly whether the chains have
@@ -52,6 +58,7 @@ Examples:
   concord fit --labels ratings.csv --items items.csv --scheme ordinal:1..5 --kernel rbf:gamma=1 --out toy.json
   concord fit --project rte --model classification --kernel identity --out rte.json
   concord fit --labels labels.csv --scheme nominal:cat,dog,fox --model classification --precisions fixed --out -
+  concord fit --labels crowd.csv --duplicates keep --model confusion --out crowd.json
 `
 
 func runFit(ctx context.Context, e *env, args []string) error {
@@ -73,13 +80,16 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
 	sampler := fs.String("sampler", def.Sampler, "default (faster mixing) or paper (plain Gibbs of the paper)")
-	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace")
+	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace; the confusion model: vb (variational Bayes, default, seconds) or gibbs")
 	likelihood := fs.String("likelihood", "", "bounded: beta (default; mean Phi(f)), truncnorm (mode Phi(f)) or warped (Phi^-1(y) Gaussian)")
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt per rater)")
 	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater on the latent scale")
 	bounds := fs.String("bounds", "", "bounded: values exactly at the scale's ends are squeezed inside by half the data's resolution (squeeze, default) or censored there (censor)")
 	epsilon := fs.String("epsilon", "", "robust: learn (default: every rater's labelling-error rate learnt by EM) or a rate in [0, 0.5) fixed for every rater (0: the plain probit classifier)")
 	selectModel := fs.Bool("select", false, "robust: fit the plain and the robust classifier and keep the one with the larger evidence (Kim & Ghahramani eq. 21)")
+	gold := fs.Bool("gold", false, "confusion: fix the classes of items with a gold label in the items file (default: gold labels are for evaluation only)")
+	hierarchy := fs.String("hierarchy", "", "confusion: pooled (default: the raters' confusion rows share a community prior learnt by empirical Bayes, so raters with few labels borrow strength) or none (a fixed prior, stronger on the diagonal)")
+	concentration := fs.Float64("concentration", 0, "confusion: the prior's pseudo-count total per confusion row (default 4; the prior's mean is learnt by empirical Bayes with --hierarchy pooled)")
 	em := fs.String("em", "", "robust: M-step of the error rates, tilted (default: the label's error responsibility, a stationary point of the EP evidence) or paper (Kim & Ghahramani eq. 20 as printed)")
 	sigma := fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (robust: latent noise sd) (default: learnt)")
 	thresholds := fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)")
@@ -126,7 +136,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		Seed: *seed, V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag, KeepDraws: *keep, Precisions: *precisions,
 		Sigma: *sigma, Restarts: *restarts, Standardize: *standardize,
 		Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
-		Select: *selectModel, EM: *em,
+		Select: *selectModel, EM: *em, Gold: *gold, Hierarchy: *hierarchy, Concentration: *concentration,
 	}
 	switch e := strings.ToLower(strings.TrimSpace(*epsilon)); e {
 	case "", "learn":
@@ -144,6 +154,20 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		spec.Chains, spec.Samples, spec.Burnin, spec.Thin, spec.MaxRhat, spec.MinESS = *chains, *samples, *burnin, *thin, *maxRhat, *minESS
 		if spec.Engine != multirater.EngineGibbs {
 			spec.Chains, spec.Samples, spec.Burnin, spec.Thin, spec.MaxRhat, spec.MinESS = 0, 0, 0, 0, 0, 0
+		}
+		if strings.EqualFold(spec.Model, analysis.ModelConfusion) {
+			// The confusion model's chains have their own defaults (fewer
+			// draws: its Gibbs sweeps mix fast); flags not given keep them.
+			given := map[string]bool{}
+			fs.Visit(func(f *goflag.Flag) { given[f.Name] = true })
+			for _, f := range []struct {
+				name string
+				v    *int
+			}{{"chains", &spec.Chains}, {"samples", &spec.Samples}, {"burnin", &spec.Burnin}} {
+				if !given[f.name] {
+					*f.v = 0
+				}
+			}
 		}
 	}
 	setEngine()
@@ -210,7 +234,10 @@ func fitAndSummarise(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec analysis.FitSpec, source string, w io.Writer) (*multirater.FitResult, error) {
 	full := spec.ForData(ds).WithDefaults()
 	nItems := len(ds.ItemIDs())
-	if full.Engine != multirater.EngineGibbs {
+	if full.Engine == multirater.EngineVB {
+		fmt.Fprintf(w, "Fitting the %s model (kernel %s, %s prior hierarchy) by %s to %s: %d items, %d raters, %d labels\n",
+			full.Model, full.Kernel, full.Hierarchy, engineName(full.Engine), source, nItems, len(ds.RaterIDs()), len(ds.Labels))
+	} else if full.Engine != multirater.EngineGibbs {
 		fmt.Fprintf(w, "Fitting the %s model (kernel %s) by %s to %s: %d items, %d raters, %d labels; rater parameters learnt by maximising the evidence, seed %d\n",
 			full.Model, full.Kernel, engineName(full.Engine), source, nItems, len(ds.RaterIDs()), len(ds.Labels), full.Seed)
 	} else {
@@ -449,6 +476,8 @@ func engineName(engine string) string {
 		return "expectation propagation"
 	case multirater.EngineLaplace:
 		return "Laplace's method"
+	case multirater.EngineVB:
+		return "variational Bayes"
 	}
 	return "Gibbs sampling"
 }

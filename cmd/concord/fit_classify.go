@@ -30,6 +30,10 @@ func printClassSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 			fmt.Fprintf(w, "  %-22s %-12s %6.3f %8.3f  %s\n", clip(it.ID, 22), clip(it.Class, 12), it.ClassProbs[it.Class], entropy, labelList(it, res.Raters))
 		}
 	}
+	if res.Model.Confusion != nil {
+		printConfusionRaters(w, res, top)
+		return
+	}
 	fmt.Fprintf(w, "\nRater precisions (higher = more consistent with the consensus):\n")
 	fmt.Fprintf(w, "  %-20s %6s  %-24s %9s %13s\n", "rater", "labels", "precision (95% interval)", "agreement", "mean log pred")
 	for i, r := range sum.ByPrecision {
@@ -48,5 +52,31 @@ func printClassSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 			agree = *r.ConsensusAgreement
 		}
 		fmt.Fprintf(w, "  %-20s %6d  %6.2f (%5.2f, %5.2f)     %8.1f%% %13.3f%s\n", clip(r.ID, 20), r.NLabels, r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, 100*agree, r.MeanLogPred, note)
+	}
+}
+
+// printConfusionRaters prints the confusion model's raters: accuracy with
+// its 95% interval, spam score and the classes they confuse most.
+func printConfusionRaters(w io.Writer, res *multirater.FitResult, top int) {
+	fmt.Fprintf(w, "\nRater accuracies (expected probability of a correct label) and spam scores (0: every row of the confusion matrix alike):\n")
+	fmt.Fprintf(w, "  %-20s %6s  %-23s %6s  %s\n", "rater", "labels", "accuracy (95% interval)", "spam", "most confused")
+	for i, r := range res.Raters {
+		if skip := elideRow(w, i, len(res.Raters), top); skip {
+			continue
+		}
+		acc, spam, conf := "", "", ""
+		if r.Accuracy != nil {
+			acc = fmt.Sprintf("%5.3f (%5.3f, %5.3f)", r.Accuracy.Mean, r.Accuracy.Q025, r.Accuracy.Q975)
+		}
+		if r.SpamScore != nil {
+			spam = fmt.Sprintf("%6.3f", *r.SpamScore)
+		}
+		if r.MostConfused != nil {
+			conf = fmt.Sprintf("%s labelled %s (%.2f)", r.MostConfused.True, r.MostConfused.Label, r.MostConfused.Prob)
+		}
+		if r.Spammer {
+			conf += "  SPAMMER"
+		}
+		fmt.Fprintf(w, "  %-20s %6d  %-23s %6s  %s\n", clip(r.ID, 20), r.NLabels, acc, spam, conf)
 	}
 }

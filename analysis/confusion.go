@@ -1,0 +1,141 @@
+package analysis
+
+import (
+	"context"
+	"strings"
+
+	"concord/annotations"
+	"concord/multirater"
+	"concord/multirater/confusion"
+)
+
+// ConfusionData maps a nominal or binary dataset to the confusion family's
+// input: items in ds.ItemIDs order, raters in order of first label,
+// classes in scheme order. With gold set, the items' gold labels (from the
+// items file) fix their classes; without it gold labels are not read (they
+// are for evaluation only).
+func ConfusionData(ds *annotations.Dataset, gold bool) (*confusion.Data, error) {
+	m, _ := LookupModel(ModelConfusion)
+	if err := m.CheckScheme(ds.Scheme); err != nil {
+		return nil, err
+	}
+	data := &confusion.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Classes: ds.Scheme.Codes()}
+	var err error
+	data.Labels, data.Repeats, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "class")
+	if err != nil {
+		return nil, err
+	}
+	if !gold {
+		return data, nil
+	}
+	byID := make(map[string]int, len(data.ItemIDs))
+	for i, id := range data.ItemIDs {
+		byID[id] = i
+	}
+	data.Gold = make([]int, len(data.ItemIDs))
+	for i := range data.Gold {
+		data.Gold[i] = -1
+	}
+	n := 0
+	for _, it := range ds.Items {
+		if strings.TrimSpace(it.Gold) == "" {
+			continue
+		}
+		g, err := ds.Scheme.Normalize(it.Gold)
+		if err != nil {
+			return nil, annotations.Errorf(annotations.EINVALID, "gold label %q of item %q: %v", it.Gold, it.ID, err)
+		}
+		c, ok := ds.Scheme.Index(g)
+		if !ok {
+			return nil, annotations.Errorf(annotations.EINVALID, "gold label %q of item %q is not a class of %s", it.Gold, it.ID, ds.Scheme)
+		}
+		if i, ok := byID[it.ID]; ok {
+			data.Gold[i] = c
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "gold: no item has a gold label (give an items file with a gold column, or leave gold out)")
+	}
+	return data, nil
+}
+
+// confusionOptions maps a spec to the confusion family's options (zero
+// fields stay zero: the family's defaults).
+func confusionOptions(spec FitSpec, progress func(multirater.Progress)) confusion.Options {
+	h, _ := confusion.ParseHierarchy(spec.Hierarchy)
+	return confusion.Options{Engine: strings.ToLower(spec.Engine), Hierarchy: h, Concentration: spec.Concentration,
+		Settings: spec.mcmc(), FlagThreshold: spec.FlagThreshold, MaxRhat: spec.MaxRhat, MinESS: spec.MinESS, Progress: progress}
+}
+
+// confusionDefaults fills the confusion model's defaults.
+func confusionDefaults(s FitSpec) FitSpec {
+	o := confusionOptions(s, nil).WithDefaults()
+	s.FlagThreshold = o.FlagThreshold
+	s.Hierarchy = o.Hierarchy.String()
+	s.Concentration = o.Concentration
+	if o.Engine == multirater.EngineGibbs {
+		s = s.withMCMC(o.Settings)
+		s.MaxRhat, s.MinESS = o.MaxRhat, o.MinESS
+	}
+	s.SigmaB, s.V, s.Lambda = 0, 0, 0
+	return s
+}
+
+// validateConfusion checks the confusion model's settings.
+func validateConfusion(s FitSpec) error {
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	if k := strings.ToLower(strings.TrimSpace(s.Kernel)); k != "" && k != "identity" {
+		return bad("kernel %q: the confusion model supports only the identity kernel (an item's prior class is the class proportions); for text or covariate kernels use the classification model", s.Kernel)
+	}
+	if _, err := confusion.ParseHierarchy(s.Hierarchy); err != nil {
+		return bad("%s", err)
+	}
+	if c := s.Concentration; c < 0 || c > 1e4 || c != c {
+		return bad("concentration = %v: expected a prior pseudo-count total per confusion row, up to 1e4 (0: the default, 4)", c)
+	}
+	if s.Sigma != 0 || len(s.Thresholds) != 0 || s.Restarts != 0 {
+		return bad("sigma, thresholds and restarts are settings of the ordinal and robust models")
+	}
+	if s.Precisions != "" {
+		return bad("precisions %q applies to the classification model only", s.Precisions)
+	}
+	return nil
+}
+
+// checkConfusionGiven rejects the settings the confusion model does not
+// use: the precision and threshold priors and identifiability always, the
+// MCMC settings with the vb engine.
+func checkConfusionGiven(s FitSpec, given func(string) bool) error {
+	for _, f := range []string{"sigma_b", "v", "lambda", "identifiability", "ref_rater", "sampler"} {
+		if given(f) {
+			return annotations.Errorf(annotations.EINVALID, "field %q is not a setting of the confusion model (its raters have confusion matrices; leave it out)", f)
+		}
+	}
+	if !strings.EqualFold(s.Engine, multirater.EngineGibbs) {
+		for _, f := range []string{"chains", "samples", "burnin", "thin", "max_rhat", "min_ess"} {
+			if given(f) {
+				return annotations.Errorf(annotations.EINVALID, "field %q is a setting of the gibbs engine; the confusion model's default engine is vb (give engine gibbs, or leave it out)", f)
+			}
+		}
+	}
+	return nil
+}
+
+// fitConfusion fits the confusion model (identity kernel only).
+func fitConfusion(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	data, err := ConfusionData(ds, spec.Gold)
+	if err != nil {
+		return nil, err
+	}
+	if cov == nil {
+		if cov, err = ItemCovariance(ds, data.ItemIDs, spec); err != nil {
+			return nil, err
+		}
+	}
+	data.Kernel = cov.Kernel
+	res, err := confusion.Fit(ctx, data, confusionOptions(spec, progress))
+	return fitted(res, err, ds, cov)
+}

@@ -1,0 +1,109 @@
+package confusion
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"concord/multirater"
+)
+
+// benchShapes are the eight crowd datasets' shapes (issue 18): items,
+// raters, classes and labels per item.
+var benchShapes = []struct {
+	name    string
+	n, l, k int
+	perItem float64
+}{
+	{"rte", 800, 164, 2, 10},
+	{"temporal", 462, 76, 2, 10},
+	{"wsd", 177, 34, 3, 10},
+	{"face", 584, 27, 4, 9},
+	{"duck", 108, 39, 2, 39},
+	{"dogs", 807, 109, 4, 10},
+	{"product", 8315, 176, 2, 3},
+	{"adult", 11040, 825, 4, 8.4},
+}
+
+// benchData simulates labels of the shape: raters drawn uniformly (a rater
+// may label an item twice: repeated labels), right 75% of the time.
+func benchData(n, l, k int, perItem float64, seed uint64) *Data {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	d := &Data{ItemIDs: ids("i", n), RaterIDs: ids("r", l), Classes: ids("c", k), Repeats: true}
+	total := int(perItem * float64(n))
+	for j := 0; j < total; j++ {
+		i := j % n
+		z := i % k
+		y := z
+		if rng.Float64() > 0.75 {
+			y = rng.IntN(k)
+		}
+		d.Labels = append(d.Labels, multirater.Rating{Item: i, Rater: rng.IntN(l), Level: y})
+	}
+	return d
+}
+
+// BenchmarkVBIteration times one variational iteration (with the
+// empirical-Bayes step): it allocates nothing.
+func BenchmarkVBIteration(b *testing.B) {
+	for _, s := range benchShapes {
+		b.Run(s.name, func(b *testing.B) {
+			d := benchData(s.n, s.l, s.k, s.perItem, 1)
+			md, err := newModel(d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			v := newVB(md, Options{}.WithDefaults())
+			v.countsFromQ()
+			v.dirichlets()
+			v.updateQ()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				v.countsFromQ()
+				v.empiricalBayes()
+				v.dirichlets()
+				v.updateQ()
+			}
+		})
+	}
+}
+
+// BenchmarkGibbsSweep times one Gibbs sweep and the recording of its draw:
+// it allocates nothing.
+func BenchmarkGibbsSweep(b *testing.B) {
+	for _, s := range benchShapes {
+		b.Run(s.name, func(b *testing.B) {
+			d := benchData(s.n, s.l, s.k, s.perItem, 1)
+			md, err := newModel(d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			alpha0 := newVB(md, Options{}.WithDefaults()).alpha0
+			ch := newChain(md, alpha0, 1, 1, 1, 0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := ch.Sweep(false); err != nil {
+					b.Fatal(err)
+				}
+				ch.Record(0)
+			}
+		})
+	}
+}
+
+// BenchmarkFitVB times a whole default fit (VB) of each shape.
+func BenchmarkFitVB(b *testing.B) {
+	for _, s := range benchShapes {
+		b.Run(s.name, func(b *testing.B) {
+			d := benchData(s.n, s.l, s.k, s.perItem, 1)
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := Fit(context.Background(), d, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,316 @@
+// Package confusion is the model family of multi-rater classification with
+// a confusion matrix per rater (Dawid & Skene 1979 made Bayesian, as in
+// Kim & Ghahramani 2012's independent Bayesian classifier combination and
+// Simpson et al. 2013): item n has a latent class z_n, rater l labels an
+// item of class k as j with probability pi_l[k, j], and each label
+// (repeated labels included: Data.Repeats) is one more observation:
+//
+//	rho ~ Dirichlet(c_0, ..., c_0)                   class proportions
+//	z_n | rho ~ Categorical(rho)                     (identity kernel)
+//	pi_l[k, :] ~ Dirichlet(s_k mu[k, :])             each rater's row k
+//	y | z_n = k ~ Categorical(pi_l[k, :])            each label of rater l for item n
+//
+// The rows' prior is hierarchical (Options.Hierarchy, default Pooled): the
+// community confusion matrix mu is shared by every rater and learnt by
+// empirical Bayes (type-II maximum likelihood inside variational EM: each
+// row k's mean mu[k, :] is the maximum of sum_l E_q[log
+// Dirichlet(pi_l[k, :]; s_k mu[k, :])], Minka's fixed point), at a fixed
+// concentration s_k = 4 (Options.Concentration; Options.LearnConcentration
+// learns it too),
+// so that a rater with few labels gets the community's confusions rather
+// than a flat row. mu starts at Options.Diagonal on the diagonal (the off
+// diagonal sharing the rest), stronger on the diagonal; Hierarchy None
+// keeps mu and s fixed there (with Diagonal = 1/K, Concentration = K and
+// MAP, the maximum-likelihood Dawid-Skene EM).
+//
+// Engines: variational Bayes (EngineVB, the default; mean field q(z) q(pi)
+// q(rho), Simpson et al. sec. 3), deterministic, with the evidence lower
+// bound; and Gibbs sampling (EngineGibbs: z, pi and rho from their full
+// conditionals, Dirichlet-multinomial conjugacy), at the hyperparameters
+// VB's empirical Bayes found, whose answer confirms VB's.
+//
+// Gold labels (Data.Gold) fix the classes of those items (Dawid-Skene with
+// true labels); callers pass them only when the user asks. Only the
+// identity kernel (no item features) is supported: the prior class of an
+// item is the class proportions rho, and new items are predicted by them.
+package confusion
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"concord/multirater"
+	"concord/multirater/mcmc"
+)
+
+// Name is the family's model name in fit documents.
+const Name = "confusion"
+
+// Data is what Fit fits: N items, L raters, K classes and the labels.
+type Data struct {
+	ItemIDs, RaterIDs, Classes []string
+	// Labels are the observations; a Rating's Level is the class index.
+	Labels []multirater.Rating
+	// Repeats allows several labels of one item by one rater, each one
+	// more observation.
+	Repeats bool
+	// Gold, when not nil, holds a class index per item (-1: none) fixing
+	// those items' classes. Leave it nil unless the user asked for it: by
+	// default gold labels are for evaluation only.
+	Gold []int
+	// Kernel names the items' prior: "" or "identity" (the only one
+	// supported).
+	Kernel string
+}
+
+// Hierarchy says how the raters' rows share their prior.
+type Hierarchy int
+
+const (
+	// Pooled learns the community mean mu and the concentrations s_k by
+	// empirical Bayes (the default).
+	Pooled Hierarchy = iota
+	// None keeps mu at Options.Diagonal and s at Options.Concentration.
+	None
+)
+
+func (h Hierarchy) String() string {
+	switch h {
+	case Pooled:
+		return "pooled"
+	case None:
+		return "none"
+	}
+	return fmt.Sprintf("Hierarchy(%d)", int(h))
+}
+
+// ParseHierarchy reads "pooled" or "none" ("" means pooled).
+func ParseHierarchy(s string) (Hierarchy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "pooled":
+		return Pooled, nil
+	case "none":
+		return None, nil
+	}
+	return 0, fmt.Errorf("unknown hierarchy %q (expected pooled or none)", s)
+}
+
+// Options control Fit. The zero value means the defaults given for each
+// field.
+type Options struct {
+	// Engine is multirater.EngineVB (default) or multirater.EngineGibbs.
+	Engine string
+	// Hierarchy: Pooled (default) or None.
+	Hierarchy Hierarchy
+	// Diagonal is the prior mean of a correct label, mu[k, k] (the start
+	// of empirical Bayes with Pooled); 0 means DefaultDiagonal.
+	Diagonal float64
+	// Concentration, when positive, fixes every s_k; 0 means
+	// DefaultConcentration. LearnConcentration learns each s_k by empirical
+	// Bayes too (Pooled only), starting there.
+	Concentration      float64
+	LearnConcentration bool
+	// ClassPrior is the Dirichlet pseudo-count c_0 of each class
+	// proportion; 0 means 1.
+	ClassPrior float64
+	// MAP makes the VB engine EM-MAP: the Dirichlets' modes in place of
+	// their expected logarithms (with flat priors, Dawid-Skene's EM).
+	MAP bool
+	// MaxIter bounds the VB iterations (0: 1000); Tol is the largest
+	// change of an item's class probability that ends them (0: 1e-6).
+	MaxIter int
+	Tol     float64
+	// Settings are the Gibbs chains (defaults: 4 chains of 2000 draws after
+	// 1000 burn-in sweeps; Seed seeds the chains).
+	mcmc.Settings
+	// FlagThreshold: a label whose posterior predictive probability is
+	// below it is flagged; 0 means multirater.DefaultFlagThreshold.
+	FlagThreshold float64
+	// SpamThreshold: a rater whose spam score is below it is flagged as a
+	// spammer; 0 means DefaultSpamThreshold.
+	SpamThreshold float64
+	// MaxRhat and MinESS are the Gibbs verdict's limits (0: 1.01, 400).
+	MaxRhat, MinESS float64
+	// Progress, when set, receives progress reports.
+	Progress func(multirater.Progress)
+}
+
+// Defaults of the prior and the engines.
+const (
+	DefaultDiagonal      = 0.7
+	DefaultConcentration = 4
+	DefaultSpamThreshold = 0.15
+	DefaultSamples       = 2000
+	DefaultBurnin        = 1000
+	// maxConcentration and minConcentration bound a learnt s_k.
+	maxConcentration = 1e4
+	minConcentration = 1e-2
+)
+
+// WithDefaults returns the options with zero fields set to their
+// defaults.
+func (o Options) WithDefaults() Options {
+	if o.Engine == "" {
+		o.Engine = multirater.EngineVB
+	}
+	if o.Diagonal == 0 {
+		o.Diagonal = DefaultDiagonal
+	}
+	if o.ClassPrior == 0 {
+		o.ClassPrior = 1
+	}
+	if o.Concentration == 0 {
+		o.Concentration = DefaultConcentration
+	}
+	if o.MaxIter == 0 {
+		o.MaxIter = 1000
+	}
+	if o.Tol == 0 {
+		o.Tol = 1e-6
+	}
+	if o.Samples == 0 {
+		o.Samples = DefaultSamples
+	}
+	if o.Burnin == 0 {
+		o.Burnin = DefaultBurnin
+	}
+	o.Settings = o.Settings.WithDefaults()
+	if o.FlagThreshold == 0 {
+		o.FlagThreshold = multirater.DefaultFlagThreshold
+	}
+	if o.SpamThreshold == 0 {
+		o.SpamThreshold = DefaultSpamThreshold
+	}
+	if o.MaxRhat == 0 {
+		o.MaxRhat = multirater.DefaultMaxRhat
+	}
+	if o.MinESS == 0 {
+		o.MinESS = multirater.DefaultMinESS
+	}
+	return o
+}
+
+// check panics on options no fit can run (caller bugs).
+func (o Options) check(k int) {
+	switch o.Engine {
+	case multirater.EngineVB, multirater.EngineGibbs:
+	default:
+		panic(fmt.Sprintf("confusion: unknown engine %q", o.Engine))
+	}
+	if o.MAP && o.Engine != multirater.EngineVB {
+		panic("confusion: MAP is a setting of the vb engine")
+	}
+	if !(o.Diagonal > 0 && o.Diagonal < 1) && !(o.Diagonal == 1 && k == 1) {
+		panic(fmt.Sprintf("confusion: Diagonal %v outside (0, 1)", o.Diagonal))
+	}
+	if !(o.Concentration > 0) || math.IsInf(o.Concentration, 0) {
+		panic(fmt.Sprintf("confusion: Concentration %v", o.Concentration))
+	}
+	mcmc.CheckPositive("ClassPrior", o.ClassPrior)
+	mcmc.CheckPositive("Tol", o.Tol)
+	o.Settings.Check()
+	if !(o.FlagThreshold > 0 && o.FlagThreshold < 1) || !(o.SpamThreshold > 0 && o.SpamThreshold < 1) {
+		panic("confusion: FlagThreshold and SpamThreshold must be in (0, 1)")
+	}
+	if o.MAP && (o.ClassPrior < 1 || o.Diagonal*o.concentration() < 1) {
+		// The Dirichlet modes need pseudo-counts of at least 1.
+		panic("confusion: MAP needs ClassPrior >= 1 and prior pseudo-counts >= 1")
+	}
+}
+
+func (o Options) concentration() float64 {
+	if o.Concentration > 0 {
+		return o.Concentration
+	}
+	return DefaultConcentration
+}
+
+// model is the data in the engines' form: labels sorted by item (CSR), the
+// prior.
+type model struct {
+	n, l, k int
+	// start[n]..start[n+1] index item n's labels in rater, y.
+	start    []int
+	rater, y []int32
+	gold     []int // nil or per item
+	nGold    int
+	// raterCount, raterClass count each rater's labels (per class).
+	raterCount []int
+	raterClass [][]int
+	itemCount  []int
+}
+
+func newModel(data *Data) (*model, error) {
+	n, l, k := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
+	if n == 0 || l == 0 {
+		return nil, multirater.DataErrorf("no items or no raters")
+	}
+	if k < 2 {
+		return nil, multirater.DataErrorf("the confusion model needs at least 2 classes, got %d", k)
+	}
+	if len(data.Labels) == 0 {
+		return nil, multirater.DataErrorf("no labels")
+	}
+	if kern := strings.TrimSpace(data.Kernel); kern != "" && kern != "identity" {
+		return nil, multirater.DataErrorf("kernel %q: the confusion model supports only the identity kernel (no item features): use kernel identity, or the classification model for text and covariate kernels", data.Kernel)
+	}
+	md := &model{n: n, l: l, k: k, start: make([]int, n+1), rater: make([]int32, len(data.Labels)), y: make([]int32, len(data.Labels)),
+		raterCount: make([]int, l), raterClass: make([][]int, l), itemCount: make([]int, n)}
+	for i := range md.raterClass {
+		md.raterClass[i] = make([]int, k)
+	}
+	seen := map[[2]int]bool{}
+	for _, r := range data.Labels {
+		if r.Item < 0 || r.Item >= n || r.Rater < 0 || r.Rater >= l || r.Level < 0 || r.Level >= k {
+			return nil, multirater.DataErrorf("label (item %d, rater %d, class %d) out of range", r.Item, r.Rater, r.Level)
+		}
+		key := [2]int{r.Item, r.Rater}
+		if seen[key] && !data.Repeats {
+			return nil, multirater.DataErrorf("duplicate label: rater %q labelled item %q more than once (keep repeated labels with --duplicates keep)", data.RaterIDs[r.Rater], data.ItemIDs[r.Item])
+		}
+		seen[key] = true
+		md.itemCount[r.Item]++
+		md.raterCount[r.Rater]++
+		md.raterClass[r.Rater][r.Level]++
+	}
+	for i := 0; i < n; i++ {
+		md.start[i+1] = md.start[i] + md.itemCount[i]
+	}
+	pos := append([]int(nil), md.start[:n]...)
+	for _, r := range data.Labels {
+		p := pos[r.Item]
+		pos[r.Item]++
+		md.rater[p], md.y[p] = int32(r.Rater), int32(r.Level)
+	}
+	if data.Gold != nil {
+		if len(data.Gold) != n {
+			return nil, multirater.DataErrorf("%d gold labels for %d items", len(data.Gold), n)
+		}
+		md.gold = data.Gold
+		for _, g := range data.Gold {
+			if g >= k {
+				return nil, multirater.DataErrorf("gold class %d out of range", g)
+			}
+			if g >= 0 {
+				md.nGold++
+			}
+		}
+	}
+	return md, nil
+}
+
+// Fit fits the confusion model to data.
+func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, error) {
+	opts = opts.WithDefaults()
+	md, err := newModel(data)
+	if err != nil {
+		return nil, err
+	}
+	opts.check(md.k)
+	if opts.Engine == multirater.EngineGibbs {
+		return fitGibbs(ctx, data, md, opts)
+	}
+	return fitVB(ctx, data, md, opts)
+}

@@ -1,0 +1,327 @@
+package confusion
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"concord/multirater"
+)
+
+func fit(t testing.TB, d *Data, o Options) *multirater.FitResult {
+	t.Helper()
+	res, err := Fit(context.Background(), d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func ids(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(i)
+	}
+	return out
+}
+
+// TestVBHandChecked: a perfect rater, two raters who are right 80% of the
+// time (never wrong on the same item) and a spammer who always says "a". The consensus recovers the true
+// classes, the perfect rater's confusion matrix is near the identity with
+// accuracy near 1, and the spammer's rows come out alike: spam score near
+// 0 (its rows shrink a little towards the community's), flagged.
+func TestVBHandChecked(t *testing.T) {
+	const n = 60
+	classes := []string{"a", "b", "c"}
+	truth := make([]int, n)
+	var labels []multirater.Rating
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range truth {
+		truth[i] = i % 3
+		labels = append(labels, multirater.Rating{Item: i, Rater: 0, Level: truth[i]})
+		// good1 errs on every fifth item, good2 on others: never both.
+		for r, at := range []int{1, 3} {
+			y := truth[i]
+			if i%5 == at {
+				y = (y + 1 + rng.IntN(2)) % 3
+			}
+			labels = append(labels, multirater.Rating{Item: i, Rater: 1 + r, Level: y})
+		}
+		labels = append(labels, multirater.Rating{Item: i, Rater: 3, Level: 0})
+	}
+	d := &Data{ItemIDs: ids("i", n), RaterIDs: []string{"perfect", "good1", "good2", "spammer"}, Classes: classes, Labels: labels}
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"vb pooled", Options{}},
+		{"vb none", Options{Hierarchy: None}},
+		{"gibbs", Options{Engine: multirater.EngineGibbs, Settings: mcmcSettings(2, 400, 100, 3)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := fit(t, d, tc.o)
+			for i, it := range res.Items {
+				if it.Class != classes[truth[i]] {
+					t.Errorf("item %d: class %s, want %s (%v)", i, it.Class, classes[truth[i]], it.ClassProbs)
+				}
+			}
+			p, s := res.Raters[0], res.Raters[3]
+			for k := range classes {
+				if got := p.ConfusionProbs[k][k].Mean; got < 0.85 {
+					t.Errorf("perfect rater: pi[%d,%d] = %v, want near 1", k, k, got)
+				}
+			}
+			if p.Accuracy.Mean < 0.85 || p.Spammer {
+				t.Errorf("perfect rater: accuracy %v, spammer %v", p.Accuracy.Mean, p.Spammer)
+			}
+			if !s.Spammer || *s.SpamScore > 0.12 {
+				t.Errorf("spammer: score %v, flagged %v; want near 0 and flagged", *s.SpamScore, s.Spammer)
+			}
+			for k := range classes {
+				if got := s.ConfusionProbs[k][0].Mean; got < 0.8 {
+					t.Errorf("spammer: pi[%d,a] = %v, want near 1 (every row alike)", k, got)
+				}
+				e := s.ConfusionProbs[k][0]
+				if !(e.Q025 <= e.Mean && e.Mean <= e.Q975) {
+					t.Errorf("spammer: interval %+v does not hold the mean", e)
+				}
+			}
+			if s.MostConfused == nil || s.MostConfused.Label != "a" {
+				t.Errorf("spammer: most confused %+v, want a label a", s.MostConfused)
+			}
+			if tc.o.Engine == "" && (res.Diagnostics.Engine.LogEvidence == nil || !res.Diagnostics.Converged) {
+				t.Errorf("vb: no ELBO or not converged: %+v", res.Diagnostics)
+			}
+		})
+	}
+}
+
+// TestDawidSkene: with a flat prior (every Dirichlet pseudo-count 1), no
+// hierarchy and EM-MAP, the fit is Dawid & Skene's maximum-likelihood EM:
+// its confusion matrices, class proportions and item class probabilities
+// equal those of an independent numpy implementation (testdata/ds_em.py)
+// from the same start.
+func TestDawidSkene(t *testing.T) {
+	f, err := os.Open("testdata/ds_labels.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []multirater.Rating
+	n, l, k := 0, 0, 0
+	for _, r := range rows[1:] {
+		v := [3]int{}
+		for j := range v {
+			v[j], _ = strconv.Atoi(r[j])
+		}
+		labels = append(labels, multirater.Rating{Item: v[0], Rater: v[1], Level: v[2]})
+		n, l, k = max(n, v[0]+1), max(l, v[1]+1), max(k, v[2]+1)
+	}
+	var want struct {
+		Pi  [][][]float64
+		Rho []float64
+		Q   [][]float64
+	}
+	b, err := os.ReadFile("testdata/ds_expected.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	d := &Data{ItemIDs: ids("i", n), RaterIDs: ids("r", l), Classes: ids("c", k), Labels: labels, Repeats: true}
+	res := fit(t, d, Options{MAP: true, Hierarchy: None, Diagonal: 1 / float64(k), Concentration: float64(k), ClassPrior: 1, Tol: 1e-12, MaxIter: 100000})
+	const tol = 2e-6 // the result rounds to 6 significant digits
+	for r := range want.Pi {
+		for a := range want.Pi[r] {
+			for j, w := range want.Pi[r][a] {
+				if got := res.Raters[r].ConfusionProbs[a][j].Mean; math.Abs(got-w) > tol {
+					t.Errorf("pi[%d][%d,%d] = %v, numpy DS %v", r, a, j, got, w)
+				}
+			}
+		}
+	}
+	for c, w := range want.Rho {
+		if got := res.ClassProportions[c].Mean; math.Abs(got-w) > tol {
+			t.Errorf("rho[%d] = %v, numpy DS %v", c, got, w)
+		}
+	}
+	for i, qi := range want.Q {
+		for c, w := range qi {
+			if got := res.Items[i].ClassProbs[d.Classes[c]]; math.Abs(got-w) > tol {
+				t.Errorf("q[%d][%d] = %v, numpy DS %v", i, c, got, w)
+			}
+		}
+	}
+}
+
+// loadDuck reads the duck subset (testdata/README.md).
+func loadDuck(t testing.TB) *Data {
+	f, err := os.Open("testdata/duck_subset.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Data{Classes: []string{"0", "1"}}
+	item, rater := map[string]int{}, map[string]int{}
+	idx := func(m map[string]int, ids *[]string, id string) int {
+		if i, ok := m[id]; ok {
+			return i
+		}
+		m[id] = len(*ids)
+		*ids = append(*ids, id)
+		return m[id]
+	}
+	for _, r := range rows[1:] {
+		y, _ := strconv.Atoi(r[2])
+		d.Labels = append(d.Labels, multirater.Rating{Item: idx(item, &d.ItemIDs, r[0]), Rater: idx(rater, &d.RaterIDs, r[1]), Level: y})
+	}
+	return d
+}
+
+// TestVBMatchesGibbs: on a piece of the duck data, the Gibbs sampler
+// (converged) confirms the variational fit: the same consensus classes
+// (up to items the posterior leaves near 1/2), class probabilities,
+// confusion cells and accuracies close.
+func TestVBMatchesGibbs(t *testing.T) {
+	d := loadDuck(t)
+	vb := fit(t, d, Options{})
+	gb := fit(t, d, Options{Engine: multirater.EngineGibbs, Settings: mcmcSettings(4, 1500, 300, 11)})
+	if !gb.Diagnostics.Converged {
+		t.Fatalf("gibbs: %s", gb.Diagnostics.Verdict)
+	}
+	differ := 0
+	for i := range vb.Items {
+		pv, pg := vb.Items[i].ClassProbs["1"], gb.Items[i].ClassProbs["1"]
+		if math.Abs(pv-pg) > 0.15 {
+			t.Errorf("item %s: P(1) vb %.3f, gibbs %.3f", vb.Items[i].ID, pv, pg)
+		}
+		if vb.Items[i].Class != gb.Items[i].Class && math.Abs(pg-0.5) > 0.1 {
+			differ++
+		}
+	}
+	if differ > 0 {
+		t.Errorf("%d items with a clear Gibbs class differ from VB's", differ)
+	}
+	for l := range vb.Raters {
+		for a := 0; a < 2; a++ {
+			for j := 0; j < 2; j++ {
+				v, g := vb.Raters[l].ConfusionProbs[a][j], gb.Raters[l].ConfusionProbs[a][j]
+				if math.Abs(v.Mean-g.Mean) > 0.05 {
+					t.Errorf("rater %s pi[%d,%d]: vb %.3f, gibbs %.3f", vb.Raters[l].ID, a, j, v.Mean, g.Mean)
+				}
+			}
+		}
+		if v, g := vb.Raters[l].Accuracy.Mean, gb.Raters[l].Accuracy.Mean; math.Abs(v-g) > 0.04 {
+			t.Errorf("rater %s accuracy: vb %.3f, gibbs %.3f", vb.Raters[l].ID, v, g)
+		}
+	}
+}
+
+// TestRepeatedLabels: a repeated label is refused without Repeats and is
+// one more observation with it: rater x's two labels b outweigh rater y's
+// one a when both are equally reliable.
+func TestRepeatedLabels(t *testing.T) {
+	base := []multirater.Rating{}
+	// Calibration items where x and y agree.
+	for i := 0; i < 10; i++ {
+		base = append(base, multirater.Rating{Item: i, Rater: 0, Level: i % 2}, multirater.Rating{Item: i, Rater: 1, Level: i % 2})
+	}
+	labels := append(base, multirater.Rating{Item: 10, Rater: 0, Level: 1}, multirater.Rating{Item: 10, Rater: 0, Level: 1}, multirater.Rating{Item: 10, Rater: 1, Level: 0})
+	d := &Data{ItemIDs: ids("i", 11), RaterIDs: []string{"x", "y"}, Classes: []string{"a", "b"}, Labels: labels}
+	_, err := Fit(context.Background(), d, Options{})
+	var de *multirater.DataError
+	if !errors.As(err, &de) {
+		t.Fatalf("repeated label without Repeats: err %v, want a DataError", err)
+	}
+	d.Repeats = true
+	res := fit(t, d, Options{})
+	if it := res.Items[10]; it.Class != "b" || it.NLabels != 3 {
+		t.Errorf("item with two b's of x and one a of y: class %s, %d labels (want b, 3)", it.Class, it.NLabels)
+	}
+	if r := res.Raters[0]; r.NLabels != 12 || r.LevelCounts[1] != 7 {
+		t.Errorf("rater x: %d labels, counts %v (want 12, [5 7])", r.NLabels, r.LevelCounts)
+	}
+}
+
+// TestGoldFixesClasses: items with gold labels keep them whatever the
+// raters say (Dawid-Skene with true labels).
+func TestGoldFixesClasses(t *testing.T) {
+	d := &Data{ItemIDs: ids("i", 3), RaterIDs: []string{"x"}, Classes: []string{"a", "b"},
+		Labels: []multirater.Rating{{Item: 0, Rater: 0, Level: 0}, {Item: 1, Rater: 0, Level: 0}, {Item: 2, Rater: 0, Level: 1}},
+		Gold:   []int{1, -1, -1}}
+	for _, eng := range []string{multirater.EngineVB, multirater.EngineGibbs} {
+		res := fit(t, d, Options{Engine: eng, Settings: mcmcSettings(2, 200, 50, 1)})
+		if res.Items[0].Class != "b" || res.Items[0].ClassProbs["b"] != 1 || res.Model.Confusion.Gold != 1 {
+			t.Errorf("%s: gold item %+v, gold count %d", eng, res.Items[0], res.Model.Confusion.Gold)
+		}
+	}
+}
+
+// TestDataErrors: the data errors name the problem.
+func TestDataErrors(t *testing.T) {
+	good := func() *Data {
+		return &Data{ItemIDs: ids("i", 2), RaterIDs: []string{"x"}, Classes: []string{"a", "b"},
+			Labels: []multirater.Rating{{Item: 0, Rater: 0, Level: 0}}}
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Data)
+	}{
+		{"one class", func(d *Data) { d.Classes = d.Classes[:1] }},
+		{"no labels", func(d *Data) { d.Labels = nil }},
+		{"kernel", func(d *Data) { d.Kernel = "text" }},
+		{"class out of range", func(d *Data) { d.Labels[0].Level = 5 }},
+		{"gold length", func(d *Data) { d.Gold = []int{0} }},
+	} {
+		d := good()
+		tc.mod(d)
+		_, err := Fit(context.Background(), d, Options{})
+		var de *multirater.DataError
+		if !errors.As(err, &de) {
+			t.Errorf("%s: err %v, want a DataError", tc.name, err)
+		}
+	}
+}
+
+// TestPredictor: with the identity kernel a new item gets the class
+// proportions.
+func TestPredictor(t *testing.T) {
+	d := loadDuck(t)
+	res := fit(t, d, Options{})
+	p, err := NewPredictor(res, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := p.Predict([]string{"new"}, nil, nil)
+	for c, e := range res.ClassProportions {
+		if got := out[0].ClassProbs[res.Levels[c]]; math.Abs(got-e.Mean) > 1e-5 {
+			t.Errorf("class %s: %v, want %v", res.Levels[c], got, e.Mean)
+		}
+	}
+}
+
+// TestReproducible: the same seed gives the same Gibbs fit.
+func TestReproducible(t *testing.T) {
+	d := loadDuck(t)
+	o := Options{Engine: multirater.EngineGibbs, Settings: mcmcSettings(2, 100, 20, 5)}
+	a, _ := json.Marshal(fit(t, d, o).Items)
+	b, _ := json.Marshal(fit(t, d, o).Items)
+	if string(a) != string(b) {
+		t.Error("same seed, different fits")
+	}
+}

@@ -1,0 +1,359 @@
+package confusion
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"concord/multirater"
+	"concord/multirater/diag"
+	"concord/multirater/mcmc"
+)
+
+// The Gibbs engine samples the model's full conditionals in turn
+// (Dirichlet-multinomial conjugacy):
+//
+//	z_n | pi, rho          ∝ rho_k prod over item n's labels (l, j) of pi_l[k, j]
+//	pi_l[k, :] | z         ~ Dirichlet(s_k mu[k, :] + counts of rater l's labels j of items with z = k)
+//	rho | z                ~ Dirichlet(c_0 + class counts)
+//
+// at the hyperparameters s_k mu[k, :] of the variational fit's empirical
+// Bayes (with Hierarchy None, the fixed prior). Item class probabilities
+// and the confusion cells' means and variances are Rao-Blackwellised (the
+// conditional probabilities and Dirichlet moments averaged over the draws);
+// a cell's 95% interval is that of the Beta distribution with its
+// posterior mean and variance. R-hat and ESS are those of every rater's
+// diagonal cells pi_l[k, k] and the class proportions. A sweep allocates
+// nothing.
+type chain struct {
+	md     *model
+	alpha0 []float64
+	c0     float64
+	rng    *rand.Rand
+	k      int
+	z      []int32
+	counts []float64 // (l*K+k)*K+j
+	class  []float64
+	pi     []float64 // (l*K+k)*K+j
+	logT   []float64 // (l*K+j)*K+k
+	rho    []float64
+	logRho []float64
+	prob   []float64 // n*K+k: P(z_n = k | pi, rho) of the last sweep
+	lg, lq []float64
+	// lrow holds a row's logarithms (stored transposed in logT).
+	lrow []float64
+
+	// Kept draws and running sums.
+	diagDraws [][]float32 // [l*K+k][draw]
+	rhoDraws  [][]float64 // [k][draw]
+	accDraws  [][]float32 // [l][draw]
+	sumProb   []float64
+	sumMean   []float64
+	sumSq     []float64
+	kept      int
+}
+
+func newChain(md *model, alpha0 []float64, c0 float64, samples int, seed uint64, c int) *chain {
+	k := md.k
+	rng, _ := mcmc.NewChainRand(seed, c)
+	ch := &chain{md: md, alpha0: alpha0, c0: c0, rng: rng, k: k, z: make([]int32, md.n),
+		counts: make([]float64, md.l*k*k), class: make([]float64, k), pi: make([]float64, md.l*k*k), logT: make([]float64, md.l*k*k),
+		rho: make([]float64, k), logRho: make([]float64, k), prob: make([]float64, md.n*k), lg: make([]float64, k), lq: make([]float64, k), lrow: make([]float64, k),
+		diagDraws: make([][]float32, md.l*k), rhoDraws: make([][]float64, k), accDraws: make([][]float32, md.l),
+		sumProb: make([]float64, md.n*k), sumMean: make([]float64, md.l*k*k), sumSq: make([]float64, md.l*k*k)}
+	for i := range ch.diagDraws {
+		ch.diagDraws[i] = make([]float32, samples)
+	}
+	for i := range ch.rhoDraws {
+		ch.rhoDraws[i] = make([]float64, samples)
+	}
+	for i := range ch.accDraws {
+		ch.accDraws[i] = make([]float32, samples)
+	}
+	// Dispersed start: z_n from the item's label shares softened by one
+	// label per class; gold items at their class.
+	for n := 0; n < md.n; n++ {
+		if md.gold != nil && md.gold[n] >= 0 {
+			ch.z[n] = int32(md.gold[n])
+			continue
+		}
+		for c := range ch.lq {
+			ch.lq[c] = 1
+		}
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			ch.lq[md.y[p]]++
+		}
+		ch.z[n] = int32(ch.categorical(ch.lq))
+	}
+	ch.countsFromZ()
+	ch.drawParams()
+	return ch
+}
+
+// categorical draws an index with probabilities proportional to w.
+func (ch *chain) categorical(w []float64) int {
+	sum := 0.0
+	for _, x := range w {
+		sum += x
+	}
+	u := ch.rng.Float64() * sum
+	for c, x := range w {
+		u -= x
+		if u < 0 {
+			return c
+		}
+	}
+	return len(w) - 1
+}
+
+func (ch *chain) countsFromZ() {
+	md, k := ch.md, ch.k
+	clear(ch.counts)
+	clear(ch.class)
+	for n := 0; n < md.n; n++ {
+		z := int(ch.z[n])
+		ch.class[z]++
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			ch.counts[(int(md.rater[p])*k+z)*k+int(md.y[p])]++
+		}
+	}
+}
+
+// logGamma returns the logarithm of a Gamma(a, 1) draw (Marsaglia & Tsang
+// 2000; for a < 1 the boost G(a) = G(a+1) U^(1/a), in logarithms so that
+// tiny shapes do not underflow).
+func (ch *chain) logGamma(a float64) float64 {
+	boost := 0.0
+	if a < 1 {
+		boost = math.Log(ch.rng.Float64()) / a
+		a++
+	}
+	d := a - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := ch.rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := ch.rng.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return math.Log(d*v) + boost
+		}
+	}
+}
+
+// dirichletTo sets dst to a Dirichlet(a) draw and ldst to its logarithms.
+func (ch *chain) dirichletTo(dst, ldst, a []float64) {
+	mx := math.Inf(-1)
+	for j, x := range a {
+		ch.lg[j] = ch.logGamma(x)
+		mx = math.Max(mx, ch.lg[j])
+	}
+	sum := 0.0
+	for j := range a {
+		sum += math.Exp(ch.lg[j] - mx)
+	}
+	ls := mx + math.Log(sum)
+	for j := range a {
+		ldst[j] = ch.lg[j] - ls
+		dst[j] = math.Exp(ldst[j])
+	}
+}
+
+// drawParams draws pi and rho given the counts of z.
+func (ch *chain) drawParams() {
+	k := ch.k
+	a := ch.lq // scratch
+	for l := 0; l < ch.md.l; l++ {
+		for r := 0; r < k; r++ {
+			base := (l*k + r) * k
+			for j := 0; j < k; j++ {
+				a[j] = ch.alpha0[r*k+j] + ch.counts[base+j]
+			}
+			row := ch.pi[base : base+k]
+			ch.dirichletTo(row, ch.lrow, a)
+			for j := 0; j < k; j++ {
+				ch.logT[(l*k+j)*k+r] = math.Log(math.Max(row[j], 1e-300))
+			}
+		}
+	}
+	for c := range a {
+		a[c] = ch.c0 + ch.class[c]
+	}
+	ch.dirichletTo(ch.rho, ch.logRho, a)
+}
+
+// drawZ draws every item's class given pi and rho, keeping the
+// conditional probabilities.
+func (ch *chain) drawZ() {
+	md, k := ch.md, ch.k
+	for n := 0; n < md.n; n++ {
+		pn := ch.prob[n*k : (n+1)*k]
+		if md.gold != nil && md.gold[n] >= 0 {
+			clear(pn)
+			pn[md.gold[n]] = 1
+			continue
+		}
+		copy(pn, ch.logRho)
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			e := ch.logT[(int(md.rater[p])*k+int(md.y[p]))*k:]
+			for c := range pn {
+				pn[c] += e[c]
+			}
+		}
+		mx := math.Inf(-1)
+		for _, x := range pn {
+			mx = math.Max(mx, x)
+		}
+		sum := 0.0
+		for c, x := range pn {
+			pn[c] = math.Exp(x - mx)
+			sum += pn[c]
+		}
+		for c := range pn {
+			pn[c] /= sum
+		}
+		ch.z[n] = int32(ch.categorical(pn))
+	}
+}
+
+// Sweep draws z, then pi and rho.
+func (ch *chain) Sweep(bool) error {
+	ch.drawZ()
+	ch.countsFromZ()
+	ch.drawParams()
+	return nil
+}
+
+func (ch *chain) EndWarmup() {}
+
+// Record keeps draw i: the diagonal cells, the class proportions and the
+// accuracies, and adds the conditional moments to the running sums.
+func (ch *chain) Record(i int) {
+	md, k := ch.md, ch.k
+	for l := 0; l < md.l; l++ {
+		acc := 0.0
+		for r := 0; r < k; r++ {
+			d := ch.pi[(l*k+r)*k+r]
+			ch.diagDraws[l*k+r][i] = float32(d)
+			acc += ch.rho[r] * d
+		}
+		ch.accDraws[l][i] = float32(acc)
+	}
+	for c := range ch.rho {
+		ch.rhoDraws[c][i] = ch.rho[c]
+	}
+	// The prob of the last sweep is P(z | pi, rho) of the previous draw of
+	// (pi, rho), a posterior draw too.
+	for j, x := range ch.prob {
+		ch.sumProb[j] += x
+	}
+	for l := 0; l < md.l; l++ {
+		for r := 0; r < k; r++ {
+			base := (l*k + r) * k
+			a := 0.0
+			for j := 0; j < k; j++ {
+				a += ch.alpha0[r*k+j] + ch.counts[base+j]
+			}
+			for j := 0; j < k; j++ {
+				x := ch.alpha0[r*k+j] + ch.counts[base+j]
+				ch.sumMean[base+j] += x / a
+				ch.sumSq[base+j] += x * (x + 1) / (a * (a + 1))
+			}
+		}
+	}
+	ch.kept++
+}
+
+// Monitored returns the class proportions' series for the live R-hat.
+func (ch *chain) Monitored() [][]float64 { return ch.rhoDraws }
+
+// fitGibbs runs the chains at the empirical-Bayes prior of a variational
+// fit.
+func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multirater.FitResult, error) {
+	start := time.Now()
+	vo := opts
+	vo.Engine, vo.Progress = multirater.EngineVB, nil
+	v := newVB(md, vo)
+	if _, _, err := v.run(ctx, start); err != nil {
+		return nil, err
+	}
+	alpha0 := append([]float64(nil), v.alpha0...)
+	vbSeconds := time.Since(start).Seconds()
+	k := md.k
+	ns := opts.Samples
+	var res *multirater.FitResult
+	_, err := mcmc.Fit(ctx, opts.Settings, opts.Progress, start, 0.95,
+		func(c int) *chain { return newChain(md, alpha0, opts.ClassPrior, ns, opts.Seed, c) },
+		func(chains []*chain) *multirater.FitResult {
+			nc := len(chains)
+			var params []*mcmc.Param
+			for l := 0; l < md.l; l++ {
+				for r := 0; r < k; r++ {
+					idx := l*k + r
+					params = append(params, &mcmc.Param{Name: fmt.Sprintf("pi[%s,%s,%s]", data.RaterIDs[l], data.Classes[r], data.Classes[r]), Free: true,
+						Get: func(c int) []float64 { return f64(chains[c].diagDraws[idx]) }})
+				}
+			}
+			rhoP := make([]*mcmc.Param, k)
+			for r := 0; r < k; r++ {
+				rhoP[r] = &mcmc.Param{Name: fmt.Sprintf("rho[%s]", data.Classes[r]), Free: true, Get: func(c int) []float64 { return chains[c].rhoDraws[r] }}
+				params = append(params, rhoP[r])
+			}
+			mcmc.SummariseParams(params, nc)
+			p := &post{q: make([]float64, md.n*k), cells: make([]multirater.Estimate, md.l*k*k), rho: make([]multirater.Estimate, k),
+				acc: make([]multirater.Estimate, md.l), s: v.s, mu: v.mu}
+			tot := 0
+			for _, ch := range chains {
+				tot += ch.kept
+			}
+			for _, ch := range chains {
+				for j, x := range ch.sumProb {
+					p.q[j] += x / float64(tot)
+				}
+			}
+			mcmc.ParallelFor(md.l, func(l int) {
+				for j := l * k * k; j < (l+1)*k*k; j++ {
+					var m, m2 float64
+					for _, ch := range chains {
+						m += ch.sumMean[j]
+						m2 += ch.sumSq[j]
+					}
+					m /= float64(tot)
+					m2 /= float64(tot)
+					p.cells[j] = momentEstimate(m, m2-m*m)
+				}
+				cs := make([][]float64, nc)
+				for c, ch := range chains {
+					cs[c] = f64(ch.accDraws[l])
+				}
+				p.acc[l] = mcmc.ToEstimate(diag.QuickSummary(cs))
+			})
+			for r := 0; r < k; r++ {
+				p.rho[r] = mcmc.ToEstimate(rhoP[r].Sum)
+			}
+			res = summarise(data, md, opts, p)
+			m := &res.Model
+			m.Chains, m.Samples, m.Burnin, m.Thin, m.MaxRhat, m.MinESS = nc, opts.Samples, opts.Burnin, opts.Thin, opts.MaxRhat, opts.MinESS
+			dg := &res.Diagnostics
+			mcmc.Converge(dg, params, opts.MaxRhat, opts.MinESS, nc, ns)
+			dg.Notes = append(dg.Notes, fmt.Sprintf("Gibbs sampling at the prior found by the variational fit's empirical Bayes (%.2f s); R-hat and ESS of every rater's diagonal cells and the class proportions; class probabilities and confusion cells Rao-Blackwellised", vbSeconds))
+			return res
+		})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func f64(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
+}

@@ -1,0 +1,315 @@
+package confusion
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"gonum.org/v1/gonum/mathext"
+
+	"concord/multirater"
+	"concord/multirater/mcmc"
+)
+
+// post is an engine's posterior in the form summarise reads.
+type post struct {
+	// q[n*K+k] is P(z_n = k).
+	q []float64
+	// cells[(l*K+k)*K+j] summarises pi_l[k, j].
+	cells []multirater.Estimate
+	// rho summarises the class proportions, acc each rater's accuracy.
+	rho, acc []multirater.Estimate
+	// The prior used: s_k and mu[k*K+j].
+	s, mu []float64
+}
+
+// fitVB fits by variational Bayes (or EM-MAP).
+func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirater.FitResult, error) {
+	start := time.Now()
+	v := newVB(md, opts)
+	iters, conv, err := v.run(ctx, start)
+	if err != nil {
+		return nil, err
+	}
+	p := v.posterior()
+	res := summarise(data, md, opts, p)
+	dg := &res.Diagnostics
+	dg.Engine = &multirater.EngineDiagnostics{Name: multirater.EngineVB, Iterations: iters}
+	if !opts.MAP {
+		e := v.elbo
+		dg.Engine.LogEvidence = &e
+		dg.LogEvidence = &e
+	}
+	dg.Converged = conv
+	what := "variational Bayes"
+	if opts.MAP {
+		what = "EM-MAP"
+	}
+	if conv {
+		dg.Verdict = fmt.Sprintf("converged: %s stopped after %d iterations, no class probability changing by more than %g", what, iters, opts.Tol)
+	} else {
+		dg.Verdict = fmt.Sprintf("NOT converged: %s reached %d iterations with class probabilities still changing by more than %g; raise the iteration limit", what, iters, opts.Tol)
+	}
+	dg.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
+	}
+	return res, nil
+}
+
+// posterior summarises the variational posterior: each pi_l[k, j] is
+// Beta(alpha, sum_j alpha - alpha) under q, and likewise each rho_k; a
+// rater's accuracy sum_k rho_k pi_l[k, k] gets its exact mean and variance
+// under q and the 95% interval of the Beta with those moments. With MAP the
+// means are the modes (the point estimates) and the intervals those of
+// the Dirichlets at the final counts.
+func (v *vb) posterior() *post {
+	md, k := v.md, v.k
+	p := &post{q: v.q, cells: make([]multirater.Estimate, md.l*k*k), rho: make([]multirater.Estimate, k), acc: make([]multirater.Estimate, md.l),
+		s: append([]float64(nil), v.s...), mu: append([]float64(nil), v.mu...)}
+	rowSum := func(a []float64) float64 {
+		s := 0.0
+		for _, x := range a {
+			s += x
+		}
+		return s
+	}
+	bsum := rowSum(v.beta)
+	rm, rv := make([]float64, k), make([]float64, k)
+	for c, b := range v.beta {
+		p.rho[c] = betaEstimate(b, bsum-b)
+		rm[c] = b / bsum
+		rv[c] = b * (b + 1) / (bsum * (bsum + 1)) // E[rho_c^2]
+		if v.opts.MAP {
+			p.rho[c].Mean = (b - 1) / (bsum - float64(k))
+		}
+	}
+	mcmc.ParallelFor(md.l, func(l int) {
+		var mean, m2 float64
+		dm := make([]float64, k)
+		for r := 0; r < k; r++ {
+			row := v.alpha[(l*k+r)*k : (l*k+r+1)*k]
+			a := rowSum(row)
+			for j, x := range row {
+				e := betaEstimate(x, a-x)
+				if v.opts.MAP {
+					e.Mean = (x - 1) / (a - float64(k))
+				}
+				p.cells[(l*k+r)*k+j] = e
+			}
+			dm[r] = row[r] / a
+			mean += rm[r] * dm[r]
+			m2 += rv[r] * row[r] * (row[r] + 1) / (a * (a + 1))
+		}
+		// Cross terms: rows are independent, E[rho_r rho_c] =
+		// beta_r beta_c / (B (B + 1)).
+		for r := 0; r < k; r++ {
+			for c := 0; c < k; c++ {
+				if c != r {
+					m2 += v.beta[r] * v.beta[c] / (bsum * (bsum + 1)) * dm[r] * dm[c]
+				}
+			}
+		}
+		p.acc[l] = momentEstimate(mean, m2-mean*mean)
+	})
+	return p
+}
+
+// betaEstimate summarises Beta(a, b).
+func betaEstimate(a, b float64) multirater.Estimate {
+	m := a / (a + b)
+	sd := math.Sqrt(a * b / ((a + b) * (a + b) * (a + b + 1)))
+	return multirater.Estimate{Mean: m, SD: sd, Q025: mathext.InvRegIncBeta(a, b, 0.025), Q50: mathext.InvRegIncBeta(a, b, 0.5), Q975: mathext.InvRegIncBeta(a, b, 0.975)}
+}
+
+// momentEstimate summarises a quantity in [0, 1] with the given mean and
+// variance by the Beta distribution of those moments.
+func momentEstimate(mean, variance float64) multirater.Estimate {
+	mean = math.Min(math.Max(mean, 0), 1)
+	if !(variance > 0) || mean <= 0 || mean >= 1 {
+		return multirater.Estimate{Mean: mean, Q025: mean, Q50: mean, Q975: mean}
+	}
+	n := mean*(1-mean)/variance - 1
+	if n <= 0 {
+		return multirater.Estimate{Mean: mean, SD: math.Sqrt(variance), Q025: 0, Q50: mean, Q975: 1}
+	}
+	e := betaEstimate(mean*n, (1-mean)*n)
+	e.Mean = mean
+	return e
+}
+
+// summarise makes the fit document from an engine's posterior.
+func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResult {
+	k, n, nl := md.k, md.n, md.l
+	res := &multirater.FitResult{
+		Schema: multirater.FitSchema,
+		Model: multirater.ModelSettings{Model: Name, Engine: opts.Engine, Output: multirater.OutputClasses, Kernel: "identity",
+			Identifiability: multirater.Weak.String(), Sampler: "default", Seed: opts.Seed, FlagThreshold: opts.FlagThreshold},
+		Levels: append([]string(nil), data.Classes...),
+	}
+	cp := &multirater.ConfusionPrior{Hierarchy: opts.Hierarchy.String(), Diagonal: opts.Diagonal, ClassPrior: opts.ClassPrior,
+		LearnConcentration: opts.LearnConcentration, Gold: md.nGold, MAP: opts.MAP, Concentration: make([]float64, k), Community: make([][]float64, k)}
+	for r := 0; r < k; r++ {
+		cp.Concentration[r] = mcmc.Round6(p.s[r])
+		cp.Community[r] = make([]float64, k)
+		for j := range cp.Community[r] {
+			cp.Community[r][j] = mcmc.Round6(p.mu[r*k+j])
+		}
+	}
+	res.Model.Confusion = cp
+	res.ClassProportions = roundEstimates(p.rho)
+
+	// Items.
+	res.Items = make([]multirater.ItemResult, n)
+	cons := make([]int, n)
+	for i := range res.Items {
+		it := &res.Items[i]
+		it.ID = data.ItemIDs[i]
+		it.NLabels = md.itemCount[i]
+		qn := p.q[i*k : (i+1)*k]
+		it.ClassProbs = make(map[string]float64, k)
+		var h float64
+		best := 0
+		for c, x := range qn {
+			it.ClassProbs[data.Classes[c]] = mcmc.Round6(x)
+			if x > 0 {
+				h -= x * math.Log2(x)
+			}
+			if x > qn[best] {
+				best = c
+			}
+		}
+		h = mcmc.Round6(math.Max(h, 0))
+		it.Entropy = &h
+		it.Class = data.Classes[best]
+		cons[i] = best
+		if it.NLabels > 0 {
+			it.Labels = make(map[string]string, it.NLabels)
+			for q := md.start[i]; q < md.start[i+1]; q++ {
+				it.Labels[data.RaterIDs[md.rater[q]]] = data.Classes[md.y[q]]
+			}
+		}
+	}
+
+	// Raters.
+	res.Raters = make([]multirater.RaterResult, nl)
+	agree := make([]int, nl)
+	logPred := make([]float64, nl)
+	confusion := make([][][]int, nl)
+	for l := range confusion {
+		confusion[l] = make([][]int, k)
+		for r := range confusion[l] {
+			confusion[l][r] = make([]int, k)
+		}
+	}
+	pred := make([]float64, k)
+	for i := 0; i < n; i++ {
+		qn := p.q[i*k : (i+1)*k]
+		for q := md.start[i]; q < md.start[i+1]; q++ {
+			l, y := int(md.rater[q]), int(md.y[q])
+			confusion[l][cons[i]][y]++
+			if y == cons[i] {
+				agree[l]++
+			}
+			// The label's posterior predictive probability, sum_k
+			// q(z = k) E[pi_l[k, j]], for each j.
+			for j := range pred {
+				pred[j] = 0
+				for c, x := range qn {
+					pred[j] += x * p.cells[(l*k+c)*k+j].Mean
+				}
+			}
+			logPred[l] += math.Log(math.Max(pred[y], 1e-300))
+			if pred[y] < opts.FlagThreshold {
+				exp := 0
+				for j := range pred {
+					if pred[j] > pred[exp] {
+						exp = j
+					}
+				}
+				res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[l], Label: data.Classes[y],
+					Prob: mcmc.Round6(pred[y]), Expected: data.Classes[exp]})
+			}
+		}
+	}
+	sort.SliceStable(res.Flags, func(a, b int) bool { return res.Flags[a].Prob < res.Flags[b].Prob })
+	spammers := 0
+	for l := range res.Raters {
+		rr := &res.Raters[l]
+		rr.ID = data.RaterIDs[l]
+		rr.NLabels = md.raterCount[l]
+		rr.LevelCounts = append([]int(nil), md.raterClass[l]...)
+		rr.Confusion = confusion[l]
+		if rr.NLabels > 0 {
+			a := mcmc.Round6(float64(agree[l]) / float64(rr.NLabels))
+			rr.ConsensusAgreement = &a
+			rr.MeanLogPred = mcmc.Round6(logPred[l] / float64(rr.NLabels))
+		}
+		rr.ConfusionProbs = make([][]multirater.Estimate, k)
+		var worst *multirater.ClassConfusion
+		for r := 0; r < k; r++ {
+			rr.ConfusionProbs[r] = roundEstimates(p.cells[(l*k+r)*k : (l*k+r+1)*k])
+			for j, e := range rr.ConfusionProbs[r] {
+				if j != r && (worst == nil || e.Mean > worst.Prob) {
+					worst = &multirater.ClassConfusion{True: data.Classes[r], Label: data.Classes[j], Prob: e.Mean}
+				}
+			}
+		}
+		rr.MostConfused = worst
+		acc := roundEstimate(p.acc[l])
+		rr.Accuracy = &acc
+		sc := mcmc.Round6(spamScore(p.cells[l*k*k:(l+1)*k*k], k))
+		rr.SpamScore = &sc
+		rr.Spammer = sc < opts.SpamThreshold
+		if rr.Spammer {
+			spammers++
+		}
+	}
+	dg := &res.Diagnostics
+	if spammers > 0 {
+		dg.Notes = append(dg.Notes, fmt.Sprintf("%d rater(s) flagged as spammers: the rows of their confusion matrices are alike (spam score below %g), so their labels say little about the class", spammers, opts.SpamThreshold))
+	}
+	if md.nGold > 0 {
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the classes of %d items were fixed at their gold labels (as asked); accuracy against those gold labels is not a fair test", md.nGold))
+	}
+	if data.Repeats {
+		dg.Notes = append(dg.Notes, "repeated labels of a rater for an item are each one more observation (item labels show one of them)")
+	}
+	if opts.Hierarchy == Pooled {
+		dg.Notes = append(dg.Notes, "the raters' confusion rows share a community prior learnt by empirical Bayes (model.confusion)")
+	}
+	return res
+}
+
+// spamScore is the mean total-variation distance between the rows of the
+// posterior mean confusion matrix (cells row-major, K×K): for K = 2 it is
+// |pi[0,0] + pi[1,1] - 1|, Raykar & Yu's (2012) spammer score.
+func spamScore(cells []multirater.Estimate, k int) float64 {
+	var sum float64
+	pairs := 0
+	for a := 0; a < k; a++ {
+		for b := a + 1; b < k; b++ {
+			var tv float64
+			for j := 0; j < k; j++ {
+				tv += math.Abs(cells[a*k+j].Mean - cells[b*k+j].Mean)
+			}
+			sum += tv / 2
+			pairs++
+		}
+	}
+	return sum / float64(pairs)
+}
+
+func roundEstimate(e multirater.Estimate) multirater.Estimate {
+	return multirater.Estimate{Mean: mcmc.Round6(e.Mean), SD: mcmc.Round6(e.SD), Q025: mcmc.Round6(e.Q025), Q50: mcmc.Round6(e.Q50), Q975: mcmc.Round6(e.Q975)}
+}
+
+func roundEstimates(es []multirater.Estimate) []multirater.Estimate {
+	out := make([]multirater.Estimate, len(es))
+	for i, e := range es {
+		out[i] = roundEstimate(e)
+	}
+	return out
+}
