@@ -120,7 +120,7 @@ func Models() []Model {
 				return s
 			},
 			validate:   validateBounded,
-			checkGiven: checkBoundedGiven,
+			checkGiven: rejectGibbsGiven(ModelBounded, "ep or laplace"),
 			fit:        fitter(BoundedData, func(d *bounded.Data) []string { return d.ItemIDs }, fitBoundedCov),
 			predictor:  predictorOf(bounded.NewPredictor),
 		},
@@ -142,7 +142,7 @@ func Models() []Model {
 				return s
 			},
 			validate:   validateRobust,
-			checkGiven: checkRobustGiven,
+			checkGiven: rejectGibbsGiven(ModelRobust, "ep"),
 			fit:        fitter(RobustData, func(d *robust.Data) []string { return d.ItemIDs }, fitRobustCov),
 			predictor:  predictorOf(robust.NewPredictor),
 		},
@@ -201,30 +201,15 @@ func validateRobust(s FitSpec) error {
 	return nil
 }
 
-// checkRobustGiven rejects the MCMC priors, which the robust model does
-// not use.
-func checkRobustGiven(s FitSpec, given func(string) bool) error {
-	for _, f := range []string{"sigma_b", "v", "lambda", "identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "max_rhat", "min_ess"} {
-		if given(f) {
-			return annotations.Errorf(annotations.EINVALID, "field %q is a setting of the gibbs models; the robust model is fitted by ep (leave it out)", f)
-		}
-	}
-	return nil
-}
-
 // fitRobustCov fits data (from RobustData(ds)) with the items' prior
 // covariance cov.
 func fitRobustCov(ctx context.Context, ds *annotations.Dataset, data *robust.Data, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
 	data.Kernel = cov.Kernel
-	if cov.Cov != nil {
-		data.Cov = cov.Cov
-	}
-	ks, learn, fixed, ok, err := learnKernel(spec.Kernel, cov, data.ItemIDs, data.Cov)
-	if err != nil {
+	var ks kernel.Spec
+	var ok bool
+	var err error
+	if data.Cov, data.Learn, ks, ok, err = deterministicKernel(spec, cov, data.ItemIDs); err != nil {
 		return nil, err
-	}
-	if ok {
-		data.Learn, data.Cov = learn, fixed
 	}
 	res, err := robust.Fit(ctx, data, robustOptions(spec, progress))
 	res, err = fitted(res, err, ds, cov)
@@ -268,30 +253,47 @@ func validateBounded(s FitSpec) error {
 	return nil
 }
 
-// checkBoundedGiven rejects the MCMC priors, which the bounded model does
-// not use.
-func checkBoundedGiven(s FitSpec, given func(string) bool) error {
-	for _, f := range []string{"sigma_b", "v", "lambda", "identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "max_rhat", "min_ess"} {
-		if given(f) {
-			return annotations.Errorf(annotations.EINVALID, "field %q is a setting of the gibbs models; the bounded model is fitted by ep or laplace (leave it out)", f)
+// rejectGibbsGiven returns the checkGiven of a model fitted only by
+// deterministic engines (named in words by engines): the settings of the
+// gibbs engine and its priors, which it does not use, are rejected.
+func rejectGibbsGiven(model, engines string) func(FitSpec, func(string) bool) error {
+	return func(_ FitSpec, given func(string) bool) error {
+		for _, f := range []string{"sigma_b", "v", "lambda", "identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "max_rhat", "min_ess"} {
+			if given(f) {
+				return annotations.Errorf(annotations.EINVALID, "field %q is a setting of the gibbs models; the %s model is fitted by %s (leave it out)", f, model, engines)
+			}
 		}
+		return nil
 	}
-	return nil
+}
+
+// deterministicKernel returns the prior covariance of a family fitted by
+// ep or laplace from the items' covariance cov: the fixed part (cov.Cov,
+// or nil for the identity) and, when spec's kernel has terms to learn,
+// those terms split off (learn), with what learntKernel needs (ks, ok).
+func deterministicKernel(spec FitSpec, cov *Covariance, itemIDs []string) (fixedCov mat.Symmetric, learn *infer.LearnKernel, ks kernel.Spec, ok bool, err error) {
+	if cov.Cov != nil { // a concrete pointer: a nil one must stay a nil interface
+		fixedCov = cov.Cov
+	}
+	ks, learn, fixed, ok, err := learnKernel(spec.Kernel, cov, itemIDs, fixedCov)
+	if err != nil {
+		return nil, nil, nil, false, err
+	}
+	if ok {
+		fixedCov = fixed
+	}
+	return fixedCov, learn, ks, ok, nil
 }
 
 // fitBoundedCov fits data (from BoundedData(ds)) with the items' prior
 // covariance cov.
 func fitBoundedCov(ctx context.Context, ds *annotations.Dataset, data *bounded.Data, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
 	data.Kernel = cov.Kernel
-	if cov.Cov != nil {
-		data.Cov = cov.Cov
-	}
-	ks, learn, fixed, ok, err := learnKernel(spec.Kernel, cov, data.ItemIDs, data.Cov)
-	if err != nil {
+	var ks kernel.Spec
+	var ok bool
+	var err error
+	if data.Cov, data.Learn, ks, ok, err = deterministicKernel(spec, cov, data.ItemIDs); err != nil {
 		return nil, err
-	}
-	if ok {
-		data.Learn, data.Cov = learn, fixed
 	}
 	opts := boundedOptions(spec, progress)
 	opts.Priors = len(data.RaterIDs) > 1
