@@ -291,6 +291,40 @@ func TestBrowserClassification(t *testing.T) {
 	}
 	cr.shot("dashboard-classification-project.png")
 
+	// The form shows the chosen model's settings: the Gibbs group for the
+	// classification model; switching to the robust model shows its group
+	// and engine and hides (and disables) the Gibbs settings and the
+	// precisions; the hint under the form describes the robust model.
+	shown := func(sel string) string {
+		return cr.eval(`(() => { const el = document.querySelector("` + sel + `"); return el ? String(!el.hidden && el.offsetParent !== null) : "missing"; })()`)
+	}
+	state := func() string {
+		return fmt.Sprintf("gibbs %s, robust %s, evidence %s, precisions %s, engine %s, chains disabled %s",
+			shown("#fit-group-gibbs"), shown("#fit-group-robust"), shown("#fit-group-evidence"), shown("#fit-precisions"),
+			cr.eval(`document.querySelector("#fit-engine").value`), cr.eval(`String(document.querySelector("#fit-form input[name=chains]").matches(":disabled"))`))
+	}
+	if got, want := state(), "gibbs true, robust false, evidence false, precisions true, engine gibbs, chains disabled false"; got != want {
+		t.Errorf("classification form: %s, want %s", got, want)
+	}
+	choose := func(model string) {
+		cr.eval(`(() => { const s = document.querySelector("#fit-model"); s.value = "` + model + `"; s.dispatchEvent(new Event("change")); return s.value; })()`)
+	}
+	choose("robust")
+	if got, want := state(), "gibbs false, robust true, evidence true, precisions false, engine ep, chains disabled true"; got != want {
+		t.Errorf("robust form: %s, want %s", got, want)
+	}
+	if doc := cr.eval(`document.querySelector("#model-doc").textContent`); !strings.HasPrefix(doc, "The robust model: label-noise-robust") {
+		t.Errorf("hint under the form for the robust model: %q", doc)
+	}
+	if n := cr.count(`Array.from(document.querySelectorAll("#fit-engine option")).filter(o => !o.disabled).length`); n != 1 {
+		t.Errorf("the robust model's engine select offers %d engines, want 1 (ep)", n)
+	}
+	cr.shot("dashboard-robust-form.png")
+	choose("classification")
+	if got, want := state(), "gibbs true, robust false, evidence false, precisions true, engine gibbs, chains disabled false"; got != want {
+		t.Errorf("classification form again: %s, want %s", got, want)
+	}
+
 	err = chromedp.Do(cr.ctx,
 		chromedp.Navigate(fmt.Sprintf("%s/fits/%d", e.url, fid)),
 		chromedp.WaitVisible(chromedp.ID("consensus-table")),

@@ -465,7 +465,7 @@ func TestDashboardClassification(t *testing.T) {
 		t.Fatalf("project page: %d", resp.StatusCode)
 	}
 	form := between(page, `id="fit-form"`, "</form>")
-	for _, want := range []string{`<option value="classification" selected>`, `name="precisions"`, `<option value="fixed" >`, `<option value="text" >`,
+	for _, want := range []string{`<option value="classification" selected `, `<option value="robust"  title=`, `name="precisions"`, `<option value="fixed" >`, `<option value="text" >`,
 		`default: identity (every item is labelled; choose text to use the texts too)`, `name="text_stem"`, `name="kernel_custom"`, `name="flag_threshold"`, `name="keep_draws"`, `name="covariates"`} {
 		if !strings.Contains(form, want) {
 			t.Errorf("fit form lacks %q", want)
@@ -546,7 +546,7 @@ func TestDashboardClassification(t *testing.T) {
 	}
 
 	// An ordinal project's form offers the ordinal model with its
-	// threshold prior and no precisions; a bounded one no model.
+	// threshold prior and no precisions; a bounded one the bounded model.
 	oid, _ := e.loadedProject("essays")
 	if resp, _ = b.get(fmt.Sprintf("/projects/%d", oid)); resp.StatusCode != 404 {
 		t.Errorf("ordinal project page for another project's key: %d, want 404", resp.StatusCode)
@@ -555,12 +555,12 @@ func TestDashboardClassification(t *testing.T) {
 	admin.login(testAdmin)
 	_, page = admin.get(fmt.Sprintf("/projects/%d", oid))
 	form = between(page, `id="fit-form"`, "</form>")
-	if !strings.Contains(form, `<option value="ordinal" selected>`) || !strings.Contains(form, `name="sigma_b"`) || strings.Contains(form, `name="precisions"`) || strings.Contains(form, `name="text_stem"`) {
+	if !strings.Contains(form, `<option value="ordinal" selected `) || !strings.Contains(form, `name="sigma_b"`) || strings.Contains(form, `name="precisions"`) || strings.Contains(form, `name="text_stem"`) {
 		t.Errorf("ordinal fit form: %s", clipText(form, 600))
 	}
 	bid, _ := e.project("sliders", "bounded:0..100")
 	_, page = admin.get(fmt.Sprintf("/projects/%d", bid))
-	if strings.Contains(page, `id="fit-form"`) || !strings.Contains(page, `id="no-model"`) {
-		t.Errorf("bounded project page offers a fit")
+	if form = between(page, `id="fit-form"`, "</form>"); !strings.Contains(form, `<option value="bounded" selected `) || strings.Contains(page, `id="no-model"`) {
+		t.Errorf("bounded project page offers no bounded fit: %s", clipText(form, 600))
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"embed"
@@ -21,7 +20,6 @@ import (
 	"concord/annotations"
 	"concord/multirater"
 	"concord/reports"
-	"concord/textfeat"
 )
 
 // The dashboard: server-rendered pages (html/template) over the same stores
@@ -414,13 +412,10 @@ type projectPage struct {
 	NewKey  string
 	Form    map[string]string
 	Active  bool // a fit is queued or running
-	// The start-fit form: the model that suits the scheme (none for
-	// bounded schemes), the kernels that suit the items.
-	Model    string
-	Ordinal  bool
+	// The start-fit form: the models that fit the scheme (none: no form),
+	// their engines and settings, the kernels that suit the items.
 	Fittable bool
-	Kernels  []option
-	HasText  bool
+	FitForm  fitFormView
 	// Hints are the placeholders of the form's prior and convergence
 	// fields: the model's defaults (analysis's model table).
 	Hints map[string]string
@@ -448,9 +443,6 @@ func defaultHints(model string) map[string]string {
 		"min_ess": hint(weak.MinESS, strong.MinESS), "keep_draws": strconv.Itoa(weak.KeepDraws),
 	}
 }
-
-// option is a choice of a select element.
-type option struct{ Value, Label string }
 
 type levelCount struct {
 	Code, Name string
@@ -489,26 +481,24 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		d.fail(c, err)
 		return
 	}
-	model, _ := analysis.LookupModel(analysis.DefaultModel(p.Scheme))
-	defaults := analysis.FitSpec{Model: model.Name}.WithDefaults()
-	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Model: model.Name, Ordinal: model.Output == multirater.OutputScores,
-		Fittable: model.CheckScheme(p.Scheme) == nil && p.Scheme.Kind != annotations.Bounded,
-		Form: map[string]string{"model": model.Name, "chains": strconv.Itoa(defaults.Chains), "samples": strconv.Itoa(defaults.Samples), "burnin": strconv.Itoa(defaults.Burnin), "thin": strconv.Itoa(defaults.Thin), "seed": itoa(defaultSeed), "kernel": "",
-			"identifiability": defaults.Identifiability, "sampler": defaults.Sampler, "precisions": analysis.PrecisionsInferred, "text_weighting": "",
-			"engine": defaults.Engine}}
-	page.Hints = defaultHints(model.Name)
+	models := fittingModels(p.Scheme)
+	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Fittable: len(models) > 0, Form: map[string]string{}}
 	if page.Fittable {
-		hasText, hasCov, err := d.itemInputs(ctx, p.ID)
-		if err != nil {
-			d.fail(c, err)
-			return
+		model := models[0]
+		defaults := analysis.FitSpec{Model: model.Name}.WithDefaults()
+		page.Form = map[string]string{"model": model.Name, "chains": strconv.Itoa(defaults.Chains), "samples": strconv.Itoa(defaults.Samples), "burnin": strconv.Itoa(defaults.Burnin), "thin": strconv.Itoa(defaults.Thin), "seed": itoa(defaultSeed), "kernel": "",
+			"identifiability": defaults.Identifiability, "sampler": defaults.Sampler, "precisions": analysis.PrecisionsInferred, "text_weighting": "",
+			"engine": defaults.Engine}
+		// The settings of the other models, as their defaults.
+		for _, m := range models {
+			md := analysis.FitSpec{Model: m.Name}.WithDefaults()
+			for k, v := range map[string]string{"likelihood": md.Likelihood, "bounds": md.Bounds, "em": md.EM} {
+				if v != "" && page.Form[k] == "" {
+					page.Form[k] = v
+				}
+			}
 		}
-		page.HasText = hasText
-		withText := pj.Stats.ItemsWithText
-		if hasText {
-			withText = max(withText, 1)
-		}
-		page.Kernels = kernelOptions(model.Name, withText, pj.Stats.Items-pj.Stats.LabelledItems, hasText, hasCov)
+		page.Hints = defaultHints(model.Name)
 	}
 	st := pj.Stats
 	if p.Scheme.Categorical() {
@@ -552,42 +542,19 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 	if edit != nil {
 		edit(&page)
 	}
+	if page.Fittable {
+		in, err := d.itemInputs(ctx, p.ID)
+		if err != nil {
+			d.fail(c, err)
+			return
+		}
+		withText := pj.Stats.ItemsWithText
+		if in.text {
+			withText = max(withText, 1)
+		}
+		page.FitForm = newFitFormView(models, page.Form, withText, pj.Stats.Items-pj.Stats.LabelledItems, in)
+	}
 	d.render(c, status, "project", page)
-}
-
-// itemSample is how many items the project page looks at to see whether
-// the items have texts and covariates (imports give every item of a file
-// the same columns).
-const itemSample = 200
-
-// itemInputs says whether the project's items (the first itemSample of
-// them) have texts and numeric covariates, to offer the kernels that can
-// use them.
-func (d *dashboard) itemInputs(ctx context.Context, projectID int64) (hasText, hasCov bool, err error) {
-	items, _, err := d.s.store.ListItems(ctx, projectID, annotations.ItemFilter{Page: annotations.Page{Limit: itemSample}})
-	if err != nil {
-		return false, false, err
-	}
-	for _, it := range items {
-		hasText = hasText || strings.TrimSpace(it.Text) != ""
-		hasCov = hasCov || len(it.Covariates) > 0
-	}
-	return hasText, hasCov, nil
-}
-
-// kernelOptions are the kernels the start-fit form offers for a fit of
-// model, the first the default (analysis.DefaultKernelFor, for withText
-// items with a text and unlabelled items without labels).
-func kernelOptions(model string, withText, unlabelled int, hasText, hasCov bool) []option {
-	k, why := analysis.DefaultKernelFor(model, withText, unlabelled)
-	out := []option{{"", "default: " + k + " (" + why + ")"}, {"identity", "identity (labels only, items unrelated)"}}
-	if hasText {
-		out = append(out, option{"text", "text (linear kernel on bags of words)"}, option{"text-rbf:gamma=1", "text-rbf:gamma=1 (RBF on bags of words)"})
-	}
-	if hasCov {
-		out = append(out, option{"linear", "linear (on the numeric covariates)"}, option{"rbf:gamma=1", "rbf:gamma=1 (on the numeric covariates)"})
-	}
-	return out
 }
 
 func (d *dashboard) importFile(c *gin.Context) {
@@ -628,106 +595,12 @@ func importSummary(r *importResponse) string {
 	return b.String()
 }
 
-// fitFormFields are the fields of the start-fit form, kept on the page
-// when the form is rejected.
-var fitFormFields = []string{"model", "engine", "precisions", "kernel", "kernel_custom", "covariates", "identifiability", "ref_rater", "sampler",
-	"chains", "samples", "burnin", "thin", "seed", "v", "lambda", "sigma_b", "flag_threshold", "max_rhat", "min_ess", "keep_draws",
-	"text_weighting", "text_min_df", "text_max_features", "text_stem", "text_bigrams", "text_keep_stop_words"}
-
-// fitForm reads the start-fit form into a fit request; empty fields take
-// the defaults. A custom kernel, when given, replaces the chosen one; the
-// text featuriser's fields make up "text".
-func fitForm(c *gin.Context) (*fitRequest, map[string]string, error) {
-	form := map[string]string{}
-	for _, k := range fitFormFields {
-		form[k] = strings.TrimSpace(c.PostForm(k))
-	}
-	req := &fitRequest{
-		Model: form["model"], Precisions: form["precisions"], Kernel: form["kernel"], Covariates: form["covariates"],
-		Identifiability: form["identifiability"], RefRater: form["ref_rater"], Sampler: form["sampler"],
-	}
-	if form["kernel_custom"] != "" {
-		req.Kernel = form["kernel_custom"]
-	}
-	if e := form["engine"]; e != "" && e != multirater.EngineGibbs {
-		// The MCMC fields (pre-filled with their defaults) and settings are
-		// not the deterministic engines'.
-		req.Engine = e
-		for _, k := range []string{"chains", "samples", "burnin", "thin", "identifiability", "sampler", "max_rhat", "min_ess"} {
-			form[k] = ""
-		}
-		req.Identifiability, req.Sampler = "", ""
-	}
-	ints := []struct {
-		name string
-		dst  **int
-	}{{"chains", &req.Chains}, {"samples", &req.Samples}, {"burnin", &req.Burnin}, {"thin", &req.Thin}, {"keep_draws", &req.KeepDraws}}
-	for _, f := range ints {
-		if v := form[f.name]; v != "" {
-			n, err := parseIntField(f.name, v)
-			if err != nil {
-				return nil, form, err
-			}
-			*f.dst = &n
-		}
-	}
-	if v := form["seed"]; v != "" {
-		n, err := parseUintField("seed", v)
-		if err != nil {
-			return nil, form, err
-		}
-		req.Seed = &n
-	}
-	floats := []struct {
-		name string
-		dst  **float64
-	}{{"v", &req.V}, {"lambda", &req.Lambda}, {"sigma_b", &req.SigmaB}, {"flag_threshold", &req.FlagThreshold}, {"max_rhat", &req.MaxRhat}, {"min_ess", &req.MinESS}}
-	for _, f := range floats {
-		if v := form[f.name]; v != "" {
-			x, err := parseFloatField(f.name, v)
-			if err != nil {
-				return nil, form, err
-			}
-			*f.dst = &x
-		}
-	}
-	var text textfeat.Options
-	set := false
-	if v := form["text_weighting"]; v != "" {
-		text.Weighting, set = textfeat.Weighting(v), true
-	}
-	for _, f := range []struct {
-		name string
-		dst  *int
-	}{{"text_min_df", &text.MinDF}, {"text_max_features", &text.MaxFeatures}} {
-		if v := form[f.name]; v != "" {
-			n, err := parseIntField(f.name, v)
-			if err != nil {
-				return nil, form, err
-			}
-			*f.dst, set = n, true
-		}
-	}
-	for _, f := range []struct {
-		name string
-		dst  *bool
-	}{{"text_stem", &text.Stem}, {"text_bigrams", &text.Bigrams}, {"text_keep_stop_words", &text.KeepStopWords}} {
-		if form[f.name] != "" {
-			*f.dst, set = true, true
-		}
-	}
-	if set {
-		req.Text = &text
-	}
-	return req, form, nil
-}
-
 func (d *dashboard) startFit(c *gin.Context) {
 	p, ok := d.projectParam(c, write)
 	if !ok {
 		return
 	}
-	req, form, err := fitForm(c)
+	req, form, err := fitForm(c, p.Scheme)
 	var f *annotations.Fit
 	if err == nil {
 		f, err = d.s.startFit(c.Request.Context(), p, req)

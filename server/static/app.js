@@ -300,6 +300,48 @@
     });
   }
 
+  // The start-fit form: the engine select offers the chosen model's
+  // engines (data-models), and the settings (data-for: the model:engine
+  // pairs that use them) show for the chosen model and engine only; hidden
+  // settings are disabled, so that they are not sent. The hint under the
+  // form describes the chosen model.
+  function fitForm(form) {
+    var model = document.getElementById("fit-model"), engine = document.getElementById("fit-engine");
+    var doc = document.getElementById("model-doc");
+    if (!model || !engine) { return; }
+    function has(list, v) { return (list || "").split(" ").indexOf(v) >= 0; }
+    function toggle(el, on) {
+      el.hidden = !on;
+      if (el.tagName === "OPTION" || el.tagName === "FIELDSET") {
+        el.disabled = !on;
+      } else {
+        el.querySelectorAll("input, select, textarea").forEach(function (c) { c.disabled = !on; });
+      }
+    }
+    // keep keeps an enabled option selected.
+    function keep(select) {
+      var cur = select.options[select.selectedIndex];
+      if (cur && !cur.disabled) { return; }
+      for (var i = 0; i < select.options.length; i++) {
+        if (!select.options[i].disabled) { select.selectedIndex = i; return; }
+      }
+    }
+    function update() {
+      var m = model.value;
+      Array.prototype.forEach.call(engine.options, function (o) { toggle(o, has(o.getAttribute("data-models"), m)); });
+      keep(engine);
+      var pair = m + ":" + engine.value;
+      form.querySelectorAll("[data-for]").forEach(function (el) { toggle(el, has(el.getAttribute("data-for"), pair)); });
+      form.querySelectorAll("select").forEach(keep);
+      var opt = model.options[model.selectedIndex];
+      if (doc && opt && opt.getAttribute("data-doc")) { doc.textContent = opt.getAttribute("data-doc"); }
+      form.setAttribute("data-pair", pair);
+    }
+    model.addEventListener("change", update);
+    engine.addEventListener("change", update);
+    update();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     setWidths();
     var status = document.getElementById("status");
@@ -308,6 +350,8 @@
     if (agreement) { loadAgreement(agreement); }
     var fits = document.getElementById("fits-table");
     if (fits && fits.getAttribute("data-active")) { pollFits(fits); }
+    var ff = document.getElementById("fit-form");
+    if (ff) { fitForm(ff); }
     document.querySelectorAll("table.sortable").forEach(makeSortable);
     // Search boxes name their table and counter (the ranking, the
     // consensus classes).
