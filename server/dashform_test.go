@@ -81,16 +81,17 @@ func TestDashboardFitFormModels(t *testing.T) {
 		id   int64
 		want want
 	}{
-		{"ordinal", ord, want{[]string{"ordinal"}, map[string]string{"gibbs": "ordinal", "ep": "ordinal", "laplace": "ordinal"},
-			map[string]string{"gibbs": "ordinal:gibbs", "evidence": "ordinal:ep ordinal:laplace", "bounded": "", "robust": ""},
+		// The confusion model fits ordinal schemes too (levels as classes).
+		{"ordinal", ord, want{[]string{"ordinal", "confusion"}, map[string]string{"gibbs": "ordinal confusion", "ep": "ordinal", "laplace": "ordinal", "vb": "confusion"},
+			map[string]string{"gibbs": "ordinal:gibbs confusion:gibbs", "evidence": "ordinal:ep ordinal:laplace", "bounded": "", "robust": ""},
 			map[string]string{"sigma": "ordinal:ep ordinal:laplace", "thresholds": "ordinal:ep ordinal:laplace", "sigma_b": "ordinal:gibbs ordinal:ep ordinal:laplace",
-				"precisions": "", "max_rhat": "ordinal:gibbs", "ref_rater": "ordinal:gibbs"}}},
-		{"binary", bin, want{[]string{"classification", "robust"}, map[string]string{"gibbs": "classification", "ep": "robust"},
-			map[string]string{"gibbs": "classification:gibbs", "evidence": "robust:ep", "bounded": "", "robust": "robust:ep"},
+				"precisions": "", "max_rhat": "ordinal:gibbs confusion:gibbs", "ref_rater": "ordinal:gibbs"}}},
+		{"binary", bin, want{[]string{"classification", "robust", "confusion"}, map[string]string{"gibbs": "classification confusion", "ep": "robust", "vb": "confusion"},
+			map[string]string{"gibbs": "classification:gibbs confusion:gibbs", "evidence": "robust:ep", "bounded": "", "robust": "robust:ep"},
 			map[string]string{"precisions": "classification:gibbs", "sigma": "robust:ep", "restarts": "robust:ep", "thresholds": "", "sigma_b": "",
-				"v": "classification:gibbs", "max_rhat": "classification:gibbs"}}},
-		{"nominal", nom, want{[]string{"classification"}, map[string]string{"gibbs": "classification"},
-			map[string]string{"gibbs": "classification:gibbs", "evidence": "", "bounded": "", "robust": ""},
+				"v": "classification:gibbs", "max_rhat": "classification:gibbs confusion:gibbs"}}},
+		{"nominal", nom, want{[]string{"classification", "confusion"}, map[string]string{"gibbs": "classification confusion", "vb": "confusion"},
+			map[string]string{"gibbs": "classification:gibbs confusion:gibbs", "evidence": "", "bounded": "", "robust": ""},
 			map[string]string{"precisions": "classification:gibbs", "sigma": "", "v": "classification:gibbs"}}},
 		{"bounded", bnd, want{[]string{"bounded"}, map[string]string{"ep": "bounded", "laplace": "bounded"},
 			map[string]string{"gibbs": "", "evidence": "bounded:ep bounded:laplace", "bounded": "bounded:ep bounded:laplace", "robust": ""},
