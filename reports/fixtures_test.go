@@ -209,9 +209,9 @@ const nominalFixture = `{"schema":"concord.fit/v1",
  "parameters":[{"name":"alpha[x]","mean":1,"sd":0.3,"rhat":1.003,"ess_bulk":500,"ess_tail":450},{"name":"alpha[y]","mean":2,"sd":0.5,"rhat":1.001,"ess_bulk":420,"ess_tail":400}],"autocorrelation":{}},
 "levels":["cat","dog","fox"],
 "items":[
- {"id":"p1","n_labels":2,"labels":{"x":"cat","y":"cat"},"class_probs":{"cat":0.9,"dog":0.05,"fox":0.05},"class":"cat"},
- {"id":"p2","n_labels":2,"labels":{"x":"dog","y":"fox"},"class_probs":{"cat":0.1,"dog":0.5,"fox":0.4},"class":"dog"},
- {"id":"p3","n_labels":1,"labels":{"y":"fox"},"class_probs":{"cat":0.2,"dog":0.2,"fox":0.6},"class":"fox"},
+ {"id":"p1","n_labels":2,"labels":{"x":"cat","y":"cat"},"class_probs":{"cat":0.9,"dog":0.05,"fox":0.05},"class":"cat","rater_class_probs":{"x":[0.8,0.1,0.1],"y":[0.9,0.05,0.05]}},
+ {"id":"p2","n_labels":2,"labels":{"x":"dog","y":"fox"},"class_probs":{"cat":0.1,"dog":0.5,"fox":0.4},"class":"dog","rater_class_probs":{"x":[0.1,0.6,0.3],"y":[0.1,0.86,0.04]}},
+ {"id":"p3","n_labels":1,"labels":{"y":"fox"},"class_probs":{"cat":0.2,"dog":0.2,"fox":0.6},"class":"fox","rater_class_probs":{"y":[0.2,0.2,0.6]}},
  {"id":"p4","n_labels":0,"class_probs":{"cat":0.34,"dog":0.33,"fox":0.33},"class":"cat"}],
 "raters":[
  {"id":"x","n_labels":2,"level_counts":[1,1,0],"precision":{"mean":1,"sd":0.3,"q025":0.5,"q50":1,"q975":1.6},"variance":{"mean":1.1,"sd":0.4,"q025":0.6,"q50":1,"q975":2},"severity":0,"severity_q025":0,"severity_q975":0,"mean_log_pred":-0.5},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,6 +19,7 @@ import (
 // and its Items and Raters sheets show values and dispersions.
 const (
 	SheetSummary    = "Summary"
+	SheetReview     = "Review"
 	SheetItems      = "Items"
 	SheetRaters     = "Raters"
 	SheetThresholds = "Thresholds"
@@ -48,7 +48,7 @@ type XLSXOptions struct {
 // Reports of the robust model (with label errors) have the Label errors
 // sheet after Flags.
 func SheetNames(rep *Report, opts XLSXOptions) []string {
-	names := []string{SheetSummary, SheetItems, SheetRaters}
+	names := []string{SheetSummary, SheetReview, SheetItems, SheetRaters}
 	switch rep.Kind {
 	case KindClassification:
 		names = append(names, SheetClasses)
@@ -107,6 +107,7 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 		fn    func() error
 	}{
 		{SheetSummary, x.summary},
+		{SheetReview, x.review},
 		{SheetItems, x.items},
 		{SheetRaters, x.raters},
 		{SheetThresholds, x.thresholds},
@@ -731,7 +732,7 @@ func (x *xlsxWriter) itemsBlock() *block {
 	for _, l := range rep.Levels {
 		cols = append(cols, x.num("P("+l.Code+")"))
 	}
-	cols = append(cols, x.num("Entropy (bits)"), x.integer("Labels"), x.integer("Flags"))
+	cols = append(cols, x.num("Entropy (bits)"), x.integer("Labels"), x.integer("Raters"), labelCol("Majority label"), x.percent("Observed agreement"), x.integer("Flags"))
 	if hasGold {
 		cols = append(cols, labelCol("Gold"))
 	}
@@ -773,7 +774,7 @@ func (x *xlsxWriter) itemsBlock() *block {
 					dst = append(dst, nil)
 				}
 			}
-			dst = append(dst, float64(it.Entropy), it.NLabels, it.Flags)
+			dst = append(dst, float64(it.Entropy), it.NLabels, it.NRaters, x.labelValue(it.Majority, numeric), float64(it.MajorityShare), it.Flags)
 			if hasGold {
 				dst = append(dst, x.labelValue(it.Gold, numeric))
 			}
@@ -1253,25 +1254,102 @@ func (x *xlsxWriter) diagnostics() error {
 	return x.writeBlocks(SheetDiagnostics, []*block{b})
 }
 
-// flagRows returns the rows of the Flags sheet: every flagged label, then
-// the least probable other labels (Report.Lowest), by probability.
-func flagRows(rep *Report) []Flag {
-	rows := append([]Flag(nil), rep.Flags...)
-	seen := make(map[[2]string]bool, len(rows))
-	for _, f := range rows {
-		seen[[2]string{f.Item, f.Rater}] = true
+// review writes the Review sheet: the labels to look at first (Review),
+// with the item's text, consensus and observed agreement beside each.
+func (x *xlsxWriter) review() error {
+	rep := x.rep
+	rows := Review(rep)
+	values := rep.Kind == KindValues
+	numeric := values || numericLevels(rep)
+	hasText := false
+	for i := range rows {
+		hasText = hasText || rows[i].Text != ""
 	}
-	extra := 0
-	for _, f := range rep.Lowest {
-		if !seen[[2]string{f.Item, f.Rater}] {
-			rows = append(rows, f)
-			extra++
+	prob := "Probability"
+	switch {
+	case values:
+		prob = "Tail probability"
+	case len(rep.LabelErrors) > 0:
+		prob = "P(right) = 1 - P(error)"
+	}
+	what := "Label"
+	if values {
+		what = "Rating"
+	}
+	cols := []col{x.integer("#"), x.text("Item")}
+	if hasText {
+		cols = append(cols, col{header: "Text", style: x.st.wrap, dec: -1})
+	}
+	cols = append(cols, x.text("Rater"), col{header: what, dec: -1}, x.c(prob, x.st.num4, 4), x.text("Flagged"), col{header: "Expected", dec: -1})
+	if values {
+		cols = append(cols, x.c("Item value", x.st.num2, 2), x.c("Item value 2.5%", x.st.num2, 2), x.c("Item value 97.5%", x.st.num2, 2))
+	} else {
+		cols = append(cols, col{header: "Item consensus", dec: -1}, x.num("P(consensus)"), x.percent("Item agreement"))
+	}
+	cols = append(cols, x.integer("Raters"), x.integer("Item position"))
+	probCol := indexOf(colHeaders(cols), prob) + 1
+	b := &block{cols: cols, n: len(rows), filter: true, freeze: true, freezeCols: 2,
+		row: func(i int, dst []any) []any {
+			r := &rows[i]
+			dst = append(dst, i+1, r.Item)
+			if hasText {
+				dst = append(dst, clipCell(r.Text))
+			}
+			flagged := "no"
+			if r.Flagged {
+				flagged = "yes"
+			}
+			dst = append(dst, r.Rater, x.labelValue(r.Label, numeric), float64(r.Prob), flagged, x.labelValue(r.Expected, numeric))
+			if values {
+				if v := r.ItemValue; v != nil {
+					dst = append(dst, float64(v.Mean), float64(v.Q025), float64(v.Q975))
+				} else {
+					dst = append(dst, nil, nil, nil)
+				}
+			} else {
+				dst = append(dst, x.labelValue(r.Consensus, numeric), float64(r.ConsensusProb), float64(r.MajorityShare))
+			}
+			return append(dst, r.NRaters, r.Position)
+		}}
+	if len(rows) > 0 {
+		red := x.st.red
+		b.after = func(hdr, first, last int) error {
+			return x.f.SetConditionalFormat(SheetReview, rangeRef(probCol, first, probCol, last), []excelize.ConditionalFormatOptions{{
+				Type: "cell", Criteria: "<", Value: strconv.FormatFloat(rep.Model.FlagThreshold, 'g', -1, 64), Format: &red}})
 		}
 	}
-	if extra > 0 {
-		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Prob < rows[j].Prob })
+	return x.writeBlocks(SheetReview, []*block{b, noteBlock(reviewNote(rep, len(rows)))})
+}
+
+// reviewNote says what the Review sheet lists.
+func reviewNote(rep *Report, n int) string {
+	t := rep.Model.FlagThreshold
+	switch {
+	case rep.Kind == KindValues && n == 0:
+		return fmt.Sprintf("No rating lies in a two-sided predictive tail below %g of its rater's predictive distribution; the fit keeps no probability of the other ratings, so there is nothing to review first.", t)
+	case rep.Kind == KindValues:
+		return fmt.Sprintf("The %d flagged ratings, least probable first: the two-sided tail probability of the rating under its rater's predictive distribution for the item is below %g.", n, t)
+	case n == 0:
+		return "The fit keeps no per-label probabilities: there is no review queue."
 	}
-	return rows
+	what := "posterior predictive probability (under the rater's predictive distribution for the item)"
+	if len(rep.LabelErrors) > 0 {
+		what = "probability of being right, 1 - P(error) (Kim & Ghahramani's robust classifier; every label is on the Label errors sheet)"
+	}
+	s := fmt.Sprintf("The labels to look at first: every flagged label (%s below %g, red) and the %d least probable labels, flagged or not, by increasing %s.", "probability", t, LowestLabels, what)
+	if len(rep.Flags) == 0 {
+		s = fmt.Sprintf("No label is flagged (%s below %g); these are the %d least probable labels, by increasing %s.", "probability", t, n, what)
+	}
+	return s + " Item agreement is the share of the item's labels equal to its most common label (the observed agreement, before any model); P(consensus) the model's probability of the item's consensus."
+}
+
+// colHeaders returns the columns' headers.
+func colHeaders(cols []col) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.header
+	}
+	return out
 }
 
 func (x *xlsxWriter) flags() error {
