@@ -2,8 +2,11 @@ package reports
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -353,4 +356,93 @@ func robustCase(t testing.TB) reportCase {
 func allCases(t testing.TB) []reportCase {
 	return []reportCase{ordinalCase(t), liveOrdinalCase(t), degenerateOrdinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t),
 		boundedCase(t), liveBoundedCase(t), robustCase(t)}
+}
+
+// manyRatersCase is a SYNTHETIC binary classification of 300 items by 164
+// raters, 10 labels per item (the shape of the RTE demo project: many
+// raters with few labels each), with kept precision draws and the
+// raters' predictive class distributions; the agreement analysis without
+// a bootstrap. Raters who labelled few items have wide posteriors.
+func manyRatersCase(t testing.TB) reportCase {
+	t.Helper()
+	const nItems, nRaters, perItem, draws = 300, 164, 10, 60
+	rng := rand.New(rand.NewPCG(20, 8))
+	levels := []string{"0", "1"}
+	fit := &Fit{
+		Schema: multirater.FitSchema,
+		Model: multirater.ModelSettings{Model: "classification", Scheme: "binary:0,1,pos=1", Kernel: "identity", Identifiability: "weak",
+			Sampler: "default", Chains: 2, Samples: 30, Burnin: 10, Thin: 1, Seed: 5, V: 1, Lambda: 1, FlagThreshold: 0.05,
+			MaxRhat: 1.01, MinESS: 400, KeepDraws: draws, Backend: "gonum"},
+		Diagnostics: multirater.Diagnostics{Converged: true, Verdict: "converged", MaxRhat: 1.004, MinESSBulk: 500, MinESSTail: 450, Draws: draws},
+		Levels:      levels,
+		Draws:       &multirater.Draws{N: draws},
+	}
+	skill := make([]float64, nRaters)
+	counts := make([]int, nRaters)
+	for l := range skill {
+		skill[l] = 0.55 + 0.44*rng.Float64()
+	}
+	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("binary:0,1,pos=1")}
+	lc := make([][]int, nRaters)
+	for l := range lc {
+		lc[l] = make([]int, 2)
+	}
+	for n := 0; n < nItems; n++ {
+		truth := rng.IntN(2)
+		id := "item" + strconv.Itoa(n)
+		fi := FitItem{ItemResult: multirater.ItemResult{ID: id, Labels: map[string]string{}, RaterClassProbs: map[string][]float64{}}}
+		// Raters 0..19 label often, the others rarely.
+		for len(fi.Labels) < perItem {
+			l := rng.IntN(nRaters)
+			if rng.Float64() < 0.5 {
+				l = rng.IntN(20)
+			}
+			r := "w" + strconv.Itoa(l)
+			if _, dup := fi.Labels[r]; dup {
+				continue
+			}
+			v := truth
+			if rng.Float64() > skill[l] {
+				v = 1 - truth
+			}
+			fi.Labels[r] = levels[v]
+			p := []float64{skill[l], 1 - skill[l]}
+			if truth == 1 {
+				p[0], p[1] = p[1], p[0]
+			}
+			fi.RaterClassProbs[r] = p
+			counts[l]++
+			lc[l][v]++
+			ds.Labels = append(ds.Labels, annotations.Label{Item: id, Rater: r, Value: levels[v]})
+		}
+		fi.NLabels = perItem
+		p1 := 0.1 + 0.8*float64(truth) + 0.1*(rng.Float64()-0.5)
+		fi.ClassProbs = []float64{1 - p1, p1}
+		fi.Class = levels[truth]
+		fit.Items = append(fit.Items, fi)
+		ds.Items = append(ds.Items, annotations.Item{ID: id, Text: "pair " + strconv.Itoa(n)})
+	}
+	for l := 0; l < nRaters; l++ {
+		m := 4 * skill[l] * skill[l]
+		spread := 1.5 / math.Sqrt(float64(counts[l]+1))
+		fit.Raters = append(fit.Raters, multirater.RaterResult{ID: "w" + strconv.Itoa(l), NLabels: counts[l], LevelCounts: lc[l],
+			Precision: multirater.Estimate{Mean: m, SD: m * spread, Q025: m * math.Exp(-2*spread), Q50: m, Q975: m * math.Exp(2*spread)},
+			Variance:  multirater.Estimate{Mean: 1 / m, SD: spread / m, Q025: math.Exp(-2*spread) / m, Q50: 1 / m, Q975: math.Exp(2*spread) / m}})
+	}
+	for d := 0; d < draws; d++ {
+		row := make([]float64, nRaters)
+		for l := range row {
+			row[l] = fit.Raters[l].Precision.Mean * math.Exp(1.5/math.Sqrt(float64(counts[l]+1))*rng.NormFloat64())
+		}
+		fit.Draws.Alpha = append(fit.Draws.Alpha, row)
+	}
+	ag, err := analysis.Agreement(context.Background(), ds, raters.Options{Bootstrap: -1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := BuildFit(annotations.Project{Name: "many-raters", Scheme: ds.Scheme}, fit, ag.Report, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"many-raters", rep, fit}
 }

@@ -169,7 +169,7 @@ func (x *xlsxWriter) newStyles() error {
 	custom := func(code string) *excelize.Style { return &excelize.Style{CustomNumFmt: &code} }
 	x.st = styles{
 		header: mk(&excelize.Style{Font: &excelize.Font{Bold: true}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"D9E1F2"}},
-			Border: []excelize.Border{{Type: "bottom", Color: "8EA9DB", Style: 1}}}),
+			Border: []excelize.Border{{Type: "bottom", Color: "8EA9DB", Style: 1}}, Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}}),
 		title: mk(&excelize.Style{Font: &excelize.Font{Bold: true, Size: 13}}),
 		bold:  mk(&excelize.Style{Font: &excelize.Font{Bold: true}}),
 		note:  mk(&excelize.Style{Font: &excelize.Font{Italic: true, Color: "595959"}}),
@@ -303,7 +303,7 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 	for _, b := range blocks {
 		if !b.noHeader {
 			for j, c := range b.cols {
-				fit(j, float64(utf8.RuneCountInString(c.header))*1.1+1)
+				fit(j, headerWidth(c.header))
 			}
 		}
 		for i := 0; i < b.n; i++ {
@@ -314,6 +314,25 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 				}
 			}
 		}
+	}
+	titleRow := 0
+	if len(blocks) > 0 && !blocks[0].noHeader {
+		titleRow = 1
+		if blocks[0].title != "" {
+			titleRow = 2
+		}
+	}
+	total := 0.0
+	for _, w := range widths {
+		total += math.Min(math.Max(w+2, 6), 60)
+	}
+	keepCols := 0
+	if len(blocks) > 0 {
+		keepCols = blocks[0].freezeCols
+	}
+	// Before the stream writer: it writes the sheet properties first.
+	if err := x.printSetup(sheet, titleRow, pagesWide(total), keepCols); err != nil {
+		return err
 	}
 	sw, err := x.f.NewStreamWriter(sheet)
 	if err != nil {
@@ -358,10 +377,15 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 		hdr := r
 		if !b.noHeader {
 			row = row[:0]
-			for _, c := range b.cols {
+			lines := 1
+			for j, c := range b.cols {
 				row = append(row, excelize.Cell{StyleID: x.st.header, Value: c.header})
+				lines = max(lines, headerLines(c.header, math.Min(math.Max(widths[j]+2, 6), 60)))
 			}
-			if err := setRow(row); err != nil {
+			name, _ := excelize.CoordinatesToCellName(1, r)
+			r++
+			// The headers wrap: the row is as tall as the longest needs.
+			if err := sw.SetRow(name, row, excelize.RowOpts{Height: 15 * float64(lines)}); err != nil {
 				return err
 			}
 		}
@@ -398,6 +422,103 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 		}
 	}
 	return sw.Flush()
+}
+
+// The printed page of every sheet: landscape, with the margins below
+// (inches). pageWidthPx and pageHeightPx are the printable area at 96 dpi
+// of the smaller of A4 and US Letter in landscape, less the margins: the
+// size the charts are scaled to.
+const (
+	marginSide, marginTopBottom, marginHeaderFooter = 0.4, 0.55, 0.25
+	pageWidthPx                                     = (11.0 - 2*marginSide) * 96
+	pageHeightPx                                    = (8.27 - 2*marginTopBottom) * 96
+)
+
+// maxPrintChars is the width of the columns, in characters, that one
+// landscape page holds at about a third of their size (135 characters at
+// full size): wider tables (a column per rater of many raters) print on
+// several pages across rather than at an unreadable scale.
+const maxPrintChars = 400
+
+// pagesWide is the number of pages across for a table of the given width
+// in characters.
+func pagesWide(chars float64) int {
+	return max(1, int(math.Ceil(chars/maxPrintChars)))
+}
+
+// printSetup makes a sheet print landscape, scaled to the width of wide
+// pages (one for every table but the widest; as many pages down as
+// needed), with narrow margins, the sheet name and page number in the
+// footer and, when titleRow > 0, the rows down to titleRow (the table's
+// header) repeated at the top of every page (_xlnm.Print_Titles), with
+// the first keepCols columns (the item or rater) repeated on every page
+// across.
+func (x *xlsxWriter) printSetup(sheet string, titleRow, wide, keepCols int) error {
+	f := x.f
+	fit := true
+	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
+		return err
+	}
+	landscape, down := "landscape", 0
+	if err := f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Orientation: &landscape, FitToWidth: &wide, FitToHeight: &down}); err != nil {
+		return err
+	}
+	side, tb, hf := marginSide, marginTopBottom, marginHeaderFooter
+	if err := f.SetPageMargins(sheet, &excelize.PageLayoutMarginsOptions{Left: &side, Right: &side, Top: &tb, Bottom: &tb, Header: &hf, Footer: &hf}); err != nil {
+		return err
+	}
+	if err := f.SetHeaderFooter(sheet, &excelize.HeaderFooterOptions{OddFooter: "&L&8" + footerText(x.rep.Project.Name) + ": &A&R&8page &P of &N"}); err != nil {
+		return err
+	}
+	if titleRow <= 0 {
+		return nil
+	}
+	q := "'" + strings.ReplaceAll(sheet, "'", "''") + "'!"
+	ref := fmt.Sprintf("%s$1:$%d", q, titleRow)
+	if wide > 1 && keepCols > 0 {
+		ref = fmt.Sprintf("%s$A:$%s,%s", q, colName(keepCols), ref)
+	}
+	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", Scope: sheet, RefersTo: ref})
+}
+
+// footerText escapes a name for a page footer ("&" starts a code) and
+// keeps it short (a footer holds at most 255 characters).
+func footerText(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
+	}
+	return strings.ReplaceAll(s, "&", "&&")
+}
+
+// headerWidth is the width a header asks of its column: the whole header
+// when short, else enough for its longest word (at least 10 characters),
+// the header wrapping onto more lines.
+func headerWidth(h string) float64 {
+	full := float64(utf8.RuneCountInString(h))*1.1 + 1
+	word := 0
+	for _, w := range strings.Fields(h) {
+		word = max(word, utf8.RuneCountInString(w))
+	}
+	return math.Min(full, math.Max(10, float64(word)*1.1+1))
+}
+
+// headerLines estimates the lines a header wraps onto in a column of the
+// given width (characters).
+func headerLines(h string, width float64) int {
+	lines, cur := 1, 0.0
+	for _, w := range strings.Fields(h) {
+		n := float64(utf8.RuneCountInString(w)) * 1.1
+		switch {
+		case cur == 0:
+			cur = n
+		case cur+1.1+n <= width-1:
+			cur += 1.1 + n
+		default:
+			lines++
+			cur = n
+		}
+	}
+	return lines
 }
 
 func rangeRef(c1, r1, c2, r2 int) string {
@@ -636,6 +757,9 @@ func (x *xlsxWriter) summary() error {
 	f.SetCellStr(sh, a, "The Items, Raters and Diagnostics sheets are sorted and filtered with the arrows in their header rows; the Charts sheet holds the plots.")
 	f.SetCellStyle(sh, a, a, st.note)
 	if err := f.SetColWidth(sh, "A", "A", 40); err != nil {
+		return err
+	}
+	if err := x.printSetup(sh, 0, 1, 0); err != nil {
 		return err
 	}
 	return f.SetColWidth(sh, "B", "B", 90)
@@ -1447,8 +1571,11 @@ func (x *xlsxWriter) charts() error {
 		return err
 	}
 	f.SetCellStyle(sh, "A1", "A1", x.st.title)
+	if err := x.printSetup(sh, 0, 1, 0); err != nil {
+		return err
+	}
 	r := 3
-	for _, p := range Plots(x.rep) {
+	for i, p := range Plots(x.rep) {
 		fig, err := x.rep.figure(p.Name)
 		if err != nil {
 			return err
@@ -1458,17 +1585,36 @@ func (x *xlsxWriter) charts() error {
 			return fmt.Errorf("plot %s: %w", p.Name, err)
 		}
 		a, _ := excelize.CoordinatesToCellName(1, r)
+		if i > 0 {
+			// Each chart starts a printed page.
+			if err := f.InsertPageBreak(sh, a); err != nil {
+				return err
+			}
+		}
 		f.SetCellStr(sh, a, p.Title)
 		f.SetCellStyle(sh, a, a, x.st.bold)
 		pic, _ := excelize.CoordinatesToCellName(1, r+1)
+		scale := chartScale(float64(fig.w.Dots(chartDPI)), float64(fig.h.Dots(chartDPI)))
 		if err := f.AddPictureFromBytes(sh, pic, &excelize.Picture{Extension: ".png", File: buf.Bytes(),
-			Format: &excelize.GraphicOptions{AltText: p.Title, Name: p.Name, LockAspectRatio: true}}); err != nil {
+			Format: &excelize.GraphicOptions{AltText: p.Title, Name: p.Name, LockAspectRatio: true, ScaleX: scale, ScaleY: scale}}); err != nil {
 			return fmt.Errorf("plot %s: %w", p.Name, err)
 		}
-		hpx := float64(fig.h.Dots(chartDPI))
+		hpx := scale * float64(fig.h.Dots(chartDPI))
 		r += int(math.Ceil(hpx/20)) + 3
 	}
 	return nil
+}
+
+// chartScale is the factor that fits a chart of w x h pixels (at 96 dpi)
+// and its title row on one printed page (pageWidthPx x pageHeightPx); 1
+// for charts that fit.
+func chartScale(w, h float64) float64 {
+	const titlePx = 2 * 20
+	s := math.Min(pageWidthPx/w, (pageHeightPx-titlePx)/h)
+	if !(s < 1) {
+		return 1
+	}
+	return s
 }
 
 // modelDescription describes the model of a fit for the Summary sheet, by
