@@ -967,7 +967,7 @@ func coefficients(ag *raters.Report) []Coefficient {
 	out := []Coefficient{}
 	for _, m := range []string{"nominal", "ordinal", "interval", "ratio"} {
 		if e, ok := ag.KrippendorffAlpha[m]; ok {
-			out = append(out, coef("krippendorff_alpha", m, "Krippendorff's alpha ("+m+")", e))
+			out = append(out, coef("krippendorff_alpha", m, "Krippendorff's alpha ("+m+" metric)", e))
 		}
 	}
 	single := []struct {
@@ -1004,7 +1004,16 @@ func coefficients(ag *raters.Report) []Coefficient {
 			{"brennan_prediger", "Brennan-Prediger", s.BrennanPrediger},
 			{"krippendorff_alpha", "Krippendorff's alpha", s.KrippendorffAlpha},
 		} {
-			out = append(out, coef(c.key, v, c.label+" ("+v+")", c.e))
+			label := c.label + " (" + v + ")"
+			if c.key == "krippendorff_alpha" {
+				// Not the metric alpha above: irrCAC's weighted form (its
+				// ordinal weights ignore the label frequencies).
+				label = c.label + " (irrCAC " + v + ", not the " + w + " metric)"
+				if w == "linear" || w == "quadratic" {
+					label = c.label + " (irrCAC " + v + ")"
+				}
+			}
+			out = append(out, coef(c.key, v, label, c.e))
 		}
 	}
 	if ic := ag.ICC; ic != nil {

@@ -32,6 +32,7 @@ const (
 	SheetDiagnostics     = "Diagnostics"
 	SheetFlags           = "Flags"
 	SheetLabelErrors     = "Label errors"
+	SheetGlossary        = "Glossary"
 	SheetCharts          = "Charts"
 )
 
@@ -63,6 +64,7 @@ func SheetNames(rep *Report, opts XLSXOptions) []string {
 	if len(rep.LabelErrors) > 0 {
 		names = append(names, SheetLabelErrors)
 	}
+	names = append(names, SheetGlossary)
 	if !opts.NoCharts {
 		names = append(names, SheetCharts)
 	}
@@ -119,6 +121,7 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 		{SheetDiagnostics, x.diagnostics},
 		{SheetFlags, x.flags},
 		{SheetLabelErrors, x.labelErrors},
+		{SheetGlossary, x.glossary},
 		{SheetCharts, x.charts},
 	}
 	for _, s := range steps {
@@ -686,7 +689,7 @@ func (x *xlsxWriter) summary() error {
 	}
 	if s.Alpha != nil {
 		rows = append(rows,
-			kv{"Krippendorff's alpha (" + s.Alpha.Variant + ")", float64(s.Alpha.Value), st.num3},
+			kv{s.Alpha.Label + ", the coefficient to quote", float64(s.Alpha.Value), st.num3},
 			kv{"  95% interval, low", float64(s.Alpha.CILow), st.num3},
 			kv{"  95% interval, high", float64(s.Alpha.CIHigh), st.num3})
 	}
@@ -1233,13 +1236,18 @@ func (x *xlsxWriter) agreement() error {
 			"No agreement analysis in this report: it was built without the labels' agreement coefficients.",
 			"concord report computes them from the labels recorded in the fit result, from --labels or from --project.")})
 	}
+	qk, qv := QuoteCoefficient(a.Level)
 	blocks := []*block{{
 		cols: []col{x.text("Coefficient"), x.text("Key"), x.text("Variant"), x.num("Value"), x.num("SE"),
-			x.num("CI low"), x.num("CI high"), x.text("CI method")},
-		n: len(a.Coefficients), filter: true, freeze: true,
+			x.num("CI low"), x.num("CI high"), x.text("CI method"), x.text("Quote"), {header: "What it is and how to read it", style: x.st.wrap, dec: -1}},
+		n: len(a.Coefficients), filter: true, freeze: true, freezeCols: 1,
 		row: func(i int, dst []any) []any {
 			c := &a.Coefficients[i]
-			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod)
+			var quote any
+			if c.Key == qk && c.Variant == qv {
+				quote = "quote this one"
+			}
+			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod, quote, coefficientHelp(c))
 		}}}
 	if a.Kappa != nil {
 		blocks = append(blocks, noteBlock("The pairwise Cohen's kappas with the items each pair shares are on the "+SheetAgreementMatrix+" sheet; the agreement of each item and each rater on the "+SheetItemAgreement+" and "+SheetRaterAgreement+" sheets."))
@@ -1268,6 +1276,7 @@ func (x *xlsxWriter) agreement() error {
 	}
 	about := []string{
 		fmt.Sprintf("Level of measurement %s; %d items with labels, %d raters, %d labels.", a.Level, a.Items, a.Raters, a.Labels),
+		fmt.Sprintf("Quote Krippendorff's alpha with the %s metric: it takes any number of raters and missing labels, and its metric is the scheme's level of measurement. Krippendorff's alpha with irrCAC's weights is another coefficient (the same for linear and quadratic weights as the linear and interval metrics; different for ordinal weights, which ignore the label frequencies). The Glossary sheet explains every coefficient.", qv),
 		fmt.Sprintf("Intervals: %g%% confidence, %d bootstrap replicates over items (seed %d) unless the CI method says otherwise.", 100*a.ConfLevel, a.Bootstrap, a.Seed),
 	}
 	about = append(about, a.Notes...)
@@ -1559,6 +1568,30 @@ func (x *xlsxWriter) valueFlags() error {
 		note = fmt.Sprintf("%d ratings are flagged: the two-sided tail probability 2 min(F(y), 1 - F(y)) of the rating under its rater's predictive distribution for the item is below %g. They fit the model least.", n, rep.Model.FlagThreshold)
 	}
 	return x.writeBlocks(SheetFlags, []*block{b, noteBlock(note)})
+}
+
+// glossary writes the Glossary sheet: what every number of the workbook
+// is and how to read it (Glossary), after the coefficient to quote for the
+// scheme.
+func (x *xlsxWriter) glossary() error {
+	g := Glossary()
+	var intro []string
+	if a := x.rep.Agreement; a != nil {
+		_, v := QuoteCoefficient(a.Level)
+		intro = append(intro, fmt.Sprintf("The agreement coefficient to quote for this scheme (%s, level of measurement %s): Krippendorff's alpha with the %s metric (Summary and Agreement sheets).", x.rep.Project.Scheme, a.Level, v))
+	}
+	intro = append(intro, "Every number of this workbook, where it appears, what it is and how to read it.")
+	nb := noteBlock(intro...)
+	nb.title = "Glossary"
+	b := &block{cols: []col{x.text("Term"), x.text("Where"), {header: "What it is", style: x.st.wrap, dec: -1}, {header: "How to read it", style: x.st.wrap, dec: -1}},
+		n: len(g), filter: true,
+		row: func(i int, dst []any) []any {
+			e := &g[i]
+			return append(dst, e.Term, e.Where, e.Meaning, e.Reading)
+		}}
+	// The table first, so that its header row is the one repeated on
+	// printed pages; the introduction below it.
+	return x.writeBlocks(SheetGlossary, []*block{b, nb})
 }
 
 // chartDPI is the resolution of the pictures in the workbook.
