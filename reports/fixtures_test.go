@@ -433,6 +433,9 @@ func manyRatersCase(t testing.TB) reportCase {
 		row := make([]float64, nRaters)
 		for l := range row {
 			row[l] = fit.Raters[l].Precision.Mean * math.Exp(1.5/math.Sqrt(float64(counts[l]+1))*rng.NormFloat64())
+			if counts[l] < 10 {
+				row[l] = rng.ExpFloat64() // few labels: about the Gamma(1, 1) prior
+			}
 		}
 		fit.Draws.Alpha = append(fit.Draws.Alpha, row)
 	}

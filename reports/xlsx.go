@@ -1627,12 +1627,12 @@ func (x *xlsxWriter) charts() error {
 		f.SetCellStr(sh, a, p.Title)
 		f.SetCellStyle(sh, a, a, x.st.bold)
 		pic, _ := excelize.CoordinatesToCellName(1, r+1)
-		scale := chartScale(float64(fig.w.Dots(chartDPI)), float64(fig.h.Dots(chartDPI)))
+		scale := chartScale(float64(fig.w.Dots(chartDPI)), float64(fig.height().Dots(chartDPI)))
 		if err := f.AddPictureFromBytes(sh, pic, &excelize.Picture{Extension: ".png", File: buf.Bytes(),
 			Format: &excelize.GraphicOptions{AltText: p.Title, Name: p.Name, LockAspectRatio: true, ScaleX: scale, ScaleY: scale}}); err != nil {
 			return fmt.Errorf("plot %s: %w", p.Name, err)
 		}
-		hpx := scale * float64(fig.h.Dots(chartDPI))
+		hpx := scale * float64(fig.height().Dots(chartDPI))
 		r += int(math.Ceil(hpx/20)) + 3
 	}
 	return nil
