@@ -213,6 +213,11 @@ func (b *builder) items() {
 			it.NLabels = len(it.Labels)
 		}
 		b.labels += len(it.Labels)
+		it.NRaters = len(it.Labels)
+		it.MajorityShare = nan
+		if rep.Kind != KindValues {
+			it.Majority, it.MajorityTie, it.MajorityShare = b.majority(it.Labels)
+		}
 		it.Gold = gold[fi.ID]
 		it.Text = text[fi.ID]
 		if fi.Score != nil {
@@ -315,6 +320,48 @@ func (b *builder) items() {
 		rep.Items[i].Position = i + 1
 		b.byID[rep.Items[i].ID] = i
 	}
+}
+
+// majority returns the most common of an item's labels (ties broken by
+// level order, then by code), whether other labels are as common, and the
+// share of the labels equal to it: the item's observed agreement. No
+// labels give "", false, NaN.
+func (b *builder) majority(labels map[string]string) (string, bool, Number) {
+	if len(labels) == 0 {
+		return "", false, nan
+	}
+	counts := make(map[string]int, len(labels))
+	for _, v := range labels {
+		counts[v]++
+	}
+	best, n, tie := "", 0, false
+	for v, c := range counts {
+		switch {
+		case c > n:
+			best, n, tie = v, c, false
+		case c == n:
+			tie = true
+			if b.labelBefore(v, best) {
+				best = v
+			}
+		}
+	}
+	return best, tie, ratio(n, len(labels))
+}
+
+// labelBefore orders labels by level, unknown codes last, then by code.
+func (b *builder) labelBefore(u, v string) bool {
+	iu, iv := b.levelIndex(u), b.levelIndex(v)
+	if iu < 0 {
+		iu = math.MaxInt
+	}
+	if iv < 0 {
+		iv = math.MaxInt
+	}
+	if iu != iv {
+		return iu < iv
+	}
+	return u < v
 }
 
 // ratingBaselines returns the raters' mean and median of an item's
@@ -589,9 +636,13 @@ func (b *builder) labelErrors() {
 	})
 }
 
-// lowest sets Report.Lowest from the raters' predictive distributions of
-// the items (ordinal fits); the order is by probability, then item
-// position, then rater.
+// lowest sets Report.Lowest: the LowestLabels labels with the lowest
+// probability under the model, flagged or not, from the raters' predictive
+// distributions of the items (ordinal: rater_grade_probs; classification:
+// rater_class_probs) or, for the robust model, the probability that the
+// label is right (1 - p_error). The order is by probability, then item
+// position, then rater. Fits without per-label probabilities (bounded
+// ratings) have no list.
 func (b *builder) lowest() {
 	rep := b.rep
 	flagged := make(map[[2]string]bool, len(rep.Flags))
@@ -608,30 +659,54 @@ func (b *builder) lowest() {
 		return a.Rater < c.Rater
 	}
 	var low []Flag
+	add := func(f Flag) {
+		if len(low) == LowestLabels && !less(&f, &low[len(low)-1]) {
+			return
+		}
+		// Insert in order, dropping the last when full.
+		j := sort.Search(len(low), func(j int) bool { return less(&f, &low[j]) })
+		if len(low) < LowestLabels {
+			low = append(low, Flag{})
+		}
+		copy(low[j+1:], low[j:])
+		low[j] = f
+	}
+	if len(b.fit.LabelErrors) > 0 {
+		for _, le := range b.fit.LabelErrors {
+			i, ok := b.byID[le.Item]
+			if !ok || !finite(le.PError) {
+				continue
+			}
+			it := &rep.Items[i]
+			p := math.Round((1-le.PError)*1e6) / 1e6 // the fit rounds p_error to 6 decimals
+			exp := le.Label
+			if le.PError > 0.5 && b.k == 2 {
+				exp = b.fit.Levels[1-max(b.levelIndex(le.Label), 0)]
+			}
+			add(Flag{Item: le.Item, Rater: le.Rater, Label: le.Label, Prob: Number(p), Expected: exp,
+				Consensus: it.Consensus, Position: it.Position, Flagged: flagged[[2]string{le.Item, le.Rater}] || p < b.fit.Model.FlagThreshold})
+		}
+		rep.Lowest = low
+		return
+	}
 	for i := range b.fit.Items {
 		fi := &b.fit.Items[i]
-		if len(fi.RaterGradeProbs) == 0 {
+		dist := fi.RaterGradeProbs
+		if len(dist) == 0 {
+			dist = fi.RaterClassProbs
+		}
+		if len(dist) == 0 {
 			continue
 		}
 		it := &rep.Items[b.byID[fi.ID]]
-		for r, v := range fi.Labels {
-			probs := fi.RaterGradeProbs[r]
+		for r, v := range it.Labels {
+			probs := dist[r]
 			c := b.levelIndex(v)
 			if c < 0 || c >= len(probs) || !finite(probs[c]) {
 				continue
 			}
-			f := Flag{Item: fi.ID, Rater: r, Label: v, Prob: Number(probs[c]), Expected: b.fit.Levels[argmax(probs)],
-				Consensus: it.Consensus, Position: it.Position, Flagged: flagged[[2]string{fi.ID, r}] || probs[c] < b.fit.Model.FlagThreshold}
-			if len(low) == LowestLabels && !less(&f, &low[len(low)-1]) {
-				continue
-			}
-			// Insert in order, dropping the last when full.
-			j := sort.Search(len(low), func(j int) bool { return less(&f, &low[j]) })
-			if len(low) < LowestLabels {
-				low = append(low, Flag{})
-			}
-			copy(low[j+1:], low[j:])
-			low[j] = f
+			add(Flag{Item: fi.ID, Rater: r, Label: v, Prob: Number(probs[c]), Expected: b.fit.Levels[argmax(probs)],
+				Consensus: it.Consensus, Position: it.Position, Flagged: flagged[[2]string{fi.ID, r}] || probs[c] < b.fit.Model.FlagThreshold})
 		}
 	}
 	rep.Lowest = low
@@ -892,7 +967,7 @@ func coefficients(ag *raters.Report) []Coefficient {
 	out := []Coefficient{}
 	for _, m := range []string{"nominal", "ordinal", "interval", "ratio"} {
 		if e, ok := ag.KrippendorffAlpha[m]; ok {
-			out = append(out, coef("krippendorff_alpha", m, "Krippendorff's alpha ("+m+")", e))
+			out = append(out, coef("krippendorff_alpha", m, "Krippendorff's alpha ("+m+" metric)", e))
 		}
 	}
 	single := []struct {
@@ -929,7 +1004,16 @@ func coefficients(ag *raters.Report) []Coefficient {
 			{"brennan_prediger", "Brennan-Prediger", s.BrennanPrediger},
 			{"krippendorff_alpha", "Krippendorff's alpha", s.KrippendorffAlpha},
 		} {
-			out = append(out, coef(c.key, v, c.label+" ("+v+")", c.e))
+			label := c.label + " (" + v + ")"
+			if c.key == "krippendorff_alpha" {
+				// Not the metric alpha above: irrCAC's weighted form (its
+				// ordinal weights ignore the label frequencies).
+				label = c.label + " (irrCAC " + v + ", not the " + w + " metric)"
+				if w == "linear" || w == "quadratic" {
+					label = c.label + " (irrCAC " + v + ")"
+				}
+			}
+			out = append(out, coef(c.key, v, label, c.e))
 		}
 	}
 	if ic := ag.ICC; ic != nil {

@@ -8,7 +8,9 @@
 // (package raters) and the dataset (gold labels). The writers take an
 // io.Writer so that HTTP handlers can stream them: WriteJSON, WriteXLSX,
 // WriteItemsCSV, WriteRatersCSV, WriteLabelErrorsCSV (robust fits) and
-// WritePlot; WriteAll writes them all into a directory. A Report is not modified by the writers, so one report
+// WritePlot; WriteAll writes them all into a directory. Review lists the
+// labels to look at first (the flags and the least probable others) and
+// Glossary explains every number; both are sheets of the workbook. A Report is not modified by the writers, so one report
 // may be rendered by several goroutines at once.
 //
 // The reports read the classification model's per-item class

@@ -52,5 +52,5 @@ func Example() {
 	// Output:
 	// concord.report/v1 ordinal 4 items, 2 raters
 	// top item: essay3
-	// sheets: [Summary Items Raters Thresholds Agreement Diagnostics Flags Charts]
+	// sheets: [Summary Review Items Raters Thresholds Agreement Diagnostics Flags Glossary Charts]
 }

@@ -2,8 +2,11 @@ package reports
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -209,9 +212,9 @@ const nominalFixture = `{"schema":"concord.fit/v1",
  "parameters":[{"name":"alpha[x]","mean":1,"sd":0.3,"rhat":1.003,"ess_bulk":500,"ess_tail":450},{"name":"alpha[y]","mean":2,"sd":0.5,"rhat":1.001,"ess_bulk":420,"ess_tail":400}],"autocorrelation":{}},
 "levels":["cat","dog","fox"],
 "items":[
- {"id":"p1","n_labels":2,"labels":{"x":"cat","y":"cat"},"class_probs":{"cat":0.9,"dog":0.05,"fox":0.05},"class":"cat"},
- {"id":"p2","n_labels":2,"labels":{"x":"dog","y":"fox"},"class_probs":{"cat":0.1,"dog":0.5,"fox":0.4},"class":"dog"},
- {"id":"p3","n_labels":1,"labels":{"y":"fox"},"class_probs":{"cat":0.2,"dog":0.2,"fox":0.6},"class":"fox"},
+ {"id":"p1","n_labels":2,"labels":{"x":"cat","y":"cat"},"class_probs":{"cat":0.9,"dog":0.05,"fox":0.05},"class":"cat","rater_class_probs":{"x":[0.8,0.1,0.1],"y":[0.9,0.05,0.05]}},
+ {"id":"p2","n_labels":2,"labels":{"x":"dog","y":"fox"},"class_probs":{"cat":0.1,"dog":0.5,"fox":0.4},"class":"dog","rater_class_probs":{"x":[0.1,0.6,0.3],"y":[0.1,0.86,0.04]}},
+ {"id":"p3","n_labels":1,"labels":{"y":"fox"},"class_probs":{"cat":0.2,"dog":0.2,"fox":0.6},"class":"fox","rater_class_probs":{"y":[0.2,0.2,0.6]}},
  {"id":"p4","n_labels":0,"class_probs":{"cat":0.34,"dog":0.33,"fox":0.33},"class":"cat"}],
 "raters":[
  {"id":"x","n_labels":2,"level_counts":[1,1,0],"precision":{"mean":1,"sd":0.3,"q025":0.5,"q50":1,"q975":1.6},"variance":{"mean":1.1,"sd":0.4,"q025":0.6,"q50":1,"q975":2},"severity":0,"severity_q025":0,"severity_q975":0,"mean_log_pred":-0.5},
@@ -353,4 +356,96 @@ func robustCase(t testing.TB) reportCase {
 func allCases(t testing.TB) []reportCase {
 	return []reportCase{ordinalCase(t), liveOrdinalCase(t), degenerateOrdinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t),
 		boundedCase(t), liveBoundedCase(t), robustCase(t)}
+}
+
+// manyRatersCase is a SYNTHETIC binary classification of 300 items by 164
+// raters, 10 labels per item (the shape of the RTE demo project: many
+// raters with few labels each), with kept precision draws and the
+// raters' predictive class distributions; the agreement analysis without
+// a bootstrap. Raters who labelled few items have wide posteriors.
+func manyRatersCase(t testing.TB) reportCase {
+	t.Helper()
+	const nItems, nRaters, perItem, draws = 300, 164, 10, 60
+	rng := rand.New(rand.NewPCG(20, 8))
+	levels := []string{"0", "1"}
+	fit := &Fit{
+		Schema: multirater.FitSchema,
+		Model: multirater.ModelSettings{Model: "classification", Scheme: "binary:0,1,pos=1", Kernel: "identity", Identifiability: "weak",
+			Sampler: "default", Chains: 2, Samples: 30, Burnin: 10, Thin: 1, Seed: 5, V: 1, Lambda: 1, FlagThreshold: 0.05,
+			MaxRhat: 1.01, MinESS: 400, KeepDraws: draws, Backend: "gonum"},
+		Diagnostics: multirater.Diagnostics{Converged: true, Verdict: "converged", MaxRhat: 1.004, MinESSBulk: 500, MinESSTail: 450, Draws: draws},
+		Levels:      levels,
+		Draws:       &multirater.Draws{N: draws},
+	}
+	skill := make([]float64, nRaters)
+	counts := make([]int, nRaters)
+	for l := range skill {
+		skill[l] = 0.55 + 0.44*rng.Float64()
+	}
+	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("binary:0,1,pos=1")}
+	lc := make([][]int, nRaters)
+	for l := range lc {
+		lc[l] = make([]int, 2)
+	}
+	for n := 0; n < nItems; n++ {
+		truth := rng.IntN(2)
+		id := "item" + strconv.Itoa(n)
+		fi := FitItem{ItemResult: multirater.ItemResult{ID: id, Labels: map[string]string{}, RaterClassProbs: map[string][]float64{}}}
+		// Raters 0..19 label often, the others rarely.
+		for len(fi.Labels) < perItem {
+			l := rng.IntN(nRaters)
+			if rng.Float64() < 0.5 {
+				l = rng.IntN(20)
+			}
+			r := "w" + strconv.Itoa(l)
+			if _, dup := fi.Labels[r]; dup {
+				continue
+			}
+			v := truth
+			if rng.Float64() > skill[l] {
+				v = 1 - truth
+			}
+			fi.Labels[r] = levels[v]
+			p := []float64{skill[l], 1 - skill[l]}
+			if truth == 1 {
+				p[0], p[1] = p[1], p[0]
+			}
+			fi.RaterClassProbs[r] = p
+			counts[l]++
+			lc[l][v]++
+			ds.Labels = append(ds.Labels, annotations.Label{Item: id, Rater: r, Value: levels[v]})
+		}
+		fi.NLabels = perItem
+		p1 := 0.1 + 0.8*float64(truth) + 0.1*(rng.Float64()-0.5)
+		fi.ClassProbs = []float64{1 - p1, p1}
+		fi.Class = levels[truth]
+		fit.Items = append(fit.Items, fi)
+		ds.Items = append(ds.Items, annotations.Item{ID: id, Text: "pair " + strconv.Itoa(n)})
+	}
+	for l := 0; l < nRaters; l++ {
+		m := 4 * skill[l] * skill[l]
+		spread := 1.5 / math.Sqrt(float64(counts[l]+1))
+		fit.Raters = append(fit.Raters, multirater.RaterResult{ID: "w" + strconv.Itoa(l), NLabels: counts[l], LevelCounts: lc[l],
+			Precision: multirater.Estimate{Mean: m, SD: m * spread, Q025: m * math.Exp(-2*spread), Q50: m, Q975: m * math.Exp(2*spread)},
+			Variance:  multirater.Estimate{Mean: 1 / m, SD: spread / m, Q025: math.Exp(-2*spread) / m, Q50: 1 / m, Q975: math.Exp(2*spread) / m}})
+	}
+	for d := 0; d < draws; d++ {
+		row := make([]float64, nRaters)
+		for l := range row {
+			row[l] = fit.Raters[l].Precision.Mean * math.Exp(1.5/math.Sqrt(float64(counts[l]+1))*rng.NormFloat64())
+			if counts[l] < 10 {
+				row[l] = rng.ExpFloat64() // few labels: about the Gamma(1, 1) prior
+			}
+		}
+		fit.Draws.Alpha = append(fit.Draws.Alpha, row)
+	}
+	ag, err := analysis.Agreement(context.Background(), ds, raters.Options{Bootstrap: -1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := BuildFit(annotations.Project{Name: "many-raters", Scheme: ds.Scheme}, fit, ag.Report, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"many-raters", rep, fit}
 }

@@ -112,7 +112,31 @@ func Plots(rep *Report) []PlotInfo {
 	if len(rep.Levels) == 2 && len(rocCurves(rep)) > 0 {
 		out = append(out, PlotInfo{PlotROC, PlotTitle(PlotROC)})
 	}
+	if a := rep.Agreement; a != nil && a.Kappa != nil && len(a.Kappa.Raters) >= 2 {
+		out = append(out, PlotInfo{PlotAgreement, PlotTitle(PlotAgreement)})
+	}
+	if hasConfusion(rep) {
+		out = append(out, PlotInfo{PlotConfusion, PlotTitle(PlotConfusion)})
+	}
 	return out
+}
+
+// hasConfusion reports whether a classification report has a rater with
+// a label against a consensus class (the confusion plot).
+func hasConfusion(rep *Report) bool {
+	if rep.Kind != KindClassification || rep.Classes == nil {
+		return false
+	}
+	for _, c := range rep.Classes.Confusion {
+		for _, row := range c.Counts {
+			for _, n := range row {
+				if n > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // plotTitles are the plots' titles, by name.
@@ -126,6 +150,8 @@ var plotTitles = map[string]string{
 	PlotThresholds: "Rater thresholds on the consensus scale",
 	PlotROC:        "ROC curves",
 	PlotErrorRates: "Rater labelling-error rates",
+	PlotAgreement:  "Agreement heatmap: pairwise Cohen's kappa",
+	PlotConfusion:  "Confusion matrices of the raters against the consensus",
 }
 
 // PlotTitle returns the title of the named plot (the name itself for an
@@ -184,6 +210,10 @@ func (rep *Report) figure(name string) (*figure, error) {
 		fig, err = dispersionPlot(rep)
 	case PlotErrorRates:
 		fig, err = errorRatePlot(rep)
+	case PlotAgreement:
+		fig, err = agreementPlot(rep)
+	case PlotConfusion:
+		fig, err = confusionPlot(rep)
 	default:
 		return nil, fmt.Errorf("reports: plot %q: %w", name, ErrNoPlot)
 	}
@@ -197,6 +227,9 @@ func (rep *Report) figure(name string) (*figure, error) {
 type figure struct {
 	w, h  vg.Length
 	title string
+	// caption holds lines of small text under the plot (what was left
+	// out, how to read it); the figure grows to hold them.
+	caption []string
 	// rows of panels; nil panels are left empty.
 	panels [][]*plot.Plot
 }
@@ -210,17 +243,58 @@ const plotDPI = 110
 
 func (f *figure) render(w io.Writer, format string) error { return f.renderDPI(w, format, plotDPI) }
 
+// captionLine is the height of a caption line.
+const captionLine = 10 * vg.Length(1)
+
+// captionLines returns the caption wrapped to the figure's width (about
+// 4 points a character at the caption's size).
+func (f *figure) captionLines() []string {
+	width := max(int(f.w.Points()/4.1), 40)
+	var out []string
+	for _, line := range f.caption {
+		for len(line) > width {
+			cut := strings.LastIndex(line[:width], " ")
+			if cut <= 0 {
+				cut = width
+			}
+			out = append(out, line[:cut])
+			line = strings.TrimLeft(line[cut:], " ")
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// height is the figure's height with its caption.
+func (f *figure) height() vg.Length {
+	if len(f.caption) == 0 {
+		return f.h
+	}
+	return f.h + vg.Length(len(f.captionLines()))*captionLine + vg.Points(6)
+}
+
 func (f *figure) renderDPI(w io.Writer, format string, dpi int) error {
 	var c vg.CanvasWriterTo
+	h := f.height()
 	switch format {
 	case PNG:
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))}
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, h), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))}
 	case SVG:
-		c = vgsvg.New(f.w, f.h)
+		c = vgsvg.New(f.w, h)
 	}
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
+	if lines := f.captionLines(); len(lines) > 0 {
+		n := len(lines)
+		sty := draw.TextStyle{Color: color.Gray{Y: 60}, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YBottom}
+		sty.Font.Size = vg.Points(7.5)
+		for i, line := range lines {
+			y := dc.Min.Y + vg.Points(3) + vg.Length(n-1-i)*captionLine
+			dc.FillText(sty, vg.Point{X: dc.Min.X + vg.Points(6), Y: y}, line)
+		}
+		dc = draw.Crop(dc, 0, 0, vg.Length(n)*captionLine+vg.Points(6), 0)
+	}
 	if f.title != "" {
 		sty := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YTop}
 		sty.Font.Size = vg.Points(13)
@@ -528,7 +602,11 @@ func kde(x []float64, lo, hi float64, points int, positive bool) plotter.XYs {
 }
 
 // variancePlot draws the posterior densities of the rater variances from
-// the kept joint draws (Rogers et al. fig. 10).
+// the kept joint draws (Rogers et al. fig. 10). When the variances span
+// more than a factor 30 (many raters, some with few labels) the axis is
+// logarithmic and the densities are those of log10(1/α), so that the
+// consistent raters are not squeezed against 0; the raters left out are
+// named under the plot.
 func variancePlot(rep *Report) (*figure, error) {
 	d := rep.Draws
 	nl := len(rep.Raters)
@@ -547,27 +625,64 @@ func variancePlot(rep *Report) (*figure, error) {
 	if left > 0 {
 		title = fmt.Sprintf("Posterior densities of 1/α: the %d most and %d least consistent of %d raters", maxPanelRaters/2, maxPanelRaters-maxPanelRaters/2, nl)
 	}
+	var caption []string
+	if left > 0 {
+		shown := map[int]bool{}
+		for _, l := range idx {
+			shown[l] = true
+		}
+		ord, _ := raterSubset(nl, nl, func(l int) float64 { return float64(rep.Raters[l].Variance.Mean) })
+		var names []string
+		for _, l := range ord {
+			if !shown[l] {
+				names = append(names, rep.Raters[l].ID)
+			}
+		}
+		caption = namesCaption(fmt.Sprintf("Left out (%d raters between them, by variance):", left), names, 40)
+	}
 	p := newPlot(title, "variance 1/α (lower = more consistent)", "density")
 	p.Legend.Top = true
 	p.Legend.Left = false
 	p.Add(plotter.NewGrid())
 	if len(all) == 0 {
-		return single(p, 17*vg.Centimeter, 10*vg.Centimeter), nil
+		return &figure{w: 17 * vg.Centimeter, h: 10 * vg.Centimeter, panels: [][]*plot.Plot{{p}}, caption: caption}, nil
 	}
 	sort.Float64s(all)
-	hi := stat.Quantile(0.99, stat.Empirical, all, nil)
-	lo := 0.0
-	_, hi = padRange(lo, hi*1.05)
+	lo99, hi99 := stat.Quantile(0.01, stat.Empirical, all, nil), stat.Quantile(0.99, stat.Empirical, all, nil)
+	logX := lo99 > 0 && hi99/lo99 > 30
+	var lo, hi float64
+	if logX {
+		lo, hi = math.Log10(lo99)-0.15, math.Log10(hi99)+0.15
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+		p.X.Label.Text = "variance 1/α, log scale (lower = more consistent)"
+		p.Y.Label.Text = "density of log10(1/α)"
+		caption = append([]string{"The variances span more than a factor 30: the axis is logarithmic and the curves are the densities of log10(1/α)."}, caption...)
+	} else {
+		_, hi = padRange(0, hi99*1.05)
+	}
 	for c, l := range idx {
 		v := vars[l]
 		if len(v) == 0 {
 			continue
 		}
+		if logX {
+			lv := make([]float64, len(v))
+			for i, x := range v {
+				lv[i] = math.Log10(x)
+			}
+			v = lv
+		}
 		var xy plotter.XYs
 		if len(v) == 1 || stat.StdDev(v, nil) == 0 {
 			xy = plotter.XYs{{X: v[0], Y: 0}, {X: v[0], Y: 1}}
 		} else {
-			xy = kde(v, lo, hi, 200, true)
+			xy = kde(v, lo, hi, 200, !logX)
+		}
+		if logX {
+			for i := range xy {
+				xy[i].X = math.Pow(10, xy[i].X)
+			}
 		}
 		ln, err := plotter.NewLine(xy)
 		if err != nil {
@@ -579,9 +694,13 @@ func variancePlot(rep *Report) (*figure, error) {
 		p.Add(ln)
 		p.Legend.Add(rep.Raters[l].ID, ln)
 	}
-	p.X.Min, p.X.Max = lo, hi
+	if logX {
+		p.X.Min, p.X.Max = math.Pow(10, lo), math.Pow(10, hi)
+	} else {
+		p.X.Min, p.X.Max = lo, hi
+	}
 	p.Y.Min = 0
-	return single(p, 17*vg.Centimeter, 11*vg.Centimeter), nil
+	return &figure{w: 17 * vg.Centimeter, h: 11 * vg.Centimeter, panels: [][]*plot.Plot{{p}}, caption: caption}, nil
 }
 
 // alphaTraces returns the rater's precision traces cut to a common length.

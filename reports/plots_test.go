@@ -64,14 +64,14 @@ func TestPlotsApply(t *testing.T) {
 		c    reportCase
 		want string
 	}{
-		{ordinalCase(t), "precision,variance-density,trace,convergence,consensus,thresholds"},
-		{binaryCase(t), "precision,variance-density,trace,convergence,consensus,roc"},
-		{nominalCase(t), "precision,convergence,consensus"},
+		{ordinalCase(t), "precision,variance-density,trace,convergence,consensus,thresholds,agreement"},
+		{binaryCase(t), "precision,variance-density,trace,convergence,consensus,roc,agreement,confusion"},
+		{nominalCase(t), "precision,convergence,consensus,agreement,confusion"},
 		{degenerateOrdinalCase(t), "precision,variance-density,trace,convergence,consensus,thresholds"},
-		{degenerateClassCase(t), "precision,consensus"},
-		{boundedCase(t), "dispersion,consensus"},
+		{degenerateClassCase(t), "precision,consensus,confusion"},
+		{boundedCase(t), "dispersion,consensus,agreement"},
 		{liveBoundedCase(t), "dispersion,consensus"},
-		{robustCase(t), "precision,error-rates,consensus,roc"},
+		{robustCase(t), "precision,error-rates,consensus,roc,agreement,confusion"},
 	} {
 		if got := names(tc.c); got != tc.want {
 			t.Errorf("%s: plots %s, want %s", tc.c.name, got, tc.want)
@@ -84,5 +84,65 @@ func TestPlotsApply(t *testing.T) {
 	}
 	if err := WritePlot(new(bytes.Buffer), c.rep, PlotPrecision, "gif"); err == nil {
 		t.Error("gif: no error")
+	}
+}
+
+// TestPlotsManyRaters draws the plots of 164 raters (the shape of the RTE
+// demo project): the variance densities on a log axis naming the raters
+// left out, the agreement heatmap of the 40 raters with the most labels
+// and the confusion matrices of the 12 raters with the most labels.
+func TestPlotsManyRaters(t *testing.T) {
+	c := manyRatersCase(t)
+	rep := c.rep
+	for _, tc := range []struct {
+		plot    string
+		caption []string // in the caption
+		panels  int
+	}{
+		{PlotVariance, []string{"logarithmic", "Left out (152 raters between them"}, 1},
+		{PlotAgreement, []string{"Left out (124 raters with fewer labels)", "and 84 more"}, 1},
+		{PlotConfusion, []string{"Left out (152 raters with fewer labels)", "Rows: the items' consensus class"}, 12},
+	} {
+		fig, err := rep.figure(tc.plot)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.plot, err)
+		}
+		caption := strings.Join(fig.caption, " ")
+		for _, want := range tc.caption {
+			if !strings.Contains(caption, want) {
+				t.Errorf("%s: caption %q lacks %q", tc.plot, caption, want)
+			}
+		}
+		n := 0
+		for _, row := range fig.panels {
+			n += len(row)
+		}
+		if n != tc.panels {
+			t.Errorf("%s: %d panels, want %d", tc.plot, n, tc.panels)
+		}
+		var buf bytes.Buffer
+		if err := fig.render(&buf, PNG); err != nil {
+			t.Fatalf("%s: %v", tc.plot, err)
+		}
+		img, err := png.Decode(&buf)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.plot, err)
+		}
+		if b := img.Bounds(); b.Dy() <= int(fig.h.Dots(plotDPI)) {
+			t.Errorf("%s: %d pixels tall: no room for the caption", tc.plot, b.Dy())
+		}
+		if keep := os.Getenv("CONCORD_PLOT_DIR"); keep != "" {
+			os.MkdirAll(filepath.Join(keep, c.name), 0o755)
+			f, _ := os.Create(filepath.Join(keep, c.name, tc.plot+".png"))
+			fig.render(f, PNG)
+			f.Close()
+		}
+	}
+	// The raters left out are not in the legend; every rater shown or
+	// left out is named once.
+	fig, _ := rep.figure(PlotVariance)
+	named := strings.Count(strings.Join(fig.caption, " "), "w")
+	if named < 40 {
+		t.Errorf("variance caption names %d raters", named)
 	}
 }

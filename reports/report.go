@@ -66,9 +66,12 @@ type Report struct {
 	// labelling error (the robust model), most probable first; absent for
 	// the other models.
 	LabelErrors []LabelError `json:"label_errors,omitempty"`
-	// Lowest are the LowestLabels labels with the lowest posterior
-	// predictive probability, flagged or not (from the raters' predictive
-	// distributions of the ordinal model), least probable first.
+	// Lowest are the LowestLabels labels with the lowest probability under
+	// the model, flagged or not, least probable first: the posterior
+	// predictive probability of the label under the rater's predictive
+	// distribution for the item (ordinal and classification fits), or the
+	// probability that it is right, 1 - p_error (robust fits). Fits of
+	// values have none. Review merges them with the flags.
 	Lowest []Flag `json:"lowest,omitempty"`
 	// ROC summarises the ROC curves of a two-level scheme.
 	ROC   []ROC    `json:"roc,omitempty"`
@@ -272,6 +275,15 @@ type Item struct {
 	Entropy   Number   `json:"entropy"`
 	// Flags counts the item's surprising labels.
 	Flags int `json:"flags"`
+	// NRaters counts the raters who labelled the item. Majority is the
+	// most common of its labels (ties broken by level order, and
+	// MajorityTie set) and MajorityShare the share of its labels equal to
+	// it: the item's observed agreement, before any model (1 when every
+	// rater agrees; null without labels). Values have no majority.
+	NRaters       int    `json:"n_raters"`
+	Majority      string `json:"majority,omitempty"`
+	MajorityTie   bool   `json:"majority_tie,omitempty"`
+	MajorityShare Number `json:"majority_share"`
 	// Baselines holds each baseline aggregator's consensus for the item.
 	Baselines map[string]Baseline `json:"baselines,omitempty"`
 }

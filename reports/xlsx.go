@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,6 +19,7 @@ import (
 // and its Items and Raters sheets show values and dispersions.
 const (
 	SheetSummary    = "Summary"
+	SheetReview     = "Review"
 	SheetItems      = "Items"
 	SheetRaters     = "Raters"
 	SheetThresholds = "Thresholds"
@@ -32,6 +32,7 @@ const (
 	SheetDiagnostics     = "Diagnostics"
 	SheetFlags           = "Flags"
 	SheetLabelErrors     = "Label errors"
+	SheetGlossary        = "Glossary"
 	SheetCharts          = "Charts"
 )
 
@@ -48,7 +49,7 @@ type XLSXOptions struct {
 // Reports of the robust model (with label errors) have the Label errors
 // sheet after Flags.
 func SheetNames(rep *Report, opts XLSXOptions) []string {
-	names := []string{SheetSummary, SheetItems, SheetRaters}
+	names := []string{SheetSummary, SheetReview, SheetItems, SheetRaters}
 	switch rep.Kind {
 	case KindClassification:
 		names = append(names, SheetClasses)
@@ -63,6 +64,7 @@ func SheetNames(rep *Report, opts XLSXOptions) []string {
 	if len(rep.LabelErrors) > 0 {
 		names = append(names, SheetLabelErrors)
 	}
+	names = append(names, SheetGlossary)
 	if !opts.NoCharts {
 		names = append(names, SheetCharts)
 	}
@@ -107,6 +109,7 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 		fn    func() error
 	}{
 		{SheetSummary, x.summary},
+		{SheetReview, x.review},
 		{SheetItems, x.items},
 		{SheetRaters, x.raters},
 		{SheetThresholds, x.thresholds},
@@ -118,6 +121,7 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 		{SheetDiagnostics, x.diagnostics},
 		{SheetFlags, x.flags},
 		{SheetLabelErrors, x.labelErrors},
+		{SheetGlossary, x.glossary},
 		{SheetCharts, x.charts},
 	}
 	for _, s := range steps {
@@ -168,7 +172,7 @@ func (x *xlsxWriter) newStyles() error {
 	custom := func(code string) *excelize.Style { return &excelize.Style{CustomNumFmt: &code} }
 	x.st = styles{
 		header: mk(&excelize.Style{Font: &excelize.Font{Bold: true}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"D9E1F2"}},
-			Border: []excelize.Border{{Type: "bottom", Color: "8EA9DB", Style: 1}}}),
+			Border: []excelize.Border{{Type: "bottom", Color: "8EA9DB", Style: 1}}, Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}}),
 		title: mk(&excelize.Style{Font: &excelize.Font{Bold: true, Size: 13}}),
 		bold:  mk(&excelize.Style{Font: &excelize.Font{Bold: true}}),
 		note:  mk(&excelize.Style{Font: &excelize.Font{Italic: true, Color: "595959"}}),
@@ -302,7 +306,7 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 	for _, b := range blocks {
 		if !b.noHeader {
 			for j, c := range b.cols {
-				fit(j, float64(utf8.RuneCountInString(c.header))*1.1+1)
+				fit(j, headerWidth(c.header))
 			}
 		}
 		for i := 0; i < b.n; i++ {
@@ -313,6 +317,25 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 				}
 			}
 		}
+	}
+	titleRow := 0
+	if len(blocks) > 0 && !blocks[0].noHeader {
+		titleRow = 1
+		if blocks[0].title != "" {
+			titleRow = 2
+		}
+	}
+	total := 0.0
+	for _, w := range widths {
+		total += math.Min(math.Max(w+2, 6), 60)
+	}
+	keepCols := 0
+	if len(blocks) > 0 {
+		keepCols = blocks[0].freezeCols
+	}
+	// Before the stream writer: it writes the sheet properties first.
+	if err := x.printSetup(sheet, titleRow, pagesWide(total), keepCols); err != nil {
+		return err
 	}
 	sw, err := x.f.NewStreamWriter(sheet)
 	if err != nil {
@@ -357,10 +380,15 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 		hdr := r
 		if !b.noHeader {
 			row = row[:0]
-			for _, c := range b.cols {
+			lines := 1
+			for j, c := range b.cols {
 				row = append(row, excelize.Cell{StyleID: x.st.header, Value: c.header})
+				lines = max(lines, headerLines(c.header, math.Min(math.Max(widths[j]+2, 6), 60)))
 			}
-			if err := setRow(row); err != nil {
+			name, _ := excelize.CoordinatesToCellName(1, r)
+			r++
+			// The headers wrap: the row is as tall as the longest needs.
+			if err := sw.SetRow(name, row, excelize.RowOpts{Height: 15 * float64(lines)}); err != nil {
 				return err
 			}
 		}
@@ -397,6 +425,103 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 		}
 	}
 	return sw.Flush()
+}
+
+// The printed page of every sheet: landscape, with the margins below
+// (inches). pageWidthPx and pageHeightPx are the printable area at 96 dpi
+// of the smaller of A4 and US Letter in landscape, less the margins: the
+// size the charts are scaled to.
+const (
+	marginSide, marginTopBottom, marginHeaderFooter = 0.4, 0.55, 0.25
+	pageWidthPx                                     = (11.0 - 2*marginSide) * 96
+	pageHeightPx                                    = (8.27 - 2*marginTopBottom) * 96
+)
+
+// maxPrintChars is the width of the columns, in characters, that one
+// landscape page holds at about a third of their size (135 characters at
+// full size): wider tables (a column per rater of many raters) print on
+// several pages across rather than at an unreadable scale.
+const maxPrintChars = 400
+
+// pagesWide is the number of pages across for a table of the given width
+// in characters.
+func pagesWide(chars float64) int {
+	return max(1, int(math.Ceil(chars/maxPrintChars)))
+}
+
+// printSetup makes a sheet print landscape, scaled to the width of wide
+// pages (one for every table but the widest; as many pages down as
+// needed), with narrow margins, the sheet name and page number in the
+// footer and, when titleRow > 0, the rows down to titleRow (the table's
+// header) repeated at the top of every page (_xlnm.Print_Titles), with
+// the first keepCols columns (the item or rater) repeated on every page
+// across.
+func (x *xlsxWriter) printSetup(sheet string, titleRow, wide, keepCols int) error {
+	f := x.f
+	fit := true
+	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
+		return err
+	}
+	landscape, down := "landscape", 0
+	if err := f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Orientation: &landscape, FitToWidth: &wide, FitToHeight: &down}); err != nil {
+		return err
+	}
+	side, tb, hf := marginSide, marginTopBottom, marginHeaderFooter
+	if err := f.SetPageMargins(sheet, &excelize.PageLayoutMarginsOptions{Left: &side, Right: &side, Top: &tb, Bottom: &tb, Header: &hf, Footer: &hf}); err != nil {
+		return err
+	}
+	if err := f.SetHeaderFooter(sheet, &excelize.HeaderFooterOptions{OddFooter: "&L&8" + footerText(x.rep.Project.Name) + ": &A&R&8page &P of &N"}); err != nil {
+		return err
+	}
+	if titleRow <= 0 {
+		return nil
+	}
+	q := "'" + strings.ReplaceAll(sheet, "'", "''") + "'!"
+	ref := fmt.Sprintf("%s$1:$%d", q, titleRow)
+	if wide > 1 && keepCols > 0 {
+		ref = fmt.Sprintf("%s$A:$%s,%s", q, colName(keepCols), ref)
+	}
+	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", Scope: sheet, RefersTo: ref})
+}
+
+// footerText escapes a name for a page footer ("&" starts a code) and
+// keeps it short (a footer holds at most 255 characters).
+func footerText(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
+	}
+	return strings.ReplaceAll(s, "&", "&&")
+}
+
+// headerWidth is the width a header asks of its column: the whole header
+// when short, else enough for its longest word (at least 10 characters),
+// the header wrapping onto more lines.
+func headerWidth(h string) float64 {
+	full := float64(utf8.RuneCountInString(h))*1.1 + 1
+	word := 0
+	for _, w := range strings.Fields(h) {
+		word = max(word, utf8.RuneCountInString(w))
+	}
+	return math.Min(full, math.Max(10, float64(word)*1.1+1))
+}
+
+// headerLines estimates the lines a header wraps onto in a column of the
+// given width (characters).
+func headerLines(h string, width float64) int {
+	lines, cur := 1, 0.0
+	for _, w := range strings.Fields(h) {
+		n := float64(utf8.RuneCountInString(w)) * 1.1
+		switch {
+		case cur == 0:
+			cur = n
+		case cur+1.1+n <= width-1:
+			cur += 1.1 + n
+		default:
+			lines++
+			cur = n
+		}
+	}
+	return lines
 }
 
 func rangeRef(c1, r1, c2, r2 int) string {
@@ -564,7 +689,7 @@ func (x *xlsxWriter) summary() error {
 	}
 	if s.Alpha != nil {
 		rows = append(rows,
-			kv{"Krippendorff's alpha (" + s.Alpha.Variant + ")", float64(s.Alpha.Value), st.num3},
+			kv{s.Alpha.Label + ", the coefficient to quote", float64(s.Alpha.Value), st.num3},
 			kv{"  95% interval, low", float64(s.Alpha.CILow), st.num3},
 			kv{"  95% interval, high", float64(s.Alpha.CIHigh), st.num3})
 	}
@@ -635,6 +760,9 @@ func (x *xlsxWriter) summary() error {
 	f.SetCellStr(sh, a, "The Items, Raters and Diagnostics sheets are sorted and filtered with the arrows in their header rows; the Charts sheet holds the plots.")
 	f.SetCellStyle(sh, a, a, st.note)
 	if err := f.SetColWidth(sh, "A", "A", 40); err != nil {
+		return err
+	}
+	if err := x.printSetup(sh, 0, 1, 0); err != nil {
 		return err
 	}
 	return f.SetColWidth(sh, "B", "B", 90)
@@ -731,7 +859,7 @@ func (x *xlsxWriter) itemsBlock() *block {
 	for _, l := range rep.Levels {
 		cols = append(cols, x.num("P("+l.Code+")"))
 	}
-	cols = append(cols, x.num("Entropy (bits)"), x.integer("Labels"), x.integer("Flags"))
+	cols = append(cols, x.num("Entropy (bits)"), x.integer("Labels"), x.integer("Raters"), labelCol("Majority label"), x.percent("Observed agreement"), x.integer("Flags"))
 	if hasGold {
 		cols = append(cols, labelCol("Gold"))
 	}
@@ -773,7 +901,7 @@ func (x *xlsxWriter) itemsBlock() *block {
 					dst = append(dst, nil)
 				}
 			}
-			dst = append(dst, float64(it.Entropy), it.NLabels, it.Flags)
+			dst = append(dst, float64(it.Entropy), it.NLabels, it.NRaters, x.labelValue(it.Majority, numeric), float64(it.MajorityShare), it.Flags)
 			if hasGold {
 				dst = append(dst, x.labelValue(it.Gold, numeric))
 			}
@@ -1108,13 +1236,18 @@ func (x *xlsxWriter) agreement() error {
 			"No agreement analysis in this report: it was built without the labels' agreement coefficients.",
 			"concord report computes them from the labels recorded in the fit result, from --labels or from --project.")})
 	}
+	qk, qv := QuoteCoefficient(a.Level)
 	blocks := []*block{{
 		cols: []col{x.text("Coefficient"), x.text("Key"), x.text("Variant"), x.num("Value"), x.num("SE"),
-			x.num("CI low"), x.num("CI high"), x.text("CI method")},
-		n: len(a.Coefficients), filter: true, freeze: true,
+			x.num("CI low"), x.num("CI high"), x.text("CI method"), x.text("Quote"), {header: "What it is and how to read it", style: x.st.wrap, dec: -1}},
+		n: len(a.Coefficients), filter: true, freeze: true, freezeCols: 1,
 		row: func(i int, dst []any) []any {
 			c := &a.Coefficients[i]
-			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod)
+			var quote any
+			if c.Key == qk && c.Variant == qv {
+				quote = "quote this one"
+			}
+			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod, quote, coefficientHelp(c))
 		}}}
 	if a.Kappa != nil {
 		blocks = append(blocks, noteBlock("The pairwise Cohen's kappas with the items each pair shares are on the "+SheetAgreementMatrix+" sheet; the agreement of each item and each rater on the "+SheetItemAgreement+" and "+SheetRaterAgreement+" sheets."))
@@ -1143,6 +1276,7 @@ func (x *xlsxWriter) agreement() error {
 	}
 	about := []string{
 		fmt.Sprintf("Level of measurement %s; %d items with labels, %d raters, %d labels.", a.Level, a.Items, a.Raters, a.Labels),
+		fmt.Sprintf("Quote Krippendorff's alpha with the %s metric: it takes any number of raters and missing labels, and its metric is the scheme's level of measurement. Krippendorff's alpha with irrCAC's weights is another coefficient (the same for linear and quadratic weights as the linear and interval metrics; different for ordinal weights, which ignore the label frequencies). The Glossary sheet explains every coefficient.", qv),
 		fmt.Sprintf("Intervals: %g%% confidence, %d bootstrap replicates over items (seed %d) unless the CI method says otherwise.", 100*a.ConfLevel, a.Bootstrap, a.Seed),
 	}
 	about = append(about, a.Notes...)
@@ -1253,25 +1387,102 @@ func (x *xlsxWriter) diagnostics() error {
 	return x.writeBlocks(SheetDiagnostics, []*block{b})
 }
 
-// flagRows returns the rows of the Flags sheet: every flagged label, then
-// the least probable other labels (Report.Lowest), by probability.
-func flagRows(rep *Report) []Flag {
-	rows := append([]Flag(nil), rep.Flags...)
-	seen := make(map[[2]string]bool, len(rows))
-	for _, f := range rows {
-		seen[[2]string{f.Item, f.Rater}] = true
+// review writes the Review sheet: the labels to look at first (Review),
+// with the item's text, consensus and observed agreement beside each.
+func (x *xlsxWriter) review() error {
+	rep := x.rep
+	rows := Review(rep)
+	values := rep.Kind == KindValues
+	numeric := values || numericLevels(rep)
+	hasText := false
+	for i := range rows {
+		hasText = hasText || rows[i].Text != ""
 	}
-	extra := 0
-	for _, f := range rep.Lowest {
-		if !seen[[2]string{f.Item, f.Rater}] {
-			rows = append(rows, f)
-			extra++
+	prob := "Probability"
+	switch {
+	case values:
+		prob = "Tail probability"
+	case len(rep.LabelErrors) > 0:
+		prob = "P(right) = 1 - P(error)"
+	}
+	what := "Label"
+	if values {
+		what = "Rating"
+	}
+	cols := []col{x.integer("#"), x.text("Item")}
+	if hasText {
+		cols = append(cols, col{header: "Text", style: x.st.wrap, dec: -1})
+	}
+	cols = append(cols, x.text("Rater"), col{header: what, dec: -1}, x.c(prob, x.st.num4, 4), x.text("Flagged"), col{header: "Expected", dec: -1})
+	if values {
+		cols = append(cols, x.c("Item value", x.st.num2, 2), x.c("Item value 2.5%", x.st.num2, 2), x.c("Item value 97.5%", x.st.num2, 2))
+	} else {
+		cols = append(cols, col{header: "Item consensus", dec: -1}, x.num("P(consensus)"), x.percent("Item agreement"))
+	}
+	cols = append(cols, x.integer("Raters"), x.integer("Item position"))
+	probCol := indexOf(colHeaders(cols), prob) + 1
+	b := &block{cols: cols, n: len(rows), filter: true, freeze: true, freezeCols: 2,
+		row: func(i int, dst []any) []any {
+			r := &rows[i]
+			dst = append(dst, i+1, r.Item)
+			if hasText {
+				dst = append(dst, clipCell(r.Text))
+			}
+			flagged := "no"
+			if r.Flagged {
+				flagged = "yes"
+			}
+			dst = append(dst, r.Rater, x.labelValue(r.Label, numeric), float64(r.Prob), flagged, x.labelValue(r.Expected, numeric))
+			if values {
+				if v := r.ItemValue; v != nil {
+					dst = append(dst, float64(v.Mean), float64(v.Q025), float64(v.Q975))
+				} else {
+					dst = append(dst, nil, nil, nil)
+				}
+			} else {
+				dst = append(dst, x.labelValue(r.Consensus, numeric), float64(r.ConsensusProb), float64(r.MajorityShare))
+			}
+			return append(dst, r.NRaters, r.Position)
+		}}
+	if len(rows) > 0 {
+		red := x.st.red
+		b.after = func(hdr, first, last int) error {
+			return x.f.SetConditionalFormat(SheetReview, rangeRef(probCol, first, probCol, last), []excelize.ConditionalFormatOptions{{
+				Type: "cell", Criteria: "<", Value: strconv.FormatFloat(rep.Model.FlagThreshold, 'g', -1, 64), Format: &red}})
 		}
 	}
-	if extra > 0 {
-		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Prob < rows[j].Prob })
+	return x.writeBlocks(SheetReview, []*block{b, noteBlock(reviewNote(rep, len(rows)))})
+}
+
+// reviewNote says what the Review sheet lists.
+func reviewNote(rep *Report, n int) string {
+	t := rep.Model.FlagThreshold
+	switch {
+	case rep.Kind == KindValues && n == 0:
+		return fmt.Sprintf("No rating lies in a two-sided predictive tail below %g of its rater's predictive distribution; the fit keeps no probability of the other ratings, so there is nothing to review first.", t)
+	case rep.Kind == KindValues:
+		return fmt.Sprintf("The %d flagged ratings, least probable first: the two-sided tail probability of the rating under its rater's predictive distribution for the item is below %g.", n, t)
+	case n == 0:
+		return "The fit keeps no per-label probabilities: there is no review queue."
 	}
-	return rows
+	what := "posterior predictive probability (under the rater's predictive distribution for the item)"
+	if len(rep.LabelErrors) > 0 {
+		what = "probability of being right, 1 - P(error) (Kim & Ghahramani's robust classifier; every label is on the Label errors sheet)"
+	}
+	s := fmt.Sprintf("The labels to look at first: every flagged label (%s below %g, red) and the %d least probable labels, flagged or not, by increasing %s.", "probability", t, LowestLabels, what)
+	if len(rep.Flags) == 0 {
+		s = fmt.Sprintf("No label is flagged (%s below %g); these are the %d least probable labels, by increasing %s.", "probability", t, n, what)
+	}
+	return s + " Item agreement is the share of the item's labels equal to its most common label (the observed agreement, before any model); P(consensus) the model's probability of the item's consensus."
+}
+
+// colHeaders returns the columns' headers.
+func colHeaders(cols []col) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.header
+	}
+	return out
 }
 
 func (x *xlsxWriter) flags() error {
@@ -1359,6 +1570,30 @@ func (x *xlsxWriter) valueFlags() error {
 	return x.writeBlocks(SheetFlags, []*block{b, noteBlock(note)})
 }
 
+// glossary writes the Glossary sheet: what every number of the workbook
+// is and how to read it (Glossary), after the coefficient to quote for the
+// scheme.
+func (x *xlsxWriter) glossary() error {
+	g := Glossary()
+	var intro []string
+	if a := x.rep.Agreement; a != nil {
+		_, v := QuoteCoefficient(a.Level)
+		intro = append(intro, fmt.Sprintf("The agreement coefficient to quote for this scheme (%s, level of measurement %s): Krippendorff's alpha with the %s metric (Summary and Agreement sheets).", x.rep.Project.Scheme, a.Level, v))
+	}
+	intro = append(intro, "Every number of this workbook, where it appears, what it is and how to read it.")
+	nb := noteBlock(intro...)
+	nb.title = "Glossary"
+	b := &block{cols: []col{x.text("Term"), x.text("Where"), {header: "What it is", style: x.st.wrap, dec: -1}, {header: "How to read it", style: x.st.wrap, dec: -1}},
+		n: len(g), filter: true,
+		row: func(i int, dst []any) []any {
+			e := &g[i]
+			return append(dst, e.Term, e.Where, e.Meaning, e.Reading)
+		}}
+	// The table first, so that its header row is the one repeated on
+	// printed pages; the introduction below it.
+	return x.writeBlocks(SheetGlossary, []*block{b, nb})
+}
+
 // chartDPI is the resolution of the pictures in the workbook.
 const chartDPI = 96
 
@@ -1369,8 +1604,11 @@ func (x *xlsxWriter) charts() error {
 		return err
 	}
 	f.SetCellStyle(sh, "A1", "A1", x.st.title)
+	if err := x.printSetup(sh, 0, 1, 0); err != nil {
+		return err
+	}
 	r := 3
-	for _, p := range Plots(x.rep) {
+	for i, p := range Plots(x.rep) {
 		fig, err := x.rep.figure(p.Name)
 		if err != nil {
 			return err
@@ -1380,17 +1618,36 @@ func (x *xlsxWriter) charts() error {
 			return fmt.Errorf("plot %s: %w", p.Name, err)
 		}
 		a, _ := excelize.CoordinatesToCellName(1, r)
+		if i > 0 {
+			// Each chart starts a printed page.
+			if err := f.InsertPageBreak(sh, a); err != nil {
+				return err
+			}
+		}
 		f.SetCellStr(sh, a, p.Title)
 		f.SetCellStyle(sh, a, a, x.st.bold)
 		pic, _ := excelize.CoordinatesToCellName(1, r+1)
+		scale := chartScale(float64(fig.w.Dots(chartDPI)), float64(fig.height().Dots(chartDPI)))
 		if err := f.AddPictureFromBytes(sh, pic, &excelize.Picture{Extension: ".png", File: buf.Bytes(),
-			Format: &excelize.GraphicOptions{AltText: p.Title, Name: p.Name, LockAspectRatio: true}}); err != nil {
+			Format: &excelize.GraphicOptions{AltText: p.Title, Name: p.Name, LockAspectRatio: true, ScaleX: scale, ScaleY: scale}}); err != nil {
 			return fmt.Errorf("plot %s: %w", p.Name, err)
 		}
-		hpx := float64(fig.h.Dots(chartDPI))
+		hpx := scale * float64(fig.height().Dots(chartDPI))
 		r += int(math.Ceil(hpx/20)) + 3
 	}
 	return nil
+}
+
+// chartScale is the factor that fits a chart of w x h pixels (at 96 dpi)
+// and its title row on one printed page (pageWidthPx x pageHeightPx); 1
+// for charts that fit.
+func chartScale(w, h float64) float64 {
+	const titlePx = 2 * 20
+	s := math.Min(pageWidthPx/w, (pageHeightPx-titlePx)/h)
+	if !(s < 1) {
+		return 1
+	}
+	return s
 }
 
 // modelDescription describes the model of a fit for the Summary sheet, by

@@ -537,6 +537,17 @@ func checkFlags(b *book, c reportCase) {
 		if at(row, 4) == "no" {
 			fi := byID[at(row, 0)]
 			probs := fi.RaterGradeProbs[at(row, 1)]
+			if probs == nil {
+				probs = fi.RaterClassProbs[at(row, 1)]
+			}
+			if probs == nil { // robust: the probability that the label is right
+				for _, le := range c.fit.LabelErrors {
+					if le.Item == at(row, 0) && le.Rater == at(row, 1) {
+						b.number("Flags probability of "+at(row, 0), at(row, 3), 1-le.PError)
+					}
+				}
+				continue
+			}
 			b.number("Flags probability of "+at(row, 0), at(row, 3), probs[indexOf(c.fit.Levels, fi.Labels[at(row, 1)])])
 		}
 	}

@@ -60,7 +60,7 @@ func TestBoundedReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer book.Close()
-	if got := strings.Join(book.GetSheetList(), ","); got != "Summary,Items,Raters,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Charts" {
+	if got := strings.Join(book.GetSheetList(), ","); got != "Summary,Review,Items,Raters,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Glossary,Charts" {
 		t.Errorf("report.xlsx: sheets %s", got)
 	}
 	for sheet, want := range map[string]string{"Items": "Value", "Raters": "Dispersion"} {

@@ -720,6 +720,13 @@ type fitPage struct {
 	LabelErrors      []labelErrorRow
 	LabelErrorsTotal int
 	ErrorRates       bool
+	// From the fit's report (nil or empty when it cannot be made): the
+	// headline numbers beside the model's, and the review queue (the
+	// first maxReviewRows of ReviewTotal labels).
+	Headline    *headline
+	Review      []reviewRow
+	ReviewTotal int
+	ReportError string
 }
 
 func (d *dashboard) fitParam(c *gin.Context, a access) (*annotations.Fit, bool) {
@@ -784,7 +791,20 @@ func (d *dashboard) fitPage(c *gin.Context) {
 			page.Chart = precisionChart(page.Raters, nil, title)
 			page.Thresh = thresholdChart(res)
 		}
-		page.MainPlots, page.MorePlots = splitPlots(plotsFor(res))
+		plots := plotsFor(res)
+		// The report (shared with the downloads, made once per fit): the
+		// headline numbers, the review queue and the plots it has.
+		if rep, err := d.s.report(ctx, reportInput{Project: cf.project, Fit: f, Result: res, Raw: cf.raw}, cf); err == nil {
+			page.Headline = newHeadline(rep)
+			page.Review, page.ReviewTotal = reviewQueue(rep, maxReviewRows)
+			plots = plots[:0]
+			for _, p := range reports.Plots(rep) {
+				plots = append(plots, p.Name)
+			}
+		} else {
+			page.ReportError = annotations.ErrorMessage(err)
+		}
+		page.MainPlots, page.MorePlots = splitPlots(plots)
 		page.Flags = res.Flags
 		if len(page.Flags) > maxFlagRows {
 			page.Flags = page.Flags[:maxFlagRows]

@@ -407,8 +407,8 @@ func checkPlotLayout(t *testing.T, page string, fid int64) {
 		!strings.Contains(main, "<strong>Rater precisions</strong>") || !strings.Contains(main, "<strong>Consensus scores of the items</strong>") {
 		t.Errorf("main plots: want the precisions and then the consensus at full width, with titles:\n%s", main)
 	}
-	others := []string{"variance-density", "trace", "convergence", "thresholds"}
-	if !strings.Contains(more, "<summary>4 more plots: Posterior densities of the rater variances, Trace plots of the rater precisions, Convergence: R-hat, ESS and autocorrelation, Rater thresholds on the consensus scale</summary>") {
+	others := []string{"variance-density", "trace", "convergence", "thresholds", "agreement"}
+	if !strings.Contains(more, "<summary>5 more plots: Posterior densities of the rater variances, Trace plots of the rater precisions, Convergence: R-hat, ESS and autocorrelation, Rater thresholds on the consensus scale, Agreement heatmap: pairwise Cohen&#39;s kappa</summary>") {
 		t.Errorf("the details' summary does not name the other plots:\n%s", more)
 	}
 	for _, name := range others {

@@ -39,6 +39,7 @@ var templateFuncs = template.FuncMap{
 	"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"mul100": func(v float64) float64 { return 100 * v },
 	"dec":    func(n int) int { return n - 1 },
+	"inc":    func(n int) int { return n + 1 },
 	"deref": func(p *float64) float64 {
 		if p == nil {
 			return math.NaN()
@@ -79,6 +80,10 @@ var templateFuncs = template.FuncMap{
 		}
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	},
+	"gloss":    glossFunc,
+	"num":      validNum,
+	"fl":       func(n reports.Number) float64 { return float64(n) },
+	"glossary": glossaryFor,
 	"sel": func(cur, v string) template.HTMLAttr {
 		if cur == v {
 			return "selected"
@@ -132,6 +137,12 @@ type rankRow struct {
 	HasValue                bool
 	Mean                    float64
 	HasMean                 bool
+	// Agreement is the item's observed agreement (the share of its labels
+	// equal to the most common one) and Raters how many raters labelled
+	// it; HasAgr without labels is false.
+	Agreement float64
+	Raters    int
+	HasAgr    bool
 }
 
 // ranking returns the consensus ranking (by expected rank, the summary's
@@ -154,6 +165,7 @@ func ranking(res *multirater.FitResult, sum *reports.FitSummary, max int) ([]ran
 			r.HasValue, r.Value, r.ValueLo, r.ValueHi = true, it.Value.Mean, it.Value.Q025, it.Value.Q975
 		}
 		r.Mean, r.HasMean = ratingsMean(it.Labels)
+		r.Agreement, r.Raters, r.HasAgr = observedAgreement(it.Labels)
 		r.Labels = raterLabels(res, it)
 		rows = append(rows, r)
 	}
@@ -335,6 +347,11 @@ type classRow struct {
 	NLabels   int
 	Labels    string
 	Predicted bool
+	// Agreement, Raters, HasAgr: the item's observed agreement (see
+	// rankRow).
+	Agreement float64
+	Raters    int
+	HasAgr    bool
 }
 
 // consensusClasses returns the consensus class table of a classification
@@ -353,6 +370,7 @@ func consensusClasses(res *multirater.FitResult, limit int) ([]classRow, int) {
 			r.Entropy, r.HasEntr = *it.Entropy, true
 		}
 		r.Probs = distribution(res.Levels, it.ClassProbs, 4)
+		r.Agreement, r.Raters, r.HasAgr = observedAgreement(it.Labels)
 		r.Labels = raterLabels(res, it)
 		rows = append(rows, r)
 	}

@@ -50,6 +50,7 @@ func tablesFor(res *multirater.FitResult) []string {
 var reportPlots = []string{
 	reports.PlotPrecision, reports.PlotDispersion, reports.PlotVariance, reports.PlotTrace, reports.PlotRhat,
 	reports.PlotConsensus, reports.PlotThresholds, reports.PlotROC, reports.PlotErrorRates,
+	reports.PlotAgreement, reports.PlotConfusion,
 }
 
 // plotView is a plot on the fit page: its name (in the plot URLs) and title.
@@ -97,11 +98,38 @@ func plotsFor(res *multirater.FitResult) []string {
 		case p == reports.PlotVariance && (res.Draws == nil || len(res.Draws.Alpha) == 0 || len(res.Raters) == 0):
 		case p == reports.PlotTrace && (res.Traces == nil || len(res.Traces.Alpha) == 0):
 		case p == reports.PlotRhat && len(d.Parameters) == 0 && len(d.Autocorrelation) == 0 && (res.Traces == nil || len(res.Traces.Alpha) == 0):
+		case p == reports.PlotAgreement && !sharedItems(res):
+		case p == reports.PlotConfusion && (res.Model.Shape() != multirater.OutputClasses || !labelled(res)):
 		default:
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// sharedItems reports whether two raters labelled a common item (the
+// agreement heatmap of the pairwise kappas needs one pair).
+func sharedItems(res *multirater.FitResult) bool {
+	if len(res.Raters) < 2 {
+		return false
+	}
+	for i := range res.Items {
+		if len(res.Items[i].Labels) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// labelled reports whether the fit records any label (the confusion
+// matrices against the consensus need one).
+func labelled(res *multirater.FitResult) bool {
+	for i := range res.Items {
+		if len(res.Items[i].Labels) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // hasErrorRates reports whether any rater of the fit has a labelling-error

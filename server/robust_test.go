@@ -71,7 +71,7 @@ func TestRobustFitsAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer book.Close()
-	if got := strings.Join(book.GetSheetList(), ","); got != "Summary,Items,Raters,Classes,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Label errors,Charts" {
+	if got := strings.Join(book.GetSheetList(), ","); got != "Summary,Review,Items,Raters,Classes,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Label errors,Glossary,Charts" {
 		t.Errorf("report.xlsx: sheets %s", got)
 	}
 	if rows, err := book.GetRows("Label errors"); err != nil || len(rows) < 401 || !strings.HasPrefix(strings.Join(rows[0], ","), "Rank,Item,Rater,Label,P(error)") {

@@ -45,7 +45,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "Summary,Items,Raters,Thresholds,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Charts"
+	want := "Summary,Review,Items,Raters,Thresholds,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Glossary,Charts"
 	if got := strings.Join(f.GetSheetList(), ","); got != want {
 		t.Errorf("sheets %s, want %s", got, want)
 	}
@@ -245,13 +245,13 @@ func TestReportCommandBounded(t *testing.T) {
 	if code := run(ctx, e, []string{"report", "--fit", fit, "--format", "png", "--out", plots}); code != 0 {
 		t.Fatalf("png: exit %d: %s", code, errb)
 	}
-	for _, p := range []string{"dispersion.png", "consensus.png"} {
+	for _, p := range []string{"dispersion.png", "consensus.png", "agreement.png"} {
 		if st, err := os.Stat(filepath.Join(plots, p)); err != nil || st.Size() < 1000 {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	if ents, _ := os.ReadDir(plots); len(ents) != 2 {
-		t.Errorf("plots: %d files, want dispersion.png and consensus.png", len(ents))
+	if ents, _ := os.ReadDir(plots); len(ents) != 3 {
+		t.Errorf("plots: %d files, want dispersion.png, consensus.png and agreement.png", len(ents))
 	}
 	if !strings.Contains(stdout.String(), "Report of sliders (bounded model, 5 items, 3 raters, 15 labels") {
 		t.Errorf("png: output %q", stdout)
@@ -266,7 +266,7 @@ func TestReportCommandBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Items,Raters,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Charts"; got != want {
+	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Review,Items,Raters,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Glossary,Charts"; got != want {
 		t.Errorf("sheets %s, want %s", got, want)
 	}
 	if v, _ := f.GetCellValue("Raters", "C1"); v != "Dispersion" {
