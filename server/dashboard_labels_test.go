@@ -1,7 +1,9 @@
 package server
 
 import (
+	"concord/reports"
 	"fmt"
+	"html"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,6 +26,13 @@ func TestDashboardAgreementSection(t *testing.T) {
 		fmt.Sprintf(`href="/api/v1/projects/%d/agreement/items?format=csv&amp;below=0.5"`, id), `id="below-clear"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("project page lacks %s", want)
+		}
+	}
+	// The agreement tables' numbers are explained in tooltips (issue 20
+	// item 6).
+	for _, key := range []string{"observed_agreement", "mean_kappa", "cohen_kappa", "krippendorff_alpha"} {
+		if g := html.EscapeString(reports.Gloss(key)); g == "" || !strings.Contains(page, `title="`+g+`"`) {
+			t.Errorf("project page lacks the tooltip of %s", key)
 		}
 	}
 	_, page = b.get(fmt.Sprintf("/projects/%d?below=%%22%%3E%%3Cscript%%3E", id))
