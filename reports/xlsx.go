@@ -991,17 +991,7 @@ func (x *xlsxWriter) ratersBlock() *block {
 				dst = append(dst, float64(r.MeanKappa))
 			}
 			dst = append(dst, float64(r.MeanLogPred), r.Flags)
-			for j, a := range aggs {
-				q, ok := r.Baselines[a]
-				switch {
-				case !ok:
-					dst = append(dst, nil)
-				case aggScore[j]:
-					dst = append(dst, float64(q.MAE))
-				default:
-					dst = append(dst, float64(q.Accuracy))
-				}
-			}
+			dst = appendBaselineCells(dst, r, aggs, aggScore)
 			for c := range rep.Levels {
 				if c < len(r.LevelCounts) {
 					dst = append(dst, r.LevelCounts[c])
@@ -1128,17 +1118,7 @@ func (x *xlsxWriter) valueRatersBlock() *block {
 				dst = append(dst, float64(r.MeanKappa))
 			}
 			dst = append(dst, float64(r.MeanLogPred), r.Flags)
-			for j, a := range aggs {
-				q, ok := r.Baselines[a]
-				switch {
-				case !ok:
-					dst = append(dst, nil)
-				case aggScore[j]:
-					dst = append(dst, float64(q.MAE))
-				default:
-					dst = append(dst, float64(q.Accuracy))
-				}
-			}
+			dst = appendBaselineCells(dst, r, aggs, aggScore)
 			return dst
 		}}
 }
@@ -1683,4 +1663,22 @@ func shapeDescription(m multirater.ModelSettings) string {
 		model = "multi-rater bounded Gaussian process regression (Jensen, Nielsen & Larsen 2013), " + m.Likelihood + " likelihood with a dispersion per rater"
 	}
 	return model
+}
+
+// appendBaselineCells appends rater r's agreement with each baseline
+// aggregator of aggs: the MAE for the score aggregators (aggScore), the
+// accuracy otherwise, empty when the rater has none.
+func appendBaselineCells(dst []any, r *Rater, aggs []string, aggScore []bool) []any {
+	for j, a := range aggs {
+		q, ok := r.Baselines[a]
+		switch {
+		case !ok:
+			dst = append(dst, nil)
+		case aggScore[j]:
+			dst = append(dst, float64(q.MAE))
+		default:
+			dst = append(dst, float64(q.Accuracy))
+		}
+	}
+	return dst
 }
