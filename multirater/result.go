@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // FitSchema is the schema name of the fit result document (FitResult as
@@ -545,4 +547,18 @@ type Draws struct {
 	// MClass[s][n][k] is item n's latent value of class k
 	// (classification; M is then empty).
 	MClass [][][]float64 `json:"m_class,omitempty"`
+}
+
+// CheckPredictable returns a *DataError unless res is a fit result of
+// model (article "a" or "an" before its name in the message) whose items
+// have the covariance cov (nil: not checked): what every family's
+// NewPredictor checks first.
+func CheckPredictable(res *FitResult, article, model string, cov mat.Symmetric) error {
+	if res == nil || res.Model.Model != model {
+		return DataErrorf("predictor needs %s %s fit result", article, model)
+	}
+	if cov != nil && cov.SymmetricDim() != len(res.Items) {
+		return DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), len(res.Items))
+	}
+	return nil
 }

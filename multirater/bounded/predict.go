@@ -35,13 +35,10 @@ type Predictor struct {
 // NewPredictor prepares the predictions of a bounded fit result whose
 // items have the covariance cov.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
-	if res == nil || res.Model.Model != Name {
-		return nil, multirater.DataErrorf("predictor needs a bounded fit result")
+	if err := multirater.CheckPredictable(res, "a", Name, cov); err != nil {
+		return nil, err
 	}
 	n := len(res.Items)
-	if cov.SymmetricDim() != n {
-		return nil, multirater.DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
-	}
 	if res.Gaussian == nil || res.Model.Lo == nil || res.Model.Hi == nil || !(*res.Model.Lo < *res.Model.Hi) {
 		return nil, multirater.DataErrorf("the bounded fit result has no gaussian posterior or no rating scale")
 	}

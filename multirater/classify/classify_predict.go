@@ -175,16 +175,13 @@ type Predictor struct {
 // covariance matrix of its items (the same as in the fit, in
 // FitResult.Items order). It decomposes cov once.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
-	if res == nil || res.Model.Model != Name {
-		return nil, multirater.DataErrorf("predictor needs a classification fit result")
+	if err := multirater.CheckPredictable(res, "a", Name, cov); err != nil {
+		return nil, err
 	}
 	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.MClass) != res.Draws.N || len(res.Draws.Alpha) != res.Draws.N {
 		return nil, multirater.DataErrorf("the fit result keeps no posterior draws to predict from")
 	}
 	n, k := len(res.Items), len(res.Levels)
-	if cov.SymmetricDim() != n {
-		return nil, multirater.DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
-	}
 	for s, m := range res.Draws.MClass {
 		if len(m) != n || len(res.Draws.Alpha[s]) != len(res.Raters) {
 			return nil, multirater.DataErrorf("malformed draws in the fit result")

@@ -22,14 +22,11 @@ type Predictor struct {
 // the covariance of its items, is not read (identity kernel) beyond its
 // size.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
-	if res == nil || res.Model.Model != Name {
-		return nil, multirater.DataErrorf("predictor needs a confusion fit result")
+	if err := multirater.CheckPredictable(res, "a", Name, cov); err != nil {
+		return nil, err
 	}
 	if len(res.ClassProportions) != len(res.Levels) || len(res.Levels) < 2 {
 		return nil, multirater.DataErrorf("the confusion fit result has no class proportions")
-	}
-	if cov != nil && cov.SymmetricDim() != len(res.Items) {
-		return nil, multirater.DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), len(res.Items))
 	}
 	p := &Predictor{levels: res.Levels, probs: make([]float64, len(res.Levels))}
 	sum := 0.0

@@ -43,13 +43,10 @@ type Predictor struct {
 // with kept draws or a Gaussian posterior, and cov, the covariance matrix of its items
 // (the same as in the fit, in FitResult.Items order). It decomposes cov once.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
-	if res == nil || res.Model.Model != Name {
-		return nil, multirater.DataErrorf("predictor needs an ordinal fit result")
+	if err := multirater.CheckPredictable(res, "an", Name, cov); err != nil {
+		return nil, err
 	}
 	n := len(res.Items)
-	if cov.SymmetricDim() != n {
-		return nil, multirater.DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
-	}
 	if res.Gaussian != nil {
 		return newGaussianPredictor(res, cov)
 	}

@@ -633,13 +633,10 @@ type Predictor struct {
 // NewPredictor prepares the predictions of a robust fit result whose items
 // have the covariance cov.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
-	if res == nil || res.Model.Model != Name {
-		return nil, multirater.DataErrorf("predictor needs a robust fit result")
+	if err := multirater.CheckPredictable(res, "a", Name, cov); err != nil {
+		return nil, err
 	}
 	n := len(res.Items)
-	if cov.SymmetricDim() != n {
-		return nil, multirater.DataErrorf("covariance is %d×%d, the fit has %d items", cov.SymmetricDim(), cov.SymmetricDim(), n)
-	}
 	if res.Gaussian == nil || len(res.Levels) != 2 || len(res.Raters) == 0 {
 		return nil, multirater.DataErrorf("the robust fit result has no gaussian posterior, raters or two classes")
 	}
