@@ -388,7 +388,7 @@ func confusionCase(t testing.TB) reportCase {
 // allCases returns every report the tests check.
 func allCases(t testing.TB) []reportCase {
 	return []reportCase{ordinalCase(t), liveOrdinalCase(t), degenerateOrdinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t),
-		boundedCase(t), liveBoundedCase(t), robustCase(t)}
+		boundedCase(t), liveBoundedCase(t), robustCase(t), confusionCase(t)}
 }
 
 // manyRatersCase is a SYNTHETIC binary classification of 300 items by 164
