@@ -469,6 +469,7 @@ func (b *builder) raters() {
 				r.Epsilon.History = append([]float64(nil), e.History...)
 			}
 		}
+		confusionRater(r, fr)
 	}
 	// Agreement with the consensus, and the level counts when the fit has
 	// none.
@@ -1204,6 +1205,31 @@ func (b *builder) robustSummary() {
 		s.MostErrorProne = rep.Raters[hi].ID
 		s.LeastErrorProne = rep.Raters[lo].ID
 	}
+}
+
+// confusionRater copies the confusion model's per-rater results: the
+// confusion matrix with intervals, the accuracy, the most confused pair of
+// classes and the spam score.
+func confusionRater(r *Rater, fr *multirater.RaterResult) {
+	if len(fr.ConfusionProbs) > 0 {
+		r.ConfusionProbs = make([][]Interval, len(fr.ConfusionProbs))
+		for k, row := range fr.ConfusionProbs {
+			r.ConfusionProbs[k] = make([]Interval, len(row))
+			for j, e := range row {
+				r.ConfusionProbs[k][j] = Interval{Mean: Number(e.Mean), Q025: Number(e.Q025), Q975: Number(e.Q975)}
+			}
+		}
+	}
+	if a := fr.Accuracy; a != nil {
+		r.Accuracy = &Interval{Mean: Number(a.Mean), Q025: Number(a.Q025), Q975: Number(a.Q975)}
+	}
+	if m := fr.MostConfused; m != nil {
+		r.MostConfused = &ClassConfusion{True: m.True, Label: m.Label, Prob: Number(m.Prob)}
+	}
+	if fr.SpamScore != nil {
+		r.SpamScore = numberPtr(*fr.SpamScore)
+	}
+	r.Spammer = fr.Spammer
 }
 
 // numberPtr returns a pointer to v as a Number.

@@ -352,10 +352,43 @@ func robustCase(t testing.TB) reportCase {
 	return reportCase{"robust", rep, fit}
 }
 
+// confusionCase is the report of the real fit of the confusion model in
+// testdata/fit_snow_rte40_confusion.json (a confusion matrix per rater,
+// variational Bayes; see testdata/README.md for how it was made), built
+// with the labels and items files it was made from and their agreement
+// analysis.
+func confusionCase(t testing.TB) reportCase {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "fit_snow_rte40_confusion.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fit, err := ReadFit(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := annotations.MustParseScheme("binary:0,1,pos=1")
+	ld, err := annotations.LoadFiles(filepath.Join("testdata", "snow_rte40.csv"),
+		annotations.LoadOptions{Scheme: &s, ItemsPath: filepath.Join("testdata", "snow_rte40_items.csv")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := analysis.Agreement(context.Background(), ld.Dataset, raters.Options{Bootstrap: 100, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := BuildFit(annotations.Project{Name: "snow-rte40", Scheme: s}, fit, ag.Report, ld.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"confusion", rep, fit}
+}
+
 // allCases returns every report the tests check.
 func allCases(t testing.TB) []reportCase {
 	return []reportCase{ordinalCase(t), liveOrdinalCase(t), degenerateOrdinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t),
-		boundedCase(t), liveBoundedCase(t), robustCase(t)}
+		boundedCase(t), liveBoundedCase(t), robustCase(t), confusionCase(t)}
 }
 
 // manyRatersCase is a SYNTHETIC binary classification of 300 items by 164

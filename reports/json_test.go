@@ -185,3 +185,47 @@ func TestReportRoundTrip(t *testing.T) {
 		t.Error("ReadReport accepts a fit result")
 	}
 }
+
+// TestConfusionReport checks the confusion model's per-rater results in
+// the report of a real fit: the confusion matrix with intervals, the
+// accuracy, the most confused classes and the spam score, as in the fit.
+func TestConfusionReport(t *testing.T) {
+	c := confusionCase(t)
+	spammers := 0
+	for l, r := range c.rep.Raters {
+		fr := c.fit.Raters[l]
+		if len(r.ConfusionProbs) != 2 || len(r.ConfusionProbs[0]) != 2 {
+			t.Fatalf("%s: confusion matrix %v", r.ID, r.ConfusionProbs)
+		}
+		for k := range 2 {
+			for j := range 2 {
+				got, want := r.ConfusionProbs[k][j], fr.ConfusionProbs[k][j]
+				if float64(got.Mean) != want.Mean || float64(got.Q025) != want.Q025 || float64(got.Q975) != want.Q975 {
+					t.Errorf("%s [%d][%d]: %+v, the fit has %+v", r.ID, k, j, got, want)
+				}
+			}
+		}
+		if r.Accuracy == nil || float64(r.Accuracy.Mean) != fr.Accuracy.Mean || r.MostConfused == nil || r.MostConfused.True != fr.MostConfused.True ||
+			r.SpamScore == nil || float64(*r.SpamScore) != *fr.SpamScore || r.Spammer != fr.Spammer {
+			t.Errorf("%s: accuracy %v, most confused %v, spam score %v, spammer %v", r.ID, r.Accuracy, r.MostConfused, r.SpamScore, r.Spammer)
+		}
+		if r.Spammer {
+			spammers++
+		}
+	}
+	if spammers == 0 {
+		t.Error("no spammer in the RTE piece (amt008 is one)")
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, c.rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"confusion_probs"`, `"accuracy"`, `"most_confused"`, `"spam_score"`, `"spammer"`} {
+		if !strings.Contains(buf.String(), key) {
+			t.Errorf("the JSON has no %s", key)
+		}
+	}
+	if err := validate(t, compileSchema(t), buf.Bytes()); err != nil {
+		t.Errorf("the report does not validate: %v", err)
+	}
+}

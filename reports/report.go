@@ -336,6 +336,31 @@ type Rater struct {
 	Baselines map[string]RaterBaseline `json:"baselines,omitempty"`
 	// Epsilon is the rater's labelling-error rate (the robust model).
 	Epsilon *ErrorRate `json:"epsilon,omitempty"`
+	// ConfusionProbs[k][j] is the posterior of pi_l[k, j], the
+	// probability that the rater labels an item of true class k as j
+	// (the confusion model), in the order of Levels: mean and 95%
+	// interval.
+	ConfusionProbs [][]Interval `json:"confusion_probs,omitempty"`
+	// Accuracy is the posterior of the rater's probability of a correct
+	// label, sum_k rho_k pi_l[k, k] (the confusion model).
+	Accuracy *Interval `json:"accuracy,omitempty"`
+	// MostConfused is the rater's largest off-diagonal confusion
+	// probability (the confusion model).
+	MostConfused *ClassConfusion `json:"most_confused,omitempty"`
+	// SpamScore is the mean total-variation distance between the rows of
+	// the rater's mean confusion matrix (0: every row alike, the labels
+	// say nothing about the class; 1: a perfect rater); Spammer is set
+	// when it is below the fit's spam threshold (the confusion model).
+	SpamScore *Number `json:"spam_score,omitempty"`
+	Spammer   bool    `json:"spammer,omitempty"`
+}
+
+// ClassConfusion is a rater's confusion: items of class True labelled
+// Label with probability Prob (posterior mean).
+type ClassConfusion struct {
+	True  string `json:"true"`
+	Label string `json:"label"`
+	Prob  Number `json:"prob"`
 }
 
 // ErrorRate is a rater's labelling-error rate epsilon (the robust model:

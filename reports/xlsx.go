@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,7 +25,10 @@ const (
 	SheetRaters     = "Raters"
 	SheetThresholds = "Thresholds"
 	SheetClasses    = "Classes"
-	SheetAgreement  = "Agreement"
+	// SheetConfusion holds each rater's confusion matrix (the confusion
+	// model).
+	SheetConfusion = "Confusion matrices"
+	SheetAgreement = "Agreement"
 	// The agreement tables, when the report has the agreement analysis.
 	SheetAgreementMatrix = "Agreement matrix"
 	SheetItemAgreement   = "Item agreement"
@@ -53,6 +57,9 @@ func SheetNames(rep *Report, opts XLSXOptions) []string {
 	switch rep.Kind {
 	case KindClassification:
 		names = append(names, SheetClasses)
+		if hasConfusionProbs(rep) {
+			names = append(names, SheetConfusion)
+		}
 	case KindOrdinal:
 		names = append(names, SheetThresholds)
 	}
@@ -114,6 +121,7 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 		{SheetRaters, x.raters},
 		{SheetThresholds, x.thresholds},
 		{SheetClasses, x.classes},
+		{SheetConfusion, x.confusionMatrices},
 		{SheetAgreement, x.agreement},
 		{SheetAgreementMatrix, x.agreementMatrix},
 		{SheetItemAgreement, x.itemAgreement},
@@ -944,6 +952,10 @@ func (x *xlsxWriter) ratersBlock() *block {
 	if hasEps {
 		cols = append(cols, x.c("Error rate ε", x.st.num4, 4), x.integer("EM steps"))
 	}
+	hasConf := hasConfusionProbs(rep)
+	if hasConf {
+		cols = append(cols, x.percent("Accuracy"), x.percent("Accuracy 2.5%"), x.percent("Accuracy 97.5%"), x.num("Spam score"), x.text("Spammer"))
+	}
 	cols = append(cols, x.percent("Agreement with consensus"))
 	if rep.Agreement != nil && rep.Agreement.Kappa != nil {
 		cols = append(cols, x.num("Mean kappa ("+rep.Agreement.Kappa.Weights+")"))
@@ -985,6 +997,9 @@ func (x *xlsxWriter) ratersBlock() *block {
 				} else {
 					dst = append(dst, nil, nil)
 				}
+			}
+			if hasConf {
+				dst = appendConfusionCells(dst, r)
 			}
 			dst = append(dst, float64(r.ConsensusAgreement))
 			if withKappa {
@@ -1206,6 +1221,124 @@ func (x *xlsxWriter) classes() error {
 			}})
 	}
 	return x.writeBlocks(SheetClasses, blocks)
+}
+
+// hasConfusionProbs reports whether the raters have confusion matrices
+// (the confusion model).
+func hasConfusionProbs(rep *Report) bool {
+	for i := range rep.Raters {
+		if len(rep.Raters[i].ConfusionProbs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// appendConfusionCells appends a rater's accuracy with its interval, spam
+// score and spammer mark (the confusion model), blanks when it has none.
+func appendConfusionCells(dst []any, r *Rater) []any {
+	if a := r.Accuracy; a != nil {
+		dst = append(dst, a.Mean, a.Q025, a.Q975)
+	} else {
+		dst = append(dst, nil, nil, nil)
+	}
+	if r.SpamScore != nil {
+		dst = append(dst, *r.SpamScore, yes(r.Spammer))
+	} else {
+		dst = append(dst, nil, nil)
+	}
+	return dst
+}
+
+// confusionOrder returns the raters with confusion matrices, most labels
+// first (ties by id).
+func confusionOrder(rep *Report) []*Rater {
+	var rs []*Rater
+	for i := range rep.Raters {
+		if len(rep.Raters[i].ConfusionProbs) > 0 {
+			rs = append(rs, &rep.Raters[i])
+		}
+	}
+	sort.SliceStable(rs, func(a, b int) bool {
+		if rs[a].NLabels != rs[b].NLabels {
+			return rs[a].NLabels > rs[b].NLabels
+		}
+		return rs[a].ID < rs[b].ID
+	})
+	return rs
+}
+
+// intervalText writes a probability with its 95% interval as
+// "0.91 (0.85-0.95)".
+func intervalText(v Interval) string {
+	if !v.Mean.Valid() {
+		return ""
+	}
+	return fmt.Sprintf("%.2f (%.2f-%.2f)", float64(v.Mean), float64(v.Q025), float64(v.Q975))
+}
+
+// confusionMatrices writes the Confusion matrices sheet (the confusion
+// model): a table of the raters' accuracy, spam score and most confused
+// classes, then one block per rater, most labels first, of the posterior
+// mean probability of each label (columns) given the true class (rows),
+// followed by the same cells as "mean (2.5%-97.5%)" text.
+func (x *xlsxWriter) confusionMatrices() error {
+	rep := x.rep
+	rs := confusionOrder(rep)
+	blocks := []*block{{
+		title: "Raters' confusion matrices (the confusion model), most labels first; a spammer's rows are all alike",
+		cols: []col{x.text("Rater"), x.integer("Labels"), x.percent("Accuracy"), x.percent("Accuracy 2.5%"), x.percent("Accuracy 97.5%"),
+			x.num("Spam score"), x.text("Spammer"), x.text("Most confused: true class"), x.text("Most confused: label"), x.num("Most confused: probability")},
+		n: len(rs), filter: true, freeze: true, freezeCols: 1,
+		row: func(i int, dst []any) []any {
+			r := rs[i]
+			dst = append(dst, r.ID, r.NLabels)
+			dst = appendConfusionCells(dst, r)
+			if m := r.MostConfused; m != nil {
+				return append(dst, m.True, m.Label, m.Prob)
+			}
+			return append(dst, nil, nil, nil)
+		}}}
+	k := len(rep.Levels)
+	for _, r := range rs {
+		cols := []col{x.text("True class \\ label")}
+		for _, l := range rep.Levels {
+			cols = append(cols, x.num(l.Code))
+		}
+		for _, l := range rep.Levels {
+			cols = append(cols, x.text(l.Code+" (95% interval)"))
+		}
+		title := fmt.Sprintf("Rater %s (%d labels): probability of each label given the true class", r.ID, r.NLabels)
+		if a := r.Accuracy; a != nil {
+			title += "; accuracy " + intervalText(*a)
+		}
+		if r.SpamScore != nil {
+			title += fmt.Sprintf("; spam score %.3f", float64(*r.SpamScore))
+			if r.Spammer {
+				title += ", SPAMMER"
+			}
+		}
+		blocks = append(blocks, &block{title: title, cols: cols, n: k, firstColHeader: true,
+			row: func(i int, dst []any) []any {
+				dst = append(dst, rep.Levels[i].Code)
+				for j := 0; j < k; j++ {
+					if i < len(r.ConfusionProbs) && j < len(r.ConfusionProbs[i]) {
+						dst = append(dst, r.ConfusionProbs[i][j].Mean)
+					} else {
+						dst = append(dst, nil)
+					}
+				}
+				for j := 0; j < k; j++ {
+					if i < len(r.ConfusionProbs) && j < len(r.ConfusionProbs[i]) {
+						dst = append(dst, intervalText(r.ConfusionProbs[i][j]))
+					} else {
+						dst = append(dst, nil)
+					}
+				}
+				return dst
+			}})
+	}
+	return x.writeBlocks(SheetConfusion, blocks)
 }
 
 func (x *xlsxWriter) agreement() error {

@@ -3,6 +3,7 @@ package reports
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"concord/annotations"
+	"concord/multirater"
 )
 
 // TestWorkbook writes the workbook of every report, reads it back with
@@ -50,6 +52,9 @@ func TestWorkbook(t *testing.T) {
 				checkThresholds(w, c)
 			case KindClassification:
 				checkClasses(w, c)
+				if hasConfusionProbs(c.rep) {
+					checkConfusionMatrices(w, c)
+				}
 			}
 			checkAgreement(w, c)
 			checkDiagnostics(w, c)
@@ -344,6 +349,14 @@ func checkRaters(b *book, c reportCase) {
 		if len(r.Thresholds) > 0 {
 			b.number("Raters severity of "+r.ID, at(row, h["Severity"]), r.Severity)
 		}
+		if r.Accuracy != nil {
+			b.number("Raters accuracy of "+r.ID, at(row, h["Accuracy"]), r.Accuracy.Mean)
+			b.number("Raters accuracy 2.5% of "+r.ID, at(row, h["Accuracy 2.5%"]), r.Accuracy.Q025)
+			b.number("Raters spam score of "+r.ID, at(row, h["Spam score"]), *r.SpamScore)
+			if want := map[bool]string{true: "yes", false: ""}[r.Spammer]; at(row, h["Spammer"]) != want && !(want == "" && at(row, h["Spammer"]) == "no") {
+				b.t.Errorf("Raters spammer of %s: %q", r.ID, at(row, h["Spammer"]))
+			}
+		}
 		for ci, l := range c.fit.Levels {
 			if r.LevelCounts != nil {
 				b.number("Raters count "+l+" of "+r.ID, at(row, h["Labels "+l]), float64(r.LevelCounts[ci]))
@@ -583,5 +596,73 @@ func TestWorkbookControlCharacters(t *testing.T) {
 	}
 	if h := rows[0][len(rows[0])-1]; h != "r\uFFFD" {
 		t.Errorf("rater header %q", h)
+	}
+}
+
+// checkConfusionMatrices reads the Confusion matrices sheet back: the
+// table of raters (most labels first) with accuracy, spam score and
+// spammer mark, and each rater's block of mean probabilities and
+// interval texts, against the fit.
+func checkConfusionMatrices(b *book, c reportCase) {
+	rows := b.rows(SheetConfusion)
+	fr := map[string]*multirater.RaterResult{}
+	for i := range c.fit.Raters {
+		fr[c.fit.Raters[i].ID] = &c.fit.Raters[i]
+	}
+	k := len(c.fit.Levels)
+	// rows[0] is the title, rows[1] the header, then one row per rater.
+	h := header(rows[1])
+	b.headers(SheetConfusion, rows[1], "Rater", "Labels", "Accuracy", "Accuracy 2.5%", "Accuracy 97.5%", "Spam score", "Spammer")
+	n := len(c.fit.Raters)
+	prev := math.MaxInt
+	for i := 0; i < n; i++ {
+		row := rows[2+i]
+		r := fr[at(row, 0)]
+		if r == nil {
+			b.t.Fatalf("Confusion matrices row %d: rater %q", i+3, at(row, 0))
+		}
+		if r.NLabels > prev {
+			b.t.Errorf("Confusion matrices: %s (%d labels) after a rater with %d", r.ID, r.NLabels, prev)
+		}
+		prev = r.NLabels
+		b.number("Confusion accuracy of "+r.ID, at(row, h["Accuracy"]), r.Accuracy.Mean)
+		b.number("Confusion accuracy 97.5% of "+r.ID, at(row, h["Accuracy 97.5%"]), r.Accuracy.Q975)
+		b.number("Confusion spam score of "+r.ID, at(row, h["Spam score"]), *r.SpamScore)
+		if r.Spammer != (at(row, h["Spammer"]) == "yes") {
+			b.t.Errorf("Confusion matrices: %s spammer %q, the fit says %v", r.ID, at(row, h["Spammer"]), r.Spammer)
+		}
+		b.number("Confusion most confused of "+r.ID, at(row, h["Most confused: probability"]), r.MostConfused.Prob)
+	}
+	// Each block: a blank row, the title, the header, k rows.
+	at0 := 2 + n
+	for i := 0; i < n; i++ {
+		for at0 < len(rows) && len(rows[at0]) == 0 {
+			at0++
+		}
+		title := at(rows[at0], 0)
+		id := strings.TrimPrefix(strings.SplitN(title, " (", 2)[0], "Rater ")
+		r := fr[id]
+		if r == nil {
+			b.t.Fatalf("Confusion matrices: block title %q", title)
+		}
+		if r.Spammer != strings.Contains(title, "SPAMMER") {
+			b.t.Errorf("Confusion matrices: title %q, spammer %v", title, r.Spammer)
+		}
+		b.headers(SheetConfusion, rows[at0+1], "True class \\ label", c.fit.Levels[0])
+		for ki := 0; ki < k; ki++ {
+			row := rows[at0+2+ki]
+			if at(row, 0) != c.fit.Levels[ki] {
+				b.t.Errorf("Confusion matrices %s row %d: %q", id, ki, at(row, 0))
+			}
+			for j := 0; j < k; j++ {
+				e := r.ConfusionProbs[ki][j]
+				b.number(fmt.Sprintf("Confusion %s [%d][%d]", id, ki, j), at(row, 1+j), e.Mean)
+				if want := fmt.Sprintf("%.2f (%.2f-%.2f)", e.Mean, e.Q025, e.Q975); at(row, 1+k+j) != want {
+					b.t.Errorf("Confusion %s [%d][%d] text %q, want %q", id, ki, j, at(row, 1+k+j), want)
+				}
+			}
+			b.cellType(SheetConfusion, 1, at0+2+ki, true)
+		}
+		at0 += 2 + k
 	}
 }

@@ -720,6 +720,10 @@ type fitPage struct {
 	LabelErrors      []labelErrorRow
 	LabelErrorsTotal int
 	ErrorRates       bool
+	// ConfusionModel: the raters have confusion matrices of the model
+	// (the confusion model): the raters table shows their accuracy and
+	// spam score instead of a precision.
+	ConfusionModel bool
 	// From the fit's report (nil or empty when it cannot be made): the
 	// headline numbers beside the model's, and the review queue (the
 	// first maxReviewRows of ReviewTotal labels).
@@ -773,7 +777,8 @@ func (d *dashboard) fitPage(c *gin.Context) {
 			page.LabelErrors = labelErrors(res, maxLabelErrorRows)
 			page.LabelErrorsTotal = len(res.LabelErrors)
 			page.ErrorRates = hasErrorRates(res)
-			if !page.FixedPrecisions {
+			page.ConfusionModel = hasConfusionProbs(res)
+			if !page.FixedPrecisions && !page.ConfusionModel {
 				page.Chart = precisionChart(page.Raters, agreementNote, "")
 			}
 		} else {

@@ -435,6 +435,23 @@ type confusionView struct {
 	Agreement float64
 	HasAgr    bool
 	Rows      []confusionRow
+	// Probs is the model's confusion matrix (the confusion model): the
+	// posterior of the probability of each label given the true class;
+	// Accuracy, SpamScore and Spammer summarise it.
+	Probs     []confusionProbRow
+	Accuracy  *multirater.Estimate
+	SpamScore *float64
+	Spammer   bool
+}
+
+type confusionProbRow struct {
+	Class string
+	Cells []confusionProbCell
+}
+
+type confusionProbCell struct {
+	Mean, Q025, Q975 float64
+	Diag             bool
 }
 
 type confusionRow struct {
@@ -480,6 +497,14 @@ func confusions(res *multirater.FitResult, limit int) ([]confusionView, int) {
 			}
 			v.Rows = append(v.Rows, cr)
 		}
+		for k, row := range r.ConfusionProbs {
+			pr := confusionProbRow{Class: res.Levels[k]}
+			for j, e := range row {
+				pr.Cells = append(pr.Cells, confusionProbCell{Mean: e.Mean, Q025: e.Q025, Q975: e.Q975, Diag: j == k})
+			}
+			v.Probs = append(v.Probs, pr)
+		}
+		v.Accuracy, v.SpamScore, v.Spammer = r.Accuracy, r.SpamScore, r.Spammer
 		out = append(out, v)
 	}
 	return out, left

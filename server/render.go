@@ -132,6 +132,17 @@ func labelled(res *multirater.FitResult) bool {
 	return false
 }
 
+// hasConfusionProbs reports whether any rater of the fit has a confusion
+// matrix of the model (confusion fits).
+func hasConfusionProbs(res *multirater.FitResult) bool {
+	for i := range res.Raters {
+		if len(res.Raters[i].ConfusionProbs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // hasErrorRates reports whether any rater of the fit has a labelling-error
 // rate (robust fits).
 func hasErrorRates(res *multirater.FitResult) bool {

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// TestConfusionFitPage fits the confusion model through the API on the
+// RTE subset and gets its per-rater results: report.json's confusion
+// matrices, accuracy and spam scores, the workbook's Confusion matrices
+// sheet, and the dashboard's raters table (accuracy, spam score,
+// spammers marked) and each rater's model confusion matrix.
+func TestConfusionFitPage(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.binaryProject("rte-confusion")
+	fid := e.doneSpec(id, key, map[string]any{"model": "confusion", "seed": 5})
+	base := fmt.Sprintf("/api/v1/fits/%d", fid)
+
+	rep := e.call("GET", base+"/report.json", key, nil, 200)
+	spammers := 0
+	for _, r := range rep["raters"].([]any) {
+		m := r.(map[string]any)
+		if cp, _ := m["confusion_probs"].([]any); len(cp) != 2 || m["accuracy"] == nil || m["spam_score"] == nil {
+			t.Errorf("report.json: rater %v: confusion %v, accuracy %v, spam score %v", m["id"], m["confusion_probs"], m["accuracy"], m["spam_score"])
+		}
+		if m["spammer"] == true {
+			spammers++
+		}
+	}
+
+	resp, b := e.request("GET", base+"/report.xlsx", key, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("report.xlsx: %d %s", resp.StatusCode, clipText(string(b), 300))
+	}
+	book, err := excelize.OpenReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer book.Close()
+	if got := strings.Join(book.GetSheetList(), ","); !strings.Contains(got, "Classes,Confusion matrices,") {
+		t.Errorf("report.xlsx: sheets %s", got)
+	}
+	if rows, err := book.GetRows("Raters"); err != nil || !strings.Contains(strings.Join(rows[0], ","), "Accuracy,Accuracy 2.5%,Accuracy 97.5%,Spam score,Spammer") {
+		t.Errorf("report.xlsx: Raters header %v (%v)", rows[0], err)
+	}
+
+	br := newBrowser(t, e)
+	br.login(key)
+	resp, page := br.get(fmt.Sprintf("/fits/%d", fid))
+	if resp.StatusCode != 200 {
+		t.Fatalf("dashboard fit page: %d", resp.StatusCode)
+	}
+	for _, want := range []string{`id="accuracy-col"`, `id="spam-col"`, `id="confusion-line"`, `class="confusion-probs"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("dashboard fit page: no %q", want)
+		}
+	}
+	if strings.Contains(page, `id="precision-chart"`) {
+		t.Error("dashboard fit page: a precision chart for a confusion fit")
+	}
+	table := between(page, `id="raters-table"`, "</table>")
+	if n := strings.Count(table, "<tr"); n != 18 {
+		t.Errorf("dashboard: the raters table has %d rows, want 17 and the header", n)
+	}
+	if n := strings.Count(table, `class="flagged spammer"`); n != spammers {
+		t.Errorf("dashboard: %d spammers marked, report.json has %d", n, spammers)
+	}
+	if n := strings.Count(between(page, `id="confusion"`, "</section>"), `<details class="confusion-probs"`); n != 17 {
+		t.Errorf("dashboard: %d model confusion matrices, want 17", n)
+	}
+}
