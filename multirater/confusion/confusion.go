@@ -314,3 +314,31 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 	}
 	return fitVB(ctx, data, md, opts)
 }
+
+// classPosteriorTo sets dst (length K) to item n's class distribution
+// proportional to exp(logRho[c] + sum over its labels of logT[l, c, y]),
+// logT holding ln pi_l[c, y] (or its expectation, for VB) at
+// (l*K + y)*K + c: the item update the Gibbs sampler draws from and VB
+// takes as q(z_n).
+func (md *model) classPosteriorTo(dst []float64, n int, logRho, logT []float64) {
+	k := len(dst)
+	copy(dst, logRho)
+	for p := md.start[n]; p < md.start[n+1]; p++ {
+		e := logT[(int(md.rater[p])*k+int(md.y[p]))*k:]
+		for c := range dst {
+			dst[c] += e[c]
+		}
+	}
+	mx := math.Inf(-1)
+	for _, x := range dst {
+		mx = math.Max(mx, x)
+	}
+	sum := 0.0
+	for c, x := range dst {
+		dst[c] = math.Exp(x - mx)
+		sum += dst[c]
+	}
+	for c := range dst {
+		dst[c] /= sum
+	}
+}

@@ -198,25 +198,7 @@ func (ch *chain) drawZ() {
 			pn[md.gold[n]] = 1
 			continue
 		}
-		copy(pn, ch.logRho)
-		for p := md.start[n]; p < md.start[n+1]; p++ {
-			e := ch.logT[(int(md.rater[p])*k+int(md.y[p]))*k:]
-			for c := range pn {
-				pn[c] += e[c]
-			}
-		}
-		mx := math.Inf(-1)
-		for _, x := range pn {
-			mx = math.Max(mx, x)
-		}
-		sum := 0.0
-		for c, x := range pn {
-			pn[c] = math.Exp(x - mx)
-			sum += pn[c]
-		}
-		for c := range pn {
-			pn[c] /= sum
-		}
+		md.classPosteriorTo(pn, n, ch.logRho, ch.logT)
 		ch.z[n] = int32(ch.categorical(pn))
 	}
 }

@@ -200,25 +200,9 @@ func (v *vb) updateQ() float64 {
 			continue
 		}
 		lq := v.lq
-		copy(lq, v.elogRho)
-		for p := md.start[n]; p < md.start[n+1]; p++ {
-			e := v.elogT[(int(md.rater[p])*k+int(md.y[p]))*k:]
-			for c := range lq {
-				lq[c] += e[c]
-			}
-		}
-		mx := math.Inf(-1)
-		for _, x := range lq {
-			mx = math.Max(mx, x)
-		}
-		sum := 0.0
-		for c, x := range lq {
-			lq[c] = math.Exp(x - mx)
-			sum += lq[c]
-		}
+		md.classPosteriorTo(lq, n, v.elogRho, v.elogT)
 		qn := v.q[n*k : (n+1)*k]
-		for c := range qn {
-			x := lq[c] / sum
+		for c, x := range lq {
 			worst = math.Max(worst, math.Abs(x-qn[c]))
 			qn[c] = x
 		}
