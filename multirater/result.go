@@ -562,3 +562,11 @@ func CheckPredictable(res *FitResult, article, model string, cov mat.Symmetric) 
 	}
 	return nil
 }
+
+// NormalEstimate is the Estimate of a normal distribution N(mu, sd^2):
+// its mean, sd, and 2.5%, 50% and 97.5% quantiles (the Gaussian
+// approximations' latent scores).
+func NormalEstimate(mu, sd float64) *Estimate {
+	const z = 1.959963984540054
+	return &Estimate{Mean: mu, SD: sd, Q025: mu - z*sd, Q50: mu, Q975: mu + z*sd}
+}

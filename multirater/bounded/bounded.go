@@ -564,7 +564,7 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 		it := &res.Items[i]
 		it.ID, it.NLabels = data.ItemIDs[i], len(byItem[i])
 		mu, sd := a.Mean[i], math.Sqrt(a.Var[i])
-		it.Score = &multirater.Estimate{Mean: mu, SD: sd, Q025: mu - 1.959963984540054*sd, Q50: mu, Q975: mu + 1.959963984540054*sd}
+		it.Score = multirater.NormalEstimate(mu, sd)
 		it.Value = valueEstimate(cons, mu, a.Var[i], data.Lo, data.Hi)
 		if len(byItem[i]) > 0 {
 			it.Labels = make(map[string]string, len(byItem[i]))

@@ -79,7 +79,7 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 		mu, vr := p.sp.Latent(kv, prior[i])
 		sd := math.Sqrt(vr)
 		out[i] = multirater.ItemResult{ID: id,
-			Score: &multirater.Estimate{Mean: mu, SD: sd, Q025: mu - 1.959963984540054*sd, Q50: mu, Q975: mu + 1.959963984540054*sd},
+			Score: multirater.NormalEstimate(mu, sd),
 			Value: valueEstimate(p.cons, mu, vr, p.lo, p.hi)}
 	}
 	return out

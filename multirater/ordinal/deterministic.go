@@ -296,7 +296,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 		it := &res.Items[i]
 		it.ID, it.NLabels = data.ItemIDs[i], len(byItem[i])
 		mu, sd := a.Mean[i], math.Sqrt(a.Var[i])
-		it.Score = &multirater.Estimate{Mean: mu, SD: sd, Q025: mu - 1.959963984540054*sd, Q50: mu, Q975: mu + 1.959963984540054*sd}
+		it.Score = multirater.NormalEstimate(mu, sd)
 		if len(byItem[i]) > 0 {
 			it.Labels = make(map[string]string, len(byItem[i]))
 			for _, r := range byItem[i] {

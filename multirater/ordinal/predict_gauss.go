@@ -52,7 +52,7 @@ func (p *gaussPredictor) predict(ids []string, cross mat.Matrix, prior []float64
 		mu, vr := p.sp.Latent(kv, prior[i])
 		sd := math.Sqrt(vr)
 		it := multirater.ItemResult{ID: id, RaterGradeProbs: make(map[string][]float64, len(res.Raters)), GradeProbs: make(map[string]float64, k)}
-		it.Score = &multirater.Estimate{Mean: mu, SD: sd, Q025: mu - 1.959963984540054*sd, Q50: mu, Q975: mu + 1.959963984540054*sd}
+		it.Score = multirater.NormalEstimate(mu, sd)
 		cons := make([]float64, k)
 		for _, rr := range res.Raters {
 			sdy := math.Sqrt(vr + 1/rr.Precision.Mean)

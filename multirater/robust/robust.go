@@ -522,7 +522,7 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 		it := &res.Items[i]
 		it.ID = data.ItemIDs[i]
 		mu, sd := a.Mean[i], math.Sqrt(a.Var[i])
-		it.Score = &multirater.Estimate{Mean: mu, SD: sd, Q025: mu - 1.959963984540054*sd, Q50: mu, Q975: mu + 1.959963984540054*sd}
+		it.Score = multirater.NormalEstimate(mu, sd)
 		p := numeric.NormCDF(mu / math.Sqrt(sMed*sMed+a.Var[i]))
 		it.ClassProbs = map[string]float64{neg: mcmc.Round6(1 - p), pos: mcmc.Round6(p)}
 		it.Class = neg
@@ -672,7 +672,7 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 		sd := math.Sqrt(vr)
 		q := numeric.NormCDF(mu / math.Sqrt(p.s*p.s+vr))
 		it := multirater.ItemResult{ID: id,
-			Score:      &multirater.Estimate{Mean: mu, SD: sd, Q025: mu - 1.959963984540054*sd, Q50: mu, Q975: mu + 1.959963984540054*sd},
+			Score:      multirater.NormalEstimate(mu, sd),
 			ClassProbs: map[string]float64{p.neg: mcmc.Round6(1 - q), p.pos: mcmc.Round6(q)}, Class: p.neg}
 		if q > 0.5 {
 			it.Class = p.pos
