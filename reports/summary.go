@@ -1,10 +1,14 @@
 package reports
 
 import (
+	"maps"
+	"math"
+	"slices"
 	"sort"
 
 	"concord/annotations"
 	"concord/multirater"
+	"concord/raters"
 )
 
 // SummaryTop is how many items of the consensus ranking FitSummary.Top
@@ -179,4 +183,26 @@ func entropyOf(it *multirater.ItemResult) float64 {
 		return 0
 	}
 	return *it.Entropy
+}
+
+// MajorityGoldAccuracy is the share of the report's items with a gold label
+// and labels whose majority vote equals the gold label, a tie counting as
+// 1/(number of tied classes); NaN without such items. It is the baseline
+// beside Summary.GoldAccuracy.
+func MajorityGoldAccuracy(rep *Report) float64 {
+	hits, n := 0.0, 0
+	for _, it := range rep.Items {
+		if it.Gold == "" || len(it.Labels) == 0 {
+			continue
+		}
+		tied := raters.Plurality(slices.Collect(maps.Values(it.Labels)), nil)
+		n++
+		if slices.Contains(tied, it.Gold) {
+			hits += 1 / float64(len(tied))
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return hits / float64(n)
 }

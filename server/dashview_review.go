@@ -1,11 +1,8 @@
 package server
 
 import (
-	"maps"
 	"math"
-	"slices"
 
-	"concord/raters"
 	"concord/reports"
 )
 
@@ -69,20 +66,7 @@ func newHeadline(rep *reports.Report) *headline {
 	h := &headline{Alpha: s.Alpha, MajorityAgreement: float64(s.MajorityAgreement), GoldItems: s.GoldItems,
 		GoldAccuracy: float64(s.GoldAccuracy), MajorityGold: math.NaN(), ROC: rep.ROC}
 	if s.GoldItems > 0 {
-		hits, n := 0.0, 0
-		for _, it := range rep.Items {
-			if it.Gold == "" || len(it.Labels) == 0 {
-				continue
-			}
-			tied := raters.Plurality(slices.Collect(maps.Values(it.Labels)), nil)
-			n++
-			if slices.Contains(tied, it.Gold) {
-				hits += 1 / float64(len(tied))
-			}
-		}
-		if n > 0 {
-			h.MajorityGold = hits / float64(n)
-		}
+		h.MajorityGold = reports.MajorityGoldAccuracy(rep)
 	}
 	return h
 }

@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -209,7 +207,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		}
 		if sum := rep.Summary; sum.GoldItems > 0 && !math.IsNaN(float64(sum.GoldAccuracy)) {
 			fmt.Fprintf(e.stdout, "The consensus agrees with the expert gold label on %.1f%% of %d items (majority vote: %.1f%%, ties counted as half).\n",
-				100*float64(sum.GoldAccuracy), sum.GoldItems, 100*majorityGoldAccuracy(rep))
+				100*float64(sum.GoldAccuracy), sum.GoldItems, 100*reports.MajorityGoldAccuracy(rep))
 		}
 		if cons, mean, n := valueGoldCorrelation(res, ds); n > 0 {
 			fmt.Fprintf(e.stdout, "The consensus value correlates with the expert scores at r = %.3f over %d items (the raters' mean: r = %.3f).\n", cons, n, mean)
@@ -287,26 +285,6 @@ func demoFit(ctx context.Context, e *env, srv *server.Server, p *annotations.Pro
 		}
 	}
 	return srv.ReadFitResult(ctx, f.ID)
-}
-
-// majorityGoldAccuracy is the share of items with a gold label whose
-// majority vote equals it, a tie counting as half right.
-func majorityGoldAccuracy(rep *reports.Report) float64 {
-	hits, n := 0.0, 0
-	for _, it := range rep.Items {
-		if it.Gold == "" || len(it.Labels) == 0 {
-			continue
-		}
-		tied := raters.Plurality(slices.Collect(maps.Values(it.Labels)), nil)
-		n++
-		if slices.Contains(tied, it.Gold) {
-			hits += 1 / float64(len(tied))
-		}
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return hits / float64(n)
 }
 
 // demoReport writes the fit result (NAME-fit.json, what concord report
