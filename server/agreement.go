@@ -56,6 +56,20 @@ type agreementTables struct {
 	raters                        []raters.RaterAgreement
 }
 
+// projectAgreement is agreementDoc on the project's stored labels (also
+// returned), with a query's bootstrap (0: none).
+func (s *Server) projectAgreement(ctx context.Context, project int64, boot int, explicit bool, seed uint64) (*annotations.Dataset, *agreementResult, error) {
+	if boot == 0 {
+		boot = -1 // raters.Options: negative means none
+	}
+	ds, err := s.store.Dataset(ctx, project)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := s.agreementDoc(ctx, project, ds, boot, explicit, seed)
+	return ds, res, err
+}
+
 // agreementDoc returns the agreement analysis of ds, project's labels, with
 // boot bootstrap replicates (negative: none; explicit: asked for by the
 // user) and seed.

@@ -86,16 +86,7 @@ func (s *Server) agreementTable(c *gin.Context) {
 		s.fail(c, q.err)
 		return
 	}
-	if boot == 0 {
-		boot = -1
-	}
-	ctx := c.Request.Context()
-	ds, err := s.store.Dataset(ctx, p.ID)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	res, err := s.agreementDoc(ctx, p.ID, ds, boot, explicit, seed)
+	ds, res, err := s.projectAgreement(c.Request.Context(), p.ID, boot, explicit, seed)
 	if err != nil {
 		s.fail(c, err)
 		return

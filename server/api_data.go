@@ -522,16 +522,7 @@ func (s *Server) agreement(c *gin.Context) {
 		s.fail(c, q.err)
 		return
 	}
-	if boot == 0 {
-		boot = -1 // raters.Options: negative means none
-	}
-	ctx := c.Request.Context()
-	ds, err := s.store.Dataset(ctx, p.ID)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	res, err := s.agreementDoc(ctx, p.ID, ds, boot, explicit, seed)
+	_, res, err := s.projectAgreement(c.Request.Context(), p.ID, boot, explicit, seed)
 	if err != nil {
 		s.fail(c, err)
 		return
