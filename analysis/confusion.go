@@ -60,11 +60,15 @@ func ConfusionData(ds *annotations.Dataset, gold bool) (*confusion.Data, error) 
 	return data, nil
 }
 
+// MaxCommunities is the largest number of communities of the confusion
+// model's hierarchy.
+const MaxCommunities = confusion.MaxCommunities
+
 // confusionOptions maps a spec to the confusion family's options (zero
 // fields stay zero: the family's defaults).
 func confusionOptions(spec FitSpec, progress func(multirater.Progress)) confusion.Options {
 	h, _ := confusion.ParseHierarchy(spec.Hierarchy)
-	return confusion.Options{Engine: strings.ToLower(spec.Engine), Hierarchy: h, Concentration: spec.Concentration,
+	return confusion.Options{Engine: strings.ToLower(spec.Engine), Hierarchy: h, Communities: spec.Communities, Concentration: spec.Concentration,
 		Settings: spec.mcmc(), FlagThreshold: spec.FlagThreshold, MaxRhat: spec.MaxRhat, MinESS: spec.MinESS, Progress: progress}
 }
 
@@ -92,6 +96,13 @@ func validateConfusion(s FitSpec) error {
 	}
 	if _, err := confusion.ParseHierarchy(s.Hierarchy); err != nil {
 		return bad("%s", err)
+	}
+	h, _ := confusion.ParseHierarchy(s.Hierarchy)
+	if c := s.Communities; c < 0 || c > confusion.MaxCommunities {
+		return bad("communities = %d: expected 1 to %d (0: chosen by the evidence lower bound)", c, confusion.MaxCommunities)
+	}
+	if s.Communities > 0 && h != confusion.Communities {
+		return bad("communities = %d is a setting of hierarchy communities, not %s", s.Communities, h)
 	}
 	if c := s.Concentration; c < 0 || c > 1e4 || c != c {
 		return bad("concentration = %v: expected a prior pseudo-count total per confusion row, up to 1e4 (0: the default, 4)", c)

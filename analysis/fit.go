@@ -138,13 +138,16 @@ type FitSpec struct {
 	EM      string   `json:"em,omitempty"`
 	// Gold (confusion only) fixes the classes of the items that have a
 	// gold label in the items file (Dawid-Skene with true labels); by
-	// default gold labels are for evaluation only. Hierarchy is "pooled"
-	// (default: the raters' confusion rows share a community prior learnt
-	// by empirical Bayes) or "none" (a fixed prior, stronger on the
-	// diagonal); Concentration is the prior's pseudo-count total per
-	// confusion row (0: 4).
+	// default gold labels are for evaluation only. Hierarchy is
+	// "communities" (default: each rater's confusion rows have the prior of
+	// one of several communities of raters, learnt by empirical Bayes),
+	// "pooled" (one community) or "none" (a fixed prior, stronger on the
+	// diagonal); Communities fixes their number (0: chosen by the evidence
+	// lower bound from 1 to 4); Concentration is the prior's pseudo-count
+	// total per confusion row (0: 4).
 	Gold          bool    `json:"gold,omitempty"`
 	Hierarchy     string  `json:"hierarchy,omitempty"`
+	Communities   int     `json:"communities,omitempty"`
 	Concentration float64 `json:"concentration,omitempty"`
 }
 

@@ -409,8 +409,8 @@ func (m Model) validateEngine(s FitSpec) error {
 	if m.Name != ModelRobust && (s.Epsilon != nil || s.Select || s.EM != "") {
 		return bad("epsilon, select and em are settings of the robust model")
 	}
-	if m.Name != ModelConfusion && (s.Gold || s.Hierarchy != "" || s.Concentration != 0) {
-		return bad("gold, hierarchy and concentration are settings of the confusion model")
+	if m.Name != ModelConfusion && (s.Gold || s.Hierarchy != "" || s.Communities != 0 || s.Concentration != 0) {
+		return bad("gold, hierarchy, communities and concentration are settings of the confusion model")
 	}
 	deterministic := eng != multirater.EngineGibbs
 	switch {

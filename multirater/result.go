@@ -137,8 +137,17 @@ type ConfusionPrior struct {
 	// Concentration[k] is the prior's pseudo-count total of row k and
 	// Community[k][j] its mean (rows in the order of Levels), as used by
 	// the fit (learnt by empirical Bayes with hierarchy pooled).
+	// With several communities they are the communities' weighted mean
+	// (the prior of a row before the rater's community is known).
 	Concentration []float64   `json:"concentration"`
 	Community     [][]float64 `json:"community"`
+	// Communities holds each community of raters (hierarchy communities,
+	// Venanzi et al. 2014): its weight, row concentrations and mean
+	// confusion matrix, and how many raters belong to it most probably.
+	Communities []ConfusionCommunity `json:"communities,omitempty"`
+	// Candidates is the evidence lower bound of each number of
+	// communities tried when the number was chosen by it.
+	Candidates []CommunityCandidate `json:"community_candidates,omitempty"`
 	// Gold is the number of items whose class was fixed at their gold
 	// label (only when asked for).
 	Gold int `json:"gold,omitempty"`
@@ -336,6 +345,29 @@ type RaterResult struct {
 	// true when it is below the fit's spam threshold (confusion model).
 	SpamScore *float64 `json:"spam_score,omitempty"`
 	Spammer   bool     `json:"spammer,omitempty"`
+	// Community is the rater's most probable community (1-based, in the
+	// order of ModelSettings.Confusion.Communities) when the confusion
+	// model has several.
+	Community int `json:"community,omitempty"`
+}
+
+// ConfusionCommunity is one community of raters of the confusion model.
+type ConfusionCommunity struct {
+	Weight        float64     `json:"weight"`
+	Raters        int         `json:"raters"`
+	Concentration []float64   `json:"concentration"`
+	Mean          [][]float64 `json:"mean"`
+}
+
+// CommunityCandidate is a number of communities and the evidence lower
+// bound of the variational fit with it.
+type CommunityCandidate struct {
+	Communities int     `json:"communities"`
+	ELBO        float64 `json:"elbo"`
+	Chosen      bool    `json:"chosen,omitempty"`
+	// Degenerate is true when some community is no rater's most probable
+	// one (fewer communities in effect): such a candidate is not chosen.
+	Degenerate bool `json:"degenerate,omitempty"`
 }
 
 // ClassConfusion is a confusion of a rater: items of class True labelled

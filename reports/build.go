@@ -1230,6 +1230,7 @@ func confusionRater(r *Rater, fr *multirater.RaterResult) {
 		r.SpamScore = numberPtr(*fr.SpamScore)
 	}
 	r.Spammer = fr.Spammer
+	r.Community = fr.Community
 }
 
 // numberPtr returns a pointer to v as a Number.

@@ -353,6 +353,9 @@ type Rater struct {
 	// when it is below the fit's spam threshold (the confusion model).
 	SpamScore *Number `json:"spam_score,omitempty"`
 	Spammer   bool    `json:"spammer,omitempty"`
+	// Community is the rater's most probable community of raters (1-based)
+	// when the confusion model has several.
+	Community int `json:"community,omitempty"`
 }
 
 // ClassConfusion is a rater's confusion: items of class True labelled

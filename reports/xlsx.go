@@ -954,7 +954,7 @@ func (x *xlsxWriter) ratersBlock() *block {
 	}
 	hasConf := hasConfusionProbs(rep)
 	if hasConf {
-		cols = append(cols, x.percent("Accuracy"), x.percent("Accuracy 2.5%"), x.percent("Accuracy 97.5%"), x.num("Spam score"), x.text("Spammer"))
+		cols = append(cols, x.percent("Accuracy"), x.percent("Accuracy 2.5%"), x.percent("Accuracy 97.5%"), x.num("Spam score"), x.text("Spammer"), x.integer("Community"))
 	}
 	cols = append(cols, x.percent("Agreement with consensus"))
 	if rep.Agreement != nil && rep.Agreement.Kappa != nil {
@@ -1235,7 +1235,8 @@ func hasConfusionProbs(rep *Report) bool {
 }
 
 // appendConfusionCells appends a rater's accuracy with its interval, spam
-// score and spammer mark (the confusion model), blanks when it has none.
+// score, spammer mark and community (the confusion model), blanks when it
+// has none.
 func appendConfusionCells(dst []any, r *Rater) []any {
 	if a := r.Accuracy; a != nil {
 		dst = append(dst, a.Mean, a.Q025, a.Q975)
@@ -1246,6 +1247,11 @@ func appendConfusionCells(dst []any, r *Rater) []any {
 		dst = append(dst, *r.SpamScore, yes(r.Spammer))
 	} else {
 		dst = append(dst, nil, nil)
+	}
+	if r.Community > 0 {
+		dst = append(dst, r.Community)
+	} else {
+		dst = append(dst, nil)
 	}
 	return dst
 }
@@ -1288,7 +1294,7 @@ func (x *xlsxWriter) confusionMatrices() error {
 	blocks := []*block{{
 		title: "Raters' confusion matrices (the confusion model), most labels first; a spammer's rows are all alike",
 		cols: []col{x.text("Rater"), x.integer("Labels"), x.percent("Accuracy"), x.percent("Accuracy 2.5%"), x.percent("Accuracy 97.5%"),
-			x.num("Spam score"), x.text("Spammer"), x.text("Most confused: true class"), x.text("Most confused: label"), x.num("Most confused: probability")},
+			x.num("Spam score"), x.text("Spammer"), x.integer("Community"), x.text("Most confused: true class"), x.text("Most confused: label"), x.num("Most confused: probability")},
 		n: len(rs), filter: true, freeze: true, freezeCols: 1,
 		row: func(i int, dst []any) []any {
 			r := rs[i]

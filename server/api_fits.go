@@ -67,6 +67,7 @@ type fitRequest struct {
 	// The confusion model.
 	Gold          bool     `json:"gold"`
 	Hierarchy     string   `json:"hierarchy"`
+	Communities   *int     `json:"communities"`
 	Concentration *float64 `json:"concentration"`
 }
 
@@ -110,6 +111,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		{"thin", r.Thin, &sp.Thin, analysis.MaxThin},
 		{"keep_draws", r.KeepDraws, &sp.KeepDraws, analysis.MaxKeepDraws},
 		{"restarts", r.Restarts, &sp.Restarts, analysis.MaxRestarts},
+		{"communities", r.Communities, &sp.Communities, analysis.MaxCommunities},
 	}
 	for _, f := range ints {
 		if f.v == nil {

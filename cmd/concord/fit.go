@@ -88,8 +88,9 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	epsilon := fs.String("epsilon", "", "robust: learn (default: every rater's labelling-error rate learnt by EM) or a rate in [0, 0.5) fixed for every rater (0: the plain probit classifier)")
 	selectModel := fs.Bool("select", false, "robust: fit the plain and the robust classifier and keep the one with the larger evidence (Kim & Ghahramani eq. 21)")
 	gold := fs.Bool("gold", false, "confusion: fix the classes of items with a gold label in the items file (default: gold labels are for evaluation only)")
-	hierarchy := fs.String("hierarchy", "", "confusion: pooled (default: the raters' confusion rows share a community prior learnt by empirical Bayes, so raters with few labels borrow strength) or none (a fixed prior, stronger on the diagonal)")
-	concentration := fs.Float64("concentration", 0, "confusion: the prior's pseudo-count total per confusion row (default 4; the prior's mean is learnt by empirical Bayes with --hierarchy pooled)")
+	hierarchy := fs.String("hierarchy", "", "confusion: communities (default: each rater's confusion rows get the prior of one of several communities of raters, such as reliable raters and spammers, learnt by empirical Bayes, so raters with few labels borrow strength from raters like them), pooled (one community shared by every rater) or none (a fixed prior, stronger on the diagonal)")
+	communities := fs.Int("communities", 0, "confusion: the number of communities with --hierarchy communities, 1 to 8 (default: chosen by the evidence lower bound from 1 to 4, at most one per 10 raters)")
+	concentration := fs.Float64("concentration", 0, "confusion: the prior's pseudo-count total per confusion row (default 4; the prior's mean is learnt by empirical Bayes unless --hierarchy none)")
 	em := fs.String("em", "", "robust: M-step of the error rates, tilted (default: the label's error responsibility, a stationary point of the EP evidence) or paper (Kim & Ghahramani eq. 20 as printed)")
 	sigma := fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (robust: latent noise sd) (default: learnt)")
 	thresholds := fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)")
@@ -136,7 +137,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		Seed: *seed, V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag, KeepDraws: *keep, Precisions: *precisions,
 		Sigma: *sigma, Restarts: *restarts, Standardize: *standardize,
 		Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
-		Select: *selectModel, EM: *em, Gold: *gold, Hierarchy: *hierarchy, Concentration: *concentration,
+		Select: *selectModel, EM: *em, Gold: *gold, Hierarchy: *hierarchy, Communities: *communities, Concentration: *concentration,
 	}
 	switch e := strings.ToLower(strings.TrimSpace(*epsilon)); e {
 	case "", "learn":

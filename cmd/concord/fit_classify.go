@@ -58,6 +58,16 @@ func printClassSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 // printConfusionRaters prints the confusion model's raters: accuracy with
 // its 95% interval, spam score and the classes they confuse most.
 func printConfusionRaters(w io.Writer, res *multirater.FitResult, top int) {
+	if cp := res.Model.Confusion; cp != nil && len(cp.Communities) > 1 {
+		fmt.Fprintf(w, "\nCommunities of raters (prior confusion matrices learnt from the raters in them; mean diagonal = prior probability of a correct label):\n")
+		for c, cm := range cp.Communities {
+			var d float64
+			for k := range cm.Mean {
+				d += cm.Mean[k][k]
+			}
+			fmt.Fprintf(w, "  community %d: %4d raters, weight %.2f, mean diagonal %.2f\n", c+1, cm.Raters, cm.Weight, d/float64(len(cm.Mean)))
+		}
+	}
 	fmt.Fprintf(w, "\nRater accuracies (expected probability of a correct label) and spam scores (0: every row of the confusion matrix alike):\n")
 	fmt.Fprintf(w, "  %-20s %6s  %-23s %6s  %s\n", "rater", "labels", "accuracy (95% interval)", "spam", "most confused")
 	for i, r := range res.Raters {
@@ -76,6 +86,9 @@ func printConfusionRaters(w io.Writer, res *multirater.FitResult, top int) {
 		}
 		if r.Spammer {
 			conf += "  SPAMMER"
+		}
+		if r.Community > 0 {
+			conf += fmt.Sprintf("  community %d", r.Community)
 		}
 		fmt.Fprintf(w, "  %-20s %6d  %-23s %6s  %s\n", clip(r.ID, 20), r.NLabels, acc, spam, conf)
 	}

@@ -53,14 +53,15 @@ func BenchmarkVBIteration(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			v := newVB(md, Options{}.WithDefaults())
+			v := newVB(md, Options{}.WithDefaults(), 3)
+			b.Cleanup(v.stop)
 			v.countsFromQ()
 			v.dirichlets()
 			v.updateQ()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				v.countsFromQ()
+				v.communities()
 				v.empiricalBayes()
 				v.dirichlets()
 				v.updateQ()
@@ -79,8 +80,7 @@ func BenchmarkGibbsSweep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			alpha0 := newVB(md, Options{}.WithDefaults()).alpha0
-			ch := newChain(md, alpha0, 1, 1, 1, 0)
+			ch := newChain(md, newGibbsPrior(newVB(md, Options{}.WithDefaults(), 3)), 1, 1, 1, 0)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {

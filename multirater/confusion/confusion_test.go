@@ -60,7 +60,9 @@ func TestVBHandChecked(t *testing.T) {
 		name string
 		o    Options
 	}{
-		{"vb pooled", Options{}},
+		{"vb default", Options{}},
+		{"vb pooled", Options{Hierarchy: Pooled}},
+		{"vb two communities", Options{Communities: 2}},
 		{"vb none", Options{Hierarchy: None}},
 		{"gibbs", Options{Engine: multirater.EngineGibbs, Settings: mcmcSettings(2, 400, 100, 3)}},
 	} {
@@ -323,5 +325,132 @@ func TestReproducible(t *testing.T) {
 	b, _ := json.Marshal(fit(t, d, o).Items)
 	if string(a) != string(b) {
 		t.Error("same seed, different fits")
+	}
+}
+
+// TestCommunities: 24 reliable raters (right 85% of the time), 12
+// spammers who say "a" 90% of the time whatever the item, and 8 more
+// spammers of the same kind with only 3 labels each. Chosen by the
+// evidence lower bound, the fit finds more than one community, puts the
+// reliable raters and the spammers in different ones, and the spammers
+// with 3 labels borrow the spammers' confusions: flagged as spammers, with
+// a lower spam score than under the pooled prior (where they borrow the
+// reliable majority's).
+func TestCommunities(t *testing.T) {
+	const n, k = 300, 3
+	rng := rand.New(rand.NewPCG(7, 8))
+	truth := make([]int, n)
+	for i := range truth {
+		truth[i] = rng.IntN(k)
+	}
+	var labels []multirater.Rating
+	var raters []string
+	label := func(r, i int, spam bool) {
+		y := truth[i]
+		switch {
+		case spam && rng.Float64() < 0.9:
+			y = 0
+		case spam:
+			y = rng.IntN(k)
+		case rng.Float64() > 0.85:
+			y = (y + 1 + rng.IntN(k-1)) % k
+		}
+		labels = append(labels, multirater.Rating{Item: i, Rater: r, Level: y})
+	}
+	for r := 0; r < 44; r++ {
+		spam := r >= 24
+		per := 60
+		if r >= 36 {
+			per = 3
+		}
+		raters = append(raters, "r"+strconv.Itoa(r))
+		for _, i := range rng.Perm(n)[:per] {
+			label(r, i, spam)
+		}
+	}
+	d := &Data{ItemIDs: ids("i", n), RaterIDs: raters, Classes: []string{"a", "b", "c"}, Labels: labels}
+	comm := fit(t, d, Options{})
+	pooled := fit(t, d, Options{Hierarchy: Pooled})
+	cp := comm.Model.Confusion
+	if len(cp.Communities) < 2 || len(cp.Candidates) != 4 {
+		t.Fatalf("communities %d, candidates %+v: want more than one chosen from 4", len(cp.Communities), cp.Candidates)
+	}
+	for _, c := range cp.Candidates {
+		if c.Chosen != (c.Communities == len(cp.Communities)) {
+			t.Errorf("candidate %+v: chosen flag does not match %d communities", c, len(cp.Communities))
+		}
+	}
+	good, spam := comm.Raters[0].Community, comm.Raters[24].Community
+	if good == spam || good == 0 {
+		t.Fatalf("reliable rater in community %d, spammer in %d: want different", good, spam)
+	}
+	for l, r := range comm.Raters {
+		want := good
+		if l >= 24 {
+			want = spam
+		}
+		if r.Community != want {
+			t.Errorf("rater %s (spammer %v, %d labels): community %d, want %d", r.ID, l >= 24, r.NLabels, r.Community, want)
+		}
+	}
+	for l := 36; l < 44; l++ {
+		c, p := comm.Raters[l], pooled.Raters[l]
+		if !c.Spammer || !(*c.SpamScore < *p.SpamScore) {
+			t.Errorf("sparse spammer %s: communities spam score %.3f (flagged %v), pooled %.3f: want flagged and lower", c.ID, *c.SpamScore, c.Spammer, *p.SpamScore)
+		}
+	}
+	hits := 0
+	for i, it := range comm.Items {
+		if it.Class == d.Classes[truth[i]] {
+			hits++
+		}
+	}
+	if acc := float64(hits) / n; acc < 0.95 {
+		t.Errorf("consensus accuracy %.3f, want at least 0.95", acc)
+	}
+}
+
+// TestSplitItemUpdate: with enough labels the item update runs in two
+// halves concurrently; it gives the class probabilities and counts of the
+// update in one pass (to rounding), and the fit converges as before.
+func TestSplitItemUpdate(t *testing.T) {
+	d := benchData(4000, 300, 3, 8, 5)
+	if len(d.Labels) < parallelLabels {
+		t.Fatalf("%d labels: the test needs at least %d", len(d.Labels), parallelLabels)
+	}
+	md, err := newModel(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{}.WithDefaults()
+	split, one := newVB(md, o, 2), newVB(md, o, 2)
+	defer split.stop()
+	for _, v := range []*vb{split, one} {
+		v.countsFromQ()
+		v.dirichlets()
+	}
+	for it := 0; it < 3; it++ {
+		ws := split.updateQ()
+		wo := one.updateItems(0, md.n, one.lq, one.counts, one.classCount)
+		if math.Abs(ws-wo) > 1e-12 {
+			t.Fatalf("iteration %d: largest change %v split, %v in one pass", it, ws, wo)
+		}
+		for i := range split.q {
+			if math.Abs(split.q[i]-one.q[i]) > 1e-12 {
+				t.Fatalf("iteration %d: q[%d] %v split, %v in one pass", it, i, split.q[i], one.q[i])
+			}
+		}
+		for i := range split.counts {
+			if math.Abs(split.counts[i]-one.counts[i]) > 1e-9 {
+				t.Fatalf("iteration %d: counts[%d] %v split, %v in one pass", it, i, split.counts[i], one.counts[i])
+			}
+		}
+		for _, v := range []*vb{split, one} {
+			v.dirichlets()
+		}
+	}
+	res := fit(t, d, Options{})
+	if !res.Diagnostics.Converged {
+		t.Errorf("not converged: %s", res.Diagnostics.Verdict)
 	}
 }

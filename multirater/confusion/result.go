@@ -21,19 +21,23 @@ type post struct {
 	cells []multirater.Estimate
 	// rho summarises the class proportions, acc each rater's accuracy.
 	rho, acc []multirater.Estimate
-	// The prior used: s_k and mu[k*K+j].
-	s, mu []float64
+	// The prior used: nc communities with s[c*K+k], mu[(c*K+k)*K+j],
+	// weights h and memberships resp[l*nc+c].
+	nc         int
+	s, mu, h   []float64
+	resp       []float64
+	candidates []multirater.CommunityCandidate
 }
 
 // fitVB fits by variational Bayes (or EM-MAP).
 func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirater.FitResult, error) {
 	start := time.Now()
-	v := newVB(md, opts)
-	iters, conv, err := v.run(ctx, start)
+	v, iters, conv, cands, err := runVB(ctx, md, opts, start)
 	if err != nil {
 		return nil, err
 	}
 	p := v.posterior()
+	p.candidates = cands
 	res := summarise(data, md, opts, p)
 	dg := &res.Diagnostics
 	dg.Engine = &multirater.EngineDiagnostics{Name: multirater.EngineVB, Iterations: iters}
@@ -68,7 +72,8 @@ func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirate
 func (v *vb) posterior() *post {
 	md, k := v.md, v.k
 	p := &post{q: v.q, cells: make([]multirater.Estimate, md.l*k*k), rho: make([]multirater.Estimate, k), acc: make([]multirater.Estimate, md.l),
-		s: append([]float64(nil), v.s...), mu: append([]float64(nil), v.mu...)}
+		nc: v.nc, s: append([]float64(nil), v.s...), mu: append([]float64(nil), v.mu...), h: append([]float64(nil), v.h...),
+		resp: append([]float64(nil), v.resp...)}
 	rowSum := func(a []float64) float64 {
 		s := 0.0
 		for _, x := range a {
@@ -152,12 +157,45 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 	cp := &multirater.ConfusionPrior{Hierarchy: opts.Hierarchy.String(), Diagonal: opts.Diagonal, ClassPrior: opts.ClassPrior,
 		LearnConcentration: opts.LearnConcentration, Gold: md.nGold, MAP: opts.MAP, Concentration: make([]float64, k), Community: make([][]float64, k)}
 	for r := 0; r < k; r++ {
-		cp.Concentration[r] = mcmc.Round6(p.s[r])
 		cp.Community[r] = make([]float64, k)
-		for j := range cp.Community[r] {
-			cp.Community[r][j] = mcmc.Round6(p.mu[r*k+j])
+		for c := 0; c < p.nc; c++ {
+			cp.Concentration[r] += p.h[c] * p.s[c*k+r]
+			for j := range cp.Community[r] {
+				cp.Community[r][j] += p.h[c] * p.mu[(c*k+r)*k+j]
+			}
+		}
+		cp.Concentration[r] = mcmc.Round6(cp.Concentration[r])
+		for j, x := range cp.Community[r] {
+			cp.Community[r][j] = mcmc.Round6(x)
 		}
 	}
+	member := make([]int, nl)
+	if p.nc > 1 {
+		cp.Communities = make([]multirater.ConfusionCommunity, p.nc)
+		for c := range cp.Communities {
+			cm := &cp.Communities[c]
+			cm.Weight = mcmc.Round6(p.h[c])
+			cm.Concentration = make([]float64, k)
+			cm.Mean = make([][]float64, k)
+			for r := 0; r < k; r++ {
+				cm.Concentration[r] = mcmc.Round6(p.s[c*k+r])
+				cm.Mean[r] = make([]float64, k)
+				for j := range cm.Mean[r] {
+					cm.Mean[r][j] = mcmc.Round6(p.mu[(c*k+r)*k+j])
+				}
+			}
+		}
+		for l := range member {
+			w := p.resp[l*p.nc : (l+1)*p.nc]
+			for c, x := range w {
+				if x > w[member[l]] {
+					member[l] = c
+				}
+			}
+			cp.Communities[member[l]].Raters++
+		}
+	}
+	cp.Candidates = p.candidates
 	res.Model.Confusion = cp
 	res.ClassProportions = roundEstimates(p.rho)
 
@@ -263,6 +301,9 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		sc := mcmc.Round6(spamScore(p.cells[l*k*k:(l+1)*k*k], k))
 		rr.SpamScore = &sc
 		rr.Spammer = sc < opts.SpamThreshold
+		if p.nc > 1 {
+			rr.Community = member[l] + 1
+		}
 		if rr.Spammer {
 			spammers++
 		}
@@ -277,8 +318,14 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 	if data.Repeats {
 		dg.Notes = append(dg.Notes, "repeated labels of a rater for an item are each one more observation (item labels show one of them)")
 	}
-	if opts.Hierarchy == Pooled {
-		dg.Notes = append(dg.Notes, "the raters' confusion rows share a community prior learnt by empirical Bayes (model.confusion)")
+	switch {
+	case opts.Hierarchy == Pooled || opts.Hierarchy == Communities && p.nc == 1:
+		dg.Notes = append(dg.Notes, "the raters' confusion rows share one community prior learnt by empirical Bayes (model.confusion)")
+	case p.nc > 1:
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the raters fall into %d communities, each with a confusion-matrix prior learnt by empirical Bayes (model.confusion.communities; each rater's community in raters[].community)", p.nc))
+	}
+	if len(p.candidates) > 1 {
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the number of communities, %d, was chosen by the evidence lower bound from 1 to %d (model.confusion.community_candidates)", p.nc, len(p.candidates)))
 	}
 	return res
 }

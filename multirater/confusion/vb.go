@@ -4,26 +4,33 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"gonum.org/v1/gonum/mathext"
 
 	"concord/multirater"
+	"concord/multirater/mcmc"
 )
 
 // vb is the variational Bayes engine (Simpson et al. 2013 sec. 3; Kim &
-// Ghahramani 2012): q(z, pi, rho) = prod_n q(z_n) prod_{l,k} q(pi_l[k, :])
+// Ghahramani 2012; with communities, Venanzi et al. 2014 sec. 3):
+// q(z, pi, m, rho) = prod_n q(z_n) prod_{l,k} q(pi_l[k, :]) prod_l q(m_l)
 // q(rho), updated in turn,
 //
-//	alpha_l[k, j] = s_k mu[k, j] + sum over rater l's labels j of q(z_n = k)
+//	alpha_l[k, j] = sum_c q(m_l = c) s_ck mu_c[k, j] + sum over rater l's labels j of q(z_n = k)
 //	beta_k        = c_0 + sum_n q(z_n = k)
 //	q(z_n = k)    ∝ exp(E[log rho_k] + sum over item n's labels (l, j) of E[log pi_l[k, j]])
+//	q(m_l = c)    ∝ h_c exp(sum_k E[log Dirichlet(pi_l[k, :]; s_ck mu_c[k, :])])
 //
 // with E[log pi_l[k, j]] = psi(alpha_l[k, j]) - psi(sum_j alpha_l[k, j]),
-// and (Pooled) the empirical-Bayes update of s_k mu[k, :] between them.
-// The evidence lower bound, right after the Dirichlet updates, is
+// and (Pooled, Communities) the empirical-Bayes updates of h and of each
+// community's s_ck mu_c[k, :] between them. With one community (Pooled)
+// q(m_l) = 1 and this is the pooled model. The evidence lower bound, right
+// after the Dirichlet updates, is
 //
-//	ELBO = H[q(z)] + sum_{l,k} (ln B(alpha_l[k, :]) - ln B(s_k mu[k, :])) + ln B(beta) - ln B(c_0)
+//	ELBO = H[q(z)] + sum_{l,k} ln B(alpha_l[k, :]) - sum_{l,c} q(m_l = c) (sum_k ln B(s_ck mu_c[k, :]) - ln h_c + ln q(m_l = c))
+//	       + ln B(beta) - ln B(c_0)
 //
 // (B the multivariate Beta function). Every array is allocated once: an
 // iteration allocates nothing.
@@ -31,40 +38,108 @@ type vb struct {
 	md   *model
 	opts Options
 	k    int
+	// nc is the number of communities (1: pooled or none).
+	nc int
 	// q[n*K+k] = q(z_n = k).
 	q []float64
-	// alpha0[k*K+j] = s_k mu[k, j]; s[k], mu[k*K+j].
-	alpha0, s, mu []float64
+	// alpha0[(c*K+k)*K+j] = s_ck mu_c[k, j]; s[c*K+k], mu likewise;
+	// lnB0[c*K+k] = ln B(alpha0 of community c's row k).
+	alpha0, s, mu, lnB0 []float64
+	// resp[l*nc+c] = q(m_l = c); h[c] the community weights.
+	resp, h []float64
 	// counts[(l*K+k)*K+j], alpha likewise; elogT[(l*K+j)*K+k] =
 	// E[log pi_l[k, j]] (transposed for the item update).
 	counts, alpha, elogT      []float64
 	beta, elogRho, classCount []float64
-	// scratch of length K.
-	lq, t, a2 []float64
-	elbo      float64
+	// scratch of length K (lq, t, a2) and nc (lr).
+	lq, t, a2, lr []float64
+	elbo          float64
+	// half is the scratch of a split item update (updateQ).
+	half *vbHalf
 }
 
-func newVB(md *model, opts Options) *vb {
+// communityDiagonal is the starting diagonal of community c of nc: from
+// 0.9 (reliable raters) down to 0.4 (spammers, or for two classes
+// adversaries), so that the communities start apart; one community starts
+// at Options.Diagonal.
+func communityDiagonal(c, nc int, def float64) float64 {
+	if nc == 1 {
+		return def
+	}
+	return 0.9 - 0.5*float64(c)/float64(nc-1)
+}
+
+func newVB(md *model, opts Options, nc int) *vb {
 	k := md.k
-	v := &vb{md: md, opts: opts, k: k,
+	v := &vb{md: md, opts: opts, k: k, nc: nc,
 		q:      make([]float64, md.n*k),
-		alpha0: make([]float64, k*k), s: make([]float64, k), mu: make([]float64, k*k),
+		alpha0: make([]float64, nc*k*k), s: make([]float64, nc*k), mu: make([]float64, nc*k*k), lnB0: make([]float64, nc*k),
+		resp: make([]float64, md.l*nc), h: make([]float64, nc),
 		counts: make([]float64, md.l*k*k), alpha: make([]float64, md.l*k*k), elogT: make([]float64, md.l*k*k),
 		beta: make([]float64, k), elogRho: make([]float64, k), classCount: make([]float64, k),
-		lq: make([]float64, k), t: make([]float64, k), a2: make([]float64, k)}
-	off := (1 - opts.Diagonal) / float64(k-1)
-	for r := 0; r < k; r++ {
-		v.s[r] = opts.concentration()
-		for j := 0; j < k; j++ {
-			v.mu[r*k+j] = off
-			if j == r {
-				v.mu[r*k+j] = opts.Diagonal
+		lq: make([]float64, k), t: make([]float64, k), a2: make([]float64, k), lr: make([]float64, nc)}
+	for c := 0; c < nc; c++ {
+		d := communityDiagonal(c, nc, opts.Diagonal)
+		off := (1 - d) / float64(k-1)
+		v.h[c] = 1 / float64(nc)
+		for r := 0; r < k; r++ {
+			v.s[c*k+r] = opts.concentration()
+			for j := 0; j < k; j++ {
+				x := off
+				if j == r {
+					x = d
+				}
+				v.mu[(c*k+r)*k+j] = x
+				v.alpha0[(c*k+r)*k+j] = v.s[c*k+r] * x
 			}
-			v.alpha0[r*k+j] = v.s[r] * v.mu[r*k+j]
 		}
 	}
+	v.priorNorms()
 	v.initQ()
+	v.initCommunities()
 	return v
+}
+
+// initCommunities starts every rater in one community: the raters ranked
+// by their agreement with the starting class probabilities (the label
+// shares) are split into nc groups of equal size, the most agreeing in
+// community 0 (whose starting diagonal is the highest). Starting the
+// memberships apart, rather than equal, keeps the communities from
+// collapsing into one at the first empirical-Bayes update.
+func (v *vb) initCommunities() {
+	md, k, nc := v.md, v.k, v.nc
+	if nc == 1 {
+		for l := range md.l {
+			v.resp[l] = 1
+		}
+		return
+	}
+	agree := make([]float64, md.l)
+	for n := 0; n < md.n; n++ {
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			agree[md.rater[p]] += v.q[n*k+int(md.y[p])]
+		}
+	}
+	order := make([]int, md.l)
+	for l := range order {
+		order[l] = l
+		if md.raterCount[l] > 0 {
+			agree[l] /= float64(md.raterCount[l])
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return agree[order[a]] > agree[order[b]] })
+	for rank, l := range order {
+		c := rank * nc / md.l
+		v.resp[l*nc+c] = 1
+	}
+}
+
+// priorNorms sets lnB0 from alpha0.
+func (v *vb) priorNorms() {
+	k := v.k
+	for i := range v.lnB0 {
+		v.lnB0[i] = lnB(v.alpha0[i*k : (i+1)*k])
+	}
 }
 
 // initQ starts q(z_n) at the items' label shares (majority vote, softened
@@ -125,7 +200,11 @@ func (v *vb) dirichlets() {
 			cnt := v.counts[(l*k+r)*k : (l*k+r+1)*k]
 			sum := 0.0
 			for j := range row {
-				row[j] = v.alpha0[r*k+j] + cnt[j]
+				a0 := 0.0
+				for c, w := range v.resp[l*v.nc : (l+1)*v.nc] {
+					a0 += w * v.alpha0[(c*k+r)*k+j]
+				}
+				row[j] = a0 + cnt[j]
 				sum += row[j]
 			}
 			if v.opts.MAP {
@@ -176,11 +255,19 @@ func (v *vb) bound() float64 {
 			h -= x * math.Log(x)
 		}
 	}
-	var prior float64
-	for r := 0; r < k; r++ {
-		prior += lnB(v.alpha0[r*k : (r+1)*k])
+	e := h
+	for l := 0; l < v.md.l; l++ {
+		for c, w := range v.resp[l*v.nc : (l+1)*v.nc] {
+			if w == 0 {
+				continue
+			}
+			var p float64
+			for r := 0; r < k; r++ {
+				p += v.lnB0[c*k+r]
+			}
+			e -= w * (p - math.Log(v.h[c]) + math.Log(w))
+		}
 	}
-	e := h - float64(v.md.l)*prior
 	for i := 0; i < v.md.l*k; i++ {
 		e += lnB(v.alpha[i*k : (i+1)*k])
 	}
@@ -190,58 +277,183 @@ func (v *vb) bound() float64 {
 	return e + lnB(v.beta) - lnB(v.a2)
 }
 
-// updateQ is the item update; it returns the largest change of a class
-// probability.
+// updateQ is the item update, keeping counts and classCount those of q;
+// it returns the largest change of a class probability. With many labels
+// the items are split into two halves updated concurrently, each adding
+// its count changes to its own buffer (a fixed split: the result does not
+// depend on the machine).
 func (v *vb) updateQ() float64 {
+	md := v.md
+	if len(md.y) < parallelLabels {
+		return v.updateItems(0, md.n, v.lq, v.counts, v.classCount)
+	}
+	h := v.half
+	if h == nil {
+		h = &vbHalf{lq: make([]float64, v.k), counts: make([]float64, len(v.counts)), classCount: make([]float64, v.k),
+			work: make(chan struct{}), done: make(chan struct{})}
+		v.half = h
+		go func() {
+			for range h.work {
+				h.worst = v.updateItems(md.n/2, md.n, h.lq, h.counts, h.classCount)
+				h.done <- struct{}{}
+			}
+		}()
+	}
+	h.work <- struct{}{}
+	w0 := v.updateItems(0, md.n/2, v.lq, v.counts, v.classCount)
+	<-h.done
+	w1 := h.worst
+	for i, d := range h.counts {
+		v.counts[i] += d
+	}
+	clear(h.counts)
+	for c, d := range h.classCount {
+		v.classCount[c] += d
+	}
+	clear(h.classCount)
+	if w1 > w0 || w1 != w1 {
+		return w1
+	}
+	return w0
+}
+
+// parallelLabels is the number of labels from which updateQ splits the
+// items between two goroutines.
+const parallelLabels = 20000
+
+// vbHalf is the second half of a split item update: its goroutine,
+// started once (stopped by vb.stop), updates the second half of the items
+// on each work signal into its own scratch.
+type vbHalf struct {
+	lq, counts, classCount []float64
+	worst                  float64
+	work, done             chan struct{}
+}
+
+// stop ends the goroutine of a split item update.
+func (v *vb) stop() {
+	if v.half != nil {
+		close(v.half.work)
+		v.half = nil
+	}
+}
+
+// updateItems updates q(z_n) for items lo..hi-1, adding the changes of
+// the counts to counts and classCount; lq is scratch of length K.
+func (v *vb) updateItems(lo, hi int, lq, counts, classCount []float64) float64 {
 	md, k := v.md, v.k
 	worst := 0.0
-	for n := 0; n < md.n; n++ {
+	for n := lo; n < hi; n++ {
 		if md.gold != nil && md.gold[n] >= 0 {
 			continue
 		}
-		lq := v.lq
 		md.classPosteriorTo(lq, n, v.elogRho, v.elogT)
 		qn := v.q[n*k : (n+1)*k]
 		for c, x := range lq {
-			worst = math.Max(worst, math.Abs(x-qn[c]))
+			d := x - qn[c]
+			if a := math.Abs(d); a > worst || a != a {
+				worst = a
+			}
+			lq[c] = d
 			qn[c] = x
+			classCount[c] += d
+		}
+		// The counts follow q: the next iteration's countsFromQ, without
+		// a second pass over the labels.
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			base := int(md.rater[p])*k*k + int(md.y[p])
+			for c, d := range lq {
+				counts[base+c*k] += d
+			}
 		}
 	}
 	return worst
 }
 
-// empiricalBayes sets each row's prior s_k mu[k, :] to the maximum of
-// sum_l E_q[ln Dirichlet(pi_l[k, :]; s_k mu[k, :])] (Minka 2000: the
-// Dirichlet fit to the sufficient statistics t_j = mean_l E[ln pi_l[k, j]]),
-// the concentration s_k included with Options.LearnConcentration.
-func (v *vb) empiricalBayes() {
-	k, nl := v.k, v.md.l
-	for r := 0; r < k; r++ {
-		t := v.t
-		clear(t)
-		for l := 0; l < nl; l++ {
-			for j := 0; j < k; j++ {
-				t[j] += v.elogT[(l*k+j)*k+r]
+// communities updates q(m_l) and the community weights h (their MAP
+// under a Dirichlet(2, ..., 2) prior, which keeps every weight positive)
+// at the current q(pi) (Venanzi et al. 2014 sec. 3.2).
+func (v *vb) communities() {
+	k, nc := v.k, v.nc
+	if nc == 1 {
+		return
+	}
+	for l := 0; l < v.md.l; l++ {
+		lr := v.lr
+		mx := math.Inf(-1)
+		for c := 0; c < nc; c++ {
+			x := math.Log(v.h[c])
+			for r := 0; r < k; r++ {
+				x -= v.lnB0[c*k+r]
+				for j := 0; j < k; j++ {
+					x += (v.alpha0[(c*k+r)*k+j] - 1) * v.elogT[(l*k+j)*k+r]
+				}
 			}
-		}
-		for j := range t {
-			t[j] /= float64(nl)
-		}
-		a := v.alpha0[r*k : (r+1)*k]
-		if v.opts.LearnConcentration {
-			fitDirichlet(a, t, v.a2)
-		} else {
-			fitMean(a, t, v.opts.concentration(), v.a2)
+			lr[c] = x
+			mx = math.Max(mx, x)
 		}
 		sum := 0.0
-		for _, x := range a {
-			sum += x
+		for c := range lr {
+			lr[c] = math.Exp(lr[c] - mx)
+			sum += lr[c]
 		}
-		v.s[r] = sum
-		for j, x := range a {
-			v.mu[r*k+j] = x / sum
+		for c := range lr {
+			v.resp[l*nc+c] = lr[c] / sum
 		}
 	}
+	for c := 0; c < nc; c++ {
+		w := 1.0
+		for l := 0; l < v.md.l; l++ {
+			w += v.resp[l*nc+c]
+		}
+		v.h[c] = w / float64(v.md.l+nc)
+	}
+}
+
+// empiricalBayes sets each community's row prior s_ck mu_c[k, :] to the
+// maximum of sum_l q(m_l = c) E_q[ln Dirichlet(pi_l[k, :]; s_ck mu_c[k, :])]
+// (Minka 2000: the Dirichlet fit to the sufficient statistics t_j, the
+// q(m)-weighted mean over raters of E[ln pi_l[k, j]]), the concentration
+// included with Options.LearnConcentration.
+func (v *vb) empiricalBayes() {
+	k, nl, nc := v.k, v.md.l, v.nc
+	for c := 0; c < nc; c++ {
+		wsum := 0.0
+		for l := 0; l < nl; l++ {
+			wsum += v.resp[l*nc+c]
+		}
+		if wsum < 1e-9 {
+			continue // an empty community keeps its prior
+		}
+		for r := 0; r < k; r++ {
+			t := v.t
+			clear(t)
+			for l := 0; l < nl; l++ {
+				w := v.resp[l*nc+c]
+				for j := 0; j < k; j++ {
+					t[j] += w * v.elogT[(l*k+j)*k+r]
+				}
+			}
+			for j := range t {
+				t[j] /= wsum
+			}
+			a := v.alpha0[(c*k+r)*k : (c*k+r+1)*k]
+			if v.opts.LearnConcentration {
+				fitDirichlet(a, t, v.a2)
+			} else {
+				fitMean(a, t, v.opts.concentration(), v.a2)
+			}
+			sum := 0.0
+			for _, x := range a {
+				sum += x
+			}
+			v.s[c*k+r] = sum
+			for j, x := range a {
+				v.mu[(c*k+r)*k+j] = x / sum
+			}
+		}
+	}
+	v.priorNorms()
 }
 
 // fitDirichlet moves a to the maximum-likelihood Dirichlet parameters of
@@ -332,15 +544,121 @@ func trigamma(x float64) float64 {
 	return r + 1/x + x2/2 + x2/x*(1.0/6-x2*(1.0/30-x2*(1.0/42-x2/30)))
 }
 
+// emptyCommunity reports whether some community is no rater's most
+// probable one: a fit with fewer communities in effect (two alike sharing
+// their raters, or one unused), which the choice of the number skips.
+func (v *vb) emptyCommunity() bool {
+	if v.nc == 1 {
+		return false
+	}
+	used := make([]bool, v.nc)
+	for l := 0; l < v.md.l; l++ {
+		w := v.resp[l*v.nc : (l+1)*v.nc]
+		b := 0
+		for c, x := range w {
+			if x > w[b] {
+				b = c
+			}
+		}
+		used[b] = true
+	}
+	for _, u := range used {
+		if !u {
+			return true
+		}
+	}
+	return false
+}
+
+// candidateTol and candidateMaxIter are the tolerance and the iteration
+// budget of the candidate fits when the number of communities is chosen.
+const (
+	candidateTol     = 1e-3
+	candidateMaxIter = 100
+)
+
+// runVB runs the variational fit with the options' hierarchy: one
+// community for Pooled and None, Options.Communities, or, when that is 0,
+// 1 to DefaultMaxCommunities communities (at most one per
+// MinCommunityRaters raters, in parallel) keeping the fewest within
+// CommunityTolerance nats of the highest evidence lower bound among those
+// whose every community is some rater's most probable one.
+func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vb, int, bool, []multirater.CommunityCandidate, error) {
+	if opts.Hierarchy != Communities || opts.Communities > 0 || opts.MAP {
+		nc := 1
+		if opts.Hierarchy == Communities && opts.Communities > 0 {
+			nc = opts.Communities
+		}
+		v := newVB(md, opts, nc)
+		it, conv, err := v.run(ctx, start)
+		return v, it, conv, nil, err
+	}
+	m := max(1, min(DefaultMaxCommunities, md.l/MinCommunityRaters))
+	vs := make([]*vb, m)
+	its := make([]int, m)
+	convs := make([]bool, m)
+	errs := make([]error, m)
+	mcmc.ParallelFor(m, func(i int) {
+		// The candidates are compared at a looser tolerance and within an
+		// iteration budget (their ELBOs, each a lower bound at any
+		// iteration, differ by nats), the chosen one then run to the
+		// options' tolerance.
+		o := opts
+		o.Tol = math.Max(o.Tol, candidateTol)
+		o.MaxIter = min(o.MaxIter, candidateMaxIter)
+		if i > 0 {
+			o.Progress = nil
+		}
+		vs[i] = newVB(md, o, i+1)
+		its[i], convs[i], errs[i] = vs[i].run(ctx, start)
+	})
+	best := 0
+	cands := make([]multirater.CommunityCandidate, m)
+	for i, v := range vs {
+		if errs[i] != nil {
+			return nil, 0, false, nil, errs[i]
+		}
+		cands[i] = multirater.CommunityCandidate{Communities: i + 1, ELBO: mcmc.Round6(v.elbo), Degenerate: v.emptyCommunity()}
+		if !cands[i].Degenerate && v.elbo > vs[best].elbo {
+			best = i
+		}
+	}
+	for i := range vs {
+		if !cands[i].Degenerate && vs[i].elbo >= vs[best].elbo-CommunityTolerance {
+			best = i
+			break
+		}
+	}
+	cands[best].Chosen = true
+	v := vs[best]
+	if rest := opts.MaxIter - its[best]; rest > 0 {
+		v.opts.Tol, v.opts.MaxIter = opts.Tol, rest
+		it, conv, err := v.run(ctx, start)
+		if err != nil {
+			return nil, 0, false, nil, err
+		}
+		its[best] += it
+		convs[best] = conv
+	}
+	v.opts = opts
+	return v, its[best], convs[best], cands, nil
+}
+
 // run iterates until no class probability changes by more than Tol, or
 // MaxIter iterations; it returns the iterations and whether it converged.
 func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 	last := time.Now()
+	defer v.stop()
+	v.countsFromQ()
 	for it := 1; it <= v.opts.MaxIter; it++ {
-		v.countsFromQ()
-		if v.opts.Hierarchy == Pooled && it > 1 {
-			// Empirical Bayes at the current q(pi) (the expected logs of
-			// the previous iteration), then q(pi) at the new prior.
+		if it%64 == 0 {
+			v.countsFromQ() // no drift from the incremental updates
+		}
+		if v.opts.Hierarchy != None && it > 1 {
+			// Communities and empirical Bayes at the current q(pi) (the
+			// expected logs of the previous iteration), then q(pi) at the
+			// new prior.
+			v.communities()
 			v.empiricalBayes()
 		}
 		v.dirichlets()
