@@ -115,11 +115,17 @@ type dsData struct {
 }
 
 func newDSData(labels []Label, items, raters, k int) (*dsData, error) {
+	return newLabelData("Dawid-Skene", labels, items, raters, k)
+}
+
+// newLabelData indexes the labels of an aggregator called method (for its
+// error messages).
+func newLabelData(method string, labels []Label, items, raters, k int) (*dsData, error) {
 	if items < 0 || raters < 0 {
 		panic("raters: negative dimension")
 	}
 	if k < 2 {
-		return nil, fmt.Errorf("raters: Dawid-Skene needs at least 2 classes, have %d", k)
+		return nil, fmt.Errorf("raters: %s needs at least 2 classes, have %d", method, k)
 	}
 	d := &dsData{n: items, r: raters, k: k, byItem: make([][]Label, items), nr: make([]int, raters)}
 	for _, l := range labels {
@@ -130,7 +136,7 @@ func newDSData(labels []Label, items, raters, k int) (*dsData, error) {
 		d.nr[l.Rater]++
 	}
 	if len(labels) == 0 {
-		return nil, errors.New("raters: Dawid-Skene needs at least one label")
+		return nil, fmt.Errorf("raters: %s needs at least one label", method)
 	}
 	return d, nil
 }
