@@ -108,13 +108,31 @@ func GLAD(labels []Label, items, raters, k int, o GLADOptions) (*Consensus, erro
 	return glad(context.Background(), labels, items, raters, k, o)
 }
 
-// gladData is the labels flattened for GLAD's inner loops.
-type gladData struct {
+// flatLabels is the labels in item order, flattened for the inner loops.
+type flatLabels struct {
 	*dsData
 	item, rater, class []int32
 	start              []int // labels of item i: [start[i], start[i+1])
-	logp               []float64
-	logK1              float64
+}
+
+func flatten(d *dsData) flatLabels {
+	f := flatLabels{dsData: d, start: make([]int, d.n+1)}
+	for i, ls := range d.byItem {
+		f.start[i+1] = f.start[i] + len(ls)
+		for _, l := range ls {
+			f.item = append(f.item, int32(l.Item))
+			f.rater = append(f.rater, int32(l.Rater))
+			f.class = append(f.class, int32(l.Class))
+		}
+	}
+	return f
+}
+
+// gladData is the labels and GLAD's fixed quantities.
+type gladData struct {
+	flatLabels
+	logp  []float64
+	logK1 float64
 }
 
 func glad(ctx context.Context, labels []Label, items, raters, k int, o GLADOptions) (*Consensus, error) {
@@ -123,7 +141,7 @@ func glad(ctx context.Context, labels []Label, items, raters, k int, o GLADOptio
 		return nil, err
 	}
 	checkValues(o.Values, k)
-	d := &gladData{dsData: d0, start: make([]int, items+1), logp: make([]float64, k), logK1: math.Log(float64(k - 1))}
+	d := &gladData{flatLabels: flatten(d0), logp: make([]float64, k), logK1: math.Log(float64(k - 1))}
 	if o.Priors != nil {
 		if len(o.Priors) != k {
 			panic("raters: len(Priors) != k")
@@ -142,14 +160,6 @@ func glad(ctx context.Context, labels []Label, items, raters, k int, o GLADOptio
 	} else {
 		for c := range d.logp {
 			d.logp[c] = -math.Log(float64(k))
-		}
-	}
-	for i, ls := range d.byItem {
-		d.start[i+1] = d.start[i] + len(ls)
-		for _, l := range ls {
-			d.item = append(d.item, int32(l.Item))
-			d.rater = append(d.rater, int32(l.Rater))
-			d.class = append(d.class, int32(l.Class))
 		}
 	}
 	nl := len(d.item)
