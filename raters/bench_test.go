@@ -158,3 +158,42 @@ func BenchmarkDawidSkeneAdultContent(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCrowdAggregators: Wawa, GLAD, MACE (10 runs, crowd-kit's
+// default) and, for comparison in the same run, one-coin and full
+// Dawid-Skene (5 runs, the default) on simulated tables (5 levels, 10
+// raters, 30% missing) of a ladder of sizes up to 100,000 items (about
+// 700,000 labels).
+func BenchmarkCrowdAggregators(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000, 100000} {
+		r := simulated(n, 10, 0.3, 5)
+		labels := LabelsOf(r)
+		for _, c := range []struct {
+			name string
+			f    func() (*Consensus, error)
+		}{
+			{"Wawa", func() (*Consensus, error) { return Wawa(labels, r.Items, r.Raters, r.K, WawaOptions{}) }},
+			{"GLAD", func() (*Consensus, error) { return GLAD(labels, r.Items, r.Raters, r.K, GLADOptions{}) }},
+			{"MACE", func() (*Consensus, error) { return MACE(labels, r.Items, r.Raters, r.K, MACEOptions{}) }},
+			{"OneCoinDawidSkene", func() (*Consensus, error) {
+				return OneCoinDawidSkene(labels, r.Items, r.Raters, r.K, DSOptions{})
+			}},
+			{"DawidSkene", func() (*Consensus, error) { return DawidSkene(labels, r.Items, r.Raters, r.K, DSOptions{}) }},
+		} {
+			b.Run(fmt.Sprintf("items=%d/labels=%d/%s", n, len(labels), c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				iters := 0
+				for b.Loop() {
+					res, err := c.f()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.Fit != nil {
+						iters = res.Fit.Iterations
+					}
+				}
+				b.ReportMetric(float64(iters), "iterations")
+			})
+		}
+	}
+}
