@@ -28,6 +28,13 @@ type Consensus struct {
 	Fit *EMDiagnostics `json:"fit,omitempty"`
 }
 
+// AggregatorNames lists the Methods of the aggregators in the order reports
+// show them: the categorical ones from the simplest, then the continuous
+// ones.
+func AggregatorNames() []string {
+	return []string{"majority", "dawid_skene", "one_coin", "wawa", "glad", "mace", "mean", "median"}
+}
+
 // ItemConsensus is an aggregator's answer for one item.
 type ItemConsensus struct {
 	// ID and Label name the item and its consensus class when known
