@@ -370,3 +370,51 @@ func TestCrowdErrorsAndCancel(t *testing.T) {
 		t.Errorf("MACE with a cancelled context: %v", err)
 	}
 }
+
+// TestCrowdUnlabelledAndPriors: items without labels have no consensus
+// (Class -1, no Probs, no Easiness) and a rater without labels keeps the
+// prior ability α = 1 in GLAD; GLAD's class priors move the posteriors the
+// way Bayes' rule says, and invalid priors panic.
+func TestCrowdUnlabelledAndPriors(t *testing.T) {
+	s := loadCrowd(t, crowdFiles["anaesthesia"])
+	n, r, k := s.dims()
+	// One extra item and one extra rater, both without labels.
+	for name, f := range map[string]func() (*Consensus, error){
+		"wawa": func() (*Consensus, error) { return Wawa(s.labels, n+1, r+1, k, WawaOptions{}) },
+		"glad": func() (*Consensus, error) { return GLAD(s.labels, n+1, r+1, k, GLADOptions{}) },
+		"mace": func() (*Consensus, error) { return MACE(s.labels, n+1, r+1, k, MACEOptions{}) },
+	} {
+		c, err := f()
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := c.Items[n]
+		if it.Class != -1 || it.Probs != nil || it.Easiness != 0 || !math.IsNaN(it.Score) || it.N != 0 {
+			t.Errorf("%s: unlabelled item %+v", name, it)
+		}
+		q := c.Raters[r]
+		if q.N != 0 || !math.IsNaN(q.Accuracy) {
+			t.Errorf("%s: unlabelled rater %+v", name, q)
+		}
+		if name == "glad" && q.Skill != 1 {
+			t.Errorf("glad: unlabelled rater's ability %.6g, want the prior mean 1", q.Skill)
+		}
+	}
+	flat, _ := GLAD(s.labels, n, r, k, GLADOptions{})
+	skew, _ := GLAD(s.labels, n, r, k, GLADOptions{Priors: []float64{0.7, 0.1, 0.1, 0.1}})
+	moved := 0
+	for i := range flat.Items {
+		if skew.Items[i].Probs[0] > flat.Items[i].Probs[0]+1e-9 {
+			moved++
+		}
+	}
+	if moved < n/2 {
+		t.Errorf("a prior favouring class 1 raised its posterior on %d of %d items", moved, n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("priors not summing to 1: no panic")
+		}
+	}()
+	GLAD(s.labels, n, r, k, GLADOptions{Priors: []float64{0.5, 0.5, 0.5, 0.5}})
+}
