@@ -1,7 +1,9 @@
 package raters
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -417,4 +419,31 @@ func TestCrowdUnlabelledAndPriors(t *testing.T) {
 		}
 	}()
 	GLAD(s.labels, n, r, k, GLADOptions{Priors: []float64{0.5, 0.5, 0.5, 0.5}})
+}
+
+// TestCrowdJSON: the skill, its kind and GLAD's easiness survive a JSON
+// round trip; aggregators without them write neither.
+func TestCrowdJSON(t *testing.T) {
+	s := loadCrowd(t, crowdFiles["anaesthesia"])
+	n, r, k := s.dims()
+	c, err := GLAD(s.labels, n, r, k, GLADOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Consensus
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Raters[0].Skill != c.Raters[0].Skill || back.Raters[0].SkillKind != "ability" || back.Items[0].Easiness != c.Items[0].Easiness {
+		t.Errorf("round trip: %+v %+v", back.Raters[0], back.Items[0])
+	}
+	ds, _ := DawidSkene(s.labels, n, r, k, DSOptions{})
+	b, _ = json.Marshal(ds)
+	if bytes.Contains(b, []byte(`"skill`)) || bytes.Contains(b, []byte(`"easiness"`)) {
+		t.Errorf("Dawid-Skene JSON has skill or easiness")
+	}
 }
