@@ -101,8 +101,9 @@ func BenchmarkCoefficients(b *testing.B) {
 	}
 }
 
-// BenchmarkDawidSkeneAdultContent fits Dawid-Skene to Ipeirotis et al.'s
-// (2010) AdultContent2 labels (92,721 labels, 11,040 sites, 825 workers, 4
+// BenchmarkDawidSkeneAdultContent fits Dawid-Skene, one-coin Dawid-Skene
+// (one run each), Wawa, GLAD and MACE (one run and crowd-kit's ten) to
+// Ipeirotis et al.'s (2010) AdultContent2 labels (92,721 labels, 11,040 sites, 825 workers, 4
 // classes, repeated labels kept) from the shared data folder; it is skipped
 // when that folder is absent.
 func BenchmarkDawidSkeneAdultContent(b *testing.B) {
@@ -136,23 +137,29 @@ func BenchmarkDawidSkeneAdultContent(b *testing.B) {
 		}
 		labels = append(labels, Label{Item: i, Rater: j, Class: c})
 	}
+	n, r := len(items), len(raters)
 	for _, c := range []struct {
-		name    string
-		oneCoin bool
-	}{{"full", false}, {"one-coin", true}} {
+		name string
+		f    func() (*Consensus, error)
+	}{
+		{"full", func() (*Consensus, error) { return DawidSkene(labels, n, r, 4, DSOptions{Restarts: -1}) }},
+		{"one-coin", func() (*Consensus, error) { return OneCoinDawidSkene(labels, n, r, 4, DSOptions{Restarts: -1}) }},
+		{"wawa", func() (*Consensus, error) { return Wawa(labels, n, r, 4, WawaOptions{}) }},
+		{"glad", func() (*Consensus, error) { return GLAD(labels, n, r, 4, GLADOptions{}) }},
+		{"mace-1run", func() (*Consensus, error) { return MACE(labels, n, r, 4, MACEOptions{Restarts: -1}) }},
+		{"mace-10runs", func() (*Consensus, error) { return MACE(labels, n, r, 4, MACEOptions{}) }},
+	} {
 		b.Run(fmt.Sprintf("labels=%d/%s", len(labels), c.name), func(b *testing.B) {
 			b.ReportAllocs()
 			var iters int
 			for b.Loop() {
-				f := DawidSkene
-				if c.oneCoin {
-					f = OneCoinDawidSkene
-				}
-				res, err := f(labels, len(items), len(raters), 4, DSOptions{Restarts: -1})
+				res, err := c.f()
 				if err != nil {
 					b.Fatal(err)
 				}
-				iters = res.Fit.Iterations
+				if res.Fit != nil {
+					iters = res.Fit.Iterations
+				}
 			}
 			b.ReportMetric(float64(iters), "iterations")
 		})

@@ -102,8 +102,10 @@ const (
 // (computed with the variational weights under VB, as MACE and crowd-kit
 // do) changes by less than Tol relatively. The run with the highest value
 // is kept (a random start must beat the first clearly), and Fit records
-// every run and the seed. crowd-kit starts each of its restarts from the
-// same random point and stops only at n_iter.
+// every run and the seed. The random starts are drawn rater by rater in
+// index order, so renumbering the raters changes them (the first run does
+// not depend on the numbering). crowd-kit starts each of its restarts from
+// the same random point and stops only at n_iter.
 //
 // A rater who labels an item several times contributes each label as a
 // separate observation. The consensus has the posteriors as Probs and the
