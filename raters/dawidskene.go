@@ -87,13 +87,16 @@ func (o DSOptions) restarts() int {
 type EMDiagnostics struct {
 	// Iterations, Converged and LogLik describe the chosen run; LogLik is
 	// the log-likelihood after each iteration (the last one is the final
-	// value; with Smoothing > 0 the log-posterior up to a constant).
+	// value; with Smoothing > 0 the log-posterior up to a constant; for
+	// GLAD the log posterior, for MACE the log marginal likelihood, under
+	// variational Bayes computed with the variational weights).
 	Iterations int       `json:"iterations"`
 	Converged  bool      `json:"converged"`
 	LogLik     []float64 `json:"loglik"`
-	// Start says how the chosen run started: "majority" or "random N".
+	// Start says how the chosen run started: "majority" or "random N"
+	// (Dawid-Skene), "uniform" or "random N" (MACE), GLAD's fixed start.
 	Start string `json:"start"`
-	// Seed is the seed of the random starts.
+	// Seed is the seed of the random starts (0 for GLAD, which has none).
 	Seed uint64 `json:"seed"`
 	// Runs summarises every run, the majority-vote start first.
 	Runs []EMRun `json:"runs"`

@@ -6,9 +6,10 @@ import (
 	"math"
 )
 
-// GLADOptions control GLAD. The zero value gives the documented defaults,
-// which are crowd-kit's (crowdkit.aggregation.GLAD) except for the stopping
-// rule.
+// GLADOptions control GLAD. The zero value gives the documented defaults:
+// crowd-kit's model, priors, start and iteration limit
+// (crowdkit.aggregation.GLAD), with a tighter stopping rule and a Newton
+// M-step instead of conjugate gradients.
 type GLADOptions struct {
 	// MaxIter bounds the EM iterations; 0 means 100 (crowd-kit's n_iter).
 	MaxIter int
