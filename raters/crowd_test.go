@@ -198,10 +198,10 @@ func withExtraRater(t *testing.T, m int, f func(g int) int) ([]Label, int, int) 
 	return labels, r.Items, r.Raters + 1
 }
 
-// TestMACESpammer: a rater who always answers class 0 gets a low
-// competence from MACE (Hovy et al.'s motivating case), far below every
-// real RTE worker with as many labels, and Wawa a weight near the share of
-// class 0 among the majority votes.
+// TestMACESpammer: a rater who always answers class 0 gets a competence
+// below 0.1 from MACE (Hovy et al.'s motivating case), and below every real
+// RTE worker with at least 100 labels (RTE has near-random workers too, at
+// about 0.01).
 func TestMACESpammer(t *testing.T) {
 	labels, n, r := withExtraRater(t, 400, func(int) int { return 0 })
 	c, err := MACE(labels, n, r, 2, MACEOptions{Seed: 3})
