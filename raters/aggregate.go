@@ -12,7 +12,7 @@ import (
 // reports can put them side by side, and beside the models' consensus.
 type Consensus struct {
 	// Method names the aggregator: "majority", "mean", "median",
-	// "dawid_skene" or "one_coin".
+	// "dawid_skene", "one_coin", "wawa", "glad" or "mace".
 	Method string `json:"method"`
 	// Items holds the consensus of each item, in table order.
 	Items []ItemConsensus `json:"items"`
@@ -26,6 +26,13 @@ type Consensus struct {
 	Ties int `json:"ties,omitempty"`
 	// Fit holds the convergence diagnostics of iterative aggregators.
 	Fit *EMDiagnostics `json:"fit,omitempty"`
+}
+
+// AggregatorNames lists the Methods of the aggregators in the order reports
+// show them: the categorical ones from the simplest, then the continuous
+// ones.
+func AggregatorNames() []string {
+	return []string{"majority", "dawid_skene", "one_coin", "wawa", "glad", "mace", "mean", "median"}
 }
 
 // ItemConsensus is an aggregator's answer for one item.
@@ -49,6 +56,11 @@ type ItemConsensus struct {
 	Tied []int `json:"tied,omitempty"`
 	// N is the number of ratings of the item.
 	N int `json:"n"`
+	// Easiness is GLAD's β_i > 0, the item's inverse difficulty (Whitehill
+	// et al. 2009): the larger, the more likely every rater labels it
+	// correctly. It is 0 for the other aggregators and for GLAD's items
+	// without labels.
+	Easiness float64 `json:"easiness,omitempty"`
 }
 
 // RaterQuality is one rater's quality against a consensus.
@@ -72,6 +84,14 @@ type RaterQuality struct {
 	// classes that never were the consensus of an item the rater rated are
 	// zero).
 	Confusion [][]float64 `json:"confusion,omitempty"`
+	// Skill is the aggregator's own quality parameter of the rater, and
+	// SkillKind names it: "weight" for Wawa (the rater's accuracy against
+	// the majority vote, its vote's weight), "ability" for GLAD (α_j, on
+	// the logit scale: 0 is guessing, negative adversarial), "competence"
+	// for MACE (θ_j, the probability that the rater does not spam). Other
+	// aggregators leave both empty and Skill is then meaningless.
+	Skill     float64 `json:"skill,omitempty"`
+	SkillKind string  `json:"skill_kind,omitempty"`
 }
 
 // Modes returns the classes with the most votes, lowest first, counts[k]

@@ -101,8 +101,9 @@ func BenchmarkCoefficients(b *testing.B) {
 	}
 }
 
-// BenchmarkDawidSkeneAdultContent fits Dawid-Skene to Ipeirotis et al.'s
-// (2010) AdultContent2 labels (92,721 labels, 11,040 sites, 825 workers, 4
+// BenchmarkDawidSkeneAdultContent fits Dawid-Skene, one-coin Dawid-Skene
+// (one run each), Wawa, GLAD and MACE (one run and crowd-kit's ten) to
+// Ipeirotis et al.'s (2010) AdultContent2 labels (92,721 labels, 11,040 sites, 825 workers, 4
 // classes, repeated labels kept) from the shared data folder; it is skipped
 // when that folder is absent.
 func BenchmarkDawidSkeneAdultContent(b *testing.B) {
@@ -136,25 +137,70 @@ func BenchmarkDawidSkeneAdultContent(b *testing.B) {
 		}
 		labels = append(labels, Label{Item: i, Rater: j, Class: c})
 	}
+	n, r := len(items), len(raters)
 	for _, c := range []struct {
-		name    string
-		oneCoin bool
-	}{{"full", false}, {"one-coin", true}} {
+		name string
+		f    func() (*Consensus, error)
+	}{
+		{"full", func() (*Consensus, error) { return DawidSkene(labels, n, r, 4, DSOptions{Restarts: -1}) }},
+		{"one-coin", func() (*Consensus, error) { return OneCoinDawidSkene(labels, n, r, 4, DSOptions{Restarts: -1}) }},
+		{"wawa", func() (*Consensus, error) { return Wawa(labels, n, r, 4, WawaOptions{}) }},
+		{"glad", func() (*Consensus, error) { return GLAD(labels, n, r, 4, GLADOptions{}) }},
+		{"mace-1run", func() (*Consensus, error) { return MACE(labels, n, r, 4, MACEOptions{Restarts: -1}) }},
+		{"mace-10runs", func() (*Consensus, error) { return MACE(labels, n, r, 4, MACEOptions{}) }},
+	} {
 		b.Run(fmt.Sprintf("labels=%d/%s", len(labels), c.name), func(b *testing.B) {
 			b.ReportAllocs()
 			var iters int
 			for b.Loop() {
-				f := DawidSkene
-				if c.oneCoin {
-					f = OneCoinDawidSkene
-				}
-				res, err := f(labels, len(items), len(raters), 4, DSOptions{Restarts: -1})
+				res, err := c.f()
 				if err != nil {
 					b.Fatal(err)
 				}
-				iters = res.Fit.Iterations
+				if res.Fit != nil {
+					iters = res.Fit.Iterations
+				}
 			}
 			b.ReportMetric(float64(iters), "iterations")
 		})
+	}
+}
+
+// BenchmarkCrowdAggregators: Wawa, GLAD, MACE (10 runs, crowd-kit's
+// default) and, for comparison in the same run, one-coin and full
+// Dawid-Skene (5 runs, the default) on simulated tables (5 levels, 10
+// raters, 30% missing) of a ladder of sizes up to 100,000 items (about
+// 700,000 labels).
+func BenchmarkCrowdAggregators(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000, 100000} {
+		r := simulated(n, 10, 0.3, 5)
+		labels := LabelsOf(r)
+		for _, c := range []struct {
+			name string
+			f    func() (*Consensus, error)
+		}{
+			{"Wawa", func() (*Consensus, error) { return Wawa(labels, r.Items, r.Raters, r.K, WawaOptions{}) }},
+			{"GLAD", func() (*Consensus, error) { return GLAD(labels, r.Items, r.Raters, r.K, GLADOptions{}) }},
+			{"MACE", func() (*Consensus, error) { return MACE(labels, r.Items, r.Raters, r.K, MACEOptions{}) }},
+			{"OneCoinDawidSkene", func() (*Consensus, error) {
+				return OneCoinDawidSkene(labels, r.Items, r.Raters, r.K, DSOptions{})
+			}},
+			{"DawidSkene", func() (*Consensus, error) { return DawidSkene(labels, r.Items, r.Raters, r.K, DSOptions{}) }},
+		} {
+			b.Run(fmt.Sprintf("items=%d/labels=%d/%s", n, len(labels), c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				iters := 0
+				for b.Loop() {
+					res, err := c.f()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.Fit != nil {
+						iters = res.Fit.Iterations
+					}
+				}
+				b.ReportMetric(float64(iters), "iterations")
+			})
+		}
 	}
 }

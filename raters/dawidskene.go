@@ -87,13 +87,16 @@ func (o DSOptions) restarts() int {
 type EMDiagnostics struct {
 	// Iterations, Converged and LogLik describe the chosen run; LogLik is
 	// the log-likelihood after each iteration (the last one is the final
-	// value; with Smoothing > 0 the log-posterior up to a constant).
+	// value; with Smoothing > 0 the log-posterior up to a constant; for
+	// GLAD the log posterior, for MACE the log marginal likelihood, under
+	// variational Bayes computed with the variational weights).
 	Iterations int       `json:"iterations"`
 	Converged  bool      `json:"converged"`
 	LogLik     []float64 `json:"loglik"`
-	// Start says how the chosen run started: "majority" or "random N".
+	// Start says how the chosen run started: "majority" or "random N"
+	// (Dawid-Skene), "uniform" or "random N" (MACE), GLAD's fixed start.
 	Start string `json:"start"`
-	// Seed is the seed of the random starts.
+	// Seed is the seed of the random starts (0 for GLAD, which has none).
 	Seed uint64 `json:"seed"`
 	// Runs summarises every run, the majority-vote start first.
 	Runs []EMRun `json:"runs"`
@@ -115,11 +118,17 @@ type dsData struct {
 }
 
 func newDSData(labels []Label, items, raters, k int) (*dsData, error) {
+	return newLabelData("Dawid-Skene", labels, items, raters, k)
+}
+
+// newLabelData indexes the labels of an aggregator called method (for its
+// error messages).
+func newLabelData(method string, labels []Label, items, raters, k int) (*dsData, error) {
 	if items < 0 || raters < 0 {
 		panic("raters: negative dimension")
 	}
 	if k < 2 {
-		return nil, fmt.Errorf("raters: Dawid-Skene needs at least 2 classes, have %d", k)
+		return nil, fmt.Errorf("raters: %s needs at least 2 classes, have %d", method, k)
 	}
 	d := &dsData{n: items, r: raters, k: k, byItem: make([][]Label, items), nr: make([]int, raters)}
 	for _, l := range labels {
@@ -130,7 +139,7 @@ func newDSData(labels []Label, items, raters, k int) (*dsData, error) {
 		d.nr[l.Rater]++
 	}
 	if len(labels) == 0 {
-		return nil, errors.New("raters: Dawid-Skene needs at least one label")
+		return nil, fmt.Errorf("raters: %s needs at least one label", method)
 	}
 	return d, nil
 }

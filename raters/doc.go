@@ -1,7 +1,8 @@
 // Package raters holds the rater analytics that are not one model: agreement
 // coefficients (Krippendorff's alpha, Fleiss' and Cohen's kappa, Scott's pi,
 // Gwet's AC1/AC2, intraclass correlations, ...) with confidence intervals,
-// baseline aggregators (majority vote, mean and median, Dawid-Skene) and
+// baseline aggregators (majority vote, mean and median, Dawid-Skene,
+// one-coin Dawid-Skene, Wawa, GLAD, MACE) and
 // per-rater profiles. It works on plain Go values and imports nothing of
 // concord's but, if ever needed, multirater's numeric helpers.
 //
@@ -36,7 +37,10 @@
 //
 // Dawid-Skene is the EM of Dawid & Skene (1979) with class priors and one
 // confusion matrix per rater (or one accuracy per rater, one-coin), started
-// from the majority-vote shares and from random points.
+// from the majority-vote shares and from random points. Wawa, GLAD
+// (Whitehill et al. 2009) and MACE (Hovy et al. 2013) are crowd-kit's other
+// standard aggregators, with its defaults; each rater's own parameter
+// (Wawa's weight, GLAD's ability, MACE's competence) is RaterQuality.Skill.
 //
 // The tests check every coefficient against independent implementations
 // run on real data with missing ratings (irrCAC, NLTK, statsmodels,

@@ -203,3 +203,69 @@ func ExampleAnalyze() {
 	// ordinal alpha 0.815, 95% bootstrap interval [0.49, 0.99]
 	// Fleiss' kappa 0.761, ICC(2,1) 0.858
 }
+
+// crowd is a small label set: five raters label eight items; raters 1 and
+// 2 always give the true class, rater 3 all but once, rater 4 reverses every
+// other item and rater 5 always answers class 0.
+func crowd() []raters.Label {
+	truth := []int{0, 1, 1, 0, 1, 1, 0, 1}
+	var out []raters.Label
+	for i, c := range truth {
+		r3 := c
+		if i == 5 {
+			r3 = 1 - c
+		}
+		out = append(out,
+			raters.Label{Item: i, Rater: 0, Class: c},
+			raters.Label{Item: i, Rater: 1, Class: c},
+			raters.Label{Item: i, Rater: 2, Class: r3},
+			raters.Label{Item: i, Rater: 3, Class: c ^ (i % 2)},
+			raters.Label{Item: i, Rater: 4, Class: 0})
+	}
+	return out
+}
+
+func ExampleWawa() {
+	c, err := raters.Wawa(crowd(), 8, 5, 2, raters.WawaOptions{})
+	if err != nil {
+		panic(err)
+	}
+	for j, q := range c.Raters {
+		if j > 0 {
+			fmt.Print("  ")
+		}
+		fmt.Printf("%s %.2f", q.SkillKind, q.Skill)
+	}
+	fmt.Println()
+	fmt.Println("classes", c.Items[0].Class, c.Items[1].Class, c.Items[5].Class)
+	// Rater 3 agrees with every majority vote, even item 6's wrong one.
+	// Output:
+	// weight 0.88  weight 0.88  weight 1.00  weight 0.62  weight 0.50
+	// classes 0 1 0
+}
+
+func ExampleGLAD() {
+	c, err := raters.GLAD(crowd(), 8, 5, 2, raters.GLADOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("converged %v; abilities %.2f %.2f %.2f %.2f %.2f\n", c.Fit.Converged, c.Raters[0].Skill, c.Raters[1].Skill, c.Raters[2].Skill, c.Raters[3].Skill, c.Raters[4].Skill)
+	fmt.Printf("item 2: P(class 1) = %.3f, easiness %.2f\n", c.Items[1].Probs[1], c.Items[1].Easiness)
+	// Output:
+	// converged true; abilities 1.33 1.33 0.99 0.19 -0.09
+	// item 2: P(class 1) = 1.000, easiness 2.93
+}
+
+func ExampleMACE() {
+	c, err := raters.MACE(crowd(), 8, 5, 2, raters.MACEOptions{Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("competences %.2f %.2f %.2f %.2f %.2f\n", c.Raters[0].Skill, c.Raters[1].Skill, c.Raters[2].Skill, c.Raters[3].Skill, c.Raters[4].Skill)
+	fmt.Printf("best of %d runs (seed %d)\n", len(c.Fit.Runs), c.Fit.Seed)
+	// The rater who always says 0 and the one who reverses every other
+	// item are found out.
+	// Output:
+	// competences 0.93 0.93 0.73 0.13 0.07
+	// best of 10 runs (seed 1)
+}

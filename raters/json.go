@@ -83,6 +83,8 @@ type itemJSON struct {
 	Tie   bool   `json:"tie,omitempty"`
 	Tied  []int  `json:"tied,omitempty"`
 	N     int    `json:"n"`
+	// Easiness is written when positive (GLAD).
+	Easiness float64 `json:"easiness,omitempty"`
 }
 
 func nums(v []float64) []num {
@@ -111,6 +113,9 @@ func floats(v []num) []float64 {
 // numbers are null.
 func (it ItemConsensus) MarshalJSON() ([]byte, error) {
 	j := itemJSON{ID: it.ID, Label: it.Label, Score: num(it.Score), Probs: nums(it.Probs), Tie: it.Tie, Tied: it.Tied, N: it.N}
+	if it.Easiness > 0 && !math.IsInf(it.Easiness, 0) {
+		j.Easiness = it.Easiness
+	}
 	if it.Class >= 0 {
 		c := it.Class
 		j.Class = &c
@@ -124,7 +129,7 @@ func (it *ItemConsensus) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*it = ItemConsensus{ID: j.ID, Class: -1, Label: j.Label, Score: float64(j.Score), Probs: floats(j.Probs), Tie: j.Tie, Tied: j.Tied, N: j.N}
+	*it = ItemConsensus{ID: j.ID, Class: -1, Label: j.Label, Score: float64(j.Score), Probs: floats(j.Probs), Tie: j.Tie, Tied: j.Tied, N: j.N, Easiness: j.Easiness}
 	if j.Class != nil {
 		it.Class = *j.Class
 	}
@@ -138,11 +143,17 @@ type raterJSON struct {
 	MAE       num     `json:"mae"`
 	Bias      num     `json:"bias"`
 	Confusion [][]num `json:"confusion,omitempty"`
+	Skill     *num    `json:"skill,omitempty"`
+	SkillKind string  `json:"skill_kind,omitempty"`
 }
 
 // MarshalJSON writes the rater's quality; undefined numbers are null.
 func (q RaterQuality) MarshalJSON() ([]byte, error) {
 	j := raterJSON{ID: q.ID, N: q.N, Accuracy: num(q.Accuracy), MAE: num(q.MAE), Bias: num(q.Bias)}
+	if q.SkillKind != "" {
+		s := num(q.Skill)
+		j.Skill, j.SkillKind = &s, q.SkillKind
+	}
 	for _, row := range q.Confusion {
 		j.Confusion = append(j.Confusion, nums(row))
 	}
@@ -155,7 +166,10 @@ func (q *RaterQuality) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*q = RaterQuality{ID: j.ID, N: j.N, Accuracy: float64(j.Accuracy), MAE: float64(j.MAE), Bias: float64(j.Bias)}
+	*q = RaterQuality{ID: j.ID, N: j.N, Accuracy: float64(j.Accuracy), MAE: float64(j.MAE), Bias: float64(j.Bias), SkillKind: j.SkillKind}
+	if j.Skill != nil {
+		q.Skill = float64(*j.Skill)
+	}
 	for _, row := range j.Confusion {
 		q.Confusion = append(q.Confusion, floats(row))
 	}

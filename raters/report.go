@@ -45,16 +45,20 @@ type Options struct {
 	// with replacement) for the percentile intervals; 0 means 1000, a
 	// negative value none (the intervals are then the analytic ones).
 	Bootstrap int
-	// Seed seeds the bootstrap and the random starts of Dawid-Skene.
+	// Seed seeds the bootstrap and the random starts of Dawid-Skene and
+	// MACE.
 	Seed uint64
 	// ConfLevel of every interval; 0 means 0.95.
 	ConfLevel float64
 	// ObservedCategoriesOnly: see CoefOptions.
 	ObservedCategoriesOnly bool
-	// ICC and DS pass options to ICC and the Dawid-Skene aggregators
-	// (their ConfLevel, Seed and Values are set by Analyze).
-	ICC ICCOptions
-	DS  DSOptions
+	// ICC, DS, GLAD and MACE pass options to ICC, the Dawid-Skene
+	// aggregators, GLAD and MACE (their ConfLevel, Seed and Values are set
+	// by Analyze).
+	ICC  ICCOptions
+	DS   DSOptions
+	GLAD GLADOptions
+	MACE MACEOptions
 	// RaterNames, ItemNames and CategoryNames label the report; nil
 	// means the indices.
 	RaterNames, ItemNames, CategoryNames []string
@@ -228,7 +232,8 @@ type Report struct {
 //	nominal   Krippendorff's alpha (nominal); Fleiss' kappa with per-category
 //	          kappas; Randolph's kappa; Cohen's kappa per pair (unweighted);
 //	          Scott's pi; Gwet's AC1; Brennan-Prediger; percent agreement;
-//	          Conger's kappa; majority vote, Dawid-Skene, one-coin Dawid-Skene
+//	          Conger's kappa; majority vote, Dawid-Skene, one-coin Dawid-Skene,
+//	          Wawa, GLAD, MACE
 //	ordinal   all of the above, plus alpha (ordinal, interval, ratio), the
 //	          linear and quadratic Cohen's kappas, the weighted coefficients
 //	          (linear, quadratic, ordinal and ratio weights; gwet_ac2 is the
@@ -243,7 +248,7 @@ func Analyze(r *Ratings, o Options) (*Report, error) {
 
 // AnalyzeContext is Analyze that stops early when ctx is done (a client
 // that went away): the bootstrap checks ctx before every replicate and the
-// Dawid-Skene EM before every iteration. It then returns ctx.Err() (or its
+// Dawid-Skene, GLAD and MACE EM before every iteration. It then returns ctx.Err() (or its
 // cause) and no report.
 func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error) {
 	r.check()
@@ -494,6 +499,30 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 			return nil, cerr
 		} else {
 			rep.Notes = append(rep.Notes, "one-coin Dawid-Skene left out: "+err.Error())
+		}
+		vals := valuesOf(r)
+		if wa, err := Wawa(labels, r.Items, r.Raters, r.K, WawaOptions{Values: vals}); err == nil {
+			rep.Aggregators["wawa"] = wa
+		} else {
+			rep.Notes = append(rep.Notes, "Wawa left out: "+err.Error())
+		}
+		gl := o.GLAD
+		gl.Values = vals
+		if g, err := glad(ctx, labels, r.Items, r.Raters, r.K, gl); err == nil {
+			rep.Aggregators["glad"] = g
+		} else if cerr := ctxErr(ctx); cerr != nil {
+			return nil, cerr
+		} else {
+			rep.Notes = append(rep.Notes, "GLAD left out: "+err.Error())
+		}
+		mo := o.MACE
+		mo.Seed, mo.Values = o.Seed, vals
+		if m, err := mace(ctx, labels, r.Items, r.Raters, r.K, mo); err == nil {
+			rep.Aggregators["mace"] = m
+		} else if cerr := ctxErr(ctx); cerr != nil {
+			return nil, cerr
+		} else {
+			rep.Notes = append(rep.Notes, "MACE left out: "+err.Error())
 		}
 	}
 	if o.Level != Nominal {

@@ -869,7 +869,7 @@ func (b *builder) agreement(ag *raters.Report) {
 		}
 	}
 	// Aggregators, beside the model.
-	order := []string{"majority", "dawid_skene", "one_coin", "mean", "median"}
+	order := raters.AggregatorNames()
 	var aggNames []string
 	for _, n := range order {
 		if ag.Aggregators[n] != nil {
@@ -936,7 +936,12 @@ func (b *builder) agreement(ag *raters.Report) {
 			if r.Baselines == nil {
 				r.Baselines = map[string]RaterBaseline{}
 			}
-			r.Baselines[name] = RaterBaseline{Accuracy: Number(q.Accuracy), MAE: Number(q.MAE)}
+			rb := RaterBaseline{Accuracy: Number(q.Accuracy), MAE: Number(q.MAE)}
+			if q.SkillKind != "" {
+				s := Number(q.Skill)
+				rb.Skill, rb.SkillKind = &s, q.SkillKind
+			}
+			r.Baselines[name] = rb
 		}
 		a.Aggregators = append(a.Aggregators, out)
 	}
@@ -951,6 +956,12 @@ func aggregatorLabel(name string) string {
 		return "Dawid-Skene"
 	case "one_coin":
 		return "one-coin Dawid-Skene"
+	case "wawa":
+		return "Wawa (weighted majority vote)"
+	case "glad":
+		return "GLAD"
+	case "mace":
+		return "MACE"
 	case "mean":
 		return "mean rating"
 	case "median":

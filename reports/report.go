@@ -400,10 +400,14 @@ type LabelError struct {
 // RaterBaseline is a rater's quality against one aggregator's consensus:
 // the share of labels equal to its class (Dawid-Skene: the model's
 // probability of a correct label) and the mean absolute difference from
-// its score.
+// its score; and, for the aggregators that estimate one, the aggregator's
+// own parameter of the rater (raters.RaterQuality.Skill), named by
+// SkillKind: Wawa's "weight", GLAD's "ability", MACE's "competence".
 type RaterBaseline struct {
-	Accuracy Number `json:"accuracy"`
-	MAE      Number `json:"mae"`
+	Accuracy  Number  `json:"accuracy"`
+	MAE       Number  `json:"mae"`
+	Skill     *Number `json:"skill,omitempty"`
+	SkillKind string  `json:"skill_kind,omitempty"`
 }
 
 // RaterThresholds are one rater's K-1 thresholds on the consensus scale.

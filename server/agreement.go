@@ -16,7 +16,7 @@ import (
 // Agreement analyses.
 //
 // An agreement analysis costs O(labels) for the coefficients and the
-// Dawid-Skene aggregators and O(replicates × (labels + rater pairs sharing
+// crowd aggregators (Dawid-Skene, GLAD, MACE, ...) and O(replicates × (labels + rater pairs sharing
 // an item)) for the bootstrap, so that a large project can keep the cores
 // busy for minutes. Any key that can read a project can ask for one, so
 // the server bounds and shares the work:

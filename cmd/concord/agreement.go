@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -23,8 +24,14 @@ Brennan-Prediger, percent agreement, Conger's kappa and, for ordinal and
 bounded schemes, the weighted coefficients and intraclass correlations; each
 with its analytic standard error where the literature has one and a 95%
 interval (bootstrap over items unless --bootstrap 0). Missing ratings are
-allowed everywhere. Then majority vote, mean, median and Dawid-Skene consensus
-with per-rater quality, and a profile of each rater.
+allowed everywhere. Then the baseline aggregators with per-rater quality:
+majority vote, Dawid-Skene, one-coin Dawid-Skene, Wawa (majority vote weighted
+by each rater's agreement with it), GLAD (rater ability x item difficulty) and
+MACE (rater competence against spamming) for categorical schemes, with
+crowd-kit's defaults and the random starts seeded by --seed; mean and median
+for ordinal and bounded ones. The rater table shows each rater's agreement
+with every aggregator's consensus, Dawid-Skene's accuracy, Wawa's weight,
+GLAD's ability and MACE's competence. Then a profile of each rater.
 
 Which coefficients apply follows the scheme: nominal and binary schemes get the
 nominal ones; ordinal schemes all of them; bounded schemes the interval and
@@ -55,7 +62,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	fs.Var(where, "where", "keep only rows of --labels whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	boot := fs.Int("bootstrap", 1000, "bootstrap replicates for the intervals (0: analytic intervals only)")
-	seed := fs.Uint64("seed", 1, "seed of the bootstrap and of the Dawid-Skene random starts")
+	seed := fs.Uint64("seed", 1, "seed of the bootstrap and of the Dawid-Skene and MACE random starts")
 	conf := fs.Float64("conf-level", 0.95, "confidence level of the intervals")
 	observed := fs.Bool("observed-categories", false, "use only the categories that occur in the data (irrCAC without categ.labels) instead of all the scheme's levels")
 	complete := fs.Bool("complete-cases", false, "ICC on the items every rater rated (classical ANOVA) instead of REML on all ratings")
@@ -244,11 +251,28 @@ func printAgreement(w io.Writer, source string, rep *analysis.AgreementReport, m
 	}
 
 	fmt.Fprintln(w)
-	var aggs []string
-	for n := range rep.Aggregators {
-		aggs = append(aggs, n)
+	// The aggregators in the reports' order, any others after them.
+	var aggs, extra []string
+	for _, n := range raters.AggregatorNames() {
+		if rep.Aggregators[n] != nil {
+			aggs = append(aggs, n)
+		}
 	}
-	sort.Strings(aggs)
+	for n := range rep.Aggregators {
+		if !slices.Contains(aggs, n) {
+			extra = append(extra, n)
+		}
+	}
+	sort.Strings(extra)
+	aggs = append(aggs, extra...)
+	// Each aggregator's own rater parameter (Wawa's weight, GLAD's
+	// ability, MACE's competence) gets a column.
+	var skills []string
+	for _, n := range aggs {
+		if c := rep.Aggregators[n]; len(c.Raters) > 0 && c.Raters[0].SkillKind != "" {
+			skills = append(skills, n)
+		}
+	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Aggregator\tconsensus classes\tdetails\t\n")
 	for _, n := range aggs {
@@ -274,6 +298,9 @@ func printAgreement(w io.Writer, source string, rep *analysis.AgreementReport, m
 	if _, ok := rep.Aggregators["dawid_skene"]; ok {
 		header += "\tDS accuracy"
 	}
+	for _, n := range skills {
+		header += "\t" + n + " " + rep.Aggregators[n].Raters[0].SkillKind
+	}
 	fmt.Fprintln(tw, header+"\t")
 	for j, p := range rep.Profiles {
 		line := fmt.Sprintf("%s\t%d", p.Rater, p.Labels)
@@ -287,6 +314,9 @@ func printAgreement(w io.Writer, source string, rep *analysis.AgreementReport, m
 		}
 		if ds, ok := rep.Aggregators["dawid_skene"]; ok {
 			line += "\t" + f4(ds.Raters[j].Accuracy)
+		}
+		for _, n := range skills {
+			line += "\t" + f4(rep.Aggregators[n].Raters[j].Skill)
 		}
 		fmt.Fprintln(tw, line+"\t")
 	}

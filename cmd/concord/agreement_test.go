@@ -42,10 +42,21 @@ func TestAgreementCommandFiles(t *testing.T) {
 	if code := run(context.Background(), e, []string{"agreement", "--labels", "testdata/agreement_sirt_k1.csv", "--scheme", "ordinal:0..3", "--bootstrap", "0"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
-	for _, want := range []string{"Krippendorff's alpha (ordinal)", "Fleiss' kappa", "ICC(2,1)", "Cohen's kappa", "dawid_skene", "majority", "Rater"} {
+	for _, want := range []string{"Krippendorff's alpha (ordinal)", "Fleiss' kappa", "ICC(2,1)", "Cohen's kappa", "dawid_skene", "majority", "Rater",
+		"vs wawa", "vs glad", "vs mace", "wawa weight", "glad ability", "mace competence"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	// The aggregators in the reports' order.
+	s := out.String()
+	last := -1
+	for _, n := range []string{"\nmajority ", "\ndawid_skene ", "\none_coin ", "\nwawa ", "\nglad ", "\nmace ", "\nmean ", "\nmedian "} {
+		at := strings.Index(s, n)
+		if at < 0 || at < last {
+			t.Errorf("aggregator %q missing or out of order", strings.TrimSpace(n))
+		}
+		last = at
 	}
 }
 
