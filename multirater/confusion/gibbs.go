@@ -41,6 +41,9 @@ type chain struct {
 	k      int
 	z      []int32
 	counts []float64 // (l*K+k)*K+j
+	// rowTot[l*K+k] is the sum over j of counts, a0Tot[l*K+k] that of
+	// alpha0 (the collapsed z update's denominators).
+	rowTot, a0Tot []float64
 	class  []float64
 	pi     []float64 // (l*K+k)*K+j
 	logT   []float64 // (l*K+j)*K+k
@@ -64,7 +67,7 @@ type chain struct {
 func newChain(md *model, pr *gibbsPrior, c0 float64, samples int, seed uint64, c int) *chain {
 	k := md.k
 	rng, _ := mcmc.NewChainRand(seed, c)
-	ch := &chain{md: md, alpha0: pr.alpha0, c0: c0, rng: rng, k: k, z: make([]int32, md.n),
+	ch := &chain{md: md, alpha0: pr.alpha0, c0: c0, rowTot: make([]float64, md.l*k), a0Tot: make([]float64, md.l*k), rng: rng, k: k, z: make([]int32, md.n),
 		counts: make([]float64, md.l*k*k), class: make([]float64, k), pi: make([]float64, md.l*k*k), logT: make([]float64, md.l*k*k),
 		rho: make([]float64, k), logRho: make([]float64, k), prob: make([]float64, md.n*k), lg: make([]float64, k), lq: make([]float64, k), lrow: make([]float64, k),
 		diagDraws: make([][]float32, md.l*k), rhoDraws: make([][]float64, k), accDraws: make([][]float32, md.l),
@@ -92,6 +95,11 @@ func newChain(md *model, pr *gibbsPrior, c0 float64, samples int, seed uint64, c
 			ch.lq[md.y[p]]++
 		}
 		ch.z[n] = int32(ch.categorical(ch.lq))
+	}
+	for i := range ch.a0Tot {
+		for j := 0; j < k; j++ {
+			ch.a0Tot[i] += ch.alpha0[i*k+j]
+		}
 	}
 	ch.countsFromZ()
 	ch.drawParams()
@@ -137,11 +145,14 @@ func (ch *chain) countsFromZ() {
 	md, k := ch.md, ch.k
 	clear(ch.counts)
 	clear(ch.class)
+	clear(ch.rowTot)
 	for n := 0; n < md.n; n++ {
 		z := int(ch.z[n])
 		ch.class[z]++
 		for p := md.start[n]; p < md.start[n+1]; p++ {
-			ch.counts[(int(md.rater[p])*k+z)*k+int(md.y[p])]++
+			l := int(md.rater[p])
+			ch.counts[(l*k+z)*k+int(md.y[p])]++
+			ch.rowTot[l*k+z]++
 		}
 	}
 }
@@ -213,8 +224,18 @@ func (ch *chain) drawParams() {
 	ch.dirichletTo(ch.rho, ch.logRho, a)
 }
 
-// drawZ draws every item's class given pi and rho, keeping the
-// conditional probabilities.
+// drawZ draws every item's class in turn from its collapsed full
+// conditional, pi and rho integrated out (Dirichlet-multinomial):
+//
+//	P(z_n = k | z_-n) ∝ (c_0 + #{m != n: z_m = k}) prod over item n's labels (l, j), in order, of
+//	                    (a_l[k, j] + N_l[k, j]) / (sum_j a_l[k, j] + N_l[k, .])
+//
+// with the counts N of the other items' labels (and of the item's earlier
+// labels: repeated labels of one rater), keeping these probabilities for
+// the Rao-Blackwellised class probabilities. Integrating pi out lets the
+// classes of a rater's items move together, where drawing them given pi
+// mixes slowly for a rater whose confusions the data leave uncertain.
+// The products are kept in range by rescaling.
 func (ch *chain) drawZ() {
 	md, k := ch.md, ch.k
 	for n := 0; n < md.n; n++ {
@@ -224,15 +245,90 @@ func (ch *chain) drawZ() {
 			pn[md.gold[n]] = 1
 			continue
 		}
-		md.classPosteriorTo(pn, n, ch.logRho, ch.logT)
-		ch.z[n] = int32(ch.categorical(pn))
+		lo, hi := md.start[n], md.start[n+1]
+		z := int(ch.z[n])
+		ch.class[z]--
+		for p := lo; p < hi; p++ {
+			l := int(md.rater[p])
+			ch.counts[(l*k+z)*k+int(md.y[p])]--
+			ch.rowTot[l*k+z]--
+		}
+		for c := range pn {
+			pn[c] = ch.c0 + ch.class[c]
+		}
+		if md.repeat[n] {
+			ch.repeatedLabels(pn, lo, hi)
+		} else {
+			for p := lo; p < hi; p++ {
+				l, y := int(md.rater[p]), int(md.y[p])
+				mx := 0.0
+				for c := range pn {
+					i := l*k + c
+					pn[c] *= (ch.alpha0[i*k+y] + ch.counts[i*k+y]) / (ch.a0Tot[i] + ch.rowTot[i])
+					if pn[c] > mx {
+						mx = pn[c]
+					}
+				}
+				if mx < 0x1p-512 { // every class alike: the ratios are unchanged
+					for c := range pn {
+						pn[c] *= 0x1p512
+					}
+				}
+			}
+		}
+		sum := 0.0
+		for _, x := range pn {
+			sum += x
+		}
+		for c := range pn {
+			pn[c] /= sum
+		}
+		z = ch.categorical(pn)
+		ch.z[n] = int32(z)
+		ch.class[z]++
+		for p := lo; p < hi; p++ {
+			l := int(md.rater[p])
+			ch.counts[(l*k+z)*k+int(md.y[p])]++
+			ch.rowTot[l*k+z]++
+		}
 	}
 }
 
-// Sweep draws z, then pi and rho.
+// repeatedLabels multiplies pn by the sequential predictive probabilities
+// of labels lo..hi-1 of an item with repeated labels of a rater, each
+// label counted before the next.
+func (ch *chain) repeatedLabels(pn []float64, lo, hi int) {
+	md, k := ch.md, ch.k
+	for p := lo; p < hi; p++ {
+		l, y := int(md.rater[p]), int(md.y[p])
+		mx := 0.0
+		for c := range pn {
+			i := l*k + c
+			pn[c] *= (ch.alpha0[i*k+y] + ch.counts[i*k+y]) / (ch.a0Tot[i] + ch.rowTot[i])
+			ch.counts[i*k+y]++
+			ch.rowTot[i]++
+			if pn[c] > mx {
+				mx = pn[c]
+			}
+		}
+		if mx < 0x1p-512 {
+			for c := range pn {
+				pn[c] *= 0x1p512
+			}
+		}
+	}
+	for p := lo; p < hi; p++ {
+		l, y := int(md.rater[p]), int(md.y[p])
+		for c := range pn {
+			ch.counts[(l*k+c)*k+y]--
+			ch.rowTot[l*k+c]--
+		}
+	}
+}
+
+// Sweep draws z (collapsed), then pi and rho given z.
 func (ch *chain) Sweep(bool) error {
 	ch.drawZ()
-	ch.countsFromZ()
 	ch.drawParams()
 	return nil
 }
@@ -255,8 +351,8 @@ func (ch *chain) Record(i int) {
 	for c := range ch.rho {
 		ch.rhoDraws[c][i] = ch.rho[c]
 	}
-	// The prob of the last sweep is P(z | pi, rho) of the previous draw of
-	// (pi, rho), a posterior draw too.
+	// The prob of the last sweep is each item's collapsed conditional
+	// P(z_n | z_-n) at the sweep's draws, an average over the posterior.
 	for j, x := range ch.prob {
 		ch.sumProb[j] += x
 	}
