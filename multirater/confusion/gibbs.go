@@ -44,13 +44,13 @@ type chain struct {
 	// rowTot[l*K+k] is the sum over j of counts, a0Tot[l*K+k] that of
 	// alpha0 (the collapsed z update's denominators).
 	rowTot, a0Tot []float64
-	class  []float64
-	pi     []float64 // (l*K+k)*K+j
-	logT   []float64 // (l*K+j)*K+k
-	rho    []float64
-	logRho []float64
-	prob   []float64 // n*K+k: P(z_n = k | pi, rho) of the last sweep
-	lg, lq []float64
+	class         []float64
+	pi            []float64 // (l*K+k)*K+j
+	logT          []float64 // (l*K+j)*K+k
+	rho           []float64
+	logRho        []float64
+	prob          []float64 // n*K+k: P(z_n = k | pi, rho) of the last sweep
+	lg, lq        []float64
 	// lrow holds a row's logarithms (stored transposed in logT).
 	lrow []float64
 
