@@ -574,7 +574,7 @@ func (v *vb) emptyCommunity() bool {
 // budget of the candidate fits when the number of communities is chosen.
 const (
 	candidateTol     = 1e-3
-	candidateMaxIter = 100
+	candidateMaxIter = 50
 )
 
 // runVB runs the variational fit with the options' hierarchy: one
