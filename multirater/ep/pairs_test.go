@@ -1,0 +1,227 @@
+package ep
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
+	"concord/multirater/lik"
+)
+
+// gaussLik is y = x + N(0, s2n) noise: with it EP is exact, so that
+// RunPairs can be checked against the closed-form Gaussian posterior.
+type gaussLik struct{ s2n float64 }
+
+func (g gaussLik) LogLik(y, f float64) (float64, float64, float64, float64) {
+	d := y - f
+	return -0.5*d*d/g.s2n - 0.5*math.Log(2*math.Pi*g.s2n), d / g.s2n, -1 / g.s2n, 0
+}
+
+func (g gaussLik) Tilted(y, mu, s2 float64) (float64, float64, float64) {
+	v := s2 + g.s2n
+	d := y - mu
+	return -0.5*d*d/v - 0.5*math.Log(2*math.Pi*v), d / v, -1 / v
+}
+
+// exactPairs returns the exact posterior mean, variances and log marginal
+// likelihood of f ~ N(0, C), y_k = f_I - f_J + N(0, s2n): with A the M×N
+// contrast matrix, y ~ N(0, A C A' + s2n I), mean C A' K^-1 y and
+// covariance C - C A' K^-1 A C (dense, for small tests).
+func exactPairs(c *mat.SymDense, sites []PairSite, s2n float64) (mean, vr []float64, logZ float64) {
+	n := c.SymmetricDim()
+	m := len(sites)
+	a := mat.NewDense(m, n, nil)
+	y := mat.NewVecDense(m, nil)
+	for k, s := range sites {
+		a.Set(k, s.I, 1)
+		a.Set(k, s.J, -1)
+		y.SetVec(k, s.Y)
+	}
+	var ca mat.Dense
+	ca.Mul(c, a.T()) // C A'
+	var kk mat.Dense
+	kk.Mul(a, &ca)
+	ks := mat.NewSymDense(m, nil)
+	for i := 0; i < m; i++ {
+		for j := 0; j <= i; j++ {
+			v := 0.5 * (kk.At(i, j) + kk.At(j, i))
+			if i == j {
+				v += s2n
+			}
+			ks.SetSym(i, j, v)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(ks) {
+		panic("not PD")
+	}
+	var al mat.VecDense
+	if err := ch.SolveVecTo(&al, y); err != nil {
+		panic(err)
+	}
+	logZ = -0.5*mat.Dot(y, &al) - 0.5*ch.LogDet() - 0.5*float64(m)*math.Log(2*math.Pi)
+	var mu mat.VecDense
+	mu.MulVec(&ca, &al)
+	var sol mat.Dense
+	if err := ch.SolveTo(&sol, ca.T()); err != nil {
+		panic(err)
+	}
+	var red mat.Dense
+	red.Mul(&ca, &sol)
+	mean, vr = make([]float64, n), make([]float64, n)
+	for i := 0; i < n; i++ {
+		mean[i] = mu.AtVec(i)
+		vr[i] = c.At(i, i) - red.At(i, i)
+	}
+	return mean, vr, logZ
+}
+
+func TestRunPairsGaussianExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 1))
+	const n = 7
+	x := mat.NewDense(n, 2, nil)
+	for i := 0; i < n; i++ {
+		x.Set(i, 0, rng.NormFloat64())
+		x.Set(i, 1, rng.NormFloat64())
+	}
+	var rbf mat.SymDense
+	kernel.RBF{Gamma: 0.3}.GramTo(&rbf, kernel.Inputs{N: n, X: x})
+	var lin mat.SymDense
+	kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: n, X: x})
+	const s2n = 0.4
+	var sites []PairSite
+	for k := 0; k < 12; k++ {
+		i, j := rng.IntN(n), rng.IntN(n-1)
+		if j >= i {
+			j++
+		}
+		sites = append(sites, PairSite{I: i, J: j, Y: rng.NormFloat64(), Lik: gaussLik{s2n}})
+	}
+	for _, tc := range []struct {
+		name string
+		c    *mat.SymDense
+		path int
+	}{
+		{"rbf/by-pairs", &rbf, 1}, {"rbf/by-items", &rbf, 2}, {"rbf/auto", &rbf, 0},
+		{"linear-rank2/by-pairs", &lin, 1}, {"linear-rank2/by-items", &lin, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := gp.NewFactor(tc.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := RunPairs(f, sites, PairOptions{path: tc.path, Tol: 1e-10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mean, vr, lz := exactPairs(tc.c, sites, s2n)
+			// Gaussian sites make EP exact: agreement to rounding (the
+			// damped iteration converges geometrically to Tol 1e-10).
+			for i := range mean {
+				if math.Abs(res.Mean[i]-mean[i]) > 1e-7 || math.Abs(res.Var[i]-vr[i]) > 1e-7 {
+					t.Errorf("item %d: EP N(%.9g, %.9g), exact N(%.9g, %.9g)", i, res.Mean[i], res.Var[i], mean[i], vr[i])
+				}
+			}
+			if math.Abs(res.LogZ-lz) > 1e-7 {
+				t.Errorf("log Z_EP %.10g, exact %.10g", res.LogZ, lz)
+			}
+		})
+	}
+}
+
+// aucSites returns the AUC pair sites (positive i, negative j) with step
+// cost gamma/(n+ n-).
+func aucSites(y []bool, gamma float64) []PairSite {
+	var pos, neg []int
+	for i, v := range y {
+		if v {
+			pos = append(pos, i)
+		} else {
+			neg = append(neg, i)
+		}
+	}
+	l := lik.AUCStep{C: gamma / float64(len(pos)*len(neg))}
+	var s []PairSite
+	for _, i := range pos {
+		for _, j := range neg {
+			s = append(s, PairSite{I: i, J: j, Lik: l})
+		}
+	}
+	return s
+}
+
+// TestRunPairsAUCPathsAgree runs the AUC sites (not log-concave, with
+// negative site precisions) by pairs and by items: the two are the same
+// algorithm, so they agree to rounding, and both put the positives above
+// the negatives.
+func TestRunPairsAUCPathsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 2))
+	const n, d = 30, 3
+	x := mat.NewDense(n, d, nil)
+	y := make([]bool, n)
+	for i := 0; i < n; i++ {
+		for k := 0; k < d; k++ {
+			x.Set(i, k, rng.NormFloat64())
+		}
+		y[i] = x.At(i, 0)+0.5*x.At(i, 1)+0.7*rng.NormFloat64() > 0
+	}
+	var lin mat.SymDense
+	kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: n, X: x})
+	f, err := gp.NewFactor(&lin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gamma := range []float64{10, 200} {
+		sites := aucSites(y, gamma)
+		a, err := RunPairs(f, sites, PairOptions{path: 1, Tol: 1e-9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := RunPairs(f, sites, PairOptions{path: 2, Tol: 1e-9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(a.LogZ-b.LogZ) > 1e-6 {
+			t.Errorf("gamma %v: log Z by pairs %.9g, by items %.9g", gamma, a.LogZ, b.LogZ)
+		}
+		for i := range a.Mean {
+			if math.Abs(a.Mean[i]-b.Mean[i]) > 1e-6 || math.Abs(a.Var[i]-b.Var[i]) > 1e-6 {
+				t.Errorf("gamma %v item %d: by pairs N(%v, %v), by items N(%v, %v)", gamma, i, a.Mean[i], a.Var[i], b.Mean[i], b.Var[i])
+			}
+		}
+		// Positive pair means: the posterior orders positives first.
+		above := 0
+		for k, s := range sites {
+			if a.Mean[s.I] > a.Mean[s.J] {
+				above++
+			}
+			_ = k
+		}
+		if frac := float64(above) / float64(len(sites)); frac < 0.7 {
+			t.Errorf("gamma %v: posterior mean AUC %.3f, want > 0.7", gamma, frac)
+		}
+		if !(a.LogZ < 0 && a.LogZ > -gamma) {
+			t.Errorf("gamma %v: log Z %v outside (-gamma, 0)", gamma, a.LogZ)
+		}
+	}
+}
+
+func TestRunPairsNotConverged(t *testing.T) {
+	x := mat.NewDense(4, 1, []float64{1, 2, 3, 4})
+	var lin mat.SymDense
+	kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: 4, X: x})
+	f, err := gp.NewFactor(&lin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites := aucSites([]bool{true, false, true, false}, 50)
+	res, err := RunPairs(f, sites, PairOptions{MaxSweeps: 1})
+	if !errors.Is(err, ErrNotConverged) || res == nil {
+		t.Fatalf("got %v, %v; want ErrNotConverged with the result", res, err)
+	}
+}
