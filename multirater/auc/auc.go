@@ -1,0 +1,546 @@
+// Package auc is the model family of AUC scoring (bipartite ranking):
+// Ridgway, Alquier, Chopin & Liang's PAC-Bayesian pseudo-posterior on the
+// empirical AUC risk. For items with covariates x_i and binary labels (n+
+// positives, n- negatives) and a score s_i = s(x_i),
+//
+//	pi_gamma(s | D) ∝ pi(s) exp(-gamma R_n(s)),
+//	R_n(s) = 1/(n+ n-) sum_{i positive, j negative} 1{s_i < s_j}
+//
+// (Ridgway et al. sec. 2.1 and 3.3: a misordered pair costs gamma/(n+ n-);
+// the printed sign in sec. 3.4 and 4, 1{s_i - s_j > 0}, is a typo), with
+//
+//   - linear scores s_i = <theta, x_i>, theta ~ N(0, V I) (sec. 2.3), a
+//     Gaussian process with the prior factor G = sqrt(V) X of rank d; or
+//   - GP scores s ~ N(0, V K) for any concord kernel K (sec. 4).
+//
+// The exact pseudo-posterior of theta/|theta| (linear) or of s/sqrt(V)
+// (GP) does not depend on the prior scale V: the risk depends only on the
+// order of the scores. Its normaliser Z_gamma does not depend on V either
+// (substitute s = sqrt(V) u), so "evidence maximisation over the prior
+// scale" is vacuous; the EP approximation has the same invariance exactly
+// (its fixed-point equations are equivariant under f -> c f: cavities,
+// tilted moments and sites scale, the site normalisers and H do not).
+//
+// Engines (Options.Engine):
+//
+//   - EP (the default): parallel EP with damping over the n+ n- pair
+//     sites (sec. 3.3, ep.RunPairs with lik.AUCStep), in the whitened
+//     coordinates of the prior factor, never inverting C. Costs per sweep
+//     O(n+ n- d^2 + d^3) for linear scores and O(n+ n- + N^2 r + r^3) for
+//     GP scores (r <= N the numerical rank of K). It gives log Z_EP.
+//   - SMC: tempering SMC (sec. 3.2, algorithm 1): adaptive tempering by
+//     bisection on the ESS, multinomial resampling, Gaussian random-walk
+//     Metropolis moves scaled by the particles' covariance; posterior
+//     moments and log Z with Monte Carlo standard errors from independent
+//     repeats. Costs O(P T K (N r + N log N)) for P particles, T
+//     temperatures and K moves per temperature: the reference for EP, for
+//     linear scores with few covariates.
+//
+// gamma is fixed (Options.Gamma) or chosen by stratified k-fold
+// cross-validation of the held-out AUC of the posterior mean scores over a
+// grid (Ridgway et al. sec. 2.2 and 5 recommend cross-validation for
+// gamma); every candidate's CV AUC is reported with the choice.
+//
+// Fit returns per-item scores (posterior mean and sd), the coefficients of
+// linear scores (mean, sd), the log evidence log Z_gamma, the training ROC
+// curve and AUC of the posterior mean scores; Result.Predict scores new
+// items (linear: x'theta; GP: the usual predictive
+// s* | D ~ N(k*'C^+ E[s], k** - k*'C^+k* + k*'C^+ Cov[s] C^+k*)).
+package auc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+	"concord/multirater/ep"
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
+	"concord/multirater/lik"
+)
+
+// Name is the model's name in the fit document.
+const Name = "auc"
+
+// Engine names the inference engine.
+type Engine int
+
+const (
+	// EP is parallel EP with pair sites (Ridgway et al. sec. 3.3).
+	EP Engine = iota
+	// SMC is tempering SMC (sec. 3.2, algorithm 1).
+	SMC
+)
+
+func (e Engine) String() string {
+	switch e {
+	case EP:
+		return "ep"
+	case SMC:
+		return "smc"
+	}
+	return fmt.Sprintf("Engine(%d)", int(e))
+}
+
+// DefaultGammaGrid is the grid of gamma searched by cross-validation when
+// Options.GammaGrid is empty.
+var DefaultGammaGrid = []float64{1, 3, 10, 30, 100, 300, 1000}
+
+// Data is what Fit fits: N items with covariates (row i of X) and labels.
+type Data struct {
+	// X holds the covariates, N×d (d >= 1).
+	X *mat.Dense
+	// Positive[i] is item i's label.
+	Positive []bool
+	// Names are the covariates' names (nil: x1, x2, ...).
+	Names []string
+}
+
+// Options control Fit. The zero value means: linear scores, Gaussian prior
+// with scale 1, covariates as given, EP, gamma by 5-fold cross-validation
+// over DefaultGammaGrid with seed 0.
+type Options struct {
+	// Kernel, when not nil, gives GP scores s ~ N(0, PriorScale K(X, X))
+	// (Ridgway et al. sec. 4); nil means linear scores s = X theta,
+	// theta ~ N(0, PriorScale I).
+	Kernel kernel.Kernel
+	// PriorScale is V; 0 means 1. The exact pseudo-posterior's shape and
+	// log Z do not depend on it (see the package documentation).
+	PriorScale float64
+	// Standardize z-scores every covariate with the fitted items' mean and
+	// sd (sample sd; a constant covariate is centred only); new items get
+	// the same transformation.
+	Standardize bool
+	// Engine is EP (the default) or SMC.
+	Engine Engine
+	// Gamma > 0 fixes gamma; 0 chooses it by cross-validation.
+	Gamma float64
+	// GammaGrid are the candidates of cross-validation; nil means
+	// DefaultGammaGrid.
+	GammaGrid []float64
+	// Folds is the number of cross-validation folds (stratified by label);
+	// 0 means 5.
+	Folds int
+	// Seed seeds the folds and SMC (Result.Seed records it).
+	Seed uint64
+	// EP controls the EP engine (zero: ep.PairOptions' defaults).
+	EP ep.PairOptions
+	// SMC controls the SMC engine.
+	SMC SMCOptions
+}
+
+// Score is a posterior summary of one item's score.
+type Score struct {
+	Mean float64 `json:"mean"`
+	SD   float64 `json:"sd"`
+}
+
+// Coefficient is the posterior of one covariate's coefficient (linear
+// scores): Inclusion is the posterior inclusion probability (1 under the
+// Gaussian prior, where every covariate is in the model).
+type Coefficient struct {
+	Name      string  `json:"name"`
+	Mean      float64 `json:"mean"`
+	SD        float64 `json:"sd"`
+	Inclusion float64 `json:"inclusion"`
+}
+
+// CVRow is one gamma candidate's cross-validation result: the mean over
+// the folds of the held-out AUC of the posterior mean scores, and its
+// standard error over the folds.
+type CVRow struct {
+	Gamma float64 `json:"gamma"`
+	AUC   float64 `json:"auc"`
+	SE    float64 `json:"se"`
+}
+
+// Result is a fitted AUC scoring model.
+type Result struct {
+	Engine Engine
+	// Scores is "linear" or "gp"; Kernel the kernel's specification.
+	Scores, Kernel string
+	PriorScale     float64
+	// Gamma is the gamma used; GammaByCV tells whether cross-validation
+	// chose it, and CV holds every candidate's result.
+	Gamma     float64
+	GammaByCV bool
+	CV        []CVRow
+	// Items are the fitted items' score posteriors; Coefficients the
+	// covariates' (linear scores only).
+	Items        []Score
+	Coefficients []Coefficient
+	// LogEvidence is log Z_gamma (EP: log Z_EP; SMC: the mean over the
+	// repeats, with LogEvidenceSE its Monte Carlo standard error).
+	LogEvidence, LogEvidenceSE float64
+	// TrainAUC and ROC are those of the posterior mean scores on the
+	// fitted items.
+	TrainAUC float64
+	ROC      []ROCPoint
+	// Pairs is n+ n-. Sweeps, Negative and Clamped are EP's (see
+	// ep.PairResult).
+	Pairs, Sweeps, Negative, Clamped int
+	// SMC holds the SMC engine's diagnostics (nil for EP).
+	SMC *SMCStats
+	// Center and Scale are the standardisation (nil when not standardised).
+	Center, Scale []float64
+	Seed          uint64
+	Elapsed       time.Duration
+
+	model *model
+	wMean []float64
+	wCov  *mat.SymDense
+}
+
+// model is the prior of the fitted items in whitened coordinates: the
+// scores are s = G w, w ~ N(0, I_r).
+type model struct {
+	n, r int
+	g    []float64 // n×r
+	// linear: sqrt(V) (theta = sqrt(V) w, G = sqrt(V) X).
+	linear bool
+	sv     float64
+	// GP: the kept eigenvectors q (n×r) and eigenvalues lam of C = V K,
+	// G = Q Lam^1/2; the kernel and the fitted items' covariates.
+	q, lam []float64
+	kern   kernel.Kernel
+	x      *mat.Dense
+	v      float64
+}
+
+// newModel builds the prior factor of the items x.
+func newModel(x *mat.Dense, o *Options) (*model, error) {
+	n, d := x.Dims()
+	if o.Kernel == nil {
+		m := &model{n: n, r: d, linear: true, sv: math.Sqrt(o.PriorScale), g: make([]float64, n*d)}
+		for i := 0; i < n; i++ {
+			for k := 0; k < d; k++ {
+				m.g[i*d+k] = m.sv * x.At(i, k)
+			}
+		}
+		return m, nil
+	}
+	var c mat.SymDense
+	o.Kernel.GramTo(&c, kernel.Inputs{N: n, X: x})
+	c.ScaleSym(o.PriorScale, &c)
+	q, lam, err := gp.KeptEigen(&c)
+	if err != nil {
+		return nil, err
+	}
+	r := len(lam)
+	if r == 0 {
+		return nil, multirater.DataErrorf("auc: the kernel matrix is zero")
+	}
+	m := &model{n: n, r: r, q: q, lam: lam, kern: o.Kernel, x: x, v: o.PriorScale, g: make([]float64, n*r)}
+	for i := 0; i < n; i++ {
+		for k := 0; k < r; k++ {
+			m.g[i*r+k] = q[i*r+k] * math.Sqrt(lam[k])
+		}
+	}
+	return m, nil
+}
+
+// factor returns the model's prior factor for the EP engine.
+func (m *model) factor() *gp.Factor {
+	return &gp.Factor{N: m.n, R: m.r, G: m.g}
+}
+
+// loadingsTo sets u (length r) to the whitened loadings of new items'
+// scores, s_new = u'w + e, e ~ N(0, cv) independent of w, and returns cv:
+// linear u = sqrt(V) x; GP u = Lam^-1/2 Q'k and cv = k** - |u|^2 with k
+// the new item's covariances V k(x, X) and k** = V k(x, x) (the GP
+// conditional on the kept eigendirections, gp.KeptEigen).
+func (m *model) loadingsTo(u []float64, xnew *mat.Dense, cross *mat.Dense, kss []float64, i int) float64 {
+	if m.linear {
+		for k := range u {
+			u[k] = m.sv * xnew.At(i, k)
+		}
+		return 0
+	}
+	for k := range u {
+		u[k] = 0
+	}
+	for row := 0; row < m.n; row++ {
+		c := m.v * cross.At(i, row)
+		if c == 0 {
+			continue
+		}
+		floats.AddScaled(u, c, m.q[row*m.r:(row+1)*m.r])
+	}
+	cv := m.v * kss[i]
+	for k := range u {
+		u[k] /= math.Sqrt(m.lam[k])
+		cv -= u[k] * u[k]
+	}
+	return math.Max(cv, 0)
+}
+
+// posterior is a fitted posterior in whitened coordinates.
+type posterior struct {
+	mean  []float64
+	cov   *mat.SymDense
+	logZ  float64
+	logSE float64
+	ep    *ep.PairResult
+	smc   *SMCStats
+}
+
+// splitClasses returns the indices of the positive and negative items.
+func splitClasses(y []bool) (pos, neg []int) {
+	for i, v := range y {
+		if v {
+			pos = append(pos, i)
+		} else {
+			neg = append(neg, i)
+		}
+	}
+	return pos, neg
+}
+
+// fitPosterior fits one posterior of the model's items at gamma.
+func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Options, rng *rand.Rand) (*posterior, error) {
+	pos, neg := splitClasses(y)
+	if o.Engine == SMC {
+		return runSMC(ctx, m, pos, neg, gamma, o.SMC, rng)
+	}
+	l := lik.AUCStep{C: gamma / float64(len(pos)*len(neg))}
+	sites := make([]ep.PairSite, 0, len(pos)*len(neg))
+	for _, i := range pos {
+		for _, j := range neg {
+			sites = append(sites, ep.PairSite{I: i, J: j, Lik: l})
+		}
+	}
+	res, err := ep.RunPairs(m.factor(), sites, o.EP)
+	if err != nil {
+		if errors.Is(err, ep.ErrNotConverged) {
+			return nil, fmt.Errorf("auc: EP at gamma %v: %w (raise EP.MaxSweeps or the damping)", gamma, err)
+		}
+		return nil, fmt.Errorf("auc: EP at gamma %v: %w", gamma, err)
+	}
+	cov := mat.NewSymDense(m.r, nil)
+	res.WCovTo(cov)
+	return &posterior{mean: res.W, cov: cov, logZ: res.LogZ, ep: res}, nil
+}
+
+// scoresTo sets the fitted items' posterior mean scores G E[w] and, when
+// sd is not nil, their sds sqrt(g_i' Cov[w] g_i).
+func (m *model) scoresTo(mean, sd []float64, p *posterior) {
+	r := m.r
+	tmp := mat.NewVecDense(r, nil)
+	for i := 0; i < m.n; i++ {
+		g := m.g[i*r : (i+1)*r]
+		mean[i] = floats.Dot(g, p.mean)
+		if sd != nil {
+			gv := mat.NewVecDense(r, g)
+			tmp.MulVec(p.cov, gv)
+			sd[i] = math.Sqrt(math.Max(mat.Dot(gv, tmp), 0))
+		}
+	}
+}
+
+// Fit fits the AUC scoring model to the data. ctx cancels between fits
+// (cross-validation) and between SMC steps. Caller bugs (lengths, negative
+// options) panic with "auc: ..."; data failures (a class without items,
+// non-finite covariates, EP not converging) return errors.
+func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
+	start := time.Now()
+	if d.X == nil {
+		panic("auc: Fit: nil X")
+	}
+	n, dim := d.X.Dims()
+	if len(d.Positive) != n {
+		panic(fmt.Sprintf("auc: Fit: %d labels for %d items", len(d.Positive), n))
+	}
+	if d.Names != nil && len(d.Names) != dim {
+		panic(fmt.Sprintf("auc: Fit: %d names for %d covariates", len(d.Names), dim))
+	}
+	o := opts.withDefaults()
+	pos, neg := splitClasses(d.Positive)
+	if len(pos) == 0 || len(neg) == 0 {
+		return nil, multirater.DataErrorf("auc: %d positive and %d negative items: both classes are needed", len(pos), len(neg))
+	}
+	for i := 0; i < n; i++ {
+		for k := 0; k < dim; k++ {
+			if v := d.X.At(i, k); math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, multirater.DataErrorf("auc: covariate %d of item %d is %v", k, i, v)
+			}
+		}
+	}
+	x := mat.DenseCopyOf(d.X)
+	res := &Result{Engine: o.Engine, Scores: "linear", PriorScale: o.PriorScale, Seed: o.Seed, Pairs: len(pos) * len(neg)}
+	if o.Kernel != nil {
+		res.Scores, res.Kernel = "gp", o.Kernel.String()
+	}
+	if o.Standardize {
+		res.Center, res.Scale = standardize(x)
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0x617563))
+	res.Gamma = o.Gamma
+	if o.Gamma == 0 {
+		cv, best, err := crossValidate(ctx, x, d.Positive, &o, rng)
+		if err != nil {
+			return nil, err
+		}
+		res.CV, res.Gamma, res.GammaByCV = cv, best, true
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, err := newModel(x, &o)
+	if err != nil {
+		return nil, err
+	}
+	p, err := fitPosterior(ctx, m, d.Positive, res.Gamma, &o, rng)
+	if err != nil {
+		return nil, err
+	}
+	res.model, res.wMean, res.wCov = m, p.mean, p.cov
+	res.LogEvidence, res.LogEvidenceSE = p.logZ, p.logSE
+	if p.ep != nil {
+		res.Sweeps, res.Negative, res.Clamped = p.ep.Sweeps, p.ep.Negative, p.ep.Clamped
+	}
+	res.SMC = p.smc
+	mean, sd := make([]float64, n), make([]float64, n)
+	m.scoresTo(mean, sd, p)
+	res.Items = make([]Score, n)
+	for i := range mean {
+		res.Items[i] = Score{Mean: mean[i], SD: sd[i]}
+	}
+	res.TrainAUC = AUC(mean, d.Positive)
+	res.ROC = ROC(mean, d.Positive)
+	if m.linear {
+		res.Coefficients = make([]Coefficient, dim)
+		for k := 0; k < dim; k++ {
+			name := fmt.Sprintf("x%d", k+1)
+			if d.Names != nil {
+				name = d.Names[k]
+			}
+			res.Coefficients[k] = Coefficient{Name: name, Mean: m.sv * p.mean[k],
+				SD: m.sv * math.Sqrt(p.cov.At(k, k)), Inclusion: 1}
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.PriorScale == 0 {
+		o.PriorScale = 1
+	}
+	if !(o.PriorScale > 0) || math.IsInf(o.PriorScale, 0) {
+		panic(fmt.Sprintf("auc: PriorScale %v must be positive", o.PriorScale))
+	}
+	if o.Gamma < 0 || math.IsNaN(o.Gamma) || math.IsInf(o.Gamma, 0) {
+		panic(fmt.Sprintf("auc: Gamma %v must be finite and >= 0", o.Gamma))
+	}
+	if o.GammaGrid == nil {
+		o.GammaGrid = DefaultGammaGrid
+	}
+	for _, g := range o.GammaGrid {
+		if !(g > 0) || math.IsInf(g, 0) {
+			panic(fmt.Sprintf("auc: GammaGrid value %v must be positive", g))
+		}
+	}
+	if o.Folds == 0 {
+		o.Folds = 5
+	}
+	if o.Folds < 2 {
+		panic(fmt.Sprintf("auc: Folds %d must be at least 2", o.Folds))
+	}
+	if o.Engine != EP && o.Engine != SMC {
+		panic(fmt.Sprintf("auc: unknown engine %v", o.Engine))
+	}
+	o.SMC = o.SMC.withDefaults()
+	return o
+}
+
+// standardize z-scores the columns of x in place and returns the centres
+// and scales (scale 1 for a constant column).
+func standardize(x *mat.Dense) (center, scale []float64) {
+	n, d := x.Dims()
+	center, scale = make([]float64, d), make([]float64, d)
+	for k := 0; k < d; k++ {
+		col := mat.Col(nil, k, x)
+		mu := floats.Sum(col) / float64(n)
+		ss := 0.0
+		for _, v := range col {
+			ss += (v - mu) * (v - mu)
+		}
+		sd := 1.0
+		if n > 1 && ss > 0 {
+			sd = math.Sqrt(ss / float64(n-1))
+		}
+		center[k], scale[k] = mu, sd
+		for i := 0; i < n; i++ {
+			x.Set(i, k, (col[i]-mu)/sd)
+		}
+	}
+	return center, scale
+}
+
+// Predict returns the posterior predictive scores of new items (rows of
+// xnew, covariates as given to Fit: the fit's standardisation is applied).
+// Linear scores: s* = x*'theta, mean x*'E[theta] and variance
+// x*'Cov[theta]x*. GP scores: mean u'E[w] and variance
+// k** - |u|^2 + u'Cov[w]u with u = Lam^-1/2 Q'k* (the kept eigendirections
+// of C; O(N r) per item).
+func (r *Result) Predict(xnew *mat.Dense) []Score {
+	m := r.model
+	nn, d := xnew.Dims()
+	if dx := r.dims(); d != dx {
+		panic(fmt.Sprintf("auc: Predict: %d covariates, the fit had %d", d, dx))
+	}
+	x := mat.DenseCopyOf(xnew)
+	if r.Center != nil {
+		for i := 0; i < nn; i++ {
+			for k := 0; k < d; k++ {
+				x.Set(i, k, (x.At(i, k)-r.Center[k])/r.Scale[k])
+			}
+		}
+	}
+	var cross *mat.Dense
+	var kss []float64
+	if !m.linear {
+		cross = mat.NewDense(nn, m.n, nil)
+		m.kern.CrossTo(cross, kernel.Inputs{N: nn, X: x}, kernel.Inputs{N: m.n, X: m.x})
+		kss = m.kern.DiagTo(nil, kernel.Inputs{N: nn, X: x})
+	}
+	out := make([]Score, nn)
+	u := make([]float64, m.r)
+	uv := mat.NewVecDense(m.r, u)
+	tmp := mat.NewVecDense(m.r, nil)
+	for i := 0; i < nn; i++ {
+		cv := m.loadingsTo(u, x, cross, kss, i)
+		tmp.MulVec(r.wCov, uv)
+		out[i] = Score{Mean: floats.Dot(u, r.wMean), SD: math.Sqrt(math.Max(cv+mat.Dot(uv, tmp), 0))}
+	}
+	return out
+}
+
+// dims is the number of covariates of the fitted items.
+func (r *Result) dims() int {
+	if r.model.linear {
+		return r.model.r
+	}
+	_, d := r.model.x.Dims()
+	return d
+}
+
+// PredictMeansTo sets dst to the posterior mean scores of new items and
+// returns it (allocated when nil).
+func (r *Result) PredictMeansTo(dst []float64, xnew *mat.Dense) []float64 {
+	s := r.Predict(xnew)
+	if dst == nil {
+		dst = make([]float64, len(s))
+	}
+	for i, v := range s {
+		dst[i] = v.Mean
+	}
+	return dst
+}
