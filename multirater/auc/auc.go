@@ -111,6 +111,13 @@ type Options struct {
 	// (Ridgway et al. sec. 4); nil means linear scores s = X theta,
 	// theta ~ N(0, PriorScale I).
 	Kernel kernel.Kernel
+	// Kernels, when not empty, are candidate kernels for GP scores (it
+	// overrides Kernel): at each gamma, in every cross-validation fold and
+	// in the final fit, the candidate with the largest log evidence is
+	// used (Ridgway et al. sec. 5 set the prior hyperparameters by
+	// evidence maximisation and gamma by cross-validation); the final
+	// fit's candidates are reported in Result.KernelEvidence.
+	Kernels []kernel.Kernel
 	// PriorScale is V; 0 means 1. The exact pseudo-posterior's shape and
 	// log Z do not depend on it (see the package documentation).
 	PriorScale float64
@@ -161,11 +168,20 @@ type CVRow struct {
 	SE    float64 `json:"se"`
 }
 
+// KernelRow is one candidate kernel's log evidence at the fit's gamma.
+type KernelRow struct {
+	Kernel      string  `json:"kernel"`
+	LogEvidence float64 `json:"log_evidence"`
+}
+
 // Result is a fitted AUC scoring model.
 type Result struct {
 	Engine Engine
-	// Scores is "linear" or "gp"; Kernel the kernel's specification.
+	// Scores is "linear" or "gp"; Kernel the kernel's specification (the
+	// chosen one among Options.Kernels, whose log evidences are in
+	// KernelEvidence).
 	Scores, Kernel string
+	KernelEvidence []KernelRow
 	PriorScale     float64
 	// Gamma is the gamma used; GammaByCV tells whether cross-validation
 	// chose it, and CV holds every candidate's result.
@@ -214,10 +230,29 @@ type model struct {
 	v      float64
 }
 
-// newModel builds the prior factor of the items x.
-func newModel(x *mat.Dense, o *Options) (*model, error) {
+// newModels builds the prior factor of the items x for every candidate
+// kernel (Options.Kernels, else Options.Kernel).
+func newModels(x *mat.Dense, o *Options) ([]*model, error) {
+	ks := o.Kernels
+	if len(ks) == 0 {
+		ks = []kernel.Kernel{o.Kernel}
+	}
+	ms := make([]*model, len(ks))
+	for i, k := range ks {
+		m, err := newModel(x, k, o)
+		if err != nil {
+			return nil, err
+		}
+		ms[i] = m
+	}
+	return ms, nil
+}
+
+// newModel builds the prior factor of the items x for kernel k (nil:
+// linear scores).
+func newModel(x *mat.Dense, k kernel.Kernel, o *Options) (*model, error) {
 	n, d := x.Dims()
-	if o.Kernel == nil {
+	if k == nil {
 		m := &model{n: n, r: d, linear: true, sv: math.Sqrt(o.PriorScale), g: make([]float64, n*d)}
 		for i := 0; i < n; i++ {
 			for k := 0; k < d; k++ {
@@ -227,7 +262,7 @@ func newModel(x *mat.Dense, o *Options) (*model, error) {
 		return m, nil
 	}
 	var c mat.SymDense
-	o.Kernel.GramTo(&c, kernel.Inputs{N: n, X: x})
+	k.GramTo(&c, kernel.Inputs{N: n, X: x})
 	c.ScaleSym(o.PriorScale, &c)
 	q, lam, err := gp.KeptEigen(&c)
 	if err != nil {
@@ -237,7 +272,7 @@ func newModel(x *mat.Dense, o *Options) (*model, error) {
 	if r == 0 {
 		return nil, multirater.DataErrorf("auc: the kernel matrix is zero")
 	}
-	m := &model{n: n, r: r, q: q, lam: lam, kern: o.Kernel, x: x, v: o.PriorScale, g: make([]float64, n*r)}
+	m := &model{n: n, r: r, q: q, lam: lam, kern: k, x: x, v: o.PriorScale, g: make([]float64, n*r)}
 	for i := 0; i < n; i++ {
 		for k := 0; k < r; k++ {
 			m.g[i*r+k] = q[i*r+k] * math.Sqrt(lam[k])
@@ -301,6 +336,30 @@ func splitClasses(y []bool) (pos, neg []int) {
 		}
 	}
 	return pos, neg
+}
+
+// fitSelected fits the posterior at gamma for every candidate model and
+// returns the one with the largest log evidence (Ridgway et al. sec. 5:
+// prior hyperparameters by evidence maximisation), its index and every
+// candidate's log evidence.
+func fitSelected(ctx context.Context, ms []*model, y []bool, gamma float64, o *Options, rng *rand.Rand) (*posterior, int, []float64, error) {
+	var best *posterior
+	bi := 0
+	lz := make([]float64, len(ms))
+	for i, m := range ms {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, nil, err
+		}
+		p, err := fitPosterior(ctx, m, y, gamma, o, rng)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		lz[i] = p.logZ
+		if best == nil || p.logZ > best.logZ {
+			best, bi = p, i
+		}
+	}
+	return best, bi, lz, nil
 }
 
 // fitPosterior fits one posterior of the model's items at gamma.
@@ -374,8 +433,11 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 	}
 	x := mat.DenseCopyOf(d.X)
 	res := &Result{Engine: o.Engine, Scores: "linear", PriorScale: o.PriorScale, Seed: o.Seed, Pairs: len(pos) * len(neg)}
+	if o.Kernel != nil || len(o.Kernels) > 0 {
+		res.Scores = "gp"
+	}
 	if o.Kernel != nil {
-		res.Scores, res.Kernel = "gp", o.Kernel.String()
+		res.Kernel = o.Kernel.String()
 	}
 	if o.Standardize {
 		res.Center, res.Scale = standardize(x)
@@ -392,13 +454,20 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m, err := newModel(x, &o)
+	ms, err := newModels(x, &o)
 	if err != nil {
 		return nil, err
 	}
-	p, err := fitPosterior(ctx, m, d.Positive, res.Gamma, &o, rng)
+	p, bi, lzs, err := fitSelected(ctx, ms, d.Positive, res.Gamma, &o, rng)
 	if err != nil {
 		return nil, err
+	}
+	m := ms[bi]
+	if len(o.Kernels) > 0 {
+		res.Kernel = o.Kernels[bi].String()
+		for i, k := range o.Kernels {
+			res.KernelEvidence = append(res.KernelEvidence, KernelRow{Kernel: k.String(), LogEvidence: lzs[i]})
+		}
 	}
 	res.model, res.wMean, res.wCov = m, p.mean, p.cov
 	res.LogEvidence, res.LogEvidenceSE = p.logZ, p.logSE
@@ -445,6 +514,11 @@ func (o Options) withDefaults() Options {
 	for _, g := range o.GammaGrid {
 		if !(g > 0) || math.IsInf(g, 0) {
 			panic(fmt.Sprintf("auc: GammaGrid value %v must be positive", g))
+		}
+	}
+	for _, k := range o.Kernels {
+		if k == nil {
+			panic("auc: nil kernel among Options.Kernels")
 		}
 	}
 	if o.Folds == 0 {

@@ -32,7 +32,8 @@ func Folds(positive []bool, k int, rng *rand.Rand) []int {
 
 // crossValidate returns every candidate gamma's k-fold CV AUC (the mean
 // over folds of the held-out AUC of the posterior mean scores fitted on
-// the other folds) and the candidate with the largest (the smallest gamma
+// the other folds; with several candidate kernels, each fold's fit uses
+// the one of largest evidence at that gamma) and the candidate with the largest (the smallest gamma
 // among equals). The covariates are standardised once, before the folds.
 func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng *rand.Rand) ([]CVRow, float64, error) {
 	pos, neg := splitClasses(y)
@@ -52,7 +53,7 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 		}
 		xtr, ytr := rows(x, tr), pick(y, tr)
 		xte, yte := rows(x, te), pick(y, te)
-		m, err := newModel(xtr, o)
+		ms, err := newModels(xtr, o)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -60,11 +61,11 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 			if err := ctx.Err(); err != nil {
 				return nil, 0, err
 			}
-			p, err := fitPosterior(ctx, m, ytr, gamma, o, rng)
+			p, bi, _, err := fitSelected(ctx, ms, ytr, gamma, o, rng)
 			if err != nil {
 				return nil, 0, fmt.Errorf("auc: cross-validation fold %d: %w", f+1, err)
 			}
-			r := &Result{model: m, wMean: p.mean, wCov: p.cov}
+			r := &Result{model: ms[bi], wMean: p.mean, wCov: p.cov}
 			aucs[g] = append(aucs[g], AUC(r.PredictMeansTo(nil, xte), yte))
 		}
 	}

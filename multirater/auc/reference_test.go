@@ -129,7 +129,7 @@ func TestGPAgainstEllipticalSlice(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = o.withDefaults()
-	m, err := newModel(x, &o)
+	m, err := newModel(x, o.Kernel, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
