@@ -24,6 +24,17 @@ type PairSite struct {
 	Lik  lik.Likelihood
 }
 
+// CoordSite is a site on one whitened coordinate x = w_K of the prior
+// factor's f = G w: with the linear-score factor G = sqrt(V) X,
+// theta_K = sqrt(V) w_K, so a CoordSite is a site on one coefficient (the
+// spike-and-slab prior sites of Ridgway et al. sec. 3.4, after
+// Hernandez-Lobato et al. 2013).
+type CoordSite struct {
+	K   int
+	Y   float64
+	Lik lik.Likelihood
+}
+
 // PairOptions control RunPairs. The zero value means the defaults given for
 // each field.
 type PairOptions struct {
@@ -56,7 +67,8 @@ type PairOptions struct {
 type PairResult struct {
 	// Mean and Var are the items' posterior marginals (f = G w).
 	Mean, Var []float64
-	// PairMean and PairVar are the posterior marginals of the sites' x_k.
+	// PairMean and PairVar are the posterior marginals of the sites' x_k
+	// (the pair sites, then the coordinate sites of RunPairsCoords).
 	PairMean, PairVar []float64
 	// W is the whitened posterior mean H^-1 b (length r).
 	W []float64
@@ -69,7 +81,8 @@ type PairResult struct {
 	// updates whose negative precision was set to 0 (ClampNegative, or
 	// because H would not have been positive definite with it).
 	Sweeps, Skipped, Negative, Clamped int
-	// Tau and Nu are the sites' precisions and precision-weighted means.
+	// Tau and Nu are the sites' precisions and precision-weighted means
+	// (pair sites, then coordinate sites).
 	Tau, Nu []float64
 	fac     *gp.Factor
 	g       []float64 // n×r
@@ -106,7 +119,23 @@ type PairResult struct {
 // sweeps run out, and an error when the posterior cannot be formed. Bad
 // indices panic.
 func RunPairs(f *gp.Factor, sites []PairSite, opts PairOptions) (*PairResult, error) {
+	return RunPairsCoords(f, sites, nil, opts)
+}
+
+// RunPairsCoords is RunPairs with further sites on whitened coordinates
+// (g_k = e_K in H = I + sum_k tau_k g_k g_k' and b): its marginals are
+// always computed by pairs, O((M + P) r^2 + r^3) per sweep for P
+// coordinate sites.
+func RunPairsCoords(f *gp.Factor, sites []PairSite, coords []CoordSite, opts PairOptions) (*PairResult, error) {
 	n := f.N
+	for k, s := range coords {
+		if s.K < 0 || s.K >= f.R {
+			panic(fmt.Sprintf("multirater: ep: coordinate site %d on coordinate %d of %d", k, s.K, f.R))
+		}
+		if s.Lik == nil {
+			panic(fmt.Sprintf("multirater: ep: coordinate site %d has no likelihood", k))
+		}
+	}
 	for k, s := range sites {
 		if s.I < 0 || s.I >= n || s.J < 0 || s.J >= n || s.I == s.J {
 			panic(fmt.Sprintf("multirater: ep: pair site %d on items (%d, %d) of %d", k, s.I, s.J, n))
@@ -130,8 +159,8 @@ func RunPairs(f *gp.Factor, sites []PairSite, opts PairOptions) (*PairResult, er
 	if tol == 0 {
 		tol = 1e-6
 	}
-	m := len(sites)
-	p := newPairPost(f, sites, opts.path)
+	m := len(sites) + len(coords)
+	p := newPairPost(f, sites, coords, opts.path)
 	res := &PairResult{Tau: make([]float64, m), Nu: make([]float64, m), fac: f, g: p.g}
 	if len(opts.InitTau) == m && len(opts.InitNu) == m {
 		copy(res.Tau, opts.InitTau)
@@ -155,7 +184,7 @@ func RunPairs(f *gp.Factor, sites []PairSite, opts PairOptions) (*PairResult, er
 				res.Negative++
 			}
 		}
-		lz, err := res.logZ(sites, p)
+		lz, err := res.logZ(p)
 		res.LogZ = lz
 		return err
 	}
@@ -177,8 +206,9 @@ func RunPairs(f *gp.Factor, sites []PairSite, opts PairOptions) (*PairResult, er
 		}
 		copy(prevM, pm)
 		copy(prevV, pv)
-		for k, s := range sites {
-			t, nu, ok := pairSite(s, pm[k], pv[k], res.Tau[k], res.Nu[k], damp)
+		for k := 0; k < m; k++ {
+			l, y := p.site(k)
+			t, nu, ok := pairSite(l, y, pm[k], pv[k], res.Tau[k], res.Nu[k], damp)
 			if !ok {
 				res.Skipped++
 				t, nu = res.Tau[k], res.Nu[k]
@@ -214,7 +244,7 @@ func RunPairs(f *gp.Factor, sites []PairSite, opts PairOptions) (*PairResult, er
 // pairSite returns the damped moment-matched site for the marginal
 // N(mu, v) of its x and its current (tau, nu); ok is false when the cavity
 // is improper or the tilted moments are not finite.
-func pairSite(s PairSite, mu, v, tau, nu, damp float64) (newTau, newNu float64, ok bool) {
+func pairSite(l lik.Likelihood, y, mu, v, tau, nu, damp float64) (newTau, newNu float64, ok bool) {
 	cTau := 1/v - tau
 	if !(cTau > 0) {
 		return 0, 0, false
@@ -224,7 +254,7 @@ func pairSite(s PairSite, mu, v, tau, nu, damp float64) (newTau, newNu float64, 
 	if math.IsNaN(cMean) || math.IsInf(cMean, 0) || math.IsInf(cVar, 0) {
 		return 0, 0, false
 	}
-	_, d1, d2 := s.Lik.Tilted(s.Y, cMean, cVar)
+	_, d1, d2 := l.Tilted(y, cMean, cVar)
 	// Moment matching (Rasmussen & Williams eq. 3.59 in GPML's form): the
 	// tilted precision is cTau + t with t = -d2/(1 + d2 cVar).
 	den := 1 + d2*cVar
@@ -237,17 +267,15 @@ func pairSite(s PairSite, mu, v, tau, nu, damp float64) (newTau, newNu float64, 
 }
 
 // logZ computes log Z_EP at the converged posterior.
-func (r *PairResult) logZ(sites []PairSite, p *pairPost) (float64, error) {
+func (r *PairResult) logZ(p *pairPost) (float64, error) {
 	sum := 0.0
-	for k, s := range sites {
-		v, mu := r.PairVar[k], r.PairMean[k]
-		cTau := 1/v - r.Tau[k]
-		if !(cTau > 0) {
-			return 0, fmt.Errorf("multirater: ep: pair site %d has a cavity of precision %v at the posterior", k, cTau)
+	for k := range r.Tau {
+		cMean, cVar, ok := r.Cavity(k)
+		if !ok {
+			return 0, fmt.Errorf("multirater: ep: site %d has a cavity of precision %v at the posterior", k, 1/r.PairVar[k]-r.Tau[k])
 		}
-		cVar := 1 / cTau
-		cMean := cVar * (mu/v - r.Nu[k])
-		lz, _, _ := s.Lik.Tilted(s.Y, cMean, cVar)
+		l, y := p.site(k)
+		lz, _, _ := l.Tilted(y, cMean, cVar)
 		a := 1/cVar + r.Tau[k]
 		c := cMean/cVar + r.Nu[k]
 		sum += lz + 0.5*cMean*cMean/cVar + 0.5*math.Log(cVar*a) - 0.5*c*c/a
@@ -255,11 +283,24 @@ func (r *PairResult) logZ(sites []PairSite, p *pairPost) (float64, error) {
 	return sum - 0.5*p.ch.logDet() + 0.5*floats.Dot(p.b, p.mw), nil
 }
 
+// Cavity returns site k's cavity distribution N(mean, vr) at the final
+// posterior (ok false when its precision is not positive).
+func (r *PairResult) Cavity(k int) (mean, vr float64, ok bool) {
+	v, mu := r.PairVar[k], r.PairMean[k]
+	cTau := 1/v - r.Tau[k]
+	if !(cTau > 0) {
+		return 0, 0, false
+	}
+	vr = 1 / cTau
+	return vr * (mu/v - r.Nu[k]), vr, true
+}
+
 // pairPost is the whitened posterior of pair sites with its scratch space.
 type pairPost struct {
 	n, r   int
 	g      []float64 // n×r
 	sites  []PairSite
+	coords []CoordSite
 	byPair bool
 	gk     []float64 // M×r rows g_k = G'a_k (byPair)
 	z      []float64 // M×r or n×r scratch
@@ -273,7 +314,7 @@ type pairPost struct {
 	ch     chol
 }
 
-func newPairPost(f *gp.Factor, sites []PairSite, path int) *pairPost {
+func newPairPost(f *gp.Factor, sites []PairSite, coords []CoordSite, path int) *pairPost {
 	n, r := f.N, f.R
 	g := f.G
 	if f.Diag {
@@ -282,19 +323,25 @@ func newPairPost(f *gp.Factor, sites []PairSite, path int) *pairPost {
 			g[i*n+i] = sd
 		}
 	}
-	m := len(sites)
-	p := &pairPost{n: n, r: r, g: g, sites: sites, h: make([]float64, r*r), u: make([]float64, n),
+	m := len(sites) + len(coords)
+	p := &pairPost{n: n, r: r, g: g, sites: sites, coords: coords, h: make([]float64, r*r), u: make([]float64, n),
 		b: make([]float64, r), mw: make([]float64, r)}
 	// By pairs costs M r^2 per sweep, by items N^2 r + N r^2.
 	p.byPair = float64(m)*float64(r) <= float64(n)*float64(n+r)
 	if path != 0 {
 		p.byPair = path == 1
 	}
+	if len(coords) > 0 {
+		p.byPair = true
+	}
 	if p.byPair {
 		p.gk = make([]float64, m*r)
 		p.z = make([]float64, m*r)
 		for k, s := range sites {
 			floats.SubTo(p.gk[k*r:(k+1)*r], g[s.I*r:(s.I+1)*r], g[s.J*r:(s.J+1)*r])
+		}
+		for c, s := range coords {
+			p.gk[(len(sites)+c)*r+s.K] = 1
 		}
 	} else {
 		p.s = make([]float64, n*n)
@@ -328,7 +375,7 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 	if p.byPair {
 		// H = I + sum tau_k g_k g_k' as two rank-M updates: sqrt(tau_k) g_k
 		// for the positive sites, sqrt(-tau_k) g_k for the negative ones.
-		m := len(p.sites)
+		m := len(p.sites) + len(p.coords)
 		np := 0
 		for k := 0; k < m; k++ {
 			if tau[k] > 0 {
@@ -383,6 +430,9 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 	// b = G'u.
 	blas64.Gemv(blas.Trans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
 		blas64.Vector{N: n, Inc: 1, Data: p.u}, 0, blas64.Vector{N: r, Inc: 1, Data: p.b})
+	for c, s := range p.coords {
+		p.b[s.K] += nu[len(p.sites)+c]
+	}
 	p.ch.solveTo(p.mw, p.b)
 	return nil
 }
@@ -391,7 +441,7 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 func (p *pairPost) pairMarginalsTo(pm, pv []float64) {
 	r, n := p.r, p.n
 	if p.byPair {
-		m := len(p.sites)
+		m := len(p.sites) + len(p.coords)
 		copy(p.z, p.gk)
 		// Z = Gk L'^-1: row k is (L^-1 g_k)'.
 		blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: m, Cols: r, Stride: r, Data: p.z})
@@ -417,6 +467,15 @@ func (p *pairPost) pairMarginalsTo(pm, pv []float64) {
 		pv[k] = p.sigma[i*n+i] + p.sigma[j*n+j] - 2*p.sigma[i*n+j]
 		pm[k] = p.fm[s.I] - p.fm[s.J]
 	}
+}
+
+// site returns site k's likelihood and observation (pair sites first).
+func (p *pairPost) site(k int) (lik.Likelihood, float64) {
+	if k < len(p.sites) {
+		return p.sites[k].Lik, p.sites[k].Y
+	}
+	c := p.coords[k-len(p.sites)]
+	return c.Lik, c.Y
 }
 
 // itemMarginalsTo sets the items' marginal means and variances, O(N r^2).

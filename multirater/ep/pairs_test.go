@@ -225,3 +225,87 @@ func TestRunPairsNotConverged(t *testing.T) {
 		t.Fatalf("got %v, %v; want ErrNotConverged with the result", res, err)
 	}
 }
+
+// TestRunPairsCoordsGaussianExact adds Gaussian sites on whitened
+// coordinates to Gaussian pair sites: EP is exact, so the whitened mean,
+// covariance and log Z must equal the closed form in w, y = A w + noise
+// with A's rows g_I - g_J (pairs) and e_K (coordinates):
+// w | y ~ N(H^-1 A'y/s2n, H^-1), H = I + A'A/s2n, y ~ N(0, A A' + s2n I).
+func TestRunPairsCoordsGaussianExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 3))
+	const n, d, s2n = 9, 3, 0.3
+	x := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		for k := 0; k < d; k++ {
+			x.Set(i, k, rng.NormFloat64())
+		}
+	}
+	f := &gp.Factor{N: n, R: d, G: x.RawMatrix().Data}
+	var sites []PairSite
+	var coords []CoordSite
+	var rowsA [][]float64
+	var ys []float64
+	for k := 0; k < 10; k++ {
+		i, j := rng.IntN(n), rng.IntN(n-1)
+		if j >= i {
+			j++
+		}
+		s := PairSite{I: i, J: j, Y: rng.NormFloat64(), Lik: gaussLik{s2n}}
+		sites = append(sites, s)
+		row := make([]float64, d)
+		for c := 0; c < d; c++ {
+			row[c] = x.At(i, c) - x.At(j, c)
+		}
+		rowsA = append(rowsA, row)
+		ys = append(ys, s.Y)
+	}
+	for k := 0; k < d; k++ {
+		c := CoordSite{K: k, Y: rng.NormFloat64(), Lik: gaussLik{s2n}}
+		coords = append(coords, c)
+		row := make([]float64, d)
+		row[k] = 1
+		rowsA = append(rowsA, row)
+		ys = append(ys, c.Y)
+	}
+	m := len(ys)
+	a := mat.NewDense(m, d, nil)
+	for k, row := range rowsA {
+		a.SetRow(k, row)
+	}
+	yv := mat.NewVecDense(m, ys)
+	var aat mat.Dense
+	aat.Mul(a, a.T())
+	kk := mat.NewSymDense(m, nil)
+	for i := 0; i < m; i++ {
+		for j := 0; j <= i; j++ {
+			v := aat.At(i, j)
+			if i == j {
+				v += s2n
+			}
+			kk.SetSym(i, j, v)
+		}
+	}
+	var ck mat.Cholesky
+	if !ck.Factorize(kk) {
+		t.Fatal("not PD")
+	}
+	var al mat.VecDense
+	if err := ck.SolveVecTo(&al, yv); err != nil {
+		t.Fatal(err)
+	}
+	wantLZ := -0.5*mat.Dot(yv, &al) - 0.5*ck.LogDet() - 0.5*float64(m)*math.Log(2*math.Pi)
+	var wantW mat.VecDense
+	wantW.MulVec(a.T(), &al) // H^-1 A'y/s2n = A'(A A' + s2n I)^-1 y
+	res, err := RunPairsCoords(f, sites, coords, PairOptions{Tol: 1e-11, MaxSweeps: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.LogZ-wantLZ) > 1e-7 {
+		t.Errorf("log Z_EP %.10g, exact %.10g", res.LogZ, wantLZ)
+	}
+	for k := 0; k < d; k++ {
+		if math.Abs(res.W[k]-wantW.AtVec(k)) > 1e-7 {
+			t.Errorf("w_%d: EP %.9g, exact %.9g", k, res.W[k], wantW.AtVec(k))
+		}
+	}
+}
