@@ -118,6 +118,11 @@ type Options struct {
 	// evidence maximisation and gamma by cross-validation); the final
 	// fit's candidates are reported in Result.KernelEvidence.
 	Kernels []kernel.Kernel
+	// Prior is the coefficients' prior for linear scores: Gaussian (the
+	// default) or SpikeSlab (with SpikeSlab's parameters; not for GP
+	// scores).
+	Prior     Prior
+	SpikeSlab SpikeSlabOptions
 	// PriorScale is V; 0 means 1. The exact pseudo-posterior's shape and
 	// log Z do not depend on it (see the package documentation).
 	PriorScale float64
@@ -183,6 +188,8 @@ type Result struct {
 	Scores, Kernel string
 	KernelEvidence []KernelRow
 	PriorScale     float64
+	// Prior is the coefficients' prior (linear scores).
+	Prior Prior
 	// Gamma is the gamma used; GammaByCV tells whether cross-validation
 	// chose it, and CV holds every candidate's result.
 	Gamma     float64
@@ -323,7 +330,10 @@ type posterior struct {
 	logZ  float64
 	logSE float64
 	ep    *ep.PairResult
-	smc   *SMCStats
+	// incl are the coefficients' posterior inclusion probabilities
+	// (spike-and-slab prior; nil: 1).
+	incl []float64
+	smc  *SMCStats
 }
 
 // splitClasses returns the indices of the positive and negative items.
@@ -366,7 +376,11 @@ func fitSelected(ctx context.Context, ms []*model, y []bool, gamma float64, o *O
 func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Options, rng *rand.Rand) (*posterior, error) {
 	pos, neg := splitClasses(y)
 	if o.Engine == SMC {
-		return runSMC(ctx, m, pos, neg, gamma, o.SMC, rng)
+		pr := smcPrior{}
+		if o.Prior == SpikeSlab {
+			pr = smcPrior{mix: true, p: o.SpikeSlab.Inclusion, u0: o.SpikeSlab.SpikeVar / o.PriorScale}
+		}
+		return runSMC(ctx, m, pos, neg, gamma, o.SMC, pr, rng)
 	}
 	l := lik.AUCStep{C: gamma / float64(len(pos)*len(neg))}
 	sites := make([]ep.PairSite, 0, len(pos)*len(neg))
@@ -375,16 +389,33 @@ func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Opt
 			sites = append(sites, ep.PairSite{I: i, J: j, Lik: l})
 		}
 	}
-	res, err := ep.RunPairs(m.factor(), sites, o.EP)
+	var coords []ep.CoordSite
+	if o.Prior == SpikeSlab {
+		coords = coordSites(m.r, o)
+	}
+	res, err := ep.RunPairsCoords(m.factor(), sites, coords, o.EP)
 	if err != nil {
 		if errors.Is(err, ep.ErrNotConverged) {
-			return nil, fmt.Errorf("auc: EP at gamma %v: %w (raise EP.MaxSweeps or the damping)", gamma, err)
+			return nil, fmt.Errorf("auc: EP at gamma %v: %w (raise EP.MaxSweeps or lower EP.Damping)", gamma, err)
 		}
 		return nil, fmt.Errorf("auc: EP at gamma %v: %w", gamma, err)
 	}
 	cov := mat.NewSymDense(m.r, nil)
 	res.WCovTo(cov)
-	return &posterior{mean: res.W, cov: cov, logZ: res.LogZ, ep: res}, nil
+	p := &posterior{mean: res.W, cov: cov, logZ: res.LogZ, ep: res}
+	if len(coords) > 0 {
+		p.incl = make([]float64, m.r)
+		l := coords[0].Lik.(spikeSlabSite)
+		for k := range coords {
+			cm, cv, ok := res.Cavity(len(sites) + k)
+			if !ok {
+				return nil, fmt.Errorf("auc: EP at gamma %v: coefficient %d has an improper cavity", gamma, k)
+			}
+			_, rho, _ := l.parts(cm, cv)
+			p.incl[k] = 1 - rho
+		}
+	}
+	return p, nil
 }
 
 // scoresTo sets the fitted items' posterior mean scores G E[w] and, when
@@ -432,7 +463,7 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 		}
 	}
 	x := mat.DenseCopyOf(d.X)
-	res := &Result{Engine: o.Engine, Scores: "linear", PriorScale: o.PriorScale, Seed: o.Seed, Pairs: len(pos) * len(neg)}
+	res := &Result{Engine: o.Engine, Prior: o.Prior, Scores: "linear", PriorScale: o.PriorScale, Seed: o.Seed, Pairs: len(pos) * len(neg)}
 	if o.Kernel != nil || len(o.Kernels) > 0 {
 		res.Scores = "gp"
 	}
@@ -492,6 +523,9 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 			}
 			res.Coefficients[k] = Coefficient{Name: name, Mean: m.sv * p.mean[k],
 				SD: m.sv * math.Sqrt(p.cov.At(k, k)), Inclusion: 1}
+			if p.incl != nil {
+				res.Coefficients[k].Inclusion = p.incl[k]
+			}
 		}
 	}
 	res.Elapsed = time.Since(start)
@@ -519,6 +553,26 @@ func (o Options) withDefaults() Options {
 	for _, k := range o.Kernels {
 		if k == nil {
 			panic("auc: nil kernel among Options.Kernels")
+		}
+	}
+	if o.Prior != Gaussian && o.Prior != SpikeSlab {
+		panic(fmt.Sprintf("auc: unknown prior %v", o.Prior))
+	}
+	if o.Prior == SpikeSlab {
+		if o.Kernel != nil || len(o.Kernels) > 0 {
+			panic("auc: the spike-and-slab prior is for linear scores (no kernel)")
+		}
+		if o.SpikeSlab.Inclusion == 0 {
+			o.SpikeSlab.Inclusion = 0.5
+		}
+		if !(o.SpikeSlab.Inclusion > 0 && o.SpikeSlab.Inclusion < 1) {
+			panic(fmt.Sprintf("auc: spike-and-slab Inclusion %v outside (0, 1)", o.SpikeSlab.Inclusion))
+		}
+		if !(o.SpikeSlab.SpikeVar >= 0 && o.SpikeSlab.SpikeVar < o.PriorScale) {
+			panic(fmt.Sprintf("auc: spike variance %v outside [0, PriorScale = %v)", o.SpikeSlab.SpikeVar, o.PriorScale))
+		}
+		if o.Engine == SMC && o.SpikeSlab.SpikeVar == 0 {
+			panic("auc: SMC needs a spike variance > 0 (a point-mass spike has no density for its moves)")
 		}
 	}
 	if o.Folds == 0 {

@@ -114,8 +114,53 @@ func (rs *riskScratch) misordered() int {
 	return bad
 }
 
+// smcPrior is the prior of the whitened coordinates: N(0, I), or the
+// spike-and-slab p N(0, 1) + (1 - p) N(0, u0) per coordinate.
+type smcPrior struct {
+	mix   bool
+	p, u0 float64
+}
+
+// logDens returns the log prior density of w up to a constant.
+func (pr smcPrior) logDens(w []float64) float64 {
+	if !pr.mix {
+		return -0.5 * floats.Dot(w, w)
+	}
+	s := 0.0
+	for _, x := range w {
+		s += pr.logMix(x)
+	}
+	return s
+}
+
+// logMix is log(p N(x; 0, 1) + (1 - p) N(x; 0, u0)) + log sqrt(2 pi).
+func (pr smcPrior) logMix(x float64) float64 {
+	a := math.Log(pr.p) - 0.5*x*x
+	b := math.Log1p(-pr.p) - 0.5*math.Log(pr.u0) - 0.5*x*x/pr.u0
+	if a < b {
+		a, b = b, a
+	}
+	return a + math.Log1p(math.Exp(b-a))
+}
+
+// draw sets w to a prior draw.
+func (pr smcPrior) draw(rng *rand.Rand, w []float64) {
+	for k := range w {
+		w[k] = rng.NormFloat64()
+		if pr.mix && rng.Float64() >= pr.p {
+			w[k] *= math.Sqrt(pr.u0)
+		}
+	}
+}
+
+// slabProb returns P(slab | x) = p N(x; 0, 1) / mixture.
+func (pr smcPrior) slabProb(x float64) float64 {
+	return math.Exp(math.Log(pr.p) - 0.5*x*x - pr.logMix(x))
+}
+
 // repeatOut is one SMC repeat's weighted particles summarised.
 type repeatOut struct {
+	incl     []float64 // E[P(slab | w_k)] (spike-and-slab)
 	mean, sd []float64
 	second   *mat.SymDense // E[w w']
 	logZ     float64
@@ -127,7 +172,7 @@ type repeatOut struct {
 // runSMC runs opts.Repeats independent tempering SMC samplers for the
 // model's whitened coordinates w ~ N(0, I_r) with the scores s = G w, and
 // pools them.
-func runSMC(ctx context.Context, m *model, pos, neg []int, gamma float64, opts SMCOptions, rng *rand.Rand) (*posterior, error) {
+func runSMC(ctx context.Context, m *model, pos, neg []int, gamma float64, opts SMCOptions, pr smcPrior, rng *rand.Rand) (*posterior, error) {
 	reps := opts.Repeats
 	outs := make([]repeatOut, reps)
 	seeds := make([]uint64, reps)
@@ -146,7 +191,7 @@ func runSMC(ctx context.Context, m *model, pos, neg []int, gamma float64, opts S
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			outs[k] = smcRepeat(ctx, m, lab, len(pos), len(neg), gamma, opts, rand.New(rand.NewPCG(seeds[k], 0x736d63)))
+			outs[k] = smcRepeat(ctx, m, lab, len(pos), len(neg), gamma, opts, pr, rand.New(rand.NewPCG(seeds[k], 0x736d63)))
 		}(k)
 	}
 	wg.Wait()
@@ -183,11 +228,18 @@ func runSMC(ctx context.Context, m *model, pos, neg []int, gamma float64, opts S
 		_, st.SDSE[k] = meanSE(col)
 	}
 	lz, lse := meanSE(st.LogZ)
-	return &posterior{mean: mean, cov: cov, logZ: lz, logSE: lse, smc: st}, nil
+	post := &posterior{mean: mean, cov: cov, logZ: lz, logSE: lse, smc: st}
+	if pr.mix {
+		post.incl = make([]float64, r)
+		for _, o := range outs {
+			floats.AddScaled(post.incl, 1/float64(reps), o.incl)
+		}
+	}
+	return post, nil
 }
 
 // smcRepeat is one run of algorithm 1.
-func smcRepeat(ctx context.Context, m *model, lab []bool, np, nn int, gamma float64, o SMCOptions, rng *rand.Rand) repeatOut {
+func smcRepeat(ctx context.Context, m *model, lab []bool, np, nn int, gamma float64, o SMCOptions, pr smcPrior, rng *rand.Rand) repeatOut {
 	r, n, P := m.r, m.n, o.Particles
 	pairs := float64(np * nn)
 	kappa := o.Kappa
@@ -208,9 +260,7 @@ func smcRepeat(ctx context.Context, m *model, lab []bool, np, nn int, gamma floa
 	Rn := make([]float64, P)
 	for i := 0; i < P; i++ {
 		row := th.RawRowView(i)
-		for k := range row {
-			row[k] = rng.NormFloat64()
-		}
+		pr.draw(rng, row)
 		R[i] = risk(row)
 	}
 	logw := make([]float64, P)
@@ -301,7 +351,7 @@ func smcRepeat(ctx context.Context, m *model, lab []bool, np, nn int, gamma floa
 		chol.LTo(&L)
 		for i := 0; i < P; i++ {
 			row := th.RawRowView(i)
-			lp := -0.5 * floats.Dot(row, row)
+			lp := pr.logDens(row)
 			for mv := 0; mv < o.Moves; mv++ {
 				for k := range z {
 					z[k] = rng.NormFloat64()
@@ -313,7 +363,7 @@ func smcRepeat(ctx context.Context, m *model, lab []bool, np, nn int, gamma floa
 					}
 					prop[k] = s
 				}
-				lq := -0.5 * floats.Dot(prop, prop)
+				lq := pr.logDens(prop)
 				rq := risk(prop)
 				moves++
 				if math.Log(rng.Float64()) < lq-lp-cur*(rq-R[i]) {
@@ -330,7 +380,7 @@ func smcRepeat(ctx context.Context, m *model, lab []bool, np, nn int, gamma floa
 		w[i] = math.Exp(logw[i] - lmax)
 	}
 	ws := floats.Sum(w)
-	out := repeatOut{mean: make([]float64, r), sd: make([]float64, r), second: mat.NewSymDense(r, nil), logZ: logZ, temps: temps}
+	out := repeatOut{incl: make([]float64, r), mean: make([]float64, r), sd: make([]float64, r), second: mat.NewSymDense(r, nil), logZ: logZ, temps: temps}
 	if moves > 0 {
 		out.acc = float64(accepted) / float64(moves)
 	}
@@ -339,6 +389,11 @@ func smcRepeat(ctx context.Context, m *model, lab []bool, np, nn int, gamma floa
 		row := th.RawRowView(i)
 		c := w[i] / ws
 		floats.AddScaled(out.mean, c, row)
+		if pr.mix {
+			for k, x := range row {
+				out.incl[k] += c * pr.slabProb(x)
+			}
+		}
 		for a := 0; a < r; a++ {
 			for b := a; b < r; b++ {
 				sec.Data[a*sec.Stride+b] += c * row[a] * row[b]

@@ -39,10 +39,13 @@ type CoordSite struct {
 // each field.
 type PairOptions struct {
 	// Damping is the fraction of each new site's natural parameters taken
-	// (the rest is the old site's, Seeger 2005; Ridgway et al. sec. 5); 0
-	// means 0.5.
+	// (the rest is the old site's, Seeger 2005; Ridgway et al. sec. 5). 0
+	// means adaptive: start at 0.8 and multiply by 0.7 (down to 0.05)
+	// whenever the largest change of a marginal in a sweep has not reached
+	// a new minimum for 5 sweeps (an oscillation); a value in (0, 1] is
+	// kept throughout.
 	Damping float64
-	// MaxSweeps bounds the parallel sweeps; 0 means 500.
+	// MaxSweeps bounds the parallel sweeps; 0 means 1000.
 	MaxSweeps int
 	// Tol: EP has converged when no pair's marginal mean moved by more than
 	// Tol of its sd and no marginal variance by more than Tol relative in a
@@ -81,6 +84,8 @@ type PairResult struct {
 	// updates whose negative precision was set to 0 (ClampNegative, or
 	// because H would not have been positive definite with it).
 	Sweeps, Skipped, Negative, Clamped int
+	// Damping is the damping at the end (see PairOptions.Damping).
+	Damping float64
 	// Tau and Nu are the sites' precisions and precision-weighted means
 	// (pair sites, then coordinate sites).
 	Tau, Nu []float64
@@ -145,15 +150,16 @@ func RunPairsCoords(f *gp.Factor, sites []PairSite, coords []CoordSite, opts Pai
 		}
 	}
 	damp := opts.Damping
-	if damp == 0 {
-		damp = 0.5
+	adaptive := damp == 0
+	if adaptive {
+		damp = 0.8
 	}
 	if !(damp > 0 && damp <= 1) {
 		panic(fmt.Sprintf("multirater: ep: Damping = %v must be in (0, 1]", damp))
 	}
 	maxSweeps := opts.MaxSweeps
 	if maxSweeps == 0 {
-		maxSweeps = 500
+		maxSweeps = 1000
 	}
 	tol := opts.Tol
 	if tol == 0 {
@@ -172,7 +178,9 @@ func RunPairsCoords(f *gp.Factor, sites []PairSite, coords []CoordSite, opts Pai
 	pm, pv := make([]float64, m), make([]float64, m)
 	prevM, prevV := make([]float64, m), make([]float64, m)
 	newTau, newNu := make([]float64, m), make([]float64, m)
+	minMoved, stale := math.Inf(1), 0
 	finish := func() error {
+		res.Damping = damp
 		res.PairMean, res.PairVar = pm, pv
 		res.W = p.mw
 		res.ch = p.ch
@@ -202,6 +210,15 @@ func RunPairsCoords(f *gp.Factor, sites []PairSite, coords []CoordSite, opts Pai
 					return nil, err
 				}
 				return res, nil
+			}
+			if moved < minMoved {
+				minMoved, stale = moved, 0
+			} else {
+				stale++
+			}
+			if adaptive && stale >= 5 && damp > 0.05 {
+				damp = math.Max(0.05, 0.7*damp)
+				minMoved, stale = math.Inf(1), 0
 			}
 		}
 		copy(prevM, pm)
