@@ -177,6 +177,10 @@ type Coefficient struct {
 	Mean      float64 `json:"mean"`
 	SD        float64 `json:"sd"`
 	Inclusion float64 `json:"inclusion"`
+	// MeanSE and SDSE are the Monte Carlo standard errors of Mean and SD
+	// (SMC; 0 for EP).
+	MeanSE float64 `json:"mean_se,omitempty"`
+	SDSE   float64 `json:"sd_se,omitempty"`
 }
 
 // CVRow is one gamma candidate's cross-validation result: the mean over
@@ -540,6 +544,10 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 				SD: m.sv * math.Sqrt(p.cov.At(k, k)), Inclusion: 1}
 			if p.incl != nil {
 				res.Coefficients[k].Inclusion = p.incl[k]
+			}
+			if p.smc != nil {
+				res.Coefficients[k].MeanSE = m.sv * p.smc.MeanSE[k]
+				res.Coefficients[k].SDSE = m.sv * p.smc.SDSE[k]
 			}
 		}
 	}

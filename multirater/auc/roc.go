@@ -55,7 +55,7 @@ func AUC(score []float64, positive []bool) float64 {
 }
 
 // ROC returns the ROC curve of the scores, from (0, 0) to (1, 1), one point
-// per distinct score (thresholds descending).
+// per distinct score (thresholds descending); nil for no scores.
 func ROC(score []float64, positive []bool) []ROCPoint {
 	if len(score) != len(positive) {
 		panic(fmt.Sprintf("auc: ROC: %d scores and %d labels", len(score), len(positive)))
@@ -63,6 +63,9 @@ func ROC(score []float64, positive []bool) []ROCPoint {
 	idx := make([]int, len(score))
 	for i := range idx {
 		idx[i] = i
+	}
+	if len(idx) == 0 {
+		return nil
 	}
 	sort.Slice(idx, func(a, b int) bool { return score[idx[a]] > score[idx[b]] })
 	var np, nn float64
