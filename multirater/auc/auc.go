@@ -27,7 +27,13 @@
 // (substitute s = sqrt(V) u), so "evidence maximisation over the prior
 // scale" is vacuous; the EP approximation has the same invariance exactly
 // (its fixed-point equations are equivariant under f -> c f: cavities,
-// tilted moments and sites scale, the site normalisers and H do not).
+// tilted moments and sites scale, the site normalisers and H do not;
+// TestPriorScaleInvariance). Only the overall scale is vacuous: the
+// shape of the kernel (an RBF's length-scale, the balance of the terms of
+// a kernel sum such as rbf + white) changes the pseudo-posterior and its
+// evidence (Options.Kernels chooses it by the evidence). The posterior of
+// theta itself scales with sqrt(V); the direction theta/|theta|, the
+// ranking and every AUC do not.
 //
 // Engines (Options.Engine):
 //

@@ -2,6 +2,7 @@ package ep
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -306,6 +307,44 @@ func TestRunPairsCoordsGaussianExact(t *testing.T) {
 	for k := 0; k < d; k++ {
 		if math.Abs(res.W[k]-wantW.AtVec(k)) > 1e-7 {
 			t.Errorf("w_%d: EP %.9g, exact %.9g", k, res.W[k], wantW.AtVec(k))
+		}
+	}
+}
+
+// BenchmarkRunPairs runs AUC pair EP (gamma 50) for a ladder of item
+// counts with a linear factor of rank 7 (by pairs or by items, whichever
+// is cheaper) and a full-rank RBF factor (by items).
+func BenchmarkRunPairs(b *testing.B) {
+	for _, n := range []int{100, 200, 400} {
+		rng := rand.New(rand.NewPCG(uint64(n), 4))
+		x := mat.NewDense(n, 7, nil)
+		y := make([]bool, n)
+		for i := 0; i < n; i++ {
+			for k := 0; k < 7; k++ {
+				x.Set(i, k, rng.NormFloat64())
+			}
+			y[i] = x.At(i, 0)+0.5*x.At(i, 1)+rng.NormFloat64() > 0.5
+		}
+		sites := aucSites(y, 50)
+		var lin, rbf mat.SymDense
+		kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: n, X: x})
+		kernel.RBF{Gamma: 0.05}.GramTo(&rbf, kernel.Inputs{N: n, X: x})
+		for _, c := range []struct {
+			name string
+			k    *mat.SymDense
+		}{{"linear", &lin}, {"rbf", &rbf}} {
+			f, err := gp.NewFactor(c.k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/n=%d/pairs=%d", c.name, n, len(sites)), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := RunPairs(f, sites, PairOptions{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }
