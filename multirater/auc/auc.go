@@ -100,6 +100,29 @@ const (
 	SMC
 )
 
+// ParseEngine reads an engine's name ("ep" or "smc").
+func ParseEngine(s string) (Engine, error) {
+	switch s {
+	case "ep":
+		return EP, nil
+	case "smc":
+		return SMC, nil
+	}
+	return 0, fmt.Errorf("auc: unknown engine %q (want ep or smc)", s)
+}
+
+// MarshalText writes the engine's name.
+func (e Engine) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
+// UnmarshalText reads an engine's name.
+func (e *Engine) UnmarshalText(b []byte) error {
+	v, err := ParseEngine(string(b))
+	if err == nil {
+		*e = v
+	}
+	return err
+}
+
 func (e Engine) String() string {
 	switch e {
 	case EP:
@@ -204,42 +227,49 @@ type KernelRow struct {
 	LogEvidence float64 `json:"log_evidence"`
 }
 
-// Result is a fitted AUC scoring model.
+// Result is a fitted AUC scoring model. Its exported fields marshal to
+// JSON (Engine and Prior as their names).
 type Result struct {
-	Engine Engine
+	Engine Engine `json:"engine"`
 	// Scores is "linear" or "gp"; Kernel the kernel's specification (the
 	// chosen one among Options.Kernels, whose log evidences are in
 	// KernelEvidence).
-	Scores, Kernel string
-	KernelEvidence []KernelRow
-	PriorScale     float64
+	Scores         string      `json:"scores"`
+	Kernel         string      `json:"kernel,omitempty"`
+	KernelEvidence []KernelRow `json:"kernel_evidence,omitempty"`
+	PriorScale     float64     `json:"prior_scale"`
 	// Prior is the coefficients' prior (linear scores).
-	Prior Prior
+	Prior Prior `json:"prior"`
 	// Gamma is the gamma used; GammaByCV tells whether cross-validation
 	// chose it, and CV holds every candidate's result.
-	Gamma     float64
-	GammaByCV bool
-	CV        []CVRow
+	Gamma     float64 `json:"gamma"`
+	GammaByCV bool    `json:"gamma_by_cv"`
+	CV        []CVRow `json:"cv,omitempty"`
 	// Items are the fitted items' score posteriors; Coefficients the
 	// covariates' (linear scores only).
-	Items        []Score
-	Coefficients []Coefficient
+	Items        []Score       `json:"items"`
+	Coefficients []Coefficient `json:"coefficients,omitempty"`
 	// LogEvidence is log Z_gamma (EP: log Z_EP; SMC: the mean over the
 	// repeats, with LogEvidenceSE its Monte Carlo standard error).
-	LogEvidence, LogEvidenceSE float64
+	LogEvidence   float64 `json:"log_evidence"`
+	LogEvidenceSE float64 `json:"log_evidence_se,omitempty"`
 	// TrainAUC and ROC are those of the posterior mean scores on the
 	// fitted items.
-	TrainAUC float64
-	ROC      []ROCPoint
+	TrainAUC float64    `json:"train_auc"`
+	ROC      []ROCPoint `json:"roc"`
 	// Pairs is n+ n-. Sweeps, Negative and Clamped are EP's (see
 	// ep.PairResult).
-	Pairs, Sweeps, Negative, Clamped int
+	Pairs    int `json:"pairs"`
+	Sweeps   int `json:"sweeps,omitempty"`
+	Negative int `json:"negative_sites,omitempty"`
+	Clamped  int `json:"clamped_sites,omitempty"`
 	// SMC holds the SMC engine's diagnostics (nil for EP).
-	SMC *SMCStats
+	SMC *SMCStats `json:"smc,omitempty"`
 	// Center and Scale are the standardisation (nil when not standardised).
-	Center, Scale []float64
-	Seed          uint64
-	Elapsed       time.Duration
+	Center  []float64     `json:"center,omitempty"`
+	Scale   []float64     `json:"scale,omitempty"`
+	Seed    uint64        `json:"seed"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 
 	model *model
 	wMean []float64

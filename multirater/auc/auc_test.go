@@ -2,6 +2,7 @@ package auc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -275,5 +276,44 @@ func TestFitErrors(t *testing.T) {
 			}()
 			tc.f()
 		})
+	}
+}
+
+// TestJSONAndNames checks the names the CLI and the fit document use.
+func TestJSONAndNames(t *testing.T) {
+	for _, tc := range []struct {
+		s string
+		e Engine
+	}{{"ep", EP}, {"smc", SMC}} {
+		if e, err := ParseEngine(tc.s); err != nil || e != tc.e || e.String() != tc.s {
+			t.Errorf("ParseEngine(%q) = %v, %v", tc.s, e, err)
+		}
+	}
+	for _, tc := range []struct {
+		s string
+		p Prior
+	}{{"gaussian", Gaussian}, {"spike-slab", SpikeSlab}} {
+		if p, err := ParsePrior(tc.s); err != nil || p != tc.p || p.String() != tc.s {
+			t.Errorf("ParsePrior(%q) = %v, %v", tc.s, p, err)
+		}
+	}
+	if _, err := ParseEngine("gibbs"); err == nil {
+		t.Error("ParseEngine(gibbs) gave no error")
+	}
+	x, y := synthetic(20, 2, 3)
+	r, err := Fit(context.Background(), Data{X: x, Positive: y, Names: []string{"a", "b"}}, Options{Gamma: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back["engine"] != "ep" || back["prior"] != "gaussian" || back["gamma"] != 5.0 {
+		t.Errorf("JSON %s", b)
 	}
 }

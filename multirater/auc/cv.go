@@ -81,7 +81,9 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 	return cv, cv[best].Gamma, nil
 }
 
-// meanSE returns the mean of v and its standard error sd/sqrt(n).
+// meanSE returns the mean of v and its standard error sd/sqrt(n); the
+// error is 0 (unknown) for fewer than two values, so that results stay
+// valid JSON.
 func meanSE(v []float64) (mean, se float64) {
 	n := float64(len(v))
 	for _, x := range v {
@@ -89,7 +91,7 @@ func meanSE(v []float64) (mean, se float64) {
 	}
 	mean /= n
 	if len(v) < 2 {
-		return mean, math.NaN()
+		return mean, 0
 	}
 	ss := 0.0
 	for _, x := range v {

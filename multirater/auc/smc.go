@@ -30,7 +30,8 @@ type SMCOptions struct {
 	// temperature; 0 means 10.
 	Moves int
 	// Repeats is the number of independent SMC runs, whose spread gives
-	// the Monte Carlo standard errors; 0 means 4. They run on up to two
+	// the Monte Carlo standard errors (reported as 0, unknown, for one
+	// run); 0 means 4. They run on up to two
 	// goroutines, each with its own generator seeded from the fit's.
 	Repeats int
 }
@@ -59,15 +60,16 @@ type SMCStats struct {
 	// LogZ is each repeat's log Z estimate; Temperatures each repeat's
 	// number of tempering steps; Acceptance the mean Metropolis acceptance
 	// rate over all moves and repeats.
-	LogZ         []float64
-	Temperatures []int
-	Acceptance   float64
+	LogZ         []float64 `json:"log_z"`
+	Temperatures []int     `json:"temperatures"`
+	Acceptance   float64   `json:"acceptance"`
 	// MeanSE and SDSE are the Monte Carlo standard errors (over the
 	// repeats) of the posterior means and sds of the whitened coordinates
 	// w (for linear scores theta = sqrt(V) w: multiply by sqrt(V)).
-	MeanSE, SDSE []float64
+	MeanSE []float64 `json:"mean_se"`
+	SDSE   []float64 `json:"sd_se"`
 	// Seeds are the repeats' generator seeds.
-	Seeds []uint64
+	Seeds []uint64 `json:"seeds"`
 }
 
 // riskScratch counts misordered pairs without allocating.

@@ -20,6 +20,29 @@ const (
 	SpikeSlab
 )
 
+// ParsePrior reads a prior's name ("gaussian" or "spike-slab").
+func ParsePrior(s string) (Prior, error) {
+	switch s {
+	case "gaussian":
+		return Gaussian, nil
+	case "spike-slab":
+		return SpikeSlab, nil
+	}
+	return 0, fmt.Errorf("auc: unknown prior %q (want gaussian or spike-slab)", s)
+}
+
+// MarshalText writes the prior's name.
+func (p Prior) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads a prior's name.
+func (p *Prior) UnmarshalText(b []byte) error {
+	v, err := ParsePrior(string(b))
+	if err == nil {
+		*p = v
+	}
+	return err
+}
+
 func (p Prior) String() string {
 	switch p {
 	case Gaussian:
