@@ -118,7 +118,8 @@ func ellipticalSlice(m *model, logLik func(w []float64) float64, burn, draws int
 // TestGPAgainstEllipticalSlice compares EP's item score posteriors for GP
 // scores (RBF kernel, 24 synthetic items, seed 13) with an elliptical
 // slice sampler on the exact pseudo-posterior (200,000 draws after 2,000;
-// its Monte Carlo error on a mean is below 0.02 sd here). Tolerances: item
+// its Monte Carlo error on a mean is below 0.02 sd here), and the SMC
+// engine with the GP prior against the same sampler. Tolerances: item
 // means within 0.1 posterior sd, sds within 10%.
 func TestGPAgainstEllipticalSlice(t *testing.T) {
 	x, y := synthetic(24, 2, 13)
@@ -147,12 +148,21 @@ func TestGPAgainstEllipticalSlice(t *testing.T) {
 		return -c * float64(rs.misordered())
 	}
 	mean, sd := ellipticalSlice(m, logLik, 2000, 200000, rand.New(rand.NewPCG(13, 5)))
-	for i, it := range e.Items {
-		if d := math.Abs(it.Mean-mean[i]) / sd[i]; d > 0.1 {
-			t.Errorf("item %d: EP mean %.4f, slice sampler %.4f (sd %.4f): %.3f sd apart", i, it.Mean, mean[i], sd[i], d)
-		}
-		if r := it.SD / sd[i]; math.Abs(r-1) > 0.1 {
-			t.Errorf("item %d: EP sd %.4f, slice sampler %.4f", i, it.SD, sd[i])
+	// The SMC engine on the same GP prior (whitened dimension r = 24):
+	// within 0.1 sd and 10% too.
+	o.Engine, o.Seed, o.SMC = SMC, 8, SMCOptions{Particles: 2000, Repeats: 2}
+	s, err := Fit(context.Background(), Data{X: x, Positive: y}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fit := range []*Result{e, s} {
+		for i, it := range fit.Items {
+			if d := math.Abs(it.Mean-mean[i]) / sd[i]; d > 0.1 {
+				t.Errorf("%v item %d: mean %.4f, slice sampler %.4f (sd %.4f): %.3f sd apart", fit.Engine, i, it.Mean, mean[i], sd[i], d)
+			}
+			if r := it.SD / sd[i]; math.Abs(r-1) > 0.1 {
+				t.Errorf("%v item %d: sd %.4f, slice sampler %.4f", fit.Engine, i, it.SD, sd[i])
+			}
 		}
 	}
 }
