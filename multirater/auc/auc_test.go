@@ -317,3 +317,15 @@ func TestJSONAndNames(t *testing.T) {
 		t.Errorf("JSON %s", b)
 	}
 }
+
+// TestFitCancelled: a cancelled context stops the fit with its error.
+func TestFitCancelled(t *testing.T) {
+	x, y := synthetic(40, 2, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, o := range []Options{{}, {Gamma: 10, Engine: SMC}} {
+		if _, err := Fit(ctx, Data{X: x, Positive: y}, o); !errors.Is(err, context.Canceled) {
+			t.Errorf("engine %v: got %v, want context.Canceled", o.Engine, err)
+		}
+	}
+}
