@@ -329,3 +329,54 @@ func TestFitCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestDualLinear: with more covariates than items the linear model is fitted
+// in its dual form (C = V X X', theta = B w + e); EP depends only on the
+// scores' prior, so log Z_EP, the coefficients' moments and the
+// predictions must equal those of the primal form (G = sqrt(V) X, built
+// here by hand), to the eigen-truncation and convergence tolerances.
+func TestDualLinear(t *testing.T) {
+	const n, d, v = 14, 25, 2.0
+	x, y := synthetic(n, d, 31)
+	xnew, _ := synthetic(5, d, 32)
+	o := Options{Gamma: 8, PriorScale: v, EP: epTight}.withDefaults()
+	dual, err := newModel(x, nil, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dual.b == nil || dual.r > n {
+		t.Fatalf("dual model: b nil %v, r %d", dual.b == nil, dual.r)
+	}
+	primal := &model{n: n, r: d, d: d, linear: true, sv: math.Sqrt(v), g: make([]float64, n*d)}
+	for i := 0; i < n; i++ {
+		for k := 0; k < d; k++ {
+			primal.g[i*d+k] = primal.sv * x.At(i, k)
+		}
+	}
+	var res [2]*Result
+	var post [2]*posterior
+	for s, m := range []*model{primal, dual} {
+		p, err := fitPosterior(context.Background(), m, y, o.Gamma, &o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		post[s] = p
+		res[s] = &Result{model: m, wMean: p.mean, wCov: p.cov}
+	}
+	if dz := math.Abs(post[0].logZ - post[1].logZ); dz > 1e-6 {
+		t.Errorf("log Z_EP primal %.9g, dual %.9g", post[0].logZ, post[1].logZ)
+	}
+	for k := 0; k < d; k++ {
+		m0, s0, _ := primal.coefficient(k, post[0].mean, post[0].cov)
+		m1, s1, _ := dual.coefficient(k, post[1].mean, post[1].cov)
+		if math.Abs(m0-m1) > 1e-6 || math.Abs(s0-s1) > 1e-6 {
+			t.Errorf("coefficient %d: primal (%.6f, %.6f), dual (%.6f, %.6f)", k, m0, s0, m1, s1)
+		}
+	}
+	p0, p1 := res[0].Predict(xnew), res[1].Predict(xnew)
+	for i := range p0 {
+		if math.Abs(p0[i].Mean-p1[i].Mean) > 1e-6 || math.Abs(p0[i].SD-p1[i].SD) > 1e-6 {
+			t.Errorf("new item %d: primal %+v, dual %+v", i, p0[i], p1[i])
+		}
+	}
+}
