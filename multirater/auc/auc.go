@@ -192,6 +192,39 @@ type Options struct {
 	EP ep.PairOptions
 	// SMC controls the SMC engine.
 	SMC SMCOptions
+	// Progress, when set, is called after each posterior fitted (every
+	// fold, gamma and kernel of cross-validation, then the final fit) and
+	// when the result is ready, from Fit's goroutine.
+	Progress func(multirater.Progress)
+
+	prog *progress
+}
+
+// progress counts the posterior fits of one Fit call.
+type progress struct {
+	f           func(multirater.Progress)
+	start       time.Time
+	done, total int
+	phase       string
+}
+
+// step records one fit done and reports.
+func (p *progress) step() {
+	if p == nil || p.f == nil {
+		return
+	}
+	p.done++
+	p.report()
+}
+
+func (p *progress) report() {
+	fr := math.Min(float64(p.done)/float64(p.total), 1)
+	el := time.Since(p.start)
+	var eta time.Duration
+	if fr > 0 && fr < 1 {
+		eta = time.Duration(float64(el) * (1 - fr) / fr)
+	}
+	p.f(multirater.Progress{Fraction: fr, Elapsed: el, ETA: eta, Phase: p.phase})
 }
 
 // Score is a posterior summary of one item's score.
@@ -517,7 +550,9 @@ func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Opt
 			}
 			pr = smcPrior{mix: true, p: o.SpikeSlab.Inclusion, u0: o.SpikeSlab.SpikeVar / o.PriorScale}
 		}
-		return runSMC(ctx, m, pos, neg, gamma, o.SMC, pr, rng)
+		p, err := runSMC(ctx, m, pos, neg, gamma, o.SMC, pr, rng)
+		o.prog.step()
+		return p, err
 	}
 	l := lik.AUCStep{C: gamma / float64(len(pos)*len(neg))}
 	sites := make([]ep.PairSite, 0, len(pos)*len(neg))
@@ -534,6 +569,7 @@ func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Opt
 		coords = coordSites(m.r, o)
 	}
 	res, err := ep.RunPairsCoords(m.factor(), sites, coords, o.EP)
+	o.prog.step()
 	if err != nil {
 		if errors.Is(err, ep.ErrNotConverged) {
 			return nil, fmt.Errorf("auc: EP at gamma %v: %w (raise EP.MaxSweeps or lower EP.Damping)", gamma, err)
@@ -591,6 +627,12 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 		panic(fmt.Sprintf("auc: Fit: %d names for %d covariates", len(d.Names), dim))
 	}
 	o := opts.withDefaults()
+	nk := max(len(o.Kernels), 1)
+	o.prog = &progress{f: o.Progress, start: start, total: nk, phase: "fitting"}
+	if o.Gamma == 0 {
+		o.prog.total += o.Folds * len(o.GammaGrid) * nk
+		o.prog.phase = "cross-validation"
+	}
 	pos, neg := splitClasses(d.Positive)
 	if len(pos) == 0 || len(neg) == 0 {
 		return nil, multirater.DataErrorf("auc: %d positive and %d negative items: both classes are needed", len(pos), len(neg))
@@ -625,6 +667,7 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	o.prog.phase = "fitting"
 	ms, err := newModels(x, &o)
 	if err != nil {
 		return nil, err
@@ -673,6 +716,10 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 		}
 	}
 	res.Elapsed = time.Since(start)
+	if o.Progress != nil {
+		o.prog.done, o.prog.phase = o.prog.total, "done"
+		o.prog.report()
+	}
 	return res, nil
 }
 

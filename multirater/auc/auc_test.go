@@ -380,3 +380,26 @@ func TestDualLinear(t *testing.T) {
 		}
 	}
 }
+
+// TestProgress: with CV over 2 gammas and 2 folds there are 2 x 2 + 1
+// fits; the callback sees each, in order, and a final "done" at 1.
+func TestProgress(t *testing.T) {
+	x, y := synthetic(30, 2, 3)
+	var got []multirater.Progress
+	_, err := Fit(context.Background(), Data{X: x, Positive: y}, Options{GammaGrid: []float64{1, 10}, Folds: 2,
+		Progress: func(p multirater.Progress) { got = append(got, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 6 {
+		t.Fatalf("%d progress calls, want 6", len(got))
+	}
+	for i, p := range got[:5] {
+		if want := float64(i+1) / 5; math.Abs(p.Fraction-want) > 1e-12 {
+			t.Errorf("call %d: fraction %v, want %v", i, p.Fraction, want)
+		}
+	}
+	if got[0].Phase != "cross-validation" || got[4].Phase != "fitting" || got[5].Phase != "done" || got[5].Fraction != 1 {
+		t.Errorf("phases %q %q %q, last fraction %v", got[0].Phase, got[4].Phase, got[5].Phase, got[5].Fraction)
+	}
+}
