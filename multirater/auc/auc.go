@@ -45,11 +45,13 @@
 //     O(N^2 d) start) and O(n+ n- + N^2 r + r^3) for
 //     GP scores (r <= N the numerical rank of K; the spike-and-slab prior
 //     adds d coordinate sites). It gives log Z_EP. On Pima.tr (200 items,
-//     8,976 pairs) a linear fit takes about 0.1-0.3 s and a GP fit 0.3-0.5 s
+//     8,976 pairs) a linear fit takes about 0.05-0.3 s and a GP fit 0.2-0.5 s
 //     on this project's 2-core machine (BenchmarkFitLinearEP,
 //     docs/scripts/auc). EP is close to SMC while the pseudo-posterior is
 //     close to Gaussian; its sds fall below SMC's as gamma grows (on
-//     Pima.tr up to 24% at gamma 1000), and so does log Z_EP.
+//     Pima.tr by up to 5% at gamma 50, 18% at 200, 26% at 1000), and so
+//     does log Z_EP (by 0.04, 0.16, 0.29, 0.31 nats at gamma 10, 50, 200,
+//     1000).
 //   - SMC: tempering SMC (sec. 3.2, algorithm 1): adaptive tempering by
 //     bisection on the ESS, multinomial resampling, Gaussian random-walk
 //     Metropolis moves scaled by the particles' covariance; posterior
@@ -69,6 +71,15 @@
 // curve and AUC of the posterior mean scores; Result.Predict scores new
 // items (linear: x'theta; GP: the usual predictive
 // s* | D ~ N(k*'C^+ E[s], k** - k*'C^+k* + k*'C^+ Cov[s] C^+k*)).
+//
+// Wiring (concord fit --model auc): --engine ep|smc is Options.Engine
+// (ParseEngine); --scores linear is Options.Kernel nil, --scores gp
+// --kernel SPEC sets Options.Kernel (kernel.ParseKernel) or
+// Options.Kernels; --gamma G sets Options.Gamma, --gamma cv leaves it 0;
+// --prior gaussian|spike-slab is Options.Prior (ParsePrior);
+// --prior-scale V is Options.PriorScale; --standardize is
+// Options.Standardize. Result marshals to JSON; Result.Predict scores new
+// items.
 package auc
 
 import (
