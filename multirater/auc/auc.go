@@ -187,7 +187,8 @@ type Options struct {
 	// sd (sample sd; a constant covariate is centred only); new items get
 	// the same transformation.
 	Standardize bool
-	// Engine is EP (the default) or SMC.
+	// Engine is EP (the default) or SMC; cross-validation of gamma runs the
+	// same engine (with SMC, folds x grid full SMC runs).
 	Engine Engine
 	// Gamma > 0 fixes gamma; 0 chooses it by cross-validation.
 	Gamma float64
