@@ -388,3 +388,64 @@ func TestPairResultDrawTo(t *testing.T) {
 		}
 	}
 }
+
+// TestPairKernelGrad checks PairResult.KernelGrad against central
+// differences of the converged log Z_EP in an RBF kernel's inverse
+// length-scale g and amplitude a, C = a exp(-g |x - x'|^2) (AUC sites,
+// gamma 20; the amplitude's derivative is 0: log Z_EP is invariant to it).
+func TestPairKernelGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const n = 16
+	x := mat.NewDense(n, 2, nil)
+	y := make([]bool, n)
+	for i := 0; i < n; i++ {
+		x.Set(i, 0, rng.NormFloat64())
+		x.Set(i, 1, rng.NormFloat64())
+		y[i] = x.At(i, 0)+0.7*rng.NormFloat64() > 0
+	}
+	sites := aucSites(y, 20)
+	gram := func(a, g float64) (*mat.SymDense, *mat.SymDense, *mat.SymDense) {
+		c, dg, da := mat.NewSymDense(n, nil), mat.NewSymDense(n, nil), mat.NewSymDense(n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				d2 := math.Pow(x.At(i, 0)-x.At(j, 0), 2) + math.Pow(x.At(i, 1)-x.At(j, 1), 2)
+				e := math.Exp(-g * d2)
+				c.SetSym(i, j, a*e)
+				dg.SetSym(i, j, -a*d2*e)
+				da.SetSym(i, j, e)
+			}
+		}
+		return c, dg, da
+	}
+	logZ := func(a, g float64) float64 {
+		c, _, _ := gram(a, g)
+		f, _, err := gp.NewCholeskyFactor(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := RunPairs(f, sites, PairOptions{Tol: 1e-12, MaxSweeps: 5000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.LogZ
+	}
+	const a, g, h = 1.5, 0.4, 1e-5
+	c, dg, da := gram(a, g)
+	f, _, err := gp.NewCholeskyFactor(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunPairs(f, sites, PairOptions{Tol: 1e-12, MaxSweeps: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grad := res.KernelGrad(sites, []mat.Symmetric{dg, da})
+	fdG := (logZ(a, g+h) - logZ(a, g-h)) / (2 * h)
+	fdA := (logZ(a+h, g) - logZ(a-h, g)) / (2 * h)
+	if math.Abs(grad[0]-fdG) > 1e-5*math.Max(1, math.Abs(fdG)) {
+		t.Errorf("d log Z/d g: %.8g, difference %.8g", grad[0], fdG)
+	}
+	if math.Abs(grad[1]-fdA) > 1e-5 || math.Abs(grad[1]) > 1e-5 {
+		t.Errorf("d log Z/d a: %.8g, difference %.8g (want 0)", grad[1], fdA)
+	}
+}
