@@ -13,7 +13,9 @@
 //     Gaussian process with the prior factor G = sqrt(V) X of rank d; or
 //   - GP scores s ~ N(0, V K) for any concord kernel K (sec. 4), or the
 //     best by evidence of several candidate kernels (Options.Kernels;
-//     sec. 5 sets prior hyperparameters by evidence maximisation);
+//     sec. 5 sets prior hyperparameters by evidence maximisation), or with
+//     hyperparameters learnt by maximising log Z_EP (Options.LearnKernel,
+//     L-BFGS with ep.PairResult.KernelGrad);
 //   - linear scores with a spike-and-slab prior, theta_j ~ p N(0, V) +
 //     (1 - p) N(0, v0) (sec. 2.4 and 3.4; Options.Prior): EP adds one prior
 //     site per coefficient (ep.RunPairsCoords) and gives each covariate's
@@ -180,6 +182,13 @@ type Options struct {
 	// scores).
 	Prior     Prior
 	SpikeSlab SpikeSlabOptions
+	// LearnKernel learns the hyperparameters of a Kernel (or of each of
+	// Kernels) that is a kernel.Hyper (rbf, ard) by maximising log Z_EP at
+	// each gamma, in every fold and in the final fit (L-BFGS from the given
+	// values, with ep.PairResult.KernelGrad; Ridgway et al. sec. 5), EP
+	// engine only; Result.Kernel is the learnt kernel. Each evaluation is
+	// an EP run: expect tens per fit.
+	LearnKernel bool
 	// PriorScale is V; 0 means 1. The exact pseudo-posterior's shape and
 	// log Z do not depend on it (see the package documentation).
 	PriorScale float64
@@ -280,7 +289,7 @@ type Result struct {
 	Engine Engine `json:"engine"`
 	// Scores is "linear" or "gp"; Kernel the kernel's specification (the
 	// chosen one among Options.Kernels, whose log evidences are in
-	// KernelEvidence).
+	// KernelEvidence; with its learnt hyperparameters under LearnKernel).
 	Scores         string      `json:"scores"`
 	Kernel         string      `json:"kernel,omitempty"`
 	KernelEvidence []KernelRow `json:"kernel_evidence,omitempty"`
@@ -531,24 +540,31 @@ func splitClasses(y []bool) (pos, neg []int) {
 // returns the one with the largest log evidence (Ridgway et al. sec. 5:
 // prior hyperparameters by evidence maximisation), its index and every
 // candidate's log evidence.
-func fitSelected(ctx context.Context, ms []*model, y []bool, gamma float64, o *Options, rng *rand.Rand) (*posterior, int, []float64, error) {
+func fitSelected(ctx context.Context, ms []*model, y []bool, gamma float64, o *Options, rng *rand.Rand) (*model, *posterior, int, []float64, error) {
 	var best *posterior
+	var bm *model
 	bi := 0
 	lz := make([]float64, len(ms))
 	for i, m := range ms {
 		if err := ctx.Err(); err != nil {
-			return nil, 0, nil, err
+			return nil, nil, 0, nil, err
 		}
-		p, err := fitPosterior(ctx, m, y, gamma, o, rng)
+		var p *posterior
+		var err error
+		if _, ok := m.kern.(kernel.Hyper); ok && o.LearnKernel {
+			m, p, err = learnKernel(ctx, m, y, gamma, o)
+		} else {
+			p, err = fitPosterior(ctx, m, y, gamma, o, rng)
+		}
 		if err != nil {
-			return nil, 0, nil, err
+			return nil, nil, 0, nil, err
 		}
 		lz[i] = p.logZ
 		if best == nil || p.logZ > best.logZ {
-			best, bi = p, i
+			best, bm, bi = p, m, i
 		}
 	}
-	return best, bi, lz, nil
+	return bm, best, bi, lz, nil
 }
 
 // fitPosterior fits one posterior of the model's items at gamma.
@@ -684,13 +700,14 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, bi, lzs, err := fitSelected(ctx, ms, d.Positive, res.Gamma, &o, rng)
+	m, p, _, lzs, err := fitSelected(ctx, ms, d.Positive, res.Gamma, &o, rng)
 	if err != nil {
 		return nil, err
 	}
-	m := ms[bi]
+	if m.kern != nil {
+		res.Kernel = m.kern.String()
+	}
 	if len(o.Kernels) > 0 {
-		res.Kernel = o.Kernels[bi].String()
 		for i, k := range o.Kernels {
 			res.KernelEvidence = append(res.KernelEvidence, KernelRow{Kernel: k.String(), LogEvidence: lzs[i]})
 		}
@@ -777,6 +794,9 @@ func (o Options) withDefaults() Options {
 		if o.Engine == SMC && o.SpikeSlab.SpikeVar == 0 {
 			panic("auc: SMC needs a spike variance > 0 (a point-mass spike has no density for its moves)")
 		}
+	}
+	if o.LearnKernel && o.Engine != EP {
+		panic("auc: LearnKernel needs the EP engine")
 	}
 	if o.Folds == 0 {
 		o.Folds = 5

@@ -61,11 +61,11 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 			if err := ctx.Err(); err != nil {
 				return nil, 0, err
 			}
-			p, bi, _, err := fitSelected(ctx, ms, ytr, gamma, o, rng)
+			bm, p, _, _, err := fitSelected(ctx, ms, ytr, gamma, o, rng)
 			if err != nil {
 				return nil, 0, fmt.Errorf("auc: cross-validation fold %d: %w", f+1, err)
 			}
-			r := &Result{model: ms[bi], wMean: p.mean, wCov: p.cov}
+			r := &Result{model: bm, wMean: p.mean, wCov: p.cov}
 			aucs[g] = append(aucs[g], AUC(r.PredictMeansTo(nil, xte), yte))
 		}
 	}
