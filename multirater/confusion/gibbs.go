@@ -32,6 +32,20 @@ import (
 // posterior mean and variance. R-hat and ESS are those of every rater's
 // diagonal cells pi_l[k, k] and the class proportions. A sweep allocates
 // nothing.
+//
+// With a kernel (model.pr, probit.go) the class proportions give way to
+// the multinomial-probit Gaussian process and the auxiliary variables, and
+// a sweep draws (Girolami & Rogers 2006 sec. 2, Albert & Chib 1993):
+//
+//	z_n | f_n, pi           ∝ P(argmax_k (f_nk + e_nk) = z_n) prod over item n's labels (l, j) of pi_l[z_n, j]
+//	y_n | z_n, f_n          N(f_n, I) truncated to argmax = z_n (exactly: drawAux)
+//	f_.k | y_.k             N(Sigma y_.k, Sigma): w ~ N(A^-1 G'y_.k, A^-1), f_.k = G w
+//	pi_l[k, :] | z          as above
+//
+// (y integrated out of the z draw, then drawn given it: an exact joint
+// draw of (z_n, y_n)). The class proportions monitored and reported are
+// then the shares of the items' classes in each draw, and the auxiliary
+// variables' posterior means are kept for prediction.
 type chain struct {
 	md *model
 	// alpha0[(l*K+k)*K+j] is rater l's prior a_l[k, j].
@@ -59,6 +73,14 @@ type chain struct {
 	sumMean   []float64
 	sumSq     []float64
 	kept      int
+
+	// The kernel prior: f[k*N+n], y[k*N+n], their draws' sum sumY;
+	// scratch wk (length r), frow and yrow (length K), the probit
+	// integrals.
+	f, y, sumY []float64
+	wk         []float64
+	frow, yrow []float64
+	pq         *probitItem
 }
 
 func newChain(md *model, pr *gibbsPrior, c0 float64, samples int, seed uint64, c int) *chain {
@@ -77,6 +99,11 @@ func newChain(md *model, pr *gibbsPrior, c0 float64, samples int, seed uint64, c
 	}
 	for i := range ch.accDraws {
 		ch.accDraws[i] = make([]float32, samples)
+	}
+	if p := md.pr; p != nil {
+		ch.f, ch.y, ch.sumY = make([]float64, k*md.n), make([]float64, k*md.n), make([]float64, k*md.n)
+		ch.wk, ch.frow, ch.yrow = make([]float64, p.r), make([]float64, k), make([]float64, k)
+		ch.pq = newProbitItem(p.rule, k)
 	}
 	// Dispersed start: z_n from the item's label shares softened by one
 	// label per class; gold items at their class.
@@ -207,10 +234,50 @@ func (ch *chain) drawParams() {
 			}
 		}
 	}
+	if ch.md.pr != nil {
+		// No class proportions: the shares of the classes drawn.
+		for c, x := range ch.class {
+			ch.rho[c] = x / float64(ch.md.n)
+		}
+		return
+	}
 	for c := range a {
 		a[c] = ch.c0 + ch.class[c]
 	}
 	ch.dirichletTo(ch.rho, ch.logRho, a)
+}
+
+// drawZY draws every item's class and auxiliary vector given f and pi
+// (kernel prior), keeping the conditional class probabilities.
+func (ch *chain) drawZY() {
+	md, k, nn := ch.md, ch.k, ch.md.n
+	for n := 0; n < nn; n++ {
+		for c := range ch.frow {
+			ch.frow[c] = ch.f[c*nn+n]
+		}
+		pn := ch.prob[n*k : (n+1)*k]
+		if md.gold != nil && md.gold[n] >= 0 {
+			clear(pn)
+			pn[md.gold[n]] = 1
+			ch.z[n] = int32(md.gold[n])
+		} else {
+			ch.pq.eval(ch.frow, false)
+			md.classPosteriorTo(pn, n, ch.pq.lz, ch.logT)
+			ch.z[n] = int32(ch.categorical(pn))
+		}
+		drawAux(ch.rng, ch.yrow, ch.frow, int(ch.z[n]))
+		for c, y := range ch.yrow {
+			ch.y[c*nn+n] = y
+		}
+	}
+}
+
+// drawF draws each class's latent function given its auxiliary variables.
+func (ch *chain) drawF() {
+	nn := ch.md.n
+	for c := 0; c < ch.k; c++ {
+		ch.md.pr.drawTo(ch.rng, ch.f[c*nn:(c+1)*nn], ch.wk, ch.y[c*nn:(c+1)*nn])
+	}
 }
 
 // drawZ draws every item's class given pi and rho, keeping the
@@ -229,8 +296,15 @@ func (ch *chain) drawZ() {
 	}
 }
 
-// Sweep draws z, then pi and rho.
+// Sweep draws z, then pi and rho; with a kernel (z, y), pi, then f.
 func (ch *chain) Sweep(bool) error {
+	if ch.md.pr != nil {
+		ch.drawZY()
+		ch.countsFromZ()
+		ch.drawParams()
+		ch.drawF()
+		return nil
+	}
 	ch.drawZ()
 	ch.countsFromZ()
 	ch.drawParams()
@@ -259,6 +333,9 @@ func (ch *chain) Record(i int) {
 	// (pi, rho), a posterior draw too.
 	for j, x := range ch.prob {
 		ch.sumProb[j] += x
+	}
+	for j, x := range ch.y {
+		ch.sumY[j] += x
 	}
 	for l := 0; l < md.l; l++ {
 		a0 := ch.alpha0[l*k*k : (l+1)*k*k]
@@ -324,6 +401,14 @@ func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multir
 			for _, ch := range chains {
 				for j, x := range ch.sumProb {
 					p.q[j] += x / float64(tot)
+				}
+			}
+			if md.pr != nil {
+				p.targets = make([]float64, md.n*k)
+				for _, ch := range chains {
+					for j, x := range ch.sumY {
+						p.targets[j] += x / float64(tot)
+					}
 				}
 			}
 			mcmc.ParallelFor(md.l, func(l int) {
