@@ -166,12 +166,14 @@ type probitItem struct {
 	k    int
 	// c holds the gaps m_k - m_j (j != k), lt the nodes' log terms.
 	c, lt []float64
-	// lz[k] = ln Z_k; dy[k*K+j] = E[y_j | z = k] - m_j.
-	lz, dy []float64
+	// lz[k] = ln Z_k; dy[k*K+j] = E[y_j | z = k] - m_j; mills[i*(K-1)+j]
+	// the Mills ratio R(u_i + c_j) at node i.
+	lz, dy, mills []float64
 }
 
 func newProbitItem(rule *numeric.GHRule, k int) *probitItem {
-	return &probitItem{rule: rule, k: k, c: make([]float64, k), lt: make([]float64, len(rule.X)), lz: make([]float64, k), dy: make([]float64, k*k)}
+	return &probitItem{rule: rule, k: k, c: make([]float64, k), lt: make([]float64, len(rule.X)), lz: make([]float64, k), dy: make([]float64, k*k),
+		mills: make([]float64, len(rule.X)*max(k-1, 1))}
 }
 
 // eval sets lz[k] to ln Z_k, the logarithm of
@@ -218,11 +220,25 @@ func (q *probitItem) eval(m []float64, moments bool) {
 		}
 		mu, sig := integrandMode(c, cmin)
 		lmax := math.Inf(-1)
+		nc := len(c)
 		for i, x := range q.rule.X {
 			u := mu + sig*x
 			l := math.Log(q.rule.W[i]*sig) + 0.5*(x*x-u*u)
-			for _, cj := range c {
-				l += numeric.LogNormCDF(u + cj)
+			mr := q.mills[i*nc : (i+1)*nc]
+			for j, cj := range c {
+				z := u + cj
+				switch {
+				case z > numeric.PhiOne:
+					mr[j] = 0
+				case z > -30:
+					// One erfc for both log Phi and the Mills ratio.
+					ph := 0.5 * math.Erfc(-z/math.Sqrt2)
+					l += math.Log(ph)
+					mr[j] = math.Exp(-0.5*z*z) / math.Sqrt(2*math.Pi) / ph
+				default:
+					l += numeric.LogNormCDF(z)
+					mr[j] = numeric.MillsLower(z)
+				}
 			}
 			q.lt[i] = l
 			lmax = math.Max(lmax, l)
@@ -238,15 +254,17 @@ func (q *probitItem) eval(m []float64, moments bool) {
 		}
 		row := q.dy[t*k : (t+1)*k]
 		clear(row)
-		for i, x := range q.rule.X {
-			u := mu + sig*x
+		for i := range q.rule.X {
 			om := math.Exp(q.lt[i] - lz)
 			if om == 0 {
 				continue
 			}
-			for j, mj := range m {
+			mr := q.mills[i*nc : (i+1)*nc]
+			jj := 0
+			for j := range m {
 				if j != t {
-					row[j] -= om * numeric.MillsLower(u+m[t]-mj)
+					row[j] -= om * mr[jj]
+					jj++
 				}
 			}
 		}
