@@ -554,3 +554,69 @@ func TestKernelELBOMonteCarlo(t *testing.T) {
 		})
 	}
 }
+
+// TestProbitDrawTo: the draws of the latent function given auxiliary
+// values y have the mean Sigma y (meanTo) and the covariance Sigma =
+// C (I + C)^-1 of GP regression with unit noise, computed here directly
+// from C (within 5 Monte Carlo standard errors).
+func TestProbitDrawTo(t *testing.T) {
+	x := []float64{-1, -0.3, 0.2, 0.9, 1.5}
+	n := len(x)
+	c := rbfCov(x, 1)
+	pr, err := newProbit(c, 0.5, 0, 10, DefaultQuadrature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := []float64{0.5, -1, 0.3, 2, -0.4}
+	// Sigma = Cb (I + Cb)^-1, Cb = C + b 11', by a linear solve.
+	cb := mat.NewDense(n, n, nil)
+	ipc := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			cb.Set(i, j, c.At(i, j)+0.5)
+			ipc.Set(i, j, cb.At(i, j))
+		}
+		ipc.Set(i, i, ipc.At(i, i)+1)
+	}
+	var sig mat.Dense
+	if err := sig.Solve(ipc, cb); err != nil { // (I + Cb)^-1 Cb = Cb (I + Cb)^-1 (they commute)
+		t.Fatal(err)
+	}
+	mean := mat.NewVecDense(n, nil)
+	mean.MulVec(&sig, mat.NewVecDense(n, y))
+	m := make([]float64, n)
+	w := make([]float64, pr.r)
+	pr.meanTo(m, w, y)
+	for i := range m {
+		if math.Abs(m[i]-mean.AtVec(i)) > 1e-10 {
+			t.Errorf("meanTo[%d] = %v, Sigma y %v", i, m[i], mean.AtVec(i))
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	const draws = 200000
+	f := make([]float64, n)
+	s1 := make([]float64, n)
+	s2 := make([]float64, n*n)
+	for s := 0; s < draws; s++ {
+		pr.drawTo(rng, f, w, y)
+		for i, a := range f {
+			s1[i] += a / draws
+			for j, b := range f {
+				s2[i*n+j] += a * b / draws
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		sd := math.Sqrt(sig.At(i, i))
+		if math.Abs(s1[i]-mean.AtVec(i)) > 5*sd/math.Sqrt(draws) {
+			t.Errorf("mean of f[%d] %v, want %v", i, s1[i], mean.AtVec(i))
+		}
+		for j := 0; j < n; j++ {
+			cv := s2[i*n+j] - s1[i]*s1[j]
+			se := math.Sqrt((sig.At(i, i)*sig.At(j, j) + sig.At(i, j)*sig.At(i, j)) / draws)
+			if math.Abs(cv-sig.At(i, j)) > 5*se {
+				t.Errorf("cov of f[%d], f[%d] %v, Sigma %v", i, j, cv, sig.At(i, j))
+			}
+		}
+	}
+}
