@@ -180,6 +180,10 @@ type ConfusionProbit struct {
 	// posterior mean is C (I + C)^-1 Targets_.k, and new items are
 	// predicted by GP regression on them.
 	Targets [][]float64 `json:"targets"`
+	// TargetDraws[s][n][k] are draws of y_nk kept by a Gibbs fit (up to
+	// 100, evenly spaced): new items are predicted by GP regression on each
+	// and the class distributions averaged.
+	TargetDraws [][][]float64 `json:"target_draws,omitempty"`
 }
 
 // Learnt are kernel hyperparameters a fit learnt.

@@ -45,7 +45,8 @@ import (
 // (y integrated out of the z draw, then drawn given it: an exact joint
 // draw of (z_n, y_n)). The class proportions monitored and reported are
 // then the shares of the items' classes in each draw, and the auxiliary
-// variables' posterior means are kept for prediction.
+// variables' posterior means and up to KeptTargetDraws of their draws
+// (evenly spaced over the chains) are kept for prediction.
 type chain struct {
 	md *model
 	// alpha0[(l*K+k)*K+j] is rater l's prior a_l[k, j].
@@ -81,6 +82,26 @@ type chain struct {
 	wk         []float64
 	frow, yrow []float64
 	pq         *probitItem
+	// yDraws are kept draws of y, every keepEvery-th recorded draw.
+	yDraws    [][]float64
+	keepEvery int
+	nyDraws   int
+}
+
+// KeptTargetDraws bounds the draws of the auxiliary variables a Gibbs fit
+// with a kernel keeps for prediction (ConfusionProbit.TargetDraws).
+const KeptTargetDraws = 100
+
+// keepTargets prepares the chain, one of chains with samples draws each,
+// to keep its share of KeptTargetDraws draws of y.
+func (ch *chain) keepTargets(samples, chains int) {
+	per := max(1, KeptTargetDraws/chains)
+	ch.keepEvery = max(1, samples/per)
+	m := min(per, (samples+ch.keepEvery-1)/ch.keepEvery)
+	ch.yDraws = make([][]float64, m)
+	for i := range ch.yDraws {
+		ch.yDraws[i] = make([]float64, len(ch.y))
+	}
 }
 
 func newChain(md *model, pr *gibbsPrior, c0 float64, samples int, seed uint64, c int) *chain {
@@ -337,6 +358,10 @@ func (ch *chain) Record(i int) {
 	for j, x := range ch.y {
 		ch.sumY[j] += x
 	}
+	if ch.keepEvery > 0 && i%ch.keepEvery == 0 && ch.nyDraws < len(ch.yDraws) {
+		copy(ch.yDraws[ch.nyDraws], ch.y)
+		ch.nyDraws++
+	}
 	for l := 0; l < md.l; l++ {
 		a0 := ch.alpha0[l*k*k : (l+1)*k*k]
 		for r := 0; r < k; r++ {
@@ -374,7 +399,13 @@ func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multir
 	ns := opts.Samples
 	var res *multirater.FitResult
 	_, err = mcmc.Fit(ctx, opts.Settings, opts.Progress, start, 0.95,
-		func(c int) *chain { return newChain(md, pr, opts.ClassPrior, ns, opts.Seed, c) },
+		func(c int) *chain {
+			ch := newChain(md, pr, opts.ClassPrior, ns, opts.Seed, c)
+			if md.pr != nil {
+				ch.keepTargets(ns, opts.Chains)
+			}
+			return ch
+		},
 		func(chains []*chain) *multirater.FitResult {
 			nc := len(chains)
 			var params []*mcmc.Param
@@ -409,6 +440,7 @@ func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multir
 					for j, x := range ch.sumY {
 						p.targets[j] += x / float64(tot)
 					}
+					p.targetDraws = append(p.targetDraws, ch.yDraws[:ch.nyDraws]...)
 				}
 			}
 			mcmc.ParallelFor(md.l, func(l int) {

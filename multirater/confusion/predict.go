@@ -28,16 +28,19 @@ import (
 // never inverted), and the class distribution is that of the argmax of
 // y_new = f_new + N(0, I): P_k = E_u[prod_{j != k} Phi(u + (mu_k - mu_j) /
 // sqrt(1 + v))] (probitItem.eval). For a VB fit this is the exact
-// predictive distribution under q(f); for a Gibbs fit, ytilde is the
-// posterior mean of the auxiliary variables, which gives the predictive
-// mean of f_new exactly but leaves the spread of the draws of y out of its
-// variance.
+// predictive distribution under q(f). For a Gibbs fit the regression is
+// done on each kept draw of the auxiliary variables (TargetDraws: given y,
+// f_new is N(k' (I + C)^-1 y_.k, v) exactly) and the class distributions
+// averaged over the draws; a result without kept draws uses their
+// posterior mean (Targets), which gives the predictive mean of f_new
+// exactly but leaves the spread of the draws of y out of its variance.
 type Predictor struct {
 	levels []string
 	probs  []float64
-	// The kernel prior: its factor, a[k*N+n] = ((I + C)^-1 ytilde_k)_n.
+	// The kernel prior: its factor, a[s][k*N+n] = ((I + C)^-1 y_.k)_n for
+	// each set s of targets (the mean, or the kept draws).
 	pr *probit
-	a  []float64
+	a  [][]float64
 }
 
 // NewPredictor prepares the predictions of a confusion fit result; cov is
@@ -121,22 +124,33 @@ func newKernelPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predicto
 	if err != nil {
 		return nil, err
 	}
-	p := &Predictor{levels: res.Levels, pr: pr, a: make([]float64, k*n)}
+	p := &Predictor{levels: res.Levels, pr: pr}
 	w := make([]float64, pr.r)
 	gw := make([]float64, n)
-	for c := 0; c < k; c++ {
-		a := p.a[c*n : (c+1)*n]
-		for i, row := range pb.Targets {
-			if len(row) != k || math.IsNaN(row[c]) || math.IsInf(row[c], 0) {
-				return nil, multirater.DataErrorf("the confusion fit result has malformed targets")
+	sets := pb.TargetDraws
+	if len(sets) == 0 {
+		sets = [][][]float64{pb.Targets}
+	}
+	for _, t := range sets {
+		if len(t) != n {
+			return nil, multirater.DataErrorf("the confusion fit result has malformed targets")
+		}
+		as := make([]float64, k*n)
+		for c := 0; c < k; c++ {
+			a := as[c*n : (c+1)*n]
+			for i, row := range t {
+				if len(row) != k || math.IsNaN(row[c]) || math.IsInf(row[c], 0) {
+					return nil, multirater.DataErrorf("the confusion fit result has malformed targets")
+				}
+				a[i] = row[c]
 			}
-			a[i] = row[c]
+			// (I + G G')^-1 t = t - G A^-1 G' t (Woodbury).
+			pr.meanTo(gw, w, a)
+			for i, x := range gw {
+				a[i] -= x
+			}
 		}
-		// (I + G G')^-1 t = t - G A^-1 G' t (Woodbury).
-		pr.meanTo(gw, w, a)
-		for i, x := range gw {
-			a[i] -= x
-		}
+		p.a = append(p.a, as)
 	}
 	return p, nil
 }
@@ -164,15 +178,24 @@ func (p *Predictor) predictKernel(ids []string, cross mat.Matrix, prior []float6
 		// k'(I + C)^-1 k = k'k - (G'k)' A^-1 (G'k).
 		v := prior[i] + pr.bias - (numeric.Dot(kb, kb) - numeric.Dot(g, u))
 		s := math.Sqrt(1 + math.Max(v, 0))
-		for c := range mu {
-			mu[c] = numeric.Dot(kb, p.a[c*n:(c+1)*n]) / s
-		}
-		pq.eval(mu, false)
 		probs := make([]float64, k)
+		for _, as := range p.a {
+			for c := range mu {
+				mu[c] = numeric.Dot(kb, as[c*n:(c+1)*n]) / s
+			}
+			pq.eval(mu, false)
+			// Each set's distribution normalised (quadrature rounding).
+			tot := 0.0
+			for _, lz := range pq.lz {
+				tot += math.Exp(lz)
+			}
+			for c, lz := range pq.lz {
+				probs[c] += math.Exp(lz) / tot
+			}
+		}
 		sum := 0.0
-		for c, lz := range pq.lz {
-			probs[c] = math.Exp(lz)
-			sum += probs[c]
+		for _, x := range probs {
+			sum += x
 		}
 		it := multirater.ItemResult{ID: id, ClassProbs: make(map[string]float64, k)}
 		best := 0

@@ -28,8 +28,10 @@ type post struct {
 	s, mu, h   []float64
 	resp       []float64
 	candidates []multirater.CommunityCandidate
-	// targets[k*N+n] is the posterior mean of y_nk (kernel prior).
-	targets []float64
+	// targets[k*N+n] is the posterior mean of y_nk (kernel prior);
+	// targetDraws kept draws of y in the same layout (Gibbs).
+	targets     []float64
+	targetDraws [][]float64
 }
 
 // fitVB fits by variational Bayes (or EM-MAP).
@@ -208,6 +210,16 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 				row[c] = mcmc.Round6(p.targets[c*n+i])
 			}
 			cp.Probit.Targets[i] = row
+		}
+		for _, y := range p.targetDraws {
+			d := make([][]float64, n)
+			for i := range d {
+				d[i] = make([]float64, k)
+				for c := range d[i] {
+					d[i][c] = mcmc.Round6(y[c*n+i])
+				}
+			}
+			cp.Probit.TargetDraws = append(cp.Probit.TargetDraws, d)
 		}
 	}
 	res.Model.Confusion = cp
