@@ -35,7 +35,7 @@ import (
 //
 // With a kernel (model.pr, probit.go) the class proportions give way to
 // the multinomial-probit Gaussian process and the auxiliary variables, and
-// a sweep draws (Girolami & Rogers 2006 sec. 2, Albert & Chib 1993):
+// a sweep draws (Girolami & Rogers 2006's Gibbs sampler, after Albert & Chib 1993):
 //
 //	z_n | f_n, pi           ∝ P(argmax_k (f_nk + e_nk) = z_n) prod over item n's labels (l, j) of pi_l[z_n, j]
 //	y_n | z_n, f_n          N(f_n, I) truncated to argmax = z_n (exactly: drawAux)

@@ -20,7 +20,7 @@ import (
 // the Gaussian-process regression on the fitted items' auxiliary means
 // ytilde (Targets) with unit noise, with k the new item's covariances with
 // the fitted items and k_new its prior variance, both with the bias b
-// added (Girolami & Rogers 2006 sec. 4, eq. 13-14):
+// added (Girolami & Rogers 2006, the predictive distribution):
 //
 //	f_new,k ~ N(k' (I + C)^-1 ytilde_k, k_new - k' (I + C)^-1 k)
 //

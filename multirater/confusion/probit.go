@@ -19,7 +19,7 @@ import (
 // priors", sec. 2):
 //
 //	f_.k ~ GP(0, C + b 11'),  k = 1..K       one latent function per class
-//	y_nk = f_nk + e_nk, e_nk ~ N(0, 1)       auxiliary variables (eq. 1)
+//	y_nk = f_nk + e_nk, e_nk ~ N(0, 1)       auxiliary variables
 //	z_n = argmax_k y_nk                      the item's class
 //
 // with a per-class constant of variance b (Options.BiasVariance) added to
@@ -33,7 +33,7 @@ import (
 //	w_k | y_.k ~ N(A^-1 G' y_.k, A^-1),  A = I_r + G'G,
 //
 // so that f_.k has mean Sigma y_.k and covariance Sigma = G A^-1 G' =
-// C (I + C)^-1 (Girolami & Rogers eq. 5-6 in whitened form): C is never
+// C (I + C)^-1 (Girolami & Rogers's Q(f_k), in whitened form): C is never
 // inverted; A, whose eigenvalues are at least 1, is factorised once
 // (Cholesky, A = L L').
 type probit struct {
@@ -137,7 +137,7 @@ func (p *probit) solveA(x []float64) {
 
 // meanTo sets w (length r) to A^-1 G'y and m (length n) to G w = Sigma y:
 // the posterior mean of a latent function given auxiliary values y with
-// unit noise (Girolami & Rogers 2006 eq. 5, M_k = Sigma ytilde_k).
+// unit noise (Girolami & Rogers 2006's update of Q(f_k), M_k = Sigma ytilde_k).
 func (p *probit) meanTo(m, w, y []float64) {
 	p.mulGT(w, y)
 	p.solveA(w)
@@ -180,9 +180,9 @@ func newProbitItem(rule *numeric.GHRule, k int) *probitItem {
 //
 //	Z_k = P(argmax_j (m_j + e_j) = k) = E_u[prod_{j != k} Phi(u + m_k - m_j)],  u ~ N(0, 1)
 //
-// (Girolami & Rogers 2006 eq. 8, the normaliser of q(y_n | z_n = k)) and,
+// (Girolami & Rogers 2006's Z_n, the normaliser of q(y_n | z_n = k)) and,
 // with moments, dy[k*K+j] to E[y_j | z = k] - m_j under the normal
-// N(m, I) truncated to argmax = k (Girolami & Rogers eq. 9-10):
+// N(m, I) truncated to argmax = k (Girolami & Rogers's update of Q(y_n)):
 //
 //	E[y_j | z = k] = m_j - E_u[phi(u + m_k - m_j) prod_{i != j,k} Phi(u + m_k - m_i)] / Z_k,  j != k
 //	E[y_k | z = k] = m_k + sum_{j != k} (m_j - E[y_j | z = k])

@@ -35,16 +35,17 @@ import (
 // (B the multivariate Beta function).
 //
 // With a kernel (model.pr, probit.go) the class proportions' factor gives
-// way to the multinomial-probit Gaussian process (Girolami & Rogers 2006
-// sec. 3): q(f_k) = N(M_k, Sigma) with Sigma = G A^-1 G' = C (I + C)^-1
-// and M_k = Sigma ytilde_k (their eq. 5-6), q(z_n, y_n) = q(z_n) q(y_n |
-// z_n), q(y_n | z_n = k) the normal N(m_n, I) truncated to argmax = k, so
+// way to the multinomial-probit Gaussian process (Girolami & Rogers
+// 2006's variational Bayes): q(f_k) = N(M_k, Sigma) with Sigma =
+// G A^-1 G' = C (I + C)^-1 and M_k = Sigma ytilde_k (their update of
+// Q(f_k)), q(z_n, y_n) = q(z_n) q(y_n | z_n), q(y_n | z_n = k) the normal
+// N(m_n, I) truncated to argmax = k, so
 //
 //	q(z_n = k)    ∝ Z_nk exp(sum over item n's labels (l, j) of E[log pi_l[k, j]])
 //	ytilde_n      = sum_k q(z_n = k) E[y_n | z_n = k]
 //
-// with Z_nk = E_u[prod_{j != k} Phi(u + m_nk - m_nj)] (their eq. 8) and the
-// truncated means of their eq. 9-10 (probitItem.eval); q(pi), the
+// with Z_nk = E_u[prod_{j != k} Phi(u + m_nk - m_nj)] (their Z_n) and the
+// truncated means of their update of Q(y_n) (probitItem.eval); q(pi), the
 // communities and empirical Bayes are unchanged. The bound's terms of rho,
 // ln B(beta) - ln B(c_0), give way to those of (z, y, f): in the whitened
 // coordinates w_k = A^-1 G' ytilde_k of q(f_k),
@@ -58,7 +59,8 @@ import (
 // those of Sigma since sum_n Sigma_nn = r - tr A^-1). The bound is
 // evaluated right after an item update, whose q(y) is centred at the M of
 // the current q(f): it is the exact ELBO of the model with the factor's
-// covariance G G', so the number of communities is chosen by it as with the
+// covariance G G' (TestKernelELBOMonteCarlo checks it against a Monte
+// Carlo estimate), so the number of communities is chosen by it as with the
 // identity kernel.
 //
 // Every array is allocated once: an iteration allocates nothing.
@@ -342,7 +344,7 @@ func (v *vb) newItemScratch() *itemScratch {
 }
 
 // latentMeans sets q(f): M_k = Sigma ytilde_k and its whitened mean w_k
-// (Girolami & Rogers 2006 eq. 5).
+// (Girolami & Rogers 2006's update of Q(f_k)).
 func (v *vb) latentMeans() {
 	pr, n := v.md.pr, v.md.n
 	for c := 0; c < v.k; c++ {
@@ -472,7 +474,7 @@ func (v *vb) updateItemsSc(lo, hi int, sc *itemScratch, counts, classCount []flo
 
 // probitItem is the item update with a kernel: sc.lq = q(z_n) ∝ Z_nk
 // exp(label terms) (q fixed for a gold item), ytilde_n = sum_k q(z_n = k)
-// E[y_n | z_n = k] at the current M (Girolami & Rogers 2006 eq. 8-10).
+// E[y_n | z_n = k] at the current M (Girolami & Rogers 2006's update of Q(y_n)).
 func (v *vb) probitItem(n int, sc *itemScratch, gold bool) {
 	md, k, nn := v.md, v.k, v.md.n
 	for c := range sc.mrow {
