@@ -16,7 +16,7 @@ import (
 // probit is the multinomial-probit Gaussian-process prior of the items'
 // classes for a kernel other than the identity (Girolami & Rogers 2006,
 // "Variational Bayesian multinomial probit regression with Gaussian process
-// priors", sec. 2):
+// priors", Neural Computation 18(8)):
 //
 //	f_.k ~ GP(0, C + b 11'),  k = 1..K       one latent function per class
 //	y_nk = f_nk + e_nk, e_nk ~ N(0, 1)       auxiliary variables
