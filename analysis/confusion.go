@@ -7,6 +7,7 @@ import (
 	"concord/annotations"
 	"concord/multirater"
 	"concord/multirater/confusion"
+	"concord/multirater/kernel"
 )
 
 // ConfusionData maps a nominal or binary dataset to the confusion family's
@@ -98,8 +99,12 @@ func validateConfusion(s FitSpec) error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
-	if k := strings.ToLower(strings.TrimSpace(s.Kernel)); k != "" && k != "identity" {
-		return bad("kernel %q: the confusion model supports only the identity kernel (an item's prior class is the class proportions); for text or covariate kernels use the classification model", s.Kernel)
+	if ks, err := kernel.ParseSpec(s.Kernel); err == nil {
+		for _, t := range ks {
+			if _, ard := t.Cov.(kernel.ARD); ard && t.Learn {
+				return bad("kernel %q: ard learns one length-scale per covariate by the ordinal model's EP evidence; give them for the confusion model (ard:gamma=G1,G2,...)", s.Kernel)
+			}
+		}
 	}
 	if _, err := confusion.ParseHierarchy(s.Hierarchy); err != nil {
 		return bad("%s", err)
@@ -142,7 +147,10 @@ func checkConfusionGiven(s FitSpec, given func(string) bool) error {
 	return nil
 }
 
-// fitConfusion fits the confusion model (identity kernel only).
+// fitConfusion fits the confusion model: with the identity kernel the
+// items' prior class is the class proportions; with any other kernel (text,
+// covariates, sums) the multinomial-probit Gaussian process on the items'
+// features (confusion.Data.Cov, built as for the classification model).
 func fitConfusion(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
 	data, err := ConfusionData(ds, spec.Gold)
 	if err != nil {
@@ -154,6 +162,9 @@ func fitConfusion(ctx context.Context, ds *annotations.Dataset, cov *Covariance,
 		}
 	}
 	data.Kernel = cov.Kernel
+	if cov.Cov != nil { // a concrete pointer: a nil one must stay a nil interface
+		data.Cov = cov.Cov
+	}
 	res, err := confusion.Fit(ctx, data, confusionOptions(spec, progress))
 	return fitted(res, err, ds, cov)
 }

@@ -72,7 +72,8 @@ func (s FitSpec) ForData(ds *annotations.Dataset) FitSpec {
 		withText, unlabelled := itemCounts(ds)
 		switch {
 		case strings.EqualFold(s.Model, ModelConfusion):
-			// The confusion model has the identity kernel only.
+			// The confusion model's default is the identity kernel (the
+			// labels alone); text and covariate kernels are asked for.
 			s.Kernel = "identity"
 		case s.Text != (textfeat.Options{}):
 			s.Kernel = DefaultKernel(ds)

@@ -154,6 +154,36 @@ type ConfusionPrior struct {
 	// MAP is true for EM-MAP point estimates (Dirichlet modes) instead of
 	// variational Bayes.
 	MAP bool `json:"map,omitempty"`
+	// Probit is the multinomial-probit Gaussian-process prior of the items'
+	// classes of a fit with a kernel other than the identity (nil: the
+	// class proportions).
+	Probit *ConfusionProbit `json:"probit,omitempty"`
+}
+
+// ConfusionProbit is the confusion model's multinomial-probit
+// Gaussian-process prior (Girolami & Rogers 2006): f_.k ~ GP(0, C + b 11'),
+// y_nk = f_nk + N(0, 1), z_n = argmax_k y_nk, with C ≈ G G' a pivoted
+// Cholesky factor.
+type ConfusionProbit struct {
+	// BiasVariance is b, the variance of each class's constant.
+	BiasVariance float64 `json:"bias_variance"`
+	// Rank is the rank of the factor of C, MaxRank its bound and Residual
+	// the trace of C - G G' (0: exact).
+	Rank     int     `json:"rank"`
+	MaxRank  int     `json:"max_rank"`
+	Residual float64 `json:"residual"`
+	// Quadrature is the number of Gauss-Hermite nodes of the probit
+	// integrals (K > 2).
+	Quadrature int `json:"quadrature"`
+	// Targets[n][k] is the posterior mean of item n's auxiliary variable
+	// y_nk (items in Items order): the latent functions' (variational)
+	// posterior mean is C (I + C)^-1 Targets_.k, and new items are
+	// predicted by GP regression on them.
+	Targets [][]float64 `json:"targets"`
+	// TargetDraws[s][n][k] are draws of y_nk kept by a Gibbs fit (up to
+	// 100, evenly spaced): new items are predicted by GP regression on each
+	// and the class distributions averaged.
+	TargetDraws [][][]float64 `json:"target_draws,omitempty"`
 }
 
 // Learnt are kernel hyperparameters a fit learnt.

@@ -34,7 +34,12 @@ The confusion model (--model confusion, nominal and binary schemes; the
 crowd-labelling model, Dawid-Skene made Bayesian) gives each rater a
 confusion matrix (with 95% intervals), an accuracy and a spam score, every
 item a class distribution; it is fitted by variational Bayes in seconds
-(--engine vb, default) or by Gibbs sampling (--engine gibbs).
+(--engine vb, default) or by Gibbs sampling (--engine gibbs). Its items'
+classes come from the class proportions by default (identity kernel: the
+labels alone); with --kernel (text, text:COLUMN, covariates, sums) they come
+from a multinomial-probit Gaussian process on the items' features
+(Girolami & Rogers 2006), so that alike items share their labels and new
+items are predicted from their features.
 
 Several chains run in parallel; the fit is reproducible for a given --seed,
 --chains and --sampler. The summary says plainly whether the chains have
@@ -59,6 +64,7 @@ Examples:
   concord fit --project rte --model classification --kernel identity --out rte.json
   concord fit --labels labels.csv --scheme nominal:cat,dog,fox --model classification --precisions fixed --out -
   concord fit --labels crowd.csv --duplicates keep --model confusion --out crowd.json
+  concord fit --labels crowd.csv --items products.csv --model confusion --kernel text:name_a+text:name_b --out crowd.json
 `
 
 func runFit(ctx context.Context, e *env, args []string) error {
@@ -75,7 +81,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
 	model := fs.String("model", "", "model: "+analysis.ModelUsage()+" (default: the one that suits the labels' scheme)")
-	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, except identity for the classification model when every item has labels; else identity)")
+	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, except identity for the classification model when every item has labels and for the confusion model; else identity)")
 	kf := addKernelFlags(fs)
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")

@@ -61,7 +61,8 @@ func TestFitConfusion(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--kernel", "text"}, "supports only the identity kernel"},
+		{[]string{"--kernel", "text"}, "kernel text needs item texts"},
+		{[]string{"--kernel", "ard"}, "give them for the confusion model"},
 		{[]string{"--hierarchy", "deep"}, `unknown hierarchy "deep"`},
 		{[]string{"--engine", "ep"}, `engine "ep": the confusion model is fitted by vb or gibbs`},
 	} {
@@ -70,5 +71,39 @@ func TestFitConfusion(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q (want %q)\n%s", tc.args, code, stderr, tc.want, stdout)
 		}
+	}
+}
+
+// TestFitConfusionTextKernel: with --kernel text the confusion model's
+// classes get the multinomial-probit GP prior on the items' texts; the
+// result records the kernel and its prior, and concord predict predicts a
+// new item from its text.
+func TestFitConfusionTextKernel(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "text.json")
+	code, stdout, stderr := runCmd(t, "fit", "--labels", "testdata/fit_rte40_ratings.csv", "--items", "testdata/fit_rte40_items.csv",
+		"--scheme", "binary:0,1,pos=1", "--model", "confusion", "--kernel", "text", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	var res multirater.FitResult
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	pb := res.Model.Confusion.Probit
+	if res.Model.Kernel != "text" || pb == nil || len(pb.Targets) != len(res.Items) || res.Diagnostics.LogEvidence == nil || !res.Diagnostics.Converged {
+		t.Fatalf("kernel %q, probit %+v, verdict %s", res.Model.Kernel, pb, res.Diagnostics.Verdict)
+	}
+	items := filepath.Join(dir, "new.csv")
+	if err := os.WriteFile(items, []byte("item_id,text\nn1,The government announced that it plans to raise oil prices.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCmd(t, "predict", "--fit", out, "--items", items, "--out", "-")
+	if code != 0 || !strings.Contains(stdout, `"class_probs"`) {
+		t.Fatalf("predict: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -2,6 +2,7 @@ package confusion
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -105,5 +106,73 @@ func BenchmarkFitVB(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// kernelBenchSizes is the ladder of item counts of the kernel benchmarks
+// (RBF kernel on a covariate, rank up to DefaultRank; 1 or 2 labels per
+// item).
+var kernelBenchSizes = []int{100, 400, 1600}
+
+// kernelBenchModel is the model of a kernel benchmark: n items, K classes.
+func kernelBenchModel(b *testing.B, n, k int) (*model, Options) {
+	d, x, _ := covData(n, 40, k, 0.7, true, 2, 1)
+	d.Cov = rbfCov(x, 2)
+	md, err := newModel(d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := Options{}.WithDefaults()
+	if md.pr, err = newProbit(d.Cov, o.BiasVariance, DefaultFactorTol, o.Rank, o.Quadrature); err != nil {
+		b.Fatal(err)
+	}
+	return md, o
+}
+
+// BenchmarkKernelVBIteration times one variational iteration with the
+// kernel prior (q(f), the item update with the probit integrals, q(pi) and
+// empirical Bayes): it allocates nothing.
+func BenchmarkKernelVBIteration(b *testing.B) {
+	for _, k := range []int{2, 3} {
+		for _, n := range kernelBenchSizes {
+			b.Run(fmt.Sprintf("K%d/N%d", k, n), func(b *testing.B) {
+				md, o := kernelBenchModel(b, n, k)
+				v := newVB(md, o, 2)
+				b.Cleanup(v.stop)
+				v.countsFromQ()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					v.communities()
+					v.empiricalBayes()
+					v.dirichlets()
+					v.latentMeans()
+					v.updateQ()
+				}
+				b.ReportMetric(float64(md.pr.r), "rank")
+			})
+		}
+	}
+}
+
+// BenchmarkKernelGibbsSweep times one Gibbs sweep with the kernel prior
+// ((z, y), pi, f) and the recording of its draw: it allocates nothing.
+func BenchmarkKernelGibbsSweep(b *testing.B) {
+	for _, k := range []int{2, 3} {
+		for _, n := range kernelBenchSizes {
+			b.Run(fmt.Sprintf("K%d/N%d", k, n), func(b *testing.B) {
+				md, o := kernelBenchModel(b, n, k)
+				ch := newChain(md, newGibbsPrior(newVB(md, o, 2)), 1, 1, 1, 0)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if err := ch.Sweep(false); err != nil {
+						b.Fatal(err)
+					}
+					ch.Record(0)
+				}
+				b.ReportMetric(float64(md.pr.r), "rank")
+			})
+		}
 	}
 }

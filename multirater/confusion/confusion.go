@@ -42,9 +42,18 @@
 // VB's empirical Bayes found, whose answer confirms VB's.
 //
 // Gold labels (Data.Gold) fix the classes of those items (Dawid-Skene with
-// true labels); callers pass them only when the user asks. Only the
-// identity kernel (no item features) is supported: the prior class of an
-// item is the class proportions rho, and new items are predicted by them.
+// true labels); callers pass them only when the user asks.
+//
+// The item's class comes from a multinomial-probit Gaussian process on the
+// items' features (Data.Cov, any concord kernel; Girolami & Rogers 2006):
+//
+//	f_.k ~ GP(0, C + b 11'),  y_nk = f_nk + N(0, 1),  z_n = argmax_k y_nk
+//
+// (probit.go), so that items alike under the kernel get alike classes and
+// new items are predicted from their features. With the identity kernel
+// (no features, Data.Cov nil) the Gaussian process adds nothing but the
+// class proportions, and the model keeps its plain form: z_n ~
+// Categorical(rho), and new items are predicted by E[rho].
 package confusion
 
 import (
@@ -52,6 +61,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater"
 	"concord/multirater/mcmc"
@@ -72,8 +83,13 @@ type Data struct {
 	// those items' classes. Leave it nil unless the user asked for it: by
 	// default gold labels are for evaluation only.
 	Gold []int
-	// Kernel names the items' prior: "" or "identity" (the only one
-	// supported).
+	// Cov is the N×N kernel matrix C of the items' features (e.g. from a
+	// kernel.Kernel's GramTo): the classes get the multinomial-probit
+	// Gaussian-process prior (probit.go). nil means the identity kernel: the
+	// classes' prior is the class proportions rho. It must be positive
+	// semidefinite; it may be singular.
+	Cov mat.Symmetric
+	// Kernel describes Cov for the result ("" means "identity").
 	Kernel string
 }
 
@@ -188,6 +204,16 @@ type Options struct {
 	MaxRhat, MinESS float64
 	// Progress, when set, receives progress reports.
 	Progress func(multirater.Progress)
+
+	// The kernel prior (Data.Cov set; probit.go). BiasVariance is the
+	// variance b of each class's constant (0: DefaultBiasVariance); Rank
+	// bounds the rank of the pivoted factor of C (0: DefaultRank), which
+	// stops earlier at a residual trace of DefaultFactorTol times the trace
+	// of C; Quadrature is the number of Gauss-Hermite nodes of the
+	// multinomial-probit integrals for K > 2 (0: DefaultQuadrature).
+	BiasVariance float64
+	Rank         int
+	Quadrature   int
 }
 
 // Defaults of the prior and the engines.
@@ -242,6 +268,15 @@ func (o Options) WithDefaults() Options {
 	if o.MinESS == 0 {
 		o.MinESS = multirater.DefaultMinESS
 	}
+	if o.BiasVariance == 0 {
+		o.BiasVariance = DefaultBiasVariance
+	}
+	if o.Rank == 0 {
+		o.Rank = DefaultRank
+	}
+	if o.Quadrature == 0 {
+		o.Quadrature = DefaultQuadrature
+	}
 	return o
 }
 
@@ -268,6 +303,10 @@ func (o Options) check(k int) {
 		panic("confusion: Communities is a setting of hierarchy communities")
 	}
 	mcmc.CheckPositive("ClassPrior", o.ClassPrior)
+	mcmc.CheckPositive("BiasVariance", o.BiasVariance)
+	if o.Rank < 1 || o.Quadrature < 2 || o.Quadrature > 200 {
+		panic(fmt.Sprintf("confusion: Rank %d below 1 or Quadrature %d outside [2, 200]", o.Rank, o.Quadrature))
+	}
 	mcmc.CheckPositive("Tol", o.Tol)
 	o.Settings.Check()
 	if !(o.FlagThreshold > 0 && o.FlagThreshold < 1) || !(o.SpamThreshold > 0 && o.SpamThreshold < 1) {
@@ -301,6 +340,8 @@ type model struct {
 	itemCount  []int
 	// repeat[n] is true when a rater labelled item n more than once.
 	repeat []bool
+	// pr is the multinomial-probit GP prior (nil: identity kernel).
+	pr *probit
 }
 
 func newModel(data *Data) (*model, error) {
@@ -314,8 +355,11 @@ func newModel(data *Data) (*model, error) {
 	if len(data.Labels) == 0 {
 		return nil, multirater.DataErrorf("no labels")
 	}
-	if kern := strings.TrimSpace(data.Kernel); kern != "" && kern != "identity" {
-		return nil, multirater.DataErrorf("kernel %q: the confusion model supports only the identity kernel (no item features): use kernel identity, or the classification model for text and covariate kernels", data.Kernel)
+	if kern := strings.TrimSpace(data.Kernel); data.Cov == nil && kern != "" && kern != "identity" {
+		return nil, multirater.DataErrorf("kernel %q without its kernel matrix (Data.Cov)", data.Kernel)
+	}
+	if data.Cov != nil && data.Cov.SymmetricDim() != n {
+		panic(fmt.Sprintf("confusion: kernel matrix is %d×%d for %d items", data.Cov.SymmetricDim(), data.Cov.SymmetricDim(), n))
 	}
 	md := &model{n: n, l: l, k: k, start: make([]int, n+1), rater: make([]int32, len(data.Labels)), y: make([]int32, len(data.Labels)),
 		raterCount: make([]int, l), raterClass: make([][]int, l), itemCount: make([]int, n), repeat: make([]bool, n)}
@@ -373,6 +417,14 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		return nil, err
 	}
 	opts.check(md.k)
+	if data.Cov != nil {
+		if opts.MAP {
+			panic("confusion: MAP is a setting of the identity kernel")
+		}
+		if md.pr, err = newProbit(data.Cov, opts.BiasVariance, DefaultFactorTol, opts.Rank, opts.Quadrature); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Engine == multirater.EngineGibbs {
 		return fitGibbs(ctx, data, md, opts)
 	}

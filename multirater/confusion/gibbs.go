@@ -32,6 +32,21 @@ import (
 // posterior mean and variance. R-hat and ESS are those of every rater's
 // diagonal cells pi_l[k, k] and the class proportions. A sweep allocates
 // nothing.
+//
+// With a kernel (model.pr, probit.go) the class proportions give way to
+// the multinomial-probit Gaussian process and the auxiliary variables, and
+// a sweep draws (Girolami & Rogers 2006's Gibbs sampler, after Albert & Chib 1993):
+//
+//	z_n | f_n, pi           ∝ P(argmax_k (f_nk + e_nk) = z_n) prod over item n's labels (l, j) of pi_l[z_n, j]
+//	y_n | z_n, f_n          N(f_n, I) truncated to argmax = z_n (exactly: drawAux)
+//	f_.k | y_.k             N(Sigma y_.k, Sigma): w ~ N(A^-1 G'y_.k, A^-1), f_.k = G w
+//	pi_l[k, :] | z          as above
+//
+// (y integrated out of the z draw, then drawn given it: an exact joint
+// draw of (z_n, y_n)). The class proportions monitored and reported are
+// then the shares of the items' classes in each draw, and the auxiliary
+// variables' posterior means and up to KeptTargetDraws of their draws
+// (evenly spaced over the chains) are kept for prediction.
 type chain struct {
 	md *model
 	// alpha0[(l*K+k)*K+j] is rater l's prior a_l[k, j].
@@ -62,6 +77,34 @@ type chain struct {
 	sumMean   []float64
 	sumSq     []float64
 	kept      int
+
+	// The kernel prior: f[k*N+n], y[k*N+n], their draws' sum sumY;
+	// scratch wk (length r), frow and yrow (length K), the probit
+	// integrals.
+	f, y, sumY []float64
+	wk         []float64
+	frow, yrow []float64
+	pq         *probitItem
+	// yDraws are kept draws of y, every keepEvery-th recorded draw.
+	yDraws    [][]float64
+	keepEvery int
+	nyDraws   int
+}
+
+// KeptTargetDraws bounds the draws of the auxiliary variables a Gibbs fit
+// with a kernel keeps for prediction (ConfusionProbit.TargetDraws).
+const KeptTargetDraws = 100
+
+// keepTargets prepares the chain, one of chains with samples draws each,
+// to keep its share of KeptTargetDraws draws of y.
+func (ch *chain) keepTargets(samples, chains int) {
+	per := max(1, KeptTargetDraws/chains)
+	ch.keepEvery = max(1, samples/per)
+	m := min(per, (samples+ch.keepEvery-1)/ch.keepEvery)
+	ch.yDraws = make([][]float64, m)
+	for i := range ch.yDraws {
+		ch.yDraws[i] = make([]float64, len(ch.y))
+	}
 }
 
 func newChain(md *model, pr *gibbsPrior, c0 float64, samples int, seed uint64, c int) *chain {
@@ -80,6 +123,11 @@ func newChain(md *model, pr *gibbsPrior, c0 float64, samples int, seed uint64, c
 	}
 	for i := range ch.accDraws {
 		ch.accDraws[i] = make([]float32, samples)
+	}
+	if p := md.pr; p != nil {
+		ch.f, ch.y, ch.sumY = make([]float64, k*md.n), make([]float64, k*md.n), make([]float64, k*md.n)
+		ch.wk, ch.frow, ch.yrow = make([]float64, p.r), make([]float64, k), make([]float64, k)
+		ch.pq = newProbitItem(p.rule, k)
 	}
 	// Dispersed start: z_n from the item's label shares softened by one
 	// label per class; gold items at their class.
@@ -218,10 +266,50 @@ func (ch *chain) drawParams() {
 			}
 		}
 	}
+	if ch.md.pr != nil {
+		// No class proportions: the shares of the classes drawn.
+		for c, x := range ch.class {
+			ch.rho[c] = x / float64(ch.md.n)
+		}
+		return
+	}
 	for c := range a {
 		a[c] = ch.c0 + ch.class[c]
 	}
 	ch.dirichletTo(ch.rho, ch.logRho, a)
+}
+
+// drawZY draws every item's class and auxiliary vector given f and pi
+// (kernel prior), keeping the conditional class probabilities.
+func (ch *chain) drawZY() {
+	md, k, nn := ch.md, ch.k, ch.md.n
+	for n := 0; n < nn; n++ {
+		for c := range ch.frow {
+			ch.frow[c] = ch.f[c*nn+n]
+		}
+		pn := ch.prob[n*k : (n+1)*k]
+		if md.gold != nil && md.gold[n] >= 0 {
+			clear(pn)
+			pn[md.gold[n]] = 1
+			ch.z[n] = int32(md.gold[n])
+		} else {
+			ch.pq.eval(ch.frow, false)
+			md.classPosteriorTo(pn, n, ch.pq.lz, ch.logT)
+			ch.z[n] = int32(ch.categorical(pn))
+		}
+		drawAux(ch.rng, ch.yrow, ch.frow, int(ch.z[n]))
+		for c, y := range ch.yrow {
+			ch.y[c*nn+n] = y
+		}
+	}
+}
+
+// drawF draws each class's latent function given its auxiliary variables.
+func (ch *chain) drawF() {
+	nn := ch.md.n
+	for c := 0; c < ch.k; c++ {
+		ch.md.pr.drawTo(ch.rng, ch.f[c*nn:(c+1)*nn], ch.wk, ch.y[c*nn:(c+1)*nn])
+	}
 }
 
 // drawZ draws every item's class in turn from its collapsed full
@@ -326,8 +414,16 @@ func (ch *chain) repeatedLabels(pn []float64, lo, hi int) {
 	}
 }
 
-// Sweep draws z (collapsed), then pi and rho given z.
+// Sweep draws z (collapsed), then pi and rho given z; with a kernel
+// (z, y) given f and pi, then pi, then f.
 func (ch *chain) Sweep(bool) error {
+	if ch.md.pr != nil {
+		ch.drawZY()
+		ch.countsFromZ()
+		ch.drawParams()
+		ch.drawF()
+		return nil
+	}
 	ch.drawZ()
 	ch.drawParams()
 	return nil
@@ -355,6 +451,13 @@ func (ch *chain) Record(i int) {
 	// P(z_n | z_-n) at the sweep's draws, an average over the posterior.
 	for j, x := range ch.prob {
 		ch.sumProb[j] += x
+	}
+	for j, x := range ch.y {
+		ch.sumY[j] += x
+	}
+	if ch.keepEvery > 0 && i%ch.keepEvery == 0 && ch.nyDraws < len(ch.yDraws) {
+		copy(ch.yDraws[ch.nyDraws], ch.y)
+		ch.nyDraws++
 	}
 	for l := 0; l < md.l; l++ {
 		a0 := ch.alpha0[l*k*k : (l+1)*k*k]
@@ -393,7 +496,13 @@ func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multir
 	ns := opts.Samples
 	var res *multirater.FitResult
 	_, err = mcmc.Fit(ctx, opts.Settings, opts.Progress, start, 0.95,
-		func(c int) *chain { return newChain(md, pr, opts.ClassPrior, ns, opts.Seed, c) },
+		func(c int) *chain {
+			ch := newChain(md, pr, opts.ClassPrior, ns, opts.Seed, c)
+			if md.pr != nil {
+				ch.keepTargets(ns, opts.Chains)
+			}
+			return ch
+		},
 		func(chains []*chain) *multirater.FitResult {
 			nc := len(chains)
 			var params []*mcmc.Param
@@ -420,6 +529,15 @@ func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multir
 			for _, ch := range chains {
 				for j, x := range ch.sumProb {
 					p.q[j] += x / float64(tot)
+				}
+			}
+			if md.pr != nil {
+				p.targets = make([]float64, md.n*k)
+				for _, ch := range chains {
+					for j, x := range ch.sumY {
+						p.targets[j] += x / float64(tot)
+					}
+					p.targetDraws = append(p.targetDraws, ch.yDraws[:ch.nyDraws]...)
 				}
 			}
 			mcmc.ParallelFor(md.l, func(l int) {

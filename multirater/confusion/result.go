@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mathext"
@@ -27,6 +28,10 @@ type post struct {
 	s, mu, h   []float64
 	resp       []float64
 	candidates []multirater.CommunityCandidate
+	// targets[k*N+n] is the posterior mean of y_nk (kernel prior);
+	// targetDraws kept draws of y in the same layout (Gibbs).
+	targets     []float64
+	targetDraws [][]float64
 }
 
 // fitVB fits by variational Bayes (or EM-MAP).
@@ -73,7 +78,7 @@ func (v *vb) posterior() *post {
 	md, k := v.md, v.k
 	p := &post{q: v.q, cells: make([]multirater.Estimate, md.l*k*k), rho: make([]multirater.Estimate, k), acc: make([]multirater.Estimate, md.l),
 		nc: v.nc, s: append([]float64(nil), v.s...), mu: append([]float64(nil), v.mu...), h: append([]float64(nil), v.h...),
-		resp: append([]float64(nil), v.resp...)}
+		resp: append([]float64(nil), v.resp...), targets: v.yt}
 	rowSum := func(a []float64) float64 {
 		s := 0.0
 		for _, x := range a {
@@ -150,7 +155,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 	k, n, nl := md.k, md.n, md.l
 	res := &multirater.FitResult{
 		Schema: multirater.FitSchema,
-		Model: multirater.ModelSettings{Model: Name, Engine: opts.Engine, Output: multirater.OutputClasses, Kernel: "identity",
+		Model: multirater.ModelSettings{Model: Name, Engine: opts.Engine, Output: multirater.OutputClasses, Kernel: kernelName(data),
 			Identifiability: multirater.Weak.String(), Sampler: "default", Seed: opts.Seed, FlagThreshold: opts.FlagThreshold},
 		Levels: append([]string(nil), data.Classes...),
 	}
@@ -196,6 +201,27 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		}
 	}
 	cp.Candidates = p.candidates
+	if pr := md.pr; pr != nil {
+		cp.Probit = &multirater.ConfusionProbit{BiasVariance: pr.bias, Rank: pr.rank, MaxRank: opts.Rank, Residual: mcmc.Round6(pr.residual),
+			Quadrature: opts.Quadrature, Targets: make([][]float64, n)}
+		for i := range cp.Probit.Targets {
+			row := make([]float64, k)
+			for c := range row {
+				row[c] = mcmc.Round6(p.targets[c*n+i])
+			}
+			cp.Probit.Targets[i] = row
+		}
+		for _, y := range p.targetDraws {
+			d := make([][]float64, n)
+			for i := range d {
+				d[i] = make([]float64, k)
+				for c := range d[i] {
+					d[i][c] = mcmc.Round6(y[c*n+i])
+				}
+			}
+			cp.Probit.TargetDraws = append(cp.Probit.TargetDraws, d)
+		}
+	}
 	res.Model.Confusion = cp
 	res.ClassProportions = roundEstimates(p.rho)
 
@@ -324,10 +350,24 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 	case p.nc > 1:
 		dg.Notes = append(dg.Notes, fmt.Sprintf("the raters fall into %d communities, each with a confusion-matrix prior learnt by empirical Bayes (model.confusion.communities; each rater's community in raters[].community)", p.nc))
 	}
+	if pr := md.pr; pr != nil {
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the items' classes have the multinomial-probit Gaussian-process prior of kernel %s (Girolami & Rogers 2006) with a per-class constant of variance %g; its factor has rank %d (residual trace %.3g); class_proportions are the shares of the items' classes", kernelName(data), pr.bias, pr.rank, pr.residual))
+	}
 	if len(p.candidates) > 1 {
 		dg.Notes = append(dg.Notes, fmt.Sprintf("the number of communities, %d, was chosen by the evidence lower bound from 1 to %d (model.confusion.community_candidates)", p.nc, len(p.candidates)))
 	}
 	return res
+}
+
+// kernelName is the data's kernel for the result.
+func kernelName(data *Data) string {
+	if k := strings.TrimSpace(data.Kernel); k != "" {
+		return k
+	}
+	if data.Cov != nil {
+		return "custom"
+	}
+	return "identity"
 }
 
 // spamScore is the mean total-variation distance between the rows of the

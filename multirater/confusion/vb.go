@@ -32,8 +32,38 @@ import (
 //	ELBO = H[q(z)] + sum_{l,k} ln B(alpha_l[k, :]) - sum_{l,c} q(m_l = c) (sum_k ln B(s_ck mu_c[k, :]) - ln h_c + ln q(m_l = c))
 //	       + ln B(beta) - ln B(c_0)
 //
-// (B the multivariate Beta function). Every array is allocated once: an
-// iteration allocates nothing.
+// (B the multivariate Beta function).
+//
+// With a kernel (model.pr, probit.go) the class proportions' factor gives
+// way to the multinomial-probit Gaussian process (Girolami & Rogers
+// 2006's variational Bayes): q(f_k) = N(M_k, Sigma) with Sigma =
+// G A^-1 G' = C (I + C)^-1 and M_k = Sigma ytilde_k (their update of
+// Q(f_k)), q(z_n, y_n) = q(z_n) q(y_n | z_n), q(y_n | z_n = k) the normal
+// N(m_n, I) truncated to argmax = k, so
+//
+//	q(z_n = k)    ∝ Z_nk exp(sum over item n's labels (l, j) of E[log pi_l[k, j]])
+//	ytilde_n      = sum_k q(z_n = k) E[y_n | z_n = k]
+//
+// with Z_nk = E_u[prod_{j != k} Phi(u + m_nk - m_nj)] (their Z_n) and the
+// truncated means of their update of Q(y_n) (probitItem.eval); q(pi), the
+// communities and empirical Bayes are unchanged. The bound's terms of rho,
+// ln B(beta) - ln B(c_0), give way to those of (z, y, f): in the whitened
+// coordinates w_k = A^-1 G' ytilde_k of q(f_k),
+//
+//	sum_{n,k} q(z_n = k) ln Z_nk - 1/2 sum_k |w_k|^2 - K/2 ln|A|
+//
+// (E[ln N(y_n | f_n, I)] - E[ln q(y_n | z_n)] = sum_k q(z_n = k) ln Z_nk -
+// K Sigma_nn / 2 when q(y) is centred at the M of q(f), and the
+// Kullback-Leibler divergence of q(w_k) = N(A^-1 G' ytilde_k, A^-1) from
+// N(0, I) is (tr A^-1 + |w_k|^2 - r + ln|A|)/2, whose trace terms cancel
+// those of Sigma since sum_n Sigma_nn = r - tr A^-1). The bound is
+// evaluated right after an item update, whose q(y) is centred at the M of
+// the current q(f): it is the exact ELBO of the model with the factor's
+// covariance G G' (TestKernelELBOMonteCarlo checks it against a Monte
+// Carlo estimate), so the number of communities is chosen by it as with the
+// identity kernel.
+//
+// Every array is allocated once: an iteration allocates nothing.
 type vb struct {
 	md   *model
 	opts Options
@@ -54,6 +84,12 @@ type vb struct {
 	// scratch of length K (lq, t, a2) and nc (lr).
 	lq, t, a2, lr []float64
 	elbo          float64
+	// The kernel prior (md.pr != nil): yt[k*N+n] = ytilde_nk, m[k*N+n] =
+	// M_nk, w[k*r+i] the whitened means; qlz = sum_{n,k} q(z_n = k) ln Z_nk
+	// of the last item update; sc the item update's scratch.
+	yt, m, w []float64
+	qlz      float64
+	sc       *itemScratch
 	// half is the scratch of a split item update (updateQ).
 	half *vbHalf
 }
@@ -78,6 +114,10 @@ func newVB(md *model, opts Options, nc int) *vb {
 		counts: make([]float64, md.l*k*k), alpha: make([]float64, md.l*k*k), elogT: make([]float64, md.l*k*k),
 		beta: make([]float64, k), elogRho: make([]float64, k), classCount: make([]float64, k),
 		lq: make([]float64, k), t: make([]float64, k), a2: make([]float64, k), lr: make([]float64, nc)}
+	v.sc = v.newItemScratch()
+	if pr := md.pr; pr != nil {
+		v.yt, v.m, v.w = make([]float64, k*md.n), make([]float64, k*md.n), make([]float64, k*pr.r)
+	}
 	for c := 0; c < nc; c++ {
 		d := communityDiagonal(c, nc, opts.Diagonal)
 		off := (1 - d) / float64(k-1)
@@ -271,10 +311,45 @@ func (v *vb) bound() float64 {
 	for i := 0; i < v.md.l*k; i++ {
 		e += lnB(v.alpha[i*k : (i+1)*k])
 	}
+	if v.md.pr != nil {
+		// The Gaussian process's terms (see vb).
+		e += v.qlz - 0.5*float64(k)*v.md.pr.logDetA
+		for _, x := range v.w {
+			e -= 0.5 * x * x
+		}
+		return e
+	}
 	for c := range v.a2 {
 		v.a2[c] = v.opts.ClassPrior
 	}
 	return e + lnB(v.beta) - lnB(v.a2)
+}
+
+// itemScratch is the scratch of an item update (one per goroutine): lq of
+// length K, and with a kernel the probit integrals, an item's latent means
+// and the sum of q(z_n = k) ln Z_nk.
+type itemScratch struct {
+	lq, mrow []float64
+	pi       *probitItem
+	qlz      float64
+}
+
+func (v *vb) newItemScratch() *itemScratch {
+	sc := &itemScratch{lq: make([]float64, v.k)}
+	if v.md.pr != nil {
+		sc.mrow = make([]float64, v.k)
+		sc.pi = newProbitItem(v.md.pr.rule, v.k)
+	}
+	return sc
+}
+
+// latentMeans sets q(f): M_k = Sigma ytilde_k and its whitened mean w_k
+// (Girolami & Rogers 2006's update of Q(f_k)).
+func (v *vb) latentMeans() {
+	pr, n := v.md.pr, v.md.n
+	for c := 0; c < v.k; c++ {
+		pr.meanTo(v.m[c*n:(c+1)*n], v.w[c*pr.r:(c+1)*pr.r], v.yt[c*n:(c+1)*n])
+	}
 }
 
 // updateQ is the item update, keeping counts and classCount those of q;
@@ -284,25 +359,30 @@ func (v *vb) bound() float64 {
 // depend on the machine).
 func (v *vb) updateQ() float64 {
 	md := v.md
+	v.sc.qlz = 0
 	if len(md.y) < parallelLabels {
-		return v.updateItems(0, md.n, v.lq, v.counts, v.classCount)
+		w := v.updateItemsSc(0, md.n, v.sc, v.counts, v.classCount)
+		v.qlz = v.sc.qlz
+		return w
 	}
 	h := v.half
 	if h == nil {
-		h = &vbHalf{lq: make([]float64, v.k), counts: make([]float64, len(v.counts)), classCount: make([]float64, v.k),
+		h = &vbHalf{sc: v.newItemScratch(), counts: make([]float64, len(v.counts)), classCount: make([]float64, v.k),
 			work: make(chan struct{}), done: make(chan struct{})}
 		v.half = h
 		go func() {
 			for range h.work {
-				h.worst = v.updateItems(md.n/2, md.n, h.lq, h.counts, h.classCount)
+				h.worst = v.updateItemsSc(md.n/2, md.n, h.sc, h.counts, h.classCount)
 				h.done <- struct{}{}
 			}
 		}()
 	}
+	h.sc.qlz = 0
 	h.work <- struct{}{}
-	w0 := v.updateItems(0, md.n/2, v.lq, v.counts, v.classCount)
+	w0 := v.updateItemsSc(0, md.n/2, v.sc, v.counts, v.classCount)
 	<-h.done
 	w1 := h.worst
+	v.qlz = v.sc.qlz + h.sc.qlz
 	for i, d := range h.counts {
 		v.counts[i] += d
 	}
@@ -325,9 +405,10 @@ const parallelLabels = 20000
 // started once (stopped by vb.stop), updates the second half of the items
 // on each work signal into its own scratch.
 type vbHalf struct {
-	lq, counts, classCount []float64
-	worst                  float64
-	work, done             chan struct{}
+	sc                 *itemScratch
+	counts, classCount []float64
+	worst              float64
+	work, done         chan struct{}
 }
 
 // stop ends the goroutine of a split item update.
@@ -338,16 +419,37 @@ func (v *vb) stop() {
 	}
 }
 
-// updateItems updates q(z_n) for items lo..hi-1, adding the changes of
-// the counts to counts and classCount; lq is scratch of length K.
+// updateItems updates q(z_n) for items lo..hi-1 (identity kernel), adding
+// the changes of the counts to counts and classCount; lq is scratch of
+// length K.
 func (v *vb) updateItems(lo, hi int, lq, counts, classCount []float64) float64 {
+	if v.md.pr != nil {
+		panic("confusion: internal error: updateItems with a kernel prior")
+	}
+	sc := itemScratch{lq: lq}
+	return v.updateItemsSc(lo, hi, &sc, counts, classCount)
+}
+
+// updateItemsSc is updateItems with the scratch sc; with a kernel it also
+// sets ytilde_n of every item (gold items' too) and adds q(z_n = k) ln Z_nk
+// to sc.qlz.
+func (v *vb) updateItemsSc(lo, hi int, sc *itemScratch, counts, classCount []float64) float64 {
 	md, k := v.md, v.k
 	worst := 0.0
+	lq := sc.lq
 	for n := lo; n < hi; n++ {
-		if md.gold != nil && md.gold[n] >= 0 {
+		gold := md.gold != nil && md.gold[n] >= 0
+		switch {
+		case md.pr != nil:
+			v.probitItem(n, sc, gold)
+			if gold {
+				continue
+			}
+		case gold:
 			continue
+		default:
+			md.classPosteriorTo(lq, n, v.elogRho, v.elogT)
 		}
-		md.classPosteriorTo(lq, n, v.elogRho, v.elogT)
 		qn := v.q[n*k : (n+1)*k]
 		for c, x := range lq {
 			d := x - qn[c]
@@ -368,6 +470,36 @@ func (v *vb) updateItems(lo, hi int, lq, counts, classCount []float64) float64 {
 		}
 	}
 	return worst
+}
+
+// probitItem is the item update with a kernel: sc.lq = q(z_n) ∝ Z_nk
+// exp(label terms) (q fixed for a gold item), ytilde_n = sum_k q(z_n = k)
+// E[y_n | z_n = k] at the current M (Girolami & Rogers 2006's update of Q(y_n)).
+func (v *vb) probitItem(n int, sc *itemScratch, gold bool) {
+	md, k, nn := v.md, v.k, v.md.n
+	for c := range sc.mrow {
+		sc.mrow[c] = v.m[c*nn+n]
+	}
+	sc.pi.eval(sc.mrow, true)
+	lq := sc.lq
+	if gold {
+		clear(lq)
+		lq[md.gold[n]] = 1
+	} else {
+		md.classPosteriorTo(lq, n, sc.pi.lz, v.elogT)
+	}
+	for j, mj := range sc.mrow {
+		y := mj
+		for c, qc := range lq {
+			y += qc * sc.pi.dy[c*k+j]
+		}
+		v.yt[j*nn+n] = y
+	}
+	for c, qc := range lq {
+		if qc > 0 {
+			sc.qlz += qc * sc.pi.lz[c]
+		}
+	}
 }
 
 // communities updates q(m_l) and the community weights h (their MAP
@@ -662,6 +794,9 @@ func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 			v.empiricalBayes()
 		}
 		v.dirichlets()
+		if v.md.pr != nil {
+			v.latentMeans()
+		}
 		change := v.updateQ()
 		if math.IsNaN(change) {
 			return it, false, fmt.Errorf("confusion: variational update failed (NaN) at iteration %d", it)

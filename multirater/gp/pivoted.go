@@ -28,8 +28,18 @@ import (
 // diagonal element), which is a full, exact factor for a positive definite
 // C.
 func NewPivotedFactor(c mat.Symmetric, tol float64) (*Factor, error) {
+	return NewPivotedFactorRank(c, tol, c.SymmetricDim())
+}
+
+// NewPivotedFactorRank is NewPivotedFactor stopping also at rank maxRank
+// (at least 1): the residual trace, in Factor.Residual, then says how much
+// of C the factor leaves out.
+func NewPivotedFactorRank(c mat.Symmetric, tol float64, maxRank int) (*Factor, error) {
 	if !(tol >= 0) {
 		panic(fmt.Sprintf("gp: NewPivotedFactor: tol = %v", tol))
+	}
+	if maxRank < 1 {
+		panic(fmt.Sprintf("gp: NewPivotedFactorRank: maxRank = %d", maxRank))
 	}
 	n := c.SymmetricDim()
 	if n == 0 {
@@ -58,7 +68,7 @@ func NewPivotedFactor(c mat.Symmetric, tol float64) (*Factor, error) {
 	col := make([]float64, n)
 	piv := make([]bool, n)
 	r := 0
-	for r < n {
+	for r < n && r < maxRank {
 		trace, p := 0.0, -1
 		for i, v := range d {
 			if piv[i] {

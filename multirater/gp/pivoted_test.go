@@ -84,3 +84,44 @@ func TestPivotedFactorHighTolerance(t *testing.T) {
 		t.Fatalf("identity, tol 3.1: %+v, %v", f, err)
 	}
 }
+
+// TestPivotedFactorRank: the rank bound stops the factor at maxRank, the
+// residual it reports is then trace(C - G G') (positive), and the first
+// columns are those of the factor without the bound.
+func TestPivotedFactorRank(t *testing.T) {
+	const n = 80
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := mat.NewDense(n, 2, nil)
+	for i := 0; i < n; i++ {
+		x.Set(i, 0, rng.NormFloat64())
+		x.Set(i, 1, rng.NormFloat64())
+	}
+	var c mat.SymDense
+	kernel.RBF{Gamma: 2}.GramTo(&c, kernel.Inputs{N: n, X: x})
+	full, err := NewPivotedFactor(&c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []int{1, 5, 20} {
+		f, err := NewPivotedFactorRank(&c, 0, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.R != m {
+			t.Fatalf("maxRank %d: rank %d", m, f.R)
+		}
+		res := 0.0
+		for i := 0; i < n; i++ {
+			res += c.At(i, i)
+			for j := 0; j < m; j++ {
+				res -= f.G[i*m+j] * f.G[i*m+j]
+				if d := f.G[i*m+j] - full.G[i*full.R+j]; math.Abs(d) > 1e-12 {
+					t.Fatalf("maxRank %d: G[%d,%d] = %v, unbounded %v", m, i, j, f.G[i*m+j], full.G[i*full.R+j])
+				}
+			}
+		}
+		if !(f.Residual > 0) || math.Abs(f.Residual-res) > 1e-9*float64(n) {
+			t.Errorf("maxRank %d: residual %v, trace(C - G G') %v", m, f.Residual, res)
+		}
+	}
+}
