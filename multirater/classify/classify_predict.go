@@ -96,7 +96,7 @@ func (q *classQuad) probsTo(dst, m []float64, a float64, must int) {
 // ghProduct returns E_u[prod_j Phi(u + c_j)] by adaptive Gauss-Hermite
 // quadrature (see above); cmin is min_j c_j.
 func ghProduct(rule *numeric.GHRule, c []float64, cmin float64) float64 {
-	mu, sig := integrandMode(c, cmin)
+	mu, sig := numeric.ProbitProductMode(c, cmin, 4)
 	var p float64
 	for i, x := range rule.X {
 		u := mu + sig*x
@@ -114,39 +114,6 @@ func ghProduct(rule *numeric.GHRule, c []float64, cmin float64) float64 {
 		p += f
 	}
 	return p
-}
-
-// integrandMode returns the mode mu of g(u) = -u^2/2 + sum_j log Phi(u + c_j)
-// and sigma = 1/sqrt(-g2(mu)), g2 the second derivative of g, by Newton's
-// method on the derivative of g. g is concave with -g2 in [1, 1 + len(c)],
-// so the iteration (with steps bounded by 4) converges from the start
-// max(0, -cmin/2), which is close to the mode when one class dominates the
-// product. The rule needs the mode only roughly: the iteration stops at a
-// relative step of 1e-5, or after 4 steps (the rule is then centred within
-// a small fraction of sigma of the mode; see TestClassProbsQuadrature).
-func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
-	u := math.Max(0, -cmin/2)
-	curv := 1.0
-	for it := 0; it < 4; it++ {
-		grad := -u
-		curv = 1
-		for _, cj := range c {
-			x := u + cj
-			if x > numeric.PhiOne {
-				continue
-			}
-			r := numeric.MillsLower(x)
-			grad += r
-			curv += r * (x + r)
-		}
-		step := grad / curv
-		step = math.Max(-4, math.Min(4, step))
-		u += step
-		if math.Abs(step) < 1e-5*(1+math.Abs(u)) {
-			break
-		}
-	}
-	return u, 1 / math.Sqrt(curv)
 }
 
 // ClassPredictor predicts new items from a classification FitResult

@@ -218,7 +218,7 @@ func (q *probitItem) eval(m []float64, moments bool) {
 				cmin = math.Min(cmin, m[t]-mj)
 			}
 		}
-		mu, sig := integrandMode(c, cmin)
+		mu, sig := numeric.ProbitProductMode(c, cmin, 6)
 		lmax := math.Inf(-1)
 		nc := len(c)
 		for i, x := range q.rule.X {
@@ -276,33 +276,6 @@ func (q *probitItem) eval(m []float64, moments bool) {
 		}
 		row[t] = s2
 	}
-}
-
-// integrandMode returns the mode mu of g(u) = -u^2/2 + sum_j log Phi(u + c_j)
-// and sigma = 1/sqrt(-g”(mu)), by Newton's method (g is concave with -g”
-// in [1, 1 + len(c)]); the classification model's rule, mirrored.
-func integrandMode(c []float64, cmin float64) (mu, sigma float64) {
-	u := math.Max(0, -cmin/2)
-	curv := 1.0
-	for it := 0; it < 6; it++ {
-		grad := -u
-		curv = 1
-		for _, cj := range c {
-			x := u + cj
-			if x > numeric.PhiOne {
-				continue
-			}
-			r := numeric.MillsLower(x)
-			grad += r
-			curv += r * (x + r)
-		}
-		step := math.Max(-4, math.Min(4, grad/curv))
-		u += step
-		if math.Abs(step) < 1e-5*(1+math.Abs(u)) {
-			break
-		}
-	}
-	return u, 1 / math.Sqrt(curv)
 }
 
 // drawAux sets y (length K) to a draw of N(f, I) truncated to argmax_j y_j
