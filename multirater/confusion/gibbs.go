@@ -344,26 +344,7 @@ func (ch *chain) drawZ() {
 		for c := range pn {
 			pn[c] = ch.c0 + ch.class[c]
 		}
-		if md.repeat[n] {
-			ch.repeatedLabels(pn, lo, hi)
-		} else {
-			for p := lo; p < hi; p++ {
-				l, y := int(md.rater[p]), int(md.y[p])
-				mx := 0.0
-				for c := range pn {
-					i := l*k + c
-					pn[c] *= (ch.alpha0[i*k+y] + ch.counts[i*k+y]) / (ch.a0Tot[i] + ch.rowTot[i])
-					if pn[c] > mx {
-						mx = pn[c]
-					}
-				}
-				if mx < 0x1p-512 { // every class alike: the ratios are unchanged
-					for c := range pn {
-						pn[c] *= 0x1p512
-					}
-				}
-			}
-		}
+		ch.labelTerms(pn, lo, hi, md.repeat[n])
 		sum := 0.0
 		for _, x := range pn {
 			sum += x
@@ -382,10 +363,12 @@ func (ch *chain) drawZ() {
 	}
 }
 
-// repeatedLabels multiplies pn by the sequential predictive probabilities
-// of labels lo..hi-1 of an item with repeated labels of a rater, each
-// label counted before the next.
-func (ch *chain) repeatedLabels(pn []float64, lo, hi int) {
+// labelTerms multiplies pn by the collapsed predictive probability of
+// each of labels lo..hi-1 under each class; with sequential (an item with
+// repeated labels of a rater) each label is counted before the next, so
+// that a rater's repeated labels are the sequential predictive, not
+// independent draws.
+func (ch *chain) labelTerms(pn []float64, lo, hi int, sequential bool) {
 	md, k := ch.md, ch.k
 	for p := lo; p < hi; p++ {
 		l, y := int(md.rater[p]), int(md.y[p])
@@ -393,17 +376,22 @@ func (ch *chain) repeatedLabels(pn []float64, lo, hi int) {
 		for c := range pn {
 			i := l*k + c
 			pn[c] *= (ch.alpha0[i*k+y] + ch.counts[i*k+y]) / (ch.a0Tot[i] + ch.rowTot[i])
-			ch.counts[i*k+y]++
-			ch.rowTot[i]++
+			if sequential {
+				ch.counts[i*k+y]++
+				ch.rowTot[i]++
+			}
 			if pn[c] > mx {
 				mx = pn[c]
 			}
 		}
-		if mx < 0x1p-512 {
+		if mx < 0x1p-512 { // every class alike: the ratios are unchanged
 			for c := range pn {
 				pn[c] *= 0x1p512
 			}
 		}
+	}
+	if !sequential {
+		return
 	}
 	for p := lo; p < hi; p++ {
 		l, y := int(md.rater[p]), int(md.y[p])
