@@ -28,6 +28,11 @@
 // N = 1000 items, r = 412, BenchmarkRun): a cold sequential EP run 0.4 s
 // (10 sweeps), parallel 0.57 s (22 sweeps), a kernel gradient 0.07 s.
 //
+// RunPairs (pairs.go) is parallel EP with damping for sites on contrasts
+// f_i - f_j of two items (AUC pairs, Ridgway et al. sec. 3.3 and 4), whose
+// summed site precision is not diagonal; RunPairsCoords adds sites on the
+// whitened coordinates (a linear model's prior sites).
+//
 // LogZ is the EP approximation of the log marginal likelihood,
 // log Z_EP = sum_j log s_j - 1/2 log|H| + 1/2 b'H^-1 b (Rasmussen &
 // Williams eq. 3.65 in whitened form); it is not Chu & Ghahramani's

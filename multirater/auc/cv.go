@@ -1,0 +1,119 @@
+package auc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater"
+)
+
+// Folds returns a stratified assignment of the items to k folds: the
+// positives and the negatives are each shuffled (rng) and dealt to the
+// folds in turn, so every fold has floor or ceil of n+/k positives and of
+// n-/k negatives.
+func Folds(positive []bool, k int, rng *rand.Rand) []int {
+	if k < 2 {
+		panic(fmt.Sprintf("auc: Folds: k = %d", k))
+	}
+	fold := make([]int, len(positive))
+	pos, neg := splitClasses(positive)
+	for _, cls := range [][]int{pos, neg} {
+		rng.Shuffle(len(cls), func(a, b int) { cls[a], cls[b] = cls[b], cls[a] })
+		for t, i := range cls {
+			fold[i] = t % k
+		}
+	}
+	return fold
+}
+
+// crossValidate returns every candidate gamma's k-fold CV AUC (the mean
+// over folds of the held-out AUC of the posterior mean scores fitted on
+// the other folds; with several candidate kernels, each fold's fit uses
+// the one of largest evidence at that gamma) and the candidate with the largest (the smallest gamma
+// among equals). The covariates are standardised once, before the folds.
+func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng *rand.Rand) ([]CVRow, float64, error) {
+	pos, neg := splitClasses(y)
+	if len(pos) < o.Folds || len(neg) < o.Folds {
+		return nil, 0, multirater.DataErrorf("auc: %d positive and %d negative items are too few for %d cross-validation folds", len(pos), len(neg), o.Folds)
+	}
+	fold := Folds(y, o.Folds, rng)
+	aucs := make([][]float64, len(o.GammaGrid))
+	for f := 0; f < o.Folds; f++ {
+		var tr, te []int
+		for i, fi := range fold {
+			if fi == f {
+				te = append(te, i)
+			} else {
+				tr = append(tr, i)
+			}
+		}
+		xtr, ytr := rows(x, tr), pick(y, tr)
+		xte, yte := rows(x, te), pick(y, te)
+		ms, err := newModels(xtr, o)
+		if err != nil {
+			return nil, 0, err
+		}
+		for g, gamma := range o.GammaGrid {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, err
+			}
+			p, bi, _, err := fitSelected(ctx, ms, ytr, gamma, o, rng)
+			if err != nil {
+				return nil, 0, fmt.Errorf("auc: cross-validation fold %d: %w", f+1, err)
+			}
+			r := &Result{model: ms[bi], wMean: p.mean, wCov: p.cov}
+			aucs[g] = append(aucs[g], AUC(r.PredictMeansTo(nil, xte), yte))
+		}
+	}
+	cv := make([]CVRow, len(o.GammaGrid))
+	best := 0
+	for g, gamma := range o.GammaGrid {
+		mu, se := meanSE(aucs[g])
+		cv[g] = CVRow{Gamma: gamma, AUC: mu, SE: se}
+		if mu > cv[best].AUC || (mu == cv[best].AUC && gamma < cv[best].Gamma) {
+			best = g
+		}
+	}
+	return cv, cv[best].Gamma, nil
+}
+
+// meanSE returns the mean of v and its standard error sd/sqrt(n); the
+// error is 0 (unknown) for fewer than two values, so that results stay
+// valid JSON.
+func meanSE(v []float64) (mean, se float64) {
+	n := float64(len(v))
+	for _, x := range v {
+		mean += x
+	}
+	mean /= n
+	if len(v) < 2 {
+		return mean, 0
+	}
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / (n - 1) / n)
+}
+
+// rows returns the rows idx of x.
+func rows(x *mat.Dense, idx []int) *mat.Dense {
+	_, d := x.Dims()
+	out := mat.NewDense(len(idx), d, nil)
+	for t, i := range idx {
+		out.SetRow(t, x.RawRowView(i))
+	}
+	return out
+}
+
+func pick(y []bool, idx []int) []bool {
+	out := make([]bool, len(idx))
+	for t, i := range idx {
+		out[t] = y[i]
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+package auc
+
+import (
+	"encoding/csv"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater/ep"
+)
+
+// readPima reads testdata/pima_tr.csv or pima_te.csv (MASS's Pima.tr and
+// Pima.te, written by testdata/pima.R): 7 covariates and the class (Yes is
+// positive).
+func readPima(tb testing.TB, name string) (*mat.Dense, []bool, []string) {
+	tb.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d := len(recs[0]) - 1
+	x := mat.NewDense(len(recs)-1, d, nil)
+	y := make([]bool, len(recs)-1)
+	for i, rec := range recs[1:] {
+		for k := 0; k < d; k++ {
+			v, err := strconv.ParseFloat(rec[k], 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			x.Set(i, k, v)
+		}
+		y[i] = rec[d] == "Yes"
+	}
+	return x, y, recs[0][:d]
+}
+
+// synthetic returns n items with d standard normal covariates and labels
+// from a noisy linear rule on the first two.
+func synthetic(n, d int, seed uint64) (*mat.Dense, []bool) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	x := mat.NewDense(n, d, nil)
+	y := make([]bool, n)
+	for i := 0; i < n; i++ {
+		for k := 0; k < d; k++ {
+			x.Set(i, k, rng.NormFloat64())
+		}
+		y[i] = x.At(i, 0)+0.6*x.At(i, 1)+0.8*rng.NormFloat64() > 0.3
+	}
+	return x, y
+}
+
+// epTight converges EP far below the tolerances of the invariance tests.
+var epTight = ep.PairOptions{Tol: 1e-10, MaxSweeps: 2000}

@@ -1,0 +1,572 @@
+package ep
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater/gp"
+	"concord/multirater/lik"
+)
+
+// PairSite is a site on a linear contrast of two items' latent values,
+// x = a'f = f_I - f_J (a = e_I - e_J), with the likelihood Lik of the
+// observation Y: an AUC pair (Ridgway et al. sec. 3.3, lik.AUCStep), a
+// paired comparison.
+type PairSite struct {
+	I, J int
+	Y    float64
+	Lik  lik.Likelihood
+}
+
+// CoordSite is a site on one whitened coordinate x = w_K of the prior
+// factor's f = G w: with the linear-score factor G = sqrt(V) X,
+// theta_K = sqrt(V) w_K, so a CoordSite is a site on one coefficient (the
+// spike-and-slab prior sites of Ridgway et al. sec. 3.4, after
+// Hernandez-Lobato et al. 2013).
+type CoordSite struct {
+	K   int
+	Y   float64
+	Lik lik.Likelihood
+}
+
+// PairOptions control RunPairs. The zero value means the defaults given for
+// each field.
+type PairOptions struct {
+	// Damping is the fraction of each new site's natural parameters taken
+	// (the rest is the old site's, Seeger 2005; Ridgway et al. sec. 5). 0
+	// means adaptive: start at 0.8 and multiply by 0.7 (down to 0.05)
+	// whenever the largest change of a marginal in a sweep has not reached
+	// a new minimum for 5 sweeps (an oscillation); a value in (0, 1] is
+	// kept throughout.
+	Damping float64
+	// MaxSweeps bounds the parallel sweeps; 0 means 1000.
+	MaxSweeps int
+	// Tol: EP has converged when no pair's marginal mean moved by more than
+	// Tol of its sd and no marginal variance by more than Tol relative in a
+	// sweep; 0 means 1e-6.
+	Tol float64
+	// InitTau and InitNu, when they have one entry per site, start from
+	// these sites (a warm start).
+	InitTau, InitNu []float64
+	// ClampNegative sets every negative site precision to 0 (GPML's
+	// infEP rule) instead of keeping it while the posterior stays proper.
+	// The clamped iteration has no fixed point of EP's and need not
+	// converge (with the AUC sites of Pima.tr at gamma 1000 it does not).
+	ClampNegative bool
+	// path forces the pair marginals by pairs (1) or by items (2); 0
+	// chooses the cheaper (tests).
+	path int
+}
+
+// PairResult is the pair-site EP approximation at convergence. In the
+// whitened coordinates of the prior factor C = G G' (f = G w,
+// w ~ N(0, I_r)) the approximate posterior is w ~ N(H^-1 b, H^-1) with
+//
+//	H = I + G'SG,  S = sum_k tau_k a_k a_k',  b = G' sum_k nu_k a_k.
+type PairResult struct {
+	// Mean and Var are the items' posterior marginals (f = G w).
+	Mean, Var []float64
+	// PairMean and PairVar are the posterior marginals of the sites' x_k
+	// (the pair sites, then the coordinate sites of RunPairsCoords).
+	PairMean, PairVar []float64
+	// W is the whitened posterior mean H^-1 b (length r).
+	W []float64
+	// LogZ is log Z_EP (see RunPairs).
+	LogZ float64
+	// Sweeps is the number of parallel sweeps run. Skipped counts site
+	// updates left out (cavity precision not positive, or non-finite
+	// tilted moments); Negative the sites whose final precision is
+	// negative (kept, the likelihood not being log-concave); Clamped the
+	// updates whose negative precision was set to 0 (ClampNegative, or
+	// because H would not have been positive definite with it).
+	Sweeps, Skipped, Negative, Clamped int
+	// Damping is the damping at the end (see PairOptions.Damping).
+	Damping float64
+	// Tau and Nu are the sites' precisions and precision-weighted means
+	// (pair sites, then coordinate sites).
+	Tau, Nu []float64
+	fac     *gp.Factor
+	g       []float64 // n×r
+	ch      chol
+}
+
+// RunPairs runs parallel EP with damping (van Gerven et al. 2010; Ridgway
+// et al. sec. 3.3 and 4) for the prior factor f and the pair sites. Each
+// sweep computes every pair's marginal x_k ~ N(m_k, v_k) from the same
+// posterior, its cavity (precision 1/v_k - tau_k), the tilted moments
+// from Lik.Tilted, and the damped moment-matched site; then H is
+// refactorised. The pair marginals are computed in one of two ways,
+// whichever is cheaper:
+//
+//   - by pairs, for a factor of low rank r (linear scores: G = sqrt(V) X,
+//     r = d): with g_k = G'a_k, m_k = g_k'H^-1 b and v_k = |L^-1 g_k|^2
+//     (H = L L'), and H = I + sum_k tau_k g_k g_k': O(M r^2 + r^3) per
+//     sweep for M pairs (Ridgway et al.'s O(n+ n- d^2 + d^3));
+//   - by items (GP scores, r ~ N): Sigma_f = G H^-1 G' = X X' with
+//     X = G L'^-T, mean G H^-1 b, then v_k = Sigma_II + Sigma_JJ - 2 Sigma_IJ;
+//     S is built in O(M) and H = I + G'(SG): O(M + N^2 r + r^3) per sweep.
+//
+// C is never inverted. The sites' precisions may be negative (the AUC step
+// is not log-concave); they are kept as long as the cavities are proper
+// and H is positive definite; a sweep whose H is not positive definite is
+// redone with its negative new precisions set to 0 (counted in Clamped).
+//
+// log Z_EP = sum_k log s_k - 1/2 log|H| + 1/2 b'H^-1 b, with
+// log s_k = log Z_k + m_k^2/(2 v_k) + 1/2 log(v_k a_k) - c_k^2/(2 a_k) for the
+// cavity N(m_k, v_k), a_k = 1/v_k + tau_k, c_k = m_k/v_k + nu_k (Rasmussen
+// & Williams eq. 3.65 in whitened form).
+//
+// It returns ErrNotConverged (wrapped, with the result so far) when the
+// sweeps run out, and an error when the posterior cannot be formed. Bad
+// indices panic.
+func RunPairs(f *gp.Factor, sites []PairSite, opts PairOptions) (*PairResult, error) {
+	return RunPairsCoords(f, sites, nil, opts)
+}
+
+// RunPairsCoords is RunPairs with further sites on whitened coordinates
+// (g_k = e_K in H = I + sum_k tau_k g_k g_k' and b): its marginals are
+// always computed by pairs, O((M + P) r^2 + r^3) per sweep for P
+// coordinate sites.
+func RunPairsCoords(f *gp.Factor, sites []PairSite, coords []CoordSite, opts PairOptions) (*PairResult, error) {
+	n := f.N
+	for k, s := range coords {
+		if s.K < 0 || s.K >= f.R {
+			panic(fmt.Sprintf("multirater: ep: coordinate site %d on coordinate %d of %d", k, s.K, f.R))
+		}
+		if s.Lik == nil {
+			panic(fmt.Sprintf("multirater: ep: coordinate site %d has no likelihood", k))
+		}
+	}
+	for k, s := range sites {
+		if s.I < 0 || s.I >= n || s.J < 0 || s.J >= n || s.I == s.J {
+			panic(fmt.Sprintf("multirater: ep: pair site %d on items (%d, %d) of %d", k, s.I, s.J, n))
+		}
+		if s.Lik == nil {
+			panic(fmt.Sprintf("multirater: ep: pair site %d has no likelihood", k))
+		}
+	}
+	damp := opts.Damping
+	adaptive := damp == 0
+	if adaptive {
+		damp = 0.8
+	}
+	if !(damp > 0 && damp <= 1) {
+		panic(fmt.Sprintf("multirater: ep: Damping = %v must be in (0, 1]", damp))
+	}
+	maxSweeps := opts.MaxSweeps
+	if maxSweeps == 0 {
+		maxSweeps = 1000
+	}
+	tol := opts.Tol
+	if tol == 0 {
+		tol = 1e-6
+	}
+	m := len(sites) + len(coords)
+	p := newPairPost(f, sites, coords, opts.path)
+	res := &PairResult{Tau: make([]float64, m), Nu: make([]float64, m), fac: f, g: p.g}
+	if len(opts.InitTau) == m && len(opts.InitNu) == m {
+		copy(res.Tau, opts.InitTau)
+		copy(res.Nu, opts.InitNu)
+	}
+	if err := p.refresh(res.Tau, res.Nu); err != nil {
+		return nil, err
+	}
+	pm, pv := make([]float64, m), make([]float64, m)
+	prevM, prevV := make([]float64, m), make([]float64, m)
+	newTau, newNu := make([]float64, m), make([]float64, m)
+	minMoved, stale := math.Inf(1), 0
+	finish := func() error {
+		res.Damping = damp
+		res.PairMean, res.PairVar = pm, pv
+		res.W = p.mw
+		res.ch = p.ch
+		res.Mean, res.Var = make([]float64, n), make([]float64, n)
+		p.itemMarginalsTo(res.Mean, res.Var)
+		res.Negative = 0
+		for _, t := range res.Tau {
+			if t < 0 {
+				res.Negative++
+			}
+		}
+		lz, err := res.logZ(p)
+		res.LogZ = lz
+		return err
+	}
+	for sweep := 1; sweep <= maxSweeps; sweep++ {
+		res.Sweeps = sweep
+		p.pairMarginalsTo(pm, pv)
+		if sweep > 1 {
+			moved := 0.0
+			for k := range pm {
+				moved = math.Max(moved, math.Abs(pm[k]-prevM[k])/math.Sqrt(pv[k]))
+				moved = math.Max(moved, math.Abs(pv[k]-prevV[k])/pv[k])
+			}
+			if moved < tol {
+				if err := finish(); err != nil {
+					return nil, err
+				}
+				return res, nil
+			}
+			if moved < minMoved {
+				minMoved, stale = moved, 0
+			} else {
+				stale++
+			}
+			if adaptive && stale >= 5 && damp > 0.05 {
+				damp = math.Max(0.05, 0.7*damp)
+				minMoved, stale = math.Inf(1), 0
+			}
+		}
+		copy(prevM, pm)
+		copy(prevV, pv)
+		for k := 0; k < m; k++ {
+			l, y := p.site(k)
+			t, nu, ok := pairSite(l, y, pm[k], pv[k], res.Tau[k], res.Nu[k], damp)
+			if !ok {
+				res.Skipped++
+				t, nu = res.Tau[k], res.Nu[k]
+			} else if t < 0 && opts.ClampNegative {
+				t = 0
+				res.Clamped++
+			}
+			newTau[k], newNu[k] = t, nu
+		}
+		if err := p.refresh(newTau, newNu); err != nil {
+			// Negative precisions outweigh the prior: redo the sweep with
+			// them set to 0.
+			for k, t := range newTau {
+				if t < 0 {
+					newTau[k] = 0
+					res.Clamped++
+				}
+			}
+			if err := p.refresh(newTau, newNu); err != nil {
+				return nil, err
+			}
+		}
+		copy(res.Tau, newTau)
+		copy(res.Nu, newNu)
+	}
+	p.pairMarginalsTo(pm, pv)
+	if err := finish(); err != nil {
+		return res, fmt.Errorf("%w in %d sweeps (and %v)", ErrNotConverged, maxSweeps, err)
+	}
+	return res, fmt.Errorf("%w in %d sweeps", ErrNotConverged, maxSweeps)
+}
+
+// pairSite returns the damped moment-matched site for the marginal
+// N(mu, v) of its x and its current (tau, nu); ok is false when the cavity
+// is improper or the tilted moments are not finite.
+func pairSite(l lik.Likelihood, y, mu, v, tau, nu, damp float64) (newTau, newNu float64, ok bool) {
+	cTau := 1/v - tau
+	if !(cTau > 0) {
+		return 0, 0, false
+	}
+	cVar := 1 / cTau
+	cMean := cVar * (mu/v - nu)
+	if math.IsNaN(cMean) || math.IsInf(cMean, 0) || math.IsInf(cVar, 0) {
+		return 0, 0, false
+	}
+	_, d1, d2 := l.Tilted(y, cMean, cVar)
+	// Moment matching (Rasmussen & Williams eq. 3.59 in GPML's form): the
+	// tilted precision is cTau + t with t = -d2/(1 + d2 cVar).
+	den := 1 + d2*cVar
+	t := -d2 / den
+	nn := (d1 - cMean*d2) / den
+	if math.IsNaN(t) || math.IsInf(t, 0) || math.IsNaN(nn) || math.IsInf(nn, 0) || !(den > 0) {
+		return 0, 0, false
+	}
+	return damp*t + (1-damp)*tau, damp*nn + (1-damp)*nu, true
+}
+
+// logZ computes log Z_EP at the converged posterior.
+func (r *PairResult) logZ(p *pairPost) (float64, error) {
+	sum := 0.0
+	for k := range r.Tau {
+		cMean, cVar, ok := r.Cavity(k)
+		if !ok {
+			return 0, fmt.Errorf("multirater: ep: site %d has a cavity of precision %v at the posterior", k, 1/r.PairVar[k]-r.Tau[k])
+		}
+		l, y := p.site(k)
+		lz, _, _ := l.Tilted(y, cMean, cVar)
+		a := 1/cVar + r.Tau[k]
+		c := cMean/cVar + r.Nu[k]
+		sum += lz + 0.5*cMean*cMean/cVar + 0.5*math.Log(cVar*a) - 0.5*c*c/a
+	}
+	return sum - 0.5*p.ch.logDet() + 0.5*floats.Dot(p.b, p.mw), nil
+}
+
+// Cavity returns site k's cavity distribution N(mean, vr) at the final
+// posterior (ok false when its precision is not positive).
+func (r *PairResult) Cavity(k int) (mean, vr float64, ok bool) {
+	v, mu := r.PairVar[k], r.PairMean[k]
+	cTau := 1/v - r.Tau[k]
+	if !(cTau > 0) {
+		return 0, 0, false
+	}
+	vr = 1 / cTau
+	return vr * (mu/v - r.Nu[k]), vr, true
+}
+
+// pairPost is the whitened posterior of pair sites with its scratch space.
+type pairPost struct {
+	n, r   int
+	g      []float64 // n×r
+	sites  []PairSite
+	coords []CoordSite
+	byPair bool
+	gk     []float64 // M×r rows g_k = G'a_k (byPair)
+	z      []float64 // M×r or n×r scratch
+	h      []float64 // r×r
+	s      []float64 // n×n site precision matrix S (by items)
+	sgm    []float64 // n×r: S G, then n×n Sigma_f (by items)
+	sigma  []float64
+	u      []float64 // sum nu_k a_k (n)
+	fm     []float64 // item means (n)
+	b, mw  []float64
+	ch     chol
+}
+
+func newPairPost(f *gp.Factor, sites []PairSite, coords []CoordSite, path int) *pairPost {
+	n, r := f.N, f.R
+	g := f.G
+	if f.Diag {
+		g = make([]float64, n*n)
+		for i, sd := range f.SD {
+			g[i*n+i] = sd
+		}
+	}
+	m := len(sites) + len(coords)
+	p := &pairPost{n: n, r: r, g: g, sites: sites, coords: coords, h: make([]float64, r*r), u: make([]float64, n),
+		b: make([]float64, r), mw: make([]float64, r)}
+	// By pairs costs M r^2 per sweep, by items N^2 r + N r^2.
+	p.byPair = float64(m)*float64(r) <= float64(n)*float64(n+r)
+	if path != 0 {
+		p.byPair = path == 1
+	}
+	if len(coords) > 0 {
+		p.byPair = true
+	}
+	if p.byPair {
+		p.gk = make([]float64, m*r)
+		p.z = make([]float64, m*r)
+		for k, s := range sites {
+			floats.SubTo(p.gk[k*r:(k+1)*r], g[s.I*r:(s.I+1)*r], g[s.J*r:(s.J+1)*r])
+		}
+		for c, s := range coords {
+			p.gk[(len(sites)+c)*r+s.K] = 1
+		}
+	} else {
+		p.s = make([]float64, n*n)
+		p.sgm = make([]float64, n*r)
+		p.sigma = make([]float64, n*n)
+		p.z = make([]float64, n*r)
+		p.fm = make([]float64, n)
+	}
+	return p
+}
+
+// refresh sets H = I + G'SG and b for the sites (tau, nu), factorises H
+// and solves for the whitened mean; errNotPD when H is not positive
+// definite.
+func (p *pairPost) refresh(tau, nu []float64) error {
+	r, n := p.r, p.n
+	for i := range p.h {
+		p.h[i] = 0
+	}
+	for i := 0; i < r; i++ {
+		p.h[i*r+i] = 1
+	}
+	hs := blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: p.h}
+	for i := range p.u {
+		p.u[i] = 0
+	}
+	for k, s := range p.sites {
+		p.u[s.I] += nu[k]
+		p.u[s.J] -= nu[k]
+	}
+	if p.byPair {
+		// H = I + sum tau_k g_k g_k' as two rank-M updates: sqrt(tau_k) g_k
+		// for the positive sites, sqrt(-tau_k) g_k for the negative ones.
+		m := len(p.sites) + len(p.coords)
+		np := 0
+		for k := 0; k < m; k++ {
+			if tau[k] > 0 {
+				floats.ScaleTo(p.z[np*r:(np+1)*r], math.Sqrt(tau[k]), p.gk[k*r:(k+1)*r])
+				np++
+			}
+		}
+		if np > 0 {
+			blas64.Syrk(blas.Trans, 1, blas64.General{Rows: np, Cols: r, Stride: r, Data: p.z}, 1, hs)
+		}
+		nn := 0
+		for k := 0; k < m; k++ {
+			if tau[k] < 0 {
+				floats.ScaleTo(p.z[nn*r:(nn+1)*r], math.Sqrt(-tau[k]), p.gk[k*r:(k+1)*r])
+				nn++
+			}
+		}
+		if nn > 0 {
+			blas64.Syrk(blas.Trans, -1, blas64.General{Rows: nn, Cols: r, Stride: r, Data: p.z}, 1, hs)
+		}
+	} else {
+		// S = sum tau_k (e_I - e_J)(e_I - e_J)', O(M); H = I + G'(SG).
+		for i := range p.s {
+			p.s[i] = 0
+		}
+		for k, s := range p.sites {
+			t := tau[k]
+			p.s[s.I*n+s.I] += t
+			p.s[s.J*n+s.J] += t
+			p.s[s.I*n+s.J] -= t
+			p.s[s.J*n+s.I] -= t
+		}
+		blas64.Symm(blas.Left, 1, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: p.s},
+			blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g}, 0,
+			blas64.General{Rows: n, Cols: r, Stride: r, Data: p.sgm})
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
+			blas64.General{Rows: n, Cols: r, Stride: r, Data: p.sgm}, 1,
+			blas64.General{Rows: r, Cols: r, Stride: r, Data: p.h})
+	}
+	for i := 0; i < r; i++ {
+		for k := i + 1; k < r; k++ {
+			v := p.h[i*r+k]
+			if !p.byPair {
+				v = 0.5 * (v + p.h[k*r+i])
+			}
+			p.h[i*r+k], p.h[k*r+i] = v, v
+		}
+	}
+	if !p.ch.factorize(p.h, r) {
+		return errNotPD
+	}
+	// b = G'u.
+	blas64.Gemv(blas.Trans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
+		blas64.Vector{N: n, Inc: 1, Data: p.u}, 0, blas64.Vector{N: r, Inc: 1, Data: p.b})
+	for c, s := range p.coords {
+		p.b[s.K] += nu[len(p.sites)+c]
+	}
+	p.ch.solveTo(p.mw, p.b)
+	return nil
+}
+
+// pairMarginalsTo sets the pairs' marginal means and variances.
+func (p *pairPost) pairMarginalsTo(pm, pv []float64) {
+	r, n := p.r, p.n
+	if p.byPair {
+		m := len(p.sites) + len(p.coords)
+		copy(p.z, p.gk)
+		// Z = Gk L'^-1: row k is (L^-1 g_k)'.
+		blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: m, Cols: r, Stride: r, Data: p.z})
+		for k := 0; k < m; k++ {
+			row := p.z[k*r : (k+1)*r]
+			pv[k] = floats.Dot(row, row)
+			pm[k] = floats.Dot(p.gk[k*r:(k+1)*r], p.mw)
+		}
+		return
+	}
+	// Sigma_f = X X', X = G L'^-1 (n×r); item means G H^-1 b.
+	copy(p.z, p.g)
+	blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: n, Cols: r, Stride: r, Data: p.z})
+	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.z}, 0,
+		blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: p.sigma})
+	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
+		blas64.Vector{N: r, Inc: 1, Data: p.mw}, 0, blas64.Vector{N: n, Inc: 1, Data: p.fm})
+	for k, s := range p.sites {
+		i, j := s.I, s.J
+		if i > j {
+			i, j = j, i
+		}
+		pv[k] = p.sigma[i*n+i] + p.sigma[j*n+j] - 2*p.sigma[i*n+j]
+		pm[k] = p.fm[s.I] - p.fm[s.J]
+	}
+}
+
+// site returns site k's likelihood and observation (pair sites first).
+func (p *pairPost) site(k int) (lik.Likelihood, float64) {
+	if k < len(p.sites) {
+		return p.sites[k].Lik, p.sites[k].Y
+	}
+	c := p.coords[k-len(p.sites)]
+	return c.Lik, c.Y
+}
+
+// itemMarginalsTo sets the items' marginal means and variances, O(N r^2).
+func (p *pairPost) itemMarginalsTo(mean, vr []float64) {
+	r, n := p.r, p.n
+	x := make([]float64, n*r)
+	copy(x, p.g)
+	blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: n, Cols: r, Stride: r, Data: x})
+	for i := 0; i < n; i++ {
+		row := x[i*r : (i+1)*r]
+		vr[i] = floats.Dot(row, row)
+		mean[i] = floats.Dot(p.g[i*r:(i+1)*r], p.mw)
+	}
+}
+
+// Rank is r, the dimension of the whitened coordinates.
+func (r *PairResult) Rank() int { return len(r.W) }
+
+// SolveTo sets dst = H^-1 v (lengths r; dst may be v) and returns it: the
+// whitened posterior covariance times v.
+func (r *PairResult) SolveTo(dst, v []float64) []float64 {
+	if len(dst) != len(r.W) || len(v) != len(r.W) {
+		panic("multirater: ep: PairResult.SolveTo: wrong lengths")
+	}
+	r.ch.solveTo(dst, v)
+	return dst
+}
+
+// QuadForm returns v'H^-1 v = |L^-1 v|^2, the posterior variance of the
+// whitened contrast v'w, O(r^2). scratch (length r) is overwritten; nil
+// allocates.
+func (r *PairResult) QuadForm(v, scratch []float64) float64 {
+	if scratch == nil {
+		scratch = make([]float64, len(r.W))
+	}
+	copy(scratch, v)
+	r.ch.lowerSolve(scratch)
+	return floats.Dot(scratch, scratch)
+}
+
+// WCovTo sets dst (r×r, empty or of that size) to the whitened posterior
+// covariance H^-1, O(r^3): for a linear model with G = sqrt(V) X the
+// coefficients' covariance is V H^-1.
+func (r *PairResult) WCovTo(dst *mat.SymDense) {
+	k := len(r.W)
+	if dst.IsEmpty() {
+		dst.ReuseAsSym(k)
+	}
+	e := make([]float64, k)
+	for j := 0; j < k; j++ {
+		for i := range e {
+			e[i] = 0
+		}
+		e[j] = 1
+		r.ch.solveTo(e, e)
+		for i := 0; i <= j; i++ {
+			dst.SetSym(i, j, e[i])
+		}
+	}
+}
+
+// DrawTo sets dst (length N) to a joint draw of the items' latent values
+// from the EP posterior: w = H^-1 b + L'^-1 z, z ~ N(0, I), f = G w.
+func (r *PairResult) DrawTo(rng *rand.Rand, dst []float64) {
+	k := len(r.W)
+	x := make([]float64, k)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	r.ch.upperSolve(x)
+	floats.Add(x, r.W)
+	n := r.fac.N
+	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: k, Stride: k, Data: r.g},
+		blas64.Vector{N: k, Inc: 1, Data: x}, 0, blas64.Vector{N: n, Inc: 1, Data: dst})
+}
