@@ -51,6 +51,8 @@ type Predictor struct {
 	ks    kernel.Spec
 	train *itemFeatures
 	pred  itemPredictor
+	// items, when set, predicts instead (Model.itemsPredictor).
+	items func([]annotations.Item) (*Predictions, error)
 }
 
 // NewPredictor prepares predictions from a fit result (as returned by Fit
@@ -61,6 +63,13 @@ type Predictor struct {
 func NewPredictor(res *multirater.FitResult) (*Predictor, error) {
 	if res == nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "no fit result to predict from")
+	}
+	if m, err := LookupModel(res.Model.Model); err == nil && m.itemsPredictor != nil {
+		f, err := m.itemsPredictor(res)
+		if err != nil {
+			return nil, err
+		}
+		return &Predictor{res: res, items: f}, nil
 	}
 	ks, err := kernel.ParseSpec(res.Model.Kernel)
 	if err != nil {
@@ -128,6 +137,9 @@ func Predict(res *multirater.FitResult, items []annotations.Item) (*Predictions,
 func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	if p.items != nil {
+		return p.items(items)
 	}
 	if len(items) == 0 {
 		return nil, bad("no items to predict")

@@ -74,6 +74,9 @@ func (s FitSpec) ForData(ds *annotations.Dataset) FitSpec {
 		case strings.EqualFold(s.Model, ModelConfusion):
 			// The confusion model has the identity kernel only.
 			s.Kernel = "identity"
+		case strings.EqualFold(s.Model, ModelAUC):
+			// The auc model's scores read the covariates (its
+			// defaults give gp scores their kernel).
 		case s.Text != (textfeat.Options{}):
 			s.Kernel = DefaultKernel(ds)
 		default:
