@@ -634,3 +634,16 @@ func predictAUC(res *multirater.FitResult, fit *auc.Result, items []annotations.
 	}
 	return out, nil
 }
+
+// CheckModelData checks, before a fit is queued, that the project's items
+// have what the spec's model reads beyond its kernel (st from the store):
+// the auc model scores items by their numeric covariates.
+func CheckModelData(spec FitSpec, st *annotations.Stats) error {
+	if st == nil || !strings.EqualFold(spec.Model, ModelAUC) {
+		return nil
+	}
+	if st.ItemsWithCovariates == 0 {
+		return annotations.Errorf(annotations.EINVALID, "the auc model scores items by their numeric covariates, and none of the project's %d items has any (import an items file with numeric columns, chosen with covariates)", st.Items)
+	}
+	return nil
+}
