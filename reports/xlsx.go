@@ -54,6 +54,17 @@ type XLSXOptions struct {
 // sheet after Flags.
 func SheetNames(rep *Report, opts XLSXOptions) []string {
 	names := []string{SheetSummary, SheetReview, SheetItems, SheetRaters}
+	if rep.Kind == KindRanking {
+		names = []string{SheetSummary, SheetRanking}
+		if rep.Ranking != nil && len(rep.Ranking.Coefficients) > 0 {
+			names = append(names, SheetCoefficients)
+		}
+		names = append(names, SheetItems, SheetDiagnostics, SheetGlossary)
+		if !opts.NoCharts {
+			names = append(names, SheetCharts)
+		}
+		return names
+	}
 	switch rep.Kind {
 	case KindClassification:
 		names = append(names, SheetClasses)
@@ -117,6 +128,8 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 	}{
 		{SheetSummary, x.summary},
 		{SheetReview, x.review},
+		{SheetRanking, x.rankingSheet},
+		{SheetCoefficients, x.coefficientsSheet},
 		{SheetItems, x.items},
 		{SheetRaters, x.raters},
 		{SheetThresholds, x.thresholds},
@@ -1798,6 +1811,8 @@ func shapeDescription(m multirater.ModelSettings) string {
 		model = "ordinal multi-rater Gaussian process (Rogers, Girolami & Polajnar 2010, sec. 2.1-2.2)"
 	case multirater.OutputClasses:
 		model = "multi-rater Gaussian process classification, multinomial probit (Rogers et al. 2010, sec. 2.3)"
+	case multirater.OutputRanking:
+		model = "AUC scoring (Ridgway, Alquier, Chopin & Liang 2014): PAC-Bayesian pseudo-posterior of the scores on the AUC risk"
 	case multirater.OutputValues:
 		model = "multi-rater bounded Gaussian process regression (Jensen, Nielsen & Larsen 2013), " + m.Likelihood + " likelihood with a dispersion per rater"
 	}
