@@ -50,7 +50,7 @@ func tablesFor(res *multirater.FitResult) []string {
 var reportPlots = []string{
 	reports.PlotPrecision, reports.PlotDispersion, reports.PlotVariance, reports.PlotTrace, reports.PlotRhat,
 	reports.PlotConsensus, reports.PlotThresholds, reports.PlotROC, reports.PlotErrorRates,
-	reports.PlotAgreement, reports.PlotConfusion,
+	reports.PlotAgreement, reports.PlotConfusion, reports.PlotCoefficients,
 }
 
 // plotView is a plot on the fit page: its name (in the plot URLs) and title.
@@ -92,7 +92,8 @@ func plotsFor(res *multirater.FitResult) []string {
 		case p == reports.PlotROC && len(res.Levels) != 2:
 		case p == reports.PlotThresholds && res.Model.Shape() != multirater.OutputScores:
 		case p == reports.PlotPrecision && values, p == reports.PlotDispersion && !values:
-		case (p == reports.PlotPrecision || p == reports.PlotDispersion) && len(res.Raters) == 0:
+		case (p == reports.PlotPrecision || p == reports.PlotDispersion) && (len(res.Raters) == 0 || res.Model.Shape() == multirater.OutputRanking):
+		case p == reports.PlotCoefficients && len(res.Coefficients) == 0:
 		case p == reports.PlotConsensus && len(res.Items) == 0:
 		case p == reports.PlotErrorRates && !hasErrorRates(res):
 		case p == reports.PlotVariance && (res.Draws == nil || len(res.Draws.Alpha) == 0 || len(res.Raters) == 0):
