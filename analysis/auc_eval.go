@@ -137,7 +137,7 @@ func EvalAUC(ctx context.Context, ds *annotations.Dataset, spec AUCEvalSpec, pro
 	if npos < k || len(ids)-npos < k {
 		return nil, bad("%d-fold cross-validation needs at least %d positive and %d negative items (every fold holds both); there are %d positive and %d negative: use fewer folds", k, k, k, npos, len(ids)-npos)
 	}
-	folds := auc.Folds(positive, k, rand.New(rand.NewPCG(fit.Seed, 0x617563)))
+	folds := auc.Folds(positive, k, newFoldRand(fit.Seed))
 	out := &AUCEvalResult{Schema: AUCEvalSchema, Folds: k, Seed: fit.Seed, Items: len(ids), Positives: npos, Covariates: cols}
 	if ties > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) with as many positive as negative labels are left out", ties))
@@ -260,6 +260,9 @@ func gpProbitScores(ctx context.Context, scheme annotations.Scheme, byID map[str
 	}
 	return out, nil
 }
+
+// newFoldRand is the generator that deals an AUC evaluation's folds.
+func newFoldRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x617563)) }
 
 // pick returns v[idx].
 func pick[T any](v []T, idx []int) []T {
