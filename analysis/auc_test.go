@@ -195,7 +195,9 @@ func TestAUCFitData(t *testing.T) {
 	item := func(id string, x, z float64) annotations.Item {
 		return annotations.Item{ID: id, Covariates: map[string]float64{"x": x, "z": z}}
 	}
-	lab := func(item, rater, v string) annotations.Label { return annotations.Label{Item: item, Rater: rater, Value: v} }
+	lab := func(item, rater, v string) annotations.Label {
+		return annotations.Label{Item: item, Rater: rater, Value: v}
+	}
 	base := []annotations.Item{item("a", 0, 1), item("b", 1, 0), item("c", 2, 1), item("d", 3, 0), item("e", 4, 1), item("f", 5, 2)}
 	labels := []annotations.Label{lab("a", "r1", "No"), lab("a", "r2", "No"), lab("b", "r1", "No"), lab("b", "r2", "Yes"), lab("b", "r3", "No"),
 		lab("c", "r1", "Yes"), lab("c", "r2", "No"), lab("d", "r1", "Yes"), lab("d", "r2", "Yes"), lab("e", "r1", "Yes"), lab("f", "r1", "No")}
