@@ -121,6 +121,13 @@ func TestAUCFitAPI(t *testing.T) {
 
 	br := newBrowser(t, e)
 	br.login(key)
+	// The project's fit form offers the auc settings (its items have
+	// covariates).
+	_, ppage := br.get(fmt.Sprintf("/projects/%d", id))
+	form := between(ppage, `id="fit-form"`, "</form>")
+	if m := dataForRe("fit-group-auc").FindStringSubmatch(form); m == nil || m[1] != "auc:ep auc:smc" || !strings.Contains(form, `name="gamma"`) || !strings.Contains(form, `<option value="smc" data-models="auc"`) {
+		t.Errorf("fit form: auc group %v, gamma field %v", m, strings.Contains(form, `name="gamma"`))
+	}
 	resp, page := br.get(fmt.Sprintf("/fits/%d", fid))
 	if resp.StatusCode != 200 {
 		t.Fatalf("dashboard fit page: %d", resp.StatusCode)
