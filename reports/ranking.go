@@ -163,7 +163,10 @@ func (x *xlsxWriter) rankingSheet() error {
 			}
 			pos := any(nil)
 			if it.Majority != "" && !it.MajorityTie && r != nil {
-				pos = yes(it.Majority == r.Positive)
+				pos = "no"
+				if it.Majority == r.Positive {
+					pos = "yes"
+				}
 			}
 			return append(dst, it.Position, it.ID, m, sd, lo, hi, it.Majority, pos)
 		}}
