@@ -29,6 +29,10 @@ const (
 // GammaCV is FitSpec.Gamma's value that chooses gamma by cross-validation.
 const GammaCV = "cv"
 
+// AUCGammaFolds is the number of folds of the cross-validation that
+// chooses gamma (stratified by label, seeded by FitSpec.Seed).
+const AUCGammaFolds = 5
+
 // DefaultRBFCandidates are the inverse squared length-scales of the
 // candidate kernels of GP scores whose kernel is "rbf" without a gamma:
 // the candidate with the largest log evidence at each gamma is used
@@ -216,7 +220,7 @@ func aucKernels(spec string) ([]kernel.Kernel, error) {
 
 // aucOptions maps a spec (defaults filled in) to the family's options.
 func aucOptions(spec FitSpec, progress func(multirater.Progress)) (auc.Options, error) {
-	o := auc.Options{PriorScale: spec.PriorScale, Standardize: spec.Standardize, Seed: spec.Seed, Progress: progress}
+	o := auc.Options{PriorScale: spec.PriorScale, Standardize: spec.Standardize, Seed: spec.Seed, Folds: AUCGammaFolds, Progress: progress}
 	var err error
 	if o.Engine, err = auc.ParseEngine(strings.ToLower(spec.Engine)); err != nil {
 		return o, annotations.Errorf(annotations.EINVALID, "%s", err)
@@ -354,9 +358,31 @@ func fitAUC(ctx context.Context, ds *annotations.Dataset, _ *Covariance, spec Fi
 		return nil, annotations.Errorf(annotations.EINVALID, "the auc model ranks positive items above negative ones and needs both: of %d items with a majority label, %d are %q (the positive class of %s)", len(positive), npos, ds.Scheme.Positive, ds.Scheme)
 	}
 	xfit := rowsOf(x, fitIdx)
-	res, err := auc.Fit(ctx, auc.Data{X: xfit, Positive: positive, Names: cols}, opts)
+	data := auc.Data{X: xfit, Positive: positive, Names: cols}
+	res, err := auc.Fit(ctx, data, opts)
 	if err != nil {
 		return nil, invalidData(err, "")
+	}
+	if res.Engine == auc.SMC && (res.GammaByCV || len(opts.Kernels) > 0) {
+		// SMC's final fit after cross-validation or a choice among
+		// candidate kernels draws from a generator that those fits have
+		// advanced: fit again at the chosen gamma and kernel, so that the
+		// document's posterior is the one a fit with both fixed gives
+		// (what predict repeats, aucRefit).
+		fixed := opts
+		fixed.Gamma, fixed.Kernel, fixed.Kernels = res.Gamma, nil, nil
+		if res.Scores == ScoresGP {
+			if fixed.Kernel, err = kernel.ParseKernel(res.Kernel); err != nil {
+				return nil, fmt.Errorf("analysis: the auc fit's chosen kernel %q: %w", res.Kernel, err)
+			}
+		}
+		final, err := auc.Fit(ctx, data, fixed)
+		if err != nil {
+			return nil, invalidData(err, "")
+		}
+		final.GammaByCV, final.CV, final.KernelEvidence = true, res.CV, res.KernelEvidence
+		final.Elapsed += res.Elapsed
+		res = final
 	}
 	var predicted []auc.Score
 	if len(otherIdx) > 0 {
@@ -369,15 +395,15 @@ func fitAUC(ctx context.Context, ds *annotations.Dataset, _ *Covariance, spec Fi
 	return out, nil
 }
 
-// rowsOf returns the rows idx of x.
+// rowsOf returns the rows idx of x (nil for none).
 func rowsOf(x *mat.Dense, idx []int) *mat.Dense {
-	_, d := x.Dims()
-	out := mat.NewDense(max(len(idx), 1), d, nil)
-	for k, i := range idx {
-		out.SetRow(k, x.RawRowView(i))
-	}
 	if len(idx) == 0 {
 		return nil
+	}
+	_, d := x.Dims()
+	out := mat.NewDense(len(idx), d, nil)
+	for k, i := range idx {
+		out.SetRow(k, x.RawRowView(i))
 	}
 	return out
 }
@@ -436,7 +462,7 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 		Pairs: res.Pairs, Fitted: len(fitIdx),
 	}
 	if res.GammaByCV {
-		a.Folds = 5
+		a.Folds = AUCGammaFolds
 	}
 	for _, c := range res.CV {
 		a.CV = append(a.CV, multirater.CVGamma{Gamma: c.Gamma, AUC: c.AUC, SE: c.SE})
@@ -510,7 +536,7 @@ func aucRefit(ctx context.Context, res *multirater.FitResult) (*auc.Result, erro
 	if a == nil || ft == nil || len(ft.X) != len(res.Items) || len(ft.Covariates) == 0 {
 		return nil, bad("the auc fit result does not record its items' covariates and labels (features.x, items[].positive, auc): refit to predict new items")
 	}
-	o := auc.Options{PriorScale: a.PriorScale, Standardize: a.Center != nil, Seed: res.Model.Seed, Gamma: a.Gamma}
+	o := auc.Options{PriorScale: a.PriorScale, Standardize: a.Center != nil, Seed: res.Model.Seed, Folds: AUCGammaFolds, Gamma: a.Gamma}
 	var err error
 	if o.Engine, err = auc.ParseEngine(res.Model.Engine); err != nil {
 		return nil, bad("the fit result's engine: %s", err)
@@ -554,7 +580,7 @@ func aucRefit(ctx context.Context, res *multirater.FitResult) (*auc.Result, erro
 	if len(means) == len(fit.Items) {
 		for i, s := range fit.Items {
 			if math.Abs(s.Mean-means[i]) > 1e-6*(1+math.Abs(means[i])) {
-				return nil, bad("refitting the auc model did not give back the recorded scores (item %d: %g, recorded %g): the result was made by another version of concord; refit it", i+1, s.Mean, means[i])
+				return nil, bad("refitting the auc model did not give back the recorded scores (item %d: %g, recorded %g): the fit cannot be repeated exactly (made by another version of concord?); fit it again to predict", i+1, s.Mean, means[i])
 			}
 		}
 	}

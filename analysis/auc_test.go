@@ -313,3 +313,36 @@ func TestEvalAUCPima(t *testing.T) {
 		t.Errorf("Eval of the auc model: %v", err)
 	}
 }
+
+// TestAUCPredictSMC: a fit by SMC with gamma chosen by cross-validation
+// predicts new items (predict repeats the final fit at the chosen gamma
+// exactly); the prediction of a fitted item's covariates is its score.
+func TestAUCPredictSMC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("36 SMC fits")
+	}
+	ds := pimaDataset(t, "pima_tr.csv", "p")
+	ds.Items, ds.Labels = ds.Items[:40], ds.Labels[:40]
+	res, err := Fit(context.Background(), ds, FitSpec{Model: "auc", Engine: "smc", Covariates: "glu,bmi", Standardize: true, Seed: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.AUC.GammaByCV || res.Diagnostics.LogEvidenceSE == nil || !(*res.Diagnostics.LogEvidenceSE > 0) || res.Coefficients[0].MeanSE == 0 {
+		t.Fatalf("smc fit: auc %+v, log evidence se %v, coefficients %+v", res.AUC, res.Diagnostics.LogEvidenceSE, res.Coefficients)
+	}
+	b, _ := json.Marshal(res)
+	var back multirater.FitResult
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	pred, err := Predict(&back, ds.Items[:3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range pred.Items {
+		want := res.Items[i].Score
+		if math.Abs(it.Score.Mean-want.Mean) > 1e-9 || math.Abs(it.Score.SD-want.SD) > 1e-9 {
+			t.Errorf("item %s predicted as new: %+v, fitted %+v", it.ID, it.Score, want)
+		}
+	}
+}
