@@ -132,7 +132,7 @@ func TestAUCFitAPI(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("dashboard fit page: %d", resp.StatusCode)
 	}
-	for _, want := range []string{`id="auc-ranking"`, `id="auc-coefficients"`, `id="train-auc"`, "plots/roc.svg", "plots/coefficients.svg"} {
+	for _, want := range []string{`id="auc-ranking"`, `id="auc-coefficients"`, `id="train-auc"`, `<figure class="plot-main" id="plot-roc">`, `<figure class="plot-main" id="plot-coefficients">`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("dashboard fit page: no %q", want)
 		}

@@ -815,7 +815,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		} else {
 			page.ReportError = annotations.ErrorMessage(err)
 		}
-		page.MainPlots, page.MorePlots = splitPlots(plots)
+		page.MainPlots, page.MorePlots = splitPlots(plots, page.AUC != nil)
 		page.Flags = res.Flags
 		if len(page.Flags) > maxFlagRows {
 			page.Flags = page.Flags[:maxFlagRows]

@@ -61,9 +61,18 @@ type plotView struct{ Name, Title string }
 // on demand.
 var mainPlots = []string{reports.PlotPrecision, reports.PlotErrorRates, reports.PlotDispersion, reports.PlotConsensus}
 
+// mainRankingPlots are the main plots of a ranking fit (the auc model),
+// which has no rater parameters: the ROC curve, the coefficients and the
+// scores.
+var mainRankingPlots = []string{reports.PlotROC, reports.PlotCoefficients, reports.PlotConsensus}
+
 // splitPlots splits the plots of a fit into the main ones, in mainPlots
-// order, and the others, in their order.
-func splitPlots(names []string) (main, more []plotView) {
+// (ranking: mainRankingPlots) order, and the others, in their order.
+func splitPlots(names []string, ranking bool) (main, more []plotView) {
+	mainPlots := mainPlots
+	if ranking {
+		mainPlots = mainRankingPlots
+	}
 	for _, m := range mainPlots {
 		if slices.Contains(names, m) {
 			main = append(main, plotView{m, reports.PlotTitle(m)})
