@@ -283,10 +283,40 @@ func aucLabels(ds *annotations.Dataset) (label map[string]bool, ties int) {
 // order) chosen by spec.Covariates ("" or "all": every numeric item
 // column), with precise errors for what is missing.
 func aucCovariates(ds *annotations.Dataset, ids []string, spec FitSpec) ([]string, *mat.Dense, error) {
-	ks := kernel.Spec{{Kind: kernel.CovTerm, Cov: kernel.Linear{}}}
-	cols, err := selectCovariates(ds, ks, spec.Covariates)
+	bad := func(format string, args ...any) error {
+		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	have := map[string]bool{}
+	for i := range ds.Items {
+		for c := range ds.Items[i].Covariates {
+			have[c] = true
+		}
+	}
+	avail := make([]string, 0, len(have))
+	for c := range have {
+		avail = append(avail, c)
+	}
+	sort.Strings(avail)
+	if len(avail) == 0 {
+		return nil, nil, bad("the auc model scores items by their numeric covariates, and the items have none: give an items file (--items) with numeric columns (chosen with --covariates col,col; default all)")
+	}
+	cl, err := parseCovariateList(spec.Covariates)
 	if err != nil {
-		return nil, nil, annotations.Errorf(annotations.EINVALID, "the auc model scores items by their numeric covariates: %s; give an items file (--items) with numeric columns and choose them with covariates (--covariates col,col or all)", strings.TrimPrefix(annotations.ErrorMessage(err), "kernel linear "))
+		return nil, nil, bad("%s", err)
+	}
+	var cols []string
+	switch {
+	case cl.none:
+		return nil, nil, bad("covariates \"none\": the auc model scores items by their numeric covariates; name at least one (the items have %s)", strings.Join(avail, ", "))
+	case cl.all || len(cl.names) == 0:
+		cols = avail
+	default:
+		for _, c := range cl.names {
+			if !have[c] {
+				return nil, nil, bad("covariate %q is not a numeric item column (the items have %s)", c, strings.Join(avail, ", "))
+			}
+		}
+		cols = cl.names
 	}
 	byID := make(map[string]*annotations.Item, len(ds.Items))
 	for i := range ds.Items {

@@ -211,6 +211,8 @@ func TestAUCFitData(t *testing.T) {
 			"the auc model scores items by their numeric covariates"},
 		{"unknown covariate", &annotations.Dataset{Scheme: scheme, Items: base, Labels: labels}, FitSpec{Model: "auc", Gamma: "5", Covariates: "x,w"},
 			`covariate "w" is not a numeric item column (the items have x, z)`},
+		{"covariates none", &annotations.Dataset{Scheme: scheme, Items: base, Labels: labels}, FitSpec{Model: "auc", Gamma: "5", Covariates: "none"},
+			`covariates "none": the auc model scores items by their numeric covariates; name at least one (the items have x, z)`},
 		{"missing value", &annotations.Dataset{Scheme: scheme, Items: append([]annotations.Item{{ID: "g", Covariates: map[string]float64{"x": 1}}}, base...), Labels: labels},
 			FitSpec{Model: "auc", Gamma: "5"}, `item "g" has no value for covariate "z"`},
 		{"labelled item not in the items file", &annotations.Dataset{Scheme: scheme, Items: base, Labels: append([]annotations.Label{lab("h", "r1", "Yes")}, labels...)},

@@ -15,7 +15,6 @@ import (
 	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
-	"concord/multirater/confusion"
 	"concord/reports"
 )
 
@@ -111,8 +110,11 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	af := addAUCFlags(fs)
 	precisions := fs.String("precisions", "", "classification: inferred (default), fixed (all 1, the paper's appendix B representation) or fixed-full (all 1, one latent vector per label)")
 	chains := fs.Int("chains", def.Chains, "number of chains (run in parallel)")
-	samples := fs.Int("samples", def.Samples, "draws kept per chain (the confusion model's default: "+strconv.Itoa(confusion.DefaultSamples)+")")
-	burnin := fs.Int("burnin", def.Burnin, "burn-in sweeps per chain (the confusion model's default: "+strconv.Itoa(confusion.DefaultBurnin)+")")
+	// The confusion model's chains have their own defaults, from the model
+	// table.
+	conf := analysis.FitSpec{Model: analysis.ModelConfusion, Engine: multirater.EngineGibbs}.WithDefaults()
+	samples := fs.Int("samples", def.Samples, "draws kept per chain (the confusion model's default: "+strconv.Itoa(conf.Samples)+")")
+	burnin := fs.Int("burnin", def.Burnin, "burn-in sweeps per chain (the confusion model's default: "+strconv.Itoa(conf.Burnin)+")")
 	thin := fs.Int("thin", def.Thin, "keep every THIN-th sweep")
 	seed := fs.Uint64("seed", 1, "random seed")
 	v := fs.Float64("v", def.V, "shape of the Gamma prior on rater precisions")
