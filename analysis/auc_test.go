@@ -348,3 +348,53 @@ func TestAUCPredictSMC(t *testing.T) {
 		}
 	}
 }
+
+// TestAUCGPCandidates: gp scores with kernel rbf choose the width among
+// DefaultRBFCandidates by the evidence, report every candidate's, and
+// predict new items through the chosen kernel.
+func TestAUCGPCandidates(t *testing.T) {
+	ds := pimaDataset(t, "pima_tr.csv", "p")
+	ds.Items, ds.Labels = ds.Items[:80], ds.Labels[:80]
+	res, err := Fit(context.Background(), ds, FitSpec{Model: "auc", Scores: "gp", Gamma: "10", Standardize: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ke := res.AUC.KernelEvidence
+	if len(ke) != len(DefaultRBFCandidates) || res.Coefficients != nil || res.AUC.Scores != "gp" {
+		t.Fatalf("kernel evidence %+v, coefficients %v", ke, res.Coefficients)
+	}
+	best, chosen := math.Inf(-1), 0
+	for _, k := range ke {
+		best = math.Max(best, k.LogEvidence)
+		if k.Chosen {
+			chosen++
+			if k.Kernel != res.Model.Kernel {
+				t.Errorf("chosen kernel %s, model.kernel %s", k.Kernel, res.Model.Kernel)
+			}
+		}
+	}
+	for _, k := range ke {
+		if k.Chosen && k.LogEvidence != best {
+			t.Errorf("chose %s (log evidence %g), the largest is %g", k.Kernel, k.LogEvidence, best)
+		}
+	}
+	if chosen != 1 {
+		t.Errorf("%d kernels marked chosen", chosen)
+	}
+	pred, err := Predict(res, ds.Items[:5])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pred.Kernel != res.Model.Kernel {
+		t.Errorf("predictions' kernel %q, the fit's %q", pred.Kernel, res.Model.Kernel)
+	}
+	for i, it := range pred.Items {
+		// A fitted item's covariates predicted as a new item: the
+		// noiseless GP's predictive distribution at a training input is
+		// that input's posterior.
+		want := res.Items[i].Score
+		if math.Abs(it.Score.Mean-want.Mean) > 1e-6*(1+math.Abs(want.Mean)) || math.Abs(it.Score.SD-want.SD) > 1e-4*want.SD {
+			t.Errorf("item %s predicted as new: %g (sd %g), fitted %g (sd %g)", it.ID, it.Score.Mean, it.Score.SD, want.Mean, want.SD)
+		}
+	}
+}
