@@ -146,6 +146,9 @@ func TestAUCFitAPI(t *testing.T) {
 	if n := strings.Count(table, "<tr"); n != 201 {
 		t.Errorf("dashboard: the ranking has %d rows, want 200 and the header", n)
 	}
+	if !strings.Contains(table, "<td>No</td>") || !strings.Contains(table, "<td>Yes</td>") {
+		t.Errorf("dashboard: the ranking does not show the labels No and Yes")
+	}
 }
 
 // TestAUCFitRequest: the auc model's settings in a fit request, and what is

@@ -60,6 +60,12 @@ func aucRanking(res *multirater.FitResult, max int) *aucView {
 	sort.SliceStable(idx, func(a, b int) bool {
 		return res.Items[idx[a]].Score.Mean > res.Items[idx[b]].Score.Mean
 	})
+	negative := "not " + res.AUC.Positive
+	for _, l := range res.Levels {
+		if l != res.AUC.Positive {
+			negative = l
+		}
+	}
 	for k, i := range idx {
 		if len(v.Rows) == max {
 			v.Truncated = len(idx) - max
@@ -69,7 +75,7 @@ func aucRanking(res *multirater.FitResult, max int) *aucView {
 		r := aucRow{Rank: k + 1, ID: it.ID, Score: it.Score.Mean, SD: it.Score.SD, NLabels: it.NLabels, Predicted: it.Positive == nil}
 		if it.Positive != nil {
 			r.Positive = *it.Positive
-			r.Label = "not " + res.AUC.Positive
+			r.Label = negative
 			if r.Positive {
 				r.Label = res.AUC.Positive
 			}

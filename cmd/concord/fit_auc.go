@@ -72,7 +72,7 @@ func printRankingSummary(w io.Writer, res *multirater.FitResult, top int) {
 		fmt.Fprintf(w, "\nTop %d of the ranking (of %d items; higher score = more likely positive):\n", top, len(ranked))
 		fmt.Fprintf(w, "  %-5s %-22s %10s %8s  %s\n", "rank", "item", "score", "sd", "label")
 		for i, it := range ranked[:top] {
-			fmt.Fprintf(w, "  %-5d %-22s %10.4f %8.4f  %s\n", i+1, clip(it.ID, 22), it.Score.Mean, it.Score.SD, aucLabel(it, a.Positive))
+			fmt.Fprintf(w, "  %-5d %-22s %10.4f %8.4f  %s\n", i+1, clip(it.ID, 22), it.Score.Mean, it.Score.SD, aucLabel(it, a.Positive, res.Levels))
 		}
 	}
 }
@@ -95,13 +95,19 @@ func rankByScore(items []multirater.ItemResult) []*multirater.ItemResult {
 	return out
 }
 
-// aucLabel describes an item's label for the auc model.
-func aucLabel(it *multirater.ItemResult, positive string) string {
+// aucLabel describes an item's label for the auc model: the positive
+// class or the other of the levels.
+func aucLabel(it *multirater.ItemResult, positive string, levels []string) string {
 	switch {
 	case it.Positive == nil:
 		return "(no majority: predicted)"
 	case *it.Positive:
 		return positive
+	}
+	for _, l := range levels {
+		if l != positive {
+			return l
+		}
 	}
 	return "not " + positive
 }
