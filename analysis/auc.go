@@ -110,15 +110,17 @@ func aucDefaults(s FitSpec) FitSpec {
 	if s.Scores == "" {
 		s.Scores = ScoresLinear
 	}
-	if s.Scores == ScoresGP && (s.Kernel == "" || s.Kernel == "identity") {
+	if s.Scores == ScoresGP && strings.TrimSpace(s.Kernel) == "" {
 		s.Kernel = "rbf"
 	}
 	if s.Scores == ScoresLinear {
 		s.Kernel = ""
 	}
-	if strings.TrimSpace(string(s.Gamma)) == "" {
+	s.Gamma = GammaSpec(strings.ToLower(strings.TrimSpace(string(s.Gamma))))
+	if s.Gamma == "" {
 		s.Gamma = GammaCV
 	}
+	s.Prior = strings.ToLower(strings.TrimSpace(s.Prior))
 	if s.Prior == "" {
 		s.Prior = auc.Gaussian.String()
 	}
@@ -143,7 +145,7 @@ func validateAUC(s FitSpec) error {
 	if _, _, err := s.Gamma.Value(); err != nil {
 		return bad("%s", err)
 	}
-	prior, err := auc.ParsePrior(strings.ToLower(s.Prior))
+	prior, err := auc.ParsePrior(strings.ToLower(strings.TrimSpace(s.Prior)))
 	if s.Prior != "" && err != nil {
 		return bad("prior %q: expected gaussian or spike-slab", s.Prior)
 	}
@@ -158,6 +160,9 @@ func validateAUC(s FitSpec) error {
 	} else {
 		if prior == auc.SpikeSlab {
 			return bad("prior spike-slab is a prior of linear scores' coefficients; gp scores have the Gaussian process prior (use scores linear, or leave prior out)")
+		}
+		if strings.EqualFold(k, "identity") {
+			return bad("kernel identity relates no item to another, so gp scores would rank nothing: use a covariate kernel (rbf, whose width is chosen by the evidence; rbf:gamma=G; linear; or a sum)")
 		}
 		if k != "" {
 			if _, err := aucKernels(k); err != nil {

@@ -60,6 +60,7 @@ func TestAUCSpecValidation(t *testing.T) {
 		{FitSpec{Model: "auc", Engine: "gibbs"}, `engine "gibbs": the auc model is fitted by ep or smc`},
 		{FitSpec{Model: "auc", Kernel: "rbf:gamma=1"}, `kernel "rbf:gamma=1" is for gp scores`},
 		{FitSpec{Model: "auc", Scores: "gp", Kernel: "text"}, `read numeric covariates only (no text terms)`},
+		{FitSpec{Model: "auc", Scores: "gp", Kernel: "identity"}, `kernel identity relates no item to another`},
 		{FitSpec{Model: "auc", Scores: "gp", Kernel: "ard"}, `has hyperparameters to learn, which the auc model does not learn`},
 		{FitSpec{Model: "auc", Scores: "gp", Prior: "spike-slab"}, `prior spike-slab is a prior of linear scores' coefficients`},
 		{FitSpec{Model: "auc", Epsilon: &eps}, `epsilon, select and em are settings of the robust model`},
@@ -92,6 +93,7 @@ func TestAUCSpecDefaults(t *testing.T) {
 		{FitSpec{Model: "auc"}, FitSpec{Model: "auc", Engine: "ep", Scores: "linear", Gamma: "cv", Prior: "gaussian", PriorScale: 1}},
 		{FitSpec{Model: "auc", Scores: "gp"}, FitSpec{Model: "auc", Engine: "ep", Scores: "gp", Kernel: "rbf", Gamma: "cv", Prior: "gaussian", PriorScale: 1}},
 		{FitSpec{Model: "auc", Engine: "smc", Gamma: "3", PriorScale: 4}, FitSpec{Model: "auc", Engine: "smc", Scores: "linear", Gamma: "3", Prior: "gaussian", PriorScale: 4}},
+		{FitSpec{Model: "auc", Scores: "GP", Kernel: "rbf:gamma=0.1", Gamma: " CV", Prior: "Gaussian"}, FitSpec{Model: "auc", Engine: "ep", Scores: "gp", Kernel: "rbf:gamma=0.1", Gamma: "cv", Prior: "gaussian", PriorScale: 1}},
 	} {
 		got := tc.in.ForData(&annotations.Dataset{}).WithDefaults()
 		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", tc.want) {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -127,6 +129,15 @@ func TestAUCFitAPI(t *testing.T) {
 	form := between(ppage, `id="fit-form"`, "</form>")
 	if m := dataForRe("fit-group-auc").FindStringSubmatch(form); m == nil || m[1] != "auc:ep auc:smc" || !strings.Contains(form, `name="gamma"`) || !strings.Contains(form, `<option value="smc" data-models="auc"`) {
 		t.Errorf("fit form: auc group %v, gamma field %v", m, strings.Contains(form, `name="gamma"`))
+	}
+	// A fit started from the form, as a browser without scripts posts it
+	// (the Gibbs fields pre-filled, left out for the auc model).
+	ffid := postFitForm(t, br, id, url.Values{"model": {"auc"}, "engine": {"ep"}, "scores": {"linear"}, "gamma": {"10"}, "prior": {"gaussian"},
+		"prior_scale": {""}, "standardize": {"1"}, "epsilon": {"0.1"}, "restarts": {"3"}})
+	if ff := e.waitFit(ffid, key, 60*time.Second); ff["state"] != "done" {
+		t.Errorf("form fit ended %s: %v", ff["state"], ff["message"])
+	} else if sp := ff["spec"].(map[string]any); sp["model"] != "auc" || sp["gamma"] != 10.0 || sp["standardize"] != true || sp["chains"] != nil || sp["epsilon"] != nil {
+		t.Errorf("form fit spec %v", sp)
 	}
 	resp, page := br.get(fmt.Sprintf("/fits/%d", fid))
 	if resp.StatusCode != 200 {
