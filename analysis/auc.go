@@ -526,10 +526,7 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 	for _, c := range res.Coefficients {
 		coefs = append(coefs, multirater.Coefficient{Name: c.Name, Mean: c.Mean, SD: c.SD, Inclusion: c.Inclusion, MeanSE: c.MeanSE, SDSE: c.SDSE})
 	}
-	roc := make([]multirater.ROCPoint, len(res.ROC))
-	for i, p := range res.ROC {
-		roc[i] = multirater.ROCPoint{Threshold: p.Threshold, FPR: p.FPR, TPR: p.TPR}
-	}
+	roc := rocPoints(res.ROC)
 	trainAUC := res.TrainAUC
 	logZ := res.LogEvidence
 	eng := res.Engine.String()
@@ -696,8 +693,27 @@ func predictAUC(res *multirater.FitResult, fit *auc.Result, items []annotations.
 	}
 	scores := fit.Predict(x)
 	out.Items = make([]multirater.ItemResult, len(items))
+	var gs []float64
+	var gy []bool
+	npos, other := 0, 0
 	for i := range items {
 		out.Items[i] = multirater.ItemResult{ID: items[i].ID, Score: multirater.NormalEstimate(scores[i].Mean, scores[i].SD)}
+		switch g := items[i].Gold; {
+		case g == "":
+		case g == res.AUC.Positive:
+			gs, gy = append(gs, scores[i].Mean), append(gy, true)
+			npos++
+		case containsString(res.Levels, g):
+			gs, gy = append(gs, scores[i].Mean), append(gy, false)
+		default:
+			other++
+		}
+	}
+	if npos > 0 && npos < len(gy) {
+		out.Gold = &GoldAUC{Items: len(gy), Positives: npos, AUC: auc.AUC(gs, gy), ROC: rocPoints(auc.ROC(gs, gy))}
+	}
+	if other > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have a gold label that is not a class of the fit (%s): not used for the AUC", other, strings.Join(res.Levels, ", ")))
 	}
 	if len(unused) > 0 {
 		names := make([]string, 0, len(unused))

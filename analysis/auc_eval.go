@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"concord/annotations"
+	"concord/multirater"
 	"concord/multirater/auc"
 )
 
@@ -61,6 +62,8 @@ type AUCEvalRow struct {
 	AUC         float64   `json:"auc"`
 	SE          float64   `json:"se"`
 	FoldAUC     []float64 `json:"fold_auc"`
+	// FoldROC is each fold's ROC curve of the held-out items' scores.
+	FoldROC [][]multirater.ROCPoint `json:"fold_roc"`
 }
 
 // The models of an AUC evaluation.
@@ -188,21 +191,21 @@ func EvalAUC(ctx context.Context, ds *annotations.Dataset, spec AUCEvalSpec, pro
 		if err != nil {
 			return nil, invalidData(err, fmt.Sprintf("fold %d, auc model: ", f+1))
 		}
-		rows[0].FoldAUC = append(rows[0].FoldAUC, auc.AUC(res.PredictMeansTo(nil, xtest), ytest))
+		rows[0].add(res.PredictMeansTo(nil, xtest), ytest)
 
 		report(1, EvalGPProbit)
 		gpScores, err := gpProbitScores(ctx, ds.Scheme, byID, ids, train, test, ytrain, negative, cols, gpKernel, fit)
 		if err != nil {
 			return nil, fmt.Errorf("fold %d, probit GP classifier: %w", f+1, err)
 		}
-		rows[1].FoldAUC = append(rows[1].FoldAUC, auc.AUC(gpScores, ytest))
+		rows[1].add(gpScores, ytest)
 
 		report(2, EvalLogisticReg)
 		lr, err := FitLogistic(xtrain, ytrain)
 		if err != nil {
 			return nil, bad("fold %d: %s", f+1, err)
 		}
-		rows[2].FoldAUC = append(rows[2].FoldAUC, auc.AUC(lr.LinearPredictorsTo(nil, xtest), ytest))
+		rows[2].add(lr.LinearPredictorsTo(nil, xtest), ytest)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -259,6 +262,22 @@ func gpProbitScores(ctx context.Context, scheme annotations.Scheme, byID map[str
 		}
 	}
 	return out, nil
+}
+
+// add records a fold's held-out scores s of items labelled y: their AUC
+// and ROC curve.
+func (r *AUCEvalRow) add(s []float64, y []bool) {
+	r.FoldAUC = append(r.FoldAUC, auc.AUC(s, y))
+	r.FoldROC = append(r.FoldROC, rocPoints(auc.ROC(s, y)))
+}
+
+// rocPoints converts the family's ROC curve to the document's.
+func rocPoints(c []auc.ROCPoint) []multirater.ROCPoint {
+	out := make([]multirater.ROCPoint, len(c))
+	for i, p := range c {
+		out[i] = multirater.ROCPoint{Threshold: p.Threshold, FPR: p.FPR, TPR: p.TPR}
+	}
+	return out
 }
 
 // newFoldRand is the generator that deals an AUC evaluation's folds.

@@ -160,6 +160,9 @@ func TestAUCFitPima(t *testing.T) {
 		t.Fatal(err)
 	}
 	te := pimaDataset(t, "pima_te.csv", "t")
+	for i := range te.Items {
+		te.Items[i].Gold = te.Labels[i].Value
+	}
 	pred, err := Predict(&back, te.Items)
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +187,9 @@ func TestAUCFitPima(t *testing.T) {
 		}
 	}
 	testAUC := auc.AUC(s, yte)
+	if g := pred.Gold; g == nil || g.AUC != testAUC || g.Items != 332 || g.Positives != 109 || len(g.ROC) < 100 {
+		t.Errorf("predictions' gold check %+v, want AUC %v over 332 items, 109 positive", g, testAUC)
+	}
 	t.Logf("Pima.te AUC %.4f (gamma %g by CV; Ridgway et al.: 0.8617 +- 0.010)", testAUC, res.AUC.Gamma)
 	if math.Abs(testAUC-0.8617) > 0.02 {
 		t.Errorf("Pima.te AUC %.4f, want 0.8617 +- 0.02", testAUC)
@@ -274,6 +280,9 @@ func TestEvalAUCPima(t *testing.T) {
 	}
 	for i, name := range []string{EvalAUCModel, EvalGPProbit, EvalLogisticReg} {
 		m := res.Models[i]
+		if len(m.FoldROC) != 5 || len(m.FoldROC[0]) < 5 || m.FoldROC[0][len(m.FoldROC[0])-1] != (multirater.ROCPoint{Threshold: m.FoldROC[0][len(m.FoldROC[0])-1].Threshold, FPR: 1, TPR: 1}) {
+			t.Errorf("model %s: fold ROC curves %v", m.Name, m.FoldROC)
+		}
 		if m.Name != name || len(m.FoldAUC) != 5 || !(m.AUC > 0.75 && m.AUC < 0.95) || !(m.SE > 0 && m.SE < 0.05) {
 			t.Errorf("model %d: %+v", i, m)
 		}

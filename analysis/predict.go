@@ -35,6 +35,18 @@ type Predictions struct {
 	// Notes say what of the input was not used, or could not inform the
 	// predictions.
 	Notes []string `json:"notes,omitempty"`
+	// Gold is the AUC model's check against the new items' gold labels
+	// (items-file column gold), when both classes have some.
+	Gold *GoldAUC `json:"gold,omitempty"`
+}
+
+// GoldAUC is the AUC and ROC curve of predicted scores against gold labels:
+// Items were scored, Positives of them are of the positive class.
+type GoldAUC struct {
+	Items     int                   `json:"items"`
+	Positives int                   `json:"positives"`
+	AUC       float64               `json:"auc"`
+	ROC       []multirater.ROCPoint `json:"roc"`
 }
 
 // Predictor predicts new items from a fit result without refitting

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,9 @@ func TestFitAUCPima(t *testing.T) {
 		s[i], y[i] = it.Score.Mean, labels[it.ID]
 	}
 	a := mannWhitney(s, y)
+	if p.Gold == nil || math.Abs(p.Gold.AUC-a) > 1e-12 || !strings.Contains(stdout.String(), fmt.Sprintf("AUC of the scores against the items' gold labels: %.4f (332 items, 109 positive)", a)) {
+		t.Errorf("predictions' gold check %+v, want AUC %v; summary:\n%s", p.Gold, a, stdout)
+	}
 	t.Logf("Pima.te test AUC %.4f with gamma %g (Ridgway et al.: 0.8617 +- 0.010)", a, res.AUC.Gamma)
 	if a < 0.84 || a > 0.88 {
 		t.Errorf("Pima.te test AUC %.4f, want 0.8617 +- 0.02", a)

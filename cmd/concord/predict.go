@@ -144,6 +144,9 @@ func printPredictSummary(w io.Writer, p *analysis.Predictions, out string) {
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "Note: %s.\n", n)
 	}
+	if g := p.Gold; g != nil {
+		fmt.Fprintf(w, "AUC of the scores against the items' gold labels: %.4f (%d items, %d positive).\n", g.AUC, g.Items, g.Positives)
+	}
 	if out != "-" {
 		fmt.Fprintf(w, "Wrote %s\n", out)
 	}
