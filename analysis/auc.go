@@ -550,7 +550,7 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 			}
 			diag.Moves = map[string]float64{"acceptance": res.SMC.Acceptance}
 		}
-		diag.Verdict = fmt.Sprintf("converged: tempering SMC reached temperature gamma, log evidence %.3f ± %.3f (Monte Carlo SE over the repeats)", logZ, se)
+		diag.Verdict = fmt.Sprintf("converged: tempering SMC reached gamma %g in at most %d temperatures, log evidence %.4f ± %.4f (Monte Carlo SE over the repeats)", res.Gamma, diag.Engine.Iterations, logZ, se)
 	default:
 		diag.Verdict = fmt.Sprintf("converged: EP in %d sweeps over %d pair sites, log evidence %.4f", res.Sweeps, res.Pairs, logZ)
 	}

@@ -609,7 +609,40 @@ func (x *xlsxWriter) summary() error {
 	}
 	values := rep.Kind == KindValues
 	var rows []kv
-	if values {
+	if r := rep.Ranking; rep.Kind == KindRanking && r != nil {
+		kern := m.Kernel
+		if r.Scores == "linear" {
+			kern = "none: linear scores s = <theta, x>"
+		}
+		gamma := "fixed"
+		if r.GammaByCV {
+			gamma = "chosen by cross-validation (sheet Ranking)"
+		}
+		rows = []kv{
+			{"Project", rep.Project.Name, 0},
+			{"Scheme", rep.Project.Scheme, 0},
+			{"Positive class", r.Positive, 0},
+			{"Model", model, 0},
+			{"Scores", r.Scores, 0},
+			{"Kernel", kern, 0},
+			{"Prior", fmt.Sprintf("%s, scale %g", r.Prior, r.PriorScale), 0},
+			{"Gamma", r.Gamma, 0},
+			{"Gamma was", gamma, 0},
+			{"Engine", m.Engine, 0},
+			{"Seed", seed, st.int},
+			{"", nil, 0},
+			{"Convergence", convergenceWords(rep), st.wrap},
+			{"Fit time (s)", float64(d.Seconds), st.num2},
+			{"", nil, 0},
+			{"Items", s.Items, st.int},
+			{"Fitted items (with a majority label)", r.Fitted, st.int},
+			{"Pairs (positive, negative)", r.Pairs, st.int},
+			{"Raters", s.Raters, st.int},
+			{"Labels", s.Labels, st.int},
+			{"Training AUC", float64(r.TrainAUC), st.num3},
+			{"Log evidence", float64(r.LogEvidence), st.num3},
+		}
+	} else if values {
 		bias := "none"
 		for _, r := range rep.Raters {
 			if r.Bias != nil {
@@ -811,6 +844,8 @@ func convergenceWords(rep *Report) string {
 			return "The approximation has converged: " + strings.TrimPrefix(d.Verdict, "converged: ") + "."
 		}
 		return "The approximation has NOT converged: the numbers in this report are not reliable. " + d.Verdict + "."
+	case multirater.EngineSMC:
+		return "Done: " + strings.TrimPrefix(d.Verdict, "converged: ") + "."
 	}
 	if d.Converged {
 		return fmt.Sprintf("The chains have converged: every free parameter's split R-hat is below %g (largest %.4f) and every bulk effective sample size is at least %g (smallest %.0f). %s",

@@ -677,6 +677,17 @@ func checkConfusionMatrices(b *book, c reportCase) {
 // items by decreasing score with their label, gamma's settings and the ROC
 // curve's points, and the coefficients.
 func checkRanking(b *book, c reportCase) {
+	summary := map[string]string{}
+	for _, r := range b.rows(SheetSummary) {
+		if len(r) >= 2 {
+			summary[r[0]] = r[1]
+		}
+	}
+	if summary["Scores"] != c.fit.AUC.Scores || summary["Positive class"] != c.fit.AUC.Positive || summary["Training AUC"] == "" {
+		b.t.Errorf("Summary: scores %q, positive class %q, training AUC %q", summary["Scores"], summary["Positive class"], summary["Training AUC"])
+	} else {
+		b.number("Summary training AUC", summary["Training AUC"], *c.fit.TrainAUC)
+	}
 	rows := b.rows(SheetRanking)
 	b.headers(SheetRanking, rows[0], "Rank", "Item", "Score mean", "Score SD", "2.5%", "97.5%", "Label (majority)", "Positive")
 	b.frozen(SheetRanking, 1)
