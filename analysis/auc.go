@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +42,10 @@ const AUCGammaFolds = 5
 // the evidence grows as gamma shrinks towards the linear limit
 // (docs/scripts/auc).
 var DefaultRBFCandidates = []float64{0.005, 0.01, 0.02, 0.05, 0.1}
+
+// AUCGammaGrid returns the candidates of gamma's cross-validation (the
+// family's auc.DefaultGammaGrid).
+func AUCGammaGrid() []float64 { return slices.Clone(auc.DefaultGammaGrid) }
 
 // GammaSpec is FitSpec.Gamma: "" (the default, "cv"), "cv" or a positive
 // number. In JSON it is a number or the string "cv".

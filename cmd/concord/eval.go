@@ -125,7 +125,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
 	model := fs.String("model", "", "model: "+analysis.ModelNames()+" (default: the one that suits the labels' scheme)")
-	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace (see concord fit --help)")
+	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace; the auc model: ep (default) or smc (see concord fit --help)")
 	likelihood := fs.String("likelihood", "", "bounded: beta (default), truncnorm or warped")
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt)")
 	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater")

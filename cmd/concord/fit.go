@@ -91,7 +91,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
 	sampler := fs.String("sampler", def.Sampler, "default (faster mixing) or paper (plain Gibbs of the paper)")
-	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace; the confusion model: vb (variational Bayes, default, seconds) or gibbs")
+	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace; the confusion model: vb (variational Bayes, default, seconds) or gibbs; the auc model: ep (default, seconds) or smc (tempering sequential Monte Carlo, with Monte Carlo standard errors)")
 	likelihood := fs.String("likelihood", "", "bounded: beta (default; mean Phi(f)), truncnorm (mode Phi(f)) or warped (Phi^-1(y) Gaussian)")
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt per rater)")
 	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater on the latent scale")

@@ -18,11 +18,14 @@ type aucFlags struct {
 
 // addAUCFlags adds the auc model's flags to fs.
 func addAUCFlags(fs *flag.FlagSet) *aucFlags {
+	def := analysis.FitSpec{Model: analysis.ModelAUC}.WithDefaults()
 	return &aucFlags{
-		scores:     fs.String("scores", "", "auc: linear (default: s = <theta, x> on the covariates as given, z-scored with --standardize, theta ~ N(0, V I)) or gp (a Gaussian process with --kernel: rbf, whose width is chosen by the evidence among "+fmt.Sprint(analysis.DefaultRBFCandidates)+" (the default), rbf:gamma=G, linear or a sum)"),
-		gamma:      fs.String("gamma", "", "auc: the pseudo-posterior's temperature, a positive number, or cv (default: chosen by 5-fold cross-validation of the held-out AUC)"),
-		prior:      fs.String("prior", "", "auc: the coefficients' prior of linear scores, gaussian (default) or spike-slab (each covariate's inclusion probability is reported)"),
-		priorScale: fs.Float64("prior-scale", 0, "auc: the prior variance V of the coefficients (linear) or of the GP (default 1; the ranking does not depend on it)"),
+		scores: fs.String("scores", "", fmt.Sprintf("auc: linear (s = <theta, x> on the covariates as given, z-scored with --standardize, theta ~ N(0, V I)) or gp (a Gaussian process with --kernel: rbf, whose width is chosen by the evidence among %v (the default), rbf:gamma=G, linear or a sum) (default %s)",
+			analysis.DefaultRBFCandidates, def.Scores)),
+		gamma: fs.String("gamma", "", fmt.Sprintf("auc: the pseudo-posterior's temperature, a positive number, or cv: chosen by %d-fold cross-validation of the held-out AUC among %v (default %s)",
+			analysis.AUCGammaFolds, analysis.AUCGammaGrid(), def.Gamma)),
+		prior:      fs.String("prior", "", fmt.Sprintf("auc: the coefficients' prior of linear scores, gaussian or spike-slab (each covariate's inclusion probability is reported) (default %s)", def.Prior)),
+		priorScale: fs.Float64("prior-scale", 0, fmt.Sprintf("auc: the prior variance V of the coefficients (linear) or of the GP; the ranking does not depend on it (default %g)", def.PriorScale)),
 	}
 }
 
