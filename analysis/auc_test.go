@@ -409,3 +409,36 @@ func TestAUCGPCandidates(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGammaSpec: any JSON value for gamma is read without panicking, and
+// Value either refuses it or gives cross-validation or a positive finite
+// gamma, which survives a JSON round trip.
+func FuzzGammaSpec(f *testing.F) {
+	for _, s := range []string{`30`, `"cv"`, `"CV "`, `0`, `-1`, `"1e400"`, `null`, `true`, `"NaN"`, `1e-300`, `""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var g GammaSpec
+		if err := json.Unmarshal(b, &g); err != nil {
+			return
+		}
+		v, cv, err := g.Value()
+		if err != nil {
+			return
+		}
+		if !cv && !(v > 0 && !math.IsInf(v, 0)) {
+			t.Fatalf("%s: gamma %v accepted", b, v)
+		}
+		out, err := json.Marshal(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back GammaSpec
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("%s -> %s: %v", b, out, err)
+		}
+		if v2, cv2, err := back.Value(); err != nil || cv2 != cv || v2 != v {
+			t.Fatalf("%s -> %s -> %v %v %v, want %v %v", b, out, v2, cv2, err, v, cv)
+		}
+	})
+}
