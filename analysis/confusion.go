@@ -61,13 +61,6 @@ func ConfusionData(ds *annotations.Dataset, gold bool) (*confusion.Data, error) 
 	return data, nil
 }
 
-// ConfusionSamples and ConfusionBurnin are the confusion model's default
-// draws kept and burn-in sweeps per Gibbs chain.
-const (
-	ConfusionSamples = confusion.DefaultSamples
-	ConfusionBurnin  = confusion.DefaultBurnin
-)
-
 // MaxCommunities is the largest number of communities of the confusion
 // model's hierarchy.
 const MaxCommunities = confusion.MaxCommunities

@@ -210,6 +210,9 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 	if err != nil {
 		return nil, err
 	}
+	if model.Name == ModelAUC {
+		return nil, bad("the auc model is evaluated by its test AUC against classifiers on the same folds: use EvalAUC (concord eval --model auc)")
+	}
 	if err := model.CheckScheme(ds.Scheme); err != nil {
 		return nil, err
 	}

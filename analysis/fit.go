@@ -149,6 +149,19 @@ type FitSpec struct {
 	Hierarchy     string  `json:"hierarchy,omitempty"`
 	Communities   int     `json:"communities,omitempty"`
 	Concentration float64 `json:"concentration,omitempty"`
+	// Scores (auc only) is "linear" (default: s = <theta, x> on the
+	// covariates as given, z-scored with Standardize, theta ~ N(0,
+	// PriorScale I)) or "gp" (s ~ N(0, PriorScale K) with K the Kernel,
+	// default "rbf": its width chosen by the evidence among
+	// DefaultRBFCandidates). Gamma is the pseudo-posterior's temperature:
+	// a positive number, or "cv" (default) for 5-fold cross-validation of
+	// the held-out AUC over auc.DefaultGammaGrid. Prior is the linear
+	// scores' coefficient prior, "gaussian" (default) or "spike-slab";
+	// PriorScale is V (default 1).
+	Scores     string    `json:"scores,omitempty"`
+	Gamma      GammaSpec `json:"gamma,omitempty"`
+	Prior      string    `json:"prior,omitempty"`
+	PriorScale float64   `json:"prior_scale,omitempty"`
 }
 
 // MarshalJSON writes the spec with a burn-in of none (Burnin < 0) as
@@ -213,7 +226,7 @@ func (s FitSpec) WithDefaults() FitSpec {
 	if s.Model == "" {
 		s.Model = ModelOrdinal
 	}
-	if s.Kernel == "" {
+	if s.Kernel == "" && !strings.EqualFold(s.Model, ModelAUC) {
 		s.Kernel = "identity"
 	}
 	if s.Identifiability == "" {

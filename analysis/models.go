@@ -56,6 +56,10 @@ type Model struct {
 	// predictor prepares the predictions of a fit result of the model from
 	// the covariance matrix of its items.
 	predictor func(res *multirater.FitResult, cov mat.Symmetric) (itemPredictor, error)
+	// itemsPredictor, when set, predicts new items from a fit result by
+	// the model's own features (the auc model's covariates) instead of the
+	// kernel's cross-covariances (predictor).
+	itemsPredictor func(res *multirater.FitResult) (func([]annotations.Item) (*Predictions, error), error)
 }
 
 // itemPredictor is what the families' predictors have in common.
@@ -159,6 +163,7 @@ func Models() []Model {
 			fit:         fitConfusion,
 			predictor:   predictorOf(confusion.NewPredictor),
 		},
+		aucModel(),
 	}
 }
 
@@ -408,6 +413,9 @@ func (m Model) validateEngine(s FitSpec) error {
 	}
 	if m.Name != ModelRobust && (s.Epsilon != nil || s.Select || s.EM != "") {
 		return bad("epsilon, select and em are settings of the robust model")
+	}
+	if m.Name != ModelAUC && (s.Scores != "" || s.Gamma != "" || s.Prior != "" || s.PriorScale != 0) {
+		return bad("scores, gamma, prior and prior_scale are settings of the auc model")
 	}
 	if m.Name != ModelConfusion && (s.Gold || s.Hierarchy != "" || s.Communities != 0 || s.Concentration != 0) {
 		return bad("gold, hierarchy, communities and concentration are settings of the confusion model")

@@ -16,9 +16,9 @@ func TestLookupModel(t *testing.T) {
 	}{
 		{"ordinal", ModelOrdinal, ""},
 		{"Classification", ModelClassification, ""},
-		{"", "", `unknown model "" (expected ordinal, classification, bounded, robust or confusion)`},
-		{"probit", "", `unknown model "probit" (expected ordinal, classification, bounded, robust or confusion)`},
-		{" ordinal", "", `unknown model " ordinal" (expected ordinal, classification, bounded, robust or confusion)`},
+		{"", "", `unknown model "" (expected ordinal, classification, bounded, robust, confusion or auc)`},
+		{"probit", "", `unknown model "probit" (expected ordinal, classification, bounded, robust, confusion or auc)`},
+		{" ordinal", "", `unknown model " ordinal" (expected ordinal, classification, bounded, robust, confusion or auc)`},
 	} {
 		m, err := LookupModel(tc.name)
 		switch {
@@ -30,7 +30,7 @@ func TestLookupModel(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i, m := range Models() {
-		if seen[m.Name] || m.Doc == "" || len(m.Schemes) == 0 || len(m.Engines) == 0 || m.Output == "" || m.defaults == nil || m.fit == nil || m.predictor == nil {
+		if seen[m.Name] || m.Doc == "" || len(m.Schemes) == 0 || len(m.Engines) == 0 || m.Output == "" || m.defaults == nil || m.fit == nil || (m.predictor == nil) == (m.itemsPredictor == nil) {
 			t.Errorf("model %d (%q) is incomplete or repeated: %+v", i, m.Name, m)
 		}
 		seen[m.Name] = true
@@ -38,10 +38,10 @@ func TestLookupModel(t *testing.T) {
 	if Models()[0].Name != (FitSpec{}).WithDefaults().Model {
 		t.Errorf("the first model %q is not the default model", Models()[0].Name)
 	}
-	if got := ModelNames(); got != "ordinal, classification, bounded, robust or confusion" {
+	if got := ModelNames(); got != "ordinal, classification, bounded, robust, confusion or auc" {
 		t.Errorf("ModelNames() = %q", got)
 	}
-	if got := ModelUsage(); got != "ordinal (ordinal scheme), classification (nominal or binary scheme), bounded (bounded scheme), robust (binary scheme) or confusion (nominal, binary or ordinal scheme)" {
+	if got := ModelUsage(); got != "ordinal (ordinal scheme), classification (nominal or binary scheme), bounded (bounded scheme), robust (binary scheme), confusion (nominal, binary or ordinal scheme) or auc (binary scheme)" {
 		t.Errorf("ModelUsage() = %q", got)
 	}
 }
@@ -112,10 +112,10 @@ func TestModelSchemes(t *testing.T) {
 		{"", ord, ""},
 		{"classification", nom, ""},
 		{"classification", bin, ""},
-		{"ordinal", bin, "the ordinal model needs an ordinal scheme; the scheme is binary:0,1,pos=1 (use model classification for nominal and binary labels; model bounded for bounded labels; model robust for binary labels; model confusion for nominal, binary and ordinal labels)"},
-		{"classification", ord, "the classification model needs a nominal or binary scheme; the scheme is ordinal:1..5 (use model ordinal for ordinal labels; model bounded for bounded labels; model robust for binary labels; model confusion for nominal, binary and ordinal labels)"},
+		{"ordinal", bin, "the ordinal model needs an ordinal scheme; the scheme is binary:0,1,pos=1 (use model classification for nominal and binary labels; model bounded for bounded labels; model robust for binary labels; model confusion for nominal, binary and ordinal labels; model auc for binary labels)"},
+		{"classification", ord, "the classification model needs a nominal or binary scheme; the scheme is ordinal:1..5 (use model ordinal for ordinal labels; model bounded for bounded labels; model robust for binary labels; model confusion for nominal, binary and ordinal labels; model auc for binary labels)"},
 		{"classification", one, "the classification model needs at least 2 classes; the scheme " + one.String() + " has 1 (name both classes, e.g. binary:0,1,pos=1)"},
-		{"svm", ord, `unknown model "svm" (expected ordinal, classification, bounded, robust or confusion)`},
+		{"svm", ord, `unknown model "svm" (expected ordinal, classification, bounded, robust, confusion or auc)`},
 	} {
 		err := CheckScheme(tc.model, tc.scheme)
 		if tc.err == "" {

@@ -35,6 +35,18 @@ type Predictions struct {
 	// Notes say what of the input was not used, or could not inform the
 	// predictions.
 	Notes []string `json:"notes,omitempty"`
+	// Gold is the AUC model's check against the new items' gold labels
+	// (items-file column gold), when both classes have some.
+	Gold *GoldAUC `json:"gold,omitempty"`
+}
+
+// GoldAUC is the AUC and ROC curve of predicted scores against gold labels:
+// Items were scored, Positives of them are of the positive class.
+type GoldAUC struct {
+	Items     int                   `json:"items"`
+	Positives int                   `json:"positives"`
+	AUC       float64               `json:"auc"`
+	ROC       []multirater.ROCPoint `json:"roc"`
 }
 
 // Predictor predicts new items from a fit result without refitting
@@ -51,6 +63,8 @@ type Predictor struct {
 	ks    kernel.Spec
 	train *itemFeatures
 	pred  itemPredictor
+	// items, when set, predicts instead (Model.itemsPredictor).
+	items func([]annotations.Item) (*Predictions, error)
 }
 
 // NewPredictor prepares predictions from a fit result (as returned by Fit
@@ -61,6 +75,13 @@ type Predictor struct {
 func NewPredictor(res *multirater.FitResult) (*Predictor, error) {
 	if res == nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "no fit result to predict from")
+	}
+	if m, err := LookupModel(res.Model.Model); err == nil && m.itemsPredictor != nil {
+		f, err := m.itemsPredictor(res)
+		if err != nil {
+			return nil, err
+		}
+		return &Predictor{res: res, items: f}, nil
 	}
 	ks, err := kernel.ParseSpec(res.Model.Kernel)
 	if err != nil {
@@ -128,6 +149,9 @@ func Predict(res *multirater.FitResult, items []annotations.Item) (*Predictions,
 func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
+	}
+	if p.items != nil {
+		return p.items(items)
 	}
 	if len(items) == 0 {
 		return nil, bad("no items to predict")

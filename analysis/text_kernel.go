@@ -75,6 +75,9 @@ func (s FitSpec) ForData(ds *annotations.Dataset) FitSpec {
 			// The confusion model's default is the identity kernel (the
 			// labels alone); text and covariate kernels are asked for.
 			s.Kernel = "identity"
+		case strings.EqualFold(s.Model, ModelAUC):
+			// The auc model's scores read the covariates (its
+			// defaults give gp scores their kernel).
 		case s.Text != (textfeat.Options{}):
 			s.Kernel = DefaultKernel(ds)
 		default:

@@ -53,6 +53,90 @@ type FitResult struct {
 	// prior class distribution of an item before its labels are seen), in
 	// the order of Levels (confusion model).
 	ClassProportions []Estimate `json:"class_proportions,omitempty"`
+	// Coefficients are the posterior of the covariates' coefficients of
+	// the AUC model's linear scores (s = <theta, x>), in covariate order.
+	Coefficients []Coefficient `json:"coefficients,omitempty"`
+	// ROC is the ROC curve of the posterior mean scores on the fitted
+	// items (AUC model), and TrainAUC the area under it.
+	ROC      []ROCPoint `json:"roc,omitempty"`
+	TrainAUC *float64   `json:"train_auc,omitempty"`
+	// AUC holds the AUC model's settings as run and its choices: gamma
+	// (and its cross-validation), the kernel candidates' evidence, the
+	// standardisation.
+	AUC *AUCFit `json:"auc,omitempty"`
+}
+
+// Coefficient is the posterior of one covariate's coefficient of linear
+// AUC scores: mean, sd and the posterior inclusion probability (1 under
+// the Gaussian prior; spike-and-slab: the probability of the slab).
+type Coefficient struct {
+	Name      string  `json:"name"`
+	Mean      float64 `json:"mean"`
+	SD        float64 `json:"sd"`
+	Inclusion float64 `json:"inclusion"`
+	// MeanSE and SDSE are Monte Carlo standard errors (engine smc).
+	MeanSE float64 `json:"mean_se,omitempty"`
+	SDSE   float64 `json:"sd_se,omitempty"`
+}
+
+// ROCPoint is one point of an ROC curve: the false and true positive
+// rates of the rule "positive when the score is at least Threshold".
+type ROCPoint struct {
+	Threshold float64 `json:"threshold"`
+	FPR       float64 `json:"fpr"`
+	TPR       float64 `json:"tpr"`
+}
+
+// AUCFit is what an AUC scoring fit (Ridgway et al.) ran with and chose.
+type AUCFit struct {
+	// Positive is the positive class (the binary scheme's); an item's
+	// label is the majority of its labels (ItemResult.Positive).
+	Positive string `json:"positive"`
+	// Scores is "linear" (s = <theta, x>, theta ~ N(0, PriorScale I)) or
+	// "gp" (s ~ N(0, PriorScale K), K the kernel ModelSettings.Kernel).
+	Scores string `json:"scores"`
+	// Prior is the coefficients' prior of linear scores ("gaussian" or
+	// "spike-slab"); PriorScale is V.
+	Prior      string  `json:"prior"`
+	PriorScale float64 `json:"prior_scale"`
+	// Gamma is the temperature of the pseudo-posterior used in the final
+	// fit; GammaByCV is true when cross-validation chose it among CV's
+	// candidates (each with its mean held-out AUC over Folds folds and
+	// its standard error).
+	Gamma     float64   `json:"gamma"`
+	GammaByCV bool      `json:"gamma_by_cv"`
+	Folds     int       `json:"folds,omitempty"`
+	CV        []CVGamma `json:"cv,omitempty"`
+	// KernelEvidence is each candidate kernel's log evidence at Gamma
+	// (GP scores with several candidates; the largest was used).
+	KernelEvidence []KernelEvidence `json:"kernel_evidence,omitempty"`
+	// Covariates are the covariates the scores read, in the order of
+	// Features.X (raw values); Center and Scale the z-scoring applied
+	// before fitting (standardize; absent otherwise).
+	Covariates []string  `json:"covariates"`
+	Center     []float64 `json:"center,omitempty"`
+	Scale      []float64 `json:"scale,omitempty"`
+	// Pairs is n+ n-, the number of (positive, negative) pairs of fitted
+	// items; Fitted the number of fitted items (the others, without a
+	// majority label, are scored by prediction).
+	Pairs  int `json:"pairs"`
+	Fitted int `json:"fitted"`
+}
+
+// CVGamma is one gamma candidate's cross-validated AUC (mean over the
+// folds of the held-out AUC of the posterior mean scores, and its
+// standard error).
+type CVGamma struct {
+	Gamma float64 `json:"gamma"`
+	AUC   float64 `json:"auc"`
+	SE    float64 `json:"se"`
+}
+
+// KernelEvidence is one candidate kernel's log evidence.
+type KernelEvidence struct {
+	Kernel      string  `json:"kernel"`
+	LogEvidence float64 `json:"log_evidence"`
+	Chosen      bool    `json:"chosen,omitempty"`
 }
 
 // ModelSettings records every setting of a fit, so that it can be repeated
@@ -213,6 +297,10 @@ const (
 	// Rank) with the consensus value on the rating scale (ItemResult.Value)
 	// and rater dispersions and biases (bounded models).
 	OutputValues Output = "values"
+	// OutputRanking: a score per item (ItemResult.Score, mean and sd;
+	// higher = more likely positive), the ROC curve and training AUC,
+	// coefficients of linear scores (the AUC model). No rater results.
+	OutputRanking Output = "ranking"
 )
 
 // Engines that make fits.
@@ -228,6 +316,10 @@ const (
 	// EngineVB is mean-field variational Bayes; its fits report the
 	// evidence lower bound (ELBO) in Diagnostics.Engine.LogEvidence.
 	EngineVB = "vb"
+	// EngineSMC is tempering sequential Monte Carlo (the AUC model); its
+	// log evidence has a Monte Carlo standard error
+	// (Diagnostics.LogEvidenceSE).
+	EngineSMC = "smc"
 )
 
 // Shape returns the output shape of the fit: Output, or for documents
@@ -303,6 +395,11 @@ type ItemResult struct {
 	// (eq. 18 with precision alpha_l) for the item, by rater id, in the
 	// order of FitResult.Levels.
 	RaterClassProbs map[string][]float64 `json:"rater_class_probs,omitempty"`
+
+	// Positive is the item's label for the AUC model: true when the
+	// majority of its labels is the positive class (nil: no majority, or
+	// no labels; the item is scored by prediction).
+	Positive *bool `json:"positive,omitempty"`
 }
 
 // Threshold summarises one rater threshold b_lk, the boundary between
@@ -487,7 +584,10 @@ type Diagnostics struct {
 	// kept ("plain" or "robust").
 	LogEvidence *float64           `json:"log_evidence,omitempty"`
 	Evidence    map[string]float64 `json:"evidence,omitempty"`
-	Selected    string             `json:"selected,omitempty"`
+	// LogEvidenceSE is the Monte Carlo standard error of LogEvidence
+	// (engine smc).
+	LogEvidenceSE *float64 `json:"log_evidence_se,omitempty"`
+	Selected      string   `json:"selected,omitempty"`
 }
 
 // EngineDiagnostics is the part of the diagnostics that only says which

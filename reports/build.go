@@ -56,6 +56,8 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 		Draws:   fit.Draws,
 	}
 	switch {
+	case fit.Model.Shape() == multirater.OutputRanking:
+		rep.Kind = KindRanking
 	case fit.Values():
 		rep.Kind = KindValues
 	case fit.Classification():
@@ -84,6 +86,10 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 	}
 	b.rocs()
 	b.summary()
+	if rep.Kind == KindRanking {
+		b.ranking()
+		return rep, nil
+	}
 	if rep.Kind == KindValues {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("bounded ratings on %s: each item's consensus is its value on the rating scale with a 95%% predictive interval, each rater's reliability their dispersion nu; there are no levels, grade or class distributions, thresholds or posterior draws", scheme))
 		return rep, nil

@@ -31,6 +31,12 @@ type Fit struct {
 	LabelErrors []multirater.LabelError
 	Traces      *multirater.Traces
 	Draws       *multirater.Draws
+	// The AUC scoring model (output ranking): the coefficients of linear
+	// scores, the training ROC curve and AUC, gamma and the other settings.
+	Coefficients []multirater.Coefficient
+	ROC          []multirater.ROCPoint
+	TrainAUC     *float64
+	AUC          *multirater.AUCFit
 }
 
 // FitItem is one item of a fit: the ordinal fields of multirater.ItemResult
@@ -71,7 +77,8 @@ func FitFromResult(res *multirater.FitResult) *Fit {
 	f := &Fit{
 		Schema: res.Schema, Model: res.Model, Diagnostics: res.Diagnostics, Levels: res.Levels,
 		Raters: res.Raters, Flags: res.Flags, LabelErrors: res.LabelErrors, Traces: res.Traces, Draws: res.Draws,
-		Items: make([]FitItem, len(res.Items)),
+		Items:        make([]FitItem, len(res.Items)),
+		Coefficients: res.Coefficients, ROC: res.ROC, TrainAUC: res.TrainAUC, AUC: res.AUC,
 	}
 	for i := range res.Items {
 		it := &f.Items[i]
@@ -101,6 +108,11 @@ func ReadFit(r io.Reader) (*Fit, error) {
 		LabelErrors []multirater.LabelError  `json:"label_errors"`
 		Traces      *multirater.Traces       `json:"traces"`
 		Draws       *multirater.Draws        `json:"draws"`
+		// The AUC scoring model.
+		Coefficients []multirater.Coefficient `json:"coefficients"`
+		ROC          []multirater.ROCPoint    `json:"roc"`
+		TrainAUC     *float64                 `json:"train_auc"`
+		AUC          *multirater.AUCFit       `json:"auc"`
 	}
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&doc); err != nil {
@@ -115,7 +127,8 @@ func ReadFit(r io.Reader) (*Fit, error) {
 	f := &Fit{
 		Schema: doc.Schema, Model: doc.Model, Diagnostics: doc.Diagnostics, Levels: doc.Levels,
 		Raters: doc.Raters, Flags: doc.Flags, LabelErrors: doc.LabelErrors, Traces: doc.Traces, Draws: doc.Draws,
-		Items: make([]FitItem, len(doc.Items)),
+		Items:        make([]FitItem, len(doc.Items)),
+		Coefficients: doc.Coefficients, ROC: doc.ROC, TrainAUC: doc.TrainAUC, AUC: doc.AUC,
 	}
 	for i, it := range doc.Items {
 		fi := &f.Items[i]

@@ -385,10 +385,38 @@ func confusionCase(t testing.TB) reportCase {
 	return reportCase{"confusion", rep, fit}
 }
 
+// aucCase is the report of the real fit of the AUC scoring model in
+// testdata/fit_pima80_auc.json (80 women of Pima.tr, linear scores; see
+// testdata/README.md), built with the labels and items files it was made
+// from.
+func aucCase(t testing.TB) reportCase {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "fit_pima80_auc.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fit, err := ReadFit(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := annotations.MustParseScheme("binary:No,Yes,pos=Yes")
+	ld, err := annotations.LoadFiles(filepath.Join("testdata", "pima80_labels.csv"),
+		annotations.LoadOptions{Scheme: &s, ItemsPath: filepath.Join("testdata", "pima80_items.csv")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := BuildFit(annotations.Project{Name: "pima80", Scheme: s}, fit, nil, ld.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{"auc", rep, fit}
+}
+
 // allCases returns every report the tests check.
 func allCases(t testing.TB) []reportCase {
 	return []reportCase{ordinalCase(t), liveOrdinalCase(t), degenerateOrdinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t),
-		boundedCase(t), liveBoundedCase(t), robustCase(t), confusionCase(t)}
+		boundedCase(t), liveBoundedCase(t), robustCase(t), confusionCase(t), aucCase(t)}
 }
 
 // manyRatersCase is a SYNTHETIC binary classification of 300 items by 164

@@ -49,8 +49,11 @@ func ReadReport(r io.Reader) (*Report, error) {
 // known kind, at least two distinct levels (none for values), per-level
 // arrays of the right length and a square kappa matrix.
 func (rep *Report) check() error {
-	if rep.Kind != KindOrdinal && rep.Kind != KindClassification && rep.Kind != KindValues {
-		return fmt.Errorf("kind %q (expected ordinal, classification or values)", rep.Kind)
+	if rep.Kind != KindOrdinal && rep.Kind != KindClassification && rep.Kind != KindValues && rep.Kind != KindRanking {
+		return fmt.Errorf("kind %q (expected ordinal, classification, values or ranking)", rep.Kind)
+	}
+	if rep.Kind == KindRanking && rep.Ranking == nil {
+		return fmt.Errorf("kind ranking without the ranking section")
 	}
 	k := len(rep.Levels)
 	switch {

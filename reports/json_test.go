@@ -125,7 +125,7 @@ func TestDocsSchema(t *testing.T) {
 // real fit result and the synthetic classification fixtures) with
 // testdata/golden; -update rewrites them.
 func TestGolden(t *testing.T) {
-	for _, c := range []reportCase{ordinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t), boundedCase(t), robustCase(t)} {
+	for _, c := range []reportCase{ordinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t), boundedCase(t), robustCase(t), aucCase(t)} {
 		var buf bytes.Buffer
 		if err := WriteJSON(&buf, c.rep); err != nil {
 			t.Fatal(err)

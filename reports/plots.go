@@ -72,6 +72,7 @@ const (
 //	thresholds        each rater's thresholds on the consensus scale with 95% intervals, above the distribution of the items' scores (ordinal)
 //	roc               ROC curves of the consensus probability of the positive class against gold labels, or else against the majority vote (two-level schemes)
 //	error-rates       the raters' labelling-error rates epsilon, sorted, and their EM history when learnt (robust fits)
+//	coefficients      the coefficients of linear scores, mean and 95% interval (AUC scoring fits)
 //
 // A report of values (bounded ratings) has, instead of the precisions,
 //
@@ -85,7 +86,7 @@ func Plots(rep *Report) []PlotInfo {
 	switch {
 	case len(rep.Raters) > 0 && values:
 		out = append(out, PlotInfo{PlotDispersion, PlotTitle(PlotDispersion)})
-	case len(rep.Raters) > 0:
+	case len(rep.Raters) > 0 && rep.Kind != KindRanking:
 		out = append(out, PlotInfo{PlotPrecision, PlotTitle(PlotPrecision)})
 	}
 	if hasEpsilon(rep) {
@@ -118,6 +119,9 @@ func Plots(rep *Report) []PlotInfo {
 	if hasConfusion(rep) {
 		out = append(out, PlotInfo{PlotConfusion, PlotTitle(PlotConfusion)})
 	}
+	if rep.Ranking != nil && len(rep.Ranking.Coefficients) > 0 {
+		out = append(out, PlotInfo{PlotCoefficients, PlotTitle(PlotCoefficients)})
+	}
 	return out
 }
 
@@ -141,17 +145,18 @@ func hasConfusion(rep *Report) bool {
 
 // plotTitles are the plots' titles, by name.
 var plotTitles = map[string]string{
-	PlotPrecision:  "Rater precisions",
-	PlotDispersion: "Rater dispersions",
-	PlotVariance:   "Posterior densities of the rater variances",
-	PlotTrace:      "Trace plots of the rater precisions",
-	PlotRhat:       "Convergence: R-hat, ESS and autocorrelation",
-	PlotConsensus:  "Consensus scores of the items",
-	PlotThresholds: "Rater thresholds on the consensus scale",
-	PlotROC:        "ROC curves",
-	PlotErrorRates: "Rater labelling-error rates",
-	PlotAgreement:  "Agreement heatmap: pairwise Cohen's kappa",
-	PlotConfusion:  "Confusion matrices of the raters against the consensus",
+	PlotPrecision:    "Rater precisions",
+	PlotDispersion:   "Rater dispersions",
+	PlotVariance:     "Posterior densities of the rater variances",
+	PlotTrace:        "Trace plots of the rater precisions",
+	PlotRhat:         "Convergence: R-hat, ESS and autocorrelation",
+	PlotConsensus:    "Consensus scores of the items",
+	PlotThresholds:   "Rater thresholds on the consensus scale",
+	PlotROC:          "ROC curves",
+	PlotErrorRates:   "Rater labelling-error rates",
+	PlotAgreement:    "Agreement heatmap: pairwise Cohen's kappa",
+	PlotConfusion:    "Confusion matrices of the raters against the consensus",
+	PlotCoefficients: "Coefficients of the linear scores",
 }
 
 // PlotTitle returns the title of the named plot (the name itself for an
@@ -214,6 +219,8 @@ func (rep *Report) figure(name string) (*figure, error) {
 		fig, err = agreementPlot(rep)
 	case PlotConfusion:
 		fig, err = confusionPlot(rep)
+	case PlotCoefficients:
+		fig, err = coefficientPlot(rep)
 	default:
 		return nil, fmt.Errorf("reports: plot %q: %w", name, ErrNoPlot)
 	}

@@ -37,7 +37,9 @@ type Report struct {
 	Project Project `json:"project"`
 	// Model is every setting of the fit, including the seed.
 	Model multirater.ModelSettings `json:"model"`
-	// Kind is "ordinal", "classification" or "values", from the fit's
+	// Kind is "ordinal", "classification", "values" or "ranking" (the
+	// AUC scoring model: scores and an ROC curve, no rater parameters),
+	// from the fit's
 	// output shape (Fit.Classification, multirater.OutputValues): it
 	// decides whether the report has Thresholds or Classes, whether items
 	// have scores, and whether they have values on the rating scale
@@ -74,8 +76,11 @@ type Report struct {
 	// values have none. Review merges them with the flags.
 	Lowest []Flag `json:"lowest,omitempty"`
 	// ROC summarises the ROC curves of a two-level scheme.
-	ROC   []ROC    `json:"roc,omitempty"`
-	Notes []string `json:"notes,omitempty"`
+	ROC []ROC `json:"roc,omitempty"`
+	// Ranking is the AUC scoring model's part (kind ranking): gamma, the
+	// training ROC curve and AUC, the log evidence, the coefficients.
+	Ranking *Ranking `json:"ranking,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 
 	// Traces and Draws are the fit's thinned traces and kept joint draws,
 	// for the plots; they are not part of the JSON document.

@@ -74,6 +74,13 @@ func rocCurves(rep *Report) []rocCurve {
 		score func(it *Item) (float64, bool)
 	}
 	scorers := []scorer{{"model", func(it *Item) (float64, bool) {
+		if rep.Kind == KindRanking {
+			// The AUC model's score: higher is more likely positive.
+			if it.Score == nil || !it.Score.Mean.Valid() {
+				return 0, false
+			}
+			return float64(it.Score.Mean), true
+		}
 		if len(it.Probs) != 2 || !it.Probs[pos].Valid() {
 			return 0, false
 		}

@@ -54,6 +54,17 @@ type XLSXOptions struct {
 // sheet after Flags.
 func SheetNames(rep *Report, opts XLSXOptions) []string {
 	names := []string{SheetSummary, SheetReview, SheetItems, SheetRaters}
+	if rep.Kind == KindRanking {
+		names = []string{SheetSummary, SheetRanking}
+		if rep.Ranking != nil && len(rep.Ranking.Coefficients) > 0 {
+			names = append(names, SheetCoefficients)
+		}
+		names = append(names, SheetItems, SheetDiagnostics, SheetGlossary)
+		if !opts.NoCharts {
+			names = append(names, SheetCharts)
+		}
+		return names
+	}
 	switch rep.Kind {
 	case KindClassification:
 		names = append(names, SheetClasses)
@@ -117,6 +128,8 @@ func WriteXLSX(w io.Writer, rep *Report, opts XLSXOptions) (err error) {
 	}{
 		{SheetSummary, x.summary},
 		{SheetReview, x.review},
+		{SheetRanking, x.rankingSheet},
+		{SheetCoefficients, x.coefficientsSheet},
 		{SheetItems, x.items},
 		{SheetRaters, x.raters},
 		{SheetThresholds, x.thresholds},
@@ -596,7 +609,40 @@ func (x *xlsxWriter) summary() error {
 	}
 	values := rep.Kind == KindValues
 	var rows []kv
-	if values {
+	if r := rep.Ranking; rep.Kind == KindRanking && r != nil {
+		kern := m.Kernel
+		if r.Scores == "linear" {
+			kern = "none: linear scores s = <theta, x>"
+		}
+		gamma := "fixed"
+		if r.GammaByCV {
+			gamma = "chosen by cross-validation (sheet Ranking)"
+		}
+		rows = []kv{
+			{"Project", rep.Project.Name, 0},
+			{"Scheme", rep.Project.Scheme, 0},
+			{"Positive class", r.Positive, 0},
+			{"Model", model, 0},
+			{"Scores", r.Scores, 0},
+			{"Kernel", kern, 0},
+			{"Prior", fmt.Sprintf("%s, scale %g", r.Prior, r.PriorScale), 0},
+			{"Gamma", r.Gamma, 0},
+			{"Gamma was", gamma, 0},
+			{"Engine", m.Engine, 0},
+			{"Seed", seed, st.int},
+			{"", nil, 0},
+			{"Convergence", convergenceWords(rep), st.wrap},
+			{"Fit time (s)", float64(d.Seconds), st.num2},
+			{"", nil, 0},
+			{"Items", s.Items, st.int},
+			{"Fitted items (with a majority label)", r.Fitted, st.int},
+			{"Pairs (positive, negative)", r.Pairs, st.int},
+			{"Raters", s.Raters, st.int},
+			{"Labels", s.Labels, st.int},
+			{"Training AUC", float64(r.TrainAUC), st.num3},
+			{"Log evidence", float64(r.LogEvidence), st.num3},
+		}
+	} else if values {
 		bias := "none"
 		for _, r := range rep.Raters {
 			if r.Bias != nil {
@@ -798,6 +844,8 @@ func convergenceWords(rep *Report) string {
 			return "The approximation has converged: " + strings.TrimPrefix(d.Verdict, "converged: ") + "."
 		}
 		return "The approximation has NOT converged: the numbers in this report are not reliable. " + d.Verdict + "."
+	case multirater.EngineSMC:
+		return "Done: " + strings.TrimPrefix(d.Verdict, "converged: ") + "."
 	}
 	if d.Converged {
 		return fmt.Sprintf("The chains have converged: every free parameter's split R-hat is below %g (largest %.4f) and every bulk effective sample size is at least %g (smallest %.0f). %s",
@@ -1798,6 +1846,8 @@ func shapeDescription(m multirater.ModelSettings) string {
 		model = "ordinal multi-rater Gaussian process (Rogers, Girolami & Polajnar 2010, sec. 2.1-2.2)"
 	case multirater.OutputClasses:
 		model = "multi-rater Gaussian process classification, multinomial probit (Rogers et al. 2010, sec. 2.3)"
+	case multirater.OutputRanking:
+		model = "AUC scoring (Ridgway, Alquier, Chopin & Liang 2014): PAC-Bayesian pseudo-posterior of the scores on the AUC risk"
 	case multirater.OutputValues:
 		model = "multi-rater bounded Gaussian process regression (Jensen, Nielsen & Larsen 2013), " + m.Likelihood + " likelihood with a dispersion per rater"
 	}

@@ -38,6 +38,8 @@ func TestWorkbook(t *testing.T) {
 				t.Fatalf("sheets %s, want %s", got, want)
 			}
 			switch c.rep.Kind {
+			case KindRanking:
+				checkRanking(w, c)
 			case KindValues:
 				checkValueSummary(w, c)
 				checkValueItems(w, c)
@@ -56,11 +58,15 @@ func TestWorkbook(t *testing.T) {
 					checkConfusionMatrices(w, c)
 				}
 			}
-			checkAgreement(w, c)
-			checkDiagnostics(w, c)
-			if c.rep.Kind == KindValues {
+			if c.rep.Kind != KindRanking {
+				checkAgreement(w, c)
+				checkDiagnostics(w, c)
+			}
+			switch c.rep.Kind {
+			case KindRanking:
+			case KindValues:
 				checkValueFlags(w, c)
-			} else {
+			default:
 				checkFlags(w, c)
 			}
 			if len(c.fit.LabelErrors) > 0 {
@@ -665,4 +671,73 @@ func checkConfusionMatrices(b *book, c reportCase) {
 		}
 		at0 += 2 + k
 	}
+}
+
+// checkRanking checks the sheets of a ranking report (the AUC model): the
+// items by decreasing score with their label, gamma's settings and the ROC
+// curve's points, and the coefficients.
+func checkRanking(b *book, c reportCase) {
+	summary := map[string]string{}
+	for _, r := range b.rows(SheetSummary) {
+		if len(r) >= 2 {
+			summary[r[0]] = r[1]
+		}
+	}
+	if summary["Scores"] != c.fit.AUC.Scores || summary["Positive class"] != c.fit.AUC.Positive || summary["Training AUC"] == "" {
+		b.t.Errorf("Summary: scores %q, positive class %q, training AUC %q", summary["Scores"], summary["Positive class"], summary["Training AUC"])
+	} else {
+		b.number("Summary training AUC", summary["Training AUC"], *c.fit.TrainAUC)
+	}
+	rows := b.rows(SheetRanking)
+	b.headers(SheetRanking, rows[0], "Rank", "Item", "Score mean", "Score SD", "2.5%", "97.5%", "Label (majority)", "Positive")
+	b.frozen(SheetRanking, 1)
+	n := len(c.fit.Items)
+	if len(rows) < n+1 {
+		b.t.Fatalf("Ranking: %d rows for %d items", len(rows), n)
+	}
+	byID := map[string]*FitItem{}
+	for i := range c.fit.Items {
+		byID[c.fit.Items[i].ID] = &c.fit.Items[i]
+	}
+	prev := math.Inf(1)
+	for i, row := range rows[1 : n+1] {
+		if row[0] != strconv.Itoa(i+1) {
+			b.t.Errorf("Ranking row %d: rank %q", i+2, row[0])
+		}
+		fi := byID[row[1]]
+		if fi == nil || fi.Score == nil {
+			b.t.Fatalf("Ranking row %d: item %q not in the fit", i+2, row[1])
+		}
+		b.number("Ranking score of "+row[1], row[2], fi.Score.Mean)
+		b.number("Ranking sd of "+row[1], row[3], fi.Score.SD)
+		if fi.Score.Mean > prev {
+			b.t.Errorf("Ranking row %d: score %v above the row before (%v)", i+2, fi.Score.Mean, prev)
+		}
+		prev = fi.Score.Mean
+		if want := fi.Positive != nil && *fi.Positive; (at(row, 7) == "yes") != want || at(row, 7) == "" {
+			b.t.Errorf("Ranking row %d (%s): positive %q, the fit says %v", i+2, row[1], at(row, 7), want)
+		}
+	}
+	all := strings.Join(flatten(rows[n+1:]), " ")
+	if !strings.Contains(all, fmt.Sprintf("gamma %g", c.fit.AUC.Gamma)) || !strings.Contains(all, "False positive rate") {
+		b.t.Errorf("Ranking: no gamma note or ROC table below the items: %.300s", all)
+	}
+	if len(c.fit.Coefficients) > 0 {
+		crows := b.rows(SheetCoefficients)
+		b.headers(SheetCoefficients, crows[0], "Covariate", "Mean", "SD", "2.5%", "97.5%", "Inclusion probability")
+		for i, co := range c.fit.Coefficients {
+			if crows[i+1][0] != co.Name {
+				b.t.Errorf("Coefficients row %d: %q, want %q", i+2, crows[i+1][0], co.Name)
+			}
+			b.number("Coefficients mean of "+co.Name, crows[i+1][1], co.Mean)
+		}
+	}
+}
+
+func flatten(rows [][]string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r...)
+	}
+	return out
 }

@@ -69,6 +69,12 @@ type fitRequest struct {
 	Hierarchy     string   `json:"hierarchy"`
 	Communities   *int     `json:"communities"`
 	Concentration *float64 `json:"concentration"`
+	// The auc model: Scores (linear or gp), Gamma (a positive number or
+	// "cv"), Prior (gaussian or spike-slab) and PriorScale (V).
+	Scores     string              `json:"scores"`
+	Gamma      *analysis.GammaSpec `json:"gamma"`
+	Prior      string              `json:"prior"`
+	PriorScale *float64            `json:"prior_scale"`
 }
 
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
@@ -90,6 +96,13 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Likelihood: strings.ToLower(strings.TrimSpace(r.Likelihood)), Bias: r.Bias, Bounds: strings.ToLower(strings.TrimSpace(r.Bounds)),
 		Select: r.Select, EM: strings.ToLower(strings.TrimSpace(r.EM)),
 		Gold: r.Gold, Hierarchy: strings.ToLower(strings.TrimSpace(r.Hierarchy)),
+		Scores: strings.ToLower(strings.TrimSpace(r.Scores)), Prior: strings.ToLower(strings.TrimSpace(r.Prior)),
+	}
+	if r.Gamma != nil {
+		if _, _, err := r.Gamma.Value(); err != nil || strings.TrimSpace(string(*r.Gamma)) == "" {
+			return bad("field \"gamma\" = %q: expected a positive number (the pseudo-posterior's temperature, e.g. 30) or \"cv\" (chosen by cross-validation)", string(*r.Gamma))
+		}
+		sp.Gamma = analysis.GammaSpec(strings.ToLower(strings.TrimSpace(string(*r.Gamma))))
 	}
 	if sp.Model == "" {
 		sp.Model = analysis.DefaultModel(scheme)
@@ -140,6 +153,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		{"v", r.V, &sp.V}, {"lambda", r.Lambda, &sp.Lambda}, {"sigma_b", r.SigmaB, &sp.SigmaB},
 		{"flag_threshold", r.FlagThreshold, &sp.FlagThreshold}, {"max_rhat", r.MaxRhat, &sp.MaxRhat}, {"min_ess", r.MinESS, &sp.MinESS},
 		{"sigma", r.Sigma, &sp.Sigma}, {"dispersion", r.Dispersion, &sp.Dispersion}, {"concentration", r.Concentration, &sp.Concentration},
+		{"prior_scale", r.PriorScale, &sp.PriorScale},
 	}
 	for _, f := range floats {
 		if f.v == nil {
@@ -340,6 +354,9 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 		return nil, annotations.Errorf(annotations.EINVALID, "project %q has no labels to fit: import labels first", p.Name)
 	}
 	if err := analysis.CheckKernelData(sp.Kernel, st); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
+	}
+	if err := analysis.CheckModelData(sp, st); err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
 	}
 	if sp.RefRater != "" && sp.Identifiability != "weak" && st.PerRater[sp.RefRater] == 0 {

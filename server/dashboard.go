@@ -731,6 +731,9 @@ type fitPage struct {
 	Review      []reviewRow
 	ReviewTotal int
 	ReportError string
+	// AUC is the view of an AUC scoring fit (nil for other models): the
+	// items by score, the coefficients, gamma's cross-validation.
+	AUC *aucView
 }
 
 func (d *dashboard) fitParam(c *gin.Context, a access) (*annotations.Fit, bool) {
@@ -768,7 +771,10 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		page.Summary = cf.summary()
 		page.Levels = res.Levels
 		page.Raters = page.Summary.ByPrecision
-		if page.Summary.Shape == multirater.OutputClasses {
+		if page.AUC = aucRanking(res, maxRankingRows); page.AUC != nil {
+			// No rater parameters: the ranking, the ROC and the
+			// coefficients.
+		} else if page.Summary.Shape == multirater.OutputClasses {
 			page.Classification = true
 			page.FixedPrecisions = res.Model.Precisions == analysis.PrecisionsFixed || res.Model.Precisions == analysis.PrecisionsFixedFull
 			page.Consensus, page.Truncated = consensusClasses(res, maxRankingRows)
@@ -809,7 +815,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		} else {
 			page.ReportError = annotations.ErrorMessage(err)
 		}
-		page.MainPlots, page.MorePlots = splitPlots(plots)
+		page.MainPlots, page.MorePlots = splitPlots(plots, page.AUC != nil)
 		page.Flags = res.Flags
 		if len(page.Flags) > maxFlagRows {
 			page.Flags = page.Flags[:maxFlagRows]

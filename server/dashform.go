@@ -57,6 +57,10 @@ var formSettings = []formSetting{
 	{"epsilon", false, func(s *analysis.FitSpec) { e := 0.1; s.Epsilon = &e }},
 	{"select", false, func(s *analysis.FitSpec) { s.Select = true }},
 	{"em", false, func(s *analysis.FitSpec) { s.EM = "paper" }},
+	{"scores", false, func(s *analysis.FitSpec) { s.Scores = analysis.ScoresGP }},
+	{"gamma", false, func(s *analysis.FitSpec) { s.Gamma = "10" }},
+	{"prior", false, func(s *analysis.FitSpec) { s.Prior = "spike-slab" }},
+	{"prior_scale", false, func(s *analysis.FitSpec) { s.PriorScale = 2 }},
 }
 
 // formGroups are the form's groups of settings (fieldsets): each is shown
@@ -66,6 +70,7 @@ var formGroups = map[string][]string{
 	"evidence": {"restarts", "sigma", "thresholds"},
 	"bounded":  {"likelihood", "dispersion", "bias", "bounds"},
 	"robust":   {"epsilon", "select", "em"},
+	"auc":      {"scores", "gamma", "prior", "prior_scale"},
 }
 
 // learnsKernels probes whether a model and engine learn kernel
@@ -167,6 +172,7 @@ var engineLabels = map[string]string{
 	multirater.EngineGibbs:   "gibbs (MCMC)",
 	multirater.EngineEP:      "ep (expectation propagation, seconds)",
 	multirater.EngineLaplace: "laplace (Laplace's method, seconds)",
+	multirater.EngineSMC:     "smc (tempering sequential Monte Carlo, minutes)",
 }
 
 // modelLabel is a model's choice in the form: its name and the start of
@@ -348,7 +354,7 @@ func kernelChoices(models []analysis.Model, withText, unlabelled int, in itemInp
 var fitFormFields = []string{"model", "engine", "precisions", "kernel", "kernel_custom", "covariates", "categorical", "standardize",
 	"identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "seed", "v", "lambda", "sigma_b",
 	"flag_threshold", "max_rhat", "min_ess", "keep_draws", "restarts", "sigma", "thresholds",
-	"likelihood", "dispersion", "bias", "bounds", "epsilon", "select", "em",
+	"likelihood", "dispersion", "bias", "bounds", "epsilon", "select", "em", "scores", "gamma", "prior", "prior_scale",
 	"text_weighting", "text_min_df", "text_max_features", "text_stem", "text_bigrams", "text_keep_stop_words"}
 
 // fitForm reads the start-fit form of a project with scheme into a fit
@@ -387,6 +393,11 @@ func fitForm(c *gin.Context, scheme annotations.Scheme) (*fitRequest, map[string
 		Identifiability: sent["identifiability"], RefRater: sent["ref_rater"], Sampler: sent["sampler"],
 		Likelihood: sent["likelihood"], Bounds: sent["bounds"], EM: sent["em"],
 		Standardize: sent["standardize"] != "", Bias: sent["bias"] != "", Select: sent["select"] != "",
+		Scores: sent["scores"], Prior: sent["prior"],
+	}
+	if v := sent["gamma"]; v != "" {
+		g := analysis.GammaSpec(v)
+		req.Gamma = &g
 	}
 	if sent["kernel_custom"] != "" {
 		req.Kernel = sent["kernel_custom"]
@@ -420,7 +431,7 @@ func fitForm(c *gin.Context, scheme annotations.Scheme) (*fitRequest, map[string
 		name string
 		dst  **float64
 	}{{"v", &req.V}, {"lambda", &req.Lambda}, {"sigma_b", &req.SigmaB}, {"flag_threshold", &req.FlagThreshold}, {"max_rhat", &req.MaxRhat}, {"min_ess", &req.MinESS},
-		{"sigma", &req.Sigma}, {"dispersion", &req.Dispersion}, {"epsilon", &req.Epsilon}}
+		{"sigma", &req.Sigma}, {"dispersion", &req.Dispersion}, {"epsilon", &req.Epsilon}, {"prior_scale", &req.PriorScale}}
 	for _, f := range floats {
 		if v := sent[f.name]; v != "" {
 			x, err := parseFloatField(f.name, v)

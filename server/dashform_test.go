@@ -86,10 +86,10 @@ func TestDashboardFitFormModels(t *testing.T) {
 			map[string]string{"gibbs": "ordinal:gibbs confusion:gibbs", "evidence": "ordinal:ep ordinal:laplace", "bounded": "", "robust": ""},
 			map[string]string{"sigma": "ordinal:ep ordinal:laplace", "thresholds": "ordinal:ep ordinal:laplace", "sigma_b": "ordinal:gibbs ordinal:ep ordinal:laplace",
 				"precisions": "", "max_rhat": "ordinal:gibbs confusion:gibbs", "ref_rater": "ordinal:gibbs"}}},
-		{"binary", bin, want{[]string{"classification", "robust", "confusion"}, map[string]string{"gibbs": "classification confusion", "ep": "robust", "vb": "confusion"},
-			map[string]string{"gibbs": "classification:gibbs confusion:gibbs", "evidence": "robust:ep", "bounded": "", "robust": "robust:ep"},
+		{"binary", bin, want{[]string{"classification", "robust", "confusion", "auc"}, map[string]string{"gibbs": "classification confusion", "ep": "robust auc", "vb": "confusion", "smc": "auc"},
+			map[string]string{"gibbs": "classification:gibbs confusion:gibbs", "evidence": "robust:ep", "bounded": "", "robust": "robust:ep", "auc": ""},
 			map[string]string{"precisions": "classification:gibbs", "sigma": "robust:ep", "restarts": "robust:ep", "thresholds": "", "sigma_b": "",
-				"v": "classification:gibbs", "max_rhat": "classification:gibbs confusion:gibbs"}}},
+				"v": "classification:gibbs", "max_rhat": "classification:gibbs confusion:gibbs", "prior": ""}}},
 		{"nominal", nom, want{[]string{"classification", "confusion"}, map[string]string{"gibbs": "classification confusion", "vb": "confusion"},
 			map[string]string{"gibbs": "classification:gibbs confusion:gibbs", "evidence": "", "bounded": "", "robust": ""},
 			map[string]string{"precisions": "classification:gibbs", "sigma": "", "v": "classification:gibbs"}}},
@@ -246,7 +246,7 @@ func TestDashboardFitFormFits(t *testing.T) {
 	form := between(page, `id="fit-form"`, "</form>")
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "The fit was not started") || !strings.Contains(page, "leave epsilon out") ||
 		!strings.Contains(form, `<option value="robust" selected `) || !regexp.MustCompile(`name="epsilon"[^>]*value="0.1"`).MatchString(form) ||
-		!regexp.MustCompile(`<option value="ep" data-models="robust" selected>`).MatchString(form) {
+		!regexp.MustCompile(`<option value="ep" data-models="robust auc" selected>`).MatchString(form) {
 		t.Errorf("refused robust fit: %d %s", resp.StatusCode, clipText(form, 800))
 	}
 }

@@ -50,7 +50,7 @@ func tablesFor(res *multirater.FitResult) []string {
 var reportPlots = []string{
 	reports.PlotPrecision, reports.PlotDispersion, reports.PlotVariance, reports.PlotTrace, reports.PlotRhat,
 	reports.PlotConsensus, reports.PlotThresholds, reports.PlotROC, reports.PlotErrorRates,
-	reports.PlotAgreement, reports.PlotConfusion,
+	reports.PlotAgreement, reports.PlotConfusion, reports.PlotCoefficients,
 }
 
 // plotView is a plot on the fit page: its name (in the plot URLs) and title.
@@ -61,9 +61,18 @@ type plotView struct{ Name, Title string }
 // on demand.
 var mainPlots = []string{reports.PlotPrecision, reports.PlotErrorRates, reports.PlotDispersion, reports.PlotConsensus}
 
+// mainRankingPlots are the main plots of a ranking fit (the auc model),
+// which has no rater parameters: the ROC curve, the coefficients and the
+// scores.
+var mainRankingPlots = []string{reports.PlotROC, reports.PlotCoefficients, reports.PlotConsensus}
+
 // splitPlots splits the plots of a fit into the main ones, in mainPlots
-// order, and the others, in their order.
-func splitPlots(names []string) (main, more []plotView) {
+// (ranking: mainRankingPlots) order, and the others, in their order.
+func splitPlots(names []string, ranking bool) (main, more []plotView) {
+	mainPlots := mainPlots
+	if ranking {
+		mainPlots = mainRankingPlots
+	}
 	for _, m := range mainPlots {
 		if slices.Contains(names, m) {
 			main = append(main, plotView{m, reports.PlotTitle(m)})
@@ -92,7 +101,8 @@ func plotsFor(res *multirater.FitResult) []string {
 		case p == reports.PlotROC && len(res.Levels) != 2:
 		case p == reports.PlotThresholds && res.Model.Shape() != multirater.OutputScores:
 		case p == reports.PlotPrecision && values, p == reports.PlotDispersion && !values:
-		case (p == reports.PlotPrecision || p == reports.PlotDispersion) && len(res.Raters) == 0:
+		case (p == reports.PlotPrecision || p == reports.PlotDispersion) && (len(res.Raters) == 0 || res.Model.Shape() == multirater.OutputRanking):
+		case p == reports.PlotCoefficients && len(res.Coefficients) == 0:
 		case p == reports.PlotConsensus && len(res.Items) == 0:
 		case p == reports.PlotErrorRates && !hasErrorRates(res):
 		case p == reports.PlotVariance && (res.Draws == nil || len(res.Draws.Alpha) == 0 || len(res.Raters) == 0):

@@ -86,6 +86,14 @@ consensus value, on the rating scale) and mean_log_density (mean log
 predictive density, on the rating scale, of the held-out ratings strictly
 inside the scale, under the fit's median-dispersion rater).
 
+The auc model (--model auc) is judged by its test AUC instead: the items
+with a majority label are dealt into --folds stratified folds (--seed), and
+on the same folds the auc model, concord's probit GP classifier (the robust
+model with epsilon 0, kernel --gp-kernel learnt by the EP evidence) and
+logistic regression (maximum likelihood) are trained and rank the held-out
+items; the table gives each model's mean test AUC over the folds with its
+standard error, the JSON (schema concord.auc-eval/v1) every fold's.
+
 Every fit uses lighter sampler defaults than concord fit (2 chains of 500
 draws after 300 burn-in sweeps, 200 kept draws); raise them with --samples
 and --burnin. Chains run in parallel. With items that carry text the kernel
@@ -98,6 +106,7 @@ bounds it on large item sets.
 Examples:
   concord eval --labels ratings.csv --items essays.csv --scheme ordinal:0..12 --folds 10 --out eval.json
   concord eval --labels ratings.csv --items sentences.csv --text-columns sentence --scheme nominal:a,b,c --model classification --out eval.json
+  concord eval --labels pima_labels.csv --items pima_items.csv --scheme binary:No,Yes,pos=Yes --model auc --standardize --folds 10 --out auc-eval.json
   concord eval --labels ratings.csv --items sentences.csv --kernel text:relation+text:term1+text:term2+text:sentence \
       --min-df 2 --max-features 300 --rater-baselines none --scheme nominal:a,b,c --model classification --out eval.json
 `
@@ -116,13 +125,16 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
 	model := fs.String("model", "", "model: "+analysis.ModelNames()+" (default: the one that suits the labels' scheme)")
-	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace (see concord fit --help)")
+	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace; the auc model: ep (default) or smc (see concord fit --help)")
 	likelihood := fs.String("likelihood", "", "bounded: beta (default), truncnorm or warped")
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt)")
 	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater")
 	bounds := fs.String("bounds", "", "bounded: squeeze (default) or censor values at the scale's ends")
 	kernel := fs.String("kernel", "", "kernel as for concord fit (default: text when the items have texts, else identity)")
 	kf := addKernelFlags(fs)
+	af := addAUCFlags(fs)
+	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with each fold's training items")
+	gpKernel := fs.String("gp-kernel", "", "auc: the probit GP classifier's kernel (default "+analysis.DefaultGPClassifierKernel+", learnt by the evidence)")
 	folds := fs.Int("folds", analysis.DefaultFolds, "number of folds")
 	seed := fs.Uint64("seed", 1, "random seed of the folds and the fits")
 	baselines := fs.String("rater-baselines", "", fmt.Sprintf("raters with a rater:<id> baseline: all, none or N (default: all raters when there are at most %d, else the %d with the most labels)", analysis.DefaultRaterBaselines, analysis.DefaultRaterBaselines))
@@ -180,6 +192,16 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	}
 	setEngine()
 	kf.apply(&spec.Fit)
+	af.apply(&spec.Fit)
+	spec.Fit.Standardize = *standardize
+	if strings.EqualFold(spec.Fit.Model, analysis.ModelAUC) {
+		// The auc model is judged by test AUC against two classifiers.
+		spec.Fit.Identifiability, spec.Fit.Sampler, spec.Fit.V, spec.Fit.KeepDraws = "", "", 0, 0
+		return runAUCEval(ctx, e, analysis.AUCEvalSpec{Fit: spec.Fit, Folds: *folds, GPKernel: *gpKernel}, *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode, rf, *out)
+	}
+	if *gpKernel != "" {
+		return annotations.Errorf(annotations.EINVALID, "--gp-kernel is a setting of concord eval --model auc")
+	}
 	if err := spec.Fit.Validate(); err != nil {
 		return err
 	}

@@ -65,6 +65,17 @@ Examples:
   concord fit --labels labels.csv --scheme nominal:cat,dog,fox --model classification --precisions fixed --out -
   concord fit --labels crowd.csv --duplicates keep --model confusion --out crowd.json
   concord fit --labels crowd.csv --items products.csv --model confusion --kernel text:name_a+text:name_b --out crowd.json
+  concord fit --labels pima_labels.csv --items pima_items.csv --scheme binary:No,Yes,pos=Yes --model auc --standardize --out pima.json
+
+The auc model (--model auc, binary schemes; Ridgway et al.'s PAC-Bayesian AUC
+scoring) ranks items by a score s(x) of their numeric covariates (--items,
+chosen with --covariates) so that positive items come first: linear scores
+s = <theta, x> (--scores linear, the default) or a Gaussian process
+(--scores gp --kernel rbf|rbf:gamma=G|...). Each item's label is the
+majority of its labels. It writes each item's score (mean and sd), the ROC
+curve and training AUC, the coefficients of linear scores and the log
+evidence; --gamma cv (default) chooses the pseudo-posterior's temperature
+by 5-fold cross-validation of the held-out AUC.
 `
 
 func runFit(ctx context.Context, e *env, args []string) error {
@@ -86,7 +97,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
 	sampler := fs.String("sampler", def.Sampler, "default (faster mixing) or paper (plain Gibbs of the paper)")
-	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace; the confusion model: vb (variational Bayes, default, seconds) or gibbs")
+	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace; the confusion model: vb (variational Bayes, default, seconds) or gibbs; the auc model: ep (default, seconds) or smc (tempering sequential Monte Carlo, with Monte Carlo standard errors)")
 	likelihood := fs.String("likelihood", "", "bounded: beta (default; mean Phi(f)), truncnorm (mode Phi(f)) or warped (Phi^-1(y) Gaussian)")
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt per rater)")
 	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater on the latent scale")
@@ -102,10 +113,14 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	thresholds := fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)")
 	restarts := fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3 with one rater, 1 with several)")
 	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)")
+	af := addAUCFlags(fs)
 	precisions := fs.String("precisions", "", "classification: inferred (default), fixed (all 1, the paper's appendix B representation) or fixed-full (all 1, one latent vector per label)")
 	chains := fs.Int("chains", def.Chains, "number of chains (run in parallel)")
-	samples := fs.Int("samples", def.Samples, "draws kept per chain (the confusion model's default: "+strconv.Itoa(analysis.ConfusionSamples)+")")
-	burnin := fs.Int("burnin", def.Burnin, "burn-in sweeps per chain (the confusion model's default: "+strconv.Itoa(analysis.ConfusionBurnin)+")")
+	// The confusion model's chains have their own defaults, from the model
+	// table.
+	conf := analysis.FitSpec{Model: analysis.ModelConfusion, Engine: multirater.EngineGibbs}.WithDefaults()
+	samples := fs.Int("samples", def.Samples, "draws kept per chain (the confusion model's default: "+strconv.Itoa(conf.Samples)+")")
+	burnin := fs.Int("burnin", def.Burnin, "burn-in sweeps per chain (the confusion model's default: "+strconv.Itoa(conf.Burnin)+")")
 	thin := fs.Int("thin", def.Thin, "keep every THIN-th sweep")
 	seed := fs.Uint64("seed", 1, "random seed")
 	v := fs.Float64("v", def.V, "shape of the Gamma prior on rater precisions")
@@ -188,6 +203,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	kf.apply(&spec)
+	af.apply(&spec)
 	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 {
 		return annotations.Errorf(annotations.EINVALID, "--chains, --samples, --thin and --keep-draws must be at least 1")
 	}
@@ -241,7 +257,14 @@ func fitAndSummarise(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec analysis.FitSpec, source string, w io.Writer) (*multirater.FitResult, error) {
 	full := spec.ForData(ds).WithDefaults()
 	nItems := len(ds.ItemIDs())
-	if full.Engine == multirater.EngineVB {
+	if strings.EqualFold(full.Model, analysis.ModelAUC) {
+		what := full.Scores + " scores"
+		if full.Kernel != "" {
+			what += ", kernel " + full.Kernel
+		}
+		fmt.Fprintf(w, "Fitting the auc model (%s, gamma %s, %s prior) by %s to %s: %d items, %d raters, %d labels; seed %d\n",
+			what, full.Gamma, full.Prior, engineName(full.Engine), source, nItems, len(ds.RaterIDs()), len(ds.Labels), full.Seed)
+	} else if full.Engine == multirater.EngineVB {
 		fmt.Fprintf(w, "Fitting the %s model (kernel %s, %s prior hierarchy) by %s to %s: %d items, %d raters, %d labels\n",
 			full.Model, full.Kernel, full.Hierarchy, engineName(full.Engine), source, nItems, len(ds.RaterIDs()), len(ds.Labels))
 	} else if full.Engine != multirater.EngineGibbs {
@@ -317,6 +340,8 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 		fmt.Fprintf(w, "Note: %s.\n", n)
 	}
 	switch sum.Shape {
+	case multirater.OutputRanking:
+		printRankingSummary(w, res, top)
 	case multirater.OutputClasses:
 		printClassSummary(w, res, sum, top)
 		if res.Model.Model == analysis.ModelRobust {
@@ -327,7 +352,9 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	default:
 		printScoreSummary(w, res, sum, top)
 	}
-	if sum.Shape == multirater.OutputValues {
+	if sum.Shape == multirater.OutputRanking {
+		// The auc model flags no labels.
+	} else if sum.Shape == multirater.OutputValues {
 		fmt.Fprintf(w, "\n%d surprising rating(s) in a two-sided predictive tail below %g (\"flags\" in the result).\n", sum.Flags, res.Model.FlagThreshold)
 	} else {
 		fmt.Fprintf(w, "\n%d surprising label(s) with posterior predictive probability below %g (\"flags\" in the result).\n", sum.Flags, res.Model.FlagThreshold)
@@ -485,6 +512,8 @@ func engineName(engine string) string {
 		return "Laplace's method"
 	case multirater.EngineVB:
 		return "variational Bayes"
+	case multirater.EngineSMC:
+		return "tempering sequential Monte Carlo"
 	}
 	return "Gibbs sampling"
 }

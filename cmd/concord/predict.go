@@ -136,9 +136,16 @@ func jsonProblem(err error) string {
 }
 
 func printPredictSummary(w io.Writer, p *analysis.Predictions, out string) {
-	fmt.Fprintf(w, "Predicted %d item(s) with the %s model (kernel %s).\n", len(p.Items), p.Model, p.Kernel)
+	if p.Kernel == "" {
+		fmt.Fprintf(w, "Predicted %d item(s) with the %s model (linear scores).\n", len(p.Items), p.Model)
+	} else {
+		fmt.Fprintf(w, "Predicted %d item(s) with the %s model (kernel %s).\n", len(p.Items), p.Model, p.Kernel)
+	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+	if g := p.Gold; g != nil {
+		fmt.Fprintf(w, "AUC of the scores against the items' gold labels: %.4f (%d items, %d positive).\n", g.AUC, g.Items, g.Positives)
 	}
 	if out != "-" {
 		fmt.Fprintf(w, "Wrote %s\n", out)

@@ -1,0 +1,80 @@
+package analysis
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// readPima reads testdata/pima_tr.csv or pima_te.csv (MASS's Pima.tr and
+// Pima.te; see testdata/README.md): the 7 covariates and type == "Yes".
+func readPima(t testing.TB, name string) (names []string, x *mat.Dense, y []bool) {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := len(rows[0]) - 1
+	names = rows[0][:d]
+	x = mat.NewDense(len(rows)-1, d, nil)
+	for i, r := range rows[1:] {
+		for j := 0; j < d; j++ {
+			v, err := strconv.ParseFloat(r[j], 64)
+			if err != nil {
+				t.Fatalf("%s row %d column %d: %v", name, i+2, j+1, err)
+			}
+			x.Set(i, j, v)
+		}
+		y = append(y, r[d] == "Yes")
+	}
+	return names, x, y
+}
+
+// TestLogisticIRLSMatchesGLM checks FitLogistic against R's glm on Pima.tr
+// (testdata/pima_glm.csv, written by testdata/pima_glm.R).
+func TestLogisticIRLSMatchesGLM(t *testing.T) {
+	_, x, y := readPima(t, "pima_tr.csv")
+	fit, err := FitLogistic(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("testdata/pima_glm.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ref, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append([]float64{fit.Intercept}, fit.Coef...)
+	if len(ref)-1 != len(got) {
+		t.Fatalf("%d reference terms, %d fitted", len(ref)-1, len(got))
+	}
+	for j, r := range ref[1:] {
+		est, _ := strconv.ParseFloat(r[1], 64)
+		se, _ := strconv.ParseFloat(r[2], 64)
+		if math.Abs(got[j]-est) > 1e-7*math.Abs(est) {
+			t.Errorf("%s: estimate %.12g, glm %.12g", r[0], got[j], est)
+		}
+		if math.Abs(fit.SE[j]-se) > 1e-5*se {
+			t.Errorf("%s: se %.12g, glm %.12g", r[0], fit.SE[j], se)
+		}
+	}
+}
+
+func TestLogisticSeparable(t *testing.T) {
+	x := mat.NewDense(4, 1, []float64{0, 1, 2, 3})
+	if _, err := FitLogistic(x, []bool{false, false, true, true}); err == nil {
+		t.Fatal("separable classes: no error")
+	}
+}

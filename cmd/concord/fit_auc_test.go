@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"concord/analysis"
+	"concord/multirater"
+)
+
+const (
+	pimaTrItems  = "testdata/pima_tr_items.csv"
+	pimaTrLabels = "testdata/pima_tr_labels.csv"
+	pimaTeItems  = "testdata/pima_te_items.csv"
+	pimaTeLabels = "testdata/pima_te_labels.csv"
+)
+
+// pimaTestLabels reads Pima.te's labels by item id (true: Yes).
+func pimaTestLabels(t *testing.T) map[string]bool {
+	t.Helper()
+	f, err := os.Open(pimaTeLabels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, r := range recs[1:] {
+		out[r[0]] = r[2] == "Yes"
+	}
+	return out
+}
+
+// TestFitAUCPima is the acceptance run of the auc model end to end:
+// concord fit --model auc --standardize on Pima.tr, then concord predict
+// on Pima.te, whose test AUC Ridgway et al. report as 0.8617 +- 0.010
+// (linear scores, EP, gamma by cross-validation).
+func TestFitAUCPima(t *testing.T) {
+	dir := t.TempDir()
+	fit := filepath.Join(dir, "pima.json")
+	e, stdout, errb := testEnv()
+	args := []string{"fit", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--model", "auc", "--standardize", "--top", "5", "--out", fit}
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errb)
+	}
+	for _, want := range []string{"Fitting the auc model (linear scores, gamma cv, gaussian prior) by expectation propagation", "Cross-validated AUC by gamma:",
+		"Training AUC of the posterior mean scores: 0.8", "Coefficients (linear scores):", "glu ", "Top 5 of the ranking (of 200 items"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("fit summary: no %q:\n%s", want, stdout)
+		}
+	}
+	var res multirater.FitResult
+	readJSON(t, fit, &res)
+	if res.Model.Model != "auc" || res.AUC == nil || !res.AUC.GammaByCV || len(res.Coefficients) != 7 || res.Features == nil || len(res.Features.X) != 200 {
+		t.Fatalf("fit document: model %+v", res.Model)
+	}
+	out := filepath.Join(dir, "pred.json")
+	e, stdout, errb = testEnv()
+	if code := run(context.Background(), e, []string{"predict", "--fit", fit, "--items", pimaTeItems, "--out", out}); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errb)
+	}
+	if !strings.Contains(stdout.String(), "Predicted 332 item(s) with the auc model (linear scores)") {
+		t.Errorf("predict summary:\n%s", stdout)
+	}
+	var p analysis.Predictions
+	readJSON(t, out, &p)
+	labels := pimaTestLabels(t)
+	s := make([]float64, len(p.Items))
+	y := make([]bool, len(p.Items))
+	for i, it := range p.Items {
+		if it.Score == nil || !(it.Score.SD > 0) {
+			t.Fatalf("prediction %+v", it)
+		}
+		s[i], y[i] = it.Score.Mean, labels[it.ID]
+	}
+	a := mannWhitney(s, y)
+	if p.Gold == nil || math.Abs(p.Gold.AUC-a) > 1e-12 || !strings.Contains(stdout.String(), fmt.Sprintf("AUC of the scores against the items' gold labels: %.4f (332 items, 109 positive)", a)) {
+		t.Errorf("predictions' gold check %+v, want AUC %v; summary:\n%s", p.Gold, a, stdout)
+	}
+	t.Logf("Pima.te test AUC %.4f with gamma %g (Ridgway et al.: 0.8617 +- 0.010)", a, res.AUC.Gamma)
+	if a < 0.84 || a > 0.88 {
+		t.Errorf("Pima.te test AUC %.4f, want 0.8617 +- 0.02", a)
+	}
+}
+
+// TestFitAUCFlags: the auc flags reach the stored settings; wrong ones are
+// refused with precise messages.
+func TestFitAUCFlags(t *testing.T) {
+	dir := t.TempDir()
+	fit := filepath.Join(dir, "pima.json")
+	e, _, errb := testEnv()
+	start := time.Now()
+	args := []string{"fit", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--model", "auc",
+		"--gamma", "30", "--prior", "spike-slab", "--prior-scale", "2", "--covariates", "glu,bmi,ped,age", "--seed", "7", "--out", fit}
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errb)
+	}
+	t.Logf("spike-and-slab fit in %s", time.Since(start))
+	var res multirater.FitResult
+	readJSON(t, fit, &res)
+	a := res.AUC
+	if a.Gamma != 30 || a.GammaByCV || a.Prior != "spike-slab" || a.PriorScale != 2 || strings.Join(a.Covariates, ",") != "glu,bmi,ped,age" || res.Model.Seed != 7 || a.Center != nil {
+		t.Errorf("auc settings %+v, seed %d", a, res.Model.Seed)
+	}
+	for _, c := range res.Coefficients {
+		if !(c.Inclusion > 0 && c.Inclusion <= 1) {
+			t.Errorf("coefficient %+v: inclusion not a probability", c)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "auc", "--gamma", "warm"}, `gamma "warm": expected a positive number`},
+		{[]string{"--model", "auc", "--scores", "tree"}, `scores "tree": expected linear`},
+		{[]string{"--model", "auc", "--engine", "laplace"}, `the auc model is fitted by ep or smc`},
+		{[]string{"--model", "auc", "--kernel", "rbf:gamma=1"}, "is for gp scores"},
+		{[]string{"--model", "auc", "--covariates", "glu,insulin"}, `covariate "insulin" is not a numeric item column`},
+		{[]string{"--model", "robust", "--prior", "gaussian"}, "settings of the auc model"},
+	} {
+		e, _, errb := testEnv()
+		args := append([]string{"fit", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--out", filepath.Join(dir, "x.json")}, tc.args...)
+		if code := run(context.Background(), e, args); code == 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb, tc.want)
+		}
+	}
+	// Labels without an items file: the covariates are missing.
+	e, _, errb = testEnv()
+	if code := run(context.Background(), e, []string{"fit", "--labels", pimaTrLabels, "--scheme", "binary:No,Yes,pos=Yes", "--model", "auc", "--out", filepath.Join(dir, "x.json")}); code == 0 ||
+		!strings.Contains(errb.String(), "the auc model scores items by their numeric covariates") || !strings.Contains(errb.String(), "--items") {
+		t.Errorf("no items file: exit %d: %s", code, errb)
+	}
+}
+
+// TestEvalAUC: concord eval --model auc prints the table of test AUCs and
+// writes the JSON document.
+func TestEvalAUC(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "eval.json")
+	e, stdout, errb := testEnv()
+	args := []string{"eval", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--model", "auc",
+		"--gamma", "30", "--standardize", "--folds", "4", "--seed", "3", "--out", out}
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errb)
+	}
+	var res analysis.AUCEvalResult
+	readJSON(t, out, &res)
+	if res.Schema != analysis.AUCEvalSchema || res.Folds != 4 || res.Items != 200 || len(res.Models) != 3 {
+		t.Fatalf("eval document %+v", res)
+	}
+	for _, m := range res.Models {
+		if len(m.FoldAUC) != 4 || !(m.AUC > 0.7) {
+			t.Errorf("model %+v", m)
+		}
+		line := ""
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			if strings.HasPrefix(l, m.Name+" ") {
+				line = l
+			}
+		}
+		if line == "" || !strings.Contains(line, fmt.Sprintf("%9.4f %8.4f", m.AUC, m.SE)) {
+			t.Errorf("table: no row for %s with its AUC %.4f:\n%s", m.Name, m.AUC, stdout)
+		}
+	}
+	if !strings.Contains(stdout.String(), "4 folds of 200 items (68 positive)") {
+		t.Errorf("eval summary:\n%s", stdout)
+	}
+}
+
+// mannWhitney is the AUC of scores s for labels y: the share of (positive,
+// negative) pairs the scores order correctly, ties counting one half
+// (O(n+ n-), a check independent of the model's own AUC).
+func mannWhitney(s []float64, y []bool) float64 {
+	var sum, pairs float64
+	for i := range s {
+		for j := range s {
+			if !y[i] || y[j] {
+				continue
+			}
+			pairs++
+			switch {
+			case s[i] > s[j]:
+				sum++
+			case s[i] == s[j]:
+				sum += 0.5
+			}
+		}
+	}
+	return sum / pairs
+}
