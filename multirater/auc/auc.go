@@ -90,6 +90,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/floats"
@@ -215,14 +216,17 @@ type Options struct {
 	SMC SMCOptions
 	// Progress, when set, is called after each posterior fitted (every
 	// fold, gamma and kernel of cross-validation, then the final fit) and
-	// when the result is ready, from Fit's goroutine.
+	// when the result is ready, one call at a time (cross-validation folds
+	// run on several goroutines).
 	Progress func(multirater.Progress)
 
 	prog *progress
 }
 
-// progress counts the posterior fits of one Fit call.
+// progress counts the posterior fits of one Fit call (cross-validation
+// folds report from several goroutines: one at a time).
 type progress struct {
+	mu          sync.Mutex
 	f           func(multirater.Progress)
 	start       time.Time
 	done, total int
@@ -234,6 +238,8 @@ func (p *progress) step() {
 	if p == nil || p.f == nil {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.done++
 	p.report()
 }

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater"
+	"concord/multirater/mcmc"
 )
 
 // Folds returns a stratified assignment of the items to k folds: the
@@ -41,8 +42,20 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 		return nil, 0, multirater.DataErrorf("auc: %d positive and %d negative items are too few for %d cross-validation folds", len(pos), len(neg), o.Folds)
 	}
 	fold := Folds(y, o.Folds, rng)
+	// The folds run concurrently (up to GOMAXPROCS), each with its own
+	// generator seeded in fold order from rng, so that the result does
+	// not depend on the machine.
+	seeds := make([]uint64, o.Folds)
+	for f := range seeds {
+		seeds[f] = rng.Uint64()
+	}
 	aucs := make([][]float64, len(o.GammaGrid))
-	for f := 0; f < o.Folds; f++ {
+	for g := range aucs {
+		aucs[g] = make([]float64, o.Folds)
+	}
+	errs := make([]error, o.Folds)
+	mcmc.ParallelFor(o.Folds, func(f int) {
+		frng := rand.New(rand.NewPCG(seeds[f], uint64(f)))
 		var tr, te []int
 		for i, fi := range fold {
 			if fi == f {
@@ -55,18 +68,26 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 		xte, yte := rows(x, te), pick(y, te)
 		ms, err := newModels(xtr, o)
 		if err != nil {
-			return nil, 0, err
+			errs[f] = err
+			return
 		}
 		for g, gamma := range o.GammaGrid {
 			if err := ctx.Err(); err != nil {
-				return nil, 0, err
+				errs[f] = err
+				return
 			}
-			bm, p, _, _, err := fitSelected(ctx, ms, ytr, gamma, o, rng)
+			bm, p, _, _, err := fitSelected(ctx, ms, ytr, gamma, o, frng)
 			if err != nil {
-				return nil, 0, fmt.Errorf("auc: cross-validation fold %d: %w", f+1, err)
+				errs[f] = fmt.Errorf("auc: cross-validation fold %d: %w", f+1, err)
+				return
 			}
 			r := &Result{model: bm, wMean: p.mean, wCov: p.cov}
-			aucs[g] = append(aucs[g], AUC(r.PredictMeansTo(nil, xte), yte))
+			aucs[g][f] = AUC(r.PredictMeansTo(nil, xte), yte)
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, 0, err
 		}
 	}
 	cv := make([]CVRow, len(o.GammaGrid))
