@@ -226,10 +226,20 @@ func TestAnalyzeAgreementTables(t *testing.T) {
 	}
 	found := false
 	for _, n := range rep.Notes {
-		found = found || n == "pairwise_matrix left out: "+strconv.Itoa(MaxMatrixRaters+1)+" raters (at most 200); cohen_kappa lists every pair"
+		found = found || n == "pairwise_matrix left out: "+strconv.Itoa(MaxMatrixRaters+1)+" raters (at most 200); cohen_kappa lists every pair, and each rater profile's pairwise list only the raters it shares items with"
 	}
 	if !found {
 		t.Errorf("notes %q", rep.Notes)
+	}
+	// Rater 0 shares item 0 with the other 100 even raters only.
+	if pw := rep.Profiles[0].Pairwise; len(pw) != 100 {
+		t.Errorf("rater 0's pairwise list: %d raters, want the 100 it shares an item with", len(pw))
+	} else {
+		for _, pa := range pw {
+			if pa.N != 1 {
+				t.Errorf("rater 0 with %s: %d shared items, want 1", pa.Rater, pa.N)
+			}
+		}
 	}
 }
 
