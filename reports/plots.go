@@ -426,6 +426,29 @@ type xErr struct {
 	plotter.XErrors
 }
 
+// addIntervalDots adds the points of pts as dots with their horizontal
+// intervals (the first palette colour), if there are any.
+func addIntervalDots(p *plot.Plot, pts xErr) error {
+	if len(pts.XYs) == 0 {
+		return nil
+	}
+	eb, err := plotter.NewXErrorBars(pts)
+	if err != nil {
+		return err
+	}
+	eb.LineStyle.Width = vg.Points(1.5)
+	eb.LineStyle.Color = plotutil.Color(0)
+	sc, err := plotter.NewScatter(pts.XYs)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle.Shape = draw.CircleGlyph{}
+	sc.GlyphStyle.Radius = vg.Points(3)
+	sc.GlyphStyle.Color = plotutil.Color(0)
+	p.Add(eb, sc)
+	return nil
+}
+
 // yErr is a set of points with vertical error bars.
 type yErr struct {
 	plotter.XYs
@@ -520,21 +543,8 @@ func raterForest(rep *Report, est func(*Rater) *Estimate, title, xlabel string, 
 		pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{m - a, b - m})
 		lo, hi = math.Min(lo, a), math.Max(hi, b)
 	}
-	if len(pts.XYs) > 0 {
-		eb, err := plotter.NewXErrorBars(pts)
-		if err != nil {
-			return nil, err
-		}
-		eb.LineStyle.Width = vg.Points(1.5)
-		eb.LineStyle.Color = plotutil.Color(0)
-		sc, err := plotter.NewScatter(pts.XYs)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle.Shape = draw.CircleGlyph{}
-		sc.GlyphStyle.Radius = vg.Points(3)
-		sc.GlyphStyle.Color = plotutil.Color(0)
-		p.Add(eb, sc)
+	if err := addIntervalDots(p, pts); err != nil {
+		return nil, err
 	}
 	if len(fixed) > 0 {
 		sc, err := plotter.NewScatter(fixed)

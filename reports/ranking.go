@@ -5,9 +5,7 @@ import (
 	"math"
 
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"concord/multirater"
 )
@@ -108,21 +106,8 @@ func coefficientPlot(rep *Report) (*figure, error) {
 		pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{h, h})
 		lo, hi = math.Min(lo, c.Mean-h), math.Max(hi, c.Mean+h)
 	}
-	if len(pts.XYs) > 0 {
-		eb, err := plotter.NewXErrorBars(pts)
-		if err != nil {
-			return nil, err
-		}
-		eb.LineStyle.Width = vg.Points(1.5)
-		eb.LineStyle.Color = plotutil.Color(0)
-		sc, err := plotter.NewScatter(pts.XYs)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle.Shape = draw.CircleGlyph{}
-		sc.GlyphStyle.Radius = vg.Points(3)
-		sc.GlyphStyle.Color = plotutil.Color(0)
-		p.Add(eb, sc)
+	if err := addIntervalDots(p, pts); err != nil {
+		return nil, err
 	}
 	zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: -0.7}, {X: 0, Y: float64(len(cs)) - 0.3}})
 	if err != nil {
