@@ -15,8 +15,10 @@ import (
 	"concord/annotations"
 )
 
-// longFit runs for minutes unless stopped.
-var longFit = map[string]any{"chains": 2, "samples": 1000000, "burnin": 10, "seed": 3}
+// longFit runs for minutes unless stopped: a million burn-in sweeps, which
+// keep no draws (a million kept draws allocated about 1 GB, slow to
+// page in on a loaded machine).
+var longFit = map[string]any{"chains": 2, "samples": 1000, "burnin": 1000000, "seed": 3}
 
 // waitState polls the store until fit id is in state st.
 func waitState(t *testing.T, st annotations.FitStore, id int64, want annotations.FitStatus, timeout time.Duration) *annotations.Fit {
