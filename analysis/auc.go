@@ -399,47 +399,9 @@ func fitAUC(ctx context.Context, ds *annotations.Dataset, _ *Covariance, spec Fi
 	}
 	xfit := rowsOf(x, fitIdx)
 	data := auc.Data{X: xfit, Positive: positive, Names: cols}
-	refit := opts.Engine == auc.SMC && (opts.Gamma == 0 || len(opts.Kernels) > 0)
-	if refit && progress != nil {
-		// The choice is most of the work; the final fit the last 5%.
-		opts.Progress = func(p multirater.Progress) {
-			p.Fraction *= 0.95
-			if p.Phase == "done" {
-				p.Phase = "fitting" // the final fit follows
-			}
-			progress(p)
-		}
-	}
 	res, err := auc.Fit(ctx, data, opts)
 	if err != nil {
 		return nil, invalidData(err, "")
-	}
-	if refit {
-		// SMC's final fit after cross-validation or a choice among
-		// candidate kernels draws from a generator that those fits have
-		// advanced: fit again at the chosen gamma and kernel, so that the
-		// document's posterior is the one a fit with both fixed gives
-		// (what predict repeats, aucRefit).
-		fixed := opts
-		fixed.Gamma, fixed.Kernel, fixed.Kernels = res.Gamma, nil, nil
-		if progress != nil {
-			fixed.Progress = func(p multirater.Progress) {
-				p.Fraction = 0.95 + 0.05*p.Fraction
-				progress(p)
-			}
-		}
-		if res.Scores == ScoresGP {
-			if fixed.Kernel, err = kernel.ParseKernel(res.Kernel); err != nil {
-				return nil, fmt.Errorf("analysis: the auc fit's chosen kernel %q: %w", res.Kernel, err)
-			}
-		}
-		final, err := auc.Fit(ctx, data, fixed)
-		if err != nil {
-			return nil, invalidData(err, "")
-		}
-		final.GammaByCV, final.CV, final.KernelEvidence = res.GammaByCV, res.CV, res.KernelEvidence
-		final.Elapsed += res.Elapsed
-		res = final
 	}
 	var predicted []auc.Score
 	if len(otherIdx) > 0 {

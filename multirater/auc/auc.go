@@ -545,8 +545,10 @@ func splitClasses(y []bool) (pos, neg []int) {
 // fitSelected fits the posterior at gamma for every candidate model and
 // returns the one with the largest log evidence (Ridgway et al. sec. 5:
 // prior hyperparameters by evidence maximisation), its index and every
-// candidate's log evidence.
-func fitSelected(ctx context.Context, ms []*model, y []bool, gamma float64, o *Options, rng *rand.Rand) (*model, *posterior, int, []float64, error) {
+// candidate's log evidence. Each candidate's fit (SMC) draws from a fresh
+// generator of newRand, so that a candidate's posterior does not depend on
+// the others fitted before it.
+func fitSelected(ctx context.Context, ms []*model, y []bool, gamma float64, o *Options, newRand func() *rand.Rand) (*model, *posterior, int, []float64, error) {
 	var best *posterior
 	var bm *model
 	bi := 0
@@ -560,7 +562,7 @@ func fitSelected(ctx context.Context, ms []*model, y []bool, gamma float64, o *O
 		if _, ok := m.kern.(kernel.Hyper); ok && o.LearnKernel {
 			m, p, err = learnKernel(ctx, m, y, gamma, o)
 		} else {
-			p, err = fitPosterior(ctx, m, y, gamma, o, rng)
+			p, err = fitPosterior(ctx, m, y, gamma, o, newRand())
 		}
 		if err != nil {
 			return nil, nil, 0, nil, err
@@ -689,7 +691,12 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 	if o.Standardize {
 		res.Center, res.Scale = standardize(x)
 	}
-	rng := rand.New(rand.NewPCG(o.Seed, 0x617563))
+	// The final fit's generator is seeded from Seed alone, whatever
+	// cross-validation drew: a fit whose gamma (or kernel) was chosen
+	// gives the posterior of a fit with that choice fixed, which is what
+	// predict repeats.
+	newRand := func() *rand.Rand { return rand.New(rand.NewPCG(o.Seed, 0x617563)) }
+	rng := newRand()
 	res.Gamma = o.Gamma
 	if o.Gamma == 0 {
 		cv, best, err := crossValidate(ctx, x, d.Positive, &o, rng)
@@ -706,7 +713,7 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, p, _, lzs, err := fitSelected(ctx, ms, d.Positive, res.Gamma, &o, rng)
+	m, p, _, lzs, err := fitSelected(ctx, ms, d.Positive, res.Gamma, &o, newRand)
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 	}
 	errs := make([]error, o.Folds)
 	mcmc.ParallelFor(o.Folds, func(f int) {
-		frng := rand.New(rand.NewPCG(seeds[f], uint64(f)))
+		frng := func() *rand.Rand { return rand.New(rand.NewPCG(seeds[f], uint64(f))) }
 		var tr, te []int
 		for i, fi := range fold {
 			if fi == f {
