@@ -296,17 +296,7 @@ func aucCovariates(ds *annotations.Dataset, ids []string, spec FitSpec) ([]strin
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
-	have := map[string]bool{}
-	for i := range ds.Items {
-		for c := range ds.Items[i].Covariates {
-			have[c] = true
-		}
-	}
-	avail := make([]string, 0, len(have))
-	for c := range have {
-		avail = append(avail, c)
-	}
-	sort.Strings(avail)
+	avail := numericColumns(ds)
 	if len(avail) == 0 {
 		return nil, nil, bad("the auc model scores items by their numeric covariates, and the items have none: give an items file (--items) with numeric columns (chosen with --covariates col,col; default all)")
 	}
@@ -322,7 +312,7 @@ func aucCovariates(ds *annotations.Dataset, ids []string, spec FitSpec) ([]strin
 		cols = avail
 	default:
 		for _, c := range cl.names {
-			if !have[c] {
+			if !slices.Contains(avail, c) {
 				return nil, nil, bad("covariate %q is not a numeric item column (the items have %s)", c, strings.Join(avail, ", "))
 			}
 		}

@@ -503,12 +503,8 @@ func textColumnsAvailable(ds *annotations.Dataset) string {
 	return "the items' other columns are " + strings.Join(names, ", ") + "; a column joined into the item text (text columns) is read by the term text"
 }
 
-// selectCovariates resolves FitSpec.Covariates against the items' numeric
-// columns. The default ("") is every numeric column when the kernel has no
-// text term; with a text term the columns must be named, so that a numeric
-// column of an items file (a score, an id) never slips into a text model
-// unasked.
-func selectCovariates(ds *annotations.Dataset, ks kernel.Spec, spec string) ([]string, error) {
+// numericColumns returns the names of the items' numeric columns, sorted.
+func numericColumns(ds *annotations.Dataset) []string {
 	have := map[string]bool{}
 	for i := range ds.Items {
 		for c := range ds.Items[i].Covariates {
@@ -520,6 +516,16 @@ func selectCovariates(ds *annotations.Dataset, ks kernel.Spec, spec string) ([]s
 		avail = append(avail, c)
 	}
 	sort.Strings(avail)
+	return avail
+}
+
+// selectCovariates resolves FitSpec.Covariates against the items' numeric
+// columns. The default ("") is every numeric column when the kernel has no
+// text term; with a text term the columns must be named, so that a numeric
+// column of an items file (a score, an id) never slips into a text model
+// unasked.
+func selectCovariates(ds *annotations.Dataset, ks kernel.Spec, spec string) ([]string, error) {
+	avail := numericColumns(ds)
 	list := "the items have none"
 	if len(avail) > 0 {
 		list = "the items have " + strings.Join(avail, ", ")
@@ -535,7 +541,7 @@ func selectCovariates(ds *annotations.Dataset, ks kernel.Spec, spec string) ([]s
 		return nil, annotations.Errorf(annotations.EINVALID, "kernel %s combines text with numeric covariates: name the covariate columns (covariates \"col,col\" or \"all\"; %s) so that no numeric column, such as a score derived from the labels, is used unasked", ks, list)
 	}
 	for _, c := range cl.names {
-		if !have[c] {
+		if !slices.Contains(avail, c) {
 			return nil, annotations.Errorf(annotations.EINVALID, "covariate %q is not a numeric item column (%s)", c, list)
 		}
 	}
