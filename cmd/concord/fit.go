@@ -369,7 +369,8 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 func printErrorSummary(w io.Writer, res *multirater.FitResult, top int) {
 	d := res.Diagnostics
 	if d.Selected != "" {
-		fmt.Fprintf(w, "\nModel selection by the evidence: plain %.4f, robust %.4f: %s.\n", d.Evidence["plain"], d.Evidence["robust"], d.Selected)
+		fmt.Fprintf(w, "\nModel selection by the evidence: plain %.4f, robust %.4f with the error rates integrated out (%.4f at the learnt ones): %s.\n",
+			d.Evidence["plain"], d.Evidence["robust_integrated"], d.Evidence["robust"], d.Selected)
 	}
 	fmt.Fprintf(w, "\nLabelling-error rates (epsilon: how often the rater's label is flipped):\n")
 	fmt.Fprintf(w, "  %-20s %6s  %9s %s\n", "rater", "labels", "epsilon", "EM steps")

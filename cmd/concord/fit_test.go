@@ -207,7 +207,8 @@ func TestFitModelFollowsScheme(t *testing.T) {
 // TestFitRobust: concord fit --model robust on 40 RTE items (10 AMT labels
 // each) writes every label's p_error, each rater's error rate with its EM
 // history, the log evidence and, with --select, the evidence of both
-// models and the choice; bad settings are refused with the field named.
+// models (the robust one also with its error rates integrated out) and the
+// choice; bad settings are refused with the field named.
 func TestFitRobust(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "robust.json")
@@ -231,7 +232,7 @@ func TestFitRobust(t *testing.T) {
 	}
 	d := res.Diagnostics
 	if res.Model.Model != "robust" || res.Model.Output != multirater.OutputClasses || len(res.Items) != 40 || len(res.LabelErrors) != 400 ||
-		d.LogEvidence == nil || (d.Selected != "plain" && d.Selected != "robust") || len(d.Evidence) != 2 {
+		d.LogEvidence == nil || (d.Selected != "plain" && d.Selected != "robust") || len(d.Evidence) != 3 {
 		t.Fatalf("result: model %q output %q, %d items, %d label errors, log evidence %v, selected %q, evidence %v",
 			res.Model.Model, res.Model.Output, len(res.Items), len(res.LabelErrors), d.LogEvidence, d.Selected, d.Evidence)
 	}

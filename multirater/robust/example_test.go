@@ -10,12 +10,18 @@ import (
 	"concord/multirater/robust"
 )
 
-// ExampleFit fits one annotator's labels of twelve points on a line (class
-// +1 right of 0) with two labels flipped, under an RBF kernel: the robust
-// classifier learns the labelling-error rate and names the flipped labels
-// as the most probable errors.
+// ExampleFit fits one annotator's labels of 24 points on a line (class +1
+// right of 0) with two labels flipped, under an RBF kernel: model selection
+// prefers the robust classifier (its evidence with the error rate
+// integrated out), which learns the labelling-error rate and names the
+// flipped labels as the most probable errors.
 func ExampleFit() {
-	xs := []float64{-3, -2.5, -2, -1.5, -1, -0.5, 0.5, 1, 1.5, 2, 2.5, 3}
+	var xs []float64
+	for v := -3.0; v <= 3; v += 0.25 {
+		if v != 0 {
+			xs = append(xs, v)
+		}
+	}
 	x := mat.NewDense(len(xs), 1, xs)
 	cov := mat.NewSymDense(len(xs), nil)
 	kernel.RBF{Gamma: 0.1}.GramTo(cov, kernel.Inputs{N: len(xs), X: x})
@@ -36,15 +42,15 @@ func ExampleFit() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("selected: %s\n", res.Diagnostics.Selected)
+	fmt.Printf("selected: %s (log evidence: plain %.2f, robust %.2f)\n", res.Diagnostics.Selected, res.Diagnostics.Evidence["plain"], res.Diagnostics.Evidence["robust_integrated"])
 	fmt.Printf("error rate: %.2f\n", res.Raters[0].Epsilon.Value)
 	for _, le := range res.LabelErrors[:3] {
 		fmt.Printf("x = %s labelled %s: p_error %.2f\n", le.Item, le.Label, le.PError)
 	}
 	// Output:
-	// selected: robust
-	// error rate: 0.20
-	// x = 2 labelled neg: p_error 0.91
-	// x = -2.5 labelled pos: p_error 0.87
-	// x = 0.5 labelled pos: p_error 0.16
+	// selected: robust (log evidence: plain -12.98, robust -11.88)
+	// error rate: 0.09
+	// x = 2 labelled neg: p_error 0.97
+	// x = -2.5 labelled pos: p_error 0.93
+	// x = 0.25 labelled pos: p_error 0.05
 }
