@@ -362,7 +362,56 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 			break
 		}
 	}
+	if learn && !opts.PaperEM {
+		if err := f.tryBoundary(ctx, data, opts, noise, kern, rng); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// boundaryEps is the error rate below which tryBoundary tries a rater's
+// error rate at exactly 0.
+const boundaryEps = 0.01
+
+// tryBoundary completes the maximisation of the evidence in the error
+// rates at the boundary eps = 0, which EM cannot reach (eps_l = 0 is a
+// fixed point of every EM step, so EM starts above it and can only
+// approach it, and stops where its steps become small): the raters whose
+// learnt error rate is below boundaryEps get eps_l = 0 exactly (their
+// plain probit likelihood), the latent noise is learnt again, and the fit
+// is kept if its evidence is at least EM's. On data without labelling
+// errors this makes the robust model the plain one exactly, as the
+// maximum of the evidence over eps in [0, 1/2) says.
+func (f *fitted) tryBoundary(ctx context.Context, data *Data, opts Options, noise []float64, kern *infer.Kernel, rng *rand.Rand) error {
+	eps := make([]float64, len(f.liks))
+	zeroed := 0
+	for l, o := range f.liks {
+		eps[l] = o.Eps
+		if o.Eps < boundaryEps {
+			eps[l] = 0
+			zeroed++
+		}
+	}
+	if zeroed == 0 {
+		return nil
+	}
+	a, liks, err := runEP(ctx, data, opts, eps, append([]float64(nil), noise...), kern, false, rng)
+	if err != nil {
+		return err
+	}
+	if a.LogZ < f.a.LogZ {
+		f.notes = append(f.notes, fmt.Sprintf("the %d error rates below %g set to 0 gave a lower evidence (%.4f < %.4f): EM's kept", zeroed, boundaryEps, a.LogZ, f.a.LogZ))
+		return nil
+	}
+	f.notes = append(f.notes, fmt.Sprintf("the %d error rates below %g set to exactly 0 (the boundary of [0, 1/2), which EM only approaches) with the latent noise learnt again: evidence %.4f >= EM's %.4f", zeroed, boundaryEps, a.LogZ, f.a.LogZ))
+	f.a, f.liks = a, liks
+	for l, o := range liks {
+		if o.Eps == 0 {
+			f.history[l] = append(f.history[l], 0)
+		}
+	}
+	return nil
 }
 
 // mStepTerm is label j's term of the M-step: its error responsibility

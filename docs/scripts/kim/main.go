@@ -36,6 +36,8 @@ import (
 	"concord/multirater/robust"
 )
 
+var verbose *bool
+
 func main() {
 	path := flag.String("data", "../shared/data/bench_ionosphere/data.csv", "CSV with numeric feature columns and a class column")
 	classCol := flag.String("class", "Class", "class column")
@@ -45,6 +47,7 @@ func main() {
 	splits := flag.Int("splits", 10, "random halves")
 	seed := flag.Uint64("seed", 1, "seed of the splits and flips")
 	learn := flag.Bool("learn", false, "learn the RBF's inverse length-scale by the evidence (starting at -l) instead of fixing it")
+	verbose = flag.Bool("v", false, "print each fit's error rate, latent noise and evidence to stderr")
 	paperEM := flag.Bool("paper-em", false, "learn the robust model's error rate by eq. 20 as printed instead of the tilted responsibilities")
 	flag.Parse()
 	x, y, err := read(*path, *classCol, *pos, strings.Split(*drop, ","))
@@ -169,6 +172,12 @@ func fit(x [][]float64, y []float64, train, test []int, flips map[int]bool, l fl
 	}
 	res, err := robust.Fit(context.Background(), d, opts)
 	check(err)
+	defer func() {
+		if *verbose {
+			r := res.Raters[0]
+			fmt.Fprintf(os.Stderr, "  %d flips, eps fixed %v: eps %.4g, s %.4g, log evidence %.3f %v\n", len(flips), opts.FixEpsilon, r.Epsilon.Value, math.Sqrt(r.Variance.Mean), *res.Diagnostics.LogEvidence, res.Diagnostics.Evidence)
+		}
+	}()
 	if learn {
 		ks, err := kernel.ParseSpec(res.Model.Learnt.Terms[0])
 		check(err)
