@@ -112,6 +112,9 @@ type Result struct {
 	post            *posterior
 	sites           []lik.Site
 	fac             *gp.Factor
+	// uState is the whitened factor of q's covariance for NewItem and
+	// Item (added.go), computed on first use.
+	uState
 }
 
 // inHalves runs f(0, n/2) and f(n/2, n) on two goroutines when there are

@@ -752,3 +752,53 @@ func NewCholeskyFactor(c mat.Symmetric) (*Factor, float64, error) {
 	}
 	return nil, 0, multirater.DataErrorf("kernel matrix is not positive definite even with a jitter of 1e-6 of its mean diagonal")
 }
+
+// WhitenTo sets dst (length R) to the whitened coordinates g of a new item
+// with covariances k (length N) with the factor's items and prior variance
+// kss, and returns the variance left over: with C = G G' and the items'
+// latent values f = G w, w ~ N(0, I), the new item's latent value is
+//
+//	f_new = g'w + e,  g = Λ^{-1} G'k = Λ^{-1/2} Q'k,  e ~ N(0, kss - k'C^+k),
+//
+// independent of w (the Gaussian conditional of gp.Conditional), so that
+// [G 0; g' sqrt(resid)] factors the covariance of the N+1 items. For a
+// diagonal factor g = k/sd (an item of zero prior variance must have zero
+// covariances). The residual is clamped at 0. Only eigen (NewFactor) and
+// diagonal factors have Λ: a Cholesky or pivoted factor is a caller's
+// mistake and panics.
+func (f *Factor) WhitenTo(dst, k []float64, kss float64) (resid float64) {
+	if len(dst) != f.R || len(k) != f.N {
+		panic(fmt.Sprintf("gp: WhitenTo: dst of length %d and k of length %d for a factor %d×%d", len(dst), len(k), f.N, f.R))
+	}
+	resid = kss
+	if f.Diag {
+		for i, sd := range f.SD {
+			dst[i] = 0
+			if sd > 0 {
+				dst[i] = k[i] / sd
+			}
+			resid -= dst[i] * dst[i]
+		}
+		return math.Max(resid, 0)
+	}
+	if len(f.Lam) != f.R || f.g32 != nil {
+		panic("gp: WhitenTo needs an eigen (NewFactor) or diagonal factor in double precision")
+	}
+	for a := range dst {
+		dst[a] = 0
+	}
+	r := f.R
+	for i, kv := range k {
+		if kv == 0 {
+			continue
+		}
+		for a, gv := range f.G[i*r : (i+1)*r] {
+			dst[a] += kv * gv
+		}
+	}
+	for a, l := range f.Lam {
+		dst[a] /= l
+		resid -= dst[a] * dst[a]
+	}
+	return math.Max(resid, 0)
+}
