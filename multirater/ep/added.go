@@ -62,7 +62,9 @@ type AddOptions struct {
 	// 64, negative means all.
 	MaxItems int
 	// MinCorr leaves the sites of items whose posterior correlation with
-	// the target is below it in absolute value frozen; 0 means 0.01.
+	// the target is below it in absolute value frozen; 0 means 0.01,
+	// negative means no bound (with MaxItems negative, every item's sites
+	// respond: EP on the enlarged problem).
 	MinCorr float64
 	// MaxSweeps bounds the sweeps over the block's sites; 0 means 100.
 	MaxSweeps int
