@@ -128,7 +128,7 @@ func newRatioPredictor(res *multirater.FitResult, cov mat.Symmetric, opts Predic
 	perItem := make([]int, n)
 	for i, it := range res.Items {
 		if len(it.Labels) != it.NLabels {
-			return nil, fmt.Sprintf("item %q has %d ratings and the fit result records %d of them (repeated ratings by one rater)", it.ID, it.NLabels, len(it.Labels))
+			return nil, fmt.Sprintf("item %q has %d ratings and the fit result records %d of them (a rater's repeated ratings of an item keep one level)", it.ID, it.NLabels, len(it.Labels))
 		}
 		for _, r := range res.Raters {
 			lv, ok := it.Labels[r.ID]
