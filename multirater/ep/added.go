@@ -13,47 +13,6 @@ import (
 	"concord/multirater/lik"
 )
 
-// The predictive distribution of one more observation by the EP evidence
-// ratio (Minka 2001 sec. 3.3; Opper & Winther 2005; the "predictive by
-// marginal likelihood ratio" of Kuss & Rasmussen 2005 sec. 5): for data D
-// and a new observation y* of a latent value f_t (a new item's or one of
-// the items'),
-//
-//	P(y* | D) = Z(D ∪ {y*}) / Z(D) ≈ exp(log Z_EP(D ∪ {y*}) - log Z_EP(D)).
-//
-// A Gaussian posterior predictive, ∫ q(f_t) p(y* | f_t) df_t, is the ratio
-// with every other site frozen at its value in q: the tilted normaliser of
-// the new site alone. Letting the other sites respond to the new one (an EP
-// fixed point of the enlarged problem) brings in the skewness of the exact
-// posterior of f_t that q leaves out, and the errors of the two EP
-// evidences largely cancel in the ratio. On Chu's Pyrimidines task with
-// strong observations (sigma 0.1) this takes the largest error of the
-// class probabilities of new items against Stan's NUTS from 0.0136 (EP's
-// Gaussian predictive; a Gaussian with the exact moments misses by 0.0125)
-// to about 0.004 (ordinal's ep_stan_test.go).
-//
-// Cost. Re-running EP on N+1 items is O(M r^2) per sweep and class.
-// Instead only the sites of the items most correlated with f_t under q
-// (AddOptions.MaxItems of them, those with |corr| >= MinCorr; all sites
-// when there are fewer) are re-updated, with the others frozen: a partial
-// EP fixed point of the enlarged problem, exact when every item is in the
-// block. The block's joint posterior N(m_B, Sigma_BB) is read off q once
-// (O(N r) for the correlations and O(b^2 r) for the block, b its size) and
-// each site update is a rank-one update of it, O(b^2). log Z_EP changes
-// by exactly computable amounts: with Psi(S, V) = log ∫ N(f; 0, C)
-// exp(-f'Sf/2 + V'f) df (so that log Z_EP = sum_j log s_j + Psi, Rasmussen
-// & Williams eq. 3.65), a change (dtau, dnu) of the site sums of an item
-// with marginal N(m, v) changes Psi by
-//
-//	dPsi = log E_q[exp(-dtau f^2/2 + dnu f)]
-//	     = -1/2 log(1 + v dtau) + ((m + v dnu)^2/(1 + v dtau) - m^2)/(2v),
-//
-// a new item without a site leaves Psi unchanged, and the updated sites'
-// scales log s_j are recomputed at their final cavities (the frozen sites
-// keep theirs). So
-//
-//	log Z_EP(D ∪ {y*}) - log Z_EP(D) = sum of dPsi + sum over the block's sites of (log s_j - log s_j^D).
-
 // AddOptions control the block EP of Result.NewItem and Result.Item. The
 // zero value means the defaults given for each field.
 type AddOptions struct {
@@ -94,6 +53,50 @@ func (o AddOptions) withDefaults() AddOptions {
 // items whose sites respond to a new observation of it, read off a
 // converged Result; LogZRatio adds the observation. Read-only after
 // construction: safe for concurrent use.
+//
+// The predictive distribution of one more observation by the EP evidence
+// ratio: for data D and a new observation y* of a latent value f_t (a new
+// item's or one of the items'), by Bayes' rule
+//
+//	P(y* | D) = Z(D ∪ {y*}) / Z(D) ≈ exp(log Z_EP(D ∪ {y*}) - log Z_EP(D)),
+//
+// with EP's approximation of both evidences (log Z_EP, Rasmussen & Williams
+// eq. 3.65), as Cseke & Heskes (2011, "Approximate marginals in latent
+// Gaussian models", JMLR 12) use EP's evidence of the model with x_i fixed
+// for improved marginals p(x_i) ∝ Z_EP(x_i).
+//
+// A Gaussian posterior predictive, ∫ q(f_t) p(y* | f_t) df_t, is the ratio
+// with every other site frozen at its value in q: the tilted normaliser of
+// the new site alone. Letting the other sites respond to the new one (an EP
+// fixed point of the enlarged problem) brings in the skewness of the exact
+// posterior of f_t that q leaves out, and the errors of the two EP
+// evidences largely cancel in the ratio. On Chu's Pyrimidines task with
+// strong observations (sigma 0.1) this takes the largest error of the
+// class probabilities of new items against Stan's NUTS from 0.0136 (EP's
+// Gaussian predictive; a Gaussian with the exact moments misses by 0.0125)
+// to 0.0034 (ordinal's ep_stan_test.go).
+//
+// Cost. Re-running EP on N+1 items is O(M r^2) per sweep and class.
+// Instead only the sites of the items most correlated with f_t under q
+// (AddOptions.MaxItems of them, those with |corr| >= MinCorr; all sites
+// when there are fewer) are re-updated, with the others frozen: a partial
+// EP fixed point of the enlarged problem, exact when every item is in the
+// block. The block's joint posterior N(m_B, Sigma_BB) is read off q once
+// (O(N r) for the correlations and O(b^2 r) for the block, b its size) and
+// each site update is a rank-one update of it, O(b^2). log Z_EP changes
+// by exactly computable amounts: with Psi(S, V) = log ∫ N(f; 0, C)
+// exp(-f'Sf/2 + V'f) df (so that log Z_EP = sum_j log s_j + Psi, Rasmussen
+// & Williams eq. 3.65), a change (dtau, dnu) of the site sums of an item
+// with marginal N(m, v) changes Psi by
+//
+//	dPsi = log E_q[exp(-dtau f^2/2 + dnu f)]
+//	     = -1/2 log(1 + v dtau) + ((m + v dnu)^2/(1 + v dtau) - m^2)/(2v),
+//
+// a new item without a site leaves Psi unchanged, and the updated sites'
+// scales log s_j are recomputed at their final cavities (the frozen sites
+// keep theirs). So
+//
+//	log Z_EP(D ∪ {y*}) - log Z_EP(D) = sum of dPsi + sum over the block's sites of (log s_j - log s_j^D).
 type Added struct {
 	opts AddOptions
 	// b is the block size; index 0 is the target. cov (b×b row-major) and

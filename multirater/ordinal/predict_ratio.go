@@ -46,8 +46,8 @@ func (o PredictOptions) withDefaults() PredictOptions {
 }
 
 // ratioPredictor gives the grade distributions of new items of an EP fit
-// by the EP evidence ratio (ep.Added; Minka 2001 sec. 3.3, Kuss &
-// Rasmussen 2005 sec. 5): for rater l,
+// by the EP evidence ratio (ep.Added, where the method is derived): for
+// rater l,
 //
 //	P(y* = k | D) = Z_EP(D ∪ {y* = k}) / Z_EP(D) / sum_k' Z_EP(D ∪ {y* = k'}) / Z_EP(D),
 //
@@ -160,7 +160,8 @@ func newRatioPredictor(res *multirater.FitResult, cov mat.Symmetric, opts Predic
 		tau[j] = res.Gaussian.Precision[s.Item] / float64(perItem[s.Item])
 		nu[j] = res.Gaussian.Shift[s.Item] / float64(perItem[s.Item])
 	}
-	r, err := ep.Run(fac, sites, ep.Options{InitTau: tau, InitNu: nu})
+	// Parallel EP when items have many sites, as infer.Fit runs it.
+	r, err := ep.Run(fac, sites, ep.Options{InitTau: tau, InitNu: nu, Parallel: len(sites) > 4*n})
 	if err != nil {
 		return nil, fmt.Sprintf("EP on the fitted items' ratings: %v", err)
 	}
