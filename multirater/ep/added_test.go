@@ -135,3 +135,47 @@ func TestAddedMatchesFullEP(t *testing.T) {
 		})
 	}
 }
+
+// TestAddedDuplicateItem: a new item with the covariances of item i (a
+// duplicate of it, up to the jitter on C's diagonal) has the predictive of
+// one more observation of item i itself: NewItem and Item agree.
+func TestAddedDuplicateItem(t *testing.T) {
+	const n = 30
+	c, _, _, sites, liks := addedModel(n)
+	fac, err := gp.NewFactor(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(fac, sites, Options{Tol: 1e-10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := make([]float64, fac.R)
+	for _, i := range []int{0, 7, 20} {
+		k := make([]float64, n)
+		for j := range k {
+			k[j] = c.At(j, i)
+		}
+		resid := fac.WhitenTo(g, k, c.At(i, i))
+		dup := res.NewItem(g, resid, AddOptions{Tol: 1e-10})
+		same := res.Item(i, AddOptions{Tol: 1e-10})
+		if math.Abs(dup.Mean()-same.Mean()) > 1e-6 || math.Abs(dup.Var()/same.Var()-1) > 1e-4 {
+			t.Errorf("item %d: duplicate N(%.8f, %.8f), item N(%.8f, %.8f)", i, dup.Mean(), dup.Var(), same.Mean(), same.Var())
+		}
+		for _, o := range liks {
+			for y := 0; y <= len(o.B); y++ {
+				a, _, err := dup.LogZRatio(o, float64(y))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _, err := same.LogZRatio(o, float64(y))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := math.Abs(math.Exp(a) - math.Exp(b)); d > 1e-4 {
+					t.Errorf("item %d, sigma %g, y %d: duplicate P %.6f, item P %.6f", i, o.Sigma, y, math.Exp(a), math.Exp(b))
+				}
+			}
+		}
+	}
+}
