@@ -197,12 +197,15 @@ func testEPMatchesStan(t *testing.T, c stanEPCase, tol stanEPTol) {
 		worst := stanEPWorst{tol: tol.pred}
 		g := make([]float64, fac.R)
 		dev := 0.0
+		minBlock, maxBlock := n, 0
 		for ti, id := range pb.testIDs {
 			resid := fac.WhitenTo(g, pb.cross.RawRowView(ti), pb.prior[ti])
-			dev = math.Max(dev, ratio(res.NewItem(g, resid, ep.AddOptions{}), &liks[0]))
+			a := res.NewItem(g, resid, ep.AddOptions{})
+			minBlock, maxBlock = min(minBlock, a.Items()), max(maxBlock, a.Items())
+			dev = math.Max(dev, ratio(a, &liks[0]))
 			worst.pred(t, "EP evidence ratio", ref, "test", id, c.raters[0].id, byLevel, true)
 		}
-		t.Logf("new items, EP evidence ratio: %s; max |sum of the ratios - 1| = %.4f", &worst, dev)
+		t.Logf("new items, EP evidence ratio (blocks of %d to %d items): %s; max |sum of the ratios - 1| = %.4f", minBlock, maxBlock, &worst, dev)
 	}
 	if pb.cov == nil {
 		worst := stanEPWorst{tol: tol.pred}
