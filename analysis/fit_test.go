@@ -221,6 +221,15 @@ func TestFitDeterministicEngines(t *testing.T) {
 			if s := got.Items[0].Score; math.Abs(s.Mean-res.Items[10].Score.Mean) > 3*res.Items[10].Score.SD/math.Sqrt(10) {
 				t.Errorf("%s %s: prediction at item10's covariates %v, item10 %v", tc.engine, tc.kernel, s, res.Items[10].Score)
 			}
+			// An EP fit's grade distributions come from the EP evidence
+			// ratio, and the notes say so; a Laplace fit's do not.
+			ratio := false
+			for _, n := range got.Notes {
+				ratio = ratio || strings.Contains(n, "EP evidence ratio")
+			}
+			if ratio != (tc.engine == "ep") {
+				t.Errorf("%s %s: notes %q", tc.engine, tc.kernel, got.Notes)
+			}
 		}
 	}
 	for _, bad := range []FitSpec{

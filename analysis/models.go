@@ -67,6 +67,13 @@ type itemPredictor interface {
 	Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult
 }
 
+// notedPredictor is a predictor that also says how it predicted (the
+// ordinal model's: for an EP fit, the evidence-ratio correction or the
+// Gaussian predictive), for the predictions' notes.
+type notedPredictor interface {
+	PredictNotes(ids []string, cross mat.Matrix, prior []float64) ([]multirater.ItemResult, []string)
+}
+
 // Models returns the model table, the default model (ModelOrdinal) first.
 func Models() []Model {
 	return []Model{

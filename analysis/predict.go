@@ -239,7 +239,13 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("kernel %s relates no new item to the fitted items: each prediction is the model's prior predictive for an unseen item, through each rater's thresholds and precision", p.ks))
 	}
 	cross, prior := p.train.cross(p.ks, g)
-	out.Items = p.pred.Predict(ids, cross, prior)
+	if np, ok := p.pred.(notedPredictor); ok {
+		var notes []string
+		out.Items, notes = np.PredictNotes(ids, cross, prior)
+		out.Notes = append(out.Notes, notes...)
+	} else {
+		out.Items = p.pred.Predict(ids, cross, prior)
+	}
 	return out, nil
 }
 

@@ -26,7 +26,12 @@ The new items file has the layout of concord import's items files
 (item_id,text,<numeric columns>). Texts are featurised with the vocabulary
 and settings saved in the fit result, and related to the fitted items
 through the fit's kernel; covariate kernels read the same named columns as
-the fit did. The fit's posterior draws (keep_draws) carry the uncertainty.
+the fit did. The fit's posterior draws (keep_draws) carry the uncertainty;
+a deterministic fit (--engine ep or laplace) predicts from its Gaussian
+posterior, and an ordinal EP fit's grade distributions are by default those
+of the EP evidence ratio P(y = k) = Z_EP(fit + rating k)/Z_EP(fit), which
+corrects the Gaussian predictive for the skewness of the exact one (the
+predictions' notes say which was used, and why not).
 
 Examples:
   concord predict --fit essays.json --items new-essays.csv --out predictions.json

@@ -33,6 +33,12 @@
 // summed site precision is not diagonal; RunPairsCoords adds sites on the
 // whitened coordinates (a linear model's prior sites).
 //
+// Result.NewItem and Result.Item (added.go) give the predictive probability
+// of one more observation by the EP evidence ratio Z_EP(D + y)/Z_EP(D), with
+// the sites of the items most correlated with the observed one responding
+// (block EP), which corrects the Gaussian predictive for the skewness of the
+// exact posterior.
+//
 // LogZ is the EP approximation of the log marginal likelihood,
 // log Z_EP = sum_j log s_j - 1/2 log|H| + 1/2 b'H^-1 b (Rasmussen &
 // Williams eq. 3.65 in whitened form); it is not Chu & Ghahramani's
@@ -112,6 +118,9 @@ type Result struct {
 	post            *posterior
 	sites           []lik.Site
 	fac             *gp.Factor
+	// uState is the whitened factor of q's covariance for NewItem and
+	// Item (added.go), computed on first use.
+	uState
 }
 
 // inHalves runs f(0, n/2) and f(n/2, n) on two goroutines when there are

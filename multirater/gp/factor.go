@@ -63,6 +63,11 @@ type Factor struct {
 	// Residual is the trace of C - G G' of a pivoted factor
 	// (NewPivotedFactor), 0 otherwise.
 	Residual float64
+	// Pivots, for a pivoted or Cholesky factor (NewPivotedFactor,
+	// NewCholeskyFactor), are the items in pivot order: G's rows Pivots[k]
+	// are zero beyond column k, so that those r rows form a lower
+	// triangular matrix (WhitenTo solves with it).
+	Pivots []int
 	// g32 holds G in single precision (n×r row-major) when the factor is
 	// stored that way (see single); g then holds the same rounded values.
 	g32 []float32
@@ -747,8 +752,80 @@ func NewCholeskyFactor(c mat.Symmetric) (*Factor, float64, error) {
 					g[i*n+j] = l.At(i, j)
 				}
 			}
-			return &Factor{N: n, R: n, G: g, Lam: nil}, jit, nil
+			piv := make([]int, n)
+			for i := range piv {
+				piv[i] = i
+			}
+			return &Factor{N: n, R: n, G: g, Lam: nil, Pivots: piv}, jit, nil
 		}
 	}
 	return nil, 0, multirater.DataErrorf("kernel matrix is not positive definite even with a jitter of 1e-6 of its mean diagonal")
+}
+
+// WhitenTo sets dst (length R) to the whitened coordinates g of a new item
+// with covariances k (length N) with the factor's items and prior variance
+// kss, and returns the variance left over, so that with C = G G' and the
+// items' latent values f = G w, w ~ N(0, I), the new item's is
+//
+//	f_new = g'w + e,  e ~ N(0, resid) independent of w,
+//
+// and [G 0; g' sqrt(resid)] factors the covariance of the N+1 items (the
+// Gaussian conditional of gp.Conditional, resid = kss - |g|^2 clamped at
+// 0):
+//   - eigen factor (NewFactor, G = Q Λ^{1/2}): g = Λ^{-1} G'k = Λ^{-1/2} Q'k,
+//     so that |g|^2 = k'C^+k;
+//   - pivoted or Cholesky factor: g solves G_P g = k_P on the pivot rows P
+//     (lower triangular), the Nyström extension of the low-rank prior G G'
+//     (exact for a Cholesky factor, g = L^{-1}k);
+//   - diagonal factor: g = k/sd (an item of zero prior variance must have
+//     zero covariances).
+//
+// A factor kept in single precision panics (a caller's mistake).
+func (f *Factor) WhitenTo(dst, k []float64, kss float64) (resid float64) {
+	if len(dst) != f.R || len(k) != f.N {
+		panic(fmt.Sprintf("gp: WhitenTo: dst of length %d and k of length %d for a factor %d×%d", len(dst), len(k), f.N, f.R))
+	}
+	resid = kss
+	r := f.R
+	switch {
+	case f.Diag:
+		for i, sd := range f.SD {
+			dst[i] = 0
+			if sd > 0 {
+				dst[i] = k[i] / sd
+			}
+		}
+	case f.g32 != nil:
+		panic("gp: WhitenTo needs a factor in double precision")
+	case f.Pivots != nil:
+		for c, p := range f.Pivots[:r] {
+			row := f.G[p*r : p*r+c+1]
+			s := k[p]
+			for j := 0; j < c; j++ {
+				s -= row[j] * dst[j]
+			}
+			dst[c] = s / row[c]
+		}
+	case len(f.Lam) == r:
+		for a := range dst {
+			dst[a] = 0
+		}
+		for i, kv := range k {
+			if kv == 0 {
+				continue
+			}
+			for a, gv := range f.G[i*r : (i+1)*r] {
+				dst[a] += kv * gv
+			}
+		}
+		for a, l := range f.Lam {
+			dst[a] /= l
+		}
+	default:
+		panic("gp: WhitenTo: a factor of unknown kind")
+	}
+	for _, v := range dst {
+		resid -= v * v
+	}
+	return math.Max(resid, 0)
 }

@@ -67,6 +67,7 @@ func NewPivotedFactorRank(c mat.Symmetric, tol float64, maxRank int) (*Factor, e
 	g := make([]float64, n*cp)
 	col := make([]float64, n)
 	piv := make([]bool, n)
+	var order []int
 	r := 0
 	for r < n && r < maxRank {
 		trace, p := 0.0, -1
@@ -121,9 +122,10 @@ func NewPivotedFactorRank(c mat.Symmetric, tol float64, maxRank int) (*Factor, e
 		}
 		d[p] = 0
 		piv[p] = true
+		order = append(order, p)
 		r++
 	}
-	f := &Factor{N: n, R: r, G: make([]float64, n*r)}
+	f := &Factor{N: n, R: r, G: make([]float64, n*r), Pivots: order}
 	for i := 0; i < n; i++ {
 		copy(f.G[i*r:(i+1)*r], g[i*cp:i*cp+r])
 	}

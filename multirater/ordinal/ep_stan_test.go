@@ -50,7 +50,7 @@ const stanEPDir = "testdata/stan_ep"
 //     and sigma fixed) and NewPredictor(...).Predict on the new items.
 func TestEPMatchesStan(t *testing.T) {
 	params := readStanEPParams(t)
-	bar := stanEPTol{mean: stanEPMeanTol, sd: stanEPSDTol, pred: stanEPPredTol}
+	bar := stanEPTol{mean: stanEPMeanTol, sd: stanEPSDTol, pred: stanEPPredTol, gauss: stanEPPredTol}
 	for _, tc := range []struct {
 		name string
 		tol  stanEPTol
@@ -60,11 +60,11 @@ func TestEPMatchesStan(t *testing.T) {
 		// The same with strong observations, sigma 0.1: the predictive
 		// distributions of new items are skewed, and even a Gaussian with
 		// the exact posterior moments misses the exact class probabilities
-		// by up to 0.0125 (ref_pyrimidines_sigma0.1_pred.csv, gauss_prob),
-		// so the 0.01 is out of reach of any Gaussian
-		// approximation: EP is held to 0.01 of that Gaussian and 0.015 of
-		// NUTS.
-		{"pyrimidines_sigma0.1", stanEPTol{mean: stanEPMeanTol, sd: stanEPSDTol, pred: 0.015, gauss: 0.01}},
+		// by up to 0.0125 (ref_pyrimidines_sigma0.1_pred.csv, gauss_prob):
+		// the 0.01 is out of reach of any Gaussian predictive (EP's
+		// misses by 0.0136; it is held to 0.01 of that Gaussian), and is
+		// met by the EP evidence ratio (0.0034).
+		{"pyrimidines_sigma0.1", bar},
 		// sirt k1: 135 essays, 7 raters with their own thresholds and
 		// sigma, identity kernel (several sites per item).
 		{"sirt_k1", bar},
@@ -80,9 +80,10 @@ func TestEPMatchesStan(t *testing.T) {
 }
 
 // stanEPTol are the tolerances of a case: on |mean_EP - mean_NUTS|/sd_NUTS,
-// |sd_EP/sd_NUTS - 1| and |P_EP(y = k) - P_NUTS(y = k)|.
-// stanEPTol are a case's tolerances; gauss, when positive, also bounds
-// |P_EP - P_Gauss|, the distance to the best any Gaussian posterior can do.
+// |sd_EP/sd_NUTS - 1|, |P(y = k) - P_NUTS(y = k)| of the EP evidence ratio
+// (pred), and |P(y = k) - P_Gauss(y = k)| of EP's Gaussian predictive
+// (gauss), P_Gauss being that of a Gaussian with the exact posterior
+// moments (the best any Gaussian predictive can do).
 type stanEPTol struct{ mean, sd, pred, gauss float64 }
 
 type stanEPRater struct {
@@ -159,17 +160,61 @@ func testEPMatchesStan(t *testing.T, c stanEPCase, tol stanEPTol) {
 	ref := readStanEPPred(t, c.name)
 	byLevel := make([]float64, len(pb.levels))
 	// New items (RBF cases): f* | q ~ N(mu*, v*), P(y* = k) = the probit
-	// difference with sd sqrt(sigma^2 + v*) (Chu eq. 16-18).
+	// difference with sd sqrt(sigma^2 + v*) (Chu eq. 16-18): held to the
+	// Gaussian with the exact moments, its distance to NUTS logged.
 	if len(pb.testIDs) > 0 {
-		worst := stanEPWorst{tol: tol.pred, tolGauss: tol.gauss}
+		worst := stanEPWorst{tolGauss: tol.gauss}
 		for ti, id := range pb.testIDs {
 			mu, v := post.predict(pb.cross.RawRowView(ti), pb.prior[ti])
 			for k := range byLevel {
 				byLevel[k] = probitLevel(c.raters[0].b, k, mu, math.Sqrt(c.raters[0].sigma*c.raters[0].sigma+v))
 			}
-			worst.pred(t, "direct from the EP sites", ref, "test", id, c.raters[0].id, byLevel, true)
+			worst.pred(t, "Gaussian predictive from the EP sites", ref, "test", id, c.raters[0].id, byLevel, true)
 		}
-		t.Logf("new items, direct from the EP sites: %s", &worst)
+		t.Logf("new items, Gaussian predictive from the EP sites: %s", &worst)
+	}
+	// The EP evidence ratio P(y* = k) = Z_EP(D + y* = k)/Z_EP(D),
+	// normalised over k (ep.Result.NewItem and Item with the default
+	// block, AddOptions{}): new items, and (identity case) a fresh rating
+	// of each rated (item, rater) pair. The ratios' sum before the
+	// normalisation is logged.
+	ratio := func(a *ep.Added, o *lik.OrdinalProbit) float64 {
+		sum := 0.0
+		for k := range byLevel {
+			d, _, err := a.LogZRatio(o, float64(k))
+			if err != nil {
+				t.Fatalf("LogZRatio: %v", err)
+			}
+			byLevel[k] = math.Exp(d)
+			sum += byLevel[k]
+		}
+		for k := range byLevel {
+			byLevel[k] /= sum
+		}
+		return math.Abs(sum - 1)
+	}
+	if len(pb.testIDs) > 0 {
+		worst := stanEPWorst{tol: tol.pred}
+		g := make([]float64, fac.R)
+		dev := 0.0
+		minBlock, maxBlock := n, 0
+		for ti, id := range pb.testIDs {
+			resid := fac.WhitenTo(g, pb.cross.RawRowView(ti), pb.prior[ti])
+			a := res.NewItem(g, resid, ep.AddOptions{})
+			minBlock, maxBlock = min(minBlock, a.Items()), max(maxBlock, a.Items())
+			dev = math.Max(dev, ratio(a, &liks[0]))
+			worst.pred(t, "EP evidence ratio", ref, "test", id, c.raters[0].id, byLevel, true)
+		}
+		t.Logf("new items, EP evidence ratio (blocks of %d to %d items): %s; max |sum of the ratios - 1| = %.4f", minBlock, maxBlock, &worst, dev)
+	}
+	if pb.cov == nil {
+		worst := stanEPWorst{tol: tol.pred}
+		dev := 0.0
+		for _, r := range pb.ratings {
+			dev = math.Max(dev, ratio(res.Item(r.Item, ep.AddOptions{}), &liks[r.Rater]))
+			worst.pred(t, "EP evidence ratio", ref, "replicate", pb.itemIDs[r.Item], c.raters[r.Rater].id, byLevel, true)
+		}
+		t.Logf("replicate ratings, EP evidence ratio: %s; max |sum of the ratios - 1| = %.4f", &worst, dev)
 	}
 	// Replicate ratings (identity case): a fresh rating by rater l of a
 	// rated item i, P(y = k) = the probit difference at the EP marginal
@@ -177,9 +222,10 @@ func testEPMatchesStan(t *testing.T, c stanEPCase, tol stanEPTol) {
 	// RaterGradeProbs). This is not a held-out item, so outside the issue's
 	// bar: it is logged, not asserted. On sirt_k1 even a Gaussian with the
 	// exact posterior moments misses the exact probabilities by up to 0.011
-	// (the marginals are skewed), so 0.01 is out of reach of EP here.
+	// (the marginals are skewed), so 0.01 is out of reach of EP's
+	// Gaussian here; the evidence ratio above meets it.
 	if pb.cov == nil {
-		worst := stanEPWorst{tol: tol.pred, tolGauss: tol.gauss}
+		worst := stanEPWorst{}
 		for _, r := range pb.ratings {
 			rt := c.raters[r.Rater]
 			for k := range byLevel {
@@ -216,26 +262,41 @@ func testEPMatchesStan(t *testing.T, c stanEPCase, tol stanEPTol) {
 		return
 	}
 	cov := data.CovOrIdentity()
-	pred, err := NewPredictor(det, cov)
-	if err != nil {
-		t.Fatalf("NewPredictor: %v", err)
-	}
-	out := pred.Predict(pb.testIDs, pb.cross, pb.prior)
-	worst := stanEPWorst{tol: tol.pred, tolGauss: tol.gauss}
-	for ti, it := range out {
-		if it.ID != pb.testIDs[ti] {
-			t.Fatalf("prediction %d is for %s, want %s", ti, it.ID, pb.testIDs[ti])
+	// The predictor: by default the EP evidence ratio, held to NUTS; with
+	// PredictOptions.Gaussian the Gaussian predictive, held to the
+	// Gaussian with the exact moments.
+	for _, po := range []struct {
+		name string
+		opts PredictOptions
+		tol  stanEPWorst
+	}{
+		{"Predictor", PredictOptions{}, stanEPWorst{tol: tol.pred}},
+		{"Predictor (Gaussian)", PredictOptions{Gaussian: true}, stanEPWorst{tolGauss: tol.gauss}},
+	} {
+		pred, err := NewPredictorOptions(det, cov, po.opts)
+		if err != nil {
+			t.Fatalf("NewPredictor: %v", err)
 		}
-		for k, lv := range pb.levels {
-			p, ok := it.GradeProbs[lv]
-			if !ok {
-				t.Fatalf("prediction for %s has no level %s", it.ID, lv)
+		out, notes := pred.PredictNotes(pb.testIDs, pb.cross, pb.prior)
+		worst := po.tol
+		for ti, it := range out {
+			if it.ID != pb.testIDs[ti] {
+				t.Fatalf("prediction %d is for %s, want %s", ti, it.ID, pb.testIDs[ti])
 			}
-			byLevel[k] = p
+			for k, lv := range pb.levels {
+				p, ok := it.GradeProbs[lv]
+				if !ok {
+					t.Fatalf("prediction for %s has no level %s", it.ID, lv)
+				}
+				byLevel[k] = p
+			}
+			worst.pred(t, po.name, ref, "test", it.ID, c.raters[0].id, byLevel, true)
 		}
-		worst.pred(t, "Predictor", ref, "test", it.ID, c.raters[0].id, byLevel, true)
+		t.Logf("new items, %s: %s; notes %q", po.name, &worst, notes)
+		if len(notes) == 0 || strings.Contains(notes[0], "evidence ratio P(") == po.opts.Gaussian {
+			t.Errorf("%s: notes %q do not say which predictive was used", po.name, notes)
+		}
 	}
-	t.Logf("new items, Predictor: %s", &worst)
 }
 
 // compareStanEPLatent checks posterior marginals (mean, vr) of the items
@@ -351,7 +412,7 @@ type stanEPWorst struct {
 	item, rater           string
 	level, failed         int
 	vsGauss, floor        float64
-	tol                   float64 // assert errors below tol
+	tol                   float64 // if positive, assert errors below tol
 	tolGauss              float64 // if positive, assert |P_EP - P_Gauss| below it
 }
 
@@ -383,7 +444,7 @@ func (w *stanEPWorst) pred(t *testing.T, who string, ref stanEPPredRef, kind, it
 		if d > w.err {
 			w.err, w.want, w.mcse, w.quad, w.item, w.rater, w.level = d, e.prob[k], e.mcse[k], e.quad[k], item, rater, k
 		}
-		if assert && d > w.tol && w.failed < 10 {
+		if assert && w.tol > 0 && d > w.tol && w.failed < 10 {
 			w.failed++
 			t.Errorf("%s: item %s rater %s level %d: P = %.4f, NUTS %.4f (MCSE %.5f): error %.4f > %g",
 				who, item, rater, k, p, e.prob[k], e.mcse[k], d, w.tol)

@@ -42,13 +42,22 @@ type Predictor struct {
 // NewPredictor prepares predictions from res, which must be an ordinal fit
 // with kept draws or a Gaussian posterior, and cov, the covariance matrix of its items
 // (the same as in the fit, in FitResult.Items order). It decomposes cov once.
+//
+// An EP fit's grade distributions are by default those of the EP evidence
+// ratio (ratioPredictor), which prepares an EP run on the fit's ratings
+// (with up to PredictOptions.MaxItems items); NewPredictorOptions chooses.
 func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, error) {
+	return NewPredictorOptions(res, cov, PredictOptions{})
+}
+
+// NewPredictorOptions is NewPredictor with options for deterministic fits.
+func NewPredictorOptions(res *multirater.FitResult, cov mat.Symmetric, opts PredictOptions) (*Predictor, error) {
 	if err := multirater.CheckPredictable(res, "an", Name, cov); err != nil {
 		return nil, err
 	}
 	n := len(res.Items)
 	if res.Gaussian != nil {
-		return newGaussianPredictor(res, cov)
+		return newGaussianPredictor(res, cov, opts)
 	}
 	if res.Draws == nil || res.Draws.N == 0 || len(res.Draws.Thresholds) != res.Draws.N {
 		return nil, multirater.DataErrorf("the fit result keeps no posterior draws to predict from")
@@ -77,9 +86,22 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 // and per-rater grade distributions and the most probable grade; Rank is
 // nil.
 func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
+	out, _ := p.PredictNotes(ids, cross, prior)
+	return out
+}
+
+// PredictNotes is Predict that also returns notes on how a deterministic
+// fit's items were predicted: for an EP fit, whether the grade
+// distributions are the evidence ratio's or the Gaussian predictive's, and
+// why.
+func (p *Predictor) PredictNotes(ids []string, cross mat.Matrix, prior []float64) ([]multirater.ItemResult, []string) {
 	if p.gauss != nil {
 		return p.gauss.predict(ids, cross, prior)
 	}
+	return p.predictDraws(ids, cross, prior), nil
+}
+
+func (p *Predictor) predictDraws(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
 	p.cond.CheckNew(len(ids), cross, prior)
 	res := p.res
 	levels := res.Levels

@@ -1,11 +1,14 @@
 package ordinal
 
 import (
+	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/multirater"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 )
@@ -93,5 +96,105 @@ func TestPredictErrors(t *testing.T) {
 	res.Draws = nil
 	if _, err := NewPredictor(res, td.data.Cov); err == nil {
 		t.Error("result without draws accepted")
+	}
+}
+
+// TestPredictEPMethod: an EP fit's new items get the EP evidence ratio's
+// grade distributions (each rater's summing to 1, the consensus their
+// average, close to the Gaussian predictive's), and the Gaussian
+// predictive's, with a note saying why, when asked to, above the work
+// budget, above MaxItems, or when the result does not record every rating.
+func TestPredictEPMethod(t *testing.T) {
+	const n, nNew = 40, 5
+	td := makeToy(6, n)
+	nTrain := n - nNew
+	train := *td.data
+	train.ItemIDs = td.data.ItemIDs[:nTrain]
+	train.Ratings = nil
+	for _, r := range td.data.Ratings {
+		if r.Item < nTrain {
+			train.Ratings = append(train.Ratings, r)
+		}
+	}
+	k := kernel.RBF{Gamma: 1}
+	xTrain := mat.DenseCopyOf(td.x.Slice(0, nTrain, 0, 1))
+	xNew := mat.DenseCopyOf(td.x.Slice(nTrain, n, 0, 1))
+	var c mat.SymDense
+	k.GramTo(&c, kernel.Inputs{N: nTrain, X: xTrain})
+	train.Cov = &c
+	res, err := FitDeterministic(context.Background(), &train, DetOptions{Seed: 3, Restarts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cross mat.Dense
+	k.CrossTo(&cross, kernel.Inputs{N: nNew, X: xNew}, kernel.Inputs{N: nTrain, X: xTrain})
+	prior := k.DiagTo(nil, kernel.Inputs{N: nNew, X: xNew})
+	ids := td.data.ItemIDs[nTrain:]
+	predict := func(r *multirater.FitResult, o PredictOptions) ([]multirater.ItemResult, []string) {
+		p, err := NewPredictorOptions(r, &c, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.PredictNotes(ids, &cross, prior)
+	}
+	gauss, _ := predict(res, PredictOptions{Gaussian: true})
+	// A result that lost a rating of item 0.
+	lost := *res
+	lost.Items = append([]multirater.ItemResult(nil), res.Items...)
+	lost.Items[0].Labels = map[string]string{}
+	for id, lv := range res.Items[0].Labels {
+		if id != td.data.RaterIDs[0] {
+			lost.Items[0].Labels[id] = lv
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		res   *multirater.FitResult
+		opts  PredictOptions
+		ratio bool
+		note  string
+	}{
+		{"default", res, PredictOptions{}, true, "EP evidence ratio P(y = k)"},
+		{"gaussian", res, PredictOptions{Gaussian: true}, false, "the Gaussian predictive was asked for"},
+		{"budget", res, PredictOptions{Budget: 1}, false, "above the budget"},
+		{"max-items", res, PredictOptions{MaxItems: 10}, false, "more than the 10"},
+		{"lost-rating", &lost, PredictOptions{}, false, "records 3 of them"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, notes := predict(tc.res, tc.opts)
+			if len(notes) == 0 || !strings.Contains(notes[0], tc.note) {
+				t.Fatalf("notes %q, want one with %q", notes, tc.note)
+			}
+			maxDiff := 0.0
+			for i, it := range out {
+				cons := make([]float64, len(res.Levels))
+				for _, rr := range res.Raters {
+					pr := it.RaterGradeProbs[rr.ID]
+					sum := 0.0
+					for c, p := range pr {
+						sum += p
+						cons[c] += p / float64(len(res.Raters))
+						maxDiff = math.Max(maxDiff, math.Abs(p-gauss[i].RaterGradeProbs[rr.ID][c]))
+					}
+					if math.Abs(sum-1) > 1e-5 {
+						t.Errorf("item %s rater %s: probabilities %v sum to %v", it.ID, rr.ID, pr, sum)
+					}
+				}
+				for c, lv := range res.Levels {
+					if math.Abs(it.GradeProbs[lv]-cons[c]) > 1e-5 {
+						t.Errorf("item %s level %s: consensus %v, raters' average %v", it.ID, lv, it.GradeProbs[lv], cons[c])
+					}
+				}
+				if it.Score.Mean != gauss[i].Score.Mean || it.Score.SD != gauss[i].Score.SD {
+					t.Errorf("item %s: score %v, Gaussian predictive's %v", it.ID, it.Score, gauss[i].Score)
+				}
+			}
+			// The ratio moves the probabilities a little; the fallbacks
+			// are the Gaussian predictive exactly.
+			if tc.ratio && !(maxDiff > 1e-6 && maxDiff < 0.05) || !tc.ratio && maxDiff != 0 {
+				t.Errorf("max |P - P_Gaussian| = %g", maxDiff)
+			}
+			t.Logf("max |P - P_Gaussian| = %.5f; notes %q", maxDiff, notes)
+		})
 	}
 }
