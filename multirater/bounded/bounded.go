@@ -389,14 +389,11 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		}
 	}
 	// The factor may leave out 1e-2 of the smallest rater's latent noise
-	// variance (the inverse curvature of log p at f = 0).
+	// variance.
 	prob.FactorTol = func() float64 {
 		s := math.Inf(1)
 		for _, o := range liks {
-			_, _, d2, _ := o.LogLik(o.Mean(0), 0)
-			if d2 < 0 {
-				s = math.Min(s, -1/d2)
-			}
+			s = math.Min(s, latentNoiseVar(o))
 		}
 		if math.IsInf(s, 1) {
 			s = 1
@@ -424,6 +421,23 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
 	}
 	return res, nil
+}
+
+// latentNoiseVar returns a rater's latent noise variance, the inverse
+// curvature -1/(d^2 log p(y | f) / df^2) at f = 0 and y its mean there, of
+// the likelihood without its bias (+Inf where the curvature is not
+// negative). A bias moves the mean, not the noise: with the bias, the mean
+// Phi(B / ...) of a rater with a large bias B rounds to 1, where no
+// likelihood has a density.
+func latentNoiseVar(o lik.Bounded) float64 {
+	if s, ok := o.(*lik.Shift); ok {
+		o = s.L
+	}
+	_, _, d2, _ := o.LogLik(o.Mean(0), 0)
+	if d2 < 0 {
+		return -1 / d2
+	}
+	return math.Inf(1)
 }
 
 // consensusLik is the likelihood of the consensus value: a new rater with

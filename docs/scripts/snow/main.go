@@ -20,10 +20,13 @@ import (
 	"strconv"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
 	"concord/multirater"
 	"concord/multirater/bounded"
+	"concord/multirater/infer"
+	"concord/multirater/kernel"
 )
 
 func main() {
@@ -34,6 +37,7 @@ func main() {
 	dispersion := flag.Float64("dispersion", 0, "fix every rater's nu (0: learnt)")
 	bias := flag.Bool("bias", false, "fit a bias per rater")
 	priorSD := flag.Float64("prior-sd", 0, "sd of the log-normal prior on each rater's nu (0: the package default)")
+	kern := flag.String("kernel", "identity", "the items' prior covariance: terms without covariates (identity, const, white; const and white without a value are learnt)")
 	dump := flag.String("dump", "", "folder to write, per dimension, a CSV of each item's gold score, raters' mean and median, consensus value and latent score")
 	flag.Parse()
 	dir := filepath.Join(*data, "snow2008_affect")
@@ -46,6 +50,7 @@ func main() {
 	start := time.Now()
 	for _, dim := range []string{"anger", "disgust", "fear", "joy", "sadness", "surprise", "valence"} {
 		d, gold := dimension(items, ratings, dim)
+		check(setKernel(d, *kern))
 		t0 := time.Now()
 		res, err := bounded.Fit(context.Background(), d, bounded.Options{Likelihood: *likelihood, Bounds: *bounds, Engine: *engine,
 			Dispersion: *dispersion, Bias: *bias, Priors: true, PriorSD: *priorSD})
@@ -68,6 +73,42 @@ func main() {
 		fmt.Printf("%-9s %8.4f %8.4f %8.4f    %8.4f %8.4f %8.4f    %-28s %8.2f\n", dim, pc, pm, pd, sc, sm, sd, verdict, secs)
 	}
 	fmt.Printf("total %.1f s\n", time.Since(start).Seconds())
+}
+
+// setKernel sets d's prior covariance from a kernel specification whose
+// terms read no covariates: the fixed terms' sum (nil for the identity alone)
+// and the terms to learn.
+func setKernel(d *bounded.Data, spec string) error {
+	ks, err := kernel.ParseSpec(spec)
+	if err != nil {
+		return err
+	}
+	d.Kernel = ks.String()
+	if ks.Identity() {
+		return nil
+	}
+	in := kernel.Inputs{N: len(d.ItemIDs)}
+	var fixed kernel.Sum
+	var learn []kernel.Hyper
+	for _, t := range ks {
+		if t.Kind != kernel.CovTerm || t.Cov.Covariates() {
+			return fmt.Errorf("kernel %q: only terms without covariates", spec)
+		}
+		if t.Learn {
+			learn = append(learn, t.Cov.(kernel.Hyper))
+		} else {
+			fixed = append(fixed, t.Cov)
+		}
+	}
+	if len(fixed) > 0 {
+		var c mat.SymDense
+		fixed.GramTo(&c, in)
+		d.Cov = &c
+	}
+	if len(learn) > 0 {
+		d.Learn = &infer.LearnKernel{Terms: learn, Inputs: in}
+	}
+	return nil
 }
 
 // writeDump writes one dimension's per-item comparison as CSV.
