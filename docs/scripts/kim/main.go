@@ -71,6 +71,9 @@ func main() {
 			}
 			ep, lp, _, perrP := fit(x, y, train, test, flips, *l, *learn, robust.Options{FixEpsilon: true, Seed: 1})
 			er, lr, lint, perrR := fit(x, y, train, test, flips, *l, *learn, robust.Options{Seed: 1, PaperEM: *paperEM})
+			if *verbose {
+				fmt.Fprintf(os.Stderr, "split %d, %g%% flipped: test error plain %.4f robust %.4f; log evidence plain %.3f robust %.3f (integrated %.3f)\n", s+1, 100*rate, ep, er, lp, lr, lint)
+			}
 			c := &cells[r]
 			c.errP, c.errR, c.evP, c.evR = append(c.errP, ep), append(c.errR, er), append(c.evP, lp), append(c.evR, lr)
 			if lp >= lint {
