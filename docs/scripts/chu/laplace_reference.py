@@ -506,7 +506,8 @@ def cmd_table(args):
                         v = ep_nlz(P.K(kappa), ytr, b, sigma)
                 except (ValueError, linalg.LinAlgError):
                     v = np.nan
-                return v if np.isfinite(v) else 1e10  # failed EP: reject the trial point
+                # failed EP (non-finite, or -ln Z < 0, impossible for a probability): reject the trial point
+                return v if np.isfinite(v) and v > 0 else 1e10
             res = optimize.minimize(ep_obj, t0, method="L-BFGS-B", bounds=[(-12, 4), (np.log(1e-3), 3), (-20, 20)] + [(-9, 4)] * (len(t0) - 3),
                                     options=dict(maxiter=200, ftol=1e-10, gtol=1e-5))
             th, v, nit, msg = res.x, P.nlz(res.x, warm=False), res.nit, "EP evidence %.4f" % -res.fun
