@@ -54,6 +54,22 @@
 //     Pima.tr by up to 5% at gamma 50, 18% at 200, 26% at 1000), and so
 //     does log Z_EP (by 0.04, 0.16, 0.29, 0.31 nats at gamma 10, 50, 200,
 //     1000).
+//
+//     For linear scores with the Gaussian prior and at most as many
+//     covariates as items (and at most radialMaxDim) the reported moments
+//     add an exact correction (radialCorrect, unless Options.RawEP): the
+//     pseudo-likelihood depends on theta only through its direction (the
+//     signs of <theta, x_i - x_j>), so under the exact pseudo-posterior the
+//     length of the whitened coefficients keeps its prior law, a chi with
+//     d degrees of freedom, independently of the direction. EP's Gaussian
+//     is used for the direction alone, theta = |w| u with u the direction
+//     of a draw of EP's Gaussian, and |w| its exact chi law: the means and
+//     sds are those of that product. On Pima.tr the sds' largest error
+//     against the exact pseudo-posterior (testdata/pima_is_reference.csv)
+//     falls from 4%, 17% and 27% at gamma 50, 200 and 1000 to 1-2%, and
+//     the means' from 0.04-0.07 sd to below 0.02 sd. log Z_EP is
+//     unchanged.
+//
 //   - SMC: tempering SMC (sec. 3.2, algorithm 1): adaptive tempering by
 //     bisection on the ESS, multinomial resampling, Gaussian random-walk
 //     Metropolis moves scaled by the particles' covariance; posterior
@@ -212,6 +228,9 @@ type Options struct {
 	Seed uint64
 	// EP controls the EP engine (zero: ep.PairOptions' defaults).
 	EP ep.PairOptions
+	// RawEP reports EP's Gaussian moments as they are, without the radial
+	// correction of linear scores (see the package documentation).
+	RawEP bool
 	// SMC controls the SMC engine.
 	SMC SMCOptions
 	// Progress, when set, is called after each posterior fitted (every
@@ -615,6 +634,12 @@ func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Opt
 	cov := mat.NewSymDense(m.r, nil)
 	res.WCovTo(cov)
 	p := &posterior{mean: res.W, cov: cov, logZ: res.LogZ, ep: res}
+	if !o.RawEP && o.Prior == Gaussian && m.linear && m.b == nil && m.r <= radialMaxDim {
+		// Its own generator, seeded by Seed alone: the same fit gives the
+		// same moments wherever it is made (cross-validation folds, the
+		// final fit, predict's refit).
+		radialCorrect(p, rand.New(rand.NewPCG(o.Seed, 0x72616469616c)))
+	}
 	if len(coords) > 0 {
 		p.incl = make([]float64, m.r)
 		l := coords[0].Lik.(spikeSlabSite)
@@ -903,4 +928,67 @@ func (r *Result) PredictMeansTo(dst []float64, xnew *mat.Dense) []float64 {
 		dst[i] = v.Mean
 	}
 	return dst
+}
+
+// radialDraws is the number of draws of EP's Gaussian in radialCorrect,
+// radialMaxDim the largest whitened dimension it is applied to (its cost
+// is O(radialDraws r^2)).
+const radialDraws, radialMaxDim = 50000, 64
+
+// radialCorrect replaces the EP posterior's moments of the whitened
+// coefficients w (prior N(0, I_r)) by those of |w| u, with u the
+// direction of w under EP's Gaussian N(mean, cov) and |w| independent of
+// it with its prior law, chi with r degrees of freedom: the exact law of
+// the length under a pseudo-likelihood that depends on the direction of w
+// only (Ridgway et al.'s AUC risk for linear scores). E[w] = E|w| E[u] and
+// E[w w'] = r E[u u'], with E|w| = sqrt(2) Gamma((r+1)/2) / Gamma(r/2) and
+// E[u], E[u u'] by radialDraws draws from rng. A covariance that is not
+// positive definite leaves EP's moments in place.
+func radialCorrect(p *posterior, rng *rand.Rand) {
+	r := len(p.mean)
+	var chol mat.Cholesky
+	if !chol.Factorize(p.cov) {
+		return
+	}
+	var l mat.TriDense
+	chol.LTo(&l)
+	z, w := make([]float64, r), make([]float64, r)
+	eu, euu := make([]float64, r), make([]float64, r*r)
+	for s := 0; s < radialDraws; s++ {
+		for k := range z {
+			z[k] = rng.NormFloat64()
+		}
+		for i := 0; i < r; i++ {
+			v := p.mean[i]
+			for j := 0; j <= i; j++ {
+				v += l.At(i, j) * z[j]
+			}
+			w[i] = v
+		}
+		nrm := floats.Norm(w, 2)
+		if nrm == 0 {
+			continue
+		}
+		floats.Scale(1/nrm, w)
+		floats.Add(eu, w)
+		for i := 0; i < r; i++ {
+			for j := 0; j <= i; j++ {
+				euu[i*r+j] += w[i] * w[j]
+			}
+		}
+	}
+	lg1, _ := math.Lgamma(float64(r+1) / 2)
+	lg0, _ := math.Lgamma(float64(r) / 2)
+	er := math.Sqrt2 * math.Exp(lg1-lg0)
+	mean := make([]float64, r)
+	for i := range mean {
+		mean[i] = er * eu[i] / radialDraws
+	}
+	cov := mat.NewSymDense(r, nil)
+	for i := 0; i < r; i++ {
+		for j := 0; j <= i; j++ {
+			cov.SetSym(i, j, float64(r)*euu[i*r+j]/radialDraws-mean[i]*mean[j])
+		}
+	}
+	p.mean, p.cov = mean, cov
 }

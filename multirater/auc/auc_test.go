@@ -339,7 +339,8 @@ func TestDualLinear(t *testing.T) {
 	const n, d, v = 14, 25, 2.0
 	x, y := synthetic(n, d, 31)
 	xnew, _ := synthetic(5, d, 32)
-	o := Options{Gamma: 8, PriorScale: v, EP: epTight}.withDefaults()
+	// Raw EP: the radial correction is made in the primal form only.
+	o := Options{Gamma: 8, PriorScale: v, EP: epTight, RawEP: true}.withDefaults()
 	dual, err := newModel(x, nil, &o)
 	if err != nil {
 		t.Fatal(err)

@@ -228,7 +228,7 @@ func refValue(t *testing.T, r *Result, ref isRef) float64 {
 // TestPimaAgainstIndependentReferences checks the linear model on z-scored
 // Pima.tr (prior scale 1) against testdata/auc_reference.py at fixed gamma:
 //
-//   - EP against an independent numpy EP (parallel updates, tilted moments
+//   - raw EP (Options.RawEP) against an independent numpy EP (parallel updates, tilted moments
 //     from two truncated normals, log Z_EP from the normalised sites): the
 //     same fixed point, log Z, means and sds within 2e-4 (both converge to
 //     far below that);
@@ -246,7 +246,7 @@ func TestPimaAgainstIndependentReferences(t *testing.T) {
 	refs := readISRef(t)
 	for _, gamma := range []float64{10, 50, 200, 1000} {
 		t.Run(fmt.Sprintf("EP/gamma=%g", gamma), func(t *testing.T) {
-			e, err := Fit(context.Background(), Data{X: x, Positive: y, Names: names}, Options{Gamma: gamma, Standardize: true})
+			e, err := Fit(context.Background(), Data{X: x, Positive: y, Names: names}, Options{Gamma: gamma, Standardize: true, RawEP: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,6 +262,44 @@ func TestPimaAgainstIndependentReferences(t *testing.T) {
 			}
 			if n != 15 {
 				t.Fatalf("%d reference rows at gamma %g, want 15", n, gamma)
+			}
+		})
+		// The default fit's moments, EP with the radial correction
+		// (radialCorrect), against the exact pseudo-posterior: means within
+		// 0.03 sd and sds within 3% at every gamma (measured: 0.010 / 0.015 /
+		// 0.016 / 0.018 sd and 0.7 / 1.0 / 0.9 / 1.8% at gamma 10 / 50 /
+		// 200 / 1000, where raw EP's sds are up to 0.8 / 4.3 / 17 / 27% off);
+		// log Z is EP's.
+		t.Run(fmt.Sprintf("EP-radial/gamma=%g", gamma), func(t *testing.T) {
+			e, err := Fit(context.Background(), Data{X: x, Positive: y, Names: names}, Options{Gamma: gamma, Standardize: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sds := map[string]float64{}
+			for _, ref := range refs {
+				if ref.gamma == gamma && ref.quantity == "sd" {
+					sds[ref.name] = ref.is
+				}
+			}
+			for _, ref := range refs {
+				if ref.gamma != gamma {
+					continue
+				}
+				got := refValue(t, e, ref)
+				switch ref.quantity {
+				case "log_z":
+					if math.Abs(got-ref.ep) > 2e-4 {
+						t.Errorf("log Z %.6f, numpy EP %.6f: the correction must leave log Z_EP alone", got, ref.ep)
+					}
+				case "mean":
+					if d := math.Abs(got-ref.is) / sds[ref.name]; d > 0.03 {
+						t.Errorf("%s mean: corrected EP %.4f, exact %.4f (sd %.4f): %.3f sd apart", ref.name, got, ref.is, sds[ref.name], d)
+					}
+				case "sd":
+					if r := got / ref.is; math.Abs(r-1) > 0.03 {
+						t.Errorf("%s sd: corrected EP %.4f, exact %.4f: ratio %.4f", ref.name, got, ref.is, r)
+					}
+				}
 			}
 		})
 	}
