@@ -15,7 +15,7 @@
 //	    0.002 nats and 0.001 in the moments), which also checks the SMC;
 //	(c) run times of the linear EP fit on Pima.tr, the GP fit and SMC.
 //
-//	go run ./docs/scripts/auc [-data multirater/auc/testdata] [-kernels 0.005,0.01] [-learn 0.05] [-particles 5000] [-repeats 4] [-moves 30]
+//	go run ./docs/scripts/auc [-data multirater/auc/testdata] [-kernels 0.005,0.01] [-learn 0.05] [-particles 20000] [-repeats 4] [-moves 30]
 package main
 
 import (
@@ -38,7 +38,7 @@ import (
 func main() {
 	dir := flag.String("data", "multirater/auc/testdata", "folder with pima_tr.csv and pima_te.csv")
 	rbf := flag.String("kernels", "0.005,0.01,0.02,0.05,0.1", "RBF gammas (k = exp(-g |x - x'|^2) on z-scored covariates) among which the GP's kernel is chosen by the EP evidence at each gamma")
-	particles := flag.Int("particles", 5000, "SMC particles")
+	particles := flag.Int("particles", 20000, "SMC particles")
 	repeats := flag.Int("repeats", 4, "independent SMC repeats")
 	moves := flag.Int("moves", 30, "SMC Metropolis moves per particle and temperature")
 	seed := flag.Uint64("seed", 1, "seed of the folds and SMC")
