@@ -545,6 +545,10 @@ func (k *Kernel) set(p []float64) error {
 	return nil
 }
 
+// Cov returns the covariance at the current hyperparameters (after Fit:
+// the learnt ones).
+func (k *Kernel) Cov() mat.Symmetric { return k.c }
+
 // terms returns the learnt terms in the kernel grammar.
 func (k *Kernel) terms() []string {
 	out := make([]string, len(k.terms_))
