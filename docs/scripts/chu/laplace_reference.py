@@ -103,21 +103,28 @@ def log_diff_ndtr(z1, z2):
     return out
 
 
+def box_ratios(z1, z2):
+    """N(z1)/Z and N(z2)/Z with Z = Phi(z1) - Phi(z2) (0 for infinite z), z1 and
+    z2 with infinities set to 0 and clipped, so that |z| > 40 (N(z)/Z = 0 in
+    double precision) never gives 0 * inf, and log Z."""
+    lZ = log_diff_ndtr(z1, z2)
+
+    def ratio(z):
+        with np.errstate(invalid="ignore", over="ignore"):
+            r = np.exp(-0.5 * z * z - 0.5 * LOG2PI - lZ)
+        return np.where(np.isfinite(z), r, 0.0)
+    zz1 = np.clip(np.where(np.isfinite(z1), z1, 0.0), -1e6, 1e6)
+    zz2 = np.clip(np.where(np.isfinite(z2), z2, 0.0), -1e6, 1e6)
+    return ratio(z1), ratio(z2), zz1, zz2, lZ
+
+
 def lik_terms(f, y, b, sigma):
     """Chu's per-item quantities: loss l, v0..v3, s0..s2 (Appendix A),
     with N(z)/Z computed in logs; z = +-inf terms are 0."""
     u, lo = bounds_of(y, b)
     z1 = (u - f) / sigma
     z2 = (lo - f) / sigma
-    lZ = log_diff_ndtr(z1, z2)
-    def ratio(z):
-        with np.errstate(invalid="ignore", over="ignore"):
-            r = np.exp(-0.5 * z * z - 0.5 * LOG2PI - lZ)
-        return np.where(np.isfinite(z), r, 0.0)
-    r1, r2 = ratio(z1), ratio(z2)
-    # |z| > 40 has N(z)/Z = 0 in double precision: clip to avoid 0 * inf
-    zz1 = np.clip(np.where(np.isfinite(z1), z1, 0.0), -1e6, 1e6)
-    zz2 = np.clip(np.where(np.isfinite(z2), z2, 0.0), -1e6, 1e6)
+    r1, r2, zz1, zz2, lZ = box_ratios(z1, z2)
     v = [r1 * zz1 ** p - r2 * zz2 ** p for p in range(4)]
     s = [r1 * zz1 ** p for p in range(3)]
     return -lZ, v, s
@@ -287,14 +294,7 @@ def ep_nlz(K, y, b, sigma, maxit=200, tol=1e-9):
     def site_moments(mc, vc, idx=slice(None)):
         s = np.sqrt(sigma ** 2 + vc)
         z1, z2 = (u[idx] - mc) / s, (lo[idx] - mc) / s
-        lZ = log_diff_ndtr(z1, z2)
-        def ratio(z):
-            with np.errstate(invalid="ignore", over="ignore"):
-                r = np.exp(-0.5 * z * z - 0.5 * LOG2PI - lZ)
-            return np.where(np.isfinite(z), r, 0.0)
-        r1, r2 = ratio(z1), ratio(z2)
-        zz1 = np.clip(np.where(np.isfinite(z1), z1, 0.0), -1e6, 1e6)
-        zz2 = np.clip(np.where(np.isfinite(z2), z2, 0.0), -1e6, 1e6)
+        r1, r2, zz1, zz2, lZ = box_ratios(z1, z2)
         m = mc + vc / s * (r2 - r1)
         v = vc - vc ** 2 / s ** 2 * ((zz1 * r1 - zz2 * r2) + (r1 - r2) ** 2)
         return lZ, m, v
