@@ -950,8 +950,10 @@ func radialCorrect(p *posterior, rng *rand.Rand) {
 	if !chol.Factorize(p.cov) {
 		return
 	}
-	var l mat.TriDense
-	chol.LTo(&l)
+	var lt mat.TriDense
+	chol.LTo(&lt)
+	raw := lt.RawTriangular()
+	l, ls := raw.Data, raw.Stride
 	z, w := make([]float64, r), make([]float64, r)
 	eu, euu := make([]float64, r), make([]float64, r*r)
 	for s := 0; s < radialDraws; s++ {
@@ -960,9 +962,7 @@ func radialCorrect(p *posterior, rng *rand.Rand) {
 		}
 		for i := 0; i < r; i++ {
 			v := p.mean[i]
-			for j := 0; j <= i; j++ {
-				v += l.At(i, j) * z[j]
-			}
+			v += floats.Dot(l[i*ls:i*ls+i+1], z[:i+1])
 			w[i] = v
 		}
 		nrm := floats.Norm(w, 2)
