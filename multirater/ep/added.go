@@ -33,9 +33,12 @@ type AddOptions struct {
 	Tol float64
 }
 
+// DefaultAddItems is AddOptions.MaxItems's default.
+const DefaultAddItems = 64
+
 func (o AddOptions) withDefaults() AddOptions {
 	if o.MaxItems == 0 {
-		o.MaxItems = 64
+		o.MaxItems = DefaultAddItems
 	}
 	if o.MinCorr == 0 {
 		o.MinCorr = 0.01

@@ -98,7 +98,7 @@ func (p *ratioPredictor) work(nNew int) float64 {
 
 func (p *ratioPredictor) blockItems() int {
 	if p.block.MaxItems == 0 {
-		return 64
+		return ep.DefaultAddItems
 	}
 	return p.block.MaxItems
 }
