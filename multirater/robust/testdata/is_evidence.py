@@ -1,7 +1,7 @@
 """Importance-sampling estimate of the exact log evidence
     log Z = log E_prior[ prod_i (eps + (1 - 2 eps) Phi(y_i f_i / s)) ],  f ~ N(0, C),
-for the cases of reference_test.go on ionosphere40.csv (C as in ep_reference.py:
-RBF, gamma = 1/32, + 1e-8 I).  Case A (eps = 0) is included as a check of the
+for the cases of reference_test.go on ionosphere40.csv or thyroid40.csv (C as in
+ep_reference.py: RBF, gamma = 1/32 or 0.05, + 1e-8 I).  Case A (eps = 0) is included as a check of the
 method against the orthant probability of exact_evidence.R.
 
 Proposal: multivariate Student-t with 5 degrees of freedom, located at the EP
@@ -13,13 +13,15 @@ method, se = sd(w) / (mean(w) sqrt(M)).  Also printed: the effective sample size
 (sum w)^2 / sum w^2 and the estimates of 4 quarters of the draws (the spread
 gives a check of the error).
 
-Run from this folder:  /usr/bin/python3 is_evidence.py
-Writes ref_is_logz.csv (case, eps, s, logz_is, mc_se, ess, draws).
+Run from this folder:  /usr/bin/python3 is_evidence.py [ionosphere|thyroid]
+(default ionosphere).
+Writes ref_is_logz.csv (ionosphere) or ref_thyroid_is_logz.csv (thyroid), with
+columns case, eps, s, logz_is, mc_se, ess, draws.
 """
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from ep_reference import CASES, cov, ep, load, log_lik
+from ep_reference import CASES, cov, dataset, ep, load, log_lik
 
 M = 2_000_000
 BATCH = 100_000
@@ -37,13 +39,14 @@ def mvt_logpdf(x, mean, L, df):
 
 
 def main():
-    X, y = load()
-    C = cov(X)
+    path, gamma, prefix = dataset()
+    X, y = load(path)
+    C = cov(X, gamma)
     n = len(y)
     LC = np.linalg.cholesky(C)
     lprior_const = -n / 2 * np.log(2 * np.pi) - np.sum(np.log(np.diag(LC)))
     rng = np.random.default_rng(20240616)
-    with open("ref_is_logz.csv", "w") as fh:
+    with open(prefix + "is_logz.csv", "w") as fh:
         fh.write("case,eps,s,logz_is,mc_se,ess,draws\n")
         for name, eps, s in CASES:
             r = ep(C, y, eps, s)

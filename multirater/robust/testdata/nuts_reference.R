@@ -1,19 +1,30 @@
 # NUTS reference for the EP posterior latent means and sds of reference_test.go:
 # robust_gp_fixed.stan (Stan 2.21 via rstan) on ionosphere40.csv with
-# C = exp(-gamma |x - x'|^2) + 1e-8 I, gamma = 1/32, at the cases' fixed
-# (eps, s). 4 chains x (1000 warmup + 5000 draws), seed 20240616.
+# C = exp(-gamma |x - x'|^2) + 1e-8 I, gamma = 1/32, or on thyroid40.csv with
+# gamma = 0.05, at the cases' fixed (eps, s). 4 chains x (1000 warmup + 5000
+# draws), seed 20240616.
 #
-# Run from this folder: Rscript nuts_reference.R
+# Run from this folder: Rscript nuts_reference.R [ionosphere|thyroid] [case ...]
+# (default ionosphere, every case).
 # Writes ref_nuts.csv (case, item, mean, sd, se_mean, n_eff, rhat; item 0-based)
 # and ref_nuts_diagnostics.csv (case, max_rhat, min_n_eff, divergences,
-# max_treedepth_hits, seconds). The compiled model is cached as
+# max_treedepth_hits, seconds); for thyroid ref_thyroid_nuts.csv and
+# ref_thyroid_nuts_diagnostics.csv. The compiled model is cached as
 # robust_gp_fixed.rds (not needed by the Go test).
 suppressMessages(library(rstan))
 rstan_options(auto_write = FALSE)
-d <- read.csv("ionosphere40.csv")
+datasets <- list(ionosphere = list(file = "ionosphere40.csv", gamma = 1 / 32, prefix = "ref_"),
+                 thyroid = list(file = "thyroid40.csv", gamma = 0.05, prefix = "ref_thyroid_"))
+only <- commandArgs(trailingOnly = TRUE)
+ds <- datasets$ionosphere
+if (length(only) > 0 && only[1] %in% names(datasets)) {
+  ds <- datasets[[only[1]]]
+  only <- only[-1]
+}
+d <- read.csv(ds$file)
 X <- as.matrix(d[, grep("^x", names(d))])
 N <- nrow(X)
-gamma <- 1 / 32
+gamma <- ds$gamma
 D2 <- as.matrix(dist(X))^2
 C <- exp(-gamma * D2) + diag(1e-8, N)
 cases <- data.frame(case = c("A", "B", "C", "D"), eps = c(0, 0.1, 0.05, 0.1), s = c(1, 1, 0.5, 0.5))
@@ -25,7 +36,6 @@ if (file.exists(rds) && file.mtime(rds) > file.mtime("robust_gp_fixed.stan")) {
   sm <- stan_model("robust_gp_fixed.stan", model_name = "robust_gp_fixed")
   saveRDS(sm, rds)
 }
-only <- commandArgs(trailingOnly = TRUE)
 lat <- list()
 diag <- list()
 for (k in seq_len(nrow(cases))) {
@@ -50,5 +60,5 @@ for (k in seq_len(nrow(cases))) {
   cat(sprintf("case %s: max Rhat %.4f, min n_eff %d, %d divergences, %.0f s\n", cs$case,
               max(sm_f[, "Rhat"]), round(min(sm_f[, "n_eff"])), div, secs))
 }
-write.csv(do.call(rbind, lat), "ref_nuts.csv", row.names = FALSE, quote = FALSE)
-write.csv(do.call(rbind, diag), "ref_nuts_diagnostics.csv", row.names = FALSE, quote = FALSE)
+write.csv(do.call(rbind, lat), paste0(ds$prefix, "nuts.csv"), row.names = FALSE, quote = FALSE)
+write.csv(do.call(rbind, diag), paste0(ds$prefix, "nuts_diagnostics.csv"), row.names = FALSE, quote = FALSE)
