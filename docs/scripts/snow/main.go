@@ -203,7 +203,15 @@ func meanMedian(d *bounded.Data) (mean, median []float64) {
 	for _, v := range by {
 		sort.Float64s(v)
 		mean = append(mean, stat.Mean(v, nil))
-		median = append(median, stat.Quantile(0.5, stat.Empirical, v, nil))
+		// The usual median: the middle value, or the mean of the two middle
+		// values of an even count (R's and numpy's median; stat.Quantile's
+		// Empirical rule would return the lower of the two).
+		m := len(v) / 2
+		med := v[m]
+		if len(v)%2 == 0 {
+			med = (v[m-1] + v[m]) / 2
+		}
+		median = append(median, med)
 	}
 	return mean, median
 }
