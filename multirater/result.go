@@ -200,6 +200,35 @@ type ModelSettings struct {
 	// Confusion records the confusion model's priors: the settings and
 	// what empirical Bayes learnt.
 	Confusion *ConfusionPrior `json:"confusion,omitempty"`
+	// Robust records the settings of a robust classifier fit
+	// (multirater/robust).
+	Robust *RobustSettings `json:"robust,omitempty"`
+}
+
+// RobustSettings are the settings a robust classifier fit was made with
+// (Kim & Ghahramani): how the raters' labelling-error rates and latent
+// noise were obtained, and whether the plain model was considered.
+type RobustSettings struct {
+	// Epsilon is every rater's fixed error rate; nil when each is learnt
+	// by EM.
+	Epsilon *float64 `json:"epsilon,omitempty"`
+	// EM names the M-step of learnt error rates: "tilted" (the tilted
+	// responsibilities, a stationary point of the EP evidence) or "paper"
+	// (Kim & Ghahramani eq. 20 as printed); StartEpsilon, MaxEM and EMTol
+	// are EM's start, step bound and tolerance.
+	EM           string  `json:"em,omitempty"`
+	StartEpsilon float64 `json:"start_epsilon,omitempty"`
+	MaxEM        int     `json:"max_em,omitempty"`
+	EMTol        float64 `json:"em_tol,omitempty"`
+	// Noise is every rater's fixed latent noise sd; 0 when each is learnt
+	// by the evidence.
+	Noise float64 `json:"noise,omitempty"`
+	// Select: the plain and the robust model were both fitted and the one
+	// with the larger evidence kept (diagnostics.selected).
+	Select bool `json:"select"`
+	// Restarts is the number of starting points of the first evidence
+	// maximisation.
+	Restarts int `json:"restarts"`
 }
 
 // ConfusionPrior is the prior of the confusion model (package

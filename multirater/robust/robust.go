@@ -511,6 +511,23 @@ func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float
 	return a, liks, nil
 }
 
+// settings records opts in the fit document.
+func settings(opts Options) *multirater.RobustSettings {
+	rs := &multirater.RobustSettings{Noise: opts.Noise, Select: opts.Select, Restarts: opts.Restarts}
+	if opts.FixEpsilon {
+		e := opts.Epsilon
+		rs.Epsilon = &e
+	}
+	if !opts.FixEpsilon {
+		rs.EM = "tilted"
+		if opts.PaperEM {
+			rs.EM = "paper"
+		}
+		rs.StartEpsilon, rs.MaxEM, rs.EMTol = opts.StartEpsilon, opts.MaxEM, opts.EMTol
+	}
+	return rs
+}
+
 // emRule names the M-step.
 func emRule(opts Options) string {
 	if opts.PaperEM {
@@ -558,6 +575,7 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 	if a.Learnt != nil {
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (ep)", Terms: a.Learnt}
 	}
+	res.Model.Robust = settings(opts)
 	dg := &res.Diagnostics
 	a.Diagnose(dg, multirater.EngineEP)
 	le := a.LogZ
