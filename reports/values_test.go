@@ -522,6 +522,7 @@ func checkValueRaters(b *book, c reportCase) {
 		b.number("Raters flags of "+r.ID, at(row, h["Flags"]), float64(flags[r.ID]))
 		b.cellType(SheetRaters, h["Dispersion"], i+1, true)
 	}
+	checkSkills(b, c, rows)
 }
 
 func checkValueFlags(b *book, c reportCase) {

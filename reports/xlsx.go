@@ -1017,6 +1017,10 @@ func (x *xlsxWriter) ratersBlock() *block {
 			cols = append(cols, x.percent("Accuracy vs "+aggregatorLabel(a)))
 		}
 	}
+	skills := x.skillColumns()
+	for _, sk := range skills {
+		cols = append(cols, x.num(sk.header))
+	}
 	for _, l := range rep.Levels {
 		cols = append(cols, x.integer("Labels "+l.Code))
 	}
@@ -1055,6 +1059,7 @@ func (x *xlsxWriter) ratersBlock() *block {
 			}
 			dst = append(dst, float64(r.MeanLogPred), r.Flags)
 			dst = appendBaselineCells(dst, r, aggs, aggScore)
+			dst = appendSkillCells(dst, r, skills)
 			for c := range rep.Levels {
 				if c < len(r.LevelCounts) {
 					dst = append(dst, r.LevelCounts[c])
@@ -1161,6 +1166,10 @@ func (x *xlsxWriter) valueRatersBlock() *block {
 			cols = append(cols, x.percent("Accuracy vs "+aggregatorLabel(a)))
 		}
 	}
+	skills := x.skillColumns()
+	for _, sk := range skills {
+		cols = append(cols, x.num(sk.header))
+	}
 	return &block{cols: cols, n: len(rep.Raters), filter: true, freeze: true, freezeCols: 1,
 		row: func(i int, dst []any) []any {
 			r := &rep.Raters[i]
@@ -1182,7 +1191,7 @@ func (x *xlsxWriter) valueRatersBlock() *block {
 			}
 			dst = append(dst, float64(r.MeanLogPred), r.Flags)
 			dst = appendBaselineCells(dst, r, aggs, aggScore)
-			return dst
+			return appendSkillCells(dst, r, skills)
 		}}
 }
 
@@ -1852,6 +1861,42 @@ func shapeDescription(m multirater.ModelSettings) string {
 		model = "multi-rater bounded Gaussian process regression (Jensen, Nielsen & Larsen 2013), " + m.Likelihood + " likelihood with a dispersion per rater"
 	}
 	return model
+}
+
+// skillColumn is one aggregator's own parameter of the raters (Wawa's
+// weight, GLAD's ability, MACE's competence) as a column of the Raters
+// sheet.
+type skillColumn struct {
+	agg, header string
+}
+
+// skillColumns returns the aggregators of the report's agreement that
+// estimate a parameter of each rater, in the agreement's order.
+func (x *xlsxWriter) skillColumns() []skillColumn {
+	aggs, _ := x.aggregatorColumns()
+	var out []skillColumn
+	for _, a := range aggs {
+		for i := range x.rep.Raters {
+			if q, ok := x.rep.Raters[i].Baselines[a]; ok && q.Skill != nil && q.SkillKind != "" {
+				out = append(out, skillColumn{agg: a, header: aggregatorLabel(a) + " " + q.SkillKind})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// appendSkillCells appends rater r's parameter under each aggregator of
+// skills, empty when the rater has none.
+func appendSkillCells(dst []any, r *Rater, skills []skillColumn) []any {
+	for _, sk := range skills {
+		if q, ok := r.Baselines[sk.agg]; ok && q.Skill != nil {
+			dst = append(dst, float64(*q.Skill))
+		} else {
+			dst = append(dst, nil)
+		}
+	}
+	return dst
 }
 
 // appendBaselineCells appends rater r's agreement with each baseline

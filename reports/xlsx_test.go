@@ -370,6 +370,32 @@ func checkRaters(b *book, c reportCase) {
 		}
 		b.cellType(SheetRaters, h["Precision"], i+1, true)
 	}
+	checkSkills(b, c, rows)
+}
+
+// checkSkills checks the Raters sheet's columns of the aggregators' own
+// rater parameters (Wawa's weight, GLAD's ability, MACE's competence)
+// against the report.
+func checkSkills(b *book, c reportCase, rows [][]string) {
+	h := header(rows[0])
+	if c.rep.Agreement == nil {
+		return
+	}
+	for _, a := range c.rep.Agreement.Aggregators {
+		for i, r := range c.rep.Raters {
+			q, ok := r.Baselines[a.Name]
+			if !ok || q.Skill == nil {
+				continue
+			}
+			name := aggregatorLabel(a.Name) + " " + q.SkillKind
+			col, ok := h[name]
+			if !ok {
+				b.t.Errorf("Raters: no column %q", name)
+				break
+			}
+			b.number("Raters "+name+" of "+r.ID, at(rows[i+1], col), float64(*q.Skill))
+		}
+	}
 }
 
 func checkThresholds(b *book, c reportCase) {
