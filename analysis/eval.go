@@ -247,6 +247,7 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 		names = append(names, "rater:"+r)
 	}
 	preds := make(map[string]map[string]multirater.ItemResult, len(names))
+	levels := make(map[string][]string, len(names)) // each model's FitResult.Levels
 	for _, n := range names {
 		preds[n] = make(map[string]multirater.ItemResult, len(ids))
 	}
@@ -342,11 +343,12 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 				return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
 			}
 			out.Fits++
+			levels[m.name] = res.Levels
 			if !res.Diagnostics.Converged {
 				notConverged++
 			}
 			worstRhat = max(worstRhat, res.Diagnostics.MaxRhat)
-			pr, err := newPredictor(res, ks, mfeats, mcov.Cov)
+			pr, err := evalPredictor(res, ks, mfeats, mcov.Cov)
 			if err != nil {
 				return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
 			}
@@ -388,7 +390,7 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 		case annotations.Bounded:
 			mt = boundedMetrics(ds, ids, byItem, preds[n], logDens[n])
 		default:
-			mt = nominalMetrics(ds, ids, byItem, itemByID, majority, preds[n])
+			mt = nominalMetrics(ds, ids, byItem, itemByID, majority, preds[n], levels[n])
 		}
 		out.Models = append(out.Models, EvalModel{Name: n, Metrics: mt})
 	}
@@ -399,6 +401,26 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// evalPredictor is newPredictor for a fold's fit: with the fold's kernel
+// spec ks and covariance cov, unless the fit learnt kernel hyperparameters
+// (rbf without gamma, ard, ...), whose values only the fit knows: then the
+// predictor's kernel is the learnt one (res.Model.Kernel), its covariance
+// rebuilt from the training items' features.
+func evalPredictor(res *multirater.FitResult, ks kernel.Spec, train *itemFeatures, cov *gp.Gram) (*Predictor, error) {
+	if res.Model.Learnt == nil {
+		return newPredictor(res, ks, train, cov)
+	}
+	lks, err := kernel.ParseSpec(res.Model.Kernel)
+	if err != nil {
+		return nil, fmt.Errorf("analysis: the learnt kernel %q: %w", res.Model.Kernel, err)
+	}
+	var lcov *gp.Gram
+	if c, _ := train.gram(lks); c != nil {
+		lcov = gp.NewGram(c)
+	}
+	return newPredictor(res, lks, train, lcov)
 }
 
 // pickRaterBaselines returns the raters of the rater:<id> baselines.

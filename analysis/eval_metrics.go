@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -119,9 +120,19 @@ func medianGrade(probs map[string]float64, codes []string) int {
 }
 
 // nominalMetrics computes the nominal metrics of one model's held-out
-// predictions (see EvalMetrics).
-func nominalMetrics(ds *annotations.Dataset, ids []string, byItem map[string][]annotations.Label, itemByID map[string]annotations.Item, majority map[string]string, preds map[string]multirater.ItemResult) EvalMetrics {
+// predictions (see EvalMetrics). levels are the fit's level codes, the order
+// of the predictions' per-rater arrays (FitResult.Levels: the scheme's
+// order for most models, [negative, positive] for the robust one); nil
+// means the scheme's order.
+func nominalMetrics(ds *annotations.Dataset, ids []string, byItem map[string][]annotations.Label, itemByID map[string]annotations.Item, majority map[string]string, preds map[string]multirater.ItemResult, levels []string) EvalMetrics {
 	k := ds.Scheme.K()
+	index := func(code string) (int, bool) {
+		if levels == nil {
+			return ds.Scheme.Index(code)
+		}
+		i := slices.Index(levels, code)
+		return i, i >= 0
+	}
 	var m EvalMetrics
 	var nMaj, hitMaj, nGold, hitGold, nLog int
 	var logSum float64
@@ -142,7 +153,7 @@ func nominalMetrics(ds *annotations.Dataset, ids []string, byItem map[string][]a
 			}
 		}
 		for _, l := range byItem[id] {
-			t, ok := ds.Scheme.Index(l.Value)
+			t, ok := index(l.Value)
 			if !ok {
 				continue
 			}

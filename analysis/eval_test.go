@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"concord/annotations"
+	"concord/multirater"
 )
 
 // TestQuadraticKappaSklearn compares QuadraticKappa with scikit-learn's
@@ -278,6 +279,88 @@ func TestEvalClassification(t *testing.T) {
 		}
 		if c.PValue != mcNemarExact(c.MultiraterOnly, c.BaselineOnly) || !(c.PValue > 0 && c.PValue <= 1) {
 			t.Errorf("%+v: p-value", c)
+		}
+	}
+}
+
+// TestEvalPredictorLearntKernel: a fold's fit that learns its kernel
+// (rbf without gamma) predicts the held-out items with the learnt kernel,
+// exactly as concord predict does from the fit document, not with the
+// fold's unlearnt kernel matrix.
+func TestEvalPredictorLearntKernel(t *testing.T) {
+	train := pimaDataset(t, "pima_tr.csv", "p")
+	test := pimaDataset(t, "pima_te.csv", "t").Items[:40]
+	spec := FitSpec{Model: ModelRobust, Kernel: "rbf", Standardize: true, Seed: 1}
+	res, err := Fit(context.Background(), train, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Model.Learnt == nil || res.Model.Kernel == "rbf" {
+		t.Fatalf("the fit learnt no kernel: %q", res.Model.Kernel)
+	}
+	ref, err := Predict(res, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := spec.ForData(train).WithDefaults()
+	cov, ks, feats, err := buildCovariance(train, train.ItemIDs(), fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := evalPredictor(res, ks, feats, cov.Cov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pr.Predict(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range got.Items {
+		w := ref.Items[i]
+		for c, p := range w.ClassProbs {
+			if math.Abs(it.ClassProbs[c]-p) > 1e-9 {
+				t.Fatalf("item %s: P(%s) = %v in the fold, %v from the fit document", it.ID, c, it.ClassProbs[c], p)
+			}
+		}
+		for r, ps := range w.RaterClassProbs {
+			for k, p := range ps {
+				if math.Abs(it.RaterClassProbs[r][k]-p) > 1e-9 {
+					t.Fatalf("item %s rater %s: %v in the fold, %v from the fit document", it.ID, r, it.RaterClassProbs[r], ps)
+				}
+			}
+		}
+	}
+}
+
+// TestNominalMetricsLevelOrder: the per-rater predictive arrays follow the
+// fit's levels, which for the robust model are [negative, positive] whatever
+// the scheme's order.
+func TestNominalMetricsLevelOrder(t *testing.T) {
+	sc, err := annotations.ParseScheme("binary:abnormal,normal,pos=abnormal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &annotations.Dataset{Scheme: sc}
+	byItem := map[string][]annotations.Label{
+		"a": {{Item: "a", Rater: "r", Value: "abnormal"}},
+		"b": {{Item: "b", Rater: "r", Value: "normal"}},
+	}
+	preds := map[string]multirater.ItemResult{
+		"a": {ID: "a", Class: "abnormal", ClassProbs: map[string]float64{"normal": 0.1, "abnormal": 0.9},
+			RaterClassProbs: map[string][]float64{"r": {0.2, 0.8}}},
+		"b": {ID: "b", Class: "normal", ClassProbs: map[string]float64{"normal": 0.7, "abnormal": 0.3},
+			RaterClassProbs: map[string][]float64{"r": {0.6, 0.4}}},
+	}
+	for _, tc := range []struct {
+		levels []string
+		want   float64
+	}{
+		{[]string{"normal", "abnormal"}, (math.Log(0.8) + math.Log(0.6)) / 2}, // the robust fit's order
+		{nil, (math.Log(0.2) + math.Log(0.4)) / 2},                            // the scheme's order
+	} {
+		m := nominalMetrics(ds, []string{"a", "b"}, byItem, nil, map[string]string{"a": "abnormal", "b": "normal"}, preds, tc.levels)
+		if m.MeanLogPred == nil || math.Abs(*m.MeanLogPred-tc.want) > 1e-12 {
+			t.Errorf("levels %v: mean log predictive %v, want %v", tc.levels, m.MeanLogPred, tc.want)
 		}
 	}
 }
