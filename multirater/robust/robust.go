@@ -713,6 +713,11 @@ type Predictor struct {
 	sp       *gp.SitePredictor
 	s        float64
 	neg, pos string
+	// The raters' ids, latent noise sds and error rates, for their label
+	// predictive distributions.
+	raters []string
+	rs     []float64
+	eps    []float64
 }
 
 // NewPredictor prepares the predictions of a robust fit result whose items
@@ -725,25 +730,38 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 	if res.Gaussian == nil || len(res.Levels) != 2 || len(res.Raters) == 0 {
 		return nil, multirater.DataErrorf("the robust fit result has no gaussian posterior, raters or two classes")
 	}
+	p := &Predictor{n: n, neg: res.Levels[0], pos: res.Levels[1]}
 	ss := make([]float64, len(res.Raters))
 	for l, r := range res.Raters {
 		if !(r.Variance.Mean > 0) || math.IsInf(r.Variance.Mean, 0) {
 			return nil, multirater.DataErrorf("rater %q has no valid latent noise variance in the fit result", r.ID)
 		}
 		ss[l] = math.Sqrt(r.Variance.Mean)
+		e := 0.0
+		if r.Epsilon != nil {
+			e = r.Epsilon.Value
+		}
+		if !(e >= 0 && e < 0.5) {
+			return nil, multirater.DataErrorf("rater %q has the error rate %v in the fit result, outside [0, 1/2)", r.ID, e)
+		}
+		p.raters, p.rs, p.eps = append(p.raters, r.ID), append(p.rs, ss[l]), append(p.eps, e)
 	}
 	sort.Float64s(ss)
-	sp, err := gp.NewSitePredictor(res.Gaussian.Precision, res.Gaussian.Shift, cov)
-	if err != nil {
+	p.s = ss[len(ss)/2]
+	var err error
+	if p.sp, err = gp.NewSitePredictor(res.Gaussian.Precision, res.Gaussian.Shift, cov); err != nil {
 		return nil, multirater.DataErrorf("the fit's gaussian posterior: %v", err)
 	}
-	return &Predictor{n: n, sp: sp, s: ss[len(ss)/2], neg: res.Levels[0], pos: res.Levels[1]}, nil
+	return p, nil
 }
 
 // Predict returns the results of new items: ids names them, cross holds
 // their covariances with the fit's items (len(ids)×N) and prior their prior
 // variances. Each result has NLabels 0, the latent score, the class
-// probabilities and the class; Rank is nil.
+// probabilities (at the median latent noise of the raters, without
+// labelling errors: the item's class), the class, and each rater's
+// predictive distribution of a label they would give (RaterClassProbs:
+// their error rate and latent noise included); Rank is nil.
 func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
 	r, c := cross.Dims()
 	if r != len(ids) || c != p.n || len(prior) != len(ids) {
@@ -761,6 +779,13 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 			ClassProbs: map[string]float64{p.neg: mcmc.Round6(1 - q), p.pos: mcmc.Round6(q)}, Class: p.neg}
 		if q > 0.5 {
 			it.Class = p.pos
+		}
+		// Each rater's label predictive: their error rate mixed with the
+		// probit of their latent noise (Kim & Ghahramani eq. 10).
+		it.RaterClassProbs = make(map[string][]float64, len(p.raters))
+		for l, id := range p.raters {
+			pl := p.eps[l] + (1-2*p.eps[l])*numeric.NormCDF(mu/math.Sqrt(p.rs[l]*p.rs[l]+vr))
+			it.RaterClassProbs[id] = []float64{mcmc.Round6(1 - pl), mcmc.Round6(pl)}
 		}
 		out[i] = it
 	}

@@ -2,10 +2,14 @@ package robust
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"testing"
 
 	"concord/multirater"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // TestSettingsRecorded checks that the fit document's model.robust says how
@@ -39,5 +43,42 @@ func TestSettingsRecorded(t *testing.T) {
 				t.Errorf("model.robust = %+v, want %+v", *got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPredictRaterLabels: a new item's label predictive for each rater is
+// eps + (1 - 2 eps) Phi(mu / sqrt(s^2 + v)) (eq. 10 under the latent
+// Gaussian), in the order of the fit's levels [negative, positive].
+func TestPredictRaterLabels(t *testing.T) {
+	data := ionosphere40(t)
+	const eps, s = 0.1, 0.5
+	res, err := Fit(context.Background(), data, Options{Seed: 1, FixEpsilon: true, Epsilon: eps, Noise: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPredictor(res, data.Cov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Items 0 and 1 again, as new items.
+	n := len(data.ItemIDs)
+	cross := mat.NewDense(2, n, nil)
+	prior := make([]float64, 2)
+	for i := 0; i < 2; i++ {
+		for j := 0; j < n; j++ {
+			cross.Set(i, j, data.Cov.At(i, j))
+		}
+		prior[i] = data.Cov.At(i, i)
+	}
+	for _, it := range p.Predict([]string{"x0", "x1"}, cross, prior) {
+		mu, v := it.Score.Mean, it.Score.SD*it.Score.SD
+		want := eps + (1-2*eps)*distuv.UnitNormal.CDF(mu/math.Sqrt(s*s+v))
+		got := it.RaterClassProbs["r"]
+		if len(got) != 2 || math.Abs(got[1]-want) > 2e-6 || math.Abs(got[0]+got[1]-1) > 2e-6 {
+			t.Errorf("%s: rater r's label predictive %v, want [%v %v]", it.ID, got, 1-want, want)
+		}
+		if q := it.ClassProbs[res.Levels[1]]; math.Abs(q-distuv.UnitNormal.CDF(mu/math.Sqrt(s*s+v))) > 2e-6 {
+			t.Errorf("%s: class probability %v", it.ID, q)
+		}
 	}
 }
