@@ -415,7 +415,7 @@ func RobustData(ds *annotations.Dataset) (*robust.Data, error) {
 	if neg == ds.Scheme.Positive {
 		neg = codes[1]
 	}
-	data := &robust.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Classes: [2]string{neg, ds.Scheme.Positive}}
+	data := &robust.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Classes: [2]string{neg, ds.Scheme.Positive}, Levels: codes}
 	var err error
 	data.Labels, data.Repeats, err = indexLabels(ds, data.ItemIDs, data.RaterIDs, func(l annotations.Label, item, rater int) (robust.Label, error) {
 		y := -1.0

@@ -229,6 +229,9 @@ type RobustSettings struct {
 	// Restarts is the number of starting points of the first evidence
 	// maximisation.
 	Restarts int `json:"restarts"`
+	// Positive is the code of the positive class (the sign of the latent
+	// score); FitResult.Levels has both classes in the scheme's order.
+	Positive string `json:"positive,omitempty"`
 }
 
 // ConfusionPrior is the prior of the confusion model (package

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,5 +264,51 @@ func TestFitRobust(t *testing.T) {
 		if code, stdout, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stdout+stderr, tc.want) {
 			t.Errorf("%v: exit %d, want %q in\n%s%s", tc.args, code, tc.want, stdout, stderr)
 		}
+	}
+}
+
+// TestFitRobustPositiveFirst: with the positive class listed first in the
+// scheme, the robust fit's levels and per-level counts follow the scheme's
+// order, and the report builds.
+func TestFitRobustPositiveFirst(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "robust.json")
+	code, stdout, stderr := runCmd(t, "fit", "--labels", "testdata/fit_rte40_ratings.csv", "--scheme", "binary:1,0,pos=1",
+		"--model", "robust", "--kernel", "identity", "--epsilon", "0.1", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	var res multirater.FitResult
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Levels, []string{"1", "0"}) || res.Model.Robust == nil || res.Model.Robust.Positive != "1" {
+		t.Fatalf("levels %v, model.robust %+v", res.Levels, res.Model.Robust)
+	}
+	ones := map[string]int{}
+	for _, it := range res.Items {
+		for r, l := range it.Labels {
+			if l == "1" {
+				ones[r]++
+			}
+		}
+	}
+	for _, r := range res.Raters {
+		if r.LevelCounts[0] != ones[r.ID] || r.LevelCounts[0]+r.LevelCounts[1] != r.NLabels {
+			t.Errorf("rater %s: label counts %v, %d labels 1 of %d", r.ID, r.LevelCounts, ones[r.ID], r.NLabels)
+		}
+	}
+	for _, it := range res.Items {
+		if p := it.ClassProbs["1"]; (p > 0.5) != (it.Score.Mean > 0) {
+			t.Fatalf("item %s: P(1) = %v with latent score %v", it.ID, p, it.Score.Mean)
+		}
+	}
+	book := filepath.Join(dir, "robust.xlsx")
+	if code, stdout, stderr := runCmd(t, "report", "--fit", out, "--out", book, "--bootstrap", "0"); code != 0 {
+		t.Fatalf("report: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -101,6 +101,12 @@ type Data struct {
 	Labels            []Label
 	// Classes are the codes of the negative and the positive class.
 	Classes [2]string
+	// Levels, when set, orders the fit's levels (FitResult.Levels) and
+	// every per-level array of the result (the raters' label counts and
+	// confusion tables, the predictions' per-rater distributions): the two
+	// codes of Classes in the label scheme's order. nil means Classes'
+	// order, negative first.
+	Levels []string
 	// Cov is the prior covariance of the items' latent values (nil: the
 	// identity, unless Learn has terms); Kernel names it.
 	Cov    mat.Symmetric
@@ -210,6 +216,9 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 	}
 	if opts.Noise < 0 || math.IsNaN(opts.Noise) {
 		panic(fmt.Sprintf("robust: Noise %v", opts.Noise))
+	}
+	if lv := data.Levels; lv != nil && (len(lv) != 2 || !(lv[0] == data.Classes[0] && lv[1] == data.Classes[1] || lv[0] == data.Classes[1] && lv[1] == data.Classes[0])) {
+		panic(fmt.Sprintf("robust: Levels %q are not the two classes %q", lv, data.Classes))
 	}
 	rs := make([]multirater.Rating, len(data.Labels))
 	for j, l := range data.Labels {
@@ -565,17 +574,24 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 		kern = "identity"
 	}
 	neg, pos := data.Classes[0], data.Classes[1]
+	// at[k] is the place of class k (0 negative, 1 positive) in the
+	// result's levels.
+	levels, at := []string{neg, pos}, [2]int{0, 1}
+	if data.Levels != nil && data.Levels[0] == pos {
+		levels, at = []string{pos, neg}, [2]int{1, 0}
+	}
 	res := &multirater.FitResult{
 		Schema: multirater.FitSchema,
 		Model: multirater.ModelSettings{Model: Name, Engine: multirater.EngineEP, Output: multirater.OutputClasses, Kernel: kern,
 			Likelihood: "robust-probit", Seed: opts.Seed, FlagThreshold: opts.FlagThreshold, KeepDraws: opts.RankDraws,
 			Backend: gp.Backend},
-		Levels: []string{neg, pos},
+		Levels: levels,
 	}
 	if a.Learnt != nil {
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (ep)", Terms: a.Learnt}
 	}
 	res.Model.Robust = settings(opts)
+	res.Model.Robust.Positive = pos
 	dg := &res.Diagnostics
 	a.Diagnose(dg, multirater.EngineEP)
 	le := a.LogZ
@@ -654,8 +670,8 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 		res.LabelErrors[j] = multirater.LabelError{Item: data.ItemIDs[lb.Item], Rater: data.RaterIDs[lb.Rater], Label: code(lb.Y), PError: mcmc.Round6(pe)}
 		rr := &res.Raters[lb.Rater]
 		k := int(lb.Y+1) / 2
-		rr.LevelCounts[k]++
-		rr.Confusion[cls[lb.Item]][k]++
+		rr.LevelCounts[at[k]]++
+		rr.Confusion[at[cls[lb.Item]]][at[k]]++
 		if k == cls[lb.Item] {
 			agree[lb.Rater]++
 		}
@@ -713,6 +729,7 @@ type Predictor struct {
 	sp       *gp.SitePredictor
 	s        float64
 	neg, pos string
+	posFirst bool // the result's levels are [positive, negative]
 	// The raters' ids, latent noise sds and error rates, for their label
 	// predictive distributions.
 	raters []string
@@ -730,7 +747,18 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 	if res.Gaussian == nil || len(res.Levels) != 2 || len(res.Raters) == 0 {
 		return nil, multirater.DataErrorf("the robust fit result has no gaussian posterior, raters or two classes")
 	}
+	// The positive class: recorded in model.robust (documents written
+	// before it was say Levels[1]).
 	p := &Predictor{n: n, neg: res.Levels[0], pos: res.Levels[1]}
+	if rs := res.Model.Robust; rs != nil && rs.Positive != "" {
+		switch rs.Positive {
+		case res.Levels[1]:
+		case res.Levels[0]:
+			p.neg, p.pos, p.posFirst = res.Levels[1], res.Levels[0], true
+		default:
+			return nil, multirater.DataErrorf("the robust fit result's positive class %q is not one of its levels %q", rs.Positive, res.Levels)
+		}
+	}
 	ss := make([]float64, len(res.Raters))
 	for l, r := range res.Raters {
 		if !(r.Variance.Mean > 0) || math.IsInf(r.Variance.Mean, 0) {
@@ -786,6 +814,9 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 		for l, id := range p.raters {
 			pl := p.eps[l] + (1-2*p.eps[l])*numeric.NormCDF(mu/math.Sqrt(p.rs[l]*p.rs[l]+vr))
 			it.RaterClassProbs[id] = []float64{mcmc.Round6(1 - pl), mcmc.Round6(pl)}
+			if p.posFirst {
+				it.RaterClassProbs[id] = []float64{mcmc.Round6(pl), mcmc.Round6(1 - pl)}
+			}
 		}
 		out[i] = it
 	}
