@@ -85,6 +85,10 @@ type Problem struct {
 	FactorTol func() float64
 	// Restarts is the number of starting points (at least 1).
 	Restarts int
+	// WarmKernel starts the first start's kernel hyperparameters at the
+	// Kernel's current ones (those it was last fitted at, as in an EM loop
+	// that refits at each step) instead of Chu's footnote-6 start.
+	WarmKernel bool
 	// ParallelSites is the number of sites per item above which EP
 	// updates in parallel (unless EP says otherwise); 0 means 4, negative
 	// never.
@@ -257,7 +261,11 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	startTheta := func(s int) []float64 {
 		theta := make([]float64, nlik+p.Kernel.Size())
 		p.Start(s, rng, theta[:nlik])
-		p.Kernel.startTo(theta[nlik:], s, rng)
+		if p.WarmKernel && s == 0 && p.Kernel != nil && p.Kernel.c != nil {
+			copy(theta[nlik:], p.Kernel.cur)
+		} else {
+			p.Kernel.startTo(theta[nlik:], s, rng)
+		}
 		return theta
 	}
 	var lastErr error

@@ -464,6 +464,10 @@ func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float
 	}
 	if first {
 		prob.Restarts = opts.Restarts
+	} else {
+		// An EM step after the first: start the kernel where the last
+		// step left it, as the latent noise starts at noise.
+		prob.WarmKernel = true
 	}
 	liks := make([]*lik.RobustProbit, nl)
 	prob.Liks = make([]lik.LaplaceLearnable, nl)
