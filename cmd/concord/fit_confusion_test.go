@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,14 +31,7 @@ func TestFitConfusion(t *testing.T) {
 		if !strings.Contains(stdout+stderr, "Rater accuracies") {
 			t.Errorf("%s: output lacks the rater accuracies:\n%s%s", tc.engine, stdout, stderr)
 		}
-		var res multirater.FitResult
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &res); err != nil {
-			t.Fatal(err)
-		}
+		res := readFitDoc(t, out)
 		if res.Model.Model != "confusion" || res.Model.Engine != tc.engine || res.Model.Kernel != "identity" || len(res.Items) != 40 || len(res.ClassProportions) != 2 {
 			t.Fatalf("%s: model %q engine %q kernel %q, %d items, %d class proportions", tc.engine, res.Model.Model, res.Model.Engine, res.Model.Kernel, len(res.Items), len(res.ClassProportions))
 		}
@@ -79,30 +71,17 @@ func TestFitConfusion(t *testing.T) {
 // result records the kernel and its prior, and concord predict predicts a
 // new item from its text.
 func TestFitConfusionTextKernel(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "text.json")
-	code, stdout, stderr := runCmd(t, "fit", "--labels", "testdata/fit_rte40_ratings.csv", "--items", "testdata/fit_rte40_items.csv",
-		"--scheme", "binary:0,1,pos=1", "--model", "confusion", "--kernel", "text", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	var res multirater.FitResult
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, out := fitDoc(t, "--labels", "testdata/fit_rte40_ratings.csv", "--items", "testdata/fit_rte40_items.csv",
+		"--scheme", "binary:0,1,pos=1", "--model", "confusion", "--kernel", "text")
 	pb := res.Model.Confusion.Probit
 	if res.Model.Kernel != "text" || pb == nil || len(pb.Targets) != len(res.Items) || res.Diagnostics.LogEvidence == nil || !res.Diagnostics.Converged {
 		t.Fatalf("kernel %q, probit %+v, verdict %s", res.Model.Kernel, pb, res.Diagnostics.Verdict)
 	}
-	items := filepath.Join(dir, "new.csv")
+	items := filepath.Join(filepath.Dir(out), "new.csv")
 	if err := os.WriteFile(items, []byte("item_id,text\nn1,The government announced that it plans to raise oil prices.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr = runCmd(t, "predict", "--fit", out, "--items", items, "--out", "-")
+	code, stdout, stderr := runCmd(t, "predict", "--fit", out, "--items", items, "--out", "-")
 	if code != 0 || !strings.Contains(stdout, `"class_probs"`) {
 		t.Fatalf("predict: exit %d\n%s%s", code, stdout, stderr)
 	}

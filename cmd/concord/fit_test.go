@@ -223,14 +223,7 @@ func TestFitRobust(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s%s", want, stdout, stderr)
 		}
 	}
-	var res multirater.FitResult
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readFitDoc(t, out)
 	d := res.Diagnostics
 	if res.Model.Model != "robust" || res.Model.Output != multirater.OutputClasses || len(res.Items) != 40 || len(res.LabelErrors) != 400 ||
 		d.LogEvidence == nil || (d.Selected != "plain" && d.Selected != "robust") || len(d.Evidence) != 3 {
@@ -271,21 +264,9 @@ func TestFitRobust(t *testing.T) {
 // scheme, the robust fit's levels and per-level counts follow the scheme's
 // order, and the report builds.
 func TestFitRobustPositiveFirst(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "robust.json")
-	code, stdout, stderr := runCmd(t, "fit", "--labels", "testdata/fit_rte40_ratings.csv", "--scheme", "binary:1,0,pos=1",
-		"--model", "robust", "--kernel", "identity", "--epsilon", "0.1", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	var res multirater.FitResult
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, out := fitDoc(t, "--labels", "testdata/fit_rte40_ratings.csv", "--scheme", "binary:1,0,pos=1",
+		"--model", "robust", "--kernel", "identity", "--epsilon", "0.1")
+	dir := filepath.Dir(out)
 	if !slices.Equal(res.Levels, []string{"1", "0"}) || res.Model.Robust == nil || res.Model.Robust.Positive != "1" {
 		t.Fatalf("levels %v, model.robust %+v", res.Levels, res.Model.Robust)
 	}
@@ -311,4 +292,30 @@ func TestFitRobustPositiveFirst(t *testing.T) {
 	if code, stdout, stderr := runCmd(t, "report", "--fit", out, "--out", book, "--bootstrap", "0"); code != 0 {
 		t.Fatalf("report: exit %d\n%s%s", code, stdout, stderr)
 	}
+}
+
+// readFitDoc reads a fit document that a command wrote.
+func readFitDoc(t *testing.T, path string) multirater.FitResult {
+	t.Helper()
+	var res multirater.FitResult
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// fitDoc runs concord fit with args and --out in a temporary folder and
+// returns the fit document and its path.
+func fitDoc(t *testing.T, args ...string) (multirater.FitResult, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "fit.json")
+	code, stdout, stderr := runCmd(t, append(append([]string{"fit"}, args...), "--out", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	return readFitDoc(t, out), out
 }
