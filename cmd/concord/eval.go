@@ -132,6 +132,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	bounds := fs.String("bounds", "", "bounded: squeeze (default) or censor values at the scale's ends")
 	kernel := fs.String("kernel", "", "kernel as for concord fit (default: text when the items have texts, else identity)")
 	kf := addKernelFlags(fs)
+	mf := addModelFlags(fs)
 	af := addAUCFlags(fs)
 	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with each fold's training items")
 	gpKernel := fs.String("gp-kernel", "", "auc: the probit GP classifier's kernel (default "+analysis.DefaultGPClassifierKernel+", learnt by the evidence)")
@@ -192,6 +193,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	}
 	setEngine()
 	kf.apply(&spec.Fit)
+	if err := mf.apply(&spec.Fit); err != nil {
+		return err
+	}
 	af.apply(&spec.Fit)
 	spec.Fit.Standardize = *standardize
 	if strings.EqualFold(spec.Fit.Model, analysis.ModelAUC) {

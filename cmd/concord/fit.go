@@ -6,7 +6,6 @@ import (
 	goflag "flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -94,6 +93,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	model := fs.String("model", "", "model: "+analysis.ModelUsage()+" (default: the one that suits the labels' scheme)")
 	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, except identity for the classification model when every item has labels and for the confusion model; else identity)")
 	kf := addKernelFlags(fs)
+	mf := addModelFlags(fs)
 	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
 	sampler := fs.String("sampler", def.Sampler, "default (faster mixing) or paper (plain Gibbs of the paper)")
@@ -102,16 +102,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt per rater)")
 	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater on the latent scale")
 	bounds := fs.String("bounds", "", "bounded: values exactly at the scale's ends are squeezed inside by half the data's resolution (squeeze, default) or censored there (censor)")
-	epsilon := fs.String("epsilon", "", "robust: learn (default: every rater's labelling-error rate learnt by EM) or a rate in [0, 0.5) fixed for every rater (0: the plain probit classifier)")
-	selectModel := fs.Bool("select", false, "robust: fit the plain and the robust classifier and keep the one with the larger evidence (Kim & Ghahramani eq. 21)")
 	gold := fs.Bool("gold", false, "confusion: fix the classes of items with a gold label in the items file (default: gold labels are for evaluation only)")
-	hierarchy := fs.String("hierarchy", "", "confusion: communities (default: each rater's confusion rows get the prior of one of several communities of raters, such as reliable raters and spammers, learnt by empirical Bayes, so raters with few labels borrow strength from raters like them), pooled (one community shared by every rater) or none (a fixed prior, stronger on the diagonal)")
-	communities := fs.Int("communities", 0, "confusion: the number of communities with --hierarchy communities, 1 to 8 (default: chosen by the evidence lower bound from 1 to 4, at most one per 10 raters)")
-	concentration := fs.Float64("concentration", 0, "confusion: the prior's pseudo-count total per confusion row (default 4; the prior's mean is learnt by empirical Bayes unless --hierarchy none)")
-	em := fs.String("em", "", "robust: M-step of the error rates, tilted (default: the label's error responsibility, a stationary point of the EP evidence) or paper (Kim & Ghahramani eq. 20 as printed)")
-	sigma := fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (robust: latent noise sd) (default: learnt)")
-	thresholds := fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)")
-	restarts := fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3 with one rater, 1 with several)")
 	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)")
 	af := addAUCFlags(fs)
 	precisions := fs.String("precisions", "", "classification: inferred (default), fixed (all 1, the paper's appendix B representation) or fixed-full (all 1, one latent vector per label)")
@@ -156,18 +147,10 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	spec := analysis.FitSpec{
 		Model: provisional, Kernel: *kernel, Identifiability: *ident, RefRater: *ref, Sampler: *sampler,
 		Seed: *seed, V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag, KeepDraws: *keep, Precisions: *precisions,
-		Sigma: *sigma, Restarts: *restarts, Standardize: *standardize,
-		Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
-		Select: *selectModel, EM: *em, Gold: *gold, Hierarchy: *hierarchy, Communities: *communities, Concentration: *concentration,
+		Standardize: *standardize, Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds, Gold: *gold,
 	}
-	switch e := strings.ToLower(strings.TrimSpace(*epsilon)); e {
-	case "", "learn":
-	default:
-		v, err := strconv.ParseFloat(e, 64)
-		if err != nil {
-			return annotations.Errorf(annotations.EINVALID, "--epsilon %q: expected learn or a labelling-error rate in [0, 0.5)", *epsilon)
-		}
-		spec.Epsilon = &v
+	if err := mf.apply(&spec); err != nil {
+		return err
 	}
 	// setEngine sets the engine (the model's default without --engine) and
 	// the MCMC flags, which are settings of the gibbs engine only.
@@ -193,15 +176,6 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	setEngine()
-	if *thresholds != "" {
-		for _, f := range strings.Split(*thresholds, ",") {
-			b, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil || math.IsNaN(b) || math.IsInf(b, 0) {
-				return annotations.Errorf(annotations.EINVALID, "--thresholds %q: %q is not a number (expected b1,...,b(K-1), e.g. -1,0,1)", *thresholds, f)
-			}
-			spec.Thresholds = append(spec.Thresholds, b)
-		}
-	}
 	kf.apply(&spec)
 	af.apply(&spec)
 	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 {

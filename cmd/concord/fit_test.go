@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"concord/analysis"
 	"concord/multirater"
 )
 
@@ -318,4 +319,46 @@ func fitDoc(t *testing.T, args ...string) (multirater.FitResult, string) {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	return readFitDoc(t, out), out
+}
+
+// TestEvalRobustSettings: concord eval takes the robust model's settings
+// as concord fit does: --epsilon 0 evaluates the plain classifier, whose
+// held-out log predictive on Pima.tr's labels differs from the robust one's
+// at --epsilon 0.2 (both with --sigma 1, so that nothing is learnt), and a
+// malformed value is refused naming the flag.
+func TestEvalRobustSettings(t *testing.T) {
+	eval := func(extra ...string) analysis.EvalResult {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "eval.json")
+		args := append([]string{"eval", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes",
+			"--model", "robust", "--kernel", "rbf:gamma=0.1", "--standardize", "--folds", "3", "--rater-baselines", "none", "--out", out}, extra...)
+		code, stdout, stderr := runCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", extra, code, stdout, stderr)
+		}
+		var res analysis.EvalResult
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	logPred := func(r analysis.EvalResult) float64 {
+		m := r.Models[0].Metrics.MeanLogPred
+		if r.Models[0].Name != "multirater" || m == nil {
+			t.Fatalf("models %+v", r.Models)
+		}
+		return *m
+	}
+	robust, plain := logPred(eval("--epsilon", "0.2", "--sigma", "1")), logPred(eval("--epsilon", "0", "--sigma", "1"))
+	if robust == plain {
+		t.Errorf("--epsilon 0 and 0.2 gave the same mean log predictive %v", plain)
+	}
+	code, _, stderr := runCmd(t, "eval", "--labels", pimaTrLabels, "--scheme", "binary:No,Yes,pos=Yes", "--model", "robust", "--epsilon", "often", "--out", "-")
+	if code == 0 || !strings.Contains(stderr, `--epsilon "often"`) {
+		t.Errorf("--epsilon often: exit %d, %s", code, stderr)
+	}
 }
