@@ -298,7 +298,13 @@ func TestFitRobustPositiveFirst(t *testing.T) {
 // readFitDoc reads a fit document that a command wrote.
 func readFitDoc(t *testing.T, path string) multirater.FitResult {
 	t.Helper()
-	var res multirater.FitResult
+	return readJSONDoc[multirater.FitResult](t, path)
+}
+
+// readJSONDoc reads a JSON document that a command wrote.
+func readJSONDoc[T any](t *testing.T, path string) T {
+	t.Helper()
+	var res T
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -336,15 +342,7 @@ func TestEvalRobustSettings(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s%s", extra, code, stdout, stderr)
 		}
-		var res analysis.EvalResult
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &res); err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return readJSONDoc[analysis.EvalResult](t, out)
 	}
 	logPred := func(r analysis.EvalResult) float64 {
 		m := r.Models[0].Metrics.MeanLogPred
