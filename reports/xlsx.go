@@ -1878,7 +1878,8 @@ func (x *xlsxWriter) skillColumns() []skillColumn {
 	for _, a := range aggs {
 		for i := range x.rep.Raters {
 			if q, ok := x.rep.Raters[i].Baselines[a]; ok && q.Skill != nil && q.SkillKind != "" {
-				out = append(out, skillColumn{agg: a, header: aggregatorLabel(a) + " " + q.SkillKind})
+				name, _, _ := strings.Cut(aggregatorLabel(a), " (") // "Wawa", not "Wawa (weighted majority vote)"
+				out = append(out, skillColumn{agg: a, header: name + " " + q.SkillKind})
 				break
 			}
 		}

@@ -387,7 +387,8 @@ func checkSkills(b *book, c reportCase, rows [][]string) {
 			if !ok || q.Skill == nil {
 				continue
 			}
-			name := aggregatorLabel(a.Name) + " " + q.SkillKind
+			label, _, _ := strings.Cut(aggregatorLabel(a.Name), " (")
+			name := label + " " + q.SkillKind
 			col, ok := h[name]
 			if !ok {
 				b.t.Errorf("Raters: no column %q", name)
