@@ -387,8 +387,7 @@ func checkSkills(b *book, c reportCase, rows [][]string) {
 			if !ok || q.Skill == nil {
 				continue
 			}
-			label, _, _ := strings.Cut(aggregatorLabel(a.Name), " (")
-			name := label + " " + q.SkillKind
+			name := map[string]string{"wawa": "Wawa weight", "glad": "GLAD ability", "mace": "MACE competence"}[a.Name]
 			col, ok := h[name]
 			if !ok {
 				b.t.Errorf("Raters: no column %q", name)
