@@ -345,3 +345,36 @@ func TestVaguePriors(t *testing.T) {
 		}
 	}
 }
+
+// TestRobustIdentityOneLabelNote: a robust fit with the identity kernel
+// and one label per item says that it cannot single out wrong labels, and
+// names the covariates a kernel could use; a covariate kernel, or a second
+// label on an item, silences it.
+func TestRobustIdentityOneLabelNote(t *testing.T) {
+	ds := pimaDataset(t, "pima_tr.csv", "p")
+	has := func(res *multirater.FitResult) bool {
+		for _, n := range res.Diagnostics.Notes {
+			if strings.HasPrefix(n, "the kernel is identity and no item has more than one label") && strings.Contains(n, "bmi") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		kernel string
+		second bool
+		want   bool
+	}{{"identity", false, true}, {"rbf:gamma=0.1", false, false}, {"identity", true, false}} {
+		d := *ds
+		if tc.second {
+			d.Labels = append(append([]annotations.Label(nil), ds.Labels...), annotations.Label{Item: ds.Labels[0].Item, Rater: "second", Value: ds.Labels[0].Value})
+		}
+		res, err := Fit(context.Background(), &d, FitSpec{Model: ModelRobust, Kernel: tc.kernel, Standardize: true, Epsilon: new(float64), Sigma: 1, Seed: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has(res) != tc.want {
+			t.Errorf("kernel %s, second label %v: note %v, want %v (notes %q)", tc.kernel, tc.second, has(res), tc.want, res.Diagnostics.Notes)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -225,10 +227,54 @@ func fitRobustCov(ctx context.Context, ds *annotations.Dataset, data *robust.Dat
 	}
 	res, err := robust.Fit(ctx, data, robustOptions(spec, progress))
 	res, err = fitted(res, err, ds, cov)
-	if err != nil || !ok {
+	if err != nil {
 		return res, err
 	}
+	if note := identityOneLabelNote(ds, data); note != "" {
+		res.Diagnostics.Notes = append([]string{note}, res.Diagnostics.Notes...)
+	}
+	if !ok {
+		return res, nil
+	}
 	return learntKernel(res, ks, cov)
+}
+
+// identityOneLabelNote warns when a robust fit can say nothing about which
+// labels are wrong: with the identity kernel an item's latent value is
+// informed by its own labels only, so when no item has two, every label of
+// a class gets the same p_error. It names what the items offer instead.
+func identityOneLabelNote(ds *annotations.Dataset, data *robust.Data) string {
+	if data.Learn != nil {
+		return ""
+	}
+	if ks, err := kernel.ParseSpec(data.Kernel); data.Kernel != "" && (err != nil || !ks.Identity()) {
+		return ""
+	}
+	per := make([]int, len(data.ItemIDs))
+	for _, l := range data.Labels {
+		if per[l.Item]++; per[l.Item] > 1 {
+			return ""
+		}
+	}
+	var cols []string
+	text := false
+	for _, it := range ds.Items {
+		text = text || it.Text != ""
+		for c := range it.Covariates {
+			if !slices.Contains(cols, c) {
+				cols = append(cols, c)
+			}
+		}
+	}
+	sort.Strings(cols)
+	hint := "give the items' features a kernel"
+	switch {
+	case len(cols) > 0:
+		hint = fmt.Sprintf("the items have numeric columns (%s): --kernel rbf --standardize (or ard) lets alike items inform each other", strings.Join(cols, ", "))
+	case text:
+		hint = "the items have text: --kernel text lets alike items inform each other"
+	}
+	return "the kernel is identity and no item has more than one label, so nothing but its own label informs an item: every label of a class gets the same p_error and none can be singled out as wrong; " + hint
 }
 
 // boundedOptions maps a spec to the bounded family's options (zero fields
