@@ -338,7 +338,7 @@ func aucCovariates(ds *annotations.Dataset, ids []string, spec FitSpec) ([]strin
 					if it == nil {
 						missing = append(missing, fmt.Sprintf("item %q has labels but is not in the items file", id))
 					} else {
-						missing = append(missing, fmt.Sprintf("item %q has no value for covariate %q", id, c))
+						missing = append(missing, missingCovariate(it, c))
 					}
 				}
 				break
@@ -635,7 +635,7 @@ func predictAUC(res *multirater.FitResult, fit *auc.Result, items []annotations.
 		for j, c := range cols {
 			v, ok := it.Covariates[c]
 			if !ok {
-				return nil, bad("item %q has no value for covariate %q (the auc fit's scores read %s)", it.ID, c, strings.Join(cols, ", "))
+				return nil, bad("%s (the auc fit's scores read %s)", missingCovariate(it, c), strings.Join(cols, ", "))
 			}
 			x.Set(i, j, v)
 		}

@@ -535,7 +535,7 @@ func KernelInputs(ds *annotations.Dataset, ids []string, k kernel.Kernel) (kerne
 					if it == nil {
 						missing = append(missing, fmt.Sprintf("item %q is not in the items file", id))
 					} else {
-						missing = append(missing, fmt.Sprintf("item %q has no value for covariate %q", id, c))
+						missing = append(missing, missingCovariate(it, c))
 					}
 				}
 				break
@@ -548,4 +548,13 @@ func KernelInputs(ds *annotations.Dataset, ids []string, k kernel.Kernel) (kerne
 	}
 	in.X = x
 	return in, nil
+}
+
+// missingCovariate says that item it has no number for covariate c: no
+// value, or a value that is not a number (kept as a text attribute).
+func missingCovariate(it *annotations.Item, c string) string {
+	if v, ok := it.Attrs[c]; ok {
+		return fmt.Sprintf("item %q has %q for covariate %q, which is not a number", it.ID, v, c)
+	}
+	return fmt.Sprintf("item %q has no value for covariate %q", it.ID, c)
 }

@@ -135,6 +135,9 @@ func TestFitErrors(t *testing.T) {
 	partial := *ds
 	partial.Items = append([]annotations.Item(nil), ds.Items...)
 	partial.Items[3] = annotations.Item{ID: partial.Items[3].ID, Covariates: map[string]float64{"x": 1}}
+	text := *ds
+	text.Items = append([]annotations.Item(nil), ds.Items...)
+	text.Items[2] = annotations.Item{ID: text.Items[2].ID, Covariates: map[string]float64{"x": 1}, Attrs: map[string]string{"z": "n/a"}}
 	for _, tc := range []struct {
 		name string
 		ds   *annotations.Dataset
@@ -145,6 +148,7 @@ func TestFitErrors(t *testing.T) {
 		{"classification of ordinal labels", ds, FitSpec{Model: "classification"}, "needs a nominal or binary scheme"},
 		{"no covariates", &noCov, FitSpec{Kernel: "rbf"}, "needs numeric item covariates"},
 		{"missing covariate", &partial, FitSpec{Kernel: "linear"}, `item "item03" has no value for covariate "z"`},
+		{"covariate not a number", &text, FitSpec{Kernel: "linear"}, `item "item02" has "n/a" for covariate "z", which is not a number`},
 		{"unknown reference", ds, FitSpec{Identifiability: "strong", RefRater: "nobody"}, "reference rater \"nobody\""},
 		{"no labels", &annotations.Dataset{Scheme: ds.Scheme}, quick, "no labels"},
 	} {

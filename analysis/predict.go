@@ -187,7 +187,7 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 				v, ok = newItemIndicator(it, c, p.train.cat)
 			}
 			if !ok {
-				return nil, bad("item %q has no value for covariate %q (kernel %s reads %s)", it.ID, c, p.ks, strings.Join(g.cols, ", "))
+				return nil, bad("%s (kernel %s reads %s)", missingCovariate(it, c), p.ks, strings.Join(g.cols, ", "))
 			}
 			if st := p.train.std; st != nil {
 				v = st.Z(j, v)

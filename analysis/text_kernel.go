@@ -443,7 +443,7 @@ func trainFeatures(ds *annotations.Dataset, ids []string, ks kernel.Spec, spec F
 						if it == nil {
 							missing = append(missing, fmt.Sprintf("item %q is not in the items file", id))
 						} else {
-							missing = append(missing, fmt.Sprintf("item %q has no value for covariate %q", id, c))
+							missing = append(missing, missingCovariate(it, c))
 						}
 					}
 					break
