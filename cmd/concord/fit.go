@@ -397,7 +397,7 @@ func printScoreSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		if r.Reference {
 			ref = " (reference, fixed)"
 		}
-		fmt.Fprintf(w, "  %-20s %6d  %6.2f (%5.2f, %5.2f)     %9.3f %+9.3f%s\n", clip(r.ID, 20), r.NLabels, r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, r.Variance.Mean, r.Severity, ref)
+		fmt.Fprintf(w, "  %-20s %6d  %-26s%9.3f %+9.3f%s\n", clip(r.ID, 20), r.NLabels, estimateCell(r.Precision), r.Variance.Mean, r.Severity, ref)
 	}
 }
 
@@ -521,4 +521,14 @@ func provisionalModel(model, schemeSpec string, boundedFlags bool) string {
 		return analysis.ModelBounded
 	}
 	return analysis.ModelOrdinal
+}
+
+// estimateCell formats an estimate with its 95% interval, or as a point
+// estimate when it has none (the deterministic engines' learnt
+// hyperparameters).
+func estimateCell(e multirater.Estimate) string {
+	if e.Q025 == e.Q975 {
+		return fmt.Sprintf("%6.2f (point estimate)", e.Mean)
+	}
+	return fmt.Sprintf("%6.2f (%5.2f, %5.2f)", e.Mean, e.Q025, e.Q975)
 }

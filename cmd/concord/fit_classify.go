@@ -51,7 +51,7 @@ func printClassSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		if r.ConsensusAgreement != nil {
 			agree = *r.ConsensusAgreement
 		}
-		fmt.Fprintf(w, "  %-20s %6d  %6.2f (%5.2f, %5.2f)     %8.1f%% %13.3f%s\n", clip(r.ID, 20), r.NLabels, r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, 100*agree, r.MeanLogPred, note)
+		fmt.Fprintf(w, "  %-20s %6d  %-26s%8.1f%% %13.3f%s\n", clip(r.ID, 20), r.NLabels, estimateCell(r.Precision), 100*agree, r.MeanLogPred, note)
 	}
 }
 
