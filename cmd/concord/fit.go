@@ -230,6 +230,13 @@ func fitAndSummarise(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 // a one-line description of the fit on w. concord demo uses it too.
 func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec analysis.FitSpec, source string, w io.Writer) (*multirater.FitResult, error) {
 	full := spec.ForData(ds).WithDefaults()
+	// A scheme the model cannot fit is said before the description of a
+	// fit that will not run.
+	if m, err := analysis.LookupModel(full.Model); err == nil {
+		if err := m.CheckScheme(ds.Scheme); err != nil {
+			return nil, err
+		}
+	}
 	nItems := len(ds.ItemIDs())
 	if strings.EqualFold(full.Model, analysis.ModelAUC) {
 		what := full.Scores + " scores"

@@ -360,3 +360,13 @@ func TestEvalRobustSettings(t *testing.T) {
 		t.Errorf("--epsilon often: exit %d, %s", code, stderr)
 	}
 }
+
+// TestFitWrongSchemeSaysSoFirst: a scheme the model cannot fit is refused
+// before the fit is described as starting.
+func TestFitWrongSchemeSaysSoFirst(t *testing.T) {
+	code, stdout, stderr := runCmd(t, "fit", "--labels", "testdata/fit_rte40_ratings.csv", "--scheme", "ordinal:0..1",
+		"--model", "robust", "--out", filepath.Join(t.TempDir(), "x.json"))
+	if code == 0 || strings.Contains(stdout+stderr, "Fitting the") || !strings.Contains(stderr, "the robust model needs a binary scheme") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
