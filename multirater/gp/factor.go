@@ -73,26 +73,39 @@ type Factor struct {
 	g32 []float32
 }
 
-// newPriorFactor factorises the n×n prior covariance c.
+// IsDiagonal reports whether c has no non-zero element off its diagonal
+// (NewFactor then gives the exact diagonal factor).
+func IsDiagonal(c mat.Symmetric) bool {
+	if _, ok := c.(*mat.DiagDense); ok {
+		return true
+	}
+	n := c.SymmetricDim()
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if c.At(i, j) != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// NewFactor factorises the n×n prior covariance c (exactly, by its
+// diagonal when c is diagonal).
 func NewFactor(c mat.Symmetric) (*Factor, error) {
 	n := c.SymmetricDim()
 	if n == 0 {
 		return nil, multirater.DataErrorf("empty kernel matrix")
 	}
-	diag := true
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
-			v := c.At(i, j)
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if v := c.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, multirater.DataErrorf("kernel matrix element (%d, %d) is %v", i, j, v)
-			}
-			if i != j && v != 0 {
-				diag = false
 			}
 		}
 	}
 	f := &Factor{N: n}
-	if diag {
+	if IsDiagonal(c) {
 		f.Diag = true
 		f.R = n
 		f.SD = make([]float64, n)

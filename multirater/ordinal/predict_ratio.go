@@ -147,7 +147,7 @@ func newRatioPredictor(res *multirater.FitResult, cov mat.Symmetric, opts Predic
 	// the fit's tolerance.
 	var fac *gp.Factor
 	var err error
-	if isDiagonal(cov) {
+	if gp.IsDiagonal(cov) {
 		fac, err = gp.NewFactor(cov)
 	} else {
 		fac, err = gp.NewPivotedFactor(cov, factorTol(liks)/4)
@@ -166,22 +166,6 @@ func newRatioPredictor(res *multirater.FitResult, cov mat.Symmetric, opts Predic
 		return nil, fmt.Sprintf("EP on the fitted items' ratings: %v", err)
 	}
 	return &ratioPredictor{res: r, fac: fac, liks: liks, block: opts.Block, budget: opts.Budget}, ""
-}
-
-// isDiagonal reports whether c has no non-zero off-diagonal element.
-func isDiagonal(c mat.Symmetric) bool {
-	if _, ok := c.(*mat.DiagDense); ok {
-		return true
-	}
-	n := c.SymmetricDim()
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			if c.At(i, j) != 0 {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // gradeProbs sets pr[l] to rater l's grade distribution of the new item
