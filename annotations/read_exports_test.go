@@ -3,7 +3,11 @@ package annotations
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -71,6 +75,42 @@ func TestLabelStudioKeepsTaskAndControl(t *testing.T) {
 	if string(ref.Task) != "934" || ref.FromName != "entailment" || ref.ToName != "text" || ref.Type != "choices" || ref.TextKey != "text" {
 		t.Errorf("934: %+v", ref)
 	}
+	// The task's data object as the export had it (text and hypothesis).
+	if got, want := lsData(t, ref.Data), lsExportData(t, "labelstudio_rte.json")["934"]; !reflect.DeepEqual(got, want) || len(want) != 2 {
+		t.Errorf("934: data %v, want %v", got, want)
+	}
+}
+
+// lsData decodes a kept data object.
+func lsData(t *testing.T, raw json.RawMessage) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("data %s: %v", raw, err)
+	}
+	return m
+}
+
+// lsExportData returns the data object of each task of a Label Studio JSON
+// export, by task id.
+func lsExportData(t *testing.T, name string) map[string]map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks []struct {
+		ID   json.RawMessage `json:"id"`
+		Data map[string]any  `json:"data"`
+	}
+	if err := json.Unmarshal(b, &tasks); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, tk := range tasks {
+		out[string(tk.ID)] = tk.Data
+	}
+	return out
 }
 
 // The JSON-MIN and CSV exports of the same project read to the labels of
@@ -92,6 +132,10 @@ func TestLabelStudioMinAndCSV(t *testing.T) {
 			ref := lsRef(t, ds, "1814")
 			if string(ref.Task) != "1814" || ref.FromName != "entailment" || ref.Type != "choices" {
 				t.Errorf("1814: %+v", ref)
+			}
+			// The flattened export's data fields are the task's data.
+			if got, want := lsData(t, ref.Data), lsExportData(t, "labelstudio_rte.json")["1814"]; !reflect.DeepEqual(got, want) {
+				t.Errorf("1814: data %v, want %v", got, want)
 			}
 			if !slices.Equal(p.Unused, []string{"hypothesis"}) {
 				t.Errorf("unused %v", p.Unused)

@@ -45,6 +45,10 @@ type LabelStudioRef struct {
 	Type     string `json:"type,omitempty"`
 	// TextKey is the task data field that holds the text.
 	TextKey string `json:"text_key,omitempty"`
+	// Data is the task's data object as the export had it (every field,
+	// in its order and JSON types), so that predictions written back carry
+	// the task's own data; nil when the export had none.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // LabelStudio returns what a Label Studio import kept with the item.
@@ -125,6 +129,16 @@ func orderedFields(raw []byte) ([]jsonField, error) {
 	return fields, nil
 }
 
+// compactJSON returns raw without insignificant white space (raw is valid
+// JSON).
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return append(json.RawMessage(nil), raw...)
+	}
+	return b.Bytes()
+}
+
 // isMediaRef reports whether a task data string points at media rather than
 // holding text.
 func isMediaRef(s string) bool {
@@ -158,7 +172,8 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 	type lsItem struct {
 		task    json.RawMessage
 		textKey string
-		index   int // in c.parsed.Items, or -1
+		data    json.RawMessage // the task's data object
+		index   int             // in c.parsed.Items, or -1
 	}
 	var tasks []lsItem
 	otherControls := map[string]string{}
@@ -231,7 +246,11 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 			seenItems[item] = true
 			// Every task is an item with its task id; one without text
 			// is kept only if it has labels (below).
-			tasks = append(tasks, lsItem{task: taskID, textKey: textKey, index: len(c.parsed.Items)})
+			var taskData json.RawMessage
+			if len(data) > 0 {
+				taskData = compactJSON(task.Data)
+			}
+			tasks = append(tasks, lsItem{task: taskID, textKey: textKey, data: taskData, index: len(c.parsed.Items)})
 			c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: normText(text)})
 		}
 		for ai, araw := range anns {
@@ -347,7 +366,7 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 			continue
 		}
 		it := c.parsed.Items[t.index]
-		ref := LabelStudioRef{TextKey: t.textKey}
+		ref := LabelStudioRef{TextKey: t.textKey, Data: t.data}
 		if len(t.task) > 0 {
 			ref.Task = t.task
 		}

@@ -211,8 +211,9 @@ func readLabelStudioFlat(recs []flatRec, keys []string, opts ReadOptions, c *col
 			break
 		}
 	}
-	seen := map[string]int{}      // item -> index in c.parsed.Items
-	var taskIDs []json.RawMessage // by index in c.parsed.Items
+	seen := map[string]int{}       // item -> index in c.parsed.Items
+	var taskIDs []json.RawMessage  // by index in c.parsed.Items
+	var taskData []json.RawMessage // by index in c.parsed.Items
 	typ := ""
 	for _, r := range recs {
 		item, ok := jsonID(r.fields[itemKey])
@@ -230,6 +231,7 @@ func readLabelStudioFlat(recs []flatRec, keys []string, opts ReadOptions, c *col
 			seen[item] = len(c.parsed.Items)
 			c.parsed.Items = append(c.parsed.Items, it)
 			taskIDs = append(taskIDs, r.fields["id"])
+			taskData = append(taskData, lsFlatData(r, keys, raterKey, labelKey))
 		}
 		v, t, empty, msg := lsFlatValue(r.fields[labelKey])
 		if msg != "" {
@@ -251,7 +253,7 @@ func readLabelStudioFlat(recs []flatRec, keys []string, opts ReadOptions, c *col
 	}
 	for i := range c.parsed.Items {
 		it := &c.parsed.Items[i]
-		ref := LabelStudioRef{Task: bytes.TrimSpace(taskIDs[i]), FromName: labelKey, Type: typ, TextKey: textKey}
+		ref := LabelStudioRef{Task: bytes.TrimSpace(taskIDs[i]), FromName: labelKey, Type: typ, TextKey: textKey, Data: taskData[i]}
 		if jsonKind(ref.Task) == '"' {
 			// A CSV cell: the task id is a number when it reads as one.
 			if s, _, _ := jsonScalar(ref.Task); isJSONInt(s) {
@@ -265,6 +267,41 @@ func readLabelStudioFlat(recs []flatRec, keys []string, opts ReadOptions, c *col
 			c.parsed.Unused = append(c.parsed.Unused, k)
 		}
 	}
+}
+
+// lsFlatData returns the task data fields of a flattened export's record as
+// one JSON object (the fields that are neither bookkeeping, nor the
+// annotator, nor the labelling control), in the order of keys; nil when
+// there are none. A CSV export's fields are strings, as the CSV had them.
+func lsFlatData(r flatRec, keys []string, raterKey, labelKey string) json.RawMessage {
+	var b bytes.Buffer
+	n := 0
+	for _, k := range keys {
+		if lsFlatMeta[k] || k == raterKey || k == labelKey {
+			continue
+		}
+		v, ok := r.fields[k]
+		if !ok || len(bytes.TrimSpace(v)) == 0 {
+			continue
+		}
+		if n == 0 {
+			b.WriteByte('{')
+		} else {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		if err := json.Compact(&b, v); err != nil {
+			return nil
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // isJSONInt reports whether s is a plain integer literal.

@@ -69,15 +69,29 @@ func toolItems(rep *Report, items []annotations.Item) []toolItem {
 	return out
 }
 
-// consensusLabel returns an item's consensus as a label: the grade or
-// class, or for values the predictive mean; ok is false when the item has
-// none.
+// consensusLabel returns an item's consensus as a label: the most probable
+// grade (ordinal) or the consensus class, with its probability, or for
+// values the predictive mean; ok is false when the item has none.
 func consensusLabel(rep *Report, it *Item) (label string, prob float64, ok bool) {
 	if rep.Kind == KindValues {
 		if it.Value == nil || !it.Value.Mean.Valid() {
 			return "", math.NaN(), false
 		}
 		return strconv.FormatFloat(float64(it.Value.Mean), 'g', -1, 64), math.NaN(), true
+	}
+	if rep.Kind == KindOrdinal && len(it.Probs) == len(rep.Levels) && len(it.Probs) > 0 {
+		// The most probable grade with its probability (the report's
+		// consensus grade is the posterior's central grade, which an
+		// annotation tool's single choice would misstate as certain).
+		best := -1
+		for c, p := range it.Probs {
+			if p.Valid() && (best < 0 || p > it.Probs[best]) {
+				best = c
+			}
+		}
+		if best >= 0 {
+			return rep.Levels[best].Code, float64(it.Probs[best]), true
+		}
 	}
 	if it.Consensus == "" {
 		return "", math.NaN(), false
@@ -103,10 +117,12 @@ func jsonID(id string) json.RawMessage {
 //	   "result": [{"from_name": ..., "to_name": ..., "type": "choices",
 //	               "value": {"choices": [CONSENSUS]}}]}]}
 //
-// The task id, the control names and the type are those a Label Studio
-// import kept with the item (o.Items), unless o says otherwise; an item
-// without a task id is written with its item id. Items without a consensus
-// are left out.
+// The task id, its data object (every field the export had, so that the
+// file imports into Label Studio as the same tasks), the control names and
+// the type are those a Label Studio import kept with the item (o.Items),
+// unless o says otherwise; an item without a task id is written with its
+// item id, and one without kept data with {TEXT_KEY: text}. Items without a
+// consensus are left out.
 func WriteLabelStudio(w io.Writer, rep *Report, o ToolOptions) error {
 	type result struct {
 		ID       string         `json:"id"`
@@ -121,9 +137,9 @@ func WriteLabelStudio(w io.Writer, rep *Report, o ToolOptions) error {
 		Result       []result `json:"result"`
 	}
 	type task struct {
-		ID          json.RawMessage   `json:"id"`
-		Data        map[string]string `json:"data,omitempty"`
-		Predictions []prediction      `json:"predictions"`
+		ID          json.RawMessage `json:"id"`
+		Data        json.RawMessage `json:"data,omitempty"`
+		Predictions []prediction    `json:"predictions"`
 	}
 	intLevels := len(rep.Levels) > 0
 	for _, l := range rep.Levels {
@@ -177,12 +193,16 @@ func WriteLabelStudio(w io.Writer, rep *Report, o ToolOptions) error {
 		if len(ti.ref.Task) > 0 {
 			t.ID = ti.ref.Task
 		}
-		if ti.text != "" {
+		switch {
+		case len(ti.ref.Data) > 0:
+			// The task's own data, every field as the export had it.
+			t.Data = ti.ref.Data
+		case ti.text != "":
 			key := ti.ref.TextKey
 			if key == "" {
 				key = "text"
 			}
-			t.Data = map[string]string{key: ti.text}
+			t.Data, _ = json.Marshal(map[string]string{key: ti.text})
 		}
 		p := prediction{ModelVersion: o.ModelVersion, Result: []result{{
 			ID: fmt.Sprintf("concord-%d", n+1), FromName: from, ToName: to, Type: typ, Value: value,

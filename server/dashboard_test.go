@@ -202,7 +202,7 @@ func TestDashboardPages(t *testing.T) {
 		t.Errorf("project page for a key: %d (API keys shown: %v)", resp.StatusCode, strings.Contains(page, "API keys"))
 	}
 	resp, page = user.get(fmt.Sprintf("/fits/%d", fid))
-	for _, want := range []string{"Consensus ranking", `id="ranking-table"`, "Rater reliability", "<svg", "Thresholds", "Surprising labels", "report.xlsx", "report.json", "tables/items.csv", "plots/precision.svg"} {
+	for _, want := range []string{"Consensus ranking", `id="ranking-table"`, "Rater reliability", "<svg", "Thresholds", "Surprising labels", "report.xlsx", "report.json", "tables/items.csv", "plots/precision.svg", "export/labelstudio", "export/crowdkit", `id="ls-names"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("fit page lacks %q", want)
 		}

@@ -395,6 +395,7 @@ func (s *Server) routes() *gin.Engine {
 	a.GET("/fits/:id/report.xlsx", s.reportXLSX)
 	a.GET("/fits/:id/tables/:table", s.reportTable)
 	a.GET("/fits/:id/plots/:plot", s.reportPlot)
+	a.GET("/fits/:id/export/:format", s.exportFit)
 	a.POST("/fits/:id/predictions", s.predict)
 
 	s.dash.routes(r)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -160,8 +161,8 @@ func TestImportRealExports(t *testing.T) {
 }
 
 type lsTaskOut struct {
-	ID          json.RawMessage   `json:"id"`
-	Data        map[string]string `json:"data"`
+	ID          json.RawMessage `json:"id"`
+	Data        map[string]any  `json:"data"`
 	Predictions []struct {
 		ModelVersion string   `json:"model_version"`
 		Score        *float64 `json:"score"`
@@ -211,6 +212,15 @@ func TestLabelStudioRoundTrip(t *testing.T) {
 	db := filepath.Join(dir, "concord.db")
 	export := filepath.Join(exportsDir, "labelstudio_rte.json")
 	wantIDs, wantFrom, wantTo := lsExportTasks(t, export)
+	var exported []struct {
+		ID   json.RawMessage `json:"id"`
+		Data map[string]any  `json:"data"`
+	}
+	readJSON(t, export, &exported)
+	wantData := map[string]map[string]any{}
+	for _, tk := range exported {
+		wantData[string(tk.ID)] = tk.Data // text and hypothesis
+	}
 	mustCLI(t, "import", "--db", db, "--project", "rte", "--yes", export)
 	fit := filepath.Join(dir, "rte-fit.json")
 	mustCLI(t, "fit", "--db", db, "--project", "rte", "--model", "classification", "--kernel", "identity",
@@ -241,8 +251,8 @@ func TestLabelStudioRoundTrip(t *testing.T) {
 			if !strings.Contains(p.ModelVersion, "rte-fit.json") || !strings.Contains(p.ModelVersion, "classification") || !strings.Contains(p.ModelVersion, "seed 3") {
 				t.Errorf("model_version %q", p.ModelVersion)
 			}
-			if tk.Data["text"] == "" {
-				t.Errorf("task %s: no text", tk.ID)
+			if want := wantData[string(tk.ID)]; !reflect.DeepEqual(tk.Data, want) {
+				t.Errorf("task %s: data %v, want the export's %v", tk.ID, tk.Data, want)
 			}
 		}
 		slices.Sort(ids)

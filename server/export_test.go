@@ -1,0 +1,141 @@
+package server
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// lsFixture is a real Label Studio JSON export (annotations/testdata,
+// README there): 4 RTE tasks with text and hypothesis, 10 annotators.
+const lsFixture = "../annotations/testdata/labelstudio_rte.json"
+
+// TestExportLabelStudio imports a Label Studio JSON export through the API,
+// fits it, and downloads the consensus as Label Studio predictions: every
+// task comes back with its own id and the data object of the export, field
+// for field, and one prediction in Label Studio's documented format
+// (https://labelstud.io/guide/predictions: model_version, score, result
+// [{from_name, to_name, type, value: {choices: [...]}}]). The other formats
+// come from the same route, and unknown ones are a 404.
+func TestExportLabelStudio(t *testing.T) {
+	e := newEnv(t)
+	raw, err := os.ReadFile(lsFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var export []struct {
+		ID          json.RawMessage `json:"id"`
+		Data        map[string]any  `json:"data"`
+		Annotations []struct {
+			Result []struct {
+				FromName string `json:"from_name"`
+				ToName   string `json:"to_name"`
+			} `json:"result"`
+		} `json:"annotations"`
+	}
+	if err := json.Unmarshal(raw, &export); err != nil {
+		t.Fatal(err)
+	}
+	wantData := map[string]map[string]any{}
+	for _, tk := range export {
+		wantData[string(tk.ID)] = tk.Data
+	}
+	from, to := export[0].Annotations[0].Result[0].FromName, export[0].Annotations[0].Result[0].ToName
+
+	id, key := e.project("ls-export", "nominal:entailment,no entailment")
+	resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{"file": {"export.json", string(raw)}}, nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("import: status %d: %s", resp.StatusCode, b)
+	}
+	fid := e.doneSpec(id, key, map[string]any{"model": "confusion", "seed": 2})
+	base := fmt.Sprintf("/api/v1/fits/%d/export/", fid)
+
+	resp, b = e.request("GET", base+"labelstudio", key, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Disposition"), ".labelstudio.json") {
+		t.Fatalf("labelstudio: status %d, disposition %q: %s", resp.StatusCode, resp.Header.Get("Content-Disposition"), b)
+	}
+	var tasks []struct {
+		ID          json.RawMessage `json:"id"`
+		Data        map[string]any  `json:"data"`
+		Predictions []struct {
+			ModelVersion string   `json:"model_version"`
+			Score        *float64 `json:"score"`
+			Result       []struct {
+				ID       string                       `json:"id"`
+				FromName string                       `json:"from_name"`
+				ToName   string                       `json:"to_name"`
+				Type     string                       `json:"type"`
+				Value    map[string][]json.RawMessage `json:"value"`
+			} `json:"result"`
+		} `json:"predictions"`
+	}
+	if err := json.Unmarshal(b, &tasks); err != nil {
+		t.Fatalf("labelstudio: %v\n%s", err, b)
+	}
+	if len(tasks) != len(export) {
+		t.Fatalf("%d tasks, want %d", len(tasks), len(export))
+	}
+	for _, tk := range tasks {
+		want, ok := wantData[string(tk.ID)]
+		if !ok {
+			t.Errorf("task id %s is not one of the export's", tk.ID)
+			continue
+		}
+		if !reflect.DeepEqual(tk.Data, want) {
+			t.Errorf("task %s: data %v, want the export's %v", tk.ID, tk.Data, want)
+		}
+		if len(tk.Predictions) != 1 || len(tk.Predictions[0].Result) != 1 {
+			t.Fatalf("task %s: predictions %+v", tk.ID, tk.Predictions)
+		}
+		p := tk.Predictions[0]
+		r := p.Result[0]
+		if r.FromName != from || r.ToName != to || r.Type != "choices" || len(r.Value["choices"]) != 1 || r.ID == "" {
+			t.Errorf("task %s: result %+v", tk.ID, r)
+		}
+		if p.Score == nil || *p.Score < 0.5 || *p.Score > 1 || !strings.Contains(p.ModelVersion, fmt.Sprintf("fit %d confusion", fid)) {
+			t.Errorf("task %s: score %v, model_version %q", tk.ID, p.Score, p.ModelVersion)
+		}
+	}
+
+	// crowd-kit's table and the doccano lines have one row per item.
+	resp, b = e.request("GET", base+"crowdkit", key, nil)
+	recs, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if resp.StatusCode != http.StatusOK || err != nil || len(recs) != 1+len(export) || strings.Join(recs[0], ",") != "task,label,prob" {
+		t.Errorf("crowdkit: status %d, %v:\n%s", resp.StatusCode, err, b)
+	}
+	resp, b = e.request("GET", base+"doccano", key, nil)
+	if resp.StatusCode != http.StatusOK || strings.Count(strings.TrimSpace(string(b)), "\n")+1 != len(export) || !strings.Contains(string(b), `"text":`) {
+		t.Errorf("doccano: status %d:\n%s", resp.StatusCode, b)
+	}
+	resp, b = e.request("GET", base+"csv", key, nil)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") {
+		t.Errorf("csv: status %d %s:\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	e.wantError("GET", base+"pdf", key, nil, http.StatusNotFound, "not_found", "labelstudio, doccano, crowdkit, csv")
+	e.wantError("GET", base+"crowdkit?from_name=x", key, nil, http.StatusBadRequest, "invalid", "parameters of the labelstudio export")
+	e.wantError("GET", base+"labelstudio?type=polygon", key, nil, http.StatusBadRequest, "invalid", "choices, rating or number")
+
+	// The control names given in the query override the import's.
+	resp, b = e.request("GET", base+"labelstudio?from_name=label&to_name=doc", key, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"from_name": "label"`) || !strings.Contains(string(b), `"to_name": "doc"`) {
+		t.Errorf("labelstudio with names: status %d:\n%.300s", resp.StatusCode, b)
+	}
+}
+
+// A project imported from a CSV long file has no control names: the Label
+// Studio export says which query parameters give them.
+func TestExportLabelStudioNeedsNames(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.loadedProject("names")
+	fid := e.doneFit(id, key)
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio", fid), key, nil, http.StatusBadRequest, "invalid", "?from_name=NAME&to_name=NAME")
+	resp, b := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio?from_name=grade&to_name=essay", fid), key, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"type": "rating"`) {
+		t.Errorf("status %d:\n%.400s", resp.StatusCode, b)
+	}
+}
