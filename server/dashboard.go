@@ -6,10 +6,12 @@ import (
 	"crypto/rand"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -570,11 +572,38 @@ func (d *dashboard) importFile(c *gin.Context) {
 	if err != nil {
 		d.renderProject(c, p, httpStatus(annotations.ErrorCode(err)), func(pp *projectPage) {
 			pp.withError(err)
-			pp.Error = "Import rejected, nothing was written: " + pp.Error
+			pp.Error = "Import rejected, nothing was written: " + formHints(pp.Error)
+			for i := range pp.Problems {
+				pp.Problems[i].Msg = formHints(pp.Problems[i].Msg)
+			}
 		})
 		return
 	}
 	d.redirect(c, "/projects/"+itoa(p.ID), importSummary(res))
+}
+
+// importFields are the import form's names of the settings that messages
+// name by their command-line flag and API field.
+var importFields = map[string]string{"item_col": "Item column", "rater_col": "Rater column", "label_col": "Label column", "rater": "rater"}
+
+// flagHintRE matches how the import's messages name a setting:
+// `--label-col NAME ("label_col" in the API)`.
+var flagHintRE = regexp.MustCompile(`--[a-z-]+ (\S+) \("([a-z_]+)" in the API\)`)
+
+// formHints rewrites an import message's flag hints for the dashboard:
+// the form's field, with the value to give it.
+func formHints(msg string) string {
+	return flagHintRE.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := flagHintRE.FindStringSubmatch(m)
+		field, ok := importFields[sub[2]]
+		if !ok {
+			return m
+		}
+		if sub[1] == "NAME" {
+			return fmt.Sprintf("the form's %q field", field)
+		}
+		return fmt.Sprintf("the form's %q field (%s)", field, sub[1])
+	})
 }
 
 func importSummary(r *importResponse) string {

@@ -1,14 +1,18 @@
 package server
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/http"
+	"net/url"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lsFixture is a real Label Studio JSON export (annotations/testdata,
@@ -137,5 +141,92 @@ func TestExportLabelStudioNeedsNames(t *testing.T) {
 	resp, b := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio?from_name=grade&to_name=essay", fid), key, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"type": "rating"`) {
 		t.Errorf("status %d:\n%.400s", resp.StatusCode, b)
+	}
+}
+
+// TestDashboardLabelStudioCSV is the coordinator's loop from the dashboard
+// alone: a Label Studio CSV export imported by the form with its columns
+// named, a fit started by the form, and the Label Studio predictions
+// downloaded from the fit page's link (with the control names, which a CSV
+// export does not hold), each task with its id and data fields.
+func TestDashboardLabelStudioCSV(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.project("ls-csv", "nominal:entailment,no entailment")
+	b := newBrowser(t, e)
+	b.login(key)
+	_, page := b.get(fmt.Sprintf("/projects/%d", id))
+	for _, want := range []string{`name="label_col"`, `name="item_col"`, `name="rater_col"`, `name="text_columns"`, `id="import-preview"`, `data-levels="entailment|no entailment"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("project page lacks %s", want)
+		}
+	}
+	csrf := b.csrf(page)
+	raw, err := os.ReadFile("../annotations/testdata/labelstudio_rte.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upload := func(fields map[string]string) (*http.Response, string) {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		mw.WriteField("csrf", csrf)
+		for k, v := range fields {
+			mw.WriteField(k, v)
+		}
+		w, _ := mw.CreateFormFile("file", "project-3-at-2021.csv")
+		w.Write(raw)
+		mw.Close()
+		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/projects/%d/import", e.url, id), &buf)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		return b.do(req)
+	}
+	// A column the file does not have: the message names the form's field,
+	// not a command-line flag.
+	resp, page := upload(map[string]string{"label_col": "sentiment"})
+	if resp.StatusCode != 400 || !strings.Contains(page, `the form&#39;s &#34;Label column&#34; field`) || strings.Contains(between(page, `class="problems"`, "</ul>"), "--label-col") {
+		t.Errorf("unknown label column: %d %s", resp.StatusCode, between(page, "Import rejected", "</section>"))
+	}
+	resp, _ = upload(map[string]string{"label_col": "entailment", "item_col": "id", "rater_col": "annotator", "text_columns": "text,hypothesis"})
+	if resp.StatusCode != 303 {
+		t.Fatalf("import: %d", resp.StatusCode)
+	}
+	_, page = b.get(resp.Header.Get("Location"))
+	if !strings.Contains(page, "40 labels added") {
+		t.Errorf("import message: %s", between(page, "Imported", "</"))
+	}
+	resp, _ = b.post(fmt.Sprintf("/projects/%d/fits", id), url.Values{"csrf": {csrf}, "model": {"confusion"}, "seed": {"3"}})
+	if resp.StatusCode != 303 || !strings.HasPrefix(resp.Header.Get("Location"), "/fits/") {
+		t.Fatalf("start fit: %d", resp.StatusCode)
+	}
+	var fid int64
+	fmt.Sscanf(resp.Header.Get("Location"), "/fits/%d", &fid)
+	if f := e.waitFit(fid, key, 60*time.Second); f["state"] != "done" {
+		t.Fatalf("fit: %v", f)
+	}
+	_, page = b.get(fmt.Sprintf("/fits/%d", fid))
+	link := fmt.Sprintf("/api/v1/fits/%d/export/labelstudio", fid)
+	if !strings.Contains(page, `href="`+link+`"`) || !strings.Contains(page, `action="`+link+`"`) {
+		t.Fatalf("fit page lacks the Label Studio download and its names form")
+	}
+	// The names form's GET, as the browser sends it.
+	resp, body := b.get(link + "?from_name=entailment&to_name=text")
+	if resp.StatusCode != 200 {
+		t.Fatalf("download: %d %s", resp.StatusCode, body)
+	}
+	var tasks []struct {
+		ID          json.RawMessage   `json:"id"`
+		Data        map[string]string `json:"data"`
+		Predictions []struct {
+			Result []struct {
+				FromName string `json:"from_name"`
+			} `json:"result"`
+		} `json:"predictions"`
+	}
+	if err := json.Unmarshal([]byte(body), &tasks); err != nil || len(tasks) != 4 {
+		t.Fatalf("download: %v, %d tasks", err, len(tasks))
+	}
+	for _, tk := range tasks {
+		if tk.Data["text"] == "" || tk.Data["hypothesis"] == "" || len(tk.Data) != 2 || len(tk.Predictions) != 1 {
+			t.Errorf("task %s: data %v, predictions %v", tk.ID, tk.Data, tk.Predictions)
+		}
 	}
 }

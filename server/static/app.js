@@ -342,7 +342,95 @@
     update();
   }
 
+  // Import form: a preview of the label file's first rows (CSV, TSV or
+  // JSON, read in the browser), its column names offered in the column
+  // fields, and a guess of the label column: the one column whose values
+  // in the preview are all levels of the project's scheme.
+  function splitCSVLine(line, sep) {
+    var out = [], cur = "", q = false;
+    for (var i = 0; i < line.length; i++) {
+      var ch = line[i];
+      if (q) {
+        if (ch === '"' && line[i + 1] === '"') { cur += '"'; i++; } else if (ch === '"') { q = false; } else { cur += ch; }
+      } else if (ch === '"') { q = true; } else if (ch === sep) { out.push(cur); cur = ""; } else { cur += ch; }
+    }
+    out.push(cur);
+    return out;
+  }
+
+  function previewRows(text) {
+    var t = text.replace(/^\uFEFF/, "").trim();
+    if (t[0] === "[" || t[0] === "{") {
+      var recs = [];
+      try {
+        var v = JSON.parse(t);
+        recs = Array.isArray(v) ? v : [v];
+      } catch (e) {
+        t.split(/\r?\n/).slice(0, 6).forEach(function (l) { try { recs.push(JSON.parse(l)); } catch (e2) { /* a cut line */ } });
+      }
+      recs = recs.filter(function (r) { return r && typeof r === "object" && !Array.isArray(r); }).slice(0, 5);
+      var cols = [];
+      recs.forEach(function (r) { Object.keys(r).forEach(function (k) { if (cols.indexOf(k) < 0) { cols.push(k); } }); });
+      return { cols: cols, rows: recs.map(function (r) { return cols.map(function (k) { var x = r[k]; return x === undefined || x === null ? "" : (typeof x === "object" ? JSON.stringify(x) : String(x)); }); }) };
+    }
+    var lines = t.split(/\r?\n/).slice(0, 6);
+    var sep = lines[0].indexOf("\t") >= 0 ? "\t" : (lines[0].indexOf(";") >= 0 && lines[0].indexOf(",") < 0 ? ";" : ",");
+    var cols2 = splitCSVLine(lines[0], sep).map(function (c) { return c.trim(); });
+    return { cols: cols2, rows: lines.slice(1).filter(function (l) { return l.trim() !== ""; }).map(function (l) { return splitCSVLine(l, sep); }) };
+  }
+
+  function importForm(form) {
+    var file = form.querySelector("input[name=file]");
+    var box = document.getElementById("import-preview");
+    var table = document.getElementById("import-preview-table");
+    var guess = document.getElementById("import-guess");
+    var list = document.getElementById("import-cols");
+    var labelCol = form.querySelector("input[name=label_col]");
+    var levels = (form.getAttribute("data-levels") || "").split("|").filter(function (x) { return x !== ""; });
+    if (!file || !box || !table) { return; }
+    file.addEventListener("change", function () {
+      box.hidden = true;
+      var f = file.files && file.files[0];
+      if (!f || /\.(xlsx|zip)$/i.test(f.name)) { return; }
+      f.slice(0, 262144).text().then(function (text) {
+        var p = previewRows(text);
+        if (!p.cols.length) { return; }
+        table.textContent = "";
+        list.textContent = "";
+        var head = table.createTHead().insertRow();
+        p.cols.forEach(function (c) {
+          var th = document.createElement("th");
+          th.textContent = c;
+          head.appendChild(th);
+          var o = document.createElement("option");
+          o.value = c;
+          list.appendChild(o);
+        });
+        var body = table.createTBody();
+        p.rows.forEach(function (r) {
+          var tr = body.insertRow();
+          p.cols.forEach(function (c, i) { tr.insertCell().textContent = (r[i] || "").slice(0, 60); });
+        });
+        var cands = p.cols.filter(function (c, i) {
+          var vals = p.rows.map(function (r) { return (r[i] || "").trim(); }).filter(function (v) { return v !== ""; });
+          return levels.length > 0 && vals.length > 0 && vals.every(function (v) { return levels.indexOf(v) >= 0; });
+        });
+        var msg = "The first rows of " + f.name + " (" + p.cols.length + " columns).";
+        if (cands.length === 1) {
+          msg += " The label column looks like \u201c" + cands[0] + "\u201d: its values are levels of the project's scheme.";
+          if (labelCol && !labelCol.value) { labelCol.value = cands[0]; }
+        } else if (cands.length > 1) {
+          msg += " Columns whose values are levels of the scheme: " + cands.join(", ") + " (a wide file has one per rater; else name the label column).";
+        }
+        guess.textContent = msg;
+        box.hidden = false;
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    var imp = document.getElementById("import-form");
+    if (imp) { importForm(imp); }
     setWidths();
     var status = document.getElementById("status");
     if (status) { pollFit(status); }
