@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"concord/annotations"
 	"concord/multirater"
@@ -70,6 +71,9 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 	b := &builder{rep: rep, fit: fit, ds: ds, k: len(fit.Levels)}
 	b.items()
 	b.raters()
+	if rep.Kind == KindOrdinal || rep.Kind == KindClassification {
+		b.gold()
+	}
 	switch rep.Kind {
 	case KindOrdinal:
 		b.thresholds()
@@ -513,6 +517,113 @@ func (b *builder) raters() {
 			}
 		}
 	}
+}
+
+// gold scores each rater on the gold questions: the dataset's labels
+// (every repeated label) when the report has them, else the items' labels.
+func (b *builder) gold() {
+	rep := b.rep
+	gold := map[string]string{}
+	for i := range rep.Items {
+		if g := rep.Items[i].Gold; g != "" {
+			gold[rep.Items[i].ID] = g
+		}
+	}
+	if len(gold) == 0 {
+		return
+	}
+	var labels []annotations.Label
+	if b.ds != nil && len(b.ds.Labels) > 0 {
+		labels = b.ds.Labels
+	} else {
+		for i := range rep.Items {
+			for r, v := range rep.Items[i].Labels {
+				labels = append(labels, annotations.Label{Item: rep.Items[i].ID, Rater: r, Value: v})
+			}
+		}
+	}
+	scores := goldScores(gold, labels)
+	for l := range rep.Raters {
+		sc := scores[rep.Raters[l].ID]
+		if sc == nil {
+			sc = &GoldScore{Accuracy: nan, Q025: nan, Q975: nan}
+		}
+		rep.Raters[l].Gold = sc
+	}
+}
+
+// GoldScores returns each rater's record on the gold questions of ds (the
+// items with a gold label; every repeated label counts), by rater id, for
+// every rater with labels; nil when no item has gold.
+func GoldScores(ds *annotations.Dataset) map[string]*GoldScore {
+	gold := map[string]string{}
+	for _, it := range ds.Items {
+		if it.Gold != "" {
+			gold[it.ID] = it.Gold
+		}
+	}
+	if len(gold) == 0 {
+		return nil
+	}
+	out := goldScores(gold, ds.Labels)
+	for _, l := range ds.Labels {
+		if out[l.Rater] == nil {
+			out[l.Rater] = &GoldScore{Accuracy: nan, Q025: nan, Q975: nan}
+		}
+	}
+	return out
+}
+
+// goldScores scores the raters of labels on the items of gold (item id ->
+// gold label): only raters with a label on a gold item get a record.
+func goldScores(gold map[string]string, labels []annotations.Label) map[string]*GoldScore {
+	out := map[string]*GoldScore{}
+	seen := map[[2]string]bool{}
+	for _, lb := range labels {
+		g, ok := gold[lb.Item]
+		if !ok {
+			continue
+		}
+		sc := out[lb.Rater]
+		if sc == nil {
+			sc = &GoldScore{}
+			out[lb.Rater] = sc
+		}
+		sc.Labels++
+		if lb.Value == g {
+			sc.Correct++
+		}
+		if k := [2]string{lb.Rater, lb.Item}; !seen[k] {
+			seen[k] = true
+			sc.Items++
+		}
+	}
+	for _, sc := range out {
+		p, lo, hi := WilsonInterval(sc.Correct, sc.Labels, 0.95)
+		sc.Accuracy, sc.Q025, sc.Q975 = Number(p), Number(lo), Number(hi)
+	}
+	return out
+}
+
+// WilsonInterval returns the share k/n and its Wilson score interval
+// (Wilson 1927) at the given level: the p with |k/n - p| <= z
+// sqrt(p(1-p)/n), z the normal quantile of (1+level)/2,
+//
+//	(k + z^2/2)/(n + z^2) -+ z sqrt(n) / (n + z^2) sqrt(p^(1-p^) + z^2/(4n)),
+//
+// p^ = k/n; it stays in [0, 1] at k = 0 and k = n. n must be positive and
+// 0 <= k <= n.
+func WilsonInterval(k, n int, level float64) (p, lo, hi float64) {
+	if n <= 0 || k < 0 || k > n || !(level > 0 && level < 1) {
+		panic(fmt.Sprintf("reports: WilsonInterval(%d, %d, %v): need 0 <= k <= n, n > 0, 0 < level < 1", k, n, level))
+	}
+	z := distuv.UnitNormal.Quantile((1 + level) / 2)
+	nf := float64(n)
+	p = float64(k) / nf
+	z2 := z * z
+	centre := (p + z2/(2*nf)) / (1 + z2/nf)
+	half := z / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return p, max(centre-half, 0), min(centre+half, 1)
 }
 
 func (b *builder) thresholds() {

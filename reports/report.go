@@ -361,6 +361,24 @@ type Rater struct {
 	// Community is the rater's most probable community of raters (1-based)
 	// when the confusion model has several.
 	Community int `json:"community,omitempty"`
+	// Gold is the rater's accuracy on the gold questions (items with a
+	// gold label), when the project has any and the levels are grades or
+	// classes; a rater who labelled none has Labels 0 and no accuracy.
+	Gold *GoldScore `json:"gold,omitempty"`
+}
+
+// GoldScore is a rater's record on the gold questions: of Labels labels on
+// Items gold items (every repeated label counts), Correct equal the gold
+// label; Accuracy = Correct / Labels with the 95% Wilson score interval
+// [Q025, Q975] (Wilson 1927; scipy's binomtest(...).proportion_ci(method=
+// "wilson")), null when the rater labelled no gold item.
+type GoldScore struct {
+	Items    int    `json:"items"`
+	Labels   int    `json:"labels"`
+	Correct  int    `json:"correct"`
+	Accuracy Number `json:"accuracy"`
+	Q025     Number `json:"q025"`
+	Q975     Number `json:"q975"`
 }
 
 // ClassConfusion is a rater's confusion: items of class True labelled

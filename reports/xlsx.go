@@ -1005,6 +1005,14 @@ func (x *xlsxWriter) ratersBlock() *block {
 		cols = append(cols, x.percent("Accuracy"), x.percent("Accuracy 2.5%"), x.percent("Accuracy 97.5%"), x.num("Spam score"), x.text("Spammer"), x.integer("Community"))
 	}
 	cols = append(cols, x.percent("Agreement with consensus"))
+	hasGold := false
+	for _, r := range rep.Raters {
+		hasGold = hasGold || r.Gold != nil
+	}
+	if hasGold {
+		cols = append(cols, x.integer("Gold items"), x.integer("Gold labels"), x.integer("Gold correct"),
+			x.percent("Gold accuracy"), x.percent("Gold accuracy 2.5%"), x.percent("Gold accuracy 97.5%"))
+	}
 	if rep.Agreement != nil && rep.Agreement.Kappa != nil {
 		cols = append(cols, x.num("Mean kappa ("+rep.Agreement.Kappa.Weights+")"))
 	}
@@ -1054,6 +1062,13 @@ func (x *xlsxWriter) ratersBlock() *block {
 				dst = appendConfusionCells(dst, r)
 			}
 			dst = append(dst, float64(r.ConsensusAgreement))
+			if hasGold {
+				if g := r.Gold; g != nil {
+					dst = append(dst, g.Items, g.Labels, g.Correct, float64(g.Accuracy), float64(g.Q025), float64(g.Q975))
+				} else {
+					dst = append(dst, nil, nil, nil, nil, nil, nil)
+				}
+			}
 			if withKappa {
 				dst = append(dst, float64(r.MeanKappa))
 			}

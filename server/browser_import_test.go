@@ -55,12 +55,12 @@ func TestBrowserImportPreview(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#import-form input[name=text_columns]`), "text,hypothesis"),
 		chromedp.SetValue(chromedp.CSS(`#import-form input[name=rater_col]`), "annotator"),
 		chromedp.Click(chromedp.CSS(`#import-form button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.ID("fit-form")),
+		chromedp.WaitVisible(chromedp.CSS(`p.flash`)),
 	)
 	if err != nil {
 		t.Fatalf("importing: %v", err)
 	}
-	if body := cr.eval(`document.body.textContent`); !strings.Contains(body, "40 labels added") {
+	if body := cr.eval(`document.querySelector("p.flash").textContent`); !strings.Contains(body, "40 labels added") {
 		t.Errorf("after the import: %.400s", body)
 	}
 }

@@ -763,6 +763,55 @@ type fitPage struct {
 	// AUC is the view of an AUC scoring fit (nil for other models): the
 	// items by score, the coefficients, gamma's cross-validation.
 	AUC *aucView
+	// Gold is each rater's record on the gold questions (from the report;
+	// empty without gold), GoldItems the number of gold items, GoldLeft
+	// the raters past maxGoldRows.
+	Gold      []goldRow
+	GoldItems int
+	GoldLeft  int
+}
+
+// goldRow is a rater's row of the fit page's gold table.
+type goldRow struct {
+	Rater                  string
+	Items, Labels, Correct int
+	Accuracy, Q025, Q975   float64
+}
+
+// maxGoldRows bounds the fit page's gold table.
+const maxGoldRows = 500
+
+// goldRows returns the raters' records on the gold questions, those surely
+// least accurate first (by the Wilson interval's upper end, then the
+// accuracy; no gold seen last), at most maxGoldRows, and the number of gold
+// items.
+func goldRows(rep *reports.Report) (rows []goldRow, nGold, left int) {
+	for _, it := range rep.Items {
+		if it.Gold != "" {
+			nGold++
+		}
+	}
+	for _, r := range rep.Raters {
+		if g := r.Gold; g != nil {
+			rows = append(rows, goldRow{Rater: r.ID, Items: g.Items, Labels: g.Labels, Correct: g.Correct,
+				Accuracy: float64(g.Accuracy), Q025: float64(g.Q025), Q975: float64(g.Q975)})
+		}
+	}
+	key := func(g goldRow) (float64, float64) {
+		if g.Labels == 0 {
+			return 2, 2
+		}
+		return g.Q975, g.Accuracy
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		hi, a := key(rows[i])
+		hj, b := key(rows[j])
+		return hi < hj || hi == hj && a < b
+	})
+	if len(rows) > maxGoldRows {
+		rows, left = rows[:maxGoldRows], len(rows)-maxGoldRows
+	}
+	return rows, nGold, left
 }
 
 func (d *dashboard) fitParam(c *gin.Context, a access) (*annotations.Fit, bool) {
@@ -837,6 +886,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		if rep, err := d.s.report(ctx, reportInput{Project: cf.project, Fit: f, Result: res, Raw: cf.raw}, cf); err == nil {
 			page.Headline = newHeadline(rep)
 			page.Review, page.ReviewTotal = reviewQueue(rep, maxReviewRows)
+			page.Gold, page.GoldItems, page.GoldLeft = goldRows(rep)
 			plots = plots[:0]
 			for _, p := range reports.Plots(rep) {
 				plots = append(plots, p.Name)

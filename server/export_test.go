@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"concord/reports"
 )
 
 // lsFixture is a real Label Studio JSON export (annotations/testdata,
@@ -228,5 +230,60 @@ func TestDashboardLabelStudioCSV(t *testing.T) {
 		if tk.Data["text"] == "" || tk.Data["hypothesis"] == "" || len(tk.Data) != 2 || len(tk.Predictions) != 1 {
 			t.Errorf("task %s: data %v, predictions %v", tk.ID, tk.Data, tk.Predictions)
 		}
+	}
+}
+
+// TestGoldOnFitPage: with gold labels on the items, report.json has every
+// rater's record on the gold questions, equal to a direct count of the
+// labels with its Wilson interval, and the fit page shows the table.
+func TestGoldOnFitPage(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.binaryProject("rte-gold")
+	fid := e.doneSpec(id, key, map[string]any{"model": "confusion", "seed": 5})
+
+	gold := map[string]string{}
+	items, err := csv.NewReader(strings.NewReader(readTestdata(t, "rte_40_items.csv"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range items[1:] {
+		gold[r[0]] = r[1]
+	}
+	labels, err := csv.NewReader(strings.NewReader(readTestdata(t, "rte_40.csv"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type count struct{ n, correct int }
+	direct := map[string]count{}
+	for _, r := range labels[1:] {
+		c := direct[r[1]]
+		c.n++
+		if r[2] == gold[r[0]] {
+			c.correct++
+		}
+		direct[r[1]] = c
+	}
+	rep := e.call("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", fid), key, nil, 200)
+	for _, r := range rep["raters"].([]any) {
+		m := r.(map[string]any)
+		g, _ := m["gold"].(map[string]any)
+		want := direct[m["id"].(string)]
+		if g == nil || int(g["labels"].(float64)) != want.n || int(g["correct"].(float64)) != want.correct {
+			t.Errorf("rater %v: gold %v, want %d of %d", m["id"], g, want.correct, want.n)
+			continue
+		}
+		p, lo, hi := reports.WilsonInterval(want.correct, want.n, 0.95)
+		if g["accuracy"].(float64) != p || g["q025"].(float64) != lo || g["q975"].(float64) != hi {
+			t.Errorf("rater %v: %v, want %v [%v, %v]", m["id"], g, p, lo, hi)
+		}
+	}
+	b := newBrowser(t, e)
+	b.login(key)
+	_, page := b.get(fmt.Sprintf("/fits/%d", fid))
+	if !strings.Contains(page, `id="gold-table"`) || !strings.Contains(page, "40 items have a gold label") {
+		t.Errorf("fit page lacks the gold table")
+	}
+	if n := strings.Count(between(page, `id="gold-table"`, "</table>"), "<tr>"); n != len(direct)+1 {
+		t.Errorf("gold table has %d rows, want %d raters and the header", n, len(direct))
 	}
 }

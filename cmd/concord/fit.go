@@ -6,7 +6,9 @@ import (
 	goflag "flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -223,7 +225,60 @@ func fitAndSummarise(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 		return nil, err
 	}
 	printFitSummary(w, res, top)
+	if ds.Scheme.Categorical() {
+		printGoldSummary(w, ds, res, top)
+	}
 	return res, nil
+}
+
+// printGoldSummary prints each rater's accuracy on the gold questions (the
+// items of ds with a gold label), those surely least accurate first (by the
+// interval's upper end): the top raters when there are many. Nothing when
+// no item has gold.
+func printGoldSummary(w io.Writer, ds *annotations.Dataset, res *multirater.FitResult, top int) {
+	scores := reports.GoldScores(ds)
+	if scores == nil {
+		return
+	}
+	nGold := 0
+	for _, it := range ds.Items {
+		if it.Gold != "" {
+			nGold++
+		}
+	}
+	ids := make([]string, 0, len(res.Raters))
+	for _, r := range res.Raters {
+		ids = append(ids, r.ID)
+	}
+	// The raters surely least accurate first: by the interval's upper end,
+	// then the accuracy; no gold seen last.
+	key := func(id string) (float64, float64) {
+		if g := scores[id]; g.Labels > 0 {
+			return float64(g.Q975), float64(g.Accuracy)
+		}
+		return math.Inf(1), math.Inf(1)
+	}
+	sort.SliceStable(ids, func(i, j int) bool {
+		hi, a := key(ids[i])
+		hj, b := key(ids[j])
+		return hi < hj || hi == hj && a < b
+	})
+	fmt.Fprintf(w, "\nRaters on the %d gold questions (labels equal to the gold label, 95%% Wilson interval; surely least accurate first, by the upper end; \"gold\" in the report):\n", nGold)
+	shown := ids
+	if top > 0 && len(shown) > top {
+		shown = shown[:top]
+	}
+	for _, id := range shown {
+		g := scores[id]
+		if g.Labels == 0 {
+			fmt.Fprintf(w, "  %-20s no gold seen\n", id)
+			continue
+		}
+		fmt.Fprintf(w, "  %-20s %5.1f%% [%4.1f%%, %5.1f%%]  %d of %d labels on %d gold items\n", id, 100*float64(g.Accuracy), 100*float64(g.Q025), 100*float64(g.Q975), g.Correct, g.Labels, g.Items)
+	}
+	if len(shown) < len(ids) {
+		fmt.Fprintf(w, "  ... and %d more (--top N shows more)\n", len(ids)-len(shown))
+	}
 }
 
 // fitWithProgress runs analysis.Fit with a progress bar on the terminal and
