@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -285,5 +286,56 @@ func TestGoldOnFitPage(t *testing.T) {
 	}
 	if n := strings.Count(between(page, `id="gold-table"`, "</table>"), "<tr>"); n != len(direct)+1 {
 		t.Errorf("gold table has %d rows, want %d raters and the header", n, len(direct))
+	}
+}
+
+// TestNextItems: the API ranks a confusion fit's items by what one more
+// label would tell (best first, as analysis.NextItems on the fit's result
+// does), as JSON and as a CSV task list; the dashboard page lists them.
+func TestNextItems(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.binaryProject("rte-next")
+	fid := e.doneSpec(id, key, map[string]any{"model": "confusion", "seed": 5})
+	base := fmt.Sprintf("/api/v1/fits/%d/next", fid)
+	doc := e.call("GET", base+"?n=5", key, nil, 200)
+	items := doc["items"].([]any)
+	if doc["schema"] != "concord.next/v1" || len(items) != 5 || doc["total"].(float64) != 40 {
+		t.Fatalf("next: %v", doc)
+	}
+	prev := math.Inf(1)
+	for _, it := range items {
+		m := it.(map[string]any)
+		s := m["score"].(float64)
+		if s > prev || m["why"] == "" || m["score"] != m["information"] {
+			t.Errorf("item %v: score %v after %v", m["id"], s, prev)
+		}
+		prev = s
+	}
+	acc := e.call("GET", base+"?n=40&by=accuracy", key, nil, 200)
+	for _, it := range acc["items"].([]any) {
+		if m := it.(map[string]any); m["score"] != m["accuracy_gain"] {
+			t.Errorf("by accuracy: %v", m)
+		}
+	}
+	resp, b := e.request("GET", base+"?n=3&format=csv", key, nil)
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(b), "id,score,consensus,prob,n_labels,why\n") || strings.Count(string(b), "\n") != 4 {
+		t.Errorf("csv: %d\n%s", resp.StatusCode, b)
+	}
+	e.wantError("GET", base+"?pool=nobody", key, nil, 400, "invalid", `rater "nobody" has no labels`)
+	e.wantError("GET", base+"?by=luck", key, nil, 400, "invalid", "information or accuracy")
+	e.wantError("GET", base+"?n=0", key, nil, 400, "invalid", "n=")
+
+	b2 := newBrowser(t, e)
+	b2.login(key)
+	_, page := b2.get(fmt.Sprintf("/fits/%d", fid))
+	if !strings.Contains(page, fmt.Sprintf(`href="/fits/%d/next"`, fid)) {
+		t.Errorf("fit page lacks the link to the items to label next")
+	}
+	_, page = b2.get(fmt.Sprintf("/fits/%d/next?n=7", fid))
+	if n := strings.Count(between(page, `id="next-table"`, "</table>"), "<tr>"); n != 8 {
+		t.Errorf("next page: %d rows, want 7 and the header", n)
+	}
+	if !strings.Contains(page, "format=csv") {
+		t.Errorf("next page lacks the CSV task list")
 	}
 }

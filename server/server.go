@@ -396,6 +396,7 @@ func (s *Server) routes() *gin.Engine {
 	a.GET("/fits/:id/tables/:table", s.reportTable)
 	a.GET("/fits/:id/plots/:plot", s.reportPlot)
 	a.GET("/fits/:id/export/:format", s.exportFit)
+	a.GET("/fits/:id/next", s.nextItems)
 	a.POST("/fits/:id/predictions", s.predict)
 
 	s.dash.routes(r)

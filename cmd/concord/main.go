@@ -56,6 +56,7 @@ func commands() []command {
 		{"demo", "load the bundled real datasets and summarise them", runDemo},
 		{"fit", "fit a multi-rater model to a project or to label files", runFit},
 		{"predict", "predict new items from a fit result without refitting", runPredict},
+		{"next", "rank the items by what one more label would tell: which to label next", runNext},
 		{"eval", "cross-validate a model against majority and single-rater baselines", runEval},
 		{"serve", "run the REST API and dashboard", runServe},
 		{"fit-worker", "internal: runs one fit for concord serve", runFitWorker},

@@ -1,0 +1,309 @@
+package analysis
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"concord/annotations"
+	"concord/multirater"
+)
+
+// Which items need another label (the coordinator's loop): every item of a
+// fit of grades or classes is scored by what one more label would tell
+// about its consensus, from the fit's own posteriors. Item n's consensus
+// distribution is q (the fit's class or grade probabilities); a label from
+// rater l of an item of class k is j with probability pi_l[k, j], the
+// rater's confusion matrix (the confusion model's posterior mean; for
+// other models the one-coin matrix of the rater's agreement with the
+// consensus, a on the diagonal and (1 - a)/(K - 1) elsewhere). The label
+// y has the predictive p(y) = sum_k q_k pi_l[k, y], and the class's
+// posterior after it is q'_k ∝ q_k pi_l[k, y]. Two scores, averaged over
+// who labels next (the pool, each rater weighted by their share of the
+// labels, or the named raters equally):
+//
+//	information   I(z; y) = H(q) - sum_y p(y) H(q'(y))   (bits)
+//	accuracy      sum_y max_k q_k pi_l[k, y] - max_k q_k
+//
+// the mutual information between the label and the class, and the
+// expected gain in the probability that the consensus is right (zero
+// where no single label can change the consensus, so that many items tie;
+// the information ranks them all). Unlabelled items count too: their q is
+// the fit's prediction.
+
+// Next ranking scores.
+const (
+	NextByInformation = "information"
+	NextByAccuracy    = "accuracy"
+)
+
+// DefaultNextN is the number of items NextItems returns by default.
+const DefaultNextN = 20
+
+// MaxNextPool bounds the raters averaged over for "any rater": the most
+// active ones, which label most of what comes next.
+const MaxNextPool = 64
+
+// NextOptions control NextItems; the zero value means the defaults.
+type NextOptions struct {
+	// N is the number of items to return (0: DefaultNextN; negative:
+	// every item).
+	N int
+	// Pool names the raters who may label next (nil: any rater, each
+	// weighted by their share of the labels, the MaxNextPool most active).
+	Pool []string
+	// By is NextByInformation (default) or NextByAccuracy.
+	By string
+}
+
+// NextItem is one item to label next.
+type NextItem struct {
+	ID string `json:"id"`
+	// Score is the ranking score (bits of information, or the expected
+	// gain in accuracy); Information and Accuracy are both.
+	Score       float64 `json:"score"`
+	Information float64 `json:"information"`
+	Accuracy    float64 `json:"accuracy_gain"`
+	// Consensus is the item's consensus grade or class, Prob its
+	// probability, NLabels its labels so far.
+	Consensus string  `json:"consensus"`
+	Prob      float64 `json:"prob"`
+	NLabels   int     `json:"n_labels"`
+	// Why says it in words.
+	Why string `json:"why"`
+}
+
+// NextResult is the ranking: best first.
+type NextResult struct {
+	Schema string `json:"schema"`
+	// By is the score; Pool says who is expected to label next.
+	By   string `json:"by"`
+	Pool string `json:"pool"`
+	// Items are the N best, of Total items scored.
+	Items []NextItem `json:"items"`
+	Total int        `json:"total"`
+	Notes []string   `json:"notes,omitempty"`
+}
+
+// NextSchema names the document.
+const NextSchema = "concord.next/v1"
+
+// NextItems ranks the items of a fit by what one more label would tell
+// (see above). The fit must give grade or class probabilities; an unknown
+// rater in o.Pool or an unknown score is EINVALID.
+func NextItems(res *multirater.FitResult, o NextOptions) (*NextResult, error) {
+	by := strings.ToLower(strings.TrimSpace(o.By))
+	switch by {
+	case "", "info", NextByInformation:
+		by = NextByInformation
+	case NextByAccuracy:
+	default:
+		return nil, annotations.Errorf(annotations.EINVALID, "--by %q: expected information or accuracy", o.By)
+	}
+	k := len(res.Levels)
+	if k < 2 || res.Model.Shape() == multirater.OutputRanking || res.Model.Shape() == multirater.OutputValues {
+		return nil, annotations.Errorf(annotations.EINVALID, "which items to label next needs a fit of grades or classes (model %s gives %s)", res.Model.Model, res.Model.Shape())
+	}
+	out := &NextResult{Schema: NextSchema, By: by}
+	// The pool: each rater's confusion matrix and weight.
+	type channel struct {
+		w  float64
+		pi []float64 // k×k, row k the label distribution of class k
+	}
+	byID := make(map[string]int, len(res.Raters))
+	for l, r := range res.Raters {
+		byID[r.ID] = l
+	}
+	var chosen []int
+	if len(o.Pool) > 0 {
+		for _, id := range o.Pool {
+			l, ok := byID[id]
+			if !ok {
+				return nil, annotations.Errorf(annotations.EINVALID, "--pool: rater %q has no labels in the fit", id)
+			}
+			chosen = append(chosen, l)
+		}
+		out.Pool = fmt.Sprintf("the %d named raters, equally likely", len(chosen))
+	} else {
+		for l := range res.Raters {
+			if res.Raters[l].NLabels > 0 {
+				chosen = append(chosen, l)
+			}
+		}
+		sort.SliceStable(chosen, func(a, b int) bool { return res.Raters[chosen[a]].NLabels > res.Raters[chosen[b]].NLabels })
+		if len(chosen) > MaxNextPool {
+			out.Notes = append(out.Notes, fmt.Sprintf("any rater: the %d most active of %d raters, weighted by their labels", MaxNextPool, len(chosen)))
+			chosen = chosen[:MaxNextPool]
+		}
+		out.Pool = "any rater, weighted by their share of the labels"
+	}
+	if len(chosen) == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "the fit has no rater with labels")
+	}
+	oneCoin := false
+	chans := make([]channel, 0, len(chosen))
+	for _, l := range chosen {
+		r := res.Raters[l]
+		w := 1.0
+		if len(o.Pool) == 0 {
+			w = float64(r.NLabels)
+		}
+		pi := make([]float64, k*k)
+		if len(r.ConfusionProbs) == k {
+			for c := 0; c < k; c++ {
+				s := 0.0
+				for j := 0; j < k && j < len(r.ConfusionProbs[c]); j++ {
+					v := r.ConfusionProbs[c][j].Mean
+					if !(v > 0) || math.IsNaN(v) {
+						v = 1e-6
+					}
+					pi[c*k+j] = v
+					s += v
+				}
+				for j := 0; j < k; j++ {
+					pi[c*k+j] /= s
+				}
+			}
+		} else {
+			oneCoin = true
+			a := 0.7
+			if r.ConsensusAgreement != nil && !math.IsNaN(*r.ConsensusAgreement) {
+				a = *r.ConsensusAgreement
+			}
+			// Between chance and near certainty.
+			a = math.Min(math.Max(a, 1/float64(k)+0.01), 0.99)
+			for c := 0; c < k; c++ {
+				for j := 0; j < k; j++ {
+					if c == j {
+						pi[c*k+j] = a
+					} else {
+						pi[c*k+j] = (1 - a) / float64(k-1)
+					}
+				}
+			}
+		}
+		chans = append(chans, channel{w: w, pi: pi})
+	}
+	if oneCoin {
+		out.Notes = append(out.Notes, "the fit has no confusion matrices: each rater's labels are taken as right with their agreement with the consensus and wrong uniformly otherwise (one-coin)")
+	}
+	wsum := 0.0
+	for _, c := range chans {
+		wsum += c.w
+	}
+	// Score every item.
+	q := make([]float64, k)
+	post := make([]float64, k)
+	items := make([]NextItem, 0, len(res.Items))
+	for i := range res.Items {
+		it := &res.Items[i]
+		probs := it.ClassProbs
+		if probs == nil {
+			probs = it.GradeProbs
+		}
+		if probs == nil {
+			continue
+		}
+		s := 0.0
+		for c, code := range res.Levels {
+			q[c] = math.Max(probs[code], 0)
+			s += q[c]
+		}
+		if !(s > 0) {
+			continue
+		}
+		best := 0
+		for c := range q {
+			q[c] /= s
+			if q[c] > q[best] {
+				best = c
+			}
+		}
+		h0 := entropyBits(q)
+		var info, acc float64
+		for _, ch := range chans {
+			var hPost, maxJoint float64
+			for y := 0; y < k; y++ {
+				py, m := 0.0, 0.0
+				for c := 0; c < k; c++ {
+					post[c] = q[c] * ch.pi[c*k+y]
+					py += post[c]
+					m = math.Max(m, post[c])
+				}
+				maxJoint += m
+				if py <= 0 {
+					continue
+				}
+				for c := range post {
+					post[c] /= py
+				}
+				hPost += py * entropyBits(post)
+			}
+			info += ch.w / wsum * math.Max(h0-hPost, 0)
+			acc += ch.w / wsum * math.Max(maxJoint-q[best], 0)
+		}
+		ni := NextItem{ID: it.ID, Information: info, Accuracy: acc, Consensus: res.Levels[best], Prob: q[best], NLabels: it.NLabels}
+		ni.Score = info
+		if by == NextByAccuracy {
+			ni.Score = acc
+		}
+		labels := "no labels"
+		switch {
+		case it.NLabels == 1:
+			labels = "1 label"
+		case it.NLabels > 1:
+			labels = fmt.Sprintf("%d labels", it.NLabels)
+		}
+		ni.Why = fmt.Sprintf("P(%s) = %.2f from %s; one more label: %.3f bits about the class, consensus right %+.3f", ni.Consensus, ni.Prob, labels, info, acc)
+		items = append(items, ni)
+	}
+	// Best first; ties by the less certain consensus, then the fewer
+	// labels, then the item's order.
+	sort.SliceStable(items, func(a, b int) bool {
+		x, y := items[a], items[b]
+		if x.Score != y.Score {
+			return x.Score > y.Score
+		}
+		if x.Prob != y.Prob {
+			return x.Prob < y.Prob
+		}
+		return x.NLabels < y.NLabels
+	})
+	out.Total = len(items)
+	n := o.N
+	if n == 0 {
+		n = DefaultNextN
+	}
+	if n > 0 && len(items) > n {
+		items = items[:n]
+	}
+	out.Items = items
+	return out, nil
+}
+
+// entropyBits is the entropy of a distribution in bits.
+func entropyBits(p []float64) float64 {
+	h := 0.0
+	for _, v := range p {
+		if v > 0 {
+			h -= v * math.Log2(v)
+		}
+	}
+	return h
+}
+
+// WriteCSV writes the ranking as a task list for the labelling tool:
+// id,score,consensus,prob,n_labels,why, best first.
+func (r *NextResult) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"id", "score", "consensus", "prob", "n_labels", "why"})
+	for _, it := range r.Items {
+		cw.Write([]string{it.ID, strconv.FormatFloat(it.Score, 'g', 6, 64), it.Consensus, strconv.FormatFloat(it.Prob, 'g', 6, 64), strconv.Itoa(it.NLabels), it.Why})
+	}
+	cw.Flush()
+	return cw.Error()
+}
