@@ -8,9 +8,10 @@ import (
 )
 
 // TestDefaultKernelFor: without a kernel, a fit uses the items' texts
-// (kernel text) except a classification fit whose items are all labelled,
-// which takes the labels alone (identity; on the demo's RTE project the text
-// kernel's default fit did not converge); text featuriser settings ask for
+// (kernel text) except a classification or robust fit whose items are all
+// labelled, which takes the labels alone (identity; on the demo's RTE
+// project the text kernel's default classification fit did not converge,
+// and the robust one ran for over 20 minutes); text featuriser settings ask for
 // the texts; concord eval, which predicts held-out items, uses them too.
 func TestDefaultKernelFor(t *testing.T) {
 	rte := rteSample(t) // binary, every item labelled, texts
@@ -29,7 +30,8 @@ func TestDefaultKernelFor(t *testing.T) {
 		{"classification with text settings", rte, FitSpec{Model: ModelClassification, Text: textfeat.Options{Stem: true}}, "text"},
 		{"classification, kernel named", rte, FitSpec{Model: ModelClassification, Kernel: "text"}, "text"},
 		{"classification, no texts", &noText, FitSpec{Model: ModelClassification}, "identity"},
-		{"robust, every item labelled", rte, FitSpec{Model: ModelRobust}, "text"},
+		{"robust, every item labelled", rte, FitSpec{Model: ModelRobust}, "identity"},
+		{"robust, an item to predict", &withUnlabelled, FitSpec{Model: ModelRobust}, "text"},
 		{"ordinal (essays, every item labelled)", asapSample(t), FitSpec{}, "text"},
 	} {
 		if got := tc.spec.ForData(tc.ds).Kernel; got != tc.want {
