@@ -265,6 +265,14 @@ func TestGoldOnFitPage(t *testing.T) {
 		direct[r[1]] = c
 	}
 	rep := e.call("GET", fmt.Sprintf("/api/v1/fits/%d/report.json", fid), key, nil, 200)
+	// Server-built reports carry the items' texts (the review queue's Text
+	// column).
+	for _, it := range rep["items"].([]any) {
+		if m := it.(map[string]any); m["text"] == nil || m["text"] == "" {
+			t.Errorf("report.json: item %v has no text", m["id"])
+			break
+		}
+	}
 	for _, r := range rep["raters"].([]any) {
 		m := r.(map[string]any)
 		g, _ := m["gold"].(map[string]any)

@@ -178,15 +178,23 @@ func (s *Server) report(ctx context.Context, in reportInput, cf *cachedFit) (*re
 	ds := fit.Dataset(in.Project.Scheme)
 	if ds != nil {
 		if cur, err := s.store.Dataset(ctx, in.Project.ID); err == nil {
-			gold := map[string]string{}
-			for _, it := range cur.Items {
-				if it.Gold != "" {
-					gold[it.ID] = it.Gold
-				}
+			// The project's gold labels and texts (the review queue's
+			// Text column, the workbook's): the fit document keeps
+			// neither.
+			byID := make(map[string]*annotations.Item, len(cur.Items))
+			for i := range cur.Items {
+				byID[cur.Items[i].ID] = &cur.Items[i]
 			}
 			for i := range ds.Items {
-				if g, ok := gold[ds.Items[i].ID]; ok && ds.Items[i].Gold == "" {
-					ds.Items[i].Gold = g
+				it, ok := byID[ds.Items[i].ID]
+				if !ok {
+					continue
+				}
+				if ds.Items[i].Gold == "" {
+					ds.Items[i].Gold = it.Gold
+				}
+				if ds.Items[i].Text == "" {
+					ds.Items[i].Text = it.Text
 				}
 			}
 		} else if annotations.ErrorCode(err) == annotations.EINTERNAL {

@@ -20,8 +20,9 @@ import (
 )
 
 const fitHelp = `
-Fit a multi-rater model by Gibbs sampling (Rogers, Girolami & Polajnar 2010)
-and write the result document (schema concord.fit/v1, see docs/fit-schema.md).
+Fit a multi-rater model (the model and engine below: Gibbs sampling, EP,
+Laplace, variational Bayes or SMC) and write the result document (schema
+concord.fit/v1, see docs/fit-schema.md).
 
 The data come either from a project in the database (--project) or straight
 from files (--labels, with --items and --scheme as for concord import). The
