@@ -422,6 +422,9 @@ type projectPage struct {
 	// Hints are the placeholders of the form's prior and convergence
 	// fields: the model's defaults (analysis's model table).
 	Hints map[string]string
+	// HiddenModels are the models of the scheme the project cannot run,
+	// each with the reason.
+	HiddenModels []string
 	// Below is the low-agreement filter of the per-item agreement table
 	// (?below=X), passed on to the API, which checks it.
 	Below string
@@ -485,7 +488,19 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		return
 	}
 	models := fittingModels(p.Scheme)
-	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Fittable: len(models) > 0, Form: map[string]string{}}
+	// Models the project's items cannot feed are not offered, with the
+	// reason.
+	var hidden []string
+	kept := models[:0:0]
+	for _, m := range models {
+		if m.Name == analysis.ModelAUC && pj.Stats.ItemsWithCovariates == 0 {
+			hidden = append(hidden, "auc (its scores read the items' numeric covariates, and no item has any: import an items file with numeric columns)")
+			continue
+		}
+		kept = append(kept, m)
+	}
+	models = kept
+	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Fittable: len(models) > 0, Form: map[string]string{}, HiddenModels: hidden}
 	if page.Fittable {
 		model := models[0]
 		defaults := analysis.FitSpec{Model: model.Name}.WithDefaults()

@@ -86,7 +86,9 @@ func TestDashboardFitFormModels(t *testing.T) {
 			map[string]string{"gibbs": "ordinal:gibbs confusion:gibbs", "evidence": "ordinal:ep ordinal:laplace", "bounded": "", "robust": ""},
 			map[string]string{"sigma": "ordinal:ep ordinal:laplace", "thresholds": "ordinal:ep ordinal:laplace", "sigma_b": "ordinal:gibbs ordinal:ep ordinal:laplace",
 				"precisions": "", "max_rhat": "ordinal:gibbs confusion:gibbs", "ref_rater": "ordinal:gibbs"}}},
-		{"binary", bin, want{[]string{"classification", "robust", "confusion", "auc"}, map[string]string{"gibbs": "classification confusion", "ep": "robust auc", "vb": "confusion", "smc": "auc"},
+		// The auc model reads the items' covariates: the binary project has
+		// none, so it is not offered (the page says why).
+		{"binary", bin, want{[]string{"classification", "robust", "confusion"}, map[string]string{"gibbs": "classification confusion", "ep": "robust", "vb": "confusion"},
 			map[string]string{"gibbs": "classification:gibbs confusion:gibbs", "evidence": "robust:ep", "bounded": "", "robust": "robust:ep", "auc": ""},
 			map[string]string{"precisions": "classification:gibbs", "sigma": "robust:ep", "restarts": "robust:ep", "thresholds": "", "sigma_b": "",
 				"v": "classification:gibbs", "max_rhat": "classification:gibbs confusion:gibbs", "prior": ""}}},
@@ -107,6 +109,9 @@ func TestDashboardFitFormModels(t *testing.T) {
 				t.Fatalf("no fit form")
 			}
 			models, _, selected := formSelect(t, form, "fit-model")
+			if hidden := between(page, `id="hidden-models"`, "</p>"); (tc.name == "binary") != strings.Contains(hidden, "auc (its scores read the items&#39; numeric covariates") {
+				t.Errorf("hidden models: %q", hidden)
+			}
 			if strings.Join(models, ",") != strings.Join(tc.want.models, ",") || selected != tc.want.models[0] {
 				t.Errorf("models %v (selected %q), want %v, the first selected", models, selected, tc.want.models)
 			}
@@ -246,7 +251,7 @@ func TestDashboardFitFormFits(t *testing.T) {
 	form := between(page, `id="fit-form"`, "</form>")
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "The fit was not started") || !strings.Contains(page, "leave epsilon out") ||
 		!strings.Contains(form, `<option value="robust" selected `) || !regexp.MustCompile(`name="epsilon"[^>]*value="0.1"`).MatchString(form) ||
-		!regexp.MustCompile(`<option value="ep" data-models="robust auc" selected>`).MatchString(form) {
+		!regexp.MustCompile(`<option value="ep" data-models="robust" selected>`).MatchString(form) {
 		t.Errorf("refused robust fit: %d %s", resp.StatusCode, clipText(form, 800))
 	}
 }
