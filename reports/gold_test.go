@@ -155,3 +155,25 @@ func TestGoldScores(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewNumberColumn: the notes under the Review sheet's table spill
+// over the empty cells instead of widening its "#" column (it printed 60
+// characters wide).
+func TestReviewNumberColumn(t *testing.T) {
+	rep := ordinalCase(t).rep
+	var b bytes.Buffer
+	if err := WriteXLSX(&b, rep, XLSXOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenReader(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := f.GetRows(SheetReview)
+	if len(rows) < 3 || rows[0][0] != "#" {
+		t.Fatalf("Review sheet: %v", rows[:min(len(rows), 2)])
+	}
+	if w, err := f.GetColWidth(SheetReview, "A"); err != nil || w > 10 {
+		t.Errorf("Review column A is %v wide (%v)", w, err)
+	}
+}

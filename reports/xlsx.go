@@ -243,6 +243,10 @@ type block struct {
 	freezeCols int
 	// firstColHeader styles the first cell of each row as a header.
 	firstColHeader bool
+	// spill marks a block of notes: lines of text that spill over the
+	// empty cells to their right, so that they do not widen the column
+	// they start in (a 60-character "#" column on the Review sheet).
+	spill bool
 	// after adds conditional formats: the header is at row hdr, data in
 	// rows first..last (1-based).
 	after func(hdr, first, last int) error
@@ -330,7 +334,7 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 				fit(j, headerWidth(c.header))
 			}
 		}
-		for i := 0; i < b.n; i++ {
+		for i := 0; i < b.n && !b.spill; i++ {
 			buf = b.row(i, buf[:0])
 			for j, v := range buf {
 				if j < len(b.cols) {
@@ -1248,7 +1252,7 @@ func (x *xlsxWriter) thresholds() error {
 }
 
 func noteBlock(lines ...string) *block {
-	return &block{noHeader: true, cols: []col{{dec: -1}}, n: len(lines), row: func(i int, dst []any) []any { return append(dst, lines[i]) }}
+	return &block{noHeader: true, spill: true, cols: []col{{dec: -1}}, n: len(lines), row: func(i int, dst []any) []any { return append(dst, lines[i]) }}
 }
 
 func (x *xlsxWriter) classes() error {
