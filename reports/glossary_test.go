@@ -21,7 +21,7 @@ func TestGlossary(t *testing.T) {
 		}
 		seen[g.Key] = true
 	}
-	for _, k := range []string{"severity", "variance", "mean_log_pred", "rank", "dispersion", "error_rate", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "icc", "observed_agreement"} {
+	for _, k := range []string{"severity", "variance", "mean_log_pred", "rank", "dispersion", "error_rate", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "icc", "majority_share", "item_agreement"} {
 		if Gloss(k) == "" {
 			t.Errorf("no gloss of %s", k)
 		}

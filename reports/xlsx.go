@@ -919,7 +919,7 @@ func (x *xlsxWriter) itemsBlock() *block {
 	for _, l := range rep.Levels {
 		cols = append(cols, x.num("P("+l.Code+")"))
 	}
-	cols = append(cols, x.num("Entropy (bits)"), x.integer("Labels"), x.integer("Raters"), labelCol("Majority label"), x.percent("Observed agreement"), x.integer("Flags"))
+	cols = append(cols, x.num("Entropy (bits)"), x.integer("Labels"), x.integer("Raters"), labelCol("Majority label"), x.percent("Majority share"), x.integer("Flags"))
 	if hasGold {
 		cols = append(cols, labelCol("Gold"))
 	}
@@ -1612,7 +1612,7 @@ func (x *xlsxWriter) review() error {
 	if values {
 		cols = append(cols, x.c("Item value", x.st.num2, 2), x.c("Item value 2.5%", x.st.num2, 2), x.c("Item value 97.5%", x.st.num2, 2))
 	} else {
-		cols = append(cols, col{header: "Item consensus", dec: -1}, x.num("P(consensus)"), x.percent("Item agreement"))
+		cols = append(cols, col{header: "Item consensus", dec: -1}, x.num("P(consensus)"), x.percent("Majority share"))
 	}
 	cols = append(cols, x.integer("Raters"), x.integer("Item position"))
 	probCol := indexOf(colHeaders(cols), prob) + 1
@@ -1668,7 +1668,7 @@ func reviewNote(rep *Report, n int) string {
 	if len(rep.Flags) == 0 {
 		s = fmt.Sprintf("No label is flagged (%s below %g); these are the %d least probable labels, by increasing %s.", "probability", t, n, what)
 	}
-	return s + " Item agreement is the share of the item's labels equal to its most common label (the observed agreement, before any model); P(consensus) the model's probability of the item's consensus."
+	return s + " Majority share is the share of the item's labels equal to its most common label (before any model; the Item agreement sheet's item agreement is the pairwise one); P(consensus) the model's probability of the item's consensus."
 }
 
 // colHeaders returns the columns' headers.

@@ -30,7 +30,7 @@ func TestDashboardAgreementSection(t *testing.T) {
 	}
 	// The agreement tables' numbers are explained in tooltips (issue 20
 	// item 6).
-	for _, key := range []string{"observed_agreement", "mean_kappa", "cohen_kappa", "krippendorff_alpha"} {
+	for _, key := range []string{"item_agreement", "mean_kappa", "cohen_kappa", "krippendorff_alpha"} {
 		if g := html.EscapeString(reports.Gloss(key)); g == "" || !strings.Contains(page, `title="`+g+`"`) {
 			t.Errorf("project page lacks the tooltip of %s", key)
 		}

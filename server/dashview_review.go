@@ -99,7 +99,7 @@ func glossaryFor(classification, values, errorRates bool) []reports.GlossaryEntr
 			skip[k] = true
 		}
 	case values:
-		for _, k := range []string{"consensus", "prob", "entropy", "majority", "observed_agreement", "severity", "thresholds", "precision", "variance", "consensus_agreement", "error_rate", "p_error"} {
+		for _, k := range []string{"consensus", "prob", "entropy", "majority", "majority_share", "item_agreement", "severity", "thresholds", "precision", "variance", "consensus_agreement", "error_rate", "p_error"} {
 			skip[k] = true
 		}
 	default:

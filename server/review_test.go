@@ -49,7 +49,7 @@ func TestFitPageExplained(t *testing.T) {
 				t.Fatalf("fit page: %d", resp.StatusCode)
 			}
 			for _, want := range append([]string{`id="review-table"`, "Review queue", `id="headline"`, `id="alpha"`, `id="glossary"`,
-				gloss("observed_agreement"), gloss("label_prob"), `id="gloss-krippendorff_alpha"`}, tc.want...) {
+				gloss("majority_share"), gloss("label_prob"), `id="gloss-krippendorff_alpha"`}, tc.want...) {
 				if !strings.Contains(page, want) {
 					t.Errorf("fit page lacks %q", clipText(want, 80))
 				}
@@ -60,11 +60,11 @@ func TestFitPageExplained(t *testing.T) {
 			}
 			cons := between(page, `id="`+tc.table+`"`, "</table>")
 			head := between(cons, "<thead>", "</thead>")
-			if !strings.Contains(head, ">Agreement</th>") || !strings.Contains(head, ">Raters</th>") {
-				t.Errorf("%s: no observed agreement and raters columns: %s", tc.table, head)
+			if !strings.Contains(head, ">Majority share</th>") || !strings.Contains(head, ">Raters</th>") {
+				t.Errorf("%s: no majority share and raters columns: %s", tc.table, head)
 			}
 			if !strings.Contains(cons, "%</td>") {
-				t.Errorf("%s: no item agreement in the rows", tc.table)
+				t.Errorf("%s: no majority share in the rows", tc.table)
 			}
 		})
 	}
