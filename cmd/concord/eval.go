@@ -168,6 +168,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 || *folds < 2 {
 		return annotations.Errorf(annotations.EINVALID, "--chains, --samples, --thin and --keep-draws must be at least 1, --folds at least 2")
 	}
+	if *burnin < 0 {
+		return annotations.Errorf(annotations.EINVALID, "--burnin %d: expected an integer from 0 (no burn-in) to %d", *burnin, analysis.MaxBurnin)
+	}
 	if *burnin == 0 {
 		*burnin = -1
 	}

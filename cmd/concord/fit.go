@@ -137,6 +137,9 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return annotations.Errorf(annotations.EINVALID, `--out is required (a file name, or "-" for standard output)`)
 	}
+	if *burnin < 0 {
+		return annotations.Errorf(annotations.EINVALID, "--burnin %d: expected an integer from 0 (no burn-in) to %d", *burnin, analysis.MaxBurnin)
+	}
 	if *burnin == 0 {
 		*burnin = -1 // FitSpec's 0 means the default
 	}
