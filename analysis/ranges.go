@@ -85,6 +85,14 @@ func Settings() []Setting {
 		{Field: "dispersion", Flag: "--dispersion", Min: 1e-3, Max: 1e4, Zero: "learnt", Models: []string{ModelBounded}, get: func(s FitSpec) float64 { return s.Dispersion }},
 		{Field: "concentration", Flag: "--concentration", Min: 1e-3, Max: 1e4, Zero: "the default, 4", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return s.Concentration }},
 		{Field: "prior_scale", Flag: "--prior-scale", Min: 1e-4, Max: 1e4, Zero: "the default, 1", Models: []string{ModelAUC}, get: func(s FitSpec) float64 { return s.PriorScale }},
+		// A fixed labelling-error rate (left out: learnt by EM; 0 is a
+		// value, the plain classifier).
+		{Field: "epsilon", Flag: "--epsilon", Min: 0, Max: 0.5, MaxOpen: true, Models: []string{ModelRobust}, get: func(s FitSpec) float64 {
+			if s.Epsilon == nil {
+				return 0
+			}
+			return *s.Epsilon
+		}},
 		// gamma's "cv" is 0 here; the cross-validation grid lies inside.
 		{Field: "gamma", Flag: "--gamma", Min: 1e-3, Max: 1e4, Zero: "cv", Models: []string{ModelAUC}, get: func(s FitSpec) float64 { v, _, _ := s.Gamma.Value(); return v }},
 	}
