@@ -370,6 +370,9 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 	if err := analysis.CheckModelData(sp, st); err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
 	}
+	if err := analysis.CheckWork(sp, st.Labels, st.Items, s.cfg.MaxFitWork, "the server's, concord serve --max-fit-work"); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
+	}
 	if sp.RefRater != "" && sp.Identifiability != "weak" && st.PerRater[sp.RefRater] == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "field \"ref_rater\": rater %q has no labels in project %q", sp.RefRater, p.Name)
 	}
