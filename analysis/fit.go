@@ -314,7 +314,32 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 	if err := m.CheckScheme(ds.Scheme); err != nil {
 		return nil, err
 	}
-	return m.fit(ctx, ds, nil, spec, progress)
+	res, err := m.fit(ctx, ds, nil, spec, progress)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFinite(res, spec); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkFinite is the last guard against a numerical failure that no
+// engine caught: a result holding a NaN or an infinity (which JSON cannot
+// hold, so that it could not be written or stored) is refused with the
+// settings that were given, instead of failing when it is written.
+func checkFinite(res *multirater.FitResult, spec FitSpec) error {
+	_, err := json.Marshal(res)
+	if err == nil {
+		return nil
+	}
+	var given []string
+	for _, r := range Settings() {
+		if v := r.get(spec); v != 0 {
+			given = append(given, fmt.Sprintf("%s %v", r.Field, v))
+		}
+	}
+	return annotations.Errorf(annotations.EINVALID, "the %s fit by %s gave a value that is not a finite number (%v), a numerical failure at these settings (%s): move the settings given away from the ends of their ranges", spec.Model, spec.Engine, err, strings.Join(given, ", "))
 }
 
 // OrdinalData maps an ordinal dataset to the sampler's input: items in
