@@ -316,6 +316,13 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 	}
 	res, err := m.fit(ctx, ds, nil, spec, progress)
 	if err != nil {
+		if ctx.Err() == nil && annotations.ErrorCode(err) == annotations.EINTERNAL {
+			// An engine's numerical failure (no finite evidence, EP that
+			// does not settle, a factorisation that fails) depends on
+			// the data and the settings: the user gets it with the
+			// settings in effect, not as an internal error.
+			return nil, annotations.Errorf(annotations.EINVALID, "the %s fit by %s failed at these settings (%s): %v", spec.Model, spec.Engine, settingsInEffect(spec), err)
+		}
 		return nil, err
 	}
 	if err := checkFinite(res, spec); err != nil {
@@ -333,13 +340,22 @@ func checkFinite(res *multirater.FitResult, spec FitSpec) error {
 	if err == nil {
 		return nil
 	}
+	return annotations.Errorf(annotations.EINVALID, "the %s fit by %s gave a value that is not a finite number (%v), a numerical failure at these settings (%s): move the settings given away from the ends of their ranges", spec.Model, spec.Engine, err, settingsInEffect(spec))
+}
+
+// settingsInEffect lists the numeric settings of spec (defaults filled in)
+// that are not 0: "chains 4, samples 2000, ...".
+func settingsInEffect(spec FitSpec) string {
 	var given []string
 	for _, r := range Settings() {
 		if v := r.get(spec); v != 0 {
 			given = append(given, fmt.Sprintf("%s %v", r.Field, v))
 		}
 	}
-	return annotations.Errorf(annotations.EINVALID, "the %s fit by %s gave a value that is not a finite number (%v), a numerical failure at these settings (%s): move the settings given away from the ends of their ranges", spec.Model, spec.Engine, err, strings.Join(given, ", "))
+	if len(given) == 0 {
+		return "the defaults"
+	}
+	return strings.Join(given, ", ")
 }
 
 // OrdinalData maps an ordinal dataset to the sampler's input: items in
