@@ -348,9 +348,12 @@ func checkFinite(res *multirater.FitResult, spec FitSpec) error {
 func settingsInEffect(spec FitSpec) string {
 	var given []string
 	for _, r := range Settings() {
-		if v := r.get(spec); v != 0 {
+		if v := r.get(spec); v != 0 && r.Applies(spec.Model, spec.Engine) {
 			given = append(given, fmt.Sprintf("%s %v", r.Field, v))
 		}
+	}
+	if k := strings.TrimSpace(spec.Kernel); k != "" && !strings.EqualFold(k, "identity") {
+		given = append(given, "kernel "+clip(k, 200))
 	}
 	if len(given) == 0 {
 		return "the defaults"

@@ -3,10 +3,14 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"concord/annotations"
+	"concord/multirater"
+	"concord/multirater/kernel"
 )
 
 // Setting is the declared range of one numeric setting of FitSpec: the one
@@ -23,6 +27,9 @@ type Setting struct {
 	MaxOpen  bool
 	// Int is set for integer settings.
 	Int bool
+	// Engines is "gibbs" for the settings of the gibbs engine, "det" for
+	// those of the deterministic engines (ep, laplace), "" for any.
+	Engines string
 	// Zero says what 0 (the field left out) means: "the default",
 	// "learnt", ...; empty when 0 is a value in the range.
 	Zero string
@@ -58,14 +65,14 @@ func Settings() []Setting {
 	gibbs := []string{ModelOrdinal, ModelClassification, ModelConfusion}
 	det := []string{ModelOrdinal, ModelBounded, ModelRobust}
 	return []Setting{
-		{Field: "chains", Flag: "--chains", Min: 1, Max: MaxChains, Int: true, Zero: "the default", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Chains) }},
-		{Field: "samples", Flag: "--samples", Min: 1, Max: MaxSamples, Int: true, Zero: "the default", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Samples) }},
+		{Field: "chains", Flag: "--chains", Min: 1, Max: MaxChains, Int: true, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Chains) }},
+		{Field: "samples", Flag: "--samples", Min: 1, Max: MaxSamples, Int: true, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Samples) }},
 		// FitSpec's burnin: 0 is the default and negative none, which is
 		// the API's and CLI's 0 (see FitSpec.MarshalJSON): checked as 0.
-		{Field: "burnin", Flag: "--burnin", Min: 0, Max: MaxBurnin, Int: true, Zero: "the default", Models: gibbs, get: func(s FitSpec) float64 { return float64(max(s.Burnin, 0)) }},
-		{Field: "thin", Flag: "--thin", Min: 1, Max: MaxThin, Int: true, Zero: "the default", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Thin) }},
+		{Field: "burnin", Flag: "--burnin", Min: 0, Max: MaxBurnin, Int: true, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return float64(max(s.Burnin, 0)) }},
+		{Field: "thin", Flag: "--thin", Min: 1, Max: MaxThin, Int: true, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Thin) }},
 		{Field: "keep_draws", Flag: "--keep-draws", Min: 1, Max: MaxKeepDraws, Int: true, Zero: "the default", get: func(s FitSpec) float64 { return float64(s.KeepDraws) }},
-		{Field: "restarts", Flag: "--restarts", Min: 1, Max: MaxRestarts, Int: true, Zero: "the default", Models: det, get: func(s FitSpec) float64 { return float64(s.Restarts) }},
+		{Field: "restarts", Flag: "--restarts", Min: 1, Max: MaxRestarts, Int: true, Zero: "the default", Engines: "det", Models: det, get: func(s FitSpec) float64 { return float64(s.Restarts) }},
 		{Field: "communities", Flag: "--communities", Min: 1, Max: MaxCommunities, Int: true, Zero: "chosen by the evidence lower bound", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return float64(s.Communities) }},
 		// The Gamma(v, lambda) prior of the rater precisions and the
 		// threshold prior's sd: wide enough for vague priors (v = lambda =
@@ -75,10 +82,10 @@ func Settings() []Setting {
 		{Field: "lambda", Flag: "--lambda", Min: MinPrior, Max: MaxPrior, Zero: "the default", Models: []string{ModelOrdinal, ModelClassification}, get: func(s FitSpec) float64 { return s.Lambda }},
 		{Field: "sigma_b", Flag: "--sigma-b", Min: MinSigmaB, Max: MaxSigmaB, Zero: "the default", Models: []string{ModelOrdinal}, get: func(s FitSpec) float64 { return s.SigmaB }},
 		{Field: "flag_threshold", Flag: "--flag", Min: 1e-12, Max: 1, MaxOpen: true, Zero: "the default", get: func(s FitSpec) float64 { return s.FlagThreshold }},
-		{Field: "max_rhat", Flag: "--max-rhat", Min: 1.0000001, Max: 100, Zero: "the default", Models: gibbs, get: func(s FitSpec) float64 { return s.MaxRhat }},
-		{Field: "min_ess", Flag: "--min-ess", Min: 1, Max: 1e9, Zero: "the default", Models: gibbs, get: func(s FitSpec) float64 { return s.MinESS }},
+		{Field: "max_rhat", Flag: "--max-rhat", Min: 1.0000001, Max: 100, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return s.MaxRhat }},
+		{Field: "min_ess", Flag: "--min-ess", Min: 1, Max: 1e9, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return s.MinESS }},
 		// The latent noise sd, where the prior sd of the latent is 1.
-		{Field: "sigma", Flag: "--sigma", Min: 1e-3, Max: 1e3, Zero: "learnt", Models: []string{ModelOrdinal, ModelRobust}, get: func(s FitSpec) float64 { return s.Sigma }},
+		{Field: "sigma", Flag: "--sigma", Min: 1e-3, Max: 1e3, Zero: "learnt", Engines: "det", Models: []string{ModelOrdinal, ModelRobust}, get: func(s FitSpec) float64 { return s.Sigma }},
 		// The bounded likelihoods' nu: a beta's a + b, a truncated or
 		// warped Gaussian's precision; past 1e4 a rating's likelihood is a
 		// spike narrower than the data's resolution.
@@ -96,6 +103,25 @@ func Settings() []Setting {
 		// gamma's "cv" is 0 here; the cross-validation grid lies inside.
 		{Field: "gamma", Flag: "--gamma", Min: 1e-3, Max: 1e4, Zero: "cv", Models: []string{ModelAUC}, get: func(s FitSpec) float64 { v, _, _ := s.Gamma.Value(); return v }},
 	}
+}
+
+// Applies reports whether a fit of model by engine reads the setting.
+func (r Setting) Applies(model, engine string) bool {
+	if r.Models != nil && !slices.Contains(r.Models, model) {
+		return false
+	}
+	gibbs := strings.EqualFold(engine, multirater.EngineGibbs)
+	switch r.Engines {
+	case "gibbs":
+		return gibbs
+	case "det":
+		return strings.EqualFold(engine, multirater.EngineEP) || strings.EqualFold(engine, multirater.EngineLaplace)
+	}
+	// The classification model's precision prior is the gibbs engine's.
+	if (r.Field == "v" || r.Field == "lambda") && model == ModelClassification {
+		return gibbs
+	}
+	return true
 }
 
 // LookupSetting returns the declared range of the setting with JSON name
@@ -233,3 +259,57 @@ func clip(s string, n int) string {
 // Clip shortens s for an error message (at most about 200 bytes, the rest
 // counted), so that a refusal never echoes a huge value back.
 func Clip(s string) string { return clip(s, 200) }
+
+// KernelSettings are the declared ranges of the numbers in a kernel
+// specification (FitSpec.Kernel): RBF widths and the variances of the
+// constant and white-noise terms. Terms whose hyperparameters the evidence
+// learns (rbf, ard without values) are not checked: the engines bound
+// what they learn.
+func KernelSettings() []Setting {
+	return []Setting{
+		{Field: "kernel rbf gamma", Flag: "--kernel rbf:gamma=G", Min: 1e-6, Max: 1e6},
+		{Field: "kernel text-rbf gamma", Flag: "--kernel text-rbf:gamma=G", Min: 1e-6, Max: 1e6},
+		{Field: "kernel ard gamma", Flag: "--kernel ard:gamma=G1,G2,...", Min: 1e-6, Max: 1e6},
+		{Field: "kernel const variance", Flag: "--kernel const:V", Min: 1e-4, Max: 1e4},
+		// A white-noise kernel alone below 0.1 drives the learnt rater noise
+		// of the ep engine to nothing ("posterior marginal N(0, 0)").
+		{Field: "kernel white variance", Flag: "--kernel white:V", Min: 0.1, Max: 1e4},
+	}
+}
+
+// checkKernelRanges checks the numbers of a parsed kernel specification
+// against KernelSettings.
+func checkKernelRanges(ks kernel.Spec) error {
+	ranges := map[string]Setting{}
+	for _, r := range KernelSettings() {
+		ranges[r.Field] = r
+	}
+	check := func(field string, v float64) error { return ranges[field].Check(v) }
+	for _, t := range ks {
+		if t.Learn {
+			continue
+		}
+		var err error
+		switch c := t.Cov.(type) {
+		case kernel.RBF:
+			err = check("kernel rbf gamma", c.Gamma)
+		case kernel.ARD:
+			for _, g := range c.Gammas {
+				if err = check("kernel ard gamma", g); err != nil {
+					break
+				}
+			}
+		case kernel.Const:
+			err = check("kernel const variance", c.V)
+		case kernel.White:
+			err = check("kernel white variance", c.V)
+		}
+		if t.Kind == kernel.TextRBFTerm {
+			err = check("kernel text-rbf gamma", t.Gamma)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

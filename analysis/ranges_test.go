@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,15 +57,9 @@ func rangesData(t *testing.T, model string) *annotations.Dataset {
 	return ds
 }
 
-// gibbsOnly are the settings of the gibbs engine; detOnly those of the
-// deterministic engines.
-var (
-	gibbsOnly = []string{"chains", "samples", "burnin", "thin", "max_rhat", "min_ess"}
-	detOnly   = []string{"sigma", "restarts"}
-	// workSizes are tried at their minimum only: their maximum is work
-	// (bounded by CheckWork), not numerics.
-	workSizes = []string{"chains", "samples", "burnin", "thin", "restarts", "keep_draws"}
-)
+// workSizes are tried at their minimum only: their maximum is work
+// (bounded by CheckWork), not numerics.
+var workSizes = []string{"chains", "samples", "burnin", "thin", "restarts", "keep_draws"}
 
 // TestSettingsRanges is the property test of the declared ranges
 // (Settings): for every model and engine that reads a numeric setting, the
@@ -78,18 +73,9 @@ func TestSettingsRanges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 2))
 	for _, st := range Settings() {
 		for _, m := range Models() {
-			if st.Models != nil && !slices.Contains(st.Models, m.Name) {
-				continue
-			}
 			for _, eng := range m.Engines {
-				gibbs := eng == multirater.EngineGibbs
-				if slices.Contains(gibbsOnly, st.Field) && !gibbs || slices.Contains(detOnly, st.Field) && gibbs {
+				if !st.Applies(m.Name, eng) {
 					continue
-				}
-				if st.Field == "v" || st.Field == "lambda" {
-					if m.Name == ModelClassification && !gibbs {
-						continue
-					}
 				}
 				ds := rangesData(t, m.Name)
 				for _, v := range rangeValues(st, rng) {
@@ -267,5 +253,68 @@ func checkSettingFits(t *testing.T, ds *annotations.Dataset, model, eng string, 
 	}
 	if _, err := json.Marshal(res); err != nil {
 		t.Fatalf("the result does not encode (NaN or Inf stored?): %v", err)
+	}
+}
+
+// TestKernelRanges is TestSettingsRanges for the numbers of a kernel
+// specification (KernelSettings): each at both ends of its declared range,
+// in every model that takes a kernel, fits or fails naming it; outside,
+// Validate refuses it naming it.
+func TestKernelRanges(t *testing.T) {
+	kspec := map[string]string{
+		"kernel rbf gamma": "rbf:gamma=%v", "kernel text-rbf gamma": "text-rbf:gamma=%v", "kernel ard gamma": "ard:gamma=%v,%[1]v",
+		"kernel const variance": "linear+const:%v", "kernel white variance": "white:%v",
+	}
+	for _, st := range KernelSettings() {
+		format, ok := kspec[st.Field]
+		if !ok {
+			t.Fatalf("setting %q: no kernel to try it in", st.Field)
+		}
+		for _, m := range Models() {
+			for _, eng := range m.Engines {
+				if m.Name == ModelAUC && st.Field == "kernel text-rbf gamma" {
+					continue // gp scores read covariates only
+				}
+				ds := rangesData(t, m.Name)
+				for i := range ds.Items {
+					ds.Items[i].Text = fmt.Sprintf("word%d shared words %d", i%3, i%2)
+				}
+				for _, v := range []float64{st.Min, st.Max} {
+					t.Run(fmt.Sprintf("%s=%v/%s/%s", st.Field, v, m.Name, eng), func(t *testing.T) {
+						spec := smallSpec(t, m.Name, eng, "seed", 1)
+						// (No exponent: "1e+06" would split at the +.)
+						spec.Kernel = fmt.Sprintf(format, strconv.FormatFloat(v, 'f', -1, 64))
+						if m.Name == ModelAUC {
+							spec.Scores = ScoresGP
+						}
+						if err := spec.Validate(); err != nil {
+							t.Fatalf("Validate refuses %s inside its range %s: %v", spec.Kernel, st.Range(), err)
+						}
+						defer func() {
+							if r := recover(); r != nil {
+								t.Fatalf("panic: %v", r)
+							}
+						}()
+						res, err := Fit(context.Background(), ds, spec, nil)
+						if err != nil {
+							if !strings.Contains(annotations.ErrorMessage(err), "kernel") {
+								t.Fatalf("fit failed without naming the kernel: %v", err)
+							}
+							t.Logf("refused, naming the kernel: %v", err)
+							return
+						}
+						if _, err := json.Marshal(res); err != nil {
+							t.Fatalf("the result does not encode: %v", err)
+						}
+					})
+				}
+			}
+		}
+		for _, v := range []float64{st.Min / 2, st.Max * 2} {
+			spec := FitSpec{Kernel: fmt.Sprintf(format, strconv.FormatFloat(v, 'f', -1, 64))}
+			if err := spec.Validate(); err == nil || !strings.Contains(annotations.ErrorMessage(err), st.Field) {
+				t.Errorf("kernel %s (outside %s): Validate says %v; want a refusal naming %s", spec.Kernel, st.Range(), err, st.Field)
+			}
+		}
 	}
 }
