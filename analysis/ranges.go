@@ -25,6 +25,9 @@ type Setting struct {
 	// Min and Max bound the values; MaxOpen excludes Max itself.
 	Min, Max float64
 	MaxOpen  bool
+	// What names the kind of value in messages ("" : "a number" or "an
+	// integer"); Note is said after the range.
+	What, Note string
 	// Int is set for integer settings.
 	Int bool
 	// Engines is "gibbs" for the settings of the gibbs engine, "det" for
@@ -94,7 +97,7 @@ func Settings() []Setting {
 		{Field: "prior_scale", Flag: "--prior-scale", Min: 1e-4, Max: 1e4, Zero: "the default, 1", Models: []string{ModelAUC}, get: func(s FitSpec) float64 { return s.PriorScale }},
 		// A fixed labelling-error rate (left out: learnt by EM; 0 is a
 		// value, the plain classifier).
-		{Field: "epsilon", Flag: "--epsilon", Min: 0, Max: 0.5, MaxOpen: true, Models: []string{ModelRobust}, get: func(s FitSpec) float64 {
+		{Field: "epsilon", Flag: "--epsilon", What: "a labelling-error rate", Note: "0 is the plain classifier; leave it out to learn each rater's by EM", Min: 0, Max: 0.5, MaxOpen: true, Models: []string{ModelRobust}, get: func(s FitSpec) float64 {
 			if s.Epsilon == nil {
 				return 0
 			}
@@ -179,13 +182,19 @@ func (r Setting) CheckField(v float64) error {
 
 func (r Setting) refuse(name string, v float64, zero string) error {
 	what := "a number"
-	if r.Int {
+	switch {
+	case r.What != "":
+		what = r.What
+	case r.Int:
 		what = "an integer"
 	}
 	if r.Zero == "" {
 		zero = ""
 	} else {
 		zero += r.Zero
+	}
+	if r.Note != "" {
+		zero += "; " + r.Note
 	}
 	return annotations.Errorf(annotations.EINVALID, "%s: expected %s %s%s", name, what, r.Range(), zero)
 }
