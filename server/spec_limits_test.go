@@ -49,6 +49,11 @@ func TestFitSpecLimits(t *testing.T) {
 			t.Errorf("%s: a %d-byte answer; a refusal must not echo the request", tc.name, len(b))
 		}
 	}
+	// Issue 36 item 2 through the API: it said 202 and the fit ended
+	// "internal error" (a panic in gonum's Incbet).
+	bid, bkey := e.project("sliders", "bounded:0..1")
+	resp, b := e.request("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bkey, map[string]any{"dispersion": 1e-320})
+	checkError(t, "dispersion 1e-320", resp, b, http.StatusBadRequest, "invalid", `field "dispersion" = 1e-320: expected a number from 0.001 to 10000; leave it out for learnt`)
 	// The defaults are within the budget, and the server is alive.
 	e.startFit(id, key, map[string]any{})
 	e.call("GET", "/healthz", "", nil, http.StatusOK)
