@@ -318,3 +318,40 @@ func TestKernelRanges(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFitSpecValidate: any JSON spec is either refused by Validate with a
+// message of bounded size, or has every numeric setting and kernel number
+// inside its declared range. Validate never panics.
+func FuzzFitSpecValidate(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"model":"bounded","dispersion":1e-320}`, `{"engine":"ep","sigma":1e308}`, `{"model":"auc","gamma":0}`,
+		`{"model":"auc","gamma":"1e4","prior_scale":1e-4}`, `{"model":"confusion","concentration":1e-320}`,
+		`{"kernel":"const:1e308"}`, `{"kernel":"rbf:gamma=0.000001+white:10000"}`, `{"engine":"ep","thresholds":[-1000,0,1000]}`,
+		`{"chains":64,"samples":1000000,"burnin":1000000}`, `{"model":"robust","epsilon":0.4999}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s FitSpec
+		if json.Unmarshal(b, &s) != nil {
+			return
+		}
+		err := s.Validate()
+		if err != nil {
+			if n := len(annotations.ErrorMessage(err)); n > 20000 {
+				t.Fatalf("a refusal of %d bytes", n)
+			}
+			return
+		}
+		for _, r := range Settings() {
+			if v := r.get(s); !r.In(v) && !(v == 0 && r.Zero != "") {
+				t.Fatalf("Validate accepted %s = %v outside %s", r.Field, v, r.Range())
+			}
+		}
+		for _, b := range s.Thresholds {
+			if !(math.Abs(b) <= MaxThreshold) {
+				t.Fatalf("Validate accepted threshold %v", b)
+			}
+		}
+	})
+}
