@@ -154,9 +154,6 @@ func validateAUC(s FitSpec) error {
 	if s.Prior != "" && err != nil {
 		return bad("prior %q: expected gaussian or spike-slab", s.Prior)
 	}
-	if s.PriorScale < 0 || math.IsNaN(s.PriorScale) || math.IsInf(s.PriorScale, 0) {
-		return bad("prior_scale = %v: expected a positive prior variance V (0 for the default 1)", s.PriorScale)
-	}
 	k := strings.TrimSpace(s.Kernel)
 	if scores != ScoresGP {
 		if k != "" && !strings.EqualFold(k, "identity") {

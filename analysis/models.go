@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -193,9 +192,6 @@ func validateRobust(s FitSpec) error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
-	if e := s.Epsilon; e != nil && !(*e >= 0 && *e < 0.5) {
-		return bad("epsilon = %v: expected a labelling-error rate in [0, 0.5) (or leave it out to learn it)", *e)
-	}
 	if s.Select && s.Epsilon != nil {
 		return bad("select compares the plain model with the robust one whose error rates are learnt: leave epsilon out")
 	}
@@ -203,9 +199,6 @@ func validateRobust(s FitSpec) error {
 	case "", "tilted", "paper":
 	default:
 		return bad("em %q: expected tilted or paper", s.EM)
-	}
-	if s.Sigma < 0 || math.IsNaN(s.Sigma) || math.IsInf(s.Sigma, 0) {
-		return bad("sigma = %v: expected a positive latent noise sd (0: learnt)", s.Sigma)
 	}
 	if len(s.Thresholds) != 0 {
 		return bad("thresholds are a setting of the ordinal model")
@@ -299,9 +292,6 @@ func validateBounded(s FitSpec) error {
 	case "", bounded.BoundsCensor, bounded.BoundsSqueeze:
 	default:
 		return bad("bounds %q: expected squeeze or censor", s.Bounds)
-	}
-	if s.Dispersion < 0 || math.IsNaN(s.Dispersion) || math.IsInf(s.Dispersion, 0) {
-		return bad("dispersion = %v: expected a positive number (0: learnt)", s.Dispersion)
 	}
 	if s.Sigma != 0 || len(s.Thresholds) != 0 {
 		return bad("sigma and thresholds are settings of the ordinal model; the bounded model's raters have a dispersion (--dispersion)")
