@@ -68,15 +68,31 @@ func ProjectedWork(spec FitSpec, labels, items int) Work {
 // budgetName says where the budget is set (a flag), for the message,
 // which names the budget, the projected time and what to lower.
 func CheckWork(spec FitSpec, labels, items int, budget time.Duration, budgetName string) error {
+	return checkWork(spec, 1, labels, items, budget, budgetName)
+}
+
+// CheckEvalWork is CheckWork for a cross-validation of folds fits, each
+// on the labels and items of folds-1 folds.
+func CheckEvalWork(spec FitSpec, folds, labels, items int, budget time.Duration, budgetName string) error {
+	folds = max(folds, 2)
+	return checkWork(spec, folds, labels*(folds-1)/folds, items*(folds-1)/folds, budget, budgetName)
+}
+
+func checkWork(spec FitSpec, fits, labels, items int, budget time.Duration, budgetName string) error {
 	if budget <= 0 {
 		return nil
 	}
 	w := ProjectedWork(spec, labels, items)
-	if w.Projected <= budget {
+	total := time.Duration(min(float64(w.Projected)*float64(fits), float64(1<<62)))
+	if total <= budget {
 		return nil
 	}
-	return annotations.Errorf(annotations.EINVALID, "the fit's Gibbs sampling is projected to take about %s of one core (%d chains x (%d burn-in + %d samples x thin %d) = %d sweeps over %d labels), over the budget of %s (%s): lower chains, samples, burnin or thin (flags --chains, --samples, --burnin, --thin)",
-		roundWork(w.Projected), max(spec.Chains, 1), max(spec.Burnin, 0), max(spec.Samples, 1), max(spec.Thin, 1), w.Sweeps, labels, roundWork(budget), budgetName)
+	what := "the fit's Gibbs sampling"
+	if fits > 1 {
+		what = fmt.Sprintf("the Gibbs sampling of the %d fits", fits)
+	}
+	return annotations.Errorf(annotations.EINVALID, "%s is projected to take about %s of one core (%d chains x (%d burn-in + %d samples x thin %d) = %d sweeps over %d labels per fit), over the budget of %s (%s): lower chains, samples, burnin or thin (flags --chains, --samples, --burnin, --thin)",
+		what, roundWork(total), max(spec.Chains, 1), max(spec.Burnin, 0), max(spec.Samples, 1), max(spec.Thin, 1), w.Sweeps, labels, roundWork(budget), budgetName)
 }
 
 // roundWork rounds a duration for a message: "6h12m", "45s".
