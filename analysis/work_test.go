@@ -21,7 +21,7 @@ func TestCheckWork(t *testing.T) {
 		refuse        string // "" when accepted
 	}{
 		{"issue 36: confusion gibbs 64 x 1e6 x 1e6", FitSpec{Model: ModelConfusion, Engine: "gibbs", Chains: 64, Samples: 1e6, Burnin: 1e6}, 850, 400, time.Hour,
-			"projected to take about 6h3m0s of one core (64 chains x (1000000 burn-in + 1000000 samples x thin 1) = 128000000 sweeps over 850 labels per fit), over the budget of 1h0m0s (--max-work)"},
+			"projected to take about 6h13m0s of one core (64 chains x (1000000 burn-in + 1000000 samples x thin 1) = 128000000 sweeps over 850 labels per fit), over the budget of 1h0m0s (--max-work)"},
 		{"confusion gibbs defaults", FitSpec{Model: ModelConfusion, Engine: "gibbs"}, 850, 400, time.Hour, ""},
 		{"ordinal gibbs defaults, 20000 labels", FitSpec{}, 20000, 4000, time.Hour, ""},
 		{"ordinal gibbs, rbf on 4000 items", FitSpec{Kernel: "rbf:gamma=1", Chains: 8, Samples: 20000}, 20000, 4000, time.Hour, "over the budget of 1h0m0s"},
