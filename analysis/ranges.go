@@ -199,13 +199,10 @@ func (r Setting) refuse(name string, v float64, zero string) error {
 	return annotations.Errorf(annotations.EINVALID, "%s: expected %s %s%s", name, what, r.Range(), zero)
 }
 
-// checkRanges checks every numeric setting of s
-// against its declared range (0: the default), the fixed thresholds, and
-// the sizes of the spec's lists and strings.
+// checkRanges checks every numeric setting of s against its declared
+// range (0: the default) and the fixed thresholds against theirs
+// (Validate has checked the sizes of the lists and strings first).
 func (s FitSpec) checkRanges() error {
-	if err := s.checkSizes(); err != nil {
-		return err
-	}
 	for _, r := range Settings() {
 		if err := r.Check(r.get(s)); err != nil {
 			return err
