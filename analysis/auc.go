@@ -154,9 +154,6 @@ func validateAUC(s FitSpec) error {
 	if s.Prior != "" && err != nil {
 		return bad("prior %q: expected gaussian or spike-slab", s.Prior)
 	}
-	if s.PriorScale < 0 || math.IsNaN(s.PriorScale) || math.IsInf(s.PriorScale, 0) {
-		return bad("prior_scale = %v: expected a positive prior variance V (0 for the default 1)", s.PriorScale)
-	}
 	k := strings.TrimSpace(s.Kernel)
 	if scores != ScoresGP {
 		if k != "" && !strings.EqualFold(k, "identity") {
@@ -391,6 +388,14 @@ func fitAUC(ctx context.Context, ds *annotations.Dataset, _ *Covariance, spec Fi
 	data := auc.Data{X: xfit, Positive: positive, Names: cols}
 	res, err := auc.Fit(ctx, data, opts)
 	if err != nil {
+		if ctx.Err() == nil && !isDataError(err) {
+			// EP that fails at the chosen gamma is the data's answer to
+			// that setting: say which setting to change.
+			if opts.Gamma > 0 {
+				return nil, annotations.Errorf(annotations.EINVALID, "gamma %g: %v; a smaller gamma makes the pair sites gentler (flag --gamma, field \"gamma\": e.g. 10, or cv to choose it)", opts.Gamma, err)
+			}
+			return nil, annotations.Errorf(annotations.EINVALID, "gamma cv: %v; fix a small gamma (e.g. --gamma 1, field \"gamma\")", err)
+		}
 		return nil, invalidData(err, "")
 	}
 	var predicted []auc.Score
@@ -516,6 +521,7 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 	}
 	if res.GammaByCV {
 		diag.Notes = append(diag.Notes, fmt.Sprintf("gamma %g chosen by %d-fold cross-validation of the held-out AUC", res.Gamma, a.Folds))
+		diag.Notes = append(diag.Notes, res.Notes...)
 	}
 	if n := len(otherIdx); n > 0 {
 		diag.Notes = append(diag.Notes, fmt.Sprintf("%d item(s) without a majority label are scored by the fit's predictive distribution", n))

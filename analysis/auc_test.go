@@ -56,7 +56,7 @@ func TestAUCSpecValidation(t *testing.T) {
 		{FitSpec{Model: "auc", Gamma: "0"}, `gamma "0": expected a positive number`},
 		{FitSpec{Model: "auc", Gamma: "often"}, `gamma "often": expected a positive number`},
 		{FitSpec{Model: "auc", Prior: "horseshoe"}, `prior "horseshoe": expected gaussian or spike-slab`},
-		{FitSpec{Model: "auc", PriorScale: -1}, `prior_scale = -1: expected a positive prior variance`},
+		{FitSpec{Model: "auc", PriorScale: -1}, `prior_scale = -1 (--prior-scale): expected a number from 0.0001 to 10000`},
 		{FitSpec{Model: "auc", Engine: "gibbs"}, `engine "gibbs": the auc model is fitted by ep or smc`},
 		{FitSpec{Model: "auc", Kernel: "rbf:gamma=1"}, `kernel "rbf:gamma=1" is for gp scores`},
 		{FitSpec{Model: "auc", Scores: "gp", Kernel: "text"}, `read numeric covariates only (no text terms)`},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -255,6 +254,9 @@ func (s FitSpec) Validate() error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
+	if err := s.checkSizes(); err != nil {
+		return err
+	}
 	model := s.Model
 	if model == "" {
 		model = ModelOrdinal
@@ -278,56 +280,15 @@ func (s FitSpec) Validate() error {
 	if err := m.validateEngine(s); err != nil {
 		return err
 	}
-	if err := m.Validate(s); err != nil {
+	if err := s.checkRanges(); err != nil {
 		return err
 	}
-	ints := []struct {
-		name   string
-		v, max int
-		neg    bool
-	}{
-		{"chains", s.Chains, MaxChains, false},
-		{"samples", s.Samples, MaxSamples, false},
-		{"burnin", s.Burnin, MaxBurnin, true},
-		{"thin", s.Thin, MaxThin, false},
-		{"keep_draws", s.KeepDraws, MaxKeepDraws, false},
-		{"restarts", s.Restarts, MaxRestarts, false},
-	}
-	for _, f := range ints {
-		if f.v > f.max || (f.v < 0 && !f.neg) {
-			return bad("%s = %d: expected 0 (default) to %d", f.name, f.v, f.max)
-		}
+	if err := m.Validate(s); err != nil {
+		return err
 	}
 	if s.Chains == 1 && s.Samples == 1 {
 		// One draw has no posterior sd (the result could not be written).
 		return bad("chains = 1 and samples = 1: one draw has no posterior spread; keep at least 2 draws (samples 2 or more, or chains 2 or more)")
-	}
-	pos := []struct {
-		name string
-		v    float64
-	}{{"v", s.V}, {"lambda", s.Lambda}, {"sigma_b", s.SigmaB}, {"max_rhat", s.MaxRhat}, {"min_ess", s.MinESS}, {"sigma", s.Sigma}}
-	for _, f := range pos {
-		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return bad("%s = %v: expected a positive number (0 for the default)", f.name, f.v)
-		}
-	}
-	// The priors' documented range: wide enough for vague priors
-	// (v = lambda = 0.001 is the common one), narrow enough that the
-	// samplers' precisions and thresholds stay in floating point.
-	for _, f := range []struct {
-		name   string
-		v      float64
-		lo, hi float64
-	}{{"v", s.V, MinPrior, MaxPrior}, {"lambda", s.Lambda, MinPrior, MaxPrior}, {"sigma_b", s.SigmaB, MinSigmaB, MaxSigmaB}} {
-		if f.v != 0 && (f.v < f.lo || f.v > f.hi) {
-			return bad("%s = %v: expected a number from %g to %g (0 for the default)", f.name, f.v, f.lo, f.hi)
-		}
-	}
-	if s.MaxRhat != 0 && s.MaxRhat <= 1 {
-		return bad("max_rhat = %v: expected a number above 1, e.g. 1.01", s.MaxRhat)
-	}
-	if s.FlagThreshold < 0 || s.FlagThreshold >= 1 || math.IsNaN(s.FlagThreshold) {
-		return bad("flag_threshold = %v: expected a probability in (0, 1), e.g. 0.05", s.FlagThreshold)
 	}
 	return nil
 }
@@ -353,7 +314,51 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 	if err := m.CheckScheme(ds.Scheme); err != nil {
 		return nil, err
 	}
-	return m.fit(ctx, ds, nil, spec, progress)
+	res, err := m.fit(ctx, ds, nil, spec, progress)
+	if err != nil {
+		if ctx.Err() == nil && annotations.ErrorCode(err) == annotations.EINTERNAL {
+			// An engine's numerical failure (no finite evidence, EP that
+			// does not settle, a factorisation that fails) depends on
+			// the data and the settings: the user gets it with the
+			// settings in effect, not as an internal error.
+			return nil, annotations.Errorf(annotations.EINVALID, "the %s fit by %s failed at these settings (%s): %v", spec.Model, spec.Engine, settingsInEffect(spec), err)
+		}
+		return nil, err
+	}
+	if err := checkFinite(res, spec); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkFinite is the last guard against a numerical failure that no
+// engine caught: a result holding a NaN or an infinity (which JSON cannot
+// hold, so that it could not be written or stored) is refused with the
+// settings that were given, instead of failing when it is written.
+func checkFinite(res *multirater.FitResult, spec FitSpec) error {
+	_, err := json.Marshal(res)
+	if err == nil {
+		return nil
+	}
+	return annotations.Errorf(annotations.EINVALID, "the %s fit by %s gave a value that is not a finite number (%v), a numerical failure at these settings (%s): move the settings given away from the ends of their ranges", spec.Model, spec.Engine, err, settingsInEffect(spec))
+}
+
+// settingsInEffect lists the numeric settings of spec (defaults filled in)
+// that are not 0: "chains 4, samples 2000, ...".
+func settingsInEffect(spec FitSpec) string {
+	var given []string
+	for _, r := range Settings() {
+		if v := r.get(spec); v != 0 && r.Applies(spec.Model, spec.Engine) {
+			given = append(given, fmt.Sprintf("%s %v", r.Field, v))
+		}
+	}
+	if k := strings.TrimSpace(spec.Kernel); k != "" && !strings.EqualFold(k, "identity") {
+		given = append(given, "kernel "+clip(k, 200))
+	}
+	if len(given) == 0 {
+		return "the defaults"
+	}
+	return strings.Join(given, ", ")
 }
 
 // OrdinalData maps an ordinal dataset to the sampler's input: items in

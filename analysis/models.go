@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"concord/multirater/bounded"
 	"concord/multirater/classify"
 	"concord/multirater/confusion"
+	"concord/multirater/ep"
 	"concord/multirater/infer"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
@@ -192,9 +192,6 @@ func validateRobust(s FitSpec) error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
-	if e := s.Epsilon; e != nil && !(*e >= 0 && *e < 0.5) {
-		return bad("epsilon = %v: expected a labelling-error rate in [0, 0.5) (or leave it out to learn it)", *e)
-	}
 	if s.Select && s.Epsilon != nil {
 		return bad("select compares the plain model with the robust one whose error rates are learnt: leave epsilon out")
 	}
@@ -202,9 +199,6 @@ func validateRobust(s FitSpec) error {
 	case "", "tilted", "paper":
 	default:
 		return bad("em %q: expected tilted or paper", s.EM)
-	}
-	if s.Sigma < 0 || math.IsNaN(s.Sigma) || math.IsInf(s.Sigma, 0) {
-		return bad("sigma = %v: expected a positive latent noise sd (0: learnt)", s.Sigma)
 	}
 	if len(s.Thresholds) != 0 {
 		return bad("thresholds are a setting of the ordinal model")
@@ -299,9 +293,6 @@ func validateBounded(s FitSpec) error {
 	default:
 		return bad("bounds %q: expected squeeze or censor", s.Bounds)
 	}
-	if s.Dispersion < 0 || math.IsNaN(s.Dispersion) || math.IsInf(s.Dispersion, 0) {
-		return bad("dispersion = %v: expected a positive number (0: learnt)", s.Dispersion)
-	}
 	if s.Sigma != 0 || len(s.Thresholds) != 0 {
 		return bad("sigma and thresholds are settings of the ordinal model; the bounded model's raters have a dispersion (--dispersion)")
 	}
@@ -309,6 +300,24 @@ func validateBounded(s FitSpec) error {
 		return bad("precisions %q applies to the classification model only", s.Precisions)
 	}
 	return nil
+}
+
+// checkSpread refuses to learn the raters' dispersions from ratings that
+// are all the same value: nothing bounds them then (the evidence grows
+// without limit as the dispersions do, and a fit would report a "converged"
+// consensus with absurd precisions). With the dispersion fixed the fit is
+// well posed.
+func checkSpread(data *bounded.Data, spec FitSpec) error {
+	if spec.Dispersion != 0 || len(data.Ratings) == 0 {
+		return nil
+	}
+	v := data.Ratings[0].Value
+	for _, r := range data.Ratings[1:] {
+		if r.Value != v {
+			return nil
+		}
+	}
+	return annotations.Errorf(annotations.EINVALID, "all %d ratings are %v: with no spread in the ratings the raters' dispersions cannot be learnt (they grow without bound); fix one for every rater with --dispersion (field \"dispersion\", %s), e.g. 10", len(data.Ratings), v, LookupSetting("dispersion").Range())
 }
 
 // rejectGibbsGiven returns the checkGiven of a model fitted only by
@@ -353,14 +362,46 @@ func fitBoundedCov(ctx context.Context, ds *annotations.Dataset, data *bounded.D
 	if data.Cov, data.Learn, ks, ok, err = deterministicKernel(spec, cov, data.ItemIDs); err != nil {
 		return nil, err
 	}
+	if err := checkSpread(data, spec); err != nil {
+		return nil, err
+	}
 	opts := boundedOptions(spec, progress)
 	opts.Priors = len(data.RaterIDs) > 1
 	res, err := bounded.Fit(ctx, data, opts)
+	if err != nil && ctx.Err() == nil && errors.Is(err, ep.ErrNotConverged) {
+		return nil, annotations.Errorf(annotations.EINVALID, "%v%s", err, boundedAdvice(data, spec))
+	}
 	res, err = fitted(res, err, ds, cov)
 	if err != nil || !ok {
 		return res, err
 	}
 	return learntKernel(res, ks, cov)
+}
+
+// boundedAdvice says what may let EP settle on a bounded fit that did not:
+// the settings that make the likelihood harder (censoring at the bounds,
+// per-rater biases) and the engine that needs no convergence of sites.
+func boundedAdvice(data *bounded.Data, spec FitSpec) string {
+	at := 0
+	for _, r := range data.Ratings {
+		if r.Value <= data.Lo || r.Value >= data.Hi {
+			at++
+		}
+	}
+	var tips []string
+	if strings.EqualFold(spec.Bounds, bounded.BoundsCensor) {
+		tips = append(tips, fmt.Sprintf("%d of %d ratings lie at a bound, where censored likelihoods are flat: --bounds squeeze (field \"bounds\") moves them just inside", at, len(data.Ratings)))
+	}
+	if spec.Bias {
+		tips = append(tips, "a bias per rater (--bias) adds a direction the ratings may not pin down: leave it out")
+	}
+	if !strings.EqualFold(spec.Engine, multirater.EngineLaplace) {
+		tips = append(tips, "--engine laplace needs no site convergence")
+	}
+	if spec.Dispersion == 0 {
+		tips = append(tips, "--dispersion fixes every rater's dispersion")
+	}
+	return "; " + strings.Join(tips, "; ")
 }
 
 // LookupModel returns the table entry of the model name (case does not
@@ -792,6 +833,12 @@ func invalidData(err error, prefix string) error {
 		return annotations.Errorf(annotations.EINVALID, "%s%s", prefix, de.Msg)
 	}
 	return err
+}
+
+// isDataError reports whether err is a family's *multirater.DataError.
+func isDataError(err error) bool {
+	var de *multirater.DataError
+	return errors.As(err, &de)
 }
 
 // learnKernel prepares an EP or Laplace fit whose kernel has terms to learn

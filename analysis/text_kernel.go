@@ -135,6 +135,9 @@ func (s FitSpec) validateKernel() error {
 	if err != nil {
 		return bad("%s", err)
 	}
+	if err := checkKernelRanges(ks); err != nil {
+		return err
+	}
 	return s.checkKernelSettings(ks)
 }
 

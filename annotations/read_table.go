@@ -29,7 +29,14 @@ type table struct {
 	raterCols []int
 	itemIndex map[string]int // wide-form items with text or gold, index into parsed.Items
 
-	where   []whereCond
+	where []whereCond
+	// echo is set when a wide table without an item-id header has a
+	// header cell that occurs again as a value in its own column: the
+	// header line was most likely a data row (a file without a header).
+	echo struct {
+		cell           string
+		col, line, row int
+	}
 	rows    int // data rows seen
 	matched int // data rows kept by where
 }
@@ -303,6 +310,14 @@ func (t *table) addRow(rec []string, line, row int) {
 		return
 	}
 	id := cell(t.itemCol)
+	if t.item < 0 && t.echo.cell == "" {
+		for _, j := range append([]int{t.itemCol}, t.raterCols...) {
+			if h := strings.TrimSpace(t.header[j]); h != "" && strings.TrimSpace(cell(j)) == h {
+				t.echo.cell, t.echo.col, t.echo.line, t.echo.row = h, j, line, row
+				break
+			}
+		}
+	}
 	empty := true
 	for _, j := range t.raterCols {
 		v := cell(j)
@@ -346,6 +361,11 @@ func (t *table) finish() {
 	}
 	if t.rows == 0 {
 		t.problem(t.headerLine, t.headerRow, "", "the file has a header but no data rows")
+		return
+	}
+	if t.echo.cell != "" {
+		t.problem(t.headerLine, t.headerRow, "", "this line (%s) was read as the header and looks like data: %q, the name of column %d, is also a value of that column (%s); a label file needs a header line naming its columns, e.g. item_id,rater_id,label (long form) or item_id,RATER1,RATER2,... (wide form)",
+			quoteList(t.header), t.echo.cell, t.echo.col+1, at(t.echo.line, t.echo.row))
 		return
 	}
 	if t.matched > 0 || len(t.where) == 0 {

@@ -99,6 +99,22 @@ func consensusLabel(rep *Report, it *Item) (label string, prob float64, ok bool)
 	return it.Consensus, float64(it.Prob), true
 }
 
+// checkTool refuses to write a report in an annotation tool's format when
+// no item would be written: a ranking (the auc model's scores, which are
+// not labels) or a fit without any consensus. Silent empty exports are
+// refused (issue 36 item 8).
+func checkTool(rep *Report, format string) error {
+	if rep.Kind == KindRanking {
+		return fmt.Errorf("reports: the %s fit ranks items by a score and gives no item a label, which %s needs; write the scores with --format json, xlsx or csv", rep.Model.Model, format)
+	}
+	for i := range rep.Items {
+		if _, _, ok := consensusLabel(rep, &rep.Items[i]); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("reports: none of the fit's %d items has a consensus, so %s would get nothing", len(rep.Items), format)
+}
+
 // jsonID writes an id as a JSON number when it is an integer, else as a
 // string.
 func jsonID(id string) json.RawMessage {
@@ -140,6 +156,9 @@ func WriteLabelStudio(w io.Writer, rep *Report, o ToolOptions) error {
 		ID          json.RawMessage `json:"id"`
 		Data        json.RawMessage `json:"data,omitempty"`
 		Predictions []prediction    `json:"predictions"`
+	}
+	if err := checkTool(rep, "Label Studio"); err != nil {
+		return err
 	}
 	intLevels := len(rep.Levels) > 0
 	for _, l := range rep.Levels {
@@ -230,6 +249,9 @@ func WriteDoccano(w io.Writer, rep *Report, o ToolOptions) error {
 		Label []string        `json:"label"`
 		Score *float64        `json:"score,omitempty"`
 	}
+	if err := checkTool(rep, "doccano"); err != nil {
+		return err
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, ti := range toolItems(rep, o.Items) {
@@ -250,11 +272,19 @@ func WriteDoccano(w io.Writer, rep *Report, o ToolOptions) error {
 
 // WriteCrowdKit writes the consensus as crowd-kit's aggregation result,
 // one row per item: task,label,prob (prob, the probability of the
-// consensus label, empty for values). Items without a consensus are left
-// out.
+// consensus label); for values (a bounded fit), which have no probability
+// of a label, task,label,sd: the predictive mean and its sd. Items without
+// a consensus are left out.
 func WriteCrowdKit(w io.Writer, rep *Report, o ToolOptions) error {
+	if err := checkTool(rep, "crowd-kit"); err != nil {
+		return err
+	}
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"task", "label", "prob"}); err != nil {
+	head := []string{"task", "label", "prob"}
+	if rep.Kind == KindValues {
+		head[2] = "sd"
+	}
+	if err := cw.Write(head); err != nil {
 		return err
 	}
 	for _, ti := range toolItems(rep, o.Items) {
@@ -265,6 +295,9 @@ func WriteCrowdKit(w io.Writer, rep *Report, o ToolOptions) error {
 		p := ""
 		if !math.IsNaN(prob) {
 			p = strconv.FormatFloat(prob, 'g', 6, 64)
+		}
+		if rep.Kind == KindValues && ti.Value != nil && ti.Value.SD.Valid() {
+			p = strconv.FormatFloat(float64(ti.Value.SD), 'g', 6, 64)
 		}
 		if err := cw.Write([]string{ti.ID, label, p}); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -99,8 +100,19 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Scores: strings.ToLower(strings.TrimSpace(r.Scores)), Prior: strings.ToLower(strings.TrimSpace(r.Prior)),
 	}
 	if r.Gamma != nil {
-		if _, _, err := r.Gamma.Value(); err != nil || strings.TrimSpace(string(*r.Gamma)) == "" {
-			return bad("field \"gamma\" = %q: expected a positive number (the pseudo-posterior's temperature, e.g. 30) or \"cv\" (chosen by cross-validation)", string(*r.Gamma))
+		g := analysis.Clip(string(*r.Gamma))
+		if _, err := strconv.ParseFloat(g, 64); err != nil {
+			g = strconv.Quote(g) // a number is echoed as the number it is
+		}
+		v, cv, err := r.Gamma.Value()
+		if err != nil || strings.TrimSpace(string(*r.Gamma)) == "" {
+			gr := analysis.LookupSetting("gamma")
+			return bad("field \"gamma\" = %s: expected a number %s (the pseudo-posterior's temperature, e.g. 30) or \"cv\" (chosen by cross-validation)", g, gr.Range())
+		}
+		if !cv {
+			if err := analysis.LookupSetting("gamma").CheckField(v); err != nil {
+				return analysis.FitSpec{}, err
+			}
 		}
 		sp.Gamma = analysis.GammaSpec(strings.ToLower(strings.TrimSpace(string(*r.Gamma))))
 	}
@@ -113,25 +125,25 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 	if r.Text != nil {
 		sp.Text = *r.Text
 	}
+	// The ranges are analysis's declared ones (analysis.Settings).
 	ints := []struct {
 		name string
 		v    *int
 		dst  *int
-		max  int
 	}{
-		{"chains", r.Chains, &sp.Chains, analysis.MaxChains},
-		{"samples", r.Samples, &sp.Samples, analysis.MaxSamples},
-		{"thin", r.Thin, &sp.Thin, analysis.MaxThin},
-		{"keep_draws", r.KeepDraws, &sp.KeepDraws, analysis.MaxKeepDraws},
-		{"restarts", r.Restarts, &sp.Restarts, analysis.MaxRestarts},
-		{"communities", r.Communities, &sp.Communities, analysis.MaxCommunities},
+		{"chains", r.Chains, &sp.Chains},
+		{"samples", r.Samples, &sp.Samples},
+		{"thin", r.Thin, &sp.Thin},
+		{"keep_draws", r.KeepDraws, &sp.KeepDraws},
+		{"restarts", r.Restarts, &sp.Restarts},
+		{"communities", r.Communities, &sp.Communities},
 	}
 	for _, f := range ints {
 		if f.v == nil {
 			continue
 		}
-		if *f.v < 1 || *f.v > f.max {
-			return bad("field %q = %d: expected an integer from 1 to %d", f.name, *f.v, f.max)
+		if err := analysis.LookupSetting(f.name).CheckField(float64(*f.v)); err != nil {
+			return analysis.FitSpec{}, err
 		}
 		*f.dst = *f.v
 	}
@@ -159,8 +171,8 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		if f.v == nil {
 			continue
 		}
-		if math.IsNaN(*f.v) || math.IsInf(*f.v, 0) || *f.v <= 0 {
-			return bad("field %q = %v: expected a positive number", f.name, *f.v)
+		if err := analysis.LookupSetting(f.name).CheckField(*f.v); err != nil {
+			return analysis.FitSpec{}, err
 		}
 		*f.dst = *f.v
 	}
@@ -173,11 +185,10 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		e := *r.Epsilon
 		sp.Epsilon = &e
 	}
-	if r.FlagThreshold != nil && *r.FlagThreshold >= 1 {
-		return bad("field \"flag_threshold\" = %v: expected a probability in (0, 1), e.g. 0.05", *r.FlagThreshold)
-	}
-	if r.MaxRhat != nil && *r.MaxRhat <= 1 {
-		return bad("field \"max_rhat\" = %v: expected a number above 1, e.g. 1.01", *r.MaxRhat)
+	// Fixed thresholds are checked against the project's scheme now, not
+	// when the fit runs.
+	if n := len(r.Thresholds); n > 0 && scheme.Kind == annotations.Ordinal && n != scheme.K()-1 {
+		return bad("field \"thresholds\": %d values; the scheme %s has %d levels, so expected %d increasing values", n, analysis.Clip(scheme.String()), scheme.K(), scheme.K()-1)
 	}
 	if err := sp.Validate(); err != nil {
 		return analysis.FitSpec{}, err
@@ -357,6 +368,9 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
 	}
 	if err := analysis.CheckModelData(sp, st); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
+	}
+	if err := analysis.CheckWork(sp, st.Labels, st.Items, s.cfg.MaxFitWork, "the server's, concord serve --max-fit-work"); err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "project %q: %s", p.Name, annotations.ErrorMessage(err))
 	}
 	if sp.RefRater != "" && sp.Identifiability != "weak" && st.PerRater[sp.RefRater] == 0 {

@@ -522,7 +522,7 @@ func TestFitsAPI(t *testing.T) {
 		{`{"kernel": "cubic"}`, "cubic"},
 		{`{"identifiability": "medium"}`, "medium"},
 		{`{"sampler": "nuts"}`, "nuts"},
-		{`{"v": 0}`, `"v" = 0: expected a positive number`},
+		{`{"v": 0}`, `"v" = 0: expected a number from 1e-06 to 1e+06; leave it out for the default`},
 		{`{"flag_threshold": 1.5}`, "flag_threshold"},
 		{`{"max_rhat": 0.9}`, "max_rhat"},
 		{`{"chians": 2}`, `unknown field "chians"`},

@@ -173,11 +173,11 @@ func TestAUCFitRequest(t *testing.T) {
 		body map[string]any
 		frag string
 	}{
-		{"gamma text", map[string]any{"model": "auc", "gamma": "hot"}, `field "gamma" = "hot": expected a positive number`},
-		{"gamma negative", map[string]any{"model": "auc", "gamma": -1}, `field "gamma" = "-1"`},
+		{"gamma text", map[string]any{"model": "auc", "gamma": "hot"}, `field "gamma" = "hot": expected a number from 0.001 to 10000`},
+		{"gamma negative", map[string]any{"model": "auc", "gamma": -1}, `field "gamma" = -1`},
 		{"scores", map[string]any{"model": "auc", "scores": "quadratic"}, `scores "quadratic": expected linear`},
 		{"prior", map[string]any{"model": "auc", "prior": "laplace"}, `prior "laplace": expected gaussian or spike-slab`},
-		{"prior scale", map[string]any{"model": "auc", "prior_scale": 0}, `field "prior_scale" = 0: expected a positive number`},
+		{"prior scale", map[string]any{"model": "auc", "prior_scale": 0}, `field "prior_scale" = 0: expected a number from 0.0001 to 10000; leave it out for the default, 1`},
 		{"engine", map[string]any{"model": "auc", "engine": "gibbs"}, `the auc model is fitted by ep or smc`},
 		{"gibbs setting", map[string]any{"model": "auc", "chains": 2}, `field "chains" is not a setting of the auc model`},
 		{"kernel for linear", map[string]any{"model": "auc", "kernel": "rbf:gamma=1"}, `is for gp scores`},

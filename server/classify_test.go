@@ -231,7 +231,7 @@ func TestClassificationFitsAPI(t *testing.T) {
 		{`{"kernel": "rbf:gamma=1", "covariates": "a,,b"}`, "covariates"},
 		{`{"text": {"weighting": "magic"}}`, "magic"},
 		{`{"keep_draws": 0}`, `"keep_draws" = 0`},
-		{`{"min_ess": -1}`, `"min_ess" = -1: expected a positive number`},
+		{`{"min_ess": -1}`, `"min_ess" = -1: expected a number from 1 to 1e+09`},
 	}
 	for _, bs := range badSpecs {
 		e.wantError("POST", fitsPath, key, bs.body, 400, "invalid", bs.fragment)

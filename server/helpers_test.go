@@ -73,6 +73,9 @@ func newEnvWrapped(t testing.TB, dsn string, wrap func(annotations.Store) annota
 		Addr: "127.0.0.1:0", AdminToken: testAdmin, Workers: 2,
 		PollInterval: 200 * time.Millisecond, ProgressInterval: 100 * time.Millisecond,
 		StaleAfter: 2 * time.Second, ShutdownGrace: 2 * time.Second, KeyCacheTTL: -1,
+		// The tests' long fits (a million sweeps, to be cancelled) are
+		// over the default work budget; TestFitWorkBudget sets it.
+		MaxFitWork: -1,
 	}
 	for _, m := range mods {
 		m(&cfg)

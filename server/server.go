@@ -84,6 +84,11 @@ type Config struct {
 	// few CPU seconds; negative: no bound). An explicit bootstrap beyond it
 	// is refused naming the limit; the default is reduced to fit.
 	MaxBootstrapWork int64
+	// MaxFitWork bounds one fit's projected Gibbs work
+	// (analysis.CheckWork): a fit projected to take longer on one core is
+	// refused when it is submitted, naming the budget and the projection
+	// (default analysis.DefaultMaxFitWork, one hour; negative: no limit).
+	MaxFitWork time.Duration
 	// ReportBootstrap is the number of bootstrap replicates of the
 	// agreement coefficients in reports (default 1000, as concord report;
 	// negative: analytic intervals only).
@@ -138,6 +143,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBootstrapWork == 0 {
 		c.MaxBootstrapWork = analysis.DefaultMaxBootstrapWork
+	}
+	if c.MaxFitWork == 0 {
+		c.MaxFitWork = analysis.DefaultMaxFitWork
 	}
 	if c.ReportBootstrap == 0 {
 		c.ReportBootstrap = 1000

@@ -145,6 +145,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	chains := fs.Int("chains", analysis.EvalChains, "chains per fit (run in parallel)")
 	samples := fs.Int("samples", analysis.EvalSamples, "draws kept per chain")
 	burnin := fs.Int("burnin", analysis.EvalBurnin, "burn-in sweeps per chain")
+	maxWork := fs.Duration("max-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of the whole evaluation (every fold's fit), in one core's time: an evaluation projected to take longer is refused before it starts (0: no limit)")
 	thin := fs.Int("thin", def.Thin, "keep every THIN-th sweep")
 	keep := fs.Int("keep-draws", analysis.EvalKeepDraws, "posterior draws used to predict the held-out items")
 	v := fs.Float64("v", def.V, "shape of the Gamma prior on rater precisions")
@@ -167,6 +168,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	}
 	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 || *folds < 2 {
 		return annotations.Errorf(annotations.EINVALID, "--chains, --samples, --thin and --keep-draws must be at least 1, --folds at least 2")
+	}
+	if *burnin < 0 {
+		return annotations.Errorf(annotations.EINVALID, "--burnin %d: expected an integer from 0 (no burn-in) to %d", *burnin, analysis.MaxBurnin)
 	}
 	if *burnin == 0 {
 		*burnin = -1
@@ -225,6 +229,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		summary = e.stderr
 	}
 	full := spec.EvalDefaults().ForData(ds).Fit.WithDefaults()
+	if err := analysis.CheckEvalWork(full, *folds, len(ds.Labels), len(ds.ItemIDs()), *maxWork, "--max-work"); err != nil {
+		return err
+	}
 	if full.Engine == multirater.EngineGibbs {
 		fmt.Fprintf(summary, "Evaluating the %s model (kernel %s) on %s by %d-fold cross-validation, seed %d; %d chains x %d draws after %d burn-in sweeps per fit\n",
 			full.Model, full.Kernel, source, *folds, *seed, full.Chains, full.Samples, max(full.Burnin, 0))

@@ -126,6 +126,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	keep := fs.Int("keep-draws", def.KeepDraws, "posterior draws kept in the result for plots and prediction")
 	out := fs.String("out", "", `result file ("-" for standard output) (required)`)
 	top := fs.Int("top", 10, "items of the consensus ranking to print")
+	maxWork := fs.Duration("max-work", analysis.DefaultMaxFitWork, "most projected Gibbs work, in one core's time: a fit projected to take longer is refused before it starts (0: no limit)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
@@ -139,6 +140,9 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	}
 	if *out == "" {
 		return annotations.Errorf(annotations.EINVALID, `--out is required (a file name, or "-" for standard output)`)
+	}
+	if *burnin < 0 {
+		return annotations.Errorf(annotations.EINVALID, "--burnin %d: expected an integer from 0 (no burn-in) to %d", *burnin, analysis.MaxBurnin)
 	}
 	if *burnin == 0 {
 		*burnin = -1 // FitSpec's 0 means the default
@@ -200,6 +204,9 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
+	if err := analysis.CheckWork(spec.ForData(ds).WithDefaults(), len(ds.Labels), len(ds.ItemIDs()), *maxWork, "--max-work"); err != nil {
+		return err
+	}
 	summary := e.stdout
 	if *out == "-" {
 		summary = e.stderr

@@ -249,7 +249,7 @@ func TestFitRobust(t *testing.T) {
 		want string
 	}{
 		{[]string{"--epsilon", "often"}, `--epsilon "often": expected learn or a labelling-error rate`},
-		{[]string{"--epsilon", "0.7"}, "epsilon = 0.7: expected a labelling-error rate in [0, 0.5)"},
+		{[]string{"--epsilon", "0.7"}, "epsilon = 0.7 (--epsilon): expected a labelling-error rate from 0 up to (not including) 0.5"},
 		{[]string{"--epsilon", "0.1", "--select"}, "select compares the plain model with the robust one"},
 		{[]string{"--em", "fast"}, `em "fast": expected tilted or paper`},
 		{[]string{"--engine", "gibbs"}, `engine "gibbs": the robust model is fitted by ep`},

@@ -48,6 +48,9 @@ The consensus back into the annotation tool (--out FILE or -):
                   ordinal fit of integer levels, choices otherwise (--type)
   --format doccano      doccano JSON Lines: {"id", "text", "label": [...], "score"}
   --format crowdkit     crowd-kit's aggregation table: task,label,prob
+                  (a bounded fit: task,label,sd, its predictive mean and sd)
+                  These formats take labels: an auc fit, which ranks items
+                  by a score, is refused (write it as json, xlsx or csv).
 
 Agreement coefficients and the baseline aggregators (majority vote,
 Dawid-Skene, ...) need the labels. They come from the project (--project,

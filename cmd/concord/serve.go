@@ -61,6 +61,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxUpload := fs.Int64("max-upload-bytes", 64<<20, "largest file upload in bytes")
 	staleAfter := fs.Duration("stale-after", 15*time.Second, "a running fit without a heartbeat for this long is re-queued")
 	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died before it fails")
+	maxFitWork := fs.Duration("max-fit-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of one fit, in one core's time: a fit projected to take longer is refused when submitted (negative: no limit)")
 	maxBootWork := fs.Int64("max-bootstrap-work", analysis.DefaultMaxBootstrapWork, "most labels and rater pairs one agreement analysis may resample in its bootstrap (replicates x (labels + rater pairs sharing an item); negative: no limit)")
 	maxProjectFits := fs.Int("max-project-fits", 8, "fits one project may have queued or running at once (negative: no limit)")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
@@ -131,6 +132,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		MaxAttempts:      *maxAttempts,
 		MaxProjectFits:   *maxProjectFits,
 		MaxBootstrapWork: *maxBootWork,
+		MaxFitWork:       *maxFitWork,
 		ShutdownGrace:    *grace,
 		ProgressInterval: *progressEvery,
 		Version:          version,

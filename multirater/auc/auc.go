@@ -102,7 +102,6 @@ package auc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -322,10 +321,12 @@ type Result struct {
 	// Prior is the coefficients' prior (linear scores).
 	Prior Prior `json:"prior"`
 	// Gamma is the gamma used; GammaByCV tells whether cross-validation
-	// chose it, and CV holds every candidate's result.
-	Gamma     float64 `json:"gamma"`
-	GammaByCV bool    `json:"gamma_by_cv"`
-	CV        []CVRow `json:"cv,omitempty"`
+	// chose it, and CV holds the result of every candidate that could be
+	// fitted in every fold; Notes say which were dropped and why.
+	Gamma     float64  `json:"gamma"`
+	GammaByCV bool     `json:"gamma_by_cv"`
+	CV        []CVRow  `json:"cv,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 	// Items are the fitted items' score posteriors; Coefficients the
 	// covariates' (linear scores only).
 	Items        []Score       `json:"items"`
@@ -626,9 +627,6 @@ func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Opt
 	res, err := ep.RunPairsCoords(m.factor(), sites, coords, o.EP)
 	o.prog.step()
 	if err != nil {
-		if errors.Is(err, ep.ErrNotConverged) {
-			return nil, fmt.Errorf("auc: EP at gamma %v: %w (raise EP.MaxSweeps or lower EP.Damping)", gamma, err)
-		}
 		return nil, fmt.Errorf("auc: EP at gamma %v: %w", gamma, err)
 	}
 	cov := mat.NewSymDense(m.r, nil)
@@ -724,7 +722,7 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 	rng := newRand()
 	res.Gamma = o.Gamma
 	if o.Gamma == 0 {
-		cv, best, err := crossValidate(ctx, x, d.Positive, &o, rng)
+		cv, best, err := crossValidate(ctx, x, d.Positive, &o, rng, &res.Notes)
 		if err != nil {
 			return nil, err
 		}

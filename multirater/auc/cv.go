@@ -35,8 +35,10 @@ func Folds(positive []bool, k int, rng *rand.Rand) []int {
 // over folds of the held-out AUC of the posterior mean scores fitted on
 // the other folds; with several candidate kernels, each fold's fit uses
 // the one of largest evidence at that gamma) and the candidate with the largest (the smallest gamma
-// among equals). The covariates are standardised once, before the folds.
-func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng *rand.Rand) ([]CVRow, float64, error) {
+// among equals). A candidate whose fit fails in some fold is left out, with
+// a note appended to notes; only when every candidate fails is it an error.
+// The covariates are standardised once, before the folds.
+func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng *rand.Rand, notes *[]string) ([]CVRow, float64, error) {
 	pos, neg := splitClasses(y)
 	if len(pos) < o.Folds || len(neg) < o.Folds {
 		return nil, 0, multirater.DataErrorf("auc: %d positive and %d negative items are too few for %d cross-validation folds", len(pos), len(neg), o.Folds)
@@ -54,6 +56,13 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 		aucs[g] = make([]float64, o.Folds)
 	}
 	errs := make([]error, o.Folds)
+	// failed[g][f] is the failure of candidate g in fold f: a candidate
+	// that fails in some fold (EP that does not converge at a large gamma,
+	// say) is dropped with a note, the others go on.
+	failed := make([][]error, len(o.GammaGrid))
+	for g := range failed {
+		failed[g] = make([]error, o.Folds)
+	}
 	mcmc.ParallelFor(o.Folds, func(f int) {
 		frng := func() *rand.Rand { return rand.New(rand.NewPCG(seeds[f], uint64(f))) }
 		var tr, te []int
@@ -78,8 +87,12 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 			}
 			bm, p, _, _, err := fitSelected(ctx, ms, ytr, gamma, o, frng)
 			if err != nil {
-				errs[f] = fmt.Errorf("auc: cross-validation fold %d: %w", f+1, err)
-				return
+				if cerr := ctx.Err(); cerr != nil {
+					errs[f] = cerr
+					return
+				}
+				failed[g][f] = fmt.Errorf("fold %d: %w", f+1, err)
+				continue
 			}
 			r := &Result{model: bm, wMean: p.mean, wCov: p.cov}
 			aucs[g][f] = AUC(r.PredictMeansTo(nil, xte), yte)
@@ -90,14 +103,35 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 			return nil, 0, err
 		}
 	}
-	cv := make([]CVRow, len(o.GammaGrid))
-	best := 0
+	var cv []CVRow
+	var first error
+	best := -1
 	for g, gamma := range o.GammaGrid {
-		mu, se := meanSE(aucs[g])
-		cv[g] = CVRow{Gamma: gamma, AUC: mu, SE: se}
-		if mu > cv[best].AUC || (mu == cv[best].AUC && gamma < cv[best].Gamma) {
-			best = g
+		var ferr error
+		nf := 0
+		for _, err := range failed[g] {
+			if err != nil {
+				nf++
+				if ferr == nil {
+					ferr = err
+				}
+			}
 		}
+		if ferr != nil {
+			if first == nil {
+				first = ferr
+			}
+			*notes = append(*notes, fmt.Sprintf("gamma %g dropped from the cross-validation: its fit failed in %d of %d folds (%v)", gamma, nf, o.Folds, ferr))
+			continue
+		}
+		mu, se := meanSE(aucs[g])
+		cv = append(cv, CVRow{Gamma: gamma, AUC: mu, SE: se})
+		if b := len(cv) - 1; best < 0 || mu > cv[best].AUC || (mu == cv[best].AUC && gamma < cv[best].Gamma) {
+			best = b
+		}
+	}
+	if best < 0 {
+		return nil, 0, fmt.Errorf("auc: the fits of every gamma of the cross-validation failed; the first, %w", first)
 	}
 	return cv, cv[best].Gamma, nil
 }

@@ -1,0 +1,110 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"concord/annotations"
+	"concord/multirater"
+	"concord/multirater/kernel"
+)
+
+// DefaultMaxFitWork is the default budget of one fit's projected Gibbs
+// work (CheckWork): about one hour of one core.
+const DefaultMaxFitWork = time.Hour
+
+// Per-sweep costs of one Gibbs chain, measured on one core of the
+// development machine (a 1000-item, 5000-label ordinal fit of 1000 sweeps
+// took 16.6 s of CPU, a 250-item one 6.4 s, the confusion model 1.2 s; on
+// 80 labels a confusion sweep took 8 µs, a classification one 75 µs):
+// seconds per sweep, per label per sweep, and per squared item per sweep
+// for a kernel that relates items (a dense matrix-vector product).
+const (
+	sweepFixed             = 5e-6
+	sweepPerLabel          = 3e-6
+	sweepPerLabelConfusion = 2e-7
+	sweepPerItemPair       = 2e-9
+)
+
+// Work is a fit's projected Gibbs work: sweeps in all (chains x (burn-in +
+// samples x thin)) and the one-core time they are projected to take.
+type Work struct {
+	Sweeps    int64
+	Projected time.Duration
+}
+
+// ProjectedWork projects the Gibbs work of spec (defaults filled in) on
+// labels labels of items items; a fit by a deterministic engine (ep,
+// laplace, vb, smc) has none: its work is bounded by its iteration caps.
+// It is a rough, deliberately simple estimate (linear in the labels, plus
+// the items squared for a kernel that relates items), good to a factor of
+// a few: enough to stop a fit of hours from taking a worker, not a
+// promise of its duration.
+func ProjectedWork(spec FitSpec, labels, items int) Work {
+	if !strings.EqualFold(spec.Engine, multirater.EngineGibbs) {
+		return Work{}
+	}
+	burnin := max(spec.Burnin, 0)
+	sweeps := int64(max(spec.Chains, 1)) * (int64(burnin) + int64(max(spec.Samples, 1))*int64(max(spec.Thin, 1)))
+	perLabel := sweepPerLabel
+	if strings.EqualFold(spec.Model, ModelConfusion) {
+		perLabel = sweepPerLabelConfusion
+	}
+	per := sweepFixed + perLabel*float64(labels)
+	// A kernel left out follows the data when the fit runs: counted as the
+	// identity (the lower estimate).
+	if ks, err := kernel.ParseSpec(spec.Kernel); strings.TrimSpace(spec.Kernel) != "" && err == nil && !ks.Identity() {
+		per += sweepPerItemPair * float64(items) * float64(items)
+	}
+	secs := per * float64(sweeps)
+	d := time.Duration(secs * float64(time.Second))
+	if secs > float64(1<<62)/float64(time.Second) {
+		d = time.Duration(1 << 62)
+	}
+	return Work{Sweeps: sweeps, Projected: d}
+}
+
+// CheckWork refuses a fit whose projected Gibbs work (ProjectedWork on
+// labels labels of items items) is over budget (budget <= 0: no limit).
+// budgetName says where the budget is set (a flag), for the message,
+// which names the budget, the projected time and what to lower.
+func CheckWork(spec FitSpec, labels, items int, budget time.Duration, budgetName string) error {
+	return checkWork(spec, 1, labels, items, budget, budgetName)
+}
+
+// CheckEvalWork is CheckWork for a cross-validation of folds fits, each
+// on the labels and items of folds-1 folds.
+func CheckEvalWork(spec FitSpec, folds, labels, items int, budget time.Duration, budgetName string) error {
+	folds = max(folds, 2)
+	return checkWork(spec, folds, labels*(folds-1)/folds, items*(folds-1)/folds, budget, budgetName)
+}
+
+func checkWork(spec FitSpec, fits, labels, items int, budget time.Duration, budgetName string) error {
+	if budget <= 0 {
+		return nil
+	}
+	w := ProjectedWork(spec, labels, items)
+	total := time.Duration(min(float64(w.Projected)*float64(fits), float64(1<<62)))
+	if total <= budget {
+		return nil
+	}
+	what := "the fit's Gibbs sampling"
+	if fits > 1 {
+		what = fmt.Sprintf("the Gibbs sampling of the %d fits", fits)
+	}
+	return annotations.Errorf(annotations.EINVALID, "%s is projected to take about %s of one core (%d chains x (%d burn-in + %d samples x thin %d) = %d sweeps over %d labels per fit), over the budget of %s (%s): lower chains, samples, burnin or thin (flags --chains, --samples, --burnin, --thin)",
+		what, roundWork(total), max(spec.Chains, 1), max(spec.Burnin, 0), max(spec.Samples, 1), max(spec.Thin, 1), w.Sweeps, labels, roundWork(budget), budgetName)
+}
+
+// roundWork rounds a duration for a message: "6h12m", "45s".
+func roundWork(d time.Duration) string {
+	switch {
+	case d >= 1000*time.Hour:
+		return fmt.Sprintf("%.3g hours", d.Hours())
+	case d >= time.Hour:
+		return d.Round(time.Minute).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}
