@@ -61,6 +61,7 @@ func commands() []command {
 		{"serve", "run the REST API and dashboard", runServe},
 		{"fit-worker", "internal: runs one fit for concord serve", runFitWorker},
 		{"agreement", "agreement coefficients and baseline aggregators", runAgreement},
+		{"judge", "can a model rater (an LLM judge) replace a human? the alternative annotator test", runJudge},
 		{"report", "render a fit result as a JSON report, Excel workbook, CSV tables or plots", runReport},
 		{"version", "print the version", runVersion},
 	}

@@ -1,0 +1,459 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"concord/annotations"
+)
+
+// Can a model rater (an LLM judge, a classifier) replace a human rater?
+//
+// JudgeReport answers with the alternative annotator test of Calderon,
+// Reichart & Dror (ACL 2025, "The Alternative Annotator Test for
+// LLM-as-a-Judge"), leaving one human out at a time: on the items that
+// human labelled (and at least MinHumans humans and the judge did), the
+// judge's label and the left-out human's are each scored against the
+// other humans' labels of the item (nominal: the share of them equal to
+// it; ordinal and bounded: minus the root mean squared difference of the
+// values). W_i = 1 when the judge scores at least as well as the human on
+// item i, V_i = 1 when the human scores at least as well as the judge;
+// the one-sided one-sample t-test of H0: mean(V - W) >= epsilon against
+// mean(V - W) < epsilon gives the human's p-value (epsilon, the cost-benefit
+// allowance, is the penalty on the human: 0.2 for experts, 0.15 for
+// skilled raters, 0.1 for crowd workers). The p-values of all the humans
+// are corrected by the Benjamini-Yekutieli procedure at level Q; the
+// winning rate omega is the share of humans whose null hypothesis is
+// rejected, and the judge passes (can replace a human) when omega >= 0.5.
+// The average advantage probability rho, the mean over humans of mean(W),
+// compares judges (higher is better).
+//
+// Beside the test, each rater's agreement with the consensus of the others:
+// for the judge, the share of the items whose humans' majority label it
+// gives; for each human, the same against the majority of the other humans
+// (a tie of m labels credits each of them 1/m); with 95% Wilson intervals.
+
+// Default settings of JudgeReport.
+const (
+	DefaultJudgeEpsilon      = 0.15
+	DefaultJudgeQ            = 0.05
+	DefaultJudgeMinHumans    = 2
+	DefaultJudgeMinInstances = 30
+)
+
+// JudgeOptions control JudgeReport; the zero value means the defaults.
+type JudgeOptions struct {
+	// Judges are the ids of the model raters (required).
+	Judges []string
+	// Epsilon is the cost-benefit allowance (0: DefaultJudgeEpsilon).
+	Epsilon float64
+	// Q is the false discovery rate of the Benjamini-Yekutieli correction
+	// (0: DefaultJudgeQ).
+	Q float64
+	// MinHumans is the fewest human labels an item needs (0:
+	// DefaultJudgeMinHumans); MinInstances the fewest such items a human
+	// needs to be tested (0: DefaultJudgeMinInstances; the t-test's
+	// normal approximation).
+	MinHumans, MinInstances int
+}
+
+// JudgeHuman is one left-out human of a judge's test.
+type JudgeHuman struct {
+	Rater string `json:"rater"`
+	// Items are the items of the comparison; JudgeAdvantage the share
+	// where the judge aligns at least as well with the other humans (W),
+	// HumanAdvantage the share where the human does (V).
+	Items          int     `json:"items"`
+	JudgeAdvantage float64 `json:"judge_advantage"`
+	HumanAdvantage float64 `json:"human_advantage"`
+	// T and PValue are the one-sided t-test of mean(V - W) < epsilon;
+	// Rejected says whether the Benjamini-Yekutieli correction rejects
+	// its null hypothesis (the judge wins against this human).
+	T        float64 `json:"t"`
+	PValue   float64 `json:"p_value"`
+	Rejected bool    `json:"rejected"`
+}
+
+// RaterAgreement is a rater's agreement with the consensus of the others.
+type JudgeAgreement struct {
+	Rater string `json:"rater"`
+	Judge bool   `json:"judge"`
+	// Items with a consensus of the others; Agreement the (tie-credited)
+	// share of them where the rater's label is the others' majority, with
+	// its 95% Wilson interval.
+	Items     int     `json:"items"`
+	Agreement float64 `json:"agreement"`
+	Q025      float64 `json:"q025"`
+	Q975      float64 `json:"q975"`
+}
+
+// JudgeResult is one judge's test.
+type JudgeResult struct {
+	Judge string `json:"judge"`
+	// Items the judge labelled that have at least MinHumans human labels.
+	Items int `json:"items"`
+	// Humans are the left-out humans tested; Skipped those with fewer
+	// than MinInstances items.
+	Humans  []JudgeHuman `json:"humans"`
+	Skipped []string     `json:"skipped,omitempty"`
+	// WinningRate omega, AdvantageProb rho, and the verdict (Passed:
+	// omega >= 0.5).
+	WinningRate   float64 `json:"winning_rate"`
+	AdvantageProb float64 `json:"advantage_prob"`
+	Passed        bool    `json:"passed"`
+	Verdict       string  `json:"verdict"`
+	// Agreement is the judge's agreement with the humans' consensus.
+	Agreement JudgeAgreement `json:"agreement"`
+}
+
+// JudgeReportDoc is the judge report of a dataset.
+type JudgeReportDoc struct {
+	Schema  string  `json:"schema"`
+	Scheme  string  `json:"scheme"`
+	Score   string  `json:"score"`
+	Epsilon float64 `json:"epsilon"`
+	Q       float64 `json:"q"`
+	// Judges are the tests, one per judge; Humans every human's
+	// agreement with the consensus of the other humans.
+	Judges []JudgeResult    `json:"judges"`
+	Humans []JudgeAgreement `json:"humans"`
+	Notes  []string         `json:"notes,omitempty"`
+}
+
+// JudgeSchema names the document.
+const JudgeSchema = "concord.judges/v1"
+
+// JudgeReport runs the alternative annotator test for every judge of o on
+// ds (see above). A judge with no labels, or no human left, is EINVALID.
+func JudgeReport(ds *annotations.Dataset, o JudgeOptions) (*JudgeReportDoc, error) {
+	if len(o.Judges) == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "name the model raters to test (--judges R1,R2)")
+	}
+	eps, q := o.Epsilon, o.Q
+	if eps == 0 {
+		eps = DefaultJudgeEpsilon
+	}
+	if q == 0 {
+		q = DefaultJudgeQ
+	}
+	if !(eps >= 0 && eps < 1) {
+		return nil, annotations.Errorf(annotations.EINVALID, "--epsilon %v: expected a number in [0, 1) (0.2 experts, 0.15 skilled raters, 0.1 crowd workers)", o.Epsilon)
+	}
+	if !(q > 0 && q < 1) {
+		return nil, annotations.Errorf(annotations.EINVALID, "--q %v: expected a false discovery rate in (0, 1)", o.Q)
+	}
+	minH, minI := o.MinHumans, o.MinInstances
+	if minH <= 0 {
+		minH = DefaultJudgeMinHumans
+	}
+	if minI <= 0 {
+		minI = DefaultJudgeMinInstances
+	}
+	s := ds.Scheme
+	doc := &JudgeReportDoc{Schema: JudgeSchema, Scheme: s.String(), Epsilon: eps, Q: q}
+	// Each label as a number: its level's value, or the bounded value.
+	var vals []float64
+	if s.Categorical() {
+		vals = CategoryValues(s)
+	}
+	value := func(l annotations.Label) (float64, error) {
+		if s.Categorical() {
+			c, ok := s.Index(l.Value)
+			if !ok {
+				return 0, annotations.Errorf(annotations.EINVALID, "item %q, rater %q: label %q is not a level of %s", l.Item, l.Rater, l.Value, s)
+			}
+			return float64(c), nil
+		}
+		return s.Value(l.Value)
+	}
+	nominal := s.Kind == annotations.Nominal || s.Kind == annotations.Binary
+	if nominal {
+		doc.Score = "accuracy: the share of the other humans' labels equal to the label"
+	} else {
+		doc.Score = "minus the root mean squared difference from the other humans' labels (level values)"
+	}
+	score := func(x float64, others []float64) float64 {
+		acc := 0.0
+		for _, y := range others {
+			if nominal {
+				if x == y {
+					acc++
+				}
+			} else {
+				d := num(x, vals) - num(y, vals)
+				acc += d * d
+			}
+		}
+		if nominal {
+			return acc / float64(len(others))
+		}
+		return -math.Sqrt(acc / float64(len(others)))
+	}
+	isJudge := map[string]bool{}
+	for _, j := range o.Judges {
+		isJudge[j] = true
+	}
+	// The first label of each (item, rater).
+	type key struct{ item, rater string }
+	first := map[key]float64{}
+	humansOf := map[string][]string{} // item -> humans, in label order
+	judgeSeen := map[string]bool{}
+	var humanOrder []string
+	humanSeen := map[string]bool{}
+	repeats := 0
+	for _, l := range ds.Labels {
+		k := key{l.Item, l.Rater}
+		if _, dup := first[k]; dup {
+			repeats++
+			continue
+		}
+		v, err := value(l)
+		if err != nil {
+			return nil, err
+		}
+		first[k] = v
+		if isJudge[l.Rater] {
+			judgeSeen[l.Rater] = true
+			continue
+		}
+		humansOf[l.Item] = append(humansOf[l.Item], l.Rater)
+		if !humanSeen[l.Rater] {
+			humanSeen[l.Rater] = true
+			humanOrder = append(humanOrder, l.Rater)
+		}
+	}
+	if repeats > 0 {
+		doc.Notes = append(doc.Notes, fmt.Sprintf("%d repeated labels: each rater's first label of an item is used", repeats))
+	}
+	for _, j := range o.Judges {
+		if !judgeSeen[j] {
+			return nil, annotations.Errorf(annotations.EINVALID, "model rater %q has no labels (raters: %s)", j, strings.Join(firstN(humanOrder, 10), ", "))
+		}
+	}
+	if len(humanOrder) < 2 {
+		return nil, annotations.Errorf(annotations.EINVALID, "the test needs at least 2 human raters besides the model raters, found %d", len(humanOrder))
+	}
+	items := ds.ItemIDs()
+	// Each human's agreement with the majority of the other humans.
+	for _, h := range humanOrder {
+		a := agreementWith(items, func(item string) (float64, bool) { v, ok := first[key{item, h}]; return v, ok },
+			func(item string) []float64 {
+				var out []float64
+				for _, o := range humansOf[item] {
+					if o != h {
+						out = append(out, first[key{item, o}])
+					}
+				}
+				return out
+			}, minH-1)
+		a.Rater = h
+		doc.Humans = append(doc.Humans, a)
+	}
+	for _, j := range o.Judges {
+		res := JudgeResult{Judge: j}
+		kept := map[string]bool{}
+		for _, item := range items {
+			if _, ok := first[key{item, j}]; ok && len(humansOf[item]) >= minH {
+				kept[item] = true
+				res.Items++
+			}
+		}
+		res.Agreement = agreementWith(items, func(item string) (float64, bool) {
+			v, ok := first[key{item, j}]
+			return v, ok && kept[item]
+		}, func(item string) []float64 {
+			var out []float64
+			for _, o := range humansOf[item] {
+				out = append(out, first[key{item, o}])
+			}
+			return out
+		}, minH)
+		res.Agreement.Rater, res.Agreement.Judge = j, true
+		var pvals []float64
+		for _, h := range humanOrder {
+			var d []float64
+			wins, hwins := 0, 0
+			for _, item := range items {
+				hv, ok := first[key{item, h}]
+				if !ok || !kept[item] {
+					continue
+				}
+				var others []float64
+				for _, o := range humansOf[item] {
+					if o != h {
+						others = append(others, first[key{item, o}])
+					}
+				}
+				sj, sh := score(first[key{item, j}], others), score(hv, others)
+				w, v := 0.0, 0.0
+				if sj >= sh {
+					w = 1
+					wins++
+				}
+				if sh >= sj {
+					v = 1
+					hwins++
+				}
+				d = append(d, v-w)
+			}
+			if len(d) < minI {
+				res.Skipped = append(res.Skipped, h)
+				continue
+			}
+			t, p := tTestLess(d, eps)
+			n := float64(len(d))
+			res.Humans = append(res.Humans, JudgeHuman{Rater: h, Items: len(d), JudgeAdvantage: float64(wins) / n, HumanAdvantage: float64(hwins) / n, T: t, PValue: p})
+			pvals = append(pvals, p)
+		}
+		if len(res.Humans) == 0 {
+			res.Verdict = fmt.Sprintf("no test: no human shares %d or more items (with %d or more human labels) with %s; lower --min-instances (the t-test wants 30) or label more items", minI, minH, j)
+			res.WinningRate, res.AdvantageProb = math.NaN(), math.NaN()
+			doc.Judges = append(doc.Judges, res)
+			continue
+		}
+		rejected := benjaminiYekutieli(pvals, q)
+		won, rho := 0, 0.0
+		for i := range res.Humans {
+			res.Humans[i].Rejected = rejected[i]
+			if rejected[i] {
+				won++
+			}
+			rho += res.Humans[i].JudgeAdvantage
+		}
+		res.WinningRate = float64(won) / float64(len(res.Humans))
+		res.AdvantageProb = rho / float64(len(res.Humans))
+		res.Passed = res.WinningRate >= 0.5
+		if res.Passed {
+			res.Verdict = fmt.Sprintf("passes: %s can replace a human rater (it wins against %d of %d humans at epsilon %g, FDR %g)", j, won, len(res.Humans), eps, q)
+		} else {
+			res.Verdict = fmt.Sprintf("fails: %s wins against %d of %d humans at epsilon %g (FDR %g); it needs half", j, won, len(res.Humans), eps, q)
+		}
+		doc.Judges = append(doc.Judges, res)
+	}
+	return doc, nil
+}
+
+// num is a label's value: its level's numeric value (categorical) or the
+// value itself.
+func num(x float64, vals []float64) float64 {
+	if vals == nil {
+		return x
+	}
+	return vals[int(x)]
+}
+
+// agreementWith is a rater's agreement with the majority of the reference
+// labels of each item (ties of m labels credit each 1/m), over the items
+// where the rater has a label and there are at least minRef references.
+func agreementWith(items []string, label func(item string) (float64, bool), refs func(item string) []float64, minRef int) JudgeAgreement {
+	var credit float64
+	n := 0
+	for _, item := range items {
+		x, ok := label(item)
+		if !ok {
+			continue
+		}
+		r := refs(item)
+		if len(r) < max(minRef, 1) {
+			continue
+		}
+		counts := map[float64]int{}
+		best := 0
+		for _, y := range r {
+			counts[y]++
+			best = max(best, counts[y])
+		}
+		tied := 0
+		for _, c := range counts {
+			if c == best {
+				tied++
+			}
+		}
+		n++
+		if counts[x] == best {
+			credit += 1 / float64(tied)
+		}
+	}
+	a := JudgeAgreement{Items: n, Agreement: math.NaN(), Q025: math.NaN(), Q975: math.NaN()}
+	if n > 0 {
+		a.Agreement, a.Q025, a.Q975 = wilson(credit, float64(n), 0.95)
+	}
+	return a
+}
+
+// wilson is the Wilson score interval of k successes in n (k may be
+// fractional).
+func wilson(k, n, level float64) (p, lo, hi float64) {
+	z := distuv.UnitNormal.Quantile((1 + level) / 2)
+	p = k / n
+	z2 := z * z
+	centre := (p + z2/(2*n)) / (1 + z2/n)
+	half := z / (1 + z2/n) * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
+	return p, math.Max(centre-half, 0), math.Min(centre+half, 1)
+}
+
+// tTestLess is the one-sample t-test of mean(d) = mu against mean(d) < mu:
+// t = (mean - mu) / (sd / sqrt(n)) and its p-value P(T_{n-1} <= t) (as
+// scipy.stats.ttest_1samp(d, mu, alternative="less")). Without spread the
+// p-value is 0 below mu and 1 otherwise.
+func tTestLess(d []float64, mu float64) (t, p float64) {
+	n := float64(len(d))
+	mean := 0.0
+	for _, v := range d {
+		mean += v
+	}
+	mean /= n
+	ss := 0.0
+	for _, v := range d {
+		ss += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(ss / (n - 1))
+	if sd == 0 || len(d) < 2 {
+		switch {
+		case mean < mu:
+			return math.Inf(-1), 0
+		default:
+			return math.Inf(1), 1
+		}
+	}
+	t = (mean - mu) / (sd / math.Sqrt(n))
+	return t, distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.CDF(t)
+}
+
+// benjaminiYekutieli returns which of the p-values the Benjamini-Yekutieli
+// step-up procedure rejects at false discovery rate q: the k smallest,
+// k the largest rank with p_(k) <= k q / (m H_m), H_m = 1 + 1/2 + ... + 1/m.
+func benjaminiYekutieli(p []float64, q float64) []bool {
+	m := len(p)
+	idx := make([]int, m)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
+	h := 0.0
+	for i := 1; i <= m; i++ {
+		h += 1 / float64(i)
+	}
+	k := -1
+	for r, i := range idx {
+		if p[i] <= float64(r+1)/float64(m)*q/h {
+			k = r
+		}
+	}
+	out := make([]bool, m)
+	for r := 0; r <= k; r++ {
+		out[idx[r]] = true
+	}
+	return out
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "...")
+	}
+	return s
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"concord/analysis"
+	"concord/annotations"
+)
+
+const judgeHelp = `
+Can a model rater (an LLM judge, a classifier imported as one more rater)
+replace a human rater? The alternative annotator test of Calderon, Reichart
+& Dror (ACL 2025): leaving one human out at a time, the judge's label and
+the left-out human's are each scored against the other humans' labels of
+the item (nominal: the share equal to it; ordinal, bounded: minus the RMS
+difference), and a one-sided paired t-test asks whether the human beats the
+judge by less than --epsilon (the cost-benefit allowance: 0.2 for experts,
+0.15 for skilled raters, 0.1 for crowd workers). The humans' p-values are
+corrected by Benjamini-Yekutieli (--q); the judge passes when it wins
+against at least half of the humans (winning rate omega >= 0.5). The
+average advantage probability rho compares judges. Beside the test: each
+rater's agreement with the majority of the others (the judge's with the
+humans', each human's with the other humans'), with 95% Wilson intervals.
+
+Every rater not named by --judges is a human. The test wants 30 or more
+items per human (--min-instances) labelled by 2 or more humans.
+`
+
+func runJudge(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "judge", "(--project NAME | --labels FILE --scheme SPEC) --judges R1,R2 [--epsilon 0.15] [--json]", judgeHelp)
+	dsn := dbFlag(fs)
+	project := fs.String("project", "", "project (from the database)")
+	labels := fs.String("labels", "", "label file (formats as for concord import)")
+	schemeSpec := fs.String("scheme", "", "label scheme with --labels (default: inferred)")
+	format := fs.String("format", "auto", "label file format with --labels")
+	dups := addDuplicatesFlag(fs)
+	rf := addReadFlags(fs)
+	where := whereFlag{}
+	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
+	judges := fs.String("judges", "", "the model raters to test, comma-separated (required)")
+	eps := fs.Float64("epsilon", analysis.DefaultJudgeEpsilon, "cost-benefit allowance: 0.2 experts, 0.15 skilled raters, 0.1 crowd workers")
+	q := fs.Float64("q", analysis.DefaultJudgeQ, "false discovery rate of the Benjamini-Yekutieli correction")
+	minHumans := fs.Int("min-humans", analysis.DefaultJudgeMinHumans, "fewest human labels an item of the test needs")
+	minInstances := fs.Int("min-instances", analysis.DefaultJudgeMinInstances, "fewest items a human needs to be tested (the t-test wants 30)")
+	asJSON := fs.Bool("json", false, "print the concord.judges/v1 JSON document")
+	pos, err := parseFlags(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q (give the label file with --labels)", pos[0])
+	}
+	if (*project == "") == (*labels == "") {
+		return annotations.Errorf(annotations.EINVALID, "give either --project NAME or --labels FILE")
+	}
+	ds, source, err := loadForModel(ctx, e, "judge", *dsn, *project, *labels, "", *schemeSpec, *format, where, "", dups.mode, rf)
+	if err != nil {
+		return err
+	}
+	doc, err := analysis.JudgeReport(ds, analysis.JudgeOptions{Judges: splitList(*judges), Epsilon: *eps, Q: *q, MinHumans: *minHumans, MinInstances: *minInstances})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(judgeJSON(doc))
+	}
+	printJudges(e.stdout, source, doc)
+	return nil
+}
+
+// judgeJSON replaces the document's NaNs (no test, no agreement) by nulls.
+func judgeJSON(doc *analysis.JudgeReportDoc) any {
+	type agr struct {
+		Rater     string   `json:"rater"`
+		Judge     bool     `json:"judge"`
+		Items     int      `json:"items"`
+		Agreement *float64 `json:"agreement"`
+		Q025      *float64 `json:"q025"`
+		Q975      *float64 `json:"q975"`
+	}
+	opt := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	conv := func(a analysis.JudgeAgreement) agr {
+		return agr{a.Rater, a.Judge, a.Items, opt(a.Agreement), opt(a.Q025), opt(a.Q975)}
+	}
+	type judge struct {
+		analysis.JudgeResult
+		WinningRate   *float64 `json:"winning_rate"`
+		AdvantageProb *float64 `json:"advantage_prob"`
+		Agreement     agr      `json:"agreement"`
+	}
+	out := struct {
+		*analysis.JudgeReportDoc
+		Judges []judge `json:"judges"`
+		Humans []agr   `json:"humans"`
+	}{JudgeReportDoc: doc}
+	for _, j := range doc.Judges {
+		out.Judges = append(out.Judges, judge{JudgeResult: j, WinningRate: opt(j.WinningRate), AdvantageProb: opt(j.AdvantageProb), Agreement: conv(j.Agreement)})
+	}
+	for _, h := range doc.Humans {
+		out.Humans = append(out.Humans, conv(h))
+	}
+	return out
+}
+
+func printJudges(w io.Writer, source string, doc *analysis.JudgeReportDoc) {
+	fmt.Fprintf(w, "Alternative annotator test on %s (%s; epsilon %g, FDR %g; score: %s):\n", source, doc.Scheme, doc.Epsilon, doc.Q, doc.Score)
+	for _, j := range doc.Judges {
+		fmt.Fprintf(w, "\n%s: %s\n", j.Judge, j.Verdict)
+		if len(j.Humans) > 0 {
+			fmt.Fprintf(w, "  winning rate %.2f, average advantage probability %.3f, over %d items\n", j.WinningRate, j.AdvantageProb, j.Items)
+			fmt.Fprintf(w, "  %-20s %6s %10s %10s %10s %8s\n", "left-out human", "items", "judge >=", "human >=", "p", "won")
+			for _, h := range j.Humans {
+				won := ""
+				if h.Rejected {
+					won = "yes"
+				}
+				fmt.Fprintf(w, "  %-20s %6d %10.3f %10.3f %10.3g %8s\n", h.Rater, h.Items, h.JudgeAdvantage, h.HumanAdvantage, h.PValue, won)
+			}
+		}
+		if len(j.Skipped) > 0 {
+			fmt.Fprintf(w, "  not tested (too few shared items): %v\n", j.Skipped)
+		}
+		printJudgeAgreement(w, "  agreement with the humans' majority:", j.Agreement)
+	}
+	fmt.Fprintf(w, "\nEach human's agreement with the majority of the other humans:\n")
+	for _, h := range doc.Humans {
+		printJudgeAgreement(w, fmt.Sprintf("  %-20s", h.Rater), h)
+	}
+	for _, n := range doc.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+}
+
+func printJudgeAgreement(w io.Writer, label string, a analysis.JudgeAgreement) {
+	if a.Items == 0 {
+		fmt.Fprintf(w, "%s no item to compare\n", label)
+		return
+	}
+	fmt.Fprintf(w, "%s %.3f [%.3f, %.3f] on %d items\n", label, a.Agreement, a.Q025, a.Q975, a.Items)
+}
