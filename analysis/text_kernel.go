@@ -69,6 +69,7 @@ func DefaultKernelFor(model string, withText, unlabelled int) (kernel, reason st
 // default is "text" whenever some item has a text.
 func (s FitSpec) ForData(ds *annotations.Dataset) FitSpec {
 	if strings.TrimSpace(s.Kernel) == "" {
+		s.KernelDefault = true
 		withText, unlabelled := itemCounts(ds)
 		switch {
 		case strings.EqualFold(s.Model, ModelConfusion):
