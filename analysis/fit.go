@@ -53,10 +53,12 @@ type FitSpec struct {
 	// (DefaultKernelFor, applied by ForData; WithDefaults, which does not
 	// see the data, gives "identity").
 	Kernel string `json:"kernel,omitempty"`
-	// KernelDefault is set by ForData when it chose Kernel (the user gave
-	// none): the bounded model's choice then also considers the identity
-	// kernel beside it (when every item has a rating).
-	KernelDefault bool `json:"kernel_default,omitempty"`
+	// KernelDefault is set by ForData when it chose a bounded fit's
+	// Kernel (the user gave none): the bounded model's choice then also
+	// considers the identity kernel beside it (when every item has a
+	// rating). It is not stored: a spec without a kernel gets it again
+	// from ForData wherever it is fitted.
+	KernelDefault bool `json:"-"`
 	// Covariates selects the numeric item columns that the kernel's
 	// linear and rbf terms read: "" (default: every numeric column, except
 	// that a kernel with a text term needs them named), "all", "none" or a

@@ -290,8 +290,8 @@ func boundedOptions(spec FitSpec, progress func(multirater.Progress)) bounded.Op
 	}
 	if strings.TrimSpace(o.Dispersions) == "" {
 		o.Dispersions = bounded.Auto
-		if o.Dispersion > 0 {
-			o.Dispersions = bounded.PerRater
+		if o.Dispersion > 0 || o.Bias {
+			o.Dispersions = bounded.PerRater // nothing to choose
 		}
 	}
 	if l, err := bounded.ParseLikelihood(o.Likelihood); err == nil {
@@ -315,7 +315,7 @@ func validateBounded(s FitSpec) error {
 	if err != nil {
 		return bad("%s", err)
 	}
-	if disp != bounded.PerRater && strings.TrimSpace(s.Dispersions) != "" && s.Bias {
+	if disp == bounded.Shared && s.Bias {
 		return bad("dispersions %q with bias: a bias per rater goes with per-rater dispersions (--dispersions per-rater, or leave --bias out)", s.Dispersions)
 	}
 	switch strings.ToLower(s.Bounds) {
