@@ -13,29 +13,38 @@ import (
 	"concord/multirater/numeric"
 )
 
-// choose fits every candidate model and keeps the one whose ratings are
-// best predicted out of sample (Choose).
+// choose fits every candidate model and keeps the one whose consensus
+// best predicts held-out ratings (Choose).
 //
 // Choose: with Options.Likelihood Auto the candidates' likelihoods are
 // Beta (Jensen et al. sec. 3.3) and Normal (lik.Normal: the Gaussian on
 // the rating scale, whose consensus under one shared dispersion is an
-// affine map of the raters' mean); with Options.Dispersions Auto each
-// rater's dispersion is learnt (PerRater) or one is shared by all (Shared);
-// the priors are Data's and Data.Alt. The candidates' evidences are not
-// comparable across likelihoods (the beta density has no value at a bound,
-// so ratings there are moved inside by eps and get densities the Gaussian
-// cannot match), so the choice compares the leave-one-out (LOO) log
-// predictive probability of every rating at the data's resolution:
-// the probability, under the predictive distribution of the rating's rater
-// for its item given every other rating (the EP cavity N(mu_-j, s2_-j),
-// Opper & Winther 2000; Vehtari et al. 2016 sec. 3), of the cell
-// [y - eps, y + eps] of the rating (the cell [0, eps] of a rating at Lo,
-// [1 - eps, 1] of one at Hi), eps half the data's resolution (Squeeze).
-// These cells partition the scale, so the score is a proper scoring rule
-// of the same events for every candidate. The largest mean score wins;
-// the fit document lists every candidate's (diagnostics.model_candidates)
-// and says why (diagnostics.choice). A candidate that fails drops out with
-// a note; the fit fails only when every candidate fails.
+// affine map of the raters' mean, so that Pearson r with any criterion
+// equals the mean's when every item has as many ratings); with
+// Options.Dispersions Auto each rater's dispersion is learnt (PerRater) or
+// one is shared by all (Shared); the priors are Data's and Data.Alt.
+//
+// The candidates' evidences are not comparable across likelihoods (the
+// beta density has no value at a bound, so ratings there are moved inside
+// by eps and get densities the Gaussian cannot match), so the choice
+// compares a leave-one-out (LOO) score of the ratings: the mean over the
+// ratings of the log probability of the rating's cell at the data's
+// resolution, [y - eps, y + eps] ([0, eps] at Lo, [1 - eps, 1] at Hi, eps
+// half the resolution, Squeeze), cells that partition the scale, so that
+// every candidate is scored on the same events. The predictive of rating j
+// is the consensus's, the one the fit reports as each item's value: a new
+// rating by a rater with the median dispersion (consensusLik), given every
+// other rating (the EP cavity N(mu_-j, s2_-j) of the site, Opper & Winther
+// 2000; Vehtari et al. 2016 sec. 3; under Laplace's method the marginal
+// with the site's Gaussian divided out). The score thus judges the
+// consensus the user gets, not each rater's own fit: per-rater dispersions
+// always predict each rater's own ratings better (ModelCandidate.LOOOwn),
+// largely by fitting raters who use little of the scale as precise, and
+// win only when their consensus predicts a typical rater better. The
+// largest score wins; the fit document lists every candidate's
+// (diagnostics.model_candidates) and says why (diagnostics.choice). A
+// candidate that fails drops out with a note; the fit fails only when
+// every candidate fails.
 func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*multirater.FitResult, error) {
 	start := time.Now()
 	liks := []string{name}
