@@ -120,7 +120,7 @@ func Models() []Model {
 		},
 		{
 			Name:    ModelBounded,
-			Doc:     "multi-rater bounded Gaussian process (Jensen et al.: beta, truncated-Gaussian or warped likelihood): consensus value with a predictive interval and latent score per item, rater dispersions",
+			Doc:     "multi-rater bounded Gaussian process (Jensen et al.: beta, truncated-Gaussian, warped or normal likelihood, by default chosen by held-out ratings): consensus value with a predictive interval and latent score per item, rater dispersions",
 			Schemes: []annotations.Kind{annotations.Bounded},
 			Engines: []string{multirater.EngineEP, multirater.EngineLaplace},
 			Output:  multirater.OutputValues,
