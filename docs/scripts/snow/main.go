@@ -31,8 +31,8 @@ import (
 
 func main() {
 	data := flag.String("data", "../shared/data", "folder holding snow2008_affect")
-	likelihood := flag.String("likelihood", bounded.Beta, "auto, beta, truncnorm, warped or normal")
-	dispersions := flag.String("dispersions", bounded.PerRater, "auto, per-rater or shared")
+	likelihood := flag.String("likelihood", bounded.Auto, "auto (the CLI's default: beta or normal, chosen), beta, truncnorm, warped or normal")
+	dispersions := flag.String("dispersions", bounded.Auto, "auto (the CLI's default: per-rater or shared, chosen), per-rater or shared")
 	bounds := flag.String("bounds", bounded.BoundsSqueeze, "squeeze or censor")
 	engine := flag.String("engine", "ep", "ep or laplace")
 	dispersion := flag.Float64("dispersion", 0, "fix every rater's nu (0: learnt)")
@@ -46,7 +46,7 @@ func main() {
 	check(err)
 	ratings, err := readCSV(filepath.Join(dir, "ratings.csv"))
 	check(err)
-	fmt.Printf("likelihood %s, bounds %s, engine %s, dispersion %v, bias %v\n", *likelihood, *bounds, *engine, *dispersion, *bias)
+	fmt.Printf("likelihood %s, dispersions %s, bounds %s, engine %s, dispersion %v, bias %v\n", *likelihood, *dispersions, *bounds, *engine, *dispersion, *bias)
 	fmt.Printf("%-9s %28s %28s %28s %8s\n", "dimension", "Pearson: consensus mean median", "Spearman: consensus mean median", "consensus >= mean, median", "seconds")
 	start := time.Now()
 	for _, dim := range []string{"anger", "disgust", "fear", "joy", "sadness", "surprise", "valence"} {
