@@ -22,6 +22,23 @@
 // are computed numerically) and on data with most ratings at a bound (Snow
 // et al.'s emotion ratings: 57-76% zeros) EP may not settle. The fit's
 // notes say how many ratings were at a bound and what was done.
+//
+// The choice (Options.Likelihood or Options.Dispersions Auto, or
+// Data.Alt): Fit fits every candidate, likelihood (Beta and lik.Normal,
+// the Gaussian on the rating scale, whose consensus under one shared
+// dispersion and the identity kernel is an affine map of the raters' mean
+// when every item has as many ratings) x dispersions (PerRater, Shared) x
+// prior (Data's and Data.Alt), and keeps the one whose reported consensus
+// best predicts held-out ratings: the mean over the ratings of the log
+// probability of the rating's cell at the data's resolution ([y - eps,
+// y + eps], [0, eps] at Lo, [1 - eps, 1] at Hi) under a new rating by a
+// rater with the median dispersion, given every other rating (the EP
+// cavity of the rating's site; Opper & Winther 2000, Vehtari et al. 2016
+// sec. 3). Evidences are not comparable across the likelihoods (a beta
+// density at a squeezed bound is no probability), so the choice uses this
+// score, which reads no gold. The fit document lists every candidate
+// (diagnostics.model_candidates) and says why (diagnostics.choice); a
+// candidate that fails drops out with a note.
 package bounded
 
 import (
@@ -56,7 +73,7 @@ const (
 	Warped    = "warped"
 	Normal    = "normal"
 	// Auto (Options.Likelihood, Options.Dispersions) asks Fit to choose
-	// (see Choose).
+	// (see the package documentation).
 	Auto = "auto"
 )
 
@@ -99,7 +116,7 @@ type Data struct {
 	// learnt by the evidence (added to Cov).
 	Learn *infer.LearnKernel
 	// Alt are other priors of the items that the choice considers beside
-	// Cov (see Choose): the identity kernel beside a text kernel the
+	// Cov (see the package documentation): the identity kernel beside a text kernel the
 	// user did not ask for, say. Empty: Cov only.
 	Alt []Prior
 }
@@ -117,11 +134,12 @@ type Prior struct {
 // field.
 type Options struct {
 	// Likelihood is Beta (the default), TruncNorm, Warped, Normal or Auto
-	// (chosen among Beta and Normal, see Choose).
+	// (chosen among Beta and Normal, see the package documentation).
 	Likelihood string
 	// Dispersions is PerRater (the default: each rater's dispersion is
 	// learnt), Shared (one dispersion for every rater, learnt) or Auto
-	// (chosen, see Choose). Shared does not go with Bias.
+	// (chosen, see the package documentation). Shared does not go with
+	// Bias.
 	Dispersions string
 	// Engine is multirater.EngineEP (the default) or
 	// multirater.EngineLaplace.
@@ -318,7 +336,7 @@ func Squeeze(values []float64, lo, hi float64) (u []float64, eps float64, moved 
 
 // Fit fits the bounded model to data. With Options.Likelihood or
 // Options.Dispersions Auto, or priors in Data.Alt, it fits every candidate
-// and keeps the best (Choose).
+// and keeps the best (see the package documentation).
 func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, error) {
 	opts = opts.WithDefaults()
 	name, err := ParseLikelihood(opts.Likelihood)

@@ -14,9 +14,9 @@ import (
 )
 
 // choose fits every candidate model and keeps the one whose consensus
-// best predicts held-out ratings (Choose).
+// best predicts held-out ratings.
 //
-// Choose: with Options.Likelihood Auto the candidates' likelihoods are
+// With Options.Likelihood Auto the candidates' likelihoods are
 // Beta (Jensen et al. sec. 3.3) and Normal (lik.Normal: the Gaussian on
 // the rating scale, whose consensus under one shared dispersion is an
 // affine map of the raters' mean, so that Pearson r with any criterion
@@ -154,6 +154,9 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, res.Diagnostics.Choice)
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
+	}
 	return res, nil
 }
 
@@ -169,7 +172,7 @@ func fmtCell(data *Data) string {
 }
 
 // looScore returns the mean leave-one-out log predictive probability of
-// the ratings at the data's resolution (see Choose): raw are the ratings
+// the ratings at the data's resolution (see the package documentation): raw are the ratings
 // on the unit scale (bounds kept), eps half the resolution; the cavity of
 // site j is EP's, or under Laplace's method the marginal with the site's
 // Gaussian approximation at the mode (precision W_j = -d2 log p, shift
