@@ -204,7 +204,7 @@ func looScore(name string, liks []lik.Bounded, rs []multirater.Rating, raw []flo
 func cellProb(o lik.Bounded, x, eps, m, v float64) float64 {
 	cdf := func(y float64) float64 {
 		if n, ok := o.(*lik.Normal); ok && y > 0 && y < 1 {
-			return numeric.NormCDF((y - m) / math.Sqrt(v+n.Sigma*n.Sigma))
+			return numeric.NormCDF((y - n.Mean(m)) / math.Sqrt(v+n.Sigma*n.Sigma)) // y* ~ N(Mean(f), Sigma^2), f ~ N(m, v)
 		}
 		return lik.PredictiveCDF(o, y, m, v)
 	}

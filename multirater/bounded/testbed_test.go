@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"concord/multirater"
+	"concord/multirater/lik"
 )
 
 // testbed is one synthetic rating design of the choice's test bed: n items
@@ -159,9 +160,9 @@ func pearsonValues(res *multirater.FitResult, x []float64) float64 {
 
 // TestNormalSharedIsTheMean: under the normal likelihood with one shared
 // dispersion, the identity kernel and k ratings per item, the consensus is
-// the Gaussian posterior mean sum_l u_nl / (k + sigma^2) on the unit scale
-// (Rasmussen & Williams eq. 2.25 with K = I), an affine map of the raters'
-// mean: Pearson r with the mean is 1.
+// 1/2 plus the Gaussian posterior mean sum_l (u_nl - 1/2) / (k + sigma^2)
+// on the unit scale (Rasmussen & Williams eq. 2.25 with K = I), an affine
+// map of the raters' mean: Pearson r with the mean is 1.
 func TestNormalSharedIsTheMean(t *testing.T) {
 	tb := testbeds()[1] // one noisy rater: the mean and a weighted mean differ
 	d, _ := tb.draw(7)
@@ -173,7 +174,7 @@ func TestNormalSharedIsTheMean(t *testing.T) {
 	mean := raterMean(d)
 	for i, it := range res.Items {
 		u := mean[i] / 100 // Lo 0, Hi 100
-		want := 100 * float64(tb.k) * u / (float64(tb.k) + sigma*sigma)
+		want := 100 * (0.5 + float64(tb.k)*(u-0.5)/(float64(tb.k)+sigma*sigma))
 		if math.Abs(it.Value.Mean-want) > 1e-6 {
 			t.Fatalf("item %s: value %.9g, want %.9g", it.ID, it.Value.Mean, want)
 		}
@@ -206,6 +207,41 @@ func TestSnowChoice(t *testing.T) {
 		r, rMean := pearsonValues(res, gold), stat.Correlation(raterMean(d), gold, nil)
 		if r < rMean-0.01 || len(res.Diagnostics.ModelCandidates) != 4 || res.Diagnostics.Choice == "" {
 			t.Errorf("%s: r %.4f, the raters' mean %.4f; candidates %+v", dim, r, rMean, res.Diagnostics.ModelCandidates)
+		}
+	}
+}
+
+// TestCellProb: the leave-one-out score's cell probabilities, in closed
+// form for the normal likelihood, equal the quadrature of the predictive
+// CDF (lik.PredictiveCDF: 48-node Gauss-Hermite, within 1e-5 of the
+// closed form where sigma is small beside the latent sd), at a bound (the
+// atom) and inside; and the cells of a grid partition [0, 1].
+func TestCellProb(t *testing.T) {
+	const eps = 0.005
+	for _, o := range []lik.Bounded{&lik.Normal{Sigma: 0.15}, &lik.Normal{Sigma: 0.6}, &lik.Beta{Nu: 8}} {
+		for _, c := range []struct{ m, v float64 }{{-0.3, 0.01}, {0.1, 0.2}, {0.45, 1e-4}} {
+			for _, x := range []float64{0, 0.37, 1} {
+				got := cellProb(o, x, eps, c.m, c.v)
+				var want float64
+				switch x {
+				case 0:
+					want = lik.PredictiveCDF(o, eps, c.m, c.v)
+				case 1:
+					want = 1 - lik.PredictiveCDF(o, 1-eps, c.m, c.v)
+				default:
+					want = lik.PredictiveCDF(o, x+eps, c.m, c.v) - lik.PredictiveCDF(o, x-eps, c.m, c.v)
+				}
+				if math.Abs(got-want) > 1e-5 {
+					t.Errorf("%s, %+v, x %v: cell probability %.12g, quadrature %.12g", o.Name(), c, x, got, want)
+				}
+			}
+			sum := 0.0
+			for k := 0; k <= 100; k++ {
+				sum += cellProb(o, float64(k)/100, eps, c.m, c.v)
+			}
+			if math.Abs(sum-1) > 1e-6 {
+				t.Errorf("%s, %+v: the cells of 0..100 sum to %.9f", o.Name(), c, sum)
+			}
 		}
 	}
 }

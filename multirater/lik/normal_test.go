@@ -8,8 +8,8 @@ import (
 )
 
 // TestNormal checks the normal likelihood against finite differences and
-// quadrature: LogLik's derivatives in f, Tilted's log Z = log ∫ N(y | f,
-// Sigma^2) N(f | mu, s2) df (Legendre on mu ± 12 sd) and its derivatives
+// quadrature: LogLik's derivatives in f, Tilted's log Z = log ∫ N(y | 1/2 +
+// f, Sigma^2) N(f | mu, s2) df (Legendre on mu ± 12 sd) and its derivatives
 // in mu, the gradients in ln Sigma, and the CDF of the clipped rating
 // (atoms at 0 and 1).
 func TestNormal(t *testing.T) {
@@ -23,7 +23,8 @@ func TestNormal(t *testing.T) {
 		lp, d1, d2, d3 := n.LogLik(c.y, c.f)
 		lpp, _, _, _ := n.LogLik(c.y, c.f+h)
 		lpm, _, _, _ := n.LogLik(c.y, c.f-h)
-		if want := -0.5*math.Log(2*math.Pi*c.sigma*c.sigma) - 0.5*(c.y-c.f)*(c.y-c.f)/(c.sigma*c.sigma); math.Abs(lp-want) > 1e-12 {
+		r := c.y - 0.5 - c.f
+		if want := -0.5*math.Log(2*math.Pi*c.sigma*c.sigma) - 0.5*r*r/(c.sigma*c.sigma); math.Abs(lp-want) > 1e-12 {
 			t.Errorf("%+v: log p %v, want %v", c, lp, want)
 		}
 		if fd := (lpp - lpm) / (2 * h); math.Abs(d1-fd) > 1e-5*math.Max(1, math.Abs(fd)) {
@@ -71,11 +72,11 @@ func TestNormal(t *testing.T) {
 			}
 		}
 		// The clipped rating's CDF: the atom at 0 is P(y* <= 0), the one at
-		// 1 is P(y* >= 1).
-		if got, want := n.CDF(0, c.f), Phi(-c.f/c.sigma); math.Abs(got-want) > 1e-12 {
+		// 1 is P(y* >= 1), y* ~ N(1/2 + f, Sigma^2).
+		if got, want := n.CDF(0, c.f), Phi((-0.5-c.f)/c.sigma); math.Abs(got-want) > 1e-12 {
 			t.Errorf("%+v: CDF(0) %v, want %v", c, got, want)
 		}
-		if n.CDF(-1e-9, c.f) != 0 || n.CDF(1, c.f) != 1 || n.Mean(c.f) != c.f {
+		if n.CDF(-1e-9, c.f) != 0 || n.CDF(1, c.f) != 1 || n.Mean(c.f) != 0.5+c.f {
 			t.Errorf("%+v: CDF outside [0, 1) or mean wrong", c)
 		}
 	}
