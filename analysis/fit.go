@@ -52,6 +52,12 @@ type FitSpec struct {
 	// (DefaultKernelFor, applied by ForData; WithDefaults, which does not
 	// see the data, gives "identity").
 	Kernel string `json:"kernel,omitempty"`
+	// KernelDefault is set by ForData when it chose a bounded fit's
+	// Kernel (the user gave none): the bounded model's choice then also
+	// considers the identity kernel beside it (when every item has a
+	// rating). It is not stored: a spec without a kernel gets it again
+	// from ForData wherever it is fitted.
+	KernelDefault bool `json:"-"`
 	// Covariates selects the numeric item columns that the kernel's
 	// linear and rbf terms read: "" (default: every numeric column, except
 	// that a kernel with a text term needs them named), "all", "none" or a
@@ -118,14 +124,19 @@ type FitSpec struct {
 	// Rogers et al. appendix B) or "fixed-full" (fixed at 1, one latent
 	// vector per label).
 	Precisions string `json:"precisions,omitempty"`
-	// Likelihood (bounded only): "beta" (default), "truncnorm" or
-	// "warped"; Dispersion, when positive, fixes every rater's nu; Bias
-	// fits an additive bias per rater; Bounds is what is done with values
-	// exactly at the scale's ends: "squeeze" (default) or "censor".
-	Likelihood string  `json:"likelihood,omitempty"`
-	Dispersion float64 `json:"dispersion,omitempty"`
-	Bias       bool    `json:"bias,omitempty"`
-	Bounds     string  `json:"bounds,omitempty"`
+	// Likelihood (bounded only): "auto" (default: chosen among beta and
+	// normal, see bounded.Fit), "beta", "truncnorm", "warped" or
+	// "normal"; Dispersions: "auto" (default: chosen among per-rater and
+	// shared), "per-rater" (each rater's learnt) or "shared" (one for
+	// every rater, learnt); Dispersion, when positive, fixes every rater's
+	// nu; Bias fits an additive bias per rater; Bounds is what is done
+	// with values exactly at the scale's ends: "squeeze" (default) or
+	// "censor".
+	Likelihood  string  `json:"likelihood,omitempty"`
+	Dispersions string  `json:"dispersions,omitempty"`
+	Dispersion  float64 `json:"dispersion,omitempty"`
+	Bias        bool    `json:"bias,omitempty"`
+	Bounds      string  `json:"bounds,omitempty"`
 	// Epsilon (robust only), when given, fixes every rater's
 	// labelling-error rate (0: the plain classifier); left out, they are
 	// learnt by EM. Select fits the plain and the robust classifier and

@@ -120,13 +120,13 @@ func Models() []Model {
 		},
 		{
 			Name:    ModelBounded,
-			Doc:     "multi-rater bounded Gaussian process (Jensen et al.: beta, truncated-Gaussian or warped likelihood): consensus value with a predictive interval and latent score per item, rater dispersions",
+			Doc:     "multi-rater bounded Gaussian process (Jensen et al.: beta, truncated-Gaussian, warped or normal likelihood, by default chosen by held-out ratings): consensus value with a predictive interval and latent score per item, rater dispersions",
 			Schemes: []annotations.Kind{annotations.Bounded},
 			Engines: []string{multirater.EngineEP, multirater.EngineLaplace},
 			Output:  multirater.OutputValues,
 			defaults: func(s FitSpec) FitSpec {
 				o := boundedOptions(s, nil).WithDefaults()
-				s.Likelihood, s.Bounds, s.FlagThreshold = o.Likelihood, o.Bounds, o.FlagThreshold
+				s.Likelihood, s.Dispersions, s.Bounds, s.FlagThreshold = o.Likelihood, o.Dispersions, o.Bounds, o.FlagThreshold
 				if s.KeepDraws == 0 {
 					s.KeepDraws = o.RankDraws
 				}
@@ -272,12 +272,29 @@ func identityOneLabelNote(ds *annotations.Dataset, data *robust.Data) string {
 }
 
 // boundedOptions maps a spec to the bounded family's options (zero fields
-// stay zero: the family's defaults); several raters get the dispersion
-// prior.
+// stay zero: the family's defaults, except the likelihood and the
+// dispersion sharing, which are chosen, bounded.Auto, unless given; a fixed
+// dispersion is every rater's).
 func boundedOptions(spec FitSpec, progress func(multirater.Progress)) bounded.Options {
-	return bounded.Options{Likelihood: spec.Likelihood, Engine: strings.ToLower(spec.Engine), Dispersion: spec.Dispersion,
+	o := bounded.Options{Likelihood: spec.Likelihood, Dispersions: spec.Dispersions, Engine: strings.ToLower(spec.Engine), Dispersion: spec.Dispersion,
 		Bias: spec.Bias, Bounds: spec.Bounds, Restarts: spec.Restarts, Seed: spec.Seed,
 		FlagThreshold: spec.FlagThreshold, RankDraws: spec.KeepDraws, Progress: progress}
+	if strings.TrimSpace(o.Likelihood) == "" {
+		o.Likelihood = bounded.Auto
+	}
+	if strings.TrimSpace(o.Dispersions) == "" {
+		o.Dispersions = bounded.Auto
+		if o.Dispersion > 0 || o.Bias {
+			o.Dispersions = bounded.PerRater // nothing to choose
+		}
+	}
+	if l, err := bounded.ParseLikelihood(o.Likelihood); err == nil {
+		o.Likelihood = l
+	}
+	if d, err := bounded.ParseDispersions(o.Dispersions); err == nil {
+		o.Dispersions = d
+	}
+	return o
 }
 
 // validateBounded checks the bounded model's settings.
@@ -287,6 +304,13 @@ func validateBounded(s FitSpec) error {
 	}
 	if _, err := bounded.ParseLikelihood(s.Likelihood); err != nil {
 		return bad("%s", err)
+	}
+	disp, err := bounded.ParseDispersions(s.Dispersions)
+	if err != nil {
+		return bad("%s", err)
+	}
+	if disp == bounded.Shared && s.Bias {
+		return bad("dispersions %q with bias: a bias per rater goes with per-rater dispersions (--dispersions per-rater, or leave --bias out)", s.Dispersions)
 	}
 	switch strings.ToLower(s.Bounds) {
 	case "", bounded.BoundsCensor, bounded.BoundsSqueeze:
@@ -367,13 +391,25 @@ func fitBoundedCov(ctx context.Context, ds *annotations.Dataset, data *bounded.D
 	}
 	opts := boundedOptions(spec, progress)
 	opts.Priors = len(data.RaterIDs) > 1
+	if alt := identityAlternative(spec, data, cov); alt {
+		data.Alt = []bounded.Prior{{Kernel: "identity"}}
+	}
 	res, err := bounded.Fit(ctx, data, opts)
 	if err != nil && ctx.Err() == nil && errors.Is(err, ep.ErrNotConverged) {
 		return nil, annotations.Errorf(annotations.EINVALID, "%v%s", err, boundedAdvice(data, spec))
 	}
+	chosenIdentity := err == nil && len(data.Alt) > 0 && res.Model.Kernel == "identity"
 	res, err = fitted(res, err, ds, cov)
-	if err != nil || !ok {
+	if err != nil {
 		return res, err
+	}
+	if chosenIdentity {
+		// The choice kept the identity kernel: the texts inform no item.
+		res.Model.Kernel, res.Features = "identity", nil
+		return res, nil
+	}
+	if !ok {
+		return res, nil
 	}
 	return learntKernel(res, ks, cov)
 }
@@ -402,6 +438,26 @@ func boundedAdvice(data *bounded.Data, spec FitSpec) string {
 		tips = append(tips, "--dispersion fixes every rater's dispersion")
 	}
 	return "; " + strings.Join(tips, "; ")
+}
+
+// identityAlternative reports whether the bounded model's choice considers
+// the identity kernel beside cov's: when the kernel was the default, not
+// the identity, and every item has a rating (an item without one is
+// predicted from its features, which the identity kernel cannot do).
+func identityAlternative(spec FitSpec, data *bounded.Data, cov *Covariance) bool {
+	if !spec.KernelDefault || cov.Kernel == "" || cov.Kernel == "identity" {
+		return false
+	}
+	rated := make([]bool, len(data.ItemIDs))
+	for _, r := range data.Ratings {
+		rated[r.Item] = true
+	}
+	for _, r := range rated {
+		if !r {
+			return false
+		}
+	}
+	return true
 }
 
 // LookupModel returns the table entry of the model name (case does not
@@ -502,8 +558,8 @@ func (m Model) validateEngine(s FitSpec) error {
 	if !found {
 		return bad("engine %q: the %s model is fitted by %s", s.Engine, m.Name, orList(m.Engines))
 	}
-	if m.Name != ModelBounded && (s.Likelihood != "" || s.Dispersion != 0 || s.Bias || s.Bounds != "") {
-		return bad("likelihood, dispersion, bias and bounds are settings of the bounded model")
+	if m.Name != ModelBounded && (s.Likelihood != "" || s.Dispersions != "" || s.Dispersion != 0 || s.Bias || s.Bounds != "") {
+		return bad("likelihood, dispersions, dispersion, bias and bounds are settings of the bounded model")
 	}
 	if m.Name != ModelRobust && (s.Epsilon != nil || s.Select || s.EM != "") {
 		return bad("epsilon, select and em are settings of the robust model")

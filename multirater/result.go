@@ -197,6 +197,9 @@ type ModelSettings struct {
 	Likelihood string   `json:"likelihood,omitempty"`
 	Lo         *float64 `json:"lo,omitempty"`
 	Hi         *float64 `json:"hi,omitempty"`
+	// Dispersions is "per-rater" or "shared" (one dispersion for every
+	// rater); bounded only.
+	Dispersions string `json:"dispersions,omitempty"`
 	// Confusion records the confusion model's priors: the settings and
 	// what empirical Bayes learnt.
 	Confusion *ConfusionPrior `json:"confusion,omitempty"`
@@ -620,6 +623,38 @@ type Diagnostics struct {
 	// (engine smc).
 	LogEvidenceSE *float64 `json:"log_evidence_se,omitempty"`
 	Selected      string   `json:"selected,omitempty"`
+	// ModelCandidates are the models a fit chose among (the bounded
+	// model's likelihoods, dispersion sharing and kernels), each with its
+	// score, the chosen one marked; Choice says how and why.
+	ModelCandidates []ModelCandidate `json:"model_candidates,omitempty"`
+	Choice          string           `json:"choice,omitempty"`
+}
+
+// ModelCandidate is one model a fit considered: its settings, its scores
+// and the seconds its fit took. A candidate whose fit failed has Error and
+// no scores.
+type ModelCandidate struct {
+	// Name is the candidate's settings in one word
+	// ("normal/shared/identity").
+	Name string `json:"name"`
+	// Likelihood, Dispersions and Kernel are its settings.
+	Likelihood  string `json:"likelihood,omitempty"`
+	Dispersions string `json:"dispersions,omitempty"`
+	Kernel      string `json:"kernel,omitempty"`
+	// LogEvidence is the engine's objective at the fitted parameters (the
+	// log evidence, plus the log prior of the rater parameters where
+	// there is one); comparable only among candidates of one likelihood.
+	LogEvidence *float64 `json:"log_evidence,omitempty"`
+	// LOO is the score the choice compares: the mean over the ratings of
+	// the leave-one-out log predictive probability of the rating's cell
+	// at the data's resolution under the consensus's predictive (a new
+	// rater's); LOOOwn the same under each rating's own rater's
+	// likelihood, for comparison.
+	LOO     *float64 `json:"loo,omitempty"`
+	LOOOwn  *float64 `json:"loo_own,omitempty"`
+	Seconds float64  `json:"seconds"`
+	Chosen  bool     `json:"chosen"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // EngineDiagnostics is the part of the diagnostics that only says which

@@ -55,6 +55,7 @@ type fitRequest struct {
 	Restarts        *int              `json:"restarts"`
 	Standardize     bool              `json:"standardize"`
 	Likelihood      string            `json:"likelihood"`
+	Dispersions     string            `json:"dispersions"`
 	Dispersion      *float64          `json:"dispersion"`
 	Bias            bool              `json:"bias"`
 	Bounds          string            `json:"bounds"`
@@ -94,7 +95,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Sampler: strings.ToLower(strings.TrimSpace(r.Sampler)), Seed: defaultSeed,
 		Precisions: strings.ToLower(strings.TrimSpace(r.Precisions)),
 		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds, Standardize: r.Standardize,
-		Likelihood: strings.ToLower(strings.TrimSpace(r.Likelihood)), Bias: r.Bias, Bounds: strings.ToLower(strings.TrimSpace(r.Bounds)),
+		Likelihood: strings.ToLower(strings.TrimSpace(r.Likelihood)), Dispersions: strings.ToLower(strings.TrimSpace(r.Dispersions)), Bias: r.Bias, Bounds: strings.ToLower(strings.TrimSpace(r.Bounds)),
 		Select: r.Select, EM: strings.ToLower(strings.TrimSpace(r.EM)),
 		Gold: r.Gold, Hierarchy: strings.ToLower(strings.TrimSpace(r.Hierarchy)),
 		Scores: strings.ToLower(strings.TrimSpace(r.Scores)), Prior: strings.ToLower(strings.TrimSpace(r.Prior)),

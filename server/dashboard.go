@@ -510,7 +510,7 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		// The settings of the other models, as their defaults.
 		for _, m := range models {
 			md := analysis.FitSpec{Model: m.Name}.WithDefaults()
-			for k, v := range map[string]string{"likelihood": md.Likelihood, "bounds": md.Bounds, "em": md.EM} {
+			for k, v := range map[string]string{"likelihood": md.Likelihood, "dispersions": md.Dispersions, "bounds": md.Bounds, "em": md.EM} {
 				if v != "" && page.Form[k] == "" {
 					page.Form[k] = v
 				}

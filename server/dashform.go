@@ -51,6 +51,7 @@ var formSettings = []formSetting{
 	{"sigma", false, func(s *analysis.FitSpec) { s.Sigma = 1 }},
 	{"thresholds", false, func(s *analysis.FitSpec) { s.Thresholds = []float64{-1, 1} }},
 	{"likelihood", false, func(s *analysis.FitSpec) { s.Likelihood = "truncnorm" }},
+	{"dispersions", false, func(s *analysis.FitSpec) { s.Dispersions = "shared" }},
 	{"dispersion", false, func(s *analysis.FitSpec) { s.Dispersion = 1 }},
 	{"bias", false, func(s *analysis.FitSpec) { s.Bias = true }},
 	{"bounds", false, func(s *analysis.FitSpec) { s.Bounds = "censor" }},
@@ -68,7 +69,7 @@ var formSettings = []formSetting{
 var formGroups = map[string][]string{
 	"gibbs":    {"identifiability", "sampler", "chains", "samples", "burnin", "thin"},
 	"evidence": {"restarts", "sigma", "thresholds"},
-	"bounded":  {"likelihood", "dispersion", "bias", "bounds"},
+	"bounded":  {"likelihood", "dispersions", "dispersion", "bias", "bounds"},
 	"robust":   {"epsilon", "select", "em"},
 	"auc":      {"scores", "gamma", "prior", "prior_scale"},
 }
@@ -354,7 +355,7 @@ func kernelChoices(models []analysis.Model, withText, unlabelled int, in itemInp
 var fitFormFields = []string{"model", "engine", "precisions", "kernel", "kernel_custom", "covariates", "categorical", "standardize",
 	"identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "seed", "v", "lambda", "sigma_b",
 	"flag_threshold", "max_rhat", "min_ess", "keep_draws", "restarts", "sigma", "thresholds",
-	"likelihood", "dispersion", "bias", "bounds", "epsilon", "select", "em", "scores", "gamma", "prior", "prior_scale",
+	"likelihood", "dispersions", "dispersion", "bias", "bounds", "epsilon", "select", "em", "scores", "gamma", "prior", "prior_scale",
 	"text_weighting", "text_min_df", "text_max_features", "text_stem", "text_bigrams", "text_keep_stop_words"}
 
 // fitForm reads the start-fit form of a project with scheme into a fit
@@ -391,7 +392,7 @@ func fitForm(c *gin.Context, scheme annotations.Scheme) (*fitRequest, map[string
 	req := &fitRequest{
 		Model: sent["model"], Engine: sent["engine"], Precisions: sent["precisions"], Kernel: sent["kernel"], Covariates: sent["covariates"],
 		Identifiability: sent["identifiability"], RefRater: sent["ref_rater"], Sampler: sent["sampler"],
-		Likelihood: sent["likelihood"], Bounds: sent["bounds"], EM: sent["em"],
+		Likelihood: sent["likelihood"], Dispersions: sent["dispersions"], Bounds: sent["bounds"], EM: sent["em"],
 		Standardize: sent["standardize"] != "", Bias: sent["bias"] != "", Select: sent["select"] != "",
 		Scores: sent["scores"], Prior: sent["prior"],
 	}

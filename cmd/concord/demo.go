@@ -65,8 +65,9 @@ func demoProjects() []demoProject {
 		items:       "demodata/snow2008_affect/items.csv",
 		textColumns: []string{"headline"},
 		about:       "Snow et al. 2008: valence of news headlines on a -100..100 slider (10 AMT workers each, expert scores kept)",
-		// The bounded model's defaults: beta likelihood, EP, every
-		// rater's dispersion learnt by the evidence; seconds.
+		// The bounded model's defaults: EP, the likelihood (beta or
+		// normal), the dispersions (per rater or shared) and the kernel
+		// (text or identity) chosen by held-out ratings; seconds.
 		fit: &analysis.FitSpec{Model: analysis.ModelBounded, Seed: 1},
 	}, demoProject{
 		name:        "rte",
@@ -95,7 +96,8 @@ serve the dashboard until interrupted:
   snow-valence        Snow et al. (2008) affect: 100 headlines rated for
                       valence on a -100..100 slider by 10 AMT workers each,
                       with expert scores; fitted with the bounded-ratings
-                      model (beta likelihood, EP, in seconds)
+                      model (EP; likelihood, dispersions and kernel
+                      chosen by held-out ratings; in seconds)
 
 Fits already done with the same settings are reused. The fit results
 (NAME-fit.json, for concord report --fit and concord predict --fit) and the

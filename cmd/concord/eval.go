@@ -126,7 +126,8 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
 	model := fs.String("model", "", "model: "+analysis.ModelNames()+" (default: the one that suits the labels' scheme)")
 	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace; the auc model: ep (default) or smc (see concord fit --help)")
-	likelihood := fs.String("likelihood", "", "bounded: beta (default), truncnorm or warped")
+	likelihood := fs.String("likelihood", "", "bounded: auto (default), beta, truncnorm, warped or normal")
+	dispersions := fs.String("dispersions", "", "bounded: auto (default), per-rater or shared")
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt)")
 	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater")
 	bounds := fs.String("bounds", "", "bounded: squeeze (default) or censor values at the scale's ends")
@@ -176,12 +177,12 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		*burnin = -1
 	}
 	// Without --model: the model that suits the scheme (see concord fit).
-	provisional := provisionalModel(*model, *schemeSpec, *likelihood != "" || *dispersion != 0 || *bias || *bounds != "")
+	provisional := provisionalModel(*model, *schemeSpec, *likelihood != "" || *dispersions != "" || *dispersion != 0 || *bias || *bounds != "")
 	spec := analysis.EvalSpec{
 		Fit: analysis.FitSpec{
 			Model: provisional, Kernel: *kernel, Identifiability: *ident, Sampler: *sampler, Seed: *seed,
 			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep, Precisions: *precisions,
-			Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
+			Likelihood: *likelihood, Dispersions: *dispersions, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
 		},
 		Folds:          *folds,
 		RaterBaselines: *baselines,

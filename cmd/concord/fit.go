@@ -101,7 +101,8 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
 	sampler := fs.String("sampler", def.Sampler, "default (faster mixing) or paper (plain Gibbs of the paper)")
 	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace; the confusion model: vb (variational Bayes, default, seconds) or gibbs; the auc model: ep (default, seconds) or smc (tempering sequential Monte Carlo, with Monte Carlo standard errors)")
-	likelihood := fs.String("likelihood", "", "bounded: beta (default; mean Phi(f)), truncnorm (mode Phi(f)) or warped (Phi^-1(y) Gaussian)")
+	likelihood := fs.String("likelihood", "", "bounded: auto (default: beta or normal, whichever predicts held-out ratings better), beta (mean Phi(f)), truncnorm (mode Phi(f)), warped (Phi^-1(y) Gaussian) or normal (y Gaussian around f)")
+	dispersions := fs.String("dispersions", "", "bounded: auto (default: per-rater or shared, whichever predicts held-out ratings better), per-rater (each rater's dispersion learnt) or shared (one for every rater)")
 	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt per rater)")
 	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater on the latent scale")
 	bounds := fs.String("bounds", "", "bounded: values exactly at the scale's ends are squeezed inside by half the data's resolution (squeeze, default) or censored there (censor)")
@@ -150,11 +151,11 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	// Without --model the model is the one that suits the scheme, known
 	// for sure once the labels are read; until then the scheme flag, or the
 	// bounded model's flags, say which it will be.
-	provisional := provisionalModel(*model, *schemeSpec, *likelihood != "" || *dispersion != 0 || *bias || *bounds != "")
+	provisional := provisionalModel(*model, *schemeSpec, *likelihood != "" || *dispersions != "" || *dispersion != 0 || *bias || *bounds != "")
 	spec := analysis.FitSpec{
 		Model: provisional, Kernel: *kernel, Identifiability: *ident, RefRater: *ref, Sampler: *sampler,
 		Seed: *seed, V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag, KeepDraws: *keep, Precisions: *precisions,
-		Standardize: *standardize, Likelihood: *likelihood, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds, Gold: *gold,
+		Standardize: *standardize, Likelihood: *likelihood, Dispersions: *dispersions, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds, Gold: *gold,
 	}
 	if err := mf.apply(&spec); err != nil {
 		return err
@@ -492,7 +493,11 @@ func printValueSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 			fmt.Fprintf(w, "  %-5s %-22s %-30s %-10s %s\n", rank, clip(it.ID, 22), value, rint, labelList(it, res.Raters))
 		}
 	}
+	printCandidates(w, res)
 	fmt.Fprintf(w, "\nRater dispersions nu (higher = more consistent with the consensus):\n")
+	if res.Model.Dispersions == "shared" {
+		fmt.Fprintf(w, "  (one dispersion shared by every rater)\n")
+	}
 	fmt.Fprintf(w, "  %-20s %6s  %-26s %9s %s\n", "rater", "labels", "nu (95% interval)", "bias", "mean log pred. density")
 	for i, r := range sum.ByPrecision {
 		if skip := elideRow(w, i, len(sum.ByPrecision), top); skip {
@@ -504,6 +509,36 @@ func printValueSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		}
 		fmt.Fprintf(w, "  %-20s %6d  %8.3g (%6.3g, %6.3g)     %9s %.3f\n", clip(r.ID, 20), r.NLabels, r.Precision.Mean, r.Precision.Q025, r.Precision.Q975, bias, r.MeanLogPred)
 	}
+}
+
+// printCandidates prints the models a fit chose among, each with its
+// scores and seconds, and why the chosen one won.
+func printCandidates(w io.Writer, res *multirater.FitResult) {
+	d := res.Diagnostics
+	if len(d.ModelCandidates) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nModel choice (likelihood/dispersions/kernel; leave-one-out log predictive probability per rating of a new rater's rating, higher is better):\n")
+	fmt.Fprintf(w, "  %-30s %10s %12s %14s %8s\n", "candidate", "loo", "loo own", "log evidence", "seconds")
+	for _, c := range d.ModelCandidates {
+		mark := ""
+		if c.Chosen {
+			mark = "  <- chosen"
+		}
+		if c.LOO == nil {
+			fmt.Fprintf(w, "  %-30s failed: %s\n", c.Name, c.Error)
+			continue
+		}
+		ev, own := "-", "-"
+		if c.LogEvidence != nil {
+			ev = fmt.Sprintf("%.2f", *c.LogEvidence)
+		}
+		if c.LOOOwn != nil {
+			own = fmt.Sprintf("%.4f", *c.LOOOwn)
+		}
+		fmt.Fprintf(w, "  %-30s %10.4f %12s %14s %8.2f%s\n", c.Name, *c.LOO, own, ev, c.Seconds, mark)
+	}
+	fmt.Fprintf(w, "  %s.\n  Force one with --likelihood, --dispersions and --kernel.\n", d.Choice)
 }
 
 // elideRow keeps long tables short: of n rows it shows the first and last

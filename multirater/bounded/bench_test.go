@@ -44,3 +44,22 @@ func BenchmarkFit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChoice: the default of `concord fit --model bounded`, the
+// choice among beta and normal likelihoods with per-rater and shared
+// dispersions (four fits and their leave-one-out scores), beside
+// BenchmarkFit's single beta fit on the same data: the ratio of the two is
+// the choice's cost.
+func BenchmarkChoice(b *testing.B) {
+	for _, n := range []int{30, 100} {
+		d := benchData(n)
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Fit(context.Background(), d, Options{Likelihood: Auto, Dispersions: Auto, Priors: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -22,6 +22,23 @@
 // are computed numerically) and on data with most ratings at a bound (Snow
 // et al.'s emotion ratings: 57-76% zeros) EP may not settle. The fit's
 // notes say how many ratings were at a bound and what was done.
+//
+// The choice (Options.Likelihood or Options.Dispersions Auto, or
+// Data.Alt): Fit fits every candidate, likelihood (Beta and lik.Normal,
+// the Gaussian on the rating scale, whose consensus under one shared
+// dispersion and the identity kernel is an affine map of the raters' mean
+// when every item has as many ratings) x dispersions (PerRater, Shared) x
+// prior (Data's and Data.Alt), and keeps the one whose reported consensus
+// best predicts held-out ratings: the mean over the ratings of the log
+// probability of the rating's cell at the data's resolution ([y - eps,
+// y + eps], [0, eps] at Lo, [1 - eps, 1] at Hi) under a new rating by a
+// rater with the median dispersion, given every other rating (the EP
+// cavity of the rating's site; Opper & Winther 2000, Vehtari et al. 2016
+// sec. 3). Evidences are not comparable across the likelihoods (a beta
+// density at a squeezed bound is no probability), so the choice uses this
+// score, which reads no gold. The fit document lists every candidate
+// (diagnostics.model_candidates) and says why (diagnostics.choice); a
+// candidate that fails drops out with a note.
 package bounded
 
 import (
@@ -54,6 +71,16 @@ const (
 	Beta      = "beta"
 	TruncNorm = "truncnorm"
 	Warped    = "warped"
+	Normal    = "normal"
+	// Auto (Options.Likelihood, Options.Dispersions) asks Fit to choose
+	// (see the package documentation).
+	Auto = "auto"
+)
+
+// Dispersion sharing (Options.Dispersions).
+const (
+	PerRater = "per-rater"
+	Shared   = "shared"
 )
 
 // Treatments of ratings at a bound (Options.Bounds).
@@ -63,7 +90,7 @@ const (
 )
 
 // Likelihoods lists the likelihoods, the default first.
-var Likelihoods = []string{Beta, TruncNorm, Warped}
+var Likelihoods = []string{Beta, TruncNorm, Warped, Normal}
 
 // Rating is one bounded rating: item and rater indices and the value on
 // the user's scale [Lo, Hi].
@@ -88,13 +115,32 @@ type Data struct {
 	// Learn, when not nil, holds kernel terms whose hyperparameters are
 	// learnt by the evidence (added to Cov).
 	Learn *infer.LearnKernel
+	// Alt are other priors of the items that the choice considers beside
+	// Cov (see the package documentation): the identity kernel beside a text kernel the
+	// user did not ask for, say. Empty: Cov only.
+	Alt []Prior
+}
+
+// Prior is one prior covariance of the items: Cov (nil: the identity,
+// unless Learn has terms), named Kernel, and kernel terms Learn whose
+// hyperparameters the evidence learns.
+type Prior struct {
+	Kernel string
+	Cov    mat.Symmetric
+	Learn  *infer.LearnKernel
 }
 
 // Options control Fit. The zero value means the defaults given for each
 // field.
 type Options struct {
-	// Likelihood is Beta (the default), TruncNorm or Warped.
+	// Likelihood is Beta (the default), TruncNorm, Warped, Normal or Auto
+	// (chosen among Beta and Normal, see the package documentation).
 	Likelihood string
+	// Dispersions is PerRater (the default: each rater's dispersion is
+	// learnt), Shared (one dispersion for every rater, learnt) or Auto
+	// (chosen, see the package documentation). Shared does not go with
+	// Bias.
+	Dispersions string
 	// Engine is multirater.EngineEP (the default) or
 	// multirater.EngineLaplace.
 	Engine string
@@ -107,7 +153,8 @@ type Options struct {
 	Bias bool
 	// Priors adds a weak log-normal prior on each rater's dispersion,
 	// ln nu_l ~ N(ln nu_0, 1.5^2) (nu_0 = 10 for beta, 5 for truncnorm,
-	// 1/sigma with sigma = 0.5 for warped), to the maximised evidence
+	// 1/sigma with sigma = 0.5 for warped, 1/sigma with sigma = 0.2 of the
+	// range for normal), to the maximised evidence
 	// (type-II MAP): a rater with few ratings borrows a sensible scale.
 	// analysis sets it for several raters.
 	Priors bool
@@ -142,6 +189,9 @@ func (o Options) WithDefaults() Options {
 	if o.Likelihood == "" {
 		o.Likelihood = Beta
 	}
+	if o.Dispersions == "" {
+		o.Dispersions = PerRater
+	}
 	if o.Engine == "" {
 		o.Engine = multirater.EngineEP
 	}
@@ -173,12 +223,30 @@ func ParseLikelihood(s string) (string, error) {
 	switch s {
 	case "":
 		return Beta, nil
-	case Beta, TruncNorm, Warped:
+	case Beta, TruncNorm, Warped, Normal, Auto:
 		return s, nil
 	case "tg", "truncgauss", "truncated":
 		return TruncNorm, nil
+	case "gauss", "gaussian":
+		return Normal, nil
 	}
-	return "", fmt.Errorf("likelihood %q: expected beta, truncnorm or warped", s)
+	return "", fmt.Errorf("likelihood %q: expected auto, beta, truncnorm, warped or normal", s)
+}
+
+// ParseDispersions returns the dispersion sharing in canonical form, or an
+// error listing the known ones.
+func ParseDispersions(s string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "":
+		return PerRater, nil
+	case PerRater, "rater", "per_rater", "perrater":
+		return PerRater, nil
+	case Shared, "one", "common":
+		return Shared, nil
+	case Auto:
+		return Auto, nil
+	}
+	return "", fmt.Errorf("dispersions %q: expected auto, per-rater or shared", s)
 }
 
 // newLik returns a likelihood of the named kind with dispersion nu.
@@ -190,6 +258,8 @@ func newLik(name string, nu float64) lik.Bounded {
 		return &lik.TruncGauss{Nu: nu}
 	case Warped:
 		return &lik.Warped{Sigma: 1 / nu}
+	case Normal:
+		return &lik.Normal{Sigma: 1 / nu}
 	}
 	panic(fmt.Sprintf("bounded: unknown likelihood %q", name))
 }
@@ -202,6 +272,8 @@ func startNu(name string) float64 {
 		return 5
 	case Warped:
 		return 2
+	case Normal:
+		return 5 // Sigma = 0.2 of the range
 	}
 	return 10
 }
@@ -214,6 +286,8 @@ func nuOf(l lik.Bounded) float64 {
 	case *lik.TruncGauss:
 		return v.Nu
 	case *lik.Warped:
+		return 1 / v.Sigma
+	case *lik.Normal:
 		return 1 / v.Sigma
 	case *lik.Shift:
 		return nuOf(v.L)
@@ -260,14 +334,33 @@ func Squeeze(values []float64, lo, hi float64) (u []float64, eps float64, moved 
 	return u, eps, moved
 }
 
-// Fit fits the bounded model to data.
+// Fit fits the bounded model to data. With Options.Likelihood or
+// Options.Dispersions Auto, or priors in Data.Alt, it fits every candidate
+// and keeps the best (see the package documentation).
 func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, error) {
-	start := time.Now()
 	opts = opts.WithDefaults()
 	name, err := ParseLikelihood(opts.Likelihood)
 	if err != nil {
 		panic("bounded: " + err.Error())
 	}
+	disp, err := ParseDispersions(opts.Dispersions)
+	if err != nil {
+		panic("bounded: " + err.Error())
+	}
+	if disp != PerRater && opts.Bias {
+		panic("bounded: shared dispersions with a bias per rater")
+	}
+	if name == Auto || disp == Auto || len(data.Alt) > 0 {
+		return choose(ctx, data, opts, name, disp)
+	}
+	res, _, err := fitOne(ctx, data, opts, name, disp == Shared)
+	return res, err
+}
+
+// fitOne fits one model: likelihood name, shared or per-rater
+// dispersions; it returns the fit and its leave-one-out scores (looScore).
+func fitOne(ctx context.Context, data *Data, opts Options, name string, shared bool) (*multirater.FitResult, looScores, error) {
+	start := time.Now()
 	if opts.Engine != multirater.EngineEP && opts.Engine != multirater.EngineLaplace {
 		panic(fmt.Sprintf("bounded: unknown engine %q", opts.Engine))
 	}
@@ -280,7 +373,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 	for j, r := range data.Ratings {
 		rs[j] = multirater.Rating{Item: r.Item, Rater: r.Rater}
 		if !(r.Value >= data.Lo && r.Value <= data.Hi) {
-			return nil, multirater.DataErrorf("rating %v of rater %q for item %q is outside [%v, %v]", r.Value, data.RaterIDs[r.Rater], data.ItemIDs[r.Item], data.Lo, data.Hi)
+			return nil, looScores{}, multirater.DataErrorf("rating %v of rater %q for item %q is outside [%v, %v]", r.Value, data.RaterIDs[r.Rater], data.ItemIDs[r.Item], data.Lo, data.Hi)
 		}
 		values[j] = r.Value
 	}
@@ -290,12 +383,20 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		Ratings: rs, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}, Repeats: data.Repeats}
 	perRater, err := dsg.Check()
 	if err != nil {
-		return nil, err
+		return nil, looScores{}, err
 	}
 	if opts.Bounds != BoundsCensor && opts.Bounds != BoundsSqueeze {
 		panic(fmt.Sprintf("bounded: bounds treatment %q", opts.Bounds))
 	}
 	u, eps, moved := Squeeze(values, data.Lo, data.Hi)
+	raw := make([]float64, len(values)) // on the unit scale, bounds kept
+	for j, v := range values {
+		raw[j] = math.Max(0, math.Min(1, (v-data.Lo)/(data.Hi-data.Lo)))
+	}
+	if name == Normal {
+		// The Gaussian has a density at the bounds: nothing is moved.
+		copy(u, raw)
+	}
 
 	// EP: the bounded likelihoods are not log-concave in f (a rating in
 	// conflict with the rest of its item pushes the tilted variance above
@@ -312,13 +413,24 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		EP: eo, Laplace: opts.Laplace, Progress: opts.Progress, ParallelSites: -1}
 	if data.Learn != nil {
 		if prob.Kernel, err = infer.NewKernel(n, data.Cov, data.Learn.Terms, data.Learn.Inputs); err != nil {
-			return nil, err
+			return nil, looScores{}, err
 		}
 		prob.Cov = nil
 	}
+	// Shared: one likelihood, owned by the first rater's slot, is every
+	// rater's.
 	liks := make([]lik.Bounded, nl)
-	prob.Liks = make([]lik.LaplaceLearnable, nl)
+	owners := nl
+	if shared {
+		owners = 1
+	}
+	owner := func(l int) int { return min(l, owners-1) }
+	prob.Liks = make([]lik.LaplaceLearnable, owners)
 	for l := range liks {
+		if l >= owners {
+			liks[l] = liks[owner(l)]
+			continue
+		}
 		liks[l] = newLik(name, startNu(name))
 		if opts.Bias {
 			liks[l] = &lik.Shift{L: liks[l]}
@@ -330,7 +442,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 	cens := make([]*lik.Censored, nl)
 	for j, r := range rs {
 		prob.Sites[j] = lik.Site{Item: r.Item, Y: u[j], Lik: liks[r.Rater]}
-		prob.Owner[j] = r.Rater
+		prob.Owner[j] = owner(r.Rater)
 		if at := values[j] <= data.Lo || values[j] >= data.Hi; at && opts.Bounds == BoundsCensor {
 			if cens[r.Rater] == nil {
 				cens[r.Rater] = &lik.Censored{L: liks[r.Rater], Delta: eps}
@@ -354,7 +466,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		return nl == 1 // a single rater's bias is the consensus's location
 	}
 	prob.Start = func(s int, rng *rand.Rand, dst []float64) {
-		for l := 0; l < nl; l++ {
+		for l := 0; l < owners; l++ {
 			nu := nu0
 			if s > 0 && opts.Dispersion == 0 {
 				nu *= math.Exp(rng.NormFloat64())
@@ -403,13 +515,17 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x626f756e64))
 	a, err := infer.Fit(ctx, prob, rng)
 	if err != nil {
-		return nil, err
+		return nil, looScores{}, err
 	}
-	res := summarise(data, opts, name, liks, perRater, prob.Sites, a, rng)
+	var loo looScores
+	loo.fresh, loo.own = looScore(name, liks, rs, raw, eps, prob.Sites, a)
+	res := summarise(data, opts, name, shared, liks, perRater, prob.Sites, a, rng)
 	if a.Learnt != nil {
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
 	}
 	switch {
+	case moved > 0 && name == Normal && opts.Bounds != BoundsCensor:
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v); the normal likelihood reads them as they are", moved, len(rs), data.Lo, data.Hi))
 	case moved > 0 && opts.Bounds == BoundsCensor:
 		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v) and were censored there: their likelihood is the %s probability of a value within %.4g of the range (half the data's resolution) of the bound", moved, len(rs), data.Lo, data.Hi, name, eps))
 	case moved > 0:
@@ -420,7 +536,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 	if opts.Progress != nil {
 		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
 	}
-	return res, nil
+	return res, loo, nil
 }
 
 // latentNoiseVar returns a rater's latent noise variance, the inverse
@@ -460,7 +576,9 @@ func consensusLik(name string, liks []lik.Bounded) lik.Bounded {
 // the 2.5%, 50% and 97.5% quantiles.
 func valueEstimate(o lik.Bounded, mu, s2, lo, hi float64) *multirater.Estimate {
 	w := hi - lo
-	m := lik.PredictiveMean(o, mu, s2)
+	// The normal likelihood's mean may lie beyond a bound; the rating
+	// cannot.
+	m := math.Max(0, math.Min(1, lik.PredictiveMean(o, mu, s2)))
 	// E[y^2] = ∫_0^1 2 y (1 - F(y)) dy.
 	ey2 := 0.0
 	for i, x := range gl64X {
@@ -472,7 +590,7 @@ func valueEstimate(o lik.Bounded, mu, s2, lo, hi float64) *multirater.Estimate {
 }
 
 // summarise turns the approximation into the fit document.
-func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRater []int, sites []lik.Site, a *infer.Approx, rng *rand.Rand) *multirater.FitResult {
+func summarise(data *Data, opts Options, name string, shared bool, liks []lik.Bounded, perRater []int, sites []lik.Site, a *infer.Approx, rng *rand.Rand) *multirater.FitResult {
 	n, nl := len(data.ItemIDs), len(data.RaterIDs)
 	kern := data.Kernel
 	if kern == "" {
@@ -482,7 +600,10 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 		Schema: multirater.FitSchema,
 		Model: multirater.ModelSettings{Model: Name, Engine: opts.Engine, Output: multirater.OutputValues, Kernel: kern,
 			Likelihood: name, Seed: opts.Seed, FlagThreshold: opts.FlagThreshold, KeepDraws: opts.RankDraws,
-			Backend: gp.Backend, Lo: &data.Lo, Hi: &data.Hi},
+			Backend: gp.Backend, Lo: &data.Lo, Hi: &data.Hi, Dispersions: PerRater},
+	}
+	if shared {
+		res.Model.Dispersions = Shared
 	}
 	dg := &res.Diagnostics
 	a.Diagnose(dg, opts.Engine)
@@ -494,6 +615,16 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 	for j, r := range data.Ratings {
 		byRater[r.Rater] = append(byRater[r.Rater], j)
 	}
+	// byOwner: the ratings of each likelihood's parameters (every rating
+	// under one shared dispersion).
+	byOwner := byRater
+	if shared {
+		all := make([]int, len(data.Ratings))
+		for j := range all {
+			all[j] = j
+		}
+		byOwner = [][]int{all}
+	}
 	cav := func(j int) (float64, float64) {
 		if a.EP != nil {
 			return a.EP.CavMean[j], a.EP.CavVar[j]
@@ -502,7 +633,7 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 	}
 	logLikRater := func(l int) float64 {
 		v := 0.0
-		for _, j := range byRater[l] {
+		for _, j := range byOwner[l] {
 			m, s2 := cav(j)
 			lz, _, _ := sites[j].Lik.Tilted(sites[j].Y, m, s2)
 			v += lz
@@ -511,12 +642,16 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 	}
 	w := data.Hi - data.Lo
 	res.Raters = make([]multirater.RaterResult, nl)
+	var sharedEst *multirater.Estimate
 	for l, o := range liks {
 		rr := &res.Raters[l]
 		rr.ID, rr.NLabels = data.RaterIDs[l], perRater[l]
 		nu := nuOf(o)
 		est := multirater.Estimate{Mean: nu, Q50: nu, Q025: nu, Q975: nu}
-		if opts.Dispersion == 0 {
+		switch {
+		case sharedEst != nil:
+			est = *sharedEst
+		case opts.Dispersion == 0:
 			p := o.ParamsTo(make([]float64, o.NumParams()))
 			const h = 1e-3
 			f0 := logLikRater(l)
@@ -535,7 +670,7 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 			if curv > 0 {
 				sd := 1 / math.Sqrt(curv)
 				sign := 1.0
-				if name == Warped {
+				if name == Warped || name == Normal {
 					sign = -1 // the parameter is ln sigma = -ln nu
 				}
 				est.SD = nu * sd
@@ -543,6 +678,9 @@ func summarise(data *Data, opts Options, name string, liks []lik.Bounded, perRat
 				if est.Q025 > est.Q975 {
 					est.Q025, est.Q975 = est.Q975, est.Q025
 				}
+			}
+			if shared {
+				sharedEst = &est
 			}
 		}
 		rr.Dispersion = &est

@@ -31,7 +31,8 @@ import (
 
 func main() {
 	data := flag.String("data", "../shared/data", "folder holding snow2008_affect")
-	likelihood := flag.String("likelihood", bounded.Beta, "beta, truncnorm or warped")
+	likelihood := flag.String("likelihood", bounded.Auto, "auto (the CLI's default: beta or normal, chosen), beta, truncnorm, warped or normal")
+	dispersions := flag.String("dispersions", bounded.Auto, "auto (the CLI's default: per-rater or shared, chosen), per-rater or shared")
 	bounds := flag.String("bounds", bounded.BoundsSqueeze, "squeeze or censor")
 	engine := flag.String("engine", "ep", "ep or laplace")
 	dispersion := flag.Float64("dispersion", 0, "fix every rater's nu (0: learnt)")
@@ -45,14 +46,14 @@ func main() {
 	check(err)
 	ratings, err := readCSV(filepath.Join(dir, "ratings.csv"))
 	check(err)
-	fmt.Printf("likelihood %s, bounds %s, engine %s, dispersion %v, bias %v\n", *likelihood, *bounds, *engine, *dispersion, *bias)
+	fmt.Printf("likelihood %s, dispersions %s, bounds %s, engine %s, dispersion %v, bias %v\n", *likelihood, *dispersions, *bounds, *engine, *dispersion, *bias)
 	fmt.Printf("%-9s %28s %28s %28s %8s\n", "dimension", "Pearson: consensus mean median", "Spearman: consensus mean median", "consensus >= mean, median", "seconds")
 	start := time.Now()
 	for _, dim := range []string{"anger", "disgust", "fear", "joy", "sadness", "surprise", "valence"} {
 		d, gold := dimension(items, ratings, dim)
 		check(setKernel(d, *kern))
 		t0 := time.Now()
-		res, err := bounded.Fit(context.Background(), d, bounded.Options{Likelihood: *likelihood, Bounds: *bounds, Engine: *engine,
+		res, err := bounded.Fit(context.Background(), d, bounded.Options{Likelihood: *likelihood, Dispersions: *dispersions, Bounds: *bounds, Engine: *engine,
 			Dispersion: *dispersion, Bias: *bias, Priors: true, PriorSD: *priorSD})
 		if err != nil {
 			fmt.Printf("%-9s fit failed: %v\n", dim, err)
@@ -71,6 +72,13 @@ func main() {
 		sc, sm, sd := spearman(cons, gold), spearman(mean, gold), spearman(median, gold)
 		verdict := fmt.Sprintf("Pearson %s, Spearman %s", yes(pc >= pm && pc >= pd), yes(sc >= sm && sc >= sd))
 		fmt.Printf("%-9s %8.4f %8.4f %8.4f    %8.4f %8.4f %8.4f    %-28s %8.2f\n", dim, pc, pm, pd, sc, sm, sd, verdict, secs)
+		for _, c := range res.Diagnostics.ModelCandidates {
+			if c.LOO == nil {
+				fmt.Printf("    %-28s failed: %s\n", c.Name, c.Error)
+				continue
+			}
+			fmt.Printf("    %-28s loo %8.4f (own rater %8.4f)  %6.2f s  chosen %v\n", c.Name, *c.LOO, *c.LOOOwn, c.Seconds, c.Chosen)
+		}
 	}
 	fmt.Printf("total %.1f s\n", time.Since(start).Seconds())
 }

@@ -1,0 +1,231 @@
+package bounded
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"concord/multirater"
+	"concord/multirater/infer"
+	"concord/multirater/lik"
+	"concord/multirater/numeric"
+)
+
+// choose fits every candidate model and keeps the one whose consensus
+// best predicts held-out ratings.
+//
+// With Options.Likelihood Auto the candidates' likelihoods are
+// Beta (Jensen et al. sec. 3.3) and Normal (lik.Normal: the Gaussian on
+// the rating scale, whose consensus under one shared dispersion is an
+// affine map of the raters' mean, so that Pearson r with any criterion
+// equals the mean's when every item has as many ratings); with
+// Options.Dispersions Auto each rater's dispersion is learnt (PerRater) or
+// one is shared by all (Shared); the priors are Data's and Data.Alt.
+//
+// The candidates' evidences are not comparable across likelihoods (the
+// beta density has no value at a bound, so ratings there are moved inside
+// by eps and get densities the Gaussian cannot match), so the choice
+// compares a leave-one-out (LOO) score of the ratings: the mean over the
+// ratings of the log probability of the rating's cell at the data's
+// resolution, [y - eps, y + eps] ([0, eps] at Lo, [1 - eps, 1] at Hi, eps
+// half the resolution, Squeeze), cells that partition the scale, so that
+// every candidate is scored on the same events. The predictive of rating j
+// is the consensus's, the one the fit reports as each item's value: a new
+// rating by a rater with the median dispersion (consensusLik), given every
+// other rating (the EP cavity N(mu_-j, s2_-j) of the site, Opper & Winther
+// 2000; Vehtari et al. 2016 sec. 3; under Laplace's method the marginal
+// with the site's Gaussian divided out). The score thus judges the
+// consensus the user gets, not each rater's own fit: per-rater dispersions
+// always predict each rater's own ratings better (ModelCandidate.LOOOwn),
+// largely by fitting raters who use little of the scale as precise, and
+// win only when their consensus predicts a typical rater better. The
+// largest score wins; the fit document lists every candidate's
+// (diagnostics.model_candidates) and says why (diagnostics.choice). A
+// candidate that fails drops out with a note; the fit fails only when
+// every candidate fails.
+func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*multirater.FitResult, error) {
+	start := time.Now()
+	liks := []string{name}
+	if name == Auto {
+		liks = []string{Beta, Normal}
+	}
+	disps := []string{disp}
+	if disp == Auto {
+		disps = []string{PerRater, Shared}
+		if opts.Bias {
+			disps = []string{PerRater}
+		}
+	}
+	priors := append([]Prior{{Kernel: data.Kernel, Cov: data.Cov, Learn: data.Learn}}, data.Alt...)
+	type fitted struct {
+		res *multirater.FitResult
+		loo looScores
+	}
+	var (
+		cands    []multirater.ModelCandidate
+		fits     []fitted
+		notes    []string
+		firstErr error
+	)
+	total := len(priors) * len(liks) * len(disps)
+	for _, pr := range priors {
+		for _, ln := range liks {
+			for _, dn := range disps {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				d := *data
+				d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
+				kern := pr.Kernel
+				if kern == "" {
+					kern = "identity"
+				}
+				c := multirater.ModelCandidate{Name: ln + "/" + dn + "/" + kern, Likelihood: ln, Dispersions: dn, Kernel: kern}
+				o := opts
+				o.Likelihood, o.Dispersions = ln, dn
+				if opts.Progress != nil {
+					k := float64(len(cands))
+					o.Progress = func(p multirater.Progress) {
+						p.Fraction = (k + p.Fraction) / float64(total)
+						p.Elapsed = time.Since(start)
+						if p.Phase == "done" {
+							p.Phase = "candidate " + c.Name
+						}
+						opts.Progress(p)
+					}
+				}
+				t0 := time.Now()
+				res, loo, err := fitOne(ctx, &d, o, ln, dn == Shared)
+				c.Seconds = time.Since(t0).Seconds()
+				if err == nil && (math.IsNaN(loo.fresh) || math.IsInf(loo.fresh, 0)) {
+					err = fmt.Errorf("leave-one-out score %v", loo.fresh)
+				}
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					if firstErr == nil {
+						firstErr = err
+					}
+					c.Error = err.Error()
+					notes = append(notes, fmt.Sprintf("candidate %s failed and was left out: %v", c.Name, err))
+					cands = append(cands, c)
+					fits = append(fits, fitted{})
+					continue
+				}
+				c.LOO, c.LOOOwn = &loo.fresh, &loo.own
+				if e := res.Diagnostics.Engine; e != nil && e.LogEvidence != nil {
+					v := *e.LogEvidence
+					c.LogEvidence = &v
+				}
+				cands = append(cands, c)
+				fits = append(fits, fitted{res, loo})
+			}
+		}
+	}
+	best, second := -1, -1
+	for i, f := range fits {
+		switch {
+		case f.res == nil:
+		case best < 0 || f.loo.fresh > fits[best].loo.fresh:
+			best, second = i, best
+		case second < 0 || f.loo.fresh > fits[second].loo.fresh:
+			second = i
+		}
+	}
+	if best < 0 {
+		return nil, firstErr
+	}
+	cands[best].Chosen = true
+	res := fits[best].res
+	why := fmt.Sprintf("%s has the largest leave-one-out log predictive probability of the ratings (mean over %d ratings, cells of %s of the range): %.4f", cands[best].Name, len(data.Ratings), fmtCell(data), fits[best].loo.fresh)
+	if second >= 0 {
+		d := fits[best].loo.fresh - fits[second].loo.fresh
+		why += fmt.Sprintf(", ahead of %s (%.4f) by %.4f per rating, %.1f in all", cands[second].Name, fits[second].loo.fresh, d, d*float64(len(data.Ratings)))
+	}
+	var names []string
+	for _, c := range cands {
+		names = append(names, c.Name)
+	}
+	res.Diagnostics.ModelCandidates = cands
+	res.Diagnostics.Choice = "chosen among " + strings.Join(names, ", ") + " by the leave-one-out predictive probability of the ratings (the evidences of different likelihoods are not comparable): " + why
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, res.Diagnostics.Choice)
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
+	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
+	}
+	return res, nil
+}
+
+// fmtCell returns the width of the LOO score's cells, 2 eps, as a
+// fraction of the range.
+func fmtCell(data *Data) string {
+	values := make([]float64, len(data.Ratings))
+	for j, r := range data.Ratings {
+		values[j] = r.Value
+	}
+	_, eps, _ := Squeeze(values, data.Lo, data.Hi)
+	return fmt.Sprintf("%.4g", 2*eps)
+}
+
+// looScore returns the mean leave-one-out log predictive probability of
+// the ratings at the data's resolution (see the package documentation): raw are the ratings
+// on the unit scale (bounds kept), eps half the resolution; the cavity of
+// site j is EP's, or under Laplace's method the marginal with the site's
+// Gaussian approximation at the mode (precision W_j = -d2 log p, shift
+// W_j f^ + d1 log p) divided out.
+func looScore(name string, liks []lik.Bounded, rs []multirater.Rating, raw []float64, eps float64, sites []lik.Site, a *infer.Approx) (fresh, own float64) {
+	cons := consensusLik(name, liks)
+	for j, r := range rs {
+		var m, v float64
+		if a.EP != nil {
+			m, v = a.EP.CavMean[j], a.EP.CavVar[j]
+		} else {
+			f, vf := a.Mean[r.Item], a.Var[r.Item]
+			_, d1, d2, _ := sites[j].Lik.LogLik(sites[j].Y, f)
+			m, v = f, vf
+			if pc := 1/vf + d2; pc > 1e-12 {
+				m, v = (f/vf+d2*f-d1)/pc, 1/pc
+			}
+		}
+		x := raw[j]
+		own += math.Log(math.Max(cellProb(liks[r.Rater], x, eps, m, v), 1e-300))
+		fresh += math.Log(math.Max(cellProb(cons, x, eps, m, v), 1e-300))
+	}
+	return fresh / float64(len(rs)), own / float64(len(rs))
+}
+
+// cellProb returns the probability of the cell of rating x (unit scale)
+// under likelihood o and the latent N(m, v): [x - eps, x + eps], [0, eps]
+// at 0, [1 - eps, 1] at 1.
+func cellProb(o lik.Bounded, x, eps, m, v float64) float64 {
+	cdf := func(y float64) float64 {
+		if n, ok := o.(*lik.Normal); ok && y > 0 && y < 1 {
+			return numeric.NormCDF((y - n.Mean(m)) / math.Sqrt(v+n.Sigma*n.Sigma)) // y* ~ N(Mean(f), Sigma^2), f ~ N(m, v)
+		}
+		return lik.PredictiveCDF(o, y, m, v)
+	}
+	switch {
+	case x <= 0:
+		return cdf(eps)
+	case x >= 1:
+		return 1 - cdf(1-eps)
+	}
+	hi := 1.0
+	if x+eps < 1 {
+		hi = cdf(x + eps)
+	}
+	lo := 0.0
+	if x-eps > 0 {
+		lo = cdf(x - eps)
+	}
+	return hi - lo
+}
+
+// looScores are a fit's two leave-one-out scores (looScore): fresh, under
+// the consensus's predictive (the choice's), and own, under each rating's
+// rater's likelihood.
+type looScores struct{ fresh, own float64 }
