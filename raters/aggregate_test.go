@@ -12,7 +12,7 @@ func mkTable(k int, rows [][]float64) *Ratings {
 	r := NewRatings(len(rows), len(rows[0]), k)
 	for i, row := range rows {
 		for j, v := range row {
-			r.Set(i, j, v)
+			r.Add(i, j, v)
 		}
 	}
 	return r
@@ -119,13 +119,17 @@ func TestConsensusJSONRoundTrip(t *testing.T) {
 
 func TestRatingsPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"bad category": func() { NewRatings(1, 1, 2).Set(0, 0, 2) },
-		"fraction":     func() { NewRatings(1, 1, 2).Set(0, 0, 0.5) },
-		"out of range": func() { NewRatings(1, 1, 2).At(1, 0) },
-		"short data":   func() { FleissKappa(&Ratings{Items: 2, Raters: 2, K: 2, Data: []float64{0}}, CoefOptions{}) },
+		"bad category": func() { NewRatings(1, 1, 2).Add(0, 0, 2) },
+		"fraction":     func() { NewRatings(1, 1, 2).Add(0, 0, 0.5) },
+		"out of range": func() { NewRatings(1, 1, 2).Add(1, 0, 0) },
+		"infinite":     func() { NewRatings(1, 1, 0).Add(0, 0, math.Inf(1)) },
 		"bad values": func() {
-			FleissKappa(&Ratings{Items: 1, Raters: 1, K: 2, Data: []float64{0}, Values: []float64{2, 1}}, CoefOptions{})
+			r := NewRatings(1, 1, 2)
+			r.Values = []float64{2, 1}
+			r.Add(0, 0, 0)
+			FleissKappa(r, CoefOptions{})
 		},
+		"bad tie order": func() { MajorityVoteWith(NewRatings(1, 1, 2), MVOptions{Ties: TieFirst, TieOrder: []int{0, 0}}) },
 		"bad conflevel": func() { FleissKappa(NewRatings(1, 2, 2), CoefOptions{ConfLevel: 1.5}) },
 	} {
 		func() {

@@ -31,7 +31,7 @@ func simulated(n, r int, missing float64, seed uint64) *Ratings {
 			case u < 0.4:
 				v = rnd.IntN(k)
 			}
-			t.Set(i, j, float64(v))
+			t.Add(i, j, float64(v))
 		}
 	}
 	return t

@@ -230,6 +230,8 @@ type congerParts struct {
 	wu   []float64 // per rater g: W (r p̄ - p_g), r × q
 	sg   []float64 // per rater g: p_gᵀ W (r p̄ - p_g)
 	keep []bool    // rater has ratings
+	// sumSG is Σ_g sg over the raters with ratings.
+	sumSG float64
 }
 
 // congerChance returns Conger's (1980) chance agreement as irrCAC computes
@@ -295,27 +297,28 @@ func (t *table) congerChance(w *weightMat, mult []float64) *congerParts {
 	for i := 0; i < t.n; i++ {
 		cp.n += weightOf(mult, i)
 	}
+	for g := range cp.sg {
+		if cp.keep[g] {
+			cp.sumSG += cp.sg[g]
+		}
+	}
 	return cp
 }
 
 // itemChance is item i's linearised chance agreement p_e|i = Σ_g λ_ig /
-// (r(r-1)) of irrCAC's conger.kappa.raw.
+// (r(r-1)) of irrCAC's conger.kappa.raw, summed in time linear in the
+// item's ratings: a rater g who did not rate item i contributes
+// (n/n_g) λ_ig = s_g, so Σ_g (n/n_g) λ_ig = Σ_g s_g + Σ_{g rated i}
+// (n/n_g)(w_g·u_g[c] - s_g).
 func (cp *congerParts) itemChance(t *table, i int) float64 {
 	q := t.q
-	s := 0.0
-	for g := 0; g < t.r; g++ {
+	s := cp.sumSG
+	for p := t.ls[i]; p < t.ls[i+1]; p++ {
+		g, c := int(t.lr[p]), int(t.lc[p])
 		if !cp.keep[g] {
 			continue
 		}
-		c := t.cell[i*t.r+g]
-		eps := 0.0
-		lam := 0.0
-		if c >= 0 {
-			eps = 1
-			lam = cp.wu[g*q+int(c)]
-		}
-		lam -= (eps - cp.ng[g]/cp.n) * cp.sg[g]
-		s += cp.n / cp.ng[g] * lam
+		s += cp.n / cp.ng[g] * (cp.wu[g*q+c] - cp.sg[g])
 	}
 	return s / (cp.r * (cp.r - 1))
 }
@@ -332,6 +335,9 @@ type CoefOptions struct {
 	ObservedCategoriesOnly bool
 	// ConfLevel of the analytic intervals; 0 means 0.95.
 	ConfLevel float64
+	// Pairs chooses the rater pairs of PairwiseCohen (and of the
+	// agreement tables); the zero value is PairOptions' default.
+	Pairs PairOptions
 }
 
 func (o CoefOptions) level() float64 {

@@ -16,19 +16,17 @@ type Label struct {
 	Item, Rater, Class int
 }
 
-// LabelsOf returns the ratings of a categorical table as labels.
+// LabelsOf returns every label of categorical ratings, repeated labels
+// included, ordered by item, then rater, then the order they were added.
 func LabelsOf(r *Ratings) []Label {
 	r.check()
 	if r.K == 0 {
 		panic("raters: LabelsOf needs categorical ratings")
 	}
-	var out []Label
-	for i := 0; i < r.Items; i++ {
-		for j := 0; j < r.Raters; j++ {
-			if v := r.Data[i*r.Raters+j]; !math.IsNaN(v) {
-				out = append(out, Label{Item: i, Rater: j, Class: int(v)})
-			}
-		}
+	_, order := r.byItem()
+	out := make([]Label, len(order))
+	for y, x := range order {
+		out[y] = Label{Item: int(r.item[x]), Rater: int(r.rater[x]), Class: int(r.val[x])}
 	}
 	return out
 }
