@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"concord/annotations"
 	"concord/raters"
@@ -277,4 +278,37 @@ func PlanBootstrap(ds *annotations.Dataset, requested int, explicit bool, maxWor
 	}
 	return -1, fmt.Sprintf("no bootstrap intervals (the intervals are analytic): %d replicates × %d resampled labels and rater pairs exceed the limit of %d per analysis",
 		requested, w, maxWork), nil
+}
+
+// ParsePairs reads the pairs setting of an agreement analysis: "" (the
+// default: see raters.PairOptions), "all" (every pair of raters that
+// shares an item) or a number N >= 1 (at most N pairs, those sharing the
+// most items). The error says what was expected; callers name the flag or
+// query parameter.
+func ParsePairs(s string) (raters.PairOptions, error) {
+	switch s {
+	case "":
+		return raters.PairOptions{}, nil
+	case "all":
+		return raters.PairOptions{All: true}, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return raters.PairOptions{}, fmt.Errorf("%q: expected all or a number of pairs from 1 (default %d)", s, raters.DefaultMaxPairs)
+	}
+	return raters.PairOptions{Max: n}, nil
+}
+
+// ParseOnly reads the part of an agreement analysis to compute: "" (all)
+// or one of raters.OnlyParts.
+func ParseOnly(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	for _, p := range raters.OnlyParts {
+		if s == p {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("%q: expected one of %s", s, strings.Join(raters.OnlyParts, ", "))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	goflag "flag"
 	"fmt"
 	"io"
 	"math"
@@ -68,7 +69,10 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	complete := fs.Bool("complete-cases", false, "ICC on the items every rater rated (classical ANOVA) instead of REML on all ratings")
 	restarts := fs.Int("ds-restarts", 4, "Dawid-Skene random restarts besides the majority-vote start")
 	smoothing := fs.Float64("ds-smoothing", 0, "Dawid-Skene pseudo-count added to every class and confusion count (MAP under a Dirichlet prior; 0: maximum likelihood as in Dawid & Skene 1979)")
-	maxPairs := fs.Int("pairs", 30, "show at most this many rater pairs in the table (all are in --json)")
+	pairsFlag := fs.String("pairs", "", fmt.Sprintf("rater pairs of the pairwise statistics: all (every pair sharing an item) or at most N, those sharing the most items (default: every pair sharing an item up to %d raters; above, those sharing at least --min-shared items, at most %d)", raters.MaxMatrixRaters, raters.DefaultMaxPairs))
+	minShared := fs.Int("min-shared", 0, fmt.Sprintf("fewest items a rater pair must share for its pairwise statistics (0: 1 up to %d raters, %d above)", raters.MaxMatrixRaters, raters.DefaultMinShared))
+	only := fs.String("only", "", "compute one part only: coefficients, aggregators, items (per-item agreement) or raters (profiles and per-rater agreement)")
+	ties := fs.String("ties", "frequent", "majority-vote and Wawa tie rule: frequent (the tied class with the most labels in the file) or first (the first in sorted order of the class codes, crowd-kit's rule)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
@@ -85,6 +89,24 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if *boot < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--bootstrap must be >= 0, got %d", *boot)
 	}
+	pairs, err := analysis.ParsePairs(*pairsFlag)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--pairs %s", err)
+	}
+	if *minShared < 0 {
+		return annotations.Errorf(annotations.EINVALID, "--min-shared must be >= 0, got %d", *minShared)
+	}
+	pairs.MinShared = *minShared
+	part, err := analysis.ParseOnly(*only)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--only %s", err)
+	}
+	tieRule, err := raters.ParseTieRule(*ties)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--ties %q: expected frequent or first", *ties)
+	}
+	bootGiven := false
+	fs.Visit(func(f *goflag.Flag) { bootGiven = bootGiven || f.Name == "bootstrap" })
 
 	var ds *annotations.Dataset
 	source := ""
@@ -138,6 +160,18 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if b == 0 {
 		b = -1
 	}
+	// The default bootstrap is bounded like the server's (fewer replicates,
+	// or analytic intervals, past DefaultMaxBootstrapWork, with a note); an
+	// explicit --bootstrap runs as asked.
+	bootNote := ""
+	if !bootGiven && part != raters.OnlyAggregators && part != raters.OnlyItems && part != raters.OnlyRaters {
+		if b, bootNote, err = analysis.PlanBootstrap(ds, b, false, analysis.DefaultMaxBootstrapWork); err != nil {
+			return err
+		}
+		if bootNote != "" {
+			bootNote += "; --bootstrap N runs N replicates whatever the work"
+		}
+	}
 	if *smoothing < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--ds-smoothing must be at least 0, got %g", *smoothing)
 	}
@@ -150,16 +184,22 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 		ObservedCategoriesOnly: *observed,
 		ICC:                    raters.ICCOptions{CompleteCasesOnly: *complete},
 		DS:                     raters.DSOptions{Restarts: r, Smoothing: *smoothing},
+		Pairs:                  pairs,
+		Only:                   part,
+		Ties:                   tieRule,
 	})
 	if err != nil {
 		return err
+	}
+	if bootNote != "" {
+		rep.Notes = append(rep.Notes, bootNote)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	printAgreement(e.stdout, source, rep, *maxPairs)
+	printAgreement(e.stdout, source, rep, 30)
 	return nil
 }
 
