@@ -80,7 +80,20 @@ type Options struct {
 	// TieFirst (see MVOptions).
 	Ties     TieRule
 	TieOrder []int
+	// MaxItemRows bounds the document: with more items than this, and
+	// Only empty, the aggregators' per-item rows (Consensus.Items) are
+	// left out of the report, with a note (Only = OnlyAggregators lists
+	// them); 0 means no bound. The rater rows, profiles and per-item
+	// agreement are computed as usual. DefaultMaxItemRows is the bound
+	// of concord agreement and the API.
+	MaxItemRows int
 }
+
+// DefaultMaxItemRows is the bound on items above which the agreement
+// document of the CLI and the API leaves out the aggregators' per-item rows
+// (six aggregators × items rows; 1M labels on 200,000 items would give 160
+// MB of them).
+const DefaultMaxItemRows = 50_000
 
 // The parts of the report Options.Only can ask for.
 const (
@@ -214,9 +227,12 @@ type RaterProfile struct {
 	SD   num `json:"sd"`
 	// Pairwise agreement with every other rater.
 	Pairwise []PairAgreement `json:"pairwise"`
-	// AgreementWith each aggregator's consensus, by aggregator name.
-	AgreementWith map[string]ConsensusAgreement `json:"agreement_with"`
-	// Confusion is the rater's Dawid-Skene confusion matrix.
+	// AgreementWith each aggregator's consensus, by aggregator name (up
+	// to MaxMatrixRaters raters; above, the aggregators' rater rows hold
+	// it).
+	AgreementWith map[string]ConsensusAgreement `json:"agreement_with,omitempty"`
+	// Confusion is the rater's Dawid-Skene confusion matrix (up to
+	// MaxMatrixRaters raters).
 	Confusion [][]num `json:"ds_confusion,omitempty"`
 }
 
@@ -625,6 +641,9 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 	}
 	if o.want(OnlyRaters) {
 		rep.Profiles = profiles(r, t, o, rep, pairs)
+		if r.Raters > MaxMatrixRaters && len(rep.Aggregators) > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("rater_profiles leave out agreement_with and ds_confusion above %d raters: each aggregator's raters rows hold the same (accuracy, confusion)", MaxMatrixRaters))
+		}
 	}
 
 	// The agreement tables: the matrix from the pairwise kappas above,
@@ -657,6 +676,12 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 		if m == nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("pairwise_matrix left out: %d raters (at most %d); cohen_kappa lists the pairs described by pair_selection, and each rater profile's pairwise list only those pairs", r.Raters, MaxMatrixRaters))
 		}
+	}
+	if o.Only == "" && o.MaxItemRows > 0 && r.Items > o.MaxItemRows && len(rep.Aggregators) > 0 {
+		for _, c := range rep.Aggregators {
+			c.Items = nil
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the aggregators' per-item rows (aggregators.*.items) are left out: %d items, at most %d in the full document; --only aggregators (API: only=aggregators) lists them", r.Items, o.MaxItemRows))
 	}
 	if t.repeats > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d repeated labels (a rater labelling an item more than once): the coefficients, Cohen's and the pairwise kappas, the ICCs, the per-item and per-rater agreement rows and the profiles' pairwise rows use each rater's first label of an item; the aggregators and the profiles' label counts, distributions and agreement with each consensus use every label", t.repeats))
@@ -995,7 +1020,10 @@ func extremes(pairs []PairKappa, w Weights, o Options) (strong, weak []PairSumma
 // of the rater; the pairwise rows from the pairs computed (one label per
 // rater and item). With at most MaxMatrixRaters raters (and the default
 // pairs) a profile lists every other rater, those it shares no item with
-// included; otherwise only the pairs of the pair selection.
+// included, its agreement with each aggregator and its Dawid-Skene
+// confusion matrix; otherwise only the pairs of the pair selection, and
+// neither of the others, which repeat the aggregators' own rater rows
+// (RaterQuality.Accuracy, Confusion), keeping the document linear.
 func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) []RaterProfile {
 	out := make([]RaterProfile, r.Raters)
 	val := func(v float64) float64 {
@@ -1113,6 +1141,9 @@ func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [
 			}
 		}
 		for nameAgg, c := range rep.Aggregators {
+			if r.Raters > MaxMatrixRaters {
+				break // the aggregators' own rater rows hold it
+			}
 			ca := ConsensusAgreement{Agreement: num(math.NaN()), MAE: num(math.NaN())}
 			hits, n, ad, nd := 0, 0, 0.0, 0
 			for _, x := range mine {
@@ -1137,7 +1168,7 @@ func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [
 			}
 			p.AgreementWith[nameAgg] = ca
 		}
-		if ds, ok := rep.Aggregators["dawid_skene"]; ok {
+		if ds, ok := rep.Aggregators["dawid_skene"]; ok && r.Raters <= MaxMatrixRaters {
 			for _, row := range ds.Raters[j].Confusion {
 				p.Confusion = append(p.Confusion, nums(row))
 			}

@@ -131,7 +131,7 @@ func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotation
 		defer release()
 		s.metrics.agreementRunning.Inc()
 		defer s.metrics.agreementRunning.Dec()
-		rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties})
+		rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties, MaxItemRows: raters.DefaultMaxItemRows})
 		if err != nil {
 			if ctx.Err() != nil {
 				s.metrics.agreementCancelled.Inc()

@@ -40,7 +40,25 @@ ratio alphas, the weighted (continuous) coefficients and the ICCs.
 
 --json prints the same as one JSON document (keys krippendorff_alpha,
 fleiss_kappa, randolph_kappa, cohen_kappa, scott_pi, gwet_ac1, gwet_ac2,
-brennan_prediger, percent_agreement, icc, aggregators, ...).
+brennan_prediger, percent_agreement, icc, aggregators, ...), indented up to
+200 raters and compact above. Its size is linear in the labels: the pairwise
+statistics cover the rater pairs of pair_selection (every pair sharing an item
+up to 200 raters; above, those sharing at least --min-shared items, at most
+10,000 by default; --pairs all for every pair), with the strongest and weakest
+pairs listed apart; per-rater rows come from per-item counts; above 50,000
+items the aggregators' per-item rows are left out (a note says so). --only
+coefficients|aggregators|items|raters computes one part, and --only aggregators
+lists every item's consensus.
+
+Repeated labels (--duplicates keep): the coefficients and pairwise statistics
+use each rater's first label of an item; the aggregators use every label.
+--ties first breaks majority-vote and Wawa ties as crowd-kit does (the first
+class in sorted order of the codes) instead of by the most frequent class.
+
+The default bootstrap is bounded: past 2e8 resampled labels and rater pairs
+it runs fewer replicates, or none (analytic intervals) below 100, and a note
+says so; an explicit --bootstrap N runs N replicates. Replicates run in
+parallel on every core.
 
 Examples:
   concord agreement --project essays
@@ -67,7 +85,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	conf := fs.Float64("conf-level", 0.95, "confidence level of the intervals")
 	observed := fs.Bool("observed-categories", false, "use only the categories that occur in the data (irrCAC without categ.labels) instead of all the scheme's levels")
 	complete := fs.Bool("complete-cases", false, "ICC on the items every rater rated (classical ANOVA) instead of REML on all ratings")
-	restarts := fs.Int("ds-restarts", 4, "Dawid-Skene random restarts besides the majority-vote start")
+	restarts := fs.Int("ds-restarts", 0, "Dawid-Skene random restarts besides the majority-vote start (each replaces it only when its log-likelihood is at least 2 higher; on sparse designs they can find spurious optima)")
 	smoothing := fs.Float64("ds-smoothing", 0, "Dawid-Skene pseudo-count added to every class and confusion count (MAP under a Dirichlet prior; 0: maximum likelihood as in Dawid & Skene 1979)")
 	pairsFlag := fs.String("pairs", "", fmt.Sprintf("rater pairs of the pairwise statistics: all (every pair sharing an item) or at most N, those sharing the most items (default: every pair sharing an item up to %d raters; above, those sharing at least --min-shared items, at most %d)", raters.MaxMatrixRaters, raters.DefaultMaxPairs))
 	minShared := fs.Int("min-shared", 0, fmt.Sprintf("fewest items a rater pair must share for its pairwise statistics (0: 1 up to %d raters, %d above)", raters.MaxMatrixRaters, raters.DefaultMinShared))
@@ -187,6 +205,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 		Pairs:                  pairs,
 		Only:                   part,
 		Ties:                   tieRule,
+		MaxItemRows:            raters.DefaultMaxItemRows,
 	})
 	if err != nil {
 		return err
@@ -196,7 +215,9 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
+		if rep.Raters <= raters.MaxMatrixRaters {
+			enc.SetIndent("", "  ") // compact above: the indentation of per-rater rows would double the size
+		}
 		return enc.Encode(rep)
 	}
 	printAgreement(e.stdout, source, rep, 30)
