@@ -128,35 +128,10 @@ func (t *table) chance(kind chanceKind, w *weightMat, mult []float64, withSE boo
 	if n2 == 0 {
 		return undefined()
 	}
-	var pe float64
-	var pi []float64
-	var n float64
-	var cg *congerParts
-	switch kind {
-	case kindPA:
-		_, n = t.classProps(mult)
-	case kindFleiss:
-		pi, n = t.classProps(mult)
-		pe = w.quad(pi)
-	case kindGwet:
-		pi, n = t.classProps(mult)
-		s := 0.0
-		for _, p := range pi {
-			s += p * (1 - p)
-		}
-		q := float64(t.q)
-		pe = w.sum() * s / (q * (q - 1))
-	case kindBP:
-		_, n = t.classProps(mult)
-		q := float64(t.q)
-		pe = w.sum() / (q * q)
-	case kindConger:
-		_, n = t.classProps(mult)
-		cg = t.congerChance(w, mult)
-		if cg == nil {
-			return undefined()
-		}
-		pe = cg.pe
+	pi, n := t.classProps(mult)
+	pe, cg, ok := t.chanceOf(kind, w, pi, mult)
+	if !ok {
+		return undefined()
 	}
 	e := undefined()
 	e.Pa, e.Pe = pa, pe
@@ -218,6 +193,59 @@ func (t *table) chance(kind chanceKind, w *weightMat, mult []float64, withSE boo
 	e.SE = math.Sqrt(ss / (n * (n - 1)))
 	e.tInterval(n-1, level)
 	return e
+}
+
+// chanceOf is the chance agreement p_e of kind under weights w with class
+// proportions pi (and Conger's parts, for Conger's kappa); ok is false when
+// it is undefined.
+func (t *table) chanceOf(kind chanceKind, w *weightMat, pi, mult []float64) (pe float64, cg *congerParts, ok bool) {
+	q := float64(t.q)
+	switch kind {
+	case kindFleiss:
+		pe = w.quad(pi)
+	case kindGwet:
+		s := 0.0
+		for _, p := range pi {
+			s += p * (1 - p)
+		}
+		pe = w.sum() * s / (q * (q - 1))
+	case kindBP:
+		pe = w.sum() / (q * q)
+	case kindConger:
+		cg = t.congerChance(w, mult)
+		if cg == nil {
+			return 0, nil, false
+		}
+		pe = cg.pe
+	}
+	return pe, cg, true
+}
+
+// chanceValues sets out[x] to the value of kinds[x] on the items weighted
+// by mult (as chance(kinds[x], w, mult, false, ·).Value), computing the
+// observed agreement and the class proportions once: the bootstrap's
+// replicate of a weighting's whole family.
+func (t *table) chanceValues(kinds []chanceKind, w *weightMat, mult, out []float64) {
+	for x := range out {
+		out[x] = math.NaN()
+	}
+	if t.n == 0 || t.q < 2 {
+		return
+	}
+	pa, n2 := t.observed(w, mult)
+	if n2 == 0 {
+		return
+	}
+	pi, _ := t.classProps(mult)
+	for x, kind := range kinds {
+		if kind == kindPA {
+			out[x] = pa
+			continue
+		}
+		if pe, _, ok := t.chanceOf(kind, w, pi, mult); ok && pe < 1 {
+			out[x] = (pa - pe) / (1 - pe)
+		}
+	}
 }
 
 // congerParts holds the rater-specific classification probabilities of

@@ -350,8 +350,17 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 	}
 	b := &booter{t: t}
 	add := func(dst *Estimate, f func(mult []float64) float64) {
-		b.slots = append(b.slots, bootSlot{dst, f})
+		b.slots = append(b.slots, bootSlot{dsts: []*Estimate{dst}, f: func(mult, out []float64) { out[0] = f(mult) }})
 	}
+	// Gwet's family under one weighting shares its observed agreement and
+	// class proportions: one bootstrap slot per weighting computes them
+	// once per replicate for every member.
+	type famMember struct {
+		kind chanceKind
+		dst  *Estimate
+	}
+	var famWeights []*weightMat
+	fams := map[*weightMat][]famMember{}
 	wm := func(w Weights) *weightMat {
 		m, err := t.weights(w)
 		if err != nil {
@@ -397,7 +406,10 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 		unweighted := wm(Unweighted)
 		famTo := func(dst *Estimate, kind chanceKind, w *weightMat) {
 			*dst = t.chance(kind, w, nil, true, level)
-			add(dst, func(mult []float64) float64 { return t.chance(kind, w, mult, false, level).Value })
+			if _, ok := fams[w]; !ok {
+				famWeights = append(famWeights, w)
+			}
+			fams[w] = append(fams[w], famMember{kind, dst})
 		}
 		fam := func(kind chanceKind, w *weightMat) *Estimate {
 			e := new(Estimate)
@@ -541,6 +553,16 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 				rep.Notes = append(rep.Notes, fmt.Sprintf("ICC: %d items left out", res.Dropped))
 			}
 		}
+	}
+
+	for _, w := range famWeights {
+		ms := fams[w]
+		kinds := make([]chanceKind, len(ms))
+		dsts := make([]*Estimate, len(ms))
+		for x, m := range ms {
+			kinds[x], dsts[x] = m.kind, m.dst
+		}
+		b.slots = append(b.slots, bootSlot{dsts: dsts, f: func(mult, out []float64) { t.chanceValues(kinds, w, mult, out) }})
 	}
 
 	if err := ctxErr(ctx); err != nil {
@@ -847,8 +869,9 @@ type booter struct {
 }
 
 type bootSlot struct {
-	dst *Estimate
-	f   func(mult []float64) float64
+	// f sets out[x] to the replicate's value of dsts[x].
+	dsts []*Estimate
+	f    func(mult, out []float64)
 }
 
 // minBootItems is the fewest items a bootstrap interval over items needs.
@@ -857,7 +880,9 @@ const minBootItems = 2
 // unavailable marks every bootstrapped estimate's interval as not available.
 func (b *booter) unavailable() {
 	for _, sl := range b.slots {
-		sl.dst.CILow, sl.dst.CIHigh, sl.dst.CIMethod = math.NaN(), math.NaN(), ""
+		for _, d := range sl.dsts {
+			d.CILow, d.CIHigh, d.CIMethod = math.NaN(), math.NaN(), ""
+		}
 	}
 }
 
@@ -869,9 +894,16 @@ func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) err
 	for x := range seeds {
 		seeds[x] = rnd.Uint64()
 	}
-	vals := make([][]float64, len(b.slots))
-	for s := range vals {
-		vals[s] = make([]float64, B)
+	// vals[d] holds the replicates of the d-th estimate, slot by slot.
+	var dsts []*Estimate
+	first := make([]int, len(b.slots))
+	for x, sl := range b.slots {
+		first[x] = len(dsts)
+		dsts = append(dsts, sl.dsts...)
+	}
+	vals := make([][]float64, len(dsts))
+	for d := range vals {
+		vals[d] = make([]float64, B)
 	}
 	workers := min(runtime.GOMAXPROCS(0), B)
 	var wg sync.WaitGroup
@@ -881,6 +913,7 @@ func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) err
 		go func() {
 			defer wg.Done()
 			mult := make([]float64, b.t.n)
+			out := make([]float64, len(dsts))
 			for rep := range next {
 				if ctx.Err() != nil {
 					continue // drain
@@ -892,8 +925,12 @@ func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) err
 				for x := 0; x < b.t.n; x++ {
 					mult[rr.IntN(b.t.n)]++
 				}
-				for s, sl := range b.slots {
-					vals[s][rep] = sl.f(mult)
+				for x, sl := range b.slots {
+					o := out[first[x] : first[x]+len(sl.dsts)]
+					sl.f(mult, o)
+					for y, v := range o {
+						vals[first[x]+y][rep] = v
+					}
 				}
 			}
 		}()
@@ -912,21 +949,21 @@ feed:
 		return err
 	}
 	alpha := 1 - level
-	for s, sl := range b.slots {
-		v := vals[s][:0]
-		for _, x := range vals[s] {
+	for d, dst := range dsts {
+		v := vals[d][:0]
+		for _, x := range vals[d] {
 			if !math.IsNaN(x) {
 				v = append(v, x)
 			}
 		}
-		if math.IsNaN(sl.dst.Value) || len(v) < B/2 || len(v) < 2 {
-			sl.dst.CILow, sl.dst.CIHigh, sl.dst.CIMethod = math.NaN(), math.NaN(), ""
+		if math.IsNaN(dst.Value) || len(v) < B/2 || len(v) < 2 {
+			dst.CILow, dst.CIHigh, dst.CIMethod = math.NaN(), math.NaN(), ""
 			continue
 		}
 		sort.Float64s(v)
-		sl.dst.CILow = quantile7(v, alpha/2)
-		sl.dst.CIHigh = quantile7(v, 1-alpha/2)
-		sl.dst.CIMethod = "bootstrap"
+		dst.CILow = quantile7(v, alpha/2)
+		dst.CIHigh = quantile7(v, 1-alpha/2)
+		dst.CIMethod = "bootstrap"
 	}
 	return nil
 }
