@@ -17,6 +17,25 @@ import (
 // The items both rated are found by merging the two raters' rows, in time
 // linear in their labels.
 func (t *table) pairStats(a, b int, w *weightMat, mult []float64, withSE bool, level float64) Estimate {
+	return t.pairStatsOver(func(f func(i int, x, y int32)) { t.coRated(a, b, f) }, w, mult, withSE, level)
+}
+
+// coCell is an item two raters both rated, with their categories.
+type coCell struct {
+	i    int32
+	x, y int32
+}
+
+// coCells lists the items raters a and b both rated.
+func (t *table) coCells(a, b int) []coCell {
+	var out []coCell
+	t.coRated(a, b, func(i int, x, y int32) { out = append(out, coCell{int32(i), x, y}) })
+	return out
+}
+
+// pairStatsOver is pairStats over the shared items each lists (calling f
+// once per item, in the same order every time).
+func (t *table) pairStatsOver(each func(f func(i int, x, y int32)), w *weightMat, mult []float64, withSE bool, level float64) Estimate {
 	e := undefined()
 	if t.q < 2 {
 		return e
@@ -24,7 +43,7 @@ func (t *table) pairStats(a, b int, w *weightMat, mult []float64, withSE bool, l
 	pa := make([]float64, t.q)
 	pb := make([]float64, t.q)
 	n, po := 0.0, 0.0
-	t.coRated(a, b, func(i int, x, y int32) {
+	each(func(i int, x, y int32) {
 		m := weightOf(mult, i)
 		if m == 0 {
 			return
@@ -64,7 +83,7 @@ func (t *table) pairStats(a, b int, w *weightMat, mult []float64, withSE bool, l
 		return e
 	}
 	s := 0.0
-	t.coRated(a, b, func(_ int, x, y int32) {
+	each(func(_ int, x, y int32) {
 		wxy := 1.0
 		if x != y {
 			wxy = w.at(int(x), int(y))

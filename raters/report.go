@@ -505,8 +505,18 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 		// The pairs' bootstrap costs their shared items per replicate:
 		// kept up to MaxMatrixRaters raters, analytic intervals above.
 		bootPairs := coefs && r.Raters <= MaxMatrixRaters
-		if coefs && !bootPairs && o.bootstrap() > 0 && len(pairs) > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("the pairwise Cohen's kappas carry analytic (t) intervals, not bootstrap ones: %d raters (bootstrap up to %d)", r.Raters, MaxMatrixRaters))
+		cells := 0
+		for _, p := range rated {
+			cells += p.n
+		}
+		if coefs && o.bootstrap() > 0 && len(pairs) > 0 {
+			switch {
+			case !bootPairs:
+				rep.Notes = append(rep.Notes, fmt.Sprintf("the pairwise Cohen's kappas carry analytic (t) intervals, not bootstrap ones: %d raters (bootstrap up to %d)", r.Raters, MaxMatrixRaters))
+			case cells > maxPairBootCells:
+				bootPairs = false
+				rep.Notes = append(rep.Notes, fmt.Sprintf("the pairwise Cohen's kappas carry analytic (t) intervals, not bootstrap ones: the pairs share %d items in all (bootstrap up to %d)", cells, maxPairBootCells))
+			}
 		}
 		if coefs {
 			rep.CohenKappa = make([]CohenPair, len(pairs))
@@ -517,13 +527,22 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 			}
 			cp := &rep.CohenKappa[x]
 			cp.A, cp.B, cp.N = name(o.RaterNames, p.A), name(o.RaterNames, p.B), p.N
+			var co []coCell // the pair's shared items, for the bootstrap
 			for _, w := range cws {
 				e := p.Kappa[w]
 				ep := &e
 				if bootPairs {
 					m := wm(w)
-					a, bb := p.A, p.B
-					add(ep, func(mult []float64) float64 { return t.pairStats(a, bb, m, mult, false, level).Value })
+					if co == nil {
+						co = t.coCells(p.A, p.B)
+					}
+					cs := co
+					each := func(f func(i int, x, y int32)) {
+						for _, c := range cs {
+							f(int(c.i), c.x, c.y)
+						}
+					}
+					add(ep, func(mult []float64) float64 { return t.pairStatsOver(each, m, mult, false, level).Value })
 				}
 				switch w {
 				case Unweighted:
@@ -873,6 +892,11 @@ type bootSlot struct {
 	dsts []*Estimate
 	f    func(mult, out []float64)
 }
+
+// maxPairBootCells bounds the shared items of all rater pairs whose
+// Cohen's kappas get bootstrap intervals (kept in memory, 12 bytes each,
+// and resampled every replicate); past it they keep analytic intervals.
+const maxPairBootCells = 20_000_000
 
 // minBootItems is the fewest items a bootstrap interval over items needs.
 const minBootItems = 2
