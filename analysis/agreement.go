@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
+	"strings"
 
 	"concord/annotations"
 	"concord/raters"
@@ -20,20 +22,22 @@ type AgreementReport struct {
 	*raters.Report
 }
 
-// RatingsTable is a dataset laid out for package raters: the items × raters
-// table and the ids of its rows, columns and categories.
+// RatingsTable is a dataset laid out for package raters: its labels as
+// sparse raters.Ratings (every label, repeats included) and the ids of its
+// items, raters and categories.
 type RatingsTable struct {
 	Ratings *raters.Ratings
-	// Items are the ids of the labelled items (rows), in the dataset's
-	// item order; Raters the rater ids (columns) in order of first label.
+	// Items are the ids of the labelled items, in the dataset's item
+	// order; Raters the rater ids in order of first label.
 	Items, Raters []string
 	// Categories are the level codes (categorical schemes).
 	Categories []string
 	// Level is the level of measurement of the scheme.
 	Level raters.Level
 	// Duplicates counts the labels that repeat an (item, rater) pair
-	// (kept with --duplicates keep); the table holds the first label of
-	// each pair.
+	// (kept with --duplicates keep): the aggregators use them, the
+	// coefficients each rater's first label of an item (see
+	// raters.Ratings).
 	Duplicates int
 }
 
@@ -74,25 +78,24 @@ func CategoryValues(s annotations.Scheme) []float64 {
 	return vals
 }
 
-// Table lays a dataset out as a raters.Ratings table. Labels must be in
-// canonical form (as stored or as annotations.LoadFiles returns them); a
-// label outside the scheme is an error. The table holds one label per
-// rater and item: of repeated labels (--duplicates keep) the first, in the
-// dataset's order, which is the order of the file or of the import.
-//
-// The rule is the same for every coefficient, baseline and profile of the
-// agreement report: Cohen's and the pairwise kappas are defined for one
-// label per rater and item, and using the first (rather than, say, the
-// majority) keeps every coefficient a function of one well-defined table,
-// the one the file would give under --duplicates first. Models, on the other
-// hand, use every repeated label (see Fit).
+// Table lays a dataset out as sparse raters.Ratings, in time and memory
+// linear in the labels. Labels must be in canonical form (as stored or as
+// annotations.LoadFiles returns them); a label outside the scheme is an
+// error. Every label is kept, repeated labels (--duplicates keep) included,
+// in the dataset's order (the order of the file or of the import): the
+// aggregators count each one, as crowd-kit does, while the coefficients,
+// which are defined for one label per rater and item (Cohen's and the
+// pairwise kappas, and irrCAC's items × raters table for the others), use
+// each rater's first label of an item, the table the file would give under
+// --duplicates first (see raters.Ratings). Models use every label too (see
+// Fit).
 func Table(ds *annotations.Dataset) (*RatingsTable, error) {
 	s := ds.Scheme
 	if s.Open() {
 		return nil, annotations.Errorf(annotations.EINVALID, "scheme %s names only one class", s)
 	}
 	rt := &RatingsTable{Raters: ds.RaterIDs(), Level: Level(s)}
-	labelled := map[string]bool{}
+	labelled := make(map[string]bool, len(ds.Items))
 	for _, l := range ds.Labels {
 		labelled[l.Item] = true
 	}
@@ -110,9 +113,14 @@ func Table(ds *annotations.Dataset) (*RatingsTable, error) {
 		raterIx[id] = j
 	}
 	k := 0
+	var codes map[string]int
 	if s.Categorical() {
 		k = s.K()
 		rt.Categories = s.Codes()
+		codes = make(map[string]int, k)
+		for c, code := range rt.Categories {
+			codes[code] = c
+		}
 	}
 	r := raters.NewRatings(len(rt.Items), len(rt.Raters), k)
 	if k > 0 {
@@ -121,9 +129,11 @@ func Table(ds *annotations.Dataset) (*RatingsTable, error) {
 	for _, l := range ds.Labels {
 		var v float64
 		if k > 0 {
-			c, ok := s.Index(l.Value)
+			c, ok := codes[l.Value]
 			if !ok {
-				return nil, annotations.Errorf(annotations.EINVALID, "item %q, rater %q: label %q is not a level of %s", l.Item, l.Rater, l.Value, s)
+				if c, ok = s.Index(l.Value); !ok {
+					return nil, annotations.Errorf(annotations.EINVALID, "item %q, rater %q: label %q is not a level of %s", l.Item, l.Rater, l.Value, s)
+				}
 			}
 			v = float64(c)
 		} else {
@@ -133,15 +143,41 @@ func Table(ds *annotations.Dataset) (*RatingsTable, error) {
 			}
 			v = x
 		}
-		i, j := itemIx[l.Item], raterIx[l.Rater]
-		if !math.IsNaN(r.At(i, j)) {
-			rt.Duplicates++
-			continue
-		}
-		r.Set(i, j, v)
+		r.Add(itemIx[l.Item], raterIx[l.Rater], v)
 	}
+	rt.Duplicates = r.Repeats()
 	rt.Ratings = r
 	return rt, nil
+}
+
+// TieOrder is the order in which crowd-kit sorts a categorical scheme's
+// classes, the order raters.TieFirst prefers them: numerically when every
+// code is a number (pandas reads such a column as numbers), as strings
+// otherwise.
+func TieOrder(s annotations.Scheme) []int {
+	codes := s.Codes()
+	order := make([]int, len(codes))
+	for c := range order {
+		order[c] = c
+	}
+	nums := make([]float64, len(codes))
+	numeric := true
+	for c, code := range codes {
+		v, err := strconv.ParseFloat(code, 64)
+		if err != nil || math.IsNaN(v) {
+			numeric = false
+			break
+		}
+		nums[c] = v
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		a, b := order[x], order[y]
+		if numeric {
+			return nums[a] < nums[b]
+		}
+		return codes[a] < codes[b]
+	})
+	return order
 }
 
 // Agreement computes the agreement report of a dataset: the level of
@@ -169,15 +205,15 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 	for _, l := range ds.Scheme.Levels {
 		opts.CategoryNames = append(opts.CategoryNames, l.Code)
 	}
+	if ds.Scheme.Categorical() && opts.Ties == raters.TieFirst && opts.TieOrder == nil {
+		opts.TieOrder = TieOrder(ds.Scheme)
+	}
 	rep, err := raters.AnalyzeContext(ctx, rt.Ratings, opts)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
-	}
-	if rt.Duplicates > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d repeated labels (a rater labelling the same item more than once, kept with --duplicates keep): the coefficients, baselines and rater profiles take one label per rater and item and use each rater's first; the models use them all", rt.Duplicates))
 	}
 	return &AgreementReport{Scheme: ds.Scheme.String(), Report: rep}, nil
 }
@@ -242,4 +278,37 @@ func PlanBootstrap(ds *annotations.Dataset, requested int, explicit bool, maxWor
 	}
 	return -1, fmt.Sprintf("no bootstrap intervals (the intervals are analytic): %d replicates × %d resampled labels and rater pairs exceed the limit of %d per analysis",
 		requested, w, maxWork), nil
+}
+
+// ParsePairs reads the pairs setting of an agreement analysis: "" (the
+// default: see raters.PairOptions), "all" (every pair of raters that
+// shares an item) or a number N >= 1 (at most N pairs, those sharing the
+// most items). The error says what was expected; callers name the flag or
+// query parameter.
+func ParsePairs(s string) (raters.PairOptions, error) {
+	switch s {
+	case "":
+		return raters.PairOptions{}, nil
+	case "all":
+		return raters.PairOptions{All: true}, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return raters.PairOptions{}, fmt.Errorf("%q: expected all or a number of pairs from 1 (default %d)", s, raters.DefaultMaxPairs)
+	}
+	return raters.PairOptions{Max: n}, nil
+}
+
+// ParseOnly reads the part of an agreement analysis to compute: "" (all)
+// or one of raters.OnlyParts.
+func ParseOnly(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	for _, p := range raters.OnlyParts {
+		if s == p {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("%q: expected one of %s", s, strings.Join(raters.OnlyParts, ", "))
 }

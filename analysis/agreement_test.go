@@ -57,13 +57,14 @@ func krippDataset(scheme string) *annotations.Dataset {
 
 func TestAgreementOrdinal(t *testing.T) {
 	ds := krippDataset("ordinal:1..5")
-	// A repeated label is reported and the first kept.
+	// A repeated label is counted and reported; the coefficients keep the
+	// first.
 	ds.Labels = append(ds.Labels, annotations.Label{Item: "ua", Rater: "obsA", Value: "5"})
 	rep, err := Agreement(context.Background(), ds, raters.Options{Bootstrap: 100, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Level != "ordinal" || rep.Items != 12 || rep.Raters != 4 || rep.Labels != 41 {
+	if rep.Level != "ordinal" || rep.Items != 12 || rep.Raters != 4 || rep.Labels != 42 {
 		t.Errorf("level %s, %d items, %d raters, %d labels", rep.Level, rep.Items, rep.Raters, rep.Labels)
 	}
 	// Krippendorff (2011) publishes .743, .815, .849, .797.

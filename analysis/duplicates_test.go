@@ -94,11 +94,13 @@ func TestFitRepeatedLabels(t *testing.T) {
 	}
 }
 
-// TestAgreementRepeatedLabels: the coefficients that take one label per
-// rater and item use each rater's first label, and the notes say so.
+// TestAgreementRepeatedLabels: the coefficients, which take one label per
+// rater and item, use each rater's first label; the aggregators use every
+// label (issue 29 item 5), and the notes say so.
 func TestAgreementRepeatedLabels(t *testing.T) {
 	ds := contested("ordinal:low,mid,high", []string{"low", "mid", "high"}, "low", "high", true)
-	// rater0's later labels of x disagree with the first.
+	// rater0's first label of x (mid) disagrees with the two later ones
+	// (high).
 	for i := range ds.Labels {
 		if ds.Labels[i].Item == "x" && ds.Labels[i].Rater == "rater0" {
 			ds.Labels[i].Value = "mid"
@@ -109,22 +111,8 @@ func TestAgreementRepeatedLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt.Duplicates != 2 {
-		t.Errorf("Duplicates = %d, want 2", rt.Duplicates)
-	}
-	xi, r0 := -1, -1
-	for i, id := range rt.Items {
-		if id == "x" {
-			xi = i
-		}
-	}
-	for j, id := range rt.Raters {
-		if id == "rater0" {
-			r0 = j
-		}
-	}
-	if got := rt.Ratings.At(xi, r0); got != 1 { // "mid", the first
-		t.Errorf("table cell of x, rater0 = %v, want 1 (mid, the first label)", got)
+	if rt.Duplicates != 2 || rt.Ratings.Len() != len(ds.Labels) {
+		t.Errorf("Duplicates = %d, labels %d, want 2 and %d", rt.Duplicates, rt.Ratings.Len(), len(ds.Labels))
 	}
 	first := *ds
 	first.Labels = nil
@@ -136,23 +124,48 @@ func TestAgreementRepeatedLabels(t *testing.T) {
 		}
 		seen[k] = true
 	}
-	opts := raters.Options{Bootstrap: -1}
-	rep, err := Agreement(context.Background(), ds, opts)
+	for _, only := range []string{raters.OnlyCoefficients, raters.OnlyItems} {
+		opts := raters.Options{Bootstrap: -1, Only: only}
+		rep, err := Agreement(context.Background(), ds, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := Agreement(context.Background(), &first, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(rep.Notes, "\n")
+		if rep.Labels != 34 || ref.Labels != 32 {
+			t.Errorf("labels %d and %d, want 34 (all) and 32", rep.Labels, ref.Labels)
+		}
+		rep.Notes, ref.Notes, rep.Labels = nil, nil, ref.Labels
+		a, _ := json.Marshal(rep)
+		b, _ := json.Marshal(ref)
+		if string(a) != string(b) {
+			t.Errorf("only %s: the report with repeats differs from that of the first labels:\n%s\n%s", only, a, b)
+		}
+		if !strings.Contains(notes, "2 repeated labels") || !strings.Contains(notes, "first label") || !strings.Contains(notes, "aggregators") {
+			t.Errorf("notes do not state the rule: %s", notes)
+		}
+	}
+	// Majority vote counts every label: x has high twice (rater0's
+	// repeats), mid and low once; on the first labels it is a tie.
+	rep, err := Agreement(context.Background(), ds, raters.Options{Bootstrap: -1, Only: raters.OnlyAggregators})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := Agreement(context.Background(), &first, opts)
+	ref, err := Agreement(context.Background(), &first, raters.Options{Bootstrap: -1, Only: raters.OnlyAggregators})
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes := strings.Join(rep.Notes, "\n")
-	rep.Notes, ref.Notes = nil, nil
-	a, _ := json.Marshal(rep)
-	b, _ := json.Marshal(ref)
-	if string(a) != string(b) {
-		t.Errorf("the report with repeats differs from that of the first labels:\n%s\n%s", a, b)
+	xi := -1
+	for i, id := range rt.Items {
+		if id == "x" {
+			xi = i
+		}
 	}
-	if !strings.Contains(notes, "2 repeated labels") || !strings.Contains(notes, "first") {
-		t.Errorf("notes do not state the rule: %s", notes)
+	got, want := rep.Aggregators["majority"].Items[xi], ref.Aggregators["majority"].Items[xi]
+	if got.Label != "high" || got.N != 4 || got.Tie || !want.Tie || want.N != 2 {
+		t.Errorf("majority vote of x: %+v with repeats, %+v on the first labels", got, want)
 	}
 }

@@ -36,8 +36,8 @@ func QuadraticKappa(a, b []int, k int) (float64, bool) {
 	}
 	r := raters.NewRatings(len(a), 2, k)
 	for i := range a {
-		r.Set(i, 0, float64(a[i]))
-		r.Set(i, 1, float64(b[i]))
+		r.Add(i, 0, float64(a[i]))
+		r.Add(i, 1, float64(b[i]))
 	}
 	e, err := raters.CohenKappa(r, 0, 1, raters.CoefOptions{Weights: raters.QuadraticWeights})
 	if err != nil || math.IsNaN(e.Value) {

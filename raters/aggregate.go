@@ -1,6 +1,7 @@
 package raters
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -142,23 +143,101 @@ func Plurality(labels []string, levels []string) []string {
 	return out
 }
 
-// MajorityVote returns each item's most frequent rating. Probs are the vote
-// shares and Score their expected category value. Ties are broken
+// TieRule says how majority vote and Wawa break a tie between the classes
+// with the most votes on an item.
+type TieRule int
+
+const (
+	// TieFrequent gives the tie to the tied class with the most labels in
+	// the whole set, then the lowest category index (concord's default).
+	TieFrequent TieRule = iota
+	// TieFirst gives it to the tied class that comes first in the tie
+	// order (MVOptions.TieOrder; by default the category order), as
+	// crowd-kit does: its MajorityVote and Wawa take pandas' idxmax over
+	// the classes in sorted order of the label values.
+	TieFirst
+)
+
+var tieNames = [...]string{"frequent", "first"}
+
+func (t TieRule) String() string {
+	if t < 0 || int(t) >= len(tieNames) {
+		return "TieRule(?)"
+	}
+	return tieNames[t]
+}
+
+// ParseTieRule parses "frequent" or "first".
+func ParseTieRule(s string) (TieRule, error) {
+	for k, n := range tieNames {
+		if s == n {
+			return TieRule(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown tie rule %q (frequent or first)", s)
+}
+
+// MVOptions control MajorityVoteWith. The zero value is MajorityVote's
+// rule.
+type MVOptions struct {
+	// Ties is the tie rule.
+	Ties TieRule
+	// TieOrder lists the categories in the order TieFirst prefers them
+	// (a permutation of 0..K-1); nil means 0, 1, ..., K-1.
+	TieOrder []int
+}
+
+// tiePriority returns, per class, the number the tie-breaking argmax
+// prefers larger: the class totals (TieFrequent), or K minus the class's
+// place in the tie order (TieFirst).
+func tiePriority(rule TieRule, order []int, total []int) []int {
+	if rule == TieFrequent {
+		return total
+	}
+	k := len(total)
+	if order != nil && len(order) != k {
+		panic("raters: len(TieOrder) != K")
+	}
+	p := make([]int, k)
+	seen := make([]bool, k)
+	for x := 0; x < k; x++ {
+		c := x
+		if order != nil {
+			c = order[x]
+		}
+		if c < 0 || c >= k || seen[c] {
+			panic("raters: TieOrder is not a permutation of the categories")
+		}
+		seen[c] = true
+		p[c] = k - x
+	}
+	return p
+}
+
+// MajorityVote returns each item's most frequent rating, counting every
+// label (a rater's repeated labels of an item each count). Probs are the
+// vote shares and Score their expected category value. Ties are broken
 // deterministically: among the classes with the most votes on an item, the
-// one with the most ratings in the whole table wins, and among those the
+// one with the most ratings in the whole set wins, and among those the
 // lowest category index; the item's Tie is set, Tied lists the candidates
-// and Consensus.Ties counts such items.
+// and Consensus.Ties counts such items. It is MajorityVoteWith with the
+// zero MVOptions.
 func MajorityVote(r *Ratings) *Consensus {
+	return MajorityVoteWith(r, MVOptions{})
+}
+
+// MajorityVoteWith is MajorityVote with o's tie rule.
+func MajorityVoteWith(r *Ratings, o MVOptions) *Consensus {
 	r.check()
 	if r.K == 0 {
 		panic("raters: MajorityVote needs categorical ratings")
 	}
 	total := make([]int, r.K)
-	for _, v := range r.Data {
-		if !math.IsNaN(v) {
-			total[int(v)]++
-		}
+	for _, v := range r.val {
+		total[int(v)]++
 	}
+	prio := tiePriority(o.Ties, o.TieOrder, total)
+	start, order := r.byItem()
 	c := &Consensus{Method: "majority", Items: make([]ItemConsensus, r.Items)}
 	counts := make([]int, r.K)
 	for i := 0; i < r.Items; i++ {
@@ -166,18 +245,16 @@ func MajorityVote(r *Ratings) *Consensus {
 			counts[k] = 0
 		}
 		n := 0
-		for j := 0; j < r.Raters; j++ {
-			if v := r.Data[i*r.Raters+j]; !math.IsNaN(v) {
-				counts[int(v)]++
-				n++
-			}
+		for _, x := range order[start[i]:start[i+1]] {
+			counts[int(r.val[x])]++
+			n++
 		}
 		it := ItemConsensus{Class: -1, Score: math.NaN(), N: n}
 		if n > 0 {
 			tied := Modes(counts)
 			win := tied[0]
 			for _, k := range tied[1:] {
-				if total[k] > total[win] {
+				if prio[k] > prio[win] {
 					win = k
 				}
 			}
@@ -248,15 +325,15 @@ func centre(r *Ratings, method string, f func([]float64) float64) *Consensus {
 	r.check()
 	c := &Consensus{Method: method, Items: make([]ItemConsensus, r.Items)}
 	var vals []float64
+	start, order := r.byItem()
 	for i := 0; i < r.Items; i++ {
 		vals = vals[:0]
-		for j := 0; j < r.Raters; j++ {
-			if v := r.Data[i*r.Raters+j]; !math.IsNaN(v) {
-				if r.K > 0 {
-					v = r.Value(int(v))
-				}
-				vals = append(vals, v)
+		for _, x := range order[start[i]:start[i+1]] {
+			v := r.val[x]
+			if r.K > 0 {
+				v = r.Value(int(v))
 			}
+			vals = append(vals, v)
 		}
 		it := ItemConsensus{Class: -1, Score: math.NaN(), N: len(vals)}
 		if len(vals) > 0 {
@@ -276,6 +353,7 @@ func centre(r *Ratings, method string, f func([]float64) float64) *Consensus {
 func (c *Consensus) finish(r *Ratings) {
 	c.Raters = make([]RaterQuality, r.Raters)
 	k := r.K
+	start, order := r.byRater()
 	for j := 0; j < r.Raters; j++ {
 		q := RaterQuality{Accuracy: math.NaN(), MAE: math.NaN(), Bias: math.NaN()}
 		var conf [][]float64
@@ -288,13 +366,10 @@ func (c *Consensus) finish(r *Ratings) {
 		hits, nc := 0, 0
 		var ad, sd float64
 		nd := 0
-		for i := 0; i < r.Items; i++ {
-			v := r.Data[i*r.Raters+j]
-			if math.IsNaN(v) {
-				continue
-			}
+		for _, lx := range order[start[j]:start[j+1]] {
+			v := r.val[lx]
 			q.N++
-			it := c.Items[i]
+			it := c.Items[r.item[lx]]
 			x := v
 			if k > 0 {
 				x = r.Value(int(v))

@@ -12,7 +12,7 @@ func mkTable(k int, rows [][]float64) *Ratings {
 	r := NewRatings(len(rows), len(rows[0]), k)
 	for i, row := range rows {
 		for j, v := range row {
-			r.Set(i, j, v)
+			r.Add(i, j, v)
 		}
 	}
 	return r
@@ -119,13 +119,17 @@ func TestConsensusJSONRoundTrip(t *testing.T) {
 
 func TestRatingsPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"bad category": func() { NewRatings(1, 1, 2).Set(0, 0, 2) },
-		"fraction":     func() { NewRatings(1, 1, 2).Set(0, 0, 0.5) },
-		"out of range": func() { NewRatings(1, 1, 2).At(1, 0) },
-		"short data":   func() { FleissKappa(&Ratings{Items: 2, Raters: 2, K: 2, Data: []float64{0}}, CoefOptions{}) },
+		"bad category": func() { NewRatings(1, 1, 2).Add(0, 0, 2) },
+		"fraction":     func() { NewRatings(1, 1, 2).Add(0, 0, 0.5) },
+		"out of range": func() { NewRatings(1, 1, 2).Add(1, 0, 0) },
+		"infinite":     func() { NewRatings(1, 1, 0).Add(0, 0, math.Inf(1)) },
 		"bad values": func() {
-			FleissKappa(&Ratings{Items: 1, Raters: 1, K: 2, Data: []float64{0}, Values: []float64{2, 1}}, CoefOptions{})
+			r := NewRatings(1, 1, 2)
+			r.Values = []float64{2, 1}
+			r.Add(0, 0, 0)
+			FleissKappa(r, CoefOptions{})
 		},
+		"bad tie order": func() { MajorityVoteWith(NewRatings(1, 1, 2), MVOptions{Ties: TieFirst, TieOrder: []int{0, 0}}) },
 		"bad conflevel": func() { FleissKappa(NewRatings(1, 2, 2), CoefOptions{ConfLevel: 1.5}) },
 	} {
 		func() {
@@ -158,5 +162,82 @@ func TestModesAndPlurality(t *testing.T) {
 	}
 	if got := Plurality([]string{"c"}, []string{"a", "b"}); got != nil {
 		t.Errorf("no counted label = %v", got)
+	}
+}
+
+// TestTieRules: a tie between classes 1 and 2 on item 0; class 2 has more
+// labels in the set (item 1), class 1 comes first in the category order
+// and class 2 first in the tie order {2, 1, 0}. frequent gives the tie to
+// class 2, first to the first tied class of the order, in majority vote
+// and in Wawa (whose weights are all 1 here: every rater agrees with the
+// vote on the items it labelled, except the tied one).
+func TestTieRules(t *testing.T) {
+	r := mkTable(3, [][]float64{{1, 2, nan}, {nan, 2, 2}})
+	labels := LabelsOf(r)
+	for _, tc := range []struct {
+		name  string
+		ties  TieRule
+		order []int
+		want  int
+	}{
+		{"frequent", TieFrequent, nil, 2},
+		{"first", TieFirst, nil, 1},
+		{"first, order 2 1 0", TieFirst, []int{2, 1, 0}, 2},
+		{"first, order 0 1 2", TieFirst, []int{0, 1, 2}, 1},
+	} {
+		mv := MajorityVoteWith(r, MVOptions{Ties: tc.ties, TieOrder: tc.order})
+		if it := mv.Items[0]; it.Class != tc.want || !it.Tie {
+			t.Errorf("%s: majority vote of item 0 = %d (tie %v), want %d", tc.name, it.Class, it.Tie, tc.want)
+		}
+		wa, err := Wawa(labels, r.Items, r.Raters, r.K, WawaOptions{Ties: tc.ties, TieOrder: tc.order})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := wa.Items[0].Class; got != tc.want {
+			t.Errorf("%s: Wawa of item 0 = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if MajorityVote(r).Items[0].Class != 2 {
+		t.Error("MajorityVote is not the frequent rule")
+	}
+	if _, err := ParseTieRule("random"); err == nil {
+		t.Error("ParseTieRule(random): no error")
+	}
+}
+
+// TestRepeatedLabels: a rater's repeated labels count in every aggregator
+// (as crowd-kit counts them) and in the label totals, while the
+// coefficients take the rater's first label of the item.
+func TestRepeatedLabels(t *testing.T) {
+	r := NewRatings(3, 2, 2)
+	for i := 0; i < 3; i++ {
+		r.Add(i, 0, float64(i%2))
+		r.Add(i, 1, float64(i%2))
+	}
+	// Rater 0 labels item 0 three more times with class 1: its first
+	// label (0) agrees with rater 1, the repeats do not.
+	for k := 0; k < 3; k++ {
+		r.Add(0, 0, 1)
+	}
+	if r.Len() != 9 || r.Repeats() != 3 {
+		t.Fatalf("%d labels, %d repeats", r.Len(), r.Repeats())
+	}
+	pa, err := PercentAgreement(r, CoefOptions{})
+	if err != nil || pa.Value != 1 {
+		t.Errorf("percent agreement %v (%v), want 1 (first labels)", pa.Value, err)
+	}
+	mv := MajorityVote(r)
+	if it := mv.Items[0]; it.Class != 1 || it.N != 5 || it.Probs[1] != 0.6 {
+		t.Errorf("majority vote of item 0: %+v, want class 1 with 3 of 5 votes", it)
+	}
+	rep, err := Analyze(r, Options{Bootstrap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Labels != 9 || rep.Profiles[0].Labels != 6 || rep.RaterAgreement[0].Labels != 3 {
+		t.Errorf("labels %d, rater 0's profile %d and agreement row %d, want 9, 6, 3", rep.Labels, rep.Profiles[0].Labels, rep.RaterAgreement[0].Labels)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "3 repeated labels") {
+		t.Errorf("notes %q", rep.Notes)
 	}
 }

@@ -31,7 +31,7 @@ func simulated(n, r int, missing float64, seed uint64) *Ratings {
 			case u < 0.4:
 				v = rnd.IntN(k)
 			}
-			t.Set(i, j, float64(v))
+			t.Add(i, j, float64(v))
 		}
 	}
 	return t
@@ -202,5 +202,98 @@ func BenchmarkCrowdAggregators(b *testing.B) {
 				b.ReportMetric(float64(iters), "iterations")
 			})
 		}
+	}
+}
+
+// sparseCrowd returns a crowd design (simulated, for speed measurements
+// only): n items with per labels each from r raters chosen uniformly, 3
+// classes, each rater right with a probability drawn from [0.5, 0.95].
+func sparseCrowd(n, per, r int, seed uint64) *Ratings {
+	rnd := rand.New(rand.NewPCG(seed, 3))
+	acc := make([]float64, r)
+	for j := range acc {
+		acc[j] = 0.5 + 0.45*rnd.Float64()
+	}
+	t := NewRatings(n, r, 3)
+	for i := 0; i < n; i++ {
+		truth := rnd.IntN(3)
+		for _, j := range rnd.Perm(r)[:per] {
+			v := truth
+			if rnd.Float64() > acc[j] {
+				v = rnd.IntN(3)
+			}
+			t.Add(i, j, float64(v))
+		}
+	}
+	return t
+}
+
+// crossedDesign returns crowd-kit's overlap design: 3 items, every one of r
+// raters labels all three, rater p says 0 on item t when (p - t) % 3 == 0
+// and 1 otherwise.
+func crossedDesign(r int) *Ratings {
+	t := NewRatings(3, r, 2)
+	for p := 0; p < r; p++ {
+		for i := 0; i < 3; i++ {
+			v := 1.0
+			if (p-i)%3 == 0 {
+				v = 0
+			}
+			t.Add(i, p, v)
+		}
+	}
+	return t
+}
+
+// BenchmarkAgreementLadder: the whole agreement analysis (nominal, no
+// bootstrap) on a ladder of sizes (5 labels per item from 200 raters:
+// 10k to 1M labels) and of rater counts (10,000 items x 5 labels from 50 to
+// 20,000 raters; the fully crossed 3 items x 300 to 30,000 raters). Time and
+// memory should grow linearly in the labels, whatever the raters.
+func BenchmarkAgreementLadder(b *testing.B) {
+	type rung struct {
+		name string
+		r    func() *Ratings
+	}
+	var rungs []rung
+	for _, n := range []int{2_000, 20_000, 200_000} {
+		rungs = append(rungs, rung{fmt.Sprintf("size/items=%d/labels=%d/raters=200", n, 5*n), func() *Ratings { return sparseCrowd(n, 5, 200, 1) }})
+	}
+	for _, r := range []int{50, 500, 5_000, 20_000} {
+		rungs = append(rungs, rung{fmt.Sprintf("raters/items=10000/labels=50000/raters=%d", r), func() *Ratings { return sparseCrowd(10_000, 5, r, 2) }})
+	}
+	for _, r := range []int{300, 3_000, 30_000} {
+		rungs = append(rungs, rung{fmt.Sprintf("crossed/items=3/labels=%d/raters=%d", 3*r, r), func() *Ratings { return crossedDesign(r) }})
+	}
+	for _, g := range rungs {
+		b.Run(g.name, func(b *testing.B) {
+			if testing.Short() && g.r().Len() > 100_000 {
+				b.Skip("large rung: run without -short")
+			}
+			r := g.r()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Analyze(r, Options{Level: Nominal, Bootstrap: -1, Seed: 1, MaxItemRows: DefaultMaxItemRows}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAgreementBootstrap: the bootstrap's share on 50,000 labels
+// (10,000 items x 5 labels, 200 raters), nominal and ordinal, 100
+// replicates in parallel on GOMAXPROCS cores.
+func BenchmarkAgreementBootstrap(b *testing.B) {
+	r := sparseCrowd(10_000, 5, 200, 4)
+	for _, l := range []Level{Nominal, Ordinal} {
+		b.Run(l.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Analyze(r, Options{Level: l, Bootstrap: 100, Seed: 1, Only: OnlyCoefficients}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

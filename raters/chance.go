@@ -128,35 +128,10 @@ func (t *table) chance(kind chanceKind, w *weightMat, mult []float64, withSE boo
 	if n2 == 0 {
 		return undefined()
 	}
-	var pe float64
-	var pi []float64
-	var n float64
-	var cg *congerParts
-	switch kind {
-	case kindPA:
-		_, n = t.classProps(mult)
-	case kindFleiss:
-		pi, n = t.classProps(mult)
-		pe = w.quad(pi)
-	case kindGwet:
-		pi, n = t.classProps(mult)
-		s := 0.0
-		for _, p := range pi {
-			s += p * (1 - p)
-		}
-		q := float64(t.q)
-		pe = w.sum() * s / (q * (q - 1))
-	case kindBP:
-		_, n = t.classProps(mult)
-		q := float64(t.q)
-		pe = w.sum() / (q * q)
-	case kindConger:
-		_, n = t.classProps(mult)
-		cg = t.congerChance(w, mult)
-		if cg == nil {
-			return undefined()
-		}
-		pe = cg.pe
+	pi, n := t.classProps(mult)
+	pe, cg, ok := t.chanceOf(kind, w, pi, mult)
+	if !ok {
+		return undefined()
 	}
 	e := undefined()
 	e.Pa, e.Pe = pa, pe
@@ -220,6 +195,59 @@ func (t *table) chance(kind chanceKind, w *weightMat, mult []float64, withSE boo
 	return e
 }
 
+// chanceOf is the chance agreement p_e of kind under weights w with class
+// proportions pi (and Conger's parts, for Conger's kappa); ok is false when
+// it is undefined.
+func (t *table) chanceOf(kind chanceKind, w *weightMat, pi, mult []float64) (pe float64, cg *congerParts, ok bool) {
+	q := float64(t.q)
+	switch kind {
+	case kindFleiss:
+		pe = w.quad(pi)
+	case kindGwet:
+		s := 0.0
+		for _, p := range pi {
+			s += p * (1 - p)
+		}
+		pe = w.sum() * s / (q * (q - 1))
+	case kindBP:
+		pe = w.sum() / (q * q)
+	case kindConger:
+		cg = t.congerChance(w, mult)
+		if cg == nil {
+			return 0, nil, false
+		}
+		pe = cg.pe
+	}
+	return pe, cg, true
+}
+
+// chanceValues sets out[x] to the value of kinds[x] on the items weighted
+// by mult (as chance(kinds[x], w, mult, false, ·).Value), computing the
+// observed agreement and the class proportions once: the bootstrap's
+// replicate of a weighting's whole family.
+func (t *table) chanceValues(kinds []chanceKind, w *weightMat, mult, out []float64) {
+	for x := range out {
+		out[x] = math.NaN()
+	}
+	if t.n == 0 || t.q < 2 {
+		return
+	}
+	pa, n2 := t.observed(w, mult)
+	if n2 == 0 {
+		return
+	}
+	pi, _ := t.classProps(mult)
+	for x, kind := range kinds {
+		if kind == kindPA {
+			out[x] = pa
+			continue
+		}
+		if pe, _, ok := t.chanceOf(kind, w, pi, mult); ok && pe < 1 {
+			out[x] = (pa - pe) / (1 - pe)
+		}
+	}
+}
+
 // congerParts holds the rater-specific classification probabilities of
 // Conger's kappa.
 type congerParts struct {
@@ -230,6 +258,8 @@ type congerParts struct {
 	wu   []float64 // per rater g: W (r p̄ - p_g), r × q
 	sg   []float64 // per rater g: p_gᵀ W (r p̄ - p_g)
 	keep []bool    // rater has ratings
+	// sumSG is Σ_g sg over the raters with ratings.
+	sumSG float64
 }
 
 // congerChance returns Conger's (1980) chance agreement as irrCAC computes
@@ -295,27 +325,28 @@ func (t *table) congerChance(w *weightMat, mult []float64) *congerParts {
 	for i := 0; i < t.n; i++ {
 		cp.n += weightOf(mult, i)
 	}
+	for g := range cp.sg {
+		if cp.keep[g] {
+			cp.sumSG += cp.sg[g]
+		}
+	}
 	return cp
 }
 
 // itemChance is item i's linearised chance agreement p_e|i = Σ_g λ_ig /
-// (r(r-1)) of irrCAC's conger.kappa.raw.
+// (r(r-1)) of irrCAC's conger.kappa.raw, summed in time linear in the
+// item's ratings: a rater g who did not rate item i contributes
+// (n/n_g) λ_ig = s_g, so Σ_g (n/n_g) λ_ig = Σ_g s_g + Σ_{g rated i}
+// (n/n_g)(w_g·u_g[c] - s_g).
 func (cp *congerParts) itemChance(t *table, i int) float64 {
 	q := t.q
-	s := 0.0
-	for g := 0; g < t.r; g++ {
+	s := cp.sumSG
+	for p := t.ls[i]; p < t.ls[i+1]; p++ {
+		g, c := int(t.lr[p]), int(t.lc[p])
 		if !cp.keep[g] {
 			continue
 		}
-		c := t.cell[i*t.r+g]
-		eps := 0.0
-		lam := 0.0
-		if c >= 0 {
-			eps = 1
-			lam = cp.wu[g*q+int(c)]
-		}
-		lam -= (eps - cp.ng[g]/cp.n) * cp.sg[g]
-		s += cp.n / cp.ng[g] * lam
+		s += cp.n / cp.ng[g] * (cp.wu[g*q+c] - cp.sg[g])
 	}
 	return s / (cp.r * (cp.r - 1))
 }
@@ -332,6 +363,9 @@ type CoefOptions struct {
 	ObservedCategoriesOnly bool
 	// ConfLevel of the analytic intervals; 0 means 0.95.
 	ConfLevel float64
+	// Pairs chooses the rater pairs of PairwiseCohen (and of the
+	// agreement tables); the zero value is PairOptions' default.
+	Pairs PairOptions
 }
 
 func (o CoefOptions) level() float64 {

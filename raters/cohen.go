@@ -2,7 +2,6 @@ package raters
 
 import (
 	"math"
-	"sort"
 )
 
 // pairStats computes Cohen's (1960, 1968) kappa of raters a and b on the
@@ -15,27 +14,39 @@ import (
 //
 // with w̄_k. = Σ_l w_kl p_.l and w̄_.l = Σ_k w_kl p_k.
 //
-// items lists the items both raters rated (nil: look at every item).
-func (t *table) pairStats(a, b int, items []int32, w *weightMat, mult []float64, withSE bool, level float64) Estimate {
+// The items both rated are found by merging the two raters' rows, in time
+// linear in their labels.
+func (t *table) pairStats(a, b int, w *weightMat, mult []float64, withSE bool, level float64) Estimate {
+	return t.pairStatsOver(func(f func(i int, x, y int32)) { t.coRated(a, b, f) }, w, mult, withSE, level)
+}
+
+// coCell is an item two raters both rated, with their categories.
+type coCell struct {
+	i    int32
+	x, y int32
+}
+
+// coCells lists the items raters a and b both rated.
+func (t *table) coCells(a, b int) []coCell {
+	var out []coCell
+	t.coRated(a, b, func(i int, x, y int32) { out = append(out, coCell{int32(i), x, y}) })
+	return out
+}
+
+// pairStatsOver is pairStats over the shared items each lists (calling f
+// once per item, in the same order every time).
+func (t *table) pairStatsOver(each func(f func(i int, x, y int32)), w *weightMat, mult []float64, withSE bool, level float64) Estimate {
 	e := undefined()
 	if t.q < 2 {
 		return e
 	}
-	if items == nil {
-		items = t.coRated(a, b)
-	}
 	pa := make([]float64, t.q)
 	pb := make([]float64, t.q)
 	n, po := 0.0, 0.0
-	for _, i32 := range items {
-		i := int(i32)
+	each(func(i int, x, y int32) {
 		m := weightOf(mult, i)
 		if m == 0 {
-			continue
-		}
-		x, y := t.cell[i*t.r+a], t.cell[i*t.r+b]
-		if x < 0 || y < 0 {
-			continue
+			return
 		}
 		n += m
 		pa[x] += m
@@ -45,7 +56,7 @@ func (t *table) pairStats(a, b int, items []int32, w *weightMat, mult []float64,
 		} else if w.kind != Unweighted {
 			po += m * w.at(int(x), int(y))
 		}
-	}
+	})
 	if n == 0 {
 		return e
 	}
@@ -72,16 +83,14 @@ func (t *table) pairStats(a, b int, items []int32, w *weightMat, mult []float64,
 		return e
 	}
 	s := 0.0
-	for _, i32 := range items {
-		i := int(i32)
-		x, y := t.cell[i*t.r+a], t.cell[i*t.r+b]
+	each(func(_ int, x, y int32) {
 		wxy := 1.0
 		if x != y {
 			wxy = w.at(int(x), int(y))
 		}
 		d := wxy - (1-kappa)*(wpb[x]+wpa[y])
 		s += d * d
-	}
+	})
 	s /= n
 	c := kappa - pe*(1-kappa)
 	v := (s - c*c) / (n * (1 - pe) * (1 - pe))
@@ -106,7 +115,7 @@ func CohenKappa(r *Ratings, a, b int, o CoefOptions) (Estimate, error) {
 	if err != nil {
 		return undefined(), err
 	}
-	return t.pairStats(a, b, nil, w, nil, true, o.level()), nil
+	return t.pairStats(a, b, w, nil, true, o.level()), nil
 }
 
 // ScottPi returns Scott's (1955) pi. For two raters it is Scott's pi on the
@@ -135,11 +144,10 @@ func (t *table) scott2(w *weightMat, mult []float64, withSE bool, level float64)
 	}
 	pi := make([]float64, t.q)
 	n, po := 0.0, 0.0
-	for i := 0; i < t.n; i++ {
+	t.coRated(0, 1, func(i int, x, y int32) {
 		m := weightOf(mult, i)
-		x, y := t.cell[i*2], t.cell[i*2+1]
-		if m == 0 || x < 0 || y < 0 {
-			continue
+		if m == 0 {
+			return
 		}
 		n += m
 		pi[x] += m / 2
@@ -149,7 +157,7 @@ func (t *table) scott2(w *weightMat, mult []float64, withSE bool, level float64)
 		} else {
 			po += m * w.at(int(x), int(y))
 		}
-	}
+	})
 	if n == 0 {
 		return e
 	}
@@ -173,110 +181,18 @@ func (t *table) scott2(w *weightMat, mult []float64, withSE bool, level float64)
 		return e
 	}
 	s := 0.0
-	for i := 0; i < t.n; i++ {
-		x, y := t.cell[i*2], t.cell[i*2+1]
-		if x < 0 || y < 0 {
-			continue
-		}
+	t.coRated(0, 1, func(_ int, x, y int32) {
 		wxy := 1.0
 		if x != y {
 			wxy = w.at(int(x), int(y))
 		}
 		d := wxy - (1-pi2)*(wpi[x]+wpi[y])
 		s += d * d
-	}
+	})
 	s /= n
 	c := po - 2*(1-pi2)*pe
 	v := (s - c*c) / (n * (1 - pe) * (1 - pe))
 	e.SE = math.Sqrt(math.Max(v, 0))
 	e.tInterval(n-1, level)
 	return e
-}
-
-// coRated lists the items raters a and b both rated.
-func (t *table) coRated(a, b int) []int32 {
-	items := []int32{}
-	for i := 0; i < t.n; i++ {
-		if t.cell[i*t.r+a] >= 0 && t.cell[i*t.r+b] >= 0 {
-			items = append(items, int32(i))
-		}
-	}
-	return items
-}
-
-// ratedPair is a pair of raters with the items both rated.
-type ratedPair struct {
-	a, b  int
-	items []int32
-}
-
-// ratedPairs returns the pairs of raters (a < b, in order) that rated at
-// least one item in common, in O(Σ_i m_i²).
-func (t *table) ratedPairs() []ratedPair {
-	idx := map[[2]int]int{}
-	var pairs []ratedPair
-	var who []int
-	for i := 0; i < t.n; i++ {
-		who = who[:0]
-		for j := 0; j < t.r; j++ {
-			if t.cell[i*t.r+j] >= 0 {
-				who = append(who, j)
-			}
-		}
-		for x, a := range who {
-			for _, b := range who[x+1:] {
-				k := [2]int{a, b}
-				p, ok := idx[k]
-				if !ok {
-					p = len(pairs)
-					idx[k] = p
-					pairs = append(pairs, ratedPair{a: a, b: b})
-				}
-				pairs[p].items = append(pairs[p].items, int32(i))
-			}
-		}
-	}
-	sort.Slice(pairs, func(x, y int) bool {
-		if pairs[x].a != pairs[y].a {
-			return pairs[x].a < pairs[y].a
-		}
-		return pairs[x].b < pairs[y].b
-	})
-	return pairs
-}
-
-// PairKappa is Cohen's kappa between two raters under several weights.
-type PairKappa struct {
-	A, B int
-	// N is the number of items both rated.
-	N int
-	// Kappa[w] is the kappa with weights w, for the weights asked for.
-	Kappa map[Weights]Estimate
-}
-
-// PairwiseCohen returns Cohen's kappa for every pair of raters (a < b) that
-// rated at least one item in common, under each of the given weights, in the
-// order (0,1), (0,2), ..., (1,2), ....
-func PairwiseCohen(r *Ratings, ws []Weights, o CoefOptions) ([]PairKappa, error) {
-	t := prepare(r, o.ObservedCategoriesOnly)
-	return t.pairwise(t.ratedPairs(), ws, true, o.level())
-}
-
-func (t *table) pairwise(pairs []ratedPair, ws []Weights, withSE bool, level float64) ([]PairKappa, error) {
-	wms := make([]*weightMat, len(ws))
-	for x, w := range ws {
-		var err error
-		if wms[x], err = t.weights(w); err != nil {
-			return nil, err
-		}
-	}
-	out := make([]PairKappa, 0, len(pairs))
-	for _, p := range pairs {
-		pk := PairKappa{A: p.a, B: p.b, N: len(p.items), Kappa: make(map[Weights]Estimate, len(ws))}
-		for x, w := range ws {
-			pk.Kappa[w] = t.pairStats(p.a, p.b, p.items, wms[x], nil, withSE, level)
-		}
-		out = append(out, pk)
-	}
-	return out, nil
 }

@@ -58,10 +58,13 @@ type ItemAgreement struct {
 // RaterAgreement is one rater's agreement with the other raters.
 type RaterAgreement struct {
 	Rater string `json:"rater"`
-	// Labels is the number of the rater's ratings, Items the number of
-	// those items that another rater rated too, Partners the number of
-	// raters the rater shares an item with and Pairs the number of
-	// (item, other rater) pairs of ratings.
+	// Labels is the number of the rater's ratings (one per item), Items
+	// the number of those items that another rater rated too, Partners
+	// the number of raters of the pair selection (Report.PairSelection;
+	// by default every rater the rater shares an item with, up to
+	// MaxMatrixRaters raters) the rater is paired with, and Pairs the
+	// number of (item, other rater) pairs of ratings (every one, counted
+	// from per-item counts).
 	Labels   int `json:"labels"`
 	Items    int `json:"items"`
 	Partners int `json:"partners"`
@@ -70,7 +73,8 @@ type RaterAgreement struct {
 	// per-item score's weights).
 	Agreement num `json:"agreement"`
 	// MeanKappa is the mean of the rater's defined pairwise Cohen's
-	// kappas (the rater's row of the matrix, each partner counting once).
+	// kappas over the pair selection (the rater's row of the matrix, each
+	// partner counting once).
 	MeanKappa num `json:"mean_kappa"`
 	// PooledKappa is Cohen's kappa of the rater against the others pooled:
 	// kappa of the table of the Pairs pairs (the rater's rating, the other
@@ -106,10 +110,8 @@ func scale(r *Ratings, o Options) (lo, hi float64) {
 		return o.ScaleMin, o.ScaleMax
 	}
 	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, v := range r.Data {
-		if !math.IsNaN(v) {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
+	for _, v := range r.val {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
 	if lo > hi {
 		return 0, 0
@@ -118,39 +120,37 @@ func scale(r *Ratings, o Options) (lo, hi float64) {
 }
 
 // AgreementTables computes the pairwise matrix (from the pairs of
-// PairwiseCohen with the matrix's weights; nil when there are more than
-// MaxMatrixRaters raters), the per-item scores (of the items with a rating,
-// in row order) and the per-rater rows, with o's names, level and scale.
-// pairs may be nil (they are then computed).
+// PairwiseCohen with the matrix's weights, o.Pairs choosing them; nil when
+// there are more than MaxMatrixRaters raters), the per-item scores (of the
+// items with a rating, in row order) and the per-rater rows, with o's
+// names, level and scale. pairs may be nil (they are then computed). They
+// use one label per rater and item, the first.
 func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []ItemAgreement, []RaterAgreement, error) {
 	r.check()
 	w := matrixWeights(o.Level)
+	t := prepare(r, o.ObservedCategoriesOnly)
 	if pairs == nil {
+		rated, _ := t.ratedPairs(o.Pairs)
 		var err error
-		if pairs, err = PairwiseCohen(r, []Weights{w}, CoefOptions{ObservedCategoriesOnly: o.ObservedCategoriesOnly}); err != nil {
+		if pairs, err = t.pairwise(rated, []Weights{w}, true, CoefOptions{ConfLevel: o.ConfLevel}.level()); err != nil {
 			return nil, nil, nil, err
 		}
 	}
+	m, items, raters := agreementTables(r, t, o, pairs, true, true, true)
+	return m, items, raters, nil
+}
+
+// agreementTables computes the parts asked for in time linear in the
+// labels (plus the pairs): every rater's sums over its (item, other rater)
+// pairs come from the item's category counts and value sums, not from
+// the pairs themselves.
+func agreementTables(r *Ratings, t *table, o Options, pairs []PairKappa, wantMatrix, wantItems, wantRaters bool) (*PairMatrix, []ItemAgreement, []RaterAgreement) {
+	w := matrixWeights(o.Level)
 	lo, hi := scale(r, o)
-	val := func(v float64) float64 {
-		if r.K > 0 {
-			return r.Value(int(v))
-		}
-		return v
-	}
 	span := hi - lo
-	weight := func(a, b float64) float64 {
-		if a == b {
-			return 1
-		}
-		if o.Level == Nominal || !(span > 0) {
-			return 0
-		}
-		return 1 - math.Abs(val(a)-val(b))/span
-	}
+	R := r.Raters
 
 	// Per-rater sums, filled while scanning the items.
-	R := r.Raters
 	type acc struct {
 		labels, items, pairs int
 		sumW                 float64
@@ -164,90 +164,111 @@ func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []I
 		sd2        float64
 	}
 	accs := make([]acc, R)
-	if o.Level == Nominal && r.K > 0 {
+	nominal := o.Level == Nominal && t.q > 0 && !t.continuous
+	if nominal && wantRaters {
 		for j := range accs {
-			accs[j].mine, accs[j].them = make([]float64, r.K), make([]float64, r.K)
+			accs[j].mine, accs[j].them = make([]float64, t.q), make([]float64, t.q)
 		}
 	}
 	var items []ItemAgreement
-	who := make([]int, 0, R)
-	xs := make([]float64, 0, R)
-	counts := make([]int, r.K)
-	for i := 0; i < r.Items; i++ {
-		who = who[:0]
-		for j := 0; j < R; j++ {
-			if !math.IsNaN(r.Data[i*R+j]) {
-				who = append(who, j)
+	var xs, cum []float64
+	for i := 0; i < t.n; i++ {
+		lr, lc := t.lr[t.ls[i]:t.ls[i+1]], t.lc[t.ls[i]:t.ls[i+1]]
+		cats, cnts := t.cat[t.start[i]:t.start[i+1]], t.cnt[t.start[i]:t.start[i+1]]
+		n := len(lr)
+		countOf := func(c int32) float64 {
+			for p, k := range cats {
+				if k == c {
+					return cnts[p]
+				}
+			}
+			return 0
+		}
+		np := float64(n) * float64(n-1) / 2
+		// Sorted values and their prefix sums: Σ_y |x - y| over the
+		// item's ratings by a binary search.
+		var S, S2 float64
+		if o.Level != Nominal {
+			xs = xs[:0]
+			for _, c := range lc {
+				v := t.vals[c]
+				xs = append(xs, v)
+				S += v
+				S2 += v * v
+			}
+			sort.Float64s(xs)
+			cum = append(cum[:0], 0)
+			for _, x := range xs {
+				cum = append(cum, cum[len(cum)-1]+x)
 			}
 		}
-		n := len(who)
-		if n == 0 {
+		absSum := func(x float64) float64 {
+			k := sort.SearchFloat64s(xs, x) // xs[:k] < x
+			return x*float64(k) - cum[k] + (cum[n] - cum[k]) - x*float64(n-k)
+		}
+		if wantItems {
+			ia := ItemAgreement{Item: name(o.ItemNames, t.orig[i]), Labels: n, Agreement: num(math.NaN())}
+			if n >= 2 {
+				if o.Level == Nominal {
+					agree := 0.0
+					for _, c := range cnts {
+						agree += c * (c - 1) / 2
+					}
+					ia.Agreement = num(agree / np)
+				} else {
+					// Σ_{a<b} |x_a - x_b| = Σ_k x_(k) (2k - n + 1) on sorted values.
+					s := 0.0
+					for k, x := range xs {
+						s += x * float64(2*k-n+1)
+					}
+					if span > 0 {
+						ia.Agreement = num(1 - s/np/span)
+					} else {
+						ia.Agreement = 1
+					}
+				}
+			}
+			items = append(items, ia)
+		}
+		if !wantRaters {
 			continue
 		}
-		ia := ItemAgreement{Item: name(o.ItemNames, i), Labels: n, Agreement: num(math.NaN())}
-		if n >= 2 {
-			np := float64(n) * float64(n-1) / 2
-			if o.Level == Nominal {
-				for _, j := range who {
-					counts[int(r.Data[i*R+j])]++
-				}
-				agree := 0.0
-				for _, j := range who {
-					c := &counts[int(r.Data[i*R+j])]
-					agree += float64(*c) * float64(*c-1) / 2
-					*c = 0
-				}
-				ia.Agreement = num(agree / np)
-			} else {
-				// Σ_{a<b} |x_a - x_b| = Σ_k x_(k) (2k - n + 1) on sorted values.
-				xs = xs[:0]
-				for _, j := range who {
-					xs = append(xs, val(r.Data[i*R+j]))
-				}
-				sort.Float64s(xs)
-				s := 0.0
-				for k, x := range xs {
-					s += x * float64(2*k-n+1)
-				}
-				if span > 0 {
-					ia.Agreement = num(1 - s/np/span)
-				} else {
-					ia.Agreement = 1
-				}
-			}
-		}
-		items = append(items, ia)
-		for _, j := range who {
+		for y, j := range lr {
 			a := &accs[j]
 			a.labels++
 			if n < 2 {
 				continue
 			}
 			a.items++
-			x := r.Data[i*R+j]
-			for _, j2 := range who {
-				if j2 == j {
-					continue
+			c := lc[y]
+			same := countOf(c) - 1 // the others with the same rating
+			others := float64(n - 1)
+			a.pairs += n - 1
+			if o.Level == Nominal || !(span > 0) {
+				a.sumW += same
+			} else {
+				vx := t.vals[c]
+				a.sumW += same + (others - same) - absSum(vx)/span
+			}
+			if a.mine != nil {
+				a.mine[c] += others
+				for p, k := range cats {
+					a.them[k] += cnts[p]
 				}
-				y := r.Data[i*R+j2]
-				a.pairs++
-				a.sumW += weight(x, y)
-				if a.mine != nil {
-					a.mine[int(x)]++
-					a.them[int(y)]++
-					if x == y {
-						a.eq++
-					}
-				} else {
-					vx, vy := val(x), val(y)
-					a.sx += vx
-					a.sxx += vx * vx
-					a.sy += vy
-					a.syy += vy * vy
-					a.sd2 += (vx - vy) * (vx - vy)
-				}
+				a.them[c]--
+				a.eq += int(same)
+			} else if o.Level != Nominal {
+				vx := t.vals[c]
+				a.sx += others * vx
+				a.sxx += others * vx * vx
+				a.sy += S - vx
+				a.syy += S2 - vx*vx
+				a.sd2 += others*vx*vx - 2*vx*(S-vx) + (S2 - vx*vx)
 			}
 		}
+	}
+	if wantItems && items == nil {
+		items = []ItemAgreement{}
 	}
 
 	// Pairwise kappas, in the pairs' order (sums do not depend on map
@@ -258,57 +279,60 @@ func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []I
 		}
 		return math.NaN()
 	}
-	raters := make([]RaterAgreement, R)
-	partners := make([]int, R)
-	ksum := make([]float64, R)
-	kn := make([]int, R)
-	for x := range pairs {
-		p := &pairs[x]
-		if p.N > 0 {
-			partners[p.A]++
-			partners[p.B]++
-		}
-		if v := kappaOf(p); !math.IsNaN(v) {
-			ksum[p.A] += v
-			ksum[p.B] += v
-			kn[p.A]++
-			kn[p.B]++
-		}
-	}
-	for j := range raters {
-		a := &accs[j]
-		ra := RaterAgreement{Rater: name(o.RaterNames, j), Labels: a.labels, Items: a.items, Partners: partners[j], Pairs: a.pairs,
-			Agreement: num(math.NaN()), MeanKappa: num(math.NaN()), PooledKappa: num(math.NaN())}
-		if a.pairs > 0 {
-			P := float64(a.pairs)
-			ra.Agreement = num(a.sumW / P)
-			if a.mine != nil {
-				po, pe := float64(a.eq)/P, 0.0
-				for k := range a.mine {
-					pe += a.mine[k] / P * a.them[k] / P
-				}
-				if pe < 1 {
-					ra.PooledKappa = num((po - pe) / (1 - pe))
-				}
-			} else {
-				// Quadratic weights: κ = 1 - D_o/D_e with D_o the mean squared
-				// difference of the pairs and D_e = var(x) + var(y) + (x̄ - ȳ)²
-				// that of independent draws from the two marginals.
-				mx, my := a.sx/P, a.sy/P
-				de := (a.sxx/P - mx*mx) + (a.syy/P - my*my) + (mx-my)*(mx-my)
-				if de > 1e-12*math.Max(1, a.sxx/P+a.syy/P) {
-					ra.PooledKappa = num(1 - a.sd2/P/de)
-				}
+	var raters []RaterAgreement
+	if wantRaters {
+		raters = make([]RaterAgreement, R)
+		partners := make([]int, R)
+		ksum := make([]float64, R)
+		kn := make([]int, R)
+		for x := range pairs {
+			p := &pairs[x]
+			if p.N > 0 {
+				partners[p.A]++
+				partners[p.B]++
+			}
+			if v := kappaOf(p); !math.IsNaN(v) {
+				ksum[p.A] += v
+				ksum[p.B] += v
+				kn[p.A]++
+				kn[p.B]++
 			}
 		}
-		if kn[j] > 0 {
-			ra.MeanKappa = num(ksum[j] / float64(kn[j]))
+		for j := range raters {
+			a := &accs[j]
+			ra := RaterAgreement{Rater: name(o.RaterNames, j), Labels: a.labels, Items: a.items, Partners: partners[j], Pairs: a.pairs,
+				Agreement: num(math.NaN()), MeanKappa: num(math.NaN()), PooledKappa: num(math.NaN())}
+			if a.pairs > 0 {
+				P := float64(a.pairs)
+				ra.Agreement = num(a.sumW / P)
+				if a.mine != nil {
+					po, pe := float64(a.eq)/P, 0.0
+					for k := range a.mine {
+						pe += a.mine[k] / P * a.them[k] / P
+					}
+					if pe < 1 {
+						ra.PooledKappa = num((po - pe) / (1 - pe))
+					}
+				} else if o.Level != Nominal {
+					// Quadratic weights: κ = 1 - D_o/D_e with D_o the mean squared
+					// difference of the pairs and D_e = var(x) + var(y) + (x̄ - ȳ)²
+					// that of independent draws from the two marginals.
+					mx, my := a.sx/P, a.sy/P
+					de := (a.sxx/P - mx*mx) + (a.syy/P - my*my) + (mx-my)*(mx-my)
+					if de > 1e-12*math.Max(1, a.sxx/P+a.syy/P) {
+						ra.PooledKappa = num(1 - a.sd2/P/de)
+					}
+				}
+			}
+			if kn[j] > 0 {
+				ra.MeanKappa = num(ksum[j] / float64(kn[j]))
+			}
+			raters[j] = ra
 		}
-		raters[j] = ra
 	}
 
 	var m *PairMatrix
-	if R <= MaxMatrixRaters {
+	if wantMatrix && R <= MaxMatrixRaters {
 		m = &PairMatrix{Coefficient: "cohen_kappa", Weights: w.String(), Raters: make([]string, R), Kappa: make([][]num, R), N: make([][]int, R)}
 		for a := 0; a < R; a++ {
 			m.Raters[a] = name(o.RaterNames, a)
@@ -317,7 +341,7 @@ func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []I
 			for b := range m.Kappa[a] {
 				m.Kappa[a][b] = num(math.NaN())
 			}
-			m.N[a][a] = accs[a].labels
+			m.N[a][a] = t.rs[a+1] - t.rs[a]
 		}
 		for x := range pairs {
 			p := &pairs[x]
@@ -326,7 +350,7 @@ func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []I
 			m.Kappa[p.A][p.B], m.Kappa[p.B][p.A] = v, v
 		}
 	}
-	return m, items, raters, nil
+	return m, items, raters
 }
 
 // SortItemAgreement sorts per-item rows by agreement, lowest first (the

@@ -19,7 +19,7 @@ func TestAgreementTablesByHand(t *testing.T) {
 	r := NewRatings(4, 3, 2)
 	for i, row := range [][]float64{{0, 0, 0}, {0, 1, 0}, {1, 1, nan}, {nan, nan, 1}} {
 		for j, v := range row {
-			r.Set(i, j, v)
+			r.Add(i, j, v)
 		}
 	}
 	o := Options{Level: Nominal, RaterNames: []string{"r1", "r2", "r3"}, ItemNames: []string{"i0", "i1", "i2", "i3"}}
@@ -72,9 +72,9 @@ func TestAgreementTablesByHand(t *testing.T) {
 	// |differences| 1, 4, 3 -> mean 8/3, score 1 - 8/3/4 = 1/3.
 	r2 := NewRatings(1, 3, 3)
 	r2.Values = []float64{1, 2, 5}
-	r2.Set(0, 0, 0)
-	r2.Set(0, 1, 1)
-	r2.Set(0, 2, 2)
+	r2.Add(0, 0, 0)
+	r2.Add(0, 1, 1)
+	r2.Add(0, 2, 2)
 	_, items, rs, err = AgreementTables(r2, Options{Level: Ordinal}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestAnalyzeAgreementTables(t *testing.T) {
 	// Above MaxMatrixRaters raters the matrix is left out with a note.
 	big := NewRatings(2, MaxMatrixRaters+1, 2)
 	for j := 0; j < big.Raters; j++ {
-		big.Set(j%2, j, float64(j%2))
+		big.Add(j%2, j, float64(j%2))
 	}
 	rep, err = Analyze(big, Options{Bootstrap: -1})
 	if err != nil {
@@ -226,14 +226,27 @@ func TestAnalyzeAgreementTables(t *testing.T) {
 	}
 	found := false
 	for _, n := range rep.Notes {
-		found = found || n == "pairwise_matrix left out: "+strconv.Itoa(MaxMatrixRaters+1)+" raters (at most 200); cohen_kappa lists every pair, and each rater profile's pairwise list only the raters it shares items with"
+		found = found || n == "pairwise_matrix left out: "+strconv.Itoa(MaxMatrixRaters+1)+" raters (at most 200); cohen_kappa lists the pairs described by pair_selection, and each rater profile's pairwise list only those pairs"
 	}
 	if !found {
 		t.Errorf("notes %q", rep.Notes)
 	}
-	// Rater 0 shares item 0 with the other 100 even raters only.
-	if pw := rep.Profiles[0].Pairwise; len(pw) != 100 {
-		t.Errorf("rater 0's pairwise list: %d raters, want the 100 it shares an item with", len(pw))
+	// By default the pairs share at least DefaultMinShared items: none
+	// here, yet each rater's row counts its 100 pairs of ratings.
+	if ps := rep.PairSelection; ps == nil || ps.MinShared != DefaultMinShared || ps.Reported != 0 || len(rep.CohenKappa) != 0 || len(rep.Profiles[0].Pairwise) != 0 {
+		t.Errorf("default pairs: %+v, %d kappas, %d profile rows", rep.PairSelection, len(rep.CohenKappa), len(rep.Profiles[0].Pairwise))
+	}
+	if ra := rep.RaterAgreement[0]; ra.Pairs != 100 || ra.Agreement != 1 {
+		t.Errorf("rater 0's row: %+v, want 100 agreeing pairs", ra)
+	}
+	// Every pair on request: rater 0 shares item 0 with the other 100
+	// even raters only.
+	rep, err = Analyze(big, Options{Bootstrap: -1, Pairs: PairOptions{All: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw := rep.Profiles[0].Pairwise; len(pw) != 100 || len(rep.CohenKappa) != 2*(101*100/2+100*99/2)/2 {
+		t.Errorf("rater 0's pairwise list: %d raters, want the 100 it shares an item with; %d kappas", len(pw), len(rep.CohenKappa))
 	} else {
 		for _, pa := range pw {
 			if pa.N != 1 {

@@ -19,7 +19,7 @@ func krippendorff2011() *raters.Ratings {
 	for i, row := range data {
 		for j, v := range row {
 			if v > 0 {
-				r.Set(i, j, float64(v-1))
+				r.Add(i, j, float64(v-1))
 			}
 		}
 	}
@@ -108,8 +108,8 @@ func ExampleScottPi() {
 	// Two raters: Scott's pi on the items both rated.
 	r := raters.NewRatings(6, 2, 2)
 	for i, pair := range [][2]float64{{0, 0}, {0, 1}, {1, 1}, {1, 1}, {0, 0}, {1, math.NaN()}} {
-		r.Set(i, 0, pair[0])
-		r.Set(i, 1, pair[1])
+		r.Add(i, 0, pair[0])
+		r.Add(i, 1, pair[1])
 	}
 	e, _ := raters.ScottPi(r, raters.CoefOptions{})
 	fmt.Printf("pi = %.4f\n", e.Value)
@@ -171,11 +171,11 @@ func ExampleDawidSkene() {
 	r := raters.NewRatings(8, 3, 2)
 	truth := []float64{0, 1, 0, 1, 1, 0, 0, 1}
 	for i, c := range truth {
-		r.Set(i, 0, c)
-		r.Set(i, 1, c)
-		r.Set(i, 2, 1-c)
+		r.Add(i, 0, c)
+		r.Add(i, 1, c)
+		r.Add(i, 2, 1-c)
 	}
-	r.Set(7, 1, 0) // one slip
+	r.Add(7, 1, 0) // one slip
 	c, err := raters.DawidSkene(raters.LabelsOf(r), r.Items, r.Raters, 2, raters.DSOptions{Seed: 1})
 	if err != nil {
 		panic(err)

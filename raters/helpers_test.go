@@ -37,7 +37,7 @@ func readCSV(t testing.TB, path string) []map[string]string {
 // Items and raters are ordered by first appearance. Categories are the
 // distinct labels, sorted numerically when they all are numbers (their
 // values then are the numbers) and as strings otherwise (values 1..K), as
-// irrCAC orders them. Repeated (item, rater) ratings keep the first.
+// irrCAC orders them. Repeated (item, rater) ratings are all added.
 func longTable(rows []map[string]string, itemCol, raterCol, labelCol string) (*Ratings, []string, []string, []string) {
 	var items, raters []string
 	itemIx, raterIx := map[string]int{}, map[string]int{}
@@ -82,10 +82,7 @@ func longTable(rows []map[string]string, itemCol, raterCol, labelCol string) (*R
 	rt := NewRatings(len(items), len(raters), len(cats))
 	rt.Values = values
 	for _, r := range rows {
-		i, j := itemIx[r[itemCol]], raterIx[r[raterCol]]
-		if math.IsNaN(rt.At(i, j)) {
-			rt.Set(i, j, float64(catIx[r[labelCol]]))
-		}
+		rt.Add(itemIx[r[itemCol]], raterIx[r[raterCol]], float64(catIx[r[labelCol]]))
 	}
 	return rt, items, raters, cats
 }
@@ -113,12 +110,9 @@ func parseF(t testing.TB, s string) float64 {
 func continuousTable(t testing.TB, rows []map[string]string) (*Ratings, []string) {
 	cat, items, raters, cats := longTable(rows, "item_id", "rater_id", "label")
 	rt := NewRatings(len(items), len(raters), 0)
-	for i := 0; i < cat.Items; i++ {
-		for j := 0; j < cat.Raters; j++ {
-			if v := cat.At(i, j); v == v {
-				rt.Set(i, j, parseF(t, cats[int(v)]))
-			}
-		}
+	for x := 0; x < cat.Len(); x++ {
+		i, j, v := cat.Label(x)
+		rt.Add(i, j, parseF(t, cats[int(v)]))
 	}
 	return rt, raters
 }

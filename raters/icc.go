@@ -74,19 +74,27 @@ type ICCResult struct {
 // relative standard deviations. Ratings must be numeric: categorical tables
 // use their category values.
 func ICC(r *Ratings, o ICCOptions) (*ICCResult, error) {
-	r.check()
+	if r.Raters > MaxICCRaters {
+		return nil, fmt.Errorf("raters: ICC of %d raters: the REML fit works on a raters × raters matrix, at most %d", r.Raters, MaxICCRaters)
+	}
+	return iccTable(prepare(r, false), r, o)
+}
+
+// MaxICCRaters is the most raters ICC (and Analyze) computes the
+// intraclass correlations of: the REML fit factorises a raters × raters
+// matrix at every step of its optimisation, cubic in the raters (800
+// raters: 23 s of CPU; 200: a fraction of a second).
+const MaxICCRaters = MaxMatrixRaters
+
+// iccTable is ICC on a prepared table (one label per rater and item, the
+// first).
+func iccTable(t *table, r *Ratings, o ICCOptions) (*ICCResult, error) {
 	level := CoefOptions{ConfLevel: o.ConfLevel}.level()
 	// Collect the rated items.
 	var rows []int
-	dropped := 0
-	for i := 0; i < r.Items; i++ {
-		cnt := 0
-		for j := 0; j < r.Raters; j++ {
-			if !math.IsNaN(r.Data[i*r.Raters+j]) {
-				cnt++
-			}
-		}
-		if cnt == 0 || (o.CompleteCasesOnly && cnt < r.Raters) {
+	dropped := r.Items - t.n
+	for i := 0; i < t.n; i++ {
+		if o.CompleteCasesOnly && int(t.ri[i]) < r.Raters {
 			dropped++
 			continue
 		}
@@ -98,19 +106,17 @@ func ICC(r *Ratings, o ICCOptions) (*ICCResult, error) {
 		return nil, fmt.Errorf("raters: ICC needs at least 2 rated items and 2 raters, have %d and %d", n, k)
 	}
 	value := func(i, j int) float64 {
-		v := r.Data[i*r.Raters+j]
-		if math.IsNaN(v) || r.K == 0 {
-			return v
+		c := t.cell(i, j)
+		if c < 0 {
+			return math.NaN()
 		}
-		return r.Value(int(v))
+		return t.vals[c]
 	}
 	res := &ICCResult{N: n, K: k, Dropped: dropped, REMLCriterion: math.NaN()}
 	complete := true
 	for _, i := range rows {
-		for j := 0; j < k; j++ {
-			if math.IsNaN(r.Data[i*r.Raters+j]) {
-				complete = false
-			}
+		if int(t.ri[i]) < k {
+			complete = false
 		}
 	}
 	if o.CompleteCasesOnly {

@@ -3,11 +3,15 @@ package raters
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
-// Ratings is the input of every coefficient: an items × raters table of
-// ratings in which any entry may be missing (a rater who skipped an item).
+// Ratings is the input of every coefficient, aggregator and profile: a
+// sparse list of labels, each rater j's rating v of item i, built with Add.
+// Memory is linear in the labels: there is no items × raters table, an item
+// need not be rated by every rater, and a rater may rate an item more than
+// once (repeated labels, kept as separate observations).
 //
 // For categorical data (K > 0) a rating is a category index 0..K-1 and
 // Values[k] is the numeric value of category k, used by the interval and
@@ -15,55 +19,70 @@ import (
 // data (K == 0, e.g. a bounded slider) a rating is the real value itself, and
 // the categories of the weighted coefficients are the distinct values that
 // occur (as irrCAC does).
+//
+// What uses which labels when a rater repeats an item: the agreement
+// coefficients (Fleiss, Krippendorff, Gwet, Conger, percent agreement,
+// Cohen's and the pairwise kappas, the ICCs), the agreement tables and the
+// rater profiles' pairwise rows take one label per rater and item, the
+// rater's first (in the order of Add), as irrCAC's items × raters table
+// holds one; the aggregators (majority vote, mean, median, Dawid-Skene,
+// one-coin, Wawa, GLAD, MACE) and the rater profiles' label counts,
+// distributions and agreement with each consensus take every label, each
+// one an observation, as crowd-kit does. Without repeats both are the same.
 type Ratings struct {
-	// Items and Raters are the table's dimensions.
+	// Items and Raters are the numbers of items and raters: labels refer
+	// to items 0..Items-1 and raters 0..Raters-1.
 	Items, Raters int
-	// Data holds the table row by row: Data[i*Raters+j] is rater j's
-	// rating of item i, NaN when missing.
-	Data []float64
 	// K is the number of categories; 0 means continuous ratings.
 	K int
 	// Values are the numeric values of the K categories in increasing
 	// order; nil means 1, 2, ..., K.
 	Values []float64
+
+	item, rater []int32
+	val         []float64
 }
 
-// NewRatings returns an items × raters table with every rating missing. k is
-// the number of categories, 0 for continuous ratings.
+// NewRatings returns an empty set of labels of items items and raters
+// raters. k is the number of categories, 0 for continuous ratings.
 func NewRatings(items, raters, k int) *Ratings {
 	if items < 0 || raters < 0 || k < 0 {
 		panic("raters: negative dimension")
 	}
-	d := make([]float64, items*raters)
-	for i := range d {
-		d[i] = math.NaN()
+	if items > math.MaxInt32 || raters > math.MaxInt32 {
+		panic("raters: dimension too large")
 	}
-	return &Ratings{Items: items, Raters: raters, Data: d, K: k}
+	return &Ratings{Items: items, Raters: raters, K: k}
 }
 
-// At returns rater j's rating of item i (NaN when missing).
-func (r *Ratings) At(i, j int) float64 {
+// Add appends rater j's rating v of item i; a NaN v is a missing rating and
+// adds nothing. A categorical rating must be a category index 0..K-1.
+// Adding a second rating of the same rater and item keeps both (see
+// Ratings for what uses which).
+func (r *Ratings) Add(i, j int, v float64) {
 	if i < 0 || i >= r.Items || j < 0 || j >= r.Raters {
 		panic("raters: index out of range")
 	}
-	return r.Data[i*r.Raters+j]
+	if math.IsNaN(v) {
+		return
+	}
+	if math.IsInf(v, 0) {
+		panic("raters: infinite rating")
+	}
+	if r.K > 0 && (v != math.Trunc(v) || v < 0 || int(v) >= r.K) {
+		panic(fmt.Sprintf("raters: rating %v is not a category index in [0, %d)", v, r.K))
+	}
+	r.item = append(r.item, int32(i))
+	r.rater = append(r.rater, int32(j))
+	r.val = append(r.val, v)
 }
 
-// Set stores rater j's rating of item i; NaN makes it missing. A categorical
-// rating must be a category index 0..K-1.
-func (r *Ratings) Set(i, j int, v float64) {
-	if i < 0 || i >= r.Items || j < 0 || j >= r.Raters {
-		panic("raters: index out of range")
-	}
-	if !math.IsNaN(v) {
-		if math.IsInf(v, 0) {
-			panic("raters: infinite rating")
-		}
-		if r.K > 0 && (v != math.Trunc(v) || v < 0 || int(v) >= r.K) {
-			panic(fmt.Sprintf("raters: rating %v is not a category index in [0, %d)", v, r.K))
-		}
-	}
-	r.Data[i*r.Raters+j] = v
+// Len returns the number of labels.
+func (r *Ratings) Len() int { return len(r.val) }
+
+// Label returns the x-th label added: item i, rater j, rating v.
+func (r *Ratings) Label(x int) (i, j int, v float64) {
+	return int(r.item[x]), int(r.rater[x]), r.val[x]
 }
 
 // Value returns the numeric value of category k.
@@ -74,7 +93,7 @@ func (r *Ratings) Value(k int) float64 {
 	return r.Values[k]
 }
 
-// check panics when the table is malformed (a caller bug).
+// check panics when the labels are malformed (a caller bug).
 func (r *Ratings) check() {
 	if r == nil {
 		panic("raters: nil Ratings")
@@ -82,8 +101,8 @@ func (r *Ratings) check() {
 	if r.Items < 0 || r.Raters < 0 || r.K < 0 {
 		panic("raters: negative dimension")
 	}
-	if len(r.Data) != r.Items*r.Raters {
-		panic(fmt.Sprintf("raters: len(Data) = %d, want Items*Raters = %d", len(r.Data), r.Items*r.Raters))
+	if len(r.item) != len(r.val) || len(r.rater) != len(r.val) {
+		panic("raters: malformed labels")
 	}
 	if r.Values != nil {
 		if len(r.Values) != r.K {
@@ -95,44 +114,120 @@ func (r *Ratings) check() {
 			}
 		}
 	}
-	for _, v := range r.Data {
-		if math.IsNaN(v) {
-			continue
+	for x, v := range r.val {
+		if i, j := int(r.item[x]), int(r.rater[x]); i >= r.Items || j >= r.Raters {
+			panic("raters: index out of range")
 		}
-		if math.IsInf(v, 0) {
-			panic("raters: infinite rating")
-		}
-		if r.K > 0 && (v != math.Trunc(v) || v < 0 || int(v) >= r.K) {
+		if r.K > 0 && int(v) >= r.K {
 			panic(fmt.Sprintf("raters: rating %v is not a category index in [0, %d)", v, r.K))
 		}
 	}
 }
 
-// table is Ratings prepared for the coefficients: items without any rating
-// dropped, ratings mapped to category indices 0..q-1 (the scheme's categories,
-// or the distinct values of continuous data, or only the categories that
-// occur), and per item the counts of each category that occurs, in compressed
-// sparse rows.
+// byItem returns the labels in compressed sparse rows by item: item i's
+// labels are order[start[i]:start[i+1]] (indices into the labels), sorted
+// by rater and, for one rater, in the order they were added. Time and
+// memory are linear in the labels (plus items and raters).
+func (r *Ratings) byItem() (start []int, order []int32) {
+	start = make([]int, r.Items+1)
+	for _, i := range r.item {
+		start[i+1]++
+	}
+	for i := 0; i < r.Items; i++ {
+		start[i+1] += start[i]
+	}
+	// Counting sort by rater, then a stable counting sort by item.
+	rs := make([]int, r.Raters+1)
+	for _, j := range r.rater {
+		rs[j+1]++
+	}
+	for j := 0; j < r.Raters; j++ {
+		rs[j+1] += rs[j]
+	}
+	tmp := make([]int32, len(r.val))
+	for x, j := range r.rater {
+		tmp[rs[j]] = int32(x)
+		rs[j]++
+	}
+	order = make([]int32, len(r.val))
+	next := slices.Clone(start[:r.Items])
+	for _, x := range tmp {
+		i := r.item[x]
+		order[next[i]] = x
+		next[i]++
+	}
+	return start, order
+}
+
+// byRater returns the labels in compressed sparse rows by rater: rater j's
+// labels are order[start[j]:start[j+1]], sorted by item and, for one item,
+// in the order they were added.
+func (r *Ratings) byRater() (start []int, order []int32) {
+	start = make([]int, r.Raters+1)
+	for _, j := range r.rater {
+		start[j+1]++
+	}
+	for j := 0; j < r.Raters; j++ {
+		start[j+1] += start[j]
+	}
+	is := make([]int, r.Items+1)
+	for _, i := range r.item {
+		is[i+1]++
+	}
+	for i := 0; i < r.Items; i++ {
+		is[i+1] += is[i]
+	}
+	tmp := make([]int32, len(r.val))
+	for x, i := range r.item {
+		tmp[is[i]] = int32(x)
+		is[i]++
+	}
+	order = make([]int32, len(r.val))
+	next := slices.Clone(start[:r.Raters])
+	for _, x := range tmp {
+		j := r.rater[x]
+		order[next[j]] = x
+		next[j]++
+	}
+	return start, order
+}
+
+// table is Ratings prepared for the coefficients: one label per rater and
+// item (the first), items without any rating dropped, ratings mapped to
+// category indices 0..q-1 (the scheme's categories, or the distinct values
+// of continuous data, or only the categories that occur), per item the
+// counts of each category that occurs, and the labels by item and by rater,
+// all in compressed sparse rows.
 type table struct {
 	n, r int       // items with at least one rating; raters
 	q    int       // categories
 	vals []float64 // category values, increasing
-	// cell[i*r+j] is the category of rater j on item i, -1 when missing.
-	cell []int32
+	// Item i's labels: raters lr[ls[i]:ls[i+1]] (increasing) with
+	// categories lc[...].
+	ls     []int
+	lr, lc []int32
+	// Rater j's labels: items ri2[rs[j]:rs[j+1]] (increasing, table
+	// indices) with categories rc[...].
+	rs      []int
+	rit, rc []int32
 	// item i's category counts are cat[start[i]:start[i+1]] with
 	// counts cnt[...]; ri[i] is the number of ratings of item i.
 	start []int
 	cat   []int32
 	cnt   []float64
 	ri    []float64
-	// orig[i] is the row of item i in the Ratings.
+	// orig[i] is the item index in the Ratings of table item i.
 	orig []int
 	// continuous reports whether the categories are distinct values.
 	continuous bool
+	// repeats counts the labels left out because they repeat a rater's
+	// label of an item.
+	repeats int
 }
 
-// prepare builds the table. observedOnly keeps only the categories of a
-// categorical table that occur in the data.
+// prepare builds the table in time and memory linear in the labels.
+// observedOnly keeps only the categories of a categorical table that occur
+// in the data.
 func prepare(r *Ratings, observedOnly bool) *table {
 	r.check()
 	t := &table{r: r.Raters}
@@ -140,10 +235,8 @@ func prepare(r *Ratings, observedOnly bool) *table {
 	var remap []int32 // categorical: scheme index -> table index
 	if r.K > 0 {
 		used := make([]bool, r.K)
-		for _, v := range r.Data {
-			if !math.IsNaN(v) {
-				used[int(v)] = true
-			}
+		for _, v := range r.val {
+			used[int(v)] = true
 		}
 		remap = make([]int32, r.K)
 		for k := 0; k < r.K; k++ {
@@ -156,18 +249,9 @@ func prepare(r *Ratings, observedOnly bool) *table {
 		}
 	} else {
 		t.continuous = true
-		var vs []float64
-		for _, v := range r.Data {
-			if !math.IsNaN(v) {
-				vs = append(vs, v)
-			}
-		}
+		vs := slices.Clone(r.val)
 		sort.Float64s(vs)
-		for i, v := range vs {
-			if i == 0 || v != vs[i-1] {
-				t.vals = append(t.vals, v)
-			}
-		}
+		t.vals = slices.Compact(vs)
 	}
 	t.q = len(t.vals)
 	index := func(v float64) int32 {
@@ -176,31 +260,26 @@ func prepare(r *Ratings, observedOnly bool) *table {
 		}
 		return int32(sort.SearchFloat64s(t.vals, v))
 	}
+	start, order := r.byItem()
 	t.start = append(t.start, 0)
-	row := make([]int32, r.Raters)
+	t.ls = append(t.ls, 0)
 	for i := 0; i < r.Items; i++ {
-		any := false
-		for j := 0; j < r.Raters; j++ {
-			v := r.Data[i*r.Raters+j]
-			if math.IsNaN(v) {
-				row[j] = -1
-				continue
-			}
-			row[j] = index(v)
-			any = true
-		}
-		if !any {
+		ls := order[start[i]:start[i+1]]
+		if len(ls) == 0 {
 			continue
 		}
 		t.orig = append(t.orig, i)
-		t.cell = append(t.cell, row...)
 		first := len(t.cat)
 		m := 0.0
-		for j := 0; j < r.Raters; j++ {
-			c := row[j]
-			if c < 0 {
+		for y, x := range ls {
+			j := r.rater[x]
+			if y > 0 && r.rater[ls[y-1]] == j {
+				t.repeats++
 				continue
 			}
+			c := index(r.val[x])
+			t.lr = append(t.lr, j)
+			t.lc = append(t.lc, c)
 			m++
 			found := false
 			for p := first; p < len(t.cat); p++ {
@@ -217,9 +296,44 @@ func prepare(r *Ratings, observedOnly bool) *table {
 		}
 		t.ri = append(t.ri, m)
 		t.start = append(t.start, len(t.cat))
+		t.ls = append(t.ls, len(t.lr))
 	}
 	t.n = len(t.orig)
+	t.byRater()
 	return t
+}
+
+// byRater fills the rater rows from the item rows.
+func (t *table) byRater() {
+	t.rs = make([]int, t.r+1)
+	for _, j := range t.lr {
+		t.rs[j+1]++
+	}
+	for j := 0; j < t.r; j++ {
+		t.rs[j+1] += t.rs[j]
+	}
+	t.rit = make([]int32, len(t.lr))
+	t.rc = make([]int32, len(t.lr))
+	next := slices.Clone(t.rs[:t.r])
+	for i := 0; i < t.n; i++ {
+		for p := t.ls[i]; p < t.ls[i+1]; p++ {
+			j := t.lr[p]
+			t.rit[next[j]] = int32(i)
+			t.rc[next[j]] = t.lc[p]
+			next[j]++
+		}
+	}
+}
+
+// cell returns rater j's category on table item i, -1 when j did not rate
+// it (a binary search of the item's raters).
+func (t *table) cell(i, j int) int32 {
+	lr := t.lr[t.ls[i]:t.ls[i+1]]
+	p, ok := slices.BinarySearch(lr, int32(j))
+	if !ok {
+		return -1
+	}
+	return t.lc[t.ls[i]+p]
 }
 
 // raterCounts returns, for the items weighted by mult (nil: each once), the
@@ -228,17 +342,14 @@ func prepare(r *Ratings, observedOnly bool) *table {
 func (t *table) raterCounts(mult []float64) (counts, ng []float64) {
 	counts = make([]float64, t.r*t.q)
 	ng = make([]float64, t.r)
-	for i := 0; i < t.n; i++ {
-		w := weightOf(mult, i)
-		if w == 0 {
-			continue
-		}
-		row := t.cell[i*t.r : (i+1)*t.r]
-		for j, c := range row {
-			if c >= 0 {
-				counts[j*t.q+int(c)] += w
-				ng[j] += w
+	for j := 0; j < t.r; j++ {
+		for p := t.rs[j]; p < t.rs[j+1]; p++ {
+			w := weightOf(mult, int(t.rit[p]))
+			if w == 0 {
+				continue
 			}
+			counts[j*t.q+int(t.rc[p])] += w
+			ng[j] += w
 		}
 	}
 	return counts, ng
@@ -249,4 +360,20 @@ func weightOf(mult []float64, i int) float64 {
 		return 1
 	}
 	return mult[i]
+}
+
+// Repeats returns the number of labels that repeat a rater's label of an
+// item (what the coefficients leave out: see Ratings).
+func (r *Ratings) Repeats() int {
+	start, order := r.byItem()
+	n := 0
+	for i := 0; i < r.Items; i++ {
+		ls := order[start[i]:start[i+1]]
+		for y := 1; y < len(ls); y++ {
+			if r.rater[ls[y]] == r.rater[ls[y-1]] {
+				n++
+			}
+		}
+	}
+	return n
 }

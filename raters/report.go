@@ -68,6 +68,59 @@ type Options struct {
 	// the observed range. Categorical data use the first and last
 	// category's values.
 	ScaleMin, ScaleMax float64
+	// Pairs chooses the rater pairs of the pairwise statistics (Cohen's
+	// kappa per pair, the profiles' pairwise rows, the pairwise matrix);
+	// the zero value is PairOptions' default, which keeps them bounded.
+	Pairs PairOptions
+	// Only computes one part of the report: "" (everything),
+	// OnlyCoefficients, OnlyAggregators, OnlyItems or OnlyRaters.
+	Only string
+	// Ties breaks majority-vote and Wawa ties (TieFrequent, the zero
+	// value, or TieFirst); TieOrder is the order of the categories for
+	// TieFirst (see MVOptions).
+	Ties     TieRule
+	TieOrder []int
+	// MaxItemRows bounds the document: with more items than this, and
+	// Only empty, the aggregators' per-item rows (Consensus.Items) are
+	// left out of the report, with a note (Only = OnlyAggregators lists
+	// them); 0 means no bound. The rater rows, profiles and per-item
+	// agreement are computed as usual. DefaultMaxItemRows is the bound
+	// of concord agreement and the API.
+	MaxItemRows int
+}
+
+// DefaultMaxItemRows is the bound on items above which the agreement
+// document of the CLI and the API leaves out the aggregators' per-item rows
+// (six aggregators × items rows; 1M labels on 200,000 items would give 160
+// MB of them).
+const DefaultMaxItemRows = 50_000
+
+// The parts of the report Options.Only can ask for.
+const (
+	// OnlyCoefficients: the agreement coefficients, Cohen's kappa per
+	// pair, the pairwise matrix and the strongest and weakest pairs.
+	OnlyCoefficients = "coefficients"
+	// OnlyAggregators: the baseline aggregators.
+	OnlyAggregators = "aggregators"
+	// OnlyItems: the per-item agreement scores.
+	OnlyItems = "items"
+	// OnlyRaters: the rater profiles (without agreement with the
+	// aggregators, which are not computed) and the per-rater agreement
+	// rows.
+	OnlyRaters = "raters"
+)
+
+// OnlyParts lists the values of Options.Only besides "".
+var OnlyParts = []string{OnlyCoefficients, OnlyAggregators, OnlyItems, OnlyRaters}
+
+func (o Options) want(part string) bool {
+	switch o.Only {
+	case "":
+		return true
+	case OnlyCoefficients, OnlyAggregators, OnlyItems, OnlyRaters:
+		return o.Only == part
+	}
+	panic(fmt.Sprintf("raters: unknown Options.Only %q", o.Only))
 }
 
 func (o Options) bootstrap() int {
@@ -174,9 +227,12 @@ type RaterProfile struct {
 	SD   num `json:"sd"`
 	// Pairwise agreement with every other rater.
 	Pairwise []PairAgreement `json:"pairwise"`
-	// AgreementWith each aggregator's consensus, by aggregator name.
-	AgreementWith map[string]ConsensusAgreement `json:"agreement_with"`
-	// Confusion is the rater's Dawid-Skene confusion matrix.
+	// AgreementWith each aggregator's consensus, by aggregator name (up
+	// to MaxMatrixRaters raters; above, the aggregators' rater rows hold
+	// it).
+	AgreementWith map[string]ConsensusAgreement `json:"agreement_with,omitempty"`
+	// Confusion is the rater's Dawid-Skene confusion matrix (up to
+	// MaxMatrixRaters raters).
 	Confusion [][]num `json:"ds_confusion,omitempty"`
 }
 
@@ -184,14 +240,25 @@ type RaterProfile struct {
 // measurement, the baseline aggregators and the rater profiles. Its JSON
 // form is the "agreement" document of concord's reports and API.
 type Report struct {
-	Level      string   `json:"level"`
-	Items      int      `json:"items"`
-	Raters     int      `json:"raters"`
+	Level  string `json:"level"`
+	Items  int    `json:"items"`
+	Raters int    `json:"raters"`
+	// Labels counts every label, repeated ones included.
 	Labels     int      `json:"labels"`
 	Categories []string `json:"categories,omitempty"`
 	Bootstrap  int      `json:"bootstrap"`
 	Seed       uint64   `json:"seed"`
 	ConfLevel  float64  `json:"conf_level"`
+	// Only names the one part computed (Options.Only); empty for all.
+	Only string `json:"only,omitempty"`
+	// PairSelection says which rater pairs the pairwise statistics
+	// cover (PairOptions): their number is bounded by its max unless all
+	// is set.
+	PairSelection *PairSelection `json:"pair_selection,omitempty"`
+	// StrongestPairs and WeakestPairs are the pairs of cohen_kappa with
+	// the highest and lowest kappa (the pairwise matrix's weights).
+	StrongestPairs []PairSummary `json:"strongest_pairs,omitempty"`
+	WeakestPairs   []PairSummary `json:"weakest_pairs,omitempty"`
 
 	KrippendorffAlpha map[string]Estimate    `json:"krippendorff_alpha,omitempty"`
 	FleissKappa       *Estimate              `json:"fleiss_kappa,omitempty"`
@@ -264,15 +331,17 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 	if t.n == 0 {
 		return nil, errors.New("raters: no ratings")
 	}
+	if o.Ties != TieFrequent && o.Ties != TieFirst {
+		panic(fmt.Sprintf("raters: unknown TieRule %d", o.Ties))
+	}
+	o.want("") // checks o.Only
 	rep := &Report{
-		Level: o.Level.String(), Items: t.n, Raters: r.Raters,
-		Bootstrap: o.bootstrap(), Seed: o.Seed, ConfLevel: level,
+		Level: o.Level.String(), Items: t.n, Raters: r.Raters, Labels: r.Len(),
+		Bootstrap: o.bootstrap(), Seed: o.Seed, ConfLevel: level, Only: o.Only,
 		Aggregators: map[string]*Consensus{},
 	}
-	for _, v := range r.Data {
-		if !math.IsNaN(v) {
-			rep.Labels++
-		}
+	if !o.want(OnlyCoefficients) {
+		rep.Bootstrap = 0
 	}
 	if r.K > 0 {
 		for k := 0; k < r.K; k++ {
@@ -281,8 +350,17 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 	}
 	b := &booter{t: t}
 	add := func(dst *Estimate, f func(mult []float64) float64) {
-		b.slots = append(b.slots, bootSlot{dst, f})
+		b.slots = append(b.slots, bootSlot{dsts: []*Estimate{dst}, f: func(mult, out []float64) { out[0] = f(mult) }})
 	}
+	// Gwet's family under one weighting shares its observed agreement and
+	// class proportions: one bootstrap slot per weighting computes them
+	// once per replicate for every member.
+	type famMember struct {
+		kind chanceKind
+		dst  *Estimate
+	}
+	var famWeights []*weightMat
+	fams := map[*weightMat][]famMember{}
 	wm := func(w Weights) *weightMat {
 		m, err := t.weights(w)
 		if err != nil {
@@ -292,108 +370,118 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 	}
 	nonNeg := t.q > 0 && t.vals[0] >= 0
 
-	// Krippendorff's alpha.
-	var metrics []Metric
-	switch o.Level {
-	case Nominal:
-		metrics = []Metric{NominalMetric}
-	case Ordinal:
-		metrics = []Metric{NominalMetric, OrdinalMetric, IntervalMetric, RatioMetric}
-	default:
-		metrics = []Metric{IntervalMetric, RatioMetric}
-	}
-	rep.KrippendorffAlpha = map[string]Estimate{}
-	alphas := make([]Estimate, len(metrics))
-	for x, m := range metrics {
-		if m == RatioMetric && !nonNeg {
-			rep.Notes = append(rep.Notes, "ratio alpha left out: negative values")
-			continue
+	coefs := o.want(OnlyCoefficients)
+	var (
+		metrics []Metric
+		alphas  []Estimate
+		weights []Weights
+		sets    []*WeightedSet
+	)
+	if coefs {
+		// Krippendorff's alpha.
+		switch o.Level {
+		case Nominal:
+			metrics = []Metric{NominalMetric}
+		case Ordinal:
+			metrics = []Metric{NominalMetric, OrdinalMetric, IntervalMetric, RatioMetric}
+		default:
+			metrics = []Metric{IntervalMetric, RatioMetric}
 		}
-		e, err := t.alphaEstimate(m, level)
-		if err != nil {
-			return nil, err
-		}
-		alphas[x] = e
-		add(&alphas[x], func(mult []float64) float64 { v, _, _ := t.alpha(m, mult); return v })
-	}
-
-	// Gwet's family, unweighted (categorical data).
-	unweighted := wm(Unweighted)
-	famTo := func(dst *Estimate, kind chanceKind, w *weightMat) {
-		*dst = t.chance(kind, w, nil, true, level)
-		add(dst, func(mult []float64) float64 { return t.chance(kind, w, mult, false, level).Value })
-	}
-	fam := func(kind chanceKind, w *weightMat) *Estimate {
-		e := new(Estimate)
-		famTo(e, kind, w)
-		return e
-	}
-	if categorical {
-		rep.FleissKappa = fam(kindFleiss, unweighted)
-		rep.RandolphKappa = fam(kindBP, unweighted)
-		rep.GwetAC1 = fam(kindGwet, unweighted)
-		rep.BrennanPrediger = fam(kindBP, unweighted)
-		rep.PercentAgreement = fam(kindPA, unweighted)
-		rep.CongerKappa = fam(kindConger, unweighted)
-		if t.r == 2 {
-			e := t.scott2(unweighted, nil, true, level)
-			add(&e, func(mult []float64) float64 { return t.scott2(unweighted, mult, false, level).Value })
-			rep.ScottPi = &e
-		} else {
-			rep.ScottPi = fam(kindFleiss, unweighted)
-		}
-		if se0, ok := t.fleissNullSE(); ok {
-			v := num(se0)
-			rep.FleissKappaSENull = &v
-		}
-		for c := 0; c < t.q; c++ {
-			d := t.dichotomize(c)
-			ck := CategoryKappa{Category: catName(r, o, t, c), Estimate: d.chance(kindFleiss, unweighted2(), nil, true, level), SENull: math.NaN()}
-			if se0, ok := d.fleissNullSE(); ok {
-				ck.SENull = se0 // = sqrt(2/(N m (m-1))), Fleiss et al. (1979)
-			}
-			rep.FleissCategories = append(rep.FleissCategories, ck)
-		}
-		for c := range rep.FleissCategories {
-			d := t.dichotomize(c)
-			add(&rep.FleissCategories[c].Estimate, func(mult []float64) float64 {
-				return d.chance(kindFleiss, unweighted2(), mult, false, level).Value
-			})
-		}
-	}
-
-	// Weighted coefficients.
-	var weights []Weights
-	switch o.Level {
-	case Ordinal:
-		weights = []Weights{LinearWeights, QuadraticWeights, OrdinalWeights}
-		if nonNeg {
-			weights = append(weights, RatioWeights)
-		}
-	case Interval, Ratio:
-		weights = []Weights{LinearWeights, QuadraticWeights}
-	}
-	sets := make([]*WeightedSet, len(weights))
-	if t.q >= 2 {
-		for x, w := range weights {
-			m, err := t.weights(w)
-			if err != nil {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%s weights left out: %v", w, err))
+		rep.KrippendorffAlpha = map[string]Estimate{}
+		alphas = make([]Estimate, len(metrics))
+		for x, m := range metrics {
+			if m == RatioMetric && !nonNeg {
+				rep.Notes = append(rep.Notes, "ratio alpha left out: negative values")
 				continue
 			}
-			s := new(WeightedSet)
-			sets[x] = s
-			famTo(&s.PercentAgreement, kindPA, m)
-			famTo(&s.FleissKappa, kindFleiss, m)
-			famTo(&s.CongerKappa, kindConger, m)
-			famTo(&s.GwetAC2, kindGwet, m)
-			famTo(&s.BrennanPrediger, kindBP, m)
-			s.KrippendorffAlpha = t.alphaWeightsEstimate(m, level)
-			add(&s.KrippendorffAlpha, func(mult []float64) float64 { return t.alphaWeighted(m, mult) })
+			e, err := t.alphaEstimate(m, level)
+			if err != nil {
+				return nil, err
+			}
+			alphas[x] = e
+			add(&alphas[x], func(mult []float64) float64 { v, _, _ := t.alpha(m, mult); return v })
+		}
+
+		// Gwet's family, unweighted (categorical data).
+		unweighted := wm(Unweighted)
+		famTo := func(dst *Estimate, kind chanceKind, w *weightMat) {
+			*dst = t.chance(kind, w, nil, true, level)
+			if _, ok := fams[w]; !ok {
+				famWeights = append(famWeights, w)
+			}
+			fams[w] = append(fams[w], famMember{kind, dst})
+		}
+		fam := func(kind chanceKind, w *weightMat) *Estimate {
+			e := new(Estimate)
+			famTo(e, kind, w)
+			return e
+		}
+		if categorical {
+			rep.FleissKappa = fam(kindFleiss, unweighted)
+			rep.RandolphKappa = fam(kindBP, unweighted)
+			rep.GwetAC1 = fam(kindGwet, unweighted)
+			rep.BrennanPrediger = fam(kindBP, unweighted)
+			rep.PercentAgreement = fam(kindPA, unweighted)
+			rep.CongerKappa = fam(kindConger, unweighted)
+			if t.r == 2 {
+				e := t.scott2(unweighted, nil, true, level)
+				add(&e, func(mult []float64) float64 { return t.scott2(unweighted, mult, false, level).Value })
+				rep.ScottPi = &e
+			} else {
+				rep.ScottPi = fam(kindFleiss, unweighted)
+			}
+			if se0, ok := t.fleissNullSE(); ok {
+				v := num(se0)
+				rep.FleissKappaSENull = &v
+			}
+			for c := 0; c < t.q; c++ {
+				d := t.dichotomize(c)
+				ck := CategoryKappa{Category: catName(r, o, t, c), Estimate: d.chance(kindFleiss, unweighted2(), nil, true, level), SENull: math.NaN()}
+				if se0, ok := d.fleissNullSE(); ok {
+					ck.SENull = se0 // = sqrt(2/(N m (m-1))), Fleiss et al. (1979)
+				}
+				rep.FleissCategories = append(rep.FleissCategories, ck)
+			}
+			for c := range rep.FleissCategories {
+				d := t.dichotomize(c)
+				add(&rep.FleissCategories[c].Estimate, func(mult []float64) float64 {
+					return d.chance(kindFleiss, unweighted2(), mult, false, level).Value
+				})
+			}
+		}
+
+		// Weighted coefficients.
+		switch o.Level {
+		case Ordinal:
+			weights = []Weights{LinearWeights, QuadraticWeights, OrdinalWeights}
+			if nonNeg {
+				weights = append(weights, RatioWeights)
+			}
+		case Interval, Ratio:
+			weights = []Weights{LinearWeights, QuadraticWeights}
+		}
+		sets = make([]*WeightedSet, len(weights))
+		if t.q >= 2 {
+			for x, w := range weights {
+				m, err := t.weights(w)
+				if err != nil {
+					rep.Notes = append(rep.Notes, fmt.Sprintf("%s weights left out: %v", w, err))
+					continue
+				}
+				s := new(WeightedSet)
+				sets[x] = s
+				famTo(&s.PercentAgreement, kindPA, m)
+				famTo(&s.FleissKappa, kindFleiss, m)
+				famTo(&s.CongerKappa, kindConger, m)
+				famTo(&s.GwetAC2, kindGwet, m)
+				famTo(&s.BrennanPrediger, kindBP, m)
+				s.KrippendorffAlpha = t.alphaWeightsEstimate(m, level)
+				add(&s.KrippendorffAlpha, func(mult []float64) float64 { return t.alphaWeighted(m, mult) })
+			}
 		}
 	}
 
-	// Cohen's kappa for every pair.
+	// Cohen's kappa for the pairs that share enough items (PairOptions).
 	var cws []Weights
 	switch o.Level {
 	case Nominal:
@@ -403,37 +491,78 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 	default:
 		cws = []Weights{LinearWeights, QuadraticWeights}
 	}
-	rated := t.ratedPairs()
-	pairs, err := t.pairwise(rated, cws, true, level)
-	if err != nil {
-		return nil, err
-	}
-	rep.CohenKappa = make([]CohenPair, len(pairs))
-	for x, p := range pairs {
-		cp := &rep.CohenKappa[x]
-		cp.A, cp.B, cp.N = name(o.RaterNames, p.A), name(o.RaterNames, p.B), p.N
-		for _, w := range cws {
-			e := p.Kappa[w]
-			ep := &e
-			m := wm(w)
-			rp := rated[x]
-			add(ep, func(mult []float64) float64 { return t.pairStats(rp.a, rp.b, rp.items, m, mult, false, level).Value })
-			switch w {
-			case Unweighted:
-				cp.Unweighted = ep
-			case LinearWeights:
-				cp.Linear = ep
-			case QuadraticWeights:
-				cp.Quadratic = ep
+	var pairs []PairKappa
+	if coefs || o.want(OnlyRaters) {
+		rated, search := t.ratedPairs(o.Pairs)
+		if note := search.note(r.Raters); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
+		rep.PairSelection = &PairSelection{MinShared: search.minShared, Max: search.max, All: o.Pairs.All, Found: search.found, Reported: len(rated), RatersSearched: search.raters}
+		var err error
+		if pairs, err = t.pairwise(rated, cws, true, level); err != nil {
+			return nil, err
+		}
+		// The pairs' bootstrap costs their shared items per replicate:
+		// kept up to MaxMatrixRaters raters, analytic intervals above.
+		bootPairs := coefs && r.Raters <= MaxMatrixRaters
+		cells := 0
+		for _, p := range rated {
+			cells += p.n
+		}
+		if coefs && o.bootstrap() > 0 && len(pairs) > 0 {
+			switch {
+			case !bootPairs:
+				rep.Notes = append(rep.Notes, fmt.Sprintf("the pairwise Cohen's kappas carry analytic (t) intervals, not bootstrap ones: %d raters (bootstrap up to %d)", r.Raters, MaxMatrixRaters))
+			case cells > maxPairBootCells:
+				bootPairs = false
+				rep.Notes = append(rep.Notes, fmt.Sprintf("the pairwise Cohen's kappas carry analytic (t) intervals, not bootstrap ones: the pairs share %d items in all (bootstrap up to %d)", cells, maxPairBootCells))
+			}
+		}
+		if coefs {
+			rep.CohenKappa = make([]CohenPair, len(pairs))
+		}
+		for x, p := range pairs {
+			if !coefs {
+				break
+			}
+			cp := &rep.CohenKappa[x]
+			cp.A, cp.B, cp.N = name(o.RaterNames, p.A), name(o.RaterNames, p.B), p.N
+			var co []coCell // the pair's shared items, for the bootstrap
+			for _, w := range cws {
+				e := p.Kappa[w]
+				ep := &e
+				if bootPairs {
+					m := wm(w)
+					if co == nil {
+						co = t.coCells(p.A, p.B)
+					}
+					cs := co
+					each := func(f func(i int, x, y int32)) {
+						for _, c := range cs {
+							f(int(c.i), c.x, c.y)
+						}
+					}
+					add(ep, func(mult []float64) float64 { return t.pairStatsOver(each, m, mult, false, level).Value })
+				}
+				switch w {
+				case Unweighted:
+					cp.Unweighted = ep
+				case LinearWeights:
+					cp.Linear = ep
+				case QuadraticWeights:
+					cp.Quadratic = ep
+				}
 			}
 		}
 	}
 
 	// Intraclass correlations.
-	if o.Level != Nominal {
+	if coefs && o.Level != Nominal && r.Raters > MaxICCRaters {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("ICC left out: %d raters (the REML fit works on a raters × raters matrix; at most %d)", r.Raters, MaxICCRaters))
+	} else if coefs && o.Level != Nominal {
 		io := o.ICC
 		io.ConfLevel = level
-		res, err := ICC(r, io)
+		res, err := iccTable(t, r, io)
 		if err != nil {
 			rep.Notes = append(rep.Notes, "ICC left out: "+err.Error())
 		} else {
@@ -445,6 +574,16 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 		}
 	}
 
+	for _, w := range famWeights {
+		ms := fams[w]
+		kinds := make([]chanceKind, len(ms))
+		dsts := make([]*Estimate, len(ms))
+		for x, m := range ms {
+			kinds[x], dsts[x] = m.kind, m.dst
+		}
+		b.slots = append(b.slots, bootSlot{dsts: dsts, f: func(mult, out []float64) { t.chanceValues(kinds, w, mult, out) }})
+	}
+
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
@@ -452,7 +591,7 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 	// Bootstrap. Resampling one item gives every replicate the same
 	// value: a zero-width interval that claims certainty, so with fewer
 	// than 2 items the intervals are not available.
-	if B := o.bootstrap(); B > 0 {
+	if B := o.bootstrap(); B > 0 && len(b.slots) > 0 {
 		if t.n < minBootItems {
 			b.unavailable()
 			rep.Notes = append(rep.Notes, fmt.Sprintf("bootstrap intervals not available: %d item with ratings, and resampling items needs at least %d", t.n, minBootItems))
@@ -479,9 +618,10 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 		}
 	}
 
-	// Aggregators.
-	if categorical {
-		rep.Aggregators["majority"] = MajorityVote(r)
+	// Aggregators, on every label.
+	aggs := o.want(OnlyAggregators)
+	if aggs && categorical {
+		rep.Aggregators["majority"] = MajorityVoteWith(r, MVOptions{Ties: o.Ties, TieOrder: o.TieOrder})
 		dso := o.DS
 		dso.Seed = o.Seed
 		dso.Values = valuesOf(r)
@@ -501,7 +641,7 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 			rep.Notes = append(rep.Notes, "one-coin Dawid-Skene left out: "+err.Error())
 		}
 		vals := valuesOf(r)
-		if wa, err := Wawa(labels, r.Items, r.Raters, r.K, WawaOptions{Values: vals}); err == nil {
+		if wa, err := Wawa(labels, r.Items, r.Raters, r.K, WawaOptions{Values: vals, Ties: o.Ties, TieOrder: o.TieOrder}); err == nil {
 			rep.Aggregators["wawa"] = wa
 		} else {
 			rep.Notes = append(rep.Notes, "Wawa left out: "+err.Error())
@@ -525,7 +665,7 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 			rep.Notes = append(rep.Notes, "MACE left out: "+err.Error())
 		}
 	}
-	if o.Level != Nominal {
+	if aggs && o.Level != Nominal {
 		rep.Aggregators["mean"] = MeanRating(r)
 		rep.Aggregators["median"] = MedianRating(r)
 	}
@@ -540,34 +680,52 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 			c.Raters[j].ID = name(o.RaterNames, j)
 		}
 	}
-	rep.Profiles = profiles(r, o, rep)
+	if o.want(OnlyRaters) {
+		rep.Profiles = profiles(r, t, o, rep, pairs)
+		if r.Raters > MaxMatrixRaters && len(rep.Aggregators) > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("rater_profiles leave out agreement_with and ds_confusion above %d raters: each aggregator's raters rows hold the same (accuracy, confusion)", MaxMatrixRaters))
+		}
+	}
 
-	// The agreement tables, from the pairwise kappas above.
+	// The agreement tables: the matrix from the pairwise kappas above,
+	// the per-item and per-rater rows from per-item counts.
 	mw := matrixWeights(o.Level)
 	mpairs := make([]PairKappa, len(pairs))
 	for x, p := range pairs {
 		e := undefined()
-		switch mw {
-		case Unweighted:
-			if rep.CohenKappa[x].Unweighted != nil {
+		if v, ok := p.Kappa[mw]; ok {
+			e = v
+		}
+		if coefs {
+			switch mw {
+			case Unweighted:
 				e = *rep.CohenKappa[x].Unweighted
-			}
-		case QuadraticWeights:
-			if rep.CohenKappa[x].Quadratic != nil {
+			case QuadraticWeights:
 				e = *rep.CohenKappa[x].Quadratic
 			}
 		}
 		mpairs[x] = PairKappa{A: p.A, B: p.B, N: p.N, Kappa: map[Weights]Estimate{mw: e}}
 	}
-	m, items, rs, err := AgreementTables(r, o, mpairs)
-	if err != nil {
-		return nil, err
-	}
-	lo, hi := scale(r, o)
+	m, items, rs := agreementTables(r, t, o, mpairs, coefs, o.want(OnlyItems), o.want(OnlyRaters))
 	rep.PairwiseMatrix, rep.ItemAgreement, rep.RaterAgreement = m, items, rs
-	rep.AgreementScore = agreementScore(o.Level, lo, hi)
-	if m == nil {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("pairwise_matrix left out: %d raters (at most %d); cohen_kappa lists every pair, and each rater profile's pairwise list only the raters it shares items with", r.Raters, MaxMatrixRaters))
+	if items != nil || rs != nil {
+		lo, hi := scale(r, o)
+		rep.AgreementScore = agreementScore(o.Level, lo, hi)
+	}
+	if coefs {
+		rep.StrongestPairs, rep.WeakestPairs = extremes(mpairs, mw, o)
+		if m == nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("pairwise_matrix left out: %d raters (at most %d); cohen_kappa lists the pairs described by pair_selection, and each rater profile's pairwise list only those pairs", r.Raters, MaxMatrixRaters))
+		}
+	}
+	if o.Only == "" && o.MaxItemRows > 0 && r.Items > o.MaxItemRows && len(rep.Aggregators) > 0 {
+		for _, c := range rep.Aggregators {
+			c.Items = nil
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the aggregators' per-item rows (aggregators.*.items) are left out: %d items, at most %d in the full document; --only aggregators (API: only=aggregators) lists them", r.Items, o.MaxItemRows))
+	}
+	if t.repeats > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d repeated labels (a rater labelling an item more than once): the coefficients, Cohen's and the pairwise kappas, the ICCs, the per-item and per-rater agreement rows and the profiles' pairwise rows use each rater's first label of an item; the aggregators and the profiles' label counts, distributions and agreement with each consensus use every label", t.repeats))
 	}
 	return rep, nil
 }
@@ -617,15 +775,15 @@ func catName(r *Ratings, o Options, t *table, c int) string {
 // dichotomize returns the table of category c against all others.
 func (t *table) dichotomize(c int) *table {
 	d := &table{n: t.n, r: t.r, q: 2, vals: []float64{0, 1}, ri: t.ri, orig: t.orig,
-		cell: make([]int32, len(t.cell)), start: []int{0}}
-	for x, v := range t.cell {
-		switch {
-		case v < 0:
-			d.cell[x] = -1
-		case int(v) == c:
-			d.cell[x] = 1
-		default:
-			d.cell[x] = 0
+		ls: t.ls, lr: t.lr, lc: make([]int32, len(t.lc)), rs: t.rs, rit: t.rit, rc: make([]int32, len(t.rc)), start: []int{0}}
+	for x, v := range t.lc {
+		if int(v) == c {
+			d.lc[x] = 1
+		}
+	}
+	for x, v := range t.rc {
+		if int(v) == c {
+			d.rc[x] = 1
 		}
 	}
 	for i := 0; i < t.n; i++ {
@@ -730,9 +888,15 @@ type booter struct {
 }
 
 type bootSlot struct {
-	dst *Estimate
-	f   func(mult []float64) float64
+	// f sets out[x] to the replicate's value of dsts[x].
+	dsts []*Estimate
+	f    func(mult, out []float64)
 }
+
+// maxPairBootCells bounds the shared items of all rater pairs whose
+// Cohen's kappas get bootstrap intervals (kept in memory, 12 bytes each,
+// and resampled every replicate); past it they keep analytic intervals.
+const maxPairBootCells = 20_000_000
 
 // minBootItems is the fewest items a bootstrap interval over items needs.
 const minBootItems = 2
@@ -740,7 +904,9 @@ const minBootItems = 2
 // unavailable marks every bootstrapped estimate's interval as not available.
 func (b *booter) unavailable() {
 	for _, sl := range b.slots {
-		sl.dst.CILow, sl.dst.CIHigh, sl.dst.CIMethod = math.NaN(), math.NaN(), ""
+		for _, d := range sl.dsts {
+			d.CILow, d.CIHigh, d.CIMethod = math.NaN(), math.NaN(), ""
+		}
 	}
 }
 
@@ -752,9 +918,16 @@ func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) err
 	for x := range seeds {
 		seeds[x] = rnd.Uint64()
 	}
-	vals := make([][]float64, len(b.slots))
-	for s := range vals {
-		vals[s] = make([]float64, B)
+	// vals[d] holds the replicates of the d-th estimate, slot by slot.
+	var dsts []*Estimate
+	first := make([]int, len(b.slots))
+	for x, sl := range b.slots {
+		first[x] = len(dsts)
+		dsts = append(dsts, sl.dsts...)
+	}
+	vals := make([][]float64, len(dsts))
+	for d := range vals {
+		vals[d] = make([]float64, B)
 	}
 	workers := min(runtime.GOMAXPROCS(0), B)
 	var wg sync.WaitGroup
@@ -764,6 +937,7 @@ func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) err
 		go func() {
 			defer wg.Done()
 			mult := make([]float64, b.t.n)
+			out := make([]float64, len(dsts))
 			for rep := range next {
 				if ctx.Err() != nil {
 					continue // drain
@@ -775,8 +949,12 @@ func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) err
 				for x := 0; x < b.t.n; x++ {
 					mult[rr.IntN(b.t.n)]++
 				}
-				for s, sl := range b.slots {
-					vals[s][rep] = sl.f(mult)
+				for x, sl := range b.slots {
+					o := out[first[x] : first[x]+len(sl.dsts)]
+					sl.f(mult, o)
+					for y, v := range o {
+						vals[first[x]+y][rep] = v
+					}
 				}
 			}
 		}()
@@ -795,21 +973,21 @@ feed:
 		return err
 	}
 	alpha := 1 - level
-	for s, sl := range b.slots {
-		v := vals[s][:0]
-		for _, x := range vals[s] {
+	for d, dst := range dsts {
+		v := vals[d][:0]
+		for _, x := range vals[d] {
 			if !math.IsNaN(x) {
 				v = append(v, x)
 			}
 		}
-		if math.IsNaN(sl.dst.Value) || len(v) < B/2 || len(v) < 2 {
-			sl.dst.CILow, sl.dst.CIHigh, sl.dst.CIMethod = math.NaN(), math.NaN(), ""
+		if math.IsNaN(dst.Value) || len(v) < B/2 || len(v) < 2 {
+			dst.CILow, dst.CIHigh, dst.CIMethod = math.NaN(), math.NaN(), ""
 			continue
 		}
 		sort.Float64s(v)
-		sl.dst.CILow = quantile7(v, alpha/2)
-		sl.dst.CIHigh = quantile7(v, 1-alpha/2)
-		sl.dst.CIMethod = "bootstrap"
+		dst.CILow = quantile7(v, alpha/2)
+		dst.CIHigh = quantile7(v, 1-alpha/2)
+		dst.CIMethod = "bootstrap"
 	}
 	return nil
 }
@@ -825,8 +1003,89 @@ func quantile7(x []float64, p float64) float64 {
 	return x[i] + (h-lo)*(x[i+1]-x[i])
 }
 
-// profiles builds the rater profiles.
-func profiles(r *Ratings, o Options, rep *Report) []RaterProfile {
+// PairSelection describes the rater pairs the pairwise statistics cover.
+type PairSelection struct {
+	// MinShared is the fewest items a pair shares; Max the most pairs
+	// (-1: no bound); All says every pair sharing an item was asked for.
+	MinShared int  `json:"min_shared"`
+	Max       int  `json:"max"`
+	All       bool `json:"all"`
+	// Found is the number of pairs sharing at least MinShared items among
+	// the RatersSearched raters; Reported those computed and listed.
+	Found          int `json:"found"`
+	Reported       int `json:"reported"`
+	RatersSearched int `json:"raters_searched"`
+}
+
+// PairSummary is one pair's kappa (the pairwise matrix's weights) and
+// shared items.
+type PairSummary struct {
+	A     string `json:"a"`
+	B     string `json:"b"`
+	N     int    `json:"n"`
+	Kappa num    `json:"kappa"`
+}
+
+// extremes returns the o.Pairs.Extremes pairs with the highest and the
+// lowest defined kappa (ties: more shared items first, then pair order).
+func extremes(pairs []PairKappa, w Weights, o Options) (strong, weak []PairSummary) {
+	n := o.Pairs.extremes()
+	if n == 0 {
+		return nil, nil
+	}
+	type pk struct {
+		x int
+		v float64
+	}
+	var def []pk
+	for x := range pairs {
+		if e, ok := pairs[x].Kappa[w]; ok && !math.IsNaN(e.Value) {
+			def = append(def, pk{x, e.Value})
+		}
+	}
+	sum := func(p pk) PairSummary {
+		q := pairs[p.x]
+		return PairSummary{A: name(o.RaterNames, q.A), B: name(o.RaterNames, q.B), N: q.N, Kappa: num(p.v)}
+	}
+	less := func(a, b pk) bool { // higher first
+		if a.v != b.v {
+			return a.v > b.v
+		}
+		if pairs[a.x].N != pairs[b.x].N {
+			return pairs[a.x].N > pairs[b.x].N
+		}
+		return a.x < b.x
+	}
+	sort.SliceStable(def, func(x, y int) bool { return less(def[x], def[y]) })
+	for _, p := range def[:min(n, len(def))] {
+		strong = append(strong, sum(p))
+	}
+	sort.SliceStable(def, func(x, y int) bool {
+		a, b := def[x], def[y]
+		if a.v != b.v {
+			return a.v < b.v
+		}
+		if pairs[a.x].N != pairs[b.x].N {
+			return pairs[a.x].N > pairs[b.x].N
+		}
+		return a.x < b.x
+	})
+	for _, p := range def[:min(n, len(def))] {
+		weak = append(weak, sum(p))
+	}
+	return strong, weak
+}
+
+// profiles builds the rater profiles: label counts, distribution, mean and
+// SD and the agreement with each aggregator's consensus from every label
+// of the rater; the pairwise rows from the pairs computed (one label per
+// rater and item). With at most MaxMatrixRaters raters (and the default
+// pairs) a profile lists every other rater, those it shares no item with
+// included, its agreement with each aggregator and its Dawid-Skene
+// confusion matrix; otherwise only the pairs of the pair selection, and
+// neither of the others, which repeat the aggregators' own rater rows
+// (RaterQuality.Accuracy, Confusion), keeping the document linear.
+func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) []RaterProfile {
 	out := make([]RaterProfile, r.Raters)
 	val := func(v float64) float64 {
 		if r.K > 0 {
@@ -834,45 +1093,106 @@ func profiles(r *Ratings, o Options, rep *Report) []RaterProfile {
 		}
 		return v
 	}
-	// Each rater's labelled items, and the Cohen pairs by rater names: a
-	// pair's statistics cost the shorter of its raters' item lists, not
-	// the items times the raters squared (crowd data: 825 raters, 11,040
-	// items).
-	itemsOf := make([][]int32, r.Raters)
-	for i := 0; i < r.Items; i++ {
-		for j := 0; j < r.Raters; j++ {
-			if !math.IsNaN(r.Data[i*r.Raters+j]) {
-				itemsOf[j] = append(itemsOf[j], int32(i))
-			}
-		}
-	}
+	start, order := r.byRater()
 	cohen := make(map[[2]string]*CohenPair, 2*len(rep.CohenKappa))
 	for i := range rep.CohenKappa {
 		cp := &rep.CohenKappa[i]
 		cohen[[2]string{cp.A, cp.B}] = cp
 		cohen[[2]string{cp.B, cp.A}] = cp
 	}
-	// With more raters than a matrix shows, a profile lists only the
-	// raters it shares items with.
-	sparse := r.Raters > MaxMatrixRaters
+	kappaOf := func(p *PairKappa, pa *PairAgreement) {
+		if cp := cohen[[2]string{name(o.RaterNames, p.A), name(o.RaterNames, p.B)}]; cp != nil {
+			if cp.Unweighted != nil {
+				pa.Kappa = num(cp.Unweighted.Value)
+				if cp.Quadratic != nil {
+					pa.KappaQuadratic = num(cp.Quadratic.Value)
+				}
+			} else if cp.Quadratic != nil {
+				pa.Kappa = num(cp.Quadratic.Value)
+			}
+			return
+		}
+		if e, ok := p.Kappa[Unweighted]; ok {
+			pa.Kappa = num(e.Value)
+			if e, ok := p.Kappa[QuadraticWeights]; ok {
+				pa.KappaQuadratic = num(e.Value)
+			}
+		} else if e, ok := p.Kappa[QuadraticWeights]; ok {
+			pa.Kappa = num(e.Value)
+		}
+	}
+	// Each rater's pairwise rows, from the pairs: percent agreement and
+	// mean absolute difference over the shared items (first labels).
+	rows := make([][]PairAgreement, r.Raters)
+	other := make([][]int, r.Raters) // not dense: the other rater of each row
+	dense := r.Raters <= MaxMatrixRaters && !o.Pairs.All && o.Pairs.MinShared <= 1
+	var at map[[2]int]int // dense: (rater, other) -> row
+	if dense {
+		at = map[[2]int]int{}
+		for j := 0; j < r.Raters; j++ {
+			for j2 := 0; j2 < r.Raters; j2++ {
+				if j2 == j {
+					continue
+				}
+				at[[2]int{j, j2}] = len(rows[j])
+				rows[j] = append(rows[j], PairAgreement{Rater: name(o.RaterNames, j2), PercentAgreement: num(math.NaN()), Kappa: num(math.NaN()), KappaQuadratic: num(math.NaN()), MeanAbsDiff: num(math.NaN())})
+			}
+		}
+	}
+	for x := range pairs {
+		p := &pairs[x]
+		eq, ad, n := 0, 0.0, 0
+		t.coRated(p.A, p.B, func(_ int, cx, cy int32) {
+			n++
+			if cx == cy {
+				eq++
+			}
+			ad += math.Abs(t.vals[cx] - t.vals[cy])
+		})
+		for side := 0; side < 2; side++ {
+			j, j2 := p.A, p.B
+			if side == 1 {
+				j, j2 = p.B, p.A
+			}
+			pa := PairAgreement{Rater: name(o.RaterNames, j2), N: n, PercentAgreement: num(math.NaN()), Kappa: num(math.NaN()), KappaQuadratic: num(math.NaN()), MeanAbsDiff: num(math.NaN())}
+			if n > 0 {
+				if r.K > 0 {
+					pa.PercentAgreement = num(float64(eq) / float64(n))
+				}
+				if o.Level != Nominal {
+					pa.MeanAbsDiff = num(ad / float64(n))
+				}
+			}
+			kappaOf(p, &pa)
+			if dense {
+				rows[j][at[[2]int{j, j2}]] = pa
+			} else {
+				rows[j] = append(rows[j], pa)
+				other[j] = append(other[j], j2)
+			}
+		}
+	}
+	if !dense {
+		for j := range rows {
+			sort.Sort(byOther{rows[j], other[j]})
+		}
+	}
 	for j := 0; j < r.Raters; j++ {
-		p := RaterProfile{Rater: name(o.RaterNames, j), Mean: num(math.NaN()), SD: num(math.NaN()), AgreementWith: map[string]ConsensusAgreement{}}
+		p := RaterProfile{Rater: name(o.RaterNames, j), Mean: num(math.NaN()), SD: num(math.NaN()), AgreementWith: map[string]ConsensusAgreement{}, Pairwise: rows[j]}
 		if r.K > 0 {
 			p.Distribution = make([]int, r.K)
 		}
+		mine := order[start[j]:start[j+1]]
 		var s, s2 float64
-		for i := 0; i < r.Items; i++ {
-			v := r.Data[i*r.Raters+j]
-			if math.IsNaN(v) {
-				continue
-			}
+		for _, x := range mine {
+			v := r.val[x]
 			p.Labels++
 			if r.K > 0 {
 				p.Distribution[int(v)]++
 			}
-			x := val(v)
-			s += x
-			s2 += x * x
+			xv := val(v)
+			s += xv
+			s2 += xv * xv
 		}
 		if o.Level != Nominal && p.Labels > 0 {
 			n := float64(p.Labels)
@@ -881,57 +1201,15 @@ func profiles(r *Ratings, o Options, rep *Report) []RaterProfile {
 				p.SD = num(math.Sqrt(math.Max(0, (s2-s*s/n)/(n-1))))
 			}
 		}
-		for j2 := 0; j2 < r.Raters; j2++ {
-			if j2 == j {
-				continue
-			}
-			pa := PairAgreement{Rater: name(o.RaterNames, j2), PercentAgreement: num(math.NaN()), Kappa: num(math.NaN()), KappaQuadratic: num(math.NaN()), MeanAbsDiff: num(math.NaN())}
-			eq, ad := 0, 0.0
-			short := itemsOf[j]
-			if len(itemsOf[j2]) < len(short) {
-				short = itemsOf[j2]
-			}
-			for _, i32 := range short {
-				i := int(i32)
-				a, b := r.Data[i*r.Raters+j], r.Data[i*r.Raters+j2]
-				if math.IsNaN(a) || math.IsNaN(b) {
-					continue
-				}
-				pa.N++
-				if a == b {
-					eq++
-				}
-				ad += math.Abs(val(a) - val(b))
-			}
-			if pa.N > 0 {
-				if r.K > 0 {
-					pa.PercentAgreement = num(float64(eq) / float64(pa.N))
-				}
-				if o.Level != Nominal {
-					pa.MeanAbsDiff = num(ad / float64(pa.N))
-				}
-			}
-			if cp := cohen[[2]string{p.Rater, pa.Rater}]; cp != nil {
-				if cp.Unweighted != nil {
-					pa.Kappa = num(cp.Unweighted.Value)
-					if cp.Quadratic != nil {
-						pa.KappaQuadratic = num(cp.Quadratic.Value)
-					}
-				} else if cp.Quadratic != nil {
-					pa.Kappa = num(cp.Quadratic.Value)
-				}
-			}
-			if sparse && pa.N == 0 {
-				continue
-			}
-			p.Pairwise = append(p.Pairwise, pa)
-		}
 		for nameAgg, c := range rep.Aggregators {
+			if r.Raters > MaxMatrixRaters {
+				break // the aggregators' own rater rows hold it
+			}
 			ca := ConsensusAgreement{Agreement: num(math.NaN()), MAE: num(math.NaN())}
 			hits, n, ad, nd := 0, 0, 0.0, 0
-			for _, i32 := range itemsOf[j] {
-				v := r.Data[int(i32)*r.Raters+j]
-				it := c.Items[i32]
+			for _, x := range mine {
+				v := r.val[x]
+				it := c.Items[r.item[x]]
 				if r.K > 0 && it.Class >= 0 {
 					n++
 					if int(v) == it.Class {
@@ -951,7 +1229,7 @@ func profiles(r *Ratings, o Options, rep *Report) []RaterProfile {
 			}
 			p.AgreementWith[nameAgg] = ca
 		}
-		if ds, ok := rep.Aggregators["dawid_skene"]; ok {
+		if ds, ok := rep.Aggregators["dawid_skene"]; ok && r.Raters <= MaxMatrixRaters {
 			for _, row := range ds.Raters[j].Confusion {
 				p.Confusion = append(p.Confusion, nums(row))
 			}
@@ -959,4 +1237,17 @@ func profiles(r *Ratings, o Options, rep *Report) []RaterProfile {
 		out[j] = p
 	}
 	return out
+}
+
+// byOther sorts a profile's pairwise rows by the other rater's index.
+type byOther struct {
+	rows  []PairAgreement
+	other []int
+}
+
+func (b byOther) Len() int           { return len(b.rows) }
+func (b byOther) Less(x, y int) bool { return b.other[x] < b.other[y] }
+func (b byOther) Swap(x, y int) {
+	b.rows[x], b.rows[y] = b.rows[y], b.rows[x]
+	b.other[x], b.other[y] = b.other[y], b.other[x]
 }

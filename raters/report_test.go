@@ -196,8 +196,7 @@ func TestAnalyzeContextStops(t *testing.T) {
 // available (null in JSON) with a note, not a zero-width interval (issue 19
 // item 10).
 func TestAnalyzeOneItemNoBootstrapInterval(t *testing.T) {
-	r := NewRatings(1, 3, 3)
-	r.Data = []float64{0, 0, 1}
+	r := mkTable(3, [][]float64{{0, 0, 1}})
 	rep, err := Analyze(r, Options{Level: Ordinal, Bootstrap: 100, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -221,8 +220,7 @@ func TestAnalyzeOneItemNoBootstrapInterval(t *testing.T) {
 		t.Errorf("JSON %.300s", b)
 	}
 	// Two items bootstrap as before.
-	r2 := NewRatings(2, 3, 3)
-	r2.Data = []float64{0, 0, 1, 2, 2, 1}
+	r2 := mkTable(3, [][]float64{{0, 0, 1}, {2, 2, 1}})
 	rep2, err := Analyze(r2, Options{Level: Ordinal, Bootstrap: 100, Seed: 1})
 	if err != nil || rep2.PercentAgreement.CIMethod != "bootstrap" {
 		t.Errorf("two items: %v, %+v", err, rep2.PercentAgreement)

@@ -9,6 +9,10 @@ type WawaOptions struct {
 	// Values are the numeric values of the K classes, for the consensus
 	// Score; nil means 1..K.
 	Values []float64
+	// Ties and TieOrder are the tie rule of both votes, as in MVOptions;
+	// the zero value is the rule described at Wawa.
+	Ties     TieRule
+	TieOrder []int
 }
 
 // Wawa is crowd-kit's Worker Agreement With Aggregate: (1) the majority
@@ -17,7 +21,9 @@ type WawaOptions struct {
 // majority vote, class c scoring s_ic = Σ_{labels (i, j, l)} w_j [l = c].
 // The item's Probs are s_ic / Σ_c s_ic and its Class the highest score.
 // Ties, in either vote, go to the class with the most labels in the whole
-// set and then the lowest class index, as in MajorityVote; an item whose
+// set and then the lowest class index, as in MajorityVote (o.Ties =
+// TieFrequent; TieFirst gives them to the first class in o.TieOrder, as
+// crowd-kit does); an item whose
 // raters all have weight 0 keeps its majority vote shares. Repeated labels
 // (a rater labelling an item more than once) count as separate votes.
 //
@@ -31,7 +37,7 @@ func Wawa(labels []Label, items, raters, k int, o WawaOptions) (*Consensus, erro
 		return nil, err
 	}
 	checkValues(o.Values, k)
-	total := d.classTotals()
+	total := tiePriority(o.Ties, o.TieOrder, d.classTotals())
 	mv := make([][]float64, d.n)
 	hits := make([]float64, d.r)
 	for i, ls := range d.byItem {

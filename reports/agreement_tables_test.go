@@ -62,8 +62,8 @@ func checkAgreementTables(b *book, c reportCase) {
 func TestAgreementCSV(t *testing.T) {
 	r := raters.NewRatings(3, 2, 2)
 	for i, row := range [][2]float64{{0, 0}, {0, 1}, {1, 1}} {
-		r.Set(i, 0, row[0])
-		r.Set(i, 1, row[1])
+		r.Add(i, 0, row[0])
+		r.Add(i, 1, row[1])
 	}
 	rep, err := raters.Analyze(r, raters.Options{Bootstrap: -1, RaterNames: []string{"a", "b"}, ItemNames: []string{"x", "y", "z"}})
 	if err != nil {

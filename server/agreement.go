@@ -56,29 +56,74 @@ type agreementTables struct {
 	raters                        []raters.RaterAgreement
 }
 
+// agreementOpts are the options of an agreement analysis a request asks
+// for.
+type agreementOpts struct {
+	// boot is the number of bootstrap replicates (0: none), explicit
+	// whether the request gave it.
+	boot     int
+	explicit bool
+	seed     uint64
+	// only, pairs and ties are raters.Options' Only, Pairs and Ties
+	// (query parameters only, pairs and min_shared, ties).
+	only  string
+	pairs raters.PairOptions
+	ties  raters.TieRule
+}
+
+// readAgreementOpts reads the query parameters of the agreement routes:
+// bootstrap, seed, pairs (all or a number), min_shared, ties (frequent or
+// first) and, where withOnly, only.
+func readAgreementOpts(q *query, withOnly bool) agreementOpts {
+	_, explicit := q.c.GetQuery("bootstrap")
+	o := agreementOpts{explicit: explicit}
+	o.boot = q.intIn("bootstrap", analysis.DefaultBootstrap, 0, 10000)
+	o.seed = q.uint64Param("seed", 1)
+	var err error
+	if o.pairs, err = analysis.ParsePairs(q.str("pairs", 20)); err != nil {
+		q.fail("query parameter pairs=%s", err)
+	}
+	o.pairs.MinShared = q.intIn("min_shared", 0, 0, 1_000_000)
+	if t := q.str("ties", 20); t != "" {
+		if o.ties, err = raters.ParseTieRule(t); err != nil {
+			q.fail("query parameter ties=%q: expected frequent or first", t)
+		}
+	}
+	if withOnly {
+		if o.only, err = analysis.ParseOnly(q.str("only", 20)); err != nil {
+			q.fail("query parameter only=%s", err)
+		}
+	}
+	return o
+}
+
+// agreementParams are the query parameters readAgreementOpts reads.
+var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties"}
+
 // projectAgreement is agreementDoc on the project's stored labels (also
-// returned), with a query's bootstrap (0: none).
-func (s *Server) projectAgreement(ctx context.Context, project int64, boot int, explicit bool, seed uint64) (*annotations.Dataset, *agreementResult, error) {
-	if boot == 0 {
-		boot = -1 // raters.Options: negative means none
+// returned), with a query's options (bootstrap 0: none).
+func (s *Server) projectAgreement(ctx context.Context, project int64, o agreementOpts) (*annotations.Dataset, *agreementResult, error) {
+	if o.boot == 0 {
+		o.boot = -1 // raters.Options: negative means none
 	}
 	ds, err := s.store.Dataset(ctx, project)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := s.agreementDoc(ctx, project, ds, boot, explicit, seed)
+	res, err := s.agreementDoc(ctx, project, ds, o)
 	return ds, res, err
 }
 
 // agreementDoc returns the agreement analysis of ds, project's labels, with
-// boot bootstrap replicates (negative: none; explicit: asked for by the
-// user) and seed.
-func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotations.Dataset, boot int, explicit bool, seed uint64) (*agreementResult, error) {
-	boot, note, err := analysis.PlanBootstrap(ds, boot, explicit, max(s.cfg.MaxBootstrapWork, 0))
+// o.boot bootstrap replicates (negative: none; explicit: asked for by the
+// user), seed and the other options.
+func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotations.Dataset, o agreementOpts) (*agreementResult, error) {
+	boot, note, err := analysis.PlanBootstrap(ds, o.boot, o.explicit, max(s.cfg.MaxBootstrapWork, 0))
 	if err != nil {
 		return nil, err
 	}
-	return s.agreements.get(ctx, agreementKey(project, boot, seed, ds), func(ctx context.Context) (*agreementResult, error) {
+	seed := o.seed
+	return s.agreements.get(ctx, agreementKey(project, boot, seed, fmt.Sprintf("%s/%+v/%d", o.only, o.pairs, o.ties), ds), func(ctx context.Context) (*agreementResult, error) {
 		release, err := s.agreementRuns.acquire(ctx, project)
 		if err != nil {
 			return nil, err
@@ -86,7 +131,7 @@ func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotation
 		defer release()
 		s.metrics.agreementRunning.Inc()
 		defer s.metrics.agreementRunning.Dec()
-		rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed})
+		rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties, MaxItemRows: raters.DefaultMaxItemRows})
 		if err != nil {
 			if ctx.Err() != nil {
 				s.metrics.agreementCancelled.Inc()
@@ -114,7 +159,7 @@ func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotation
 // agreementKey identifies an agreement analysis: the project, the options
 // and a digest of the labels, so that any change of the labels makes a new
 // key.
-func agreementKey(project int64, boot int, seed uint64, ds *annotations.Dataset) string {
+func agreementKey(project int64, boot int, seed uint64, opts string, ds *annotations.Dataset) string {
 	h := sha256.New()
 	var buf []byte
 	for _, l := range ds.Labels {
@@ -127,7 +172,7 @@ func agreementKey(project int64, boot int, seed uint64, ds *annotations.Dataset)
 		buf = append(buf, 0)
 		h.Write(buf)
 	}
-	return fmt.Sprintf("%d/%d/%d/%x", project, boot, seed, h.Sum(nil))
+	return fmt.Sprintf("%d/%d/%d/%s/%x", project, boot, seed, opts, h.Sum(nil))
 }
 
 // projectGate lets one holder per project at a time through.

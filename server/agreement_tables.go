@@ -12,7 +12,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"concord/analysis"
 	"concord/annotations"
 	"concord/raters"
 	"concord/reports"
@@ -34,8 +33,9 @@ type itemAgreementRow struct {
 //
 //	matrix  the pairwise Cohen's kappas, rater by rater (at most
 //	        raters.MaxMatrixRaters raters), with the shared items
-//	pairs   every pair of raters with a common item: shared items, kappa
-//	        and its interval
+//	pairs   the pairs of raters of the pair selection (pairs=all: every
+//	        pair with a common item; by default bounded, see
+//	        raters.PairOptions): shared items, kappa and its interval
 //	items   the per-item agreement, lowest first; below=X keeps the items
 //	        scoring under X, offset and limit page (JSON: 100 rows by
 //	        default; CSV: every row unless they are given)
@@ -55,7 +55,7 @@ func (s *Server) agreementTable(c *gin.Context) {
 		s.failf(c, annotations.ENOTFOUND, "no agreement table %q: expected one of %s", table, strings.Join(reports.AgreementTables, ", "))
 		return
 	}
-	known := []string{"format", "bootstrap", "seed"}
+	known := append([]string{"format"}, agreementParams...)
 	if table == reports.AgreementItems {
 		known = append(known, "below", "offset", "limit")
 	}
@@ -64,9 +64,7 @@ func (s *Server) agreementTable(c *gin.Context) {
 	if format != "json" && format != "csv" {
 		q.fail("query parameter format=%q: expected json or csv", clipText(format, 20))
 	}
-	_, explicit := c.GetQuery("bootstrap")
-	boot := q.intIn("bootstrap", analysis.DefaultBootstrap, 0, 10000)
-	seed := q.uint64Param("seed", 1)
+	o := readAgreementOpts(q, false)
 	var below *float64
 	if v, ok := c.GetQuery("below"); ok && table == reports.AgreementItems {
 		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
@@ -86,7 +84,7 @@ func (s *Server) agreementTable(c *gin.Context) {
 		s.fail(c, q.err)
 		return
 	}
-	ds, res, err := s.projectAgreement(c.Request.Context(), p.ID, boot, explicit, seed)
+	ds, res, err := s.projectAgreement(c.Request.Context(), p.ID, o)
 	if err != nil {
 		s.fail(c, err)
 		return

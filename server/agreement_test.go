@@ -185,3 +185,41 @@ func TestMemoSharesAndCancels(t *testing.T) {
 		t.Errorf("cached value %q", v)
 	}
 }
+
+// TestAgreementQueryParts: only= computes one part, pairs= and min_shared=
+// choose the rater pairs, ties= the tie rule; bad values are a 400 naming
+// the parameter.
+func TestAgreementQueryParts(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.loadedProject("k1")
+	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
+	doc := e.call("GET", base+"?bootstrap=0&only=items", key, nil, 200)
+	if _, ok := doc["item_agreement"]; !ok || doc["fleiss_kappa"] != nil || doc["only"] != "items" {
+		t.Errorf("only=items: keys %v", keysOf(doc))
+	}
+	doc = e.call("GET", base+"?bootstrap=0&only=coefficients&pairs=1", key, nil, 200)
+	if pairs, _ := doc["cohen_kappa"].([]any); len(pairs) != 1 || doc["pair_selection"] == nil {
+		t.Errorf("pairs=1: %d pairs, selection %v", len(pairs), doc["pair_selection"])
+	}
+	doc = e.call("GET", base+"?bootstrap=0&only=aggregators&ties=first", key, nil, 200)
+	if aggs, _ := doc["aggregators"].(map[string]any); aggs["majority"] == nil {
+		t.Errorf("ties=first: aggregators %v", keysOf(aggs))
+	}
+	e.call("GET", base+"/pairs?bootstrap=0&min_shared=2", key, nil, 200)
+	for q, want := range map[string]string{
+		"only=kappas":   "query parameter only=",
+		"pairs=some":    "query parameter pairs=",
+		"ties=random":   "query parameter ties=",
+		"min_shared=-1": "query parameter min_shared=",
+	} {
+		e.wantError("GET", base+"?bootstrap=0&"+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
+	}
+}
+
+func keysOf(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"concord/analysis"
 	"concord/annotations"
 )
 
@@ -496,10 +495,14 @@ func mergeProblems(errs ...error) error {
 	return all.Err()
 }
 
-// agreement: GET /api/v1/projects/{id}/agreement?bootstrap&seed -> the
-// agreement coefficients (with intervals), baseline aggregators and rater
-// profiles of the project's labels (the document of `concord agreement
-// --json`). bootstrap=0 gives analytic intervals only.
+// agreement: GET /api/v1/projects/{id}/agreement?bootstrap&seed&only&pairs&
+// min_shared&ties -> the agreement coefficients (with intervals), baseline
+// aggregators and rater profiles of the project's labels (the document of
+// `concord agreement --json`). bootstrap=0 gives analytic intervals only;
+// only=coefficients|aggregators|items|raters computes one part; pairs=all
+// (or a number) and min_shared choose the rater pairs of the pairwise
+// statistics (raters.PairOptions: bounded by default); ties=frequent|first
+// is the majority-vote and Wawa tie rule.
 //
 // The work is bounded and shared (see agreementDoc): the bootstrap may
 // resample at most Config.MaxBootstrapWork labels and rater pairs; an
@@ -514,15 +517,13 @@ func (s *Server) agreement(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	q := newQuery(c, "bootstrap", "seed")
-	_, explicit := c.GetQuery("bootstrap")
-	boot := q.intIn("bootstrap", analysis.DefaultBootstrap, 0, 10000)
-	seed := q.uint64Param("seed", 1)
+	q := newQuery(c, append(agreementParams, "only")...)
+	o := readAgreementOpts(q, true)
 	if q.err != nil {
 		s.fail(c, q.err)
 		return
 	}
-	_, res, err := s.projectAgreement(c.Request.Context(), p.ID, boot, explicit, seed)
+	_, res, err := s.projectAgreement(c.Request.Context(), p.ID, o)
 	if err != nil {
 		s.fail(c, err)
 		return

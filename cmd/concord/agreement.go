@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	goflag "flag"
 	"fmt"
 	"io"
 	"math"
@@ -39,7 +40,25 @@ ratio alphas, the weighted (continuous) coefficients and the ICCs.
 
 --json prints the same as one JSON document (keys krippendorff_alpha,
 fleiss_kappa, randolph_kappa, cohen_kappa, scott_pi, gwet_ac1, gwet_ac2,
-brennan_prediger, percent_agreement, icc, aggregators, ...).
+brennan_prediger, percent_agreement, icc, aggregators, ...), indented up to
+200 raters and compact above. Its size is linear in the labels: the pairwise
+statistics cover the rater pairs of pair_selection (every pair sharing an item
+up to 200 raters; above, those sharing at least --min-shared items, at most
+10,000 by default; --pairs all for every pair), with the strongest and weakest
+pairs listed apart; per-rater rows come from per-item counts; above 50,000
+items the aggregators' per-item rows are left out (a note says so). --only
+coefficients|aggregators|items|raters computes one part, and --only aggregators
+lists every item's consensus.
+
+Repeated labels (--duplicates keep): the coefficients and pairwise statistics
+use each rater's first label of an item; the aggregators use every label.
+--ties first breaks majority-vote and Wawa ties as crowd-kit does (the first
+class in sorted order of the codes) instead of by the most frequent class.
+
+The default bootstrap is bounded: past 2e8 resampled labels and rater pairs
+it runs fewer replicates, or none (analytic intervals) below 100, and a note
+says so; an explicit --bootstrap N runs N replicates. Replicates run in
+parallel on every core.
 
 Examples:
   concord agreement --project essays
@@ -66,9 +85,12 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	conf := fs.Float64("conf-level", 0.95, "confidence level of the intervals")
 	observed := fs.Bool("observed-categories", false, "use only the categories that occur in the data (irrCAC without categ.labels) instead of all the scheme's levels")
 	complete := fs.Bool("complete-cases", false, "ICC on the items every rater rated (classical ANOVA) instead of REML on all ratings")
-	restarts := fs.Int("ds-restarts", 4, "Dawid-Skene random restarts besides the majority-vote start")
+	restarts := fs.Int("ds-restarts", 0, "Dawid-Skene random restarts besides the majority-vote start (each replaces it only when its log-likelihood is at least 2 higher; on sparse designs they can find spurious optima)")
 	smoothing := fs.Float64("ds-smoothing", 0, "Dawid-Skene pseudo-count added to every class and confusion count (MAP under a Dirichlet prior; 0: maximum likelihood as in Dawid & Skene 1979)")
-	maxPairs := fs.Int("pairs", 30, "show at most this many rater pairs in the table (all are in --json)")
+	pairsFlag := fs.String("pairs", "", fmt.Sprintf("rater pairs of the pairwise statistics: all (every pair sharing an item) or at most N, those sharing the most items (default: every pair sharing an item up to %d raters; above, those sharing at least --min-shared items, at most %d)", raters.MaxMatrixRaters, raters.DefaultMaxPairs))
+	minShared := fs.Int("min-shared", 0, fmt.Sprintf("fewest items a rater pair must share for its pairwise statistics (0: 1 up to %d raters, %d above)", raters.MaxMatrixRaters, raters.DefaultMinShared))
+	only := fs.String("only", "", "compute one part only: coefficients, aggregators, items (per-item agreement) or raters (profiles and per-rater agreement)")
+	ties := fs.String("ties", "frequent", "majority-vote and Wawa tie rule: frequent (the tied class with the most labels in the file) or first (the first in sorted order of the class codes, crowd-kit's rule)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
@@ -85,6 +107,24 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if *boot < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--bootstrap must be >= 0, got %d", *boot)
 	}
+	pairs, err := analysis.ParsePairs(*pairsFlag)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--pairs %s", err)
+	}
+	if *minShared < 0 {
+		return annotations.Errorf(annotations.EINVALID, "--min-shared must be >= 0, got %d", *minShared)
+	}
+	pairs.MinShared = *minShared
+	part, err := analysis.ParseOnly(*only)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--only %s", err)
+	}
+	tieRule, err := raters.ParseTieRule(*ties)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--ties %q: expected frequent or first", *ties)
+	}
+	bootGiven := false
+	fs.Visit(func(f *goflag.Flag) { bootGiven = bootGiven || f.Name == "bootstrap" })
 
 	var ds *annotations.Dataset
 	source := ""
@@ -138,6 +178,18 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if b == 0 {
 		b = -1
 	}
+	// The default bootstrap is bounded like the server's (fewer replicates,
+	// or analytic intervals, past DefaultMaxBootstrapWork, with a note); an
+	// explicit --bootstrap runs as asked.
+	bootNote := ""
+	if !bootGiven && part != raters.OnlyAggregators && part != raters.OnlyItems && part != raters.OnlyRaters {
+		if b, bootNote, err = analysis.PlanBootstrap(ds, b, false, analysis.DefaultMaxBootstrapWork); err != nil {
+			return err
+		}
+		if bootNote != "" {
+			bootNote += "; --bootstrap N runs N replicates whatever the work"
+		}
+	}
 	if *smoothing < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--ds-smoothing must be at least 0, got %g", *smoothing)
 	}
@@ -150,16 +202,25 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 		ObservedCategoriesOnly: *observed,
 		ICC:                    raters.ICCOptions{CompleteCasesOnly: *complete},
 		DS:                     raters.DSOptions{Restarts: r, Smoothing: *smoothing},
+		Pairs:                  pairs,
+		Only:                   part,
+		Ties:                   tieRule,
+		MaxItemRows:            raters.DefaultMaxItemRows,
 	})
 	if err != nil {
 		return err
 	}
+	if bootNote != "" {
+		rep.Notes = append(rep.Notes, bootNote)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
+		if rep.Raters <= raters.MaxMatrixRaters {
+			enc.SetIndent("", "  ") // compact above: the indentation of per-rater rows would double the size
+		}
 		return enc.Encode(rep)
 	}
-	printAgreement(e.stdout, source, rep, *maxPairs)
+	printAgreement(e.stdout, source, rep, 30)
 	return nil
 }
 

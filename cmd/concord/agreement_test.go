@@ -99,3 +99,59 @@ func TestAgreementCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAgreementCommandParts: --only computes one part, --pairs and
+// --min-shared choose the rater pairs, --ties the tie rule; bad values name
+// the flag.
+func TestAgreementCommandParts(t *testing.T) {
+	base := []string{"agreement", "--labels", "testdata/agreement_sirt_k1.csv", "--scheme", "ordinal:0..3", "--where", "criterion=k1", "--bootstrap", "0", "--json"}
+	doc := func(args ...string) map[string]json.RawMessage {
+		t.Helper()
+		e, out, errb := testEnv()
+		if code := run(context.Background(), e, append(append([]string{}, base...), args...)); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb)
+		}
+		var d map[string]json.RawMessage
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		only      string
+		has, lack []string
+	}{
+		{"coefficients", []string{"fleiss_kappa", "cohen_kappa", "pair_selection", "strongest_pairs"}, []string{"item_agreement", "rater_agreement"}},
+		{"items", []string{"item_agreement"}, []string{"fleiss_kappa", "cohen_kappa", "rater_agreement"}},
+		{"raters", []string{"rater_agreement", "rater_profiles"}, []string{"fleiss_kappa", "item_agreement"}},
+	} {
+		d := doc("--only", tc.only)
+		for _, k := range tc.has {
+			if _, ok := d[k]; !ok {
+				t.Errorf("--only %s: no %q", tc.only, k)
+			}
+		}
+		for _, k := range tc.lack {
+			if _, ok := d[k]; ok {
+				t.Errorf("--only %s: has %q", tc.only, k)
+			}
+		}
+	}
+	var aggs map[string]json.RawMessage
+	if err := json.Unmarshal(doc("--only", "aggregators", "--ties", "first")["aggregators"], &aggs); err != nil || aggs["majority"] == nil || aggs["wawa"] == nil {
+		t.Errorf("--only aggregators: %v, %d aggregators", err, len(aggs))
+	}
+	var pairs []json.RawMessage
+	if err := json.Unmarshal(doc("--only", "coefficients", "--min-shared", "1000")["cohen_kappa"], &pairs); err == nil && len(pairs) != 0 {
+		t.Errorf("--min-shared 1000: %d pairs", len(pairs))
+	}
+	if err := json.Unmarshal(doc("--only", "coefficients", "--pairs", "2")["cohen_kappa"], &pairs); err != nil || len(pairs) != 2 {
+		t.Errorf("--pairs 2: %d pairs (%v)", len(pairs), err)
+	}
+	for _, bad := range [][]string{{"--only", "kappas"}, {"--pairs", "some"}, {"--ties", "random"}, {"--min-shared", "-1"}} {
+		e, _, errb := testEnv()
+		if code := run(context.Background(), e, append(append([]string{}, base...), bad...)); code == 0 || !strings.Contains(errb.String(), bad[0]) {
+			t.Errorf("%v: exit %d, stderr %q (want an error naming %s)", bad, code, errb, bad[0])
+		}
+	}
+}

@@ -90,10 +90,15 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	noAgreement := fs.Bool("no-agreement", false, "leave out the agreement coefficients and baseline aggregators")
 	boot := fs.Int("bootstrap", 1000, "bootstrap replicates for the agreement intervals (0: analytic intervals only)")
 	seed := fs.Uint64("seed", 1, "seed of the agreement bootstrap and the Dawid-Skene random starts")
+	ties := fs.String("ties", "frequent", "majority-vote and Wawa tie rule of the baselines: frequent (the tied class with the most labels) or first (the first in sorted order of the class codes, crowd-kit's rule)")
 	noCharts := fs.Bool("no-charts", false, "xlsx: leave out the Charts sheet")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
+	}
+	tieRule, err := raters.ParseTieRule(*ties)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--ties %q: expected frequent or first", *ties)
 	}
 	if len(pos) > 0 {
 		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q (give the fit result with --fit)", pos[0])
@@ -236,7 +241,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 			if b == 0 {
 				b = -1
 			}
-			ag, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: b, Seed: *seed})
+			ag, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: b, Seed: *seed, Ties: tieRule})
 			if err != nil {
 				fmt.Fprintf(e.stderr, "concord report: no agreement coefficients: %s\n", annotations.ErrorMessage(err))
 			} else {
