@@ -347,3 +347,35 @@ func TestNextItems(t *testing.T) {
 		t.Errorf("next page lacks the CSV task list")
 	}
 }
+
+// TestAgreementLabelBound: a project over Config.MaxAgreementLabels gets a
+// 413 from the agreement routes naming the limit and the command that
+// runs the analysis outside the server, and its fits' reports are made
+// without the agreement section; one under it is analysed, 30,000 raters
+// with 2 labels each included (issue 36 item 1: that request used to
+// exhaust the server's memory).
+func TestAgreementLabelBound(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxAgreementLabels = 50_000 })
+	id, key := e.project("crowd", "nominal:a,b")
+	var b strings.Builder
+	b.WriteString("item_id,rater_id,label\n")
+	for r := 0; r < 30000; r++ {
+		fmt.Fprintf(&b, "i%d,r%d,%c\ni%d,r%d,%c\n", r%50, r, 'a'+byte(r%2), (r+7)%50, r, 'a'+byte(r/2%2))
+	}
+	resp, body := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{"file": {"crowd.csv", b.String()}}, nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("import: %d %s", resp.StatusCode, body)
+	}
+	e.wantError("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?bootstrap=0", id), key, nil, http.StatusRequestEntityTooLarge, "too_large", "--max-agreement-labels")
+
+	small := newEnv(t, func(c *Config) { c.MaxAgreementLabels = 100_000 })
+	id, key = small.project("crowd", "nominal:a,b")
+	resp, body = small.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{"file": {"crowd.csv", b.String()}}, nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("import: %d %s", resp.StatusCode, body)
+	}
+	doc := small.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?bootstrap=0", id), key, nil, http.StatusOK)
+	if doc["fleiss_kappa"] == nil && doc["krippendorff_alpha"] == nil {
+		t.Errorf("agreement of 30,000 raters: %v", clipText(fmt.Sprint(doc), 300))
+	}
+}

@@ -202,7 +202,11 @@ func (s *Server) report(ctx context.Context, in reportInput, cf *cachedFit) (*re
 		}
 	}
 	var agr *raters.Report
-	if ds != nil && len(ds.Labels) > 0 {
+	if ds != nil && s.cfg.MaxAgreementLabels > 0 && len(ds.Labels) > s.cfg.MaxAgreementLabels {
+		// Over the server's bound: the report says it has no agreement
+		// analysis.
+		s.log.InfoContext(ctx, "report without agreement coefficients", "fit", in.Fit.ID, "reason", annotations.ErrorMessage(agreementTooLarge(len(ds.Labels), s.cfg.MaxAgreementLabels)))
+	} else if ds != nil && len(ds.Labels) > 0 {
 		boot := s.cfg.ReportBootstrap
 		if boot == 0 {
 			boot = -1

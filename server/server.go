@@ -84,6 +84,14 @@ type Config struct {
 	// few CPU seconds; negative: no bound). An explicit bootstrap beyond it
 	// is refused naming the limit; the default is reduced to fit.
 	MaxBootstrapWork int64
+	// MaxAgreementLabels bounds the labels of a project whose agreement
+	// analysis the server runs (the agreement routes, the dashboard's
+	// agreement page, the agreement section of reports), so that no
+	// request can hold more memory than about a gigabyte per million
+	// labels allows (default DefaultMaxAgreementLabels; negative: no
+	// limit). Above it the routes answer 413 naming the limit and the
+	// command that runs the analysis outside the server.
+	MaxAgreementLabels int
 	// MaxFitWork bounds one fit's projected Gibbs work
 	// (analysis.CheckWork): a fit projected to take longer on one core is
 	// refused when it is submitted, naming the budget and the projection
@@ -143,6 +151,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBootstrapWork == 0 {
 		c.MaxBootstrapWork = analysis.DefaultMaxBootstrapWork
+	}
+	if c.MaxAgreementLabels == 0 {
+		c.MaxAgreementLabels = DefaultMaxAgreementLabels
 	}
 	if c.MaxFitWork == 0 {
 		c.MaxFitWork = analysis.DefaultMaxFitWork

@@ -62,6 +62,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	staleAfter := fs.Duration("stale-after", 15*time.Second, "a running fit without a heartbeat for this long is re-queued")
 	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died before it fails")
 	maxFitWork := fs.Duration("max-fit-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of one fit, in one core's time: a fit projected to take longer is refused when submitted (negative: no limit)")
+	maxAgrLabels := fs.Int("max-agreement-labels", server.DefaultMaxAgreementLabels, "most labels of a project whose agreement the server analyses (agreement routes, dashboard, reports); larger projects get a 413 naming concord agreement (negative: no limit)")
 	maxBootWork := fs.Int64("max-bootstrap-work", analysis.DefaultMaxBootstrapWork, "most labels and rater pairs one agreement analysis may resample in its bootstrap (replicates x (labels + rater pairs sharing an item); negative: no limit)")
 	maxProjectFits := fs.Int("max-project-fits", 8, "fits one project may have queued or running at once (negative: no limit)")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
@@ -122,20 +123,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	srv, err := server.New(server.Config{
-		FitCommand:       fitCmd,
-		Addr:             *addr,
-		AdminToken:       token,
-		Workers:          w,
-		MaxJSONBytes:     *maxJSON,
-		MaxUploadBytes:   *maxUpload,
-		StaleAfter:       *staleAfter,
-		MaxAttempts:      *maxAttempts,
-		MaxProjectFits:   *maxProjectFits,
-		MaxBootstrapWork: *maxBootWork,
-		MaxFitWork:       *maxFitWork,
-		ShutdownGrace:    *grace,
-		ProgressInterval: *progressEvery,
-		Version:          version,
+		FitCommand:         fitCmd,
+		Addr:               *addr,
+		AdminToken:         token,
+		Workers:            w,
+		MaxJSONBytes:       *maxJSON,
+		MaxUploadBytes:     *maxUpload,
+		StaleAfter:         *staleAfter,
+		MaxAttempts:        *maxAttempts,
+		MaxProjectFits:     *maxProjectFits,
+		MaxBootstrapWork:   *maxBootWork,
+		MaxAgreementLabels: *maxAgrLabels,
+		MaxFitWork:         *maxFitWork,
+		ShutdownGrace:      *grace,
+		ProgressInterval:   *progressEvery,
+		Version:            version,
 	}, st, log)
 	if err != nil {
 		return err
