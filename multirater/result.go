@@ -527,6 +527,9 @@ type CommunityCandidate struct {
 	// Degenerate is true when some community is no rater's most probable
 	// one (fewer communities in effect): such a candidate is not chosen.
 	Degenerate bool `json:"degenerate,omitempty"`
+	// Failed, when not empty, says why the candidate's fit failed
+	// numerically: it dropped out of the choice (its ELBO is 0).
+	Failed string `json:"failed,omitempty"`
 }
 
 // ClassConfusion is a confusion of a rater: items of class True labelled

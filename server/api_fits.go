@@ -69,6 +69,8 @@ type fitRequest struct {
 	Hierarchy     string   `json:"hierarchy"`
 	Communities   *int     `json:"communities"`
 	Concentration *float64 `json:"concentration"`
+	// MaxIter bounds the variational iterations (omitted: 1000).
+	MaxIter *int `json:"max_iter"`
 	// The auc model: Scores (linear or gp), Gamma (a positive number or
 	// "cv"), Prior (gaussian or spike-slab) and PriorScale (V).
 	Scores     string              `json:"scores"`
@@ -125,6 +127,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		{"keep_draws", r.KeepDraws, &sp.KeepDraws, analysis.MaxKeepDraws},
 		{"restarts", r.Restarts, &sp.Restarts, analysis.MaxRestarts},
 		{"communities", r.Communities, &sp.Communities, analysis.MaxCommunities},
+		{"max_iter", r.MaxIter, &sp.MaxIter, analysis.MaxVBIter},
 	}
 	for _, f := range ints {
 		if f.v == nil {

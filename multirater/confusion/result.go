@@ -37,13 +37,15 @@ type post struct {
 // fitVB fits by variational Bayes (or EM-MAP).
 func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirater.FitResult, error) {
 	start := time.Now()
-	v, iters, conv, cands, err := runVB(ctx, md, opts, start)
+	f, err := runVB(ctx, md, opts, start)
 	if err != nil {
 		return nil, err
 	}
+	v, iters, conv := f.v, f.iters, f.conv
 	p := v.posterior()
-	p.candidates = cands
+	p.candidates = f.cands
 	res := summarise(data, md, opts, p)
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, f.notes...)
 	dg := &res.Diagnostics
 	dg.Engine = &multirater.EngineDiagnostics{Name: multirater.EngineVB, Iterations: iters}
 	if !opts.MAP {
@@ -57,9 +59,9 @@ func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirate
 		what = "EM-MAP"
 	}
 	if conv {
-		dg.Verdict = fmt.Sprintf("converged: %s stopped after %d iterations, no class probability changing by more than %g", what, iters, opts.Tol)
+		dg.Verdict = fmt.Sprintf("converged: %s stopped after %d iterations, no class probability changing by more than %g or the evidence lower bound by less than %g of itself", what, iters, opts.Tol, elboTol)
 	} else {
-		dg.Verdict = fmt.Sprintf("NOT converged: %s reached %d iterations with class probabilities still changing by more than %g; raise the iteration limit", what, iters, opts.Tol)
+		dg.Verdict = fmt.Sprintf("NOT converged: %s reached its limit of %d iterations with class probabilities still changing by more than %g; raise the limit with --max-iter (API: max_iter)", what, iters, opts.Tol)
 	}
 	dg.Seconds = time.Since(start).Seconds()
 	if opts.Progress != nil {
