@@ -145,7 +145,11 @@ type FitSpec struct {
 	// diagonal); Communities fixes their number (0: chosen by the evidence
 	// lower bound from 1 to 4); Concentration is the prior's pseudo-count
 	// total per confusion row (0: 4); MaxIter bounds the variational
-	// iterations (0: 1000, up to MaxVBIter).
+	// iterations (0: 1000, up to MaxVBIter). RaterModel is "auto"
+	// (default: one-coin, spammer and the confusion model with Hierarchy
+	// compared by the evidence), "one-coin", "confusion", "communities" or
+	// "spammer".
+	RaterModel    string  `json:"rater_model,omitempty"`
 	Gold          bool    `json:"gold,omitempty"`
 	Hierarchy     string  `json:"hierarchy,omitempty"`
 	Communities   int     `json:"communities,omitempty"`

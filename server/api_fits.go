@@ -67,6 +67,7 @@ type fitRequest struct {
 	// The confusion model.
 	Gold          bool     `json:"gold"`
 	Hierarchy     string   `json:"hierarchy"`
+	RaterModel    string   `json:"rater_model"`
 	Communities   *int     `json:"communities"`
 	Concentration *float64 `json:"concentration"`
 	// MaxIter bounds the variational iterations (omitted: 1000).
@@ -97,7 +98,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds, Standardize: r.Standardize,
 		Likelihood: strings.ToLower(strings.TrimSpace(r.Likelihood)), Bias: r.Bias, Bounds: strings.ToLower(strings.TrimSpace(r.Bounds)),
 		Select: r.Select, EM: strings.ToLower(strings.TrimSpace(r.EM)),
-		Gold: r.Gold, Hierarchy: strings.ToLower(strings.TrimSpace(r.Hierarchy)),
+		Gold: r.Gold, Hierarchy: strings.ToLower(strings.TrimSpace(r.Hierarchy)), RaterModel: strings.ToLower(strings.TrimSpace(r.RaterModel)),
 		Scores: strings.ToLower(strings.TrimSpace(r.Scores)), Prior: strings.ToLower(strings.TrimSpace(r.Prior)),
 	}
 	if r.Gamma != nil {

@@ -474,6 +474,9 @@ func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multir
 	start := time.Now()
 	vo := opts
 	vo.Engine, vo.Progress = multirater.EngineVB, nil
+	if vo.RaterModel == RaterConfusion && vo.Hierarchy == Communities {
+		vo.Hierarchy, vo.Communities = Pooled, 0
+	}
 	vf, err := runVB(ctx, md, vo, start)
 	if err != nil {
 		return nil, err
