@@ -551,6 +551,13 @@ type RaterModelCandidate struct {
 	Hyperparameters int     `json:"hyperparameters"`
 	Penalty         float64 `json:"penalty"`
 	Score           float64 `json:"score"`
+	// HeldOut is the leave-one-label-out log predictive probability of
+	// the labels (each label predicted from the item's other labels and
+	// the rater's other labels, nothing refitted).
+	HeldOut float64 `json:"held_out"`
+	// Excluded, when not empty, says why the candidate could not be
+	// chosen: it predicted held-out labels worse than a simpler one.
+	Excluded string `json:"excluded,omitempty"`
 	// Communities is the number of communities of a communities fit.
 	Communities int     `json:"communities,omitempty"`
 	Iterations  int     `json:"iterations"`

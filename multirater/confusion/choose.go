@@ -82,6 +82,7 @@ type candidateFit struct {
 	conv  bool
 	err   error
 	secs  float64
+	ho    float64
 }
 
 func (c *candidateFit) elbo() float64 {
@@ -190,9 +191,31 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 		cd.Hyperparameters = c.hyperparameters()
 		cd.Penalty = mcmc.Round6(c.penalty(md.l))
 		cd.Score = mcmc.Round6(score(c))
+		cd.HeldOut = mcmc.Round6(c.heldOut())
+		c.ho = cd.HeldOut
 		cd.Iterations, cd.Converged = c.iters, c.conv
 		if c.conf != nil && c.conf.v.nc > 1 {
 			cd.Communities = c.conf.v.nc
+		}
+	}
+	for i, c := range fits {
+		if c.err != nil {
+			continue
+		}
+		// A richer model must predict held-out labels at least as well as
+		// every simpler one: one that predicts them worse (though the
+		// held-out score flatters richer models) explains the labels by the
+		// raters' own label shares rather than by the items' classes (every
+		// item one class: issue 29's sparse-label collapse), however high
+		// its bound.
+		for j, o := range fits {
+			if j != i && o.err == nil && o.hyperparameters() < c.hyperparameters() && o.heldOut() > c.heldOut() {
+				cands[i].Excluded = fmt.Sprintf("held-out labels predicted worse than by the simpler %s (%.1f < %.1f)", o.model, c.heldOut(), o.heldOut())
+				break
+			}
+		}
+		if cands[i].Excluded != "" {
+			continue
 		}
 		if best < 0 || score(c) > score(fits[best]) {
 			best = i
@@ -208,9 +231,13 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 // choiceNote says which rater model was chosen and why, with the runner-up.
 func choiceNote(cands []multirater.RaterModelCandidate) string {
 	order := make([]int, 0, len(cands))
+	var excluded []string
 	for i, c := range cands {
-		if c.Failed == "" {
+		if c.Failed == "" && c.Excluded == "" {
 			order = append(order, i)
+		}
+		if c.Excluded != "" {
+			excluded = append(excluded, c.Model+": "+c.Excluded)
 		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return cands[order[a]].Score > cands[order[b]].Score })
@@ -220,5 +247,124 @@ func choiceNote(cands []multirater.RaterModelCandidate) string {
 		nx := cands[order[1]]
 		s += fmt.Sprintf(", %.1f above %s", best.Score-nx.Score, nx.Model)
 	}
+	if len(excluded) > 0 {
+		s += "; not chosen: " + strings.Join(excluded, "; ")
+	}
 	return s + " (model.confusion.rater_model_candidates)"
+}
+
+// heldOut is the leave-one-label-out log predictive probability of the
+// labels, sum over labels i = (n, l, j) of ln sum_k q_-i(z_n = k)
+// E_-i[pi_l[k, j]]: q_-i is the item's class posterior without label i
+// (q(z_n = k) exp(-ln pi~_l[k, j]), normalised) and E_-i the rater's
+// posterior mean without the label's expected counts (the label's share
+// q(z_n = k) taken out of the rater's Dirichlet or Beta counts), an
+// approximation of leave-one-out cross-validation that refits nothing
+// (Gelfand's conditional predictive ordinate with the fitted variational
+// posterior). Unlike the bounds, it asks each model to predict a label
+// from the item's other labels and the rater's other labels, which a rater
+// model that explains the labels by each rater's own label shares (every
+// item one class) cannot do.
+func (c *candidateFit) heldOut() float64 {
+	if c.ho != 0 {
+		return c.ho
+	}
+	if c.coin != nil {
+		return c.coin.heldOut()
+	}
+	return c.conf.v.heldOut()
+}
+
+// looItem sets qi to item n's class posterior without its label at p
+// (elogT in the item update's layout) and returns it.
+func looItem(md *model, q, elogT, qi []float64, n, p int) []float64 {
+	k := len(qi)
+	b := (int(md.rater[p])*k + int(md.y[p])) * k
+	mx := math.Inf(-1)
+	for c := range qi {
+		if q[n*k+c] > 0 {
+			qi[c] = math.Log(q[n*k+c]) - elogT[b+c]
+		} else {
+			qi[c] = math.Inf(-1)
+		}
+		mx = math.Max(mx, qi[c])
+	}
+	sum := 0.0
+	for c := range qi {
+		qi[c] = math.Exp(qi[c] - mx)
+		sum += qi[c]
+	}
+	for c := range qi {
+		qi[c] /= sum
+	}
+	return qi
+}
+
+// heldOut of the confusion model (see candidateFit.heldOut).
+func (v *vb) heldOut() float64 {
+	md, k := v.md, v.k
+	qi := make([]float64, k)
+	tot := 0.0
+	for n := 0; n < md.n; n++ {
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			looItem(md, v.q, v.elogT, qi, n, p)
+			l, y := int(md.rater[p]), int(md.y[p])
+			pr := 0.0
+			for c := 0; c < k; c++ {
+				row := v.alpha[(l*k+c)*k : (l*k+c+1)*k]
+				sum := 0.0
+				for _, a := range row {
+					sum += a
+				}
+				own := v.q[n*k+c]
+				pr += qi[c] * math.Max(row[y]-own, 1e-12) / math.Max(sum-own, 1e-12)
+			}
+			tot += math.Log(math.Max(pr, 1e-300))
+		}
+	}
+	return tot
+}
+
+// heldOut of the one-coin and spammer models (see candidateFit.heldOut).
+func (v *coinVB) heldOut() float64 {
+	md, k := v.md, v.k
+	qi := make([]float64, k)
+	tot := 0.0
+	for n := 0; n < md.n; n++ {
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			looItem(md, v.q, v.elogT, qi, n, p)
+			l, y := int(md.rater[p]), int(md.y[p])
+			a, b := v.a[l], v.b[l]
+			qy := v.q[n*k+y]
+			pr := 0.0
+			if !v.spammer {
+				acc := math.Max(a-qy, 1e-12) / math.Max(a+b-1, 1e-12)
+				for c := 0; c < k; c++ {
+					if c == y {
+						pr += qi[c] * acc
+					} else {
+						pr += qi[c] * (1 - acc) / float64(k-1)
+					}
+				}
+			} else {
+				lt := v.lt[l*(k+1) : (l+1)*(k+1)]
+				comp := qy / (1 + math.Exp(lt[1+y]-lt[0]))
+				th := math.Max(a-comp, 1e-12) / math.Max(a+b-1, 1e-12)
+				xs := 0.0
+				for j := 0; j < k; j++ {
+					xs += v.xi[l*k+j]
+				}
+				xi := math.Max(v.xi[l*k+y]-(1-comp), 1e-12) / math.Max(xs-(1-comp), 1e-12)
+				for c := 0; c < k; c++ {
+					x := (1 - th) * xi
+					if c == y {
+						x += th
+					}
+					pr += qi[c] * x
+				}
+			}
+			tot += math.Log(math.Max(pr, 1e-300))
+		}
+	}
+	return tot
 }
