@@ -93,7 +93,8 @@ func (c *candidateFit) elbo() float64 {
 }
 
 // hyperparameters is the number of prior parameters that empirical Bayes
-// learnt from the raters: m (one-coin), m and nu (spammer), each
+// learnt from the raters: the Beta's two (one-coin), those and nu's K - 1
+// (spammer), each
 // community's K x (K - 1) row means and the C - 1 weights (confusion,
 // communities; none with Hierarchy None).
 func (c *candidateFit) hyperparameters() int {
@@ -104,7 +105,11 @@ func (c *candidateFit) hyperparameters() int {
 	if v.opts.Hierarchy == None {
 		return 0
 	}
-	return v.nc*v.k*(v.k-1) + v.nc - 1
+	d := v.nc*v.k*(v.k-1) + v.nc - 1
+	if v.opts.LearnConcentration {
+		d += v.nc * v.k
+	}
+	return d
 }
 
 // penalty is the Laplace (BIC) cost of the hyperparameters that empirical

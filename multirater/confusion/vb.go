@@ -881,7 +881,7 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 
 // elboTol is the relative change of the evidence lower bound between two
 // iterations below which the variational iterations stop (identity kernel).
-const elboTol = 1e-10
+const elboTol = 1e-8
 
 // run iterates until no class probability changes by more than Tol or the
 // evidence lower bound changes by less than elboTol of itself, or MaxIter
