@@ -93,7 +93,7 @@ func (c *candidateFit) elbo() float64 {
 }
 
 // hyperparameters is the number of prior parameters that empirical Bayes
-// learnt from the raters: the Beta's two (one-coin), those and nu's K - 1
+// learnt from the raters: m (one-coin), m and nu's K - 1 free means
 // (spammer), each
 // community's K x (K - 1) row means and the C - 1 weights (confusion,
 // communities; none with Hierarchy None).

@@ -28,12 +28,11 @@ import (
 //	theta_l ~ Beta(s m, s (1 - m)),  xi_l ~ Dirichlet(K nu)
 //
 // so pi_l[k, j] = theta_l [j = k] + (1 - theta_l) xi_l[j]. Both priors are
-// hierarchical: the Beta's mean m and strength s are learnt by empirical
-// Bayes (fitDirichlet, Minka's fixed point, floors included) and nu at the
-// fixed total K (fitMean), so that a rater with few labels gets the
-// accuracy of the crowd, the more so the more alike the raters are, rather
-// than a flat prior; m starts at Options.Diagonal, which favours
-// competence, and s at Options.Concentration.
+// hierarchical: the means m and nu are learnt by empirical Bayes (the
+// fixed-total Dirichlet fit of fitMean to the raters' expected logs, floors
+// included) at the strengths s = Options.Concentration and K, so that a
+// rater with few labels gets the accuracy of the crowd rather than a flat
+// prior; m starts at Options.Diagonal, which favours competence.
 //
 // q(z) q(a) (one-coin) and q(z, c) q(theta) q(xi) (spammer, c the labels'
 // competence indicators, kept exact given z: structured mean field as in
@@ -188,18 +187,16 @@ func (v *coinVB) raters(eb bool) {
 	}
 }
 
-// empiricalBayes sets the Beta prior (a0, b0) = (s m, s (1 - m)) to the
-// maximum of the raters' Beta-binomial likelihood of their expected right
-// and wrong counts (polyaFit: the maximum over the prior and q(a) together
-// at the current q(z)), and the spam Dirichlets' mean nu to the maximum of
-// sum_l E_q[ln Dirichlet(xi_l; K nu)] at the fixed total K, with the
-// floors of fitMean.
+// empiricalBayes sets the prior means m and nu to the maxima of sum_l
+// E_q[ln Beta(a_l; s m, s (1 - m))] and sum_l E_q[ln Dirichlet(xi_l; K
+// nu)] at the fixed totals, with the floors of fitMean. (Learning the
+// strength s as well, by the Polya fixed point on the expected counts,
+// was tried: from the soft classes of the first iterations every rater
+// looks alike, s grows to its cap and holds every rater at the crowd's
+// accuracy, majority vote: 0.671 against 0.776 on a synthetic crowd of 60%
+// spammers.)
 func (v *coinVB) empiricalBayes() {
 	md, k := v.md, v.k
-	polyaFit(v.ab0, v.correct, v.wrong, md.raterCount)
-	if !v.spammer {
-		return
-	}
 	w := 0.0
 	for l := 0; l < md.l; l++ {
 		if md.raterCount[l] > 0 {
@@ -209,7 +206,20 @@ func (v *coinVB) empiricalBayes() {
 	if w == 0 {
 		return
 	}
-	t := v.t
+	t := v.t[:2]
+	clear(t)
+	for l := 0; l < md.l; l++ {
+		if md.raterCount[l] > 0 {
+			ps := mathext.Digamma(v.a[l] + v.b[l])
+			t[0] += (mathext.Digamma(v.a[l]) - ps) / w
+			t[1] += (mathext.Digamma(v.b[l]) - ps) / w
+		}
+	}
+	fitMean(v.ab0, t, v.ab0[0]+v.ab0[1], nil)
+	if !v.spammer {
+		return
+	}
+	t = v.t
 	clear(t)
 	for l := 0; l < md.l; l++ {
 		if md.raterCount[l] == 0 {
@@ -341,9 +351,9 @@ func (v *coinVB) name() string {
 // learnt: m, and nu's K - 1 free means.
 func (v *coinVB) hyperparameters() int {
 	if v.spammer {
-		return v.k + 1
+		return v.k
 	}
-	return 2
+	return 1
 }
 
 // posterior summarises the fit for summarise: each cell pi_l[k, j] by
@@ -431,39 +441,6 @@ func (v *coinVB) posterior() *post {
 		p.acc[l] = momentEstimate(acc, acc2-acc*acc)
 	}
 	return p
-}
-
-// polyaFit sets ab = (a0, b0) to the maximum of sum_l ln B(a0 + c_l, b0 +
-// w_l) - ln B(a0, b0) over the raters with labels (Minka 2000's fixed
-// point for the Polya distribution, eq. 55: a0 <- a0 sum_l [psi(a0 + c_l) -
-// psi(a0)] / sum_l [psi(s + n_l) - psi(s)], likewise b0), each kept within
-// [minPseudoCount, maxConcentration]. With q(z) fixed this is the
-// empirical-Bayes step with q(a_l) at its optimum too, so that the
-// variational iterations do not crawl as the prior's strength grows for
-// raters who are alike.
-func polyaFit(ab, c, w []float64, count []int) {
-	for it := 0; it < 200; it++ {
-		a0, b0 := ab[0], ab[1]
-		s := a0 + b0
-		var na, nb, den float64
-		pa, pb, ps := mathext.Digamma(a0), mathext.Digamma(b0), mathext.Digamma(s)
-		for l, n := range count {
-			if n == 0 {
-				continue
-			}
-			na += mathext.Digamma(a0+c[l]) - pa
-			nb += mathext.Digamma(b0+w[l]) - pb
-			den += mathext.Digamma(s+c[l]+w[l]) - ps
-		}
-		if !(den > 0) {
-			return
-		}
-		ab[0] = math.Min(math.Max(a0*na/den, minPseudoCount), maxConcentration)
-		ab[1] = math.Min(math.Max(b0*nb/den, minPseudoCount), maxConcentration)
-		if math.Abs(ab[0]-a0) <= 1e-9*a0 && math.Abs(ab[1]-b0) <= 1e-9*b0 {
-			return
-		}
-	}
 }
 
 // klDirichlet is KL(Dirichlet(a) || Dirichlet(a0)) = ln B(a0) - ln B(a) +

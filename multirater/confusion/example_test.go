@@ -11,8 +11,7 @@ import (
 // Three raters label forty images as cat or dog; raters a and b agree
 // (b errs once), rater c says cat whatever the image. The consensus follows
 // a and b, and c is flagged as a spammer: the rows of c's confusion matrix
-// (what c says of cats, what c says of dogs) are alike. (The default rater
-// model is chosen by the evidence; here the spammer-aware one.)
+// (what c says of cats, what c says of dogs) are alike.
 func ExampleFit() {
 	data := &confusion.Data{RaterIDs: []string{"a", "b", "c"}, Classes: []string{"cat", "dog"}}
 	for i := 0; i < 40; i++ {
@@ -42,7 +41,7 @@ func ExampleFit() {
 	// Output:
 	// img06: cat (P = 1.00)
 	// img07: dog (P = 1.00)
-	// rater a: accuracy 1.00, P(dog labelled cat) 0.00, spam score 1.00, spammer false
-	// rater b: accuracy 0.98, P(dog labelled cat) 0.04, spam score 0.96, spammer false
-	// rater c: accuracy 0.50, P(dog labelled cat) 0.99, spam score 0.00, spammer true
+	// rater a: accuracy 0.97, P(dog labelled cat) 0.05, spam score 0.95, spammer false
+	// rater b: accuracy 0.95, P(dog labelled cat) 0.09, spam score 0.91, spammer false
+	// rater c: accuracy 0.56, P(dog labelled cat) 0.88, spam score 0.12, spammer true
 }
