@@ -16,7 +16,7 @@
 // and checks that the default fit is at least as accurate as majority
 // vote on every subsample.
 //
-//	go run ./docs/scripts/ratermodels -data /work/shared/data [-beds /tmp/crowdbed] [-crowdkit /tmp/crowdbed/crowdkit.tsv] [-rte] [-models auto,one-coin,confusion,communities,spammer]
+//	go run ./docs/scripts/ratermodels -data /work/shared/data [-beds /tmp/crowdbed] [-crowdkit /tmp/crowdbed/crowdkit.tsv] [-rte] [-models auto,one-coin,confusion,communities,spammer] [-times]
 package main
 
 import (
@@ -49,6 +49,7 @@ func main() {
 	models := flag.String("models", "auto,one-coin,confusion,communities,spammer", "rater models to fit (auto is the default fit)")
 	rte := flag.Bool("rte", false, "check RTE subsampled to 1, 2, 3 labels per item (4 seeds each) against majority vote")
 	only := flag.String("only", "", "comma-separated dataset names to run (default: all)")
+	times := flag.Bool("times", false, "print each model's CPU seconds after its accuracy")
 	flag.Parse()
 	ck := map[string]float64{}
 	if *ckPath != "" {
@@ -94,7 +95,7 @@ func main() {
 			fmt.Printf("%-34s load: %v\n", name, err)
 			continue
 		}
-		row := runDataset(ds, ms)
+		row := runDataset(ds, ms, *times)
 		best, ok := ck[name]
 		bs := "     -"
 		if ok {
@@ -139,7 +140,7 @@ type result struct {
 }
 
 // runDataset fits every rater model and returns the row.
-func runDataset(ds *annotations.Dataset, models []string) result {
+func runDataset(ds *annotations.Dataset, models []string, times bool) result {
 	r := result{mv: majority(ds), auto: -1}
 	gold := goldOf(ds)
 	for _, m := range models {
@@ -161,7 +162,11 @@ func runDataset(ds *annotations.Dataset, models []string) result {
 			}
 		}
 		acc := float64(hit) / float64(len(gold))
-		r.acc = append(r.acc, fmt.Sprintf("%.3f", acc))
+		if times {
+			r.acc = append(r.acc, fmt.Sprintf("%.3f/%.1fs", acc, cp))
+		} else {
+			r.acc = append(r.acc, fmt.Sprintf("%.3f", acc))
+		}
 		if m == "auto" {
 			r.auto, r.wall, r.cpu = acc, wall, cp
 			if cp := res.Model.Confusion; cp != nil {
@@ -287,7 +292,7 @@ func checkRTE(dir string) {
 				rng.Shuffle(len(ls), func(i, j int) { ls[i], ls[j] = ls[j], ls[i] })
 				sub.Labels = append(sub.Labels, ls[:min(k, len(ls))]...)
 			}
-			r := runDataset(&sub, []string{"auto"})
+			r := runDataset(&sub, []string{"auto"}, false)
 			mark := "ok"
 			all++
 			if r.auto >= r.mv-1e-9 {
