@@ -35,6 +35,18 @@
 // 0.9 down to 0.4 with the raters split by their agreement with the label
 // shares; one community starts at Options.Diagonal.
 //
+// The rater model itself is chosen by the evidence (Options.RaterModel,
+// choose.go): by default the vb engine fits, with the identity kernel,
+// one-coin (one accuracy per rater) and spammer-aware (MACE: competent or
+// the rater's own spam) models (coin.go) beside the confusion model of the
+// hierarchy, and keeps the one with the highest evidence lower bound less
+// 1/2 ln(raters) per prior parameter learnt by empirical Bayes, among those
+// that predict held-out labels no worse than a simpler model; every
+// candidate's scores are in the result. The class proportions' default
+// prior weighs more when items have fewer than two labels
+// (model.sparseClassPrior), so that one label per item is not read as one
+// class for every item.
+//
 // Engines: variational Bayes (EngineVB, the default; mean field q(z) q(pi)
 // q(rho), Simpson et al. sec. 3), deterministic, with the evidence lower
 // bound; and Gibbs sampling (EngineGibbs: z, pi and rho from their full
