@@ -65,12 +65,17 @@ func ConfusionData(ds *annotations.Dataset, gold bool) (*confusion.Data, error) 
 // model's hierarchy.
 const MaxCommunities = confusion.MaxCommunities
 
+// MaxVBIter is the largest iteration limit (max_iter) of the confusion
+// model's variational fit.
+const MaxVBIter = 1000000
+
 // confusionOptions maps a spec to the confusion family's options (zero
 // fields stay zero: the family's defaults).
 func confusionOptions(spec FitSpec, progress func(multirater.Progress)) confusion.Options {
 	h, _ := confusion.ParseHierarchy(spec.Hierarchy)
-	return confusion.Options{Engine: strings.ToLower(spec.Engine), Hierarchy: h, Communities: spec.Communities, Concentration: spec.Concentration,
-		Settings: spec.mcmc(), FlagThreshold: spec.FlagThreshold, MaxRhat: spec.MaxRhat, MinESS: spec.MinESS, Progress: progress}
+	rm, _ := confusion.ParseRaterModel(spec.RaterModel)
+	return confusion.Options{Engine: strings.ToLower(spec.Engine), RaterModel: rm, Hierarchy: h, Communities: spec.Communities, Concentration: spec.Concentration,
+		MaxIter: spec.MaxIter, Settings: spec.mcmc(), FlagThreshold: spec.FlagThreshold, MaxRhat: spec.MaxRhat, MinESS: spec.MinESS, Progress: progress}
 }
 
 // confusionDefaults fills the confusion model's defaults.
@@ -78,7 +83,9 @@ func confusionDefaults(s FitSpec) FitSpec {
 	o := confusionOptions(s, nil).WithDefaults()
 	s.FlagThreshold = o.FlagThreshold
 	s.Hierarchy = o.Hierarchy.String()
+	s.RaterModel = o.RaterModel.String()
 	s.Concentration = o.Concentration
+	s.MaxIter = o.MaxIter
 	if o.Engine == multirater.EngineGibbs {
 		s = s.withMCMC(o.Settings)
 		s.MaxRhat, s.MinESS = o.MaxRhat, o.MinESS
@@ -103,6 +110,21 @@ func validateConfusion(s FitSpec) error {
 		return bad("%s", err)
 	}
 	h, _ := confusion.ParseHierarchy(s.Hierarchy)
+	rm, err := confusion.ParseRaterModel(s.RaterModel)
+	if err != nil {
+		return bad("rater_model: %s", err)
+	}
+	if rm == confusion.RaterOneCoin || rm == confusion.RaterSpammer {
+		if strings.EqualFold(s.Engine, multirater.EngineGibbs) {
+			return bad("rater_model %s is fitted by the vb engine only (leave engine out, or give rater_model confusion or communities)", rm)
+		}
+		if k := strings.TrimSpace(s.Kernel); k != "" && k != "identity" {
+			return bad("rater_model %s is a model of the identity kernel; kernel %q needs rater_model confusion, communities or auto", rm, s.Kernel)
+		}
+	}
+	if rm == confusion.RaterCommunities && h != confusion.Communities {
+		return bad("rater_model communities needs hierarchy communities, not %s", h)
+	}
 	if c := s.Communities; c < 0 || c > confusion.MaxCommunities {
 		return bad("communities = %d: expected 1 to %d (0: chosen by the evidence lower bound)", c, confusion.MaxCommunities)
 	}
@@ -111,6 +133,9 @@ func validateConfusion(s FitSpec) error {
 	}
 	if c := s.Concentration; c < 0 || c > 1e4 || c != c {
 		return bad("concentration = %v: expected a prior pseudo-count total per confusion row, up to 1e4 (0: the default, 4)", c)
+	}
+	if m := s.MaxIter; m < 0 || m > MaxVBIter {
+		return bad("max_iter = %d: expected an iteration limit from 1 to %d (0: the default, 1000)", m, MaxVBIter)
 	}
 	if s.Sigma != 0 || len(s.Thresholds) != 0 || s.Restarts != 0 {
 		return bad("sigma, thresholds and restarts are settings of the ordinal and robust models")

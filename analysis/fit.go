@@ -154,11 +154,17 @@ type FitSpec struct {
 	// "pooled" (one community) or "none" (a fixed prior, stronger on the
 	// diagonal); Communities fixes their number (0: chosen by the evidence
 	// lower bound from 1 to 4); Concentration is the prior's pseudo-count
-	// total per confusion row (0: 4).
+	// total per confusion row (0: 4); MaxIter bounds the variational
+	// iterations (0: 1000, up to MaxVBIter). RaterModel is "auto"
+	// (default: one-coin, spammer and the confusion model with Hierarchy
+	// compared by the evidence), "one-coin", "confusion", "communities" or
+	// "spammer".
+	RaterModel    string  `json:"rater_model,omitempty"`
 	Gold          bool    `json:"gold,omitempty"`
 	Hierarchy     string  `json:"hierarchy,omitempty"`
 	Communities   int     `json:"communities,omitempty"`
 	Concentration float64 `json:"concentration,omitempty"`
+	MaxIter       int     `json:"max_iter,omitempty"`
 	// Scores (auc only) is "linear" (default: s = <theta, x> on the
 	// covariates as given, z-scored with Standardize, theta ~ N(0,
 	// PriorScale I)) or "gp" (s ~ N(0, PriorScale K) with K the Kernel,

@@ -567,8 +567,8 @@ func (m Model) validateEngine(s FitSpec) error {
 	if m.Name != ModelAUC && (s.Scores != "" || s.Gamma != "" || s.Prior != "" || s.PriorScale != 0) {
 		return bad("scores, gamma, prior and prior_scale are settings of the auc model")
 	}
-	if m.Name != ModelConfusion && (s.Gold || s.Hierarchy != "" || s.Communities != 0 || s.Concentration != 0) {
-		return bad("gold, hierarchy, communities and concentration are settings of the confusion model")
+	if m.Name != ModelConfusion && (s.Gold || s.Hierarchy != "" || s.Communities != 0 || s.Concentration != 0 || s.MaxIter != 0 || s.RaterModel != "") {
+		return bad("gold, hierarchy, communities, concentration, max_iter and rater_model are settings of the confusion model")
 	}
 	deterministic := eng != multirater.EngineGibbs
 	switch {

@@ -77,6 +77,7 @@ func Settings() []Setting {
 		{Field: "keep_draws", Flag: "--keep-draws", Min: 1, Max: MaxKeepDraws, Int: true, Zero: "the default", get: func(s FitSpec) float64 { return float64(s.KeepDraws) }},
 		{Field: "restarts", Flag: "--restarts", Min: 1, Max: MaxRestarts, Int: true, Zero: "the default", Engines: "det", Models: det, get: func(s FitSpec) float64 { return float64(s.Restarts) }},
 		{Field: "communities", Flag: "--communities", Min: 1, Max: MaxCommunities, Int: true, Zero: "chosen by the evidence lower bound", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return float64(s.Communities) }},
+		{Field: "max_iter", Flag: "--max-iter", Min: 1, Max: MaxVBIter, Int: true, Zero: "the default, 1000", Engines: "vb", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return float64(s.MaxIter) }},
 		// The Gamma(v, lambda) prior of the rater precisions and the
 		// threshold prior's sd: wide enough for vague priors (v = lambda =
 		// 0.001 is the common one), narrow enough that the precisions and
@@ -119,6 +120,8 @@ func (r Setting) Applies(model, engine string) bool {
 		return gibbs
 	case "det":
 		return strings.EqualFold(engine, multirater.EngineEP) || strings.EqualFold(engine, multirater.EngineLaplace)
+	case "vb":
+		return strings.EqualFold(engine, multirater.EngineVB)
 	}
 	// The classification model's precision prior is the gibbs engine's.
 	if (r.Field == "v" || r.Field == "lambda") && model == ModelClassification {

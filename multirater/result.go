@@ -267,6 +267,14 @@ type ConfusionPrior struct {
 	// Candidates is the evidence lower bound of each number of
 	// communities tried when the number was chosen by it.
 	Candidates []CommunityCandidate `json:"community_candidates,omitempty"`
+	// RaterModel is the model of the raters' labels the fit used:
+	// "one-coin", "confusion", "communities" or "spammer";
+	// RaterModelCandidates, when it was chosen by the evidence (rater
+	// model auto), every candidate's score; RaterModelChoice says which
+	// won and why.
+	RaterModel           string                `json:"rater_model,omitempty"`
+	RaterModelCandidates []RaterModelCandidate `json:"rater_model_candidates,omitempty"`
+	RaterModelChoice     string                `json:"rater_model_choice,omitempty"`
 	// Gold is the number of items whose class was fixed at their gold
 	// label (only when asked for).
 	Gold int `json:"gold,omitempty"`
@@ -530,6 +538,38 @@ type CommunityCandidate struct {
 	// Degenerate is true when some community is no rater's most probable
 	// one (fewer communities in effect): such a candidate is not chosen.
 	Degenerate bool `json:"degenerate,omitempty"`
+	// Failed, when not empty, says why the candidate's fit failed
+	// numerically: it dropped out of the choice (its ELBO is 0).
+	Failed string `json:"failed,omitempty"`
+}
+
+// RaterModelCandidate is one rater model fitted when the model was chosen
+// by the evidence: its evidence lower bound, the number of prior
+// parameters that empirical Bayes learnt and their cost (1/2 ln(raters)
+// each), the score (ELBO - penalty) that chose, and its fit's iterations,
+// convergence and time.
+type RaterModelCandidate struct {
+	Model           string  `json:"model"`
+	ELBO            float64 `json:"elbo"`
+	Hyperparameters int     `json:"hyperparameters"`
+	Penalty         float64 `json:"penalty"`
+	Score           float64 `json:"score"`
+	// HeldOut is the leave-one-label-out log predictive probability of
+	// the labels (each label predicted from the item's other labels and
+	// the rater's other labels, nothing refitted).
+	HeldOut float64 `json:"held_out"`
+	// Excluded, when not empty, says why the candidate could not be
+	// chosen: it predicted held-out labels worse than a simpler one.
+	Excluded string `json:"excluded,omitempty"`
+	// Communities is the number of communities of a communities fit.
+	Communities int     `json:"communities,omitempty"`
+	Iterations  int     `json:"iterations"`
+	Converged   bool    `json:"converged"`
+	Seconds     float64 `json:"seconds"`
+	Chosen      bool    `json:"chosen,omitempty"`
+	// Failed, when not empty, says why the candidate failed numerically:
+	// it dropped out of the choice.
+	Failed string `json:"failed,omitempty"`
 }
 
 // ClassConfusion is a confusion of a rater: items of class True labelled

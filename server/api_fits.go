@@ -69,8 +69,11 @@ type fitRequest struct {
 	// The confusion model.
 	Gold          bool     `json:"gold"`
 	Hierarchy     string   `json:"hierarchy"`
+	RaterModel    string   `json:"rater_model"`
 	Communities   *int     `json:"communities"`
 	Concentration *float64 `json:"concentration"`
+	// MaxIter bounds the variational iterations (omitted: 1000).
+	MaxIter *int `json:"max_iter"`
 	// The auc model: Scores (linear or gp), Gamma (a positive number or
 	// "cv"), Prior (gaussian or spike-slab) and PriorScale (V).
 	Scores     string              `json:"scores"`
@@ -97,7 +100,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds, Standardize: r.Standardize,
 		Likelihood: strings.ToLower(strings.TrimSpace(r.Likelihood)), Dispersions: strings.ToLower(strings.TrimSpace(r.Dispersions)), Bias: r.Bias, Bounds: strings.ToLower(strings.TrimSpace(r.Bounds)),
 		Select: r.Select, EM: strings.ToLower(strings.TrimSpace(r.EM)),
-		Gold: r.Gold, Hierarchy: strings.ToLower(strings.TrimSpace(r.Hierarchy)),
+		Gold: r.Gold, Hierarchy: strings.ToLower(strings.TrimSpace(r.Hierarchy)), RaterModel: strings.ToLower(strings.TrimSpace(r.RaterModel)),
 		Scores: strings.ToLower(strings.TrimSpace(r.Scores)), Prior: strings.ToLower(strings.TrimSpace(r.Prior)),
 	}
 	if r.Gamma != nil {
@@ -138,6 +141,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		{"keep_draws", r.KeepDraws, &sp.KeepDraws},
 		{"restarts", r.Restarts, &sp.Restarts},
 		{"communities", r.Communities, &sp.Communities},
+		{"max_iter", r.MaxIter, &sp.MaxIter},
 	}
 	for _, f := range ints {
 		if f.v == nil {

@@ -58,6 +58,29 @@ func printClassSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 // printConfusionRaters prints the confusion model's raters: accuracy with
 // its 95% interval, spam score and the classes they confuse most.
 func printConfusionRaters(w io.Writer, res *multirater.FitResult, top int) {
+	if cp := res.Model.Confusion; cp != nil && len(cp.RaterModelCandidates) > 0 {
+		fmt.Fprintf(w, "\nRater models (chosen by the evidence lower bound less 1/2 ln(raters) per learnt prior parameter, among those that predict held-out labels no worse than a simpler one; force one with --rater-model):\n")
+		fmt.Fprintf(w, "  %-12s %12s %8s %12s %12s %6s  %s\n", "model", "ELBO", "penalty", "score", "held-out", "iters", "")
+		for _, c := range cp.RaterModelCandidates {
+			note := ""
+			switch {
+			case c.Failed != "":
+				note = "failed: " + c.Failed
+			case c.Chosen:
+				note = "CHOSEN"
+			case c.Excluded != "":
+				note = "not chosen: " + c.Excluded
+			}
+			if c.Communities > 1 {
+				note = fmt.Sprintf("%d communities  %s", c.Communities, note)
+			}
+			if c.Failed != "" {
+				fmt.Fprintf(w, "  %-12s %s\n", c.Model, note)
+				continue
+			}
+			fmt.Fprintf(w, "  %-12s %12.1f %8.1f %12.1f %12.1f %6d  %s\n", c.Model, c.ELBO, c.Penalty, c.Score, c.HeldOut, c.Iterations, note)
+		}
+	}
 	if cp := res.Model.Confusion; cp != nil && len(cp.Communities) > 1 {
 		fmt.Fprintf(w, "\nCommunities of raters (prior confusion matrices learnt from the raters in them; mean diagonal = prior probability of a correct label):\n")
 		for c, cm := range cp.Communities {

@@ -16,9 +16,10 @@ import (
 // prior.
 type modelFlags struct {
 	epsilon, em, thresholds, hierarchy *string
+	raterModel                         *string
 	selectModel                        *bool
 	sigma, concentration               *float64
-	restarts, communities              *int
+	restarts, communities, maxIter     *int
 }
 
 func addModelFlags(fs *flag.FlagSet) *modelFlags {
@@ -30,7 +31,9 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 		thresholds:    fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)"),
 		restarts:      fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3 with one rater, 1 with several)"),
 		hierarchy:     fs.String("hierarchy", "", "confusion: communities (default: each rater's confusion rows get the prior of one of several communities of raters, such as reliable raters and spammers, learnt by empirical Bayes, so raters with few labels borrow strength from raters like them), pooled (one community shared by every rater) or none (a fixed prior, stronger on the diagonal)"),
+		raterModel:    fs.String("rater-model", "", "confusion: the raters' model, auto (default: one-coin, spammer-aware and the confusion model of --hierarchy fitted and the one with the best evidence kept), one-coin (one accuracy per rater), confusion (a confusion matrix per rater, Dawid-Skene, one shared prior), communities (confusion matrices with the --communities prior) or spammer (MACE: each label competent or the rater's own spam)"),
 		communities:   fs.Int("communities", 0, "confusion: the number of communities with --hierarchy communities, 1 to 8 (default: chosen by the evidence lower bound from 1 to 4, at most one per 10 raters)"),
+		maxIter:       fs.Int("max-iter", 0, "confusion: the limit of the variational iterations (default 1000; they stop earlier once no class probability changes by more than 1e-6 or the evidence lower bound by less than 1e-8 of itself)"),
 		concentration: fs.Float64("concentration", 0, "confusion: the prior's pseudo-count total per confusion row (default 4; the prior's mean is learnt by empirical Bayes unless --hierarchy none)"),
 	}
 }
@@ -40,7 +43,8 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 func (m *modelFlags) apply(spec *analysis.FitSpec) error {
 	spec.Sigma, spec.Restarts = *m.sigma, *m.restarts
 	spec.Select, spec.EM = *m.selectModel, *m.em
-	spec.Hierarchy, spec.Communities, spec.Concentration = *m.hierarchy, *m.communities, *m.concentration
+	spec.Hierarchy, spec.Communities, spec.Concentration, spec.MaxIter = *m.hierarchy, *m.communities, *m.concentration, *m.maxIter
+	spec.RaterModel = *m.raterModel
 	switch e := strings.ToLower(strings.TrimSpace(*m.epsilon)); e {
 	case "", "learn":
 	default:

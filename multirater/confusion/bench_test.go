@@ -94,14 +94,36 @@ func BenchmarkGibbsSweep(b *testing.B) {
 	}
 }
 
-// BenchmarkFitVB times a whole default fit (VB) of each shape.
+// BenchmarkFitVB times a whole default fit (VB: every rater model, the
+// evidence's choice) of each shape, and beside it the full-confusion
+// candidate alone (rater model confusion), the reference of issue 29's
+// cost bound (the candidate set at most 3x the full-confusion fit's CPU).
 func BenchmarkFitVB(b *testing.B) {
 	for _, s := range benchShapes {
-		b.Run(s.name, func(b *testing.B) {
-			d := benchData(s.n, s.l, s.k, s.perItem, 1)
+		for _, rm := range []RaterModel{RaterAuto, RaterConfusion} {
+			b.Run(s.name+"/"+rm.String(), func(b *testing.B) {
+				d := benchData(s.n, s.l, s.k, s.perItem, 1)
+				b.ReportAllocs()
+				for range b.N {
+					if _, err := Fit(context.Background(), d, Options{RaterModel: rm}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkFitVBLarge is the crowd-scale shape of issue 29: 20,000 items,
+// 100,000 labels, 800 raters (a fifth of them spammers, a long tail of
+// raters with few labels), four classes, default options.
+func BenchmarkFitVBLarge(b *testing.B) {
+	d, _ := crowd{N: 20000, L: 800, K: 4, PerItem: 5, Acc: 0.75, Spam: 0.2, Seed: 3}.make()
+	for _, rm := range []RaterModel{RaterAuto, RaterConfusion} {
+		b.Run(rm.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
-				if _, err := Fit(context.Background(), d, Options{}); err != nil {
+				if _, err := Fit(context.Background(), d, Options{RaterModel: rm}); err != nil {
 					b.Fatal(err)
 				}
 			}

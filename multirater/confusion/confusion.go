@@ -35,6 +35,18 @@
 // 0.9 down to 0.4 with the raters split by their agreement with the label
 // shares; one community starts at Options.Diagonal.
 //
+// The rater model itself is chosen by the evidence (Options.RaterModel,
+// choose.go): by default the vb engine fits, with the identity kernel,
+// one-coin (one accuracy per rater) and spammer-aware (MACE: competent or
+// the rater's own spam) models (coin.go) beside the confusion model of the
+// hierarchy, and keeps the one with the highest evidence lower bound less
+// 1/2 ln(raters) per prior parameter learnt by empirical Bayes, among those
+// that predict held-out labels no worse than a simpler model; every
+// candidate's scores are in the result. The class proportions' default
+// prior weighs more when items have fewer than two labels
+// (model.sparseClassPrior), so that one label per item is not read as one
+// class for every item.
+//
 // Engines: variational Bayes (EngineVB, the default; mean field q(z) q(pi)
 // q(rho), Simpson et al. sec. 3), deterministic, with the evidence lower
 // bound; and Gibbs sampling (EngineGibbs: z, pi and rho from their full
@@ -164,6 +176,13 @@ const CommunityTolerance = 1.0
 type Options struct {
 	// Engine is multirater.EngineVB (default) or multirater.EngineGibbs.
 	Engine string
+	// RaterModel: RaterAuto (default: one-coin, spammer and the confusion
+	// model with Hierarchy compared by the evidence, choose.go),
+	// RaterOneCoin, RaterConfusion (Hierarchy Communities then means
+	// Pooled), RaterCommunities or RaterSpammer. One-coin and spammer are
+	// fits of the vb engine with the identity kernel and without MAP;
+	// with the gibbs engine, a kernel or MAP, auto is the confusion model.
+	RaterModel RaterModel
 	// Hierarchy: Communities (default), Pooled or None.
 	Hierarchy Hierarchy
 	// Communities, with Hierarchy Communities, fixes the number of
@@ -180,7 +199,8 @@ type Options struct {
 	Concentration      float64
 	LearnConcentration bool
 	// ClassPrior is the Dirichlet pseudo-count c_0 of each class
-	// proportion; 0 means 1.
+	// proportion; 0 means the default of the data, max(1, N / (K m^2))
+	// with m the mean number of labels per item (model.sparseClassPrior).
 	ClassPrior float64
 	// MAP makes the VB engine EM-MAP: the Dirichlets' modes in place of
 	// their expected logarithms (with flat priors, Dawid-Skene's EM).
@@ -299,6 +319,15 @@ func (o Options) check(k int) {
 	if o.Communities < 0 || o.Communities > MaxCommunities {
 		panic(fmt.Sprintf("confusion: Communities %d outside [0, %d]", o.Communities, MaxCommunities))
 	}
+	if (o.RaterModel == RaterOneCoin || o.RaterModel == RaterSpammer) && (o.Engine != multirater.EngineVB || o.MAP) {
+		panic(fmt.Sprintf("confusion: rater model %s is a model of the vb engine without MAP", o.RaterModel))
+	}
+	if o.RaterModel == RaterCommunities && o.Hierarchy != Communities {
+		panic("confusion: rater model communities needs hierarchy communities")
+	}
+	if o.RaterModel < RaterAuto || o.RaterModel > RaterSpammer {
+		panic(fmt.Sprintf("confusion: unknown rater model %d", int(o.RaterModel)))
+	}
 	if o.Communities > 0 && o.Hierarchy != Communities {
 		panic("confusion: Communities is a setting of hierarchy communities")
 	}
@@ -411,13 +440,20 @@ func newModel(data *Data) (*model, error) {
 
 // Fit fits the confusion model to data.
 func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, error) {
+	defaultClassPrior := opts.ClassPrior == 0
 	opts = opts.WithDefaults()
 	md, err := newModel(data)
 	if err != nil {
 		return nil, err
 	}
+	if defaultClassPrior {
+		opts.ClassPrior = md.sparseClassPrior()
+	}
 	opts.check(md.k)
 	if data.Cov != nil {
+		if opts.RaterModel == RaterOneCoin || opts.RaterModel == RaterSpammer {
+			panic(fmt.Sprintf("confusion: rater model %s is a model of the identity kernel", opts.RaterModel))
+		}
 		if opts.MAP {
 			panic("confusion: MAP is a setting of the identity kernel")
 		}
@@ -429,6 +465,24 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		return fitGibbs(ctx, data, md, opts)
 	}
 	return fitVB(ctx, data, md, opts)
+}
+
+// sparseClassPrior is the default pseudo-count c_0 of each class
+// proportion: max(1, N / (K m^2)) with m the mean number of labels per
+// item. With many labels per item it is the uniform prior (c_0 = 1); with
+// one or two, when the labels cannot tell the classes' proportions from
+// the raters' biases (every item of one class and every rater labelling
+// by its own label shares explains one label per item exactly as well as
+// the labels' own classes), the uniform Dirichlet's preference for
+// proportions near 0 and 1 (ln B(beta) gains up to N ln K nats when every
+// item is one class) would decide alone and make every item one class
+// (issue 29: RTE at one label per item, accuracy .500). At m = 1 the prior
+// weighs as much as the items, so the proportions move from uniform only as
+// far as the labels' shares pull them, and the consensus keeps the labels
+// unless a rater's record says otherwise.
+func (md *model) sparseClassPrior() float64 {
+	m := float64(len(md.y)) / float64(md.n)
+	return math.Max(1, float64(md.n)/float64(md.k)*math.Max(0, 2-m))
 }
 
 // classPosteriorTo sets dst (length K) to item n's class distribution

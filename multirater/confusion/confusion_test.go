@@ -369,8 +369,8 @@ func TestCommunities(t *testing.T) {
 		}
 	}
 	d := &Data{ItemIDs: ids("i", n), RaterIDs: raters, Classes: []string{"a", "b", "c"}, Labels: labels}
-	comm := fit(t, d, Options{})
-	pooled := fit(t, d, Options{Hierarchy: Pooled})
+	comm := fit(t, d, Options{RaterModel: RaterCommunities})
+	pooled := fit(t, d, Options{RaterModel: RaterConfusion, Hierarchy: Pooled})
 	cp := comm.Model.Confusion
 	if len(cp.Communities) < 2 || len(cp.Candidates) != 4 {
 		t.Fatalf("communities %d, candidates %+v: want more than one chosen from 4", len(cp.Communities), cp.Candidates)

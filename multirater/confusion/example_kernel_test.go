@@ -66,6 +66,6 @@ func ExampleFit_kernel() {
 	// Output:
 	// p05 (label cheap by b): cheap, P = 0.98
 	// p29 (label cheap by b): dear, P = 0.73
-	// p37 (label cheap by b): dear, P = 0.61
+	// p37 (label cheap by b): dear, P = 0.62
 	// new product: dear, P = 0.86
 }

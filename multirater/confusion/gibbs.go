@@ -474,10 +474,14 @@ func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multir
 	start := time.Now()
 	vo := opts
 	vo.Engine, vo.Progress = multirater.EngineVB, nil
-	v, _, _, cands, err := runVB(ctx, md, vo, start)
+	if vo.RaterModel == RaterConfusion && vo.Hierarchy == Communities {
+		vo.Hierarchy, vo.Communities = Pooled, 0
+	}
+	vf, err := runVB(ctx, md, vo, start)
 	if err != nil {
 		return nil, err
 	}
+	v, cands := vf.v, vf.cands
 	pr := newGibbsPrior(v)
 	vbSeconds := time.Since(start).Seconds()
 	k := md.k
@@ -552,6 +556,7 @@ func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multir
 			m := &res.Model
 			m.Chains, m.Samples, m.Burnin, m.Thin, m.MaxRhat, m.MinESS = nc, opts.Samples, opts.Burnin, opts.Thin, opts.MaxRhat, opts.MinESS
 			dg := &res.Diagnostics
+			dg.Notes = append(dg.Notes, vf.notes...)
 			mcmc.Converge(dg, params, opts.MaxRhat, opts.MinESS, nc, ns)
 			dg.Notes = append(dg.Notes, fmt.Sprintf("Gibbs sampling at the prior found by the variational fit's empirical Bayes (%.2f s); R-hat and ESS of every rater's diagonal cells and the class proportions; class probabilities and confusion cells Rao-Blackwellised", vbSeconds))
 			return res

@@ -283,7 +283,10 @@ func TestKernelUninformative(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, x, truth := covData(300, 40, tc.k, 0.7, false, 5, 31)
-			r0 := fit(t, d, Options{})
+			// The identity fit with the kernel fit's rater model (the
+			// default's choice among rater models is the identity
+			// kernel's only).
+			r0 := fit(t, d, Options{RaterModel: RaterCommunities})
 			dk := *d
 			dk.Cov, dk.Kernel = rbfCov(x, 2), "rbf:gamma=2"
 			if tc.linear {

@@ -32,22 +32,64 @@ type post struct {
 	// targetDraws kept draws of y in the same layout (Gibbs).
 	targets     []float64
 	targetDraws [][]float64
+	// rater is the rater model of the fit.
+	rater RaterModel
 }
 
-// fitVB fits by variational Bayes (or EM-MAP).
+// fitVB fits by variational Bayes (or EM-MAP): the options' rater model,
+// or with RaterAuto (identity kernel, no MAP) every candidate, keeping the
+// evidence's choice (chooseVB).
 func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirater.FitResult, error) {
 	start := time.Now()
-	v, iters, conv, cands, err := runVB(ctx, md, opts, start)
+	rm := opts.RaterModel
+	var (
+		chosen *candidateFit
+		cands  []multirater.RaterModelCandidate
+		notes  []string
+		err    error
+	)
+	switch {
+	case rm == RaterAuto && md.pr == nil && !opts.MAP:
+		chosen, cands, notes, err = chooseVB(ctx, md, opts, start)
+	case rm == RaterAuto:
+		chosen = fitCandidate(ctx, md, opts, RaterCommunities, start)
+		if opts.Hierarchy != Communities {
+			chosen = fitCandidate(ctx, md, opts, RaterConfusion, start)
+		}
+		err = chosen.err
+	default:
+		chosen = fitCandidate(ctx, md, opts, rm, start)
+		err = chosen.err
+	}
 	if err != nil {
 		return nil, err
 	}
-	p := v.posterior()
-	p.candidates = cands
+	var p *post
+	var elbo float64
+	if chosen.coin != nil {
+		p, elbo = chosen.coin.posterior(), chosen.coin.elbo
+	} else {
+		p, elbo = chosen.conf.v.posterior(), chosen.conf.v.elbo
+		p.candidates = chosen.conf.cands
+		notes = append(notes, chosen.conf.notes...)
+	}
+	p.rater = chosen.model
+	if p.rater == RaterCommunities && p.nc == 1 {
+		p.rater = RaterConfusion
+	}
+	iters, conv := chosen.iters, chosen.conv
 	res := summarise(data, md, opts, p)
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
+	if len(cands) > 0 {
+		cp := res.Model.Confusion
+		cp.RaterModelCandidates = cands
+		cp.RaterModelChoice = choiceNote(cands)
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, cp.RaterModelChoice)
+	}
 	dg := &res.Diagnostics
 	dg.Engine = &multirater.EngineDiagnostics{Name: multirater.EngineVB, Iterations: iters}
 	if !opts.MAP {
-		e := v.elbo
+		e := elbo
 		dg.Engine.LogEvidence = &e
 		dg.LogEvidence = &e
 	}
@@ -57,9 +99,9 @@ func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirate
 		what = "EM-MAP"
 	}
 	if conv {
-		dg.Verdict = fmt.Sprintf("converged: %s stopped after %d iterations, no class probability changing by more than %g", what, iters, opts.Tol)
+		dg.Verdict = fmt.Sprintf("converged: %s stopped after %d iterations, no class probability changing by more than %g or the evidence lower bound by less than %g of itself", what, iters, opts.Tol, elboTol)
 	} else {
-		dg.Verdict = fmt.Sprintf("NOT converged: %s reached %d iterations with class probabilities still changing by more than %g; raise the iteration limit", what, iters, opts.Tol)
+		dg.Verdict = fmt.Sprintf("NOT converged: %s reached its limit of %d iterations with class probabilities still changing by more than %g; raise the limit with --max-iter (API: max_iter)", what, iters, opts.Tol)
 	}
 	dg.Seconds = time.Since(start).Seconds()
 	if opts.Progress != nil {
@@ -201,6 +243,14 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		}
 	}
 	cp.Candidates = p.candidates
+	rm := p.rater
+	if rm == RaterAuto {
+		rm = RaterConfusion
+		if p.nc > 1 {
+			rm = RaterCommunities
+		}
+	}
+	cp.RaterModel = rm.String()
 	if pr := md.pr; pr != nil {
 		cp.Probit = &multirater.ConfusionProbit{BiasVariance: pr.bias, Rank: pr.rank, MaxRank: opts.Rank, Residual: mcmc.Round6(pr.residual),
 			Quadrature: opts.Quadrature, Targets: make([][]float64, n)}
@@ -345,6 +395,10 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		dg.Notes = append(dg.Notes, "repeated labels of a rater for an item are each one more observation (item labels show one of them)")
 	}
 	switch {
+	case p.rater == RaterOneCoin:
+		dg.Notes = append(dg.Notes, "one-coin rater model: one accuracy per rater, errors spread evenly over the other classes; the accuracies share a Beta prior whose mean was learnt by empirical Bayes (model.confusion)")
+	case p.rater == RaterSpammer:
+		dg.Notes = append(dg.Notes, "spammer-aware rater model (MACE): each label is competent (the true class) with a rater's own probability, else drawn from the rater's own spam distribution; the competences and spam distributions share priors learnt by empirical Bayes (model.confusion)")
 	case opts.Hierarchy == Pooled || opts.Hierarchy == Communities && p.nc == 1:
 		dg.Notes = append(dg.Notes, "the raters' confusion rows share one community prior learnt by empirical Bayes (model.confusion)")
 	case p.nc > 1:

@@ -2,6 +2,7 @@ package confusion
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -611,6 +612,9 @@ func fitDirichlet(a, t, old []float64) {
 				a[j] *= f
 			}
 		}
+		for j := range a {
+			a[j] = math.Max(a[j], minPseudoCount)
+		}
 		if maxRelChange(a, old) < 1e-9 {
 			return
 		}
@@ -618,28 +622,84 @@ func fitDirichlet(a, t, old []float64) {
 }
 
 // fitMean moves a = s m to the maximum-likelihood Dirichlet with fixed
-// total s of the mean log-probabilities t (Minka 2000 sec. 3.3: m_j ∝
-// psiInv(t_j - sum_i m_i (t_i - psi(s m_i)))). old is scratch.
+// total s of the mean log-probabilities t (Minka 2000 sec. 3.3), with
+// every a_j at least minPseudoCount. With s fixed the log-likelihood
+// s sum_j m_j t_j - sum_j ln Gamma(s m_j) is separable and concave in m,
+// so the maximum on the floored simplex is a_j = max(minPseudoCount,
+// psiInv(t_j - nu)) with the one nu that makes the a_j sum to s (the
+// Lagrange condition of Minka's fixed point, solved exactly by a
+// safeguarded Newton iteration on nu rather than by the fixed point, whose
+// steps crawl when a mean approaches the floor). old is unused scratch.
 func fitMean(a, t []float64, s float64, old []float64) {
-	for it := 0; it < 200; it++ {
-		copy(old, a)
-		var c float64
-		for i, x := range a {
-			c += x / s * (t[i] - mathext.Digamma(x))
-		}
-		tot := 0.0
+	_ = old
+	if float64(len(a))*minPseudoCount >= s {
 		for j := range a {
-			a[j] = invDigamma(t[j] - c)
-			tot += a[j]
+			a[j] = s / float64(len(a))
 		}
+		return
+	}
+	// g(nu) = sum_j a_j(nu) - s is decreasing in nu.
+	g := func(nu float64) (float64, float64) {
+		sum, d := 0.0, 0.0
 		for j := range a {
-			a[j] *= s / tot
+			x := invDigamma(t[j] - nu)
+			if x <= minPseudoCount {
+				x = minPseudoCount
+			} else {
+				d -= 1 / trigamma(x)
+			}
+			a[j] = x
+			sum += x
 		}
-		if maxRelChange(a, old) < 1e-9 {
-			return
+		return sum - s, d
+	}
+	// Bracket: nu from the largest t_j, where one a_j alone is about s.
+	mx := t[0]
+	for _, x := range t[1:] {
+		mx = math.Max(mx, x)
+	}
+	lo, hi := mx-mathext.Digamma(s)-1, mx-mathext.Digamma(s/float64(len(a)))+1
+	for f, _ := g(lo); f < 0; f, _ = g(lo) {
+		lo -= 2 * (hi - lo)
+	}
+	for f, _ := g(hi); f > 0; f, _ = g(hi) {
+		hi += 2 * (hi - lo)
+	}
+	nu := 0.5 * (lo + hi)
+	for it := 0; it < 100; it++ {
+		f, d := g(nu)
+		if math.Abs(f) <= 1e-12*s {
+			break
 		}
+		if f > 0 {
+			lo = nu
+		} else {
+			hi = nu
+		}
+		next := nu - f/d
+		if !(d < 0) || !(next > lo && next < hi) {
+			next = 0.5 * (lo + hi)
+		}
+		if next == nu {
+			break
+		}
+		nu = next
+	}
+	// The last evaluation set a; scale away the remaining error.
+	sum := 0.0
+	for _, x := range a {
+		sum += x
+	}
+	for j := range a {
+		a[j] *= s / sum
 	}
 }
+
+// minPseudoCount is the floor of every prior pseudo-count that empirical
+// Bayes sets (fitMean, fitDirichlet): without it a community's row learnt
+// from a few raters who never gave a class drives that class's count to
+// ~1e-18 and the next update to NaN (issue 29: a 10-class crowd).
+const minPseudoCount = 1e-2
 
 func maxRelChange(a, b []float64) float64 {
 	w := 0.0
@@ -659,7 +719,11 @@ func invDigamma(y float64) float64 {
 		x = -1 / (y + 0.5772156649015329)
 	}
 	for i := 0; i < 6; i++ {
-		x -= (mathext.Digamma(x) - y) / trigamma(x)
+		nx := x - (mathext.Digamma(x)-y)/trigamma(x)
+		if !(nx > 0) {
+			nx = x / 2 // Newton overshot below 0: halve instead
+		}
+		x = nx
 	}
 	return x
 }
@@ -709,21 +773,50 @@ const (
 	candidateMaxIter = 50
 )
 
+// vbFit is what runVB found: the fit, its iterations and convergence,
+// the community candidates (when their number was chosen) and notes on
+// candidates that dropped out.
+type vbFit struct {
+	v     *vb
+	iters int
+	conv  bool
+	cands []multirater.CommunityCandidate
+	notes []string
+}
+
+// numericFailure reports whether err is a numerical failure of a fit (not
+// a cancellation): such a fit drops out, the others go on.
+func numericFailure(err error) bool {
+	return err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
 // runVB runs the variational fit with the options' hierarchy: one
 // community for Pooled and None, Options.Communities, or, when that is 0,
 // 1 to DefaultMaxCommunities communities (at most one per
 // MinCommunityRaters raters, in parallel) keeping the fewest within
 // CommunityTolerance nats of the highest evidence lower bound among those
-// whose every community is some rater's most probable one.
-func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vb, int, bool, []multirater.CommunityCandidate, error) {
+// whose every community is some rater's most probable one. A community
+// count whose fit fails numerically drops out with a note (a fixed count
+// falls back to one fewer), never the whole fit.
+func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFit, error) {
 	if opts.Hierarchy != Communities || opts.Communities > 0 || opts.MAP {
 		nc := 1
 		if opts.Hierarchy == Communities && opts.Communities > 0 {
 			nc = opts.Communities
 		}
-		v := newVB(md, opts, nc)
-		it, conv, err := v.run(ctx, start)
-		return v, it, conv, nil, err
+		var notes []string
+		for {
+			v := newVB(md, opts, nc)
+			it, conv, err := v.run(ctx, start)
+			if err == nil {
+				return &vbFit{v: v, iters: it, conv: conv, notes: notes}, nil
+			}
+			if !numericFailure(err) || nc == 1 {
+				return nil, err
+			}
+			notes = append(notes, fmt.Sprintf("the fit with %d communities failed (%v) and dropped out; %d communities were fitted instead", nc, err, nc-1))
+			nc--
+		}
 	}
 	m := max(1, min(DefaultMaxCommunities, md.l/MinCommunityRaters))
 	vs := make([]*vb, m)
@@ -744,19 +837,29 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vb, 
 		vs[i] = newVB(md, o, i+1)
 		its[i], convs[i], errs[i] = vs[i].run(ctx, start)
 	})
-	best := 0
+	best := -1
 	cands := make([]multirater.CommunityCandidate, m)
+	var notes []string
 	for i, v := range vs {
+		cands[i] = multirater.CommunityCandidate{Communities: i + 1}
 		if errs[i] != nil {
-			return nil, 0, false, nil, errs[i]
+			if !numericFailure(errs[i]) {
+				return nil, errs[i]
+			}
+			cands[i].Failed = errs[i].Error()
+			notes = append(notes, fmt.Sprintf("the fit with %d communities failed (%v) and dropped out of the choice", i+1, errs[i]))
+			continue
 		}
-		cands[i] = multirater.CommunityCandidate{Communities: i + 1, ELBO: mcmc.Round6(v.elbo), Degenerate: v.emptyCommunity()}
-		if !cands[i].Degenerate && v.elbo > vs[best].elbo {
+		cands[i].ELBO, cands[i].Degenerate = mcmc.Round6(v.elbo), v.emptyCommunity()
+		if !cands[i].Degenerate && (best < 0 || v.elbo > vs[best].elbo) {
 			best = i
 		}
 	}
+	if best < 0 {
+		return nil, fmt.Errorf("confusion: every number of communities failed: %v", errors.Join(errs...))
+	}
 	for i := range vs {
-		if !cands[i].Degenerate && vs[i].elbo >= vs[best].elbo-CommunityTolerance {
+		if errs[i] == nil && !cands[i].Degenerate && vs[i].elbo >= vs[best].elbo-CommunityTolerance {
 			best = i
 			break
 		}
@@ -767,21 +870,27 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vb, 
 		v.opts.Tol, v.opts.MaxIter = opts.Tol, rest
 		it, conv, err := v.run(ctx, start)
 		if err != nil {
-			return nil, 0, false, nil, err
+			return nil, err
 		}
 		its[best] += it
 		convs[best] = conv
 	}
 	v.opts = opts
-	return v, its[best], convs[best], cands, nil
+	return &vbFit{v: v, iters: its[best], conv: convs[best], cands: cands, notes: notes}, nil
 }
 
-// run iterates until no class probability changes by more than Tol, or
-// MaxIter iterations; it returns the iterations and whether it converged.
+// elboTol is the relative change of the evidence lower bound between two
+// iterations below which the variational iterations stop (identity kernel).
+const elboTol = 1e-8
+
+// run iterates until no class probability changes by more than Tol or the
+// evidence lower bound changes by less than elboTol of itself, or MaxIter
+// iterations; it returns the iterations and whether it converged.
 func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 	last := time.Now()
 	defer v.stop()
 	v.countsFromQ()
+	prevELBO := math.Inf(-1)
 	for it := 1; it <= v.opts.MaxIter; it++ {
 		if it%64 == 0 {
 			v.countsFromQ() // no drift from the incremental updates
@@ -797,11 +906,20 @@ func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 		if v.md.pr != nil {
 			v.latentMeans()
 		}
+		stall := false
+		if v.md.pr == nil && !v.opts.MAP {
+			// The bound at (q(z), q(pi)) of this iteration: its relative
+			// change ends the iterations too (a slow, steady drift of a
+			// few items' probabilities that no longer moves the evidence).
+			e := v.bound()
+			stall = it > 2 && math.Abs(e-prevELBO) <= elboTol*math.Abs(e)
+			prevELBO = e
+		}
 		change := v.updateQ()
 		if math.IsNaN(change) {
 			return it, false, fmt.Errorf("confusion: variational update failed (NaN) at iteration %d", it)
 		}
-		if change < v.opts.Tol {
+		if change < v.opts.Tol || stall {
 			v.countsFromQ()
 			v.dirichlets()
 			if !v.opts.MAP {

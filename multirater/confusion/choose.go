@@ -1,0 +1,375 @@
+package confusion
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"concord/multirater"
+	"concord/multirater/mcmc"
+)
+
+// RaterModel is the model of the raters' labels given the true class.
+type RaterModel int
+
+const (
+	// RaterAuto fits every rater model that the data and the engine allow
+	// and keeps the one with the highest penalised evidence lower bound
+	// (the default; see chooseVB).
+	RaterAuto RaterModel = iota
+	// RaterOneCoin: one accuracy per rater, errors spread evenly
+	// (coinVB).
+	RaterOneCoin
+	// RaterConfusion: a full confusion matrix per rater (Dawid-Skene)
+	// under one prior shared by every rater (Hierarchy Pooled, or None).
+	RaterConfusion
+	// RaterCommunities: full confusion matrices under the communities
+	// hierarchy (Venanzi et al. 2014; Options.Communities).
+	RaterCommunities
+	// RaterSpammer: MACE's competent-or-spam labels (coinVB).
+	RaterSpammer
+)
+
+func (r RaterModel) String() string {
+	switch r {
+	case RaterAuto:
+		return "auto"
+	case RaterOneCoin:
+		return "one-coin"
+	case RaterConfusion:
+		return "confusion"
+	case RaterCommunities:
+		return "communities"
+	case RaterSpammer:
+		return "spammer"
+	}
+	return fmt.Sprintf("RaterModel(%d)", int(r))
+}
+
+// ParseRaterModel reads auto, one-coin, confusion, communities or spammer
+// ("" means auto).
+func ParseRaterModel(s string) (RaterModel, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return RaterAuto, nil
+	case "one-coin", "onecoin", "one_coin":
+		return RaterOneCoin, nil
+	case "confusion":
+		return RaterConfusion, nil
+	case "communities":
+		return RaterCommunities, nil
+	case "spammer":
+		return RaterSpammer, nil
+	}
+	return 0, fmt.Errorf("unknown rater model %q (expected auto, one-coin, confusion, communities or spammer)", s)
+}
+
+// confusionFamily reports whether the rater model is fitted by vb (a
+// confusion matrix per rater), which the Gibbs engine, EM-MAP and the
+// kernel prior need.
+func (r RaterModel) confusionFamily() bool { return r == RaterConfusion || r == RaterCommunities }
+
+// candidateFit is one rater model's variational fit.
+type candidateFit struct {
+	model RaterModel
+	coin  *coinVB
+	conf  *vbFit
+	iters int
+	conv  bool
+	err   error
+	secs  float64
+	ho    float64
+}
+
+func (c *candidateFit) elbo() float64 {
+	if c.coin != nil {
+		return c.coin.elbo
+	}
+	return c.conf.v.elbo
+}
+
+// hyperparameters is the number of prior parameters that empirical Bayes
+// learnt from the raters: m (one-coin), m and nu's K - 1 free means
+// (spammer), each
+// community's K x (K - 1) row means and the C - 1 weights (confusion,
+// communities; none with Hierarchy None).
+func (c *candidateFit) hyperparameters() int {
+	if c.coin != nil {
+		return c.coin.hyperparameters()
+	}
+	v := c.conf.v
+	if v.opts.Hierarchy == None {
+		return 0
+	}
+	d := v.nc*v.k*(v.k-1) + v.nc - 1
+	if v.opts.LearnConcentration {
+		d += v.nc * v.k
+	}
+	return d
+}
+
+// penalty is the Laplace (BIC) cost of the hyperparameters that empirical
+// Bayes fixed at their maximum: the ELBO bounds ln p(labels | eta-hat), and
+// integrating d hyperparameters learnt from L raters costs about
+// d/2 ln L nats (Schwarz 1978), so that a richer rater model is chosen only
+// when its raters carry evidence for it.
+func (c *candidateFit) penalty(raters int) float64 {
+	return 0.5 * float64(c.hyperparameters()) * math.Log(float64(max(raters, 2)))
+}
+
+// fitCandidate fits one rater model by variational Bayes.
+func fitCandidate(ctx context.Context, md *model, opts Options, r RaterModel, start time.Time) *candidateFit {
+	t0 := time.Now()
+	c := &candidateFit{model: r}
+	switch r {
+	case RaterOneCoin, RaterSpammer:
+		c.coin = newCoinVB(md, opts, r == RaterSpammer)
+		c.iters, c.conv, c.err = c.coin.run(ctx)
+	default:
+		o := opts
+		if r == RaterConfusion && o.Hierarchy == Communities {
+			o.Hierarchy, o.Communities = Pooled, 0
+		}
+		c.conf, c.err = runVB(ctx, md, o, start)
+		if c.err == nil {
+			c.iters, c.conv = c.conf.iters, c.conf.conv
+		}
+	}
+	c.secs = time.Since(t0).Seconds()
+	return c
+}
+
+// autoCandidates are the rater models RaterAuto compares: with the
+// communities hierarchy the communities fit (whose choice of the number
+// of communities includes one: the pooled Dawid-Skene), else the
+// confusion model with the given hierarchy; one-coin and spammer always.
+func autoCandidates(opts Options) []RaterModel {
+	conf := RaterConfusion
+	if opts.Hierarchy == Communities {
+		conf = RaterCommunities
+	}
+	return []RaterModel{RaterOneCoin, conf, RaterSpammer}
+}
+
+// chooseVB fits the candidates concurrently and keeps the one with the
+// highest score, ELBO - penalty (the bounds are of the same labels'
+// marginal likelihood under the same class prior, so comparable); a
+// candidate that fails numerically drops out with a note. It returns every
+// candidate for the fit document.
+func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*candidateFit, []multirater.RaterModelCandidate, []string, error) {
+	models := autoCandidates(opts)
+	fits := make([]*candidateFit, len(models))
+	var wg sync.WaitGroup
+	for i, r := range models {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := opts
+			if r != RaterCommunities && r != RaterConfusion {
+				o.Progress = nil
+			}
+			fits[i] = fitCandidate(ctx, md, o, r, start)
+		}()
+	}
+	wg.Wait()
+	var notes []string
+	best := -1
+	score := func(c *candidateFit) float64 { return c.elbo() - c.penalty(md.l) }
+	cands := make([]multirater.RaterModelCandidate, len(fits))
+	for i, c := range fits {
+		cd := &cands[i]
+		cd.Model = c.model.String()
+		cd.Seconds = mcmc.Round6(c.secs)
+		if c.err != nil {
+			if !numericFailure(c.err) {
+				return nil, nil, nil, c.err
+			}
+			cd.Failed = c.err.Error()
+			notes = append(notes, fmt.Sprintf("the %s rater model failed (%v) and dropped out of the choice", c.model, c.err))
+			continue
+		}
+		cd.ELBO = mcmc.Round6(c.elbo())
+		cd.Hyperparameters = c.hyperparameters()
+		cd.Penalty = mcmc.Round6(c.penalty(md.l))
+		cd.Score = mcmc.Round6(score(c))
+		cd.HeldOut = mcmc.Round6(c.heldOut())
+		c.ho = cd.HeldOut
+		cd.Iterations, cd.Converged = c.iters, c.conv
+		if c.conf != nil && c.conf.v.nc > 1 {
+			cd.Communities = c.conf.v.nc
+		}
+	}
+	for i, c := range fits {
+		if c.err != nil {
+			continue
+		}
+		// A richer model must predict held-out labels at least as well as
+		// every simpler one: one that predicts them worse (though the
+		// held-out score flatters richer models) explains the labels by the
+		// raters' own label shares rather than by the items' classes (every
+		// item one class: issue 29's sparse-label collapse), however high
+		// its bound.
+		for j, o := range fits {
+			if j != i && o.err == nil && o.hyperparameters() < c.hyperparameters() && o.heldOut() > c.heldOut() {
+				cands[i].Excluded = fmt.Sprintf("held-out labels predicted worse than by the simpler %s (%.1f < %.1f)", o.model, c.heldOut(), o.heldOut())
+				break
+			}
+		}
+		if cands[i].Excluded != "" {
+			continue
+		}
+		if best < 0 || score(c) > score(fits[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, nil, nil, fmt.Errorf("confusion: every rater model failed numerically: %s", strings.Join(notes, "; "))
+	}
+	cands[best].Chosen = true
+	return fits[best], cands, notes, nil
+}
+
+// choiceNote says which rater model was chosen and why, with the runner-up.
+func choiceNote(cands []multirater.RaterModelCandidate) string {
+	order := make([]int, 0, len(cands))
+	var excluded []string
+	for i, c := range cands {
+		if c.Failed == "" && c.Excluded == "" {
+			order = append(order, i)
+		}
+		if c.Excluded != "" {
+			excluded = append(excluded, c.Model+": "+c.Excluded)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return cands[order[a]].Score > cands[order[b]].Score })
+	best := cands[order[0]]
+	s := fmt.Sprintf("rater model %s chosen by the evidence: the highest evidence lower bound less the cost of its %d empirical-Bayes hyperparameters (1/2 ln(raters) each), %.1f nats", best.Model, best.Hyperparameters, best.Score)
+	if len(order) > 1 {
+		nx := cands[order[1]]
+		s += fmt.Sprintf(", %.1f above %s", best.Score-nx.Score, nx.Model)
+	}
+	if len(excluded) > 0 {
+		s += "; not chosen: " + strings.Join(excluded, "; ")
+	}
+	return s + " (model.confusion.rater_model_candidates)"
+}
+
+// heldOut is the leave-one-label-out log predictive probability of the
+// labels, sum over labels i = (n, l, j) of ln sum_k q_-i(z_n = k)
+// E_-i[pi_l[k, j]]: q_-i is the item's class posterior without label i
+// (q(z_n = k) exp(-ln pi~_l[k, j]), normalised) and E_-i the rater's
+// posterior mean without the label's expected counts (the label's share
+// q(z_n = k) taken out of the rater's Dirichlet or Beta counts), an
+// approximation of leave-one-out cross-validation that refits nothing
+// (Gelfand's conditional predictive ordinate with the fitted variational
+// posterior). Unlike the bounds, it asks each model to predict a label
+// from the item's other labels and the rater's other labels, which a rater
+// model that explains the labels by each rater's own label shares (every
+// item one class) cannot do.
+func (c *candidateFit) heldOut() float64 {
+	if c.ho != 0 {
+		return c.ho
+	}
+	if c.coin != nil {
+		return c.coin.heldOut()
+	}
+	return c.conf.v.heldOut()
+}
+
+// looItem sets qi to item n's class posterior without its label at p
+// (elogT in the item update's layout) and returns it.
+func looItem(md *model, q, elogT, qi []float64, n, p int) []float64 {
+	k := len(qi)
+	b := (int(md.rater[p])*k + int(md.y[p])) * k
+	mx := math.Inf(-1)
+	for c := range qi {
+		if q[n*k+c] > 0 {
+			qi[c] = math.Log(q[n*k+c]) - elogT[b+c]
+		} else {
+			qi[c] = math.Inf(-1)
+		}
+		mx = math.Max(mx, qi[c])
+	}
+	sum := 0.0
+	for c := range qi {
+		qi[c] = math.Exp(qi[c] - mx)
+		sum += qi[c]
+	}
+	for c := range qi {
+		qi[c] /= sum
+	}
+	return qi
+}
+
+// heldOut of the confusion model (see candidateFit.heldOut).
+func (v *vb) heldOut() float64 {
+	md, k := v.md, v.k
+	qi := make([]float64, k)
+	tot := 0.0
+	for n := 0; n < md.n; n++ {
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			looItem(md, v.q, v.elogT, qi, n, p)
+			l, y := int(md.rater[p]), int(md.y[p])
+			pr := 0.0
+			for c := 0; c < k; c++ {
+				row := v.alpha[(l*k+c)*k : (l*k+c+1)*k]
+				sum := 0.0
+				for _, a := range row {
+					sum += a
+				}
+				own := v.q[n*k+c]
+				pr += qi[c] * math.Max(row[y]-own, 1e-12) / math.Max(sum-own, 1e-12)
+			}
+			tot += math.Log(math.Max(pr, 1e-300))
+		}
+	}
+	return tot
+}
+
+// heldOut of the one-coin and spammer models (see candidateFit.heldOut).
+func (v *coinVB) heldOut() float64 {
+	md, k := v.md, v.k
+	qi := make([]float64, k)
+	tot := 0.0
+	for n := 0; n < md.n; n++ {
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			looItem(md, v.q, v.elogT, qi, n, p)
+			l, y := int(md.rater[p]), int(md.y[p])
+			a, b := v.a[l], v.b[l]
+			qy := v.q[n*k+y]
+			pr := 0.0
+			if !v.spammer {
+				acc := math.Max(a-qy, 1e-12) / math.Max(a+b-1, 1e-12)
+				for c := 0; c < k; c++ {
+					if c == y {
+						pr += qi[c] * acc
+					} else {
+						pr += qi[c] * (1 - acc) / float64(k-1)
+					}
+				}
+			} else {
+				lt := v.lt[l*(k+1) : (l+1)*(k+1)]
+				comp := qy / (1 + math.Exp(lt[1+y]-lt[0]))
+				th := math.Max(a-comp, 1e-12) / math.Max(a+b-1, 1e-12)
+				xs := 0.0
+				for j := 0; j < k; j++ {
+					xs += v.xi[l*k+j]
+				}
+				xi := math.Max(v.xi[l*k+y]-(1-comp), 1e-12) / math.Max(xs-(1-comp), 1e-12)
+				for c := 0; c < k; c++ {
+					x := (1 - th) * xi
+					if c == y {
+						x += th
+					}
+					pr += qi[c] * x
+				}
+			}
+			tot += math.Log(math.Max(pr, 1e-300))
+		}
+	}
+	return tot
+}
