@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Level is the level of measurement of the ratings. It decides which
@@ -87,6 +88,10 @@ type Options struct {
 	// agreement are computed as usual. DefaultMaxItemRows is the bound
 	// of concord agreement and the API.
 	MaxItemRows int
+	// Progress, when not nil, is called with the bootstrap replicates
+	// done and their number as they complete (from any goroutine; it
+	// must be safe for concurrent use and return quickly).
+	Progress func(done, total int)
 }
 
 // DefaultMaxItemRows is the bound on items above which the agreement
@@ -595,7 +600,7 @@ func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error)
 		if t.n < minBootItems {
 			b.unavailable()
 			rep.Notes = append(rep.Notes, fmt.Sprintf("bootstrap intervals not available: %d item with ratings, and resampling items needs at least %d", t.n, minBootItems))
-		} else if err := b.run(ctx, B, o.Seed, level); err != nil {
+		} else if err := b.run(ctx, B, o.Seed, level, o.Progress); err != nil {
 			return nil, err
 		}
 	}
@@ -912,7 +917,7 @@ func (b *booter) unavailable() {
 
 // run computes B replicates of every slot and sets their percentile
 // intervals. It stops early, returning ctx's error, when ctx is done.
-func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) error {
+func (b *booter) run(ctx context.Context, B int, seed uint64, level float64, progress func(done, total int)) error {
 	rnd := rand.New(rand.NewPCG(seed, 0xb0075)) // replicate seeds, drawn in order
 	seeds := make([]uint64, B)
 	for x := range seeds {
@@ -930,6 +935,7 @@ func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) err
 		vals[d] = make([]float64, B)
 	}
 	workers := min(runtime.GOMAXPROCS(0), B)
+	var done atomic.Int64
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < workers; w++ {
@@ -955,6 +961,9 @@ func (b *booter) run(ctx context.Context, B int, seed uint64, level float64) err
 					for y, v := range o {
 						vals[first[x]+y][rep] = v
 					}
+				}
+				if n := done.Add(1); progress != nil {
+					progress(int(n), B)
 				}
 			}
 		}()

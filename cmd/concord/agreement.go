@@ -197,7 +197,13 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if r == 0 {
 		r = -1
 	}
+	// The bootstrap's replicates, with an ETA, on a terminal.
+	var bar *progressBar
+	if b > 0 {
+		bar = newProgressBar(e, fmt.Sprintf("bootstrap (%d replicates)", b))
+	}
 	rep, err := analysis.Agreement(ctx, ds, raters.Options{
+		Progress:  func(done, total int) { bar.Set(float64(done)/float64(total), "") },
 		Bootstrap: b, Seed: *seed, ConfLevel: *conf,
 		ObservedCategoriesOnly: *observed,
 		ICC:                    raters.ICCOptions{CompleteCasesOnly: *complete},
@@ -207,6 +213,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 		Ties:                   tieRule,
 		MaxItemRows:            raters.DefaultMaxItemRows,
 	})
+	bar.Done()
 	if err != nil {
 		return err
 	}
