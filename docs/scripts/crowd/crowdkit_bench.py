@@ -131,7 +131,7 @@ def main():
             else:
                 pred = agg.fit_predict(df)
             secs = time.perf_counter() - t
-            line = f"{name}\t{m}\t{accuracy(pred, gold):.4f}\t{secs:.3f}"
+            line = f"{name}\t{m}\t{accuracy(pred, gold):.6f}\t{secs:.3f}"
             print(line, flush=True)
             if out:
                 out.write(line + "\n")
