@@ -811,13 +811,18 @@ func tiedMajority(rows [][3]string, gold map[string]string) float64 {
 }
 
 // describeBuild names the commit measured (git describe of the working
-// tree, "-dirty" when it has changes).
+// tree, "-dirty" when it has changes) and the last commit that changed
+// anything outside docs/ (the code under test).
 func describeBuild() string {
 	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=7").Output()
 	if err != nil {
 		return "(commit unknown)"
 	}
-	return "at " + strings.TrimSpace(string(out))
+	s := "at " + strings.TrimSpace(string(out))
+	if code, err := exec.Command("git", "log", "-1", "--format=%h", "--abbrev=7", "--", ".", ":!docs").Output(); err == nil {
+		s += " (code outside docs/ as at " + strings.TrimSpace(string(code)) + ")"
+	}
+	return s
 }
 
 func emit(cfg config, dataset, method string, o fitOutcome) {
