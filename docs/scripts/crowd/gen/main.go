@@ -105,6 +105,10 @@ type bed struct {
 	Repeat float64
 	// Gold is the share of items with a gold label (0 means all).
 	Gold float64
+	// RareMiss lowers a good rater's accuracy on every class but the most
+	// common one by RareMiss, and raises it on the most common by half
+	// that (raters miss the rare class).
+	RareMiss float64
 }
 
 func genres() []string {
@@ -157,7 +161,7 @@ func beds() []bed {
 			Mix: []share{{good, 0.85}, {spam, 0.15}}, AccLo: 0.55, AccHi: 0.95, PerClass: 0.08, Hard: 0.1},
 		{Name: "imbalanced_90_10", Doc: "imbalanced classes: binary 90/10, 5 labels per item, raters miss the rare class more often than the common one",
 			Items: 2000, Classes: []string{"0", "1"}, Prior: []float64{0.9, 0.1}, KLo: 5, KHi: 5, Raters: 120, Zipf: 0.8,
-			Mix: []share{{good, 0.8}, {spam, 0.1}, {biased, 0.1}}, AccLo: 0.6, AccHi: 0.95, PerClass: 0.15, Hard: 0.1},
+			Mix: []share{{good, 0.8}, {spam, 0.1}, {biased, 0.1}}, AccLo: 0.6, AccHi: 0.95, PerClass: 0.05, RareMiss: 0.15, Hard: 0.1},
 		{Name: "imbalanced_5class", Doc: "imbalanced classes: 5 classes in proportions .6/.2/.1/.07/.03, 3-5 labels per item",
 			Items: 2000, Classes: []string{"none", "low", "mid", "high", "severe"}, Prior: []float64{0.6, 0.2, 0.1, 0.07, 0.03},
 			KLo: 3, KHi: 5, Raters: 150, Zipf: 1.0, Mix: []share{{good, 0.85}, {spam, 0.1}, {biased, 0.05}},
@@ -415,6 +419,12 @@ func makeRaters(rng *rand.Rand, b bed) []*rater {
 			partner[p[1]] = p[0]
 		}
 	}
+	common := 0
+	for c, p := range b.Prior {
+		if p > b.Prior[common] {
+			common = c
+		}
+	}
 	// A flip rater's permutation: c -> c+1 mod K (binary: the other class).
 	rs := make([]*rater, len(kinds))
 	for j, kd := range kinds {
@@ -426,7 +436,15 @@ func makeRaters(rng *rand.Rand, b bed) []*rater {
 		case good:
 			a := b.AccLo + (b.AccHi-b.AccLo)*rng.Float64()
 			for c := 0; c < k; c++ {
-				ac := clamp(a+b.PerClass*rng.NormFloat64(), 1/float64(k)+0.02, 0.99)
+				ac := a + b.PerClass*rng.NormFloat64()
+				if b.RareMiss > 0 {
+					if c == common {
+						ac += b.RareMiss / 2
+					} else {
+						ac -= b.RareMiss
+					}
+				}
+				ac = clamp(ac, 1/float64(k)+0.02, 0.99)
 				prof := dirichlet1(rng, k)
 				prof[c] = 0
 				normalize(prof)
