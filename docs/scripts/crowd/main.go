@@ -528,7 +528,8 @@ func readGold(path string) (map[string]string, error) {
 // ckResult is one crowd-kit aggregator's figure.
 type ckResult struct{ acc, secs float64 }
 
-// readCrowdKit reads crowdkit_bench.py's table: dataset -> method -> figure.
+// readCrowdKit reads crowdkit_bench.py's table: dataset -> method -> figure
+// (the header and lines starting with # are skipped).
 func readCrowdKit(path string) (map[string]map[string]ckResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -539,7 +540,7 @@ func readCrowdKit(path string) (map[string]map[string]ckResult, error) {
 	sc := bufio.NewScanner(f)
 	for line := 0; sc.Scan(); line++ {
 		t := sc.Text()
-		if line == 0 || strings.HasPrefix(t, "#") || strings.TrimSpace(t) == "" {
+		if strings.HasPrefix(t, "dataset\t") || strings.HasPrefix(t, "#") || strings.TrimSpace(t) == "" {
 			continue
 		}
 		fs := strings.Split(t, "\t")

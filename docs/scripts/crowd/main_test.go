@@ -52,7 +52,7 @@ func TestRaterModel(t *testing.T) {
 
 func TestCrowdKitTable(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "ck.tsv")
-	tsv := "dataset\tmethod\taccuracy\tseconds\nd\tMV\t0.800000\t0.1\nd\tGLAD\t0.900000\t2\nd\tDS\t0.900000\t1\n"
+	tsv := "# crowd-kit 1.4.1\ndataset\tmethod\taccuracy\tseconds\nd\tMV\t0.800000\t0.1\nd\tGLAD\t0.900000\t2\nd\tDS\t0.900000\t1\n"
 	if err := os.WriteFile(p, []byte(tsv), 0o644); err != nil {
 		t.Fatal(err)
 	}
