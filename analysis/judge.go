@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"concord/annotations"
+	"concord/raters"
 )
 
 // Can a model rater (an LLM judge, a classifier) replace a human rater?
@@ -380,20 +381,9 @@ func agreementWith(items []string, label func(item string) (float64, bool), refs
 	}
 	a := JudgeAgreement{Items: n, Agreement: math.NaN(), Q025: math.NaN(), Q975: math.NaN()}
 	if n > 0 {
-		a.Agreement, a.Q025, a.Q975 = wilson(credit, float64(n), 0.95)
+		a.Agreement, a.Q025, a.Q975 = raters.WilsonInterval(credit, float64(n), 0.95)
 	}
 	return a
-}
-
-// wilson is the Wilson score interval of k successes in n (k may be
-// fractional).
-func wilson(k, n, level float64) (p, lo, hi float64) {
-	z := distuv.UnitNormal.Quantile((1 + level) / 2)
-	p = k / n
-	z2 := z * z
-	centre := (p + z2/(2*n)) / (1 + z2/n)
-	half := z / (1 + z2/n) * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
-	return p, math.Max(centre-half, 0), math.Min(centre+half, 1)
 }
 
 // tTestLess is the one-sample t-test of mean(d) = mu against mean(d) < mu:

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"concord/annotations"
 	"concord/multirater"
@@ -599,31 +598,10 @@ func goldScores(gold map[string]string, labels []annotations.Label) map[string]*
 		}
 	}
 	for _, sc := range out {
-		p, lo, hi := WilsonInterval(sc.Correct, sc.Labels, 0.95)
+		p, lo, hi := raters.WilsonInterval(float64(sc.Correct), float64(sc.Labels), 0.95)
 		sc.Accuracy, sc.Q025, sc.Q975 = Number(p), Number(lo), Number(hi)
 	}
 	return out
-}
-
-// WilsonInterval returns the share k/n and its Wilson score interval
-// (Wilson 1927) at the given level: the p with |k/n - p| <= z
-// sqrt(p(1-p)/n), z the normal quantile of (1+level)/2,
-//
-//	(k + z^2/2)/(n + z^2) -+ z sqrt(n) / (n + z^2) sqrt(p^(1-p^) + z^2/(4n)),
-//
-// p^ = k/n; it stays in [0, 1] at k = 0 and k = n. n must be positive and
-// 0 <= k <= n.
-func WilsonInterval(k, n int, level float64) (p, lo, hi float64) {
-	if n <= 0 || k < 0 || k > n || !(level > 0 && level < 1) {
-		panic(fmt.Sprintf("reports: WilsonInterval(%d, %d, %v): need 0 <= k <= n, n > 0, 0 < level < 1", k, n, level))
-	}
-	z := distuv.UnitNormal.Quantile((1 + level) / 2)
-	nf := float64(n)
-	p = float64(k) / nf
-	z2 := z * z
-	centre := (p + z2/(2*nf)) / (1 + z2/nf)
-	half := z / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
-	return p, max(centre-half, 0), min(centre+half, 1)
 }
 
 func (b *builder) thresholds() {

@@ -9,11 +9,13 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"concord/raters"
+
 	"concord/annotations"
 	"concord/multirater"
 )
 
-// TestWilsonInterval checks the Wilson score interval against scipy
+// TestWilsonInterval checks raters.WilsonInterval against scipy
 // (testdata/wilson.py).
 func TestWilsonInterval(t *testing.T) {
 	tests := []struct {
@@ -28,7 +30,7 @@ func TestWilsonInterval(t *testing.T) {
 		{412, 500, 0.78818582871064, 0.854873598670274},
 	}
 	for _, tt := range tests {
-		p, lo, hi := WilsonInterval(tt.k, tt.n, 0.95)
+		p, lo, hi := raters.WilsonInterval(float64(tt.k), float64(tt.n), 0.95)
 		if p != float64(tt.k)/float64(tt.n) || math.Abs(lo-tt.lo) > 1e-9 || math.Abs(hi-tt.hi) > 1e-9 {
 			t.Errorf("WilsonInterval(%d, %d) = %v [%v, %v], want [%v, %v]", tt.k, tt.n, p, lo, hi, tt.lo, tt.hi)
 		}
@@ -85,7 +87,7 @@ func TestGoldScores(t *testing.T) {
 			}
 			continue
 		}
-		p, lo, hi := WilsonInterval(w.Correct, w.Labels, 0.95)
+		p, lo, hi := raters.WilsonInterval(float64(w.Correct), float64(w.Labels), 0.95)
 		if float64(g.Accuracy) != p || float64(g.Q025) != lo || float64(g.Q975) != hi {
 			t.Errorf("rater %s: %v [%v, %v], want %v [%v, %v]", r.ID, g.Accuracy, g.Q025, g.Q975, p, lo, hi)
 		}
@@ -132,7 +134,7 @@ func TestGoldScores(t *testing.T) {
 			t.Errorf("Raters sheet, %s: labels %q correct %q, want %d, %d", row[0], cell("Gold labels"), cell("Gold correct"), w.Labels, w.Correct)
 		}
 		if w.Labels > 0 {
-			p, _, _ := WilsonInterval(w.Correct, w.Labels, 0.95)
+			p, _, _ := raters.WilsonInterval(float64(w.Correct), float64(w.Labels), 0.95)
 			if v, err := strconv.ParseFloat(cell("Gold accuracy"), 64); err != nil || math.Abs(v-p) > 1e-12 {
 				t.Errorf("Raters sheet, %s: accuracy %q, want %v", row[0], cell("Gold accuracy"), p)
 			}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"concord/reports"
+	"concord/raters"
 )
 
 // lsFixture is a real Label Studio JSON export (annotations/testdata,
@@ -281,7 +281,7 @@ func TestGoldOnFitPage(t *testing.T) {
 			t.Errorf("rater %v: gold %v, want %d of %d", m["id"], g, want.correct, want.n)
 			continue
 		}
-		p, lo, hi := reports.WilsonInterval(want.correct, want.n, 0.95)
+		p, lo, hi := raters.WilsonInterval(float64(want.correct), float64(want.n), 0.95)
 		if g["accuracy"].(float64) != p || g["q025"].(float64) != lo || g["q975"].(float64) != hi {
 			t.Errorf("rater %v: %v, want %v [%v, %v]", m["id"], g, p, lo, hi)
 		}
