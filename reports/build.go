@@ -83,6 +83,7 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 	b.flags()
 	b.labelErrors()
 	b.diagnostics()
+	rep.ModelChoice = modelChoice(fit)
 	if agreement != nil {
 		b.agreement(agreement)
 	} else {
