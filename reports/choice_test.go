@@ -10,6 +10,8 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
+
+	"github.com/xuri/excelize/v2"
 )
 
 // liveChoiceReport fits spec to the labels file (a live fit through
@@ -120,6 +122,7 @@ func TestModelChoice(t *testing.T) {
 			if err := validate(t, sch, buf.Bytes()); err != nil {
 				t.Errorf("the report does not validate:\n%v", err)
 			}
+			checkChoiceWorkbook(t, rep)
 			var back Report
 			if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 				t.Fatal(err)
@@ -128,5 +131,52 @@ func TestModelChoice(t *testing.T) {
 				t.Errorf("model choice lost in JSON: %+v", back.ModelChoice)
 			}
 		})
+	}
+}
+
+// checkChoiceWorkbook checks the workbook's Model choice table (Diagnostics
+// sheet, under the parameters): a row per candidate in the report's order,
+// the chosen one marked, the reason under it; and the Summary's line.
+func checkChoiceWorkbook(t *testing.T, rep *Report) {
+	t.Helper()
+	mc := rep.ModelChoice
+	var buf bytes.Buffer
+	if err := WriteXLSX(&buf, rep, XLSXOptions{NoCharts: true}); err != nil {
+		t.Fatal(err)
+	}
+	checkXML(t, buf.Bytes())
+	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := &book{t: t, f: f}
+	rows := b.rows(SheetDiagnostics)
+	title := -1
+	for i, r := range rows {
+		if strings.HasPrefix(at(r, 0), "Model choice") {
+			title = i
+		}
+	}
+	if title < 0 || title+2+len(mc.Candidates) > len(rows) {
+		t.Fatalf("Diagnostics: no Model choice table of %d candidates", len(mc.Candidates))
+	}
+	b.headers(SheetDiagnostics, rows[title+1], "Candidate", "Chosen", "Score", "Held-out", "Evidence", "Iterations", "Seconds", "Note")
+	for i, c := range mc.Candidates {
+		r := rows[title+2+i]
+		if at(r, 0) != c.Name {
+			t.Errorf("Model choice row %d: %q, want %q", i+1, at(r, 0), c.Name)
+		}
+		if (at(r, 1) == "CHOSEN") != c.Chosen {
+			t.Errorf("Model choice row %s: chosen %q, want %v", c.Name, at(r, 1), c.Chosen)
+		}
+		b.number("Model choice score of "+c.Name, at(r, 2), float64(c.Score))
+	}
+	rest := strings.Join(flatten(rows[title+2+len(mc.Candidates):]), "\n")
+	if !strings.Contains(rest, "Why: "+mc.Why) {
+		t.Errorf("Diagnostics: the reason is not under the Model choice table:\n%s", rest)
+	}
+	if !strings.Contains(strings.Join(flatten(b.rows(SheetSummary)), "\n"), "Model chosen by the evidence") {
+		t.Error("Summary: no line on the model choice")
 	}
 }
