@@ -83,7 +83,7 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 	b.flags()
 	b.labelErrors()
 	b.diagnostics()
-	rep.ModelChoice = modelChoice(fit)
+	rep.ModelChoice = ChoiceOf(&fit.Model, &fit.Diagnostics)
 	if agreement != nil {
 		b.agreement(agreement)
 	} else {

@@ -68,15 +68,17 @@ type ChoiceCandidate struct {
 	Note string `json:"note,omitempty"`
 }
 
-// modelChoice fills Report.ModelChoice from the fit's record of its
-// choice: the confusion model's rater-model candidates or the bounded
-// model's candidates; nil when the fit made no choice (a forced model, or
-// a family that does not choose).
-func modelChoice(fit *Fit) *ModelChoice {
-	if cp := fit.Model.Confusion; cp != nil && len(cp.RaterModelCandidates) > 0 {
+// ChoiceOf is Report.ModelChoice of a fit with these settings and
+// diagnostics (the fit document's model and diagnostics), made from the
+// fit's record of its choice: the confusion model's rater-model
+// candidates or the bounded model's candidates; nil when the fit made no
+// choice (a forced model, or a family that does not choose). The server's
+// fit page shows it without building the whole report.
+func ChoiceOf(m *multirater.ModelSettings, d *multirater.Diagnostics) *ModelChoice {
+	if cp := m.Confusion; cp != nil && len(cp.RaterModelCandidates) > 0 {
 		return raterModelChoice(cp)
 	}
-	if d := fit.Diagnostics; len(d.ModelCandidates) > 0 {
+	if len(d.ModelCandidates) > 0 {
 		return boundedChoice(d)
 	}
 	return nil
@@ -126,7 +128,7 @@ func raterModelChoice(cp *multirater.ConfusionPrior) *ModelChoice {
 	return mc
 }
 
-func boundedChoice(d multirater.Diagnostics) *ModelChoice {
+func boundedChoice(d *multirater.Diagnostics) *ModelChoice {
 	mc := &ModelChoice{
 		Family:     ChoiceBounded,
 		Why:        d.Choice,

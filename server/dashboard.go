@@ -785,6 +785,10 @@ type fitPage struct {
 	Gold      []goldRow
 	GoldItems int
 	GoldLeft  int
+	// ModelChoice is how the fit chose its model among candidates by the
+	// evidence (the crowd consensus's rater models, the bounded model's
+	// likelihoods, dispersions and kernels); nil when it made no choice.
+	ModelChoice *reports.ModelChoice
 }
 
 // goldRow is a rater's row of the fit page's gold table.
@@ -863,6 +867,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		page.Result = res
 		page.Tables = tablesFor(res)
 		page.Summary = cf.summary()
+		page.ModelChoice = reports.ChoiceOf(&res.Model, &res.Diagnostics)
 		page.Levels = res.Levels
 		page.Raters = page.Summary.ByPrecision
 		if page.AUC = aucRanking(res, maxRankingRows); page.AUC != nil {
