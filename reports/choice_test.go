@@ -42,9 +42,6 @@ func liveChoiceReport(t *testing.T, labels, scheme string, spec analysis.FitSpec
 // model (likelihoods and dispersions, on the 20 valence headlines of
 // testdata/snow_valence20.csv); and that a forced model has no choice.
 func TestModelChoice(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live fits")
-	}
 	sch := compileSchema(t)
 	for _, tc := range []struct {
 		name, labels, scheme string
