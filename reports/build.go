@@ -82,6 +82,7 @@ func BuildFit(project annotations.Project, fit *Fit, agreement *raters.Report, d
 	b.flags()
 	b.labelErrors()
 	b.diagnostics()
+	rep.ModelChoice = ChoiceOf(&fit.Model, &fit.Diagnostics)
 	if agreement != nil {
 		b.agreement(agreement)
 	} else {

@@ -50,6 +50,11 @@ type Report struct {
 	Levels      []Level     `json:"levels"`
 	Summary     Summary     `json:"summary"`
 	Diagnostics Diagnostics `json:"diagnostics"`
+	// ModelChoice is how the fit chose its model among candidates by the
+	// evidence (the crowd consensus's rater models, the bounded model's
+	// likelihoods, dispersions and kernels): every candidate's scores, the
+	// chosen one and why; nil when the fit made no such choice.
+	ModelChoice *ModelChoice `json:"model_choice,omitempty"`
 	// Items are in consensus order (see Item.Position).
 	Items []Item `json:"items"`
 	// Raters are in the fit's order.

@@ -745,6 +745,9 @@ func (x *xlsxWriter) summary() error {
 			{"Share of labels flagged", float64(s.FlagShare), st.pct},
 		}
 	}
+	if mc := rep.ModelChoice; mc != nil {
+		rows = append(rows, kv{"Model chosen by the evidence", fmt.Sprintf("%s %s, among %d candidates (Diagnostics sheet, Model choice)", mc.Family, mc.Chosen, len(mc.Candidates)), 0})
+	}
 	if s.Alpha != nil {
 		rows = append(rows,
 			kv{s.Alpha.Label + ", the coefficient to quote", float64(s.Alpha.Value), st.num3},
@@ -1579,7 +1582,49 @@ func (x *xlsxWriter) diagnostics() error {
 		}
 		return nil
 	}
-	return x.writeBlocks(SheetDiagnostics, []*block{b})
+	blocks := []*block{b}
+	if mc := rep.ModelChoice; mc != nil {
+		blocks = append(blocks, x.modelChoiceBlock(mc), noteBlock(modelChoiceNotes(mc)...))
+	}
+	return x.writeBlocks(SheetDiagnostics, blocks)
+}
+
+// modelChoiceBlock is the "Model choice" table of the Diagnostics sheet:
+// one row per candidate model the fit chose among, with its scores, and
+// the chosen one marked.
+func (x *xlsxWriter) modelChoiceBlock(mc *ModelChoice) *block {
+	cands := mc.Candidates
+	return &block{title: "Model choice (" + mc.Family + "): chosen " + mc.Chosen,
+		cols: []col{x.text("Candidate"), x.text("Chosen"), x.num("Score"), x.num("Held-out"), x.c("Evidence", x.st.num2, 2),
+			x.integer("Iterations"), x.c("Seconds", x.st.num2, 2), x.text("Note")},
+		n: len(cands),
+		row: func(i int, dst []any) []any {
+			c := &cands[i]
+			chosen := ""
+			if c.Chosen {
+				chosen = "CHOSEN"
+			}
+			note := c.Note
+			if c.Failed != "" {
+				note = "failed: " + c.Failed
+			}
+			var iters any
+			if c.Iterations > 0 {
+				iters = c.Iterations
+			}
+			return append(dst, c.Name, chosen, float64(c.Score), float64(c.HeldOut), float64(c.Evidence), iters, float64(c.Seconds), note)
+		}}
+}
+
+// modelChoiceNotes are the lines under the Model choice table: why, and
+// what its columns hold.
+func modelChoiceNotes(mc *ModelChoice) []string {
+	var lines []string
+	if mc.Why != "" {
+		lines = append(lines, "Why: "+mc.Why)
+	}
+	return append(lines, "Score: "+mc.ScoreIs, "Held-out: "+mc.HeldOutIs, "Evidence: "+mc.EvidenceIs,
+		"Higher is better in every column; a failed candidate has no scores.")
 }
 
 // review writes the Review sheet: the labels to look at first (Review),

@@ -21,6 +21,7 @@ import (
 	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+	"concord/raters"
 	"concord/reports"
 )
 
@@ -428,6 +429,10 @@ type projectPage struct {
 	// Below is the low-agreement filter of the per-item agreement table
 	// (?below=X), passed on to the API, which checks it.
 	Below string
+	// Ties is the tie rule of the agreement section's majority vote and
+	// Wawa (?ties=first|frequent, raters.TieRule's names), passed on to
+	// the agreement API; "" for the default (frequent).
+	Ties string
 }
 
 // defaultHints are the form's placeholders of the model's prior and
@@ -475,7 +480,18 @@ func (d *dashboard) projectPage(c *gin.Context) {
 	if !ok {
 		return
 	}
-	d.renderProject(c, p, http.StatusOK, func(pg *projectPage) { pg.Below = belowParam(c) })
+	d.renderProject(c, p, http.StatusOK, func(pg *projectPage) { pg.Below, pg.Ties = belowParam(c), tiesParam(c) })
+}
+
+// tiesParam is the project page's tie rule (?ties=): a name
+// raters.ParseTieRule knows, or "" (the default rule; an unknown name is
+// ignored, as the page's select offers only the known ones).
+func tiesParam(c *gin.Context) string {
+	t := strings.TrimSpace(c.Query("ties"))
+	if _, err := raters.ParseTieRule(t); err != nil {
+		return ""
+	}
+	return t
 }
 
 // renderProject renders a project's page; edit adjusts it (messages, form
@@ -785,6 +801,10 @@ type fitPage struct {
 	Gold      []goldRow
 	GoldItems int
 	GoldLeft  int
+	// ModelChoice is how the fit chose its model among candidates by the
+	// evidence (the crowd consensus's rater models, the bounded model's
+	// likelihoods, dispersions and kernels); nil when it made no choice.
+	ModelChoice *reports.ModelChoice
 }
 
 // goldRow is a rater's row of the fit page's gold table.
@@ -863,6 +883,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		page.Result = res
 		page.Tables = tablesFor(res)
 		page.Summary = cf.summary()
+		page.ModelChoice = reports.ChoiceOf(&res.Model, &res.Diagnostics)
 		page.Levels = res.Levels
 		page.Raters = page.Summary.ByPrecision
 		if page.AUC = aucRanking(res, maxRankingRows); page.AUC != nil {

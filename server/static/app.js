@@ -120,7 +120,13 @@
     var id = box.getAttribute("data-project");
     var status = document.getElementById("agreement-status");
     var table = document.getElementById("agreement-table");
-    getJSON("/api/v1/projects/" + id + "/agreement").then(function (doc) {
+    var ties = box.getAttribute("data-ties");
+    var tf = document.getElementById("ties-form");
+    if (tf) {
+      // The tie rule reloads the page, and with it the analysis.
+      tf.querySelector("select").addEventListener("change", function () { tf.submit(); });
+    }
+    getJSON("/api/v1/projects/" + id + "/agreement" + (ties ? "?ties=" + encodeURIComponent(ties) : "")).then(function (doc) {
       var tbody = table.querySelector("tbody");
       agreementRows(doc).forEach(function (r) {
         var tr = document.createElement("tr");
@@ -136,10 +142,37 @@
       status.textContent = doc.items + " items, " + doc.raters + " raters, " + doc.labels + " labels; intervals: " +
         (doc.bootstrap ? doc.bootstrap + " bootstrap replicates over items" : "analytic") + ". The full document (pairwise kappas, aggregators, rater profiles) is at /api/v1/projects/" + id + "/agreement.";
       table.hidden = false;
+      aggregatorTies(doc, ties);
       agreementDetail(id, doc);
     }).catch(function (e) {
       status.textContent = "No agreement coefficients: " + e.message;
     });
+  }
+
+  // aggregatorTies says how many items the majority vote and Wawa found
+  // tied and, when the document lists their items, how many items each
+  // gives each label under the tie rule in force.
+  function aggregatorTies(doc, ties) {
+    var p = document.getElementById("aggregator-ties");
+    if (!p || !doc.aggregators) { return; }
+    var rule = ties === "first" ? "the first label in the scheme's order" : "the label most frequent overall";
+    var parts = [];
+    [["majority", "Majority vote"], ["wawa", "Wawa"]].forEach(function (a) {
+      var c = doc.aggregators[a[0]];
+      if (!c) { return; }
+      var s = a[1] + ": " + (c.ties || 0) + " tied items";
+      if (c.items && c.items.length) {
+        var counts = {}, order = [];
+        c.items.forEach(function (it) {
+          if (!(it.label in counts)) { counts[it.label] = 0; order.push(it.label); }
+          counts[it.label]++;
+        });
+        order.sort();
+        s += " (items per label: " + order.map(function (l) { return l + " " + counts[l]; }).join(", ") + ")";
+      }
+      parts.push(s);
+    });
+    if (parts.length) { p.textContent = parts.join("; ") + ". Ties go to " + rule + "."; }
   }
 
   // kappaColour maps an agreement value to a red (0 and below), yellow
