@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"concord/annotations"
 )
 
@@ -206,4 +208,41 @@ func TestMemoStart(t *testing.T) {
 	m.start(context.Background(), "long", block)
 	stop()
 	wait("long")
+}
+
+// TestBrowserAgreementJob: the project page's agreement section works from
+// a background analysis: its first request starts the job (202), the page
+// polls and renders the coefficients and tables once it is done. It skips
+// as TestBrowserDashboard does.
+func TestBrowserAgreementJob(t *testing.T) {
+	cr := newChrome(t)
+	e := newEnv(t, func(c *Config) { c.AgreementJobLabels = 10 })
+	id, key := e.loadedProject("k1-job")
+	err := chromedp.Do(cr.ctx,
+		chromedp.Navigate(e.url+"/login"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), key),
+		chromedp.Click(chromedp.ID("login-button")),
+		chromedp.WaitVisible(chromedp.ID("agreement-table")),
+		chromedp.WaitVisible(chromedp.CSS(`#matrix-table tbody td`)),
+	)
+	if err != nil {
+		t.Fatalf("login and project page: %v", err)
+	}
+	for deadline := time.Now().Add(90 * time.Second); cr.eval(`String(document.querySelector("#item-agreement-table").getAttribute("data-rows"))`) == "null"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the per-item agreement table did not load")
+		}
+	}
+	if r := cr.eval(`document.querySelector("#item-agreement-table").getAttribute("data-rows")`); r != "135" {
+		t.Errorf("per-item table: %s rows, want 135", r)
+	}
+	if n := cr.count(`document.querySelectorAll("#agreement-table tbody tr").length`); n < 5 {
+		t.Errorf("coefficients table: %d rows", n)
+	}
+	if s := cr.eval(`document.querySelector("#agreement-status").textContent`); !strings.Contains(s, "raters") || strings.Contains(s, "background") || strings.Contains(s, "No agreement") {
+		t.Errorf("agreement status after the job: %q", s)
+	}
+	// The page's request started the job, whose document is now cached.
+	e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement", id), key, nil, 200)
 }
