@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,11 @@ const DefaultMaxAgreementLabels = 4_000_000
 func agreementTooLarge(n, max int) error {
 	return annotations.Errorf(annotations.ETOOLARGE, "the project has %d labels; the server analyses the agreement of at most %d (concord serve --max-agreement-labels): run concord agreement --project NAME --db DSN on a machine with the memory for it", n, max)
 }
+
+// agreementJobsPerProject is the most background agreement analyses (of
+// different options) one project may have queued or running at once, so
+// that a client asking for many seeds cannot hold up other projects'.
+const agreementJobsPerProject = 4
 
 // agreementCacheSize is the number of agreement documents kept.
 const agreementCacheSize = 64
@@ -163,7 +169,10 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 		res, err := s.agreements.get(ctx, key, fn)
 		return res, nil, err
 	}
-	st := s.agreements.start(ctx, key, fn)
+	st, refused := s.agreements.start(ctx, key, fmt.Sprintf("%d/", project), agreementJobsPerProject, fn)
+	if refused {
+		return nil, nil, annotations.Errorf(annotations.ETOOMANY, "the project has %d agreement analyses with other options queued or running in the background, the most it may have at once: ask again when one is done (their routes answer 200), or ask for the options of one of them", agreementJobsPerProject)
+	}
 	if !st.done {
 		return nil, &agreementPending{labels: n, started: st.started, phase: st.phase}, nil
 	}
@@ -433,11 +442,16 @@ type memoState[V any] struct {
 // start returns the value of key if it is computed, and otherwise starts
 // computing it with fn in the background (unless that is under way) and
 // returns its state at once. The computation does not end when ctx does.
-func (m *memo[V]) start(ctx context.Context, key string, fn func(ctx context.Context) (V, error)) memoState[V] {
+// When limit > 0 and limit background computations of keys starting with
+// prefix are under way, start starts none and returns refused.
+func (m *memo[V]) start(ctx context.Context, key, prefix string, limit int, fn func(ctx context.Context) (V, error)) (st memoState[V], refused bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[key]
 	if !ok {
+		if limit > 0 && m.pendingLocked(prefix) >= limit {
+			return memoState[V]{}, true
+		}
 		e = m.newEntryLocked(ctx, key, fn)
 	}
 	e.detached = true
@@ -446,10 +460,27 @@ func (m *memo[V]) start(ctx context.Context, key string, fn func(ctx context.Con
 		if e.dropOnRead {
 			m.dropLocked(key, e)
 		}
-		return memoState[V]{done: true, val: e.val, err: e.err, started: e.started}
+		return memoState[V]{done: true, val: e.val, err: e.err, started: e.started}, false
 	default:
-		return memoState[V]{started: e.started, phase: *e.phase.Load()}
+		return memoState[V]{started: e.started, phase: *e.phase.Load()}, false
 	}
+}
+
+// pendingLocked counts the background computations under way of keys
+// starting with prefix.
+func (m *memo[V]) pendingLocked(prefix string) int {
+	n := 0
+	for k, e := range m.entries {
+		if !e.detached || !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		select {
+		case <-e.done:
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // newEntryLocked adds the entry of key and starts its computation.

@@ -181,33 +181,48 @@ func TestMemoStart(t *testing.T) {
 		<-e.done
 	}
 	reqCtx, leave := context.WithCancel(context.Background())
-	if st := m.start(reqCtx, "k", fn); st.done || st.started.IsZero() {
+	if st, _ := m.start(reqCtx, "k", "", 0, fn); st.done || st.started.IsZero() {
 		t.Fatalf("first start: %+v", st)
 	}
 	leave() // the request goes; the computation must not
 	release <- struct{}{}
 	wait("k")
-	st := m.start(context.Background(), "k", fn)
+	st, _ := m.start(context.Background(), "k", "", 0, fn)
 	if !st.done || st.err == nil || st.err.Error() != "disk on fire" {
 		t.Fatalf("after the failure: %+v", st)
 	}
-	if st := m.start(context.Background(), "k", fn); st.done {
+	if st, _ := m.start(context.Background(), "k", "", 0, fn); st.done {
 		t.Fatalf("after the failure was answered: %+v, want a new computation", st)
 	}
 	close(release)
 	wait("k")
-	if st := m.start(context.Background(), "k", fn); !st.done || st.err != nil || st.val != "value 2" {
+	if st, _ := m.start(context.Background(), "k", "", 0, fn); !st.done || st.err != nil || st.val != "value 2" {
 		t.Fatalf("done: %+v", st)
 	}
 	if v, err := m.get(context.Background(), "k", fn); err != nil || v != "value 2" || calls != 2 {
 		t.Errorf("get of the cached value: %q, %v, %d computations", v, err, calls)
 	}
 
-	// The server's shutdown (base) stops background computations.
+	// At most limit background computations per prefix are under way;
+	// the ones under way are still answered. The server's shutdown (base)
+	// stops them.
 	block := func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() }
-	m.start(context.Background(), "long", block)
+	for i, want := range []bool{false, false, true, false} {
+		key := fmt.Sprint("p1/", i)
+		if i == 3 {
+			key = "p1/0"
+		}
+		if _, refused := m.start(context.Background(), key, "p1/", 2, block); refused != want {
+			t.Errorf("start %s with 2 under way at most: refused %v, want %v", key, refused, want)
+		}
+	}
+	if _, refused := m.start(context.Background(), "p2/0", "p2/", 2, block); refused {
+		t.Error("another prefix's computation refused")
+	}
 	stop()
-	wait("long")
+	wait("p1/0")
+	wait("p1/1")
+	wait("p2/0")
 }
 
 // TestBrowserAgreementJob: the project page's agreement section works from
