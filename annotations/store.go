@@ -119,6 +119,12 @@ type LabelStore interface {
 	// how many went.
 	DeleteLabels(ctx context.Context, projectID int64, f LabelFilter) (int, error)
 	Stats(ctx context.Context, projectID int64) (*Stats, error)
+	// LabelsVersion returns a number that changes whenever the project's
+	// items or labels change (every import that changes something, every
+	// deletion of labels) and the number of its labels, read together,
+	// without reading the labels: caches of analyses of a project's
+	// labels key on it.
+	LabelsVersion(ctx context.Context, projectID int64) (version int64, labels int, err error)
 }
 
 // FitStore keeps fit jobs and their results.

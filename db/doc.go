@@ -5,7 +5,8 @@
 //
 // # Schema
 //
-//	projects     id, name (unique), scheme (JSON), created_at
+//	projects     id, name (unique), scheme (JSON), created_at, labels_version (bumped by every write
+//	             that changes the project's items or labels: LabelsVersion)
 //	items        id, project_id, ext_id (unique per project), text, gold, covariates (JSON), attrs (JSON)
 //	raters       id, project_id, ext_id (unique per project)
 //	labels       id, project_id, item_id, rater_id, value, seq; unique (item_id, rater_id, seq):

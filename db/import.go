@@ -267,7 +267,10 @@ func (d *DB) Import(ctx context.Context, projectID int64, ds *annotations.Datase
 			return err
 		}
 		res = annotations.ImportResult{DuplicatesDropped: dropped}
-		return d.importTx(ctx, tx, projectID, in, opts.Replace, &res, func(done int) { progress(done, total) })
+		if err := d.importTx(ctx, tx, projectID, in, opts.Replace, &res, func(done int) { progress(done, total) }); err != nil {
+			return err
+		}
+		return bumpLabelsVersion(tx, projectID, res)
 	})
 	if err != nil {
 		return annotations.ImportResult{}, wrap(err, "import into project %d", projectID)
@@ -308,7 +311,10 @@ func (d *DB) ImportNew(ctx context.Context, p *annotations.Project, ds *annotati
 			return err
 		}
 		res = annotations.ImportResult{DuplicatesDropped: dropped}
-		return d.importTx(ctx, tx, row.ID, in, opts.Replace, &res, func(done int) { progress(done, total) })
+		if err := d.importTx(ctx, tx, row.ID, in, opts.Replace, &res, func(done int) { progress(done, total) }); err != nil {
+			return err
+		}
+		return bumpLabelsVersion(tx, row.ID, res)
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return annotations.ImportResult{}, annotations.Errorf(annotations.ECONFLICT, "project %q already exists", p.Name)
@@ -319,6 +325,18 @@ func (d *DB) ImportNew(ctx context.Context, p *annotations.Project, ds *annotati
 	p.ID, p.CreatedAt = row.ID, row.CreatedAt
 	progress(total, total)
 	return res, nil
+}
+
+// bumpLabelsVersion moves the project's labels version on (LabelsVersion)
+// in an import's transaction when the import changed anything.
+func bumpLabelsVersion(tx *gorm.DB, projectID int64, res annotations.ImportResult) error {
+	if res.ItemsAdded+res.ItemsUpdated+res.RatersAdded+res.LabelsAdded+res.LabelsReplaced == 0 {
+		return nil
+	}
+	if err := tx.Exec("UPDATE projects SET labels_version = labels_version + 1 WHERE id = ?", projectID).Error; err != nil {
+		return fmt.Errorf("update labels version: %w", err)
+	}
+	return nil
 }
 
 // applyDuplicates keeps the first label of each (item, rater) pair of ds in

@@ -200,12 +200,41 @@ func (d *DB) DeleteLabels(ctx context.Context, projectID int64, f annotations.La
 		where, args := labelWhere(projectID, f)
 		res := tx.Exec("DELETE FROM labels WHERE id IN (SELECT l.id"+labelJoin+" WHERE "+where+")", args...)
 		n = res.RowsAffected
-		return res.Error
+		if res.Error != nil || n == 0 {
+			return res.Error
+		}
+		return tx.Exec("UPDATE projects SET labels_version = labels_version + 1 WHERE id = ?", projectID).Error
 	})
 	if err != nil {
 		return 0, wrap(err, "delete labels of project %d", projectID)
 	}
 	return int(n), nil
+}
+
+// LabelsVersion returns the project's labels version (bumped by every
+// import that changes something and every deletion of labels) and its
+// number of labels, read in one snapshot, or ENOTFOUND.
+func (d *DB) LabelsVersion(ctx context.Context, projectID int64) (int64, int, error) {
+	var version int64
+	var n int
+	err := d.read(ctx, func(tx *gorm.DB) error {
+		var row struct {
+			ID            int64
+			LabelsVersion int64
+		}
+		if err := tx.Raw("SELECT id, labels_version FROM projects WHERE id = ?", projectID).Scan(&row).Error; err != nil {
+			return err
+		}
+		if row.ID == 0 {
+			return annotations.Errorf(annotations.ENOTFOUND, "project %d not found", projectID)
+		}
+		version = row.LabelsVersion
+		return tx.Raw("SELECT COUNT(*) FROM labels WHERE project_id = ?", projectID).Scan(&n).Error
+	})
+	if err != nil {
+		return 0, 0, wrap(err, "read labels version of project %d", projectID)
+	}
+	return version, n, nil
 }
 
 // ListItems returns the items matching f in insertion order, with their

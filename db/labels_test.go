@@ -271,3 +271,58 @@ func TestCascadeDelete(t *testing.T) {
 		}
 	})
 }
+
+// TestLabelsVersion: the labels version moves on with every write that
+// changes the project's items or labels, and only then.
+func TestLabelsVersion(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		d := b.open(t)
+		p := newProject(t, d, "versions", "ordinal:1..3")
+		other := newProject(t, d, "other", "ordinal:1..3")
+		imp := func(replace bool, labels ...annotations.Label) func() error {
+			return func() error {
+				_, err := d.Import(ctx, p.ID, &annotations.Dataset{Labels: labels}, annotations.ImportOptions{Replace: replace})
+				return err
+			}
+		}
+		steps := []struct {
+			name    string
+			write   func() error
+			changed bool
+			labels  int
+		}{
+			{"empty", func() error { return nil }, false, 0},
+			{"first import", imp(false, annotations.Label{Item: "a", Rater: "r1", Value: "1"}, annotations.Label{Item: "b", Rater: "r1", Value: "2"}), true, 2},
+			{"same import again", imp(false, annotations.Label{Item: "a", Rater: "r1", Value: "1"}), false, 2},
+			{"conflict refused", imp(false, annotations.Label{Item: "a", Rater: "r1", Value: "3"}), false, 2},
+			{"replaced value", imp(true, annotations.Label{Item: "a", Rater: "r1", Value: "3"}), true, 2},
+			{"deleted nothing", func() error {
+				_, err := d.DeleteLabels(ctx, p.ID, annotations.LabelFilter{Rater: "nobody"})
+				return err
+			}, false, 2},
+			{"deleted the last label", func() error {
+				_, err := d.DeleteLabels(ctx, p.ID, annotations.LabelFilter{Item: "b"})
+				return err
+			}, true, 1},
+			{"another label in its place", imp(false, annotations.Label{Item: "c", Rater: "r1", Value: "2"}), true, 2},
+			{"another project's import", func() error {
+				_, err := d.Import(ctx, other.ID, &annotations.Dataset{Labels: []annotations.Label{{Item: "a", Rater: "r1", Value: "1"}}}, annotations.ImportOptions{})
+				return err
+			}, false, 2},
+		}
+		prev, _, err := d.LabelsVersion(ctx, p.ID)
+		must(t, err)
+		for _, st := range steps {
+			_ = st.write() // the refused conflict fails on purpose
+			v, n, err := d.LabelsVersion(ctx, p.ID)
+			must(t, err)
+			if (v != prev) != st.changed || n != st.labels {
+				t.Errorf("%s: version %d -> %d (changed %v, want %v), %d labels (want %d)", st.name, prev, v, v != prev, st.changed, n, st.labels)
+			}
+			prev = v
+		}
+		_, _, err = d.LabelsVersion(ctx, other.ID+1)
+		wantCode(t, err, annotations.ENOTFOUND)
+	})
+}

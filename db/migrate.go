@@ -22,7 +22,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -221,6 +221,20 @@ var migrations = []migration{
 			`ALTER TABLE labels ADD CONSTRAINT labels_item_id_rater_id_seq_key UNIQUE (item_id, rater_id, seq)`,
 			`DROP INDEX labels_project`,
 			`CREATE INDEX labels_project ON labels (project_id, item_id, rater_id, seq)`,
+		},
+	},
+	{
+		// projects.labels_version counts the writes that changed a
+		// project's labels or items (imports, deletions), so that caches
+		// of analyses of the labels (the server's agreement documents)
+		// can tell that they are current without reading every label.
+		Version: 5,
+		Name:    "a version of each project's labels",
+		SQLite: []string{
+			`ALTER TABLE projects ADD COLUMN labels_version INTEGER NOT NULL DEFAULT 0`,
+		},
+		Postgres: []string{
+			`ALTER TABLE projects ADD COLUMN labels_version BIGINT NOT NULL DEFAULT 0`,
 		},
 	},
 }

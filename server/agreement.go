@@ -2,11 +2,18 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
 
 	"concord/analysis"
 	"concord/annotations"
@@ -25,16 +32,29 @@ import (
 //     rater pairs per analysis (analysis.PlanBootstrap): an explicit
 //     bootstrap beyond it is refused (400, naming the limit and the most
 //     that fits), the default is reduced to fit, with a note.
-//   - Documents are cached (the last agreementCacheSize) by project, label
-//     content (a digest of every label) and options (replicates, seed), so
-//     repeated reads cost the digest; concurrent requests for one document
-//     share one computation.
+//   - Documents are cached (the last agreementCacheSize) by project, labels
+//     version (annotations.LabelStore.LabelsVersion, moved on by every
+//     write of the labels) and options, so that repeated reads cost one
+//     small query; concurrent requests for one document share one
+//     computation.
+//   - Projects over Config.AgreementJobLabels labels are analysed in the
+//     background: a request starts the analysis (or finds it running) and
+//     answers 202 with its state; once it is done the routes answer from
+//     the cache. At most Config.AgreementJobs run at once.
 //   - One project runs one analysis at a time (other seeds or options
 //     wait for it), so that a client asking for many seeds at once cannot
 //     occupy more than one analysis' worth of work per project.
-//   - An analysis runs with a context that is cancelled when every request
-//     waiting for it has gone (client disconnect): the bootstrap and the
-//     EM stop within a replicate or an iteration.
+//   - An analysis within requests runs with a context that is cancelled
+//     when every request waiting for it has gone (client disconnect): the
+//     bootstrap and the EM stop within a replicate or an iteration. A
+//     background one runs until it is done (or the server stops); a
+//     failure is answered to the next request and the one after starts
+//     it again.
+
+// DefaultAgreementJobLabels is the default of Config.AgreementJobLabels:
+// projects with more labels have their agreement analysed in the
+// background (1M labels take about half a minute of CPU).
+const DefaultAgreementJobLabels = 200_000
 
 // DefaultMaxAgreementLabels is the default of Config.MaxAgreementLabels:
 // 4 million labels, about 2.6 GB at the peak of one analysis (1M labels
@@ -46,6 +66,11 @@ const DefaultMaxAgreementLabels = 4_000_000
 func agreementTooLarge(n, max int) error {
 	return annotations.Errorf(annotations.ETOOLARGE, "the project has %d labels; the server analyses the agreement of at most %d (concord serve --max-agreement-labels): run concord agreement --project NAME --db DSN on a machine with the memory for it", n, max)
 }
+
+// agreementJobsPerProject is the most background agreement analyses (of
+// different options) one project may have queued or running at once, so
+// that a client asking for many seeds cannot hold up other projects'.
+const agreementJobsPerProject = 4
 
 // agreementCacheSize is the number of agreement documents kept.
 const agreementCacheSize = 64
@@ -65,6 +90,8 @@ type agreementTables struct {
 	pairs                         []raters.CohenPair
 	items                         []raters.ItemAgreement
 	raters                        []raters.RaterAgreement
+	// counts are the items' labels counted by value.
+	counts *valueCounts
 }
 
 // agreementOpts are the options of an agreement analysis a request asks
@@ -111,88 +138,212 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 // agreementParams are the query parameters readAgreementOpts reads.
 var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties"}
 
-// projectAgreement is agreementDoc on the project's stored labels (also
-// returned), with a query's options (bootstrap 0: none).
-func (s *Server) projectAgreement(ctx context.Context, project int64, o agreementOpts) (*annotations.Dataset, *agreementResult, error) {
-	if o.boot == 0 {
-		o.boot = -1 // raters.Options: negative means none
-	}
-	if max := s.cfg.MaxAgreementLabels; max > 0 {
-		st, err := s.store.Stats(ctx, project)
-		if err != nil {
-			return nil, nil, err
-		}
-		if st.Labels > max {
-			return nil, nil, agreementTooLarge(st.Labels, max)
-		}
-	}
-	ds, err := s.store.Dataset(ctx, project)
+// agreementPending is the state of an agreement analysis running in the
+// background (a project over Config.AgreementJobLabels).
+type agreementPending struct {
+	labels  int
+	started time.Time
+	phase   string
+}
+
+// projectAgreement returns the agreement analysis of the project's stored
+// labels with a query's options (bootstrap 0: none). The analyses of
+// projects with more than Config.AgreementJobLabels labels run in the
+// background: until one is done projectAgreement returns its state
+// (pending) instead, having started it if needed.
+//
+// Analyses are keyed by the project's labels version (the store's
+// LabelsVersion, read before the labels), so that a cached document costs
+// one small query and any change of the labels makes a new key.
+func (s *Server) projectAgreement(ctx context.Context, project int64, o agreementOpts) (*agreementResult, *agreementPending, error) {
+	version, n, err := s.store.LabelsVersion(ctx, project)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := s.agreementDoc(ctx, project, ds, o)
-	return ds, res, err
+	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
+		return nil, nil, agreementTooLarge(n, max)
+	}
+	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties)
+	fn := func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o, n) }
+	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
+		res, err := s.agreements.get(ctx, key, fn)
+		return res, nil, err
+	}
+	st, refused := s.agreements.start(ctx, key, fmt.Sprintf("%d/", project), agreementJobsPerProject, fn)
+	if refused {
+		return nil, nil, annotations.Errorf(annotations.ETOOMANY, "the project has %d agreement analyses with other options queued or running in the background, the most it may have at once: ask again when one is done (their routes answer 200), or ask for the options of one of them", agreementJobsPerProject)
+	}
+	if !st.done {
+		return nil, &agreementPending{labels: n, started: st.started, phase: st.phase}, nil
+	}
+	return st.val, nil, st.err
 }
 
-// agreementDoc returns the agreement analysis of ds, project's labels, with
-// o.boot bootstrap replicates (negative: none; explicit: asked for by the
-// user), seed and the other options.
-func (s *Server) agreementDoc(ctx context.Context, project int64, ds *annotations.Dataset, o agreementOpts) (*agreementResult, error) {
+// computeAgreement loads the project's labels and analyses their
+// agreement with options o (n: the labels counted when it was asked for),
+// one analysis per project at a time, and at most Config.AgreementJobs
+// background ones (over Config.AgreementJobLabels labels) at once.
+func (s *Server) computeAgreement(ctx context.Context, project int64, o agreementOpts, n int) (*agreementResult, error) {
+	if jl := s.cfg.AgreementJobLabels; jl >= 0 && n > jl {
+		select {
+		case s.agreementSlots <- struct{}{}:
+			defer func() { <-s.agreementSlots }()
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	release, err := s.agreementRuns.acquire(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	setPhase(ctx, "loading labels")
+	ds, err := s.store.Dataset(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	if o.boot == 0 {
+		o.boot = -1 // raters.Options: negative means none
+	}
 	boot, note, err := analysis.PlanBootstrap(ds, o.boot, o.explicit, max(s.cfg.MaxBootstrapWork, 0))
 	if err != nil {
 		return nil, err
 	}
 	seed := o.seed
-	return s.agreements.get(ctx, agreementKey(project, boot, seed, fmt.Sprintf("%s/%+v/%d", o.only, o.pairs, o.ties), ds), func(ctx context.Context) (*agreementResult, error) {
-		release, err := s.agreementRuns.acquire(ctx, project)
-		if err != nil {
-			return nil, err
+	setPhase(ctx, "analysing")
+	s.metrics.agreementRunning.Inc()
+	defer s.metrics.agreementRunning.Dec()
+	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties, MaxItemRows: raters.DefaultMaxItemRows})
+	if err != nil {
+		if ctx.Err() != nil {
+			s.metrics.agreementCancelled.Inc()
+			s.log.InfoContext(ctx, "agreement analysis stopped: no client waits for it", "project", project, "bootstrap", boot, "seed", seed)
 		}
-		defer release()
-		s.metrics.agreementRunning.Inc()
-		defer s.metrics.agreementRunning.Dec()
-		rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties, MaxItemRows: raters.DefaultMaxItemRows})
-		if err != nil {
-			if ctx.Err() != nil {
-				s.metrics.agreementCancelled.Inc()
-				s.log.InfoContext(ctx, "agreement analysis stopped: no client waits for it", "project", project, "bootstrap", boot, "seed", seed)
-			}
-			return nil, err
-		}
-		if note != "" {
-			rep.Notes = append(rep.Notes, note)
-		}
-		b, err := json.Marshal(rep)
-		if err != nil {
-			return nil, err
-		}
-		tb := &agreementTables{scheme: rep.Scheme, level: rep.Level, score: rep.AgreementScore, matrix: rep.PairwiseMatrix,
-			pairs: rep.CohenKappa, items: rep.ItemAgreement, raters: rep.RaterAgreement, weights: "unweighted"}
-		if rep.Level != raters.Nominal.String() {
-			tb.weights = "quadratic"
-		}
-		raters.SortItemAgreement(tb.items)
-		return &agreementResult{json: b, tables: tb}, nil
+		return nil, err
+	}
+	if note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	setPhase(ctx, "writing the document")
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	tb := &agreementTables{scheme: rep.Scheme, level: rep.Level, score: rep.AgreementScore, matrix: rep.PairwiseMatrix,
+		pairs: rep.CohenKappa, items: rep.ItemAgreement, raters: rep.RaterAgreement, weights: "unweighted"}
+	if rep.Level != raters.Nominal.String() {
+		tb.weights = "quadratic"
+	}
+	raters.SortItemAgreement(tb.items)
+	tb.counts = countValues(ds, tb.items)
+	return &agreementResult{json: b, tables: tb}, nil
+}
+
+// agreementJobBody is the 202 answer of the agreement routes while a
+// background analysis runs.
+type agreementJobBody struct {
+	// Status is queued (waiting for another analysis to end) or running.
+	Status string `json:"status"`
+	// Phase is what it does now: queued, loading labels, analysing or
+	// writing the document.
+	Phase          string    `json:"phase"`
+	Labels         int       `json:"labels"`
+	StartedAt      time.Time `json:"started_at"`
+	ElapsedSeconds float64   `json:"elapsed_seconds"`
+	// RetryAfterSeconds is the Retry-After header: when to ask again.
+	RetryAfterSeconds int    `json:"retry_after_seconds"`
+	Message           string `json:"message"`
+}
+
+// answerPending answers 202 with the state of a background analysis and a
+// Retry-After header: a fifth of the time it has taken so far, 1 to 10 s.
+func (s *Server) answerPending(c *gin.Context, pend *agreementPending) {
+	elapsed := time.Since(pend.started)
+	retry := min(max(int(elapsed.Seconds()/5), 1), 10)
+	status := "running"
+	if pend.phase == "queued" {
+		status = "queued"
+	}
+	c.Header("Retry-After", strconv.Itoa(retry))
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusAccepted, agreementJobBody{
+		Status: status, Phase: pend.phase, Labels: pend.labels,
+		StartedAt: pend.started.UTC().Truncate(time.Millisecond), ElapsedSeconds: math.Round(elapsed.Seconds()*10) / 10,
+		RetryAfterSeconds: retry,
+		Message: fmt.Sprintf("the agreement analysis of the project's %d labels runs in the background (projects over %d labels: concord serve --agreement-job-labels); ask again in %d s: this route answers 200 with the result once it is done",
+			pend.labels, s.cfg.AgreementJobLabels, retry),
 	})
 }
 
-// agreementKey identifies an agreement analysis: the project, the options
-// and a digest of the labels, so that any change of the labels makes a new
-// key.
-func agreementKey(project int64, boot int, seed uint64, opts string, ds *annotations.Dataset) string {
-	h := sha256.New()
-	var buf []byte
-	for _, l := range ds.Labels {
-		buf = buf[:0]
-		buf = append(buf, l.Item...)
-		buf = append(buf, 0)
-		buf = append(buf, l.Rater...)
-		buf = append(buf, 0)
-		buf = append(buf, l.Value...)
-		buf = append(buf, 0)
-		h.Write(buf)
+// valueCounts are the labels of some items counted by value, so that the
+// items table needs no labels: item i's counts are vals[start[i]:start[i+1]]
+// (indices into values) and cnts[...].
+type valueCounts struct {
+	index  map[string]int32
+	start  []int32
+	vals   []int32
+	cnts   []int32
+	values []string
+}
+
+// countValues counts the labels of the items of rows by value.
+func countValues(ds *annotations.Dataset, rows []raters.ItemAgreement) *valueCounts {
+	vc := &valueCounts{index: make(map[string]int32, len(rows))}
+	for i, r := range rows {
+		vc.index[r.Item] = int32(i)
 	}
-	return fmt.Sprintf("%d/%d/%d/%s/%x", project, boot, seed, opts, h.Sum(nil))
+	valueIndex := map[string]int32{}
+	// Per item, its (value, count) pairs (few per item).
+	type vcount struct{ val, n int32 }
+	per := make([][]vcount, len(rows))
+	for _, l := range ds.Labels {
+		i, ok := vc.index[l.Item]
+		if !ok {
+			continue
+		}
+		v, ok := valueIndex[l.Value]
+		if !ok {
+			v = int32(len(vc.values))
+			valueIndex[l.Value] = v
+			vc.values = append(vc.values, l.Value)
+		}
+		found := false
+		for k := range per[i] {
+			if per[i][k].val == v {
+				per[i][k].n++
+				found = true
+				break
+			}
+		}
+		if !found {
+			per[i] = append(per[i], vcount{v, 1})
+		}
+	}
+	vc.start = make([]int32, len(rows)+1)
+	for i, p := range per {
+		for _, x := range p {
+			vc.vals = append(vc.vals, x.val)
+			vc.cnts = append(vc.cnts, x.n)
+		}
+		vc.start[i+1] = int32(len(vc.vals))
+	}
+	return vc
+}
+
+// of returns an item's labels counted by value.
+func (vc *valueCounts) of(item string) map[string]int {
+	m := map[string]int{}
+	if vc == nil {
+		return m
+	}
+	i, ok := vc.index[item]
+	if !ok {
+		return m
+	}
+	for k := vc.start[i]; k < vc.start[i+1]; k++ {
+		m[vc.values[vc.vals[k]]] = int(vc.cnts[k])
+	}
+	return m
 }
 
 // projectGate lets one holder per project at a time through.
@@ -233,11 +384,18 @@ func (g *projectGate) forget(project int64) {
 // share one computation, which runs with its own context: it is cancelled
 // when every request waiting for it has gone, and then forgotten. Errors
 // other than internal ones and cancellations are kept too.
+//
+// A computation can also be started in the background (start): it is
+// then detached from its requests, runs until it is done or base is, and
+// a failure that is not kept is answered once (to the next start of its
+// key) before it is forgotten, so that the request after starts again.
 type memo[V any] struct {
 	mu      sync.Mutex
 	max     int
 	order   []string
 	entries map[string]*memoEntry[V]
+	// base ends the detached computations (the server's shutdown).
+	base context.Context
 }
 
 type memoEntry[V any] struct {
@@ -246,10 +404,103 @@ type memoEntry[V any] struct {
 	err     error
 	waiters int
 	cancel  context.CancelFunc
+	// started is when the computation began; phase is what it does now
+	// (setPhase), for the answers of detached computations.
+	started time.Time
+	phase   atomic.Pointer[string]
+	// detached: no waiter's leaving cancels the computation (start);
+	// dropOnRead: its error is forgotten once start has answered it.
+	detached, dropOnRead bool
 }
 
-func newMemo[V any](max int) *memo[V] {
-	return &memo[V]{max: max, entries: map[string]*memoEntry[V]{}}
+func newMemo[V any](base context.Context, max int) *memo[V] {
+	return &memo[V]{max: max, entries: map[string]*memoEntry[V]{}, base: base}
+}
+
+// phaseKey is the context key of a memo computation's phase.
+type phaseKey struct{}
+
+// setPhase records what the memo computation of ctx does now (shown in
+// the answers of background computations); outside one it does nothing.
+func setPhase(ctx context.Context, phase string) {
+	if p, ok := ctx.Value(phaseKey{}).(*atomic.Pointer[string]); ok {
+		p.Store(&phase)
+	}
+}
+
+// memoState is the state of a memo computation that start found or began.
+type memoState[V any] struct {
+	// done: val and err are its outcome; otherwise it is computing, since
+	// started, doing phase.
+	done    bool
+	val     V
+	err     error
+	started time.Time
+	phase   string
+}
+
+// start returns the value of key if it is computed, and otherwise starts
+// computing it with fn in the background (unless that is under way) and
+// returns its state at once. The computation does not end when ctx does.
+// When limit > 0 and limit background computations of keys starting with
+// prefix are under way, start starts none and returns refused.
+func (m *memo[V]) start(ctx context.Context, key, prefix string, limit int, fn func(ctx context.Context) (V, error)) (st memoState[V], refused bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[key]
+	if !ok {
+		if limit > 0 && m.pendingLocked(prefix) >= limit {
+			return memoState[V]{}, true
+		}
+		e = m.newEntryLocked(ctx, key, fn)
+	}
+	e.detached = true
+	select {
+	case <-e.done:
+		if e.dropOnRead {
+			m.dropLocked(key, e)
+		}
+		return memoState[V]{done: true, val: e.val, err: e.err, started: e.started}, false
+	default:
+		return memoState[V]{started: e.started, phase: *e.phase.Load()}, false
+	}
+}
+
+// pendingLocked counts the background computations under way of keys
+// starting with prefix.
+func (m *memo[V]) pendingLocked(prefix string) int {
+	n := 0
+	for k, e := range m.entries {
+		if !e.detached || !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		select {
+		case <-e.done:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// newEntryLocked adds the entry of key and starts its computation.
+func (m *memo[V]) newEntryLocked(ctx context.Context, key string, fn func(ctx context.Context) (V, error)) *memoEntry[V] {
+	// The computation keeps the request's values (logging) but not its
+	// cancellation: it ends when its last waiter leaves (unless
+	// detached) or when base is done.
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(m.base, cancel)
+	e := &memoEntry[V]{done: make(chan struct{}), cancel: func() { stop(); cancel() }, started: time.Now()}
+	queued := "queued"
+	e.phase.Store(&queued)
+	m.entries[key] = e
+	m.order = append(m.order, key)
+	if len(m.order) > m.max {
+		delete(m.entries, m.order[0])
+		m.order = m.order[1:]
+	}
+	go m.compute(context.WithValue(cctx, phaseKey{}, &e.phase), key, e, fn)
+	return e
 }
 
 // get returns the value of key, computing it with fn unless it is cached
@@ -258,18 +509,12 @@ func newMemo[V any](max int) *memo[V] {
 func (m *memo[V]) get(ctx context.Context, key string, fn func(ctx context.Context) (V, error)) (V, error) {
 	m.mu.Lock()
 	e, ok := m.entries[key]
+	if ok && e.dropOnRead {
+		m.dropLocked(key, e) // a failed background computation: try again
+		ok = false
+	}
 	if !ok {
-		// The computation keeps the request's values (logging) but not its
-		// cancellation: it ends when its last waiter leaves.
-		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		e = &memoEntry[V]{done: make(chan struct{}), cancel: cancel}
-		m.entries[key] = e
-		m.order = append(m.order, key)
-		if len(m.order) > m.max {
-			delete(m.entries, m.order[0])
-			m.order = m.order[1:]
-		}
-		go m.compute(cctx, key, e, fn)
+		e = m.newEntryLocked(ctx, key, fn)
 	}
 	e.waiters++
 	m.mu.Unlock()
@@ -283,7 +528,7 @@ func (m *memo[V]) get(ctx context.Context, key string, fn func(ctx context.Conte
 	case <-ctx.Done():
 		m.mu.Lock()
 		e.waiters--
-		if e.waiters == 0 {
+		if e.waiters == 0 && !e.detached {
 			select {
 			case <-e.done:
 			default:
@@ -305,7 +550,11 @@ func (m *memo[V]) compute(ctx context.Context, key string, e *memoEntry[V], fn f
 	e.val, e.err = val, err
 	close(e.done)
 	if err != nil && (annotations.ErrorCode(err) == annotations.EINTERNAL || errors.Is(err, context.Canceled) || ctx.Err() != nil) {
-		m.dropLocked(key, e)
+		if e.detached {
+			e.dropOnRead = true
+		} else {
+			m.dropLocked(key, e)
+		}
 	}
 }
 

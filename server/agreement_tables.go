@@ -43,7 +43,9 @@ type itemAgreementRow struct {
 //
 // The tables come from the analysis of the agreement endpoint with the
 // same bootstrap and seed (shared and cached with it); they do not depend
-// on the bootstrap, so bootstrap=0 is the cheapest way to them alone.
+// on the bootstrap, so bootstrap=0 is the cheapest way to them alone. Over
+// Config.AgreementJobLabels labels they answer 202 like the agreement
+// endpoint until its background analysis is done.
 func (s *Server) agreementTable(c *gin.Context) {
 	p, err := s.projectParam(c, read)
 	if err != nil {
@@ -84,9 +86,13 @@ func (s *Server) agreementTable(c *gin.Context) {
 		s.fail(c, q.err)
 		return
 	}
-	ds, res, err := s.projectAgreement(c.Request.Context(), p.ID, o)
+	res, pend, err := s.projectAgreement(c.Request.Context(), p.ID, o)
 	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if pend != nil {
+		s.answerPending(c, pend)
 		return
 	}
 	tb := res.tables
@@ -145,7 +151,7 @@ func (s *Server) agreementTable(c *gin.Context) {
 		scored := len(raters.ItemsBelow(tb.items, math.Inf(1)))
 		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score,
 			"total": len(tb.items), "scored": scored, "matching": matching, "below": below,
-			"offset": page.Offset, "limit": page.Limit, "items": itemRows(ds, rows)})
+			"offset": page.Offset, "limit": page.Limit, "items": itemRows(tb.counts, rows)})
 	case reports.AgreementRaters:
 		if format == "csv" {
 			csv(func(w io.Writer) error { return reports.WriteRaterAgreementCSV(w, tb.raters) })
@@ -166,17 +172,10 @@ func pageOf[T any](rows []T, pg annotations.Page) []T {
 }
 
 // itemRows adds to per-item rows their items' labels counted by value.
-func itemRows(ds *annotations.Dataset, rows []raters.ItemAgreement) []itemAgreementRow {
+func itemRows(vc *valueCounts, rows []raters.ItemAgreement) []itemAgreementRow {
 	out := make([]itemAgreementRow, len(rows))
-	byItem := make(map[string]map[string]int, len(rows))
 	for i, r := range rows {
-		out[i] = itemAgreementRow{ItemAgreement: r, Counts: map[string]int{}}
-		byItem[r.Item] = out[i].Counts
-	}
-	for _, l := range ds.Labels {
-		if m, ok := byItem[l.Item]; ok {
-			m[l.Value]++
-		}
+		out[i] = itemAgreementRow{ItemAgreement: r, Counts: vc.of(r.Item)}
 	}
 	return out
 }

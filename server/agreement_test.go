@@ -139,7 +139,7 @@ func TestAgreementStopsWhenClientLeaves(t *testing.T) {
 // computation; it is cancelled (and forgotten) only when the last request
 // waiting for it has gone.
 func TestMemoSharesAndCancels(t *testing.T) {
-	m := newMemo[[]byte](4)
+	m := newMemo[[]byte](context.Background(), 4)
 	started := make(chan context.Context, 4)
 	fn := func(ctx context.Context) ([]byte, error) {
 		started <- ctx

@@ -510,7 +510,9 @@ func mergeProblems(errs ...error) error {
 // (1000 replicates) is reduced to fit with a note in the document's
 // notes. Documents are cached by the project's label content and the
 // options (bootstrap, seed); one project runs one analysis at a time, and
-// an analysis stops when every client waiting for it has gone.
+// an analysis stops when every client waiting for it has gone. Projects
+// over Config.AgreementJobLabels labels are analysed in the background:
+// 202 with the job's state and a Retry-After until it is done, then 200.
 func (s *Server) agreement(c *gin.Context) {
 	p, err := s.projectParam(c, read)
 	if err != nil {
@@ -523,9 +525,13 @@ func (s *Server) agreement(c *gin.Context) {
 		s.fail(c, q.err)
 		return
 	}
-	_, res, err := s.projectAgreement(c.Request.Context(), p.ID, o)
+	res, pend, err := s.projectAgreement(c.Request.Context(), p.ID, o)
 	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if pend != nil {
+		s.answerPending(c, pend)
 		return
 	}
 	c.Data(http.StatusOK, "application/json; charset=utf-8", res.json)

@@ -92,6 +92,17 @@ type Config struct {
 	// limit). Above it the routes answer 413 naming the limit and the
 	// command that runs the analysis outside the server.
 	MaxAgreementLabels int
+	// AgreementJobLabels is the size above which a project's agreement
+	// analysis runs as a background job (default
+	// DefaultAgreementJobLabels; negative: never): the first request
+	// starts it and answers 202 with its state and a Retry-After, later
+	// ones answer 202 until it is done and then the cached document.
+	// Smaller projects are analysed within the request.
+	AgreementJobLabels int
+	// AgreementJobs is the most background agreement analyses this
+	// process runs at once (default 1: one 4M-label analysis takes about
+	// 2.6 GB); others wait in the queue.
+	AgreementJobs int
 	// MaxFitWork bounds one fit's projected Gibbs work
 	// (analysis.CheckWork): a fit projected to take longer on one core is
 	// refused when it is submitted, naming the budget and the projection
@@ -155,6 +166,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxAgreementLabels == 0 {
 		c.MaxAgreementLabels = DefaultMaxAgreementLabels
 	}
+	if c.AgreementJobLabels == 0 {
+		c.AgreementJobLabels = DefaultAgreementJobLabels
+	}
+	if c.AgreementJobs <= 0 {
+		c.AgreementJobs = 1
+	}
 	if c.MaxFitWork == 0 {
 		c.MaxFitWork = analysis.DefaultMaxFitWork
 	}
@@ -192,12 +209,16 @@ type Server struct {
 	keys      *keyCache
 	logins    *loginCodes
 	cache     *resultCache
-	// agreements keeps agreement analyses by project, options and labels;
-	// agreementRuns lets one analysis per project run at a time.
-	agreements    *memo[*agreementResult]
-	agreementRuns *projectGate
-	pool          *pool
-	dash          *dashboard
+	// agreements keeps agreement analyses by project, options and labels
+	// version; agreementRuns lets one analysis per project run at a time
+	// and agreementSlots Config.AgreementJobs background ones in all.
+	agreements     *memo[*agreementResult]
+	agreementRuns  *projectGate
+	agreementSlots chan struct{}
+	// stopJobs ends the background agreement analyses (shutdown).
+	stopJobs context.CancelFunc
+	pool     *pool
+	dash     *dashboard
 
 	// defaultWorkerName is set when the worker name is hostname-pid, so
 	// that fits of dead local processes can be recognised.
@@ -234,8 +255,11 @@ func New(cfg Config, store annotations.Store, logger *slog.Logger) (*Server, err
 	s.csrfKey = ck[:]
 	s.keys = &keyCache{s: s, ttl: max(cfg.KeyCacheTTL, 0), m: map[string]keyEntry{}}
 	s.cache = newResultCache(cfg.ReportCache)
-	s.agreements = newMemo[*agreementResult](agreementCacheSize)
+	var jobs context.Context
+	jobs, s.stopJobs = context.WithCancel(context.Background())
+	s.agreements = newMemo[*agreementResult](jobs, agreementCacheSize)
 	s.agreementRuns = newProjectGate()
+	s.agreementSlots = make(chan struct{}, cfg.AgreementJobs)
 	s.metrics = newMetrics(s)
 	s.pool = newPool(s)
 	dash, err := newDashboard(s)
@@ -358,6 +382,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	stopPool()
 	<-poolDone
+	s.stopJobs()
 	s.log.Info("concord stopped")
 	return err
 }

@@ -38,8 +38,10 @@ stays responsive while models run (--fits-in-process turns this off).
 A project may have --max-project-fits fits queued or running at once
 (default 8; more are refused with 429), and the workers take queued fits
 fairly across projects, so one project's backlog never starves another.
-Agreement analyses are bounded by --max-bootstrap-work, cached by label
-content and options, and stop when their client disconnects.
+Agreement analyses are bounded by --max-bootstrap-work, cached by the
+project's labels version and options, and stop when their client disconnects;
+projects over --agreement-job-labels are analysed in the background (the
+routes answer 202 with the job's state and Retry-After until it is done).
 SIGINT or SIGTERM shuts down gracefully: running fits get --shutdown-grace
 to finish and are then put back in the queue.
 
@@ -63,6 +65,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died before it fails")
 	maxFitWork := fs.Duration("max-fit-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of one fit, in one core's time: a fit projected to take longer is refused when submitted (negative: no limit)")
 	maxAgrLabels := fs.Int("max-agreement-labels", server.DefaultMaxAgreementLabels, "most labels of a project whose agreement the server analyses (agreement routes, dashboard, reports); larger projects get a 413 naming concord agreement (negative: no limit)")
+	jobLabels := fs.Int("agreement-job-labels", server.DefaultAgreementJobLabels, "projects with more labels have their agreement analysed in the background: the agreement routes answer 202 (Retry-After) until the job is done, then the cached result (negative: never, always within the request)")
 	maxBootWork := fs.Int64("max-bootstrap-work", analysis.DefaultMaxBootstrapWork, "most labels and rater pairs one agreement analysis may resample in its bootstrap (replicates x (labels + rater pairs sharing an item); negative: no limit)")
 	maxProjectFits := fs.Int("max-project-fits", 8, "fits one project may have queued or running at once (negative: no limit)")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
@@ -76,6 +79,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	if len(pos) > 0 {
 		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q", pos[0])
+	}
+	if *jobLabels == 0 {
+		return annotations.Errorf(annotations.EINVALID, "--agreement-job-labels 0: expected a number of labels (1 or more; projects with more are analysed in the background), or a negative number for never")
 	}
 	if *workers < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--workers must be 0 or more, got %d", *workers)
@@ -134,6 +140,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		MaxProjectFits:     *maxProjectFits,
 		MaxBootstrapWork:   *maxBootWork,
 		MaxAgreementLabels: *maxAgrLabels,
+		AgreementJobLabels: *jobLabels,
 		MaxFitWork:         *maxFitWork,
 		ShutdownGrace:      *grace,
 		ProgressInterval:   *progressEvery,

@@ -25,6 +25,30 @@
     });
   }
 
+  // getJobJSON is getJSON for routes whose work may run as a background
+  // job (the agreement routes of large projects): while they answer 202 it
+  // calls pending with the job's state and asks again after Retry-After
+  // seconds.
+  function getJobJSON(url, pending) {
+    return new Promise(function (resolve, reject) {
+      function ask() {
+        fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } }).then(function (r) {
+          return r.json().then(function (body) {
+            if (r.status === 202) {
+              if (pending) { pending(body); }
+              var wait = parseInt(r.headers.get("Retry-After"), 10) || body.retry_after_seconds || 2;
+              setTimeout(ask, wait * 1000);
+              return;
+            }
+            if (!r.ok) { throw new Error((body && body.error && body.error.message) || ("HTTP " + r.status)); }
+            resolve(body);
+          });
+        }).catch(reject);
+      }
+      ask();
+    });
+  }
+
   function fmtDur(sec) {
     sec = Math.round(sec);
     if (sec < 60) { return sec + " s"; }
@@ -126,7 +150,12 @@
       // The tie rule reloads the page, and with it the analysis.
       tf.querySelector("select").addEventListener("change", function () { tf.submit(); });
     }
-    getJSON("/api/v1/projects/" + id + "/agreement" + (ties ? "?ties=" + encodeURIComponent(ties) : "")).then(function (doc) {
+    getJobJSON("/api/v1/projects/" + id + "/agreement" + (ties ? "?ties=" + encodeURIComponent(ties) : ""), function (job) {
+      status.textContent = "Computing the agreement of " + job.labels + " labels in the background: " + job.phase +
+        " (" + fmtDur(job.elapsed_seconds || 0) + " so far); this page shows the result when it is done…";
+      status.setAttribute("data-job", job.status);
+    }).then(function (doc) {
+      status.removeAttribute("data-job");
       var tbody = table.querySelector("tbody");
       agreementRows(doc).forEach(function (r) {
         var tr = document.createElement("tr");
@@ -268,7 +297,7 @@
     var below = it.getAttribute("data-below");
     var st = document.getElementById("item-agreement-status");
     var url = "/api/v1/projects/" + id + "/agreement/items?limit=200" + (below ? "&below=" + encodeURIComponent(below) : "");
-    getJSON(url).then(function (t) {
+    getJobJSON(url).then(function (t) {
       t.items.forEach(function (r) {
         var tr = document.createElement("tr");
         var td = cellText(tr, "");

@@ -1,0 +1,263 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"concord/annotations"
+)
+
+// pollAgreement asks for path until it answers something other than 202
+// (checking each 202 answer's shape) and returns the last answer and the
+// number of 202 answers.
+func pollAgreement(e *testEnv, path, key string) (*http.Response, []byte, int) {
+	e.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for pending := 0; ; pending++ {
+		resp, b := e.request("GET", path, key, nil)
+		if resp.StatusCode != http.StatusAccepted {
+			return resp, b, pending
+		}
+		checkPending(e.t, path, resp, b)
+		if time.Now().After(deadline) {
+			e.t.Fatalf("GET %s: still 202 after 2 minutes: %s", path, b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkPending checks a 202 answer of an agreement route: a Retry-After
+// header and a body naming the job's state.
+func checkPending(t testing.TB, path string, resp *http.Response, b []byte) agreementJobBody {
+	t.Helper()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("GET %s: status %d, want 202: %s", path, resp.StatusCode, clipText(string(b), 500))
+	}
+	ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	if err != nil || ra < 1 || ra > 10 {
+		t.Errorf("GET %s: Retry-After %q, want 1 to 10 seconds", path, resp.Header.Get("Retry-After"))
+	}
+	var body agreementJobBody
+	if err := json.Unmarshal(b, &body); err != nil {
+		t.Fatalf("GET %s: 202 body %q: %v", path, b, err)
+	}
+	if (body.Status != "queued" && body.Status != "running") || body.Phase == "" || body.RetryAfterSeconds != ra ||
+		body.StartedAt.IsZero() || !strings.Contains(body.Message, "--agreement-job-labels") {
+		t.Errorf("GET %s: 202 body %s", path, b)
+	}
+	return body
+}
+
+// TestAgreementJob: over Config.AgreementJobLabels the agreement routes
+// start a background analysis and answer 202 (Retry-After, state) until
+// it is done, then 200 with the document and tables of the synchronous
+// path; a change of the labels starts a new analysis; a failed analysis
+// answers its error.
+func TestAgreementJob(t *testing.T) {
+	const opts = "bootstrap=20&seed=3"
+	paths := []string{"", "/matrix", "/pairs", "/items?limit=7", "/raters", "/items?format=csv&below=0.5", "/pairs?format=csv"}
+
+	// The reference: the same labels analysed within the requests.
+	ref := newEnv(t, func(c *Config) { c.AgreementJobLabels = -1 })
+	sid, skey := ref.loadedProject("k1")
+	want := map[string]string{}
+	for _, p := range paths {
+		resp, b := ref.request("GET", fmt.Sprintf("/api/v1/projects/%d/agreement%s%s", sid, p, sep(p)+opts), skey, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("synchronous %s: %d %s", p, resp.StatusCode, b)
+		}
+		want[p] = string(b)
+	}
+
+	e := newEnv(t, func(c *Config) { c.AgreementJobLabels = 10 })
+	id, key := e.loadedProject("k1")
+	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
+	_, labels, err := e.store.LabelsVersion(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The first request starts the job and says so.
+	resp, b := e.request("GET", base+"?"+opts, key, nil)
+	if body := checkPending(t, base, resp, b); body.Labels != labels {
+		t.Errorf("202 body names %d labels, the project has %d", body.Labels, labels)
+	}
+	resp, b, _ = pollAgreement(e, base+"?"+opts, key)
+	if resp.StatusCode != 200 || string(b) != want[""] {
+		t.Fatalf("the job's document (%d) differs from the synchronous one:\n%s\nwant\n%s", resp.StatusCode, clipText(string(b), 500), clipText(want[""], 500))
+	}
+	// Once done, every route answers from the cache at once.
+	for _, p := range paths {
+		resp, b := e.request("GET", base+p+sep(p)+opts, key, nil)
+		if resp.StatusCode != 200 || string(b) != want[p] {
+			t.Errorf("GET agreement%s: %d %s\nwant %s", p, resp.StatusCode, clipText(string(b), 300), clipText(want[p], 300))
+		}
+	}
+
+	// Labels changed: a new analysis, whose document counts the new label.
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", id), key, map[string]any{"labels": []map[string]any{{"item_id": "new-item", "rater_id": "new-rater", "label": "1"}}}, 201)
+	resp, b = e.request("GET", base+"?"+opts, key, nil)
+	checkPending(t, base, resp, b)
+	resp, b, _ = pollAgreement(e, base+"?"+opts, key)
+	if resp.StatusCode != 200 || string(b) == want[""] {
+		t.Fatalf("after a new label: %d, the document unchanged %v", resp.StatusCode, string(b) == want[""])
+	}
+	var doc struct {
+		Raters int `json:"raters"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var old struct {
+		Raters int `json:"raters"`
+	}
+	if err := json.Unmarshal([]byte(want[""]), &old); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Raters != old.Raters+1 {
+		t.Errorf("after a label of a new rater: %d raters, want %d", doc.Raters, old.Raters+1)
+	}
+
+	// A failed analysis answers its error (a domain error: kept while the
+	// labels stay the same).
+	one, okey := e.project("one", "ordinal:1..3")
+	var rows []map[string]any
+	for i := range 12 {
+		rows = append(rows, map[string]any{"item_id": fmt.Sprint("i", i), "rater_id": "solo", "label": "2"})
+	}
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", one), okey, map[string]any{"labels": rows}, 201)
+	path := fmt.Sprintf("/api/v1/projects/%d/agreement/raters", one)
+	resp, b = e.request("GET", path, okey, nil)
+	checkPending(t, path, resp, b)
+	resp, b, _ = pollAgreement(e, path, okey)
+	checkError(t, path, resp, b, http.StatusBadRequest, annotations.EINVALID, "at least 2 raters")
+	resp, b = e.request("GET", path, okey, nil)
+	checkError(t, path, resp, b, http.StatusBadRequest, annotations.EINVALID, "at least 2 raters")
+}
+
+// sep is the separator before more query parameters of path.
+func sep(path string) string {
+	if strings.Contains(path, "?") {
+		return "&"
+	}
+	return "?"
+}
+
+// TestMemoStart: a background computation is not cancelled when its
+// request leaves, answers its value once done, and a failure that is not
+// kept is answered once and then computed again.
+func TestMemoStart(t *testing.T) {
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
+	m := newMemo[string](base, 4)
+	release := make(chan struct{})
+	calls := 0
+	fn := func(ctx context.Context) (string, error) {
+		calls++
+		setPhase(ctx, "working")
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		if calls == 1 {
+			return "", fmt.Errorf("disk on fire")
+		}
+		return fmt.Sprint("value ", calls), nil
+	}
+	wait := func(key string) {
+		t.Helper()
+		m.mu.Lock()
+		e := m.entries[key]
+		m.mu.Unlock()
+		<-e.done
+	}
+	reqCtx, leave := context.WithCancel(context.Background())
+	if st, _ := m.start(reqCtx, "k", "", 0, fn); st.done || st.started.IsZero() {
+		t.Fatalf("first start: %+v", st)
+	}
+	leave() // the request goes; the computation must not
+	release <- struct{}{}
+	wait("k")
+	st, _ := m.start(context.Background(), "k", "", 0, fn)
+	if !st.done || st.err == nil || st.err.Error() != "disk on fire" {
+		t.Fatalf("after the failure: %+v", st)
+	}
+	if st, _ := m.start(context.Background(), "k", "", 0, fn); st.done {
+		t.Fatalf("after the failure was answered: %+v, want a new computation", st)
+	}
+	close(release)
+	wait("k")
+	if st, _ := m.start(context.Background(), "k", "", 0, fn); !st.done || st.err != nil || st.val != "value 2" {
+		t.Fatalf("done: %+v", st)
+	}
+	if v, err := m.get(context.Background(), "k", fn); err != nil || v != "value 2" || calls != 2 {
+		t.Errorf("get of the cached value: %q, %v, %d computations", v, err, calls)
+	}
+
+	// At most limit background computations per prefix are under way;
+	// the ones under way are still answered. The server's shutdown (base)
+	// stops them.
+	block := func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() }
+	for i, want := range []bool{false, false, true, false} {
+		key := fmt.Sprint("p1/", i)
+		if i == 3 {
+			key = "p1/0"
+		}
+		if _, refused := m.start(context.Background(), key, "p1/", 2, block); refused != want {
+			t.Errorf("start %s with 2 under way at most: refused %v, want %v", key, refused, want)
+		}
+	}
+	if _, refused := m.start(context.Background(), "p2/0", "p2/", 2, block); refused {
+		t.Error("another prefix's computation refused")
+	}
+	stop()
+	wait("p1/0")
+	wait("p1/1")
+	wait("p2/0")
+}
+
+// TestBrowserAgreementJob: the project page's agreement section works from
+// a background analysis: its first request starts the job (202), the page
+// polls and renders the coefficients and tables once it is done. It skips
+// as TestBrowserDashboard does.
+func TestBrowserAgreementJob(t *testing.T) {
+	cr := newChrome(t)
+	e := newEnv(t, func(c *Config) { c.AgreementJobLabels = 10 })
+	id, key := e.loadedProject("k1-job")
+	err := chromedp.Do(cr.ctx,
+		chromedp.Navigate(e.url+"/login"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), key),
+		chromedp.Click(chromedp.ID("login-button")),
+		chromedp.WaitVisible(chromedp.ID("agreement-table")),
+		chromedp.WaitVisible(chromedp.CSS(`#matrix-table tbody td`)),
+	)
+	if err != nil {
+		t.Fatalf("login and project page: %v", err)
+	}
+	for deadline := time.Now().Add(90 * time.Second); cr.eval(`String(document.querySelector("#item-agreement-table").getAttribute("data-rows"))`) == "null"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the per-item agreement table did not load")
+		}
+	}
+	if r := cr.eval(`document.querySelector("#item-agreement-table").getAttribute("data-rows")`); r != "135" {
+		t.Errorf("per-item table: %s rows, want 135", r)
+	}
+	if n := cr.count(`document.querySelectorAll("#agreement-table tbody tr").length`); n < 5 {
+		t.Errorf("coefficients table: %d rows", n)
+	}
+	if s := cr.eval(`document.querySelector("#agreement-status").textContent`); !strings.Contains(s, "raters") || strings.Contains(s, "background") || strings.Contains(s, "No agreement") {
+		t.Errorf("agreement status after the job: %q", s)
+	}
+	// The page's request started the job, whose document is now cached.
+	e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement", id), key, nil, 200)
+}
