@@ -35,7 +35,9 @@ type itemAgreementRow struct {
 //	        raters.MaxMatrixRaters raters), with the shared items
 //	pairs   the pairs of raters of the pair selection (pairs=all: every
 //	        pair with a common item; by default bounded, see
-//	        raters.PairOptions): shared items, kappa and its interval
+//	        raters.PairOptions): shared items, kappa and its interval;
+//	        offset and limit page (JSON: 100 rows by default, with the
+//	        total; CSV: every row unless they are given)
 //	items   the per-item agreement, lowest first; below=X keeps the items
 //	        scoring under X, offset and limit page (JSON: 100 rows by
 //	        default; CSV: every row unless they are given)
@@ -58,8 +60,11 @@ func (s *Server) agreementTable(c *gin.Context) {
 		return
 	}
 	known := append([]string{"format"}, agreementParams...)
-	if table == reports.AgreementItems {
+	switch table {
+	case reports.AgreementItems:
 		known = append(known, "below", "offset", "limit")
+	case reports.AgreementPairs:
+		known = append(known, "offset", "limit")
 	}
 	q := newQuery(c, known...)
 	format := q.c.DefaultQuery("format", "json")
@@ -79,7 +84,7 @@ func (s *Server) agreementTable(c *gin.Context) {
 	_, hasOffset := c.GetQuery("offset")
 	_, hasLimit := c.GetQuery("limit")
 	page := annotations.Page{}
-	if table == reports.AgreementItems {
+	if table == reports.AgreementItems || table == reports.AgreementPairs {
 		page = q.page(itemAgreementPage, maxPage)
 	}
 	if q.err != nil {
@@ -118,22 +123,31 @@ func (s *Server) agreementTable(c *gin.Context) {
 		}
 		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": m.Coefficient, "weights": m.Weights, "raters": m.Raters, "kappa": m.Kappa, "n": m.N})
 	case reports.AgreementPairs:
+		// Every pair of the selection (pairs=all: every pair sharing an
+		// item), in the analysis' order, paged like the items.
+		pairs := tb.pairs
 		if format == "csv" {
-			csv(func(w io.Writer) error { return reports.WritePairsCSV(w, tb.pairs, tb.weights) })
+			if hasOffset || hasLimit {
+				pairs = pageOf(pairs, page)
+			}
+			csv(func(w io.Writer) error { return reports.WritePairsCSV(w, pairs, tb.weights) })
 			return
 		}
+		total := len(pairs)
+		pairs = pageOf(pairs, page)
 		type pairRow struct {
 			A     string          `json:"a"`
 			B     string          `json:"b"`
 			N     int             `json:"n"`
 			Kappa raters.Estimate `json:"kappa"`
 		}
-		rows := make([]pairRow, len(tb.pairs))
-		for i := range tb.pairs {
-			pr := &tb.pairs[i]
+		rows := make([]pairRow, len(pairs))
+		for i := range pairs {
+			pr := &pairs[i]
 			rows[i] = pairRow{A: pr.A, B: pr.B, N: pr.N, Kappa: reports.PairEstimate(pr, tb.weights)}
 		}
-		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": "cohen_kappa", "weights": tb.weights, "pairs": rows})
+		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": "cohen_kappa", "weights": tb.weights,
+			"total": total, "offset": page.Offset, "limit": page.Limit, "pairs": rows})
 	case reports.AgreementItems:
 		rows := tb.items
 		if below != nil {

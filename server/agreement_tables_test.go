@@ -54,6 +54,21 @@ func TestAgreementTablesAPI(t *testing.T) {
 		t.Errorf("matrix table: %v", mt)
 	}
 
+	// Pairs: 7 raters, 21 pairs, paged.
+	pg := e.call("GET", base+"/pairs?bootstrap=0&offset=5&limit=10", key, nil, 200)
+	prs := pg["pairs"].([]any)
+	if pg["total"].(float64) != 21 || pg["offset"].(float64) != 5 || len(prs) != 10 {
+		t.Errorf("pairs page: total %v offset %v, %d rows", pg["total"], pg["offset"], len(prs))
+	}
+	allPairs := e.call("GET", base+"/pairs?bootstrap=0", key, nil, 200)["pairs"].([]any)
+	if len(allPairs) != 21 || fmt.Sprint(allPairs[5]) != fmt.Sprint(prs[0]) || fmt.Sprint(allPairs[14]) != fmt.Sprint(prs[9]) {
+		t.Errorf("pairs: %d rows; page rows %v and %v", len(allPairs), prs[0], prs[9])
+	}
+	resp, csvb := e.request("GET", base+"/pairs?bootstrap=0&format=csv&limit=3", key, nil)
+	if resp.StatusCode != 200 || strings.Count(string(csvb), "\n") != 4 {
+		t.Errorf("pairs CSV page: %d\n%s", resp.StatusCode, csvb)
+	}
+
 	// Items: lowest first, all 135 with 2+ labels or not.
 	all := e.call("GET", base+"/items?bootstrap=0&limit=1000", key, nil, 200)
 	rows := all["items"].([]any)
