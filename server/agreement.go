@@ -213,7 +213,17 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 	setPhase(ctx, "analysing")
 	s.metrics.agreementRunning.Inc()
 	defer s.metrics.agreementRunning.Dec()
-	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties, MaxItemRows: raters.DefaultMaxItemRows})
+	// The bootstrap's replicates are the phase's progress (the 202's
+	// phase, the dashboard's line), at most every 1%.
+	var lastPct atomic.Int64
+	lastPct.Store(-1)
+	progress := func(done, total int) {
+		if pct := int64(100 * done / total); pct > lastPct.Load() {
+			lastPct.Store(pct)
+			setPhase(ctx, fmt.Sprintf("analysing: bootstrap %d of %d replicates", done, total))
+		}
+	}
+	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties, MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
 	if err != nil {
 		if ctx.Err() != nil {
 			s.metrics.agreementCancelled.Inc()
@@ -244,8 +254,9 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 type agreementJobBody struct {
 	// Status is queued (waiting for another analysis to end) or running.
 	Status string `json:"status"`
-	// Phase is what it does now: queued, loading labels, analysing or
-	// writing the document.
+	// Phase is what it does now: queued, loading labels, analysing (with
+	// the bootstrap's replicates done, "analysing: bootstrap 340 of 1000
+	// replicates") or writing the document.
 	Phase          string    `json:"phase"`
 	Labels         int       `json:"labels"`
 	StartedAt      time.Time `json:"started_at"`
