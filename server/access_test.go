@@ -113,6 +113,7 @@ func routeCases(p, doneFit, queuedFit, key int64) map[string]routeCase {
 		"DELETE /api/v1/projects/{id}/labels":         {path: pp + "/labels?all=true"},
 		"POST /api/v1/projects/{id}/imports":          {path: pp + "/imports", multipart: true},
 		"GET /api/v1/projects/{id}/agreement":         {path: pp + "/agreement?bootstrap=0"},
+		"DELETE /api/v1/projects/{id}/agreement":      {path: pp + "/agreement"},
 		"GET /api/v1/projects/{id}/agreement/{table}": {path: pp + "/agreement/items?bootstrap=0&format=csv"},
 		"GET /api/v1/projects/{id}/keys":              {path: pp + "/keys"},
 		"POST /api/v1/projects/{id}/keys":             {path: pp + "/keys", body: map[string]any{"name": "intruder"}},

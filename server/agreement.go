@@ -477,6 +477,27 @@ func (m *memo[V]) start(ctx context.Context, key, prefix string, limit int, fn f
 	}
 }
 
+// cancelPrefix cancels and forgets the background computations under way
+// of keys starting with prefix, and returns how many there were.
+func (m *memo[V]) cancelPrefix(prefix string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k, e := range m.entries {
+		if !e.detached || !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		select {
+		case <-e.done:
+		default:
+			e.cancel()
+			m.dropLocked(k, e)
+			n++
+		}
+	}
+	return n
+}
+
 // pendingLocked counts the background computations under way of keys
 // starting with prefix.
 func (m *memo[V]) pendingLocked(prefix string) int {

@@ -261,3 +261,45 @@ func TestBrowserAgreementJob(t *testing.T) {
 	// The page's request started the job, whose document is now cached.
 	e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement", id), key, nil, 200)
 }
+
+// TestMemoCancelPrefix: cancelPrefix stops the background computations of
+// one project (their contexts end, they are forgotten) and leaves the
+// others and the finished ones alone; DELETE /projects/{id}/agreement
+// answers how many it stopped.
+func TestMemoCancelPrefix(t *testing.T) {
+	m := newMemo[string](context.Background(), 8)
+	stopped := make(chan string, 4)
+	block := func(name string) func(ctx context.Context) (string, error) {
+		return func(ctx context.Context) (string, error) {
+			<-ctx.Done()
+			stopped <- name
+			return "", ctx.Err()
+		}
+	}
+	m.start(context.Background(), "1/a", "1/", 0, block("1/a"))
+	m.start(context.Background(), "1/b", "1/", 0, block("1/b"))
+	m.start(context.Background(), "2/a", "2/", 0, block("2/a"))
+	if n := m.cancelPrefix("1/"); n != 2 {
+		t.Fatalf("cancelled %d, want 2", n)
+	}
+	got := map[string]bool{<-stopped: true, <-stopped: true}
+	if !got["1/a"] || !got["1/b"] {
+		t.Errorf("stopped %v", got)
+	}
+	m.mu.Lock()
+	_, a := m.entries["1/a"]
+	_, other := m.entries["2/a"]
+	m.mu.Unlock()
+	if a || !other {
+		t.Errorf("entries after cancel: 1/a kept %v, 2/a kept %v", a, other)
+	}
+	if n := m.cancelPrefix("2/"); n != 1 || <-stopped != "2/a" {
+		t.Errorf("project 2: cancelled %d", n)
+	}
+
+	e := newEnv(t)
+	id, key := e.loadedProject("k1")
+	if out := e.call("DELETE", fmt.Sprintf("/api/v1/projects/%d/agreement", id), key, nil, 200); out["cancelled"].(float64) != 0 {
+		t.Errorf("nothing running: %v", out)
+	}
+}

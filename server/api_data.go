@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -513,6 +514,24 @@ func mergeProblems(errs ...error) error {
 // an analysis stops when every client waiting for it has gone. Projects
 // over Config.AgreementJobLabels labels are analysed in the background:
 // 202 with the job's state and a Retry-After until it is done, then 200.
+// cancelAgreement: DELETE /api/v1/projects/{id}/agreement -> stops the
+// project's agreement analyses running in the background (projects over
+// Config.AgreementJobLabels) and answers how many: {"cancelled": N}. A
+// later GET starts the analysis again.
+func (s *Server) cancelAgreement(c *gin.Context) {
+	p, err := s.projectParam(c, write)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if q := newQuery(c); q.err != nil {
+		s.fail(c, q.err)
+		return
+	}
+	n := s.agreements.cancelPrefix(fmt.Sprintf("%d/", p.ID))
+	c.JSON(http.StatusOK, gin.H{"cancelled": n})
+}
+
 func (s *Server) agreement(c *gin.Context) {
 	p, err := s.projectParam(c, read)
 	if err != nil {
