@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -352,8 +353,11 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 // engine caught: a result holding a NaN or an infinity (which JSON cannot
 // hold, so that it could not be written or stored) is refused with the
 // settings that were given, instead of failing when it is written.
+//
+// The document is encoded piece by piece and thrown away
+// (multirater.WriteIndented), never held whole.
 func checkFinite(res *multirater.FitResult, spec FitSpec) error {
-	_, err := json.Marshal(res)
+	err := multirater.WriteIndented(io.Discard, res)
 	if err == nil {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	goflag "flag"
@@ -336,21 +337,31 @@ func writeFitResult(e *env, path string, res *multirater.FitResult) error {
 	if path != "-" {
 		return writeFitFile(path, res)
 	}
-	b, err := encodeFitResult(res)
-	if err != nil {
-		return err
-	}
-	_, err = e.stdout.Write(b)
-	return err
+	return streamFitResult(e.stdout, res)
 }
 
 // writeFitFile writes the fit result document to the file path.
 func writeFitFile(path string, res *multirater.FitResult) error {
-	b, err := encodeFitResult(res)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o644)
+	if err := streamFitResult(f, res); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// streamFitResult writes the fit result document as concord fit writes it
+// (json.MarshalIndent with one space, then a newline) to w piece by piece (multirater.WriteIndented): memory stays that of one item, not of
+// the document (hundreds of MB from 16,000 items on).
+func streamFitResult(w io.Writer, res *multirater.FitResult) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := multirater.WriteIndented(bw, res); err != nil {
+		return fmt.Errorf("encoding the result: %w", err)
+	}
+	return bw.Flush()
 }
 
 // encodeFitResult is the fit result document as concord fit writes it.

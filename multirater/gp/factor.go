@@ -97,6 +97,9 @@ func NewFactor(c mat.Symmetric) (*Factor, error) {
 	if n == 0 {
 		return nil, multirater.DataErrorf("empty kernel matrix")
 	}
+	if d, ok := c.(*mat.DiagDense); ok {
+		return newDiagFactor(d.Diag(), d.At)
+	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			if v := c.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
@@ -104,23 +107,10 @@ func NewFactor(c mat.Symmetric) (*Factor, error) {
 			}
 		}
 	}
-	f := &Factor{N: n}
 	if IsDiagonal(c) {
-		f.Diag = true
-		f.R = n
-		f.SD = make([]float64, n)
-		f.Lam = make([]float64, n)
-		for i := range f.SD {
-			v := c.At(i, i)
-			if v < 0 {
-				return nil, multirater.DataErrorf("kernel matrix is not positive semidefinite (diagonal element %d is %v)", i, v)
-			}
-			f.SD[i] = math.Sqrt(v)
-			f.Lam[i] = v
-		}
-		f.OneProj = append([]float64(nil), f.SD...)
-		return f, nil
+		return newDiagFactor(n, c.At)
 	}
+	f := &Factor{N: n}
 	vals, vecs, err := SymEigen(c)
 	if err != nil {
 		return nil, err
@@ -151,6 +141,25 @@ func NewFactor(c mat.Symmetric) (*Factor, error) {
 		}
 	}
 	f.setOneProj()
+	return f, nil
+}
+
+// newDiagFactor returns the exact factor G = diag(sqrt(c_ii)) of a diagonal
+// n×n covariance whose element (i, i) is at(i, i): O(n) time and memory.
+func newDiagFactor(n int, at func(i, j int) float64) (*Factor, error) {
+	f := &Factor{N: n, R: n, Diag: true, SD: make([]float64, n), Lam: make([]float64, n)}
+	for i := range f.SD {
+		v := at(i, i)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, multirater.DataErrorf("kernel matrix element (%d, %d) is %v", i, i, v)
+		}
+		if v < 0 {
+			return nil, multirater.DataErrorf("kernel matrix is not positive semidefinite (diagonal element %d is %v)", i, v)
+		}
+		f.SD[i] = math.Sqrt(v)
+		f.Lam[i] = v
+	}
+	f.OneProj = append([]float64(nil), f.SD...)
 	return f, nil
 }
 

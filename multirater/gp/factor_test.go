@@ -36,6 +36,7 @@ func TestPriorFactor(t *testing.T) {
 		{"rbf", &rbf, -1, false},
 		{"linear, 3 covariates", &lin, 3, false},
 		{"diagonal", mat.NewDiagDense(4, []float64{1, 2, 0, 3}), 4, true},
+		{"diagonal held dense", mat.NewSymDense(3, []float64{2, 0, 0, 0, 0.5, 0, 0, 0, 1}), 3, true},
 	} {
 		f, err := NewFactor(tc.c)
 		if err != nil {
@@ -52,9 +53,20 @@ func TestPriorFactor(t *testing.T) {
 	if _, err := NewFactor(bad); err == nil || !strings.Contains(err.Error(), "positive semidefinite") {
 		t.Errorf("indefinite matrix: %v", err)
 	}
-	nan := mat.NewSymDense(2, []float64{1, math.NaN(), math.NaN(), 1})
-	if _, err := NewFactor(nan); err == nil {
-		t.Error("NaN matrix accepted")
+	for _, tc := range []struct {
+		name string
+		c    mat.Symmetric
+		want string
+	}{
+		{"NaN off the diagonal", mat.NewSymDense(2, []float64{1, math.NaN(), math.NaN(), 1}), "NaN"},
+		{"diagonal NaN", mat.NewDiagDense(2, []float64{1, math.NaN()}), "NaN"},
+		{"diagonal infinity", mat.NewDiagDense(2, []float64{math.Inf(1), 1}), "+Inf"},
+		{"diagonal negative", mat.NewDiagDense(2, []float64{1, -1}), "positive semidefinite"},
+		{"dense diagonal negative", mat.NewSymDense(2, []float64{-1, 0, 0, 1}), "positive semidefinite"},
+	} {
+		if _, err := NewFactor(tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
+		}
 	}
 }
 

@@ -81,3 +81,24 @@ func BenchmarkFitDeterministic(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFitDeterministicIdentity measures the labels-only EP fit (the
+// identity prior, issue 35) at the shared ladder's shape: about 4 ratings
+// per item from 20 (N = 4,000) to 50 raters, thresholds and noise learnt by
+// evidence maximisation (the default), end to end including the result's
+// joint draws. The prior is diagonal throughout (gp.IdentityFactor), so time
+// and bytes allocated per item should stay flat across the sizes; the
+// bytes are dominated by the result (N x 500 joint draws, rank summaries).
+func BenchmarkFitDeterministicIdentity(b *testing.B) {
+	for _, tc := range []struct{ n, raters int }{{4000, 20}, {16000, 40}, {64000, 50}} {
+		d := benchData(tc.n, tc.raters, 4/float64(tc.raters), "identity", 35)
+		b.Run(fmt.Sprintf("N=%d", tc.n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := FitDeterministic(context.Background(), d, DetOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -53,17 +53,17 @@ type Data struct {
 	Learn *LearnKernel
 }
 
-// CovOrIdentity returns Cov, or the identity when Cov is nil.
+// CovOrIdentity returns Cov, or the identity when Cov is nil, as a
+// *mat.DiagDense (O(N) memory; gp.NewFactor factorises it in O(N)).
 func (d *Data) CovOrIdentity() mat.Symmetric {
 	if d.Cov != nil {
 		return d.Cov
 	}
-	n := len(d.ItemIDs)
-	id := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		id.SetSym(i, i, 1)
+	one := make([]float64, len(d.ItemIDs))
+	for i := range one {
+		one[i] = 1
 	}
-	return id
+	return mat.NewDiagDense(len(one), one)
 }
 
 // LearnKernel are the kernel terms of Data.Learn.
