@@ -129,65 +129,46 @@ func (r *Ratings) check() {
 // by rater and, for one rater, in the order they were added. Time and
 // memory are linear in the labels (plus items and raters).
 func (r *Ratings) byItem() (start []int, order []int32) {
-	start = make([]int, r.Items+1)
-	for _, i := range r.item {
-		start[i+1]++
-	}
-	for i := 0; i < r.Items; i++ {
-		start[i+1] += start[i]
-	}
-	// Counting sort by rater, then a stable counting sort by item.
-	rs := make([]int, r.Raters+1)
-	for _, j := range r.rater {
-		rs[j+1]++
-	}
-	for j := 0; j < r.Raters; j++ {
-		rs[j+1] += rs[j]
-	}
-	tmp := make([]int32, len(r.val))
-	for x, j := range r.rater {
-		tmp[rs[j]] = int32(x)
-		rs[j]++
-	}
-	order = make([]int32, len(r.val))
-	next := slices.Clone(start[:r.Items])
-	for _, x := range tmp {
-		i := r.item[x]
-		order[next[i]] = x
-		next[i]++
-	}
-	return start, order
+	return csrRows(r.item, r.Items, r.rater, r.Raters)
 }
 
 // byRater returns the labels in compressed sparse rows by rater: rater j's
 // labels are order[start[j]:start[j+1]], sorted by item and, for one item,
 // in the order they were added.
 func (r *Ratings) byRater() (start []int, order []int32) {
-	start = make([]int, r.Raters+1)
-	for _, j := range r.rater {
-		start[j+1]++
+	return csrRows(r.rater, r.Raters, r.item, r.Items)
+}
+
+// csrRows groups the labels by row (row[x] in [0, nRows), the label x's
+// row) in compressed sparse rows, within a row sorted by col (in [0,
+// nCols)) and then by x: a counting sort by col, then a stable counting
+// sort by row.
+func csrRows(row []int32, nRows int, col []int32, nCols int) (start []int, order []int32) {
+	start = make([]int, nRows+1)
+	for _, i := range row {
+		start[i+1]++
 	}
-	for j := 0; j < r.Raters; j++ {
-		start[j+1] += start[j]
+	for i := 0; i < nRows; i++ {
+		start[i+1] += start[i]
 	}
-	is := make([]int, r.Items+1)
-	for _, i := range r.item {
-		is[i+1]++
+	cs := make([]int, nCols+1)
+	for _, j := range col {
+		cs[j+1]++
 	}
-	for i := 0; i < r.Items; i++ {
-		is[i+1] += is[i]
+	for j := 0; j < nCols; j++ {
+		cs[j+1] += cs[j]
 	}
-	tmp := make([]int32, len(r.val))
-	for x, i := range r.item {
-		tmp[is[i]] = int32(x)
-		is[i]++
+	tmp := make([]int32, len(row))
+	for x, j := range col {
+		tmp[cs[j]] = int32(x)
+		cs[j]++
 	}
-	order = make([]int32, len(r.val))
-	next := slices.Clone(start[:r.Raters])
+	order = make([]int32, len(row))
+	next := slices.Clone(start[:nRows])
 	for _, x := range tmp {
-		j := r.rater[x]
-		order[next[j]] = x
-		next[j]++
+		i := row[x]
+		order[next[i]] = x
+		next[i]++
 	}
 	return start, order
 }
