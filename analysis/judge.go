@@ -8,6 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"gonum.org/v1/gonum/stat"
+
 	"concord/annotations"
 	"concord/raters"
 )
@@ -392,17 +394,8 @@ func agreementWith(items []string, label func(item string) (float64, bool), refs
 // p-value is 0 below mu and 1 otherwise.
 func tTestLess(d []float64, mu float64) (t, p float64) {
 	n := float64(len(d))
-	mean := 0.0
-	for _, v := range d {
-		mean += v
-	}
-	mean /= n
-	ss := 0.0
-	for _, v := range d {
-		ss += (v - mean) * (v - mean)
-	}
-	sd := math.Sqrt(ss / (n - 1))
-	if sd == 0 || len(d) < 2 {
+	mean, sd := stat.MeanStdDev(d, nil)
+	if len(d) < 2 || !(sd > 0) {
 		switch {
 		case mean < mu:
 			return math.Inf(-1), 0

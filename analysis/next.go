@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
+
 	"concord/annotations"
 	"concord/multirater"
 )
@@ -286,15 +288,7 @@ func NextItems(res *multirater.FitResult, o NextOptions) (*NextResult, error) {
 }
 
 // entropyBits is the entropy of a distribution in bits.
-func entropyBits(p []float64) float64 {
-	h := 0.0
-	for _, v := range p {
-		if v > 0 {
-			h -= v * math.Log2(v)
-		}
-	}
-	return h
-}
+func entropyBits(p []float64) float64 { return stat.Entropy(p) / math.Ln2 }
 
 // WriteCSV writes the ranking as a task list for the labelling tool:
 // id,score,consensus,prob,n_labels,why, best first.
