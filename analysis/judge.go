@@ -6,9 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"concord/annotations"
 	"concord/raters"
