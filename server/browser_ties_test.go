@@ -19,10 +19,20 @@ func TestBrowserAgreementTies(t *testing.T) {
 	e := newEnv(t)
 	_, key := e.binaryProject("rte-ties")
 	ctx := cr.ctx
+	// tryEval evaluates js, "" while the page is between two documents
+	// (the select's change reloads it: an evaluation during the
+	// navigation fails, and is tried again).
+	tryEval := func(js string) string {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			return ""
+		}
+		return v
+	}
 	tiesText := func() string {
 		t.Helper()
 		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if v := cr.eval(`(document.querySelector("#aggregator-ties") || {}).textContent || ""`); v != "" {
+			if v := tryEval(`(document.querySelector("#aggregator-ties") || {}).textContent || ""`); v != "" {
 				return v
 			}
 		}
@@ -44,7 +54,7 @@ func TestBrowserAgreementTies(t *testing.T) {
 		t.Errorf("tie line with the default rule: %q", before)
 	}
 	cr.eval(`(() => { const s = document.getElementById("ties"); s.value = "first"; s.dispatchEvent(new Event("change")); return ""; })()`)
-	for deadline := time.Now().Add(30 * time.Second); cr.eval(`location.search`) != "?ties=first"; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); tryEval(`location.search`) != "?ties=first"; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("choosing the rule did not reload the page with ?ties=first: %q", cr.eval(`location.search`))
 		}
