@@ -331,6 +331,13 @@ func (s *Server) createFit(c *gin.Context) {
 
 // startFit validates a fit request against the project and queues it.
 func (s *Server) startFit(ctx context.Context, p *annotations.Project, req *fitRequest) (*annotations.Fit, error) {
+	if strings.TrimSpace(req.Model) == "" {
+		m, err := s.defaultModel(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		req.Model = m
+	}
 	sp, err := req.spec(p.Scheme)
 	if err != nil {
 		return nil, err
@@ -349,12 +356,24 @@ func (s *Server) StartFit(ctx context.Context, projectID int64, spec analysis.Fi
 	}
 	spec.Model = strings.ToLower(strings.TrimSpace(spec.Model))
 	if spec.Model == "" {
-		spec.Model = analysis.DefaultModel(p.Scheme)
+		if spec.Model, err = s.defaultModel(ctx, p); err != nil {
+			return nil, err
+		}
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
 	return s.queueFit(ctx, p, completeSpec(spec))
+}
+
+// defaultModel is the model of a fit of project p that names none:
+// analysis.DefaultModelFor the project's scheme and items.
+func (s *Server) defaultModel(ctx context.Context, p *annotations.Project) (string, error) {
+	st, err := s.store.Stats(ctx, p.ID)
+	if err != nil {
+		return "", err
+	}
+	return analysis.DefaultModelFor(p.Scheme, st.ItemsWithText), nil
 }
 
 // queueFit checks a complete spec against the project and queues the fit.
