@@ -98,6 +98,39 @@ func TestFitMeanFloor(t *testing.T) {
 	}
 }
 
+// TestFitMeanWarmStart: fitMeanFrom started from a Lagrange multiplier
+// near or far from the solution (above it, below it, where every a_j is at
+// its floor) finds the cold start's a to 1e-9 and returns the same
+// multiplier: the warm start of empirical Bayes
+// changes the speed, not the answer.
+func TestFitMeanWarmStart(t *testing.T) {
+	for _, c := range []struct {
+		t []float64
+		s float64
+	}{
+		{[]float64{-0.2, -3, -1e3}, 4},
+		{[]float64{-0.5, -1.2, -2.5, -2.5}, 10},
+		{[]float64{-50, -50, -0.01}, 2},
+		{[]float64{-0.05, -4, -4, -4, -4, -4, -4, -4, -4, -4}, 4},
+	} {
+		cold := make([]float64, len(c.t))
+		nu := fitMeanFrom(cold, c.t, c.s, math.NaN())
+		for _, start := range []float64{nu, nu + 1e-3, nu - 0.5, nu + 2, nu - 20, nu + 1e3} {
+			warm := make([]float64, len(c.t))
+			got := fitMeanFrom(warm, c.t, c.s, start)
+			for j := range warm {
+				if math.Abs(warm[j]-cold[j]) > 1e-9*c.s {
+					t.Errorf("t %v from nu %g: a %v, cold start %v", c.t, start, warm, cold)
+					break
+				}
+			}
+			if math.Abs(got-nu) > 1e-6*math.Max(1, math.Abs(nu)) {
+				t.Errorf("t %v from nu %g: multiplier %g, cold start %g", c.t, start, got, nu)
+			}
+		}
+	}
+}
+
 // TestIterationLimitAdvice: a fit stopped by its iteration limit says so
 // and names the flag that raises it.
 func TestIterationLimitAdvice(t *testing.T) {
