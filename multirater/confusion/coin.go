@@ -157,7 +157,7 @@ func (v *coinVB) raters(eb bool) {
 		// one-step lag between the competence responsibilities and the
 		// posteriors they set is the spammer model's slowest direction.
 		for r := 0; r < spamInner; r++ {
-			if v.spamStep() < 1e-9 {
+			if v.spamStep() < 1e-6 {
 				break
 			}
 		}
@@ -204,7 +204,7 @@ func (v *coinVB) raters(eb bool) {
 }
 
 // spamInner bounds the inner iterations of the spammer's rater update.
-const spamInner = 20
+const spamInner = 5
 
 // spamStep is one update of the spammer's competence responsibilities
 // (lt and comp from the current posteriors: a label (l, j) of item n is
