@@ -60,19 +60,25 @@ func TestManyClassesNoNaN(t *testing.T) {
 	}
 }
 
+// fitMeanCases are mean expected logs t and totals s of empirical-Bayes
+// row fits: a class no rater gave (-1e3), spread means, two classes nobody
+// gave, and ten classes with one dominant.
+var fitMeanCases = []struct {
+	t []float64
+	s float64
+}{
+	{[]float64{-0.2, -3, -1e3}, 4},
+	{[]float64{-0.5, -1.2, -2.5, -2.5}, 10},
+	{[]float64{-50, -50, -0.01}, 2},
+	{[]float64{-0.05, -4, -4, -4, -4, -4, -4, -4, -4, -4}, 4},
+}
+
 // TestFitMeanFloor: the empirical-Bayes row fit with a class no rater
 // gave (mean expected log -1e3) keeps that pseudo-count at the floor and
 // the total at s, and otherwise meets Minka's condition psi(a_j) - t_j
 // equal for every j.
 func TestFitMeanFloor(t *testing.T) {
-	for _, c := range []struct {
-		t []float64
-		s float64
-	}{
-		{[]float64{-0.2, -3, -1e3}, 4},
-		{[]float64{-0.5, -1.2, -2.5, -2.5}, 10},
-		{[]float64{-50, -50, -0.01}, 2},
-	} {
+	for _, c := range fitMeanCases {
 		a := []float64{1, 1, 1, 1}[:len(c.t)]
 		a = append([]float64(nil), a...)
 		fitMean(a, c.t, c.s, make([]float64, len(a)))
@@ -104,15 +110,7 @@ func TestFitMeanFloor(t *testing.T) {
 // multiplier: the warm start of empirical Bayes
 // changes the speed, not the answer.
 func TestFitMeanWarmStart(t *testing.T) {
-	for _, c := range []struct {
-		t []float64
-		s float64
-	}{
-		{[]float64{-0.2, -3, -1e3}, 4},
-		{[]float64{-0.5, -1.2, -2.5, -2.5}, 10},
-		{[]float64{-50, -50, -0.01}, 2},
-		{[]float64{-0.05, -4, -4, -4, -4, -4, -4, -4, -4, -4}, 4},
-	} {
+	for _, c := range fitMeanCases {
 		cold := make([]float64, len(c.t))
 		nu := fitMeanFrom(cold, c.t, c.s, math.NaN())
 		for _, start := range []float64{nu, nu + 1e-3, nu - 0.5, nu + 2, nu - 20, nu + 1e3} {
