@@ -79,8 +79,10 @@ var fitMeanCases = []struct {
 // equal for every j.
 func TestFitMeanFloor(t *testing.T) {
 	for _, c := range fitMeanCases {
-		a := []float64{1, 1, 1, 1}[:len(c.t)]
-		a = append([]float64(nil), a...)
+		a := make([]float64, len(c.t))
+		for j := range a {
+			a[j] = 1
+		}
 		fitMean(a, c.t, c.s, make([]float64, len(a)))
 		sum := 0.0
 		var nu []float64
