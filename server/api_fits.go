@@ -20,9 +20,10 @@ import (
 // fitRequest is the body of POST /projects/{id}/fits: every setting of
 // `concord fit` (every field of analysis.FitSpec; a test checks that none
 // is missing). Omitted fields take the defaults of `concord fit`, except
-// the model, which defaults to the one that suits the project's scheme
-// (ordinal for ordinal schemes, classification for nominal and binary
-// ones); unlike FitSpec, an explicit 0 is taken literally where it means
+// the model, which defaults to the one that suits the project's scheme and
+// items (analysis.DefaultModelFor: ordinal for ordinal schemes; for nominal
+// and binary ones confusion without item texts, classification with
+// them); unlike FitSpec, an explicit 0 is taken literally where it means
 // something ("burnin": 0 is no burn-in) and rejected where it does not
 // ("chains": 0). A null field is rejected, naming it (null would otherwise
 // silently mean the default). Settings that the chosen model does not use
