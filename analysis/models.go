@@ -492,9 +492,10 @@ func ModelUsage() string {
 }
 
 // DefaultModel returns the model of a fit of labels with scheme s that
-// names none: the first model of the table that fits s, or the default
-// model (ModelOrdinal, which CheckScheme then rejects with a precise
-// message) when none does.
+// names none when the data are not known (DefaultModelFor chooses with
+// them): the first model of the table that fits s, or the default model
+// (ModelOrdinal, which CheckScheme then rejects with a precise message)
+// when none does.
 func DefaultModel(s annotations.Scheme) string {
 	for _, m := range Models() {
 		if m.Accepts(s.Kind) {
@@ -502,6 +503,35 @@ func DefaultModel(s annotations.Scheme) string {
 		}
 	}
 	return ModelOrdinal
+}
+
+// DefaultModelFor returns the model of a fit that names none, given the
+// labels' scheme and how many items have a text: the confusion model (its
+// rater model chosen by the evidence among one-coin, spammer, confusion and
+// communities, never worse than the baselines it reports beside its
+// result: issue 29) for nominal and binary labels when no item has a text,
+// else DefaultModel(s) (the classification model, whose default kernel
+// reads the texts, for nominal and binary labels with texts). The CLI, the
+// API and the dashboard all choose by it.
+func DefaultModelFor(s annotations.Scheme, itemsWithText int) string {
+	if (s.Kind == annotations.Nominal || s.Kind == annotations.Binary) && itemsWithText == 0 {
+		if m, err := LookupModel(ModelConfusion); err == nil && m.CheckScheme(s) == nil {
+			return ModelConfusion
+		}
+	}
+	return DefaultModel(s)
+}
+
+// ItemsWithText counts the dataset's items that have a text (the argument
+// of DefaultModelFor).
+func ItemsWithText(ds *annotations.Dataset) int {
+	n := 0
+	for _, it := range ds.Items {
+		if strings.TrimSpace(it.Text) != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // Accepts reports whether the model fits labels of scheme kind k.

@@ -139,6 +139,26 @@ func TestModelSchemes(t *testing.T) {
 			t.Errorf("DefaultModel(%s) = %q, want %q", tc.scheme.Kind, got, tc.want)
 		}
 	}
+	// With the data: nominal and binary labels without texts get the
+	// confusion model (issue 29), with texts the classification model.
+	for _, tc := range []struct {
+		scheme annotations.Scheme
+		texts  int
+		want   string
+	}{
+		{ord, 0, ModelOrdinal}, {ord, 5, ModelOrdinal},
+		{nom, 0, ModelConfusion}, {bin, 0, ModelConfusion},
+		{nom, 1, ModelClassification}, {bin, 800, ModelClassification},
+		{annotations.Scheme{Kind: annotations.Bounded}, 0, ModelBounded},
+	} {
+		if got := DefaultModelFor(tc.scheme, tc.texts); got != tc.want {
+			t.Errorf("DefaultModelFor(%s, %d) = %q, want %q", tc.scheme.Kind, tc.texts, got, tc.want)
+		}
+	}
+	ds := &annotations.Dataset{Items: []annotations.Item{{ID: "a", Text: "some text"}, {ID: "b", Text: "  "}, {ID: "c"}}}
+	if n := ItemsWithText(ds); n != 1 {
+		t.Errorf("ItemsWithText = %d, want 1 (a blank text is none)", n)
+	}
 }
 
 func TestModelValidateAndCheckGiven(t *testing.T) {

@@ -20,9 +20,10 @@ import (
 // fitRequest is the body of POST /projects/{id}/fits: every setting of
 // `concord fit` (every field of analysis.FitSpec; a test checks that none
 // is missing). Omitted fields take the defaults of `concord fit`, except
-// the model, which defaults to the one that suits the project's scheme
-// (ordinal for ordinal schemes, classification for nominal and binary
-// ones); unlike FitSpec, an explicit 0 is taken literally where it means
+// the model, which defaults to the one that suits the project's scheme and
+// items (analysis.DefaultModelFor: ordinal for ordinal schemes; for nominal
+// and binary ones confusion without item texts, classification with
+// them); unlike FitSpec, an explicit 0 is taken literally where it means
 // something ("burnin": 0 is no burn-in) and rejected where it does not
 // ("chains": 0). A null field is rejected, naming it (null would otherwise
 // silently mean the default). Settings that the chosen model does not use
@@ -331,6 +332,13 @@ func (s *Server) createFit(c *gin.Context) {
 
 // startFit validates a fit request against the project and queues it.
 func (s *Server) startFit(ctx context.Context, p *annotations.Project, req *fitRequest) (*annotations.Fit, error) {
+	if strings.TrimSpace(req.Model) == "" {
+		m, err := s.defaultModel(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		req.Model = m
+	}
 	sp, err := req.spec(p.Scheme)
 	if err != nil {
 		return nil, err
@@ -349,12 +357,24 @@ func (s *Server) StartFit(ctx context.Context, projectID int64, spec analysis.Fi
 	}
 	spec.Model = strings.ToLower(strings.TrimSpace(spec.Model))
 	if spec.Model == "" {
-		spec.Model = analysis.DefaultModel(p.Scheme)
+		if spec.Model, err = s.defaultModel(ctx, p); err != nil {
+			return nil, err
+		}
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
 	return s.queueFit(ctx, p, completeSpec(spec))
+}
+
+// defaultModel is the model of a fit of project p that names none:
+// analysis.DefaultModelFor the project's scheme and items.
+func (s *Server) defaultModel(ctx context.Context, p *annotations.Project) (string, error) {
+	st, err := s.store.Stats(ctx, p.ID)
+	if err != nil {
+		return "", err
+	}
+	return analysis.DefaultModelFor(p.Scheme, st.ItemsWithText), nil
 }
 
 // queueFit checks a complete spec against the project and queues the fit.

@@ -349,16 +349,21 @@ func TestClassificationFitsAPI(t *testing.T) {
 }
 
 // TestClassificationNominalFixed fits a nominal project with fixed
-// precisions, queued in Go with the model left to the scheme.
+// precisions, queued in Go. Without a model, a nominal project whose items
+// have no texts gets the confusion model (analysis.DefaultModelFor).
 func TestClassificationNominalFixed(t *testing.T) {
 	e := newEnv(t)
 	id, key := e.nominalProject("anaesthesia")
-	f, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Precisions: "fixed", Chains: 2, Samples: 100, Burnin: 50, Seed: 5})
+	if _, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Precisions: "fixed", Seed: 5}); err == nil ||
+		!strings.Contains(annotations.ErrorMessage(err), "precisions") {
+		t.Errorf("StartFit without a model, with precisions, on a nominal project without texts: error %v, want the confusion model's precisions error", err)
+	}
+	f, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Model: "classification", Precisions: "fixed", Chains: 2, Samples: 100, Burnin: 50, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.Model != "classification" {
-		t.Errorf("StartFit without a model on a nominal project: model %q", f.Model)
+		t.Errorf("StartFit with model classification on a nominal project: model %q", f.Model)
 	}
 	got := e.waitFit(f.ID, key, 60*time.Second)
 	if got["state"] != "done" {

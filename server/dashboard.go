@@ -503,7 +503,7 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		d.fail(c, err)
 		return
 	}
-	models := fittingModels(p.Scheme)
+	models := fittingModels(p.Scheme, pj.Stats.ItemsWithText)
 	// Models the project's items cannot feed are not offered, with the
 	// reason.
 	var hidden []string

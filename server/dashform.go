@@ -99,9 +99,10 @@ func probeSpec(m analysis.Model, engine, name string, probe func(*analysis.FitSp
 }
 
 // fittingModels returns the models of the table that fit labels of scheme
-// s, the scheme's default (analysis.DefaultModel) first.
-func fittingModels(s annotations.Scheme) []analysis.Model {
-	def := analysis.DefaultModel(s)
+// s, the default for the scheme and a project with textItems items with a
+// text (analysis.DefaultModelFor) first.
+func fittingModels(s annotations.Scheme, textItems int) []analysis.Model {
+	def := analysis.DefaultModelFor(s, textItems)
 	var out []analysis.Model
 	for _, m := range analysis.Models() {
 		if m.CheckScheme(s) != nil {

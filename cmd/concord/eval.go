@@ -124,7 +124,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
-	model := fs.String("model", "", "model: "+analysis.ModelNames()+" (default: the one that suits the labels' scheme)")
+	model := fs.String("model", "", "model: "+analysis.ModelNames()+" (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)")
 	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace; the auc model: ep (default) or smc (see concord fit --help)")
 	likelihood := fs.String("likelihood", "", "bounded: auto (default), beta, truncnorm, warped or normal")
 	dispersions := fs.String("dispersions", "", "bounded: auto (default), per-rater or shared")
@@ -218,7 +218,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if m := analysis.DefaultModel(ds.Scheme); *model == "" && m != spec.Fit.Model {
+	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); *model == "" && m != spec.Fit.Model {
 		spec.Fit.Model = m
 		setEngine()
 		if err := spec.Fit.Validate(); err != nil {

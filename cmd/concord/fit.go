@@ -94,7 +94,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
 	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
-	model := fs.String("model", "", "model: "+analysis.ModelUsage()+" (default: the one that suits the labels' scheme)")
+	model := fs.String("model", "", "model: "+analysis.ModelUsage()+" (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)")
 	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, except identity for the classification model when every item has labels and for the confusion model; else identity)")
 	kf := addKernelFlags(fs)
 	mf := addModelFlags(fs)
@@ -198,7 +198,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if m := analysis.DefaultModel(ds.Scheme); *model == "" && m != spec.Model {
+	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); *model == "" && m != spec.Model {
 		spec.Model = m
 		setEngine()
 		if err := spec.Validate(); err != nil {

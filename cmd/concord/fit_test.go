@@ -174,9 +174,10 @@ func readJSON(t *testing.T, path string, v any) {
 
 // TestFitModelFollowsScheme: without --model, concord fit fits the model
 // that suits the labels' scheme, as the API does (issue 19 item 10: the CLI
-// fitted the ordinal model to binary labels): the classification model for
-// nominal labels, the bounded model (EP) for bounded ones, also when the
-// scheme is inferred from the file.
+// fitted the ordinal model to binary labels): the confusion model for
+// nominal labels without item texts (issue 29; --model classification
+// still fits the classification model), the bounded model (EP) for bounded
+// ones, also when the scheme is inferred from the file.
 func TestFitModelFollowsScheme(t *testing.T) {
 	dir := t.TempDir()
 	bounded := filepath.Join(dir, "sliders.csv")
@@ -194,7 +195,8 @@ func TestFitModelFollowsScheme(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--samples", "50", "--burnin", "20"}, "Fitting the classification model"},
+		{[]string{"--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5"}, "Fitting the confusion model"},
+		{[]string{"--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--model", "classification", "--samples", "50", "--burnin", "20"}, "Fitting the classification model"},
 		{[]string{"--labels", bounded, "--scheme", "bounded:0..100"}, "Fitting the bounded model (kernel identity) by expectation propagation"},
 		{[]string{"--labels", bounded}, "Fitting the bounded model"},
 	} {

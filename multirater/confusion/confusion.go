@@ -234,6 +234,20 @@ type Options struct {
 	BiasVariance float64
 	Rank         int
 	Quadrature   int
+
+	// elboTol, when positive, replaces elboTol (the relative change of the
+	// bound that ends the iterations): the looser one of the candidate
+	// fits that RaterAuto compares (choose.go).
+	elboTol float64
+}
+
+// boundTol is the relative change of the evidence lower bound that ends
+// the variational iterations.
+func (o Options) boundTol() float64 {
+	if o.elboTol > 0 {
+		return o.elboTol
+	}
+	return elboTol
 }
 
 // Defaults of the prior and the engines.
