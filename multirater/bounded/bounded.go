@@ -60,7 +60,7 @@ import (
 	"concord/multirater/infer"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // Name is the model's name in the fit document.
@@ -741,7 +741,7 @@ func summarise(data *Data, opts Options, name string, shared bool, liks []lik.Bo
 		if p < opts.FlagThreshold {
 			exp := data.Lo + w*lik.PredictiveMean(o, a.Mean[r.Item], a.Var[r.Item])
 			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater],
-				Label: strconv.FormatFloat(r.Value, 'g', -1, 64), Prob: mcmc.Round6(p), Expected: strconv.FormatFloat(mcmc.Round6(exp), 'g', -1, 64)})
+				Label: strconv.FormatFloat(r.Value, 'g', -1, 64), Prob: numeric.Round6(p), Expected: strconv.FormatFloat(numeric.Round6(exp), 'g', -1, 64)})
 		}
 	}
 	sort.SliceStable(res.Flags, func(i, j int) bool { return res.Flags[i].Prob < res.Flags[j].Prob })

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/mathext"
 
 	"concord/multirater"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // post is an engine's posterior in the form summarise reads.
@@ -138,7 +138,7 @@ func (v *vb) posterior() *post {
 			p.rho[c].Mean = (b - 1) / (bsum - float64(k))
 		}
 	}
-	mcmc.ParallelFor(md.l, func(l int) {
+	numeric.ParallelFor(md.l, func(l int) {
 		var mean, m2 float64
 		dm := make([]float64, k)
 		for r := 0; r < k; r++ {
@@ -211,9 +211,9 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 				cp.Community[r][j] += p.h[c] * p.mu[(c*k+r)*k+j]
 			}
 		}
-		cp.Concentration[r] = mcmc.Round6(cp.Concentration[r])
+		cp.Concentration[r] = numeric.Round6(cp.Concentration[r])
 		for j, x := range cp.Community[r] {
-			cp.Community[r][j] = mcmc.Round6(x)
+			cp.Community[r][j] = numeric.Round6(x)
 		}
 	}
 	member := make([]int, nl)
@@ -221,14 +221,14 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		cp.Communities = make([]multirater.ConfusionCommunity, p.nc)
 		for c := range cp.Communities {
 			cm := &cp.Communities[c]
-			cm.Weight = mcmc.Round6(p.h[c])
+			cm.Weight = numeric.Round6(p.h[c])
 			cm.Concentration = make([]float64, k)
 			cm.Mean = make([][]float64, k)
 			for r := 0; r < k; r++ {
-				cm.Concentration[r] = mcmc.Round6(p.s[c*k+r])
+				cm.Concentration[r] = numeric.Round6(p.s[c*k+r])
 				cm.Mean[r] = make([]float64, k)
 				for j := range cm.Mean[r] {
-					cm.Mean[r][j] = mcmc.Round6(p.mu[(c*k+r)*k+j])
+					cm.Mean[r][j] = numeric.Round6(p.mu[(c*k+r)*k+j])
 				}
 			}
 		}
@@ -252,12 +252,12 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 	}
 	cp.RaterModel = rm.String()
 	if pr := md.pr; pr != nil {
-		cp.Probit = &multirater.ConfusionProbit{BiasVariance: pr.bias, Rank: pr.rank, MaxRank: opts.Rank, Residual: mcmc.Round6(pr.residual),
+		cp.Probit = &multirater.ConfusionProbit{BiasVariance: pr.bias, Rank: pr.rank, MaxRank: opts.Rank, Residual: numeric.Round6(pr.residual),
 			Quadrature: opts.Quadrature, Targets: make([][]float64, n)}
 		for i := range cp.Probit.Targets {
 			row := make([]float64, k)
 			for c := range row {
-				row[c] = mcmc.Round6(p.targets[c*n+i])
+				row[c] = numeric.Round6(p.targets[c*n+i])
 			}
 			cp.Probit.Targets[i] = row
 		}
@@ -266,7 +266,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 			for i := range d {
 				d[i] = make([]float64, k)
 				for c := range d[i] {
-					d[i][c] = mcmc.Round6(y[c*n+i])
+					d[i][c] = numeric.Round6(y[c*n+i])
 				}
 			}
 			cp.Probit.TargetDraws = append(cp.Probit.TargetDraws, d)
@@ -287,7 +287,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		var h float64
 		best := 0
 		for c, x := range qn {
-			it.ClassProbs[data.Classes[c]] = mcmc.Round6(x)
+			it.ClassProbs[data.Classes[c]] = numeric.Round6(x)
 			if x > 0 {
 				h -= x * math.Log2(x)
 			}
@@ -295,7 +295,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 				best = c
 			}
 		}
-		h = mcmc.Round6(math.Max(h, 0))
+		h = numeric.Round6(math.Max(h, 0))
 		it.Entropy = &h
 		it.Class = data.Classes[best]
 		cons[i] = best
@@ -344,7 +344,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 					}
 				}
 				res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[l], Label: data.Classes[y],
-					Prob: mcmc.Round6(pred[y]), Expected: data.Classes[exp]})
+					Prob: numeric.Round6(pred[y]), Expected: data.Classes[exp]})
 			}
 		}
 	}
@@ -357,9 +357,9 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		rr.LevelCounts = append([]int(nil), md.raterClass[l]...)
 		rr.Confusion = confusion[l]
 		if rr.NLabels > 0 {
-			a := mcmc.Round6(float64(agree[l]) / float64(rr.NLabels))
+			a := numeric.Round6(float64(agree[l]) / float64(rr.NLabels))
 			rr.ConsensusAgreement = &a
-			rr.MeanLogPred = mcmc.Round6(logPred[l] / float64(rr.NLabels))
+			rr.MeanLogPred = numeric.Round6(logPred[l] / float64(rr.NLabels))
 		}
 		rr.ConfusionProbs = make([][]multirater.Estimate, k)
 		var worst *multirater.ClassConfusion
@@ -374,7 +374,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		rr.MostConfused = worst
 		acc := roundEstimate(p.acc[l])
 		rr.Accuracy = &acc
-		sc := mcmc.Round6(spamScore(p.cells[l*k*k:(l+1)*k*k], k))
+		sc := numeric.Round6(spamScore(p.cells[l*k*k:(l+1)*k*k], k))
 		rr.SpamScore = &sc
 		rr.Spammer = sc < opts.SpamThreshold
 		if p.nc > 1 {
@@ -444,7 +444,7 @@ func spamScore(cells []multirater.Estimate, k int) float64 {
 }
 
 func roundEstimate(e multirater.Estimate) multirater.Estimate {
-	return multirater.Estimate{Mean: mcmc.Round6(e.Mean), SD: mcmc.Round6(e.SD), Q025: mcmc.Round6(e.Q025), Q50: mcmc.Round6(e.Q50), Q975: mcmc.Round6(e.Q975)}
+	return multirater.Estimate{Mean: numeric.Round6(e.Mean), SD: numeric.Round6(e.SD), Q025: numeric.Round6(e.Q025), Q50: numeric.Round6(e.Q50), Q975: numeric.Round6(e.Q975)}
 }
 
 func roundEstimates(es []multirater.Estimate) []multirater.Estimate {

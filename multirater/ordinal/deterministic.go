@@ -17,7 +17,7 @@ import (
 	"concord/multirater/infer"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // DetOptions control FitDeterministic. The zero value means the defaults
@@ -402,7 +402,7 @@ func point(v float64) multirater.Estimate {
 
 // mcmcRound rounds a probability to 6 significant digits, as the Gibbs
 // results do.
-func mcmcRound(p float64) float64 { return mcmc.Round6(p) }
+func mcmcRound(p float64) float64 { return numeric.Round6(p) }
 
 // laplaceGapWarn is the excess of the Laplace evidence over the EP
 // evidence, in nats, above which checkLaplaceEvidence warns.
