@@ -33,7 +33,7 @@ func TestPrecBlock(t *testing.T) {
 		want   int
 	}{
 		{1, 1, 3},       // 0.1 < 1/2
-		{0.2, 1, 2},     // 1*0.2 < 1/2
+		{0.2, 1, 1},     // 2*0.2 < 1/2
 		{10, 1, 4},      // all, bounded by the rank
 		{1, 1 << 21, 1}, // sqrt(2^22/2^21) = 1.41: one direction
 	} {
