@@ -20,6 +20,7 @@
 package liktest
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"testing"
@@ -63,18 +64,8 @@ type Case struct {
 }
 
 func (c Case) withDefaults() Case {
-	if c.Step == 0 {
-		c.Step = 1e-5
-	}
-	if c.Tol == 0 {
-		c.Tol = 1e-5
-	}
-	if c.QuadTol == 0 {
-		c.QuadTol = 1e-7
-	}
-	if c.Nodes == 0 {
-		c.Nodes = 400
-	}
+	c.Step, c.Tol, c.QuadTol = cmp.Or(c.Step, 1e-5), cmp.Or(c.Tol, 1e-5), cmp.Or(c.QuadTol, 1e-7)
+	c.Nodes = cmp.Or(c.Nodes, 400)
 	if c.Lik == nil || len(c.Ys) == 0 {
 		panic(fmt.Sprintf("liktest: case %q has no likelihood or no observations", c.Name))
 	}
