@@ -786,15 +786,9 @@ func summarise(data *Data, opts Options, name string, shared bool, liks []lik.Bo
 				Label: strconv.FormatFloat(r.Value, 'g', -1, 64), Prob: numeric.Round6(p), Expected: strconv.FormatFloat(numeric.Round6(exp), 'g', -1, 64)})
 		}
 	}
-	sort.SliceStable(res.Flags, func(i, j int) bool { return res.Flags[i].Prob < res.Flags[j].Prob })
-	if res.Flags == nil {
-		res.Flags = []multirater.Flag{}
-	}
+	res.SortFlags()
 	// Ranks from joint draws of the Gaussian posterior.
-	for i, r := range a.Ranks(rng, opts.RankDraws, nil) {
-		res.Items[i].Rank = r
-	}
-	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
+	a.SetRanks(res, rng, opts.RankDraws)
 	dg.Notes = append(dg.Notes,
 		fmt.Sprintf("value is the consensus on the rating scale: the predictive distribution of a new rating by a rater with the median dispersion (%.4g) and no bias", nuOf(cons)),
 		fmt.Sprintf("ranks come from %d joint draws of the Gaussian posterior approximation", opts.RankDraws))

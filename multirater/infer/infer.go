@@ -428,3 +428,13 @@ func (a *Approx) Diagnose(dg *multirater.Diagnostics, engine string) {
 	dg.Parameters = []multirater.ParamDiag{}
 	dg.Autocorrelation = map[string][]float64{}
 }
+
+// SetRanks sets the rank summary of each of res's items from draws joint
+// draws of the approximation (Ranks, with rng) and res.Gaussian to its
+// Gaussian sites.
+func (a *Approx) SetRanks(res *multirater.FitResult, rng *rand.Rand, draws int) {
+	for i, r := range a.Ranks(rng, draws, nil) {
+		res.Items[i].Rank = r
+	}
+	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
+}

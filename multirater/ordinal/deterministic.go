@@ -344,10 +344,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 				Label: data.Levels[r.Level], Prob: mcmcRound(p), Expected: data.Levels[exp]})
 		}
 	}
-	sort.SliceStable(res.Flags, func(i, j int) bool { return res.Flags[i].Prob < res.Flags[j].Prob })
-	if res.Flags == nil {
-		res.Flags = []multirater.Flag{}
-	}
+	res.SortFlags()
 
 	// Joint draws: ranks and the draws kept for prediction.
 	keep := opts.KeepDraws

@@ -698,14 +698,9 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 		rr.MeanLogPred = lp[l] / float64(rr.NLabels)
 	}
 	sort.SliceStable(res.LabelErrors, func(x, y int) bool { return res.LabelErrors[x].PError > res.LabelErrors[y].PError })
-	sort.SliceStable(res.Flags, func(x, y int) bool { return res.Flags[x].Prob < res.Flags[y].Prob })
-	if res.Flags == nil {
-		res.Flags = []multirater.Flag{}
-	}
-	for i, r := range a.Ranks(rng, opts.RankDraws, nil) {
-		res.Items[i].Rank = r
-	}
-	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
+	res.SortFlags()
+	// Ranks from joint draws of the Gaussian posterior.
+	a.SetRanks(res, rng, opts.RankDraws)
 	what := "robust: error rates learnt by EM"
 	switch {
 	case f.plain:
