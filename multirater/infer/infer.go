@@ -8,6 +8,12 @@
 // points, an optional prior on their parameters, and summarises the
 // Approx it gets back.
 //
+// A fit is a likelihood (lik), a prior (a covariance or a Kernel whose
+// hyperparameters are learnt) and an Engine (EP, Laplace), as in GPML's
+// lik/cov/inf split: Fit lays out the parameters, draws every starting
+// point, runs each restart (one L-BFGS search, a call with its own inputs)
+// and makes the final approximation at the best restart's optimum.
+//
 // The objective is the engine's log evidence with its exact gradient: for
 // EP, log Z_EP and the sum of the sites' tilted gradients at their cavities
 // (lik.Learnable.TiltedGradTo) plus ep.Result.KernelGrad; for Laplace, Chu's
