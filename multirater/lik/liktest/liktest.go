@@ -30,7 +30,9 @@ import (
 	"concord/multirater/lik"
 )
 
-// Cavity is a Gaussian N(Mu, S2) at which Tilted is checked.
+// Cavity is a Gaussian N(Mu, S2) at which Tilted is checked; S2 = 0 (a
+// point) checks log Z against LogLik's log p(y | Mu) instead of
+// quadrature.
 type Cavity struct{ Mu, S2 float64 }
 
 // Case is one likelihood with the points where it is checked. The zero
@@ -163,14 +165,21 @@ func checkTilted(c Case, y float64, cv Cavity) []string {
 	var out []string
 	h := c.Step
 	lz, d1, d2 := c.Lik.Tilted(y, cv.Mu, cv.S2)
-	qz, qmean, qvar := Tilted(c.Lik, y, cv.Mu, cv.S2, c.Breaks, c.Nodes)
-	mean, vr := cv.Mu+cv.S2*d1, cv.S2+cv.S2*cv.S2*d2
-	for _, chk := range []struct {
-		what      string
-		got, want float64
-	}{{"log Z", lz, qz}, {"tilted mean", mean, qmean}, {"tilted variance", vr, qvar}} {
-		if !near(chk.got, chk.want, c.QuadTol) {
-			out = append(out, fmt.Sprintf("y %v cavity N(%v, %v): %s %v, quadrature %v", y, cv.Mu, cv.S2, chk.what, chk.got, chk.want))
+	if cv.S2 == 0 {
+		// A point cavity: log Z is log p(y | mu).
+		if lp, _, _, _ := c.Lik.LogLik(y, cv.Mu); !near(lz, lp, c.QuadTol) {
+			out = append(out, fmt.Sprintf("y %v cavity N(%v, 0): log Z %v, log p %v", y, cv.Mu, lz, lp))
+		}
+	} else {
+		qz, qmean, qvar := Tilted(c.Lik, y, cv.Mu, cv.S2, c.Breaks, c.Nodes)
+		mean, vr := cv.Mu+cv.S2*d1, cv.S2+cv.S2*cv.S2*d2
+		for _, chk := range []struct {
+			what      string
+			got, want float64
+		}{{"log Z", lz, qz}, {"tilted mean", mean, qmean}, {"tilted variance", vr, qvar}} {
+			if !near(chk.got, chk.want, c.QuadTol) {
+				out = append(out, fmt.Sprintf("y %v cavity N(%v, %v): %s %v, quadrature %v", y, cv.Mu, cv.S2, chk.what, chk.got, chk.want))
+			}
 		}
 	}
 	lzP, d1P, _ := c.Lik.Tilted(y, cv.Mu+h, cv.S2)
@@ -197,11 +206,20 @@ func checkTilted(c Case, y float64, cv Cavity) []string {
 
 // Tilted returns log ∫ p(y | f) N(f | mu, s2) df and the mean and variance
 // of the tilted distribution by Gauss-Legendre quadrature (nodes per
-// piece) on mu ± 12 sd, split at the breaks inside, summed in the log
-// domain.
+// piece of at most 24 sd, split at the breaks inside), summed in the log
+// domain. The range covers mu ± 12 sd and the integrand's largest value on
+// a grid over mu ± 40 sd ± 12 sd: a likelihood far from the cavity moves
+// the tilted mass into the cavity's tail.
 func Tilted(l lik.Likelihood, y, mu, s2 float64, breaks []float64, nodes int) (logZ, mean, vr float64) {
 	sd := math.Sqrt(s2)
-	lo, hi := mu-12*sd, mu+12*sd
+	peak, best := mu, math.Inf(-1)
+	for i := -4000; i <= 4000; i++ {
+		f := mu + float64(i)*sd/100
+		if lp, _, _, _ := l.LogLik(y, f); lp-0.5*(f-mu)*(f-mu)/s2 > best {
+			peak, best = f, lp-0.5*(f-mu)*(f-mu)/s2
+		}
+	}
+	lo, hi := math.Min(mu, peak)-12*sd, math.Max(mu, peak)+12*sd
 	cuts := []float64{lo}
 	for _, b := range breaks {
 		if b > lo && b < hi {
@@ -209,6 +227,14 @@ func Tilted(l lik.Likelihood, y, mu, s2 float64, breaks []float64, nodes int) (l
 		}
 	}
 	cuts = append(cuts, hi)
+	var pieces []float64
+	for i := 0; i+1 < len(cuts); i++ {
+		np := math.Ceil((cuts[i+1] - cuts[i]) / (24 * sd))
+		for k := 0.0; k < np; k++ {
+			pieces = append(pieces, cuts[i]+k*(cuts[i+1]-cuts[i])/np)
+		}
+	}
+	cuts = append(pieces, hi)
 	var fs, logs, ws []float64
 	x, w := make([]float64, nodes), make([]float64, nodes)
 	for i := 0; i+1 < len(cuts); i++ {

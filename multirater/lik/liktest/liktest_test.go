@@ -1,6 +1,7 @@
 package liktest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -18,7 +19,12 @@ var cavities = []Cavity{{0, 0.3}, {-1.2, 1}, {0.7, 4}}
 func TestLikelihoods(t *testing.T) {
 	fs := []float64{-1.7, -0.2, 0.9}
 	for _, c := range []Case{
-		{Name: "OrdinalProbit", Lik: &lik.OrdinalProbit{B: []float64{-1, 0.2, 1.5}, Sigma: 0.7}, Ys: []float64{0, 1, 3}, Fs: fs, Cavities: cavities},
+		// lik's ordinal cases: every level of a 4-level rater, K = 2 (the
+		// probit), far in the tails, and both bounds in the upper tail.
+		{Name: "OrdinalProbit", Lik: &lik.OrdinalProbit{B: []float64{-1, 0.5, 2}, Sigma: 0.7}, Ys: []float64{0, 1, 2, 3}, Fs: []float64{-0.2, 0.3, 0.4, 1.1}, Cavities: ordCavities(-0.2, 0.3, 1.1)},
+		{Name: "OrdinalProbit/K=2", Lik: &lik.OrdinalProbit{B: []float64{0}, Sigma: 1}, Ys: []float64{0, 1}, Fs: []float64{-2.5}, Cavities: ordCavities(-2.5)},
+		{Name: "OrdinalProbit/tails", Lik: &lik.OrdinalProbit{B: []float64{-1, 0.5, 2}, Sigma: 0.3}, Ys: []float64{1, 3}, Fs: []float64{-6, 9}, Cavities: ordCavities(-6, 9), Step: 1e-4},
+		{Name: "OrdinalProbit/5 levels", Lik: &lik.OrdinalProbit{B: []float64{-1, 0.2, 0.9, 2}, Sigma: 0.6}, Ys: []float64{0, 1, 2, 3, 4}, Fs: []float64{-4, -0.7, 0.1, 0.5, 1.4, 5}, Cavities: cavities},
 		{Name: "RobustProbit", Lik: &lik.RobustProbit{Eps: 0.05, S: 0.8}, Ys: []float64{-1, 1}, Fs: fs, Cavities: cavities},
 		{Name: "Normal", Lik: &lik.Normal{Sigma: 0.4}, Ys: []float64{0.1, 0.8}, Fs: fs, Cavities: cavities},
 		{Name: "Beta", Lik: &lik.Beta{Nu: 6}, Ys: []float64{0.15, 0.6}, Fs: fs, Cavities: cavities, QuadTol: 1e-5, Tol: 1e-4},
@@ -37,6 +43,22 @@ func TestLikelihoods(t *testing.T) {
 		{Name: "AUCStep", Lik: lik.AUCStep{C: 2}, Ys: []float64{0}, Cavities: cavities, Breaks: []float64{0}},
 	} {
 		Check(t, c)
+	}
+	// lik's robust cases: plain probit, far on the wrong side, the flat
+	// (log-convex) part, a tiny error rate at -30.
+	for i, rc := range []struct {
+		r    lik.RobustProbit
+		y, f float64
+	}{
+		{lik.RobustProbit{Eps: 0, S: 1}, 1, 0.3},
+		{lik.RobustProbit{Eps: 0, S: 0.5}, -1, 4},
+		{lik.RobustProbit{Eps: 0.1, S: 1}, 1, -2},
+		{lik.RobustProbit{Eps: 0.1, S: 0.5}, -1, 1.5},
+		{lik.RobustProbit{Eps: 0.02, S: 2}, 1, -9},
+		{lik.RobustProbit{Eps: 0.3, S: 0.7}, -1, -0.4},
+		{lik.RobustProbit{Eps: 1e-9, S: 1}, 1, -30},
+	} {
+		Check(t, Case{Name: fmt.Sprint("RobustProbit/", i), Lik: &rc.r, Ys: []float64{rc.y}, Fs: []float64{rc.f}, Cavities: ordCavities(rc.f), Step: 1e-4})
 	}
 }
 
@@ -75,4 +97,16 @@ func TestProblemsFindsErrors(t *testing.T) {
 	if !found["derivative 2"] || !found["log Z"] {
 		t.Errorf("the wrong probit's problems %q name neither its second derivative nor its log Z", p)
 	}
+}
+
+// ordCavities returns the cavities centred at each mu with variances 0
+// (a point), 0.3 and 4.
+func ordCavities(mus ...float64) []Cavity {
+	var out []Cavity
+	for _, mu := range mus {
+		for _, s2 := range []float64{0, 0.3, 4} {
+			out = append(out, Cavity{Mu: mu, S2: s2})
+		}
+	}
+	return out
 }
