@@ -6,8 +6,8 @@
 //     alg. 3.1, Chu & Ghahramani eq. 11) against central finite
 //     differences of the value and of the lower derivatives.
 //   - Tilted's log Z = log ∫ p(y | f) N(f | mu, s2) df against quadrature
-//     (gonum/integrate/quad's Gauss-Legendre nodes on mu ± 12 sd, split at
-//     the likelihood's breaks), and the tilted moments EP matches (R&W eq.
+//     (gonum/integrate/quad's Gauss-Legendre nodes on mu ± 12 sd and
+//     around the tilted mass, split at the likelihood's breaks), and the tilted moments EP matches (R&W eq.
 //     3.58: mean mu + s2 d1, variance s2 + s2^2 d2) against the
 //     quadrature's.
 //   - Tilted's derivatives in mu against finite differences of log Z.
@@ -23,6 +23,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"sort"
 	"testing"
 
 	"gonum.org/v1/gonum/integrate/quad"
@@ -61,13 +62,13 @@ type Case struct {
 	// QuadTol is the tolerance of log Z and the tilted moments against
 	// quadrature, relative to 1 + |quadrature|; 0 means 1e-7.
 	QuadTol float64
-	// Nodes is the number of Gauss-Legendre nodes per piece; 0 means 400.
+	// Nodes is the number of Gauss-Legendre nodes per piece; 0 means 200.
 	Nodes int
 }
 
 func (c Case) withDefaults() Case {
 	c.Step, c.Tol, c.QuadTol = cmp.Or(c.Step, 1e-5), cmp.Or(c.Tol, 1e-5), cmp.Or(c.QuadTol, 1e-7)
-	c.Nodes = cmp.Or(c.Nodes, 400)
+	c.Nodes = cmp.Or(c.Nodes, 200)
 	if c.Lik == nil || len(c.Ys) == 0 {
 		panic(fmt.Sprintf("liktest: case %q has no likelihood or no observations", c.Name))
 	}
@@ -206,30 +207,37 @@ func checkTilted(c Case, y float64, cv Cavity) []string {
 
 // Tilted returns log ∫ p(y | f) N(f | mu, s2) df and the mean and variance
 // of the tilted distribution by Gauss-Legendre quadrature (nodes per
-// piece of at most 24 sd, split at the breaks inside), summed in the log
+// piece of at most 6 sd, split at the breaks inside and around the peak), summed in the log
 // domain. The range covers mu ± 12 sd and the integrand's largest value on
-// a grid over mu ± 40 sd ± 12 sd: a likelihood far from the cavity moves
+// a grid of step sd/10 over mu ± 40 sd, ± 12 sd: a likelihood far from the cavity moves
 // the tilted mass into the cavity's tail.
 func Tilted(l lik.Likelihood, y, mu, s2 float64, breaks []float64, nodes int) (logZ, mean, vr float64) {
 	sd := math.Sqrt(s2)
 	peak, best := mu, math.Inf(-1)
-	for i := -4000; i <= 4000; i++ {
-		f := mu + float64(i)*sd/100
+	for i := -400; i <= 400; i++ {
+		f := mu + float64(i)*sd/10
 		if lp, _, _, _ := l.LogLik(y, f); lp-0.5*(f-mu)*(f-mu)/s2 > best {
 			peak, best = f, lp-0.5*(f-mu)*(f-mu)/s2
 		}
 	}
 	lo, hi := math.Min(mu, peak)-12*sd, math.Max(mu, peak)+12*sd
+	// A piece of its own for the tilted mass: peak ± 12 tilted sds, the
+	// tilted sd from the curvature at the peak.
+	st := sd
+	if _, _, d2, _ := l.LogLik(y, peak); d2 < 0 {
+		st = 1 / math.Sqrt(1/s2-d2)
+	}
 	cuts := []float64{lo}
-	for _, b := range breaks {
+	for _, b := range append([]float64{peak - 12*st, peak + 12*st}, breaks...) {
 		if b > lo && b < hi {
 			cuts = append(cuts, b)
 		}
 	}
+	sort.Float64s(cuts)
 	cuts = append(cuts, hi)
 	var pieces []float64
 	for i := 0; i+1 < len(cuts); i++ {
-		np := math.Ceil((cuts[i+1] - cuts[i]) / (24 * sd))
+		np := math.Ceil((cuts[i+1] - cuts[i]) / (6 * sd))
 		for k := 0.0; k < np; k++ {
 			pieces = append(pieces, cuts[i]+k*(cuts[i+1]-cuts[i])/np)
 		}

@@ -44,6 +44,20 @@ func TestLikelihoods(t *testing.T) {
 	} {
 		Check(t, c)
 	}
+	// lik's bounded cases: FD at cavities on each f, quadrature also at
+	// narrow (s2 1e-4, 0.01) and wide (9) cavities.
+	bcav := []Cavity{{0, 1}, {1.5, 0.01}, {-2, 9}, {0.3, 1e-4}}
+	bfs := []float64{-2, -0.3, 0.8, 2.5}
+	for _, f := range bfs {
+		for _, s2 := range []float64{0.05, 1, 4} {
+			bcav = append(bcav, Cavity{f, s2})
+		}
+	}
+	for _, l := range []lik.Bounded{&lik.Beta{Nu: 3}, &lik.Beta{Nu: 40}, &lik.TruncGauss{Nu: 3}, &lik.TruncGauss{Nu: 25}, &lik.Warped{Sigma: 0.3}, &lik.Warped{Sigma: 1.5},
+		&lik.Shift{L: &lik.Beta{Nu: 10}, B: 0.4}, &lik.Shift{L: &lik.TruncGauss{Nu: 8}, B: -0.3}} {
+		p := l.ParamsTo(make([]float64, l.NumParams()))
+		Check(t, Case{Name: fmt.Sprintf("%s/%.3g", l.Name(), p), Lik: l, Ys: []float64{0.01, 0.02, 0.3, 0.4, 0.55, 0.93, 0.97}, Fs: bfs, Cavities: bcav, Tol: 1e-4, QuadTol: 1e-6})
+	}
 	// lik's robust cases: plain probit, far on the wrong side, the flat
 	// (log-convex) part, a tiny error rate at -30.
 	for i, rc := range []struct {
