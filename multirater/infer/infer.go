@@ -223,7 +223,7 @@ func bestRestart(p *Problem, rs []*Restart) ([]float64, []string, error) {
 
 // final sets the parameters to best and returns the engine's approximation
 // there at the tight tolerances, with its notes.
-func final(ctx context.Context, ob *objective, pr *prior, best []float64, notes []string, clamped int) (*Approx, error) {
+func final(ctx context.Context, ob *objective, pr Prior, best []float64, notes []string, clamped int) (*Approx, error) {
 	p := ob.p
 	if err := ob.set(best); err != nil {
 		return nil, err

@@ -12,10 +12,20 @@ import (
 	"concord/multirater/gp"
 )
 
-// prior is the Gaussian-process prior of the items' latent values: a fixed
-// covariance, or a Kernel whose hyperparameters are learnt, and the
-// pivoted factor last made of it.
-type prior struct {
+// Prior is the Gaussian-process prior of the items' latent values as an
+// Engine sees it (GPML's cov, GPflow's kernel): a factor of its covariance
+// at the current hyperparameters, C ≈ G G' (gp.Factor).
+type Prior interface {
+	// Factor returns a factor of the current covariance that leaves out at
+	// most tol of its trace; it may return one it made earlier while that
+	// is good enough.
+	Factor(tol float64) (*gp.Factor, error)
+}
+
+// densePrior is a Prior given by a covariance: a fixed one, or a Kernel
+// whose hyperparameters are learnt, with the pivoted factor last made of
+// it.
+type densePrior struct {
 	kernel *Kernel
 	cov    mat.Symmetric
 	fac    *gp.Factor
@@ -23,19 +33,18 @@ type prior struct {
 
 // newPrior returns the prior of p: the identity when p has neither Cov nor
 // Kernel.
-func newPrior(p *Problem) *prior {
-	pr := &prior{kernel: p.Kernel, cov: p.Cov}
+func newPrior(p *Problem) *densePrior {
+	pr := &densePrior{kernel: p.Kernel, cov: p.Cov}
 	if p.Cov == nil && p.Kernel == nil {
 		pr.fac = gp.IdentityFactor(p.N)
 	}
 	return pr
 }
 
-// factor returns a factor of the current covariance that leaves out at
-// most tol of its trace: the last one while the covariance has not changed
-// and it is tight enough, else a new pivoted factor to tol/4
+// Factor returns the last factor while the covariance has not changed and
+// it is tight enough, else a new pivoted factor to tol/4
 // (gp.NewPivotedFactor).
-func (pr *prior) factor(tol float64) (*gp.Factor, error) {
+func (pr *densePrior) Factor(tol float64) (*gp.Factor, error) {
 	if pr.kernel != nil && pr.kernel.c != pr.cov {
 		pr.cov, pr.fac = pr.kernel.c, nil
 	}
@@ -125,7 +134,7 @@ func (ob *objective) set(theta []float64) error {
 // start), whether it searches (looser factor and tolerances) and the
 // number of EP runs that clamped their site precisions.
 type evaluation struct {
-	prior   *prior
+	prior   Prior
 	warm    *Approx
 	search  bool
 	clamped int
@@ -141,7 +150,7 @@ func (ob *objective) approximate(ctx context.Context, ev *evaluation) (*Approx, 
 	if ev.search {
 		tol *= 10
 	}
-	fac, err := ev.prior.factor(tol)
+	fac, err := ev.prior.Factor(tol)
 	if err != nil {
 		return nil, err
 	}

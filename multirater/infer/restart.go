@@ -29,10 +29,10 @@ type Restart struct {
 // start of the evidence maximisation (Chu & Ghahramani sec. 4), a unit with
 // its own inputs. It sets the problem's likelihoods and kernel as it goes,
 // and carries pr's factor in and out (a serial run hands it from one start
-// to the next; a start run elsewhere would begin with a prior of its own).
+// to the next; a start run elsewhere would begin with a Prior of its own).
 // Converged when the objective has gained less than 1e-4 nats in two
 // iterations, or the gradient is below 1e-5.
-func (ob *objective) restart(ctx context.Context, x0 []float64, pr *prior) (*Restart, error) {
+func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior) (*Restart, error) {
 	ev := &evaluation{prior: pr, search: true}
 	res := &Restart{}
 	// L-BFGS asks for the value and the gradient at the same points: one
