@@ -593,10 +593,6 @@ func (p *posterior) refresh() error {
 	return nil
 }
 
-// update adds (dTau, dNu) to item n's site sums, as updateNext with no
-// next item.
-func (p *posterior) update(n int, dTau, dNu float64) error { return p.updateNext(n, dTau, dNu, -1) }
-
 // updateNext adds (dTau, dNu) to item n's site sums. For a dense factor it
 // updates H^-1 and the whitened mean in place (Sherman-Morrison,
 // H^-1 <- H^-1 - k v v' with v = H^-1 g_n, k = dTau/(1 + dTau g_n'v):
