@@ -288,7 +288,7 @@ func raterRows(rep *reports.Report) []raterRow {
 		row := raterRow{ID: r.ID, Reference: r.Reference, NLabels: r.NLabels,
 			Precision: estOf(r.Precision), Variance: estOf(r.Variance),
 			Dispersion: estPtr(r.Dispersion), Bias: estPtr(r.Bias), Accuracy: intervalPtr(r.Accuracy),
-			MeanLogPred: float64(r.MeanLogPred),
+			MeanLogPred:        float64(r.MeanLogPred),
 			ConsensusAgreement: validPtr(r.ConsensusAgreement), SpamScore: numPtr(r.SpamScore), Spammer: r.Spammer,
 			Thresholds: th[r.ID]}
 		if r.Severity != nil {
