@@ -500,7 +500,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 			continue
 		}
 		s := stored[i]
-		u := itemUpdate{row: s.row, text: s.text, gold: s.gold, covariates: s.covariates, attrs: s.attrs}
+		u := itemUpdate(s)
 		if data.Text != "" {
 			u.text = data.Text
 		}

@@ -837,7 +837,7 @@ func newOwnPredictor(res *multirater.FitResult, cov mat.Symmetric) (*ownPredicto
 	var lu mat.LU
 	lu.Factorize(a)
 	if c := lu.Cond(); c > 1e14 || math.IsInf(c, 0) {
-		return nil, fmt.Errorf("I + S C is singular (condition %.3g)", c)
+		return nil, fmt.Errorf("the matrix I + S C is singular (condition %.3g)", c)
 	}
 	var al mat.VecDense
 	if err := lu.SolveVecTo(&al, false, mat.NewVecDense(n, append([]float64(nil), v...))); err != nil {
