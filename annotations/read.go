@@ -331,13 +331,13 @@ func newWhereConds(opts ReadOptions) whereConds {
 	return ws
 }
 
-// keep reports whether a record whose field key has the value value(key)
-// passes the filter, noting each value read for reportNone; the conditions
-// after the first that fails are not read.
-func (ws whereConds) keep(value func(key string) string) bool {
+// keep reports whether a record in which condition w's field has the
+// value value(w) passes the filter, noting each value read for reportNone;
+// the conditions after the first that fails are not read.
+func (ws whereConds) keep(value func(w *whereCond) string) bool {
 	for i := range ws {
 		w := &ws[i]
-		v := strings.TrimSpace(value(w.key))
+		v := strings.TrimSpace(value(w))
 		w.note(v)
 		if v != w.value {
 			return false

@@ -144,7 +144,7 @@ func (r *doccanoReader) record(rec jsonRecord, m map[string]json.RawMessage) map
 	for _, w := range r.where {
 		used[w.key] = true
 	}
-	if !r.where.keep(func(k string) string { v, _, _ := jsonScalar(m[k]); return v }) {
+	if !r.where.keep(func(w *whereCond) string { v, _, _ := jsonScalar(m[w.key]); return v }) {
 		return nil
 	}
 	r.matched++

@@ -319,7 +319,7 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 		if ri == 0 && !where.checkFields(c, rec, jr.keys, func(k string) bool { return jr.find(k) >= 0 }) {
 			return
 		}
-		if !where.keep(jr.value) {
+		if !where.keep(func(w *whereCond) string { return jr.value(w.key) }) {
 			continue
 		}
 		matched++

@@ -204,7 +204,7 @@ func (f *lsFlatReader) columns() {
 func (f *lsFlatReader) filter(recs []flatRec) []flatRec {
 	kept := recs[:0:0]
 	for _, r := range recs {
-		if f.where.keep(func(k string) string { v, _, _ := jsonScalar(r.fields[k]); return v }) {
+		if f.where.keep(func(w *whereCond) string { v, _, _ := jsonScalar(r.fields[w.key]); return v }) {
 			kept = append(kept, r)
 		}
 	}
