@@ -470,21 +470,11 @@ func checkValueItems(b *book, c reportCase) {
 	b.cellType(SheetItems, h["Item"], 1, false)
 	b.cellType(SheetItems, h["Value"], 1, true)
 	b.cellType(SheetItems, h["Raters' mean"], 1, true)
-	for _, r := range c.fit.Raters {
-		for n, row := range rows[1:] {
-			if at(row, h[r.ID]) != "" {
-				b.cellType(SheetItems, h[r.ID], n+1, true)
-				break
-			}
-		}
-	}
+	b.raterCellsNumeric(c, rows, h)
 }
 
 func checkValueRaters(b *book, c reportCase) {
-	rows := b.rows(SheetRaters)
-	if len(rows) != len(c.fit.Raters)+1 {
-		b.t.Fatalf("Raters: %d rows, want %d", len(rows), len(c.fit.Raters)+1)
-	}
+	rows := b.raterRows(c)
 	want := []string{"Rater", "Ratings", "Dispersion", "Dispersion SD", "Dispersion 2.5%", "Dispersion 50%", "Dispersion 97.5%"}
 	hasBias := false
 	for _, r := range c.fit.Raters {

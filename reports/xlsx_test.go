@@ -143,6 +143,31 @@ func at(row []string, i int) string {
 }
 
 // number checks that a cell holds want (empty for NaN).
+// raterRows returns the Raters sheet's rows, a header and a row a rater
+// of the fit.
+func (b *book) raterRows(c reportCase) [][]string {
+	b.t.Helper()
+	rows := b.rows(SheetRaters)
+	if len(rows) != len(c.fit.Raters)+1 {
+		b.t.Fatalf("Raters: %d rows, want %d", len(rows), len(c.fit.Raters)+1)
+	}
+	return rows
+}
+
+// raterCellsNumeric checks that each rater's first label in the Items
+// sheet (rows, header h) is a number cell.
+func (b *book) raterCellsNumeric(c reportCase, rows [][]string, h map[string]int) {
+	b.t.Helper()
+	for _, r := range c.fit.Raters {
+		for n, row := range rows[1:] {
+			if at(row, h[r.ID]) != "" {
+				b.cellType(SheetItems, h[r.ID], n+1, true)
+				break
+			}
+		}
+	}
+}
+
 func (b *book) number(where string, got string, want float64) {
 	b.t.Helper()
 	if math.IsNaN(want) || math.IsInf(want, 0) {
@@ -322,22 +347,12 @@ func checkItems(b *book, c reportCase) {
 		b.t.Errorf("Items: column B width %v", w)
 	}
 	if numeric {
-		for _, r := range c.fit.Raters {
-			for n, row := range rows[1:] {
-				if at(row, h[r.ID]) != "" {
-					b.cellType(SheetItems, h[r.ID], n+1, true)
-					break
-				}
-			}
-		}
+		b.raterCellsNumeric(c, rows, h)
 	}
 }
 
 func checkRaters(b *book, c reportCase) {
-	rows := b.rows(SheetRaters)
-	if len(rows) != len(c.fit.Raters)+1 {
-		b.t.Fatalf("Raters: %d rows, want %d", len(rows), len(c.fit.Raters)+1)
-	}
+	rows := b.raterRows(c)
 	b.headers(SheetRaters, rows[0], "Rater", "Labels", "Reference", "Precision", "Precision SD", "Precision 2.5%", "Precision 50%", "Precision 97.5%",
 		"Variance", "Variance SD", "Variance 2.5%", "Variance 50%", "Variance 97.5%")
 	b.frozen(SheetRaters, 1)
