@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -316,6 +317,14 @@ func (w *whereCond) describeSeen() string {
 		s += ", ..."
 	}
 	return "values found: " + s
+}
+
+// columnIndex returns the index of the first of names (a header's
+// columns, a record's fields) that is name up to case and separators
+// (normName), or -1.
+func columnIndex(names []string, name string) int {
+	n := normName(name)
+	return slices.IndexFunc(names, func(h string) bool { return normName(h) == n })
 }
 
 // whereConds is a record reader's row filter (ReadOptions.Where): a

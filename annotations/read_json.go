@@ -374,7 +374,7 @@ func newJSONRecord(rec jsonRecord, m map[string]json.RawMessage, opts ReadOption
 // find returns the index of the first field named name (up to case and
 // separators), or -1.
 func (jr *jsonFlatRecord) find(name string) int {
-	return slices.IndexFunc(jr.keys, func(k string) bool { return normName(k) == normName(name) })
+	return columnIndex(jr.keys, name)
 }
 
 // value is the text of the (last) field named name, "" when there is none.

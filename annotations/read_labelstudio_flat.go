@@ -163,10 +163,8 @@ func (f *lsFlatReader) isWhere(k string) bool { return isWhereKey(k, whereKeys(f
 // find returns the field named name with an option (flag, or field in a
 // request), reporting a name that is none of the export's fields.
 func (f *lsFlatReader) find(name, flag, field string) string {
-	for _, k := range f.keys {
-		if normName(k) == normName(name) {
-			return k
-		}
+	if i := columnIndex(f.keys, name); i >= 0 {
+		return f.keys[i]
 	}
 	f.c.add(Problem{Column: name, Msg: fmt.Sprintf("no field %q, named with %s, in this Label Studio export (fields: %s)", name, flagHint(flag, field, "NAME"), quoteList(f.keys))})
 	return ""

@@ -109,10 +109,8 @@ func (t *table) setHeader(h []string, line, row int, want Format) bool {
 func (t *table) namedColumns(line, row int) bool {
 	ok := true
 	find := func(name, flag, field string) int {
-		for i, h := range t.header {
-			if normName(h) == normName(name) {
-				return i
-			}
+		if i := columnIndex(t.header, name); i >= 0 {
+			return i
 		}
 		t.problem(line, row, name, "no column %q, named with %s, in the header (columns: %s)", name, flagHint(flag, field, "COLUMN"), quoteList(t.header))
 		ok = false
@@ -146,13 +144,7 @@ func (t *table) namedColumns(line, row int) bool {
 func (t *table) resolveWhere(line, row int) bool {
 	ok := true
 	for _, k := range whereKeys(t.opts.Where) {
-		col := -1
-		for i, h := range t.header {
-			if normName(h) == normName(k) {
-				col = i
-				break
-			}
-		}
+		col := columnIndex(t.header, k)
 		if col < 0 {
 			t.problem(line, row, k, "unknown column %q in the row filter (columns: %s)", k, quoteList(t.header))
 			ok = false
