@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"concord/annotations"
@@ -141,6 +143,54 @@ func TestFitPageFromReport(t *testing.T) {
 				}
 			}
 			c.check(t, rep, &page)
+		})
+	}
+}
+
+// TestFitPageTemplate renders a done fit's page from its report, and from
+// a report that could not be made (the error instead of the result).
+func TestFitPageTemplate(t *testing.T) {
+	d, err := newDashboard(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := func() fitPage {
+		p := fitPage{basePage: basePage{Title: "fit", Who: &principal{}}, Project: &annotations.Project{ID: 1, Name: "p"}, Done: true}
+		p.Fit.Fit = annotations.Fit{ID: 7, Status: annotations.FitDone}
+		return p
+	}
+	cases := []struct {
+		name      string
+		page      func() fitPage
+		want, not []string
+	}{
+		{"report", func() fitPage {
+			p := done()
+			p.fill(reportOf(t, "fit_snow_rte40_robust.json", "binary:0,1,pos=1"))
+			return p
+		}, []string{`id="verdict"`, `id="consensus-table"`, `id="label-errors-table"`, `id="plot-error-rates"`}, []string{`id="report-error"`}},
+		{"report error", func() fitPage {
+			p := done()
+			p.ReportError = "the report of fit 7 cannot be made: boom"
+			return p
+		}, []string{`id="report-error"`, "boom"}, []string{`id="verdict"`, `id="plots"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := d.pages["fit"].Execute(&buf, c.page()); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(buf.String(), w) {
+					t.Errorf("page lacks %s", w)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(buf.String(), w) {
+					t.Errorf("page has %s", w)
+				}
+			}
 		})
 	}
 }
