@@ -23,17 +23,8 @@ import (
 func TestWorkbook(t *testing.T) {
 	for _, c := range allCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := WriteXLSX(&buf, c.rep, XLSXOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			checkXML(t, buf.Bytes())
-			f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			w := &book{t: t, f: f}
+			w := openBook(t, c.rep, XLSXOptions{})
+			f := w.f
 			if got, want := strings.Join(f.GetSheetList(), ","), strings.Join(SheetNames(c.rep, XLSXOptions{}), ","); got != want {
 				t.Fatalf("sheets %s, want %s", got, want)
 			}
@@ -112,6 +103,23 @@ func checkXML(t *testing.T, b []byte) {
 type book struct {
 	t *testing.T
 	f *excelize.File
+}
+
+// openBook writes the report's workbook with opts, checks its XML and
+// opens it (closed when the test ends).
+func openBook(t *testing.T, rep *Report, opts XLSXOptions) *book {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteXLSX(&buf, rep, opts); err != nil {
+		t.Fatal(err)
+	}
+	checkXML(t, buf.Bytes())
+	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return &book{t: t, f: f}
 }
 
 // rows returns the raw cell values of a sheet.
