@@ -503,7 +503,7 @@ func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
 	}
 	var err error
 	if len(errs) > 0 {
-		err = joinProblems(ro.MaxProblems, errs...)
+		err = JoinProblems(ro.MaxProblems, errs...)
 	}
 	var items []Item
 	var ierr error
@@ -512,7 +512,7 @@ func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
 		items, ierr = readFile(opts.ItemsPath, func(f *os.File) ([]Item, error) { return ReadItems(f, iro) })
 	}
 	if err != nil || ierr != nil {
-		return nil, joinProblems(ro.MaxProblems, err, ierr)
+		return nil, JoinProblems(ro.MaxProblems, err, ierr)
 	}
 	l := &Loaded{Format: p.Format, Unused: p.Unused}
 	var s Scheme
@@ -550,9 +550,11 @@ func readFile[T any](path string, read func(*os.File) (T, error)) (T, error) {
 	return read(f)
 }
 
-// joinProblems merges the problem lists of two files into one error, or
-// returns the first error that is not a problem list.
-func joinProblems(max int, errs ...error) error {
+// JoinProblems merges the problem lists of several files (a label file
+// and its items file) into one error of at most max problems (0: the
+// default), or returns the first error that is not a problem list; nil
+// when every error is nil.
+func JoinProblems(max int, errs ...error) error {
 	all := &ProblemList{Max: max}
 	for _, err := range errs {
 		if err == nil {
