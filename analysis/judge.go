@@ -80,7 +80,7 @@ type JudgeHuman struct {
 	Rejected bool    `json:"rejected"`
 }
 
-// RaterAgreement is a rater's agreement with the consensus of the others.
+// JudgeAgreement is a rater's agreement with the consensus of the others.
 type JudgeAgreement struct {
 	Rater string `json:"rater"`
 	Judge bool   `json:"judge"`

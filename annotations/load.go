@@ -46,9 +46,56 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		pr.File = name
 		pl.Add(pr)
 	}
+	s, pr := datasetScheme(s, p)
+	if pr != nil {
+		add(*pr)
+		return nil, pl
+	}
+	b := &datasetBuilder{s: s, p: p, normCache: map[string]labelNorm{}, itemIdx: map[string]int32{}, raterIdx: map[string]int32{},
+		out: make([]Label, 0, len(p.Labels)), keys: make([]uint64, 0, len(p.Labels)), src: make([]int32, 0, len(p.Labels))}
+	for i, rl := range p.Labels {
+		b.label(i, rl)
+	}
+	order := sortOrder(b.keys, ranks(b.itemIDs), ranks(b.raterIDs))
+	mode := opts.Duplicates.Mode()
+	drop, dups := b.duplicates(order, mode)
+	if mode == DuplicatesError && dups > 0 && len(p.Unused) > 0 {
+		// A hint first, where a capped list still shows it.
+		add(Problem{Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
+			dups, quoteList(p.Unused), p.Unused[0])})
+	}
+	b.unknown.annotate(func(at int) *Problem { return &b.found[at].p }, s, p.Labels)
+	slices.SortStableFunc(b.found, func(a, b located) int { return cmp.Compare(a.at, b.at) })
+	for _, f := range b.found {
+		add(f.p)
+	}
+	merged := mergeItems(items, p.Items, add)
+	if pl.Len() > 0 {
+		return nil, pl
+	}
+	labels := b.out
+	if drop != nil {
+		labels = make([]Label, 0, len(b.out)-dups)
+		for _, i := range order {
+			if !drop[i] {
+				labels = append(labels, b.out[i])
+			}
+		}
+	} else if !slices.IsSorted(order) {
+		labels = make([]Label, len(b.out))
+		for j, i := range order {
+			labels[j] = b.out[i]
+		}
+	}
+	return &Dataset{Scheme: s, Items: merged, Labels: labels, Dropped: dups}, nil
+}
+
+// datasetScheme returns the scheme of a dataset: an open scheme completed
+// from the labels (the positive class in another case, "YES" for "yes",
+// is the positive class, as Normalize will read it), checked; or the
+// problem with it.
+func datasetScheme(s Scheme, p *Parsed) (Scheme, *Problem) {
 	if s.Open() {
-		// The positive class in another case ("YES" for "yes") is the
-		// positive class, as Normalize will read it.
 		values := make([]string, 0, len(p.Labels))
 		for _, l := range p.Labels {
 			if !strings.EqualFold(strings.TrimSpace(l.Value), s.Positive) {
@@ -57,157 +104,153 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		}
 		cs, err := s.Complete(values)
 		if err != nil {
-			add(Problem{Column: "label", Msg: ErrorMessage(err)})
-			return nil, pl
+			return s, &Problem{Column: "label", Msg: ErrorMessage(err)}
 		}
 		s = cs
 	}
 	if err := s.Validate(); err != nil {
-		add(Problem{Msg: "scheme " + s.String() + ": " + ErrorMessage(err)})
-		return nil, pl
+		return s, &Problem{Msg: "scheme " + s.String() + ": " + ErrorMessage(err)}
 	}
+	return s, nil
+}
 
-	type norm struct {
-		v        string
-		err      string
-		levelErr bool // err: the value is not a level of the scheme
-	}
-	var unknown unknownLevels
-	normCache := map[string]norm{}
+// labelNorm is a label value normalised by the scheme, or why it is not
+// a label (levelErr: it is not a level of the scheme).
+type labelNorm struct {
+	v        string
+	err      string
+	levelErr bool
+}
+
+// located is a problem with the index of its raw label, so that those
+// found while sorting (duplicates) come out in file order too.
+type located struct {
+	at int
+	p  Problem
+}
+
+// datasetBuilder checks and indexes the raw labels of a dataset.
+type datasetBuilder struct {
+	s         Scheme
+	p         *Parsed
+	unknown   unknownLevels
+	normCache map[string]labelNorm
 	// Ids are validated when first seen; valid ones get an index.
-	itemIdx := map[string]int32{}
-	raterIdx := map[string]int32{}
-	var itemIDs, raterIDs []string
-	idIndex := func(idx map[string]int32, ids *[]string, what, id string) (int32, string) {
-		if i, ok := idx[id]; ok {
-			return i, ""
-		}
-		if err := validateID(what, id); err != nil {
-			return -1, ErrorMessage(err)
-		}
-		i := int32(len(*ids))
-		idx[id] = i
-		*ids = append(*ids, id)
+	itemIdx, raterIdx map[string]int32
+	itemIDs, raterIDs []string
+	found             []located
+	// out are the valid labels; keys (item index << 32 | rater index) and
+	// src (index in p.Labels) are per label of out.
+	out  []Label
+	keys []uint64
+	src  []int32
+}
+
+func (b *datasetBuilder) note(at int, rl RawLabel, col, msg string) {
+	b.found = append(b.found, located{at, Problem{Line: rl.Line, Row: rl.Row, Column: col, Msg: msg}})
+}
+
+// idIndex returns the index of an item or rater id, validating it when
+// first seen; or why it is not valid.
+func idIndex(idx map[string]int32, ids *[]string, what, id string) (int32, string) {
+	if i, ok := idx[id]; ok {
 		return i, ""
 	}
-	// Problems are gathered with the index of their raw label so that
-	// those found while sorting (duplicates) come out in file order too.
-	type located struct {
-		at int
-		p  Problem
+	if err := validateID(what, id); err != nil {
+		return -1, ErrorMessage(err)
 	}
-	var found []located
-	note := func(at int, rl RawLabel, col, msg string) {
-		found = append(found, located{at, Problem{Line: rl.Line, Row: rl.Row, Column: col, Msg: msg}})
+	i := int32(len(*ids))
+	idx[id] = i
+	*ids = append(*ids, id)
+	return i, ""
+}
+
+// norm normalises a label value (cached).
+func (b *datasetBuilder) norm(value string) labelNorm {
+	if n, ok := b.normCache[value]; ok {
+		return n
 	}
-	out := make([]Label, 0, len(p.Labels))
-	keys := make([]uint64, 0, len(p.Labels)) // item index << 32 | rater index, per label of out
-	src := make([]int32, 0, len(p.Labels))   // index in p.Labels, per label of out
-	for i, rl := range p.Labels {
-		ok := true
-		ii, m := idIndex(itemIdx, &itemIDs, "item id", rl.Item)
-		if m != "" {
-			note(i, rl, rl.ItemCol, m)
-			ok = false
-		}
-		ri, m := idIndex(raterIdx, &raterIDs, "rater id", rl.Rater)
-		if m != "" {
-			note(i, rl, rl.RaterCol, m)
-			ok = false
-		}
-		n, cached := normCache[rl.Value]
-		if !cached {
-			v, err := s.Normalize(rl.Value)
-			if err != nil {
-				n.err, n.levelErr = ErrorMessage(err), true
-			} else if hasControl(v) {
-				n.err = fmt.Sprintf("label %q contains a control character or a Unicode noncharacter", v)
-			} else {
-				n.v = v
-			}
-			if len(normCache) < 1<<20 {
-				normCache[rl.Value] = n
-			}
-		}
-		if n.err != "" {
-			// A value that is not a level is reported at its first
-			// occurrence, with its count (unknown.annotate).
-			if !n.levelErr || unknown.seen(rl.Value, rl, len(found)) {
-				note(i, rl, rl.ValueCol, n.err)
-			}
-			ok = false
-		}
-		if !ok {
-			continue
-		}
-		out = append(out, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v})
-		keys = append(keys, uint64(uint32(ii))<<32|uint64(uint32(ri)))
-		src = append(src, int32(i))
+	var n labelNorm
+	v, err := b.s.Normalize(value)
+	switch {
+	case err != nil:
+		n.err, n.levelErr = ErrorMessage(err), true
+	case hasControl(v):
+		n.err = fmt.Sprintf("label %q contains a control character or a Unicode noncharacter", v)
+	default:
+		n.v = v
 	}
-	order := sortOrder(keys, ranks(itemIDs), ranks(raterIDs))
-	// Sorted, the labels of one (item, rater) pair are adjacent, the first
-	// in the file first.
-	mode := opts.Duplicates.Mode()
-	dups := 0
-	var drop []bool // by index in out, under DuplicatesFirst
+	if len(b.normCache) < 1<<20 {
+		b.normCache[value] = n
+	}
+	return n
+}
+
+// label checks raw label i and keeps it when its ids and value are valid.
+func (b *datasetBuilder) label(i int, rl RawLabel) {
+	ok := true
+	ii, m := idIndex(b.itemIdx, &b.itemIDs, "item id", rl.Item)
+	if m != "" {
+		b.note(i, rl, rl.ItemCol, m)
+		ok = false
+	}
+	ri, m := idIndex(b.raterIdx, &b.raterIDs, "rater id", rl.Rater)
+	if m != "" {
+		b.note(i, rl, rl.RaterCol, m)
+		ok = false
+	}
+	n := b.norm(rl.Value)
+	if n.err != "" {
+		// A value that is not a level is reported at its first
+		// occurrence, with its count (unknown.annotate).
+		if !n.levelErr || b.unknown.seen(rl.Value, rl, len(b.found)) {
+			b.note(i, rl, rl.ValueCol, n.err)
+		}
+		ok = false
+	}
+	if !ok {
+		return
+	}
+	b.out = append(b.out, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v})
+	b.keys = append(b.keys, uint64(uint32(ii))<<32|uint64(uint32(ri)))
+	b.src = append(b.src, int32(i))
+}
+
+// duplicates finds the labels that repeat an (item, rater) pair, in the
+// sorted order (where the labels of a pair are adjacent, the first in the
+// file first): under DuplicatesFirst it marks all but the first to drop
+// (by index in out), under DuplicatesError it reports them; it returns how
+// many there are.
+func (b *datasetBuilder) duplicates(order []int32, mode Duplicates) (drop []bool, dups int) {
+	keys, out, p := b.keys, b.out, b.p
 	for j := 1; j < len(order) && mode != DuplicatesKeep; j++ {
-		a, b := order[j-1], order[j]
-		if keys[a] != keys[b] {
+		x, y := order[j-1], order[j]
+		if keys[x] != keys[y] {
 			continue
 		}
 		if mode == DuplicatesFirst {
 			if drop == nil {
 				drop = make([]bool, len(out))
 			}
-			drop[b] = true
+			drop[y] = true
 			dups++
 			continue
 		}
 		first := j - 1
-		for first > 0 && keys[order[first-1]] == keys[b] {
+		for first > 0 && keys[order[first-1]] == keys[y] {
 			first--
 		}
-		f := out[order[first]]
-		l := out[b]
+		f, l := out[order[first]], out[y]
 		same := "another label"
 		if f.Value == l.Value {
 			same = "the same label"
 		}
-		rl := p.Labels[src[b]]
-		note(int(src[b]), rl, rl.RaterCol, fmt.Sprintf("duplicate label for item %q by rater %q: %s was given at %s"+duplicateHint,
-			l.Item, l.Rater, same, where(p.Labels[src[order[first]]])))
+		rl := p.Labels[b.src[y]]
+		b.note(int(b.src[y]), rl, rl.RaterCol, fmt.Sprintf("duplicate label for item %q by rater %q: %s was given at %s"+duplicateHint,
+			l.Item, l.Rater, same, where(p.Labels[b.src[order[first]]])))
 		dups++
 	}
-	if mode == DuplicatesError && dups > 0 && len(p.Unused) > 0 {
-		// A hint first, where a capped list still shows it.
-		add(Problem{Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
-			dups, quoteList(p.Unused), p.Unused[0])})
-	}
-	unknown.annotate(func(at int) *Problem { return &found[at].p }, s, p.Labels)
-	slices.SortStableFunc(found, func(a, b located) int { return cmp.Compare(a.at, b.at) })
-	for _, f := range found {
-		add(f.p)
-	}
-	merged := mergeItems(items, p.Items, add)
-	if pl.Len() > 0 {
-		return nil, pl
-	}
-
-	labels := out
-	if drop != nil {
-		labels = make([]Label, 0, len(out)-dups)
-		for _, i := range order {
-			if !drop[i] {
-				labels = append(labels, out[i])
-			}
-		}
-	} else if !slices.IsSorted(order) {
-		labels = make([]Label, len(out))
-		for j, i := range order {
-			labels[j] = out[i]
-		}
-	}
-	return &Dataset{Scheme: s, Items: merged, Labels: labels, Dropped: dups}, nil
+	return drop, dups
 }
 
 // where describes the position of a raw label for messages.
@@ -460,7 +503,7 @@ func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
 	}
 	var err error
 	if len(errs) > 0 {
-		err = joinProblems(ro.MaxProblems, errs...)
+		err = JoinProblems(ro.MaxProblems, errs...)
 	}
 	var items []Item
 	var ierr error
@@ -469,7 +512,7 @@ func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
 		items, ierr = readFile(opts.ItemsPath, func(f *os.File) ([]Item, error) { return ReadItems(f, iro) })
 	}
 	if err != nil || ierr != nil {
-		return nil, joinProblems(ro.MaxProblems, err, ierr)
+		return nil, JoinProblems(ro.MaxProblems, err, ierr)
 	}
 	l := &Loaded{Format: p.Format, Unused: p.Unused}
 	var s Scheme
@@ -507,9 +550,11 @@ func readFile[T any](path string, read func(*os.File) (T, error)) (T, error) {
 	return read(f)
 }
 
-// joinProblems merges the problem lists of two files into one error, or
-// returns the first error that is not a problem list.
-func joinProblems(max int, errs ...error) error {
+// JoinProblems merges the problem lists of several files (a label file
+// and its items file) into one error of at most max problems (0: the
+// default), or returns the first error that is not a problem list; nil
+// when every error is nil.
+func JoinProblems(max int, errs ...error) error {
 	all := &ProblemList{Max: max}
 	for _, err := range errs {
 		if err == nil {

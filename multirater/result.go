@@ -17,7 +17,7 @@ const FitSchema = "concord.fit/v1"
 // consume, serialised as the `concord.fit/v1` JSON document. Items, raters
 // and levels are named by the string ids and codes the caller passed in.
 //
-// The ordinal model (FitOrdinal) fills the ordinal fields (item scores,
+// The ordinal model (ordinal.Fit) fills the ordinal fields (item scores,
 // ranks, grade distributions; rater thresholds and severities); the
 // classification model fills the class fields instead. Fields that do not
 // apply to a model are omitted from the JSON.

@@ -351,7 +351,7 @@ func (cp *congerParts) itemChance(t *table, i int) float64 {
 	return s / (cp.r * (cp.r - 1))
 }
 
-// Options for the single coefficients.
+// CoefOptions are the options of the single coefficients.
 type CoefOptions struct {
 	// Weights of the weighted coefficients; the zero value is Unweighted.
 	Weights Weights

@@ -1,11 +1,8 @@
 package reports
 
 import (
-	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/xuri/excelize/v2"
 )
 
 // TestGlossary checks the explanations: unique keys, every entry with a
@@ -49,15 +46,7 @@ func TestGlossary(t *testing.T) {
 			if rep.Summary.Alpha == nil || rep.Summary.Alpha.Label != tc.quote {
 				t.Errorf("summary alpha %+v, want %s", rep.Summary.Alpha, tc.quote)
 			}
-			var buf bytes.Buffer
-			if err := WriteXLSX(&buf, rep, XLSXOptions{NoCharts: true}); err != nil {
-				t.Fatal(err)
-			}
-			f, err := excelize.OpenReader(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openBook(t, rep, XLSXOptions{NoCharts: true}).f
 			rows, err := f.GetRows(SheetGlossary)
 			if err != nil {
 				t.Fatal(err)

@@ -453,7 +453,7 @@ func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multip
 		defer f.Close()
 		items, ierr = annotations.ReadItems(f, iopts)
 	}
-	if err := mergeProblems(lerr, ierr); err != nil {
+	if err := annotations.JoinProblems(0, lerr, ierr); err != nil {
 		return nil, err
 	}
 	ds, err := annotations.BuildDataset(p.Scheme, parsed, items, opts)
@@ -474,26 +474,6 @@ func uploadName(fh *multipart.FileHeader) string {
 		name = "upload"
 	}
 	return clipText(strings.ToValidUTF8(name, "?"), 100)
-}
-
-// mergeProblems joins the problem lists of a label file and an items file,
-// or returns the first error that is not a problem list.
-func mergeProblems(errs ...error) error {
-	var all annotations.ProblemList
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		var pl *annotations.ProblemList
-		if !errors.As(err, &pl) {
-			return err
-		}
-		for _, p := range pl.Problems {
-			all.Add(p)
-		}
-		all.Omitted += pl.Omitted
-	}
-	return all.Err()
 }
 
 // agreement: GET /api/v1/projects/{id}/agreement?bootstrap&seed&only&pairs&

@@ -20,7 +20,6 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
-	"concord/multirater"
 	"concord/raters"
 	"concord/reports"
 )
@@ -743,25 +742,32 @@ func (d *dashboard) deleteProject(c *gin.Context) {
 	d.redirect(c, "/projects", "Project "+p.Name+" deleted.")
 }
 
-// fitPage is a fit's page.
+// fitPage is a fit's page. A done fit's page renders from its report
+// (reports.Report, built once per cached fit) and nothing else: the views
+// below are the report's sections, cut to the page's rows.
 type fitPage struct {
 	basePage
-	Project   *annotations.Project
-	Fit       fitJSON
-	Spec      map[string]any
-	Result    *multirater.FitResult
+	Project *annotations.Project
+	Fit     fitJSON
+	Spec    map[string]any
+	// Report is the done fit's report; nil when it cannot be made
+	// (ReportError says why).
+	Report    *reports.Report
 	Ranking   []rankRow
 	Truncated int
-	Raters    []multirater.RaterResult
-	Flags     []multirater.Flag
-	Chart     template.HTML
-	Thresh    template.HTML
-	Tables    []string
+	// Raters are the report's raters by decreasing precision.
+	Raters []raterRow
+	Flags  []reports.Flag
+	Chart  template.HTML
+	Thresh template.HTML
+	Tables []string
 	// MainPlots are shown at full width, MorePlots on demand.
 	MainPlots []plotView
 	MorePlots []plotView
 	Done      bool
-	Summary   *reports.FitSummary
+	// MeanEntropy is the mean entropy, in bits, of the items' consensus
+	// class distributions (classification).
+	MeanEntropy *float64
 	// Classification fits: the consensus class table, the class
 	// distribution, the raters' confusion tables against the consensus.
 	Classification  bool
@@ -785,8 +791,7 @@ type fitPage struct {
 	// (the confusion model): the raters table shows their accuracy and
 	// spam score instead of a precision.
 	ConfusionModel bool
-	// From the fit's report (nil or empty when it cannot be made): the
-	// headline numbers beside the model's, and the review queue (the
+	// The headline numbers beside the model's, and the review queue (the
 	// first maxReviewRows of ReviewTotal labels).
 	Headline    *headline
 	Review      []reviewRow
@@ -795,9 +800,9 @@ type fitPage struct {
 	// AUC is the view of an AUC scoring fit (nil for other models): the
 	// items by score, the coefficients, gamma's cross-validation.
 	AUC *aucView
-	// Gold is each rater's record on the gold questions (from the report;
-	// empty without gold), GoldItems the number of gold items, GoldLeft
-	// the raters past maxGoldRows.
+	// Gold is each rater's record on the gold questions (empty without
+	// gold), GoldItems the number of gold items, GoldLeft the raters past
+	// maxGoldRows.
 	Gold      []goldRow
 	GoldItems int
 	GoldLeft  int
@@ -879,62 +884,12 @@ func (d *dashboard) fitPage(c *gin.Context) {
 			d.fail(c, err)
 			return
 		}
-		res := cf.res
-		page.Result = res
-		page.Tables = tablesFor(res)
-		page.Summary = cf.summary()
-		page.ModelChoice = reports.ChoiceOf(&res.Model, &res.Diagnostics)
-		page.Levels = res.Levels
-		page.Raters = page.Summary.ByPrecision
-		if page.AUC = aucRanking(res, maxRankingRows); page.AUC != nil {
-			// No rater parameters: the ranking, the ROC and the
-			// coefficients.
-		} else if page.Summary.Shape == multirater.OutputClasses {
-			page.Classification = true
-			page.FixedPrecisions = res.Model.Precisions == analysis.PrecisionsFixed || res.Model.Precisions == analysis.PrecisionsFixedFull
-			page.Consensus, page.Truncated = consensusClasses(res, maxRankingRows)
-			page.ClassDist = classDistribution(page.Summary)
-			page.Confusions, page.ConfusionsLeft = confusions(res, maxConfusionRaters)
-			page.LabelErrors = labelErrors(res, maxLabelErrorRows)
-			page.LabelErrorsTotal = len(res.LabelErrors)
-			page.ErrorRates = hasErrorRates(res)
-			page.ConfusionModel = hasConfusionProbs(res)
-			if !page.FixedPrecisions && !page.ConfusionModel {
-				page.Chart = precisionChart(page.Raters, agreementNote, "")
-			}
-		} else {
-			page.Ranking, page.Truncated = ranking(res, page.Summary, maxRankingRows)
-			title := ""
-			if page.Summary.Shape == multirater.OutputValues {
-				// Bounded fits: each rater's dispersion nu (Precision
-				// repeats it).
-				title = "dispersion ν (estimate and 95% interval)"
-				page.Values = true
-				for _, r := range res.Raters {
-					page.Bias = page.Bias || r.Bias != nil
-				}
-			}
-			page.Chart = precisionChart(page.Raters, nil, title)
-			page.Thresh = thresholdChart(res)
-		}
-		plots := plotsFor(res)
-		// The report (shared with the downloads, made once per fit): the
-		// headline numbers, the review queue and the plots it has.
-		if rep, err := d.s.report(ctx, reportInput{Project: cf.project, Fit: f, Result: res, Raw: cf.raw}, cf); err == nil {
-			page.Headline = newHeadline(rep)
-			page.Review, page.ReviewTotal = reviewQueue(rep, maxReviewRows)
-			page.Gold, page.GoldItems, page.GoldLeft = goldRows(rep)
-			plots = plots[:0]
-			for _, p := range reports.Plots(rep) {
-				plots = append(plots, p.Name)
-			}
-		} else {
+		// The report (shared with the downloads, made once per fit).
+		rep, err := d.s.report(ctx, reportInput{Project: cf.project, Fit: f, Result: cf.res, Raw: cf.raw}, cf)
+		if err != nil {
 			page.ReportError = annotations.ErrorMessage(err)
-		}
-		page.MainPlots, page.MorePlots = splitPlots(plots, page.AUC != nil)
-		page.Flags = res.Flags
-		if len(page.Flags) > maxFlagRows {
-			page.Flags = page.Flags[:maxFlagRows]
+		} else {
+			page.fill(rep)
 		}
 	}
 	d.render(c, http.StatusOK, "fit", page)

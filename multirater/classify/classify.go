@@ -19,7 +19,7 @@ import (
 // Name is the family's model name in fit documents (ModelSettings.Model).
 const Name = "classification"
 
-// ClassData are the inputs of FitClassification: N items, L raters, K
+// Data are the inputs of Fit: N items, L raters, K
 // unordered classes and the observed labels. Raters label any subset of the
 // items (Rogers et al. sec. 2.5); items nobody labelled are part of the
 // Gaussian process and are predicted.
@@ -47,7 +47,7 @@ type Data struct {
 }
 
 // Precisions says how the raters' precisions alpha_l are treated by
-// FitClassification.
+// Fit.
 type Precisions int
 
 const (
@@ -99,7 +99,7 @@ func ParsePrecisions(s string) (Precisions, error) {
 	return 0, fmt.Errorf("unknown precisions %q (expected inferred, fixed or fixed-full)", s)
 }
 
-// ClassOptions control FitClassification. The zero value means the defaults
+// Options control Fit. The zero value means the defaults
 // given for each field.
 type Options struct {
 	// Common holds the options every MCMC family shares: the chains
@@ -150,7 +150,7 @@ func (o Options) check() {
 	}
 }
 
-// FitClassification fits the multi-rater classification model with
+// Fit fits the multi-rater classification model with
 // Gaussian-process priors (multinomial probit) of Rogers, Girolami &
 // Polajnar (2010, sec. 2.3, 2.5, app. A.2, B, C) by Gibbs sampling and
 // summarises the posterior:
@@ -198,7 +198,7 @@ func (o Options) check() {
 //     coupling of the precisions and the latent scale.
 //
 // Cost per sweep: the latent functions of the K classes share one
-// factorisation of C (see priorFactor), since every class has the same item
+// factorisation of C (see gp.Factor), since every class has the same item
 // precisions: O(N K) for a diagonal C (identity kernel); O(K N r) for a
 // complete design (every item has the same precision sum, e.g. every rater
 // labelled every item), r the numerical rank of C, after one O(N^3)

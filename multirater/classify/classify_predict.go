@@ -115,7 +115,7 @@ func ghProduct(rule *numeric.GHRule, c []float64, cmin float64) float64 {
 	return p
 }
 
-// ClassPredictor predicts new items from a classification FitResult
+// Predictor predicts new items from a classification FitResult
 // without refitting (Rogers et al. sec. 2.3.1 and appendix C): for each kept
 // posterior draw s of (M, alpha), the latent values of a new item are
 //
@@ -136,7 +136,7 @@ type Predictor struct {
 	rule *numeric.GHRule
 }
 
-// NewClassPredictor prepares predictions from res, which must be a
+// NewPredictor prepares predictions from res, which must be a
 // classification fit with kept draws (Draws.MClass), and cov, the
 // covariance matrix of its items (the same as in the fit, in
 // FitResult.Items order). It decomposes cov once.

@@ -17,7 +17,7 @@ import (
 // This file holds one chain of the classification sampler and its moves.
 //
 // State: W (K×r, the whitened latent functions, M_.k = G W_k, see
-// priorFactor), the latent vectors Y_v (K components each, one per label or,
+// gp.Factor), the latent vectors Y_v (K components each, one per label or,
 // under appendix B, one per (item, class)) and the precisions alpha. The
 // target is the joint posterior of Rogers et al. eq. 34 with p(M|C) written
 // in W:
@@ -120,7 +120,7 @@ func predictRaterPairs(md *classModel) int {
 	return s
 }
 
-// classChain is one chain of FitClassification.
+// classChain is one chain of Fit.
 type classChain struct {
 	md   *classModel
 	plan *classPlan

@@ -258,7 +258,7 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 }
 
 // classDraws returns the compact joint draws of the result: at most
-// KeepDraws, and at most maxKeptNumbers latent values (at least 50 draws),
+// KeepDraws, and at most mcmc.MaxKeptNumbers latent values (at least 50 draws),
 // evenly spaced over the kept draws.
 func classDraws(md *classModel, plan *classPlan, chains []*classChain) *multirater.Draws {
 	k, n := md.nk, md.n

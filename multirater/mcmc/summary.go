@@ -9,7 +9,7 @@ import (
 	"concord/multirater/numeric"
 )
 
-// param is a scalar parameter of a fit being summarised: its name, whether
+// Param is a scalar parameter of a fit being summarised: its name, whether
 // it is sampled (free) or fixed, its draws in chain c, its summary, and
 // whether it is a derived variance (summarised, not diagnosed).
 type Param struct {
@@ -74,14 +74,14 @@ func DiagnoseParams(dg *multirater.Diagnostics, params []*Param) (constant int) 
 	return constant
 }
 
-// constantNote notes the parameters diagnoseParams left out.
+// ConstantNote notes the parameters DiagnoseParams left out.
 func ConstantNote(dg *multirater.Diagnostics, constant int) {
 	if constant > 0 {
 		dg.Notes = append(dg.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
 	}
 }
 
-// finiteDiag replaces a NaN or infinite diagnostic (a chain that never
+// FiniteDiag replaces a NaN or infinite diagnostic (a chain that never
 // moved) by bad, so that the verdict fails and the JSON stays valid.
 func FiniteDiag(x, bad float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -150,7 +150,7 @@ func joinAnd(s []string) string {
 	return out
 }
 
-// pickDraws returns up to want (chain, draw) pairs evenly spaced over the
+// PickDraws returns up to want (chain, draw) pairs evenly spaced over the
 // kept draws of all chains, chain-major.
 func PickDraws(nc, ns, want int) [][2]int {
 	total := nc * ns
@@ -165,7 +165,7 @@ func PickDraws(nc, ns, want int) [][2]int {
 	return out
 }
 
-// quantileIndex returns the index of the p-quantile in a sorted sample of
+// QuantileIndex returns the index of the p-quantile in a sorted sample of
 // size n (the nearest-rank definition, R type 1).
 func QuantileIndex(n int, p float64) int {
 	i := int(math.Ceil(p*float64(n))) - 1
@@ -178,13 +178,13 @@ func QuantileIndex(n int, p float64) int {
 // calls it here).
 func Round6(x float64) float64 { return numeric.Round6(x) }
 
-// maxTracePoints bounds each chain's trace in FitResult.Traces.
+// MaxTracePoints bounds each chain's trace in FitResult.Traces.
 const MaxTracePoints = 1000
 
-// maxACFLag is the largest lag of the reported autocorrelations.
+// MaxACFLag is the largest lag of the reported autocorrelations.
 const MaxACFLag = 50
 
-// maxKeptNumbers bounds the latent scores kept in FitResult.Draws.
+// MaxKeptNumbers bounds the latent scores kept in FitResult.Draws.
 const MaxKeptNumbers = 1_000_000
 
 // ParallelFor is numeric.ParallelFor.

@@ -19,7 +19,7 @@ import (
 // Name is the family's model name in fit documents (ModelSettings.Model).
 const Name = "ordinal"
 
-// OrdinalData are the inputs of FitOrdinal: N items, L raters, K ordered
+// Data are the inputs of Fit: N items, L raters, K ordered
 // levels and the observed ratings. Raters rate any subset of the items
 // (Rogers et al. sec. 2.5); items nobody rated are part of the Gaussian
 // process and are predicted.
@@ -69,7 +69,7 @@ func (d *Data) CovOrIdentity() mat.Symmetric {
 // LearnKernel are the kernel terms of Data.Learn.
 type LearnKernel = infer.LearnKernel
 
-// OrdinalOptions control FitOrdinal. The zero value means the defaults
+// Options control Fit. The zero value means the defaults
 // given for each field.
 type Options struct {
 	// Common holds the options every MCMC family shares: the chains
@@ -110,7 +110,7 @@ func (o Options) check() {
 	mcmc.CheckPositive("SigmaB", o.SigmaB)
 }
 
-// FitOrdinal fits the multi-rater ordinal regression model with a
+// Fit fits the multi-rater ordinal regression model with a
 // Gaussian-process prior of Rogers, Girolami & Polajnar (2010, sec. 2.1-2.2,
 // 2.5, app. A.1) by Gibbs sampling and summarises the posterior:
 //
@@ -154,7 +154,7 @@ func (o Options) check() {
 //     precisions otherwise mix an order of magnitude more slowly).
 //
 // Cost per sweep. The latent consensus is drawn exactly without inverting C
-// (see priorFactor): O(N + M) for a diagonal C (identity kernel); O(N r) for a
+// (see gp.Factor): O(N + M) for a diagonal C (identity kernel); O(N r) for a
 // complete design (every rater rated every item), r the numerical rank of C
 // (at most N), after one O(N^3) eigendecomposition; for an incomplete design
 // by the perturbation sampler with conjugate gradients, O(N r) per iteration,

@@ -16,7 +16,7 @@ import (
 
 // This file holds one chain of the ordinal sampler and its moves.
 //
-// State: w (whitened latent consensus, m = G w, see priorFactor), y (one
+// State: w (whitened latent consensus, m = G w, see gp.Factor), y (one
 // latent value per observed rating), alpha (L precisions) and b (thresholds,
 // stored per rater as b_l0 = -inf, b_l1, ..., b_l,K-1, b_lK = +inf). The
 // target is the joint posterior of Rogers et al. eq. 22 with p(m|C) written in
@@ -40,7 +40,7 @@ import (
 // right translate of the one seen from x, which for these groups changes the
 // left Haar measure by a constant factor only).
 
-// ordChain is one chain of FitOrdinal.
+// ordChain is one chain of Fit.
 type ordChain struct {
 	md  *ordModel
 	rng *rand.Rand

@@ -119,7 +119,7 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 
 	// Predictive distributions, flags and compact draws from the kept
 	// joint draws.
-	// At most KeepDraws draws, and at most maxKeptNumbers latent scores in
+	// At most KeepDraws draws, and at most mcmc.MaxKeptNumbers latent scores in
 	// them (fewer draws for very many items), at least 50.
 	want := min(opts.KeepDraws, max(50, mcmc.MaxKeptNumbers/md.n))
 	keep := mcmc.PickDraws(nc, ns, want)
