@@ -358,3 +358,12 @@ func (d *DB) translate(err error) error {
 	}
 	return err
 }
+
+// Redact hides the password of a PostgreSQL connection URL (for logs and
+// messages); a SQLite path is returned as it is.
+func Redact(dsn string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return redact(dsn)
+	}
+	return dsn
+}

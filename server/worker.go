@@ -311,3 +311,20 @@ func (p *pool) heartbeat(ctx context.Context, f *annotations.Fit, latest *atomic
 		}
 	}
 }
+
+// RunWorkers runs cfg.Workers fit workers without the API (`concord
+// worker`) until ctx is done, then stops them gracefully (see
+// Config.ShutdownGrace). The configuration's API settings are not used.
+func RunWorkers(ctx context.Context, cfg Config, store annotations.Store, log *slog.Logger) error {
+	if cfg.Workers <= 0 {
+		return annotations.Errorf(annotations.EINVALID, "a worker needs a concurrency of 1 or more, got %d", cfg.Workers)
+	}
+	if cfg.AdminToken == "" {
+		cfg.AdminToken = RandomToken() // no API: never used
+	}
+	s, err := New(cfg, store, log)
+	if err != nil {
+		return err
+	}
+	return s.pool.run(ctx)
+}
