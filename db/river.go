@@ -302,6 +302,9 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 		return fmt.Errorf("db: River worker client: %w", err)
 	}
 	if err := d.touchWorker(ctx, opts, true); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return wrap(err, "register worker %q", opts.Name)
 	}
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {

@@ -447,6 +447,8 @@ func (s *Server) routes() *gin.Engine {
 	a.GET("/fits/:id/next", s.nextItems)
 	a.POST("/fits/:id/predictions", s.predict)
 
+	a.GET("/jobs", s.listJobs)
+
 	s.dash.routes(r)
 	return r
 }

@@ -143,6 +143,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) error {
 	s.metrics.busy.Inc()
 	defer s.metrics.busy.Dec()
 	start := time.Now()
+	s.metrics.queueWait.Observe(max(start.Sub(f.CreatedAt).Seconds(), 0))
 	log.Info("fit started")
 
 	var spec analysis.FitSpec
@@ -206,12 +207,14 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) error {
 		// This worker shuts down: the job engine puts the fit back in
 		// the queue.
 		state = "requeued"
+		s.metrics.retried.WithLabelValues("shutdown").Inc()
 		retry = fmt.Errorf("%s: %w", errShutdown.Error(), annotations.ErrRetry)
 	case errors.Is(cause, errDeleted), errors.Is(cause, errLost):
 		state = "abandoned"
 		log.Info("fit stopped", "reason", cause.Error())
 	case errors.As(err, &killed):
 		state = "killed"
+		s.metrics.retried.WithLabelValues("killed").Inc()
 		log.Warn("fit worker killed", "err", err, "max_attempts", s.cfg.MaxAttempts)
 		retry = fmt.Errorf("fit worker killed by %s: %w", killed.reason(), annotations.ErrRetry)
 	default:
