@@ -443,7 +443,7 @@ func (s *Server) getFit(c *gin.Context) {
 }
 
 // cancelFit: POST /api/v1/fits/{id}/cancel cancels a queued fit at once and
-// stops a running one (at once in this process; at its next heartbeat in
+// stops a running one (at once in this process; at its next progress write in
 // another) -> 202 with the fit.
 func (s *Server) cancelFit(c *gin.Context) {
 	f, err := s.fitParam(c, write)

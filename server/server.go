@@ -41,7 +41,7 @@ type Config struct {
 	// (default 1 s).
 	PollInterval time.Duration
 	// ProgressInterval is how often a running fit writes its progress and
-	// heartbeat and checks for a cancel request (default 500 ms).
+	// checks for a cancel request (default 500 ms).
 	ProgressInterval time.Duration
 	// StaleAfter is how long a worker process may go without recording
 	// that it is alive before the fits it runs count as abandoned and are

@@ -160,7 +160,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) error {
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
-		p.heartbeat(ctx, f, &latest, cancel, sweeps, hbStop)
+		p.reportProgress(ctx, f, &latest, cancel, sweeps, hbStop)
 	}()
 
 	var res *multirater.FitResult
@@ -260,10 +260,10 @@ func (p *pool) fit(ctx context.Context, f *annotations.Fit, spec analysis.FitSpe
 	return analysis.Fit(ctx, ds, spec, progress)
 }
 
-// heartbeat writes the fit's latest progress every ProgressInterval until
+// reportProgress writes the fit's latest progress every ProgressInterval until
 // stop is closed, and cancels the fit when a cancel was requested, the fit
 // was deleted or another worker took it over.
-func (p *pool) heartbeat(ctx context.Context, f *annotations.Fit, latest *atomic.Pointer[multirater.Progress], cancel context.CancelCauseFunc, sweeps float64, stop <-chan struct{}) {
+func (p *pool) reportProgress(ctx context.Context, f *annotations.Fit, latest *atomic.Pointer[multirater.Progress], cancel context.CancelCauseFunc, sweeps float64, stop <-chan struct{}) {
 	s := p.s
 	t := time.NewTicker(s.cfg.ProgressInterval)
 	defer t.Stop()
