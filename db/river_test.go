@@ -1,0 +1,97 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"concord/annotations"
+)
+
+// TestJobsCoexistWithAPIWrites runs fit jobs (progress written many times
+// per fit, as a running fit does) while other goroutines write through the
+// application's pool as API requests do (imports, projects, fits with their
+// jobs, cancels) and read. On SQLite River has its own one-connection
+// handle on the file next to the application's writer and WAL readers:
+// every write must succeed (no SQLITE_BUSY past the busy timeout, no
+// deadlock), every fit must end done, and the data must be intact.
+func TestJobsCoexistWithAPIWrites(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		d := b.open(t)
+		p := newProject(t, d, "jobs", "ordinal:1..5")
+		const fits = 20
+		for i := range fits {
+			must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, i))}))
+		}
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 4, PollInterval: 10 * time.Millisecond, StaleAfter: 100 * time.Millisecond},
+				runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
+					for i := range 20 {
+						if _, err := d.UpdateFitProgress(ctx, f.ID, annotations.FitProgress{Progress: float64(i) / 20, Message: "sampling"}); err != nil {
+							return err
+						}
+					}
+					return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
+				}))
+		}()
+
+		// API writers and readers meanwhile.
+		var wg sync.WaitGroup
+		errs := make(chan error, 100)
+		for w := range 3 {
+			wg.Go(func() {
+				q := newProject(t, d, fmt.Sprintf("writer-%d", w), "ordinal:1..5")
+				for i := range 5 {
+					ds := makeDataset(40, 5, 3)
+					if _, err := d.Import(ctx, q.ID, ds, annotations.ImportOptions{Replace: true}); err != nil {
+						errs <- fmt.Errorf("writer %d import %d: %w", w, i, err)
+						return
+					}
+					f := &annotations.Fit{ProjectID: q.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, i))}
+					if err := d.CreateFit(ctx, f); err != nil {
+						errs <- fmt.Errorf("writer %d fit %d: %w", w, i, err)
+						return
+					}
+					if _, err := d.RequestCancel(ctx, f.ID); err != nil {
+						errs <- fmt.Errorf("writer %d cancel %d: %w", w, i, err)
+						return
+					}
+					if _, err := d.ListProjects(ctx); err != nil {
+						errs <- fmt.Errorf("writer %d read %d: %w", w, i, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		waitFits(t, d, p.ID, fits, annotations.FitDone)
+		stop()
+		must(t, <-done)
+		// The writers' fits were cancelled (before or while they ran) or
+		// done; none is left queued or running.
+		ps, err := d.ListProjects(ctx)
+		must(t, err)
+		for _, pr := range ps {
+			list, err := d.ListFits(ctx, pr.ID)
+			must(t, err)
+			for _, f := range list {
+				if !f.Status.Terminal() {
+					t.Errorf("project %s: fit %d left %s", pr.Name, f.ID, f.Status)
+				}
+			}
+			if pr.Name != "jobs" && pr.Labels != 120 {
+				t.Errorf("project %s has %d labels, want 120", pr.Name, pr.Labels)
+			}
+		}
+	})
+}
