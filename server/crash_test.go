@@ -215,7 +215,19 @@ func TestKillWorkerOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	dsn := postgresDSN(t)
+	killWorkerMidFit(t, postgresDSN(t))
+}
+
+// TestKillWorkerOnSQLite is TestKillWorkerOnPostgres with two worker
+// processes on one SQLite file.
+func TestKillWorkerOnSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	killWorkerMidFit(t, filepath.Join(t.TempDir(), "concord.db"))
+}
+
+func killWorkerMidFit(t *testing.T, dsn string) {
 	h1 := startHelper(t, dsn, "10s")
 	h2 := startHelper(t, dsn, "10s")
 	c := helperClient(t, h1.url)
