@@ -301,11 +301,10 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 	if err != nil {
 		return fmt.Errorf("db: River worker client: %w", err)
 	}
-	if err := d.touchWorker(ctx, opts, true); err != nil {
-		if ctx.Err() != nil {
-			return nil // stopped while starting
-		}
-		return wrap(err, "register worker %q", opts.Name)
+	if err := d.touchWorker(ctx, opts, true); err != nil && ctx.Err() == nil {
+		// The database may be back later: watchWorkers records the
+		// worker at its next round.
+		d.log.Warn("registering the worker", "worker", opts.Name, "err", err)
 	}
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("db: starting River: %w", err)
