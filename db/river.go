@@ -207,12 +207,13 @@ func (d *DB) enqueueFit(ctx context.Context, tx *gorm.DB, row *fitRow, labelsVer
 		return 0, err
 	}
 	args := fitArgs{FitID: row.ID, ProjectID: row.ProjectID, Key: fitKey(row.Model, row.Spec, labelsVersion)}
-	res, err := d.jobs.client.InsertTx(ctx, stx, args, &river.InsertOpts{
+	opts := &river.InsertOpts{
 		Queue:       fitQueue,
 		Priority:    priority,
 		MaxAttempts: fitJobMaxAttempts,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: uniqueStates},
-	})
+	}
+	res, err := d.jobs.client.InsertTx(ctx, stx, args, opts)
 	if err != nil {
 		return 0, fmt.Errorf("enqueue fit %d: %w", row.ID, err)
 	}
@@ -221,7 +222,19 @@ func (d *DB) enqueueFit(ctx context.Context, tx *gorm.DB, row *fitRow, labelsVer
 		if err := json.Unmarshal(res.Job.EncodedArgs, &other); err != nil {
 			return 0, fmt.Errorf("read duplicate job %d: %w", res.Job.ID, err)
 		}
-		return other.FitID, nil
+		r, err := getFit(tx, other.FitID)
+		if err == nil && !annotations.FitStatus(r.Status).Terminal() {
+			return other.FitID, nil
+		}
+		if err != nil && annotations.ErrorCode(err) != annotations.ENOTFOUND {
+			return 0, err
+		}
+		// The other fit has ended (or was deleted) while River has yet to
+		// record its job's end: this fit is new, with a key of its own.
+		args.Key += fmt.Sprintf("/%d", row.ID)
+		if res, err = d.jobs.client.InsertTx(ctx, stx, args, opts); err != nil {
+			return 0, fmt.Errorf("enqueue fit %d: %w", row.ID, err)
+		}
 	}
 	row.JobID = res.Job.ID
 	return 0, tx.Exec("UPDATE fits SET job_id = ? WHERE id = ?", res.Job.ID, row.ID).Error

@@ -95,3 +95,51 @@ func TestJobsCoexistWithAPIWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestDuplicateOnlyOfUnfinishedFits: the same fit (model, spec, labels
+// version) is a duplicate of a queued or running one; once that fit has
+// ended it is new, even while River has yet to record its job's end, and
+// after the labels changed it is new too.
+func TestDuplicateOnlyOfUnfinishedFits(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		d := b.open(t)
+		p := newProject(t, d, "p", "ordinal:1..5")
+		spec := json.RawMessage(`{"seed":1}`)
+		submit := func() (*annotations.Fit, bool) {
+			f := &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: spec}
+			dup, err := d.CreateFitWithin(ctx, f, 0)
+			must(t, err)
+			return f, dup
+		}
+		first, dup := submit()
+		if dup {
+			t.Fatal("the first fit is a duplicate")
+		}
+		tests := []struct {
+			name  string
+			setup func()
+			dup   bool
+		}{
+			{"queued", func() {}, true},
+			{"running", func() { claimAs(t, d, "w") }, true},
+			{"done, its job still running", func() { must(t, d.FinishFit(ctx, first.ID, annotations.FitDone, "", []byte("{}"))) }, false},
+		}
+		for _, tc := range tests {
+			tc.setup()
+			f, dup := submit()
+			if dup != tc.dup || (dup && f.ID != first.ID) || (!dup && f.ID == first.ID) {
+				t.Errorf("%s: duplicate %v, fit %d (first %d)", tc.name, dup, f.ID, first.ID)
+			}
+			if !dup {
+				first = f
+			}
+		}
+		// The labels change: the same spec is a new fit.
+		_, err := d.Import(ctx, p.ID, makeDataset(10, 3, 2), annotations.ImportOptions{})
+		must(t, err)
+		if f, dup := submit(); dup || f.ID == first.ID {
+			t.Errorf("after new labels: duplicate %v, fit %d", dup, f.ID)
+		}
+	})
+}
