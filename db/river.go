@@ -571,9 +571,13 @@ func (d *DB) ListJobs(ctx context.Context, limit int) ([]annotations.JobInfo, []
 	for i, j := range res.Jobs {
 		var args fitArgs
 		_ = json.Unmarshal(j.EncodedArgs, &args)
+		by := j.AttemptedBy
+		if by == nil {
+			by = []string{}
+		}
 		ji := annotations.JobInfo{
 			ID: j.ID, Kind: j.Kind, Queue: j.Queue, State: string(j.State), Priority: j.Priority,
-			Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, AttemptedBy: j.AttemptedBy,
+			Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, AttemptedBy: by,
 			FitID: args.FitID, ProjectID: args.ProjectID, CreatedAt: j.CreatedAt.UTC(),
 			AttemptedAt: j.AttemptedAt, FinalizedAt: j.FinalizedAt,
 		}
