@@ -299,7 +299,7 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &fitWorker{d: d, run: run, opts: opts})
-	client, err := river.NewClient(d.jobs.driver, &river.Config{
+	cfg := &river.Config{
 		ID:                   opts.Name,
 		Queues:               queues,
 		Workers:              workers,
@@ -310,8 +310,8 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 		FetchCooldown:        min(opts.PollInterval, 100*time.Millisecond),
 		JobTimeout:           -1,
 		RescueStuckJobsAfter: 365 * 24 * time.Hour,
-	})
-	if err != nil {
+	}
+	if _, err := river.NewClient(d.jobs.driver, cfg); err != nil {
 		return fmt.Errorf("db: River worker client: %w", err)
 	}
 	if err := d.touchWorker(ctx, opts, true); err != nil && ctx.Err() == nil {
@@ -319,8 +319,27 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 		// worker at its next round.
 		d.log.Warn("registering the worker", "worker", opts.Name, "err", err)
 	}
-	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("db: starting River: %w", err)
+	// Start River; while the database does not answer, try again (a fresh
+	// client each time) until it does or ctx ends.
+	var client *river.Client[*sql.Tx]
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		c, err := river.NewClient(d.jobs.driver, cfg)
+		if err != nil {
+			return fmt.Errorf("db: River worker client: %w", err)
+		}
+		if err = c.Start(context.WithoutCancel(ctx)); err == nil {
+			client = c
+			break
+		}
+		d.log.Warn("starting the workers; trying again", "err", err, "in", wait)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = c.StopAndCancel(sctx)
+		cancel()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
 	}
 	d.log.InfoContext(ctx, "workers started", "worker", opts.Name, "queues", opts.Queues, "concurrency", opts.Concurrency)
 	watchDone := make(chan struct{})
@@ -335,7 +354,7 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 	// contexts are cancelled (their fits go back to the queue).
 	bg := context.WithoutCancel(ctx)
 	sctx, cancel := context.WithTimeout(bg, opts.ShutdownGrace)
-	err = client.Stop(sctx)
+	err := client.Stop(sctx)
 	cancel()
 	if err != nil {
 		hctx, cancel := context.WithTimeout(bg, 30*time.Second)
