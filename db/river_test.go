@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -140,6 +141,93 @@ func TestDuplicateOnlyOfUnfinishedFits(t *testing.T) {
 		must(t, err)
 		if f, dup := submit(); dup || f.ID == first.ID {
 			t.Errorf("after new labels: duplicate %v, fit %d", dup, f.ID)
+		}
+	})
+}
+
+// TestRetryPolicy: a fit that fails on its data ends its job as cancelled
+// after one attempt (not retried); an attempt that ends for a reason outside
+// the fit (ErrRetry: its process was killed) puts the fit back in the queue
+// with the reason and River retries it (attempt 2, after its backoff); once
+// MaxAttempts attempts have ended so, the fit fails with the reason.
+func TestRetryPolicy(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		d := b.open(t)
+		p := newProject(t, d, "p", "ordinal:1..5")
+		mk := func(seed int) int64 {
+			f := &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
+			must(t, d.CreateFit(ctx, f))
+			return f.ID
+		}
+		bad, flaky, doomed := mk(1), mk(2), mk(3)
+		var mu sync.Mutex
+		attempts := map[int64][]int{}
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 3, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour},
+				runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
+					mu.Lock()
+					attempts[f.ID] = append(attempts[f.ID], f.Attempts)
+					mu.Unlock()
+					switch {
+					case f.ID == bad:
+						return d.FinishFit(ctx, f.ID, annotations.FitFailed, "the data has no labels", nil)
+					case f.ID == flaky && f.Attempts == 2:
+						return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
+					default:
+						return fmt.Errorf("fit worker killed by signal 9: %w", annotations.ErrRetry)
+					}
+				}))
+		}()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			fb, _ := d.FindFitByID(ctx, bad)
+			ff, _ := d.FindFitByID(ctx, flaky)
+			fd, _ := d.FindFitByID(ctx, doomed)
+			if fb.Status.Terminal() && ff.Status.Terminal() && fd.Status.Terminal() {
+				if fb.Status != annotations.FitFailed || fb.Message != "the data has no labels" {
+					t.Errorf("fit failing on its data: %+v", fb)
+				}
+				if ff.Status != annotations.FitDone || ff.Attempts != 2 {
+					t.Errorf("fit killed once: %+v", ff)
+				}
+				if fd.Status != annotations.FitFailed || fd.Message != "fit worker killed by signal 9 on attempt 2 of 2; gave up after 2 attempts" {
+					t.Errorf("fit killed twice: %+v", fd)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("fits not ended: %+v %+v %+v", fb, ff, fd)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		stop()
+		must(t, <-done)
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(attempts[bad]) != "[1]" || fmt.Sprint(attempts[flaky]) != "[1 2]" || fmt.Sprint(attempts[doomed]) != "[1 2]" {
+			t.Errorf("attempts: %v", attempts)
+		}
+		// River's records: the fit that failed on its data is a cancelled
+		// job; the others ran twice, with the reason of the first attempt.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			jobs, _, err := d.ListJobs(ctx, 10)
+			must(t, err)
+			states := map[int64]string{}
+			for _, j := range jobs {
+				states[j.FitID] = j.State
+				if j.FitID == flaky && j.State == "completed" && (len(j.Errors) != 1 || !strings.Contains(j.Errors[0], "attempt 1: fit worker killed by signal 9")) {
+					t.Fatalf("job of the fit killed once: %+v", j)
+				}
+			}
+			if states[bad] == "cancelled" && states[flaky] == "completed" && states[doomed] == "cancelled" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job states %v", states)
+			}
 		}
 	})
 }
