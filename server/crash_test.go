@@ -266,16 +266,27 @@ func killWorkerMidFit(t *testing.T, dsn string) {
 	if res["state"] != "done" || res["attempts"].(float64) != 2 || res["worker"] == f.Worker {
 		t.Fatalf("after the kill: %v", res)
 	}
-	jobs, _, err := st.ListJobs(context.Background(), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, j := range jobs {
-		if j.FitID == fid {
+	// The job record (River records the job's end just after the fit's).
+	for deadline := time.Now().Add(hangTimeout); ; time.Sleep(50 * time.Millisecond) {
+		jobs, _, err := st.ListJobs(context.Background(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j *annotations.JobInfo
+		for i := range jobs {
+			if jobs[i].FitID == fid {
+				j = &jobs[i]
+			}
+		}
+		if j != nil && j.State == "completed" {
 			t.Logf("job %d: %s, attempted by %v, errors %v", j.ID, j.State, j.AttemptedBy, j.Errors)
-			if len(j.AttemptedBy) != 2 || j.AttemptedBy[0] != f.Worker || j.State != "completed" {
+			if len(j.AttemptedBy) != 2 || j.AttemptedBy[0] != f.Worker || j.AttemptedBy[1] == f.Worker {
 				t.Errorf("job record: %+v", j)
 			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job record: %+v", j)
 		}
 	}
 
