@@ -22,7 +22,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -237,6 +237,34 @@ var migrations = []migration{
 			`ALTER TABLE projects ADD COLUMN labels_version BIGINT NOT NULL DEFAULT 0`,
 		},
 	},
+	{
+		// Background work runs on River (its own tables, river_*, come
+		// with River's migrations, run after these): a fit names its job,
+		// and the worker processes record that they are alive, so that
+		// the jobs of a worker that died are retried by the others.
+		Version: 6,
+		Name:    "fit jobs on River and the worker processes",
+		SQLite: []string{
+			`ALTER TABLE fits ADD COLUMN job_id INTEGER NOT NULL DEFAULT 0`,
+			`CREATE TABLE workers (
+				name TEXT PRIMARY KEY,
+				queues TEXT NOT NULL DEFAULT '',
+				concurrency INTEGER NOT NULL DEFAULT 0,
+				started_at DATETIME NOT NULL,
+				seen_at DATETIME NOT NULL
+			)`,
+		},
+		Postgres: []string{
+			`ALTER TABLE fits ADD COLUMN job_id BIGINT NOT NULL DEFAULT 0`,
+			`CREATE TABLE workers (
+				name TEXT PRIMARY KEY,
+				queues TEXT NOT NULL DEFAULT '',
+				concurrency INTEGER NOT NULL DEFAULT 0,
+				started_at TIMESTAMPTZ NOT NULL,
+				seen_at TIMESTAMPTZ NOT NULL
+			)`,
+		},
+	},
 }
 
 // migrationLockKey is the PostgreSQL advisory lock that serialises schema
@@ -291,8 +319,17 @@ func (d *DB) migrate(ctx context.Context, target int) error {
 			}
 			d.log.InfoContext(ctx, "db: applied schema migration", "version", m.Version, "name", m.Name, "dialect", string(d.dialect))
 		}
+		if target == len(migrations) && d.dialect == sqliteDialect {
+			// River's own schema, in the same transaction.
+			return d.migrateRiverTx(ctx, tx)
+		}
 		return nil
 	})
+	if err == nil && target == len(migrations) && d.dialect == postgresDialect {
+		// River's migrations on PostgreSQL each need a transaction of
+		// their own (one adds an enum value that the next uses).
+		err = d.migrateRiverPostgres(ctx)
+	}
 	return wrap(err, "migrate schema")
 }
 

@@ -327,6 +327,13 @@ func (s *Server) createFit(c *gin.Context) {
 	}
 	c.Set(ctxFit, f.ID)
 	c.Header("Location", "/api/v1/fits/"+itoa(f.ID))
+	if f.Duplicate {
+		// The same fit is queued or running: one job, and the client is
+		// told so (200, "duplicate": true, the header).
+		c.Header("X-Concord-Duplicate-Of", itoa(f.ID))
+		c.JSON(http.StatusOK, s.fitView(c.Request.Context(), f))
+		return
+	}
 	c.JSON(http.StatusAccepted, s.fitView(c.Request.Context(), f))
 }
 
@@ -406,11 +413,15 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 		return nil, fmt.Errorf("encode fit spec: %w", err)
 	}
 	f := &annotations.Fit{ProjectID: p.ID, Model: sp.Model, Spec: spec, Seed: sp.Seed}
-	if err := s.store.CreateFitWithin(ctx, f, max(s.cfg.MaxProjectFits, 0)); err != nil {
+	dup, err := s.store.CreateFitWithin(ctx, f, max(s.cfg.MaxProjectFits, 0))
+	if err != nil {
 		return nil, err
 	}
+	if dup {
+		s.log.InfoContext(ctx, "fit already queued or running", "fit", f.ID, "project", p.ID, "model", sp.Model, "seed", sp.Seed)
+		return f, nil
+	}
 	s.log.InfoContext(ctx, "fit queued", "fit", f.ID, "project", p.ID, "model", sp.Model, "seed", sp.Seed)
-	s.pool.wake()
 	return f, nil
 }
 
@@ -452,7 +463,7 @@ func (s *Server) getFit(c *gin.Context) {
 }
 
 // cancelFit: POST /api/v1/fits/{id}/cancel cancels a queued fit at once and
-// stops a running one (at once in this process; at its next heartbeat in
+// stops a running one (at once in this process; at its next progress write in
 // another) -> 202 with the fit.
 func (s *Server) cancelFit(c *gin.Context) {
 	f, err := s.fitParam(c, write)

@@ -45,7 +45,7 @@ type dashboard struct {
 
 func newDashboard(s *Server) (*dashboard, error) {
 	d := &dashboard{s: s, pages: map[string]*template.Template{}}
-	for _, name := range []string{"login", "projects", "project", "fit", "error", "labels", "next"} {
+	for _, name := range []string{"login", "projects", "project", "fit", "error", "labels", "next", "jobs"} {
 		t, err := template.New("layout.html").Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -82,6 +82,7 @@ func (d *dashboard) routes(r *gin.Engine) {
 	g.GET("/fits/:id/next", d.nextPage)
 	g.POST("/fits/:id/cancel", d.cancelFit)
 	g.POST("/fits/:id/delete", d.deleteFit)
+	g.GET("/jobs", d.jobsPage)
 }
 
 // basePage is what every page shows.
