@@ -298,7 +298,8 @@ func (c *contingency) alpha(w *weightMat, pa0, pe float64, pbar []float64, level
 // distribution functions do (fleiss.kappa.dist, gwet.ac1.dist,
 // bp.coeff.dist, krippen.alpha.dist, pa.coeff.dist; agree.coeff3.dist.r):
 // they are the raw-data coefficients (see FleissKappa, GwetAC1, ...) on the
-// counts, with the same variances and t intervals. Items without counts
+// counts, with the same variances and t intervals, except Krippendorff's
+// alpha, whose variance is krippen.alpha.dist's own (alphaDist). Items without counts
 // are left out (with a note); Randolph's kappa is Brennan-Prediger, Fleiss'
 // kappa carries the null standard error of Fleiss, Nee & Landis (1979)
 // when every item has the same number of ratings, and the per-category
@@ -358,7 +359,7 @@ func AnalyzeCounts(counts [][]float64, o TableOptions) (*Report, error) {
 	}
 	rep.FleissKappa, rep.GwetAC1 = est(kindFleiss, uw), est(kindGwet, uw)
 	rep.BrennanPrediger, rep.RandolphKappa, rep.PercentAgreement = est(kindBP, uw), est(kindBP, uw), est(kindPA, uw)
-	rep.KrippendorffAlpha = map[string]Estimate{NominalMetric.String(): t.alphaWeightsEstimate(uw, level)}
+	rep.KrippendorffAlpha = map[string]Estimate{NominalMetric.String(): t.alphaDist(uw, level)}
 	if se0, ok := t.fleissNullSE(); ok {
 		v := num(se0)
 		rep.FleissKappaSENull = &v
@@ -381,11 +382,65 @@ func AnalyzeCounts(counts [][]float64, o TableOptions) (*Report, error) {
 			rep.Weighted = map[string]WeightedSet{}
 		}
 		rep.Weighted[w.String()] = WeightedSet{PercentAgreement: *est(kindPA, wm), FleissKappa: *est(kindFleiss, wm), CongerKappa: undefined(),
-			GwetAC2: *est(kindGwet, wm), BrennanPrediger: *est(kindBP, wm), KrippendorffAlpha: t.alphaWeightsEstimate(wm, level)}
+			GwetAC2: *est(kindGwet, wm), BrennanPrediger: *est(kindBP, wm), KrippendorffAlpha: t.alphaDist(wm, level)}
 	}
 	if dropped > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d items without counts left out", dropped))
 	}
 	rep.eachEstimate(func(e *Estimate) { e.test(o.CI, level, o.Null) })
 	return rep, nil
+}
+
+// alphaDist is Krippendorff's alpha of per-item counts as irrCAC's
+// krippen.alpha.dist computes it: the value of alphaGwet, with the
+// distribution function's own linearisation over the n items with at
+// least two ratings (r̄ their mean count, ε = 1/Σ r_i):
+//
+//	pa_i = (1-ε)(Σ_k r_ik (r*_ik - 1)/(r̄ (r_i - 1)) - p'_a (r_i - r̄)/r̄) + ε
+//	pe_i = Σ_k r_ik (Wπ)_k / r̄ - Σ_k π_k (r_i - r̄)/r̄
+//	x_i = (pa_i - p_e)/(1 - p_e) - (1 - α)(pe_i - p_e)/(1 - p_e)
+//	var = Σ (x_i - α)² / (n (n-1)), t interval on n - 1 degrees of freedom
+func (t *table) alphaDist(w *weightMat, level float64) Estimate {
+	e := undefined()
+	e.Value, _, e.Pa, e.Pe = t.alphaGwet(w)
+	var items []int
+	sumR := 0.0
+	for i := 0; i < t.n; i++ {
+		if t.ri[i] >= 2 {
+			items = append(items, i)
+			sumR += t.ri[i]
+		}
+	}
+	n := float64(len(items))
+	if math.IsNaN(e.Value) || n < 2 {
+		return e
+	}
+	rbar, eps, pe, alpha := sumR/n, 1/sumR, e.Pe, e.Value
+	pi := make([]float64, t.q)
+	paPrime := 0.0
+	for _, i := range items {
+		paPrime += t.itemAgreement(w, i) / (rbar * (t.ri[i] - 1))
+		for p := t.start[i]; p < t.start[i+1]; p++ {
+			pi[t.cat[p]] += t.cnt[p] / rbar / n
+		}
+	}
+	paPrime /= n
+	sumPi := sum(pi)
+	wpi := make([]float64, t.q)
+	w.mulVec(wpi, pi)
+	ss := 0.0
+	for _, i := range items {
+		ri := t.ri[i]
+		pai := (1-eps)*(t.itemAgreement(w, i)/(rbar*(ri-1))-paPrime*(ri-rbar)/rbar) + eps
+		pei := 0.0
+		for p := t.start[i]; p < t.start[i+1]; p++ {
+			pei += t.cnt[p] * wpi[t.cat[p]]
+		}
+		pei = pei/rbar - sumPi*(ri-rbar)/rbar
+		x := (pai-pe)/(1-pe) - (1-alpha)*(pei-pe)/(1-pe)
+		ss += (x - alpha) * (x - alpha)
+	}
+	e.SE = math.Sqrt(ss / (n * (n - 1)))
+	e.tInterval(n-1, level)
+	return e
 }
