@@ -253,11 +253,6 @@ func distinct(name string, cats []string, firstCol int) error {
 	return nil
 }
 
-
-// TableAgreementOptions are the options of an agreement analysis of a
-// contingency table or of per-item counts.
-type TableAgreementOptions = raters.TableOptions
-
 // TableAgreement analyses a contingency table (kind "table") or per-item
 // counts (kind "counts") with irrCAC's table and distribution functions
 // (raters.AnalyzeTable, raters.AnalyzeCounts); the categories name the
@@ -331,4 +326,49 @@ func ParseCI(s string) (raters.CIKind, error) {
 		return 0, fmt.Errorf("%q: expected t or normal", clip(s, 40))
 	}
 	return k, nil
+}
+
+// NewCountsInput checks counts given as numbers (the API's JSON body):
+// kind "table" (a square table) or "counts" (rows of per-item counts), at
+// least 2 and at most MaxTableCategories categories, every count a
+// non-negative finite number, categories (nil: 1..K) and items (nil: none)
+// matching the rows. Errors name the field (kind), row and column (from
+// 1).
+func NewCountsInput(kind string, rows [][]float64, categories, items []string) (*CountsInput, error) {
+	if len(rows) == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "%s: no rows; expected rows of counts", kind)
+	}
+	k := len(rows[0])
+	if k < 2 || k > MaxTableCategories {
+		return nil, annotations.Errorf(annotations.EINVALID, "%s: row 1 has %d counts; expected 2 to %d categories", kind, k, MaxTableCategories)
+	}
+	if kind == "table" && len(rows) != k {
+		return nil, annotations.Errorf(annotations.EINVALID, "table: %d rows for %d categories; a contingency table is square", len(rows), k)
+	}
+	if kind == "counts" && len(rows) > MaxCountRows {
+		return nil, annotations.Errorf(annotations.EINVALID, "counts: %d rows; at most %d items", len(rows), MaxCountRows)
+	}
+	for x, row := range rows {
+		if len(row) != k {
+			return nil, annotations.Errorf(annotations.EINVALID, "%s: row %d has %d counts; expected %d", kind, x+1, len(row), k)
+		}
+		for c, v := range row {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				return nil, annotations.Errorf(annotations.EINVALID, "%s: row %d, column %d: %v is not a count (expected a non-negative number)", kind, x+1, c+1, v)
+			}
+		}
+	}
+	if categories == nil {
+		categories = positions(k)
+	}
+	if len(categories) != k {
+		return nil, annotations.Errorf(annotations.EINVALID, "categories: %d names for %d columns of counts", len(categories), k)
+	}
+	if err := distinct("categories", trimAll(categories), 1); err != nil {
+		return nil, err
+	}
+	if items != nil && (kind != "counts" || len(items) != len(rows)) {
+		return nil, annotations.Errorf(annotations.EINVALID, "items: %d ids for %d rows of %s (item ids go with counts, one per row)", len(items), len(rows), kind)
+	}
+	return &CountsInput{Categories: trimAll(categories), Items: items, Rows: rows}, nil
 }

@@ -107,11 +107,17 @@ type agreementOpts struct {
 	only  string
 	pairs raters.PairOptions
 	ties  raters.TieRule
+	// ci, null and weights are raters.Options' CI, Null and Weights
+	// (query parameters ci, null and weights).
+	ci      raters.CIKind
+	null    float64
+	weights []raters.Weights
 }
 
 // readAgreementOpts reads the query parameters of the agreement routes:
 // bootstrap, seed, pairs (all or a number), min_shared, ties (frequent or
-// first) and, where withOnly, only.
+// first), ci (t or normal), null (a number), weights (all or a list) and,
+// where withOnly, only.
 func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 	_, explicit := q.c.GetQuery("bootstrap")
 	o := agreementOpts{explicit: explicit}
@@ -127,6 +133,15 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 			q.fail("query parameter ties=%q: expected frequent or first", t)
 		}
 	}
+	if o.ci, err = analysis.ParseCI(q.str("ci", 20)); err != nil {
+		q.fail("query parameter ci=%s", err)
+	}
+	if o.null, err = analysis.ParseNull(q.str("null", 40)); err != nil {
+		q.fail("query parameter null=%s", err)
+	}
+	if o.weights, err = analysis.ParseWeightsList(q.str("weights", 200)); err != nil {
+		q.fail("query parameter weights=%s", err)
+	}
 	if withOnly {
 		if o.only, err = analysis.ParseOnly(q.str("only", 20)); err != nil {
 			q.fail("query parameter only=%s", err)
@@ -136,7 +151,7 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 }
 
 // agreementParams are the query parameters readAgreementOpts reads.
-var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties"}
+var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "weights"}
 
 // agreementPending is the state of an agreement analysis running in the
 // background (a project over Config.AgreementJobLabels).
@@ -163,7 +178,7 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
 		return nil, nil, agreementTooLarge(n, max)
 	}
-	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties)
+	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%v", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.weights)
 	fn := func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o, n) }
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
 		res, err := s.agreements.get(ctx, key, fn)
@@ -223,7 +238,8 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 			setPhase(ctx, fmt.Sprintf("analysing: bootstrap %d of %d replicates", done, total))
 		}
 	}
-	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties, MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
+	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
+		CI: o.ci, Null: o.null, Weights: o.weights, MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
 	if err != nil {
 		if ctx.Err() != nil {
 			s.metrics.agreementCancelled.Inc()

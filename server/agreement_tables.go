@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"concord/analysis"
 	"concord/annotations"
 	"concord/raters"
 	"concord/reports"
@@ -192,4 +193,96 @@ func itemRows(vc *valueCounts, rows []raters.ItemAgreement) []itemAgreementRow {
 		out[i] = itemAgreementRow{ItemAgreement: r, Counts: vc.of(r.Item)}
 	}
 	return out
+}
+
+// tableAgreementRequest is the body of POST /api/v1/agreement: a
+// contingency table or per-item counts, as numbers (table or counts) or as
+// CSV text (csv, with input "table" or "counts": the layouts of concord
+// agreement --table and --counts), and the options.
+type tableAgreementRequest struct {
+	Table      [][]float64 `json:"table"`
+	Counts     [][]float64 `json:"counts"`
+	CSV        string      `json:"csv"`
+	Input      string      `json:"input"`
+	Categories []string    `json:"categories"`
+	Items      []string    `json:"items"`
+	Weights    []string    `json:"weights"`
+	CI         string      `json:"ci"`
+	Null       float64     `json:"null"`
+	ConfLevel  float64     `json:"conf_level"`
+}
+
+// tableAgreement: POST /api/v1/agreement -> the agreement coefficients of
+// a two-rater contingency table or of per-item category counts with
+// irrCAC's table and distribution functions (analysis.TableAgreement):
+// the agreement document with input "table" or "counts". Any key may ask;
+// nothing is stored.
+func (s *Server) tableAgreement(c *gin.Context) {
+	var req tableAgreementRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	kind, in, err := req.input()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	o, err := req.options()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	rep, err := analysis.TableAgreement(c.Request.Context(), kind, in, o)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, rep)
+}
+
+// input checks that the request gives one input and reads it.
+func (r *tableAgreementRequest) input() (string, *analysis.CountsInput, error) {
+	given := 0
+	for _, ok := range []bool{r.Table != nil, r.Counts != nil, r.CSV != ""} {
+		if ok {
+			given++
+		}
+	}
+	if given != 1 {
+		return "", nil, annotations.Errorf(annotations.EINVALID, "give one of table (a K x K contingency table), counts (per-item category counts) or csv (with input table or counts)")
+	}
+	switch {
+	case r.Table != nil:
+		in, err := analysis.NewCountsInput("table", r.Table, r.Categories, r.Items)
+		return "table", in, err
+	case r.Counts != nil:
+		in, err := analysis.NewCountsInput("counts", r.Counts, r.Categories, r.Items)
+		return "counts", in, err
+	}
+	if r.Categories != nil || r.Items != nil {
+		return "", nil, annotations.Errorf(annotations.EINVALID, "categories and items go with table or counts; csv names them in its header and first column")
+	}
+	read := map[string]func(string, io.Reader) (*analysis.CountsInput, error){"table": analysis.ReadContingencyTable, "counts": analysis.ReadCounts}[r.Input]
+	if read == nil {
+		return "", nil, annotations.Errorf(annotations.EINVALID, "input %q: expected table or counts (the layout of csv)", clipText(r.Input, 20))
+	}
+	in, err := read("csv", strings.NewReader(r.CSV))
+	return r.Input, in, err
+}
+
+// options reads the request's options.
+func (r *tableAgreementRequest) options() (raters.TableOptions, error) {
+	o := raters.TableOptions{Null: r.Null, ConfLevel: r.ConfLevel}
+	if r.ConfLevel != 0 && !(r.ConfLevel > 0 && r.ConfLevel < 1) {
+		return o, annotations.Errorf(annotations.EINVALID, "conf_level %v: expected a number between 0 and 1", r.ConfLevel)
+	}
+	var err error
+	if o.CI, err = analysis.ParseCI(r.CI); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "ci %s", err)
+	}
+	if o.Weights, err = analysis.ParseWeightsList(strings.Join(r.Weights, ",")); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "weights %s", err)
+	}
+	return o, nil
 }
