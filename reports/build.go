@@ -1066,8 +1066,18 @@ func aggregatorLabel(name string) string {
 	return name
 }
 
+// optNumber is v, or nil when it is NaN or infinite.
+func optNumber(v float64) *Number {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	n := Number(v)
+	return &n
+}
+
 func coef(key, variant, label string, e raters.Estimate) Coefficient {
-	return Coefficient{Key: key, Variant: variant, Label: label, Value: Number(e.Value), SE: Number(e.SE), CILow: Number(e.CILow), CIHigh: Number(e.CIHigh), CIMethod: e.CIMethod}
+	return Coefficient{Key: key, Variant: variant, Label: label, Value: Number(e.Value), SE: Number(e.SE), CILow: Number(e.CILow), CIHigh: Number(e.CIHigh), CIMethod: e.CIMethod,
+		Z: optNumber(e.Z), P: optNumber(e.P)}
 }
 
 // coefficients lists the coefficients of a raters report in a fixed order.
