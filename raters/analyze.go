@@ -104,6 +104,9 @@ func (o Options) check() {
 	if o.Ties != TieFrequent && o.Ties != TieFirst {
 		panic(fmt.Sprintf("raters: unknown TieRule %d", o.Ties))
 	}
+	if o.Gold != nil && len(o.Gold) != 0 && o.DSGold && !hasGold(o.Gold) {
+		panic("raters: Options.DSGold without gold classes")
+	}
 	if o.CI != CIT && o.CI != CINormal {
 		panic(fmt.Sprintf("raters: unknown CIKind %d", o.CI))
 	}
@@ -512,10 +515,18 @@ func categoricalAggregators() []aggregatorRun {
 	}
 }
 
+// allAggregators lists every categorical aggregator in the reports' order.
+func allAggregators() []aggregatorRun {
+	return append(categoricalAggregators(), skillAggregators()...)
+}
+
 func (in *aggInput) dsOptions() DSOptions {
 	dso := in.o.DS
 	dso.Seed = in.o.Seed
 	dso.Values = in.vals
+	if in.o.DSGold && dso.TrueClasses == nil {
+		dso.TrueClasses = in.o.Gold
+	}
 	return dso
 }
 
@@ -523,7 +534,7 @@ func (in *aggInput) dsOptions() DSOptions {
 // data is left out with a note.
 func (a *analyzer) runAggregators() error {
 	in := &aggInput{r: a.r, o: a.o, labels: LabelsOf(a.r), vals: valuesOf(a.r)}
-	for _, ag := range categoricalAggregators() {
+	for _, ag := range allAggregators() {
 		c, err := ag.run(a.ctx, in)
 		if cerr := ctxErr(a.ctx); cerr != nil {
 			return cerr

@@ -80,6 +80,11 @@ type Options struct {
 	// TieFirst (see MVOptions).
 	Ties     TieRule
 	TieOrder []int
+	// Gold holds each item's known class (-1: unknown; nil: none): the
+	// gold majority vote runs on it, and with DSGold Dawid-Skene fixes
+	// those items' classes (DSOptions.TrueClasses).
+	Gold   []int
+	DSGold bool
 	// CI chooses the analytic intervals and the tests: CIT (the zero
 	// value, irrCAC's t intervals and tests) or CINormal (statsmodels'
 	// and SAS's normal ones). Bootstrap intervals replace the analytic
