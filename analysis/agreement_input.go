@@ -372,3 +372,63 @@ func NewCountsInput(kind string, rows [][]float64, categories, items []string) (
 	}
 	return &CountsInput{Categories: trimAll(categories), Items: items, Rows: rows}, nil
 }
+
+// ReadErrorMatrices reads Dawid-Skene's initial error matrices
+// (raters.DSOptions.InitialError) from CSV with the header rater, true,
+// label, value: one row per cell, value a non-negative number (a count
+// from past work, or a probability), true and label categories of the
+// scheme, rater one of raters. It returns one k×k matrix (row-major,
+// [true][label]) per rater, nil for raters without rows. name names the
+// file in errors, which give the row and column.
+func ReadErrorMatrices(name string, r io.Reader, raterIDs, categories []string) ([][]float64, error) {
+	recs, err := readCountRecords(name, r)
+	if err != nil {
+		return nil, err
+	}
+	want := []string{"rater", "true", "label", "value"}
+	if len(recs[0]) != len(want) {
+		return nil, annotations.Errorf(annotations.EINVALID, "%s: row 1: the header has %d cells; expected rater,true,label,value", name, len(recs[0]))
+	}
+	for c, h := range recs[0] {
+		if !strings.EqualFold(strings.TrimSpace(h), want[c]) {
+			return nil, annotations.Errorf(annotations.EINVALID, "%s: row 1, column %d: header %q; expected %q (the header is rater,true,label,value)", name, c+1, clip(h, 40), want[c])
+		}
+	}
+	raterIx := make(map[string]int, len(raterIDs))
+	for j, id := range raterIDs {
+		raterIx[id] = j
+	}
+	catIx := make(map[string]int, len(categories))
+	for c, code := range categories {
+		catIx[code] = c
+	}
+	k := len(categories)
+	out := make([][]float64, len(raterIDs))
+	for x, rec := range recs[1:] {
+		row := x + 2
+		if len(rec) != 4 {
+			return nil, annotations.Errorf(annotations.EINVALID, "%s: row %d has %d cells; expected 4 (rater,true,label,value)", name, row, len(rec))
+		}
+		j, ok := raterIx[strings.TrimSpace(rec[0])]
+		if !ok {
+			return nil, annotations.Errorf(annotations.EINVALID, "%s: row %d, column 1: rater %q has no labels in the data", name, row, clip(rec[0], 40))
+		}
+		var cl [2]int
+		for y := 0; y < 2; y++ {
+			c, ok := catIx[strings.TrimSpace(rec[1+y])]
+			if !ok {
+				return nil, annotations.Errorf(annotations.EINVALID, "%s: row %d, column %d: %q is not a category of the scheme (expected one of %s)", name, row, 2+y, clip(rec[1+y], 40), clip(strings.Join(categories, ", "), 200))
+			}
+			cl[y] = c
+		}
+		vals, err := countCells(name, row, 3, rec[3:])
+		if err != nil {
+			return nil, err
+		}
+		if out[j] == nil {
+			out[j] = make([]float64, k*k)
+		}
+		out[j][cl[0]*k+cl[1]] = vals[0]
+	}
+	return out, nil
+}

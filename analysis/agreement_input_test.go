@@ -220,3 +220,54 @@ func FuzzReadCounts(f *testing.F) {
 		}
 	})
 }
+
+func TestReadErrorMatrices(t *testing.T) {
+	raterIDs, cats := []string{"w1", "w2"}, []string{"no", "yes"}
+	got, err := ReadErrorMatrices("i.csv", strings.NewReader("rater,true,label,value\nw2,yes,yes,99\nw2,yes,no,1\n"), raterIDs, cats)
+	if err != nil || got[0] != nil || !reflect.DeepEqual(got[1], []float64{0, 0, 1, 99}) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for in, want := range map[string]string{
+		"rater,true,label\n":                    "i.csv: row 1: the header has 3 cells",
+		"rater,truth,label,value\n":             "i.csv: row 1, column 2: header \"truth\"; expected \"true\"",
+		"rater,true,label,value\nw9,no,no,1\n":  "i.csv: row 2, column 1: rater \"w9\" has no labels in the data",
+		"rater,true,label,value\nw1,no,x,1\n":   "i.csv: row 2, column 3: \"x\" is not a category of the scheme",
+		"rater,true,label,value\nw1,no,no,-1\n": "i.csv: row 2, column 4: \"-1\" is not a count",
+		"rater,true,label,value\nw1,no,no\n":    "i.csv: row 2 has 3 cells; expected 4",
+		"":                                      "i.csv: empty file",
+	} {
+		if _, err := ReadErrorMatrices("i.csv", strings.NewReader(in), raterIDs, cats); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// FuzzReadErrorMatrices: any input gives one k×k matrix of non-negative
+// counts per rater (or none), or an EINVALID error naming the file.
+func FuzzReadErrorMatrices(f *testing.F) {
+	for _, s := range []string{"rater,true,label,value\nw2,yes,yes,99\nw2,yes,no,1\n", "rater,true,label,value\nw9,no,no,1\n", "x\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ReadErrorMatrices("i.csv", strings.NewReader(s), []string{"w1", "w2"}, []string{"no", "yes"})
+		if err != nil {
+			if annotations.ErrorCode(err) != annotations.EINVALID || !strings.HasPrefix(err.Error(), "i.csv: ") {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		if len(m) != 2 {
+			t.Fatalf("%d matrices", len(m))
+		}
+		for _, x := range m {
+			if x != nil && len(x) != 4 {
+				t.Fatalf("matrix of %d", len(x))
+			}
+			for _, v := range x {
+				if !(v >= 0) || math.IsInf(v, 0) {
+					t.Fatalf("cell %v", v)
+				}
+			}
+		}
+	})
+}

@@ -99,6 +99,10 @@ type agreementFlags struct {
 	conf, smoothing                         *float64
 	pairs, only, ties, ci, null, weights    *string
 	table, counts                           *string
+	dsIter                                  *int
+	dsTol                                   *float64
+	dsInit, dsInitStrategy                  *string
+	dsGold                                  *bool
 }
 
 func defineAgreementFlags(e *env) *agreementFlags {
@@ -127,6 +131,11 @@ func defineAgreementFlags(e *env) *agreementFlags {
 	f.complete = fs.Bool("complete-cases", false, "ICC on the items every rater rated (classical ANOVA) instead of REML on all ratings")
 	f.restarts = fs.Int("ds-restarts", 0, "Dawid-Skene random restarts besides the majority-vote start (each replaces it only when its log-likelihood is at least 2 higher; on sparse designs they can find spurious optima)")
 	f.smoothing = fs.Float64("ds-smoothing", 0, "Dawid-Skene pseudo-count added to every class and confusion count (MAP under a Dirichlet prior; 0: maximum likelihood as in Dawid & Skene 1979)")
+	f.dsIter = fs.Int("ds-iter", 0, "Dawid-Skene's most EM iterations per run (0: 500; crowd-kit's n_iter is 100)")
+	f.dsTol = fs.Float64("ds-tol", 0, "Dawid-Skene stops when the log-likelihood changes by less than this times (1 + |log-likelihood|) (0: 1e-10)")
+	f.dsInit = fs.String("ds-init", "", "CSV of Dawid-Skene initial error matrices (header rater,true,label,value: a count from past work, or a probability, per cell; crowd-kit's initial_error), used in the first M-step")
+	f.dsInitStrategy = fs.String("ds-init-strategy", "assign", "how --ds-init enters the first M-step: assign (the raters' matrices replace the estimates) or addition (their counts are added), as crowd-kit's initial_error_strategy")
+	f.dsGold = fs.Bool("ds-gold", false, "Dawid-Skene fixes the items with a gold label (the items file's gold column) to it, as crowd-kit's true_labels (the gold majority vote always uses them)")
 	f.pairs = fs.String("pairs", "", fmt.Sprintf("rater pairs of the pairwise statistics: all (every pair sharing an item) or at most N, those sharing the most items (default: every pair sharing an item up to %d raters; above, those sharing at least --min-shared items, at most %d)", raters.MaxMatrixRaters, raters.DefaultMaxPairs))
 	f.minShared = fs.Int("min-shared", 0, fmt.Sprintf("fewest items a rater pair must share for its pairwise statistics (0: 1 up to %d raters, %d above)", raters.MaxMatrixRaters, raters.DefaultMinShared))
 	f.only = fs.String("only", "", "compute one part only: coefficients, aggregators, items (per-item agreement) or raters (profiles and per-rater agreement)")
@@ -157,6 +166,12 @@ func (f *agreementFlags) options() (raters.Options, error) {
 	if *f.smoothing < 0 {
 		return o, annotations.Errorf(annotations.EINVALID, "--ds-smoothing must be at least 0, got %g", *f.smoothing)
 	}
+	if *f.dsIter < 0 || !(*f.dsTol >= 0) || math.IsInf(*f.dsTol, 0) {
+		return o, annotations.Errorf(annotations.EINVALID, "--ds-iter and --ds-tol must be at least 0, got %d and %g", *f.dsIter, *f.dsTol)
+	}
+	if *f.dsInitStrategy != "assign" && *f.dsInitStrategy != "addition" {
+		return o, annotations.Errorf(annotations.EINVALID, "--ds-init-strategy %q: expected assign or addition", *f.dsInitStrategy)
+	}
 	var err error
 	if o.Pairs, err = analysis.ParsePairs(*f.pairs); err != nil {
 		return o, annotations.Errorf(annotations.EINVALID, "--pairs %s", err)
@@ -180,7 +195,8 @@ func (f *agreementFlags) options() (raters.Options, error) {
 	o.Bootstrap, o.Seed, o.ConfLevel = *f.boot, *f.seed, *f.conf
 	o.ObservedCategoriesOnly = *f.observed
 	o.ICC = raters.ICCOptions{CompleteCasesOnly: *f.complete}
-	o.DS = raters.DSOptions{Restarts: *f.restarts, Smoothing: *f.smoothing}
+	o.DS = raters.DSOptions{Restarts: *f.restarts, Smoothing: *f.smoothing, MaxIter: *f.dsIter, Tol: *f.dsTol, InitialErrorAdd: *f.dsInitStrategy == "addition"}
+	o.DSGold = *f.dsGold
 	if o.DS.Restarts == 0 {
 		o.DS.Restarts = -1
 	}
@@ -215,6 +231,9 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	}
 	ds, source, err := loadAgreementDataset(ctx, e, f)
 	if err != nil {
+		return err
+	}
+	if o.DS.InitialError, err = readDSInit(*f.dsInit, ds); err != nil {
 		return err
 	}
 	// The default bootstrap is bounded like the server's (fewer replicates,
@@ -296,6 +315,27 @@ func loadAgreementDataset(ctx context.Context, e *env, f *agreementFlags) (*anno
 	return ds, *f.labels, checkLabelled(ds, *f.labels)
 }
 
+// readDSInit reads --ds-init for the dataset's raters and categories (nil
+// without the flag).
+func readDSInit(path string, ds *annotations.Dataset) ([][]float64, error) {
+	if path == "" {
+		return nil, nil
+	}
+	rt, err := analysis.Table(ds)
+	if err != nil {
+		return nil, err
+	}
+	if rt.Categories == nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "--ds-init goes with categorical schemes; %s is not one", ds.Scheme)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "--ds-init: %v", err)
+	}
+	defer file.Close()
+	return analysis.ReadErrorMatrices(path, file, rt.Raters, rt.Categories)
+}
+
 func checkLabelled(ds *annotations.Dataset, source string) error {
 	if len(ds.Labels) == 0 {
 		return annotations.Errorf(annotations.EINVALID, "%s has no labels", source)
@@ -305,7 +345,7 @@ func checkLabelled(ds *annotations.Dataset, source string) error {
 
 // runTableAgreement analyses --table or --counts.
 func runTableAgreement(_ context.Context, e *env, f *agreementFlags, o raters.Options) error {
-	for _, name := range []string{"labels", "items", "scheme", "where", "bootstrap", "pairs", "min-shared", "only", "ties", "ds-restarts", "ds-smoothing", "observed-categories", "complete-cases", "db"} {
+	for _, name := range []string{"labels", "items", "scheme", "where", "bootstrap", "pairs", "min-shared", "only", "ties", "ds-restarts", "ds-smoothing", "ds-iter", "ds-tol", "ds-init", "ds-init-strategy", "ds-gold", "observed-categories", "complete-cases", "db"} {
 		if f.given(name) {
 			return annotations.Errorf(annotations.EINVALID, "--%s goes with labels (--project or --labels), not --table or --counts", name)
 		}
@@ -387,6 +427,9 @@ func printAgreementHeader(w io.Writer, source string, rep *analysis.AgreementRep
 }
 
 func printCoefficients(w io.Writer, rep *analysis.AgreementReport, pct string) {
+	if rep.Only != "" && rep.Only != raters.OnlyCoefficients {
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	withNull := rep.NullValue != nil
 	head := fmt.Sprintf("Coefficient\tValue\tSE\t%s CI\tz\tp\t", pct)
@@ -519,7 +562,7 @@ func printAggregators(w io.Writer, rep *analysis.AgreementReport, aggs []string)
 		c := rep.Aggregators[n]
 		var details []string
 		if c.Ties > 0 {
-			details = append(details, fmt.Sprintf("%d ties (broken by overall frequency, then lowest level)", c.Ties))
+			details = append(details, fmt.Sprintf("%d ties (broken by the tie rule, --ties)", c.Ties))
 		}
 		if c.Fit != nil {
 			details = append(details, fmt.Sprintf("%d iterations, converged %v, log-likelihood %.4f, best of %d runs (%s start)",

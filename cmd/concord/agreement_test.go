@@ -291,3 +291,82 @@ func TestAgreementCommandWeightsAndTests(t *testing.T) {
 		t.Errorf("ci %q, fleiss_kappa %v", doc.CI, fk)
 	}
 }
+
+// TestAgreementCommandCrowdKitOptions runs crowd-kit's toy fixture with
+// the options a crowd-kit user sets (--ties first, --ds-restarts 0,
+// --ds-gold with the items file's gold, --ds-iter 10, --ds-init with
+// --ds-init-strategy addition) and compares the new aggregators' and
+// Dawid-Skene's classes with crowd-kit 1.4.1's own
+// (raters/testdata/reference_crowdkit_options.csv, made by
+// make_reference_crowdkit_options.py).
+func TestAgreementCommandCrowdKitOptions(t *testing.T) {
+	f, err := os.Open("../../raters/testdata/reference_crowdkit_options.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := map[string]string{} // case/item -> class
+	for _, r := range recs[1:] {
+		if r[1] == "item" && r[3] == "label" {
+			ref[r[0]+"/"+r[2]] = r[4]
+		}
+	}
+	td := "../../raters/testdata/"
+	base := []string{"agreement", "--labels", td + "crowdkit_toy.csv", "--items", td + "crowdkit_toy_gold.csv", "--scheme", "nominal:no,yes",
+		"--bootstrap", "0", "--ties", "first", "--only", "aggregators", "--json"}
+	run1 := func(extra ...string) map[string]map[string]any {
+		t.Helper()
+		e, out, errb := testEnv()
+		if code := run(context.Background(), e, append(append([]string{}, base...), extra...)); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errb)
+		}
+		var doc struct {
+			Aggregators map[string]map[string]any `json:"aggregators"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Aggregators
+	}
+	check := func(aggs map[string]map[string]any, agg, refCase string) {
+		t.Helper()
+		items, _ := aggs[agg]["items"].([]any)
+		if len(items) != 5 {
+			t.Fatalf("%s: %d items", agg, len(items))
+		}
+		for _, it := range items {
+			m := it.(map[string]any)
+			if want := ref[refCase+"/"+m["id"].(string)]; m["label"] != want {
+				t.Errorf("%s item %v: %v, crowd-kit (%s) %s", agg, m["id"], m["label"], refCase, want)
+			}
+		}
+	}
+	aggs := run1("--ds-gold", "--ds-iter", "10")
+	check(aggs, "zero_based_skill", "zbs_toy")
+	check(aggs, "gold_majority", "gold_toy")
+	check(aggs, "dawid_skene", "ds_gold_toy")
+	aggs = run1("--ds-iter", "10", "--ds-init", td+"crowdkit_init_addition_t2.csv", "--ds-init-strategy", "addition")
+	check(aggs, "dawid_skene", "ds_addition_t2")
+
+	bad := filepath.Join(t.TempDir(), "init.csv")
+	if err := os.WriteFile(bad, []byte("rater,true,label,value\nw1,no,maybe,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ds-init", bad}, "init.csv: row 2, column 3: \"maybe\" is not a category of the scheme"},
+		{[]string{"--ds-init-strategy", "merge"}, "--ds-init-strategy \"merge\": expected assign or addition"},
+		{[]string{"--ds-iter", "-1"}, "--ds-iter and --ds-tol must be at least 0"},
+	} {
+		e, _, errb := testEnv()
+		if code := run(context.Background(), e, append(append([]string{}, base...), c.args...)); code == 0 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errb, c.want)
+		}
+	}
+}
