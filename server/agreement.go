@@ -112,6 +112,11 @@ type agreementOpts struct {
 	ci      raters.CIKind
 	null    float64
 	weights []raters.Weights
+	// dsIter, dsTol and dsGold are Dawid-Skene's MaxIter, Tol and
+	// raters.Options.DSGold (query parameters ds_iter, ds_tol, ds_gold).
+	dsIter int
+	dsTol  float64
+	dsGold bool
 }
 
 // readAgreementOpts reads the query parameters of the agreement routes:
@@ -142,6 +147,15 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 	if o.weights, err = analysis.ParseWeightsList(q.str("weights", 200)); err != nil {
 		q.fail("query parameter weights=%s", err)
 	}
+	o.dsIter = q.intIn("ds_iter", 0, 0, 100_000)
+	if v := q.str("ds_tol", 40); v != "" {
+		if o.dsTol, err = strconv.ParseFloat(v, 64); err != nil || !(o.dsTol >= 0) || math.IsInf(o.dsTol, 0) {
+			q.fail("query parameter ds_tol=%q: expected a number from 0 (Dawid-Skene's relative log-likelihood tolerance; 0: 1e-10)", v)
+		}
+	}
+	if b := q.boolPtr("ds_gold"); b != nil {
+		o.dsGold = *b
+	}
 	if withOnly {
 		if o.only, err = analysis.ParseOnly(q.str("only", 20)); err != nil {
 			q.fail("query parameter only=%s", err)
@@ -151,7 +165,7 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 }
 
 // agreementParams are the query parameters readAgreementOpts reads.
-var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "weights"}
+var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "weights", "ds_iter", "ds_tol", "ds_gold"}
 
 // agreementPending is the state of an agreement analysis running in the
 // background (a project over Config.AgreementJobLabels).
@@ -178,7 +192,7 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
 		return nil, nil, agreementTooLarge(n, max)
 	}
-	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%v", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.weights)
+	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%v/%d/%g/%t", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.weights, o.dsIter, o.dsTol, o.dsGold)
 	fn := func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o, n) }
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
 		res, err := s.agreements.get(ctx, key, fn)
@@ -239,7 +253,8 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 		}
 	}
 	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
-		CI: o.ci, Null: o.null, Weights: o.weights, MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
+		CI: o.ci, Null: o.null, Weights: o.weights, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol}, DSGold: o.dsGold,
+		MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
 	if err != nil {
 		if ctx.Err() != nil {
 			s.metrics.agreementCancelled.Inc()

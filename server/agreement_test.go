@@ -331,3 +331,29 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestAgreementQueryDawidSkene: ds_iter bounds Dawid-Skene's iterations,
+// the new aggregators are in the document, ds_gold without gold labels is
+// a 400, and bad values are a 400 naming the parameter.
+func TestAgreementQueryDawidSkene(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.loadedProject("k1")
+	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
+	doc := e.call("GET", base+"?bootstrap=0&only=aggregators&ds_iter=2&ds_tol=0.5", key, nil, 200)
+	aggs := doc["aggregators"].(map[string]any)
+	fit := aggs["dawid_skene"].(map[string]any)["fit"].(map[string]any)
+	if it := fit["iterations"].(float64); it > 2 {
+		t.Errorf("ds_iter=2: %v iterations", it)
+	}
+	if aggs["zero_based_skill"] == nil || aggs["gold_majority"] != nil {
+		t.Errorf("aggregators %v", keysOf(aggs))
+	}
+	e.wantError("GET", base+"?bootstrap=0&ds_gold=true", key, nil, http.StatusBadRequest, annotations.EINVALID, "needs items with a gold label")
+	for q, want := range map[string]string{
+		"ds_iter=-1":   "query parameter ds_iter",
+		"ds_tol=x":     "query parameter ds_tol=\"x\"",
+		"ds_gold=mayb": "query parameter ds_gold=\"mayb\"",
+	} {
+		e.wantError("GET", base+"?bootstrap=0&"+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
+	}
+}
