@@ -705,42 +705,134 @@ func extremes(pairs []PairKappa, w Weights, o Options) (strong, weak []PairSumma
 // (RaterQuality.Accuracy, Confusion), keeping the document linear.
 func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) []RaterProfile {
 	out := make([]RaterProfile, r.Raters)
-	val := func(v float64) float64 {
-		if r.K > 0 {
-			return r.Value(int(v))
-		}
-		return v
-	}
+	rows := pairwiseRows(r, t, o, rep, pairs)
 	start, order := r.byRater()
+	for j := 0; j < r.Raters; j++ {
+		mine := order[start[j]:start[j+1]]
+		p := labelProfile(r, o, j, mine)
+		p.Pairwise = rows[j]
+		if r.Raters <= MaxMatrixRaters {
+			// Above, the aggregators' own rater rows hold it.
+			for nameAgg, c := range rep.Aggregators {
+				p.AgreementWith[nameAgg] = consensusAgreement(r, o, c, mine)
+			}
+			if ds, ok := rep.Aggregators["dawid_skene"]; ok {
+				for _, row := range ds.Raters[j].Confusion {
+					p.Confusion = append(p.Confusion, nums(row))
+				}
+			}
+		}
+		out[j] = p
+	}
+	return out
+}
+
+// valueOf is the numeric value of a stored rating (a category's value for
+// categorical data).
+func valueOf(r *Ratings, v float64) float64 {
+	if r.K > 0 {
+		return r.Value(int(v))
+	}
+	return v
+}
+
+// labelProfile is rater j's label count, distribution and (ordinal and
+// continuous data) mean and SD, from the rater's labels mine.
+func labelProfile(r *Ratings, o Options, j int, mine []int32) RaterProfile {
+	p := RaterProfile{Rater: name(o.RaterNames, j), Mean: num(math.NaN()), SD: num(math.NaN()), AgreementWith: map[string]ConsensusAgreement{}}
+	if r.K > 0 {
+		p.Distribution = make([]int, r.K)
+	}
+	var s, s2 float64
+	for _, x := range mine {
+		v := r.val[x]
+		p.Labels++
+		if r.K > 0 {
+			p.Distribution[int(v)]++
+		}
+		xv := valueOf(r, v)
+		s += xv
+		s2 += xv * xv
+	}
+	if o.Level != Nominal && p.Labels > 0 {
+		n := float64(p.Labels)
+		p.Mean = num(s / n)
+		if p.Labels > 1 {
+			p.SD = num(math.Sqrt(math.Max(0, (s2-s*s/n)/(n-1))))
+		}
+	}
+	return p
+}
+
+// consensusAgreement is a rater's agreement (labels mine) with an
+// aggregator's consensus: the share of labels equal to the consensus class
+// (categorical data) and the mean absolute difference from its score
+// (ordinal and continuous data).
+func consensusAgreement(r *Ratings, o Options, c *Consensus, mine []int32) ConsensusAgreement {
+	ca := ConsensusAgreement{Agreement: num(math.NaN()), MAE: num(math.NaN())}
+	hits, n, ad, nd := 0, 0, 0.0, 0
+	for _, x := range mine {
+		v := r.val[x]
+		it := c.Items[r.item[x]]
+		if r.K > 0 && it.Class >= 0 {
+			n++
+			if int(v) == it.Class {
+				hits++
+			}
+		}
+		if !math.IsNaN(it.Score) {
+			ad += math.Abs(valueOf(r, v) - it.Score)
+			nd++
+		}
+	}
+	if n > 0 {
+		ca.Agreement = num(float64(hits) / float64(n))
+	}
+	if nd > 0 && o.Level != Nominal {
+		ca.MAE = num(ad / float64(nd))
+	}
+	return ca
+}
+
+// pairKappas fills a pairwise row's kappas from Cohen's kappa of the pair
+// in the report (cohen, by names) or else from the pair's own.
+func pairKappas(p *PairKappa, pa *PairAgreement, cohen map[[2]string]*CohenPair, o Options) {
+	if cp := cohen[[2]string{name(o.RaterNames, p.A), name(o.RaterNames, p.B)}]; cp != nil {
+		if cp.Unweighted != nil {
+			pa.Kappa = num(cp.Unweighted.Value)
+			if cp.Quadratic != nil {
+				pa.KappaQuadratic = num(cp.Quadratic.Value)
+			}
+		} else if cp.Quadratic != nil {
+			pa.Kappa = num(cp.Quadratic.Value)
+		}
+		return
+	}
+	if e, ok := p.Kappa[Unweighted]; ok {
+		pa.Kappa = num(e.Value)
+		if e, ok := p.Kappa[QuadraticWeights]; ok {
+			pa.KappaQuadratic = num(e.Value)
+		}
+	} else if e, ok := p.Kappa[QuadraticWeights]; ok {
+		pa.Kappa = num(e.Value)
+	}
+}
+
+// pairwiseRows builds each rater's pairwise rows from the pairs: percent
+// agreement and mean absolute difference over the shared items (first
+// labels) and the kappas. With at most MaxMatrixRaters raters and the
+// default pairs every other rater has a row (NaN without shared items).
+func pairwiseRows(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [][]PairAgreement {
 	cohen := make(map[[2]string]*CohenPair, 2*len(rep.CohenKappa))
 	for i := range rep.CohenKappa {
 		cp := &rep.CohenKappa[i]
 		cohen[[2]string{cp.A, cp.B}] = cp
 		cohen[[2]string{cp.B, cp.A}] = cp
 	}
-	kappaOf := func(p *PairKappa, pa *PairAgreement) {
-		if cp := cohen[[2]string{name(o.RaterNames, p.A), name(o.RaterNames, p.B)}]; cp != nil {
-			if cp.Unweighted != nil {
-				pa.Kappa = num(cp.Unweighted.Value)
-				if cp.Quadratic != nil {
-					pa.KappaQuadratic = num(cp.Quadratic.Value)
-				}
-			} else if cp.Quadratic != nil {
-				pa.Kappa = num(cp.Quadratic.Value)
-			}
-			return
-		}
-		if e, ok := p.Kappa[Unweighted]; ok {
-			pa.Kappa = num(e.Value)
-			if e, ok := p.Kappa[QuadraticWeights]; ok {
-				pa.KappaQuadratic = num(e.Value)
-			}
-		} else if e, ok := p.Kappa[QuadraticWeights]; ok {
-			pa.Kappa = num(e.Value)
-		}
+	nan := num(math.NaN())
+	empty := func(j2 int) PairAgreement {
+		return PairAgreement{Rater: name(o.RaterNames, j2), PercentAgreement: nan, Kappa: nan, KappaQuadratic: nan, MeanAbsDiff: nan}
 	}
-	// Each rater's pairwise rows, from the pairs: percent agreement and
-	// mean absolute difference over the shared items (first labels).
 	rows := make([][]PairAgreement, r.Raters)
 	other := make([][]int, r.Raters) // not dense: the other rater of each row
 	dense := r.Raters <= MaxMatrixRaters && !o.Pairs.All && o.Pairs.MinShared <= 1
@@ -749,11 +841,10 @@ func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [
 		at = map[[2]int]int{}
 		for j := 0; j < r.Raters; j++ {
 			for j2 := 0; j2 < r.Raters; j2++ {
-				if j2 == j {
-					continue
+				if j2 != j {
+					at[[2]int{j, j2}] = len(rows[j])
+					rows[j] = append(rows[j], empty(j2))
 				}
-				at[[2]int{j, j2}] = len(rows[j])
-				rows[j] = append(rows[j], PairAgreement{Rater: name(o.RaterNames, j2), PercentAgreement: num(math.NaN()), Kappa: num(math.NaN()), KappaQuadratic: num(math.NaN()), MeanAbsDiff: num(math.NaN())})
 			}
 		}
 	}
@@ -767,21 +858,17 @@ func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [
 			}
 			ad += math.Abs(t.vals[cx] - t.vals[cy])
 		})
-		for side := 0; side < 2; side++ {
-			j, j2 := p.A, p.B
-			if side == 1 {
-				j, j2 = p.B, p.A
+		for _, side := range [2][2]int{{p.A, p.B}, {p.B, p.A}} {
+			j, j2 := side[0], side[1]
+			pa := empty(j2)
+			pa.N = n
+			if n > 0 && r.K > 0 {
+				pa.PercentAgreement = num(float64(eq) / float64(n))
 			}
-			pa := PairAgreement{Rater: name(o.RaterNames, j2), N: n, PercentAgreement: num(math.NaN()), Kappa: num(math.NaN()), KappaQuadratic: num(math.NaN()), MeanAbsDiff: num(math.NaN())}
-			if n > 0 {
-				if r.K > 0 {
-					pa.PercentAgreement = num(float64(eq) / float64(n))
-				}
-				if o.Level != Nominal {
-					pa.MeanAbsDiff = num(ad / float64(n))
-				}
+			if n > 0 && o.Level != Nominal {
+				pa.MeanAbsDiff = num(ad / float64(n))
 			}
-			kappaOf(p, &pa)
+			pairKappas(p, &pa, cohen, o)
 			if dense {
 				rows[j][at[[2]int{j, j2}]] = pa
 			} else {
@@ -795,66 +882,7 @@ func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [
 			sort.Sort(byOther{rows[j], other[j]})
 		}
 	}
-	for j := 0; j < r.Raters; j++ {
-		p := RaterProfile{Rater: name(o.RaterNames, j), Mean: num(math.NaN()), SD: num(math.NaN()), AgreementWith: map[string]ConsensusAgreement{}, Pairwise: rows[j]}
-		if r.K > 0 {
-			p.Distribution = make([]int, r.K)
-		}
-		mine := order[start[j]:start[j+1]]
-		var s, s2 float64
-		for _, x := range mine {
-			v := r.val[x]
-			p.Labels++
-			if r.K > 0 {
-				p.Distribution[int(v)]++
-			}
-			xv := val(v)
-			s += xv
-			s2 += xv * xv
-		}
-		if o.Level != Nominal && p.Labels > 0 {
-			n := float64(p.Labels)
-			p.Mean = num(s / n)
-			if p.Labels > 1 {
-				p.SD = num(math.Sqrt(math.Max(0, (s2-s*s/n)/(n-1))))
-			}
-		}
-		for nameAgg, c := range rep.Aggregators {
-			if r.Raters > MaxMatrixRaters {
-				break // the aggregators' own rater rows hold it
-			}
-			ca := ConsensusAgreement{Agreement: num(math.NaN()), MAE: num(math.NaN())}
-			hits, n, ad, nd := 0, 0, 0.0, 0
-			for _, x := range mine {
-				v := r.val[x]
-				it := c.Items[r.item[x]]
-				if r.K > 0 && it.Class >= 0 {
-					n++
-					if int(v) == it.Class {
-						hits++
-					}
-				}
-				if !math.IsNaN(it.Score) {
-					ad += math.Abs(val(v) - it.Score)
-					nd++
-				}
-			}
-			if n > 0 {
-				ca.Agreement = num(float64(hits) / float64(n))
-			}
-			if nd > 0 && o.Level != Nominal {
-				ca.MAE = num(ad / float64(nd))
-			}
-			p.AgreementWith[nameAgg] = ca
-		}
-		if ds, ok := rep.Aggregators["dawid_skene"]; ok && r.Raters <= MaxMatrixRaters {
-			for _, row := range ds.Raters[j].Confusion {
-				p.Confusion = append(p.Confusion, nums(row))
-			}
-		}
-		out[j] = p
-	}
-	return out
+	return rows
 }
 
 // byOther sorts a profile's pairwise rows by the other rater's index.
