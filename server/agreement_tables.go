@@ -60,39 +60,12 @@ func (s *Server) agreementTable(c *gin.Context) {
 		s.failf(c, annotations.ENOTFOUND, "no agreement table %q: expected one of %s", table, strings.Join(reports.AgreementTables, ", "))
 		return
 	}
-	known := append([]string{"format"}, agreementParams...)
-	switch table {
-	case reports.AgreementItems:
-		known = append(known, "below", "offset", "limit")
-	case reports.AgreementPairs:
-		known = append(known, "offset", "limit")
-	}
-	q := newQuery(c, known...)
-	format := q.c.DefaultQuery("format", "json")
-	if format != "json" && format != "csv" {
-		q.fail("query parameter format=%q: expected json or csv", clipText(format, 20))
-	}
-	o := readAgreementOpts(q, false)
-	var below *float64
-	if v, ok := c.GetQuery("below"); ok && table == reports.AgreementItems {
-		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			q.fail("query parameter below=%q: expected a number (the agreement scores are from 0 to 1)", clipText(v, 40))
-		} else {
-			below = &x
-		}
-	}
-	_, hasOffset := c.GetQuery("offset")
-	_, hasLimit := c.GetQuery("limit")
-	page := annotations.Page{}
-	if table == reports.AgreementItems || table == reports.AgreementPairs {
-		page = q.page(itemAgreementPage, maxPage)
-	}
-	if q.err != nil {
-		s.fail(c, q.err)
+	req, err := readTableRequest(c, table)
+	if err != nil {
+		s.fail(c, err)
 		return
 	}
-	res, pend, err := s.projectAgreement(c.Request.Context(), p.ID, o)
+	res, pend, err := s.projectAgreement(c.Request.Context(), p.ID, req.opts)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -101,79 +74,145 @@ func (s *Server) agreementTable(c *gin.Context) {
 		s.answerPending(c, pend)
 		return
 	}
-	tb := res.tables
-	csv := func(write func(w io.Writer) error) {
-		var buf bytes.Buffer
-		if err := write(&buf); err != nil {
-			s.fail(c, err)
-			return
-		}
-		c.Header("Content-Disposition", fmt.Sprintf("attachment; filename=%q", fmt.Sprintf("project-%d-agreement-%s.csv", p.ID, table)))
-		c.Data(http.StatusOK, ctCSV, buf.Bytes())
-	}
+	req.project, req.tb = p.ID, res.tables
 	switch table {
 	case reports.AgreementMatrix:
-		m := tb.matrix
-		if m == nil {
-			s.failf(c, annotations.EINVALID, "the project has %d raters: the matrix is given for at most %d; the pairs table lists every pair (agreement/pairs)", len(tb.raters), raters.MaxMatrixRaters)
-			return
-		}
-		if format == "csv" {
-			csv(func(w io.Writer) error { return reports.WriteMatrixCSV(w, m) })
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": m.Coefficient, "weights": m.Weights, "raters": m.Raters, "kappa": m.Kappa, "n": m.N})
+		s.matrixTable(c, req)
 	case reports.AgreementPairs:
-		// Every pair of the selection (pairs=all: every pair sharing an
-		// item), in the analysis' order, paged like the items.
-		pairs := tb.pairs
-		if format == "csv" {
-			if hasOffset || hasLimit {
-				pairs = pageOf(pairs, page)
-			}
-			csv(func(w io.Writer) error { return reports.WritePairsCSV(w, pairs, tb.weights) })
-			return
-		}
-		total := len(pairs)
-		pairs = pageOf(pairs, page)
-		type pairRow struct {
-			A     string          `json:"a"`
-			B     string          `json:"b"`
-			N     int             `json:"n"`
-			Kappa raters.Estimate `json:"kappa"`
-		}
-		rows := make([]pairRow, len(pairs))
-		for i := range pairs {
-			pr := &pairs[i]
-			rows[i] = pairRow{A: pr.A, B: pr.B, N: pr.N, Kappa: reports.PairEstimate(pr, tb.weights)}
-		}
-		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": "cohen_kappa", "weights": tb.weights,
-			"total": total, "offset": page.Offset, "limit": page.Limit, "pairs": rows})
+		s.pairsTable(c, req)
 	case reports.AgreementItems:
-		rows := tb.items
-		if below != nil {
-			rows = raters.ItemsBelow(rows, *below)
-		}
-		matching := len(rows)
-		if format == "csv" {
-			if hasOffset || hasLimit {
-				rows = pageOf(rows, page)
-			}
-			csv(func(w io.Writer) error { return reports.WriteItemAgreementCSV(w, rows) })
-			return
-		}
-		rows = pageOf(rows, page)
-		scored := len(raters.ItemsBelow(tb.items, math.Inf(1)))
-		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score,
-			"total": len(tb.items), "scored": scored, "matching": matching, "below": below,
-			"offset": page.Offset, "limit": page.Limit, "items": itemRows(tb.counts, rows)})
+		s.itemsTable(c, req)
 	case reports.AgreementRaters:
-		if format == "csv" {
-			csv(func(w io.Writer) error { return reports.WriteRaterAgreementCSV(w, tb.raters) })
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score, "weights": tb.weights, "raters": tb.raters})
+		s.ratersTable(c, req)
 	}
+}
+
+// tableRequest is a request for one agreement table: its options, format,
+// page and filter, then the project and its tables.
+type tableRequest struct {
+	table, format string
+	opts          agreementOpts
+	below         *float64
+	paged         bool // offset or limit given
+	page          annotations.Page
+	project       int64
+	tb            *agreementTables
+}
+
+// readTableRequest reads the query parameters of a table request.
+func readTableRequest(c *gin.Context, table string) (*tableRequest, error) {
+	known := append([]string{"format"}, agreementParams...)
+	switch table {
+	case reports.AgreementItems:
+		known = append(known, "below", "offset", "limit")
+	case reports.AgreementPairs:
+		known = append(known, "offset", "limit")
+	}
+	q := newQuery(c, known...)
+	req := &tableRequest{table: table, format: q.c.DefaultQuery("format", "json")}
+	if req.format != "json" && req.format != "csv" {
+		q.fail("query parameter format=%q: expected json or csv", clipText(req.format, 20))
+	}
+	req.opts = readAgreementOpts(q, false)
+	if v, ok := c.GetQuery("below"); ok && table == reports.AgreementItems {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			q.fail("query parameter below=%q: expected a number (the agreement scores are from 0 to 1)", clipText(v, 40))
+		} else {
+			req.below = &x
+		}
+	}
+	_, hasOffset := c.GetQuery("offset")
+	_, hasLimit := c.GetQuery("limit")
+	req.paged = hasOffset || hasLimit
+	if table == reports.AgreementItems || table == reports.AgreementPairs {
+		req.page = q.page(itemAgreementPage, maxPage)
+	}
+	return req, q.err
+}
+
+// csvTable answers a table as a CSV download.
+func (s *Server) csvTable(c *gin.Context, req *tableRequest, write func(w io.Writer) error) {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Content-Disposition", fmt.Sprintf("attachment; filename=%q", fmt.Sprintf("project-%d-agreement-%s.csv", req.project, req.table)))
+	c.Data(http.StatusOK, ctCSV, buf.Bytes())
+}
+
+func (s *Server) matrixTable(c *gin.Context, req *tableRequest) {
+	tb := req.tb
+	m := tb.matrix
+	if m == nil {
+		s.failf(c, annotations.EINVALID, "the project has %d raters: the matrix is given for at most %d; the pairs table lists every pair (agreement/pairs)", len(tb.raters), raters.MaxMatrixRaters)
+		return
+	}
+	if req.format == "csv" {
+		s.csvTable(c, req, func(w io.Writer) error { return reports.WriteMatrixCSV(w, m) })
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": m.Coefficient, "weights": m.Weights, "raters": m.Raters, "kappa": m.Kappa, "n": m.N})
+}
+
+// pairsTable: every pair of the selection (pairs=all: every pair sharing
+// an item), in the analysis' order, paged like the items.
+func (s *Server) pairsTable(c *gin.Context, req *tableRequest) {
+	tb := req.tb
+	pairs := tb.pairs
+	if req.format == "csv" {
+		if req.paged {
+			pairs = pageOf(pairs, req.page)
+		}
+		s.csvTable(c, req, func(w io.Writer) error { return reports.WritePairsCSV(w, pairs, tb.weights) })
+		return
+	}
+	total := len(pairs)
+	pairs = pageOf(pairs, req.page)
+	type pairRow struct {
+		A     string          `json:"a"`
+		B     string          `json:"b"`
+		N     int             `json:"n"`
+		Kappa raters.Estimate `json:"kappa"`
+	}
+	rows := make([]pairRow, len(pairs))
+	for i := range pairs {
+		pr := &pairs[i]
+		rows[i] = pairRow{A: pr.A, B: pr.B, N: pr.N, Kappa: reports.PairEstimate(pr, tb.weights)}
+	}
+	c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": "cohen_kappa", "weights": tb.weights,
+		"total": total, "offset": req.page.Offset, "limit": req.page.Limit, "pairs": rows})
+}
+
+func (s *Server) itemsTable(c *gin.Context, req *tableRequest) {
+	tb := req.tb
+	rows := tb.items
+	if req.below != nil {
+		rows = raters.ItemsBelow(rows, *req.below)
+	}
+	matching := len(rows)
+	if req.format == "csv" {
+		if req.paged {
+			rows = pageOf(rows, req.page)
+		}
+		s.csvTable(c, req, func(w io.Writer) error { return reports.WriteItemAgreementCSV(w, rows) })
+		return
+	}
+	rows = pageOf(rows, req.page)
+	scored := len(raters.ItemsBelow(tb.items, math.Inf(1)))
+	c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score,
+		"total": len(tb.items), "scored": scored, "matching": matching, "below": req.below,
+		"offset": req.page.Offset, "limit": req.page.Limit, "items": itemRows(tb.counts, rows)})
+}
+
+func (s *Server) ratersTable(c *gin.Context, req *tableRequest) {
+	tb := req.tb
+	if req.format == "csv" {
+		s.csvTable(c, req, func(w io.Writer) error { return reports.WriteRaterAgreementCSV(w, tb.raters) })
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score, "weights": tb.weights, "raters": tb.raters})
 }
 
 // pageOf returns the rows of a page.
