@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"io"
 	"math"
 	"os"
 	"reflect"
@@ -12,12 +13,33 @@ import (
 	"concord/raters"
 )
 
+// readerCase is an input of a counts reader and what it gives.
+type readerCase struct {
+	name, in string
+	want     *CountsInput
+	err      string
+}
+
+// checkReader runs a counts reader on the cases: a want, or an EINVALID
+// error containing err.
+func checkReader(t *testing.T, file string, read func(string, io.Reader) (*CountsInput, error), cases []readerCase) {
+	t.Helper()
+	for _, c := range cases {
+		got, err := read(file, strings.NewReader(c.in))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || annotations.ErrorCode(err) != annotations.EINVALID {
+				t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+}
+
 func TestReadContingencyTable(t *testing.T) {
-	cases := []struct {
-		name, in string
-		want     *CountsInput
-		err      string
-	}{
+	cases := []readerCase{
 		{"header", "Type,Ectopic,AIU,NIU\nEctopic,13,0,0\nAIU,0,20,7\nNIU,0,4,56\n",
 			&CountsInput{Categories: []string{"Ectopic", "AIU", "NIU"}, Rows: [][]float64{{13, 0, 0}, {0, 20, 7}, {0, 4, 56}}}, ""},
 		{"corner empty, spaces", ",a, b\na,1,2\n b ,3,4.5\n",
@@ -35,26 +57,11 @@ func TestReadContingencyTable(t *testing.T) {
 		{"bad quote", ",a,b\na,\"1,2\nb,3,4\n", nil, "t.csv: row 2, column"},
 		{"infinite", "1,2\n3,Inf\n", nil, "t.csv: row 2, column 2: \"Inf\" is not a count"},
 	}
-	for _, c := range cases {
-		got, err := ReadContingencyTable("t.csv", strings.NewReader(c.in))
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) || annotations.ErrorCode(err) != annotations.EINVALID {
-				t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%s: got %+v, %v; want %+v", c.name, got, err, c.want)
-		}
-	}
+	checkReader(t, "t.csv", ReadContingencyTable, cases)
 }
 
 func TestReadCounts(t *testing.T) {
-	cases := []struct {
-		name, in string
-		want     *CountsInput
-		err      string
-	}{
+	cases := []readerCase{
 		{"subject column", "Subject,a,b,c\n1,0,6,0\n2,3,0,3\n",
 			&CountsInput{Categories: []string{"a", "b", "c"}, Items: []string{"1", "2"}, Rows: [][]float64{{0, 6, 0}, {3, 0, 3}}}, ""},
 		{"group ids", "Group,a,b\nA,3,0\nB,2,1\n",
@@ -72,18 +79,7 @@ func TestReadCounts(t *testing.T) {
 		{"header only", "a,b\n", nil, "c.csv: a header and no rows of counts"},
 		{"empty category", "item,a,\ni1,1,2\n", nil, "c.csv: row 1, column 3: empty category name"},
 	}
-	for _, c := range cases {
-		got, err := ReadCounts("c.csv", strings.NewReader(c.in))
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) || annotations.ErrorCode(err) != annotations.EINVALID {
-				t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%s: got %+v, %v; want %+v", c.name, got, err, c.want)
-		}
-	}
+	checkReader(t, "c.csv", ReadCounts, cases)
 }
 
 // TestTableAgreementIrrCAC reads irrCAC's example files with the readers

@@ -403,14 +403,7 @@ func AnalyzeCounts(counts [][]float64, o TableOptions) (*Report, error) {
 func (t *table) alphaDist(w *weightMat, level float64) Estimate {
 	e := undefined()
 	e.Value, _, e.Pa, e.Pe = t.alphaGwet(w)
-	var items []int
-	sumR := 0.0
-	for i := 0; i < t.n; i++ {
-		if t.ri[i] >= 2 {
-			items = append(items, i)
-			sumR += t.ri[i]
-		}
-	}
+	items, sumR := t.pairedItems()
 	n := float64(len(items))
 	if math.IsNaN(e.Value) || n < 2 {
 		return e

@@ -1,9 +1,7 @@
 package raters
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 )
@@ -12,17 +10,8 @@ import (
 // numbers.
 func readMatrix(t *testing.T, path string) [][]float64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var m [][]float64
-	for _, rec := range recs[1:] {
+	for _, rec := range readRecords(t, path)[1:] {
 		var row []float64
 		for _, s := range rec[1:] {
 			v, err := strconv.ParseFloat(s, 64)

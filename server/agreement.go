@@ -208,6 +208,22 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	return st.val, nil, st.err
 }
 
+// agreementOrAnswer returns the project's agreement analysis with options
+// o, or nil when it has answered the request itself (an error, or 202
+// while a background analysis runs).
+func (s *Server) agreementOrAnswer(c *gin.Context, project int64, o agreementOpts) *agreementResult {
+	res, pend, err := s.projectAgreement(c.Request.Context(), project, o)
+	if err != nil {
+		s.fail(c, err)
+		return nil
+	}
+	if pend != nil {
+		s.answerPending(c, pend)
+		return nil
+	}
+	return res
+}
+
 // computeAgreement loads the project's labels and analyses their
 // agreement with options o (n: the labels counted when it was asked for),
 // one analysis per project at a time, and at most Config.AgreementJobs

@@ -65,13 +65,8 @@ func (s *Server) agreementTable(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	res, pend, err := s.projectAgreement(c.Request.Context(), p.ID, req.opts)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if pend != nil {
-		s.answerPending(c, pend)
+	res := s.agreementOrAnswer(c, p.ID, req.opts)
+	if res == nil {
 		return
 	}
 	req.project, req.tb = p.ID, res.tables
