@@ -35,9 +35,15 @@ const MaxTableCategories = 1000
 // MaxCountRows bounds the items of per-item counts.
 const MaxCountRows = 5_000_000
 
-// countIDHeaders are the header names of an id column of per-item counts
-// (compared in lower case).
-var countIDHeaders = map[string]bool{"": true, "item": true, "item_id": true, "id": true, "subject": true, "unit": true, "group": true}
+// countIDHeader says whether a header cell names an id column of per-item
+// counts (empty, or item, item_id, id, subject, unit, group in any case).
+func countIDHeader(h string) bool {
+	switch strings.ToLower(strings.TrimSpace(h)) {
+	case "", "item", "item_id", "id", "subject", "unit", "group":
+		return true
+	}
+	return false
+}
 
 // ReadContingencyTable reads a two-rater contingency table from CSV: K
 // rows of K non-negative counts (row rater's category k, column rater's
@@ -112,7 +118,7 @@ func ReadCounts(name string, r io.Reader) (*CountsInput, error) {
 		return nil, err
 	}
 	in := &CountsInput{}
-	header := countIDHeaders[strings.ToLower(strings.TrimSpace(recs[0][0]))]
+	header := countIDHeader(recs[0][0])
 	for _, c := range recs[0][1:] {
 		header = header || !isNumber(c)
 	}
@@ -123,7 +129,7 @@ func ReadCounts(name string, r io.Reader) (*CountsInput, error) {
 			return nil, annotations.Errorf(annotations.EINVALID, "%s: a header and no rows of counts", name)
 		}
 	}
-	idCol := header && countIDHeaders[strings.ToLower(h[0])]
+	idCol := header && countIDHeader(h[0])
 	for _, rec := range recs {
 		idCol = idCol || !isNumber(rec[0])
 	}
