@@ -167,16 +167,7 @@ func TestAgreementCommandParts(t *testing.T) {
 // flag for (radical), with the normal intervals and a second test.
 func TestAgreementCommandTables(t *testing.T) {
 	ref := map[string][2]float64{} // input/coefficient/weights -> value, se
-	f, err := os.Open("../../raters/testdata/reference_irrcac_tables.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs[1:] {
+	for _, r := range readRecords(t, "../../raters/testdata/reference_irrcac_tables.csv")[1:] {
 		v, _ := strconv.ParseFloat(r[3], 64)
 		se, _ := strconv.ParseFloat(r[4], 64)
 		ref[r[0]+"/"+r[1]+"/"+r[2]] = [2]float64{v, se}
@@ -300,17 +291,8 @@ func TestAgreementCommandWeightsAndTests(t *testing.T) {
 // (raters/testdata/reference_crowdkit_options.csv, made by
 // make_reference_crowdkit_options.py).
 func TestAgreementCommandCrowdKitOptions(t *testing.T) {
-	f, err := os.Open("../../raters/testdata/reference_crowdkit_options.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ref := map[string]string{} // case/item -> class
-	for _, r := range recs[1:] {
+	for _, r := range readRecords(t, "../../raters/testdata/reference_crowdkit_options.csv")[1:] {
 		if r[1] == "item" && r[3] == "label" {
 			ref[r[0]+"/"+r[2]] = r[4]
 		}
@@ -369,4 +351,19 @@ func TestAgreementCommandCrowdKitOptions(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errb, c.want)
 		}
 	}
+}
+
+// readRecords reads every record of a CSV file.
+func readRecords(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }
