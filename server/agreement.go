@@ -127,6 +127,9 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 	_, explicit := q.c.GetQuery("bootstrap")
 	o := agreementOpts{explicit: explicit}
 	o.boot = q.intIn("bootstrap", analysis.DefaultBootstrap, 0, 10000)
+	if _, ci := q.c.GetQuery("ci"); ci && !explicit {
+		o.boot = 0 // an explicit ci asks for its analytic intervals
+	}
 	o.seed = q.uint64Param("seed", 1)
 	var err error
 	if o.pairs, err = analysis.ParsePairs(q.str("pairs", 20)); err != nil {

@@ -246,6 +246,11 @@ func TestAgreementQueryTests(t *testing.T) {
 	if fk, _ := doc["fleiss_kappa"].(map[string]any); doc["ci"] != "t" || fk["ci_method"] != "t" || doc["null_value"] != nil {
 		t.Errorf("default: ci %v, fleiss_kappa %v", doc["ci"], fk)
 	}
+	// ci without bootstrap: the analytic intervals.
+	doc = e.call("GET", base+"?only=coefficients&ci=normal", key, nil, 200)
+	if fk, _ := doc["fleiss_kappa"].(map[string]any); doc["bootstrap"] != 0.0 || fk["ci_method"] != "normal" {
+		t.Errorf("ci=normal alone: bootstrap %v, fleiss_kappa %v", doc["bootstrap"], fk)
+	}
 	for q, want := range map[string]string{
 		"ci=wald":         "query parameter ci=\"wald\": expected t or normal",
 		"null=half":       "query parameter null=\"half\": expected a number",

@@ -63,8 +63,8 @@ parallel on every core.
 
 --ci normal gives the normal-approximation intervals and z tests of
 statsmodels and SAS (Cohen's kappa tested on its standard error under H0)
-instead of irrCAC's t ones; with the bootstrap (the default) the intervals
-stay bootstrap ones, so add --bootstrap 0. Every coefficient with a standard
+and --ci t irrCAC's t ones; an explicit --ci gives these analytic intervals
+instead of the bootstrap ones unless --bootstrap N is given too. Every coefficient with a standard
 error carries z and a two-sided p-value against 0 and, with --null V,
 against V. --weights chooses the weightings of the weighted coefficients
 (linear, quadratic, ordinal, ratio, radical, circular, bipolar, or all).
@@ -124,7 +124,7 @@ func defineAgreementFlags(e *env) *agreementFlags {
 	f.boot = fs.Int("bootstrap", 1000, "bootstrap replicates for the intervals (0: analytic intervals only)")
 	f.seed = fs.Uint64("seed", 1, "seed of the bootstrap and of the Dawid-Skene and MACE random starts")
 	f.conf = fs.Float64("conf-level", 0.95, "confidence level of the intervals")
-	f.ci = fs.String("ci", "t", "analytic intervals and tests: t (irrCAC's t on n-1 df, upper end capped at 1) or normal (statsmodels' and SAS's; Cohen's kappa is tested on its SE under H0)")
+	f.ci = fs.String("ci", "t", "analytic intervals and tests: t (irrCAC's t on n-1 df, upper end capped at 1) or normal (statsmodels' and SAS's; Cohen's kappa is tested on its SE under H0); given, the intervals are these instead of the bootstrap's unless --bootstrap is given too")
 	f.null = fs.String("null", "", "also test every coefficient against this value (z_null, p_value_null), e.g. 0.5")
 	f.weights = fs.String("weights", "", "weightings of the weighted coefficients: all or a comma-separated list of linear, quadratic, ordinal, ratio, radical, circular, bipolar (default: ordinal schemes linear, quadratic, ordinal, ratio; bounded linear, quadratic; --table/--counts none)")
 	f.observed = fs.Bool("observed-categories", false, "use only the categories that occur in the data (irrCAC without categ.labels) instead of all the scheme's levels")
@@ -239,8 +239,8 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	// The default bootstrap is bounded like the server's (fewer replicates,
 	// or analytic intervals, past DefaultMaxBootstrapWork, with a note); an
 	// explicit --bootstrap runs as asked.
-	if o.Bootstrap == 0 {
-		o.Bootstrap = -1
+	if o.Bootstrap == 0 || (f.given("ci") && !f.given("bootstrap")) {
+		o.Bootstrap = -1 // none; an explicit --ci asks for its analytic intervals
 	}
 	bootNote := ""
 	if !f.given("bootstrap") && (o.Only == "" || o.Only == raters.OnlyCoefficients) {

@@ -281,6 +281,28 @@ func TestAgreementCommandWeightsAndTests(t *testing.T) {
 	if doc.CI != "normal" || fk["ci_method"] != "normal" || fk["z"] == nil || fk["p_value"] == nil || fk["z_null"] == nil || fk["p_value_null"] == nil {
 		t.Errorf("ci %q, fleiss_kappa %v", doc.CI, fk)
 	}
+	// An explicit --ci without --bootstrap gives its analytic intervals;
+	// with --bootstrap N the bootstrap's.
+	for _, c := range []struct {
+		args   []string
+		boot   float64
+		method string
+	}{{[]string{"--ci", "normal"}, 0, "normal"}, {[]string{"--ci", "t"}, 0, "t"}, {[]string{"--ci", "normal", "--bootstrap", "20"}, 20, "bootstrap"}} {
+		e, out, errb := testEnv()
+		if code := run(context.Background(), e, append([]string{"agreement", "--labels", "testdata/agreement_sirt_k1.csv", "--scheme", "ordinal:0..3", "--only", "coefficients", "--json"}, c.args...)); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errb)
+		}
+		var d struct {
+			Bootstrap   float64        `json:"bootstrap"`
+			FleissKappa map[string]any `json:"fleiss_kappa"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Bootstrap != c.boot || d.FleissKappa["ci_method"] != c.method {
+			t.Errorf("%v: bootstrap %v, ci_method %v; want %v, %s", c.args, d.Bootstrap, d.FleissKappa["ci_method"], c.boot, c.method)
+		}
+	}
 }
 
 // TestAgreementCommandCrowdKitOptions runs crowd-kit's toy fixture with
