@@ -1058,6 +1058,12 @@ func aggregatorLabel(name string) string {
 		return "GLAD"
 	case "mace":
 		return "MACE"
+	case "zero_based_skill":
+		return "Zero-Based Skill"
+	case "kos":
+		return "KOS"
+	case "gold_majority":
+		return "gold majority vote"
 	case "mean":
 		return "mean rating"
 	case "median":
