@@ -1083,6 +1083,12 @@ func aggregatorLabel(name string) string {
 		return "GLAD"
 	case "mace":
 		return "MACE"
+	case "zero_based_skill":
+		return "Zero-Based Skill"
+	case "kos":
+		return "KOS"
+	case "gold_majority":
+		return "gold majority vote"
 	case "mean":
 		return "mean rating"
 	case "median":
@@ -1091,8 +1097,18 @@ func aggregatorLabel(name string) string {
 	return name
 }
 
+// optNumber is v, or nil when it is NaN or infinite.
+func optNumber(v float64) *Number {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	n := Number(v)
+	return &n
+}
+
 func coef(key, variant, label string, e raters.Estimate) Coefficient {
-	return Coefficient{Key: key, Variant: variant, Label: label, Value: Number(e.Value), SE: Number(e.SE), CILow: Number(e.CILow), CIHigh: Number(e.CIHigh), CIMethod: e.CIMethod}
+	return Coefficient{Key: key, Variant: variant, Label: label, Value: Number(e.Value), SE: Number(e.SE), CILow: Number(e.CILow), CIHigh: Number(e.CIHigh), CIMethod: e.CIMethod,
+		Z: optNumber(e.Z), P: optNumber(e.P)}
 }
 
 // coefficients lists the coefficients of a raters report in a fixed order.

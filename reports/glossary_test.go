@@ -71,11 +71,11 @@ func TestGlossary(t *testing.T) {
 			}
 			quoted := 0
 			for _, r := range ag[1 : len(rep.Agreement.Coefficients)+1] {
-				if len(r) < 10 || r[9] == "" {
+				if len(r) < 12 || r[11] == "" {
 					t.Errorf("Agreement row %q has no explanation", r[0])
 					continue
 				}
-				if r[8] != "" {
+				if r[10] != "" {
 					quoted++
 					if r[0] != tc.quote {
 						t.Errorf("Agreement: %q marked to quote, want %q", r[0], tc.quote)

@@ -1506,7 +1506,7 @@ func (x *xlsxWriter) agreement() error {
 	qk, qv := QuoteCoefficient(a.Level)
 	blocks := []*block{{
 		cols: []col{x.text("Coefficient"), x.text("Key"), x.text("Variant"), x.num("Value"), x.num("SE"),
-			x.num("CI low"), x.num("CI high"), x.text("CI method"), x.text("Quote"), {header: "What it is and how to read it", style: x.st.wrap, dec: -1}},
+			x.num("CI low"), x.num("CI high"), x.text("CI method"), x.num("z"), x.num("p-value"), x.text("Quote"), {header: "What it is and how to read it", style: x.st.wrap, dec: -1}},
 		n: len(a.Coefficients), filter: true, freeze: true, freezeCols: 1,
 		row: func(i int, dst []any) []any {
 			c := &a.Coefficients[i]
@@ -1514,7 +1514,7 @@ func (x *xlsxWriter) agreement() error {
 			if c.Key == qk && c.Variant == qv {
 				quote = "quote this one"
 			}
-			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod, quote, coefficientHelp(c))
+			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod, c.Z.float(), c.P.float(), quote, coefficientHelp(c))
 		}}}
 	if a.Kappa != nil {
 		blocks = append(blocks, noteBlock("The pairwise Cohen's kappas with the items each pair shares are on the "+SheetAgreementMatrix+" sheet; the agreement of each item and each rater on the "+SheetItemAgreement+" and "+SheetRaterAgreement+" sheets."))

@@ -524,14 +524,7 @@ func (s *Server) agreement(c *gin.Context) {
 		s.fail(c, q.err)
 		return
 	}
-	res, pend, err := s.projectAgreement(c.Request.Context(), p.ID, o)
-	if err != nil {
-		s.fail(c, err)
-		return
+	if res := s.agreementOrAnswer(c, p.ID, o); res != nil {
+		c.Data(http.StatusOK, "application/json; charset=utf-8", res.json)
 	}
-	if pend != nil {
-		s.answerPending(c, pend)
-		return
-	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", res.json)
 }

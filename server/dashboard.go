@@ -433,6 +433,14 @@ type projectPage struct {
 	// Wawa (?ties=first|frequent, raters.TieRule's names), passed on to
 	// the agreement API; "" for the default (frequent).
 	Ties string
+	// CI, Null and Weights are the agreement section's interval kind
+	// (?ci=t|normal), second test value (?null=) and weightings
+	// (?weights=), passed on to the agreement API when valid ("" for the
+	// defaults); AgreementQuery is the API query of all four.
+	CI, Null, Weights string
+	AgreementQuery    string
+	// WeightChoices are the weightings the page offers one by one.
+	WeightChoices []string
 }
 
 // defaultHints are the form's placeholders of the model's prior and
@@ -480,7 +488,44 @@ func (d *dashboard) projectPage(c *gin.Context) {
 	if !ok {
 		return
 	}
-	d.renderProject(c, p, http.StatusOK, func(pg *projectPage) { pg.Below, pg.Ties = belowParam(c), tiesParam(c) })
+	d.renderProject(c, p, http.StatusOK, func(pg *projectPage) {
+		pg.Below, pg.Ties = belowParam(c), tiesParam(c)
+		agreementParamsOf(c, pg)
+	})
+}
+
+// agreementParamsOf reads the project page's agreement options (?ci=,
+// ?null=, ?weights=) into pg, each kept only when the agreement API
+// accepts it (the page's fields offer only valid ones), and builds the
+// API query with the tie rule.
+func agreementParamsOf(c *gin.Context, pg *projectPage) {
+	q := url.Values{}
+	if pg.Ties != "" {
+		q.Set("ties", pg.Ties)
+	}
+	if v := strings.TrimSpace(c.Query("ci")); v != "" {
+		if _, err := analysis.ParseCI(v); err == nil {
+			pg.CI = v
+			q.Set("ci", v)
+		}
+	}
+	if v := strings.TrimSpace(c.Query("null")); v != "" {
+		if x, err := analysis.ParseNull(v); err == nil && x != 0 {
+			pg.Null = v
+			q.Set("null", v)
+		}
+	}
+	if v := strings.TrimSpace(c.Query("weights")); v != "" {
+		if _, err := analysis.ParseWeightsList(v); err == nil {
+			pg.Weights = v
+			q.Set("weights", v)
+		}
+	}
+	pg.AgreementQuery = q.Encode()
+	for _, w := range []raters.Weights{raters.LinearWeights, raters.QuadraticWeights, raters.OrdinalWeights, raters.RatioWeights,
+		raters.RadicalWeights, raters.CircularWeights, raters.BipolarWeights} {
+		pg.WeightChoices = append(pg.WeightChoices, w.String())
+	}
 }
 
 // tiesParam is the project page's tie rule (?ties=): a name

@@ -428,6 +428,7 @@ func (s *Server) routes() *gin.Engine {
 	a.GET("/projects/:id/agreement", s.agreement)
 	a.DELETE("/projects/:id/agreement", s.cancelAgreement)
 	a.GET("/projects/:id/agreement/:table", s.agreementTable)
+	a.POST("/agreement", s.tableAgreement)
 
 	a.GET("/projects/:id/keys", s.listKeys)
 	a.POST("/projects/:id/keys", s.createKey)
