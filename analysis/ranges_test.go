@@ -175,7 +175,10 @@ func outside(st Setting) []float64 {
 // set to v (through JSON, as the API stores it).
 func smallSpec(t *testing.T, model, eng, field string, v float64) FitSpec {
 	t.Helper()
-	spec := FitSpec{Model: model, Engine: eng, Seed: 1, KeepDraws: 10}
+	spec := FitSpec{Model: model, Engine: eng, Seed: 1}
+	if LookupSetting("keep_draws").Applies(model, eng) {
+		spec.KeepDraws = 10
+	}
 	switch {
 	case model == ModelAUC:
 		spec.Gamma = "3"
