@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -63,7 +64,7 @@ const (
 func Settings() []Setting {
 	var out []Setting
 	for _, f := range AllFields() {
-		if !f.HasRange {
+		if !f.HasRange || f.Type.Kind() == reflect.Slice {
 			continue
 		}
 		out = append(out, Setting{Field: f.Name, Flag: "--" + f.Flag(), Min: f.Min, Max: f.Max, MaxOpen: f.MaxOpen,
@@ -124,10 +125,17 @@ func (r Setting) Check(v float64) error {
 // where 0 is a value like any other (left out is the default): the error
 // names the field.
 func (r Setting) CheckField(v float64) error {
+	return r.CheckGiven(v, fmt.Sprintf("field %q", r.Field))
+}
+
+// CheckGiven is Check for a value given explicitly (a request's field, a
+// flag), where 0 is a value like any other: the error names the setting
+// as name ("field \"chains\"", "--chains").
+func (r Setting) CheckGiven(v float64, name string) error {
 	if r.In(v) {
 		return nil
 	}
-	return r.refuse(fmt.Sprintf("field %q = %v", r.Field, v), v, "; leave it out for ")
+	return r.refuse(fmt.Sprintf("%s = %v", name, v), v, "; leave it out for ")
 }
 
 func (r Setting) refuse(name string, v float64, zero string) error {
@@ -186,15 +194,15 @@ func (s FitSpec) checkSizes() error {
 	if n := len(s.Kernel); n > MaxKernelString {
 		return bad("kernel: a specification of %d bytes; at most %d", n, MaxKernelString)
 	}
-	for _, f := range []struct{ name, v string }{
-		{"model", s.Model}, {"covariates", s.Covariates}, {"identifiability", s.Identifiability}, {"ref_rater", s.RefRater},
-		{"sampler", s.Sampler}, {"engine", s.Engine}, {"precisions", s.Precisions}, {"likelihood", s.Likelihood},
-		{"bounds", s.Bounds}, {"em", s.EM}, {"hierarchy", s.Hierarchy}, {"scores", s.Scores}, {"gamma", string(s.Gamma)},
-		{"prior", s.Prior}, {"text.weighting", string(s.Text.Weighting)},
-	} {
-		if len(f.v) > MaxSpecString {
-			return bad("%s: a value of %d bytes; at most %d", f.name, len(f.v), MaxSpecString)
+	for _, f := range AllFields() {
+		v := f.Value(&s)
+		if v.Kind() != reflect.String || v.Len() <= MaxSpecString || v.Addr().Interface() == &s.Kernel {
+			continue
 		}
+		return bad("%s: a value of %d bytes; at most %d", f.Name, v.Len(), MaxSpecString)
+	}
+	if n := len(s.Text.Weighting); n > MaxSpecString {
+		return bad("text.weighting: a value of %d bytes; at most %d", n, MaxSpecString)
 	}
 	return nil
 }

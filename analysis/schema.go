@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -45,7 +46,7 @@ func (f SpecField) Value(s *FitSpec) reflect.Value {
 // none, as 0) and whether it is set; a setting without a range is not a
 // number (0, false).
 func (f SpecField) NumberIn(s FitSpec) (float64, bool) {
-	if !f.HasRange {
+	if !f.HasRange || f.Type.Kind() == reflect.Slice {
 		return 0, false
 	}
 	fl := f.Field
@@ -254,6 +255,15 @@ func notASetting(name, model, engine string) error {
 		by = " fitted by " + engine
 	}
 	msg := fmt.Sprintf("%s is not a setting of the %s model%s (leave it out): %s", name, model, by, settings)
+	var others []string
+	for _, f := range AllFields() {
+		if f.Name == name && !f.Common() {
+			others = slices.DeleteFunc(slices.Clone(f.Families), func(m string) bool { return m == model })
+		}
+	}
+	if len(others) > 0 {
+		msg += fmt.Sprintf("; it is a setting of the %s model", orList(others))
+	}
 	if m, err := LookupModel(model); err == nil {
 		var engines []string
 		for _, e := range m.Engines {
@@ -285,4 +295,96 @@ func (s FitSpec) familySettings() any {
 		p.Elem().FieldByIndex(f.Field.Index).Set(f.Value(&s))
 	}
 	return p.Interface()
+}
+
+// Parse reads a value of the setting from text (a flag's, a form
+// field's): a word, a number, true or false, a comma-separated list.
+// The error names the setting as name.
+func (f SpecField) Parse(text, name string) (reflect.Value, error) {
+	bad := func(want string) (reflect.Value, error) {
+		return reflect.Value{}, annotations.Errorf(annotations.EINVALID, "%s %q: expected %s", name, Clip(text), want)
+	}
+	t := f.Type
+	switch t.Kind() {
+	case reflect.String:
+		return reflect.ValueOf(text).Convert(t), nil
+	case reflect.Bool:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return bad("true or false")
+		}
+		return reflect.ValueOf(b), nil
+	case reflect.Int:
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			return bad("a whole number")
+		}
+		return reflect.ValueOf(n), nil
+	case reflect.Uint64:
+		n, err := strconv.ParseUint(strings.TrimSpace(text), 10, 64)
+		if err != nil {
+			return bad("a whole number from 0 up")
+		}
+		return reflect.ValueOf(n), nil
+	case reflect.Float64, reflect.Pointer:
+		x, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		if err != nil {
+			return bad("a number")
+		}
+		if t.Kind() == reflect.Pointer {
+			return reflect.ValueOf(&x), nil
+		}
+		return reflect.ValueOf(x), nil
+	case reflect.Slice:
+		out := reflect.MakeSlice(t, 0, 4)
+		for _, w := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
+			if t.Elem().Kind() == reflect.String {
+				out = reflect.Append(out, reflect.ValueOf(w))
+				continue
+			}
+			x, err := strconv.ParseFloat(w, 64)
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return bad("numbers separated by commas, e.g. -1,0,1")
+			}
+			out = reflect.Append(out, reflect.ValueOf(x))
+		}
+		return out, nil
+	}
+	panic(fmt.Sprintf("analysis: setting %s of type %v has no text form", f.Name, t))
+}
+
+// SetGiven sets the setting in s to v (a value of its type) given
+// explicitly (a request's field, a flag, a form field): strings are
+// trimmed, the model's, the engine's and every word setting's lowercased;
+// a number is checked against its declared range, where 0 is a value like
+// any other (a burn-in of 0 is none, FitSpec's negative). Errors name the
+// setting as name ("field \"chains\"", "--chains").
+func (f SpecField) SetGiven(s *FitSpec, v reflect.Value, name string) error {
+	dst := f.Value(s)
+	dst.Set(v)
+	if dst.Kind() == reflect.String {
+		w := strings.TrimSpace(dst.String())
+		if f.Enum != nil || f.Name == "model" || f.Name == "engine" {
+			w = strings.ToLower(w)
+		}
+		dst.SetString(w)
+	}
+	if !f.HasRange || dst.Kind() == reflect.Slice {
+		return nil
+	}
+	if dst.Kind() == reflect.String {
+		w := dst.String()
+		if w == "" || slices.Contains(f.Enum, w) {
+			return nil
+		}
+		if _, err := strconv.ParseFloat(w, 64); err != nil {
+			return annotations.Errorf(annotations.EINVALID, "%s = %q: expected %s", name, Clip(w), f.Want())
+		}
+	}
+	x, _ := f.NumberIn(*s)
+	if f.NegativeNone && dst.Int() <= 0 {
+		x = float64(dst.Int())
+		dst.SetInt(-1)
+	}
+	return LookupSetting(f.Name).CheckGiven(x, name)
 }

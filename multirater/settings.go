@@ -43,7 +43,8 @@ type Field struct {
 	// spellings it accepts to them (enum:"normal|gauss,beta").
 	Enum    []string
 	Aliases map[string]string
-	// Min and Max bound a number (HasRange); MaxOpen leaves Max out.
+	// Min and Max bound a number, or each number of a list (HasRange);
+	// MaxOpen leaves Max out.
 	Min, Max float64
 	HasRange bool
 	MaxOpen  bool
@@ -291,6 +292,17 @@ func (f Field) Float(v reflect.Value) (x float64, set bool) {
 // Zero), an enum value, a list length. It returns a *FieldError.
 func (f Field) Check(v reflect.Value) error {
 	fv := f.Value(v)
+	if f.HasLen && fv.Kind() == reflect.Slice {
+		if n := fv.Len(); n != 0 && (n < f.MinLen || n > f.MaxLen) {
+			return &FieldError{Field: f.Name, Value: fmt.Sprintf("%d values", n), Want: fmt.Sprintf("%d to %d values", f.MinLen, f.MaxLen)}
+		}
+		for i := range fv.Len() {
+			if x := fv.Index(i); f.HasRange && x.Kind() == reflect.Float64 && !f.In(x.Float()) {
+				return &FieldError{Field: f.Name, Value: strconv.FormatFloat(x.Float(), 'g', -1, 64), Want: "numbers " + f.Range()}
+			}
+		}
+		return nil
+	}
 	switch {
 	case f.HasRange:
 		x, set := f.Float(v)

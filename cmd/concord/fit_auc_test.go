@@ -126,7 +126,7 @@ func TestFitAUCFlags(t *testing.T) {
 		{[]string{"--model", "auc", "--engine", "laplace"}, `the auc model is fitted by ep or smc`},
 		{[]string{"--model", "auc", "--kernel", "rbf:gamma=1"}, "is for gp scores"},
 		{[]string{"--model", "auc", "--covariates", "glu,insulin"}, `covariate "insulin" is not a numeric item column`},
-		{[]string{"--model", "robust", "--prior", "gaussian"}, "settings of the auc model"},
+		{[]string{"--model", "robust", "--prior", "gaussian"}, "prior is not a setting of the robust model fitted by ep"},
 	} {
 		e, _, errb := testEnv()
 		args := append([]string{"fit", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--out", filepath.Join(dir, "x.json")}, tc.args...)

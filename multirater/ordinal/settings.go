@@ -16,7 +16,7 @@ type Settings struct {
 	multirater.OutputSettings
 	// The latent noise sd (the prior sd of the latent is 1).
 	Sigma                       float64   `json:"sigma,omitempty" range:"[1e-3,1e3]" zero:"learnt" engines:"ep,laplace" doc:"fix every rater's noise sd (default: learnt)"`
-	Thresholds                  []float64 `json:"thresholds,omitempty" len:"1,999" engines:"ep,laplace" doc:"fix every rater's thresholds, K-1 increasing numbers b1,...,b(K-1) on the latent scale (default: learnt)"`
+	Thresholds                  []float64 `json:"thresholds,omitempty" len:"1,999" range:"[-1000,1000]" engines:"ep,laplace" doc:"fix every rater's thresholds, K-1 increasing numbers b1,...,b(K-1) on the latent scale (default: learnt)"`
 	multirater.EvidenceSettings `engines:"ep,laplace"`
 }
 
