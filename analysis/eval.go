@@ -53,16 +53,21 @@ func (s EvalSpec) EvalDefaults() EvalSpec {
 	if s.Folds == 0 {
 		s.Folds = DefaultFolds
 	}
-	if s.Fit.Chains == 0 {
-		s.Fit.Chains = EvalChains
+	// The sampler's work and the kept draws, where the fit has them (a
+	// gibbs fit; the models that keep draws).
+	full := s.Fit.WithDefaults()
+	if strings.EqualFold(full.Engine, multirater.EngineGibbs) {
+		if s.Fit.Chains == 0 {
+			s.Fit.Chains = EvalChains
+		}
+		if s.Fit.Samples == 0 {
+			s.Fit.Samples = EvalSamples
+		}
+		if s.Fit.Burnin == 0 {
+			s.Fit.Burnin = EvalBurnin
+		}
 	}
-	if s.Fit.Samples == 0 {
-		s.Fit.Samples = EvalSamples
-	}
-	if s.Fit.Burnin == 0 {
-		s.Fit.Burnin = EvalBurnin
-	}
-	if s.Fit.KeepDraws == 0 {
+	if s.Fit.KeepDraws == 0 && full.KeepDraws != 0 {
 		s.Fit.KeepDraws = EvalKeepDraws
 	}
 	return s

@@ -327,9 +327,19 @@ func (f SpecField) Parse(text, name string) (reflect.Value, error) {
 		}
 		return reflect.ValueOf(n), nil
 	case reflect.Float64, reflect.Pointer:
+		if t.Kind() == reflect.Pointer && slices.Contains(f.Enum, strings.ToLower(strings.TrimSpace(text))) {
+			return reflect.Zero(t), nil // a word for leaving it out (epsilon's learn)
+		}
 		x, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 		if err != nil {
-			return bad("a number")
+			want := "a number"
+			if f.What != "" {
+				want = f.What
+			}
+			if f.Enum != nil {
+				want = strings.Join(f.Enum, ", ") + " or " + want
+			}
+			return bad(want)
 		}
 		if t.Kind() == reflect.Pointer {
 			return reflect.ValueOf(&x), nil

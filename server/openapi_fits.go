@@ -177,3 +177,6 @@ func defaultValue(f analysis.SpecField) any {
 	}
 	return f.Default
 }
+
+// OpenAPIDocument returns the served OpenAPI document (a copy).
+func OpenAPIDocument() []byte { return bytes.Clone(openAPIDocument) }

@@ -121,7 +121,7 @@ func TestFitAUCFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--model", "auc", "--gamma", "warm"}, `gamma "warm": expected a positive number`},
+		{[]string{"--model", "auc", "--gamma", "warm"}, `--gamma = "warm": expected a number from 0.001 to 10000 or cv`},
 		{[]string{"--model", "auc", "--scores", "tree"}, `scores "tree": expected linear`},
 		{[]string{"--model", "auc", "--engine", "laplace"}, `the auc model is fitted by ep or smc`},
 		{[]string{"--model", "auc", "--kernel", "rbf:gamma=1"}, "is for gp scores"},

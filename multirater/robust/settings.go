@@ -12,7 +12,7 @@ type Settings struct {
 	multirater.EvidenceSettings
 	// Epsilon, when given, fixes every rater's labelling-error rate (0 is
 	// a value: the plain classifier); nil: learnt by EM.
-	Epsilon *float64 `json:"epsilon,omitempty" range:"[0,0.5)" what:"a labelling-error rate" note:"0 is the plain classifier; leave it out to learn each rater's by EM" doc:"a labelling-error rate in [0, 0.5) fixed for every rater (0: the plain probit classifier; default: every rater's learnt by EM)"`
+	Epsilon *float64 `json:"epsilon,omitempty" range:"[0,0.5)" enum:"learn" what:"a labelling-error rate" note:"0 is the plain classifier; leave it out to learn each rater's by EM" doc:"a labelling-error rate in [0, 0.5) fixed for every rater (0: the plain probit classifier; default: every rater's learnt by EM)"`
 	Select  bool     `json:"select,omitempty" doc:"fit the plain and the robust classifier and keep the one with the larger evidence (Kim & Ghahramani eq. 21)"`
 	EM      string   `json:"em,omitempty" enum:"tilted,paper" default:"tilted" doc:"M-step of the error rates, tilted (default: the label's error responsibility, a stationary point of the EP evidence) or paper (Kim & Ghahramani eq. 20 as printed)"`
 }
