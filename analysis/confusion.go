@@ -75,7 +75,7 @@ func confusionOptions(spec FitSpec, progress func(multirater.Progress)) confusio
 	h, _ := confusion.ParseHierarchy(spec.Hierarchy)
 	rm, _ := confusion.ParseRaterModel(spec.RaterModel)
 	return confusion.Options{Engine: strings.ToLower(spec.Engine), RaterModel: rm, Hierarchy: h, Communities: spec.Communities, Concentration: spec.Concentration,
-		MaxIter: spec.MaxIter, Settings: spec.mcmc(), FlagThreshold: spec.FlagThreshold, MaxRhat: spec.MaxRhat, MinESS: spec.MinESS, Progress: progress}
+		MaxIter: spec.MaxIter, SpamThreshold: spec.SpamThreshold, Settings: spec.mcmc(), FlagThreshold: spec.FlagThreshold, MaxRhat: spec.MaxRhat, MinESS: spec.MinESS, Progress: progress}
 }
 
 // confusionDefaults fills the confusion model's defaults.

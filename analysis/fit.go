@@ -166,6 +166,7 @@ type FitSpec struct {
 	Communities   int     `json:"communities,omitempty"`
 	Concentration float64 `json:"concentration,omitempty"`
 	MaxIter       int     `json:"max_iter,omitempty"`
+	SpamThreshold float64 `json:"spam_threshold,omitempty"`
 	// Scores (auc only) is "linear" (default: s = <theta, x> on the
 	// covariates as given, z-scored with Standardize, theta ~ N(0,
 	// PriorScale I)) or "gp" (s ~ N(0, PriorScale K) with K the Kernel,

@@ -23,8 +23,8 @@ import (
 // defaults of `concord fit`, except the model, which defaults to the one
 // that suits the project's scheme (ordinal for ordinal schemes,
 // classification for nominal and binary ones); unlike FitSpec, an explicit
-// 0 is taken literally where it means something ("burnin": 0 is no
-// burn-in) and rejected where it does not ("chains": 0). A null field is
+// 0 is taken literally where it means something (a burn-in of 0 is none)
+// and rejected where it does not (0 chains). A null field is
 // rejected, naming it (null would otherwise silently mean the default).
 // Settings that the chosen model does not use are rejected rather than
 // ignored (analysis.CheckGiven).
@@ -198,8 +198,8 @@ func (s *Server) fitParam(c *gin.Context, a access) (*annotations.Fit, error) {
 	return f, nil
 }
 
-// createFit: POST /api/v1/projects/{id}/fits {"model", "kernel", "chains",
-// "samples", "burnin", "seed", ...} -> 202 {"id", "state": "queued", ...}.
+// createFit: POST /api/v1/projects/{id}/fits {"model", "kernel", "seed",
+// and the model's settings} -> 202 {"id", "state": "queued", ...}.
 // The fit runs in the background; GET /fits/{id} shows its progress.
 func (s *Server) createFit(c *gin.Context) {
 	p, err := s.projectParam(c, write)

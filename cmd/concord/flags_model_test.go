@@ -66,7 +66,7 @@ func TestSettingFlagsRefuse(t *testing.T) {
 		{[]string{"--burnin", "-2"}, "--burnin = -2: expected an integer from 0 to 1000000"},
 		{[]string{"--flag", "1"}, "--flag-threshold = 1: expected a number from 1e-12 up to (not including) 1"},
 		{[]string{"--model", "bounded", "--chains", "2"}, "chains is not a setting of the bounded model fitted by ep"},
-		{[]string{"--model", "confusion", "--restarts", "2"}, "restarts is not a setting of the confusion model fitted by vb (leave it out): its settings are flag_threshold, rater_model, gold, hierarchy, communities, concentration and max_iter"},
+		{[]string{"--model", "confusion", "--restarts", "2"}, "restarts is not a setting of the confusion model fitted by vb (leave it out): its settings are flag_threshold, rater_model, gold, hierarchy, communities, concentration, max_iter and spam_threshold"},
 	} {
 		args := append([]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--out", "-"}, c.args...)
 		code, _, errb := runCmd(t, args...)

@@ -15,6 +15,7 @@ type Settings struct {
 	Communities             int     `json:"communities,omitempty" range:"[1,8]" zero:"chosen by the evidence lower bound" doc:"the number of communities with hierarchy communities (default: chosen by the evidence lower bound from 1 to 4, at most one per 10 raters)"`
 	Concentration           float64 `json:"concentration,omitempty" range:"[1e-3,1e4]" zero:"the default, 4" default:"4" doc:"the prior's pseudo-count total per confusion row (the prior's mean is learnt by empirical Bayes unless hierarchy none)"`
 	MaxIter                 int     `json:"max_iter,omitempty" range:"[1,1000000]" zero:"the default, 1000" default:"1000" engines:"vb" doc:"the limit of the variational iterations (they stop earlier once no class probability changes by more than 1e-6 or the evidence lower bound by less than 1e-8 of itself)"`
+	SpamThreshold           float64 `json:"spam_threshold,omitempty" range:"[1e-6,1)" zero:"the default, 0.15" doc:"raters whose spam score (how alike the rows of their confusion matrix are) is below this are flagged as spammers"`
 }
 
 // WithDefaults returns s with zero fields set to the family's defaults
