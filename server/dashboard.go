@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -443,26 +442,6 @@ type projectPage struct {
 	WeightChoices []string
 }
 
-// defaultHints are the form's placeholders of the model's prior and
-// convergence settings: their defaults, and where strong identifiability
-// changes one, its default there ("1 (0.1 under strong)").
-func defaultHints(model string) map[string]string {
-	weak := analysis.FitSpec{Model: model}.WithDefaults()
-	strong := analysis.FitSpec{Model: model, Identifiability: "strong"}.WithDefaults()
-	hint := func(w, s float64) string {
-		g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-		if w == s {
-			return g(w)
-		}
-		return g(w) + " (" + g(s) + " under strong)"
-	}
-	return map[string]string{
-		"v": hint(weak.V, strong.V), "lambda": hint(weak.Lambda, strong.Lambda), "sigma_b": hint(weak.SigmaB, strong.SigmaB),
-		"flag_threshold": hint(weak.FlagThreshold, strong.FlagThreshold), "max_rhat": hint(weak.MaxRhat, strong.MaxRhat),
-		"min_ess": hint(weak.MinESS, strong.MinESS), "keep_draws": strconv.Itoa(weak.KeepDraws),
-	}
-}
-
 type levelCount struct {
 	Code, Name string
 	N          int
@@ -564,20 +543,10 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Fittable: len(models) > 0, Form: map[string]string{}, HiddenModels: hidden}
 	if page.Fittable {
 		model := models[0]
-		defaults := analysis.FitSpec{Model: model.Name}.WithDefaults()
-		page.Form = map[string]string{"model": model.Name, "chains": strconv.Itoa(defaults.Chains), "samples": strconv.Itoa(defaults.Samples), "burnin": strconv.Itoa(defaults.Burnin), "thin": strconv.Itoa(defaults.Thin), "seed": itoa(defaultSeed), "kernel": "",
-			"identifiability": defaults.Identifiability, "sampler": defaults.Sampler, "precisions": analysis.PrecisionsInferred, "text_weighting": "",
-			"engine": defaults.Engine}
-		// The settings of the other models, as their defaults.
-		for _, m := range models {
-			md := analysis.FitSpec{Model: m.Name}.WithDefaults()
-			for k, v := range map[string]string{"likelihood": md.Likelihood, "dispersions": md.Dispersions, "bounds": md.Bounds, "em": md.EM} {
-				if v != "" && page.Form[k] == "" {
-					page.Form[k] = v
-				}
-			}
-		}
-		page.Hints = defaultHints(model.Name)
+		// The settings are empty (their defaults, shown as placeholders;
+		// the selects show their defaults).
+		page.Form = map[string]string{"model": model.Name, "seed": itoa(defaultSeed), "kernel": "", "engine": model.Engines[0]}
+		page.Hints = settingHints(model.Name)
 	}
 	st := pj.Stats
 	if p.Scheme.Categorical() {
