@@ -79,6 +79,9 @@ func IsDiagonal(c mat.Symmetric) bool {
 	if _, ok := c.(*mat.DiagDense); ok {
 		return true
 	}
+	if lowRankOf(c) != nil {
+		return false
+	}
 	n := c.SymmetricDim()
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
@@ -99,6 +102,10 @@ func NewFactor(c mat.Symmetric) (*Factor, error) {
 	}
 	if d, ok := c.(*mat.DiagDense); ok {
 		return newDiagFactor(d.Diag(), d.At)
+	}
+	if lr := lowRankOf(c); lr != nil {
+		// G = Q Λ^{1/2} already (orthogonal columns): the eigen-factor.
+		return lr.factor(lr.r), nil
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {

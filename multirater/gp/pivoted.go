@@ -45,6 +45,17 @@ func NewPivotedFactorRank(c mat.Symmetric, tol float64, maxRank int) (*Factor, e
 	if n == 0 {
 		return nil, multirater.DataErrorf("empty kernel matrix")
 	}
+	if lr := lowRankOf(c); lr != nil {
+		// The leading eigen-directions instead of pivots: the best rank-k
+		// part of the low-rank covariance for the same residual trace.
+		k := 0
+		left := lr.Trace
+		for k < lr.r && k < maxRank && (k == 0 || left > tol) {
+			left -= lr.lam[k]
+			k++
+		}
+		return lr.factor(k), nil
+	}
 	d := make([]float64, n)
 	dmax := 0.0
 	for i := range d {
