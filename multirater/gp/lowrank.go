@@ -108,6 +108,10 @@ type LowRank struct {
 	Exact bool
 	// Seed is the seed of the random test matrix (0 when Exact).
 	Seed uint64
+	// diag is the diagonal of the covariance approximated (|x_n|^2 for
+	// features), from which a truncated factor's diagonal correction
+	// comes (see factor).
+	diag []float64
 }
 
 // NewLowRankFeatures returns the low-rank covariance C ≈ X X' of the rows
@@ -128,6 +132,7 @@ func NewLowRankFeatures(x SparseRows, opts LowRankOptions, rng *rand.Rand, seed 
 		panic(fmt.Sprintf("gp: NewLowRankFeatures: %d index rows and %d value rows", n, len(x.Val)))
 	}
 	trace := 0.0
+	diag := make([]float64, n)
 	for i, idx := range x.Idx {
 		if len(x.Val[i]) != len(idx) {
 			panic(fmt.Sprintf("gp: NewLowRankFeatures: row %d has %d indices and %d values", i, len(idx), len(x.Val[i])))
@@ -141,6 +146,7 @@ func NewLowRankFeatures(x SparseRows, opts LowRankOptions, rng *rand.Rand, seed 
 				return nil, multirater.DataErrorf("feature (%d, %d) is %v", i, j, v)
 			}
 			trace += v * v
+			diag[i] += v * v
 		}
 	}
 	if !(trace > 0) {
@@ -154,7 +160,11 @@ func NewLowRankFeatures(x SparseRows, opts LowRankOptions, rng *rand.Rand, seed 
 		panic(fmt.Sprintf("gp: NewLowRankFeatures: MaxRank = %d", maxRank))
 	}
 	if d <= maxRank {
-		return exactFeatures(x, trace)
+		lr, err := exactFeatures(x, trace)
+		if lr != nil {
+			lr.diag = diag
+		}
+		return lr, err
 	}
 	if rng == nil {
 		panic("gp: NewLowRankFeatures: a truncated basis needs a random generator")
@@ -201,7 +211,7 @@ func NewLowRankFeatures(x SparseRows, opts LowRankOptions, rng *rand.Rand, seed 
 	for k := l - 1; k >= 0 && r < maxRank && vals[k] > tol; k-- {
 		r++
 	}
-	lr := &LowRank{n: n, r: r, g: make([]float64, n*r), lam: make([]float64, r), Trace: trace, Seed: seed}
+	lr := &LowRank{n: n, r: r, g: make([]float64, n*r), lam: make([]float64, r), Trace: trace, Seed: seed, diag: diag}
 	// G = Q W_r Σ_r^{1/2}: column c is Q w_k sqrt(σ_k), k = l-1-c.
 	wr := make([]float64, l*r)
 	for c := 0; c < r; c++ {
@@ -360,8 +370,34 @@ func (c *LowRank) At(i, j int) float64 {
 }
 
 // factor returns a new Factor with the first k columns (a copy of G, so
-// that Single may round it).
+// that Single may round it). When the columns left out hold any variance,
+// the factor carries the diagonal correction
+//
+//	Extra_n = C_nn - |g_n|^2 >= 0,
+//
+// so that C ≈ G_k G_k' + diag(Extra) has the exact prior variances: the
+// directions left out become independent per-item variation instead of
+// none (the FITC construction, Snelson & Ghahramani 2006, applied to a
+// truncated eigenbasis). Engines that take Extra: ep.Run, laplace.Run.
 func (c *LowRank) factor(k int) *Factor {
+	f := c.plainFactor(k)
+	if c.diag == nil || (c.Exact && k == c.r) {
+		return f
+	}
+	f.Extra = make([]float64, c.n)
+	for i := range f.Extra {
+		row := f.G[i*k : (i+1)*k]
+		v := c.diag[i]
+		for _, g := range row {
+			v -= g * g
+		}
+		f.Extra[i] = math.Max(v, 0)
+	}
+	return f
+}
+
+// plainFactor is factor without the diagonal correction.
+func (c *LowRank) plainFactor(k int) *Factor {
 	f := &Factor{N: c.n, R: k, Lam: append([]float64(nil), c.lam[:k]...), G: make([]float64, c.n*k)}
 	for i := 0; i < c.n; i++ {
 		copy(f.G[i*k:(i+1)*k], c.g[i*c.r:i*c.r+k])
