@@ -402,14 +402,14 @@ type posterior struct {
 	// with it the sites on f_n = g_n'w + e_n act on g_n'w through their
 	// effective sums S~ = S/(1 + dg S), V~ = V/(1 + dg S) (e_n integrated
 	// out), see eff.
-	dg   []float64
-	ch   chol
-	h    []float64    // scratch for H, r×r
-	sg   []float64    // scratch for S^1/2 G, n×r
-	b    []float64    // G'V
-	mw   []float64    // H^-1 b
-	tmp  []float64    // H^-1 g_vFor, length r
-	acc  [2][]float64 // scratch, length r
+	dg  []float64
+	ch  chol
+	h   []float64    // scratch for H, r×r
+	sg  []float64    // scratch for S^1/2 G, n×r
+	b   []float64    // G'V
+	mw  []float64    // H^-1 b
+	tmp []float64    // H^-1 g_vFor, length r
+	acc [2][]float64 // scratch, length r
 	// sw is H^-1 (r×r, lower triangle) when swOK, kept up to date by the sequential
 	// updates; vFor is the item whose H^-1 g_n is in tmp, or -1.
 	sw   []float64
