@@ -13,6 +13,14 @@
 // factor (O(N + M) for the identity kernel); a step that does not increase
 // Psi is halved. The log evidence is Chu & Ghahramani's eq. 11,
 // log q(y) = Psi(w*) - 1/2 log|I + G'WG|.
+//
+// A factor with a diagonal correction (gp.Factor.Extra = D, the FITC-style
+// prior C = G G' + D of a truncated low-rank basis) adds independent
+// per-item terms, f = G w + e, e ~ N(0, D): Newton's method runs on (w, e)
+// and eliminates e in each step (Schur complement), so that it still solves
+// with the r×r matrix H = I + G'W~G, W~ = W/(1 + DW); the evidence gains
+// -1/2 sum_n log(1 + D_n W_n) (block determinant) and the marginals are
+// Var f_n = (g_n'H^-1 g_n)/(1 + D_n W_n)^2 + D_n/(1 + D_n W_n).
 package laplace
 
 import (
@@ -57,6 +65,9 @@ type Result struct {
 	chol *mat.Cholesky
 	w    *mat.VecDense // the mode in whitened coordinates
 	d3   []float64     // per item third derivative of log p(y | f) at the mode
+	// extra is the factor's diagonal correction D (nil without), and
+	// wtil = W/(1 + DW) the weights of H with it.
+	extra, wtil []float64
 	u    []float64     // Sigma a, a_n = Var_n d3_n / 2 (see Implicit)
 }
 
@@ -80,6 +91,15 @@ func (res *Result) DrawTo(rng *rand.Rand, dst []float64) {
 	var x mat.VecDense
 	if err := x.SolveVec(&u, z); err != nil {
 		panic("multirater: laplace: triangular solve failed: " + err.Error())
+	}
+	if res.extra != nil {
+		// f = mode + A G x + (D/(1 + DW))^1/2 z, A = diag(1/(1 + DW)).
+		mat.NewVecDense(len(dst), dst).MulVec(res.g, &x)
+		for i, d := range res.extra {
+			a := 1 + d*res.W[i]
+			dst[i] = res.Mean[i] + dst[i]/a + math.Sqrt(d/a)*rng.NormFloat64()
+		}
+		return
 	}
 	x.AddVec(&x, res.w)
 	mat.NewVecDense(len(dst), dst).MulVec(res.g, &x)
@@ -110,14 +130,26 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	if !f.Diag {
 		g = mat.NewDense(n, r, f.G)
 	}
+	extra := f.Extra
+	if extra != nil && (f.Diag || len(extra) != n) {
+		panic("multirater: laplace: a diagonal correction needs a non-diagonal factor and one variance per item")
+	}
 	w := make([]float64, r)
 	fv := make([]float64, n)
 	grad := make([]float64, n)
 	wt := make([]float64, n)
-	// eval sets fv = G w and returns Psi(w), filling grad and wt (the
-	// per-item first derivatives and -second derivatives).
-	eval := func(w []float64) (float64, error) {
+	// e, eNew, eTrial are the per-item terms of a diagonal correction.
+	var e, eNew, eTrial, wtil []float64
+	if extra != nil {
+		e, eNew, eTrial, wtil = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	}
+	// eval sets fv = G w (+ e) and returns Psi(w, e), filling grad and wt
+	// (the per-item first derivatives and -second derivatives).
+	eval := func(w, e []float64) (float64, error) {
 		mulG(f, g, fv, w)
+		for i, v := range e {
+			fv[i] += v
+		}
 		for i := range grad {
 			grad[i], wt[i] = 0, 0
 		}
@@ -142,12 +174,17 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 		for _, v := range w {
 			psi -= 0.5 * v * v
 		}
+		for i, v := range e {
+			if v != 0 {
+				psi -= 0.5 * v * v / extra[i]
+			}
+		}
 		if math.IsNaN(psi) || math.IsInf(psi, 0) {
 			return 0, fmt.Errorf("multirater: laplace: log posterior is %v", psi)
 		}
 		return psi, nil
 	}
-	psi, err := eval(w)
+	psi, err := eval(w, e)
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +199,27 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 		for i := range rhs {
 			rhs[i] = wt[i]*fv[i] + grad[i]
 		}
-		if err := solveH(f, g, &chol, wt, newW, rhs); err != nil {
+		hw := wt
+		var t []float64
+		if extra != nil {
+			// Eliminate e: H = I + G'W~G, rhs t/(1 + DW); then
+			// e' = D(t - W G w')/(1 + DW).
+			t = append([]float64(nil), rhs...)
+			for i, d := range extra {
+				a := 1 + d*wt[i]
+				wtil[i] = wt[i] / a
+				rhs[i] = t[i] / a
+			}
+			hw = wtil
+		}
+		if err := solveH(f, g, &chol, hw, newW, rhs); err != nil {
 			return nil, err
+		}
+		if extra != nil {
+			mulG(f, g, eNew, newW)
+			for i, d := range extra {
+				eNew[i] = d * (t[i] - wt[i]*eNew[i]) / (1 + d*wt[i])
+			}
 		}
 		step := 1.0
 		var psiNew float64
@@ -171,7 +227,10 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			for k := range trial {
 				trial[k] = w[k] + step*(newW[k]-w[k])
 			}
-			psiNew, err = eval(trial)
+			for i := range eTrial {
+				eTrial[i] = e[i] + step*(eNew[i]-e[i])
+			}
+			psiNew, err = eval(trial, eTrial)
 			if err == nil && psiNew >= psi-1e-12*math.Abs(psi) {
 				break
 			}
@@ -180,17 +239,19 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 				if err != nil {
 					return nil, err
 				}
-				psiNew, _ = eval(w) // keep the current point
+				psiNew, _ = eval(w, e) // keep the current point
 				copy(trial, w)
+				copy(eTrial, e)
 				break
 			}
 		}
+		_ = psiNew
 		moved := 0.0
-		mulG(f, g, rhs, trial) // rhs reused for the new f
 		prevF := append([]float64(nil), fv...)
 		copy(w, trial)
+		copy(e, eTrial)
 		psiPrev := psi
-		psi, err = eval(w)
+		psi, err = eval(w, e)
 		if err != nil {
 			return nil, err
 		}
@@ -199,10 +260,12 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 		}
 		if math.Abs(psi-psiPrev) < tol && moved < tol {
 			res.W, res.Grad, res.d3 = append([]float64(nil), wt...), append([]float64(nil), grad...), third(sites, fv)
+			res.extra = extra
 			return res.finish(f, g, &chol, w, fv, wt, psi)
 		}
 	}
 	res.W, res.Grad, res.d3 = append([]float64(nil), wt...), append([]float64(nil), grad...), third(sites, fv)
+	res.extra = extra
 	if _, err := res.finish(f, g, &chol, w, fv, wt, psi); err != nil {
 		return nil, err
 	}
@@ -225,7 +288,18 @@ func (res *Result) finish(f *gp.Factor, g *mat.Dense, chol *mat.Cholesky, w, fv,
 		res.LogZ = psi - 0.5*logDet
 		return res, nil
 	}
-	if err := factorH(g, chol, wt); err != nil {
+	hw := wt
+	extraDet := 0.0
+	if res.extra != nil {
+		res.wtil = make([]float64, n)
+		for i, d := range res.extra {
+			a := 1 + d*wt[i]
+			res.wtil[i] = wt[i] / a
+			extraDet += math.Log(a)
+		}
+		hw = res.wtil
+	}
+	if err := factorH(g, chol, hw); err != nil {
 		return nil, err
 	}
 	var l mat.TriDense
@@ -241,8 +315,13 @@ func (res *Result) finish(f *gp.Factor, g *mat.Dense, chol *mat.Cholesky, w, fv,
 			s += v * v
 		}
 		res.Var[i] = s
+		if res.extra != nil {
+			d := res.extra[i]
+			a := 1 + d*wt[i]
+			res.Var[i] = s/(a*a) + d/a
+		}
 	}
-	res.LogZ = psi - 0.5*chol.LogDet()
+	res.LogZ = psi - 0.5*chol.LogDet() - 0.5*extraDet
 	return res, nil
 }
 
@@ -338,13 +417,24 @@ func (res *Result) Implicit() []float64 {
 		}
 		return res.u
 	}
-	// Sigma a = G H^-1 G' a.
+	// Sigma a = G H^-1 G' a; with a diagonal correction
+	// Sigma a = A G H^-1 G' A a + D A a, A = diag(1/(1 + DW)).
+	in := a
+	if res.extra != nil {
+		in = make([]float64, n)
+		for i, d := range res.extra {
+			in[i] = a[i] / (1 + d*res.W[i])
+		}
+	}
 	var b, x mat.VecDense
-	b.MulVec(res.g.T(), mat.NewVecDense(n, a))
+	b.MulVec(res.g.T(), mat.NewVecDense(n, in))
 	if err := res.chol.SolveVecTo(&x, &b); err != nil {
 		panic("multirater: laplace: Implicit: " + err.Error())
 	}
 	mat.NewVecDense(n, res.u).MulVec(res.g, &x)
+	for i, d := range res.extra {
+		res.u[i] = res.u[i]/(1+d*res.W[i]) + d*in[i]
+	}
 	return res.u
 }
 
@@ -355,6 +445,9 @@ func (res *Result) Implicit() []float64 {
 // b' dC alpha through the mode, b = (I + W C)^-1 a (Rasmussen & Williams
 // eq. 5.22-5.24), evaluated in the factor's terms (gp.SiteKernelGrad).
 func (res *Result) KernelGrad(dC []mat.Symmetric) []float64 {
+	if res.extra != nil {
+		panic("multirater: laplace: KernelGrad of a prior with a diagonal correction is not implemented")
+	}
 	n := len(res.Mean)
 	a := make([]float64, n)
 	for i := range a {
