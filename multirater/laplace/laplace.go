@@ -68,7 +68,7 @@ type Result struct {
 	// extra is the factor's diagonal correction D (nil without), and
 	// wtil = W/(1 + DW) the weights of H with it.
 	extra, wtil []float64
-	u    []float64     // Sigma a, a_n = Var_n d3_n / 2 (see Implicit)
+	u           []float64 // Sigma a, a_n = Var_n d3_n / 2 (see Implicit)
 }
 
 // DrawTo sets dst to a draw of the items' latent values from the Laplace
