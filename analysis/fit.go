@@ -73,6 +73,13 @@ type FitSpec struct {
 	// sds (saved in the result and applied to new items by predict), so
 	// that one kernel width suits inputs on different scales.
 	Standardize bool `json:"standardize,omitempty"`
+	// Rank is the rank of the weight-space prior of a kernel of linear
+	// text terms (C = X X' as G G' with G N×r, never an N×N matrix;
+	// gp.NewLowRankFeatures): 0 (default) keeps every dimension up to
+	// gp.DefaultRank(N) (all of them up to 256 items, then at most 512) and
+	// truncates beyond it with a diagonal correction, a positive number is
+	// that rank, and -1 is the exact dense kernel matrix.
+	Rank int `json:"rank,omitempty"`
 	// Text holds the text featuriser's settings for text kernels; the zero
 	// value is the paper's featuriser (every term, count weighting, SMART
 	// stop words removed, no stemming, no bigrams; see textfeat.Options).

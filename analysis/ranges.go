@@ -55,7 +55,10 @@ const (
 	MaxCategorical = 200
 	// MaxSpecString bounds every string setting except the kernel's, which
 	// may be a longer sum of terms (MaxKernelString).
-	MaxSpecString   = 1000
+	MaxSpecString = 1000
+	// MaxRank bounds the rank of a low-rank prior (FitSpec.Rank): its
+	// factor holds N MaxRank numbers.
+	MaxRank         = 8192
 	MaxKernelString = 4000
 )
 
@@ -76,6 +79,9 @@ func Settings() []Setting {
 		{Field: "thin", Flag: "--thin", Min: 1, Max: MaxThin, Int: true, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Thin) }},
 		{Field: "keep_draws", Flag: "--keep-draws", Min: 1, Max: MaxKeepDraws, Int: true, Zero: "the default", get: func(s FitSpec) float64 { return float64(s.KeepDraws) }},
 		{Field: "restarts", Flag: "--restarts", Min: 1, Max: MaxRestarts, Int: true, Zero: "the default", Engines: "det", Models: det, get: func(s FitSpec) float64 { return float64(s.Restarts) }},
+		// The rank of a text kernel's weight-space prior: -1 is the exact
+		// dense matrix, 0 the default (gp.DefaultRank).
+		{Field: "rank", Flag: "--rank", Min: -1, Max: MaxRank, Int: true, Zero: "the default (every dimension up to 256 items, then at most 512)", get: func(s FitSpec) float64 { return float64(s.Rank) }},
 		{Field: "communities", Flag: "--communities", Min: 1, Max: MaxCommunities, Int: true, Zero: "chosen by the evidence lower bound", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return float64(s.Communities) }},
 		{Field: "max_iter", Flag: "--max-iter", Min: 1, Max: MaxVBIter, Int: true, Zero: "the default, 1000", Engines: "vb", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return float64(s.MaxIter) }},
 		// The Gamma(v, lambda) prior of the rater precisions and the

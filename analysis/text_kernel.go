@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sort"
@@ -314,11 +315,24 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 		return nil, nil, nil, err
 	}
 	out.Notes = f.notes(ks, ds, ids)
-	c, zero := f.gram(ks)
-	if x := f.textFeatures(ks); x != nil {
-		out.Cov = gp.NewGramFeatures(c, x)
+	var zero int
+	if x, empty := f.textSparse(ks); x != nil && spec.Rank >= 0 {
+		// Weight-space form: never the N×N matrix.
+		lr, err := gp.NewLowRankFeatures(*x, gp.LowRankOptions{MaxRank: spec.Rank}, rand.New(rand.NewPCG(spec.Seed, lowRankStream)), spec.Seed)
+		if err != nil {
+			return nil, nil, nil, invalidData(err, "the text kernel: ")
+		}
+		out.Cov = gp.NewGramLowRank(lr)
+		out.Notes = append(out.Notes, lr.Describe())
+		zero = empty
 	} else {
-		out.Cov = gp.NewGram(c)
+		var c *mat.SymDense
+		c, zero = f.gram(ks)
+		if x := f.textFeatures(ks); x != nil {
+			out.Cov = gp.NewGramFeatures(c, x)
+		} else {
+			out.Cov = gp.NewGram(c)
+		}
 	}
 	if out.Features, err = f.record(); err != nil {
 		return nil, nil, nil, err
@@ -699,6 +713,51 @@ func (f *itemFeatures) textFeatures(ks kernel.Spec) *mat.Dense {
 		x.Set(i, v+k, 1)
 	}
 	return x
+}
+
+// lowRankStream is the stream of the fit's seed that draws the random test
+// matrix of a truncated text basis (gp.NewLowRankFeatures).
+const lowRankStream = 0x6c6f7772616e6b
+
+// textSparse returns, for a kernel of linear text terms alone, the items'
+// features X with C = X X' as sparse rows (the text terms' columns side by
+// side, and a unit column for each item with no features, as in gram), and
+// the number of such items; nil otherwise.
+func (f *itemFeatures) textSparse(ks kernel.Spec) (*gp.SparseRows, int) {
+	if len(ks) == 0 {
+		return nil, 0
+	}
+	for _, t := range ks {
+		if t.Kind != kernel.TextTerm {
+			return nil, 0
+		}
+	}
+	fields := make([]*textField, len(ks))
+	offs := make([]int, len(ks))
+	cols := 0
+	for k, t := range ks {
+		fields[k] = f.field(t.Column)
+		offs[k] = cols
+		cols += fields[k].vec.Len()
+	}
+	x := &gp.SparseRows{Idx: make([][]int32, f.n), Val: make([][]float64, f.n)}
+	empty := 0
+	for i := 0; i < f.n; i++ {
+		for k, t := range fields {
+			d := t.docs[i]
+			for j, c := range d.Idx {
+				x.Idx[i] = append(x.Idx[i], int32(offs[k])+c)
+				x.Val[i] = append(x.Val[i], d.Val[j])
+			}
+		}
+		if len(x.Idx[i]) == 0 {
+			x.Idx[i] = []int32{int32(cols + empty)}
+			x.Val[i] = []float64{1}
+			empty++
+		}
+	}
+	x.Cols = cols + empty
+	return x, empty
 }
 
 // cross returns the covariances between the new items g (rows) and the

@@ -53,6 +53,7 @@ type fitRequest struct {
 	Sigma           *float64          `json:"sigma"`
 	Thresholds      []float64         `json:"thresholds"`
 	Restarts        *int              `json:"restarts"`
+	Rank            *int              `json:"rank"`
 	Standardize     bool              `json:"standardize"`
 	Likelihood      string            `json:"likelihood"`
 	Dispersions     string            `json:"dispersions"`
@@ -140,6 +141,7 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 		{"thin", r.Thin, &sp.Thin},
 		{"keep_draws", r.KeepDraws, &sp.KeepDraws},
 		{"restarts", r.Restarts, &sp.Restarts},
+		{"rank", r.Rank, &sp.Rank},
 		{"communities", r.Communities, &sp.Communities},
 		{"max_iter", r.MaxIter, &sp.MaxIter},
 	}

@@ -20,6 +20,7 @@ type modelFlags struct {
 	selectModel                        *bool
 	sigma, concentration               *float64
 	restarts, communities, maxIter     *int
+	rank                               *int
 }
 
 func addModelFlags(fs *flag.FlagSet) *modelFlags {
@@ -29,6 +30,7 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 		em:            fs.String("em", "", "robust: M-step of the error rates, tilted (default: the label's error responsibility, a stationary point of the EP evidence) or paper (Kim & Ghahramani eq. 20 as printed)"),
 		sigma:         fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (robust: latent noise sd) (default: learnt)"),
 		thresholds:    fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)"),
+		rank:          fs.Int("rank", 0, "text kernel: rank of its weight-space prior C = X X' (default 0: every dimension up to 256 items, then at most 512, truncated by a randomized range finder with a diagonal correction; -1: the exact dense N x N matrix)"),
 		restarts:      fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3 with one rater, 1 with several)"),
 		hierarchy:     fs.String("hierarchy", "", "confusion: communities (default: each rater's confusion rows get the prior of one of several communities of raters, such as reliable raters and spammers, learnt by empirical Bayes, so raters with few labels borrow strength from raters like them), pooled (one community shared by every rater) or none (a fixed prior, stronger on the diagonal)"),
 		raterModel:    fs.String("rater-model", "", "confusion: the raters' model, auto (default: one-coin, spammer-aware and the confusion model of --hierarchy fitted and the one with the best evidence kept), one-coin (one accuracy per rater), confusion (a confusion matrix per rater, Dawid-Skene, one shared prior), communities (confusion matrices with the --communities prior) or spammer (MACE: each label competent or the rater's own spam)"),
@@ -41,7 +43,7 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 // apply sets the flags' fields of spec; a malformed --epsilon or
 // --thresholds is an EINVALID error naming the flag.
 func (m *modelFlags) apply(spec *analysis.FitSpec) error {
-	spec.Sigma, spec.Restarts = *m.sigma, *m.restarts
+	spec.Sigma, spec.Restarts, spec.Rank = *m.sigma, *m.restarts, *m.rank
 	spec.Select, spec.EM = *m.selectModel, *m.em
 	spec.Hierarchy, spec.Communities, spec.Concentration, spec.MaxIter = *m.hierarchy, *m.communities, *m.concentration, *m.maxIter
 	spec.RaterModel = *m.raterModel
