@@ -99,8 +99,15 @@ type Problem struct {
 	// at EP.Tol.
 	EP      ep.Options
 	Laplace laplace.Options
-	// Progress, when set, is called after each evaluation of the evidence.
+	// Progress, when set, is called after each evaluation of the evidence
+	// with the fraction of the maximisation done and an ETA (see
+	// progressOf).
 	Progress func(multirater.Progress)
+	// WarmEP, when not nil, holds EP sites (one per site) to start the
+	// first EP run from: the previous round's of an EM loop over
+	// parameters held fixed here (robust's error rates). Later runs start
+	// from the previous run's sites (across evaluations and restarts).
+	WarmEP *ep.Result
 }
 
 // Approx is what both engines give at the final parameters: the Gaussian
@@ -155,8 +162,12 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	if parallelSites == 0 {
 		parallelSites = 4
 	}
-	var warm *ep.Result
+	warm := p.WarmEP
+	if warm != nil && len(warm.Tau) != len(p.Sites) {
+		panic("infer: WarmEP has the wrong number of sites")
+	}
 	optimising := false
+	prog := &evidenceProgress{starts: 1, expect: firstStartEvals}
 	clampedRuns := 0 // EP runs that fell back to clamped site precisions
 	evaluate := func() (*Approx, error) {
 		if err := ctx.Err(); err != nil {
@@ -360,7 +371,8 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 			}
 		}
 		if p.Progress != nil {
-			p.Progress(multirater.Progress{Elapsed: time.Since(start), Phase: "maximising the evidence"})
+			prog.evals++
+			p.Progress(prog.progress(time.Since(start)))
 		}
 		return -val
 	}
@@ -369,7 +381,9 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	var notes []string
 	if anyFree {
 		restarts := max(p.Restarts, 1)
+		prog.starts = restarts
 		for s := 0; s < restarts; s++ {
+			prog.start, prog.evals = s, 0
 			x0 := startTheta(s)
 			// L-BFGS asks for the value and the gradient at the same points:
 			// one engine run gives both.
@@ -387,11 +401,13 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 				Func: func(x []float64) float64 { eval(x); return cv },
 				Grad: func(g, x []float64) { eval(x); copy(g, cg) },
 			}
-			warm, optimising = nil, true
+			optimising = true
 			// Converged when the objective has gained less than 1e-4 nats in
 			// two iterations, or the gradient is below 1e-5.
+			conv := &hopeless{FunctionConverge: optimize.FunctionConverge{Absolute: 1e-4, Iterations: 2}, best: bestVal}
 			r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: 500,
-				Converger: &optimize.FunctionConverge{Absolute: 1e-4, Iterations: 2}}, &optimize.LBFGS{})
+				Converger: conv}, &optimize.LBFGS{})
+			prog.done(prog.evals)
 			if err != nil && r == nil {
 				return nil, fmt.Errorf("multirater: evidence maximisation: %w", err)
 			}
@@ -399,9 +415,12 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 				return nil, ctxErr
 			}
 			status := "converged"
-			if err != nil {
+			switch {
+			case err != nil:
 				status = err.Error()
-			} else if r.Status != optimize.GradientThreshold && r.Status != optimize.FunctionConvergence {
+			case conv.stopped:
+				status = fmt.Sprintf("stopped early: %.1f nats below the best start after %d iterations", conv.gap, r.Stats.MajorIterations)
+			case r.Status != optimize.GradientThreshold && r.Status != optimize.FunctionConvergence:
 				status = r.Status.String()
 			}
 			what := "log evidence"
@@ -425,7 +444,7 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	if err := setAll(best); err != nil {
 		return nil, err
 	}
-	warm, optimising = nil, false
+	optimising = false
 	a, err := evaluate()
 	if err != nil {
 		return nil, err
@@ -446,6 +465,65 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 		a.Learnt = p.Kernel.terms()
 	}
 	return a, nil
+}
+
+// firstStartEvals is the number of evidence evaluations the progress
+// expects of a start of the maximisation until one has finished (then the
+// largest seen; L-BFGS from the first start takes 20-60 on the ladder).
+const firstStartEvals = 40
+
+// evidenceProgress estimates the fraction done of an evidence
+// maximisation: starts done plus the current start's evaluations over
+// those expected (capped at 95% of a start), and the ETA from the rate so
+// far.
+type evidenceProgress struct {
+	starts, start, evals, expect int
+}
+
+func (e *evidenceProgress) done(evals int) { e.expect = max(e.expect, evals) }
+
+func (e *evidenceProgress) progress(elapsed time.Duration) multirater.Progress {
+	cur := math.Min(float64(e.evals)/float64(e.expect), 0.95)
+	f := (float64(e.start) + cur) / float64(e.starts)
+	pr := multirater.Progress{Fraction: f, Elapsed: elapsed, Phase: fmt.Sprintf("maximising the evidence (start %d of %d, %d evaluations)", e.start+1, e.starts, e.evals)}
+	if f > 0 {
+		pr.ETA = time.Duration(float64(elapsed) * (1 - f) / f)
+	}
+	return pr
+}
+
+// hopeless is L-BFGS's convergence test with an early stop for a start
+// that cannot win: after hopelessAfter iterations, a start whose
+// objective is still more than hopelessGap nats (or that fraction of the
+// best's magnitude, if larger) worse than the best start's optimum so far
+// is stopped. Its note says so.
+type hopeless struct {
+	optimize.FunctionConverge
+	best    float64
+	stopped bool
+	gap     float64
+	iter    int
+}
+
+const (
+	hopelessAfter = 15
+	hopelessGap   = 20.0
+)
+
+func (h *hopeless) Init(dim int) {
+	h.FunctionConverge.Init(dim)
+	h.iter, h.stopped = 0, false
+}
+
+func (h *hopeless) Converged(loc *optimize.Location) optimize.Status {
+	h.iter++
+	if h.iter >= hopelessAfter && !math.IsInf(h.best, 1) {
+		if gap := loc.F - h.best; gap > math.Max(hopelessGap, 1e-2*math.Abs(h.best)) {
+			h.stopped, h.gap = true, gap
+			return optimize.FunctionConvergence
+		}
+	}
+	return h.FunctionConverge.Converged(loc)
 }
 
 // LearnKernel are kernel terms whose hyperparameters a family's data asks

@@ -316,8 +316,27 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 			return nil, err
 		}
 	}
+	// Progress over the EM steps: EM converges geometrically, so the
+	// fraction done is log(first change / change) over
+	// log(first change / EMTol) (or step/MaxEM when larger); each step's
+	// evidence maximisation fills the share up to the next step's.
+	emFrac, firstMoved, emStep := 0.0, 0.0, 0
+	inner := opts
+	if opts.Progress != nil && learn {
+		start := time.Now()
+		inner.Progress = func(pr multirater.Progress) {
+			next := math.Min(0.95, emFrac+math.Max(1/float64(opts.MaxEM), (1-emFrac)/4))
+			f := emFrac + pr.Fraction*(next-emFrac)
+			out := multirater.Progress{Fraction: f, Elapsed: time.Since(start), Phase: fmt.Sprintf("EM step %d of the error rates: %s", emStep+1, pr.Phase)}
+			if f > 0 {
+				out.ETA = time.Duration(float64(out.Elapsed) * (1 - f) / f)
+			}
+			opts.Progress(out)
+		}
+	}
 	for step := 0; ; step++ {
-		a, liks, err := runEP(ctx, data, opts, eps, noise, kern, step == 0, rng)
+		emStep = step
+		a, liks, err := runEP(ctx, data, inner, eps, noise, kern, step == 0, f.a, rng)
 		if err != nil {
 			return nil, err
 		}
@@ -341,9 +360,15 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 			f.history[l] = append(f.history[l], e)
 		}
 		f.em = step + 1
+		if step == 0 {
+			firstMoved = moved
+		}
+		if firstMoved > opts.EMTol && moved > 0 {
+			emFrac = math.Max(emFrac, math.Min(0.95, math.Max(float64(f.em)/float64(opts.MaxEM), math.Log(firstMoved/moved)/math.Log(firstMoved/opts.EMTol))))
+		}
 		if moved < opts.EMTol {
 			// One last E-step at the final error rates.
-			if f.a, f.liks, err = runEP(ctx, data, opts, eps, noise, kern, false, rng); err != nil {
+			if f.a, f.liks, err = runEP(ctx, data, inner, eps, noise, kern, false, f.a, rng); err != nil {
 				return nil, err
 			}
 			f.notes = append(f.notes, fmt.Sprintf("error rates learnt by EM (%s): converged after %d steps (largest change %.2g < %.2g)", emRule(opts), f.em, moved, opts.EMTol))
@@ -351,7 +376,7 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 		}
 		if f.em >= opts.MaxEM {
 			if opts.PaperEM {
-				if f.a, f.liks, err = runEP(ctx, data, opts, eps, noise, kern, false, rng); err != nil {
+				if f.a, f.liks, err = runEP(ctx, data, inner, eps, noise, kern, false, f.a, rng); err != nil {
 					return nil, err
 				}
 				f.notes = append(f.notes, fmt.Sprintf("error rates learnt by EM (%s): stopped after %d steps with a change of %.2g (tolerance %.2g); the error rates may still move", emRule(opts), f.em, moved, opts.EMTol))
@@ -361,7 +386,7 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 			// error rate heads to 0): finish at its fixed point, the
 			// maximum of the EP evidence, by maximising the evidence in the
 			// error rates directly from where EM stopped.
-			if f.a, f.liks, err = runEPFree(ctx, data, opts, eps, noise, kern, false, true, rng); err != nil {
+			if f.a, f.liks, err = runEPFree(ctx, data, inner, eps, noise, kern, false, true, f.a, rng); err != nil {
 				return nil, err
 			}
 			for l, o := range f.liks {
@@ -372,7 +397,7 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 		}
 	}
 	if learn && !opts.PaperEM {
-		if err := f.tryBoundary(ctx, data, opts, noise, kern, rng); err != nil {
+		if err := f.tryBoundary(ctx, data, inner, noise, kern, rng); err != nil {
 			return nil, err
 		}
 	}
@@ -405,7 +430,7 @@ func (f *fitted) tryBoundary(ctx context.Context, data *Data, opts Options, nois
 	if zeroed == 0 {
 		return nil
 	}
-	a, liks, err := runEP(ctx, data, opts, eps, append([]float64(nil), noise...), kern, false, rng)
+	a, liks, err := runEP(ctx, data, opts, eps, append([]float64(nil), noise...), kern, false, f.a, rng)
 	if err != nil {
 		return err
 	}
@@ -438,13 +463,14 @@ func mStepTerm(a *infer.Approx, data *Data, o *lik.RobustProbit, j int, paper bo
 // runEP runs EP with every rater's error rate fixed at eps, and their
 // latent noise (unless fixed by Options.Noise) and the kernel's learnt
 // terms at the maximum of the evidence, starting from noise.
-func runEP(ctx context.Context, data *Data, opts Options, eps, noise []float64, kern *infer.Kernel, first bool, rng *rand.Rand) (*infer.Approx, []*lik.RobustProbit, error) {
-	return runEPFree(ctx, data, opts, eps, noise, kern, first, false, rng)
+func runEP(ctx context.Context, data *Data, opts Options, eps, noise []float64, kern *infer.Kernel, first bool, warm *infer.Approx, rng *rand.Rand) (*infer.Approx, []*lik.RobustProbit, error) {
+	return runEPFree(ctx, data, opts, eps, noise, kern, first, false, warm, rng)
 }
 
 // runEPFree is runEP; with freeEps the error rates are learnt by the
-// evidence too, starting at eps.
-func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float64, kern *infer.Kernel, first, freeEps bool, rng *rand.Rand) (*infer.Approx, []*lik.RobustProbit, error) {
+// evidence too, starting at eps. EP starts from warm's sites when warm is
+// an EP approximation of the same labels (the previous EM step's).
+func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float64, kern *infer.Kernel, first, freeEps bool, warm *infer.Approx, rng *rand.Rand) (*infer.Approx, []*lik.RobustProbit, error) {
 	n, nl := len(data.ItemIDs), len(data.RaterIDs)
 	// Sequential EP with damping: the robust sites are not log-concave, and
 	// an item's labels from several raters with small latent noise pull
@@ -461,6 +487,9 @@ func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float
 		EP: eo, Progress: opts.Progress, ParallelSites: -1}
 	if kern != nil {
 		prob.Cov = nil
+	}
+	if warm != nil && warm.EP != nil && len(warm.EP.Tau) == len(data.Labels) {
+		prob.WarmEP = warm.EP
 	}
 	if first {
 		prob.Restarts = opts.Restarts
