@@ -74,7 +74,9 @@ func TestWarmEPSameFit(t *testing.T) {
 	o := &lik.OrdinalProbit{B: []float64{-0.5, 0.5}, Sigma: 1}
 	mk := func() *Problem {
 		p := &Problem{Engine: multirater.EngineEP, N: n, Liks: []lik.LaplaceLearnable{o}, Restarts: 1,
-			Start:     func(s int, _ *rand.Rand, dst []float64) { (&lik.OrdinalProbit{B: []float64{-0.5, 0.5}, Sigma: 1}).ParamsTo(dst) },
+			Start: func(s int, _ *rand.Rand, dst []float64) {
+				(&lik.OrdinalProbit{B: []float64{-0.5, 0.5}, Sigma: 1}).ParamsTo(dst)
+			},
 			FactorTol: func() float64 { return 1e-2 }}
 		return p
 	}
