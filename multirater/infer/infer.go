@@ -108,6 +108,10 @@ type Problem struct {
 	// parameters held fixed here (robust's error rates). Later runs start
 	// from the previous run's sites (across evaluations and restarts).
 	WarmEP *ep.Result
+	// MaxIterations bounds the L-BFGS iterations of each start; 0 means
+	// 500. An EM loop that refits the other parameters at every step may
+	// take a few (a generalised EM step only needs to raise the objective).
+	MaxIterations int
 }
 
 // Approx is what both engines give at the final parameters: the Gaussian
@@ -405,7 +409,11 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 			// Converged when the objective has gained less than 1e-4 nats in
 			// two iterations, or the gradient is below 1e-5.
 			conv := &hopeless{FunctionConverge: optimize.FunctionConverge{Absolute: 1e-4, Iterations: 2}, best: bestVal}
-			r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: 500,
+			maxIter := p.MaxIterations
+			if maxIter == 0 {
+				maxIter = 500
+			}
+			r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: maxIter,
 				Converger: conv}, &optimize.LBFGS{})
 			prog.done(prog.evals)
 			if err != nil && r == nil {

@@ -162,6 +162,8 @@ type Options struct {
 	EP ep.Options
 	// Progress, when set, is called after each evaluation of the evidence.
 	Progress func(multirater.Progress)
+	// emStep marks an intermediate EM step (see gemIterations).
+	emStep bool
 }
 
 // WithDefaults returns the options with zero fields replaced by their
@@ -324,9 +326,13 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 	inner := opts
 	if opts.Progress != nil && learn {
 		start := time.Now()
+		last := 0.0
 		inner.Progress = func(pr multirater.Progress) {
 			next := math.Min(0.95, emFrac+math.Max(1/float64(opts.MaxEM), (1-emFrac)/4))
-			f := emFrac + pr.Fraction*(next-emFrac)
+			// Never backwards: a step that ends before its share is used
+			// up leaves the fraction where it was.
+			f := math.Max(last, emFrac+pr.Fraction*(next-emFrac))
+			last = f
 			out := multirater.Progress{Fraction: f, Elapsed: time.Since(start), Phase: fmt.Sprintf("EM step %d of the error rates: %s", emStep+1, pr.Phase)}
 			if f > 0 {
 				out.ETA = time.Duration(float64(out.Elapsed) * (1 - f) / f)
@@ -336,7 +342,9 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 	}
 	for step := 0; ; step++ {
 		emStep = step
-		a, liks, err := runEP(ctx, data, inner, eps, noise, kern, step == 0, f.a, rng)
+		stepOpts := inner
+		stepOpts.emStep = step > 0
+		a, liks, err := runEP(ctx, data, stepOpts, eps, noise, kern, step == 0, f.a, rng)
 		if err != nil {
 			return nil, err
 		}
@@ -460,6 +468,10 @@ func mStepTerm(a *infer.Approx, data *Data, o *lik.RobustProbit, j int, paper bo
 	return o.ErrorProb(lb.Y, mu, s2)
 }
 
+// gemIterations bounds the L-BFGS iterations over the latent noise and
+// kernel in the EM steps between the first and the final one.
+const gemIterations = 8
+
 // runEP runs EP with every rater's error rate fixed at eps, and their
 // latent noise (unless fixed by Options.Noise) and the kernel's learnt
 // terms at the maximum of the evidence, starting from noise.
@@ -497,6 +509,13 @@ func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float
 		// An EM step after the first: start the kernel where the last
 		// step left it, as the latent noise starts at noise.
 		prob.WarmKernel = true
+	}
+	if opts.emStep {
+		// A generalised EM step (Dempster et al. 1977 sec. 3; Neal &
+		// Hinton 1998): the noise and kernel only need to raise the
+		// evidence between two M-steps of the error rates, from where the
+		// last step left them; the final E-step maximises fully.
+		prob.MaxIterations = gemIterations
 	}
 	liks := make([]*lik.RobustProbit, nl)
 	prob.Liks = make([]lik.LaplaceLearnable, nl)
