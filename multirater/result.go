@@ -419,9 +419,11 @@ type ItemResult struct {
 	// level code; Grade is its most probable level.
 	GradeProbs map[string]float64 `json:"grade_probs,omitempty"`
 	Grade      string             `json:"grade,omitempty"`
-	// RaterGradeProbs holds each rater's posterior predictive grade
-	// distribution for the item, by rater id, in the order of
-	// FitResult.Levels.
+	// RaterGradeProbs holds the posterior predictive grade distribution
+	// of each rater who labelled the item, by rater id, in the order of
+	// FitResult.Levels: per label, so that the document stays linear in
+	// the labels (another rater's follows from the item's score and that
+	// rater's thresholds; GradeProbs averages every rater's).
 	RaterGradeProbs map[string][]float64 `json:"rater_grade_probs,omitempty"`
 
 	// ClassProbs is the consensus predictive class distribution
