@@ -76,7 +76,7 @@ type FitSpec struct {
 	// Rank is the rank of the weight-space prior of a kernel of linear
 	// text terms (C = X X' as G G' with G N×r, never an N×N matrix;
 	// gp.NewLowRankFeatures): 0 (default) keeps every dimension up to
-	// gp.DefaultRank(N) (all of them up to 256 items, then at most 512) and
+	// gp.DefaultRank(N) (all of them up to 256 items, then 128 to 512) and
 	// truncates beyond it with a diagonal correction, a positive number is
 	// that rank, and -1 is the exact dense kernel matrix.
 	Rank int `json:"rank,omitempty"`

@@ -81,7 +81,7 @@ func Settings() []Setting {
 		{Field: "restarts", Flag: "--restarts", Min: 1, Max: MaxRestarts, Int: true, Zero: "the default", Engines: "det", Models: det, get: func(s FitSpec) float64 { return float64(s.Restarts) }},
 		// The rank of a text kernel's weight-space prior: -1 is the exact
 		// dense matrix, 0 the default (gp.DefaultRank).
-		{Field: "rank", Flag: "--rank", Min: -1, Max: MaxRank, Int: true, Zero: "the default (every dimension up to 256 items, then at most 512)", get: func(s FitSpec) float64 { return float64(s.Rank) }},
+		{Field: "rank", Flag: "--rank", Min: -1, Max: MaxRank, Int: true, Zero: "the default (every dimension up to 256 items, then 128 to 512)", get: func(s FitSpec) float64 { return float64(s.Rank) }},
 		{Field: "communities", Flag: "--communities", Min: 1, Max: MaxCommunities, Int: true, Zero: "chosen by the evidence lower bound", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return float64(s.Communities) }},
 		{Field: "max_iter", Flag: "--max-iter", Min: 1, Max: MaxVBIter, Int: true, Zero: "the default, 1000", Engines: "vb", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return float64(s.MaxIter) }},
 		// The Gamma(v, lambda) prior of the rater precisions and the
