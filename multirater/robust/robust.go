@@ -405,7 +405,11 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 		}
 	}
 	if learn && !opts.PaperEM {
-		if err := f.tryBoundary(ctx, data, inner, noise, kern, rng); err != nil {
+		// The boundary is a completion tried from EM's optimum: a
+		// generalised step (at most gemIterations) decides it.
+		bopts := inner
+		bopts.emStep = true
+		if err := f.tryBoundary(ctx, data, bopts, noise, kern, rng); err != nil {
 			return nil, err
 		}
 	}
@@ -474,7 +478,7 @@ func mStepTerm(a *infer.Approx, data *Data, o *lik.RobustProbit, j int, paper bo
 // which reaches EM's fixed point in one maximisation instead of tens of
 // geometrically slowing EM steps: on RTE (800 items, 164 raters, text
 // kernel) EM was still moving after 20 steps.
-const directAfter = 5
+const directAfter = 3
 
 // gemIterations bounds the L-BFGS iterations over the latent noise and
 // kernel in the EM steps between the first and the final one.
