@@ -70,15 +70,15 @@ type LowRankOptions struct {
 
 // DefaultRank is the rank of a truncated feature basis for n items when
 // LowRankOptions.MaxRank is 0: every dimension up to 256 items, then
-// 256 + (n - 256)/8, at most 512 and at most sqrt(1e9/n) (but at least
+// 256 + (n - 256)/8, at most 512 and at most sqrt(2.5e8/n) (but at least
 // 128), so that a sequential EP sweep, O(n r^2) with the sites grouped by
-// item, stays near 1e9 flops: 349 at 1,000 items, 500 at 4,000, 250 at
-// 16,000, 128 from 61,000.
+// item, stays near 2.5e8 multiply-adds (an evidence maximisation runs
+// some hundred sweeps): 349 at 1,000 items, 250 at 4,000, 128 from 15,300.
 func DefaultRank(n int) int {
 	if n <= 256 {
 		return n
 	}
-	return max(128, min(512, 256+(n-256)/8, int(math.Sqrt(1e9/float64(n)))))
+	return max(128, min(512, 256+(n-256)/8, int(math.Sqrt(2.5e8/float64(n)))))
 }
 
 // LowRank is a prior covariance given by a factor with orthogonal columns,

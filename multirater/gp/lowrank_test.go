@@ -247,7 +247,7 @@ func itoa(n int) string {
 }
 
 func TestDefaultRank(t *testing.T) {
-	for _, tc := range []struct{ n, want int }{{10, 10}, {256, 256}, {1000, 349}, {4000, 500}, {16000, 250}, {64000, 128}} {
+	for _, tc := range []struct{ n, want int }{{10, 10}, {256, 256}, {1000, 349}, {4000, 250}, {16000, 128}, {64000, 128}} {
 		if got := DefaultRank(tc.n); got != tc.want {
 			t.Errorf("DefaultRank(%d) = %d, want %d", tc.n, got, tc.want)
 		}
