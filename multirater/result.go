@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -840,4 +841,13 @@ func CheckPredictable(res *FitResult, article, model string, cov mat.Symmetric) 
 func NormalEstimate(mu, sd float64) *Estimate {
 	const z = 1.959963984540054
 	return &Estimate{Mean: mu, SD: sd, Q025: mu - z*sd, Q50: mu, Q975: mu + z*sd}
+}
+
+// SortFlags orders the flags least probable first (stably: ties keep
+// their order) and makes none an empty list, as the document has it.
+func (r *FitResult) SortFlags() {
+	sort.SliceStable(r.Flags, func(i, j int) bool { return r.Flags[i].Prob < r.Flags[j].Prob })
+	if r.Flags == nil {
+		r.Flags = []Flag{}
+	}
 }

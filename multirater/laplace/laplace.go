@@ -112,7 +112,7 @@ var ErrNotConverged = errors.New("multirater: Laplace's method did not converge"
 // Run finds the posterior mode for the prior factor f and the sites, whose
 // likelihoods must be log-concave in f (W >= 0).
 func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
-	n, r := f.N, f.R
+	n := f.N
 	for j, s := range sites {
 		if s.Item < 0 || s.Item >= n || s.Lik == nil {
 			panic(fmt.Sprintf("multirater: laplace: site %d on item %d of %d, or without a likelihood", j, s.Item, n))
@@ -126,150 +126,170 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	if tol == 0 {
 		tol = 1e-10
 	}
-	var g *mat.Dense
-	if !f.Diag {
-		g = mat.NewDense(n, r, f.G)
-	}
-	extra := f.Extra
-	if extra != nil && (f.Diag || len(extra) != n) {
-		panic("multirater: laplace: a diagonal correction needs a non-diagonal factor and one variance per item")
-	}
-	w := make([]float64, r)
-	fv := make([]float64, n)
-	grad := make([]float64, n)
-	wt := make([]float64, n)
-	// e, eNew, eTrial are the per-item terms of a diagonal correction.
-	var e, eNew, eTrial, wtil []float64
-	if extra != nil {
-		e, eNew, eTrial, wtil = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	}
-	// eval sets fv = G w (+ e) and returns Psi(w, e), filling grad and wt
-	// (the per-item first derivatives and -second derivatives).
-	eval := func(w, e []float64) (float64, error) {
-		mulG(f, g, fv, w)
-		for i, v := range e {
-			fv[i] += v
-		}
-		for i := range grad {
-			grad[i], wt[i] = 0, 0
-		}
-		psi := 0.0
-		for _, s := range sites {
-			lp, d1, d2, _ := s.Lik.LogLik(s.Y, fv[s.Item])
-			psi += lp
-			grad[s.Item] += d1
-			wt[s.Item] -= d2
-		}
-		for i, v := range wt {
-			if v < 0 {
-				// Rounding at a likelihood's flat end (Phi(f) saturated)
-				// leaves W a hair below 0: read it as 0.
-				if v > -1e-6 {
-					wt[i] = 0
-					continue
-				}
-				return 0, fmt.Errorf("multirater: laplace: the likelihood of item %d is not log-concave at the current point (W = %v); use the ep engine", i, v)
-			}
-		}
-		for _, v := range w {
-			psi -= 0.5 * v * v
-		}
-		for i, v := range e {
-			if v != 0 {
-				psi -= 0.5 * v * v / extra[i]
-			}
-		}
-		if math.IsNaN(psi) || math.IsInf(psi, 0) {
-			return 0, fmt.Errorf("multirater: laplace: log posterior is %v", psi)
-		}
-		return psi, nil
-	}
-	psi, err := eval(w, e)
+	nt := newNewton(f, sites)
+	psi, err := nt.eval(nt.w, nt.e)
 	if err != nil {
 		return nil, err
 	}
-	var chol mat.Cholesky
 	res := &Result{}
-	newW := make([]float64, r)
-	trial := make([]float64, r)
 	for it := 1; it <= maxIter; it++ {
 		res.Iterations = it
-		// Newton: w_new = H^-1 G'(W f + grad), H = I + G'WG.
-		rhs := make([]float64, n)
-		for i := range rhs {
-			rhs[i] = wt[i]*fv[i] + grad[i]
-		}
-		hw := wt
-		var t []float64
-		if extra != nil {
-			// Eliminate e: H = I + G'W~G, rhs t/(1 + DW); then
-			// e' = D(t - W G w')/(1 + DW).
-			t = append([]float64(nil), rhs...)
-			for i, d := range extra {
-				a := 1 + d*wt[i]
-				wtil[i] = wt[i] / a
-				rhs[i] = t[i] / a
-			}
-			hw = wtil
-		}
-		if err := solveH(f, g, &chol, hw, newW, rhs); err != nil {
-			return nil, err
-		}
-		if extra != nil {
-			mulG(f, g, eNew, newW)
-			for i, d := range extra {
-				eNew[i] = d * (t[i] - wt[i]*eNew[i]) / (1 + d*wt[i])
-			}
-		}
-		step := 1.0
-		var psiNew float64
-		for {
-			for k := range trial {
-				trial[k] = w[k] + step*(newW[k]-w[k])
-			}
-			for i := range eTrial {
-				eTrial[i] = e[i] + step*(eNew[i]-e[i])
-			}
-			psiNew, err = eval(trial, eTrial)
-			if err == nil && psiNew >= psi-1e-12*math.Abs(psi) {
-				break
-			}
-			step /= 2
-			if step < 1e-10 {
-				if err != nil {
-					return nil, err
-				}
-				psiNew, _ = eval(w, e) // keep the current point
-				copy(trial, w)
-				copy(eTrial, e)
-				break
-			}
-		}
-		_ = psiNew
-		moved := 0.0
-		prevF := append([]float64(nil), fv...)
-		copy(w, trial)
-		copy(e, eTrial)
 		psiPrev := psi
-		psi, err = eval(w, e)
-		if err != nil {
+		if psi, err = nt.step(psi); err != nil {
 			return nil, err
 		}
-		for i := range fv {
-			moved = math.Max(moved, math.Abs(fv[i]-prevF[i])/(1+math.Abs(fv[i])))
-		}
-		if math.Abs(psi-psiPrev) < tol && moved < tol {
-			res.W, res.Grad, res.d3 = append([]float64(nil), wt...), append([]float64(nil), grad...), third(sites, fv)
-			res.extra = extra
-			return res.finish(f, g, &chol, w, fv, wt, psi)
+		// The test of Options.Tol on the move of f compared f before and
+		// after the last evaluation of the same point, always 0: only the
+		// change of Psi decides (kept so that fits stay as they were).
+		if math.Abs(psi-psiPrev) < tol {
+			return nt.finish(res, psi)
 		}
 	}
-	res.W, res.Grad, res.d3 = append([]float64(nil), wt...), append([]float64(nil), grad...), third(sites, fv)
-	res.extra = extra
-	if _, err := res.finish(f, g, &chol, w, fv, wt, psi); err != nil {
+	if _, err := nt.finish(res, psi); err != nil {
 		return nil, err
 	}
 	return res, fmt.Errorf("%w in %d steps", ErrNotConverged, maxIter)
+}
+
+// newton is the search for the mode in the whitened coordinates w
+// (f = G w): Psi(w) = sum_j log p(y_j | f_j) - |w|^2/2, maximised by
+// Newton steps with step halving (Rasmussen & Williams alg. 3.1 in
+// whitened form), and its scratch.
+type newton struct {
+	f     *gp.Factor
+	g     *mat.Dense // nil for a diagonal factor
+	sites []lik.Site
+	chol  mat.Cholesky
+	// w is the current point, fv = G w; grad and wt the per-item first
+	// derivatives and -second derivatives of the log likelihood at fv.
+	w, fv, grad, wt []float64
+	// scratch
+	newW, trial, rhs []float64
+	// extra is the factor's diagonal correction D (nil without): f = G w
+	// + e, e ~ N(0, D); e, eNew, eTrial are its current, Newton and trial
+	// values, wtil = W/(1 + DW) and t the Newton right-hand side.
+	extra, e, eNew, eTrial, wtil, t []float64
+}
+
+func newNewton(f *gp.Factor, sites []lik.Site) *newton {
+	n, r := f.N, f.R
+	nt := &newton{f: f, sites: sites, w: make([]float64, r), fv: make([]float64, n), grad: make([]float64, n), wt: make([]float64, n),
+		newW: make([]float64, r), trial: make([]float64, r), rhs: make([]float64, n)}
+	if !f.Diag {
+		nt.g = mat.NewDense(n, r, f.G)
+	}
+	if f.Extra != nil {
+		if f.Diag || len(f.Extra) != n {
+			panic("multirater: laplace: a diagonal correction needs a non-diagonal factor and one variance per item")
+		}
+		nt.extra = f.Extra
+		nt.e, nt.eNew, nt.eTrial, nt.wtil, nt.t = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	}
+	return nt
+}
+
+// eval sets fv = G w (+ e) and returns Psi(w, e), filling grad and wt.
+func (nt *newton) eval(w, e []float64) (float64, error) {
+	grad, wt := nt.grad, nt.wt
+	mulG(nt.f, nt.g, nt.fv, w)
+	for i, v := range e {
+		nt.fv[i] += v
+	}
+	for i := range grad {
+		grad[i], wt[i] = 0, 0
+	}
+	psi := 0.0
+	for _, s := range nt.sites {
+		lp, d1, d2, _ := s.Lik.LogLik(s.Y, nt.fv[s.Item])
+		psi += lp
+		grad[s.Item] += d1
+		wt[s.Item] -= d2
+	}
+	for i, v := range wt {
+		if v < 0 {
+			// Rounding at a likelihood's flat end (Phi(f) saturated)
+			// leaves W a hair below 0: read it as 0.
+			if v > -1e-6 {
+				wt[i] = 0
+				continue
+			}
+			return 0, fmt.Errorf("multirater: laplace: the likelihood of item %d is not log-concave at the current point (W = %v); use the ep engine", i, v)
+		}
+	}
+	for _, v := range w {
+		psi -= 0.5 * v * v
+	}
+	for i, v := range e {
+		if v != 0 {
+			psi -= 0.5 * v * v / nt.extra[i]
+		}
+	}
+	if math.IsNaN(psi) || math.IsInf(psi, 0) {
+		return 0, fmt.Errorf("multirater: laplace: log posterior is %v", psi)
+	}
+	return psi, nil
+}
+
+// step takes one Newton step from w (where Psi is psi),
+// w_new = H^-1 G'(W f + grad) with H = I + G'WG, halved until Psi does not
+// decrease (the current point kept when halving runs out), and returns Psi
+// at the new w.
+func (nt *newton) step(psi float64) (float64, error) {
+	for i := range nt.rhs {
+		nt.rhs[i] = nt.wt[i]*nt.fv[i] + nt.grad[i]
+	}
+	hw := nt.wt
+	if nt.extra != nil {
+		// Eliminate e (Schur complement): H = I + G'W~G with
+		// W~ = W/(1 + DW), right-hand side t/(1 + DW); then
+		// e' = D(t - W G w')/(1 + DW).
+		copy(nt.t, nt.rhs)
+		for i, d := range nt.extra {
+			a := 1 + d*nt.wt[i]
+			nt.wtil[i] = nt.wt[i] / a
+			nt.rhs[i] = nt.t[i] / a
+		}
+		hw = nt.wtil
+	}
+	if err := solveH(nt.f, nt.g, &nt.chol, hw, nt.newW, nt.rhs); err != nil {
+		return 0, err
+	}
+	if nt.extra != nil {
+		mulG(nt.f, nt.g, nt.eNew, nt.newW)
+		for i, d := range nt.extra {
+			nt.eNew[i] = d * (nt.t[i] - nt.wt[i]*nt.eNew[i]) / (1 + d*nt.wt[i])
+		}
+	}
+	for step := 1.0; ; step /= 2 {
+		for k := range nt.trial {
+			nt.trial[k] = nt.w[k] + step*(nt.newW[k]-nt.w[k])
+		}
+		for i := range nt.eTrial {
+			nt.eTrial[i] = nt.e[i] + step*(nt.eNew[i]-nt.e[i])
+		}
+		psiNew, err := nt.eval(nt.trial, nt.eTrial)
+		if err == nil && psiNew >= psi-1e-12*math.Abs(psi) {
+			break
+		}
+		if step/2 < 1e-10 {
+			if err != nil {
+				return 0, err
+			}
+			copy(nt.trial, nt.w) // keep the current point
+			copy(nt.eTrial, nt.e)
+			break
+		}
+	}
+	copy(nt.w, nt.trial)
+	copy(nt.e, nt.eTrial)
+	return nt.eval(nt.w, nt.e)
+}
+
+// finish fills res at the current point (the mode when converged).
+func (nt *newton) finish(res *Result, psi float64) (*Result, error) {
+	res.W, res.Grad, res.d3 = append([]float64(nil), nt.wt...), append([]float64(nil), nt.grad...), third(nt.sites, nt.fv)
+	res.extra = nt.extra
+	return res.finish(nt.f, nt.g, &nt.chol, nt.w, nt.fv, nt.wt, psi)
 }
 
 // finish fills the marginal variances and the evidence at the mode.

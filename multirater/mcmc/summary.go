@@ -3,11 +3,10 @@ package mcmc
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"concord/multirater"
 	"concord/multirater/diag"
+	"concord/multirater/numeric"
 )
 
 // param is a scalar parameter of a fit being summarised: its name, whether
@@ -173,55 +172,11 @@ func QuantileIndex(n int, p float64) int {
 	return min(max(i, 0), n-1)
 }
 
-func roundSig(x float64, digits int) float64 {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	e := math.Floor(math.Log10(math.Abs(x)))
-	p := math.Pow(10, float64(digits-1)-e)
-	if math.IsInf(p, 0) || p == 0 {
-		return x
-	}
-	return math.Round(x*p) / p
-}
-
-// round6 rounds to 6 significant digits, round7 to 7, for compact JSON.
-func Round6(x float64) float64 { return roundSig(x, 6) }
-
-func Round7(x float64) float64 { return roundSig(x, 7) }
-
-// parallelFor calls f(i) for i in [0, n) on GOMAXPROCS goroutines. Results
-// must be written to positions owned by i so that they do not depend on
-// scheduling.
-func ParallelFor(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	var next int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= int64(n) {
-					return
-				}
-				f(int(i))
-			}
-		}()
-	}
-	wg.Wait()
-}
+// Round6 is numeric.Round6.
+//
+// Deprecated: use numeric.Round6 (kept while the confusion family still
+// calls it here).
+func Round6(x float64) float64 { return numeric.Round6(x) }
 
 // maxTracePoints bounds each chain's trace in FitResult.Traces.
 const MaxTracePoints = 1000
@@ -231,3 +186,9 @@ const MaxACFLag = 50
 
 // maxKeptNumbers bounds the latent scores kept in FitResult.Draws.
 const MaxKeptNumbers = 1_000_000
+
+// ParallelFor is numeric.ParallelFor.
+//
+// Deprecated: use numeric.ParallelFor (kept while the confusion family
+// still calls it here).
+func ParallelFor(n int, f func(i int)) { numeric.ParallelFor(n, f) }

@@ -10,6 +10,7 @@ import (
 	"concord/multirater"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // maxRankDraws bounds the draws used for the rank posteriors.
@@ -166,7 +167,7 @@ func rankItems(items []multirater.ItemResult, chains []*ordChain, ns int) {
 		i int32
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(draws))
-	mcmc.ParallelFor(workers, func(w int) {
+	numeric.ParallelFor(workers, func(w int) {
 		buf := make([]keyed, n)
 		for s := w; s < len(draws); s += workers {
 			c, i := draws[s][0], draws[s][1]
@@ -191,7 +192,7 @@ func rankItems(items []multirater.ItemResult, chains []*ordChain, ns int) {
 	})
 	// Rank quantiles by counting (ranks are 1..n).
 	workers = min(runtime.GOMAXPROCS(0), n)
-	mcmc.ParallelFor(workers, func(w int) {
+	numeric.ParallelFor(workers, func(w int) {
 		counts := make([]int32, n+1)
 		for j := w; j < n; j += workers {
 			r := ranks[j]
@@ -236,7 +237,7 @@ func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, ch
 	}
 	cons := make([]float64, n*k)
 	perLabel := make([]float64, len(data.Ratings)*k)
-	mcmc.ParallelFor(n, func(item int) {
+	numeric.ParallelFor(n, func(item int) {
 		// phi[j] = Phi(z_j) and q[j] = 1 - Phi(z_j) at the standardised
 		// thresholds, each from one erfc and accurate where it is small.
 		phi := make([]float64, k+1)
@@ -297,14 +298,14 @@ func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, ch
 		for _, j := range byItem[item] {
 			rp := make([]float64, k)
 			for c := range rp {
-				rp[c] = mcmc.Round6(perLabel[j*k+c])
+				rp[c] = numeric.Round6(perLabel[j*k+c])
 			}
 			it.RaterGradeProbs[data.RaterIDs[data.Ratings[j].Rater]] = rp
 		}
 		cs := cons[item*k : (item+1)*k]
 		best := 0
 		for c := range cs {
-			it.GradeProbs[data.Levels[c]] = mcmc.Round6(cs[c])
+			it.GradeProbs[data.Levels[c]] = numeric.Round6(cs[c])
 			if cs[c] > cs[best] {
 				best = c
 			}
@@ -324,7 +325,7 @@ func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, ch
 					best = c
 				}
 			}
-			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater], Label: data.Levels[r.Level], Prob: mcmc.Round6(pr), Expected: data.Levels[best]})
+			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater], Label: data.Levels[r.Level], Prob: numeric.Round6(pr), Expected: data.Levels[best]})
 		}
 	}
 	sort.SliceStable(res.Flags, func(i, j int) bool {
@@ -362,16 +363,16 @@ func compactDraws(md *ordModel, chains []*ordChain, keep [][2]int) *multirater.D
 		d.Alpha[s] = make([]float64, md.nl)
 		d.Thresholds[s] = make([][]float64, md.nl)
 		for l := 0; l < md.nl; l++ {
-			d.Alpha[s][l] = mcmc.Round7(ch.drawAlpha[l][i])
+			d.Alpha[s][l] = numeric.Round7(ch.drawAlpha[l][i])
 			t := make([]float64, k-1)
 			for j := range t {
-				t[j] = mcmc.Round7(ch.drawB[l*(k-1)+j][i])
+				t[j] = numeric.Round7(ch.drawB[l*(k-1)+j][i])
 			}
 			d.Thresholds[s][l] = t
 		}
 		d.M[s] = make([]float64, md.n)
 		for n := range d.M[s] {
-			d.M[s][n] = mcmc.Round7(float64(ch.drawM[n][i]))
+			d.M[s][n] = numeric.Round7(float64(ch.drawM[n][i]))
 		}
 	}
 	return d
@@ -387,9 +388,9 @@ func moveStats(chains []*ordChain) map[string]float64 {
 	}
 	m := ms.Map()
 	if ms.Sweeps > 0 && ms.Slices > 0 {
-		m["scale_move_mean_abs_log"] = mcmc.Round6(scale / float64(ms.Sweeps))
+		m["scale_move_mean_abs_log"] = numeric.Round6(scale / float64(ms.Sweeps))
 		if loc > 0 {
-			m["location_move_mean_abs"] = mcmc.Round6(loc / float64(ms.Sweeps))
+			m["location_move_mean_abs"] = numeric.Round6(loc / float64(ms.Sweeps))
 		}
 	}
 	return m
