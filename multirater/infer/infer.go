@@ -117,6 +117,11 @@ type Problem struct {
 	// 500. An EM loop that refits the other parameters at every step may
 	// take a few (a generalised EM step only needs to raise the objective).
 	MaxIterations int
+	// GainTol: a start has converged when the objective gained less than
+	// GainTol nats in two L-BFGS iterations (or the gradient is below
+	// 1e-5); 0 means 1e-4. A search over hundreds of parameters whose
+	// last iterations gain hundredths of a nat may take 1e-2.
+	GainTol float64
 }
 
 // Approx is what both engines give at the final parameters: the Gaussian

@@ -67,7 +67,11 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 	if maxIter == 0 {
 		maxIter = 500
 	}
-	conv := &hopeless{FunctionConverge: optimize.FunctionConverge{Absolute: 1e-4, Iterations: 2}, best: best}
+	gain := ob.p.GainTol
+	if gain == 0 {
+		gain = 1e-4
+	}
+	conv := &hopeless{FunctionConverge: optimize.FunctionConverge{Absolute: gain, Iterations: 2}, best: best}
 	r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: maxIter,
 		Converger: conv}, &optimize.LBFGS{})
 	ob.prog.done(ob.prog.evals)
