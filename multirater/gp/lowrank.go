@@ -428,3 +428,49 @@ func lowRankOf(a mat.Symmetric) *LowRank {
 // LowRankOf returns the LowRank behind a covariance, or nil when it is held
 // otherwise.
 func LowRankOf(a mat.Symmetric) *LowRank { return lowRankOf(a) }
+
+// NewLowRankColumns returns the low-rank covariance of a kernel matrix C
+// given only by its diagonal and a function that sets dst (length n) to
+// its column p: the partial Cholesky decomposition with diagonal pivoting
+// (NewPivotedFactorRank; Harbrecht, Peters & Schneider 2012) to rank
+// maxRank or a left-out trace of tol, which is the Nyström approximation
+// with the pivots as inducing points, C ≈ K_nP K_PP^-1 K_Pn, turned into
+// orthogonal columns (G V with G'G = V Λ V'). A truncated factor carries
+// the diagonal correction (see factor), which makes the EP and Laplace
+// prior FITC's, K_nP K_PP^-1 K_Pn + diag(C - K_nP K_PP^-1 K_Pn)
+// (Snelson & Ghahramani 2006), with the pivots as inducing points. Only
+// r columns of C are computed: O(N r) memory, O(N r^2) time beyond them.
+func NewLowRankColumns(diag []float64, col func(p int, dst []float64), maxRank int, tol float64) (*LowRank, error) {
+	n := len(diag)
+	f, err := pivoted(n, func(i int) float64 { return diag[i] }, col, tol, maxRank)
+	if err != nil {
+		return nil, err
+	}
+	r := f.R
+	// G'G = V Λ V' (r×r); G V has orthogonal columns with norms Λ.
+	gtg := mat.NewSymDense(r, nil)
+	blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: f.G}, 0, gtg.RawSymmetric())
+	var es mat.EigenSym
+	if !es.Factorize(gtg, true) {
+		return nil, multirater.DataErrorf("eigendecomposition of the pivoted factor's cross-product did not converge")
+	}
+	vals := es.Values(nil)
+	var v mat.Dense
+	es.VectorsTo(&v)
+	vr := make([]float64, r*r)
+	lr := &LowRank{n: n, r: r, g: make([]float64, n*r), lam: make([]float64, r), diag: append([]float64(nil), diag...)}
+	for c := 0; c < r; c++ {
+		k := r - 1 - c
+		lr.lam[c] = math.Max(vals[k], 0)
+		for a := 0; a < r; a++ {
+			vr[a*r+c] = v.At(a, k)
+		}
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: f.G},
+		blas64.General{Rows: r, Cols: r, Stride: r, Data: vr}, 0, blas64.General{Rows: n, Cols: r, Stride: r, Data: lr.g})
+	for _, d := range diag {
+		lr.Trace += d
+	}
+	lr.Exact = f.Residual <= float64(n)*0x1p-52*lr.Trace
+	return lr, nil
+}
