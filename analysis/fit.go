@@ -78,7 +78,10 @@ type FitSpec struct {
 	// gp.NewLowRankFeatures): 0 (default) keeps every dimension up to
 	// gp.DefaultRank(N) (all of them up to 256 items, then 128 to 512) and
 	// truncates beyond it with a diagonal correction, a positive number is
-	// that rank, and -1 is the exact dense kernel matrix.
+	// that rank, and -1 is the exact dense kernel matrix. The EP and
+	// Laplace fits of a fixed covariate kernel (rbf, ard, linear) on at
+	// least PivotedFromItems items take the same rank of pivoted columns
+	// with FITC's diagonal correction.
 	Rank int `json:"rank,omitempty"`
 	// Text holds the text featuriser's settings for text kernels; the zero
 	// value is the paper's featuriser (every term, count weighting, SMART

@@ -323,6 +323,9 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 		out.Cov = gp.NewGramLowRank(lr)
 		out.Notes = append(out.Notes, lr.Describe())
 		zero = empty
+	} else if lr := f.covLowRank(ks, spec); lr != nil {
+		out.Cov = gp.NewGramLowRank(lr)
+		out.Notes = append(out.Notes, fmt.Sprintf("inducing-point prior (FITC, Snelson & Ghahramani 2006; for EP and Laplace, the Gibbs samplers take its low-rank part alone): the kernel matrix by %d pivoted columns (Nyström), leaving out %.3g of its trace %.4g (%.2f%%), as independent per-item variance", lr.Rank(), lr.Residual(), lr.Trace, 100*lr.Residual()/lr.Trace))
 	} else {
 		var c *mat.SymDense
 		c, zero = f.gram(ks)
@@ -711,6 +714,65 @@ func (f *itemFeatures) textFeatures(ks kernel.Spec) *mat.Dense {
 		x.Set(i, v+k, 1)
 	}
 	return x
+}
+
+// PivotedFromItems is the number of items from which a fixed covariate
+// kernel (rbf, ard, linear and their sums, no term learnt) of an EP or
+// Laplace fit is held in low-rank (FITC) form by default (FitSpec.Rank 0):
+// below it the dense matrix. On the ladder's 1,000 items (ordinal EP,
+// rbf:gamma=0.125 on 8 covariates) the default rank 349 gave consensus
+// Spearman 0.9925 with the dense fit in 11 CPU s instead of 101.
+const PivotedFromItems = 500
+
+// covLowRank returns the low-rank (pivoted, FITC) form of a kernel of
+// fixed covariate terms for many items (PivotedFromItems, or a positive
+// spec.Rank; by default for the EP and Laplace engines only, whose priors
+// take FITC's diagonal correction), or nil: for other kernels, for items
+// of zero prior variance and with spec.Rank -1.
+func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
+	det := strings.EqualFold(spec.Engine, multirater.EngineEP) || strings.EqualFold(spec.Engine, multirater.EngineLaplace)
+	if spec.Rank < 0 || (spec.Rank == 0 && (f.n < PivotedFromItems || !det)) || f.x == nil {
+		return nil
+	}
+	for _, t := range ks {
+		if t.Kind != kernel.CovTerm || t.Learn || !t.Cov.Covariates() {
+			return nil
+		}
+	}
+	in := f.inputs()
+	diag := make([]float64, f.n)
+	for _, t := range ks {
+		for i, v := range t.Cov.DiagTo(nil, in) {
+			diag[i] += v
+		}
+	}
+	for _, v := range diag {
+		if !(v > 0) {
+			return nil
+		}
+	}
+	_, d := f.x.Dims()
+	var c mat.Dense
+	col := func(p int, dst []float64) {
+		clear(dst)
+		one := kernel.Inputs{N: 1, X: mat.NewDense(1, d, append([]float64(nil), f.x.RawRowView(p)...))}
+		for _, t := range ks {
+			c.Reset()
+			t.Cov.CrossTo(&c, in, one)
+			for i := range dst {
+				dst[i] += c.At(i, 0)
+			}
+		}
+	}
+	rank := spec.Rank
+	if rank == 0 {
+		rank = gp.DefaultRank(f.n)
+	}
+	lr, err := gp.NewLowRankColumns(diag, col, rank, 0)
+	if err != nil {
+		return nil
+	}
+	return lr
 }
 
 // lowRankStream is the stream of the fit's seed that draws the random test
