@@ -40,6 +40,11 @@ import (
 type Options struct {
 	// MaxIter bounds the Newton steps; 0 means 100.
 	MaxIter int
+	// InitW and InitE, when InitW has one entry per column of the factor
+	// (and InitE one per item for a factor with a diagonal correction),
+	// start Newton's method there instead of at 0: a warm start from the
+	// mode of nearby parameters on the same factor (Result.Mode).
+	InitW, InitE []float64
 	// Tol: the mode is found when a step changes Psi by less than Tol and
 	// moves no latent value by more than Tol (relative to 1 + |f|); 0 means
 	// 1e-10.
@@ -69,6 +74,18 @@ type Result struct {
 	// wtil = W/(1 + DW) the weights of H with it.
 	extra, wtil []float64
 	u           []float64 // Sigma a, a_n = Var_n d3_n / 2 (see Implicit)
+	// e is the mode's diagonal-correction part (nil without).
+	e []float64
+}
+
+// Mode returns the mode in the coordinates of Run (w, and e for a factor
+// with a diagonal correction) and the factor it was found on: a warm
+// start for Options.InitW and InitE on the same factor.
+func (res *Result) Mode() (w, e []float64, f *gp.Factor) {
+	if res.w == nil {
+		return nil, nil, res.f
+	}
+	return res.w.RawVector().Data, res.e, res.f
 }
 
 // DrawTo sets dst to a draw of the items' latent values from the Laplace
@@ -127,6 +144,10 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 		tol = 1e-10
 	}
 	nt := newNewton(f, sites)
+	if len(opts.InitW) == f.R && (nt.extra == nil || len(opts.InitE) == n) {
+		copy(nt.w, opts.InitW)
+		copy(nt.e, opts.InitE)
+	}
 	psi, err := nt.eval(nt.w, nt.e)
 	if err != nil {
 		return nil, err
@@ -289,6 +310,7 @@ func (nt *newton) step(psi float64) (float64, error) {
 func (nt *newton) finish(res *Result, psi float64) (*Result, error) {
 	res.W, res.Grad, res.d3 = append([]float64(nil), nt.wt...), append([]float64(nil), nt.grad...), third(nt.sites, nt.fv)
 	res.extra = nt.extra
+	res.e = append([]float64(nil), nt.e...)
 	return res.finish(nt.f, nt.g, &nt.chol, nt.w, nt.fv, nt.wt, psi)
 }
 
