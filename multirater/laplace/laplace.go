@@ -29,6 +29,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater/gp"
@@ -380,26 +382,36 @@ func mulG(f *gp.Factor, g *mat.Dense, dst, w []float64) {
 
 // factorH factorises H = I + G' diag(wt) G.
 func factorH(g *mat.Dense, chol *mat.Cholesky, wt []float64) error {
+	// H = I + (W^1/2 G)'(W^1/2 G) by a symmetric rank-n update (half the
+	// multiply-adds of a general product; W >= 0 here), rows with W = 0
+	// left out.
 	n, r := g.Dims()
-	gw := mat.NewDense(n, r, nil)
-	for i := 0; i < n; i++ {
-		row := g.RawRowView(i)
-		dst := gw.RawRowView(i)
-		for k, v := range row {
-			dst[k] = v * wt[i]
+	rows := 0
+	for _, v := range wt[:n] {
+		if v > 0 {
+			rows++
 		}
 	}
-	var prod mat.Dense
-	prod.Mul(g.T(), gw)
-	h := mat.NewSymDense(r, nil)
-	for i := 0; i < r; i++ {
-		for k := i; k < r; k++ {
-			v := 0.5 * (prod.At(i, k) + prod.At(k, i))
-			if i == k {
-				v++
-			}
-			h.SetSym(i, k, v)
+	sg := make([]float64, rows*r)
+	k := 0
+	for i := 0; i < n; i++ {
+		if !(wt[i] > 0) {
+			continue
 		}
+		s := math.Sqrt(wt[i])
+		dst := sg[k*r : (k+1)*r]
+		for c, v := range g.RawRowView(i) {
+			dst[c] = s * v
+		}
+		k++
+	}
+	h := mat.NewSymDense(r, nil)
+	raw := h.RawSymmetric()
+	for i := 0; i < r; i++ {
+		raw.Data[i*raw.Stride+i] = 1
+	}
+	if rows > 0 {
+		blas64.Syrk(blas.Trans, 1, blas64.General{Rows: rows, Cols: r, Stride: r, Data: sg}, 1, raw)
 	}
 	if !chol.Factorize(h) {
 		return errors.New("multirater: laplace: I + G'WG is not positive definite")
