@@ -775,6 +775,25 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
 	return lr
 }
 
+// priorLowRank rebuilds the low-rank prior of a fit result that used one
+// (Model.PriorRank): the text basis from the same features, rank and seed
+// (the randomized range finder is deterministic given them), or the same
+// pivoted columns; nil otherwise.
+func (f *itemFeatures) priorLowRank(ks kernel.Spec, res *multirater.FitResult) *gp.LowRank {
+	r := res.Model.PriorRank
+	if r <= 0 {
+		return nil
+	}
+	if x, _ := f.textSparse(ks); x != nil {
+		lr, err := gp.NewLowRankFeatures(*x, gp.LowRankOptions{MaxRank: r}, rand.New(rand.NewPCG(res.Model.Seed, lowRankStream)), res.Model.Seed)
+		if err != nil {
+			return nil
+		}
+		return lr
+	}
+	return f.covLowRank(ks, FitSpec{Rank: r, Engine: res.Model.Engine})
+}
+
 // lowRankStream is the stream of the fit's seed that draws the random test
 // matrix of a truncated text basis (gp.NewLowRankFeatures).
 const lowRankStream = 0x6c6f7772616e6b

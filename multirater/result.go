@@ -159,6 +159,11 @@ type ModelSettings struct {
 	Scheme string `json:"scheme,omitempty"`
 	// kernel.Kernel is the kernel specification (e.g. "identity", "rbf:gamma=1").
 	Kernel string `json:"kernel"`
+	// PriorRank is the rank bound of the low-rank prior the fit used (a text
+	// kernel's weight-space form, a covariate kernel's pivoted FITC form;
+	// see the notes), so that predictions rebuild the same prior; 0 for a
+	// dense or identity prior.
+	PriorRank int `json:"prior_rank,omitempty"`
 	// Identifiability is "weak", "strong" or "both"; RefRater names the
 	// reference rater of strong identifiability.
 	Identifiability string `json:"identifiability"`

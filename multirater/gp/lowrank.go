@@ -110,6 +110,9 @@ type LowRank struct {
 	Exact bool
 	// Seed is the seed of the random test matrix (0 when Exact).
 	Seed uint64
+	// MaxRank is the bound on the rank it was built with: the same
+	// features, MaxRank and seed rebuild it exactly.
+	MaxRank int
 	// diag is the diagonal of the covariance approximated (|x_n|^2 for
 	// features), from which a truncated factor's diagonal correction
 	// comes (see factor).
@@ -164,7 +167,7 @@ func NewLowRankFeatures(x SparseRows, opts LowRankOptions, rng *rand.Rand, seed 
 	if d <= maxRank {
 		lr, err := exactFeatures(x, trace)
 		if lr != nil {
-			lr.diag = diag
+			lr.diag, lr.MaxRank = diag, maxRank
 		}
 		return lr, err
 	}
@@ -213,7 +216,7 @@ func NewLowRankFeatures(x SparseRows, opts LowRankOptions, rng *rand.Rand, seed 
 	for k := l - 1; k >= 0 && r < maxRank && vals[k] > tol; k-- {
 		r++
 	}
-	lr := &LowRank{n: n, r: r, g: make([]float64, n*r), lam: make([]float64, r), Trace: trace, Seed: seed, diag: diag}
+	lr := &LowRank{n: n, r: r, g: make([]float64, n*r), lam: make([]float64, r), Trace: trace, Seed: seed, diag: diag, MaxRank: maxRank}
 	// G = Q W_r Σ_r^{1/2}: column c is Q w_k sqrt(σ_k), k = l-1-c.
 	wr := make([]float64, l*r)
 	for c := 0; c < r; c++ {
@@ -458,7 +461,7 @@ func NewLowRankColumns(diag []float64, col func(p int, dst []float64), maxRank i
 	var v mat.Dense
 	es.VectorsTo(&v)
 	vr := make([]float64, r*r)
-	lr := &LowRank{n: n, r: r, g: make([]float64, n*r), lam: make([]float64, r), diag: append([]float64(nil), diag...)}
+	lr := &LowRank{n: n, r: r, g: make([]float64, n*r), lam: make([]float64, r), diag: append([]float64(nil), diag...), MaxRank: maxRank}
 	for c := 0; c < r; c++ {
 		k := r - 1 - c
 		lr.lam[c] = math.Max(vals[k], 0)
