@@ -804,6 +804,9 @@ func fitted(res *multirater.FitResult, err error, ds *annotations.Dataset, cov *
 	}
 	res.Model.Scheme = ds.Scheme.String()
 	res.Model.Kernel = cov.Kernel
+	if cov.Cov != nil && cov.Cov.LowRank() != nil {
+		res.Model.PriorRank = cov.Cov.LowRank().MaxRank
+	}
 	res.Features = cov.Features
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, cov.Notes...)
 	return res, nil

@@ -92,7 +92,9 @@ func NewPredictor(res *multirater.FitResult) (*Predictor, error) {
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
 	var cov *gp.Gram
-	if c, _ := train.gram(ks); c != nil {
+	if lr := train.priorLowRank(ks, res); lr != nil {
+		cov = gp.NewGramLowRank(lr)
+	} else if c, _ := train.gram(ks); c != nil {
 		cov = gp.NewGram(c)
 	}
 	return newPredictor(res, ks, train, cov)

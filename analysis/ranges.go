@@ -50,7 +50,10 @@ const (
 	MaxCategorical = 200
 	// MaxSpecString bounds every string setting except the kernel's, which
 	// may be a longer sum of terms (MaxKernelString).
-	MaxSpecString   = 1000
+	MaxSpecString = 1000
+	// MaxRank bounds the rank of a low-rank prior (FitSpec.Rank): its
+	// factor holds N MaxRank numbers.
+	MaxRank         = 8192
 	MaxKernelString = 4000
 )
 

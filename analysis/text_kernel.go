@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -312,11 +313,27 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 		return nil, nil, nil, err
 	}
 	out.Notes = f.notes(ks, ds, ids)
-	c, zero := f.gram(ks)
-	if x := f.textFeatures(ks); x != nil {
-		out.Cov = gp.NewGramFeatures(c, x)
+	var zero int
+	if x, empty := f.textSparse(ks); x != nil && spec.Rank >= 0 {
+		// Weight-space form: never the N×N matrix.
+		lr, err := gp.NewLowRankFeatures(*x, gp.LowRankOptions{MaxRank: spec.Rank}, rand.New(rand.NewPCG(spec.Seed, lowRankStream)), spec.Seed)
+		if err != nil {
+			return nil, nil, nil, invalidData(err, "the text kernel: ")
+		}
+		out.Cov = gp.NewGramLowRank(lr)
+		out.Notes = append(out.Notes, lr.Describe())
+		zero = empty
+	} else if lr := f.covLowRank(ks, spec); lr != nil {
+		out.Cov = gp.NewGramLowRank(lr)
+		out.Notes = append(out.Notes, fmt.Sprintf("inducing-point prior (FITC, Snelson & Ghahramani 2006; for EP and Laplace, the Gibbs samplers take its low-rank part alone): the kernel matrix by %d pivoted columns (Nyström), leaving out %.3g of its trace %.4g (%.2f%%), as independent per-item variance", lr.Rank(), lr.Residual(), lr.Trace, 100*lr.Residual()/lr.Trace))
 	} else {
-		out.Cov = gp.NewGram(c)
+		var c *mat.SymDense
+		c, zero = f.gram(ks)
+		if x := f.textFeatures(ks); x != nil {
+			out.Cov = gp.NewGramFeatures(c, x)
+		} else {
+			out.Cov = gp.NewGram(c)
+		}
 	}
 	if out.Features, err = f.record(); err != nil {
 		return nil, nil, nil, err
@@ -697,6 +714,129 @@ func (f *itemFeatures) textFeatures(ks kernel.Spec) *mat.Dense {
 		x.Set(i, v+k, 1)
 	}
 	return x
+}
+
+// PivotedFromItems is the number of items from which a fixed covariate
+// kernel (rbf, ard, linear and their sums, no term learnt) of an EP or
+// Laplace fit is held in low-rank (FITC) form by default (FitSpec.Rank 0):
+// below it the dense matrix. On the ladder's 1,000 items (ordinal EP,
+// rbf:gamma=0.125 on 8 covariates) the default rank 349 gave consensus
+// Spearman 0.9925 with the dense fit in 11 CPU s instead of 101.
+const PivotedFromItems = 500
+
+// covLowRank returns the low-rank (pivoted, FITC) form of a kernel of
+// fixed covariate terms for many items (PivotedFromItems, or a positive
+// spec.Rank; by default for the EP and Laplace engines only, whose priors
+// take FITC's diagonal correction), or nil: for other kernels, for items
+// of zero prior variance and with spec.Rank -1.
+func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
+	det := strings.EqualFold(spec.Engine, multirater.EngineEP) || strings.EqualFold(spec.Engine, multirater.EngineLaplace)
+	if spec.Rank < 0 || (spec.Rank == 0 && (f.n < PivotedFromItems || !det)) || f.x == nil {
+		return nil
+	}
+	for _, t := range ks {
+		if t.Kind != kernel.CovTerm || t.Learn || !t.Cov.Covariates() {
+			return nil
+		}
+	}
+	in := f.inputs()
+	diag := make([]float64, f.n)
+	for _, t := range ks {
+		for i, v := range t.Cov.DiagTo(nil, in) {
+			diag[i] += v
+		}
+	}
+	for _, v := range diag {
+		if !(v > 0) {
+			return nil
+		}
+	}
+	_, d := f.x.Dims()
+	var c mat.Dense
+	col := func(p int, dst []float64) {
+		clear(dst)
+		one := kernel.Inputs{N: 1, X: mat.NewDense(1, d, append([]float64(nil), f.x.RawRowView(p)...))}
+		for _, t := range ks {
+			c.Reset()
+			t.Cov.CrossTo(&c, in, one)
+			for i := range dst {
+				dst[i] += c.At(i, 0)
+			}
+		}
+	}
+	rank := spec.Rank
+	if rank == 0 {
+		rank = gp.DefaultRank(f.n)
+	}
+	lr, err := gp.NewLowRankColumns(diag, col, rank, 0)
+	if err != nil {
+		return nil
+	}
+	return lr
+}
+
+// priorLowRank rebuilds the low-rank prior of a fit result that used one
+// (Model.PriorRank): the text basis from the same features, rank and seed
+// (the randomized range finder is deterministic given them), or the same
+// pivoted columns; nil otherwise.
+func (f *itemFeatures) priorLowRank(ks kernel.Spec, res *multirater.FitResult) *gp.LowRank {
+	r := res.Model.PriorRank
+	if r <= 0 {
+		return nil
+	}
+	if x, _ := f.textSparse(ks); x != nil {
+		lr, err := gp.NewLowRankFeatures(*x, gp.LowRankOptions{MaxRank: r}, rand.New(rand.NewPCG(res.Model.Seed, lowRankStream)), res.Model.Seed)
+		if err != nil {
+			return nil
+		}
+		return lr
+	}
+	return f.covLowRank(ks, FitSpec{Rank: r, Engine: res.Model.Engine})
+}
+
+// lowRankStream is the stream of the fit's seed that draws the random test
+// matrix of a truncated text basis (gp.NewLowRankFeatures).
+const lowRankStream = 0x6c6f7772616e6b
+
+// textSparse returns, for a kernel of linear text terms alone, the items'
+// features X with C = X X' as sparse rows (the text terms' columns side by
+// side, and a unit column for each item with no features, as in gram), and
+// the number of such items; nil otherwise.
+func (f *itemFeatures) textSparse(ks kernel.Spec) (*gp.SparseRows, int) {
+	if len(ks) == 0 {
+		return nil, 0
+	}
+	for _, t := range ks {
+		if t.Kind != kernel.TextTerm {
+			return nil, 0
+		}
+	}
+	fields := make([]*textField, len(ks))
+	offs := make([]int, len(ks))
+	cols := 0
+	for k, t := range ks {
+		fields[k] = f.field(t.Column)
+		offs[k] = cols
+		cols += fields[k].vec.Len()
+	}
+	x := &gp.SparseRows{Idx: make([][]int32, f.n), Val: make([][]float64, f.n)}
+	empty := 0
+	for i := 0; i < f.n; i++ {
+		for k, t := range fields {
+			d := t.docs[i]
+			for j, c := range d.Idx {
+				x.Idx[i] = append(x.Idx[i], int32(offs[k])+c)
+				x.Val[i] = append(x.Val[i], d.Val[j])
+			}
+		}
+		if len(x.Idx[i]) == 0 {
+			x.Idx[i] = []int32{int32(cols + empty)}
+			x.Val[i] = []float64{1}
+			empty++
+		}
+	}
+	x.Cols = cols + empty
+	return x, empty
 }
 
 // cross returns the covariances between the new items g (rows) and the

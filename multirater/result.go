@@ -159,6 +159,11 @@ type ModelSettings struct {
 	Scheme string `json:"scheme,omitempty"`
 	// kernel.Kernel is the kernel specification (e.g. "identity", "rbf:gamma=1").
 	Kernel string `json:"kernel"`
+	// PriorRank is the rank bound of the low-rank prior the fit used (a text
+	// kernel's weight-space form, a covariate kernel's pivoted FITC form;
+	// see the notes), so that predictions rebuild the same prior; 0 for a
+	// dense or identity prior.
+	PriorRank int `json:"prior_rank,omitempty"`
 	// Identifiability is "weak", "strong" or "both"; RefRater names the
 	// reference rater of strong identifiability.
 	Identifiability string `json:"identifiability"`
@@ -420,9 +425,11 @@ type ItemResult struct {
 	// level code; Grade is its most probable level.
 	GradeProbs map[string]float64 `json:"grade_probs,omitempty"`
 	Grade      string             `json:"grade,omitempty"`
-	// RaterGradeProbs holds each rater's posterior predictive grade
-	// distribution for the item, by rater id, in the order of
-	// FitResult.Levels.
+	// RaterGradeProbs holds the posterior predictive grade distribution
+	// of each rater who labelled the item, by rater id, in the order of
+	// FitResult.Levels: per label, so that the document stays linear in
+	// the labels (another rater's follows from the item's score and that
+	// rater's thresholds; GradeProbs averages every rater's).
 	RaterGradeProbs map[string][]float64 `json:"rater_grade_probs,omitempty"`
 
 	// ClassProbs is the consensus predictive class distribution

@@ -49,12 +49,14 @@ func (v *settingValue) Set(s string) error {
 // IsBoolFlag makes a flag of a true/false setting take no value.
 func (v *settingValue) IsBoolFlag() bool { return v.f.Type.Kind() == reflect.Bool }
 
-// addSettingFlags adds the flags of every model's settings to fs.
+// addSettingFlags adds the flags of every model's settings to fs, and
+// those of FitSpec's common part that the command has not declared itself
+// (call it after the command's own flags).
 func addSettingFlags(fs *flag.FlagSet) *settingFlags {
 	sf := &settingFlags{}
 	for _, f := range analysis.AllFields() {
-		if f.Common() {
-			continue
+		if f.Common() && fs.Lookup(f.Flag()) != nil {
+			continue // declared by the command (model, kernel, seed, ...)
 		}
 		v := &settingValue{f: f}
 		sf.vals = append(sf.vals, v)
@@ -158,7 +160,7 @@ func settingsUsage(fs *flag.FlagSet, args []string) {
 		own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 		own.SetOutput(out)
 		fs.VisitAll(func(f *flag.Flag) {
-			if _, ok := f.Value.(*settingValue); !ok {
+			if sv, ok := f.Value.(*settingValue); !ok || sv.f.Common() {
 				own.Var(f.Value, f.Name, f.Usage)
 			}
 		})

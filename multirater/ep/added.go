@@ -149,6 +149,9 @@ func (r *Result) checkAdd(what string) {
 	if r.post == nil || len(r.CavMean) != len(r.sites) || len(r.Mean) != r.fac.N {
 		panic(fmt.Sprintf("multirater: ep: %s needs a converged Result", what))
 	}
+	if r.post.dg != nil {
+		panic(fmt.Sprintf("multirater: ep: %s of a prior with a diagonal correction (gp.Factor.Extra) is not implemented", what))
+	}
 }
 
 // NewItem prepares the block EP for an observation of a new item with

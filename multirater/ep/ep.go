@@ -51,6 +51,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -253,8 +254,11 @@ type runner struct {
 	// Parallel EP: the previous sweep's marginals and the site changes.
 	prevMean, prevVar []float64
 	dTau, dNu         []float64
-	// Sequential EP: each site's marginal at its last visit.
+	// Sequential EP: each site's marginal at its last visit, and the
+	// order of the visits, item by item (stable: an item's sites in their
+	// given order), groups[g]:groups[g+1] the g-th item's.
 	visMu, visVar []float64
+	order, groups []int
 }
 
 // newRunner starts an EP run from opts' sites (when given) or from zero
@@ -284,6 +288,17 @@ func newRunner(f *gp.Factor, sites []lik.Site, opts Options, damp, tol float64) 
 		return r, nil
 	}
 	r.visMu, r.visVar = make([]float64, m), make([]float64, m)
+	r.order = make([]int, m)
+	for j := range r.order {
+		r.order[j] = j
+	}
+	sort.SliceStable(r.order, func(a, b int) bool { return sites[r.order[a]].Item < sites[r.order[b]].Item })
+	for k, j := range r.order {
+		if k == 0 || sites[j].Item != sites[r.order[k-1]].Item {
+			r.groups = append(r.groups, k)
+		}
+	}
+	r.groups = append(r.groups, m)
 	if p.g != nil && p.r >= splitRank && runtime.GOMAXPROCS(0) > 1 {
 		p.split = newHalves()
 	}
@@ -340,35 +355,55 @@ func (r *runner) parallelSweep(int, bool) (done bool, err error) {
 // the previous sweep's, so that H is refactorised (clearing the rounding of
 // the updates) only every refreshEvery sweeps, at the last and when
 // converged; the marginals are brought up to date when converged.
+//
+// The sites are visited item by item (r.order): within an item the
+// marginal of f_n after a site's change (dTau, dNu) is exactly the scalar
+// update 1/v' = 1/v + dTau, mu'/v' = mu/v + dNu (the change multiplies q
+// by a function of f_n alone), so H^-1 needs one rank-one update per item
+// and sweep, O(N r^2), instead of one per site, O(M r^2).
 func (r *runner) sequentialSweep(sweep int, last bool) (done bool, err error) {
 	res, p, m := r.res, r.p, len(r.sites)
 	moved := 0.0
-	for j, s := range r.sites {
-		mu, v, err := r.visit(s.Item)
+	for g := 0; g < len(r.groups)-1; g++ {
+		lo, hi := r.groups[g], r.groups[g+1]
+		item := r.sites[r.order[lo]].Item
+		mu, v, err := r.visit(item)
 		if err != nil {
 			return false, err
 		}
-		if sweep > 1 {
-			moved = math.Max(moved, math.Abs(mu-r.visMu[j])/math.Sqrt(v))
-			moved = math.Max(moved, math.Abs(v-r.visVar[j])/v)
-		}
-		r.visMu[j], r.visVar[j] = mu, v
-		t, nu, ok, cl := newSite(s, mu, v, res.Tau[j], res.Nu[j], r.damp, r.negative)
-		if !ok {
-			res.Skipped++
-			continue
-		}
-		if cl {
-			res.Clamped++
+		dTau, dNu := 0.0, 0.0
+		for _, j := range r.order[lo:hi] {
+			s := r.sites[j]
+			if sweep > 1 {
+				moved = math.Max(moved, math.Abs(mu-r.visMu[j])/math.Sqrt(v))
+				moved = math.Max(moved, math.Abs(v-r.visVar[j])/v)
+			}
+			r.visMu[j], r.visVar[j] = mu, v
+			t, nu, ok, cl := newSite(s, mu, v, res.Tau[j], res.Nu[j], r.damp, r.negative)
+			if !ok {
+				res.Skipped++
+				continue
+			}
+			if cl {
+				res.Clamped++
+			}
+			dt, dn := t-res.Tau[j], nu-res.Nu[j]
+			prec := 1/v + dt
+			if !(prec > 0) {
+				return false, errNotPD
+			}
+			mu, v = (mu/v+dn)/prec, 1/prec
+			dTau += dt
+			dNu += dn
+			res.Tau[j], res.Nu[j] = t, nu
 		}
 		next := -1
-		if j+1 < m {
-			next = r.sites[j+1].Item
+		if hi < m {
+			next = r.sites[r.order[hi]].Item
 		}
-		if err := p.updateNext(s.Item, t-res.Tau[j], nu-res.Nu[j], next); err != nil {
+		if err := p.updateNext(item, dTau, dNu, next); err != nil {
 			return false, err
 		}
-		res.Tau[j], res.Nu[j] = t, nu
 	}
 	done = sweep > 1 && moved < r.tol
 	if done || sweep%refreshEvery == 0 || last {
@@ -458,7 +493,7 @@ func (r *Result) logZ(mean, vr []float64) (float64, error) {
 		c := cMean/cVar + r.Nu[j]
 		sum += lz + 0.5*cMean*cMean/cVar + 0.5*math.Log(cVar*a) - 0.5*c*c/a
 	}
-	return sum - 0.5*r.post.logDetH() + 0.5*r.post.quad(), nil
+	return sum - 0.5*r.post.logDetH() + 0.5*r.post.quad() + r.post.extraLogZ(), nil
 }
 
 // posterior is q(f) in whitened form for the per-item site sums S and V.
@@ -468,13 +503,19 @@ type posterior struct {
 	g    *mat.Dense // n×r, nil for a diagonal factor
 	h2   []float64  // scratch, r×r
 	S, V []float64
-	ch   chol
-	h    []float64    // scratch for H, r×r
-	sg   []float64    // scratch for S^1/2 G, n×r
-	b    []float64    // G'V
-	mw   []float64    // H^-1 b
-	tmp  []float64    // H^-1 g_vFor, length r
-	acc  [2][]float64 // scratch, length r
+	effS []float64 // scratch: the effective S~ of refresh
+	// dg is the factor's diagonal correction (gp.Factor.Extra) or nil:
+	// with it the sites on f_n = g_n'w + e_n act on g_n'w through their
+	// effective sums S~ = S/(1 + dg S), V~ = V/(1 + dg S) (e_n integrated
+	// out), see eff.
+	dg  []float64
+	ch  chol
+	h   []float64    // scratch for H, r×r
+	sg  []float64    // scratch for S^1/2 G, n×r
+	b   []float64    // G'V
+	mw  []float64    // H^-1 b
+	tmp []float64    // H^-1 g_vFor, length r
+	acc [2][]float64 // scratch, length r
 	// sw is H^-1 (r×r, lower triangle) when swOK, kept up to date by the sequential
 	// updates; vFor is the item whose H^-1 g_n is in tmp, or -1.
 	sw   []float64
@@ -489,6 +530,12 @@ type posterior struct {
 
 func newPosterior(f *gp.Factor) *posterior {
 	p := &posterior{f: f, n: f.N, r: f.R, S: make([]float64, f.N), V: make([]float64, f.N), vFor: -1}
+	if f.Extra != nil {
+		if f.Diag || len(f.Extra) != f.N {
+			panic("multirater: ep: a diagonal correction needs a non-diagonal factor and one variance per item")
+		}
+		p.dg = f.Extra
+	}
 	if !f.Diag {
 		p.g = mat.NewDense(f.N, f.R, f.G)
 		p.h = make([]float64, f.R*f.R)
@@ -504,6 +551,48 @@ func newPosterior(f *gp.Factor) *posterior {
 // errNotPD is returned when H is not positive definite (negative site
 // precisions outweighing the prior).
 var errNotPD = errors.New("multirater: ep: the posterior precision I + G'SG is not positive definite")
+
+// eff returns item n's site sums as seen by the low-rank part u_n = g_n'w
+// of f_n = u_n + e_n, e_n ~ N(0, dg_n) integrated out:
+//
+//	∫ N(e; 0, d) exp(-S (u+e)^2/2 + V (u+e)) de
+//	  = (1 + dS)^{-1/2} exp(-S~ u^2/2 + V~ u + d V^2/(2(1 + dS))),
+//
+// S~ = S/(1 + dS), V~ = V/(1 + dS); ok is false when 1 + dS <= 0.
+func (p *posterior) eff(n int) (s, v float64, ok bool) {
+	if p.dg == nil {
+		return p.S[n], p.V[n], true
+	}
+	a := 1 + p.dg[n]*p.S[n]
+	return p.S[n] / a, p.V[n] / a, a > 0
+}
+
+// fromU returns f_n's marginal from that of u_n = g_n'w, N(mu, vr): with
+// a = 1 + dS, f_n | u_n ~ N((u_n + dV)/a, d/a), so f_n ~ N((mu + dV)/a,
+// vr/a^2 + d/a).
+func (p *posterior) fromU(n int, mu, vr float64) (float64, float64) {
+	if p.dg == nil {
+		return mu, vr
+	}
+	d := p.dg[n]
+	a := 1 + d*p.S[n]
+	return (mu + d*p.V[n]) / a, vr/(a*a) + d/a
+}
+
+// extraLogZ returns the terms of log Z_EP from integrating out e:
+// sum_n -1/2 log(1 + d_n S_n) + d_n V_n^2/(2(1 + d_n S_n)) (0 without a
+// diagonal correction).
+func (p *posterior) extraLogZ() float64 {
+	if p.dg == nil {
+		return 0
+	}
+	s := 0.0
+	for i, d := range p.dg {
+		a := 1 + d*p.S[i]
+		s += -0.5*math.Log(a) + 0.5*d*p.V[i]*p.V[i]/a
+	}
+	return s
+}
 
 // refresh factorises H = I + G'SG and solves for the mean, O(N r^2 + r^3).
 func (p *posterior) refresh() error {
@@ -523,10 +612,19 @@ func (p *posterior) refresh() error {
 	}
 	var pos, neg []float64
 	np, nn := 0, 0
+	if cap(p.effS) < p.n {
+		p.effS = make([]float64, p.n)
+	}
+	es := p.effS[:p.n]
 	for i := 0; i < p.n; i++ {
-		if p.S[i] > 0 {
+		s, _, ok := p.eff(i)
+		if !ok {
+			return errNotPD
+		}
+		es[i] = s
+		if s > 0 {
 			np++
-		} else if p.S[i] < 0 {
+		} else if s < 0 {
 			nn++
 		}
 	}
@@ -535,7 +633,7 @@ func (p *posterior) refresh() error {
 	neg = p.sg[np*r : (np+nn)*r]
 	ip, in := 0, 0
 	for i := 0; i < p.n; i++ {
-		s := p.S[i]
+		s := es[i]
 		switch {
 		case s > 0:
 			floats.ScaleTo(pos[ip*r:(ip+1)*r], math.Sqrt(s), p.g.RawRowView(i))
@@ -585,7 +683,7 @@ func (p *posterior) refresh() error {
 		p.b[k] = 0
 	}
 	for i := 0; i < p.n; i++ {
-		if v := p.V[i]; v != 0 {
+		if _, v, _ := p.eff(i); v != 0 {
 			floats.AddScaled(p.b, v, p.g.RawRowView(i))
 		}
 	}
@@ -601,8 +699,17 @@ func (p *posterior) refresh() error {
 // goroutines for a large r). The Cholesky factor of H is stale until the
 // next refresh, which a sweep ends with.
 func (p *posterior) updateNext(n int, dTau, dNu float64, next int) error {
+	s0, v0, _ := p.eff(n)
 	p.S[n] += dTau
 	p.V[n] += dNu
+	if p.dg != nil {
+		// The update of the effective sums (eff) acts on H and b.
+		s1, v1, ok := p.eff(n)
+		if !ok {
+			return errNotPD
+		}
+		dTau, dNu = s1-s0, v1-v0
+	}
 	if p.g == nil {
 		if sd := p.f.SD[n]; !(1+sd*sd*p.S[n] > 0) {
 			return errNotPD
@@ -791,7 +898,7 @@ func (p *posterior) marginal(n int) (mean, vr float64) {
 		p.prepare(n)
 	}
 	row := p.g.RawRowView(n)
-	return floats.Dot(row, p.mw), floats.Dot(row, p.tmp)
+	return p.fromU(n, floats.Dot(row, p.mw), floats.Dot(row, p.tmp))
 }
 
 // marginalsTo sets every item's posterior mean and variance, O(N r^2)
@@ -815,8 +922,7 @@ func (p *posterior) marginalsTo(mean, vr []float64) {
 	})
 	for i := 0; i < p.n; i++ {
 		row := x[i*r : (i+1)*r]
-		vr[i] = floats.Dot(row, row)
-		mean[i] = floats.Dot(p.g.RawRowView(i), p.mw)
+		mean[i], vr[i] = p.fromU(i, floats.Dot(p.g.RawRowView(i), p.mw), floats.Dot(row, row))
 	}
 }
 
@@ -867,6 +973,9 @@ func (p *posterior) quad() float64 {
 // with covariance G G', taking dC for its derivative.
 func (r *Result) KernelGrad(dC []mat.Symmetric) ([]float64, error) {
 	p := r.post
+	if p.dg != nil {
+		return nil, errors.New("multirater: ep: kernel gradients of a prior with a diagonal correction are not implemented")
+	}
 	n := r.fac.N
 	alpha := make([]float64, n)
 	for i := range alpha {
@@ -917,4 +1026,11 @@ func (r *Result) DrawTo(rng *rand.Rand, dst []float64) {
 	p.ch.upperSolve(x) // x ~ N(0, H^-1)
 	floats.Add(x, p.mw)
 	mat.NewVecDense(len(dst), dst).MulVec(p.g, mat.NewVecDense(p.r, x))
+	if p.dg != nil {
+		// f_n | u_n ~ N((u_n + dV)/a, d/a), a = 1 + dS.
+		for i, d := range p.dg {
+			a := 1 + d*p.S[i]
+			dst[i] = (dst[i]+d*p.V[i])/a + math.Sqrt(d/a)*rng.NormFloat64()
+		}
+	}
 }

@@ -68,6 +68,13 @@ type Factor struct {
 	// are zero beyond column k, so that those r rows form a lower
 	// triangular matrix (WhitenTo solves with it).
 	Pivots []int
+	// Extra, when not nil, is a per-item prior variance added to G G':
+	// C = G G' + diag(Extra), f = G w + e with e_n ~ N(0, Extra_n)
+	// independent (the diagonal correction of a truncated low-rank prior,
+	// as in FITC: Snelson & Ghahramani 2006, Quiñonero-Candela &
+	// Rasmussen 2005 eq. 16). Only engines that say so accept it (ep.Run,
+	// laplace.Run); a non-diagonal factor only.
+	Extra []float64
 	// g32 holds G in single precision (n×r row-major) when the factor is
 	// stored that way (see single); g then holds the same rounded values.
 	g32 []float32
@@ -78,6 +85,9 @@ type Factor struct {
 func IsDiagonal(c mat.Symmetric) bool {
 	if _, ok := c.(*mat.DiagDense); ok {
 		return true
+	}
+	if lowRankOf(c) != nil {
+		return false
 	}
 	n := c.SymmetricDim()
 	for i := 0; i < n; i++ {
@@ -99,6 +109,10 @@ func NewFactor(c mat.Symmetric) (*Factor, error) {
 	}
 	if d, ok := c.(*mat.DiagDense); ok {
 		return newDiagFactor(d.Diag(), d.At)
+	}
+	if lr := lowRankOf(c); lr != nil {
+		// G = Q Λ^{1/2} already (orthogonal columns): the eigen-factor.
+		return lr.factor(lr.r), nil
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -729,9 +743,18 @@ const MaxPrecBlock = 256
 // NewPrior returns the factor of the prior covariance cov of n items: the
 // identity's when cov is nil, else NewFactor's with G kept in single
 // precision (see Factor.Single), as the samplers use it.
+//
+// A low-rank covariance (LowRank, NewGramLowRank) gives its factor without
+// the diagonal correction (the samplers do not take Factor.Extra): a
+// truncated basis then leaves out the variance Factor.Residual.
 func NewPrior(n int, cov mat.Symmetric) (*Factor, error) {
 	if cov == nil {
 		return IdentityFactor(n), nil
+	}
+	if lr := lowRankOf(cov); lr != nil {
+		f := lr.plainFactor(lr.r)
+		f.Single()
+		return f, nil
 	}
 	f, err := NewFactor(cov)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 type Gram struct {
 	*mat.SymDense
 	x    *mat.Dense // features with C = x x', or nil (see NewGramFeatures)
+	low  *LowRank   // the covariance in low-rank form (NewGramLowRank), or nil
 	once sync.Once
 	vals []float64
 	vecs *mat.Dense
@@ -31,6 +32,47 @@ func NewGram(c *mat.SymDense) *Gram {
 	}
 	return &Gram{SymDense: c}
 }
+
+// NewGramLowRank wraps a low-rank covariance: the Gram then holds no N×N
+// matrix (its embedded SymDense is nil) and answers At, Dims, T and
+// SymmetricDim from the factor; NewFactor, NewPrior, NewPivotedFactor and
+// KeptEigen use the factor directly.
+func NewGramLowRank(c *LowRank) *Gram {
+	if c == nil {
+		panic("multirater: NewGramLowRank of a nil matrix")
+	}
+	return &Gram{low: c}
+}
+
+// LowRank returns the low-rank form of the covariance, or nil.
+func (g *Gram) LowRank() *LowRank { return g.low }
+
+// At returns element (i, j).
+func (g *Gram) At(i, j int) float64 {
+	if g.low != nil {
+		return g.low.At(i, j)
+	}
+	return g.SymDense.At(i, j)
+}
+
+// Dims returns the dimensions.
+func (g *Gram) Dims() (int, int) {
+	if g.low != nil {
+		return g.low.Dims()
+	}
+	return g.SymDense.Dims()
+}
+
+// SymmetricDim returns the number of items.
+func (g *Gram) SymmetricDim() int {
+	if g.low != nil {
+		return g.low.n
+	}
+	return g.SymDense.SymmetricDim()
+}
+
+// T returns g.
+func (g *Gram) T() mat.Matrix { return g }
 
 // NewGramFeatures wraps the kernel matrix c of a linear kernel on features:
 // c = x x' (to rounding), x being n×p with a row of features per item, as
@@ -55,6 +97,21 @@ func NewGramFeatures(c *mat.SymDense, x *mat.Dense) *Gram {
 // the matrix, computed on first use.
 func (g *Gram) eigen() ([]float64, *mat.Dense, error) {
 	g.once.Do(func() {
+		if g.low != nil {
+			// N×N only for a caller that asks for every eigenvector.
+			lr := g.low
+			g.vals = make([]float64, lr.n)
+			g.vecs = mat.NewDense(lr.n, lr.n, nil)
+			for k := 0; k < lr.r; k++ {
+				col := lr.n - 1 - k
+				g.vals[col] = lr.lam[k]
+				s := 1 / math.Sqrt(lr.lam[k])
+				for i := 0; i < lr.n; i++ {
+					g.vecs.Set(i, col, lr.g[i*lr.r+k]*s)
+				}
+			}
+			return
+		}
 		if g.x != nil {
 			if n, p := g.x.Dims(); p < n {
 				g.vals, g.vecs, g.err = featureEigen(g.x)
@@ -103,6 +160,20 @@ func featureEigen(x *mat.Dense) ([]float64, *mat.Dense, error) {
 // cov above predictRelTol of the largest (see predictRelTol).
 func KeptEigen(cov mat.Symmetric) ([]float64, []float64, error) {
 	n := cov.SymmetricDim()
+	if lr := lowRankOf(cov); lr != nil {
+		// Q = G Λ^{-1/2} for the eigenvalues kept.
+		r := 0
+		for r < lr.r && lr.lam[r] > predictRelTol*lr.lam[0] {
+			r++
+		}
+		q := make([]float64, n*r)
+		for i := 0; i < n; i++ {
+			for k := 0; k < r; k++ {
+				q[i*r+k] = lr.g[i*lr.r+k] / math.Sqrt(lr.lam[k])
+			}
+		}
+		return q, append([]float64(nil), lr.lam[:r]...), nil
+	}
 	diag := true
 	for i := 0; i < n && diag; i++ {
 		for j := 0; j < i; j++ {

@@ -45,10 +45,31 @@ func NewPivotedFactorRank(c mat.Symmetric, tol float64, maxRank int) (*Factor, e
 	if n == 0 {
 		return nil, multirater.DataErrorf("empty kernel matrix")
 	}
+	if lr := lowRankOf(c); lr != nil {
+		// The leading eigen-directions instead of pivots: the best rank-k
+		// part of the low-rank covariance for the same residual trace.
+		k := 0
+		left := lr.Trace
+		for k < lr.r && k < maxRank && (k == 0 || left > tol) {
+			left -= lr.lam[k]
+			k++
+		}
+		return lr.factor(k), nil
+	}
+	return pivoted(n, func(i int) float64 { return c.At(i, i) }, func(p int, dst []float64) {
+		for i := range dst {
+			dst[i] = c.At(i, p)
+		}
+	}, tol, maxRank)
+}
+
+// pivoted is NewPivotedFactorRank for a matrix given by its diagonal and
+// its columns (col sets dst to column p).
+func pivoted(n int, diagAt func(i int) float64, colTo func(p int, dst []float64), tol float64, maxRank int) (*Factor, error) {
 	d := make([]float64, n)
 	dmax := 0.0
 	for i := range d {
-		v := c.At(i, i)
+		v := diagAt(i)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, multirater.DataErrorf("kernel matrix element (%d, %d) is %v", i, i, v)
 		}
@@ -95,8 +116,8 @@ func NewPivotedFactorRank(c mat.Symmetric, tol float64, maxRank int) (*Factor, e
 			g, cp = ng, ncp
 		}
 		// col = C[:, p] - G[:, :r] G[p, :r]'.
+		colTo(p, col)
 		for i := range col {
-			col[i] = c.At(i, p)
 			if math.IsNaN(col[i]) || math.IsInf(col[i], 0) {
 				return nil, multirater.DataErrorf("kernel matrix element (%d, %d) is %v", i, p, col[i])
 			}

@@ -154,8 +154,15 @@ func (*Laplace) Name() string { return multirater.EngineLaplace }
 
 // Approximate finds the mode by Newton's method (warm and search do not
 // change it).
-func (e *Laplace) Approximate(fac *gp.Factor, sites []lik.Site, _ *Approx, _ bool) (*Approx, error) {
-	r, err := laplace.Run(fac, sites, e.Options)
+func (e *Laplace) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, _ bool) (*Approx, error) {
+	lo := e.Options
+	if warm != nil && warm.Laplace != nil {
+		// Newton from the last mode when the factor is the same.
+		if w, ew, f := warm.Laplace.Mode(); f == fac {
+			lo.InitW, lo.InitE = w, ew
+		}
+	}
+	r, err := laplace.Run(fac, sites, lo)
 	if err != nil {
 		return nil, err
 	}

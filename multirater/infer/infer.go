@@ -40,6 +40,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
 
 	"concord/multirater"
 	"concord/multirater/ep"
@@ -103,8 +104,24 @@ type Problem struct {
 	// at EP.Tol.
 	EP      ep.Options
 	Laplace laplace.Options
-	// Progress, when set, is called after each evaluation of the evidence.
+	// Progress, when set, is called after each evaluation of the evidence
+	// with the fraction of the maximisation done and an ETA (see
+	// progressOf).
 	Progress func(multirater.Progress)
+	// WarmEP, when not nil, holds EP sites (one per site) to start the
+	// first EP run from: the previous round's of an EM loop over
+	// parameters held fixed here (robust's error rates). Later runs start
+	// from the previous run's sites (across evaluations and restarts).
+	WarmEP *ep.Result
+	// MaxIterations bounds the L-BFGS iterations of each start; 0 means
+	// 500. An EM loop that refits the other parameters at every step may
+	// take a few (a generalised EM step only needs to raise the objective).
+	MaxIterations int
+	// GainTol: a start has converged when the objective gained less than
+	// GainTol nats in two L-BFGS iterations (or the gradient is below
+	// 1e-5); 0 means 1e-4. A search over hundreds of parameters whose
+	// last iterations gain hundredths of a nat may take 1e-2.
+	GainTol float64
 }
 
 // Approx is what both engines give at the final parameters: the Gaussian
@@ -153,19 +170,35 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	var best []float64
 	var notes []string
 	clamped := 0
+	// finalWarm is the winning start's last approximation: the final
+	// approximation starts from its sites.
+	var finalWarm *Approx
 	if ob.anyFree() {
 		starts := make([][]float64, max(p.Restarts, 1))
 		for s := range starts {
 			starts[s] = startTheta(p, ob, s, rng)
 		}
 		rs := make([]*Restart, len(starts))
+		var warm *Approx
+		if p.WarmEP != nil {
+			if len(p.WarmEP.Tau) != len(p.Sites) {
+				panic("infer: WarmEP has the wrong number of sites")
+			}
+			warm = &Approx{EP: p.WarmEP}
+		}
+		bestF := math.Inf(1)
+		ob.prog.starts = len(starts)
 		for s, x0 := range starts {
-			r, err := ob.restart(ctx, x0, pr)
+			ob.prog.start, ob.prog.evals = s, 0
+			r, err := ob.restart(ctx, x0, pr, warm, bestF)
 			if err != nil {
 				return nil, err
 			}
 			rs[s] = r
 			clamped += r.Clamped
+			if r.F < bestF {
+				bestF, finalWarm = r.F, r.last
+			}
 		}
 		var err error
 		if best, notes, err = bestRestart(p, rs); err != nil {
@@ -174,7 +207,7 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	} else {
 		best = startTheta(p, ob, 0, rng)
 	}
-	return final(ctx, ob, pr, best, notes, clamped)
+	return final(ctx, ob, pr, best, notes, clamped, finalWarm)
 }
 
 // startTheta returns start s's parameter vector: Problem.Start's
@@ -223,12 +256,12 @@ func bestRestart(p *Problem, rs []*Restart) ([]float64, []string, error) {
 
 // final sets the parameters to best and returns the engine's approximation
 // there at the tight tolerances, with its notes.
-func final(ctx context.Context, ob *objective, pr Prior, best []float64, notes []string, clamped int) (*Approx, error) {
+func final(ctx context.Context, ob *objective, pr Prior, best []float64, notes []string, clamped int, warm *Approx) (*Approx, error) {
 	p := ob.p
 	if err := ob.set(best); err != nil {
 		return nil, err
 	}
-	ev := &evaluation{prior: pr}
+	ev := &evaluation{prior: pr, warm: warm}
 	a, err := ob.approximate(ctx, ev)
 	if err != nil {
 		return nil, err
@@ -249,6 +282,65 @@ func final(ctx context.Context, ob *objective, pr Prior, best []float64, notes [
 		a.Learnt = p.Kernel.terms()
 	}
 	return a, nil
+}
+
+// firstStartEvals is the number of evidence evaluations the progress
+// expects of a start of the maximisation until one has finished (then the
+// largest seen; L-BFGS from the first start takes 20-60 on the ladder).
+const firstStartEvals = 40
+
+// evidenceProgress estimates the fraction done of an evidence
+// maximisation: starts done plus the current start's evaluations over
+// those expected (capped at 95% of a start), and the ETA from the rate so
+// far.
+type evidenceProgress struct {
+	starts, start, evals, expect int
+}
+
+func (e *evidenceProgress) done(evals int) { e.expect = max(e.expect, evals) }
+
+func (e *evidenceProgress) progress(elapsed time.Duration) multirater.Progress {
+	cur := math.Min(float64(e.evals)/float64(e.expect), 0.95)
+	f := (float64(e.start) + cur) / float64(e.starts)
+	pr := multirater.Progress{Fraction: f, Elapsed: elapsed, Phase: fmt.Sprintf("maximising the evidence (start %d of %d, %d evaluations)", e.start+1, e.starts, e.evals)}
+	if f > 0 {
+		pr.ETA = time.Duration(float64(elapsed) * (1 - f) / f)
+	}
+	return pr
+}
+
+// hopeless is L-BFGS's convergence test with an early stop for a start
+// that cannot win: after hopelessAfter iterations, a start whose
+// objective is still more than hopelessGap nats (or that fraction of the
+// best's magnitude, if larger) worse than the best start's optimum so far
+// is stopped. Its note says so.
+type hopeless struct {
+	optimize.FunctionConverge
+	best    float64
+	stopped bool
+	gap     float64
+	iter    int
+}
+
+const (
+	hopelessAfter = 15
+	hopelessGap   = 20.0
+)
+
+func (h *hopeless) Init(dim int) {
+	h.FunctionConverge.Init(dim)
+	h.iter, h.stopped = 0, false
+}
+
+func (h *hopeless) Converged(loc *optimize.Location) optimize.Status {
+	h.iter++
+	if h.iter >= hopelessAfter && !math.IsInf(h.best, 1) {
+		if gap := loc.F - h.best; gap > math.Max(hopelessGap, 1e-2*math.Abs(h.best)) {
+			h.stopped, h.gap = true, gap
+			return optimize.FunctionConvergence
+		}
+	}
+	return h.FunctionConverge.Converged(loc)
 }
 
 // LearnKernel are kernel terms whose hyperparameters a family's data asks

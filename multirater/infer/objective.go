@@ -8,7 +8,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"concord/multirater"
 	"concord/multirater/gp"
 )
 
@@ -73,11 +72,14 @@ type objective struct {
 	// base holds start 0's values, those of the fixed parameters.
 	base  []float64
 	start time.Time
+	// prog estimates the fraction done for Problem.Progress.
+	prog *evidenceProgress
 }
 
 // newObjective lays out p's parameters.
 func newObjective(p *Problem, engine Engine, start time.Time) *objective {
-	ob := &objective{p: p, engine: engine, off: make([]int, len(p.Liks)+1), start: start}
+	ob := &objective{p: p, engine: engine, off: make([]int, len(p.Liks)+1), start: start,
+		prog: &evidenceProgress{starts: 1, expect: firstStartEvals}}
 	for l, o := range p.Liks {
 		ob.off[l+1] = ob.off[l]
 		if o != nil {
@@ -197,8 +199,9 @@ func (ob *objective) eval(ctx context.Context, ev *evaluation, theta, grad []flo
 			grad[k] = -grad[k]
 		}
 	}
+	ob.prog.evals++
 	if ob.p.Progress != nil {
-		ob.p.Progress(multirater.Progress{Elapsed: time.Since(ob.start), Phase: "maximising the evidence"})
+		ob.p.Progress(ob.prog.progress(time.Since(ob.start)))
 	}
 	return -val, nil
 }

@@ -23,6 +23,9 @@ type Restart struct {
 	Clamped int
 	// Err is the last evaluation's error, if any.
 	Err error
+	// last is the last approximation of the search (the final one's warm
+	// start when this start wins).
+	last *Approx
 }
 
 // restart maximises the objective by L-BFGS (gonum/optimize) from x0: one
@@ -32,8 +35,13 @@ type Restart struct {
 // to the next; a start run elsewhere would begin with a Prior of its own).
 // Converged when the objective has gained less than 1e-4 nats in two
 // iterations, or the gradient is below 1e-5.
-func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior) (*Restart, error) {
-	ev := &evaluation{prior: pr, search: true}
+//
+// warm, when not nil, starts the first EP run (Problem.WarmEP: an EM
+// loop's previous sites, the same for every start, so that the starts stay
+// independent). best is the best start's objective so far (+Inf for none):
+// a start that stays far below it is stopped early (hopeless).
+func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *Approx, best float64) (*Restart, error) {
+	ev := &evaluation{prior: pr, search: true, warm: warm}
 	res := &Restart{}
 	// L-BFGS asks for the value and the gradient at the same points: one
 	// engine run gives both.
@@ -55,8 +63,18 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior) (*Rest
 		Func: func(x []float64) float64 { eval(x); return cv },
 		Grad: func(g, x []float64) { eval(x); copy(g, cg) },
 	}
-	r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: 500,
-		Converger: &optimize.FunctionConverge{Absolute: 1e-4, Iterations: 2}}, &optimize.LBFGS{})
+	maxIter := ob.p.MaxIterations
+	if maxIter == 0 {
+		maxIter = 500
+	}
+	gain := ob.p.GainTol
+	if gain == 0 {
+		gain = 1e-4
+	}
+	conv := &hopeless{FunctionConverge: optimize.FunctionConverge{Absolute: gain, Iterations: 2}, best: best}
+	r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: maxIter,
+		Converger: conv}, &optimize.LBFGS{})
+	ob.prog.done(ob.prog.evals)
 	if err != nil && r == nil {
 		return nil, fmt.Errorf("multirater: evidence maximisation: %w", err)
 	}
@@ -64,11 +82,14 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior) (*Rest
 		return nil, ctxErr
 	}
 	res.Status = "converged"
-	if err != nil {
+	switch {
+	case err != nil:
 		res.Status = err.Error()
-	} else if r.Status != optimize.GradientThreshold && r.Status != optimize.FunctionConvergence {
+	case conv.stopped:
+		res.Status = fmt.Sprintf("stopped early: %.1f nats below the best start after %d iterations", conv.gap, r.Stats.MajorIterations)
+	case r.Status != optimize.GradientThreshold && r.Status != optimize.FunctionConvergence:
 		res.Status = r.Status.String()
 	}
-	res.X, res.F, res.Iterations, res.Clamped = r.X, r.F, r.Stats.MajorIterations, ev.clamped
+	res.X, res.F, res.Iterations, res.Clamped, res.last = r.X, r.F, r.Stats.MajorIterations, ev.clamped, ev.warm
 	return res, nil
 }

@@ -13,6 +13,14 @@
 // factor (O(N + M) for the identity kernel); a step that does not increase
 // Psi is halved. The log evidence is Chu & Ghahramani's eq. 11,
 // log q(y) = Psi(w*) - 1/2 log|I + G'WG|.
+//
+// A factor with a diagonal correction (gp.Factor.Extra = D, the FITC-style
+// prior C = G G' + D of a truncated low-rank basis) adds independent
+// per-item terms, f = G w + e, e ~ N(0, D): Newton's method runs on (w, e)
+// and eliminates e in each step (Schur complement), so that it still solves
+// with the r×r matrix H = I + G'W~G, W~ = W/(1 + DW); the evidence gains
+// -1/2 sum_n log(1 + D_n W_n) (block determinant) and the marginals are
+// Var f_n = (g_n'H^-1 g_n)/(1 + D_n W_n)^2 + D_n/(1 + D_n W_n).
 package laplace
 
 import (
@@ -21,6 +29,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater/gp"
@@ -32,6 +42,11 @@ import (
 type Options struct {
 	// MaxIter bounds the Newton steps; 0 means 100.
 	MaxIter int
+	// InitW and InitE, when InitW has one entry per column of the factor
+	// (and InitE one per item for a factor with a diagonal correction),
+	// start Newton's method there instead of at 0: a warm start from the
+	// mode of nearby parameters on the same factor (Result.Mode).
+	InitW, InitE []float64
 	// Tol: the mode is found when a step changes Psi by less than Tol and
 	// moves no latent value by more than Tol (relative to 1 + |f|); 0 means
 	// 1e-10.
@@ -57,7 +72,22 @@ type Result struct {
 	chol *mat.Cholesky
 	w    *mat.VecDense // the mode in whitened coordinates
 	d3   []float64     // per item third derivative of log p(y | f) at the mode
-	u    []float64     // Sigma a, a_n = Var_n d3_n / 2 (see Implicit)
+	// extra is the factor's diagonal correction D (nil without), and
+	// wtil = W/(1 + DW) the weights of H with it.
+	extra, wtil []float64
+	u           []float64 // Sigma a, a_n = Var_n d3_n / 2 (see Implicit)
+	// e is the mode's diagonal-correction part (nil without).
+	e []float64
+}
+
+// Mode returns the mode in the coordinates of Run (w, and e for a factor
+// with a diagonal correction) and the factor it was found on: a warm
+// start for Options.InitW and InitE on the same factor.
+func (res *Result) Mode() (w, e []float64, f *gp.Factor) {
+	if res.w == nil {
+		return nil, nil, res.f
+	}
+	return res.w.RawVector().Data, res.e, res.f
 }
 
 // DrawTo sets dst to a draw of the items' latent values from the Laplace
@@ -80,6 +110,15 @@ func (res *Result) DrawTo(rng *rand.Rand, dst []float64) {
 	var x mat.VecDense
 	if err := x.SolveVec(&u, z); err != nil {
 		panic("multirater: laplace: triangular solve failed: " + err.Error())
+	}
+	if res.extra != nil {
+		// f = mode + A G x + (D/(1 + DW))^1/2 z, A = diag(1/(1 + DW)).
+		mat.NewVecDense(len(dst), dst).MulVec(res.g, &x)
+		for i, d := range res.extra {
+			a := 1 + d*res.W[i]
+			dst[i] = res.Mean[i] + dst[i]/a + math.Sqrt(d/a)*rng.NormFloat64()
+		}
+		return
 	}
 	x.AddVec(&x, res.w)
 	mat.NewVecDense(len(dst), dst).MulVec(res.g, &x)
@@ -107,7 +146,11 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 		tol = 1e-10
 	}
 	nt := newNewton(f, sites)
-	psi, err := nt.eval(nt.w)
+	if len(opts.InitW) == f.R && (nt.extra == nil || len(opts.InitE) == n) {
+		copy(nt.w, opts.InitW)
+		copy(nt.e, opts.InitE)
+	}
+	psi, err := nt.eval(nt.w, nt.e)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +188,10 @@ type newton struct {
 	w, fv, grad, wt []float64
 	// scratch
 	newW, trial, rhs []float64
+	// extra is the factor's diagonal correction D (nil without): f = G w
+	// + e, e ~ N(0, D); e, eNew, eTrial are its current, Newton and trial
+	// values, wtil = W/(1 + DW) and t the Newton right-hand side.
+	extra, e, eNew, eTrial, wtil, t []float64
 }
 
 func newNewton(f *gp.Factor, sites []lik.Site) *newton {
@@ -154,13 +201,23 @@ func newNewton(f *gp.Factor, sites []lik.Site) *newton {
 	if !f.Diag {
 		nt.g = mat.NewDense(n, r, f.G)
 	}
+	if f.Extra != nil {
+		if f.Diag || len(f.Extra) != n {
+			panic("multirater: laplace: a diagonal correction needs a non-diagonal factor and one variance per item")
+		}
+		nt.extra = f.Extra
+		nt.e, nt.eNew, nt.eTrial, nt.wtil, nt.t = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	}
 	return nt
 }
 
-// eval sets fv = G w and returns Psi(w), filling grad and wt.
-func (nt *newton) eval(w []float64) (float64, error) {
+// eval sets fv = G w (+ e) and returns Psi(w, e), filling grad and wt.
+func (nt *newton) eval(w, e []float64) (float64, error) {
 	grad, wt := nt.grad, nt.wt
 	mulG(nt.f, nt.g, nt.fv, w)
+	for i, v := range e {
+		nt.fv[i] += v
+	}
 	for i := range grad {
 		grad[i], wt[i] = 0, 0
 	}
@@ -185,6 +242,11 @@ func (nt *newton) eval(w []float64) (float64, error) {
 	for _, v := range w {
 		psi -= 0.5 * v * v
 	}
+	for i, v := range e {
+		if v != 0 {
+			psi -= 0.5 * v * v / nt.extra[i]
+		}
+	}
 	if math.IsNaN(psi) || math.IsInf(psi, 0) {
 		return 0, fmt.Errorf("multirater: laplace: log posterior is %v", psi)
 	}
@@ -199,14 +261,36 @@ func (nt *newton) step(psi float64) (float64, error) {
 	for i := range nt.rhs {
 		nt.rhs[i] = nt.wt[i]*nt.fv[i] + nt.grad[i]
 	}
-	if err := solveH(nt.f, nt.g, &nt.chol, nt.wt, nt.newW, nt.rhs); err != nil {
+	hw := nt.wt
+	if nt.extra != nil {
+		// Eliminate e (Schur complement): H = I + G'W~G with
+		// W~ = W/(1 + DW), right-hand side t/(1 + DW); then
+		// e' = D(t - W G w')/(1 + DW).
+		copy(nt.t, nt.rhs)
+		for i, d := range nt.extra {
+			a := 1 + d*nt.wt[i]
+			nt.wtil[i] = nt.wt[i] / a
+			nt.rhs[i] = nt.t[i] / a
+		}
+		hw = nt.wtil
+	}
+	if err := solveH(nt.f, nt.g, &nt.chol, hw, nt.newW, nt.rhs); err != nil {
 		return 0, err
+	}
+	if nt.extra != nil {
+		mulG(nt.f, nt.g, nt.eNew, nt.newW)
+		for i, d := range nt.extra {
+			nt.eNew[i] = d * (nt.t[i] - nt.wt[i]*nt.eNew[i]) / (1 + d*nt.wt[i])
+		}
 	}
 	for step := 1.0; ; step /= 2 {
 		for k := range nt.trial {
 			nt.trial[k] = nt.w[k] + step*(nt.newW[k]-nt.w[k])
 		}
-		psiNew, err := nt.eval(nt.trial)
+		for i := range nt.eTrial {
+			nt.eTrial[i] = nt.e[i] + step*(nt.eNew[i]-nt.e[i])
+		}
+		psiNew, err := nt.eval(nt.trial, nt.eTrial)
 		if err == nil && psiNew >= psi-1e-12*math.Abs(psi) {
 			break
 		}
@@ -215,16 +299,20 @@ func (nt *newton) step(psi float64) (float64, error) {
 				return 0, err
 			}
 			copy(nt.trial, nt.w) // keep the current point
+			copy(nt.eTrial, nt.e)
 			break
 		}
 	}
 	copy(nt.w, nt.trial)
-	return nt.eval(nt.w)
+	copy(nt.e, nt.eTrial)
+	return nt.eval(nt.w, nt.e)
 }
 
 // finish fills res at the current point (the mode when converged).
 func (nt *newton) finish(res *Result, psi float64) (*Result, error) {
 	res.W, res.Grad, res.d3 = append([]float64(nil), nt.wt...), append([]float64(nil), nt.grad...), third(nt.sites, nt.fv)
+	res.extra = nt.extra
+	res.e = append([]float64(nil), nt.e...)
 	return res.finish(nt.f, nt.g, &nt.chol, nt.w, nt.fv, nt.wt, psi)
 }
 
@@ -244,7 +332,18 @@ func (res *Result) finish(f *gp.Factor, g *mat.Dense, chol *mat.Cholesky, w, fv,
 		res.LogZ = psi - 0.5*logDet
 		return res, nil
 	}
-	if err := factorH(g, chol, wt); err != nil {
+	hw := wt
+	extraDet := 0.0
+	if res.extra != nil {
+		res.wtil = make([]float64, n)
+		for i, d := range res.extra {
+			a := 1 + d*wt[i]
+			res.wtil[i] = wt[i] / a
+			extraDet += math.Log(a)
+		}
+		hw = res.wtil
+	}
+	if err := factorH(g, chol, hw); err != nil {
 		return nil, err
 	}
 	var l mat.TriDense
@@ -260,8 +359,13 @@ func (res *Result) finish(f *gp.Factor, g *mat.Dense, chol *mat.Cholesky, w, fv,
 			s += v * v
 		}
 		res.Var[i] = s
+		if res.extra != nil {
+			d := res.extra[i]
+			a := 1 + d*wt[i]
+			res.Var[i] = s/(a*a) + d/a
+		}
 	}
-	res.LogZ = psi - 0.5*chol.LogDet()
+	res.LogZ = psi - 0.5*chol.LogDet() - 0.5*extraDet
 	return res, nil
 }
 
@@ -278,26 +382,36 @@ func mulG(f *gp.Factor, g *mat.Dense, dst, w []float64) {
 
 // factorH factorises H = I + G' diag(wt) G.
 func factorH(g *mat.Dense, chol *mat.Cholesky, wt []float64) error {
+	// H = I + (W^1/2 G)'(W^1/2 G) by a symmetric rank-n update (half the
+	// multiply-adds of a general product; W >= 0 here), rows with W = 0
+	// left out.
 	n, r := g.Dims()
-	gw := mat.NewDense(n, r, nil)
-	for i := 0; i < n; i++ {
-		row := g.RawRowView(i)
-		dst := gw.RawRowView(i)
-		for k, v := range row {
-			dst[k] = v * wt[i]
+	rows := 0
+	for _, v := range wt[:n] {
+		if v > 0 {
+			rows++
 		}
 	}
-	var prod mat.Dense
-	prod.Mul(g.T(), gw)
-	h := mat.NewSymDense(r, nil)
-	for i := 0; i < r; i++ {
-		for k := i; k < r; k++ {
-			v := 0.5 * (prod.At(i, k) + prod.At(k, i))
-			if i == k {
-				v++
-			}
-			h.SetSym(i, k, v)
+	sg := make([]float64, rows*r)
+	k := 0
+	for i := 0; i < n; i++ {
+		if !(wt[i] > 0) {
+			continue
 		}
+		s := math.Sqrt(wt[i])
+		dst := sg[k*r : (k+1)*r]
+		for c, v := range g.RawRowView(i) {
+			dst[c] = s * v
+		}
+		k++
+	}
+	h := mat.NewSymDense(r, nil)
+	raw := h.RawSymmetric()
+	for i := 0; i < r; i++ {
+		raw.Data[i*raw.Stride+i] = 1
+	}
+	if rows > 0 {
+		blas64.Syrk(blas.Trans, 1, blas64.General{Rows: rows, Cols: r, Stride: r, Data: sg}, 1, raw)
 	}
 	if !chol.Factorize(h) {
 		return errors.New("multirater: laplace: I + G'WG is not positive definite")
@@ -357,13 +471,24 @@ func (res *Result) Implicit() []float64 {
 		}
 		return res.u
 	}
-	// Sigma a = G H^-1 G' a.
+	// Sigma a = G H^-1 G' a; with a diagonal correction
+	// Sigma a = A G H^-1 G' A a + D A a, A = diag(1/(1 + DW)).
+	in := a
+	if res.extra != nil {
+		in = make([]float64, n)
+		for i, d := range res.extra {
+			in[i] = a[i] / (1 + d*res.W[i])
+		}
+	}
 	var b, x mat.VecDense
-	b.MulVec(res.g.T(), mat.NewVecDense(n, a))
+	b.MulVec(res.g.T(), mat.NewVecDense(n, in))
 	if err := res.chol.SolveVecTo(&x, &b); err != nil {
 		panic("multirater: laplace: Implicit: " + err.Error())
 	}
 	mat.NewVecDense(n, res.u).MulVec(res.g, &x)
+	for i, d := range res.extra {
+		res.u[i] = res.u[i]/(1+d*res.W[i]) + d*in[i]
+	}
 	return res.u
 }
 
@@ -374,6 +499,9 @@ func (res *Result) Implicit() []float64 {
 // b' dC alpha through the mode, b = (I + W C)^-1 a (Rasmussen & Williams
 // eq. 5.22-5.24), evaluated in the factor's terms (gp.SiteKernelGrad).
 func (res *Result) KernelGrad(dC []mat.Symmetric) []float64 {
+	if res.extra != nil {
+		panic("multirater: laplace: KernelGrad of a prior with a diagonal correction is not implemented")
+	}
 	n := len(res.Mean)
 	a := make([]float64, n)
 	for i := range a {

@@ -17,6 +17,7 @@ import (
 	"concord/multirater/infer"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
+	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 )
 
@@ -297,9 +298,14 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 		byItem[r.Item] = append(byItem[r.Item], r)
 	}
 	res.Items = make([]multirater.ItemResult, n)
+	pr := make([]float64, nk)
+	rated := make([]int, nl) // rated[l] == i+1: rater l labelled item i
 	for i := range res.Items {
 		it := &res.Items[i]
 		it.ID, it.NLabels = data.ItemIDs[i], len(byItem[i])
+		for _, r := range byItem[i] {
+			rated[r.Rater] = i + 1
+		}
 		mu, sd := a.Mean[i], math.Sqrt(a.Var[i])
 		it.Score = multirater.NormalEstimate(mu, sd)
 		if len(byItem[i]) > 0 {
@@ -308,16 +314,24 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 				it.Labels[data.RaterIDs[r.Rater]] = data.Levels[r.Level]
 			}
 		}
+		// The consensus averages every rater's predictive distribution;
+		// the document keeps those of the raters who labelled the item
+		// (linear in the labels, not items x raters).
 		cons := make([]float64, nk)
-		it.RaterGradeProbs = make(map[string][]float64, nl)
+		it.RaterGradeProbs = make(map[string][]float64, len(byItem[i]))
 		for l, o := range liks {
-			pr := make([]float64, nk)
 			for k := range pr {
 				lz, _, _ := o.Tilted(float64(k), mu, a.Var[i])
-				pr[k] = mcmcRound(math.Exp(lz))
-				cons[k] += math.Exp(lz) / float64(nl)
+				pr[k] = math.Exp(lz)
+				cons[k] += pr[k] / float64(nl)
 			}
-			it.RaterGradeProbs[data.RaterIDs[l]] = pr
+			if rated[l] == i+1 {
+				out := make([]float64, nk)
+				for k, v := range pr {
+					out[k] = mcmcRound(v)
+				}
+				it.RaterGradeProbs[data.RaterIDs[l]] = out
+			}
 		}
 		it.GradeProbs = make(map[string]float64, nk)
 		bestK := 0
@@ -347,9 +361,19 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	res.SortFlags()
 
 	// Joint draws: ranks and the draws kept for prediction.
+	// The document keeps at most mcmc.MaxKeptNumbers latent values (at
+	// least 50 draws), evenly spaced among the rank draws, as the Gibbs
+	// fits do: linear in the items.
 	keep := opts.KeepDraws
-	draws := &multirater.Draws{N: keep}
+	stored := min(keep, max(50, mcmc.MaxKeptNumbers/max(n, 1)))
+	draws := &multirater.Draws{}
+	drawIdx := 0
 	ranks := a.Ranks(rng, keep, func(m []float64) {
+		s := drawIdx
+		drawIdx++
+		if s*stored/keep == (s+1)*stored/keep {
+			return
+		}
 		alpha := make([]float64, nl)
 		th := make([][]float64, nl)
 		for l, o := range liks {
@@ -363,13 +387,14 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 		}
 		draws.M = append(draws.M, m)
 	})
+	draws.N = len(draws.M)
 	res.Draws = draws
-	dg.Draws = keep
+	dg.Draws = draws.N
 	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
 	for i := range res.Items {
 		res.Items[i].Rank = ranks[i]
 	}
-	dg.Notes = append(dg.Notes, fmt.Sprintf("ranks and the kept draws come from %d joint draws of the Gaussian posterior approximation with the rater parameters at their estimates", keep))
+	dg.Notes = append(dg.Notes, fmt.Sprintf("ranks come from %d joint draws of the Gaussian posterior approximation with the rater parameters at their estimates, %d of them kept in the result", keep, draws.N))
 	return res
 }
 

@@ -290,8 +290,12 @@ func TestOrdinalBookkeeping(t *testing.T) {
 		if it.Rank.Q025 < 1 || it.Rank.Q975 > float64(len(d.ItemIDs)) || it.Rank.Q025 > it.Rank.Q975 {
 			t.Errorf("item %s: rank interval %+v", it.ID, *it.Rank)
 		}
-		if len(it.RaterGradeProbs) != len(d.RaterIDs) {
-			t.Errorf("item %s: %d rater distributions", it.ID, len(it.RaterGradeProbs))
+		// One distribution per rater who labelled the item.
+		if len(it.RaterGradeProbs) != len(it.Labels) {
+			t.Errorf("item %s: %d rater distributions for %d labelling raters", it.ID, len(it.RaterGradeProbs), len(it.Labels))
+		}
+		for r := range it.Labels {
+			checkLevels(t, "item "+it.ID+" rater "+r, it.RaterGradeProbs[r], len(d.Levels))
 		}
 	}
 	un := res.Items[len(res.Items)-1]
@@ -392,7 +396,7 @@ func TestOrdinalEdgeCases(t *testing.T) {
 	})
 
 	t.Run("some levels unused", func(t *testing.T) {
-		// Rater "mid" never uses levels 1 and 5.
+		// Rater "mid" never uses levels 1 and 5 (and labels every item).
 		d := &Data{ItemIDs: ids, RaterIDs: []string{"full", "mid"}, Levels: []string{"1", "2", "3", "4", "5"}}
 		for i, m := range truth {
 			d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: 0, Level: cut(m, -1, -0.3, 0.3, 1)})
@@ -725,5 +729,25 @@ func TestOrdinalCancelAndProgress(t *testing.T) {
 	}
 	if gap := reports[2].Elapsed - reports[1].Elapsed; gap > 60*time.Second {
 		t.Errorf("%v between progress reports", gap)
+	}
+}
+
+// checkLevels checks that p is a distribution over k levels (to the
+// 6-digit rounding of the result).
+func checkLevels(t *testing.T, what string, p []float64, k int) {
+	t.Helper()
+	if len(p) != k {
+		t.Errorf("%s: %d probabilities for %d levels", what, len(p), k)
+		return
+	}
+	sum := 0.0
+	for _, v := range p {
+		if v < 0 || v > 1 {
+			t.Errorf("%s: probability %v", what, v)
+		}
+		sum += v
+	}
+	if math.Abs(sum-1) > 1e-5 {
+		t.Errorf("%s: probabilities sum to %v", what, sum)
 	}
 }

@@ -227,13 +227,22 @@ func rankItems(items []multirater.ItemResult, chains []*ordChain, ns int) {
 // (Rogers et al. eq. 3).
 func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, chains []*ordChain, keep [][2]int, flagBelow float64) {
 	k, nl, n := md.nk, md.nl, md.n
-	probs := make([]float64, n*nl*k) // [item][rater][level]
+	// Per item: every rater's distribution in a scratch block (nl*k), of
+	// which the consensus (cons, [item][level]) and the labels' own
+	// (perLabel, [rating][level]) are kept: linear in items and labels,
+	// never items x raters.
+	byItem := make([][]int, n)
+	for j, r := range data.Ratings {
+		byItem[r.Item] = append(byItem[r.Item], j)
+	}
+	cons := make([]float64, n*k)
+	perLabel := make([]float64, len(data.Ratings)*k)
 	numeric.ParallelFor(n, func(item int) {
 		// phi[j] = Phi(z_j) and q[j] = 1 - Phi(z_j) at the standardised
 		// thresholds, each from one erfc and accurate where it is small.
 		phi := make([]float64, k+1)
 		q := make([]float64, k+1)
-		p := probs[item*nl*k : (item+1)*nl*k]
+		p := make([]float64, nl*k)
 		for _, cd := range keep {
 			ch := chains[cd[0]]
 			i := cd[1]
@@ -268,28 +277,36 @@ func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, ch
 			}
 		}
 		inv := 1 / float64(len(keep))
-		for i := range p {
-			p[i] *= inv
+		cs := cons[item*k : (item+1)*k]
+		for l := 0; l < nl; l++ {
+			for c := 0; c < k; c++ {
+				p[l*k+c] *= inv
+				cs[c] += p[l*k+c] / float64(nl)
+			}
+		}
+		for _, j := range byItem[item] {
+			l := data.Ratings[j].Rater
+			copy(perLabel[j*k:(j+1)*k], p[l*k:(l+1)*k])
 		}
 	})
 	for item := range res.Items {
 		it := &res.Items[item]
 		it.GradeProbs = make(map[string]float64, k)
-		it.RaterGradeProbs = make(map[string][]float64, nl)
-		cons := make([]float64, k)
-		for l := 0; l < nl; l++ {
-			p := probs[(item*nl+l)*k : (item*nl+l+1)*k]
+		// The raters who labelled the item (the document stays linear in
+		// the labels).
+		it.RaterGradeProbs = make(map[string][]float64, len(byItem[item]))
+		for _, j := range byItem[item] {
 			rp := make([]float64, k)
 			for c := range rp {
-				rp[c] = numeric.Round6(p[c])
-				cons[c] += p[c] / float64(nl)
+				rp[c] = numeric.Round6(perLabel[j*k+c])
 			}
-			it.RaterGradeProbs[data.RaterIDs[l]] = rp
+			it.RaterGradeProbs[data.RaterIDs[data.Ratings[j].Rater]] = rp
 		}
+		cs := cons[item*k : (item+1)*k]
 		best := 0
-		for c := range cons {
-			it.GradeProbs[data.Levels[c]] = numeric.Round6(cons[c])
-			if cons[c] > cons[best] {
+		for c := range cs {
+			it.GradeProbs[data.Levels[c]] = numeric.Round6(cs[c])
+			if cs[c] > cs[best] {
 				best = c
 			}
 		}
@@ -297,8 +314,8 @@ func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, ch
 	}
 	sumLog := make([]float64, nl)
 	res.Flags = []multirater.Flag{}
-	for _, r := range data.Ratings {
-		p := probs[(r.Item*nl+r.Rater)*k : (r.Item*nl+r.Rater+1)*k]
+	for j, r := range data.Ratings {
+		p := perLabel[j*k : (j+1)*k]
 		pr := p[r.Level]
 		sumLog[r.Rater] += math.Log(math.Max(pr, 1e-300))
 		if pr < flagBelow {
