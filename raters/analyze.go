@@ -104,7 +104,7 @@ func (o Options) check() {
 	if o.Ties != TieFrequent && o.Ties != TieFirst {
 		panic(fmt.Sprintf("raters: unknown TieRule %d", o.Ties))
 	}
-	if o.Gold != nil && len(o.Gold) != 0 && o.DSGold && !hasGold(o.Gold) {
+	if len(o.Gold) != 0 && o.DSGold && !hasGold(o.Gold) {
 		panic("raters: Options.DSGold without gold classes")
 	}
 	if o.CI != CIT && o.CI != CINormal {

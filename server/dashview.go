@@ -102,22 +102,6 @@ func parseIntField(name, v string) (int, error) {
 	return n, nil
 }
 
-func parseFloatField(name, v string) (float64, error) {
-	x, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0, annotations.Errorf(annotations.EINVALID, "%s %q: expected a number", name, v)
-	}
-	return x, nil
-}
-
-func parseUintField(name, v string) (uint64, error) {
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return 0, annotations.Errorf(annotations.EINVALID, "%s %q: expected a whole number from 0 up", name, v)
-	}
-	return n, nil
-}
-
 // rankRow is one row of the consensus ranking table.
 type rankRow struct {
 	Rank                    float64

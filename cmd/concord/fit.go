@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -304,15 +303,6 @@ func streamFitResult(w io.Writer, res *multirater.FitResult) error {
 		return fmt.Errorf("encoding the result: %w", err)
 	}
 	return bw.Flush()
-}
-
-// encodeFitResult is the fit result document as concord fit writes it.
-func encodeFitResult(res *multirater.FitResult) ([]byte, error) {
-	b, err := json.MarshalIndent(res, "", " ")
-	if err != nil {
-		return nil, fmt.Errorf("encoding the result: %w", err)
-	}
-	return append(b, '\n'), nil
 }
 
 // printFitSummary prints the verdict, the top of the consensus ranking and

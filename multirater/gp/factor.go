@@ -404,7 +404,7 @@ type PosteriorStats struct {
 type Posterior struct {
 	f *Factor
 	// scratch, length r or n.
-	RHS, x, res, z, p, hp, tn, gp, tn2 []float64
+	RHS, res, z, p, hp, tn, gp, tn2 []float64
 	prec                               []float64
 	precSet                            bool
 	blockK                             int
