@@ -4,12 +4,12 @@
 #
 # Run from raters/testdata with Debian's r-base-core (bookworm, R 4.2):
 #
-#     Rscript make_reference_irrcac_tables.R > reference_irrcac_tables.csv
+#     IRRCAC_R=/path/to/irrCAC/R Rscript make_reference_irrcac_tables.R > reference_irrcac_tables.csv
 #
-# irrCAC is not packaged by Debian: irrcac_R/ holds its R sources verbatim
-# (CRAN irrCAC 1.0, github.com/cran/irrCAC @ 41b40b4, R/agree.coeff2.r,
-# R/agree.coeff3.dist.r and R/weights.gen.r, GPL >= 2), which this script
-# sources. The inputs are the package's inst/extdata tables
+# irrCAC is not packaged by Debian, and its sources are not kept in this
+# repository: fetch CRAN irrCAC 1.0 (github.com/cran/irrCAC @ 41b40b4, GPL >= 2)
+# and point IRRCAC_R at its R/ folder (agree.coeff2.r, agree.coeff3.dist.r
+# and weights.gen.r are sourced from there). The inputs are the package's inst/extdata tables
 # irrcac_cont3x3abstractors.csv, irrcac_cont4x4diagnosis.csv (two-rater
 # contingency tables) and irrcac_distrib.6raters.csv, irrcac_cac.dist4cat.csv
 # (per-subject category counts). The weights are on the category positions
@@ -20,9 +20,10 @@
 # lcb and ucb are parsed from irrCAC's conf.int (rounded by irrCAC to 3
 # decimals) and p_value is irrCAC's 2*(1-pt(coeff/se, n-1)) (the table
 # functions print it with 4 significant digits).
-source("irrcac_R/weights.gen.r")
-source("irrcac_R/agree.coeff2.r")
-source("irrcac_R/agree.coeff3.dist.r")
+src <- Sys.getenv("IRRCAC_R", unset = "irrcac_R")
+source(file.path(src, "weights.gen.r"))
+source(file.path(src, "agree.coeff2.r"))
+source(file.path(src, "agree.coeff3.dist.r"))
 
 weights <- c("unweighted", "linear", "quadratic", "ordinal", "radical", "ratio", "circular", "bipolar")
 wmat <- function(name, q) {
