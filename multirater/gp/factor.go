@@ -405,11 +405,11 @@ type Posterior struct {
 	f *Factor
 	// scratch, length r or n.
 	RHS, res, z, p, hp, tn, gp, tn2 []float64
-	prec                               []float64
-	precSet                            bool
-	blockK                             int
-	block                              []float64
-	blockInv                           bool
+	prec                            []float64
+	precSet                         bool
+	blockK                          int
+	block                           []float64
+	blockInv                        bool
 	// tolH, when positive, replaces the stopping rule of conjugate
 	// gradients: stop when r'P^{-1}r <= tolH^2 r (r = dim w), P the
 	// preconditioner and r the residual. With e the error of the solution,
