@@ -100,6 +100,7 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 	note := func(at int, rl RawLabel, col, msg string) {
 		found = append(found, located{at, Problem{Line: rl.Line, Row: rl.Row, Column: col, Msg: msg}})
 	}
+	kinds := map[string]raterKindAt{} // rater id -> the first row that marked its kind
 	out := make([]Label, 0, len(p.Labels))
 	keys := make([]uint64, 0, len(p.Labels)) // item index << 32 | rater index, per label of out
 	src := make([]int32, 0, len(p.Labels))   // index in p.Labels, per label of out
@@ -137,10 +138,31 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 			}
 			ok = false
 		}
+		prob := 0.0
+		if rl.Prob != "" {
+			pv, err := strconv.ParseFloat(rl.Prob, 64)
+			if err != nil || !(pv > 0 && pv <= 1) {
+				note(i, rl, rl.ProbCol, fmt.Sprintf("probability %q is not a number in (0, 1] (expected the rater's probability of the label given, or an empty cell)", rl.Prob))
+				ok = false
+			}
+			prob = pv
+		}
+		if rl.Kind != "" {
+			model, known := parseRaterKind(rl.Kind)
+			if !known {
+				note(i, rl, rl.KindCol, fmt.Sprintf("rater kind %q is not one of model, human, true, false, yes, no, 1, 0", rl.Kind))
+				ok = false
+			} else if prev, seen := kinds[rl.Rater]; seen && prev.model != model {
+				note(i, rl, rl.KindCol, fmt.Sprintf("rater %q is marked %s here and %s at %s (a rater is either a model or a human)", rl.Rater, kindName(model), kindName(prev.model), where(prev.at)))
+				ok = false
+			} else if !seen {
+				kinds[rl.Rater] = raterKindAt{model: model, at: rl}
+			}
+		}
 		if !ok {
 			continue
 		}
-		out = append(out, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v})
+		out = append(out, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v, Prob: prob})
 		keys = append(keys, uint64(uint32(ii))<<32|uint64(uint32(ri)))
 		src = append(src, int32(i))
 	}
@@ -189,6 +211,25 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		add(f.p)
 	}
 	merged := mergeItems(items, p.Items, add)
+	var models []string
+	for id, k := range kinds {
+		if k.model {
+			models = append(models, id)
+		}
+	}
+	for _, id := range opts.ModelRaters {
+		if _, ok := raterIdx[id]; !ok {
+			add(Problem{Column: ModelsFlag, Msg: fmt.Sprintf("model rater %q, named with %s, has no label in the file (raters: %s)", id, flagHint(ModelsFlag, "model_raters", "A,B"), quoteList(firstN(raterIDs, 20)))})
+			continue
+		}
+		if k, seen := kinds[id]; seen && !k.model {
+			add(Problem{Line: k.at.Line, Row: k.at.Row, Column: k.at.KindCol, Msg: fmt.Sprintf("rater %q is named a model with %s and marked human here", id, ModelsFlag)})
+			continue
+		}
+		models = append(models, id)
+	}
+	slices.Sort(models)
+	models = slices.Compact(models)
 	if pl.Len() > 0 {
 		return nil, pl
 	}
@@ -207,7 +248,39 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 			labels[j] = out[i]
 		}
 	}
-	return &Dataset{Scheme: s, Items: merged, Labels: labels, Dropped: dups}, nil
+	return &Dataset{Scheme: s, Items: merged, Labels: labels, ModelRaters: models, Dropped: dups}, nil
+}
+
+// raterKindAt is a rater's kind as first marked in a file, with where.
+type raterKindAt struct {
+	model bool
+	at    RawLabel
+}
+
+// parseRaterKind reads a rater-kind cell: model (model, llm, machine, true,
+// yes, y, 1) or human (human, person, false, no, n, 0), case-insensitively.
+func parseRaterKind(s string) (model, known bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "model", "llm", "machine", "true", "yes", "y", "1":
+		return true, true
+	case "human", "person", "false", "no", "n", "0":
+		return false, true
+	}
+	return false, false
+}
+
+func kindName(model bool) string {
+	if model {
+		return RaterModel
+	}
+	return RaterHuman
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // where describes the position of a raw label for messages.

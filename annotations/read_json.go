@@ -343,6 +343,11 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 		if vk == -1 {
 			vk = bestColumn(keys, labelAliases, ik, rk)
 		}
+		pk := named(opts.ProbCol)
+		if pk == -1 {
+			pk = bestColumn(keys, probAliases, ik, rk, vk)
+		}
+		kk := bestColumn(keys, kindAliases, ik, rk, vk, pk)
 		if ri == 0 {
 			// An unknown filter field is reported once, against the first
 			// record.
@@ -407,15 +412,32 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 			rater, rcol, ok2 = get("rater id", rk, raterAliases, opts.RaterCol, RaterColFlag, "rater_col")
 		}
 		value, vcol, ok3 := get("label", vk, labelAliases, opts.LabelCol, LabelColFlag, "label_col")
+		prob, pcol, ok4 := "", "", true
+		if pk == -2 {
+			c.rowProblem(rec.line, rec.row, opts.ProbCol, "no field %q, named with %s (fields: %s)", opts.ProbCol, flagHint(ProbColFlag, "prob_col", "FIELD"), quoteList(keys))
+			ok4 = false
+		} else if pk >= 0 && m[keys[pk]] != nil {
+			prob, pcol, ok4 = get("probability", pk, probAliases, opts.ProbCol, ProbColFlag, "prob_col")
+		}
+		kind, kcol := "", ""
+		if kk >= 0 {
+			kcol = keys[kk]
+			kind, _, _ = jsonScalar(m[kcol])
+		}
 		for i, k := range keys {
-			if i == ik || i == rk || i == vk {
+			if i == ik || i == rk || i == vk || i == pk || i == kk {
 				used[k] = true
 			} else {
 				unused[k] = true
 			}
 		}
-		if ok1 && ok2 && ok3 {
+		if ok1 && ok2 && ok3 && ok4 {
 			c.label(item, rater, value, rec.line, rec.row, icol, rcol, vcol)
+			if pcol != "" || kcol != "" {
+				rl := &c.parsed.Labels[len(c.parsed.Labels)-1]
+				rl.Prob, rl.ProbCol = strings.TrimSpace(prob), pcol
+				rl.Kind, rl.KindCol = strings.TrimSpace(kind), kcol
+			}
 		}
 	}
 	for _, k := range sortedKeys(unused) {
