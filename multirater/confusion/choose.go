@@ -286,10 +286,18 @@ func looItem(md *model, q, elogT, qi []float64, n, p int) []float64 {
 	k := len(qi)
 	b := (int(md.rater[p])*k + int(md.y[p])) * k
 	mx := math.Inf(-1)
+	soft := md.prob != nil && md.prob[p] > 0
+	if soft {
+		clear(qi)
+		md.softTermTo(qi, p, elogT, -1)
+	}
 	for c := range qi {
-		if q[n*k+c] > 0 {
+		switch {
+		case q[n*k+c] > 0 && soft:
+			qi[c] += math.Log(q[n*k+c])
+		case q[n*k+c] > 0:
 			qi[c] = math.Log(q[n*k+c]) - elogT[b+c]
-		} else {
+		default:
 			qi[c] = math.Inf(-1)
 		}
 		mx = math.Max(mx, qi[c])

@@ -49,8 +49,18 @@ func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirate
 		err    error
 	)
 	switch {
-	case rm == RaterAuto && md.pr == nil && !opts.MAP:
+	case rm == RaterAuto && md.pr == nil && !opts.MAP && md.prob == nil:
 		chosen, cands, notes, err = chooseVB(ctx, md, opts, start)
+	case rm == RaterAuto && md.prob != nil:
+		// The one-coin and spammer models read labels only: their bounds
+		// are not of the same evidence, so the confusion model is fitted.
+		r := RaterCommunities
+		if opts.Hierarchy != Communities {
+			r = RaterConfusion
+		}
+		chosen = fitCandidate(ctx, md, opts, r, start)
+		err = chosen.err
+		notes = append(notes, fmt.Sprintf("%d labels carry probabilities, read as soft evidence through each rater's confusion matrix; the rater model is the confusion model (one-coin and spammer read labels only, so the evidence cannot compare them)", md.nSoft))
 	case rm == RaterAuto:
 		chosen = fitCandidate(ctx, md, opts, RaterCommunities, start)
 		if opts.Hierarchy != Communities {
