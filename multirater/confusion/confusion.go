@@ -109,8 +109,12 @@ type Data struct {
 	// with probability p in (0, 1) as soft evidence (vb.go: the rater's
 	// response is latent, with virtual evidence e(j) = p for the label
 	// given and (1-p)/(K-1) for every other class); p = 1 and 0 are hard
-	// labels. The one-coin and spammer models and the gibbs engine read
-	// labels only: Fit says so in a note and fits the labels.
+	// labels. Such a rater's confusion matrix and accuracy are those of
+	// its soft responses (a calibrated model's come out near the identity,
+	// its doubt being in its probabilities), and a soft label's posterior
+	// predictive probability (flags) is sum_j e(j) P(response j). The
+	// one-coin and spammer models and the gibbs engine read labels only:
+	// Fit says so in a note and fits the labels.
 	Probs []float64
 }
 

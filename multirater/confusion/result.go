@@ -345,8 +345,18 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 					pred[j] += x * p.cells[(l*k+c)*k+j].Mean
 				}
 			}
-			logPred[l] += math.Log(math.Max(pred[y], 1e-300))
-			if pred[y] < opts.FlagThreshold {
+			py := pred[y]
+			if md.prob != nil && md.prob[q] > 0 {
+				// A soft label: the probability of its soft response,
+				// sum_j e(j) pred(j), so that a doubtful wrong label is
+				// not flagged as a confident one is.
+				py = 0
+				for j, x := range pred {
+					py += md.softEvidence(q, j) * x
+				}
+			}
+			logPred[l] += math.Log(math.Max(py, 1e-300))
+			if py < opts.FlagThreshold {
 				exp := 0
 				for j := range pred {
 					if pred[j] > pred[exp] {
@@ -354,7 +364,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 					}
 				}
 				res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[l], Label: data.Classes[y],
-					Prob: mcmc.Round6(pred[y]), Expected: data.Classes[exp]})
+					Prob: mcmc.Round6(py), Expected: data.Classes[exp]})
 			}
 		}
 	}
