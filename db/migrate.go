@@ -22,7 +22,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -235,6 +235,22 @@ var migrations = []migration{
 		},
 		Postgres: []string{
 			`ALTER TABLE projects ADD COLUMN labels_version BIGINT NOT NULL DEFAULT 0`,
+		},
+	},
+	{
+		// Model raters (LLM judges, classifiers) and their labels'
+		// probabilities: raters.kind is human or model; labels.prob is
+		// the rater's probability of the label given, in (0, 1], 0 for
+		// none (every existing label).
+		Version: 6,
+		Name:    "model raters and label probabilities",
+		SQLite: []string{
+			`ALTER TABLE raters ADD COLUMN kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model'))`,
+			`ALTER TABLE labels ADD COLUMN prob REAL NOT NULL DEFAULT 0 CHECK (prob >= 0 AND prob <= 1)`,
+		},
+		Postgres: []string{
+			`ALTER TABLE raters ADD COLUMN kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model'))`,
+			`ALTER TABLE labels ADD COLUMN prob DOUBLE PRECISION NOT NULL DEFAULT 0 CHECK (prob >= 0 AND prob <= 1)`,
 		},
 	},
 }
