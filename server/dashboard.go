@@ -616,7 +616,8 @@ func (d *dashboard) importFile(c *gin.Context) {
 
 // importFields are the import form's names of the settings that messages
 // name by their command-line flag and API field.
-var importFields = map[string]string{"item_col": "Item column", "rater_col": "Rater column", "label_col": "Label column", "rater": "rater"}
+var importFields = map[string]string{"item_col": "Item column", "rater_col": "Rater column", "label_col": "Label column", "rater": "rater",
+	"prob_col": "Probability column", "model_raters": "Model raters"}
 
 // flagHintRE matches how the import's messages name a setting:
 // `--label-col NAME ("label_col" in the API)`.
@@ -649,6 +650,9 @@ func importSummary(r *importResponse) string {
 	b.WriteString(itoa(int64(r.ItemsAdded)) + " new items, " + itoa(int64(r.RatersAdded)) + " new raters.")
 	if r.DuplicatesDropped > 0 {
 		b.WriteString(" " + itoa(int64(r.DuplicatesDropped)) + " repeated labels dropped (the first of each rater for each item kept).")
+	}
+	if r.ModelsMarked > 0 {
+		b.WriteString(" " + itoa(int64(r.ModelsMarked)) + " stored raters marked as models.")
 	}
 	if len(r.Unused) > 0 {
 		b.WriteString(" Unused columns: " + strings.Join(r.Unused, ", ") + ".")
