@@ -46,7 +46,7 @@ type dashboard struct {
 
 func newDashboard(s *Server) (*dashboard, error) {
 	d := &dashboard{s: s, pages: map[string]*template.Template{}}
-	for _, name := range []string{"login", "projects", "project", "fit", "error", "labels", "next"} {
+	for _, name := range []string{"login", "projects", "project", "fit", "error", "labels", "next", "judge"} {
 		t, err := template.New("layout.html").Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -81,6 +81,7 @@ func (d *dashboard) routes(r *gin.Engine) {
 	g.POST("/projects/:id/delete", d.deleteProject)
 	g.GET("/fits/:id", d.fitPage)
 	g.GET("/fits/:id/next", d.nextPage)
+	g.GET("/projects/:id/judge", d.judgePage)
 	g.POST("/fits/:id/cancel", d.cancelFit)
 	g.POST("/fits/:id/delete", d.deleteFit)
 }
