@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,5 +33,35 @@ func TestJudge(t *testing.T) {
 	}
 	if _, errb, code := cli(t, "judge", "--labels", labels, "--scheme", "nominal:a,b,c"); code == 0 || !strings.Contains(errb, "--judges") {
 		t.Errorf("no judges: exit %d %s", code, errb)
+	}
+	// Raters marked as models are the judges by default.
+	byMark := mustCLI(t, "judge", "--labels", labels, "--scheme", "nominal:a,b,c", "--model-raters", "good,coin")
+	if named := mustCLI(t, "judge", "--labels", labels, "--scheme", "nominal:a,b,c", "--judges", "coin,good", "--model-raters", "good,coin"); byMark != named {
+		t.Errorf("--model-raters and --judges differ:\n%s\n%s", byMark, named)
+	}
+	// The fit's rater table flags them.
+	dir := t.TempDir()
+	fit := filepath.Join(dir, "fit.json")
+	out = mustCLI(t, "fit", "--labels", labels, "--scheme", "nominal:a,b,c", "--model", "confusion", "--model-raters", "good,coin", "--seed", "1", "--out", fit)
+	if strings.Count(out, "MODEL") != 2 {
+		t.Errorf("fit summary does not flag the two model raters:\n%s", out)
+	}
+	var res struct {
+		Raters []struct {
+			ID    string `json:"id"`
+			Model bool   `json:"model"`
+		} `json:"raters"`
+	}
+	b, err := os.ReadFile(fit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Raters {
+		if r.Model != (r.ID == "good" || r.ID == "coin") {
+			t.Errorf("rater %s: model %v", r.ID, r.Model)
+		}
 	}
 }
