@@ -471,7 +471,29 @@ type LoadOptions struct {
 	Scheme *Scheme
 	// ItemsPath names an optional items file (see ReadItems).
 	ItemsPath string
+	// Progress, when set, is called as the label files are read with the
+	// bytes read so far and the files' total size, so that reading a big
+	// file shows progress with an ETA.
+	Progress func(done, total int64)
 }
+
+// progressFile counts the bytes read from a file for LoadOptions.Progress;
+// Stat keeps the size known to the readers (inputSize).
+type progressFile struct {
+	f     *os.File
+	done  *int64
+	total int64
+	fn    func(done, total int64)
+}
+
+func (p *progressFile) Read(b []byte) (int, error) {
+	n, err := p.f.Read(b)
+	*p.done += int64(n)
+	p.fn(*p.done, p.total)
+	return n, err
+}
+
+func (p *progressFile) Stat() (fs.FileInfo, error) { return p.f.Stat() }
 
 // Loaded is what LoadFiles read.
 type Loaded struct {
@@ -511,12 +533,25 @@ func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
 	}
 	var p *Parsed
 	var errs []error
+	var done, total int64
+	if opts.Progress != nil {
+		for _, path := range paths {
+			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+				total += fi.Size()
+			}
+		}
+	}
 	for _, path := range paths {
 		fo := opts.ReadOptions
 		if fo.Name == "" || len(paths) > 1 {
 			fo.Name = path
 		}
-		fp, err := readFile(path, func(f *os.File) (*Parsed, error) { return ReadLabels(f, fo) })
+		fp, err := readFile(path, func(f *os.File) (*Parsed, error) {
+			if opts.Progress != nil {
+				return ReadLabels(&progressFile{f: f, done: &done, total: total, fn: opts.Progress}, fo)
+			}
+			return ReadLabels(f, fo)
+		})
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -3,6 +3,8 @@ package annotations
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -103,5 +105,37 @@ func TestLongHeaderUnchanged(t *testing.T) {
 	}
 	if got, want := b.String(), "item_id,rater_id,label\n1,a,0\n"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// LoadFileList reports its reading progress: increasing byte counts that
+// end at the files' total size.
+func TestLoadProgress(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("item_id,rater_id,label\n")
+	for i := 0; i < 20000; i++ {
+		b.WriteString("item" + strings.Repeat("x", i%7) + ",r" + string(rune('a'+i%5)) + ",1\n")
+	}
+	a := filepath.Join(dir, "a.csv")
+	c := filepath.Join(dir, "b.csv")
+	if err := os.WriteFile(a, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c, []byte("item_id,rater_id,label\nz,q,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var calls []int64
+	var totals []int64
+	_, err := LoadFileList([]string{a, c}, LoadOptions{ReadOptions: ReadOptions{Duplicates: DuplicatesFirst}, Progress: func(done, total int64) {
+		calls = append(calls, done)
+		totals = append(totals, total)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(b.Len() + len("item_id,rater_id,label\nz,q,0\n"))
+	if len(calls) < 2 || calls[len(calls)-1] != want || !slices.IsSorted(calls) || totals[0] != want {
+		t.Errorf("progress %v of %v, want increasing to %d", calls, totals[:1], want)
 	}
 }

@@ -160,7 +160,10 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 			ItemsPath:   *items,
 		}
 		rf.apply(&lo.ReadOptions)
+		var doneReading func()
+		lo.Progress, doneReading = readingProgress(e)
 		loaded, err := annotations.LoadFiles(*labels, lo)
+		doneReading()
 		if err != nil {
 			return err
 		}

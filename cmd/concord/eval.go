@@ -375,7 +375,10 @@ func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items,
 		}
 		opts.Scheme = &s
 	}
+	var done func()
+	opts.Progress, done = readingProgress(e)
 	ld, err := annotations.LoadFiles(labels, opts)
+	done()
 	if err != nil {
 		return nil, "", err
 	}

@@ -117,7 +117,10 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		ItemsPath: *items,
 	}
 	rf.apply(&opts.ReadOptions)
+	var doneReading func()
+	opts.Progress, doneReading = readingProgress(e)
 	loaded, err := annotations.LoadFileList(pos, opts)
+	doneReading()
 	if err != nil {
 		return err
 	}

@@ -189,7 +189,10 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Duplicates = dups.mode
 		rf.apply(&opts.ReadOptions)
+		var doneReading func()
+		opts.Progress, doneReading = readingProgress(e)
 		ld, err := annotations.LoadFiles(*labels, opts)
+		doneReading()
 		if err != nil {
 			return err
 		}

@@ -211,3 +211,22 @@ func TestSoftNotes(t *testing.T) {
 		}
 	}
 }
+
+// The variational iterations' progress runs from the iterations' share
+// of the limit to the way down to the tolerance on a log scale.
+func TestVBFraction(t *testing.T) {
+	for _, c := range []struct {
+		it, max                  int
+		first, change, tol, want float64
+	}{
+		{16, 1000, 1e-1, 1e-1, 1e-6, 0.016},
+		{16, 1000, 1e-1, math.Pow(10, -3.5), 1e-6, 0.5},
+		{32, 1000, 1e-1, 1e-6, 1e-6, 0.99},
+		{500, 1000, 1e-1, 1e-1, 1e-6, 0.5},
+		{16, 1000, 0, 0, 1e-6, 0.016},
+	} {
+		if got := vbFraction(c.it, c.max, c.first, c.change, c.tol); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%+v: %v", c, got)
+		}
+	}
+}

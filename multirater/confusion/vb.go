@@ -978,6 +978,19 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 	return &vbFit{v: v, iters: its[best], conv: convs[best], cands: cands, notes: notes}, nil
 }
 
+// vbFraction is the share of the variational iterations done, for
+// progress reports: the larger of the iterations' share of the limit and
+// the way from the first iteration's largest change down to the
+// tolerance on a log scale (the changes fall about geometrically), at most
+// 0.99 until the iterations end.
+func vbFraction(it, maxIter int, first, change, tol float64) float64 {
+	f := float64(it) / float64(maxIter)
+	if first > tol && change > 0 {
+		f = math.Max(f, math.Log(first/change)/math.Log(first/tol))
+	}
+	return math.Min(math.Max(f, 0), 0.99)
+}
+
 // elboTol is the relative change of the evidence lower bound between two
 // iterations below which the variational iterations stop (identity kernel).
 const elboTol = 1e-8
@@ -987,6 +1000,7 @@ const elboTol = 1e-8
 // iterations; it returns the iterations and whether it converged.
 func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 	last := time.Now()
+	first := 0.0 // the largest change of the first iteration
 	defer v.stop()
 	v.countsFromQ()
 	prevELBO := math.Inf(-1)
@@ -1026,13 +1040,17 @@ func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 			}
 			return it, true, nil
 		}
+		if it == 1 {
+			first = change
+		}
 		if it%16 == 0 {
 			if err := ctx.Err(); err != nil {
 				return it, false, err
 			}
 			if v.opts.Progress != nil && time.Since(last) > 500*time.Millisecond {
 				last = time.Now()
-				v.opts.Progress(multirater.Progress{Fraction: float64(it) / float64(v.opts.MaxIter), Elapsed: time.Since(start), Phase: "iterating"})
+				v.opts.Progress(multirater.Progress{Fraction: vbFraction(it, v.opts.MaxIter, first, change, v.opts.Tol), Elapsed: time.Since(start),
+					Phase: fmt.Sprintf("iteration %d, largest change %.1e (stops below %.0e)", it, change, v.opts.Tol)})
 			}
 		}
 	}
