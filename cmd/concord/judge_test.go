@@ -65,3 +65,31 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// Model raters and probabilities survive concord import and export: the
+// export holds the file's labels, probabilities and marks, and a later
+// import with --model-raters marks a stored rater.
+func TestImportExportModelRaters(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	in := "item_id,rater_id,label,prob,is_model\n1,h1,0,,false\n1,m,1,0.75,true\n2,h1,1,,false\n2,m,1,0.5,true\n"
+	src := writeFile(t, dir, "in.csv", in)
+	out := mustCLI(t, "import", "--db", db, "--project", "p", "--scheme", "nominal:0,1", src)
+	if !strings.Contains(out, "model raters: m (0 stored raters newly marked)") {
+		t.Errorf("import output:\n%s", out)
+	}
+	exp := filepath.Join(dir, "out.csv")
+	mustCLI(t, "export", "--db", db, "--project", "p", "--format", "csv-long", "--out", exp)
+	if b, _ := os.ReadFile(exp); string(b) != in {
+		t.Errorf("export:\n%s\nwant\n%s", b, in)
+	}
+	h := writeFile(t, dir, "h.csv", "item_id,rater_id,label\n3,h1,0\n")
+	out = mustCLI(t, "import", "--db", db, "--project", "p", "--model-raters", "h1", h)
+	if !strings.Contains(out, "model raters: h1 (1 stored raters newly marked)") {
+		t.Errorf("marking import output:\n%s", out)
+	}
+	mustCLI(t, "export", "--db", db, "--project", "p", "--format", "csv-long", "--out", exp)
+	if b, _ := os.ReadFile(exp); !strings.Contains(string(b), "1,h1,0,,true\n") {
+		t.Errorf("h1 not a model after the marking import:\n%s", b)
+	}
+}
