@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"concord/analysis"
 	"concord/annotations"
@@ -126,6 +127,21 @@ func TestJudgeRoute(t *testing.T) {
 	if !strings.Contains(page, `<h2 class="judge-name">llm</h2>`) || strings.Count(between(page, `id="judge-humans"`, "</table>"), "<tr>") != 5 ||
 		!strings.Contains(page, want.Judges[0].Agreement.Rater) {
 		t.Errorf("judge page:\n%s", between(page, `id="judge"`, "</section>"))
+	}
+
+	// A fit of the project flags the model rater in its rater table and
+	// reads its probabilities (the note of soft evidence).
+	fid := e.startFit(id, key, map[string]any{"model": "confusion", "seed": 1})
+	if f := e.waitFit(fid, key, 60*time.Second); f["state"] != "done" {
+		t.Fatalf("fit: %v", f)
+	}
+	_, page = br.get(fmt.Sprintf("/fits/%d", fid))
+	if strings.Count(between(page, `id="raters-table"`, "</table>"), "model-rater") != 1 {
+		t.Errorf("fit page does not tag the one model rater")
+	}
+	res := e.call("GET", fmt.Sprintf("/api/v1/fits/%d/result", fid), key, nil, 200)
+	if notes := fmt.Sprint(res["diagnostics"].(map[string]any)["notes"]); !strings.Contains(notes, "40 labels carry probabilities") {
+		t.Errorf("fit notes: %s", notes)
 	}
 
 	e.wantError("GET", fmt.Sprintf("/api/v1/projects/%d/judge?epsilon=x", id), key, nil, 400, "invalid", "epsilon")
