@@ -130,7 +130,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	source := ""
 	if *project != "" {
 		if *labels != "" || *items != "" || *schemeSpec != "" || len(where) > 0 || rf.set() {
-			return annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme, --where, --item-col, --rater-col, --label-col and --rater go with --labels, not --project")
+			return annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme, --where, --item-col, --rater-col, --label-col, --rater, --prob-col and --model-raters go with --labels, not --project")
 		}
 		st, err := openStore(ctx, e, *dsn)
 		if err != nil {
