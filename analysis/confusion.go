@@ -178,6 +178,10 @@ func checkConfusionGiven(s FitSpec, given func(string) bool) error {
 // covariates, sums) the multinomial-probit Gaussian process on the items'
 // features (confusion.Data.Cov, built as for the classification model).
 func fitConfusion(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	if progress != nil {
+		// Indexing a million labels takes seconds: say so.
+		progress(multirater.Progress{Phase: "indexing the labels"})
+	}
 	data, err := ConfusionData(ds, spec.Gold)
 	if err != nil {
 		return nil, err

@@ -88,6 +88,9 @@ func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirate
 		p.rater = RaterConfusion
 	}
 	iters, conv := chosen.iters, chosen.conv
+	if opts.Progress != nil {
+		opts.Progress(multirater.Progress{Fraction: 0.99, Elapsed: time.Since(start), Phase: "summarising the items and raters"})
+	}
 	res := summarise(data, md, opts, p)
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
 	if len(cands) > 0 {

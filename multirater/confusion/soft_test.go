@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"concord/multirater"
 	"concord/multirater/mcmc"
@@ -228,5 +229,19 @@ func TestVBFraction(t *testing.T) {
 		if got := vbFraction(c.it, c.max, c.first, c.change, c.tol); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%+v: %v", c, got)
 		}
+	}
+}
+
+// The rater-model candidates' progress is the mean of their fractions,
+// each named with its state.
+func TestCandidateProgress(t *testing.T) {
+	c := newCandidateProgress([]RaterModel{RaterOneCoin, RaterCommunities, RaterSpammer}, nil, time.Now())
+	c.set(1, 0.5)
+	c.set(0, 1)
+	c.set(1, 0.25) // a restart never moves it back
+	p := c.progress(time.Now())
+	c.stop()
+	if math.Abs(p.Fraction-0.5) > 1e-12 || p.Phase != "comparing rater models: one-coin done, communities 50%, spammer running" {
+		t.Errorf("progress %+v", p)
 	}
 }

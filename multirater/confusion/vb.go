@@ -966,7 +966,7 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 	cands[best].Chosen = true
 	v := vs[best]
 	if rest := opts.MaxIter - its[best]; rest > 0 {
-		v.opts.Tol, v.opts.MaxIter = opts.Tol, rest
+		v.opts.Tol, v.opts.MaxIter, v.opts.Progress = opts.Tol, rest, opts.Progress
 		it, conv, err := v.run(ctx, start)
 		if err != nil {
 			return nil, err
@@ -1047,11 +1047,14 @@ func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 			if err := ctx.Err(); err != nil {
 				return it, false, err
 			}
-			if v.opts.Progress != nil && time.Since(last) > 500*time.Millisecond {
-				last = time.Now()
-				v.opts.Progress(multirater.Progress{Fraction: vbFraction(it, v.opts.MaxIter, first, change, v.opts.Tol), Elapsed: time.Since(start),
-					Phase: fmt.Sprintf("iteration %d, largest change %.1e (stops below %.0e)", it, change, v.opts.Tol)})
-			}
+		}
+		// Every iteration may report (at most twice a second): on a
+		// million labels one takes a second or more, and a fit converges
+		// in tens of them.
+		if v.opts.Progress != nil && time.Since(last) > 500*time.Millisecond {
+			last = time.Now()
+			v.opts.Progress(multirater.Progress{Fraction: vbFraction(it, v.opts.MaxIter, first, change, v.opts.Tol), Elapsed: time.Since(start),
+				Phase: fmt.Sprintf("variational iteration %d, largest change %.1e (stops below %.0e)", it, change, v.opts.Tol)})
 		}
 	}
 	v.countsFromQ()
