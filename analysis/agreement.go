@@ -208,6 +208,14 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 	if ds.Scheme.Categorical() && opts.Ties == raters.TieFirst && opts.TieOrder == nil {
 		opts.TieOrder = TieOrder(ds.Scheme)
 	}
+	if ds.Scheme.Categorical() {
+		if opts.Gold, err = goldClasses(ds, rt); err != nil {
+			return nil, err
+		}
+	}
+	if opts.DSGold && opts.Gold == nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "Dawid-Skene with known true labels (ds-gold) needs items with a gold label among the labelled items; none has one")
+	}
 	rep, err := raters.AnalyzeContext(ctx, rt.Ratings, opts)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -216,6 +224,41 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
 	return &AgreementReport{Scheme: ds.Scheme.String(), Report: rep}, nil
+}
+
+// goldClasses returns the gold class of each labelled item of rt (-1: none),
+// or nil when no labelled item has a gold label; a gold label outside the
+// scheme is EINVALID.
+func goldClasses(ds *annotations.Dataset, rt *RatingsTable) ([]int, error) {
+	ix := make(map[string]int, len(rt.Items))
+	for i, id := range rt.Items {
+		ix[id] = i
+	}
+	codes := make(map[string]int, len(rt.Categories))
+	for c, code := range rt.Categories {
+		codes[code] = c
+	}
+	var gold []int
+	for _, it := range ds.Items {
+		i, ok := ix[it.ID]
+		if !ok || it.Gold == "" {
+			continue
+		}
+		c, ok := codes[it.Gold]
+		if !ok {
+			if c, ok = ds.Scheme.Index(it.Gold); !ok {
+				return nil, annotations.Errorf(annotations.EINVALID, "item %q: gold label %q is not a level of %s", it.ID, it.Gold, ds.Scheme)
+			}
+		}
+		if gold == nil {
+			gold = make([]int, len(rt.Items))
+			for x := range gold {
+				gold[x] = -1
+			}
+		}
+		gold[i] = c
+	}
+	return gold, nil
 }
 
 // DefaultBootstrap is the number of bootstrap replicates of the agreement

@@ -2,12 +2,11 @@ package analysis
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -28,7 +27,7 @@ const (
 )
 
 // GammaCV is FitSpec.Gamma's value that chooses gamma by cross-validation.
-const GammaCV = "cv"
+const GammaCV = auc.GammaCV
 
 // AUCGammaFolds is the number of folds of the cross-validation that
 // chooses gamma (stratified by label, seeded by FitSpec.Seed).
@@ -47,51 +46,15 @@ var DefaultRBFCandidates = []float64{0.005, 0.01, 0.02, 0.05, 0.1}
 // family's auc.DefaultGammaGrid).
 func AUCGammaGrid() []float64 { return slices.Clone(auc.DefaultGammaGrid) }
 
-// GammaSpec is FitSpec.Gamma: "" (the default, "cv"), "cv" or a positive
-// number. In JSON it is a number or the string "cv".
-type GammaSpec string
-
-// MarshalJSON writes a number as a JSON number, "cv" as a string.
-func (g GammaSpec) MarshalJSON() ([]byte, error) {
-	if v, err := strconv.ParseFloat(string(g), 64); err == nil {
-		return json.Marshal(v)
-	}
-	return json.Marshal(string(g))
-}
-
-// UnmarshalJSON reads a JSON number or string.
-func (g *GammaSpec) UnmarshalJSON(b []byte) error {
-	var v float64
-	if err := json.Unmarshal(b, &v); err == nil {
-		*g = GammaSpec(strconv.FormatFloat(v, 'g', -1, 64))
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("gamma: expected a positive number or \"cv\", got %s", b)
-	}
-	*g = GammaSpec(s)
-	return nil
-}
-
-// Value parses g: cv is true for cross-validation, else v is the fixed
-// gamma.
-func (g GammaSpec) Value() (v float64, cv bool, err error) {
-	s := strings.ToLower(strings.TrimSpace(string(g)))
-	if s == "" || s == GammaCV {
-		return 0, true, nil
-	}
-	v, err = strconv.ParseFloat(s, 64)
-	if err != nil || !(v > 0) || math.IsInf(v, 0) {
-		return 0, false, fmt.Errorf("gamma %q: expected a positive number (the pseudo-posterior's temperature, e.g. 30) or cv (chosen by cross-validation)", string(g))
-	}
-	return v, false, nil
-}
+// GammaSpec is FitSpec.Gamma: the auc family's declared gamma (a number,
+// or "cv").
+type GammaSpec = auc.Gamma
 
 // aucModel is the model table's entry of the AUC model.
 func aucModel() Model {
 	return Model{
 		Name:           ModelAUC,
+		settings:       reflect.TypeFor[auc.Settings](),
 		Doc:            "AUC scoring (Ridgway et al., PAC-Bayesian bipartite ranking): a score per item with its sd (higher = more likely positive), the ROC curve and AUC, coefficients of linear scores; needs numeric item covariates",
 		Schemes:        []annotations.Kind{annotations.Binary},
 		Engines:        []string{multirater.EngineEP, multirater.EngineSMC},
@@ -99,7 +62,6 @@ func aucModel() Model {
 		checkScheme:    checkClasses,
 		defaults:       aucDefaults,
 		validate:       validateAUC,
-		checkGiven:     checkAUCGiven,
 		fit:            fitAUC,
 		itemsPredictor: newAUCPredictor,
 	}
@@ -170,23 +132,6 @@ func validateAUC(s FitSpec) error {
 			if _, err := aucKernels(k); err != nil {
 				return err
 			}
-		}
-	}
-	if s.Precisions != "" || len(s.Thresholds) != 0 || s.Sigma != 0 {
-		return bad("precisions, thresholds and sigma are settings of the multi-rater models; the auc model has no rater parameters")
-	}
-	if len(s.Categorical) > 0 {
-		return bad("categorical covariates are not read by the auc model: give numeric item columns (e.g. 0/1 indicators) with covariates")
-	}
-	return nil
-}
-
-// checkAUCGiven rejects the settings of the gibbs engine, which the AUC
-// model does not use.
-func checkAUCGiven(s FitSpec, given func(string) bool) error {
-	for _, f := range []string{"sigma_b", "v", "lambda", "identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "max_rhat", "min_ess", "restarts", "keep_draws", "flag_threshold", "text"} {
-		if given(f) {
-			return annotations.Errorf(annotations.EINVALID, "field %q is not a setting of the auc model, which is fitted by ep or smc (leave it out)", f)
 		}
 	}
 	return nil

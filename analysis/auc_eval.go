@@ -73,6 +73,24 @@ const (
 	EvalLogisticReg = "logistic"
 )
 
+// aucEvalItems returns the items of ds that have a label for the auc
+// model (aucLabels: the majority of their labels) in the dataset's order,
+// whether each is positive, how many are, and how many tied items were
+// left out.
+func aucEvalItems(ds *annotations.Dataset) (ids []string, positive []bool, npos, ties int) {
+	label, ties := aucLabels(ds)
+	for _, id := range ds.ItemIDs() {
+		if y, ok := label[id]; ok {
+			ids = append(ids, id)
+			positive = append(positive, y)
+			if y {
+				npos++
+			}
+		}
+	}
+	return ids, positive, npos, ties
+}
+
 // EvalAUC runs stratified K-fold cross-validation of the AUC model on the
 // items of ds with a majority label (as the auc fit labels them) and, on
 // the same folds, of two classifiers ranked by their scores: concord's
@@ -118,24 +136,10 @@ func EvalAUC(ctx context.Context, ds *annotations.Dataset, spec AUCEvalSpec, pro
 	if err != nil {
 		return nil, err
 	}
-	label, ties := aucLabels(ds)
-	var ids []string
-	var positive []bool
-	for _, id := range ds.ItemIDs() {
-		if y, ok := label[id]; ok {
-			ids = append(ids, id)
-			positive = append(positive, y)
-		}
-	}
+	ids, positive, npos, ties := aucEvalItems(ds)
 	cols, x, err := aucCovariates(ds, ids, fit)
 	if err != nil {
 		return nil, err
-	}
-	npos := 0
-	for _, p := range positive {
-		if p {
-			npos++
-		}
 	}
 	if npos < k || len(ids)-npos < k {
 		return nil, bad("%d-fold cross-validation needs at least %d positive and %d negative items (every fold holds both); there are %d positive and %d negative: use fewer folds", k, k, k, npos, len(ids)-npos)

@@ -63,11 +63,11 @@ func TestAUCSpecValidation(t *testing.T) {
 		{FitSpec{Model: "auc", Scores: "gp", Kernel: "identity"}, `kernel identity relates no item to another`},
 		{FitSpec{Model: "auc", Scores: "gp", Kernel: "ard"}, `has hyperparameters to learn, which the auc model does not learn`},
 		{FitSpec{Model: "auc", Scores: "gp", Prior: "spike-slab"}, `prior spike-slab is a prior of linear scores' coefficients`},
-		{FitSpec{Model: "auc", Epsilon: &eps}, `epsilon, select and em are settings of the robust model`},
+		{FitSpec{Model: "auc", Epsilon: &eps}, `epsilon is not a setting of the auc model fitted by ep (leave it out): its settings are scores, gamma, prior and prior_scale`},
 		{FitSpec{Model: "auc", Precisions: "fixed"}, `precisions`},
-		{FitSpec{Model: "auc", Categorical: []string{"c"}}, `categorical covariates are not read by the auc model`},
-		{FitSpec{Model: "robust", Gamma: "10"}, `scores, gamma, prior and prior_scale are settings of the auc model`},
-		{FitSpec{Model: "ordinal", Scores: "linear"}, `settings of the auc model`},
+		{FitSpec{Model: "auc", Categorical: []string{"c"}}, `categorical is not a setting of the auc model`},
+		{FitSpec{Model: "robust", Gamma: "10"}, `gamma is not a setting of the robust model fitted by ep (leave it out): its settings are flag_threshold, keep_draws, sigma, restarts, epsilon, select and em`},
+		{FitSpec{Model: "ordinal", Scores: "linear"}, `scores is not a setting of the ordinal model`},
 	} {
 		err := tc.spec.Validate()
 		switch {
@@ -80,7 +80,7 @@ func TestAUCSpecValidation(t *testing.T) {
 		}
 	}
 	m, _ := LookupModel(ModelAUC)
-	if err := m.CheckGiven(FitSpec{Model: "auc"}, func(f string) bool { return f == "chains" }); err == nil || !strings.Contains(err.Error(), `field "chains" is not a setting of the auc model`) {
+	if err := m.CheckGiven(FitSpec{Model: "auc"}, func(f string) bool { return f == "chains" }); err == nil || !strings.Contains(err.Error(), `chains is not a setting of the auc model`) {
 		t.Errorf("chains given: %v", err)
 	}
 }

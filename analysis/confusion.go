@@ -83,7 +83,7 @@ func confusionOptions(spec FitSpec, progress func(multirater.Progress)) confusio
 	h, _ := confusion.ParseHierarchy(spec.Hierarchy)
 	rm, _ := confusion.ParseRaterModel(spec.RaterModel)
 	return confusion.Options{Engine: strings.ToLower(spec.Engine), RaterModel: rm, Hierarchy: h, Communities: spec.Communities, Concentration: spec.Concentration,
-		MaxIter: spec.MaxIter, Settings: spec.mcmc(), FlagThreshold: spec.FlagThreshold, MaxRhat: spec.MaxRhat, MinESS: spec.MinESS, Progress: progress}
+		MaxIter: spec.MaxIter, SpamThreshold: spec.SpamThreshold, Settings: spec.mcmc(), FlagThreshold: spec.FlagThreshold, MaxRhat: spec.MaxRhat, MinESS: spec.MinESS, Progress: progress}
 }
 
 // confusionDefaults fills the confusion model's defaults.
@@ -133,42 +133,8 @@ func validateConfusion(s FitSpec) error {
 	if rm == confusion.RaterCommunities && h != confusion.Communities {
 		return bad("rater_model communities needs hierarchy communities, not %s", h)
 	}
-	if c := s.Communities; c < 0 || c > confusion.MaxCommunities {
-		return bad("communities = %d: expected 1 to %d (0: chosen by the evidence lower bound)", c, confusion.MaxCommunities)
-	}
 	if s.Communities > 0 && h != confusion.Communities {
 		return bad("communities = %d is a setting of hierarchy communities, not %s", s.Communities, h)
-	}
-	if c := s.Concentration; c < 0 || c > 1e4 || c != c {
-		return bad("concentration = %v: expected a prior pseudo-count total per confusion row, up to 1e4 (0: the default, 4)", c)
-	}
-	if m := s.MaxIter; m < 0 || m > MaxVBIter {
-		return bad("max_iter = %d: expected an iteration limit from 1 to %d (0: the default, 1000)", m, MaxVBIter)
-	}
-	if s.Sigma != 0 || len(s.Thresholds) != 0 || s.Restarts != 0 {
-		return bad("sigma, thresholds and restarts are settings of the ordinal and robust models")
-	}
-	if s.Precisions != "" {
-		return bad("precisions %q applies to the classification model only", s.Precisions)
-	}
-	return nil
-}
-
-// checkConfusionGiven rejects the settings the confusion model does not
-// use: the precision and threshold priors and identifiability always, the
-// MCMC settings with the vb engine.
-func checkConfusionGiven(s FitSpec, given func(string) bool) error {
-	for _, f := range []string{"sigma_b", "v", "lambda", "identifiability", "ref_rater", "sampler"} {
-		if given(f) {
-			return annotations.Errorf(annotations.EINVALID, "field %q is not a setting of the confusion model (its raters have confusion matrices; leave it out)", f)
-		}
-	}
-	if !strings.EqualFold(s.Engine, multirater.EngineGibbs) {
-		for _, f := range []string{"chains", "samples", "burnin", "thin", "max_rhat", "min_ess"} {
-			if given(f) {
-				return annotations.Errorf(annotations.EINVALID, "field %q is a setting of the gibbs engine; the confusion model's default engine is vb (give engine gibbs, or leave it out)", f)
-			}
-		}
 	}
 	return nil
 }

@@ -53,16 +53,21 @@ func (s EvalSpec) EvalDefaults() EvalSpec {
 	if s.Folds == 0 {
 		s.Folds = DefaultFolds
 	}
-	if s.Fit.Chains == 0 {
-		s.Fit.Chains = EvalChains
+	// The sampler's work and the kept draws, where the fit has them (a
+	// gibbs fit; the models that keep draws).
+	full := s.Fit.WithDefaults()
+	if strings.EqualFold(full.Engine, multirater.EngineGibbs) {
+		if s.Fit.Chains == 0 {
+			s.Fit.Chains = EvalChains
+		}
+		if s.Fit.Samples == 0 {
+			s.Fit.Samples = EvalSamples
+		}
+		if s.Fit.Burnin == 0 {
+			s.Fit.Burnin = EvalBurnin
+		}
 	}
-	if s.Fit.Samples == 0 {
-		s.Fit.Samples = EvalSamples
-	}
-	if s.Fit.Burnin == 0 {
-		s.Fit.Burnin = EvalBurnin
-	}
-	if s.Fit.KeepDraws == 0 {
+	if s.Fit.KeepDraws == 0 && full.KeepDraws != 0 {
 		s.Fit.KeepDraws = EvalKeepDraws
 	}
 	return s
@@ -168,6 +173,53 @@ func (s EvalSpec) ForData(ds *annotations.Dataset) EvalSpec {
 	return s
 }
 
+// foldModels returns the models fitted in fold f (0-based) on its
+// training items train: the multi-rater model on every training label,
+// majority on the training items' majority labels, and each baseline
+// rater's model on that rater's training labels (on the items they
+// labelled; nil ids when those are every training item, so that it shares
+// the full model's kernel matrix).
+func foldModels(ds *annotations.Dataset, train []string, byItem map[string][]annotations.Label, majority map[string]string, baselines []string, f int) ([]evalModel, error) {
+	trainSet := make(map[string]bool, len(train))
+	for _, id := range train {
+		trainSet[id] = true
+	}
+	models := []evalModel{{name: "multirater"}, {name: "majority"}}
+	for _, l := range ds.Labels {
+		if trainSet[l.Item] {
+			models[0].labels = append(models[0].labels, l)
+		}
+	}
+	for _, id := range train {
+		if v, ok := majority[id]; ok {
+			models[1].labels = append(models[1].labels, annotations.Label{Item: id, Rater: "majority", Value: v})
+		}
+	}
+	for _, r := range baselines {
+		m := evalModel{name: "rater:" + r, rater: r}
+		for _, id := range train {
+			rated := false
+			for _, l := range byItem[id] {
+				if l.Rater == r {
+					m.labels = append(m.labels, l) // repeated labels too
+					rated = true
+				}
+			}
+			if rated {
+				m.ids = append(m.ids, id)
+			}
+		}
+		if len(m.labels) == 0 {
+			return nil, annotations.Errorf(annotations.EINVALID, "rater %q has no labels outside fold %d, so the rater:%s baseline cannot be fitted there (choose other raters with rater baselines, or fewer folds)", r, f+1, r)
+		}
+		if len(m.ids) == len(train) {
+			m.ids = nil // the same items as the full model: share its kernel matrix
+		}
+		models = append(models, m)
+	}
+	return models, nil
+}
+
 // Eval runs K-fold cross-validation over the items of ds that have labels
 // (the comparisons of Rogers et al. fig. 8b and fig. 11). The items are
 // dealt into K folds at random (seeded by spec.Fit.Seed). For each fold the
@@ -268,43 +320,10 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 				train = append(train, id)
 			}
 		}
-		trainSet := make(map[string]bool, len(train))
-		for _, id := range train {
-			trainSet[id] = true
-		}
 		// The models of this fold.
-		models := []evalModel{{name: "multirater"}, {name: "majority"}}
-		for _, l := range ds.Labels {
-			if trainSet[l.Item] {
-				models[0].labels = append(models[0].labels, l)
-			}
-		}
-		for _, id := range train {
-			if v, ok := majority[id]; ok {
-				models[1].labels = append(models[1].labels, annotations.Label{Item: id, Rater: "majority", Value: v})
-			}
-		}
-		for _, r := range baselines {
-			m := evalModel{name: "rater:" + r, rater: r}
-			for _, id := range train {
-				rated := false
-				for _, l := range byItem[id] {
-					if l.Rater == r {
-						m.labels = append(m.labels, l) // repeated labels too
-						rated = true
-					}
-				}
-				if rated {
-					m.ids = append(m.ids, id)
-				}
-			}
-			if len(m.labels) == 0 {
-				return nil, bad("rater %q has no labels outside fold %d, so the rater:%s baseline cannot be fitted there (choose other raters with rater baselines, or fewer folds)", r, f+1, r)
-			}
-			if len(m.ids) == len(train) {
-				m.ids = nil // the same items as the full model: share its kernel matrix
-			}
-			models = append(models, m)
+		models, err := foldModels(ds, train, byItem, majority, baselines, f)
+		if err != nil {
+			return nil, err
 		}
 		// The fold's kernel matrix, from the training items alone.
 		dsTrain := subsetDataset(ds, itemByID, train, nil)
@@ -358,20 +377,13 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 			}
 			for _, it := range p.Items {
 				preds[m.name][it.ID] = it
-				if ds.Scheme.Kind != annotations.Bounded || it.Score == nil {
-					continue
+			}
+			if ds.Scheme.Kind == annotations.Bounded {
+				lds, err := heldOutLogDensities(ds, res, p.Items, byItem)
+				if err != nil {
+					return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
 				}
-				for _, l := range byItem[it.ID] {
-					v, err := ds.Scheme.Value(l.Value)
-					if err != nil || v <= ds.Scheme.Lo || v >= ds.Scheme.Hi {
-						continue
-					}
-					lp, err := bounded.ConsensusLogDensity(res, v, it.Score.Mean, it.Score.SD*it.Score.SD)
-					if err != nil {
-						return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
-					}
-					logDens[m.name] = append(logDens[m.name], lp)
-				}
+				logDens[m.name] = append(logDens[m.name], lds...)
 			}
 			done++
 			if progress != nil {
@@ -382,24 +394,71 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 	if notConverged > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d of %d fits did not meet the convergence limits (largest split R-hat %.3f); the held-out predictions average over the draws all the same, but more samples may change the figures slightly", notConverged, out.Fits, worstRhat))
 	}
+	h := heldOut{ds: ds, ids: ids, byItem: byItem, itemByID: itemByID, majority: majority}
+	out.Models, out.Paired = h.metrics(names, preds, levels, logDens)
+	out.Seconds = time.Since(start).Seconds()
+	return out, nil
+}
+
+// heldOut are the held-out predictions' data: the labelled items ids,
+// their labels, the items and their majority labels.
+type heldOut struct {
+	ds       *annotations.Dataset
+	ids      []string
+	byItem   map[string][]annotations.Label
+	itemByID map[string]annotations.Item
+	majority map[string]string
+}
+
+// metrics scores each model's held-out predictions (preds; levels: each
+// model's fit levels; logDens: a bounded model's held-out log densities)
+// with the metrics of the scheme, and for categorical schemes compares the
+// multi-rater model with each baseline item by item.
+func (h heldOut) metrics(names []string, preds map[string]map[string]multirater.ItemResult, levels map[string][]string, logDens map[string][]float64) ([]EvalModel, []PairedComparison) {
+	var models []EvalModel
 	for _, n := range names {
 		var mt EvalMetrics
-		switch ds.Scheme.Kind {
+		switch h.ds.Scheme.Kind {
 		case annotations.Ordinal:
-			mt = ordinalMetrics(ds, ids, byItem, preds[n])
+			mt = ordinalMetrics(h.ds, h.ids, h.byItem, preds[n])
 		case annotations.Bounded:
-			mt = boundedMetrics(ds, ids, byItem, preds[n], logDens[n])
+			mt = boundedMetrics(h.ds, h.ids, h.byItem, preds[n], logDens[n])
 		default:
-			mt = nominalMetrics(ds, ids, byItem, itemByID, majority, preds[n], levels[n])
+			mt = nominalMetrics(h.ds, h.ids, h.byItem, h.itemByID, h.majority, preds[n], levels[n])
 		}
-		out.Models = append(out.Models, EvalModel{Name: n, Metrics: mt})
+		models = append(models, EvalModel{Name: n, Metrics: mt})
 	}
-	if ds.Scheme.Kind != annotations.Ordinal && ds.Scheme.Kind != annotations.Bounded {
-		for _, n := range names[1:] {
-			out.Paired = append(out.Paired, pairedAccuracy(ds, ids, itemByID, majority, preds["multirater"], preds[n], n)...)
+	if h.ds.Scheme.Kind == annotations.Ordinal || h.ds.Scheme.Kind == annotations.Bounded {
+		return models, nil
+	}
+	var paired []PairedComparison
+	for _, n := range names[1:] {
+		paired = append(paired, pairedAccuracy(h.ds, h.ids, h.itemByID, h.majority, preds["multirater"], preds[n], n)...)
+	}
+	return models, paired
+}
+
+// heldOutLogDensities returns the log predictive density, under a
+// bounded fit res, of each rating inside the scale of the held-out items
+// (predicted as items), in item and label order.
+func heldOutLogDensities(ds *annotations.Dataset, res *multirater.FitResult, items []multirater.ItemResult, byItem map[string][]annotations.Label) ([]float64, error) {
+	var out []float64
+	for _, it := range items {
+		if it.Score == nil {
+			continue
+		}
+		for _, l := range byItem[it.ID] {
+			v, err := ds.Scheme.Value(l.Value)
+			if err != nil || v <= ds.Scheme.Lo || v >= ds.Scheme.Hi {
+				continue
+			}
+			lp, err := bounded.ConsensusLogDensity(res, v, it.Score.Mean, it.Score.SD*it.Score.SD)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, lp)
 		}
 	}
-	out.Seconds = time.Since(start).Seconds()
 	return out, nil
 }
 

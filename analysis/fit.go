@@ -40,7 +40,7 @@ const (
 type FitSpec struct {
 	// Model is "ordinal" (default), "classification", "bounded", "robust"
 	// or "confusion".
-	Model string `json:"model,omitempty"`
+	Model string `json:"model,omitempty" doc:"the model: ordinal, classification, bounded, robust, confusion or auc (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)"`
 	// Kernel is the covariance function of the items: "identity" (no
 	// covariates), "linear", "rbf:gamma=G" on numeric covariates, "text"
 	// (linear kernel on the unit-norm bag-of-words vectors of the item
@@ -52,7 +52,7 @@ type FitSpec struct {
 	// uses the texts by default only when some item has no labels
 	// (DefaultKernelFor, applied by ForData; WithDefaults, which does not
 	// see the data, gives "identity").
-	Kernel string `json:"kernel,omitempty"`
+	Kernel string `json:"kernel,omitempty" doc:"the items' covariance: text (linear on bag-of-words), text:COLUMN, text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (widths learnt), const:V, white:V, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)"`
 	// KernelDefault is set by ForData when it chose a bounded fit's
 	// Kernel (the user gave none): the bounded model's choice then also
 	// considers the identity kernel beside it (when every item has a
@@ -63,20 +63,20 @@ type FitSpec struct {
 	// linear and rbf terms read: "" (default: every numeric column, except
 	// that a kernel with a text term needs them named), "all", "none" or a
 	// comma-separated list of column names.
-	Covariates string `json:"covariates,omitempty"`
+	Covariates string `json:"covariates,omitempty" doc:"the numeric item columns that the kernel's linear and rbf terms read: all (default), none or a comma-separated list of column names"`
 	// Categorical names items-file columns read as categorical covariates
 	// by the covariate kernel terms: one-hot indicators "COLUMN=VALUE",
 	// whose squared distance is 2 (1 - delta), Kim & Ghahramani's
 	// discrete-input distance (see categorical.go).
-	Categorical []string `json:"categorical,omitempty"`
+	Categorical []string `json:"categorical,omitempty" len:"0,200" not:"auc" doc:"items-file columns read as categorical covariates (one-hot COLUMN=VALUE indicators) by the covariate kernel terms"`
 	// Standardize z-scores the covariates with the fitted items' means and
 	// sds (saved in the result and applied to new items by predict), so
 	// that one kernel width suits inputs on different scales.
-	Standardize bool `json:"standardize,omitempty"`
+	Standardize bool `json:"standardize,omitempty" doc:"z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)"`
 	// Text holds the text featuriser's settings for text kernels; the zero
 	// value is the paper's featuriser (every term, count weighting, SMART
 	// stop words removed, no stemming, no bigrams; see textfeat.Options).
-	Text textfeat.Options `json:"text,omitzero"`
+	Text textfeat.Options `json:"text,omitzero" not:"auc" doc:"the text featuriser of text kernels: min_df, max_features, weighting (count, binary or tfidf), stem, bigrams, keep_stop_words"`
 	// Identifiability is "weak" (default), "strong" or "both"; RefRater is
 	// the reference rater's id for strong and both ("" means the rater with
 	// the most labels).
@@ -92,7 +92,7 @@ type FitSpec struct {
 	Samples int    `json:"samples,omitempty"`
 	Burnin  int    `json:"burnin,omitempty"`
 	Thin    int    `json:"thin,omitempty"`
-	Seed    uint64 `json:"seed"`
+	Seed    uint64 `json:"seed" doc:"random seed: the same data, settings and seed give the same fit"`
 	// V and Lambda (Gamma prior on precisions, shape and rate) and SigmaB
 	// (threshold prior sd); 0 means the paper's 1, 1, 1 (under strong
 	// identifiability Lambda 0.1 and SigmaB 10).
@@ -112,7 +112,7 @@ type FitSpec struct {
 	// method), deterministic Gaussian approximations with every rater's
 	// thresholds and noise sd learnt by maximising the evidence (under the
 	// Gibbs model's priors V, Lambda, SigmaB when there are several raters).
-	Engine string `json:"engine,omitempty"`
+	Engine string `json:"engine,omitempty" doc:"the inference engine: gibbs, ep, laplace, vb or smc, as the model has them (default: the model's first)"`
 	// Sigma, when positive, fixes every rater's noise sd, and Thresholds,
 	// when given (K-1 increasing values), every rater's thresholds (EP and
 	// Laplace only); Restarts is the number of starting points of the
@@ -166,6 +166,7 @@ type FitSpec struct {
 	Communities   int     `json:"communities,omitempty"`
 	Concentration float64 `json:"concentration,omitempty"`
 	MaxIter       int     `json:"max_iter,omitempty"`
+	SpamThreshold float64 `json:"spam_threshold,omitempty"`
 	// Scores (auc only) is "linear" (default: s = <theta, x> on the
 	// covariates as given, z-scored with Standardize, theta ~ N(0,
 	// PriorScale I)) or "gp" (s ~ N(0, PriorScale K) with K the Kernel,

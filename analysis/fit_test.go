@@ -60,7 +60,7 @@ func TestFitSpecDefaultsAndValidate(t *testing.T) {
 		msg  string
 	}{
 		{FitSpec{Model: "classification", Precisions: "sometimes"}, "unknown precisions"},
-		{FitSpec{Precisions: "fixed"}, "classification model only"},
+		{FitSpec{Precisions: "fixed"}, "precisions is not a setting of the ordinal model"},
 		{FitSpec{Model: "regression"}, "unknown model"},
 		{FitSpec{Kernel: "poly"}, "unknown kernel"},
 		{FitSpec{Identifiability: "medium"}, "identifiability"},

@@ -81,7 +81,7 @@ type JudgeHuman struct {
 	Rejected bool    `json:"rejected"`
 }
 
-// RaterAgreement is a rater's agreement with the consensus of the others.
+// JudgeAgreement is a rater's agreement with the consensus of the others.
 type JudgeAgreement struct {
 	Rater string `json:"rater"`
 	Judge bool   `json:"judge"`
@@ -129,6 +129,83 @@ type JudgeReportDoc struct {
 
 // JudgeSchema names the document.
 const JudgeSchema = "concord.judges/v1"
+
+// judgeKey is an (item, rater) pair.
+type judgeKey struct{ item, rater string }
+
+// judgeLabels are the labels of a judge test: each rater's first label of
+// an item as a number, each item's human raters in label order, and the
+// human raters (neither judges nor model raters) in order of first label.
+type judgeLabels struct {
+	first      map[judgeKey]float64
+	humansOf   map[string][]string
+	humanOrder []string
+}
+
+// indexJudgeLabels indexes the labels of ds (isJudge: the model raters;
+// value: a label as a number); repeats counts the labels after a rater's
+// first of an item, judgeSeen the model raters with labels.
+func indexJudgeLabels(ds *annotations.Dataset, isJudge map[string]bool, value func(annotations.Label) (float64, error)) (jl judgeLabels, repeats int, judgeSeen map[string]bool, err error) {
+	jl = judgeLabels{first: map[judgeKey]float64{}, humansOf: map[string][]string{}}
+	judgeSeen = map[string]bool{}
+	humanSeen := map[string]bool{}
+	for _, l := range ds.Labels {
+		k := judgeKey{l.Item, l.Rater}
+		if _, dup := jl.first[k]; dup {
+			repeats++
+			continue
+		}
+		v, err := value(l)
+		if err != nil {
+			return jl, 0, nil, err
+		}
+		jl.first[k] = v
+		if isJudge[l.Rater] {
+			judgeSeen[l.Rater] = true
+			continue
+		}
+		if ds.IsModel(l.Rater) {
+			continue // another model: neither judged nor a human
+		}
+		jl.humansOf[l.Item] = append(jl.humansOf[l.Item], l.Rater)
+		if !humanSeen[l.Rater] {
+			humanSeen[l.Rater] = true
+			jl.humanOrder = append(jl.humanOrder, l.Rater)
+		}
+	}
+	return jl, repeats, judgeSeen, nil
+}
+
+// duel compares judge j with human h on the kept items both labelled:
+// each item's score of either label against the other humans' labels
+// (score), d the human's win less the judge's (ties count for both), and
+// the wins of each.
+func (jl judgeLabels) duel(items []string, kept map[string]bool, j, h string, score func(float64, []float64) float64) (d []float64, wins, hwins int) {
+	for _, item := range items {
+		hv, ok := jl.first[judgeKey{item, h}]
+		if !ok || !kept[item] {
+			continue
+		}
+		var others []float64
+		for _, o := range jl.humansOf[item] {
+			if o != h {
+				others = append(others, jl.first[judgeKey{item, o}])
+			}
+		}
+		sj, sh := score(jl.first[judgeKey{item, j}], others), score(hv, others)
+		w, v := 0.0, 0.0
+		if sj >= sh {
+			w = 1
+			wins++
+		}
+		if sh >= sj {
+			v = 1
+			hwins++
+		}
+		d = append(d, v-w)
+	}
+	return d, wins, hwins
+}
 
 // JudgeReport runs the alternative annotator test for every judge of o on
 // ds (see above). The humans are the raters that are neither judges nor
@@ -206,37 +283,11 @@ func JudgeReport(ds *annotations.Dataset, o JudgeOptions) (*JudgeReportDoc, erro
 		isJudge[j] = true
 	}
 	// The first label of each (item, rater).
-	type key struct{ item, rater string }
-	first := map[key]float64{}
-	humansOf := map[string][]string{} // item -> humans, in label order
-	judgeSeen := map[string]bool{}
-	var humanOrder []string
-	humanSeen := map[string]bool{}
-	repeats := 0
-	for _, l := range ds.Labels {
-		k := key{l.Item, l.Rater}
-		if _, dup := first[k]; dup {
-			repeats++
-			continue
-		}
-		v, err := value(l)
-		if err != nil {
-			return nil, err
-		}
-		first[k] = v
-		if isJudge[l.Rater] {
-			judgeSeen[l.Rater] = true
-			continue
-		}
-		if ds.IsModel(l.Rater) {
-			continue // another model: neither judged nor a human
-		}
-		humansOf[l.Item] = append(humansOf[l.Item], l.Rater)
-		if !humanSeen[l.Rater] {
-			humanSeen[l.Rater] = true
-			humanOrder = append(humanOrder, l.Rater)
-		}
+	jl, repeats, judgeSeen, err := indexJudgeLabels(ds, isJudge, value)
+	if err != nil {
+		return nil, err
 	}
+	first, humansOf, humanOrder := jl.first, jl.humansOf, jl.humanOrder
 	if repeats > 0 {
 		doc.Notes = append(doc.Notes, fmt.Sprintf("%d repeated labels: each rater's first label of an item is used", repeats))
 	}
@@ -251,12 +302,12 @@ func JudgeReport(ds *annotations.Dataset, o JudgeOptions) (*JudgeReportDoc, erro
 	items := ds.ItemIDs()
 	// Each human's agreement with the majority of the other humans.
 	for _, h := range humanOrder {
-		a := agreementWith(items, func(item string) (float64, bool) { v, ok := first[key{item, h}]; return v, ok },
+		a := agreementWith(items, func(item string) (float64, bool) { v, ok := first[judgeKey{item, h}]; return v, ok },
 			func(item string) []float64 {
 				var out []float64
 				for _, o := range humansOf[item] {
 					if o != h {
-						out = append(out, first[key{item, o}])
+						out = append(out, first[judgeKey{item, o}])
 					}
 				}
 				return out
@@ -268,49 +319,25 @@ func JudgeReport(ds *annotations.Dataset, o JudgeOptions) (*JudgeReportDoc, erro
 		res := JudgeResult{Judge: j}
 		kept := map[string]bool{}
 		for _, item := range items {
-			if _, ok := first[key{item, j}]; ok && len(humansOf[item]) >= minH {
+			if _, ok := first[judgeKey{item, j}]; ok && len(humansOf[item]) >= minH {
 				kept[item] = true
 				res.Items++
 			}
 		}
 		res.Agreement = agreementWith(items, func(item string) (float64, bool) {
-			v, ok := first[key{item, j}]
+			v, ok := first[judgeKey{item, j}]
 			return v, ok && kept[item]
 		}, func(item string) []float64 {
 			var out []float64
 			for _, o := range humansOf[item] {
-				out = append(out, first[key{item, o}])
+				out = append(out, first[judgeKey{item, o}])
 			}
 			return out
 		}, minH)
 		res.Agreement.Rater, res.Agreement.Judge = j, true
 		var pvals []float64
 		for _, h := range humanOrder {
-			var d []float64
-			wins, hwins := 0, 0
-			for _, item := range items {
-				hv, ok := first[key{item, h}]
-				if !ok || !kept[item] {
-					continue
-				}
-				var others []float64
-				for _, o := range humansOf[item] {
-					if o != h {
-						others = append(others, first[key{item, o}])
-					}
-				}
-				sj, sh := score(first[key{item, j}], others), score(hv, others)
-				w, v := 0.0, 0.0
-				if sj >= sh {
-					w = 1
-					wins++
-				}
-				if sh >= sj {
-					v = 1
-					hwins++
-				}
-				d = append(d, v-w)
-			}
+			d, wins, hwins := jl.duel(items, kept, j, h, score)
 			if len(d) < minI {
 				res.Skipped = append(res.Skipped, h)
 				continue

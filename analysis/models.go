@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -42,6 +43,9 @@ type Model struct {
 	// Output is the shape of the per-item results of its fits.
 	Output multirater.Output
 
+	// settings is the family's Settings type, the declaration of its
+	// settings (see Fields).
+	settings reflect.Type
 	// defaults fills the model's zero spec fields from the family's own
 	// option defaults (its WithDefaults).
 	defaults func(FitSpec) FitSpec
@@ -80,28 +84,24 @@ type notedPredictor interface {
 func Models() []Model {
 	return []Model{
 		{
-			Name:    ModelOrdinal,
-			Doc:     "multi-rater ordinal Gaussian process (Rogers et al. sec. 2.1-2.2): consensus score, rank and grade per item, rater precisions and thresholds",
-			Schemes: []annotations.Kind{annotations.Ordinal},
-			Engines: []string{multirater.EngineGibbs, multirater.EngineEP, multirater.EngineLaplace},
-			Output:  multirater.OutputScores,
+			Name:     ModelOrdinal,
+			settings: reflect.TypeFor[ordinal.Settings](),
+			Doc:      "multi-rater ordinal Gaussian process (Rogers et al. sec. 2.1-2.2): consensus score, rank and grade per item, rater precisions and thresholds",
+			Schemes:  []annotations.Kind{annotations.Ordinal},
+			Engines:  []string{multirater.EngineGibbs, multirater.EngineEP, multirater.EngineLaplace},
+			Output:   multirater.OutputScores,
 			defaults: func(s FitSpec) FitSpec {
 				o := ordinalOptions(s, nil).WithDefaults()
 				s = s.withFamilyDefaults(o.Settings, familyPriors{o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws})
 				s.SigmaB = o.SigmaB
 				return s
 			},
-			validate: func(s FitSpec) error {
-				if s.Precisions != "" {
-					return annotations.Errorf(annotations.EINVALID, "precisions %q applies to the classification model only (the ordinal model always infers them)", s.Precisions)
-				}
-				return nil
-			},
 			fit:       fitter(OrdinalData, func(d *ordinal.Data) []string { return d.ItemIDs }, fitOrdinalCov),
 			predictor: predictorOf(ordinal.NewPredictor),
 		},
 		{
 			Name:        ModelClassification,
+			settings:    reflect.TypeFor[classify.Settings](),
 			Doc:         "multi-rater Gaussian process classification (Rogers et al. sec. 2.3): class distribution per item, rater precisions and confusions",
 			Schemes:     []annotations.Kind{annotations.Nominal, annotations.Binary},
 			Engines:     []string{multirater.EngineGibbs},
@@ -119,11 +119,12 @@ func Models() []Model {
 			predictor:  predictorOf(classify.NewPredictor),
 		},
 		{
-			Name:    ModelBounded,
-			Doc:     "multi-rater bounded Gaussian process (Jensen et al.: beta, truncated-Gaussian, warped or normal likelihood, by default chosen by held-out ratings): consensus value with a predictive interval and latent score per item, rater dispersions",
-			Schemes: []annotations.Kind{annotations.Bounded},
-			Engines: []string{multirater.EngineEP, multirater.EngineLaplace},
-			Output:  multirater.OutputValues,
+			Name:     ModelBounded,
+			settings: reflect.TypeFor[bounded.Settings](),
+			Doc:      "multi-rater bounded Gaussian process (Jensen et al.: beta, truncated-Gaussian, warped or normal likelihood, by default chosen by held-out ratings): consensus value with a predictive interval and latent score per item, rater dispersions",
+			Schemes:  []annotations.Kind{annotations.Bounded},
+			Engines:  []string{multirater.EngineEP, multirater.EngineLaplace},
+			Output:   multirater.OutputValues,
 			defaults: func(s FitSpec) FitSpec {
 				o := boundedOptions(s, nil).WithDefaults()
 				s.Likelihood, s.Dispersions, s.Bounds, s.FlagThreshold = o.Likelihood, o.Dispersions, o.Bounds, o.FlagThreshold
@@ -132,17 +133,17 @@ func Models() []Model {
 				}
 				return s
 			},
-			validate:   validateBounded,
-			checkGiven: rejectGibbsGiven(ModelBounded, "ep or laplace"),
-			fit:        fitter(BoundedData, func(d *bounded.Data) []string { return d.ItemIDs }, fitBoundedCov),
-			predictor:  predictorOf(bounded.NewPredictor),
+			validate:  validateBounded,
+			fit:       fitter(BoundedData, func(d *bounded.Data) []string { return d.ItemIDs }, fitBoundedCov),
+			predictor: predictorOf(bounded.NewPredictor),
 		},
 		{
-			Name:    ModelRobust,
-			Doc:     "label-noise-robust Gaussian process classification (Kim & Ghahramani): class probability and latent score per item, each rater's labelling-error rate, the probability that each label is an error",
-			Schemes: []annotations.Kind{annotations.Binary},
-			Engines: []string{multirater.EngineEP},
-			Output:  multirater.OutputClasses,
+			Name:     ModelRobust,
+			settings: reflect.TypeFor[robust.Settings](),
+			Doc:      "label-noise-robust Gaussian process classification (Kim & Ghahramani): class probability and latent score per item, each rater's labelling-error rate, the probability that each label is an error",
+			Schemes:  []annotations.Kind{annotations.Binary},
+			Engines:  []string{multirater.EngineEP},
+			Output:   multirater.OutputClasses,
 			defaults: func(s FitSpec) FitSpec {
 				o := robustOptions(s, nil).WithDefaults()
 				s.FlagThreshold = o.FlagThreshold
@@ -154,13 +155,13 @@ func Models() []Model {
 				}
 				return s
 			},
-			validate:   validateRobust,
-			checkGiven: rejectGibbsGiven(ModelRobust, "ep"),
-			fit:        fitter(RobustData, func(d *robust.Data) []string { return d.ItemIDs }, fitRobustCov),
-			predictor:  predictorOf(robust.NewPredictor),
+			validate:  validateRobust,
+			fit:       fitter(RobustData, func(d *robust.Data) []string { return d.ItemIDs }, fitRobustCov),
+			predictor: predictorOf(robust.NewPredictor),
 		},
 		{
 			Name:        ModelConfusion,
+			settings:    reflect.TypeFor[confusion.Settings](),
 			Doc:         "multi-rater classification with a confusion matrix per rater (Bayesian Dawid-Skene with a community prior learnt by empirical Bayes): class distribution per item, each rater's confusion matrix with intervals, accuracy and spam score",
 			Schemes:     []annotations.Kind{annotations.Nominal, annotations.Binary, annotations.Ordinal},
 			Engines:     []string{multirater.EngineVB, multirater.EngineGibbs},
@@ -168,7 +169,6 @@ func Models() []Model {
 			checkScheme: checkClasses,
 			defaults:    confusionDefaults,
 			validate:    validateConfusion,
-			checkGiven:  checkConfusionGiven,
 			fit:         fitConfusion,
 			predictor:   predictorOf(confusion.NewPredictor),
 		},
@@ -199,12 +199,6 @@ func validateRobust(s FitSpec) error {
 	case "", "tilted", "paper":
 	default:
 		return bad("em %q: expected tilted or paper", s.EM)
-	}
-	if len(s.Thresholds) != 0 {
-		return bad("thresholds are a setting of the ordinal model")
-	}
-	if s.Precisions != "" {
-		return bad("precisions %q applies to the classification model only", s.Precisions)
 	}
 	return nil
 }
@@ -317,12 +311,6 @@ func validateBounded(s FitSpec) error {
 	default:
 		return bad("bounds %q: expected squeeze or censor", s.Bounds)
 	}
-	if s.Sigma != 0 || len(s.Thresholds) != 0 {
-		return bad("sigma and thresholds are settings of the ordinal model; the bounded model's raters have a dispersion (--dispersion)")
-	}
-	if s.Precisions != "" {
-		return bad("precisions %q applies to the classification model only", s.Precisions)
-	}
 	return nil
 }
 
@@ -342,20 +330,6 @@ func checkSpread(data *bounded.Data, spec FitSpec) error {
 		}
 	}
 	return annotations.Errorf(annotations.EINVALID, "all %d ratings are %v: with no spread in the ratings the raters' dispersions cannot be learnt (they grow without bound); fix one for every rater with --dispersion (field \"dispersion\", %s), e.g. 10", len(data.Ratings), v, LookupSetting("dispersion").Range())
-}
-
-// rejectGibbsGiven returns the checkGiven of a model fitted only by
-// deterministic engines (named in words by engines): the settings of the
-// gibbs engine and its priors, which it does not use, are rejected.
-func rejectGibbsGiven(model, engines string) func(FitSpec, func(string) bool) error {
-	return func(_ FitSpec, given func(string) bool) error {
-		for _, f := range []string{"sigma_b", "v", "lambda", "identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "max_rhat", "min_ess"} {
-			if given(f) {
-				return annotations.Errorf(annotations.EINVALID, "field %q is a setting of the gibbs models; the %s model is fitted by %s (leave it out)", f, model, engines)
-			}
-		}
-		return nil
-	}
 }
 
 // deterministicKernel returns the prior covariance of a family fitted by
@@ -492,9 +466,10 @@ func ModelUsage() string {
 }
 
 // DefaultModel returns the model of a fit of labels with scheme s that
-// names none: the first model of the table that fits s, or the default
-// model (ModelOrdinal, which CheckScheme then rejects with a precise
-// message) when none does.
+// names none when the data are not known (DefaultModelFor chooses with
+// them): the first model of the table that fits s, or the default model
+// (ModelOrdinal, which CheckScheme then rejects with a precise message)
+// when none does.
 func DefaultModel(s annotations.Scheme) string {
 	for _, m := range Models() {
 		if m.Accepts(s.Kind) {
@@ -502,6 +477,35 @@ func DefaultModel(s annotations.Scheme) string {
 		}
 	}
 	return ModelOrdinal
+}
+
+// DefaultModelFor returns the model of a fit that names none, given the
+// labels' scheme and how many items have a text: the confusion model (its
+// rater model chosen by the evidence among one-coin, spammer, confusion and
+// communities, never worse than the baselines it reports beside its
+// result: issue 29) for nominal and binary labels when no item has a text,
+// else DefaultModel(s) (the classification model, whose default kernel
+// reads the texts, for nominal and binary labels with texts). The CLI, the
+// API and the dashboard all choose by it.
+func DefaultModelFor(s annotations.Scheme, itemsWithText int) string {
+	if (s.Kind == annotations.Nominal || s.Kind == annotations.Binary) && itemsWithText == 0 {
+		if m, err := LookupModel(ModelConfusion); err == nil && m.CheckScheme(s) == nil {
+			return ModelConfusion
+		}
+	}
+	return DefaultModel(s)
+}
+
+// ItemsWithText counts the dataset's items that have a text (the argument
+// of DefaultModelFor).
+func ItemsWithText(ds *annotations.Dataset) int {
+	n := 0
+	for _, it := range ds.Items {
+		if strings.TrimSpace(it.Text) != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // Accepts reports whether the model fits labels of scheme kind k.
@@ -558,26 +562,8 @@ func (m Model) validateEngine(s FitSpec) error {
 	if !found {
 		return bad("engine %q: the %s model is fitted by %s", s.Engine, m.Name, orList(m.Engines))
 	}
-	if m.Name != ModelBounded && (s.Likelihood != "" || s.Dispersions != "" || s.Dispersion != 0 || s.Bias || s.Bounds != "") {
-		return bad("likelihood, dispersions, dispersion, bias and bounds are settings of the bounded model")
-	}
-	if m.Name != ModelRobust && (s.Epsilon != nil || s.Select || s.EM != "") {
-		return bad("epsilon, select and em are settings of the robust model")
-	}
-	if m.Name != ModelAUC && (s.Scores != "" || s.Gamma != "" || s.Prior != "" || s.PriorScale != 0) {
-		return bad("scores, gamma, prior and prior_scale are settings of the auc model")
-	}
-	if m.Name != ModelConfusion && (s.Gold || s.Hierarchy != "" || s.Communities != 0 || s.Concentration != 0 || s.MaxIter != 0 || s.RaterModel != "") {
-		return bad("gold, hierarchy, communities, concentration, max_iter and rater_model are settings of the confusion model")
-	}
-	deterministic := eng != multirater.EngineGibbs
-	switch {
-	case !deterministic && (s.Sigma != 0 || len(s.Thresholds) != 0 || s.Restarts != 0):
-		return bad("sigma, thresholds and restarts are settings of the ep and laplace engines (the gibbs engine samples them)")
-	case deterministic && s.Identifiability != "" && !strings.EqualFold(s.Identifiability, multirater.Weak.String()):
-		return bad("identifiability %q: the %s engine fits the weak form (priors on the rater parameters); leave identifiability out", s.Identifiability, eng)
-	case deterministic && s.Sampler != "" && !strings.EqualFold(s.Sampler, mcmc.DefaultSampler.String()):
-		return bad("sampler %q is a setting of the gibbs engine", s.Sampler)
+	if err := s.checkFamily(m.Name, eng); err != nil {
+		return err
 	}
 	if m.Name == ModelClassification {
 		if ks, err := kernel.ParseSpec(s.Kernel); err == nil {
@@ -606,13 +592,17 @@ func (m Model) Validate(s FitSpec) error {
 }
 
 // CheckGiven rejects the settings of s that were given explicitly (given
-// reports that of a field by its JSON name, e.g. "sigma_b") and that the
-// fit would not use: another model's settings, the prior of precisions the
-// spec fixes. Requests that tell omitted from zero fields (the API) call
-// it; FitSpec itself cannot tell them apart.
+// reports that of a field by its JSON name) and that the fit would not
+// use: a setting the model's engine does not read (CheckGiven), the prior
+// of precisions the spec fixes. Requests that tell omitted from zero
+// fields (the API) call it; FitSpec itself cannot tell them apart.
 func (m Model) CheckGiven(s FitSpec, given func(field string) bool) error {
-	if m.checkGiven == nil {
-		return nil
+	eng := strings.ToLower(strings.TrimSpace(s.Engine))
+	if eng == "" {
+		eng = m.Engines[0]
+	}
+	if err := CheckGiven(m.Name, eng, given); err != nil || m.checkGiven == nil {
+		return err
 	}
 	return m.checkGiven(s, given)
 }
@@ -849,9 +839,6 @@ func checkClasses(s annotations.Scheme) error {
 func checkClassificationGiven(s FitSpec, given func(string) bool) error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
-	}
-	if given("sigma_b") {
-		return bad("field \"sigma_b\" is the prior sd of the ordinal model's thresholds; the classification model has no thresholds (leave it out)")
 	}
 	prec, _ := classify.ParsePrecisions(s.Precisions)
 	if prec == classify.InferredPrecisions {

@@ -139,6 +139,26 @@ func TestModelSchemes(t *testing.T) {
 			t.Errorf("DefaultModel(%s) = %q, want %q", tc.scheme.Kind, got, tc.want)
 		}
 	}
+	// With the data: nominal and binary labels without texts get the
+	// confusion model (issue 29), with texts the classification model.
+	for _, tc := range []struct {
+		scheme annotations.Scheme
+		texts  int
+		want   string
+	}{
+		{ord, 0, ModelOrdinal}, {ord, 5, ModelOrdinal},
+		{nom, 0, ModelConfusion}, {bin, 0, ModelConfusion},
+		{nom, 1, ModelClassification}, {bin, 800, ModelClassification},
+		{annotations.Scheme{Kind: annotations.Bounded}, 0, ModelBounded},
+	} {
+		if got := DefaultModelFor(tc.scheme, tc.texts); got != tc.want {
+			t.Errorf("DefaultModelFor(%s, %d) = %q, want %q", tc.scheme.Kind, tc.texts, got, tc.want)
+		}
+	}
+	ds := &annotations.Dataset{Items: []annotations.Item{{ID: "a", Text: "some text"}, {ID: "b", Text: "  "}, {ID: "c"}}}
+	if n := ItemsWithText(ds); n != 1 {
+		t.Errorf("ItemsWithText = %d, want 1 (a blank text is none)", n)
+	}
 }
 
 func TestModelValidateAndCheckGiven(t *testing.T) {
@@ -160,9 +180,9 @@ func TestModelValidateAndCheckGiven(t *testing.T) {
 		err   string
 	}{
 		{"ordinal", FitSpec{Model: "ordinal", SigmaB: 2}, only("sigma_b"), ""},
-		{"ordinal precisions", FitSpec{Model: "ordinal", Precisions: "fixed"}, none, `precisions "fixed" applies to the classification model only (the ordinal model always infers them)`},
+		{"ordinal precisions", FitSpec{Model: "ordinal", Precisions: "fixed"}, only("precisions"), `precisions is not a setting of the ordinal model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, sigma_b, flag_threshold and keep_draws; it is a setting of the classification model`},
 		{"classification", FitSpec{Model: "classification", Precisions: "inferred", Identifiability: "strong"}, only("v", "lambda"), ""},
-		{"sigma_b", FitSpec{Model: "classification"}, only("sigma_b"), `field "sigma_b" is the prior sd of the ordinal model's thresholds; the classification model has no thresholds (leave it out)`},
+		{"sigma_b", FitSpec{Model: "classification"}, only("sigma_b"), `sigma_b is not a setting of the classification model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, flag_threshold, keep_draws and precisions; it is a setting of the ordinal model`},
 		{"fixed with a prior", FitSpec{Model: "classification", Precisions: "fixed-full"}, only("lambda"), `fields "v" and "lambda" are the prior of inferred precisions; with precisions "fixed-full" every precision is fixed at 1 (leave them out, or use precisions inferred)`},
 		{"fixed and strong", FitSpec{Model: "classification", Precisions: "fixed", Identifiability: "both"}, none, `identifiability "both" fixes one rater's precision; with precisions "fixed" every precision is already fixed at 1 (use identifiability weak)`},
 	} {

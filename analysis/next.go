@@ -94,6 +94,125 @@ type NextResult struct {
 // NextSchema names the document.
 const NextSchema = "concord.next/v1"
 
+// nextChannel is a rater of the pool: the weight of their labelling next
+// and their confusion matrix (k×k, row c the label distribution of class c).
+type nextChannel struct {
+	w  float64
+	pi []float64
+}
+
+// nextPool returns the raters of the pool (the named ones, else every
+// rater with labels, the MaxNextPool most active), what the pool is in
+// words, and notes.
+func nextPool(res *multirater.FitResult, named []string) (chosen []int, pool string, notes []string, err error) {
+	byID := make(map[string]int, len(res.Raters))
+	for l, r := range res.Raters {
+		byID[r.ID] = l
+	}
+	if len(named) > 0 {
+		for _, id := range named {
+			l, ok := byID[id]
+			if !ok {
+				return nil, "", nil, annotations.Errorf(annotations.EINVALID, "--pool: rater %q has no labels in the fit", id)
+			}
+			chosen = append(chosen, l)
+		}
+		return chosen, fmt.Sprintf("the %d named raters, equally likely", len(chosen)), nil, nil
+	}
+	for l := range res.Raters {
+		if res.Raters[l].NLabels > 0 {
+			chosen = append(chosen, l)
+		}
+	}
+	sort.SliceStable(chosen, func(a, b int) bool { return res.Raters[chosen[a]].NLabels > res.Raters[chosen[b]].NLabels })
+	if len(chosen) > MaxNextPool {
+		notes = append(notes, fmt.Sprintf("any rater: the %d most active of %d raters, weighted by their labels", MaxNextPool, len(chosen)))
+		chosen = chosen[:MaxNextPool]
+	}
+	if len(chosen) == 0 {
+		return nil, "", nil, annotations.Errorf(annotations.EINVALID, "the fit has no rater with labels")
+	}
+	return chosen, "any rater, weighted by their share of the labels", notes, nil
+}
+
+// raterChannel is rater r's channel over k classes: their fitted confusion
+// matrix (rows normalised), or without one (oneCoin) their agreement with
+// the consensus on the diagonal, kept between chance and near certainty,
+// and the rest spread uniformly. weighted weights the rater by their
+// labels (else 1).
+func raterChannel(r multirater.RaterResult, k int, weighted bool) (c nextChannel, oneCoin bool) {
+	c.w = 1.0
+	if weighted {
+		c.w = float64(r.NLabels)
+	}
+	c.pi = make([]float64, k*k)
+	if len(r.ConfusionProbs) == k {
+		for cl := 0; cl < k; cl++ {
+			s := 0.0
+			for j := 0; j < k && j < len(r.ConfusionProbs[cl]); j++ {
+				v := r.ConfusionProbs[cl][j].Mean
+				if !(v > 0) || math.IsNaN(v) {
+					v = 1e-6
+				}
+				c.pi[cl*k+j] = v
+				s += v
+			}
+			for j := 0; j < k; j++ {
+				c.pi[cl*k+j] /= s
+			}
+		}
+		return c, false
+	}
+	a := 0.7
+	if r.ConsensusAgreement != nil && !math.IsNaN(*r.ConsensusAgreement) {
+		a = *r.ConsensusAgreement
+	}
+	// Between chance and near certainty.
+	a = math.Min(math.Max(a, 1/float64(k)+0.01), 0.99)
+	for cl := 0; cl < k; cl++ {
+		for j := 0; j < k; j++ {
+			if cl == j {
+				c.pi[cl*k+j] = a
+			} else {
+				c.pi[cl*k+j] = (1 - a) / float64(k-1)
+			}
+		}
+	}
+	return c, true
+}
+
+// nextLabelValue is what one more label of the pool tells about an item
+// whose class probabilities are q (best the consensus): the expected
+// information about the class, in bits, and the expected gain in the
+// probability that the consensus is right, averaged over the channels
+// (weights summing to wsum). post is scratch space of len(q).
+func nextLabelValue(q []float64, best int, chans []nextChannel, wsum float64, post []float64) (info, acc float64) {
+	k := len(q)
+	h0 := entropyBits(q)
+	for _, ch := range chans {
+		var hPost, maxJoint float64
+		for y := 0; y < k; y++ {
+			py, m := 0.0, 0.0
+			for c := 0; c < k; c++ {
+				post[c] = q[c] * ch.pi[c*k+y]
+				py += post[c]
+				m = math.Max(m, post[c])
+			}
+			maxJoint += m
+			if py <= 0 {
+				continue
+			}
+			for c := range post {
+				post[c] /= py
+			}
+			hPost += py * entropyBits(post)
+		}
+		info += ch.w / wsum * math.Max(h0-hPost, 0)
+		acc += ch.w / wsum * math.Max(maxJoint-q[best], 0)
+	}
+	return info, acc
+}
+
 // NextItems ranks the items of a fit by what one more label would tell
 // (see above). The fit must give grade or class probabilities; an unknown
 // rater in o.Pool or an unknown score is EINVALID.
@@ -112,83 +231,17 @@ func NextItems(res *multirater.FitResult, o NextOptions) (*NextResult, error) {
 	}
 	out := &NextResult{Schema: NextSchema, By: by}
 	// The pool: each rater's confusion matrix and weight.
-	type channel struct {
-		w  float64
-		pi []float64 // k×k, row k the label distribution of class k
+	chosen, pool, notes, err := nextPool(res, o.Pool)
+	if err != nil {
+		return nil, err
 	}
-	byID := make(map[string]int, len(res.Raters))
-	for l, r := range res.Raters {
-		byID[r.ID] = l
-	}
-	var chosen []int
-	if len(o.Pool) > 0 {
-		for _, id := range o.Pool {
-			l, ok := byID[id]
-			if !ok {
-				return nil, annotations.Errorf(annotations.EINVALID, "--pool: rater %q has no labels in the fit", id)
-			}
-			chosen = append(chosen, l)
-		}
-		out.Pool = fmt.Sprintf("the %d named raters, equally likely", len(chosen))
-	} else {
-		for l := range res.Raters {
-			if res.Raters[l].NLabels > 0 {
-				chosen = append(chosen, l)
-			}
-		}
-		sort.SliceStable(chosen, func(a, b int) bool { return res.Raters[chosen[a]].NLabels > res.Raters[chosen[b]].NLabels })
-		if len(chosen) > MaxNextPool {
-			out.Notes = append(out.Notes, fmt.Sprintf("any rater: the %d most active of %d raters, weighted by their labels", MaxNextPool, len(chosen)))
-			chosen = chosen[:MaxNextPool]
-		}
-		out.Pool = "any rater, weighted by their share of the labels"
-	}
-	if len(chosen) == 0 {
-		return nil, annotations.Errorf(annotations.EINVALID, "the fit has no rater with labels")
-	}
+	out.Pool, out.Notes = pool, append(out.Notes, notes...)
 	oneCoin := false
-	chans := make([]channel, 0, len(chosen))
+	chans := make([]nextChannel, 0, len(chosen))
 	for _, l := range chosen {
-		r := res.Raters[l]
-		w := 1.0
-		if len(o.Pool) == 0 {
-			w = float64(r.NLabels)
-		}
-		pi := make([]float64, k*k)
-		if len(r.ConfusionProbs) == k {
-			for c := 0; c < k; c++ {
-				s := 0.0
-				for j := 0; j < k && j < len(r.ConfusionProbs[c]); j++ {
-					v := r.ConfusionProbs[c][j].Mean
-					if !(v > 0) || math.IsNaN(v) {
-						v = 1e-6
-					}
-					pi[c*k+j] = v
-					s += v
-				}
-				for j := 0; j < k; j++ {
-					pi[c*k+j] /= s
-				}
-			}
-		} else {
-			oneCoin = true
-			a := 0.7
-			if r.ConsensusAgreement != nil && !math.IsNaN(*r.ConsensusAgreement) {
-				a = *r.ConsensusAgreement
-			}
-			// Between chance and near certainty.
-			a = math.Min(math.Max(a, 1/float64(k)+0.01), 0.99)
-			for c := 0; c < k; c++ {
-				for j := 0; j < k; j++ {
-					if c == j {
-						pi[c*k+j] = a
-					} else {
-						pi[c*k+j] = (1 - a) / float64(k-1)
-					}
-				}
-			}
-		}
-		chans = append(chans, channel{w: w, pi: pi})
+		c, one := raterChannel(res.Raters[l], k, len(o.Pool) == 0)
+		oneCoin = oneCoin || one
+		chans = append(chans, c)
 	}
 	if oneCoin {
 		out.Notes = append(out.Notes, "the fit has no confusion matrices: each rater's labels are taken as right with their agreement with the consensus and wrong uniformly otherwise (one-coin)")
@@ -225,29 +278,7 @@ func NextItems(res *multirater.FitResult, o NextOptions) (*NextResult, error) {
 				best = c
 			}
 		}
-		h0 := entropyBits(q)
-		var info, acc float64
-		for _, ch := range chans {
-			var hPost, maxJoint float64
-			for y := 0; y < k; y++ {
-				py, m := 0.0, 0.0
-				for c := 0; c < k; c++ {
-					post[c] = q[c] * ch.pi[c*k+y]
-					py += post[c]
-					m = math.Max(m, post[c])
-				}
-				maxJoint += m
-				if py <= 0 {
-					continue
-				}
-				for c := range post {
-					post[c] /= py
-				}
-				hPost += py * entropyBits(post)
-			}
-			info += ch.w / wsum * math.Max(h0-hPost, 0)
-			acc += ch.w / wsum * math.Max(maxJoint-q[best], 0)
-		}
+		info, acc := nextLabelValue(q, best, chans, wsum, post)
 		ni := NextItem{ID: it.ID, Information: info, Accuracy: acc, Consensus: res.Levels[best], Prob: q[best], NLabels: it.NLabels}
 		ni.Score = info
 		if by == NextByAccuracy {

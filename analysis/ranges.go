@@ -3,21 +3,21 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"concord/annotations"
-	"concord/multirater"
 	"concord/multirater/kernel"
 )
 
-// Setting is the declared range of one numeric setting of FitSpec: the one
-// place that FitSpec.Validate (and so the CLI and the API), the API's
-// request checks and the property test over every model's settings read.
-// Every value from Min to Max fits or fails with an error that names the
-// setting; a value outside is refused before a fit starts.
+// Setting is the declared range of one numeric setting of FitSpec (from
+// its declaration, see Fields), as FitSpec.Validate (and so the CLI and the
+// API), the API's request checks and the property test over every model's
+// settings read it. Every value from Min to Max fits or fails with an
+// error that names the setting; a value outside is refused before a fit
+// starts.
 type Setting struct {
 	// Field is the setting's JSON name (the API's field), Flag its
 	// command-line flag.
@@ -30,14 +30,9 @@ type Setting struct {
 	What, Note string
 	// Int is set for integer settings.
 	Int bool
-	// Engines is "gibbs" for the settings of the gibbs engine, "det" for
-	// those of the deterministic engines (ep, laplace), "" for any.
-	Engines string
 	// Zero says what 0 (the field left out) means: "the default",
 	// "learnt", ...; empty when 0 is a value in the range.
 	Zero string
-	// Models are the models that read the setting (nil: every model).
-	Models []string
 	// get returns the setting's value in a spec.
 	get func(FitSpec) float64
 }
@@ -59,75 +54,28 @@ const (
 	MaxKernelString = 4000
 )
 
-// Settings returns the declared ranges of FitSpec's numeric settings.
-// The ranges were chosen so that the engines stay in floating point at
-// both ends (the property test in ranges_test.go fits every model at each
-// end); the work sizes' upper ends (chains, samples, burn-in) bound a
-// request, and the Gibbs work budget (CheckWork) bounds their product.
+// Settings returns the declared ranges of FitSpec's numeric settings (of
+// every model; Applies says which model and engine read one), in the
+// order of AllFields. The ranges were chosen so that the engines stay in
+// floating point at both ends (the property test in ranges_test.go fits
+// every model at each end); the work sizes' upper ends (chains, samples,
+// burn-in) bound a request, and the Gibbs work budget (CheckWork) bounds
+// their product.
 func Settings() []Setting {
-	gibbs := []string{ModelOrdinal, ModelClassification, ModelConfusion}
-	det := []string{ModelOrdinal, ModelBounded, ModelRobust}
-	return []Setting{
-		{Field: "chains", Flag: "--chains", Min: 1, Max: MaxChains, Int: true, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Chains) }},
-		{Field: "samples", Flag: "--samples", Min: 1, Max: MaxSamples, Int: true, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Samples) }},
-		// FitSpec's burnin: 0 is the default and negative none, which is
-		// the API's and CLI's 0 (see FitSpec.MarshalJSON): checked as 0.
-		{Field: "burnin", Flag: "--burnin", Min: 0, Max: MaxBurnin, Int: true, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return float64(max(s.Burnin, 0)) }},
-		{Field: "thin", Flag: "--thin", Min: 1, Max: MaxThin, Int: true, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return float64(s.Thin) }},
-		{Field: "keep_draws", Flag: "--keep-draws", Min: 1, Max: MaxKeepDraws, Int: true, Zero: "the default", get: func(s FitSpec) float64 { return float64(s.KeepDraws) }},
-		{Field: "restarts", Flag: "--restarts", Min: 1, Max: MaxRestarts, Int: true, Zero: "the default", Engines: "det", Models: det, get: func(s FitSpec) float64 { return float64(s.Restarts) }},
-		{Field: "communities", Flag: "--communities", Min: 1, Max: MaxCommunities, Int: true, Zero: "chosen by the evidence lower bound", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return float64(s.Communities) }},
-		{Field: "max_iter", Flag: "--max-iter", Min: 1, Max: MaxVBIter, Int: true, Zero: "the default, 1000", Engines: "vb", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return float64(s.MaxIter) }},
-		// The Gamma(v, lambda) prior of the rater precisions and the
-		// threshold prior's sd: wide enough for vague priors (v = lambda =
-		// 0.001 is the common one), narrow enough that the precisions and
-		// thresholds stay in floating point.
-		{Field: "v", Flag: "--v", Min: MinPrior, Max: MaxPrior, Zero: "the default", Models: []string{ModelOrdinal, ModelClassification}, get: func(s FitSpec) float64 { return s.V }},
-		{Field: "lambda", Flag: "--lambda", Min: MinPrior, Max: MaxPrior, Zero: "the default", Models: []string{ModelOrdinal, ModelClassification}, get: func(s FitSpec) float64 { return s.Lambda }},
-		{Field: "sigma_b", Flag: "--sigma-b", Min: MinSigmaB, Max: MaxSigmaB, Zero: "the default", Models: []string{ModelOrdinal}, get: func(s FitSpec) float64 { return s.SigmaB }},
-		{Field: "flag_threshold", Flag: "--flag", Min: 1e-12, Max: 1, MaxOpen: true, Zero: "the default", get: func(s FitSpec) float64 { return s.FlagThreshold }},
-		{Field: "max_rhat", Flag: "--max-rhat", Min: 1.0000001, Max: 100, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return s.MaxRhat }},
-		{Field: "min_ess", Flag: "--min-ess", Min: 1, Max: 1e9, Zero: "the default", Engines: "gibbs", Models: gibbs, get: func(s FitSpec) float64 { return s.MinESS }},
-		// The latent noise sd, where the prior sd of the latent is 1.
-		{Field: "sigma", Flag: "--sigma", Min: 1e-3, Max: 1e3, Zero: "learnt", Engines: "det", Models: []string{ModelOrdinal, ModelRobust}, get: func(s FitSpec) float64 { return s.Sigma }},
-		// The bounded likelihoods' nu: a beta's a + b, a truncated or
-		// warped Gaussian's precision; past 1e4 a rating's likelihood is a
-		// spike narrower than the data's resolution.
-		{Field: "dispersion", Flag: "--dispersion", Min: 1e-3, Max: 1e4, Zero: "learnt", Models: []string{ModelBounded}, get: func(s FitSpec) float64 { return s.Dispersion }},
-		{Field: "concentration", Flag: "--concentration", Min: 1e-3, Max: 1e4, Zero: "the default, 4", Models: []string{ModelConfusion}, get: func(s FitSpec) float64 { return s.Concentration }},
-		{Field: "prior_scale", Flag: "--prior-scale", Min: 1e-4, Max: 1e4, Zero: "the default, 1", Models: []string{ModelAUC}, get: func(s FitSpec) float64 { return s.PriorScale }},
-		// A fixed labelling-error rate (left out: learnt by EM; 0 is a
-		// value, the plain classifier).
-		{Field: "epsilon", Flag: "--epsilon", What: "a labelling-error rate", Note: "0 is the plain classifier; leave it out to learn each rater's by EM", Min: 0, Max: 0.5, MaxOpen: true, Models: []string{ModelRobust}, get: func(s FitSpec) float64 {
-			if s.Epsilon == nil {
-				return 0
-			}
-			return *s.Epsilon
-		}},
-		// gamma's "cv" is 0 here; the cross-validation grid lies inside.
-		{Field: "gamma", Flag: "--gamma", Min: 1e-3, Max: 1e4, Zero: "cv", Models: []string{ModelAUC}, get: func(s FitSpec) float64 { v, _, _ := s.Gamma.Value(); return v }},
+	var out []Setting
+	for _, f := range AllFields() {
+		if !f.HasRange || f.Type.Kind() == reflect.Slice {
+			continue
+		}
+		out = append(out, Setting{Field: f.Name, Flag: "--" + f.Flag(), Min: f.Min, Max: f.Max, MaxOpen: f.MaxOpen,
+			What: f.What, Note: f.Note, Int: f.Int(), Zero: f.Zero, get: func(s FitSpec) float64 { v, _ := f.NumberIn(s); return v }})
 	}
+	return out
 }
 
 // Applies reports whether a fit of model by engine reads the setting.
 func (r Setting) Applies(model, engine string) bool {
-	if r.Models != nil && !slices.Contains(r.Models, model) {
-		return false
-	}
-	gibbs := strings.EqualFold(engine, multirater.EngineGibbs)
-	switch r.Engines {
-	case "gibbs":
-		return gibbs
-	case "det":
-		return strings.EqualFold(engine, multirater.EngineEP) || strings.EqualFold(engine, multirater.EngineLaplace)
-	case "vb":
-		return strings.EqualFold(engine, multirater.EngineVB)
-	}
-	// The classification model's precision prior is the gibbs engine's.
-	if (r.Field == "v" || r.Field == "lambda") && model == ModelClassification {
-		return gibbs
-	}
-	return true
+	return slices.ContainsFunc(Fields(model, engine), func(f SpecField) bool { return f.Name == r.Field })
 }
 
 // LookupSetting returns the declared range of the setting with JSON name
@@ -177,10 +125,17 @@ func (r Setting) Check(v float64) error {
 // where 0 is a value like any other (left out is the default): the error
 // names the field.
 func (r Setting) CheckField(v float64) error {
+	return r.CheckGiven(v, fmt.Sprintf("field %q", r.Field))
+}
+
+// CheckGiven is Check for a value given explicitly (a request's field, a
+// flag), where 0 is a value like any other: the error names the setting
+// as name ("field \"chains\"", "--chains").
+func (r Setting) CheckGiven(v float64, name string) error {
 	if r.In(v) {
 		return nil
 	}
-	return r.refuse(fmt.Sprintf("field %q = %v", r.Field, v), v, "; leave it out for ")
+	return r.refuse(fmt.Sprintf("%s = %v", name, v), v, "; leave it out for ")
 }
 
 func (r Setting) refuse(name string, v float64, zero string) error {
@@ -239,15 +194,15 @@ func (s FitSpec) checkSizes() error {
 	if n := len(s.Kernel); n > MaxKernelString {
 		return bad("kernel: a specification of %d bytes; at most %d", n, MaxKernelString)
 	}
-	for _, f := range []struct{ name, v string }{
-		{"model", s.Model}, {"covariates", s.Covariates}, {"identifiability", s.Identifiability}, {"ref_rater", s.RefRater},
-		{"sampler", s.Sampler}, {"engine", s.Engine}, {"precisions", s.Precisions}, {"likelihood", s.Likelihood},
-		{"bounds", s.Bounds}, {"em", s.EM}, {"hierarchy", s.Hierarchy}, {"scores", s.Scores}, {"gamma", string(s.Gamma)},
-		{"prior", s.Prior}, {"text.weighting", string(s.Text.Weighting)},
-	} {
-		if len(f.v) > MaxSpecString {
-			return bad("%s: a value of %d bytes; at most %d", f.name, len(f.v), MaxSpecString)
+	for _, f := range AllFields() {
+		v := f.Value(&s)
+		if v.Kind() != reflect.String || v.Len() <= MaxSpecString || v.Addr().Interface() == &s.Kernel {
+			continue
 		}
+		return bad("%s: a value of %d bytes; at most %d", f.Name, v.Len(), MaxSpecString)
+	}
+	if n := len(s.Text.Weighting); n > MaxSpecString {
+		return bad("text.weighting: a value of %d bytes; at most %d", n, MaxSpecString)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,7 +176,10 @@ func outside(st Setting) []float64 {
 // set to v (through JSON, as the API stores it).
 func smallSpec(t *testing.T, model, eng, field string, v float64) FitSpec {
 	t.Helper()
-	spec := FitSpec{Model: model, Engine: eng, Seed: 1, KeepDraws: 10}
+	spec := FitSpec{Model: model, Engine: eng, Seed: 1}
+	if LookupSetting("keep_draws").Applies(model, eng) {
+		spec.KeepDraws = 10
+	}
 	switch {
 	case model == ModelAUC:
 		spec.Gamma = "3"
@@ -210,16 +214,20 @@ func smallSpec(t *testing.T, model, eng, field string, v float64) FitSpec {
 // setNonFinite sets a float setting to NaN or Inf (JSON cannot say them).
 func setNonFinite(t *testing.T, s FitSpec, field string, v float64) FitSpec {
 	t.Helper()
-	p := map[string]*float64{"v": &s.V, "lambda": &s.Lambda, "sigma_b": &s.SigmaB, "flag_threshold": &s.FlagThreshold, "max_rhat": &s.MaxRhat,
-		"min_ess": &s.MinESS, "sigma": &s.Sigma, "dispersion": &s.Dispersion, "concentration": &s.Concentration, "prior_scale": &s.PriorScale}[field]
-	switch {
-	case p != nil:
-		*p = v
-	case field == "epsilon":
-		s.Epsilon = &v
-	default:
-		t.Fatalf("setting %q: no float field", field)
+	for _, f := range AllFields() {
+		if f.Name != field {
+			continue
+		}
+		switch dst := f.Value(&s); dst.Kind() {
+		case reflect.Float64:
+			dst.SetFloat(v)
+			return s
+		case reflect.Pointer:
+			dst.Set(reflect.ValueOf(&v))
+			return s
+		}
 	}
+	t.Fatalf("setting %q: no float field", field)
 	return s
 }
 

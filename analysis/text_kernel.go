@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -18,6 +15,7 @@ import (
 	"concord/multirater"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
+	"concord/multirater/numeric"
 	"concord/textfeat"
 )
 
@@ -566,7 +564,7 @@ func selectCovariates(ds *annotations.Dataset, ks kernel.Spec, spec string) ([]s
 func termCounts(vec *textfeat.Vectorizer, texts []string) []multirater.TermCounts {
 	opts := vec.Options()
 	out := make([]multirater.TermCounts, len(texts))
-	parallelFor(len(texts), func(i int) {
+	numeric.ParallelFor(len(texts), func(i int) {
 		var idx []int32
 		for _, t := range textfeat.Terms(texts[i], opts) {
 			if k, ok := vec.Index(t); ok {
@@ -838,31 +836,4 @@ func featuresOf(res *multirater.FitResult, ks kernel.Spec) (*itemFeatures, error
 		}
 	}
 	return f, nil
-}
-
-// parallelFor calls fn(i) for i in [0, n) on GOMAXPROCS goroutines.
-func parallelFor(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

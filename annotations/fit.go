@@ -2,6 +2,7 @@ package annotations
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -51,6 +52,10 @@ type Fit struct {
 	StartedAt   *time.Time `json:"started_at,omitempty"`
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
 	HeartbeatAt *time.Time `json:"heartbeat_at,omitempty"`
+	// Duplicate is set on the answer to a submission that found this fit
+	// queued or running with the same model and spec on the same labels:
+	// no second job was made.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 // FitProgress is a running fit's progress report.
@@ -60,3 +65,7 @@ type FitProgress struct {
 	MaxRhat    float64
 	Message    string
 }
+
+// ErrRetry marks the end of a fit attempt for a reason outside the fit
+// (see FitRunner): the fit is retried.
+var ErrRetry = errors.New("retry")

@@ -124,10 +124,19 @@ func addFixtures(f *testing.F, names ...string) {
 	}
 }
 
+// fuzzFormat fuzzes the reader of format from the fixture files and the
+// seeds given.
+func fuzzFormat(f *testing.F, format Format, fixtures []string, seeds ...string) {
+	addFixtures(f, fixtures...)
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzLabels(t, data, format) })
+}
+
 func FuzzReadLabelsCSV(f *testing.F) {
-	addFixtures(f, "rte_long.csv", "sirt_ratings.tsv", "sirt_k1_wide.csv", "dawid_skene_crowdkit.csv",
-		"fleiss_semicolon.csv", "fleiss_wide.csv")
-	for _, s := range []string{
+	fuzzFormat(f, FormatAuto, []string{"rte_long.csv", "sirt_ratings.tsv", "sirt_k1_wide.csv", "dawid_skene_crowdkit.csv",
+		"fleiss_semicolon.csv", "fleiss_wide.csv"},
 		"item_id,rater_id,label\n1,a,1\n1,b,2\n",
 		"task\tworker\tlabel\n\"t 1\"\tw\t\"x\"\"y\"\n",
 		"id;r1;r2\n1;3;\n2;;4\n",
@@ -137,63 +146,44 @@ func FuzzReadLabelsCSV(f *testing.F) {
 		"item_id,rater_id,label\r\n1,a,\"b\r\nc\"\r\n",
 		"item_id,rater_id,label,prob,is_model\n1,a,1,0.8,true\n1,b,0,,false\n2,a,0,1,yes\n",
 		"item,rater,label,confidence,rater_kind\n1,a,1,1.5,model\n1,a,0,x,human\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzLabels(t, data, FormatAuto) })
+	)
 }
 
 func FuzzReadLabelsJSON(f *testing.F) {
-	addFixtures(f, "wordsim.json")
-	for _, s := range []string{
+	fuzzFormat(f, FormatJSON, []string{"wordsim.json"},
 		`[{"item_id": 1, "rater_id": "a", "label": 3}, {"item": "x", "worker": 2, "score": 1.5}]`,
 		`[{"item_id": "a\u0000", "rater_id": "b", "label": "c"}]`,
 		`[{"item_id": 1, "rater_id": "a", "label": {"x": 1}}]`,
 		`[1, "two", null]`,
 		`[{"item_id": 1, "rater_id": "a", "label": true}] trailing`,
 		`[{"item_id": 1, "rater_id": "a", "label": 1, "prob": 0.7, "is_model": true}, {"item_id": 1, "rater_id": "b", "label": 0, "prob": null}]`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzLabels(t, data, FormatJSON) })
+	)
 }
 
 func FuzzReadLabelsJSONL(f *testing.F) {
-	addFixtures(f, "dawid_skene.jsonl")
-	for _, s := range []string{
+	fuzzFormat(f, FormatJSONL, []string{"dawid_skene.jsonl"},
 		"{\"item_id\": 1, \"rater_id\": 2, \"label\": 3}\n{\"task\": \"t\", \"user\": \"u\", \"answer\": \"yes\"}\n",
 		"{\"item_id\": 1, \"rater_id\": 2, \"label\": 3, \"occasion\": 1}\n\n  \n{\"item_id\": 1\n",
 		"{}\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzLabels(t, data, FormatJSONL) })
+	)
 }
 
 func FuzzReadLabelsLabelStudio(f *testing.F) {
-	addFixtures(f, "labelstudio_rte.json", "labelstudio_anaesthesia.json")
-	for _, s := range []string{
+	fuzzFormat(f, FormatLabelStudio, []string{"labelstudio_rte.json", "labelstudio_anaesthesia.json"},
 		`[{"id": 1, "data": {"text": "t"}, "annotations": [{"completed_by": 2, "result": [{"type": "choices", "from_name": "c", "value": {"choices": ["a"]}}]}]}]`,
 		`[{"id": 1, "data": {"img": "https://x/y.png", "item_id": 5}, "annotations": [{"completed_by": {"id": 3}, "result": [{"type": "rating", "from_name": "r", "value": {"rating": 2}}]}, {"was_cancelled": true}]}]`,
 		`[{"id": 2, "completions": [{"completed_by": "x", "result": [{"type": "number", "from_name": "n", "value": {"number": -1.5}}]}]}]`,
 		`[{"id": 3, "data": {"text": "t"}, "annotations": [{"result": [{"type": "choices", "from_name": "c", "value": {"choices": ["a", "b"]}}]}]}]`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzLabels(t, data, FormatLabelStudio) })
+	)
 }
 
 func FuzzReadLabelsDoccano(f *testing.F) {
-	addFixtures(f, "doccano_rte.jsonl", "doccano_v1_rte.jsonl")
-	for _, s := range []string{
+	fuzzFormat(f, FormatDoccano, []string{"doccano_rte.jsonl", "doccano_v1_rte.jsonl"},
 		"{\"id\": 1, \"text\": \"t\", \"label\": [\"a\"], \"annotator\": \"x\"}\n{\"id\": 2, \"text\": \"u\", \"label\": [], \"user\": 3}\n",
 		"{\"id\": 1, \"text\": \"t\", \"label\": [[0, 1, \"PER\"]], \"annotator\": \"x\"}\n",
 		"[{\"id\": 1, \"text\": \"t\", \"labels\": [\"a\", \"b\"], \"username\": \"x\"}]",
 		"{\"id\": 1, \"text\": \"t\", \"label\": \"a\"}\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzLabels(t, data, FormatDoccano) })
+	)
 }
 
 func FuzzReadLabelsXLSX(f *testing.F) {

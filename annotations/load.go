@@ -46,9 +46,57 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		pr.File = name
 		pl.Add(pr)
 	}
+	s, pr := datasetScheme(s, p)
+	if pr != nil {
+		add(*pr)
+		return nil, pl
+	}
+	b := &datasetBuilder{s: s, p: p, normCache: map[string]labelNorm{}, itemIdx: map[string]int32{}, raterIdx: map[string]int32{},
+		kinds: map[string]raterKindAt{}, out: make([]Label, 0, len(p.Labels)), keys: make([]uint64, 0, len(p.Labels)), src: make([]int32, 0, len(p.Labels))}
+	for i, rl := range p.Labels {
+		b.label(i, rl)
+	}
+	order := sortOrder(b.keys, ranks(b.itemIDs), ranks(b.raterIDs))
+	mode := opts.Duplicates.Mode()
+	drop, dups := b.duplicates(order, mode)
+	if mode == DuplicatesError && dups > 0 && len(p.Unused) > 0 {
+		// A hint first, where a capped list still shows it.
+		add(Problem{Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
+			dups, quoteList(p.Unused), p.Unused[0])})
+	}
+	b.unknown.annotate(func(at int) *Problem { return &b.found[at].p }, s, p.Labels)
+	slices.SortStableFunc(b.found, func(a, b located) int { return cmp.Compare(a.at, b.at) })
+	for _, f := range b.found {
+		add(f.p)
+	}
+	merged := mergeItems(items, p.Items, add)
+	models := b.modelRaters(opts.ModelRaters, add)
+	if pl.Len() > 0 {
+		return nil, pl
+	}
+	labels := b.out
+	if drop != nil {
+		labels = make([]Label, 0, len(b.out)-dups)
+		for _, i := range order {
+			if !drop[i] {
+				labels = append(labels, b.out[i])
+			}
+		}
+	} else if !slices.IsSorted(order) {
+		labels = make([]Label, len(b.out))
+		for j, i := range order {
+			labels[j] = b.out[i]
+		}
+	}
+	return &Dataset{Scheme: s, Items: merged, Labels: labels, ModelRaters: models, Dropped: dups}, nil
+}
+
+// datasetScheme returns the scheme of a dataset: an open scheme completed
+// from the labels (the positive class in another case, "YES" for "yes",
+// is the positive class, as Normalize will read it), checked; or the
+// problem with it.
+func datasetScheme(s Scheme, p *Parsed) (Scheme, *Problem) {
 	if s.Open() {
-		// The positive class in another case ("YES" for "yes") is the
-		// positive class, as Normalize will read it.
 		values := make([]string, 0, len(p.Labels))
 		for _, l := range p.Labels {
 			if !strings.EqualFold(strings.TrimSpace(l.Value), s.Positive) {
@@ -57,198 +105,170 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		}
 		cs, err := s.Complete(values)
 		if err != nil {
-			add(Problem{Column: "label", Msg: ErrorMessage(err)})
-			return nil, pl
+			return s, &Problem{Column: "label", Msg: ErrorMessage(err)}
 		}
 		s = cs
 	}
 	if err := s.Validate(); err != nil {
-		add(Problem{Msg: "scheme " + s.String() + ": " + ErrorMessage(err)})
-		return nil, pl
+		return s, &Problem{Msg: "scheme " + s.String() + ": " + ErrorMessage(err)}
 	}
+	return s, nil
+}
 
-	type norm struct {
-		v        string
-		err      string
-		levelErr bool // err: the value is not a level of the scheme
-	}
-	var unknown unknownLevels
-	normCache := map[string]norm{}
+// labelNorm is a label value normalised by the scheme, or why it is not
+// a label (levelErr: it is not a level of the scheme).
+type labelNorm struct {
+	v        string
+	err      string
+	levelErr bool
+}
+
+// located is a problem with the index of its raw label, so that those
+// found while sorting (duplicates) come out in file order too.
+type located struct {
+	at int
+	p  Problem
+}
+
+// datasetBuilder checks and indexes the raw labels of a dataset.
+type datasetBuilder struct {
+	s         Scheme
+	p         *Parsed
+	unknown   unknownLevels
+	normCache map[string]labelNorm
 	// Ids are validated when first seen; valid ones get an index.
-	itemIdx := map[string]int32{}
-	raterIdx := map[string]int32{}
-	var itemIDs, raterIDs []string
-	idIndex := func(idx map[string]int32, ids *[]string, what, id string) (int32, string) {
-		if i, ok := idx[id]; ok {
-			return i, ""
-		}
-		if err := validateID(what, id); err != nil {
-			return -1, ErrorMessage(err)
-		}
-		i := int32(len(*ids))
-		idx[id] = i
-		*ids = append(*ids, id)
+	itemIdx, raterIdx map[string]int32
+	itemIDs, raterIDs []string
+	found             []located
+	kinds             map[string]raterKindAt // rater id -> the first row that marked its kind
+	// out are the valid labels; keys (item index << 32 | rater index) and
+	// src (index in p.Labels) are per label of out.
+	out  []Label
+	keys []uint64
+	src  []int32
+}
+
+func (b *datasetBuilder) note(at int, rl RawLabel, col, msg string) {
+	b.found = append(b.found, located{at, Problem{Line: rl.Line, Row: rl.Row, Column: col, Msg: msg}})
+}
+
+// idIndex returns the index of an item or rater id, validating it when
+// first seen; or why it is not valid.
+func idIndex(idx map[string]int32, ids *[]string, what, id string) (int32, string) {
+	if i, ok := idx[id]; ok {
 		return i, ""
 	}
-	// Problems are gathered with the index of their raw label so that
-	// those found while sorting (duplicates) come out in file order too.
-	type located struct {
-		at int
-		p  Problem
+	if err := validateID(what, id); err != nil {
+		return -1, ErrorMessage(err)
 	}
-	var found []located
-	note := func(at int, rl RawLabel, col, msg string) {
-		found = append(found, located{at, Problem{Line: rl.Line, Row: rl.Row, Column: col, Msg: msg}})
+	i := int32(len(*ids))
+	idx[id] = i
+	*ids = append(*ids, id)
+	return i, ""
+}
+
+// norm normalises a label value (cached).
+func (b *datasetBuilder) norm(value string) labelNorm {
+	if n, ok := b.normCache[value]; ok {
+		return n
 	}
-	kinds := map[string]raterKindAt{} // rater id -> the first row that marked its kind
-	out := make([]Label, 0, len(p.Labels))
-	keys := make([]uint64, 0, len(p.Labels)) // item index << 32 | rater index, per label of out
-	src := make([]int32, 0, len(p.Labels))   // index in p.Labels, per label of out
-	for i, rl := range p.Labels {
-		ok := true
-		ii, m := idIndex(itemIdx, &itemIDs, "item id", rl.Item)
-		if m != "" {
-			note(i, rl, rl.ItemCol, m)
+	var n labelNorm
+	v, err := b.s.Normalize(value)
+	switch {
+	case err != nil:
+		n.err, n.levelErr = ErrorMessage(err), true
+	case hasControl(v):
+		n.err = fmt.Sprintf("label %q contains a control character or a Unicode noncharacter", v)
+	default:
+		n.v = v
+	}
+	if len(b.normCache) < 1<<20 {
+		b.normCache[value] = n
+	}
+	return n
+}
+
+// label checks raw label i and keeps it when its ids and value are valid.
+func (b *datasetBuilder) label(i int, rl RawLabel) {
+	ok := true
+	ii, m := idIndex(b.itemIdx, &b.itemIDs, "item id", rl.Item)
+	if m != "" {
+		b.note(i, rl, rl.ItemCol, m)
+		ok = false
+	}
+	ri, m := idIndex(b.raterIdx, &b.raterIDs, "rater id", rl.Rater)
+	if m != "" {
+		b.note(i, rl, rl.RaterCol, m)
+		ok = false
+	}
+	n := b.norm(rl.Value)
+	if n.err != "" {
+		// A value that is not a level is reported at its first
+		// occurrence, with its count (unknown.annotate).
+		if !n.levelErr || b.unknown.seen(rl.Value, rl, len(b.found)) {
+			b.note(i, rl, rl.ValueCol, n.err)
+		}
+		ok = false
+	}
+	prob, pok := b.probKind(i, rl)
+	if !ok || !pok {
+		return
+	}
+	b.out = append(b.out, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v, Prob: prob})
+	b.keys = append(b.keys, uint64(uint32(ii))<<32|uint64(uint32(ri)))
+	b.src = append(b.src, int32(i))
+}
+
+// probKind reads the probability and rater kind of raw label i (0 for no
+// probability); ok is false where either is not valid.
+func (b *datasetBuilder) probKind(i int, rl RawLabel) (prob float64, ok bool) {
+	ok = true
+	if rl.Prob != "" {
+		pv, err := strconv.ParseFloat(rl.Prob, 64)
+		if err != nil || !(pv > 0 && pv <= 1) {
+			b.note(i, rl, rl.ProbCol, fmt.Sprintf("probability %q is not a number in (0, 1] (expected the rater's probability of the label given, or an empty cell)", rl.Prob))
 			ok = false
 		}
-		ri, m := idIndex(raterIdx, &raterIDs, "rater id", rl.Rater)
-		if m != "" {
-			note(i, rl, rl.RaterCol, m)
+		prob = pv
+	}
+	if rl.Kind != "" {
+		model, known := parseRaterKind(rl.Kind)
+		if !known {
+			b.note(i, rl, rl.KindCol, fmt.Sprintf("rater kind %q is not one of model, human, true, false, yes, no, 1, 0", rl.Kind))
 			ok = false
-		}
-		n, cached := normCache[rl.Value]
-		if !cached {
-			v, err := s.Normalize(rl.Value)
-			if err != nil {
-				n.err, n.levelErr = ErrorMessage(err), true
-			} else if hasControl(v) {
-				n.err = fmt.Sprintf("label %q contains a control character or a Unicode noncharacter", v)
-			} else {
-				n.v = v
-			}
-			if len(normCache) < 1<<20 {
-				normCache[rl.Value] = n
-			}
-		}
-		if n.err != "" {
-			// A value that is not a level is reported at its first
-			// occurrence, with its count (unknown.annotate).
-			if !n.levelErr || unknown.seen(rl.Value, rl, len(found)) {
-				note(i, rl, rl.ValueCol, n.err)
-			}
+		} else if prev, seen := b.kinds[rl.Rater]; seen && prev.model != model {
+			b.note(i, rl, rl.KindCol, fmt.Sprintf("rater %q is marked %s here and %s at %s (a rater is either a model or a human)", rl.Rater, kindName(model), kindName(prev.model), where(prev.at)))
 			ok = false
+		} else if !seen {
+			b.kinds[rl.Rater] = raterKindAt{model: model, at: rl}
 		}
-		prob := 0.0
-		if rl.Prob != "" {
-			pv, err := strconv.ParseFloat(rl.Prob, 64)
-			if err != nil || !(pv > 0 && pv <= 1) {
-				note(i, rl, rl.ProbCol, fmt.Sprintf("probability %q is not a number in (0, 1] (expected the rater's probability of the label given, or an empty cell)", rl.Prob))
-				ok = false
-			}
-			prob = pv
-		}
-		if rl.Kind != "" {
-			model, known := parseRaterKind(rl.Kind)
-			if !known {
-				note(i, rl, rl.KindCol, fmt.Sprintf("rater kind %q is not one of model, human, true, false, yes, no, 1, 0", rl.Kind))
-				ok = false
-			} else if prev, seen := kinds[rl.Rater]; seen && prev.model != model {
-				note(i, rl, rl.KindCol, fmt.Sprintf("rater %q is marked %s here and %s at %s (a rater is either a model or a human)", rl.Rater, kindName(model), kindName(prev.model), where(prev.at)))
-				ok = false
-			} else if !seen {
-				kinds[rl.Rater] = raterKindAt{model: model, at: rl}
-			}
-		}
-		if !ok {
-			continue
-		}
-		out = append(out, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v, Prob: prob})
-		keys = append(keys, uint64(uint32(ii))<<32|uint64(uint32(ri)))
-		src = append(src, int32(i))
 	}
-	order := sortOrder(keys, ranks(itemIDs), ranks(raterIDs))
-	// Sorted, the labels of one (item, rater) pair are adjacent, the first
-	// in the file first.
-	mode := opts.Duplicates.Mode()
-	dups := 0
-	var drop []bool // by index in out, under DuplicatesFirst
-	for j := 1; j < len(order) && mode != DuplicatesKeep; j++ {
-		a, b := order[j-1], order[j]
-		if keys[a] != keys[b] {
-			continue
-		}
-		if mode == DuplicatesFirst {
-			if drop == nil {
-				drop = make([]bool, len(out))
-			}
-			drop[b] = true
-			dups++
-			continue
-		}
-		first := j - 1
-		for first > 0 && keys[order[first-1]] == keys[b] {
-			first--
-		}
-		f := out[order[first]]
-		l := out[b]
-		same := "another label"
-		if f.Value == l.Value {
-			same = "the same label"
-		}
-		rl := p.Labels[src[b]]
-		note(int(src[b]), rl, rl.RaterCol, fmt.Sprintf("duplicate label for item %q by rater %q: %s was given at %s"+duplicateHint,
-			l.Item, l.Rater, same, where(p.Labels[src[order[first]]])))
-		dups++
-	}
-	if mode == DuplicatesError && dups > 0 && len(p.Unused) > 0 {
-		// A hint first, where a capped list still shows it.
-		add(Problem{Msg: fmt.Sprintf("%d (item, rater) pairs repeat; the unused column(s) %s may tell these rows apart: keep one value with a row filter such as %s=VALUE",
-			dups, quoteList(p.Unused), p.Unused[0])})
-	}
-	unknown.annotate(func(at int) *Problem { return &found[at].p }, s, p.Labels)
-	slices.SortStableFunc(found, func(a, b located) int { return cmp.Compare(a.at, b.at) })
-	for _, f := range found {
-		add(f.p)
-	}
-	merged := mergeItems(items, p.Items, add)
+	return prob, ok
+}
+
+// modelRaters returns the model raters, sorted: those the file marks a
+// model and those named (with ModelsFlag), each of which must have labels
+// and not be marked human.
+func (b *datasetBuilder) modelRaters(named []string, add func(Problem)) []string {
 	var models []string
-	for id, k := range kinds {
+	for id, k := range b.kinds {
 		if k.model {
 			models = append(models, id)
 		}
 	}
-	for _, id := range opts.ModelRaters {
-		if _, ok := raterIdx[id]; !ok {
-			add(Problem{Column: ModelsFlag, Msg: fmt.Sprintf("model rater %q, named with %s, has no label in the file (raters: %s)", id, flagHint(ModelsFlag, "model_raters", "A,B"), quoteList(firstN(raterIDs, 20)))})
+	for _, id := range named {
+		if _, ok := b.raterIdx[id]; !ok {
+			add(Problem{Column: ModelsFlag, Msg: fmt.Sprintf("model rater %q, named with %s, has no label in the file (raters: %s)", id, flagHint(ModelsFlag, "model_raters", "A,B"), quoteList(firstN(b.raterIDs, 20)))})
 			continue
 		}
-		if k, seen := kinds[id]; seen && !k.model {
+		if k, seen := b.kinds[id]; seen && !k.model {
 			add(Problem{Line: k.at.Line, Row: k.at.Row, Column: k.at.KindCol, Msg: fmt.Sprintf("rater %q is named a model with %s and marked human here", id, ModelsFlag)})
 			continue
 		}
 		models = append(models, id)
 	}
 	slices.Sort(models)
-	models = slices.Compact(models)
-	if pl.Len() > 0 {
-		return nil, pl
-	}
-
-	labels := out
-	if drop != nil {
-		labels = make([]Label, 0, len(out)-dups)
-		for _, i := range order {
-			if !drop[i] {
-				labels = append(labels, out[i])
-			}
-		}
-	} else if !slices.IsSorted(order) {
-		labels = make([]Label, len(out))
-		for j, i := range order {
-			labels[j] = out[i]
-		}
-	}
-	return &Dataset{Scheme: s, Items: merged, Labels: labels, ModelRaters: models, Dropped: dups}, nil
+	return slices.Compact(models)
 }
 
 // raterKindAt is a rater's kind as first marked in a file, with where.
@@ -281,6 +301,43 @@ func firstN(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
+}
+
+// duplicates finds the labels that repeat an (item, rater) pair, in the
+// sorted order (where the labels of a pair are adjacent, the first in the
+// file first): under DuplicatesFirst it marks all but the first to drop
+// (by index in out), under DuplicatesError it reports them; it returns how
+// many there are.
+func (b *datasetBuilder) duplicates(order []int32, mode Duplicates) (drop []bool, dups int) {
+	keys, out, p := b.keys, b.out, b.p
+	for j := 1; j < len(order) && mode != DuplicatesKeep; j++ {
+		x, y := order[j-1], order[j]
+		if keys[x] != keys[y] {
+			continue
+		}
+		if mode == DuplicatesFirst {
+			if drop == nil {
+				drop = make([]bool, len(out))
+			}
+			drop[y] = true
+			dups++
+			continue
+		}
+		first := j - 1
+		for first > 0 && keys[order[first-1]] == keys[y] {
+			first--
+		}
+		f, l := out[order[first]], out[y]
+		same := "another label"
+		if f.Value == l.Value {
+			same = "the same label"
+		}
+		rl := p.Labels[b.src[y]]
+		b.note(int(b.src[y]), rl, rl.RaterCol, fmt.Sprintf("duplicate label for item %q by rater %q: %s was given at %s"+duplicateHint,
+			l.Item, l.Rater, same, where(p.Labels[b.src[order[first]]])))
+		dups++
+	}
+	return drop, dups
 }
 
 // where describes the position of a raw label for messages.
@@ -568,7 +625,7 @@ func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
 	}
 	var err error
 	if len(errs) > 0 {
-		err = joinProblems(ro.MaxProblems, errs...)
+		err = JoinProblems(ro.MaxProblems, errs...)
 	}
 	var items []Item
 	var ierr error
@@ -577,7 +634,7 @@ func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
 		items, ierr = readFile(opts.ItemsPath, func(f *os.File) ([]Item, error) { return ReadItems(f, iro) })
 	}
 	if err != nil || ierr != nil {
-		return nil, joinProblems(ro.MaxProblems, err, ierr)
+		return nil, JoinProblems(ro.MaxProblems, err, ierr)
 	}
 	l := &Loaded{Format: p.Format, Unused: p.Unused}
 	var s Scheme
@@ -615,9 +672,11 @@ func readFile[T any](path string, read func(*os.File) (T, error)) (T, error) {
 	return read(f)
 }
 
-// joinProblems merges the problem lists of two files into one error, or
-// returns the first error that is not a problem list.
-func joinProblems(max int, errs ...error) error {
+// JoinProblems merges the problem lists of several files (a label file
+// and its items file) into one error of at most max problems (0: the
+// default), or returns the first error that is not a problem list; nil
+// when every error is nil.
+func JoinProblems(max int, errs ...error) error {
 	all := &ProblemList{Max: max}
 	for _, err := range errs {
 		if err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -321,6 +322,64 @@ func (w *whereCond) describeSeen() string {
 		s += ", ..."
 	}
 	return "values found: " + s
+}
+
+// columnIndex returns the index of the first of names (a header's
+// columns, a record's fields) that is name up to case and separators
+// (normName), or -1.
+func columnIndex(names []string, name string) int {
+	n := normName(name)
+	return slices.IndexFunc(names, func(h string) bool { return normName(h) == n })
+}
+
+// whereConds is a record reader's row filter (ReadOptions.Where): a
+// condition a field, a record kept when every condition holds.
+type whereConds []whereCond
+
+// newWhereConds returns the row filter of opts, its keys as given.
+func newWhereConds(opts ReadOptions) whereConds {
+	var ws whereConds
+	for _, k := range whereKeys(opts.Where) {
+		ws = append(ws, whereCond{key: k, value: strings.TrimSpace(opts.Where[k])})
+	}
+	return ws
+}
+
+// keep reports whether a record in which condition w's field has the
+// value value(w) passes the filter, noting each value read for reportNone;
+// the conditions after the first that fails are not read.
+func (ws whereConds) keep(value func(w *whereCond) string) bool {
+	for i := range ws {
+		w := &ws[i]
+		v := strings.TrimSpace(value(w))
+		w.note(v)
+		if v != w.value {
+			return false
+		}
+	}
+	return true
+}
+
+// reportNone reports that no record passed the filter, with the values
+// each condition's field had.
+func (ws whereConds) reportNone(c *collector) {
+	for _, w := range ws {
+		c.add(Problem{Column: w.key, Msg: fmt.Sprintf("no record has %s = %q (%s)", w.key, w.value, w.describeSeen())})
+	}
+}
+
+// checkFields reports, against the first record, each condition whose
+// field is none of the record's fields (keys, sorted; has says whether a
+// condition's key names one); false when there is one.
+func (ws whereConds) checkFields(c *collector, rec jsonRecord, keys []string, has func(key string) bool) bool {
+	ok := true
+	for _, w := range ws {
+		if !has(w.key) {
+			c.rowProblem(rec.line, rec.row, w.key, "unknown field %q in the row filter (fields: %s)", w.key, quoteList(keys))
+			ok = false
+		}
+	}
+	return ok
 }
 
 // whereKeys returns the keys of opts.Where in a fixed order.

@@ -88,6 +88,22 @@ type badCase struct {
 	dupOf int
 }
 
+// expect returns where the problem of the bad row inserted at index at of
+// the good rows (after a header) is reported, and its message: a
+// duplicate is reported at the later of the two labels, naming the earlier
+// one's line or row (unit).
+func (bc badCase) expect(at int, unit string) (int, string) {
+	bad, msg := 2+at, bc.msg
+	if bc.dupOf < 0 {
+		return bad, msg
+	}
+	orig := 2 + bc.dupOf
+	if bc.dupOf >= at {
+		orig++
+	}
+	return max(bad, orig), msg + fmt.Sprintf(": another label was given at %s %d", unit, min(bad, orig))
+}
+
 var badCases = []badCase{
 	{name: "unknown level", scheme: "ordinal:1..5", row: []string{"i9", "r1", "6"}, col: "label", msg: `unknown level "6" for scheme ordinal:1..5 (expected one of 1, 2, 3, 4, 5)`, dupOf: -1},
 	{name: "empty label", scheme: "ordinal:1..5", row: []string{"i9", "r1", ""}, col: "label", msg: "empty label (expected one of 1, 2, 3, 4, 5)", dupOf: -1},
@@ -108,16 +124,7 @@ func TestBadRowCSV(t *testing.T) {
 			t.Run(bc.name+"/"+pos, func(t *testing.T) {
 				good := goodRows()
 				rows, at := insertAt(good, bc.row, pos)
-				badLine := 2 + at
-				line, msg := badLine, bc.msg
-				if bc.dupOf >= 0 {
-					orig := 2 + bc.dupOf
-					if bc.dupOf >= at {
-						orig++
-					}
-					line = max(badLine, orig)
-					msg += fmt.Sprintf(": another label was given at line %d", min(badLine, orig))
-				}
+				line, msg := bc.expect(at, "line")
 				ds, pl, err := readBuild(csvText(header, rows, ","), bc.scheme, ReadOptions{Name: "bad.csv"})
 				wantOne(t, ds, pl, err, "bad.csv", line, 0, bc.col, msg)
 			})
@@ -170,18 +177,30 @@ func TestBadCellWide(t *testing.T) {
 // xlsxBytes writes rows (all as text cells) to a one-sheet workbook.
 func xlsxBytes(t testing.TB, sheet string, rows [][]string) []byte {
 	t.Helper()
+	cells := make([][]any, len(rows))
+	for i, r := range rows {
+		cells[i] = make([]any, len(r))
+		for j, v := range r {
+			cells[i][j] = v
+		}
+	}
+	return xlsxCells(t, sheet, cells)
+}
+
+// xlsxCells writes rows of cells (text or numbers) to a one-sheet
+// workbook named sheet (the default name when empty).
+func xlsxCells(t testing.TB, sheet string, rows [][]any) []byte {
+	t.Helper()
 	f := excelize.NewFile()
 	defer f.Close()
-	if err := f.SetSheetName(f.GetSheetName(0), sheet); err != nil {
+	if sheet == "" {
+		sheet = f.GetSheetName(0)
+	} else if err := f.SetSheetName(f.GetSheetName(0), sheet); err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range rows {
-		vals := make([]any, len(r))
-		for j, v := range r {
-			vals[j] = v
-		}
+	for i := range rows {
 		ref, _ := excelize.CoordinatesToCellName(1, i+1)
-		if err := f.SetSheetRow(sheet, ref, &vals); err != nil {
+		if err := f.SetSheetRow(sheet, ref, &rows[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -202,16 +221,7 @@ func TestBadRowXLSX(t *testing.T) {
 				good := goodRows()
 				rows, at := insertAt(good, bc.row, pos)
 				all := append([][]string{{"Item", "Annotator", "Score"}}, rows...)
-				badRow := 2 + at
-				row, msg := badRow, bc.msg
-				if bc.dupOf >= 0 {
-					orig := 2 + bc.dupOf
-					if bc.dupOf >= at {
-						orig++
-					}
-					row = max(badRow, orig)
-					msg += fmt.Sprintf(": another label was given at row %d", min(badRow, orig))
-				}
+				row, msg := bc.expect(at, "row")
 				col := map[string]string{"item_id": "Item", "rater_id": "Annotator", "label": "Score"}[bc.col]
 				ds, pl, err := readBuild(xlsxBytes(t, "ratings", all), bc.scheme, ReadOptions{Name: "bad.xlsx"})
 				wantOne(t, ds, pl, err, "bad.xlsx", 0, row, col, msg)
@@ -438,21 +448,11 @@ func TestBOMStripped(t *testing.T) {
 // xlsxNumbers writes a long table whose labels are numeric cells.
 func xlsxNumbers(t testing.TB, vals []float64) []byte {
 	t.Helper()
-	f := excelize.NewFile()
-	defer f.Close()
-	sh := f.GetSheetName(0)
-	f.SetSheetRow(sh, "A1", &[]any{"item_id", "rater_id", "label"})
+	rows := [][]any{{"item_id", "rater_id", "label"}}
 	for i, v := range vals {
-		ref, _ := excelize.CoordinatesToCellName(1, i+2)
-		if err := f.SetSheetRow(sh, ref, &[]any{i + 1, "r", v}); err != nil {
-			t.Fatal(err)
-		}
+		rows = append(rows, []any{i + 1, "r", v})
 	}
-	var b bytes.Buffer
-	if err := f.Write(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return xlsxCells(t, "", rows)
 }
 
 func TestMalformedHeaderLine(t *testing.T) {

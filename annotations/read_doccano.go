@@ -3,9 +3,10 @@ package annotations
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -74,146 +75,27 @@ func doccanoLabels(raw json.RawMessage) (vals []string, msg string) {
 }
 
 func readDoccano(recs []jsonRecord, opts ReadOptions, c *collector) {
-	allKeys, usedAll := map[string]bool{}, map[string]bool{}
-	wk := whereKeys(opts.Where)
-	var where []whereCond
-	for _, k := range wk {
-		where = append(where, whereCond{key: k, value: strings.TrimSpace(opts.Where[k])})
-	}
-	matched := 0
-	seenItems := map[string]bool{}
+	r := &doccanoReader{c: c, where: newWhereConds(opts), seenItems: map[string]bool{}}
 	// A file in which no record names its annotator is one annotator's
 	// file, as doccano exports them: the rater is opts.Rater, or the file
 	// name.
-	fileRater, fileRaterCol := opts.Rater, RaterFlag
-	if fileRater == "" && !doccanoNamesUsers(recs) {
-		fileRater, fileRaterCol = raterFromFileName(opts.Name), "file name"
+	r.fileRater, r.fileRaterCol = opts.Rater, RaterFlag
+	if r.fileRater == "" && !doccanoNamesUsers(recs) {
+		r.fileRater, r.fileRaterCol = raterFromFileName(opts.Name), "file name"
 	}
+	allKeys, usedAll := map[string]bool{}, map[string]bool{}
 	for ri, rec := range recs {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(rec.raw, &m); err != nil || m == nil {
 			c.rowProblem(rec.line, rec.row, "", "expected a doccano record {\"id\": ..., \"text\": ..., \"label\": [...]}, found %s", jsonTypeName(rec.raw))
 			continue
 		}
-		pick := func(keys []string) (string, json.RawMessage) {
-			for _, k := range keys {
-				if v, ok := m[k]; ok && jsonKind(v) != 'n' {
-					return k, v
-				}
-			}
-			return "", nil
+		if ri == 0 && !r.where.checkFields(c, rec, slices.Sorted(maps.Keys(m)), func(k string) bool { _, ok := m[k]; return ok }) {
+			return
 		}
-		used := map[string]bool{}
-		if ri == 0 {
-			bad := false
-			for _, w := range where {
-				if _, ok := m[w.key]; !ok {
-					keys := make([]string, 0, len(m))
-					for k := range m {
-						keys = append(keys, k)
-					}
-					sort.Strings(keys)
-					c.rowProblem(rec.line, rec.row, w.key, "unknown field %q in the row filter (fields: %s)", w.key, quoteList(keys))
-					bad = true
-				}
-			}
-			if bad {
-				return
-			}
-		}
-		keep := true
-		for i := range where {
-			w := &where[i]
-			v, _, _ := jsonScalar(m[w.key])
-			used[w.key] = true
-			v = strings.TrimSpace(v)
-			w.note(v)
-			if v != w.value {
-				keep = false
-			}
-		}
-		if !keep {
+		used := r.record(rec, m)
+		if used == nil {
 			continue
-		}
-		matched++
-		idKey, idRaw := pick(doccanoIDKeys)
-		item, ok := jsonID(idRaw)
-		if !ok {
-			if idKey == "" {
-				c.rowProblem(rec.line, rec.row, "id", "record has no id (expected \"id\" as a string or number)")
-			} else {
-				c.rowProblem(rec.line, rec.row, idKey, "expected the id as a string or number, found %s", jsonTypeName(idRaw))
-			}
-			continue
-		}
-		used[idKey] = true
-		if tk, traw := pick(doccanoTextKeys); tk != "" {
-			used[tk] = true
-			if jsonKind(traw) == '"' {
-				text, _, _ := jsonScalar(traw)
-				if !seenItems[item] {
-					seenItems[item] = true
-					c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: normText(text)})
-				}
-			}
-		}
-		userKey, userRaw := pick(doccanoUserKeys)
-		user := ""
-		if userKey != "" {
-			var ok bool
-			if user, ok = jsonID(userRaw); !ok {
-				c.rowProblem(rec.line, rec.row, userKey, "expected the annotator as a string or number, found %s", jsonTypeName(userRaw))
-				continue
-			}
-		}
-		if a, ok := m["annotations"]; ok && jsonKind(a) == '[' {
-			// doccano 1.x: every user's labels in one record.
-			used["annotations"] = true
-			var anns []map[string]json.RawMessage
-			if err := json.Unmarshal(a, &anns); err != nil {
-				c.rowProblem(rec.line, rec.row, "annotations", "expected a list of {\"label\": ..., \"user\": ...} objects")
-				continue
-			}
-			for i, an := range anns {
-				path := fmt.Sprintf("annotations[%d]", i)
-				lv, lok := an["label"]
-				vals, msg := doccanoLabels(lv)
-				if !lok || msg != "" {
-					if msg == "" {
-						msg = "annotation has no label"
-					}
-					c.rowProblem(rec.line, rec.row, path+".label", "%s", msg)
-					continue
-				}
-				if len(vals) == 0 {
-					continue
-				}
-				u, uok := jsonID(an["user"])
-				if !uok || u == "" {
-					c.rowProblem(rec.line, rec.row, path+".user", "annotation has no user (expected the annotator's user id); a label with no rater cannot be used")
-					continue
-				}
-				c.label(item, u, vals[0], rec.line, rec.row, idKey, path+".user", path+".label")
-			}
-		}
-		if lk, lraw := pick(doccanoLabelKeys); lk != "" {
-			used[lk] = true
-			vals, msg := doccanoLabels(lraw)
-			if msg != "" {
-				c.rowProblem(rec.line, rec.row, lk, "%s", msg)
-				continue
-			}
-			if len(vals) == 0 {
-				// An unlabelled document: the item is kept (with its
-				// text), there is no label.
-			} else if user == "" && fileRater != "" {
-				c.label(item, fileRater, vals[0], rec.line, rec.row, idKey, fileRaterCol, lk)
-			} else if user == "" {
-				c.rowProblem(rec.line, rec.row, "annotator", "record has a label but no annotator (doccano writes one file per annotator without naming them: name the rater with %s, or add \"annotator\": \"NAME\" to each record); a label with no rater cannot be used", flagHint(RaterFlag, "rater", "NAME"))
-			} else {
-				used[userKey] = true
-				c.label(item, user, vals[0], rec.line, rec.row, idKey, userKey, lk)
-			}
 		}
 		for k := range m {
 			allKeys[k] = true
@@ -227,11 +109,147 @@ func readDoccano(recs []jsonRecord, opts ReadOptions, c *collector) {
 			c.parsed.Unused = append(c.parsed.Unused, k)
 		}
 	}
-	if len(where) > 0 && matched == 0 && c.problems.Len() == 0 {
-		for _, w := range where {
-			c.add(Problem{Column: w.key, Msg: fmt.Sprintf("no record has %s = %q (%s)", w.key, w.value, w.describeSeen())})
+	if len(r.where) > 0 && r.matched == 0 && c.problems.Len() == 0 {
+		r.where.reportNone(c)
+	}
+}
+
+// doccanoReader reads the records of a doccano export into c.
+type doccanoReader struct {
+	c       *collector
+	where   whereConds
+	matched int
+	// fileRater names the rater of records that name none (fileRaterCol
+	// says where the name comes from).
+	fileRater, fileRaterCol string
+	seenItems               map[string]bool
+}
+
+// pickField returns the first of keys that the record has, not null, and
+// its value ("", nil for none).
+func pickField(m map[string]json.RawMessage, keys []string) (string, json.RawMessage) {
+	for _, k := range keys {
+		if v, ok := m[k]; ok && jsonKind(v) != 'n' {
+			return k, v
 		}
 	}
+	return "", nil
+}
+
+// record reads one record, m its fields, and returns the fields it used;
+// nil for a record filtered out or with a problem (reported).
+func (r *doccanoReader) record(rec jsonRecord, m map[string]json.RawMessage) map[string]bool {
+	c := r.c
+	used := map[string]bool{}
+	for _, w := range r.where {
+		used[w.key] = true
+	}
+	if !r.where.keep(func(w *whereCond) string { v, _, _ := jsonScalar(m[w.key]); return v }) {
+		return nil
+	}
+	r.matched++
+	idKey, idRaw := pickField(m, doccanoIDKeys)
+	item, ok := jsonID(idRaw)
+	if !ok {
+		if idKey == "" {
+			c.rowProblem(rec.line, rec.row, "id", "record has no id (expected \"id\" as a string or number)")
+		} else {
+			c.rowProblem(rec.line, rec.row, idKey, "expected the id as a string or number, found %s", jsonTypeName(idRaw))
+		}
+		return nil
+	}
+	used[idKey] = true
+	if tk, traw := pickField(m, doccanoTextKeys); tk != "" {
+		used[tk] = true
+		if jsonKind(traw) == '"' && !r.seenItems[item] {
+			text, _, _ := jsonScalar(traw)
+			r.seenItems[item] = true
+			c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: normText(text)})
+		}
+	}
+	userKey, userRaw := pickField(m, doccanoUserKeys)
+	user := ""
+	if userKey != "" {
+		var ok bool
+		if user, ok = jsonID(userRaw); !ok {
+			c.rowProblem(rec.line, rec.row, userKey, "expected the annotator as a string or number, found %s", jsonTypeName(userRaw))
+			return nil
+		}
+	}
+	if a, ok := m["annotations"]; ok && jsonKind(a) == '[' {
+		used["annotations"] = true
+		if !r.annotations(rec, item, idKey, a) {
+			return nil
+		}
+	}
+	if lk, lraw := pickField(m, doccanoLabelKeys); lk != "" {
+		used[lk] = true
+		byUser, ok := r.label(rec, item, idKey, user, userKey, lk, lraw)
+		if !ok {
+			return nil
+		}
+		if byUser {
+			used[userKey] = true
+		}
+	}
+	return used
+}
+
+// annotations reads doccano 1.x's list of every user's labels of one
+// record; false when it is not a list of objects (reported).
+func (r *doccanoReader) annotations(rec jsonRecord, item, idKey string, a json.RawMessage) bool {
+	c := r.c
+	var anns []map[string]json.RawMessage
+	if err := json.Unmarshal(a, &anns); err != nil {
+		c.rowProblem(rec.line, rec.row, "annotations", "expected a list of {\"label\": ..., \"user\": ...} objects")
+		return false
+	}
+	for i, an := range anns {
+		path := fmt.Sprintf("annotations[%d]", i)
+		lv, lok := an["label"]
+		vals, msg := doccanoLabels(lv)
+		if !lok || msg != "" {
+			if msg == "" {
+				msg = "annotation has no label"
+			}
+			c.rowProblem(rec.line, rec.row, path+".label", "%s", msg)
+			continue
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		u, uok := jsonID(an["user"])
+		if !uok || u == "" {
+			c.rowProblem(rec.line, rec.row, path+".user", "annotation has no user (expected the annotator's user id); a label with no rater cannot be used")
+			continue
+		}
+		c.label(item, u, vals[0], rec.line, rec.row, idKey, path+".user", path+".label")
+	}
+	return true
+}
+
+// label reads the record's own label (field lk), by the record's user or
+// else the file's rater; byUser when the user field named its rater, ok
+// false when the label field has a problem (reported).
+func (r *doccanoReader) label(rec jsonRecord, item, idKey, user, userKey, lk string, lraw json.RawMessage) (byUser, ok bool) {
+	c := r.c
+	vals, msg := doccanoLabels(lraw)
+	switch {
+	case msg != "":
+		c.rowProblem(rec.line, rec.row, lk, "%s", msg)
+		return false, false
+	case len(vals) == 0:
+		// An unlabelled document: the item is kept (with its text),
+		// there is no label.
+	case user == "" && r.fileRater != "":
+		c.label(item, r.fileRater, vals[0], rec.line, rec.row, idKey, r.fileRaterCol, lk)
+	case user == "":
+		c.rowProblem(rec.line, rec.row, "annotator", "record has a label but no annotator (doccano writes one file per annotator without naming them: name the rater with %s, or add \"annotator\": \"NAME\" to each record); a label with no rater cannot be used", flagHint(RaterFlag, "rater", "NAME"))
+	default:
+		c.label(item, user, vals[0], rec.line, rec.row, idKey, userKey, lk)
+		return true, true
+	}
+	return false, true
 }
 
 // doccanoNamesUsers reports whether any record names its annotator (or

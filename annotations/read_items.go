@@ -128,13 +128,7 @@ func (it *itemTable) setHeader(h []string, line, row int) bool {
 	ok := true
 	if it.opts.TextColumns != nil {
 		for _, name := range it.opts.TextColumns {
-			col := -1
-			for i, h := range it.header {
-				if normName(h) == normName(name) {
-					col = i
-					break
-				}
-			}
+			col := columnIndex(it.header, name)
 			if col < 0 {
 				c.rowProblem(line, row, name, "no column %q for the item text (columns: %s)", name, quoteList(it.header))
 				ok = false

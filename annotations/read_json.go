@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -305,11 +305,7 @@ func jsonTypeName(raw []byte) string {
 func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 	unused := map[string]bool{}
 	used := map[string]bool{}
-	wk := whereKeys(opts.Where)
-	var where []whereCond
-	for _, k := range wk {
-		where = append(where, whereCond{key: k, value: strings.TrimSpace(opts.Where[k])})
-	}
+	where := newWhereConds(opts)
 	matched := 0
 	for ri, rec := range recs {
 		var m map[string]json.RawMessage
@@ -317,139 +313,152 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 			c.rowProblem(rec.line, rec.row, "", "expected a JSON object {\"item_id\": ..., \"rater_id\": ..., \"label\": ...}, found %s", jsonTypeName(rec.raw))
 			continue
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
+		jr := newJSONRecord(rec, m, opts)
+		// An unknown filter field is reported once, against the first
+		// record.
+		if ri == 0 && !where.checkFields(c, rec, jr.keys, func(k string) bool { return jr.find(k) >= 0 }) {
+			return
 		}
-		sort.Strings(keys)
-		named := func(name string) int {
-			if name == "" {
-				return -1
-			}
-			for i, k := range keys {
-				if normName(k) == normName(name) {
-					return i
-				}
-			}
-			return -2 // named but absent
-		}
-		ik, rk, vk := named(opts.ItemCol), named(opts.RaterCol), named(opts.LabelCol)
-		if ik == -1 {
-			ik = bestColumn(keys, itemAliases, rk, vk)
-		}
-		if rk == -1 && opts.Rater == "" {
-			rk = bestColumn(keys, raterAliases, ik, vk)
-		}
-		if vk == -1 {
-			vk = bestColumn(keys, labelAliases, ik, rk)
-		}
-		pk := named(opts.ProbCol)
-		if pk == -1 {
-			pk = bestColumn(keys, probAliases, ik, rk, vk)
-		}
-		kk := bestColumn(keys, kindAliases, ik, rk, vk, pk)
-		if ri == 0 {
-			// An unknown filter field is reported once, against the first
-			// record.
-			bad := false
-			for i := range where {
-				found := false
-				for _, k := range keys {
-					if normName(k) == normName(where[i].key) {
-						found = true
-					}
-				}
-				if !found {
-					c.rowProblem(rec.line, rec.row, where[i].key, "unknown field %q in the row filter (fields: %s)", where[i].key, quoteList(keys))
-					bad = true
-				}
-			}
-			if bad {
-				return
-			}
-		}
-		get := func(role string, k int, aliases []string, given, flag, field string) (string, string, bool) {
-			if k == -2 {
-				c.rowProblem(rec.line, rec.row, given, "no field %q, named with %s (fields: %s)", given, flagHint(flag, field, "FIELD"), quoteList(keys))
-				return "", "", false
-			}
-			if k < 0 {
-				c.rowProblem(rec.line, rec.row, aliases[0], "missing %s (expected a field named one of %s, or name it with %s)", role, strings.Join(aliases, ", "), flagHint(flag, field, "FIELD"))
-				return "", "", false
-			}
-			name := keys[k]
-			v, _, ok := jsonScalar(m[name])
-			if !ok {
-				c.rowProblem(rec.line, rec.row, name, "expected a string or number, found %s", jsonTypeName(m[name]))
-				return "", name, false
-			}
-			return v, name, true
-		}
-		keep := true
-		for i := range where {
-			w := &where[i]
-			v := ""
-			for _, k := range keys {
-				if normName(k) == normName(w.key) {
-					v, _, _ = jsonScalar(m[k])
-					used[k] = true
-				}
-			}
-			v = strings.TrimSpace(v)
-			w.note(v)
-			if v != w.value {
-				keep = false
-				break
-			}
-		}
-		if !keep {
+		if !where.keep(func(w *whereCond) string { return jr.value(w.key) }) {
 			continue
 		}
 		matched++
-		item, icol, ok1 := get("item id", ik, itemAliases, opts.ItemCol, ItemColFlag, "item_col")
-		rater, rcol, ok2 := opts.Rater, RaterFlag, true
-		if rk != -1 || opts.Rater == "" {
-			rater, rcol, ok2 = get("rater id", rk, raterAliases, opts.RaterCol, RaterColFlag, "rater_col")
-		}
-		value, vcol, ok3 := get("label", vk, labelAliases, opts.LabelCol, LabelColFlag, "label_col")
-		prob, pcol, ok4 := "", "", true
-		if pk == -2 {
-			c.rowProblem(rec.line, rec.row, opts.ProbCol, "no field %q, named with %s (fields: %s)", opts.ProbCol, flagHint(ProbColFlag, "prob_col", "FIELD"), quoteList(keys))
-			ok4 = false
-		} else if pk >= 0 && m[keys[pk]] != nil {
-			prob, pcol, ok4 = get("probability", pk, probAliases, opts.ProbCol, ProbColFlag, "prob_col")
-		}
-		kind, kcol := "", ""
-		if kk >= 0 {
-			kcol = keys[kk]
-			kind, _, _ = jsonScalar(m[kcol])
-		}
-		for i, k := range keys {
-			if i == ik || i == rk || i == vk || i == pk || i == kk {
-				used[k] = true
-			} else {
-				unused[k] = true
-			}
-		}
-		if ok1 && ok2 && ok3 && ok4 {
-			c.label(item, rater, value, rec.line, rec.row, icol, rcol, vcol)
-			if pcol != "" || kcol != "" {
-				rl := &c.parsed.Labels[len(c.parsed.Labels)-1]
-				rl.Prob, rl.ProbCol = strings.TrimSpace(prob), pcol
-				rl.Kind, rl.KindCol = strings.TrimSpace(kind), kcol
-			}
-		}
+		jr.read(c, used, unused)
 	}
 	for _, k := range sortedKeys(unused) {
-		if !used[k] && !isWhereKey(k, wk) {
+		if !used[k] && !isWhereKey(k, whereKeys(opts.Where)) {
 			c.parsed.Unused = append(c.parsed.Unused, k)
 		}
 	}
 	if len(where) > 0 && matched == 0 && c.problems.Len() == 0 {
-		for _, w := range where {
-			c.add(Problem{Column: w.key, Msg: fmt.Sprintf("no record has %s = %q (%s)", w.key, w.value, w.describeSeen())})
+		where.reportNone(c)
+	}
+}
+
+// jsonFlatRecord is one record of a JSON records file: its fields (keys
+// sorted) and which of them hold the item, the rater and the label (an
+// index in keys; -1 for none, -2 for a field named by the options that the
+// record lacks).
+type jsonFlatRecord struct {
+	rec        jsonRecord
+	m          map[string]json.RawMessage
+	keys       []string
+	opts       ReadOptions
+	ik, rk, vk int
+	pk, kk     int // probability and rater-kind fields, -1 when absent (pk -2: named but absent)
+}
+
+func newJSONRecord(rec jsonRecord, m map[string]json.RawMessage, opts ReadOptions) *jsonFlatRecord {
+	jr := &jsonFlatRecord{rec: rec, m: m, keys: slices.Sorted(maps.Keys(m)), opts: opts}
+	named := func(name string) int {
+		if name == "" {
+			return -1
+		}
+		if i := jr.find(name); i >= 0 {
+			return i
+		}
+		return -2 // named but absent
+	}
+	jr.ik, jr.rk, jr.vk = named(opts.ItemCol), named(opts.RaterCol), named(opts.LabelCol)
+	if jr.ik == -1 {
+		jr.ik = bestColumn(jr.keys, itemAliases, jr.rk, jr.vk)
+	}
+	if jr.rk == -1 && opts.Rater == "" {
+		jr.rk = bestColumn(jr.keys, raterAliases, jr.ik, jr.vk)
+	}
+	if jr.vk == -1 {
+		jr.vk = bestColumn(jr.keys, labelAliases, jr.ik, jr.rk)
+	}
+	jr.pk = named(opts.ProbCol)
+	if jr.pk == -1 {
+		jr.pk = bestColumn(jr.keys, probAliases, jr.ik, jr.rk, jr.vk)
+	}
+	jr.kk = bestColumn(jr.keys, kindAliases, jr.ik, jr.rk, jr.vk, jr.pk)
+	return jr
+}
+
+// find returns the index of the first field named name (up to case and
+// separators), or -1.
+func (jr *jsonFlatRecord) find(name string) int {
+	return columnIndex(jr.keys, name)
+}
+
+// value is the text of the (last) field named name, "" when there is none.
+func (jr *jsonFlatRecord) value(name string) string {
+	v := ""
+	for _, k := range jr.keys {
+		if normName(k) == normName(name) {
+			v, _, _ = jsonScalar(jr.m[k])
 		}
 	}
+	return v
+}
+
+// field reads the field at index k, the record's role (item id, rater id,
+// label) named as given with the option flag or guessed from aliases.
+func (jr *jsonFlatRecord) field(c *collector, role string, k int, aliases []string, given, flag, option string) (string, string, bool) {
+	rec := jr.rec
+	if k == -2 {
+		c.rowProblem(rec.line, rec.row, given, "no field %q, named with %s (fields: %s)", given, flagHint(flag, option, "FIELD"), quoteList(jr.keys))
+		return "", "", false
+	}
+	if k < 0 {
+		c.rowProblem(rec.line, rec.row, aliases[0], "missing %s (expected a field named one of %s, or name it with %s)", role, strings.Join(aliases, ", "), flagHint(flag, option, "FIELD"))
+		return "", "", false
+	}
+	name := jr.keys[k]
+	v, _, ok := jsonScalar(jr.m[name])
+	if !ok {
+		c.rowProblem(rec.line, rec.row, name, "expected a string or number, found %s", jsonTypeName(jr.m[name]))
+		return "", name, false
+	}
+	return v, name, true
+}
+
+// read reads the record's label, marking the fields it used and the others.
+func (jr *jsonFlatRecord) read(c *collector, used, unused map[string]bool) {
+	opts := jr.opts
+	item, icol, ok1 := jr.field(c, "item id", jr.ik, itemAliases, opts.ItemCol, ItemColFlag, "item_col")
+	rater, rcol, ok2 := opts.Rater, RaterFlag, true
+	if jr.rk != -1 || opts.Rater == "" {
+		rater, rcol, ok2 = jr.field(c, "rater id", jr.rk, raterAliases, opts.RaterCol, RaterColFlag, "rater_col")
+	}
+	value, vcol, ok3 := jr.field(c, "label", jr.vk, labelAliases, opts.LabelCol, LabelColFlag, "label_col")
+	prob, pcol, ok4 := jr.prob(c)
+	kind, kcol := "", ""
+	if jr.kk >= 0 {
+		kcol = jr.keys[jr.kk]
+		kind, _, _ = jsonScalar(jr.m[kcol])
+	}
+	for i, k := range jr.keys {
+		if i == jr.ik || i == jr.rk || i == jr.vk || i == jr.pk || i == jr.kk {
+			used[k] = true
+		} else {
+			unused[k] = true
+		}
+	}
+	if ok1 && ok2 && ok3 && ok4 {
+		c.label(item, rater, value, jr.rec.line, jr.rec.row, icol, rcol, vcol)
+		if pcol != "" || kcol != "" {
+			rl := &c.parsed.Labels[len(c.parsed.Labels)-1]
+			rl.Prob, rl.ProbCol = strings.TrimSpace(prob), pcol
+			rl.Kind, rl.KindCol = strings.TrimSpace(kind), kcol
+		}
+	}
+}
+
+// prob reads the record's probability field, "" when it has none (or it
+// is null).
+func (jr *jsonFlatRecord) prob(c *collector) (string, string, bool) {
+	opts := jr.opts
+	if jr.pk == -2 {
+		c.rowProblem(jr.rec.line, jr.rec.row, opts.ProbCol, "no field %q, named with %s (fields: %s)", opts.ProbCol, flagHint(ProbColFlag, "prob_col", "FIELD"), quoteList(jr.keys))
+		return "", "", false
+	}
+	if jr.pk >= 0 && jr.m[jr.keys[jr.pk]] != nil {
+		return jr.field(c, "probability", jr.pk, probAliases, opts.ProbCol, ProbColFlag, "prob_col")
+	}
+	return "", "", true
 }
 
 func isWhereKey(k string, keys []string) bool {

@@ -151,217 +151,277 @@ func isMediaRef(s string) bool {
 }
 
 func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
-	fromFilter, filtered := strings.TrimSpace(opts.LabelCol), opts.LabelCol != ""
-	for _, k := range whereKeys(opts.Where) {
-		if normName(k) == "from_name" {
-			if w := strings.TrimSpace(opts.Where[k]); filtered && w != fromFilter {
-				c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("the control is named twice: %q by %s and %q by the row filter", fromFilter, LabelColFlag, w)})
-			} else {
-				fromFilter, filtered = w, true
-			}
-			continue
-		}
-		c.add(Problem{Column: k, Msg: fmt.Sprintf("unknown column %q in the row filter: Label Studio exports can be filtered by from_name (the name of the labelling control)", k)})
-	}
+	r := &lsReader{c: c, controls: map[string]int{}, controlInfo: map[string]lsControl{},
+		otherControls: map[string]string{}, supported: map[string]bool{}, seenItems: map[string]bool{}}
+	r.filter(opts)
 	if c.problems.Len() > 0 {
 		return
 	}
-	controls := map[string]int{} // from_name -> labels read
-	type control struct{ toName, typ string }
-	controlInfo := map[string]control{} // from_name -> its first result's to_name and type
-	type lsItem struct {
-		task    json.RawMessage
-		textKey string
-		data    json.RawMessage // the task's data object
-		index   int             // in c.parsed.Items, or -1
-	}
-	var tasks []lsItem
-	otherControls := map[string]string{}
-	supported := map[string]bool{} // from_name of every choices, rating or number result
-	seenItems := map[string]bool{}
 	for _, rec := range recs {
-		var task lsTask
-		if err := json.Unmarshal(rec.raw, &task); err != nil {
-			c.rowProblem(rec.line, rec.row, "", "expected a Label Studio task (an object with id, data and annotations): %s", jsonErrText(err))
+		r.task(rec)
+	}
+	r.finish()
+}
+
+// lsReader reads the tasks of a Label Studio JSON export into c: the items
+// (a task each), the labels of the chosen control, and what writing the
+// consensus back needs.
+type lsReader struct {
+	c *collector
+	// fromFilter is the control to read (filtered: named by the label
+	// column or the row filter).
+	fromFilter string
+	filtered   bool
+	// controls counts the labels read per control (from_name);
+	// controlInfo is each control's first result's to_name and type;
+	// supported holds every control of a choices, rating or number
+	// result; otherControls the other controls, with their type.
+	controls      map[string]int
+	controlInfo   map[string]lsControl
+	supported     map[string]bool
+	otherControls map[string]string
+	tasks         []lsItem
+	seenItems     map[string]bool
+}
+
+type lsControl struct{ toName, typ string }
+
+// lsItem is a task read as an item.
+type lsItem struct {
+	task    json.RawMessage
+	textKey string
+	data    json.RawMessage // the task's data object
+	index   int             // in c.parsed.Items, or -1
+}
+
+// lsHit is a label of one control in an annotation, and where it is.
+type lsHit struct{ value, col string }
+
+// filter reads the control to take the labels of: the label column, or
+// the row filter from_name (the only key a Label Studio export is filtered
+// by).
+func (r *lsReader) filter(opts ReadOptions) {
+	r.fromFilter, r.filtered = strings.TrimSpace(opts.LabelCol), opts.LabelCol != ""
+	for _, k := range whereKeys(opts.Where) {
+		if normName(k) != "from_name" {
+			r.c.add(Problem{Column: k, Msg: fmt.Sprintf("unknown column %q in the row filter: Label Studio exports can be filtered by from_name (the name of the labelling control)", k)})
 			continue
 		}
-		anns, annKey := task.Annotations, "annotations"
-		if anns == nil && task.Completions != nil {
-			anns, annKey = task.Completions, "completions"
-		}
-		// The item: data.item_id, data.id, or the task id.
-		item, itemCol := "", ""
-		var data []jsonField
-		if len(task.Data) > 0 && jsonKind(task.Data) != 'n' {
-			var err error
-			if data, err = orderedFields(task.Data); err != nil {
-				c.rowProblem(rec.line, rec.row, "data", "expected the task data as an object, found %s", jsonTypeName(task.Data))
-				continue
-			}
-		}
-		for _, k := range []string{"item_id", "id"} {
-			for _, f := range data {
-				if f.key == k && item == "" {
-					if v, ok := jsonID(f.raw); ok {
-						item, itemCol = v, "data."+k
-					}
-				}
-			}
-		}
-		if item == "" {
-			v, ok := jsonID(task.ID)
-			if !ok {
-				c.rowProblem(rec.line, rec.row, "id", "task has no id (expected \"id\" or data.item_id as a string or number)")
-				continue
-			}
-			item, itemCol = v, "id"
-		}
-		// The text: data.text, or the first string field that is not the id
-		// or a media link.
-		text, textKey, haveText := "", "", false
-		for _, f := range data {
-			if f.key == "text" && jsonKind(f.raw) == '"' {
-				text, _, _ = jsonScalar(f.raw)
-				textKey, haveText = f.key, true
-			}
-		}
-		if !haveText {
-			for _, f := range data {
-				if "data."+f.key == itemCol || jsonKind(f.raw) != '"' {
-					continue
-				}
-				if s, _, _ := jsonScalar(f.raw); !isMediaRef(s) {
-					text, textKey, haveText = s, f.key, true
-					break
-				}
-			}
-		}
-		var taskID json.RawMessage
-		if _, ok := jsonID(task.ID); ok {
-			taskID = bytes.TrimSpace(task.ID)
-		}
-		labelsBefore := len(c.parsed.Labels)
-		newItem := !seenItems[item]
-		if newItem {
-			seenItems[item] = true
-			// Every task is an item with its task id; one without text
-			// is kept only if it has labels (below).
-			var taskData json.RawMessage
-			if len(data) > 0 {
-				taskData = compactJSON(task.Data)
-			}
-			tasks = append(tasks, lsItem{task: taskID, textKey: textKey, data: taskData, index: len(c.parsed.Items)})
-			c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: normText(text)})
-		}
-		for ai, araw := range anns {
-			path := fmt.Sprintf("%s[%d]", annKey, ai)
-			var ann lsAnnotation
-			if err := json.Unmarshal(araw, &ann); err != nil {
-				c.rowProblem(rec.line, rec.row, path, "expected an annotation object: %s", jsonErrText(err))
-				continue
-			}
-			if s, _, _ := jsonScalar(ann.WasCancelled); s == "true" {
-				continue
-			}
-			type hit struct {
-				value, col string
-			}
-			byControl := map[string][]hit{}
-			var order []string
-			for ri, rraw := range ann.Result {
-				rpath := fmt.Sprintf("%s.result[%d]", path, ri)
-				var res lsResult
-				if err := json.Unmarshal(rraw, &res); err != nil {
-					c.rowProblem(rec.line, rec.row, rpath, "expected a result object: %s", jsonErrText(err))
-					continue
-				}
-				key, ok := lsKinds[res.Type]
-				if !ok {
-					if res.FromName != "" {
-						otherControls[res.FromName] = res.Type
-					}
-					continue
-				}
-				supported[res.FromName] = true
-				if _, ok := controlInfo[res.FromName]; !ok {
-					controlInfo[res.FromName] = control{res.ToName, res.Type}
-				}
-				if filtered && res.FromName != fromFilter {
-					continue
-				}
-				raw, present := res.Value[key]
-				vpath := rpath + ".value." + key
-				if empty := lsEmptyValue(raw, present, key); empty != "" {
-					c.rowProblem(rec.line, rec.row, vpath, "task %s, control %q (%s): empty value (%s); expected %s", item, res.FromName, res.Type, empty, lsExpected(res.Type))
-					continue
-				}
-				var v string
-				if res.Type == "choices" {
-					var choices []json.RawMessage
-					if json.Unmarshal(raw, &choices) != nil {
-						c.rowProblem(rec.line, rec.row, vpath, "task %s, control %q (%s): expected %s, found %s", item, res.FromName, res.Type, lsExpected(res.Type), jsonTypeName(raw))
-						continue
-					}
-					if len(choices) == 0 {
-						continue
-					}
-					vals := make([]string, len(choices))
-					for i, ch := range choices {
-						vals[i], _, _ = jsonScalar(ch)
-					}
-					if len(choices) > 1 {
-						c.rowProblem(rec.line, rec.row, vpath, "%d choices (%s) in one annotation; concord takes one label per rater and item (multiple-choice controls are not supported)", len(choices), quoteList(vals))
-						continue
-					}
-					if _, _, ok := jsonScalar(choices[0]); !ok {
-						c.rowProblem(rec.line, rec.row, vpath, "expected a choice as a string, found %s", jsonTypeName(choices[0]))
-						continue
-					}
-					v = vals[0]
-				} else {
-					s, _, ok := jsonScalar(raw)
-					if !ok {
-						c.rowProblem(rec.line, rec.row, vpath, "task %s, control %q (%s): expected %s, found %s", item, res.FromName, res.Type, lsExpected(res.Type), jsonTypeName(raw))
-						continue
-					}
-					v = s
-				}
-				if _, seen := byControl[res.FromName]; !seen {
-					order = append(order, res.FromName)
-				}
-				byControl[res.FromName] = append(byControl[res.FromName], hit{v, vpath})
-			}
-			if len(order) == 0 {
-				continue
-			}
-			rater, ok := lsRater(ann.CompletedBy)
-			if !ok {
-				c.rowProblem(rec.line, rec.row, path+".completed_by", "annotation has no completed_by (expected the annotator's user id, or an object with id or email); a label with no rater cannot be used")
-				continue
-			}
-			for _, ctl := range order {
-				hits := byControl[ctl]
-				if len(hits) > 1 {
-					c.rowProblem(rec.line, rec.row, hits[1].col, "control %q has %d results in one annotation (expected one per rater and item)", ctl, len(hits))
-					continue
-				}
-				controls[ctl]++
-				c.label(item, rater, hits[0].value, rec.line, rec.row, itemCol, path+".completed_by", hits[0].col)
-			}
-		}
-		if newItem && !haveText && len(c.parsed.Labels) == labelsBefore {
-			tasks[len(tasks)-1].index = -1 // no text, no labels: not an item
+		if w := strings.TrimSpace(opts.Where[k]); r.filtered && w != r.fromFilter {
+			r.c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("the control is named twice: %q by %s and %q by the row filter", r.fromFilter, LabelColFlag, w)})
+		} else {
+			r.fromFilter, r.filtered = w, true
 		}
 	}
-	// The items, with what writing predictions back needs.
-	ctl := fromFilter
-	if !filtered && len(controls) == 1 {
-		for k := range controls {
+}
+
+// task reads one task: its item and text, then its annotations.
+func (r *lsReader) task(rec jsonRecord) {
+	c := r.c
+	var task lsTask
+	if err := json.Unmarshal(rec.raw, &task); err != nil {
+		c.rowProblem(rec.line, rec.row, "", "expected a Label Studio task (an object with id, data and annotations): %s", jsonErrText(err))
+		return
+	}
+	anns, annKey := task.Annotations, "annotations"
+	if anns == nil && task.Completions != nil {
+		anns, annKey = task.Completions, "completions"
+	}
+	var data []jsonField
+	if len(task.Data) > 0 && jsonKind(task.Data) != 'n' {
+		var err error
+		if data, err = orderedFields(task.Data); err != nil {
+			c.rowProblem(rec.line, rec.row, "data", "expected the task data as an object, found %s", jsonTypeName(task.Data))
+			return
+		}
+	}
+	item, itemCol, ok := lsTaskItem(&task, data)
+	if !ok {
+		c.rowProblem(rec.line, rec.row, "id", "task has no id (expected \"id\" or data.item_id as a string or number)")
+		return
+	}
+	text, textKey, haveText := lsTaskText(data, itemCol)
+	var taskID json.RawMessage
+	if _, ok := jsonID(task.ID); ok {
+		taskID = bytes.TrimSpace(task.ID)
+	}
+	labelsBefore := len(c.parsed.Labels)
+	newItem := !r.seenItems[item]
+	if newItem {
+		r.seenItems[item] = true
+		// Every task is an item with its task id; one without text
+		// is kept only if it has labels (below).
+		var taskData json.RawMessage
+		if len(data) > 0 {
+			taskData = compactJSON(task.Data)
+		}
+		r.tasks = append(r.tasks, lsItem{task: taskID, textKey: textKey, data: taskData, index: len(c.parsed.Items)})
+		c.parsed.Items = append(c.parsed.Items, Item{ID: item, Text: normText(text)})
+	}
+	for ai, araw := range anns {
+		r.annotation(rec, item, itemCol, fmt.Sprintf("%s[%d]", annKey, ai), araw)
+	}
+	if newItem && !haveText && len(c.parsed.Labels) == labelsBefore {
+		r.tasks[len(r.tasks)-1].index = -1 // no text, no labels: not an item
+	}
+}
+
+// lsTaskItem returns a task's item id and where it is: data.item_id,
+// data.id (the first that is not empty), or the task id; ok is false when
+// there is none.
+func lsTaskItem(task *lsTask, data []jsonField) (item, col string, ok bool) {
+	for _, k := range []string{"item_id", "id"} {
+		for _, f := range data {
+			if f.key != k {
+				continue
+			}
+			if v, ok := jsonID(f.raw); ok && v != "" {
+				return v, "data." + k, true
+			}
+		}
+	}
+	v, ok := jsonID(task.ID)
+	return v, "id", ok
+}
+
+// lsTaskText returns a task's text and its data field: data.text, or the
+// first string field that is not the item id or a media link.
+func lsTaskText(data []jsonField, itemCol string) (text, key string, ok bool) {
+	for _, f := range data {
+		if f.key == "text" && jsonKind(f.raw) == '"' {
+			text, _, _ = jsonScalar(f.raw)
+			key, ok = f.key, true
+		}
+	}
+	if ok {
+		return text, key, true
+	}
+	for _, f := range data {
+		if "data."+f.key == itemCol || jsonKind(f.raw) != '"' {
+			continue
+		}
+		if s, _, _ := jsonScalar(f.raw); !isMediaRef(s) {
+			return s, f.key, true
+		}
+	}
+	return "", "", false
+}
+
+// annotation reads one annotation of a task: a rater's labels, one per
+// control.
+func (r *lsReader) annotation(rec jsonRecord, item, itemCol, path string, araw json.RawMessage) {
+	c := r.c
+	var ann lsAnnotation
+	if err := json.Unmarshal(araw, &ann); err != nil {
+		c.rowProblem(rec.line, rec.row, path, "expected an annotation object: %s", jsonErrText(err))
+		return
+	}
+	if s, _, _ := jsonScalar(ann.WasCancelled); s == "true" {
+		return
+	}
+	byControl := map[string][]lsHit{}
+	var order []string
+	for ri, rraw := range ann.Result {
+		from, hit, ok := r.result(rec, item, fmt.Sprintf("%s.result[%d]", path, ri), rraw)
+		if !ok {
+			continue
+		}
+		if _, seen := byControl[from]; !seen {
+			order = append(order, from)
+		}
+		byControl[from] = append(byControl[from], hit)
+	}
+	if len(order) == 0 {
+		return
+	}
+	rater, ok := lsRater(ann.CompletedBy)
+	if !ok {
+		c.rowProblem(rec.line, rec.row, path+".completed_by", "annotation has no completed_by (expected the annotator's user id, or an object with id or email); a label with no rater cannot be used")
+		return
+	}
+	for _, ctl := range order {
+		hits := byControl[ctl]
+		if len(hits) > 1 {
+			c.rowProblem(rec.line, rec.row, hits[1].col, "control %q has %d results in one annotation (expected one per rater and item)", ctl, len(hits))
+			continue
+		}
+		r.controls[ctl]++
+		c.label(item, rater, hits[0].value, rec.line, rec.row, itemCol, path+".completed_by", hits[0].col)
+	}
+}
+
+// result reads one result of an annotation: the control it belongs to and
+// its label; ok is false for a result that gives no label (another type,
+// another control, an empty choice, or a problem, reported).
+func (r *lsReader) result(rec jsonRecord, item, rpath string, rraw json.RawMessage) (from string, hit lsHit, ok bool) {
+	c := r.c
+	var res lsResult
+	if err := json.Unmarshal(rraw, &res); err != nil {
+		c.rowProblem(rec.line, rec.row, rpath, "expected a result object: %s", jsonErrText(err))
+		return "", lsHit{}, false
+	}
+	key, ok := lsKinds[res.Type]
+	if !ok {
+		if res.FromName != "" {
+			r.otherControls[res.FromName] = res.Type
+		}
+		return "", lsHit{}, false
+	}
+	r.supported[res.FromName] = true
+	if _, ok := r.controlInfo[res.FromName]; !ok {
+		r.controlInfo[res.FromName] = lsControl{res.ToName, res.Type}
+	}
+	if r.filtered && res.FromName != r.fromFilter {
+		return "", lsHit{}, false
+	}
+	raw, present := res.Value[key]
+	vpath := rpath + ".value." + key
+	if empty := lsEmptyValue(raw, present, key); empty != "" {
+		c.rowProblem(rec.line, rec.row, vpath, "task %s, control %q (%s): empty value (%s); expected %s", item, res.FromName, res.Type, empty, lsExpected(res.Type))
+		return "", lsHit{}, false
+	}
+	if res.Type != "choices" {
+		v, _, ok := jsonScalar(raw)
+		if !ok {
+			c.rowProblem(rec.line, rec.row, vpath, "task %s, control %q (%s): expected %s, found %s", item, res.FromName, res.Type, lsExpected(res.Type), jsonTypeName(raw))
+		}
+		return res.FromName, lsHit{v, vpath}, ok
+	}
+	var choices []json.RawMessage
+	if json.Unmarshal(raw, &choices) != nil {
+		c.rowProblem(rec.line, rec.row, vpath, "task %s, control %q (%s): expected %s, found %s", item, res.FromName, res.Type, lsExpected(res.Type), jsonTypeName(raw))
+		return "", lsHit{}, false
+	}
+	if len(choices) == 0 {
+		return "", lsHit{}, false
+	}
+	vals := make([]string, len(choices))
+	for i, ch := range choices {
+		vals[i], _, _ = jsonScalar(ch)
+	}
+	if len(choices) > 1 {
+		c.rowProblem(rec.line, rec.row, vpath, "%d choices (%s) in one annotation; concord takes one label per rater and item (multiple-choice controls are not supported)", len(choices), quoteList(vals))
+		return "", lsHit{}, false
+	}
+	if _, _, ok := jsonScalar(choices[0]); !ok {
+		c.rowProblem(rec.line, rec.row, vpath, "expected a choice as a string, found %s", jsonTypeName(choices[0]))
+		return "", lsHit{}, false
+	}
+	return res.FromName, lsHit{vals[0], vpath}, true
+}
+
+// finish keeps the items (with what writing predictions back needs) and
+// reports labels of several controls, or none of the one asked for.
+func (r *lsReader) finish() {
+	c := r.c
+	ctl := r.fromFilter
+	if !r.filtered && len(r.controls) == 1 {
+		for k := range r.controls {
 			ctl = k
 		}
 	}
 	items := c.parsed.Items[:0]
-	for _, t := range tasks {
+	for _, t := range r.tasks {
 		if t.index < 0 {
 			continue
 		}
@@ -370,26 +430,26 @@ func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 		if len(t.task) > 0 {
 			ref.Task = t.task
 		}
-		if info, ok := controlInfo[ctl]; ok && ctl != "" {
+		if info, ok := r.controlInfo[ctl]; ok && ctl != "" {
 			ref.FromName, ref.ToName, ref.Type = ctl, info.toName, info.typ
 		}
 		it.setLabelStudio(ref)
 		items = append(items, it)
 	}
 	c.parsed.Items = items
-	if len(controls) > 1 {
-		names := make([]string, 0, len(controls))
-		for k := range controls {
+	if len(r.controls) > 1 {
+		names := make([]string, 0, len(r.controls))
+		for k := range r.controls {
 			names = append(names, k)
 		}
 		sort.Strings(names)
 		c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("labels come from %d controls (%s); pick one with %s or the row filter from_name=%s", len(names), quoteList(names), flagHint(LabelColFlag, "label_col", names[0]), names[0])})
 	}
-	if filtered && len(controls) == 0 && c.problems.Len() == 0 {
-		c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("no choices, rating or number result has from_name = %q (controls found: %s)", fromFilter, quoteList(sortedKeys(supported)))})
+	if r.filtered && len(r.controls) == 0 && c.problems.Len() == 0 {
+		c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("no choices, rating or number result has from_name = %q (controls found: %s)", r.fromFilter, quoteList(sortedKeys(r.supported)))})
 	}
-	for _, k := range sortedKeysStr(otherControls) {
-		c.parsed.Unused = append(c.parsed.Unused, k+" ("+otherControls[k]+")")
+	for _, k := range sortedKeysStr(r.otherControls) {
+		c.parsed.Unused = append(c.parsed.Unused, k+" ("+r.otherControls[k]+")")
 	}
 }
 

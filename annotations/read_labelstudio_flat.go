@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -120,122 +121,154 @@ func lsFlatValue(raw json.RawMessage) (v, typ string, empty bool, msg string) {
 // are the field names in order of first appearance.
 func readLabelStudioFlat(recs []flatRec, keys []string, opts ReadOptions, c *collector) {
 	c.parsed.Format = FormatLabelStudio
-	has := map[string]bool{}
-	for _, k := range keys {
-		has[k] = true
-	}
-	find := func(name, flag, field string) string {
-		for _, k := range keys {
-			if normName(k) == normName(name) {
-				return k
-			}
-		}
-		c.add(Problem{Column: name, Msg: fmt.Sprintf("no field %q, named with %s, in this Label Studio export (fields: %s)", name, flagHint(flag, field, "NAME"), quoteList(keys))})
-		return ""
-	}
-	itemKey, raterKey, labelKey := "id", "annotator", ""
-	if opts.ItemCol != "" {
-		itemKey = find(opts.ItemCol, ItemColFlag, "item_col")
-	} else if has["item_id"] {
-		itemKey = "item_id" // data.item_id, as in the JSON export
-	} else if !has["id"] {
-		c.add(Problem{Column: "id", Msg: fmt.Sprintf("Label Studio export without the task \"id\" (fields: %s); name the item id with %s", quoteList(keys), flagHint(ItemColFlag, "item_col", "NAME"))})
-		itemKey = ""
-	}
-	if opts.RaterCol != "" {
-		raterKey = find(opts.RaterCol, RaterColFlag, "rater_col")
-	}
-	if opts.LabelCol != "" {
-		labelKey = find(opts.LabelCol, LabelColFlag, "label_col")
-	}
-	var where []whereCond
-	for _, k := range whereKeys(opts.Where) {
-		if wk := find(k, "--where", "where"); wk != "" {
-			where = append(where, whereCond{key: wk, value: strings.TrimSpace(opts.Where[k])})
-		}
-	}
+	f := &lsFlatReader{c: c, keys: keys, opts: opts}
+	f.columns()
 	if c.problems.Len() > 0 {
 		return
 	}
-	kept := recs[:0:0]
-	for _, r := range recs {
-		keep := true
-		for i := range where {
-			v, _, _ := jsonScalar(r.fields[where[i].key])
-			v = strings.TrimSpace(v)
-			where[i].note(v)
-			if v != where[i].value {
-				keep = false
-			}
-		}
-		if keep {
-			kept = append(kept, r)
-		}
-	}
-	if len(where) > 0 && len(kept) == 0 {
-		for _, w := range where {
-			c.add(Problem{Column: w.key, Msg: fmt.Sprintf("no record has %s = %q (%s)", w.key, w.value, w.describeSeen())})
-		}
+	if recs = f.filter(recs); recs == nil {
 		return
 	}
-	recs = kept
-	taskOf := func(r flatRec) string {
-		s, _, _ := jsonScalar(r.fields[itemKey])
-		return s
+	if f.labelKey == "" && !f.guessLabelKey(recs) {
+		return
 	}
-	if labelKey == "" {
-		var cands []string
-		for _, k := range keys {
-			if lsFlatMeta[k] || k == itemKey || k == raterKey || aliasRank(k, textAliases) >= 0 || isWhereKey(k, whereKeys(opts.Where)) {
-				continue
-			}
-			if lsFlatControl(recs, k, taskOf) {
-				cands = append(cands, k)
-			}
-		}
-		switch len(cands) {
-		case 1:
-			labelKey = cands[0]
-		case 0:
-			c.add(Problem{Msg: fmt.Sprintf("Label Studio export: no field holds labels (fields: %s; the task data holds one value per task); name the control with %s", quoteList(keys), flagHint(LabelColFlag, "label_col", "NAME"))})
-			return
-		default:
-			c.add(Problem{Msg: fmt.Sprintf("Label Studio export: %d fields could be the labelling control (%s); pick one with %s", len(cands), quoteList(cands), flagHint(LabelColFlag, "label_col", cands[0]))})
-			return
-		}
-	}
-	textKey := ""
 	for _, k := range keys {
-		if aliasRank(k, textAliases) >= 0 && k != labelKey {
-			textKey = k
+		if aliasRank(k, textAliases) >= 0 && k != f.labelKey {
+			f.textKey = k
 			break
 		}
 	}
+	f.read(recs)
+	for _, k := range keys {
+		if k != f.itemKey && k != f.raterKey && k != f.labelKey && k != f.textKey && !lsFlatMeta[k] && !f.isWhere(k) {
+			c.parsed.Unused = append(c.parsed.Unused, k)
+		}
+	}
+}
+
+// lsFlatReader reads a flattened Label Studio export (JSON-MIN or CSV):
+// a record per annotation, the task's data and the controls as fields.
+type lsFlatReader struct {
+	c    *collector
+	keys []string
+	opts ReadOptions
+	// The fields of the item (task) id, the annotator, the labelling
+	// control and the text.
+	itemKey, raterKey, labelKey, textKey string
+	where                                whereConds
+}
+
+func (f *lsFlatReader) isWhere(k string) bool { return isWhereKey(k, whereKeys(f.opts.Where)) }
+
+// find returns the field named name with an option (flag, or field in a
+// request), reporting a name that is none of the export's fields.
+func (f *lsFlatReader) find(name, flag, field string) string {
+	if i := columnIndex(f.keys, name); i >= 0 {
+		return f.keys[i]
+	}
+	f.c.add(Problem{Column: name, Msg: fmt.Sprintf("no field %q, named with %s, in this Label Studio export (fields: %s)", name, flagHint(flag, field, "NAME"), quoteList(f.keys))})
+	return ""
+}
+
+// columns resolves the fields the options name (or the export's own:
+// the task id, the annotator) and the row filter's.
+func (f *lsFlatReader) columns() {
+	opts, has := f.opts, func(k string) bool { return slices.Contains(f.keys, k) }
+	f.itemKey, f.raterKey = "id", "annotator"
+	switch {
+	case opts.ItemCol != "":
+		f.itemKey = f.find(opts.ItemCol, ItemColFlag, "item_col")
+	case has("item_id"):
+		f.itemKey = "item_id" // data.item_id, as in the JSON export
+	case !has("id"):
+		f.c.add(Problem{Column: "id", Msg: fmt.Sprintf("Label Studio export without the task \"id\" (fields: %s); name the item id with %s", quoteList(f.keys), flagHint(ItemColFlag, "item_col", "NAME"))})
+		f.itemKey = ""
+	}
+	if opts.RaterCol != "" {
+		f.raterKey = f.find(opts.RaterCol, RaterColFlag, "rater_col")
+	}
+	if opts.LabelCol != "" {
+		f.labelKey = f.find(opts.LabelCol, LabelColFlag, "label_col")
+	}
+	for _, w := range newWhereConds(opts) {
+		if w.key = f.find(w.key, "--where", "where"); w.key != "" {
+			f.where = append(f.where, w)
+		}
+	}
+}
+
+// filter returns the records the row filter keeps; nil, with the problem
+// reported, when it keeps none.
+func (f *lsFlatReader) filter(recs []flatRec) []flatRec {
+	kept := recs[:0:0]
+	for _, r := range recs {
+		if f.where.keep(func(w *whereCond) string { v, _, _ := jsonScalar(r.fields[w.key]); return v }) {
+			kept = append(kept, r)
+		}
+	}
+	if len(f.where) > 0 && len(kept) == 0 {
+		f.where.reportNone(f.c)
+		return nil
+	}
+	return kept
+}
+
+func (f *lsFlatReader) taskOf(r flatRec) string {
+	s, _, _ := jsonScalar(r.fields[f.itemKey])
+	return s
+}
+
+// guessLabelKey finds the one field that looks like a labelling control;
+// false, with the problem reported, when none or several do.
+func (f *lsFlatReader) guessLabelKey(recs []flatRec) bool {
+	var cands []string
+	for _, k := range f.keys {
+		if lsFlatMeta[k] || k == f.itemKey || k == f.raterKey || aliasRank(k, textAliases) >= 0 || f.isWhere(k) {
+			continue
+		}
+		if lsFlatControl(recs, k, f.taskOf) {
+			cands = append(cands, k)
+		}
+	}
+	switch len(cands) {
+	case 1:
+		f.labelKey = cands[0]
+		return true
+	case 0:
+		f.c.add(Problem{Msg: fmt.Sprintf("Label Studio export: no field holds labels (fields: %s; the task data holds one value per task); name the control with %s", quoteList(f.keys), flagHint(LabelColFlag, "label_col", "NAME"))})
+	default:
+		f.c.add(Problem{Msg: fmt.Sprintf("Label Studio export: %d fields could be the labelling control (%s); pick one with %s", len(cands), quoteList(cands), flagHint(LabelColFlag, "label_col", cands[0]))})
+	}
+	return false
+}
+
+// read reads the records' items and labels, and keeps with each item what
+// writing predictions back needs.
+func (f *lsFlatReader) read(recs []flatRec) {
+	c := f.c
 	seen := map[string]int{}       // item -> index in c.parsed.Items
 	var taskIDs []json.RawMessage  // by index in c.parsed.Items
 	var taskData []json.RawMessage // by index in c.parsed.Items
 	typ := ""
 	for _, r := range recs {
-		item, ok := jsonID(r.fields[itemKey])
+		item, ok := jsonID(r.fields[f.itemKey])
 		if !ok {
-			c.rowProblem(r.line, r.row, itemKey, "expected the task id as a string or number, found %s", jsonTypeName(r.fields[itemKey]))
+			c.rowProblem(r.line, r.row, f.itemKey, "expected the task id as a string or number, found %s", jsonTypeName(r.fields[f.itemKey]))
 			continue
 		}
 		if _, ok := seen[item]; !ok {
 			it := Item{ID: item}
-			if textKey != "" {
-				if s, _, ok := jsonScalar(r.fields[textKey]); ok {
-					it.Text = normText(s)
-				}
+			if s, _, ok := jsonScalar(r.fields[f.textKey]); ok && f.textKey != "" {
+				it.Text = normText(s)
 			}
 			seen[item] = len(c.parsed.Items)
 			c.parsed.Items = append(c.parsed.Items, it)
 			taskIDs = append(taskIDs, r.fields["id"])
-			taskData = append(taskData, lsFlatData(r, keys, raterKey, labelKey))
+			taskData = append(taskData, lsFlatData(r, f.keys, f.raterKey, f.labelKey))
 		}
-		v, t, empty, msg := lsFlatValue(r.fields[labelKey])
+		v, t, empty, msg := lsFlatValue(r.fields[f.labelKey])
 		if msg != "" {
-			c.rowProblem(r.line, r.row, labelKey, "task %s, control %q: %s", item, labelKey, msg)
+			c.rowProblem(r.line, r.row, f.labelKey, "task %s, control %q: %s", item, f.labelKey, msg)
 			continue
 		}
 		if empty {
@@ -244,16 +277,16 @@ func readLabelStudioFlat(recs []flatRec, keys []string, opts ReadOptions, c *col
 		if typ == "" || typ == "choices" && t != "choices" {
 			typ = t
 		}
-		rater, ok := lsRater(r.fields[raterKey])
+		rater, ok := lsRater(r.fields[f.raterKey])
 		if !ok {
-			c.rowProblem(r.line, r.row, raterKey, "annotation has no annotator (expected the user's e-mail or id); a label with no rater cannot be used")
+			c.rowProblem(r.line, r.row, f.raterKey, "annotation has no annotator (expected the user's e-mail or id); a label with no rater cannot be used")
 			continue
 		}
-		c.label(item, rater, v, r.line, r.row, itemKey, raterKey, labelKey)
+		c.label(item, rater, v, r.line, r.row, f.itemKey, f.raterKey, f.labelKey)
 	}
 	for i := range c.parsed.Items {
 		it := &c.parsed.Items[i]
-		ref := LabelStudioRef{Task: bytes.TrimSpace(taskIDs[i]), FromName: labelKey, Type: typ, TextKey: textKey, Data: taskData[i]}
+		ref := LabelStudioRef{Task: bytes.TrimSpace(taskIDs[i]), FromName: f.labelKey, Type: typ, TextKey: f.textKey, Data: taskData[i]}
 		if jsonKind(ref.Task) == '"' {
 			// A CSV cell: the task id is a number when it reads as one.
 			if s, _, _ := jsonScalar(ref.Task); isJSONInt(s) {
@@ -261,11 +294,6 @@ func readLabelStudioFlat(recs []flatRec, keys []string, opts ReadOptions, c *col
 			}
 		}
 		it.setLabelStudio(ref)
-	}
-	for _, k := range keys {
-		if k != itemKey && k != raterKey && k != labelKey && k != textKey && !lsFlatMeta[k] && !isWhereKey(k, whereKeys(opts.Where)) {
-			c.parsed.Unused = append(c.parsed.Unused, k)
-		}
 	}
 }
 

@@ -30,7 +30,7 @@ type table struct {
 	raterCols []int
 	itemIndex map[string]int // wide-form items with text or gold, index into parsed.Items
 
-	where []whereCond
+	where whereConds
 	// echo is set when a wide table without an item-id header has a
 	// header cell that occurs again as a value in its own column: the
 	// header line was most likely a data row (a file without a header).
@@ -115,10 +115,8 @@ func (t *table) setHeader(h []string, line, row int, want Format) bool {
 func (t *table) namedColumns(line, row int) bool {
 	ok := true
 	find := func(name, flag, field string) int {
-		for i, h := range t.header {
-			if normName(h) == normName(name) {
-				return i
-			}
+		if i := columnIndex(t.header, name); i >= 0 {
+			return i
 		}
 		t.problem(line, row, name, "no column %q, named with %s, in the header (columns: %s)", name, flagHint(flag, field, "COLUMN"), quoteList(t.header))
 		ok = false
@@ -160,13 +158,7 @@ func (t *table) namedColumns(line, row int) bool {
 func (t *table) resolveWhere(line, row int) bool {
 	ok := true
 	for _, k := range whereKeys(t.opts.Where) {
-		col := -1
-		for i, h := range t.header {
-			if normName(h) == normName(k) {
-				col = i
-				break
-			}
-		}
+		col := columnIndex(t.header, k)
 		if col < 0 {
 			t.problem(line, row, k, "unknown column %q in the row filter (columns: %s)", k, quoteList(t.header))
 			ok = false
@@ -276,21 +268,13 @@ func (t *table) wideHeader(line, row int) bool {
 // addRow reads one data row.
 func (t *table) addRow(rec []string, line, row int) {
 	t.rows++
-	if len(rec) != len(t.header) {
-		if len(rec) > len(t.header) {
-			extra := false
-			for _, v := range rec[len(t.header):] {
-				if strings.TrimSpace(v) != "" {
-					extra = true
-				}
-			}
-			if extra || !t.padShort {
-				t.problem(line, row, "", "%d fields, expected %d as in the header (%s)", len(rec), len(t.header), at(t.headerLine, t.headerRow))
-				return
-			}
-			rec = rec[:len(t.header)]
-		} else if !t.padShort {
-			t.problem(line, row, "", "%d fields, expected %d as in the header (%s)", len(rec), len(t.header), at(t.headerLine, t.headerRow))
+	rec, ok := t.fit(rec)
+	if !ok {
+		t.problem(line, row, "", "%d fields, expected %d as in the header (%s)", len(rec), len(t.header), at(t.headerLine, t.headerRow))
+		return
+	}
+	for i := range rec {
+		if !t.c.checkUTF8(line, row, t.header[i], rec[i]) {
 			return
 		}
 	}
@@ -300,38 +284,60 @@ func (t *table) addRow(rec []string, line, row int) {
 		}
 		return ""
 	}
-	for i := range rec {
-		if !t.c.checkUTF8(line, row, t.header[i], rec[i]) {
-			return
-		}
-	}
-	for i := range t.where {
-		w := &t.where[i]
-		v := strings.TrimSpace(cell(w.col))
-		w.note(v)
-		if v != w.value {
-			return
-		}
-	}
-	t.matched++
-	if !t.wide {
-		rater, raterCol := t.opts.Rater, RaterFlag
-		if t.rater >= 0 {
-			rater, raterCol = cell(t.rater), t.header[t.rater]
-		}
-		t.c.label(cell(t.item), rater, cell(t.value), line, row,
-			t.header[t.item], raterCol, t.header[t.value])
-		if t.prob >= 0 || t.kind >= 0 {
-			rl := &t.c.parsed.Labels[len(t.c.parsed.Labels)-1]
-			if t.prob >= 0 {
-				rl.Prob, rl.ProbCol = strings.TrimSpace(cell(t.prob)), t.header[t.prob]
-			}
-			if t.kind >= 0 {
-				rl.Kind, rl.KindCol = strings.TrimSpace(cell(t.kind)), t.header[t.kind]
-			}
-		}
+	if !t.where.keep(func(w *whereCond) string { return cell(w.col) }) {
 		return
 	}
+	t.matched++
+	if t.wide {
+		t.addWideRow(cell, line, row)
+		return
+	}
+	rater, raterCol := t.opts.Rater, RaterFlag
+	if t.rater >= 0 {
+		rater, raterCol = cell(t.rater), t.header[t.rater]
+	}
+	t.c.label(cell(t.item), rater, cell(t.value), line, row, t.header[t.item], raterCol, t.header[t.value])
+	t.probKind(cell)
+}
+
+// probKind sets the probability and rater kind of the label just read,
+// from their columns where the table has them.
+func (t *table) probKind(cell func(int) string) {
+	if t.prob < 0 && t.kind < 0 {
+		return
+	}
+	rl := &t.c.parsed.Labels[len(t.c.parsed.Labels)-1]
+	if t.prob >= 0 {
+		rl.Prob, rl.ProbCol = strings.TrimSpace(cell(t.prob)), t.header[t.prob]
+	}
+	if t.kind >= 0 {
+		rl.Kind, rl.KindCol = strings.TrimSpace(cell(t.kind)), t.header[t.kind]
+	}
+}
+
+// fit returns a row's fields as many as the header's: a short row padded
+// (when allowed), a long one cut when its extra fields are empty (and
+// padding is allowed); ok is false (rec as given) when neither applies.
+func (t *table) fit(rec []string) ([]string, bool) {
+	switch {
+	case len(rec) == len(t.header):
+		return rec, true
+	case !t.padShort:
+		return rec, false
+	case len(rec) < len(t.header):
+		return rec, true // cells past the end read as empty
+	}
+	for _, v := range rec[len(t.header):] {
+		if strings.TrimSpace(v) != "" {
+			return rec, false
+		}
+	}
+	return rec[:len(t.header)], true
+}
+
+// addWideRow reads a row of a wide table: an item, a label per rater
+// column, the item's text and gold label.
+func (t *table) addWideRow(cell func(int) string, line, row int) {
 	id := cell(t.itemCol)
 	if t.item < 0 && t.echo.cell == "" {
 		for _, j := range append([]int{t.itemCol}, t.raterCols...) {

@@ -131,42 +131,124 @@ type LabelStore interface {
 	LabelsVersion(ctx context.Context, projectID int64) (version int64, labels int, err error)
 }
 
-// FitStore keeps fit jobs and their results.
+// FitStore keeps fit jobs and their results. A queued fit is also a job
+// of the store's job engine (JobEngine), enqueued in the transaction that
+// stores the fit.
 type FitStore interface {
-	// CreateFit stores a new fit in state queued and sets its ID and
-	// CreatedAt.
+	// CreateFit stores a new fit in state queued, enqueues its job and sets
+	// its ID and CreatedAt (as CreateFitWithin without a quota).
 	CreateFit(ctx context.Context, f *Fit) error
-	// CreateFitWithin is CreateFit with a quota: when maxActive > 0 and
-	// the project already has maxActive fits queued or running, it stores
-	// nothing and returns ETOOMANY naming the limit (atomically: concurrent
-	// submissions never exceed it).
-	CreateFitWithin(ctx context.Context, f *Fit, maxActive int) error
+	// CreateFitWithin stores a new fit in state queued and enqueues its job
+	// in one transaction. When the project already has a queued or running
+	// fit of the same model and spec on the same labels, it stores nothing,
+	// sets *f to that fit and reports duplicate. Otherwise, when maxActive >
+	// 0 and the project already has maxActive fits queued or running, it
+	// stores nothing and returns ETOOMANY naming the limit (atomically:
+	// concurrent submissions never exceed it).
+	CreateFitWithin(ctx context.Context, f *Fit, maxActive int) (duplicate bool, err error)
 	FindFitByID(ctx context.Context, id int64) (*Fit, error)
 	ListFits(ctx context.Context, projectID int64) ([]Fit, error)
-	// ClaimFit atomically moves the next queued fit to running on behalf
-	// of worker and returns it, or returns nil, nil when none is queued. The
-	// next fit is chosen fairly across projects (a project's backlog never
-	// starves another project's fits); within a project the oldest comes
-	// first. Two workers never claim the same fit, even from different
-	// processes sharing one database.
-	ClaimFit(ctx context.Context, worker string) (*Fit, error)
-	// UpdateFitProgress records progress and a heartbeat for a running fit
-	// and reports whether a cancel was requested.
+	// UpdateFitProgress records the progress of a running fit and reports
+	// whether a cancel was requested.
 	UpdateFitProgress(ctx context.Context, id int64, p FitProgress) (cancel bool, err error)
 	// FinishFit moves a fit to a terminal state, with the result document
 	// (for done) or the reason (for failed and cancelled).
 	FinishFit(ctx context.Context, id int64, status FitStatus, message string, result []byte) error
-	// RequestCancel cancels a queued fit at once and asks a running one to
-	// stop; it is a no-op on finished fits.
+	// RequestCancel cancels a queued fit (and its job) at once and asks a
+	// running one to stop; it is a no-op on finished fits.
 	RequestCancel(ctx context.Context, id int64) (*Fit, error)
-	// Requeue puts a running fit back in the queue (graceful shutdown).
-	Requeue(ctx context.Context, id int64, message string) error
 	DeleteFit(ctx context.Context, id int64) error
 	FitResult(ctx context.Context, id int64) ([]byte, error)
-	// RecoverStale re-queues running fits whose heartbeat is older than
-	// staleAfter (their worker died), or fails them with a reason once they
-	// have been attempted maxAttempts times.
-	RecoverStale(ctx context.Context, staleAfter time.Duration, maxAttempts int) (requeued, failed int, err error)
+}
+
+// JobEngine runs the store's background jobs (fits) in worker processes
+// that share the database.
+type JobEngine interface {
+	// RunWorkers works queued fit jobs with run until ctx is done, then
+	// stops gracefully (running fits get opts.ShutdownGrace to finish and
+	// are then put back in the queue). Jobs of workers that died are
+	// retried by the others.
+	RunWorkers(ctx context.Context, opts WorkerOptions, run FitRunner) error
+	// JobCounts counts the engine's jobs by queue and state (queued,
+	// running, retrying, done, failed, cancelled).
+	JobCounts(ctx context.Context) ([]JobCount, error)
+	// ListJobs returns the most recent jobs (newest first, at most limit)
+	// with the workers that attempted them, and the live workers.
+	ListJobs(ctx context.Context, limit int) ([]JobInfo, []WorkerInfo, error)
+}
+
+// WorkerOptions configure JobEngine.RunWorkers. Zero values mean the
+// documented defaults.
+type WorkerOptions struct {
+	// Name identifies this worker process in job records (default
+	// hostname-pid). It must be unique among the processes sharing the
+	// database.
+	Name string
+	// Queues are the queues worked (default: all, that is "fits").
+	Queues []string
+	// Concurrency is the most jobs run at once by this process (default
+	// 1).
+	Concurrency int
+	// MaxAttempts is the retry budget of a fit whose attempt ended for a
+	// reason outside the fit (default 3).
+	MaxAttempts int
+	// StaleAfter is how long a worker may go unseen before the jobs it
+	// runs are retried by others (default 30 s). Every worker process
+	// records that it is alive every StaleAfter/4.
+	StaleAfter time.Duration
+	// PollInterval is how often idle workers look for queued jobs
+	// (default 1 s).
+	PollInterval time.Duration
+	// ShutdownGrace is how long running jobs may finish on shutdown
+	// (default 10 s).
+	ShutdownGrace time.Duration
+}
+
+// FitRunner runs one attempt of a fit job.
+type FitRunner interface {
+	// RunFit runs the fit f (the store moved it to running; f.Attempts is
+	// this attempt's number) and records how it ended (FinishFit: done,
+	// failed on its data, cancelled), then returns nil. An attempt that
+	// ended for a reason outside the fit (its process was killed, the
+	// worker shut down) records nothing and returns an error wrapping
+	// ErrRetry: the job engine puts the fit back in the queue with the
+	// error's message and retries it with backoff, or fails it once its
+	// attempts are spent.
+	RunFit(ctx context.Context, f *Fit) error
+}
+
+// JobCount is the number of jobs of a queue in a state.
+type JobCount struct {
+	Queue string `json:"queue"`
+	State string `json:"state"`
+	Count int64  `json:"count"`
+}
+
+// JobInfo is one job of the job engine, as the admin sees it.
+type JobInfo struct {
+	ID          int64      `json:"id"`
+	Kind        string     `json:"kind"`
+	Queue       string     `json:"queue"`
+	State       string     `json:"state"`
+	Priority    int        `json:"priority"`
+	Attempt     int        `json:"attempt"`
+	MaxAttempts int        `json:"max_attempts"`
+	AttemptedBy []string   `json:"attempted_by"`
+	FitID       int64      `json:"fit_id,omitempty"`
+	ProjectID   int64      `json:"project_id,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	AttemptedAt *time.Time `json:"attempted_at,omitempty"`
+	FinalizedAt *time.Time `json:"finalized_at,omitempty"`
+	Errors      []string   `json:"errors,omitempty"`
+}
+
+// WorkerInfo is a worker process that recorded itself alive.
+type WorkerInfo struct {
+	Name        string    `json:"name"`
+	Queues      string    `json:"queues"`
+	Concurrency int       `json:"concurrency"`
+	StartedAt   time.Time `json:"started_at"`
+	SeenAt      time.Time `json:"seen_at"`
 }
 
 // APIKey is a project's access key. Only a hash of the secret is stored; the
@@ -196,6 +278,7 @@ type Store interface {
 	ProjectStore
 	LabelStore
 	FitStore
+	JobEngine
 	APIKeyStore
 	Close() error
 }

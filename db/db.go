@@ -58,6 +58,7 @@ type DB struct {
 	dialect dialect
 	log     *slog.Logger
 	pools   []*sql.DB
+	jobs    riverJobs
 }
 
 var _ annotations.Store = (*DB)(nil)
@@ -90,6 +91,8 @@ func open(ctx context.Context, dsn string, opts Options, target int) (*DB, error
 	}
 	d := &DB{log: log}
 	var err error
+	var riverDSN string
+	var memory bool
 	switch {
 	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
 		d.dialect = postgresDialect
@@ -103,10 +106,12 @@ func open(ctx context.Context, dsn string, opts Options, target int) (*DB, error
 		d.r = d.w
 	default:
 		d.dialect = sqliteDialect
-		wdsn, rdsn, memory, err := sqliteDSNs(dsn)
+		var wdsn, rdsn string
+		wdsn, rdsn, memory, err = sqliteDSNs(dsn)
 		if err != nil {
 			return nil, err
 		}
+		riverDSN = wdsn
 		if d.w, err = gorm.Open(sqlite.Open(wdsn), gcfg()); err != nil {
 			return nil, sqliteOpenError(dsn, err)
 		}
@@ -138,6 +143,10 @@ func open(ctx context.Context, dsn string, opts Options, target int) (*DB, error
 			return nil, annotations.Errorf(annotations.EUNAVAILABLE, "db: cannot connect to PostgreSQL %s: %v", redact(dsn), err)
 		}
 		return nil, sqliteOpenError(dsn, err)
+	}
+	if err := d.openRiver(riverDSN, memory); err != nil {
+		d.Close()
+		return nil, err
 	}
 	if err := d.migrate(ctx, target); err != nil {
 		d.Close()
@@ -348,4 +357,13 @@ func (d *DB) translate(err error) error {
 		}
 	}
 	return err
+}
+
+// Redact hides the password of a PostgreSQL connection URL (for logs and
+// messages); a SQLite path is returned as it is.
+func Redact(dsn string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return redact(dsn)
+	}
+	return dsn
 }

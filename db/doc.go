@@ -12,9 +12,12 @@
 //	labels       id, project_id, item_id, rater_id, value, seq; unique (item_id, rater_id, seq):
 //	             seq numbers the repeated labels of a pair (--duplicates keep) from 0
 //	fits         id, project_id, model, spec (JSON), seed, status, progress, eta_seconds, max_rhat,
-//	             message, cancel_requested, attempts, worker, created_at, started_at, finished_at, heartbeat_at
+//	             message, cancel_requested, attempts, worker, created_at, started_at, finished_at,
+//	             heartbeat_at (no longer written), job_id (its River job)
 //	fit_results  fit_id, result (BLOB/bytea; apart from fits so that listings never load results)
 //	api_keys     id, project_id, name (unique per project), prefix (indexed), hash, read_only, created_at
+//	workers      name, queues, concurrency, started_at, seen_at: the worker processes alive (river.go)
+//	river_*      River's tables (its own migrations, run by Open after concord's)
 //
 // Every table hangs off projects with ON DELETE CASCADE (labels through
 // their items and raters). Times are stored in
@@ -36,8 +39,11 @@
 // SQLite: one writer connection whose transactions begin IMMEDIATE (writers
 // queue in the pool; other processes wait on the busy timeout) and a pool of
 // read-only connections that read WAL snapshots alongside it. PostgreSQL: one
-// pool; imports lock their project row, ClaimFit uses FOR UPDATE SKIP LOCKED,
-// so several concord processes can share the database and its fit queue.
+// pool; imports lock their project row, so several concord processes can
+// share the database. Background jobs (fits) are River's (river.go): River
+// gets its own one-connection handle on a SQLite file (riversqlite) and the
+// pool on PostgreSQL (riverdatabasesql); a fit's job is inserted in the
+// transaction that stores the fit.
 //
 // # Import
 //

@@ -11,7 +11,6 @@ import (
 	"unicode"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"concord/annotations"
 )
@@ -36,12 +35,13 @@ type fitRow struct {
 	StartedAt       *time.Time
 	FinishedAt      *time.Time
 	HeartbeatAt     *time.Time
+	JobID           int64
 }
 
 func (fitRow) TableName() string { return "fits" }
 
 // fitColumns are the columns of fits (results live in fit_results).
-const fitColumns = "id, project_id, model, spec, seed, status, progress, eta_seconds, max_rhat, message, cancel_requested, attempts, worker, created_at, started_at, finished_at, heartbeat_at"
+const fitColumns = "id, project_id, model, spec, seed, status, progress, eta_seconds, max_rhat, message, cancel_requested, attempts, worker, created_at, started_at, finished_at, heartbeat_at, job_id"
 
 func (r *fitRow) fit() *annotations.Fit {
 	return &annotations.Fit{
@@ -82,7 +82,8 @@ func getFit(tx *gorm.DB, id int64) (*fitRow, error) {
 // CreatedAt and the progress fields. The project must exist (ENOTFOUND);
 // Model must be set and Spec, when set, must be JSON (EINVALID).
 func (d *DB) CreateFit(ctx context.Context, f *annotations.Fit) error {
-	return d.CreateFitWithin(ctx, f, 0)
+	_, err := d.CreateFitWithin(ctx, f, 0)
+	return err
 }
 
 // fitQuotaLockKey is the first key of the PostgreSQL advisory locks that
@@ -90,55 +91,83 @@ func (d *DB) CreateFit(ctx context.Context, f *annotations.Fit) error {
 // id), so that two concurrent submissions cannot both pass the quota.
 const fitQuotaLockKey = 0x0c0f17
 
-// CreateFitWithin is CreateFit with a quota: when maxActive > 0 and the
-// project already has maxActive fits queued or running, it stores nothing
-// and returns ETOOMANY naming the limit. The count and the insert are one
-// transaction (on PostgreSQL under a per-project advisory lock), so
-// concurrent submissions never exceed the quota.
-func (d *DB) CreateFitWithin(ctx context.Context, f *annotations.Fit, maxActive int) error {
+// CreateFitWithin stores a new fit in state queued and enqueues its job
+// (see annotations.FitStore): a fit the same as a queued or running one of
+// the project (model, spec, labels version) is not stored again, *f is set
+// to that one and duplicate is true; beyond the quota (maxActive > 0
+// queued or running fits) nothing is stored and the error is ETOOMANY
+// naming the limit. The count, the fit and its job are one transaction (on
+// PostgreSQL under a per-project advisory lock), so concurrent submissions
+// never exceed the quota. The job's priority is the project's active fits
+// plus one (fitPriority): fair across projects.
+func (d *DB) CreateFitWithin(ctx context.Context, f *annotations.Fit, maxActive int) (bool, error) {
 	if strings.TrimSpace(f.Model) == "" {
-		return annotations.Errorf(annotations.EINVALID, "fit: no model given")
+		return false, annotations.Errorf(annotations.EINVALID, "fit: no model given")
 	}
 	if cleanText(f.Model) != f.Model || strings.ContainsFunc(f.Model, unicode.IsControl) {
-		return annotations.Errorf(annotations.EINVALID, "fit: model name %q is not printable text", f.Model)
+		return false, annotations.Errorf(annotations.EINVALID, "fit: model name %q is not printable text", f.Model)
 	}
 	spec := string(f.Spec)
 	if len(f.Spec) == 0 {
 		spec = "{}"
 	} else if !json.Valid(f.Spec) || cleanText(spec) != spec {
-		return annotations.Errorf(annotations.EINVALID, "fit: spec is not valid JSON")
+		return false, annotations.Errorf(annotations.EINVALID, "fit: spec is not valid JSON")
 	}
 	row := fitRow{
 		ProjectID: f.ProjectID, Model: f.Model, Spec: spec, Seed: int64(f.Seed),
 		Status: string(annotations.FitQueued), Message: cleanText(f.Message), CreatedAt: now(),
 	}
+	var dupID int64
+	errDuplicate := errors.New("duplicate")
 	err := d.write(ctx, func(tx *gorm.DB) error {
 		if err := projectExists(tx, f.ProjectID); err != nil {
 			return err
 		}
-		if maxActive > 0 {
-			if d.dialect == postgresDialect {
-				if err := tx.Exec("SELECT pg_advisory_xact_lock(?, CAST(? AS integer))", fitQuotaLockKey, f.ProjectID%(1<<31)).Error; err != nil {
-					return err
-				}
-			}
-			var active int64
-			if err := tx.Raw("SELECT COUNT(*) FROM fits WHERE project_id = ? AND status IN (?, ?)",
-				f.ProjectID, string(annotations.FitQueued), string(annotations.FitRunning)).Scan(&active).Error; err != nil {
+		if d.dialect == postgresDialect {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?, CAST(? AS integer))", fitQuotaLockKey, f.ProjectID%(1<<31)).Error; err != nil {
 				return err
 			}
-			if active >= int64(maxActive) {
-				return annotations.Errorf(annotations.ETOOMANY,
-					"project %d already has %d fits queued or running, the limit per project is %d: wait for one to finish or cancel one", f.ProjectID, active, maxActive)
-			}
 		}
-		return tx.Create(&row).Error
+		var counts struct {
+			Active        int64
+			LabelsVersion int64
+		}
+		if err := tx.Raw(`SELECT (SELECT COUNT(*) FROM fits WHERE project_id = ? AND status IN (?, ?)) AS active,
+			(SELECT labels_version FROM projects WHERE id = ?) AS labels_version`,
+			f.ProjectID, string(annotations.FitQueued), string(annotations.FitRunning), f.ProjectID).Scan(&counts).Error; err != nil {
+			return err
+		}
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		var err error
+		dupID, err = d.enqueueFit(ctx, tx, &row, counts.LabelsVersion, fitPriority(counts.Active))
+		if err != nil {
+			return err
+		}
+		if dupID != 0 {
+			return errDuplicate // roll back the new fit
+		}
+		if maxActive > 0 && counts.Active >= int64(maxActive) {
+			return annotations.Errorf(annotations.ETOOMANY,
+				"project %d already has %d fits queued or running, the limit per project is %d: wait for one to finish or cancel one", f.ProjectID, counts.Active, maxActive)
+		}
+		return nil
 	})
+	if errors.Is(err, errDuplicate) {
+		dup, err := d.FindFitByID(ctx, dupID)
+		if err != nil {
+			return false, err
+		}
+		*f = *dup
+		f.Duplicate = true
+		return true, nil
+	}
 	if err != nil {
-		return wrap(err, "create fit")
+		return false, wrap(err, "create fit")
 	}
 	*f = *row.fit()
-	return nil
+	return false, nil
 }
 
 // FindFitByID returns the fit (without its result), or ENOTFOUND.
@@ -169,64 +198,32 @@ func (d *DB) ListFits(ctx context.Context, projectID int64) ([]annotations.Fit, 
 	return out, nil
 }
 
-// claimOrder is the queue's order, fair across projects (round robin by
-// project rather than first come, first served): first the fits of
-// projects with the fewest running fits, then those of the project served
-// least recently (never served first, then by the start of its last
-// started fit), and within a project the oldest. So one project's backlog
-// cannot starve another's fit: with one worker, projects take turns; with
-// more, each project with queued fits gets a worker before any gets two.
-const claimOrder = `ORDER BY
-	(SELECT COUNT(*) FROM fits r WHERE r.project_id = f.project_id AND r.status = ?),
-	(SELECT MAX(s.started_at) FROM fits s WHERE s.project_id = f.project_id) IS NOT NULL,
-	(SELECT MAX(s.started_at) FROM fits s WHERE s.project_id = f.project_id),
-	f.id`
-
-// ClaimFit moves the next queued fit to running for worker: it counts an
-// attempt and sets Worker, StartedAt and HeartbeatAt. It returns nil, nil
-// when no fit is queued. The next fit is chosen fairly across projects
-// (claimOrder): the oldest queued fit of the project with the fewest
-// running fits, least recently served. On SQLite the claim is one
-// IMMEDIATE transaction (writers are serialised by the database lock,
-// across processes too); on PostgreSQL the queued row is taken with SELECT
-// ... FOR UPDATE SKIP LOCKED, so concurrent workers of any number of
-// processes claim different fits.
-func (d *DB) ClaimFit(ctx context.Context, worker string) (*annotations.Fit, error) {
-	var claimed *fitRow
+// startFit moves fit id to running for attempt of its job by worker and
+// returns it. A fit that is gone is ENOTFOUND, one that is no longer
+// queued or running (cancelled before it started) ECONFLICT.
+func (d *DB) startFit(ctx context.Context, id int64, worker string, attempt int) (*annotations.Fit, error) {
+	var out *fitRow
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		q := "SELECT f.id FROM fits f WHERE f.status = ? " + claimOrder + " LIMIT 1"
-		if d.dialect == postgresDialect {
-			q += " FOR UPDATE OF f SKIP LOCKED"
-		}
-		var ids []int64
-		if err := tx.Raw(q, string(annotations.FitQueued), string(annotations.FitRunning)).Scan(&ids).Error; err != nil {
+		r, err := getFit(tx, id)
+		if err != nil {
 			return err
 		}
-		if len(ids) == 0 {
-			return nil
+		if annotations.FitStatus(r.Status).Terminal() {
+			return annotations.Errorf(annotations.ECONFLICT, "fit %d is %s", id, r.Status)
 		}
 		t := now()
-		res := tx.Exec(`UPDATE fits SET status = ?, attempts = attempts + 1, worker = ?, started_at = ?, heartbeat_at = ?,
-			finished_at = NULL, progress = 0, eta_seconds = 0, max_rhat = 0, message = '', cancel_requested = ?
-			WHERE id = ? AND status = ?`,
-			string(annotations.FitRunning), cleanText(worker), t, t, false, ids[0], string(annotations.FitQueued))
-		if res.Error != nil {
-			return res.Error
+		if err := tx.Exec(`UPDATE fits SET status = ?, attempts = ?, worker = ?, started_at = ?, finished_at = NULL,
+			progress = 0, eta_seconds = 0, max_rhat = 0, message = '' WHERE id = ?`,
+			string(annotations.FitRunning), attempt, cleanText(worker), t, id).Error; err != nil {
+			return err
 		}
-		if res.RowsAffected != 1 {
-			return fmt.Errorf("fit %d changed state while being claimed", ids[0])
-		}
-		var err error
-		claimed, err = getFit(tx, ids[0])
+		out, err = getFit(tx, id)
 		return err
 	})
 	if err != nil {
-		return nil, wrap(err, "claim fit")
+		return nil, wrap(err, "start fit %d", id)
 	}
-	if claimed == nil {
-		return nil, nil
-	}
-	return claimed.fit(), nil
+	return out.fit(), nil
 }
 
 // cleanText makes s storable in any text column: valid UTF-8 without NUL
@@ -245,8 +242,7 @@ func finite(v float64) float64 {
 	return v
 }
 
-// UpdateFitProgress records progress and a heartbeat for a running fit and
-// reports whether a cancel was requested. Progress must be in [0, 1]; a
+// UpdateFitProgress records the progress of a running fit and reports whether a cancel was requested. Progress must be in [0, 1]; a
 // non-finite ETA or R-hat is stored as 0 (unknown). A fit that is not
 // running is EINVALID (its worker should stop), a missing one ENOTFOUND.
 func (d *DB) UpdateFitProgress(ctx context.Context, id int64, p annotations.FitProgress) (bool, error) {
@@ -255,8 +251,8 @@ func (d *DB) UpdateFitProgress(ctx context.Context, id int64, p annotations.FitP
 	}
 	var cancel bool
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE fits SET progress = ?, eta_seconds = ?, max_rhat = ?, message = ?, heartbeat_at = ? WHERE id = ? AND status = ?",
-			p.Progress, finite(p.ETASeconds), finite(p.MaxRhat), cleanText(p.Message), now(), id, string(annotations.FitRunning))
+		res := tx.Exec("UPDATE fits SET progress = ?, eta_seconds = ?, max_rhat = ?, message = ? WHERE id = ? AND status = ?",
+			p.Progress, finite(p.ETASeconds), finite(p.MaxRhat), cleanText(p.Message), id, string(annotations.FitRunning))
 		if res.Error != nil {
 			return res.Error
 		}
@@ -297,8 +293,8 @@ func (d *DB) FinishFit(ctx context.Context, id int64, status annotations.FitStat
 		if status == annotations.FitDone {
 			progress = 1
 		}
-		res := tx.Exec("UPDATE fits SET status = ?, message = ?, progress = ?, eta_seconds = 0, finished_at = ?, heartbeat_at = ? WHERE id = ? AND status = ?",
-			string(status), cleanText(message), progress, now(), now(), id, r.Status)
+		res := tx.Exec("UPDATE fits SET status = ?, message = ?, progress = ?, eta_seconds = 0, finished_at = ? WHERE id = ? AND status = ?",
+			string(status), cleanText(message), progress, now(), id, r.Status)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -318,15 +314,20 @@ func (d *DB) FinishFit(ctx context.Context, id int64, status annotations.FitStat
 	return wrap(err, "finish fit %d", id)
 }
 
-// RequestCancel cancels a queued fit at once and asks a running one to stop
-// (its next UpdateFitProgress reports the request); finished fits are left
-// as they are. It returns the fit as it now is.
+// RequestCancel cancels a queued fit and its job at once and asks a running
+// one to stop (its next UpdateFitProgress reports the request; its job is
+// cancelled too); finished fits are left as they are. It returns the fit as it now is.
 func (d *DB) RequestCancel(ctx context.Context, id int64) (*annotations.Fit, error) {
 	var out *fitRow
 	err := d.write(ctx, func(tx *gorm.DB) error {
 		r, err := getFit(tx, id)
 		if err != nil {
 			return err
+		}
+		if !annotations.FitStatus(r.Status).Terminal() {
+			if err := d.cancelJob(ctx, tx, r); err != nil {
+				return err
+			}
 		}
 		switch annotations.FitStatus(r.Status) {
 		case annotations.FitQueued:
@@ -350,10 +351,10 @@ func (d *DB) RequestCancel(ctx context.Context, id int64) (*annotations.Fit, err
 	return out.fit(), nil
 }
 
-// Requeue puts a running fit back in the queue (graceful shutdown), keeping
-// its attempt count; a fit whose cancel was requested becomes cancelled
-// instead. A fit that is not running is EINVALID.
-func (d *DB) Requeue(ctx context.Context, id int64, message string) error {
+// requeueFit puts a running fit back in the queue (its job is retried),
+// keeping its attempt count; a fit whose cancel was requested becomes
+// cancelled instead. A fit that is not running is EINVALID.
+func (d *DB) requeueFit(ctx context.Context, id int64, message string) error {
 	err := d.write(ctx, func(tx *gorm.DB) error {
 		r, err := getFit(tx, id)
 		if err != nil {
@@ -375,7 +376,7 @@ func requeue(tx *gorm.DB, r *fitRow, message string) error {
 			string(annotations.FitCancelled), "cancelled", now(), false, r.ID).Error
 	}
 	return tx.Exec(`UPDATE fits SET status = ?, message = ?, worker = '', progress = 0, eta_seconds = 0, max_rhat = 0,
-		started_at = NULL, heartbeat_at = NULL WHERE id = ?`,
+		started_at = NULL WHERE id = ?`,
 		string(annotations.FitQueued), message, r.ID).Error
 }
 
@@ -389,6 +390,9 @@ func (d *DB) DeleteFit(ctx context.Context, id int64) error {
 		}
 		if r.Status == string(annotations.FitRunning) {
 			return annotations.Errorf(annotations.EINVALID, "fit %d is running; cancel it before deleting it", id)
+		}
+		if err := d.cancelJob(ctx, tx, r); err != nil {
+			return err
 		}
 		if err := tx.Exec("DELETE FROM fit_results WHERE fit_id = ?", id).Error; err != nil {
 			return err
@@ -421,69 +425,4 @@ func (d *DB) FitResult(ctx context.Context, id int64) ([]byte, error) {
 		return nil, wrap(err, "read result of fit %d", id)
 	}
 	return out, nil
-}
-
-// RecoverStale finds running fits whose worker stopped sending heartbeats
-// for longer than staleAfter (staleAfter <= 0: every running fit, for a
-// single process at start-up) and re-queues them, or fails them with a
-// reason once they have been attempted maxAttempts times (maxAttempts <= 0:
-// never). A stale fit whose cancel was requested becomes cancelled and is
-// counted with the failed ones.
-func (d *DB) RecoverStale(ctx context.Context, staleAfter time.Duration, maxAttempts int) (requeued, failed int, err error) {
-	err = d.write(ctx, func(tx *gorm.DB) error {
-		requeued, failed = 0, 0
-		q := tx.Select(fitColumns).Where("status = ?", string(annotations.FitRunning)).Order("id")
-		if d.dialect == postgresDialect {
-			// Skip fits whose rows other processes hold right now (live
-			// workers updating progress).
-			q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
-		}
-		var rows []fitRow
-		if err := q.Find(&rows).Error; err != nil {
-			return err
-		}
-		t := now()
-		for i := range rows {
-			r := &rows[i]
-			last := r.HeartbeatAt
-			if last == nil {
-				last = r.StartedAt
-			}
-			if staleAfter > 0 && last != nil && t.Sub(*last) <= staleAfter {
-				continue
-			}
-			seen := "never"
-			if last != nil {
-				seen = last.UTC().Format(time.RFC3339)
-			}
-			switch {
-			case r.CancelRequested:
-				if err := requeue(tx, r, ""); err != nil {
-					return err
-				}
-				failed++
-			case maxAttempts > 0 && r.Attempts >= maxAttempts:
-				msg := fmt.Sprintf("worker %q stopped responding (last heartbeat %s); gave up after %d attempts", r.Worker, seen, r.Attempts)
-				if err := tx.Exec("UPDATE fits SET status = ?, message = ?, finished_at = ? WHERE id = ?",
-					string(annotations.FitFailed), msg, t, r.ID).Error; err != nil {
-					return err
-				}
-				failed++
-			default:
-				msg := fmt.Sprintf("re-queued: worker %q stopped responding (last heartbeat %s; attempt %d)", r.Worker, seen, r.Attempts)
-				if err := requeue(tx, r, msg); err != nil {
-					return err
-				}
-				requeued++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, 0, wrap(err, "recover stale fits")
-	}
-	if requeued+failed > 0 {
-		d.log.InfoContext(ctx, "db: recovered stale fits", "requeued", requeued, "failed", failed)
-	}
-	return requeued, failed, nil
 }

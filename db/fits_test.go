@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/riverqueue/river/riverdriver"
 
 	"concord/annotations"
 )
@@ -39,17 +42,16 @@ func TestFitLifecycle(t *testing.T) {
 		_, err = d.UpdateFitProgress(ctx, f.ID, annotations.FitProgress{Progress: 0.1})
 		wantCode(t, err, annotations.EINVALID)
 		wantCode(t, d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}")), annotations.EINVALID)
-		wantCode(t, d.Requeue(ctx, f.ID, "x"), annotations.EINVALID)
+		wantCode(t, d.requeueFit(ctx, f.ID, "x"), annotations.EINVALID)
 		_, err = d.FitResult(ctx, f.ID)
 		wantCode(t, err, annotations.ENOTFOUND)
 
-		c, err := d.ClaimFit(ctx, "worker-1")
-		must(t, err)
-		if c == nil || c.ID != f.ID || c.Status != annotations.FitRunning || c.Worker != "worker-1" || c.Attempts != 1 || c.StartedAt == nil || c.HeartbeatAt == nil {
+		c := claimAs(t, d, "worker-1")
+		if c == nil || c.ID != f.ID || c.Status != annotations.FitRunning || c.Worker != "worker-1" || c.Attempts != 1 || c.StartedAt == nil {
 			t.Fatalf("claimed %+v", c)
 		}
-		if none, err := d.ClaimFit(ctx, "worker-2"); err != nil || none != nil {
-			t.Fatalf("claim with an empty queue = %v, %v", none, err)
+		if none := claimAs(t, d, "worker-2"); none != nil {
+			t.Fatalf("claim with an empty queue = %v", none)
 		}
 		cancel, err := d.UpdateFitProgress(ctx, f.ID, annotations.FitProgress{Progress: 0.5, ETASeconds: 12, MaxRhat: math.NaN(), Message: "sampling\x00\xff"})
 		must(t, err)
@@ -89,8 +91,7 @@ func TestFitLifecycle(t *testing.T) {
 		// A done fit keeps its result; listings leave results out.
 		g := &annotations.Fit{ProjectID: p.ID, Model: "classification-gp", Seed: 7}
 		must(t, d.CreateFit(ctx, g))
-		_, err = d.ClaimFit(ctx, "w")
-		must(t, err)
+		claimAs(t, d, "w")
 		wantCode(t, d.FinishFit(ctx, g.ID, annotations.FitRunning, "", nil), annotations.EINVALID)
 		wantCode(t, d.FinishFit(ctx, g.ID, annotations.FitDone, "", nil), annotations.EINVALID)
 		result := bytes.Repeat([]byte(`{"x":1}`), 1000)
@@ -134,6 +135,30 @@ func TestFitLifecycle(t *testing.T) {
 	})
 }
 
+// claimAs claims the next available fit job as River's producer of
+// worker would (River's driver: the job becomes running, attempted by
+// worker) and starts its fit, as fitWorker.Work does; nil when no job is
+// available. A claim without a fitWorker behind it is what a worker
+// process that died leaves.
+func claimAs(t *testing.T, d *DB, worker string) *annotations.Fit {
+	t.Helper()
+	ctx := context.Background()
+	n := time.Now()
+	res, err := d.jobs.driver.GetExecutor().JobGetAvailable(ctx, &riverdriver.JobGetAvailableParams{
+		ClientID: worker, MaxAttemptedBy: 100, MaxToLock: 1, Now: &n, Queue: fitQueue,
+	})
+	must(t, err)
+	if len(res.Jobs) == 0 {
+		return nil
+	}
+	job := res.Jobs[0]
+	var args fitArgs
+	must(t, json.Unmarshal(job.EncodedArgs, &args))
+	f, err := d.startFit(ctx, args.FitID, worker, job.Attempt)
+	must(t, err)
+	return f
+}
+
 func TestRequeue(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
@@ -141,23 +166,19 @@ func TestRequeue(t *testing.T) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 		f := &annotations.Fit{ProjectID: p.ID, Model: "m"}
 		must(t, d.CreateFit(ctx, f))
-		_, err := d.ClaimFit(ctx, "w1")
-		must(t, err)
-		must(t, d.Requeue(ctx, f.ID, "server shutting down"))
+		claimAs(t, d, "w1")
+		must(t, d.requeueFit(ctx, f.ID, "server shutting down"))
 		got, err := d.FindFitByID(ctx, f.ID)
 		must(t, err)
 		if got.Status != annotations.FitQueued || got.Worker != "" || got.StartedAt != nil || got.Attempts != 1 || got.Message != "server shutting down" {
 			t.Errorf("requeued %+v", got)
 		}
-		c, err := d.ClaimFit(ctx, "w2")
-		must(t, err)
-		if c.ID != f.ID || c.Attempts != 2 || c.Worker != "w2" || c.Message != "" {
-			t.Errorf("claimed again %+v", c)
-		}
 		// A running fit with a pending cancel is cancelled, not re-queued.
+		_, err = d.startFit(ctx, f.ID, "w2", 2)
+		must(t, err)
 		_, err = d.RequestCancel(ctx, f.ID)
 		must(t, err)
-		must(t, d.Requeue(ctx, f.ID, "shutting down"))
+		must(t, d.requeueFit(ctx, f.ID, "shutting down"))
 		got, err = d.FindFitByID(ctx, f.ID)
 		must(t, err)
 		if got.Status != annotations.FitCancelled {
@@ -166,148 +187,191 @@ func TestRequeue(t *testing.T) {
 	})
 }
 
-// TestClaimFitConcurrent lets many workers (and, on PostgreSQL, two separate
-// connection pools standing for two processes) drain one queue: every fit
-// must be claimed exactly once.
-func TestClaimFitConcurrent(t *testing.T) {
+// TestFitJobsRunOnce lets many workers of two processes (two DBs on one
+// database) drain one queue through River: every fit runs exactly once.
+func TestFitJobsRunOnce(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		dsn := b.dsn(t)
-		d1 := openDSN(t, dsn)
-		handles := []*DB{d1}
-		if b.name == "postgres" {
-			handles = append(handles, openDSN(t, dsn))
-		} else {
-			// A second SQLite handle on the same file: another process's
-			// view, serialised by the file lock and busy timeout.
-			handles = append(handles, openDSN(t, dsn))
-		}
+		d1, err := Open(ctx, dsn, Options{})
+		must(t, err)
+		defer d1.Close()
+		d2, err := Open(ctx, dsn, Options{})
+		must(t, err)
+		defer d2.Close()
 		p := newProject(t, d1, "p", "ordinal:1..5")
-		const fits, workers = 60, 12
-		for i := 0; i < fits; i++ {
-			must(t, d1.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m", Seed: uint64(i)}))
+		const n = 24
+		for i := range n {
+			must(t, d1.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, i))}))
 		}
 		var mu sync.Mutex
-		claimedBy := map[int64][]string{}
+		runs := map[int64][]string{}
+		wctx, stop := context.WithCancel(ctx)
 		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				d := handles[w%len(handles)]
-				name := fmt.Sprintf("w%d", w)
-				for {
-					f, err := d.ClaimFit(ctx, name)
-					if err != nil {
-						errs <- err
-						return
-					}
-					if f == nil {
-						return
-					}
-					if f.Worker != name || f.Status != annotations.FitRunning {
-						errs <- fmt.Errorf("worker %s got %+v", name, f)
-						return
-					}
-					mu.Lock()
-					claimedBy[f.ID] = append(claimedBy[f.ID], name)
-					mu.Unlock()
+		for i, d := range []*DB{d1, d2} {
+			name := fmt.Sprintf("w%d", i+1)
+			wg.Go(func() {
+				err := d.RunWorkers(wctx, annotations.WorkerOptions{Name: name, Concurrency: 4, PollInterval: 20 * time.Millisecond},
+					runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
+						mu.Lock()
+						runs[f.ID] = append(runs[f.ID], name)
+						mu.Unlock()
+						return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
+					}))
+				if err != nil {
+					t.Error(err)
 				}
-			}(w)
+			})
 		}
+		waitFits(t, d1, p.ID, n, annotations.FitDone)
+		stop()
 		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Error(err)
-		}
-		if len(claimedBy) != fits {
-			t.Errorf("%d fits claimed, want %d", len(claimedBy), fits)
-		}
-		for id, ws := range claimedBy {
-			if len(ws) != 1 {
-				t.Errorf("fit %d claimed by %v", id, ws)
+		for id, by := range runs {
+			if len(by) != 1 {
+				t.Errorf("fit %d ran %d times: %v", id, len(by), by)
 			}
 		}
-		list, err := d1.ListFits(ctx, p.ID)
-		must(t, err)
-		for _, f := range list {
-			if f.Status != annotations.FitRunning || f.Attempts != 1 {
-				t.Errorf("fit %d: %s after %d attempts", f.ID, f.Status, f.Attempts)
-			}
+		if len(runs) != n {
+			t.Errorf("%d fits ran, want %d", len(runs), n)
 		}
 	})
 }
 
-func TestRecoverStale(t *testing.T) {
+// runnerFunc is a FitRunner.
+type runnerFunc func(ctx context.Context, f *annotations.Fit) error
+
+func (r runnerFunc) RunFit(ctx context.Context, f *annotations.Fit) error { return r(ctx, f) }
+
+// waitFits waits until n fits of the project are in state want (the
+// deadline only catches a queue that stops).
+func waitFits(t *testing.T, d *DB, project int64, n int, want annotations.FitStatus) []annotations.Fit {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		fits, err := d.ListFits(context.Background(), project)
+		must(t, err)
+		k := 0
+		for _, f := range fits {
+			if f.Status == want {
+				k++
+			}
+		}
+		if k >= n {
+			return fits
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d fits %s: %+v", k, n, want, fits)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// seenAt is when worker last recorded that it is alive.
+func seenAt(t *testing.T, d *DB, worker string) time.Time {
+	t.Helper()
+	_, workers, err := d.ListJobs(context.Background(), 1)
+	must(t, err)
+	for _, w := range workers {
+		if w.Name == worker {
+			return w.SeenAt
+		}
+	}
+	t.Fatalf("worker %q not recorded: %+v", worker, workers)
+	return time.Time{}
+}
+
+// TestRescueJobsOfDeadWorkers: the job of a worker that no longer records
+// that it is alive is rescued once StaleAfter has passed since it was last
+// seen: its fit goes back to the queue with the reason and a live worker
+// runs it to the end (attempt 2), or, once its attempts are spent, it
+// fails with the reason. A job of a worker that is alive is left alone,
+// however long it runs. The rescuer is run at chosen instants (rescueAt),
+// so that the test does not depend on the machine's speed.
+func TestRescueJobsOfDeadWorkers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		d := b.open(t)
 		p := newProject(t, d, "p", "ordinal:1..5")
-		// Fits claimed in id order; then heartbeats and attempts are set
-		// by hand to stand for workers that died at different times.
-		type setup struct {
-			age      time.Duration
-			attempts int
-			cancel   bool
-			want     annotations.FitStatus
-		}
-		setups := []setup{
-			{age: time.Second, attempts: 1, want: annotations.FitRunning}, // alive
-			{age: time.Hour, attempts: 1, want: annotations.FitQueued},    // dead, retry
-			{age: time.Hour, attempts: 3, want: annotations.FitFailed},    // dead, budget spent
-			{age: time.Hour, attempts: 1, cancel: true, want: annotations.FitCancelled},
-		}
-		ids := make([]int64, len(setups))
-		for i := range setups {
-			f := &annotations.Fit{ProjectID: p.ID, Model: "m"}
+		mk := func(seed int) int64 {
+			f := &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
 			must(t, d.CreateFit(ctx, f))
-			ids[i] = f.ID
+			return f.ID
 		}
-		for i, s := range setups {
-			c, err := d.ClaimFit(ctx, fmt.Sprintf("w%d", i))
-			must(t, err)
-			if c.ID != ids[i] {
-				t.Fatalf("claimed %d, want %d (oldest first)", c.ID, ids[i])
-			}
-			must(t, d.w.Exec("UPDATE fits SET heartbeat_at = ?, attempts = ?, cancel_requested = ? WHERE id = ?",
-				now().Add(-s.age), s.attempts, s.cancel, c.ID).Error)
+		const stale = 30 * time.Second
+		live := annotations.WorkerOptions{Name: "live", Queues: Queues, Concurrency: 1}
+		must(t, d.touchWorker(ctx, live, true))
+		spent := mk(1)
+		if f := claimAs(t, d, "ghost-1"); f == nil || f.ID != spent {
+			t.Fatalf("ghost claim: %+v", f)
 		}
-		queued := &annotations.Fit{ProjectID: p.ID, Model: "m"}
-		must(t, d.CreateFit(ctx, queued))
+		long := mk(2)
+		if f := claimAs(t, d, "live"); f == nil || f.ID != long {
+			t.Fatalf("live claim: %+v", f)
+		}
+		must(t, d.touchWorker(ctx, live, false))
+		seen := seenAt(t, d, "live")
 
-		requeued, failed, err := d.RecoverStale(ctx, time.Minute, 3)
+		// Before StaleAfter has passed since the claims, nothing.
+		n, err := d.rescueAt(ctx, seen.Add(stale/2), stale, 1)
 		must(t, err)
-		if requeued != 1 || failed != 2 {
-			t.Errorf("RecoverStale = %d requeued, %d failed; want 1, 2", requeued, failed)
+		if n != 0 {
+			t.Errorf("rescued %d jobs before StaleAfter", n)
 		}
-		for i, s := range setups {
-			f, err := d.FindFitByID(ctx, ids[i])
-			must(t, err)
-			if f.Status != s.want {
-				t.Errorf("fit %d: %s, want %s (%+v)", i, f.Status, s.want, f)
-			}
-			if s.want == annotations.FitFailed && f.Message == "" {
-				t.Errorf("failed fit %d has no reason", i)
-			}
-		}
-		q, err := d.FindFitByID(ctx, queued.ID)
+		// StaleAfter after live's last record: ghost-1's job has had its
+		// one attempt; live's job is left alone.
+		n, err = d.rescueAt(ctx, seen.Add(stale), stale, 1)
 		must(t, err)
-		if q.Status != annotations.FitQueued {
-			t.Errorf("queued fit became %s", q.Status)
+		got, _ := d.FindFitByID(ctx, spent)
+		if n != 1 || got.Status != annotations.FitFailed || !strings.Contains(got.Message, `worker "ghost-1" stopped responding on attempt 1 of 1; gave up after 1 attempts`) {
+			t.Errorf("rescued %d; spent fit: %+v", n, got)
+		}
+		if got, _ := d.FindFitByID(ctx, long); got.Status != annotations.FitRunning || got.Worker != "live" {
+			t.Errorf("the live worker's fit was disturbed: %+v", got)
 		}
 
-		// staleAfter <= 0 recovers every running fit (single-process
-		// start-up); maxAttempts <= 0 never gives up.
-		requeued, failed, err = d.RecoverStale(ctx, 0, 0)
-		must(t, err)
-		if requeued != 1 || failed != 0 {
-			t.Errorf("RecoverStale(0, 0) = %d, %d; want 1, 0", requeued, failed)
+		retried := mk(3)
+		if f := claimAs(t, d, "ghost-2"); f == nil || f.ID != retried {
+			t.Fatalf("ghost claim: %+v", f)
 		}
-		f, err := d.FindFitByID(ctx, ids[0])
+		must(t, d.touchWorker(ctx, live, false))
+		seen = seenAt(t, d, "live")
+		n, err = d.rescueAt(ctx, seen.Add(stale), stale, 2)
 		must(t, err)
-		if f.Status != annotations.FitQueued || f.Message == "" {
-			t.Errorf("recovered fit %+v", f)
+		got, _ = d.FindFitByID(ctx, retried)
+		if n != 1 || got.Status != annotations.FitQueued || got.Message != `worker "ghost-2" stopped responding, re-queued, attempt 1 of 2` {
+			t.Errorf("rescued %d; retried fit: %+v", n, got)
+		}
+		if got, _ := d.FindFitByID(ctx, long); got.Status != annotations.FitRunning || got.Worker != "live" {
+			t.Errorf("the live worker's fit was disturbed: %+v", got)
+		}
+
+		// A live worker runs the rescued fit (after River's backoff).
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour},
+				runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
+					return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
+				}))
+		}()
+		deadline := time.Now().Add(2 * time.Minute)
+		for got, _ = d.FindFitByID(ctx, retried); got.Status != annotations.FitDone; got, _ = d.FindFitByID(ctx, retried) {
+			if time.Now().After(deadline) {
+				t.Fatalf("rescued fit not done: %+v", got)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		stop()
+		must(t, <-done)
+		if got.Attempts != 2 || got.Worker != "w" {
+			t.Errorf("rescued fit done as %+v", got)
+		}
+		jobs, _, err := d.ListJobs(ctx, 10)
+		must(t, err)
+		for _, j := range jobs {
+			if j.FitID == retried && (!slices.Equal(j.AttemptedBy, []string{"ghost-2", "w"}) || j.State != "completed" || len(j.Errors) != 1) {
+				t.Errorf("job of the rescued fit: %+v", j)
+			}
 		}
 	})
 }
@@ -366,26 +430,40 @@ func TestFitQuota(t *testing.T) {
 		d := b.open(t)
 		a := newProject(t, d, "a", "ordinal:1..5")
 		other := newProject(t, d, "b", "ordinal:1..5")
+		seed := 0
+		fit := func(p *annotations.Project) *annotations.Fit {
+			seed++
+			return &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
+		}
+		within := func(f *annotations.Fit, max int) error {
+			_, err := d.CreateFitWithin(ctx, f, max)
+			return err
+		}
 		var ids []int64
 		for range 3 {
-			f := &annotations.Fit{ProjectID: a.ID, Model: "m"}
-			must(t, d.CreateFitWithin(ctx, f, 3))
+			f := fit(a)
+			must(t, within(f, 3))
 			ids = append(ids, f.ID)
 		}
-		c, err := d.ClaimFit(ctx, "w")
-		must(t, err)
-		err = d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: a.ID, Model: "m"}, 3)
+		c := claimAs(t, d, "w")
+		err := within(fit(a), 3)
 		wantCode(t, err, annotations.ETOOMANY)
 		if err == nil || !strings.Contains(err.Error(), "limit per project is 3") {
 			t.Errorf("quota error %v does not name the limit", err)
 		}
-		must(t, d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: other.ID, Model: "m"}, 3))
-		must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: a.ID, Model: "m"})) // no quota
+		// The same fit again is a duplicate, not over the quota.
+		same := &annotations.Fit{ProjectID: a.ID, Model: "m", Spec: json.RawMessage(`{"seed":2}`)}
+		dup, err := d.CreateFitWithin(ctx, same, 3)
+		if err != nil || !dup || same.ID != ids[1] || !same.Duplicate {
+			t.Errorf("same fit again: %v, %v, %+v", dup, err, same)
+		}
+		must(t, within(fit(other), 3))
+		must(t, d.CreateFit(ctx, fit(a))) // no quota
 		must(t, d.FinishFit(ctx, c.ID, annotations.FitFailed, "x", nil))
 		_, err = d.RequestCancel(ctx, ids[1])
 		must(t, err)
-		must(t, d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: a.ID, Model: "m"}, 3))
-		wantCode(t, d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: a.ID, Model: "m"}, 3), annotations.ETOOMANY)
+		must(t, within(fit(a), 3))
+		wantCode(t, within(fit(a), 3), annotations.ETOOMANY)
 
 		// Concurrent submissions never exceed the quota.
 		p := newProject(t, d, "c", "ordinal:1..5")
@@ -394,7 +472,10 @@ func TestFitQuota(t *testing.T) {
 		created := 0
 		for range 12 {
 			wg.Go(func() {
-				err := d.CreateFitWithin(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m"}, 5)
+				mu.Lock()
+				f := fit(p)
+				mu.Unlock()
+				err := within(f, 5)
 				mu.Lock()
 				defer mu.Unlock()
 				switch annotations.ErrorCode(err) {
@@ -413,24 +494,26 @@ func TestFitQuota(t *testing.T) {
 	})
 }
 
-// TestClaimFitIsFairAcrossProjects: project A queues a backlog, then
-// project B queues one fit; B's fit is claimed before A's backlog drains,
-// whether the workers run fits side by side or one after another.
-func TestClaimFitIsFairAcrossProjects(t *testing.T) {
+// TestFitJobsAreFairAcrossProjects: project A queues a backlog, then
+// project B queues one fit; B's fit is claimed (by River, in the order of
+// the jobs' priorities) before A's backlog drains, whether the workers run
+// fits side by side or one after another.
+func TestFitJobsAreFairAcrossProjects(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		d := b.open(t)
 		a := newProject(t, d, "a", "ordinal:1..5")
 		bp := newProject(t, d, "b", "ordinal:1..5")
+		seed := 0
 		queue := func(p *annotations.Project, n int) {
 			for range n {
-				must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m"}))
+				seed++
+				must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}))
 			}
 		}
 		claim := func() *annotations.Fit {
 			t.Helper()
-			f, err := d.ClaimFit(ctx, "w")
-			must(t, err)
+			f := claimAs(t, d, "w")
 			if f == nil {
 				t.Fatal("nothing to claim")
 			}

@@ -388,140 +388,176 @@ type storedItem struct {
 }
 
 func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *importInput, replace bool, res *annotations.ImportResult, progress func(int)) error {
-	b := d.bulk(ctx, tx)
-
-	// Stored items and raters named by the import.
-	itemRow := make([]int64, len(in.items))
-	var stored []storedItem // by item index, when the import has items-file entries
-	withData := false
-	for _, it := range in.itemData {
-		if it != nil {
-			withData = true
-			break
+	r := &importRun{b: d.bulk(ctx, tx), in: in, projectID: projectID, res: res,
+		itemRow: make([]int64, len(in.items)), raterRow: make([]int64, len(in.raters)), state: make([]uint8, len(in.labels))}
+	if err := r.readStored(); err != nil {
+		return err
+	}
+	if err := r.readStoredLabels(); err != nil {
+		return err
+	}
+	for i, s := range r.state {
+		switch s {
+		case labelUnchanged:
+			res.LabelsUnchanged++
+		case labelReplace:
+			r.conflicts = append(r.conflicts, i)
 		}
 	}
+	if len(r.conflicts) > 0 && !replace {
+		return conflictError(in, r.conflicts, r.storedValue)
+	}
+	res.LabelsReplaced = len(r.conflicts)
+	res.LabelsAdded = len(in.labels) - res.LabelsUnchanged - res.LabelsReplaced
+	if err := r.writeItems(); err != nil {
+		return err
+	}
+	if err := r.writeRaters(); err != nil {
+		return err
+	}
+	return r.writeLabels(progress)
+}
+
+// importRun is one import into a project, in one transaction: what is
+// stored of the import's items, raters and labels, then what it writes.
+type importRun struct {
+	b         *bulk
+	in        *importInput
+	projectID int64
+	res       *annotations.ImportResult
+	// itemRow and raterRow are the database ids of the import's items and
+	// raters (0: not stored yet); stored the stored state of the items
+	// when the import has items-file entries; rowItem and rowRater map
+	// the stored rows back.
+	itemRow, raterRow []int64
+	stored            []storedItem
+	rowItem, rowRater rowIndex
+	// state is each label's (new, unchanged, replace); conflicts the
+	// labels that replace a stored value (storedValue, by label index).
+	state       []uint8
+	conflicts   []int
+	storedValue map[int]string
+	// mark are the stored human raters the import marks as models.
+	mark []int64
+}
+
+// readStored reads the stored items and raters the import names.
+func (r *importRun) readStored() error {
+	b, in := r.b, r.in
+	withData := slices.ContainsFunc(in.itemData, func(it *annotations.Item) bool { return it != nil })
 	q := "SELECT id, ext_id FROM items WHERE project_id = " + b.d.ph(1)
 	if withData {
 		q = "SELECT id, ext_id, text, gold, covariates, attrs FROM items WHERE project_id = " + b.d.ph(1)
-		stored = make([]storedItem, len(in.items))
+		r.stored = make([]storedItem, len(in.items))
 	}
-	var rowItem rowIndex
-	if err := b.run(nil, q, []any{projectID}, true, func(r *sql.Rows) error {
+	if err := b.run(nil, q, []any{r.projectID}, true, func(rows *sql.Rows) error {
 		var s storedItem
 		var ext sql.RawBytes
 		dst := []any{&s.row, &ext}
 		if withData {
 			dst = append(dst, &s.text, &s.gold, &s.covariates, &s.attrs)
 		}
-		if err := r.Scan(dst...); err != nil {
+		if err := rows.Scan(dst...); err != nil {
 			return err
 		}
 		if i, ok := in.itemIdx[string(ext)]; ok {
-			itemRow[i] = s.row
-			rowItem.add(s.row, i)
+			r.itemRow[i] = s.row
+			r.rowItem.add(s.row, i)
 			if withData {
-				stored[i] = s
+				r.stored[i] = s
 			}
 		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("read items: %w", err)
 	}
-	raterRow := make([]int64, len(in.raters))
-	var rowRater rowIndex
-	var mark []int64 // stored human raters the import marks as models
-	if err := b.run(nil, "SELECT id, ext_id, kind FROM raters WHERE project_id = "+b.d.ph(1), []any{projectID}, true, func(r *sql.Rows) error {
+	if err := b.run(nil, "SELECT id, ext_id, kind FROM raters WHERE project_id = "+b.d.ph(1), []any{r.projectID}, true, func(rows *sql.Rows) error {
 		var id int64
 		var ext, kind sql.RawBytes
-		if err := r.Scan(&id, &ext, &kind); err != nil {
+		if err := rows.Scan(&id, &ext, &kind); err != nil {
 			return err
 		}
 		if i, ok := in.raterIdx[string(ext)]; ok {
-			raterRow[i] = id
-			rowRater.add(id, i)
+			r.raterRow[i] = id
+			r.rowRater.add(id, i)
 			if in.model[i] && string(kind) != annotations.RaterModel {
-				mark = append(mark, id)
+				r.mark = append(r.mark, id)
 			}
 		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("read raters: %w", err)
 	}
+	return nil
+}
 
-	// Stored labels of the import's (item, rater) pairs.
-	state := make([]uint8, len(in.labels))
-	var conflicts []int // label indices, in order
-	var storedValue map[int]string
-	if rowItem.len() > 0 && rowRater.len() > 0 {
-		rowItem.build()
-		rowRater.build()
-		storedValue = map[int]string{}
-		scan := func(r *sql.Rows) error {
-			var item, rater int64
-			var seq int32
-			var v sql.RawBytes
-			var prob float64
-			if err := r.Scan(&item, &rater, &seq, &v, &prob); err != nil {
-				return err
-			}
-			ii, ri := rowItem.get(item), rowRater.get(rater)
-			if ii < 0 || ri < 0 {
-				return nil
-			}
-			li := in.find(ii, ri, seq)
-			if li < 0 {
-				return nil
-			}
-			if in.labels[li].value == string(v) && in.labels[li].prob == prob {
-				state[li] = labelUnchanged
-				return nil
-			}
-			state[li] = labelReplace
-			storedValue[int(li)] = labelString(string(v), prob)
+// readStoredLabels reads the stored labels of the import's (item, rater)
+// pairs and sets each label's state.
+func (r *importRun) readStoredLabels() error {
+	b, in := r.b, r.in
+	if r.rowItem.len() == 0 || r.rowRater.len() == 0 {
+		return nil
+	}
+	r.rowItem.build()
+	r.rowRater.build()
+	r.storedValue = map[int]string{}
+	scan := func(rows *sql.Rows) error {
+		var item, rater int64
+		var seq int32
+		var v sql.RawBytes
+		var prob float64
+		if err := rows.Scan(&item, &rater, &seq, &v, &prob); err != nil {
+			return err
+		}
+		ii, ri := r.rowItem.get(item), r.rowRater.get(rater)
+		if ii < 0 || ri < 0 {
 			return nil
 		}
-		var err error
-		if rowItem.len() <= smallImportItems {
-			err = b.queryIn("SELECT item_id, rater_id, seq, value, prob FROM labels WHERE item_id IN", rowItem.rows, scan)
-		} else {
-			err = b.run(nil, "SELECT item_id, rater_id, seq, value, prob FROM labels WHERE project_id = "+b.d.ph(1), []any{projectID}, true, scan)
+		li := in.find(ii, ri, seq)
+		if li < 0 {
+			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("read labels: %w", err)
+		if in.labels[li].value == string(v) && in.labels[li].prob == prob {
+			r.state[li] = labelUnchanged
+			return nil
 		}
+		r.state[li] = labelReplace
+		r.storedValue[int(li)] = labelString(string(v), prob)
+		return nil
 	}
-	for i, s := range state {
-		switch s {
-		case labelUnchanged:
-			res.LabelsUnchanged++
-		case labelReplace:
-			conflicts = append(conflicts, i)
-		}
+	var err error
+	if r.rowItem.len() <= smallImportItems {
+		err = b.queryIn("SELECT item_id, rater_id, seq, value, prob FROM labels WHERE item_id IN", r.rowItem.rows, scan)
+	} else {
+		err = b.run(nil, "SELECT item_id, rater_id, seq, value, prob FROM labels WHERE project_id = "+b.d.ph(1), []any{r.projectID}, true, scan)
 	}
-	if len(conflicts) > 0 && !replace {
-		return conflictError(in, conflicts, storedValue)
+	if err != nil {
+		return fmt.Errorf("read labels: %w", err)
 	}
-	res.LabelsReplaced = len(conflicts)
-	res.LabelsAdded = len(in.labels) - res.LabelsUnchanged - res.LabelsReplaced
+	return nil
+}
 
-	// Items: insert new ones, update changed ones.
-	var newItems []int32
-	type itemUpdate struct {
-		row                           int64
-		text, gold, covariates, attrs string
-	}
-	var updates []itemUpdate
+// itemUpdate is the new state of a stored item.
+type itemUpdate struct {
+	row                           int64
+	text, gold, covariates, attrs string
+}
+
+// itemChanges returns the items to insert (by index) and the stored items
+// whose items-file entry changes them.
+func (r *importRun) itemChanges() (newItems []int32, updates []itemUpdate) {
+	in := r.in
 	for i := range in.items {
 		data := in.itemData[i]
-		if itemRow[i] == 0 {
+		if r.itemRow[i] == 0 {
 			newItems = append(newItems, int32(i))
 			continue
 		}
 		if data == nil {
 			continue
 		}
-		s := stored[i]
-		u := itemUpdate{row: s.row, text: s.text, gold: s.gold, covariates: s.covariates, attrs: s.attrs}
+		s := r.stored[i]
+		u := itemUpdate(s)
 		if data.Text != "" {
 			u.text = data.Text
 		}
@@ -534,14 +570,21 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 		if len(data.Attrs) > 0 {
 			u.attrs = encodeMap(data.Attrs)
 		}
-		if u.text != s.text || u.gold != s.gold || u.covariates != s.covariates || u.attrs != s.attrs {
+		if u != itemUpdate(s) {
 			updates = append(updates, u)
 		}
 	}
+	return newItems, updates
+}
+
+// writeItems inserts the new items and updates the changed ones.
+func (r *importRun) writeItems() error {
+	b, in := r.b, r.in
+	newItems, updates := r.itemChanges()
 	err := b.insert("items", []column{{"project_id", "bigint"}, {"ext_id", "text"}, {"text", "text"}, {"gold", "text"}, {"covariates", "text"}, {"attrs", "text"}}, len(newItems),
 		func(k int, dst []any) {
 			i := newItems[k]
-			dst[0], dst[1] = projectID, in.items[i]
+			dst[0], dst[1] = r.projectID, in.items[i]
 			dst[2], dst[3], dst[4], dst[5] = "", "", "", ""
 			if it := in.itemData[i]; it != nil {
 				dst[2], dst[3] = it.Text, it.Gold
@@ -552,19 +595,11 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 					dst[5] = encodeMap(it.Attrs)
 				}
 			}
-		}, "id, ext_id", func(r *sql.Rows) error {
-			var id int64
-			var ext sql.RawBytes
-			if err := r.Scan(&id, &ext); err != nil {
-				return err
-			}
-			itemRow[in.itemIdx[string(ext)]] = id
-			return nil
-		}, nil)
+		}, "id, ext_id", r.storeRow(r.itemRow, in.itemIdx), nil)
 	if err != nil {
 		return err
 	}
-	res.ItemsAdded = len(newItems)
+	r.res.ItemsAdded = len(newItems)
 	err = b.updateFromValues("items", "text = v.column2, gold = v.column3, covariates = v.column4, attrs = v.column5", "items.id = v.column1",
 		[]string{"bigint", "text", "text", "text", "text"}, len(updates), func(k int, dst []any) {
 			u := &updates[k]
@@ -573,53 +608,69 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 	if err != nil {
 		return fmt.Errorf("update items: %w", err)
 	}
-	res.ItemsUpdated = len(updates)
+	r.res.ItemsUpdated = len(updates)
+	return nil
+}
 
-	// Raters.
+// storeRow returns the reader of an insert's returned (id, ext_id) rows,
+// which records each id in rows by the import's index of its ext_id.
+func (r *importRun) storeRow(rows []int64, idx map[string]int32) func(*sql.Rows) error {
+	return func(sr *sql.Rows) error {
+		var id int64
+		var ext sql.RawBytes
+		if err := sr.Scan(&id, &ext); err != nil {
+			return err
+		}
+		rows[idx[string(ext)]] = id
+		return nil
+	}
+}
+
+// writeRaters inserts the new raters.
+func (r *importRun) writeRaters() error {
+	in := r.in
 	var newRaters []int32
 	for i := range in.raters {
-		if raterRow[i] == 0 {
+		if r.raterRow[i] == 0 {
 			newRaters = append(newRaters, int32(i))
 		}
 	}
-	err = b.insert("raters", []column{{"project_id", "bigint"}, {"ext_id", "text"}, {"kind", "text"}}, len(newRaters),
+	err := r.b.insert("raters", []column{{"project_id", "bigint"}, {"ext_id", "text"}, {"kind", "text"}}, len(newRaters),
 		func(k int, dst []any) {
-			dst[0], dst[1], dst[2] = projectID, in.raters[newRaters[k]], annotations.RaterHuman
+			dst[0], dst[1], dst[2] = r.projectID, in.raters[newRaters[k]], annotations.RaterHuman
 			if in.model[newRaters[k]] {
 				dst[2] = annotations.RaterModel
 			}
 		},
-		"id, ext_id", func(r *sql.Rows) error {
-			var id int64
-			var ext sql.RawBytes
-			if err := r.Scan(&id, &ext); err != nil {
-				return err
-			}
-			raterRow[in.raterIdx[string(ext)]] = id
-			return nil
-		}, nil)
+		"id, ext_id", r.storeRow(r.raterRow, in.raterIdx), nil)
 	if err != nil {
 		return err
 	}
-	res.RatersAdded = len(newRaters)
-	err = b.updateFromValues("raters", "kind = v.column2", "raters.id = v.column1", []string{"bigint", "text"}, len(mark),
-		func(k int, dst []any) { dst[0], dst[1] = mark[k], annotations.RaterModel })
+	r.res.RatersAdded = len(newRaters)
+	err = r.b.updateFromValues("raters", "kind = v.column2", "raters.id = v.column1", []string{"bigint", "text"}, len(r.mark),
+		func(k int, dst []any) { dst[0], dst[1] = r.mark[k], annotations.RaterModel })
 	if err != nil {
 		return fmt.Errorf("mark model raters: %w", err)
 	}
-	res.ModelsMarked = len(mark)
+	r.res.ModelsMarked = len(r.mark)
+	return nil
+}
 
-	// Labels: replace changed values in place, insert new ones.
-	err = b.updateFromValues("labels", "value = v.column3, prob = v.column5", "labels.item_id = v.column1 AND labels.rater_id = v.column2 AND labels.seq = v.column4",
-		[]string{"bigint", "bigint", "text", "bigint", "double precision"}, len(conflicts), func(k int, dst []any) {
-			l := &in.labels[conflicts[k]]
+// writeLabels replaces changed values in place and inserts the new labels,
+// reporting the labels written (with the unchanged ones) to progress.
+func (r *importRun) writeLabels(progress func(int)) error {
+	b, in, res := r.b, r.in, r.res
+	itemRow, raterRow := r.itemRow, r.raterRow
+	err := b.updateFromValues("labels", "value = v.column3, prob = v.column5", "labels.item_id = v.column1 AND labels.rater_id = v.column2 AND labels.seq = v.column4",
+		[]string{"bigint", "bigint", "text", "bigint", "double precision"}, len(r.conflicts), func(k int, dst []any) {
+			l := &in.labels[r.conflicts[k]]
 			dst[0], dst[1], dst[2], dst[3], dst[4] = itemRow[l.item], raterRow[l.rater], l.value, int64(l.seq), l.prob
 		})
 	if err != nil {
 		return fmt.Errorf("replace labels: %w", err)
 	}
 	write := make([]int32, 0, res.LabelsAdded)
-	for i, s := range state {
+	for i, s := range r.state {
 		if s == labelNew {
 			write = append(write, int32(i))
 		}
@@ -628,7 +679,7 @@ func (d *DB) importTx(ctx context.Context, tx *gorm.DB, projectID int64, in *imp
 	// than once per label: a million labels would otherwise allocate
 	// millions of interface values.
 	var (
-		pid      any = projectID
+		pid      any = r.projectID
 		itemBox      = make([]any, len(in.items))
 		raterBox     = make([]any, len(in.raters))
 		valueBox     = map[string]any{}

@@ -236,10 +236,9 @@ func TestCascadeDelete(t *testing.T) {
 			_, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
 			must(t, err)
 			must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "ordinal-gp"}))
-			f, err := d.ClaimFit(ctx, "w")
-			must(t, err)
+			f := claimAs(t, d, "w")
 			must(t, d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte(`{"ok":true}`)))
-			g := &annotations.Fit{ProjectID: p.ID, Model: "ordinal-gp"}
+			g := &annotations.Fit{ProjectID: p.ID, Model: "ordinal-gp", Spec: []byte(`{"seed":2}`)}
 			must(t, d.CreateFit(ctx, g))
 			_, err = d.RequestCancel(ctx, g.ID) // leave the queue empty for the next claim
 			must(t, err)

@@ -22,7 +22,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -238,11 +238,39 @@ var migrations = []migration{
 		},
 	},
 	{
+		// Background work runs on River (its own tables, river_*, come
+		// with River's migrations, run after these): a fit names its job,
+		// and the worker processes record that they are alive, so that
+		// the jobs of a worker that died are retried by the others.
+		Version: 6,
+		Name:    "fit jobs on River and the worker processes",
+		SQLite: []string{
+			`ALTER TABLE fits ADD COLUMN job_id INTEGER NOT NULL DEFAULT 0`,
+			`CREATE TABLE workers (
+				name TEXT PRIMARY KEY,
+				queues TEXT NOT NULL DEFAULT '',
+				concurrency INTEGER NOT NULL DEFAULT 0,
+				started_at DATETIME NOT NULL,
+				seen_at DATETIME NOT NULL
+			)`,
+		},
+		Postgres: []string{
+			`ALTER TABLE fits ADD COLUMN job_id BIGINT NOT NULL DEFAULT 0`,
+			`CREATE TABLE workers (
+				name TEXT PRIMARY KEY,
+				queues TEXT NOT NULL DEFAULT '',
+				concurrency INTEGER NOT NULL DEFAULT 0,
+				started_at TIMESTAMPTZ NOT NULL,
+				seen_at TIMESTAMPTZ NOT NULL
+			)`,
+		},
+	},
+	{
 		// Model raters (LLM judges, classifiers) and their labels'
 		// probabilities: raters.kind is human or model; labels.prob is
 		// the rater's probability of the label given, in (0, 1], 0 for
 		// none (every existing label).
-		Version: 6,
+		Version: 7,
 		Name:    "model raters and label probabilities",
 		SQLite: []string{
 			`ALTER TABLE raters ADD COLUMN kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model'))`,
@@ -307,8 +335,17 @@ func (d *DB) migrate(ctx context.Context, target int) error {
 			}
 			d.log.InfoContext(ctx, "db: applied schema migration", "version", m.Version, "name", m.Name, "dialect", string(d.dialect))
 		}
+		if target == len(migrations) && d.dialect == sqliteDialect {
+			// River's own schema, in the same transaction.
+			return d.migrateRiverTx(ctx, tx)
+		}
 		return nil
 	})
+	if err == nil && target == len(migrations) && d.dialect == postgresDialect {
+		// River's migrations on PostgreSQL each need a transaction of
+		// their own (one adds an enum value that the next uses).
+		err = d.migrateRiverPostgres(ctx)
+	}
 	return wrap(err, "migrate schema")
 }
 

@@ -5,10 +5,23 @@
 // imports nothing of concord.
 //
 // The models live in sub-packages, a fit being prior x likelihood x engine
-// (docs/architecture.md): numeric, diag and kernel (leaves), gp (the
-// Gaussian-process prior and its linear algebra), design (the rating design),
-// mcmc (the chain runner and MCMC summaries), and the model families ordinal
-// and classify. Everything is a pure function of plain Go values: no
-// database, no HTTP, no global state; every sampler takes its own *rand.Rand
-// (math/rand/v2).
+// (docs/architecture.md has the layers and the rules between them):
+//
+//   - leaves: numeric (truncated normals, stable normal CDF logarithms,
+//     quadrature rules), diag (R-hat, ESS, autocorrelation) and kernel
+//     (covariance functions and the kernel grammar);
+//   - the prior, the likelihoods and the design: gp (the Gaussian-process
+//     prior and its linear algebra), lik (one site's likelihood, answering
+//     Laplace's and EP's questions) and design (the rating design shared by
+//     the families);
+//   - engines: mcmc (chains, slice sampling, summaries; mcmc/mcmctest holds
+//     its test helpers), ep (expectation propagation) and laplace
+//     (Laplace's method);
+//   - infer, the deterministic driver: runs ep or laplace and maximises the
+//     log evidence over the likelihoods' and the kernel's parameters;
+//   - the model families: ordinal, classify, bounded, robust, auc and
+//     confusion.
+//
+// Everything is a pure function of plain Go values: no database, no HTTP,
+// no global state; every sampler takes its own *rand.Rand (math/rand/v2).
 package multirater

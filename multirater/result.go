@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -16,7 +17,7 @@ const FitSchema = "concord.fit/v1"
 // consume, serialised as the `concord.fit/v1` JSON document. Items, raters
 // and levels are named by the string ids and codes the caller passed in.
 //
-// The ordinal model (FitOrdinal) fills the ordinal fields (item scores,
+// The ordinal model (ordinal.Fit) fills the ordinal fields (item scores,
 // ranks, grade distributions; rater thresholds and severities); the
 // classification model fills the class fields instead. Fields that do not
 // apply to a model are omitted from the JSON.
@@ -841,4 +842,13 @@ func CheckPredictable(res *FitResult, article, model string, cov mat.Symmetric) 
 func NormalEstimate(mu, sd float64) *Estimate {
 	const z = 1.959963984540054
 	return &Estimate{Mean: mu, SD: sd, Q025: mu - z*sd, Q50: mu, Q975: mu + z*sd}
+}
+
+// SortFlags orders the flags least probable first (stably: ties keep
+// their order) and makes none an empty list, as the document has it.
+func (r *FitResult) SortFlags() {
+	sort.SliceStable(r.Flags, func(i, j int) bool { return r.Flags[i].Prob < r.Flags[j].Prob })
+	if r.Flags == nil {
+		r.Flags = []Flag{}
+	}
 }

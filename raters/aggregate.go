@@ -13,7 +13,8 @@ import (
 // reports can put them side by side, and beside the models' consensus.
 type Consensus struct {
 	// Method names the aggregator: "majority", "mean", "median",
-	// "dawid_skene", "one_coin", "wawa", "glad" or "mace".
+	// "dawid_skene", "one_coin", "wawa", "glad", "mace",
+	// "zero_based_skill", "kos" or "gold_majority".
 	Method string `json:"method"`
 	// Items holds the consensus of each item, in table order.
 	Items []ItemConsensus `json:"items"`
@@ -33,7 +34,7 @@ type Consensus struct {
 // show them: the categorical ones from the simplest, then the continuous
 // ones.
 func AggregatorNames() []string {
-	return []string{"majority", "dawid_skene", "one_coin", "wawa", "glad", "mace", "mean", "median"}
+	return []string{"majority", "dawid_skene", "one_coin", "wawa", "glad", "mace", "zero_based_skill", "kos", "gold_majority", "mean", "median"}
 }
 
 // ItemConsensus is an aggregator's answer for one item.

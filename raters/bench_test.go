@@ -186,6 +186,7 @@ func BenchmarkCrowdAggregators(b *testing.B) {
 				return OneCoinDawidSkene(labels, r.Items, r.Raters, r.K, DSOptions{})
 			}},
 			{"DawidSkene", func() (*Consensus, error) { return DawidSkene(labels, r.Items, r.Raters, r.K, DSOptions{}) }},
+			{"ZeroBasedSkill", func() (*Consensus, error) { return ZeroBasedSkill(labels, r.Items, r.Raters, r.K, SkillOptions{}) }},
 		} {
 			b.Run(fmt.Sprintf("items=%d/labels=%d/%s", n, len(labels), c.name), func(b *testing.B) {
 				b.ReportAllocs()

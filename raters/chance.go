@@ -1,6 +1,7 @@
 package raters
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -25,11 +26,97 @@ type Estimate struct {
 	// Pa and Pe are the observed and chance agreement of the coefficients
 	// of the form (Pa - Pe) / (1 - Pe); NaN for the others.
 	Pa, Pe float64
+	// SENull is the standard error under the hypothesis of no agreement
+	// where the literature gives one (Cohen's kappa: Fleiss, Cohen &
+	// Everitt 1969, as statsmodels' std_kappa0 and SAS; Fleiss' kappa
+	// with equal ratings per item: Fleiss, Nee & Landis 1979), NaN
+	// otherwise.
+	SENull float64
+	// Z and P test the coefficient against 0, ZNull and PNull against
+	// Options.Null (NaN when Null is 0 or there is no standard error);
+	// see Estimate.test for the statistic and its distribution.
+	Z, P, ZNull, PNull float64
+	// df is the degrees of freedom of the t interval and test (n - 1,
+	// n the items), 0 where there is none.
+	df float64
 }
 
 func undefined() Estimate {
 	nan := math.NaN()
-	return Estimate{Value: nan, SE: nan, CILow: nan, CIHigh: nan, Pa: nan, Pe: nan}
+	return Estimate{Value: nan, SE: nan, CILow: nan, CIHigh: nan, Pa: nan, Pe: nan, SENull: nan, Z: nan, P: nan, ZNull: nan, PNull: nan}
+}
+
+// CIKind chooses the analytic intervals and tests of the coefficients.
+type CIKind int
+
+const (
+	// CIT (the default) gives irrCAC's t intervals, Value ± t_{n-1} SE
+	// with the upper end capped at 1, and its t tests on SE.
+	CIT CIKind = iota
+	// CINormal gives the normal-approximation intervals of statsmodels
+	// and SAS, Value ± z SE (not capped), and their z tests: against 0
+	// on the standard error under the null (SENull) where there is one,
+	// against any other value on SE.
+	CINormal
+)
+
+var ciNames = [...]string{"t", "normal"}
+
+func (c CIKind) String() string {
+	if c < 0 || int(c) >= len(ciNames) {
+		return fmt.Sprintf("CIKind(%d)", int(c))
+	}
+	return ciNames[c]
+}
+
+// ParseCIKind reads "t" or "normal" ("" is t).
+func ParseCIKind(s string) (CIKind, error) {
+	switch s {
+	case "", "t":
+		return CIT, nil
+	case "normal":
+		return CINormal, nil
+	}
+	return 0, fmt.Errorf("raters: unknown interval kind %q (expected t or normal)", s)
+}
+
+// test sets the estimate's tests and, for CINormal, replaces its t
+// interval by the normal one. Against h (0, then null when it is not 0):
+//
+//	CIT      z = (Value - h)/SE,  P = 2 (1 - F_t(|z|; n-1))   (irrCAC, two-sided)
+//	CINormal z = (Value - h)/SE0, P = 2 (1 - Φ(|z|))          (statsmodels, SAS)
+//
+// where SE0 is SENull for h = 0 when it is defined and SE otherwise.
+// irrCAC writes its p-value 2(1 - F_t(z)) without the absolute value,
+// which is the same for positive coefficients.
+func (e *Estimate) test(kind CIKind, level, null float64) {
+	nan := math.NaN()
+	e.Z, e.P, e.ZNull, e.PNull = nan, nan, nan, nan
+	if kind == CINormal && e.CIMethod == "t" {
+		z := distuv.UnitNormal.Quantile(1 - (1-level)/2)
+		e.CILow, e.CIHigh, e.CIMethod = e.Value-z*e.SE, e.Value+z*e.SE, "normal"
+	}
+	one := func(h, se float64) (z, p float64) {
+		if math.IsNaN(e.Value) || !(se > 0) {
+			return nan, nan
+		}
+		z = (e.Value - h) / se
+		if kind == CINormal {
+			return z, 2 * distuv.UnitNormal.Survival(math.Abs(z))
+		}
+		if e.df < 1 {
+			return z, nan
+		}
+		return z, 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: e.df}.Survival(math.Abs(z))
+	}
+	se0 := e.SE
+	if kind == CINormal && e.SENull > 0 {
+		se0 = e.SENull
+	}
+	e.Z, e.P = one(0, se0)
+	if null != 0 {
+		e.ZNull, e.PNull = one(null, e.SE)
+	}
 }
 
 // tInterval sets the irrCAC interval: Value ± t_{df} SE with the upper end
@@ -38,6 +125,7 @@ func (e *Estimate) tInterval(df float64, level float64) {
 	if math.IsNaN(e.SE) || df < 1 {
 		return
 	}
+	e.df = df
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-level)/2)
 	e.CILow = e.Value - t*e.SE
 	e.CIHigh = math.Min(1, e.Value+t*e.SE)
@@ -351,7 +439,7 @@ func (cp *congerParts) itemChance(t *table, i int) float64 {
 	return s / (cp.r * (cp.r - 1))
 }
 
-// Options for the single coefficients.
+// CoefOptions are the options of the single coefficients.
 type CoefOptions struct {
 	// Weights of the weighted coefficients; the zero value is Unweighted.
 	Weights Weights

@@ -95,8 +95,53 @@ func (t *table) pairStatsOver(each func(f func(i int, x, y int32)), w *weightMat
 	c := kappa - pe*(1-kappa)
 	v := (s - c*c) / (n * (1 - pe) * (1 - pe))
 	e.SE = math.Sqrt(math.Max(v, 0))
+	e.SENull = kappaNullSE(w, pa, pb, wpa, wpb, pe, n)
 	e.tInterval(n-1, level)
 	return e
+}
+
+// maxNullSECells bounds the pairs of observed categories kappaNullSE sums
+// over (continuous data can have thousands of distinct values).
+const maxNullSECells = 1 << 22
+
+// kappaNullSE is the standard error of Cohen's kappa under independence of
+// the two raters, Fleiss, Cohen & Everitt (1969), as statsmodels'
+// cohens_kappa (std_kappa0) and SAS compute it:
+//
+//	var0 = [Σ_kl p_k. p_.l (w_kl - (w̄_k. + w̄_.l))² - p_e²] / (n (1-p_e)²)
+//
+// evaluated as Σ_kl p_k. p_.l w_kl² - Σ_k p_k. w̄_k.² - Σ_l p_.l w̄_.l² + 2 p_e²
+// (w̄ = W p), so that only the observed categories' weights are read. NaN
+// when more than maxNullSECells pairs of categories occur.
+func kappaNullSE(w *weightMat, pa, pb, wpa, wpb []float64, pe, n float64) float64 {
+	var ia, ib []int
+	for k := range pa {
+		if pa[k] > 0 {
+			ia = append(ia, k)
+		}
+		if pb[k] > 0 {
+			ib = append(ib, k)
+		}
+	}
+	if len(ia)*len(ib) > maxNullSECells {
+		return math.NaN()
+	}
+	s := 2 * pe * pe
+	for _, k := range ia {
+		s -= pa[k] * wpb[k] * wpb[k]
+		for _, l := range ib {
+			wkl := 1.0
+			if k != l {
+				wkl = w.at(k, l)
+			}
+			s += pa[k] * pb[l] * wkl * wkl
+		}
+	}
+	for _, l := range ib {
+		s -= pb[l] * wpa[l] * wpa[l]
+	}
+	v := (s - pe*pe) / (n * (1 - pe) * (1 - pe))
+	return math.Sqrt(math.Max(v, 0))
 }
 
 // CohenKappa returns Cohen's kappa between raters a and b, unweighted (Cohen

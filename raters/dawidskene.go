@@ -68,6 +68,93 @@ type DSOptions struct {
 	// Values are the numeric values of the K classes, for the consensus
 	// Score; nil means 1..K.
 	Values []float64
+	// TrueClasses holds the known class of some items (-1: unknown; nil:
+	// none, len items otherwise): their posteriors are fixed to that
+	// class at the start and after every E-step, as crowd-kit's
+	// DawidSkene.fit(true_labels) corrects them.
+	TrueClasses []int
+	// InitialError holds prior error matrices of some raters (nil rows:
+	// none; len raters otherwise), each K×K row-major,
+	// InitialError[j][c*K+l] for true class c and label l: counts from
+	// past work, or probabilities. The first M-step of every run uses
+	// them, as crowd-kit's initial_error: InitialErrorAdd false
+	// ("assign") replaces those raters' estimates by the matrices (rows
+	// normalised), true ("addition") adds them as counts to the
+	// estimated counts. One-coin Dawid-Skene ignores them.
+	InitialError    [][]float64
+	InitialErrorAdd bool
+}
+
+// check panics on options that do not fit the data's dimensions.
+func (o DSOptions) check(items, raters, k int) {
+	if o.TrueClasses != nil {
+		if len(o.TrueClasses) != items {
+			panic(fmt.Sprintf("raters: %d true classes for %d items", len(o.TrueClasses), items))
+		}
+		for _, c := range o.TrueClasses {
+			if c >= k {
+				panic(fmt.Sprintf("raters: true class %d of %d classes", c, k))
+			}
+		}
+	}
+	if o.InitialError != nil {
+		if len(o.InitialError) != raters {
+			panic(fmt.Sprintf("raters: %d initial error matrices for %d raters", len(o.InitialError), raters))
+		}
+		for _, m := range o.InitialError {
+			if m != nil && len(m) != k*k {
+				panic(fmt.Sprintf("raters: initial error matrix of %d cells for %d classes", len(m), k))
+			}
+			for _, v := range m {
+				if !(v >= 0) || math.IsInf(v, 0) {
+					panic(fmt.Sprintf("raters: initial error %v is not a non-negative number", v))
+				}
+			}
+		}
+	}
+}
+
+// fixTrue sets the posteriors of the items with a known class to it.
+func (d *dsData) fixTrue(s *dsState, truth []int) {
+	for i, c := range truth {
+		if c < 0 || s.t[i] == nil {
+			continue
+		}
+		for x := range s.t[i] {
+			s.t[i][x] = 0
+		}
+		s.t[i][c] = 1
+	}
+}
+
+// applyInitialError puts the initial error matrices into the estimates of
+// the first M-step (see DSOptions.InitialError); counts holds that M-step's
+// unnormalised counts of each rater.
+func (d *dsData) applyInitialError(s *dsState, counts [][]float64, o DSOptions) {
+	k := d.k
+	for j, m := range o.InitialError {
+		if m == nil || s.pi == nil {
+			continue
+		}
+		for c := 0; c < k; c++ {
+			row := s.pi[j][c*k : (c+1)*k]
+			src := m[c*k : (c+1)*k]
+			if o.InitialErrorAdd {
+				src = make([]float64, k)
+				for l := range src {
+					src[l] = counts[j][c*k+l] + m[c*k+l]
+				}
+			}
+			tot := sum(src)
+			for l := range row {
+				if tot > 0 {
+					row[l] = src[l] / tot
+				} else {
+					row[l] = 1 / float64(k)
+				}
+			}
+		}
+	}
 }
 
 // DefaultDSMinGain is DSOptions.MinGain's default: 2 log-likelihood
@@ -170,6 +257,9 @@ type dsState struct {
 	acc   []float64   // one-coin accuracies
 	t     [][]float64 // item posteriors
 	logpi []float64   // scratch: log π, r×k×k
+	// counts, when not nil, receives the M-step's unnormalised confusion
+	// counts (for InitialErrorAdd).
+	counts [][]float64
 }
 
 func (d *dsData) newState(oneCoin bool) *dsState {
@@ -265,6 +355,11 @@ func (d *dsData) mStep(s *dsState, smooth float64) {
 			for c, p := range s.t[i] {
 				row[c*k+l.Class] += p
 			}
+		}
+	}
+	if s.counts != nil {
+		for j := range s.pi {
+			copy(s.counts[j], s.pi[j])
 		}
 	}
 	for j := range s.pi {
@@ -387,8 +482,20 @@ func (d *dsData) run(ctx context.Context, s *dsState, o DSOptions) (trace []floa
 		if err := ctxErr(ctx); err != nil {
 			return trace, false, err
 		}
+		first := it == 0 && o.InitialError != nil && s.pi != nil
+		if first {
+			s.counts = make([][]float64, d.r)
+			for j := range s.counts {
+				s.counts[j] = make([]float64, d.k*d.k)
+			}
+		}
 		d.mStep(s, o.Smoothing)
+		if first {
+			d.applyInitialError(s, s.counts, o)
+			s.counts = nil
+		}
 		ll := d.eStep(s) + d.logPrior(s, o.Smoothing)
+		d.fixTrue(s, o.TrueClasses)
 		trace = append(trace, ll)
 		if math.Abs(ll-prev) < o.tol()*(1+math.Abs(ll)) {
 			return trace, true, nil
@@ -429,9 +536,11 @@ func dawidSkene(ctx context.Context, labels []Label, items, raters, k int, o DSO
 	if o.Values != nil && len(o.Values) != k {
 		panic("raters: len(Values) != k")
 	}
+	o.check(items, raters, k)
 	rnd := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	mv := d.newState(oneCoin)
 	d.initMajority(mv)
+	d.fixTrue(mv, o.TrueClasses)
 	majority := make([][]float64, d.n)
 	for i, t := range mv.t {
 		majority[i] = append([]float64(nil), t...)
@@ -445,6 +554,7 @@ func dawidSkene(ctx context.Context, labels []Label, items, raters, k int, o DSO
 		if run > 0 {
 			s = d.newState(oneCoin)
 			d.initRandom(s, rnd)
+			d.fixTrue(s, o.TrueClasses)
 			start = fmt.Sprintf("random %d", run)
 		}
 		trace, conv, err := d.run(ctx, s, o)

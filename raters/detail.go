@@ -140,6 +140,233 @@ func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []I
 	return m, items, raters, nil
 }
 
+// raterAcc holds one rater's sums over its (item, other rater) pairs,
+// filled while scanning the items.
+type raterAcc struct {
+	labels, items, pairs int
+	sumW                 float64
+	// Pooled kappa: nominal, the rater's and the others' category counts
+	// over the pairs; otherwise the moments of both sides and the squared
+	// differences.
+	eq         int
+	mine, them []float64
+	sx, sxx    float64
+	sy, syy    float64
+	sd2        float64
+}
+
+// itemScan is one item's ratings as the tables read them: raters and
+// categories, category counts and (ordinal and continuous data) sorted
+// values with their prefix sums, sum and sum of squares.
+type itemScan struct {
+	lr, lc  []int32
+	cats    []int32
+	cnts    []float64
+	n       int
+	xs, cum []float64
+	S, S2   float64
+	ordered bool
+	span    float64
+}
+
+// load reads item i of t.
+func (it *itemScan) load(t *table, i int) {
+	it.lr, it.lc = t.lr[t.ls[i]:t.ls[i+1]], t.lc[t.ls[i]:t.ls[i+1]]
+	it.cats, it.cnts = t.cat[t.start[i]:t.start[i+1]], t.cnt[t.start[i]:t.start[i+1]]
+	it.n = len(it.lr)
+	it.S, it.S2 = 0, 0
+	if !it.ordered {
+		return
+	}
+	it.xs = it.xs[:0]
+	for _, c := range it.lc {
+		v := t.vals[c]
+		it.xs = append(it.xs, v)
+		it.S += v
+		it.S2 += v * v
+	}
+	sort.Float64s(it.xs)
+	it.cum = append(it.cum[:0], 0)
+	for _, x := range it.xs {
+		it.cum = append(it.cum, it.cum[len(it.cum)-1]+x)
+	}
+}
+
+// countOf is the item's count of category c.
+func (it *itemScan) countOf(c int32) float64 {
+	for p, k := range it.cats {
+		if k == c {
+			return it.cnts[p]
+		}
+	}
+	return 0
+}
+
+// absSum is Σ_y |x - y| over the item's ratings, by a binary search.
+func (it *itemScan) absSum(x float64) float64 {
+	k := sort.SearchFloat64s(it.xs, x) // xs[:k] < x
+	return x*float64(k) - it.cum[k] + (it.cum[it.n] - it.cum[k]) - x*float64(it.n-k)
+}
+
+// agreement is the item's row: the share of agreeing pairs (nominal) or 1
+// - mean |difference| / span.
+func (it *itemScan) agreement(label string) ItemAgreement {
+	ia := ItemAgreement{Item: label, Labels: it.n, Agreement: num(math.NaN())}
+	if it.n < 2 {
+		return ia
+	}
+	np := float64(it.n) * float64(it.n-1) / 2
+	if !it.ordered {
+		agree := 0.0
+		for _, c := range it.cnts {
+			agree += c * (c - 1) / 2
+		}
+		ia.Agreement = num(agree / np)
+		return ia
+	}
+	// Σ_{a<b} |x_a - x_b| = Σ_k x_(k) (2k - n + 1) on sorted values.
+	s := 0.0
+	for k, x := range it.xs {
+		s += x * float64(2*k-it.n+1)
+	}
+	ia.Agreement = 1
+	if it.span > 0 {
+		ia.Agreement = num(1 - s/np/it.span)
+	}
+	return ia
+}
+
+// addRaters adds the item's pairs to its raters' sums.
+func (it *itemScan) addRaters(t *table, accs []raterAcc) {
+	for y, j := range it.lr {
+		a := &accs[j]
+		a.labels++
+		if it.n < 2 {
+			continue
+		}
+		a.items++
+		c := it.lc[y]
+		same := it.countOf(c) - 1 // the others with the same rating
+		others := float64(it.n - 1)
+		a.pairs += it.n - 1
+		if !it.ordered || !(it.span > 0) {
+			a.sumW += same
+		} else {
+			a.sumW += same + (others - same) - it.absSum(t.vals[c])/it.span
+		}
+		switch {
+		case a.mine != nil:
+			a.mine[c] += others
+			for p, k := range it.cats {
+				a.them[k] += it.cnts[p]
+			}
+			a.them[c]--
+			a.eq += int(same)
+		case it.ordered:
+			vx := t.vals[c]
+			a.sx += others * vx
+			a.sxx += others * vx * vx
+			a.sy += it.S - vx
+			a.syy += it.S2 - vx*vx
+			a.sd2 += others*vx*vx - 2*vx*(it.S-vx) + (it.S2 - vx*vx)
+		}
+	}
+}
+
+// pooledKappa is the rater's kappa against everybody else: Cohen's
+// kappa of the pairs' table (nominal), or with quadratic weights κ = 1 -
+// D_o/D_e, D_o the mean squared difference of the pairs and D_e = var(x) +
+// var(y) + (x̄ - ȳ)² that of independent draws from the two marginals.
+func (a *raterAcc) pooledKappa(ordered bool) num {
+	P := float64(a.pairs)
+	if a.mine != nil {
+		po, pe := float64(a.eq)/P, 0.0
+		for k := range a.mine {
+			pe += a.mine[k] / P * a.them[k] / P
+		}
+		if pe < 1 {
+			return num((po - pe) / (1 - pe))
+		}
+		return num(math.NaN())
+	}
+	if ordered {
+		mx, my := a.sx/P, a.sy/P
+		de := (a.sxx/P - mx*mx) + (a.syy/P - my*my) + (mx-my)*(mx-my)
+		if de > 1e-12*math.Max(1, a.sxx/P+a.syy/P) {
+			return num(1 - a.sd2/P/de)
+		}
+	}
+	return num(math.NaN())
+}
+
+// pairKappa is the pair's kappa under w, NaN when it has none.
+func pairKappa(p *PairKappa, w Weights) float64 {
+	if e, ok := p.Kappa[w]; ok {
+		return e.Value
+	}
+	return math.NaN()
+}
+
+// raterRows finishes the per-rater rows: the sums, and the partners and
+// mean kappa from the pairs (in the pairs' order: sums do not depend on
+// map order).
+func raterRows(accs []raterAcc, pairs []PairKappa, w Weights, o Options, ordered bool) []RaterAgreement {
+	R := len(accs)
+	rows := make([]RaterAgreement, R)
+	partners := make([]int, R)
+	ksum := make([]float64, R)
+	kn := make([]int, R)
+	for x := range pairs {
+		p := &pairs[x]
+		if p.N > 0 {
+			partners[p.A]++
+			partners[p.B]++
+		}
+		if v := pairKappa(p, w); !math.IsNaN(v) {
+			ksum[p.A] += v
+			ksum[p.B] += v
+			kn[p.A]++
+			kn[p.B]++
+		}
+	}
+	for j := range rows {
+		a := &accs[j]
+		ra := RaterAgreement{Rater: name(o.RaterNames, j), Labels: a.labels, Items: a.items, Partners: partners[j], Pairs: a.pairs,
+			Agreement: num(math.NaN()), MeanKappa: num(math.NaN()), PooledKappa: num(math.NaN())}
+		if a.pairs > 0 {
+			ra.Agreement = num(a.sumW / float64(a.pairs))
+			ra.PooledKappa = a.pooledKappa(ordered)
+		}
+		if kn[j] > 0 {
+			ra.MeanKappa = num(ksum[j] / float64(kn[j]))
+		}
+		rows[j] = ra
+	}
+	return rows
+}
+
+// pairMatrix is the matrix of the pairs' kappas under w with the shared
+// items (the diagonal: each rater's labels).
+func pairMatrix(t *table, pairs []PairKappa, w Weights, o Options, R int) *PairMatrix {
+	m := &PairMatrix{Coefficient: "cohen_kappa", Weights: w.String(), Raters: make([]string, R), Kappa: make([][]num, R), N: make([][]int, R)}
+	for a := 0; a < R; a++ {
+		m.Raters[a] = name(o.RaterNames, a)
+		m.Kappa[a] = make([]num, R)
+		m.N[a] = make([]int, R)
+		for b := range m.Kappa[a] {
+			m.Kappa[a][b] = num(math.NaN())
+		}
+		m.N[a][a] = t.rs[a+1] - t.rs[a]
+	}
+	for x := range pairs {
+		p := &pairs[x]
+		m.N[p.A][p.B], m.N[p.B][p.A] = p.N, p.N
+		v := num(pairKappa(p, w))
+		m.Kappa[p.A][p.B], m.Kappa[p.B][p.A] = v, v
+	}
+	return m
+}
+
 // agreementTables computes the parts asked for in time linear in the
 // labels (plus the pairs): every rater's sums over its (item, other rater)
 // pairs come from the item's category counts and value sums, not from
@@ -147,210 +374,36 @@ func AgreementTables(r *Ratings, o Options, pairs []PairKappa) (*PairMatrix, []I
 func agreementTables(r *Ratings, t *table, o Options, pairs []PairKappa, wantMatrix, wantItems, wantRaters bool) (*PairMatrix, []ItemAgreement, []RaterAgreement) {
 	w := matrixWeights(o.Level)
 	lo, hi := scale(r, o)
-	span := hi - lo
 	R := r.Raters
-
-	// Per-rater sums, filled while scanning the items.
-	type acc struct {
-		labels, items, pairs int
-		sumW                 float64
-		// Pooled kappa: nominal, the rater's and the others' category
-		// counts over the pairs; otherwise the moments of both sides and
-		// the squared differences.
-		eq         int
-		mine, them []float64
-		sx, sxx    float64
-		sy, syy    float64
-		sd2        float64
-	}
-	accs := make([]acc, R)
-	nominal := o.Level == Nominal && t.q > 0 && !t.continuous
-	if nominal && wantRaters {
+	accs := make([]raterAcc, R)
+	if o.Level == Nominal && t.q > 0 && !t.continuous && wantRaters {
 		for j := range accs {
 			accs[j].mine, accs[j].them = make([]float64, t.q), make([]float64, t.q)
 		}
 	}
 	var items []ItemAgreement
-	var xs, cum []float64
+	it := &itemScan{ordered: o.Level != Nominal, span: hi - lo}
 	for i := 0; i < t.n; i++ {
-		lr, lc := t.lr[t.ls[i]:t.ls[i+1]], t.lc[t.ls[i]:t.ls[i+1]]
-		cats, cnts := t.cat[t.start[i]:t.start[i+1]], t.cnt[t.start[i]:t.start[i+1]]
-		n := len(lr)
-		countOf := func(c int32) float64 {
-			for p, k := range cats {
-				if k == c {
-					return cnts[p]
-				}
-			}
-			return 0
-		}
-		np := float64(n) * float64(n-1) / 2
-		// Sorted values and their prefix sums: Σ_y |x - y| over the
-		// item's ratings by a binary search.
-		var S, S2 float64
-		if o.Level != Nominal {
-			xs = xs[:0]
-			for _, c := range lc {
-				v := t.vals[c]
-				xs = append(xs, v)
-				S += v
-				S2 += v * v
-			}
-			sort.Float64s(xs)
-			cum = append(cum[:0], 0)
-			for _, x := range xs {
-				cum = append(cum, cum[len(cum)-1]+x)
-			}
-		}
-		absSum := func(x float64) float64 {
-			k := sort.SearchFloat64s(xs, x) // xs[:k] < x
-			return x*float64(k) - cum[k] + (cum[n] - cum[k]) - x*float64(n-k)
-		}
+		it.load(t, i)
 		if wantItems {
-			ia := ItemAgreement{Item: name(o.ItemNames, t.orig[i]), Labels: n, Agreement: num(math.NaN())}
-			if n >= 2 {
-				if o.Level == Nominal {
-					agree := 0.0
-					for _, c := range cnts {
-						agree += c * (c - 1) / 2
-					}
-					ia.Agreement = num(agree / np)
-				} else {
-					// Σ_{a<b} |x_a - x_b| = Σ_k x_(k) (2k - n + 1) on sorted values.
-					s := 0.0
-					for k, x := range xs {
-						s += x * float64(2*k-n+1)
-					}
-					if span > 0 {
-						ia.Agreement = num(1 - s/np/span)
-					} else {
-						ia.Agreement = 1
-					}
-				}
-			}
-			items = append(items, ia)
+			items = append(items, it.agreement(name(o.ItemNames, t.orig[i])))
 		}
-		if !wantRaters {
-			continue
-		}
-		for y, j := range lr {
-			a := &accs[j]
-			a.labels++
-			if n < 2 {
-				continue
-			}
-			a.items++
-			c := lc[y]
-			same := countOf(c) - 1 // the others with the same rating
-			others := float64(n - 1)
-			a.pairs += n - 1
-			if o.Level == Nominal || !(span > 0) {
-				a.sumW += same
-			} else {
-				vx := t.vals[c]
-				a.sumW += same + (others - same) - absSum(vx)/span
-			}
-			if a.mine != nil {
-				a.mine[c] += others
-				for p, k := range cats {
-					a.them[k] += cnts[p]
-				}
-				a.them[c]--
-				a.eq += int(same)
-			} else if o.Level != Nominal {
-				vx := t.vals[c]
-				a.sx += others * vx
-				a.sxx += others * vx * vx
-				a.sy += S - vx
-				a.syy += S2 - vx*vx
-				a.sd2 += others*vx*vx - 2*vx*(S-vx) + (S2 - vx*vx)
-			}
+		if wantRaters {
+			it.addRaters(t, accs)
 		}
 	}
 	if wantItems && items == nil {
 		items = []ItemAgreement{}
 	}
-
-	// Pairwise kappas, in the pairs' order (sums do not depend on map
-	// order).
-	kappaOf := func(p *PairKappa) float64 {
-		if e, ok := p.Kappa[w]; ok {
-			return e.Value
-		}
-		return math.NaN()
-	}
-	var raters []RaterAgreement
+	var rows []RaterAgreement
 	if wantRaters {
-		raters = make([]RaterAgreement, R)
-		partners := make([]int, R)
-		ksum := make([]float64, R)
-		kn := make([]int, R)
-		for x := range pairs {
-			p := &pairs[x]
-			if p.N > 0 {
-				partners[p.A]++
-				partners[p.B]++
-			}
-			if v := kappaOf(p); !math.IsNaN(v) {
-				ksum[p.A] += v
-				ksum[p.B] += v
-				kn[p.A]++
-				kn[p.B]++
-			}
-		}
-		for j := range raters {
-			a := &accs[j]
-			ra := RaterAgreement{Rater: name(o.RaterNames, j), Labels: a.labels, Items: a.items, Partners: partners[j], Pairs: a.pairs,
-				Agreement: num(math.NaN()), MeanKappa: num(math.NaN()), PooledKappa: num(math.NaN())}
-			if a.pairs > 0 {
-				P := float64(a.pairs)
-				ra.Agreement = num(a.sumW / P)
-				if a.mine != nil {
-					po, pe := float64(a.eq)/P, 0.0
-					for k := range a.mine {
-						pe += a.mine[k] / P * a.them[k] / P
-					}
-					if pe < 1 {
-						ra.PooledKappa = num((po - pe) / (1 - pe))
-					}
-				} else if o.Level != Nominal {
-					// Quadratic weights: κ = 1 - D_o/D_e with D_o the mean squared
-					// difference of the pairs and D_e = var(x) + var(y) + (x̄ - ȳ)²
-					// that of independent draws from the two marginals.
-					mx, my := a.sx/P, a.sy/P
-					de := (a.sxx/P - mx*mx) + (a.syy/P - my*my) + (mx-my)*(mx-my)
-					if de > 1e-12*math.Max(1, a.sxx/P+a.syy/P) {
-						ra.PooledKappa = num(1 - a.sd2/P/de)
-					}
-				}
-			}
-			if kn[j] > 0 {
-				ra.MeanKappa = num(ksum[j] / float64(kn[j]))
-			}
-			raters[j] = ra
-		}
+		rows = raterRows(accs, pairs, w, o, o.Level != Nominal)
 	}
-
 	var m *PairMatrix
 	if wantMatrix && R <= MaxMatrixRaters {
-		m = &PairMatrix{Coefficient: "cohen_kappa", Weights: w.String(), Raters: make([]string, R), Kappa: make([][]num, R), N: make([][]int, R)}
-		for a := 0; a < R; a++ {
-			m.Raters[a] = name(o.RaterNames, a)
-			m.Kappa[a] = make([]num, R)
-			m.N[a] = make([]int, R)
-			for b := range m.Kappa[a] {
-				m.Kappa[a][b] = num(math.NaN())
-			}
-			m.N[a][a] = t.rs[a+1] - t.rs[a]
-		}
-		for x := range pairs {
-			p := &pairs[x]
-			m.N[p.A][p.B], m.N[p.B][p.A] = p.N, p.N
-			v := num(kappaOf(p))
-			m.Kappa[p.A][p.B], m.Kappa[p.B][p.A] = v, v
-		}
+		m = pairMatrix(t, pairs, w, o, R)
 	}
-	return m, items, raters
+	return m, items, rows
 }
 
 // SortItemAgreement sorts per-item rows by agreement, lowest first (the

@@ -2,7 +2,8 @@
 // coefficients (Krippendorff's alpha, Fleiss' and Cohen's kappa, Scott's pi,
 // Gwet's AC1/AC2, intraclass correlations, ...) with confidence intervals,
 // baseline aggregators (majority vote, mean and median, Dawid-Skene,
-// one-coin Dawid-Skene, Wawa, GLAD, MACE) and
+// one-coin Dawid-Skene, Wawa, GLAD, MACE, Zero-Based Skill, KOS, gold
+// majority vote) and
 // per-rater profiles. It works on plain Go values and imports nothing of
 // concord's but, if ever needed, multirater's numeric helpers.
 //
@@ -41,6 +42,24 @@
 // (Whitehill et al. 2009) and MACE (Hovy et al. 2013) are crowd-kit's other
 // standard aggregators, with its defaults; each rater's own parameter
 // (Wawa's weight, GLAD's ability, MACE's competence) is RaterQuality.Skill.
+//
+// Zero-Based Skill, KOS and the gold majority vote are crowd-kit 1.4.1's;
+// Dawid-Skene also takes crowd-kit's known true labels and initial error
+// matrices (DSOptions).
+//
+// # Tables and counts
+//
+// AnalyzeTable takes a two-rater K × K contingency table and AnalyzeCounts
+// per-item category counts, with the variances of irrCAC's table and
+// distribution functions (kappa2.table, ..., fleiss.kappa.dist, ...).
+//
+// # Tests of the coefficients
+//
+// Every estimate with a standard error carries z and a two-sided p-value
+// against 0 and, with Options.Null, against that value: t on n - 1
+// degrees of freedom as irrCAC (CIT), or normal as statsmodels and SAS
+// (CINormal, which also gives normal intervals and tests Cohen's kappa on
+// its standard error under independence, Estimate.SENull).
 //
 // The tests check every coefficient against independent implementations
 // run on real data with missing ratings (irrCAC, NLTK, statsmodels,

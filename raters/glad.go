@@ -136,6 +136,45 @@ type gladData struct {
 	logK1 float64
 }
 
+// gladFit is one GLAD fit: the data, the options, the parameters x (α_j
+// for the raters, then log β_i for the items), the item posteriors and the
+// label weights, and the M-step's scratch.
+type gladFit struct {
+	d              *gladData
+	o              GLADOptions
+	items, raters  int
+	x              []float64
+	post           [][]float64
+	w, lp          []float64
+	ga, ha, da, qa []float64
+}
+
+// gladLogPriors sets logp to the log class priors: o.Priors (checked) or
+// uniform.
+func gladLogPriors(logp []float64, priors []float64) {
+	k := len(logp)
+	if priors == nil {
+		for c := range logp {
+			logp[c] = -math.Log(float64(k))
+		}
+		return
+	}
+	if len(priors) != k {
+		panic("raters: len(Priors) != k")
+	}
+	s := 0.0
+	for c, p := range priors {
+		if !(p > 0) {
+			panic("raters: GLAD priors must be positive")
+		}
+		s += p
+		logp[c] = math.Log(p)
+	}
+	if math.Abs(s-1) > 1e-9 {
+		panic("raters: GLAD priors must sum to 1")
+	}
+}
+
 func glad(ctx context.Context, labels []Label, items, raters, k int, o GLADOptions) (*Consensus, error) {
 	d0, err := newLabelData("GLAD", labels, items, raters, k)
 	if err != nil {
@@ -143,216 +182,234 @@ func glad(ctx context.Context, labels []Label, items, raters, k int, o GLADOptio
 	}
 	checkValues(o.Values, k)
 	d := &gladData{flatLabels: flatten(d0), logp: make([]float64, k), logK1: math.Log(float64(k - 1))}
-	if o.Priors != nil {
-		if len(o.Priors) != k {
-			panic("raters: len(Priors) != k")
-		}
-		s := 0.0
-		for c, p := range o.Priors {
-			if !(p > 0) {
-				panic("raters: GLAD priors must be positive")
-			}
-			s += p
-			d.logp[c] = math.Log(p)
-		}
-		if math.Abs(s-1) > 1e-9 {
-			panic("raters: GLAD priors must sum to 1")
-		}
-	} else {
-		for c := range d.logp {
-			d.logp[c] = -math.Log(float64(k))
+	gladLogPriors(d.logp, o.Priors)
+	f := newGLADFit(d, o, items, raters)
+	diag, err := f.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := d.labelConsensus("glad", f.post, d.classTotals(), o.Values)
+	c.Fit = diag
+	for j := range c.Raters {
+		c.Raters[j].Skill, c.Raters[j].SkillKind = f.x[j], "ability"
+	}
+	for i := range c.Items {
+		if f.post[i] != nil {
+			c.Items[i].Easiness = math.Exp(f.x[raters+i])
 		}
 	}
-	nl := len(d.item)
-	x := make([]float64, raters+items)
+	return c, nil
+}
+
+func newGLADFit(d *gladData, o GLADOptions, items, raters int) *gladFit {
+	k := len(d.logp)
+	f := &gladFit{d: d, o: o, items: items, raters: raters, x: make([]float64, raters+items), post: make([][]float64, items),
+		w: make([]float64, len(d.item)), lp: make([]float64, k),
+		ga: make([]float64, raters), ha: make([]float64, raters), da: make([]float64, raters), qa: make([]float64, raters)}
 	for j := 0; j < raters; j++ {
-		x[j] = gladAlphaMean
+		f.x[j] = gladAlphaMean
 	}
 	for i := 0; i < items; i++ {
-		x[raters+i] = gladLogBetaMean
+		f.x[raters+i] = gladLogBetaMean
 	}
-	post := make([][]float64, items)
-	for i := range post {
+	for i := range f.post {
 		if d.start[i+1] > d.start[i] {
-			post[i] = make([]float64, k)
+			f.post[i] = make([]float64, k)
 		}
 	}
-	w := make([]float64, nl)
-	lp := make([]float64, k)
-	estep := func(x []float64) float64 {
-		ll := 0.0
-		for i := 0; i < items; i++ {
-			if post[i] == nil {
-				continue
-			}
-			copy(lp, d.logp)
-			b := math.Exp(x[raters+i])
-			for n := d.start[i]; n < d.start[i+1]; n++ {
-				z := x[d.rater[n]] * b
-				l1 := math.Log1p(math.Exp(-math.Abs(z)))
-				ls, lw := -l1+math.Min(z, 0), -l1-math.Max(z, 0)-d.logK1
-				for c := range lp {
-					lp[c] += lw
-				}
-				lp[d.class[n]] += ls - lw
-			}
-			m := math.Inf(-1)
-			for _, v := range lp {
-				m = math.Max(m, v)
-			}
-			s := 0.0
-			for c, v := range lp {
-				e := math.Exp(v - m)
-				post[i][c] = e
-				s += e
-			}
-			for c := range post[i] {
-				post[i][c] /= s
-			}
-			ll += m + math.Log(s)
-		}
-		return ll
-	}
-	logPrior := func(x []float64) float64 {
-		lp := -0.5 * float64(len(x)) * math.Log(2*math.Pi)
-		for j := 0; j < raters; j++ {
-			lp -= 0.5 * (x[j] - gladAlphaMean) * (x[j] - gladAlphaMean)
-		}
-		for i := 0; i < items; i++ {
-			v := x[raters+i] - gladLogBetaMean
-			lp -= 0.5 * v * v
-		}
-		return lp
-	}
-	// mstep raises Q (eq. 4) at the label weights w by block-coordinate
-	// Newton sweeps: all α_j given β (each a concave one-dimensional
-	// problem, exact Newton steps), then every log β_i given α
-	// (Gauss-Newton steps: the curvature without its indefinite part,
-	// Σ σ(1-σ) z² + 1). Steps are capped at 1 in absolute value. It ends
-	// after MStepIter sweeps or when no step exceeds MStepTol.
-	ga := make([]float64, raters)
-	ha := make([]float64, raters)
-	da := make([]float64, raters)
-	qa := make([]float64, raters)
-	mstep := func(x []float64) {
-		for sweep := 0; sweep < o.mStepIter(); sweep++ {
-			for j := 0; j < raters; j++ {
-				ga[j], ha[j] = gladAlphaMean-x[j], -1
-			}
-			for i := 0; i < items; i++ {
-				b := math.Exp(x[raters+i])
-				for n := d.start[i]; n < d.start[i+1]; n++ {
-					j := d.rater[n]
-					s := sigmoid(x[j] * b)
-					ga[j] += (w[n] - s) * b
-					ha[j] -= s * (1 - s) * b * b
-				}
-			}
-			// Step halving: a rater's step is halved until its terms of Q
-			// do not decrease.
-			big := 0.0
-			for j := 0; j < raters; j++ {
-				da[j] = math.Max(-1, math.Min(1, -ga[j]/ha[j]))
-				big = math.Max(big, math.Abs(da[j]))
-			}
-			for try := 0; try < 30; try++ {
-				for j := range qa {
-					qa[j] = -0.5 * ((x[j]+da[j]-gladAlphaMean)*(x[j]+da[j]-gladAlphaMean) - (x[j]-gladAlphaMean)*(x[j]-gladAlphaMean))
-				}
-				for i := 0; i < items; i++ {
-					b := math.Exp(x[raters+i])
-					for n := d.start[i]; n < d.start[i+1]; n++ {
-						j := d.rater[n]
-						if da[j] != 0 {
-							qa[j] += d.q((x[j]+da[j])*b, w[n]) - d.q(x[j]*b, w[n])
-						}
-					}
-				}
-				// A decrease within rounding (1e-12 of the step's
-				// size) is no decrease.
-				again := false
-				for j := range da {
-					if da[j] != 0 && qa[j] < -1e-12 {
-						da[j] /= 2
-						if math.Abs(da[j]) < 1e-12 {
-							da[j] = 0
-						}
-						again = true
-					}
-				}
-				if !again {
-					break
-				}
-			}
-			for j := range da {
-				if qa[j] >= -1e-12 {
-					x[j] += da[j]
-				}
-			}
-			for i := 0; i < items; i++ {
-				t := x[raters+i]
-				b := math.Exp(t)
-				g, h := gladLogBetaMean-t, -1.0
-				for n := d.start[i]; n < d.start[i+1]; n++ {
-					z := x[d.rater[n]] * b
-					s := sigmoid(z)
-					g += (w[n] - s) * z
-					h -= s * (1 - s) * z * z
-				}
-				step := math.Max(-1, math.Min(1, -g/h))
-				big = math.Max(big, math.Abs(step))
-				f0 := d.itemQ(x, w, i, t)
-				for try := 0; try < 30 && math.Abs(step) > 1e-12; try++ {
-					if d.itemQ(x, w, i, t+step) >= f0-1e-12 {
-						x[raters+i] = t + step
-						break
-					}
-					step /= 2
-				}
-			}
-			if big < o.mStepTol() {
-				return
-			}
-		}
-	}
+	return f
+}
+
+// run iterates EM from the start until the log posterior settles.
+func (f *gladFit) run(ctx context.Context) (*EMDiagnostics, error) {
+	d := f.d
 	diag := &EMDiagnostics{Start: "alpha=1, log beta=1"}
-	ll := estep(x) + logPrior(x)
+	ll := f.estep() + f.logPrior()
 	if math.IsNaN(ll) {
 		return nil, errors.New("raters: GLAD log posterior is NaN")
 	}
 	prev := ll
-	for it := 0; it < o.maxIter(); it++ {
+	for it := 0; it < f.o.maxIter(); it++ {
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		for n := 0; n < nl; n++ {
-			w[n] = post[d.item[n]][d.class[n]]
+		for n := range f.w {
+			f.w[n] = f.post[d.item[n]][d.class[n]]
 		}
-		mstep(x)
-		ll = estep(x) + logPrior(x)
+		f.mstep()
+		ll = f.estep() + f.logPrior()
 		diag.LogLik = append(diag.LogLik, ll)
 		diag.Iterations = it + 1
 		if math.IsNaN(ll) {
 			return nil, errors.New("raters: GLAD log posterior is NaN")
 		}
-		if math.Abs(ll-prev) < o.tol()*(1+math.Abs(ll)) {
+		if math.Abs(ll-prev) < f.o.tol()*(1+math.Abs(ll)) {
 			diag.Converged = true
 			break
 		}
 		prev = ll
 	}
 	diag.Runs = []EMRun{{Start: diag.Start, Iterations: diag.Iterations, Converged: diag.Converged, LogLik: ll}}
-	c := d.labelConsensus("glad", post, d.classTotals(), o.Values)
-	c.Fit = diag
-	for j := range c.Raters {
-		c.Raters[j].Skill, c.Raters[j].SkillKind = x[j], "ability"
+	return diag, nil
+}
+
+// estep sets the item posteriors at x and returns the log-likelihood.
+func (f *gladFit) estep() float64 {
+	d, x, lp := f.d, f.x, f.lp
+	ll := 0.0
+	for i := 0; i < f.items; i++ {
+		if f.post[i] == nil {
+			continue
+		}
+		copy(lp, d.logp)
+		b := math.Exp(x[f.raters+i])
+		for n := d.start[i]; n < d.start[i+1]; n++ {
+			z := x[d.rater[n]] * b
+			l1 := math.Log1p(math.Exp(-math.Abs(z)))
+			ls, lw := -l1+math.Min(z, 0), -l1-math.Max(z, 0)-d.logK1
+			for c := range lp {
+				lp[c] += lw
+			}
+			lp[d.class[n]] += ls - lw
+		}
+		m := math.Inf(-1)
+		for _, v := range lp {
+			m = math.Max(m, v)
+		}
+		s := 0.0
+		for c, v := range lp {
+			e := math.Exp(v - m)
+			f.post[i][c] = e
+			s += e
+		}
+		for c := range f.post[i] {
+			f.post[i][c] /= s
+		}
+		ll += m + math.Log(s)
 	}
-	for i := range c.Items {
-		if post[i] != nil {
-			c.Items[i].Easiness = math.Exp(x[raters+i])
+	return ll
+}
+
+// logPrior is the log density of x under GLAD's normal priors.
+func (f *gladFit) logPrior() float64 {
+	x := f.x
+	lp := -0.5 * float64(len(x)) * math.Log(2*math.Pi)
+	for j := 0; j < f.raters; j++ {
+		lp -= 0.5 * (x[j] - gladAlphaMean) * (x[j] - gladAlphaMean)
+	}
+	for i := 0; i < f.items; i++ {
+		v := x[f.raters+i] - gladLogBetaMean
+		lp -= 0.5 * v * v
+	}
+	return lp
+}
+
+// mstep raises Q (eq. 4) at the label weights w by block-coordinate Newton
+// sweeps: all α_j given β (each a concave one-dimensional problem, exact
+// Newton steps), then every log β_i given α (Gauss-Newton steps: the
+// curvature without its indefinite part, Σ σ(1-σ) z² + 1). Steps are
+// capped at 1 in absolute value. It ends after MStepIter sweeps or when no
+// step exceeds MStepTol.
+func (f *gladFit) mstep() {
+	for sweep := 0; sweep < f.o.mStepIter(); sweep++ {
+		big := math.Max(f.alphaSweep(), f.betaSweep())
+		if big < f.o.mStepTol() {
+			return
 		}
 	}
-	return c, nil
+}
+
+// alphaSweep takes one Newton step in every α_j and returns the largest.
+func (f *gladFit) alphaSweep() float64 {
+	d, x, w := f.d, f.x, f.w
+	ga, ha, da := f.ga, f.ha, f.da
+	for j := 0; j < f.raters; j++ {
+		ga[j], ha[j] = gladAlphaMean-x[j], -1
+	}
+	for i := 0; i < f.items; i++ {
+		b := math.Exp(x[f.raters+i])
+		for n := d.start[i]; n < d.start[i+1]; n++ {
+			j := d.rater[n]
+			s := sigmoid(x[j] * b)
+			ga[j] += (w[n] - s) * b
+			ha[j] -= s * (1 - s) * b * b
+		}
+	}
+	big := 0.0
+	for j := 0; j < f.raters; j++ {
+		da[j] = math.Max(-1, math.Min(1, -ga[j]/ha[j]))
+		big = math.Max(big, math.Abs(da[j]))
+	}
+	f.halveAlphaSteps()
+	for j := range da {
+		if f.qa[j] >= -1e-12 {
+			x[j] += da[j]
+		}
+	}
+	return big
+}
+
+// halveAlphaSteps halves each rater's step until its terms of Q do not
+// decrease (f.qa: their change; a decrease within rounding, 1e-12 of the
+// step's size, is no decrease).
+func (f *gladFit) halveAlphaSteps() {
+	d, x, w, da, qa := f.d, f.x, f.w, f.da, f.qa
+	for try := 0; try < 30; try++ {
+		for j := range qa {
+			qa[j] = -0.5 * ((x[j]+da[j]-gladAlphaMean)*(x[j]+da[j]-gladAlphaMean) - (x[j]-gladAlphaMean)*(x[j]-gladAlphaMean))
+		}
+		for i := 0; i < f.items; i++ {
+			b := math.Exp(x[f.raters+i])
+			for n := d.start[i]; n < d.start[i+1]; n++ {
+				j := d.rater[n]
+				if da[j] != 0 {
+					qa[j] += d.q((x[j]+da[j])*b, w[n]) - d.q(x[j]*b, w[n])
+				}
+			}
+		}
+		again := false
+		for j := range da {
+			if da[j] != 0 && qa[j] < -1e-12 {
+				da[j] /= 2
+				if math.Abs(da[j]) < 1e-12 {
+					da[j] = 0
+				}
+				again = true
+			}
+		}
+		if !again {
+			return
+		}
+	}
+}
+
+// betaSweep takes one Gauss-Newton step (halved until item i's terms of Q
+// do not decrease) in every log β_i and returns the largest proposed.
+func (f *gladFit) betaSweep() float64 {
+	d, x, w := f.d, f.x, f.w
+	big := 0.0
+	for i := 0; i < f.items; i++ {
+		t := x[f.raters+i]
+		b := math.Exp(t)
+		g, h := gladLogBetaMean-t, -1.0
+		for n := d.start[i]; n < d.start[i+1]; n++ {
+			z := x[d.rater[n]] * b
+			s := sigmoid(z)
+			g += (w[n] - s) * z
+			h -= s * (1 - s) * z * z
+		}
+		step := math.Max(-1, math.Min(1, -g/h))
+		big = math.Max(big, math.Abs(step))
+		f0 := d.itemQ(x, w, i, t)
+		for try := 0; try < 30 && math.Abs(step) > 1e-12; try++ {
+			if d.itemQ(x, w, i, t+step) >= f0-1e-12 {
+				x[f.raters+i] = t + step
+				break
+			}
+			step /= 2
+		}
+	}
+	return big
 }
 
 // q is one label's term of Q (eq. 4) at z = α_j β_i with weight w, the

@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// readCSV reads a CSV file with a header into maps.
-func readCSV(t testing.TB, path string) []map[string]string {
+// readRecords reads every record of a CSV file.
+func readRecords(t testing.TB, path string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -22,6 +22,13 @@ func readCSV(t testing.TB, path string) []map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return recs
+}
+
+// readCSV reads a CSV file with a header into maps.
+func readCSV(t testing.TB, path string) []map[string]string {
+	t.Helper()
+	recs := readRecords(t, path)
 	var out []map[string]string
 	for _, rec := range recs[1:] {
 		m := map[string]string{}

@@ -443,7 +443,9 @@ func (res *ICCResult) finish(level float64) {
 	F3L := F21 / qf(1-alpha/2, df21n, df21d)
 	F3U := F21 * qf(1-alpha/2, df21d, df21n)
 	est := func(v, lo, hi float64, pa, pe float64) Estimate {
-		return Estimate{Value: v, SE: math.NaN(), CILow: lo, CIHigh: hi, CIMethod: "F", Pa: math.NaN(), Pe: math.NaN()}
+		e := undefined()
+		e.Value, e.CILow, e.CIHigh, e.CIMethod = v, lo, hi, "F"
+		return e
 	}
 	res.ICC1 = est(icc1, (F1L-1)/(F1L+(k-1)), (F1U-1)/(F1U+k-1), 0, 0)
 	res.ICC3 = est(icc3, (F3L-1)/(F3L+k-1), (F3U-1)/(F3U+k-1), 0, 0)

@@ -37,6 +37,11 @@ type estimateJSON struct {
 	CIMethod string `json:"ci_method,omitempty"`
 	Pa       *num   `json:"pa,omitempty"`
 	Pe       *num   `json:"pe,omitempty"`
+	SENull   *num   `json:"se_null,omitempty"`
+	Z        *num   `json:"z,omitempty"`
+	P        *num   `json:"p_value,omitempty"`
+	ZNull    *num   `json:"z_null,omitempty"`
+	PNull    *num   `json:"p_value_null,omitempty"`
 }
 
 func optNum(v float64) *num {
@@ -55,11 +60,14 @@ func fromOpt(p *num) float64 {
 }
 
 // MarshalJSON writes {"value", "ci_low", "ci_high"} and, where they exist,
-// "se", "ci_method", "pa" and "pe"; undefined numbers are null.
+// "se", "ci_method", "pa", "pe", "se_null", the tests against 0 ("z",
+// "p_value") and against Options.Null ("z_null", "p_value_null");
+// undefined numbers are null.
 func (e Estimate) MarshalJSON() ([]byte, error) {
 	return json.Marshal(estimateJSON{
 		Value: num(e.Value), CILow: num(e.CILow), CIHigh: num(e.CIHigh),
 		SE: optNum(e.SE), CIMethod: e.CIMethod, Pa: optNum(e.Pa), Pe: optNum(e.Pe),
+		SENull: optNum(e.SENull), Z: optNum(e.Z), P: optNum(e.P), ZNull: optNum(e.ZNull), PNull: optNum(e.PNull),
 	})
 }
 
@@ -70,7 +78,8 @@ func (e *Estimate) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*e = Estimate{Value: float64(j.Value), CILow: float64(j.CILow), CIHigh: float64(j.CIHigh),
-		SE: fromOpt(j.SE), CIMethod: j.CIMethod, Pa: fromOpt(j.Pa), Pe: fromOpt(j.Pe)}
+		SE: fromOpt(j.SE), CIMethod: j.CIMethod, Pa: fromOpt(j.Pa), Pe: fromOpt(j.Pe),
+		SENull: fromOpt(j.SENull), Z: fromOpt(j.Z), P: fromOpt(j.P), ZNull: fromOpt(j.ZNull), PNull: fromOpt(j.PNull)}
 	return nil
 }
 

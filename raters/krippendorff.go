@@ -187,16 +187,21 @@ func (t *table) metricWeights(m Metric) (*weightMat, error) {
 //	p_e = Σ_kl w_kl π_k π_l,  π_k = (1/n) Σ_i r_ik / r̄
 //
 // For weights 1 - δ²/max δ² it equals the coincidence-matrix alpha.
-func (t *table) alphaGwet(w *weightMat) (alpha, se, pa, pe float64) {
-	nan := math.NaN()
-	var items []int
-	sumR := 0.0
+// pairedItems returns the items with at least two ratings and their total
+// number of ratings.
+func (t *table) pairedItems() (items []int, sumR float64) {
 	for i := 0; i < t.n; i++ {
 		if t.ri[i] >= 2 {
 			items = append(items, i)
 			sumR += t.ri[i]
 		}
 	}
+	return items, sumR
+}
+
+func (t *table) alphaGwet(w *weightMat) (alpha, se, pa, pe float64) {
+	nan := math.NaN()
+	items, sumR := t.pairedItems()
 	n := float64(len(items))
 	if n < 1 || t.q < 2 {
 		return nan, nan, nan, nan

@@ -130,145 +130,166 @@ type maceState struct {
 	nStrat     []float64 // r×k
 }
 
+// maceFit is the data and options of one MACE fit, with the E-step's
+// scratch.
+type maceFit struct {
+	d             flatLabels
+	o             MACEOptions
+	items, raters int
+	k             int
+	logK          float64
+	lg            []float64
+}
+
+func (f *maceFit) newState() *maceState {
+	r, k := f.raters, f.k
+	s := &maceState{spam: make([]float64, r), know: make([]float64, r), xi: make([]float64, r*k),
+		post: make([][]float64, f.items), nSpam: make([]float64, r), nKnow: make([]float64, r), nStrat: make([]float64, r*k)}
+	for i := range s.post {
+		if f.d.start[i+1] > f.d.start[i] {
+			s.post[i] = make([]float64, k)
+		}
+	}
+	return s
+}
+
+// estep computes the posteriors and the expected counts, and returns the
+// log marginal likelihood.
+func (f *maceFit) estep(s *maceState) float64 {
+	d, k, lg := f.d, f.k, f.lg
+	clear(s.nSpam)
+	clear(s.nKnow)
+	clear(s.nStrat)
+	ll := 0.0
+	for i := 0; i < f.items; i++ {
+		if s.post[i] == nil {
+			continue
+		}
+		base := -f.logK
+		clear(lg)
+		for n := d.start[i]; n < d.start[i+1]; n++ {
+			j, a := int(d.rater[n]), int(d.class[n])
+			ps := s.spam[j] * s.xi[j*k+a]
+			base += math.Log(ps)
+			lg[a] += math.Log(ps+s.know[j]) - math.Log(ps)
+		}
+		m := math.Inf(-1)
+		for c := range lg {
+			lg[c] += base
+			m = math.Max(m, lg[c])
+		}
+		sum := 0.0
+		for c, v := range lg {
+			e := math.Exp(v - m)
+			s.post[i][c] = e
+			sum += e
+		}
+		for c := range s.post[i] {
+			s.post[i][c] /= sum
+		}
+		ll += m + math.Log(sum)
+		for n := d.start[i]; n < d.start[i+1]; n++ {
+			j, a := int(d.rater[n]), int(d.class[n])
+			ps := s.spam[j] * s.xi[j*k+a]
+			pk := s.post[i][a] * s.know[j] / (ps + s.know[j])
+			s.nKnow[j] += pk
+			s.nSpam[j] += 1 - pk
+			s.nStrat[j*k+a] += 1 - pk
+		}
+	}
+	return ll
+}
+
+// mstep re-estimates the spamming, knowing and strategy weights: EM with
+// pseudo-counts, or variational Bayes under MACE's Beta and Dirichlet
+// priors.
+func (f *maceFit) mstep(s *maceState) {
+	k := f.k
+	eps := 0.01 / float64(k)
+	for j := 0; j < f.raters; j++ {
+		xi := s.xi[j*k : (j+1)*k]
+		ns := s.nStrat[j*k : (j+1)*k]
+		if f.o.EM {
+			t := s.nSpam[j] + s.nKnow[j] + 2*eps
+			s.spam[j], s.know[j] = (s.nSpam[j]+eps)/t, (s.nKnow[j]+eps)/t
+			t = sum(ns) + float64(k)*eps
+			for a := range xi {
+				xi[a] = (ns[a] + eps) / t
+			}
+			continue
+		}
+		t := mathext.Digamma(s.nSpam[j] + s.nKnow[j] + 2*maceThetaPrior)
+		s.spam[j] = math.Exp(mathext.Digamma(s.nSpam[j]+maceThetaPrior) - t)
+		s.know[j] = math.Exp(mathext.Digamma(s.nKnow[j]+maceThetaPrior) - t)
+		t = mathext.Digamma(sum(ns) + float64(k)*maceStrategyPrior)
+		for a := range xi {
+			xi[a] = math.Exp(mathext.Digamma(ns[a]+maceStrategyPrior) - t)
+		}
+	}
+}
+
+// run iterates EM (or VB) from s.
+func (f *maceFit) run(ctx context.Context, s *maceState) (trace []float64, conv bool, err error) {
+	prev := f.estep(s)
+	for it := 0; it < f.o.maxIter(); it++ {
+		if err := ctxErr(ctx); err != nil {
+			return trace, false, err
+		}
+		f.mstep(s)
+		ll := f.estep(s)
+		trace = append(trace, ll)
+		if math.Abs(ll-prev) < f.o.tol()*(1+math.Abs(ll)) {
+			return trace, true, nil
+		}
+		prev = ll
+	}
+	return trace, false, nil
+}
+
+// start sets run r's starting point: uniform for run 0, random otherwise;
+// it returns the start's name.
+func (f *maceFit) start(s *maceState, r int, rnd *rand.Rand) string {
+	k := f.k
+	if r == 0 {
+		for j := 0; j < f.raters; j++ {
+			s.spam[j], s.know[j] = 0.5, 0.5
+			for a := 0; a < k; a++ {
+				s.xi[j*k+a] = 1 / float64(k)
+			}
+		}
+		return "uniform"
+	}
+	u := func() float64 { return 1 + f.o.noise()*rnd.Float64() }
+	for j := 0; j < f.raters; j++ {
+		a, b := u(), u()
+		s.spam[j], s.know[j] = a/(a+b), b/(a+b)
+		xi := s.xi[j*k : (j+1)*k]
+		for x := range xi {
+			xi[x] = u()
+		}
+		t := sum(xi)
+		for x := range xi {
+			xi[x] /= t
+		}
+	}
+	return fmt.Sprintf("random %d", r)
+}
+
 func mace(ctx context.Context, labels []Label, items, raters, k int, o MACEOptions) (*Consensus, error) {
 	d0, err := newLabelData("MACE", labels, items, raters, k)
 	if err != nil {
 		return nil, err
 	}
 	checkValues(o.Values, k)
-	d := flatten(d0)
+	f := &maceFit{d: flatten(d0), o: o, items: items, raters: raters, k: k, logK: math.Log(float64(k)), lg: make([]float64, k)}
 	rnd := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
-	newState := func() *maceState {
-		s := &maceState{spam: make([]float64, raters), know: make([]float64, raters), xi: make([]float64, raters*k),
-			post: make([][]float64, items), nSpam: make([]float64, raters), nKnow: make([]float64, raters), nStrat: make([]float64, raters*k)}
-		for i := range s.post {
-			if d.start[i+1] > d.start[i] {
-				s.post[i] = make([]float64, k)
-			}
-		}
-		return s
-	}
-	logK := math.Log(float64(k))
-	lg := make([]float64, k)
-	// estep computes the posteriors and the expected counts, and returns
-	// the log marginal likelihood.
-	estep := func(s *maceState) float64 {
-		for j := range s.nSpam {
-			s.nSpam[j], s.nKnow[j] = 0, 0
-		}
-		for x := range s.nStrat {
-			s.nStrat[x] = 0
-		}
-		ll := 0.0
-		for i := 0; i < items; i++ {
-			if s.post[i] == nil {
-				continue
-			}
-			base := -logK
-			for c := range lg {
-				lg[c] = 0
-			}
-			for n := d.start[i]; n < d.start[i+1]; n++ {
-				j, a := int(d.rater[n]), int(d.class[n])
-				ps := s.spam[j] * s.xi[j*k+a]
-				base += math.Log(ps)
-				lg[a] += math.Log(ps+s.know[j]) - math.Log(ps)
-			}
-			m := math.Inf(-1)
-			for c := range lg {
-				lg[c] += base
-				m = math.Max(m, lg[c])
-			}
-			sum := 0.0
-			for c, v := range lg {
-				e := math.Exp(v - m)
-				s.post[i][c] = e
-				sum += e
-			}
-			for c := range s.post[i] {
-				s.post[i][c] /= sum
-			}
-			ll += m + math.Log(sum)
-			for n := d.start[i]; n < d.start[i+1]; n++ {
-				j, a := int(d.rater[n]), int(d.class[n])
-				ps := s.spam[j] * s.xi[j*k+a]
-				pk := s.post[i][a] * s.know[j] / (ps + s.know[j])
-				s.nKnow[j] += pk
-				s.nSpam[j] += 1 - pk
-				s.nStrat[j*k+a] += 1 - pk
-			}
-		}
-		return ll
-	}
-	eps := 0.01 / float64(k)
-	mstep := func(s *maceState) {
-		for j := 0; j < raters; j++ {
-			xi := s.xi[j*k : (j+1)*k]
-			ns := s.nStrat[j*k : (j+1)*k]
-			if o.EM {
-				t := s.nSpam[j] + s.nKnow[j] + 2*eps
-				s.spam[j], s.know[j] = (s.nSpam[j]+eps)/t, (s.nKnow[j]+eps)/t
-				t = sum(ns) + float64(k)*eps
-				for a := range xi {
-					xi[a] = (ns[a] + eps) / t
-				}
-				continue
-			}
-			t := mathext.Digamma(s.nSpam[j] + s.nKnow[j] + 2*maceThetaPrior)
-			s.spam[j] = math.Exp(mathext.Digamma(s.nSpam[j]+maceThetaPrior) - t)
-			s.know[j] = math.Exp(mathext.Digamma(s.nKnow[j]+maceThetaPrior) - t)
-			t = mathext.Digamma(sum(ns) + float64(k)*maceStrategyPrior)
-			for a := range xi {
-				xi[a] = math.Exp(mathext.Digamma(ns[a]+maceStrategyPrior) - t)
-			}
-		}
-	}
-	run := func(s *maceState) (trace []float64, conv bool, err error) {
-		prev := estep(s)
-		for it := 0; it < o.maxIter(); it++ {
-			if err := ctxErr(ctx); err != nil {
-				return trace, false, err
-			}
-			mstep(s)
-			ll := estep(s)
-			trace = append(trace, ll)
-			if math.Abs(ll-prev) < o.tol()*(1+math.Abs(ll)) {
-				return trace, true, nil
-			}
-			prev = ll
-		}
-		return trace, false, nil
-	}
 	diag := &EMDiagnostics{Seed: o.Seed}
 	var best *maceState
 	bestLL := math.Inf(-1)
 	for r := 0; r <= o.restarts(); r++ {
-		s := newState()
-		start := "uniform"
-		if r == 0 {
-			for j := 0; j < raters; j++ {
-				s.spam[j], s.know[j] = 0.5, 0.5
-				for a := 0; a < k; a++ {
-					s.xi[j*k+a] = 1 / float64(k)
-				}
-			}
-		} else {
-			start = fmt.Sprintf("random %d", r)
-			u := func() float64 { return 1 + o.noise()*rnd.Float64() }
-			for j := 0; j < raters; j++ {
-				a, b := u(), u()
-				s.spam[j], s.know[j] = a/(a+b), b/(a+b)
-				xi := s.xi[j*k : (j+1)*k]
-				for x := range xi {
-					xi[x] = u()
-				}
-				t := sum(xi)
-				for x := range xi {
-					xi[x] /= t
-				}
-			}
-		}
-		trace, conv, err := run(s)
+		s := f.newState()
+		start := f.start(s, r, rnd)
+		trace, conv, err := f.run(ctx, s)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +306,7 @@ func mace(ctx context.Context, labels []Label, items, raters, k int, o MACEOptio
 	if best == nil {
 		return nil, errors.New("raters: MACE failed (log marginal likelihood is NaN)")
 	}
-	c := d.labelConsensus("mace", best.post, d.classTotals(), o.Values)
+	c := f.d.labelConsensus("mace", best.post, f.d.classTotals(), o.Values)
 	c.Fit = diag
 	for j := range c.Raters {
 		th := best.know[j]

@@ -2,7 +2,6 @@ package raters
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -81,6 +80,22 @@ type Options struct {
 	// TieFirst (see MVOptions).
 	Ties     TieRule
 	TieOrder []int
+	// Gold holds each item's known class (-1: unknown; nil: none): the
+	// gold majority vote runs on it, and with DSGold Dawid-Skene fixes
+	// those items' classes (DSOptions.TrueClasses).
+	Gold   []int
+	DSGold bool
+	// CI chooses the analytic intervals and the tests: CIT (the zero
+	// value, irrCAC's t intervals and tests) or CINormal (statsmodels'
+	// and SAS's normal ones). Bootstrap intervals replace the analytic
+	// ones whatever CI says; the tests are always analytic.
+	CI CIKind
+	// Null is the value every coefficient is tested against besides 0
+	// (Estimate.ZNull, PNull); 0 means no second test.
+	Null float64
+	// Weights are the weightings of the weighted coefficients
+	// (Report.Weighted); nil means DefaultWeights of the level.
+	Weights []Weights
 	// MaxItemRows bounds the document: with more items than this, and
 	// Only empty, the aggregators' per-item rows (Consensus.Items) are
 	// left out of the report, with a note (Only = OnlyAggregators lists
@@ -153,11 +168,10 @@ type CohenPair struct {
 // CategoryKappa is Fleiss' kappa of one category against the others.
 type CategoryKappa struct {
 	Category string `json:"category"`
+	// Estimate's SENull is the standard error under the hypothesis of no
+	// agreement (Fleiss, Nee & Landis 1979), defined when every item has
+	// the same number of ratings.
 	Estimate
-	// SENull is the standard error under the hypothesis of no agreement
-	// (Fleiss, Nee & Landis 1979), defined when every item has the same
-	// number of ratings.
-	SENull float64 `json:"-"`
 }
 
 // MarshalJSON flattens the estimate and adds the category and se_null.
@@ -173,6 +187,10 @@ type WeightedSet struct {
 	GwetAC2           Estimate `json:"gwet_ac2"`
 	BrennanPrediger   Estimate `json:"brennan_prediger"`
 	KrippendorffAlpha Estimate `json:"krippendorff_alpha"`
+	// CohenKappa and ScottPi are the two-rater coefficients of a
+	// contingency table (AnalyzeTable); nil otherwise.
+	CohenKappa *Estimate `json:"cohen_kappa,omitempty"`
+	ScottPi    *Estimate `json:"scott_pi,omitempty"`
 }
 
 // ICCReport holds the intraclass correlations with how they were computed.
@@ -245,6 +263,9 @@ type RaterProfile struct {
 // measurement, the baseline aggregators and the rater profiles. Its JSON
 // form is the "agreement" document of concord's reports and API.
 type Report struct {
+	// Input is "table" (AnalyzeTable) or "counts" (AnalyzeCounts);
+	// empty for ratings.
+	Input  string `json:"input,omitempty"`
 	Level  string `json:"level"`
 	Items  int    `json:"items"`
 	Raters int    `json:"raters"`
@@ -256,6 +277,11 @@ type Report struct {
 	ConfLevel  float64  `json:"conf_level"`
 	// Only names the one part computed (Options.Only); empty for all.
 	Only string `json:"only,omitempty"`
+	// CI is the kind of the analytic intervals and tests ("t" or
+	// "normal"); NullValue the second test's value (Options.Null), when
+	// there is one.
+	CI        string `json:"ci"`
+	NullValue *num   `json:"null_value,omitempty"`
 	// PairSelection says which rater pairs the pairwise statistics
 	// cover (PairOptions): their number is bounded by its max unless all
 	// is set.
@@ -316,423 +342,6 @@ type Report struct {
 //	          mean and median
 func Analyze(r *Ratings, o Options) (*Report, error) {
 	return AnalyzeContext(context.Background(), r, o)
-}
-
-// AnalyzeContext is Analyze that stops early when ctx is done (a client
-// that went away): the bootstrap checks ctx before every replicate and the
-// Dawid-Skene, GLAD and MACE EM before every iteration. It then returns ctx.Err() (or its
-// cause) and no report.
-func AnalyzeContext(ctx context.Context, r *Ratings, o Options) (*Report, error) {
-	r.check()
-	if r.Raters < 2 {
-		return nil, errors.New("raters: agreement needs at least 2 raters")
-	}
-	categorical := o.Level == Nominal || o.Level == Ordinal
-	if categorical && r.K == 0 {
-		panic("raters: " + o.Level.String() + " level needs categorical ratings")
-	}
-	level := CoefOptions{ConfLevel: o.ConfLevel}.level()
-	t := prepare(r, o.ObservedCategoriesOnly)
-	if t.n == 0 {
-		return nil, errors.New("raters: no ratings")
-	}
-	if o.Ties != TieFrequent && o.Ties != TieFirst {
-		panic(fmt.Sprintf("raters: unknown TieRule %d", o.Ties))
-	}
-	o.want("") // checks o.Only
-	rep := &Report{
-		Level: o.Level.String(), Items: t.n, Raters: r.Raters, Labels: r.Len(),
-		Bootstrap: o.bootstrap(), Seed: o.Seed, ConfLevel: level, Only: o.Only,
-		Aggregators: map[string]*Consensus{},
-	}
-	if !o.want(OnlyCoefficients) {
-		rep.Bootstrap = 0
-	}
-	if r.K > 0 {
-		for k := 0; k < r.K; k++ {
-			rep.Categories = append(rep.Categories, name(o.CategoryNames, k))
-		}
-	}
-	b := &booter{t: t}
-	add := func(dst *Estimate, f func(mult []float64) float64) {
-		b.slots = append(b.slots, bootSlot{dsts: []*Estimate{dst}, f: func(mult, out []float64) { out[0] = f(mult) }})
-	}
-	// Gwet's family under one weighting shares its observed agreement and
-	// class proportions: one bootstrap slot per weighting computes them
-	// once per replicate for every member.
-	type famMember struct {
-		kind chanceKind
-		dst  *Estimate
-	}
-	var famWeights []*weightMat
-	fams := map[*weightMat][]famMember{}
-	wm := func(w Weights) *weightMat {
-		m, err := t.weights(w)
-		if err != nil {
-			panic(err) // only dense weights fail, on huge tables
-		}
-		return m
-	}
-	nonNeg := t.q > 0 && t.vals[0] >= 0
-
-	coefs := o.want(OnlyCoefficients)
-	var (
-		metrics []Metric
-		alphas  []Estimate
-		weights []Weights
-		sets    []*WeightedSet
-	)
-	if coefs {
-		// Krippendorff's alpha.
-		switch o.Level {
-		case Nominal:
-			metrics = []Metric{NominalMetric}
-		case Ordinal:
-			metrics = []Metric{NominalMetric, OrdinalMetric, IntervalMetric, RatioMetric}
-		default:
-			metrics = []Metric{IntervalMetric, RatioMetric}
-		}
-		rep.KrippendorffAlpha = map[string]Estimate{}
-		alphas = make([]Estimate, len(metrics))
-		for x, m := range metrics {
-			if m == RatioMetric && !nonNeg {
-				rep.Notes = append(rep.Notes, "ratio alpha left out: negative values")
-				continue
-			}
-			e, err := t.alphaEstimate(m, level)
-			if err != nil {
-				return nil, err
-			}
-			alphas[x] = e
-			add(&alphas[x], func(mult []float64) float64 { v, _, _ := t.alpha(m, mult); return v })
-		}
-
-		// Gwet's family, unweighted (categorical data).
-		unweighted := wm(Unweighted)
-		famTo := func(dst *Estimate, kind chanceKind, w *weightMat) {
-			*dst = t.chance(kind, w, nil, true, level)
-			if _, ok := fams[w]; !ok {
-				famWeights = append(famWeights, w)
-			}
-			fams[w] = append(fams[w], famMember{kind, dst})
-		}
-		fam := func(kind chanceKind, w *weightMat) *Estimate {
-			e := new(Estimate)
-			famTo(e, kind, w)
-			return e
-		}
-		if categorical {
-			rep.FleissKappa = fam(kindFleiss, unweighted)
-			rep.RandolphKappa = fam(kindBP, unweighted)
-			rep.GwetAC1 = fam(kindGwet, unweighted)
-			rep.BrennanPrediger = fam(kindBP, unweighted)
-			rep.PercentAgreement = fam(kindPA, unweighted)
-			rep.CongerKappa = fam(kindConger, unweighted)
-			if t.r == 2 {
-				e := t.scott2(unweighted, nil, true, level)
-				add(&e, func(mult []float64) float64 { return t.scott2(unweighted, mult, false, level).Value })
-				rep.ScottPi = &e
-			} else {
-				rep.ScottPi = fam(kindFleiss, unweighted)
-			}
-			if se0, ok := t.fleissNullSE(); ok {
-				v := num(se0)
-				rep.FleissKappaSENull = &v
-			}
-			for c := 0; c < t.q; c++ {
-				d := t.dichotomize(c)
-				ck := CategoryKappa{Category: catName(r, o, t, c), Estimate: d.chance(kindFleiss, unweighted2(), nil, true, level), SENull: math.NaN()}
-				if se0, ok := d.fleissNullSE(); ok {
-					ck.SENull = se0 // = sqrt(2/(N m (m-1))), Fleiss et al. (1979)
-				}
-				rep.FleissCategories = append(rep.FleissCategories, ck)
-			}
-			for c := range rep.FleissCategories {
-				d := t.dichotomize(c)
-				add(&rep.FleissCategories[c].Estimate, func(mult []float64) float64 {
-					return d.chance(kindFleiss, unweighted2(), mult, false, level).Value
-				})
-			}
-		}
-
-		// Weighted coefficients.
-		switch o.Level {
-		case Ordinal:
-			weights = []Weights{LinearWeights, QuadraticWeights, OrdinalWeights}
-			if nonNeg {
-				weights = append(weights, RatioWeights)
-			}
-		case Interval, Ratio:
-			weights = []Weights{LinearWeights, QuadraticWeights}
-		}
-		sets = make([]*WeightedSet, len(weights))
-		if t.q >= 2 {
-			for x, w := range weights {
-				m, err := t.weights(w)
-				if err != nil {
-					rep.Notes = append(rep.Notes, fmt.Sprintf("%s weights left out: %v", w, err))
-					continue
-				}
-				s := new(WeightedSet)
-				sets[x] = s
-				famTo(&s.PercentAgreement, kindPA, m)
-				famTo(&s.FleissKappa, kindFleiss, m)
-				famTo(&s.CongerKappa, kindConger, m)
-				famTo(&s.GwetAC2, kindGwet, m)
-				famTo(&s.BrennanPrediger, kindBP, m)
-				s.KrippendorffAlpha = t.alphaWeightsEstimate(m, level)
-				add(&s.KrippendorffAlpha, func(mult []float64) float64 { return t.alphaWeighted(m, mult) })
-			}
-		}
-	}
-
-	// Cohen's kappa for the pairs that share enough items (PairOptions).
-	var cws []Weights
-	switch o.Level {
-	case Nominal:
-		cws = []Weights{Unweighted}
-	case Ordinal:
-		cws = []Weights{Unweighted, LinearWeights, QuadraticWeights}
-	default:
-		cws = []Weights{LinearWeights, QuadraticWeights}
-	}
-	var pairs []PairKappa
-	if coefs || o.want(OnlyRaters) {
-		rated, search := t.ratedPairs(o.Pairs)
-		if note := search.note(r.Raters); note != "" {
-			rep.Notes = append(rep.Notes, note)
-		}
-		rep.PairSelection = &PairSelection{MinShared: search.minShared, Max: search.max, All: o.Pairs.All, Found: search.found, Reported: len(rated), RatersSearched: search.raters}
-		var err error
-		if pairs, err = t.pairwise(rated, cws, true, level); err != nil {
-			return nil, err
-		}
-		// The pairs' bootstrap costs their shared items per replicate:
-		// kept up to MaxMatrixRaters raters, analytic intervals above.
-		bootPairs := coefs && r.Raters <= MaxMatrixRaters
-		cells := 0
-		for _, p := range rated {
-			cells += p.n
-		}
-		if coefs && o.bootstrap() > 0 && len(pairs) > 0 {
-			switch {
-			case !bootPairs:
-				rep.Notes = append(rep.Notes, fmt.Sprintf("the pairwise Cohen's kappas carry analytic (t) intervals, not bootstrap ones: %d raters (bootstrap up to %d)", r.Raters, MaxMatrixRaters))
-			case cells > maxPairBootCells:
-				bootPairs = false
-				rep.Notes = append(rep.Notes, fmt.Sprintf("the pairwise Cohen's kappas carry analytic (t) intervals, not bootstrap ones: the pairs share %d items in all (bootstrap up to %d)", cells, maxPairBootCells))
-			}
-		}
-		if coefs {
-			rep.CohenKappa = make([]CohenPair, len(pairs))
-		}
-		for x, p := range pairs {
-			if !coefs {
-				break
-			}
-			cp := &rep.CohenKappa[x]
-			cp.A, cp.B, cp.N = name(o.RaterNames, p.A), name(o.RaterNames, p.B), p.N
-			var co []coCell // the pair's shared items, for the bootstrap
-			for _, w := range cws {
-				e := p.Kappa[w]
-				ep := &e
-				if bootPairs {
-					m := wm(w)
-					if co == nil {
-						co = t.coCells(p.A, p.B)
-					}
-					cs := co
-					each := func(f func(i int, x, y int32)) {
-						for _, c := range cs {
-							f(int(c.i), c.x, c.y)
-						}
-					}
-					add(ep, func(mult []float64) float64 { return t.pairStatsOver(each, m, mult, false, level).Value })
-				}
-				switch w {
-				case Unweighted:
-					cp.Unweighted = ep
-				case LinearWeights:
-					cp.Linear = ep
-				case QuadraticWeights:
-					cp.Quadratic = ep
-				}
-			}
-		}
-	}
-
-	// Intraclass correlations.
-	if coefs && o.Level != Nominal && r.Raters > MaxICCRaters {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("ICC left out: %d raters (the REML fit works on a raters × raters matrix; at most %d)", r.Raters, MaxICCRaters))
-	} else if coefs && o.Level != Nominal {
-		io := o.ICC
-		io.ConfLevel = level
-		res, err := iccTable(t, r, io)
-		if err != nil {
-			rep.Notes = append(rep.Notes, "ICC left out: "+err.Error())
-		} else {
-			rep.ICC = &ICCReport{ICC1: res.ICC1, ICC2: res.ICC2, ICC3: res.ICC3, ICC1k: res.ICC1k, ICC2k: res.ICC2k, ICC3k: res.ICC3k,
-				Method: res.Method, N: res.N, K: res.K, MSB: num(res.MSB), MSJ: num(res.MSJ), MSE: num(res.MSE), MSW: num(res.MSW)}
-			if res.Dropped > 0 {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("ICC: %d items left out", res.Dropped))
-			}
-		}
-	}
-
-	for _, w := range famWeights {
-		ms := fams[w]
-		kinds := make([]chanceKind, len(ms))
-		dsts := make([]*Estimate, len(ms))
-		for x, m := range ms {
-			kinds[x], dsts[x] = m.kind, m.dst
-		}
-		b.slots = append(b.slots, bootSlot{dsts: dsts, f: func(mult, out []float64) { t.chanceValues(kinds, w, mult, out) }})
-	}
-
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-
-	// Bootstrap. Resampling one item gives every replicate the same
-	// value: a zero-width interval that claims certainty, so with fewer
-	// than 2 items the intervals are not available.
-	if B := o.bootstrap(); B > 0 && len(b.slots) > 0 {
-		if t.n < minBootItems {
-			b.unavailable()
-			rep.Notes = append(rep.Notes, fmt.Sprintf("bootstrap intervals not available: %d item with ratings, and resampling items needs at least %d", t.n, minBootItems))
-		} else if err := b.run(ctx, B, o.Seed, level, o.Progress); err != nil {
-			return nil, err
-		}
-	}
-	for x, m := range metrics {
-		if !(m == RatioMetric && !nonNeg) {
-			rep.KrippendorffAlpha[m.String()] = alphas[x]
-		}
-	}
-	for x, w := range weights {
-		if sets[x] == nil {
-			continue
-		}
-		if rep.Weighted == nil {
-			rep.Weighted = map[string]WeightedSet{}
-		}
-		rep.Weighted[w.String()] = *sets[x]
-		if w == QuadraticWeights {
-			e := sets[x].GwetAC2
-			rep.GwetAC2, rep.GwetAC2Weights = &e, w.String()
-		}
-	}
-
-	// Aggregators, on every label.
-	aggs := o.want(OnlyAggregators)
-	if aggs && categorical {
-		rep.Aggregators["majority"] = MajorityVoteWith(r, MVOptions{Ties: o.Ties, TieOrder: o.TieOrder})
-		dso := o.DS
-		dso.Seed = o.Seed
-		dso.Values = valuesOf(r)
-		labels := LabelsOf(r)
-		if ds, err := dawidSkene(ctx, labels, r.Items, r.Raters, r.K, dso, false); err == nil {
-			rep.Aggregators["dawid_skene"] = ds
-		} else if cerr := ctxErr(ctx); cerr != nil {
-			return nil, cerr
-		} else {
-			rep.Notes = append(rep.Notes, "Dawid-Skene left out: "+err.Error())
-		}
-		if oc, err := dawidSkene(ctx, labels, r.Items, r.Raters, r.K, dso, true); err == nil {
-			rep.Aggregators["one_coin"] = oc
-		} else if cerr := ctxErr(ctx); cerr != nil {
-			return nil, cerr
-		} else {
-			rep.Notes = append(rep.Notes, "one-coin Dawid-Skene left out: "+err.Error())
-		}
-		vals := valuesOf(r)
-		if wa, err := Wawa(labels, r.Items, r.Raters, r.K, WawaOptions{Values: vals, Ties: o.Ties, TieOrder: o.TieOrder}); err == nil {
-			rep.Aggregators["wawa"] = wa
-		} else {
-			rep.Notes = append(rep.Notes, "Wawa left out: "+err.Error())
-		}
-		gl := o.GLAD
-		gl.Values = vals
-		if g, err := glad(ctx, labels, r.Items, r.Raters, r.K, gl); err == nil {
-			rep.Aggregators["glad"] = g
-		} else if cerr := ctxErr(ctx); cerr != nil {
-			return nil, cerr
-		} else {
-			rep.Notes = append(rep.Notes, "GLAD left out: "+err.Error())
-		}
-		mo := o.MACE
-		mo.Seed, mo.Values = o.Seed, vals
-		if m, err := mace(ctx, labels, r.Items, r.Raters, r.K, mo); err == nil {
-			rep.Aggregators["mace"] = m
-		} else if cerr := ctxErr(ctx); cerr != nil {
-			return nil, cerr
-		} else {
-			rep.Notes = append(rep.Notes, "MACE left out: "+err.Error())
-		}
-	}
-	if aggs && o.Level != Nominal {
-		rep.Aggregators["mean"] = MeanRating(r)
-		rep.Aggregators["median"] = MedianRating(r)
-	}
-	for _, c := range rep.Aggregators {
-		for i := range c.Items {
-			c.Items[i].ID = name(o.ItemNames, i)
-			if c.Items[i].Class >= 0 {
-				c.Items[i].Label = name(o.CategoryNames, c.Items[i].Class)
-			}
-		}
-		for j := range c.Raters {
-			c.Raters[j].ID = name(o.RaterNames, j)
-		}
-	}
-	if o.want(OnlyRaters) {
-		rep.Profiles = profiles(r, t, o, rep, pairs)
-		if r.Raters > MaxMatrixRaters && len(rep.Aggregators) > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("rater_profiles leave out agreement_with and ds_confusion above %d raters: each aggregator's raters rows hold the same (accuracy, confusion)", MaxMatrixRaters))
-		}
-	}
-
-	// The agreement tables: the matrix from the pairwise kappas above,
-	// the per-item and per-rater rows from per-item counts.
-	mw := matrixWeights(o.Level)
-	mpairs := make([]PairKappa, len(pairs))
-	for x, p := range pairs {
-		e := undefined()
-		if v, ok := p.Kappa[mw]; ok {
-			e = v
-		}
-		if coefs {
-			switch mw {
-			case Unweighted:
-				e = *rep.CohenKappa[x].Unweighted
-			case QuadraticWeights:
-				e = *rep.CohenKappa[x].Quadratic
-			}
-		}
-		mpairs[x] = PairKappa{A: p.A, B: p.B, N: p.N, Kappa: map[Weights]Estimate{mw: e}}
-	}
-	m, items, rs := agreementTables(r, t, o, mpairs, coefs, o.want(OnlyItems), o.want(OnlyRaters))
-	rep.PairwiseMatrix, rep.ItemAgreement, rep.RaterAgreement = m, items, rs
-	if items != nil || rs != nil {
-		lo, hi := scale(r, o)
-		rep.AgreementScore = agreementScore(o.Level, lo, hi)
-	}
-	if coefs {
-		rep.StrongestPairs, rep.WeakestPairs = extremes(mpairs, mw, o)
-		if m == nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("pairwise_matrix left out: %d raters (at most %d); cohen_kappa lists the pairs described by pair_selection, and each rater profile's pairwise list only those pairs", r.Raters, MaxMatrixRaters))
-		}
-	}
-	if o.Only == "" && o.MaxItemRows > 0 && r.Items > o.MaxItemRows && len(rep.Aggregators) > 0 {
-		for _, c := range rep.Aggregators {
-			c.Items = nil
-		}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the aggregators' per-item rows (aggregators.*.items) are left out: %d items, at most %d in the full document; --only aggregators (API: only=aggregators) lists them", r.Items, o.MaxItemRows))
-	}
-	if t.repeats > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d repeated labels (a rater labelling an item more than once): the coefficients, Cohen's and the pairwise kappas, the ICCs, the per-item and per-rater agreement rows and the profiles' pairwise rows use each rater's first label of an item; the aggregators and the profiles' label counts, distributions and agreement with each consensus use every label", t.repeats))
-	}
-	return rep, nil
 }
 
 // ctxErr is the reason ctx is done (its cause when it has one), or nil.
@@ -1096,42 +705,134 @@ func extremes(pairs []PairKappa, w Weights, o Options) (strong, weak []PairSumma
 // (RaterQuality.Accuracy, Confusion), keeping the document linear.
 func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) []RaterProfile {
 	out := make([]RaterProfile, r.Raters)
-	val := func(v float64) float64 {
-		if r.K > 0 {
-			return r.Value(int(v))
-		}
-		return v
-	}
+	rows := pairwiseRows(r, t, o, rep, pairs)
 	start, order := r.byRater()
+	for j := 0; j < r.Raters; j++ {
+		mine := order[start[j]:start[j+1]]
+		p := labelProfile(r, o, j, mine)
+		p.Pairwise = rows[j]
+		if r.Raters <= MaxMatrixRaters {
+			// Above, the aggregators' own rater rows hold it.
+			for nameAgg, c := range rep.Aggregators {
+				p.AgreementWith[nameAgg] = consensusAgreement(r, o, c, mine)
+			}
+			if ds, ok := rep.Aggregators["dawid_skene"]; ok {
+				for _, row := range ds.Raters[j].Confusion {
+					p.Confusion = append(p.Confusion, nums(row))
+				}
+			}
+		}
+		out[j] = p
+	}
+	return out
+}
+
+// valueOf is the numeric value of a stored rating (a category's value for
+// categorical data).
+func valueOf(r *Ratings, v float64) float64 {
+	if r.K > 0 {
+		return r.Value(int(v))
+	}
+	return v
+}
+
+// labelProfile is rater j's label count, distribution and (ordinal and
+// continuous data) mean and SD, from the rater's labels mine.
+func labelProfile(r *Ratings, o Options, j int, mine []int32) RaterProfile {
+	p := RaterProfile{Rater: name(o.RaterNames, j), Mean: num(math.NaN()), SD: num(math.NaN()), AgreementWith: map[string]ConsensusAgreement{}}
+	if r.K > 0 {
+		p.Distribution = make([]int, r.K)
+	}
+	var s, s2 float64
+	for _, x := range mine {
+		v := r.val[x]
+		p.Labels++
+		if r.K > 0 {
+			p.Distribution[int(v)]++
+		}
+		xv := valueOf(r, v)
+		s += xv
+		s2 += xv * xv
+	}
+	if o.Level != Nominal && p.Labels > 0 {
+		n := float64(p.Labels)
+		p.Mean = num(s / n)
+		if p.Labels > 1 {
+			p.SD = num(math.Sqrt(math.Max(0, (s2-s*s/n)/(n-1))))
+		}
+	}
+	return p
+}
+
+// consensusAgreement is a rater's agreement (labels mine) with an
+// aggregator's consensus: the share of labels equal to the consensus class
+// (categorical data) and the mean absolute difference from its score
+// (ordinal and continuous data).
+func consensusAgreement(r *Ratings, o Options, c *Consensus, mine []int32) ConsensusAgreement {
+	ca := ConsensusAgreement{Agreement: num(math.NaN()), MAE: num(math.NaN())}
+	hits, n, ad, nd := 0, 0, 0.0, 0
+	for _, x := range mine {
+		v := r.val[x]
+		it := c.Items[r.item[x]]
+		if r.K > 0 && it.Class >= 0 {
+			n++
+			if int(v) == it.Class {
+				hits++
+			}
+		}
+		if !math.IsNaN(it.Score) {
+			ad += math.Abs(valueOf(r, v) - it.Score)
+			nd++
+		}
+	}
+	if n > 0 {
+		ca.Agreement = num(float64(hits) / float64(n))
+	}
+	if nd > 0 && o.Level != Nominal {
+		ca.MAE = num(ad / float64(nd))
+	}
+	return ca
+}
+
+// pairKappas fills a pairwise row's kappas from Cohen's kappa of the pair
+// in the report (cohen, by names) or else from the pair's own.
+func pairKappas(p *PairKappa, pa *PairAgreement, cohen map[[2]string]*CohenPair, o Options) {
+	if cp := cohen[[2]string{name(o.RaterNames, p.A), name(o.RaterNames, p.B)}]; cp != nil {
+		if cp.Unweighted != nil {
+			pa.Kappa = num(cp.Unweighted.Value)
+			if cp.Quadratic != nil {
+				pa.KappaQuadratic = num(cp.Quadratic.Value)
+			}
+		} else if cp.Quadratic != nil {
+			pa.Kappa = num(cp.Quadratic.Value)
+		}
+		return
+	}
+	if e, ok := p.Kappa[Unweighted]; ok {
+		pa.Kappa = num(e.Value)
+		if e, ok := p.Kappa[QuadraticWeights]; ok {
+			pa.KappaQuadratic = num(e.Value)
+		}
+	} else if e, ok := p.Kappa[QuadraticWeights]; ok {
+		pa.Kappa = num(e.Value)
+	}
+}
+
+// pairwiseRows builds each rater's pairwise rows from the pairs: percent
+// agreement and mean absolute difference over the shared items (first
+// labels) and the kappas. With at most MaxMatrixRaters raters and the
+// default pairs every other rater has a row (NaN without shared items).
+func pairwiseRows(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [][]PairAgreement {
 	cohen := make(map[[2]string]*CohenPair, 2*len(rep.CohenKappa))
 	for i := range rep.CohenKappa {
 		cp := &rep.CohenKappa[i]
 		cohen[[2]string{cp.A, cp.B}] = cp
 		cohen[[2]string{cp.B, cp.A}] = cp
 	}
-	kappaOf := func(p *PairKappa, pa *PairAgreement) {
-		if cp := cohen[[2]string{name(o.RaterNames, p.A), name(o.RaterNames, p.B)}]; cp != nil {
-			if cp.Unweighted != nil {
-				pa.Kappa = num(cp.Unweighted.Value)
-				if cp.Quadratic != nil {
-					pa.KappaQuadratic = num(cp.Quadratic.Value)
-				}
-			} else if cp.Quadratic != nil {
-				pa.Kappa = num(cp.Quadratic.Value)
-			}
-			return
-		}
-		if e, ok := p.Kappa[Unweighted]; ok {
-			pa.Kappa = num(e.Value)
-			if e, ok := p.Kappa[QuadraticWeights]; ok {
-				pa.KappaQuadratic = num(e.Value)
-			}
-		} else if e, ok := p.Kappa[QuadraticWeights]; ok {
-			pa.Kappa = num(e.Value)
-		}
+	nan := num(math.NaN())
+	empty := func(j2 int) PairAgreement {
+		return PairAgreement{Rater: name(o.RaterNames, j2), PercentAgreement: nan, Kappa: nan, KappaQuadratic: nan, MeanAbsDiff: nan}
 	}
-	// Each rater's pairwise rows, from the pairs: percent agreement and
-	// mean absolute difference over the shared items (first labels).
 	rows := make([][]PairAgreement, r.Raters)
 	other := make([][]int, r.Raters) // not dense: the other rater of each row
 	dense := r.Raters <= MaxMatrixRaters && !o.Pairs.All && o.Pairs.MinShared <= 1
@@ -1140,11 +841,10 @@ func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [
 		at = map[[2]int]int{}
 		for j := 0; j < r.Raters; j++ {
 			for j2 := 0; j2 < r.Raters; j2++ {
-				if j2 == j {
-					continue
+				if j2 != j {
+					at[[2]int{j, j2}] = len(rows[j])
+					rows[j] = append(rows[j], empty(j2))
 				}
-				at[[2]int{j, j2}] = len(rows[j])
-				rows[j] = append(rows[j], PairAgreement{Rater: name(o.RaterNames, j2), PercentAgreement: num(math.NaN()), Kappa: num(math.NaN()), KappaQuadratic: num(math.NaN()), MeanAbsDiff: num(math.NaN())})
 			}
 		}
 	}
@@ -1158,21 +858,17 @@ func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [
 			}
 			ad += math.Abs(t.vals[cx] - t.vals[cy])
 		})
-		for side := 0; side < 2; side++ {
-			j, j2 := p.A, p.B
-			if side == 1 {
-				j, j2 = p.B, p.A
+		for _, side := range [2][2]int{{p.A, p.B}, {p.B, p.A}} {
+			j, j2 := side[0], side[1]
+			pa := empty(j2)
+			pa.N = n
+			if n > 0 && r.K > 0 {
+				pa.PercentAgreement = num(float64(eq) / float64(n))
 			}
-			pa := PairAgreement{Rater: name(o.RaterNames, j2), N: n, PercentAgreement: num(math.NaN()), Kappa: num(math.NaN()), KappaQuadratic: num(math.NaN()), MeanAbsDiff: num(math.NaN())}
-			if n > 0 {
-				if r.K > 0 {
-					pa.PercentAgreement = num(float64(eq) / float64(n))
-				}
-				if o.Level != Nominal {
-					pa.MeanAbsDiff = num(ad / float64(n))
-				}
+			if n > 0 && o.Level != Nominal {
+				pa.MeanAbsDiff = num(ad / float64(n))
 			}
-			kappaOf(p, &pa)
+			pairKappas(p, &pa, cohen, o)
 			if dense {
 				rows[j][at[[2]int{j, j2}]] = pa
 			} else {
@@ -1186,66 +882,7 @@ func profiles(r *Ratings, t *table, o Options, rep *Report, pairs []PairKappa) [
 			sort.Sort(byOther{rows[j], other[j]})
 		}
 	}
-	for j := 0; j < r.Raters; j++ {
-		p := RaterProfile{Rater: name(o.RaterNames, j), Mean: num(math.NaN()), SD: num(math.NaN()), AgreementWith: map[string]ConsensusAgreement{}, Pairwise: rows[j]}
-		if r.K > 0 {
-			p.Distribution = make([]int, r.K)
-		}
-		mine := order[start[j]:start[j+1]]
-		var s, s2 float64
-		for _, x := range mine {
-			v := r.val[x]
-			p.Labels++
-			if r.K > 0 {
-				p.Distribution[int(v)]++
-			}
-			xv := val(v)
-			s += xv
-			s2 += xv * xv
-		}
-		if o.Level != Nominal && p.Labels > 0 {
-			n := float64(p.Labels)
-			p.Mean = num(s / n)
-			if p.Labels > 1 {
-				p.SD = num(math.Sqrt(math.Max(0, (s2-s*s/n)/(n-1))))
-			}
-		}
-		for nameAgg, c := range rep.Aggregators {
-			if r.Raters > MaxMatrixRaters {
-				break // the aggregators' own rater rows hold it
-			}
-			ca := ConsensusAgreement{Agreement: num(math.NaN()), MAE: num(math.NaN())}
-			hits, n, ad, nd := 0, 0, 0.0, 0
-			for _, x := range mine {
-				v := r.val[x]
-				it := c.Items[r.item[x]]
-				if r.K > 0 && it.Class >= 0 {
-					n++
-					if int(v) == it.Class {
-						hits++
-					}
-				}
-				if !math.IsNaN(it.Score) {
-					ad += math.Abs(val(v) - it.Score)
-					nd++
-				}
-			}
-			if n > 0 {
-				ca.Agreement = num(float64(hits) / float64(n))
-			}
-			if nd > 0 && o.Level != Nominal {
-				ca.MAE = num(ad / float64(nd))
-			}
-			p.AgreementWith[nameAgg] = ca
-		}
-		if ds, ok := rep.Aggregators["dawid_skene"]; ok && r.Raters <= MaxMatrixRaters {
-			for _, row := range ds.Raters[j].Confusion {
-				p.Confusion = append(p.Confusion, nums(row))
-			}
-		}
-		out[j] = p
-	}
-	return out
+	return rows
 }
 
 // byOther sorts a profile's pairwise rows by the other rater's index.

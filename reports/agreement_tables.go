@@ -55,20 +55,29 @@ func (x *xlsxWriter) kappaMatrixBlock(m *raters.PairMatrix) *block {
 
 // pairRow is one row of the pairs table.
 type pairRow struct {
-	a, b             string
-	n                int
-	kappa, low, high float64
+	a, b                    string
+	n                       int
+	kappa, low, high, se, p float64
+}
+
+// float is the number, NaN when it is absent.
+func (n *Number) float() float64 {
+	if n == nil {
+		return math.NaN()
+	}
+	return float64(*n)
 }
 
 // pairsBlock lists the pairs of raters with a common item: their shared
-// items and Cohen's kappa with its interval.
+// items and Cohen's kappa with its interval, standard error and the
+// p-value of its test against 0.
 func (x *xlsxWriter) pairsBlock(n int, row func(i int) pairRow) *block {
 	return &block{
-		cols: []col{x.text("Rater A"), x.text("Rater B"), x.integer("Shared items"), x.num("Kappa"), x.num("CI low"), x.num("CI high")},
+		cols: []col{x.text("Rater A"), x.text("Rater B"), x.integer("Shared items"), x.num("Kappa"), x.num("CI low"), x.num("CI high"), x.num("SE"), x.num("p-value")},
 		n:    n, filter: true,
 		row: func(i int, dst []any) []any {
 			p := row(i)
-			return append(dst, p.a, p.b, p.n, p.kappa, p.low, p.high)
+			return append(dst, p.a, p.b, p.n, p.kappa, p.low, p.high, p.se, p.p)
 		}}
 }
 
@@ -77,7 +86,7 @@ func (x *xlsxWriter) cohenPairsBlock(pairs []raters.CohenPair, weights string) *
 	return x.pairsBlock(len(pairs), func(i int) pairRow {
 		p := &pairs[i]
 		e := PairEstimate(p, weights)
-		return pairRow{p.A, p.B, p.N, e.Value, e.CILow, e.CIHigh}
+		return pairRow{p.A, p.B, p.N, e.Value, e.CILow, e.CIHigh, e.SE, e.P}
 	})
 }
 
@@ -95,7 +104,7 @@ func PairEstimate(p *raters.CohenPair, weights string) raters.Estimate {
 	}
 	if e == nil {
 		n := math.NaN()
-		return raters.Estimate{Value: n, CILow: n, CIHigh: n, SE: n, Pa: n, Pe: n}
+		return raters.Estimate{Value: n, CILow: n, CIHigh: n, SE: n, Pa: n, Pe: n, SENull: n, Z: n, P: n, ZNull: n, PNull: n}
 	}
 	return *e
 }
@@ -136,7 +145,7 @@ func WriteMatrixCSV(w io.Writer, m *raters.PairMatrix) error {
 
 // WritePairsCSV writes a row per pair of raters with a common item: Rater
 // A, Rater B, Shared items, Kappa (under weights: unweighted, linear or
-// quadratic), CI low, CI high.
+// quadratic), CI low, CI high, SE, p-value (of the test against 0).
 func WritePairsCSV(w io.Writer, pairs []raters.CohenPair, weights string) error {
 	return writeCSV(w, (&xlsxWriter{}).cohenPairsBlock(pairs, weights))
 }
@@ -181,9 +190,9 @@ func (x *xlsxWriter) agreementMatrix() error {
 		c, ok := p.Kappa[km.Weights]
 		if !ok {
 			nan := math.NaN()
-			return pairRow{p.A, p.B, p.N, nan, nan, nan}
+			return pairRow{p.A, p.B, p.N, nan, nan, nan, nan, nan}
 		}
-		return pairRow{p.A, p.B, p.N, float64(c.Value), float64(c.CILow), float64(c.CIHigh)}
+		return pairRow{p.A, p.B, p.N, float64(c.Value), float64(c.CILow), float64(c.CIHigh), float64(c.SE), c.P.float()}
 	})
 	pb.title = fmt.Sprintf("Pairs of raters with a common item (Cohen's kappa, %s weights, with its interval)", km.Weights)
 	pb.filter = false // one autofilter per sheet: none here

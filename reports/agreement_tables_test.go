@@ -90,6 +90,11 @@ func TestAgreementCSV(t *testing.T) {
 	if len(p) != 2 || p[1][0] != "a" || p[1][1] != "b" || p[1][2] != "3" || !approx(p[1][3], 0.4) {
 		t.Errorf("pairs CSV %q", p)
 	}
+	// The SE and the p-value of the test against 0 are the estimate's.
+	e := rep.CohenKappa[0].Unweighted
+	if len(p[0]) != 8 || p[0][6] != "SE" || p[0][7] != "p-value" || !approx(p[1][6], e.SE) || !approx(p[1][7], e.P) || !(e.P > 0 && e.P < 1) {
+		t.Errorf("pairs CSV %q: SE and p-value of %+v", p, *e)
+	}
 	items := append([]raters.ItemAgreement(nil), rep.ItemAgreement...)
 	raters.SortItemAgreement(items)
 	it := read(func(b *bytes.Buffer) error { return WriteItemAgreementCSV(b, items) })

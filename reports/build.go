@@ -2,7 +2,9 @@ package reports
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -172,164 +174,167 @@ func (b *builder) levelIndex(code string) int { return indexOf(b.fit.Levels, cod
 
 func (b *builder) items() {
 	fit, rep := b.fit, b.rep
-	var gold, text map[string]string
-	var dsLabels map[string]map[string]string
-	if b.ds != nil {
-		gold, text = map[string]string{}, map[string]string{}
-		for _, it := range b.ds.Items {
-			if it.Gold != "" {
-				gold[it.ID] = it.Gold
-			}
-			if it.Text != "" {
-				text[it.ID] = it.Text
-			}
-		}
-		need := false
-		for i := range fit.Items {
-			if len(fit.Items[i].Labels) == 0 && fit.Items[i].NLabels > 0 {
-				need = true
-				break
-			}
-		}
-		if need {
-			dsLabels = map[string]map[string]string{}
-			for _, l := range b.ds.Labels {
-				m := dsLabels[l.Item]
-				if m == nil {
-					m = map[string]string{}
-					dsLabels[l.Item] = m
-				}
-				if _, dup := m[l.Rater]; !dup {
-					m[l.Rater] = l.Value
-				}
-			}
-		}
-	}
+	gold, text, dsLabels := b.datasetItems()
 	rep.Items = make([]Item, len(fit.Items))
 	for i := range fit.Items {
 		fi := &fit.Items[i]
-		it := &rep.Items[i]
-		it.ID = fi.ID
-		it.NLabels = fi.NLabels
 		src := fi.Labels
 		if len(src) == 0 && fi.NLabels > 0 && dsLabels != nil {
 			src = dsLabels[fi.ID]
 		}
-		it.Labels = make(map[string]string, len(src))
-		for r, v := range src {
-			it.Labels[r] = v
-		}
-		if it.NLabels == 0 {
-			it.NLabels = len(it.Labels)
-		}
-		b.labels += len(it.Labels)
-		it.NRaters = len(it.Labels)
-		it.MajorityShare = nan
-		if rep.Kind != KindValues {
-			it.Majority, it.MajorityTie, it.MajorityShare = b.majority(it.Labels)
-		}
-		it.Gold = gold[fi.ID]
-		it.Text = text[fi.ID]
-		if fi.Score != nil {
-			it.Score = estimate(*fi.Score)
-		}
-		if fi.Rank != nil {
-			it.Rank = &RankSummary{Mean: Number(fi.Rank.Mean), Q025: Number(fi.Rank.Q025), Q50: Number(fi.Rank.Q50), Q975: Number(fi.Rank.Q975)}
-		}
-		if fi.Value != nil {
-			it.Value = estimate(*fi.Value)
-		}
-		if rep.Kind == KindValues {
-			it.Baselines = ratingBaselines(it.Labels)
-		}
-		probs := b.itemProbs(fi)
-		cons := fi.Grade
-		if b.rep.Kind == KindClassification {
-			cons = fi.Class
-		}
-		if cons == "" && probs != nil {
-			cons = b.fit.Levels[argmax(probs)]
-		}
-		it.Consensus = cons
-		it.Prob = nan
-		it.Entropy = nan
-		if probs != nil {
-			it.Probs = make([]Number, len(probs))
-			for c, p := range probs {
-				it.Probs[c] = Number(p)
-			}
-			if c := b.levelIndex(cons); c >= 0 {
-				it.Prob = Number(probs[c])
-			}
-			it.Entropy = Number(entropyBits(probs))
-		} else {
-			it.Probs = []Number{}
-		}
+		rep.Items[i] = b.item(fi, src)
+		rep.Items[i].Gold = gold[fi.ID]
+		rep.Items[i].Text = text[fi.ID]
+		b.labels += len(rep.Items[i].Labels)
 	}
-	// Consensus order.
-	pos := -1
-	if b.k == 2 {
-		pos = positiveIndex(rep, b.fit.Levels)
-	}
-	ordinal := rep.Kind != KindClassification // scores and values: by rank
-	prob := func(it *Item, c int) float64 {
-		if c < 0 || c >= len(it.Probs) || !it.Probs[c].Valid() {
-			return math.Inf(-1)
-		}
-		return float64(it.Probs[c])
-	}
-	sort.SliceStable(rep.Items, func(i, j int) bool {
-		a, c := &rep.Items[i], &rep.Items[j]
-		if ordinal {
-			ra, rc := math.Inf(1), math.Inf(1)
-			if a.Rank != nil && a.Rank.Mean.Valid() {
-				ra = float64(a.Rank.Mean)
-			}
-			if c.Rank != nil && c.Rank.Mean.Valid() {
-				rc = float64(c.Rank.Mean)
-			}
-			if ra != rc {
-				return ra < rc
-			}
-			sa, sc := math.Inf(-1), math.Inf(-1)
-			if a.Score != nil && a.Score.Mean.Valid() {
-				sa = float64(a.Score.Mean)
-			}
-			if c.Score != nil && c.Score.Mean.Valid() {
-				sc = float64(c.Score.Mean)
-			}
-			if sa != sc {
-				return sa > sc
-			}
-			return false
-		}
-		if pos >= 0 {
-			pa, pc := prob(a, pos), prob(c, pos)
-			if pa != pc {
-				return pa > pc
-			}
-			return false
-		}
-		ca, cc := b.levelIndex(a.Consensus), b.levelIndex(c.Consensus)
-		if ca < 0 {
-			ca = b.k
-		}
-		if cc < 0 {
-			cc = b.k
-		}
-		if ca != cc {
-			return ca < cc
-		}
-		if pa, pc := prob(a, ca), prob(c, cc); pa != pc {
-			return pa > pc
-		}
-		return false
-	})
+	less := b.consensusOrder()
+	sort.SliceStable(rep.Items, func(i, j int) bool { return less(&rep.Items[i], &rep.Items[j]) })
 	b.byID = make(map[string]int, len(rep.Items))
 	for i := range rep.Items {
 		rep.Items[i].Position = i + 1
 		b.byID[rep.Items[i].ID] = i
 	}
+}
+
+// datasetItems returns what the dataset the report is built with adds to
+// the fit's items: their gold labels and texts by item id, and the labels
+// by item and rater when a fit item counts labels it does not keep (nil
+// otherwise, and all nil without a dataset).
+func (b *builder) datasetItems() (gold, text map[string]string, labels map[string]map[string]string) {
+	if b.ds == nil {
+		return nil, nil, nil
+	}
+	gold, text = map[string]string{}, map[string]string{}
+	for _, it := range b.ds.Items {
+		if it.Gold != "" {
+			gold[it.ID] = it.Gold
+		}
+		if it.Text != "" {
+			text[it.ID] = it.Text
+		}
+	}
+	if !slices.ContainsFunc(b.fit.Items, func(fi FitItem) bool { return len(fi.Labels) == 0 && fi.NLabels > 0 }) {
+		return gold, text, nil
+	}
+	labels = map[string]map[string]string{}
+	for _, l := range b.ds.Labels {
+		m := labels[l.Item]
+		if m == nil {
+			m = map[string]string{}
+			labels[l.Item] = m
+		}
+		if _, dup := m[l.Rater]; !dup {
+			m[l.Rater] = l.Value
+		}
+	}
+	return gold, text, labels
+}
+
+// item is the report's row of a fit item whose labels (by rater) are
+// labels: the labels and their majority, the scores, and the consensus
+// with its distribution.
+func (b *builder) item(fi *FitItem, labels map[string]string) Item {
+	it := Item{ID: fi.ID, NLabels: fi.NLabels, Labels: maps.Clone(labels), MajorityShare: nan}
+	if it.Labels == nil {
+		it.Labels = map[string]string{}
+	}
+	if it.NLabels == 0 {
+		it.NLabels = len(it.Labels)
+	}
+	it.NRaters = len(it.Labels)
+	if b.rep.Kind != KindValues {
+		it.Majority, it.MajorityTie, it.MajorityShare = b.majority(it.Labels)
+	} else {
+		it.Baselines = ratingBaselines(it.Labels)
+	}
+	if fi.Score != nil {
+		it.Score = estimate(*fi.Score)
+	}
+	if fi.Rank != nil {
+		it.Rank = &RankSummary{Mean: Number(fi.Rank.Mean), Q025: Number(fi.Rank.Q025), Q50: Number(fi.Rank.Q50), Q975: Number(fi.Rank.Q975)}
+	}
+	if fi.Value != nil {
+		it.Value = estimate(*fi.Value)
+	}
+	probs := b.itemProbs(fi)
+	it.Consensus = fi.Grade
+	if b.rep.Kind == KindClassification {
+		it.Consensus = fi.Class
+	}
+	if it.Consensus == "" && probs != nil {
+		it.Consensus = b.fit.Levels[argmax(probs)]
+	}
+	it.Prob, it.Entropy, it.Probs = nan, nan, make([]Number, len(probs))
+	for c, p := range probs {
+		it.Probs[c] = Number(p)
+	}
+	if probs != nil {
+		if c := b.levelIndex(it.Consensus); c >= 0 {
+			it.Prob = Number(probs[c])
+		}
+		it.Entropy = Number(entropyBits(probs))
+	}
+	return it
+}
+
+// consensusOrder returns the order of the consensus (Item.Position):
+// scores and values by posterior mean rank, then by decreasing score; a
+// two-class classification by decreasing probability of the positive
+// class; more classes by consensus class (level order), then by
+// decreasing probability of it. Missing numbers sort last.
+func (b *builder) consensusOrder() func(a, c *Item) bool {
+	if b.rep.Kind != KindClassification {
+		return func(a, c *Item) bool {
+			ra, rc := rankOf(a), rankOf(c)
+			if ra != rc {
+				return ra < rc
+			}
+			return scoreOf(a) > scoreOf(c)
+		}
+	}
+	if b.k == 2 {
+		if pos := positiveIndex(b.rep, b.fit.Levels); pos >= 0 {
+			return func(a, c *Item) bool { return probOf(a, pos) > probOf(c, pos) }
+		}
+	}
+	class := func(it *Item) int {
+		if k := b.levelIndex(it.Consensus); k >= 0 {
+			return k
+		}
+		return b.k
+	}
+	return func(a, c *Item) bool {
+		ca, cc := class(a), class(c)
+		if ca != cc {
+			return ca < cc
+		}
+		return probOf(a, ca) > probOf(c, cc)
+	}
+}
+
+// rankOf is an item's posterior mean rank, +Inf without one.
+func rankOf(it *Item) float64 {
+	if it.Rank != nil && it.Rank.Mean.Valid() {
+		return float64(it.Rank.Mean)
+	}
+	return math.Inf(1)
+}
+
+// scoreOf is an item's posterior mean score, -Inf without one.
+func scoreOf(it *Item) float64 {
+	if it.Score != nil && it.Score.Mean.Valid() {
+		return float64(it.Score.Mean)
+	}
+	return math.Inf(-1)
+}
+
+// probOf is the probability of level c in an item's consensus
+// distribution, -Inf without one.
+func probOf(it *Item, c int) float64 {
+	if c < 0 || c >= len(it.Probs) || !it.Probs[c].Valid() {
+		return math.Inf(-1)
+	}
+	return float64(it.Probs[c])
 }
 
 // majority returns the most common of an item's labels (ties broken by
@@ -888,9 +893,10 @@ func (b *builder) diagnostics() {
 	}
 }
 
-// agreement reshapes the raters report.
+// agreement reshapes the raters report: the coefficients, the pairwise
+// kappas (and each rater's mean kappa), the agreement tables and the
+// baseline aggregators beside the model.
 func (b *builder) agreement(ag *raters.Report) {
-	rep := b.rep
 	a := &Agreement{
 		Level: ag.Level, Items: ag.Items, Raters: ag.Raters, Labels: ag.Labels,
 		Bootstrap: ag.Bootstrap, Seed: ag.Seed, ConfLevel: ag.ConfLevel,
@@ -903,7 +909,20 @@ func (b *builder) agreement(ag *raters.Report) {
 		RaterAgreement: ag.RaterAgreement,
 	}
 	raters.SortItemAgreement(a.ItemAgreement)
-	// Pairwise kappas.
+	if len(ag.CohenKappa) > 0 {
+		a.Kappa, a.Pairs = b.kappas(ag)
+	}
+	for _, name := range aggregatorNames(ag) {
+		a.Aggregators = append(a.Aggregators, b.aggregator(name, ag.Aggregators[name]))
+	}
+	b.rep.Agreement = a
+}
+
+// kappas returns the matrix of pairwise Cohen's kappas (unweighted for
+// nominal data, quadratic otherwise; the report's raters first) and every
+// pair under each weighting, and sets each rater's mean kappa.
+func (b *builder) kappas(ag *raters.Report) (*KappaMatrix, []KappaPair) {
+	rep := b.rep
 	weights := "unweighted"
 	if ag.Level != raters.Nominal.String() {
 		weights = "quadratic"
@@ -923,126 +942,132 @@ func (b *builder) agreement(ag *raters.Report) {
 		add(p.A)
 		add(p.B)
 	}
-	if len(ag.CohenKappa) > 0 {
-		km := &KappaMatrix{Weights: weights, Raters: names, Values: make([][]Number, len(names)), N: make([][]int, len(names))}
-		for i := range names {
-			km.Values[i] = make([]Number, len(names))
-			km.N[i] = make([]int, len(names))
-			for j := range km.Values[i] {
-				km.Values[i][j] = nan
-			}
-		}
-		for _, p := range ag.CohenKappa {
-			kp := KappaPair{A: p.A, B: p.B, N: p.N, Kappa: map[string]Coefficient{}}
-			for _, w := range []struct {
-				name string
-				e    *raters.Estimate
-			}{{"unweighted", p.Unweighted}, {"linear", p.Linear}, {"quadratic", p.Quadratic}} {
-				if w.e != nil {
-					kp.Kappa[w.name] = coef("cohen_kappa", w.name, "Cohen's kappa ("+w.name+")", *w.e)
-				}
-			}
-			a.Pairs = append(a.Pairs, kp)
-			i, j := seen[p.A], seen[p.B]
-			km.N[i][j], km.N[j][i] = p.N, p.N
-			if c, ok := kp.Kappa[weights]; ok {
-				km.Values[i][j], km.Values[j][i] = c.Value, c.Value
-			}
-		}
-		a.Kappa = km
-		for l := range rep.Raters {
-			i := seen[rep.Raters[l].ID]
-			var s float64
-			n := 0
-			for j, v := range km.Values[i] {
-				if j != i && v.Valid() {
-					s += float64(v)
-					n++
-				}
-			}
-			if n > 0 {
-				rep.Raters[l].MeanKappa = Number(s / float64(n))
-			}
+	km := &KappaMatrix{Weights: weights, Raters: names, Values: make([][]Number, len(names)), N: make([][]int, len(names))}
+	for i := range names {
+		km.Values[i] = make([]Number, len(names))
+		km.N[i] = make([]int, len(names))
+		for j := range km.Values[i] {
+			km.Values[i][j] = nan
 		}
 	}
-	// Aggregators, beside the model.
+	var pairs []KappaPair
+	for _, p := range ag.CohenKappa {
+		kp := KappaPair{A: p.A, B: p.B, N: p.N, Kappa: map[string]Coefficient{}}
+		for _, w := range []struct {
+			name string
+			e    *raters.Estimate
+		}{{"unweighted", p.Unweighted}, {"linear", p.Linear}, {"quadratic", p.Quadratic}} {
+			if w.e != nil {
+				kp.Kappa[w.name] = coef("cohen_kappa", w.name, "Cohen's kappa ("+w.name+")", *w.e)
+			}
+		}
+		pairs = append(pairs, kp)
+		i, j := seen[p.A], seen[p.B]
+		km.N[i][j], km.N[j][i] = p.N, p.N
+		if c, ok := kp.Kappa[weights]; ok {
+			km.Values[i][j], km.Values[j][i] = c.Value, c.Value
+		}
+	}
+	for l := range rep.Raters {
+		i := seen[rep.Raters[l].ID]
+		var s float64
+		n := 0
+		for j, v := range km.Values[i] {
+			if j != i && v.Valid() {
+				s += float64(v)
+				n++
+			}
+		}
+		if n > 0 {
+			rep.Raters[l].MeanKappa = Number(s / float64(n))
+		}
+	}
+	return km, pairs
+}
+
+// aggregatorNames lists the aggregators of the agreement analysis in
+// raters.AggregatorNames order, any others after them by name.
+func aggregatorNames(ag *raters.Report) []string {
 	order := raters.AggregatorNames()
-	var aggNames []string
+	var names, extra []string
 	for _, n := range order {
 		if ag.Aggregators[n] != nil {
-			aggNames = append(aggNames, n)
+			names = append(names, n)
 		}
 	}
-	var extra []string
 	for n := range ag.Aggregators {
 		if indexOf(order, n) < 0 && ag.Aggregators[n] != nil {
 			extra = append(extra, n)
 		}
 	}
 	sort.Strings(extra)
-	aggNames = append(aggNames, extra...)
-	for _, name := range aggNames {
-		c := ag.Aggregators[name]
-		out := Aggregator{Name: name, Label: aggregatorLabel(name), Ties: c.Ties, AgreementWithModel: nan, ScoreCorrelation: nan}
-		if c.Fit != nil {
-			conv := c.Fit.Converged
-			out.Converged = &conv
-			out.Iterations = c.Fit.Iterations
-		}
-		hits := 0
-		var xs, ys []float64
-		for _, ic := range c.Items {
-			i, ok := b.byID[ic.ID]
-			if !ok {
-				continue
-			}
-			it := &rep.Items[i]
-			if it.Baselines == nil {
-				it.Baselines = map[string]Baseline{}
-			}
-			it.Baselines[name] = Baseline{Label: ic.Label, Score: Number(ic.Score), Tie: ic.Tie}
-			if ic.Label != "" && it.Consensus != "" {
-				out.Items++
-				if ic.Label == it.Consensus {
-					hits++
-				}
-			}
-			// The model's consensus: the value on the rating scale
-			// (values), else the latent score.
-			cons := it.Score
-			if it.Value != nil {
-				cons = it.Value
-			}
-			if cons != nil && cons.Mean.Valid() && !math.IsNaN(ic.Score) && !math.IsInf(ic.Score, 0) {
-				xs = append(xs, ic.Score)
-				ys = append(ys, float64(cons.Mean))
-			}
-		}
-		out.AgreementWithModel = ratio(hits, out.Items)
-		if len(xs) >= 3 {
-			if r := stat.Correlation(xs, ys, nil); !math.IsNaN(r) {
-				out.ScoreCorrelation = Number(r)
-			}
-		}
-		for _, q := range c.Raters {
-			l, ok := b.raterIx[q.ID]
-			if !ok {
-				continue
-			}
-			r := &rep.Raters[l]
-			if r.Baselines == nil {
-				r.Baselines = map[string]RaterBaseline{}
-			}
-			rb := RaterBaseline{Accuracy: Number(q.Accuracy), MAE: Number(q.MAE)}
-			if q.SkillKind != "" {
-				s := Number(q.Skill)
-				rb.Skill, rb.SkillKind = &s, q.SkillKind
-			}
-			r.Baselines[name] = rb
-		}
-		a.Aggregators = append(a.Aggregators, out)
+	return append(names, extra...)
+}
+
+// aggregator summarises the baseline aggregator name beside the model (how
+// often its class is the model's consensus, the correlation of its score
+// with the model's), and records its answer in each item's and its
+// quality in each rater's Baselines.
+func (b *builder) aggregator(name string, c *raters.Consensus) Aggregator {
+	rep := b.rep
+	out := Aggregator{Name: name, Label: aggregatorLabel(name), Ties: c.Ties, AgreementWithModel: nan, ScoreCorrelation: nan}
+	if c.Fit != nil {
+		conv := c.Fit.Converged
+		out.Converged = &conv
+		out.Iterations = c.Fit.Iterations
 	}
-	rep.Agreement = a
+	hits := 0
+	var xs, ys []float64
+	for _, ic := range c.Items {
+		i, ok := b.byID[ic.ID]
+		if !ok {
+			continue
+		}
+		it := &rep.Items[i]
+		if it.Baselines == nil {
+			it.Baselines = map[string]Baseline{}
+		}
+		it.Baselines[name] = Baseline{Label: ic.Label, Score: Number(ic.Score), Tie: ic.Tie}
+		if ic.Label != "" && it.Consensus != "" {
+			out.Items++
+			if ic.Label == it.Consensus {
+				hits++
+			}
+		}
+		// The model's consensus: the value on the rating scale
+		// (values), else the latent score.
+		cons := it.Score
+		if it.Value != nil {
+			cons = it.Value
+		}
+		if cons != nil && cons.Mean.Valid() && !math.IsNaN(ic.Score) && !math.IsInf(ic.Score, 0) {
+			xs = append(xs, ic.Score)
+			ys = append(ys, float64(cons.Mean))
+		}
+	}
+	out.AgreementWithModel = ratio(hits, out.Items)
+	if len(xs) >= 3 {
+		if r := stat.Correlation(xs, ys, nil); !math.IsNaN(r) {
+			out.ScoreCorrelation = Number(r)
+		}
+	}
+	for _, q := range c.Raters {
+		l, ok := b.raterIx[q.ID]
+		if !ok {
+			continue
+		}
+		r := &rep.Raters[l]
+		if r.Baselines == nil {
+			r.Baselines = map[string]RaterBaseline{}
+		}
+		rb := RaterBaseline{Accuracy: Number(q.Accuracy), MAE: Number(q.MAE)}
+		if q.SkillKind != "" {
+			s := Number(q.Skill)
+			rb.Skill, rb.SkillKind = &s, q.SkillKind
+		}
+		r.Baselines[name] = rb
+	}
+	return out
 }
 
 func aggregatorLabel(name string) string {
@@ -1059,6 +1084,12 @@ func aggregatorLabel(name string) string {
 		return "GLAD"
 	case "mace":
 		return "MACE"
+	case "zero_based_skill":
+		return "Zero-Based Skill"
+	case "kos":
+		return "KOS"
+	case "gold_majority":
+		return "gold majority vote"
 	case "mean":
 		return "mean rating"
 	case "median":
@@ -1067,8 +1098,18 @@ func aggregatorLabel(name string) string {
 	return name
 }
 
+// optNumber is v, or nil when it is NaN or infinite.
+func optNumber(v float64) *Number {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	n := Number(v)
+	return &n
+}
+
 func coef(key, variant, label string, e raters.Estimate) Coefficient {
-	return Coefficient{Key: key, Variant: variant, Label: label, Value: Number(e.Value), SE: Number(e.SE), CILow: Number(e.CILow), CIHigh: Number(e.CIHigh), CIMethod: e.CIMethod}
+	return Coefficient{Key: key, Variant: variant, Label: label, Value: Number(e.Value), SE: Number(e.SE), CILow: Number(e.CILow), CIHigh: Number(e.CIHigh), CIMethod: e.CIMethod,
+		Z: optNumber(e.Z), P: optNumber(e.P)}
 }
 
 // coefficients lists the coefficients of a raters report in a fixed order.
@@ -1177,22 +1218,22 @@ func (b *builder) summary() {
 	if s.Labels == 0 {
 		s.Labels = b.labels
 	}
-	hits, n := 0, 0
-	goldHits := 0
+	hits, n, goldHits := 0, 0, 0
 	for i := range rep.Items {
 		it := &rep.Items[i]
 		if it.NLabels > 0 {
 			s.RatedItems++
 		}
+		if it.Consensus == "" {
+			continue
+		}
 		for _, v := range it.Labels {
-			if it.Consensus != "" {
-				n++
-				if v == it.Consensus {
-					hits++
-				}
+			n++
+			if v == it.Consensus {
+				hits++
 			}
 		}
-		if it.Gold != "" && it.Consensus != "" {
+		if it.Gold != "" {
 			s.GoldItems++
 			if it.Gold == it.Consensus {
 				goldHits++
@@ -1209,46 +1250,23 @@ func (b *builder) summary() {
 	if len(rep.Items) > 0 {
 		s.TopItem = rep.Items[0].ID
 	}
-	best, worst := -1, -1
-	severe, lenient := -1, -1
-	for l, r := range rep.Raters {
-		if r.Reference || !r.Precision.Mean.Valid() {
-			continue
-		}
-		if best < 0 || r.Precision.Mean > rep.Raters[best].Precision.Mean {
-			best = l
-		}
-		if worst < 0 || r.Precision.Mean < rep.Raters[worst].Precision.Mean {
-			worst = l
-		}
-	}
-	for l, r := range rep.Raters {
-		if r.Severity == nil || !r.Severity.Mean.Valid() {
-			continue
-		}
-		if severe < 0 || r.Severity.Mean > rep.Raters[severe].Severity.Mean {
-			severe = l
-		}
-		if lenient < 0 || r.Severity.Mean < rep.Raters[lenient].Severity.Mean {
-			lenient = l
-		}
-	}
 	if len(rep.Raters) > 1 {
-		if best >= 0 {
-			s.MostPrecise = rep.Raters[best].ID
-			s.LeastPrecise = rep.Raters[worst].ID
-		}
-		if severe >= 0 {
-			s.MostSevere = rep.Raters[severe].ID
-			s.MostLenient = rep.Raters[lenient].ID
-		}
+		// The reference rater's precision is fixed: it says nothing.
+		s.MostPrecise, s.LeastPrecise = extremeRaters(rep.Raters, func(r *Rater) (Number, bool) {
+			return r.Precision.Mean, !r.Reference
+		})
+		s.MostSevere, s.MostLenient = extremeRaters(rep.Raters, func(r *Rater) (Number, bool) {
+			if r.Severity == nil {
+				return nan, false
+			}
+			return r.Severity.Mean, true
+		})
 	}
 	b.robustSummary()
 	s.MajorityAgreement = nan
 	if a := rep.Agreement; a != nil {
-		level := a.Level
 		for i, c := range a.Coefficients {
-			if c.Key == "krippendorff_alpha" && c.Variant == level {
+			if c.Key == "krippendorff_alpha" && c.Variant == a.Level {
 				s.Alpha = &a.Coefficients[i]
 			}
 		}
@@ -1258,6 +1276,30 @@ func (b *builder) summary() {
 			}
 		}
 	}
+}
+
+// extremeRaters returns the ids of the raters with the highest and the
+// lowest value of key (the first of equals), among those whose key is a
+// number and applies (ok); "", "" when there are none.
+func extremeRaters(rs []Rater, key func(*Rater) (v Number, ok bool)) (hi, lo string) {
+	h, l := -1, -1
+	var vh, vl Number
+	for i := range rs {
+		v, ok := key(&rs[i])
+		if !ok || !v.Valid() {
+			continue
+		}
+		if h < 0 || v > vh {
+			h, vh = i, v
+		}
+		if l < 0 || v < vl {
+			l, vl = i, v
+		}
+	}
+	if h < 0 {
+		return "", ""
+	}
+	return rs[h].ID, rs[l].ID
 }
 
 // robustSummary sets the summary's robust-model fields: how the error
@@ -1280,23 +1322,24 @@ func (b *builder) robustSummary() {
 		}
 		s.LikelyErrors = &n
 	}
-	hi, lo := -1, -1
-	learnt, has := false, false
-	for l, r := range rep.Raters {
-		e := r.Epsilon
-		if e == nil {
-			continue
+	learnt, has, zero := false, false, false
+	for _, r := range rep.Raters {
+		if e := r.Epsilon; e != nil {
+			has = true
+			learnt = learnt || e.Learnt
 		}
-		has = true
-		learnt = learnt || e.Learnt
-		if !e.Value.Valid() {
-			continue
+	}
+	errorRate := func(r *Rater) (Number, bool) {
+		if r.Epsilon == nil {
+			return nan, false
 		}
-		if hi < 0 || e.Value > rep.Raters[hi].Epsilon.Value {
-			hi = l
-		}
-		if lo < 0 || e.Value < rep.Raters[lo].Epsilon.Value {
-			lo = l
+		return r.Epsilon.Value, true
+	}
+	hi, lo := extremeRaters(rep.Raters, errorRate)
+	for i := range rep.Raters {
+		if rep.Raters[i].ID == hi {
+			zero = rep.Raters[i].Epsilon.Value == 0
+			break
 		}
 	}
 	switch {
@@ -1304,14 +1347,13 @@ func (b *builder) robustSummary() {
 		return
 	case learnt:
 		s.ErrorRates = "learnt"
-	case rep.Diagnostics.Selected == "plain" || (hi >= 0 && rep.Raters[hi].Epsilon.Value == 0):
+	case rep.Diagnostics.Selected == "plain" || zero:
 		s.ErrorRates = "none"
 	default:
 		s.ErrorRates = "fixed"
 	}
-	if learnt && len(rep.Raters) > 1 && hi >= 0 {
-		s.MostErrorProne = rep.Raters[hi].ID
-		s.LeastErrorProne = rep.Raters[lo].ID
+	if learnt && len(rep.Raters) > 1 && hi != "" {
+		s.MostErrorProne, s.LeastErrorProne = hi, lo
 	}
 }
 

@@ -72,8 +72,8 @@ type ChoiceCandidate struct {
 // diagnostics (the fit document's model and diagnostics), made from the
 // fit's record of its choice: the confusion model's rater-model
 // candidates or the bounded model's candidates; nil when the fit made no
-// choice (a forced model, or a family that does not choose). The server's
-// fit page shows it without building the whole report.
+// choice (a forced model, or a family that does not choose). The report
+// builder sets it; the server's fit page shows the report's.
 func ChoiceOf(m *multirater.ModelSettings, d *multirater.Diagnostics) *ModelChoice {
 	if cp := m.Confusion; cp != nil && len(cp.RaterModelCandidates) > 0 {
 		return raterModelChoice(cp)

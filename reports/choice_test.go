@@ -10,8 +10,6 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
-
-	"github.com/xuri/excelize/v2"
 )
 
 // liveChoiceReport fits spec to the labels file (a live fit through
@@ -137,17 +135,7 @@ func TestModelChoice(t *testing.T) {
 func checkChoiceWorkbook(t *testing.T, rep *Report) {
 	t.Helper()
 	mc := rep.ModelChoice
-	var buf bytes.Buffer
-	if err := WriteXLSX(&buf, rep, XLSXOptions{NoCharts: true}); err != nil {
-		t.Fatal(err)
-	}
-	checkXML(t, buf.Bytes())
-	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := &book{t: t, f: f}
+	b := openBook(t, rep, XLSXOptions{NoCharts: true})
 	rows := b.rows(SheetDiagnostics)
 	title := -1
 	for i, r := range rows {

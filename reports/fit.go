@@ -169,97 +169,143 @@ func (f *Fit) Values() bool { return f.Model.Shape() == multirater.OutputValues 
 // and flags naming known raters and levels, per-level arrays of the right
 // length. A fit of values has no levels, and its labels are numbers.
 func (f *Fit) check() error {
-	values := f.Values()
+	ids := &fitIDs{values: f.Values()}
+	for _, step := range []func(*Fit) error{ids.levels, ids.raters, ids.items, ids.labelRefs, checkDraws} {
+		if err := step(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fitIDs are the levels, raters and items of a fit document, each checked
+// for duplicates as it is collected, for the checks of the references to
+// them; a check collects its ids for the checks after it. values: the fit's output shape is values (no levels, numeric
+// labels).
+type fitIDs struct {
+	values             bool
+	level, rater, item map[string]bool
+}
+
+func (c *fitIDs) levels(f *Fit) error {
 	k := len(f.Levels)
 	switch {
-	case values && k != 0:
+	case c.values && k != 0:
 		return fmt.Errorf("%d levels in a fit of bounded ratings (model.output \"values\" has none)", k)
-	case !values && k < 2:
+	case !c.values && k < 2:
 		return fmt.Errorf("%d levels (expected at least 2)", k)
 	}
-	level := make(map[string]bool, k)
+	c.level = make(map[string]bool, k)
 	for _, l := range f.Levels {
-		if level[l] {
+		if c.level[l] {
 			return fmt.Errorf("level %q appears twice", l)
 		}
-		level[l] = true
+		c.level[l] = true
 	}
-	rater := make(map[string]bool, len(f.Raters))
+	return nil
+}
+
+func (c *fitIDs) raters(f *Fit) error {
+	k := len(f.Levels)
+	c.rater = make(map[string]bool, len(f.Raters))
 	for _, r := range f.Raters {
-		if rater[r.ID] {
+		switch {
+		case c.rater[r.ID]:
 			return fmt.Errorf("rater %q appears twice", r.ID)
-		}
-		rater[r.ID] = true
-		if r.LevelCounts != nil && len(r.LevelCounts) != k {
+		case r.LevelCounts != nil && len(r.LevelCounts) != k:
 			return fmt.Errorf("rater %q: %d level counts for %d levels", r.ID, len(r.LevelCounts), k)
-		}
-		if values && len(r.Thresholds) > 0 {
+		case c.values && len(r.Thresholds) > 0:
 			return fmt.Errorf("rater %q: thresholds in a fit of bounded ratings", r.ID)
-		}
-		if !values && r.Thresholds != nil && len(r.Thresholds) != k-1 {
+		case !c.values && r.Thresholds != nil && len(r.Thresholds) != k-1:
 			return fmt.Errorf("rater %q: %d thresholds for %d levels (expected %d)", r.ID, len(r.Thresholds), k, k-1)
 		}
+		c.rater[r.ID] = true
 	}
-	item := make(map[string]bool, len(f.Items))
+	return nil
+}
+
+func (c *fitIDs) items(f *Fit) error {
+	c.item = make(map[string]bool, len(f.Items))
 	for i := range f.Items {
 		it := &f.Items[i]
-		if item[it.ID] {
+		if c.item[it.ID] {
 			return fmt.Errorf("item %q appears twice", it.ID)
 		}
-		item[it.ID] = true
-		for r, v := range it.Labels {
-			if !rater[r] {
-				return fmt.Errorf("item %q: label of unknown rater %q", it.ID, r)
-			}
-			if values {
-				if _, ok := ratingValue(v); !ok {
-					return fmt.Errorf("item %q: rater %q's rating %q is not a number", it.ID, r, v)
-				}
-			} else if !level[v] {
-				return fmt.Errorf("item %q: rater %q's label %q is not a level", it.ID, r, v)
-			}
+		c.item[it.ID] = true
+		if err := c.labels(it); err != nil {
+			return err
 		}
-		if it.Grade != "" && !level[it.Grade] {
+		if it.Grade != "" && !c.level[it.Grade] {
 			return fmt.Errorf("item %q: grade %q is not a level", it.ID, it.Grade)
 		}
-		if it.Class != "" && !level[it.Class] {
+		if it.Class != "" && !c.level[it.Class] {
 			return fmt.Errorf("item %q: class %q is not a level", it.ID, it.Class)
 		}
 		for g := range it.GradeProbs {
-			if !level[g] {
+			if !c.level[g] {
 				return fmt.Errorf("item %q: grade_probs has unknown level %q", it.ID, g)
 			}
 		}
 	}
+	return nil
+}
+
+// labels checks an item's labels: known raters, and levels (numbers for
+// values).
+func (c *fitIDs) labels(it *FitItem) error {
+	for r, v := range it.Labels {
+		if !c.rater[r] {
+			return fmt.Errorf("item %q: label of unknown rater %q", it.ID, r)
+		}
+		if c.values {
+			if _, ok := ratingValue(v); !ok {
+				return fmt.Errorf("item %q: rater %q's rating %q is not a number", it.ID, r, v)
+			}
+		} else if !c.level[v] {
+			return fmt.Errorf("item %q: rater %q's label %q is not a level", it.ID, r, v)
+		}
+	}
+	return nil
+}
+
+// labelRefs checks the flags and label errors: known items and raters,
+// levels and probabilities.
+func (c *fitIDs) labelRefs(f *Fit) error {
 	for _, fl := range f.Flags {
-		if !item[fl.Item] || !rater[fl.Rater] {
+		if !c.item[fl.Item] || !c.rater[fl.Rater] {
 			return fmt.Errorf("flag (%q, %q) names an unknown item or rater", fl.Item, fl.Rater)
 		}
 	}
 	for _, le := range f.LabelErrors {
-		if !item[le.Item] || !rater[le.Rater] {
+		switch {
+		case !c.item[le.Item] || !c.rater[le.Rater]:
 			return fmt.Errorf("label error (%q, %q) names an unknown item or rater", le.Item, le.Rater)
-		}
-		if !values && !level[le.Label] {
+		case !c.values && !c.level[le.Label]:
 			return fmt.Errorf("label error (%q, %q): label %q is not a level", le.Item, le.Rater, le.Label)
-		}
-		if !(le.PError >= 0 && le.PError <= 1) {
+		case !(le.PError >= 0 && le.PError <= 1):
 			return fmt.Errorf("label error (%q, %q): p_error %v is not a probability", le.Item, le.Rater, le.PError)
 		}
 	}
-	if d := f.Draws; d != nil {
-		if len(d.Alpha) != d.N || (d.M != nil && len(d.M) != d.N) {
-			return fmt.Errorf("draws: n = %d but %d alpha and %d m draws", d.N, len(d.Alpha), len(d.M))
+	return nil
+}
+
+// checkDraws checks the kept draws' shapes against the raters and items.
+func checkDraws(f *Fit) error {
+	d := f.Draws
+	if d == nil {
+		return nil
+	}
+	if len(d.Alpha) != d.N || (d.M != nil && len(d.M) != d.N) {
+		return fmt.Errorf("draws: n = %d but %d alpha and %d m draws", d.N, len(d.Alpha), len(d.M))
+	}
+	for s := range d.Alpha {
+		if len(d.Alpha[s]) != len(f.Raters) {
+			return fmt.Errorf("draws: draw %d has %d precisions for %d raters", s, len(d.Alpha[s]), len(f.Raters))
 		}
-		for s := range d.Alpha {
-			if len(d.Alpha[s]) != len(f.Raters) {
-				return fmt.Errorf("draws: draw %d has %d precisions for %d raters", s, len(d.Alpha[s]), len(f.Raters))
-			}
-		}
-		for s := range d.M {
-			if len(d.M[s]) != len(f.Items) {
-				return fmt.Errorf("draws: draw %d has %d scores for %d items", s, len(d.M[s]), len(f.Items))
-			}
+	}
+	for s := range d.M {
+		if len(d.M[s]) != len(f.Items) {
+			return fmt.Errorf("draws: draw %d has %d scores for %d items", s, len(d.M[s]), len(f.Items))
 		}
 	}
 	return nil

@@ -27,11 +27,11 @@ type reportCase struct {
 	fit  *Fit
 }
 
-// ordinalFit reads the real fit of testdata/fit_sirt_k1.json (see
-// testdata/README.md for how it was made).
-func ordinalFit(t testing.TB) *Fit {
+// testdataFit reads the real fit result testdata/name (see
+// testdata/README.md for how each was made).
+func testdataFit(t testing.TB, name string) *Fit {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "fit_sirt_k1.json"))
+	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +41,38 @@ func ordinalFit(t testing.TB) *Fit {
 		t.Fatal(err)
 	}
 	return fit
+}
+
+// ordinalFit reads the real fit of testdata/fit_sirt_k1.json.
+func ordinalFit(t testing.TB) *Fit { return testdataFit(t, "fit_sirt_k1.json") }
+
+// fileCase is the report of the real fit testdata/fitFile of project
+// (scheme), built with the labels and items files it was made from
+// (testdata/labels, testdata/items: gold labels and item texts) and, when
+// boot > 0, their agreement analysis with boot bootstrap replicates
+// (seed 1).
+func fileCase(t testing.TB, name, fitFile, project, scheme, labels, items string, boot int) reportCase {
+	t.Helper()
+	fit := testdataFit(t, fitFile)
+	s := annotations.MustParseScheme(scheme)
+	ld, err := annotations.LoadFiles(filepath.Join("testdata", labels),
+		annotations.LoadOptions{Scheme: &s, ItemsPath: filepath.Join("testdata", items)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ag *raters.Report
+	if boot > 0 {
+		a, err := analysis.Agreement(context.Background(), ld.Dataset, raters.Options{Bootstrap: boot, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ag = a.Report
+	}
+	rep, err := BuildFit(annotations.Project{Name: project, Scheme: s}, fit, ag, ld.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reportCase{name, rep, fit}
 }
 
 // agreementOf runs the agreement analysis of the labels recorded in the fit
@@ -58,15 +90,21 @@ func agreementOf(t testing.TB, fit *Fit, s annotations.Scheme) (*raters.Report, 
 	return ag.Report, ds
 }
 
-func ordinalCase(t testing.TB) reportCase {
-	fit := ordinalFit(t)
-	s := annotations.MustParseScheme("ordinal:0..3")
+// recordedCase is the report of fit in project (scheme), with the
+// agreement analysis of the labels the fit records (agreementOf).
+func recordedCase(t testing.TB, name, project, scheme string, fit *Fit) reportCase {
+	t.Helper()
+	s := annotations.MustParseScheme(scheme)
 	ag, ds := agreementOf(t, fit, s)
-	rep, err := BuildFit(annotations.Project{Name: "sirt-writing-k1", Scheme: s}, fit, ag, ds)
+	rep, err := BuildFit(annotations.Project{Name: project, Scheme: s}, fit, ag, ds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return reportCase{"ordinal", rep, fit}
+	return reportCase{name, rep, fit}
+}
+
+func ordinalCase(t testing.TB) reportCase {
+	return recordedCase(t, "ordinal", "sirt-writing-k1", "ordinal:0..3", ordinalFit(t))
 }
 
 // liveOrdinalCase fits the ordinal model to a small synthetic data set
@@ -87,15 +125,25 @@ func liveOrdinalCase(t testing.TB) reportCase {
 	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{Common: mcmc.Common{
 		Settings: mcmc.Settings{Chains: 2, Samples: 100, Burnin: 50, Seed: 3}, FlagThreshold: 0.2, KeepDraws: 50,
 	}})
+	return liveCase(t, "live-ordinal", "live", "ordinal:1..3", res, err)
+}
+
+// liveCase is the report of a live fit's result (res, or the fit's error
+// err) of project, its scheme set to scheme when not empty, built
+// without labels or the agreement analysis.
+func liveCase(t testing.TB, name, project, scheme string, res *multirater.FitResult, err error) reportCase {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Model.Scheme = "ordinal:1..3"
-	rep, err := Build(annotations.Project{Name: "live"}, res, nil, nil)
+	if scheme != "" {
+		res.Model.Scheme = scheme
+	}
+	rep, err := Build(annotations.Project{Name: project}, res, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return reportCase{"live-ordinal", rep, FitFromResult(res)}
+	return reportCase{name, rep, FitFromResult(res)}
 }
 
 // degenerateOrdinalCase fits one rater's one label of one item, K = 2.
@@ -104,14 +152,7 @@ func degenerateOrdinalCase(t testing.TB) reportCase {
 	data := &ordinal.Data{ItemIDs: []string{"only"}, RaterIDs: []string{"solo"}, Levels: []string{"no", "yes"},
 		Ratings: []multirater.Rating{{Item: 0, Rater: 0, Level: 1}}}
 	res, err := ordinal.Fit(context.Background(), data, ordinal.Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 2, Samples: 40, Burnin: 10, Seed: 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(annotations.Project{Name: "degenerate"}, res, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"degenerate-ordinal", rep, FitFromResult(res)}
+	return liveCase(t, "degenerate-ordinal", "degenerate", "", res, err)
 }
 
 // binaryFixture is a SYNTHETIC classification fit result, written by hand
@@ -226,13 +267,7 @@ func nominalCase(t testing.TB) reportCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := annotations.MustParseScheme("nominal:cat,dog,fox")
-	ag, ds := agreementOf(t, fit, s)
-	rep, err := BuildFit(annotations.Project{Name: "synthetic-nominal", Scheme: s}, fit, ag, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"nominal", rep, fit}
+	return recordedCase(t, "nominal", "synthetic-nominal", "nominal:cat,dog,fox", fit)
 }
 
 // degenerateClassCase is a SYNTHETIC classification result with one rater,
@@ -253,33 +288,13 @@ func degenerateClassCase(t testing.TB) reportCase {
 }
 
 // boundedFit reads the real fit of bounded ratings in
-// testdata/fit_snow_valence.json (see testdata/README.md for how it was
-// made).
-func boundedFit(t testing.TB) *Fit {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "fit_snow_valence.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fit, err := ReadFit(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fit
-}
+// testdata/fit_snow_valence.json.
+func boundedFit(t testing.TB) *Fit { return testdataFit(t, "fit_snow_valence.json") }
 
 // boundedCase is the report of the real bounded fit, with the agreement
 // analysis of the ratings it records.
 func boundedCase(t testing.TB) reportCase {
-	fit := boundedFit(t)
-	s := annotations.MustParseScheme("bounded:-100..100")
-	ag, ds := agreementOf(t, fit, s)
-	rep, err := BuildFit(annotations.Project{Name: "snow-valence", Scheme: s}, fit, ag, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"bounded", rep, fit}
+	return recordedCase(t, "bounded", "snow-valence", "bounded:-100..100", boundedFit(t))
 }
 
 // liveBoundedCase fits the bounded model (beta likelihood, no bias) to a
@@ -300,117 +315,32 @@ func liveBoundedCase(t testing.TB) reportCase {
 		}
 	}
 	res, err := bounded.Fit(context.Background(), data, bounded.Options{Seed: 3, FlagThreshold: 0.2, RankDraws: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Model.Scheme = "bounded:0..100"
-	rep, err := Build(annotations.Project{Name: "live-bounded"}, res, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"live-bounded", rep, FitFromResult(res)}
+	return liveCase(t, "live-bounded", "live-bounded", "bounded:0..100", res, err)
 }
 
 // robustFit reads the real fit of the robust model in
-// testdata/fit_snow_rte40_robust.json (see testdata/README.md for how it
-// was made).
-func robustFit(t testing.TB) *Fit {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "fit_snow_rte40_robust.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fit, err := ReadFit(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fit
-}
+// testdata/fit_snow_rte40_robust.json.
+func robustFit(t testing.TB) *Fit { return testdataFit(t, "fit_snow_rte40_robust.json") }
 
 // robustCase is the report of the real robust fit (error rates learnt by
-// EM, model selection by the evidence), built with the labels and items
-// files it was made from (gold labels and item texts) and their
-// agreement analysis.
+// EM, model selection by the evidence), with the agreement analysis of its
+// labels.
 func robustCase(t testing.TB) reportCase {
-	t.Helper()
-	fit := robustFit(t)
-	s := annotations.MustParseScheme("binary:0,1,pos=1")
-	ld, err := annotations.LoadFiles(filepath.Join("testdata", "snow_rte40.csv"),
-		annotations.LoadOptions{Scheme: &s, ItemsPath: filepath.Join("testdata", "snow_rte40_items.csv")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag, err := analysis.Agreement(context.Background(), ld.Dataset, raters.Options{Bootstrap: 100, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := BuildFit(annotations.Project{Name: "snow-rte40", Scheme: s}, fit, ag.Report, ld.Dataset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"robust", rep, fit}
+	return fileCase(t, "robust", "fit_snow_rte40_robust.json", "snow-rte40", "binary:0,1,pos=1", "snow_rte40.csv", "snow_rte40_items.csv", 100)
 }
 
 // confusionCase is the report of the real fit of the confusion model in
 // testdata/fit_snow_rte40_confusion.json (a confusion matrix per rater,
-// variational Bayes; see testdata/README.md for how it was made), built
-// with the labels and items files it was made from and their agreement
-// analysis.
+// variational Bayes), with the agreement analysis of its labels.
 func confusionCase(t testing.TB) reportCase {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "fit_snow_rte40_confusion.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fit, err := ReadFit(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := annotations.MustParseScheme("binary:0,1,pos=1")
-	ld, err := annotations.LoadFiles(filepath.Join("testdata", "snow_rte40.csv"),
-		annotations.LoadOptions{Scheme: &s, ItemsPath: filepath.Join("testdata", "snow_rte40_items.csv")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag, err := analysis.Agreement(context.Background(), ld.Dataset, raters.Options{Bootstrap: 100, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := BuildFit(annotations.Project{Name: "snow-rte40", Scheme: s}, fit, ag.Report, ld.Dataset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"confusion", rep, fit}
+	return fileCase(t, "confusion", "fit_snow_rte40_confusion.json", "snow-rte40", "binary:0,1,pos=1", "snow_rte40.csv", "snow_rte40_items.csv", 100)
 }
 
 // aucCase is the report of the real fit of the AUC scoring model in
-// testdata/fit_pima80_auc.json (80 women of Pima.tr, linear scores; see
-// testdata/README.md), built with the labels and items files it was made
-// from.
+// testdata/fit_pima80_auc.json (80 women of Pima.tr, linear scores),
+// without the agreement analysis.
 func aucCase(t testing.TB) reportCase {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "fit_pima80_auc.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fit, err := ReadFit(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := annotations.MustParseScheme("binary:No,Yes,pos=Yes")
-	ld, err := annotations.LoadFiles(filepath.Join("testdata", "pima80_labels.csv"),
-		annotations.LoadOptions{Scheme: &s, ItemsPath: filepath.Join("testdata", "pima80_items.csv")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := BuildFit(annotations.Project{Name: "pima80", Scheme: s}, fit, nil, ld.Dataset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"auc", rep, fit}
+	return fileCase(t, "auc", "fit_pima80_auc.json", "pima80", "binary:No,Yes,pos=Yes", "pima80_labels.csv", "pima80_items.csv", 0)
 }
 
 // allCases returns every report the tests check.

@@ -29,24 +29,34 @@ func FuzzReadFit(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := WriteJSON(io.Discard, rep); err != nil {
-			t.Fatalf("WriteJSON: %v", err)
-		}
-		if len(rep.Items) > 20 || len(rep.Raters) > 10 || len(rep.Levels) > 10 {
-			return // keep the iterations fast
-		}
-		if err := WriteXLSX(io.Discard, rep, XLSXOptions{NoCharts: true}); err != nil {
-			t.Fatalf("WriteXLSX: %v", err)
-		}
+		renderAll(t, rep, true)
+	})
+}
+
+// renderAll renders a report as JSON and, when it is small (to keep the
+// iterations fast), as a workbook, its plots and (withCSV) the items CSV
+// table: none may fail.
+func renderAll(t *testing.T, rep *Report, withCSV bool) {
+	t.Helper()
+	if err := WriteJSON(io.Discard, rep); err != nil {
+		t.Fatalf("WriteJSON: %v", err)
+	}
+	if len(rep.Items) > 20 || len(rep.Raters) > 10 || len(rep.Levels) > 10 {
+		return
+	}
+	if err := WriteXLSX(io.Discard, rep, XLSXOptions{NoCharts: true}); err != nil {
+		t.Fatalf("WriteXLSX: %v", err)
+	}
+	if withCSV {
 		if err := WriteItemsCSV(io.Discard, rep); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range Plots(rep) {
-			if err := WritePlot(io.Discard, rep, p.Name, SVG); err != nil {
-				t.Fatalf("plot %s: %v", p.Name, err)
-			}
+	}
+	for _, p := range Plots(rep) {
+		if err := WritePlot(io.Discard, rep, p.Name, SVG); err != nil {
+			t.Fatalf("plot %s: %v", p.Name, err)
 		}
-	})
+	}
 }
 
 // FuzzReadReport feeds report documents to ReadReport and renders what it
@@ -64,20 +74,7 @@ func FuzzReadReport(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := WriteJSON(io.Discard, rep); err != nil {
-			t.Fatalf("WriteJSON: %v", err)
-		}
-		if len(rep.Items) > 20 || len(rep.Raters) > 10 || len(rep.Levels) > 10 {
-			return // keep the iterations fast
-		}
-		if err := WriteXLSX(io.Discard, rep, XLSXOptions{NoCharts: true}); err != nil {
-			t.Fatalf("WriteXLSX: %v", err)
-		}
-		for _, p := range Plots(rep) {
-			if err := WritePlot(io.Discard, rep, p.Name, SVG); err != nil {
-				t.Fatalf("plot %s: %v", p.Name, err)
-			}
-		}
+		renderAll(t, rep, false)
 	})
 }
 

@@ -1,11 +1,8 @@
 package reports
 
 import (
-	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/xuri/excelize/v2"
 )
 
 // TestGlossary checks the explanations: unique keys, every entry with a
@@ -49,15 +46,7 @@ func TestGlossary(t *testing.T) {
 			if rep.Summary.Alpha == nil || rep.Summary.Alpha.Label != tc.quote {
 				t.Errorf("summary alpha %+v, want %s", rep.Summary.Alpha, tc.quote)
 			}
-			var buf bytes.Buffer
-			if err := WriteXLSX(&buf, rep, XLSXOptions{NoCharts: true}); err != nil {
-				t.Fatal(err)
-			}
-			f, err := excelize.OpenReader(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openBook(t, rep, XLSXOptions{NoCharts: true}).f
 			rows, err := f.GetRows(SheetGlossary)
 			if err != nil {
 				t.Fatal(err)
@@ -82,11 +71,11 @@ func TestGlossary(t *testing.T) {
 			}
 			quoted := 0
 			for _, r := range ag[1 : len(rep.Agreement.Coefficients)+1] {
-				if len(r) < 10 || r[9] == "" {
+				if len(r) < 12 || r[11] == "" {
 					t.Errorf("Agreement row %q has no explanation", r[0])
 					continue
 				}
-				if r[8] != "" {
+				if r[10] != "" {
 					quoted++
 					if r[0] != tc.quote {
 						t.Errorf("Agreement: %q marked to quote, want %q", r[0], tc.quote)

@@ -49,22 +49,34 @@ func ReadReport(r io.Reader) (*Report, error) {
 // known kind, at least two distinct levels (none for values), per-level
 // arrays of the right length and a square kappa matrix.
 func (rep *Report) check() error {
-	if rep.Kind != KindOrdinal && rep.Kind != KindClassification && rep.Kind != KindValues && rep.Kind != KindRanking {
-		return fmt.Errorf("kind %q (expected ordinal, classification, values or ranking)", rep.Kind)
+	for _, step := range []func() error{rep.checkKind, rep.checkLevels, rep.checkPerLevel, rep.checkClasses, rep.checkKappa} {
+		if err := step(); err != nil {
+			return err
+		}
 	}
-	if rep.Kind == KindRanking && rep.Ranking == nil {
-		return fmt.Errorf("kind ranking without the ranking section")
-	}
-	k := len(rep.Levels)
+	return nil
+}
+
+// checkKind: a known kind, with the sections it has and without those it
+// has not.
+func (rep *Report) checkKind() error {
 	switch {
-	case rep.Kind == KindValues && k != 0:
-		return fmt.Errorf("%d levels in a report of values (expected none)", k)
-	case rep.Kind != KindValues && k < 2:
-		return fmt.Errorf("%d levels (expected at least 2)", k)
-	}
-	if rep.Kind == KindValues && (len(rep.Thresholds) > 0 || rep.Classes != nil) {
+	case rep.Kind != KindOrdinal && rep.Kind != KindClassification && rep.Kind != KindValues && rep.Kind != KindRanking:
+		return fmt.Errorf("kind %q (expected ordinal, classification, values or ranking)", rep.Kind)
+	case rep.Kind == KindRanking && rep.Ranking == nil:
+		return fmt.Errorf("kind ranking without the ranking section")
+	case rep.Kind == KindValues && len(rep.Levels) != 0:
+		return fmt.Errorf("%d levels in a report of values (expected none)", len(rep.Levels))
+	case rep.Kind != KindValues && len(rep.Levels) < 2:
+		return fmt.Errorf("%d levels (expected at least 2)", len(rep.Levels))
+	case rep.Kind == KindValues && (len(rep.Thresholds) > 0 || rep.Classes != nil):
 		return fmt.Errorf("a report of values with thresholds or classes")
 	}
+	return nil
+}
+
+// checkLevels: distinct level codes.
+func (rep *Report) checkLevels() error {
 	seen := map[string]bool{}
 	for _, l := range rep.Levels {
 		if seen[l.Code] {
@@ -72,6 +84,13 @@ func (rep *Report) check() error {
 		}
 		seen[l.Code] = true
 	}
+	return nil
+}
+
+// checkPerLevel: the items' distributions, the raters' level counts and
+// thresholds have one entry a level (a threshold between two).
+func (rep *Report) checkPerLevel() error {
+	k := len(rep.Levels)
 	for i := range rep.Items {
 		if n := len(rep.Items[i].Probs); n != 0 && n != k {
 			return fmt.Errorf("item %q: %d probabilities for %d levels", rep.Items[i].ID, n, k)
@@ -87,30 +106,44 @@ func (rep *Report) check() error {
 			return fmt.Errorf("rater %q: %d thresholds for %d levels", rt.Rater, len(rt.Thresholds), k)
 		}
 	}
-	if c := rep.Classes; c != nil {
-		if len(c.Counts) != k {
-			return fmt.Errorf("classes: %d counts for %d levels", len(c.Counts), k)
+	return nil
+}
+
+// checkClasses: a count a class and square confusion tables.
+func (rep *Report) checkClasses() error {
+	c, k := rep.Classes, len(rep.Levels)
+	if c == nil {
+		return nil
+	}
+	if len(c.Counts) != k {
+		return fmt.Errorf("classes: %d counts for %d levels", len(c.Counts), k)
+	}
+	for _, cf := range c.Confusion {
+		if len(cf.Counts) != k {
+			return fmt.Errorf("classes: confusion of %q has %d rows for %d levels", cf.Rater, len(cf.Counts), k)
 		}
-		for _, cf := range c.Confusion {
-			if len(cf.Counts) != k {
-				return fmt.Errorf("classes: confusion of %q has %d rows for %d levels", cf.Rater, len(cf.Counts), k)
-			}
-			for _, row := range cf.Counts {
-				if len(row) != k {
-					return fmt.Errorf("classes: confusion of %q has a row of %d for %d levels", cf.Rater, len(row), k)
-				}
+		for _, row := range cf.Counts {
+			if len(row) != k {
+				return fmt.Errorf("classes: confusion of %q has a row of %d for %d levels", cf.Rater, len(row), k)
 			}
 		}
 	}
-	if a := rep.Agreement; a != nil && a.Kappa != nil {
-		n := len(a.Kappa.Raters)
-		if len(a.Kappa.Values) != n || len(a.Kappa.N) != n {
-			return fmt.Errorf("agreement: kappa matrix of %d rows for %d raters", len(a.Kappa.Values), n)
-		}
-		for i := range a.Kappa.Values {
-			if len(a.Kappa.Values[i]) != n || len(a.Kappa.N[i]) != n {
-				return fmt.Errorf("agreement: kappa matrix row %d is not of length %d", i+1, n)
-			}
+	return nil
+}
+
+// checkKappa: a square kappa matrix, a row a rater.
+func (rep *Report) checkKappa() error {
+	a := rep.Agreement
+	if a == nil || a.Kappa == nil {
+		return nil
+	}
+	n := len(a.Kappa.Raters)
+	if len(a.Kappa.Values) != n || len(a.Kappa.N) != n {
+		return fmt.Errorf("agreement: kappa matrix of %d rows for %d raters", len(a.Kappa.Values), n)
+	}
+	for i := range a.Kappa.Values {
+		if len(a.Kappa.Values[i]) != n || len(a.Kappa.N[i]) != n {
+			return fmt.Errorf("agreement: kappa matrix row %d is not of length %d", i+1, n)
 		}
 	}
 	return nil

@@ -36,6 +36,30 @@ func compileSchema(t testing.TB) *jsonschema.Schema {
 	return s
 }
 
+// docEdit is an edit of a report document (as JSON values) that makes it
+// invalid.
+type docEdit struct {
+	name string
+	edit func(m map[string]any)
+}
+
+// mustNotValidate checks that the schema rejects the document doc after
+// each edit.
+func mustNotValidate(t testing.TB, s *jsonschema.Schema, doc []byte, edits []docEdit) {
+	t.Helper()
+	for _, tc := range edits {
+		var m map[string]any
+		if err := json.Unmarshal(doc, &m); err != nil {
+			t.Fatal(err)
+		}
+		tc.edit(m)
+		b, _ := json.Marshal(m)
+		if err := validate(t, s, b); err == nil {
+			t.Errorf("%s: validates", tc.name)
+		}
+	}
+}
+
 func validate(t testing.TB, s *jsonschema.Schema, b []byte) error {
 	t.Helper()
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
@@ -68,10 +92,7 @@ func TestSchemaRejects(t *testing.T) {
 	if err := WriteJSON(&buf, binaryCase(t).rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name string
-		edit func(m map[string]any)
-	}{
+	mustNotValidate(t, s, buf.Bytes(), []docEdit{
 		{"no items", func(m map[string]any) { delete(m, "items") }},
 		{"wrong schema", func(m map[string]any) { m["schema"] = "concord.report/v2" }},
 		{"unknown field", func(m map[string]any) { m["extra"] = 1 }},
@@ -86,17 +107,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"unknown kappa weights", func(m map[string]any) {
 			m["agreement"].(map[string]any)["kappa"].(map[string]any)["weights"] = "cubic"
 		}},
-	} {
-		var m map[string]any
-		if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		tc.edit(m)
-		b, _ := json.Marshal(m)
-		if err := validate(t, s, b); err == nil {
-			t.Errorf("%s: validates", tc.name)
-		}
-	}
+	})
 }
 
 // TestDocsSchema checks that docs/report-schema.json is the embedded

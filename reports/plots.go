@@ -890,171 +890,13 @@ func rhatEvolution(rep *Report) plotter.XYs {
 // precisions, R-hat and bulk ESS per parameter group against the limits,
 // and the autocorrelation of the precisions.
 func convergencePlot(rep *Report) (*figure, error) {
-	d := &rep.Diagnostics
 	var panels []*plot.Plot
-	limitLine := func(p *plot.Plot, y float64) error {
-		ln, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: y}, {X: p.X.Max, Y: y}})
-		if err != nil {
-			return err
-		}
-		ln.LineStyle.Color = color.RGBA{R: 200, A: 255}
-		ln.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(ln)
-		return nil
-	}
-	if ev := rhatEvolution(rep); len(ev) > 0 {
-		p := newPlot("max R-hat of the precisions as draws accumulate", "draws per chain", "max split R-hat")
-		ln, err := plotter.NewLine(ev)
+	for _, panel := range []func(*Report) ([]*plot.Plot, error){rhatEvolutionPanel, groupPanels, autocorrelationPanel} {
+		ps, err := panel(rep)
 		if err != nil {
 			return nil, err
 		}
-		ln.LineStyle.Width = vg.Points(1.5)
-		ln.LineStyle.Color = plotutil.Color(0)
-		p.Add(ln, plotter.NewGrid())
-		p.X.Min, p.X.Max = padRange(ev[0].X, ev[len(ev)-1].X)
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, v := range ev {
-			lo, hi = math.Min(lo, v.Y), math.Max(hi, v.Y)
-		}
-		p.Y.Min, p.Y.Max = padRange(math.Min(lo, 1), math.Max(hi, d.LimitRhat))
-		if err := limitLine(p, d.LimitRhat); err != nil {
-			return nil, err
-		}
-		panels = append(panels, p)
-	}
-	if len(d.Groups) > 0 {
-		names := make([]string, len(d.Groups))
-		gi := map[string]int{}
-		for i, g := range d.Groups {
-			names[i] = fmt.Sprintf("%s (%d)", g.Group, g.Parameters)
-			gi[g.Group] = i
-		}
-		var rh, ess, bad plotter.XYs
-		// Jitter deterministically within each group.
-		seen := make([]int, len(d.Groups))
-		for _, pr := range d.Parameters {
-			g := gi[pr.Group]
-			x := float64(g) + 0.3*(math.Mod(float64(seen[g])*0.618034, 1)-0.5)
-			seen[g]++
-			if pr.Rhat.Valid() {
-				rh = append(rh, plotter.XY{X: x, Y: float64(pr.Rhat)})
-				if !(float64(pr.Rhat) < d.LimitRhat) {
-					bad = append(bad, plotter.XY{X: x, Y: float64(pr.Rhat)})
-				}
-			}
-			if pr.ESSBulk.Valid() && pr.ESSBulk > 0 {
-				ess = append(ess, plotter.XY{X: x, Y: float64(pr.ESSBulk)})
-			}
-		}
-		mk := func(title, ylab string, pts plotter.XYs, limit float64, logY bool) (*plot.Plot, error) {
-			p := newPlot(title, "parameter group (count)", ylab)
-			p.Add(plotter.NewGrid())
-			lo, hi := math.Inf(1), math.Inf(-1)
-			if finite(limit) && (!logY || limit > 0) {
-				lo, hi = limit, limit
-			}
-			if len(pts) > 0 {
-				sc, err := plotter.NewScatter(pts)
-				if err != nil {
-					return nil, err
-				}
-				sc.GlyphStyle.Shape = draw.CircleGlyph{}
-				sc.GlyphStyle.Radius = vg.Points(1.8)
-				sc.GlyphStyle.Color = withAlpha(plotutil.Color(0), 150)
-				p.Add(sc)
-				for _, v := range pts {
-					lo, hi = math.Min(lo, v.Y), math.Max(hi, v.Y)
-				}
-			}
-			p.NominalX(names...)
-			p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-			if logY {
-				// The points are positive (see above); keep the axis
-				// within floating point range.
-				p.Y.Scale = plot.LogScale{}
-				p.Y.Tick.Marker = logTicks{}
-				p.Y.Min = math.Min(math.Max(lo/1.5, 1e-3), 1e300)
-				p.Y.Max = math.Min(hi*1.5, 1e300)
-				if !(p.Y.Max > p.Y.Min) {
-					p.Y.Max = p.Y.Min * 10
-				}
-			} else {
-				p.Y.Min, p.Y.Max = padRange(math.Min(lo, 1), hi+(hi-math.Min(lo, 1))*0.05)
-			}
-			if !finite(limit) || (logY && limit <= 0) {
-				return p, nil
-			}
-			return p, limitLine(p, limit)
-		}
-		p, err := mk("split R-hat per parameter group", "split R-hat", rh, d.LimitRhat, false)
-		if err != nil {
-			return nil, err
-		}
-		if len(bad) > 0 {
-			sc, err := plotter.NewScatter(bad)
-			if err != nil {
-				return nil, err
-			}
-			sc.GlyphStyle.Shape = draw.CircleGlyph{}
-			sc.GlyphStyle.Radius = vg.Points(2.2)
-			sc.GlyphStyle.Color = color.RGBA{R: 210, A: 255}
-			p.Add(sc)
-			p.Legend.Add("over the limit", sc)
-			p.Legend.Top = true
-		}
-		panels = append(panels, p)
-		if len(ess) > 0 {
-			p, err := mk("bulk ESS per parameter group", "bulk ESS (log scale)", ess, d.LimitESS, true)
-			if err != nil {
-				return nil, err
-			}
-			panels = append(panels, p)
-		}
-	}
-	if len(d.Autocorrelation) > 0 {
-		p := newPlot("autocorrelation of the precisions", "lag (draws)", "autocorrelation")
-		p.Add(plotter.NewGrid())
-		ids := make([]string, 0, len(d.Autocorrelation))
-		for _, r := range rep.Raters {
-			if _, ok := d.Autocorrelation[r.ID]; ok {
-				ids = append(ids, r.ID)
-			}
-		}
-		for id := range d.Autocorrelation {
-			if indexOf(ids, id) < 0 {
-				ids = append(ids, id)
-			}
-		}
-		if len(ids) > maxPanelRaters {
-			ids = ids[:maxPanelRaters]
-			p.Title.Text = fmt.Sprintf("autocorrelation of the precisions (%d of %d raters)", maxPanelRaters, len(d.Autocorrelation))
-		}
-		for c, id := range ids {
-			acf := d.Autocorrelation[id]
-			xy := make(plotter.XYs, 0, len(acf))
-			for lag, v := range acf {
-				if finite(v) {
-					xy = append(xy, plotter.XY{X: float64(lag), Y: v})
-				}
-			}
-			if len(xy) == 0 {
-				continue
-			}
-			ln, err := plotter.NewLine(xy)
-			if err != nil {
-				return nil, err
-			}
-			ln.LineStyle.Color = plotutil.Color(c)
-			ln.LineStyle.Dashes = plotutil.Dashes(c / len(plotutil.DefaultColors))
-			p.Add(ln)
-			if len(ids) <= 8 {
-				p.Legend.Add(id, ln)
-			}
-		}
-		p.Legend.Top = true
-		p.Y.Min, p.Y.Max = math.Min(p.Y.Min, -0.1), 1.05
-		p.X.Min, p.X.Max = padRange(0, p.X.Max)
-		panels = append(panels, p)
+		panels = append(panels, ps...)
 	}
 	if len(panels) == 0 {
 		p := newPlot("no diagnostics in the fit", "", "")
@@ -1071,6 +913,196 @@ func convergencePlot(rep *Report) (*figure, error) {
 	fig.w = 20 * vg.Centimeter
 	fig.h = vg.Length(len(fig.panels))*8*vg.Centimeter + vg.Centimeter
 	return fig, nil
+}
+
+// addLimitLine draws a convergence limit across the panel at y.
+func addLimitLine(p *plot.Plot, y float64) error {
+	ln, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: y}, {X: p.X.Max, Y: y}})
+	if err != nil {
+		return err
+	}
+	ln.LineStyle.Color = color.RGBA{R: 200, A: 255}
+	ln.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(ln)
+	return nil
+}
+
+// rhatEvolutionPanel is the max R-hat of the precisions as the draws
+// accumulate, against the limit (none without traces).
+func rhatEvolutionPanel(rep *Report) ([]*plot.Plot, error) {
+	d := &rep.Diagnostics
+	ev := rhatEvolution(rep)
+	if len(ev) == 0 {
+		return nil, nil
+	}
+	p := newPlot("max R-hat of the precisions as draws accumulate", "draws per chain", "max split R-hat")
+	ln, err := plotter.NewLine(ev)
+	if err != nil {
+		return nil, err
+	}
+	ln.LineStyle.Width = vg.Points(1.5)
+	ln.LineStyle.Color = plotutil.Color(0)
+	p.Add(ln, plotter.NewGrid())
+	p.X.Min, p.X.Max = padRange(ev[0].X, ev[len(ev)-1].X)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range ev {
+		lo, hi = math.Min(lo, v.Y), math.Max(hi, v.Y)
+	}
+	p.Y.Min, p.Y.Max = padRange(math.Min(lo, 1), math.Max(hi, d.LimitRhat))
+	return []*plot.Plot{p}, addLimitLine(p, d.LimitRhat)
+}
+
+// groupPanels are the split R-hat (those over the limit marked) and the
+// bulk ESS of every parameter, by parameter group, against the limits.
+func groupPanels(rep *Report) ([]*plot.Plot, error) {
+	d := &rep.Diagnostics
+	if len(d.Groups) == 0 {
+		return nil, nil
+	}
+	names := make([]string, len(d.Groups))
+	gi := map[string]int{}
+	for i, g := range d.Groups {
+		names[i] = fmt.Sprintf("%s (%d)", g.Group, g.Parameters)
+		gi[g.Group] = i
+	}
+	var rh, ess, bad plotter.XYs
+	// Jitter deterministically within each group.
+	seen := make([]int, len(d.Groups))
+	for _, pr := range d.Parameters {
+		g := gi[pr.Group]
+		x := float64(g) + 0.3*(math.Mod(float64(seen[g])*0.618034, 1)-0.5)
+		seen[g]++
+		if pr.Rhat.Valid() {
+			rh = append(rh, plotter.XY{X: x, Y: float64(pr.Rhat)})
+			if !(float64(pr.Rhat) < d.LimitRhat) {
+				bad = append(bad, plotter.XY{X: x, Y: float64(pr.Rhat)})
+			}
+		}
+		if pr.ESSBulk.Valid() && pr.ESSBulk > 0 {
+			ess = append(ess, plotter.XY{X: x, Y: float64(pr.ESSBulk)})
+		}
+	}
+	p, err := groupPanel("split R-hat per parameter group", "split R-hat", names, rh, d.LimitRhat, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		sc, err := plotter.NewScatter(bad)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		sc.GlyphStyle.Radius = vg.Points(2.2)
+		sc.GlyphStyle.Color = color.RGBA{R: 210, A: 255}
+		p.Add(sc)
+		p.Legend.Add("over the limit", sc)
+		p.Legend.Top = true
+	}
+	panels := []*plot.Plot{p}
+	if len(ess) > 0 {
+		p, err := groupPanel("bulk ESS per parameter group", "bulk ESS (log scale)", names, ess, d.LimitESS, true)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	return panels, nil
+}
+
+// groupPanel is one diagnostic's values by parameter group (the groups
+// named on the x axis), on a log axis with logY, against limit when it is
+// finite (and positive on a log axis).
+func groupPanel(title, ylab string, names []string, pts plotter.XYs, limit float64, logY bool) (*plot.Plot, error) {
+	p := newPlot(title, "parameter group (count)", ylab)
+	p.Add(plotter.NewGrid())
+	lo, hi := math.Inf(1), math.Inf(-1)
+	if finite(limit) && (!logY || limit > 0) {
+		lo, hi = limit, limit
+	}
+	if len(pts) > 0 {
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		sc.GlyphStyle.Radius = vg.Points(1.8)
+		sc.GlyphStyle.Color = withAlpha(plotutil.Color(0), 150)
+		p.Add(sc)
+		for _, v := range pts {
+			lo, hi = math.Min(lo, v.Y), math.Max(hi, v.Y)
+		}
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	if logY {
+		// The points are positive (see above); keep the axis
+		// within floating point range.
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+		p.Y.Min = math.Min(math.Max(lo/1.5, 1e-3), 1e300)
+		p.Y.Max = math.Min(hi*1.5, 1e300)
+		if !(p.Y.Max > p.Y.Min) {
+			p.Y.Max = p.Y.Min * 10
+		}
+	} else {
+		p.Y.Min, p.Y.Max = padRange(math.Min(lo, 1), hi+(hi-math.Min(lo, 1))*0.05)
+	}
+	if !finite(limit) || (logY && limit <= 0) {
+		return p, nil
+	}
+	return p, addLimitLine(p, limit)
+}
+
+// autocorrelationPanel is the autocorrelation of the precisions by lag, a
+// line a rater (the report's rater order, at most maxPanelRaters).
+func autocorrelationPanel(rep *Report) ([]*plot.Plot, error) {
+	d := &rep.Diagnostics
+	if len(d.Autocorrelation) == 0 {
+		return nil, nil
+	}
+	p := newPlot("autocorrelation of the precisions", "lag (draws)", "autocorrelation")
+	p.Add(plotter.NewGrid())
+	ids := make([]string, 0, len(d.Autocorrelation))
+	for _, r := range rep.Raters {
+		if _, ok := d.Autocorrelation[r.ID]; ok {
+			ids = append(ids, r.ID)
+		}
+	}
+	for id := range d.Autocorrelation {
+		if indexOf(ids, id) < 0 {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > maxPanelRaters {
+		ids = ids[:maxPanelRaters]
+		p.Title.Text = fmt.Sprintf("autocorrelation of the precisions (%d of %d raters)", maxPanelRaters, len(d.Autocorrelation))
+	}
+	for c, id := range ids {
+		acf := d.Autocorrelation[id]
+		xy := make(plotter.XYs, 0, len(acf))
+		for lag, v := range acf {
+			if finite(v) {
+				xy = append(xy, plotter.XY{X: float64(lag), Y: v})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		ln, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		ln.LineStyle.Color = plotutil.Color(c)
+		ln.LineStyle.Dashes = plotutil.Dashes(c / len(plotutil.DefaultColors))
+		p.Add(ln)
+		if len(ids) <= 8 {
+			p.Legend.Add(id, ln)
+		}
+	}
+	p.Legend.Top = true
+	p.Y.Min, p.Y.Max = math.Min(p.Y.Min, -0.1), 1.05
+	p.X.Min, p.X.Max = padRange(0, p.X.Max)
+	return []*plot.Plot{p}, nil
 }
 
 func verdictShort(rep *Report) string {

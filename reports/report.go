@@ -531,6 +531,11 @@ type Coefficient struct {
 	CILow    Number `json:"ci_low"`
 	CIHigh   Number `json:"ci_high"`
 	CIMethod string `json:"ci_method,omitempty"`
+	// Z and P test the coefficient against 0 (raters.Estimate's Z and P:
+	// t as irrCAC, or normal with concord agreement --ci normal); absent
+	// without a standard error.
+	Z *Number `json:"z,omitempty"`
+	P *Number `json:"p_value,omitempty"`
 }
 
 // KappaMatrix is the symmetric matrix of pairwise Cohen's kappas under one

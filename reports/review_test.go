@@ -1,12 +1,9 @@
 package reports
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/xuri/excelize/v2"
 )
 
 // TestReviewQueue checks the review queue of every kind of report: it
@@ -52,15 +49,7 @@ func TestReviewQueue(t *testing.T) {
 				t.Errorf("%d rows for %d flags and %d lowest labels", len(rows), len(rep.Flags), len(rep.Lowest))
 			}
 
-			var buf bytes.Buffer
-			if err := WriteXLSX(&buf, rep, XLSXOptions{NoCharts: true}); err != nil {
-				t.Fatal(err)
-			}
-			f, err := excelize.OpenReader(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openBook(t, rep, XLSXOptions{NoCharts: true}).f
 			got, err := f.GetRows(SheetReview)
 			if err != nil {
 				t.Fatal(err)

@@ -20,9 +20,10 @@ const SummaryTop = 5
 // probable grade and the top of the consensus ranking, for classes
 // (classification) the items per consensus class and the mean entropy of
 // the items' class distributions. It is the one summary of a fit that
-// `concord fit` prints, the API returns (as JSON, the fit's "summary") and
-// the dashboard shows; the fields without JSON names are the orderings the
-// CLI and the dashboard render from.
+// `concord fit` prints and the API returns (as JSON, the fit's "summary"),
+// made without building the report (the dashboard renders from the
+// Report); the fields without JSON names are the orderings the CLI renders
+// from.
 type FitSummary struct {
 	Model      string  `json:"model"`
 	Kernel     string  `json:"kernel"`

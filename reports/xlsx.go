@@ -321,6 +321,58 @@ func cell(v any, style int) any {
 // writeBlocks streams the blocks into the sheet, one after the other with
 // a blank row between them, fitting the column widths to the content.
 func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
+	widths := blockWidths(blocks)
+	titleRow, keepCols := 0, 0
+	if len(blocks) > 0 {
+		keepCols = blocks[0].freezeCols
+		if !blocks[0].noHeader {
+			titleRow = 1
+			if blocks[0].title != "" {
+				titleRow = 2
+			}
+		}
+	}
+	total := 0.0
+	for _, w := range widths {
+		total += colWidth(w)
+	}
+	// Before the stream writer: it writes the sheet properties first.
+	if err := x.printSetup(sheet, titleRow, pagesWide(total), keepCols); err != nil {
+		return err
+	}
+	sw, err := x.f.NewStreamWriter(sheet)
+	if err != nil {
+		return err
+	}
+	for j, w := range widths {
+		if err := sw.SetColWidth(j+1, j+1, colWidth(w)); err != nil {
+			return err
+		}
+	}
+	if len(blocks) > 0 && blocks[0].freeze {
+		if err := sw.SetPanes(freezePanes(blocks[0])); err != nil {
+			return err
+		}
+	}
+	st := &sheetStream{x: x, sheet: sheet, sw: sw, widths: widths, r: 1, row: make([]any, 0, 64)}
+	for bi, b := range blocks {
+		if bi > 0 {
+			st.r++
+		}
+		if err := st.block(b); err != nil {
+			return err
+		}
+	}
+	return sw.Flush()
+}
+
+// colWidth is the width of a column whose content is w characters wide:
+// with a margin, at least 6 and at most 60.
+func colWidth(w float64) float64 { return math.Min(math.Max(w+2, 6), 60) }
+
+// blockWidths returns the width of each column over the blocks' headers
+// and cells (the cells of spilled blocks are not measured).
+func blockWidths(blocks []*block) map[int]float64 {
 	widths := map[int]float64{}
 	fit := func(j int, w float64) {
 		if w > widths[j] {
@@ -343,113 +395,89 @@ func (x *xlsxWriter) writeBlocks(sheet string, blocks []*block) error {
 			}
 		}
 	}
-	titleRow := 0
-	if len(blocks) > 0 && !blocks[0].noHeader {
-		titleRow = 1
-		if blocks[0].title != "" {
-			titleRow = 2
-		}
+	return widths
+}
+
+// freezePanes freezes the title and header rows of the sheet's first
+// block and its first freezeCols columns.
+func freezePanes(b *block) *excelize.Panes {
+	hdr := 1
+	if b.title != "" {
+		hdr = 2
 	}
-	total := 0.0
-	for _, w := range widths {
-		total += math.Min(math.Max(w+2, 6), 60)
+	p := &excelize.Panes{Freeze: true, YSplit: hdr, XSplit: b.freezeCols, ActivePane: "bottomLeft"}
+	if b.freezeCols > 0 {
+		p.ActivePane = "bottomRight"
 	}
-	keepCols := 0
-	if len(blocks) > 0 {
-		keepCols = blocks[0].freezeCols
-	}
-	// Before the stream writer: it writes the sheet properties first.
-	if err := x.printSetup(sheet, titleRow, pagesWide(total), keepCols); err != nil {
-		return err
-	}
-	sw, err := x.f.NewStreamWriter(sheet)
-	if err != nil {
-		return err
-	}
-	for j, w := range widths {
-		if err := sw.SetColWidth(j+1, j+1, math.Min(math.Max(w+2, 6), 60)); err != nil {
+	p.TopLeftCell, _ = excelize.CoordinatesToCellName(b.freezeCols+1, hdr+1)
+	return p
+}
+
+// sheetStream writes blocks into a sheet's stream writer, row r next.
+type sheetStream struct {
+	x        *xlsxWriter
+	sheet    string
+	sw       *excelize.StreamWriter
+	widths   map[int]float64
+	r        int
+	buf, row []any
+}
+
+func (st *sheetStream) setRow(vals []any, opts ...excelize.RowOpts) error {
+	name, _ := excelize.CoordinatesToCellName(1, st.r)
+	st.r++
+	return st.sw.SetRow(name, vals, opts...)
+}
+
+// block writes one block: its title, its header (as tall as its longest
+// wrapped header needs), its rows, then its filter and its after hook.
+func (st *sheetStream) block(b *block) error {
+	x := st.x
+	if b.title != "" {
+		if err := st.setRow([]any{excelize.Cell{StyleID: x.st.bold, Value: b.title}}); err != nil {
 			return err
 		}
 	}
-	if len(blocks) > 0 && blocks[0].freeze {
-		b := blocks[0]
-		hdr := 1
-		if b.title != "" {
-			hdr = 2
+	hdr := st.r
+	if !b.noHeader {
+		st.row = st.row[:0]
+		lines := 1
+		for j, c := range b.cols {
+			st.row = append(st.row, excelize.Cell{StyleID: x.st.header, Value: c.header})
+			lines = max(lines, headerLines(c.header, colWidth(st.widths[j])))
 		}
-		p := &excelize.Panes{Freeze: true, YSplit: hdr, XSplit: b.freezeCols, ActivePane: "bottomLeft"}
-		if b.freezeCols > 0 {
-			p.ActivePane = "bottomRight"
-		}
-		p.TopLeftCell, _ = excelize.CoordinatesToCellName(b.freezeCols+1, hdr+1)
-		if err := sw.SetPanes(p); err != nil {
+		if err := st.setRow(st.row, excelize.RowOpts{Height: 15 * float64(lines)}); err != nil {
 			return err
 		}
 	}
-	r := 1
-	setRow := func(vals []any) error {
-		name, _ := excelize.CoordinatesToCellName(1, r)
-		r++
-		return sw.SetRow(name, vals)
-	}
-	row := make([]any, 0, 64)
-	for bi, b := range blocks {
-		if bi > 0 {
-			r++
+	first := st.r
+	for i := 0; i < b.n; i++ {
+		st.buf = b.row(i, st.buf[:0])
+		st.row = st.row[:0]
+		for j, v := range st.buf {
+			style := 0
+			if j < len(b.cols) {
+				style = b.cols[j].style
+			}
+			if j == 0 && b.firstColHeader {
+				style = x.st.header
+			}
+			st.row = append(st.row, cell(v, style))
 		}
-		if b.title != "" {
-			if err := setRow([]any{excelize.Cell{StyleID: x.st.bold, Value: b.title}}); err != nil {
-				return err
-			}
-		}
-		hdr := r
-		if !b.noHeader {
-			row = row[:0]
-			lines := 1
-			for j, c := range b.cols {
-				row = append(row, excelize.Cell{StyleID: x.st.header, Value: c.header})
-				lines = max(lines, headerLines(c.header, math.Min(math.Max(widths[j]+2, 6), 60)))
-			}
-			name, _ := excelize.CoordinatesToCellName(1, r)
-			r++
-			// The headers wrap: the row is as tall as the longest needs.
-			if err := sw.SetRow(name, row, excelize.RowOpts{Height: 15 * float64(lines)}); err != nil {
-				return err
-			}
-		}
-		first := r
-		for i := 0; i < b.n; i++ {
-			buf = b.row(i, buf[:0])
-			row = row[:0]
-			for j, v := range buf {
-				style := 0
-				if j < len(b.cols) {
-					style = b.cols[j].style
-				}
-				if j == 0 && b.firstColHeader {
-					style = x.st.header
-				}
-				row = append(row, cell(v, style))
-			}
-			if err := setRow(row); err != nil {
-				return err
-			}
-		}
-		last := r - 1
-		if b.filter && !b.noHeader {
-			end := max(last, hdr)
-			ref := rangeRef(1, hdr, len(b.cols), end)
-			if err := x.f.AutoFilter(sheet, ref, nil); err != nil {
-				return err
-			}
-		}
-		if b.after != nil && last >= first {
-			if err := b.after(hdr, first, last); err != nil {
-				return err
-			}
+		if err := st.setRow(st.row); err != nil {
+			return err
 		}
 	}
-	return sw.Flush()
+	last := st.r - 1
+	if b.filter && !b.noHeader {
+		if err := x.f.AutoFilter(st.sheet, rangeRef(1, hdr, len(b.cols), max(last, hdr)), nil); err != nil {
+			return err
+		}
+	}
+	if b.after != nil && last >= first {
+		return b.after(hdr, first, last)
+	}
+	return nil
 }
 
 // The printed page of every sheet: landscape, with the margins below
@@ -594,156 +622,197 @@ func yes(b bool) any {
 	return nil
 }
 
+// seedValue is the fit's seed for a cell: a number, or text when a
+// number would lose digits.
+func seedValue(seed uint64) any {
+	if seed > 1<<53 {
+		return strconv.FormatUint(seed, 10)
+	}
+	return float64(seed)
+}
+
+// fitRows are the Summary sheet's rows of the fit's verdict and time.
+func (x *xlsxWriter) fitRows() []kv {
+	return []kv{
+		{"Convergence", convergenceWords(x.rep), x.st.wrap},
+		{"Fit time (s)", float64(x.rep.Diagnostics.Seconds), x.st.num2},
+	}
+}
+
+// labelRows are the Summary sheet's counts of items, raters and labels,
+// the consensus agreement and the flags (grades and classes).
+func (x *xlsxWriter) labelRows() []kv {
+	s, st := x.rep.Summary, x.st
+	return []kv{
+		{"Items", s.Items, st.int},
+		{"Items with labels", s.RatedItems, st.int},
+		{"Raters", s.Raters, st.int},
+		{"Labels", s.Labels, st.int},
+		{"Labels per labelled item", float64(s.LabelsPer), st.num2},
+		{"Labels equal to the consensus", float64(s.ConsensusAgreement), st.pct},
+		{"Surprising labels (flags)", s.Flags, st.int},
+		{"Share of labels flagged", float64(s.FlagShare), st.pct},
+	}
+}
+
+// rowGroups joins groups of rows with a blank row between them.
+func rowGroups(groups ...[]kv) []kv {
+	var out []kv
+	for i, g := range groups {
+		if i > 0 {
+			out = append(out, kv{"", nil, 0})
+		}
+		out = append(out, g...)
+	}
+	return out
+}
+
+// rankingSettings are the Summary sheet's rows of an AUC scoring fit.
+func (x *xlsxWriter) rankingSettings() []kv {
+	rep, st, m, r, s := x.rep, x.st, x.rep.Model, x.rep.Ranking, x.rep.Summary
+	kern := m.Kernel
+	if r.Scores == "linear" {
+		kern = "none: linear scores s = <theta, x>"
+	}
+	gamma := "fixed"
+	if r.GammaByCV {
+		gamma = "chosen by cross-validation (sheet Ranking)"
+	}
+	return rowGroups([]kv{
+		{"Project", rep.Project.Name, 0},
+		{"Scheme", rep.Project.Scheme, 0},
+		{"Positive class", r.Positive, 0},
+		{"Model", modelDescription(m), 0},
+		{"Scores", r.Scores, 0},
+		{"Kernel", kern, 0},
+		{"Prior", fmt.Sprintf("%s, scale %g", r.Prior, r.PriorScale), 0},
+		{"Gamma", r.Gamma, 0},
+		{"Gamma was", gamma, 0},
+		{"Engine", m.Engine, 0},
+		{"Seed", seedValue(m.Seed), st.int},
+	}, x.fitRows(), []kv{
+		{"Items", s.Items, st.int},
+		{"Fitted items (with a majority label)", r.Fitted, st.int},
+		{"Pairs (positive, negative)", r.Pairs, st.int},
+		{"Raters", s.Raters, st.int},
+		{"Labels", s.Labels, st.int},
+		{"Training AUC", float64(r.TrainAUC), st.num3},
+		{"Log evidence", float64(r.LogEvidence), st.num3},
+	})
+}
+
+// valuesSettings are the Summary sheet's rows of a fit of bounded
+// ratings.
+func (x *xlsxWriter) valuesSettings() []kv {
+	rep, st, m, s := x.rep, x.st, x.rep.Model, x.rep.Summary
+	bias := "none"
+	for _, r := range rep.Raters {
+		if r.Bias != nil {
+			bias = "fitted per rater (probit scale)"
+			break
+		}
+	}
+	return rowGroups([]kv{
+		{"Project", rep.Project.Name, 0},
+		{"Scheme", rep.Project.Scheme, 0},
+		{"Model", modelDescription(m), 0},
+		{"Likelihood", m.Likelihood, 0},
+		{"Kernel", m.Kernel, 0},
+		{"Engine", m.Engine, 0},
+		{"Rater bias", bias, 0},
+		{"Seed", seedValue(m.Seed), st.int},
+		{"Flag threshold (two-sided predictive tail probability)", m.FlagThreshold, 0},
+		{"Linear algebra", m.Backend, 0},
+	}, x.fitRows(), []kv{
+		{"Items", s.Items, st.int},
+		{"Items with ratings", s.RatedItems, st.int},
+		{"Raters", s.Raters, st.int},
+		{"Ratings", s.Labels, st.int},
+		{"Ratings per rated item", float64(s.LabelsPer), st.num2},
+		{"Surprising ratings (flags)", s.Flags, st.int},
+		{"Share of ratings flagged", float64(s.FlagShare), st.pct},
+	})
+}
+
+// deterministicSettings are the Summary sheet's rows of an EP or Laplace
+// fit: no sampler, chains or priors of the Gibbs models, and the engine's
+// verdict instead of R-hat and ESS.
+func (x *xlsxWriter) deterministicSettings() []kv {
+	rep, st, m := x.rep, x.st, x.rep.Model
+	settings := []kv{
+		{"Project", rep.Project.Name, 0},
+		{"Scheme", rep.Project.Scheme, 0},
+		{"Levels", levelList(rep), 0},
+		{"Model", modelDescription(m), 0},
+	}
+	if m.Likelihood != "" {
+		settings = append(settings, kv{"Likelihood", m.Likelihood, 0})
+	}
+	settings = append(settings, []kv{
+		{"Kernel", m.Kernel, 0},
+		{"Engine", m.Engine, 0},
+		{"Seed", seedValue(m.Seed), st.int},
+		{"Flag threshold (predictive probability)", m.FlagThreshold, 0},
+		{"Linear algebra", m.Backend, 0},
+	}...)
+	return rowGroups(settings, x.fitRows(), x.labelRows())
+}
+
+// gibbsSettings are the Summary sheet's rows of a Gibbs fit: the
+// sampler's settings and the priors, R-hat and ESS against the limits.
+func (x *xlsxWriter) gibbsSettings() []kv {
+	rep, st, m, d := x.rep, x.st, x.rep.Model, x.rep.Diagnostics
+	ident := m.Identifiability
+	if m.RefRater != "" {
+		ident += " (reference rater " + m.RefRater + ")"
+	}
+	fit := x.fitRows()
+	return rowGroups([]kv{
+		{"Project", rep.Project.Name, 0},
+		{"Scheme", rep.Project.Scheme, 0},
+		{"Levels", levelList(rep), 0},
+		{"Model", modelDescription(m), 0},
+		{"Kernel", m.Kernel, 0},
+		{"Identifiability", ident, 0},
+		{"Sampler", m.Sampler, 0},
+		{"Chains", m.Chains, st.int},
+		{"Draws per chain", m.Samples, st.int},
+		{"Burn-in sweeps", m.Burnin, st.int},
+		{"Thinning", m.Thin, st.int},
+		{"Seed", seedValue(m.Seed), st.int},
+		{"Precision prior shape v", m.V, 0},
+		{"Precision prior rate lambda", m.Lambda, 0},
+		{"Threshold prior sd sigma_b", m.SigmaB, 0},
+		{"Flag threshold (predictive probability)", m.FlagThreshold, 0},
+		{"Linear algebra", m.Backend, 0},
+	}, []kv{
+		fit[0],
+		{"Max split R-hat", float64(d.MaxRhat), st.num4},
+		{"R-hat limit", d.LimitRhat, 0},
+		{"Min bulk ESS", float64(d.MinESSBulk), st.thous},
+		{"ESS limit", d.LimitESS, st.thous},
+		fit[1],
+	}, x.labelRows())
+}
+
 // summary writes the Summary sheet with the normal (non-streaming) API: a
 // list of settings and headline numbers.
 func (x *xlsxWriter) summary() error {
 	f, rep, st := x.f, x.rep, x.st
 	const sh = SheetSummary
-	m := rep.Model
 	s := rep.Summary
 	d := rep.Diagnostics
-	seed := any(float64(m.Seed))
-	if m.Seed > 1<<53 {
-		seed = strconv.FormatUint(m.Seed, 10) // would lose digits as a number
-	}
-	model := modelDescription(m)
-	ident := m.Identifiability
-	if m.RefRater != "" {
-		ident += " (reference rater " + m.RefRater + ")"
-	}
 	values := rep.Kind == KindValues
 	var rows []kv
-	if r := rep.Ranking; rep.Kind == KindRanking && r != nil {
-		kern := m.Kernel
-		if r.Scores == "linear" {
-			kern = "none: linear scores s = <theta, x>"
-		}
-		gamma := "fixed"
-		if r.GammaByCV {
-			gamma = "chosen by cross-validation (sheet Ranking)"
-		}
-		rows = []kv{
-			{"Project", rep.Project.Name, 0},
-			{"Scheme", rep.Project.Scheme, 0},
-			{"Positive class", r.Positive, 0},
-			{"Model", model, 0},
-			{"Scores", r.Scores, 0},
-			{"Kernel", kern, 0},
-			{"Prior", fmt.Sprintf("%s, scale %g", r.Prior, r.PriorScale), 0},
-			{"Gamma", r.Gamma, 0},
-			{"Gamma was", gamma, 0},
-			{"Engine", m.Engine, 0},
-			{"Seed", seed, st.int},
-			{"", nil, 0},
-			{"Convergence", convergenceWords(rep), st.wrap},
-			{"Fit time (s)", float64(d.Seconds), st.num2},
-			{"", nil, 0},
-			{"Items", s.Items, st.int},
-			{"Fitted items (with a majority label)", r.Fitted, st.int},
-			{"Pairs (positive, negative)", r.Pairs, st.int},
-			{"Raters", s.Raters, st.int},
-			{"Labels", s.Labels, st.int},
-			{"Training AUC", float64(r.TrainAUC), st.num3},
-			{"Log evidence", float64(r.LogEvidence), st.num3},
-		}
-	} else if values {
-		bias := "none"
-		for _, r := range rep.Raters {
-			if r.Bias != nil {
-				bias = "fitted per rater (probit scale)"
-				break
-			}
-		}
-		rows = []kv{
-			{"Project", rep.Project.Name, 0},
-			{"Scheme", rep.Project.Scheme, 0},
-			{"Model", model, 0},
-			{"Likelihood", m.Likelihood, 0},
-			{"Kernel", m.Kernel, 0},
-			{"Engine", m.Engine, 0},
-			{"Rater bias", bias, 0},
-			{"Seed", seed, st.int},
-			{"Flag threshold (two-sided predictive tail probability)", m.FlagThreshold, 0},
-			{"Linear algebra", m.Backend, 0},
-			{"", nil, 0},
-			{"Convergence", convergenceWords(rep), st.wrap},
-			{"Fit time (s)", float64(d.Seconds), st.num2},
-			{"", nil, 0},
-			{"Items", s.Items, st.int},
-			{"Items with ratings", s.RatedItems, st.int},
-			{"Raters", s.Raters, st.int},
-			{"Ratings", s.Labels, st.int},
-			{"Ratings per rated item", float64(s.LabelsPer), st.num2},
-			{"Surprising ratings (flags)", s.Flags, st.int},
-			{"Share of ratings flagged", float64(s.FlagShare), st.pct},
-		}
-	} else if deterministic(m) {
-		// EP and Laplace: no sampler, chains or priors of the Gibbs
-		// models, and the engine's verdict instead of R-hat and ESS.
-		rows = []kv{
-			{"Project", rep.Project.Name, 0},
-			{"Scheme", rep.Project.Scheme, 0},
-			{"Levels", levelList(rep), 0},
-			{"Model", model, 0},
-			{"Likelihood", m.Likelihood, 0},
-			{"Kernel", m.Kernel, 0},
-			{"Engine", m.Engine, 0},
-			{"Seed", seed, st.int},
-			{"Flag threshold (predictive probability)", m.FlagThreshold, 0},
-			{"Linear algebra", m.Backend, 0},
-			{"", nil, 0},
-			{"Convergence", convergenceWords(rep), st.wrap},
-			{"Fit time (s)", float64(d.Seconds), st.num2},
-			{"", nil, 0},
-			{"Items", s.Items, st.int},
-			{"Items with labels", s.RatedItems, st.int},
-			{"Raters", s.Raters, st.int},
-			{"Labels", s.Labels, st.int},
-			{"Labels per labelled item", float64(s.LabelsPer), st.num2},
-			{"Labels equal to the consensus", float64(s.ConsensusAgreement), st.pct},
-			{"Surprising labels (flags)", s.Flags, st.int},
-			{"Share of labels flagged", float64(s.FlagShare), st.pct},
-		}
-		if m.Likelihood == "" {
-			rows = append(rows[:4], rows[5:]...)
-		}
-		rows = append(rows, x.robustRows()...)
-	} else {
-		rows = []kv{
-			{"Project", rep.Project.Name, 0},
-			{"Scheme", rep.Project.Scheme, 0},
-			{"Levels", levelList(rep), 0},
-			{"Model", model, 0},
-			{"Kernel", m.Kernel, 0},
-			{"Identifiability", ident, 0},
-			{"Sampler", m.Sampler, 0},
-			{"Chains", m.Chains, st.int},
-			{"Draws per chain", m.Samples, st.int},
-			{"Burn-in sweeps", m.Burnin, st.int},
-			{"Thinning", m.Thin, st.int},
-			{"Seed", seed, st.int},
-			{"Precision prior shape v", m.V, 0},
-			{"Precision prior rate lambda", m.Lambda, 0},
-			{"Threshold prior sd sigma_b", m.SigmaB, 0},
-			{"Flag threshold (predictive probability)", m.FlagThreshold, 0},
-			{"Linear algebra", m.Backend, 0},
-			{"", nil, 0},
-			{"Convergence", convergenceWords(rep), st.wrap},
-			{"Max split R-hat", float64(d.MaxRhat), st.num4},
-			{"R-hat limit", d.LimitRhat, 0},
-			{"Min bulk ESS", float64(d.MinESSBulk), st.thous},
-			{"ESS limit", d.LimitESS, st.thous},
-			{"Fit time (s)", float64(d.Seconds), st.num2},
-			{"", nil, 0},
-			{"Items", s.Items, st.int},
-			{"Items with labels", s.RatedItems, st.int},
-			{"Raters", s.Raters, st.int},
-			{"Labels", s.Labels, st.int},
-			{"Labels per labelled item", float64(s.LabelsPer), st.num2},
-			{"Labels equal to the consensus", float64(s.ConsensusAgreement), st.pct},
-			{"Surprising labels (flags)", s.Flags, st.int},
-			{"Share of labels flagged", float64(s.FlagShare), st.pct},
-		}
+	switch {
+	case rep.Kind == KindRanking && rep.Ranking != nil:
+		rows = x.rankingSettings()
+	case values:
+		rows = x.valuesSettings()
+	case deterministic(rep.Model):
+		rows = append(x.deterministicSettings(), x.robustRows()...)
+	default:
+		rows = x.gibbsSettings()
 	}
 	if mc := rep.ModelChoice; mc != nil {
 		rows = append(rows, kv{"Model chosen by the evidence", fmt.Sprintf("%s %s, among %d candidates (Diagnostics sheet, Model choice)", mc.Family, mc.Chosen, len(mc.Candidates)), 0})
@@ -1449,7 +1518,7 @@ func (x *xlsxWriter) agreement() error {
 	qk, qv := QuoteCoefficient(a.Level)
 	blocks := []*block{{
 		cols: []col{x.text("Coefficient"), x.text("Key"), x.text("Variant"), x.num("Value"), x.num("SE"),
-			x.num("CI low"), x.num("CI high"), x.text("CI method"), x.text("Quote"), {header: "What it is and how to read it", style: x.st.wrap, dec: -1}},
+			x.num("CI low"), x.num("CI high"), x.text("CI method"), x.num("z"), x.num("p-value"), x.text("Quote"), {header: "What it is and how to read it", style: x.st.wrap, dec: -1}},
 		n: len(a.Coefficients), filter: true, freeze: true, freezeCols: 1,
 		row: func(i int, dst []any) []any {
 			c := &a.Coefficients[i]
@@ -1457,7 +1526,7 @@ func (x *xlsxWriter) agreement() error {
 			if c.Key == qk && c.Variant == qv {
 				quote = "quote this one"
 			}
-			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod, quote, coefficientHelp(c))
+			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod, c.Z.float(), c.P.float(), quote, coefficientHelp(c))
 		}}}
 	if a.Kappa != nil {
 		blocks = append(blocks, noteBlock("The pairwise Cohen's kappas with the items each pair shares are on the "+SheetAgreementMatrix+" sheet; the agreement of each item and each rater on the "+SheetItemAgreement+" and "+SheetRaterAgreement+" sheets."))

@@ -23,17 +23,8 @@ import (
 func TestWorkbook(t *testing.T) {
 	for _, c := range allCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := WriteXLSX(&buf, c.rep, XLSXOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			checkXML(t, buf.Bytes())
-			f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			w := &book{t: t, f: f}
+			w := openBook(t, c.rep, XLSXOptions{})
+			f := w.f
 			if got, want := strings.Join(f.GetSheetList(), ","), strings.Join(SheetNames(c.rep, XLSXOptions{}), ","); got != want {
 				t.Fatalf("sheets %s, want %s", got, want)
 			}
@@ -114,6 +105,23 @@ type book struct {
 	f *excelize.File
 }
 
+// openBook writes the report's workbook with opts, checks its XML and
+// opens it (closed when the test ends).
+func openBook(t *testing.T, rep *Report, opts XLSXOptions) *book {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteXLSX(&buf, rep, opts); err != nil {
+		t.Fatal(err)
+	}
+	checkXML(t, buf.Bytes())
+	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return &book{t: t, f: f}
+}
+
 // rows returns the raw cell values of a sheet.
 func (b *book) rows(sheet string) [][]string {
 	b.t.Helper()
@@ -143,6 +151,31 @@ func at(row []string, i int) string {
 }
 
 // number checks that a cell holds want (empty for NaN).
+// raterRows returns the Raters sheet's rows, a header and a row a rater
+// of the fit.
+func (b *book) raterRows(c reportCase) [][]string {
+	b.t.Helper()
+	rows := b.rows(SheetRaters)
+	if len(rows) != len(c.fit.Raters)+1 {
+		b.t.Fatalf("Raters: %d rows, want %d", len(rows), len(c.fit.Raters)+1)
+	}
+	return rows
+}
+
+// raterCellsNumeric checks that each rater's first label in the Items
+// sheet (rows, header h) is a number cell.
+func (b *book) raterCellsNumeric(c reportCase, rows [][]string, h map[string]int) {
+	b.t.Helper()
+	for _, r := range c.fit.Raters {
+		for n, row := range rows[1:] {
+			if at(row, h[r.ID]) != "" {
+				b.cellType(SheetItems, h[r.ID], n+1, true)
+				break
+			}
+		}
+	}
+}
+
 func (b *book) number(where string, got string, want float64) {
 	b.t.Helper()
 	if math.IsNaN(want) || math.IsInf(want, 0) {
@@ -322,22 +355,12 @@ func checkItems(b *book, c reportCase) {
 		b.t.Errorf("Items: column B width %v", w)
 	}
 	if numeric {
-		for _, r := range c.fit.Raters {
-			for n, row := range rows[1:] {
-				if at(row, h[r.ID]) != "" {
-					b.cellType(SheetItems, h[r.ID], n+1, true)
-					break
-				}
-			}
-		}
+		b.raterCellsNumeric(c, rows, h)
 	}
 }
 
 func checkRaters(b *book, c reportCase) {
-	rows := b.rows(SheetRaters)
-	if len(rows) != len(c.fit.Raters)+1 {
-		b.t.Fatalf("Raters: %d rows, want %d", len(rows), len(c.fit.Raters)+1)
-	}
+	rows := b.raterRows(c)
 	b.headers(SheetRaters, rows[0], "Rater", "Labels", "Reference", "Precision", "Precision SD", "Precision 2.5%", "Precision 50%", "Precision 97.5%",
 		"Variance", "Variance SD", "Variance 2.5%", "Variance 50%", "Variance 97.5%")
 	b.frozen(SheetRaters, 1)
@@ -387,7 +410,8 @@ func checkSkills(b *book, c reportCase, rows [][]string) {
 			if !ok || q.Skill == nil {
 				continue
 			}
-			name := map[string]string{"wawa": "Wawa weight", "glad": "GLAD ability", "mace": "MACE competence"}[a.Name]
+			name := map[string]string{"wawa": "Wawa weight", "glad": "GLAD ability", "mace": "MACE competence",
+				"zero_based_skill": "Zero-Based Skill skill", "kos": "KOS reliability", "gold_majority": "gold majority vote gold accuracy"}[a.Name]
 			col, ok := h[name]
 			if !ok {
 				b.t.Errorf("Raters: no column %q", name)

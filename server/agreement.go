@@ -107,15 +107,29 @@ type agreementOpts struct {
 	only  string
 	pairs raters.PairOptions
 	ties  raters.TieRule
+	// ci, null and weights are raters.Options' CI, Null and Weights
+	// (query parameters ci, null and weights).
+	ci      raters.CIKind
+	null    float64
+	weights []raters.Weights
+	// dsIter, dsTol and dsGold are Dawid-Skene's MaxIter, Tol and
+	// raters.Options.DSGold (query parameters ds_iter, ds_tol, ds_gold).
+	dsIter int
+	dsTol  float64
+	dsGold bool
 }
 
 // readAgreementOpts reads the query parameters of the agreement routes:
 // bootstrap, seed, pairs (all or a number), min_shared, ties (frequent or
-// first) and, where withOnly, only.
+// first), ci (t or normal), null (a number), weights (all or a list) and,
+// where withOnly, only.
 func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 	_, explicit := q.c.GetQuery("bootstrap")
 	o := agreementOpts{explicit: explicit}
 	o.boot = q.intIn("bootstrap", analysis.DefaultBootstrap, 0, 10000)
+	if _, ci := q.c.GetQuery("ci"); ci && !explicit {
+		o.boot = 0 // an explicit ci asks for its analytic intervals
+	}
 	o.seed = q.uint64Param("seed", 1)
 	var err error
 	if o.pairs, err = analysis.ParsePairs(q.str("pairs", 20)); err != nil {
@@ -127,6 +141,24 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 			q.fail("query parameter ties=%q: expected frequent or first", t)
 		}
 	}
+	if o.ci, err = analysis.ParseCI(q.str("ci", 20)); err != nil {
+		q.fail("query parameter ci=%s", err)
+	}
+	if o.null, err = analysis.ParseNull(q.str("null", 40)); err != nil {
+		q.fail("query parameter null=%s", err)
+	}
+	if o.weights, err = analysis.ParseWeightsList(q.str("weights", 200)); err != nil {
+		q.fail("query parameter weights=%s", err)
+	}
+	o.dsIter = q.intIn("ds_iter", 0, 0, 100_000)
+	if v := q.str("ds_tol", 40); v != "" {
+		if o.dsTol, err = strconv.ParseFloat(v, 64); err != nil || !(o.dsTol >= 0) || math.IsInf(o.dsTol, 0) {
+			q.fail("query parameter ds_tol=%q: expected a number from 0 (Dawid-Skene's relative log-likelihood tolerance; 0: 1e-10)", v)
+		}
+	}
+	if b := q.boolPtr("ds_gold"); b != nil {
+		o.dsGold = *b
+	}
 	if withOnly {
 		if o.only, err = analysis.ParseOnly(q.str("only", 20)); err != nil {
 			q.fail("query parameter only=%s", err)
@@ -136,7 +168,7 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 }
 
 // agreementParams are the query parameters readAgreementOpts reads.
-var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties"}
+var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "weights", "ds_iter", "ds_tol", "ds_gold"}
 
 // agreementPending is the state of an agreement analysis running in the
 // background (a project over Config.AgreementJobLabels).
@@ -163,7 +195,7 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
 		return nil, nil, agreementTooLarge(n, max)
 	}
-	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties)
+	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%v/%d/%g/%t", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.weights, o.dsIter, o.dsTol, o.dsGold)
 	fn := func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o, n) }
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
 		res, err := s.agreements.get(ctx, key, fn)
@@ -177,6 +209,22 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 		return nil, &agreementPending{labels: n, started: st.started, phase: st.phase}, nil
 	}
 	return st.val, nil, st.err
+}
+
+// agreementOrAnswer returns the project's agreement analysis with options
+// o, or nil when it has answered the request itself (an error, or 202
+// while a background analysis runs).
+func (s *Server) agreementOrAnswer(c *gin.Context, project int64, o agreementOpts) *agreementResult {
+	res, pend, err := s.projectAgreement(c.Request.Context(), project, o)
+	if err != nil {
+		s.fail(c, err)
+		return nil
+	}
+	if pend != nil {
+		s.answerPending(c, pend)
+		return nil
+	}
+	return res
 }
 
 // computeAgreement loads the project's labels and analyses their
@@ -224,7 +272,9 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 			setPhase(ctx, bootstrapPhase(done, total, time.Since(t0)))
 		}
 	}
-	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties, MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
+	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
+		CI: o.ci, Null: o.null, Weights: o.weights, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol}, DSGold: o.dsGold,
+		MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
 	if err != nil {
 		if ctx.Err() != nil {
 			s.metrics.agreementCancelled.Inc()

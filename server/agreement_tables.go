@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"concord/analysis"
 	"concord/annotations"
 	"concord/raters"
 	"concord/reports"
@@ -59,6 +60,42 @@ func (s *Server) agreementTable(c *gin.Context) {
 		s.failf(c, annotations.ENOTFOUND, "no agreement table %q: expected one of %s", table, strings.Join(reports.AgreementTables, ", "))
 		return
 	}
+	req, err := readTableRequest(c, table)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res := s.agreementOrAnswer(c, p.ID, req.opts)
+	if res == nil {
+		return
+	}
+	req.project, req.tb = p.ID, res.tables
+	switch table {
+	case reports.AgreementMatrix:
+		s.matrixTable(c, req)
+	case reports.AgreementPairs:
+		s.pairsTable(c, req)
+	case reports.AgreementItems:
+		s.itemsTable(c, req)
+	case reports.AgreementRaters:
+		s.ratersTable(c, req)
+	}
+}
+
+// tableRequest is a request for one agreement table: its options, format,
+// page and filter, then the project and its tables.
+type tableRequest struct {
+	table, format string
+	opts          agreementOpts
+	below         *float64
+	paged         bool // offset or limit given
+	page          annotations.Page
+	project       int64
+	tb            *agreementTables
+}
+
+// readTableRequest reads the query parameters of a table request.
+func readTableRequest(c *gin.Context, table string) (*tableRequest, error) {
 	known := append([]string{"format"}, agreementParams...)
 	switch table {
 	case reports.AgreementItems:
@@ -67,112 +104,110 @@ func (s *Server) agreementTable(c *gin.Context) {
 		known = append(known, "offset", "limit")
 	}
 	q := newQuery(c, known...)
-	format := q.c.DefaultQuery("format", "json")
-	if format != "json" && format != "csv" {
-		q.fail("query parameter format=%q: expected json or csv", clipText(format, 20))
+	req := &tableRequest{table: table, format: q.c.DefaultQuery("format", "json")}
+	if req.format != "json" && req.format != "csv" {
+		q.fail("query parameter format=%q: expected json or csv", clipText(req.format, 20))
 	}
-	o := readAgreementOpts(q, false)
-	var below *float64
+	req.opts = readAgreementOpts(q, false)
 	if v, ok := c.GetQuery("below"); ok && table == reports.AgreementItems {
 		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			q.fail("query parameter below=%q: expected a number (the agreement scores are from 0 to 1)", clipText(v, 40))
 		} else {
-			below = &x
+			req.below = &x
 		}
 	}
 	_, hasOffset := c.GetQuery("offset")
 	_, hasLimit := c.GetQuery("limit")
-	page := annotations.Page{}
+	req.paged = hasOffset || hasLimit
 	if table == reports.AgreementItems || table == reports.AgreementPairs {
-		page = q.page(itemAgreementPage, maxPage)
+		req.page = q.page(itemAgreementPage, maxPage)
 	}
-	if q.err != nil {
-		s.fail(c, q.err)
-		return
-	}
-	res, pend, err := s.projectAgreement(c.Request.Context(), p.ID, o)
-	if err != nil {
+	return req, q.err
+}
+
+// csvTable answers a table as a CSV download.
+func (s *Server) csvTable(c *gin.Context, req *tableRequest, write func(w io.Writer) error) {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
 		s.fail(c, err)
 		return
 	}
-	if pend != nil {
-		s.answerPending(c, pend)
+	c.Header("Content-Disposition", fmt.Sprintf("attachment; filename=%q", fmt.Sprintf("project-%d-agreement-%s.csv", req.project, req.table)))
+	c.Data(http.StatusOK, ctCSV, buf.Bytes())
+}
+
+func (s *Server) matrixTable(c *gin.Context, req *tableRequest) {
+	tb := req.tb
+	m := tb.matrix
+	if m == nil {
+		s.failf(c, annotations.EINVALID, "the project has %d raters: the matrix is given for at most %d; the pairs table lists every pair (agreement/pairs)", len(tb.raters), raters.MaxMatrixRaters)
 		return
 	}
-	tb := res.tables
-	csv := func(write func(w io.Writer) error) {
-		var buf bytes.Buffer
-		if err := write(&buf); err != nil {
-			s.fail(c, err)
-			return
-		}
-		c.Header("Content-Disposition", fmt.Sprintf("attachment; filename=%q", fmt.Sprintf("project-%d-agreement-%s.csv", p.ID, table)))
-		c.Data(http.StatusOK, ctCSV, buf.Bytes())
+	if req.format == "csv" {
+		s.csvTable(c, req, func(w io.Writer) error { return reports.WriteMatrixCSV(w, m) })
+		return
 	}
-	switch table {
-	case reports.AgreementMatrix:
-		m := tb.matrix
-		if m == nil {
-			s.failf(c, annotations.EINVALID, "the project has %d raters: the matrix is given for at most %d; the pairs table lists every pair (agreement/pairs)", len(tb.raters), raters.MaxMatrixRaters)
-			return
+	c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": m.Coefficient, "weights": m.Weights, "raters": m.Raters, "kappa": m.Kappa, "n": m.N})
+}
+
+// pairsTable: every pair of the selection (pairs=all: every pair sharing
+// an item), in the analysis' order, paged like the items.
+func (s *Server) pairsTable(c *gin.Context, req *tableRequest) {
+	tb := req.tb
+	pairs := tb.pairs
+	if req.format == "csv" {
+		if req.paged {
+			pairs = pageOf(pairs, req.page)
 		}
-		if format == "csv" {
-			csv(func(w io.Writer) error { return reports.WriteMatrixCSV(w, m) })
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": m.Coefficient, "weights": m.Weights, "raters": m.Raters, "kappa": m.Kappa, "n": m.N})
-	case reports.AgreementPairs:
-		// Every pair of the selection (pairs=all: every pair sharing an
-		// item), in the analysis' order, paged like the items.
-		pairs := tb.pairs
-		if format == "csv" {
-			if hasOffset || hasLimit {
-				pairs = pageOf(pairs, page)
-			}
-			csv(func(w io.Writer) error { return reports.WritePairsCSV(w, pairs, tb.weights) })
-			return
-		}
-		total := len(pairs)
-		pairs = pageOf(pairs, page)
-		type pairRow struct {
-			A     string          `json:"a"`
-			B     string          `json:"b"`
-			N     int             `json:"n"`
-			Kappa raters.Estimate `json:"kappa"`
-		}
-		rows := make([]pairRow, len(pairs))
-		for i := range pairs {
-			pr := &pairs[i]
-			rows[i] = pairRow{A: pr.A, B: pr.B, N: pr.N, Kappa: reports.PairEstimate(pr, tb.weights)}
-		}
-		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": "cohen_kappa", "weights": tb.weights,
-			"total": total, "offset": page.Offset, "limit": page.Limit, "pairs": rows})
-	case reports.AgreementItems:
-		rows := tb.items
-		if below != nil {
-			rows = raters.ItemsBelow(rows, *below)
-		}
-		matching := len(rows)
-		if format == "csv" {
-			if hasOffset || hasLimit {
-				rows = pageOf(rows, page)
-			}
-			csv(func(w io.Writer) error { return reports.WriteItemAgreementCSV(w, rows) })
-			return
-		}
-		rows = pageOf(rows, page)
-		scored := len(raters.ItemsBelow(tb.items, math.Inf(1)))
-		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score,
-			"total": len(tb.items), "scored": scored, "matching": matching, "below": below,
-			"offset": page.Offset, "limit": page.Limit, "items": itemRows(tb.counts, rows)})
-	case reports.AgreementRaters:
-		if format == "csv" {
-			csv(func(w io.Writer) error { return reports.WriteRaterAgreementCSV(w, tb.raters) })
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score, "weights": tb.weights, "raters": tb.raters})
+		s.csvTable(c, req, func(w io.Writer) error { return reports.WritePairsCSV(w, pairs, tb.weights) })
+		return
 	}
+	total := len(pairs)
+	pairs = pageOf(pairs, req.page)
+	type pairRow struct {
+		A     string          `json:"a"`
+		B     string          `json:"b"`
+		N     int             `json:"n"`
+		Kappa raters.Estimate `json:"kappa"`
+	}
+	rows := make([]pairRow, len(pairs))
+	for i := range pairs {
+		pr := &pairs[i]
+		rows[i] = pairRow{A: pr.A, B: pr.B, N: pr.N, Kappa: reports.PairEstimate(pr, tb.weights)}
+	}
+	c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "coefficient": "cohen_kappa", "weights": tb.weights,
+		"total": total, "offset": req.page.Offset, "limit": req.page.Limit, "pairs": rows})
+}
+
+func (s *Server) itemsTable(c *gin.Context, req *tableRequest) {
+	tb := req.tb
+	rows := tb.items
+	if req.below != nil {
+		rows = raters.ItemsBelow(rows, *req.below)
+	}
+	matching := len(rows)
+	if req.format == "csv" {
+		if req.paged {
+			rows = pageOf(rows, req.page)
+		}
+		s.csvTable(c, req, func(w io.Writer) error { return reports.WriteItemAgreementCSV(w, rows) })
+		return
+	}
+	rows = pageOf(rows, req.page)
+	scored := len(raters.ItemsBelow(tb.items, math.Inf(1)))
+	c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score,
+		"total": len(tb.items), "scored": scored, "matching": matching, "below": req.below,
+		"offset": req.page.Offset, "limit": req.page.Limit, "items": itemRows(tb.counts, rows)})
+}
+
+func (s *Server) ratersTable(c *gin.Context, req *tableRequest) {
+	tb := req.tb
+	if req.format == "csv" {
+		s.csvTable(c, req, func(w io.Writer) error { return reports.WriteRaterAgreementCSV(w, tb.raters) })
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"scheme": tb.scheme, "level": tb.level, "agreement_score": tb.score, "weights": tb.weights, "raters": tb.raters})
 }
 
 // pageOf returns the rows of a page.
@@ -192,4 +227,96 @@ func itemRows(vc *valueCounts, rows []raters.ItemAgreement) []itemAgreementRow {
 		out[i] = itemAgreementRow{ItemAgreement: r, Counts: vc.of(r.Item)}
 	}
 	return out
+}
+
+// tableAgreementRequest is the body of POST /api/v1/agreement: a
+// contingency table or per-item counts, as numbers (table or counts) or as
+// CSV text (csv, with input "table" or "counts": the layouts of concord
+// agreement --table and --counts), and the options.
+type tableAgreementRequest struct {
+	Table      [][]float64 `json:"table"`
+	Counts     [][]float64 `json:"counts"`
+	CSV        string      `json:"csv"`
+	Input      string      `json:"input"`
+	Categories []string    `json:"categories"`
+	Items      []string    `json:"items"`
+	Weights    []string    `json:"weights"`
+	CI         string      `json:"ci"`
+	Null       float64     `json:"null"`
+	ConfLevel  float64     `json:"conf_level"`
+}
+
+// tableAgreement: POST /api/v1/agreement -> the agreement coefficients of
+// a two-rater contingency table or of per-item category counts with
+// irrCAC's table and distribution functions (analysis.TableAgreement):
+// the agreement document with input "table" or "counts". Any key may ask;
+// nothing is stored.
+func (s *Server) tableAgreement(c *gin.Context) {
+	var req tableAgreementRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	kind, in, err := req.input()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	o, err := req.options()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	rep, err := analysis.TableAgreement(c.Request.Context(), kind, in, o)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, rep)
+}
+
+// input checks that the request gives one input and reads it.
+func (r *tableAgreementRequest) input() (string, *analysis.CountsInput, error) {
+	given := 0
+	for _, ok := range []bool{r.Table != nil, r.Counts != nil, r.CSV != ""} {
+		if ok {
+			given++
+		}
+	}
+	if given != 1 {
+		return "", nil, annotations.Errorf(annotations.EINVALID, "give one of table (a K x K contingency table), counts (per-item category counts) or csv (with input table or counts)")
+	}
+	switch {
+	case r.Table != nil:
+		in, err := analysis.NewCountsInput("table", r.Table, r.Categories, r.Items)
+		return "table", in, err
+	case r.Counts != nil:
+		in, err := analysis.NewCountsInput("counts", r.Counts, r.Categories, r.Items)
+		return "counts", in, err
+	}
+	if r.Categories != nil || r.Items != nil {
+		return "", nil, annotations.Errorf(annotations.EINVALID, "categories and items go with table or counts; csv names them in its header and first column")
+	}
+	read := map[string]func(string, io.Reader) (*analysis.CountsInput, error){"table": analysis.ReadContingencyTable, "counts": analysis.ReadCounts}[r.Input]
+	if read == nil {
+		return "", nil, annotations.Errorf(annotations.EINVALID, "input %q: expected table or counts (the layout of csv)", clipText(r.Input, 20))
+	}
+	in, err := read("csv", strings.NewReader(r.CSV))
+	return r.Input, in, err
+}
+
+// options reads the request's options.
+func (r *tableAgreementRequest) options() (raters.TableOptions, error) {
+	o := raters.TableOptions{Null: r.Null, ConfLevel: r.ConfLevel}
+	if r.ConfLevel != 0 && !(r.ConfLevel > 0 && r.ConfLevel < 1) {
+		return o, annotations.Errorf(annotations.EINVALID, "conf_level %v: expected a number between 0 and 1", r.ConfLevel)
+	}
+	var err error
+	if o.CI, err = analysis.ParseCI(r.CI); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "ci %s", err)
+	}
+	if o.Weights, err = analysis.ParseWeightsList(strings.Join(r.Weights, ",")); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "weights %s", err)
+	}
+	return o, nil
 }

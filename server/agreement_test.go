@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -222,4 +225,140 @@ func keysOf(m map[string]any) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestAgreementQueryTests: ci=, null= and weights= reach the analysis
+// (normal intervals and z/p against 0 and the null value in the document,
+// the weighted sets asked for); bad values are a 400 naming the parameter.
+func TestAgreementQueryTests(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.loadedProject("k1")
+	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
+	doc := e.call("GET", base+"?bootstrap=0&only=coefficients&ci=normal&null=0.5&weights=radical,circular", key, nil, 200)
+	fk, _ := doc["fleiss_kappa"].(map[string]any)
+	if doc["ci"] != "normal" || doc["null_value"] != 0.5 || fk["ci_method"] != "normal" || fk["z"] == nil || fk["p_value"] == nil || fk["p_value_null"] == nil {
+		t.Errorf("ci=normal&null=0.5: ci %v, null %v, fleiss_kappa %v", doc["ci"], doc["null_value"], fk)
+	}
+	if w, _ := doc["weighted"].(map[string]any); len(w) != 2 || w["radical"] == nil || w["circular"] == nil {
+		t.Errorf("weights=radical,circular: weighted %v", keysOf(w))
+	}
+	doc = e.call("GET", base+"?bootstrap=0&only=coefficients", key, nil, 200)
+	if fk, _ := doc["fleiss_kappa"].(map[string]any); doc["ci"] != "t" || fk["ci_method"] != "t" || doc["null_value"] != nil {
+		t.Errorf("default: ci %v, fleiss_kappa %v", doc["ci"], fk)
+	}
+	// ci without bootstrap: the analytic intervals.
+	doc = e.call("GET", base+"?only=coefficients&ci=normal", key, nil, 200)
+	if fk, _ := doc["fleiss_kappa"].(map[string]any); doc["bootstrap"] != 0.0 || fk["ci_method"] != "normal" {
+		t.Errorf("ci=normal alone: bootstrap %v, fleiss_kappa %v", doc["bootstrap"], fk)
+	}
+	for q, want := range map[string]string{
+		"ci=wald":         "query parameter ci=\"wald\": expected t or normal",
+		"null=half":       "query parameter null=\"half\": expected a number",
+		"weights=cubic":   "query parameter weights=\"cubic\": expected all or",
+		"weights=linear,": "query parameter weights=\"\": expected all or",
+	} {
+		e.wantError("GET", base+"?bootstrap=0&"+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
+	}
+}
+
+// TestTableAgreementAPI: POST /api/v1/agreement analyses a contingency
+// table (as numbers or CSV) or per-item counts; the SAS example table of
+// statsmodels' test suite gives statsmodels' numbers
+// (raters/testdata/reference_statsmodels.csv, made by
+// make_reference_statsmodels.py) with ci=normal; bad input is a 400 naming
+// the row and column.
+func TestTableAgreementAPI(t *testing.T) {
+	ref := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, "../raters/testdata/reference_statsmodels.csv")), "\n") {
+		f := strings.Split(line, ",")
+		if strings.HasPrefix(line, "sas_table10,") {
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			ref[f[len(f)-3]+"/"+f[len(f)-2]] = v
+		}
+	}
+	if len(ref) != 21 {
+		t.Fatalf("%d statsmodels numbers for table10", len(ref))
+	}
+	e := newEnv(t)
+	_, key := e.loadedProject("k1")
+	body := map[string]any{"table": [][]float64{{0, 4, 1}, {0, 8, 0}, {0, 1, 5}}, "ci": "normal", "weights": []string{"linear"}}
+	doc := e.call("POST", "/api/v1/agreement", key, body, 200)
+	un := doc["cohen_kappa"].([]any)[0].(map[string]any)["unweighted"].(map[string]any)
+	lin := doc["weighted"].(map[string]any)["linear"].(map[string]any)["cohen_kappa"].(map[string]any)
+	for _, c := range []struct {
+		w   string
+		est map[string]any
+	}{{"unweighted", un}, {"linear", lin}} {
+		for stat, field := range map[string]string{"kappa": "value", "std_kappa": "se", "kappa_low": "ci_low", "kappa_upp": "ci_high", "std_kappa0": "se_null", "z_value": "z", "pvalue_two_sided": "p_value"} {
+			got, _ := c.est[field].(float64)
+			if want := ref[c.w+"/"+stat]; math.Abs(got-want) > 1e-9 {
+				t.Errorf("%s %s: %v, statsmodels %v", c.w, stat, got, want)
+			}
+		}
+	}
+	if doc["input"] != "table" || doc["ci"] != "normal" {
+		t.Errorf("input %v, ci %v", doc["input"], doc["ci"])
+	}
+	// The same table as CSV, and counts.
+	doc = e.call("POST", "/api/v1/agreement", key, map[string]any{"csv": ",a,b,c\na,0,4,1\nb,0,8,0\nc,0,1,5\n", "input": "table", "ci": "normal"}, 200)
+	if v := doc["cohen_kappa"].([]any)[0].(map[string]any)["unweighted"].(map[string]any)["value"].(float64); math.Abs(v-ref["unweighted/kappa"]) > 1e-12 {
+		t.Errorf("csv table: kappa %v", v)
+	}
+	doc = e.call("POST", "/api/v1/agreement", key, map[string]any{"counts": [][]float64{{7, 1}, {3, 5}}, "categories": []string{"yes", "no"}}, 200)
+	if doc["input"] != "counts" || doc["fleiss_kappa"] == nil || doc["categories"].([]any)[0] != "yes" {
+		t.Errorf("counts: %v", doc)
+	}
+	for _, c := range []struct {
+		body any
+		want string
+	}{
+		{map[string]any{"table": [][]float64{{1, 2}, {3, -4}}}, "table: row 2, column 2: -4 is not a count"},
+		{map[string]any{"table": [][]float64{{1, 2, 3}, {3, 4, 5}}}, "table: 2 rows for 3 categories"},
+		{map[string]any{"counts": [][]float64{{1, 2}, {3}}}, "counts: row 2 has 1 counts; expected 2"},
+		{map[string]any{"csv": ",a,b\na,1,2\nb,x,4\n", "input": "table"}, "csv: row 3, column 2: \"x\" is not a count"},
+		{map[string]any{"csv": "1,2\n3,4\n"}, "input \"\": expected table or counts"},
+		{map[string]any{"table": [][]float64{{1, 2}, {3, 4}}, "counts": [][]float64{{1, 2}}}, "give one of table"},
+		{map[string]any{"table": [][]float64{{1, 2}, {3, 4}}, "ci": "wald"}, "ci \"wald\": expected t or normal"},
+		{map[string]any{"table": [][]float64{{1, 2}, {3, 4}}, "weights": []string{"cubic"}}, "weights \"cubic\""},
+		{map[string]any{"table": [][]float64{{1, 2}, {3, 4}}, "conf_level": 2}, "conf_level 2: expected a number between 0 and 1"},
+		{map[string]any{"table": [][]float64{{0, 0}, {0, 0}}}, "the contingency table is empty"},
+		{map[string]any{"table": [][]float64{{1, 2}, {3, 4}}, "categories": []string{"a"}}, "categories: 1 names for 2 columns"},
+	} {
+		e.wantError("POST", "/api/v1/agreement", key, c.body, http.StatusBadRequest, annotations.EINVALID, c.want)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestAgreementQueryDawidSkene: ds_iter bounds Dawid-Skene's iterations,
+// the new aggregators are in the document, ds_gold without gold labels is
+// a 400, and bad values are a 400 naming the parameter.
+func TestAgreementQueryDawidSkene(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.loadedProject("k1")
+	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
+	doc := e.call("GET", base+"?bootstrap=0&only=aggregators&ds_iter=2&ds_tol=0.5", key, nil, 200)
+	aggs := doc["aggregators"].(map[string]any)
+	fit := aggs["dawid_skene"].(map[string]any)["fit"].(map[string]any)
+	if it := fit["iterations"].(float64); it > 2 {
+		t.Errorf("ds_iter=2: %v iterations", it)
+	}
+	if aggs["zero_based_skill"] == nil || aggs["gold_majority"] != nil {
+		t.Errorf("aggregators %v", keysOf(aggs))
+	}
+	e.wantError("GET", base+"?bootstrap=0&ds_gold=true", key, nil, http.StatusBadRequest, annotations.EINVALID, "needs items with a gold label")
+	for q, want := range map[string]string{
+		"ds_iter=-1":   "query parameter ds_iter",
+		"ds_tol=x":     "query parameter ds_tol=\"x\"",
+		"ds_gold=mayb": "query parameter ds_gold=\"mayb\"",
+	} {
+		e.wantError("GET", base+"?bootstrap=0&"+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
+	}
 }

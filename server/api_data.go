@@ -342,112 +342,19 @@ func (s *Server) multipartForm(c *gin.Context) (*multipart.Form, error) {
 
 // importForm reads, validates and imports the files of an import form.
 func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multipart.Form) (*importResponse, error) {
-	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, "duplicates": true, "scheme": true,
-		"item_col": true, "rater_col": true, "label_col": true, "rater": true, "prob_col": true, "model_raters": true, csrfField: true}
-	for k := range form.Value {
-		if !known[k] {
-			return nil, annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, item_col, rater_col, label_col, rater, prob_col, model_raters, replace, duplicates, scheme)", k)
-		}
-	}
-	for k, fs := range form.File {
-		if k != "file" && k != "items" {
-			return nil, annotations.Errorf(annotations.EINVALID, "unknown file field %q (expected file and optionally items)", k)
-		}
-		if len(fs) > 1 {
-			return nil, annotations.Errorf(annotations.EINVALID, "form field %q holds %d files (expected one)", k, len(fs))
-		}
-	}
-	one := func(name string) (string, error) {
-		vs := form.Value[name]
-		if len(vs) > 1 {
-			return "", annotations.Errorf(annotations.EINVALID, "form field %q is given %d times (expected once)", name, len(vs))
-		}
-		if len(vs) == 0 {
-			return "", nil
-		}
-		return strings.TrimSpace(vs[0]), nil
-	}
-	// The scheme is the project's; a scheme given with the file must be it.
-	if spec, err := one("scheme"); err != nil {
+	if err := checkImportFields(form); err != nil {
 		return nil, err
-	} else if spec != "" {
-		sc, err := annotations.ParseScheme(spec)
-		if err != nil {
-			return nil, err
-		}
-		if !sc.Open() && !sc.Equal(p.Scheme) || sc.Open() && (sc.Kind != p.Scheme.Kind || sc.Positive != p.Scheme.Positive) {
-			return nil, annotations.Errorf(annotations.EINVALID, "scheme %s: project %q has scheme %s (leave the scheme out to use the project's)", sc, p.Name, p.Scheme)
-		}
 	}
-	opts := annotations.ReadOptions{}
-	format, err := one("format")
+	f := importValues{form}
+	if err := f.checkScheme(p); err != nil {
+		return nil, err
+	}
+	opts, err := f.readOptions()
 	if err != nil {
 		return nil, err
 	}
-	switch f := annotations.Format(format); f {
-	case "", annotations.FormatAuto, annotations.FormatCSVLong, annotations.FormatCSVWide, annotations.FormatXLSX,
-		annotations.FormatJSON, annotations.FormatJSONL, annotations.FormatLabelStudio, annotations.FormatDoccano:
-		opts.Format = f
-	default:
-		return nil, annotations.Errorf(annotations.EINVALID, "format %q: expected auto, csv-long, csv-wide, xlsx, json, jsonl, labelstudio or doccano", format)
-	}
-	if opts.Sheet, err = one("sheet"); err != nil {
-		return nil, err
-	}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"item_col", &opts.ItemCol}, {"rater_col", &opts.RaterCol}, {"label_col", &opts.LabelCol}, {"rater", &opts.Rater}, {"prob_col", &opts.ProbCol}} {
-		if *f.dst, err = one(f.name); err != nil {
-			return nil, err
-		}
-	}
-	models, err := one("model_raters")
+	replace, err := f.replace()
 	if err != nil {
-		return nil, err
-	}
-	for _, m := range strings.Split(models, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			opts.ModelRaters = append(opts.ModelRaters, m)
-		}
-	}
-	tc, err := one("text_columns")
-	if err != nil {
-		return nil, err
-	}
-	for _, col := range strings.Split(tc, ",") {
-		if col = strings.TrimSpace(col); col != "" {
-			opts.TextColumns = append(opts.TextColumns, col)
-		}
-	}
-	for _, w := range form.Value["where"] {
-		if strings.TrimSpace(w) == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(w, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, annotations.Errorf(annotations.EINVALID, "where %q: expected COLUMN=VALUE, e.g. criterion=k1", w)
-		}
-		if opts.Where == nil {
-			opts.Where = map[string]string{}
-		}
-		opts.Where[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	replace := false
-	if rv, err := one("replace"); err != nil {
-		return nil, err
-	} else if rv != "" {
-		if replace, err = strconv.ParseBool(rv); err != nil {
-			if rv == "on" { // an HTML checkbox
-				replace = true
-			} else {
-				return nil, annotations.Errorf(annotations.EINVALID, "replace %q: expected true or false", rv)
-			}
-		}
-	}
-	if dv, err := one("duplicates"); err != nil {
-		return nil, err
-	} else if opts.Duplicates, err = annotations.ParseDuplicates(dv); err != nil {
 		return nil, err
 	}
 	files := form.File["file"]
@@ -472,7 +379,7 @@ func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multip
 		defer f.Close()
 		items, ierr = annotations.ReadItems(f, iopts)
 	}
-	if err := mergeProblems(lerr, ierr); err != nil {
+	if err := annotations.JoinProblems(0, lerr, ierr); err != nil {
 		return nil, err
 	}
 	ds, err := annotations.BuildDataset(p.Scheme, parsed, items, opts)
@@ -486,6 +393,146 @@ func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multip
 	return &importResponse{ImportResult: res, Format: string(parsed.Format), File: opts.Name, Labels: len(ds.Labels), Items: len(ds.Items), Unused: parsed.Unused}, nil
 }
 
+// checkImportFields refuses the unknown fields of an import form and
+// file fields given more than once.
+func checkImportFields(form *multipart.Form) error {
+	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, "duplicates": true, "scheme": true,
+		"item_col": true, "rater_col": true, "label_col": true, "rater": true, "prob_col": true, "model_raters": true, csrfField: true}
+	for k := range form.Value {
+		if !known[k] {
+			return annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, item_col, rater_col, label_col, rater, prob_col, model_raters, replace, duplicates, scheme)", k)
+		}
+	}
+	for k, fs := range form.File {
+		if k != "file" && k != "items" {
+			return annotations.Errorf(annotations.EINVALID, "unknown file field %q (expected file and optionally items)", k)
+		}
+		if len(fs) > 1 {
+			return annotations.Errorf(annotations.EINVALID, "form field %q holds %d files (expected one)", k, len(fs))
+		}
+	}
+	return nil
+}
+
+// importValues are the value fields of an import form.
+type importValues struct{ form *multipart.Form }
+
+// one returns the value of a field given at most once ("" when absent).
+func (f importValues) one(name string) (string, error) {
+	vs := f.form.Value[name]
+	if len(vs) > 1 {
+		return "", annotations.Errorf(annotations.EINVALID, "form field %q is given %d times (expected once)", name, len(vs))
+	}
+	if len(vs) == 0 {
+		return "", nil
+	}
+	return strings.TrimSpace(vs[0]), nil
+}
+
+// checkScheme: the scheme is the project's; a scheme given with the file
+// must be it.
+func (f importValues) checkScheme(p *annotations.Project) error {
+	spec, err := f.one("scheme")
+	if err != nil || spec == "" {
+		return err
+	}
+	sc, err := annotations.ParseScheme(spec)
+	if err != nil {
+		return err
+	}
+	if !sc.Open() && !sc.Equal(p.Scheme) || sc.Open() && (sc.Kind != p.Scheme.Kind || sc.Positive != p.Scheme.Positive) {
+		return annotations.Errorf(annotations.EINVALID, "scheme %s: project %q has scheme %s (leave the scheme out to use the project's)", sc, p.Name, p.Scheme)
+	}
+	return nil
+}
+
+// readOptions reads the reading options of the label file: its format,
+// sheet, columns, text columns, row filter and duplicates rule.
+func (f importValues) readOptions() (annotations.ReadOptions, error) {
+	opts := annotations.ReadOptions{}
+	format, err := f.one("format")
+	if err != nil {
+		return opts, err
+	}
+	switch ff := annotations.Format(format); ff {
+	case "", annotations.FormatAuto, annotations.FormatCSVLong, annotations.FormatCSVWide, annotations.FormatXLSX,
+		annotations.FormatJSON, annotations.FormatJSONL, annotations.FormatLabelStudio, annotations.FormatDoccano:
+		opts.Format = ff
+	default:
+		return opts, annotations.Errorf(annotations.EINVALID, "format %q: expected auto, csv-long, csv-wide, xlsx, json, jsonl, labelstudio or doccano", format)
+	}
+	for _, fl := range []struct {
+		name string
+		dst  *string
+	}{{"sheet", &opts.Sheet}, {"item_col", &opts.ItemCol}, {"rater_col", &opts.RaterCol}, {"label_col", &opts.LabelCol}, {"rater", &opts.Rater}, {"prob_col", &opts.ProbCol}} {
+		if *fl.dst, err = f.one(fl.name); err != nil {
+			return opts, err
+		}
+	}
+	models, err := f.one("model_raters")
+	if err != nil {
+		return opts, err
+	}
+	for _, m := range strings.Split(models, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			opts.ModelRaters = append(opts.ModelRaters, m)
+		}
+	}
+	tc, err := f.one("text_columns")
+	if err != nil {
+		return opts, err
+	}
+	for _, col := range strings.Split(tc, ",") {
+		if col = strings.TrimSpace(col); col != "" {
+			opts.TextColumns = append(opts.TextColumns, col)
+		}
+	}
+	if opts.Where, err = f.where(); err != nil {
+		return opts, err
+	}
+	dv, err := f.one("duplicates")
+	if err != nil {
+		return opts, err
+	}
+	opts.Duplicates, err = annotations.ParseDuplicates(dv)
+	return opts, err
+}
+
+// where reads the row filter: fields COLUMN=VALUE (nil: none).
+func (f importValues) where() (map[string]string, error) {
+	var out map[string]string
+	for _, w := range f.form.Value["where"] {
+		if strings.TrimSpace(w) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, annotations.Errorf(annotations.EINVALID, "where %q: expected COLUMN=VALUE, e.g. criterion=k1", w)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
+}
+
+// replace reads the replace field: true or false (an HTML checkbox's on).
+func (f importValues) replace() (bool, error) {
+	rv, err := f.one("replace")
+	if err != nil || rv == "" {
+		return false, err
+	}
+	replace, err := strconv.ParseBool(rv)
+	if err != nil {
+		if rv != "on" {
+			return false, annotations.Errorf(annotations.EINVALID, "replace %q: expected true or false", rv)
+		}
+		replace = true
+	}
+	return replace, nil
+}
+
 // uploadName is the base name of an uploaded file, for problem reports.
 func uploadName(fh *multipart.FileHeader) string {
 	name := filepath.Base(strings.ReplaceAll(fh.Filename, "\\", "/"))
@@ -493,26 +540,6 @@ func uploadName(fh *multipart.FileHeader) string {
 		name = "upload"
 	}
 	return clipText(strings.ToValidUTF8(name, "?"), 100)
-}
-
-// mergeProblems joins the problem lists of a label file and an items file,
-// or returns the first error that is not a problem list.
-func mergeProblems(errs ...error) error {
-	var all annotations.ProblemList
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		var pl *annotations.ProblemList
-		if !errors.As(err, &pl) {
-			return err
-		}
-		for _, p := range pl.Problems {
-			all.Add(p)
-		}
-		all.Omitted += pl.Omitted
-	}
-	return all.Err()
 }
 
 // agreement: GET /api/v1/projects/{id}/agreement?bootstrap&seed&only&pairs&
@@ -563,14 +590,7 @@ func (s *Server) agreement(c *gin.Context) {
 		s.fail(c, q.err)
 		return
 	}
-	res, pend, err := s.projectAgreement(c.Request.Context(), p.ID, o)
-	if err != nil {
-		s.fail(c, err)
-		return
+	if res := s.agreementOrAnswer(c, p.ID, o); res != nil {
+		c.Data(http.StatusOK, "application/json; charset=utf-8", res.json)
 	}
-	if pend != nil {
-		s.answerPending(c, pend)
-		return
-	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", res.json)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -14,72 +15,74 @@ import (
 	"concord/analysis"
 	"concord/annotations"
 	"concord/reports"
-	"concord/textfeat"
 )
 
-// fitRequest is the body of POST /projects/{id}/fits: every setting of
-// `concord fit` (every field of analysis.FitSpec; a test checks that none
-// is missing). Omitted fields take the defaults of `concord fit`, except
-// the model, which defaults to the one that suits the project's scheme
-// (ordinal for ordinal schemes, classification for nominal and binary
-// ones); unlike FitSpec, an explicit 0 is taken literally where it means
-// something ("burnin": 0 is no burn-in) and rejected where it does not
-// ("chains": 0). A null field is rejected, naming it (null would otherwise
-// silently mean the default). Settings that the chosen model does not use
-// are rejected rather than ignored.
+// fitRequest is the body of POST /projects/{id}/fits: the settings given,
+// each a setting of analysis.AllFields (the declared settings of every
+// model: those of `concord fit`), by JSON name. Omitted fields take the
+// defaults of `concord fit`, except the model, which defaults to the one
+// that suits the project's scheme and items (analysis.DefaultModelFor:
+// ordinal for ordinal schemes; for nominal and binary ones confusion
+// without item texts, classification with them); unlike FitSpec, an explicit
+// 0 is taken literally where it means something (a burn-in of 0 is none)
+// and rejected where it does not (0 chains). A null field is
+// rejected, naming it (null would otherwise silently mean the default).
+// Settings that the chosen model does not use are rejected rather than
+// ignored (analysis.CheckGiven).
 type fitRequest struct {
-	Model           string            `json:"model"`
-	Kernel          string            `json:"kernel"`
-	Covariates      string            `json:"covariates"`
-	Categorical     []string          `json:"categorical"`
-	Text            *textfeat.Options `json:"text"`
-	Identifiability string            `json:"identifiability"`
-	RefRater        string            `json:"ref_rater"`
-	Sampler         string            `json:"sampler"`
-	Chains          *int              `json:"chains"`
-	Samples         *int              `json:"samples"`
-	Burnin          *int              `json:"burnin"`
-	Thin            *int              `json:"thin"`
-	Seed            *uint64           `json:"seed"`
-	V               *float64          `json:"v"`
-	Lambda          *float64          `json:"lambda"`
-	SigmaB          *float64          `json:"sigma_b"`
-	FlagThreshold   *float64          `json:"flag_threshold"`
-	MaxRhat         *float64          `json:"max_rhat"`
-	MinESS          *float64          `json:"min_ess"`
-	KeepDraws       *int              `json:"keep_draws"`
-	Precisions      string            `json:"precisions"`
-	Engine          string            `json:"engine"`
-	Sigma           *float64          `json:"sigma"`
-	Thresholds      []float64         `json:"thresholds"`
-	Restarts        *int              `json:"restarts"`
-	Standardize     bool              `json:"standardize"`
-	Likelihood      string            `json:"likelihood"`
-	Dispersions     string            `json:"dispersions"`
-	Dispersion      *float64          `json:"dispersion"`
-	Bias            bool              `json:"bias"`
-	Bounds          string            `json:"bounds"`
-	// The robust model: Epsilon fixes every rater's labelling-error rate
-	// (omitted: learnt by EM; 0 is the plain classifier), Select fits the
-	// plain and the robust model and keeps the one with the larger
-	// evidence, EM is the M-step of the error rates (tilted or paper).
-	Epsilon *float64 `json:"epsilon"`
-	Select  bool     `json:"select"`
-	EM      string   `json:"em"`
-	// The confusion model.
-	Gold          bool     `json:"gold"`
-	Hierarchy     string   `json:"hierarchy"`
-	RaterModel    string   `json:"rater_model"`
-	Communities   *int     `json:"communities"`
-	Concentration *float64 `json:"concentration"`
-	// MaxIter bounds the variational iterations (omitted: 1000).
-	MaxIter *int `json:"max_iter"`
-	// The auc model: Scores (linear or gp), Gamma (a positive number or
-	// "cv"), Prior (gaussian or spike-slab) and PriorScale (V).
-	Scores     string              `json:"scores"`
-	Gamma      *analysis.GammaSpec `json:"gamma"`
-	Prior      string              `json:"prior"`
-	PriorScale *float64            `json:"prior_scale"`
+	// values holds each setting given: a pointer to its value (a list
+	// or an object too, so that an empty one is given).
+	values map[string]reflect.Value
+	// defModel is the model of a request that names none ("":
+	// analysis.DefaultModel of the scheme); startFit sets it from the
+	// project's items (analysis.DefaultModelFor).
+	defModel string
+}
+
+// requestType is the decoding type of a fit request: one pointer field per
+// declared setting, named as in FitSpec, so that encoding/json rejects
+// unknown fields and values of the wrong type, naming the field.
+func requestType(fields []analysis.SpecField) reflect.Type {
+	sfs := make([]reflect.StructField, len(fields))
+	for i, f := range fields {
+		sfs[i] = reflect.StructField{Name: "F" + strconv.Itoa(i), Type: reflect.PointerTo(f.Type), Tag: reflect.StructTag(`json:"` + f.Name + `"`)}
+	}
+	return reflect.StructOf(sfs)
+}
+
+// decodeFitRequest reads a fit request's JSON body (empty: the defaults).
+func decodeFitRequest(body []byte) (*fitRequest, error) {
+	r := &fitRequest{values: map[string]reflect.Value{}}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return r, nil
+	}
+	fields := analysis.AllFields()
+	p := reflect.New(requestType(fields))
+	if err := decodeJSONBytes(body, p.Interface()); err != nil {
+		return nil, err
+	}
+	if err := rejectNulls(body); err != nil {
+		return nil, err
+	}
+	for i, f := range fields {
+		if v := p.Elem().Field(i); !v.IsNil() {
+			r.values[f.Name] = v
+		}
+	}
+	return r, nil
+}
+
+// set gives the setting f the value x (of f's type).
+func (r *fitRequest) set(f analysis.SpecField, x reflect.Value) {
+	p := reflect.New(f.Type)
+	p.Elem().Set(x)
+	r.values[f.Name] = p
+}
+
+// given reports whether the request gives the setting name.
+func (r *fitRequest) given(name string) bool {
+	_, ok := r.values[name]
+	return ok
 }
 
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
@@ -87,113 +90,30 @@ const defaultSeed = 1
 
 // spec turns the request into a validated FitSpec for a project with
 // scheme, with every default filled in, so that the stored spec says
-// exactly what runs.
+// exactly what runs. Strings are trimmed, and the model, the engine and
+// every setting with a list of words lowercased; a number given is checked
+// against its declared range with 0 a value like any other.
 func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
-	bad := func(format string, args ...any) (analysis.FitSpec, error) {
-		return analysis.FitSpec{}, annotations.Errorf(annotations.EINVALID, format, args...)
+	sp := analysis.FitSpec{Seed: defaultSeed}
+	for _, f := range analysis.AllFields() {
+		v, ok := r.values[f.Name]
+		if !ok {
+			continue
+		}
+		if err := f.SetGiven(&sp, v.Elem(), fmt.Sprintf("field %q", f.Name)); err != nil {
+			return analysis.FitSpec{}, err
+		}
 	}
-	sp := analysis.FitSpec{
-		Model: strings.ToLower(strings.TrimSpace(r.Model)), Kernel: strings.TrimSpace(r.Kernel), Covariates: strings.TrimSpace(r.Covariates), Categorical: r.Categorical,
-		Identifiability: strings.ToLower(strings.TrimSpace(r.Identifiability)), RefRater: r.RefRater,
-		Sampler: strings.ToLower(strings.TrimSpace(r.Sampler)), Seed: defaultSeed,
-		Precisions: strings.ToLower(strings.TrimSpace(r.Precisions)),
-		Engine:     strings.ToLower(strings.TrimSpace(r.Engine)), Thresholds: r.Thresholds, Standardize: r.Standardize,
-		Likelihood: strings.ToLower(strings.TrimSpace(r.Likelihood)), Dispersions: strings.ToLower(strings.TrimSpace(r.Dispersions)), Bias: r.Bias, Bounds: strings.ToLower(strings.TrimSpace(r.Bounds)),
-		Select: r.Select, EM: strings.ToLower(strings.TrimSpace(r.EM)),
-		Gold: r.Gold, Hierarchy: strings.ToLower(strings.TrimSpace(r.Hierarchy)), RaterModel: strings.ToLower(strings.TrimSpace(r.RaterModel)),
-		Scores: strings.ToLower(strings.TrimSpace(r.Scores)), Prior: strings.ToLower(strings.TrimSpace(r.Prior)),
-	}
-	if r.Gamma != nil {
-		g := analysis.Clip(string(*r.Gamma))
-		if _, err := strconv.ParseFloat(g, 64); err != nil {
-			g = strconv.Quote(g) // a number is echoed as the number it is
-		}
-		v, cv, err := r.Gamma.Value()
-		if err != nil || strings.TrimSpace(string(*r.Gamma)) == "" {
-			gr := analysis.LookupSetting("gamma")
-			return bad("field \"gamma\" = %s: expected a number %s (the pseudo-posterior's temperature, e.g. 30) or \"cv\" (chosen by cross-validation)", g, gr.Range())
-		}
-		if !cv {
-			if err := analysis.LookupSetting("gamma").CheckField(v); err != nil {
-				return analysis.FitSpec{}, err
-			}
-		}
-		sp.Gamma = analysis.GammaSpec(strings.ToLower(strings.TrimSpace(string(*r.Gamma))))
+	if sp.Model == "" {
+		sp.Model = r.defModel
 	}
 	if sp.Model == "" {
 		sp.Model = analysis.DefaultModel(scheme)
 	}
-	if r.Seed != nil {
-		sp.Seed = *r.Seed
-	}
-	if r.Text != nil {
-		sp.Text = *r.Text
-	}
-	// The ranges are analysis's declared ones (analysis.Settings).
-	ints := []struct {
-		name string
-		v    *int
-		dst  *int
-	}{
-		{"chains", r.Chains, &sp.Chains},
-		{"samples", r.Samples, &sp.Samples},
-		{"thin", r.Thin, &sp.Thin},
-		{"keep_draws", r.KeepDraws, &sp.KeepDraws},
-		{"restarts", r.Restarts, &sp.Restarts},
-		{"communities", r.Communities, &sp.Communities},
-		{"max_iter", r.MaxIter, &sp.MaxIter},
-	}
-	for _, f := range ints {
-		if f.v == nil {
-			continue
-		}
-		if err := analysis.LookupSetting(f.name).CheckField(float64(*f.v)); err != nil {
-			return analysis.FitSpec{}, err
-		}
-		*f.dst = *f.v
-	}
-	if r.Burnin != nil {
-		switch b := *r.Burnin; {
-		case b < 0 || b > analysis.MaxBurnin:
-			return bad("field \"burnin\" = %d: expected an integer from 0 (no burn-in) to %d", b, analysis.MaxBurnin)
-		case b == 0:
-			sp.Burnin = -1 // FitSpec: negative means none
-		default:
-			sp.Burnin = b
-		}
-	}
-	floats := []struct {
-		name string
-		v    *float64
-		dst  *float64
-	}{
-		{"v", r.V, &sp.V}, {"lambda", r.Lambda, &sp.Lambda}, {"sigma_b", r.SigmaB, &sp.SigmaB},
-		{"flag_threshold", r.FlagThreshold, &sp.FlagThreshold}, {"max_rhat", r.MaxRhat, &sp.MaxRhat}, {"min_ess", r.MinESS, &sp.MinESS},
-		{"sigma", r.Sigma, &sp.Sigma}, {"dispersion", r.Dispersion, &sp.Dispersion}, {"concentration", r.Concentration, &sp.Concentration},
-		{"prior_scale", r.PriorScale, &sp.PriorScale},
-	}
-	for _, f := range floats {
-		if f.v == nil {
-			continue
-		}
-		if err := analysis.LookupSetting(f.name).CheckField(*f.v); err != nil {
-			return analysis.FitSpec{}, err
-		}
-		*f.dst = *f.v
-	}
-	if r.Epsilon != nil {
-		// 0 means something here (the plain classifier): not one of the
-		// positive settings above.
-		if e := *r.Epsilon; !(e >= 0 && e < 0.5) {
-			return bad("field \"epsilon\" = %v: expected a labelling-error rate in [0, 0.5) (0: the plain classifier; leave it out to learn each rater's by EM)", e)
-		}
-		e := *r.Epsilon
-		sp.Epsilon = &e
-	}
 	// Fixed thresholds are checked against the project's scheme now, not
 	// when the fit runs.
-	if n := len(r.Thresholds); n > 0 && scheme.Kind == annotations.Ordinal && n != scheme.K()-1 {
-		return bad("field \"thresholds\": %d values; the scheme %s has %d levels, so expected %d increasing values", n, analysis.Clip(scheme.String()), scheme.K(), scheme.K()-1)
+	if n := len(sp.Thresholds); n > 0 && scheme.Kind == annotations.Ordinal && n != scheme.K()-1 {
+		return analysis.FitSpec{}, annotations.Errorf(annotations.EINVALID, "field \"thresholds\": %d values; the scheme %s has %d levels, so expected %d increasing values", n, analysis.Clip(scheme.String()), scheme.K(), scheme.K()-1)
 	}
 	if err := sp.Validate(); err != nil {
 		return analysis.FitSpec{}, err
@@ -207,27 +127,21 @@ func (r *fitRequest) spec(scheme annotations.Scheme) (analysis.FitSpec, error) {
 // checkModelFields rejects settings that the fit would not use: a
 // reference rater without strong identifiability, and what the model's
 // entry in analysis's model table rejects (analysis.Model.CheckGiven: a
-// model's own settings given for another model, precision settings when
-// the precisions are fixed).
+// setting the model and engine do not read, precision settings when the
+// precisions are fixed).
 func (r *fitRequest) checkModelFields(sp analysis.FitSpec) error {
-	bad := func(format string, args ...any) error {
-		return annotations.Errorf(annotations.EINVALID, format, args...)
-	}
 	ident := sp.Identifiability
 	if ident == "" {
 		ident = "weak"
 	}
 	if sp.RefRater != "" && ident == "weak" {
-		return bad("field \"ref_rater\" names the reference rater of identifiability strong or both; with identifiability weak no rater is fixed (set \"identifiability\": \"strong\", or leave ref_rater out)")
+		return annotations.Errorf(annotations.EINVALID, "field \"ref_rater\" names the reference rater of identifiability strong or both; with identifiability weak no rater is fixed (set \"identifiability\": \"strong\", or leave ref_rater out)")
 	}
 	m, err := analysis.LookupModel(sp.Model)
 	if err != nil {
 		return err
 	}
-	given := map[string]bool{"chains": r.Chains != nil, "samples": r.Samples != nil, "burnin": r.Burnin != nil, "thin": r.Thin != nil,
-		"seed": r.Seed != nil, "v": r.V != nil, "lambda": r.Lambda != nil, "sigma_b": r.SigmaB != nil, "flag_threshold": r.FlagThreshold != nil,
-		"max_rhat": r.MaxRhat != nil, "min_ess": r.MinESS != nil, "keep_draws": r.KeepDraws != nil, "text": r.Text != nil}
-	return m.CheckGiven(sp, func(field string) bool { return given[field] })
+	return m.CheckGiven(sp, r.given)
 }
 
 // completeSpec fills in every default of a valid spec, except an omitted
@@ -292,8 +206,8 @@ func (s *Server) fitParam(c *gin.Context, a access) (*annotations.Fit, error) {
 	return f, nil
 }
 
-// createFit: POST /api/v1/projects/{id}/fits {"model", "kernel", "chains",
-// "samples", "burnin", "seed", ...} -> 202 {"id", "state": "queued", ...}.
+// createFit: POST /api/v1/projects/{id}/fits {"model", "kernel", "seed",
+// and the model's settings} -> 202 {"id", "state": "queued", ...}.
 // The fit runs in the background; GET /fits/{id} shows its progress.
 func (s *Server) createFit(c *gin.Context) {
 	p, err := s.projectParam(c, write)
@@ -301,36 +215,47 @@ func (s *Server) createFit(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var req fitRequest
 	err = jsonContentType(c)
 	var body []byte
 	if err == nil {
 		body, err = readBody(c, s.cfg.MaxJSONBytes)
 	}
-	if err == nil && len(strings.TrimSpace(string(body))) > 0 {
-		// An empty body asks for the defaults; a null field is refused
-		// rather than read as its default.
-		err = decodeJSONBytes(body, &req)
-		if err == nil {
-			err = rejectNulls(body)
-		}
+	// An empty body asks for the defaults; a null field is refused rather
+	// than read as its default.
+	var req *fitRequest
+	if err == nil {
+		req, err = decodeFitRequest(body)
 	}
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	f, err := s.startFit(c.Request.Context(), p, &req)
+	f, err := s.startFit(c.Request.Context(), p, req)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.Set(ctxFit, f.ID)
 	c.Header("Location", "/api/v1/fits/"+itoa(f.ID))
+	if f.Duplicate {
+		// The same fit is queued or running: one job, and the client is
+		// told so (200, "duplicate": true, the header).
+		c.Header("X-Concord-Duplicate-Of", itoa(f.ID))
+		c.JSON(http.StatusOK, s.fitView(c.Request.Context(), f))
+		return
+	}
 	c.JSON(http.StatusAccepted, s.fitView(c.Request.Context(), f))
 }
 
 // startFit validates a fit request against the project and queues it.
 func (s *Server) startFit(ctx context.Context, p *annotations.Project, req *fitRequest) (*annotations.Fit, error) {
+	if !req.given("model") {
+		m, err := s.defaultModel(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		req.defModel = m
+	}
 	sp, err := req.spec(p.Scheme)
 	if err != nil {
 		return nil, err
@@ -349,12 +274,24 @@ func (s *Server) StartFit(ctx context.Context, projectID int64, spec analysis.Fi
 	}
 	spec.Model = strings.ToLower(strings.TrimSpace(spec.Model))
 	if spec.Model == "" {
-		spec.Model = analysis.DefaultModel(p.Scheme)
+		if spec.Model, err = s.defaultModel(ctx, p); err != nil {
+			return nil, err
+		}
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
 	return s.queueFit(ctx, p, completeSpec(spec))
+}
+
+// defaultModel is the model of a fit of project p that names none:
+// analysis.DefaultModelFor the project's scheme and items.
+func (s *Server) defaultModel(ctx context.Context, p *annotations.Project) (string, error) {
+	st, err := s.store.Stats(ctx, p.ID)
+	if err != nil {
+		return "", err
+	}
+	return analysis.DefaultModelFor(p.Scheme, st.ItemsWithText), nil
 }
 
 // queueFit checks a complete spec against the project and queues the fit.
@@ -386,11 +323,15 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 		return nil, fmt.Errorf("encode fit spec: %w", err)
 	}
 	f := &annotations.Fit{ProjectID: p.ID, Model: sp.Model, Spec: spec, Seed: sp.Seed}
-	if err := s.store.CreateFitWithin(ctx, f, max(s.cfg.MaxProjectFits, 0)); err != nil {
+	dup, err := s.store.CreateFitWithin(ctx, f, max(s.cfg.MaxProjectFits, 0))
+	if err != nil {
 		return nil, err
 	}
+	if dup {
+		s.log.InfoContext(ctx, "fit already queued or running", "fit", f.ID, "project", p.ID, "model", sp.Model, "seed", sp.Seed)
+		return f, nil
+	}
 	s.log.InfoContext(ctx, "fit queued", "fit", f.ID, "project", p.ID, "model", sp.Model, "seed", sp.Seed)
-	s.pool.wake()
 	return f, nil
 }
 
@@ -432,7 +373,7 @@ func (s *Server) getFit(c *gin.Context) {
 }
 
 // cancelFit: POST /api/v1/fits/{id}/cancel cancels a queued fit at once and
-// stops a running one (at once in this process; at its next heartbeat in
+// stops a running one (at once in this process; at its next progress write in
 // another) -> 202 with the fit.
 func (s *Server) cancelFit(c *gin.Context) {
 	f, err := s.fitParam(c, write)

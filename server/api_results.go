@@ -204,8 +204,8 @@ func (s *Server) reportTable(c *gin.Context) {
 		s.failf(c, annotations.ENOTFOUND, "no table %q: expected one of %s", file, listWithSuffix(reportTables, ".csv"))
 		return
 	}
-	if !slices.Contains(tablesFor(in.Result), name) {
-		s.failf(c, annotations.ENOTFOUND, "no table %q for fit %d: its tables are %s", file, in.Fit.ID, listWithSuffix(tablesFor(in.Result), ".csv"))
+	if !slices.Contains(tablesFor(len(in.Result.LabelErrors) > 0), name) {
+		s.failf(c, annotations.ENOTFOUND, "no table %q for fit %d: its tables are %s", file, in.Fit.ID, listWithSuffix(tablesFor(len(in.Result.LabelErrors) > 0), ".csv"))
 		return
 	}
 	ctx := c.Request.Context()

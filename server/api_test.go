@@ -565,7 +565,7 @@ func TestCancelAndConflicts(t *testing.T) {
 	id, key := e.loadedProject("k1")
 	long := map[string]any{"chains": 2, "samples": 1000000, "burnin": 10, "seed": 1}
 	running := e.startFit(id, key, long)
-	queued := e.startFit(id, key, long)
+	queued := e.startFit(id, key, seeded(long, 2)) // the same spec would be the same fit
 	// Wait until the first runs.
 	deadline := time.Now().Add(hangTimeout)
 	for e.call("GET", fmt.Sprintf("/api/v1/fits/%d", running), key, nil, 200)["state"] != "running" {

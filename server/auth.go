@@ -303,7 +303,7 @@ func (l *loginCodes) redeem(code string) bool {
 	return time.Now().Before(exp)
 }
 
-// randomToken returns a fresh admin token for `concord serve` when none is
+// RandomToken returns a fresh admin token for `concord serve` when none is
 // configured.
 func RandomToken() string {
 	var b [32]byte

@@ -104,7 +104,7 @@ func TestAgreementTiesControl(t *testing.T) {
 	}{
 		{"default", rte, rteKey, "", []string{`data-ties=""`, `id="ties-form"`, `<select name="ties" id="ties">`,
 			`<option value="frequent" selected>`, `<option value="first">`, `id="aggregator-ties"`}, []string{`name="ties" value=`}},
-		{"first", rte, rteKey, "?ties=first&below=0.5", []string{`data-ties="first"`, `<option value="first" selected>`,
+		{"first", rte, rteKey, "?ties=first&below=0.5", []string{`data-ties="first"`, `data-query="ties=first"`, `<option value="first" selected>`,
 			`<option value="frequent">`, `<input type="hidden" name="below" value="0.5">`, `<input type="hidden" name="ties" value="first">`}, nil},
 		{"frequent", rte, rteKey, "?ties=frequent", []string{`data-ties="frequent"`, `<option value="frequent" selected>`}, nil},
 		{"unknown rule", rte, rteKey, "?ties=random", []string{`data-ties=""`, `<option value="frequent" selected>`}, []string{"random"}},
@@ -130,7 +130,7 @@ func TestAgreementTiesControl(t *testing.T) {
 		})
 	}
 	_, js := br.get("/static/app.js")
-	for _, w := range []string{`getAttribute("data-ties")`, `"?ties=" + encodeURIComponent(ties)`, `getElementById("ties-form")`} {
+	for _, w := range []string{`getAttribute("data-ties")`, `getAttribute("data-query")`, `(query ? "?" + query : "")`, `getElementById("ties-form")`} {
 		if !strings.Contains(js, w) {
 			t.Errorf("app.js does not pass the tie rule on: no %q", w)
 		}

@@ -97,7 +97,7 @@ func TestFitRequestCoversFitSpec(t *testing.T) {
 		}
 		return out
 	}
-	spec, req := names(reflect.TypeFor[analysis.FitSpec]()), names(reflect.TypeFor[fitRequest]())
+	spec, req := names(reflect.TypeFor[analysis.FitSpec]()), names(requestType(analysis.AllFields()))
 	var doc struct {
 		Components struct {
 			Schemas struct {
@@ -137,20 +137,19 @@ func TestFitRequestModelDefaults(t *testing.T) {
 	nominal, _ := annotations.ParseScheme("nominal:a,b,c")
 	binary, _ := annotations.ParseScheme("binary:0,1,pos=1")
 	ordinal, _ := annotations.ParseScheme("ordinal:1..3")
-	f := func(v float64) *float64 { return &v }
 	ok := []struct {
 		name   string
-		req    fitRequest
+		req    *fitRequest
 		scheme annotations.Scheme
 		want   analysis.FitSpec
 	}{
-		{"nominal default", fitRequest{}, nominal, analysis.FitSpec{Model: "classification", Precisions: "inferred"}},
-		{"binary default", fitRequest{}, binary, analysis.FitSpec{Model: "classification", Precisions: "inferred"}},
-		{"ordinal default", fitRequest{}, ordinal, analysis.FitSpec{Model: "ordinal", SigmaB: 1}},
-		{"fixed precisions", fitRequest{Precisions: " Fixed "}, binary, analysis.FitSpec{Model: "classification", Precisions: "fixed"}},
-		{"explicit model", fitRequest{Model: "Classification", Precisions: "fixed-full"}, nominal, analysis.FitSpec{Model: "classification", Precisions: "fixed-full"}},
-		{"strong with a reference", fitRequest{Identifiability: "strong", RefRater: "r1"}, nominal, analysis.FitSpec{Model: "classification", Precisions: "inferred", Identifiability: "strong", RefRater: "r1", Lambda: 0.1}},
-		{"priors of inferred precisions", fitRequest{V: f(2), Lambda: f(3)}, nominal, analysis.FitSpec{Model: "classification", Precisions: "inferred", V: 2, Lambda: 3}},
+		{"nominal default", reqOf(t, ``), nominal, analysis.FitSpec{Model: "classification", Precisions: "inferred"}},
+		{"binary default", reqOf(t, ``), binary, analysis.FitSpec{Model: "classification", Precisions: "inferred"}},
+		{"ordinal default", reqOf(t, ``), ordinal, analysis.FitSpec{Model: "ordinal", SigmaB: 1}},
+		{"fixed precisions", reqOf(t, `{"precisions": " Fixed "}`), binary, analysis.FitSpec{Model: "classification", Precisions: "fixed"}},
+		{"explicit model", reqOf(t, `{"model": "Classification", "precisions": "fixed-full"}`), nominal, analysis.FitSpec{Model: "classification", Precisions: "fixed-full"}},
+		{"strong with a reference", reqOf(t, `{"identifiability": "strong", "ref_rater": "r1"}`), nominal, analysis.FitSpec{Model: "classification", Precisions: "inferred", Identifiability: "strong", RefRater: "r1", Lambda: 0.1}},
+		{"priors of inferred precisions", reqOf(t, `{"v": 2, "lambda": 3}`), nominal, analysis.FitSpec{Model: "classification", Precisions: "inferred", V: 2, Lambda: 3}},
 	}
 	for _, tc := range ok {
 		got, err := tc.req.spec(tc.scheme)
@@ -171,18 +170,18 @@ func TestFitRequestModelDefaults(t *testing.T) {
 	}
 	bad := []struct {
 		name     string
-		req      fitRequest
+		req      *fitRequest
 		scheme   annotations.Scheme
 		fragment string
 	}{
-		{"unknown precisions", fitRequest{Precisions: "magic"}, binary, `unknown precisions "magic" (expected inferred, fixed or fixed-full)`},
-		{"precisions of an ordinal fit", fitRequest{Precisions: "fixed"}, ordinal, `precisions "fixed" applies to the classification model only`},
-		{"sigma_b of a classification fit", fitRequest{SigmaB: f(2)}, nominal, `"sigma_b" is the prior sd of the ordinal model's thresholds`},
-		{"v with fixed precisions", fitRequest{Precisions: "fixed", V: f(2)}, nominal, `with precisions "fixed" every precision is fixed at 1`},
-		{"lambda with fixed precisions", fitRequest{Precisions: "fixed-full", Lambda: f(2)}, nominal, `"v" and "lambda"`},
-		{"strong with fixed precisions", fitRequest{Precisions: "fixed", Identifiability: "strong"}, nominal, `identifiability "strong" fixes one rater's precision`},
-		{"reference rater under weak", fitRequest{RefRater: "r1"}, ordinal, `"ref_rater" names the reference rater of identifiability strong or both`},
-		{"unknown model", fitRequest{Model: "svm"}, nominal, `unknown model "svm"`},
+		{"unknown precisions", reqOf(t, `{"precisions": "magic"}`), binary, `unknown precisions "magic" (expected inferred, fixed or fixed-full)`},
+		{"precisions of an ordinal fit", reqOf(t, `{"precisions": "fixed"}`), ordinal, `precisions is not a setting of the ordinal model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, sigma_b, flag_threshold and keep_draws`},
+		{"sigma_b of a classification fit", reqOf(t, `{"sigma_b": 2}`), nominal, `sigma_b is not a setting of the classification model fitted by gibbs (leave it out): its settings are identifiability`},
+		{"v with fixed precisions", reqOf(t, `{"precisions": "fixed", "v": 2}`), nominal, `with precisions "fixed" every precision is fixed at 1`},
+		{"lambda with fixed precisions", reqOf(t, `{"precisions": "fixed-full", "lambda": 2}`), nominal, `"v" and "lambda"`},
+		{"strong with fixed precisions", reqOf(t, `{"precisions": "fixed", "identifiability": "strong"}`), nominal, `identifiability "strong" fixes one rater's precision`},
+		{"reference rater under weak", reqOf(t, `{"ref_rater": "r1"}`), ordinal, `"ref_rater" names the reference rater of identifiability strong or both`},
+		{"unknown model", reqOf(t, `{"model": "svm"}`), nominal, `unknown model "svm"`},
 	}
 	for _, tc := range bad {
 		_, err := tc.req.spec(tc.scheme)
@@ -223,7 +222,7 @@ func TestClassificationFitsAPI(t *testing.T) {
 		{`{"model": "ordinal"}`, "the ordinal model needs an ordinal scheme; the scheme is binary:0,1,pos=1"},
 		{`{"precisions": "magic"}`, `unknown precisions "magic"`},
 		{`{"precisions": 1}`, `field "precisions": expected a string`},
-		{`{"sigma_b": 2}`, `"sigma_b" is the prior sd of the ordinal model's thresholds`},
+		{`{"sigma_b": 2}`, `sigma_b is not a setting of the classification model fitted by gibbs`},
 		{`{"precisions": "fixed", "v": 2}`, `with precisions "fixed" every precision is fixed at 1`},
 		{`{"precisions": "fixed", "identifiability": "both"}`, `identifiability "both" fixes one rater's precision`},
 		{`{"ref_rater": "amt001"}`, `"ref_rater" names the reference rater of identifiability strong or both`},
@@ -349,16 +348,21 @@ func TestClassificationFitsAPI(t *testing.T) {
 }
 
 // TestClassificationNominalFixed fits a nominal project with fixed
-// precisions, queued in Go with the model left to the scheme.
+// precisions, queued in Go. Without a model, a nominal project whose items
+// have no texts gets the confusion model (analysis.DefaultModelFor).
 func TestClassificationNominalFixed(t *testing.T) {
 	e := newEnv(t)
 	id, key := e.nominalProject("anaesthesia")
-	f, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Precisions: "fixed", Chains: 2, Samples: 100, Burnin: 50, Seed: 5})
+	if _, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Precisions: "fixed", Seed: 5}); err == nil ||
+		!strings.Contains(annotations.ErrorMessage(err), "precisions") {
+		t.Errorf("StartFit without a model, with precisions, on a nominal project without texts: error %v, want the confusion model's precisions error", err)
+	}
+	f, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Model: "classification", Precisions: "fixed", Chains: 2, Samples: 100, Burnin: 50, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.Model != "classification" {
-		t.Errorf("StartFit without a model on a nominal project: model %q", f.Model)
+		t.Errorf("StartFit with model classification on a nominal project: model %q", f.Model)
 	}
 	got := e.waitFit(f.ID, key, 60*time.Second)
 	if got["state"] != "done" {
@@ -393,7 +397,7 @@ func TestClassificationNominalFixed(t *testing.T) {
 		}
 	}
 	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", bid), bk, map[string]any{"labels": bl}, 201)
-	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, `{"v": 2}`, 400, "invalid", `field "v" is a setting of the gibbs models`)
+	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, `{"v": 2}`, 400, "invalid", `v is not a setting of the bounded model fitted by ep (leave it out): its settings are flag_threshold, keep_draws, restarts, likelihood, dispersions, dispersion, bias and bounds`)
 	bf := e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, map[string]any{"likelihood": "beta"}, 202)
 	done := e.waitFit(int64(bf["id"].(float64)), bk, 60*time.Second)
 	if done["state"] != "done" {
@@ -563,4 +567,14 @@ func TestDashboardClassification(t *testing.T) {
 	if form = between(page, `id="fit-form"`, "</form>"); !strings.Contains(form, `<option value="bounded" selected `) || strings.Contains(page, `id="no-model"`) {
 		t.Errorf("bounded project page offers no bounded fit: %s", clipText(form, 600))
 	}
+}
+
+// reqOf decodes a fit request's JSON body as the API does.
+func reqOf(t *testing.T, body string) *fitRequest {
+	t.Helper()
+	r, err := decodeFitRequest([]byte(body))
+	if err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	return r
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"concord/analysis"
 	"concord/annotations"
 	"concord/db"
+	"concord/multirater"
 )
 
 // TestHelperServer is not a test: it is the server process that the crash
@@ -40,6 +43,10 @@ func TestHelperServer(t *testing.T) {
 	}
 	defer st.Close()
 	grace, _ := time.ParseDuration(os.Getenv("CONCORD_HELPER_GRACE"))
+	stale := 3 * time.Second
+	if v := os.Getenv("CONCORD_HELPER_STALE"); v != "" {
+		stale, _ = time.ParseDuration(v)
+	}
 	workers := 1
 	if w := os.Getenv("CONCORD_HELPER_WORKERS"); w != "" {
 		fmt.Sscan(w, &workers)
@@ -54,7 +61,7 @@ func TestHelperServer(t *testing.T) {
 		FitCommand: fitCmd,
 		Addr:       "127.0.0.1:0", AdminToken: testAdmin, Workers: workers,
 		ProgressInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond,
-		StaleAfter: 30 * time.Second, ShutdownGrace: grace,
+		StaleAfter: stale, ShutdownGrace: grace,
 	}, st, log)
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +204,123 @@ func TestKillDuringFitLeavesNothingRunning(t *testing.T) {
 	}
 	h2.cmd.Process.Signal(syscall.SIGTERM)
 	h2.cmd.Wait()
+}
+
+// TestKillWorkerOnPostgres: two worker processes share one PostgreSQL
+// database; the one running a fit is killed (SIGKILL) mid-fit. The other
+// finishes the fit within two minutes of the kill (its worker is seen
+// dead after StaleAfter, 3 s here, and the job retried), and the result is
+// bit for bit the result of the same seeded fit run in this process.
+func TestKillWorkerOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	killWorkerMidFit(t, postgresDSN(t))
+}
+
+// TestKillWorkerOnSQLite is TestKillWorkerOnPostgres with two worker
+// processes on one SQLite file.
+func TestKillWorkerOnSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	killWorkerMidFit(t, filepath.Join(t.TempDir(), "concord.db"))
+}
+
+func killWorkerMidFit(t *testing.T, dsn string) {
+	h1 := startHelper(t, dsn, "10s")
+	h2 := startHelper(t, dsn, "10s")
+	c := helperClient(t, h1.url)
+	id, key := c.loadedProject("k1")
+	spec := map[string]any{"chains": 2, "samples": 6000, "burnin": 500, "seed": 11}
+	fid := c.startFit(id, key, spec)
+	st, err := db.Open(context.Background(), dsn, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	var f *annotations.Fit
+	for {
+		f = fitState(t, st, fid)
+		if f.Status == annotations.FitRunning && f.Progress > 0.02 {
+			break
+		}
+		if f.Status.Terminal() || time.Now().After(deadline) {
+			t.Fatalf("fit did not get under way: %+v", f)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	victim, survivor := h1, h2
+	if strings.HasSuffix(f.Worker, fmt.Sprintf("-%d", h2.cmd.Process.Pid)) {
+		victim, survivor = h2, h1
+	}
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	victim.cmd.Wait()
+	killed := time.Now()
+	res := helperClient(t, survivor.url).waitFit(fid, key, 2*time.Minute)
+	t.Logf("killed worker %s at progress %.2f; the fit ended %s on the other in %s (attempts %v, worker %v)",
+		f.Worker, f.Progress, res["state"], time.Since(killed).Round(time.Millisecond), res["attempts"], res["worker"])
+	if res["state"] != "done" || res["attempts"].(float64) != 2 || res["worker"] == f.Worker {
+		t.Fatalf("after the kill: %v", res)
+	}
+	// The job record (River records the job's end just after the fit's).
+	for deadline := time.Now().Add(hangTimeout); ; time.Sleep(50 * time.Millisecond) {
+		jobs, _, err := st.ListJobs(context.Background(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j *annotations.JobInfo
+		for i := range jobs {
+			if jobs[i].FitID == fid {
+				j = &jobs[i]
+			}
+		}
+		if j != nil && j.State == "completed" {
+			t.Logf("job %d: %s, attempted by %v, errors %v", j.ID, j.State, j.AttemptedBy, j.Errors)
+			if len(j.AttemptedBy) != 2 || j.AttemptedBy[0] != f.Worker || j.AttemptedBy[1] == f.Worker {
+				t.Errorf("job record: %+v", j)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job record: %+v", j)
+		}
+	}
+
+	// Bit for bit the fit of one process with the same seed.
+	raw, err := st.FitResult(context.Background(), fid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sp analysis.FitSpec
+	if err := json.Unmarshal(f.Spec, &sp); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := st.Dataset(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := analysis.Fit(context.Background(), ds, sp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got multirater.FitResult
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []struct {
+		name      string
+		got, want any
+	}{{"items", got.Items, local.Items}, {"raters", got.Raters, local.Raters}, {"flags", got.Flags, local.Flags}, {"draws", got.Draws, local.Draws}} {
+		g, _ := json.Marshal(part.got)
+		w, _ := json.Marshal(part.want)
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s of the recovered fit differ from the same fit in one process", part.name)
+		}
+	}
 }
 
 // TestSIGTERMRequeuesRunningFits: SIGTERM shuts the server down gracefully:

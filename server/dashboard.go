@@ -13,14 +13,12 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"concord/analysis"
 	"concord/annotations"
-	"concord/multirater"
 	"concord/raters"
 	"concord/reports"
 )
@@ -46,7 +44,7 @@ type dashboard struct {
 
 func newDashboard(s *Server) (*dashboard, error) {
 	d := &dashboard{s: s, pages: map[string]*template.Template{}}
-	for _, name := range []string{"login", "projects", "project", "fit", "error", "labels", "next", "judge"} {
+	for _, name := range []string{"login", "projects", "project", "fit", "error", "labels", "next", "jobs", "judge"} {
 		t, err := template.New("layout.html").Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -84,6 +82,7 @@ func (d *dashboard) routes(r *gin.Engine) {
 	g.GET("/projects/:id/judge", d.judgePage)
 	g.POST("/fits/:id/cancel", d.cancelFit)
 	g.POST("/fits/:id/delete", d.deleteFit)
+	g.GET("/jobs", d.jobsPage)
 }
 
 // basePage is what every page shows.
@@ -434,26 +433,14 @@ type projectPage struct {
 	// Wawa (?ties=first|frequent, raters.TieRule's names), passed on to
 	// the agreement API; "" for the default (frequent).
 	Ties string
-}
-
-// defaultHints are the form's placeholders of the model's prior and
-// convergence settings: their defaults, and where strong identifiability
-// changes one, its default there ("1 (0.1 under strong)").
-func defaultHints(model string) map[string]string {
-	weak := analysis.FitSpec{Model: model}.WithDefaults()
-	strong := analysis.FitSpec{Model: model, Identifiability: "strong"}.WithDefaults()
-	hint := func(w, s float64) string {
-		g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-		if w == s {
-			return g(w)
-		}
-		return g(w) + " (" + g(s) + " under strong)"
-	}
-	return map[string]string{
-		"v": hint(weak.V, strong.V), "lambda": hint(weak.Lambda, strong.Lambda), "sigma_b": hint(weak.SigmaB, strong.SigmaB),
-		"flag_threshold": hint(weak.FlagThreshold, strong.FlagThreshold), "max_rhat": hint(weak.MaxRhat, strong.MaxRhat),
-		"min_ess": hint(weak.MinESS, strong.MinESS), "keep_draws": strconv.Itoa(weak.KeepDraws),
-	}
+	// CI, Null and Weights are the agreement section's interval kind
+	// (?ci=t|normal), second test value (?null=) and weightings
+	// (?weights=), passed on to the agreement API when valid ("" for the
+	// defaults); AgreementQuery is the API query of all four.
+	CI, Null, Weights string
+	AgreementQuery    string
+	// WeightChoices are the weightings the page offers one by one.
+	WeightChoices []string
 }
 
 type levelCount struct {
@@ -481,7 +468,44 @@ func (d *dashboard) projectPage(c *gin.Context) {
 	if !ok {
 		return
 	}
-	d.renderProject(c, p, http.StatusOK, func(pg *projectPage) { pg.Below, pg.Ties = belowParam(c), tiesParam(c) })
+	d.renderProject(c, p, http.StatusOK, func(pg *projectPage) {
+		pg.Below, pg.Ties = belowParam(c), tiesParam(c)
+		agreementParamsOf(c, pg)
+	})
+}
+
+// agreementParamsOf reads the project page's agreement options (?ci=,
+// ?null=, ?weights=) into pg, each kept only when the agreement API
+// accepts it (the page's fields offer only valid ones), and builds the
+// API query with the tie rule.
+func agreementParamsOf(c *gin.Context, pg *projectPage) {
+	q := url.Values{}
+	if pg.Ties != "" {
+		q.Set("ties", pg.Ties)
+	}
+	if v := strings.TrimSpace(c.Query("ci")); v != "" {
+		if _, err := analysis.ParseCI(v); err == nil {
+			pg.CI = v
+			q.Set("ci", v)
+		}
+	}
+	if v := strings.TrimSpace(c.Query("null")); v != "" {
+		if x, err := analysis.ParseNull(v); err == nil && x != 0 {
+			pg.Null = v
+			q.Set("null", v)
+		}
+	}
+	if v := strings.TrimSpace(c.Query("weights")); v != "" {
+		if _, err := analysis.ParseWeightsList(v); err == nil {
+			pg.Weights = v
+			q.Set("weights", v)
+		}
+	}
+	pg.AgreementQuery = q.Encode()
+	for _, w := range []raters.Weights{raters.LinearWeights, raters.QuadraticWeights, raters.OrdinalWeights, raters.RatioWeights,
+		raters.RadicalWeights, raters.CircularWeights, raters.BipolarWeights} {
+		pg.WeightChoices = append(pg.WeightChoices, w.String())
+	}
 }
 
 // tiesParam is the project page's tie rule (?ties=): a name
@@ -504,7 +528,7 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		d.fail(c, err)
 		return
 	}
-	models := fittingModels(p.Scheme)
+	models := fittingModels(p.Scheme, pj.Stats.ItemsWithText)
 	// Models the project's items cannot feed are not offered, with the
 	// reason.
 	var hidden []string
@@ -520,20 +544,10 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Fittable: len(models) > 0, Form: map[string]string{}, HiddenModels: hidden}
 	if page.Fittable {
 		model := models[0]
-		defaults := analysis.FitSpec{Model: model.Name}.WithDefaults()
-		page.Form = map[string]string{"model": model.Name, "chains": strconv.Itoa(defaults.Chains), "samples": strconv.Itoa(defaults.Samples), "burnin": strconv.Itoa(defaults.Burnin), "thin": strconv.Itoa(defaults.Thin), "seed": itoa(defaultSeed), "kernel": "",
-			"identifiability": defaults.Identifiability, "sampler": defaults.Sampler, "precisions": analysis.PrecisionsInferred, "text_weighting": "",
-			"engine": defaults.Engine}
-		// The settings of the other models, as their defaults.
-		for _, m := range models {
-			md := analysis.FitSpec{Model: m.Name}.WithDefaults()
-			for k, v := range map[string]string{"likelihood": md.Likelihood, "dispersions": md.Dispersions, "bounds": md.Bounds, "em": md.EM} {
-				if v != "" && page.Form[k] == "" {
-					page.Form[k] = v
-				}
-			}
-		}
-		page.Hints = defaultHints(model.Name)
+		// The settings are empty (their defaults, shown as placeholders;
+		// the selects show their defaults).
+		page.Form = map[string]string{"model": model.Name, "seed": itoa(defaultSeed), "kernel": "", "engine": model.Engines[0]}
+		page.Hints = settingHints(model.Name)
 	}
 	st := pj.Stats
 	if p.Scheme.Categorical() {
@@ -748,25 +762,32 @@ func (d *dashboard) deleteProject(c *gin.Context) {
 	d.redirect(c, "/projects", "Project "+p.Name+" deleted.")
 }
 
-// fitPage is a fit's page.
+// fitPage is a fit's page. A done fit's page renders from its report
+// (reports.Report, built once per cached fit) and nothing else: the views
+// below are the report's sections, cut to the page's rows.
 type fitPage struct {
 	basePage
-	Project   *annotations.Project
-	Fit       fitJSON
-	Spec      map[string]any
-	Result    *multirater.FitResult
+	Project *annotations.Project
+	Fit     fitJSON
+	Spec    map[string]any
+	// Report is the done fit's report; nil when it cannot be made
+	// (ReportError says why).
+	Report    *reports.Report
 	Ranking   []rankRow
 	Truncated int
-	Raters    []multirater.RaterResult
-	Flags     []multirater.Flag
-	Chart     template.HTML
-	Thresh    template.HTML
-	Tables    []string
+	// Raters are the report's raters by decreasing precision.
+	Raters []raterRow
+	Flags  []reports.Flag
+	Chart  template.HTML
+	Thresh template.HTML
+	Tables []string
 	// MainPlots are shown at full width, MorePlots on demand.
 	MainPlots []plotView
 	MorePlots []plotView
 	Done      bool
-	Summary   *reports.FitSummary
+	// MeanEntropy is the mean entropy, in bits, of the items' consensus
+	// class distributions (classification).
+	MeanEntropy *float64
 	// Classification fits: the consensus class table, the class
 	// distribution, the raters' confusion tables against the consensus.
 	Classification  bool
@@ -790,8 +811,7 @@ type fitPage struct {
 	// (the confusion model): the raters table shows their accuracy and
 	// spam score instead of a precision.
 	ConfusionModel bool
-	// From the fit's report (nil or empty when it cannot be made): the
-	// headline numbers beside the model's, and the review queue (the
+	// The headline numbers beside the model's, and the review queue (the
 	// first maxReviewRows of ReviewTotal labels).
 	Headline    *headline
 	Review      []reviewRow
@@ -800,9 +820,9 @@ type fitPage struct {
 	// AUC is the view of an AUC scoring fit (nil for other models): the
 	// items by score, the coefficients, gamma's cross-validation.
 	AUC *aucView
-	// Gold is each rater's record on the gold questions (from the report;
-	// empty without gold), GoldItems the number of gold items, GoldLeft
-	// the raters past maxGoldRows.
+	// Gold is each rater's record on the gold questions (empty without
+	// gold), GoldItems the number of gold items, GoldLeft the raters past
+	// maxGoldRows.
 	Gold      []goldRow
 	GoldItems int
 	GoldLeft  int
@@ -884,62 +904,12 @@ func (d *dashboard) fitPage(c *gin.Context) {
 			d.fail(c, err)
 			return
 		}
-		res := cf.res
-		page.Result = res
-		page.Tables = tablesFor(res)
-		page.Summary = cf.summary()
-		page.ModelChoice = reports.ChoiceOf(&res.Model, &res.Diagnostics)
-		page.Levels = res.Levels
-		page.Raters = page.Summary.ByPrecision
-		if page.AUC = aucRanking(res, maxRankingRows); page.AUC != nil {
-			// No rater parameters: the ranking, the ROC and the
-			// coefficients.
-		} else if page.Summary.Shape == multirater.OutputClasses {
-			page.Classification = true
-			page.FixedPrecisions = res.Model.Precisions == analysis.PrecisionsFixed || res.Model.Precisions == analysis.PrecisionsFixedFull
-			page.Consensus, page.Truncated = consensusClasses(res, maxRankingRows)
-			page.ClassDist = classDistribution(page.Summary)
-			page.Confusions, page.ConfusionsLeft = confusions(res, maxConfusionRaters)
-			page.LabelErrors = labelErrors(res, maxLabelErrorRows)
-			page.LabelErrorsTotal = len(res.LabelErrors)
-			page.ErrorRates = hasErrorRates(res)
-			page.ConfusionModel = hasConfusionProbs(res)
-			if !page.FixedPrecisions && !page.ConfusionModel {
-				page.Chart = precisionChart(page.Raters, agreementNote, "")
-			}
-		} else {
-			page.Ranking, page.Truncated = ranking(res, page.Summary, maxRankingRows)
-			title := ""
-			if page.Summary.Shape == multirater.OutputValues {
-				// Bounded fits: each rater's dispersion nu (Precision
-				// repeats it).
-				title = "dispersion ν (estimate and 95% interval)"
-				page.Values = true
-				for _, r := range res.Raters {
-					page.Bias = page.Bias || r.Bias != nil
-				}
-			}
-			page.Chart = precisionChart(page.Raters, nil, title)
-			page.Thresh = thresholdChart(res)
-		}
-		plots := plotsFor(res)
-		// The report (shared with the downloads, made once per fit): the
-		// headline numbers, the review queue and the plots it has.
-		if rep, err := d.s.report(ctx, reportInput{Project: cf.project, Fit: f, Result: res, Raw: cf.raw}, cf); err == nil {
-			page.Headline = newHeadline(rep)
-			page.Review, page.ReviewTotal = reviewQueue(rep, maxReviewRows)
-			page.Gold, page.GoldItems, page.GoldLeft = goldRows(rep)
-			plots = plots[:0]
-			for _, p := range reports.Plots(rep) {
-				plots = append(plots, p.Name)
-			}
-		} else {
+		// The report (shared with the downloads, made once per fit).
+		rep, err := d.s.report(ctx, reportInput{Project: cf.project, Fit: f, Result: cf.res, Raw: cf.raw}, cf)
+		if err != nil {
 			page.ReportError = annotations.ErrorMessage(err)
-		}
-		page.MainPlots, page.MorePlots = splitPlots(plots, page.AUC != nil)
-		page.Flags = res.Flags
-		if len(page.Flags) > maxFlagRows {
-			page.Flags = page.Flags[:maxFlagRows]
+		} else {
+			page.fill(rep)
 		}
 	}
 	d.render(c, http.StatusOK, "fit", page)

@@ -2,6 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -21,87 +25,163 @@ import (
 // not use, so that a field of another model never makes the fit's
 // validation fail.
 
-// formSetting is a setting of the start-fit form that not every model or
-// engine uses. Which ones do is asked of the model table: a pair uses the
-// setting when a spec with the probe's value passes the model's validation
-// (FitSpec.Validate) and its check of given fields (Model.CheckGiven).
-type formSetting struct {
-	name string
-	// gibbs marks a setting of the gibbs engine alone (the deterministic
-	// engines would accept the sampler's fields and ignore them).
-	gibbs bool
-	probe func(*analysis.FitSpec)
+// formField is a setting of the start-fit form, derived from its
+// declaration (analysis.AllFields): its JSON name is the form field's, its
+// doc the help text, a list of words a select, a flag a checkbox, a
+// number an input with the declared range.
+type formField struct {
+	Name, Label, Doc string
+	// For: the model:engine pairs that read the setting.
+	For string
+	// Input is "select", "check", "number" or "text"; Options the words of
+	// a select; Min, Max and Step the number's bounds ("" none).
+	Input           string
+	Options         []string
+	Min, Max, Step  string
+	Placeholder     string
+	Value, Selected string
 }
 
-var formSettings = []formSetting{
-	{"identifiability", true, func(s *analysis.FitSpec) { s.Identifiability = multirater.Strong.String() }},
-	{"ref_rater", true, func(s *analysis.FitSpec) { s.Identifiability, s.RefRater = multirater.Strong.String(), "r" }},
-	{"sampler", true, func(s *analysis.FitSpec) { s.Sampler = "paper" }},
-	{"chains", true, func(s *analysis.FitSpec) { s.Chains = 2 }},
-	{"samples", true, func(s *analysis.FitSpec) { s.Samples = 100 }},
-	{"burnin", true, func(s *analysis.FitSpec) { s.Burnin = 10 }},
-	{"thin", true, func(s *analysis.FitSpec) { s.Thin = 2 }},
-	{"max_rhat", true, func(s *analysis.FitSpec) { s.MaxRhat = 1.05 }},
-	{"min_ess", true, func(s *analysis.FitSpec) { s.MinESS = 100 }},
-	{"precisions", false, func(s *analysis.FitSpec) { s.Precisions = analysis.PrecisionsFixed }},
-	{"v", false, func(s *analysis.FitSpec) { s.V = 2 }},
-	{"lambda", false, func(s *analysis.FitSpec) { s.Lambda = 2 }},
-	{"sigma_b", false, func(s *analysis.FitSpec) { s.SigmaB = 2 }},
-	{"restarts", false, func(s *analysis.FitSpec) { s.Restarts = 2 }},
-	{"sigma", false, func(s *analysis.FitSpec) { s.Sigma = 1 }},
-	{"thresholds", false, func(s *analysis.FitSpec) { s.Thresholds = []float64{-1, 1} }},
-	{"likelihood", false, func(s *analysis.FitSpec) { s.Likelihood = "truncnorm" }},
-	{"dispersions", false, func(s *analysis.FitSpec) { s.Dispersions = "shared" }},
-	{"dispersion", false, func(s *analysis.FitSpec) { s.Dispersion = 1 }},
-	{"bias", false, func(s *analysis.FitSpec) { s.Bias = true }},
-	{"bounds", false, func(s *analysis.FitSpec) { s.Bounds = "censor" }},
-	{"epsilon", false, func(s *analysis.FitSpec) { e := 0.1; s.Epsilon = &e }},
-	{"select", false, func(s *analysis.FitSpec) { s.Select = true }},
-	{"em", false, func(s *analysis.FitSpec) { s.EM = "paper" }},
-	{"scores", false, func(s *analysis.FitSpec) { s.Scores = analysis.ScoresGP }},
-	{"gamma", false, func(s *analysis.FitSpec) { s.Gamma = "10" }},
-	{"prior", false, func(s *analysis.FitSpec) { s.Prior = "spike-slab" }},
-	{"prior_scale", false, func(s *analysis.FitSpec) { s.PriorScale = 2 }},
+// formGroup is a fieldset of the form: the settings of a shared block or
+// of a family.
+type formGroup struct {
+	Name, Legend, For string
+	Fields            []formField
 }
 
-// formGroups are the form's groups of settings (fieldsets): each is shown
-// for the pairs that use any of its settings.
-var formGroups = map[string][]string{
-	"gibbs":    {"identifiability", "sampler", "chains", "samples", "burnin", "thin"},
-	"evidence": {"restarts", "sigma", "thresholds"},
-	"bounded":  {"likelihood", "dispersions", "dispersion", "bias", "bounds"},
-	"robust":   {"epsilon", "select", "em"},
-	"auc":      {"scores", "gamma", "prior", "prior_scale"},
+// blockGroups name the form's groups of the shared blocks' settings; a
+// block not named here is under "More settings".
+var blockGroups = map[string]string{"GibbsSettings": "gibbs", "MCMCSettings": "gibbs", "EvidenceSettings": "evidence"}
+
+// groupLegends are the legends of the groups (a family's own group: "The
+// NAME model").
+var groupLegends = map[string]string{"gibbs": "Gibbs sampler (engine gibbs)", "evidence": "Evidence maximisation (engines ep and laplace)"}
+
+// formGroupOf is the group of a setting on the form: its shared block's,
+// "evidence" for the settings of the ep and laplace engines, its family's
+// for the others, "" (More settings) for the shared blocks that every
+// engine reads.
+func formGroupOf(f analysis.SpecField) string {
+	if f.Block != "" {
+		return blockGroups[f.Block]
+	}
+	if slices.Equal(f.Engines, []string{multirater.EngineEP, multirater.EngineLaplace}) {
+		return "evidence"
+	}
+	return f.Families[0]
 }
 
-// learnsKernels probes whether a model and engine learn kernel
+// reads reports whether a fit of model m by engine reads the setting
+// name.
+func reads(m analysis.Model, engine, name string) bool {
+	return slices.ContainsFunc(analysis.Fields(m.Name, engine), func(f analysis.SpecField) bool { return f.Name == name })
+}
+
+// learnsKernels reports whether a model and engine learn kernel
 // length-scales by the evidence (ard without gamma).
-var learnsKernels = func(s *analysis.FitSpec) { s.Kernel = "ard" }
-
-// settingApplies reports whether the fit of model m by engine uses the
-// setting f.
-func settingApplies(m analysis.Model, engine string, f formSetting) bool {
-	if f.gibbs && engine != multirater.EngineGibbs {
-		return false
-	}
-	return probeSpec(m, engine, f.name, f.probe)
+func learnsKernels(m analysis.Model, engine string) bool {
+	return analysis.FitSpec{Model: m.Name, Engine: engine, Kernel: "ard"}.Validate() == nil
 }
 
-// probeSpec reports whether a spec of model m and engine with probe's
-// setting (the form field name) passes the model table's checks.
-func probeSpec(m analysis.Model, engine, name string, probe func(*analysis.FitSpec)) bool {
-	s := analysis.FitSpec{Model: m.Name, Engine: engine}
-	probe(&s)
-	if s.Validate() != nil {
-		return false
+// settingHints are the placeholders of the form's settings for model: the
+// defaults (analysis's FitSpec.WithDefaults), and where strong
+// identifiability changes one, its default there ("1 (0.1 under
+// strong)"); what leaving a setting out means when it has no default.
+func settingHints(model string) map[string]string {
+	weak := analysis.FitSpec{Model: model}.WithDefaults()
+	strong := analysis.FitSpec{Model: model, Identifiability: "strong"}.WithDefaults()
+	out := map[string]string{}
+	for _, f := range analysis.AllFields() {
+		if f.Common() {
+			continue
+		}
+		w, ws := f.NumberIn(weak)
+		st, _ := f.NumberIn(strong)
+		g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+		switch {
+		case ws && w != 0 && w != st:
+			out[f.Name] = g(w) + " (" + g(st) + " under strong)"
+		case ws && w != 0:
+			out[f.Name] = g(w)
+		case f.Zero != "":
+			out[f.Name] = f.Zero
+		case f.Default != "":
+			out[f.Name] = f.Default
+		}
 	}
-	return m.CheckGiven(s, func(field string) bool { return field == name }) == nil
+	return out
+}
+
+// formSettings returns the groups of the form (the settings of models
+// that some pair reads), with the values of form and the hints.
+func formSettings(models []analysis.Model, form, hints map[string]string) (groups []formGroup, more []formField) {
+	at := map[string]int{}
+	for _, f := range analysis.AllFields() {
+		if f.Common() {
+			continue
+		}
+		p := pairs(models, func(m analysis.Model, e string) bool { return reads(m, e, f.Name) })
+		if p == "" {
+			continue
+		}
+		ff := newFormField(f, p, form[f.Name], hints[f.Name])
+		g := formGroupOf(f)
+		if g == "" {
+			more = append(more, ff)
+			continue
+		}
+		i, ok := at[g]
+		if !ok {
+			legend := groupLegends[g]
+			if legend == "" {
+				legend = "The " + g + " model"
+			}
+			i, at[g] = len(groups), len(groups)
+			groups = append(groups, formGroup{Name: g, Legend: legend})
+		}
+		groups[i].Fields = append(groups[i].Fields, ff)
+	}
+	for i := range groups {
+		fs := groups[i].Fields
+		groups[i].For = pairs(models, func(m analysis.Model, e string) bool {
+			return slices.ContainsFunc(fs, func(f formField) bool { return reads(m, e, f.Name) })
+		})
+	}
+	return groups, more
+}
+
+// newFormField is the form's field of setting f, read by the pairs p, with
+// the value v posted and the placeholder hint.
+func newFormField(f analysis.SpecField, p, v, hint string) formField {
+	ff := formField{Name: f.Name, Label: strings.ReplaceAll(f.Name, "_", " "), Doc: f.Doc, For: p, Value: v, Placeholder: hint, Input: "text"}
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	switch {
+	case f.Type.Kind() == reflect.Bool:
+		ff.Input = "check"
+	case f.Enum != nil && !f.HasRange:
+		ff.Input, ff.Options, ff.Selected = "select", f.Enum, v
+		if v == "" {
+			ff.Selected = f.Default
+		}
+	case f.HasRange && f.Type.Kind() != reflect.String:
+		ff.Input, ff.Min, ff.Step = "number", num(f.Min), "any"
+		if !f.MaxOpen {
+			ff.Max = num(f.Max)
+		}
+		if f.Int() {
+			ff.Step = "1"
+		}
+	case f.Type.Kind() == reflect.Slice:
+		ff.Placeholder = "comma-separated; " + hint
+	}
+	return ff
 }
 
 // fittingModels returns the models of the table that fit labels of scheme
-// s, the scheme's default (analysis.DefaultModel) first.
-func fittingModels(s annotations.Scheme) []analysis.Model {
-	def := analysis.DefaultModel(s)
+// s, the default for the scheme and a project with textItems items with a
+// text (analysis.DefaultModelFor) first.
+func fittingModels(s annotations.Scheme, textItems int) []analysis.Model {
+	def := analysis.DefaultModelFor(s, textItems)
 	var out []analysis.Model
 	for _, m := range analysis.Models() {
 		if m.CheckScheme(s) != nil {
@@ -137,10 +217,13 @@ type fitFormView struct {
 	Kernels []kernelChoice
 	// Doc describes the chosen model (the table's one-line Doc).
 	Doc string
-	// For maps a setting, or "group:NAME" for a group of them, to the
-	// model:engine pairs that use it; a setting that no pair uses is
-	// missing (the form leaves it out).
-	For map[string]string
+	// Groups are the fieldsets of the settings that some model:engine
+	// pair reads, More the settings every engine of a model reads (under
+	// "More settings"); a setting that no pair uses is missing.
+	Groups []formGroup
+	More   []formField
+	// MoreGiven: a setting of More has a value (the section opens).
+	MoreGiven bool
 	// HasText: the items have texts (the text featuriser's settings).
 	HasText bool
 	// Categorical: the items have columns that the covariate kernels can
@@ -223,7 +306,7 @@ func (d *dashboard) itemInputs(ctx context.Context, projectID int64) (itemInputs
 // values form (the chosen model and engine, the kernel); withText items
 // have a text, unlabelled have no labels.
 func newFitFormView(models []analysis.Model, form map[string]string, withText, unlabelled int, in itemInputs) fitFormView {
-	v := fitFormView{For: map[string]string{}, HasText: in.text, Categorical: in.covariates || in.attrs}
+	v := fitFormView{HasText: in.text, Categorical: in.covariates || in.attrs}
 	chosen, engine := chosenPair(models, form["model"], form["engine"])
 	for _, m := range models {
 		v.Models = append(v.Models, modelChoice{Name: m.Name, Label: modelLabel(m), Doc: m.Doc, Selected: m.Name == chosen.Name})
@@ -248,23 +331,9 @@ func newFitFormView(models []analysis.Model, form map[string]string, withText, u
 			v.Engines[i].Selected = v.Engines[i].Selected || m.Name == chosen.Name && e == engine
 		}
 	}
-	for _, f := range formSettings {
-		if p := pairs(models, func(m analysis.Model, e string) bool { return settingApplies(m, e, f) }); p != "" {
-			v.For[f.name] = p
-		}
-	}
-	for g, names := range formGroups {
-		p := pairs(models, func(m analysis.Model, e string) bool {
-			for _, f := range formSettings {
-				if containsString(names, f.name) && settingApplies(m, e, f) {
-					return true
-				}
-			}
-			return false
-		})
-		if p != "" {
-			v.For["group:"+g] = p
-		}
+	v.Groups, v.More = formSettings(models, form, settingHints(chosen.Name))
+	for _, f := range v.More {
+		v.MoreGiven = v.MoreGiven || f.Value != ""
 	}
 	v.Kernels = kernelChoices(models, withText, unlabelled, in)
 	pair := chosen.Name + ":" + engine
@@ -341,7 +410,7 @@ func kernelChoices(models []analysis.Model, withText, unlabelled int, in itemInp
 	}
 	if in.covariates {
 		out = append(out, kernelChoice{Value: "linear", Label: "linear (on the numeric covariates)"}, kernelChoice{Value: "rbf:gamma=1", Label: "rbf:gamma=1 (on the numeric covariates)"})
-		learn := pairs(models, func(m analysis.Model, e string) bool { return probeSpec(m, e, "kernel", learnsKernels) })
+		learn := pairs(models, learnsKernels)
 		if learn != "" {
 			out = append(out, kernelChoice{Value: "rbf", Label: "rbf (length-scale learnt by the evidence)", For: learn},
 				kernelChoice{Value: "ard", Label: "ard (a length-scale per covariate, learnt by the evidence)", For: learn})
@@ -351,12 +420,21 @@ func kernelChoices(models []analysis.Model, withText, unlabelled int, in itemInp
 }
 
 // fitFormFields are the fields of the start-fit form, kept on the page
-// when the form is rejected.
-var fitFormFields = []string{"model", "engine", "precisions", "kernel", "kernel_custom", "covariates", "categorical", "standardize",
-	"identifiability", "ref_rater", "sampler", "chains", "samples", "burnin", "thin", "seed", "v", "lambda", "sigma_b",
-	"flag_threshold", "max_rhat", "min_ess", "keep_draws", "restarts", "sigma", "thresholds",
-	"likelihood", "dispersions", "dispersion", "bias", "bounds", "epsilon", "select", "em", "scores", "gamma", "prior", "prior_scale",
-	"text_weighting", "text_min_df", "text_max_features", "text_stem", "text_bigrams", "text_keep_stop_words"}
+// when the form is rejected: every declared setting (the common part's
+// text is in text_* fields), and the custom kernel.
+func fitFormFields() []string {
+	out := []string{"kernel_custom"}
+	for _, f := range analysis.AllFields() {
+		if f.Type == reflect.TypeFor[textfeat.Options]() {
+			for _, t := range textKeys() {
+				out = append(out, f.Name+"_"+t)
+			}
+			continue
+		}
+		out = append(out, f.Name)
+	}
+	return out
+}
 
 // fitForm reads the start-fit form of a project with scheme into a fit
 // request; empty fields take the defaults. The fields that the chosen
@@ -367,117 +445,89 @@ var fitFormFields = []string{"model", "engine", "precisions", "kernel", "kernel_
 // up "text". form holds the fields as posted, to show them again.
 func fitForm(c *gin.Context, scheme annotations.Scheme) (*fitRequest, map[string]string, error) {
 	form := map[string]string{}
-	for _, k := range fitFormFields {
+	for _, k := range fitFormFields() {
 		form[k] = strings.TrimSpace(c.PostForm(k))
 	}
-	sent := make(map[string]string, len(form))
-	for k, v := range form {
-		sent[k] = v
+	if form["kernel_custom"] != "" {
+		form["kernel"] = form["kernel_custom"]
 	}
-	model := strings.ToLower(sent["model"])
+	model := strings.ToLower(form["model"])
 	if model == "" {
 		model = analysis.DefaultModel(scheme)
 	}
-	if m, err := analysis.LookupModel(model); err == nil {
-		engine := strings.ToLower(sent["engine"])
-		if !containsString(m.Engines, engine) {
-			engine, sent["engine"] = m.Engines[0], ""
-		}
-		for _, f := range formSettings {
-			if !settingApplies(m, engine, f) {
-				sent[f.name] = ""
-			}
-		}
+	engine := strings.ToLower(form["engine"])
+	if m, err := analysis.LookupModel(model); err == nil && !containsString(m.Engines, engine) {
+		engine = "" // not the model's: its default
 	}
-	req := &fitRequest{
-		Model: sent["model"], Engine: sent["engine"], Precisions: sent["precisions"], Kernel: sent["kernel"], Covariates: sent["covariates"],
-		Identifiability: sent["identifiability"], RefRater: sent["ref_rater"], Sampler: sent["sampler"],
-		Likelihood: sent["likelihood"], Dispersions: sent["dispersions"], Bounds: sent["bounds"], EM: sent["em"],
-		Standardize: sent["standardize"] != "", Bias: sent["bias"] != "", Select: sent["select"] != "",
-		Scores: sent["scores"], Prior: sent["prior"],
-	}
-	if v := sent["gamma"]; v != "" {
-		g := analysis.GammaSpec(v)
-		req.Gamma = &g
-	}
-	if sent["kernel_custom"] != "" {
-		req.Kernel = sent["kernel_custom"]
-	}
-	for _, col := range strings.Split(sent["categorical"], ",") {
-		if col = strings.TrimSpace(col); col != "" {
-			req.Categorical = append(req.Categorical, col)
-		}
-	}
-	ints := []struct {
-		name string
-		dst  **int
-	}{{"chains", &req.Chains}, {"samples", &req.Samples}, {"burnin", &req.Burnin}, {"thin", &req.Thin}, {"keep_draws", &req.KeepDraws}, {"restarts", &req.Restarts}}
-	for _, f := range ints {
-		if v := sent[f.name]; v != "" {
-			n, err := parseIntField(f.name, v)
+	req := &fitRequest{values: map[string]reflect.Value{}}
+	for _, f := range analysis.Fields(model, engine) {
+		if f.Type == reflect.TypeFor[textfeat.Options]() {
+			text, set, err := formText(form, f.Name)
 			if err != nil {
 				return nil, form, err
 			}
-			*f.dst = &n
+			if set {
+				req.set(f, reflect.ValueOf(text))
+			}
+			continue
 		}
-	}
-	if v := sent["seed"]; v != "" {
-		n, err := parseUintField("seed", v)
+		v := form[f.Name]
+		if f.Name == "engine" {
+			v = engine
+		}
+		if v == "" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Bool {
+			v = "true" // a checkbox: any value
+		}
+		x, err := f.Parse(v, f.Name)
 		if err != nil {
 			return nil, form, err
 		}
-		req.Seed = &n
-	}
-	floats := []struct {
-		name string
-		dst  **float64
-	}{{"v", &req.V}, {"lambda", &req.Lambda}, {"sigma_b", &req.SigmaB}, {"flag_threshold", &req.FlagThreshold}, {"max_rhat", &req.MaxRhat}, {"min_ess", &req.MinESS},
-		{"sigma", &req.Sigma}, {"dispersion", &req.Dispersion}, {"epsilon", &req.Epsilon}, {"prior_scale", &req.PriorScale}}
-	for _, f := range floats {
-		if v := sent[f.name]; v != "" {
-			x, err := parseFloatField(f.name, v)
-			if err != nil {
-				return nil, form, err
-			}
-			*f.dst = &x
-		}
-	}
-	if v := sent["thresholds"]; v != "" {
-		for _, t := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
-			x, err := parseFloatField("thresholds", t)
-			if err != nil {
-				return nil, form, err
-			}
-			req.Thresholds = append(req.Thresholds, x)
-		}
-	}
-	var text textfeat.Options
-	set := false
-	if v := sent["text_weighting"]; v != "" {
-		text.Weighting, set = textfeat.Weighting(v), true
-	}
-	for _, f := range []struct {
-		name string
-		dst  *int
-	}{{"text_min_df", &text.MinDF}, {"text_max_features", &text.MaxFeatures}} {
-		if v := sent[f.name]; v != "" {
-			n, err := parseIntField(f.name, v)
-			if err != nil {
-				return nil, form, err
-			}
-			*f.dst, set = n, true
-		}
-	}
-	for _, f := range []struct {
-		name string
-		dst  *bool
-	}{{"text_stem", &text.Stem}, {"text_bigrams", &text.Bigrams}, {"text_keep_stop_words", &text.KeepStopWords}} {
-		if sent[f.name] != "" {
-			*f.dst, set = true, true
-		}
-	}
-	if set {
-		req.Text = &text
+		req.set(f, x)
 	}
 	return req, form, nil
+}
+
+// textKeys are the JSON names of the text featuriser's settings.
+func textKeys() []string {
+	b, _ := json.Marshal(textfeat.Options{})
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// formText reads the text featuriser's fields (NAME_min_df, ...) of the
+// form; set is false when none is given.
+func formText(form map[string]string, name string) (opts textfeat.Options, set bool, err error) {
+	b, _ := json.Marshal(opts)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	for k := range m {
+		v := form[name+"_"+k]
+		if v == "" {
+			continue
+		}
+		switch m[k].(type) {
+		case bool:
+			m[k] = true
+		case float64:
+			n, err := parseIntField(name+"_"+k, v)
+			if err != nil {
+				return opts, false, err
+			}
+			m[k] = n
+		default:
+			m[k] = v
+		}
+		set = true
+	}
+	b, _ = json.Marshal(m)
+	return opts, set, json.Unmarshal(b, &opts)
 }

@@ -92,8 +92,10 @@ func TestDashboardFitFormModels(t *testing.T) {
 			map[string]string{"gibbs": "classification:gibbs confusion:gibbs", "evidence": "robust:ep", "bounded": "", "robust": "robust:ep", "auc": ""},
 			map[string]string{"precisions": "classification:gibbs", "sigma": "robust:ep", "restarts": "robust:ep", "thresholds": "", "sigma_b": "",
 				"v": "classification:gibbs", "max_rhat": "classification:gibbs confusion:gibbs", "prior": ""}}},
-		{"nominal", nom, want{[]string{"classification", "confusion"}, map[string]string{"gibbs": "classification confusion", "vb": "confusion"},
-			map[string]string{"gibbs": "classification:gibbs confusion:gibbs", "evidence": "", "bounded": "", "robust": ""},
+		// The nominal project's items have no texts: the confusion model
+		// is its default (analysis.DefaultModelFor, issue 29).
+		{"nominal", nom, want{[]string{"confusion", "classification"}, map[string]string{"gibbs": "confusion classification", "vb": "confusion"},
+			map[string]string{"gibbs": "confusion:gibbs classification:gibbs", "evidence": "", "bounded": "", "robust": ""},
 			map[string]string{"precisions": "classification:gibbs", "sigma": "", "v": "classification:gibbs"}}},
 		{"bounded", bnd, want{[]string{"bounded"}, map[string]string{"ep": "bounded", "laplace": "bounded"},
 			map[string]string{"gibbs": "", "evidence": "bounded:ep bounded:laplace", "bounded": "bounded:ep bounded:laplace", "robust": ""},

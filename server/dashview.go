@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"concord/analysis"
 	"concord/annotations"
-	"concord/multirater"
 	"concord/reports"
 )
 
@@ -145,55 +145,57 @@ type rankRow struct {
 	HasAgr    bool
 }
 
-// ranking returns the consensus ranking (by expected rank, the summary's
-// order), at most max rows, and how many were left out.
-func ranking(res *multirater.FitResult, sum *reports.FitSummary, max int) ([]rankRow, int) {
-	rows := make([]rankRow, 0, min(len(sum.Ranking), max))
-	for _, it := range sum.Ranking {
+// ranking returns the consensus ranking (the report's consensus order:
+// by expected rank), at most max rows, and how many were left out.
+func ranking(rep *reports.Report, max int) ([]rankRow, int) {
+	rows := make([]rankRow, 0, min(len(rep.Items), max))
+	for i := range rep.Items {
 		if len(rows) == max {
 			break
 		}
-		r := rankRow{ID: it.ID, Grade: it.Grade, NLabels: it.NLabels, Predicted: it.NLabels == 0}
+		it := &rep.Items[i]
+		r := rankRow{ID: it.ID, Grade: it.Consensus, GradeProb: orZero(it.Prob), NLabels: it.NLabels, Predicted: it.NLabels == 0}
 		if it.Rank != nil {
-			r.HasRank, r.Rank, r.RankLo, r.RankHi = true, it.Rank.Mean, it.Rank.Q025, it.Rank.Q975
+			r.HasRank, r.Rank, r.RankLo, r.RankHi = true, float64(it.Rank.Mean), float64(it.Rank.Q025), float64(it.Rank.Q975)
 		}
 		if it.Score != nil {
-			r.HasScore, r.Score, r.ScoreLo, r.ScoreHi = true, it.Score.Mean, it.Score.Q025, it.Score.Q975
+			r.HasScore, r.Score, r.ScoreLo, r.ScoreHi = true, float64(it.Score.Mean), float64(it.Score.Q025), float64(it.Score.Q975)
 		}
-		r.GradeProb = it.GradeProbs[it.Grade]
 		if it.Value != nil {
-			r.HasValue, r.Value, r.ValueLo, r.ValueHi = true, it.Value.Mean, it.Value.Q025, it.Value.Q975
+			r.HasValue, r.Value, r.ValueLo, r.ValueHi = true, float64(it.Value.Mean), float64(it.Value.Q025), float64(it.Value.Q975)
 		}
-		r.Mean, r.HasMean = ratingsMean(it.Labels)
-		r.Agreement, r.Raters, r.HasAgr = observedAgreement(it.Labels)
-		r.Labels = raterLabels(res, it)
+		if m, ok := it.Baselines["mean"]; ok && m.Score.Valid() {
+			r.Mean, r.HasMean = float64(m.Score), true
+		}
+		r.Agreement, r.Raters, r.HasAgr = itemAgreement(it)
+		r.Labels = raterLabels(rep, it)
 		rows = append(rows, r)
 	}
-	return rows, len(sum.Ranking) - len(rows)
+	return rows, len(rep.Items) - len(rows)
 }
 
-// ratingsMean is the mean of an item's labels when they are all numbers
-// (the raters' mean of bounded ratings).
-func ratingsMean(labels map[string]string) (float64, bool) {
-	if len(labels) == 0 {
-		return 0, false
+// itemAgreement is an item's observed agreement (the report's majority
+// share) and how many raters labelled it; ok is false without labels.
+func itemAgreement(it *reports.Item) (share float64, raters int, ok bool) {
+	if !it.MajorityShare.Valid() {
+		return 0, it.NRaters, false
 	}
-	sum := 0.0
-	for _, v := range labels {
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, false
-		}
-		sum += x
-	}
-	return sum / float64(len(labels)), true
+	return float64(it.MajorityShare), it.NRaters, true
 }
 
-// raterLabels lists an item's labels by rater, in the result's rater
+// orZero is n, or 0 when n is not a number.
+func orZero(n reports.Number) float64 {
+	if !n.Valid() {
+		return 0
+	}
+	return float64(n)
+}
+
+// raterLabels lists an item's labels by rater, in the report's rater
 // order ("r1: 2, r3: 1").
-func raterLabels(res *multirater.FitResult, it *multirater.ItemResult) string {
+func raterLabels(rep *reports.Report, it *reports.Item) string {
 	var parts []string
-	for _, r := range res.Raters {
+	for _, r := range rep.Raters {
 		if v, ok := it.Labels[r.ID]; ok {
 			parts = append(parts, r.ID+": "+v)
 		}
@@ -204,10 +206,111 @@ func raterLabels(res *multirater.FitResult, it *multirater.ItemResult) string {
 // svgText escapes text for SVG.
 func svgText(s string) string { return template.HTMLEscapeString(s) }
 
+// est is an estimate as the page prints it: mean, sd and 95% interval.
+type est struct{ Mean, SD, Q025, Q975 float64 }
+
+func estOf(e reports.Estimate) est {
+	return est{float64(e.Mean), float64(e.SD), float64(e.Q025), float64(e.Q975)}
+}
+
+func estPtr(e *reports.Estimate) *est {
+	if e == nil {
+		return nil
+	}
+	v := estOf(*e)
+	return &v
+}
+
+func intervalPtr(e *reports.Interval) *est {
+	if e == nil {
+		return nil
+	}
+	return &est{Mean: float64(e.Mean), SD: math.NaN(), Q025: float64(e.Q025), Q975: float64(e.Q975)}
+}
+
+func numPtr(n *reports.Number) *float64 {
+	if n == nil || !n.Valid() {
+		return nil
+	}
+	v := float64(*n)
+	return &v
+}
+
+func validPtr(n reports.Number) *float64 { return numPtr(&n) }
+
+// raterRow is a rater of the report as the fit page shows it.
+type raterRow struct {
+	ID                  string
+	Reference           bool
+	Model               bool // marked as a model rater in the labels
+	NLabels             int
+	Precision, Variance est
+	// Dispersion and Bias: bounded fits; Accuracy, SpamScore, Spammer and
+	// MostConfused: the confusion model; Epsilon: the robust model.
+	Dispersion, Bias, Accuracy *est
+	Severity                   float64
+	MeanLogPred                float64
+	ConsensusAgreement         *float64
+	SpamScore                  *float64
+	Spammer                    bool
+	MostConfused               *confusedView
+	Epsilon                    *epsilonView
+	Thresholds                 []thresholdView
+}
+
+type confusedView struct {
+	True, Label string
+	Prob        float64
+}
+
+type epsilonView struct {
+	Value   float64
+	History []float64
+}
+
+// thresholdView is a rater's threshold b_lk between two levels.
+type thresholdView struct {
+	Between          [2]string
+	Mean, Q025, Q975 float64
+}
+
+// raterRows returns the report's raters by decreasing posterior mean
+// precision, with their thresholds (ordinal).
+func raterRows(rep *reports.Report) []raterRow {
+	th := make(map[string][]thresholdView, len(rep.Thresholds))
+	for _, t := range rep.Thresholds {
+		for _, b := range t.Thresholds {
+			th[t.Rater] = append(th[t.Rater], thresholdView{b.Between, float64(b.Mean), float64(b.Q025), float64(b.Q975)})
+		}
+	}
+	rows := make([]raterRow, len(rep.Raters))
+	for i := range rep.Raters {
+		r := &rep.Raters[i]
+		row := raterRow{ID: r.ID, Reference: r.Reference, Model: r.Model, NLabels: r.NLabels,
+			Precision: estOf(r.Precision), Variance: estOf(r.Variance),
+			Dispersion: estPtr(r.Dispersion), Bias: estPtr(r.Bias), Accuracy: intervalPtr(r.Accuracy),
+			MeanLogPred:        float64(r.MeanLogPred),
+			ConsensusAgreement: validPtr(r.ConsensusAgreement), SpamScore: numPtr(r.SpamScore), Spammer: r.Spammer,
+			Thresholds: th[r.ID]}
+		if r.Severity != nil {
+			row.Severity = float64(r.Severity.Mean)
+		}
+		if c := r.MostConfused; c != nil {
+			row.MostConfused = &confusedView{c.True, c.Label, float64(c.Prob)}
+		}
+		if e := r.Epsilon; e != nil {
+			row.Epsilon = &epsilonView{float64(e.Value), e.History}
+		}
+		rows[i] = row
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Precision.Mean > rows[j].Precision.Mean })
+	return rows
+}
+
 // precisionChart draws the raters' posterior precisions as a forest plot
 // (mean and 95% interval), most precise first; note, when set, labels each
 // row on the right (e.g. the rater's agreement with the consensus).
-func precisionChart(raters []multirater.RaterResult, note func(multirater.RaterResult) string, title string) template.HTML {
+func precisionChart(raters []raterRow, note func(raterRow) string, title string) template.HTML {
 	if len(raters) == 0 {
 		return ""
 	}
@@ -270,14 +373,14 @@ func precisionChart(raters []multirater.RaterResult, note func(multirater.RaterR
 
 // thresholdChart draws each rater's thresholds on the consensus scale
 // (ordinal fits): where the rater moves from one grade to the next.
-func thresholdChart(res *multirater.FitResult) template.HTML {
+func thresholdChart(raters []raterRow) template.HTML {
 	type row struct {
 		id string
-		th []multirater.Threshold
+		th []thresholdView
 	}
 	var rows []row
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, r := range res.Raters {
+	for _, r := range raters {
 		if len(r.Thresholds) == 0 {
 			continue
 		}
@@ -357,21 +460,23 @@ type classRow struct {
 // consensusClasses returns the consensus class table of a classification
 // fit (items in consensus class order, then by decreasing probability of
 // their class), at most max rows, and how many were left out.
-func consensusClasses(res *multirater.FitResult, limit int) ([]classRow, int) {
-	order := make(map[string]int, len(res.Levels))
-	for k, l := range res.Levels {
-		order[l] = k
+func consensusClasses(rep *reports.Report, limit int) ([]classRow, int) {
+	order := make(map[string]int, len(rep.Levels))
+	levels := make([]string, len(rep.Levels))
+	for k, l := range rep.Levels {
+		order[l.Code] = k
+		levels[k] = l.Code
 	}
-	rows := make([]classRow, 0, len(res.Items))
-	for i := range res.Items {
-		it := &res.Items[i]
-		r := classRow{ID: it.ID, Class: it.Class, Prob: it.ClassProbs[it.Class], NLabels: it.NLabels, Predicted: it.NLabels == 0}
-		if it.Entropy != nil {
-			r.Entropy, r.HasEntr = *it.Entropy, true
+	rows := make([]classRow, 0, len(rep.Items))
+	for i := range rep.Items {
+		it := &rep.Items[i]
+		r := classRow{ID: it.ID, Class: it.Consensus, Prob: orZero(it.Prob), NLabels: it.NLabels, Predicted: it.NLabels == 0}
+		if it.Entropy.Valid() {
+			r.Entropy, r.HasEntr = float64(it.Entropy), true
 		}
-		r.Probs = distribution(res.Levels, it.ClassProbs, 4)
-		r.Agreement, r.Raters, r.HasAgr = observedAgreement(it.Labels)
-		r.Labels = raterLabels(res, it)
+		r.Probs = distribution(levels, it.Probs, 4)
+		r.Agreement, r.Raters, r.HasAgr = itemAgreement(it)
+		r.Labels = raterLabels(rep, it)
 		rows = append(rows, r)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
@@ -391,18 +496,23 @@ func consensusClasses(res *multirater.FitResult, limit int) ([]classRow, int) {
 	return rows, 0
 }
 
-// distribution formats a class distribution, most probable first, with at
-// most top classes ("b 0.81 · a 0.12 · …").
-func distribution(levels []string, probs map[string]float64, top int) string {
-	codes := append([]string(nil), levels...)
-	sort.SliceStable(codes, func(i, j int) bool { return probs[codes[i]] > probs[codes[j]] })
+// distribution formats a class distribution (probs in level order), most
+// probable first, with at most top classes ("b 0.81 · a 0.12 · …").
+func distribution(levels []string, probs []reports.Number, top int) string {
+	idx := make([]int, 0, len(levels))
+	for k := range levels {
+		if k < len(probs) {
+			idx = append(idx, k)
+		}
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return probs[idx[i]] > probs[idx[j]] })
 	var parts []string
-	for i, c := range codes {
+	for i, k := range idx {
 		if i == top {
 			parts = append(parts, "…")
 			break
 		}
-		parts = append(parts, c+" "+strconv.FormatFloat(probs[c], 'f', 2, 64))
+		parts = append(parts, levels[k]+" "+strconv.FormatFloat(float64(probs[k]), 'f', 2, 64))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -417,13 +527,15 @@ type classDist struct {
 
 // classDistribution lists, per class, the items whose consensus class it
 // is and the labels that gave it, and the mean consensus probability of
-// the class over the items (from the fit's summary).
-func classDistribution(sum *reports.FitSummary) []classDist {
-	out := make([]classDist, len(sum.Classes))
-	for k, c := range sum.Classes {
-		out[k] = classDist{Code: c.Level, Name: c.Name, Items: c.Items, Labels: c.Labels,
-			ItemsPct: 100 * float64(c.Items) / float64(max(sum.Items, 1)), LabelsPct: 100 * float64(c.Labels) / float64(max(sum.Labels, 1)),
-			MeanProb: c.ProbSum / float64(max(sum.Items, 1))}
+// the class over the items (the report's class counts).
+func classDistribution(rep *reports.Report) []classDist {
+	if rep.Classes == nil {
+		return nil
+	}
+	out := make([]classDist, len(rep.Classes.Counts))
+	for k, c := range rep.Classes.Counts {
+		out[k] = classDist{Code: c.Class, Name: c.Name, Items: c.Consensus, Labels: c.Labels,
+			ItemsPct: 100 * orZero(c.ConsensusShare), LabelsPct: 100 * orZero(c.LabelShare), MeanProb: orZero(c.MeanProb)}
 	}
 	return out
 }
@@ -439,7 +551,7 @@ type confusionView struct {
 	// posterior of the probability of each label given the true class;
 	// Accuracy, SpamScore and Spammer summarise it.
 	Probs     []confusionProbRow
-	Accuracy  *multirater.Estimate
+	Accuracy  *est
 	SpamScore *float64
 	Spammer   bool
 }
@@ -468,8 +580,19 @@ type confusionCell struct {
 // confusions returns the raters' confusion tables against the consensus
 // class, raters with the most labels first, at most max of them, and how
 // many were left out.
-func confusions(res *multirater.FitResult, limit int) ([]confusionView, int) {
-	raters := append([]multirater.RaterResult(nil), res.Raters...)
+func confusions(rep *reports.Report, raters []raterRow, limit int) ([]confusionView, int) {
+	if rep.Classes == nil {
+		return nil, 0
+	}
+	counts := make(map[string][][]int, len(rep.Classes.Confusion))
+	for _, c := range rep.Classes.Confusion {
+		counts[c.Rater] = c.Counts
+	}
+	probs := make(map[string][][]reports.Interval, len(rep.Raters))
+	for i := range rep.Raters {
+		probs[rep.Raters[i].ID] = rep.Raters[i].ConfusionProbs
+	}
+	raters = append([]raterRow(nil), raters...)
 	sort.SliceStable(raters, func(i, j int) bool {
 		if raters[i].NLabels != raters[j].NLabels {
 			return raters[i].NLabels > raters[j].NLabels
@@ -486,8 +609,8 @@ func confusions(res *multirater.FitResult, limit int) ([]confusionView, int) {
 		if r.ConsensusAgreement != nil {
 			v.Agreement, v.HasAgr = *r.ConsensusAgreement, true
 		}
-		for k, row := range r.Confusion {
-			cr := confusionRow{Class: res.Levels[k]}
+		for k, row := range counts[r.ID] {
+			cr := confusionRow{Class: rep.Levels[k].Code}
 			n := 0
 			for _, c := range row {
 				n += c
@@ -497,10 +620,10 @@ func confusions(res *multirater.FitResult, limit int) ([]confusionView, int) {
 			}
 			v.Rows = append(v.Rows, cr)
 		}
-		for k, row := range r.ConfusionProbs {
-			pr := confusionProbRow{Class: res.Levels[k]}
+		for k, row := range probs[r.ID] {
+			pr := confusionProbRow{Class: rep.Levels[k].Code}
 			for j, e := range row {
-				pr.Cells = append(pr.Cells, confusionProbCell{Mean: e.Mean, Q025: e.Q025, Q975: e.Q975, Diag: j == k})
+				pr.Cells = append(pr.Cells, confusionProbCell{Mean: float64(e.Mean), Q025: float64(e.Q025), Q975: float64(e.Q975), Diag: j == k})
 			}
 			v.Probs = append(v.Probs, pr)
 		}
@@ -512,7 +635,7 @@ func confusions(res *multirater.FitResult, limit int) ([]confusionView, int) {
 
 // agreementNote labels a rater's row of the precision chart with their
 // agreement with the consensus class (classification fits).
-func agreementNote(r multirater.RaterResult) string {
+func agreementNote(r raterRow) string {
 	if r.ConsensusAgreement == nil {
 		return ""
 	}
@@ -530,27 +653,86 @@ type labelErrorRow struct {
 }
 
 // labelErrors returns the first limit labels of a robust fit by
-// decreasing p_error (the result's order), with their item's consensus
+// decreasing p_error (the report's order), with their item's consensus
 // class and its probability; Flagged marks those among the fit's flags.
-func labelErrors(res *multirater.FitResult, limit int) []labelErrorRow {
-	if len(res.LabelErrors) == 0 {
-		return nil
-	}
-	items := make(map[string]*multirater.ItemResult, len(res.Items))
-	for i := range res.Items {
-		items[res.Items[i].ID] = &res.Items[i]
-	}
-	flagged := make(map[[2]string]bool, len(res.Flags))
-	for _, f := range res.Flags {
-		flagged[[2]string{f.Item, f.Rater}] = true
-	}
-	rows := make([]labelErrorRow, 0, min(limit, len(res.LabelErrors)))
-	for _, le := range res.LabelErrors[:min(limit, len(res.LabelErrors))] {
-		r := labelErrorRow{Item: le.Item, Rater: le.Rater, Label: le.Label, PError: le.PError, Flagged: flagged[[2]string{le.Item, le.Rater}]}
-		if it := items[le.Item]; it != nil {
-			r.Class, r.Prob = it.Class, it.ClassProbs[it.Class]
-		}
-		rows = append(rows, r)
+func labelErrors(rep *reports.Report, limit int) []labelErrorRow {
+	rows := make([]labelErrorRow, 0, min(limit, len(rep.LabelErrors)))
+	for _, le := range rep.LabelErrors[:min(limit, len(rep.LabelErrors))] {
+		rows = append(rows, labelErrorRow{Item: le.Item, Rater: le.Rater, Label: le.Label, PError: float64(le.PError),
+			Class: le.Consensus, Prob: orZero(le.ConsensusProb), Flagged: le.Flagged})
 	}
 	return rows
+}
+
+// fill fills a done fit's page from its report.
+func (page *fitPage) fill(rep *reports.Report) {
+	page.Report = rep
+	page.Tables = tablesFor(len(rep.LabelErrors) > 0)
+	page.ModelChoice = rep.ModelChoice
+	for _, l := range rep.Levels {
+		page.Levels = append(page.Levels, l.Code)
+	}
+	page.Raters = raterRows(rep)
+	page.Headline = newHeadline(rep)
+	page.Review, page.ReviewTotal = reviewQueue(rep, maxReviewRows)
+	page.Gold, page.GoldItems, page.GoldLeft = goldRows(rep)
+	page.Flags = rep.Flags[:min(len(rep.Flags), maxFlagRows)]
+	switch rep.Kind {
+	case reports.KindRanking:
+		// No rater parameters: the ranking, the ROC and the
+		// coefficients.
+		page.AUC = aucRanking(rep, maxRankingRows)
+	case reports.KindClassification:
+		page.Classification = true
+		page.FixedPrecisions = rep.Model.Precisions == analysis.PrecisionsFixed || rep.Model.Precisions == analysis.PrecisionsFixedFull
+		page.MeanEntropy = meanEntropy(rep)
+		page.Consensus, page.Truncated = consensusClasses(rep, maxRankingRows)
+		page.ClassDist = classDistribution(rep)
+		page.Confusions, page.ConfusionsLeft = confusions(rep, page.Raters, maxConfusionRaters)
+		page.LabelErrors = labelErrors(rep, maxLabelErrorRows)
+		page.LabelErrorsTotal = len(rep.LabelErrors)
+		for i := range rep.Raters {
+			page.ErrorRates = page.ErrorRates || rep.Raters[i].Epsilon != nil
+			page.ConfusionModel = page.ConfusionModel || len(rep.Raters[i].ConfusionProbs) > 0
+		}
+		if !page.FixedPrecisions && !page.ConfusionModel {
+			page.Chart = precisionChart(page.Raters, agreementNote, "")
+		}
+	default:
+		page.Ranking, page.Truncated = ranking(rep, maxRankingRows)
+		title := ""
+		if rep.Kind == reports.KindValues {
+			// Bounded fits: each rater's dispersion nu (Precision
+			// repeats it).
+			title = "dispersion ν (estimate and 95% interval)"
+			page.Values = true
+			for _, r := range page.Raters {
+				page.Bias = page.Bias || r.Bias != nil
+			}
+		}
+		page.Chart = precisionChart(page.Raters, nil, title)
+		page.Thresh = thresholdChart(page.Raters)
+	}
+	var plots []string
+	for _, p := range reports.Plots(rep) {
+		plots = append(plots, p.Name)
+	}
+	page.MainPlots, page.MorePlots = splitPlots(plots, page.AUC != nil)
+}
+
+// meanEntropy is the mean entropy, in bits, of the items' consensus class
+// distributions; nil when no item has one.
+func meanEntropy(rep *reports.Report) *float64 {
+	sum, n := 0.0, 0
+	for i := range rep.Items {
+		if e := rep.Items[i].Entropy; e.Valid() {
+			sum += float64(e)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	m := sum / float64(n)
+	return &m
 }

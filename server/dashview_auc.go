@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"concord/multirater"
+	"concord/reports"
 )
 
 // aucRow is one row of an AUC scoring fit's ranking table.
@@ -24,7 +25,7 @@ type aucRow struct {
 // score (at most max rows), the coefficients, gamma's cross-validation and
 // the candidate kernels.
 type aucView struct {
-	Fit          *multirater.AUCFit
+	Fit          *reports.Ranking
 	Rows         []aucRow
 	Truncated    int
 	Coefficients []multirater.Coefficient
@@ -36,51 +37,39 @@ type aucView struct {
 }
 
 // aucRanking returns the fit page's view of an AUC scoring fit (nil for
-// other fits).
-func aucRanking(res *multirater.FitResult, max int) *aucView {
-	if res.Model.Shape() != multirater.OutputRanking || res.AUC == nil {
+// other fits): the report's ranking section and its items by score.
+func aucRanking(rep *reports.Report, max int) *aucView {
+	a := rep.Ranking
+	if a == nil {
 		return nil
 	}
-	v := &aucView{Fit: res.AUC, Coefficients: res.Coefficients}
-	if res.TrainAUC != nil {
-		v.TrainAUC, v.HasTrainAUC = *res.TrainAUC, true
+	v := &aucView{Fit: a, Coefficients: a.Coefficients, LogEvidence: orZero(a.LogEvidence)}
+	if a.TrainAUC.Valid() {
+		v.TrainAUC, v.HasTrainAUC = float64(a.TrainAUC), true
 	}
-	if le := res.Diagnostics.LogEvidence; le != nil {
-		v.LogEvidence = *le
-	}
-	if se := res.Diagnostics.LogEvidenceSE; se != nil {
+	if se := numPtr(a.LogEvidenceSE); se != nil {
 		v.LogEviSE, v.HasSE = *se, true
 	}
-	idx := make([]int, 0, len(res.Items))
-	for i := range res.Items {
-		if res.Items[i].Score != nil {
+	idx := make([]int, 0, len(rep.Items))
+	for i := range rep.Items {
+		if s := rep.Items[i].Score; s != nil && s.Mean.Valid() {
 			idx = append(idx, i)
 		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		return res.Items[idx[a]].Score.Mean > res.Items[idx[b]].Score.Mean
+	sort.SliceStable(idx, func(x, y int) bool {
+		return rep.Items[idx[x]].Score.Mean > rep.Items[idx[y]].Score.Mean
 	})
-	negative := "not " + res.AUC.Positive
-	for _, l := range res.Levels {
-		if l != res.AUC.Positive {
-			negative = l
-		}
-	}
 	for k, i := range idx {
 		if len(v.Rows) == max {
 			v.Truncated = len(idx) - max
 			break
 		}
-		it := &res.Items[i]
-		r := aucRow{Rank: k + 1, ID: it.ID, Score: it.Score.Mean, SD: it.Score.SD, NLabels: it.NLabels, Predicted: it.Positive == nil}
-		if it.Positive != nil {
-			r.Positive = *it.Positive
-			r.Label = negative
-			if r.Positive {
-				r.Label = res.AUC.Positive
-			}
-		}
-		v.Rows = append(v.Rows, r)
+		it := &rep.Items[i]
+		// The item's label is the majority of its labels; without one
+		// (no labels, a tie) it was scored by prediction.
+		labelled := it.Majority != "" && !it.MajorityTie
+		v.Rows = append(v.Rows, aucRow{Rank: k + 1, ID: it.ID, Score: float64(it.Score.Mean), SD: float64(it.Score.SD),
+			NLabels: it.NLabels, Predicted: !labelled, Label: it.Majority, Positive: labelled && it.Majority == a.Positive})
 	}
 	return v
 }

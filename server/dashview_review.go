@@ -10,22 +10,6 @@ import (
 // workbook's Review sheet has them all).
 const maxReviewRows = 50
 
-// observedAgreement is an item's observed agreement: the share of its
-// labels equal to the most common one, and how many raters labelled it;
-// ok is false without labels.
-func observedAgreement(labels map[string]string) (share float64, raters int, ok bool) {
-	if len(labels) == 0 {
-		return 0, 0, false
-	}
-	counts := map[string]int{}
-	best := 0
-	for _, v := range labels {
-		counts[v]++
-		best = max(best, counts[v])
-	}
-	return float64(best) / float64(len(labels)), len(labels), true
-}
-
 // reviewRow is one label of the review queue on a fit's page.
 type reviewRow struct {
 	reports.ReviewRow

@@ -26,6 +26,10 @@ import (
 //	concord_fit_duration_seconds        wall time of this process's finished fits
 //	concord_fit_sweeps_total            Gibbs sweeps run by this process (rate() is the throughput)
 //	concord_fit_sweeps_per_second       sweeps per second per chain of the last finished fit
+//	concord_jobs{queue,state}           background jobs (River) in the database by queue and state (all processes):
+//	                                    available+scheduled+retryable is the queue depth, discarded and cancelled the failures
+//	concord_fit_queue_wait_seconds      from a fit's submission to the start of each attempt in this process (job latency)
+//	concord_fit_attempts_failed_total{reason}  attempts of this process that ended for a reason outside the fit (killed, shutdown); retried
 //	concord_agreement_running           agreement analyses computing in this process
 //	concord_agreement_cancelled_total   agreement analyses stopped because every client waiting for them left
 //
@@ -42,6 +46,9 @@ type metrics struct {
 	sweeps       prometheus.Counter
 	sweepRate    prometheus.Gauge
 	fitsByStatus *fitStates
+	jobs         *jobStates
+	queueWait    prometheus.Histogram
+	retried      *prometheus.CounterVec
 
 	agreementRunning   prometheus.Gauge
 	agreementCancelled prometheus.Counter
@@ -70,13 +77,21 @@ func newMetrics(s *Server) *metrics {
 	m.sweeps = prometheus.NewCounter(prometheus.CounterOpts{Name: "concord_fit_sweeps_total", Help: "Gibbs sweeps (over all chains) run by this process; rate() is the sweep throughput."})
 	m.sweepRate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_fit_sweeps_per_second", Help: "Sweeps per second per chain of the last fit this process finished."})
 	m.fitsByStatus = &fitStates{s: s, desc: prometheus.NewDesc("concord_fits", "Fits in the database by state (all processes).", []string{"state"}, nil)}
+	m.jobs = &jobStates{s: s, desc: prometheus.NewDesc("concord_jobs", "Background jobs (River) in the database by queue and state (all processes).", []string{"queue", "state"}, nil)}
+	m.queueWait = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "concord_fit_queue_wait_seconds", Help: "Time from a fit's submission to the start of each of its attempts in this process.",
+		Buckets: prometheus.ExponentialBuckets(0.05, 2, 18),
+	})
+	m.retried = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "concord_fit_attempts_failed_total", Help: "Fit attempts of this process that ended for a reason outside the fit (killed: its fit worker process died; shutdown), to be retried.",
+	}, []string{"reason"})
 	m.agreementRunning = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_agreement_running", Help: "Agreement analyses computing in this process."})
 	m.agreementCancelled = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "concord_agreement_cancelled_total", Help: "Agreement analyses stopped because every client waiting for them left.",
 	})
 	m.workers.Set(float64(max(s.cfg.Workers, 0)))
 	m.reg.MustRegister(m.requests, m.latency, m.panics, m.workers, m.busy, m.finished, m.fitSeconds, m.sweeps, m.sweepRate, m.fitsByStatus,
-		m.agreementRunning, m.agreementCancelled,
+		m.jobs, m.queueWait, m.retried, m.agreementRunning, m.agreementCancelled,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -142,4 +157,38 @@ func (f *fitStates) count() (map[annotations.FitStatus]int, error) {
 		}
 	}
 	return counts, nil
+}
+
+// jobStates collects the number of jobs by queue and state from the
+// database at scrape time (cached for a second).
+type jobStates struct {
+	s    *Server
+	desc *prometheus.Desc
+	mu   sync.Mutex
+	at   time.Time
+	last []annotations.JobCount
+}
+
+func (j *jobStates) Describe(ch chan<- *prometheus.Desc) { ch <- j.desc }
+
+func (j *jobStates) Collect(ch chan<- prometheus.Metric) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.last == nil || time.Since(j.at) > time.Second {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		counts, err := j.s.store.JobCounts(ctx)
+		cancel()
+		if err != nil {
+			j.s.log.Warn("metrics: counting jobs", "err", err)
+			ch <- prometheus.NewInvalidMetric(j.desc, err)
+			return
+		}
+		if counts == nil {
+			counts = []annotations.JobCount{}
+		}
+		j.last, j.at = counts, time.Now()
+	}
+	for _, c := range j.last {
+		ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, float64(c.Count), c.Queue, c.State)
+	}
 }

@@ -104,4 +104,5 @@ var publishedOperationIDs = map[string]string{
 	"GET /api/v1/fits/{id}/tables/{table}":        "getReportTable",
 	"GET /api/v1/fits/{id}/plots/{plot}":          "getReportPlot",
 	"POST /api/v1/fits/{id}/predictions":          "predictItems",
+	"GET /api/v1/jobs":                            "listJobs",
 }

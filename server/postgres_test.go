@@ -113,35 +113,6 @@ func TestTwoServersShareOnePostgres(t *testing.T) {
 	}
 }
 
-// TestPostgresStaleRecovery: a fit left running by a dead process on
-// another host is re-queued by a live server sharing the database once its
-// heartbeat is stale, while a live server's running fit is left alone.
-func TestPostgresStaleRecovery(t *testing.T) {
-	dsn := postgresDSN(t)
-	live := newEnvDSN(t, dsn, func(c *Config) {
-		c.WorkerName = "live"
-		c.Workers = 1
-		c.StaleAfter = time.Second
-		c.PollInterval = time.Hour
-	})
-	id, key := live.loadedProject("k1")
-	running := live.startFit(id, key, longFit)
-	waitState(t, live.store, running, annotations.FitRunning, hangTimeout)
-	dead := claimAs(t, live, id, "dead-host-77")
-	other := newEnvDSN(t, dsn, func(c *Config) { c.WorkerName = "other"; c.StaleAfter = time.Second })
-	f := waitState(t, other.store, dead, annotations.FitDone, 60*time.Second)
-	if f.Worker != "other" || f.Attempts != 2 {
-		t.Errorf("recovered fit: %+v", f)
-	}
-	// The live fit kept its worker all along.
-	g := fitState(t, other.store, running)
-	if g.Status != annotations.FitRunning || g.Worker != "live" || g.Attempts != 1 {
-		t.Errorf("live fit was disturbed: %+v", g)
-	}
-	live.call("POST", fmt.Sprintf("/api/v1/fits/%d/cancel", running), key, nil, 202)
-	waitState(t, other.store, running, annotations.FitCancelled, hangTimeout)
-}
-
 func counterValue(c prometheus.Counter) float64 {
 	var m dto.Metric
 	if err := c.Write(&m); err != nil {

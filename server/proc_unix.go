@@ -3,19 +3,9 @@
 package server
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
-
-// processAlive reports whether a process with this pid exists on this host.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return true // unknown: assume alive
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
 
 // killedBy reports the signal that ended a process, if a signal did.
 func killedBy(ps *os.ProcessState) (sig int, name string, ok bool) {

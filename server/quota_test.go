@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -18,14 +19,81 @@ func TestFitQuotaPerProject(t *testing.T) {
 	a, keyA := e.loadedProject("a")
 	b, keyB := e.loadedProject("b")
 	var ids []int64
-	for range 3 {
-		ids = append(ids, e.startFit(a, keyA, quickFit))
+	for i := range 3 {
+		ids = append(ids, e.startFit(a, keyA, seeded(quickFit, i)))
 	}
-	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", a), keyA, quickFit, http.StatusTooManyRequests, annotations.ETOOMANY, "the limit per project is 3")
+	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", a), keyA, seeded(quickFit, 3), http.StatusTooManyRequests, annotations.ETOOMANY, "the limit per project is 3")
 	e.startFit(b, keyB, quickFit)
 	e.call("POST", fmt.Sprintf("/api/v1/fits/%d/cancel", ids[0]), keyA, nil, http.StatusAccepted)
-	e.startFit(a, keyA, quickFit)
-	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", a), testAdmin, quickFit, http.StatusTooManyRequests, annotations.ETOOMANY, "limit")
+	e.startFit(a, keyA, seeded(quickFit, 4))
+	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", a), testAdmin, seeded(quickFit, 5), http.StatusTooManyRequests, annotations.ETOOMANY, "limit")
+}
+
+// seeded is the fit request spec with another seed (a different fit).
+func seeded(spec map[string]any, seed int) map[string]any {
+	out := map[string]any{}
+	for k, v := range spec {
+		out[k] = v
+	}
+	out["seed"] = seed
+	return out
+}
+
+// TestDuplicateFitIsOneJob: the same fit (model, settings, seed) submitted
+// again while the first is queued or running is not queued twice: the
+// answer is 200 with the first fit, "duplicate": true and the header
+// X-Concord-Duplicate-Of; a different seed, another project, or the same
+// fit after the first ended (or after the labels changed) is a new fit.
+func TestDuplicateFitIsOneJob(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Workers = -1 })
+	a, keyA := e.loadedProject("a")
+	b, keyB := e.loadedProject("b")
+	first := e.startFit(a, keyA, quickFit)
+	tests := []struct {
+		name    string
+		project int64
+		key     string
+		spec    map[string]any
+		dup     bool
+	}{
+		{"the same fit", a, keyA, quickFit, true},
+		{"the same fit again, by the admin", a, testAdmin, quickFit, true},
+		{"another seed", a, keyA, seeded(quickFit, 99), false},
+		{"another project", b, keyB, quickFit, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := e.request("POST", fmt.Sprintf("/api/v1/projects/%d/fits", tc.project), tc.key, tc.spec)
+			var got map[string]any
+			json.Unmarshal(body, &got)
+			id := int64(got["id"].(float64))
+			switch {
+			case tc.dup && (resp.StatusCode != http.StatusOK || id != first || got["duplicate"] != true || resp.Header.Get("X-Concord-Duplicate-Of") != fmt.Sprint(first)):
+				t.Errorf("status %d, header %q, body %s; want 200 with fit %d, duplicate", resp.StatusCode, resp.Header.Get("X-Concord-Duplicate-Of"), body, first)
+			case !tc.dup && (resp.StatusCode != http.StatusAccepted || id == first || got["duplicate"] != nil):
+				t.Errorf("status %d, body %s; want 202 with a new fit", resp.StatusCode, body)
+			}
+		})
+	}
+	// One job for the first fit.
+	jobs, _, err := e.store.ListJobs(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, j := range jobs {
+		if j.FitID == first {
+			n++
+		}
+	}
+	if len(jobs) != 3 || n != 1 {
+		t.Errorf("%d jobs, %d of fit %d: %+v", len(jobs), n, first, jobs)
+	}
+	// Once the first is cancelled, the same fit is new again.
+	e.call("POST", fmt.Sprintf("/api/v1/fits/%d/cancel", first), keyA, nil, http.StatusAccepted)
+	if again := e.startFit(a, keyA, quickFit); again == first {
+		t.Errorf("after the cancel the same fit was not queued again")
+	}
 }
 
 // TestFairQueueAcrossProjects: project A queues as many fits as it may,
@@ -40,8 +108,8 @@ func TestFairQueueAcrossProjects(t *testing.T) {
 	a, keyA := api.loadedProject("a")
 	b, keyB := api.loadedProject("b")
 	var backlog []int64
-	for range 8 {
-		backlog = append(backlog, api.startFit(a, keyA, quickFit))
+	for i := range 8 {
+		backlog = append(backlog, api.startFit(a, keyA, seeded(quickFit, i)))
 	}
 	fb := api.startFit(b, keyB, quickFit)
 

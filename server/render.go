@@ -32,11 +32,12 @@ var reportTables = []string{"items", "raters", tableLabelErrors}
 // is a labelling error (robust fits).
 const tableLabelErrors = "label-errors"
 
-// tablesFor lists the CSV tables of a fit's report.
-func tablesFor(res *multirater.FitResult) []string {
+// tablesFor lists the CSV tables of a fit's report; labelErrors: the
+// fit has label errors (the robust model).
+func tablesFor(labelErrors bool) []string {
 	var out []string
 	for _, t := range reportTables {
-		if t != tableLabelErrors || len(res.LabelErrors) > 0 {
+		if t != tableLabelErrors || labelErrors {
 			out = append(out, t)
 		}
 	}
@@ -45,8 +46,8 @@ func tablesFor(res *multirater.FitResult) []string {
 
 // reportPlots are the plots of package reports (GET
 // /fits/{id}/plots/{name}.{png,svg}); those that do not apply to a fit
-// (e.g. ROC curves of an ordinal scheme with more than two levels) are not
-// found.
+// (reports.Plots decides: e.g. ROC curves of an ordinal scheme with more
+// than two levels) are not found.
 var reportPlots = []string{
 	reports.PlotPrecision, reports.PlotDispersion, reports.PlotVariance, reports.PlotTrace, reports.PlotRhat,
 	reports.PlotConsensus, reports.PlotThresholds, reports.PlotROC, reports.PlotErrorRates,
@@ -84,84 +85,6 @@ func splitPlots(names []string, ranking bool) (main, more []plotView) {
 		}
 	}
 	return main, more
-}
-
-// plotsFor lists the plots that apply to a fit, without building its
-// report, as reports.Plots decides: ROC curves only for two-level
-// schemes, thresholds only for ordinal fits, rater dispersions instead of
-// precisions for bounded ratings (values), error rates only for fits with
-// them (robust), and the plots of draws, traces and MCMC diagnostics only
-// for fits that keep them.
-func plotsFor(res *multirater.FitResult) []string {
-	values := res.Model.Shape() == multirater.OutputValues
-	d := &res.Diagnostics
-	var out []string
-	for _, p := range reportPlots {
-		switch {
-		case p == reports.PlotROC && len(res.Levels) != 2:
-		case p == reports.PlotThresholds && res.Model.Shape() != multirater.OutputScores:
-		case p == reports.PlotPrecision && values, p == reports.PlotDispersion && !values:
-		case (p == reports.PlotPrecision || p == reports.PlotDispersion) && (len(res.Raters) == 0 || res.Model.Shape() == multirater.OutputRanking):
-		case p == reports.PlotCoefficients && len(res.Coefficients) == 0:
-		case p == reports.PlotConsensus && len(res.Items) == 0:
-		case p == reports.PlotErrorRates && !hasErrorRates(res):
-		case p == reports.PlotVariance && (res.Draws == nil || len(res.Draws.Alpha) == 0 || len(res.Raters) == 0):
-		case p == reports.PlotTrace && (res.Traces == nil || len(res.Traces.Alpha) == 0):
-		case p == reports.PlotRhat && len(d.Parameters) == 0 && len(d.Autocorrelation) == 0 && (res.Traces == nil || len(res.Traces.Alpha) == 0):
-		case p == reports.PlotAgreement && !sharedItems(res):
-		case p == reports.PlotConfusion && (res.Model.Shape() != multirater.OutputClasses || !labelled(res)):
-		default:
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// sharedItems reports whether two raters labelled a common item (the
-// agreement heatmap of the pairwise kappas needs one pair).
-func sharedItems(res *multirater.FitResult) bool {
-	if len(res.Raters) < 2 {
-		return false
-	}
-	for i := range res.Items {
-		if len(res.Items[i].Labels) >= 2 {
-			return true
-		}
-	}
-	return false
-}
-
-// labelled reports whether the fit records any label (the confusion
-// matrices against the consensus need one).
-func labelled(res *multirater.FitResult) bool {
-	for i := range res.Items {
-		if len(res.Items[i].Labels) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// hasConfusionProbs reports whether any rater of the fit has a confusion
-// matrix of the model (confusion fits).
-func hasConfusionProbs(res *multirater.FitResult) bool {
-	for i := range res.Raters {
-		if len(res.Raters[i].ConfusionProbs) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// hasErrorRates reports whether any rater of the fit has a labelling-error
-// rate (robust fits).
-func hasErrorRates(res *multirater.FitResult) bool {
-	for i := range res.Raters {
-		if res.Raters[i].Epsilon != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // report builds the fit's concord.report/v1 report once per cached fit:

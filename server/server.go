@@ -37,23 +37,22 @@ type Config struct {
 	// MaxUploadBytes file uploads (default 64 MiB).
 	MaxJSONBytes   int64
 	MaxUploadBytes int64
-	// PollInterval is how often idle workers look for queued fits that
-	// other processes enqueued (default 2 s); fits enqueued through this
-	// process wake them at once.
+	// PollInterval is how often idle workers look for queued fits
+	// (default 1 s).
 	PollInterval time.Duration
 	// ProgressInterval is how often a running fit writes its progress and
-	// heartbeat and checks for a cancel request (default 500 ms).
+	// checks for a cancel request (default 500 ms).
 	ProgressInterval time.Duration
-	// StaleAfter is how long a running fit may go without a heartbeat
-	// before it counts as abandoned by a dead process and is re-queued
-	// (default 15 s). Stale fits are looked for at start-up and every
-	// StaleAfter/2.
+	// StaleAfter is how long a worker process may go without recording
+	// that it is alive before the fits it runs count as abandoned and are
+	// retried by other workers (default 30 s). Workers record that they
+	// are alive, and look for abandoned fits, every StaleAfter/4.
 	StaleAfter time.Duration
 	// MaxProjectFits is the most fits one project may have queued or
 	// running at once (default 8; negative: no limit). A submission beyond
 	// it is refused with ETOOMANY (HTTP 429) naming the limit, so that one
 	// key cannot fill the queue; the workers take queued fits fairly
-	// across projects (see ClaimFit).
+	// across projects (see package db).
 	MaxProjectFits int
 	// MaxAttempts is the retry budget of a fit whose worker died: after
 	// this many attempts it fails with a reason (default 3).
@@ -118,9 +117,12 @@ type Config struct {
 	// at once; deletions by other processes sharing the database within
 	// the TTL.
 	KeyCacheTTL time.Duration
-	// WorkerName names this process in the fits it claims (default
-	// hostname-pid).
+	// WorkerName names this process in the jobs it works (default
+	// hostname-pid); it must be unique among the processes sharing the
+	// database.
 	WorkerName string
+	// Queues are the job queues this process works (default: all).
+	Queues []string
 	// Version is reported by /healthz.
 	Version string
 }
@@ -143,9 +145,9 @@ func (c Config) withDefaults() Config {
 			*d = v
 		}
 	}
-	def(&c.PollInterval, 2*time.Second)
+	def(&c.PollInterval, time.Second)
 	def(&c.ProgressInterval, 500*time.Millisecond)
-	def(&c.StaleAfter, 15*time.Second)
+	def(&c.StaleAfter, 30*time.Second)
 	def(&c.ShutdownGrace, 10*time.Second)
 	def(&c.ReadHeaderTimeout, 10*time.Second)
 	def(&c.ReadTimeout, 5*time.Minute)
@@ -220,10 +222,6 @@ type Server struct {
 	pool     *pool
 	dash     *dashboard
 
-	// defaultWorkerName is set when the worker name is hostname-pid, so
-	// that fits of dead local processes can be recognised.
-	defaultWorkerName bool
-
 	mu       sync.Mutex
 	listener net.Listener
 	url      string
@@ -241,15 +239,13 @@ func New(cfg Config, store annotations.Store, logger *slog.Logger) (*Server, err
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	defaultName := cfg.WorkerName == ""
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg:               cfg,
-		defaultWorkerName: defaultName,
-		store:             store,
-		log:               logger,
-		adminHash:         hashToken(cfg.AdminToken),
-		logins:            &loginCodes{m: map[string]time.Time{}},
+		cfg:       cfg,
+		store:     store,
+		log:       logger,
+		adminHash: hashToken(cfg.AdminToken),
+		logins:    &loginCodes{m: map[string]time.Time{}},
 	}
 	ck := sha256.Sum256([]byte("concord csrf\x00" + cfg.AdminToken))
 	s.csrfKey = ck[:]
@@ -358,9 +354,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	poolCtx, stopPool := context.WithCancel(ctx)
 	defer stopPool()
 	poolDone := make(chan struct{})
+	var poolErr error
 	go func() {
 		defer close(poolDone)
-		s.pool.run(poolCtx)
+		poolErr = s.pool.run(poolCtx)
 	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(s.listener) }()
@@ -373,6 +370,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
+	case <-poolDone:
+		// The workers could not start (or stopped): so does the server.
+		s.log.Error("fit workers stopped", "err", poolErr)
 	}
 	s.log.Info("concord shutting down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace+5*time.Second)
@@ -382,6 +382,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	stopPool()
 	<-poolDone
+	if err == nil && poolErr != nil {
+		err = poolErr
+	}
 	s.stopJobs()
 	s.log.Info("concord stopped")
 	return err
@@ -426,6 +429,7 @@ func (s *Server) routes() *gin.Engine {
 	a.GET("/projects/:id/judge", s.judgeReport)
 	a.DELETE("/projects/:id/agreement", s.cancelAgreement)
 	a.GET("/projects/:id/agreement/:table", s.agreementTable)
+	a.POST("/agreement", s.tableAgreement)
 
 	a.GET("/projects/:id/keys", s.listKeys)
 	a.POST("/projects/:id/keys", s.createKey)
@@ -444,6 +448,8 @@ func (s *Server) routes() *gin.Engine {
 	a.GET("/fits/:id/export/:format", s.exportFit)
 	a.GET("/fits/:id/next", s.nextItems)
 	a.POST("/fits/:id/predictions", s.predict)
+
+	a.GET("/jobs", s.listJobs)
 
 	s.dash.routes(r)
 	return r

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,35 +17,32 @@ import (
 
 // Background fits.
 //
-// A pool of Config.Workers slots claims queued fits from the store
-// (ClaimFit: one transaction on SQLite, SELECT ... FOR UPDATE SKIP LOCKED on
-// PostgreSQL, so each fit is claimed by exactly one worker of any number of
-// processes). Idle slots poll every Config.PollInterval and wake at once
-// when this process queues a fit.
+// Fits are jobs of the store's job engine (River, see package db): the
+// store enqueues a fit's job in the transaction that stores the fit, and
+// Serve runs Config.Workers of them at once in this process through
+// store.RunWorkers (none with Workers < 0: an API-only node; `concord
+// worker` runs workers without the API). River claims each job for exactly
+// one worker of any number of processes sharing the database, retries an
+// attempt that ended for a reason outside the fit with backoff, and the
+// store retries the jobs of worker processes that stopped recording that
+// they are alive (kill -9, a lost machine).
 //
-// While a fit runs, a heartbeat writes its progress (fraction, ETA, current
-// max R-hat) every Config.ProgressInterval; the answer says whether a cancel
-// was requested (from any process), and the fit's context is then cancelled,
-// which stops the chains within a sweep. A cancel through this process stops
-// the fit at once. The heartbeat also checks that the fit is still this
-// worker's: if another process re-queued and re-claimed it (this process
-// was presumed dead), the fit stops here.
+// The pool is the FitRunner: it runs one attempt of a fit, in a child
+// process (Config.FitCommand) so that a crash of the sampler cannot take
+// the server down. While a fit runs, its progress (fraction, ETA, current
+// max R-hat) is written every Config.ProgressInterval; the answer says
+// whether a cancel was requested (from any process), and the fit's context
+// is then cancelled. A cancel through this process stops the fit at once.
 //
-// A process that dies leaves its fits "running" with a stale heartbeat.
-// Every process looks for such fits at start-up and every StaleAfter/2
-// (RecoverStale): they are re-queued, or failed with a reason once their
-// retry budget (MaxAttempts) is spent. At start-up, fits held by a dead
-// process on the same host (worker names are hostname-pid) are re-queued at
-// once without waiting for their heartbeat to age.
+// A fit whose worker process is killed by a signal, typically the kernel's
+// OOM killer (SIGKILL), is re-queued with the reason in its message ("fit
+// worker killed by signal 9 (killed; out of memory?), re-queued, attempt 1
+// of 3") and retried, and failed with that reason once MaxAttempts attempts
+// have been killed. A fit that fails on its data is failed at once, not
+// retried.
 //
-// A fit whose worker process (Config.FitCommand) is killed by a signal,
-// typically the kernel's OOM killer (SIGKILL), is re-queued at once with the
-// reason in its message ("fit worker killed by signal 9 (killed; out of
-// memory?), re-queued, attempt 1 of 3"), and failed with that reason once
-// MaxAttempts attempts have been killed.
-//
-// Graceful shutdown stops claiming, waits up to ShutdownGrace for running
-// fits to finish and puts the rest back in the queue.
+// Graceful shutdown stops taking jobs, waits up to ShutdownGrace for
+// running fits to finish and puts the rest back in the queue.
 
 // Why a running fit's context was cancelled.
 var (
@@ -59,8 +53,7 @@ var (
 )
 
 type pool struct {
-	s      *Server
-	wakeCh chan struct{}
+	s *Server
 
 	mu   sync.Mutex
 	jobs map[int64]*job
@@ -72,15 +65,7 @@ type job struct {
 }
 
 func newPool(s *Server) *pool {
-	return &pool{s: s, wakeCh: make(chan struct{}, 1), jobs: map[int64]*job{}}
-}
-
-// wake makes idle workers look for queued fits now.
-func (p *pool) wake() {
-	select {
-	case p.wakeCh <- struct{}{}:
-	default:
-	}
+	return &pool{s: s, jobs: map[int64]*job{}}
 }
 
 // cancelLocal stops fit id if it runs in this process.
@@ -114,149 +99,35 @@ func (p *pool) running() []int64 {
 	return ids
 }
 
-// run claims and runs fits until ctx is done, then shuts down gracefully.
-func (p *pool) run(ctx context.Context) {
+// run works fit jobs until ctx is done, then shuts down gracefully (see
+// annotations.JobEngine.RunWorkers).
+func (p *pool) run(ctx context.Context) error {
 	cfg := p.s.cfg
-	jobsCtx, stopJobs := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer stopJobs(nil)
-	var jobs, sweeper sync.WaitGroup
-	sweeper.Go(func() { p.sweepStale(ctx) })
-
-	if cfg.Workers > 0 {
-		slots := make(chan struct{}, cfg.Workers)
-		ticker := time.NewTicker(cfg.PollInterval)
-		defer ticker.Stop()
-	loop:
-		for {
-		claim:
-			for ctx.Err() == nil {
-				select {
-				case slots <- struct{}{}:
-				default:
-					break claim // every slot is busy
-				}
-				f, err := p.s.store.ClaimFit(ctx, cfg.WorkerName)
-				if err != nil || f == nil {
-					<-slots
-					if err != nil && ctx.Err() == nil {
-						p.s.log.Warn("claiming a fit", "err", err)
-					}
-					break
-				}
-				jobs.Go(func() {
-					defer func() {
-						<-slots
-						p.wake()
-					}()
-					p.execute(jobsCtx, f)
-				})
-			}
-			select {
-			case <-ctx.Done():
-				break loop
-			case <-p.wakeCh:
-			case <-ticker.C:
-			}
-		}
-	} else {
+	if cfg.Workers <= 0 {
 		<-ctx.Done()
+		return nil
 	}
-
-	// Shutdown: let running fits finish within the grace period, then stop
-	// them; execute re-queues a fit stopped by errShutdown.
-	done := make(chan struct{})
-	go func() {
-		jobs.Wait()
-		close(done)
-	}()
-	if ids := p.running(); len(ids) > 0 {
-		p.s.log.Info("waiting for running fits", "fits", ids, "grace", cfg.ShutdownGrace)
-	}
-	timer := time.NewTimer(cfg.ShutdownGrace)
-	defer timer.Stop()
-	select {
-	case <-done:
-	case <-timer.C:
-		stopJobs(errShutdown)
-		<-done
-	}
-	sweeper.Wait()
+	return p.s.store.RunWorkers(ctx, annotations.WorkerOptions{
+		Name:          cfg.WorkerName,
+		Queues:        cfg.Queues,
+		Concurrency:   cfg.Workers,
+		MaxAttempts:   cfg.MaxAttempts,
+		StaleAfter:    cfg.StaleAfter,
+		PollInterval:  cfg.PollInterval,
+		ShutdownGrace: cfg.ShutdownGrace,
+	}, p)
 }
 
-// sweepStale re-queues (or fails) fits whose worker died: at start-up,
-// then every StaleAfter/2.
-func (p *pool) sweepStale(ctx context.Context) {
-	cfg := p.s.cfg
-	p.recoverDeadLocal(ctx)
-	t := time.NewTicker(max(cfg.StaleAfter/2, 100*time.Millisecond))
-	defer t.Stop()
-	for {
-		requeued, failed, err := p.s.store.RecoverStale(ctx, cfg.StaleAfter, cfg.MaxAttempts)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			p.s.log.Warn("recovering stale fits", "err", err)
-		case requeued+failed > 0:
-			p.s.log.Info("recovered fits of a dead worker", "requeued", requeued, "failed", failed)
-			if requeued > 0 {
-				p.wake()
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+// RunFit runs one attempt of fit f (annotations.FitRunner).
+func (p *pool) RunFit(ctx context.Context, f *annotations.Fit) error {
+	return p.execute(ctx, f)
 }
 
-// recoverDeadLocal re-queues, at start-up, the running fits held by
-// processes of this host that no longer exist (a crash or kill -9 of a
-// previous `concord serve`), without waiting for their heartbeat to go
-// stale. It applies only with the default worker names (hostname-pid).
-func (p *pool) recoverDeadLocal(ctx context.Context) {
-	host, ok := strings.CutSuffix(p.s.cfg.WorkerName, "-"+strconv.Itoa(selfPID()))
-	if !ok || !p.s.defaultWorkerName {
-		return
-	}
-	projects, err := p.s.store.ListProjects(ctx)
-	if err != nil {
-		p.s.log.Warn("looking for fits of dead workers", "err", err)
-		return
-	}
-	for _, pr := range projects {
-		fits, err := p.s.store.ListFits(ctx, pr.ID)
-		if err != nil {
-			continue
-		}
-		for _, f := range fits {
-			if f.Status != annotations.FitRunning {
-				continue
-			}
-			pidText, ok := strings.CutPrefix(f.Worker, host+"-")
-			pid, err := strconv.Atoi(pidText)
-			if !ok || err != nil || pid == selfPID() || processAlive(pid) {
-				continue
-			}
-			if f.Attempts >= p.s.cfg.MaxAttempts {
-				// RecoverStale fails it with the reason once stale.
-				continue
-			}
-			msg := fmt.Sprintf("re-queued: worker %q exited during the fit (attempt %d)", f.Worker, f.Attempts)
-			if err := p.s.store.Requeue(ctx, f.ID, msg); err != nil {
-				p.s.log.Warn("re-queueing a fit of a dead worker", "fit", f.ID, "err", err)
-				continue
-			}
-			p.s.log.Info("re-queued a fit of a dead worker", "fit", f.ID, "project", f.ProjectID, "worker", f.Worker)
-			p.wake()
-		}
-	}
-}
-
-func selfPID() int { return os.Getpid() }
-
-// execute runs one claimed fit to its end: done, failed, cancelled, or back
-// in the queue (shutdown).
-func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) {
+// execute runs one attempt of a fit to its end: done, failed or cancelled
+// (recorded, nil), or an error wrapping ErrRetry (its worker process was
+// killed, this worker shuts down, it was taken over): the job engine
+// retries it.
+func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) error {
 	s := p.s
 	log := s.log.With("fit", f.ID, "project", f.ProjectID, "attempt", f.Attempts)
 	ctx, cancel := context.WithCancelCause(jobsCtx)
@@ -272,6 +143,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) {
 	s.metrics.busy.Inc()
 	defer s.metrics.busy.Dec()
 	start := time.Now()
+	s.metrics.queueWait.Observe(max(start.Sub(f.CreatedAt).Seconds(), 0))
 	log.Info("fit started")
 
 	var spec analysis.FitSpec
@@ -288,7 +160,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) {
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
-		p.heartbeat(ctx, f, &latest, cancel, sweeps, hbStop)
+		p.reportProgress(ctx, f, &latest, cancel, sweeps, hbStop)
 	}()
 
 	var res *multirater.FitResult
@@ -310,6 +182,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) {
 		cause = nil
 	}
 	state := ""
+	var retry error
 	var killed *workerKilledError
 	switch {
 	case err == nil:
@@ -330,27 +203,20 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) {
 	case errors.Is(cause, errCancelled):
 		state = string(annotations.FitCancelled)
 		p.finish(bg, log, f, annotations.FitCancelled, "cancelled by request", nil)
-	case errors.Is(cause, errShutdown):
+	case jobsCtx.Err() != nil:
+		// This worker shuts down: the job engine puts the fit back in
+		// the queue.
 		state = "requeued"
-		if rerr := s.store.Requeue(bg, f.ID, "re-queued: "+errShutdown.Error()); rerr != nil {
-			log.Error("re-queueing a fit at shutdown", "err", rerr)
-		} else {
-			log.Info("fit re-queued at shutdown")
-		}
+		s.metrics.retried.WithLabelValues("shutdown").Inc()
+		retry = fmt.Errorf("%s: %w", errShutdown.Error(), annotations.ErrRetry)
 	case errors.Is(cause, errDeleted), errors.Is(cause, errLost):
 		state = "abandoned"
 		log.Info("fit stopped", "reason", cause.Error())
-	case errors.As(err, &killed) && f.Attempts < s.cfg.MaxAttempts:
-		state = "requeued"
-		msg := killed.requeueMessage(f.Attempts, s.cfg.MaxAttempts)
-		log.Warn("fit worker killed; fit re-queued", "err", err, "max_attempts", s.cfg.MaxAttempts)
-		if rerr := s.store.Requeue(bg, f.ID, msg); rerr != nil {
-			log.Error("re-queueing a fit whose worker was killed", "err", rerr)
-		}
 	case errors.As(err, &killed):
-		state = string(annotations.FitFailed)
-		log.Error("fit worker killed on the last attempt", "err", err)
-		p.finish(bg, log, f, annotations.FitFailed, killed.failMessage(f.Attempts), nil)
+		state = "killed"
+		s.metrics.retried.WithLabelValues("killed").Inc()
+		log.Warn("fit worker killed", "err", err, "max_attempts", s.cfg.MaxAttempts)
+		retry = fmt.Errorf("fit worker killed by %s: %w", killed.reason(), annotations.ErrRetry)
 	default:
 		state = string(annotations.FitFailed)
 		msg := annotations.ErrorMessage(err)
@@ -365,6 +231,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) {
 		s.metrics.fitSeconds.Observe(elapsed.Seconds())
 	}
 	log.Info("fit ended", "state", state, "seconds", elapsed.Seconds())
+	return retry
 }
 
 func (p *pool) finish(ctx context.Context, log *slog.Logger, f *annotations.Fit, st annotations.FitStatus, msg string, result []byte) {
@@ -393,10 +260,10 @@ func (p *pool) fit(ctx context.Context, f *annotations.Fit, spec analysis.FitSpe
 	return analysis.Fit(ctx, ds, spec, progress)
 }
 
-// heartbeat writes the fit's latest progress every ProgressInterval until
+// reportProgress writes the fit's latest progress every ProgressInterval until
 // stop is closed, and cancels the fit when a cancel was requested, the fit
 // was deleted or another worker took it over.
-func (p *pool) heartbeat(ctx context.Context, f *annotations.Fit, latest *atomic.Pointer[multirater.Progress], cancel context.CancelCauseFunc, sweeps float64, stop <-chan struct{}) {
+func (p *pool) reportProgress(ctx context.Context, f *annotations.Fit, latest *atomic.Pointer[multirater.Progress], cancel context.CancelCauseFunc, sweeps float64, stop <-chan struct{}) {
 	s := p.s
 	t := time.NewTicker(s.cfg.ProgressInterval)
 	defer t.Stop()
@@ -446,4 +313,21 @@ func (p *pool) heartbeat(ctx context.Context, f *annotations.Fit, latest *atomic
 			return
 		}
 	}
+}
+
+// RunWorkers runs cfg.Workers fit workers without the API (`concord
+// worker`) until ctx is done, then stops them gracefully (see
+// Config.ShutdownGrace). The configuration's API settings are not used.
+func RunWorkers(ctx context.Context, cfg Config, store annotations.Store, log *slog.Logger) error {
+	if cfg.Workers <= 0 {
+		return annotations.Errorf(annotations.EINVALID, "a worker needs a concurrency of 1 or more, got %d", cfg.Workers)
+	}
+	if cfg.AdminToken == "" {
+		cfg.AdminToken = RandomToken() // no API: never used
+	}
+	s, err := New(cfg, store, log)
+	if err != nil {
+		return err
+	}
+	return s.pool.run(ctx)
 }

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,32 +39,27 @@ func TestProgressIsWritten(t *testing.T) {
 	id, key := e.loadedProject("k1")
 	fid := e.startFit(id, key, map[string]any{"chains": 2, "samples": 100000, "burnin": 10, "seed": 3})
 	waitState(t, e.store, fid, annotations.FitRunning, hangTimeout)
-	var last float64
-	var beats []time.Time
-	deadline := time.Now().Add(30 * time.Second)
-	for len(beats) < 4 || last == 0 {
+	// The progress grows, write after write (the deadline only catches
+	// progress that stops).
+	var seen []float64
+	deadline := time.Now().Add(hangTimeout)
+	for len(seen) < 4 {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d progress updates seen", len(beats))
+			t.Fatalf("only %d progress updates seen: %v", len(seen), seen)
 		}
 		f, err := e.store.FindFitByID(context.Background(), fid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.HeartbeatAt != nil && (len(beats) == 0 || f.HeartbeatAt.After(beats[len(beats)-1])) {
-			beats = append(beats, *f.HeartbeatAt)
-			if f.Progress < last {
-				t.Errorf("progress went back: %v -> %v", last, f.Progress)
-			}
-			last = f.Progress
+		switch {
+		case f.Progress < 0 || f.Progress > 1:
+			t.Fatalf("progress %v", f.Progress)
+		case len(seen) > 0 && f.Progress < seen[len(seen)-1]:
+			t.Errorf("progress went back: %v -> %v", seen[len(seen)-1], f.Progress)
+		case f.Progress > 0 && (len(seen) == 0 || f.Progress > seen[len(seen)-1]):
+			seen = append(seen, f.Progress)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	for i := 1; i < len(beats); i++ {
-		// Written every 200 ms; the bound only catches heartbeats that
-		// stop (generous, so that a loaded machine cannot fail it).
-		if gap := beats[i].Sub(beats[i-1]); gap > hangTimeout {
-			t.Errorf("gap of %s between progress writes", gap)
-		}
 	}
 	// The API shows the fraction done, the ETA and the current R-hat.
 	for {
@@ -166,11 +159,12 @@ func TestShutdownRequeuesRunningFits(t *testing.T) {
 		t.Errorf("after shutdown: %+v", f)
 	}
 	e2.stop()
-	// A server with workers picks it up again.
+	// A server with workers picks it up again; the shutdown did not
+	// spend an attempt (the job was snoozed, not failed).
 	e3 := newEnvDSN(t, dsn)
 	f = waitState(t, e3.store, fid, annotations.FitRunning, hangTimeout)
-	if f.Attempts != 2 {
-		t.Errorf("attempts %d, want 2", f.Attempts)
+	if f.Attempts != 1 {
+		t.Errorf("attempts %d, want 1", f.Attempts)
 	}
 	e3.call("POST", fmt.Sprintf("/api/v1/fits/%d/cancel", fid), key, nil, 202)
 	waitState(t, e3.store, fid, annotations.FitCancelled, hangTimeout)
@@ -186,105 +180,6 @@ func TestShutdownLetsShortFitsFinish(t *testing.T) {
 	e2 := newEnvDSN(t, dsn, func(c *Config) { c.Workers = -1 })
 	if f, _ := e2.store.FindFitByID(context.Background(), fid); f == nil || f.Status != annotations.FitDone {
 		t.Errorf("after graceful shutdown: %+v", f)
-	}
-}
-
-// claimAs queues a fit for the project and claims it under a worker name,
-// as a process that then dies would.
-func claimAs(t *testing.T, e *testEnv, project int64, worker string) int64 {
-	t.Helper()
-	fid := e.startFit(project, testAdmin, quickFit)
-	f, err := e.store.ClaimFit(context.Background(), worker)
-	if err != nil || f == nil || f.ID != fid {
-		t.Fatalf("claim: %+v %v", f, err)
-	}
-	return fid
-}
-
-// TestStaleFitsAreRecovered: a fit whose worker stopped sending heartbeats
-// is re-queued after StaleAfter and run to the end; once its retry budget
-// is spent it fails with a reason.
-func TestStaleFitsAreRecovered(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Workers = -1 })
-	id, _ := e.loadedProject("k1")
-	stale := claimAs(t, e, id, "ghost-host-1")
-	spent := claimAs(t, e, id, "ghost-host-2")
-	// spent has been tried twice already.
-	ctx := context.Background()
-	if err := e.store.Requeue(ctx, spent, "test"); err != nil {
-		t.Fatal(err)
-	}
-	if f, _ := e.store.ClaimFit(ctx, "ghost-host-2"); f == nil || f.ID != spent || f.Attempts != 2 {
-		t.Fatalf("second claim: %+v", f)
-	}
-	dsn := e.dsn
-	e.stop()
-
-	start := time.Now()
-	e2 := newEnvDSN(t, dsn, func(c *Config) { c.StaleAfter = time.Second; c.MaxAttempts = 2 })
-	f := waitState(t, e2.store, stale, annotations.FitDone, 30*time.Second)
-	if f.Attempts != 2 {
-		t.Errorf("recovered fit: attempts %d, want 2", f.Attempts)
-	}
-	t.Logf("stale fit re-queued and finished in %s", time.Since(start))
-	g := waitState(t, e2.store, spent, annotations.FitFailed, hangTimeout)
-	if !strings.Contains(g.Message, "gave up after 2 attempts") || !strings.Contains(g.Message, "ghost-host-2") {
-		t.Errorf("failed fit's reason: %q", g.Message)
-	}
-}
-
-// TestDeadLocalWorkerRecoveredAtOnce: at start-up, fits held by a process
-// of this host that no longer exists are re-queued without waiting for the
-// heartbeat to go stale.
-func TestDeadLocalWorkerRecoveredAtOnce(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("running a short-lived process: %v", err)
-	}
-	deadPID := cmd.Process.Pid
-	host, _ := os.Hostname()
-	e := newEnv(t, func(c *Config) { c.Workers = -1 })
-	id, _ := e.loadedProject("k1")
-	fid := claimAs(t, e, id, fmt.Sprintf("%s-%d", host, deadPID))
-	dsn := e.dsn
-	e.stop()
-	e2 := newEnvDSN(t, dsn, func(c *Config) { c.StaleAfter = time.Hour; c.WorkerName = "" })
-	f := waitState(t, e2.store, fid, annotations.FitDone, 30*time.Second)
-	if f.Attempts != 2 {
-		t.Errorf("attempts %d", f.Attempts)
-	}
-}
-
-// TestLostFitStops: when another process re-queues and claims a fit this
-// process is running (it presumed this one dead), this process stops
-// working on it and leaves it to the other.
-func TestLostFitStops(t *testing.T) {
-	e := newEnv(t, func(c *Config) {
-		c.Workers = 1
-		c.ProgressInterval = 100 * time.Millisecond
-		c.PollInterval = time.Hour
-	})
-	id, key := e.loadedProject("k1")
-	fid := e.startFit(id, key, longFit)
-	waitState(t, e.store, fid, annotations.FitRunning, hangTimeout)
-	ctx := context.Background()
-	if err := e.store.Requeue(ctx, fid, "presumed dead"); err != nil {
-		t.Fatal(err)
-	}
-	f, err := e.store.ClaimFit(ctx, "other-process")
-	if err != nil || f == nil || f.ID != fid {
-		t.Fatalf("takeover: %+v %v", f, err)
-	}
-	deadline := time.Now().Add(hangTimeout)
-	for len(e.srv.pool.running()) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("this process kept running a fit another worker holds")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	f, _ = e.store.FindFitByID(ctx, fid)
-	if f.Status != annotations.FitRunning || f.Worker != "other-process" {
-		t.Errorf("the other worker's fit was touched: %+v", f)
 	}
 }
 

@@ -1,6 +1,9 @@
 package textfeat
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // Number words (English short scale). Rogers et al. sec. 4 convert "all
 // numbers to digits"; these tables and parseNumber implement that for
@@ -70,75 +73,86 @@ func parseNumber(parts []part, i int) (digits string, end int, ok bool) {
 	if w.kind == numZero {
 		return "0", i + 1, true
 	}
-	var (
-		total, group int64
-		last         = numNone
-		lastScale    = int64(0) // smallest scale used so far; 0 = none
-	)
+	var n numberPhrase
 	j := i
 	for ; j < len(parts); j++ {
-		t := parts[j].text
-		if t == "and" {
-			if last != numHundred && last != numScale {
-				break
-			}
-			if j+1 >= len(parts) {
-				break
-			}
-			nw, isNum := numberWords[parts[j+1].text]
-			if !isNum || (nw.kind != numUnit && nw.kind != numTeen && nw.kind != numTens) {
+		if parts[j].text == "and" {
+			if !n.andContinues(parts, j) {
 				break
 			}
 			continue // "and" itself contributes nothing; last stays hundred/scale
 		}
-		w, isNum := numberWords[t]
-		if !isNum {
+		w, isNum := numberWords[parts[j].text]
+		if !isNum || !n.add(w) {
 			break
 		}
-		accept := false
-		switch w.kind {
-		case numUnit:
-			accept = last == numNone || last == numTens || last == numHundred || last == numScale
-			if accept {
-				group += w.value
-			}
-		case numTeen, numTens:
-			accept = last == numNone || last == numHundred || last == numScale
-			if accept {
-				group += w.value
-			}
-		case numHundred:
-			switch last {
-			case numNone:
-				accept, group = true, 100
-			case numUnit, numTeen, numTens:
-				accept = group < 100
-				if accept {
-					group *= 100
-				}
-			}
-		case numScale:
-			if lastScale == 0 || w.value < lastScale {
-				switch last {
-				case numNone:
-					accept, group = true, 1
-				case numUnit, numTeen, numTens, numHundred:
-					accept = true
-				}
-			}
-			if accept {
-				total += group * w.value
-				group = 0
-				lastScale = w.value
-			}
-		}
-		if !accept {
-			break
-		}
-		last = w.kind
 	}
-	if last == numTens && j < len(parts) && unitOrdinals[parts[j].text] {
+	if n.last == numTens && j < len(parts) && unitOrdinals[parts[j].text] {
 		return "", i, false
 	}
-	return strconv.FormatInt(total+group, 10), j, true
+	return strconv.FormatInt(n.total+n.group, 10), j, true
+}
+
+// numFollows lists, for each kind of number word, the kinds of word it may
+// follow in a phrase (numNone: it starts the phrase): the grammar of
+// parseNumber. Zero starts a phrase of its own and follows nothing.
+var numFollows = map[numKind][]numKind{
+	numUnit:    {numNone, numTens, numHundred, numScale},
+	numTeen:    {numNone, numHundred, numScale},
+	numTens:    {numNone, numHundred, numScale},
+	numHundred: {numNone, numUnit, numTeen, numTens},
+	numScale:   {numNone, numUnit, numTeen, numTens, numHundred},
+}
+
+// numberPhrase is the value of a number phrase read so far: the completed
+// scale groups (total), the group being read, the kind of the last word
+// and the smallest scale used (0 for none).
+type numberPhrase struct {
+	total, group int64
+	last         numKind
+	lastScale    int64
+}
+
+// add continues the phrase with w, or returns false when w cannot continue
+// it: a word of a kind that may not follow the last, "hundred" after a
+// group of a hundred or more, or a scale not below the last one.
+func (n *numberPhrase) add(w numWord) bool {
+	if !slices.Contains(numFollows[w.kind], n.last) {
+		return false
+	}
+	switch w.kind {
+	case numUnit, numTeen, numTens:
+		n.group += w.value
+	case numHundred:
+		switch {
+		case n.last == numNone:
+			n.group = 100
+		case n.group >= 100:
+			return false
+		default:
+			n.group *= 100
+		}
+	case numScale:
+		if n.lastScale != 0 && w.value >= n.lastScale {
+			return false
+		}
+		if n.last == numNone {
+			n.group = 1
+		}
+		n.total += n.group * w.value
+		n.group = 0
+		n.lastScale = w.value
+	}
+	n.last = w.kind
+	return true
+}
+
+// andContinues reports whether the "and" at parts[j] continues the phrase:
+// after "hundred" or a scale word, before a unit, teen or tens word.
+func (n *numberPhrase) andContinues(parts []part, j int) bool {
+	if n.last != numHundred && n.last != numScale || j+1 >= len(parts) {
+		return false
+	}
+	nw, isNum := numberWords[parts[j+1].text]
+	return isNum && (nw.kind == numUnit || nw.kind == numTeen || nw.kind == numTens)
 }

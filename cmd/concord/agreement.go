@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -60,162 +61,203 @@ it runs fewer replicates, or none (analytic intervals) below 100, and a note
 says so; an explicit --bootstrap N runs N replicates. Replicates run in
 parallel on every core.
 
+--ci normal gives the normal-approximation intervals and z tests of
+statsmodels and SAS (Cohen's kappa tested on its standard error under H0)
+and --ci t irrCAC's t ones; an explicit --ci gives these analytic intervals
+instead of the bootstrap ones unless --bootstrap N is given too. Every coefficient with a standard
+error carries z and a two-sided p-value against 0 and, with --null V,
+against V. --weights chooses the weightings of the weighted coefficients
+(linear, quadratic, ordinal, ratio, radical, circular, bipolar, or all).
+
+--table FILE analyses a two-rater K x K contingency table (a header row of
+categories after a corner cell, each row starting with its category; or K x K
+numbers) and --counts FILE per-item category counts (one row per item, one
+column per category, an optional item id column), with irrCAC's table and
+distribution functions and their variances (Cohen's kappa, Scott's pi, Gwet's
+AC1/AC2, Brennan-Prediger, Krippendorff's alpha, percent agreement; Fleiss'
+kappa for counts). Their weights are on the category positions 1..K.
+
 Examples:
   concord agreement --project essays
   concord agreement --labels ratings.csv --scheme ordinal:0..3 --where criterion=k1
   concord agreement --labels rte.csv --scheme binary:0,1,pos=1 --json > agreement.json
+  concord agreement --table abstractors.csv --weights quadratic --ci normal
+  concord agreement --counts fleiss.csv --null 0.4
 `
 
+// agreementFlags are the flags of concord agreement.
+type agreementFlags struct {
+	fs                                      *goflag.FlagSet
+	dsn, project, labels, items, schemeSpec *string
+	format, sheet                           *string
+	dups                                    *duplicatesFlag
+	rf                                      *readFlags
+	where                                   whereFlag
+	asJSON, observed, complete              *bool
+	boot, restarts, minShared               *int
+	seed                                    *uint64
+	conf, smoothing                         *float64
+	pairs, only, ties, ci, null, weights    *string
+	table, counts                           *string
+	dsIter                                  *int
+	dsTol                                   *float64
+	dsInit, dsInitStrategy                  *string
+	dsGold                                  *bool
+}
+
+func defineAgreementFlags(e *env) *agreementFlags {
+	fs := newFlags(e, "agreement", "(--project NAME [--db PATH] | --labels FILE [--items FILE] [--scheme SPEC] | --table FILE | --counts FILE) [--json]", agreementHelp)
+	f := &agreementFlags{fs: fs, where: whereFlag{}}
+	f.dsn = dbFlag(fs)
+	f.project = fs.String("project", "", "project name (reads the project's labels from the database)")
+	f.labels = fs.String("labels", "", "label file (instead of --project)")
+	f.items = fs.String("items", "", "items file for --labels (item ids and texts)")
+	f.schemeSpec = fs.String("scheme", "", "label scheme for --labels, e.g. ordinal:1..5 (default: inferred and shown)")
+	f.format = fs.String("format", "auto", "format of --labels: auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano")
+	f.sheet = fs.String("sheet", "", "XLSX sheet name (default: the first sheet)")
+	f.dups = addDuplicatesFlag(fs)
+	f.rf = addReadFlags(fs)
+	fs.Var(f.where, "where", "keep only rows of --labels whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
+	f.table = fs.String("table", "", "a two-rater K x K contingency table CSV (instead of labels): irrCAC's table functions")
+	f.counts = fs.String("counts", "", "per-item category counts CSV, one row per item (Fleiss's layout; instead of labels): irrCAC's distribution functions")
+	f.asJSON = fs.Bool("json", false, "print the report as JSON")
+	f.boot = fs.Int("bootstrap", 1000, "bootstrap replicates for the intervals (0: analytic intervals only)")
+	f.seed = fs.Uint64("seed", 1, "seed of the bootstrap and of the Dawid-Skene and MACE random starts")
+	f.conf = fs.Float64("conf-level", 0.95, "confidence level of the intervals")
+	f.ci = fs.String("ci", "t", "analytic intervals and tests: t (irrCAC's t on n-1 df, upper end capped at 1) or normal (statsmodels' and SAS's; Cohen's kappa is tested on its SE under H0); given, the intervals are these instead of the bootstrap's unless --bootstrap is given too")
+	f.null = fs.String("null", "", "also test every coefficient against this value (z_null, p_value_null), e.g. 0.5")
+	f.weights = fs.String("weights", "", "weightings of the weighted coefficients: all or a comma-separated list of linear, quadratic, ordinal, ratio, radical, circular, bipolar (default: ordinal schemes linear, quadratic, ordinal, ratio; bounded linear, quadratic; --table/--counts none)")
+	f.observed = fs.Bool("observed-categories", false, "use only the categories that occur in the data (irrCAC without categ.labels) instead of all the scheme's levels")
+	f.complete = fs.Bool("complete-cases", false, "ICC on the items every rater rated (classical ANOVA) instead of REML on all ratings")
+	f.restarts = fs.Int("ds-restarts", 0, "Dawid-Skene random restarts besides the majority-vote start (each replaces it only when its log-likelihood is at least 2 higher; on sparse designs they can find spurious optima)")
+	f.smoothing = fs.Float64("ds-smoothing", 0, "Dawid-Skene pseudo-count added to every class and confusion count (MAP under a Dirichlet prior; 0: maximum likelihood as in Dawid & Skene 1979)")
+	f.dsIter = fs.Int("ds-iter", 0, "Dawid-Skene's most EM iterations per run (0: 500; crowd-kit's n_iter is 100)")
+	f.dsTol = fs.Float64("ds-tol", 0, "Dawid-Skene stops when the log-likelihood changes by less than this times (1 + |log-likelihood|) (0: 1e-10)")
+	f.dsInit = fs.String("ds-init", "", "CSV of Dawid-Skene initial error matrices (header rater,true,label,value: a count from past work, or a probability, per cell; crowd-kit's initial_error), used in the first M-step")
+	f.dsInitStrategy = fs.String("ds-init-strategy", "assign", "how --ds-init enters the first M-step: assign (the raters' matrices replace the estimates) or addition (their counts are added), as crowd-kit's initial_error_strategy")
+	f.dsGold = fs.Bool("ds-gold", false, "Dawid-Skene fixes the items with a gold label (the items file's gold column) to it, as crowd-kit's true_labels (the gold majority vote always uses them)")
+	f.pairs = fs.String("pairs", "", fmt.Sprintf("rater pairs of the pairwise statistics: all (every pair sharing an item) or at most N, those sharing the most items (default: every pair sharing an item up to %d raters; above, those sharing at least --min-shared items, at most %d)", raters.MaxMatrixRaters, raters.DefaultMaxPairs))
+	f.minShared = fs.Int("min-shared", 0, fmt.Sprintf("fewest items a rater pair must share for its pairwise statistics (0: 1 up to %d raters, %d above)", raters.MaxMatrixRaters, raters.DefaultMinShared))
+	f.only = fs.String("only", "", "compute one part only: coefficients, aggregators, items (per-item agreement) or raters (profiles and per-rater agreement)")
+	f.ties = fs.String("ties", "frequent", "majority-vote and Wawa tie rule: frequent (the tied class with the most labels in the file) or first (the first in sorted order of the class codes, crowd-kit's rule)")
+	return f
+}
+
+// given says whether the flag was set on the command line.
+func (f *agreementFlags) given(name string) bool {
+	set := false
+	f.fs.Visit(func(fl *goflag.Flag) { set = set || fl.Name == name })
+	return set
+}
+
+// options reads the analysis options the flags give (the bootstrap is
+// planned later).
+func (f *agreementFlags) options() (raters.Options, error) {
+	var o raters.Options
+	if !(*f.conf > 0 && *f.conf < 1) {
+		return o, annotations.Errorf(annotations.EINVALID, "--conf-level must be between 0 and 1, got %v", *f.conf)
+	}
+	if *f.boot < 0 {
+		return o, annotations.Errorf(annotations.EINVALID, "--bootstrap must be >= 0, got %d", *f.boot)
+	}
+	if *f.minShared < 0 {
+		return o, annotations.Errorf(annotations.EINVALID, "--min-shared must be >= 0, got %d", *f.minShared)
+	}
+	if *f.smoothing < 0 {
+		return o, annotations.Errorf(annotations.EINVALID, "--ds-smoothing must be at least 0, got %g", *f.smoothing)
+	}
+	if *f.dsIter < 0 || !(*f.dsTol >= 0) || math.IsInf(*f.dsTol, 0) {
+		return o, annotations.Errorf(annotations.EINVALID, "--ds-iter and --ds-tol must be at least 0, got %d and %g", *f.dsIter, *f.dsTol)
+	}
+	if *f.dsInitStrategy != "assign" && *f.dsInitStrategy != "addition" {
+		return o, annotations.Errorf(annotations.EINVALID, "--ds-init-strategy %q: expected assign or addition", *f.dsInitStrategy)
+	}
+	var err error
+	if o.Pairs, err = analysis.ParsePairs(*f.pairs); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "--pairs %s", err)
+	}
+	o.Pairs.MinShared = *f.minShared
+	if o.Only, err = analysis.ParseOnly(*f.only); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "--only %s", err)
+	}
+	if o.Ties, err = raters.ParseTieRule(*f.ties); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "--ties %q: expected frequent or first", *f.ties)
+	}
+	if o.CI, err = analysis.ParseCI(*f.ci); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "--ci %s", err)
+	}
+	if o.Null, err = analysis.ParseNull(*f.null); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "--null %s", err)
+	}
+	if o.Weights, err = analysis.ParseWeightsList(*f.weights); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "--weights %s", err)
+	}
+	o.Bootstrap, o.Seed, o.ConfLevel = *f.boot, *f.seed, *f.conf
+	o.ObservedCategoriesOnly = *f.observed
+	o.ICC = raters.ICCOptions{CompleteCasesOnly: *f.complete}
+	o.DS = raters.DSOptions{Restarts: *f.restarts, Smoothing: *f.smoothing, MaxIter: *f.dsIter, Tol: *f.dsTol, InitialErrorAdd: *f.dsInitStrategy == "addition"}
+	o.DSGold = *f.dsGold
+	if o.DS.Restarts == 0 {
+		o.DS.Restarts = -1
+	}
+	o.MaxItemRows = raters.DefaultMaxItemRows
+	return o, nil
+}
+
 func runAgreement(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "agreement", "(--project NAME [--db PATH] | --labels FILE [--items FILE] [--scheme SPEC]) [--json]", agreementHelp)
-	dsn := dbFlag(fs)
-	project := fs.String("project", "", "project name (reads the project's labels from the database)")
-	labels := fs.String("labels", "", "label file (instead of --project)")
-	items := fs.String("items", "", "items file for --labels (item ids and texts)")
-	schemeSpec := fs.String("scheme", "", "label scheme for --labels, e.g. ordinal:1..5 (default: inferred and shown)")
-	format := fs.String("format", "auto", "format of --labels: auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano")
-	sheet := fs.String("sheet", "", "XLSX sheet name (default: the first sheet)")
-	dups := addDuplicatesFlag(fs)
-	rf := addReadFlags(fs)
-	where := whereFlag{}
-	fs.Var(where, "where", "keep only rows of --labels whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	boot := fs.Int("bootstrap", 1000, "bootstrap replicates for the intervals (0: analytic intervals only)")
-	seed := fs.Uint64("seed", 1, "seed of the bootstrap and of the Dawid-Skene and MACE random starts")
-	conf := fs.Float64("conf-level", 0.95, "confidence level of the intervals")
-	observed := fs.Bool("observed-categories", false, "use only the categories that occur in the data (irrCAC without categ.labels) instead of all the scheme's levels")
-	complete := fs.Bool("complete-cases", false, "ICC on the items every rater rated (classical ANOVA) instead of REML on all ratings")
-	restarts := fs.Int("ds-restarts", 0, "Dawid-Skene random restarts besides the majority-vote start (each replaces it only when its log-likelihood is at least 2 higher; on sparse designs they can find spurious optima)")
-	smoothing := fs.Float64("ds-smoothing", 0, "Dawid-Skene pseudo-count added to every class and confusion count (MAP under a Dirichlet prior; 0: maximum likelihood as in Dawid & Skene 1979)")
-	pairsFlag := fs.String("pairs", "", fmt.Sprintf("rater pairs of the pairwise statistics: all (every pair sharing an item) or at most N, those sharing the most items (default: every pair sharing an item up to %d raters; above, those sharing at least --min-shared items, at most %d)", raters.MaxMatrixRaters, raters.DefaultMaxPairs))
-	minShared := fs.Int("min-shared", 0, fmt.Sprintf("fewest items a rater pair must share for its pairwise statistics (0: 1 up to %d raters, %d above)", raters.MaxMatrixRaters, raters.DefaultMinShared))
-	only := fs.String("only", "", "compute one part only: coefficients, aggregators, items (per-item agreement) or raters (profiles and per-rater agreement)")
-	ties := fs.String("ties", "frequent", "majority-vote and Wawa tie rule: frequent (the tied class with the most labels in the file) or first (the first in sorted order of the class codes, crowd-kit's rule)")
-	pos, err := parseFlags(e, fs, args)
+	f := defineAgreementFlags(e)
+	pos, err := parseFlags(e, f.fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q (give the label file with --labels)", pos[0])
 	}
-	if (*project == "") == (*labels == "") {
-		return annotations.Errorf(annotations.EINVALID, "give either --project NAME or --labels FILE")
+	inputs := 0
+	for _, s := range []string{*f.project, *f.labels, *f.table, *f.counts} {
+		if s != "" {
+			inputs++
+		}
 	}
-	if !(*conf > 0 && *conf < 1) {
-		return annotations.Errorf(annotations.EINVALID, "--conf-level must be between 0 and 1, got %v", *conf)
+	if inputs != 1 {
+		return annotations.Errorf(annotations.EINVALID, "give one of --project NAME, --labels FILE, --table FILE or --counts FILE")
 	}
-	if *boot < 0 {
-		return annotations.Errorf(annotations.EINVALID, "--bootstrap must be >= 0, got %d", *boot)
-	}
-	pairs, err := analysis.ParsePairs(*pairsFlag)
+	o, err := f.options()
 	if err != nil {
-		return annotations.Errorf(annotations.EINVALID, "--pairs %s", err)
+		return err
 	}
-	if *minShared < 0 {
-		return annotations.Errorf(annotations.EINVALID, "--min-shared must be >= 0, got %d", *minShared)
+	if *f.table != "" || *f.counts != "" {
+		return runTableAgreement(ctx, e, f, o)
 	}
-	pairs.MinShared = *minShared
-	part, err := analysis.ParseOnly(*only)
+	ds, source, err := loadAgreementDataset(ctx, e, f)
 	if err != nil {
-		return annotations.Errorf(annotations.EINVALID, "--only %s", err)
+		return err
 	}
-	tieRule, err := raters.ParseTieRule(*ties)
-	if err != nil {
-		return annotations.Errorf(annotations.EINVALID, "--ties %q: expected frequent or first", *ties)
-	}
-	bootGiven := false
-	fs.Visit(func(f *goflag.Flag) { bootGiven = bootGiven || f.Name == "bootstrap" })
-
-	var ds *annotations.Dataset
-	source := ""
-	if *project != "" {
-		if *labels != "" || *items != "" || *schemeSpec != "" || len(where) > 0 || rf.set() {
-			return annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme, --where, --item-col, --rater-col, --label-col, --rater, --prob-col and --model-raters go with --labels, not --project")
-		}
-		st, err := openStore(ctx, e, *dsn)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		p, err := findProject(ctx, st, *project)
-		if err != nil {
-			return err
-		}
-		if ds, err = st.Dataset(ctx, p.ID); err != nil {
-			return err
-		}
-		source = "project " + p.Name
-	} else {
-		var scheme *annotations.Scheme
-		if *schemeSpec != "" {
-			s, err := annotations.ParseScheme(*schemeSpec)
-			if err != nil {
-				return err
-			}
-			scheme = &s
-		}
-		lo := annotations.LoadOptions{
-			ReadOptions: annotations.ReadOptions{Format: annotations.Format(*format), Sheet: *sheet, Where: where, Duplicates: dups.mode},
-			Scheme:      scheme,
-			ItemsPath:   *items,
-		}
-		rf.apply(&lo.ReadOptions)
-		var doneReading func()
-		lo.Progress, doneReading = readingProgress(e)
-		loaded, err := annotations.LoadFiles(*labels, lo)
-		doneReading()
-		if err != nil {
-			return err
-		}
-		ds = loaded.Dataset
-		if loaded.Inferred {
-			fmt.Fprintf(e.stderr, "Inferred scheme %s (%s); pass --scheme to override.\n", ds.Scheme, loaded.Reason)
-		}
-		reportDuplicates(e, "agreement", ds)
-		source = *labels
-	}
-	if len(ds.Labels) == 0 {
-		return annotations.Errorf(annotations.EINVALID, "%s has no labels", source)
-	}
-	b := *boot
-	if b == 0 {
-		b = -1
+	if o.DS.InitialError, err = readDSInit(*f.dsInit, ds); err != nil {
+		return err
 	}
 	// The default bootstrap is bounded like the server's (fewer replicates,
 	// or analytic intervals, past DefaultMaxBootstrapWork, with a note); an
 	// explicit --bootstrap runs as asked.
+	if o.Bootstrap == 0 || (f.given("ci") && !f.given("bootstrap")) {
+		o.Bootstrap = -1 // none; an explicit --ci asks for its analytic intervals
+	}
 	bootNote := ""
-	if !bootGiven && part != raters.OnlyAggregators && part != raters.OnlyItems && part != raters.OnlyRaters {
-		if b, bootNote, err = analysis.PlanBootstrap(ds, b, false, analysis.DefaultMaxBootstrapWork); err != nil {
+	if !f.given("bootstrap") && (o.Only == "" || o.Only == raters.OnlyCoefficients) {
+		if o.Bootstrap, bootNote, err = analysis.PlanBootstrap(ds, o.Bootstrap, false, analysis.DefaultMaxBootstrapWork); err != nil {
 			return err
 		}
 		if bootNote != "" {
 			bootNote += "; --bootstrap N runs N replicates whatever the work"
 		}
 	}
-	if *smoothing < 0 {
-		return annotations.Errorf(annotations.EINVALID, "--ds-smoothing must be at least 0, got %g", *smoothing)
-	}
-	r := *restarts
-	if r == 0 {
-		r = -1
-	}
 	// The bootstrap's replicates, with an ETA, on a terminal.
 	var bar *progressBar
-	if b > 0 {
-		bar = newProgressBar(e, fmt.Sprintf("bootstrap (%d replicates)", b))
+	if o.Bootstrap > 0 {
+		bar = newProgressBar(e, fmt.Sprintf("bootstrap (%d replicates)", o.Bootstrap))
 	}
-	rep, err := analysis.Agreement(ctx, ds, raters.Options{
-		Progress:  func(done, total int) { bar.Set(float64(done)/float64(total), "") },
-		Bootstrap: b, Seed: *seed, ConfLevel: *conf,
-		ObservedCategoriesOnly: *observed,
-		ICC:                    raters.ICCOptions{CompleteCasesOnly: *complete},
-		DS:                     raters.DSOptions{Restarts: r, Smoothing: *smoothing},
-		Pairs:                  pairs,
-		Only:                   part,
-		Ties:                   tieRule,
-		MaxItemRows:            raters.DefaultMaxItemRows,
-	})
+	o.Progress = func(done, total int) { bar.Set(float64(done)/float64(total), "") }
+	rep, err := analysis.Agreement(ctx, ds, o)
 	bar.Done()
 	if err != nil {
 		return err
@@ -223,7 +265,118 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if bootNote != "" {
 		rep.Notes = append(rep.Notes, bootNote)
 	}
-	if *asJSON {
+	return writeAgreement(e, source, rep, *f.asJSON)
+}
+
+// loadAgreementDataset reads the labels of --project or --labels.
+func loadAgreementDataset(ctx context.Context, e *env, f *agreementFlags) (*annotations.Dataset, string, error) {
+	if *f.project != "" {
+		if *f.labels != "" || *f.items != "" || *f.schemeSpec != "" || len(f.where) > 0 || f.rf.set() {
+			return nil, "", annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme, --where, --item-col, --rater-col, --label-col, --rater, --prob-col and --model-raters go with --labels, not --project")
+		}
+		st, err := openStore(ctx, e, *f.dsn)
+		if err != nil {
+			return nil, "", err
+		}
+		defer st.Close()
+		p, err := findProject(ctx, st, *f.project)
+		if err != nil {
+			return nil, "", err
+		}
+		ds, err := st.Dataset(ctx, p.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		return ds, "project " + p.Name, checkLabelled(ds, "project "+p.Name)
+	}
+	var scheme *annotations.Scheme
+	if *f.schemeSpec != "" {
+		s, err := annotations.ParseScheme(*f.schemeSpec)
+		if err != nil {
+			return nil, "", err
+		}
+		scheme = &s
+	}
+	lo := annotations.LoadOptions{
+		ReadOptions: annotations.ReadOptions{Format: annotations.Format(*f.format), Sheet: *f.sheet, Where: f.where, Duplicates: f.dups.mode},
+		Scheme:      scheme,
+		ItemsPath:   *f.items,
+	}
+	f.rf.apply(&lo.ReadOptions)
+	var doneReading func()
+	lo.Progress, doneReading = readingProgress(e)
+	loaded, err := annotations.LoadFiles(*f.labels, lo)
+	doneReading()
+	if err != nil {
+		return nil, "", err
+	}
+	ds := loaded.Dataset
+	if loaded.Inferred {
+		fmt.Fprintf(e.stderr, "Inferred scheme %s (%s); pass --scheme to override.\n", ds.Scheme, loaded.Reason)
+	}
+	reportDuplicates(e, "agreement", ds)
+	return ds, *f.labels, checkLabelled(ds, *f.labels)
+}
+
+// readDSInit reads --ds-init for the dataset's raters and categories (nil
+// without the flag).
+func readDSInit(path string, ds *annotations.Dataset) ([][]float64, error) {
+	if path == "" {
+		return nil, nil
+	}
+	rt, err := analysis.Table(ds)
+	if err != nil {
+		return nil, err
+	}
+	if rt.Categories == nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "--ds-init goes with categorical schemes; %s is not one", ds.Scheme)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "--ds-init: %v", err)
+	}
+	defer file.Close()
+	return analysis.ReadErrorMatrices(path, file, rt.Raters, rt.Categories)
+}
+
+func checkLabelled(ds *annotations.Dataset, source string) error {
+	if len(ds.Labels) == 0 {
+		return annotations.Errorf(annotations.EINVALID, "%s has no labels", source)
+	}
+	return nil
+}
+
+// runTableAgreement analyses --table or --counts.
+func runTableAgreement(_ context.Context, e *env, f *agreementFlags, o raters.Options) error {
+	for _, name := range []string{"labels", "items", "scheme", "where", "bootstrap", "pairs", "min-shared", "only", "ties", "ds-restarts", "ds-smoothing", "ds-iter", "ds-tol", "ds-init", "ds-init-strategy", "ds-gold", "observed-categories", "complete-cases", "db"} {
+		if f.given(name) {
+			return annotations.Errorf(annotations.EINVALID, "--%s goes with labels (--project or --labels), not --table or --counts", name)
+		}
+	}
+	kind, path := "table", *f.table
+	read := analysis.ReadContingencyTable
+	if *f.counts != "" {
+		kind, path, read = "counts", *f.counts, analysis.ReadCounts
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--%s: %v", kind, err)
+	}
+	defer file.Close()
+	in, err := read(path, file)
+	if err != nil {
+		return err
+	}
+	rep, err := analysis.TableAgreement(context.Background(), kind, in, raters.TableOptions{Weights: o.Weights, ConfLevel: o.ConfLevel, CI: o.CI, Null: o.Null})
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "%s: %s", path, annotations.ErrorMessage(err))
+	}
+	return writeAgreement(e, path, rep, *f.asJSON)
+}
+
+// writeAgreement prints the report as JSON or as tables.
+func writeAgreement(e *env, source string, rep *analysis.AgreementReport, asJSON bool) error {
+	if asJSON {
 		enc := json.NewEncoder(e.stdout)
 		if rep.Raters <= raters.MaxMatrixRaters {
 			enc.SetIndent("", "  ") // compact above: the indentation of per-rater rows would double the size
@@ -237,27 +390,73 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 // printAgreement writes the report as readable tables.
 func printAgreement(w io.Writer, source string, rep *analysis.AgreementReport, maxPairs int) {
 	pct := fmt.Sprintf("%g%%", rep.ConfLevel*100)
-	fmt.Fprintf(w, "Agreement for %s: scheme %s (%s level), %d items, %d raters, %d labels\n",
-		source, rep.Scheme, rep.Level, rep.Items, rep.Raters, rep.Labels)
-	if rep.Bootstrap > 0 {
-		fmt.Fprintf(w, "Intervals: %s, bootstrap over items (%d replicates, seed %d); ICC: F-based\n", pct, rep.Bootstrap, rep.Seed)
-	} else {
-		fmt.Fprintf(w, "Intervals: %s, analytic (t on the standard error; ICC: F-based)\n", pct)
+	printAgreementHeader(w, source, rep, pct)
+	printCoefficients(w, rep, pct)
+	printWeighted(w, rep)
+	printCategoryKappas(w, rep, pct)
+	printCohen(w, rep, maxPairs)
+	if rep.Input == "" {
+		aggs := aggregatorOrder(rep)
+		printAggregators(w, rep, aggs)
+		printRaterRows(w, rep, aggs)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "Note: %s\n", n)
+	}
+}
+
+func printAgreementHeader(w io.Writer, source string, rep *analysis.AgreementReport, pct string) {
+	tests := "tests against 0"
+	if rep.NullValue != nil {
+		b, _ := json.Marshal(rep.NullValue)
+		tests += " and " + string(b)
+	}
+	analytic := "t on the standard error"
+	if rep.CI == raters.CINormal.String() {
+		analytic = "normal on the standard error"
+	}
+	switch {
+	case rep.Input != "":
+		fmt.Fprintf(w, "Agreement for %s: %s input, %d categories, %d items, %d labels\n", source, rep.Input, len(rep.Categories), rep.Items, rep.Labels)
+		fmt.Fprintf(w, "Intervals: %s, analytic (%s, irrCAC's %s functions); %s\n", pct, analytic, map[string]string{"table": "table", "counts": "distribution"}[rep.Input], tests)
+	case rep.Bootstrap > 0:
+		fmt.Fprintf(w, "Agreement for %s: scheme %s (%s level), %d items, %d raters, %d labels\n", source, rep.Scheme, rep.Level, rep.Items, rep.Raters, rep.Labels)
+		fmt.Fprintf(w, "Intervals: %s, bootstrap over items (%d replicates, seed %d); ICC: F-based; %s (%s)\n", pct, rep.Bootstrap, rep.Seed, tests, rep.CI)
+	default:
+		fmt.Fprintf(w, "Agreement for %s: scheme %s (%s level), %d items, %d raters, %d labels\n", source, rep.Scheme, rep.Level, rep.Items, rep.Raters, rep.Labels)
+		fmt.Fprintf(w, "Intervals: %s, analytic (%s; ICC: F-based); %s\n", pct, analytic, tests)
 	}
 	fmt.Fprintln(w)
+}
 
+func printCoefficients(w io.Writer, rep *analysis.AgreementReport, pct string) {
+	if rep.Only != "" && rep.Only != raters.OnlyCoefficients {
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Coefficient\tValue\tSE\t%s CI\t\n", pct)
+	withNull := rep.NullValue != nil
+	head := fmt.Sprintf("Coefficient\tValue\tSE\t%s CI\tz\tp\t", pct)
+	if withNull {
+		head += "z (null)\tp (null)\t"
+	}
+	fmt.Fprintln(tw, head)
 	row := func(name string, e *raters.Estimate) {
 		if e == nil {
 			return
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", name, f4(e.Value), f4(e.SE), interval(e))
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t", name, f4(e.Value), f4(e.SE), interval(e), f4(e.Z), pval(e.P))
+		if withNull {
+			line += fmt.Sprintf("%s\t%s\t", f4(e.ZNull), pval(e.PNull))
+		}
+		fmt.Fprintln(tw, line)
 	}
 	for _, m := range []string{"nominal", "ordinal", "interval", "ratio"} {
 		if e, ok := rep.KrippendorffAlpha[m]; ok {
 			row("Krippendorff's alpha ("+m+")", &e)
 		}
+	}
+	if rep.Input == "table" && len(rep.CohenKappa) == 1 {
+		row("Cohen's kappa", rep.CohenKappa[0].Unweighted)
 	}
 	row("Fleiss' kappa", rep.FleissKappa)
 	row("Randolph's kappa", rep.RandolphKappa)
@@ -279,50 +478,70 @@ func printAgreement(w io.Writer, source string, rep *analysis.AgreementReport, m
 		}
 	}
 	tw.Flush()
+}
 
-	if len(rep.Weighted) > 0 {
-		fmt.Fprintln(w)
-		var names []string
-		for n := range rep.Weighted {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "Weighted\tpercent agr.\tFleiss\tConger\tAC2\tBP\talpha\t\n")
+func printWeighted(w io.Writer, rep *analysis.AgreementReport) {
+	if len(rep.Weighted) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	var names []string
+	for n := range rep.Weighted {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if rep.Input == "table" {
+		fmt.Fprintf(tw, "Weighted\tpercent agr.\tCohen\tScott\tAC2\tBP\talpha\t\n")
 		for _, n := range names {
 			s := rep.Weighted[n]
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n, f4(s.PercentAgreement.Value), f4(s.FleissKappa.Value), f4(s.CongerKappa.Value), f4(s.GwetAC2.Value), f4(s.BrennanPrediger.Value), f4(s.KrippendorffAlpha.Value))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n, f4(s.PercentAgreement.Value), est(s.CohenKappa), est(s.ScottPi), f4(s.GwetAC2.Value), f4(s.BrennanPrediger.Value), f4(s.KrippendorffAlpha.Value))
 		}
 		tw.Flush()
+		return
 	}
-
-	if len(rep.FleissCategories) > 0 {
-		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "Fleiss' kappa per category\tValue\tSE\t%s CI\t\n", pct)
-		for _, c := range rep.FleissCategories {
-			e := c.Estimate
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", c.Category, f4(e.Value), f4(e.SE), interval(&e))
-		}
-		tw.Flush()
+	fmt.Fprintf(tw, "Weighted\tpercent agr.\tFleiss\tConger\tAC2\tBP\talpha\t\n")
+	for _, n := range names {
+		s := rep.Weighted[n]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n, f4(s.PercentAgreement.Value), f4(s.FleissKappa.Value), f4(s.CongerKappa.Value), f4(s.GwetAC2.Value), f4(s.BrennanPrediger.Value), f4(s.KrippendorffAlpha.Value))
 	}
+	tw.Flush()
+}
 
-	if len(rep.CohenKappa) > 0 {
-		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "Cohen's kappa\titems\tunweighted\tlinear\tquadratic\t\n")
-		for x, p := range rep.CohenKappa {
-			if x == maxPairs {
-				fmt.Fprintf(tw, "... %d more pairs (see --json)\t\t\t\t\t\n", len(rep.CohenKappa)-maxPairs)
-				break
-			}
-			fmt.Fprintf(tw, "%s - %s\t%d\t%s\t%s\t%s\t\n", p.A, p.B, p.N, est(p.Unweighted), est(p.Linear), est(p.Quadratic))
-		}
-		tw.Flush()
+func printCategoryKappas(w io.Writer, rep *analysis.AgreementReport, pct string) {
+	if len(rep.FleissCategories) == 0 {
+		return
 	}
-
 	fmt.Fprintln(w)
-	// The aggregators in the reports' order, any others after them.
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Fleiss' kappa per category\tValue\tSE\t%s CI\t\n", pct)
+	for _, c := range rep.FleissCategories {
+		e := c.Estimate
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", c.Category, f4(e.Value), f4(e.SE), interval(&e))
+	}
+	tw.Flush()
+}
+
+func printCohen(w io.Writer, rep *analysis.AgreementReport, maxPairs int) {
+	if len(rep.CohenKappa) == 0 || rep.Input != "" {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Cohen's kappa\titems\tunweighted\tlinear\tquadratic\t\n")
+	for x, p := range rep.CohenKappa {
+		if x == maxPairs {
+			fmt.Fprintf(tw, "... %d more pairs (see --json)\t\t\t\t\t\n", len(rep.CohenKappa)-maxPairs)
+			break
+		}
+		fmt.Fprintf(tw, "%s - %s\t%d\t%s\t%s\t%s\t\n", p.A, p.B, p.N, est(p.Unweighted), est(p.Linear), est(p.Quadratic))
+	}
+	tw.Flush()
+}
+
+// aggregatorOrder lists the report's aggregators in the reports' order,
+// any others after them.
+func aggregatorOrder(rep *analysis.AgreementReport) []string {
 	var aggs, extra []string
 	for _, n := range raters.AggregatorNames() {
 		if rep.Aggregators[n] != nil {
@@ -335,22 +554,18 @@ func printAgreement(w io.Writer, source string, rep *analysis.AgreementReport, m
 		}
 	}
 	sort.Strings(extra)
-	aggs = append(aggs, extra...)
-	// Each aggregator's own rater parameter (Wawa's weight, GLAD's
-	// ability, MACE's competence) gets a column.
-	var skills []string
-	for _, n := range aggs {
-		if c := rep.Aggregators[n]; len(c.Raters) > 0 && c.Raters[0].SkillKind != "" {
-			skills = append(skills, n)
-		}
-	}
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	return append(aggs, extra...)
+}
+
+func printAggregators(w io.Writer, rep *analysis.AgreementReport, aggs []string) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Aggregator\tconsensus classes\tdetails\t\n")
 	for _, n := range aggs {
 		c := rep.Aggregators[n]
 		var details []string
 		if c.Ties > 0 {
-			details = append(details, fmt.Sprintf("%d ties (broken by overall frequency, then lowest level)", c.Ties))
+			details = append(details, fmt.Sprintf("%d ties (broken by the tie rule, --ties)", c.Ties))
 		}
 		if c.Fit != nil {
 			details = append(details, fmt.Sprintf("%d iterations, converged %v, log-likelihood %.4f, best of %d runs (%s start)",
@@ -359,14 +574,26 @@ func printAgreement(w io.Writer, source string, rep *analysis.AgreementReport, m
 		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", n, priors(rep, c), strings.Join(details, "; "))
 	}
 	tw.Flush()
+}
 
+// printRaterRows writes each rater's agreement with every aggregator and
+// each aggregator's own rater parameter (Wawa's weight, GLAD's ability,
+// MACE's competence, ...).
+func printRaterRows(w io.Writer, rep *analysis.AgreementReport, aggs []string) {
+	var skills []string
+	for _, n := range aggs {
+		if c := rep.Aggregators[n]; len(c.Raters) > 0 && c.Raters[0].SkillKind != "" {
+			skills = append(skills, n)
+		}
+	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "Rater\tlabels"
 	for _, n := range aggs {
 		header += "\tvs " + n
 	}
-	if _, ok := rep.Aggregators["dawid_skene"]; ok {
+	ds, hasDS := rep.Aggregators["dawid_skene"]
+	if hasDS {
 		header += "\tDS accuracy"
 	}
 	for _, n := range skills {
@@ -376,14 +603,9 @@ func printAgreement(w io.Writer, source string, rep *analysis.AgreementReport, m
 	for j, p := range rep.Profiles {
 		line := fmt.Sprintf("%s\t%d", p.Rater, p.Labels)
 		for _, n := range aggs {
-			a := p.AgreementWith[n]
-			if v := float64(a.Agreement); !math.IsNaN(v) {
-				line += "\t" + f4(v)
-			} else {
-				line += "\tMAE " + f4(float64(a.MAE))
-			}
+			line += "\t" + versus(p.AgreementWith[n])
 		}
-		if ds, ok := rep.Aggregators["dawid_skene"]; ok {
+		if hasDS {
 			line += "\t" + f4(ds.Raters[j].Accuracy)
 		}
 		for _, n := range skills {
@@ -392,9 +614,26 @@ func printAgreement(w io.Writer, source string, rep *analysis.AgreementReport, m
 		fmt.Fprintln(tw, line+"\t")
 	}
 	tw.Flush()
-	for _, n := range rep.Notes {
-		fmt.Fprintf(w, "Note: %s\n", n)
+}
+
+// versus is a rater's agreement with a consensus: the share of equal
+// labels, or the MAE for continuous data.
+func versus(a raters.ConsensusAgreement) string {
+	if v := float64(a.Agreement); !math.IsNaN(v) {
+		return f4(v)
 	}
+	return "MAE " + f4(float64(a.MAE))
+}
+
+// pval writes a p-value: 4 significant digits, "<1e-16" below.
+func pval(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "-"
+	case p < 1e-16:
+		return "<1e-16"
+	}
+	return fmt.Sprintf("%.4g", p)
 }
 
 func f4(v float64) string {

@@ -123,36 +123,19 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
-	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
-	model := fs.String("model", "", "model: "+analysis.ModelNames()+" (default: the one that suits the labels' scheme)")
+	model := fs.String("model", "", "model: "+analysis.ModelNames()+" (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)")
 	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace; the auc model: ep (default) or smc (see concord fit --help)")
-	likelihood := fs.String("likelihood", "", "bounded: auto (default), beta, truncnorm, warped or normal")
-	dispersions := fs.String("dispersions", "", "bounded: auto (default), per-rater or shared")
-	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt)")
-	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater")
-	bounds := fs.String("bounds", "", "bounded: squeeze (default) or censor values at the scale's ends")
 	kernel := fs.String("kernel", "", "kernel as for concord fit (default: text when the items have texts, else identity)")
 	kf := addKernelFlags(fs)
-	mf := addModelFlags(fs)
-	af := addAUCFlags(fs)
 	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with each fold's training items")
 	gpKernel := fs.String("gp-kernel", "", "auc: the probit GP classifier's kernel (default "+analysis.DefaultGPClassifierKernel+", learnt by the evidence)")
 	folds := fs.Int("folds", analysis.DefaultFolds, "number of folds")
 	seed := fs.Uint64("seed", 1, "random seed of the folds and the fits")
 	baselines := fs.String("rater-baselines", "", fmt.Sprintf("raters with a rater:<id> baseline: all, none or N (default: all raters when there are at most %d, else the %d with the most labels)", analysis.DefaultRaterBaselines, analysis.DefaultRaterBaselines))
-	ident := fs.String("identifiability", def.Identifiability, "weak, strong or both")
-	precisions := fs.String("precisions", "", "classification: inferred (default), fixed or fixed-full")
-	sampler := fs.String("sampler", def.Sampler, "default or paper")
-	chains := fs.Int("chains", analysis.EvalChains, "chains per fit (run in parallel)")
-	samples := fs.Int("samples", analysis.EvalSamples, "draws kept per chain")
-	burnin := fs.Int("burnin", analysis.EvalBurnin, "burn-in sweeps per chain")
 	maxWork := fs.Duration("max-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of the whole evaluation (every fold's fit), in one core's time: an evaluation projected to take longer is refused before it starts (0: no limit)")
-	thin := fs.Int("thin", def.Thin, "keep every THIN-th sweep")
-	keep := fs.Int("keep-draws", analysis.EvalKeepDraws, "posterior draws used to predict the held-out items")
-	v := fs.Float64("v", def.V, "shape of the Gamma prior on rater precisions")
-	lambda := fs.Float64("lambda", 0, fmt.Sprintf("rate of the Gamma prior on rater precisions (default %g; %g with --identifiability strong)", def.Lambda, strong.Lambda))
-	sigmaB := fs.Float64("sigma-b", 0, fmt.Sprintf("sd of the normal prior on thresholds (default %g; %g with --identifiability strong)", def.SigmaB, strong.SigmaB))
+	sf := addSettingFlags(fs)
 	out := fs.String("out", "", `metrics file ("-" for standard output) (required)`)
+	settingsUsage(fs, args)
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
@@ -167,61 +150,45 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return annotations.Errorf(annotations.EINVALID, `--out is required (a file name, or "-" for standard output)`)
 	}
-	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 || *folds < 2 {
-		return annotations.Errorf(annotations.EINVALID, "--chains, --samples, --thin and --keep-draws must be at least 1, --folds at least 2")
-	}
-	if *burnin < 0 {
-		return annotations.Errorf(annotations.EINVALID, "--burnin %d: expected an integer from 0 (no burn-in) to %d", *burnin, analysis.MaxBurnin)
-	}
-	if *burnin == 0 {
-		*burnin = -1
+	if *folds < 2 {
+		return annotations.Errorf(annotations.EINVALID, "--folds %d: expected at least 2", *folds)
 	}
 	// Without --model: the model that suits the scheme (see concord fit).
-	provisional := provisionalModel(*model, *schemeSpec, *likelihood != "" || *dispersions != "" || *dispersion != 0 || *bias || *bounds != "")
 	spec := analysis.EvalSpec{
-		Fit: analysis.FitSpec{
-			Model: provisional, Kernel: *kernel, Identifiability: *ident, Sampler: *sampler, Seed: *seed,
-			V: *v, Lambda: *lambda, SigmaB: *sigmaB, KeepDraws: *keep, Precisions: *precisions,
-			Likelihood: *likelihood, Dispersions: *dispersions, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds,
-		},
+		Fit:            analysis.FitSpec{Model: provisionalModel(*model, *schemeSpec, sf.only(analysis.ModelBounded)), Kernel: *kernel, Seed: *seed, Standardize: *standardize},
 		Folds:          *folds,
 		RaterBaselines: *baselines,
 	}
-	// setEngine sets the engine (the model's default without --engine) and
-	// the MCMC flags, settings of the gibbs engine only.
-	setEngine := func() {
-		spec.Fit.Engine = defaultEngine(*engine, spec.Fit.Model)
-		spec.Fit.Chains, spec.Fit.Samples, spec.Fit.Burnin, spec.Fit.Thin = *chains, *samples, *burnin, *thin
-		if spec.Fit.Engine != multirater.EngineGibbs {
-			spec.Fit.Chains, spec.Fit.Samples, spec.Fit.Burnin, spec.Fit.Thin = 0, 0, 0, 0
-		}
-	}
-	setEngine()
-	kf.apply(&spec.Fit)
-	if err := mf.apply(&spec.Fit); err != nil {
+	if err := sf.apply(&spec.Fit); err != nil {
 		return err
 	}
-	af.apply(&spec.Fit)
-	spec.Fit.Standardize = *standardize
+	kf.apply(&spec.Fit)
+	// check sets the engine (the model's default without --engine) and
+	// checks the flags given against the model and engine.
+	check := func() error {
+		spec.Fit.Engine = defaultEngine(*engine, spec.Fit.Model)
+		if err := spec.Fit.Validate(); err != nil {
+			return err
+		}
+		return sf.check(spec.Fit)
+	}
+	if err := check(); err != nil {
+		return err
+	}
 	if strings.EqualFold(spec.Fit.Model, analysis.ModelAUC) {
 		// The auc model is judged by test AUC against two classifiers.
-		spec.Fit.Identifiability, spec.Fit.Sampler, spec.Fit.V, spec.Fit.KeepDraws = "", "", 0, 0
 		return runAUCEval(ctx, e, analysis.AUCEvalSpec{Fit: spec.Fit, Folds: *folds, GPKernel: *gpKernel}, *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode, rf, *out)
 	}
 	if *gpKernel != "" {
 		return annotations.Errorf(annotations.EINVALID, "--gp-kernel is a setting of concord eval --model auc")
 	}
-	if err := spec.Fit.Validate(); err != nil {
-		return err
-	}
 	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode, rf)
 	if err != nil {
 		return err
 	}
-	if m := analysis.DefaultModel(ds.Scheme); *model == "" && m != spec.Fit.Model {
+	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); *model == "" && m != spec.Fit.Model {
 		spec.Fit.Model = m
-		setEngine()
-		if err := spec.Fit.Validate(); err != nil {
+		if err := check(); err != nil {
 			return err
 		}
 	}

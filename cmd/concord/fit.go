@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	goflag "flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -93,42 +91,17 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
-	def, strong := analysis.FitSpec{}.WithDefaults(), analysis.FitSpec{Identifiability: "strong"}.WithDefaults()
-	model := fs.String("model", "", "model: "+analysis.ModelUsage()+" (default: the one that suits the labels' scheme)")
+	model := fs.String("model", "", "model: "+analysis.ModelUsage()+" (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)")
 	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, except identity for the classification model when every item has labels and for the confusion model; else identity)")
 	kf := addKernelFlags(fs)
-	mf := addModelFlags(fs)
-	ident := fs.String("identifiability", def.Identifiability, "weak (priors), strong (fix a reference rater's precision and first threshold) or both")
-	ref := fs.String("ref-rater", "", "reference rater for strong/both (default: the rater with the most labels)")
-	sampler := fs.String("sampler", def.Sampler, "default (faster mixing) or paper (plain Gibbs of the paper)")
 	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace; the confusion model: vb (variational Bayes, default, seconds) or gibbs; the auc model: ep (default, seconds) or smc (tempering sequential Monte Carlo, with Monte Carlo standard errors)")
-	likelihood := fs.String("likelihood", "", "bounded: auto (default: beta or normal, whichever predicts held-out ratings better), beta (mean Phi(f)), truncnorm (mode Phi(f)), warped (Phi^-1(y) Gaussian) or normal (y Gaussian around f)")
-	dispersions := fs.String("dispersions", "", "bounded: auto (default: per-rater or shared, whichever predicts held-out ratings better), per-rater (each rater's dispersion learnt) or shared (one for every rater)")
-	dispersion := fs.Float64("dispersion", 0, "bounded: fix every rater's dispersion nu (default: learnt per rater)")
-	bias := fs.Bool("bias", false, "bounded: fit an additive bias per rater on the latent scale")
-	bounds := fs.String("bounds", "", "bounded: values exactly at the scale's ends are squeezed inside by half the data's resolution (squeeze, default) or censored there (censor)")
-	gold := fs.Bool("gold", false, "confusion: fix the classes of items with a gold label in the items file (default: gold labels are for evaluation only)")
 	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)")
-	af := addAUCFlags(fs)
-	precisions := fs.String("precisions", "", "classification: inferred (default), fixed (all 1, the paper's appendix B representation) or fixed-full (all 1, one latent vector per label)")
-	chains := fs.Int("chains", def.Chains, "number of chains (run in parallel)")
-	// The confusion model's chains have their own defaults, from the model
-	// table.
-	conf := analysis.FitSpec{Model: analysis.ModelConfusion, Engine: multirater.EngineGibbs}.WithDefaults()
-	samples := fs.Int("samples", def.Samples, "draws kept per chain (the confusion model's default: "+strconv.Itoa(conf.Samples)+")")
-	burnin := fs.Int("burnin", def.Burnin, "burn-in sweeps per chain (the confusion model's default: "+strconv.Itoa(conf.Burnin)+")")
-	thin := fs.Int("thin", def.Thin, "keep every THIN-th sweep")
 	seed := fs.Uint64("seed", 1, "random seed")
-	v := fs.Float64("v", def.V, "shape of the Gamma prior on rater precisions")
-	lambda := fs.Float64("lambda", 0, fmt.Sprintf("rate of the Gamma prior on rater precisions (default %g; %g with --identifiability strong)", def.Lambda, strong.Lambda))
-	sigmaB := fs.Float64("sigma-b", 0, fmt.Sprintf("sd of the normal prior on thresholds (default %g; %g with --identifiability strong)", def.SigmaB, strong.SigmaB))
-	flag := fs.Float64("flag", def.FlagThreshold, "flag labels whose posterior predictive probability is below this")
-	maxRhat := fs.Float64("max-rhat", def.MaxRhat, "convergence: max split R-hat")
-	minESS := fs.Float64("min-ess", def.MinESS, "convergence: min bulk effective sample size")
-	keep := fs.Int("keep-draws", def.KeepDraws, "posterior draws kept in the result for plots and prediction")
+	sf := addSettingFlags(fs)
 	out := fs.String("out", "", `result file ("-" for standard output) (required)`)
 	top := fs.Int("top", 10, "items of the consensus ranking to print")
 	maxWork := fs.Duration("max-work", analysis.DefaultMaxFitWork, "most projected Gibbs work, in one core's time: a fit projected to take longer is refused before it starts (0: no limit)")
+	settingsUsage(fs, args)
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
@@ -143,54 +116,24 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return annotations.Errorf(annotations.EINVALID, `--out is required (a file name, or "-" for standard output)`)
 	}
-	if *burnin < 0 {
-		return annotations.Errorf(annotations.EINVALID, "--burnin %d: expected an integer from 0 (no burn-in) to %d", *burnin, analysis.MaxBurnin)
-	}
-	if *burnin == 0 {
-		*burnin = -1 // FitSpec's 0 means the default
-	}
 	// Without --model the model is the one that suits the scheme, known
 	// for sure once the labels are read; until then the scheme flag, or the
 	// bounded model's flags, say which it will be.
-	provisional := provisionalModel(*model, *schemeSpec, *likelihood != "" || *dispersions != "" || *dispersion != 0 || *bias || *bounds != "")
-	spec := analysis.FitSpec{
-		Model: provisional, Kernel: *kernel, Identifiability: *ident, RefRater: *ref, Sampler: *sampler,
-		Seed: *seed, V: *v, Lambda: *lambda, SigmaB: *sigmaB, FlagThreshold: *flag, KeepDraws: *keep, Precisions: *precisions,
-		Standardize: *standardize, Likelihood: *likelihood, Dispersions: *dispersions, Dispersion: *dispersion, Bias: *bias, Bounds: *bounds, Gold: *gold,
-	}
-	if err := mf.apply(&spec); err != nil {
+	spec := analysis.FitSpec{Model: provisionalModel(*model, *schemeSpec, sf.only(analysis.ModelBounded)), Kernel: *kernel, Seed: *seed, Standardize: *standardize}
+	if err := sf.apply(&spec); err != nil {
 		return err
 	}
-	// setEngine sets the engine (the model's default without --engine) and
-	// the MCMC flags, which are settings of the gibbs engine only.
-	setEngine := func() {
-		spec.Engine = defaultEngine(*engine, spec.Model)
-		spec.Chains, spec.Samples, spec.Burnin, spec.Thin, spec.MaxRhat, spec.MinESS = *chains, *samples, *burnin, *thin, *maxRhat, *minESS
-		if spec.Engine != multirater.EngineGibbs {
-			spec.Chains, spec.Samples, spec.Burnin, spec.Thin, spec.MaxRhat, spec.MinESS = 0, 0, 0, 0, 0, 0
-		}
-		if strings.EqualFold(spec.Model, analysis.ModelConfusion) {
-			// The confusion model's chains have their own defaults (fewer
-			// draws: its Gibbs sweeps mix fast); flags not given keep them.
-			given := map[string]bool{}
-			fs.Visit(func(f *goflag.Flag) { given[f.Name] = true })
-			for _, f := range []struct {
-				name string
-				v    *int
-			}{{"chains", &spec.Chains}, {"samples", &spec.Samples}, {"burnin", &spec.Burnin}} {
-				if !given[f.name] {
-					*f.v = 0
-				}
-			}
-		}
-	}
-	setEngine()
 	kf.apply(&spec)
-	af.apply(&spec)
-	if *chains < 1 || *samples < 1 || *thin < 1 || *keep < 1 {
-		return annotations.Errorf(annotations.EINVALID, "--chains, --samples, --thin and --keep-draws must be at least 1")
+	// check sets the engine (the model's default without --engine) and
+	// checks the spec and the flags given against the model and engine.
+	check := func() error {
+		spec.Engine = defaultEngine(*engine, spec.Model)
+		if err := spec.Validate(); err != nil {
+			return err
+		}
+		return sf.check(spec)
 	}
-	if err := spec.Validate(); err != nil {
+	if err := check(); err != nil {
 		return err
 	}
 
@@ -198,10 +141,9 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if m := analysis.DefaultModel(ds.Scheme); *model == "" && m != spec.Model {
+	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); *model == "" && m != spec.Model {
 		spec.Model = m
-		setEngine()
-		if err := spec.Validate(); err != nil {
+		if err := check(); err != nil {
 			return err
 		}
 	}

@@ -1,38 +1,12 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"sort"
 
-	"concord/analysis"
 	"concord/multirater"
 )
-
-// aucFlags are the auc model's flags of concord fit and eval.
-type aucFlags struct {
-	scores, gamma, prior *string
-	priorScale           *float64
-}
-
-// addAUCFlags adds the auc model's flags to fs.
-func addAUCFlags(fs *flag.FlagSet) *aucFlags {
-	def := analysis.FitSpec{Model: analysis.ModelAUC}.WithDefaults()
-	return &aucFlags{
-		scores: fs.String("scores", "", fmt.Sprintf("auc: linear (s = <theta, x> on the covariates as given, z-scored with --standardize, theta ~ N(0, V I)) or gp (a Gaussian process with --kernel: rbf, whose width is chosen by the evidence among %v (the default), rbf:gamma=G, linear or a sum) (default %s)",
-			analysis.DefaultRBFCandidates, def.Scores)),
-		gamma: fs.String("gamma", "", fmt.Sprintf("auc: the pseudo-posterior's temperature, a positive number, or cv: chosen by %d-fold cross-validation of the held-out AUC among %v (default %s)",
-			analysis.AUCGammaFolds, analysis.AUCGammaGrid(), def.Gamma)),
-		prior:      fs.String("prior", "", fmt.Sprintf("auc: the coefficients' prior of linear scores, gaussian or spike-slab (each covariate's inclusion probability is reported) (default %s)", def.Prior)),
-		priorScale: fs.Float64("prior-scale", 0, fmt.Sprintf("auc: the prior variance V of the coefficients (linear) or of the GP; the ranking does not depend on it (default %g)", def.PriorScale)),
-	}
-}
-
-// apply sets the auc fields of spec.
-func (a *aucFlags) apply(spec *analysis.FitSpec) {
-	spec.Scores, spec.Gamma, spec.Prior, spec.PriorScale = *a.scores, analysis.GammaSpec(*a.gamma), *a.prior, *a.priorScale
-}
 
 // printRankingSummary prints the auc model's part of the fit summary:
 // gamma, the training AUC, the coefficients and the top of the ranking.

@@ -121,12 +121,12 @@ func TestFitAUCFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--model", "auc", "--gamma", "warm"}, `gamma "warm": expected a positive number`},
+		{[]string{"--model", "auc", "--gamma", "warm"}, `--gamma = "warm": expected a number from 0.001 to 10000 or cv`},
 		{[]string{"--model", "auc", "--scores", "tree"}, `scores "tree": expected linear`},
 		{[]string{"--model", "auc", "--engine", "laplace"}, `the auc model is fitted by ep or smc`},
 		{[]string{"--model", "auc", "--kernel", "rbf:gamma=1"}, "is for gp scores"},
 		{[]string{"--model", "auc", "--covariates", "glu,insulin"}, `covariate "insulin" is not a numeric item column`},
-		{[]string{"--model", "robust", "--prior", "gaussian"}, "settings of the auc model"},
+		{[]string{"--model", "robust", "--prior", "gaussian"}, "prior is not a setting of the robust model fitted by ep"},
 	} {
 		e, _, errb := testEnv()
 		args := append([]string{"fit", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--out", filepath.Join(dir, "x.json")}, tc.args...)

@@ -90,7 +90,7 @@ func TestFitClassificationProject(t *testing.T) {
 		t.Errorf("bad --precisions: exit %d, %s", code, errb)
 	}
 	e, _, errb = testEnv()
-	if code := run(context.Background(), e, []string{"fit", "--db", dbPath, "--project", "rte40", "--precisions", "fixed", "--out", "-"}); code == 0 || !strings.Contains(errb.String(), "classification model only") {
+	if code := run(context.Background(), e, []string{"fit", "--db", dbPath, "--project", "rte40", "--precisions", "fixed", "--out", "-"}); code == 0 || !strings.Contains(errb.String(), "precisions is not a setting of the ordinal model fitted by gibbs") {
 		t.Errorf("--precisions with the ordinal model: exit %d, %s", code, errb)
 	}
 }

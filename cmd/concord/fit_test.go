@@ -107,7 +107,7 @@ func TestFitCommandErrors(t *testing.T) {
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--model", "ordinal", "--out", "-"}, "needs an ordinal scheme"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--kernel", "rbf", "--out", "-"}, "needs numeric item covariates"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--sampler", "hmc", "--out", "-"}, "unknown sampler"},
-		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--chains", "0", "--out", "-"}, "at least 1"},
+		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--chains", "0", "--out", "-"}, "--chains = 0: expected an integer from 1 to 64"},
 	} {
 		e, _, errb := testEnv()
 		if code := run(context.Background(), e, tc.args); code == 0 || !strings.Contains(errb.String(), tc.msg) {
@@ -174,9 +174,10 @@ func readJSON(t *testing.T, path string, v any) {
 
 // TestFitModelFollowsScheme: without --model, concord fit fits the model
 // that suits the labels' scheme, as the API does (issue 19 item 10: the CLI
-// fitted the ordinal model to binary labels): the classification model for
-// nominal labels, the bounded model (EP) for bounded ones, also when the
-// scheme is inferred from the file.
+// fitted the ordinal model to binary labels): the confusion model for
+// nominal labels without item texts (issue 29; --model classification
+// still fits the classification model), the bounded model (EP) for bounded
+// ones, also when the scheme is inferred from the file.
 func TestFitModelFollowsScheme(t *testing.T) {
 	dir := t.TempDir()
 	bounded := filepath.Join(dir, "sliders.csv")
@@ -194,7 +195,8 @@ func TestFitModelFollowsScheme(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--samples", "50", "--burnin", "20"}, "Fitting the classification model"},
+		{[]string{"--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5"}, "Fitting the confusion model"},
+		{[]string{"--labels", "testdata/fit_toy_ratings.csv", "--scheme", "nominal:1,2,3,4,5", "--model", "classification", "--samples", "50", "--burnin", "20"}, "Fitting the classification model"},
 		{[]string{"--labels", bounded, "--scheme", "bounded:0..100"}, "Fitting the bounded model (kernel identity) by expectation propagation"},
 		{[]string{"--labels", bounded}, "Fitting the bounded model"},
 	} {
@@ -249,7 +251,7 @@ func TestFitRobust(t *testing.T) {
 		want string
 	}{
 		{[]string{"--epsilon", "often"}, `--epsilon "often": expected learn or a labelling-error rate`},
-		{[]string{"--epsilon", "0.7"}, "epsilon = 0.7 (--epsilon): expected a labelling-error rate from 0 up to (not including) 0.5"},
+		{[]string{"--epsilon", "0.7"}, "--epsilon = 0.7: expected a labelling-error rate from 0 up to (not including) 0.5"},
 		{[]string{"--epsilon", "0.1", "--select"}, "select compares the plain model with the robust one"},
 		{[]string{"--em", "fast"}, `em "fast": expected tilted or paper`},
 		{[]string{"--engine", "gibbs"}, `engine "gibbs": the robust model is fitted by ep`},

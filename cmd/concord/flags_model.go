@@ -1,67 +1,198 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
-	"math"
-	"strconv"
+	"fmt"
+	"io"
+	"reflect"
 	"strings"
 
 	"concord/analysis"
 	"concord/annotations"
 )
 
-// modelFlags are the settings of the deterministic models that concord
-// fit and concord eval share: the EP/Laplace engines' noise, thresholds and
-// restarts, the robust classifier's error rates, and the confusion model's
-// prior.
-type modelFlags struct {
-	epsilon, em, thresholds, hierarchy *string
-	raterModel                         *string
-	selectModel                        *bool
-	sigma, concentration               *float64
-	restarts, communities, maxIter     *int
+// settingFlags are the flags of the models' declared settings
+// (analysis.AllFields, the families' settings.go) that concord fit, eval
+// and next share: JSON name a_b is flag --a-b, and a declared alias (such
+// as --flag for --flag-threshold) names the same flag. A flag not given
+// leaves its setting out (the model's default).
+type settingFlags struct {
+	vals []*settingValue
 }
 
-func addModelFlags(fs *flag.FlagSet) *modelFlags {
-	return &modelFlags{
-		epsilon:       fs.String("epsilon", "", "robust: learn (default: every rater's labelling-error rate learnt by EM) or a rate in [0, 0.5) fixed for every rater (0: the plain probit classifier)"),
-		selectModel:   fs.Bool("select", false, "robust: fit the plain and the robust classifier and keep the one with the larger evidence (Kim & Ghahramani eq. 21)"),
-		em:            fs.String("em", "", "robust: M-step of the error rates, tilted (default: the label's error responsibility, a stationary point of the EP evidence) or paper (Kim & Ghahramani eq. 20 as printed)"),
-		sigma:         fs.Float64("sigma", 0, "ep/laplace: fix every rater's noise sd (robust: latent noise sd) (default: learnt)"),
-		thresholds:    fs.String("thresholds", "", "ep/laplace: fix every rater's thresholds, b1,...,b(K-1) (default: learnt)"),
-		restarts:      fs.Int("restarts", 0, "ep/laplace: starting points of the evidence maximisation (default 3 with one rater, 1 with several)"),
-		hierarchy:     fs.String("hierarchy", "", "confusion: communities (default: each rater's confusion rows get the prior of one of several communities of raters, such as reliable raters and spammers, learnt by empirical Bayes, so raters with few labels borrow strength from raters like them), pooled (one community shared by every rater) or none (a fixed prior, stronger on the diagonal)"),
-		raterModel:    fs.String("rater-model", "", "confusion: the raters' model, auto (default: one-coin, spammer-aware and the confusion model of --hierarchy fitted and the one with the best evidence kept), one-coin (one accuracy per rater), confusion (a confusion matrix per rater, Dawid-Skene, one shared prior), communities (confusion matrices with the --communities prior) or spammer (MACE: each label competent or the rater's own spam)"),
-		communities:   fs.Int("communities", 0, "confusion: the number of communities with --hierarchy communities, 1 to 8 (default: chosen by the evidence lower bound from 1 to 4, at most one per 10 raters)"),
-		maxIter:       fs.Int("max-iter", 0, "confusion: the limit of the variational iterations (default 1000; they stop earlier once no class probability changes by more than 1e-6 or the evidence lower bound by less than 1e-8 of itself)"),
-		concentration: fs.Float64("concentration", 0, "confusion: the prior's pseudo-count total per confusion row (default 4; the prior's mean is learnt by empirical Bayes unless --hierarchy none)"),
+// settingValue is one setting's flag: the text given and its value.
+type settingValue struct {
+	f    analysis.SpecField
+	text string
+	x    reflect.Value
+	set  bool
+}
+
+func (v *settingValue) String() string {
+	if v == nil {
+		return ""
 	}
+	return v.text
 }
 
-// apply sets the flags' fields of spec; a malformed --epsilon or
-// --thresholds is an EINVALID error naming the flag.
-func (m *modelFlags) apply(spec *analysis.FitSpec) error {
-	spec.Sigma, spec.Restarts = *m.sigma, *m.restarts
-	spec.Select, spec.EM = *m.selectModel, *m.em
-	spec.Hierarchy, spec.Communities, spec.Concentration, spec.MaxIter = *m.hierarchy, *m.communities, *m.concentration, *m.maxIter
-	spec.RaterModel = *m.raterModel
-	switch e := strings.ToLower(strings.TrimSpace(*m.epsilon)); e {
-	case "", "learn":
-	default:
-		v, err := strconv.ParseFloat(e, 64)
-		if err != nil {
-			return annotations.Errorf(annotations.EINVALID, "--epsilon %q: expected learn or a labelling-error rate in [0, 0.5)", *m.epsilon)
+func (v *settingValue) Set(s string) error {
+	x, err := v.f.Parse(s, "--"+v.f.Flag())
+	if err != nil {
+		return errors.New(annotations.ErrorMessage(err))
+	}
+	v.text, v.x, v.set = s, x, true
+	return nil
+}
+
+// IsBoolFlag makes a flag of a true/false setting take no value.
+func (v *settingValue) IsBoolFlag() bool { return v.f.Type.Kind() == reflect.Bool }
+
+// addSettingFlags adds the flags of every model's settings to fs.
+func addSettingFlags(fs *flag.FlagSet) *settingFlags {
+	sf := &settingFlags{}
+	for _, f := range analysis.AllFields() {
+		if f.Common() {
+			continue
 		}
-		spec.Epsilon = &v
+		v := &settingValue{f: f}
+		sf.vals = append(sf.vals, v)
+		fs.Var(v, f.Flag(), flagUsage(f))
+		for _, a := range f.FlagAliases {
+			fs.Var(v, a, "the same as --"+f.Flag())
+		}
 	}
-	if *m.thresholds != "" {
-		for _, f := range strings.Split(*m.thresholds, ",") {
-			b, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil || math.IsNaN(b) || math.IsInf(b, 0) {
-				return annotations.Errorf(annotations.EINVALID, "--thresholds %q: %q is not a number (expected b1,...,b(K-1), e.g. -1,0,1)", *m.thresholds, f)
-			}
-			spec.Thresholds = append(spec.Thresholds, b)
+	return sf
+}
+
+// flagUsage is a setting's help: its doc, range and default.
+func flagUsage(f analysis.SpecField) string {
+	u := f.Doc
+	if f.HasRange && f.Type.Kind() != reflect.Slice {
+		u += "; " + f.Range()
+	}
+	if f.Enum != nil && !f.HasRange {
+		u += "; " + strings.Join(f.Enum, ", ")
+	}
+	switch {
+	case f.Default != "":
+		u += " (default " + f.Default + ")"
+	case f.Zero != "":
+		u += " (default: " + f.Zero + ")"
+	}
+	return u
+}
+
+// given reports whether the setting's flag (name: its JSON name) was
+// given.
+func (sf *settingFlags) given(name string) bool {
+	for _, v := range sf.vals {
+		if v.f.Name == name {
+			return v.set
+		}
+	}
+	return false
+}
+
+// only reports whether some flag given is a setting of model alone.
+func (sf *settingFlags) only(model string) bool {
+	for _, v := range sf.vals {
+		if v.set && len(v.f.Families) == 1 && v.f.Families[0] == model {
+			return true
+		}
+	}
+	return false
+}
+
+// apply sets the settings given in spec, each checked against its
+// declaration (a number against its range, where 0 is a value: --burnin 0
+// is none); the errors name the flag.
+func (sf *settingFlags) apply(spec *analysis.FitSpec) error {
+	for _, v := range sf.vals {
+		if !v.set {
+			continue
+		}
+		if err := v.f.SetGiven(spec, v.x, "--"+v.f.Flag()); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// check rejects the flags given that a fit of spec's model and engine
+// does not read, with the model table's one message naming the model's
+// settings (analysis.Model.CheckGiven).
+func (sf *settingFlags) check(spec analysis.FitSpec) error {
+	m, err := analysis.LookupModel(spec.Model)
+	if err != nil {
+		return err
+	}
+	return m.CheckGiven(spec, sf.given)
+}
+
+// settingsUsage makes the usage of fs (concord fit, eval, next) print the
+// command's own flags, then the settings' flags grouped by model: only
+// the model's when args name one (concord fit --model confusion --help).
+func settingsUsage(fs *flag.FlagSet, args []string) {
+	usage := fs.Usage
+	model := ""
+	for i, a := range args {
+		switch {
+		case (a == "--model" || a == "-model") && i+1 < len(args):
+			model = args[i+1]
+		case strings.HasPrefix(a, "--model=") || strings.HasPrefix(a, "-model="):
+			_, model, _ = strings.Cut(a, "=")
+		}
+	}
+	fs.Usage = func() {
+		// The command's synopsis and description, then its own flags (a
+		// flag set without the settings), then the settings by model.
+		out := fs.Output()
+		var head bytes.Buffer
+		fs.SetOutput(&head)
+		usage()
+		fs.SetOutput(out)
+		h, _, _ := strings.Cut(head.String(), "Flags:\n")
+		fmt.Fprint(out, h+"Flags:\n")
+		own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		own.SetOutput(out)
+		fs.VisitAll(func(f *flag.Flag) {
+			if _, ok := f.Value.(*settingValue); !ok {
+				own.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		own.PrintDefaults()
+		printSettingsHelp(out, fs, model)
+	}
+
+}
+
+// printSettingsHelp writes the settings' flags grouped by model: every
+// model's, or model's alone when it is a model's name.
+func printSettingsHelp(w io.Writer, fs *flag.FlagSet, model string) {
+	for _, m := range analysis.Models() {
+		if model != "" && !strings.EqualFold(model, m.Name) {
+			continue
+		}
+		fmt.Fprintf(w, "\nSettings of the %s model (engines %s):\n", m.Name, strings.Join(m.Engines, ", "))
+		for _, f := range analysis.Fields(m.Name, "") {
+			if f.Common() {
+				continue
+			}
+			fl := fs.Lookup(f.Flag())
+			if fl == nil {
+				continue
+			}
+			name := "--" + f.Flag()
+			for _, a := range f.FlagAliases {
+				name += ", --" + a
+			}
+			eng := ""
+			if f.Engines != nil {
+				eng = " [" + strings.Join(f.Engines, ", ") + "]"
+			}
+			fmt.Fprintf(w, "  %s%s\n    \t%s\n", name, eng, flagUsage(f))
+		}
+	}
 }

@@ -59,6 +59,7 @@ func commands() []command {
 		{"next", "rank the items by what one more label would tell: which to label next", runNext},
 		{"eval", "cross-validate a model against majority and single-rater baselines", runEval},
 		{"serve", "run the REST API and dashboard", runServe},
+		{"worker", "run background jobs (fits) from a shared database, without the API", runWorker},
 		{"fit-worker", "internal: runs one fit for concord serve", runFitWorker},
 		{"agreement", "agreement coefficients and baseline aggregators", runAgreement},
 		{"judge", "can a model rater (an LLM judge) replace a human? the alternative annotator test", runJudge},

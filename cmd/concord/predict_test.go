@@ -173,7 +173,7 @@ func TestEvalCommand(t *testing.T) {
 		t.Errorf("models %+v", models)
 	}
 	e, _, errb = testEnv()
-	if code := run(context.Background(), e, []string{"eval", "--labels", essayRatings, "--items", essayItems, "--scheme", "ordinal:0..12", "--folds", "1", "--out", "-"}); code == 0 || !strings.Contains(errb.String(), "--folds at least 2") {
+	if code := run(context.Background(), e, []string{"eval", "--labels", essayRatings, "--items", essayItems, "--scheme", "ordinal:0..12", "--folds", "1", "--out", "-"}); code == 0 || !strings.Contains(errb.String(), "--folds 1: expected at least 2") {
 		t.Errorf("--folds 1: exit %d, %s", code, errb)
 	}
 }

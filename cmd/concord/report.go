@@ -118,31 +118,9 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if *boot < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--bootstrap must be >= 0, got %d", *boot)
 	}
-	f := strings.ToLower(*format)
-	if f == "" {
-		switch strings.ToLower(filepath.Ext(*out)) {
-		case ".json":
-			f = "json"
-		case ".xlsx":
-			f = "xlsx"
-		case ".csv":
-			f = "csv"
-		default:
-			return annotations.Errorf(annotations.EINVALID, "give --format json|xlsx|csv|png|svg|all (the extension of --out %q does not say)", *out)
-		}
-	}
-	tool := f == "labelstudio" || f == "doccano" || f == "crowdkit"
-	if !tool && (*fromName != "" || *toName != "" || *lsType != "") {
-		return annotations.Errorf(annotations.EINVALID, "--from-name, --to-name and --type go with --format labelstudio")
-	}
-	switch f {
-	case "json", "xlsx", "labelstudio", "doccano", "crowdkit":
-	case "csv", "png", "svg", "all":
-		if *out == "-" {
-			return annotations.Errorf(annotations.EINVALID, "--format %s writes several files: give a directory or prefix with --out, not -", f)
-		}
-	default:
-		return annotations.Errorf(annotations.EINVALID, "unknown --format %q (expected json, xlsx, csv, png, svg, all, labelstudio, doccano or crowdkit)", *format)
+	f, tool, err := reportFormat(*format, *out, *fromName != "" || *toName != "" || *lsType != "")
+	if err != nil {
+		return err
 	}
 
 	fit, err := readFitFile(e, *fitPath)
@@ -151,106 +129,17 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	}
 
 	// The project and the labels that go with the fit.
-	var proj annotations.Project
-	var ds *annotations.Dataset
-	source := ""
-	switch {
-	case *project != "":
-		st, err := openStore(ctx, e, *dsn)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		p, err := findProject(ctx, st, *project)
-		if err != nil {
-			return err
-		}
-		if ds, err = st.Dataset(ctx, p.ID); err != nil {
-			return err
-		}
-		proj = *p
-		source = "project " + p.Name
-	case *labels != "":
-		opts := annotations.LoadOptions{ItemsPath: *items}
-		opts.Format = annotations.Format(*labelsFormat)
-		if len(where) > 0 {
-			opts.Where = where
-		}
-		spec := *schemeSpec
-		if spec == "" {
-			spec = fit.Model.Scheme
-		}
-		if spec != "" {
-			s, err := annotations.ParseScheme(spec)
-			if err != nil {
-				return err
-			}
-			opts.Scheme = &s
-		}
-		opts.Duplicates = dups.mode
-		rf.apply(&opts.ReadOptions)
-		var doneReading func()
-		opts.Progress, doneReading = readingProgress(e)
-		ld, err := annotations.LoadFiles(*labels, opts)
-		doneReading()
-		if err != nil {
-			return err
-		}
-		ds = ld.Dataset
-		reportDuplicates(e, "report", ds)
-		proj = annotations.Project{Name: *name, Scheme: ds.Scheme}
-		if proj.Name == "" {
-			proj.Name = strings.TrimSuffix(filepath.Base(*labels), filepath.Ext(*labels))
-		}
-		source = *labels
-	default:
-		proj.Name = *name
-		if proj.Name == "" {
-			proj.Name = "fit"
-			if *fitPath != "-" {
-				proj.Name = strings.TrimSuffix(filepath.Base(*fitPath), filepath.Ext(*fitPath))
-			}
-		}
-		if fit.Model.Scheme != "" {
-			s, err := annotations.ParseScheme(fit.Model.Scheme)
-			if err != nil {
-				return annotations.Errorf(annotations.EINVALID, "%s: the fit's scheme %q: %s", *fitPath, fit.Model.Scheme, annotations.ErrorMessage(err))
-			}
-			proj.Scheme = s
-		} else if m := fit.Model; fit.Values() && m.Lo != nil && m.Hi != nil {
-			proj.Scheme = annotations.Scheme{Kind: annotations.Bounded, Lo: *m.Lo, Hi: *m.Hi}
-		} else {
-			proj.Scheme = annotations.Scheme{Kind: annotations.Ordinal}
-			if fit.Classification() {
-				proj.Scheme.Kind = annotations.Nominal
-			}
-			for _, l := range fit.Levels {
-				proj.Scheme.Levels = append(proj.Scheme.Levels, annotations.Level{Code: l})
-			}
-		}
-		ds = fit.Dataset(proj.Scheme)
-		source = "the labels recorded in " + *fitPath
+	src := reportSource{dsn: *dsn, project: *project, labels: *labels, items: *items, scheme: *schemeSpec, format: *labelsFormat,
+		where: where, dups: dups.mode, rf: rf, name: *name, fitPath: *fitPath}
+	proj, ds, source, closeStore, err := src.load(ctx, e, fit)
+	if err != nil {
+		return err
 	}
+	defer closeStore()
 
 	var agr *raters.Report
 	if !*noAgreement && !tool {
-		if ds == nil || len(ds.Labels) == 0 {
-			fmt.Fprintf(e.stderr, "concord report: no labels (%s records none): the report has no agreement coefficients\n", *fitPath)
-		} else {
-			if n := fitLabels(fit); n > 0 && n != len(ds.Labels) {
-				fmt.Fprintf(e.stderr, "concord report: warning: %s has %d labels but the fit was made from %d; check that they belong together (e.g. --where)\n", source, len(ds.Labels), n)
-			}
-			b := *boot
-			if b == 0 {
-				b = -1
-			}
-			ag, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: b, Seed: *seed, Ties: tieRule})
-			if err != nil {
-				fmt.Fprintf(e.stderr, "concord report: no agreement coefficients: %s\n", annotations.ErrorMessage(err))
-			} else {
-				agr = ag.Report
-			}
-		}
+		agr = reportAgreement(ctx, e, fit, *fitPath, ds, source, raters.Options{Bootstrap: *boot, Seed: *seed, Ties: tieRule})
 	}
 	rep, err := reports.BuildFit(proj, fit, agr, ds)
 	if err != nil {
@@ -280,6 +169,168 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// reportFormat returns the report's format (from --format, else from the
+// extension of out) and whether it is a labelling tool's (tool); the
+// tool's flags (toolFlags) go with those only.
+func reportFormat(format, out string, toolFlags bool) (f string, tool bool, err error) {
+	f = strings.ToLower(format)
+	if f == "" {
+		switch strings.ToLower(filepath.Ext(out)) {
+		case ".json":
+			f = "json"
+		case ".xlsx":
+			f = "xlsx"
+		case ".csv":
+			f = "csv"
+		default:
+			return "", false, annotations.Errorf(annotations.EINVALID, "give --format json|xlsx|csv|png|svg|all (the extension of --out %q does not say)", out)
+		}
+	}
+	tool = f == "labelstudio" || f == "doccano" || f == "crowdkit"
+	if !tool && toolFlags {
+		return "", false, annotations.Errorf(annotations.EINVALID, "--from-name, --to-name and --type go with --format labelstudio")
+	}
+	switch f {
+	case "json", "xlsx", "labelstudio", "doccano", "crowdkit":
+	case "csv", "png", "svg", "all":
+		if out == "-" {
+			return "", false, annotations.Errorf(annotations.EINVALID, "--format %s writes several files: give a directory or prefix with --out, not -", f)
+		}
+	default:
+		return "", false, annotations.Errorf(annotations.EINVALID, "unknown --format %q (expected json, xlsx, csv, png, svg, all, labelstudio, doccano or crowdkit)", format)
+	}
+	return f, tool, nil
+}
+
+// reportSource says where the labels that go with a fit come from: a
+// project of the database, label files, or the fit's own record.
+type reportSource struct {
+	dsn, project, labels, items, scheme, format string
+	where                                       whereFlag
+	dups                                        annotations.Duplicates
+	rf                                          *readFlags
+	name, fitPath                               string
+}
+
+// load returns the project, the dataset and a description of its source;
+// closeStore closes the database opened for a project.
+func (r reportSource) load(ctx context.Context, e *env, fit *reports.Fit) (proj annotations.Project, ds *annotations.Dataset, source string, closeStore func(), err error) {
+	closeStore = func() {}
+	switch {
+	case r.project != "":
+		st, err := openStore(ctx, e, r.dsn)
+		if err != nil {
+			return proj, nil, "", closeStore, err
+		}
+		closeStore = func() { st.Close() }
+		p, err := findProject(ctx, st, r.project)
+		if err != nil {
+			return proj, nil, "", closeStore, err
+		}
+		if ds, err = st.Dataset(ctx, p.ID); err != nil {
+			return proj, nil, "", closeStore, err
+		}
+		return *p, ds, "project " + p.Name, closeStore, nil
+	case r.labels != "":
+		proj, ds, err = r.loadFiles(e, fit)
+		return proj, ds, r.labels, closeStore, err
+	}
+	proj, err = r.fitProject(fit)
+	if err != nil {
+		return proj, nil, "", closeStore, err
+	}
+	return proj, fit.Dataset(proj.Scheme), "the labels recorded in " + r.fitPath, closeStore, nil
+}
+
+// loadFiles reads the label files (the fit's scheme unless one is given).
+func (r reportSource) loadFiles(e *env, fit *reports.Fit) (annotations.Project, *annotations.Dataset, error) {
+	opts := annotations.LoadOptions{ItemsPath: r.items}
+	opts.Format = annotations.Format(r.format)
+	if len(r.where) > 0 {
+		opts.Where = r.where
+	}
+	spec := r.scheme
+	if spec == "" {
+		spec = fit.Model.Scheme
+	}
+	if spec != "" {
+		s, err := annotations.ParseScheme(spec)
+		if err != nil {
+			return annotations.Project{}, nil, err
+		}
+		opts.Scheme = &s
+	}
+	opts.Duplicates = r.dups
+	r.rf.apply(&opts.ReadOptions)
+	var doneReading func()
+	opts.Progress, doneReading = readingProgress(e)
+	ld, err := annotations.LoadFiles(r.labels, opts)
+	doneReading()
+	if err != nil {
+		return annotations.Project{}, nil, err
+	}
+	ds := ld.Dataset
+	reportDuplicates(e, "report", ds)
+	proj := annotations.Project{Name: r.name, Scheme: ds.Scheme}
+	if proj.Name == "" {
+		proj.Name = strings.TrimSuffix(filepath.Base(r.labels), filepath.Ext(r.labels))
+	}
+	return proj, ds, nil
+}
+
+// fitProject is the project of a fit reported on its own: named after the
+// fit file, with the fit's scheme (or one made from its levels).
+func (r reportSource) fitProject(fit *reports.Fit) (annotations.Project, error) {
+	proj := annotations.Project{Name: r.name}
+	if proj.Name == "" {
+		proj.Name = "fit"
+		if r.fitPath != "-" {
+			proj.Name = strings.TrimSuffix(filepath.Base(r.fitPath), filepath.Ext(r.fitPath))
+		}
+	}
+	switch m := fit.Model; {
+	case m.Scheme != "":
+		s, err := annotations.ParseScheme(m.Scheme)
+		if err != nil {
+			return proj, annotations.Errorf(annotations.EINVALID, "%s: the fit's scheme %q: %s", r.fitPath, m.Scheme, annotations.ErrorMessage(err))
+		}
+		proj.Scheme = s
+	case fit.Values() && m.Lo != nil && m.Hi != nil:
+		proj.Scheme = annotations.Scheme{Kind: annotations.Bounded, Lo: *m.Lo, Hi: *m.Hi}
+	default:
+		proj.Scheme = annotations.Scheme{Kind: annotations.Ordinal}
+		if fit.Classification() {
+			proj.Scheme.Kind = annotations.Nominal
+		}
+		for _, l := range fit.Levels {
+			proj.Scheme.Levels = append(proj.Scheme.Levels, annotations.Level{Code: l})
+		}
+	}
+	return proj, nil
+}
+
+// reportAgreement computes the agreement coefficients of the labels ds
+// that go with fit (nil, said on stderr, when there are none or they
+// fail); a bootstrap of 0 is analytic intervals only.
+func reportAgreement(ctx context.Context, e *env, fit *reports.Fit, fitPath string, ds *annotations.Dataset, source string, o raters.Options) *raters.Report {
+	if ds == nil || len(ds.Labels) == 0 {
+		fmt.Fprintf(e.stderr, "concord report: no labels (%s records none): the report has no agreement coefficients\n", fitPath)
+		return nil
+	}
+	if n := fitLabels(fit); n > 0 && n != len(ds.Labels) {
+		fmt.Fprintf(e.stderr, "concord report: warning: %s has %d labels but the fit was made from %d; check that they belong together (e.g. --where)\n", source, len(ds.Labels), n)
+	}
+	if o.Bootstrap == 0 {
+		o.Bootstrap = -1
+	}
+	ag, err := analysis.Agreement(ctx, ds, o)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "concord report: no agreement coefficients: %s\n", annotations.ErrorMessage(err))
+		return nil
+	}
+	return ag.Report
 }
 
 // readFitFile reads a fit result from a file or standard input.

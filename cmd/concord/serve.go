@@ -28,16 +28,19 @@ admin token comes from --admin-token or the environment variable
 CONCORD_ADMIN_TOKEN; when neither is set, a random token is generated and
 printed once on start-up (with a link that logs the browser in).
 
-Several concord serve processes may share one PostgreSQL database (--db
-postgres://...): each queued fit is claimed by exactly one worker. A fit
-left running by a process that died is re-queued once its heartbeat is
-older than --stale-after (at once, when the dead process ran on this host),
-and failed with a reason after --max-attempts attempts. Each fit runs in a
-child process (concord fit-worker) at a lower CPU priority, so that the API
-stays responsive while models run (--fits-in-process turns this off).
-A project may have --max-project-fits fits queued or running at once
-(default 8; more are refused with 429), and the workers take queued fits
-fairly across projects, so one project's backlog never starves another.
+Fits are jobs on River (riverqueue.com) in the same database. Several
+concord serve and concord worker processes may share one PostgreSQL
+database (--db postgres://...): each queued fit is worked by exactly one of
+them; --workers 0 makes an API-only node. A fit left running by a process
+that died (it stopped recording that it is alive for --stale-after) is
+retried by another, and failed with a reason after --max-attempts
+attempts. Each fit runs in a child process (concord fit-worker) at a lower
+CPU priority, so that the API stays responsive while models run
+(--fits-in-process turns this off). A project may have --max-project-fits
+fits queued or running at once (default 8; more are refused with 429), and
+the workers take queued fits fairly across projects, so one project's
+backlog never starves another. The same fit submitted again while it is
+queued or running is not queued twice (200 with the first fit).
 Agreement analyses are bounded by --max-bootstrap-work, cached by the
 project's labels version and options, and stop when their client disconnects;
 projects over --agreement-job-labels are analysed in the background (the
@@ -50,7 +53,8 @@ See docs/server.md for the API, the dashboard and the metrics.
 Examples:
   concord serve
   CONCORD_ADMIN_TOKEN=s3cret concord serve --addr 127.0.0.1:9090 --workers 2
-  concord serve --db postgres://concord@db/concord --workers 4
+  concord serve --db postgres://concord@db/concord --workers 0
+  concord worker --db postgres://concord@db/concord --concurrency 4
 `
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -61,14 +65,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	adminToken := fs.String("admin-token", "", "admin token (default $CONCORD_ADMIN_TOKEN; generated and printed when neither is set)")
 	maxJSON := fs.Int64("max-json-bytes", 8<<20, "largest JSON request body in bytes")
 	maxUpload := fs.Int64("max-upload-bytes", 64<<20, "largest file upload in bytes")
-	staleAfter := fs.Duration("stale-after", 15*time.Second, "a running fit without a heartbeat for this long is re-queued")
-	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died before it fails")
+	staleAfter := fs.Duration("stale-after", 30*time.Second, "the fits of a worker process not seen alive for this long are retried by others")
+	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died or was killed before it fails")
 	maxFitWork := fs.Duration("max-fit-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of one fit, in one core's time: a fit projected to take longer is refused when submitted (negative: no limit)")
 	maxAgrLabels := fs.Int("max-agreement-labels", server.DefaultMaxAgreementLabels, "most labels of a project whose agreement the server analyses (agreement routes, dashboard, reports); larger projects get a 413 naming concord agreement (negative: no limit)")
 	jobLabels := fs.Int("agreement-job-labels", server.DefaultAgreementJobLabels, "projects with more labels have their agreement analysed in the background: the agreement routes answer 202 (Retry-After) until the job is done, then the cached result (negative: never, always within the request)")
 	maxBootWork := fs.Int64("max-bootstrap-work", analysis.DefaultMaxBootstrapWork, "most labels and rater pairs one agreement analysis may resample in its bootstrap (replicates x (labels + rater pairs sharing an item); negative: no limit)")
 	maxProjectFits := fs.Int("max-project-fits", 8, "fits one project may have queued or running at once (negative: no limit)")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
+	queues := fs.String("queues", "", "job queues this process works, comma-separated (default: all; only \"fits\" exists)")
 	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
 	inProcess := fs.Bool("fits-in-process", false, "run fits in this process instead of a lower-priority child process (concord fit-worker)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -86,19 +91,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *workers < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--workers must be 0 or more, got %d", *workers)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return annotations.Errorf(annotations.EINVALID, "--log-level %q: expected debug, info, warn or error", *logLevel)
-	}
-	hopts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
-	switch strings.ToLower(*logFormat) {
-	case "text":
-		log = slog.New(slog.NewTextHandler(e.stderr, hopts))
-	case "json":
-		log = slog.New(slog.NewJSONHandler(e.stderr, hopts))
-	default:
-		return annotations.Errorf(annotations.EINVALID, "--log-format %q: expected text or json", *logFormat)
+	log, err := newLogger(e, *logLevel, *logFormat)
+	if err != nil {
+		return err
 	}
 
 	token := *adminToken
@@ -133,6 +128,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		Addr:               *addr,
 		AdminToken:         token,
 		Workers:            w,
+		Queues:             splitList(*queues),
 		MaxJSONBytes:       *maxJSON,
 		MaxUploadBytes:     *maxUpload,
 		StaleAfter:         *staleAfter,
@@ -176,4 +172,21 @@ func fitWorkerCommand() ([]string, error) {
 		cmd = append([]string{nice, "-n", "10"}, cmd...)
 	}
 	return cmd, nil
+}
+
+// newLogger is the structured logger of the long-running commands (serve,
+// worker).
+func newLogger(e *env, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "--log-level %q: expected debug, info, warn or error", level)
+	}
+	hopts := &slog.HandlerOptions{Level: l}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(e.stderr, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(e.stderr, hopts)), nil
+	}
+	return nil, annotations.Errorf(annotations.EINVALID, "--log-format %q: expected text or json", format)
 }

@@ -675,16 +675,7 @@ func (m *model) scoresTo(mean, sd []float64, p *posterior) {
 // non-finite covariates, EP not converging) return errors.
 func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 	start := time.Now()
-	if d.X == nil {
-		panic("auc: Fit: nil X")
-	}
-	n, dim := d.X.Dims()
-	if len(d.Positive) != n {
-		panic(fmt.Sprintf("auc: Fit: %d labels for %d items", len(d.Positive), n))
-	}
-	if d.Names != nil && len(d.Names) != dim {
-		panic(fmt.Sprintf("auc: Fit: %d names for %d covariates", len(d.Names), dim))
-	}
+	n, dim := d.dims()
 	o := opts.withDefaults()
 	nk := max(len(o.Kernels), 1)
 	o.prog = &progress{f: o.Progress, start: start, total: nk, phase: "fitting"}
@@ -692,16 +683,9 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 		o.prog.total += o.Folds * len(o.GammaGrid) * nk
 		o.prog.phase = "cross-validation"
 	}
-	pos, neg := splitClasses(d.Positive)
-	if len(pos) == 0 || len(neg) == 0 {
-		return nil, multirater.DataErrorf("auc: %d positive and %d negative items: both classes are needed", len(pos), len(neg))
-	}
-	for i := 0; i < n; i++ {
-		for k := 0; k < dim; k++ {
-			if v := d.X.At(i, k); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, multirater.DataErrorf("auc: covariate %d of item %d is %v", k, i, v)
-			}
-		}
+	pos, neg, err := d.check()
+	if err != nil {
+		return nil, err
 	}
 	x := mat.DenseCopyOf(d.X)
 	res := &Result{Engine: o.Engine, Prior: o.Prior, Scores: "linear", PriorScale: o.PriorScale, Seed: o.Seed, Pairs: len(pos) * len(neg)}
@@ -763,22 +747,7 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 	res.TrainAUC = AUC(mean, d.Positive)
 	res.ROC = ROC(mean, d.Positive)
 	if m.linear {
-		res.Coefficients = make([]Coefficient, dim)
-		for k := 0; k < dim; k++ {
-			name := fmt.Sprintf("x%d", k+1)
-			if d.Names != nil {
-				name = d.Names[k]
-			}
-			mu, sd, se := m.coefficient(k, p.mean, p.cov)
-			res.Coefficients[k] = Coefficient{Name: name, Mean: mu, SD: sd, Inclusion: 1}
-			if p.incl != nil {
-				res.Coefficients[k].Inclusion = p.incl[k]
-			}
-			if p.smc != nil && se > 0 {
-				res.Coefficients[k].MeanSE = se * p.smc.MeanSE[k]
-				res.Coefficients[k].SDSE = se * p.smc.SDSE[k]
-			}
-		}
+		res.Coefficients = coefficients(m, p, d.Names, dim)
 	}
 	res.Elapsed = time.Since(start)
 	if o.Progress != nil {
@@ -786,6 +755,63 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 		o.prog.report()
 	}
 	return res, nil
+}
+
+// dims returns the items and covariates of d; it panics when the labels
+// or names do not match X.
+func (d Data) dims() (n, dim int) {
+	if d.X == nil {
+		panic("auc: Fit: nil X")
+	}
+	n, dim = d.X.Dims()
+	if len(d.Positive) != n {
+		panic(fmt.Sprintf("auc: Fit: %d labels for %d items", len(d.Positive), n))
+	}
+	if d.Names != nil && len(d.Names) != dim {
+		panic(fmt.Sprintf("auc: Fit: %d names for %d covariates", len(d.Names), dim))
+	}
+	return n, dim
+}
+
+// check returns the positive and negative items, or a data error when a
+// class has none or a covariate is not finite.
+func (d Data) check() (pos, neg []int, err error) {
+	pos, neg = splitClasses(d.Positive)
+	if len(pos) == 0 || len(neg) == 0 {
+		return nil, nil, multirater.DataErrorf("auc: %d positive and %d negative items: both classes are needed", len(pos), len(neg))
+	}
+	n, dim := d.X.Dims()
+	for i := 0; i < n; i++ {
+		for k := 0; k < dim; k++ {
+			if v := d.X.At(i, k); math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, nil, multirater.DataErrorf("auc: covariate %d of item %d is %v", k, i, v)
+			}
+		}
+	}
+	return pos, neg, nil
+}
+
+// coefficients returns the linear score's coefficients on the covariates
+// as given (names, or x1, x2, ...): posterior mean and sd, inclusion
+// probability (spike and slab), and SMC's Monte Carlo errors.
+func coefficients(m *model, p *posterior, names []string, dim int) []Coefficient {
+	out := make([]Coefficient, dim)
+	for k := range out {
+		name := fmt.Sprintf("x%d", k+1)
+		if names != nil {
+			name = names[k]
+		}
+		mu, sd, se := m.coefficient(k, p.mean, p.cov)
+		out[k] = Coefficient{Name: name, Mean: mu, SD: sd, Inclusion: 1}
+		if p.incl != nil {
+			out[k].Inclusion = p.incl[k]
+		}
+		if p.smc != nil && se > 0 {
+			out[k].MeanSE = se * p.smc.MeanSE[k]
+			out[k].SDSE = se * p.smc.SDSE[k]
+		}
+	}
+	return out
 }
 
 func (o Options) withDefaults() Options {

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // Folds returns a stratified assignment of the items to k folds: the
@@ -63,7 +63,7 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 	for g := range failed {
 		failed[g] = make([]error, o.Folds)
 	}
-	mcmc.ParallelFor(o.Folds, func(f int) {
+	numeric.ParallelFor(o.Folds, func(f int) {
 		frng := func() *rand.Rand { return rand.New(rand.NewPCG(seeds[f], uint64(f))) }
 		var tr, te []int
 		for i, fi := range fold {

@@ -240,142 +240,198 @@ func runSMC(ctx context.Context, m *model, pos, neg []int, gamma float64, opts S
 	return post, nil
 }
 
-// smcRepeat is one run of algorithm 1.
+// smcRepeat is one run of algorithm 1 (Ridgway et al. sec. 4): tempering
+// from the prior to gamma, each step (a) choosing the next temperature so
+// that the effective sample size is ESS times the particles, (b)
+// resampling and (c) moving the particles by random-walk Metropolis.
 func smcRepeat(ctx context.Context, m *model, lab []bool, np, nn int, gamma float64, o SMCOptions, pr smcPrior, rng *rand.Rand) repeatOut {
-	r, n, P := m.r, m.n, o.Particles
-	pairs := float64(np * nn)
-	kappa := o.Kappa
-	if kappa == 0 {
-		kappa = 2.38 * 2.38 / float64(r)
-	}
-	gm := mat.NewDense(n, r, m.g)
-	rs := &riskScratch{s: make([]float64, n), ord: make([]int, n), lab: lab, nNeg: nn}
-	sv := mat.NewVecDense(n, rs.s)
-	risk := func(w []float64) float64 {
-		sv.MulVec(gm, mat.NewVecDense(r, w))
-		return float64(rs.misordered()) / pairs
-	}
-	// Init: theta_0^i ~ prior.
-	th := mat.NewDense(P, r, nil)
-	next := mat.NewDense(P, r, nil)
-	R := make([]float64, P)
-	Rn := make([]float64, P)
-	for i := 0; i < P; i++ {
-		row := th.RawRowView(i)
-		pr.draw(rng, row)
-		R[i] = risk(row)
-	}
-	logw := make([]float64, P)
-	w := make([]float64, P)
-	cum := make([]float64, P)
-	prop := make([]float64, r)
-	z := make([]float64, r)
-	var chol mat.Cholesky
-	var sig mat.SymDense
-	var L mat.TriDense
+	sm := newSMCRun(m, lab, np, nn, o, pr, rng)
 	cur, logZ := 0.0, 0.0
-	temps, moves, accepted := 0, 0, 0
-	ess := func(delta float64) float64 {
-		rmin := floats.Min(R)
-		var s1, s2 float64
-		for i, v := range R {
-			e := math.Exp(-delta * (v - rmin))
-			w[i] = e
-			s1 += e
-			s2 += e * e
-		}
-		return s1 * s1 / s2
-	}
+	temps := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return repeatOut{err: err}
 		}
 		temps++
-		// a. The next temperature: ESS(delta) = tau N by bisection.
-		delta := gamma - cur
-		if ess(delta) < o.ESS*float64(P) {
-			lo, hi := 0.0, delta
-			for it := 0; it < 60; it++ {
-				mid := 0.5 * (lo + hi)
-				if ess(mid) >= o.ESS*float64(P) {
-					lo = mid
-				} else {
-					hi = mid
-				}
-			}
-			delta = lo
-			if delta <= 0 {
-				delta = hi
-			}
-			ess(delta)
-		}
+		delta := sm.nextDelta(gamma - cur)
 		cur += delta
 		if gamma-cur < 1e-12*gamma {
 			cur = gamma
 		}
 		// Z_t = Z_{t-1} mean_i w_t(theta^i) (w computed relative to the
 		// smallest risk).
-		rmin := floats.Min(R)
-		logZ += -delta*rmin + math.Log(floats.Sum(w)/float64(P))
+		rmin := floats.Min(sm.R)
+		logZ += -delta*rmin + math.Log(floats.Sum(sm.w)/float64(sm.P))
 		if cur == gamma {
-			for i := range logw {
-				logw[i] = math.Log(w[i])
-			}
 			break
 		}
-		// b. Multinomial resampling.
-		floats.CumSum(cum, w)
-		tot := cum[P-1]
-		for i := 0; i < P; i++ {
-			u := rng.Float64() * tot
-			a := sort.SearchFloat64s(cum, u)
-			if a >= P {
-				a = P - 1
+		sm.resample()
+		if err := sm.move(cur); err != nil {
+			return repeatOut{err: err}
+		}
+	}
+	return sm.final(logZ, temps)
+}
+
+// smcRun is the state of one SMC run: the particles th with their risks R,
+// the incremental weights w and the scratch of the moves.
+type smcRun struct {
+	r, P          int
+	o             SMCOptions
+	pr            smcPrior
+	rng           *rand.Rand
+	kappa         float64
+	risk          func(w []float64) float64
+	th, next      *mat.Dense
+	R, Rn         []float64
+	w, cum        []float64
+	prop, z       []float64
+	chol          mat.Cholesky
+	sig           mat.SymDense
+	L             mat.TriDense
+	moves, accept int
+}
+
+// newSMCRun draws the particles from the prior (theta_0^i ~ prior).
+func newSMCRun(m *model, lab []bool, np, nn int, o SMCOptions, pr smcPrior, rng *rand.Rand) *smcRun {
+	r, n, P := m.r, m.n, o.Particles
+	sm := &smcRun{r: r, P: P, o: o, pr: pr, rng: rng, kappa: o.Kappa}
+	if sm.kappa == 0 {
+		sm.kappa = 2.38 * 2.38 / float64(r)
+	}
+	pairs := float64(np * nn)
+	gm := mat.NewDense(n, r, m.g)
+	rs := &riskScratch{s: make([]float64, n), ord: make([]int, n), lab: lab, nNeg: nn}
+	sv := mat.NewVecDense(n, rs.s)
+	sm.risk = func(w []float64) float64 {
+		sv.MulVec(gm, mat.NewVecDense(r, w))
+		return float64(rs.misordered()) / pairs
+	}
+	sm.th, sm.next = mat.NewDense(P, r, nil), mat.NewDense(P, r, nil)
+	sm.R, sm.Rn = make([]float64, P), make([]float64, P)
+	for i := 0; i < P; i++ {
+		row := sm.th.RawRowView(i)
+		pr.draw(rng, row)
+		sm.R[i] = sm.risk(row)
+	}
+	sm.w, sm.cum = make([]float64, P), make([]float64, P)
+	sm.prop, sm.z = make([]float64, r), make([]float64, r)
+	return sm
+}
+
+// ess sets w to the incremental weights exp(-delta (R_i - min R)) and
+// returns their effective sample size.
+func (sm *smcRun) ess(delta float64) float64 {
+	rmin := floats.Min(sm.R)
+	var s1, s2 float64
+	for i, v := range sm.R {
+		e := math.Exp(-delta * (v - rmin))
+		sm.w[i] = e
+		s1 += e
+		s2 += e * e
+	}
+	return s1 * s1 / s2
+}
+
+// nextDelta returns the step to the next temperature, at most left: the
+// largest with ESS(delta) >= ESS N by bisection (step a), with w set to
+// its weights.
+func (sm *smcRun) nextDelta(left float64) float64 {
+	delta := left
+	target := sm.o.ESS * float64(sm.P)
+	if sm.ess(delta) >= target {
+		return delta
+	}
+	lo, hi := 0.0, delta
+	for it := 0; it < 60; it++ {
+		mid := 0.5 * (lo + hi)
+		if sm.ess(mid) >= target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	delta = lo
+	if delta <= 0 {
+		delta = hi
+	}
+	sm.ess(delta)
+	return delta
+}
+
+// resample draws the particles anew in proportion to w (multinomial
+// resampling, step b).
+func (sm *smcRun) resample() {
+	P := sm.P
+	floats.CumSum(sm.cum, sm.w)
+	tot := sm.cum[P-1]
+	for i := 0; i < P; i++ {
+		u := sm.rng.Float64() * tot
+		a := sort.SearchFloat64s(sm.cum, u)
+		if a >= P {
+			a = P - 1
+		}
+		copy(sm.next.RawRowView(i), sm.th.RawRowView(a))
+		sm.Rn[i] = sm.R[a]
+	}
+	sm.th, sm.next = sm.next, sm.th
+	sm.R, sm.Rn = sm.Rn, sm.R
+}
+
+// move makes o.Moves random-walk Metropolis moves of every particle at
+// temperature cur, proposal N(0, kappa Sigma-hat) with Sigma-hat the
+// particles' covariance (step c).
+func (sm *smcRun) move(cur float64) error {
+	r := sm.r
+	stat.CovarianceMatrix(&sm.sig, sm.th, nil)
+	tr := 0.0
+	for k := 0; k < r; k++ {
+		tr += sm.sig.At(k, k)
+	}
+	for k := 0; k < r; k++ {
+		sm.sig.SetSym(k, k, sm.sig.At(k, k)+1e-10*tr/float64(r)+1e-300)
+	}
+	sm.sig.ScaleSym(sm.kappa, &sm.sig)
+	if !sm.chol.Factorize(&sm.sig) {
+		return fmt.Errorf("auc: SMC: the particles' covariance is not positive definite at gamma %v", cur)
+	}
+	sm.chol.LTo(&sm.L)
+	for i := 0; i < sm.P; i++ {
+		row := sm.th.RawRowView(i)
+		lp := sm.pr.logDens(row)
+		for mv := 0; mv < sm.o.Moves; mv++ {
+			for k := range sm.z {
+				sm.z[k] = sm.rng.NormFloat64()
 			}
-			copy(next.RawRowView(i), th.RawRowView(a))
-			Rn[i] = R[a]
-		}
-		th, next = next, th
-		R, Rn = Rn, R
-		// c. Random-walk Metropolis moves, proposal N(0, kappa Sigma-hat).
-		stat.CovarianceMatrix(&sig, th, nil)
-		tr := 0.0
-		for k := 0; k < r; k++ {
-			tr += sig.At(k, k)
-		}
-		for k := 0; k < r; k++ {
-			sig.SetSym(k, k, sig.At(k, k)+1e-10*tr/float64(r)+1e-300)
-		}
-		sig.ScaleSym(kappa, &sig)
-		if !chol.Factorize(&sig) {
-			return repeatOut{err: fmt.Errorf("auc: SMC: the particles' covariance is not positive definite at gamma %v", cur)}
-		}
-		chol.LTo(&L)
-		for i := 0; i < P; i++ {
-			row := th.RawRowView(i)
-			lp := pr.logDens(row)
-			for mv := 0; mv < o.Moves; mv++ {
-				for k := range z {
-					z[k] = rng.NormFloat64()
+			for k := 0; k < r; k++ {
+				s := row[k]
+				for j := 0; j <= k; j++ {
+					s += sm.L.At(k, j) * sm.z[j]
 				}
-				for k := 0; k < r; k++ {
-					s := row[k]
-					for j := 0; j <= k; j++ {
-						s += L.At(k, j) * z[j]
-					}
-					prop[k] = s
-				}
-				lq := pr.logDens(prop)
-				rq := risk(prop)
-				moves++
-				if math.Log(rng.Float64()) < lq-lp-cur*(rq-R[i]) {
-					copy(row, prop)
-					lp, R[i] = lq, rq
-					accepted++
-				}
+				sm.prop[k] = s
+			}
+			lq := sm.pr.logDens(sm.prop)
+			rq := sm.risk(sm.prop)
+			sm.moves++
+			if math.Log(sm.rng.Float64()) < lq-lp-cur*(rq-sm.R[i]) {
+				copy(row, sm.prop)
+				lp, sm.R[i] = lq, rq
+				sm.accept++
 			}
 		}
 	}
+	return nil
+}
+
+// final returns the run's weighted particles' moments, inclusion
+// probabilities and evidence.
+func (sm *smcRun) final(logZ float64, temps int) repeatOut {
+	r, P, th, w, pr := sm.r, sm.P, sm.th, sm.w, sm.pr
+	logw := make([]float64, P)
+	for i := range logw {
+		logw[i] = math.Log(w[i])
+	}
+	moves, accepted := sm.moves, sm.accept
 	// The final weighted particles.
 	lmax := floats.Max(logw)
 	for i := range w {

@@ -60,7 +60,7 @@ import (
 	"concord/multirater/infer"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // Name is the model's name in the fit document.
@@ -364,40 +364,105 @@ func fitOne(ctx context.Context, data *Data, opts Options, name string, shared b
 	if opts.Engine != multirater.EngineEP && opts.Engine != multirater.EngineLaplace {
 		panic(fmt.Sprintf("bounded: unknown engine %q", opts.Engine))
 	}
+	ur, err := toUnit(data, opts, name)
+	if err != nil {
+		return nil, looScores{}, err
+	}
+	prob, liks, err := newProblem(data, opts, name, shared, ur)
+	if err != nil {
+		return nil, looScores{}, err
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x626f756e64))
+	a, err := infer.Fit(ctx, prob, rng)
+	if err != nil {
+		return nil, looScores{}, err
+	}
+	var loo looScores
+	loo.fresh, loo.own = looScore(name, liks, ur.rs, ur.raw, ur.eps, prob.Sites, a)
+	res := summarise(data, opts, name, shared, liks, ur.perRater, prob.Sites, a, rng)
+	if a.Learnt != nil {
+		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
+	}
+	if note := ur.boundsNote(data, opts, name); note != "" {
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, note)
+	}
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
+	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
+	}
+	return res, loo, nil
+}
+
+// unitRatings are the ratings on the unit scale: rs without values, the
+// values as given, u those the likelihood reads (Squeeze's, or raw for the
+// normal likelihood), raw clamped to [0, 1] with the bounds kept, Squeeze's
+// eps and count of values moved, and the ratings per rater.
+type unitRatings struct {
+	rs             []multirater.Rating
+	values, u, raw []float64
+	eps            float64
+	moved          int
+	perRater       []int
+}
+
+// toUnit checks data (values within the bounds, the design's checks) and
+// maps the values to the unit scale for likelihood name.
+func toUnit(data *Data, opts Options, name string) (*unitRatings, error) {
 	if !(data.Lo < data.Hi) || math.IsInf(data.Lo, 0) || math.IsInf(data.Hi, 0) {
 		panic(fmt.Sprintf("bounded: bounds [%v, %v]", data.Lo, data.Hi))
 	}
-	n, nl := len(data.ItemIDs), len(data.RaterIDs)
-	rs := make([]multirater.Rating, len(data.Ratings))
-	values := make([]float64, len(data.Ratings))
+	ur := &unitRatings{rs: make([]multirater.Rating, len(data.Ratings)), values: make([]float64, len(data.Ratings))}
 	for j, r := range data.Ratings {
-		rs[j] = multirater.Rating{Item: r.Item, Rater: r.Rater}
+		ur.rs[j] = multirater.Rating{Item: r.Item, Rater: r.Rater}
 		if !(r.Value >= data.Lo && r.Value <= data.Hi) {
-			return nil, looScores{}, multirater.DataErrorf("rating %v of rater %q for item %q is outside [%v, %v]", r.Value, data.RaterIDs[r.Rater], data.ItemIDs[r.Item], data.Lo, data.Hi)
+			return nil, multirater.DataErrorf("rating %v of rater %q for item %q is outside [%v, %v]", r.Value, data.RaterIDs[r.Rater], data.ItemIDs[r.Item], data.Lo, data.Hi)
 		}
-		values[j] = r.Value
+		ur.values[j] = r.Value
 	}
 	// The design's checks (no ratings, duplicates, raters without
 	// ratings); values carry no level: K = 2, every level 0.
 	dsg := design.Design{What: "bounded.Data", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: 2,
-		Ratings: rs, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}, Repeats: data.Repeats}
-	perRater, err := dsg.Check()
-	if err != nil {
-		return nil, looScores{}, err
+		Ratings: ur.rs, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}, Repeats: data.Repeats}
+	var err error
+	if ur.perRater, err = dsg.Check(); err != nil {
+		return nil, err
 	}
 	if opts.Bounds != BoundsCensor && opts.Bounds != BoundsSqueeze {
 		panic(fmt.Sprintf("bounded: bounds treatment %q", opts.Bounds))
 	}
-	u, eps, moved := Squeeze(values, data.Lo, data.Hi)
-	raw := make([]float64, len(values)) // on the unit scale, bounds kept
-	for j, v := range values {
-		raw[j] = math.Max(0, math.Min(1, (v-data.Lo)/(data.Hi-data.Lo)))
+	ur.u, ur.eps, ur.moved = Squeeze(ur.values, data.Lo, data.Hi)
+	ur.raw = make([]float64, len(ur.values)) // on the unit scale, bounds kept
+	for j, v := range ur.values {
+		ur.raw[j] = math.Max(0, math.Min(1, (v-data.Lo)/(data.Hi-data.Lo)))
 	}
 	if name == Normal {
 		// The Gaussian has a density at the bounds: nothing is moved.
-		copy(u, raw)
+		copy(ur.u, ur.raw)
 	}
+	return ur, nil
+}
 
+// boundsNote says what became of the ratings at a bound ("" when none).
+func (ur *unitRatings) boundsNote(data *Data, opts Options, name string) string {
+	moved, m, eps := ur.moved, len(ur.rs), ur.eps
+	switch {
+	case moved > 0 && name == Normal && opts.Bounds != BoundsCensor:
+		return fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v); the normal likelihood reads them as they are", moved, m, data.Lo, data.Hi)
+	case moved > 0 && opts.Bounds == BoundsCensor:
+		return fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v) and were censored there: their likelihood is the %s probability of a value within %.4g of the range (half the data's resolution) of the bound", moved, m, data.Lo, data.Hi, name, eps)
+	case moved > 0:
+		return fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v) and were moved inside by %.4g of the range (half the data's resolution), so that the %s likelihood can explain them", moved, m, data.Lo, data.Hi, eps, name)
+	}
+	return ""
+}
+
+// newProblem returns the evidence maximisation of likelihood name (one
+// per rater, or one shared) on the unit ratings, and every rater's
+// likelihood.
+func newProblem(data *Data, opts Options, name string, shared bool, ur *unitRatings) (*infer.Problem, []lik.Bounded, error) {
+	n, nl := len(data.ItemIDs), len(data.RaterIDs)
+	var err error
 	// EP: the bounded likelihoods are not log-concave in f (a rating in
 	// conflict with the rest of its item pushes the tilted variance above
 	// the cavity's): sequential EP keeps such negative site precisions
@@ -413,7 +478,7 @@ func fitOne(ctx context.Context, data *Data, opts Options, name string, shared b
 		EP: eo, Laplace: opts.Laplace, Progress: opts.Progress, ParallelSites: -1}
 	if data.Learn != nil {
 		if prob.Kernel, err = infer.NewKernel(n, data.Cov, data.Learn.Terms, data.Learn.Inputs); err != nil {
-			return nil, looScores{}, err
+			return nil, nil, err
 		}
 		prob.Cov = nil
 	}
@@ -437,6 +502,7 @@ func fitOne(ctx context.Context, data *Data, opts Options, name string, shared b
 		}
 		prob.Liks[l] = liks[l]
 	}
+	rs, values, u, eps := ur.rs, ur.values, ur.u, ur.eps
 	prob.Sites = make([]lik.Site, len(rs))
 	prob.Owner = make([]int, len(rs))
 	cens := make([]*lik.Censored, nl)
@@ -512,31 +578,7 @@ func fitOne(ctx context.Context, data *Data, opts Options, name string, shared b
 		}
 		return 1e-2 * math.Max(s, 1e-4)
 	}
-	rng := rand.New(rand.NewPCG(opts.Seed, 0x626f756e64))
-	a, err := infer.Fit(ctx, prob, rng)
-	if err != nil {
-		return nil, looScores{}, err
-	}
-	var loo looScores
-	loo.fresh, loo.own = looScore(name, liks, rs, raw, eps, prob.Sites, a)
-	res := summarise(data, opts, name, shared, liks, perRater, prob.Sites, a, rng)
-	if a.Learnt != nil {
-		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
-	}
-	switch {
-	case moved > 0 && name == Normal && opts.Bounds != BoundsCensor:
-		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v); the normal likelihood reads them as they are", moved, len(rs), data.Lo, data.Hi))
-	case moved > 0 && opts.Bounds == BoundsCensor:
-		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v) and were censored there: their likelihood is the %s probability of a value within %.4g of the range (half the data's resolution) of the bound", moved, len(rs), data.Lo, data.Hi, name, eps))
-	case moved > 0:
-		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("%d of %d ratings lay at a bound (%v or %v) and were moved inside by %.4g of the range (half the data's resolution), so that the %s likelihood can explain them", moved, len(rs), data.Lo, data.Hi, eps, name))
-	}
-	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
-	res.Diagnostics.Seconds = time.Since(start).Seconds()
-	if opts.Progress != nil {
-		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
-	}
-	return res, loo, nil
+	return prob, liks, nil
 }
 
 // latentNoiseVar returns a rater's latent noise variance, the inverse
@@ -741,18 +783,12 @@ func summarise(data *Data, opts Options, name string, shared bool, liks []lik.Bo
 		if p < opts.FlagThreshold {
 			exp := data.Lo + w*lik.PredictiveMean(o, a.Mean[r.Item], a.Var[r.Item])
 			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater],
-				Label: strconv.FormatFloat(r.Value, 'g', -1, 64), Prob: mcmc.Round6(p), Expected: strconv.FormatFloat(mcmc.Round6(exp), 'g', -1, 64)})
+				Label: strconv.FormatFloat(r.Value, 'g', -1, 64), Prob: numeric.Round6(p), Expected: strconv.FormatFloat(numeric.Round6(exp), 'g', -1, 64)})
 		}
 	}
-	sort.SliceStable(res.Flags, func(i, j int) bool { return res.Flags[i].Prob < res.Flags[j].Prob })
-	if res.Flags == nil {
-		res.Flags = []multirater.Flag{}
-	}
+	res.SortFlags()
 	// Ranks from joint draws of the Gaussian posterior.
-	for i, r := range a.Ranks(rng, opts.RankDraws, nil) {
-		res.Items[i].Rank = r
-	}
-	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
+	a.SetRanks(res, rng, opts.RankDraws)
 	dg.Notes = append(dg.Notes,
 		fmt.Sprintf("value is the consensus on the rating scale: the predictive distribution of a new rating by a rater with the median dispersion (%.4g) and no bias", nuOf(cons)),
 		fmt.Sprintf("ranks come from %d joint draws of the Gaussian posterior approximation", opts.RankDraws))

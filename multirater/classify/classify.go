@@ -19,7 +19,7 @@ import (
 // Name is the family's model name in fit documents (ModelSettings.Model).
 const Name = "classification"
 
-// ClassData are the inputs of FitClassification: N items, L raters, K
+// Data are the inputs of Fit: N items, L raters, K
 // unordered classes and the observed labels. Raters label any subset of the
 // items (Rogers et al. sec. 2.5); items nobody labelled are part of the
 // Gaussian process and are predicted.
@@ -47,7 +47,7 @@ type Data struct {
 }
 
 // Precisions says how the raters' precisions alpha_l are treated by
-// FitClassification.
+// Fit.
 type Precisions int
 
 const (
@@ -99,7 +99,7 @@ func ParsePrecisions(s string) (Precisions, error) {
 	return 0, fmt.Errorf("unknown precisions %q (expected inferred, fixed or fixed-full)", s)
 }
 
-// ClassOptions control FitClassification. The zero value means the defaults
+// Options control Fit. The zero value means the defaults
 // given for each field.
 type Options struct {
 	// Common holds the options every MCMC family shares: the chains
@@ -150,7 +150,7 @@ func (o Options) check() {
 	}
 }
 
-// FitClassification fits the multi-rater classification model with
+// Fit fits the multi-rater classification model with
 // Gaussian-process priors (multinomial probit) of Rogers, Girolami &
 // Polajnar (2010, sec. 2.3, 2.5, app. A.2, B, C) by Gibbs sampling and
 // summarises the posterior:
@@ -198,7 +198,7 @@ func (o Options) check() {
 //     coupling of the precisions and the latent scale.
 //
 // Cost per sweep: the latent functions of the K classes share one
-// factorisation of C (see priorFactor), since every class has the same item
+// factorisation of C (see gp.Factor), since every class has the same item
 // precisions: O(N K) for a diagonal C (identity kernel); O(K N r) for a
 // complete design (every item has the same precision sum, e.g. every rater
 // labelled every item), r the numerical rank of C, after one O(N^3)
@@ -352,6 +352,40 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 			md.nFreeAlpha++
 		}
 	}
+	md.vectors(rs)
+	var err error
+	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
+		return nil, err
+	}
+	md.complete = md.isComplete(len(rs) == n*nl && !repeated)
+	if md.prec.fixed() {
+		md.fixedD = make([]float64, n)
+		for i, c := range md.itemCount {
+			md.fixedD[i] = float64(c)
+		}
+	}
+	if !md.f.Diag {
+		if md.complete {
+			r := md.f.R
+			md.gt = make([]float64, r*n)
+			for i := 0; i < n; i++ {
+				for j := 0; j < r; j++ {
+					md.gt[j*n+i] = md.f.G[i*r+j]
+				}
+			}
+		} else {
+			md.f.PrepareCG()
+			md.buildPreconditioner(rs, opts)
+		}
+	}
+	return md, nil
+}
+
+// vectors lists the label vectors of the labels rs (sorted by rater and
+// item) and groups them by item: under fixed precisions one vector per
+// (item, class) with eta labels (appendix B), otherwise one per label with
+// its rater, ranges by rater in rStart.
+func (md *classModel) vectors(rs []multirater.Rating) {
 	if md.shared {
 		// Appendix B: one vector per (item, class) with eta labels.
 		type key struct{ item, class int }
@@ -376,8 +410,8 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 		}
 		md.nFixedVec = len(keys)
 	} else {
-		md.rStart = make([]int, nl+1)
-		for l := 0; l < nl; l++ {
+		md.rStart = make([]int, md.nl+1)
+		for l := 0; l < md.nl; l++ {
 			md.rStart[l+1] = md.rStart[l] + md.raterCount[l]
 		}
 		for _, r := range rs {
@@ -389,66 +423,31 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 			}
 		}
 	}
-	md.itemStart = make([]int, n+1)
+	perItem := make([]int, md.n)
 	for _, it := range md.vecItem {
-		md.itemStart[it+1]++
+		perItem[it]++
 	}
-	for i := 0; i < n; i++ {
-		md.itemStart[i+1] += md.itemStart[i]
-	}
-	md.itemVecs = make([]int32, len(md.vecItem))
-	fill := append([]int(nil), md.itemStart[:n]...)
-	for v, it := range md.vecItem {
-		md.itemVecs[fill[it]] = int32(v)
-		fill[it]++
-	}
-	var err error
-	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
-		return nil, err
-	}
-	// The item precision sums are equal in every sweep when every item
-	// has the same raters (general representation with all raters on every
-	// item) or the same number of labels (fixed precisions).
-	md.complete = true
-	for i := 0; i < n; i++ {
+	md.itemStart, md.itemVecs = design.ByItem(md.n, perItem, md.vecItem)
+}
+
+// isComplete reports whether the item precision sums are equal in every
+// sweep: every item labelled, and under fixed precisions with the same
+// number of labels, otherwise by every rater once (full).
+func (md *classModel) isComplete(full bool) bool {
+	for i := 0; i < md.n; i++ {
 		if md.itemCount[i] == 0 {
-			md.complete = false
-			break
+			return false
 		}
 	}
-	if md.complete {
-		if md.prec.fixed() {
-			for i := 1; i < n; i++ {
-				if md.itemCount[i] != md.itemCount[0] {
-					md.complete = false
-					break
-				}
-			}
-		} else {
-			md.complete = len(rs) == n*nl && !repeated
+	if !md.prec.fixed() {
+		return full
+	}
+	for i := 1; i < md.n; i++ {
+		if md.itemCount[i] != md.itemCount[0] {
+			return false
 		}
 	}
-	if md.prec.fixed() {
-		md.fixedD = make([]float64, n)
-		for i, c := range md.itemCount {
-			md.fixedD[i] = float64(c)
-		}
-	}
-	if !md.f.Diag {
-		if md.complete {
-			r := md.f.R
-			md.gt = make([]float64, r*n)
-			for i := 0; i < n; i++ {
-				for j := 0; j < r; j++ {
-					md.gt[j*n+i] = md.f.G[i*r+j]
-				}
-			}
-		} else {
-			md.f.PrepareCG()
-			md.buildPreconditioner(rs, opts)
-		}
-	}
-	return md, nil
+	return true
 }
 
 // buildPreconditioner prepares the conjugate-gradient preconditioner of the
@@ -472,11 +471,7 @@ func (md *classModel) buildPreconditioner(rs []multirater.Rating, opts Options) 
 	if md.prec.fixed() {
 		groups = 1
 	}
-	limit := min(gp.MaxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(groups))))
-	kb := 0
-	for kb < r && kb < limit && f.Lam[kb]*dmax >= 0.5 {
-		kb++
-	}
+	kb := f.PrecBlock(dmax, groups)
 	md.precBlock = kb
 	// Per-group sums over the labelled items of G_nj^2 and of the leading
 	// block G_n,1:kb' G_n,1:kb; the group is the rater, or everything
@@ -493,16 +488,8 @@ func (md *classModel) buildPreconditioner(rs []multirater.Rating, opts Options) 
 			g = 0
 		}
 		row := f.G[lab.Item*r : (lab.Item+1)*r]
-		e := gsq[g]
-		for j, v := range row {
-			e[j] += v * v
-		}
-		b := blk[g]
-		for i, gi := range row[:kb] {
-			for j, gj := range row[:i+1] {
-				b[i*kb+j] += gi * gj
-			}
-		}
+		gp.AddRowSquares(gsq[g], row)
+		gp.AddRowGram(blk[g], row[:kb])
 	}
 	if !md.prec.fixed() {
 		md.raterGsq = gsq

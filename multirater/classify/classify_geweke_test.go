@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -42,20 +41,7 @@ func TestClassGeweke(t *testing.T) {
 		{Name: "rbf/fixed-full/K=3", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: rbf, Opts: Options{Precisions: FixedFullPrecisions}},
 		{Name: "identity/fixed-full/K=2", N: 4, L: 3, K: 2, Opts: Options{Precisions: FixedFullPrecisions}},
 	}
-	iters := 40000
-	if testing.Short() {
-		iters = 10000
-	}
-	for _, tc := range cases {
-		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
-			tc, smp := tc, smp
-			t.Run(tc.Name+"/"+smp.String(), func(t *testing.T) {
-				t.Parallel()
-				tc.Opts.Sampler = smp
-				runClassGeweke(t, tc, iters, uint64(len(tc.Name))*11+uint64(smp))
-			})
-		}
-	}
+	mcmctest.RunGewekeCases(t, cases, 11, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, runClassGeweke)
 }
 
 func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
@@ -63,24 +49,8 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 	opts := tc.Opts
 	opts.Settings = mcmc.Settings{Chains: 1, Samples: 1, Burnin: -1}
 	opts = opts.WithDefaults()
-	pairs := tc.Pairs
-	if pairs == nil {
-		for i := 0; i < tc.N; i++ {
-			for l := 0; l < tc.L; l++ {
-				pairs = append(pairs, [2]int{i, l})
-			}
-		}
-	}
-	data := &Data{Cov: tc.Cov}
-	for i := 0; i < tc.N; i++ {
-		data.ItemIDs = append(data.ItemIDs, fmt.Sprint("i", i))
-	}
-	for l := 0; l < tc.L; l++ {
-		data.RaterIDs = append(data.RaterIDs, fmt.Sprint("r", l))
-	}
-	for c := 0; c < tc.K; c++ {
-		data.Classes = append(data.Classes, fmt.Sprint(c))
-	}
+	pairs, items, raters, classes := tc.Design()
+	data := &Data{Cov: tc.Cov, ItemIDs: items, RaterIDs: raters, Classes: classes}
 	for _, p := range pairs {
 		data.Labels = append(data.Labels, multirater.Rating{Item: p[0], Rater: p[1]})
 	}
@@ -110,29 +80,7 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 			md.vecClass[v] = int32(best)
 		}
 	}
-	var stats []mcmctest.Stat
-	for l := 0; l < tc.L; l++ {
-		l := l
-		if md.fixedAlpha[l] {
-			continue
-		}
-		stats = append(stats,
-			mcmctest.Stat{Name: fmt.Sprintf("alpha[%d]", l), F: func() float64 { return ch.alpha[l] }, Truth: opts.V / opts.Lambda},
-			mcmctest.Stat{Name: fmt.Sprintf("alpha[%d]^2", l), F: func() float64 { return ch.alpha[l] * ch.alpha[l] }, Truth: opts.V * (opts.V + 1) / (opts.Lambda * opts.Lambda)},
-		)
-	}
-	for n := 0; n < tc.N; n++ {
-		cnn := 1.0
-		if tc.Cov != nil {
-			cnn = tc.Cov.At(n, n)
-		}
-		for c := 0; c < k; c++ {
-			i := n*k + c
-			stats = append(stats,
-				mcmctest.Stat{Name: fmt.Sprintf("m[%d,%d]", n, c), F: func() float64 { return ch.m[i] }, Truth: 0},
-				mcmctest.Stat{Name: fmt.Sprintf("m[%d,%d]^2", n, c), F: func() float64 { return ch.m[i] * ch.m[i] }, Truth: cnn},
-			)
-		}
-	}
+	stats := mcmctest.PrecisionStats(tc.L, func(l int) bool { return md.fixedAlpha[l] }, func(l int) float64 { return ch.alpha[l] }, opts.V, opts.Lambda)
+	stats = append(stats, mcmctest.LatentStats(tc.N, k, tc.Cov, func(i int) float64 { return ch.m[i] })...)
 	mcmctest.Geweke(t, iters, 4.5, stats, func() error { return ch.Sweep(false) }, regenerate)
 }

@@ -7,7 +7,6 @@ import (
 
 	"concord/multirater"
 	"concord/multirater/gp"
-	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 )
 
@@ -116,7 +115,7 @@ func ghProduct(rule *numeric.GHRule, c []float64, cmin float64) float64 {
 	return p
 }
 
-// ClassPredictor predicts new items from a classification FitResult
+// Predictor predicts new items from a classification FitResult
 // without refitting (Rogers et al. sec. 2.3.1 and appendix C): for each kept
 // posterior draw s of (M, alpha), the latent values of a new item are
 //
@@ -137,7 +136,7 @@ type Predictor struct {
 	rule *numeric.GHRule
 }
 
-// NewClassPredictor prepares predictions from res, which must be a
+// NewPredictor prepares predictions from res, which must be a
 // classification fit with kept draws (Draws.MClass), and cov, the
 // covariance matrix of its items (the same as in the fit, in
 // FitResult.Items order). It decomposes cov once.
@@ -249,7 +248,7 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 		it.RaterClassProbs = make(map[string][]float64, nl)
 		for l, rp := range raters {
 			for c := range rp {
-				rp[c] = mcmc.Round6(rp[c] * inv)
+				rp[c] = numeric.Round6(rp[c] * inv)
 			}
 			it.RaterClassProbs[res.Raters[l].ID] = rp
 		}
@@ -266,13 +265,13 @@ func setClassSummary(it *multirater.ItemResult, levels []string, cons, top []flo
 	it.ArgmaxProbs = make(map[string]float64, k)
 	var h float64
 	for c, p := range cons {
-		it.ClassProbs[levels[c]] = mcmc.Round6(p)
-		it.ArgmaxProbs[levels[c]] = mcmc.Round6(top[c])
+		it.ClassProbs[levels[c]] = numeric.Round6(p)
+		it.ArgmaxProbs[levels[c]] = numeric.Round6(top[c])
 		if p > 0 {
 			h -= p * math.Log2(p)
 		}
 	}
-	h = mcmc.Round6(math.Max(h, 0))
+	h = numeric.Round6(math.Max(h, 0))
 	it.Entropy = &h
 	it.Class = levels[argmaxF(cons)]
 }

@@ -17,7 +17,7 @@ import (
 // This file holds one chain of the classification sampler and its moves.
 //
 // State: W (K×r, the whitened latent functions, M_.k = G W_k, see
-// priorFactor), the latent vectors Y_v (K components each, one per label or,
+// gp.Factor), the latent vectors Y_v (K components each, one per label or,
 // under appendix B, one per (item, class)) and the precisions alpha. The
 // target is the joint posterior of Rogers et al. eq. 34 with p(M|C) written
 // in W:
@@ -120,7 +120,7 @@ func predictRaterPairs(md *classModel) int {
 	return s
 }
 
-// classChain is one chain of FitClassification.
+// classChain is one chain of Fit.
 type classChain struct {
 	md   *classModel
 	plan *classPlan
@@ -964,11 +964,7 @@ func (ch *classChain) stepRaterScale() {
 		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
 			it := int(md.vecItem[v])
 			mr := ch.m[it*k : (it+1)*k]
-			var c float64
-			for _, x := range mr {
-				c += x
-			}
-			c /= float64(k)
+			c := itemMean(mr)
 			for i, x := range ch.y[v*k : (v+1)*k] {
 				dv := mr[i] - c
 				rd += (x - mr[i]) * dv
@@ -979,29 +975,53 @@ func (ch *classChain) stepRaterScale() {
 		d := raterScaleDensity{v: md.v, la: md.lam * alpha, ard: alpha * rd, add: alpha * dd}
 		curv := 4*d.la + d.add + math.Abs(d.ard) + 1
 		slo, shi := mcmc.ScaleBounds(-2, alpha)
-		t, evals := mcmc.SliceSample(ch.rng, d, 0, math.Min(2, 3/math.Sqrt(curv)), slo, shi)
-		ch.sliceEvals += evals
-		ch.slices++
-		ch.raterScaleSum += math.Abs(t)
-		if t == 0 {
+		if t := raterSlice(ch, d, math.Min(2, 3/math.Sqrt(curv)), slo, shi); t != 0 {
+			ch.scaleRater(l, math.Exp(t), false)
+		}
+	}
+}
+
+// itemMean returns the mean of an item's latent vector M_n.
+func itemMean(mr []float64) float64 {
+	var c float64
+	for _, x := range mr {
+		c += x
+	}
+	return c / float64(len(mr))
+}
+
+// raterSlice takes the slice step of t = log a of a rater's scale move
+// (stepRaterScale, stepRaterResidualScale) from 0 and counts it.
+func raterSlice[D mcmc.LogDensity](ch *classChain, d D, w, lo, hi float64) float64 {
+	t, evals := mcmc.SliceSample(ch.rng, d, 0, w, lo, hi)
+	ch.sliceEvals += evals
+	ch.slices++
+	ch.raterScaleSum += math.Abs(t)
+	return t
+}
+
+// scaleRater applies the scale move a to rater l's latent vectors,
+// Y_v -> c + a (Y_v - c) around c = mean_k M_n(v)k (residual false) or
+// around M_n(v) itself (residual true), and alpha_l -> alpha_l / a^2.
+func (ch *classChain) scaleRater(l int, a float64, residual bool) {
+	md := ch.md
+	k := md.nk
+	for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
+		it := int(md.vecItem[v])
+		mr := ch.m[it*k : (it+1)*k]
+		yv := ch.y[v*k : (v+1)*k]
+		if residual {
+			for i, x := range yv {
+				yv[i] = mr[i] + a*(x-mr[i])
+			}
 			continue
 		}
-		a := math.Exp(t)
-		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
-			it := int(md.vecItem[v])
-			mr := ch.m[it*k : (it+1)*k]
-			var c float64
-			for _, x := range mr {
-				c += x
-			}
-			c /= float64(k)
-			yv := ch.y[v*k : (v+1)*k]
-			for i, x := range yv {
-				yv[i] = c + a*(x-c)
-			}
+		c := itemMean(mr)
+		for i, x := range yv {
+			yv[i] = c + a*(x-c)
 		}
-		ch.alpha[l] = alpha / (a * a)
 	}
+	ch.alpha[l] = ch.alpha[l] / (a * a)
 }
 
 // stepRaterResidualScale is a second per-rater move for each free
@@ -1061,26 +1081,10 @@ func (ch *classChain) stepRaterResidualScale() {
 		if !(lo < 0 && hi > 0) {
 			continue
 		}
-		alpha := ch.alpha[l]
-		d := residualScaleDensity{v: md.v, la: md.lam * alpha}
-		w := math.Min(2, hi-lo)
-		t, evals := mcmc.SliceSample(ch.rng, d, 0, w, lo, hi)
-		ch.sliceEvals += evals
-		ch.slices++
-		ch.raterScaleSum += math.Abs(t)
-		if t == 0 {
-			continue
+		d := residualScaleDensity{v: md.v, la: md.lam * ch.alpha[l]}
+		if t := raterSlice(ch, d, math.Min(2, hi-lo), lo, hi); t != 0 {
+			ch.scaleRater(l, math.Exp(t), true)
 		}
-		a := math.Exp(t)
-		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
-			it := int(md.vecItem[v])
-			mr := ch.m[it*k : (it+1)*k]
-			yv := ch.y[v*k : (v+1)*k]
-			for i, x := range yv {
-				yv[i] = mr[i] + a*(x-mr[i])
-			}
-		}
-		ch.alpha[l] = alpha / (a * a)
 	}
 }
 

@@ -133,7 +133,7 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 		sort.Ints(out)
 		return slices.Compact(out) // a rater once, repeated labels or not
 	}
-	mcmc.ParallelFor(n, func(i int) {
+	numeric.ParallelFor(n, func(i int) {
 		q := newClassQuad(rule, k)
 		m := make([]float64, k)
 		pr := make([]float64, k)
@@ -200,7 +200,7 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 		for j, l := range list {
 			p := make([]float64, k)
 			for c := range p {
-				p[c] = mcmc.Round6(raterProbs[i][j*k+c])
+				p[c] = numeric.Round6(raterProbs[i][j*k+c])
 			}
 			it.RaterClassProbs[data.RaterIDs[l]] = p
 		}
@@ -234,7 +234,7 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 			sumLog[r.Rater] += math.Log(math.Max(pr, 1e-300))
 			if pr < opts.FlagThreshold {
 				res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[r.Rater], Label: data.Classes[r.Level],
-					Prob: mcmc.Round6(pr), Expected: data.Classes[argmaxF(p)]})
+					Prob: numeric.Round6(pr), Expected: data.Classes[argmaxF(p)]})
 			}
 		}
 	}
@@ -250,7 +250,7 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 	})
 	for l := range res.Raters {
 		rr := &res.Raters[l]
-		a := mcmc.Round6(float64(agree[l]) / float64(rr.NLabels))
+		a := numeric.Round6(float64(agree[l]) / float64(rr.NLabels))
 		rr.ConsensusAgreement = &a
 		rr.Confusion = conf[l]
 		rr.MeanLogPred = sumLog[l] / float64(rr.NLabels)
@@ -258,7 +258,7 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 }
 
 // classDraws returns the compact joint draws of the result: at most
-// KeepDraws, and at most maxKeptNumbers latent values (at least 50 draws),
+// KeepDraws, and at most mcmc.MaxKeptNumbers latent values (at least 50 draws),
 // evenly spaced over the kept draws.
 func classDraws(md *classModel, plan *classPlan, chains []*classChain) *multirater.Draws {
 	k, n := md.nk, md.n
@@ -269,7 +269,7 @@ func classDraws(md *classModel, plan *classPlan, chains []*classChain) *multirat
 		ch := chains[plan.keep[g][0]]
 		a := make([]float64, md.nl)
 		for l, v := range ch.keptAlpha[g] {
-			a[l] = mcmc.Round7(v)
+			a[l] = numeric.Round7(v)
 		}
 		d.Alpha[s] = a
 		m := make([][]float64, n)
@@ -277,7 +277,7 @@ func classDraws(md *classModel, plan *classPlan, chains []*classChain) *multirat
 		for i := range m {
 			row := make([]float64, k)
 			for c := range row {
-				row[c] = mcmc.Round7(float64(src[i*k+c]))
+				row[c] = numeric.Round7(float64(src[i*k+c]))
 			}
 			m[i] = row
 		}
@@ -296,10 +296,10 @@ func classMoveStats(chains []*classChain) map[string]float64 {
 	}
 	m := ms.Map()
 	if ms.Sweeps > 0 && scale > 0 {
-		m["scale_move_mean_abs_log"] = mcmc.Round6(scale / float64(ms.Sweeps))
+		m["scale_move_mean_abs_log"] = numeric.Round6(scale / float64(ms.Sweeps))
 	}
 	if ms.Sweeps > 0 && shift > 0 {
-		m["shift_move_rms"] = mcmc.Round6(shift / float64(ms.Sweeps))
+		m["shift_move_rms"] = numeric.Round6(shift / float64(ms.Sweeps))
 	}
 	return m
 }

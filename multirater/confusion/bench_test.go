@@ -198,3 +198,30 @@ func BenchmarkKernelGibbsSweep(b *testing.B) {
 		}
 	}
 }
+
+// candidateLadder is the ladder of crowd sizes of BenchmarkCandidateSet:
+// items (5 labels each, one rater per 25 items up to 800 raters, a fifth
+// spammers, K classes).
+var candidateLadder = []struct{ n, k int }{{1000, 2}, {4000, 2}, {16000, 2}, {1000, 4}, {4000, 4}, {20000, 4}}
+
+// BenchmarkCandidateSet times the default fit (rater model auto: one-coin,
+// spammer and the communities search compared by the evidence, the chosen
+// one run on to convergence) beside the full-confusion candidate alone
+// (rater model confusion) over a ladder of sizes: issue 29 asks the whole
+// candidate set to cost at most 3x the CPU of the full-confusion candidate
+// alone. Compare the ns/op of a size's two rows.
+func BenchmarkCandidateSet(b *testing.B) {
+	for _, s := range candidateLadder {
+		d, _ := crowd{N: s.n, L: min(800, max(40, s.n/25)), K: s.k, PerItem: 5, Acc: 0.75, Spam: 0.2, Seed: 5}.make()
+		for _, rm := range []RaterModel{RaterConfusion, RaterAuto} {
+			b.Run(fmt.Sprintf("N%d/K%d/%s", s.n, s.k, rm), func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					if _, err := Fit(context.Background(), d, Options{RaterModel: rm}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

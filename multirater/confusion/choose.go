@@ -155,21 +155,75 @@ func autoCandidates(opts Options) []RaterModel {
 	return []RaterModel{RaterOneCoin, conf, RaterSpammer}
 }
 
-// chooseVB fits the candidates concurrently and keeps the one with the
-// highest score, ELBO - penalty (the bounds are of the same labels'
-// marginal likelihood under the same class prior, so comparable); a
-// candidate that fails numerically drops out with a note. It returns every
-// candidate for the fit document.
+// candidateELBOTol is the relative change of the evidence lower bound that
+// ends a candidate's iterations while the rater model is chosen (with
+// candidateTol on the class probabilities): the bounds of the candidates
+// differ by nats to hundreds of nats, while the slow tail of a coordinate
+// ascent (the spammer model's competence against its spam distribution
+// above all) moves its bound by less than 0.1 nat over hundreds of
+// iterations. The chosen candidate then runs on to Options.Tol and
+// elboTol from where it stopped (continueFit).
+const candidateELBOTol = 1e-6
+
+// candidateOptions are the options of the candidate fits while the rater
+// model is chosen: the looser tolerances of candidateTol and
+// candidateELBOTol.
+func candidateOptions(opts Options) Options {
+	o := opts
+	o.Tol = math.Max(o.Tol, candidateTol)
+	o.elboTol = math.Max(opts.boundTol(), candidateELBOTol)
+	return o
+}
+
+// continueFit runs the chosen candidate on from where the choice stopped
+// it, to the options' tolerances within what is left of MaxIter.
+func (c *candidateFit) continueFit(ctx context.Context, opts Options, start time.Time) error {
+	rest := opts.MaxIter - c.iters
+	if rest <= 0 {
+		return nil
+	}
+	t0 := time.Now()
+	var (
+		it   int
+		conv bool
+		err  error
+	)
+	if c.coin != nil {
+		o := &c.coin.opts
+		o.Tol, o.elboTol, o.MaxIter = opts.Tol, opts.elboTol, rest
+		it, conv, err = c.coin.run(ctx)
+		o.MaxIter = opts.MaxIter
+	} else {
+		o := &c.conf.v.opts
+		o.Tol, o.elboTol, o.MaxIter, o.Progress = opts.Tol, opts.elboTol, rest, opts.Progress
+		it, conv, err = c.conf.v.run(ctx, start)
+		o.MaxIter = opts.MaxIter
+		c.conf.iters, c.conf.conv = c.conf.iters+it, conv
+	}
+	c.iters += it
+	c.conv = conv
+	c.secs += time.Since(t0).Seconds()
+	c.ho = 0
+	return err
+}
+
+// chooseVB fits the candidates concurrently (at the looser tolerances of
+// candidateOptions) and keeps the one with the highest score, ELBO -
+// penalty (the bounds are of the same labels' marginal likelihood under
+// the same class prior, so comparable), which then runs on to the
+// options' tolerances; a candidate that fails numerically drops out with a
+// note. It returns every candidate for the fit document.
 func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*candidateFit, []multirater.RaterModelCandidate, []string, error) {
 	models := autoCandidates(opts)
 	fits := make([]*candidateFit, len(models))
 	prog := newCandidateProgress(models, opts.Progress, start)
 	var wg sync.WaitGroup
+	co := candidateOptions(opts)
 	for i, r := range models {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o := opts
+			o := co
 			o.Progress = nil
 			if opts.Progress != nil && r.confusionFamily() {
 				o.Progress = func(p multirater.Progress) { prog.set(i, p.Fraction) }
@@ -233,8 +287,16 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 	if best < 0 {
 		return nil, nil, nil, fmt.Errorf("confusion: every rater model failed numerically: %s", strings.Join(notes, "; "))
 	}
-	cands[best].Chosen = true
-	return fits[best], cands, notes, nil
+	c := fits[best]
+	if err := c.continueFit(ctx, opts, start); err != nil {
+		return nil, nil, nil, err
+	}
+	cd := &cands[best]
+	cd.Chosen = true
+	cd.ELBO, cd.Score, cd.HeldOut = mcmc.Round6(c.elbo()), mcmc.Round6(score(c)), mcmc.Round6(c.heldOut())
+	c.ho = cd.HeldOut
+	cd.Iterations, cd.Converged, cd.Seconds = c.iters, c.conv, mcmc.Round6(c.secs)
+	return c, cands, notes, nil
 }
 
 // choiceNote says which rater model was chosen and why, with the runner-up.

@@ -3,6 +3,7 @@ package confusion
 import (
 	"context"
 	"encoding/csv"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -221,5 +222,51 @@ func TestRaterModelForced(t *testing.T) {
 	}
 	if _, err := ParseRaterModel("two-coin"); err == nil {
 		t.Error("ParseRaterModel(two-coin): no error")
+	}
+}
+
+// TestChosenRunsToTolerance: the candidates are compared at looser
+// tolerances (candidateOptions), and the chosen one then runs on to the
+// options' tolerances: the default fit is converged at Options.Tol, its
+// chosen candidate's iterations are the fit's, and its classes and bound
+// are those of the chosen rater model fitted alone (to 0.5 nats and one
+// item in 200: the two runs stop at the same tolerance from different
+// points).
+func TestChosenRunsToTolerance(t *testing.T) {
+	for _, c := range []crowd{
+		{N: 600, L: 40, K: 2, PerItem: 5, Acc: 0.75, Spam: 0.4, Seed: 3},
+		{N: 500, L: 50, K: 4, PerItem: 4, Acc: 0.7, Spam: 0.2, Adversary: 0.2, Seed: 4},
+		{N: 400, L: 30, K: 3, PerItem: 3, Acc: 0.8, Spam: 0.1, Seed: 8},
+	} {
+		d, _ := c.make()
+		res := fit(t, d, Options{})
+		var chosen multirater.RaterModelCandidate
+		for _, cd := range res.Model.Confusion.RaterModelCandidates {
+			if cd.Chosen {
+				chosen = cd
+			}
+		}
+		if !res.Diagnostics.Converged || !chosen.Converged || chosen.Iterations != res.Diagnostics.Engine.Iterations ||
+			!strings.Contains(res.Diagnostics.Verdict, "1e-06") {
+			t.Errorf("seed %d: chosen %+v, iterations %d, verdict %q: want converged at 1e-06 with the chosen candidate's iterations",
+				c.Seed, chosen, res.Diagnostics.Engine.Iterations, res.Diagnostics.Verdict)
+		}
+		rm, err := ParseRaterModel(chosen.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone := fit(t, d, Options{RaterModel: rm})
+		if e, a := *res.Diagnostics.LogEvidence, *alone.Diagnostics.LogEvidence; math.Abs(e-a) > 0.5 {
+			t.Errorf("seed %d, %s: bound %.3f, fitted alone %.3f", c.Seed, rm, e, a)
+		}
+		diff := 0
+		for i := range res.Items {
+			if res.Items[i].Class != alone.Items[i].Class {
+				diff++
+			}
+		}
+		if diff*200 > len(res.Items) {
+			t.Errorf("seed %d, %s: %d of %d items' classes differ from the model fitted alone", c.Seed, rm, diff, len(res.Items))
+		}
 	}
 }

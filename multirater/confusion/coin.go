@@ -67,6 +67,17 @@ type coinVB struct {
 	correct, wrong []float64
 	spam           []float64
 	lt             []float64
+	// comp[l*K+j] = theta~_l / (theta~_l + (1 - theta)~_l xi~_l[j]): the
+	// probability that rater l's label j, given that it is right, is
+	// competent (spammer; from lt).
+	comp []float64
+	// sy[l*K+y] = sum over rater l's labels y of q(z_n = y); ny[l*K+y] the
+	// number of those labels.
+	sy, ny []float64
+	// lnq[n*K+k] = ln q(z_n = k) (the entropy term of the bound).
+	lnq []float64
+	// ab2 is scratch of length 2.
+	ab2 []float64
 	// The prior: Beta(a0, b0) shared by the raters, Dirichlet(xi0).
 	ab0, xi0 []float64
 	beta     []float64
@@ -74,17 +85,21 @@ type coinVB struct {
 	kl       float64
 	elbo     float64
 	t, sc    []float64
+	// nuAB, nuXi: the last empirical-Bayes multipliers of m and nu
+	// (fitMeanFrom's warm starts; NaN: none yet).
+	nuAB, nuXi float64
 }
 
 func newCoinVB(md *model, opts Options, spammer bool) *coinVB {
 	k, l := md.k, md.l
 	v := &coinVB{md: md, opts: opts, spammer: spammer, k: k, q: make([]float64, md.n*k), elogT: make([]float64, l*k*k),
 		a: make([]float64, l), b: make([]float64, l), correct: make([]float64, l), wrong: make([]float64, l),
-		ab0: make([]float64, 2), beta: make([]float64, k), elogRho: make([]float64, k), t: make([]float64, k), sc: make([]float64, k)}
+		ab0: make([]float64, 2), beta: make([]float64, k), elogRho: make([]float64, k), t: make([]float64, k), sc: make([]float64, k),
+		nuAB: math.NaN(), nuXi: math.NaN(), lnq: make([]float64, md.n*k), ab2: make([]float64, 2)}
 	s := opts.concentration()
 	v.ab0[0], v.ab0[1] = s*opts.Diagonal, s*(1-opts.Diagonal)
 	if spammer {
-		v.xi, v.spam, v.xi0, v.lt = make([]float64, l*k), make([]float64, l*k), make([]float64, k), make([]float64, l*(k+1))
+		v.xi, v.spam, v.xi0, v.lt, v.comp = make([]float64, l*k), make([]float64, l*k), make([]float64, k), make([]float64, l*(k+1)), make([]float64, l*k)
 		for j := range v.xi0 {
 			v.xi0[j] = 1
 		}
@@ -97,6 +112,13 @@ func newCoinVB(md *model, opts Options, spammer bool) *coinVB {
 		}
 	}
 	(&vb{md: md, k: k, q: v.q}).initQ()
+	for i, x := range v.q {
+		v.lnq[i] = math.Log(x)
+	}
+	v.sy, v.ny = make([]float64, l*k), make([]float64, l*k)
+	for p, r := range md.rater {
+		v.ny[int(r)*k+int(md.y[p])]++
+	}
 	return v
 }
 
@@ -105,53 +127,47 @@ func newCoinVB(md *model, opts Options, spammer bool) *coinVB {
 // means by empirical Bayes when eb, ln pi~ and the raters' KL terms.
 func (v *coinVB) raters(eb bool) {
 	md, k := v.md, v.k
-	clear(v.correct)
-	clear(v.wrong)
-	if v.spammer {
-		clear(v.spam)
-	}
-	// The previous posteriors' E-logs (spammer responsibilities): lt[l*(K+1)]
-	// = ln theta~_l - ln (1 - theta)~_l, lt[l*(K+1)+1+j] = ln xi~_l[j].
-	if v.spammer {
-		for l := 0; l < md.l; l++ {
-			lt := v.lt[l*(k+1) : (l+1)*(k+1)]
-			lt[0] = mathext.Digamma(v.a[l]) - mathext.Digamma(v.b[l])
-			xs := 0.0
-			for j := 0; j < k; j++ {
-				xs += v.xi[l*k+j]
-			}
-			ps := mathext.Digamma(xs)
-			for j := 0; j < k; j++ {
-				lt[1+j] = mathext.Digamma(v.xi[l*k+j]) - ps
-			}
-		}
-	}
+	// sy[l*K+y] = sum over rater l's labels y of q(z_n = y): the expected
+	// number of them that are right.
+	clear(v.sy)
 	for n := 0; n < md.n; n++ {
 		qn := v.q[n*k : (n+1)*k]
 		for p := md.start[n]; p < md.start[n+1]; p++ {
-			l, y := int(md.rater[p]), int(md.y[p])
-			if !v.spammer {
-				v.correct[l] += qn[y]
-				v.wrong[l] += 1 - qn[y]
-				continue
-			}
-			// Competent only if z = y, then with probability
-			// theta~ / (theta~ + (1 - theta)~ xi~_y).
-			lt := v.lt[l*(k+1) : (l+1)*(k+1)]
-			c := qn[y] / (1 + math.Exp(lt[1+y]-lt[0]))
-			v.correct[l] += c
-			v.wrong[l] += 1 - c
-			v.spam[l*k+y] += 1 - c
+			y := int(md.y[p])
+			v.sy[int(md.rater[p])*k+y] += qn[y]
 		}
 	}
-	if eb {
-		v.empiricalBayes()
+	if !v.spammer {
+		for l := 0; l < md.l; l++ {
+			c := 0.0
+			for _, x := range v.sy[l*k : (l+1)*k] {
+				c += x
+			}
+			v.correct[l], v.wrong[l] = c, float64(md.raterCount[l])-c
+		}
+		if eb {
+			v.empiricalBayes()
+		}
+	} else {
+		if eb {
+			v.empiricalBayes() // at the previous posteriors, as in vb.run
+		}
+		// q(c | z) and q(theta) q(xi) in turn at the fixed q(z), to a fixed
+		// point (spamInner): coordinate ascent of the same bound, whose
+		// one-step lag between the competence responsibilities and the
+		// posteriors they set is the spammer model's slowest direction.
+		for r := 0; r < spamInner; r++ {
+			if v.spamStep() < 1e-6 {
+				break
+			}
+		}
 	}
 	v.kl = 0
 	for l := 0; l < md.l; l++ {
 		a, b := v.ab0[0]+v.correct[l], v.ab0[1]+v.wrong[l]
 		v.a[l], v.b[l] = a, b
-		v.kl += klDirichlet([]float64{a, b}, v.ab0)
+		v.ab2[0], v.ab2[1] = a, b
+		v.kl += klDirichlet(v.ab2, v.ab0)
 		ea, eb := mathext.Digamma(a)-mathext.Digamma(a+b), mathext.Digamma(b)-mathext.Digamma(a+b)
 		if !v.spammer {
 			off := eb - math.Log(float64(k-1))
@@ -187,6 +203,49 @@ func (v *coinVB) raters(eb bool) {
 	}
 }
 
+// spamInner bounds the inner iterations of the spammer's rater update.
+const spamInner = 5
+
+// spamStep is one update of the spammer's competence responsibilities
+// (lt and comp from the current posteriors: a label (l, j) of item n is
+// competent with probability q(z_n = j) theta~ / (theta~ + (1 - theta)~
+// xi~_j)) and then of the posteriors a, b and xi from the expected counts;
+// it returns the largest relative change of a posterior parameter.
+func (v *coinVB) spamStep() float64 {
+	md, k := v.md, v.k
+	worst := 0.0
+	for l := 0; l < md.l; l++ {
+		// The E-logs: lt[l*(K+1)] = ln theta~_l - ln (1 - theta)~_l,
+		// lt[l*(K+1)+1+j] = ln xi~_l[j].
+		lt := v.lt[l*(k+1) : (l+1)*(k+1)]
+		lt[0] = mathext.Digamma(v.a[l]) - mathext.Digamma(v.b[l])
+		xi := v.xi[l*k : (l+1)*k]
+		xs := 0.0
+		for _, x := range xi {
+			xs += x
+		}
+		ps := mathext.Digamma(xs)
+		correct := 0.0
+		for j := 0; j < k; j++ {
+			lt[1+j] = mathext.Digamma(xi[j]) - ps
+			v.comp[l*k+j] = 1 / (1 + math.Exp(lt[1+j]-lt[0]))
+			c := v.sy[l*k+j] * v.comp[l*k+j]
+			correct += c
+			v.spam[l*k+j] = v.ny[l*k+j] - c
+		}
+		v.correct[l], v.wrong[l] = correct, float64(md.raterCount[l])-correct
+		a, b := v.ab0[0]+correct, v.ab0[1]+v.wrong[l]
+		worst = math.Max(worst, math.Max(math.Abs(a-v.a[l])/a, math.Abs(b-v.b[l])/b))
+		v.a[l], v.b[l] = a, b
+		for j := range xi {
+			x := v.xi0[j] + v.spam[l*k+j]
+			worst = math.Max(worst, math.Abs(x-xi[j])/x)
+			xi[j] = x
+		}
+	}
+	return worst
+}
+
 // empiricalBayes sets the prior means m and nu to the maxima of sum_l
 // E_q[ln Beta(a_l; s m, s (1 - m))] and sum_l E_q[ln Dirichlet(xi_l; K
 // nu)] at the fixed totals, with the floors of fitMean. (Learning the
@@ -215,7 +274,7 @@ func (v *coinVB) empiricalBayes() {
 			t[1] += (mathext.Digamma(v.b[l]) - ps) / w
 		}
 	}
-	fitMean(v.ab0, t, v.ab0[0]+v.ab0[1], nil)
+	v.nuAB = fitMeanFrom(v.ab0, t, v.ab0[0]+v.ab0[1], v.nuAB)
 	if !v.spammer {
 		return
 	}
@@ -234,7 +293,7 @@ func (v *coinVB) empiricalBayes() {
 			t[j] += (mathext.Digamma(v.xi[l*k+j]) - ps) / w
 		}
 	}
-	fitMean(v.xi0, t, float64(k), nil)
+	v.nuXi = fitMeanFrom(v.xi0, t, float64(k), v.nuXi)
 }
 
 // classes sets q(rho)'s Dirichlet and E[ln rho].
@@ -279,10 +338,11 @@ func (v *coinVB) items(klRho float64) (float64, float64) {
 				lq[c] += x
 			}
 		}
+		lnq := v.lnq[n*k : (n+1)*k]
 		mx := math.Inf(-1)
 		for c, x := range lq {
 			if qn[c] > 0 {
-				e += qn[c] * (x - math.Log(qn[c]))
+				e += qn[c] * (x - lnq[c])
 			}
 			mx = math.Max(mx, x)
 		}
@@ -291,15 +351,18 @@ func (v *coinVB) items(klRho float64) (float64, float64) {
 		}
 		sum := 0.0
 		for c, x := range lq {
+			lnq[c] = x
 			lq[c] = math.Exp(x - mx)
 			sum += lq[c]
 		}
+		lse := mx + math.Log(sum)
 		for c := range lq {
 			x := lq[c] / sum
 			if d := math.Abs(x - qn[c]); d > worst || d != d {
 				worst = d
 			}
 			qn[c] = x
+			lnq[c] -= lse
 		}
 	}
 	return worst, e
@@ -316,7 +379,7 @@ func (v *coinVB) run(ctx context.Context) (int, bool, error) {
 			return it, false, fmt.Errorf("confusion: %s variational update failed (NaN) at iteration %d", v.name(), it)
 		}
 		v.elbo = e
-		if change < v.opts.Tol || it > 2 && math.Abs(e-prev) <= elboTol*math.Abs(e) {
+		if change < v.opts.Tol || it > 2 && math.Abs(e-prev) <= v.opts.boundTol()*math.Abs(e) {
 			v.finish()
 			return it, true, nil
 		}

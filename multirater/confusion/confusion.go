@@ -168,15 +168,17 @@ func ParseHierarchy(s string) (Hierarchy, error) {
 // (Options.Communities 0) and the largest it accepts.
 const MaxCommunities = 8
 
-// DefaultMaxCommunities: with Options.Communities 0 the variational fit
-// is run with 1, ..., DefaultMaxCommunities communities and the one with
-// the highest evidence lower bound kept (the fewest communities among those
+// DefaultMaxCommunities bounds the communities tried: with
+// Options.Communities 0 the variational fit is run with 1, ...,
+// DefaultMaxCommunities communities and the one with the highest evidence
+// lower bound kept (the fewest communities among those
 // within CommunityTolerance nats of the best), at most one per
 // MinCommunityRaters raters.
 const DefaultMaxCommunities = 4
 
-// MinCommunityRaters: when the number of communities is chosen, at most
-// one community per MinCommunityRaters raters is tried (communities learnt
+// MinCommunityRaters bounds the communities tried: when the number of
+// communities is chosen, at most one community per MinCommunityRaters
+// raters is tried (communities learnt
 // from a handful of raters are each rater's own matrix, not a prior).
 const MinCommunityRaters = 10
 
@@ -247,6 +249,20 @@ type Options struct {
 	BiasVariance float64
 	Rank         int
 	Quadrature   int
+
+	// elboTol, when positive, replaces elboTol (the relative change of the
+	// bound that ends the iterations): the looser one of the candidate
+	// fits that RaterAuto compares (choose.go).
+	elboTol float64
+}
+
+// boundTol is the relative change of the evidence lower bound that ends
+// the variational iterations.
+func (o Options) boundTol() float64 {
+	if o.elboTol > 0 {
+		return o.elboTol
+	}
+	return elboTol
 }
 
 // Defaults of the prior and the engines.

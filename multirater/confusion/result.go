@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/mathext"
 
 	"concord/multirater"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // post is an engine's posterior in the form summarise reads.
@@ -151,7 +151,7 @@ func (v *vb) posterior() *post {
 			p.rho[c].Mean = (b - 1) / (bsum - float64(k))
 		}
 	}
-	mcmc.ParallelFor(md.l, func(l int) {
+	numeric.ParallelFor(md.l, func(l int) {
 		var mean, m2 float64
 		dm := make([]float64, k)
 		for r := 0; r < k; r++ {
@@ -205,15 +205,30 @@ func momentEstimate(mean, variance float64) multirater.Estimate {
 	return e
 }
 
-// summarise makes the fit document from an engine's posterior.
+// summarise makes the fit document from an engine's posterior: the
+// confusion prior, the items' classes, the raters and the notes.
 func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResult {
-	k, n, nl := md.k, md.n, md.l
 	res := &multirater.FitResult{
 		Schema: multirater.FitSchema,
 		Model: multirater.ModelSettings{Model: Name, Engine: opts.Engine, Output: multirater.OutputClasses, Kernel: kernelName(data),
 			Identifiability: multirater.Weak.String(), Sampler: "default", Seed: opts.Seed, FlagThreshold: opts.FlagThreshold},
 		Levels: append([]string(nil), data.Classes...),
 	}
+	cp, member := confusionPrior(md, opts, p)
+	res.Model.Confusion = cp
+	res.ClassProportions = roundEstimates(p.rho)
+	cons := summariseItems(res, data, md, p)
+	t := tally(res, data, md, opts, p, cons)
+	spammers := summariseRaters(res, data, md, opts, p, t, member)
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes(data, md, opts, p, spammers)...)
+	return res
+}
+
+// confusionPrior returns the learnt confusion prior (the communities'
+// mixture, each community when there are several, the probit prior's
+// targets) and each rater's community.
+func confusionPrior(md *model, opts Options, p *post) (*multirater.ConfusionPrior, []int) {
+	k := md.k
 	cp := &multirater.ConfusionPrior{Hierarchy: opts.Hierarchy.String(), Diagonal: opts.Diagonal, ClassPrior: opts.ClassPrior,
 		LearnConcentration: opts.LearnConcentration, Gold: md.nGold, MAP: opts.MAP, Concentration: make([]float64, k), Community: make([][]float64, k)}
 	for r := 0; r < k; r++ {
@@ -224,36 +239,14 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 				cp.Community[r][j] += p.h[c] * p.mu[(c*k+r)*k+j]
 			}
 		}
-		cp.Concentration[r] = mcmc.Round6(cp.Concentration[r])
+		cp.Concentration[r] = numeric.Round6(cp.Concentration[r])
 		for j, x := range cp.Community[r] {
-			cp.Community[r][j] = mcmc.Round6(x)
+			cp.Community[r][j] = numeric.Round6(x)
 		}
 	}
-	member := make([]int, nl)
+	member := make([]int, md.l)
 	if p.nc > 1 {
-		cp.Communities = make([]multirater.ConfusionCommunity, p.nc)
-		for c := range cp.Communities {
-			cm := &cp.Communities[c]
-			cm.Weight = mcmc.Round6(p.h[c])
-			cm.Concentration = make([]float64, k)
-			cm.Mean = make([][]float64, k)
-			for r := 0; r < k; r++ {
-				cm.Concentration[r] = mcmc.Round6(p.s[c*k+r])
-				cm.Mean[r] = make([]float64, k)
-				for j := range cm.Mean[r] {
-					cm.Mean[r][j] = mcmc.Round6(p.mu[(c*k+r)*k+j])
-				}
-			}
-		}
-		for l := range member {
-			w := p.resp[l*p.nc : (l+1)*p.nc]
-			for c, x := range w {
-				if x > w[member[l]] {
-					member[l] = c
-				}
-			}
-			cp.Communities[member[l]].Raters++
-		}
+		cp.Communities = communities(k, p, member)
 	}
 	cp.Candidates = p.candidates
 	rm := p.rater
@@ -264,31 +257,72 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		}
 	}
 	cp.RaterModel = rm.String()
-	if pr := md.pr; pr != nil {
-		cp.Probit = &multirater.ConfusionProbit{BiasVariance: pr.bias, Rank: pr.rank, MaxRank: opts.Rank, Residual: mcmc.Round6(pr.residual),
-			Quadrature: opts.Quadrature, Targets: make([][]float64, n)}
-		for i := range cp.Probit.Targets {
-			row := make([]float64, k)
-			for c := range row {
-				row[c] = mcmc.Round6(p.targets[c*n+i])
+	if md.pr != nil {
+		cp.Probit = probitPrior(md, opts, p)
+	}
+	return cp, member
+}
+
+// communities returns each community's prior and size, setting member[l]
+// to rater l's most probable community.
+func communities(k int, p *post, member []int) []multirater.ConfusionCommunity {
+	cs := make([]multirater.ConfusionCommunity, p.nc)
+	for c := range cs {
+		cm := &cs[c]
+		cm.Weight = numeric.Round6(p.h[c])
+		cm.Concentration = make([]float64, k)
+		cm.Mean = make([][]float64, k)
+		for r := 0; r < k; r++ {
+			cm.Concentration[r] = numeric.Round6(p.s[c*k+r])
+			cm.Mean[r] = make([]float64, k)
+			for j := range cm.Mean[r] {
+				cm.Mean[r][j] = numeric.Round6(p.mu[(c*k+r)*k+j])
 			}
-			cp.Probit.Targets[i] = row
-		}
-		for _, y := range p.targetDraws {
-			d := make([][]float64, n)
-			for i := range d {
-				d[i] = make([]float64, k)
-				for c := range d[i] {
-					d[i][c] = mcmc.Round6(y[c*n+i])
-				}
-			}
-			cp.Probit.TargetDraws = append(cp.Probit.TargetDraws, d)
 		}
 	}
-	res.Model.Confusion = cp
-	res.ClassProportions = roundEstimates(p.rho)
+	for l := range member {
+		w := p.resp[l*p.nc : (l+1)*p.nc]
+		for c, x := range w {
+			if x > w[member[l]] {
+				member[l] = c
+			}
+		}
+		cs[member[l]].Raters++
+	}
+	return cs
+}
 
-	// Items.
+// probitPrior returns the multinomial-probit prior's settings, its
+// targets per item and class and their draws.
+func probitPrior(md *model, opts Options, p *post) *multirater.ConfusionProbit {
+	pr, k, n := md.pr, md.k, md.n
+	out := &multirater.ConfusionProbit{BiasVariance: pr.bias, Rank: pr.rank, MaxRank: opts.Rank, Residual: numeric.Round6(pr.residual),
+		Quadrature: opts.Quadrature, Targets: make([][]float64, n)}
+	for i := range out.Targets {
+		row := make([]float64, k)
+		for c := range row {
+			row[c] = numeric.Round6(p.targets[c*n+i])
+		}
+		out.Targets[i] = row
+	}
+	for _, y := range p.targetDraws {
+		d := make([][]float64, n)
+		for i := range d {
+			d[i] = make([]float64, k)
+			for c := range d[i] {
+				d[i][c] = numeric.Round6(y[c*n+i])
+			}
+		}
+		out.TargetDraws = append(out.TargetDraws, d)
+	}
+	return out
+}
+
+// summariseItems fills res.Items (class probabilities, entropy in bits,
+// the consensus class and the labels) and returns each item's consensus
+// class.
+func summariseItems(res *multirater.FitResult, data *Data, md *model, p *post) []int {
+	k, n := md.k, md.n
 	res.Items = make([]multirater.ItemResult, n)
 	cons := make([]int, n)
 	for i := range res.Items {
@@ -300,7 +334,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		var h float64
 		best := 0
 		for c, x := range qn {
-			it.ClassProbs[data.Classes[c]] = mcmc.Round6(x)
+			it.ClassProbs[data.Classes[c]] = numeric.Round6(x)
 			if x > 0 {
 				h -= x * math.Log2(x)
 			}
@@ -308,7 +342,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 				best = c
 			}
 		}
-		h = mcmc.Round6(math.Max(h, 0))
+		h = numeric.Round6(math.Max(h, 0))
 		it.Entropy = &h
 		it.Class = data.Classes[best]
 		cons[i] = best
@@ -319,26 +353,38 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 			}
 		}
 	}
+	return cons
+}
 
-	// Raters.
-	res.Raters = make([]multirater.RaterResult, nl)
-	agree := make([]int, nl)
-	logPred := make([]float64, nl)
-	confusion := make([][][]int, nl)
-	for l := range confusion {
-		confusion[l] = make([][]int, k)
-		for r := range confusion[l] {
-			confusion[l][r] = make([]int, k)
+// raterTally is what the labels say of each rater against the consensus:
+// the labels that agree, the sum of the labels' log posterior predictive
+// probabilities and the confusion counts [consensus][label].
+type raterTally struct {
+	agree     []int
+	logPred   []float64
+	confusion [][][]int
+}
+
+// tally counts every label against its item's consensus class cons and
+// flags the labels whose posterior predictive probability is below the
+// flag threshold (res.Flags, least probable first).
+func tally(res *multirater.FitResult, data *Data, md *model, opts Options, p *post, cons []int) *raterTally {
+	k, nl := md.k, md.l
+	t := &raterTally{agree: make([]int, nl), logPred: make([]float64, nl), confusion: make([][][]int, nl)}
+	for l := range t.confusion {
+		t.confusion[l] = make([][]int, k)
+		for r := range t.confusion[l] {
+			t.confusion[l][r] = make([]int, k)
 		}
 	}
 	pred := make([]float64, k)
-	for i := 0; i < n; i++ {
+	for i := 0; i < md.n; i++ {
 		qn := p.q[i*k : (i+1)*k]
 		for q := md.start[i]; q < md.start[i+1]; q++ {
 			l, y := int(md.rater[q]), int(md.y[q])
-			confusion[l][cons[i]][y]++
+			t.confusion[l][cons[i]][y]++
 			if y == cons[i] {
-				agree[l]++
+				t.agree[l]++
 			}
 			// The label's posterior predictive probability, sum_k
 			// q(z = k) E[pi_l[k, j]], for each j.
@@ -358,7 +404,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 					py += md.softEvidence(q, j) * x
 				}
 			}
-			logPred[l] += math.Log(math.Max(py, 1e-300))
+			t.logPred[l] += math.Log(math.Max(py, 1e-300))
 			if py < opts.FlagThreshold {
 				exp := 0
 				for j := range pred {
@@ -367,22 +413,31 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 					}
 				}
 				res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[l], Label: data.Classes[y],
-					Prob: mcmc.Round6(py), Expected: data.Classes[exp]})
+					Prob: numeric.Round6(py), Expected: data.Classes[exp]})
 			}
 		}
 	}
 	sort.SliceStable(res.Flags, func(a, b int) bool { return res.Flags[a].Prob < res.Flags[b].Prob })
+	return t
+}
+
+// summariseRaters fills res.Raters (agreement, confusion matrices and
+// their most confused cell, accuracy, spam score, community) and returns
+// the number of spammers.
+func summariseRaters(res *multirater.FitResult, data *Data, md *model, opts Options, p *post, t *raterTally, member []int) int {
+	k := md.k
+	res.Raters = make([]multirater.RaterResult, md.l)
 	spammers := 0
 	for l := range res.Raters {
 		rr := &res.Raters[l]
 		rr.ID = data.RaterIDs[l]
 		rr.NLabels = md.raterCount[l]
 		rr.LevelCounts = append([]int(nil), md.raterClass[l]...)
-		rr.Confusion = confusion[l]
+		rr.Confusion = t.confusion[l]
 		if rr.NLabels > 0 {
-			a := mcmc.Round6(float64(agree[l]) / float64(rr.NLabels))
+			a := numeric.Round6(float64(t.agree[l]) / float64(rr.NLabels))
 			rr.ConsensusAgreement = &a
-			rr.MeanLogPred = mcmc.Round6(logPred[l] / float64(rr.NLabels))
+			rr.MeanLogPred = numeric.Round6(t.logPred[l] / float64(rr.NLabels))
 		}
 		rr.ConfusionProbs = make([][]multirater.Estimate, k)
 		var worst *multirater.ClassConfusion
@@ -397,7 +452,7 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 		rr.MostConfused = worst
 		acc := roundEstimate(p.acc[l])
 		rr.Accuracy = &acc
-		sc := mcmc.Round6(spamScore(p.cells[l*k*k:(l+1)*k*k], k))
+		sc := numeric.Round6(spamScore(p.cells[l*k*k:(l+1)*k*k], k))
 		rr.SpamScore = &sc
 		rr.Spammer = sc < opts.SpamThreshold
 		if p.nc > 1 {
@@ -407,33 +462,39 @@ func summarise(data *Data, md *model, opts Options, p *post) *multirater.FitResu
 			spammers++
 		}
 	}
-	dg := &res.Diagnostics
+	return spammers
+}
+
+// notes are the fit's notes on spammers, gold labels, repeats, the rater
+// model, the probit prior and the choice of communities.
+func notes(data *Data, md *model, opts Options, p *post, spammers int) []string {
+	var out []string
 	if spammers > 0 {
-		dg.Notes = append(dg.Notes, fmt.Sprintf("%d rater(s) flagged as spammers: the rows of their confusion matrices are alike (spam score below %g), so their labels say little about the class", spammers, opts.SpamThreshold))
+		out = append(out, fmt.Sprintf("%d rater(s) flagged as spammers: the rows of their confusion matrices are alike (spam score below %g), so their labels say little about the class", spammers, opts.SpamThreshold))
 	}
 	if md.nGold > 0 {
-		dg.Notes = append(dg.Notes, fmt.Sprintf("the classes of %d items were fixed at their gold labels (as asked); accuracy against those gold labels is not a fair test", md.nGold))
+		out = append(out, fmt.Sprintf("the classes of %d items were fixed at their gold labels (as asked); accuracy against those gold labels is not a fair test", md.nGold))
 	}
 	if data.Repeats {
-		dg.Notes = append(dg.Notes, "repeated labels of a rater for an item are each one more observation (item labels show one of them)")
+		out = append(out, "repeated labels of a rater for an item are each one more observation (item labels show one of them)")
 	}
 	switch {
 	case p.rater == RaterOneCoin:
-		dg.Notes = append(dg.Notes, "one-coin rater model: one accuracy per rater, errors spread evenly over the other classes; the accuracies share a Beta prior whose mean was learnt by empirical Bayes (model.confusion)")
+		out = append(out, "one-coin rater model: one accuracy per rater, errors spread evenly over the other classes; the accuracies share a Beta prior whose mean was learnt by empirical Bayes (model.confusion)")
 	case p.rater == RaterSpammer:
-		dg.Notes = append(dg.Notes, "spammer-aware rater model (MACE): each label is competent (the true class) with a rater's own probability, else drawn from the rater's own spam distribution; the competences and spam distributions share priors learnt by empirical Bayes (model.confusion)")
+		out = append(out, "spammer-aware rater model (MACE): each label is competent (the true class) with a rater's own probability, else drawn from the rater's own spam distribution; the competences and spam distributions share priors learnt by empirical Bayes (model.confusion)")
 	case opts.Hierarchy == Pooled || opts.Hierarchy == Communities && p.nc == 1:
-		dg.Notes = append(dg.Notes, "the raters' confusion rows share one community prior learnt by empirical Bayes (model.confusion)")
+		out = append(out, "the raters' confusion rows share one community prior learnt by empirical Bayes (model.confusion)")
 	case p.nc > 1:
-		dg.Notes = append(dg.Notes, fmt.Sprintf("the raters fall into %d communities, each with a confusion-matrix prior learnt by empirical Bayes (model.confusion.communities; each rater's community in raters[].community)", p.nc))
+		out = append(out, fmt.Sprintf("the raters fall into %d communities, each with a confusion-matrix prior learnt by empirical Bayes (model.confusion.communities; each rater's community in raters[].community)", p.nc))
 	}
 	if pr := md.pr; pr != nil {
-		dg.Notes = append(dg.Notes, fmt.Sprintf("the items' classes have the multinomial-probit Gaussian-process prior of kernel %s (Girolami & Rogers 2006) with a per-class constant of variance %g; its factor has rank %d (residual trace %.3g); class_proportions are the shares of the items' classes", kernelName(data), pr.bias, pr.rank, pr.residual))
+		out = append(out, fmt.Sprintf("the items' classes have the multinomial-probit Gaussian-process prior of kernel %s (Girolami & Rogers 2006) with a per-class constant of variance %g; its factor has rank %d (residual trace %.3g); class_proportions are the shares of the items' classes", kernelName(data), pr.bias, pr.rank, pr.residual))
 	}
 	if len(p.candidates) > 1 {
-		dg.Notes = append(dg.Notes, fmt.Sprintf("the number of communities, %d, was chosen by the evidence lower bound from 1 to %d (model.confusion.community_candidates)", p.nc, len(p.candidates)))
+		out = append(out, fmt.Sprintf("the number of communities, %d, was chosen by the evidence lower bound from 1 to %d (model.confusion.community_candidates)", p.nc, len(p.candidates)))
 	}
-	return res
+	return out
 }
 
 // kernelName is the data's kernel for the result.
@@ -467,7 +528,7 @@ func spamScore(cells []multirater.Estimate, k int) float64 {
 }
 
 func roundEstimate(e multirater.Estimate) multirater.Estimate {
-	return multirater.Estimate{Mean: mcmc.Round6(e.Mean), SD: mcmc.Round6(e.SD), Q025: mcmc.Round6(e.Q025), Q50: mcmc.Round6(e.Q50), Q975: mcmc.Round6(e.Q975)}
+	return multirater.Estimate{Mean: numeric.Round6(e.Mean), SD: numeric.Round6(e.SD), Q025: numeric.Round6(e.Q025), Q50: numeric.Round6(e.Q50), Q975: numeric.Round6(e.Q975)}
 }
 
 func roundEstimates(es []multirater.Estimate) []multirater.Estimate {

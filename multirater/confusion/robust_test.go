@@ -60,21 +60,29 @@ func TestManyClassesNoNaN(t *testing.T) {
 	}
 }
 
+// fitMeanCases are mean expected logs t and totals s of empirical-Bayes
+// row fits: a class no rater gave (-1e3), spread means, two classes nobody
+// gave, and ten classes with one dominant.
+var fitMeanCases = []struct {
+	t []float64
+	s float64
+}{
+	{[]float64{-0.2, -3, -1e3}, 4},
+	{[]float64{-0.5, -1.2, -2.5, -2.5}, 10},
+	{[]float64{-50, -50, -0.01}, 2},
+	{[]float64{-0.05, -4, -4, -4, -4, -4, -4, -4, -4, -4}, 4},
+}
+
 // TestFitMeanFloor: the empirical-Bayes row fit with a class no rater
 // gave (mean expected log -1e3) keeps that pseudo-count at the floor and
 // the total at s, and otherwise meets Minka's condition psi(a_j) - t_j
 // equal for every j.
 func TestFitMeanFloor(t *testing.T) {
-	for _, c := range []struct {
-		t []float64
-		s float64
-	}{
-		{[]float64{-0.2, -3, -1e3}, 4},
-		{[]float64{-0.5, -1.2, -2.5, -2.5}, 10},
-		{[]float64{-50, -50, -0.01}, 2},
-	} {
-		a := []float64{1, 1, 1, 1}[:len(c.t)]
-		a = append([]float64(nil), a...)
+	for _, c := range fitMeanCases {
+		a := make([]float64, len(c.t))
+		for j := range a {
+			a[j] = 1
+		}
 		fitMean(a, c.t, c.s, make([]float64, len(a)))
 		sum := 0.0
 		var nu []float64
@@ -93,6 +101,31 @@ func TestFitMeanFloor(t *testing.T) {
 		for _, x := range nu[1:] {
 			if math.Abs(x-nu[0]) > 1e-6 {
 				t.Errorf("t %v: a %v: psi(a_j) - t_j not equal: %v", c.t, a, nu)
+			}
+		}
+	}
+}
+
+// TestFitMeanWarmStart: fitMeanFrom started from a Lagrange multiplier
+// near or far from the solution (above it, below it, where every a_j is at
+// its floor) finds the cold start's a to 1e-9 and returns the same
+// multiplier: the warm start of empirical Bayes
+// changes the speed, not the answer.
+func TestFitMeanWarmStart(t *testing.T) {
+	for _, c := range fitMeanCases {
+		cold := make([]float64, len(c.t))
+		nu := fitMeanFrom(cold, c.t, c.s, math.NaN())
+		for _, start := range []float64{nu, nu + 1e-3, nu - 0.5, nu + 2, nu - 20, nu + 1e3} {
+			warm := make([]float64, len(c.t))
+			got := fitMeanFrom(warm, c.t, c.s, start)
+			for j := range warm {
+				if math.Abs(warm[j]-cold[j]) > 1e-9*c.s {
+					t.Errorf("t %v from nu %g: a %v, cold start %v", c.t, start, warm, cold)
+					break
+				}
+			}
+			if math.Abs(got-nu) > 1e-6*math.Max(1, math.Abs(nu)) {
+				t.Errorf("t %v from nu %g: multiplier %g, cold start %g", c.t, start, got, nu)
 			}
 		}
 	}

@@ -115,6 +115,9 @@ type vb struct {
 	// softC[s*K*K + k*K + j] = q(z_n = k) q(y_i = j | z_n = k) of soft
 	// label s (model.slot), its expected counts; nil without soft labels.
 	softC []float64
+	// nu[c*K+k] is the Lagrange multiplier of the last empirical-Bayes fit
+	// of community c's row k (fitMeanFrom's warm start; NaN: none yet).
+	nu []float64
 }
 
 // communityDiagonal is the starting diagonal of community c of nc: from
@@ -136,7 +139,10 @@ func newVB(md *model, opts Options, nc int) *vb {
 		resp: make([]float64, md.l*nc), h: make([]float64, nc),
 		counts: make([]float64, md.l*k*k), alpha: make([]float64, md.l*k*k), elogT: make([]float64, md.l*k*k),
 		beta: make([]float64, k), elogRho: make([]float64, k), classCount: make([]float64, k),
-		lq: make([]float64, k), t: make([]float64, k), a2: make([]float64, k), lr: make([]float64, nc)}
+		lq: make([]float64, k), t: make([]float64, k), a2: make([]float64, k), lr: make([]float64, nc), nu: make([]float64, nc*k)}
+	for i := range v.nu {
+		v.nu[i] = math.NaN()
+	}
 	v.sc = v.newItemScratch()
 	if md.nSoft > 0 {
 		v.softC = make([]float64, md.nSoft*k*k)
@@ -673,7 +679,7 @@ func (v *vb) empiricalBayes() {
 			if v.opts.LearnConcentration {
 				fitDirichlet(a, t, v.a2)
 			} else {
-				fitMean(a, t, v.opts.concentration(), v.a2)
+				v.nu[c*k+r] = fitMeanFrom(a, t, v.opts.concentration(), v.nu[c*k+r])
 			}
 			sum := 0.0
 			for _, x := range a {
@@ -731,11 +737,25 @@ func fitDirichlet(a, t, old []float64) {
 // steps crawl when a mean approaches the floor). old is unused scratch.
 func fitMean(a, t []float64, s float64, old []float64) {
 	_ = old
+	fitMeanFrom(a, t, s, math.NaN())
+}
+
+// fitMeanFrom is fitMean started from the Lagrange multiplier nu0 (NaN:
+// none), typically the previous iteration's; it returns the multiplier
+// found. g(nu) = sum_j a_j(nu) - s is decreasing and convex in nu (each
+// a_j = max(floor, psiInv(t_j - nu)) is: the second derivative of
+// psiInv(t - nu) in nu is -psi2(a)/psi1(a)^3 > 0, psi1 and psi2 the
+// trigamma and tetragamma functions), so Newton's method from any nu where g has a
+// negative slope converges monotonically after its first step, and a
+// warm start needs two or three evaluations of g instead of the bracket's
+// ten or more; where the slope vanishes (every a_j at its floor) the
+// bracketed search takes over.
+func fitMeanFrom(a, t []float64, s, nu0 float64) float64 {
 	if float64(len(a))*minPseudoCount >= s {
 		for j := range a {
 			a[j] = s / float64(len(a))
 		}
-		return
+		return math.NaN()
 	}
 	// g(nu) = sum_j a_j(nu) - s is decreasing in nu.
 	g := func(nu float64) (float64, float64) {
@@ -751,6 +771,20 @@ func fitMean(a, t []float64, s float64, old []float64) {
 			sum += x
 		}
 		return sum - s, d
+	}
+	if nu := nu0; !math.IsNaN(nu) {
+		for it := 0; it < 50; it++ {
+			f, d := g(nu)
+			next := nu - f/d
+			if math.Abs(f) <= 1e-12*s || next == nu {
+				scaleTo(a, s)
+				return nu
+			}
+			if !(d < 0) || math.IsNaN(next) || math.IsInf(next, 0) {
+				break
+			}
+			nu = next
+		}
 	}
 	// Bracket: nu from the largest t_j, where one a_j alone is about s.
 	mx := t[0]
@@ -784,7 +818,13 @@ func fitMean(a, t []float64, s float64, old []float64) {
 		}
 		nu = next
 	}
-	// The last evaluation set a; scale away the remaining error.
+	scaleTo(a, s)
+	return nu
+}
+
+// scaleTo scales a to sum to s (the last evaluation of fitMeanFrom's g set
+// a; this takes away the remaining error).
+func scaleTo(a []float64, s float64) {
 	sum := 0.0
 	for _, x := range a {
 		sum += x
@@ -821,6 +861,9 @@ func invDigamma(y float64) float64 {
 		nx := x - (mathext.Digamma(x)-y)/trigamma(x)
 		if !(nx > 0) {
 			nx = x / 2 // Newton overshot below 0: halve instead
+		}
+		if math.Abs(nx-x) <= 1e-10*x {
+			return nx // converged quadratically: nx is within ~1e-20 of x*
 		}
 		x = nx
 	}
@@ -892,7 +935,9 @@ func numericFailure(err error) bool {
 // runVB runs the variational fit with the options' hierarchy: one
 // community for Pooled and None, Options.Communities, or, when that is 0,
 // 1 to DefaultMaxCommunities communities (at most one per
-// MinCommunityRaters raters, in parallel) keeping the fewest within
+// MinCommunityRaters raters; one and two in parallel, then one more while
+// the last count raised the bound by more than CommunityTolerance) keeping
+// the fewest within
 // CommunityTolerance nats of the highest evidence lower bound among those
 // whose every community is some rater's most probable one. A community
 // count whose fit fails numerically drops out with a note (a fixed count
@@ -922,7 +967,7 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 	its := make([]int, m)
 	convs := make([]bool, m)
 	errs := make([]error, m)
-	mcmc.ParallelFor(m, func(i int) {
+	fitCount := func(i int) {
 		// The candidates are compared at a looser tolerance and within an
 		// iteration budget (their ELBOs, each a lower bound at any
 		// iteration, differ by nats), the chosen one then run to the
@@ -935,11 +980,32 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 		}
 		vs[i] = newVB(md, o, i+1)
 		its[i], convs[i], errs[i] = vs[i].run(ctx, start)
-	})
+	}
+	// One and two communities side by side; then one more while the last
+	// count raised the bound by more than CommunityTolerance over every
+	// fewer count with every community in use (a count that does not
+	// leaves the raters no structure for a further community to find, and
+	// the larger counts, the dearest fits, are not run).
+	mcmc.ParallelFor(min(m, 2), fitCount)
+	fitted := min(m, 2)
+	degenerate := func(i int) bool { return errs[i] != nil || vs[i].emptyCommunity() }
+	for fitted < m {
+		last, prev := fitted-1, math.Inf(-1)
+		for i := range last {
+			if !degenerate(i) {
+				prev = math.Max(prev, vs[i].elbo)
+			}
+		}
+		if degenerate(last) || vs[last].elbo <= prev+CommunityTolerance {
+			break
+		}
+		fitCount(fitted)
+		fitted++
+	}
 	best := -1
-	cands := make([]multirater.CommunityCandidate, m)
+	cands := make([]multirater.CommunityCandidate, fitted)
 	var notes []string
-	for i, v := range vs {
+	for i, v := range vs[:fitted] {
 		cands[i] = multirater.CommunityCandidate{Communities: i + 1}
 		if errs[i] != nil {
 			if !numericFailure(errs[i]) {
@@ -954,10 +1020,17 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 			best = i
 		}
 	}
-	if best < 0 {
-		return nil, fmt.Errorf("confusion: every number of communities failed: %v", errors.Join(errs...))
+	if fitted < m {
+		skipped := fmt.Sprintf("%d to %d communities were", fitted+1, m)
+		if fitted+1 == m {
+			skipped = fmt.Sprintf("%d communities were", m)
+		}
+		notes = append(notes, fmt.Sprintf("%s not fitted: %d communities did not raise the evidence lower bound by more than %g nats over fewer (or left a community without raters)", skipped, fitted, CommunityTolerance))
 	}
-	for i := range vs {
+	if best < 0 {
+		return nil, fmt.Errorf("confusion: every number of communities failed: %v", errors.Join(errs[:fitted]...))
+	}
+	for i := range vs[:fitted] {
 		if errs[i] == nil && !cands[i].Degenerate && vs[i].elbo >= vs[best].elbo-CommunityTolerance {
 			best = i
 			break
@@ -1025,7 +1098,7 @@ func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 			// change ends the iterations too (a slow, steady drift of a
 			// few items' probabilities that no longer moves the evidence).
 			e := v.bound()
-			stall = it > 2 && math.Abs(e-prevELBO) <= elboTol*math.Abs(e)
+			stall = it > 2 && math.Abs(e-prevELBO) <= v.opts.boundTol()*math.Abs(e)
 			prevELBO = e
 		}
 		change := v.updateQ()

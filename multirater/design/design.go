@@ -120,3 +120,20 @@ func RefRater(raterIDs []string, id string, perRater []int) (int, error) {
 	}
 	return -1, multirater.DataErrorf("reference rater %q is not one of the raters", id)
 }
+
+// ByItem returns the observations grouped by item (compressed rows):
+// observation o is on item obsItem[o], item i has count[i] of them, and
+// obs[start[i]:start[i+1]] are item i's in increasing order.
+func ByItem(n int, count []int, obsItem []int32) (start []int, obs []int32) {
+	start = make([]int, n+1)
+	for i := 0; i < n; i++ {
+		start[i+1] = start[i] + count[i]
+	}
+	obs = make([]int32, len(obsItem))
+	fill := append([]int(nil), start[:n]...)
+	for o, it := range obsItem {
+		obs[fill[it]] = int32(o)
+		fill[it]++
+	}
+	return start, obs
+}

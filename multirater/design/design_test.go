@@ -2,6 +2,7 @@ package design
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"concord/multirater"
@@ -88,5 +89,17 @@ func TestRepeated(t *testing.T) {
 	r := func(i, l int) multirater.Rating { return multirater.Rating{Item: i, Rater: l} }
 	if Repeated([]multirater.Rating{r(0, 0), r(0, 1), r(1, 0)}) || !Repeated([]multirater.Rating{r(0, 0), r(1, 0), r(0, 0)}) {
 		t.Error("Repeated is wrong")
+	}
+}
+
+// TestByItem: observations grouped by item in increasing order, an
+// unrated item with an empty range.
+func TestByItem(t *testing.T) {
+	obsItem := []int32{2, 0, 2, 1, 0}
+	start, obs := ByItem(4, []int{2, 1, 2, 0}, obsItem)
+	wantStart := []int{0, 2, 3, 5, 5}
+	wantObs := []int32{1, 4, 3, 0, 2}
+	if !slices.Equal(start, wantStart) || !slices.Equal(obs, wantObs) {
+		t.Errorf("ByItem: start %v obs %v, want %v %v", start, obs, wantStart, wantObs)
 	}
 }

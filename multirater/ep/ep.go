@@ -166,7 +166,44 @@ var ErrNotConverged = errors.New("multirater: EP did not converge")
 // out, or another error when the posterior cannot be formed (H not
 // positive definite, non-finite site parameters).
 func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
-	n := f.N
+	checkSites(f.N, sites)
+	damp, maxSweeps, tol := opts.defaults()
+	r, err := newRunner(f, sites, opts, damp, tol)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	sweep := r.sequentialSweep
+	if opts.Parallel {
+		sweep = r.parallelSweep
+	}
+	res := r.res
+	for s := 1; s <= maxSweeps; s++ {
+		res.Sweeps = s
+		done, err := sweep(s, s == maxSweeps)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			logZ, err := res.logZ(r.mean, r.vr)
+			if err != nil {
+				return nil, err
+			}
+			res.LogZ = logZ
+			res.Mean, res.Var = r.mean, r.vr
+			return res, nil
+		}
+	}
+	r.p.marginalsTo(r.mean, r.vr)
+	res.Mean, res.Var = r.mean, r.vr
+	if logZ, err := res.logZ(r.mean, r.vr); err == nil {
+		res.LogZ = logZ
+	}
+	return res, fmt.Errorf("%w in %d sweeps", ErrNotConverged, maxSweeps)
+}
+
+// checkSites panics when a site is on no item of n or has no likelihood.
+func checkSites(n int, sites []lik.Site) {
 	for j, s := range sites {
 		if s.Item < 0 || s.Item >= n {
 			panic(fmt.Sprintf("multirater: ep: site %d on item %d of %d", j, s.Item, n))
@@ -175,7 +212,12 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			panic(fmt.Sprintf("multirater: ep: site %d has no likelihood", j))
 		}
 	}
-	damp := opts.Damping
+}
+
+// defaults returns the damping, the sweeps and the tolerance the options
+// mean; it panics for a damping outside (0, 1].
+func (opts Options) defaults() (damp float64, maxSweeps int, tol float64) {
+	damp = opts.Damping
 	if damp == 0 {
 		damp = 1
 		if opts.Parallel {
@@ -185,15 +227,40 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	if !(damp > 0 && damp <= 1) {
 		panic(fmt.Sprintf("multirater: ep: Damping = %v must be in (0, 1]", damp))
 	}
-	maxSweeps := opts.MaxSweeps
+	maxSweeps = opts.MaxSweeps
 	if maxSweeps == 0 {
 		maxSweeps = 200
 	}
-	tol := opts.Tol
+	tol = opts.Tol
 	if tol == 0 {
 		tol = 1e-6
 	}
-	m := len(sites)
+	return damp, maxSweeps, tol
+}
+
+// runner is one EP run: the result it fills, the posterior, the current
+// marginals and the scratch every sweep reuses.
+type runner struct {
+	res      *Result
+	p        *posterior
+	sites    []lik.Site
+	damp     float64
+	tol      float64
+	negative bool
+	// mean and vr are the posterior marginals after the last sweep (the
+	// sequential sweep updates them only when it has converged).
+	mean, vr []float64
+	// Parallel EP: the previous sweep's marginals and the site changes.
+	prevMean, prevVar []float64
+	dTau, dNu         []float64
+	// Sequential EP: each site's marginal at its last visit.
+	visMu, visVar []float64
+}
+
+// newRunner starts an EP run from opts' sites (when given) or from zero
+// sites.
+func newRunner(f *gp.Factor, sites []lik.Site, opts Options, damp, tol float64) (*runner, error) {
+	n, m := f.N, len(sites)
 	res := &Result{Tau: make([]float64, m), Nu: make([]float64, m), sites: sites, fac: f}
 	if len(opts.InitTau) == m && len(opts.InitNu) == m {
 		copy(res.Tau, opts.InitTau)
@@ -208,124 +275,128 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.post = p
-	mean := make([]float64, n)
-	vr := make([]float64, n)
-	p.marginalsTo(mean, vr)
-	var visMu, visVar []float64
-	if !opts.Parallel {
-		visMu, visVar = make([]float64, m), make([]float64, m)
-		if p.g != nil && p.r >= splitRank && runtime.GOMAXPROCS(0) > 1 {
-			p.split = newHalves()
-			defer func() { p.split.stop(); p.split = nil }()
-		}
+	r := &runner{res: res, p: p, sites: sites, damp: damp, tol: tol, negative: opts.NegativeSites,
+		mean: make([]float64, n), vr: make([]float64, n)}
+	p.marginalsTo(r.mean, r.vr)
+	if opts.Parallel {
+		r.prevMean, r.prevVar = make([]float64, n), make([]float64, n)
+		r.dTau, r.dNu = make([]float64, m), make([]float64, m)
+		return r, nil
 	}
-	for sweep := 1; sweep <= maxSweeps; sweep++ {
-		res.Sweeps = sweep
-		prevMean := append([]float64(nil), mean...)
-		prevVar := append([]float64(nil), vr...)
-		if opts.Parallel {
-			dTau := make([]float64, m)
-			dNu := make([]float64, m)
-			for j, s := range sites {
-				t, nu, ok, cl := newSite(s, mean[s.Item], vr[s.Item], res.Tau[j], res.Nu[j], damp, false)
-				if !ok {
-					res.Skipped++
-					continue
-				}
-				if cl {
-					res.Clamped++
-				}
-				dTau[j], dNu[j] = t-res.Tau[j], nu-res.Nu[j]
-			}
-			for j, s := range sites {
-				res.Tau[j] += dTau[j]
-				res.Nu[j] += dNu[j]
-				p.S[s.Item] += dTau[j]
-				p.V[s.Item] += dNu[j]
-			}
-			if err := p.refresh(); err != nil {
-				return nil, err
-			}
-		} else {
-			// Sequential sweep: convergence is judged on each site's
-			// marginal at its visit against the previous sweep's, so that
-			// H is refactorised (clearing the rounding of the updates) only
-			// every refreshEvery sweeps and at the end.
-			moved := 0.0
-			for j, s := range sites {
-				mu, v := p.marginal(s.Item)
-				if !(v > 0) || math.IsNaN(mu) || math.IsInf(mu, 0) || math.IsInf(v, 0) {
-					// The rank-one updates of H^-1 lost too much to rounding
-					// (very precise sites): refactorise from the site sums.
-					if err := p.refresh(); err != nil {
-						return nil, err
-					}
-					if mu, v = p.marginal(s.Item); !(v > 0) || math.IsNaN(mu) || math.IsInf(mu, 0) {
-						return nil, fmt.Errorf("multirater: ep: item %d has a posterior marginal N(%v, %v)", s.Item, mu, v)
-					}
-				}
-				if sweep > 1 {
-					moved = math.Max(moved, math.Abs(mu-visMu[j])/math.Sqrt(v))
-					moved = math.Max(moved, math.Abs(v-visVar[j])/v)
-				}
-				visMu[j], visVar[j] = mu, v
-				t, nu, ok, cl := newSite(s, mu, v, res.Tau[j], res.Nu[j], damp, opts.NegativeSites)
-				if !ok {
-					res.Skipped++
-					continue
-				}
-				if cl {
-					res.Clamped++
-				}
-				next := -1
-				if j+1 < m {
-					next = sites[j+1].Item
-				}
-				if err := p.updateNext(s.Item, t-res.Tau[j], nu-res.Nu[j], next); err != nil {
-					return nil, err
-				}
-				res.Tau[j], res.Nu[j] = t, nu
-			}
-			done := sweep > 1 && moved < tol
-			if done || sweep%refreshEvery == 0 || sweep == maxSweeps {
-				if err := p.refresh(); err != nil {
-					return nil, err
-				}
-			}
-			if !done {
-				continue
-			}
-			p.marginalsTo(mean, vr)
-			logZ, err := res.logZ(mean, vr)
-			if err != nil {
-				return nil, err
-			}
-			res.LogZ = logZ
-			res.Mean, res.Var = mean, vr
-			return res, nil
+	r.visMu, r.visVar = make([]float64, m), make([]float64, m)
+	if p.g != nil && p.r >= splitRank && runtime.GOMAXPROCS(0) > 1 {
+		p.split = newHalves()
+	}
+	return r, nil
+}
+
+// close stops the sequential sweep's helper goroutine, if any.
+func (r *runner) close() {
+	if r.p.split != nil {
+		r.p.split.stop()
+		r.p.split = nil
+	}
+}
+
+// parallelSweep updates every site from the same posterior, then
+// refactorises it; it has converged when no marginal moved (means in
+// posterior sds, variances relative) by tol since the last sweep.
+func (r *runner) parallelSweep(int, bool) (done bool, err error) {
+	res, p, mean, vr := r.res, r.p, r.mean, r.vr
+	copy(r.prevMean, mean)
+	copy(r.prevVar, vr)
+	for j, s := range r.sites {
+		r.dTau[j], r.dNu[j] = 0, 0
+		t, nu, ok, cl := newSite(s, mean[s.Item], vr[s.Item], res.Tau[j], res.Nu[j], r.damp, false)
+		if !ok {
+			res.Skipped++
+			continue
 		}
-		p.marginalsTo(mean, vr)
-		moved := 0.0
-		for i := range mean {
-			moved = math.Max(moved, math.Abs(mean[i]-prevMean[i])/math.Sqrt(vr[i]))
-			moved = math.Max(moved, math.Abs(vr[i]-prevVar[i])/vr[i])
+		if cl {
+			res.Clamped++
 		}
-		if moved < tol {
-			logZ, err := res.logZ(mean, vr)
-			if err != nil {
-				return nil, err
-			}
-			res.LogZ = logZ
-			res.Mean, res.Var = mean, vr
-			return res, nil
-		}
+		r.dTau[j], r.dNu[j] = t-res.Tau[j], nu-res.Nu[j]
+	}
+	for j, s := range r.sites {
+		res.Tau[j] += r.dTau[j]
+		res.Nu[j] += r.dNu[j]
+		p.S[s.Item] += r.dTau[j]
+		p.V[s.Item] += r.dNu[j]
+	}
+	if err := p.refresh(); err != nil {
+		return false, err
 	}
 	p.marginalsTo(mean, vr)
-	res.Mean, res.Var = mean, vr
-	if logZ, err := res.logZ(mean, vr); err == nil {
-		res.LogZ = logZ
+	moved := 0.0
+	for i := range mean {
+		moved = math.Max(moved, math.Abs(mean[i]-r.prevMean[i])/math.Sqrt(vr[i]))
+		moved = math.Max(moved, math.Abs(vr[i]-r.prevVar[i])/vr[i])
 	}
-	return res, fmt.Errorf("%w in %d sweeps", ErrNotConverged, maxSweeps)
+	return moved < r.tol, nil
+}
+
+// sequentialSweep updates the sites one after another (rank-one updates of
+// H^-1). Convergence is judged on each site's marginal at its visit against
+// the previous sweep's, so that H is refactorised (clearing the rounding of
+// the updates) only every refreshEvery sweeps, at the last and when
+// converged; the marginals are brought up to date when converged.
+func (r *runner) sequentialSweep(sweep int, last bool) (done bool, err error) {
+	res, p, m := r.res, r.p, len(r.sites)
+	moved := 0.0
+	for j, s := range r.sites {
+		mu, v, err := r.visit(s.Item)
+		if err != nil {
+			return false, err
+		}
+		if sweep > 1 {
+			moved = math.Max(moved, math.Abs(mu-r.visMu[j])/math.Sqrt(v))
+			moved = math.Max(moved, math.Abs(v-r.visVar[j])/v)
+		}
+		r.visMu[j], r.visVar[j] = mu, v
+		t, nu, ok, cl := newSite(s, mu, v, res.Tau[j], res.Nu[j], r.damp, r.negative)
+		if !ok {
+			res.Skipped++
+			continue
+		}
+		if cl {
+			res.Clamped++
+		}
+		next := -1
+		if j+1 < m {
+			next = r.sites[j+1].Item
+		}
+		if err := p.updateNext(s.Item, t-res.Tau[j], nu-res.Nu[j], next); err != nil {
+			return false, err
+		}
+		res.Tau[j], res.Nu[j] = t, nu
+	}
+	done = sweep > 1 && moved < r.tol
+	if done || sweep%refreshEvery == 0 || last {
+		if err := p.refresh(); err != nil {
+			return false, err
+		}
+	}
+	if done {
+		p.marginalsTo(r.mean, r.vr)
+	}
+	return done, nil
+}
+
+// visit returns item n's posterior marginal, refactorising H from the site
+// sums first when the rank-one updates of H^-1 lost too much to rounding
+// (very precise sites).
+func (r *runner) visit(n int) (mu, v float64, err error) {
+	mu, v = r.p.marginal(n)
+	if v > 0 && !math.IsNaN(mu) && !math.IsInf(mu, 0) && !math.IsInf(v, 0) {
+		return mu, v, nil
+	}
+	if err := r.p.refresh(); err != nil {
+		return 0, 0, err
+	}
+	if mu, v = r.p.marginal(n); !(v > 0) || math.IsNaN(mu) || math.IsInf(mu, 0) {
+		return 0, 0, fmt.Errorf("multirater: ep: item %d has a posterior marginal N(%v, %v)", n, mu, v)
+	}
+	return mu, v, nil
 }
 
 // newSite returns the damped new natural parameters of site s given the
@@ -459,8 +530,9 @@ func (p *posterior) refresh() error {
 			nn++
 		}
 	}
+	// The positive rows, then the negative ones, in the same scratch.
 	pos = p.sg[:np*r]
-	neg = make([]float64, nn*r)
+	neg = p.sg[np*r : (np+nn)*r]
 	ip, in := 0, 0
 	for i := 0; i < p.n; i++ {
 		s := p.S[i]
@@ -520,10 +592,6 @@ func (p *posterior) refresh() error {
 	p.ch.solveTo(p.mw, p.b)
 	return nil
 }
-
-// update adds (dTau, dNu) to item n's site sums, as updateNext with no
-// next item.
-func (p *posterior) update(n int, dTau, dNu float64) error { return p.updateNext(n, dTau, dNu, -1) }
 
 // updateNext adds (dTau, dNu) to item n's site sums. For a dense factor it
 // updates H^-1 and the whitened mean in place (Sherman-Morrison,

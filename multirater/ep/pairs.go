@@ -134,6 +134,37 @@ func RunPairs(f *gp.Factor, sites []PairSite, opts PairOptions) (*PairResult, er
 // always computed by pairs, O((M + P) r^2 + r^3) per sweep for P
 // coordinate sites.
 func RunPairsCoords(f *gp.Factor, sites []PairSite, coords []CoordSite, opts PairOptions) (*PairResult, error) {
+	checkPairSites(f, sites, coords)
+	r, err := newPairRunner(f, sites, coords, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, p := r.res, r.p
+	for sweep := 1; sweep <= r.maxSweeps; sweep++ {
+		res.Sweeps = sweep
+		p.pairMarginalsTo(r.pm, r.pv)
+		if sweep > 1 && r.converged() {
+			if err := r.finish(); err != nil {
+				return nil, err
+			}
+			return res, nil
+		}
+		copy(r.prevM, r.pm)
+		copy(r.prevV, r.pv)
+		if err := r.sweep(); err != nil {
+			return nil, err
+		}
+	}
+	p.pairMarginalsTo(r.pm, r.pv)
+	if err := r.finish(); err != nil {
+		return res, fmt.Errorf("%w in %d sweeps (and %v)", ErrNotConverged, r.maxSweeps, err)
+	}
+	return res, fmt.Errorf("%w in %d sweeps", ErrNotConverged, r.maxSweeps)
+}
+
+// checkPairSites panics for a site on items or a coordinate the factor f
+// does not have, or without a likelihood.
+func checkPairSites(f *gp.Factor, sites []PairSite, coords []CoordSite) {
 	n := f.N
 	for k, s := range coords {
 		if s.K < 0 || s.K >= f.R {
@@ -151,113 +182,135 @@ func RunPairsCoords(f *gp.Factor, sites []PairSite, coords []CoordSite, opts Pai
 			panic(fmt.Sprintf("multirater: ep: pair site %d has no likelihood", k))
 		}
 	}
-	damp := opts.Damping
-	adaptive := damp == 0
-	if adaptive {
-		damp = 0.8
+}
+
+// pairRunner is one run of RunPairsCoords: the result it fills, the
+// posterior, the damping schedule and the scratch every sweep reuses.
+type pairRunner struct {
+	res           *PairResult
+	p             *pairPost
+	opts          PairOptions
+	damp, tol     float64
+	adaptive      bool
+	maxSweeps     int
+	pm, pv        []float64 // the sites' marginals
+	prevM, prevV  []float64 // at the previous sweep
+	newTau, newNu []float64
+	minMoved      float64 // the smallest move since damping last changed
+	stale         int     // sweeps since minMoved was last lowered
+}
+
+// newPairRunner starts a run from opts' sites (when given) or from zero
+// sites; it panics for a damping outside (0, 1].
+func newPairRunner(f *gp.Factor, sites []PairSite, coords []CoordSite, opts PairOptions) (*pairRunner, error) {
+	r := &pairRunner{opts: opts, damp: opts.Damping, adaptive: opts.Damping == 0, maxSweeps: opts.MaxSweeps, tol: opts.Tol, minMoved: math.Inf(1)}
+	if r.adaptive {
+		r.damp = 0.8
 	}
-	if !(damp > 0 && damp <= 1) {
-		panic(fmt.Sprintf("multirater: ep: Damping = %v must be in (0, 1]", damp))
+	if !(r.damp > 0 && r.damp <= 1) {
+		panic(fmt.Sprintf("multirater: ep: Damping = %v must be in (0, 1]", r.damp))
 	}
-	maxSweeps := opts.MaxSweeps
-	if maxSweeps == 0 {
-		maxSweeps = 1000
+	if r.maxSweeps == 0 {
+		r.maxSweeps = 1000
 	}
-	tol := opts.Tol
-	if tol == 0 {
-		tol = 1e-6
+	if r.tol == 0 {
+		r.tol = 1e-6
 	}
 	m := len(sites) + len(coords)
-	p := newPairPost(f, sites, coords, opts.path)
-	res := &PairResult{Tau: make([]float64, m), Nu: make([]float64, m), fac: f, g: p.g}
+	r.p = newPairPost(f, sites, coords, opts.path)
+	r.res = &PairResult{Tau: make([]float64, m), Nu: make([]float64, m), fac: f, g: r.p.g}
 	if len(opts.InitTau) == m && len(opts.InitNu) == m {
-		copy(res.Tau, opts.InitTau)
-		copy(res.Nu, opts.InitNu)
+		copy(r.res.Tau, opts.InitTau)
+		copy(r.res.Nu, opts.InitNu)
 	}
-	if err := p.refresh(res.Tau, res.Nu); err != nil {
+	if err := r.p.refresh(r.res.Tau, r.res.Nu); err != nil {
 		return nil, err
 	}
-	pm, pv := make([]float64, m), make([]float64, m)
-	prevM, prevV := make([]float64, m), make([]float64, m)
-	newTau, newNu := make([]float64, m), make([]float64, m)
-	minMoved, stale := math.Inf(1), 0
-	finish := func() error {
-		res.Damping = damp
-		res.PairMean, res.PairVar = pm, pv
-		res.W = p.mw
-		res.ch = p.ch
-		res.Mean, res.Var = make([]float64, n), make([]float64, n)
-		p.itemMarginalsTo(res.Mean, res.Var)
-		res.Negative = 0
-		for _, t := range res.Tau {
-			if t < 0 {
-				res.Negative++
-			}
-		}
-		lz, err := res.logZ(p)
-		res.LogZ = lz
-		return err
+	r.pm, r.pv = make([]float64, m), make([]float64, m)
+	r.prevM, r.prevV = make([]float64, m), make([]float64, m)
+	r.newTau, r.newNu = make([]float64, m), make([]float64, m)
+	return r, nil
+}
+
+// converged reports whether no site's marginal moved by tol (means in
+// sds, variances relative) since the last sweep; otherwise it adapts the
+// damping: multiplied by 0.7 (down to 0.05) when the move has not reached
+// a new minimum for 5 sweeps.
+func (r *pairRunner) converged() bool {
+	moved := 0.0
+	for k := range r.pm {
+		moved = math.Max(moved, math.Abs(r.pm[k]-r.prevM[k])/math.Sqrt(r.pv[k]))
+		moved = math.Max(moved, math.Abs(r.pv[k]-r.prevV[k])/r.pv[k])
 	}
-	for sweep := 1; sweep <= maxSweeps; sweep++ {
-		res.Sweeps = sweep
-		p.pairMarginalsTo(pm, pv)
-		if sweep > 1 {
-			moved := 0.0
-			for k := range pm {
-				moved = math.Max(moved, math.Abs(pm[k]-prevM[k])/math.Sqrt(pv[k]))
-				moved = math.Max(moved, math.Abs(pv[k]-prevV[k])/pv[k])
-			}
-			if moved < tol {
-				if err := finish(); err != nil {
-					return nil, err
-				}
-				return res, nil
-			}
-			if moved < minMoved {
-				minMoved, stale = moved, 0
-			} else {
-				stale++
-			}
-			if adaptive && stale >= 5 && damp > 0.05 {
-				damp = math.Max(0.05, 0.7*damp)
-				minMoved, stale = math.Inf(1), 0
-			}
+	if moved < r.tol {
+		return true
+	}
+	if moved < r.minMoved {
+		r.minMoved, r.stale = moved, 0
+	} else {
+		r.stale++
+	}
+	if r.adaptive && r.stale >= 5 && r.damp > 0.05 {
+		r.damp = math.Max(0.05, 0.7*r.damp)
+		r.minMoved, r.stale = math.Inf(1), 0
+	}
+	return false
+}
+
+// sweep updates every site from the current marginals and refactorises
+// the posterior; a sweep whose H is not positive definite is redone with
+// its negative new precisions set to 0.
+func (r *pairRunner) sweep() error {
+	res, p := r.res, r.p
+	for k := range r.newTau {
+		l, y := p.site(k)
+		t, nu, ok := pairSite(l, y, r.pm[k], r.pv[k], res.Tau[k], res.Nu[k], r.damp)
+		if !ok {
+			res.Skipped++
+			t, nu = res.Tau[k], res.Nu[k]
+		} else if t < 0 && r.opts.ClampNegative {
+			t = 0
+			res.Clamped++
 		}
-		copy(prevM, pm)
-		copy(prevV, pv)
-		for k := 0; k < m; k++ {
-			l, y := p.site(k)
-			t, nu, ok := pairSite(l, y, pm[k], pv[k], res.Tau[k], res.Nu[k], damp)
-			if !ok {
-				res.Skipped++
-				t, nu = res.Tau[k], res.Nu[k]
-			} else if t < 0 && opts.ClampNegative {
-				t = 0
+		r.newTau[k], r.newNu[k] = t, nu
+	}
+	if err := p.refresh(r.newTau, r.newNu); err != nil {
+		// Negative precisions outweigh the prior: redo the sweep with
+		// them set to 0.
+		for k, t := range r.newTau {
+			if t < 0 {
+				r.newTau[k] = 0
 				res.Clamped++
 			}
-			newTau[k], newNu[k] = t, nu
 		}
-		if err := p.refresh(newTau, newNu); err != nil {
-			// Negative precisions outweigh the prior: redo the sweep with
-			// them set to 0.
-			for k, t := range newTau {
-				if t < 0 {
-					newTau[k] = 0
-					res.Clamped++
-				}
-			}
-			if err := p.refresh(newTau, newNu); err != nil {
-				return nil, err
-			}
+		if err := p.refresh(r.newTau, r.newNu); err != nil {
+			return err
 		}
-		copy(res.Tau, newTau)
-		copy(res.Nu, newNu)
 	}
-	p.pairMarginalsTo(pm, pv)
-	if err := finish(); err != nil {
-		return res, fmt.Errorf("%w in %d sweeps (and %v)", ErrNotConverged, maxSweeps, err)
+	copy(res.Tau, r.newTau)
+	copy(res.Nu, r.newNu)
+	return nil
+}
+
+// finish fills the result at the current posterior: the marginals, the
+// count of negative sites and log Z_EP.
+func (r *pairRunner) finish() error {
+	res, p := r.res, r.p
+	res.Damping = r.damp
+	res.PairMean, res.PairVar = r.pm, r.pv
+	res.W = p.mw
+	res.ch = p.ch
+	res.Mean, res.Var = make([]float64, p.n), make([]float64, p.n)
+	p.itemMarginalsTo(res.Mean, res.Var)
+	res.Negative = 0
+	for _, t := range res.Tau {
+		if t < 0 {
+			res.Negative++
+		}
 	}
-	return res, fmt.Errorf("%w in %d sweeps", ErrNotConverged, maxSweeps)
+	lz, err := res.logZ(p)
+	res.LogZ = lz
+	return err
 }
 
 // pairSite returns the damped moment-matched site for the marginal

@@ -8,10 +8,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// eigenBackend names the implementation of symEigen in this build.
+// Backend names the implementation of SymEigen in this build.
 const Backend = "gonum"
 
-// symEigen returns the eigenvalues of the symmetric matrix a in ascending
+// SymEigen returns the eigenvalues of the symmetric matrix a in ascending
 // order and the corresponding orthonormal eigenvectors as the columns of an
 // n×n matrix. This build uses gonum's pure-Go LAPACK (Dsyev, the implicit QL/QR
 // algorithm); the cblas build calls LAPACKE dsyevd (divide and conquer).

@@ -34,7 +34,7 @@ import (
 	lapacknetlib "gonum.org/v1/netlib/lapack/netlib"
 )
 
-// eigenBackend names the implementation of symEigen in this build.
+// Backend names the implementation of SymEigen in this build.
 const Backend = "openblas"
 
 func init() {
@@ -47,7 +47,7 @@ func init() {
 // every CPU for their duration.
 var eigenMu sync.Mutex
 
-// symEigen returns the eigenvalues of the symmetric matrix a in ascending
+// SymEigen returns the eigenvalues of the symmetric matrix a in ascending
 // order and the corresponding orthonormal eigenvectors as the columns of an
 // n×n matrix, from LAPACKE_dsyevd.
 func SymEigen(a mat.Symmetric) (vals []float64, vecs *mat.Dense, err error) {

@@ -21,7 +21,7 @@ import (
 	"concord/multirater/numeric"
 )
 
-// priorFactor factorises the Gaussian-process prior m ~ N(0, C) as
+// Factor factorises the Gaussian-process prior m ~ N(0, C) as
 //
 //	m = G w,  w ~ N(0, I_r),
 //
@@ -177,8 +177,8 @@ func (f *Factor) general() blas64.General {
 	return blas64.General{Rows: f.N, Cols: f.R, Stride: f.R, Data: f.G}
 }
 
-// single stores a non-diagonal factor in single precision: G is rounded to
-// float32 once, and every later use of G, in the products of gaussSampler and
+// Single stores a non-diagonal factor in single precision: G is rounded to
+// float32 once, and every later use of G, in the products of Posterior and
 // in the moves that read f.g, sees the rounded matrix G~, so that all the
 // moves of a chain target one and the same posterior, that of the prior
 // covariance C~ = G~ G~'. Rounding changes each element of G by at most 2^-24
@@ -216,10 +216,10 @@ func (f *Factor) Single() {
 	}
 }
 
-// mulG sets dst (length n) to G w.
+// MulG sets dst (length n) to G w.
 func (f *Factor) MulG(dst, w []float64) { f.mulGDir(dst, w, false) }
 
-// mulGT sets dst (length r) to G' v.
+// MulGT sets dst (length r) to G' v.
 func (f *Factor) MulGT(dst, v []float64) { f.mulGTDir(dst, v, false) }
 
 // mulGDir sets dst (length n) to G w, visiting the rows of a single-precision
@@ -374,18 +374,18 @@ const (
 	// draw, far below Monte Carlo error.
 	cgTol = 1e-8
 	// cgTolH is the error, in posterior standard deviations, at which the
-	// ordinal sampler stops conjugate gradients (see gaussSampler.tolH).
+	// ordinal sampler stops conjugate gradients (see Posterior.tolH).
 	CGTolH = 1e-4
 )
 
-// gaussStats counts the work of a gaussSampler.
+// PosteriorStats counts the work of a Posterior.
 type PosteriorStats struct {
 	Solves, Iterations, MaxIterations int
 	// Passes counts the products with the full matrix G or G'.
 	Passes int
 }
 
-// gaussSampler draws w | pseudo-observations (see priorFactor) without
+// Posterior draws w | pseudo-observations (see Factor) without
 // allocating. One per chain.
 type Posterior struct {
 	f *Factor
@@ -423,7 +423,7 @@ type Posterior struct {
 	Stats PosteriorStats
 }
 
-// setPrecDiag gives the diagonal of H = I + G' diag(d) G for the next
+// SetPrecDiag gives the diagonal of H = I + G' diag(d) G for the next
 // conjugate-gradient solve (the Jacobi preconditioner), when the caller can
 // compute it more cheaply than the O(N r) product (G∘G)' d.
 func (s *Posterior) SetPrecDiag(diag []float64) {
@@ -445,21 +445,21 @@ func NewPosterior(f *Factor) *Posterior {
 	return s
 }
 
-// mulG sets dst = G w, alternating the row order (see rev).
+// MulG sets dst = G w, alternating the row order (see rev).
 func (s *Posterior) MulG(dst, w []float64) {
 	s.f.mulGDir(dst, w, s.rev)
 	s.rev = !s.rev
 	s.Stats.Passes++
 }
 
-// mulGT sets dst = G' v, alternating the row order.
+// MulGT sets dst = G' v, alternating the row order.
 func (s *Posterior) MulGT(dst, v []float64) {
 	s.f.mulGTDir(dst, v, s.rev)
 	s.rev = !s.rev
 	s.Stats.Passes++
 }
 
-// draw sets w to a draw from N(H^{-1} G's, H^{-1}), H = I + G' diag(d) G,
+// Draw sets w to a draw from N(H^{-1} G's, H^{-1}), H = I + G' diag(d) G,
 // and m to G w. equal reports that all d_n are equal, which makes H diagonal
 // in the eigenbasis (a complete design: Rogers et al. eq. 27 with
 // D = (sum_l alpha_l) I). w holds the previous draw on entry; the conjugate
@@ -489,7 +489,7 @@ func (s *Posterior) Draw(rng *rand.Rand, w, m, sum, d []float64, equal bool) err
 	return nil
 }
 
-// drawTracked is draw for a caller that keeps m = G w between draws: on
+// DrawTracked is Draw for a caller that keeps m = G w between draws: on
 // entry m must hold G w for the w given (up to rounding). The conjugate
 // gradient sampler then needs one product with G' to set up (b and the
 // starting residual b - H w = G'(sum + sqrt(d) e2 - d∘m) + e1 - w in one
@@ -541,9 +541,9 @@ func (s *Posterior) drawDirect(rng *rand.Rand, w, m, sum, d []float64) {
 	s.MulG(m, w)
 }
 
-// solve overwrites x (holding the starting point) with the solution of
+// Solve overwrites x (holding the starting point) with the solution of
 // (I + G' diag(d) G) x = s.rhs by preconditioned conjugate gradients. The
-// preconditioner is the one given by setPrecBlock or setPrecDiag for this
+// preconditioner is the one given by SetPrecBlock or SetPrecDiag for this
 // solve, else the Jacobi preconditioner diag(H)_k = 1 + sum_n G_nk^2 d_n.
 func (s *Posterior) Solve(x, d []float64) error {
 	s.setPreconditioner(d)
@@ -554,14 +554,14 @@ func (s *Posterior) Solve(x, d []float64) error {
 	return s.cg(x, d, nil)
 }
 
-// setPreconditioner makes the Jacobi preconditioner unless setPrecBlock or
-// setPrecDiag gave one for this solve.
+// setPreconditioner makes the Jacobi preconditioner unless SetPrecBlock or
+// SetPrecDiag gave one for this solve.
 func (s *Posterior) setPreconditioner(d []float64) {
 	f := s.f
 	if !s.precSet {
 		if f.gsq == nil {
 			// Built once per factor before the chains start (see
-			// prepareCG).
+			// PrepareCG).
 			panic("multirater: internal error: CG preconditioner not prepared")
 		}
 		blas64.Gemv(blas.Trans, 1, blas64.General{Rows: f.N, Cols: f.R, Stride: f.R, Data: f.gsq},
@@ -657,7 +657,7 @@ func (s *Posterior) precondition() {
 	blas64.Trsv(blas.Trans, chol, blas64.Vector{N: k, Inc: 1, Data: s.z[:k]})
 }
 
-// setPrecBlock gives the preconditioner of the next solve: the exact
+// SetPrecBlock gives the preconditioner of the next solve: the exact
 // leading k×k block of H = I + G' diag(d) G, as its lower Cholesky factor
 // (row-major, k×k), and the diagonal of H for the other coordinates. The
 // slices are used, not copied, until the solve.
@@ -666,7 +666,7 @@ func (s *Posterior) SetPrecBlock(k int, chol, diag []float64) {
 	s.blockInv = false
 }
 
-// setPrecBlockInv is setPrecBlock with the inverse of the block (full k×k,
+// SetPrecBlockInv is SetPrecBlock with the inverse of the block (full k×k,
 // row-major) instead of its Cholesky factor.
 func (s *Posterior) SetPrecBlockInv(k int, inv, diag []float64) {
 	s.blockInv = true
@@ -699,7 +699,7 @@ func (s *Posterior) hmul(dst, v, d []float64) {
 	}
 }
 
-// prepareCG builds what the conjugate-gradient sampler needs; call before
+// PrepareCG builds what the conjugate-gradient sampler needs; call before
 // chains share the factor.
 func (f *Factor) PrepareCG() {
 	if f.Diag || f.gsq != nil {
@@ -711,7 +711,7 @@ func (f *Factor) PrepareCG() {
 	}
 }
 
-// identityFactor is the prior factor of C = I.
+// IdentityFactor is the prior factor of C = I.
 func IdentityFactor(n int) *Factor {
 	f := &Factor{N: n, R: n, Diag: true, SD: make([]float64, n), Lam: make([]float64, n)}
 	for i := range f.SD {

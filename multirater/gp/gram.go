@@ -9,7 +9,7 @@ import (
 )
 
 // Gram is a precomputed kernel matrix that remembers its eigendecomposition.
-// FitOrdinal (as OrdinalData.Cov) and NewOrdinalPredictor decompose the
+// ordinal.Fit (as Data.Cov) and ordinal.NewPredictor decompose the
 // covariance matrix they are given, O(N^3); given the same *Gram they
 // decompose it once between them, so that several fits on the same items
 // (cross-validation models on one fold, a fit and its predictor) share the
@@ -70,7 +70,7 @@ func (g *Gram) eigen() ([]float64, *mat.Dense, error) {
 }
 
 // featureEigen returns the eigendecomposition of x x' (x n×p, p < n) from
-// that of the p×p matrix x'x, in symEigen's layout: n eigenvalues in
+// that of the p×p matrix x'x, in SymEigen's layout: n eigenvalues in
 // ascending order, the n - p smallest (and any nonpositive ones of x'x) set
 // to zero with zero eigenvector columns; each other column is
 // x u_k / sqrt(λ_k).
@@ -99,7 +99,7 @@ func featureEigen(x *mat.Dense) ([]float64, *mat.Dense, error) {
 	return vals, vecs, nil
 }
 
-// keptEigen returns the eigenvectors (n×r row-major) and eigenvalues of
+// KeptEigen returns the eigenvectors (n×r row-major) and eigenvalues of
 // cov above predictRelTol of the largest (see predictRelTol).
 func KeptEigen(cov mat.Symmetric) ([]float64, []float64, error) {
 	n := cov.SymmetricDim()

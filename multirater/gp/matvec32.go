@@ -3,7 +3,7 @@ package gp
 import "math"
 
 // Kernels for the products with the prior factor G when it is stored in
-// single precision (see priorFactor.single): the matrix elements are float32,
+// single precision (see Factor.Single): the matrix elements are float32,
 // the vectors and every sum float64. A float32 element converts to float64
 // exactly, so each product is the double-precision product with the rounded
 // matrix, and storing G in float32 halves the memory traffic of the large

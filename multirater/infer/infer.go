@@ -8,6 +8,12 @@
 // points, an optional prior on their parameters, and summarises the
 // Approx it gets back.
 //
+// A fit is a likelihood (lik), a prior (a covariance or a Kernel whose
+// hyperparameters are learnt) and an Engine (EP, Laplace), as in GPML's
+// lik/cov/inf split: Fit lays out the parameters, draws every starting
+// point, runs each restart (one L-BFGS search, a call with its own inputs)
+// and makes the final approximation at the best restart's optimum.
+//
 // The objective is the engine's log evidence with its exact gradient: for
 // EP, log Z_EP and the sum of the sites' tilted gradients at their cavities
 // (lik.Learnable.TiltedGradTo) plus ep.Result.KernelGrad; for Laplace, Chu's
@@ -34,11 +40,9 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/optimize"
 
 	"concord/multirater"
 	"concord/multirater/ep"
-	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
@@ -123,310 +127,109 @@ type Approx struct {
 	// Learnt are the learnt kernel terms in the kernel grammar (nil
 	// without Kernel).
 	Learnt []string
+	// clamped: EP clamped its site precisions at 0 (EP.Approximate).
+	clamped bool
 }
 
 // Fit maximises the objective over the parameters not fixed (when there
 // are any) and returns the engine's approximation at the best start's
 // optimum, with every owner's likelihood set to it.
+//
+// The fit is three separate units: the objective (objective.eval: the
+// engine's log evidence and its gradient at a parameter vector), its
+// evaluation by an Engine on the prior's factor (objective.approximate),
+// and the restarts (objective.restart: L-BFGS from one starting point).
+// Every starting point is drawn from rng before the first search starts, in
+// start order, so that a start's inputs do not depend on another's run.
 func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	start := time.Now()
-	if p.Engine != multirater.EngineEP && p.Engine != multirater.EngineLaplace {
-		panic(fmt.Sprintf("infer: unknown engine %q", p.Engine))
-	}
+	engine := p.NewEngine()
 	if len(p.Owner) != len(p.Sites) || p.Start == nil || p.FactorTol == nil {
 		panic("infer: Problem needs Owner for every site, Start and FactorTol")
 	}
-	n := p.N
-	nl := len(p.Liks)
-	off := make([]int, nl+1)
-	for l, o := range p.Liks {
-		off[l+1] = off[l]
-		if o != nil {
-			off[l+1] += o.NumParams()
+	ob := newObjective(p, engine, start)
+	p.Start(0, rng, ob.base)
+	pr := newPrior(p)
+	var best []float64
+	var notes []string
+	clamped := 0
+	if ob.anyFree() {
+		starts := make([][]float64, max(p.Restarts, 1))
+		for s := range starts {
+			starts[s] = startTheta(p, ob, s, rng)
 		}
-	}
-	nlik := off[nl]
-	var fac *gp.Factor
-	cov := p.Cov
-	if p.Cov == nil && p.Kernel == nil {
-		fac = gp.IdentityFactor(n)
-	}
-	parallelSites := p.ParallelSites
-	if parallelSites == 0 {
-		parallelSites = 4
-	}
-	var warm *ep.Result
-	optimising := false
-	clampedRuns := 0 // EP runs that fell back to clamped site precisions
-	evaluate := func() (*Approx, error) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if p.Kernel != nil && p.Kernel.c != cov {
-			cov, fac = p.Kernel.c, nil
-		}
-		ftol := p.FactorTol()
-		if optimising {
-			ftol *= 10
-		}
-		if cov != nil && (fac == nil || fac.Residual > ftol) {
-			f, err := gp.NewPivotedFactor(cov, ftol/4)
+		rs := make([]*Restart, len(starts))
+		for s, x0 := range starts {
+			r, err := ob.restart(ctx, x0, pr)
 			if err != nil {
 				return nil, err
 			}
-			fac = f
+			rs[s] = r
+			clamped += r.Clamped
 		}
-		if p.Engine == multirater.EngineLaplace {
-			r, err := laplace.Run(fac, p.Sites, p.Laplace)
-			if err != nil {
-				return nil, err
-			}
-			sv := make([]float64, n)
-			for i := range sv {
-				sv[i] = r.W[i]*r.Mean[i] + r.Grad[i]
-			}
-			return &Approx{Mean: r.Mean, Var: r.Var, SiteS: r.W, SiteV: sv, LogZ: r.LogZ, Iterations: r.Iterations, Draw: r.DrawTo, Laplace: r}, nil
-		}
-		eo := p.EP
-		if !eo.Parallel && eo.Damping == 0 && parallelSites > 0 && len(p.Sites) > parallelSites*n {
-			// A sequential sweep costs O(M r^2) in level-2 BLAS, a parallel
-			// one O(N r^2) in level-3 BLAS but needs about twice the
-			// sweeps: parallel pays when items have many sites.
-			eo.Parallel = true
-		}
-		if warm != nil {
-			eo.InitTau, eo.InitNu = warm.Tau, warm.Nu
-		}
-		if optimising && eo.Tol < 1e-3 {
-			// log Z_EP is stationary in the sites: its error at 1e-3 is far
-			// smaller than 1e-3. The final approximation uses EP's Tol.
-			eo.Tol = 1e-3
-		}
-		r, err := ep.Run(fac, p.Sites, eo)
-		if err != nil && warm != nil {
-			// A warm start far from the new parameters can stall: start cold.
-			eo.InitTau, eo.InitNu = nil, nil
-			r, err = ep.Run(fac, p.Sites, eo)
-		}
-		if err != nil && eo.NegativeSites {
-			// Negative site precisions can leave a cavity improper or keep
-			// EP from settling: clamp them at 0 (GPML), damped, from cold.
-			eo.NegativeSites, eo.InitTau, eo.InitNu = false, nil, nil
-			if eo.Damping == 0 {
-				eo.Damping = 0.7
-			}
-			r, err = ep.Run(fac, p.Sites, eo)
-			if err == nil {
-				clampedRuns++
-			}
-		}
-		if err != nil {
+		var err error
+		if best, notes, err = bestRestart(p, rs); err != nil {
 			return nil, err
 		}
-		warm = r
-		ss, sv := make([]float64, n), make([]float64, n)
-		for j, st := range p.Sites {
-			ss[st.Item] += r.Tau[j]
-			sv[st.Item] += r.Nu[j]
-		}
-		return &Approx{Mean: r.Mean, Var: r.Var, SiteS: ss, SiteV: sv, LogZ: r.LogZ, Iterations: r.Sweeps, Draw: r.DrawTo, EP: r}, nil
+	} else {
+		best = startTheta(p, ob, 0, rng)
 	}
-	fixed := func(l, k int) bool { return p.Fixed != nil && p.Fixed(l, k) }
-	anyFree := p.Kernel.Size() > 0
-	for l, o := range p.Liks {
-		for k := 0; o != nil && k < o.NumParams(); k++ {
-			anyFree = anyFree || !fixed(l, k)
-		}
+	return final(ctx, ob, pr, best, notes, clamped)
+}
+
+// startTheta returns start s's parameter vector: Problem.Start's
+// likelihood parameters and the kernel's (Kernel.startTo, or its current
+// ones for the first start with Problem.WarmKernel).
+func startTheta(p *Problem, ob *objective, s int, rng *rand.Rand) []float64 {
+	theta := make([]float64, ob.size())
+	p.Start(s, rng, theta[:ob.nlik])
+	if p.WarmKernel && s == 0 && p.Kernel != nil && p.Kernel.c != nil {
+		copy(theta[ob.nlik:], p.Kernel.cur)
+	} else {
+		p.Kernel.startTo(theta[ob.nlik:], s, rng)
 	}
-	base := make([]float64, nlik) // the fixed parameters' values (start 0)
-	p.Start(0, rng, base)
-	setAll := func(theta []float64) error {
-		if err := p.Kernel.set(theta[nlik:]); err != nil {
-			return err
-		}
-		for l, o := range p.Liks {
-			if o == nil {
-				continue
-			}
-			q := make([]float64, o.NumParams())
-			for k := range q {
-				q[k] = theta[off[l]+k]
-				if fixed(l, k) {
-					q[k] = base[off[l]+k]
-				}
-			}
-			o.SetParams(q)
-		}
-		return nil
-	}
-	startTheta := func(s int) []float64 {
-		theta := make([]float64, nlik+p.Kernel.Size())
-		p.Start(s, rng, theta[:nlik])
-		if p.WarmKernel && s == 0 && p.Kernel != nil && p.Kernel.c != nil {
-			copy(theta[nlik:], p.Kernel.cur)
-		} else {
-			p.Kernel.startTo(theta[nlik:], s, rng)
-		}
-		return theta
-	}
-	var lastErr error
-	objective := func(theta, grad []float64) float64 {
-		if err := setAll(theta); err != nil {
-			lastErr = err
-			return math.Inf(1)
-		}
-		a, err := evaluate()
-		if err != nil {
-			lastErr = err
-			return math.Inf(1)
-		}
-		val := a.LogZ
-		if math.IsNaN(val) || math.IsInf(val, 0) {
-			lastErr = fmt.Errorf("multirater: the %s log evidence is %v at these parameters", p.Engine, val)
-			return math.Inf(1)
-		}
-		if grad != nil {
-			for i := range grad {
-				grad[i] = 0
-			}
-			if a.Laplace != nil {
-				// Chu eq. 11: explicit terms and those through the mode.
-				u := a.Laplace.Implicit()
-				maxNP := 0
-				for _, o := range p.Liks {
-					if o != nil {
-						maxNP = max(maxNP, o.NumParams())
-					}
-				}
-				bufs := make([]float64, 3*maxNP)
-				for j, s := range p.Sites {
-					o := s.Lik.(lik.LaplaceLearnable)
-					np := o.NumParams()
-					buf, d1, d2 := bufs[:np], bufs[maxNP:maxNP+np], bufs[2*maxNP:2*maxNP+np]
-					o.LogLikGradTo(buf, d1, d2, s.Y, a.Mean[s.Item])
-					g := grad[off[p.Owner[j]]:]
-					for k := range buf {
-						g[k] += buf[k] + 0.5*a.Var[s.Item]*d2[k] + u[s.Item]*d1[k]
-					}
-				}
-			} else {
-				// EP: the sites' tilted gradients at their cavities.
-				var scratch []float64
-				for j, s := range p.Sites {
-					o := s.Lik.(lik.LaplaceLearnable)
-					if np := o.NumParams(); cap(scratch) < np {
-						scratch = make([]float64, np)
-					}
-					buf := o.TiltedGradTo(scratch[:o.NumParams()], s.Y, a.EP.CavMean[j], a.EP.CavVar[j])
-					g := grad[off[p.Owner[j]]:]
-					for k := range buf {
-						g[k] += buf[k]
-					}
-				}
-			}
-			if p.Kernel.Size() > 0 {
-				var g []float64
-				if a.Laplace != nil {
-					g = a.Laplace.KernelGrad(p.Kernel.grads)
-				} else if g, err = a.EP.KernelGrad(p.Kernel.grads); err != nil {
-					lastErr = err
-					return math.Inf(1)
-				}
-				copy(grad[nlik:], g)
-			}
-		}
-		if p.LogPrior != nil {
-			for l, o := range p.Liks {
-				if o == nil {
-					continue
-				}
-				var g []float64
-				if grad != nil {
-					g = grad[off[l]:off[l+1]]
-				}
-				val += p.LogPrior(l, o.ParamsTo(make([]float64, o.NumParams())), g)
-			}
-		}
-		if grad != nil {
-			for l, o := range p.Liks {
-				for k := 0; o != nil && k < o.NumParams(); k++ {
-					if fixed(l, k) {
-						grad[off[l]+k] = 0
-					}
-				}
-			}
-			for k := range grad {
-				grad[k] = -grad[k]
-			}
-		}
-		if p.Progress != nil {
-			p.Progress(multirater.Progress{Elapsed: time.Since(start), Phase: "maximising the evidence"})
-		}
-		return -val
+	return theta
+}
+
+// bestRestart returns the parameters of the restart with the largest
+// objective (the first of equals) and one note per restart; an error when
+// none found a finite one.
+func bestRestart(p *Problem, rs []*Restart) ([]float64, []string, error) {
+	what := "log evidence"
+	if p.LogPrior != nil && p.PriorNote != "" {
+		what = p.PriorNote
 	}
 	var best []float64
 	bestVal := math.Inf(1)
 	var notes []string
-	if anyFree {
-		restarts := max(p.Restarts, 1)
-		for s := 0; s < restarts; s++ {
-			x0 := startTheta(s)
-			// L-BFGS asks for the value and the gradient at the same points:
-			// one engine run gives both.
-			var cx, cg []float64
-			var cv float64
-			eval := func(x []float64) {
-				if cx != nil && floats.Equal(cx, x) {
-					return
-				}
-				cx = append(cx[:0], x...)
-				cg = make([]float64, len(x))
-				cv = objective(x, cg)
-			}
-			prob := optimize.Problem{
-				Func: func(x []float64) float64 { eval(x); return cv },
-				Grad: func(g, x []float64) { eval(x); copy(g, cg) },
-			}
-			warm, optimising = nil, true
-			// Converged when the objective has gained less than 1e-4 nats in
-			// two iterations, or the gradient is below 1e-5.
-			r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: 500,
-				Converger: &optimize.FunctionConverge{Absolute: 1e-4, Iterations: 2}}, &optimize.LBFGS{})
-			if err != nil && r == nil {
-				return nil, fmt.Errorf("multirater: evidence maximisation: %w", err)
-			}
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, ctxErr
-			}
-			status := "converged"
-			if err != nil {
-				status = err.Error()
-			} else if r.Status != optimize.GradientThreshold && r.Status != optimize.FunctionConvergence {
-				status = r.Status.String()
-			}
-			what := "log evidence"
-			if p.LogPrior != nil && p.PriorNote != "" {
-				what = p.PriorNote
-			}
-			notes = append(notes, fmt.Sprintf("evidence maximisation start %d: %s %.4f after %d L-BFGS iterations (%s)", s+1, what, -r.F, r.Stats.MajorIterations, status))
-			if r.F < bestVal {
-				bestVal, best = r.F, append([]float64(nil), r.X...)
-			}
+	var lastErr error
+	for s, r := range rs {
+		notes = append(notes, fmt.Sprintf("evidence maximisation start %d: %s %.4f after %d L-BFGS iterations (%s)", s+1, what, -r.F, r.Iterations, r.Status))
+		if r.F < bestVal {
+			bestVal, best = r.F, append([]float64(nil), r.X...)
 		}
-		if best == nil {
-			if lastErr != nil {
-				return nil, lastErr
-			}
-			return nil, errors.New("multirater: evidence maximisation found no finite evidence")
+		if r.Err != nil {
+			lastErr = r.Err
 		}
-	} else {
-		best = startTheta(0)
 	}
-	if err := setAll(best); err != nil {
+	if best == nil {
+		if lastErr != nil {
+			return nil, nil, lastErr
+		}
+		return nil, nil, errors.New("multirater: evidence maximisation found no finite evidence")
+	}
+	return best, notes, nil
+}
+
+// final sets the parameters to best and returns the engine's approximation
+// there at the tight tolerances, with its notes.
+func final(ctx context.Context, ob *objective, pr Prior, best []float64, notes []string, clamped int) (*Approx, error) {
+	p := ob.p
+	if err := ob.set(best); err != nil {
 		return nil, err
 	}
-	warm, optimising = nil, false
-	a, err := evaluate()
+	ev := &evaluation{prior: pr}
+	a, err := ob.approximate(ctx, ev)
 	if err != nil {
 		return nil, err
 	}
@@ -438,8 +241,8 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 			return nil, fmt.Errorf("multirater: the %s posterior of item %d is N(%v, %v)", p.Engine, i, m, a.Var[i])
 		}
 	}
-	if clampedRuns > 0 {
-		notes = append(notes, fmt.Sprintf("%d EP runs kept no negative site precisions (clamped at 0, damped) after EP with them did not settle; their evidence gradients are approximate", clampedRuns))
+	if clamped += ev.clamped; clamped > 0 {
+		notes = append(notes, fmt.Sprintf("%d EP runs kept no negative site precisions (clamped at 0, damped) after EP with them did not settle; their evidence gradients are approximate", clamped))
 	}
 	a.Notes = notes
 	if p.Kernel != nil {
@@ -630,4 +433,14 @@ func (a *Approx) Diagnose(dg *multirater.Diagnostics, engine string) {
 	dg.Verdict = fmt.Sprintf("converged: %s in %d iterations, log evidence %.4f", what, a.Iterations, le)
 	dg.Parameters = []multirater.ParamDiag{}
 	dg.Autocorrelation = map[string][]float64{}
+}
+
+// SetRanks sets the rank summary of each of res's items from draws joint
+// draws of the approximation (Ranks, with rng) and res.Gaussian to its
+// Gaussian sites.
+func (a *Approx) SetRanks(res *multirater.FitResult, rng *rand.Rand, draws int) {
+	for i, r := range a.Ranks(rng, draws, nil) {
+		res.Items[i].Rank = r
+	}
+	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
 }

@@ -2,6 +2,7 @@ package infer
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -127,4 +128,65 @@ func TestWarmKernel(t *testing.T) {
 		t.Errorf("cold: gamma %v in %d evaluations; warm: gamma %v in %d", gc, ec, gw, ew)
 	}
 	t.Logf("cold: gamma %v in %d evaluations; warm: gamma %v in %d", gc, ec, gw, ew)
+}
+
+// TestStartsBeforeSearch: every start's parameters are drawn (Start in
+// start order, after start 0's fixed values) before the first evaluation
+// of the evidence, so that a restart's inputs do not depend on another
+// restart's run.
+func TestStartsBeforeSearch(t *testing.T) {
+	var events []string
+	w := &lik.Warped{Sigma: 1}
+	p := &Problem{Engine: multirater.EngineLaplace, N: 3, Liks: []lik.LaplaceLearnable{w}, Restarts: 3,
+		Start: func(s int, rng *rand.Rand, dst []float64) {
+			events = append(events, fmt.Sprint("start ", s))
+			dst[0] = 0.1 * rng.NormFloat64()
+		},
+		FactorTol: func() float64 { return 1e-2 },
+		Progress: func(multirater.Progress) {
+			if n := len(events); n == 0 || events[n-1] != "evaluation" {
+				events = append(events, "evaluation")
+			}
+		}}
+	for i, y := range []float64{0.2, 0.5, 0.9} {
+		p.Sites = append(p.Sites, lik.Site{Item: i, Y: y, Lik: w})
+		p.Owner = append(p.Owner, 0)
+	}
+	if _, err := Fit(context.Background(), p, rand.New(rand.NewPCG(1, 2))); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"start 0", "start 0", "start 1", "start 2", "evaluation"}
+	if len(events) != len(want) || fmt.Sprint(events) != fmt.Sprint(want) {
+		t.Errorf("events %q, want %q", events, want)
+	}
+}
+
+// BenchmarkFit measures a whole evidence maximisation (the warped-noise
+// problem of TestFitLearnsWarpedNoise: identity prior, one site per item,
+// one learnt parameter, two restarts) with each engine.
+func BenchmarkFit(b *testing.B) {
+	const n = 400
+	rng := rand.New(rand.NewPCG(3, 4))
+	ys := make([]float64, n)
+	for i := range ys {
+		ys[i] = 0.5 * math.Erfc(-rng.NormFloat64()*1.3/math.Sqrt2)
+	}
+	for _, engine := range []string{multirater.EngineEP, multirater.EngineLaplace} {
+		b.Run(engine, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				w := &lik.Warped{Sigma: 3}
+				p := &Problem{Engine: engine, N: n, Liks: []lik.LaplaceLearnable{w}, Restarts: 2,
+					Start:     func(s int, rng *rand.Rand, dst []float64) { dst[0] = math.Log(3) + 0.3*float64(s)*rng.NormFloat64() },
+					FactorTol: func() float64 { return 1e-2 }}
+				for j, y := range ys {
+					p.Sites = append(p.Sites, lik.Site{Item: j, Y: y, Lik: w})
+					p.Owner = append(p.Owner, 0)
+				}
+				if _, err := Fit(context.Background(), p, rand.New(rand.NewPCG(1, 2))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

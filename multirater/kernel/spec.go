@@ -41,6 +41,7 @@ import (
 // kernel's prior (Johnson's model) for an item about which the features say
 // nothing, with the prior variance of a unit-norm document. New items are
 // treated the same way when predicted (prior variance 1, no covariance).
+
 // Want is what a kernel specification may be, for error messages.
 const Want = `expected identity, linear, rbf:gamma=G, rbf (gamma learnt by ep/laplace), ard, const:V, const (learnt), white:V, white (learnt), text, text:COLUMN, text-rbf:gamma=G or a sum such as "text+rbf:gamma=0.5"`
 

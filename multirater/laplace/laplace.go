@@ -92,7 +92,7 @@ var ErrNotConverged = errors.New("multirater: Laplace's method did not converge"
 // Run finds the posterior mode for the prior factor f and the sites, whose
 // likelihoods must be log-concave in f (W >= 0).
 func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
-	n, r := f.N, f.R
+	n := f.N
 	for j, s := range sites {
 		if s.Item < 0 || s.Item >= n || s.Lik == nil {
 			panic(fmt.Sprintf("multirater: laplace: site %d on item %d of %d, or without a likelihood", j, s.Item, n))
@@ -106,107 +106,126 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	if tol == 0 {
 		tol = 1e-10
 	}
-	var g *mat.Dense
-	if !f.Diag {
-		g = mat.NewDense(n, r, f.G)
-	}
-	w := make([]float64, r)
-	fv := make([]float64, n)
-	grad := make([]float64, n)
-	wt := make([]float64, n)
-	// eval sets fv = G w and returns Psi(w), filling grad and wt (the
-	// per-item first derivatives and -second derivatives).
-	eval := func(w []float64) (float64, error) {
-		mulG(f, g, fv, w)
-		for i := range grad {
-			grad[i], wt[i] = 0, 0
-		}
-		psi := 0.0
-		for _, s := range sites {
-			lp, d1, d2, _ := s.Lik.LogLik(s.Y, fv[s.Item])
-			psi += lp
-			grad[s.Item] += d1
-			wt[s.Item] -= d2
-		}
-		for i, v := range wt {
-			if v < 0 {
-				// Rounding at a likelihood's flat end (Phi(f) saturated)
-				// leaves W a hair below 0: read it as 0.
-				if v > -1e-6 {
-					wt[i] = 0
-					continue
-				}
-				return 0, fmt.Errorf("multirater: laplace: the likelihood of item %d is not log-concave at the current point (W = %v); use the ep engine", i, v)
-			}
-		}
-		for _, v := range w {
-			psi -= 0.5 * v * v
-		}
-		if math.IsNaN(psi) || math.IsInf(psi, 0) {
-			return 0, fmt.Errorf("multirater: laplace: log posterior is %v", psi)
-		}
-		return psi, nil
-	}
-	psi, err := eval(w)
+	nt := newNewton(f, sites)
+	psi, err := nt.eval(nt.w)
 	if err != nil {
 		return nil, err
 	}
-	var chol mat.Cholesky
 	res := &Result{}
-	newW := make([]float64, r)
-	trial := make([]float64, r)
 	for it := 1; it <= maxIter; it++ {
 		res.Iterations = it
-		// Newton: w_new = H^-1 G'(W f + grad), H = I + G'WG.
-		rhs := make([]float64, n)
-		for i := range rhs {
-			rhs[i] = wt[i]*fv[i] + grad[i]
-		}
-		if err := solveH(f, g, &chol, wt, newW, rhs); err != nil {
-			return nil, err
-		}
-		step := 1.0
-		var psiNew float64
-		for {
-			for k := range trial {
-				trial[k] = w[k] + step*(newW[k]-w[k])
-			}
-			psiNew, err = eval(trial)
-			if err == nil && psiNew >= psi-1e-12*math.Abs(psi) {
-				break
-			}
-			step /= 2
-			if step < 1e-10 {
-				if err != nil {
-					return nil, err
-				}
-				psiNew, _ = eval(w) // keep the current point
-				copy(trial, w)
-				break
-			}
-		}
-		moved := 0.0
-		mulG(f, g, rhs, trial) // rhs reused for the new f
-		prevF := append([]float64(nil), fv...)
-		copy(w, trial)
 		psiPrev := psi
-		psi, err = eval(w)
-		if err != nil {
+		if psi, err = nt.step(psi); err != nil {
 			return nil, err
 		}
-		for i := range fv {
-			moved = math.Max(moved, math.Abs(fv[i]-prevF[i])/(1+math.Abs(fv[i])))
-		}
-		if math.Abs(psi-psiPrev) < tol && moved < tol {
-			res.W, res.Grad, res.d3 = append([]float64(nil), wt...), append([]float64(nil), grad...), third(sites, fv)
-			return res.finish(f, g, &chol, w, fv, wt, psi)
+		// The test of Options.Tol on the move of f compared f before and
+		// after the last evaluation of the same point, always 0: only the
+		// change of Psi decides (kept so that fits stay as they were).
+		if math.Abs(psi-psiPrev) < tol {
+			return nt.finish(res, psi)
 		}
 	}
-	res.W, res.Grad, res.d3 = append([]float64(nil), wt...), append([]float64(nil), grad...), third(sites, fv)
-	if _, err := res.finish(f, g, &chol, w, fv, wt, psi); err != nil {
+	if _, err := nt.finish(res, psi); err != nil {
 		return nil, err
 	}
 	return res, fmt.Errorf("%w in %d steps", ErrNotConverged, maxIter)
+}
+
+// newton is the search for the mode in the whitened coordinates w
+// (f = G w): Psi(w) = sum_j log p(y_j | f_j) - |w|^2/2, maximised by
+// Newton steps with step halving (Rasmussen & Williams alg. 3.1 in
+// whitened form), and its scratch.
+type newton struct {
+	f     *gp.Factor
+	g     *mat.Dense // nil for a diagonal factor
+	sites []lik.Site
+	chol  mat.Cholesky
+	// w is the current point, fv = G w; grad and wt the per-item first
+	// derivatives and -second derivatives of the log likelihood at fv.
+	w, fv, grad, wt []float64
+	// scratch
+	newW, trial, rhs []float64
+}
+
+func newNewton(f *gp.Factor, sites []lik.Site) *newton {
+	n, r := f.N, f.R
+	nt := &newton{f: f, sites: sites, w: make([]float64, r), fv: make([]float64, n), grad: make([]float64, n), wt: make([]float64, n),
+		newW: make([]float64, r), trial: make([]float64, r), rhs: make([]float64, n)}
+	if !f.Diag {
+		nt.g = mat.NewDense(n, r, f.G)
+	}
+	return nt
+}
+
+// eval sets fv = G w and returns Psi(w), filling grad and wt.
+func (nt *newton) eval(w []float64) (float64, error) {
+	grad, wt := nt.grad, nt.wt
+	mulG(nt.f, nt.g, nt.fv, w)
+	for i := range grad {
+		grad[i], wt[i] = 0, 0
+	}
+	psi := 0.0
+	for _, s := range nt.sites {
+		lp, d1, d2, _ := s.Lik.LogLik(s.Y, nt.fv[s.Item])
+		psi += lp
+		grad[s.Item] += d1
+		wt[s.Item] -= d2
+	}
+	for i, v := range wt {
+		if v < 0 {
+			// Rounding at a likelihood's flat end (Phi(f) saturated)
+			// leaves W a hair below 0: read it as 0.
+			if v > -1e-6 {
+				wt[i] = 0
+				continue
+			}
+			return 0, fmt.Errorf("multirater: laplace: the likelihood of item %d is not log-concave at the current point (W = %v); use the ep engine", i, v)
+		}
+	}
+	for _, v := range w {
+		psi -= 0.5 * v * v
+	}
+	if math.IsNaN(psi) || math.IsInf(psi, 0) {
+		return 0, fmt.Errorf("multirater: laplace: log posterior is %v", psi)
+	}
+	return psi, nil
+}
+
+// step takes one Newton step from w (where Psi is psi),
+// w_new = H^-1 G'(W f + grad) with H = I + G'WG, halved until Psi does not
+// decrease (the current point kept when halving runs out), and returns Psi
+// at the new w.
+func (nt *newton) step(psi float64) (float64, error) {
+	for i := range nt.rhs {
+		nt.rhs[i] = nt.wt[i]*nt.fv[i] + nt.grad[i]
+	}
+	if err := solveH(nt.f, nt.g, &nt.chol, nt.wt, nt.newW, nt.rhs); err != nil {
+		return 0, err
+	}
+	for step := 1.0; ; step /= 2 {
+		for k := range nt.trial {
+			nt.trial[k] = nt.w[k] + step*(nt.newW[k]-nt.w[k])
+		}
+		psiNew, err := nt.eval(nt.trial)
+		if err == nil && psiNew >= psi-1e-12*math.Abs(psi) {
+			break
+		}
+		if step/2 < 1e-10 {
+			if err != nil {
+				return 0, err
+			}
+			copy(nt.trial, nt.w) // keep the current point
+			break
+		}
+	}
+	copy(nt.w, nt.trial)
+	return nt.eval(nt.w)
+}
+
+// finish fills res at the current point (the mode when converged).
+func (nt *newton) finish(res *Result, psi float64) (*Result, error) {
+	res.W, res.Grad, res.d3 = append([]float64(nil), nt.wt...), append([]float64(nil), nt.grad...), third(nt.sites, nt.fv)
+	return res.finish(nt.f, nt.g, &nt.chol, nt.w, nt.fv, nt.wt, psi)
 }
 
 // finish fills the marginal variances and the evidence at the mode.

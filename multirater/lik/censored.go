@@ -67,7 +67,7 @@ func (c *Censored) NumParams() int                   { return c.L.NumParams() }
 func (c *Censored) ParamsTo(dst []float64) []float64 { return c.L.ParamsTo(dst) }
 func (c *Censored) SetParams(p []float64)            { c.L.SetParams(p) }
 
-// paramDiffs sets dlp, dd1, dd2 to the derivatives in each parameter of
+// LogLikGradTo sets dlp, dd1, dd2 to the derivatives in each parameter of
 // log P and its first two derivatives in f.
 func (c *Censored) LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64) {
 	p := c.L.ParamsTo(make([]float64, c.L.NumParams()))

@@ -159,10 +159,8 @@ func tilted(l density, y, mu, s2 float64, grad []float64, gradTo func(dst []floa
 	}
 	mean = m + s1/z
 	vr = sq/z - (s1/z)*(s1/z)
-	if grad != nil {
-		for k := range grad {
-			grad[k] /= z
-		}
+	for k := range grad {
+		grad[k] /= z
 	}
 	logZ = top + math.Log(z) - 0.5*math.Log(2*math.Pi*s2)
 	return logZ, mean, vr

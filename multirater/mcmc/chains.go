@@ -14,7 +14,7 @@ import (
 	"concord/multirater/diag"
 )
 
-// MCMC settings shared by the Gibbs samplers. The zero value means the
+// Settings are the MCMC settings shared by the Gibbs samplers. The zero value means the
 // defaults given for each field.
 type Settings struct {
 	// Chains is the number of chains, run in parallel goroutines; 0 means 4.
@@ -69,7 +69,7 @@ func (m Settings) Check() {
 	}
 }
 
-// chainSampler is one Markov chain driven by runChains.
+// Chain is one Markov chain driven by Run.
 type Chain interface {
 	// sweep advances the chain by one iteration; warmup is true during
 	// the burn-in, when the sampler may adapt its tuning.
@@ -85,12 +85,12 @@ type Chain interface {
 	Monitored() [][]float64
 }
 
-// chainRunStats describes a runChains call.
+// RunStats describes a Run call.
 type RunStats struct {
 	Sampling time.Duration
 }
 
-// newChainRand returns the generator of chain c: PCG seeded with (seed, c).
+// NewChainRand returns the generator of chain c: PCG seeded with (seed, c).
 func NewChainRand(seed uint64, c int) (*rand.Rand, *rand.PCG) {
 	src := rand.NewPCG(seed, uint64(c))
 	return rand.New(src), src
@@ -252,7 +252,7 @@ func liveMaxRhat(mon [][][]float64, n int) float64 {
 	return worst
 }
 
-// setEngineDiagnostics fills the engine-neutral part of an MCMC fit's
+// SetEngineDiagnostics fills the engine-neutral part of an MCMC fit's
 // diagnostics; sweeps is the number of sweeps per chain.
 func SetEngineDiagnostics(d *multirater.Diagnostics, sweeps int) {
 	d.Engine = &multirater.EngineDiagnostics{Name: multirater.EngineGibbs, Iterations: sweeps}

@@ -3,6 +3,7 @@ package mcmc
 import (
 	"concord/multirater"
 	"concord/multirater/diag"
+	"concord/multirater/numeric"
 	"math"
 )
 
@@ -63,7 +64,7 @@ func (p Precisions) Autocorrelation() map[string][]float64 {
 			}
 		}
 		for i, v := range acf {
-			acf[i] = Round6(v)
+			acf[i] = numeric.Round6(v)
 		}
 		out[id] = acf
 	}
@@ -81,7 +82,7 @@ func (p Precisions) Traces() *multirater.Traces {
 		for c := range per {
 			d := p.Draws(c, l)
 			for i := 0; i < ns; i += every {
-				per[c] = append(per[c], Round7(d[i]))
+				per[c] = append(per[c], numeric.Round7(d[i]))
 			}
 		}
 		t.Alpha[id] = per
@@ -93,7 +94,7 @@ func (p Precisions) Traces() *multirater.Traces {
 // parallel: R-hat and ESS for free parameters, the summary alone for
 // derived and fixed ones.
 func SummariseParams(params []*Param, nc int) {
-	ParallelFor(len(params), func(i int) {
+	numeric.ParallelFor(len(params), func(i int) {
 		p := params[i]
 		cs := make([][]float64, nc)
 		for c := range cs {
@@ -141,10 +142,10 @@ func (m MoveStats) Map() map[string]float64 {
 		return out
 	}
 	if m.CGIters > 0 {
-		out["cg_iterations_per_sweep"] = Round6(float64(m.CGIters) / float64(m.Sweeps))
+		out["cg_iterations_per_sweep"] = numeric.Round6(float64(m.CGIters) / float64(m.Sweeps))
 	}
 	if m.Slices > 0 {
-		out["slice_evaluations_per_step"] = Round6(float64(m.SliceEvals) / float64(m.Slices))
+		out["slice_evaluations_per_step"] = numeric.Round6(float64(m.SliceEvals) / float64(m.Slices))
 	}
 	return out
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Sampler selects the Markov chain of FitOrdinal.
+// Sampler selects the Markov chain of ordinal.Fit.
 type Sampler int
 
 // ParseSampler reads "default" or "paper" ("" means default).
@@ -31,7 +31,7 @@ func (s Sampler) String() string {
 
 const (
 	// DefaultSampler adds to the paper's Gibbs sweep moves that leave the
-	// same posterior invariant but mix much faster (see FitOrdinal).
+	// same posterior invariant but mix much faster (see ordinal.Fit).
 	DefaultSampler Sampler = iota
 	// PaperSampler is the plain Gibbs sampler of Rogers et al. appendix
 	// A.1, kept for fidelity.

@@ -5,12 +5,12 @@ import (
 	"math/rand/v2"
 )
 
-// logDensity is a univariate log density for sliceSample.
+// LogDensity is a univariate log density for SliceSample.
 type LogDensity interface {
 	LogF(x float64) float64
 }
 
-// sliceSample takes one slice-sampling step (Neal 2003, stepping out and
+// SliceSample takes one slice-sampling step (Neal 2003, stepping out and
 // shrinkage, sec. 4) from x0 for the density exp(f.logf) on (lo, hi) with
 // initial width w, and returns the new point and the number of density
 // evaluations. The step leaves the density invariant whatever w is, as long

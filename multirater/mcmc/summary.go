@@ -3,14 +3,13 @@ package mcmc
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"concord/multirater"
 	"concord/multirater/diag"
+	"concord/multirater/numeric"
 )
 
-// param is a scalar parameter of a fit being summarised: its name, whether
+// Param is a scalar parameter of a fit being summarised: its name, whether
 // it is sampled (free) or fixed, its draws in chain c, its summary, and
 // whether it is a derived variance (summarised, not diagnosed).
 type Param struct {
@@ -75,14 +74,14 @@ func DiagnoseParams(dg *multirater.Diagnostics, params []*Param) (constant int) 
 	return constant
 }
 
-// constantNote notes the parameters diagnoseParams left out.
+// ConstantNote notes the parameters DiagnoseParams left out.
 func ConstantNote(dg *multirater.Diagnostics, constant int) {
 	if constant > 0 {
 		dg.Notes = append(dg.Notes, fmt.Sprintf("%d parameter(s) did not vary (items with zero prior variance); they are left out of the diagnostics", constant))
 	}
 }
 
-// finiteDiag replaces a NaN or infinite diagnostic (a chain that never
+// FiniteDiag replaces a NaN or infinite diagnostic (a chain that never
 // moved) by bad, so that the verdict fails and the JSON stays valid.
 func FiniteDiag(x, bad float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -151,7 +150,7 @@ func joinAnd(s []string) string {
 	return out
 }
 
-// pickDraws returns up to want (chain, draw) pairs evenly spaced over the
+// PickDraws returns up to want (chain, draw) pairs evenly spaced over the
 // kept draws of all chains, chain-major.
 func PickDraws(nc, ns, want int) [][2]int {
 	total := nc * ns
@@ -166,68 +165,30 @@ func PickDraws(nc, ns, want int) [][2]int {
 	return out
 }
 
-// quantileIndex returns the index of the p-quantile in a sorted sample of
+// QuantileIndex returns the index of the p-quantile in a sorted sample of
 // size n (the nearest-rank definition, R type 1).
 func QuantileIndex(n int, p float64) int {
 	i := int(math.Ceil(p*float64(n))) - 1
 	return min(max(i, 0), n-1)
 }
 
-func roundSig(x float64, digits int) float64 {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	e := math.Floor(math.Log10(math.Abs(x)))
-	p := math.Pow(10, float64(digits-1)-e)
-	if math.IsInf(p, 0) || p == 0 {
-		return x
-	}
-	return math.Round(x*p) / p
-}
+// Round6 is numeric.Round6.
+//
+// Deprecated: use numeric.Round6 (kept while the confusion family still
+// calls it here).
+func Round6(x float64) float64 { return numeric.Round6(x) }
 
-// round6 rounds to 6 significant digits, round7 to 7, for compact JSON.
-func Round6(x float64) float64 { return roundSig(x, 6) }
-
-func Round7(x float64) float64 { return roundSig(x, 7) }
-
-// parallelFor calls f(i) for i in [0, n) on GOMAXPROCS goroutines. Results
-// must be written to positions owned by i so that they do not depend on
-// scheduling.
-func ParallelFor(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	var next int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= int64(n) {
-					return
-				}
-				f(int(i))
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// maxTracePoints bounds each chain's trace in FitResult.Traces.
+// MaxTracePoints bounds each chain's trace in FitResult.Traces.
 const MaxTracePoints = 1000
 
-// maxACFLag is the largest lag of the reported autocorrelations.
+// MaxACFLag is the largest lag of the reported autocorrelations.
 const MaxACFLag = 50
 
-// maxKeptNumbers bounds the latent scores kept in FitResult.Draws.
+// MaxKeptNumbers bounds the latent scores kept in FitResult.Draws.
 const MaxKeptNumbers = 1_000_000
+
+// ParallelFor is numeric.ParallelFor.
+//
+// Deprecated: use numeric.ParallelFor (kept while the confusion family
+// still calls it here).
+func ParallelFor(n int, f func(i int)) { numeric.ParallelFor(n, f) }

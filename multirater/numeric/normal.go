@@ -1,6 +1,7 @@
 // Package numeric holds the numerical building blocks of the multi-rater
-// models: truncated normal sampling, stable normal CDF logarithms and
-// Gauss-Hermite rules. It imports nothing of concord.
+// models: truncated normal sampling, stable normal CDF logarithms,
+// Gauss-Hermite rules, rounding to significant digits and a parallel loop
+// over independent indices. It imports nothing of concord.
 package numeric
 
 import (

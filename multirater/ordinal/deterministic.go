@@ -17,7 +17,7 @@ import (
 	"concord/multirater/infer"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // DetOptions control FitDeterministic. The zero value means the defaults
@@ -344,10 +344,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 				Label: data.Levels[r.Level], Prob: mcmcRound(p), Expected: data.Levels[exp]})
 		}
 	}
-	sort.SliceStable(res.Flags, func(i, j int) bool { return res.Flags[i].Prob < res.Flags[j].Prob })
-	if res.Flags == nil {
-		res.Flags = []multirater.Flag{}
-	}
+	res.SortFlags()
 
 	// Joint draws: ranks and the draws kept for prediction.
 	keep := opts.KeepDraws
@@ -402,7 +399,7 @@ func point(v float64) multirater.Estimate {
 
 // mcmcRound rounds a probability to 6 significant digits, as the Gibbs
 // results do.
-func mcmcRound(p float64) float64 { return mcmc.Round6(p) }
+func mcmcRound(p float64) float64 { return numeric.Round6(p) }
 
 // laplaceGapWarn is the excess of the Laplace evidence over the EP
 // evidence, in nats, above which checkLaplaceEvidence warns.

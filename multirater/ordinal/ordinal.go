@@ -19,7 +19,7 @@ import (
 // Name is the family's model name in fit documents (ModelSettings.Model).
 const Name = "ordinal"
 
-// OrdinalData are the inputs of FitOrdinal: N items, L raters, K ordered
+// Data are the inputs of Fit: N items, L raters, K ordered
 // levels and the observed ratings. Raters rate any subset of the items
 // (Rogers et al. sec. 2.5); items nobody rated are part of the Gaussian
 // process and are predicted.
@@ -69,7 +69,7 @@ func (d *Data) CovOrIdentity() mat.Symmetric {
 // LearnKernel are the kernel terms of Data.Learn.
 type LearnKernel = infer.LearnKernel
 
-// OrdinalOptions control FitOrdinal. The zero value means the defaults
+// Options control Fit. The zero value means the defaults
 // given for each field.
 type Options struct {
 	// Common holds the options every MCMC family shares: the chains
@@ -110,7 +110,7 @@ func (o Options) check() {
 	mcmc.CheckPositive("SigmaB", o.SigmaB)
 }
 
-// FitOrdinal fits the multi-rater ordinal regression model with a
+// Fit fits the multi-rater ordinal regression model with a
 // Gaussian-process prior of Rogers, Girolami & Polajnar (2010, sec. 2.1-2.2,
 // 2.5, app. A.1) by Gibbs sampling and summarises the posterior:
 //
@@ -154,7 +154,7 @@ func (o Options) check() {
 //     precisions otherwise mix an order of magnitude more slowly).
 //
 // Cost per sweep. The latent consensus is drawn exactly without inverting C
-// (see priorFactor): O(N + M) for a diagonal C (identity kernel); O(N r) for a
+// (see gp.Factor): O(N + M) for a diagonal C (identity kernel); O(N r) for a
 // complete design (every rater rated every item), r the numerical rank of C
 // (at most N), after one O(N^3) eigendecomposition; for an incomplete design
 // by the perturbation sampler with conjugate gradients, O(N r) per iteration,
@@ -266,6 +266,11 @@ func (md *ordModel) alphaFixed(l int) bool { return l == md.ref }
 
 func (md *ordModel) bFixed(l, j int) bool { return l == md.ref && j == 1 }
 
+// newOrdModel lays out the data for the sampler: the observation tables
+// (index), the reference rater and the free parameters (identify), the
+// prior factor, and what the moves the data allow need (the collapsed
+// moves' groups, the conjugate-gradient preconditioner, the open-level
+// move).
 func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 	if data.Learn != nil {
 		panic("multirater: the Gibbs fit takes no kernel to learn (Data.Learn): fit it with FitDeterministic, or fix the hyperparameters")
@@ -290,20 +295,69 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 	})
 	md := &ordModel{
 		n: n, nl: nl, nk: nk,
-		obsItem:   make([]int32, len(rs)),
-		rStart:    make([]int, nl+1),
-		cStart:    make([]int, nl*(nk+1)+1),
-		itemCount: make([]int, n),
-		sampler:   opts.Sampler,
-		ident:     opts.Identifiability,
-		ref:       -1,
-		v:         opts.V,
-		lam:       opts.Lambda,
-		sigB:      opts.SigmaB,
-		invS2:     1 / (opts.SigmaB * opts.SigmaB),
+		sampler: opts.Sampler,
+		ident:   opts.Identifiability,
+		ref:     -1,
+		v:       opts.V,
+		lam:     opts.Lambda,
+		sigB:    opts.SigmaB,
+		invS2:   1 / (opts.SigmaB * opts.SigmaB),
 	}
+	perRater := md.index(rs)
+	md.complete = len(rs) == n*nl && !repeated
+	if err := md.identify(data.RaterIDs, opts, perRater); err != nil {
+		return nil, err
+	}
+	md.locationMove = opts.Sampler == mcmc.DefaultSampler && opts.Identifiability == multirater.Weak
+	var err error
+	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
+		return nil, err
+	}
+	rated := 0
+	for _, c := range md.itemCount {
+		if c > 0 {
+			rated++
+		}
+	}
+	// The collapsed moves take a rater's change of precision to change an
+	// item's precision sum once: not with repeated ratings.
+	md.collapse = md.f.Diag && opts.Sampler == mcmc.DefaultSampler && float64(len(rs)) < collapseRatingsPerItem*float64(rated) && !repeated
+	if md.collapse {
+		md.groupItems()
+	}
+	if !md.f.Diag && !md.complete {
+		md.f.PrepareCG()
+		md.preconditioner(opts)
+	}
+	if !md.f.Diag {
+		// The open-level move translates w along the leading
+		// eigendirections only: those with relative eigenvalue below
+		// openRelTol move m by less than 1e-3 of the leading ones and do not
+		// matter for mixing.
+		for md.openRank < md.f.R && md.f.Lam[md.openRank] >= openRelTol*md.f.Lam[0] {
+			md.openRank++
+		}
+	}
+	if opts.Sampler == mcmc.DefaultSampler && (md.f.Diag || md.openRank <= maxOpenRank) {
+		md.openMove = true
+		md.prepareOpenMove()
+	}
+	return md, nil
+}
+
+// index fills the observation tables of the ratings rs (sorted by rater,
+// level and item): each observation's item, rater and open end, the
+// ranges by rater (rStart) and by rater and level (cStart), and the
+// observations by item (itemStart, itemObs, itemCount); it returns the
+// number of ratings of each rater.
+func (md *ordModel) index(rs []multirater.Rating) []int {
+	n, nl, nk := md.n, md.nl, md.nk
+	md.obsItem = make([]int32, len(rs))
 	md.obsRater = make([]int32, len(rs))
 	md.obsOpen = make([]int8, len(rs))
+	md.rStart = make([]int, nl+1)
+	md.cStart = make([]int, nl*(nk+1)+1)
+	md.itemCount = make([]int, n)
 	perRater := make([]int, nl)
 	perCat := make([]int, nl*(nk+1))
 	for i, r := range rs {
@@ -327,173 +381,125 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 			md.cStart[base+c+1] = md.cStart[base+c] + perCat[base+c]
 		}
 	}
-	md.itemStart = make([]int, n+1)
-	for i := 0; i < n; i++ {
-		md.itemStart[i+1] = md.itemStart[i] + md.itemCount[i]
-	}
-	md.itemObs = make([]int32, len(rs))
-	fill := append([]int(nil), md.itemStart[:n]...)
-	for o, it := range md.obsItem {
-		md.itemObs[fill[it]] = int32(o)
-		fill[it]++
-	}
-	md.complete = len(rs) == n*nl && !repeated
+	md.itemStart, md.itemObs = design.ByItem(n, md.itemCount, md.obsItem)
+	return perRater
+}
+
+// identify sets the reference rater (strong identifiability) and counts the
+// free precisions and thresholds and the ratings of a fixed precision.
+func (md *ordModel) identify(raterIDs []string, opts Options, perRater []int) error {
 	if opts.Identifiability != multirater.Weak {
 		var err error
-		if md.ref, err = design.RefRater(data.RaterIDs, opts.RefRater, perRater); err != nil {
-			return nil, err
+		if md.ref, err = design.RefRater(raterIDs, opts.RefRater, perRater); err != nil {
+			return err
 		}
 	}
-	for l := 0; l < nl; l++ {
+	for l := 0; l < md.nl; l++ {
 		if !md.alphaFixed(l) {
 			md.nFreeAlpha++
 		} else {
 			md.mFixed += perRater[l]
 		}
-		for j := 1; j < nk; j++ {
+		for j := 1; j < md.nk; j++ {
 			if !md.bFixed(l, j) {
 				md.nFreeB++
 			}
 		}
 	}
-	md.locationMove = opts.Sampler == mcmc.DefaultSampler && opts.Identifiability == multirater.Weak
-	var err error
-	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
-		return nil, err
+	return nil
+}
+
+// preconditioner prepares the conjugate-gradient preconditioner
+// (incomplete design, non-diagonal prior). raterGsq[l][k] = sum over rater
+// l's ratings of G_nk^2, so that the Jacobi preconditioner
+// diag(I + G'DG) = 1 + sum_l alpha_l raterGsq[l] costs O(L r) per sweep;
+// the leading eigendirections, where lambda_k times the largest item
+// precision exceeds 1/2 and H is far from its diagonal, are treated exactly
+// (block-Jacobi: their block I + sum_l alpha_l raterBlock[l] is factorised
+// each sweep, O(L k^2 + k^3)); the others by the diagonal.
+func (md *ordModel) preconditioner(opts Options) {
+	r := md.f.R
+	dmax := 0.0
+	for i := 0; i < md.n; i++ {
+		dmax = math.Max(dmax, float64(md.itemCount[i]))
 	}
-	rated := 0
-	for _, c := range md.itemCount {
-		if c > 0 {
-			rated++
-		}
+	dmax *= opts.V / opts.Lambda // prior mean precision per rating
+	kb := md.f.PrecBlock(dmax, md.nl)
+	md.precBlock = kb
+	md.raterGsq = make([][]float64, md.nl)
+	if kb > 0 {
+		md.raterBlock = make([][]float64, md.nl)
 	}
-	// The collapsed moves take a rater's change of precision to change an
-	// item's precision sum once: not with repeated ratings.
-	md.collapse = md.f.Diag && opts.Sampler == mcmc.DefaultSampler && float64(len(rs)) < collapseRatingsPerItem*float64(rated) && !repeated
-	if md.collapse {
-		md.groupItems()
-	}
-	if !md.f.Diag && !md.complete {
-		md.f.PrepareCG()
-		// raterGsq[l][k] = sum over rater l's ratings of G_nk^2, so that the
-		// Jacobi preconditioner diag(I + G'DG) = 1 + sum_l alpha_l raterGsq[l]
-		// costs O(L r) per sweep.
-		r := md.f.R
-		md.raterGsq = make([][]float64, nl)
-		for l := range md.raterGsq {
-			e := make([]float64, r)
-			for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
-				row := md.f.G[int(md.obsItem[o])*r : (int(md.obsItem[o])+1)*r]
-				for k, v := range row {
-					e[k] += v * v
-				}
-			}
-			md.raterGsq[l] = e
-		}
-		// Block-Jacobi preconditioner: the leading eigendirections, where
-		// lambda_k times the largest item precision exceeds 1/2 and H is far
-		// from its diagonal, are treated exactly (their block
-		// I + sum_l alpha_l raterBlock[l] is factorised each sweep, O(L k^2 +
-		// k^3)); the others by the diagonal.
-		dmax := 0.0
-		for i := 0; i < n; i++ {
-			dmax = math.Max(dmax, float64(md.itemCount[i]))
-		}
-		dmax *= opts.V / opts.Lambda // prior mean precision per rating
-		// At most maxPrecBlock, and at most 2^22 numbers in the per-rater
-		// blocks.
-		limit := min(gp.MaxPrecBlock, int(math.Sqrt(float64(1<<22)/float64(nl))))
-		kb := 0
-		for kb < r && kb < limit && md.f.Lam[kb]*dmax >= 0.5 {
-			kb++
-		}
-		md.precBlock = kb
+	for l := range md.raterGsq {
+		md.raterGsq[l] = make([]float64, r)
 		if kb > 0 {
-			md.raterBlock = make([][]float64, nl)
-			for l := range md.raterBlock {
-				gm := make([]float64, kb*kb)
-				for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
-					row := md.f.G[int(md.obsItem[o])*r : int(md.obsItem[o])*r+kb]
-					for i, gi := range row {
-						for j, gj := range row[:i+1] {
-							gm[i*kb+j] += gi * gj
-						}
-					}
-				}
-				md.raterBlock[l] = gm
+			md.raterBlock[l] = make([]float64, kb*kb)
+		}
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			row := md.f.G[int(md.obsItem[o])*r : (int(md.obsItem[o])+1)*r]
+			gp.AddRowSquares(md.raterGsq[l], row)
+			if kb > 0 {
+				gp.AddRowGram(md.raterBlock[l], row[:kb])
 			}
 		}
 	}
-	if !md.f.Diag {
-		// The open-level move translates w along the leading
-		// eigendirections only: those with relative eigenvalue below
-		// openRelTol move m by less than 1e-3 of the leading ones and do not
-		// matter for mixing.
-		for md.openRank < md.f.R && md.f.Lam[md.openRank] >= openRelTol*md.f.Lam[0] {
-			md.openRank++
+}
+
+// prepareOpenMove lists what the open-level move shifts with m: every
+// unbounded-level rating for a diagonal C; for a non-diagonal C only those
+// of items all of whose ratings are unbounded (the others are pinned by
+// their bounded ratings anyway, and leaving them out keeps the move cheap
+// and its constraints few), with G' on those items and each rater's Gram
+// matrix of the other ratings (closedGram).
+func (md *ordModel) prepareOpenMove() {
+	n := md.n
+	pure := make([]bool, n)
+	for i := range pure {
+		pure[i] = md.itemCount[i] > 0
+	}
+	for o, op := range md.obsOpen {
+		if op == 0 {
+			pure[md.obsItem[o]] = false
 		}
 	}
-	if opts.Sampler == mcmc.DefaultSampler && (md.f.Diag || md.openRank <= maxOpenRank) {
-		md.openMove = true
-		// The latent values that the move shifts with m: every
-		// unbounded-level rating for a diagonal C; for a non-diagonal C only
-		// those of items all of whose ratings are unbounded (the others are
-		// pinned by their bounded ratings anyway, and leaving them out keeps
-		// the move cheap and its constraints few).
-		pure := make([]bool, n)
-		for i := range pure {
-			pure[i] = md.itemCount[i] > 0
+	md.obsShift = make([]bool, len(md.obsOpen))
+	md.openIndex = make([]int32, n)
+	for i := range md.openIndex {
+		md.openIndex[i] = -1
+	}
+	for o, op := range md.obsOpen {
+		it := md.obsItem[o]
+		if op == 0 || (!md.f.Diag && !pure[it]) {
+			continue
 		}
-		for o, op := range md.obsOpen {
-			if op == 0 {
-				pure[md.obsItem[o]] = false
-			}
-		}
-		md.obsShift = make([]bool, len(md.obsOpen))
-		md.openIndex = make([]int32, n)
-		for i := range md.openIndex {
-			md.openIndex[i] = -1
-		}
-		for o, op := range md.obsOpen {
-			it := md.obsItem[o]
-			if op == 0 || (!md.f.Diag && !pure[it]) {
-				continue
-			}
-			md.obsShift[o] = true
-			md.openObs = append(md.openObs, int32(o))
-			if md.openIndex[it] < 0 {
-				md.openIndex[it] = int32(len(md.openItems))
-				md.openItems = append(md.openItems, it)
-			}
-		}
-		if !md.f.Diag {
-			r := md.openRank
-			no := len(md.openItems)
-			md.gTOpen = make([]float64, r*no)
-			for i, it := range md.openItems {
-				for k := 0; k < r; k++ {
-					md.gTOpen[k*no+i] = md.f.G[int(it)*md.f.R+k]
-				}
-			}
-			md.closedGram = make([][]float64, nl)
-			for l := range md.closedGram {
-				gm := make([]float64, r*r)
-				for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
-					if md.obsShift[o] {
-						continue
-					}
-					row := md.f.G[int(md.obsItem[o])*md.f.R : int(md.obsItem[o])*md.f.R+r]
-					for i, gi := range row {
-						for j, gj := range row[:i+1] {
-							gm[i*r+j] += gi * gj
-						}
-					}
-				}
-				md.closedGram[l] = gm
-			}
+		md.obsShift[o] = true
+		md.openObs = append(md.openObs, int32(o))
+		if md.openIndex[it] < 0 {
+			md.openIndex[it] = int32(len(md.openItems))
+			md.openItems = append(md.openItems, it)
 		}
 	}
-	return md, nil
+	if md.f.Diag {
+		return
+	}
+	r, fr := md.openRank, md.f.R
+	no := len(md.openItems)
+	md.gTOpen = make([]float64, r*no)
+	for i, it := range md.openItems {
+		for k := 0; k < r; k++ {
+			md.gTOpen[k*no+i] = md.f.G[int(it)*fr+k]
+		}
+	}
+	md.closedGram = make([][]float64, md.nl)
+	for l := range md.closedGram {
+		gm := make([]float64, r*r)
+		for o := md.rStart[l]; o < md.rStart[l+1]; o++ {
+			if !md.obsShift[o] {
+				gp.AddRowGram(gm, md.f.G[int(md.obsItem[o])*fr:int(md.obsItem[o])*fr+r])
+			}
+		}
+		md.closedGram[l] = gm
+	}
 }
 
 // collapseRatingsPerItem: with a diagonal prior and fewer ratings per rated

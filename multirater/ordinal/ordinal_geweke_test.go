@@ -39,43 +39,14 @@ func TestOrdinalGeweke(t *testing.T) {
 		{Name: "identity/K=2", N: 4, L: 3, K: 2, Opts: prior},
 		{Name: "rbf/both", N: 5, L: 2, K: 3, Cov: rbf, Opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Both}, SigmaB: 1.2}},
 	}
-	iters := 40000
-	if testing.Short() {
-		iters = 10000
-	}
-	for _, tc := range cases {
-		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
-			tc, smp := tc, smp
-			t.Run(tc.Name+"/"+smp.String(), func(t *testing.T) {
-				t.Parallel()
-				tc.Opts.Sampler = smp
-				runGeweke(t, tc, iters, uint64(len(tc.Name))*7+uint64(smp))
-			})
-		}
-	}
+	mcmctest.RunGewekeCases(t, cases, 7, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, runGeweke)
 }
 
 func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 12345))
 	opts := tc.Opts.WithDefaults()
-	pairs := tc.Pairs
-	if pairs == nil {
-		for i := 0; i < tc.N; i++ {
-			for l := 0; l < tc.L; l++ {
-				pairs = append(pairs, [2]int{i, l})
-			}
-		}
-	}
-	data := &Data{Cov: tc.Cov}
-	for i := 0; i < tc.N; i++ {
-		data.ItemIDs = append(data.ItemIDs, fmt.Sprint("i", i))
-	}
-	for l := 0; l < tc.L; l++ {
-		data.RaterIDs = append(data.RaterIDs, fmt.Sprint("r", l))
-	}
-	for c := 0; c < tc.K; c++ {
-		data.Levels = append(data.Levels, fmt.Sprint(c))
-	}
+	pairs, items, raters, levels := tc.Design()
+	data := &Data{Cov: tc.Cov, ItemIDs: items, RaterIDs: raters, Levels: levels}
 	// Every rater must have a rating for the model to build; levels are
 	// placeholders until the first regeneration.
 	data.Ratings = make([]multirater.Rating, len(pairs))
@@ -103,18 +74,8 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 		}
 	}
 	// Functions of the parameters whose prior means are known.
-	var stats []mcmctest.Stat
 	kk := tc.K
-	for l := 0; l < tc.L; l++ {
-		l := l
-		if l == md.ref {
-			continue
-		}
-		stats = append(stats,
-			mcmctest.Stat{Name: fmt.Sprintf("alpha[%d]", l), F: func() float64 { return ch.alpha[l] }, Truth: opts.V / opts.Lambda},
-			mcmctest.Stat{Name: fmt.Sprintf("alpha[%d]^2", l), F: func() float64 { return ch.alpha[l] * ch.alpha[l] }, Truth: opts.V * (opts.V + 1) / (opts.Lambda * opts.Lambda)},
-		)
-	}
+	stats := mcmctest.PrecisionStats(tc.L, func(l int) bool { return l == md.ref }, func(l int) float64 { return ch.alpha[l] }, opts.V, opts.Lambda)
 	bMeans := orderedNormalMeans(kk-1, opts.SigmaB, 400000)
 	for l := 0; l < tc.L; l++ {
 		for j := 1; j < kk; j++ {
@@ -129,17 +90,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 			stats = append(stats, mcmctest.Stat{Name: fmt.Sprintf("b[%d,%d]", l, j), F: func() float64 { return ch.b[md.bIdx(l, j)] }, Truth: truth})
 		}
 	}
-	for n := 0; n < tc.N; n++ {
-		n := n
-		cnn := 1.0
-		if tc.Cov != nil {
-			cnn = tc.Cov.At(n, n)
-		}
-		stats = append(stats,
-			mcmctest.Stat{Name: fmt.Sprintf("m[%d]", n), F: func() float64 { return ch.m[n] }, Truth: 0},
-			mcmctest.Stat{Name: fmt.Sprintf("m[%d]^2", n), F: func() float64 { return ch.m[n] * ch.m[n] }, Truth: cnn},
-		)
-	}
+	stats = append(stats, mcmctest.LatentStats(tc.N, 1, tc.Cov, func(i int) float64 { return ch.m[i] })...)
 	it := 0
 	step := func() error {
 		// Rebuild the model for the new labels and carry the state over.

@@ -212,23 +212,8 @@ func (ch *ordChain) openLowRank() {
 	// latent values: top y - b_l,K-1 > 0 and bottom b_l1 - y >= 0. A move of
 	// the item's latent values by d keeps them in their levels iff
 	// d > -top and d <= bot.
-	k := md.nk
-	inf := math.Inf(1)
 	sl := s.slack[:no]
-	for i := range sl {
-		sl[i] = openSlack{top: inf, bot: inf}
-	}
-	for _, o := range md.openObs {
-		e := &sl[md.openIndex[md.obsItem[o]]]
-		l := int(md.obsRater[o])
-		if md.obsOpen[o] > 0 {
-			if v := ch.y[o] - ch.b[md.bIdx(l, k-1)]; v < e.top {
-				e.top = v
-			}
-		} else if v := ch.b[md.bIdx(l, 1)] - ch.y[o]; v < e.bot {
-			e.bot = v
-		}
-	}
+	ch.openSlacks(sl)
 	for j := 0; j < r; j++ {
 		v := s.vt[j*no : (j+1)*no]
 		// Try an unconstrained draw first (rejection from the normal, exact);
@@ -243,28 +228,7 @@ func (ch *ordChain) openLowRank() {
 			}
 		}
 		if !feasible {
-			lo, hi := math.Inf(-1), math.Inf(1)
-			for i, vn := range v {
-				// c vn > -top and c vn <= bot.
-				switch {
-				case vn > 0:
-					iv := 1 / vn
-					if b := -sl[i].top * iv; b > lo {
-						lo = b
-					}
-					if b := sl[i].bot * iv; b < hi {
-						hi = b
-					}
-				case vn < 0:
-					iv := 1 / vn
-					if b := -sl[i].top * iv; b < hi {
-						hi = b
-					}
-					if b := sl[i].bot * iv; b > lo {
-						lo = b
-					}
-				}
-			}
+			lo, hi := openInterval(v, sl)
 			s.c[j] = 0
 			if !(lo < hi) {
 				continue
@@ -289,6 +253,57 @@ func (ch *ordChain) openLowRank() {
 	for _, o := range md.openObs {
 		ch.y[o] += sl[md.openIndex[md.obsItem[o]]].shift
 	}
+}
+
+// openSlacks sets sl, per item with an unbounded-level rating, to the
+// smallest slack of those latent values: top y - b_l,K-1 > 0 and bottom
+// b_l1 - y >= 0 (shift 0).
+func (ch *ordChain) openSlacks(sl []openSlack) {
+	md := ch.md
+	k := md.nk
+	inf := math.Inf(1)
+	for i := range sl {
+		sl[i] = openSlack{top: inf, bot: inf}
+	}
+	for _, o := range md.openObs {
+		e := &sl[md.openIndex[md.obsItem[o]]]
+		l := int(md.obsRater[o])
+		if md.obsOpen[o] > 0 {
+			if v := ch.y[o] - ch.b[md.bIdx(l, k-1)]; v < e.top {
+				e.top = v
+			}
+		} else if v := ch.b[md.bIdx(l, 1)] - ch.y[o]; v < e.bot {
+			e.bot = v
+		}
+	}
+}
+
+// openInterval returns the interval (lo, hi] of the coefficients c of a
+// move c v of the items' latent values that keeps every item's values in
+// their levels: c v_i > -top_i and c v_i <= bot_i.
+func openInterval(v []float64, sl []openSlack) (lo, hi float64) {
+	lo, hi = math.Inf(-1), math.Inf(1)
+	for i, vn := range v {
+		switch {
+		case vn > 0:
+			iv := 1 / vn
+			if b := -sl[i].top * iv; b > lo {
+				lo = b
+			}
+			if b := sl[i].bot * iv; b < hi {
+				hi = b
+			}
+		case vn < 0:
+			iv := 1 / vn
+			if b := -sl[i].top * iv; b < hi {
+				hi = b
+			}
+			if b := sl[i].bot * iv; b > lo {
+				lo = b
+			}
+		}
+	}
+	return lo, hi
 }
 
 // openSlack is the state of one item in openLowRank.

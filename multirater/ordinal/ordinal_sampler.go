@@ -16,7 +16,7 @@ import (
 
 // This file holds one chain of the ordinal sampler and its moves.
 //
-// State: w (whitened latent consensus, m = G w, see priorFactor), y (one
+// State: w (whitened latent consensus, m = G w, see gp.Factor), y (one
 // latent value per observed rating), alpha (L precisions) and b (thresholds,
 // stored per rater as b_l0 = -inf, b_l1, ..., b_l,K-1, b_lK = +inf). The
 // target is the joint posterior of Rogers et al. eq. 22 with p(m|C) written in
@@ -40,7 +40,7 @@ import (
 // right translate of the one seen from x, which for these groups changes the
 // left Haar measure by a constant factor only).
 
-// ordChain is one chain of FitOrdinal.
+// ordChain is one chain of Fit.
 type ordChain struct {
 	md  *ordModel
 	rng *rand.Rand
@@ -727,21 +727,8 @@ func (ch *ordChain) stepRaterAffine(warmup bool) {
 			d.sym += yo * mo
 			d.smm += mo * mo
 		}
-		for j := 1; j < k; j++ {
-			bj := ch.b[md.bIdx(l, j)]
-			d.g1 += bj
-			d.g2 += bj * bj
-			d.ng++
-		}
-		slo, shi := mcmc.ScaleBounds(2, ch.alpha[l])
-		t, evals := mcmc.SliceSample(ch.rng, d, 0, ch.affineWidth[l], slo, shi)
-		ch.sliceEvals += evals
-		ch.slices++
-		if warmup {
-			ch.affineAcc[l] += math.Abs(t)
-			ch.affineN[l]++
-		}
-		rho := math.Exp(t)
+		d.g1, d.g2, d.ng = ch.thresholdSums(l)
+		rho := math.Exp(affineSlice(ch, l, d, warmup))
 		p, q := d.pq(rho)
 		u := -q/p + ch.rng.NormFloat64()/math.Sqrt(p)
 		inv := 1 / rho
@@ -754,6 +741,34 @@ func (ch *ordChain) stepRaterAffine(warmup bool) {
 		}
 		ch.alpha[l] = alpha * rho * rho
 	}
+}
+
+// thresholdSums returns the sum and the sum of squares of rater l's free
+// thresholds b_l1..b_l,K-1 and their number (the affine moves' densities).
+func (ch *ordChain) thresholdSums(l int) (g1, g2, ng float64) {
+	md := ch.md
+	for j := 1; j < md.nk; j++ {
+		bj := ch.b[md.bIdx(l, j)]
+		g1 += bj
+		g2 += bj * bj
+		ng++
+	}
+	return g1, g2, ng
+}
+
+// affineSlice takes the affine move's slice step of t = log rho from 0 for
+// rater l (width affineWidth[l], within the precision's bounds), counts it
+// and, during warm-up, records |t| for the width's adaptation.
+func affineSlice[D mcmc.LogDensity](ch *ordChain, l int, d D, warmup bool) float64 {
+	slo, shi := mcmc.ScaleBounds(2, ch.alpha[l])
+	t, evals := mcmc.SliceSample(ch.rng, d, 0, ch.affineWidth[l], slo, shi)
+	ch.sliceEvals += evals
+	ch.slices++
+	if warmup {
+		ch.affineAcc[l] += math.Abs(t)
+		ch.affineN[l]++
+	}
+	return t
 }
 
 // stepRaterAffineCollapsed is stepRaterAffine with the latent consensus
@@ -788,21 +803,8 @@ func (ch *ordChain) stepRaterAffineCollapsed(warmup bool) {
 			d.sy += ch.y[o]
 			d.syy += ch.y[o] * ch.y[o]
 		}
-		for j := 1; j < k; j++ {
-			bj := ch.b[md.bIdx(l, j)]
-			d.g1 += bj
-			d.g2 += bj * bj
-			d.ng++
-		}
-		slo, shi := mcmc.ScaleBounds(2, ch.alpha[l])
-		t, evals := mcmc.SliceSample(ch.rng, d, 0, ch.affineWidth[l], slo, shi)
-		ch.sliceEvals += evals
-		ch.slices++
-		if warmup {
-			ch.affineAcc[l] += math.Abs(t)
-			ch.affineN[l]++
-		}
-		rho := math.Exp(t)
+		d.g1, d.g2, d.ng = ch.thresholdSums(l)
+		rho := math.Exp(affineSlice(ch, l, d, warmup))
 		p, q, _ := d.pqr(rho)
 		u := -q/p + ch.rng.NormFloat64()/math.Sqrt(p)
 		inv := 1 / rho

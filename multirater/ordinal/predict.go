@@ -7,7 +7,6 @@ import (
 
 	"concord/multirater"
 	"concord/multirater/gp"
-	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 )
 
@@ -141,7 +140,7 @@ func (p *Predictor) predictDraws(ids []string, cross mat.Matrix, prior []float64
 			for c := range pr {
 				pr[c] /= float64(ns)
 				cons[c] += pr[c] / float64(nl)
-				pr[c] = mcmc.Round6(pr[c])
+				pr[c] = numeric.Round6(pr[c])
 			}
 			it.RaterGradeProbs[res.Raters[l].ID] = pr
 		}
@@ -156,7 +155,7 @@ func (p *Predictor) predictDraws(ids []string, cross mat.Matrix, prior []float64
 func setConsensus(it *multirater.ItemResult, levels []string, cons []float64) {
 	best := 0
 	for c := range cons {
-		it.GradeProbs[levels[c]] = mcmc.Round6(cons[c])
+		it.GradeProbs[levels[c]] = numeric.Round6(cons[c])
 		if cons[c] > cons[best] {
 			best = c
 		}

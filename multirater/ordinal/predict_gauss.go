@@ -8,7 +8,7 @@ import (
 
 	"concord/multirater"
 	"concord/multirater/gp"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // gaussPredictor predicts new items from the Gaussian posterior of a
@@ -107,7 +107,7 @@ func (p *gaussPredictor) predict(ids []string, cross mat.Matrix, prior []float64
 			if corrected {
 				for c := range pr {
 					cons[c] += ratios[l][c] / float64(len(res.Raters))
-					pr[c] = mcmc.Round6(ratios[l][c])
+					pr[c] = numeric.Round6(ratios[l][c])
 				}
 				it.RaterGradeProbs[rr.ID] = pr
 				continue
@@ -120,7 +120,7 @@ func (p *gaussPredictor) predict(ids []string, cross mat.Matrix, prior []float64
 			for c := range pr {
 				pv := normInterval((b[c]-mu)/sdy, (b[c+1]-mu)/sdy)
 				cons[c] += pv / float64(len(res.Raters))
-				pr[c] = mcmc.Round6(pv)
+				pr[c] = numeric.Round6(pv)
 			}
 			it.RaterGradeProbs[rr.ID] = pr
 		}

@@ -10,6 +10,7 @@ import (
 	"concord/multirater"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // maxRankDraws bounds the draws used for the rank posteriors.
@@ -118,7 +119,7 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 
 	// Predictive distributions, flags and compact draws from the kept
 	// joint draws.
-	// At most KeepDraws draws, and at most maxKeptNumbers latent scores in
+	// At most KeepDraws draws, and at most mcmc.MaxKeptNumbers latent scores in
 	// them (fewer draws for very many items), at least 50.
 	want := min(opts.KeepDraws, max(50, mcmc.MaxKeptNumbers/md.n))
 	keep := mcmc.PickDraws(nc, ns, want)
@@ -166,7 +167,7 @@ func rankItems(items []multirater.ItemResult, chains []*ordChain, ns int) {
 		i int32
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(draws))
-	mcmc.ParallelFor(workers, func(w int) {
+	numeric.ParallelFor(workers, func(w int) {
 		buf := make([]keyed, n)
 		for s := w; s < len(draws); s += workers {
 			c, i := draws[s][0], draws[s][1]
@@ -191,7 +192,7 @@ func rankItems(items []multirater.ItemResult, chains []*ordChain, ns int) {
 	})
 	// Rank quantiles by counting (ranks are 1..n).
 	workers = min(runtime.GOMAXPROCS(0), n)
-	mcmc.ParallelFor(workers, func(w int) {
+	numeric.ParallelFor(workers, func(w int) {
 		counts := make([]int32, n+1)
 		for j := w; j < n; j += workers {
 			r := ranks[j]
@@ -227,7 +228,7 @@ func rankItems(items []multirater.ItemResult, chains []*ordChain, ns int) {
 func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, chains []*ordChain, keep [][2]int, flagBelow float64) {
 	k, nl, n := md.nk, md.nl, md.n
 	probs := make([]float64, n*nl*k) // [item][rater][level]
-	mcmc.ParallelFor(n, func(item int) {
+	numeric.ParallelFor(n, func(item int) {
 		// phi[j] = Phi(z_j) and q[j] = 1 - Phi(z_j) at the standardised
 		// thresholds, each from one erfc and accurate where it is small.
 		phi := make([]float64, k+1)
@@ -280,14 +281,14 @@ func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, ch
 			p := probs[(item*nl+l)*k : (item*nl+l+1)*k]
 			rp := make([]float64, k)
 			for c := range rp {
-				rp[c] = mcmc.Round6(p[c])
+				rp[c] = numeric.Round6(p[c])
 				cons[c] += p[c] / float64(nl)
 			}
 			it.RaterGradeProbs[data.RaterIDs[l]] = rp
 		}
 		best := 0
 		for c := range cons {
-			it.GradeProbs[data.Levels[c]] = mcmc.Round6(cons[c])
+			it.GradeProbs[data.Levels[c]] = numeric.Round6(cons[c])
 			if cons[c] > cons[best] {
 				best = c
 			}
@@ -307,7 +308,7 @@ func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, ch
 					best = c
 				}
 			}
-			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater], Label: data.Levels[r.Level], Prob: mcmc.Round6(pr), Expected: data.Levels[best]})
+			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater], Label: data.Levels[r.Level], Prob: numeric.Round6(pr), Expected: data.Levels[best]})
 		}
 	}
 	sort.SliceStable(res.Flags, func(i, j int) bool {
@@ -345,16 +346,16 @@ func compactDraws(md *ordModel, chains []*ordChain, keep [][2]int) *multirater.D
 		d.Alpha[s] = make([]float64, md.nl)
 		d.Thresholds[s] = make([][]float64, md.nl)
 		for l := 0; l < md.nl; l++ {
-			d.Alpha[s][l] = mcmc.Round7(ch.drawAlpha[l][i])
+			d.Alpha[s][l] = numeric.Round7(ch.drawAlpha[l][i])
 			t := make([]float64, k-1)
 			for j := range t {
-				t[j] = mcmc.Round7(ch.drawB[l*(k-1)+j][i])
+				t[j] = numeric.Round7(ch.drawB[l*(k-1)+j][i])
 			}
 			d.Thresholds[s][l] = t
 		}
 		d.M[s] = make([]float64, md.n)
 		for n := range d.M[s] {
-			d.M[s][n] = mcmc.Round7(float64(ch.drawM[n][i]))
+			d.M[s][n] = numeric.Round7(float64(ch.drawM[n][i]))
 		}
 	}
 	return d
@@ -370,9 +371,9 @@ func moveStats(chains []*ordChain) map[string]float64 {
 	}
 	m := ms.Map()
 	if ms.Sweeps > 0 && ms.Slices > 0 {
-		m["scale_move_mean_abs_log"] = mcmc.Round6(scale / float64(ms.Sweeps))
+		m["scale_move_mean_abs_log"] = numeric.Round6(scale / float64(ms.Sweeps))
 		if loc > 0 {
-			m["location_move_mean_abs"] = mcmc.Round6(loc / float64(ms.Sweeps))
+			m["location_move_mean_abs"] = numeric.Round6(loc / float64(ms.Sweeps))
 		}
 	}
 	return m

@@ -71,7 +71,6 @@ import (
 	"concord/multirater/gp"
 	"concord/multirater/infer"
 	"concord/multirater/lik"
-	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 )
 
@@ -629,7 +628,7 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 		mu, sd := a.Mean[i], math.Sqrt(a.Var[i])
 		it.Score = multirater.NormalEstimate(mu, sd)
 		p := numeric.NormCDF(mu / math.Sqrt(sMed*sMed+a.Var[i]))
-		it.ClassProbs = map[string]float64{neg: mcmc.Round6(1 - p), pos: mcmc.Round6(p)}
+		it.ClassProbs = map[string]float64{neg: numeric.Round6(1 - p), pos: numeric.Round6(p)}
 		it.Class = neg
 		if p > 0.5 {
 			it.Class, cls[i] = pos, 1
@@ -671,7 +670,7 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 		o := f.liks[lb.Rater]
 		mu, s2 := cavity(a, data, j)
 		pe := PError(*o, lb.Y, mu, s2)
-		res.LabelErrors[j] = multirater.LabelError{Item: data.ItemIDs[lb.Item], Rater: data.RaterIDs[lb.Rater], Label: code(lb.Y), PError: mcmc.Round6(pe)}
+		res.LabelErrors[j] = multirater.LabelError{Item: data.ItemIDs[lb.Item], Rater: data.RaterIDs[lb.Rater], Label: code(lb.Y), PError: numeric.Round6(pe)}
 		rr := &res.Raters[lb.Rater]
 		k := int(lb.Y+1) / 2
 		rr.LevelCounts[at[k]]++
@@ -689,7 +688,7 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 		it.Labels[data.RaterIDs[lb.Rater]] = code(lb.Y)
 		if 1-pe < opts.FlagThreshold {
 			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[lb.Item], Rater: data.RaterIDs[lb.Rater],
-				Label: code(lb.Y), Prob: mcmc.Round6(1 - pe), Expected: code(-lb.Y)})
+				Label: code(lb.Y), Prob: numeric.Round6(1 - pe), Expected: code(-lb.Y)})
 		}
 	}
 	for l := range res.Raters {
@@ -699,14 +698,9 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 		rr.MeanLogPred = lp[l] / float64(rr.NLabels)
 	}
 	sort.SliceStable(res.LabelErrors, func(x, y int) bool { return res.LabelErrors[x].PError > res.LabelErrors[y].PError })
-	sort.SliceStable(res.Flags, func(x, y int) bool { return res.Flags[x].Prob < res.Flags[y].Prob })
-	if res.Flags == nil {
-		res.Flags = []multirater.Flag{}
-	}
-	for i, r := range a.Ranks(rng, opts.RankDraws, nil) {
-		res.Items[i].Rank = r
-	}
-	res.Gaussian = &multirater.GaussianSites{Precision: a.SiteS, Shift: a.SiteV}
+	res.SortFlags()
+	// Ranks from joint draws of the Gaussian posterior.
+	a.SetRanks(res, rng, opts.RankDraws)
 	what := "robust: error rates learnt by EM"
 	switch {
 	case f.plain:
@@ -808,7 +802,7 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 		q := numeric.NormCDF(mu / math.Sqrt(p.s*p.s+vr))
 		it := multirater.ItemResult{ID: id,
 			Score:      multirater.NormalEstimate(mu, sd),
-			ClassProbs: map[string]float64{p.neg: mcmc.Round6(1 - q), p.pos: mcmc.Round6(q)}, Class: p.neg}
+			ClassProbs: map[string]float64{p.neg: numeric.Round6(1 - q), p.pos: numeric.Round6(q)}, Class: p.neg}
 		if q > 0.5 {
 			it.Class = p.pos
 		}
@@ -817,9 +811,9 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 		it.RaterClassProbs = make(map[string][]float64, len(p.raters))
 		for l, id := range p.raters {
 			pl := p.eps[l] + (1-2*p.eps[l])*numeric.NormCDF(mu/math.Sqrt(p.rs[l]*p.rs[l]+vr))
-			it.RaterClassProbs[id] = []float64{mcmc.Round6(1 - pl), mcmc.Round6(pl)}
+			it.RaterClassProbs[id] = []float64{numeric.Round6(1 - pl), numeric.Round6(pl)}
 			if p.posFirst {
-				it.RaterClassProbs[id] = []float64{mcmc.Round6(pl), mcmc.Round6(1 - pl)}
+				it.RaterClassProbs[id] = []float64{numeric.Round6(pl), numeric.Round6(1 - pl)}
 			}
 		}
 		out[i] = it

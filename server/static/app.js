@@ -145,12 +145,15 @@
     var status = document.getElementById("agreement-status");
     var table = document.getElementById("agreement-table");
     var ties = box.getAttribute("data-ties");
+    // The page's agreement options (tie rule, intervals, null value,
+    // weights) as the API's query, checked by the server.
+    var query = box.getAttribute("data-query");
     var tf = document.getElementById("ties-form");
     if (tf) {
       // The tie rule reloads the page, and with it the analysis.
       tf.querySelector("select").addEventListener("change", function () { tf.submit(); });
     }
-    getJobJSON("/api/v1/projects/" + id + "/agreement" + (ties ? "?ties=" + encodeURIComponent(ties) : ""), function (job) {
+    getJobJSON("/api/v1/projects/" + id + "/agreement" + (query ? "?" + query : ""), function (job) {
       status.textContent = "Computing the agreement of " + job.labels + " labels in the background: " + job.phase +
         " (" + fmtDur(job.elapsed_seconds || 0) + " so far); this page shows the result when it is done…";
       status.setAttribute("data-job", job.status);
@@ -160,7 +163,9 @@
       agreementRows(doc).forEach(function (r) {
         var tr = document.createElement("tr");
         var c = r[1];
-        [r[0], c.value.toFixed(3), (typeof c.ci_low === "number" ? c.ci_low.toFixed(3) + " to " + c.ci_high.toFixed(3) : "")].forEach(function (t, i) {
+        var cells = [r[0], c.value.toFixed(3), (typeof c.ci_low === "number" ? c.ci_low.toFixed(3) + " to " + c.ci_high.toFixed(3) : ""), fmtP(c.p_value)];
+        if (typeof doc.null_value === "number") { cells.push(fmtP(c.p_value_null)); }
+        cells.forEach(function (t, i) {
           var td = document.createElement("td");
           td.textContent = t;
           if (i > 0) { td.className = "num"; }
@@ -229,6 +234,12 @@
   }
 
   function fmt3(v) { return typeof v === "number" ? v.toFixed(3) : "–"; }
+
+  // fmtP writes a p-value: 3 significant digits, "< 0.0001" below.
+  function fmtP(v) {
+    if (typeof v !== "number") { return "–"; }
+    return v < 1e-4 ? "< 0.0001" : v.toPrecision(3);
+  }
 
   // matrixMax is the most raters the heatmap shows (those with the most
   // labels); the CSV has them all.

@@ -146,111 +146,145 @@ func main() {
 			want[n] = true
 		}
 	}
-	type dataset struct{ name, dir string }
-	var sets []dataset
-	if *data != "" {
-		for _, n := range public {
-			sets = append(sets, dataset{n, filepath.Join(*data, n)})
+	fmt.Printf("concord %s, %s\n", describeBuild(), strings.Join(append([]string{"concord fit --duplicates keep --model confusion"}, cfg.fitArgs...), " "))
+	fmt.Printf("crowd-kit: %s\n\n", *ckPath)
+	fmt.Printf("%-34s %6s %6s %7s %6s  %-7s %7s %7s  %-22s %-9s | %7s %7s %-9s %4s %5s %4s\n",
+		"dataset", "items", "raters", "labels", "gold", "fit", "wall s", "cpu s", "rater model", "converged", "ck MV", "ck best", "(method)", ">=MV", "-.01", ">=best")
+	var rows []row
+	var t tally
+	for _, d := range datasets(*data, *bedsDir) {
+		if len(want) > 0 && !want[d.name] {
+			continue
+		}
+		rows = append(rows, runDataset(cfg, d, ck, &t))
+	}
+	fmt.Printf("\nconcord fit: no failure on %d of %d; on the %d with crowd-kit figures: >= crowd-kit MV on %d, within 0.01 of crowd-kit's best on %d, >= best on %d\n",
+		len(rows)-t.fail, len(rows), t.ck, t.mv, t.near, t.best)
+	fmt.Printf("wall s, cpu s: the concord fit process (load + fit + document), CPU = user + system\n")
+	names := append([]string{"fit"}, baselineNames...)
+	for _, m := range ckMethods {
+		names = append(names, "ck "+m)
+	}
+	printAccuracies(rows, names, ck)
+	printSeconds(rows, names, ck)
+
+	if *rte && *data != "" && (len(want) == 0 || want["rte_subsamples"]) {
+		if err := rteCheck(cfg, filepath.Join(*data, "snow2008_rte"), *rteOut); err != nil {
+			fail(err)
 		}
 	}
-	if *bedsDir != "" {
-		entries, err := os.ReadDir(*bedsDir)
+}
+
+// dataset is a folder of ratings.csv and items.csv (with a gold column).
+type dataset struct{ name, dir string }
+
+// datasets lists the public datasets under data and the synthetic beds
+// under beds (either folder empty: none of them).
+func datasets(data, beds string) []dataset {
+	var sets []dataset
+	if data != "" {
+		for _, n := range public {
+			sets = append(sets, dataset{n, filepath.Join(data, n)})
+		}
+	}
+	if beds != "" {
+		entries, err := os.ReadDir(beds)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "crowd: no synthetic beds: %v (write them with go run ./docs/scripts/crowd/gen -out %s)\n", err, *bedsDir)
+			fmt.Fprintf(os.Stderr, "crowd: no synthetic beds: %v (write them with go run ./docs/scripts/crowd/gen -out %s)\n", err, beds)
 		}
 		for _, e := range entries {
-			dir := filepath.Join(*bedsDir, e.Name())
+			dir := filepath.Join(beds, e.Name())
 			if _, err := os.Stat(filepath.Join(dir, "ratings.csv")); e.IsDir() && err == nil {
 				sets = append(sets, dataset{e.Name(), dir})
 			}
 		}
 	}
+	return sets
+}
 
-	fmt.Printf("concord %s, %s\n", describeBuild(), strings.Join(append([]string{"concord fit --duplicates keep --model confusion"}, cfg.fitArgs...), " "))
-	fmt.Printf("crowd-kit: %s\n\n", *ckPath)
-	type row struct {
-		name                        string
-		items, raters, labels, gold int
-		fit                         fitOutcome
-		base                        map[string]fitOutcome
-	}
-	var rows []row
-	fmt.Printf("%-34s %6s %6s %7s %6s  %-7s %7s %7s  %-22s %-9s | %7s %7s %-9s %4s %5s %4s\n",
-		"dataset", "items", "raters", "labels", "gold", "fit", "wall s", "cpu s", "rater model", "converged", "ck MV", "ck best", "(method)", ">=MV", "-.01", ">=best")
-	var nMV, nNear, nBest, nCK, nFail int
-	for _, d := range sets {
-		if len(want) > 0 && !want[d.name] {
-			continue
-		}
-		gold, err := readGold(filepath.Join(d.dir, "items.csv"))
-		if err != nil {
-			fail(fmt.Errorf("%s: %v", d.name, err))
-		}
-		ld, err := annotations.LoadFiles(filepath.Join(d.dir, "ratings.csv"), annotations.LoadOptions{
-			ReadOptions: annotations.ReadOptions{Duplicates: annotations.DuplicatesKeep}})
-		if err != nil {
-			fail(fmt.Errorf("%s: %v", d.name, err))
-		}
-		ds := ld.Dataset
-		r := row{name: d.name, items: len(ds.ItemIDs()), raters: len(ds.RaterIDs()), labels: len(ds.Labels), gold: len(gold)}
-		r.fit = fitConcord(cfg, filepath.Join(d.dir, "ratings.csv"), gold)
-		emit(cfg, d.name, "concord_fit", r.fit)
-		acc := fmt.Sprintf("%.4f", r.fit.acc)
-		if r.fit.err != nil {
-			acc = "FAIL"
-			nFail++
-			fmt.Fprintf(os.Stderr, "%s: concord fit: %v\n", d.name, r.fit.err)
-		}
-		checks := ""
-		ckMV, ckBest, ckWho := "", "", ""
-		if m, ok := ck[d.name]; ok && len(m) > 0 {
-			best, who := bestOf(m)
-			ckBest, ckWho = fmt.Sprintf("%.4f", best), "("+who+")"
-			mv, hasMV := m["MV"]
-			if hasMV {
-				ckMV = fmt.Sprintf("%.4f", mv.acc)
-			}
-			nCK++
-			ok := r.fit.err == nil
-			c1 := ok && hasMV && r.fit.acc >= mv.acc-tol
-			c2 := ok && r.fit.acc >= best-0.01-tol
-			c3 := ok && r.fit.acc >= best-tol
-			nMV += b2i(c1)
-			nNear += b2i(c2)
-			nBest += b2i(c3)
-			checks = fmt.Sprintf("%4s %5s %4s", yes(c1), yes(c2), yes(c3))
-		}
-		fmt.Printf("%-34s %6d %6d %7d %6d  %-7s %7.2f %7.2f  %-22s %-9s | %7s %7s %-9s %s\n", d.name, r.items, r.raters, r.labels, r.gold,
-			acc, r.fit.wall.Seconds(), r.fit.cpu.Seconds(), trunc(r.fit.model, 22), r.fit.converged, ckMV, ckBest, ckWho, checks)
-		if cfg.baseline {
-			r.base = map[string]fitOutcome{}
-			for _, a := range baselineNames {
-				acc, secs, err := baseline(ds, gold, a)
-				o := fitOutcome{acc: acc, wall: secs, cpu: secs, err: err}
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "%s: %s: %v\n", d.name, a, err)
-				}
-				r.base[a] = o
-				emit(cfg, d.name, "raters_"+a, o)
-			}
-		}
-		rows = append(rows, r)
-	}
-	fmt.Printf("\nconcord fit: no failure on %d of %d; on the %d with crowd-kit figures: >= crowd-kit MV on %d, within 0.01 of crowd-kit's best on %d, >= best on %d\n",
-		len(rows)-nFail, len(rows), nCK, nMV, nNear, nBest)
-	fmt.Printf("wall s, cpu s: the concord fit process (load + fit + document), CPU = user + system\n")
+// row is a dataset's results: concord fit's and the baselines'.
+type row struct {
+	name                        string
+	items, raters, labels, gold int
+	fit                         fitOutcome
+	base                        map[string]fitOutcome
+}
 
-	// Every method's accuracy and time, one row per dataset.
-	fmt.Printf("\nAccuracy of every method (concord: fit and package raters' baselines; ck: crowd-kit 1.4.1); * = the best of the row\n")
-	names := append([]string{"fit"}, baselineNames...)
-	for _, m := range ckMethods {
-		names = append(names, "ck "+m)
+// tally counts the datasets that meet each check against crowd-kit.
+type tally struct{ mv, near, best, ck, fail int }
+
+// runDataset fits a dataset (and its baselines), prints its line of the
+// first table and counts its checks.
+func runDataset(cfg config, d dataset, ck map[string]map[string]ckResult, t *tally) row {
+	gold, err := readGold(filepath.Join(d.dir, "items.csv"))
+	if err != nil {
+		fail(fmt.Errorf("%s: %v", d.name, err))
 	}
+	ld, err := annotations.LoadFiles(filepath.Join(d.dir, "ratings.csv"), annotations.LoadOptions{
+		ReadOptions: annotations.ReadOptions{Duplicates: annotations.DuplicatesKeep}})
+	if err != nil {
+		fail(fmt.Errorf("%s: %v", d.name, err))
+	}
+	ds := ld.Dataset
+	r := row{name: d.name, items: len(ds.ItemIDs()), raters: len(ds.RaterIDs()), labels: len(ds.Labels), gold: len(gold)}
+	r.fit = fitConcord(cfg, filepath.Join(d.dir, "ratings.csv"), gold)
+	emit(cfg, d.name, "concord_fit", r.fit)
+	acc := fmt.Sprintf("%.4f", r.fit.acc)
+	if r.fit.err != nil {
+		acc = "FAIL"
+		t.fail++
+		fmt.Fprintf(os.Stderr, "%s: concord fit: %v\n", d.name, r.fit.err)
+	}
+	checks := ""
+	ckMV, ckBest, ckWho := "", "", ""
+	if m, ok := ck[d.name]; ok && len(m) > 0 {
+		best, who := bestOf(m)
+		ckBest, ckWho = fmt.Sprintf("%.4f", best), "("+who+")"
+		mv, hasMV := m["MV"]
+		if hasMV {
+			ckMV = fmt.Sprintf("%.4f", mv.acc)
+		}
+		t.ck++
+		ok := r.fit.err == nil
+		c1 := ok && hasMV && r.fit.acc >= mv.acc-tol
+		c2 := ok && r.fit.acc >= best-0.01-tol
+		c3 := ok && r.fit.acc >= best-tol
+		t.mv += b2i(c1)
+		t.near += b2i(c2)
+		t.best += b2i(c3)
+		checks = fmt.Sprintf("%4s %5s %4s", yes(c1), yes(c2), yes(c3))
+	}
+	fmt.Printf("%-34s %6d %6d %7d %6d  %-7s %7.2f %7.2f  %-22s %-9s | %7s %7s %-9s %s\n", d.name, r.items, r.raters, r.labels, r.gold,
+		acc, r.fit.wall.Seconds(), r.fit.cpu.Seconds(), trunc(r.fit.model, 22), r.fit.converged, ckMV, ckBest, ckWho, checks)
+	if cfg.baseline {
+		r.base = map[string]fitOutcome{}
+		for _, a := range baselineNames {
+			acc, secs, err := baseline(ds, gold, a)
+			o := fitOutcome{acc: acc, wall: secs, cpu: secs, err: err}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s: %s: %v\n", d.name, a, err)
+			}
+			r.base[a] = o
+			emit(cfg, d.name, "raters_"+a, o)
+		}
+	}
+	return r
+}
+
+// printHeader prints the dataset column's header and the methods'.
+func printHeader(names []string) {
 	fmt.Printf("%-34s", "dataset")
 	for _, n := range names {
 		fmt.Printf(" %11s", trunc(n, 11))
 	}
 	fmt.Printf("\n")
+}
+
+// printAccuracies prints every method's accuracy, a row a dataset, the
+// best of each row starred.
+func printAccuracies(rows []row, names []string, ck map[string]map[string]ckResult) {
+	fmt.Printf("\nAccuracy of every method (concord: fit and package raters' baselines; ck: crowd-kit 1.4.1); * = the best of the row\n")
+	printHeader(names)
 	for _, r := range rows {
 		vals := make([]float64, len(names))
 		ok := make([]bool, len(names))
@@ -284,12 +318,12 @@ func main() {
 		}
 		fmt.Printf("\n")
 	}
+}
+
+// printSeconds prints every method's seconds, a row a dataset.
+func printSeconds(rows []row, names []string, ck map[string]map[string]ckResult) {
 	fmt.Printf("\nSeconds of every method (fit: the process's wall time; baselines: the aggregator alone; crowd-kit: fit_predict, from its table)\n")
-	fmt.Printf("%-34s", "dataset")
-	for _, n := range names {
-		fmt.Printf(" %11s", trunc(n, 11))
-	}
-	fmt.Printf("\n")
+	printHeader(names)
 	for _, r := range rows {
 		fmt.Printf("%-34s %11.3f", r.name, r.fit.wall.Seconds())
 		for _, a := range baselineNames {
@@ -307,12 +341,6 @@ func main() {
 			}
 		}
 		fmt.Printf("\n")
-	}
-
-	if *rte && *data != "" && (len(want) == 0 || want["rte_subsamples"]) {
-		if err := rteCheck(cfg, filepath.Join(*data, "snow2008_rte"), *rteOut); err != nil {
-			fail(err)
-		}
 	}
 }
 

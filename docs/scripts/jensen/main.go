@@ -511,113 +511,13 @@ func report(cfg config, res [][][][]outcome) {
 	won, undecided, failures := 0, 0, 0
 	var verdicts []string
 	for c, gk := range genKernels {
-		fmt.Printf("%s: mean NLPD per test point (sd over realisations); lower is better\n", gk.label)
-		fmt.Printf("%-8s", "model")
-		for _, nz := range noises {
-			fmt.Printf(" %22s", nz)
-		}
-		fmt.Println()
-		means := make([][]float64, len(models)) // [m][t]
-		for m := range models {
-			means[m] = make([]float64, len(noises))
-			fmt.Printf("%-8s", models[m])
-			for t := range noises {
-				var v []float64
-				for _, o := range res[c][t][m] {
-					if o.err == nil {
-						v = append(v, o.nlpd)
-					} else {
-						failures++
-					}
-				}
-				mean, sd := meanSD(v)
-				means[m][t] = mean
-				cell := fmt.Sprintf("%.3f (%.3f)", mean, sd)
-				if len(v) < cfg.reps {
-					cell += fmt.Sprintf(" [%d ok]", len(v))
-				}
-				fmt.Printf(" %22s", cell)
-			}
-			fmt.Println()
-		}
-		fmt.Printf("(x %d test points for the paper's scale of summed NLPD)\n", cfg.nTest)
+		means, failed := printTable(cfg, gk, res[c])
+		failures += failed
 		for t := range noises {
-			best := 0
-			for m := range models {
-				if !math.IsNaN(means[m][t]) && (math.IsNaN(means[best][t]) || means[m][t] < means[best][t]) {
-					best = m
-				}
-			}
-			// Per realisation: how often the matching model was best
-			// (realisations where all three fits succeeded).
-			perRep, paired := 0, 0
-			for r := range cfg.reps {
-				ok := true
-				bm := 0
-				for m := range models {
-					o := res[c][t][m][r]
-					if o.err != nil {
-						ok = false
-						break
-					}
-					if o.nlpd < res[c][t][bm][r].nlpd {
-						bm = m
-					}
-				}
-				if ok {
-					paired++
-					if bm == t {
-						perRep++
-					}
-				}
-			}
-			// The matching model's paired margin over the best other model
-			// (by mean): mean and standard error of the per-realisation
-			// differences, negative when the matching model is better.
-			other := -1
-			for m := range models {
-				if m != t && !math.IsNaN(means[m][t]) && (other < 0 || means[m][t] < means[other][t]) {
-					other = m
-				}
-			}
-			margin := "no other model"
-			if other >= 0 {
-				var dv []float64
-				for r := range cfg.reps {
-					a, b := res[c][t][t][r], res[c][t][other][r]
-					if a.err == nil && b.err == nil {
-						dv = append(dv, a.nlpd-b.nlpd)
-					}
-				}
-				dm, dsd := meanSD(dv)
-				margin = fmt.Sprintf("%s - %s = %.3f (se %.3f)", models[t], models[other], dm, dsd/math.Sqrt(float64(len(dv))))
-			}
-			// A cell where some model has fewer than half its fits is
-			// undecided, whatever the means say.
-			decided := true
-			for m := range models {
-				ok := 0
-				for _, o := range res[c][t][m] {
-					if o.err == nil {
-						ok++
-					}
-				}
-				decided = decided && 2*ok >= cfg.reps
-			}
-			w := best == t && decided
-			if w {
-				won++
-			}
-			mark := "NO "
-			switch {
-			case !decided:
-				mark = "undecided (a model has fewer than half its fits)"
-				undecided++
-			case w:
-				mark = "yes"
-			}
-			verdicts = append(verdicts, fmt.Sprintf("%-3s %s noise: matching model %s has the lowest mean NLPD: %s (lowest: %s; best in %d of %d realisations; paired %s)",
-				gk.name, noises[t], models[t], mark, models[best], perRep, paired, margin))
+			v, w, u := cellVerdict(cfg, gk, t, res[c][t], means)
+			verdicts = append(verdicts, v)
+			won += b2i(w)
+			undecided += b2i(u)
 		}
 		fmt.Println()
 	}
@@ -629,8 +529,141 @@ func report(cfg config, res [][][][]outcome) {
 		fmt.Printf(" (%d undecided)", undecided)
 	}
 	fmt.Printf(" (claim accepted if >= 5): %s\n", map[bool]string{true: "ACCEPTED", false: "NOT ACCEPTED"}[won >= 5])
+	reportLearnt(cfg, res)
+	fmt.Printf("failed fits: %d of %d\n", failures, len(genKernels)*len(noises)*len(models)*cfg.reps)
+}
 
-	// Learnt parameters and diagnostics.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// printTable prints one generating kernel's part of Table 1 (res by noise,
+// model, realisation) and returns the mean NLPD by model and noise, and
+// the number of failed fits.
+func printTable(cfg config, gk genKernel, res [][][]outcome) (means [][]float64, failures int) {
+	fmt.Printf("%s: mean NLPD per test point (sd over realisations); lower is better\n", gk.label)
+	fmt.Printf("%-8s", "model")
+	for _, nz := range noises {
+		fmt.Printf(" %22s", nz)
+	}
+	fmt.Println()
+	means = make([][]float64, len(models)) // [m][t]
+	for m := range models {
+		means[m] = make([]float64, len(noises))
+		fmt.Printf("%-8s", models[m])
+		for t := range noises {
+			var v []float64
+			for _, o := range res[t][m] {
+				if o.err == nil {
+					v = append(v, o.nlpd)
+				} else {
+					failures++
+				}
+			}
+			mean, sd := meanSD(v)
+			means[m][t] = mean
+			cell := fmt.Sprintf("%.3f (%.3f)", mean, sd)
+			if len(v) < cfg.reps {
+				cell += fmt.Sprintf(" [%d ok]", len(v))
+			}
+			fmt.Printf(" %22s", cell)
+		}
+		fmt.Println()
+	}
+	fmt.Printf("(x %d test points for the paper's scale of summed NLPD)\n", cfg.nTest)
+	return means, failures
+}
+
+// cellVerdict says whether, for noise t (cell res by model and
+// realisation), the matching model has the lowest mean NLPD: the verdict
+// line, whether it won, and whether the cell is undecided (a model with
+// fewer than half its fits).
+func cellVerdict(cfg config, gk genKernel, t int, res [][]outcome, means [][]float64) (verdict string, won, undecided bool) {
+	best := 0
+	for m := range models {
+		if !math.IsNaN(means[m][t]) && (math.IsNaN(means[best][t]) || means[m][t] < means[best][t]) {
+			best = m
+		}
+	}
+	perRep, paired := bestPerRealisation(cfg, t, res)
+	margin := pairedMargin(cfg, t, res, means)
+	decided := true
+	for m := range models {
+		ok := 0
+		for _, o := range res[m] {
+			if o.err == nil {
+				ok++
+			}
+		}
+		decided = decided && 2*ok >= cfg.reps
+	}
+	won = best == t && decided
+	mark := "NO "
+	switch {
+	case !decided:
+		mark = "undecided (a model has fewer than half its fits)"
+	case won:
+		mark = "yes"
+	}
+	return fmt.Sprintf("%-3s %s noise: matching model %s has the lowest mean NLPD: %s (lowest: %s; best in %d of %d realisations; paired %s)",
+		gk.name, noises[t], models[t], mark, models[best], perRep, paired, margin), won, !decided
+}
+
+// bestPerRealisation counts the realisations in which the matching model
+// (t) was best, among those where every fit succeeded (paired).
+func bestPerRealisation(cfg config, t int, res [][]outcome) (perRep, paired int) {
+	for r := range cfg.reps {
+		ok := true
+		bm := 0
+		for m := range models {
+			o := res[m][r]
+			if o.err != nil {
+				ok = false
+				break
+			}
+			if o.nlpd < res[bm][r].nlpd {
+				bm = m
+			}
+		}
+		if ok {
+			paired++
+			if bm == t {
+				perRep++
+			}
+		}
+	}
+	return perRep, paired
+}
+
+// pairedMargin is the matching model's paired margin over the best other
+// model (by mean): mean and standard error of the per-realisation
+// differences, negative when the matching model is better.
+func pairedMargin(cfg config, t int, res [][]outcome, means [][]float64) string {
+	other := -1
+	for m := range models {
+		if m != t && !math.IsNaN(means[m][t]) && (other < 0 || means[m][t] < means[other][t]) {
+			other = m
+		}
+	}
+	if other < 0 {
+		return "no other model"
+	}
+	var dv []float64
+	for r := range cfg.reps {
+		a, b := res[t][r], res[other][r]
+		if a.err == nil && b.err == nil {
+			dv = append(dv, a.nlpd-b.nlpd)
+		}
+	}
+	dm, dsd := meanSD(dv)
+	return fmt.Sprintf("%s - %s = %.3f (se %.3f)", models[t], models[other], dm, dsd/math.Sqrt(float64(len(dv))))
+}
+
+// reportLearnt prints the learnt parameters and the fits' diagnostics.
+func reportLearnt(cfg config, res [][][][]outcome) {
 	fmt.Printf("\nlearnt parameters, median over realisations: gamma of the RBF (true SE: 0.5) / dispersion nu (GP-WA: 1/sigma; true: WA %.3g, TG %g, BE %g)\n",
 		1/cfg.sigmaWA, cfg.nuTG, cfg.nuBE)
 	statuses := map[string]int{}
@@ -688,7 +721,6 @@ func report(cfg config, res [][][][]outcome) {
 	for _, k := range keys {
 		fmt.Printf("  %3d x %s\n", statuses[k], k)
 	}
-	fmt.Printf("failed fits: %d of %d\n", failures, len(genKernels)*len(noises)*len(models)*cfg.reps)
 }
 
 // noisy returns a noisy observation of type t at latent f, strictly inside
@@ -837,7 +869,7 @@ func newOwnPredictor(res *multirater.FitResult, cov mat.Symmetric) (*ownPredicto
 	var lu mat.LU
 	lu.Factorize(a)
 	if c := lu.Cond(); c > 1e14 || math.IsInf(c, 0) {
-		return nil, fmt.Errorf("I + S C is singular (condition %.3g)", c)
+		return nil, fmt.Errorf("the matrix I + S C is singular (condition %.3g)", c)
 	}
 	var al mat.VecDense
 	if err := lu.SolveVecTo(&al, false, mat.NewVecDense(n, append([]float64(nil), v...))); err != nil {

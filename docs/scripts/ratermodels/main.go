@@ -132,11 +132,10 @@ func main() {
 func round3(x float64) float64 { return float64(int(x*1000+0.5)) / 1000 }
 
 type result struct {
-	mv, auto   float64
-	acc        []string
-	chosen     string
-	wall, cpu  float64
-	candidates string
+	mv, auto  float64
+	acc       []string
+	chosen    string
+	wall, cpu float64
 }
 
 // runDataset fits every rater model and returns the row.

@@ -3,6 +3,7 @@
 package mcmctest
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"concord/multirater/diag"
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc"
 )
 
 // Spearman returns Spearman's rank correlation of x and y.
@@ -107,4 +109,89 @@ type GewekeCase[O any] struct {
 	Pairs   [][2]int
 	Cov     mat.Symmetric
 	Opts    O
+}
+
+// RunGewekeCases runs every case with both samplers (sampler sets it in the
+// options) as parallel subtests "name/sampler", 40,000 iterations (10,000
+// with -short), case c's seed len(c.Name)*seedMul + the sampler.
+func RunGewekeCases[O any](t *testing.T, cases []GewekeCase[O], seedMul uint64, sampler func(*O, mcmc.Sampler),
+	run func(t *testing.T, c GewekeCase[O], iters int, seed uint64)) {
+	iters := 40000
+	if testing.Short() {
+		iters = 10000
+	}
+	for _, c := range cases {
+		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
+			t.Run(c.Name+"/"+smp.String(), func(t *testing.T) {
+				t.Parallel()
+				sampler(&c.Opts, smp)
+				run(t, c, iters, uint64(len(c.Name))*seedMul+uint64(smp))
+			})
+		}
+	}
+}
+
+// Design returns the case's (item, rater) pairs (every pair when Pairs is
+// nil) and the ids of its items, raters and levels ("i0", "r0", "0", ...).
+func (c GewekeCase[O]) Design() (pairs [][2]int, items, raters, levels []string) {
+	pairs = c.Pairs
+	if pairs == nil {
+		for i := 0; i < c.N; i++ {
+			for l := 0; l < c.L; l++ {
+				pairs = append(pairs, [2]int{i, l})
+			}
+		}
+	}
+	for i := 0; i < c.N; i++ {
+		items = append(items, fmt.Sprint("i", i))
+	}
+	for l := 0; l < c.L; l++ {
+		raters = append(raters, fmt.Sprint("r", l))
+	}
+	for k := 0; k < c.K; k++ {
+		levels = append(levels, fmt.Sprint(k))
+	}
+	return pairs, items, raters, levels
+}
+
+// PrecisionStats returns alpha_l and alpha_l^2 of every rater not fixed,
+// whose prior is Gamma(v, lambda): means v/lambda and
+// v(v+1)/lambda^2.
+func PrecisionStats(nl int, fixed func(l int) bool, alpha func(l int) float64, v, lambda float64) []Stat {
+	var out []Stat
+	for l := 0; l < nl; l++ {
+		if fixed(l) {
+			continue
+		}
+		out = append(out,
+			Stat{Name: fmt.Sprintf("alpha[%d]", l), F: func() float64 { return alpha(l) }, Truth: v / lambda},
+			Stat{Name: fmt.Sprintf("alpha[%d]^2", l), F: func() float64 { a := alpha(l); return a * a }, Truth: v * (v + 1) / (lambda * lambda)},
+		)
+	}
+	return out
+}
+
+// LatentStats returns m and m^2 of the k latent values of each of n items,
+// m(i) the value i = item*k + c, whose prior is N(0, C_nn) (cov nil: the
+// identity); names are "m[item]" for k = 1, else "m[item,c]".
+func LatentStats(n, k int, cov mat.Symmetric, m func(i int) float64) []Stat {
+	var out []Stat
+	for item := 0; item < n; item++ {
+		cnn := 1.0
+		if cov != nil {
+			cnn = cov.At(item, item)
+		}
+		for c := 0; c < k; c++ {
+			i := item*k + c
+			name := fmt.Sprintf("m[%d,%d]", item, c)
+			if k == 1 {
+				name = fmt.Sprintf("m[%d]", item)
+			}
+			out = append(out,
+				Stat{Name: name, F: func() float64 { return m(i) }, Truth: 0},
+				Stat{Name: name + "^2", F: func() float64 { v := m(i); return v * v }, Truth: cnn},
+			)
+		}
+	}
+	return out
 }

@@ -393,39 +393,14 @@ func write(dir string, b bed, seed uint64) (stats, error) {
 // remainder to the first kind), then each rater's confusion rows.
 func makeRaters(rng *rand.Rand, b bed) []*rater {
 	k := len(b.Classes)
-	kinds := make([]kind, 0, b.Raters)
-	for x, s := range b.Mix {
-		n := int(math.Round(s.Share * float64(b.Raters)))
-		if x == 0 {
-			n = b.Raters
-			for _, o := range b.Mix[1:] {
-				n -= int(math.Round(o.Share * float64(b.Raters)))
-			}
-		}
-		for ; n > 0; n-- {
-			kinds = append(kinds, s.Kind)
-		}
-	}
-	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
-	partner := make([]int, k)
-	for c := range partner {
-		partner[c] = -1
-	}
-	for _, p := range b.Pairs {
-		if partner[p[0]] < 0 {
-			partner[p[0]] = p[1]
-		}
-		if partner[p[1]] < 0 {
-			partner[p[1]] = p[0]
-		}
-	}
+	kinds := raterKinds(rng, b)
+	partner := pairPartners(b)
 	common := 0
 	for c, p := range b.Prior {
 		if p > b.Prior[common] {
 			common = c
 		}
 	}
-	// A flip rater's permutation: c -> c+1 mod K (binary: the other class).
 	rs := make([]*rater, len(kinds))
 	for j, kd := range kinds {
 		r := &rater{id: fmt.Sprintf("w%04d", j+1), kind: kd, conf: make([][]float64, k)}
@@ -434,31 +409,7 @@ func makeRaters(rng *rand.Rand, b bed) []*rater {
 		}
 		switch kd {
 		case good:
-			a := b.AccLo + (b.AccHi-b.AccLo)*rng.Float64()
-			for c := 0; c < k; c++ {
-				ac := a + b.PerClass*rng.NormFloat64()
-				if b.RareMiss > 0 {
-					if c == common {
-						ac += b.RareMiss / 2
-					} else {
-						ac -= b.RareMiss
-					}
-				}
-				ac = clamp(ac, 1/float64(k)+0.02, 0.99)
-				prof := dirichlet1(rng, k)
-				prof[c] = 0
-				normalize(prof)
-				if p := partner[c]; p >= 0 {
-					for x := range prof {
-						prof[x] *= 1 - b.PairWeight
-					}
-					prof[p] += b.PairWeight
-				}
-				for x := range prof {
-					r.conf[c][x] = (1 - ac) * prof[x]
-				}
-				r.conf[c][c] = ac
-			}
+			goodRows(rng, b, r.conf, partner, common)
 		case spam:
 			for c := range r.conf {
 				for x := range r.conf[c] {
@@ -474,28 +425,13 @@ func makeRaters(rng *rand.Rand, b bed) []*rater {
 				r.conf[c][fav] += 0.9
 			}
 		case flip:
+			// The permutation c -> c+1 mod K (binary: the other class).
 			for c := range r.conf {
 				r.conf[c][c] = 1 - b.FlipRate
 				r.conf[c][(c+1)%k] += b.FlipRate
 			}
 		case grader:
-			sd := b.SDLo + (b.SDHi-b.SDLo)*rng.Float64()
-			bias := b.Bias * (2*rng.Float64() - 1)
-			for c := range r.conf {
-				// P(round(c + bias + e) = x), e ~ N(0, sd^2), clipped.
-				for x := 0; x < k; x++ {
-					lo, hi := float64(x)-0.5, float64(x)+0.5
-					if x == 0 {
-						lo = math.Inf(-1)
-					}
-					if x == k-1 {
-						hi = math.Inf(1)
-					}
-					m := float64(c) + bias
-					r.conf[c][x] = phi((hi-m)/sd) - phi((lo-m)/sd)
-				}
-				normalize(r.conf[c])
-			}
+			graderRows(rng, b, r.conf)
 		}
 		for c := range r.conf {
 			r.acc += r.conf[c][c] / float64(k)
@@ -503,6 +439,98 @@ func makeRaters(rng *rand.Rand, b bed) []*rater {
 		rs[j] = r
 	}
 	return rs
+}
+
+// raterKinds returns the kinds of the bed's raters, in a random order.
+func raterKinds(rng *rand.Rand, b bed) []kind {
+	kinds := make([]kind, 0, b.Raters)
+	for x, s := range b.Mix {
+		n := int(math.Round(s.Share * float64(b.Raters)))
+		if x == 0 {
+			n = b.Raters
+			for _, o := range b.Mix[1:] {
+				n -= int(math.Round(o.Share * float64(b.Raters)))
+			}
+		}
+		for ; n > 0; n-- {
+			kinds = append(kinds, s.Kind)
+		}
+	}
+	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	return kinds
+}
+
+// pairPartners returns, for each class, the class a good rater confuses
+// it with most (the bed's first pair that has it), or -1.
+func pairPartners(b bed) []int {
+	partner := make([]int, len(b.Classes))
+	for c := range partner {
+		partner[c] = -1
+	}
+	for _, p := range b.Pairs {
+		if partner[p[0]] < 0 {
+			partner[p[0]] = p[1]
+		}
+		if partner[p[1]] < 0 {
+			partner[p[1]] = p[0]
+		}
+	}
+	return partner
+}
+
+// goodRows fills the confusion rows of a good rater: an accuracy per
+// class around the rater's (lower on the rare classes with RareMiss), the
+// errors spread by a flat Dirichlet draw and drawn towards the class's
+// partner.
+func goodRows(rng *rand.Rand, b bed, conf [][]float64, partner []int, common int) {
+	k := len(conf)
+	a := b.AccLo + (b.AccHi-b.AccLo)*rng.Float64()
+	for c := 0; c < k; c++ {
+		ac := a + b.PerClass*rng.NormFloat64()
+		if b.RareMiss > 0 {
+			if c == common {
+				ac += b.RareMiss / 2
+			} else {
+				ac -= b.RareMiss
+			}
+		}
+		ac = clamp(ac, 1/float64(k)+0.02, 0.99)
+		prof := dirichlet1(rng, k)
+		prof[c] = 0
+		normalize(prof)
+		if p := partner[c]; p >= 0 {
+			for x := range prof {
+				prof[x] *= 1 - b.PairWeight
+			}
+			prof[p] += b.PairWeight
+		}
+		for x := range prof {
+			conf[c][x] = (1 - ac) * prof[x]
+		}
+		conf[c][c] = ac
+	}
+}
+
+// graderRows fills the confusion rows of a grader (ordered classes):
+// P(round(c + bias + e) = x), e ~ N(0, sd^2), clipped to the scale.
+func graderRows(rng *rand.Rand, b bed, conf [][]float64) {
+	k := len(conf)
+	sd := b.SDLo + (b.SDHi-b.SDLo)*rng.Float64()
+	bias := b.Bias * (2*rng.Float64() - 1)
+	for c := range conf {
+		for x := 0; x < k; x++ {
+			lo, hi := float64(x)-0.5, float64(x)+0.5
+			if x == 0 {
+				lo = math.Inf(-1)
+			}
+			if x == k-1 {
+				hi = math.Inf(1)
+			}
+			m := float64(c) + bias
+			conf[c][x] = phi((hi-m)/sd) - phi((lo-m)/sd)
+		}
+		normalize(conf[c])
+	}
 }
 
 func phi(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"concord/annotations"
+	"concord/db"
+	"concord/server"
+)
+
+const workerHelp = `
+Run background jobs (fits) from a shared database without the API: a worker
+process for a deployment with several machines on one PostgreSQL database
+(concord serve --workers 0 there serves the API; see docs/server.md).
+
+Jobs are on River (riverqueue.com). Each fit is worked by exactly one
+worker process; each runs in a child process (concord fit-worker) at a
+lower CPU priority (--fits-in-process turns this off). Every worker records
+that it is alive every --stale-after/4; the fits of a worker not seen for
+--stale-after (killed, its machine lost) are retried by the others with
+backoff, and failed with the reason after --max-attempts attempts. A fit
+that fails on its data is not retried. SIGINT or SIGTERM stops gracefully:
+running fits get --shutdown-grace to finish and go back to the queue.
+
+--name names this process in the job records (default hostname-pid); it
+must be unique among the processes sharing the database.
+
+Examples:
+  concord worker --db postgres://concord@db/concord --concurrency 4
+  concord worker --db concord.db --concurrency 1
+`
+
+func runWorker(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "worker", "--db DSN [--queues fits] [--concurrency N]", workerHelp)
+	dsn := dbFlag(fs)
+	queues := fs.String("queues", "", "job queues to work, comma-separated (default: all; only \"fits\" exists)")
+	concurrency := fs.Int("concurrency", runtime.NumCPU(), "jobs run at once by this process")
+	name := fs.String("name", "", "this worker's name in job records (default hostname-pid)")
+	staleAfter := fs.Duration("stale-after", 30*time.Second, "the fits of a worker process not seen alive for this long are retried by others")
+	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died or was killed before it fails")
+	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
+	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
+	poll := fs.Duration("poll-interval", time.Second, "how often an idle worker looks for queued jobs")
+	inProcess := fs.Bool("fits-in-process", false, "run fits in this process instead of a lower-priority child process (concord fit-worker)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	pos, err := parseFlags(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q", pos[0])
+	}
+	if *concurrency < 1 {
+		return annotations.Errorf(annotations.EINVALID, "--concurrency must be 1 or more, got %d", *concurrency)
+	}
+	log, err := newLogger(e, *logLevel, *logFormat)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, e, *dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var fitCmd []string
+	if !*inProcess {
+		fitCmd, err = fitWorkerCommand()
+		if err != nil {
+			log.Warn("running fits in this process", "reason", err)
+		}
+	}
+	fmt.Fprintf(e.stdout, "concord worker: working %s with %d at once (database %s)\n", orAll(*queues), *concurrency, db.Redact(*dsn))
+	return server.RunWorkers(ctx, server.Config{
+		FitCommand:       fitCmd,
+		Workers:          *concurrency,
+		Queues:           splitList(*queues),
+		WorkerName:       *name,
+		StaleAfter:       *staleAfter,
+		MaxAttempts:      *maxAttempts,
+		ShutdownGrace:    *grace,
+		ProgressInterval: *progressEvery,
+		PollInterval:     *poll,
+		Version:          version,
+	}, st, log)
+}
+
+func orAll(queues string) string {
+	if queues == "" {
+		return "all queues"
+	}
+	return "queues " + queues
+}

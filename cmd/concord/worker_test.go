@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"concord/annotations"
+	"concord/db"
+)
+
+// TestWorkerCommand runs concord worker on a SQLite file that another
+// handle (standing for concord serve --workers 0) queues a fit in: the
+// worker runs it to the end under its name, and stops cleanly when its
+// context ends.
+func TestWorkerCommand(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "c.db")
+	if code, _, errb := runCmd(t, "import", "--db", dbPath, "--project", "k1", "--scheme", "ordinal:0..3", sirtK1); code != 0 {
+		t.Fatalf("import: %s", errb)
+	}
+	ctx := context.Background()
+	st, err := db.Open(ctx, dbPath, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := st.FindProjectByName(ctx, "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &annotations.Fit{ProjectID: p.ID, Model: "ordinal", Seed: 1,
+		Spec: json.RawMessage(`{"model":"ordinal","chains":2,"samples":200,"burnin":100,"seed":1}`)}
+	if err := st.CreateFit(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+
+	e, _, _ := testEnv()
+	var out, errb lockedBuffer
+	e.stdout, e.stderr = &out, &errb
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan int, 1)
+	go func() {
+		done <- run(wctx, e, []string{"worker", "--db", dbPath, "--concurrency", "1", "--name", "test-worker", "--fits-in-process",
+			"--poll-interval", "50ms", "--log-level", "warn"})
+	}()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		got, err := st.FindFitByID(ctx, f.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Terminal() {
+			if got.Status != annotations.FitDone || got.Worker != "test-worker" || got.Attempts != 1 {
+				t.Errorf("fit ended as %+v (worker log: %s)", got, errb.String())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fit still %s (worker log: %s)", got.Status, errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("worker exited %d: %s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("worker did not stop")
+	}
+}
+
+func TestWorkerFlags(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "c.db")
+	for _, args := range [][]string{
+		{"worker", "--db", dbPath, "--concurrency", "0"},
+		{"worker", "--db", dbPath, "--queues", "nope"},
+		{"worker", "--db", dbPath, "--log-format", "xml"},
+		{"worker", "--db", dbPath, "extra"},
+	} {
+		e, _, errb := testEnv()
+		if code := run(context.Background(), e, args); code == 0 {
+			t.Errorf("%v: exit 0", args)
+		} else if errb.Len() == 0 {
+			t.Errorf("%v: no message", args)
+		}
+	}
+}
