@@ -12,7 +12,8 @@ import (
 
 // ConfusionData maps a nominal or binary dataset to the confusion family's
 // input: items in ds.ItemIDs order, raters in order of first label,
-// classes in scheme order. With gold set, the items' gold labels (from the
+// classes in scheme order, the labels' probabilities (soft evidence) when
+// any label has one. With gold set, the items' gold labels (from the
 // items file) fix their classes; without it gold labels are not read (they
 // are for evaluation only).
 func ConfusionData(ds *annotations.Dataset, gold bool) (*confusion.Data, error) {
@@ -25,6 +26,13 @@ func ConfusionData(ds *annotations.Dataset, gold bool) (*confusion.Data, error) 
 	data.Labels, data.Repeats, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "class")
 	if err != nil {
 		return nil, err
+	}
+	if ds.HasProbs() {
+		// indexRatings keeps the labels' order: Probs[i] is ds.Labels[i]'s.
+		data.Probs = make([]float64, len(ds.Labels))
+		for i, l := range ds.Labels {
+			data.Probs[i] = l.Prob
+		}
 	}
 	if !gold {
 		return data, nil
@@ -136,6 +144,10 @@ func validateConfusion(s FitSpec) error {
 // covariates, sums) the multinomial-probit Gaussian process on the items'
 // features (confusion.Data.Cov, built as for the classification model).
 func fitConfusion(ctx context.Context, ds *annotations.Dataset, cov *Covariance, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	if progress != nil {
+		// Indexing a million labels takes seconds: say so.
+		progress(multirater.Progress{Phase: "indexing the labels"})
+	}
 	data, err := ConfusionData(ds, spec.Gold)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,8 @@ const (
 
 // JudgeOptions control JudgeReport; the zero value means the defaults.
 type JudgeOptions struct {
-	// Judges are the ids of the model raters (required).
+	// Judges are the ids of the model raters to test; nil means the
+	// dataset's model raters (Dataset.ModelRaters).
 	Judges []string
 	// Epsilon is the cost-benefit allowance (0: DefaultJudgeEpsilon).
 	Epsilon float64
@@ -134,7 +135,7 @@ type judgeKey struct{ item, rater string }
 
 // judgeLabels are the labels of a judge test: each rater's first label of
 // an item as a number, each item's human raters in label order, and the
-// human raters in order of first label.
+// human raters (neither judges nor model raters) in order of first label.
 type judgeLabels struct {
 	first      map[judgeKey]float64
 	humansOf   map[string][]string
@@ -162,6 +163,9 @@ func indexJudgeLabels(ds *annotations.Dataset, isJudge map[string]bool, value fu
 		if isJudge[l.Rater] {
 			judgeSeen[l.Rater] = true
 			continue
+		}
+		if ds.IsModel(l.Rater) {
+			continue // another model: neither judged nor a human
 		}
 		jl.humansOf[l.Item] = append(jl.humansOf[l.Item], l.Rater)
 		if !humanSeen[l.Rater] {
@@ -204,10 +208,15 @@ func (jl judgeLabels) duel(items []string, kept map[string]bool, j, h string, sc
 }
 
 // JudgeReport runs the alternative annotator test for every judge of o on
-// ds (see above). A judge with no labels, or no human left, is EINVALID.
+// ds (see above). The humans are the raters that are neither judges nor
+// marked as models. No judge, a judge with no labels, or no human left is
+// EINVALID.
 func JudgeReport(ds *annotations.Dataset, o JudgeOptions) (*JudgeReportDoc, error) {
 	if len(o.Judges) == 0 {
-		return nil, annotations.Errorf(annotations.EINVALID, "name the model raters to test (--judges R1,R2)")
+		o.Judges = ds.ModelRaters
+	}
+	if len(o.Judges) == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "no model raters: mark them in the labels (an is_model or rater_kind column, or %s R1,R2) or name the raters to test (--judges R1,R2)", annotations.ModelsFlag)
 	}
 	eps, q := o.Epsilon, o.Q
 	if eps == 0 {
@@ -465,4 +474,45 @@ func firstN(s []string, n int) []string {
 		return append(s[:n:n], "...")
 	}
 	return s
+}
+
+// JSON returns the document for encoding as JSON, its NaNs (no test, no
+// agreement) as nulls: what concord judge --json prints and the API's judge
+// route answers.
+func (d *JudgeReportDoc) JSON() any {
+	type agr struct {
+		Rater     string   `json:"rater"`
+		Judge     bool     `json:"judge"`
+		Items     int      `json:"items"`
+		Agreement *float64 `json:"agreement"`
+		Q025      *float64 `json:"q025"`
+		Q975      *float64 `json:"q975"`
+	}
+	opt := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	conv := func(a JudgeAgreement) agr {
+		return agr{a.Rater, a.Judge, a.Items, opt(a.Agreement), opt(a.Q025), opt(a.Q975)}
+	}
+	type judge struct {
+		JudgeResult
+		WinningRate   *float64 `json:"winning_rate"`
+		AdvantageProb *float64 `json:"advantage_prob"`
+		Agreement     agr      `json:"agreement"`
+	}
+	out := struct {
+		*JudgeReportDoc
+		Judges []judge `json:"judges"`
+		Humans []agr   `json:"humans"`
+	}{JudgeReportDoc: d}
+	for _, j := range d.Judges {
+		out.Judges = append(out.Judges, judge{JudgeResult: j, WinningRate: opt(j.WinningRate), AdvantageProb: opt(j.AdvantageProb), Agreement: conv(j.Agreement)})
+	}
+	for _, h := range d.Humans {
+		out.Humans = append(out.Humans, conv(h))
+	}
+	return out
 }

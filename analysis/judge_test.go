@@ -69,11 +69,30 @@ func TestJudgeReport(t *testing.T) {
 	if r := doc.Judges[0]; len(r.Humans) != 0 || len(r.Skipped) != 5 || !strings.HasPrefix(r.Verdict, "no test") {
 		t.Errorf("min instances: %+v", r)
 	}
+	// The raters the labels mark as models are the judges by default,
+	// with the same tests; a model not judged is not a human either.
+	marked := *ld.Dataset
+	marked.ModelRaters = []string{"coin", "good"}
+	byMark, err := JudgeReport(&marked, JudgeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byMark.Judges) != 2 || byMark.Judges[0].Judge != "coin" || byMark.Judges[1].Judge != "good" ||
+		byMark.Judges[1].WinningRate != 0.75 || byMark.Judges[0].WinningRate != 0 || len(byMark.Humans) != 4 {
+		t.Errorf("judges from the model raters: %+v", byMark.Judges)
+	}
+	doc, err = JudgeReport(&marked, JudgeOptions{Judges: []string{"good"}, MinInstances: 61})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := doc.Judges[0]; len(r.Skipped) != 4 || len(doc.Humans) != 4 {
+		t.Errorf("the other model counted as a human: %+v", r)
+	}
 	for _, c := range []struct {
 		o    JudgeOptions
 		want string
 	}{
-		{JudgeOptions{}, "name the model raters"},
+		{JudgeOptions{}, "no model raters: mark them"},
 		{JudgeOptions{Judges: []string{"gpt"}}, `model rater "gpt" has no labels`},
 		{JudgeOptions{Judges: []string{"good"}, Epsilon: 1.5}, "--epsilon 1.5"},
 	} {

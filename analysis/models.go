@@ -809,7 +809,22 @@ func fitted(res *multirater.FitResult, err error, ds *annotations.Dataset, cov *
 	}
 	res.Features = cov.Features
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, cov.Notes...)
+	markModelRaters(res, ds)
 	return res, nil
+}
+
+// markModelRaters flags the dataset's model raters in the fit's rater
+// table and notes, for the models other than confusion, that the labels'
+// probabilities were not read.
+func markModelRaters(res *multirater.FitResult, ds *annotations.Dataset) {
+	if len(ds.ModelRaters) > 0 {
+		for i := range res.Raters {
+			res.Raters[i].Model = ds.IsModel(res.Raters[i].ID)
+		}
+	}
+	if res.Model.Confusion == nil && ds.HasProbs() {
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, "the labels' probabilities were not used: the "+res.Model.Model+" model reads labels only (the confusion model reads them as soft evidence)")
+	}
 }
 
 // checkClasses checks that a nominal or binary scheme has at least two

@@ -144,6 +144,8 @@ func FuzzReadLabelsCSV(f *testing.F) {
 		"\xef\xbb\xbfitem,annotator,value\n1,x,0.5\n2,x,1e3\n",
 		"item_id,rater_id,label\n1,a\n",
 		"item_id,rater_id,label\r\n1,a,\"b\r\nc\"\r\n",
+		"item_id,rater_id,label,prob,is_model\n1,a,1,0.8,true\n1,b,0,,false\n2,a,0,1,yes\n",
+		"item,rater,label,confidence,rater_kind\n1,a,1,1.5,model\n1,a,0,x,human\n",
 	)
 }
 
@@ -154,6 +156,7 @@ func FuzzReadLabelsJSON(f *testing.F) {
 		`[{"item_id": 1, "rater_id": "a", "label": {"x": 1}}]`,
 		`[1, "two", null]`,
 		`[{"item_id": 1, "rater_id": "a", "label": true}] trailing`,
+		`[{"item_id": 1, "rater_id": "a", "label": 1, "prob": 0.7, "is_model": true}, {"item_id": 1, "rater_id": "b", "label": 0, "prob": null}]`,
 	)
 }
 

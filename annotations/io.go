@@ -54,6 +54,14 @@ type ReadOptions struct {
 	// extension) for a doccano file, and leaves a table's rater column
 	// required.
 	Rater string
+	// ProbCol names the column (or JSON field) holding each label's
+	// probability, in (0, 1]; "" means the aliases decide (prob,
+	// probability, confidence). An empty cell is a label without one.
+	ProbCol string
+	// ModelRaters marks raters as models (LLM judges, classifiers) besides
+	// those a rater-kind column marks (is_model, rater_kind, rater_type:
+	// model/human, true/false, yes/no, 1/0). Each must be a rater of the file.
+	ModelRaters []string
 }
 
 // ColumnFlags are how messages name ItemCol, RaterCol, LabelCol and Rater:
@@ -63,6 +71,8 @@ const (
 	RaterColFlag = "--rater-col"
 	LabelColFlag = "--label-col"
 	RaterFlag    = "--rater"
+	ProbColFlag  = "--prob-col"
+	ModelsFlag   = "--model-raters"
 )
 
 // flagHint names a setting for messages: the command-line flag and the
@@ -83,6 +93,10 @@ type RawLabel struct {
 	Row  int
 	// Columns the three values came from (header names, or JSON paths).
 	ItemCol, RaterCol, ValueCol string
+	// Prob is the probability cell ("" when none) and Kind the rater-kind
+	// cell ("" when none), with their columns.
+	Prob, Kind       string
+	ProbCol, KindCol string
 }
 
 // Parsed is the content of a label file before validation.

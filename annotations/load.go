@@ -52,7 +52,7 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		return nil, pl
 	}
 	b := &datasetBuilder{s: s, p: p, normCache: map[string]labelNorm{}, itemIdx: map[string]int32{}, raterIdx: map[string]int32{},
-		out: make([]Label, 0, len(p.Labels)), keys: make([]uint64, 0, len(p.Labels)), src: make([]int32, 0, len(p.Labels))}
+		kinds: map[string]raterKindAt{}, out: make([]Label, 0, len(p.Labels)), keys: make([]uint64, 0, len(p.Labels)), src: make([]int32, 0, len(p.Labels))}
 	for i, rl := range p.Labels {
 		b.label(i, rl)
 	}
@@ -70,6 +70,7 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		add(f.p)
 	}
 	merged := mergeItems(items, p.Items, add)
+	models := b.modelRaters(opts.ModelRaters, add)
 	if pl.Len() > 0 {
 		return nil, pl
 	}
@@ -87,7 +88,7 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 			labels[j] = b.out[i]
 		}
 	}
-	return &Dataset{Scheme: s, Items: merged, Labels: labels, Dropped: dups}, nil
+	return &Dataset{Scheme: s, Items: merged, Labels: labels, ModelRaters: models, Dropped: dups}, nil
 }
 
 // datasetScheme returns the scheme of a dataset: an open scheme completed
@@ -139,6 +140,7 @@ type datasetBuilder struct {
 	itemIdx, raterIdx map[string]int32
 	itemIDs, raterIDs []string
 	found             []located
+	kinds             map[string]raterKindAt // rater id -> the first row that marked its kind
 	// out are the valid labels; keys (item index << 32 | rater index) and
 	// src (index in p.Labels) are per label of out.
 	out  []Label
@@ -208,12 +210,97 @@ func (b *datasetBuilder) label(i int, rl RawLabel) {
 		}
 		ok = false
 	}
-	if !ok {
+	prob, pok := b.probKind(i, rl)
+	if !ok || !pok {
 		return
 	}
-	b.out = append(b.out, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v})
+	b.out = append(b.out, Label{Item: rl.Item, Rater: rl.Rater, Value: n.v, Prob: prob})
 	b.keys = append(b.keys, uint64(uint32(ii))<<32|uint64(uint32(ri)))
 	b.src = append(b.src, int32(i))
+}
+
+// probKind reads the probability and rater kind of raw label i (0 for no
+// probability); ok is false where either is not valid.
+func (b *datasetBuilder) probKind(i int, rl RawLabel) (prob float64, ok bool) {
+	ok = true
+	if rl.Prob != "" {
+		pv, err := strconv.ParseFloat(rl.Prob, 64)
+		if err != nil || !(pv > 0 && pv <= 1) {
+			b.note(i, rl, rl.ProbCol, fmt.Sprintf("probability %q is not a number in (0, 1] (expected the rater's probability of the label given, or an empty cell)", rl.Prob))
+			ok = false
+		}
+		prob = pv
+	}
+	if rl.Kind != "" {
+		model, known := parseRaterKind(rl.Kind)
+		if !known {
+			b.note(i, rl, rl.KindCol, fmt.Sprintf("rater kind %q is not one of model, human, true, false, yes, no, 1, 0", rl.Kind))
+			ok = false
+		} else if prev, seen := b.kinds[rl.Rater]; seen && prev.model != model {
+			b.note(i, rl, rl.KindCol, fmt.Sprintf("rater %q is marked %s here and %s at %s (a rater is either a model or a human)", rl.Rater, kindName(model), kindName(prev.model), where(prev.at)))
+			ok = false
+		} else if !seen {
+			b.kinds[rl.Rater] = raterKindAt{model: model, at: rl}
+		}
+	}
+	return prob, ok
+}
+
+// modelRaters returns the model raters, sorted: those the file marks a
+// model and those named (with ModelsFlag), each of which must have labels
+// and not be marked human.
+func (b *datasetBuilder) modelRaters(named []string, add func(Problem)) []string {
+	var models []string
+	for id, k := range b.kinds {
+		if k.model {
+			models = append(models, id)
+		}
+	}
+	for _, id := range named {
+		if _, ok := b.raterIdx[id]; !ok {
+			add(Problem{Column: ModelsFlag, Msg: fmt.Sprintf("model rater %q, named with %s, has no label in the file (raters: %s)", id, flagHint(ModelsFlag, "model_raters", "A,B"), quoteList(firstN(b.raterIDs, 20)))})
+			continue
+		}
+		if k, seen := b.kinds[id]; seen && !k.model {
+			add(Problem{Line: k.at.Line, Row: k.at.Row, Column: k.at.KindCol, Msg: fmt.Sprintf("rater %q is named a model with %s and marked human here", id, ModelsFlag)})
+			continue
+		}
+		models = append(models, id)
+	}
+	slices.Sort(models)
+	return slices.Compact(models)
+}
+
+// raterKindAt is a rater's kind as first marked in a file, with where.
+type raterKindAt struct {
+	model bool
+	at    RawLabel
+}
+
+// parseRaterKind reads a rater-kind cell: model (model, llm, machine, true,
+// yes, y, 1) or human (human, person, false, no, n, 0), case-insensitively.
+func parseRaterKind(s string) (model, known bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "model", "llm", "machine", "true", "yes", "y", "1":
+		return true, true
+	case "human", "person", "false", "no", "n", "0":
+		return false, true
+	}
+	return false, false
+}
+
+func kindName(model bool) string {
+	if model {
+		return RaterModel
+	}
+	return RaterHuman
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // duplicates finds the labels that repeat an (item, rater) pair, in the
@@ -441,7 +528,29 @@ type LoadOptions struct {
 	Scheme *Scheme
 	// ItemsPath names an optional items file (see ReadItems).
 	ItemsPath string
+	// Progress, when set, is called as the label files are read with the
+	// bytes read so far and the files' total size, so that reading a big
+	// file shows progress with an ETA.
+	Progress func(done, total int64)
 }
+
+// progressFile counts the bytes read from a file for LoadOptions.Progress;
+// Stat keeps the size known to the readers (inputSize).
+type progressFile struct {
+	f     *os.File
+	done  *int64
+	total int64
+	fn    func(done, total int64)
+}
+
+func (p *progressFile) Read(b []byte) (int, error) {
+	n, err := p.f.Read(b)
+	*p.done += int64(n)
+	p.fn(*p.done, p.total)
+	return n, err
+}
+
+func (p *progressFile) Stat() (fs.FileInfo, error) { return p.f.Stat() }
 
 // Loaded is what LoadFiles read.
 type Loaded struct {
@@ -481,12 +590,25 @@ func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
 	}
 	var p *Parsed
 	var errs []error
+	var done, total int64
+	if opts.Progress != nil {
+		for _, path := range paths {
+			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+				total += fi.Size()
+			}
+		}
+	}
 	for _, path := range paths {
 		fo := opts.ReadOptions
 		if fo.Name == "" || len(paths) > 1 {
 			fo.Name = path
 		}
-		fp, err := readFile(path, func(f *os.File) (*Parsed, error) { return ReadLabels(f, fo) })
+		fp, err := readFile(path, func(f *os.File) (*Parsed, error) {
+			if opts.Progress != nil {
+				return ReadLabels(&progressFile{f: f, done: &done, total: total, fn: opts.Progress}, fo)
+			}
+			return ReadLabels(f, fo)
+		})
 		if err != nil {
 			errs = append(errs, err)
 			continue

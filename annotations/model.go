@@ -2,6 +2,7 @@ package annotations
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -73,19 +74,35 @@ func (it *Item) Validate() error {
 }
 
 // Rater is one person (or system) who labels items. ID is the external id,
-// unique in its project.
+// unique in its project. Kind is RaterHuman ("" reads as human) or
+// RaterModel: an LLM judge or classifier, whose labels may carry a
+// probability (Label.Prob) and which the judge report sets beside the humans.
 type Rater struct {
-	ID string `json:"id"`
+	ID   string `json:"id"`
+	Kind string `json:"kind,omitempty"`
 }
+
+// The rater kinds.
+const (
+	RaterHuman = "human"
+	RaterModel = "model"
+)
 
 // Label is one rater's label for one item. Value is the canonical value
 // (Scheme.Normalize): a level code, or a number for bounded schemes. A rater
 // has at most one label per item unless the labels were read or imported
 // with DuplicatesKeep; repeated labels then follow each other in file order.
+//
+// Prob is the rater's probability of the label given, in (0, 1], where the
+// file carried one (a model rater's confidence); 0 means none, and the
+// label is hard evidence. The consensus models read a label with Prob p as
+// soft evidence: the distribution q with q(given) = p and (1-p)/(K-1) on
+// each other class, passed through the rater's own reliability model.
 type Label struct {
-	Item  string `json:"item_id"`
-	Rater string `json:"rater_id"`
-	Value string `json:"label"`
+	Item  string  `json:"item_id"`
+	Rater string  `json:"rater_id"`
+	Value string  `json:"label"`
+	Prob  float64 `json:"prob,omitempty"`
 }
 
 // Validate checks the ids and that the value belongs to the scheme (already
@@ -104,7 +121,18 @@ func (l *Label) Validate(s Scheme) error {
 	if v != l.Value {
 		return Errorf(EINVALID, "label %q is not in canonical form %q", l.Value, v)
 	}
+	if err := CheckProb(l.Prob); err != nil {
+		return err
+	}
 	return nil
+}
+
+// CheckProb checks a label's probability: 0 (none) or a number in (0, 1].
+func CheckProb(p float64) error {
+	if p == 0 || (p > 0 && p <= 1) {
+		return nil
+	}
+	return Errorf(EINVALID, "probability %v is not in (0, 1] (expected the rater's probability of the label given, or none)", p)
 }
 
 func validateID(what, id string) error {
@@ -143,6 +171,9 @@ type Dataset struct {
 	Scheme Scheme  `json:"scheme"`
 	Items  []Item  `json:"items,omitempty"`
 	Labels []Label `json:"labels"`
+	// ModelRaters lists the raters marked as models (Rater.Kind
+	// RaterModel), sorted; every other rater is human.
+	ModelRaters []string `json:"model_raters,omitempty"`
 	// Dropped counts the repeated labels BuildDataset dropped under
 	// DuplicatesFirst (not part of the data; not serialised).
 	Dropped int `json:"-"`
@@ -166,6 +197,22 @@ func (d *Dataset) ItemIDs() []string {
 		}
 	}
 	return ids
+}
+
+// IsModel reports whether the rater is marked as a model.
+func (d *Dataset) IsModel(rater string) bool {
+	_, ok := slices.BinarySearch(d.ModelRaters, rater)
+	return ok
+}
+
+// HasProbs reports whether any label carries a probability.
+func (d *Dataset) HasProbs() bool {
+	for i := range d.Labels {
+		if d.Labels[i].Prob != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // RaterIDs returns the rater ids in order of first label.

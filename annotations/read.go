@@ -32,6 +32,11 @@ var (
 	// goldAliases name a reference-label column of an items file (or of a
 	// wide-form label file).
 	goldAliases = []string{"gold", "gold_label", "truth", "true_label"}
+	// probAliases name a label's probability column (a model rater's
+	// confidence in the label given).
+	probAliases = []string{"prob", "probability", "confidence", "label_prob", "label_probability"}
+	// kindAliases name the column that marks a label's rater as a model.
+	kindAliases = []string{"is_model", "rater_kind", "rater_type"}
 	// textAliases name the item text column.
 	textAliases = []string{"text"}
 )

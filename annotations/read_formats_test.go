@@ -401,7 +401,7 @@ func TestBuildDataset(t *testing.T) {
 		Scheme: Scheme{Kind: Binary, Levels: []Level{{Code: "no"}, {Code: "yes"}}, Positive: "yes"},
 		Items: []Item{{ID: "x", Text: "x text", Gold: "yes", Covariates: map[string]float64{"len": 3}},
 			{ID: "10", Text: "items file text"}, {ID: "new"}},
-		Labels: []Label{{"-1", "c", "no"}, {"9", "b", "no"}, {"10", "a", "no"}, {"10", "b", "yes"}, {"x", "a", "yes"}},
+		Labels: []Label{{"-1", "c", "no", 0}, {"9", "b", "no", 0}, {"10", "a", "no", 0}, {"10", "b", "yes", 0}, {"x", "a", "yes", 0}},
 	}
 	if !reflect.DeepEqual(ds, want) {
 		t.Errorf("got  %+v\nwant %+v", ds, want)
@@ -430,7 +430,7 @@ func TestCompareIDs(t *testing.T) {
 }
 
 func TestWriterErrors(t *testing.T) {
-	ds := &Dataset{Scheme: MustParseScheme("ordinal:1..2"), Labels: []Label{{"1", "text", "1"}}}
+	ds := &Dataset{Scheme: MustParseScheme("ordinal:1..2"), Labels: []Label{{"1", "text", "1", 0}}}
 	if err := WriteCSVWide(&bytes.Buffer{}, ds); ErrorCode(err) != EINVALID {
 		t.Errorf("rater named text: %v", err)
 	}

@@ -345,6 +345,7 @@ type jsonFlatRecord struct {
 	keys       []string
 	opts       ReadOptions
 	ik, rk, vk int
+	pk, kk     int // probability and rater-kind fields, -1 when absent (pk -2: named but absent)
 }
 
 func newJSONRecord(rec jsonRecord, m map[string]json.RawMessage, opts ReadOptions) *jsonFlatRecord {
@@ -368,6 +369,11 @@ func newJSONRecord(rec jsonRecord, m map[string]json.RawMessage, opts ReadOption
 	if jr.vk == -1 {
 		jr.vk = bestColumn(jr.keys, labelAliases, jr.ik, jr.rk)
 	}
+	jr.pk = named(opts.ProbCol)
+	if jr.pk == -1 {
+		jr.pk = bestColumn(jr.keys, probAliases, jr.ik, jr.rk, jr.vk)
+	}
+	jr.kk = bestColumn(jr.keys, kindAliases, jr.ik, jr.rk, jr.vk, jr.pk)
 	return jr
 }
 
@@ -418,16 +424,41 @@ func (jr *jsonFlatRecord) read(c *collector, used, unused map[string]bool) {
 		rater, rcol, ok2 = jr.field(c, "rater id", jr.rk, raterAliases, opts.RaterCol, RaterColFlag, "rater_col")
 	}
 	value, vcol, ok3 := jr.field(c, "label", jr.vk, labelAliases, opts.LabelCol, LabelColFlag, "label_col")
+	prob, pcol, ok4 := jr.prob(c)
+	kind, kcol := "", ""
+	if jr.kk >= 0 {
+		kcol = jr.keys[jr.kk]
+		kind, _, _ = jsonScalar(jr.m[kcol])
+	}
 	for i, k := range jr.keys {
-		if i == jr.ik || i == jr.rk || i == jr.vk {
+		if i == jr.ik || i == jr.rk || i == jr.vk || i == jr.pk || i == jr.kk {
 			used[k] = true
 		} else {
 			unused[k] = true
 		}
 	}
-	if ok1 && ok2 && ok3 {
+	if ok1 && ok2 && ok3 && ok4 {
 		c.label(item, rater, value, jr.rec.line, jr.rec.row, icol, rcol, vcol)
+		if pcol != "" || kcol != "" {
+			rl := &c.parsed.Labels[len(c.parsed.Labels)-1]
+			rl.Prob, rl.ProbCol = strings.TrimSpace(prob), pcol
+			rl.Kind, rl.KindCol = strings.TrimSpace(kind), kcol
+		}
 	}
+}
+
+// prob reads the record's probability field, "" when it has none (or it
+// is null).
+func (jr *jsonFlatRecord) prob(c *collector) (string, string, bool) {
+	opts := jr.opts
+	if jr.pk == -2 {
+		c.rowProblem(jr.rec.line, jr.rec.row, opts.ProbCol, "no field %q, named with %s (fields: %s)", opts.ProbCol, flagHint(ProbColFlag, "prob_col", "FIELD"), quoteList(jr.keys))
+		return "", "", false
+	}
+	if jr.pk >= 0 && jr.m[jr.keys[jr.pk]] != nil {
+		return jr.field(c, "probability", jr.pk, probAliases, opts.ProbCol, ProbColFlag, "prob_col")
+	}
+	return "", "", true
 }
 
 func isWhereKey(k string, keys []string) bool {

@@ -22,6 +22,7 @@ type table struct {
 	wide       bool
 	// long form
 	item, rater, value int
+	prob, kind         int // -1 when absent
 	// wide form
 	itemCol   int
 	textCol   int
@@ -82,7 +83,7 @@ func (t *table) setHeader(h []string, line, row int, want Format) bool {
 	if !t.namedColumns(line, row) {
 		return false
 	}
-	named := t.opts.ItemCol != "" || t.opts.RaterCol != "" || t.opts.LabelCol != "" || t.opts.Rater != ""
+	named := t.opts.ItemCol != "" || t.opts.RaterCol != "" || t.opts.LabelCol != "" || t.opts.Rater != "" || t.opts.ProbCol != ""
 	switch want {
 	case FormatCSVWide:
 		t.wide = true
@@ -98,6 +99,11 @@ func (t *table) setHeader(h []string, line, row int, want Format) bool {
 		return false
 	}
 	if t.wide {
+		if t.opts.ProbCol != "" {
+			t.problem(line, row, t.opts.ProbCol, "a probability column (%s) needs a long table (item, rater, label and probability columns), not a wide one", flagHint(ProbColFlag, "prob_col", "COLUMN"))
+			return false
+		}
+		t.prob, t.kind = -1, -1
 		return t.wideHeader(line, row)
 	}
 	return t.longHeader(line, row, want)
@@ -126,6 +132,10 @@ func (t *table) namedColumns(line, row int) bool {
 	if n := t.opts.LabelCol; n != "" {
 		t.value = find(n, LabelColFlag, "label_col")
 	}
+	t.prob, t.kind = -1, -1
+	if n := t.opts.ProbCol; n != "" {
+		t.prob = find(n, ProbColFlag, "prob_col")
+	}
 	if !ok {
 		return false
 	}
@@ -138,6 +148,10 @@ func (t *table) namedColumns(line, row int) bool {
 	if t.value < 0 && t.opts.LabelCol == "" {
 		t.value = bestColumn(t.header, labelAliases, t.item, t.rater)
 	}
+	if t.prob < 0 {
+		t.prob = bestColumn(t.header, probAliases, t.item, t.rater, t.value)
+	}
+	t.kind = bestColumn(t.header, kindAliases, t.item, t.rater, t.value, t.prob)
 	return true
 }
 
@@ -188,7 +202,7 @@ func (t *table) longHeader(line, row int, want Format) bool {
 		return false
 	}
 	// Two columns with the same name would make the choice arbitrary.
-	for _, c := range []int{t.item, t.rater, t.value} {
+	for _, c := range []int{t.item, t.rater, t.value, t.prob, t.kind} {
 		if c < 0 {
 			continue
 		}
@@ -200,7 +214,7 @@ func (t *table) longHeader(line, row int, want Format) bool {
 		}
 	}
 	for i, h := range t.header {
-		if i == t.item || i == t.rater || i == t.value || t.isWhere(i) || strings.TrimSpace(h) == "" {
+		if i == t.item || i == t.rater || i == t.value || i == t.prob || i == t.kind || t.isWhere(i) || strings.TrimSpace(h) == "" {
 			continue
 		}
 		t.c.parsed.Unused = append(t.c.parsed.Unused, h)
@@ -283,6 +297,22 @@ func (t *table) addRow(rec []string, line, row int) {
 		rater, raterCol = cell(t.rater), t.header[t.rater]
 	}
 	t.c.label(cell(t.item), rater, cell(t.value), line, row, t.header[t.item], raterCol, t.header[t.value])
+	t.probKind(cell)
+}
+
+// probKind sets the probability and rater kind of the label just read,
+// from their columns where the table has them.
+func (t *table) probKind(cell func(int) string) {
+	if t.prob < 0 && t.kind < 0 {
+		return
+	}
+	rl := &t.c.parsed.Labels[len(t.c.parsed.Labels)-1]
+	if t.prob >= 0 {
+		rl.Prob, rl.ProbCol = strings.TrimSpace(cell(t.prob)), t.header[t.prob]
+	}
+	if t.kind >= 0 {
+		rl.Kind, rl.KindCol = strings.TrimSpace(cell(t.kind)), t.header[t.kind]
+	}
 }
 
 // fit returns a row's fields as many as the header's: a short row padded

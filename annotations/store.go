@@ -45,6 +45,10 @@ type ImportResult struct {
 	// DuplicatesFirst: by the import, and by BuildDataset before it
 	// (Dataset.Dropped).
 	DuplicatesDropped int `json:"duplicates_dropped,omitempty"`
+	// ModelsMarked counts the stored raters the import marked as models
+	// (Dataset.ModelRaters; new raters come with their kind). A rater once
+	// marked stays a model.
+	ModelsMarked int `json:"models_marked,omitempty"`
 }
 
 // Page selects a window of a listing; Limit 0 means no limit.

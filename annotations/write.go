@@ -11,16 +11,21 @@ import (
 )
 
 // WriteCSVLong writes the labels as CSV with the header item_id,rater_id,label,
-// one row per label in the dataset's order. ReadLabels reads it back to the
-// same labels.
+// one row per label in the dataset's order, and the columns prob and
+// is_model (longHeader) when a label carries a probability or a rater is a
+// model. ReadLabels reads it back to the same labels.
 func WriteCSVLong(w io.Writer, ds *Dataset) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"item_id", "rater_id", "label"}); err != nil {
+	header := longHeader(ds)
+	if err := cw.Write(header); err != nil {
 		return err
 	}
-	rec := make([]string, 3)
+	rec := make([]string, len(header))
 	for _, l := range ds.Labels {
 		rec[0], rec[1], rec[2] = l.Item, l.Rater, l.Value
+		if len(rec) > 3 {
+			rec[3], rec[4] = probCell(l.Prob), strconv.FormatBool(ds.IsModel(l.Rater))
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -29,10 +34,31 @@ func WriteCSVLong(w io.Writer, ds *Dataset) error {
 	return cw.Error()
 }
 
+// longHeader is the header of a long-form export: item_id, rater_id,
+// label, then prob and is_model when the dataset has probabilities or
+// model raters.
+func longHeader(ds *Dataset) []string {
+	if len(ds.ModelRaters) == 0 && !ds.HasProbs() {
+		return []string{"item_id", "rater_id", "label"}
+	}
+	return []string{"item_id", "rater_id", "label", "prob", "is_model"}
+}
+
+// probCell formats a probability exactly ("" for none).
+func probCell(p float64) string {
+	if p == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(p, 'g', -1, 64)
+}
+
 // wideMatrix lays the labels out with one row per labelled item (in order of
 // first label) and one column per rater (in order of first label); repeated
 // labels of a rater for an item are an error.
 func wideMatrix(ds *Dataset) (raters, items []string, cells [][]string, err error) {
+	if len(ds.ModelRaters) > 0 || ds.HasProbs() {
+		return nil, nil, nil, Errorf(EINVALID, "the wide layout cannot hold label probabilities or model raters; export in long form")
+	}
 	raters = ds.RaterIDs()
 	col := make(map[string]int, len(raters))
 	for i, r := range raters {
@@ -143,12 +169,23 @@ func WriteXLSX(w io.Writer, ds *Dataset, wide bool) error {
 		if len(ds.Labels)+1 > xlsxMaxRows {
 			return Errorf(EINVALID, "%d labels do not fit in one XLSX sheet (at most %d rows); export as CSV", len(ds.Labels), xlsxMaxRows-1)
 		}
-		if err := setRow(1, []any{"item_id", "rater_id", "label"}); err != nil {
+		header := longHeader(ds)
+		hv := make([]any, len(header))
+		for i, h := range header {
+			hv[i] = h
+		}
+		if err := setRow(1, hv); err != nil {
 			return err
 		}
-		vals := make([]any, 3)
+		vals := make([]any, len(header))
 		for i, l := range ds.Labels {
 			vals[0], vals[1], vals[2] = xlsxCell(l.Item), xlsxCell(l.Rater), xlsxCell(l.Value)
+			if len(vals) > 3 {
+				vals[3], vals[4] = nil, ds.IsModel(l.Rater)
+				if l.Prob != 0 {
+					vals[3] = l.Prob
+				}
+			}
 			if err := setRow(i+2, vals); err != nil {
 				return err
 			}

@@ -59,8 +59,9 @@ func (b *bulk) insertSQL(table string, cols []string, rows int, ret string) stri
 	return s.String()
 }
 
-// column is a column of a bulk insert with its PostgreSQL type (bigint or
-// text), which fixes the Go type its values have: int64 or string.
+// column is a column of a bulk insert with its PostgreSQL type (bigint,
+// text or double precision), which fixes the Go type its values have:
+// int64, string or float64.
 type column struct{ name, pg string }
 
 func columnNames(cols []column) []string {
@@ -147,6 +148,7 @@ func (b *bulk) insertUnnest(table string, cols []column, n int, fill func(i int,
 	row := make([]any, len(cols))
 	ints := make([][]int64, len(cols))
 	strs := make([][]string, len(cols))
+	floats := make([][]float64, len(cols))
 	args := make([]any, len(cols))
 	for start := 0; start < n; start += unnestRows {
 		if err := b.ctx.Err(); err != nil {
@@ -154,7 +156,7 @@ func (b *bulk) insertUnnest(table string, cols []column, n int, fill func(i int,
 		}
 		rows := min(unnestRows, n-start)
 		for c := range cols {
-			ints[c], strs[c] = ints[c][:0], strs[c][:0]
+			ints[c], strs[c], floats[c] = ints[c][:0], strs[c][:0], floats[c][:0]
 		}
 		for r := 0; r < rows; r++ {
 			fill(start+r, row)
@@ -164,15 +166,20 @@ func (b *bulk) insertUnnest(table string, cols []column, n int, fill func(i int,
 					ints[c] = append(ints[c], v)
 				case string:
 					strs[c] = append(strs[c], v)
+				case float64:
+					floats[c] = append(floats[c], v)
 				default:
 					panic(fmt.Sprintf("db: bulk insert into %s: column %s holds a %T", table, cols[c].name, v))
 				}
 			}
 		}
 		for c, col := range cols {
-			if col.pg == "bigint" {
+			switch col.pg {
+			case "bigint":
 				args[c] = ints[c]
-			} else {
+			case "double precision":
+				args[c] = floats[c]
+			default:
 				args[c] = strs[c]
 			}
 		}

@@ -29,6 +29,7 @@ type labelRef struct {
 	item, rater int32
 	seq         int32
 	value       string
+	prob        float64
 }
 
 // importInput is a validated dataset: distinct items and raters with dense
@@ -39,7 +40,9 @@ type importInput struct {
 	itemData []*annotations.Item // the items-file entry of each item, or nil
 	raters   []string
 	raterIdx map[string]int32
-	labels   []labelRef
+	// model[r] is set for the raters the import marks as models.
+	model  []bool
+	labels []labelRef
 	// The labels grouped by item and sorted by rater within an item:
 	// byItem[start[i]:start[i+1]] are the label indices of item i. Cheaper
 	// than a map of (item, rater) pairs for a million labels.
@@ -167,7 +170,20 @@ func prepareImport(s annotations.Scheme, ds *annotations.Dataset, keep bool) (*i
 			add("label %d (item %q, rater %q): %s", i+1, l.Item, l.Rater, annotations.ErrorMessage(verr))
 			continue
 		}
-		in.labels[i] = labelRef{item: ii, rater: ri, value: l.Value}
+		if err := annotations.CheckProb(l.Prob); err != nil {
+			add("label %d (item %q, rater %q): %s", i+1, l.Item, l.Rater, annotations.ErrorMessage(err))
+			continue
+		}
+		in.labels[i] = labelRef{item: ii, rater: ri, value: l.Value, prob: l.Prob}
+	}
+	in.model = make([]bool, len(in.raters))
+	for _, m := range ds.ModelRaters {
+		ri, ok := in.raterIdx[m]
+		if !ok {
+			add("model rater %q has no label in the import", m)
+			continue
+		}
+		in.model[ri] = true
 	}
 	if err := probs.Err(); err != nil {
 		return nil, err
@@ -330,7 +346,7 @@ func (d *DB) ImportNew(ctx context.Context, p *annotations.Project, ds *annotati
 // bumpLabelsVersion moves the project's labels version on (LabelsVersion)
 // in an import's transaction when the import changed anything.
 func bumpLabelsVersion(tx *gorm.DB, projectID int64, res annotations.ImportResult) error {
-	if res.ItemsAdded+res.ItemsUpdated+res.RatersAdded+res.LabelsAdded+res.LabelsReplaced == 0 {
+	if res.ItemsAdded+res.ItemsUpdated+res.RatersAdded+res.LabelsAdded+res.LabelsReplaced+res.ModelsMarked == 0 {
 		return nil
 	}
 	if err := tx.Exec("UPDATE projects SET labels_version = labels_version + 1 WHERE id = ?", projectID).Error; err != nil {
@@ -421,6 +437,8 @@ type importRun struct {
 	state       []uint8
 	conflicts   []int
 	storedValue map[int]string
+	// mark are the stored human raters the import marks as models.
+	mark []int64
 }
 
 // readStored reads the stored items and raters the import names.
@@ -453,15 +471,18 @@ func (r *importRun) readStored() error {
 	}); err != nil {
 		return fmt.Errorf("read items: %w", err)
 	}
-	if err := b.run(nil, "SELECT id, ext_id FROM raters WHERE project_id = "+b.d.ph(1), []any{r.projectID}, true, func(rows *sql.Rows) error {
+	if err := b.run(nil, "SELECT id, ext_id, kind FROM raters WHERE project_id = "+b.d.ph(1), []any{r.projectID}, true, func(rows *sql.Rows) error {
 		var id int64
-		var ext sql.RawBytes
-		if err := rows.Scan(&id, &ext); err != nil {
+		var ext, kind sql.RawBytes
+		if err := rows.Scan(&id, &ext, &kind); err != nil {
 			return err
 		}
 		if i, ok := in.raterIdx[string(ext)]; ok {
 			r.raterRow[i] = id
 			r.rowRater.add(id, i)
+			if in.model[i] && string(kind) != annotations.RaterModel {
+				r.mark = append(r.mark, id)
+			}
 		}
 		return nil
 	}); err != nil {
@@ -484,7 +505,8 @@ func (r *importRun) readStoredLabels() error {
 		var item, rater int64
 		var seq int32
 		var v sql.RawBytes
-		if err := rows.Scan(&item, &rater, &seq, &v); err != nil {
+		var prob float64
+		if err := rows.Scan(&item, &rater, &seq, &v, &prob); err != nil {
 			return err
 		}
 		ii, ri := r.rowItem.get(item), r.rowRater.get(rater)
@@ -495,19 +517,19 @@ func (r *importRun) readStoredLabels() error {
 		if li < 0 {
 			return nil
 		}
-		if in.labels[li].value == string(v) {
+		if in.labels[li].value == string(v) && in.labels[li].prob == prob {
 			r.state[li] = labelUnchanged
 			return nil
 		}
 		r.state[li] = labelReplace
-		r.storedValue[int(li)] = string(v)
+		r.storedValue[int(li)] = labelString(string(v), prob)
 		return nil
 	}
 	var err error
 	if r.rowItem.len() <= smallImportItems {
-		err = b.queryIn("SELECT item_id, rater_id, seq, value FROM labels WHERE item_id IN", r.rowItem.rows, scan)
+		err = b.queryIn("SELECT item_id, rater_id, seq, value, prob FROM labels WHERE item_id IN", r.rowItem.rows, scan)
 	} else {
-		err = b.run(nil, "SELECT item_id, rater_id, seq, value FROM labels WHERE project_id = "+b.d.ph(1), []any{r.projectID}, true, scan)
+		err = b.run(nil, "SELECT item_id, rater_id, seq, value, prob FROM labels WHERE project_id = "+b.d.ph(1), []any{r.projectID}, true, scan)
 	}
 	if err != nil {
 		return fmt.Errorf("read labels: %w", err)
@@ -613,13 +635,24 @@ func (r *importRun) writeRaters() error {
 			newRaters = append(newRaters, int32(i))
 		}
 	}
-	err := r.b.insert("raters", []column{{"project_id", "bigint"}, {"ext_id", "text"}}, len(newRaters),
-		func(k int, dst []any) { dst[0], dst[1] = r.projectID, in.raters[newRaters[k]] },
+	err := r.b.insert("raters", []column{{"project_id", "bigint"}, {"ext_id", "text"}, {"kind", "text"}}, len(newRaters),
+		func(k int, dst []any) {
+			dst[0], dst[1], dst[2] = r.projectID, in.raters[newRaters[k]], annotations.RaterHuman
+			if in.model[newRaters[k]] {
+				dst[2] = annotations.RaterModel
+			}
+		},
 		"id, ext_id", r.storeRow(r.raterRow, in.raterIdx), nil)
 	if err != nil {
 		return err
 	}
 	r.res.RatersAdded = len(newRaters)
+	err = r.b.updateFromValues("raters", "kind = v.column2", "raters.id = v.column1", []string{"bigint", "text"}, len(r.mark),
+		func(k int, dst []any) { dst[0], dst[1] = r.mark[k], annotations.RaterModel })
+	if err != nil {
+		return fmt.Errorf("mark model raters: %w", err)
+	}
+	r.res.ModelsMarked = len(r.mark)
 	return nil
 }
 
@@ -628,10 +661,10 @@ func (r *importRun) writeRaters() error {
 func (r *importRun) writeLabels(progress func(int)) error {
 	b, in, res := r.b, r.in, r.res
 	itemRow, raterRow := r.itemRow, r.raterRow
-	err := b.updateFromValues("labels", "value = v.column3", "labels.item_id = v.column1 AND labels.rater_id = v.column2 AND labels.seq = v.column4",
-		[]string{"bigint", "bigint", "text", "bigint"}, len(r.conflicts), func(k int, dst []any) {
+	err := b.updateFromValues("labels", "value = v.column3, prob = v.column5", "labels.item_id = v.column1 AND labels.rater_id = v.column2 AND labels.seq = v.column4",
+		[]string{"bigint", "bigint", "text", "bigint", "double precision"}, len(r.conflicts), func(k int, dst []any) {
 			l := &in.labels[r.conflicts[k]]
-			dst[0], dst[1], dst[2], dst[3] = itemRow[l.item], raterRow[l.rater], l.value, int64(l.seq)
+			dst[0], dst[1], dst[2], dst[3], dst[4] = itemRow[l.item], raterRow[l.rater], l.value, int64(l.seq), l.prob
 		})
 	if err != nil {
 		return fmt.Errorf("replace labels: %w", err)
@@ -652,7 +685,7 @@ func (r *importRun) writeLabels(progress func(int)) error {
 		valueBox     = map[string]any{}
 	)
 	seqBox := []any{int64(0)}
-	return b.insert("labels", []column{{"project_id", "bigint"}, {"item_id", "bigint"}, {"rater_id", "bigint"}, {"value", "text"}, {"seq", "bigint"}}, len(write),
+	return b.insert("labels", []column{{"project_id", "bigint"}, {"item_id", "bigint"}, {"rater_id", "bigint"}, {"value", "text"}, {"seq", "bigint"}, {"prob", "double precision"}}, len(write),
 		func(k int, dst []any) {
 			l := &in.labels[write[k]]
 			if itemBox[l.item] == nil {
@@ -669,7 +702,7 @@ func (r *importRun) writeLabels(progress func(int)) error {
 			for int(l.seq) >= len(seqBox) {
 				seqBox = append(seqBox, int64(len(seqBox)))
 			}
-			dst[0], dst[1], dst[2], dst[3], dst[4] = pid, itemBox[l.item], raterBox[l.rater], v, seqBox[l.seq]
+			dst[0], dst[1], dst[2], dst[3], dst[4], dst[5] = pid, itemBox[l.item], raterBox[l.rater], v, seqBox[l.seq], l.prob
 		}, "", nil, func(done int) { progress(res.LabelsUnchanged + done) })
 }
 
@@ -737,12 +770,21 @@ func conflictError(in *importInput, conflicts []int, stored map[int]string) erro
 			s.WriteString("; ")
 		}
 		l := in.labels[i]
-		fmt.Fprintf(&s, "item %q, rater %q: stored %q, new %q", in.items[l.item], in.raters[l.rater], stored[i], l.value)
+		fmt.Fprintf(&s, "item %q, rater %q: stored %s, new %s", in.items[l.item], in.raters[l.rater], stored[i], labelString(l.value, l.prob))
 	}
 	if n := len(conflicts) - conflictExamples; n > 0 {
 		fmt.Fprintf(&s, "; and %d more", n)
 	}
 	return annotations.Errorf(annotations.ECONFLICT, "%s", s.String())
+}
+
+// labelString describes a label's value, with its probability when it has
+// one, for conflict messages: "1" or "1" (p 0.8).
+func labelString(v string, prob float64) string {
+	if prob == 0 {
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprintf("%q (p %g)", v, prob)
 }
 
 // encodeMap encodes covariates or attributes as JSON (keys sorted).

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -75,19 +76,23 @@ func (d *DB) Dataset(ctx context.Context, projectID int64) (*annotations.Dataset
 		rows.Close()
 
 		raters := map[int64]string{}
-		rows, err = conn.QueryContext(ctx, "SELECT id, ext_id FROM raters WHERE project_id = "+ph, projectID)
+		rows, err = conn.QueryContext(ctx, "SELECT id, ext_id, kind FROM raters WHERE project_id = "+ph, projectID)
 		if err != nil {
 			return fmt.Errorf("read raters: %w", err)
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var id int64
-			var ext string
-			if err := rows.Scan(&id, &ext); err != nil {
+			var ext, kind string
+			if err := rows.Scan(&id, &ext, &kind); err != nil {
 				return fmt.Errorf("read raters: %w", err)
 			}
 			raters[id] = ext
+			if kind == annotations.RaterModel {
+				ds.ModelRaters = append(ds.ModelRaters, ext)
+			}
 		}
+		slices.Sort(ds.ModelRaters)
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("read raters: %w", err)
 		}
@@ -99,7 +104,7 @@ func (d *DB) Dataset(ctx context.Context, projectID int64) (*annotations.Dataset
 		}
 		ds.Labels = make([]annotations.Label, 0, n)
 		values := map[string]string{} // interned label values
-		rows, err = conn.QueryContext(ctx, "SELECT item_id, rater_id, value FROM labels WHERE project_id = "+ph+" ORDER BY item_id, rater_id, seq", projectID)
+		rows, err = conn.QueryContext(ctx, "SELECT item_id, rater_id, value, prob FROM labels WHERE project_id = "+ph+" ORDER BY item_id, rater_id, seq", projectID)
 		if err != nil {
 			return fmt.Errorf("read labels: %w", err)
 		}
@@ -107,7 +112,8 @@ func (d *DB) Dataset(ctx context.Context, projectID int64) (*annotations.Dataset
 		for rows.Next() {
 			var item, rater int64
 			var v sql.RawBytes
-			if err := rows.Scan(&item, &rater, &v); err != nil {
+			var prob float64
+			if err := rows.Scan(&item, &rater, &v, &prob); err != nil {
 				return fmt.Errorf("read labels: %w", err)
 			}
 			val, ok := values[string(v)]
@@ -115,7 +121,7 @@ func (d *DB) Dataset(ctx context.Context, projectID int64) (*annotations.Dataset
 				val = string(v)
 				values[val] = val
 			}
-			ds.Labels = append(ds.Labels, annotations.Label{Item: items[item], Rater: raters[rater], Value: val})
+			ds.Labels = append(ds.Labels, annotations.Label{Item: items[item], Rater: raters[rater], Value: val, Prob: prob})
 		}
 		return rows.Err()
 	})
@@ -171,15 +177,18 @@ func (d *DB) ListLabels(ctx context.Context, projectID int64, f annotations.Labe
 		if err := tx.Raw("SELECT COUNT(*)"+labelJoin+" WHERE "+where, args...).Scan(&total).Error; err != nil {
 			return err
 		}
-		var rows []struct{ Item, Rater, Value string }
-		err := tx.Raw("SELECT i.ext_id AS item, r.ext_id AS rater, l.value"+labelJoin+" WHERE "+where+
+		var rows []struct {
+			Item, Rater, Value string
+			Prob               float64
+		}
+		err := tx.Raw("SELECT i.ext_id AS item, r.ext_id AS rater, l.value, l.prob"+labelJoin+" WHERE "+where+
 			" ORDER BY l.item_id, l.rater_id, l.seq"+d.dialect.limitOffset(f.Page), args...).Scan(&rows).Error
 		if err != nil {
 			return err
 		}
 		out = make([]annotations.Label, len(rows))
 		for i, r := range rows {
-			out[i] = annotations.Label{Item: r.Item, Rater: r.Rater, Value: r.Value}
+			out[i] = annotations.Label{Item: r.Item, Rater: r.Rater, Value: r.Value, Prob: r.Prob}
 		}
 		return nil
 	})
@@ -319,9 +328,10 @@ func (d *DB) ListRaters(ctx context.Context, projectID int64, p annotations.Page
 		}
 		var rows []struct {
 			ExtID  string
+			Kind   string
 			Labels int
 		}
-		err := tx.Raw("SELECT r.ext_id, (SELECT COUNT(*) FROM labels l WHERE l.rater_id = r.id) AS labels "+
+		err := tx.Raw("SELECT r.ext_id, r.kind, (SELECT COUNT(*) FROM labels l WHERE l.rater_id = r.id) AS labels "+
 			"FROM raters r WHERE r.project_id = ? ORDER BY r.id"+d.dialect.limitOffset(p), projectID).Scan(&rows).Error
 		if err != nil {
 			return err
@@ -329,6 +339,9 @@ func (d *DB) ListRaters(ctx context.Context, projectID int64, p annotations.Page
 		out = make([]annotations.RaterSummary, len(rows))
 		for i, r := range rows {
 			out[i] = annotations.RaterSummary{Rater: annotations.Rater{ID: r.ExtID}, Labels: r.Labels}
+			if r.Kind == annotations.RaterModel {
+				out[i].Kind = annotations.RaterModel // humans keep the empty kind
+			}
 		}
 		return nil
 	})

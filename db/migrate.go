@@ -22,7 +22,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -263,6 +263,22 @@ var migrations = []migration{
 				started_at TIMESTAMPTZ NOT NULL,
 				seen_at TIMESTAMPTZ NOT NULL
 			)`,
+		},
+	},
+	{
+		// Model raters (LLM judges, classifiers) and their labels'
+		// probabilities: raters.kind is human or model; labels.prob is
+		// the rater's probability of the label given, in (0, 1], 0 for
+		// none (every existing label).
+		Version: 7,
+		Name:    "model raters and label probabilities",
+		SQLite: []string{
+			`ALTER TABLE raters ADD COLUMN kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model'))`,
+			`ALTER TABLE labels ADD COLUMN prob REAL NOT NULL DEFAULT 0 CHECK (prob >= 0 AND prob <= 1)`,
+		},
+		Postgres: []string{
+			`ALTER TABLE raters ADD COLUMN kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model'))`,
+			`ALTER TABLE labels ADD COLUMN prob DOUBLE PRECISION NOT NULL DEFAULT 0 CHECK (prob >= 0 AND prob <= 1)`,
 		},
 	},
 }

@@ -473,6 +473,9 @@ type RaterResult struct {
 	// Reference is true for the reference rater of strong
 	// identifiability, whose precision is fixed at 1.
 	Reference bool `json:"reference,omitempty"`
+	// Model is true for a rater marked as a model (an LLM judge or a
+	// classifier) in the labels.
+	Model bool `json:"model,omitempty"`
 	// Precision is alpha_l; Variance is 1/alpha_l.
 	Precision Estimate `json:"precision"`
 	Variance  Estimate `json:"variance"`

@@ -458,6 +458,7 @@ func (b *builder) raters() {
 		r.ID = fr.ID
 		r.NLabels = fr.NLabels
 		r.Reference = fr.Reference
+		r.Model = fr.Model
 		r.Precision = *estimate(fr.Precision)
 		r.Variance = *estimate(fr.Variance)
 		if fr.Dispersion != nil {

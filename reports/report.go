@@ -316,6 +316,9 @@ type Rater struct {
 	// Reference marks the reference rater of strong identifiability, whose
 	// precision is fixed.
 	Reference bool `json:"reference,omitempty"`
+	// Model marks a rater that the labels mark as a model (an LLM judge
+	// or a classifier).
+	Model bool `json:"model,omitempty"`
 	// Precision alpha_l and Variance 1/alpha_l (Rogers et al. sec. 2.1);
 	// for values the fit repeats the dispersion nu_l in Precision.
 	Precision Estimate `json:"precision"`

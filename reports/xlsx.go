@@ -1066,9 +1066,17 @@ func (x *xlsxWriter) ratersBlock() *block {
 	for _, r := range rep.Raters {
 		hasSev = hasSev || r.Severity != nil
 	}
-	cols := []col{x.text("Rater"), x.integer("Labels"), x.text("Reference"),
+	hasModel := false
+	for _, r := range rep.Raters {
+		hasModel = hasModel || r.Model
+	}
+	cols := []col{x.text("Rater"), x.integer("Labels"), x.text("Reference")}
+	if hasModel {
+		cols = append(cols, x.text("Model rater"))
+	}
+	cols = append(cols,
 		x.num("Precision"), x.num("Precision SD"), x.num("Precision 2.5%"), x.num("Precision 50%"), x.num("Precision 97.5%"),
-		x.num("Variance"), x.num("Variance SD"), x.num("Variance 2.5%"), x.num("Variance 50%"), x.num("Variance 97.5%")}
+		x.num("Variance"), x.num("Variance SD"), x.num("Variance 2.5%"), x.num("Variance 50%"), x.num("Variance 97.5%"))
 	if hasSev {
 		cols = append(cols, x.num("Severity"), x.num("Severity 2.5%"), x.num("Severity 97.5%"))
 	}
@@ -1113,7 +1121,11 @@ func (x *xlsxWriter) ratersBlock() *block {
 		row: func(i int, dst []any) []any {
 			r := &rep.Raters[i]
 			p, v := r.Precision, r.Variance
-			dst = append(dst, r.ID, r.NLabels, yes(r.Reference),
+			dst = append(dst, r.ID, r.NLabels, yes(r.Reference))
+			if hasModel {
+				dst = append(dst, yes(r.Model))
+			}
+			dst = append(dst,
 				float64(p.Mean), float64(p.SD), float64(p.Q025), float64(p.Q50), float64(p.Q975),
 				float64(v.Mean), float64(v.SD), float64(v.Q025), float64(v.Q50), float64(v.Q975))
 			if hasSev {

@@ -125,6 +125,7 @@ func routeCases(p, doneFit, queuedFit, key int64) map[string]routeCase {
 		"GET /api/v1/projects/{id}/agreement":         {path: pp + "/agreement?bootstrap=0"},
 		"DELETE /api/v1/projects/{id}/agreement":      {path: pp + "/agreement"},
 		"GET /api/v1/projects/{id}/agreement/{table}": {path: pp + "/agreement/items?bootstrap=0&format=csv"},
+		"GET /api/v1/projects/{id}/judge":             {path: pp + "/judge"},
 		"GET /api/v1/projects/{id}/keys":              {path: pp + "/keys"},
 		"POST /api/v1/projects/{id}/keys":             {path: pp + "/keys", body: map[string]any{"name": "intruder"}},
 		"DELETE /api/v1/projects/{id}/keys/{key}":     {path: fmt.Sprintf("%s/keys/%d", pp, key)},

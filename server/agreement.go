@@ -265,10 +265,11 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 	// phase, the dashboard's line), at most every 1%.
 	var lastPct atomic.Int64
 	lastPct.Store(-1)
+	t0 := time.Now()
 	progress := func(done, total int) {
 		if pct := int64(100 * done / total); pct > lastPct.Load() {
 			lastPct.Store(pct)
-			setPhase(ctx, fmt.Sprintf("analysing: bootstrap %d of %d replicates", done, total))
+			setPhase(ctx, bootstrapPhase(done, total, time.Since(t0)))
 		}
 	}
 	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
@@ -483,6 +484,17 @@ type phaseKey struct{}
 
 // setPhase records what the memo computation of ctx does now (shown in
 // the answers of background computations); outside one it does nothing.
+// bootstrapPhase is the agreement job's phase during the bootstrap: the
+// replicates done, with the time left at the rate so far.
+func bootstrapPhase(done, total int, elapsed time.Duration) string {
+	eta := ""
+	if done > 0 && done < total {
+		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
+		eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
+	}
+	return fmt.Sprintf("analysing: bootstrap %d of %d replicates%s", done, total, eta)
+}
+
 func setPhase(ctx context.Context, phase string) {
 	if p, ok := ctx.Value(phaseKey{}).(*atomic.Pointer[string]); ok {
 		p.Store(&phase)

@@ -168,6 +168,7 @@ type labelIn struct {
 	Item  string          `json:"item_id"`
 	Rater string          `json:"rater_id"`
 	Label json.RawMessage `json:"label"`
+	Prob  *float64        `json:"prob"`
 }
 
 type createLabelsRequest struct {
@@ -177,6 +178,9 @@ type createLabelsRequest struct {
 	// Duplicates: "keep", "first" or "error" (default) for repeated labels
 	// of one rater for one item (the CLI's --duplicates).
 	Duplicates string `json:"duplicates"`
+	// ModelRaters marks raters of the labels as models (the CLI's
+	// --model-raters).
+	ModelRaters []string `json:"model_raters"`
 }
 
 // createLabels: POST /api/v1/projects/{id}/labels {"labels": [{"item_id",
@@ -185,8 +189,10 @@ type createLabelsRequest struct {
 // one for the same (item, rater) is a conflict unless replace is true;
 // re-sending the same labels changes nothing. "duplicates" ("keep", "first",
 // "error"; the CLI's --duplicates) says what to do with repeated labels of
-// one rater for one item. Problems name the label by its 1-based position in
-// the array ("row").
+// one rater for one item. A label's optional "prob" is the rater's
+// probability of it, in (0, 1]; "model_raters" names the raters that are
+// models. Problems name the label by its 1-based position in the array
+// ("row").
 func (s *Server) createLabels(c *gin.Context) {
 	p, err := s.projectParam(c, write)
 	if err != nil {
@@ -215,12 +221,15 @@ func (s *Server) createLabels(c *gin.Context) {
 			pl.Add(annotations.Problem{File: "request body", Row: i + 1, Column: "label", Msg: "expected the label as a string or a number, got " + clipText(string(l.Label), 40)})
 		}
 		parsed.Labels[i] = annotations.RawLabel{Item: l.Item, Rater: l.Rater, Value: v, Row: i + 1, ItemCol: "item_id", RaterCol: "rater_id", ValueCol: "label"}
+		if l.Prob != nil {
+			parsed.Labels[i].Prob, parsed.Labels[i].ProbCol = strconv.FormatFloat(*l.Prob, 'g', -1, 64), "prob"
+		}
 	}
 	if err := pl.Err(); err != nil {
 		s.fail(c, err)
 		return
 	}
-	ds, err := annotations.BuildDataset(p.Scheme, parsed, req.Items, annotations.ReadOptions{Name: "request body", Duplicates: dups})
+	ds, err := annotations.BuildDataset(p.Scheme, parsed, req.Items, annotations.ReadOptions{Name: "request body", Duplicates: dups, ModelRaters: req.ModelRaters})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -281,8 +290,9 @@ type importResponse struct {
 // the label file in field "file" and optional fields "items" (an items
 // file), "format" (auto, csv-long, csv-wide, xlsx, json, jsonl,
 // labelstudio, doccano), "where" (COLUMN=VALUE, repeatable), "sheet",
-// "text_columns" (comma-separated), "item_col", "rater_col", "label_col"
-// and "rater" (as the CLI's --item-col, ...), "replace" (true/false) and "duplicates"
+// "text_columns" (comma-separated), "item_col", "rater_col", "label_col",
+// "rater", "prob_col" and "model_raters" (comma-separated; as the CLI's
+// --item-col, ..., --prob-col, --model-raters), "replace" (true/false) and "duplicates"
 // (keep, first or error: repeated labels of one rater for one item). The import is
 // one transaction: a file with any bad row writes nothing, and the answer
 // names every problem (file, line or row, column, what was expected).
@@ -387,10 +397,10 @@ func (s *Server) importForm(c *gin.Context, p *annotations.Project, form *multip
 // file fields given more than once.
 func checkImportFields(form *multipart.Form) error {
 	known := map[string]bool{"file": true, "items": true, "format": true, "where": true, "sheet": true, "text_columns": true, "replace": true, "duplicates": true, "scheme": true,
-		"item_col": true, "rater_col": true, "label_col": true, "rater": true, csrfField: true}
+		"item_col": true, "rater_col": true, "label_col": true, "rater": true, "prob_col": true, "model_raters": true, csrfField: true}
 	for k := range form.Value {
 		if !known[k] {
-			return annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, item_col, rater_col, label_col, rater, replace, duplicates, scheme)", k)
+			return annotations.Errorf(annotations.EINVALID, "unknown form field %q (expected file, items, format, where, sheet, text_columns, item_col, rater_col, label_col, rater, prob_col, model_raters, replace, duplicates, scheme)", k)
 		}
 	}
 	for k, fs := range form.File {
@@ -454,9 +464,18 @@ func (f importValues) readOptions() (annotations.ReadOptions, error) {
 	for _, fl := range []struct {
 		name string
 		dst  *string
-	}{{"sheet", &opts.Sheet}, {"item_col", &opts.ItemCol}, {"rater_col", &opts.RaterCol}, {"label_col", &opts.LabelCol}, {"rater", &opts.Rater}} {
+	}{{"sheet", &opts.Sheet}, {"item_col", &opts.ItemCol}, {"rater_col", &opts.RaterCol}, {"label_col", &opts.LabelCol}, {"rater", &opts.Rater}, {"prob_col", &opts.ProbCol}} {
 		if *fl.dst, err = f.one(fl.name); err != nil {
 			return opts, err
+		}
+	}
+	models, err := f.one("model_raters")
+	if err != nil {
+		return opts, err
+	}
+	for _, m := range strings.Split(models, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			opts.ModelRaters = append(opts.ModelRaters, m)
 		}
 	}
 	tc, err := f.one("text_columns")

@@ -44,7 +44,7 @@ type dashboard struct {
 
 func newDashboard(s *Server) (*dashboard, error) {
 	d := &dashboard{s: s, pages: map[string]*template.Template{}}
-	for _, name := range []string{"login", "projects", "project", "fit", "error", "labels", "next", "jobs"} {
+	for _, name := range []string{"login", "projects", "project", "fit", "error", "labels", "next", "jobs", "judge"} {
 		t, err := template.New("layout.html").Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -79,6 +79,7 @@ func (d *dashboard) routes(r *gin.Engine) {
 	g.POST("/projects/:id/delete", d.deleteProject)
 	g.GET("/fits/:id", d.fitPage)
 	g.GET("/fits/:id/next", d.nextPage)
+	g.GET("/projects/:id/judge", d.judgePage)
 	g.POST("/fits/:id/cancel", d.cancelFit)
 	g.POST("/fits/:id/delete", d.deleteFit)
 	g.GET("/jobs", d.jobsPage)
@@ -630,7 +631,8 @@ func (d *dashboard) importFile(c *gin.Context) {
 
 // importFields are the import form's names of the settings that messages
 // name by their command-line flag and API field.
-var importFields = map[string]string{"item_col": "Item column", "rater_col": "Rater column", "label_col": "Label column", "rater": "rater"}
+var importFields = map[string]string{"item_col": "Item column", "rater_col": "Rater column", "label_col": "Label column", "rater": "rater",
+	"prob_col": "Probability column", "model_raters": "Model raters"}
 
 // flagHintRE matches how the import's messages name a setting:
 // `--label-col NAME ("label_col" in the API)`.
@@ -663,6 +665,9 @@ func importSummary(r *importResponse) string {
 	b.WriteString(itoa(int64(r.ItemsAdded)) + " new items, " + itoa(int64(r.RatersAdded)) + " new raters.")
 	if r.DuplicatesDropped > 0 {
 		b.WriteString(" " + itoa(int64(r.DuplicatesDropped)) + " repeated labels dropped (the first of each rater for each item kept).")
+	}
+	if r.ModelsMarked > 0 {
+		b.WriteString(" " + itoa(int64(r.ModelsMarked)) + " stored raters marked as models.")
 	}
 	if len(r.Unused) > 0 {
 		b.WriteString(" Unused columns: " + strings.Join(r.Unused, ", ") + ".")

@@ -226,6 +226,7 @@ func validPtr(n reports.Number) *float64 { return numPtr(&n) }
 type raterRow struct {
 	ID                  string
 	Reference           bool
+	Model               bool // marked as a model rater in the labels
 	NLabels             int
 	Precision, Variance est
 	// Dispersion and Bias: bounded fits; Accuracy, SpamScore, Spammer and
@@ -269,7 +270,7 @@ func raterRows(rep *reports.Report) []raterRow {
 	rows := make([]raterRow, len(rep.Raters))
 	for i := range rep.Raters {
 		r := &rep.Raters[i]
-		row := raterRow{ID: r.ID, Reference: r.Reference, NLabels: r.NLabels,
+		row := raterRow{ID: r.ID, Reference: r.Reference, Model: r.Model, NLabels: r.NLabels,
 			Precision: estOf(r.Precision), Variance: estOf(r.Variance),
 			Dispersion: estPtr(r.Dispersion), Bias: estPtr(r.Bias), Accuracy: intervalPtr(r.Accuracy),
 			MeanLogPred:        float64(r.MeanLogPred),

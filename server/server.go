@@ -426,6 +426,7 @@ func (s *Server) routes() *gin.Engine {
 	a.DELETE("/projects/:id/labels", s.deleteLabels)
 	a.POST("/projects/:id/imports", s.importFile)
 	a.GET("/projects/:id/agreement", s.agreement)
+	a.GET("/projects/:id/judge", s.judgeReport)
 	a.DELETE("/projects/:id/agreement", s.cancelAgreement)
 	a.GET("/projects/:id/agreement/:table", s.agreementTable)
 	a.POST("/agreement", s.tableAgreement)

@@ -272,7 +272,7 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 func loadAgreementDataset(ctx context.Context, e *env, f *agreementFlags) (*annotations.Dataset, string, error) {
 	if *f.project != "" {
 		if *f.labels != "" || *f.items != "" || *f.schemeSpec != "" || len(f.where) > 0 || f.rf.set() {
-			return nil, "", annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme, --where, --item-col, --rater-col, --label-col and --rater go with --labels, not --project")
+			return nil, "", annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme, --where, --item-col, --rater-col, --label-col, --rater, --prob-col and --model-raters go with --labels, not --project")
 		}
 		st, err := openStore(ctx, e, *f.dsn)
 		if err != nil {
@@ -303,7 +303,10 @@ func loadAgreementDataset(ctx context.Context, e *env, f *agreementFlags) (*anno
 		ItemsPath:   *f.items,
 	}
 	f.rf.apply(&lo.ReadOptions)
+	var doneReading func()
+	lo.Progress, doneReading = readingProgress(e)
 	loaded, err := annotations.LoadFiles(*f.labels, lo)
+	doneReading()
 	if err != nil {
 		return nil, "", err
 	}

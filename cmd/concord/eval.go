@@ -312,6 +312,9 @@ func printEvalSummary(w io.Writer, ds *annotations.Dataset, res *analysis.EvalRe
 // for it.
 func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items, schemeSpec, format string, where whereFlag, textColumns string, dups annotations.Duplicates, rf *readFlags) (*annotations.Dataset, string, error) {
 	if project != "" {
+		if rf != nil && (*rf.probCol != "" || *rf.models != "") {
+			return nil, "", annotations.Errorf(annotations.EINVALID, "--prob-col and --model-raters go with --labels: a project's probabilities and model raters are those of its imports (concord import --model-raters marks stored raters)")
+		}
 		st, err := openStore(ctx, e, dsn)
 		if err != nil {
 			return nil, "", err
@@ -342,7 +345,10 @@ func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items,
 		}
 		opts.Scheme = &s
 	}
+	var done func()
+	opts.Progress, done = readingProgress(e)
 	ld, err := annotations.LoadFiles(labels, opts)
+	done()
 	if err != nil {
 		return nil, "", err
 	}

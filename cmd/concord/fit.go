@@ -411,6 +411,9 @@ func printScoreSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		if r.Reference {
 			ref = " (reference, fixed)"
 		}
+		if r.Model {
+			ref += "  MODEL"
+		}
 		fmt.Fprintf(w, "  %-20s %6d  %-26s%9.3f %+9.3f%s\n", clip(r.ID, 20), r.NLabels, estimateCell(r.Precision), r.Variance.Mean, r.Severity, ref)
 	}
 }

@@ -47,6 +47,9 @@ func printClassSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		case r.Reference:
 			note = " (reference, fixed)"
 		}
+		if r.Model {
+			note += "  MODEL"
+		}
 		agree := 0.0
 		if r.ConsensusAgreement != nil {
 			agree = *r.ConsensusAgreement
@@ -109,6 +112,9 @@ func printConfusionRaters(w io.Writer, res *multirater.FitResult, top int) {
 		}
 		if r.Spammer {
 			conf += "  SPAMMER"
+		}
+		if r.Model {
+			conf += "  MODEL"
 		}
 		if r.Community > 0 {
 			conf += fmt.Sprintf("  community %d", r.Community)

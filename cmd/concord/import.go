@@ -117,7 +117,10 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		ItemsPath: *items,
 	}
 	rf.apply(&opts.ReadOptions)
+	var doneReading func()
+	opts.Progress, doneReading = readingProgress(e)
 	loaded, err := annotations.LoadFileList(pos, opts)
+	doneReading()
 	if err != nil {
 		return err
 	}
@@ -161,6 +164,14 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "  labels: %d added, %d replaced, %d unchanged\n", res.LabelsAdded, res.LabelsReplaced, res.LabelsUnchanged)
 	fmt.Fprintf(e.stdout, "  items:  %d added, %d updated\n", res.ItemsAdded, res.ItemsUpdated)
 	fmt.Fprintf(e.stdout, "  raters: %d added\n", res.RatersAdded)
+	if n := len(ds.ModelRaters); n > 0 {
+		shown := ds.ModelRaters[:min(n, 10)]
+		more := ""
+		if n > len(shown) {
+			more = fmt.Sprintf(" and %d more", n-len(shown))
+		}
+		fmt.Fprintf(e.stdout, "  model raters: %s%s (%d stored raters newly marked)\n", strings.Join(shown, ", "), more, res.ModelsMarked)
+	}
 	if n := res.DuplicatesDropped; n > 0 {
 		fmt.Fprintf(e.stdout, "  repeated labels: %d dropped (--duplicates first kept the first of each rater for each item)\n", n)
 	}

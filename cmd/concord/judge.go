@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 
 	"concord/analysis"
 	"concord/annotations"
@@ -26,12 +25,15 @@ average advantage probability rho compares judges. Beside the test: each
 rater's agreement with the majority of the others (the judge's with the
 humans', each human's with the other humans'), with 95% Wilson intervals.
 
-Every rater not named by --judges is a human. The test wants 30 or more
-items per human (--min-instances) labelled by 2 or more humans.
+The judges are the raters named by --judges, or else those the labels mark
+as models (an is_model or rater_kind column, --model-raters, or a project's
+model raters); every rater that is neither a judge nor a model is a human.
+The test wants 30 or more items per human (--min-instances) labelled by 2
+or more humans.
 `
 
 func runJudge(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "judge", "(--project NAME | --labels FILE --scheme SPEC) --judges R1,R2 [--epsilon 0.15] [--json]", judgeHelp)
+	fs := newFlags(e, "judge", "(--project NAME | --labels FILE --scheme SPEC) [--judges R1,R2] [--epsilon 0.15] [--json]", judgeHelp)
 	dsn := dbFlag(fs)
 	project := fs.String("project", "", "project (from the database)")
 	labels := fs.String("labels", "", "label file (formats as for concord import)")
@@ -41,7 +43,7 @@ func runJudge(ctx context.Context, e *env, args []string) error {
 	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
-	judges := fs.String("judges", "", "the model raters to test, comma-separated (required)")
+	judges := fs.String("judges", "", "the model raters to test, comma-separated (default: the raters the labels mark as models)")
 	eps := fs.Float64("epsilon", analysis.DefaultJudgeEpsilon, "cost-benefit allowance: 0.2 experts, 0.15 skilled raters, 0.1 crowd workers")
 	q := fs.Float64("q", analysis.DefaultJudgeQ, "false discovery rate of the Benjamini-Yekutieli correction")
 	minHumans := fs.Int("min-humans", analysis.DefaultJudgeMinHumans, "fewest human labels an item of the test needs")
@@ -68,49 +70,10 @@ func runJudge(ctx context.Context, e *env, args []string) error {
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(judgeJSON(doc))
+		return enc.Encode(doc.JSON())
 	}
 	printJudges(e.stdout, source, doc)
 	return nil
-}
-
-// judgeJSON replaces the document's NaNs (no test, no agreement) by nulls.
-func judgeJSON(doc *analysis.JudgeReportDoc) any {
-	type agr struct {
-		Rater     string   `json:"rater"`
-		Judge     bool     `json:"judge"`
-		Items     int      `json:"items"`
-		Agreement *float64 `json:"agreement"`
-		Q025      *float64 `json:"q025"`
-		Q975      *float64 `json:"q975"`
-	}
-	opt := func(v float64) *float64 {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
-		return &v
-	}
-	conv := func(a analysis.JudgeAgreement) agr {
-		return agr{a.Rater, a.Judge, a.Items, opt(a.Agreement), opt(a.Q025), opt(a.Q975)}
-	}
-	type judge struct {
-		analysis.JudgeResult
-		WinningRate   *float64 `json:"winning_rate"`
-		AdvantageProb *float64 `json:"advantage_prob"`
-		Agreement     agr      `json:"agreement"`
-	}
-	out := struct {
-		*analysis.JudgeReportDoc
-		Judges []judge `json:"judges"`
-		Humans []agr   `json:"humans"`
-	}{JudgeReportDoc: doc}
-	for _, j := range doc.Judges {
-		out.Judges = append(out.Judges, judge{JudgeResult: j, WinningRate: opt(j.WinningRate), AdvantageProb: opt(j.AdvantageProb), Agreement: conv(j.Agreement)})
-	}
-	for _, h := range doc.Humans {
-		out.Humans = append(out.Humans, conv(h))
-	}
-	return out
 }
 
 func printJudges(w io.Writer, source string, doc *analysis.JudgeReportDoc) {

@@ -69,3 +69,15 @@ func (p *progressBar) Done() {
 		fmt.Fprintf(p.w, "\r%s done in %s\033[K\n", p.label, time.Since(p.start).Round(100*time.Millisecond))
 	}
 }
+
+// readingProgress returns a LoadOptions.Progress that draws a "reading"
+// bar with an ETA while label files of 4 MiB or more are read, and the
+// function that ends the bar's line.
+func readingProgress(e *env) (func(done, total int64), func()) {
+	bar := newProgressBar(e, "reading")
+	return func(done, total int64) {
+		if total >= 4<<20 {
+			bar.Set(float64(done)/float64(total), "")
+		}
+	}, bar.Done
+}

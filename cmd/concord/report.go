@@ -113,7 +113,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		return annotations.Errorf(annotations.EINVALID, "give --project or --labels, not both")
 	}
 	if *labels == "" && (*items != "" || *schemeSpec != "" || len(where) > 0 || rf.set()) {
-		return annotations.Errorf(annotations.EINVALID, "--items, --scheme, --where, --item-col, --rater-col, --label-col and --rater go with --labels")
+		return annotations.Errorf(annotations.EINVALID, "--items, --scheme, --where, --item-col, --rater-col, --label-col, --rater, --prob-col and --model-raters go with --labels")
 	}
 	if *boot < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--bootstrap must be >= 0, got %d", *boot)
@@ -264,7 +264,10 @@ func (r reportSource) loadFiles(e *env, fit *reports.Fit) (annotations.Project, 
 	}
 	opts.Duplicates = r.dups
 	r.rf.apply(&opts.ReadOptions)
+	var doneReading func()
+	opts.Progress, doneReading = readingProgress(e)
 	ld, err := annotations.LoadFiles(r.labels, opts)
+	doneReading()
 	if err != nil {
 		return annotations.Project{}, nil, err
 	}

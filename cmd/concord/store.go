@@ -110,6 +110,9 @@ func reportDuplicates(e *env, cmd string, ds *annotations.Dataset) {
 // rater of files that name none.
 type readFlags struct {
 	itemCol, raterCol, labelCol, rater *string
+	// probCol and models: the labels' probability column and the model
+	// raters (--prob-col, --model-raters).
+	probCol, models *string
 }
 
 // addReadFlags registers the read flags on fs.
@@ -119,6 +122,8 @@ func addReadFlags(fs *flag.FlagSet) *readFlags {
 		raterCol: fs.String("rater-col", "", "label file: the rater id column (default: rater_id, rater, worker, annotator, grader, ... by name)"),
 		labelCol: fs.String("label-col", "", "label file: the label column (default: label, value, rating, score, grade, ... by name); for Label Studio exports the control (from_name) whose labels are read"),
 		rater:    fs.String("rater", "", "label file: the rater of records that name none (a doccano per-annotator file; default: the file name), or of a table without a rater column"),
+		probCol:  fs.String("prob-col", "", "label file: the column of each label's probability in (0, 1], a model rater's confidence (default: prob, probability, confidence by name; an empty cell is none); the confusion model reads it as soft evidence"),
+		models:   fs.String("model-raters", "", "label file: comma-separated raters that are models (LLM judges, classifiers), besides those an is_model or rater_kind column marks"),
 	}
 }
 
@@ -131,9 +136,16 @@ func (r *readFlags) apply(o *annotations.ReadOptions) {
 	o.RaterCol = strings.TrimSpace(*r.raterCol)
 	o.LabelCol = strings.TrimSpace(*r.labelCol)
 	o.Rater = strings.TrimSpace(*r.rater)
+	o.ProbCol = strings.TrimSpace(*r.probCol)
+	o.ModelRaters = nil
+	for _, m := range strings.Split(*r.models, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			o.ModelRaters = append(o.ModelRaters, m)
+		}
+	}
 }
 
 // set reports whether any read flag was given.
 func (r *readFlags) set() bool {
-	return r != nil && (*r.itemCol != "" || *r.raterCol != "" || *r.labelCol != "" || *r.rater != "")
+	return r != nil && (*r.itemCol != "" || *r.raterCol != "" || *r.labelCol != "" || *r.rater != "" || *r.probCol != "" || *r.models != "")
 }

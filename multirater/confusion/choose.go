@@ -216,6 +216,7 @@ func (c *candidateFit) continueFit(ctx context.Context, opts Options, start time
 func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*candidateFit, []multirater.RaterModelCandidate, []string, error) {
 	models := autoCandidates(opts)
 	fits := make([]*candidateFit, len(models))
+	prog := newCandidateProgress(models, opts.Progress, start)
 	var wg sync.WaitGroup
 	co := candidateOptions(opts)
 	for i, r := range models {
@@ -223,13 +224,16 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 		go func() {
 			defer wg.Done()
 			o := co
-			if r != RaterCommunities && r != RaterConfusion {
-				o.Progress = nil
+			o.Progress = nil
+			if opts.Progress != nil && r.confusionFamily() {
+				o.Progress = func(p multirater.Progress) { prog.set(i, p.Fraction) }
 			}
 			fits[i] = fitCandidate(ctx, md, o, r, start)
+			prog.set(i, 1)
 		}()
 	}
 	wg.Wait()
+	prog.stop()
 	var notes []string
 	best := -1
 	score := func(c *candidateFit) float64 { return c.elbo() - c.penalty(md.l) }
@@ -348,10 +352,18 @@ func looItem(md *model, q, elogT, qi []float64, n, p int) []float64 {
 	k := len(qi)
 	b := (int(md.rater[p])*k + int(md.y[p])) * k
 	mx := math.Inf(-1)
+	soft := md.prob != nil && md.prob[p] > 0
+	if soft {
+		clear(qi)
+		md.softTermTo(qi, p, elogT, -1)
+	}
 	for c := range qi {
-		if q[n*k+c] > 0 {
+		switch {
+		case q[n*k+c] > 0 && soft:
+			qi[c] += math.Log(q[n*k+c])
+		case q[n*k+c] > 0:
 			qi[c] = math.Log(q[n*k+c]) - elogT[b+c]
-		} else {
+		default:
 			qi[c] = math.Inf(-1)
 		}
 		mx = math.Max(mx, qi[c])
@@ -434,4 +446,70 @@ func (v *coinVB) heldOut() float64 {
 		}
 	}
 	return tot
+}
+
+// candidateProgress reports the rater-model candidates' progress while
+// they run concurrently: every 500 ms the mean of their fractions (a
+// confusion candidate's from its iterations, the others' 0 until done),
+// with each candidate's state in the phase.
+type candidateProgress struct {
+	mu     sync.Mutex
+	models []RaterModel
+	frac   []float64
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func newCandidateProgress(models []RaterModel, report func(multirater.Progress), start time.Time) *candidateProgress {
+	c := &candidateProgress{models: models, frac: make([]float64, len(models)), done: make(chan struct{})}
+	if report == nil {
+		return c
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.done:
+				return
+			case <-t.C:
+				report(c.progress(start))
+			}
+		}
+	}()
+	return c
+}
+
+func (c *candidateProgress) set(i int, f float64) {
+	c.mu.Lock()
+	c.frac[i] = math.Max(c.frac[i], f)
+	c.mu.Unlock()
+}
+
+// progress is the candidates' mean fraction and their states.
+func (c *candidateProgress) progress(start time.Time) multirater.Progress {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sum := 0.0
+	parts := make([]string, len(c.models))
+	for i, m := range c.models {
+		sum += c.frac[i]
+		switch f := c.frac[i]; {
+		case f >= 1:
+			parts[i] = m.String() + " done"
+		case f > 0:
+			parts[i] = fmt.Sprintf("%s %.0f%%", m, 100*f)
+		default:
+			parts[i] = m.String() + " running"
+		}
+	}
+	return multirater.Progress{Fraction: sum / float64(len(c.models)), Elapsed: time.Since(start),
+		Phase: "comparing rater models: " + strings.Join(parts, ", ")}
+}
+
+func (c *candidateProgress) stop() {
+	close(c.done)
+	c.wg.Wait()
 }

@@ -103,6 +103,19 @@ type Data struct {
 	Cov mat.Symmetric
 	// Kernel describes Cov for the result ("" means "identity").
 	Kernel string
+	// Probs, when not nil, holds per label of Labels the rater's
+	// probability of the label given, in (0, 1], or 0 for none (a model
+	// rater's confidence). The vb engine's confusion models read a label
+	// with probability p in (0, 1) as soft evidence (vb.go: the rater's
+	// response is latent, with virtual evidence e(j) = p for the label
+	// given and (1-p)/(K-1) for every other class); p = 1 and 0 are hard
+	// labels. Such a rater's confusion matrix and accuracy are those of
+	// its soft responses (a calibrated model's come out near the identity,
+	// its doubt being in its probabilities), and a soft label's posterior
+	// predictive probability (flags) is sum_j e(j) P(response j). The
+	// one-coin and spammer models and the gibbs engine read labels only:
+	// Fit says so in a note and fits the labels.
+	Probs []float64
 }
 
 // Hierarchy says how the raters' rows share their prior.
@@ -387,6 +400,13 @@ type model struct {
 	repeat []bool
 	// pr is the multinomial-probit GP prior (nil: identity kernel).
 	pr *probit
+	// prob[p] is the probability in (0, 1) of the soft label at position
+	// p, 0 for a hard label; slot[p] its index among the soft labels
+	// (-1: hard) and nSoft their number. Both nil when no label is soft
+	// (Data.Probs), so that a labels-only fit runs exactly as without them.
+	prob  []float64
+	slot  []int32
+	nSoft int
 }
 
 func newModel(data *Data) (*model, error) {
@@ -431,11 +451,36 @@ func newModel(data *Data) (*model, error) {
 	for i := 0; i < n; i++ {
 		md.start[i+1] = md.start[i] + md.itemCount[i]
 	}
+	if data.Probs != nil && len(data.Probs) != len(data.Labels) {
+		panic(fmt.Sprintf("confusion: %d probabilities for %d labels", len(data.Probs), len(data.Labels)))
+	}
+	soft := false
+	for i, pr := range data.Probs {
+		if !(pr >= 0 && pr <= 1) {
+			return nil, multirater.DataErrorf("label %d: probability %v outside (0, 1]", i+1, pr)
+		}
+		soft = soft || (pr > 0 && pr < 1)
+	}
+	if soft {
+		md.prob, md.slot = make([]float64, len(data.Labels)), make([]int32, len(data.Labels))
+	}
 	pos := append([]int(nil), md.start[:n]...)
-	for _, r := range data.Labels {
+	for i, r := range data.Labels {
 		p := pos[r.Item]
 		pos[r.Item]++
 		md.rater[p], md.y[p] = int32(r.Rater), int32(r.Level)
+		if soft {
+			md.slot[p] = -1
+			if pr := data.Probs[i]; pr > 0 && pr < 1 {
+				md.prob[p] = pr
+			}
+		}
+	}
+	for p := range md.prob {
+		if md.prob[p] > 0 {
+			md.slot[p] = int32(md.nSoft)
+			md.nSoft++
+		}
 	}
 	if data.Gold != nil {
 		if len(data.Gold) != n {
@@ -477,10 +522,27 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 			return nil, err
 		}
 	}
-	if opts.Engine == multirater.EngineGibbs {
-		return fitGibbs(ctx, data, md, opts)
+	var softNote string
+	if md.prob != nil && (opts.Engine == multirater.EngineGibbs || opts.MAP || opts.RaterModel == RaterOneCoin || opts.RaterModel == RaterSpammer) {
+		what := "the " + opts.RaterModel.String() + " rater model"
+		if opts.Engine == multirater.EngineGibbs {
+			what = "the gibbs engine"
+		} else if opts.MAP {
+			what = "EM-MAP"
+		}
+		softNote = fmt.Sprintf("the %d label probabilities were not used: %s reads labels only (the vb engine's confusion and communities rater models read them as soft evidence)", md.nSoft, what)
+		md.prob, md.slot, md.nSoft = nil, nil, 0
 	}
-	return fitVB(ctx, data, md, opts)
+	var res *multirater.FitResult
+	if opts.Engine == multirater.EngineGibbs {
+		res, err = fitGibbs(ctx, data, md, opts)
+	} else {
+		res, err = fitVB(ctx, data, md, opts)
+	}
+	if err == nil && softNote != "" {
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, softNote)
+	}
+	return res, err
 }
 
 // sparseClassPrior is the default pseudo-count c_0 of each class
@@ -510,6 +572,10 @@ func (md *model) classPosteriorTo(dst []float64, n int, logRho, logT []float64) 
 	k := len(dst)
 	copy(dst, logRho)
 	for p := md.start[n]; p < md.start[n+1]; p++ {
+		if md.prob != nil && md.prob[p] > 0 {
+			md.softTermTo(dst, p, logT, 1)
+			continue
+		}
 		b := (int(md.rater[p])*k + int(md.y[p])) * k
 		e := logT[b : b+k : b+k]
 		for c := range dst {
@@ -530,5 +596,36 @@ func (md *model) classPosteriorTo(dst []float64, n int, logRho, logT []float64) 
 	inv := 1 / sum
 	for c := range dst {
 		dst[c] *= inv
+	}
+}
+
+// softEvidence returns the virtual evidence of the soft label at position
+// p for the rater's response j: e(j) = p on the label given and (1-p)/(K-1)
+// on every other class.
+func (md *model) softEvidence(p, j int) float64 {
+	if j == int(md.y[p]) {
+		return md.prob[p]
+	}
+	return (1 - md.prob[p]) / float64(md.k-1)
+}
+
+// softTermTo adds sign times the soft label's term to dst (length K): for
+// each class c, ln sum_j e(j) exp(logT[l, c, j]), the log of the label
+// distribution passed through the rater's confusion row, sum_j e(j)
+// pi_l[c, j] (with VB's expected logarithms, the geometric means of
+// pi). logT is in the item update's layout.
+func (md *model) softTermTo(dst []float64, p int, logT []float64, sign float64) {
+	k := len(dst)
+	l := int(md.rater[p])
+	for c := range dst {
+		mx := math.Inf(-1)
+		for j := 0; j < k; j++ {
+			mx = math.Max(mx, logT[(l*k+j)*k+c])
+		}
+		sum := 0.0
+		for j := 0; j < k; j++ {
+			sum += md.softEvidence(p, j) * math.Exp(logT[(l*k+j)*k+c]-mx)
+		}
+		dst[c] += sign * (mx + math.Log(sum))
 	}
 }

@@ -49,8 +49,18 @@ func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirate
 		err    error
 	)
 	switch {
-	case rm == RaterAuto && md.pr == nil && !opts.MAP:
+	case rm == RaterAuto && md.pr == nil && !opts.MAP && md.prob == nil:
 		chosen, cands, notes, err = chooseVB(ctx, md, opts, start)
+	case rm == RaterAuto && md.prob != nil:
+		// The one-coin and spammer models read labels only: their bounds
+		// are not of the same evidence, so the confusion model is fitted.
+		r := RaterCommunities
+		if opts.Hierarchy != Communities {
+			r = RaterConfusion
+		}
+		chosen = fitCandidate(ctx, md, opts, r, start)
+		err = chosen.err
+		notes = append(notes, fmt.Sprintf("%d labels carry probabilities, read as soft evidence through each rater's confusion matrix; the rater model is the confusion model (one-coin and spammer read labels only, so the evidence cannot compare them)", md.nSoft))
 	case rm == RaterAuto:
 		chosen = fitCandidate(ctx, md, opts, RaterCommunities, start)
 		if opts.Hierarchy != Communities {
@@ -78,6 +88,9 @@ func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirate
 		p.rater = RaterConfusion
 	}
 	iters, conv := chosen.iters, chosen.conv
+	if opts.Progress != nil {
+		opts.Progress(multirater.Progress{Fraction: 0.99, Elapsed: time.Since(start), Phase: "summarising the items and raters"})
+	}
 	res := summarise(data, md, opts, p)
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
 	if len(cands) > 0 {
@@ -381,8 +394,18 @@ func tally(res *multirater.FitResult, data *Data, md *model, opts Options, p *po
 					pred[j] += x * p.cells[(l*k+c)*k+j].Mean
 				}
 			}
-			t.logPred[l] += math.Log(math.Max(pred[y], 1e-300))
-			if pred[y] < opts.FlagThreshold {
+			py := pred[y]
+			if md.prob != nil && md.prob[q] > 0 {
+				// A soft label: the probability of its soft response,
+				// sum_j e(j) pred(j), so that a doubtful wrong label is
+				// not flagged as a confident one is.
+				py = 0
+				for j, x := range pred {
+					py += md.softEvidence(q, j) * x
+				}
+			}
+			t.logPred[l] += math.Log(math.Max(py, 1e-300))
+			if py < opts.FlagThreshold {
 				exp := 0
 				for j := range pred {
 					if pred[j] > pred[exp] {
@@ -390,7 +413,7 @@ func tally(res *multirater.FitResult, data *Data, md *model, opts Options, p *po
 					}
 				}
 				res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[l], Label: data.Classes[y],
-					Prob: numeric.Round6(pred[y]), Expected: data.Classes[exp]})
+					Prob: numeric.Round6(py), Expected: data.Classes[exp]})
 			}
 		}
 	}

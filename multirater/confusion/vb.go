@@ -35,6 +35,25 @@ import (
 //
 // (B the multivariate Beta function).
 //
+// Soft labels (Data.Probs: a model rater's label j0 with probability p in
+// (0, 1)) are virtual evidence on the rater's response: the response y_i
+// of label i is latent, with evidence e_i(j) = p for j = j0 and
+// (1-p)/(K-1) otherwise, and labelled by the rater's confusion row as a
+// hard label is, y_i | z_n = k ~ Categorical(pi_l[k, :]). The variational
+// factor is structured, q(z_n) q(y_i | z_n) (as MACE's competence
+// indicators in coin.go), with the optimal
+//
+//	q(y_i = j | z_n = k) = e_i(j) pi~_l[k, j] / sum_j' e_i(j') pi~_l[k, j']
+//
+// (pi~ = exp E[log pi]), so a soft label contributes ln sum_j e_i(j)
+// pi~_l[k, j], the label distribution passed through the rater's own
+// confusion row, in place of E[log pi_l[k, j0]] to q(z_n = k); its expected
+// counts are q(z_n = k) q(y_i = j | z_n = k) in place of q(z_n = k) at j0;
+// and the bound gains sum_{k,j} q(z_n = k) q(y_i = j | k) (ln e_i(j) - ln
+// q(y_i = j | k)). A label with p = 1 is a hard label; a rater whose
+// probabilities are p = 1/K says nothing. Labels-only fits allocate
+// nothing of this and run exactly as before.
+//
 // With a kernel (model.pr, probit.go) the class proportions' factor gives
 // way to the multinomial-probit Gaussian process (Girolami & Rogers
 // 2006's variational Bayes): q(f_k) = N(M_k, Sigma) with Sigma =
@@ -93,6 +112,9 @@ type vb struct {
 	sc       *itemScratch
 	// half is the scratch of a split item update (updateQ).
 	half *vbHalf
+	// softC[s*K*K + k*K + j] = q(z_n = k) q(y_i = j | z_n = k) of soft
+	// label s (model.slot), its expected counts; nil without soft labels.
+	softC []float64
 	// nu[c*K+k] is the Lagrange multiplier of the last empirical-Bayes fit
 	// of community c's row k (fitMeanFrom's warm start; NaN: none yet).
 	nu []float64
@@ -122,6 +144,9 @@ func newVB(md *model, opts Options, nc int) *vb {
 		v.nu[i] = math.NaN()
 	}
 	v.sc = v.newItemScratch()
+	if md.nSoft > 0 {
+		v.softC = make([]float64, md.nSoft*k*k)
+	}
 	if pr := md.pr; pr != nil {
 		v.yt, v.m, v.w = make([]float64, k*md.n), make([]float64, k*md.n), make([]float64, k*pr.r)
 	}
@@ -207,6 +232,12 @@ func (v *vb) initQ() {
 			qn[c] = 0.5
 		}
 		for p := md.start[n]; p < md.start[n+1]; p++ {
+			if md.prob != nil && md.prob[p] > 0 {
+				for c := range qn {
+					qn[c] += md.softEvidence(p, c)
+				}
+				continue
+			}
 			qn[md.y[p]]++
 		}
 		for _, x := range qn {
@@ -229,10 +260,45 @@ func (v *vb) countsFromQ() {
 			v.classCount[c] += x
 		}
 		for p := md.start[n]; p < md.start[n+1]; p++ {
+			if md.prob != nil && md.prob[p] > 0 {
+				v.softCounts(v.counts, qn, p, false)
+				continue
+			}
 			base := int(md.rater[p])*k*k + int(md.y[p])
 			for c, x := range qn {
 				v.counts[base+c*k] += x
 			}
+		}
+	}
+}
+
+// softCounts sets the expected counts of the soft label at position p to
+// q(z_n = k) q(y = j | z_n = k) at the current expected logarithms and adds
+// them to counts, less the label's previous counts when replace is set
+// (the incremental item update; countsFromQ starts from zero counts).
+func (v *vb) softCounts(counts, qn []float64, p int, replace bool) {
+	md, k := v.md, v.k
+	l := int(md.rater[p])
+	s := int(md.slot[p])
+	sc := v.softC[s*k*k : (s+1)*k*k]
+	for c, qc := range qn {
+		row := sc[c*k : (c+1)*k]
+		mx := math.Inf(-1)
+		for j := range row {
+			mx = math.Max(mx, v.elogT[(l*k+j)*k+c])
+		}
+		sum := 0.0
+		for j := 0; j < k; j++ {
+			sum += md.softEvidence(p, j) * math.Exp(v.elogT[(l*k+j)*k+c]-mx)
+		}
+		for j := range row {
+			x := qc * md.softEvidence(p, j) * math.Exp(v.elogT[(l*k+j)*k+c]-mx) / sum
+			if replace {
+				counts[(l*k+c)*k+j] += x - row[j]
+			} else {
+				counts[(l*k+c)*k+j] += x
+			}
+			row[j] = x
 		}
 	}
 }
@@ -318,6 +384,9 @@ func (v *vb) bound() float64 {
 	for i := 0; i < v.md.l*k; i++ {
 		e += lnB(v.alpha[i*k : (i+1)*k])
 	}
+	if v.softC != nil {
+		e += v.softBound()
+	}
 	if v.md.pr != nil {
 		// The Gaussian process's terms (see vb).
 		e += v.qlz - 0.5*float64(k)*v.md.pr.logDetA
@@ -330,6 +399,32 @@ func (v *vb) bound() float64 {
 		v.a2[c] = v.opts.ClassPrior
 	}
 	return e + lnB(v.beta) - lnB(v.a2)
+}
+
+// softBound is the soft labels' part of the bound: sum over soft labels
+// of sum_{k,j} q(z_n = k) q(y = j | k) (ln e(j) - ln q(y = j | k)), from
+// the expected counts softC and q.
+func (v *vb) softBound() float64 {
+	md, k := v.md, v.k
+	e := 0.0
+	for n := 0; n < md.n; n++ {
+		for p := md.start[n]; p < md.start[n+1]; p++ {
+			if md.prob[p] == 0 {
+				continue
+			}
+			s := int(md.slot[p])
+			sc := v.softC[s*k*k : (s+1)*k*k]
+			for c := 0; c < k; c++ {
+				qc := v.q[n*k+c]
+				for j := 0; j < k; j++ {
+					if x := sc[c*k+j]; x > 0 && qc > 0 {
+						e += x * (math.Log(md.softEvidence(p, j)) - math.Log(x/qc))
+					}
+				}
+			}
+		}
+	}
+	return e
 }
 
 // itemScratch is the scratch of an item update (one per goroutine): lq of
@@ -470,6 +565,10 @@ func (v *vb) updateItemsSc(lo, hi int, sc *itemScratch, counts, classCount []flo
 		// The counts follow q: the next iteration's countsFromQ, without
 		// a second pass over the labels.
 		for p := md.start[n]; p < md.start[n+1]; p++ {
+			if md.prob != nil && md.prob[p] > 0 {
+				v.softCounts(counts, qn, p, true)
+				continue
+			}
 			base := int(md.rater[p])*k*k + int(md.y[p])
 			for c, d := range lq {
 				counts[base+c*k] += d
@@ -940,7 +1039,7 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 	cands[best].Chosen = true
 	v := vs[best]
 	if rest := opts.MaxIter - its[best]; rest > 0 {
-		v.opts.Tol, v.opts.MaxIter = opts.Tol, rest
+		v.opts.Tol, v.opts.MaxIter, v.opts.Progress = opts.Tol, rest, opts.Progress
 		it, conv, err := v.run(ctx, start)
 		if err != nil {
 			return nil, err
@@ -952,6 +1051,19 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 	return &vbFit{v: v, iters: its[best], conv: convs[best], cands: cands, notes: notes}, nil
 }
 
+// vbFraction is the share of the variational iterations done, for
+// progress reports: the larger of the iterations' share of the limit and
+// the way from the first iteration's largest change down to the
+// tolerance on a log scale (the changes fall about geometrically), at most
+// 0.99 until the iterations end.
+func vbFraction(it, maxIter int, first, change, tol float64) float64 {
+	f := float64(it) / float64(maxIter)
+	if first > tol && change > 0 {
+		f = math.Max(f, math.Log(first/change)/math.Log(first/tol))
+	}
+	return math.Min(math.Max(f, 0), 0.99)
+}
+
 // elboTol is the relative change of the evidence lower bound between two
 // iterations below which the variational iterations stop (identity kernel).
 const elboTol = 1e-8
@@ -961,6 +1073,7 @@ const elboTol = 1e-8
 // iterations; it returns the iterations and whether it converged.
 func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 	last := time.Now()
+	first := 0.0 // the largest change of the first iteration
 	defer v.stop()
 	v.countsFromQ()
 	prevELBO := math.Inf(-1)
@@ -1000,14 +1113,21 @@ func (v *vb) run(ctx context.Context, start time.Time) (int, bool, error) {
 			}
 			return it, true, nil
 		}
+		if it == 1 {
+			first = change
+		}
 		if it%16 == 0 {
 			if err := ctx.Err(); err != nil {
 				return it, false, err
 			}
-			if v.opts.Progress != nil && time.Since(last) > 500*time.Millisecond {
-				last = time.Now()
-				v.opts.Progress(multirater.Progress{Fraction: float64(it) / float64(v.opts.MaxIter), Elapsed: time.Since(start), Phase: "iterating"})
-			}
+		}
+		// Every iteration may report (at most twice a second): on a
+		// million labels one takes a second or more, and a fit converges
+		// in tens of them.
+		if v.opts.Progress != nil && time.Since(last) > 500*time.Millisecond {
+			last = time.Now()
+			v.opts.Progress(multirater.Progress{Fraction: vbFraction(it, v.opts.MaxIter, first, change, v.opts.Tol), Elapsed: time.Since(start),
+				Phase: fmt.Sprintf("variational iteration %d, largest change %.1e (stops below %.0e)", it, change, v.opts.Tol)})
 		}
 	}
 	v.countsFromQ()
