@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"concord/multirater"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // RaterModel is the model of the raters' labels given the true class.
@@ -241,7 +241,7 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 	for i, c := range fits {
 		cd := &cands[i]
 		cd.Model = c.model.String()
-		cd.Seconds = mcmc.Round6(c.secs)
+		cd.Seconds = numeric.Round6(c.secs)
 		if c.err != nil {
 			if !numericFailure(c.err) {
 				return nil, nil, nil, c.err
@@ -250,11 +250,11 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 			notes = append(notes, fmt.Sprintf("the %s rater model failed (%v) and dropped out of the choice", c.model, c.err))
 			continue
 		}
-		cd.ELBO = mcmc.Round6(c.elbo())
+		cd.ELBO = numeric.Round6(c.elbo())
 		cd.Hyperparameters = c.hyperparameters()
-		cd.Penalty = mcmc.Round6(c.penalty(md.l))
-		cd.Score = mcmc.Round6(score(c))
-		cd.HeldOut = mcmc.Round6(c.heldOut())
+		cd.Penalty = numeric.Round6(c.penalty(md.l))
+		cd.Score = numeric.Round6(score(c))
+		cd.HeldOut = numeric.Round6(c.heldOut())
 		c.ho = cd.HeldOut
 		cd.Iterations, cd.Converged = c.iters, c.conv
 		if c.conf != nil && c.conf.v.nc > 1 {
@@ -293,9 +293,9 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 	}
 	cd := &cands[best]
 	cd.Chosen = true
-	cd.ELBO, cd.Score, cd.HeldOut = mcmc.Round6(c.elbo()), mcmc.Round6(score(c)), mcmc.Round6(c.heldOut())
+	cd.ELBO, cd.Score, cd.HeldOut = numeric.Round6(c.elbo()), numeric.Round6(score(c)), numeric.Round6(c.heldOut())
 	c.ho = cd.HeldOut
-	cd.Iterations, cd.Converged, cd.Seconds = c.iters, c.conv, mcmc.Round6(c.secs)
+	cd.Iterations, cd.Converged, cd.Seconds = c.iters, c.conv, numeric.Round6(c.secs)
 	return c, cands, notes, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"time"
 
 	"gonum.org/v1/gonum/mathext"
 
@@ -528,6 +527,3 @@ func logAddExp(x, y float64) float64 {
 	}
 	return x + math.Log1p(math.Exp(y-x))
 }
-
-// fitSeconds is the time since start in seconds.
-func fitSeconds(start time.Time) float64 { return time.Since(start).Seconds() }

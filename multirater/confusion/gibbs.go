@@ -10,6 +10,7 @@ import (
 	"concord/multirater"
 	"concord/multirater/diag"
 	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // The Gibbs engine samples the model's full conditionals in turn
@@ -532,7 +533,7 @@ func fitGibbs(ctx context.Context, data *Data, md *model, opts Options) (*multir
 					p.targetDraws = append(p.targetDraws, ch.yDraws[:ch.nyDraws]...)
 				}
 			}
-			mcmc.ParallelFor(md.l, func(l int) {
+			numeric.ParallelFor(md.l, func(l int) {
 				for j := l * k * k; j < (l+1)*k*k; j++ {
 					var m, m2 float64
 					for _, ch := range chains {

@@ -7,7 +7,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater"
-	"concord/multirater/mcmc"
 	"concord/multirater/numeric"
 )
 
@@ -99,9 +98,9 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 	for i, id := range ids {
 		it := multirater.ItemResult{ID: id, ClassProbs: make(map[string]float64, len(p.levels)), Class: p.levels[best]}
 		for c, x := range p.probs {
-			it.ClassProbs[p.levels[c]] = mcmc.Round6(x)
+			it.ClassProbs[p.levels[c]] = numeric.Round6(x)
 		}
-		e := mcmc.Round6(h)
+		e := numeric.Round6(h)
 		it.Entropy = &e
 		out[i] = it
 	}
@@ -202,7 +201,7 @@ func (p *Predictor) predictKernel(ids []string, cross mat.Matrix, prior []float6
 		var h float64
 		for c := range probs {
 			x := probs[c] / sum
-			it.ClassProbs[p.levels[c]] = mcmc.Round6(x)
+			it.ClassProbs[p.levels[c]] = numeric.Round6(x)
 			if x > probs[best]/sum {
 				best = c
 			}
@@ -211,7 +210,7 @@ func (p *Predictor) predictKernel(ids []string, cross mat.Matrix, prior []float6
 			}
 		}
 		it.Class = p.levels[best]
-		e := mcmc.Round6(math.Max(h, 0))
+		e := numeric.Round6(math.Max(h, 0))
 		it.Entropy = &e
 		out[i] = it
 	}

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/mathext"
 
 	"concord/multirater"
-	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // vb is the variational Bayes engine (Simpson et al. 2013 sec. 3; Kim &
@@ -986,7 +986,7 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 	// fewer count with every community in use (a count that does not
 	// leaves the raters no structure for a further community to find, and
 	// the larger counts, the dearest fits, are not run).
-	mcmc.ParallelFor(min(m, 2), fitCount)
+	numeric.ParallelFor(min(m, 2), fitCount)
 	fitted := min(m, 2)
 	degenerate := func(i int) bool { return errs[i] != nil || vs[i].emptyCommunity() }
 	for fitted < m {
@@ -1015,7 +1015,7 @@ func runVB(ctx context.Context, md *model, opts Options, start time.Time) (*vbFi
 			notes = append(notes, fmt.Sprintf("the fit with %d communities failed (%v) and dropped out of the choice", i+1, errs[i]))
 			continue
 		}
-		cands[i].ELBO, cands[i].Degenerate = mcmc.Round6(v.elbo), v.emptyCommunity()
+		cands[i].ELBO, cands[i].Degenerate = numeric.Round6(v.elbo), v.emptyCommunity()
 		if !cands[i].Degenerate && (best < 0 || v.elbo > vs[best].elbo) {
 			best = i
 		}

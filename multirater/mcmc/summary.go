@@ -6,7 +6,6 @@ import (
 
 	"concord/multirater"
 	"concord/multirater/diag"
-	"concord/multirater/numeric"
 )
 
 // Param is a scalar parameter of a fit being summarised: its name, whether
@@ -172,12 +171,6 @@ func QuantileIndex(n int, p float64) int {
 	return min(max(i, 0), n-1)
 }
 
-// Round6 is numeric.Round6.
-//
-// Deprecated: use numeric.Round6 (kept while the confusion family still
-// calls it here).
-func Round6(x float64) float64 { return numeric.Round6(x) }
-
 // MaxTracePoints bounds each chain's trace in FitResult.Traces.
 const MaxTracePoints = 1000
 
@@ -187,8 +180,3 @@ const MaxACFLag = 50
 // MaxKeptNumbers bounds the latent scores kept in FitResult.Draws.
 const MaxKeptNumbers = 1_000_000
 
-// ParallelFor is numeric.ParallelFor.
-//
-// Deprecated: use numeric.ParallelFor (kept while the confusion family
-// still calls it here).
-func ParallelFor(n int, f func(i int)) { numeric.ParallelFor(n, f) }
