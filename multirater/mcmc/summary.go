@@ -179,4 +179,3 @@ const MaxACFLag = 50
 
 // MaxKeptNumbers bounds the latent scores kept in FitResult.Draws.
 const MaxKeptNumbers = 1_000_000
-
