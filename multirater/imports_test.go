@@ -40,6 +40,7 @@ var layers = map[string]int{
 	// lik.
 	"multirater/mcmc/mcmctest": 4,
 	"multirater/lik/liktest":   3,
+	"multirater/gp/gptest":     3,
 }
 
 // violations returns the broken rules of the import graph deps (package

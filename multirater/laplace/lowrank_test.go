@@ -5,9 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"concord/multirater/gp"
+	"concord/multirater/gp/gptest"
 	"concord/multirater/lik"
 )
 
@@ -21,38 +20,7 @@ func TestDiagonalCorrectionMatchesDense(t *testing.T) {
 		n, r int
 		seed uint64
 	}{{60, 15, 1}, {200, 30, 2}} {
-		rng := rand.New(rand.NewPCG(tc.seed, 3))
-		g := make([]float64, tc.n*tc.r)
-		for i := range g {
-			g[i] = rng.NormFloat64() / math.Sqrt(float64(tc.r))
-		}
-		extra := make([]float64, tc.n)
-		c := mat.NewSymDense(tc.n, nil)
-		for i := 0; i < tc.n; i++ {
-			extra[i] = 0.2 + 0.5*rng.Float64()
-			if i%7 == 0 {
-				extra[i] = 0
-			}
-			for j := i; j < tc.n; j++ {
-				s := 0.0
-				for k := 0; k < tc.r; k++ {
-					s += g[i*tc.r+k] * g[j*tc.r+k]
-				}
-				if i == j {
-					s += extra[i]
-				}
-				c.SetSym(i, j, s)
-			}
-		}
-		o := &lik.OrdinalProbit{B: []float64{-0.5, 0.5}, Sigma: 0.4}
-		var sites []lik.Site
-		for i := 0; i < tc.n; i++ {
-			for k := 0; k < 1+i%3; k++ {
-				sites = append(sites, lik.Site{Item: i, Y: float64(rng.IntN(3)), Lik: o})
-			}
-		}
-		low := &gp.Factor{N: tc.n, R: tc.r, G: g, Extra: extra}
-		dense, err := gp.NewFactor(c)
+		low, dense, sites, err := gptest.CorrectedProblem(tc.n, tc.r, rand.New(rand.NewPCG(tc.seed, 3)))
 		if err != nil {
 			t.Fatal(err)
 		}
