@@ -435,20 +435,7 @@ func (d *dsData) eStep(s *dsState) float64 {
 			}
 			lp[c] = v
 		}
-		m := math.Inf(-1)
-		for _, v := range lp {
-			m = math.Max(m, v)
-		}
-		sum := 0.0
-		for c, v := range lp {
-			e := math.Exp(v - m)
-			s.t[i][c] = e
-			sum += e
-		}
-		for c := range s.t[i] {
-			s.t[i][c] /= sum
-		}
-		ll += m + math.Log(sum)
+		ll += expNormalizeTo(s.t[i], lp)
 	}
 	return ll
 }

@@ -272,20 +272,7 @@ func (f *gladFit) estep() float64 {
 			}
 			lp[d.class[n]] += ls - lw
 		}
-		m := math.Inf(-1)
-		for _, v := range lp {
-			m = math.Max(m, v)
-		}
-		s := 0.0
-		for c, v := range lp {
-			e := math.Exp(v - m)
-			f.post[i][c] = e
-			s += e
-		}
-		for c := range f.post[i] {
-			f.post[i][c] /= s
-		}
-		ll += m + math.Log(s)
+		ll += expNormalizeTo(f.post[i], lp)
 	}
 	return ll
 }

@@ -173,21 +173,10 @@ func (f *maceFit) estep(s *maceState) float64 {
 			base += math.Log(ps)
 			lg[a] += math.Log(ps+s.know[j]) - math.Log(ps)
 		}
-		m := math.Inf(-1)
 		for c := range lg {
 			lg[c] += base
-			m = math.Max(m, lg[c])
 		}
-		sum := 0.0
-		for c, v := range lg {
-			e := math.Exp(v - m)
-			s.post[i][c] = e
-			sum += e
-		}
-		for c := range s.post[i] {
-			s.post[i][c] /= sum
-		}
-		ll += m + math.Log(sum)
+		ll += expNormalizeTo(s.post[i], lg)
 		for n := d.start[i]; n < d.start[i+1]; n++ {
 			j, a := int(d.rater[n]), int(d.class[n])
 			ps := s.spam[j] * s.xi[j*k+a]
