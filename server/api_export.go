@@ -78,7 +78,11 @@ func (s *Server) exportFit(c *gin.Context) {
 	if to.FromName != "" || to.ToName != "" || to.Type != "" {
 		key += fmt.Sprintf("-%x", to.FromName+"\x00"+to.ToName+"\x00"+to.Type)
 	}
-	s.serveArtefact(c, cf, key, ct, fileBase(in)+"."+format+ext, true, func() ([]byte, error) {
+	name := fileBase(in) + "." + format + ext
+	if format == "csv" {
+		name = fileBase(in) + ".consensus.csv"
+	}
+	s.serveArtefact(c, cf, key, ct, name, true, func() ([]byte, error) {
 		if format != "csv" {
 			ds, err := s.store.Dataset(ctx, in.Project.ID)
 			if err != nil {

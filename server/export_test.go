@@ -141,6 +141,11 @@ func TestExportLabelStudioNeedsNames(t *testing.T) {
 	id, key := e.loadedProject("names")
 	fid := e.doneFit(id, key)
 	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio", fid), key, nil, http.StatusBadRequest, "invalid", "?from_name=NAME&to_name=NAME")
+	// The refusal is an answer to read, not a file to save.
+	resp, _ := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio", fid), key, nil)
+	if cd := resp.Header.Get("Content-Disposition"); cd != "" {
+		t.Errorf("a refused export has Content-Disposition %q", cd)
+	}
 	resp, b := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio?from_name=grade&to_name=essay", fid), key, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"type": "rating"`) {
 		t.Errorf("status %d:\n%.400s", resp.StatusCode, b)
