@@ -772,9 +772,13 @@ type fitPage struct {
 	Spec    map[string]any
 	// Report is the done fit's report; nil when it cannot be made
 	// (ReportError says why).
-	Report    *reports.Report
-	Ranking   []rankRow
-	Truncated int
+	Report *reports.Report
+	// Judge is the judge report of the fit's model raters (nil without
+	// them); JudgeProblem why there is none when they exist.
+	Judge        *analysis.JudgeReportDoc
+	JudgeProblem string
+	Ranking      []rankRow
+	Truncated    int
 	// Raters are the report's raters by decreasing precision.
 	Raters []raterRow
 	Flags  []reports.Flag
@@ -911,6 +915,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		} else {
 			page.fill(rep)
 		}
+		page.Judge, page.JudgeProblem = fitJudge(cf.res)
 	}
 	d.render(c, http.StatusOK, "fit", page)
 }
