@@ -777,6 +777,12 @@ type fitPage struct {
 	// them); JudgeProblem why there is none when they exist.
 	Judge        *analysis.JudgeReportDoc
 	JudgeProblem string
+	// LSFrom and LSTo prefill the Label Studio names form (a CSV or
+	// JSON-MIN import's annotation column and a guess of the object);
+	// LSKnown when a Label Studio JSON import kept both (the download
+	// needs no form).
+	LSFrom, LSTo string
+	LSKnown      bool
 	Ranking      []rankRow
 	Truncated    int
 	// Raters are the report's raters by decreasing precision.
@@ -916,6 +922,7 @@ func (d *dashboard) fitPage(c *gin.Context) {
 			page.fill(rep)
 		}
 		page.Judge, page.JudgeProblem = fitJudge(cf.res)
+		page.LSFrom, page.LSTo, page.LSKnown = d.s.labelStudioNames(ctx, p.ID)
 	}
 	d.render(c, http.StatusOK, "fit", page)
 }

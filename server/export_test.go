@@ -215,6 +215,11 @@ func TestDashboardLabelStudioCSV(t *testing.T) {
 	if !strings.Contains(page, `href="`+link+`"`) || !strings.Contains(page, `action="`+link+`"`) {
 		t.Fatalf("fit page lacks the Label Studio download and its names form")
 	}
+	// The names form is filled in from the import: the CSV's annotation
+	// column, and the task's text field as a guess of toName.
+	if form := between(page, `id="ls-names"`, "</form>"); !strings.Contains(form, `name="from_name" size="12" maxlength="200" required value="entailment"`) || !strings.Contains(form, `value="text"`) {
+		t.Errorf("names form not filled in:\n%s", form)
+	}
 	// The names form's GET, as the browser sends it.
 	resp, body := b.get(link + "?from_name=entailment&to_name=text")
 	if resp.StatusCode != 200 {
