@@ -216,6 +216,17 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 	if opts.DSGold && opts.Gold == nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "Dawid-Skene with known true labels (ds-gold) needs items with a gold label among the labelled items; none has one")
 	}
+	if ds.Scheme.Categorical() && opts.LabelProbs == nil {
+		// The labels' probabilities in the order Table added them.
+		for x, l := range ds.Labels {
+			if l.Prob > 0 {
+				if opts.LabelProbs == nil {
+					opts.LabelProbs = make([]float64, len(ds.Labels))
+				}
+				opts.LabelProbs[x] = l.Prob
+			}
+		}
+	}
 	rep, err := raters.AnalyzeContext(ctx, rt.Ratings, opts)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

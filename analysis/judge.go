@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"concord/annotations"
+	"concord/multirater"
 	"concord/raters"
 )
 
@@ -75,10 +77,32 @@ type JudgeHuman struct {
 	HumanAdvantage float64 `json:"human_advantage"`
 	// T and PValue are the one-sided t-test of mean(V - W) < epsilon;
 	// Rejected says whether the Benjamini-Yekutieli correction rejects
-	// its null hypothesis (the judge wins against this human).
+	// its null hypothesis (the judge wins against this human). Without
+	// spread (every item's difference the same) T is ±Inf or NaN and
+	// PValue the limit, 0 below epsilon and 1 otherwise; TNote says so
+	// and the JSON's t is null.
 	T        float64 `json:"t"`
+	TNote    string  `json:"t_note,omitempty"`
 	PValue   float64 `json:"p_value"`
 	Rejected bool    `json:"rejected"`
+}
+
+// MarshalJSON writes h with a non-finite t or p-value as null (JSON has
+// no Inf or NaN); TNote says why.
+func (h JudgeHuman) MarshalJSON() ([]byte, error) {
+	type plain JudgeHuman
+	out := struct {
+		plain
+		T      *float64 `json:"t"`
+		PValue *float64 `json:"p_value"`
+	}{plain: plain(h)}
+	if !math.IsNaN(h.T) && !math.IsInf(h.T, 0) {
+		out.T = &h.T
+	}
+	if !math.IsNaN(h.PValue) && !math.IsInf(h.PValue, 0) {
+		out.PValue = &h.PValue
+	}
+	return json.Marshal(out)
 }
 
 // JudgeAgreement is a rater's agreement with the consensus of the others.
@@ -344,7 +368,15 @@ func JudgeReport(ds *annotations.Dataset, o JudgeOptions) (*JudgeReportDoc, erro
 			}
 			t, p := tTestLess(d, eps)
 			n := float64(len(d))
-			res.Humans = append(res.Humans, JudgeHuman{Rater: h, Items: len(d), JudgeAdvantage: float64(wins) / n, HumanAdvantage: float64(hwins) / n, T: t, PValue: p})
+			jh := JudgeHuman{Rater: h, Items: len(d), JudgeAdvantage: float64(wins) / n, HumanAdvantage: float64(hwins) / n, T: t, PValue: p}
+			if math.IsNaN(t) || math.IsInf(t, 0) {
+				side := "at or above"
+				if p == 0 {
+					side = "below"
+				}
+				jh.TNote = fmt.Sprintf("no spread: the human's advantage over %s is %g on every item, %s epsilon; the p-value is the limit, %g", j, d[0], side, p)
+			}
+			res.Humans = append(res.Humans, jh)
 			pvals = append(pvals, p)
 		}
 		if len(res.Humans) == 0 {
@@ -426,7 +458,9 @@ func agreementWith(items []string, label func(item string) (float64, bool), refs
 // tTestLess is the one-sample t-test of mean(d) = mu against mean(d) < mu:
 // t = (mean - mu) / (sd / sqrt(n)) and its p-value P(T_{n-1} <= t) (as
 // scipy.stats.ttest_1samp(d, mu, alternative="less")). Without spread the
-// p-value is 0 below mu and 1 otherwise.
+// p-value is the limit of a vanishing spread, 0 below mu and 1 otherwise,
+// with t = -Inf below mu, +Inf above and NaN at mu (where scipy gives NaN
+// for both).
 func tTestLess(d []float64, mu float64) (t, p float64) {
 	n := float64(len(d))
 	mean, sd := stat.MeanStdDev(d, nil)
@@ -434,8 +468,10 @@ func tTestLess(d []float64, mu float64) (t, p float64) {
 		switch {
 		case mean < mu:
 			return math.Inf(-1), 0
-		default:
+		case mean > mu:
 			return math.Inf(1), 1
+		default:
+			return math.NaN(), 1
 		}
 	}
 	t = (mean - mu) / (sd / math.Sqrt(n))
@@ -515,4 +551,38 @@ func (d *JudgeReportDoc) JSON() any {
 		out.Humans = append(out.Humans, conv(h))
 	}
 	return out
+}
+
+// JudgeFit is JudgeReport on the labels a fit used (its items' labels, one
+// per rater) with the raters the fit marked as models: the judge report of
+// a stored fit, which does not change when the project's labels do.
+// Repeated labels of a rater on an item are not in a fit's result (its
+// last one is), and no label means EINVALID.
+func JudgeFit(res *multirater.FitResult, o JudgeOptions) (*JudgeReportDoc, error) {
+	s, err := annotations.ParseScheme(res.Model.Scheme)
+	if err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "the fit's scheme %q: %v", res.Model.Scheme, err)
+	}
+	ds := &annotations.Dataset{Scheme: s}
+	for _, it := range res.Items {
+		ds.Items = append(ds.Items, annotations.Item{ID: it.ID})
+		rs := make([]string, 0, len(it.Labels))
+		for r := range it.Labels {
+			rs = append(rs, r)
+		}
+		sort.Strings(rs)
+		for _, r := range rs {
+			ds.Labels = append(ds.Labels, annotations.Label{Item: it.ID, Rater: r, Value: it.Labels[r]})
+		}
+	}
+	if len(ds.Labels) == 0 {
+		return nil, annotations.Errorf(annotations.EINVALID, "fit of model %s keeps no labels per item: the judge report needs them", res.Model.Model)
+	}
+	for _, r := range res.Raters {
+		if r.Model {
+			ds.ModelRaters = append(ds.ModelRaters, r.ID)
+		}
+	}
+	sort.Strings(ds.ModelRaters)
+	return JudgeReport(ds, o)
 }

@@ -1,12 +1,15 @@
 package analysis
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"concord/annotations"
+	"concord/multirater"
 )
 
 // TestJudgeReport checks the alternative annotator test against the
@@ -126,4 +129,108 @@ func equalBools(a, b []bool) bool {
 		}
 	}
 	return true
+}
+
+// TestJudgeNoSpread: a judge that labels like every human on every item
+// leaves the paired differences without spread; t is -Inf (JSON null, with
+// a note) and the p-value its limit 0, so that the report encodes and the
+// judge passes.
+func TestJudgeNoSpread(t *testing.T) {
+	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("nominal:x,y"), ModelRaters: []string{"j"}}
+	for i := 0; i < 40; i++ {
+		for _, r := range []string{"a", "b", "c", "j"} {
+			ds.Labels = append(ds.Labels, annotations.Label{Item: fmt.Sprint(i), Rater: r, Value: "x"})
+		}
+	}
+	doc, err := JudgeReport(ds, JudgeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Judges[0]
+	if len(r.Humans) != 3 || !r.Passed {
+		t.Fatalf("%+v", r)
+	}
+	for _, h := range r.Humans {
+		if !math.IsInf(h.T, -1) || h.PValue != 0 || !strings.Contains(h.TNote, "no spread") {
+			t.Errorf("%+v", h)
+		}
+	}
+	b, err := json.Marshal(doc.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"t":null`) || !strings.Contains(string(b), `"t_note":"no spread`) || !strings.Contains(string(b), `"p_value":0`) {
+		t.Errorf("JSON %.600s", b)
+	}
+	for _, c := range []struct {
+		d     []float64
+		mu    float64
+		t, p  float64
+		isNaN bool
+	}{
+		{[]float64{0, 0, 0}, 0.15, math.Inf(-1), 0, false},
+		{[]float64{0.5, 0.5}, 0.15, math.Inf(1), 1, false},
+		{[]float64{0.25, 0.25}, 0.25, 0, 1, true},
+		{[]float64{0.1}, 0.15, math.Inf(-1), 0, false},
+	} {
+		tt, p := tTestLess(c.d, c.mu)
+		if p != c.p || (c.isNaN != math.IsNaN(tt)) || (!c.isNaN && tt != c.t) {
+			t.Errorf("tTestLess(%v, %v) = %v, %v; want %v, %v", c.d, c.mu, tt, p, c.t, c.p)
+		}
+	}
+}
+
+// TestJudgeFit: the judge report of a fit's labels equals the report of
+// the same labels as a dataset (every human's p-value, the verdicts).
+func TestJudgeFit(t *testing.T) {
+	scheme := annotations.MustParseScheme("nominal:a,b,c")
+	ld, err := annotations.LoadFiles(filepath.Join("testdata", "judges.csv"), annotations.LoadOptions{Scheme: &scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := ld.Dataset
+	ds.ModelRaters = []string{"coin", "good"}
+	res := &multirater.FitResult{Model: multirater.ModelSettings{Model: ModelConfusion, Scheme: scheme.String()}}
+	at := map[string]int{}
+	for _, l := range ds.Labels {
+		i, ok := at[l.Item]
+		if !ok {
+			i = len(res.Items)
+			at[l.Item] = i
+			res.Items = append(res.Items, multirater.ItemResult{ID: l.Item, Labels: map[string]string{}})
+		}
+		res.Items[i].Labels[l.Rater] = l.Value
+	}
+	for _, r := range []string{"good", "coin", "h1", "h2", "h3", "h4"} {
+		res.Raters = append(res.Raters, multirater.RaterResult{ID: r, Model: r == "good" || r == "coin"})
+	}
+	want, err := JudgeReport(ds, JudgeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := JudgeFit(res, JudgeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Judges) != len(want.Judges) || len(got.Humans) != len(want.Humans) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	for k := range want.Judges {
+		w, g := want.Judges[k], got.Judges[k]
+		p := map[string]float64{}
+		for _, h := range w.Humans {
+			p[h.Rater] = h.PValue
+		}
+		for _, h := range g.Humans {
+			if math.Abs(h.PValue-p[h.Rater]) > 1e-12 {
+				t.Errorf("%s vs %s: p %v, want %v", g.Judge, h.Rater, h.PValue, p[h.Rater])
+			}
+		}
+		if g.Judge != w.Judge || g.Verdict != w.Verdict || g.Agreement != w.Agreement {
+			t.Errorf("got %+v\nwant %+v", g, w)
+		}
+	}
+	if _, err := JudgeFit(&multirater.FitResult{Model: res.Model, Items: []multirater.ItemResult{{ID: "x"}}}, JudgeOptions{}); err == nil || !strings.Contains(err.Error(), "keeps no labels") {
+		t.Errorf("no labels: %v", err)
+	}
 }

@@ -85,6 +85,11 @@ type Options struct {
 	// those items' classes (DSOptions.TrueClasses).
 	Gold   []int
 	DSGold bool
+	// LabelProbs holds each label's probability in the order the labels
+	// were added (0: none, a hard label; nil: no label has one): the
+	// probability-weighted majority vote (ProbMajorityVote) runs when
+	// some label has one.
+	LabelProbs []float64
 	// CI chooses the analytic intervals and the tests: CIT (the zero
 	// value, irrCAC's t intervals and tests) or CINormal (statsmodels'
 	// and SAS's normal ones). Bootstrap intervals replace the analytic

@@ -1090,6 +1090,8 @@ func aggregatorLabel(name string) string {
 		return "KOS"
 	case "gold_majority":
 		return "gold majority vote"
+	case "prob_majority":
+		return "probability-weighted majority vote"
 	case "mean":
 		return "mean rating"
 	case "median":

@@ -141,6 +141,7 @@ func routeCases(p, doneFit, queuedFit, key int64) map[string]routeCase {
 		"GET /api/v1/fits/{id}/plots/{plot}":          {path: fp + "/plots/precision.svg"},
 		"GET /api/v1/fits/{id}/export/{format}":       {path: fp + "/export/crowdkit"},
 		"GET /api/v1/fits/{id}/next":                  {path: fp + "/next"},
+		"GET /api/v1/fits/{id}/judge":                 {path: fp + "/judge"},
 		"POST /api/v1/fits/{id}/predictions":          {path: fp + "/predictions", body: map[string]any{"items": []map[string]any{{"id": "x"}}}},
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -78,7 +79,11 @@ func (s *Server) exportFit(c *gin.Context) {
 	if to.FromName != "" || to.ToName != "" || to.Type != "" {
 		key += fmt.Sprintf("-%x", to.FromName+"\x00"+to.ToName+"\x00"+to.Type)
 	}
-	s.serveArtefact(c, cf, key, ct, fileBase(in)+"."+format+ext, true, func() ([]byte, error) {
+	name := fileBase(in) + "." + format + ext
+	if format == "csv" {
+		name = fileBase(in) + ".consensus.csv"
+	}
+	s.serveArtefact(c, cf, key, ct, name, true, func() ([]byte, error) {
 		if format != "csv" {
 			ds, err := s.store.Dataset(ctx, in.Project.ID)
 			if err != nil {
@@ -95,4 +100,28 @@ func (s *Server) exportFit(c *gin.Context) {
 		}
 		return body, err
 	})
+}
+
+// labelStudioNames returns the Label Studio control names a project's
+// import kept, from its first item: known when a Label Studio JSON export
+// gave both; from a CSV or JSON-MIN export the name alone (its annotation
+// column), with toName guessed as the task's text field ("text" when
+// none), which the fit page offers to check.
+func (s *Server) labelStudioNames(ctx context.Context, projectID int64) (from, to string, known bool) {
+	items, _, err := s.store.ListItems(ctx, projectID, annotations.ItemFilter{Page: annotations.Page{Limit: 1}})
+	if err != nil || len(items) == 0 {
+		return "", "", false
+	}
+	ref, ok := items[0].LabelStudio()
+	if !ok {
+		return "", "", false
+	}
+	if ref.FromName != "" && ref.ToName != "" {
+		return ref.FromName, ref.ToName, true
+	}
+	to = ref.TextKey
+	if to == "" {
+		to = "text"
+	}
+	return ref.FromName, to, false
 }

@@ -9,6 +9,7 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
+	"concord/multirater"
 )
 
 // judgeParams reads the judge report's query parameters: judges
@@ -108,4 +109,43 @@ func (d *dashboard) judgePage(c *gin.Context) {
 		return
 	}
 	d.render(c, http.StatusOK, "judge", pg)
+}
+
+// fitJudgeReport: GET /api/v1/fits/{id}/judge?judges=&epsilon=&q=
+// &min_humans=&min_instances= -> the judge report on the labels the done
+// fit used and the raters it marked as models (analysis.JudgeFit).
+func (s *Server) fitJudgeReport(c *gin.Context) {
+	in, _, err := s.doneFit(c, "judges", "epsilon", "q", "min_humans", "min_instances")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	o, err := judgeParams(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	doc, err := analysis.JudgeFit(in.Result, o)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, doc.JSON())
+}
+
+// fitJudge is the fit page's judge report: nil when the fit has no model
+// raters; the problem in words when there is no report (too few humans).
+func fitJudge(res *multirater.FitResult) (*analysis.JudgeReportDoc, string) {
+	models := false
+	for _, r := range res.Raters {
+		models = models || r.Model
+	}
+	if !models {
+		return nil, ""
+	}
+	doc, err := analysis.JudgeFit(res, analysis.JudgeOptions{})
+	if err != nil {
+		return nil, annotations.ErrorMessage(err)
+	}
+	return doc, ""
 }

@@ -89,6 +89,10 @@ func (s *Server) serveArtefact(c *gin.Context, cf *cachedFit, key, contentType, 
 	}
 	body, err := cf.render(key, fn)
 	if err != nil {
+		// An error is a JSON answer to read, not a file to save.
+		c.Writer.Header().Del("Content-Disposition")
+		c.Writer.Header().Del("ETag")
+		c.Writer.Header().Del("Cache-Control")
 		s.fail(c, err)
 		return
 	}

@@ -772,9 +772,19 @@ type fitPage struct {
 	Spec    map[string]any
 	// Report is the done fit's report; nil when it cannot be made
 	// (ReportError says why).
-	Report    *reports.Report
-	Ranking   []rankRow
-	Truncated int
+	Report *reports.Report
+	// Judge is the judge report of the fit's model raters (nil without
+	// them); JudgeProblem why there is none when they exist.
+	Judge        *analysis.JudgeReportDoc
+	JudgeProblem string
+	// LSFrom and LSTo prefill the Label Studio names form (a CSV or
+	// JSON-MIN import's annotation column and a guess of the object);
+	// LSKnown when a Label Studio JSON import kept both (the download
+	// needs no form).
+	LSFrom, LSTo string
+	LSKnown      bool
+	Ranking      []rankRow
+	Truncated    int
 	// Raters are the report's raters by decreasing precision.
 	Raters []raterRow
 	Flags  []reports.Flag
@@ -911,6 +921,8 @@ func (d *dashboard) fitPage(c *gin.Context) {
 		} else {
 			page.fill(rep)
 		}
+		page.Judge, page.JudgeProblem = fitJudge(cf.res)
+		page.LSFrom, page.LSTo, page.LSKnown = d.s.labelStudioNames(ctx, p.ID)
 	}
 	d.render(c, http.StatusOK, "fit", page)
 }

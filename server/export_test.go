@@ -141,6 +141,11 @@ func TestExportLabelStudioNeedsNames(t *testing.T) {
 	id, key := e.loadedProject("names")
 	fid := e.doneFit(id, key)
 	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio", fid), key, nil, http.StatusBadRequest, "invalid", "?from_name=NAME&to_name=NAME")
+	// The refusal is an answer to read, not a file to save.
+	resp, _ := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio", fid), key, nil)
+	if cd := resp.Header.Get("Content-Disposition"); cd != "" {
+		t.Errorf("a refused export has Content-Disposition %q", cd)
+	}
 	resp, b := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio?from_name=grade&to_name=essay", fid), key, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"type": "rating"`) {
 		t.Errorf("status %d:\n%.400s", resp.StatusCode, b)
@@ -209,6 +214,11 @@ func TestDashboardLabelStudioCSV(t *testing.T) {
 	link := fmt.Sprintf("/api/v1/fits/%d/export/labelstudio", fid)
 	if !strings.Contains(page, `href="`+link+`"`) || !strings.Contains(page, `action="`+link+`"`) {
 		t.Fatalf("fit page lacks the Label Studio download and its names form")
+	}
+	// The names form is filled in from the import: the CSV's annotation
+	// column, and the task's text field as a guess of toName.
+	if form := between(page, `id="ls-names"`, "</form>"); !strings.Contains(form, `name="from_name" size="12" maxlength="200" required value="entailment"`) || !strings.Contains(form, `value="text"`) {
+		t.Errorf("names form not filled in:\n%s", form)
 	}
 	// The names form's GET, as the browser sends it.
 	resp, body := b.get(link + "?from_name=entailment&to_name=text")

@@ -144,6 +144,38 @@ func TestJudgeRoute(t *testing.T) {
 		t.Errorf("fit notes: %s", notes)
 	}
 
+	// The fit's judge report: the same test on the labels the fit used,
+	// in the API and on the fit page.
+	resp, b = e.request("GET", fmt.Sprintf("/api/v1/fits/%d/judge?epsilon=0.2&min_instances=10", fid), key, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("fit judge: %d %s", resp.StatusCode, b)
+	}
+	var fj struct {
+		Judges []struct {
+			Judge   string `json:"judge"`
+			Verdict string `json:"verdict"`
+			Humans  []struct {
+				Rater  string  `json:"rater"`
+				PValue float64 `json:"p_value"`
+			} `json:"humans"`
+		} `json:"judges"`
+	}
+	if err := json.Unmarshal(b, &fj); err != nil {
+		t.Fatal(err)
+	}
+	if len(fj.Judges) != 1 || fj.Judges[0].Judge != "llm" || fj.Judges[0].Verdict != want.Judges[0].Verdict || len(fj.Judges[0].Humans) != len(want.Judges[0].Humans) {
+		t.Fatalf("fit judge report %s\nwant %+v", b, want.Judges[0])
+	}
+	for i, h := range fj.Judges[0].Humans {
+		if w := want.Judges[0].Humans[i]; h.Rater != w.Rater || math.Abs(h.PValue-w.PValue) > 1e-12 {
+			t.Errorf("fit judge, human %d: %+v, want %+v", i, h, w)
+		}
+	}
+	if sec := between(page, `id="fit-judge"`, "</section>"); !strings.Contains(sec, "<td>llm</td>") || !strings.Contains(sec, fmt.Sprintf(`href="/api/v1/fits/%d/judge"`, fid)) {
+		t.Errorf("fit page's judge section:\n%s", sec)
+	}
+	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/judge?q=2", fid), key, nil, 400, "invalid", "--q 2")
+
 	e.wantError("GET", fmt.Sprintf("/api/v1/projects/%d/judge?epsilon=x", id), key, nil, 400, "invalid", "epsilon")
 	e.wantError("GET", fmt.Sprintf("/api/v1/projects/%d/judge?judges=nobody", id), key, nil, 400, "invalid", `model rater "nobody" has no labels`)
 	other, okey := e.project("humans only", "nominal:0,1")

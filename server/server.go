@@ -447,6 +447,7 @@ func (s *Server) routes() *gin.Engine {
 	a.GET("/fits/:id/plots/:plot", s.reportPlot)
 	a.GET("/fits/:id/export/:format", s.exportFit)
 	a.GET("/fits/:id/next", s.nextItems)
+	a.GET("/fits/:id/judge", s.fitJudgeReport)
 	a.POST("/fits/:id/predictions", s.predict)
 
 	a.GET("/jobs", s.listJobs)

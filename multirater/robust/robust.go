@@ -322,17 +322,23 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 	// log(first change / EMTol) (or step/MaxEM when larger); each step's
 	// evidence maximisation fills the share up to the next step's.
 	emFrac, firstMoved, emStep := 0.0, 0.0, 0
+	// After EM, the direct maximisation and the boundary's try fill the
+	// shares [stageLo, stageHi] of the fraction under their own names.
+	stage, stageLo, stageHi, last := "", 0.0, 0.0, 0.0
 	inner := opts
 	if opts.Progress != nil && learn {
 		start := time.Now()
-		last := 0.0
 		inner.Progress = func(pr multirater.Progress) {
 			next := math.Min(0.95, emFrac+math.Max(1/float64(opts.MaxEM), (1-emFrac)/4))
+			lo, phase := emFrac, fmt.Sprintf("EM step %d of the error rates: %s", emStep+1, pr.Phase)
+			if stage != "" {
+				lo, next, phase = stageLo, stageHi, stage+": "+pr.Phase
+			}
 			// Never backwards: a step that ends before its share is used
 			// up leaves the fraction where it was.
-			f := math.Max(last, emFrac+pr.Fraction*(next-emFrac))
+			f := math.Max(last, lo+pr.Fraction*(next-lo))
 			last = f
-			out := multirater.Progress{Fraction: f, Elapsed: time.Since(start), Phase: fmt.Sprintf("EM step %d of the error rates: %s", emStep+1, pr.Phase)}
+			out := multirater.Progress{Fraction: f, Elapsed: time.Since(start), Phase: phase}
 			if f > 0 {
 				out.ETA = time.Duration(float64(out.Elapsed) * (1 - f) / f)
 			}
@@ -393,6 +399,7 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 			// error rate heads to 0): finish at its fixed point, the
 			// maximum of the EP evidence, by maximising the evidence in the
 			// error rates directly from where EM stopped.
+			stage, stageLo, stageHi = fmt.Sprintf("after %d EM steps, the error rates by maximising the evidence directly", f.em), math.Max(last, emFrac), 0.85
 			if f.a, f.liks, err = runEPFree(ctx, data, inner, eps, noise, kern, false, true, f.a, rng); err != nil {
 				return nil, err
 			}
@@ -406,6 +413,7 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 	if learn && !opts.PaperEM {
 		// The boundary is a completion tried from EM's optimum: a
 		// generalised step (at most gemIterations) decides it.
+		stage, stageLo, stageHi = fmt.Sprintf("the error rates below %g tried at 0", boundaryEps), math.Max(last, 0.85), 0.97
 		bopts := inner
 		bopts.emStep = true
 		if err := f.tryBoundary(ctx, data, bopts, noise, kern, rng); err != nil {
@@ -913,28 +921,24 @@ const occamPanels, occamNodes = 64, 16
 // importance-sampling estimate of the exact integral.
 func IntegratedLogEvidence(a *infer.Approx, data *Data, liks []*lik.RobustProbit) float64 {
 	nl := len(liks)
-	type cav struct{ y, mu, s2 float64 }
-	by := make([][]cav, nl)
+	// Each label's log Phi(y mu / sqrt(s^2 + s2)): with the cavities fixed
+	// it does not depend on eps, so the quadrature's 1024 nodes per rater
+	// need one log and one exp per label each (Tilted's log Z, the same
+	// arithmetic).
+	by := make([][]float64, nl)
 	for j, lb := range data.Labels {
 		mu, s2 := cavity(a, data, j)
-		by[lb.Rater] = append(by[lb.Rater], cav{lb.Y, mu, s2})
+		s := liks[lb.Rater].S
+		k := 1 / math.Sqrt(s*s+s2)
+		by[lb.Rater] = append(by[lb.Rater], numeric.LogNormCDF(lb.Y*mu*k))
 	}
 	x := make([]float64, occamNodes)
 	w := make([]float64, occamNodes)
 	quad.Legendre{}.FixedLocations(x, w, 0, 1)
 	total := a.LogZ
 	lt := make([]float64, occamPanels*occamNodes)
-	for l, cs := range by {
-		s := liks[l].S
-		g := func(eps float64) float64 {
-			o := lik.RobustProbit{Eps: eps, S: s}
-			v := 0.0
-			for _, c := range cs {
-				lz, _, _ := o.Tilted(c.y, c.mu, c.s2)
-				v += lz
-			}
-			return v
-		}
+	for l, lphis := range by {
+		g := func(eps float64) float64 { return robustLogZSum(eps, lphis) }
 		g0 := g(liks[l].Eps)
 		const h = 0.5 / occamPanels
 		for p := 0; p < occamPanels; p++ {
@@ -945,4 +949,26 @@ func IntegratedLogEvidence(a *infer.Approx, data *Data, liks []*lik.RobustProbit
 		total += floats.LogSumExp(lt)
 	}
 	return total
+}
+
+// robustLogZSum is the sum over labels of lik.RobustProbit's tilted log Z,
+// log(eps + (1 - 2 eps) Phi(z)), given each label's log Phi(z) (lphis), by
+// the arithmetic of RobustProbit.Tilted.
+func robustLogZSum(eps float64, lphis []float64) float64 {
+	l1 := math.Log1p(-2 * eps)
+	le := math.Log(eps)
+	v := 0.0
+	for _, lp := range lphis {
+		lw := l1 + lp
+		if eps > 0 {
+			a, b := le, lw
+			if a < b {
+				a, b = b, a
+			}
+			v += a + math.Log1p(math.Exp(b-a))
+		} else {
+			v += lw
+		}
+	}
+	return v
 }

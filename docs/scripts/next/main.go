@@ -6,7 +6,8 @@
 // items with analysis.NextItems (as concord next --json does) and adds the
 // next unused label of the best -round items that still have one, until
 // -budget labels; the even run takes the first budget/items labels of
-// every item. Both final fits are scored against the items' gold labels
+// every item. -trace prints every round's fit, -dump writes the final
+// label sets. Both final fits are scored against the items' gold labels
 // (accuracy: items whose consensus equals gold / items with gold).
 //
 //	go run ./docs/scripts/next -data ../shared/data/snow2008_rte [-model confusion] [-round 100] [-budget 2400] [-orders 5] [-by information]
@@ -19,6 +20,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"concord/analysis"
@@ -33,6 +35,8 @@ func main() {
 	budget := flag.Int("budget", 2400, "labels in all")
 	orders := flag.Int("orders", 5, "random label orders (seeds 1..orders)")
 	by := flag.String("by", analysis.NextByInformation, "concord next's score: information or accuracy")
+	trace := flag.Bool("trace", false, "print every round's fit: its accuracy, majority vote's, the rater model chosen and the class proportions")
+	dump := flag.String("dump", "", "folder to write each order's final label sets to (asked-<order>.csv, even-<order>.csv)")
 	flag.Parse()
 	ld, err := annotations.LoadFiles(filepath.Join(*data, "ratings.csv"), annotations.LoadOptions{ItemsPath: filepath.Join(*data, "items.csv"),
 		ReadOptions: annotations.ReadOptions{Duplicates: annotations.DuplicatesKeep}})
@@ -55,7 +59,7 @@ func main() {
 		byItem[l.Item] = append(byItem[l.Item], l)
 	}
 	fmt.Printf("%s: %d items, %d labels, %d gold; model %s, %d labels per round up to %d, score %s\n", *data, len(ids), len(ds.Labels), len(gold), *model, *round, *budget, *by)
-	fmt.Printf("%6s %10s %10s %8s %8s\n", "order", "asked", "even", "diff", "seconds")
+	fmt.Printf("%6s %10s %10s %8s %8s   %s\n", "order", "asked", "even", "diff", "seconds", "rater models (asked, even; /communities), majority vote's accuracy (asked, even)")
 	var sumDiff float64
 	for seed := 1; seed <= *orders; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 0x6e657874))
@@ -81,6 +85,9 @@ func main() {
 		}
 		for total() < *budget {
 			res := fit(ds, order, used, *model)
+			if *trace {
+				fmt.Printf("  %d labels: accuracy %.4f mv %.4f %s %v\n", total(), accuracy(res, gold), majority(order, used, gold), raterModel(res), res.ClassProportions)
+			}
 			next, err := analysis.NextItems(res, analysis.NextOptions{N: -1, By: *by})
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -100,15 +107,21 @@ func main() {
 				break
 			}
 		}
-		asked := accuracy(fit(ds, order, used, *model), gold)
+		ra := fit(ds, order, used, *model)
+		asked := accuracy(ra, gold)
 		even := map[string]int{}
 		per := *budget / len(ids)
 		for _, id := range ids {
 			even[id] = min(per, len(order[id]))
 		}
-		ev := accuracy(fit(ds, order, even, *model), gold)
+		re := fit(ds, order, even, *model)
+		if *dump != "" {
+			write(filepath.Join(*dump, fmt.Sprintf("asked-%d.csv", seed)), ds, order, used)
+			write(filepath.Join(*dump, fmt.Sprintf("even-%d.csv", seed)), ds, order, even)
+		}
+		ev := accuracy(re, gold)
 		sumDiff += asked - ev
-		fmt.Printf("%6d %10.4f %10.4f %+8.4f %8.1f\n", seed, asked, ev, asked-ev, time.Since(t0).Seconds())
+		fmt.Printf("%6d %10.4f %10.4f %+8.4f %8.1f   %s %s mv %.4f %.4f\n", seed, asked, ev, asked-ev, time.Since(t0).Seconds(), raterModel(ra), raterModel(re), majority(order, used, gold), majority(order, even, gold))
 	}
 	fmt.Printf("mean difference (asked - even): %+.4f\n", sumDiff/float64(*orders))
 }
@@ -141,4 +154,51 @@ func accuracy(res *multirater.FitResult, gold map[string]string) float64 {
 		}
 	}
 	return float64(hit) / float64(len(gold))
+}
+
+// raterModel is the confusion model's rater model and its number of
+// communities.
+func raterModel(res *multirater.FitResult) string {
+	if res.Model.Confusion == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s/%d", res.Model.Confusion.RaterModel, len(res.Model.Confusion.Communities))
+}
+
+// majority is the majority vote's accuracy over the gold items on the
+// first used[id] labels of each (a tie counts one half).
+func majority(order map[string][]annotations.Label, used map[string]int, gold map[string]string) float64 {
+	hit := 0.0
+	for id, g := range gold {
+		n, m := 0, 0
+		for _, l := range order[id][:used[id]] {
+			n++
+			if l.Value == g {
+				m++
+			}
+		}
+		switch {
+		case 2*m > n:
+			hit++
+		case 2*m == n:
+			hit += 0.5
+		}
+	}
+	return hit / float64(len(gold))
+}
+
+// write writes the first used[id] labels of each item in order as a
+// concord label file (item_id,rater_id,label).
+func write(path string, ds *annotations.Dataset, order map[string][]annotations.Label, used map[string]int) {
+	var b strings.Builder
+	b.WriteString("item_id,rater_id,label\n")
+	for _, id := range ds.ItemIDs() {
+		for _, l := range order[id][:used[id]] {
+			fmt.Fprintf(&b, "%s,%s,%s\n", l.Item, l.Rater, l.Value)
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }
