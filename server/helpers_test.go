@@ -276,6 +276,9 @@ func (e *testEnv) loadedProject(name string) (int64, string) {
 	return id, key
 }
 
+// minFitWait is the least time waitFit waits for a fit to finish.
+const minFitWait = 10 * time.Minute
+
 // startFit queues a fit and returns its id.
 func (e *testEnv) startFit(project int64, token string, spec any) int64 {
 	e.t.Helper()
@@ -283,9 +286,13 @@ func (e *testEnv) startFit(project int64, token string, spec any) int64 {
 	return int64(out["id"].(float64))
 }
 
-// waitFit polls a fit until it is in a final state (or the timeout).
+// waitFit polls a fit until it is in a final state (or the timeout). The
+// timeout is a liveness bound, not a speed check: it is at least
+// minFitWait, because on a starved machine (load 30-50 on 2 cores) a fit that
+// takes 10 CPU s can take minutes of wall time.
 func (e *testEnv) waitFit(id int64, token string, timeout time.Duration) map[string]any {
 	e.t.Helper()
+	timeout = max(timeout, minFitWait)
 	deadline := time.Now().Add(timeout)
 	for {
 		f := e.call("GET", fmt.Sprintf("/api/v1/fits/%d", id), token, nil, http.StatusOK)
