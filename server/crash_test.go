@@ -122,7 +122,7 @@ func startHelper(t *testing.T, dsn, grace string, env ...string) *helperServer {
 
 // client is a testEnv that talks to a helper's URL (no server of its own).
 func helperClient(t *testing.T, url string) *testEnv {
-	return &testEnv{t: t, url: url, hc: &http.Client{Timeout: 60 * time.Second}}
+	return &testEnv{t: t, url: url, hc: &http.Client{Timeout: hangTimeout}}
 }
 
 func fitState(t *testing.T, st annotations.FitStore, id int64) *annotations.Fit {

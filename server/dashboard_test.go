@@ -23,7 +23,7 @@ type browser struct {
 
 func newBrowser(t *testing.T, e *testEnv) *browser {
 	jar, _ := cookiejar.New(nil)
-	return &browser{t: t, e: e, hc: &http.Client{Jar: jar, Timeout: 60 * time.Second,
+	return &browser{t: t, e: e, hc: &http.Client{Jar: jar, Timeout: hangTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
