@@ -24,8 +24,8 @@ const testAdmin = "test-admin-token-0123456789"
 // hangTimeout bounds the waits of tests for something that happens soon
 // (a fit starting, a cancel taking effect): long enough that a loaded
 // 2-core machine (load 30-50 seen) never reaches it, so that it only
-// catches a hang. Tests
-// check the order of events, never how long they take.
+// catches a hang. Tests check the order of events, never how long they
+// take.
 const hangTimeout = 5 * time.Minute
 
 // testEnv is a real server on a free loopback port over a fresh SQLite
