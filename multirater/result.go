@@ -204,7 +204,8 @@ type ModelSettings struct {
 	Lo         *float64 `json:"lo,omitempty"`
 	Hi         *float64 `json:"hi,omitempty"`
 	// Dispersions is "per-rater" or "shared" (one dispersion for every
-	// rater); bounded only.
+	// rater; the ordinal model's EP and Laplace fits: one noise sd and one
+	// set of thresholds for every rater); bounded and ordinal.
 	Dispersions string `json:"dispersions,omitempty"`
 	// Confusion records the confusion model's priors: the settings and
 	// what empirical Bayes learnt.
@@ -675,8 +676,9 @@ type Diagnostics struct {
 	LogEvidenceSE *float64 `json:"log_evidence_se,omitempty"`
 	Selected      string   `json:"selected,omitempty"`
 	// ModelCandidates are the models a fit chose among (the bounded
-	// model's likelihoods, dispersion sharing and kernels), each with its
-	// score, the chosen one marked; Choice says how and why.
+	// model's likelihoods, dispersion sharing and kernels; the ordinal
+	// model's noise sharing and kernels), each with its score, the chosen
+	// one marked; Choice says how and why.
 	ModelCandidates []ModelCandidate `json:"model_candidates,omitempty"`
 	Choice          string           `json:"choice,omitempty"`
 }
@@ -696,6 +698,15 @@ type ModelCandidate struct {
 	// log evidence, plus the log prior of the rater parameters where
 	// there is one); comparable only among candidates of one likelihood.
 	LogEvidence *float64 `json:"log_evidence,omitempty"`
+	// Score, when set, is what the choice compares instead of LOO: the
+	// log evidence (without the rater parameters' log prior) less
+	// Penalty, 1/2 ln(n) per learnt parameter, n the ratings that inform
+	// it (a BIC-like correction for the parameters that evidence
+	// maximisation fitted; the ordinal model's choice). Parameters
+	// counts them.
+	Score      *float64 `json:"score,omitempty"`
+	Penalty    float64  `json:"penalty,omitempty"`
+	Parameters int      `json:"parameters,omitempty"`
 	// LOO is the score the choice compares: the mean over the ratings of
 	// the leave-one-out log predictive probability of the rating's cell
 	// at the data's resolution under the consensus's predictive (a new
