@@ -204,9 +204,13 @@ type ModelSettings struct {
 	Lo         *float64 `json:"lo,omitempty"`
 	Hi         *float64 `json:"hi,omitempty"`
 	// Dispersions is "per-rater" or "shared" (one dispersion for every
-	// rater; the ordinal model's EP and Laplace fits: one noise sd and one
-	// set of thresholds for every rater); bounded and ordinal.
+	// rater); bounded only.
 	Dispersions string `json:"dispersions,omitempty"`
+	// Noise is the raters' noise model of an ordinal EP or Laplace fit
+	// with several raters, when not each rater's own: "shared-thresholds"
+	// (one set of thresholds, each rater's noise sd) or "shared" (one of
+	// each for every rater); "per-rater" when a choice kept it.
+	Noise string `json:"noise,omitempty"`
 	// Confusion records the confusion model's priors: the settings and
 	// what empirical Bayes learnt.
 	Confusion *ConfusionPrior `json:"confusion,omitempty"`
@@ -677,7 +681,7 @@ type Diagnostics struct {
 	Selected      string   `json:"selected,omitempty"`
 	// ModelCandidates are the models a fit chose among (the bounded
 	// model's likelihoods, dispersion sharing and kernels; the ordinal
-	// model's noise sharing and kernels), each with its score, the chosen
+	// model's noise models and kernels), each with its score, the chosen
 	// one marked; Choice says how and why.
 	ModelCandidates []ModelCandidate `json:"model_candidates,omitempty"`
 	Choice          string           `json:"choice,omitempty"`
@@ -690,9 +694,11 @@ type ModelCandidate struct {
 	// Name is the candidate's settings in one word
 	// ("normal/shared/identity").
 	Name string `json:"name"`
-	// Likelihood, Dispersions and Kernel are its settings.
+	// Likelihood, Dispersions (bounded), Noise (ordinal) and Kernel are
+	// its settings.
 	Likelihood  string `json:"likelihood,omitempty"`
 	Dispersions string `json:"dispersions,omitempty"`
+	Noise       string `json:"noise,omitempty"`
 	Kernel      string `json:"kernel,omitempty"`
 	// LogEvidence is the engine's objective at the fitted parameters (the
 	// log evidence, plus the log prior of the rater parameters where

@@ -9,35 +9,35 @@ import (
 	"concord/multirater"
 )
 
-// The noise models of DetOptions.Dispersions.
+// The noise models of DetOptions.Noise.
 const (
 	// Auto fits PerRater and Shared (with each prior of Data and
 	// Data.Alt) and keeps the one with the largest penalised log evidence.
 	Auto = "auto"
 	// PerRater: each rater's noise sd and thresholds are learnt.
 	PerRater = "per-rater"
-	// RaterNoise: one set of thresholds for every rater, each rater's
+	// SharedThresholds: one set of thresholds for every rater, each rater's
 	// own noise sd.
-	RaterNoise = "rater-noise"
+	SharedThresholds = "shared-thresholds"
 	// Shared: one noise sd and one set of thresholds for every rater.
 	Shared = "shared"
 )
 
-// ParseDispersions returns the canonical name of a noise model (Auto,
+// ParseNoise returns the canonical name of a noise model (Auto,
 // PerRater or Shared; "" is PerRater), or an error naming the
 // choices.
-func ParseDispersions(s string) (string, error) {
+func ParseNoise(s string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case Auto:
 		return Auto, nil
 	case "", PerRater, "rater", "per_rater", "perrater":
 		return PerRater, nil
-	case RaterNoise, "noise", "rater_noise":
-		return RaterNoise, nil
+	case SharedThresholds, "thresholds", "shared_thresholds":
+		return SharedThresholds, nil
 	case Shared, "one", "common":
 		return Shared, nil
 	}
-	return "", fmt.Errorf("dispersions %q: expected auto, per-rater, rater-noise or shared", s)
+	return "", fmt.Errorf("noise %q: expected auto, per-rater, shared-thresholds or shared", s)
 }
 
 // choose fits every candidate noise model and prior and keeps the one with
@@ -67,12 +67,12 @@ func ParseDispersions(s string) (string, error) {
 // a note; the fit fails only when every candidate fails.
 func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitResult, error) {
 	start := time.Now()
-	disps := []string{PerRater, RaterNoise, Shared}
+	disps := []string{PerRater, SharedThresholds, Shared}
 	switch {
 	case len(data.RaterIDs) < 2 || (opts.Sigma > 0 && len(opts.Thresholds) > 0):
 		disps = []string{PerRater}
 	case opts.Sigma > 0 || len(opts.Thresholds) > 0:
-		disps = []string{PerRater, Shared} // RaterNoise is one of them
+		disps = []string{PerRater, Shared} // SharedThresholds is one of them
 	}
 	priors := append([]Prior{{Kernel: data.Kernel, Cov: data.Cov, Learn: data.Learn}}, data.Alt...)
 	total := len(priors) * len(disps)
@@ -101,7 +101,7 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 			if kern == "" {
 				kern = "identity"
 			}
-			c := multirater.ModelCandidate{Name: dn + "/" + kern, Likelihood: "ordinal probit", Dispersions: dn, Kernel: kern}
+			c := multirater.ModelCandidate{Name: dn + "/" + kern, Likelihood: "ordinal probit", Noise: dn, Kernel: kern}
 			o := opts
 			if opts.Progress != nil {
 				k := float64(len(cands))
@@ -152,7 +152,7 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	}
 	cands[best].Chosen = true
 	res := fits[best].res
-	res.Model.Dispersions = cands[best].Dispersions
+	res.Model.Noise = cands[best].Noise
 	why := fmt.Sprintf("%s has the largest log evidence less 1/2 ln(ratings) per learnt parameter: %.2f (log evidence %.2f, %d parameters, penalty %.2f)",
 		cands[best].Name, sc(best), fits[best].df.logZ, fits[best].df.params, fits[best].df.penalty)
 	if second >= 0 {
@@ -163,7 +163,7 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 		names = append(names, c.Name)
 	}
 	res.Diagnostics.ModelCandidates = cands
-	res.Diagnostics.Choice = "chosen among " + strings.Join(names, ", ") + " (dispersions/kernel) by the penalised log evidence (the per-rater model nests the shared one, so its maximised evidence is never lower): " + why
+	res.Diagnostics.Choice = "chosen among " + strings.Join(names, ", ") + " (noise/kernel) by the penalised log evidence (the per-rater model nests the shared one, so its maximised evidence is never lower): " + why
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, res.Diagnostics.Choice)
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
 	res.Diagnostics.Seconds = time.Since(start).Seconds()

@@ -33,13 +33,13 @@ type DetOptions struct {
 	// Thresholds, when it has K-1 increasing values, fixes every rater's
 	// thresholds; empty means each rater's thresholds are learnt.
 	Thresholds []float64
-	// Dispersions is PerRater (the default, "" too: each rater's
-	// thresholds and noise sd are their own), RaterNoise (one set of
+	// Noise is PerRater (the default, "" too: each rater's
+	// thresholds and noise sd are their own), SharedThresholds (one set of
 	// thresholds for every rater, each rater's own noise sd), Shared (one
 	// noise sd and one set of thresholds for every rater: raters alike) or
 	// Auto (the three, with each prior of Data and Data.Alt, fitted and
 	// the one with the largest penalised log evidence kept; see choose).
-	Dispersions string
+	Noise string
 	// Priors adds the log densities of the Gibbs model's priors on the
 	// rater parameters to the log evidence that is maximised (type-II MAP):
 	// thresholds b_lk ~ N(0, SigmaB^2) and precisions 1/sigma_l^2 ~
@@ -73,8 +73,8 @@ func (o DetOptions) WithDefaults() DetOptions {
 	if o.Engine == "" {
 		o.Engine = multirater.EngineEP
 	}
-	if o.Dispersions == "" {
-		o.Dispersions = PerRater
+	if o.Noise == "" {
+		o.Noise = PerRater
 	}
 	if o.Restarts == 0 {
 		o.Restarts = 3
@@ -121,15 +121,15 @@ func (o DetOptions) WithDefaults() DetOptions {
 // that the predictors work unchanged. Diagnostics.Engine holds the engine,
 // its iterations and the log evidence.
 //
-// With Dispersions Shared one likelihood (noise sd and thresholds) is
-// every rater's, with RaterNoise the thresholds are; with Auto the
+// With Noise Shared one likelihood (noise sd and thresholds) is
+// every rater's, with SharedThresholds the thresholds are; with Auto the
 // candidates are fitted and chosen among (choose).
 func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitResult, error) {
 	opts = opts.WithDefaults()
 	if opts.Engine != multirater.EngineEP && opts.Engine != multirater.EngineLaplace {
 		panic(fmt.Sprintf("multirater: FitDeterministic: unknown engine %q", opts.Engine))
 	}
-	disp, err := ParseDispersions(opts.Dispersions)
+	disp, err := ParseNoise(opts.Noise)
 	if err != nil {
 		panic("multirater: FitDeterministic: " + err.Error())
 	}
@@ -149,7 +149,7 @@ type detFit struct {
 	penalty float64
 }
 
-// fitDet is FitDeterministic with one noise model (PerRater, RaterNoise or
+// fitDet is FitDeterministic with one noise model (PerRater, SharedThresholds or
 // Shared).
 func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*multirater.FitResult, detFit, error) {
 	start := time.Now()
@@ -177,7 +177,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	}
 	// The owners of the learnt parameters (noiseModel): one per rater,
 	// one for every rater (Shared), or one holding the shared thresholds
-	// and every rater's sd (RaterNoise).
+	// and every rater's sd (SharedThresholds).
 	nm := newNoiseModel(mode, nl, nk)
 	prob.Liks = nm.owners
 	prob.Sites = make([]lik.Site, len(data.Ratings))
@@ -263,7 +263,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 		}
 	case Shared:
 		add(nb+ns, len(data.Ratings))
-	case RaterNoise:
+	case SharedThresholds:
 		add(nb, len(data.Ratings))
 		for _, m := range ratedBy {
 			add(ns, m)
@@ -278,11 +278,11 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	res := detResult(data, opts, liks, perRater, a, rng)
 	switch mode {
 	case Shared:
-		res.Model.Dispersions = Shared
-		res.Diagnostics.Notes = append(res.Diagnostics.Notes, "one noise sd and one set of thresholds shared by every rater (dispersions shared)")
-	case RaterNoise:
-		res.Model.Dispersions = RaterNoise
-		res.Diagnostics.Notes = append(res.Diagnostics.Notes, "one set of thresholds shared by every rater, each rater's own noise sd (dispersions rater-noise)")
+		res.Model.Noise = Shared
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, "one noise sd and one set of thresholds shared by every rater (noise shared)")
+	case SharedThresholds:
+		res.Model.Noise = SharedThresholds
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, "one set of thresholds shared by every rater, each rater's own noise sd (noise shared-thresholds)")
 	}
 	if a.Learnt != nil {
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}

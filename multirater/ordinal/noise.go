@@ -12,7 +12,7 @@ type noiseModel struct {
 	mode string
 	// liks[l] is rater l's likelihood (detResult's view of it), site[l]
 	// the likelihood of rater l's sites: liks[l] itself, or under
-	// RaterNoise a view that routes its gradient into the shared owner.
+	// SharedThresholds a view that routes its gradient into the shared owner.
 	liks []*lik.OrdinalProbit
 	site []lik.Likelihood
 	// owners are the owners' likelihoods.
@@ -20,7 +20,7 @@ type noiseModel struct {
 }
 
 // newNoiseModel returns the likelihoods of nl raters on nk levels under
-// mode (PerRater, RaterNoise or Shared).
+// mode (PerRater, SharedThresholds or Shared).
 func newNoiseModel(mode string, nl, nk int) *noiseModel {
 	nm := &noiseModel{mode: mode, liks: make([]*lik.OrdinalProbit, nl), site: make([]lik.Likelihood, nl)}
 	switch mode {
@@ -30,7 +30,7 @@ func newNoiseModel(mode string, nl, nk int) *noiseModel {
 			nm.liks[l], nm.site[l] = o, o
 		}
 		nm.owners = []lik.LaplaceLearnable{o}
-	case RaterNoise:
+	case SharedThresholds:
 		t := &tiedCuts{b: make([]float64, nk-1), views: nm.liks}
 		for l := range nm.liks {
 			nm.liks[l] = &lik.OrdinalProbit{B: t.b, Sigma: 1}
@@ -60,7 +60,7 @@ func (nm *noiseModel) owner(l int) int {
 func (nm *noiseModel) startTo(dst, b []float64, sigma float64) {
 	o := lik.OrdinalProbit{B: b, Sigma: sigma}
 	p := o.ParamsTo(make([]float64, len(b)+1))
-	if nm.mode == RaterNoise {
+	if nm.mode == SharedThresholds {
 		copy(dst, p[:len(b)])
 		for l := range nm.liks {
 			dst[len(b)+l] = p[len(b)]
@@ -72,11 +72,11 @@ func (nm *noiseModel) startTo(dst, b []float64, sigma float64) {
 	}
 }
 
-// logPrior is owner l's log prior (raterLogPrior; under RaterNoise the
+// logPrior is owner l's log prior (raterLogPrior; under SharedThresholds the
 // shared thresholds' once and every rater's precision's) and adds its
 // gradient to grad when not nil.
 func (nm *noiseModel) logPrior(l int, opts DetOptions, grad []float64) float64 {
-	if nm.mode != RaterNoise {
+	if nm.mode != SharedThresholds {
 		return raterLogPrior(nm.owners[l].(*lik.OrdinalProbit), opts, grad)
 	}
 	t := nm.owners[0].(*tiedCuts)
@@ -96,7 +96,7 @@ func (nm *noiseModel) logPrior(l int, opts DetOptions, grad []float64) float64 {
 	return val
 }
 
-// tiedCuts owns the parameters of the RaterNoise model: one set of
+// tiedCuts owns the parameters of the SharedThresholds model: one set of
 // thresholds for every rater and each rater's noise sd, (b_0, ln Delta_1,
 // ..., ln Delta_{K-2}, ln sigma_0, ..., ln sigma_{L-1}); views[l] is rater
 // l's OrdinalProbit, whose B is b. Its own likelihood methods are rater
@@ -148,7 +148,7 @@ func (t *tiedCuts) LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64) {
 	(&tiedSite{t: t, buf: make([]float64, 3*(len(t.b)+1))}).LogLikGradTo(dlp, dd1, dd2, y, f)
 }
 
-// tiedSite is rater l's likelihood under RaterNoise: its OrdinalProbit,
+// tiedSite is rater l's likelihood under SharedThresholds: its OrdinalProbit,
 // with gradients in the owner's parameters (the thresholds' and l's ln
 // sigma; zero elsewhere). buf is scratch (the engines ask for gradients
 // one site at a time).

@@ -51,7 +51,7 @@ type Data struct {
 	// on Learn.Inputs, Cov nil meaning no fixed part here. Fit (Gibbs)
 	// panics on it.
 	Learn *LearnKernel
-	// Alt are further priors that FitDeterministic with Dispersions Auto
+	// Alt are further priors that FitDeterministic with Noise Auto
 	// fits beside Cov/Kernel/Learn's and chooses among by the penalised
 	// log evidence (the identity beside a text kernel, say); Fit (Gibbs)
 	// ignores them.

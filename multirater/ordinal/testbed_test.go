@@ -165,15 +165,15 @@ func TestChoiceTestBed(t *testing.T) {
 	want := map[string]string{
 		"alike_k3":          Shared,
 		"alike_k5_30raters": Shared,
-		"one_noisy_k3":      RaterNoise,
-		"two_noisy_k3":      RaterNoise,
-		"spammer_k3":        RaterNoise,
-		"spammer_k2":        RaterNoise,
+		"one_noisy_k3":      SharedThresholds,
+		"two_noisy_k3":      SharedThresholds,
+		"spammer_k3":        SharedThresholds,
+		"spammer_k2":        SharedThresholds,
 		"biased_k3":         PerRater,
 	}
 	for _, b := range testBeds() {
 		d, truth := b.make()
-		res, err := FitDeterministic(context.Background(), d, DetOptions{Dispersions: Auto, Priors: true, Seed: 1})
+		res, err := FitDeterministic(context.Background(), d, DetOptions{Noise: Auto, Priors: true, Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", b.name, err)
 		}
@@ -185,7 +185,7 @@ func TestChoiceTestBed(t *testing.T) {
 				dd.Cov, dd.Kernel = nil, ""
 			}
 			dd.Alt = nil
-			cr, err := FitDeterministic(context.Background(), &dd, DetOptions{Dispersions: c.Dispersions, Priors: true, Seed: 1})
+			cr, err := FitDeterministic(context.Background(), &dd, DetOptions{Noise: c.Noise, Priors: true, Seed: 1})
 			if err != nil {
 				t.Fatalf("%s %s: %v", b.name, c.Name, err)
 			}
@@ -193,12 +193,12 @@ func TestChoiceTestBed(t *testing.T) {
 		}
 		rs, rp := mcmctest.Spearman(scores(res), truth), stat.Correlation(scores(res), truth, nil)
 		ms, mp := mcmctest.Spearman(mean, truth), stat.Correlation(mean, truth, nil)
-		chosen := res.Model.Dispersions + "/" + res.Model.Kernel
+		chosen := res.Model.Noise + "/" + res.Model.Kernel
 		t.Logf("%s | chosen %s %.4f/%.4f", line, chosen, rs, rp)
 		if rs < ms-0.01 || rp < mp-0.01 {
 			t.Errorf("%s: chosen %s r %.4f/%.4f (Spearman/Pearson) below the raters' mean's %.4f/%.4f less 0.01", b.name, chosen, rs, rp, ms, mp)
 		}
-		if w, ok := want[b.name]; ok && res.Model.Dispersions != w {
+		if w, ok := want[b.name]; ok && res.Model.Noise != w {
 			t.Errorf("%s: chose %s, want %s", b.name, chosen, w)
 		}
 	}
@@ -216,15 +216,15 @@ func TestChoiceClear(t *testing.T) {
 		want string
 	}{
 		{bed{name: "alike", n: 120, k: 3, sd: alike(6, 0.5), seed: 21}, Shared},
-		{bed{name: "spammer", n: 120, k: 3, sd: alike(6, 0.5), spam: spam, seed: 22}, RaterNoise},
+		{bed{name: "spammer", n: 120, k: 3, sd: alike(6, 0.5), spam: spam, seed: 22}, SharedThresholds},
 	} {
 		d, truth := tc.b.make()
-		res, err := FitDeterministic(context.Background(), d, DetOptions{Dispersions: Auto, Priors: true, Seed: 1})
+		res, err := FitDeterministic(context.Background(), d, DetOptions{Noise: Auto, Priors: true, Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.b.name, err)
 		}
-		if res.Model.Dispersions != tc.want {
-			t.Errorf("%s: chose %s, want %s (%s)", tc.b.name, res.Model.Dispersions, tc.want, res.Diagnostics.Choice)
+		if res.Model.Noise != tc.want {
+			t.Errorf("%s: chose %s, want %s (%s)", tc.b.name, res.Model.Noise, tc.want, res.Diagnostics.Choice)
 		}
 		if n := len(res.Diagnostics.ModelCandidates); n != 3 {
 			t.Errorf("%s: %d candidates, want 3", tc.b.name, n)
@@ -241,10 +241,10 @@ func TestChoiceClear(t *testing.T) {
 	}
 }
 
-// TestTiedSiteGradients checks the RaterNoise sites' gradients in the
+// TestTiedSiteGradients checks the SharedThresholds sites' gradients in the
 // owner's parameters against central differences of Tilted and LogLik.
 func TestTiedSiteGradients(t *testing.T) {
-	nm := newNoiseModel(RaterNoise, 3, 4)
+	nm := newNoiseModel(SharedThresholds, 3, 4)
 	own := nm.owners[0]
 	p := []float64{-0.7, math.Log(0.6), math.Log(0.9), math.Log(0.5), math.Log(1.3), math.Log(0.8)}
 	own.SetParams(p)
