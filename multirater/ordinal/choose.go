@@ -163,7 +163,11 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 		names = append(names, c.Name)
 	}
 	res.Diagnostics.ModelCandidates = cands
-	res.Diagnostics.Choice = "chosen among " + strings.Join(names, ", ") + " (noise/kernel) by the penalised log evidence (the per-rater model nests the shared one, so its maximised evidence is never lower): " + why
+	by := "by the penalised log evidence"
+	if len(disps) > 1 {
+		by += " (the per-rater model nests the shared ones, so its maximised evidence is never lower)"
+	}
+	res.Diagnostics.Choice = "chosen among " + strings.Join(names, ", ") + " (noise/kernel) " + by + ": " + why
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, res.Diagnostics.Choice)
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
