@@ -99,6 +99,7 @@ func Models() []Model {
 				}
 				return s
 			},
+			validate:  validateOrdinal,
 			fit:       fitter(OrdinalData, func(d *ordinal.Data) []string { return d.ItemIDs }, fitOrdinalCov),
 			predictor: predictorOf(ordinal.NewPredictor),
 		},
@@ -681,6 +682,15 @@ func (s FitSpec) withMCMC(m mcmc.Settings) FitSpec {
 // mcmc is the spec's sampler settings.
 func (s FitSpec) mcmc() mcmc.Settings {
 	return mcmc.Settings{Chains: s.Chains, Samples: s.Samples, Burnin: s.Burnin, Thin: s.Thin, Seed: s.Seed}
+}
+
+// validateOrdinal checks the ordinal model's settings that its tags do not
+// cover: the noise model's name.
+func validateOrdinal(s FitSpec) error {
+	if _, err := ordinal.ParseNoise(s.Noise); err != nil {
+		return annotations.Errorf(annotations.EINVALID, "%s", err)
+	}
+	return nil
 }
 
 // ordinalNoise is the ordinal EP or Laplace fit's noise model: the spec's,
