@@ -53,10 +53,10 @@ type FitSpec struct {
 	// (DefaultKernelFor, applied by ForData; WithDefaults, which does not
 	// see the data, gives "identity").
 	Kernel string `json:"kernel,omitempty" doc:"the items' covariance: text (linear on bag-of-words), text:COLUMN, text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (widths learnt), const:V, white:V, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)"`
-	// KernelDefault is set by ForData when it chose a bounded fit's
-	// Kernel (the user gave none): the bounded model's choice then also
-	// considers the identity kernel beside it (when every item has a
-	// rating). It is not stored: a spec without a kernel gets it again
+	// KernelDefault is set by ForData when it chose a bounded or ordinal
+	// fit's Kernel (the user gave none): the bounded model's choice (and
+	// the ordinal model's by EP or Laplace) then also considers the
+	// identity kernel beside it (when every item has a rating). It is not stored: a spec without a kernel gets it again
 	// from ForData wherever it is fitted.
 	KernelDefault bool `json:"-"`
 	// Covariates selects the numeric item columns that the kernel's
@@ -130,6 +130,10 @@ type FitSpec struct {
 	Sigma      float64   `json:"sigma,omitempty"`
 	Thresholds []float64 `json:"thresholds,omitempty"`
 	Restarts   int       `json:"restarts,omitempty"`
+	// Noise (ordinal, EP and Laplace): the raters' noise model, "auto"
+	// (default: chosen by the penalised evidence), "per-rater",
+	// "shared-thresholds" or "shared".
+	Noise string `json:"noise,omitempty"`
 	// Precisions (classification only): "inferred" (default), "fixed"
 	// (every rater's precision fixed at 1, the efficient representation of
 	// Rogers et al. appendix B) or "fixed-full" (fixed at 1, one latent

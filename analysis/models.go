@@ -94,8 +94,12 @@ func Models() []Model {
 				o := ordinalOptions(s, nil).WithDefaults()
 				s = s.withFamilyDefaults(o.Settings, familyPriors{o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws})
 				s.SigmaB = o.SigmaB
+				if e := strings.ToLower(s.Engine); s.Noise == "" && (e == multirater.EngineEP || e == multirater.EngineLaplace) {
+					s.Noise = ordinal.Auto
+				}
 				return s
 			},
+			validate:  validateOrdinal,
 			fit:       fitter(OrdinalData, func(d *ordinal.Data) []string { return d.ItemIDs }, fitOrdinalCov),
 			predictor: predictorOf(ordinal.NewPredictor),
 		},
@@ -365,7 +369,13 @@ func fitBoundedCov(ctx context.Context, ds *annotations.Dataset, data *bounded.D
 	}
 	opts := boundedOptions(spec, progress)
 	opts.Priors = len(data.RaterIDs) > 1
-	if alt := identityAlternative(spec, data, cov); alt {
+	if alt := identityAlternative(spec, cov, len(data.ItemIDs), func(yield func(int) bool) {
+		for _, r := range data.Ratings {
+			if !yield(r.Item) {
+				return
+			}
+		}
+	}); alt {
 		data.Alt = []bounded.Prior{{Kernel: "identity"}}
 	}
 	res, err := bounded.Fit(ctx, data, opts)
@@ -414,17 +424,19 @@ func boundedAdvice(data *bounded.Data, spec FitSpec) string {
 	return "; " + strings.Join(tips, "; ")
 }
 
-// identityAlternative reports whether the bounded model's choice considers
-// the identity kernel beside cov's: when the kernel was the default, not
-// the identity, and every item has a rating (an item without one is
-// predicted from its features, which the identity kernel cannot do).
-func identityAlternative(spec FitSpec, data *bounded.Data, cov *Covariance) bool {
+// identityAlternative reports whether the bounded model's (or the ordinal
+// EP/Laplace fit's) choice considers the identity kernel beside cov's: when
+// the kernel was the default, not the identity, and every one of the n
+// items is among ratedItems (the items of the ratings): an item without a
+// rating is predicted from its features, which the identity kernel cannot
+// do.
+func identityAlternative(spec FitSpec, cov *Covariance, n int, ratedItems func(yield func(int) bool)) bool {
 	if !spec.KernelDefault || cov.Kernel == "" || cov.Kernel == "identity" {
 		return false
 	}
-	rated := make([]bool, len(data.ItemIDs))
-	for _, r := range data.Ratings {
-		rated[r.Item] = true
+	rated := make([]bool, n)
+	for i := range ratedItems {
+		rated[i] = true
 	}
 	for _, r := range rated {
 		if !r {
@@ -672,6 +684,29 @@ func (s FitSpec) mcmc() mcmc.Settings {
 	return mcmc.Settings{Chains: s.Chains, Samples: s.Samples, Burnin: s.Burnin, Thin: s.Thin, Seed: s.Seed}
 }
 
+// validateOrdinal checks the ordinal model's settings that its tags do not
+// cover: the noise model's name.
+func validateOrdinal(s FitSpec) error {
+	if _, err := ordinal.ParseNoise(s.Noise); err != nil {
+		return annotations.Errorf(annotations.EINVALID, "%s", err)
+	}
+	return nil
+}
+
+// ordinalNoise is the ordinal EP or Laplace fit's noise model: the spec's,
+// or by default (with several raters) ordinal.Auto, chosen by the
+// penalised evidence among per-rater, shared-thresholds and shared.
+func ordinalNoise(spec FitSpec, raters int) string {
+	if strings.TrimSpace(spec.Noise) == "" {
+		if raters > 1 {
+			return ordinal.Auto
+		}
+		return ordinal.PerRater
+	}
+	d, _ := ordinal.ParseNoise(spec.Noise) // validated with the settings
+	return d
+}
+
 // ordinalOptions maps a spec to the ordinal family's options (zero fields
 // stay zero: the family's defaults).
 func ordinalOptions(spec FitSpec, progress func(multirater.Progress)) ordinal.Options {
@@ -710,12 +745,31 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 		if err != nil {
 			return nil, err
 		}
+		noise := ordinalNoise(spec, len(data.RaterIDs))
+		if noise == ordinal.Auto && identityAlternative(spec, cov, len(data.ItemIDs), func(yield func(int) bool) {
+			for _, r := range data.Ratings {
+				if !yield(r.Item) {
+					return
+				}
+			}
+		}) {
+			data.Alt = []ordinal.Prior{{Kernel: "identity"}}
+		}
 		res, err := ordinal.FitDeterministic(ctx, data, ordinal.DetOptions{Engine: eng, Sigma: spec.Sigma, Thresholds: spec.Thresholds,
-			Priors: len(data.RaterIDs) > 1, V: spec.V, Lambda: spec.Lambda, SigmaB: spec.SigmaB, Restarts: spec.Restarts,
+			Noise: noise, Priors: len(data.RaterIDs) > 1, V: spec.V, Lambda: spec.Lambda, SigmaB: spec.SigmaB, Restarts: spec.Restarts,
 			Seed: spec.Seed, FlagThreshold: spec.FlagThreshold, KeepDraws: spec.KeepDraws, Progress: progress})
+		chosenIdentity := err == nil && len(data.Alt) > 0 && res.Model.Kernel == "identity"
 		res, err = fitted(res, err, ds, cov)
-		if err != nil || !learn {
+		if err != nil {
 			return res, err
+		}
+		if chosenIdentity {
+			// The choice kept the identity kernel: the texts inform no item.
+			res.Model.Kernel, res.Features = "identity", nil
+			return res, nil
+		}
+		if !learn {
+			return res, nil
 		}
 		return learntKernel(res, ks, cov)
 	}

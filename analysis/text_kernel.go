@@ -76,9 +76,9 @@ func DefaultKernelFor(model string, withText, unlabelled int) (kernel, reason st
 // default is "text" whenever some item has a text.
 func (s FitSpec) ForData(ds *annotations.Dataset) FitSpec {
 	if strings.TrimSpace(s.Kernel) == "" {
-		// The bounded model's choice weighs the default kernel against
-		// the identity.
-		s.KernelDefault = strings.EqualFold(s.Model, ModelBounded)
+		// The bounded model's choice, and the ordinal model's by EP or
+		// Laplace, weigh the default kernel against the identity.
+		s.KernelDefault = strings.EqualFold(s.Model, ModelBounded) || s.Model == "" || strings.EqualFold(s.Model, ModelOrdinal)
 		withText, unlabelled := itemCounts(ds)
 		switch {
 		case strings.EqualFold(s.Model, ModelConfusion):

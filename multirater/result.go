@@ -206,6 +206,11 @@ type ModelSettings struct {
 	// Dispersions is "per-rater" or "shared" (one dispersion for every
 	// rater); bounded only.
 	Dispersions string `json:"dispersions,omitempty"`
+	// Noise is the raters' noise model of an ordinal EP or Laplace fit
+	// with several raters, when not each rater's own: "shared-thresholds"
+	// (one set of thresholds, each rater's noise sd) or "shared" (one of
+	// each for every rater); "per-rater" when a choice kept it.
+	Noise string `json:"noise,omitempty"`
 	// Confusion records the confusion model's priors: the settings and
 	// what empirical Bayes learnt.
 	Confusion *ConfusionPrior `json:"confusion,omitempty"`
@@ -675,8 +680,9 @@ type Diagnostics struct {
 	LogEvidenceSE *float64 `json:"log_evidence_se,omitempty"`
 	Selected      string   `json:"selected,omitempty"`
 	// ModelCandidates are the models a fit chose among (the bounded
-	// model's likelihoods, dispersion sharing and kernels), each with its
-	// score, the chosen one marked; Choice says how and why.
+	// model's likelihoods, dispersion sharing and kernels; the ordinal
+	// model's noise models and kernels), each with its score, the chosen
+	// one marked; Choice says how and why.
 	ModelCandidates []ModelCandidate `json:"model_candidates,omitempty"`
 	Choice          string           `json:"choice,omitempty"`
 }
@@ -688,14 +694,25 @@ type ModelCandidate struct {
 	// Name is the candidate's settings in one word
 	// ("normal/shared/identity").
 	Name string `json:"name"`
-	// Likelihood, Dispersions and Kernel are its settings.
+	// Likelihood, Dispersions (bounded), Noise (ordinal) and Kernel are
+	// its settings.
 	Likelihood  string `json:"likelihood,omitempty"`
 	Dispersions string `json:"dispersions,omitempty"`
+	Noise       string `json:"noise,omitempty"`
 	Kernel      string `json:"kernel,omitempty"`
 	// LogEvidence is the engine's objective at the fitted parameters (the
 	// log evidence, plus the log prior of the rater parameters where
 	// there is one); comparable only among candidates of one likelihood.
 	LogEvidence *float64 `json:"log_evidence,omitempty"`
+	// Score, when set, is what the choice compares instead of LOO: the
+	// log evidence (without the rater parameters' log prior) less
+	// Penalty, 1/2 ln(n) per learnt parameter, n the ratings that inform
+	// it (a BIC-like correction for the parameters that evidence
+	// maximisation fitted; the ordinal model's choice). Parameters
+	// counts them.
+	Score      *float64 `json:"score,omitempty"`
+	Penalty    float64  `json:"penalty,omitempty"`
+	Parameters int      `json:"parameters,omitempty"`
 	// LOO is the score the choice compares: the mean over the ratings of
 	// the leave-one-out log predictive probability of the rating's cell
 	// at the data's resolution under the consensus's predictive (a new

@@ -19,6 +19,12 @@ const (
 	// dispersion sharing and kernel by the leave-one-out predictive
 	// probability of the ratings (diagnostics.model_candidates).
 	ChoiceBounded = "bounded model"
+	// ChoiceNoise is a fit choosing its raters' noise model (each
+	// rater's own, shared thresholds with each rater's sd, one for every
+	// rater) and kernel by the log evidence less 1/2 ln(n) per learnt
+	// parameter (diagnostics.model_candidates with scores: the ordinal
+	// model by EP or Laplace).
+	ChoiceNoise = "noise model"
 )
 
 // ModelChoice is how a fit chose its model among candidates by the
@@ -28,7 +34,7 @@ const (
 // columns hold differs by family; ScoreIs, HeldOutIs and EvidenceIs say it
 // in words, and every column is "higher is better".
 type ModelChoice struct {
-	// Family is ChoiceRaterModel or ChoiceBounded.
+	// Family is ChoiceRaterModel, ChoiceBounded or ChoiceNoise.
 	Family string `json:"family"`
 	// Chosen names the chosen candidate ("" when none is marked chosen).
 	Chosen string `json:"chosen"`
@@ -79,9 +85,37 @@ func ChoiceOf(m *multirater.ModelSettings, d *multirater.Diagnostics) *ModelChoi
 		return raterModelChoice(cp)
 	}
 	if len(d.ModelCandidates) > 0 {
+		for _, c := range d.ModelCandidates {
+			if c.Score != nil {
+				return noiseChoice(d)
+			}
+		}
 		return boundedChoice(d)
 	}
 	return nil
+}
+
+func noiseChoice(d *multirater.Diagnostics) *ModelChoice {
+	mc := &ModelChoice{
+		Family:     ChoiceNoise,
+		Why:        d.Choice,
+		ScoreIs:    "log evidence less 1/2 ln(n) per learnt parameter, n the ratings that inform it (nats); the largest wins",
+		HeldOutIs:  "not computed for this choice",
+		EvidenceIs: "log evidence at the learnt rater parameters (nats)",
+		Candidates: make([]ChoiceCandidate, len(d.ModelCandidates)),
+	}
+	for i, c := range d.ModelCandidates {
+		cc := ChoiceCandidate{Name: c.Name, Score: numOr(c.Score), HeldOut: nan, Evidence: numOr(c.LogEvidence),
+			Seconds: Number(c.Seconds), Chosen: c.Chosen, Failed: c.Error}
+		if c.Error == "" {
+			cc.Note = fmt.Sprintf("%d learnt parameters, penalty %.1f", c.Parameters, c.Penalty)
+		}
+		if c.Chosen {
+			mc.Chosen = c.Name
+		}
+		mc.Candidates[i] = cc
+	}
+	return mc
 }
 
 func raterModelChoice(cp *multirater.ConfusionPrior) *ModelChoice {

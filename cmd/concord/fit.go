@@ -401,7 +401,14 @@ func printScoreSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 			fmt.Fprintf(w, "  %-5s %-22s %-26s %-10s %-7s %s\n", rank, clip(it.ID, 22), score, rint, it.Grade, labelList(it, res.Raters))
 		}
 	}
+	printCandidates(w, res)
 	fmt.Fprintf(w, "\nRater precisions (higher = more consistent with the consensus):\n")
+	switch res.Model.Noise {
+	case "shared":
+		fmt.Fprintf(w, "  (one noise sd and one set of thresholds shared by every rater)\n")
+	case "shared-thresholds":
+		fmt.Fprintf(w, "  (one set of thresholds shared by every rater, each rater's own noise sd)\n")
+	}
 	fmt.Fprintf(w, "  %-20s %6s  %-24s %9s %9s\n", "rater", "labels", "precision (95% interval)", "variance", "severity")
 	for i, r := range sum.ByPrecision {
 		if skip := elideRow(w, i, len(sum.ByPrecision), top); skip {
@@ -464,6 +471,10 @@ func printCandidates(w io.Writer, res *multirater.FitResult) {
 	if len(d.ModelCandidates) == 0 {
 		return
 	}
+	if d.ModelCandidates[0].LOO == nil && (d.ModelCandidates[0].Score != nil || d.ModelCandidates[0].Error != "") {
+		printEvidenceCandidates(w, d)
+		return
+	}
 	fmt.Fprintf(w, "\nModel choice (likelihood/dispersions/kernel; leave-one-out log predictive probability per rating of a new rater's rating, higher is better):\n")
 	fmt.Fprintf(w, "  %-30s %10s %12s %14s %8s\n", "candidate", "loo", "loo own", "log evidence", "seconds")
 	for _, c := range d.ModelCandidates {
@@ -485,6 +496,25 @@ func printCandidates(w io.Writer, res *multirater.FitResult) {
 		fmt.Fprintf(w, "  %-30s %10.4f %12s %14s %8.2f%s\n", c.Name, *c.LOO, own, ev, c.Seconds, mark)
 	}
 	fmt.Fprintf(w, "  %s.\n  Force one with --likelihood, --dispersions and --kernel.\n", d.Choice)
+}
+
+// printEvidenceCandidates prints the candidates of a choice by the
+// penalised log evidence (the ordinal model's noise models and kernels).
+func printEvidenceCandidates(w io.Writer, d multirater.Diagnostics) {
+	fmt.Fprintf(w, "\nModel choice (noise/kernel; log evidence less 1/2 ln(ratings) per learnt parameter, higher is better):\n")
+	fmt.Fprintf(w, "  %-30s %12s %14s %6s %9s %8s\n", "candidate", "score", "log evidence", "params", "penalty", "seconds")
+	for _, c := range d.ModelCandidates {
+		mark := ""
+		if c.Chosen {
+			mark = "  <- chosen"
+		}
+		if c.Score == nil || c.LogEvidence == nil {
+			fmt.Fprintf(w, "  %-30s failed: %s\n", c.Name, c.Error)
+			continue
+		}
+		fmt.Fprintf(w, "  %-30s %12.2f %14.2f %6d %9.2f %8.2f%s\n", c.Name, *c.Score, *c.LogEvidence, c.Parameters, c.Penalty, c.Seconds, mark)
+	}
+	fmt.Fprintf(w, "  %s.\n  Force one with --noise and --kernel.\n", d.Choice)
 }
 
 // elideRow keeps long tables short: of n rows it shows the first and last

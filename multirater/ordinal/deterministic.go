@@ -33,6 +33,13 @@ type DetOptions struct {
 	// Thresholds, when it has K-1 increasing values, fixes every rater's
 	// thresholds; empty means each rater's thresholds are learnt.
 	Thresholds []float64
+	// Noise is PerRater (the default, "" too: each rater's
+	// thresholds and noise sd are their own), SharedThresholds (one set of
+	// thresholds for every rater, each rater's own noise sd), Shared (one
+	// noise sd and one set of thresholds for every rater: raters alike) or
+	// Auto (the three, with each prior of Data and Data.Alt, fitted and
+	// the one with the largest penalised log evidence kept; see choose).
+	Noise string
 	// Priors adds the log densities of the Gibbs model's priors on the
 	// rater parameters to the log evidence that is maximised (type-II MAP):
 	// thresholds b_lk ~ N(0, SigmaB^2) and precisions 1/sigma_l^2 ~
@@ -65,6 +72,9 @@ type DetOptions struct {
 func (o DetOptions) WithDefaults() DetOptions {
 	if o.Engine == "" {
 		o.Engine = multirater.EngineEP
+	}
+	if o.Noise == "" {
+		o.Noise = PerRater
 	}
 	if o.Restarts == 0 {
 		o.Restarts = 3
@@ -110,18 +120,45 @@ func (o DetOptions) WithDefaults() DetOptions {
 // draws from the Gaussian posterior with the learnt rater parameters, so
 // that the predictors work unchanged. Diagnostics.Engine holds the engine,
 // its iterations and the log evidence.
+//
+// With Noise Shared one likelihood (noise sd and thresholds) is
+// every rater's, with SharedThresholds the thresholds are; with Auto the
+// candidates are fitted and chosen among (choose).
 func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitResult, error) {
-	start := time.Now()
 	opts = opts.WithDefaults()
 	if opts.Engine != multirater.EngineEP && opts.Engine != multirater.EngineLaplace {
 		panic(fmt.Sprintf("multirater: FitDeterministic: unknown engine %q", opts.Engine))
 	}
+	disp, err := ParseNoise(opts.Noise)
+	if err != nil {
+		panic("multirater: FitDeterministic: " + err.Error())
+	}
+	if disp == Auto {
+		return choose(ctx, data, opts)
+	}
+	res, _, err := fitDet(ctx, data, opts, disp)
+	return res, err
+}
+
+// detFit is what the choice needs of one fit besides its document: the
+// log evidence (without the rater parameters' log prior), the number of
+// learnt parameters and their penalty (see multirater.ModelCandidate).
+type detFit struct {
+	logZ    float64
+	params  int
+	penalty float64
+}
+
+// fitDet is FitDeterministic with one noise model (PerRater, SharedThresholds or
+// Shared).
+func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*multirater.FitResult, detFit, error) {
+	start := time.Now()
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
 	dsg := design.Design{What: "OrdinalData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
 		Ratings: data.Ratings, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}, Repeats: data.Repeats}
 	perRater, err := dsg.Check()
 	if err != nil {
-		return nil, err
+		return nil, detFit{}, err
 	}
 	if len(opts.Thresholds) != 0 {
 		if len(opts.Thresholds) != nk-1 || !sort.Float64sAreSorted(opts.Thresholds) {
@@ -134,27 +171,32 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 		EP: opts.EP, Laplace: opts.Laplace, Progress: opts.Progress}
 	if data.Learn != nil {
 		if prob.Kernel, err = infer.NewKernel(n, data.Cov, data.Learn.Terms, data.Learn.Inputs); err != nil {
-			return nil, err
+			return nil, detFit{}, err
 		}
 		prob.Cov = nil
 	}
-	liks := make([]*lik.OrdinalProbit, nl)
-	prob.Liks = make([]lik.LaplaceLearnable, nl)
+	// The owners of the learnt parameters (noiseModel): one per rater,
+	// one for every rater (Shared), or one holding the shared thresholds
+	// and every rater's sd (SharedThresholds).
+	nm := newNoiseModel(mode, nl, nk)
+	prob.Liks = nm.owners
 	prob.Sites = make([]lik.Site, len(data.Ratings))
 	prob.Owner = make([]int, len(data.Ratings))
+	owned := make([]int, len(nm.owners))
+	ratedBy := make([]int, nl)
 	for j, r := range data.Ratings {
-		if liks[r.Rater] == nil {
-			liks[r.Rater] = &lik.OrdinalProbit{B: make([]float64, nk-1)}
-			prob.Liks[r.Rater] = liks[r.Rater]
-		}
-		prob.Sites[j] = lik.Site{Item: r.Item, Y: float64(r.Level), Lik: liks[r.Rater]}
-		prob.Owner[j] = r.Rater
+		prob.Sites[j] = lik.Site{Item: r.Item, Y: float64(r.Level), Lik: nm.site[r.Rater]}
+		prob.Owner[j] = nm.owner(r.Rater)
+		owned[prob.Owner[j]]++
+		ratedBy[r.Rater]++
 	}
+	liks := nm.liks
 	// The factor keeps the log evidence within about 1e-3 nats
 	// (factorTol).
 	prob.FactorTol = func() float64 { return factorTol(liks) }
-	// Free parameters: per rater, the thresholds unless fixed, ln sigma
-	// unless fixed (Chu's parametrisation: K-1 thresholds, then ln sigma).
+	// Free parameters: per owner, the thresholds unless fixed, ln sigma
+	// (one or one per rater) unless fixed (Chu's parametrisation: K-1
+	// thresholds, then ln sigma).
 	learnB := len(opts.Thresholds) == 0
 	learnS := opts.Sigma == 0
 	prob.Fixed = func(l, k int) bool {
@@ -171,35 +213,77 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 			spread = math.Exp(rng.NormFloat64() * 0.5)
 			sig = math.Exp(rng.NormFloat64() * 0.5)
 		}
-		for l := 0; l < nl; l++ {
-			b := make([]float64, nk-1)
-			for k := range b {
-				b[k] = spread * (-1 + 2*float64(k)/math.Max(1, float64(nk-2)))
-			}
-			if nk == 2 {
-				b[0] = 0
-			}
-			if !learnB {
-				copy(b, opts.Thresholds)
-			}
-			o := lik.OrdinalProbit{B: b, Sigma: sig}
-			if !learnS {
-				o.Sigma = opts.Sigma
-			}
-			copy(dst[l*nk:], o.ParamsTo(make([]float64, nk)))
+		b := make([]float64, nk-1)
+		for k := range b {
+			b[k] = spread * (-1 + 2*float64(k)/math.Max(1, float64(nk-2)))
 		}
+		if nk == 2 {
+			b[0] = 0
+		}
+		if !learnB {
+			copy(b, opts.Thresholds)
+		}
+		if !learnS {
+			sig = opts.Sigma
+		}
+		nm.startTo(dst, b, sig)
 	}
 	if opts.Priors {
 		prob.PriorNote = "log evidence + log prior of the rater parameters"
-		prob.LogPrior = func(l int, _, grad []float64) float64 { return raterLogPrior(liks[l], opts, grad) }
+		prob.LogPrior = func(l int, _, grad []float64) float64 { return nm.logPrior(l, opts, grad) }
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x65766964))
 	a, err := infer.Fit(ctx, prob, rng)
 	if err != nil {
-		return nil, err
+		return nil, detFit{}, err
+	}
+	// The penalty: 1/2 ln(n) per learnt parameter, n the ratings that
+	// inform it (its rater's, or all of them for a shared one); 1/2
+	// ln(ratings) per learnt kernel hyperparameter.
+	var df detFit
+	df.logZ = a.LogZ
+	add := func(k, m int) {
+		if m > 0 {
+			df.params += k
+			df.penalty += 0.5 * float64(k) * math.Log(float64(m))
+		}
+	}
+	nb := 0
+	if learnB {
+		nb = nk - 1
+	}
+	ns := 0
+	if learnS {
+		ns = 1
+	}
+	switch mode {
+	case PerRater:
+		for _, m := range owned {
+			add(nb+ns, m)
+		}
+	case Shared:
+		add(nb+ns, len(data.Ratings))
+	case SharedThresholds:
+		add(nb, len(data.Ratings))
+		for _, m := range ratedBy {
+			add(ns, m)
+		}
+	}
+	if prob.Kernel != nil {
+		h := prob.Kernel.Size()
+		df.params += h
+		df.penalty += 0.5 * float64(h) * math.Log(float64(max(len(data.Ratings), 1)))
 	}
 
 	res := detResult(data, opts, liks, perRater, a, rng)
+	switch mode {
+	case Shared:
+		res.Model.Noise = Shared
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, "one noise sd and one set of thresholds shared by every rater (noise shared)")
+	case SharedThresholds:
+		res.Model.Noise = SharedThresholds
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, "one set of thresholds shared by every rater, each rater's own noise sd (noise shared-thresholds)")
+	}
 	if a.Learnt != nil {
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
 	}
@@ -211,34 +295,51 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	if opts.Progress != nil {
 		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
 	}
-	return res, nil
+	return res, df, nil
 }
 
 // raterLogPrior returns the Gibbs model's log prior of o's thresholds and
 // precision (up to constants) and adds its gradient in Chu's
 // parametrisation to grad, when grad is not nil.
 func raterLogPrior(o *lik.OrdinalProbit, opts DetOptions, grad []float64) float64 {
-	const off = 0
+	nb := len(o.B)
+	var gb []float64
+	var gs *float64
+	if grad != nil {
+		gb, gs = grad[:nb], &grad[nb]
+	}
+	return thresholdLogPrior(o.B, opts, gb) + sigmaLogPrior(o.Sigma, opts, gs)
+}
+
+// thresholdLogPrior returns the log prior of thresholds b, each
+// N(0, SigmaB^2) (up to constants), and adds its gradient in Chu's
+// parametrisation (b_0, ln Delta_1, ...) to grad, when grad is not nil.
+func thresholdLogPrior(b []float64, opts DetOptions, grad []float64) float64 {
 	s2 := opts.SigmaB * opts.SigmaB
 	val := 0.0
-	nb := len(o.B)
-	for k, b := range o.B {
-		val -= 0.5 * b * b / s2
+	for k, bk := range b {
+		val -= 0.5 * bk * bk / s2
 		if grad != nil {
-			g := -b / s2
-			grad[off] += g
+			g := -bk / s2
+			grad[0] += g
 			for i := 1; i <= k; i++ {
-				grad[off+i] += g * (o.B[i] - o.B[i-1])
+				grad[i] += g * (b[i] - b[i-1])
 			}
 		}
 	}
-	alpha := 1 / (o.Sigma * o.Sigma)
-	val += (opts.V-1)*math.Log(alpha) - opts.Lambda*alpha
+	return val
+}
+
+// sigmaLogPrior returns the log prior of the precision 1/sigma^2,
+// Gamma(V, Lambda) (up to constants), and adds its derivative in ln sigma
+// to *grad, when grad is not nil.
+func sigmaLogPrior(sigma float64, opts DetOptions, grad *float64) float64 {
+	alpha := 1 / (sigma * sigma)
 	if grad != nil {
 		// alpha = exp(-2 ln sigma).
-		grad[off+nb] += -2*(opts.V-1) + 2*opts.Lambda*alpha
+		*grad += -2*(opts.V-1) + 2*opts.Lambda*alpha
 	}
-	return val
+	return (opts.V-1)*math.Log(alpha) - opts.Lambda*alpha
 }
 
 // detResult summarises the Gaussian approximation a with the rater

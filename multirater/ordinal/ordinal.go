@@ -51,6 +51,19 @@ type Data struct {
 	// on Learn.Inputs, Cov nil meaning no fixed part here. Fit (Gibbs)
 	// panics on it.
 	Learn *LearnKernel
+	// Alt are further priors that FitDeterministic with Noise Auto
+	// fits beside Cov/Kernel/Learn's and chooses among by the penalised
+	// log evidence (the identity beside a text kernel, say); Fit (Gibbs)
+	// ignores them.
+	Alt []Prior
+}
+
+// Prior is one prior of the latent consensus: Data's Cov, Kernel and
+// Learn.
+type Prior struct {
+	Kernel string
+	Cov    mat.Symmetric
+	Learn  *LearnKernel
 }
 
 // CovOrIdentity returns Cov, or the identity when Cov is nil, as a

@@ -15,8 +15,11 @@ type Settings struct {
 	SigmaB float64 `json:"sigma_b,omitempty" range:"[1e-3,1e3]" zero:"the default" default:"1" doc:"sd of the normal prior on thresholds (default 1; 10 with identifiability strong)"`
 	multirater.OutputSettings
 	// The latent noise sd (the prior sd of the latent is 1).
-	Sigma                       float64   `json:"sigma,omitempty" range:"[1e-3,1e3]" zero:"learnt" engines:"ep,laplace" doc:"fix every rater's noise sd (default: learnt)"`
-	Thresholds                  []float64 `json:"thresholds,omitempty" len:"1,999" range:"[-1000,1000]" engines:"ep,laplace" doc:"fix every rater's thresholds, K-1 increasing numbers b1,...,b(K-1) on the latent scale (default: learnt)"`
+	Sigma      float64   `json:"sigma,omitempty" range:"[1e-3,1e3]" zero:"learnt" engines:"ep,laplace" doc:"fix every rater's noise sd (default: learnt)"`
+	Thresholds []float64 `json:"thresholds,omitempty" len:"1,999" range:"[-1000,1000]" engines:"ep,laplace" doc:"fix every rater's thresholds, K-1 increasing numbers b1,...,b(K-1) on the latent scale (default: learnt)"`
+	// Noise is the raters' noise model of the EP and Laplace fits
+	// (DetOptions.Noise).
+	Noise                       string `json:"noise,omitempty" enum:"auto,per-rater|rater|per_rater|perrater,shared-thresholds|thresholds|shared_thresholds,shared|one|common" default:"auto" engines:"ep,laplace" doc:"the raters' noise: auto (default: per-rater, shared-thresholds or shared, whichever has the largest log evidence less 1/2 ln(ratings) per learnt parameter), per-rater (each rater's thresholds and noise sd), shared-thresholds (one set of thresholds, each rater's noise sd) or shared (one of each for every rater)"`
 	multirater.EvidenceSettings `engines:"ep,laplace"`
 }
 

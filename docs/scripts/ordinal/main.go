@@ -1,0 +1,326 @@
+// Command ordinal measures the ordinal model's noise-model choice (EP,
+// noise auto: per-rater, shared-thresholds or shared by the log evidence
+// less 1/2 ln(n) per learnt parameter) on real ordinal ratings of
+// ../shared/data, beside each candidate forced and the raters' mean:
+//
+//   - the three multi-reader ROC studies (mrmc_*: 4-5 readers rate every
+//     case on a 5-point confidence scale, per modality, the truth known):
+//     Spearman and Pearson r with the truth and the AUC of each consensus;
+//
+//   - the sirt writing ratings (sirt_writing_ratings1-3: 7, 16 and 52
+//     raters, 4-5 criteria): each of the -holdout raters with the most
+//     ratings held out in turn, the consensus of the others' ratings
+//     against the held-out rater's (Spearman and Pearson r over the items
+//     the held-out rater rated that someone else rated too, averaged over
+//     the held-out raters).
+//
+//     go run ./docs/scripts/ordinal -data ../shared/data [-holdout 4] [-engine ep] [-only mrmc,sirt]
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+
+	"concord/multirater"
+	"concord/multirater/ordinal"
+)
+
+var methods = []string{ordinal.Auto, ordinal.PerRater, ordinal.SharedThresholds, ordinal.Shared}
+
+func main() {
+	data := flag.String("data", "../shared/data", "the folder holding the data sets")
+	holdout := flag.Int("holdout", 4, "sirt: the raters held out in turn (those with the most ratings)")
+	engine := flag.String("engine", multirater.EngineEP, "ep or laplace")
+	only := flag.String("only", "mrmc,sirt", "which parts to run")
+	flag.Parse()
+	start := time.Now()
+	if strings.Contains(*only, "mrmc") {
+		fmt.Printf("Multi-reader ROC studies: r with the truth (Spearman/Pearson) and AUC of each consensus; chosen = auto's choice\n")
+		fmt.Printf("%-44s %5s %6s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n", "dataset/modality", "items", "labels", "mean", "auto", "per-rater", "shared-thresholds", "shared", "chosen")
+		for _, ds := range []string{"mrmc_franken_1992_neonatal_workstation", "mrmc_kundel_1997_chest_radiographs", "mrmc_vandyke_1993_aortic_dissection"} {
+			rows, err := readCSV(filepath.Join(*data, ds, "ratings.csv"))
+			check(err)
+			for _, mod := range distinct(rows, "modality") {
+				d, truth := mrmcData(rows, mod)
+				line := fmt.Sprintf("%-44s %5d %6d | %s", ds+"/"+mod, len(d.ItemIDs), len(d.Ratings), metrics(raterMean(d), truth))
+				chosen := ""
+				for _, m := range methods {
+					res, err := ordinal.FitDeterministic(context.Background(), d, ordinal.DetOptions{Engine: *engine, Noise: m, Priors: true, Seed: 1})
+					if err != nil {
+						line += fmt.Sprintf(" | %-22s", "failed: "+err.Error())
+						continue
+					}
+					line += " | " + metrics(scores(res), truth)
+					if m == ordinal.Auto {
+						chosen = res.Model.Noise
+					}
+				}
+				fmt.Printf("%s | %s\n", line, chosen)
+			}
+		}
+	}
+	if strings.Contains(*only, "sirt") {
+		fmt.Printf("\nsirt writing ratings: each of the %d raters with the most ratings held out in turn; r of each consensus of the others' ratings with the held-out rater's (Spearman/Pearson, mean over the held-out raters); chosen: auto's choices\n", *holdout)
+		fmt.Printf("%-32s %5s %6s %6s | %-15s | %-15s | %-15s | %-15s | %-15s | %s\n", "dataset/criterion", "items", "labels", "raters", "mean", "auto", "per-rater", "shared-thresholds", "shared", "chosen")
+		for _, ds := range []string{"sirt_writing_ratings1", "sirt_writing_ratings2", "sirt_writing_ratings3"} {
+			rows, err := readCSV(filepath.Join(*data, ds, "ratings.csv"))
+			check(err)
+			for _, crit := range distinct(rows, "criterion") {
+				sirt(ds, crit, rows, *holdout, *engine)
+			}
+		}
+	}
+	fmt.Printf("\n%.0f s\n", time.Since(start).Seconds())
+}
+
+// sirt prints one criterion's held-out-rater comparison.
+func sirt(ds, crit string, rows []map[string]string, holdout int, engine string) {
+	var sel []map[string]string
+	for _, r := range rows {
+		if r["criterion"] == crit {
+			sel = append(sel, r)
+		}
+	}
+	all := ordinalData(sel, "item_id", func(map[string]string) bool { return true })
+	count := map[string]int{}
+	for _, r := range sel {
+		count[r["rater_id"]]++
+	}
+	raters := append([]string(nil), all.RaterIDs...)
+	sort.SliceStable(raters, func(a, b int) bool { return count[raters[a]] > count[raters[b]] })
+	raters = raters[:min(holdout, len(raters))]
+	sums := make([][2]float64, len(methods)+1)
+	chosen := map[string]int{}
+	for _, h := range raters {
+		d := ordinalData(sel, "item_id", func(r map[string]string) bool { return r["rater_id"] != h })
+		// The held-out rater's levels on the items someone else rated.
+		index := map[string]int{}
+		for i, id := range d.ItemIDs {
+			index[id] = i
+		}
+		var items []int
+		var held []float64
+		for _, r := range sel {
+			if r["rater_id"] != h {
+				continue
+			}
+			if i, ok := index[r["item_id"]]; ok {
+				items = append(items, i)
+				held = append(held, levelOf(all.Levels, r["label"]))
+			}
+		}
+		add := func(k int, s []float64) {
+			x := make([]float64, len(items))
+			for j, i := range items {
+				x[j] = s[i]
+			}
+			sums[k][0] += spearman(x, held) / float64(len(raters))
+			sums[k][1] += stat.Correlation(x, held, nil) / float64(len(raters))
+		}
+		add(0, raterMean(d))
+		for k, m := range methods {
+			res, err := ordinal.FitDeterministic(context.Background(), d, ordinal.DetOptions{Engine: engine, Noise: m, Priors: true, Seed: 1})
+			check(err)
+			add(k+1, scores(res))
+			if m == ordinal.Auto {
+				chosen[res.Model.Noise]++
+			}
+		}
+	}
+	line := fmt.Sprintf("%-32s %5d %6d %6d", ds+"/"+crit, len(all.ItemIDs), len(all.Ratings), len(all.RaterIDs))
+	for _, s := range sums {
+		line += fmt.Sprintf(" | %.4f/%.4f  ", s[0], s[1])
+	}
+	var ch []string
+	for _, m := range methods[1:] {
+		if chosen[m] > 0 {
+			ch = append(ch, fmt.Sprintf("%s x%d", m, chosen[m]))
+		}
+	}
+	fmt.Printf("%s | %s\n", line, strings.Join(ch, ", "))
+}
+
+// mrmcData returns one modality's ratings and each item's truth.
+func mrmcData(rows []map[string]string, mod string) (*ordinal.Data, []float64) {
+	d := ordinalData(rows, "item_id", func(r map[string]string) bool { return r["modality"] == mod })
+	truth := make([]float64, len(d.ItemIDs))
+	index := map[string]int{}
+	for i, id := range d.ItemIDs {
+		index[id] = i
+	}
+	for _, r := range rows {
+		if r["modality"] == mod {
+			t, err := strconv.ParseFloat(r["truth"], 64)
+			check(err)
+			truth[index[r["item_id"]]] = t
+		}
+	}
+	return d, truth
+}
+
+// ordinalData builds the ordinal data of the rows keep accepts, with the
+// levels the distinct labels of every row (numeric order).
+func ordinalData(rows []map[string]string, itemCol string, keep func(map[string]string) bool) *ordinal.Data {
+	levels := distinct(rows, "label")
+	sort.Slice(levels, func(a, b int) bool { return num(levels[a]) < num(levels[b]) })
+	d := &ordinal.Data{Levels: levels}
+	items, raters := map[string]int{}, map[string]int{}
+	for _, r := range rows {
+		if !keep(r) {
+			continue
+		}
+		i, ok := items[r[itemCol]]
+		if !ok {
+			i = len(d.ItemIDs)
+			items[r[itemCol]] = i
+			d.ItemIDs = append(d.ItemIDs, r[itemCol])
+		}
+		l, ok := raters[r["rater_id"]]
+		if !ok {
+			l = len(d.RaterIDs)
+			raters[r["rater_id"]] = l
+			d.RaterIDs = append(d.RaterIDs, r["rater_id"])
+		}
+		d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: l, Level: int(levelOf(levels, r["label"]))})
+	}
+	return d
+}
+
+func levelOf(levels []string, label string) float64 {
+	for k, l := range levels {
+		if l == label {
+			return float64(k)
+		}
+	}
+	panic("unknown label " + label)
+}
+
+func num(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	check(err)
+	return v
+}
+
+// metrics formats Spearman/Pearson r with the truth and the AUC.
+func metrics(s, truth []float64) string {
+	return fmt.Sprintf("%.4f/%.4f %.4f", spearman(s, truth), stat.Correlation(s, truth, nil), auc(s, truth))
+}
+
+// auc is the probability that a positive item scores above a negative
+// one (ties 1/2).
+func auc(s, truth []float64) float64 {
+	var pairs, wins float64
+	for i := range s {
+		for j := range s {
+			if truth[i] == 1 && truth[j] == 0 {
+				pairs++
+				switch {
+				case s[i] > s[j]:
+					wins++
+				case s[i] == s[j]:
+					wins += 0.5
+				}
+			}
+		}
+	}
+	return wins / pairs
+}
+
+// spearman is Pearson's r of the mid-ranks.
+func spearman(x, y []float64) float64 { return stat.Correlation(ranks(x), ranks(y), nil) }
+
+func ranks(x []float64) []float64 {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
+	r := make([]float64, len(x))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			r[idx[k]] = float64(i+j)/2 + 1
+		}
+		i = j + 1
+	}
+	return r
+}
+
+// raterMean is each item's mean level (0 for an item without ratings).
+func raterMean(d *ordinal.Data) []float64 {
+	sum := make([]float64, len(d.ItemIDs))
+	cnt := make([]float64, len(d.ItemIDs))
+	for _, r := range d.Ratings {
+		sum[r.Item] += float64(r.Level)
+		cnt[r.Item]++
+	}
+	for i := range sum {
+		if cnt[i] > 0 {
+			sum[i] /= cnt[i]
+		}
+	}
+	return sum
+}
+
+func scores(res *multirater.FitResult) []float64 {
+	out := make([]float64, len(res.Items))
+	for i, it := range res.Items {
+		out[i] = it.Score.Mean
+	}
+	return out
+}
+
+func distinct(rows []map[string]string, col string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range rows {
+		if v := r[col]; !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func readCSV(path string) ([]map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			if i < len(r) {
+				m[h] = r[i]
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,178 @@
+package ordinal
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"concord/multirater"
+)
+
+// The noise models of DetOptions.Noise.
+const (
+	// Auto fits PerRater and Shared (with each prior of Data and
+	// Data.Alt) and keeps the one with the largest penalised log evidence.
+	Auto = "auto"
+	// PerRater: each rater's noise sd and thresholds are learnt.
+	PerRater = "per-rater"
+	// SharedThresholds: one set of thresholds for every rater, each rater's
+	// own noise sd.
+	SharedThresholds = "shared-thresholds"
+	// Shared: one noise sd and one set of thresholds for every rater.
+	Shared = "shared"
+)
+
+// ParseNoise returns the canonical name of a noise model (Auto,
+// PerRater or Shared; "" is PerRater), or an error naming the
+// choices.
+func ParseNoise(s string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case Auto:
+		return Auto, nil
+	case "", PerRater, "rater", "per_rater", "perrater":
+		return PerRater, nil
+	case SharedThresholds, "thresholds", "shared_thresholds":
+		return SharedThresholds, nil
+	case Shared, "one", "common":
+		return Shared, nil
+	}
+	return "", fmt.Errorf("noise %q: expected auto, per-rater, shared-thresholds or shared", s)
+}
+
+// choose fits every candidate noise model and prior and keeps the one with
+// the largest penalised log evidence.
+//
+// The candidates are PerRater (each rater's thresholds and noise sd) and
+// Shared (one of each for every rater: Rogers et al.'s model with the
+// raters alike), each with Data's prior and every prior in Data.Alt. With
+// one rater, or with the thresholds and sigma both fixed, the two noise
+// models are one and only the priors are compared.
+//
+// The evidences of the candidates are of one likelihood on one data set,
+// so they are comparable, but they are maximised over the rater
+// parameters (type-II maximum likelihood), and PerRater nests Shared: its
+// maximised evidence is never below Shared's, even where the raters are
+// alike and its extra parameters only fit noise. The score therefore
+// subtracts from the log evidence 1/2 ln(n_o) for each learnt parameter,
+// n_o the ratings that inform it (the ratings of its owner, one rater or
+// all of them; for a kernel hyperparameter all of them): Schwarz's
+// approximation of integrating each parameter out, whose curvature grows
+// with the ratings it rests on. A rater whose labels are noise gains
+// the per-rater model far more than its penalty (the rater's own sd
+// explains its ratings, and the consensus stops following them); raters
+// alike gain it less than the penalty. The fit document lists every
+// candidate (diagnostics.model_candidates: log evidence, penalty, score)
+// and says why (diagnostics.choice). A candidate that fails drops out with
+// a note; the fit fails only when every candidate fails.
+func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitResult, error) {
+	start := time.Now()
+	disps := []string{PerRater, SharedThresholds, Shared}
+	switch {
+	case len(data.RaterIDs) < 2 || (opts.Sigma > 0 && len(opts.Thresholds) > 0):
+		disps = []string{PerRater}
+	case opts.Sigma > 0 || len(opts.Thresholds) > 0:
+		disps = []string{PerRater, Shared} // SharedThresholds is one of them
+	}
+	priors := append([]Prior{{Kernel: data.Kernel, Cov: data.Cov, Learn: data.Learn}}, data.Alt...)
+	total := len(priors) * len(disps)
+	if total == 1 {
+		res, _, err := fitDet(ctx, data, opts, PerRater)
+		return res, err
+	}
+	type fitted struct {
+		res *multirater.FitResult
+		df  detFit
+	}
+	var (
+		cands    []multirater.ModelCandidate
+		fits     []fitted
+		notes    []string
+		firstErr error
+	)
+	for _, pr := range priors {
+		for _, dn := range disps {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			d := *data
+			d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
+			kern := pr.Kernel
+			if kern == "" {
+				kern = "identity"
+			}
+			c := multirater.ModelCandidate{Name: dn + "/" + kern, Likelihood: "ordinal probit", Noise: dn, Kernel: kern}
+			o := opts
+			if opts.Progress != nil {
+				k := float64(len(cands))
+				o.Progress = func(p multirater.Progress) {
+					p.Fraction = (k + p.Fraction) / float64(total)
+					p.Elapsed = time.Since(start)
+					if p.Phase == "done" {
+						p.Phase = "candidate " + c.Name
+					}
+					opts.Progress(p)
+				}
+			}
+			t0 := time.Now()
+			res, df, err := fitDet(ctx, &d, o, dn)
+			c.Seconds = time.Since(t0).Seconds()
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				if firstErr == nil {
+					firstErr = err
+				}
+				c.Error = err.Error()
+				notes = append(notes, fmt.Sprintf("candidate %s failed and was left out: %v", c.Name, err))
+				cands = append(cands, c)
+				fits = append(fits, fitted{})
+				continue
+			}
+			le, score := df.logZ, df.logZ-df.penalty
+			c.LogEvidence, c.Score, c.Penalty, c.Parameters = &le, &score, df.penalty, df.params
+			cands = append(cands, c)
+			fits = append(fits, fitted{res, df})
+		}
+	}
+	best, second := -1, -1
+	sc := func(i int) float64 { return *cands[i].Score }
+	for i, f := range fits {
+		switch {
+		case f.res == nil:
+		case best < 0 || sc(i) > sc(best):
+			best, second = i, best
+		case second < 0 || sc(i) > sc(second):
+			second = i
+		}
+	}
+	if best < 0 {
+		return nil, firstErr
+	}
+	cands[best].Chosen = true
+	res := fits[best].res
+	res.Model.Noise = cands[best].Noise
+	why := fmt.Sprintf("%s has the largest log evidence less 1/2 ln(ratings) per learnt parameter: %.2f (log evidence %.2f, %d parameters, penalty %.2f)",
+		cands[best].Name, sc(best), fits[best].df.logZ, fits[best].df.params, fits[best].df.penalty)
+	if second >= 0 {
+		why += fmt.Sprintf(", ahead of %s (%.2f; log evidence %.2f, %d parameters) by %.2f", cands[second].Name, sc(second), fits[second].df.logZ, fits[second].df.params, sc(best)-sc(second))
+	}
+	var names []string
+	for _, c := range cands {
+		names = append(names, c.Name)
+	}
+	res.Diagnostics.ModelCandidates = cands
+	by := "by the penalised log evidence"
+	if len(disps) > 1 {
+		by += " (the per-rater model nests the shared ones, so its maximised evidence is never lower)"
+	}
+	res.Diagnostics.Choice = "chosen among " + strings.Join(names, ", ") + " (noise/kernel) " + by + ": " + why
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, res.Diagnostics.Choice)
+	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
+	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
+	}
+	return res, nil
+}
