@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"concord/annotations"
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/auc"
 )
@@ -151,19 +152,12 @@ func TestAUCFitPima(t *testing.T) {
 		}
 	}
 	// The document survives JSON and predicts Pima.te.
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back multirater.FitResult
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := testutil.JSONRoundTrip(t, res)
 	te := pimaDataset(t, "pima_te.csv", "t")
 	for i := range te.Items {
 		te.Items[i].Gold = te.Labels[i].Value
 	}
-	pred, err := Predict(&back, te.Items)
+	pred, err := Predict(back, te.Items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,12 +337,8 @@ func TestAUCPredictSMC(t *testing.T) {
 	if !res.AUC.GammaByCV || res.Diagnostics.LogEvidenceSE == nil || !(*res.Diagnostics.LogEvidenceSE > 0) || res.Coefficients[0].MeanSE == 0 {
 		t.Fatalf("smc fit: auc %+v, log evidence se %v, coefficients %+v", res.AUC, res.Diagnostics.LogEvidenceSE, res.Coefficients)
 	}
-	b, _ := json.Marshal(res)
-	var back multirater.FitResult
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	pred, err := Predict(&back, ds.Items[:3])
+	back := testutil.JSONRoundTrip(t, res)
+	pred, err := Predict(back, ds.Items[:3])
 	if err != nil {
 		t.Fatal(err)
 	}

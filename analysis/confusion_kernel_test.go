@@ -2,12 +2,11 @@ package analysis
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"testing"
 
 	"concord/annotations"
-	"concord/multirater"
+	"concord/internal/testutil"
 )
 
 // TestFitConfusionKernel: the confusion model with a covariate kernel
@@ -41,15 +40,8 @@ func TestFitConfusionKernel(t *testing.T) {
 		if kern != "" && (last.Class != "cat" || last.ClassProbs["cat"] < 0.5) {
 			t.Errorf("%q: unlabelled item %v, want cat from its covariates", kern, last.ClassProbs)
 		}
-		b, err := json.Marshal(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back multirater.FitResult
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatal(err)
-		}
-		pred, err := Predict(&back, []annotations.Item{
+		back := testutil.JSONRoundTrip(t, res)
+		pred, err := Predict(back, []annotations.Item{
 			{ID: "new-dog", Covariates: map[string]float64{"a": 0.1, "b": 1, "c": 0.1}},
 			{ID: "new-fox", Covariates: map[string]float64{"a": 0.1, "b": 0.1, "c": 1}},
 		})

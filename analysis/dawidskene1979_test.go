@@ -2,14 +2,13 @@ package analysis
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
 	"concord/annotations"
+	"concord/internal/testutil"
 	"concord/raters"
 )
 
@@ -97,24 +96,7 @@ func TestAgreementDawidSkene1979Repeats(t *testing.T) {
 
 func readRows(t *testing.T, path string) []map[string]string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []map[string]string
-	for _, rec := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			m[h] = rec[i]
-		}
-		out = append(out, m)
-	}
-	return out
+	return testutil.Keyed(testutil.ReadCSV(t, path))
 }
 
 func atoi(t *testing.T, s string) int {

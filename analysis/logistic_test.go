@@ -1,11 +1,11 @@
 package analysis
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
+
+	"concord/internal/testutil"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -14,15 +14,7 @@ import (
 // Pima.te; see testdata/README.md): the 7 covariates and type == "Yes".
 func readPima(t testing.TB, name string) (names []string, x *mat.Dense, y []bool) {
 	t.Helper()
-	f, err := os.Open("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, "testdata/"+name)
 	d := len(rows[0]) - 1
 	names = rows[0][:d]
 	x = mat.NewDense(len(rows)-1, d, nil)
@@ -47,15 +39,7 @@ func TestLogisticIRLSMatchesGLM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("testdata/pima_glm.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ref, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := testutil.ReadCSV(t, "testdata/pima_glm.csv")
 	got := append([]float64{fit.Intercept}, fit.Coef...)
 	if len(ref)-1 != len(got) {
 		t.Fatalf("%d reference terms, %d fitted", len(ref)-1, len(got))

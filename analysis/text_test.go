@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"reflect"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"concord/annotations"
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/kernel"
 	"concord/textfeat"
@@ -55,20 +55,13 @@ func checkJSONRoundTrip(t *testing.T, name string, res *multirater.FitResult, ks
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back multirater.FitResult
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Predict(&back, items)
+	back := testutil.JSONRoundTrip(t, res)
+	got, err := Predict(back, items)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkSamePredictions(t, name, got, want)
-	return got, &back
+	return got, back
 }
 
 // TestVectorsFromCountsMatchTransform checks that the bags of words a fit

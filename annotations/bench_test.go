@@ -35,46 +35,46 @@ func longCSV(n int) []byte {
 
 var benchSizes = []int{10_000, 100_000, 1_000_000}
 
-// BenchmarkReadLabelsCSV parses long-form CSV (ReadLabels only).
-func BenchmarkReadLabelsCSV(b *testing.B) {
+// benchLongCSV runs one benchmark per size of benchSizes, each timing
+// step on the long-form CSV of that many labels, and reports labels/s.
+func benchLongCSV(b *testing.B, step func(b *testing.B, data []byte, n int)) {
 	for _, n := range benchSizes {
 		data := longCSV(n)
 		b.Run(fmt.Sprintf("labels=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				p, err := ReadLabels(bytes.NewReader(data), ReadOptions{})
-				if err != nil || len(p.Labels) != n {
-					b.Fatal(err)
-				}
+				step(b, data, n)
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "labels/s")
 		})
 	}
 }
 
+// BenchmarkReadLabelsCSV parses long-form CSV (ReadLabels only).
+func BenchmarkReadLabelsCSV(b *testing.B) {
+	benchLongCSV(b, func(b *testing.B, data []byte, n int) {
+		p, err := ReadLabels(bytes.NewReader(data), ReadOptions{})
+		if err != nil || len(p.Labels) != n {
+			b.Fatal(err)
+		}
+	})
+}
+
 // BenchmarkLoadCSV parses and validates (ReadLabels + BuildDataset): the
 // part of an import that precedes the database.
 func BenchmarkLoadCSV(b *testing.B) {
 	s := MustParseScheme("ordinal:1..5")
-	for _, n := range benchSizes {
-		data := longCSV(n)
-		b.Run(fmt.Sprintf("labels=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(data)))
-			for b.Loop() {
-				p, err := ReadLabels(bytes.NewReader(data), ReadOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				ds, err := BuildDataset(s, p, nil, ReadOptions{})
-				if err != nil || len(ds.Labels) != n {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "labels/s")
-		})
-	}
+	benchLongCSV(b, func(b *testing.B, data []byte, n int) {
+		p, err := ReadLabels(bytes.NewReader(data), ReadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds, err := BuildDataset(s, p, nil, ReadOptions{})
+		if err != nil || len(ds.Labels) != n {
+			b.Fatal(err)
+		}
+	})
 }
 
 // BenchmarkWriteCSVLong writes labels back out.

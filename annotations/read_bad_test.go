@@ -93,15 +93,25 @@ type badCase struct {
 // duplicate is reported at the later of the two labels, naming the earlier
 // one's line or row (unit).
 func (bc badCase) expect(at int, unit string) (int, string) {
-	bad, msg := 2+at, bc.msg
 	if bc.dupOf < 0 {
-		return bad, msg
+		return 2 + at, bc.msg
 	}
-	orig := 2 + bc.dupOf
+	later, earlier := bc.dupIndex(at)
+	return 2 + later, bc.msg + fmt.Sprintf(": another label was given at %s %d", unit, 2+earlier)
+}
+
+// dupIndex returns the indices among the good rows, the bad one inserted
+// at index at, of the later and the earlier of the two labels of a
+// duplicate (at and at for a defect that is not a duplicate).
+func (bc badCase) dupIndex(at int) (later, earlier int) {
+	if bc.dupOf < 0 {
+		return at, at
+	}
+	orig := bc.dupOf
 	if bc.dupOf >= at {
 		orig++
 	}
-	return max(bad, orig), msg + fmt.Sprintf(": another label was given at %s %d", unit, min(bad, orig))
+	return max(at, orig), min(at, orig)
 }
 
 var badCases = []badCase{
@@ -250,30 +260,20 @@ func TestBadRecordJSON(t *testing.T) {
 			t.Run("array/"+bc.name+"/"+pos, func(t *testing.T) {
 				// One record per line after the opening bracket.
 				data := "[\n" + strings.Join(recs, ",\n") + "\n]\n"
-				idx := at
+				idx, first := bc.dupIndex(at)
 				msg := bc.msg
 				if bc.dupOf >= 0 {
-					orig := bc.dupOf
-					if bc.dupOf >= at {
-						orig++
-					}
-					idx = max(at, orig)
-					msg += fmt.Sprintf(": another label was given at record %d (line %d)", min(at, orig)+1, min(at, orig)+2)
+					msg += fmt.Sprintf(": another label was given at record %d (line %d)", first+1, first+2)
 				}
 				ds, pl, err := readBuild([]byte(data), bc.scheme, ReadOptions{Name: "bad.json"})
 				wantOne(t, ds, pl, err, "bad.json", idx+2, idx+1, bc.col, msg)
 			})
 			t.Run("lines/"+bc.name+"/"+pos, func(t *testing.T) {
 				data := strings.Join(recs, "\n") + "\n"
-				idx := at
+				idx, first := bc.dupIndex(at)
 				msg := bc.msg
 				if bc.dupOf >= 0 {
-					orig := bc.dupOf
-					if bc.dupOf >= at {
-						orig++
-					}
-					idx = max(at, orig)
-					msg += fmt.Sprintf(": another label was given at line %d", min(at, orig)+1)
+					msg += fmt.Sprintf(": another label was given at line %d", first+1)
 				}
 				ds, pl, err := readBuild([]byte(data), bc.scheme, ReadOptions{Name: "bad.jsonl"})
 				wantOne(t, ds, pl, err, "bad.jsonl", idx+1, 0, bc.col, msg)

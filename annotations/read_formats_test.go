@@ -70,10 +70,7 @@ func TestJSONValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []string{}
-	for _, l := range p.Labels {
-		got = append(got, l.Item+"|"+l.Rater+"|"+l.Value)
-	}
+	got := triples(p)
 	want := []string{"25|amt001|3.0", "26|7|yes", "27|7|false"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
@@ -202,11 +199,7 @@ func TestLabelStudio(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := ReadLabels(strings.NewReader(tt.data), ReadOptions{Name: "ls.json", Format: FormatLabelStudio, Where: tt.where})
 			if tt.msg != "" {
-				var pl *ProblemList
-				if !errors.As(err, &pl) || pl.Len() != 1 {
-					t.Fatalf("got %v, want one problem", err)
-				}
-				pr := pl.Problems[0]
+				pr := oneProblem(t, err)
 				if !strings.Contains(pr.Msg, tt.msg) || pr.Column != tt.col || pr.File != "ls.json" {
 					t.Errorf("problem %+v, want column %q message %q", pr, tt.col, tt.msg)
 				}
@@ -215,10 +208,7 @@ func TestLabelStudio(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, l := range p.Labels {
-				got = append(got, l.Item+"|"+l.Rater+"|"+l.Value)
-			}
+			got := triples(p)
 			if !slices.Equal(got, tt.labels) {
 				t.Errorf("labels %q, want %q", got, tt.labels)
 			}
@@ -261,11 +251,7 @@ func TestDoccano(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := ReadLabels(strings.NewReader(tt.data), ReadOptions{Name: "d.jsonl", Format: FormatDoccano})
 			if tt.msg != "" {
-				var pl *ProblemList
-				if !errors.As(err, &pl) || pl.Len() != 1 {
-					t.Fatalf("got %v, want one problem", err)
-				}
-				pr := pl.Problems[0]
+				pr := oneProblem(t, err)
 				if !strings.Contains(pr.Msg, tt.msg) || pr.Column != tt.col || pr.Line != 1 {
 					t.Errorf("problem %+v, want line 1 column %q message %q", pr, tt.col, tt.msg)
 				}
@@ -274,10 +260,7 @@ func TestDoccano(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, l := range p.Labels {
-				got = append(got, l.Item+"|"+l.Rater+"|"+l.Value)
-			}
+			got := triples(p)
 			if !slices.Equal(got, tt.labels) || len(p.Items) != tt.items {
 				t.Errorf("labels %q items %d, want %q and %d", got, len(p.Items), tt.labels, tt.items)
 			}
@@ -471,11 +454,7 @@ func TestItemsProblems(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.opts.Name = "items.csv"
 			_, err := ReadItems(strings.NewReader(tt.data), tt.opts)
-			var pl *ProblemList
-			if !errors.As(err, &pl) || pl.Len() != 1 {
-				t.Fatalf("got %v, want one problem", err)
-			}
-			pr := pl.Problems[0]
+			pr := oneProblem(t, err)
 			if pr.File != "items.csv" || pr.Line != tt.line || pr.Column != tt.col || !strings.Contains(pr.Msg, tt.msg) {
 				t.Errorf("problem %+v, want line %d column %q message %q", pr, tt.line, tt.col, tt.msg)
 			}
@@ -629,11 +608,7 @@ func TestXLSXDamaged(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ReadLabels(bytes.NewReader(tt.data), ReadOptions{Name: "bad.xlsx"})
-			var pl *ProblemList
-			if !errors.As(err, &pl) || pl.Len() != 1 {
-				t.Fatalf("got %v, want one problem", err)
-			}
-			p := pl.Problems[0]
+			p := oneProblem(t, err)
 			if p.File != "bad.xlsx" || p.Row != tt.row || !strings.Contains(p.Msg, tt.msg) {
 				t.Errorf("problem %+v, want row %d and %q", p, tt.row, tt.msg)
 			}

@@ -3,6 +3,7 @@ package annotations
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -62,6 +63,27 @@ var fixtures = []fixture{
 // readFixture returns the bytes of testdata/name. A workbook is kept as the
 // text of its parts, testdata/NAME.d (unzipped from the file openpyxl
 // wrote; ORDER lists the parts in the original archive's order), and zipped
+
+// oneProblem returns the one problem of err, a *ProblemList; any other
+// error (or none) fails the test.
+func oneProblem(t testing.TB, err error) Problem {
+	t.Helper()
+	var pl *ProblemList
+	if !errors.As(err, &pl) || pl.Len() != 1 {
+		t.Fatalf("got %v, want one problem", err)
+	}
+	return pl.Problems[0]
+}
+
+// triples returns the labels of p as "item|rater|value".
+func triples(p *Parsed) []string {
+	got := []string{}
+	for _, l := range p.Labels {
+		got = append(got, l.Item+"|"+l.Rater+"|"+l.Value)
+	}
+	return got
+}
+
 // here, so that no binary file is committed.
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()

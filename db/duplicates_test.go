@@ -25,9 +25,7 @@ func crowdLabels() []annotations.Label {
 // reads them back in order, re-imports as unchanged, conflicts by
 // position, and survives a long-CSV export and re-import.
 func TestImportDuplicates(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		scheme := "nominal:yes,no"
 
 		p := newProject(t, d, "refuse", scheme)

@@ -18,9 +18,7 @@ import (
 )
 
 func TestFitLifecycle(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 
 		f := &annotations.Fit{ProjectID: p.ID, Model: "ordinal-gp", Spec: json.RawMessage(`{"chains":4}`), Seed: math.MaxUint64 - 7}
@@ -160,9 +158,7 @@ func claimAs(t *testing.T, d *DB, worker string) *annotations.Fit {
 }
 
 func TestRequeue(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 		f := &annotations.Fit{ProjectID: p.ID, Model: "m"}
 		must(t, d.CreateFit(ctx, f))
@@ -288,9 +284,7 @@ func seenAt(t *testing.T, d *DB, worker string) time.Time {
 // however long it runs. The rescuer is run at chosen instants (rescueAt),
 // so that the test does not depend on the machine's speed.
 func TestRescueJobsOfDeadWorkers(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 		mk := func(seed int) int64 {
 			f := &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
@@ -377,9 +371,7 @@ func TestRescueJobsOfDeadWorkers(t *testing.T) {
 }
 
 func TestAPIKeys(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 		q := newProject(t, d, "q", "ordinal:1..5")
 		k := &annotations.APIKey{ProjectID: p.ID, Name: "dashboard", Prefix: "ck_abc", Hash: []byte{0, 1, 2, 255}, ReadOnly: true}
@@ -425,9 +417,7 @@ func TestAPIKeys(t *testing.T) {
 // more is refused with ETOOMANY naming the limit, other projects are not
 // affected, and a fit that ends frees its place.
 func TestFitQuota(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		a := newProject(t, d, "a", "ordinal:1..5")
 		other := newProject(t, d, "b", "ordinal:1..5")
 		seed := 0
@@ -499,9 +489,7 @@ func TestFitQuota(t *testing.T) {
 // the jobs' priorities) before A's backlog drains, whether the workers run
 // fits side by side or one after another.
 func TestFitJobsAreFairAcrossProjects(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		a := newProject(t, d, "a", "ordinal:1..5")
 		bp := newProject(t, d, "b", "ordinal:1..5")
 		seed := 0

@@ -14,9 +14,7 @@ import (
 )
 
 func TestImportIdempotent(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "essays", "ordinal:1..5")
 		ds := makeDataset(120, 9, 4)
 		ds.Items = []annotations.Item{
@@ -98,9 +96,7 @@ func TestImportConflictAndReplace(t *testing.T) {
 		items int
 	}{{"small", 50}, {"large", smallImportItems + 100}} {
 		t.Run(size.name, func(t *testing.T) {
-			forEachBackend(t, func(t *testing.T, b backend) {
-				ctx := context.Background()
-				d := b.open(t)
+			forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 				p := newProject(t, d, "p", "ordinal:1..5")
 				base := makeDataset(size.items, 6, 3)
 				_, err := d.Import(ctx, p.ID, base, annotations.ImportOptions{})
@@ -186,9 +182,7 @@ func TestImportRejectsBadInput(t *testing.T) {
 		}), []string{"covariate"}},
 		{"NUL in text", bad(func(ds *annotations.Dataset) { ds.Items = []annotations.Item{{ID: "a", Text: "x\x00y"}} }), []string{`item 1 ("a"): text contains a NUL byte`}},
 	}
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -246,9 +240,7 @@ func TestImportRollsBackMidWrite(t *testing.T) {
 }
 
 func TestImportItemUpdates(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "nominal:a,b,c")
 		steps := []struct {
 			items []annotations.Item
@@ -278,9 +270,7 @@ func TestImportItemUpdates(t *testing.T) {
 }
 
 func TestDatasetOrder(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "binary:no,yes,pos=yes")
 		ds := &annotations.Dataset{Labels: []annotations.Label{
 			{Item: "b", Rater: "z", Value: "yes"},

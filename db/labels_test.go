@@ -31,9 +31,7 @@ func listFixture(t *testing.T, d *DB) *annotations.Project {
 }
 
 func TestListLabels(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := listFixture(t, d)
 		l := func(item, rater, v string) annotations.Label {
 			return annotations.Label{Item: item, Rater: rater, Value: v}
@@ -69,9 +67,7 @@ func TestListLabels(t *testing.T) {
 }
 
 func TestListItemsAndRaters(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := listFixture(t, d)
 		yes, no := true, false
 		cases := []struct {
@@ -121,9 +117,7 @@ func TestListItemsAndRaters(t *testing.T) {
 }
 
 func TestStatsAndDeleteLabels(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := listFixture(t, d)
 		st, err := d.Stats(ctx, p.ID)
 		must(t, err)
@@ -226,9 +220,7 @@ func TestProjects(t *testing.T) {
 // owns, through DeleteProject and through the schema's ON DELETE CASCADE, and
 // leaves other projects alone.
 func TestCascadeDelete(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		fill := func(name string) *annotations.Project {
 			p := newProject(t, d, name, "ordinal:1..5")
 			ds := makeDataset(30, 4, 2)
@@ -274,9 +266,7 @@ func TestCascadeDelete(t *testing.T) {
 // TestLabelsVersion: the labels version moves on with every write that
 // changes the project's items or labels, and only then.
 func TestLabelsVersion(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "versions", "ordinal:1..3")
 		other := newProject(t, d, "other", "ordinal:1..3")
 		imp := func(replace bool, labels ...annotations.Label) func() error {

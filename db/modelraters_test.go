@@ -14,9 +14,7 @@ import (
 // changed value; a later import can mark a stored rater as a model (never
 // back); bad input changes nothing.
 func TestImportModelRaters(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "judges", "nominal:0,1")
 		ds := &annotations.Dataset{
 			Labels: []annotations.Label{

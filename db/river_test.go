@@ -20,9 +20,7 @@ import (
 // every write must succeed (no SQLITE_BUSY past the busy timeout, no
 // deadlock), every fit must end done, and the data must be intact.
 func TestJobsCoexistWithAPIWrites(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "jobs", "ordinal:1..5")
 		const fits = 20
 		for i := range fits {
@@ -102,9 +100,7 @@ func TestJobsCoexistWithAPIWrites(t *testing.T) {
 // ended it is new, even while River has yet to record its job's end, and
 // after the labels changed it is new too.
 func TestDuplicateOnlyOfUnfinishedFits(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 		spec := json.RawMessage(`{"seed":1}`)
 		submit := func() (*annotations.Fit, bool) {
@@ -151,9 +147,7 @@ func TestDuplicateOnlyOfUnfinishedFits(t *testing.T) {
 // with the reason and River retries it (attempt 2, after its backoff); once
 // MaxAttempts attempts have ended so, the fit fails with the reason.
 func TestRetryPolicy(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 		mk := func(seed int) int64 {
 			f := &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}

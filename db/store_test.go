@@ -101,6 +101,12 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
 	}
 }
 
+// forEachStore runs fn as a subtest on a fresh store of every configured
+// backend.
+func forEachStore(t *testing.T, fn func(t *testing.T, ctx context.Context, d *DB)) {
+	forEachBackend(t, func(t *testing.T, b backend) { fn(t, context.Background(), b.open(t)) })
+}
+
 // TestPostgresConfigured makes the PostgreSQL requirement visible as a test
 // of its own.
 func TestPostgresConfigured(t *testing.T) {

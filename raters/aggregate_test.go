@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 func mkTable(k int, rows [][]float64) *Ratings {
@@ -104,14 +106,7 @@ func TestDegenerateTables(t *testing.T) {
 
 func TestConsensusJSONRoundTrip(t *testing.T) {
 	c := MajorityVote(mkTable(2, [][]float64{{0, 1}, {1, 1}, {nan, nan}}))
-	b, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Consensus
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := testutil.JSONRoundTrip(t, c)
 	if back.Items[2].Class != -1 || !math.IsNaN(back.Items[2].Score) || back.Items[1].Class != 1 || back.Raters[1].Accuracy != c.Raters[1].Accuracy {
 		t.Errorf("round trip: %+v", back)
 	}

@@ -1,11 +1,11 @@
 package raters
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // simulated returns n items × r raters on a 5-level scale (simulated, for
@@ -108,15 +108,7 @@ func BenchmarkCoefficients(b *testing.B) {
 // when that folder is absent.
 func BenchmarkDawidSkeneAdultContent(b *testing.B) {
 	const path = "../../shared/data/ipeirotis2010_adultcontent2/ratings.csv"
-	f, err := os.Open(path)
-	if err != nil {
-		b.Skipf("shared data not available: %v", err)
-	}
-	recs, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	recs := testutil.SharedCSV(b, path)
 	items, raters := map[string]int{}, map[string]int{}
 	classes := map[string]int{"G": 0, "P": 1, "R": 2, "X": 3}
 	var labels []Label
@@ -149,20 +141,7 @@ func BenchmarkDawidSkeneAdultContent(b *testing.B) {
 		{"mace-1run", func() (*Consensus, error) { return MACE(labels, n, r, 4, MACEOptions{Restarts: -1}) }},
 		{"mace-10runs", func() (*Consensus, error) { return MACE(labels, n, r, 4, MACEOptions{}) }},
 	} {
-		b.Run(fmt.Sprintf("labels=%d/%s", len(labels), c.name), func(b *testing.B) {
-			b.ReportAllocs()
-			var iters int
-			for b.Loop() {
-				res, err := c.f()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if res.Fit != nil {
-					iters = res.Fit.Iterations
-				}
-			}
-			b.ReportMetric(float64(iters), "iterations")
-		})
+		b.Run(fmt.Sprintf("labels=%d/%s", len(labels), c.name), func(b *testing.B) { benchAggregator(b, c.f) })
 	}
 }
 
@@ -188,20 +167,7 @@ func BenchmarkCrowdAggregators(b *testing.B) {
 			{"DawidSkene", func() (*Consensus, error) { return DawidSkene(labels, r.Items, r.Raters, r.K, DSOptions{}) }},
 			{"ZeroBasedSkill", func() (*Consensus, error) { return ZeroBasedSkill(labels, r.Items, r.Raters, r.K, SkillOptions{}) }},
 		} {
-			b.Run(fmt.Sprintf("items=%d/labels=%d/%s", n, len(labels), c.name), func(b *testing.B) {
-				b.ReportAllocs()
-				iters := 0
-				for b.Loop() {
-					res, err := c.f()
-					if err != nil {
-						b.Fatal(err)
-					}
-					if res.Fit != nil {
-						iters = res.Fit.Iterations
-					}
-				}
-				b.ReportMetric(float64(iters), "iterations")
-			})
+			b.Run(fmt.Sprintf("items=%d/labels=%d/%s", n, len(labels), c.name), func(b *testing.B) { benchAggregator(b, c.f) })
 		}
 	}
 }
@@ -297,4 +263,21 @@ func BenchmarkAgreementBootstrap(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchAggregator times the aggregator f and reports its iterations (those
+// of the last run).
+func benchAggregator(b *testing.B, f func() (*Consensus, error)) {
+	b.ReportAllocs()
+	iters := 0
+	for b.Loop() {
+		res, err := f()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Fit != nil {
+			iters = res.Fit.Iterations
+		}
+	}
+	b.ReportMetric(float64(iters), "iterations")
 }

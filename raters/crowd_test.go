@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // crowdSet is a long-form label file as the crowd aggregators see it: every
@@ -430,19 +432,12 @@ func TestCrowdJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Consensus
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := testutil.JSONRoundTrip(t, c)
 	if back.Raters[0].Skill != c.Raters[0].Skill || back.Raters[0].SkillKind != "ability" || back.Items[0].Easiness != c.Items[0].Easiness {
 		t.Errorf("round trip: %+v %+v", back.Raters[0], back.Items[0])
 	}
 	ds, _ := DawidSkene(s.labels, n, r, k, DSOptions{})
-	b, _ = json.Marshal(ds)
+	b, _ := json.Marshal(ds)
 	if bytes.Contains(b, []byte(`"skill`)) || bytes.Contains(b, []byte(`"easiness"`)) {
 		t.Errorf("Dawid-Skene JSON has skill or easiness")
 	}

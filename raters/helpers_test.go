@@ -1,43 +1,19 @@
 package raters
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"testing"
-)
 
-// readRecords reads every record of a CSV file.
-func readRecords(t testing.TB, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
-}
+	"concord/internal/testutil"
+)
 
 // readCSV reads a CSV file with a header into maps.
 func readCSV(t testing.TB, path string) []map[string]string {
 	t.Helper()
-	recs := readRecords(t, path)
-	var out []map[string]string
-	for _, rec := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			m[h] = rec[i]
-		}
-		out = append(out, m)
-	}
-	return out
+	return testutil.Keyed(testutil.ReadCSV(t, path))
 }
 
 // longTable turns long-form rows (item, rater, label columns) into Ratings.

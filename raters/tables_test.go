@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // readMatrix reads a CSV with a header row and a label column into its
@@ -11,7 +13,7 @@ import (
 func readMatrix(t *testing.T, path string) [][]float64 {
 	t.Helper()
 	var m [][]float64
-	for _, rec := range readRecords(t, path)[1:] {
+	for _, rec := range testutil.ReadCSV(t, path)[1:] {
 		var row []float64
 		for _, s := range rec[1:] {
 			v, err := strconv.ParseFloat(s, 64)

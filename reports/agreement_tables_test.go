@@ -2,7 +2,6 @@ package reports
 
 import (
 	"bytes"
-	"encoding/csv"
 	"math"
 	"strconv"
 	"testing"
@@ -69,24 +68,12 @@ func TestAgreementCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func(write func(*bytes.Buffer) error) [][]string {
-		t.Helper()
-		var buf bytes.Buffer
-		if err := write(&buf); err != nil {
-			t.Fatal(err)
-		}
-		recs, err := csv.NewReader(&buf).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs
-	}
 	// kappa(a, b): po = 2/3, pe = 4/9 -> (2/3 - 4/9)/(5/9) = 0.4.
-	m := read(func(b *bytes.Buffer) error { return WriteMatrixCSV(b, rep.PairwiseMatrix) })
+	m := writtenCSV(t, func(b *bytes.Buffer) error { return WriteMatrixCSV(b, rep.PairwiseMatrix) })
 	if len(m) != 3 || m[0][1] != "a" || m[1][1] != "" || !approx(m[1][2], 0.4) || !approx(m[2][1], 0.4) {
 		t.Errorf("matrix CSV %q", m)
 	}
-	p := read(func(b *bytes.Buffer) error { return WritePairsCSV(b, rep.CohenKappa, "unweighted") })
+	p := writtenCSV(t, func(b *bytes.Buffer) error { return WritePairsCSV(b, rep.CohenKappa, "unweighted") })
 	if len(p) != 2 || p[1][0] != "a" || p[1][1] != "b" || p[1][2] != "3" || !approx(p[1][3], 0.4) {
 		t.Errorf("pairs CSV %q", p)
 	}
@@ -97,11 +84,11 @@ func TestAgreementCSV(t *testing.T) {
 	}
 	items := append([]raters.ItemAgreement(nil), rep.ItemAgreement...)
 	raters.SortItemAgreement(items)
-	it := read(func(b *bytes.Buffer) error { return WriteItemAgreementCSV(b, items) })
+	it := writtenCSV(t, func(b *bytes.Buffer) error { return WriteItemAgreementCSV(b, items) })
 	if len(it) != 4 || it[1][0] != "y" || it[1][2] != "0" || it[2][2] != "1" {
 		t.Errorf("items CSV %q", it)
 	}
-	rs := read(func(b *bytes.Buffer) error { return WriteRaterAgreementCSV(b, rep.RaterAgreement) })
+	rs := writtenCSV(t, func(b *bytes.Buffer) error { return WriteRaterAgreementCSV(b, rep.RaterAgreement) })
 	if len(rs) != 3 || rs[1][0] != "a" || rs[1][4] != "3" || !approx(rs[1][6], 0.4) || !approx(rs[1][7], 0.4) {
 		t.Errorf("raters CSV %q", rs)
 	}

@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -439,4 +441,19 @@ func manyRatersCase(t testing.TB) reportCase {
 		t.Fatal(err)
 	}
 	return reportCase{"many-raters", rep, fit}
+}
+
+// writtenCSV returns the records of the CSV table that write writes; a
+// write or parse error fails the test.
+func writtenCSV(t testing.TB, write func(*bytes.Buffer) error) [][]string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

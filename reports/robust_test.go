@@ -2,7 +2,6 @@ package reports
 
 import (
 	"bytes"
-	"encoding/csv"
 	"math"
 	"strconv"
 	"strings"
@@ -240,14 +239,7 @@ func checkLabelErrors(b *book, c reportCase) {
 // reports with label errors.
 func TestLabelErrorsCSV(t *testing.T) {
 	c := robustCase(t)
-	var buf bytes.Buffer
-	if err := WriteLabelErrorsCSV(&buf, c.rep); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := writtenCSV(t, func(b *bytes.Buffer) error { return WriteLabelErrorsCSV(b, c.rep) })
 	if len(recs) != len(c.rep.LabelErrors)+1 {
 		t.Fatalf("%d records, want %d", len(recs), len(c.rep.LabelErrors)+1)
 	}

@@ -2,7 +2,6 @@ package reports
 
 import (
 	"bytes"
-	"encoding/csv"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,14 +37,7 @@ func TestToolFormatsRefuseRankings(t *testing.T) {
 // class fit has the consensus's probability (it had an empty prob column).
 func TestCrowdKitValuesHaveSD(t *testing.T) {
 	rep := liveBoundedCase(t).rep
-	var b bytes.Buffer
-	if err := WriteCrowdKit(&b, rep, ToolOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := writtenCSV(t, func(b *bytes.Buffer) error { return WriteCrowdKit(b, rep, ToolOptions{}) })
 	if len(recs) < 2 || strings.Join(recs[0], ",") != "task,label,sd" {
 		t.Fatalf("table %q: want the header task,label,sd and rows", recs)
 	}

@@ -2,7 +2,6 @@ package reports
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -254,14 +253,7 @@ func TestSchemaRejectsValues(t *testing.T) {
 func TestValuesCSV(t *testing.T) {
 	rep := boundedCase(t).rep
 	read := func(write func(*bytes.Buffer) error) ([]string, [][]string) {
-		var buf bytes.Buffer
-		if err := write(&buf); err != nil {
-			t.Fatal(err)
-		}
-		recs, err := csv.NewReader(&buf).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
+		recs := writtenCSV(t, write)
 		return recs[0], recs[1:]
 	}
 	hdr, rows := read(func(b *bytes.Buffer) error { return WriteItemsCSV(b, rep) })

@@ -233,17 +233,10 @@ func TestBrowserAgreementJob(t *testing.T) {
 	cr := newChrome(t)
 	e := newEnv(t, func(c *Config) { c.AgreementJobLabels = 10 })
 	id, key := e.loadedProject("k1-job")
-	err := chromedp.Do(cr.ctx,
-		chromedp.Navigate(e.url+"/login"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), key),
-		chromedp.Click(chromedp.ID("login-button")),
+	cr.login(e.url+"/login", key,
 		chromedp.WaitVisible(chromedp.ID("agreement-table")),
 		chromedp.WaitVisible(chromedp.CSS(`#matrix-table tbody td`)),
 	)
-	if err != nil {
-		t.Fatalf("login and project page: %v", err)
-	}
 	for deadline := time.Now().Add(90 * time.Second); cr.eval(`String(document.querySelector("#item-agreement-table").getAttribute("data-rows"))`) == "null"; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the per-item agreement table did not load")

@@ -209,13 +209,20 @@ func TestAgreementQueryParts(t *testing.T) {
 		t.Errorf("ties=first: aggregators %v", keysOf(aggs))
 	}
 	e.call("GET", base+"/pairs?bootstrap=0&min_shared=2", key, nil, 200)
-	for q, want := range map[string]string{
+	e.wantBadQueries(base+"?bootstrap=0&", key, map[string]string{
 		"only=kappas":   "query parameter only=",
 		"pairs=some":    "query parameter pairs=",
 		"ties=random":   "query parameter ties=",
 		"min_shared=-1": "query parameter min_shared=",
-	} {
-		e.wantError("GET", base+"?bootstrap=0&"+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
+	})
+}
+
+// wantBadQueries fails the test unless each query (appended to path)
+// is a 400 whose message has its want.
+func (e *testEnv) wantBadQueries(path, key string, wants map[string]string) {
+	e.t.Helper()
+	for q, want := range wants {
+		e.wantError("GET", path+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
 	}
 }
 
@@ -251,14 +258,12 @@ func TestAgreementQueryTests(t *testing.T) {
 	if fk, _ := doc["fleiss_kappa"].(map[string]any); doc["bootstrap"] != 0.0 || fk["ci_method"] != "normal" {
 		t.Errorf("ci=normal alone: bootstrap %v, fleiss_kappa %v", doc["bootstrap"], fk)
 	}
-	for q, want := range map[string]string{
+	e.wantBadQueries(base+"?bootstrap=0&", key, map[string]string{
 		"ci=wald":         "query parameter ci=\"wald\": expected t or normal",
 		"null=half":       "query parameter null=\"half\": expected a number",
 		"weights=cubic":   "query parameter weights=\"cubic\": expected all or",
 		"weights=linear,": "query parameter weights=\"\": expected all or",
-	} {
-		e.wantError("GET", base+"?bootstrap=0&"+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
-	}
+	})
 }
 
 // TestTableAgreementAPI: POST /api/v1/agreement analyses a contingency
@@ -354,11 +359,9 @@ func TestAgreementQueryDawidSkene(t *testing.T) {
 		t.Errorf("aggregators %v", keysOf(aggs))
 	}
 	e.wantError("GET", base+"?bootstrap=0&ds_gold=true", key, nil, http.StatusBadRequest, annotations.EINVALID, "needs items with a gold label")
-	for q, want := range map[string]string{
+	e.wantBadQueries(base+"?bootstrap=0&", key, map[string]string{
 		"ds_iter=-1":   "query parameter ds_iter",
 		"ds_tol=x":     "query parameter ds_tol=\"x\"",
 		"ds_gold=mayb": "query parameter ds_gold=\"mayb\"",
-	} {
-		e.wantError("GET", base+"?bootstrap=0&"+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
-	}
+	})
 }

@@ -337,12 +337,8 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 
 // listFits: GET /api/v1/projects/{id}/fits, newest first.
 func (s *Server) listFits(c *gin.Context) {
-	p, err := s.projectParam(c, read)
-	if err == nil {
-		err = newQuery(c).err
-	}
-	if err != nil {
-		s.fail(c, err)
+	p := s.projectNoQuery(c, read)
+	if p == nil {
 		return
 	}
 	fits, err := s.store.ListFits(c.Request.Context(), p.ID)

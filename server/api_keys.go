@@ -35,12 +35,8 @@ type keyJSON struct {
 // listKeys: GET /api/v1/projects/{id}/keys lists the project's keys (names,
 // prefixes, permissions; never secrets).
 func (s *Server) listKeys(c *gin.Context) {
-	p, err := s.projectParam(c, read)
-	if err == nil {
-		err = newQuery(c).err
-	}
-	if err != nil {
-		s.fail(c, err)
+	p := s.projectNoQuery(c, read)
+	if p == nil {
 		return
 	}
 	keys, err := s.store.ListAPIKeys(c.Request.Context(), p.ID)

@@ -134,6 +134,21 @@ func (s *Server) listProjects(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"projects": out})
 }
 
+// projectNoQuery is projectParam for a request that takes no query
+// parameters (it refuses any); on a failure it answers the request itself
+// and returns nil.
+func (s *Server) projectNoQuery(c *gin.Context, a access) *annotations.Project {
+	p, err := s.projectParam(c, a)
+	if err == nil {
+		err = newQuery(c).err
+	}
+	if err != nil {
+		s.fail(c, err)
+		return nil
+	}
+	return p
+}
+
 // projectParam resolves :id with the access rules and loads the project.
 func (s *Server) projectParam(c *gin.Context, a access) (*annotations.Project, error) {
 	id, err := idParam(c, "id", "project")
@@ -169,12 +184,8 @@ func (s *Server) projectDetail(ctx context.Context, p *annotations.Project) (pro
 // getProject: GET /api/v1/projects/{id} -> the project with counts and
 // label statistics.
 func (s *Server) getProject(c *gin.Context) {
-	p, err := s.projectParam(c, read)
-	if err == nil {
-		err = newQuery(c).err
-	}
-	if err != nil {
-		s.fail(c, err)
+	p := s.projectNoQuery(c, read)
+	if p == nil {
 		return
 	}
 	out, err := s.projectDetail(c.Request.Context(), p)

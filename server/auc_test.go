@@ -1,15 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/xuri/excelize/v2"
 )
 
 // pimaProject creates a binary project with Pima.tr: 200 items with 7
@@ -83,27 +80,14 @@ func TestAUCFitAPI(t *testing.T) {
 	if rk == nil || rk["train_auc"] != res["train_auc"] || len(rk["coefficients"].([]any)) != 7 {
 		t.Errorf("report.json ranking %v", rk)
 	}
-	resp, b := e.request("GET", base+"/report.xlsx", key, nil)
-	if resp.StatusCode != 200 {
-		t.Fatalf("report.xlsx: %d %s", resp.StatusCode, clipText(string(b), 300))
-	}
-	book, err := excelize.OpenReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer book.Close()
+	book := e.fitWorkbook(base, key)
 	if got := strings.Join(book.GetSheetList(), ","); got != "Summary,Ranking,Coefficients,Items,Diagnostics,Glossary,Charts" {
 		t.Errorf("report.xlsx: sheets %s", got)
 	}
 	if rows, err := book.GetRows("Ranking"); err != nil || len(rows) < 201 || strings.Join(rows[0][:4], ",") != "Rank,Item,Score mean,Score SD" || rows[1][0] != "1" {
 		t.Errorf("report.xlsx: Ranking %d rows (%v), header %v", len(rows), err, rows[0])
 	}
-	for _, plot := range []string{"roc.svg", "coefficients.svg", "consensus.png"} {
-		resp, b := e.request("GET", base+"/plots/"+plot, key, nil)
-		if resp.StatusCode != 200 || len(b) < 1000 {
-			t.Errorf("plots/%s: %d, %d bytes", plot, resp.StatusCode, len(b))
-		}
-	}
+	e.wantPlots(base, key, "roc.svg", "coefficients.svg", "consensus.png")
 	if resp, _ := e.request("GET", base+"/plots/precision.svg", key, nil); resp.StatusCode != 404 {
 		t.Errorf("plots/precision.svg of an auc fit: %d, want 404 (no rater precisions)", resp.StatusCode)
 	}
@@ -139,15 +123,7 @@ func TestAUCFitAPI(t *testing.T) {
 	} else if sp := ff["spec"].(map[string]any); sp["model"] != "auc" || sp["gamma"] != 10.0 || sp["standardize"] != true || sp["chains"] != nil || sp["epsilon"] != nil {
 		t.Errorf("form fit spec %v", sp)
 	}
-	resp, page := br.get(fmt.Sprintf("/fits/%d", fid))
-	if resp.StatusCode != 200 {
-		t.Fatalf("dashboard fit page: %d", resp.StatusCode)
-	}
-	for _, want := range []string{`id="auc-ranking"`, `id="auc-coefficients"`, `id="train-auc"`, `<figure class="plot-main" id="plot-roc">`, `<figure class="plot-main" id="plot-coefficients">`} {
-		if !strings.Contains(page, want) {
-			t.Errorf("dashboard fit page: no %q", want)
-		}
-	}
+	page := br.fitPage(fid, `id="auc-ranking"`, `id="auc-coefficients"`, `id="train-auc"`, `<figure class="plot-main" id="plot-roc">`, `<figure class="plot-main" id="plot-coefficients">`)
 	for _, no := range []string{`id="raters-table"`, `id="flags"`} {
 		if strings.Contains(page, no) {
 			t.Errorf("dashboard fit page of an auc fit has %q", no)

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/xuri/excelize/v2"
 )
 
 // TestBoundedReports fits a bounded project (beta likelihood, a bias per
@@ -51,15 +49,7 @@ func TestBoundedReports(t *testing.T) {
 		}
 	}
 
-	resp, b := e.request("GET", base+"/report.xlsx", key, nil)
-	if resp.StatusCode != 200 {
-		t.Fatalf("report.xlsx: %d %s", resp.StatusCode, clipText(string(b), 300))
-	}
-	book, err := excelize.OpenReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer book.Close()
+	book := e.fitWorkbook(base, key)
 	if got := strings.Join(book.GetSheetList(), ","); got != "Summary,Review,Items,Raters,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Glossary,Charts" {
 		t.Errorf("report.xlsx: sheets %s", got)
 	}
@@ -77,28 +67,15 @@ func TestBoundedReports(t *testing.T) {
 		}
 	}
 
-	for _, plot := range []string{"consensus.svg", "consensus.png", "dispersion.svg", "dispersion.png"} {
-		resp, b := e.request("GET", base+"/plots/"+plot, key, nil)
-		if resp.StatusCode != 200 || len(b) < 1000 {
-			t.Errorf("plots/%s: %d, %d bytes", plot, resp.StatusCode, len(b))
-		}
-	}
+	e.wantPlots(base, key, "consensus.svg", "consensus.png", "dispersion.svg", "dispersion.png")
 	for _, plot := range []string{"precision.svg", "thresholds.svg", "trace.png", "variance-density.svg", "convergence.svg"} {
 		e.wantError("GET", base+"/plots/"+plot, key, nil, 404, "not_found", "")
 	}
 
 	br := newBrowser(t, e)
 	br.login(key)
-	resp, page := br.get(fmt.Sprintf("/fits/%d", fid))
-	if resp.StatusCode != 200 {
-		t.Fatalf("dashboard fit page: %d", resp.StatusCode)
-	}
-	for _, want := range []string{"plots/consensus.svg", "plots/dispersion.svg", `id="raters-table"`, ">Dispersion ν</th>", ">Bias</th>",
-		">Value 95% (predictive)</th>", ">Raters' mean</th>", "dispersion ν (estimate and 95% interval)", "tables/items.csv", "report.xlsx"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("dashboard fit page: no %q", want)
-		}
-	}
+	page := br.fitPage(fid, "plots/consensus.svg", "plots/dispersion.svg", `id="raters-table"`, ">Dispersion ν</th>", ">Bias</th>",
+		">Value 95% (predictive)</th>", ">Raters' mean</th>", "dispersion ν (estimate and 95% interval)", "tables/items.csv", "report.xlsx")
 	for _, unwanted := range []string{">Precision</th>", ">Variance</th>", ">Severity</th>", ">Grade</th>", "plots/precision", "plots/trace", "plots/thresholds"} {
 		if strings.Contains(page, unwanted) {
 			t.Errorf("dashboard fit page of a bounded fit: %q", unwanted)

@@ -32,17 +32,10 @@ func TestBrowserAgreement(t *testing.T) {
 		return ""
 	}
 
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(e.url+"/login"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), key),
-		chromedp.Click(chromedp.ID("login-button")),
+	cr.login(e.url+"/login", key,
 		chromedp.WaitVisible(chromedp.ID("agreement-table")),
 		chromedp.WaitVisible(chromedp.CSS(`#matrix-table tbody td`)),
 	)
-	if err != nil {
-		t.Fatalf("login and project page: %v", err)
-	}
 	if r := waitRows(); r != "135" {
 		t.Fatalf("per-item table: %s rows, want 135", r)
 	}
@@ -79,7 +72,7 @@ func TestBrowserAgreement(t *testing.T) {
 	cr.shot("dashboard-agreement.png")
 
 	// The low-agreement filter.
-	err = chromedp.Do(ctx,
+	err := chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.ID("below"), "0.5"),
 		chromedp.Click(chromedp.ID("below-apply")),
 		chromedp.WaitVisible(chromedp.ID("below-clear")),

@@ -23,18 +23,11 @@ func TestBrowserImportPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := cr.ctx
-	err = chromedp.Do(ctx,
-		chromedp.Navigate(e.url+"/"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), key),
-		chromedp.Click(chromedp.ID("login-button")),
+	cr.login(e.url+"/", key,
 		chromedp.WaitVisible(chromedp.ID("import-form")),
 		chromedp.SetUploadFiles(chromedp.CSS(`#import-form input[name=file]`), []string{file}),
 		chromedp.WaitVisible(chromedp.ID("import-preview")),
 	)
-	if err != nil {
-		t.Fatalf("choosing the file: %v", err)
-	}
 	cr.shot("dashboard-import-preview.png")
 	if n := cr.count(`document.querySelectorAll("#import-preview-table thead th").length`); n != 9 {
 		t.Errorf("preview has %d columns, want the export's 9", n)

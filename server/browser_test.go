@@ -79,6 +79,33 @@ func newChrome(t *testing.T) *chrome {
 	return &chrome{t: t, ctx: ctx, dir: artefactDir(t)}
 }
 
+// login opens page (the dashboard's "/" or "/login"), logs in with key and
+// runs the actions that follow (waiting for what the landing page shows);
+// a failure fails the test.
+func (c *chrome) login(page, key string, then ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	err := chromedp.Do(c.ctx, append([]chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), key),
+		chromedp.Click(chromedp.ID("login-button")),
+	}, then...)...)
+	if err != nil {
+		c.t.Fatalf("login and project page: %v", err)
+	}
+}
+
+// download fetches the href of the link sel with the page's session and
+// returns its size in bytes (its HTTP status, negated, when it fails).
+func (c *chrome) download(sel string) int {
+	c.t.Helper()
+	size, err := chromedp.Run(c.ctx, chromedp.Evaluate[int](`(async () => { const r = await fetch(document.querySelector("`+sel+`").href); return r.ok ? (await r.arrayBuffer()).byteLength : -r.status; })()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return size
+}
+
 // shot saves a full-page screenshot as name in the artefact directory.
 func (c *chrome) shot(name string) {
 	c.t.Helper()
@@ -156,24 +183,17 @@ func TestBrowserDashboard(t *testing.T) {
 	ctx, shot, eval, count := cr.ctx, cr.shot, cr.eval, cr.count
 
 	// Log in with the project's key: the browser lands on its project.
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(e.url+"/"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), key),
-		chromedp.Click(chromedp.ID("login-button")),
+	cr.login(e.url+"/", key,
 		chromedp.WaitVisible(chromedp.ID("fit-form")),
 		chromedp.WaitVisible(chromedp.ID("agreement-table")),
 	)
-	if err != nil {
-		t.Fatalf("login and project page: %v", err)
-	}
 	shot("dashboard-project.png")
 	if n := count(`document.querySelectorAll("#agreement-table tbody tr").length`); n < 5 {
 		t.Errorf("agreement table has %d rows", n)
 	}
 
 	// Start a fit from the form, with enough draws that the bar moves.
-	err = chromedp.Do(ctx,
+	err := chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`#fit-form input[name=chains]`), "2"),
 		chromedp.SetValue(chromedp.CSS(`#fit-form input[name=samples]`), "4000"),
 		chromedp.SetValue(chromedp.CSS(`#fit-form input[name=burnin]`), "500"),
@@ -249,10 +269,7 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Errorf("workbook link %q", href)
 	}
 	// The workbook downloads with the browser's session cookie.
-	size, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(async () => { const r = await fetch(document.querySelector("#dl-xlsx").href); return r.ok ? (await r.arrayBuffer()).byteLength : -r.status; })()`, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatal(err)
-	}
+	size := cr.download("#dl-xlsx")
 	if size < 1000 {
 		t.Errorf("workbook download from the page: %d bytes", size)
 	}
@@ -273,16 +290,9 @@ func TestBrowserClassification(t *testing.T) {
 	id, key := e.binaryProject("rte-binary")
 	fid := e.doneSpec(id, key, quickClassFit)
 
-	err := chromedp.Do(cr.ctx,
-		chromedp.Navigate(e.url+"/login"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), key),
-		chromedp.Click(chromedp.ID("login-button")),
+	cr.login(e.url+"/login", key,
 		chromedp.WaitVisible(chromedp.ID("fit-form")),
 	)
-	if err != nil {
-		t.Fatalf("login and project page: %v", err)
-	}
 	if model := cr.eval(`document.querySelector("#fit-model").value`); model != "classification" {
 		t.Errorf("start-fit form offers model %q", model)
 	}
@@ -325,7 +335,7 @@ func TestBrowserClassification(t *testing.T) {
 		t.Errorf("classification form again: %s, want %s", got, want)
 	}
 
-	err = chromedp.Do(cr.ctx,
+	err := chromedp.Do(cr.ctx,
 		chromedp.Navigate(fmt.Sprintf("%s/fits/%d", e.url, fid)),
 		chromedp.WaitVisible(chromedp.ID("consensus-table")),
 		chromedp.WaitVisible(chromedp.CSS(`#precision-chart svg`)),
@@ -370,10 +380,7 @@ func TestBrowserClassification(t *testing.T) {
 	if txt := cr.eval(`document.querySelector("#consensus-count").textContent`); txt != "20 items" {
 		t.Errorf("search counter says %q", txt)
 	}
-	size, err := chromedp.Run(cr.ctx, chromedp.Evaluate[int](`(async () => { const r = await fetch(document.querySelector("#dl-xlsx").href); return r.ok ? (await r.arrayBuffer()).byteLength : -r.status; })()`, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatal(err)
-	}
+	size := cr.download("#dl-xlsx")
 	if size < 1000 {
 		t.Errorf("workbook download from the page: %d bytes", size)
 	}

@@ -39,16 +39,9 @@ func TestBrowserAgreementTies(t *testing.T) {
 		t.Fatal("the aggregators' tie line did not load")
 		return ""
 	}
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(e.url+"/login"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), key),
-		chromedp.Click(chromedp.ID("login-button")),
+	cr.login(e.url+"/login", key,
 		chromedp.WaitVisible(chromedp.ID("ties")),
 	)
-	if err != nil {
-		t.Fatalf("login and project page: %v", err)
-	}
 	before := tiesText()
 	if !strings.Contains(before, "Majority vote: ") || !strings.Contains(before, "most frequent overall") {
 		t.Errorf("tie line with the default rule: %q", before)

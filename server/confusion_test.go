@@ -1,12 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/xuri/excelize/v2"
 )
 
 // TestConfusionFitPage fits the confusion model through the API on the
@@ -32,15 +29,7 @@ func TestConfusionFitPage(t *testing.T) {
 		}
 	}
 
-	resp, b := e.request("GET", base+"/report.xlsx", key, nil)
-	if resp.StatusCode != 200 {
-		t.Fatalf("report.xlsx: %d %s", resp.StatusCode, clipText(string(b), 300))
-	}
-	book, err := excelize.OpenReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer book.Close()
+	book := e.fitWorkbook(base, key)
 	if got := strings.Join(book.GetSheetList(), ","); !strings.Contains(got, "Classes,Confusion matrices,") {
 		t.Errorf("report.xlsx: sheets %s", got)
 	}
@@ -50,15 +39,7 @@ func TestConfusionFitPage(t *testing.T) {
 
 	br := newBrowser(t, e)
 	br.login(key)
-	resp, page := br.get(fmt.Sprintf("/fits/%d", fid))
-	if resp.StatusCode != 200 {
-		t.Fatalf("dashboard fit page: %d", resp.StatusCode)
-	}
-	for _, want := range []string{`id="accuracy-col"`, `id="spam-col"`, `id="confusion-line"`, `class="confusion-probs"`} {
-		if !strings.Contains(page, want) {
-			t.Errorf("dashboard fit page: no %q", want)
-		}
-	}
+	page := br.fitPage(fid, `id="accuracy-col"`, `id="spam-col"`, `id="confusion-line"`, `class="confusion-probs"`)
 	if strings.Contains(page, `id="precision-chart"`) {
 		t.Error("dashboard fit page: a precision chart for a confusion fit")
 	}

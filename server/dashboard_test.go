@@ -44,6 +44,22 @@ func (b *browser) get(path string) (*http.Response, string) {
 	return b.do(req)
 }
 
+// fitPage returns the dashboard page of fit fid and fails the test
+// unless it is there (200) and has every string of want.
+func (b *browser) fitPage(fid int64, want ...string) string {
+	b.t.Helper()
+	resp, page := b.get(fmt.Sprintf("/fits/%d", fid))
+	if resp.StatusCode != 200 {
+		b.t.Fatalf("dashboard fit page: %d", resp.StatusCode)
+	}
+	for _, w := range want {
+		if !strings.Contains(page, w) {
+			b.t.Errorf("dashboard fit page: no %q", w)
+		}
+	}
+	return page
+}
+
 func (b *browser) post(path string, form url.Values) (*http.Response, string) {
 	b.t.Helper()
 	req, _ := http.NewRequest("POST", b.e.url+path, strings.NewReader(form.Encode()))

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xuri/excelize/v2"
+
 	"concord/annotations"
 	"concord/db"
 )
@@ -120,6 +122,34 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// fitWorkbook downloads the report.xlsx of the fit at base (its
+// /api/v1/fits/{id} path) and opens it; it is closed when the test ends.
+func (e *testEnv) fitWorkbook(base, key string) *excelize.File {
+	e.t.Helper()
+	resp, b := e.request("GET", base+"/report.xlsx", key, nil)
+	if resp.StatusCode != 200 {
+		e.t.Fatalf("report.xlsx: %d %s", resp.StatusCode, clipText(string(b), 300))
+	}
+	book, err := excelize.OpenReader(bytes.NewReader(b))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { book.Close() })
+	return book
+}
+
+// wantPlots fails the test unless every plot of the fit at base is served
+// (200, at least 1000 bytes).
+func (e *testEnv) wantPlots(base, key string, plots ...string) {
+	e.t.Helper()
+	for _, plot := range plots {
+		resp, b := e.request("GET", base+"/plots/"+plot, key, nil)
+		if resp.StatusCode != 200 || len(b) < 1000 {
+			e.t.Errorf("plots/%s: %d, %d bytes", plot, resp.StatusCode, len(b))
+		}
+	}
 }
 
 // request sends a request; body is nil, a string or []byte (sent as is),

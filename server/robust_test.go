@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/xuri/excelize/v2"
 )
 
 // TestRobustFitsAPI fits the robust model through the API (error rates
@@ -66,15 +64,7 @@ func TestRobustFitsAPI(t *testing.T) {
 		t.Errorf("report.json summary: error rates %v", s["error_rates"])
 	}
 
-	resp, b := e.request("GET", base+"/report.xlsx", key, nil)
-	if resp.StatusCode != 200 {
-		t.Fatalf("report.xlsx: %d %s", resp.StatusCode, clipText(string(b), 300))
-	}
-	book, err := excelize.OpenReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer book.Close()
+	book := e.fitWorkbook(base, key)
 	if got := strings.Join(book.GetSheetList(), ","); got != "Summary,Review,Items,Raters,Classes,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Label errors,Glossary,Charts" {
 		t.Errorf("report.xlsx: sheets %s", got)
 	}
@@ -85,30 +75,17 @@ func TestRobustFitsAPI(t *testing.T) {
 		t.Errorf("report.xlsx: Raters header %v (%v)", rows[0], err)
 	}
 
-	resp, b = e.request("GET", base+"/tables/label-errors.csv", key, nil)
+	resp, b := e.request("GET", base+"/tables/label-errors.csv", key, nil)
 	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 	if resp.StatusCode != 200 || err != nil || len(recs) != 401 || recs[0][4] != "P(error)" {
 		t.Errorf("tables/label-errors.csv: %d %v %q", resp.StatusCode, err, clipText(string(b), 200))
 	}
-	for _, plot := range []string{"error-rates.svg", "error-rates.png"} {
-		resp, b := e.request("GET", base+"/plots/"+plot, key, nil)
-		if resp.StatusCode != 200 || len(b) < 1000 {
-			t.Errorf("plots/%s: %d, %d bytes", plot, resp.StatusCode, len(b))
-		}
-	}
+	e.wantPlots(base, key, "error-rates.svg", "error-rates.png")
 
 	br := newBrowser(t, e)
 	br.login(key)
-	resp, page := br.get(fmt.Sprintf("/fits/%d", fid))
-	if resp.StatusCode != 200 {
-		t.Fatalf("dashboard fit page: %d", resp.StatusCode)
-	}
-	for _, want := range []string{`id="label-errors-table"`, "Labels most probably wrong", `id="epsilon-col"`, `id="selection"`,
-		"plots/error-rates.svg", "tables/label-errors.csv", `href="#item-`, `<tr id="item-`} {
-		if !strings.Contains(page, want) {
-			t.Errorf("dashboard fit page: no %q", want)
-		}
-	}
+	page := br.fitPage(fid, `id="label-errors-table"`, "Labels most probably wrong", `id="epsilon-col"`, `id="selection"`,
+		"plots/error-rates.svg", "tables/label-errors.csv", `href="#item-`, `<tr id="item-`)
 	table := between(page, `id="label-errors-table"`, "</table>")
 	if n := strings.Count(table, "<tr"); n != 51 {
 		t.Errorf("dashboard: the label errors table has %d rows, want 50 and the header", n)

@@ -1,10 +1,10 @@
 package textfeat
 
 import (
-	"encoding/csv"
 	"fmt"
-	"os"
 	"testing"
+
+	"concord/internal/testutil"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -19,15 +19,7 @@ const (
 // sharedTexts returns the "text" column of a CSV file in /work/shared/data.
 func sharedTexts(b *testing.B, path string) []string {
 	b.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		b.Skipf("shared data not available: %v", err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		b.Fatal(err)
-	}
+	recs := testutil.SharedCSV(b, path)
 	col := -1
 	for j, h := range recs[0] {
 		if h == "text" {

@@ -2,7 +2,6 @@ package textfeat
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"math"
@@ -11,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // -update rewrites the Go-produced inputs of the reference scripts
@@ -21,15 +22,7 @@ var update = flag.Bool("update", false, "rewrite the inputs of the reference scr
 // rteTexts reads the 200 RTE-1 texts of testdata/rte_texts.csv.
 func rteTexts(t testing.TB) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "rte_texts.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := testutil.ReadCSV(t, filepath.Join("testdata", "rte_texts.csv"))
 	if len(recs) != 201 || recs[0][1] != "text" {
 		t.Fatalf("rte_texts.csv: %d records, header %q", len(recs), recs[0])
 	}
@@ -108,7 +101,7 @@ func TestSklearnTFIDF(t *testing.T) {
 		t.Logf("wrote %s: now run testdata/sklearn_tfidf.py", inPath)
 	}
 	var saved sklearnInput
-	readJSON(t, inPath, &saved)
+	testutil.ReadJSON(t, inPath, &saved)
 	for name, terms := range in.TokenSets {
 		for i := range terms {
 			if !slices.Equal(terms[i], saved.TokenSets[name][i]) {
@@ -123,7 +116,7 @@ func TestSklearnTFIDF(t *testing.T) {
 		Sklearn string          `json:"sklearn"`
 		Configs []sklearnConfig `json:"configs"`
 	}
-	readJSON(t, filepath.Join("testdata", "sklearn_output.json"), &out)
+	testutil.ReadJSON(t, filepath.Join("testdata", "sklearn_output.json"), &out)
 	if len(out.Configs) < 5 {
 		t.Fatalf("sklearn_output.json has %d configurations, want 5", len(out.Configs))
 	}
@@ -168,17 +161,6 @@ func compareCSR(t *testing.T, name string, got []Vector, want csrMatrix, tol flo
 					name, i, k, v.Idx[k], v.Val[k], want.Indices[lo+k], want.Data[lo+k])
 			}
 		}
-	}
-}
-
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 func testEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
@@ -167,7 +168,7 @@ func TestAgreementCommandParts(t *testing.T) {
 // flag for (radical), with the normal intervals and a second test.
 func TestAgreementCommandTables(t *testing.T) {
 	ref := map[string][2]float64{} // input/coefficient/weights -> value, se
-	for _, r := range readRecords(t, "../../raters/testdata/reference_irrcac_tables.csv")[1:] {
+	for _, r := range testutil.ReadCSV(t, "../../raters/testdata/reference_irrcac_tables.csv")[1:] {
 		v, _ := strconv.ParseFloat(r[3], 64)
 		se, _ := strconv.ParseFloat(r[4], 64)
 		ref[r[0]+"/"+r[1]+"/"+r[2]] = [2]float64{v, se}
@@ -314,7 +315,7 @@ func TestAgreementCommandWeightsAndTests(t *testing.T) {
 // make_reference_crowdkit_options.py).
 func TestAgreementCommandCrowdKitOptions(t *testing.T) {
 	ref := map[string]string{} // case/item -> class
-	for _, r := range readRecords(t, "../../raters/testdata/reference_crowdkit_options.csv")[1:] {
+	for _, r := range testutil.ReadCSV(t, "../../raters/testdata/reference_crowdkit_options.csv")[1:] {
 		if r[1] == "item" && r[3] == "label" {
 			ref[r[0]+"/"+r[2]] = r[4]
 		}
@@ -373,19 +374,4 @@ func TestAgreementCommandCrowdKitOptions(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errb, c.want)
 		}
 	}
-}
-
-// readRecords reads every record of a CSV file.
-func readRecords(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
 }

@@ -114,12 +114,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	noServe := fs.Bool("no-serve", false, "stop after the fits and reports instead of serving the dashboard")
 	noFit := fs.Bool("no-fit", false, "only load and summarise the data (implies --no-serve)")
 	adminToken := fs.String("admin-token", "", "dashboard admin token (default $CONCORD_ADMIN_TOKEN, or generated)")
-	pos, err := parseFlags(e, fs, args)
-	if err != nil {
+	if err := parseNoArgs(e, fs, args, ""); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q", pos[0])
 	}
 	st, err := openStore(ctx, e, *dsn)
 	if err != nil {

@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"concord/analysis"
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -25,15 +24,7 @@ const (
 // pimaTestLabels reads Pima.te's labels by item id (true: Yes).
 func pimaTestLabels(t *testing.T) map[string]bool {
 	t.Helper()
-	f, err := os.Open(pimaTeLabels)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := testutil.ReadCSV(t, pimaTeLabels)
 	out := map[string]bool{}
 	for _, r := range recs[1:] {
 		out[r[0]] = r[2] == "Yes"
@@ -60,7 +51,7 @@ func TestFitAUCPima(t *testing.T) {
 		}
 	}
 	var res multirater.FitResult
-	readJSON(t, fit, &res)
+	testutil.ReadJSON(t, fit, &res)
 	if res.Model.Model != "auc" || res.AUC == nil || !res.AUC.GammaByCV || len(res.Coefficients) != 7 || res.Features == nil || len(res.Features.X) != 200 {
 		t.Fatalf("fit document: model %+v", res.Model)
 	}
@@ -73,7 +64,7 @@ func TestFitAUCPima(t *testing.T) {
 		t.Errorf("predict summary:\n%s", stdout)
 	}
 	var p analysis.Predictions
-	readJSON(t, out, &p)
+	testutil.ReadJSON(t, out, &p)
 	labels := pimaTestLabels(t)
 	s := make([]float64, len(p.Items))
 	y := make([]bool, len(p.Items))
@@ -83,7 +74,7 @@ func TestFitAUCPima(t *testing.T) {
 		}
 		s[i], y[i] = it.Score.Mean, labels[it.ID]
 	}
-	a := mannWhitney(s, y)
+	a := testutil.MannWhitney(s, y)
 	if p.Gold == nil || math.Abs(p.Gold.AUC-a) > 1e-12 || !strings.Contains(stdout.String(), fmt.Sprintf("AUC of the scores against the items' gold labels: %.4f (332 items, 109 positive)", a)) {
 		t.Errorf("predictions' gold check %+v, want AUC %v; summary:\n%s", p.Gold, a, stdout)
 	}
@@ -107,7 +98,7 @@ func TestFitAUCFlags(t *testing.T) {
 	}
 	t.Logf("spike-and-slab fit in %s", time.Since(start))
 	var res multirater.FitResult
-	readJSON(t, fit, &res)
+	testutil.ReadJSON(t, fit, &res)
 	a := res.AUC
 	if a.Gamma != 30 || a.GammaByCV || a.Prior != "spike-slab" || a.PriorScale != 2 || strings.Join(a.Covariates, ",") != "glu,bmi,ped,age" || res.Model.Seed != 7 || a.Center != nil {
 		t.Errorf("auc settings %+v, seed %d", a, res.Model.Seed)
@@ -154,7 +145,7 @@ func TestEvalAUC(t *testing.T) {
 		t.Fatalf("eval: exit %d: %s", code, errb)
 	}
 	var res analysis.AUCEvalResult
-	readJSON(t, out, &res)
+	testutil.ReadJSON(t, out, &res)
 	if res.Schema != analysis.AUCEvalSchema || res.Folds != 4 || res.Items != 200 || len(res.Models) != 3 {
 		t.Fatalf("eval document %+v", res)
 	}
@@ -175,26 +166,4 @@ func TestEvalAUC(t *testing.T) {
 	if !strings.Contains(stdout.String(), "4 folds of 200 items (68 positive)") {
 		t.Errorf("eval summary:\n%s", stdout)
 	}
-}
-
-// mannWhitney is the AUC of scores s for labels y: the share of (positive,
-// negative) pairs the scores order correctly, ties counting one half
-// (O(n+ n-), a check independent of the model's own AUC).
-func mannWhitney(s []float64, y []bool) float64 {
-	var sum, pairs float64
-	for i := range s {
-		for j := range s {
-			if !y[i] || y[j] {
-				continue
-			}
-			pairs++
-			switch {
-			case s[i] > s[j]:
-				sum++
-			case s[i] == s[j]:
-				sum += 0.5
-			}
-		}
-	}
-	return sum / pairs
 }

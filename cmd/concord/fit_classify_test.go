@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -28,7 +29,7 @@ func TestFitClassificationFiles(t *testing.T) {
 		}
 	}
 	var res multirater.FitResult
-	readJSON(t, out, &res)
+	testutil.ReadJSON(t, out, &res)
 	if res.Model.Model != "classification" || res.Model.Precisions != "fixed" || res.Model.Scheme != "nominal:1,2,3,4,5" || len(res.Levels) != 5 {
 		t.Errorf("model %+v, levels %v", res.Model, res.Levels)
 	}
@@ -54,7 +55,7 @@ func TestFitClassificationFiles(t *testing.T) {
 		t.Errorf("summary:\n%s", stdout)
 	}
 	res = multirater.FitResult{}
-	readJSON(t, out, &res)
+	testutil.ReadJSON(t, out, &res)
 	if res.Model.Kernel != "text" || res.Model.Precisions != "inferred" || len(res.Items) != 41 || res.Features == nil {
 		t.Errorf("model %+v, %d items", res.Model, len(res.Items))
 	}
@@ -81,7 +82,7 @@ func TestFitClassificationProject(t *testing.T) {
 		t.Errorf("summary:\n%s", stdout)
 	}
 	var res multirater.FitResult
-	readJSON(t, out, &res)
+	testutil.ReadJSON(t, out, &res)
 	if res.Model.Identifiability != "strong" || res.Model.RefRater == "" || res.Model.Lambda != 0.1 || len(res.Items) != 40 {
 		t.Errorf("model %+v, %d items", res.Model, len(res.Items))
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"concord/analysis"
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -32,7 +33,7 @@ func TestFitCommandFiles(t *testing.T) {
 		t.Errorf("summary has no verdict:\n%s", stdout)
 	}
 	var res multirater.FitResult
-	readJSON(t, out, &res)
+	testutil.ReadJSON(t, out, &res)
 	if res.Schema != "concord.fit/v1" || res.Model.Kernel != "rbf:gamma=1" || res.Model.Seed != 5 || res.Model.Chains != 2 || res.Model.Scheme != "ordinal:1..5" {
 		t.Errorf("model %+v", res.Model)
 	}
@@ -90,7 +91,7 @@ func TestFitCommandProject(t *testing.T) {
 		t.Errorf("summary:\n%s", stdout)
 	}
 	var res multirater.FitResult
-	readJSON(t, out, &res)
+	testutil.ReadJSON(t, out, &res)
 	if res.Model.Identifiability != "both" || res.Model.RefRater == "" || len(res.Items) != 40 {
 		t.Errorf("model %+v, %d items", res.Model, len(res.Items))
 	}
@@ -144,12 +145,12 @@ func TestFitShortChains(t *testing.T) {
 			} `json:"parameters"`
 		} `json:"diagnostics"`
 	}
-	readJSON(t, out, &raw)
+	testutil.ReadJSON(t, out, &raw)
 	if raw.Diagnostics.MaxRhat != nil || len(raw.Diagnostics.Parameters) == 0 || raw.Diagnostics.Parameters[0].Rhat != nil {
 		t.Errorf("max_rhat %v, parameters %v: want null R-hats", raw.Diagnostics.MaxRhat, raw.Diagnostics.Parameters)
 	}
 	var res multirater.FitResult
-	readJSON(t, out, &res)
+	testutil.ReadJSON(t, out, &res)
 	if !math.IsNaN(res.Diagnostics.MaxRhat) {
 		t.Errorf("max R-hat read back as %v, want NaN (not available)", res.Diagnostics.MaxRhat)
 	}
@@ -158,17 +159,6 @@ func TestFitShortChains(t *testing.T) {
 	args[8] = "1"
 	if code := run(context.Background(), e, args); code == 0 || !strings.Contains(errb.String(), "chains = 1 and samples = 1: one draw has no posterior spread") {
 		t.Errorf("one draw: exit %d, stderr %q", code, errb)
-	}
-}
-
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 }
 
@@ -307,13 +297,7 @@ func readFitDoc(t *testing.T, path string) multirater.FitResult {
 func readJSONDoc[T any](t *testing.T, path string) T {
 	t.Helper()
 	var res T
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	testutil.ReadJSON(t, path, &res)
 	return res
 }
 

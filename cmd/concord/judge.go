@@ -49,12 +49,8 @@ func runJudge(ctx context.Context, e *env, args []string) error {
 	minHumans := fs.Int("min-humans", analysis.DefaultJudgeMinHumans, "fewest human labels an item of the test needs")
 	minInstances := fs.Int("min-instances", analysis.DefaultJudgeMinInstances, "fewest items a human needs to be tested (the t-test wants 30)")
 	asJSON := fs.Bool("json", false, "print the concord.judges/v1 JSON document")
-	pos, err := parseFlags(e, fs, args)
-	if err != nil {
+	if err := parseNoArgs(e, fs, args, " (give the label file with --labels)"); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q (give the label file with --labels)", pos[0])
 	}
 	if (*project == "") == (*labels == "") {
 		return annotations.Errorf(annotations.EINVALID, "give either --project NAME or --labels FILE")

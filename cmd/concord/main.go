@@ -167,6 +167,19 @@ func newFlags(e *env, name, synopsis, description string) *flag.FlagSet {
 	return fs
 }
 
+// parseNoArgs is parseFlags for a command that takes no positional
+// argument: one is refused, the message followed by hint (if any).
+func parseNoArgs(e *env, fs *flag.FlagSet, args []string, hint string) error {
+	pos, err := parseFlags(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q%s", pos[0], hint)
+	}
+	return nil
+}
+
 // parseFlags parses args allowing flags after positional arguments ("concord
 // import ratings.csv --project x") and returns the positional arguments.
 // --help prints the usage to stdout and returns flag.ErrHelp.

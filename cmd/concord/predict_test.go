@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"concord/analysis"
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -27,18 +28,6 @@ const (
 // (37, as new items, with their resolved score) to files in dir.
 func splitEssays(t *testing.T, dir string) (ratings, newItems string) {
 	t.Helper()
-	read := func(path string) [][]string {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		recs, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs
-	}
 	write := func(path string, recs [][]string) {
 		f, err := os.Create(path)
 		if err != nil {
@@ -50,14 +39,14 @@ func splitEssays(t *testing.T, dir string) (ratings, newItems string) {
 			t.Fatal(err)
 		}
 	}
-	items := read(essayItems)
+	items := testutil.ReadCSV(t, essayItems)
 	held := map[string]bool{}
 	newRecs := [][]string{items[0]}
 	for _, r := range items[121:] {
 		held[r[0]] = true
 		newRecs = append(newRecs, r)
 	}
-	rat := read(essayRatings)
+	rat := testutil.ReadCSV(t, essayRatings)
 	trainRecs := [][]string{rat[0]}
 	for _, r := range rat[1:] {
 		if !held[r[0]] {
@@ -87,7 +76,7 @@ func TestFitPredictText(t *testing.T) {
 		t.Errorf("fit summary:\n%s", stdout)
 	}
 	var res multirater.FitResult
-	readJSON(t, fit, &res)
+	testutil.ReadJSON(t, fit, &res)
 	if res.Model.Kernel != "text" || res.Features == nil || len(res.Features.Covariates) != 0 || len(res.Features.Terms) != 157 {
 		t.Fatalf("fit result: kernel %s, features %v", res.Model.Kernel, res.Features != nil)
 	}
@@ -101,7 +90,7 @@ func TestFitPredictText(t *testing.T) {
 		t.Errorf("predict summary:\n%s", stdout)
 	}
 	var p analysis.Predictions
-	readJSON(t, out, &p)
+	testutil.ReadJSON(t, out, &p)
 	if p.Schema != analysis.PredictionsSchema || len(p.Items) != 37 || len(p.Levels) != 13 {
 		t.Fatalf("predictions: %s, %d items", p.Schema, len(p.Items))
 	}
@@ -156,7 +145,7 @@ func TestEvalCommand(t *testing.T) {
 		t.Errorf("fold lines on stderr:\n%s", errb)
 	}
 	var doc map[string]json.RawMessage
-	readJSON(t, out, &doc)
+	testutil.ReadJSON(t, out, &doc)
 	var keys []string
 	for k := range doc {
 		keys = append(keys, k)
@@ -195,7 +184,7 @@ func TestFitPredictTextColumns(t *testing.T) {
 		t.Errorf("fit summary:\n%s", stdout)
 	}
 	var res multirater.FitResult
-	readJSON(t, fit, &res)
+	testutil.ReadJSON(t, fit, &res)
 	if res.Model.Kernel != "text+text:hypothesis" || res.Features == nil || len(res.Features.TextColumns) != 1 ||
 		len(res.Features.TextColumns[0].Terms) != len(res.Items) || len(res.Features.Terms) != len(res.Items) {
 		t.Fatalf("fit result: kernel %s, features %+v", res.Model.Kernel, res.Features != nil)
@@ -233,7 +222,7 @@ func TestFitPredictTextColumns(t *testing.T) {
 		t.Errorf("eval summary:\n%s", stdout)
 	}
 	var doc analysis.EvalResult
-	readJSON(t, evalOut, &doc)
+	testutil.ReadJSON(t, evalOut, &doc)
 	if len(doc.Paired) != 2 || doc.Paired[0].Baseline != "majority" || doc.Paired[0].Items == 0 {
 		t.Errorf("paired comparisons %+v", doc.Paired)
 	}

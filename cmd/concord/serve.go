@@ -78,12 +78,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	inProcess := fs.Bool("fits-in-process", false, "run fits in this process instead of a lower-priority child process (concord fit-worker)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
-	pos, err := parseFlags(e, fs, args)
-	if err != nil {
+	if err := parseNoArgs(e, fs, args, ""); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q", pos[0])
 	}
 	if *jobLabels == 0 {
 		return annotations.Errorf(annotations.EINVALID, "--agreement-job-labels 0: expected a number of labels (1 or more; projects with more are analysed in the background), or a negative number for never")

@@ -31,19 +31,35 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// background runs the command args until ctx ends, its output going to
+// out and errb (safe to read meanwhile); wait waits for it to exit (30 s at
+// most) and fails the test unless it exits 0.
+func background(ctx context.Context, t *testing.T, args ...string) (out, errb *lockedBuffer, wait func()) {
+	e, _, _ := testEnv()
+	out, errb = &lockedBuffer{}, &lockedBuffer{}
+	e.stdout, e.stderr = out, errb
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, e, args) }()
+	return out, errb, func() {
+		t.Helper()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("%s exited %d: %s", args[0], code, errb.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not stop", args[0])
+		}
+	}
+}
+
 // TestServeCommand starts concord serve on a free port without an admin
 // token: it prints the URL, a generated token and a login link that work,
 // and stops cleanly when its context ends.
 func TestServeCommand(t *testing.T) {
-	e, _, _ := testEnv()
-	var out, errb lockedBuffer
-	e.stdout, e.stderr = &out, &errb
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
 	db := filepath.Join(t.TempDir(), "c.db")
-	go func() {
-		done <- run(ctx, e, []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--workers", "1", "--fits-in-process", "--log-level", "warn"})
-	}()
+	out, errb, wait := background(ctx, t, "serve", "--addr", "127.0.0.1:0", "--db", db, "--workers", "1", "--fits-in-process", "--log-level", "warn")
 	var url, token, link string
 	deadline := time.Now().Add(30 * time.Second)
 	for token == "" || link == "" {
@@ -77,14 +93,7 @@ func TestServeCommand(t *testing.T) {
 		t.Errorf("login link %q", link)
 	}
 	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("serve exited %d: %s", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	wait()
 }
 
 func TestServeFlags(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"concord/internal/testutil"
+
 	"github.com/xuri/excelize/v2"
 )
 
@@ -67,15 +69,7 @@ func zipDir(t *testing.T, dir, out string) {
 // csvToXLSX writes a CSV file's rows as the first sheet of a workbook.
 func csvToXLSX(t *testing.T, in, out string) {
 	t.Helper()
-	f, err := os.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, in)
 	x := excelize.NewFile()
 	for r, row := range rows {
 		for c, v := range row {
@@ -178,7 +172,7 @@ type lsTaskOut struct {
 func readLSTasks(t *testing.T, path string) []lsTaskOut {
 	t.Helper()
 	var tasks []lsTaskOut
-	readJSON(t, path, &tasks)
+	testutil.ReadJSON(t, path, &tasks)
 	return tasks
 }
 
@@ -195,7 +189,7 @@ func lsExportTasks(t *testing.T, path string) (ids []string, from, to string) {
 			} `json:"result"`
 		} `json:"annotations"`
 	}
-	readJSON(t, path, &tasks)
+	testutil.ReadJSON(t, path, &tasks)
 	for _, tk := range tasks {
 		ids = append(ids, string(tk.ID))
 		for _, a := range tk.Annotations {
@@ -216,7 +210,7 @@ func TestLabelStudioRoundTrip(t *testing.T) {
 		ID   json.RawMessage `json:"id"`
 		Data map[string]any  `json:"data"`
 	}
-	readJSON(t, export, &exported)
+	testutil.ReadJSON(t, export, &exported)
 	wantData := map[string]map[string]any{}
 	for _, tk := range exported {
 		wantData[string(tk.ID)] = tk.Data // text and hypothesis

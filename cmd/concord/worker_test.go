@@ -36,15 +36,9 @@ func TestWorkerCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e, _, _ := testEnv()
-	var out, errb lockedBuffer
-	e.stdout, e.stderr = &out, &errb
 	wctx, stop := context.WithCancel(ctx)
-	done := make(chan int, 1)
-	go func() {
-		done <- run(wctx, e, []string{"worker", "--db", dbPath, "--concurrency", "1", "--name", "test-worker", "--fits-in-process",
-			"--poll-interval", "50ms", "--log-level", "warn"})
-	}()
+	_, errb, wait := background(wctx, t, "worker", "--db", dbPath, "--concurrency", "1", "--name", "test-worker", "--fits-in-process",
+		"--poll-interval", "50ms", "--log-level", "warn")
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		got, err := st.FindFitByID(ctx, f.ID)
@@ -63,14 +57,7 @@ func TestWorkerCommand(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	stop()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("worker exited %d: %s", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("worker did not stop")
-	}
+	wait()
 }
 
 func TestWorkerFlags(t *testing.T) {

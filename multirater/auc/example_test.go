@@ -2,24 +2,18 @@ package auc_test
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
-	"os"
 	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/auc"
 )
 
 // pima reads testdata/pima_tr.csv or pima_te.csv (MASS's Pima.tr/Pima.te).
 func pima(name string) (*mat.Dense, []bool, []string) {
-	f, err := os.Open("testdata/" + name)
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
+	recs, err := testutil.Records("testdata/" + name)
 	if err != nil {
 		panic(err)
 	}

@@ -1,14 +1,13 @@
 package auc
 
 import (
-	"encoding/csv"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/ep"
 )
 
@@ -17,15 +16,7 @@ import (
 // positive).
 func readPima(tb testing.TB, name string) (*mat.Dense, []bool, []string) {
 	tb.Helper()
-	f, err := os.Open("testdata/" + name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	recs := testutil.ReadCSV(tb, "testdata/"+name)
 	d := len(recs[0]) - 1
 	x := mat.NewDense(len(recs)-1, d, nil)
 	y := make([]bool, len(recs)-1)

@@ -2,17 +2,16 @@ package auc
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/kernel"
 )
 
@@ -185,19 +184,12 @@ type isRef struct {
 
 func readISRef(t *testing.T) []isRef {
 	t.Helper()
-	f, err := os.Open("testdata/pima_is_reference.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := testutil.ReadCSV(t, "testdata/pima_is_reference.csv")
 	var out []isRef
 	for _, rec := range recs[1:] {
 		var v [4]float64
 		for k, s := range []string{rec[0], rec[3], rec[4], rec[5]} {
+			var err error
 			if v[k], err = strconv.ParseFloat(s, 64); err != nil {
 				t.Fatal(err)
 			}

@@ -2,14 +2,13 @@ package bounded
 
 import (
 	"context"
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -19,19 +18,7 @@ import (
 // scores in item order.
 func snowDimension(t testing.TB, dim string) (*Data, []float64) {
 	t.Helper()
-	read := func(name string) [][]string {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		rows, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rows
-	}
-	items := read("testdata/snow_affect_items.csv")
+	items := testutil.ReadCSV(t, "testdata/snow_affect_items.csv")
 	col := -1
 	for k, h := range items[0] {
 		if h == "gold_"+dim {
@@ -51,7 +38,7 @@ func snowDimension(t testing.TB, dim string) (*Data, []float64) {
 		gold = append(gold, g)
 	}
 	raters := map[string]int{}
-	for _, r := range read("testdata/snow_affect_ratings.csv")[1:] {
+	for _, r := range testutil.ReadCSV(t, "testdata/snow_affect_ratings.csv")[1:] {
 		if r[3] != dim {
 			continue
 		}

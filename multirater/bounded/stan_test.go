@@ -2,15 +2,14 @@ package bounded
 
 import (
 	"context"
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/kernel"
 )
@@ -19,26 +18,7 @@ import (
 // rows keyed by column name.
 func readStanCSV(t *testing.T, name string) []map[string]string {
 	t.Helper()
-	f, err := os.Open("testdata/stan_bounded/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	rows, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []map[string]string
-	for _, row := range rows[1:] {
-		m := map[string]string{}
-		for k, h := range rows[0] {
-			m[h] = row[k]
-		}
-		out = append(out, m)
-	}
-	return out
+	return testutil.Keyed(testutil.ReadCommentedCSV(t, "testdata/stan_bounded/"+name))
 }
 
 func num(t *testing.T, s string) float64 {

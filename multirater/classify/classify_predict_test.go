@@ -1,15 +1,14 @@
 package classify
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"concord/internal/testutil"
 	"concord/multirater/numeric"
 )
 
@@ -21,15 +20,7 @@ import (
 // off by 1.5e-5 relative on the tied classes). Classes below 1e-12 may be
 // reported as 0 unless asked for.
 func TestClassProbsQuadrature(t *testing.T) {
-	f, err := os.Open("testdata/classify/predictive_ref.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, "testdata/classify/predictive_ref.csv")
 	type ref struct {
 		a float64
 		m []float64

@@ -2,12 +2,10 @@ package classify
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -18,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
@@ -503,15 +502,7 @@ func TestClassDataErrors(t *testing.T) {
 func loadRTE(t testing.TB) (*Data, map[string]string) {
 	t.Helper()
 	read := func(name string) [][]string {
-		f, err := os.Open("testdata/classify/rte/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		rows, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rows := testutil.ReadCSV(t, "testdata/classify/rte/"+name)
 		return rows[1:]
 	}
 	d := &Data{Classes: []string{"0", "1"}, Kernel: "identity"}

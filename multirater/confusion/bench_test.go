@@ -44,16 +44,21 @@ func benchData(n, l, k int, perItem float64, seed uint64) *Data {
 	return d
 }
 
+// benchModel is the model of benchData(n, l, k, perItem, 1).
+func benchModel(b *testing.B, n, l, k int, perItem float64) *model {
+	md, err := newModel(benchData(n, l, k, perItem, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return md
+}
+
 // BenchmarkVBIteration times one variational iteration (with the
 // empirical-Bayes step): it allocates nothing.
 func BenchmarkVBIteration(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
-			d := benchData(s.n, s.l, s.k, s.perItem, 1)
-			md, err := newModel(d)
-			if err != nil {
-				b.Fatal(err)
-			}
+			md := benchModel(b, s.n, s.l, s.k, s.perItem)
 			v := newVB(md, Options{}.WithDefaults(), 3)
 			b.Cleanup(v.stop)
 			v.countsFromQ()
@@ -76,11 +81,7 @@ func BenchmarkVBIteration(b *testing.B) {
 func BenchmarkGibbsSweep(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
-			d := benchData(s.n, s.l, s.k, s.perItem, 1)
-			md, err := newModel(d)
-			if err != nil {
-				b.Fatal(err)
-			}
+			md := benchModel(b, s.n, s.l, s.k, s.perItem)
 			ch := newChain(md, newGibbsPrior(newVB(md, Options{}.WithDefaults(), 3)), 1, 1, 1, 0)
 			b.ReportAllocs()
 			b.ResetTimer()

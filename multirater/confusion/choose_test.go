@@ -2,14 +2,13 @@ package confusion
 
 import (
 	"context"
-	"encoding/csv"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -17,15 +16,7 @@ import (
 // with their gold classes.
 func loadRTE(t testing.TB) (items []string, byItem map[string][][2]string, gold map[string]string) {
 	t.Helper()
-	f, err := os.Open("testdata/rte_subset.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, "testdata/rte_subset.csv")
 	byItem, gold = map[string][][2]string{}, map[string]string{}
 	for _, r := range rows[1:] {
 		if _, ok := byItem[r[0]]; !ok {

@@ -2,7 +2,6 @@ package confusion
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -110,15 +110,7 @@ func TestVBHandChecked(t *testing.T) {
 // equal those of an independent numpy implementation (testdata/ds_em.py)
 // from the same start.
 func TestDawidSkene(t *testing.T) {
-	f, err := os.Open("testdata/ds_labels.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, "testdata/ds_labels.csv")
 	var labels []multirater.Rating
 	n, l, k := 0, 0, 0
 	for _, r := range rows[1:] {
@@ -169,15 +161,7 @@ func TestDawidSkene(t *testing.T) {
 
 // loadDuck reads the duck subset (testdata/README.md).
 func loadDuck(t testing.TB) *Data {
-	f, err := os.Open("testdata/duck_subset.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, "testdata/duck_subset.csv")
 	d := &Data{Classes: []string{"0", "1"}}
 	item, rater := map[string]int{}, map[string]int{}
 	idx := func(m map[string]int, ids *[]string, id string) int {

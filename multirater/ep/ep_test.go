@@ -1,15 +1,14 @@
 package ep
 
 import (
-	"encoding/csv"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/lik"
@@ -17,15 +16,7 @@ import (
 
 func readCSV(t testing.TB, path string) [][]string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, path)
 	return rows[1:]
 }
 

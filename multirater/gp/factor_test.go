@@ -17,12 +17,7 @@ import (
 func TestPriorFactor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	n := 40
-	x := mat.NewDense(n, 3, nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j < 3; j++ {
-			x.Set(i, j, rng.NormFloat64())
-		}
-	}
+	x := normalInputs(rng, n, 3)
 	in := kernel.Inputs{N: n, X: x}
 	var rbf, lin mat.SymDense
 	kernel.RBF{Gamma: 0.2}.GramTo(&rbf, in)
@@ -160,12 +155,7 @@ func TestGaussSampler(t *testing.T) {
 func TestCGStop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	n := 300
-	x := mat.NewDense(n, 3, nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j < 3; j++ {
-			x.Set(i, j, rng.NormFloat64())
-		}
-	}
+	x := normalInputs(rng, n, 3)
 	var c mat.SymDense
 	kernel.RBF{Gamma: 0.5}.GramTo(&c, kernel.Inputs{N: n, X: x})
 	f, err := NewFactor(&c)
@@ -284,4 +274,16 @@ func TestGramFeatures(t *testing.T) {
 			}
 		}
 	}
+}
+
+// normalInputs returns n inputs of d standard normal covariates, drawn
+// from rng row by row.
+func normalInputs(rng *rand.Rand, n, d int) *mat.Dense {
+	x := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			x.Set(i, j, rng.NormFloat64())
+		}
+	}
+	return x
 }

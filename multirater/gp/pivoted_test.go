@@ -16,12 +16,7 @@ import (
 func TestPivotedFactor(t *testing.T) {
 	const n = 120
 	rng := rand.New(rand.NewPCG(5, 6))
-	x := mat.NewDense(n, 3, nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j < 3; j++ {
-			x.Set(i, j, rng.NormFloat64())
-		}
-	}
+	x := normalInputs(rng, n, 3)
 	in := kernel.Inputs{N: n, X: x}
 	var rbf, lin mat.SymDense
 	kernel.RBF{Gamma: 0.5}.GramTo(&rbf, in)

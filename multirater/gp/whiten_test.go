@@ -18,12 +18,7 @@ import (
 func TestWhitenTo(t *testing.T) {
 	const n = 40
 	rng := rand.New(rand.NewPCG(7, 8))
-	x := mat.NewDense(n+1, 2, nil)
-	for i := 0; i <= n; i++ {
-		for j := 0; j < 2; j++ {
-			x.Set(i, j, rng.NormFloat64())
-		}
-	}
+	x := normalInputs(rng, n+1, 2)
 	var all mat.SymDense
 	kernel.RBF{Gamma: 0.3}.GramTo(&all, kernel.Inputs{N: n + 1, X: x})
 	c := mat.NewSymDense(n, nil)

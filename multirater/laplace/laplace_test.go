@@ -1,14 +1,13 @@
 package laplace
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/ep"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
@@ -19,15 +18,7 @@ import (
 // (../ep/testdata: first 10 rows, RBF gamma 0.5/9, thresholds -1.5..1.5,
 // sigma 0.5).
 func pyrimidines(t *testing.T) (*gp.Factor, []lik.Site) {
-	f, err := os.Open("../ep/testdata/pyrimidines10.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, "../ep/testdata/pyrimidines10.csv")
 	rows = rows[1:]
 	x := mat.NewDense(len(rows), 9, nil)
 	o := &lik.OrdinalProbit{B: []float64{-1.5, -0.5, 0.5, 1.5}, Sigma: 0.5}

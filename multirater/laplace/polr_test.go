@@ -1,14 +1,13 @@
 package laplace_test
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/gp"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
@@ -39,15 +38,7 @@ type polrRef struct {
 // readCSV returns the header's column indices and the data rows.
 func readCSV(t *testing.T, path string) (map[string]int, [][]string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, path)
 	col := make(map[string]int)
 	for j, h := range rows[0] {
 		col[h] = j

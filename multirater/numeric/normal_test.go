@@ -1,11 +1,11 @@
 package numeric
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // TestLogNormCDF checks log Phi against R's pnorm(x, log.p = TRUE)
@@ -40,15 +40,7 @@ func TestLogNormCDF(t *testing.T) {
 // (testdata/logphidiff/make_ref.py), to 1e-8 relative (the narrow intervals
 // lose digits to the difference of two logarithms; elsewhere it is ~1e-15).
 func TestLogPhiDiff(t *testing.T) {
-	f, err := os.Open("testdata/logphidiff/logphidiff_ref.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, "testdata/logphidiff/logphidiff_ref.csv")
 	if len(rows) < 20 {
 		t.Fatalf("%d reference rows", len(rows))
 	}

@@ -2,7 +2,6 @@ package ordinal
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
@@ -27,17 +27,7 @@ import (
 // readCSVFile reads a CSV file with a header row.
 func readCSVFile(t testing.TB, path string) ([]string, [][]string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	all, err := r.ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	all := testutil.ReadCommentedCSV(t, path)
 	if len(all) < 2 {
 		t.Fatalf("%s: no data", path)
 	}

@@ -513,44 +513,60 @@ func score(class, gold map[string]string) float64 {
 // true_label; as annotations reads it): item id -> gold label, for the
 // items that have one.
 func readGold(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rd := csv.NewReader(f)
-	head, err := rd.Read()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
 	idCol, goldCol := -1, -1
-	for i, h := range head {
-		switch strings.ToLower(strings.TrimSpace(h)) {
-		case "item_id":
-			idCol = i
-		case "gold", "gold_label", "truth", "true_label":
-			if goldCol < 0 {
-				goldCol = i
+	gold := map[string]string{}
+	err := eachRecord(path, func(head []string) error {
+		for i, h := range head {
+			switch strings.ToLower(strings.TrimSpace(h)) {
+			case "item_id":
+				idCol = i
+			case "gold", "gold_label", "truth", "true_label":
+				if goldCol < 0 {
+					goldCol = i
+				}
 			}
 		}
-	}
-	if idCol < 0 || goldCol < 0 {
-		return nil, fmt.Errorf("%s: needs an item_id and a gold column", path)
-	}
-	gold := map[string]string{}
-	for {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
+		if idCol < 0 || goldCol < 0 {
+			return fmt.Errorf("%s: needs an item_id and a gold column", path)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
+		return nil
+	}, func(rec []string) {
 		if g := strings.TrimSpace(rec[goldCol]); g != "" {
 			gold[strings.TrimSpace(rec[idCol])] = g
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return gold, nil
+}
+
+// eachRecord reads the CSV file at path: its header to head, which may
+// refuse it, then every record to row.
+func eachRecord(path string, head func([]string) error, row func([]string)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd := csv.NewReader(f)
+	h, err := rd.Read()
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	if err := head(h); err != nil {
+		return err
+	}
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		row(rec)
+	}
 }
 
 // ckResult is one crowd-kit aggregator's figure.
@@ -762,30 +778,17 @@ func rteCheck(cfg config, dir, keep string) error {
 
 // readRatings reads item_id, rater_id, label rows.
 func readRatings(path string) ([][3]string, error) {
-	f, err := os.Open(path)
+	var out [][3]string
+	err := eachRecord(path, func(head []string) error {
+		if len(head) < 3 || head[0] != "item_id" || head[1] != "rater_id" || head[2] != "label" {
+			return fmt.Errorf("%s: want the columns item_id, rater_id, label", path)
+		}
+		return nil
+	}, func(rec []string) { out = append(out, [3]string{rec[0], rec[1], rec[2]}) })
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	rd := csv.NewReader(f)
-	head, err := rd.Read()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if len(head) < 3 || head[0] != "item_id" || head[1] != "rater_id" || head[2] != "label" {
-		return nil, fmt.Errorf("%s: want the columns item_id, rater_id, label", path)
-	}
-	var out [][3]string
-	for {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
-		out = append(out, [3]string{rec[0], rec[1], rec[2]})
-	}
+	return out, nil
 }
 
 func writeSubsample(dir string, rows [][3]string, order []string, gold map[string]string) error {

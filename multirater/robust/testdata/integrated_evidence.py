@@ -16,14 +16,11 @@ Run from this folder:  /usr/bin/python3 integrated_evidence.py
 Writes ref_integrated_logz.csv (s, logz_int, mc_se, ess, draws).
 """
 import numpy as np
-from scipy.special import log_ndtr, logsumexp
+from scipy.special import log_ndtr
 
 from ep_reference import cov, ep, load
-from is_evidence import mvt_logpdf
+from is_evidence import M, is_log_weights, is_summary
 
-M = 2_000_000
-BATCH = 100_000
-DF = 5.0
 WIDEN = 1.3
 
 
@@ -38,23 +35,13 @@ def main():
         fh.write("s,logz_int,mc_se,ess,draws\n")
         for s in (1.0, 0.5):
             r = ep(C, y, 0.05, s)
-            L = np.linalg.cholesky(WIDEN ** 2 * r["Sigma"])
-            lw = np.empty(M)
-            for b in range(0, M, BATCH):
-                zz = rng.standard_normal((BATCH, n))
-                u = rng.chisquare(DF, BATCH)
-                eps = rng.uniform(0, 0.5, BATCH)
-                f = r["mean"] + (zz @ L.T) * np.sqrt(DF / u)[:, None]
-                a = np.linalg.solve(LC, f.T)
-                lp = lprior_const - 0.5 * np.sum(a * a, axis=0)
-                e = eps[:, None]  # eps > 0 almost surely
-                ll = np.sum(np.logaddexp(np.log(e), np.log1p(-2 * e) + log_ndtr(y[None, :] * f / s)), axis=1)
-                lw[b:b + BATCH] = lp + ll - mvt_logpdf(f, r["mean"], L, DF)
-            lz = logsumexp(lw) - np.log(M)
-            w = np.exp(lw - lw.max())
-            se = np.std(w) / (np.mean(w) * np.sqrt(M))
-            ess = w.sum() ** 2 / np.sum(w * w)
-            quarters = [logsumexp(q) - np.log(len(q)) for q in np.split(lw, 4)]
+
+            def loglik(f):
+                # eps ~ U(0, 1/2), drawn after the batch's f (eps > 0 almost surely).
+                e = rng.uniform(0, 0.5, len(f))[:, None]
+                return np.sum(np.logaddexp(np.log(e), np.log1p(-2 * e) + log_ndtr(y[None, :] * f / s)), axis=1)
+            lw = is_log_weights(rng, r, LC, lprior_const, WIDEN, loglik)
+            lz, se, ess, quarters = is_summary(lw)
             print("s=%g: log Z_int = %.5f +- %.5f (ESS %.0f of %d; quarters %s)"
                   % (s, lz, se, ess, M, " ".join("%.4f" % q for q in quarters)))
             fh.write("%g,%.8f,%.3g,%.0f,%d\n" % (s, lz, se, ess, M))

@@ -38,6 +38,37 @@ def mvt_logpdf(x, mean, L, df):
             - np.sum(np.log(np.diag(L))) - (df + n) / 2 * np.log1p(maha / df))
 
 
+def is_log_weights(rng, r, LC, lprior_const, widen, loglik):
+    """Log importance weights of M draws of f (in batches) from the
+    multivariate t with DF degrees of freedom at the EP posterior r, its
+    covariance widened by widen^2: log N(f; 0, C) (C = LC LC', lprior_const
+    its constant) + loglik(f) - log q(f).  loglik may draw from rng after the
+    batch's f."""
+    n = len(r["mean"])
+    L = np.linalg.cholesky(widen ** 2 * r["Sigma"])
+    lw = np.empty(M)
+    for b in range(0, M, BATCH):
+        zz = rng.standard_normal((BATCH, n))
+        u = rng.chisquare(DF, BATCH)
+        f = r["mean"] + (zz @ L.T) * np.sqrt(DF / u)[:, None]
+        a = np.linalg.solve(LC, f.T)
+        lp = lprior_const - 0.5 * np.sum(a * a, axis=0)
+        lw[b:b + BATCH] = lp + loglik(f) - mvt_logpdf(f, r["mean"], L, DF)
+    return lw
+
+
+def is_summary(lw):
+    """The estimate log(mean w), its Monte Carlo standard error (delta
+    method), the effective sample size and the estimates of 4 quarters of
+    the draws."""
+    lz = logsumexp(lw) - np.log(M)
+    w = np.exp(lw - lw.max())
+    se = np.std(w) / (np.mean(w) * np.sqrt(M))
+    ess = w.sum() ** 2 / np.sum(w * w)
+    quarters = [logsumexp(q) - np.log(len(q)) for q in np.split(lw, 4)]
+    return lz, se, ess, quarters
+
+
 def main():
     path, gamma, prefix = dataset()
     X, y = load(path)
@@ -50,21 +81,9 @@ def main():
         fh.write("case,eps,s,logz_is,mc_se,ess,draws\n")
         for name, eps, s in CASES:
             r = ep(C, y, eps, s)
-            L = np.linalg.cholesky(WIDEN ** 2 * r["Sigma"])
-            lw = np.empty(M)
-            for b in range(0, M, BATCH):
-                zz = rng.standard_normal((BATCH, n))
-                u = rng.chisquare(DF, BATCH)
-                f = r["mean"] + (zz @ L.T) * np.sqrt(DF / u)[:, None]
-                a = np.linalg.solve(LC, f.T)
-                lp = lprior_const - 0.5 * np.sum(a * a, axis=0)
-                ll = np.sum(log_lik(y[None, :], f, eps, s), axis=1)
-                lw[b:b + BATCH] = lp + ll - mvt_logpdf(f, r["mean"], L, DF)
-            lz = logsumexp(lw) - np.log(M)
-            w = np.exp(lw - lw.max())
-            se = np.std(w) / (np.mean(w) * np.sqrt(M))
-            ess = w.sum() ** 2 / np.sum(w * w)
-            quarters = [logsumexp(q) - np.log(len(q)) for q in np.split(lw, 4)]
+            lw = is_log_weights(rng, r, LC, lprior_const, WIDEN,
+                                lambda f: np.sum(log_lik(y[None, :], f, eps, s), axis=1))
+            lz, se, ess, quarters = is_summary(lw)
             print("case %s eps=%g s=%g: log Z_IS = %.5f +- %.5f (ESS %.0f of %d; quarters %s); log Z_EP = %.5f, EP - IS = %.4f"
                   % (name, eps, s, lz, se, ess, M, " ".join("%.4f" % q for q in quarters), r["logz"], r["logz"] - lz))
             fh.write("%s,%g,%g,%.8f,%.3g,%.0f,%d\n" % (name, eps, s, lz, se, ess, M))

@@ -1,23 +1,16 @@
 package main
 
 import (
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, path)
 	return rows[1:]
 }
 

@@ -20,32 +20,12 @@
 args <- commandArgs(trailingOnly = TRUE)
 shared <- if (length(args) >= 1) args[1] else "../../../../../shared/data"
 
-d <- read.csv(file.path(shared, "chu_ordinal_pyrimidines", "data.csv"))
-p <- read.csv(file.path(shared, "chu_ordinal_pyrimidines", "chu_partitions.csv"))
-p <- p[p$bins == 5 & p$partition == 1, ]
-feat <- setdiff(names(d), c("row_id", "activity", "y_bin5", "y_bin10"))
-tr <- p[p$set == "train", ]
-te <- p[p$set == "test", ]
-itr <- match(tr$row_id, d$row_id)
-ite <- match(te$row_id, d$row_id)
-Xtr <- as.matrix(d[itr, feat])
-Xte <- as.matrix(d[ite, feat])
-mu <- colMeans(Xtr)
-s <- apply(Xtr, 2, sd)
-keep <- s > 0
-cat(sprintf("pyrimidines: %d covariates, %d constant on the training rows dropped: %s\n",
-            length(feat), sum(!keep), paste(feat[!keep], collapse = " ")))
-Z <- scale(rbind(Xtr, Xte)[, keep], center = mu[keep], scale = s[keep])
-D <- ncol(Z)
-y <- c(d$activity[itr], d$activity[ite])
+source("../../../testdata/pyrimidines.R")
+pd <- pyrimidines(shared)
+y <- c(pd$d$activity[pd$itr], pd$d$activity[pd$ite])
 stopifnot(all(y > 0 & y < 1))
-out <- data.frame(row_id = c(tr$row_id, te$row_id),
-                  set = c(rep("train", nrow(tr)), rep("test", nrow(te))),
-                  y = sprintf("%.17g", y))
-zc <- as.data.frame(matrix(sprintf("%.17g", Z), nrow = nrow(Z)))
-names(zc) <- paste0("x", seq_len(D))
-out <- cbind(out, zc)
-write.csv(out, "pyrimidines_bounded.csv", row.names = FALSE, quote = FALSE)
+write_pyrimidines(pd, sprintf("%.17g", y), "pyrimidines_bounded.csv")
+tr <- pd$tr; D <- ncol(pd$Z)
 cat(sprintf("y range: train [%g, %g], test [%g, %g]\n", min(y[seq_len(nrow(tr))]),
             max(y[seq_len(nrow(tr))]), min(y[-seq_len(nrow(tr))]), max(y[-seq_len(nrow(tr))])))
 

@@ -27,19 +27,10 @@
 #       fstar_sd^2), the best any Gaussian approximation of the posterior (EP,
 #       Laplace) can do with the exact moments.
 #   ref_<case>_diagnostics.csv  sampler settings and diagnostics.
-suppressMessages({
-  library(rstan)
-  library(posterior)
-})
-source("compile.R")
-args <- commandArgs(trailingOnly = TRUE)
-case <- args[1]
-seed <- if (length(args) >= 2) as.integer(args[2]) else 20240611L
+source("../../../testdata/stanref.R")
+rc <- ref_case(); case <- rc$case; seed <- rc$seed; pr <- rc$pr
+if (nrow(pr) != 1) stop("case ", case, ": ", nrow(pr), " rows of params.csv")
 chains <- 4; warmup <- 2000; draws <- 20000; adapt_delta <- 0.95
-
-pr <- read.csv("params.csv", colClasses = "character")
-pr <- pr[pr$case == case, ]
-if (nrow(pr) != 1) stop("unknown case ", case)
 likname <- pr$likelihood
 lik <- match(likname, c("beta", "truncgauss"))
 if (is.na(lik)) stop("unknown likelihood ", likname)
@@ -48,33 +39,15 @@ nu <- as.numeric(pr$nu); gamma <- as.numeric(pr$gamma); jitter <- as.numeric(pr$
 d <- read.csv("pyrimidines_bounded.csv")
 X <- as.matrix(d[, grep("^x[0-9]+$", names(d))])
 tr <- d$set == "train"; te <- d$set == "test"
-sqd <- function(A, B) outer(rowSums(A^2), rowSums(B^2), "+") - 2 * A %*% t(B)
-# concord's kernel.RBF: exp(-gamma |x_i - x_j|^2), exactly 1 on the diagonal.
-C <- exp(-gamma * pmax(sqd(X[tr, ], X[tr, ]), 0)); diag(C) <- 1
-Ks <- exp(-gamma * pmax(sqd(X[te, , drop = FALSE], X[tr, ]), 0))
+g <- rbf_gram(X, tr, te, gamma); C <- g$C; Ks <- g$Ks
 item_ids <- d$row_id[tr]; test_ids <- d$row_id[te]
 N <- length(item_ids); Nt <- length(test_ids)
 ytr <- d$y[tr]; yte <- d$y[te]
 data <- list(N = N, lik = lik, nu = nu, y = ytr, C = C, jitter = jitter, Nt = Nt, Ks = Ks)
 
-sm <- get_model()
-t0 <- Sys.time()
-fit <- sampling(sm, data = data, chains = chains, cores = 2, iter = warmup + draws,
-                warmup = warmup, seed = seed, refresh = 0,
-                control = list(adapt_delta = adapt_delta), pars = c("f", "mu_star"))
-secs <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
-print(get_elapsed_time(fit))
-arr <- as.array(fit)  # iterations x chains x parameters
-sp <- get_sampler_params(fit, inc_warmup = FALSE)
-ndiv <- sum(sapply(sp, function(x) sum(x[, "divergent__"])))
-maxtd <- max(sapply(sp, function(x) max(x[, "treedepth__"])))
-ntd <- sum(sapply(sp, function(x) sum(x[, "treedepth__"] >= 10)))
-leap <- mean(sapply(sp, function(x) mean(x[, "n_leapfrog__"])))
-bfmi <- get_bfmi(fit)
-
-summ <- function(x) c(mean = mean(x), sd = sd(x), mcse_mean = mcse_mean(x), mcse_sd = mcse_sd(x),
-                      ess_bulk = ess_bulk(x), ess_tail = ess_tail(x), rhat = rhat(x))
-lat <- t(sapply(seq_len(N), function(n) summ(arr[, , sprintf("f[%d]", n)])))
+ns <- nuts(get_model("bounded_gp_fixed"), data, chains, warmup, draws, seed, adapt_delta, c("f", "mu_star"))
+arr <- ns$arr  # iterations x chains x parameters
+lat <- latent_summary(arr, N)
 lat <- data.frame(case = case, row_id = item_ids, y = ytr, lat)
 
 ## Likelihood pieces as functions of f (vectorised): E[y|f], Var[y|f], p(y|f).
@@ -140,18 +113,14 @@ for (t in seq_len(Nt)) {
     gauss_ey = gauss_ey, gauss_pdens = gauss_pd, gauss_lpd = log(gauss_pd)))
 }
 
-fmtdf <- function(x) { num <- sapply(x, is.numeric); x[num] <- lapply(x[num], function(v) ifelse(is.na(v), "", sprintf("%.10g", v))); x }
-hdr <- sprintf("# rstan %s (Stan %s), posterior %s, %s; %d chains x %d draws after %d warmup, adapt_delta %g, seed %d",
-               packageVersion("rstan"), stan_version(), packageVersion("posterior"),
-               R.version.string, chains, draws, warmup, adapt_delta, seed)
-wr <- function(x, file) { con <- file(file, "w"); writeLines(hdr, con); write.csv(fmtdf(x), con, row.names = FALSE, quote = FALSE); close(con) }
+wr <- ref_writer(chains, draws, warmup, adapt_delta, seed)
 # The y columns are the data file's values: print them as they are read.
 wr(lat, sprintf("ref_%s_latent.csv", case))
 wr(pred, sprintf("ref_%s_pred.csv", case))
 diag <- data.frame(case = case, likelihood = likname, nu = nu, chains = chains, draws = draws,
                    warmup = warmup, adapt_delta = adapt_delta,
-                   seed = seed, divergences = ndiv, max_treedepth = maxtd, treedepth_ge10 = ntd,
-                   mean_leapfrog = leap, min_bfmi = min(bfmi),
+                   seed = seed, divergences = ns$ndiv, max_treedepth = ns$maxtd, treedepth_ge10 = ns$ntd,
+                   mean_leapfrog = ns$leap, min_bfmi = min(ns$bfmi),
                    min_ess_bulk = min(lat$ess_bulk), min_ess_tail = min(lat$ess_tail), max_rhat = max(lat$rhat),
                    max_mcse_mean_over_sd = max(lat$mcse_mean / lat$sd),
                    max_mcse_sd_over_sd = max(lat$mcse_sd / lat$sd),
@@ -162,6 +131,6 @@ diag <- data.frame(case = case, likelihood = likname, nu = nu, chains = chains, 
                    max_abs_ey_minus_sampled_over_mcse = max(abs(pred$ey - pred$ey_sampled) / pred$ey_sampled_mcse),
                    max_abs_ey_minus_gauss = max(abs(pred$ey - pred$gauss_ey)),
                    max_abs_lpd_minus_gauss = max(abs(pred$lpd - pred$gauss_lpd)),
-                   seconds = secs)
+                   seconds = ns$secs)
 wr(diag, sprintf("ref_%s_diagnostics.csv", case))
 print(t(diag))

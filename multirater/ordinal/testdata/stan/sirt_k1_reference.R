@@ -14,11 +14,7 @@
 # (1.4.0) rank-normalised rhat, ess_bulk, ess_tail and mcse_mean.
 # Raters are indexed in sorted rater_id order and items in sorted item_id order;
 # the CSV names them by id. k is the threshold index (b_l1 < b_l2 < b_l3).
-suppressMessages({
-  library(rstan)
-  library(posterior)
-})
-source("compile.R")
+source("../../../testdata/stanref.R")
 options(mc.cores = 2)
 
 d <- read.csv("sirt_k1.csv", colClasses = c("character", "character", "integer"))
@@ -31,7 +27,7 @@ data <- list(
   grade = d$label + 1L,
   C = diag(length(items)), jitter = 0, v = 1, lambda = 1, sigma_b = 1)
 
-sm <- get_model()
+sm <- get_model("ordinal_multirater")
 fit <- sampling(sm, data = data, chains = 4, cores = 2, iter = 6000, warmup = 1000,
                 seed = 20240601, refresh = 0,
                 pars = c("alpha", "b", "m"))

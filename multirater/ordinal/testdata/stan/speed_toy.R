@@ -18,11 +18,7 @@
 # which parameter attains it, and min ESS / sampling seconds.
 #
 # Install: see sirt_k1_reference.R. Run (from this folder): Rscript speed_toy.R [seed]
-suppressMessages({
-  library(rstan)
-  library(posterior)
-})
-source("compile.R")
+source("../../../testdata/stanref.R")
 args <- commandArgs(trailingOnly = TRUE)
 seed <- if (length(args) > 0) as.integer(args[1]) else 1L
 
@@ -38,7 +34,7 @@ data <- list(
   item = match(d$item_id, ids), rater = match(d$rater_id, raters), grade = d$label,
   C = C, jitter = 1e-6, v = 1, lambda = 1, sigma_b = 1)
 
-sm <- get_model()
+sm <- get_model("ordinal_multirater")
 fit <- sampling(sm, data = data, chains = 2, cores = 2, iter = 2000, warmup = 1000,
                 seed = seed, refresh = 0, pars = c("alpha", "b", "m"))
 el <- get_elapsed_time(fit)

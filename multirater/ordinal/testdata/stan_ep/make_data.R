@@ -20,28 +20,11 @@ args <- commandArgs(trailingOnly = TRUE)
 shared <- if (length(args) >= 1) args[1] else "../../../../../shared/data"
 
 ## Case 1: Pyrimidines -------------------------------------------------------
-d <- read.csv(file.path(shared, "chu_ordinal_pyrimidines", "data.csv"))
-p <- read.csv(file.path(shared, "chu_ordinal_pyrimidines", "chu_partitions.csv"))
-p <- p[p$bins == 5 & p$partition == 1, ]
-feat <- setdiff(names(d), c("row_id", "activity", "y_bin5", "y_bin10"))
-tr <- p[p$set == "train", ]
-te <- p[p$set == "test", ]
-Xtr <- as.matrix(d[match(tr$row_id, d$row_id), feat])
-Xte <- as.matrix(d[match(te$row_id, d$row_id), feat])
-mu <- colMeans(Xtr)
-s <- apply(Xtr, 2, sd)
-keep <- s > 0
-cat(sprintf("pyrimidines: %d covariates, %d constant on the training rows dropped: %s\n",
-            length(feat), sum(!keep), paste(feat[!keep], collapse = " ")))
-Z <- scale(rbind(Xtr, Xte)[, keep], center = mu[keep], scale = s[keep])
-D <- ncol(Z)
-out <- data.frame(row_id = c(tr$row_id, te$row_id),
-                  set = c(rep("train", nrow(tr)), rep("test", nrow(te))),
-                  y = c(tr$chu_label, te$chu_label) - 1L)
-zc <- as.data.frame(matrix(sprintf("%.17g", Z), nrow = nrow(Z)))
-names(zc) <- paste0("x", seq_len(D))
-out <- cbind(out, zc)
-write.csv(out, "pyrimidines.csv", row.names = FALSE, quote = FALSE)
+source("../../../testdata/pyrimidines.R")
+pd <- pyrimidines(shared)
+tr <- pd$tr
+write_pyrimidines(pd, c(tr$chu_label, pd$te$chu_label) - 1L, "pyrimidines.csv")
+D <- ncol(pd$Z)
 
 # Thresholds: the probit quantiles of the training labels' cumulative
 # proportions on the prior predictive scale of one rating, sd sqrt(1 + sigma^2)

@@ -21,20 +21,10 @@
 #   ref_<case>_diagnostics.csv  sampler settings and diagnostics.
 # Items are in data-file order (pyrimidines.csv rows, train then test) or, for
 # sirt_k1, sorted item_id order; raters in sorted rater_id order.
-suppressMessages({
-  library(rstan)
-  library(posterior)
-})
-source("compile.R")
-args <- commandArgs(trailingOnly = TRUE)
-case <- args[1]
-seed <- if (length(args) >= 2) as.integer(args[2]) else 20240611L
+source("../../../testdata/stanref.R")
+rc <- ref_case(); case <- rc$case; seed <- rc$seed
+pr <- rc$pr[order(rc$pr$rater_id), ]
 chains <- 4; warmup <- 2000; draws <- 10000; adapt_delta <- 0.9
-
-pr <- read.csv("params.csv", colClasses = "character")
-pr <- pr[pr$case == case, ]
-if (nrow(pr) == 0) stop("unknown case ", case)
-pr <- pr[order(pr$rater_id), ]
 bl <- lapply(strsplit(pr$b, " "), as.numeric)
 K <- length(bl[[1]]) + 1
 sig <- as.numeric(pr$sigma)
@@ -46,10 +36,7 @@ if (pr$kernel[1] == "rbf") {
   X <- as.matrix(d[, grep("^x[0-9]+$", names(d))])
   tr <- d$set == "train"; te <- d$set == "test"
   gamma <- as.numeric(pr$gamma[1])
-  sqd <- function(A, B) outer(rowSums(A^2), rowSums(B^2), "+") - 2 * A %*% t(B)
-  # concord's kernel.RBF: exp(-gamma |x_i - x_j|^2), exactly 1 on the diagonal.
-  C <- exp(-gamma * pmax(sqd(X[tr, ], X[tr, ]), 0)); diag(C) <- 1
-  Ks <- exp(-gamma * pmax(sqd(X[te, , drop = FALSE], X[tr, ]), 0))
+  g <- rbf_gram(X, tr, te, gamma); C <- g$C; Ks <- g$Ks
   item_ids <- as.character(d$row_id[tr]); test_ids <- as.character(d$row_id[te])
   R <- sum(tr)
   sd_data <- list(item = seq_len(R), rater = rep(1L, R), y = d$y[tr])
@@ -67,24 +54,9 @@ N <- length(item_ids); Nt <- length(test_ids)
 data <- c(list(N = N, K = K, L = L, R = R, C = C, jitter = jitter,
                b = do.call(rbind, bl), sigma = as.array(sig), Nt = Nt, Ks = Ks), sd_data)
 
-sm <- get_model()
-t0 <- Sys.time()
-fit <- sampling(sm, data = data, chains = chains, cores = 2, iter = warmup + draws,
-                warmup = warmup, seed = seed, refresh = 0,
-                control = list(adapt_delta = adapt_delta), pars = c("f", "mu_star"))
-secs <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
-print(get_elapsed_time(fit))
-arr <- as.array(fit)  # iterations x chains x parameters
-sp <- get_sampler_params(fit, inc_warmup = FALSE)
-ndiv <- sum(sapply(sp, function(x) sum(x[, "divergent__"])))
-maxtd <- max(sapply(sp, function(x) max(x[, "treedepth__"])))
-ntd <- sum(sapply(sp, function(x) sum(x[, "treedepth__"] >= 10)))
-leap <- mean(sapply(sp, function(x) mean(x[, "n_leapfrog__"])))
-bfmi <- get_bfmi(fit)
-
-summ <- function(x) c(mean = mean(x), sd = sd(x), mcse_mean = mcse_mean(x), mcse_sd = mcse_sd(x),
-                      ess_bulk = ess_bulk(x), ess_tail = ess_tail(x), rhat = rhat(x))
-lat <- t(sapply(seq_len(N), function(n) summ(arr[, , sprintf("f[%d]", n)])))
+ns <- nuts(get_model("ordinal_gp_fixed"), data, chains, warmup, draws, seed, adapt_delta, c("f", "mu_star"))
+arr <- ns$arr  # iterations x chains x parameters
+lat <- latent_summary(arr, N)
 lat <- data.frame(case = case, item_id = item_ids, lat)
 
 phidiff <- function(k, mu, s, b) {  # P(level k) for thresholds b, 0-based k
@@ -142,21 +114,17 @@ if (pr$kernel[1] == "identity") {
   }
 }
 
-fmtdf <- function(x) { num <- sapply(x, is.numeric); x[num] <- lapply(x[num], function(v) ifelse(is.na(v), "", sprintf("%.10g", v))); x }
-hdr <- sprintf("# rstan %s (Stan %s), posterior %s, %s; %d chains x %d draws after %d warmup, adapt_delta %g, seed %d",
-               packageVersion("rstan"), stan_version(), packageVersion("posterior"),
-               R.version.string, chains, draws, warmup, adapt_delta, seed)
-wr <- function(x, file) { con <- file(file, "w"); writeLines(hdr, con); write.csv(fmtdf(x), con, row.names = FALSE, quote = FALSE); close(con) }
+wr <- ref_writer(chains, draws, warmup, adapt_delta, seed)
 wr(lat, sprintf("ref_%s_latent.csv", case))
 if (!is.null(pred)) wr(pred, sprintf("ref_%s_pred.csv", case))
 diag <- data.frame(case = case, chains = chains, draws = draws, warmup = warmup, adapt_delta = adapt_delta,
-                   seed = seed, divergences = ndiv, max_treedepth = maxtd, treedepth_ge10 = ntd,
-                   mean_leapfrog = leap, min_bfmi = min(bfmi),
+                   seed = seed, divergences = ns$ndiv, max_treedepth = ns$maxtd, treedepth_ge10 = ns$ntd,
+                   mean_leapfrog = ns$leap, min_bfmi = min(ns$bfmi),
                    min_ess_bulk = min(lat$ess_bulk), min_ess_tail = min(lat$ess_tail), max_rhat = max(lat$rhat),
                    max_mcse_mean_over_sd = max(lat$mcse_mean / lat$sd),
                    max_mcse_sd_over_sd = max(lat$mcse_sd / lat$sd),
                    max_pred_mcse = if (is.null(pred)) NA else max(pred$mcse),
-                   seconds = secs)
+                   seconds = ns$secs)
 if (pr$kernel[1] == "identity") {
   diag$max_abs_mean_minus_quad_over_sd <- max(abs(lat$mean - lat$quad_mean) / lat$quad_sd)
   diag$max_rel_sd_minus_quad <- max(abs(lat$sd / lat$quad_sd - 1))

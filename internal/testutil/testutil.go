@@ -1,0 +1,128 @@
+// Package testutil holds what the tests of several packages share: reading
+// the reference tables (CSV files) that testdata folders and the shared data
+// folder hold. Only test files import it.
+package testutil
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// Records returns every record of the CSV file at path, the header
+// included.
+func Records(path string) ([][]string, error) {
+	return records(path, 0)
+}
+
+func records(path string, comment rune) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment = comment
+	return r.ReadAll()
+}
+
+// ReadCSV returns every record of the CSV file at path, the header
+// included; a file that cannot be opened or parsed fails the test.
+func ReadCSV(tb testing.TB, path string) [][]string {
+	tb.Helper()
+	recs, err := Records(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return recs
+}
+
+// ReadCommentedCSV is ReadCSV for a file whose lines that begin with '#'
+// are comments (CmdStan's output, reference tables that say how they were
+// made).
+func ReadCommentedCSV(tb testing.TB, path string) [][]string {
+	tb.Helper()
+	recs, err := records(path, '#')
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return recs
+}
+
+// SharedCSV is ReadCSV for a file of the shared data folder, which a
+// checkout need not have: when the file is absent the test or benchmark is
+// skipped.
+func SharedCSV(tb testing.TB, path string) [][]string {
+	tb.Helper()
+	if _, err := os.Stat(path); err != nil {
+		tb.Skipf("shared data not available: %v", err)
+	}
+	return ReadCSV(tb, path)
+}
+
+// Keyed returns the records after the header as maps from the header's
+// column names to the record's fields.
+func Keyed(recs [][]string) []map[string]string {
+	var out []map[string]string
+	for _, rec := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = rec[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// MannWhitney is the AUC of scores s for labels y by its definition: the
+// share of (positive, negative) pairs that the scores order correctly, ties
+// counting one half. It is O(n+ n-), a check independent of the models' own
+// AUC.
+func MannWhitney(s []float64, y []bool) float64 {
+	var sum, pairs float64
+	for i := range s {
+		for j := range s {
+			if !y[i] || y[j] {
+				continue
+			}
+			pairs++
+			switch {
+			case s[i] > s[j]:
+				sum++
+			case s[i] == s[j]:
+				sum += 0.5
+			}
+		}
+	}
+	return sum / pairs
+}
+
+// ReadJSON decodes the JSON file at path into v; a file that cannot be
+// read or decoded fails the test.
+func ReadJSON(tb testing.TB, path string, v any) {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+}
+
+// JSONRoundTrip returns v encoded as JSON and decoded again (a document as
+// it is stored or sent); a value that cannot be encoded or decoded fails
+// the test.
+func JSONRoundTrip[T any](tb testing.TB, v T) T {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var back T
+	if err := json.Unmarshal(b, &back); err != nil {
+		tb.Fatal(err)
+	}
+	return back
+}
