@@ -217,6 +217,31 @@ type FitRunner interface {
 	RunFit(ctx context.Context, f *Fit) error
 }
 
+// ChainRunner is a FitRunner whose Gibbs fits may fan out: the job engine
+// runs such a fit's chains as jobs of their own, which any worker may take
+// (RunChains, one chain each), and the job of the chain that completes
+// last enqueues the job that combines them (CombineChains). Each chain is
+// seeded from the fit's seed as in one process, so the result does not
+// depend on which worker ran what.
+type ChainRunner interface {
+	FitRunner
+	// ChainJobs returns the number of chain jobs fit f fans out into; 0:
+	// it runs as one job (RunFit).
+	ChainJobs(f *Fit) int
+	// RunChains runs chains [lo, hi) of the running fit f and returns
+	// their outputs (encoded) and how long they sampled. It calls report
+	// with its progress (about every progress interval) and stops as soon
+	// as report returns an error (the fit was cancelled, failed or
+	// deleted), returning that error. An error wrapping ErrRetry: the
+	// attempt ended for a reason outside the fit (retried); any other
+	// error: the fit fails on it (its message is for users).
+	RunChains(ctx context.Context, f *Fit, lo, hi int, report func(FitProgress) error) ([][]byte, time.Duration, error)
+	// CombineChains summarises the outputs of every chain of the running
+	// fit f (outputs[c] of chain c; sampling, the longest time a chain
+	// job sampled) and records the fit's end as RunFit does.
+	CombineChains(ctx context.Context, f *Fit, outputs [][]byte, sampling time.Duration) error
+}
+
 // JobCount is the number of jobs of a queue in a state.
 type JobCount struct {
 	Queue string `json:"queue"`
@@ -226,15 +251,17 @@ type JobCount struct {
 
 // JobInfo is one job of the job engine, as the admin sees it.
 type JobInfo struct {
-	ID          int64      `json:"id"`
-	Kind        string     `json:"kind"`
-	Queue       string     `json:"queue"`
-	State       string     `json:"state"`
-	Priority    int        `json:"priority"`
-	Attempt     int        `json:"attempt"`
-	MaxAttempts int        `json:"max_attempts"`
-	AttemptedBy []string   `json:"attempted_by"`
-	FitID       int64      `json:"fit_id,omitempty"`
+	ID          int64    `json:"id"`
+	Kind        string   `json:"kind"`
+	Queue       string   `json:"queue"`
+	State       string   `json:"state"`
+	Priority    int      `json:"priority"`
+	Attempt     int      `json:"attempt"`
+	MaxAttempts int      `json:"max_attempts"`
+	AttemptedBy []string `json:"attempted_by"`
+	FitID       int64    `json:"fit_id,omitempty"`
+	// Chain is the chain a fit's chain job runs.
+	Chain       *int       `json:"chain,omitempty"`
 	ProjectID   int64      `json:"project_id,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	AttemptedAt *time.Time `json:"attempted_at,omitempty"`

@@ -22,7 +22,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -279,6 +279,50 @@ var migrations = []migration{
 		Postgres: []string{
 			`ALTER TABLE raters ADD COLUMN kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model'))`,
 			`ALTER TABLE labels ADD COLUMN prob DOUBLE PRECISION NOT NULL DEFAULT 0 CHECK (prob >= 0 AND prob <= 1)`,
+		},
+	},
+	{
+		// A Gibbs fit's chains as jobs of their own (the fan-out over the
+		// workers): one row per chain with its job, state, worker,
+		// attempts and progress, and its output until the fit's chains
+		// are combined.
+		Version: 8,
+		Name:    "a fit's chains as jobs",
+		SQLite: []string{
+			`CREATE TABLE fit_chains (
+				fit_id INTEGER NOT NULL REFERENCES fits(id) ON DELETE CASCADE,
+				chain INTEGER NOT NULL,
+				job_id INTEGER NOT NULL DEFAULT 0,
+				state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done')),
+				worker TEXT NOT NULL DEFAULT '',
+				attempts INTEGER NOT NULL DEFAULT 0,
+				progress REAL NOT NULL DEFAULT 0,
+				eta_seconds REAL NOT NULL DEFAULT 0,
+				max_rhat REAL NOT NULL DEFAULT 0,
+				sampling_seconds REAL NOT NULL DEFAULT 0,
+				output BLOB,
+				started_at DATETIME,
+				finished_at DATETIME,
+				PRIMARY KEY (fit_id, chain)
+			)`,
+		},
+		Postgres: []string{
+			`CREATE TABLE fit_chains (
+				fit_id BIGINT NOT NULL REFERENCES fits(id) ON DELETE CASCADE,
+				chain INTEGER NOT NULL,
+				job_id BIGINT NOT NULL DEFAULT 0,
+				state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done')),
+				worker TEXT NOT NULL DEFAULT '',
+				attempts INTEGER NOT NULL DEFAULT 0,
+				progress DOUBLE PRECISION NOT NULL DEFAULT 0,
+				eta_seconds DOUBLE PRECISION NOT NULL DEFAULT 0,
+				max_rhat DOUBLE PRECISION NOT NULL DEFAULT 0,
+				sampling_seconds DOUBLE PRECISION NOT NULL DEFAULT 0,
+				output BYTEA,
+				started_at TIMESTAMPTZ,
+				finished_at TIMESTAMPTZ,
+				PRIMARY KEY (fit_id, chain)
+			)`,
 		},
 	},
 }

@@ -44,6 +44,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
 	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
 	poll := fs.Duration("poll-interval", time.Second, "how often an idle worker looks for queued jobs")
+	fanOut := fs.Bool("fan-out", false, "run the chains of the Gibbs fits this process takes as jobs of their own, which any worker sharing the database may take (several worker processes or machines); the result is the same")
 	inProcess := fs.Bool("fits-in-process", false, "run fits in this process instead of a lower-priority child process (concord fit-worker)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
@@ -76,6 +77,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "concord worker: working %s with %d at once (database %s)\n", orAll(*queues), *concurrency, db.Redact(*dsn))
 	return server.RunWorkers(ctx, server.Config{
 		FitCommand:       fitCmd,
+		FanOutChains:     *fanOut,
 		Workers:          *concurrency,
 		Queues:           splitList(*queues),
 		WorkerName:       *name,
