@@ -79,6 +79,12 @@ func TestFanOutChains(t *testing.T) {
 		}
 	}
 	sameAsOneProcess(t, e.store, fid)
+	user := newBrowser(t, e)
+	user.login(key)
+	resp, page := user.get(fmt.Sprintf("/fits/%d", fid))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `id="fit-chains"`) || strings.Count(page, "<code>fan</code>") != 3 {
+		t.Errorf("the fit page (status %d) lists no chains with their worker", resp.StatusCode)
+	}
 	jobs := e.call("GET", "/api/v1/jobs?limit=20", testAdmin, nil, http.StatusOK)["jobs"].([]any)
 	kinds := map[string]int{}
 	for _, x := range jobs {
