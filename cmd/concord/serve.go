@@ -36,7 +36,8 @@ that died (it stopped recording that it is alive for --stale-after) is
 retried by another, and failed with a reason after --max-attempts
 attempts. Each fit runs in a child process (concord fit-worker) at a lower
 CPU priority, so that the API stays responsive while models run
-(--fits-in-process turns this off). A project may have --max-project-fits
+(--fits-in-process turns this off); with --fan-out a Gibbs fit's chains run
+as jobs of their own that any worker may take. A project may have --max-project-fits
 fits queued or running at once (default 8; more are refused with 429), and
 the workers take queued fits fairly across projects, so one project's
 backlog never starves another. The same fit submitted again while it is

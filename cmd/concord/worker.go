@@ -25,16 +25,22 @@ backoff, and failed with the reason after --max-attempts attempts. A fit
 that fails on its data is not retried. SIGINT or SIGTERM stops gracefully:
 running fits get --shutdown-grace to finish and go back to the queue.
 
+With --fan-out, a Gibbs fit this worker takes runs its chains as jobs of
+their own, which any worker sharing the database takes (the chain that ends
+last queues the job that combines them); each chain is seeded from the
+fit's seed as in one process, so the result is the same whoever ran what.
+
 --name names this process in the job records (default hostname-pid); it
 must be unique among the processes sharing the database.
 
 Examples:
   concord worker --db postgres://concord@db/concord --concurrency 4
   concord worker --db concord.db --concurrency 1
+  concord worker --db postgres://concord@db/concord --concurrency 2 --fan-out
 `
 
 func runWorker(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "worker", "--db DSN [--queues fits] [--concurrency N]", workerHelp)
+	fs := newFlags(e, "worker", "--db DSN [--queues fits] [--concurrency N] [--fan-out]", workerHelp)
 	dsn := dbFlag(fs)
 	queues := fs.String("queues", "", "job queues to work, comma-separated (default: all; only \"fits\" exists)")
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "jobs run at once by this process")
