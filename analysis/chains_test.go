@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -86,4 +89,68 @@ func docBytes(t *testing.T, res *multirater.FitResult) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestEvalFoldsApart: an evaluation whose folds run one by one (EvalFold,
+// in reverse order, each result through encoding/gob as between workers)
+// and are then combined (CombineEval) gives the result Eval gives, bit for
+// bit (its notes and counts too).
+func TestEvalFoldsApart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ds   *annotations.Dataset
+		spec EvalSpec
+	}{
+		{"ordinal", smallOrdinal(), EvalSpec{Folds: 3, Fit: FitSpec{Model: ModelOrdinal, Samples: 60, Burnin: 40, Seed: 3}}},
+		{"classification", smallNominal(), EvalSpec{Folds: 2, Fit: FitSpec{Model: ModelClassification, Samples: 60, Burnin: 40, Seed: 3}}},
+		{"ordinal by ep", smallOrdinal(), EvalSpec{Folds: 3, Fit: FitSpec{Model: ModelOrdinal, Engine: multirater.EngineEP, Seed: 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			whole, err := Eval(ctx, tc.ds, tc.spec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := EvalFolds(tc.ds, tc.spec)
+			if err != nil || k != tc.spec.Folds {
+				t.Fatalf("EvalFolds = %d, %v", k, err)
+			}
+			folds := make([]*EvalFoldResult, k)
+			for f := k - 1; f >= 0; f-- {
+				var last float64
+				fr, err := EvalFold(ctx, tc.ds, tc.spec, f, func(p EvalProgress) {
+					if p.Fraction < last || p.Fraction > 1 {
+						t.Errorf("fold %d: progress %v after %v", f, p.Fraction, last)
+					}
+					last = p.Fraction
+				})
+				if err != nil {
+					t.Fatalf("fold %d: %v", f, err)
+				}
+				if last != 1 {
+					t.Errorf("fold %d: last progress %v", f, last)
+				}
+				var buf bytes.Buffer
+				if err := gob.NewEncoder(&buf).Encode(fr); err != nil {
+					t.Fatal(err)
+				}
+				if err := gob.NewDecoder(&buf).Decode(&folds[f]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			combined, err := CombineEval(tc.ds, tc.spec, folds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			combined.Seconds, whole.Seconds = 0, 0
+			a, _ := json.Marshal(whole)
+			b, _ := json.Marshal(combined)
+			if string(a) != string(b) || fmt.Sprint(whole.Notes, whole.Fits, whole.Items) != fmt.Sprint(combined.Notes, combined.Fits, combined.Items) {
+				t.Errorf("the combined folds differ from the evaluation in one process:\n%s\n%s", a, b)
+			}
+			if _, err := CombineEval(tc.ds, tc.spec, folds[1:]); err == nil {
+				t.Errorf("combined %d folds of %d", k-1, k)
+			}
+		})
+	}
 }
