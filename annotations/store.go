@@ -2,6 +2,7 @@ package annotations
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -306,6 +307,56 @@ type Store interface {
 	LabelStore
 	FitStore
 	JobEngine
+	EvalStore
 	APIKeyStore
 	Close() error
+}
+
+// Eval is an evaluation (cross-validation) of a project whose folds run as
+// jobs of the store's job engine, one job per fold, which any worker may
+// take; the fold that completes last enqueues the job that combines them.
+type Eval struct {
+	ID        int64           `json:"id"`
+	ProjectID int64           `json:"project_id"`
+	Spec      json.RawMessage `json:"spec"`
+	Folds     int             `json:"folds"`
+	// Status is running, done, failed or cancelled.
+	Status   FitStatus `json:"state"`
+	Progress float64   `json:"progress"`
+	Message  string    `json:"message,omitempty"`
+	// Result is the combined result (the runner's encoding) when done.
+	Result     []byte     `json:"-"`
+	FoldJobs   []EvalFold `json:"fold_jobs,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// EvalFold is one fold of an evaluation run as a job.
+type EvalFold struct {
+	Fold     int     `json:"fold"`
+	State    string  `json:"state"` // queued, running, done
+	Worker   string  `json:"worker,omitempty"`
+	Attempts int     `json:"attempts"`
+	JobID    int64   `json:"job_id"`
+	Progress float64 `json:"progress"`
+}
+
+// EvalStore keeps evaluations whose folds are jobs.
+type EvalStore interface {
+	// CreateEval stores a running evaluation of e.ProjectID with e.Folds
+	// folds and enqueues one job per fold, in one transaction; it sets
+	// e.ID and e.CreatedAt.
+	CreateEval(ctx context.Context, e *Eval) error
+	// FindEval returns an evaluation with its folds (and its result when
+	// done).
+	FindEval(ctx context.Context, id int64) (*Eval, error)
+	// CancelEval cancels a running evaluation and its jobs.
+	CancelEval(ctx context.Context, id int64) error
+}
+
+// EvalRunner runs the jobs of evaluations: one fold, and the combine of
+// every fold's output. Errors as ChainRunner.RunChains's.
+type EvalRunner interface {
+	RunEvalFold(ctx context.Context, e *Eval, fold int, report func(progress float64) error) ([]byte, error)
+	CombineEval(ctx context.Context, e *Eval, outputs [][]byte) ([]byte, error)
 }

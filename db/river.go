@@ -302,6 +302,10 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &fitWorker{d: d, run: run, opts: opts})
+	if er, ok := run.(annotations.EvalRunner); ok {
+		river.AddWorker(workers, &evalFoldWorker{d: d, run: er, opts: opts})
+		river.AddWorker(workers, &evalCombineWorker{d: d, run: er, opts: opts})
+	}
 	if cr, ok := run.(annotations.ChainRunner); ok {
 		river.AddWorker(workers, &chainWorker{d: d, run: cr, opts: opts})
 		river.AddWorker(workers, &combineWorker{d: d, run: cr, opts: opts})
@@ -453,7 +457,7 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 			return err
 		}
 		res, err := d.jobs.client.JobListTx(ctx, stx, river.NewJobListParams().
-			States(rivertype.JobStateRunning).Kinds(fitKind, chainKind, combineKind).First(10000))
+			States(rivertype.JobStateRunning).Kinds(fitKind, chainKind, combineKind, evalFoldKind, evalCombineKind).First(10000))
 		if err != nil {
 			return fmt.Errorf("list running jobs: %w", err)
 		}
@@ -467,11 +471,17 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 			if slices.Contains(live, by) || job.AttemptedAt == nil || t.Sub(*job.AttemptedAt) < staleAfter {
 				continue
 			}
+			reason := fmt.Sprintf("worker %q stopped responding", by)
+			if job.Kind == evalFoldKind || job.Kind == evalCombineKind {
+				if err := d.rescueEvalJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
+					return err
+				}
+				continue
+			}
 			var args chainArgs // fit_id of every kind, chain of chain jobs
 			if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
 				return fmt.Errorf("job %d: %w", job.ID, err)
 			}
-			reason := fmt.Sprintf("worker %q stopped responding", by)
 			switch job.Kind {
 			case chainKind:
 				reason = fmt.Sprintf("chain %d: %s", args.Chain, reason)
