@@ -9,7 +9,9 @@
 # workers with --fan-out run a 4-chain fit's chains (the fit document shows
 # which worker ran which chain), one is killed (SIGKILL) while it runs a
 # chain, the other finishes the fit, and its result is bit for bit that of
-# the same seeded fit run in one process (fit 1). .ci/run runs it; by hand:
+# the same seeded fit run in one process (fit 1). Last, concord eval --jobs
+# runs 5 folds as jobs of two workers (it names each fold's worker) and
+# writes the metrics of the evaluation in one process, byte for byte. .ci/run runs it; by hand:
 #
 #   eval "$(bash db/testdata/start-postgres.sh)"
 #   bash .ci/river-acceptance.sh
@@ -31,8 +33,8 @@ $B worker --db "$DSN" --concurrency 1 --name worker-a --stale-after 10s >"$work/
 WA=$!
 $B worker --db "$DSN" --concurrency 1 --name worker-b --stale-after 10s >"$work/b.log" 2>&1 &
 WB=$!
-WC= WD=
-trap 'kill $SP $WA $WB $WC $WD 2>/dev/null || true' EXIT
+WC= WD= WE=
+trap 'kill $SP $WA $WB $WC $WD $WE 2>/dev/null || true' EXIT
 sleep 2
 A="Authorization: Bearer $CONCORD_ADMIN_TOKEN"
 U=http://127.0.0.1:$port/api/v1
@@ -119,7 +121,7 @@ done
 curl -s $U/fits/$fid -H "$A" | python3 -c '
 import json, sys
 for c in json.load(sys.stdin)["chains"]:
-    print("  chain", c["chain"], c["state"], "worker", c["worker"] or "-", "progress %.2f" % c["progress"])'
+    print("  chain", c["chain"], c["state"], "worker", c.get("worker") or "-", "progress %.2f" % c["progress"])'
 echo "fit $fid: chain $c runs on $w at $prog (chains on both workers): kill -9 $w"
 if [ "$w" = worker-c ]; then kill -9 $WC; else kill -9 $WD; fi
 killed=$(date +%s)
@@ -132,7 +134,7 @@ echo "after the kill: $st, $(($(date +%s) - killed)) s later"
 curl -s $U/fits/$fid -H "$A" | python3 -c '
 import json, sys
 for c in json.load(sys.stdin)["chains"]:
-    print("chain", c["chain"], c["state"], "worker", c["worker"], "attempts", c["attempts"], "job", c["job_id"])'
+    print("chain", c["chain"], c["state"], "worker", c.get("worker"), "attempts", c["attempts"], "job", c["job_id"])'
 curl -s "$U/jobs?limit=12" -H "$A" | python3 -c '
 import json, sys
 for j in reversed(json.load(sys.stdin)["jobs"]):
@@ -152,3 +154,17 @@ print("fit", sys.argv[3], "(chains as jobs, a worker killed) and fit 1 (one proc
 sys.exit(0 if same else 1)
 PY
 [ "$st" = done ]
+
+echo "== concord eval --db DSN --jobs: 5 folds as jobs of two workers"
+$B worker --db "$DSN" --concurrency 1 --name worker-e --stale-after 10s --fan-out >"$work/e.log" 2>&1 &
+WE=$!
+sleep 1
+ev=(eval --db "$DSN" --project other --folds 5 --samples 600 --burnin 200 --rater-baselines 2)
+$B "${ev[@]}" --jobs --out "$work/eval-jobs.json" 2>&1 | grep -E '^(Fold|concord eval: evaluation|[0-9]+ fits)'
+$B "${ev[@]}" --out "$work/eval-local.json" | grep -E '^[0-9]+ fits'
+if cmp -s "$work/eval-jobs.json" "$work/eval-local.json"; then
+	echo "the metrics of the folds as jobs and of the evaluation in one process: byte for byte the same"
+else
+	echo "the metrics of the folds as jobs DIFFER from the evaluation in one process"
+	exit 1
+fi

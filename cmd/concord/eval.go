@@ -104,8 +104,15 @@ sweep grows with the number of items times the rank of the kernel matrix,
 which for the text kernel is at most the vocabulary size: --max-features
 bounds it on large item sets.
 
+With --jobs (a project in the database: --project, --db) the folds run as
+jobs of the workers on that database (concord worker, or concord serve),
+one job per fold, which any of them may take; the command waits, names the
+worker of each fold and writes the same metrics as without (each fold's
+fits are seeded as in one process). An interrupt cancels the folds' jobs.
+
 Examples:
   concord eval --labels ratings.csv --items essays.csv --scheme ordinal:0..12 --folds 10 --out eval.json
+  concord eval --db postgres://concord@db/concord --project essays --folds 5 --jobs --out eval.json
   concord eval --labels ratings.csv --items sentences.csv --text-columns sentence --scheme nominal:a,b,c --model classification --out eval.json
   concord eval --labels pima_labels.csv --items pima_items.csv --scheme binary:No,Yes,pos=Yes --model auc --standardize --folds 10 --out auc-eval.json
   concord eval --labels ratings.csv --items sentences.csv --kernel text:relation+text:term1+text:term2+text:sentence \
