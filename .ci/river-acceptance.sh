@@ -5,8 +5,13 @@
 # submitted twice is one job, kills (SIGKILL) the worker running a fit mid-fit
 # and times how long the other takes to finish it, fills one project's cap and
 # shows that another project's fit starts before the rest of the first's, and
-# prints the job records (which worker attempted what). Not run by .ci/run (it
-# takes a few minutes); run it by hand:
+# prints the job records (which worker attempted what). Then the fan-out: two
+# workers with --fan-out run a 4-chain fit's chains (the fit document shows
+# which worker ran which chain), one is killed (SIGKILL) while it runs a
+# chain, the other finishes the fit, and its result is bit for bit that of
+# the same seeded fit run in one process (fit 1). Last, concord eval --jobs
+# runs 5 folds as jobs of two workers (it names each fold's worker) and
+# writes the metrics of the evaluation in one process, byte for byte. .ci/run runs it; by hand:
 #
 #   eval "$(bash db/testdata/start-postgres.sh)"
 #   bash .ci/river-acceptance.sh
@@ -28,7 +33,8 @@ $B worker --db "$DSN" --concurrency 1 --name worker-a --stale-after 10s >"$work/
 WA=$!
 $B worker --db "$DSN" --concurrency 1 --name worker-b --stale-after 10s >"$work/b.log" 2>&1 &
 WB=$!
-trap 'kill $SP $WA $WB 2>/dev/null || true' EXIT
+WC= WD= WE=
+trap 'kill $SP $WA $WB $WC $WD $WE 2>/dev/null || true' EXIT
 sleep 2
 A="Authorization: Bearer $CONCORD_ADMIN_TOKEN"
 U=http://127.0.0.1:$port/api/v1
@@ -86,3 +92,79 @@ curl -s "$U/jobs?limit=20" -H "$A" | python3 -c '
 import json, sys
 for j in reversed(json.load(sys.stdin)["jobs"]):
     print(j["id"], j["state"], "priority", j["priority"], "fit", j.get("fit_id"), "project", j.get("project_id"), "attempted by", j["attempted_by"], j.get("errors") or "")'
+
+echo "== fan-out: two workers with --fan-out run the chains of one fit"
+until [ "$(curl -s $U/projects/1/fits -H "$A" | json 'sum(f["state"] in ("queued", "running") for f in d["fits"])')" = 0 ]; do sleep 1; done
+kill -TERM $WA $WB 2>/dev/null || true
+wait $WA $WB 2>/dev/null || true
+$B worker --db "$DSN" --concurrency 1 --name worker-c --stale-after 10s --fan-out >"$work/c.log" 2>&1 &
+WC=$!
+$B worker --db "$DSN" --concurrency 1 --name worker-d --stale-after 10s --fan-out >"$work/d.log" 2>&1 &
+WD=$!
+fid=$(curl -s -X POST $U/projects/2/fits -H "Authorization: Bearer $K2" -d "$spec" | json 'd["id"]')
+running() { # the worker running a chain some way in, once chains run on both workers
+	curl -s $U/fits/$fid -H "$A" | python3 -c '
+import json, sys
+d = json.load(sys.stdin); ch = [c for c in d.get("chains") or [] if c["state"] == "running"]
+busy = [c for c in ch if c["progress"] > 0.1]
+if busy and len({c["worker"] for c in ch}) == 2:
+    print(busy[0]["worker"], busy[0]["chain"], busy[0]["progress"], d["state"])
+else:
+    print("- - -", d["state"])'
+}
+while :; do
+	read -r w c prog st < <(running)
+	[ "$w" != - ] && break
+	case "$st" in done | failed | cancelled) echo "fit $fid ended $st before both workers ran a chain"; exit 1 ;; esac
+	sleep 0.5
+done
+curl -s $U/fits/$fid -H "$A" | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["chains"]:
+    print("  chain", c["chain"], c["state"], "worker", c.get("worker") or "-", "progress %.2f" % c["progress"])'
+echo "fit $fid: chain $c runs on $w at $prog (chains on both workers): kill -9 $w"
+if [ "$w" = worker-c ]; then kill -9 $WC; else kill -9 $WD; fi
+killed=$(date +%s)
+while :; do
+	st=$(curl -s $U/fits/$fid -H "$A" | json 'd["state"]')
+	case "$st" in done | failed | cancelled) break ;; esac
+	sleep 1
+done
+echo "after the kill: $st, $(($(date +%s) - killed)) s later"
+curl -s $U/fits/$fid -H "$A" | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["chains"]:
+    print("chain", c["chain"], c["state"], "worker", c.get("worker"), "attempts", c["attempts"], "job", c["job_id"])'
+curl -s "$U/jobs?limit=12" -H "$A" | python3 -c '
+import json, sys
+for j in reversed(json.load(sys.stdin)["jobs"]):
+    print(j["id"], j["kind"], "chain", j.get("chain", "-"), j["state"], "fit", j.get("fit_id"), "attempted by", j["attempted_by"], j.get("errors") or "")'
+curl -s $U/fits/1/result -H "$A" >"$work/r1"
+curl -s $U/fits/$fid/result -H "$A" >"$work/r2"
+python3 - "$work/r1" "$work/r2" "$fid" <<'PY'
+import json, sys
+docs = []
+for p in sys.argv[1:3]:
+    d = json.load(open(p))
+    for k in ("seconds", "sampling_seconds", "sweeps_per_second"):
+        d["diagnostics"].pop(k, None)
+    docs.append(json.dumps(d, sort_keys=True))
+same = docs[0] == docs[1]
+print("fit", sys.argv[3], "(chains as jobs, a worker killed) and fit 1 (one process), same seed:", "bit for bit the same" if same else "DIFFERENT")
+sys.exit(0 if same else 1)
+PY
+[ "$st" = done ]
+
+echo "== concord eval --db DSN --jobs: 5 folds as jobs of two workers"
+$B worker --db "$DSN" --concurrency 1 --name worker-e --stale-after 10s --fan-out >"$work/e.log" 2>&1 &
+WE=$!
+sleep 1
+ev=(eval --db "$DSN" --project other --folds 5 --samples 600 --burnin 200 --rater-baselines 2)
+$B "${ev[@]}" --jobs --out "$work/eval-jobs.json" 2>&1 | grep -E '^(Fold|concord eval: evaluation|[0-9]+ fits)'
+$B "${ev[@]}" --out "$work/eval-local.json" | grep -E '^[0-9]+ fits'
+if cmp -s "$work/eval-jobs.json" "$work/eval-local.json"; then
+	echo "the metrics of the folds as jobs and of the evaluation in one process: byte for byte the same"
+else
+	echo "the metrics of the folds as jobs DIFFER from the evaluation in one process"
+	exit 1
+fi

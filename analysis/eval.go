@@ -246,6 +246,41 @@ func foldModels(ds *annotations.Dataset, train []string, byItem map[string][]ann
 // Problems with the spec or the data are EINVALID errors; ctx cancels.
 func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress func(EvalProgress)) (*EvalResult, error) {
 	start := time.Now()
+	pl, err := newEvalPlan(ds, spec)
+	if err != nil {
+		return nil, err
+	}
+	folds := make([]*EvalFoldResult, pl.k)
+	for f := range folds {
+		if folds[f], err = pl.fold(ctx, f, start, progress); err != nil {
+			return nil, err
+		}
+	}
+	out := pl.combine(folds)
+	out.Seconds = time.Since(start).Seconds()
+	return out, nil
+}
+
+// evalPlan is what every fold of an evaluation shares: the spec with its
+// defaults, the labelled items and their folds, the baselines and the
+// models' names.
+type evalPlan struct {
+	ds        *annotations.Dataset
+	spec      EvalSpec
+	model     Model
+	byItem    map[string][]annotations.Label
+	ids       []string
+	k         int
+	baselines []string
+	notes     []string
+	foldOf    []int
+	majority  map[string]string
+	itemByID  map[string]annotations.Item
+	names     []string
+}
+
+// newEvalPlan checks spec against ds and plans the evaluation.
+func newEvalPlan(ds *annotations.Dataset, spec EvalSpec) (*evalPlan, error) {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
@@ -268,136 +303,230 @@ func Eval(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, progress 
 	if err := model.CheckScheme(ds.Scheme); err != nil {
 		return nil, err
 	}
+	pl := &evalPlan{ds: ds, spec: spec, model: model, byItem: map[string][]annotations.Label{}}
 	// Labelled items, in dataset order, and their labels.
-	byItem := map[string][]annotations.Label{}
 	for _, l := range ds.Labels {
-		byItem[l.Item] = append(byItem[l.Item], l)
+		pl.byItem[l.Item] = append(pl.byItem[l.Item], l)
 	}
-	var ids []string
 	for _, id := range ds.ItemIDs() {
-		if len(byItem[id]) > 0 {
-			ids = append(ids, id)
+		if len(pl.byItem[id]) > 0 {
+			pl.ids = append(pl.ids, id)
 		}
 	}
-	k := spec.Folds
-	if k < 2 || k > len(ids) {
-		return nil, bad("folds = %d: expected 2 to %d (the number of labelled items)", k, len(ids))
+	pl.k = spec.Folds
+	if pl.k < 2 || pl.k > len(pl.ids) {
+		return nil, bad("folds = %d: expected 2 to %d (the number of labelled items)", pl.k, len(pl.ids))
 	}
-	baselines, notes, err := pickRaterBaselines(ds, spec.RaterBaselines)
+	if pl.baselines, pl.notes, err = pickRaterBaselines(ds, spec.RaterBaselines); err != nil {
+		return nil, err
+	}
+	pl.foldOf = assignFolds(pl.ids, pl.k, spec.Fit.Seed)
+	pl.majority = majorityLabels(ds, pl.byItem)
+	pl.itemByID = make(map[string]annotations.Item, len(ds.Items))
+	for _, it := range ds.Items {
+		pl.itemByID[it.ID] = it
+	}
+	pl.names = []string{"multirater", "majority"}
+	for _, r := range pl.baselines {
+		pl.names = append(pl.names, "rater:"+r)
+	}
+	return pl, nil
+}
+
+// EvalFoldResult is what one fold of an evaluation gives: each model's
+// predictions of the held-out items, its fit's levels and (bounded) the
+// held-out log densities, and the fits' convergence. It is encoded with
+// encoding/gob between the worker that runs the fold and the one that
+// combines the folds.
+type EvalFoldResult struct {
+	Fold   int
+	Models []EvalFoldModel
+	// Fits counts the fits, NotConverged those that missed the
+	// convergence limits, WorstRhat their largest split R-hat.
+	Fits, NotConverged int
+	WorstRhat          float64
+}
+
+// EvalFoldModel is one model's part of a fold's result.
+type EvalFoldModel struct {
+	Name    string
+	Levels  []string
+	Items   []multirater.ItemResult
+	LogDens []float64
+}
+
+// fold runs fold f (0-based): fits its models on the other folds' items
+// and predicts its held-out items. start is when the evaluation started,
+// for the progress reports.
+func (pl *evalPlan) fold(ctx context.Context, f int, start time.Time, progress func(EvalProgress)) (*EvalFoldResult, error) {
+	ds, spec, model := pl.ds, pl.spec, pl.model
+	total := float64(pl.k * len(pl.names))
+	done := f * len(pl.names)
+	out := &EvalFoldResult{Fold: f}
+	var train, test []string
+	for i, id := range pl.ids {
+		if pl.foldOf[i] == f {
+			test = append(test, id)
+		} else {
+			train = append(train, id)
+		}
+	}
+	// The models of this fold.
+	models, err := foldModels(ds, train, pl.byItem, pl.majority, pl.baselines, f)
 	if err != nil {
 		return nil, err
 	}
-	fold := assignFolds(ids, k, spec.Fit.Seed)
-	majority := majorityLabels(ds, byItem)
+	// The fold's kernel matrix, from the training items alone.
+	dsTrain := subsetDataset(ds, pl.itemByID, train, nil)
+	cov, ks, feats, err := buildCovariance(dsTrain, train, spec.Fit)
+	if err != nil {
+		return nil, fmt.Errorf("fold %d: %w", f+1, err)
+	}
+	testItems := make([]annotations.Item, len(test))
+	for i, id := range test {
+		it, ok := pl.itemByID[id]
+		if !ok {
+			it = annotations.Item{ID: id}
+		}
+		testItems[i] = it
+	}
+	for _, m := range models {
+		mids, mcov, mfeats := train, cov, feats
+		if m.ids != nil {
+			mids = m.ids
+			mcov, mfeats, err = subsetCovariance(cov, ks, feats, train, m.ids)
+			if err != nil {
+				return nil, err
+			}
+		}
+		dsm := subsetDataset(ds, pl.itemByID, mids, m.labels)
+		base := float64(done)
+		res, err := model.fit(ctx, dsm, mcov, spec.Fit, func(p multirater.Progress) {
+			if progress != nil {
+				progress(EvalProgress{Fraction: (base + p.Fraction) / total, Fold: f + 1, Model: m.name, Elapsed: time.Since(start)})
+			}
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
+		}
+		out.Fits++
+		fm := EvalFoldModel{Name: m.name, Levels: res.Levels}
+		if !res.Diagnostics.Converged {
+			out.NotConverged++
+		}
+		out.WorstRhat = max(out.WorstRhat, res.Diagnostics.MaxRhat)
+		pr, err := evalPredictor(res, ks, mfeats, mcov.Cov)
+		if err != nil {
+			return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
+		}
+		p, err := pr.Predict(testItems)
+		if err != nil {
+			return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
+		}
+		fm.Items = p.Items
+		if ds.Scheme.Kind == annotations.Bounded {
+			if fm.LogDens, err = heldOutLogDensities(ds, res, p.Items, pl.byItem); err != nil {
+				return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
+			}
+		}
+		out.Models = append(out.Models, fm)
+		done++
+		if progress != nil {
+			progress(EvalProgress{Fraction: float64(done) / total, Fold: f + 1, Model: m.name, Elapsed: time.Since(start)})
+		}
+	}
+	return out, nil
+}
 
-	itemByID := make(map[string]annotations.Item, len(ds.Items))
-	for _, it := range ds.Items {
-		itemByID[it.ID] = it
-	}
-	names := append([]string{"multirater", "majority"}, nil...)
-	for _, r := range baselines {
-		names = append(names, "rater:"+r)
-	}
-	preds := make(map[string]map[string]multirater.ItemResult, len(names))
-	levels := make(map[string][]string, len(names)) // each model's FitResult.Levels
-	for _, n := range names {
-		preds[n] = make(map[string]multirater.ItemResult, len(ids))
+// combine pools the folds' held-out predictions (folds[f] of fold f) and
+// computes the metrics.
+func (pl *evalPlan) combine(folds []*EvalFoldResult) *EvalResult {
+	preds := make(map[string]map[string]multirater.ItemResult, len(pl.names))
+	levels := make(map[string][]string, len(pl.names)) // each model's FitResult.Levels
+	for _, n := range pl.names {
+		preds[n] = make(map[string]multirater.ItemResult, len(pl.ids))
 	}
 	// Bounded: the log predictive density of each held-out rating inside
 	// the scale, per model, computed from the fit that held it out.
-	logDens := make(map[string][]float64, len(names))
-	total := float64(k * len(names))
-	done := 0
-	out := &EvalResult{Folds: k, Items: len(ids), Notes: notes}
+	logDens := make(map[string][]float64, len(pl.names))
+	out := &EvalResult{Folds: pl.k, Items: len(pl.ids), Notes: pl.notes}
 	notConverged := 0
 	var worstRhat float64
-	for f := 0; f < k; f++ {
-		var train, test []string
-		for i, id := range ids {
-			if fold[i] == f {
-				test = append(test, id)
-			} else {
-				train = append(train, id)
+	for _, fr := range folds {
+		out.Fits += fr.Fits
+		notConverged += fr.NotConverged
+		worstRhat = max(worstRhat, fr.WorstRhat)
+		for _, m := range fr.Models {
+			levels[m.Name] = m.Levels
+			for _, it := range m.Items {
+				preds[m.Name][it.ID] = it
 			}
-		}
-		// The models of this fold.
-		models, err := foldModels(ds, train, byItem, majority, baselines, f)
-		if err != nil {
-			return nil, err
-		}
-		// The fold's kernel matrix, from the training items alone.
-		dsTrain := subsetDataset(ds, itemByID, train, nil)
-		cov, ks, feats, err := buildCovariance(dsTrain, train, spec.Fit)
-		if err != nil {
-			return nil, fmt.Errorf("fold %d: %w", f+1, err)
-		}
-		testItems := make([]annotations.Item, len(test))
-		for i, id := range test {
-			it, ok := itemByID[id]
-			if !ok {
-				it = annotations.Item{ID: id}
-			}
-			testItems[i] = it
-		}
-		for _, m := range models {
-			mids, mcov, mfeats := train, cov, feats
-			if m.ids != nil {
-				mids = m.ids
-				mcov, mfeats, err = subsetCovariance(cov, ks, feats, train, m.ids)
-				if err != nil {
-					return nil, err
-				}
-			}
-			dsm := subsetDataset(ds, itemByID, mids, m.labels)
-			base := float64(done)
-			res, err := model.fit(ctx, dsm, mcov, spec.Fit, func(p multirater.Progress) {
-				if progress != nil {
-					progress(EvalProgress{Fraction: (base + p.Fraction) / total, Fold: f + 1, Model: m.name, Elapsed: time.Since(start)})
-				}
-			})
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
-			}
-			out.Fits++
-			levels[m.name] = res.Levels
-			if !res.Diagnostics.Converged {
-				notConverged++
-			}
-			worstRhat = max(worstRhat, res.Diagnostics.MaxRhat)
-			pr, err := evalPredictor(res, ks, mfeats, mcov.Cov)
-			if err != nil {
-				return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
-			}
-			p, err := pr.Predict(testItems)
-			if err != nil {
-				return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
-			}
-			for _, it := range p.Items {
-				preds[m.name][it.ID] = it
-			}
-			if ds.Scheme.Kind == annotations.Bounded {
-				lds, err := heldOutLogDensities(ds, res, p.Items, byItem)
-				if err != nil {
-					return nil, fmt.Errorf("fold %d, model %s: %w", f+1, m.name, err)
-				}
-				logDens[m.name] = append(logDens[m.name], lds...)
-			}
-			done++
-			if progress != nil {
-				progress(EvalProgress{Fraction: float64(done) / total, Fold: f + 1, Model: m.name, Elapsed: time.Since(start)})
+			if pl.ds.Scheme.Kind == annotations.Bounded {
+				logDens[m.Name] = append(logDens[m.Name], m.LogDens...)
 			}
 		}
 	}
 	if notConverged > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d of %d fits did not meet the convergence limits (largest split R-hat %.3f); the held-out predictions average over the draws all the same, but more samples may change the figures slightly", notConverged, out.Fits, worstRhat))
 	}
-	h := heldOut{ds: ds, ids: ids, byItem: byItem, itemByID: itemByID, majority: majority}
-	out.Models, out.Paired = h.metrics(names, preds, levels, logDens)
-	out.Seconds = time.Since(start).Seconds()
-	return out, nil
+	h := heldOut{ds: pl.ds, ids: pl.ids, byItem: pl.byItem, itemByID: pl.itemByID, majority: pl.majority}
+	out.Models, out.Paired = h.metrics(pl.names, preds, levels, logDens)
+	return out
+}
+
+// EvalFolds returns the number of folds of the evaluation of spec on ds
+// (checking both as Eval does).
+func EvalFolds(ds *annotations.Dataset, spec EvalSpec) (int, error) {
+	pl, err := newEvalPlan(ds, spec)
+	if err != nil {
+		return 0, err
+	}
+	return pl.k, nil
+}
+
+// EvalFold runs fold f (0-based) of the evaluation of spec on ds, as Eval
+// runs it (the folds are dealt by the seed, the fits seeded alike), for a
+// worker that runs one fold of an evaluation fanned out over workers;
+// progress reports the fold's own fraction done.
+func EvalFold(ctx context.Context, ds *annotations.Dataset, spec EvalSpec, f int, progress func(EvalProgress)) (*EvalFoldResult, error) {
+	pl, err := newEvalPlan(ds, spec)
+	if err != nil {
+		return nil, err
+	}
+	if f < 0 || f >= pl.k {
+		return nil, annotations.Errorf(annotations.EINVALID, "fold %d of an evaluation of %d folds", f+1, pl.k)
+	}
+	start := time.Now()
+	var report func(EvalProgress)
+	if progress != nil {
+		report = func(p EvalProgress) {
+			// The fold's own fraction, from the evaluation's.
+			p.Fraction = min(max(p.Fraction*float64(pl.k)-float64(f), 0), 1)
+			progress(p)
+		}
+	}
+	return pl.fold(ctx, f, start, report)
+}
+
+// CombineEval pools the results of every fold of the evaluation of spec
+// on ds (folds[f] of fold f, from EvalFold) into the result Eval gives.
+func CombineEval(ds *annotations.Dataset, spec EvalSpec, folds []*EvalFoldResult) (*EvalResult, error) {
+	pl, err := newEvalPlan(ds, spec)
+	if err != nil {
+		return nil, err
+	}
+	if len(folds) != pl.k {
+		return nil, annotations.Errorf(annotations.EINVALID, "%d fold results for an evaluation of %d folds", len(folds), pl.k)
+	}
+	for f, fr := range folds {
+		if fr == nil || fr.Fold != f {
+			return nil, annotations.Errorf(annotations.EINVALID, "fold %d: missing or out of order", f+1)
+		}
+	}
+	return pl.combine(folds), nil
 }
 
 // heldOut are the held-out predictions' data: the labelled items ids,

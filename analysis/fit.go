@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -349,7 +350,7 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 	}
 	res, err := m.fit(ctx, ds, nil, spec, progress)
 	if err != nil {
-		if ctx.Err() == nil && annotations.ErrorCode(err) == annotations.EINTERNAL {
+		if ctx.Err() == nil && annotations.ErrorCode(err) == annotations.EINTERNAL && !errors.Is(err, mcmc.ErrPartRan) {
 			// An engine's numerical failure (no finite evidence, EP that
 			// does not settle, a factorisation that fails) depends on
 			// the data and the settings: the user gets it with the

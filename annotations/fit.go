@@ -52,10 +52,31 @@ type Fit struct {
 	StartedAt   *time.Time `json:"started_at,omitempty"`
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
 	HeartbeatAt *time.Time `json:"heartbeat_at,omitempty"`
+	// Chains are the fit's chains when they run as jobs of their own (a
+	// Gibbs fit fanned out over the workers): which worker ran which
+	// chain, in how many attempts.
+	Chains []FitChain `json:"chains,omitempty"`
 	// Duplicate is set on the answer to a submission that found this fit
 	// queued or running with the same model and spec on the same labels:
 	// no second job was made.
 	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// FitChain is one chain of a fit that runs as a job of its own.
+type FitChain struct {
+	Chain int `json:"chain"`
+	// State is queued, running or done.
+	State string `json:"state"`
+	// Worker names the worker that runs or ran the chain (its last
+	// attempt).
+	Worker string `json:"worker,omitempty"`
+	// Attempts counts the attempts at the chain (a chain whose worker
+	// died is retried by another).
+	Attempts   int        `json:"attempts"`
+	JobID      int64      `json:"job_id"`
+	Progress   float64    `json:"progress"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
 // FitProgress is a running fit's progress report.

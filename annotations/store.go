@@ -2,6 +2,7 @@ package annotations
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -217,6 +218,31 @@ type FitRunner interface {
 	RunFit(ctx context.Context, f *Fit) error
 }
 
+// ChainRunner is a FitRunner whose Gibbs fits may fan out: the job engine
+// runs such a fit's chains as jobs of their own, which any worker may take
+// (RunChains, one chain each), and the job of the chain that completes
+// last enqueues the job that combines them (CombineChains). Each chain is
+// seeded from the fit's seed as in one process, so the result does not
+// depend on which worker ran what.
+type ChainRunner interface {
+	FitRunner
+	// ChainJobs returns the number of chain jobs fit f fans out into; 0:
+	// it runs as one job (RunFit).
+	ChainJobs(f *Fit) int
+	// RunChains runs chains [lo, hi) of the running fit f and returns
+	// their outputs (encoded) and how long they sampled. It calls report
+	// with its progress (about every progress interval) and stops as soon
+	// as report returns an error (the fit was cancelled, failed or
+	// deleted), returning that error. An error wrapping ErrRetry: the
+	// attempt ended for a reason outside the fit (retried); any other
+	// error: the fit fails on it (its message is for users).
+	RunChains(ctx context.Context, f *Fit, lo, hi int, report func(FitProgress) error) ([][]byte, time.Duration, error)
+	// CombineChains summarises the outputs of every chain of the running
+	// fit f (outputs[c] of chain c; sampling, the longest time a chain
+	// job sampled) and records the fit's end as RunFit does.
+	CombineChains(ctx context.Context, f *Fit, outputs [][]byte, sampling time.Duration) error
+}
+
 // JobCount is the number of jobs of a queue in a state.
 type JobCount struct {
 	Queue string `json:"queue"`
@@ -226,15 +252,17 @@ type JobCount struct {
 
 // JobInfo is one job of the job engine, as the admin sees it.
 type JobInfo struct {
-	ID          int64      `json:"id"`
-	Kind        string     `json:"kind"`
-	Queue       string     `json:"queue"`
-	State       string     `json:"state"`
-	Priority    int        `json:"priority"`
-	Attempt     int        `json:"attempt"`
-	MaxAttempts int        `json:"max_attempts"`
-	AttemptedBy []string   `json:"attempted_by"`
-	FitID       int64      `json:"fit_id,omitempty"`
+	ID          int64    `json:"id"`
+	Kind        string   `json:"kind"`
+	Queue       string   `json:"queue"`
+	State       string   `json:"state"`
+	Priority    int      `json:"priority"`
+	Attempt     int      `json:"attempt"`
+	MaxAttempts int      `json:"max_attempts"`
+	AttemptedBy []string `json:"attempted_by"`
+	FitID       int64    `json:"fit_id,omitempty"`
+	// Chain is the chain a fit's chain job runs.
+	Chain       *int       `json:"chain,omitempty"`
 	ProjectID   int64      `json:"project_id,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	AttemptedAt *time.Time `json:"attempted_at,omitempty"`
@@ -279,6 +307,56 @@ type Store interface {
 	LabelStore
 	FitStore
 	JobEngine
+	EvalStore
 	APIKeyStore
 	Close() error
+}
+
+// Eval is an evaluation (cross-validation) of a project whose folds run as
+// jobs of the store's job engine, one job per fold, which any worker may
+// take; the fold that completes last enqueues the job that combines them.
+type Eval struct {
+	ID        int64           `json:"id"`
+	ProjectID int64           `json:"project_id"`
+	Spec      json.RawMessage `json:"spec"`
+	Folds     int             `json:"folds"`
+	// Status is running, done, failed or cancelled.
+	Status   FitStatus `json:"state"`
+	Progress float64   `json:"progress"`
+	Message  string    `json:"message,omitempty"`
+	// Result is the combined result (the runner's encoding) when done.
+	Result     []byte     `json:"-"`
+	FoldJobs   []EvalFold `json:"fold_jobs,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// EvalFold is one fold of an evaluation run as a job.
+type EvalFold struct {
+	Fold     int     `json:"fold"`
+	State    string  `json:"state"` // queued, running, done
+	Worker   string  `json:"worker,omitempty"`
+	Attempts int     `json:"attempts"`
+	JobID    int64   `json:"job_id"`
+	Progress float64 `json:"progress"`
+}
+
+// EvalStore keeps evaluations whose folds are jobs.
+type EvalStore interface {
+	// CreateEval stores a running evaluation of e.ProjectID with e.Folds
+	// folds and enqueues one job per fold, in one transaction; it sets
+	// e.ID and e.CreatedAt.
+	CreateEval(ctx context.Context, e *Eval) error
+	// FindEval returns an evaluation with its folds (and its result when
+	// done).
+	FindEval(ctx context.Context, id int64) (*Eval, error)
+	// CancelEval cancels a running evaluation and its jobs.
+	CancelEval(ctx context.Context, id int64) error
+}
+
+// EvalRunner runs the jobs of evaluations: one fold, and the combine of
+// every fold's output. Errors as ChainRunner.RunChains's.
+type EvalRunner interface {
+	RunEvalFold(ctx context.Context, e *Eval, fold int, report func(progress float64) error) ([]byte, error)
+	CombineEval(ctx context.Context, e *Eval, outputs [][]byte) ([]byte, error)
 }

@@ -176,7 +176,15 @@ func (d *DB) FindFitByID(ctx context.Context, id int64) (*annotations.Fit, error
 	if err != nil {
 		return nil, wrap(err, "find fit %d", id)
 	}
-	return r.fit(), nil
+	f := r.fit()
+	rows, err := fitChains(d.r.WithContext(ctx), id)
+	if err != nil {
+		return nil, wrap(err, "read the chains of fit %d", id)
+	}
+	for _, c := range rows {
+		f.Chains = append(f.Chains, c.chain())
+	}
+	return f, nil
 }
 
 // ListFits returns the project's fits, newest first, without results.
@@ -334,7 +342,14 @@ func (d *DB) RequestCancel(ctx context.Context, id int64) (*annotations.Fit, err
 			err = tx.Exec("UPDATE fits SET status = ?, message = ?, finished_at = ? WHERE id = ?",
 				string(annotations.FitCancelled), "cancelled before it started", now(), id).Error
 		case annotations.FitRunning:
-			err = tx.Exec("UPDATE fits SET cancel_requested = ? WHERE id = ?", true, id).Error
+			var fanned bool
+			if fanned, err = hasChains(tx, id); err == nil && fanned {
+				// Its chain jobs are cancelled and the fit with them; the
+				// running chains stop at their next progress write.
+				err = d.endFanOutTx(ctx, tx, r, annotations.FitCancelled, "cancelled by request")
+			} else if err == nil {
+				err = tx.Exec("UPDATE fits SET cancel_requested = ? WHERE id = ?", true, id).Error
+			}
 		default:
 			out = r
 			return nil

@@ -302,6 +302,14 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &fitWorker{d: d, run: run, opts: opts})
+	if er, ok := run.(annotations.EvalRunner); ok {
+		river.AddWorker(workers, &evalFoldWorker{d: d, run: er, opts: opts})
+		river.AddWorker(workers, &evalCombineWorker{d: d, run: er, opts: opts})
+	}
+	if cr, ok := run.(annotations.ChainRunner); ok {
+		river.AddWorker(workers, &chainWorker{d: d, run: cr, opts: opts})
+		river.AddWorker(workers, &combineWorker{d: d, run: cr, opts: opts})
+	}
 	cfg := &river.Config{
 		ID:                   opts.Name,
 		Queues:               queues,
@@ -449,7 +457,7 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 			return err
 		}
 		res, err := d.jobs.client.JobListTx(ctx, stx, river.NewJobListParams().
-			States(rivertype.JobStateRunning).Kinds(fitKind).First(10000))
+			States(rivertype.JobStateRunning).Kinds(fitKind, chainKind, combineKind, evalFoldKind, evalCombineKind).First(10000))
 		if err != nil {
 			return fmt.Errorf("list running jobs: %w", err)
 		}
@@ -463,11 +471,23 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 			if slices.Contains(live, by) || job.AttemptedAt == nil || t.Sub(*job.AttemptedAt) < staleAfter {
 				continue
 			}
-			var args fitArgs
+			reason := fmt.Sprintf("worker %q stopped responding", by)
+			if job.Kind == evalFoldKind || job.Kind == evalCombineKind {
+				if err := d.rescueEvalJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
+					return err
+				}
+				continue
+			}
+			var args chainArgs // fit_id of every kind, chain of chain jobs
 			if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
 				return fmt.Errorf("job %d: %w", job.ID, err)
 			}
-			reason := fmt.Sprintf("worker %q stopped responding", by)
+			switch job.Kind {
+			case chainKind:
+				reason = fmt.Sprintf("chain %d: %s", args.Chain, reason)
+			case combineKind:
+				reason = "combining the chains: " + reason
+			}
 			ae, _ := json.Marshal(rivertype.AttemptError{At: t, Attempt: job.Attempt, Error: reason})
 			p.ID = append(p.ID, job.ID)
 			p.Error = append(p.Error, ae)
@@ -477,11 +497,22 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 			} else if err != nil {
 				return err
 			}
+			fanned := job.Kind != fitKind
 			if job.Attempt < maxAttempts {
 				p.State = append(p.State, string(rivertype.JobStateRetryable))
 				p.ScheduledAt = append(p.ScheduledAt, policy.NextRetry(job))
 				p.FinalizedAt = append(p.FinalizedAt, nil)
-				if r != nil && r.Status == string(annotations.FitRunning) {
+				msg := fmt.Sprintf("%s, re-queued, attempt %d of %d", reason, job.Attempt, maxAttempts)
+				switch {
+				case fanned && job.Kind == chainKind && r != nil:
+					if err := requeueChainTx(tx, r.ID, args.Chain, msg); err != nil {
+						return err
+					}
+				case fanned && r != nil:
+					if err := tx.Exec("UPDATE fits SET message = ? WHERE id = ? AND status = ?", msg, r.ID, string(annotations.FitRunning)).Error; err != nil {
+						return err
+					}
+				case r != nil && r.Status == string(annotations.FitRunning):
 					if err := requeue(tx, r, fmt.Sprintf("%s, re-queued, attempt %d of %d", reason, job.Attempt, maxAttempts)); err != nil {
 						return err
 					}
@@ -490,8 +521,12 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 				p.State = append(p.State, string(rivertype.JobStateDiscarded))
 				p.ScheduledAt = append(p.ScheduledAt, t)
 				p.FinalizedAt = append(p.FinalizedAt, &t)
-				if r != nil && r.Status == string(annotations.FitRunning) {
-					msg := fmt.Sprintf("%s on attempt %d of %d; gave up after %d attempts", reason, job.Attempt, maxAttempts, job.Attempt)
+				msg := fmt.Sprintf("%s on attempt %d of %d; gave up after %d attempts", reason, job.Attempt, maxAttempts, job.Attempt)
+				if fanned && r != nil {
+					if err := d.endFanOutTx(ctx, tx, r, annotations.FitFailed, msg); err != nil {
+						return err
+					}
+				} else if r != nil && r.Status == string(annotations.FitRunning) {
 					if err := tx.Exec("UPDATE fits SET status = ?, message = ?, finished_at = ? WHERE id = ?",
 						string(annotations.FitFailed), msg, t, r.ID).Error; err != nil {
 						return err
@@ -538,6 +573,14 @@ func (w *fitWorker) Work(ctx context.Context, job *river.Job[fitArgs]) error {
 		return river.JobCancel(err)
 	default:
 		return err // the database: retried
+	}
+	if cr, ok := w.run.(annotations.ChainRunner); ok {
+		if n := cr.ChainJobs(f); n >= 2 {
+			if err := d.fanOut(ctx, job, f, n); err != nil {
+				return err // the database: retried
+			}
+			return nil
+		}
 	}
 	err = w.run.RunFit(ctx, f)
 	if err == nil {
@@ -591,7 +634,11 @@ func (d *DB) ListJobs(ctx context.Context, limit int) ([]annotations.JobInfo, []
 	}
 	jobs := make([]annotations.JobInfo, len(res.Jobs))
 	for i, j := range res.Jobs {
-		var args fitArgs
+		var args struct {
+			FitID     int64 `json:"fit_id"`
+			ProjectID int64 `json:"project_id"`
+			Chain     *int  `json:"chain"`
+		}
 		_ = json.Unmarshal(j.EncodedArgs, &args)
 		by := j.AttemptedBy
 		if by == nil {
@@ -600,7 +647,7 @@ func (d *DB) ListJobs(ctx context.Context, limit int) ([]annotations.JobInfo, []
 		ji := annotations.JobInfo{
 			ID: j.ID, Kind: j.Kind, Queue: j.Queue, State: string(j.State), Priority: j.Priority,
 			Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, AttemptedBy: by,
-			FitID: args.FitID, ProjectID: args.ProjectID, CreatedAt: j.CreatedAt.UTC(),
+			FitID: args.FitID, Chain: args.Chain, ProjectID: args.ProjectID, CreatedAt: j.CreatedAt.UTC(),
 			AttemptedAt: j.AttemptedAt, FinalizedAt: j.FinalizedAt,
 		}
 		for _, e := range j.Errors {

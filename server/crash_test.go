@@ -62,6 +62,7 @@ func TestHelperServer(t *testing.T) {
 		Addr:       "127.0.0.1:0", AdminToken: testAdmin, Workers: workers,
 		ProgressInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond,
 		StaleAfter: stale, ShutdownGrace: grace,
+		FanOutChains: os.Getenv("CONCORD_HELPER_FANOUT") == "1",
 	}, st, log)
 	if err != nil {
 		t.Fatal(err)

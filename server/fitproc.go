@@ -34,18 +34,56 @@ import (
 //
 // A child whose parent died is killed by SIGPIPE at its next progress line.
 
-// fitJob is the input of a fit worker process.
+// fitJob is the input of a fit worker process: a whole fit, or with Chains
+// chains [lo, hi) of it (their outputs are the answer), or with Outputs the
+// summary of every chain's outputs (a fanned-out fit's combine).
 type fitJob struct {
 	Spec    analysis.FitSpec     `json:"spec"`
 	Dataset *annotations.Dataset `json:"dataset"`
+	Chains  *[2]int              `json:"chains,omitempty"`
+	Outputs [][]byte             `json:"outputs,omitempty"`
+	// SamplingSeconds is how long the chains of Outputs sampled.
+	SamplingSeconds float64 `json:"sampling_seconds,omitempty"`
 }
 
 // fitLine is one line of a fit worker's output.
 type fitLine struct {
 	Progress *progressLine   `json:"progress,omitempty"`
 	Result   json.RawMessage `json:"result,omitempty"`
+	Chains   *chainsLine     `json:"chains,omitempty"`
 	Error    *errorDetail    `json:"error,omitempty"`
 }
+
+// chainsLine is the answer to a job of chains: their outputs.
+type chainsLine struct {
+	Outputs         [][]byte `json:"outputs"`
+	SamplingSeconds float64  `json:"sampling_seconds"`
+}
+
+// childResult is what a fit worker process answered.
+type childResult struct {
+	res      *multirater.FitResult
+	outputs  [][]byte
+	sampling time.Duration
+}
+
+// runJob runs a fit job in this process: the fit, its chains or their
+// summary.
+func runJob(ctx context.Context, job *fitJob, progress func(multirater.Progress)) (childResult, error) {
+	switch {
+	case job.Chains != nil:
+		out, sampling, err := analysis.FitChains(ctx, job.Dataset, job.Spec, job.Chains[0], job.Chains[1], progress)
+		return childResult{outputs: out, sampling: sampling}, err
+	case job.Outputs != nil:
+		res, err := analysis.CombineChains(ctx, job.Dataset, job.Spec, job.Outputs, seconds(job.SamplingSeconds), progress)
+		return childResult{res: res}, err
+	default:
+		res, err := analysis.Fit(ctx, job.Dataset, job.Spec, progress)
+		return childResult{res: res}, err
+	}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 type progressLine struct {
 	Fraction   float64 `json:"fraction"`
@@ -75,7 +113,7 @@ func RunFitWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	res, err := analysis.Fit(ctx, job.Dataset, job.Spec, func(p multirater.Progress) {
+	out, err := runJob(ctx, &job, func(p multirater.Progress) {
 		emit(fitLine{Progress: &progressLine{Fraction: p.Fraction, ETASeconds: p.ETA.Seconds(), MaxRhat: p.MaxRhat, Phase: p.Phase}})
 		mu.Lock()
 		failed := writeErr != nil
@@ -92,7 +130,11 @@ func RunFitWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 		emit(fitLine{Error: &d})
 		return writeErr
 	}
-	raw, err := json.Marshal(res)
+	if job.Chains != nil {
+		emit(fitLine{Chains: &chainsLine{Outputs: out.outputs, SamplingSeconds: out.sampling.Seconds()}})
+		return writeErr
+	}
+	raw, err := json.Marshal(out.res)
 	if err != nil {
 		emit(fitLine{Error: &errorDetail{Code: annotations.EINTERNAL, Message: "encoding the result: " + err.Error()}})
 		return writeErr
@@ -103,11 +145,11 @@ func RunFitWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 
 // fitInChild runs a fit in a child process (Config.FitCommand) and
 // returns the result document, raw and parsed.
-func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, spec analysis.FitSpec, ds *annotations.Dataset, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, job *fitJob, progress func(multirater.Progress)) (childResult, error) {
 	cfg := p.s.cfg
-	input, err := json.Marshal(fitJob{Spec: spec, Dataset: ds})
+	input, err := json.Marshal(job)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the fit job: %w", err)
+		return childResult{}, fmt.Errorf("encoding the fit job: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, cfg.FitCommand[0], cfg.FitCommand[1:]...)
 	cmd.Stdin = bytes.NewReader(input)
@@ -116,12 +158,13 @@ func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, spec analysis
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return childResult{}, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the fit worker %q: %w", cfg.FitCommand[0], err)
+		return childResult{}, fmt.Errorf("starting the fit worker %q: %w", cfg.FitCommand[0], err)
 	}
-	var res *multirater.FitResult
+	var res childResult
+	answered := false
 	var fitErr error
 	br := bufio.NewReaderSize(out, 1<<16)
 	for {
@@ -140,8 +183,10 @@ func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, spec analysis
 				if err := json.Unmarshal(l.Result, &r); err != nil {
 					fitErr = fmt.Errorf("decoding the fit worker's result: %w", err)
 				} else {
-					res = &r
+					res.res, answered = &r, true
 				}
+			case l.Chains != nil:
+				res.outputs, res.sampling, answered = l.Chains.Outputs, seconds(l.Chains.SamplingSeconds), true
 			case l.Error != nil:
 				if l.Error.Code == annotations.EINTERNAL || l.Error.Code == "" {
 					fitErr = fmt.Errorf("fit worker: %s", l.Error.Message)
@@ -156,19 +201,19 @@ func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, spec analysis
 	}
 	werr := cmd.Wait()
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return childResult{}, ctx.Err()
 	}
-	if res != nil || fitErr != nil {
+	if answered || fitErr != nil {
 		return res, fitErr
 	}
 	if sig, name, ok := killedBy(cmd.ProcessState); ok {
-		return nil, &workerKilledError{signal: sig, name: name, stderr: strings.TrimSpace(stderr.String())}
+		return childResult{}, &workerKilledError{signal: sig, name: name, stderr: strings.TrimSpace(stderr.String())}
 	}
 	msg := "no result"
 	if werr != nil {
 		msg = werr.Error()
 	}
-	return nil, fmt.Errorf("the fit worker process ended without a result (%s): %s", msg, strings.TrimSpace(stderr.String()))
+	return childResult{}, fmt.Errorf("the fit worker process ended without a result (%s): %s", msg, strings.TrimSpace(stderr.String()))
 }
 
 // workerKilledError is the end of a fit whose worker process was killed by

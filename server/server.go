@@ -76,6 +76,11 @@ type Config struct {
 	// uses "nice -n 10 concord fit-worker"). Empty runs fits in this
 	// process.
 	FitCommand []string
+	// FanOutChains makes the Gibbs fits whose jobs this process takes run
+	// their chains as jobs of their own, which any worker process sharing
+	// the database may take, and a job that combines them (see package
+	// db); the result is the same, bit for bit.
+	FanOutChains bool
 	// MaxBootstrapWork bounds the bootstrap of one agreement analysis (the
 	// agreement endpoint and the agreement section of reports), in
 	// resampled labels and rater pairs: replicates × (labels + rater pairs

@@ -120,14 +120,16 @@ func (p *pool) run(ctx context.Context) error {
 
 // RunFit runs one attempt of fit f (annotations.FitRunner).
 func (p *pool) RunFit(ctx context.Context, f *annotations.Fit) error {
-	return p.execute(ctx, f)
+	return p.execute(ctx, f, nil, 0)
 }
 
 // execute runs one attempt of a fit to its end: done, failed or cancelled
 // (recorded, nil), or an error wrapping ErrRetry (its worker process was
 // killed, this worker shuts down, it was taken over): the job engine
-// retries it.
-func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) error {
+// retries it. With outputs, the attempt summarises the outputs of the
+// fit's chains that ran as jobs of their own (sampling: the longest time
+// one sampled) instead of fitting.
+func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, outputs [][]byte, sampling time.Duration) error {
 	s := p.s
 	log := s.log.With("fit", f.ID, "project", f.ProjectID, "attempt", f.Attempts)
 	ctx, cancel := context.WithCancelCause(jobsCtx)
@@ -149,7 +151,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) error {
 	var spec analysis.FitSpec
 	specErr := json.Unmarshal(f.Spec, &spec)
 	sweeps := float64(0)
-	if specErr == nil {
+	if specErr == nil && outputs == nil {
 		full := spec.WithDefaults()
 		sweeps = float64(full.Chains) * float64(max(full.Burnin, 0)+full.Samples*full.Thin)
 	}
@@ -166,7 +168,10 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit) error {
 	var res *multirater.FitResult
 	err := specErr
 	if err == nil {
-		res, err = p.fit(ctx, f, spec, func(pr multirater.Progress) { latest.Store(&pr) })
+		var out childResult
+		job := &fitJob{Spec: spec, Outputs: outputs, SamplingSeconds: sampling.Seconds()}
+		out, err = p.fit(ctx, f, job, func(pr multirater.Progress) { latest.Store(&pr) })
+		res = out.res
 	} else {
 		err = annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
 	}
@@ -242,22 +247,23 @@ func (p *pool) finish(ctx context.Context, log *slog.Logger, f *annotations.Fit,
 
 // fit loads the project's data and runs the model, turning a panic into an
 // internal error.
-func (p *pool) fit(ctx context.Context, f *annotations.Fit, spec analysis.FitSpec, progress func(multirater.Progress)) (res *multirater.FitResult, err error) {
+func (p *pool) fit(ctx context.Context, f *annotations.Fit, job *fitJob, progress func(multirater.Progress)) (out childResult, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.s.log.Error("panic during a fit", "fit", f.ID, "panic", r, "stack", stack())
-			res, err = nil, fmt.Errorf("panic: %v", r)
+			out, err = childResult{}, fmt.Errorf("panic: %v", r)
 		}
 	}()
 	ds, err := p.s.store.Dataset(ctx, f.ProjectID)
 	if err != nil {
-		return nil, err
+		return childResult{}, err
 	}
+	job.Dataset = ds
 	progress(multirater.Progress{Phase: "starting"})
 	if len(p.s.cfg.FitCommand) > 0 {
-		return p.fitInChild(ctx, f, spec, ds, progress)
+		return p.fitInChild(ctx, f, job, progress)
 	}
-	return analysis.Fit(ctx, ds, spec, progress)
+	return runJob(ctx, job, progress)
 }
 
 // reportProgress writes the fit's latest progress every ProgressInterval until

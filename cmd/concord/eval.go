@@ -15,6 +15,7 @@ import (
 	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+	"concord/server"
 	"concord/textfeat"
 )
 
@@ -103,8 +104,15 @@ sweep grows with the number of items times the rank of the kernel matrix,
 which for the text kernel is at most the vocabulary size: --max-features
 bounds it on large item sets.
 
+With --jobs (a project in the database: --project, --db) the folds run as
+jobs of the workers on that database (concord worker, or concord serve),
+one job per fold, which any of them may take; the command waits, names the
+worker of each fold and writes the same metrics as without (each fold's
+fits are seeded as in one process). An interrupt cancels the folds' jobs.
+
 Examples:
   concord eval --labels ratings.csv --items essays.csv --scheme ordinal:0..12 --folds 10 --out eval.json
+  concord eval --db postgres://concord@db/concord --project essays --folds 5 --jobs --out eval.json
   concord eval --labels ratings.csv --items sentences.csv --text-columns sentence --scheme nominal:a,b,c --model classification --out eval.json
   concord eval --labels pima_labels.csv --items pima_items.csv --scheme binary:No,Yes,pos=Yes --model auc --standardize --folds 10 --out auc-eval.json
   concord eval --labels ratings.csv --items sentences.csv --kernel text:relation+text:term1+text:term2+text:sentence \
@@ -133,6 +141,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	seed := fs.Uint64("seed", 1, "random seed of the folds and the fits")
 	baselines := fs.String("rater-baselines", "", fmt.Sprintf("raters with a rater:<id> baseline: all, none or N (default: all raters when there are at most %d, else the %d with the most labels)", analysis.DefaultRaterBaselines, analysis.DefaultRaterBaselines))
 	maxWork := fs.Duration("max-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of the whole evaluation (every fold's fit), in one core's time: an evaluation projected to take longer is refused before it starts (0: no limit)")
+	jobs := fs.Bool("jobs", false, "with --project: run the folds as jobs of the workers on --db (concord worker, or concord serve), one job per fold, and wait for the result (the same as without)")
 	sf := addSettingFlags(fs)
 	out := fs.String("out", "", `metrics file ("-" for standard output) (required)`)
 	settingsUsage(fs, args)
@@ -175,7 +184,13 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err := check(); err != nil {
 		return err
 	}
+	if *jobs && *project == "" {
+		return annotations.Errorf(annotations.EINVALID, "--jobs runs the folds of a project in the database on its workers: give --project NAME (and --db DSN)")
+	}
 	if strings.EqualFold(spec.Fit.Model, analysis.ModelAUC) {
+		if *jobs {
+			return annotations.Errorf(annotations.EINVALID, "--jobs is not available with --model auc (its folds run in this process)")
+		}
 		// The auc model is judged by test AUC against two classifiers.
 		return runAUCEval(ctx, e, analysis.AUCEvalSpec{Fit: spec.Fit, Folds: *folds, GPKernel: *gpKernel}, *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode, rf, *out)
 	}
@@ -208,6 +223,14 @@ func runEval(ctx context.Context, e *env, args []string) error {
 			full.Model, full.Kernel, source, *folds, *seed, engineName(full.Engine))
 	}
 	bar := newProgressBar(e, "eval")
+	if *jobs {
+		res, err := evalOnWorkers(ctx, e, *dsn, *project, spec, ds, bar, summary)
+		bar.Done()
+		if err != nil {
+			return err
+		}
+		return writeEval(e, ds, res, *out, summary)
+	}
 	foldsDone := 0
 	res, err := analysis.Eval(ctx, ds, spec, func(p analysis.EvalProgress) {
 		bar.Set(p.Fraction, fmt.Sprintf("fold %d/%d %s", p.Fold, *folds, p.Model))
@@ -225,23 +248,92 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	return writeEval(e, ds, res, *out, summary)
+}
+
+// writeEval writes the metrics to out and the summary table.
+func writeEval(e *env, ds *annotations.Dataset, res *analysis.EvalResult, out string, summary io.Writer) error {
 	b, err := json.MarshalIndent(res, "", " ")
 	if err != nil {
 		return fmt.Errorf("encoding the metrics: %w", err)
 	}
 	b = append(b, '\n')
-	if *out == "-" {
+	if out == "-" {
 		if _, err := e.stdout.Write(b); err != nil {
 			return err
 		}
-	} else if err := os.WriteFile(*out, b, 0o644); err != nil {
+	} else if err := os.WriteFile(out, b, 0o644); err != nil {
 		return err
 	}
 	printEvalSummary(summary, ds, res)
-	if *out != "-" {
-		fmt.Fprintf(summary, "Wrote %s\n", *out)
+	if out != "-" {
+		fmt.Fprintf(summary, "Wrote %s\n", out)
 	}
 	return nil
+}
+
+// evalOnWorkers stores the evaluation of project with its folds as jobs
+// of the database's workers, waits for its result and says which worker
+// ran which fold; an interrupt (ctx) cancels it.
+func evalOnWorkers(ctx context.Context, e *env, dsn, project string, spec analysis.EvalSpec, ds *annotations.Dataset, bar *progressBar, summary io.Writer) (*analysis.EvalResult, error) {
+	k, err := analysis.EvalFolds(ds, spec)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, e, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	p, err := findProject(ctx, st, project)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	ev := &annotations.Eval{ProjectID: p.ID, Spec: raw, Folds: k}
+	if err := st.CreateEval(ctx, ev); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	fmt.Fprintf(e.stderr, "concord eval: evaluation %d: %d folds queued as jobs; the workers on this database run them (concord worker --db DSN, or concord serve --db DSN)\n", ev.ID, k)
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := st.CancelEval(bg, ev.ID); err != nil {
+				fmt.Fprintf(e.stderr, "concord eval: cancelling evaluation %d: %v\n", ev.ID, err)
+			}
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		cur, err := st.FindEval(ctx, ev.ID)
+		if err != nil {
+			return nil, err
+		}
+		bar.Set(cur.Progress, cur.Message)
+		switch cur.Status {
+		case annotations.FitRunning:
+			continue
+		case annotations.FitDone:
+		default:
+			return nil, annotations.Errorf(annotations.EINVALID, "evaluation %d %s: %s", ev.ID, cur.Status, cur.Message)
+		}
+		res, err := server.DecodeEvalResult(cur.Result)
+		if err != nil {
+			return nil, err
+		}
+		res.Seconds = time.Since(start).Seconds()
+		for _, f := range cur.FoldJobs {
+			fmt.Fprintf(summary, "Fold %d: worker %s (attempts %d)\n", f.Fold+1, f.Worker, f.Attempts)
+		}
+		return res, nil
+	}
 }
 
 // printEvalSummary prints the metrics as a table.

@@ -687,3 +687,39 @@ func FuzzParsePrecisions(f *testing.F) {
 		}
 	})
 }
+
+// TestClassChainsApart runs a fit's chains in parts (as worker processes do
+// when a fit fans out) and checks that the summary of their outputs is the
+// fit in one call, bit for bit: three classes with a kernel, two classes
+// (the collapsed moves), fixed precisions (appendix B).
+func TestClassChainsApart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	bin := &Data{Classes: []string{"no", "yes"}, RaterIDs: []string{"r0", "r1", "r2"}}
+	for i := 0; i < 40; i++ {
+		bin.ItemIDs = append(bin.ItemIDs, fmt.Sprint("i", i))
+		truth := rng.IntN(2)
+		for l := range bin.RaterIDs {
+			lab := truth
+			if rng.Float64() > 0.8 {
+				lab = 1 - lab
+			}
+			bin.Labels = append(bin.Labels, multirater.Rating{Item: i, Rater: l, Level: lab})
+		}
+	}
+	mc := mcmc.Settings{Chains: 3, Samples: 60, Burnin: 40, Seed: 21}
+	for _, tc := range []struct {
+		name  string
+		data  *Data
+		prec  Precisions
+		parts [][2]int
+	}{
+		{"three classes, rbf", newClassToy(13).data, InferredPrecisions, [][2]int{{1, 3}, {0, 1}}},
+		{"two classes", bin, InferredPrecisions, [][2]int{{0, 1}, {1, 2}, {2, 3}}},
+		{"fixed precisions", newClassToy(13).data, FixedPrecisions, [][2]int{{0, 2}, {2, 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := Options{Common: mcmc.Common{Settings: mc, KeepDraws: 50}, Precisions: tc.prec}
+			mcmctest.CheckParts(t, func(ctx context.Context) (*multirater.FitResult, error) { return Fit(ctx, tc.data, opts) }, 3, tc.parts, nil)
+		})
+	}
+}

@@ -8,10 +8,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"concord/internal/testutil"
 	"concord/multirater"
+	"concord/multirater/mcmc/mcmctest"
 )
 
 func fit(t testing.TB, d *Data, o Options) *multirater.FitResult {
@@ -502,5 +504,37 @@ func TestGibbsExactPosterior(t *testing.T) {
 		if got := it.ClassProbs["y"]; math.Abs(got-want) > 0.01 {
 			t.Errorf("item %d: P(y) gibbs %.4f, exact %.4f", n, got, want)
 		}
+	}
+}
+
+// TestGibbsChainsApart runs a Gibbs fit's chains in parts (as worker
+// processes do when a fit fans out) and checks that the summary of their
+// outputs is the fit in one call, bit for bit (the note with the
+// variational fit's time aside), with and without a kernel prior.
+func TestGibbsChainsApart(t *testing.T) {
+	d, x, _ := covData(50, 6, 3, 0.7, true, 4, 11)
+	dk := *d
+	dk.Cov, dk.Kernel = rbfCov(x, 2), "rbf:gamma=2"
+	clean := func(res *multirater.FitResult) {
+		notes := res.Diagnostics.Notes[:0]
+		for _, n := range res.Diagnostics.Notes {
+			if !strings.Contains(n, "variational fit's empirical Bayes") {
+				notes = append(notes, n)
+			}
+		}
+		res.Diagnostics.Notes = notes
+	}
+	for _, tc := range []struct {
+		name  string
+		data  *Data
+		parts [][2]int
+	}{
+		{"no kernel", d, [][2]int{{0, 1}, {1, 3}}},
+		{"rbf kernel", &dk, [][2]int{{2, 3}, {0, 2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{Engine: multirater.EngineGibbs, Settings: mcmcSettings(3, 80, 40, 5)}
+			mcmctest.CheckParts(t, func(ctx context.Context) (*multirater.FitResult, error) { return Fit(ctx, tc.data, o) }, 3, tc.parts, clean)
+		})
 	}
 }

@@ -105,17 +105,41 @@ func CheckPositive(name string, v float64) {
 // reports the "summarising" and "done" phases, calls summarise on the
 // finished chains and fills the timings and the engine-neutral diagnostics
 // of the result. start is when the fit started (before the model's set-up).
+//
+// A Part in ctx (WithPart) makes it run part of that work, for chains that
+// run in different processes: chains [Lo, Hi) only, their outputs encoded
+// in the Part and ErrPartRan returned (no summary); or, with Inputs, no
+// chain at all, the summary of the outputs of every chain. The chains must
+// be Portable.
 func Fit[C Chain](ctx context.Context, s Settings, progress func(multirater.Progress), start time.Time, samplingWork float64,
 	newChain func(c int) C, summarise func(chains []C) *multirater.FitResult) (*multirater.FitResult, error) {
+	part := PartOf(ctx)
+	if part != nil && part.Inputs == nil {
+		return nil, runPart(ctx, s, part, progress, start, samplingWork, newChain)
+	}
 	chains := make([]C, s.Chains)
 	cs := make([]Chain, s.Chains)
 	for c := range chains {
 		chains[c] = newChain(c)
 		cs[c] = chains[c]
 	}
-	st, err := Run(ctx, s, cs, progress, start, samplingWork)
-	if err != nil {
-		return nil, err
+	var st RunStats
+	if part != nil {
+		// Summarise the outputs of chains that ran apart.
+		if len(part.Inputs) != s.Chains {
+			return nil, fmt.Errorf("multirater: %d chain outputs for %d chains", len(part.Inputs), s.Chains)
+		}
+		for c, ch := range cs {
+			if err := decodeOutput(ch, c, part.Inputs[c]); err != nil {
+				return nil, err
+			}
+		}
+		st.Sampling = part.InputSampling
+	} else {
+		var err error
+		if st, err = Run(ctx, s, cs, progress, start, samplingWork); err != nil {
+			return nil, err
+		}
 	}
 	if progress != nil {
 		progress(multirater.Progress{Fraction: samplingWork, Elapsed: time.Since(start), Phase: "summarising"})
@@ -123,13 +147,46 @@ func Fit[C Chain](ctx context.Context, s Settings, progress func(multirater.Prog
 	res := summarise(chains)
 	res.Diagnostics.SamplingSeconds = st.Sampling.Seconds()
 	total := float64(s.Burnin + s.Samples*s.Thin)
-	res.Diagnostics.SweepsPerSecond = total / st.Sampling.Seconds()
+	if st.Sampling > 0 {
+		res.Diagnostics.SweepsPerSecond = total / st.Sampling.Seconds()
+	}
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
 	SetEngineDiagnostics(&res.Diagnostics, int(total))
 	if progress != nil {
 		progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done", MaxRhat: res.Diagnostics.MaxRhat})
 	}
 	return res, nil
+}
+
+// runPart runs chains [p.Lo, p.Hi) of a fit and encodes their outputs in
+// p (see Part).
+func runPart[C Chain](ctx context.Context, s Settings, p *Part, progress func(multirater.Progress), start time.Time, samplingWork float64,
+	newChain func(c int) C) error {
+	if p.Lo < 0 || p.Hi <= p.Lo || p.Hi > s.Chains {
+		return fmt.Errorf("multirater: chains [%d, %d) of a fit of %d chains", p.Lo, p.Hi, s.Chains)
+	}
+	cs := make([]Chain, p.Hi-p.Lo)
+	for i := range cs {
+		cs[i] = newChain(p.Lo + i)
+		if _, ok := cs[i].(Portable); !ok {
+			return fmt.Errorf("multirater: chain %d (%T) cannot run apart from the others", p.Lo+i, cs[i])
+		}
+	}
+	st, err := Run(ctx, s, cs, progress, start, samplingWork)
+	if err != nil {
+		return err
+	}
+	p.Sampling = st.Sampling
+	p.Outputs = make([][]byte, len(cs))
+	for i, ch := range cs {
+		if p.Outputs[i], err = encodeOutput(ch, p.Lo+i); err != nil {
+			return err
+		}
+	}
+	if progress != nil {
+		progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
+	}
+	return ErrPartRan
 }
 
 // Result starts the result document of a family's MCMC fit with nc chains:

@@ -741,3 +741,25 @@ func checkLevels(t *testing.T, what string, p []float64, k int) {
 		t.Errorf("%s: probabilities sum to %v", what, sum)
 	}
 }
+
+// TestOrdinalChainsApart runs a fit's chains in parts (as worker processes
+// do when a fit fans out) and checks that the summary of their outputs is
+// the fit in one call, bit for bit, for both samplers and a kernel prior.
+func TestOrdinalChainsApart(t *testing.T) {
+	td := makeToy(3, 40)
+	for _, tc := range []struct {
+		name  string
+		data  *Data
+		smp   mcmc.Sampler
+		parts [][2]int
+	}{
+		{"default sampler, rbf", td.data, mcmc.DefaultSampler, [][2]int{{2, 3}, {0, 2}}},
+		{"paper sampler, rbf", td.data, mcmc.PaperSampler, [][2]int{{0, 1}, {1, 2}, {2, 3}}},
+		{"sirt k1, identity", loadSirtK1(t), mcmc.DefaultSampler, [][2]int{{0, 1}, {1, 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := Options{Common: mcmc.Common{Sampler: tc.smp, Settings: mcmc.Settings{Chains: 3, Samples: 60, Burnin: 40, Seed: 11}}}
+			mcmctest.CheckParts(t, func(ctx context.Context) (*multirater.FitResult, error) { return Fit(ctx, tc.data, opts) }, 3, tc.parts, nil)
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"concord/annotations"
+)
+
+// chainRunner is a ChainRunner whose chains output their number; chain
+// jobs fail as fail says.
+type chainRunner struct {
+	d    *DB
+	fail func(f *annotations.Fit, chain, attempt int) error
+	mu   sync.Mutex
+	runs map[[2]int64]int // (fit, chain) -> attempts
+	comb map[int64]int    // fit -> combines
+}
+
+func (r *chainRunner) RunFit(ctx context.Context, f *annotations.Fit) error {
+	return fmt.Errorf("fit %d ran as one job", f.ID)
+}
+
+func (r *chainRunner) ChainJobs(f *annotations.Fit) int {
+	var s struct{ Chains int }
+	_ = json.Unmarshal(f.Spec, &s)
+	return s.Chains
+}
+
+func (r *chainRunner) RunChains(ctx context.Context, f *annotations.Fit, lo, hi int, report func(annotations.FitProgress) error) ([][]byte, time.Duration, error) {
+	r.mu.Lock()
+	r.runs[[2]int64{f.ID, int64(lo)}]++
+	n := r.runs[[2]int64{f.ID, int64(lo)}]
+	r.mu.Unlock()
+	if err := report(annotations.FitProgress{Progress: 0.5}); err != nil {
+		return nil, 0, err
+	}
+	if err := r.fail(f, lo, n); err != nil {
+		return nil, 0, err
+	}
+	return [][]byte{{byte('a' + lo)}}, time.Millisecond, nil
+}
+
+func (r *chainRunner) CombineChains(ctx context.Context, f *annotations.Fit, outputs [][]byte, sampling time.Duration) error {
+	r.mu.Lock()
+	r.comb[f.ID]++
+	r.mu.Unlock()
+	var all []byte
+	for _, o := range outputs {
+		all = append(all, o...)
+	}
+	return r.d.FinishFit(ctx, f.ID, annotations.FitDone, "done", []byte(fmt.Sprintf("%q", all)))
+}
+
+// TestChainJobs: a fit whose runner fans it out runs one job per chain
+// (three at once here, so chains end together) and one combine, with the
+// outputs in chain order; a chain killed once is retried; a chain that
+// fails on the data fails the fit, whose other chains end, with no
+// combine.
+func TestChainJobs(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		d := b.open(t)
+		p := newProject(t, d, "p", "ordinal:1..5")
+		mk := func(chains int) int64 {
+			f := &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"chains":%d}`, chains))}
+			must(t, d.CreateFit(ctx, f))
+			return f.ID
+		}
+		good, bad := mk(6), mk(3)
+		r := &chainRunner{d: d, runs: map[[2]int64]int{}, comb: map[int64]int{}, fail: func(f *annotations.Fit, chain, attempt int) error {
+			switch {
+			case f.ID == good && chain == 2 && attempt == 1:
+				return fmt.Errorf("fit worker killed by signal 9: %w", annotations.ErrRetry)
+			case f.ID == bad && chain == 1:
+				return annotations.Errorf(annotations.EINVALID, "chain 1 found no labels")
+			}
+			return nil
+		}}
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 3, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}, r)
+		}()
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			fg, _ := d.FindFitByID(ctx, good)
+			fb, _ := d.FindFitByID(ctx, bad)
+			if fg.Status.Terminal() && fb.Status.Terminal() {
+				if fg.Status != annotations.FitDone || len(fg.Chains) != 6 {
+					t.Errorf("fanned-out fit: %+v", fg)
+				}
+				for _, c := range fg.Chains {
+					if want := 1 + btoi(c.Chain == 2); c.State != "done" || c.Worker != "w" || c.Attempts != want {
+						t.Errorf("chain %d: %+v, want %d attempts", c.Chain, c, want)
+					}
+				}
+				if fb.Status != annotations.FitFailed || fb.Message != "chain 1 found no labels" {
+					t.Errorf("fit failing on its data: %+v", fb)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("fits not ended: %+v %+v", fg, fb)
+			}
+		}
+		res, err := d.FitResult(ctx, good)
+		must(t, err)
+		if string(res) != `"abcdef"` {
+			t.Errorf("combined outputs %s, want the chains' in order", res)
+		}
+		// The failed fit's chain jobs end (none left to run).
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			counts, err := d.JobCounts(ctx)
+			must(t, err)
+			busy := int64(0)
+			for _, c := range counts {
+				if c.State == "available" || c.State == "running" || c.State == "retryable" || c.State == "scheduled" {
+					busy += c.Count
+				}
+			}
+			if busy == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("jobs left: %+v", counts)
+			}
+		}
+		stop()
+		must(t, <-done)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.comb[good] != 1 || r.comb[bad] != 0 {
+			t.Errorf("combines: %v", r.comb)
+		}
+		// The outputs are cleared once combined.
+		var left int64
+		must(t, d.r.Raw("SELECT COUNT(*) FROM fit_chains WHERE output IS NOT NULL AND fit_id = ?", good).Scan(&left).Error)
+		if left != 0 {
+			t.Errorf("%d chain outputs kept after the combine", left)
+		}
+	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

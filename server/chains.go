@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"concord/analysis"
+	"concord/annotations"
+	"concord/multirater"
+)
+
+// A Gibbs fit's chains as jobs of their own (Config.FanOutChains): the
+// pool is an annotations.ChainRunner. The store's job engine turns a fit
+// whose ChainJobs is 2 or more into one job per chain, which any worker
+// process may take (RunChains runs one, in a fit worker child process as
+// whole fits), and a combine job (CombineChains: the summary, recorded as
+// RunFit records a fit). Chain c is seeded from the fit's seed as in one
+// process, so the result is the same, bit for bit, whoever ran what.
+
+// ChainJobs returns the number of chain jobs fit f fans out into: its
+// chains for a Gibbs fit that can run them apart when Config.FanOutChains
+// is set, else 0 (annotations.ChainRunner).
+func (p *pool) ChainJobs(f *annotations.Fit) int {
+	if !p.s.cfg.FanOutChains {
+		return 0
+	}
+	var spec analysis.FitSpec
+	if err := json.Unmarshal(f.Spec, &spec); err != nil {
+		return 0 // RunFit reports it
+	}
+	return analysis.ChainJobs(spec)
+}
+
+// RunChains runs chains [lo, hi) of fit f (annotations.ChainRunner).
+func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int, report func(annotations.FitProgress) error) ([][]byte, time.Duration, error) {
+	s := p.s
+	log := s.log.With("fit", f.ID, "project", f.ProjectID, "chains", fmt.Sprintf("%d..%d", lo, hi-1))
+	ctx, cancel := context.WithCancelCause(jobsCtx)
+	defer cancel(nil)
+	s.metrics.busy.Inc()
+	defer s.metrics.busy.Dec()
+	start := time.Now()
+	log.Info("chains started")
+	var spec analysis.FitSpec
+	if err := json.Unmarshal(f.Spec, &spec); err != nil {
+		return nil, 0, annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
+	}
+
+	var latest atomic.Pointer[multirater.Progress]
+	latest.Store(&multirater.Progress{Phase: "loading the data"})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.cfg.ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			pr := *latest.Load()
+			if err := report(annotations.FitProgress{Progress: min(max(pr.Fraction, 0), 1), ETASeconds: pr.ETA.Seconds(), MaxRhat: pr.MaxRhat, Message: pr.Phase}); err != nil {
+				cancel(err)
+				return
+			}
+		}
+	}()
+	out, err := p.fit(ctx, f, &fitJob{Spec: spec, Chains: &[2]int{lo, hi}}, func(pr multirater.Progress) { latest.Store(&pr) })
+	close(stop)
+	<-done
+
+	cause := context.Cause(ctx)
+	var killed *workerKilledError
+	state := "done"
+	switch {
+	case err == nil:
+	case cause != nil && !errors.Is(cause, context.Canceled):
+		// The fit was cancelled, failed elsewhere or was deleted, or the
+		// chain was taken over: the store knows which.
+		state, err = "stopped", cause
+	case jobsCtx.Err() != nil:
+		state = "requeued"
+		s.metrics.retried.WithLabelValues("shutdown").Inc()
+		err = fmt.Errorf("%s: %w", errShutdown.Error(), annotations.ErrRetry)
+	case errors.As(err, &killed):
+		state = "killed"
+		s.metrics.retried.WithLabelValues("killed").Inc()
+		log.Warn("fit worker killed", "err", err)
+		err = fmt.Errorf("fit worker killed by %s: %w", killed.reason(), annotations.ErrRetry)
+	default:
+		state = string(annotations.FitFailed)
+		if annotations.ErrorCode(err) == annotations.EINTERNAL {
+			log.Error("chains failed", "err", err)
+			err = &annotations.Error{Code: annotations.EINTERNAL, Message: fmt.Sprintf("internal error during chains %d..%d of the fit (see the server log, fit %d)", lo, hi-1, f.ID)}
+		}
+	}
+	log.Info("chains ended", "state", state, "seconds", time.Since(start).Seconds())
+	if err != nil {
+		return nil, 0, err
+	}
+	return out.outputs, out.sampling, nil
+}
+
+// CombineChains summarises the outputs of every chain of fit f and records
+// the fit's end (annotations.ChainRunner).
+func (p *pool) CombineChains(ctx context.Context, f *annotations.Fit, outputs [][]byte, sampling time.Duration) error {
+	return p.execute(ctx, f, outputs, sampling)
+}

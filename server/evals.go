@@ -1,0 +1,131 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"concord/analysis"
+	"concord/annotations"
+)
+
+// Evaluations whose folds are jobs (concord eval --db DSN --jobs): the pool
+// is an annotations.EvalRunner. A fold runs in the worker process (not in
+// a child process, unlike fits); its output is the fold's result
+// (analysis.EvalFoldResult) and the combine's the evaluation's
+// (analysis.EvalResult), both encoded with encoding/gob.
+
+// RunEvalFold runs fold f of evaluation e (annotations.EvalRunner).
+func (p *pool) RunEvalFold(jobsCtx context.Context, e *annotations.Eval, f int, report func(float64) error) ([]byte, error) {
+	s := p.s
+	log := s.log.With("eval", e.ID, "project", e.ProjectID, "fold", f+1)
+	var spec analysis.EvalSpec
+	if err := json.Unmarshal(e.Spec, &spec); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "the stored evaluation settings cannot be read: %v", err)
+	}
+	ctx, cancel := context.WithCancelCause(jobsCtx)
+	defer cancel(nil)
+	s.metrics.busy.Inc()
+	defer s.metrics.busy.Dec()
+	start := time.Now()
+	log.Info("fold started")
+	var frac atomic.Uint64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.cfg.ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := report(float64(frac.Load()) / 1e9); err != nil {
+				cancel(err)
+				return
+			}
+		}
+	}()
+	out, err := func() (out []byte, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("panic during a fold", "panic", r, "stack", stack())
+				out, err = nil, fmt.Errorf("panic: %v", r)
+			}
+		}()
+		ds, err := s.store.Dataset(ctx, e.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		fr, err := analysis.EvalFold(ctx, ds, spec, f, func(pr analysis.EvalProgress) { frac.Store(uint64(pr.Fraction * 1e9)) })
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(fr); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}()
+	close(stop)
+	<-done
+	cause := context.Cause(ctx)
+	switch {
+	case err == nil:
+	case cause != nil && !errors.Is(cause, context.Canceled):
+		err = cause
+	case jobsCtx.Err() != nil:
+		err = fmt.Errorf("%s: %w", errShutdown.Error(), annotations.ErrRetry)
+	case annotations.ErrorCode(err) == annotations.EINTERNAL:
+		log.Error("fold failed", "err", err)
+		err = &annotations.Error{Code: annotations.EINTERNAL, Message: fmt.Sprintf("internal error during fold %d of evaluation %d (see the worker's log)", f+1, e.ID)}
+	}
+	log.Info("fold ended", "seconds", time.Since(start).Seconds(), "err", err)
+	return out, err
+}
+
+// CombineEval pools the outputs of every fold of evaluation e into its
+// result (annotations.EvalRunner).
+func (p *pool) CombineEval(ctx context.Context, e *annotations.Eval, outputs [][]byte) ([]byte, error) {
+	var spec analysis.EvalSpec
+	if err := json.Unmarshal(e.Spec, &spec); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "the stored evaluation settings cannot be read: %v", err)
+	}
+	ds, err := p.s.store.Dataset(ctx, e.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	folds := make([]*analysis.EvalFoldResult, len(outputs))
+	for f, o := range outputs {
+		if err := gob.NewDecoder(bytes.NewReader(o)).Decode(&folds[f]); err != nil {
+			return nil, fmt.Errorf("decoding fold %d: %w", f+1, err)
+		}
+	}
+	res, err := analysis.CombineEval(ds, spec, folds)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(res); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeEvalResult decodes the result of an evaluation whose folds ran as
+// jobs (annotations.Eval.Result).
+func DecodeEvalResult(b []byte) (*analysis.EvalResult, error) {
+	var res analysis.EvalResult
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&res); err != nil {
+		return nil, fmt.Errorf("decoding the evaluation's result: %w", err)
+	}
+	return &res, nil
+}
