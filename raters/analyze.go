@@ -517,7 +517,7 @@ func categoricalAggregators() []aggregatorRun {
 
 // allAggregators lists every categorical aggregator in the reports' order.
 func allAggregators() []aggregatorRun {
-	return append(categoricalAggregators(), skillAggregators()...)
+	return append(append(categoricalAggregators(), skillAggregators()...), mmsrAggregator())
 }
 
 func (in *aggInput) dsOptions() DSOptions {
