@@ -14,7 +14,8 @@ import (
 type Consensus struct {
 	// Method names the aggregator: "majority", "mean", "median",
 	// "dawid_skene", "one_coin", "wawa", "glad", "mace",
-	// "zero_based_skill", "kos", "gold_majority" or "prob_majority".
+	// "zero_based_skill", "kos", "mmsr", "gold_majority" or
+	// "prob_majority".
 	Method string `json:"method"`
 	// Items holds the consensus of each item, in table order.
 	Items []ItemConsensus `json:"items"`
@@ -34,7 +35,7 @@ type Consensus struct {
 // show them: the categorical ones from the simplest, then the continuous
 // ones.
 func AggregatorNames() []string {
-	return []string{"majority", "dawid_skene", "one_coin", "wawa", "glad", "mace", "zero_based_skill", "kos", "gold_majority", "prob_majority", "mean", "median"}
+	return []string{"majority", "dawid_skene", "one_coin", "wawa", "glad", "mace", "zero_based_skill", "kos", "mmsr", "gold_majority", "prob_majority", "mean", "median"}
 }
 
 // ItemConsensus is an aggregator's answer for one item.

@@ -517,7 +517,7 @@ func categoricalAggregators() []aggregatorRun {
 
 // allAggregators lists every categorical aggregator in the reports' order.
 func allAggregators() []aggregatorRun {
-	return append(append(categoricalAggregators(), skillAggregators()...), probAggregators()...)
+	return append(append(append(categoricalAggregators(), skillAggregators()...), mmsrAggregator()), probAggregators()...)
 }
 
 func (in *aggInput) dsOptions() DSOptions {

@@ -281,3 +281,43 @@ func benchAggregator(b *testing.B, f func() (*Consensus, error)) {
 	}
 	b.ReportMetric(float64(iters), "iterations")
 }
+
+// BenchmarkMMSR: M-MSR on a ladder of item counts (5 labels per item from
+// 200 raters: 10k to 1M labels) and of rater counts (10,000 items x 5
+// labels from 50 to 5,000 raters, where the co-labelling graph goes from
+// complete to sparse). Time and memory should grow linearly in the labels
+// and the co-labelling pairs, times the iterations. (At 20,000 raters most
+// share items with fewer than 4 others, nothing is trimmed and the
+// iterations run to their bound: see MMSROptions.MinPartners.)
+func BenchmarkMMSR(b *testing.B) {
+	type rung struct {
+		name string
+		r    func() *Ratings
+	}
+	var rungs []rung
+	for _, n := range []int{2_000, 20_000, 200_000} {
+		rungs = append(rungs, rung{fmt.Sprintf("size/items=%d/labels=%d/raters=200", n, 5*n), func() *Ratings { return sparseCrowd(n, 5, 200, 1) }})
+	}
+	for _, r := range []int{50, 500, 5_000} {
+		rungs = append(rungs, rung{fmt.Sprintf("raters/items=10000/labels=50000/raters=%d", r), func() *Ratings { return sparseCrowd(10_000, 5, r, 2) }})
+	}
+	for _, g := range rungs {
+		b.Run(g.name, func(b *testing.B) {
+			r := g.r()
+			if testing.Short() && r.Len() > 100_000 {
+				b.Skip("large rung: run without -short")
+			}
+			labels := LabelsOf(r)
+			b.ReportAllocs()
+			iters := 0
+			for b.Loop() {
+				c, err := MMSR(labels, r.Items, r.Raters, r.K, MMSROptions{Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				iters = c.Fit.Iterations
+			}
+			b.ReportMetric(float64(iters), "iterations")
+		})
+	}
+}

@@ -2,8 +2,8 @@
 // coefficients (Krippendorff's alpha, Fleiss' and Cohen's kappa, Scott's pi,
 // Gwet's AC1/AC2, intraclass correlations, ...) with confidence intervals,
 // baseline aggregators (majority vote, mean and median, Dawid-Skene,
-// one-coin Dawid-Skene, Wawa, GLAD, MACE, Zero-Based Skill, KOS, gold
-// majority vote) and
+// one-coin Dawid-Skene, Wawa, GLAD, MACE, Zero-Based Skill, KOS, M-MSR,
+// gold majority vote) and
 // per-rater profiles. It works on plain Go values and imports nothing of
 // concord's but, if ever needed, multirater's numeric helpers.
 //
@@ -43,9 +43,13 @@
 // standard aggregators, with its defaults; each rater's own parameter
 // (Wawa's weight, GLAD's ability, MACE's competence) is RaterQuality.Skill.
 //
-// Zero-Based Skill, KOS and the gold majority vote are crowd-kit 1.4.1's;
-// Dawid-Skene also takes crowd-kit's known true labels and initial error
-// matrices (DSOptions).
+// Zero-Based Skill, KOS, M-MSR and the gold majority vote are crowd-kit
+// 1.4.1's; Dawid-Skene also takes crowd-kit's known true labels and initial
+// error matrices (DSOptions). M-MSR (MMSR) holds rater-pair statistics
+// only for the pairs that label an item in common, never crowd-kit's items
+// × raters table or dense rater × rater matrix, and on sparse designs
+// takes its signs from the covariances weighted by common items (see
+// MMSR for where it differs from crowd-kit and why).
 //
 // # Tables and counts
 //

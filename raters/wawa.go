@@ -189,6 +189,9 @@ func (d *dsData) labelConsensus(method string, probs [][]float64, total []int, v
 	}
 	for i, ls := range d.byItem {
 		it := c.Items[i]
+		if it.Class < 0 {
+			continue // no consensus (every vote weighs 0 or nothing)
+		}
 		for _, l := range ls {
 			if l.Class == it.Class {
 				hit[l.Rater]++

@@ -1088,6 +1088,8 @@ func aggregatorLabel(name string) string {
 		return "Zero-Based Skill"
 	case "kos":
 		return "KOS"
+	case "mmsr":
+		return "M-MSR"
 	case "gold_majority":
 		return "gold majority vote"
 	case "prob_majority":

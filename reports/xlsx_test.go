@@ -411,7 +411,7 @@ func checkSkills(b *book, c reportCase, rows [][]string) {
 				continue
 			}
 			name := map[string]string{"wawa": "Wawa weight", "glad": "GLAD ability", "mace": "MACE competence",
-				"zero_based_skill": "Zero-Based Skill skill", "kos": "KOS reliability", "gold_majority": "gold majority vote gold accuracy"}[a.Name]
+				"zero_based_skill": "Zero-Based Skill skill", "kos": "KOS reliability", "mmsr": "M-MSR log-odds", "gold_majority": "gold majority vote gold accuracy"}[a.Name]
 			col, ok := h[name]
 			if !ok {
 				b.t.Errorf("Raters: no column %q", name)

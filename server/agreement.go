@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,6 +118,13 @@ type agreementOpts struct {
 	dsIter int
 	dsTol  float64
 	dsGold bool
+	// dsInit is the CSV text of Dawid-Skene's initial error matrices
+	// (header rater,true,label,value, as concord agreement --ds-init) and
+	// dsInitAdd its strategy, addition rather than assign (query
+	// parameters ds_init, ds_init_strategy; the project agreement route
+	// only).
+	dsInit    string
+	dsInitAdd bool
 }
 
 // readAgreementOpts reads the query parameters of the agreement routes:
@@ -163,9 +171,21 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 		if o.only, err = analysis.ParseOnly(q.str("only", 20)); err != nil {
 			q.fail("query parameter only=%s", err)
 		}
+		o.dsInit = q.str("ds_init", maxDSInit)
+		switch v := q.str("ds_init_strategy", 20); v {
+		case "", "assign":
+		case "addition":
+			o.dsInitAdd = true
+		default:
+			q.fail("query parameter ds_init_strategy=%q: expected assign or addition (how ds_init enters Dawid-Skene's first M-step, as crowd-kit's initial_error_strategy)", v)
+		}
 	}
 	return o
 }
+
+// maxDSInit bounds the ds_init query parameter (bytes): the error matrices
+// of 100 raters of 10 classes, about 40 bytes a cell.
+const maxDSInit = 400_000
 
 // agreementParams are the query parameters readAgreementOpts reads.
 var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "weights", "ds_iter", "ds_tol", "ds_gold"}
@@ -195,7 +215,7 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
 		return nil, nil, agreementTooLarge(n, max)
 	}
-	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%v/%d/%g/%t", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.weights, o.dsIter, o.dsTol, o.dsGold)
+	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%v/%d/%g/%t/%x/%t", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd)
 	fn := func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o, n) }
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
 		res, err := s.agreements.get(ctx, key, fn)
@@ -250,6 +270,10 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 	if err != nil {
 		return nil, err
 	}
+	init, err := dsInitOf(ds, o.dsInit)
+	if err != nil {
+		return nil, err
+	}
 	if o.boot == 0 {
 		o.boot = -1 // raters.Options: negative means none
 	}
@@ -273,7 +297,7 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 		}
 	}
 	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
-		CI: o.ci, Null: o.null, Weights: o.weights, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol}, DSGold: o.dsGold,
+		CI: o.ci, Null: o.null, Weights: o.weights, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol, InitialError: init, InitialErrorAdd: o.dsInitAdd}, DSGold: o.dsGold,
 		MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -298,6 +322,22 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 	raters.SortItemAgreement(tb.items)
 	tb.counts = countValues(ds, tb.items)
 	return &agreementResult{json: b, tables: tb}, nil
+}
+
+// dsInitOf reads the ds_init query parameter's error matrices for the
+// dataset's raters and categories (nil without it).
+func dsInitOf(ds *annotations.Dataset, text string) ([][]float64, error) {
+	if text == "" {
+		return nil, nil
+	}
+	rt, err := analysis.Table(ds)
+	if err != nil {
+		return nil, err
+	}
+	if rt.Categories == nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "query parameter ds_init goes with categorical schemes; %s is not one", ds.Scheme)
+	}
+	return analysis.ReadErrorMatrices("query parameter ds_init", strings.NewReader(text), rt.Raters, rt.Categories)
 }
 
 // agreementJobBody is the 202 answer of the agreement routes while a

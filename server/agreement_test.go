@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -364,4 +366,67 @@ func TestAgreementQueryDawidSkene(t *testing.T) {
 		"ds_tol=x":     "query parameter ds_tol=\"x\"",
 		"ds_gold=mayb": "query parameter ds_gold=\"mayb\"",
 	})
+}
+
+// TestAgreementQueryDSInit: ds_init and ds_init_strategy give Dawid-Skene
+// initial error matrices over the API as --ds-init does, checked on
+// crowd-kit's toy fixture against crowd-kit 1.4.1's own classes
+// (raters/testdata/reference_crowdkit_options.csv: ds_assign_w2,
+// ds_addition_w2, ds_addition_t2, ten iterations each); bad matrices and
+// strategies are a 400 naming the parameter, row and column.
+func TestAgreementQueryDSInit(t *testing.T) {
+	td := "../raters/testdata/"
+	ref := map[string]string{} // case/item -> class
+	f, err := os.Open(td + "reference_crowdkit_options.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs[1:] {
+		if r[1] == "item" && r[3] == "label" {
+			ref[r[0]+"/"+r[2]] = r[4]
+		}
+	}
+	e := newEnv(t)
+	id, key := e.project("toy", "nominal:no,yes")
+	toy, err := os.ReadFile(td + "crowdkit_toy.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{"file": {"toy.csv", string(toy)}}, nil); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("import: status %d: %s", resp.StatusCode, b)
+	}
+	base := fmt.Sprintf("/api/v1/projects/%d/agreement?bootstrap=0&only=aggregators&ties=first&ds_iter=10&ds_tol=0", id)
+	for _, c := range []struct{ refCase, file, strategy string }{
+		{"ds_assign_w2", "crowdkit_init_assign_w2.csv", "assign"},
+		{"ds_addition_w2", "crowdkit_init_addition_w2.csv", "addition"},
+		{"ds_addition_t2", "crowdkit_init_addition_t2.csv", "addition"},
+	} {
+		init, err := os.ReadFile(td + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := e.call("GET", base+"&ds_init_strategy="+c.strategy+"&ds_init="+url.QueryEscape(string(init)), key, nil, 200)
+		items := doc["aggregators"].(map[string]any)["dawid_skene"].(map[string]any)["items"].([]any)
+		if len(items) != 5 {
+			t.Fatalf("%s: %d items", c.refCase, len(items))
+		}
+		for _, it := range items {
+			m := it.(map[string]any)
+			if want := ref[c.refCase+"/"+m["id"].(string)]; want == "" || m["label"] != want {
+				t.Errorf("%s item %v: %v, crowd-kit %q", c.refCase, m["id"], m["label"], want)
+			}
+		}
+	}
+	for q, want := range map[string]string{
+		"ds_init=" + url.QueryEscape("rater,true,label,value\nw1,no,maybe,3\n"): "query parameter ds_init: row 2, column 3: \"maybe\" is not a category",
+		"ds_init=" + url.QueryEscape("rater,true,label,value\nw9,no,no,3\n"):    "query parameter ds_init: row 2, column 1: rater \"w9\"",
+		"ds_init_strategy=merge": "query parameter ds_init_strategy=\"merge\": expected assign or addition",
+	} {
+		e.wantError("GET", base+"&"+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
+	}
 }

@@ -567,9 +567,12 @@ func printAggregators(w io.Writer, rep *analysis.AgreementReport, aggs []string)
 		if c.Ties > 0 {
 			details = append(details, fmt.Sprintf("%d ties (broken by the tie rule, --ties)", c.Ties))
 		}
-		if c.Fit != nil {
+		switch {
+		case c.Fit != nil && len(c.Fit.LogLik) > 0:
 			details = append(details, fmt.Sprintf("%d iterations, converged %v, log-likelihood %.4f, best of %d runs (%s start)",
 				c.Fit.Iterations, c.Fit.Converged, c.Fit.LogLik[len(c.Fit.LogLik)-1], len(c.Fit.Runs), c.Fit.Start))
+		case c.Fit != nil:
+			details = append(details, fmt.Sprintf("%d iterations, converged %v (%s start, seed %d)", c.Fit.Iterations, c.Fit.Converged, c.Fit.Start, c.Fit.Seed))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", n, priors(rep, c), strings.Join(details, "; "))
 	}
