@@ -239,8 +239,11 @@ type ordModel struct {
 	precBlock  int
 	raterBlock [][]float64
 	f          *gp.Factor
-	sampler    mcmc.Sampler
-	ident      multirater.Identifiability
+	// extraDims counts the items with a positive diagonal correction
+	// (gp.Factor.Extra): the dimensions of e that the scale move scales.
+	extraDims int
+	sampler   mcmc.Sampler
+	ident     multirater.Identifiability
 	// ref is the reference rater (-1 under Weak).
 	ref            int
 	v, lam, invS2  float64
@@ -310,9 +313,17 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 	}
 	md.locationMove = opts.Sampler == mcmc.DefaultSampler && opts.Identifiability == multirater.Weak
 	var err error
-	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
+	if n >= gp.ExtraFromItems {
+		// A truncated low-rank prior with its diagonal correction (FITC),
+		// as EP and Laplace take it.
+		md.f, err = gp.NewPriorExtra(n, data.Cov)
+	} else {
+		md.f, err = gp.NewPrior(n, data.Cov)
+	}
+	if err != nil {
 		return nil, err
 	}
+	md.extraDims = md.f.ExtraDims()
 	rated := 0
 	for _, c := range md.itemCount {
 		if c > 0 {

@@ -6,9 +6,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"concord/multirater"
+	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"concord/multirater/mcmc/mcmctest"
+	"concord/multirater/numeric"
 )
 
 // gewekeCase is a small model for the joint-distribution test.
@@ -39,21 +43,92 @@ func TestOrdinalGeweke(t *testing.T) {
 		{Name: "identity/K=2", N: 4, L: 3, K: 2, Opts: prior},
 		{Name: "rbf/both", N: 5, L: 2, K: 3, Cov: rbf, Opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Both}, SigmaB: 1.2}},
 	}
-	mcmctest.RunGewekeCases(t, cases, 7, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, runGeweke)
+	mcmctest.RunGewekeCases(t, cases, 7, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, func(t *testing.T, tc gewekeCase, iters int, seed uint64) {
+		runGeweke(t, tc, iters, seed, nil)
+	})
 }
 
-func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
+// TestOrdinalGewekeExtra is TestOrdinalGeweke for a truncated low-rank
+// prior with its diagonal correction, m = G w + e (gp.NewPriorExtra, which
+// the fits take from gp.ExtraFromItems items): 5 items with 4 features,
+// C = X X' truncated to rank 2, the rest of each item's variance in e. The
+// latent scores' second moments must be the full C_nn = |x_n|^2, which a
+// sampler that left e out (or mis-scaled it) would miss: over 40,000
+// iterations the left-out variance, about a quarter of C_nn here, is many
+// Monte Carlo standard errors.
+func TestOrdinalGewekeExtra(t *testing.T) {
+	_, _, incomplete := mcmctest.GewekeDesigns()
+	lr, dense := gewekeTruncated(t)
+	prior := Options{Common: mcmc.Common{V: 3, Lambda: 2}, SigmaB: 1.2}
+	cases := []gewekeCase{
+		{Name: "fitc/incomplete", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: dense, Opts: prior},
+		{Name: "fitc/complete", N: 5, L: 2, K: 3, Cov: dense, Opts: prior},
+	}
+	mcmctest.RunGewekeCases(t, cases, 11, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, func(t *testing.T, tc gewekeCase, iters int, seed uint64) {
+		runGeweke(t, tc, iters, seed, lr)
+	})
+}
+
+// gewekeTruncated returns the rank-2 truncation of the linear kernel on 5
+// items with 4 fixed features, and that kernel's dense matrix X X'.
+func gewekeTruncated(t *testing.T) (*gp.LowRank, *mat.SymDense) {
+	x := gp.SparseRows{Cols: 4}
+	vals := [][]float64{{1, 0.5, 0, 0.3}, {0.2, 1, 0.4, 0}, {0, 0.3, 1, 0.6}, {0.8, 0, 0.2, 1}, {0.5, 0.5, 0.5, 0.2}}
+	for _, row := range vals {
+		x.Idx = append(x.Idx, []int32{0, 1, 2, 3})
+		x.Val = append(x.Val, row)
+	}
+	lr, err := gp.NewLowRankFeatures(x, gp.LowRankOptions{MaxRank: 2}, rand.New(rand.NewPCG(1, 2)), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr.Exact || lr.Residual() < 0.1*lr.Trace {
+		t.Fatalf("test prior not truncated enough: residual %g of %g", lr.Residual(), lr.Trace)
+	}
+	dense := mat.NewSymDense(5, nil)
+	for i := range vals {
+		for j := range vals {
+			dense.SetSym(i, j, numeric.Dot(vals[i], vals[j]))
+		}
+	}
+	return lr, dense
+}
+
+// runGeweke runs one case; a non-nil lr replaces the dense prior by lr's
+// factor with its diagonal correction (tc.Cov is then the dense matrix
+// that the moments are checked against).
+func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64, lr *gp.LowRank) {
 	rng := rand.New(rand.NewPCG(seed, 12345))
 	opts := tc.Opts.WithDefaults()
 	pairs, items, raters, levels := tc.Design()
 	data := &Data{Cov: tc.Cov, ItemIDs: items, RaterIDs: raters, Levels: levels}
+	newModel := func() (*ordModel, error) { return newOrdModel(data, opts) }
+	if lr != nil {
+		data.Cov = lr
+		newModel = func() (*ordModel, error) {
+			md, err := newOrdModel(data, opts)
+			if err != nil {
+				return nil, err
+			}
+			fx, err := gp.NewPriorExtra(len(items), lr)
+			if err != nil {
+				return nil, err
+			}
+			if fx.Extra == nil || fx.R != md.f.R {
+				t.Fatal("no diagonal correction")
+			}
+			md.f.Extra = fx.Extra
+			md.extraDims = fx.ExtraDims()
+			return md, nil
+		}
+	}
 	// Every rater must have a rating for the model to build; levels are
 	// placeholders until the first regeneration.
 	data.Ratings = make([]multirater.Rating, len(pairs))
 	for i, p := range pairs {
 		data.Ratings[i] = multirater.Rating{Item: p[0], Rater: p[1]}
 	}
-	md, err := newOrdModel(data, opts)
+	md, err := newModel()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +169,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 	it := 0
 	step := func() error {
 		// Rebuild the model for the new labels and carry the state over.
-		md2, err := newOrdModel(data, opts)
+		md2, err := newModel()
 		if err != nil {
 			return err
 		}
@@ -102,6 +177,8 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 		it++
 		copy(ch2.w, ch.w)
 		copy(ch2.m, ch.m)
+		copy(ch2.gw, ch.gw)
+		copy(ch2.e, ch.e)
 		copy(ch2.alpha, ch.alpha)
 		copy(ch2.b, ch.b)
 		// Latent values in the new observation order (sorted by rater,

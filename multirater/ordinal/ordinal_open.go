@@ -250,6 +250,10 @@ func (ch *ordChain) openLowRank() {
 	}
 	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.R, Data: f.G},
 		blas64.Vector{N: r, Inc: 1, Data: s.c}, 1, blas64.Vector{N: md.n, Inc: 1, Data: ch.m})
+	if ch.e != nil {
+		blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.R, Data: f.G},
+			blas64.Vector{N: r, Inc: 1, Data: s.c}, 1, blas64.Vector{N: md.n, Inc: 1, Data: ch.gw})
+	}
 	for _, o := range md.openObs {
 		ch.y[o] += sl[md.openIndex[md.obsItem[o]]].shift
 	}

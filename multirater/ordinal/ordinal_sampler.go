@@ -46,8 +46,13 @@ type ordChain struct {
 	rng *rand.Rand
 	src *rand.PCG
 
-	w, m, y      []float64
-	alpha, b     []float64
+	w, m, y  []float64
+	alpha, b []float64
+	// gw = G w. Without a diagonal correction (gp.Factor.Extra nil) it is
+	// m itself; with one, m = gw + e, e the per-item part of the prior
+	// (gp.NewPriorExtra), and sumE = sum - d∘e the pseudo-observations
+	// that the draw of w given e sees.
+	gw, e, sumE  []float64
 	sum, d       []float64 // per item: sum_l alpha_l y_nl and sum_l alpha_l
 	open         *openScratch
 	precDiag     []float64
@@ -121,6 +126,12 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		blockAge:    -1,
 	}
 	ch.gs.TolH = gp.CGTolH
+	ch.gw = ch.m
+	if md.f.Extra != nil {
+		ch.gw = make([]float64, md.n)
+		ch.e = make([]float64, md.n)
+		ch.sumE = make([]float64, md.n)
+	}
 	if md.openMove {
 		ch.open = newOpenScratch(md)
 	}
@@ -168,7 +179,10 @@ func (ch *ordChain) init() {
 	for i := range ch.w {
 		ch.w[i] = ch.rng.NormFloat64()
 	}
-	md.f.MulG(ch.m, ch.w)
+	md.f.MulG(ch.gw, ch.w)
+	if ch.e != nil {
+		md.f.DrawExtraPriorTo(ch.rng, ch.e, ch.m, ch.gw)
+	}
 	for l := range ch.alpha {
 		if md.alphaFixed(l) {
 			ch.alpha[l] = 1
@@ -332,11 +346,26 @@ func (ch *ordChain) stepM() error {
 	before := ch.gs.Stats.Iterations
 	ch.setPrecDiag()
 	if ch.sweeps%resyncEvery == 0 && !ch.md.f.Diag && !ch.md.complete {
-		ch.gs.MulG(ch.m, ch.w)
+		ch.gs.MulG(ch.gw, ch.w)
 	}
-	err := ch.gs.DrawTracked(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
+	if ch.e == nil {
+		err := ch.gs.DrawTracked(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
+		ch.cgIters += ch.gs.Stats.Iterations - before
+		return err
+	}
+	// m = G w + e: w given e sees the pseudo-observations of G w, then e
+	// given w is drawn item by item (gp.NewPriorExtra); two exact blocks of
+	// the Gaussian conditional.
+	for i, s := range ch.sum {
+		ch.sumE[i] = s - ch.d[i]*ch.e[i]
+	}
+	err := ch.gs.DrawTracked(ch.rng, ch.w, ch.gw, ch.sumE, ch.d, ch.md.complete)
 	ch.cgIters += ch.gs.Stats.Iterations - before
-	return err
+	if err != nil {
+		return err
+	}
+	ch.md.f.DrawExtraTo(ch.rng, ch.e, ch.m, ch.gw, ch.sum, ch.d)
+	return nil
 }
 
 // resyncEvery is the interval in sweeps at which stepM recomputes m = G w.
@@ -935,6 +964,9 @@ func (ch *ordChain) stepScale() {
 	for _, v := range ch.w {
 		d.S += v * v
 	}
+	if ch.e != nil {
+		d.S += md.f.ExtraQuad(ch.e)
+	}
 	var sb float64
 	for l := 0; l < md.nl; l++ {
 		for j := 1; j < md.nk; j++ {
@@ -956,7 +988,7 @@ func (ch *ordChain) stepScale() {
 	}
 	d.S += sb * md.invS2
 	d.La *= md.lam
-	d.P0 = float64(md.f.R+md.mFixed+md.nFreeB) - 2*md.v*float64(md.nFreeAlpha)
+	d.P0 = float64(md.f.R+md.extraDims+md.mFixed+md.nFreeB) - 2*md.v*float64(md.nFreeAlpha)
 	if !(d.S > 0) {
 		return
 	}
@@ -980,6 +1012,12 @@ func (ch *ordChain) stepScale() {
 	}
 	for i := range ch.m {
 		ch.m[i] *= a
+	}
+	if ch.e != nil {
+		for i := range ch.e {
+			ch.e[i] *= a
+			ch.gw[i] *= a
+		}
 	}
 	for i := range ch.y {
 		ch.y[i] *= a
@@ -1068,6 +1106,11 @@ func (ch *ordChain) stepLocation() {
 	}
 	for i := range ch.m {
 		ch.m[i] += c * ch.g[i]
+	}
+	if ch.e != nil {
+		for i := range ch.gw {
+			ch.gw[i] += c * ch.g[i]
+		}
 	}
 	for i := range ch.y {
 		ch.y[i] += c
