@@ -279,6 +279,10 @@ type classModel struct {
 	v, lam    float64
 
 	f *gp.Factor
+	// extraDims counts the items with a positive diagonal correction
+	// (gp.Factor.Extra): the dimensions of each e_k that the scale move
+	// scales.
+	extraDims int
 	// complete: every item has the same precision sum in every sweep, so
 	// the Gaussian conditional is diagonal in the eigenbasis.
 	complete bool
@@ -354,9 +358,17 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 	}
 	md.vectors(rs)
 	var err error
-	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
+	if n >= gp.ExtraFromItems {
+		// A truncated low-rank prior with its diagonal correction (FITC),
+		// as EP and Laplace take it.
+		md.f, err = gp.NewPriorExtra(n, data.Cov)
+	} else {
+		md.f, err = gp.NewPrior(n, data.Cov)
+	}
+	if err != nil {
 		return nil, err
 	}
+	md.extraDims = md.f.ExtraDims()
 	md.complete = md.isComplete(len(rs) == n*nl && !repeated)
 	if md.prec.fixed() {
 		md.fixedD = make([]float64, n)

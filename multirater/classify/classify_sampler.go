@@ -136,8 +136,13 @@ type classChain struct {
 	d     []float64 // N: sum of a_v
 	rhs   []float64 // K×r (complete, non-diagonal)
 	mcol  []float64 // N (conjugate gradients)
-	u, du []float64 // shift move: r, N
-	gs    *gp.Posterior
+	// With a diagonal correction of the prior (gp.Factor.Extra), M_.k =
+	// G W_k + e_k: e holds e_k (K×N, class-major), sE the pseudo-observation
+	// sums s_k - d∘e_k that the draw of W_k given e_k sees, and mtmp is
+	// scratch (N).
+	e, sE, mtmp []float64
+	u, du       []float64 // shift move: r, N
+	gs          *gp.Posterior
 	// preconditioner scratch (incomplete, non-diagonal, inferred
 	// precisions)
 	precDiag, precBlockBuf []float64
@@ -185,6 +190,11 @@ func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classCh
 	}
 	if md.gt != nil {
 		ch.rhs = make([]float64, k*r)
+	}
+	if md.f.Extra != nil {
+		ch.e = make([]float64, k*n)
+		ch.sE = make([]float64, k*n)
+		ch.mtmp = make([]float64, n)
 	}
 	if k == 2 {
 		mx := 0
@@ -249,6 +259,19 @@ func (ch *classChain) init() {
 		ch.w[i] = ch.rng.NormFloat64()
 	}
 	ch.updateM()
+	if ch.e != nil {
+		n := md.n
+		for c := 0; c < k; c++ {
+			for i := 0; i < n; i++ {
+				ch.mtmp[i] = ch.m[i*k+c]
+			}
+			ec := ch.e[c*n : (c+1)*n]
+			md.f.DrawExtraPriorTo(ch.rng, ec, ch.mtmp, ch.mtmp)
+			for i, v := range ch.mtmp {
+				ch.m[i*k+c] = v
+			}
+		}
+	}
 	for l := range ch.alpha {
 		if md.fixedAlpha[l] {
 			ch.alpha[l] = 1
@@ -794,6 +817,16 @@ func (ch *classChain) stepM() error {
 	md := ch.md
 	f := md.f
 	k, n, r := md.nk, md.n, f.R
+	// s holds the sums that W sees: those of M_.k - e_k given e.
+	s := ch.s
+	if ch.e != nil {
+		s = ch.sE
+		for c := 0; c < k; c++ {
+			for i := 0; i < n; i++ {
+				s[c*n+i] = ch.s[c*n+i] - ch.d[i]*ch.e[c*n+i]
+			}
+		}
+	}
 	switch {
 	case f.Diag:
 		for i, sd := range f.SD {
@@ -815,7 +848,7 @@ func (ch *classChain) stepM() error {
 		for j := 0; j < r; j++ {
 			gj := blas64.Vector{N: n, Inc: 1, Data: md.gt[j*n : (j+1)*n]}
 			for c := 0; c < k; c++ {
-				ch.rhs[c*r+j] = blas64.Dot(gj, blas64.Vector{N: n, Inc: 1, Data: ch.s[c*n : (c+1)*n]})
+				ch.rhs[c*r+j] = blas64.Dot(gj, blas64.Vector{N: n, Inc: 1, Data: s[c*n : (c+1)*n]})
 			}
 		}
 		for c := 0; c < k; c++ {
@@ -825,6 +858,14 @@ func (ch *classChain) stepM() error {
 			}
 		}
 		ch.updateM()
+		if ch.e != nil {
+			for c := 0; c < k; c++ {
+				for i := 0; i < n; i++ {
+					ch.mcol[i] = ch.m[i*k+c]
+				}
+				ch.drawExtra(c)
+			}
+		}
 		return nil
 	}
 	// Incomplete design: the perturbation sampler with preconditioned
@@ -833,8 +874,12 @@ func (ch *classChain) stepM() error {
 	before := ch.gs.Stats.Iterations
 	for c := 0; c < k; c++ {
 		ch.setPreconditioner(c == 0)
-		if err := ch.gs.Draw(ch.rng, ch.w[c*r:(c+1)*r], ch.mcol, ch.s[c*n:(c+1)*n], ch.d, false); err != nil {
+		if err := ch.gs.Draw(ch.rng, ch.w[c*r:(c+1)*r], ch.mcol, s[c*n:(c+1)*n], ch.d, false); err != nil {
 			return err
+		}
+		if ch.e != nil {
+			ch.drawExtra(c)
+			continue
 		}
 		for i, v := range ch.mcol {
 			ch.m[i*k+c] = v
@@ -842,6 +887,17 @@ func (ch *classChain) stepM() error {
 	}
 	ch.cgIters += ch.gs.Stats.Iterations - before
 	return nil
+}
+
+// drawExtra draws e_k given W_k, with G W_k in mcol, item by item
+// (gp.Factor.DrawExtraTo) and sets M_.k = G W_k + e_k.
+func (ch *classChain) drawExtra(c int) {
+	md := ch.md
+	k, n := md.nk, md.n
+	md.f.DrawExtraTo(ch.rng, ch.e[c*n:(c+1)*n], ch.mtmp, ch.mcol, ch.s[c*n:(c+1)*n], ch.d)
+	for i, v := range ch.mtmp {
+		ch.m[i*k+c] = v
+	}
 }
 
 // setPreconditioner hands the conjugate-gradient preconditioner of the
@@ -1183,6 +1239,11 @@ func (ch *classChain) stepScale() {
 	for _, x := range ch.w {
 		sw += x * x
 	}
+	if ch.e != nil {
+		for c := 0; c < k; c++ {
+			sw += md.f.ExtraQuad(ch.e[c*md.n : (c+1)*md.n])
+		}
+	}
 	afix := 0.0
 	for v, it := range md.vecItem {
 		if !md.shared && !md.fixedAlpha[md.vecRater[v]] {
@@ -1203,7 +1264,7 @@ func (ch *classChain) stepScale() {
 		}
 	}
 	d := mcmc.ScaleDensity{
-		P0: float64(k*md.f.R+k*md.nFixedVec) - 2*md.v*float64(md.nFreeAlpha),
+		P0: float64(k*(md.f.R+md.extraDims)+k*md.nFixedVec) - 2*md.v*float64(md.nFreeAlpha),
 		S:  sw + afix,
 		La: md.lam * la,
 	}
@@ -1239,6 +1300,9 @@ func (ch *classChain) stepScale() {
 	}
 	for i := range ch.m {
 		ch.m[i] *= a
+	}
+	for i := range ch.e {
+		ch.e[i] *= a
 	}
 	for i := range ch.y {
 		ch.y[i] *= a

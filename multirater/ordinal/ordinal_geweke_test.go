@@ -6,13 +6,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"concord/multirater"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"concord/multirater/mcmc/mcmctest"
-	"concord/multirater/numeric"
 )
 
 // gewekeCase is a small model for the joint-distribution test.
@@ -58,7 +55,7 @@ func TestOrdinalGeweke(t *testing.T) {
 // Monte Carlo standard errors.
 func TestOrdinalGewekeExtra(t *testing.T) {
 	_, _, incomplete := mcmctest.GewekeDesigns()
-	lr, dense := gewekeTruncated(t)
+	lr, dense := mcmctest.GewekeTruncated()
 	prior := Options{Common: mcmc.Common{V: 3, Lambda: 2}, SigmaB: 1.2}
 	cases := []gewekeCase{
 		{Name: "fitc/incomplete", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: dense, Opts: prior},
@@ -67,31 +64,6 @@ func TestOrdinalGewekeExtra(t *testing.T) {
 	mcmctest.RunGewekeCases(t, cases, 11, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, func(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 		runGeweke(t, tc, iters, seed, lr)
 	})
-}
-
-// gewekeTruncated returns the rank-2 truncation of the linear kernel on 5
-// items with 4 fixed features, and that kernel's dense matrix X X'.
-func gewekeTruncated(t *testing.T) (*gp.LowRank, *mat.SymDense) {
-	x := gp.SparseRows{Cols: 4}
-	vals := [][]float64{{1, 0.5, 0, 0.3}, {0.2, 1, 0.4, 0}, {0, 0.3, 1, 0.6}, {0.8, 0, 0.2, 1}, {0.5, 0.5, 0.5, 0.2}}
-	for _, row := range vals {
-		x.Idx = append(x.Idx, []int32{0, 1, 2, 3})
-		x.Val = append(x.Val, row)
-	}
-	lr, err := gp.NewLowRankFeatures(x, gp.LowRankOptions{MaxRank: 2}, rand.New(rand.NewPCG(1, 2)), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lr.Exact || lr.Residual() < 0.1*lr.Trace {
-		t.Fatalf("test prior not truncated enough: residual %g of %g", lr.Residual(), lr.Trace)
-	}
-	dense := mat.NewSymDense(5, nil)
-	for i := range vals {
-		for j := range vals {
-			dense.SetSym(i, j, numeric.Dot(vals[i], vals[j]))
-		}
-	}
-	return lr, dense
 }
 
 // runGeweke runs one case; a non-nil lr replaces the dense prior by lr's
