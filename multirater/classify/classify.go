@@ -206,7 +206,10 @@ func (o Options) check() {
 // conjugate-gradient solve per class (the perturbation sampler of the
 // ordinal model), O(N r) per iteration, with the preconditioner built once
 // per sweep. The latent vectors cost O(K) each: O(K M) for M labels (O(K G)
-// for the G <= min(K, L) N shared vectors of appendix B).
+// for the G <= min(K, L) N shared vectors of appendix B). From
+// gp.ExtraFromItems items a truncated low-rank prior keeps its diagonal
+// correction, M_.k = G W_k + e_k (FITC, gp.NewPriorExtra): W_k | e_k as
+// above, then e_k | W_k item by item, O(N).
 //
 // The summary (see FitResult) gives every item's predictive class
 // distribution (eq. 18, appendix C), computed by Gauss-Hermite quadrature

@@ -163,6 +163,15 @@ func (o Options) check() {
 // ratings, plus O(N r_o^2 + r_o^3) for the open-level move on the r_o leading
 // eigendirections (used when r_o <= 128).
 //
+// A low-rank prior (gp.LowRank: a weight-space text kernel, or the pivoted
+// columns of a covariate kernel) is never an N×N matrix: G is N×r and
+// memory O(N r + M). From gp.ExtraFromItems items a truncated one keeps its
+// diagonal correction, m = G w + e with e_n ~ N(0, C_nn - |G_n|^2)
+// independent (FITC, as EP and Laplace take it; gp.NewPriorExtra): the
+// Gaussian conditional is drawn in two exact blocks, w | e by the sampler
+// above with the pseudo-observations of G w, then e | w item by item
+// (O(N)); the scale move scales e with w.
+//
 // Chains run in parallel goroutines; ctx cancels the fit. Caller mistakes
 // (indices out of range, K < 2, malformed options) panic; problems with the
 // data (no ratings, duplicate ratings, a rater without ratings, a kernel
