@@ -147,7 +147,9 @@ type classChain struct {
 	// precisions)
 	precDiag, precBlockBuf []float64
 	blockOK                bool
-	gapBuf                 []float64
+	// blockAge counts the sweeps since the block was built (-1: never).
+	blockAge int
+	gapBuf   []float64
 	// Slice widths of the collapsed moves (K = 2), per item and per rater,
 	// tuned during the burn-in to 2.5 times the mean size of the moves
 	// (accumulated in the *Acc slices) and frozen after it.
@@ -187,6 +189,8 @@ func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classCh
 		du:    make([]float64, n),
 		gs:    gp.NewPosterior(md.f),
 		top:   make([]int32, n*k),
+
+		blockAge: -1,
 	}
 	if md.gt != nil {
 		ch.rhs = make([]float64, k*r)
@@ -931,7 +935,7 @@ func (ch *classChain) setPreconditioner(first bool) {
 				p[j] += a * v
 			}
 		}
-		if kb > 0 {
+		if kb > 0 && ch.blockStale() {
 			hb := ch.precBlockBuf
 			for i := range hb {
 				hb[i] = 0
@@ -951,6 +955,38 @@ func (ch *classChain) setPreconditioner(first bool) {
 	}
 	ch.gs.SetPrecDiag(p)
 }
+
+// blockStale reports whether the block of the preconditioner is to be
+// rebuilt this sweep: every sweep below gp.ExtraFromItems items (the
+// draws stay those of earlier versions), else every precRefresh sweeps
+// (precRefreshWarmup during the burn-in, when the precisions travel far).
+// A preconditioner only steers conjugate gradients, which converge to the
+// same solution and tolerance whatever it is; a block a few sweeps old,
+// from nearby precisions, costs them a fraction of an iteration, and its
+// Cholesky factorisation, O(k^3) with k up to 256, was a seventh of a
+// sweep at 1,000 items with the text kernel.
+func (ch *classChain) blockStale() bool {
+	if ch.md.n < gp.ExtraFromItems {
+		return true
+	}
+	every := precRefresh
+	if ch.warm {
+		every = precRefreshWarmup
+	}
+	if ch.blockAge < 0 || ch.blockAge >= every || !ch.blockOK {
+		ch.blockAge = 1
+		return true
+	}
+	ch.blockAge++
+	return false
+}
+
+// Block preconditioner refresh intervals, in sweeps, from
+// gp.ExtraFromItems items (see blockStale).
+const (
+	precRefresh       = 25
+	precRefreshWarmup = 5
+)
 
 // choleskyLower overwrites the lower triangle of the k×k row-major matrix a
 // with its Cholesky factor; it reports false when a is not positive
