@@ -406,6 +406,14 @@ func (ch *ordChain) setPrecDiag() {
 	if ch.warm {
 		every = precRefreshWarmup
 	}
+	if md.n >= gp.ExtraFromItems {
+		// Many items: the block costs as much as several solves
+		// (O(k^3), k up to 256: a seventh of a sweep at 1,000 items with
+		// the text kernel every 5 sweeps); the precisions, and with them
+		// the best block, move little from sweep to sweep once there are
+		// many ratings per rater.
+		every *= precRefreshManyItems
+	}
 	if ch.blockAge < 0 || ch.blockAge >= every {
 		ch.blockOK = ch.buildPrecBlock()
 		ch.blockAge = 0
@@ -422,6 +430,9 @@ func (ch *ordChain) setPrecDiag() {
 const (
 	precRefresh       = 25
 	precRefreshWarmup = 5
+	// precRefreshManyItems multiplies both from gp.ExtraFromItems items
+	// (below, the draws stay those of earlier versions).
+	precRefreshManyItems = 4
 )
 
 // buildPrecBlock sets precBlockBuf to the inverse of the leading block
