@@ -305,6 +305,14 @@ type classModel struct {
 }
 
 func newClassModel(data *Data, opts Options) (*classModel, error) {
+	return newClassModelPrior(data, opts, len(data.ItemIDs) >= gp.ExtraFromItems)
+}
+
+// newClassModelPrior is newClassModel; extra selects the prior factor with
+// the diagonal correction of a truncated low-rank covariance
+// (gp.NewPriorExtra; newClassModel's choice from gp.ExtraFromItems items,
+// the tests' for small ones).
+func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, error) {
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
 	dsg := design.Design{What: "ClassData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
 		Ratings: data.Labels, Cov: data.Cov, Words: design.Words{Noun: "labels", Verb: "labelled"}, Repeats: data.Repeats}
@@ -361,7 +369,7 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 	}
 	md.vectors(rs)
 	var err error
-	if n >= gp.ExtraFromItems {
+	if extra {
 		// A truncated low-rank prior with its diagonal correction (FITC),
 		// as EP and Laplace take it.
 		md.f, err = gp.NewPriorExtra(n, data.Cov)
@@ -372,7 +380,9 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 		return nil, err
 	}
 	md.extraDims = md.f.ExtraDims()
-	md.complete = md.isComplete(len(rs) == n*nl && !repeated)
+	// With a diagonal correction the item precisions of the draw of G W
+	// (e integrated out) differ even in a complete design.
+	md.complete = md.isComplete(len(rs) == n*nl && !repeated) && md.f.Extra == nil
 	if md.prec.fixed() {
 		md.fixedD = make([]float64, n)
 		for i, c := range md.itemCount {

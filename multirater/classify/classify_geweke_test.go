@@ -82,20 +82,12 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64, lr
 	if lr != nil {
 		data.Cov = lr
 	}
-	md, err := newClassModel(data, opts)
+	md, err := newClassModelPrior(data, opts, lr != nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lr != nil {
-		fx, err := gp.NewPriorExtra(len(items), lr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fx.Extra == nil || fx.R != md.f.R {
-			t.Fatal("no diagonal correction")
-		}
-		md.f.Extra = fx.Extra
-		md.extraDims = fx.ExtraDims()
+	if lr != nil && md.f.Extra == nil {
+		t.Fatal("no diagonal correction")
 	}
 	plan := newClassPlan(md, opts)
 	ch := newClassChain(md, plan, seed, 0)

@@ -137,12 +137,12 @@ type classChain struct {
 	rhs   []float64 // K×r (complete, non-diagonal)
 	mcol  []float64 // N (conjugate gradients)
 	// With a diagonal correction of the prior (gp.Factor.Extra), M_.k =
-	// G W_k + e_k: e holds e_k (K×N, class-major), sE the pseudo-observation
-	// sums s_k - d∘e_k that the draw of W_k given e_k sees, and mtmp is
-	// scratch (N).
-	e, sE, mtmp []float64
-	u, du       []float64 // shift move: r, N
-	gs          *gp.Posterior
+	// G W_k + e_k: e holds e_k (K×N, class-major), sE and dE the
+	// pseudo-observations of G W_k with e_k integrated out (see stepM),
+	// and mtmp is scratch (N).
+	e, sE, dE, mtmp []float64
+	u, du           []float64 // shift move: r, N
+	gs              *gp.Posterior
 	// preconditioner scratch (incomplete, non-diagonal, inferred
 	// precisions)
 	precDiag, precBlockBuf []float64
@@ -208,6 +208,7 @@ func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classCh
 	if md.f.Extra != nil {
 		ch.e = make([]float64, k*n)
 		ch.sE = make([]float64, k*n)
+		ch.dE = make([]float64, n)
 		ch.mtmp = make([]float64, n)
 	}
 	if k == 2 {
@@ -831,13 +832,18 @@ func (ch *classChain) stepM() error {
 	md := ch.md
 	f := md.f
 	k, n, r := md.nk, md.n, f.R
-	// s holds the sums that W sees: those of M_.k - e_k given e.
-	s := ch.s
+	// s and d are the pseudo-observations that W sees: with a diagonal
+	// correction, those of G W_k with e_k ~ N(0, E) integrated out,
+	// precision d_n/(1 + d_n E_n) and weighted sum s_n/(1 + d_n E_n); W_k
+	// and then e_k given W_k (drawExtra) are an exact draw of the pair.
+	s, d := ch.s, ch.d
 	if ch.e != nil {
-		s = ch.sE
-		for c := 0; c < k; c++ {
-			for i := 0; i < n; i++ {
-				s[c*n+i] = ch.s[c*n+i] - ch.d[i]*ch.e[c*n+i]
+		s, d = ch.sE, ch.dE
+		for i := 0; i < n; i++ {
+			q := 1 / (1 + ch.d[i]*f.Extra[i])
+			d[i] = ch.d[i] * q
+			for c := 0; c < k; c++ {
+				s[c*n+i] = ch.s[c*n+i] * q
 			}
 		}
 	}
@@ -872,14 +878,6 @@ func (ch *classChain) stepM() error {
 			}
 		}
 		ch.updateM()
-		if ch.e != nil {
-			for c := 0; c < k; c++ {
-				for i := 0; i < n; i++ {
-					ch.mcol[i] = ch.m[i*k+c]
-				}
-				ch.drawExtra(c)
-			}
-		}
 		return nil
 	}
 	// Incomplete design: the perturbation sampler with preconditioned
@@ -888,7 +886,7 @@ func (ch *classChain) stepM() error {
 	before := ch.gs.Stats.Iterations
 	for c := 0; c < k; c++ {
 		ch.setPreconditioner(c == 0)
-		if err := ch.gs.Draw(ch.rng, ch.w[c*r:(c+1)*r], ch.mcol, s[c*n:(c+1)*n], ch.d, false); err != nil {
+		if err := ch.gs.Draw(ch.rng, ch.w[c*r:(c+1)*r], ch.mcol, s[c*n:(c+1)*n], d, false); err != nil {
 			return err
 		}
 		if ch.e != nil {

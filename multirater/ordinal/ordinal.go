@@ -284,6 +284,14 @@ func (md *ordModel) bFixed(l, j int) bool { return l == md.ref && j == 1 }
 // moves' groups, the conjugate-gradient preconditioner, the open-level
 // move).
 func newOrdModel(data *Data, opts Options) (*ordModel, error) {
+	return newOrdModelPrior(data, opts, len(data.ItemIDs) >= gp.ExtraFromItems)
+}
+
+// newOrdModelPrior is newOrdModel; extra selects the prior factor with the
+// diagonal correction of a truncated low-rank covariance (gp.NewPriorExtra;
+// newOrdModel's choice from gp.ExtraFromItems items, the tests' for small
+// ones).
+func newOrdModelPrior(data *Data, opts Options, extra bool) (*ordModel, error) {
 	if data.Learn != nil {
 		panic("multirater: the Gibbs fit takes no kernel to learn (Data.Learn): fit it with FitDeterministic, or fix the hyperparameters")
 	}
@@ -322,7 +330,7 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 	}
 	md.locationMove = opts.Sampler == mcmc.DefaultSampler && opts.Identifiability == multirater.Weak
 	var err error
-	if n >= gp.ExtraFromItems {
+	if extra {
 		// A truncated low-rank prior with its diagonal correction (FITC),
 		// as EP and Laplace take it.
 		md.f, err = gp.NewPriorExtra(n, data.Cov)
@@ -333,6 +341,12 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 		return nil, err
 	}
 	md.extraDims = md.f.ExtraDims()
+	if md.f.Extra != nil {
+		// The item precisions of the draw of G w (e integrated out)
+		// differ even when every rater rated every item: the conjugate
+		// gradient sampler.
+		md.complete = false
+	}
 	rated := 0
 	for _, c := range md.itemCount {
 		if c > 0 {

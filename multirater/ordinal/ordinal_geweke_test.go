@@ -78,20 +78,11 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64, lr *gp.LowRa
 	if lr != nil {
 		data.Cov = lr
 		newModel = func() (*ordModel, error) {
-			md, err := newOrdModel(data, opts)
-			if err != nil {
-				return nil, err
-			}
-			fx, err := gp.NewPriorExtra(len(items), lr)
-			if err != nil {
-				return nil, err
-			}
-			if fx.Extra == nil || fx.R != md.f.R {
+			md, err := newOrdModelPrior(data, opts, true)
+			if err == nil && md.f.Extra == nil {
 				t.Fatal("no diagonal correction")
 			}
-			md.f.Extra = fx.Extra
-			md.extraDims = fx.ExtraDims()
-			return md, nil
+			return md, err
 		}
 	}
 	// Every rater must have a rating for the model to build; levels are

@@ -50,28 +50,28 @@ type ordChain struct {
 	alpha, b []float64
 	// gw = G w. Without a diagonal correction (gp.Factor.Extra nil) it is
 	// m itself; with one, m = gw + e, e the per-item part of the prior
-	// (gp.NewPriorExtra), and sumE = sum - d∘e the pseudo-observations
-	// that the draw of w given e sees.
-	gw, e, sumE  []float64
-	sum, d       []float64 // per item: sum_l alpha_l y_nl and sum_l alpha_l
-	open         *openScratch
-	precDiag     []float64
-	precBlockBuf []float64
-	s            []float64 // interval coordinates of y (threshold move)
-	catStat      []catStats
-	gs           *gp.Posterior
-	h, g         []float64 // location move direction (whitened, item space)
-	hh           float64
-	locReady     bool
-	affineWidth  []float64 // slice widths of the per-rater affine move
-	affineAcc    []float64 // burn-in: sum |log rho|, count
-	affineN      []int
-	grpS         []float64 // per group of items (collapsed moves)
-	alphaDen     alphaDensity
-	affDen       affineCollapsedDensity
-	alphaWidth   []float64 // slice widths of the collapsed precision step
-	alphaAcc     []float64
-	alphaN       []int
+	// (gp.NewPriorExtra), and sumE, dE the pseudo-observations of G w with
+	// e integrated out (see stepM).
+	gw, e, sumE, dE []float64
+	sum, d          []float64 // per item: sum_l alpha_l y_nl and sum_l alpha_l
+	open            *openScratch
+	precDiag        []float64
+	precBlockBuf    []float64
+	s               []float64 // interval coordinates of y (threshold move)
+	catStat         []catStats
+	gs              *gp.Posterior
+	h, g            []float64 // location move direction (whitened, item space)
+	hh              float64
+	locReady        bool
+	affineWidth     []float64 // slice widths of the per-rater affine move
+	affineAcc       []float64 // burn-in: sum |log rho|, count
+	affineN         []int
+	grpS            []float64 // per group of items (collapsed moves)
+	alphaDen        alphaDensity
+	affDen          affineCollapsedDensity
+	alphaWidth      []float64 // slice widths of the collapsed precision step
+	alphaAcc        []float64
+	alphaN          []int
 
 	// Kept draws, parameter-major: drawAlpha[l][i], drawB[l*(K-1)+j-1][i],
 	// drawM[n][i].
@@ -131,6 +131,7 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		ch.gw = make([]float64, md.n)
 		ch.e = make([]float64, md.n)
 		ch.sumE = make([]float64, md.n)
+		ch.dE = make([]float64, md.n)
 	}
 	if md.openMove {
 		ch.open = newOpenScratch(md)
@@ -353,13 +354,17 @@ func (ch *ordChain) stepM() error {
 		ch.cgIters += ch.gs.Stats.Iterations - before
 		return err
 	}
-	// m = G w + e: w given e sees the pseudo-observations of G w, then e
-	// given w is drawn item by item (gp.NewPriorExtra); two exact blocks of
-	// the Gaussian conditional.
+	// m = G w + e: w is drawn with e integrated out, then e given w item
+	// by item (gp.NewPriorExtra), an exact draw of the pair. With e_n ~
+	// N(0, E_n), the pseudo-observation of m_n (precision d_n, weighted sum
+	// s_n) is one of (G w)_n with precision d_n/(1 + d_n E_n) and weighted
+	// sum s_n/(1 + d_n E_n).
 	for i, s := range ch.sum {
-		ch.sumE[i] = s - ch.d[i]*ch.e[i]
+		q := 1 / (1 + ch.d[i]*ch.md.f.Extra[i])
+		ch.sumE[i] = s * q
+		ch.dE[i] = ch.d[i] * q
 	}
-	err := ch.gs.DrawTracked(ch.rng, ch.w, ch.gw, ch.sumE, ch.d, ch.md.complete)
+	err := ch.gs.DrawTracked(ch.rng, ch.w, ch.gw, ch.sumE, ch.dE, false)
 	ch.cgIters += ch.gs.Stats.Iterations - before
 	if err != nil {
 		return err
