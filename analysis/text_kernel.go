@@ -325,7 +325,7 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 		zero = empty
 	} else if lr := f.covLowRank(ks, spec); lr != nil {
 		out.Cov = gp.NewGramLowRank(lr)
-		out.Notes = append(out.Notes, fmt.Sprintf("inducing-point prior (FITC, Snelson & Ghahramani 2006; for EP and Laplace, the Gibbs samplers take its low-rank part alone): the kernel matrix by %d pivoted columns (Nyström), leaving out %.3g of its trace %.4g (%.2f%%), as independent per-item variance", lr.Rank(), lr.Residual(), lr.Trace, 100*lr.Residual()/lr.Trace))
+		out.Notes = append(out.Notes, fmt.Sprintf("inducing-point prior (FITC, Snelson & Ghahramani 2006): the kernel matrix by %d pivoted columns (Nyström), leaving out %.3g of its trace %.4g (%.2f%%), as independent per-item variance", lr.Rank(), lr.Residual(), lr.Trace, 100*lr.Residual()/lr.Trace))
 	} else {
 		var c *mat.SymDense
 		c, zero = f.gram(ks)
@@ -726,11 +726,16 @@ const PivotedFromItems = 500
 
 // covLowRank returns the low-rank (pivoted, FITC) form of a kernel of
 // fixed covariate terms for many items (PivotedFromItems, or a positive
-// spec.Rank; by default for the EP and Laplace engines only, whose priors
-// take FITC's diagonal correction), or nil: for other kernels, for items
+// spec.Rank; by default for the engines whose priors take FITC's diagonal
+// correction: EP, Laplace, and the ordinal and classification Gibbs
+// samplers, which take it from gp.ExtraFromItems = PivotedFromItems items),
+// or nil: for other kernels, for items
 // of zero prior variance and with spec.Rank -1.
 func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
-	det := strings.EqualFold(spec.Engine, multirater.EngineEP) || strings.EqualFold(spec.Engine, multirater.EngineLaplace)
+	det := strings.EqualFold(spec.Engine, multirater.EngineEP) || strings.EqualFold(spec.Engine, multirater.EngineLaplace) ||
+		// The ordinal and classification Gibbs samplers take FITC's
+		// diagonal correction too (gp.NewPriorExtra).
+		(strings.EqualFold(spec.Engine, multirater.EngineGibbs) && (strings.EqualFold(spec.Model, ModelOrdinal) || strings.EqualFold(spec.Model, ModelClassification)))
 	if spec.Rank < 0 || (spec.Rank == 0 && (f.n < PivotedFromItems || !det)) || f.x == nil {
 		return nil
 	}

@@ -25,6 +25,10 @@ func TestCheckWork(t *testing.T) {
 		{"confusion gibbs defaults", FitSpec{Model: ModelConfusion, Engine: "gibbs"}, 850, 400, time.Hour, ""},
 		{"ordinal gibbs defaults, 20000 labels", FitSpec{}, 20000, 4000, time.Hour, ""},
 		{"ordinal gibbs, rbf on 4000 items", FitSpec{Kernel: "rbf:gamma=1", Chains: 8, Samples: 20000}, 20000, 4000, time.Hour, "over the budget of 1h0m0s"},
+		// issue 35: a low-rank prior costs N r, not N^2, per sweep.
+		{"ordinal gibbs defaults, text on 16000 items", FitSpec{Kernel: "text"}, 64011, 16000, time.Hour, ""},
+		{"classification gibbs defaults, rbf on 16000 items", FitSpec{Model: ModelClassification, Kernel: "rbf:gamma=0.125"}, 64011, 16000, time.Hour, ""},
+		{"ordinal gibbs, dense rbf on 16000 items", FitSpec{Kernel: "rbf:gamma=0.125", Rank: -1}, 64011, 16000, time.Hour, "over the budget of 1h0m0s"},
 		{"no limit", FitSpec{Model: ModelConfusion, Engine: "gibbs", Chains: 64, Samples: 1e6, Burnin: 1e6}, 850, 400, 0, ""},
 		{"ep has no Gibbs work", FitSpec{Engine: "ep"}, 1e6, 1e5, time.Second, ""},
 		{"vb has no Gibbs work", FitSpec{Model: ModelConfusion}, 1e6, 1e5, time.Second, ""},

@@ -206,7 +206,10 @@ func (o Options) check() {
 // conjugate-gradient solve per class (the perturbation sampler of the
 // ordinal model), O(N r) per iteration, with the preconditioner built once
 // per sweep. The latent vectors cost O(K) each: O(K M) for M labels (O(K G)
-// for the G <= min(K, L) N shared vectors of appendix B).
+// for the G <= min(K, L) N shared vectors of appendix B). From
+// gp.ExtraFromItems items a truncated low-rank prior keeps its diagonal
+// correction, M_.k = G W_k + e_k (FITC, gp.NewPriorExtra): W_k | e_k as
+// above, then e_k | W_k item by item, O(N).
 //
 // The summary (see FitResult) gives every item's predictive class
 // distribution (eq. 18, appendix C), computed by Gauss-Hermite quadrature
@@ -279,6 +282,10 @@ type classModel struct {
 	v, lam    float64
 
 	f *gp.Factor
+	// extraDims counts the items with a positive diagonal correction
+	// (gp.Factor.Extra): the dimensions of each e_k that the scale move
+	// scales.
+	extraDims int
 	// complete: every item has the same precision sum in every sweep, so
 	// the Gaussian conditional is diagonal in the eigenbasis.
 	complete bool
@@ -298,6 +305,14 @@ type classModel struct {
 }
 
 func newClassModel(data *Data, opts Options) (*classModel, error) {
+	return newClassModelPrior(data, opts, len(data.ItemIDs) >= gp.ExtraFromItems)
+}
+
+// newClassModelPrior is newClassModel; extra selects the prior factor with
+// the diagonal correction of a truncated low-rank covariance
+// (gp.NewPriorExtra; newClassModel's choice from gp.ExtraFromItems items,
+// the tests' for small ones).
+func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, error) {
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
 	dsg := design.Design{What: "ClassData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
 		Ratings: data.Labels, Cov: data.Cov, Words: design.Words{Noun: "labels", Verb: "labelled"}, Repeats: data.Repeats}
@@ -354,10 +369,20 @@ func newClassModel(data *Data, opts Options) (*classModel, error) {
 	}
 	md.vectors(rs)
 	var err error
-	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
+	if extra {
+		// A truncated low-rank prior with its diagonal correction (FITC),
+		// as EP and Laplace take it.
+		md.f, err = gp.NewPriorExtra(n, data.Cov)
+	} else {
+		md.f, err = gp.NewPrior(n, data.Cov)
+	}
+	if err != nil {
 		return nil, err
 	}
-	md.complete = md.isComplete(len(rs) == n*nl && !repeated)
+	md.extraDims = md.f.ExtraDims()
+	// With a diagonal correction the item precisions of the draw of G W
+	// (e integrated out) differ even in a complete design.
+	md.complete = md.isComplete(len(rs) == n*nl && !repeated) && md.f.Extra == nil
 	if md.prec.fixed() {
 		md.fixedD = make([]float64, n)
 		for i, c := range md.itemCount {

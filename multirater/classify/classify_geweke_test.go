@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"concord/multirater"
+	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"concord/multirater/mcmc/mcmctest"
 )
@@ -41,10 +42,34 @@ func TestClassGeweke(t *testing.T) {
 		{Name: "rbf/fixed-full/K=3", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: rbf, Opts: Options{Precisions: FixedFullPrecisions}},
 		{Name: "identity/fixed-full/K=2", N: 4, L: 3, K: 2, Opts: Options{Precisions: FixedFullPrecisions}},
 	}
-	mcmctest.RunGewekeCases(t, cases, 11, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, runClassGeweke)
+	mcmctest.RunGewekeCases(t, cases, 11, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, func(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
+		runClassGeweke(t, tc, iters, seed, nil)
+	})
 }
 
-func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
+// TestClassGewekeExtra is TestClassGeweke for a truncated low-rank prior
+// with its diagonal correction, M_.k = G W_k + e_k (gp.NewPriorExtra, which
+// the fits take from gp.ExtraFromItems items), on mcmctest.GewekeTruncated's
+// rank-2 truncation of a linear kernel: the latent values' second moments
+// must be the full C_nn.
+func TestClassGewekeExtra(t *testing.T) {
+	_, _, incomplete := mcmctest.GewekeDesigns()
+	lr, dense := mcmctest.GewekeTruncated()
+	prior := Options{Common: mcmc.Common{V: 3, Lambda: 2}}
+	cases := []classGewekeCase{
+		{Name: "fitc/incomplete/K=3", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: dense, Opts: prior},
+		{Name: "fitc/incomplete/K=2", N: 5, L: 3, K: 2, Pairs: incomplete, Cov: dense, Opts: prior},
+		{Name: "fitc/complete/K=3", N: 5, L: 2, K: 3, Cov: dense, Opts: prior},
+	}
+	mcmctest.RunGewekeCases(t, cases, 13, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, func(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
+		runClassGeweke(t, tc, iters, seed, lr)
+	})
+}
+
+// runClassGeweke runs one case; a non-nil lr replaces the dense prior by
+// lr's factor with its diagonal correction (tc.Cov is then the dense
+// matrix that the moments are checked against).
+func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64, lr *gp.LowRank) {
 	rng := rand.New(rand.NewPCG(seed, 54321))
 	opts := tc.Opts
 	opts.Settings = mcmc.Settings{Chains: 1, Samples: 1, Burnin: -1}
@@ -54,9 +79,15 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64) {
 	for _, p := range pairs {
 		data.Labels = append(data.Labels, multirater.Rating{Item: p[0], Rater: p[1]})
 	}
-	md, err := newClassModel(data, opts)
+	if lr != nil {
+		data.Cov = lr
+	}
+	md, err := newClassModelPrior(data, opts, lr != nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if lr != nil && md.f.Extra == nil {
+		t.Fatal("no diagonal correction")
 	}
 	plan := newClassPlan(md, opts)
 	ch := newClassChain(md, plan, seed, 0)

@@ -136,13 +136,20 @@ type classChain struct {
 	d     []float64 // N: sum of a_v
 	rhs   []float64 // K×r (complete, non-diagonal)
 	mcol  []float64 // N (conjugate gradients)
-	u, du []float64 // shift move: r, N
-	gs    *gp.Posterior
+	// With a diagonal correction of the prior (gp.Factor.Extra), M_.k =
+	// G W_k + e_k: e holds e_k (K×N, class-major), sE and dE the
+	// pseudo-observations of G W_k with e_k integrated out (see stepM),
+	// and mtmp is scratch (N).
+	e, sE, dE, mtmp []float64
+	u, du           []float64 // shift move: r, N
+	gs              *gp.Posterior
 	// preconditioner scratch (incomplete, non-diagonal, inferred
 	// precisions)
 	precDiag, precBlockBuf []float64
 	blockOK                bool
-	gapBuf                 []float64
+	// blockAge counts the sweeps since the block was built (-1: never).
+	blockAge int
+	gapBuf   []float64
 	// Slice widths of the collapsed moves (K = 2), per item and per rater,
 	// tuned during the burn-in to 2.5 times the mean size of the moves
 	// (accumulated in the *Acc slices) and frozen after it.
@@ -182,9 +189,27 @@ func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classCh
 		du:    make([]float64, n),
 		gs:    gp.NewPosterior(md.f),
 		top:   make([]int32, n*k),
+
+		blockAge: -1,
 	}
 	if md.gt != nil {
 		ch.rhs = make([]float64, k*r)
+	}
+	if n >= gp.ExtraFromItems {
+		// Many items: conjugate gradients stop at the ordinal sampler's
+		// error of 1e-4 posterior standard deviations (gp.Posterior.TolH,
+		// which says why that leaves the draws' distribution as it is to
+		// far below Monte Carlo error) instead of a relative residual of
+		// 1e-8, which took 16 iterations a sweep for K = 2 at 1,000 items
+		// with the text kernel; below, the draws stay those of earlier
+		// versions.
+		ch.gs.TolH = gp.CGTolH
+	}
+	if md.f.Extra != nil {
+		ch.e = make([]float64, k*n)
+		ch.sE = make([]float64, k*n)
+		ch.dE = make([]float64, n)
+		ch.mtmp = make([]float64, n)
 	}
 	if k == 2 {
 		mx := 0
@@ -249,6 +274,19 @@ func (ch *classChain) init() {
 		ch.w[i] = ch.rng.NormFloat64()
 	}
 	ch.updateM()
+	if ch.e != nil {
+		n := md.n
+		for c := 0; c < k; c++ {
+			for i := 0; i < n; i++ {
+				ch.mtmp[i] = ch.m[i*k+c]
+			}
+			ec := ch.e[c*n : (c+1)*n]
+			md.f.DrawExtraPriorTo(ch.rng, ec, ch.mtmp, ch.mtmp)
+			for i, v := range ch.mtmp {
+				ch.m[i*k+c] = v
+			}
+		}
+	}
 	for l := range ch.alpha {
 		if md.fixedAlpha[l] {
 			ch.alpha[l] = 1
@@ -794,6 +832,21 @@ func (ch *classChain) stepM() error {
 	md := ch.md
 	f := md.f
 	k, n, r := md.nk, md.n, f.R
+	// s and d are the pseudo-observations that W sees: with a diagonal
+	// correction, those of G W_k with e_k ~ N(0, E) integrated out,
+	// precision d_n/(1 + d_n E_n) and weighted sum s_n/(1 + d_n E_n); W_k
+	// and then e_k given W_k (drawExtra) are an exact draw of the pair.
+	s, d := ch.s, ch.d
+	if ch.e != nil {
+		s, d = ch.sE, ch.dE
+		for i := 0; i < n; i++ {
+			q := 1 / (1 + ch.d[i]*f.Extra[i])
+			d[i] = ch.d[i] * q
+			for c := 0; c < k; c++ {
+				s[c*n+i] = ch.s[c*n+i] * q
+			}
+		}
+	}
 	switch {
 	case f.Diag:
 		for i, sd := range f.SD {
@@ -815,7 +868,7 @@ func (ch *classChain) stepM() error {
 		for j := 0; j < r; j++ {
 			gj := blas64.Vector{N: n, Inc: 1, Data: md.gt[j*n : (j+1)*n]}
 			for c := 0; c < k; c++ {
-				ch.rhs[c*r+j] = blas64.Dot(gj, blas64.Vector{N: n, Inc: 1, Data: ch.s[c*n : (c+1)*n]})
+				ch.rhs[c*r+j] = blas64.Dot(gj, blas64.Vector{N: n, Inc: 1, Data: s[c*n : (c+1)*n]})
 			}
 		}
 		for c := 0; c < k; c++ {
@@ -833,8 +886,12 @@ func (ch *classChain) stepM() error {
 	before := ch.gs.Stats.Iterations
 	for c := 0; c < k; c++ {
 		ch.setPreconditioner(c == 0)
-		if err := ch.gs.Draw(ch.rng, ch.w[c*r:(c+1)*r], ch.mcol, ch.s[c*n:(c+1)*n], ch.d, false); err != nil {
+		if err := ch.gs.Draw(ch.rng, ch.w[c*r:(c+1)*r], ch.mcol, s[c*n:(c+1)*n], d, false); err != nil {
 			return err
+		}
+		if ch.e != nil {
+			ch.drawExtra(c)
+			continue
 		}
 		for i, v := range ch.mcol {
 			ch.m[i*k+c] = v
@@ -842,6 +899,17 @@ func (ch *classChain) stepM() error {
 	}
 	ch.cgIters += ch.gs.Stats.Iterations - before
 	return nil
+}
+
+// drawExtra draws e_k given W_k, with G W_k in mcol, item by item
+// (gp.Factor.DrawExtraTo) and sets M_.k = G W_k + e_k.
+func (ch *classChain) drawExtra(c int) {
+	md := ch.md
+	k, n := md.nk, md.n
+	md.f.DrawExtraTo(ch.rng, ch.e[c*n:(c+1)*n], ch.mtmp, ch.mcol, ch.s[c*n:(c+1)*n], ch.d)
+	for i, v := range ch.mtmp {
+		ch.m[i*k+c] = v
+	}
 }
 
 // setPreconditioner hands the conjugate-gradient preconditioner of the
@@ -875,7 +943,7 @@ func (ch *classChain) setPreconditioner(first bool) {
 				p[j] += a * v
 			}
 		}
-		if kb > 0 {
+		if kb > 0 && ch.blockStale() {
 			hb := ch.precBlockBuf
 			for i := range hb {
 				hb[i] = 0
@@ -895,6 +963,38 @@ func (ch *classChain) setPreconditioner(first bool) {
 	}
 	ch.gs.SetPrecDiag(p)
 }
+
+// blockStale reports whether the block of the preconditioner is to be
+// rebuilt this sweep: every sweep below gp.ExtraFromItems items (the
+// draws stay those of earlier versions), else every precRefresh sweeps
+// (precRefreshWarmup during the burn-in, when the precisions travel far).
+// A preconditioner only steers conjugate gradients, which converge to the
+// same solution and tolerance whatever it is; a block a few sweeps old,
+// from nearby precisions, costs them a fraction of an iteration, and its
+// Cholesky factorisation, O(k^3) with k up to 256, was a seventh of a
+// sweep at 1,000 items with the text kernel.
+func (ch *classChain) blockStale() bool {
+	if ch.md.n < gp.ExtraFromItems {
+		return true
+	}
+	every := precRefresh
+	if ch.warm {
+		every = precRefreshWarmup
+	}
+	if ch.blockAge < 0 || ch.blockAge >= every || !ch.blockOK {
+		ch.blockAge = 1
+		return true
+	}
+	ch.blockAge++
+	return false
+}
+
+// Block preconditioner refresh intervals, in sweeps, from
+// gp.ExtraFromItems items (see blockStale).
+const (
+	precRefresh       = 25
+	precRefreshWarmup = 5
+)
 
 // choleskyLower overwrites the lower triangle of the k×k row-major matrix a
 // with its Cholesky factor; it reports false when a is not positive
@@ -1183,6 +1283,11 @@ func (ch *classChain) stepScale() {
 	for _, x := range ch.w {
 		sw += x * x
 	}
+	if ch.e != nil {
+		for c := 0; c < k; c++ {
+			sw += md.f.ExtraQuad(ch.e[c*md.n : (c+1)*md.n])
+		}
+	}
 	afix := 0.0
 	for v, it := range md.vecItem {
 		if !md.shared && !md.fixedAlpha[md.vecRater[v]] {
@@ -1203,7 +1308,7 @@ func (ch *classChain) stepScale() {
 		}
 	}
 	d := mcmc.ScaleDensity{
-		P0: float64(k*md.f.R+k*md.nFixedVec) - 2*md.v*float64(md.nFreeAlpha),
+		P0: float64(k*(md.f.R+md.extraDims)+k*md.nFixedVec) - 2*md.v*float64(md.nFreeAlpha),
 		S:  sw + afix,
 		La: md.lam * la,
 	}
@@ -1239,6 +1344,9 @@ func (ch *classChain) stepScale() {
 	}
 	for i := range ch.m {
 		ch.m[i] *= a
+	}
+	for i := range ch.e {
+		ch.e[i] *= a
 	}
 	for i := range ch.y {
 		ch.y[i] *= a

@@ -176,6 +176,15 @@ func (o Options) check() {
 // ratings, plus O(N r_o^2 + r_o^3) for the open-level move on the r_o leading
 // eigendirections (used when r_o <= 128).
 //
+// A low-rank prior (gp.LowRank: a weight-space text kernel, or the pivoted
+// columns of a covariate kernel) is never an N×N matrix: G is N×r and
+// memory O(N r + M). From gp.ExtraFromItems items a truncated one keeps its
+// diagonal correction, m = G w + e with e_n ~ N(0, C_nn - |G_n|^2)
+// independent (FITC, as EP and Laplace take it; gp.NewPriorExtra): the
+// Gaussian conditional is drawn in two exact blocks, w | e by the sampler
+// above with the pseudo-observations of G w, then e | w item by item
+// (O(N)); the scale move scales e with w.
+//
 // Chains run in parallel goroutines; ctx cancels the fit. Caller mistakes
 // (indices out of range, K < 2, malformed options) panic; problems with the
 // data (no ratings, duplicate ratings, a rater without ratings, a kernel
@@ -252,8 +261,11 @@ type ordModel struct {
 	precBlock  int
 	raterBlock [][]float64
 	f          *gp.Factor
-	sampler    mcmc.Sampler
-	ident      multirater.Identifiability
+	// extraDims counts the items with a positive diagonal correction
+	// (gp.Factor.Extra): the dimensions of e that the scale move scales.
+	extraDims int
+	sampler   mcmc.Sampler
+	ident     multirater.Identifiability
 	// ref is the reference rater (-1 under Weak).
 	ref            int
 	v, lam, invS2  float64
@@ -285,6 +297,14 @@ func (md *ordModel) bFixed(l, j int) bool { return l == md.ref && j == 1 }
 // moves' groups, the conjugate-gradient preconditioner, the open-level
 // move).
 func newOrdModel(data *Data, opts Options) (*ordModel, error) {
+	return newOrdModelPrior(data, opts, len(data.ItemIDs) >= gp.ExtraFromItems)
+}
+
+// newOrdModelPrior is newOrdModel; extra selects the prior factor with the
+// diagonal correction of a truncated low-rank covariance (gp.NewPriorExtra;
+// newOrdModel's choice from gp.ExtraFromItems items, the tests' for small
+// ones).
+func newOrdModelPrior(data *Data, opts Options, extra bool) (*ordModel, error) {
 	if data.Learn != nil {
 		panic("multirater: the Gibbs fit takes no kernel to learn (Data.Learn): fit it with FitDeterministic, or fix the hyperparameters")
 	}
@@ -323,8 +343,22 @@ func newOrdModel(data *Data, opts Options) (*ordModel, error) {
 	}
 	md.locationMove = opts.Sampler == mcmc.DefaultSampler && opts.Identifiability == multirater.Weak
 	var err error
-	if md.f, err = gp.NewPrior(n, data.Cov); err != nil {
+	if extra {
+		// A truncated low-rank prior with its diagonal correction (FITC),
+		// as EP and Laplace take it.
+		md.f, err = gp.NewPriorExtra(n, data.Cov)
+	} else {
+		md.f, err = gp.NewPrior(n, data.Cov)
+	}
+	if err != nil {
 		return nil, err
+	}
+	md.extraDims = md.f.ExtraDims()
+	if md.f.Extra != nil {
+		// The item precisions of the draw of G w (e integrated out)
+		// differ even when every rater rated every item: the conjugate
+		// gradient sampler.
+		md.complete = false
 	}
 	rated := 0
 	for _, c := range md.itemCount {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"concord/multirater"
+	"concord/multirater/gp"
 	"concord/multirater/mcmc"
 	"concord/multirater/mcmc/mcmctest"
 )
@@ -39,21 +40,58 @@ func TestOrdinalGeweke(t *testing.T) {
 		{Name: "identity/K=2", N: 4, L: 3, K: 2, Opts: prior},
 		{Name: "rbf/both", N: 5, L: 2, K: 3, Cov: rbf, Opts: Options{Common: mcmc.Common{V: 3, Lambda: 2, Identifiability: multirater.Both}, SigmaB: 1.2}},
 	}
-	mcmctest.RunGewekeCases(t, cases, 7, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, runGeweke)
+	mcmctest.RunGewekeCases(t, cases, 7, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, func(t *testing.T, tc gewekeCase, iters int, seed uint64) {
+		runGeweke(t, tc, iters, seed, nil)
+	})
 }
 
-func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
+// TestOrdinalGewekeExtra is TestOrdinalGeweke for a truncated low-rank
+// prior with its diagonal correction, m = G w + e (gp.NewPriorExtra, which
+// the fits take from gp.ExtraFromItems items): 5 items with 4 features,
+// C = X X' truncated to rank 2, the rest of each item's variance in e. The
+// latent scores' second moments must be the full C_nn = |x_n|^2, which a
+// sampler that left e out (or mis-scaled it) would miss: over 40,000
+// iterations the left-out variance, about a quarter of C_nn here, is many
+// Monte Carlo standard errors.
+func TestOrdinalGewekeExtra(t *testing.T) {
+	_, _, incomplete := mcmctest.GewekeDesigns()
+	lr, dense := mcmctest.GewekeTruncated()
+	prior := Options{Common: mcmc.Common{V: 3, Lambda: 2}, SigmaB: 1.2}
+	cases := []gewekeCase{
+		{Name: "fitc/incomplete", N: 5, L: 3, K: 3, Pairs: incomplete, Cov: dense, Opts: prior},
+		{Name: "fitc/complete", N: 5, L: 2, K: 3, Cov: dense, Opts: prior},
+	}
+	mcmctest.RunGewekeCases(t, cases, 11, func(o *Options, s mcmc.Sampler) { o.Sampler = s }, func(t *testing.T, tc gewekeCase, iters int, seed uint64) {
+		runGeweke(t, tc, iters, seed, lr)
+	})
+}
+
+// runGeweke runs one case; a non-nil lr replaces the dense prior by lr's
+// factor with its diagonal correction (tc.Cov is then the dense matrix
+// that the moments are checked against).
+func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64, lr *gp.LowRank) {
 	rng := rand.New(rand.NewPCG(seed, 12345))
 	opts := tc.Opts.WithDefaults()
 	pairs, items, raters, levels := tc.Design()
 	data := &Data{Cov: tc.Cov, ItemIDs: items, RaterIDs: raters, Levels: levels}
+	newModel := func() (*ordModel, error) { return newOrdModel(data, opts) }
+	if lr != nil {
+		data.Cov = lr
+		newModel = func() (*ordModel, error) {
+			md, err := newOrdModelPrior(data, opts, true)
+			if err == nil && md.f.Extra == nil {
+				t.Fatal("no diagonal correction")
+			}
+			return md, err
+		}
+	}
 	// Every rater must have a rating for the model to build; levels are
 	// placeholders until the first regeneration.
 	data.Ratings = make([]multirater.Rating, len(pairs))
 	for i, p := range pairs {
 		data.Ratings[i] = multirater.Rating{Item: p[0], Rater: p[1]}
 	}
-	md, err := newOrdModel(data, opts)
+	md, err := newModel()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +132,7 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 	it := 0
 	step := func() error {
 		// Rebuild the model for the new labels and carry the state over.
-		md2, err := newOrdModel(data, opts)
+		md2, err := newModel()
 		if err != nil {
 			return err
 		}
@@ -102,6 +140,8 @@ func runGeweke(t *testing.T, tc gewekeCase, iters int, seed uint64) {
 		it++
 		copy(ch2.w, ch.w)
 		copy(ch2.m, ch.m)
+		copy(ch2.gw, ch.gw)
+		copy(ch2.e, ch.e)
 		copy(ch2.alpha, ch.alpha)
 		copy(ch2.b, ch.b)
 		// Latent values in the new observation order (sorted by rater,

@@ -248,8 +248,19 @@ func (ch *ordChain) openLowRank() {
 	for i, d := range s.c {
 		ch.w[i] += d
 	}
-	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.R, Data: f.G},
-		blas64.Vector{N: r, Inc: 1, Data: s.c}, 1, blas64.Vector{N: md.n, Inc: 1, Data: ch.m})
+	if ch.e == nil {
+		blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.R, Data: f.G},
+			blas64.Vector{N: r, Inc: 1, Data: s.c}, 1, blas64.Vector{N: md.n, Inc: 1, Data: ch.m})
+	} else {
+		// m = G w + e: G delta (into dc, free until the next move) goes to
+		// both m and gw = G w.
+		blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: md.n, Cols: r, Stride: f.R, Data: f.G},
+			blas64.Vector{N: r, Inc: 1, Data: s.c}, 0, blas64.Vector{N: md.n, Inc: 1, Data: s.dc})
+		for i, v := range s.dc {
+			ch.m[i] += v
+			ch.gw[i] += v
+		}
+	}
 	for _, o := range md.openObs {
 		ch.y[o] += sl[md.openIndex[md.obsItem[o]]].shift
 	}

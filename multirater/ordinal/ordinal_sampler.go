@@ -46,27 +46,32 @@ type ordChain struct {
 	rng *rand.Rand
 	src *rand.PCG
 
-	w, m, y      []float64
-	alpha, b     []float64
-	sum, d       []float64 // per item: sum_l alpha_l y_nl and sum_l alpha_l
-	open         *openScratch
-	precDiag     []float64
-	precBlockBuf []float64
-	s            []float64 // interval coordinates of y (threshold move)
-	catStat      []catStats
-	gs           *gp.Posterior
-	h, g         []float64 // location move direction (whitened, item space)
-	hh           float64
-	locReady     bool
-	affineWidth  []float64 // slice widths of the per-rater affine move
-	affineAcc    []float64 // burn-in: sum |log rho|, count
-	affineN      []int
-	grpS         []float64 // per group of items (collapsed moves)
-	alphaDen     alphaDensity
-	affDen       affineCollapsedDensity
-	alphaWidth   []float64 // slice widths of the collapsed precision step
-	alphaAcc     []float64
-	alphaN       []int
+	w, m, y  []float64
+	alpha, b []float64
+	// gw = G w. Without a diagonal correction (gp.Factor.Extra nil) it is
+	// m itself; with one, m = gw + e, e the per-item part of the prior
+	// (gp.NewPriorExtra), and sumE, dE the pseudo-observations of G w with
+	// e integrated out (see stepM).
+	gw, e, sumE, dE []float64
+	sum, d          []float64 // per item: sum_l alpha_l y_nl and sum_l alpha_l
+	open            *openScratch
+	precDiag        []float64
+	precBlockBuf    []float64
+	s               []float64 // interval coordinates of y (threshold move)
+	catStat         []catStats
+	gs              *gp.Posterior
+	h, g            []float64 // location move direction (whitened, item space)
+	hh              float64
+	locReady        bool
+	affineWidth     []float64 // slice widths of the per-rater affine move
+	affineAcc       []float64 // burn-in: sum |log rho|, count
+	affineN         []int
+	grpS            []float64 // per group of items (collapsed moves)
+	alphaDen        alphaDensity
+	affDen          affineCollapsedDensity
+	alphaWidth      []float64 // slice widths of the collapsed precision step
+	alphaAcc        []float64
+	alphaN          []int
 
 	// Kept draws, parameter-major: drawAlpha[l][i], drawB[l*(K-1)+j-1][i],
 	// drawM[n][i].
@@ -121,6 +126,13 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 		blockAge:    -1,
 	}
 	ch.gs.TolH = gp.CGTolH
+	ch.gw = ch.m
+	if md.f.Extra != nil {
+		ch.gw = make([]float64, md.n)
+		ch.e = make([]float64, md.n)
+		ch.sumE = make([]float64, md.n)
+		ch.dE = make([]float64, md.n)
+	}
 	if md.openMove {
 		ch.open = newOpenScratch(md)
 	}
@@ -168,7 +180,10 @@ func (ch *ordChain) init() {
 	for i := range ch.w {
 		ch.w[i] = ch.rng.NormFloat64()
 	}
-	md.f.MulG(ch.m, ch.w)
+	md.f.MulG(ch.gw, ch.w)
+	if ch.e != nil {
+		md.f.DrawExtraPriorTo(ch.rng, ch.e, ch.m, ch.gw)
+	}
 	for l := range ch.alpha {
 		if md.alphaFixed(l) {
 			ch.alpha[l] = 1
@@ -332,11 +347,30 @@ func (ch *ordChain) stepM() error {
 	before := ch.gs.Stats.Iterations
 	ch.setPrecDiag()
 	if ch.sweeps%resyncEvery == 0 && !ch.md.f.Diag && !ch.md.complete {
-		ch.gs.MulG(ch.m, ch.w)
+		ch.gs.MulG(ch.gw, ch.w)
 	}
-	err := ch.gs.DrawTracked(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
+	if ch.e == nil {
+		err := ch.gs.DrawTracked(ch.rng, ch.w, ch.m, ch.sum, ch.d, ch.md.complete)
+		ch.cgIters += ch.gs.Stats.Iterations - before
+		return err
+	}
+	// m = G w + e: w is drawn with e integrated out, then e given w item
+	// by item (gp.NewPriorExtra), an exact draw of the pair. With e_n ~
+	// N(0, E_n), the pseudo-observation of m_n (precision d_n, weighted sum
+	// s_n) is one of (G w)_n with precision d_n/(1 + d_n E_n) and weighted
+	// sum s_n/(1 + d_n E_n).
+	for i, s := range ch.sum {
+		q := 1 / (1 + ch.d[i]*ch.md.f.Extra[i])
+		ch.sumE[i] = s * q
+		ch.dE[i] = ch.d[i] * q
+	}
+	err := ch.gs.DrawTracked(ch.rng, ch.w, ch.gw, ch.sumE, ch.dE, false)
 	ch.cgIters += ch.gs.Stats.Iterations - before
-	return err
+	if err != nil {
+		return err
+	}
+	ch.md.f.DrawExtraTo(ch.rng, ch.e, ch.m, ch.gw, ch.sum, ch.d)
+	return nil
 }
 
 // resyncEvery is the interval in sweeps at which stepM recomputes m = G w.
@@ -377,6 +411,14 @@ func (ch *ordChain) setPrecDiag() {
 	if ch.warm {
 		every = precRefreshWarmup
 	}
+	if md.n >= gp.ExtraFromItems {
+		// Many items: the block costs as much as several solves
+		// (O(k^3), k up to 256: a seventh of a sweep at 1,000 items with
+		// the text kernel every 5 sweeps); the precisions, and with them
+		// the best block, move little from sweep to sweep once there are
+		// many ratings per rater.
+		every *= precRefreshManyItems
+	}
 	if ch.blockAge < 0 || ch.blockAge >= every {
 		ch.blockOK = ch.buildPrecBlock()
 		ch.blockAge = 0
@@ -393,6 +435,9 @@ func (ch *ordChain) setPrecDiag() {
 const (
 	precRefresh       = 25
 	precRefreshWarmup = 5
+	// precRefreshManyItems multiplies both from gp.ExtraFromItems items
+	// (below, the draws stay those of earlier versions).
+	precRefreshManyItems = 4
 )
 
 // buildPrecBlock sets precBlockBuf to the inverse of the leading block
@@ -935,6 +980,9 @@ func (ch *ordChain) stepScale() {
 	for _, v := range ch.w {
 		d.S += v * v
 	}
+	if ch.e != nil {
+		d.S += md.f.ExtraQuad(ch.e)
+	}
 	var sb float64
 	for l := 0; l < md.nl; l++ {
 		for j := 1; j < md.nk; j++ {
@@ -956,7 +1004,7 @@ func (ch *ordChain) stepScale() {
 	}
 	d.S += sb * md.invS2
 	d.La *= md.lam
-	d.P0 = float64(md.f.R+md.mFixed+md.nFreeB) - 2*md.v*float64(md.nFreeAlpha)
+	d.P0 = float64(md.f.R+md.extraDims+md.mFixed+md.nFreeB) - 2*md.v*float64(md.nFreeAlpha)
 	if !(d.S > 0) {
 		return
 	}
@@ -980,6 +1028,12 @@ func (ch *ordChain) stepScale() {
 	}
 	for i := range ch.m {
 		ch.m[i] *= a
+	}
+	if ch.e != nil {
+		for i := range ch.e {
+			ch.e[i] *= a
+			ch.gw[i] *= a
+		}
 	}
 	for i := range ch.y {
 		ch.y[i] *= a
@@ -1068,6 +1122,11 @@ func (ch *ordChain) stepLocation() {
 	}
 	for i := range ch.m {
 		ch.m[i] += c * ch.g[i]
+	}
+	if ch.e != nil {
+		for i := range ch.gw {
+			ch.gw[i] += c * ch.g[i]
+		}
 	}
 	for i := range ch.y {
 		ch.y[i] += c

@@ -5,6 +5,7 @@ package mcmctest
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"concord/multirater/diag"
+	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 )
@@ -98,6 +100,41 @@ func GewekeDesigns() (rbf, lin *mat.SymDense, incomplete [][2]int) {
 	kernel.Linear{}.GramTo(lin, kernel.Inputs{N: 5, X: xl})
 	incomplete = [][2]int{{0, 0}, {0, 1}, {1, 1}, {1, 2}, {2, 0}, {2, 2}, {3, 0}, {3, 1}, {3, 2}}
 	return rbf, lin, incomplete
+}
+
+// GewekeTruncated returns the prior of the families' joint-distribution
+// tests of a truncated low-rank prior with its diagonal correction
+// (gp.NewPriorExtra): the linear kernel C = X X' on 5 items with 4 fixed
+// features truncated to rank 2 by the randomized range finder (seed 1),
+// and C itself, dense, whose diagonal the latent values' prior second
+// moments must match. The truncation leaves out more than a tenth of
+// C's trace (it panics otherwise), so that a sampler that drops or
+// mis-scales the correction fails the moment test.
+func GewekeTruncated() (*gp.LowRank, *mat.SymDense) {
+	x := gp.SparseRows{Cols: 4}
+	vals := [][]float64{{1, 0.5, 0, 0.3}, {0.2, 1, 0.4, 0}, {0, 0.3, 1, 0.6}, {0.8, 0, 0.2, 1}, {0.5, 0.5, 0.5, 0.2}}
+	for _, row := range vals {
+		x.Idx = append(x.Idx, []int32{0, 1, 2, 3})
+		x.Val = append(x.Val, row)
+	}
+	lr, err := gp.NewLowRankFeatures(x, gp.LowRankOptions{MaxRank: 2}, rand.New(rand.NewPCG(1, 2)), 1)
+	if err != nil {
+		panic(err)
+	}
+	if lr.Exact || lr.Residual() < 0.1*lr.Trace {
+		panic(fmt.Sprintf("mcmctest: test prior not truncated enough: residual %g of %g", lr.Residual(), lr.Trace))
+	}
+	dense := mat.NewSymDense(5, nil)
+	for i := range vals {
+		for j := range vals {
+			var s float64
+			for k, v := range vals[i] {
+				s += v * vals[j][k]
+			}
+			dense.SetSym(i, j, s)
+		}
+	}
+	return lr, dense
 }
 
 // GewekeCase is a small model of a family's joint-distribution test: N
