@@ -17,6 +17,7 @@ import (
 	"concord/multirater/classify"
 	"concord/multirater/confusion"
 	"concord/multirater/ep"
+	"concord/multirater/gp"
 	"concord/multirater/infer"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
@@ -346,6 +347,15 @@ func deterministicKernel(spec FitSpec, cov *Covariance, itemIDs []string) (fixed
 	}
 	if ok {
 		fixedCov = fixed
+		if n := len(itemIDs); spec.Rank > 0 || (spec.Rank == 0 && n >= PivotedFromItems) {
+			// The inducing-point (FITC) prior with its exact evidence
+			// gradient (infer.LearnKernel.NewKernel: covariate terms
+			// without a fixed part; else dense).
+			learn.Rank = spec.Rank
+			if learn.Rank == 0 {
+				learn.Rank = gp.DefaultRank(n)
+			}
+		}
 	}
 	return fixedCov, learn, ks, ok, nil
 }

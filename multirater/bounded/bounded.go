@@ -477,7 +477,7 @@ func newProblem(data *Data, opts Options, name string, shared bool, ur *unitRati
 	prob := &infer.Problem{Engine: opts.Engine, N: n, Cov: data.Cov, Restarts: opts.Restarts,
 		EP: eo, Laplace: opts.Laplace, Progress: opts.Progress, ParallelSites: -1}
 	if data.Learn != nil {
-		if prob.Kernel, err = infer.NewKernel(n, data.Cov, data.Learn.Terms, data.Learn.Inputs); err != nil {
+		if prob.Kernel, err = data.Learn.NewKernel(n, data.Cov); err != nil {
 			return nil, nil, err
 		}
 		prob.Cov = nil

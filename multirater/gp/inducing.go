@@ -253,3 +253,18 @@ func (in *Inducing) KernelGradTo(dst []float64, t *GradTerms, dKnm, dDiag [][]fl
 		dst[k] = g
 	}
 }
+
+// Pivots returns the items chosen as inducing points by the partial
+// Cholesky decomposition with diagonal pivoting (NewPivotedFactorRank) of
+// the kernel matrix given by its diagonal and its columns (col sets dst,
+// length N, to column p), to a residual trace of tol or maxRank items.
+func Pivots(diag []float64, col func(p int, dst []float64), maxRank int, tol float64) ([]int, error) {
+	if maxRank < 1 || !(tol >= 0) {
+		panic(fmt.Sprintf("gp: Pivots: maxRank = %d, tol = %v", maxRank, tol))
+	}
+	f, err := pivoted(len(diag), func(i int) float64 { return diag[i] }, col, tol, maxRank)
+	if err != nil {
+		return nil, err
+	}
+	return f.Pivots, nil
+}
