@@ -2,7 +2,6 @@ package infer
 
 import (
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -19,21 +18,14 @@ type inducing struct {
 	rank  int
 	terms []kernel.CrossHyper
 	rows  [][]float64 // the items' covariates
-	// pivots were chosen at hyperparameters pivAt with trace tolerance
-	// pivTol.
+	// pivots were chosen at hyperparameters pivAt.
 	pivots []int
 	pivAt  []float64
-	pivTol float64
 	// cur is the prior at the Kernel's current hyperparameters (nil when
 	// they changed since), dk the derivatives of its K_nP.
 	cur *gp.Inducing
 	dk  [][]float64
 }
-
-// inducingRepick is how far (in log hyperparameter units) the
-// hyperparameters may move from those the inducing items were chosen at
-// before they are chosen again.
-const inducingRepick = 1.0
 
 // NewKernel returns the Kernel of lk's terms on n items with the fixed
 // part fixed (nil: none): in inducing-point (FITC) form with at most
@@ -87,25 +79,20 @@ func (k *Kernel) setInducing(p []float64) {
 	ind.cur, ind.dk = nil, nil
 }
 
-// factor returns the FITC prior's factor at the current hyperparameters,
-// choosing the inducing items again (pivoted Cholesky to a trace of tol/4,
-// at most rank items) when there are none yet, when tol changed (the
-// final approximation's tighter one), when the hyperparameters moved more
-// than inducingRepick from where they were chosen, or when K_PP is not
-// positive definite at the current ones.
+// inducingFactor returns the FITC prior's factor at the current
+// hyperparameters on the inducing items, choosing them (pivoted Cholesky
+// to a trace of tol/4, at most rank items) when there are none yet (the
+// first factor of each Fit: newPrior forgets them) or when K_PP is not
+// positive definite at the current hyperparameters. Within a Fit they stay
+// fixed, so that the evidence is a smooth function of the hyperparameters
+// and its gradient (Inducing.KernelGradTo) exact along the search.
 func (k *Kernel) inducingFactor(tol float64) (*gp.Factor, error) {
 	ind := k.ind
-	if ind.cur != nil && ind.pivTol == tol {
+	if ind.cur != nil {
 		return ind.cur.Factor(), nil
 	}
-	far := ind.pivots == nil || ind.pivTol != tol
-	for i, v := range k.cur {
-		if !far && math.Abs(v-ind.pivAt[i]) > inducingRepick {
-			far = true
-		}
-	}
 	for try := 0; try < 2; try++ {
-		if far || try > 0 {
+		if ind.pivots == nil || try > 0 {
 			if err := ind.choose(k.inputs, k.cur, tol); err != nil {
 				return nil, err
 			}
@@ -149,7 +136,6 @@ func (ind *inducing) choose(in kernel.Inputs, at []float64, tol float64) error {
 	}
 	ind.pivots = piv
 	ind.pivAt = append(ind.pivAt[:0], at...)
-	ind.pivTol = tol
 	return nil
 }
 
@@ -194,6 +180,13 @@ func (ind *inducing) build(in kernel.Inputs) (*gp.Inducing, [][]float64, error) 
 
 // inducingPrior is the Prior of a Kernel in inducing form.
 type inducingPrior struct{ k *Kernel }
+
+// newInducingPrior returns the Prior of k for a new Fit: the inducing
+// items are chosen again at its first factor.
+func newInducingPrior(k *Kernel) Prior {
+	k.ind.pivots, k.ind.cur, k.ind.dk = nil, nil, nil
+	return inducingPrior{k}
+}
 
 func (pr inducingPrior) Factor(tol float64) (*gp.Factor, error) { return pr.k.inducingFactor(tol) }
 

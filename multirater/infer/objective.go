@@ -34,7 +34,7 @@ type densePrior struct {
 // Kernel.
 func newPrior(p *Problem) Prior {
 	if p.Kernel != nil && p.Kernel.ind != nil {
-		return inducingPrior{p.Kernel}
+		return newInducingPrior(p.Kernel)
 	}
 	pr := &densePrior{kernel: p.Kernel, cov: p.Cov}
 	if p.Cov == nil && p.Kernel == nil {
