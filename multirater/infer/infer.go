@@ -469,8 +469,14 @@ func (k *Kernel) set(p []float64) error {
 }
 
 // Cov returns the covariance at the current hyperparameters (after Fit:
-// the learnt ones).
-func (k *Kernel) Cov() mat.Symmetric { return k.c }
+// the learnt ones); nil for a Kernel in inducing-point form
+// (LearnKernel.NewKernel), which never forms it.
+func (k *Kernel) Cov() mat.Symmetric {
+	if k.ind != nil {
+		return nil
+	}
+	return k.c
+}
 
 // terms returns the learnt terms in the kernel grammar.
 func (k *Kernel) terms() []string {
