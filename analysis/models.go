@@ -17,6 +17,7 @@ import (
 	"concord/multirater/classify"
 	"concord/multirater/confusion"
 	"concord/multirater/ep"
+	"concord/multirater/gp"
 	"concord/multirater/infer"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
@@ -336,6 +337,16 @@ func checkSpread(data *bounded.Data, spec FitSpec) error {
 	return annotations.Errorf(annotations.EINVALID, "all %d ratings are %v: with no spread in the ratings the raters' dispersions cannot be learnt (they grow without bound); fix one for every rater with --dispersion (field \"dispersion\", %s), e.g. 10", len(data.Ratings), v, LookupSetting("dispersion").Range())
 }
 
+// LearntKernelRank is the default number of inducing items of a learnt
+// covariate kernel's FITC prior (FitSpec.Rank 0, from PivotedFromItems
+// items): gp.DefaultRank, at most 128, since every evaluation of the
+// evidence runs EP or Newton at O(N M^2) per sweep. On the ladder's 1,000
+// items (robust, rbf width learnt, 8 covariates) M = 128 took 11 CPU s,
+// M = 349 81 CPU s, the dense prior more than 120; the consensus of
+// M = 128 had Spearman 0.985 with that of M = 349 and 0.881 accuracy
+// against the synthetic truth (0.892).
+func LearntKernelRank(n int) int { return min(gp.DefaultRank(n), 128) }
+
 // deterministicKernel returns the prior covariance of a family fitted by
 // ep or laplace from the items' covariance cov: the fixed part (cov.Cov,
 // or nil for the identity) and, when spec's kernel has terms to learn,
@@ -350,6 +361,15 @@ func deterministicKernel(spec FitSpec, cov *Covariance, itemIDs []string) (fixed
 	}
 	if ok {
 		fixedCov = fixed
+		if n := len(itemIDs); spec.Rank > 0 || (spec.Rank == 0 && n >= PivotedFromItems) {
+			// The inducing-point (FITC) prior with its exact evidence
+			// gradient (infer.LearnKernel.NewKernel: covariate terms
+			// without a fixed part; else dense).
+			learn.Rank = spec.Rank
+			if learn.Rank == 0 {
+				learn.Rank = LearntKernelRank(n)
+			}
+		}
 	}
 	return fixedCov, learn, ks, ok, nil
 }

@@ -325,7 +325,11 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 		zero = empty
 	} else if lr := f.covLowRank(ks, spec); lr != nil {
 		out.Cov = gp.NewGramLowRank(lr)
-		out.Notes = append(out.Notes, fmt.Sprintf("inducing-point prior (FITC, Snelson & Ghahramani 2006): the kernel matrix by %d pivoted columns (Nyström), leaving out %.3g of its trace %.4g (%.2f%%), as independent per-item variance", lr.Rank(), lr.Residual(), lr.Trace, 100*lr.Residual()/lr.Trace))
+		if learntCross(ks) {
+			out.Notes = append(out.Notes, fmt.Sprintf("the learnt kernel's prior is held in inducing-point form (FITC, at most %d inducing items; see the evidence maximisation's note), never as the N×N matrix", lr.MaxRank))
+		} else {
+			out.Notes = append(out.Notes, fmt.Sprintf("inducing-point prior (FITC, Snelson & Ghahramani 2006): the kernel matrix by %d pivoted columns (Nyström), leaving out %.3g of its trace %.4g (%.2f%%), as independent per-item variance", lr.Rank(), lr.Residual(), lr.Trace, 100*lr.Residual()/lr.Trace))
+		}
 	} else {
 		var c *mat.SymDense
 		c, zero = f.gram(ks)
@@ -739,8 +743,9 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
 	if spec.Rank < 0 || (spec.Rank == 0 && (f.n < PivotedFromItems || !det)) || f.x == nil {
 		return nil
 	}
+	learnt := learntCross(ks)
 	for _, t := range ks {
-		if t.Kind != kernel.CovTerm || t.Learn || !t.Cov.Covariates() {
+		if t.Kind != kernel.CovTerm || (t.Learn && !learnt) || !t.Cov.Covariates() {
 			return nil
 		}
 	}
@@ -772,12 +777,29 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
 	rank := spec.Rank
 	if rank == 0 {
 		rank = gp.DefaultRank(f.n)
+		if learnt {
+			rank = LearntKernelRank(f.n)
+		}
 	}
 	lr, err := gp.NewLowRankColumns(diag, col, rank, 0)
 	if err != nil {
 		return nil
 	}
 	return lr
+}
+
+// learntCross reports whether every term of ks is learnt and gives its
+// cross-covariance derivatives (kernel.CrossHyper: rbf, ard): the fits
+// then hold the prior in inducing-point form (infer.LearnKernel.Rank), and
+// the covariance built before the fit, at the terms' starting
+// hyperparameters, need not be the N×N matrix either.
+func learntCross(ks kernel.Spec) bool {
+	for _, t := range ks {
+		if _, ok := t.Cov.(kernel.CrossHyper); !ok || !t.Learn {
+			return false
+		}
+	}
+	return len(ks) > 0
 }
 
 // priorLowRank rebuilds the low-rank prior of a fit result that used one

@@ -360,38 +360,72 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 // fitOne fits one model: likelihood name, shared or per-rater
 // dispersions; it returns the fit and its leave-one-out scores (looScore).
 func fitOne(ctx context.Context, data *Data, opts Options, name string, shared bool) (*multirater.FitResult, looScores, error) {
+	c, err := fitCandidate(ctx, data, opts, name, shared)
+	if err != nil {
+		return nil, looScores{}, err
+	}
+	return c.result(), c.loo, nil
+}
+
+// candidate is one fitted model before its fit document is made: the
+// approximation, its leave-one-out scores and what summarise needs (the
+// document costs quadratures per item, so that choose makes it for the
+// chosen candidate alone).
+type candidate struct {
+	data   *Data
+	opts   Options
+	name   string
+	shared bool
+	ur     *unitRatings
+	prob   *infer.Problem
+	liks   []lik.Bounded
+	a      *infer.Approx
+	rng    *rand.Rand
+	loo    looScores
+	start  time.Time
+}
+
+// fitCandidate fits one model (see fitOne) without making its document.
+func fitCandidate(ctx context.Context, data *Data, opts Options, name string, shared bool) (*candidate, error) {
 	start := time.Now()
 	if opts.Engine != multirater.EngineEP && opts.Engine != multirater.EngineLaplace {
 		panic(fmt.Sprintf("bounded: unknown engine %q", opts.Engine))
 	}
 	ur, err := toUnit(data, opts, name)
 	if err != nil {
-		return nil, looScores{}, err
+		return nil, err
 	}
 	prob, liks, err := newProblem(data, opts, name, shared, ur)
 	if err != nil {
-		return nil, looScores{}, err
+		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x626f756e64))
 	a, err := infer.Fit(ctx, prob, rng)
 	if err != nil {
-		return nil, looScores{}, err
+		return nil, err
 	}
-	var loo looScores
-	loo.fresh, loo.own = looScore(name, liks, ur.rs, ur.raw, ur.eps, prob.Sites, a)
-	res := summarise(data, opts, name, shared, liks, ur.perRater, prob.Sites, a, rng)
+	c := &candidate{data: data, opts: opts, name: name, shared: shared, ur: ur, prob: prob, liks: liks, a: a, rng: rng, start: start}
+	c.loo.fresh, c.loo.own = looScore(name, liks, ur.rs, ur.raw, ur.eps, prob.Sites, a)
+	return c, nil
+}
+
+// result makes the candidate's fit document (once: it draws from the
+// candidate's generator).
+func (c *candidate) result() *multirater.FitResult {
+	data, opts, a := c.data, c.opts, c.a
+	res := summarise(data, opts, c.name, c.shared, c.liks, c.ur.perRater, c.prob.Sites, a, c.rng)
 	if a.Learnt != nil {
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
 	}
-	if note := ur.boundsNote(data, opts, name); note != "" {
+	if note := c.ur.boundsNote(data, opts, c.name); note != "" {
 		res.Diagnostics.Notes = append(res.Diagnostics.Notes, note)
 	}
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
-	res.Diagnostics.Seconds = time.Since(start).Seconds()
+	res.Diagnostics.Seconds = time.Since(c.start).Seconds()
 	if opts.Progress != nil {
-		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(c.start), Phase: "done"})
 	}
-	return res, loo, nil
+	return res
 }
 
 // unitRatings are the ratings on the unit scale: rs without values, the
@@ -477,7 +511,7 @@ func newProblem(data *Data, opts Options, name string, shared bool, ur *unitRati
 	prob := &infer.Problem{Engine: opts.Engine, N: n, Cov: data.Cov, Restarts: opts.Restarts,
 		EP: eo, Laplace: opts.Laplace, Progress: opts.Progress, ParallelSites: -1}
 	if data.Learn != nil {
-		if prob.Kernel, err = infer.NewKernel(n, data.Cov, data.Learn.Terms, data.Learn.Inputs); err != nil {
+		if prob.Kernel, err = data.Learn.NewKernel(n, data.Cov); err != nil {
 			return nil, nil, err
 		}
 		prob.Cov = nil

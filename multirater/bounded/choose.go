@@ -60,7 +60,7 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 	}
 	priors := append([]Prior{{Kernel: data.Kernel, Cov: data.Cov, Learn: data.Learn}}, data.Alt...)
 	type fitted struct {
-		res *multirater.FitResult
+		c   *candidate
 		loo looScores
 	}
 	var (
@@ -97,10 +97,14 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 					}
 				}
 				t0 := time.Now()
-				res, loo, err := fitOne(ctx, &d, o, ln, dn == Shared)
+				fc, err := fitCandidate(ctx, &d, o, ln, dn == Shared)
 				c.Seconds = time.Since(t0).Seconds()
-				if err == nil && (math.IsNaN(loo.fresh) || math.IsInf(loo.fresh, 0)) {
-					err = fmt.Errorf("leave-one-out score %v", loo.fresh)
+				var loo looScores
+				if err == nil {
+					loo = fc.loo
+					if math.IsNaN(loo.fresh) || math.IsInf(loo.fresh, 0) {
+						err = fmt.Errorf("leave-one-out score %v", loo.fresh)
+					}
 				}
 				if err != nil {
 					if ctx.Err() != nil {
@@ -116,19 +120,19 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 					continue
 				}
 				c.LOO, c.LOOOwn = &loo.fresh, &loo.own
-				if e := res.Diagnostics.Engine; e != nil && e.LogEvidence != nil {
-					v := *e.LogEvidence
-					c.LogEvidence = &v
-				}
+				// The log evidence the document's diagnostics would give
+				// (infer.Approx.Diagnose).
+				v := fc.a.LogZ
+				c.LogEvidence = &v
 				cands = append(cands, c)
-				fits = append(fits, fitted{res, loo})
+				fits = append(fits, fitted{fc, loo})
 			}
 		}
 	}
 	best, second := -1, -1
 	for i, f := range fits {
 		switch {
-		case f.res == nil:
+		case f.c == nil:
 		case best < 0 || f.loo.fresh > fits[best].loo.fresh:
 			best, second = i, best
 		case second < 0 || f.loo.fresh > fits[second].loo.fresh:
@@ -139,7 +143,9 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 		return nil, firstErr
 	}
 	cands[best].Chosen = true
-	res := fits[best].res
+	// Only the chosen candidate's document is made (its per-item
+	// quadratures are most of a candidate's summary).
+	res := fits[best].c.result()
 	why := fmt.Sprintf("%s has the largest leave-one-out log predictive probability of the ratings (mean over %d ratings, cells of %s of the range): %.4f", cands[best].Name, len(data.Ratings), fmtCell(data), fits[best].loo.fresh)
 	if second >= 0 {
 		d := fits[best].loo.fresh - fits[second].loo.fresh

@@ -1007,6 +1007,38 @@ func (r *Result) KernelGrad(dC []mat.Symmetric) ([]float64, error) {
 	return gp.SiteKernelGrad(dC, p.S, alpha, nil, u, rk, sd2), nil
 }
 
+// GradTerms returns what the kernel gradient of log Z_EP needs at the
+// converged sites (gp.GradTerms: alpha = V - S mu, b nil, the effective
+// precisions S/(1 + Extra S) and U = S~ G L'^-1 with H = I + G'S~G = L L'),
+// also for a factor with a diagonal correction: O(N r^2).
+func (r *Result) GradTerms() *gp.GradTerms {
+	p := r.post
+	n := r.fac.N
+	t := &gp.GradTerms{Alpha: make([]float64, n), SEff: make([]float64, n), R: r.fac.R}
+	for i := range t.Alpha {
+		t.Alpha[i] = p.V[i] - p.S[i]*r.Mean[i]
+		t.SEff[i], _, _ = p.eff(i)
+	}
+	if p.g == nil {
+		t.Diag2 = make([]float64, n)
+		for i, sd := range r.fac.SD {
+			c := sd * sd
+			t.Diag2[i] = p.S[i] * p.S[i] * c / (1 + c*p.S[i])
+		}
+		return t
+	}
+	rk := r.fac.R
+	t.U = make([]float64, n*rk)
+	copy(t.U, p.g.RawMatrix().Data)
+	inHalves(n, rk, func(lo, hi int) {
+		blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: hi - lo, Cols: rk, Stride: rk, Data: t.U[lo*rk:]})
+	})
+	for i := 0; i < n; i++ {
+		floats.Scale(t.SEff[i], t.U[i*rk:(i+1)*rk])
+	}
+	return t
+}
+
 // DrawTo sets dst to a draw of the items' latent values from the EP
 // posterior N(mu, Sigma) (jointly: w = H^-1 b + L'^-1 z with H = L L' and
 // z ~ N(0, I), f = G w), for summaries that need joint draws (ranks) and

@@ -41,6 +41,12 @@ type SitePredictor struct {
 // items' covariance cov. Invalid sites (negative or non-finite) and a B
 // that is not positive definite are errors.
 func NewSitePredictor(prec, shift []float64, cov mat.Symmetric) (*SitePredictor, error) {
+	if lr := lowRankOf(cov); lr != nil {
+		// A low-rank covariance (no N×N matrix behind it), read with the
+		// exact diagonal: the prior the engines fitted (its factor's
+		// diagonal correction).
+		cov = fitcAt{lr}
+	}
 	n := cov.SymmetricDim()
 	if len(prec) != n || len(shift) != n {
 		return nil, fmt.Errorf("%d site precisions and %d shifts for %d items", len(prec), len(shift), n)
@@ -146,4 +152,19 @@ func (p *SitePredictor) Latent(k []float64, prior float64) (mu, vr float64) {
 	}
 	p.sk.SolveVec(&p.l, p.sk)
 	return mu, math.Max(prior-mat.Dot(p.sk, p.sk), 0)
+}
+
+// fitcAt is a low-rank covariance read element by element with the
+// diagonal of the covariance it approximates: G G' + diag(C_nn - |g_n|^2),
+// the prior of the factor with its diagonal correction (LowRank.factor).
+type fitcAt struct{ c *LowRank }
+
+func (f fitcAt) Dims() (int, int)  { return f.c.n, f.c.n }
+func (f fitcAt) SymmetricDim() int { return f.c.n }
+func (f fitcAt) T() mat.Matrix     { return f }
+func (f fitcAt) At(i, j int) float64 {
+	if i == j && f.c.diag != nil {
+		return math.Max(f.c.diag[i], f.c.At(i, i))
+	}
+	return f.c.At(i, j)
 }

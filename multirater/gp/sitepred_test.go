@@ -67,3 +67,65 @@ func b2f(b bool) float64 {
 	}
 	return 0
 }
+
+// TestSitePredictorLowRank: a low-rank covariance (NewGramLowRank of
+// pivoted columns, no N×N matrix behind it) predicts as the dense matrix of
+// the FITC prior it stands for, G G' + diag(C_nn - |g_n|^2), with site
+// precisions of both signs.
+func TestSitePredictorLowRank(t *testing.T) {
+	const n = 30
+	x := make([]float64, n+1)
+	for i := range x {
+		x[i] = 0.37 * float64((i*7)%(n+1))
+	}
+	k := func(a, b float64) float64 { return math.Exp(-0.5 * (a - b) * (a - b)) }
+	diag := make([]float64, n)
+	for i := range diag {
+		diag[i] = 1
+	}
+	lr, err := NewLowRankColumns(diag, func(p int, dst []float64) {
+		for i := range dst {
+			dst[i] = k(x[i], x[p])
+		}
+	}, 6, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v := lr.At(i, j)
+			if i == j {
+				v = 1
+			}
+			dense.SetSym(i, j, v)
+		}
+	}
+	cross := make([]float64, n)
+	for j := range cross {
+		cross[j] = k(x[n], x[j])
+	}
+	v, prec := make([]float64, n), make([]float64, n)
+	for i := range v {
+		v[i] = math.Sin(float64(i))
+		prec[i] = 1 + math.Cos(float64(3*i))
+	}
+	for _, neg := range []bool{false, true} {
+		if neg {
+			prec[4] = -0.2
+		}
+		pl, err := NewSitePredictor(prec, v, NewGramLowRank(lr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pd, err := NewSitePredictor(prec, v, dense)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ml, vl := pl.Latent(cross, 1)
+		md, vd := pd.Latent(cross, 1)
+		if math.Abs(ml-md) > 1e-12 || math.Abs(vl-vd) > 1e-12 {
+			t.Errorf("negative sites %v: low-rank (%v, %v), dense (%v, %v)", neg, ml, vl, md, vd)
+		}
+	}
+}

@@ -44,6 +44,7 @@ import (
 
 	"concord/multirater"
 	"concord/multirater/ep"
+	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/laplace"
 	"concord/multirater/lik"
@@ -146,6 +147,8 @@ type Approx struct {
 	Learnt []string
 	// clamped: EP clamped its site precisions at 0 (EP.Approximate).
 	clamped bool
+	// fac is the prior factor the approximation was made on.
+	fac *gp.Factor
 }
 
 // Fit maximises the objective over the parameters not fixed (when there
@@ -216,7 +219,7 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 func startTheta(p *Problem, ob *objective, s int, rng *rand.Rand) []float64 {
 	theta := make([]float64, ob.size())
 	p.Start(s, rng, theta[:ob.nlik])
-	if p.WarmKernel && s == 0 && p.Kernel != nil && p.Kernel.c != nil {
+	if p.WarmKernel && s == 0 && p.Kernel != nil && (p.Kernel.c != nil || p.Kernel.ind != nil) {
 		copy(theta[ob.nlik:], p.Kernel.cur)
 	} else {
 		p.Kernel.startTo(theta[ob.nlik:], s, rng)
@@ -277,10 +280,13 @@ func final(ctx context.Context, ob *objective, pr Prior, best []float64, notes [
 	if clamped += ev.clamped; clamped > 0 {
 		notes = append(notes, fmt.Sprintf("%d EP runs kept no negative site precisions (clamped at 0, damped) after EP with them did not settle; their evidence gradients are approximate", clamped))
 	}
-	a.Notes = notes
 	if p.Kernel != nil {
+		if d := p.Kernel.describeInducing(); d != "" {
+			notes = append(notes, d)
+		}
 		a.Learnt = p.Kernel.terms()
 	}
+	a.Notes = notes
 	return a, nil
 }
 
@@ -348,6 +354,10 @@ func (h *hopeless) Converged(loc *optimize.Location) optimize.Status {
 type LearnKernel struct {
 	Terms  []kernel.Hyper
 	Inputs kernel.Inputs
+	// Rank, when positive, asks for the prior in inducing-point (FITC)
+	// form with at most Rank inducing items (LearnKernel.NewKernel); 0
+	// means the dense N×N covariance.
+	Rank int
 }
 
 // Kernel is the prior covariance when kernel terms are learnt:
@@ -363,6 +373,9 @@ type Kernel struct {
 	terms_ []kernel.Hyper
 	c      *mat.SymDense
 	grads  []mat.Symmetric
+	// ind, when not nil, holds the prior in inducing-point form
+	// (LearnKernel.NewKernel) instead of c and grads.
+	ind *inducing
 }
 
 // NewKernel returns the covariance fixed + the terms learn on the inputs
@@ -418,6 +431,12 @@ func (k *Kernel) set(p []float64) error {
 	if k == nil {
 		return nil
 	}
+	if k.ind != nil {
+		if k.cur == nil || !floats.Equal(p, k.cur) {
+			k.setInducing(p)
+		}
+		return nil
+	}
 	if k.c != nil && floats.Equal(p, k.cur) {
 		return nil
 	}
@@ -450,8 +469,14 @@ func (k *Kernel) set(p []float64) error {
 }
 
 // Cov returns the covariance at the current hyperparameters (after Fit:
-// the learnt ones).
-func (k *Kernel) Cov() mat.Symmetric { return k.c }
+// the learnt ones); nil for a Kernel in inducing-point form
+// (LearnKernel.NewKernel), which never forms it.
+func (k *Kernel) Cov() mat.Symmetric {
+	if k.ind != nil {
+		return nil
+	}
+	return k.c
+}
 
 // terms returns the learnt terms in the kernel grammar.
 func (k *Kernel) terms() []string {

@@ -32,7 +32,10 @@ type densePrior struct {
 
 // newPrior returns the prior of p: the identity when p has neither Cov nor
 // Kernel.
-func newPrior(p *Problem) *densePrior {
+func newPrior(p *Problem) Prior {
+	if p.Kernel != nil && p.Kernel.ind != nil {
+		return newInducingPrior(p.Kernel)
+	}
 	pr := &densePrior{kernel: p.Kernel, cov: p.Cov}
 	if p.Cov == nil && p.Kernel == nil {
 		pr.fac = gp.IdentityFactor(p.N)
@@ -160,6 +163,7 @@ func (ob *objective) approximate(ctx context.Context, ev *evaluation) (*Approx, 
 	if err != nil {
 		return nil, err
 	}
+	a.fac = fac
 	ev.warm = a
 	if a.clamped {
 		ev.clamped++
@@ -213,7 +217,11 @@ func (ob *objective) gradTo(grad []float64, a *Approx) error {
 	}
 	ob.engine.LikGradTo(a, ob.p.Sites, func(j int) []float64 { return grad[ob.off[ob.p.Owner[j]]:] })
 	if ob.p.Kernel.Size() > 0 {
-		g, err := ob.engine.KernelGrad(a, ob.p.Kernel.grads)
+		kernelGrad := ob.engine.KernelGrad
+		if ob.p.Kernel.ind != nil {
+			kernelGrad = func(a *Approx, _ []mat.Symmetric) ([]float64, error) { return ob.p.Kernel.inducingGrad(ob.engine, a) }
+		}
+		g, err := kernelGrad(a, ob.p.Kernel.grads)
 		if err != nil {
 			return err
 		}

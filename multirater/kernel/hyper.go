@@ -187,3 +187,55 @@ func (k ARD) GramGradTo(dst []*mat.SymDense, x Inputs) {
 		}
 	}
 }
+
+// CrossHyper is a Hyper kernel on covariates that also gives the
+// derivatives of its cross-covariances in its hyperparameters, and whose
+// diagonal does not depend on them (RBF, ARD): what the gradient of an
+// inducing-point prior needs (K_nP instead of the N×N Gram matrix).
+type CrossHyper interface {
+	Hyper
+	// CrossGradTo sets dst[k] (a.N×b.N, allocated when nil) to the
+	// derivative of the cross-covariances between the rows of a.X and b.X
+	// in hyperparameter k.
+	CrossGradTo(dst []*mat.Dense, a, b Inputs)
+}
+
+// CrossGradTo sets dst[0] to d K(a, b) / d log gamma = -gamma |a_i - b_j|^2 K_ij.
+func (k RBF) CrossGradTo(dst []*mat.Dense, a, b Inputs) {
+	k.check()
+	xa, xb := rowsOf(a, "RBF"), rowsOf(b, "RBF")
+	if dst[0] == nil {
+		dst[0] = new(mat.Dense)
+	}
+	reuseDense(dst[0], a.N, b.N)
+	for i := range xa {
+		for j := range xb {
+			d2 := vecSqDist(xa[i], xb[j])
+			dst[0].Set(i, j, -k.Gamma*d2*math.Exp(-k.Gamma*d2))
+		}
+	}
+}
+
+// CrossGradTo sets dst[d] to d K(a, b) / d log gamma_d = -gamma_d (a_d - b_d)^2 K.
+func (k ARD) CrossGradTo(dst []*mat.Dense, a, b Inputs) {
+	xa, xb := rowsOf(a, "ARD"), rowsOf(b, "ARD")
+	if len(xa) == 0 || len(xb) == 0 {
+		return
+	}
+	g := k.gammas(len(xa[0]))
+	for d := range g {
+		if dst[d] == nil {
+			dst[d] = new(mat.Dense)
+		}
+		reuseDense(dst[d], a.N, b.N)
+	}
+	for i := range xa {
+		for j := range xb {
+			kij := math.Exp(-ardDist(g, xa[i], xb[j]))
+			for d := range g {
+				e := xa[i][d] - xb[j][d]
+				dst[d].Set(i, j, -g[d]*e*e*kij)
+			}
+		}
+	}
+}

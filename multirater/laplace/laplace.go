@@ -492,6 +492,45 @@ func (res *Result) Implicit() []float64 {
 	return res.u
 }
 
+// GradTerms returns what the kernel gradient of the Laplace log evidence
+// needs at the mode (gp.GradTerms): alpha = grad log p(y | f_MAP), the
+// implicit term b = (I + W C)^-1 a = a - W Sigma a (a_n = Var_n d3_n / 2,
+// Sigma a = Implicit), the effective weights W/(1 + DW) and
+// U = W~ G L'^-1 (H = I + G'W~G = L L'), also for a factor with a diagonal
+// correction D: O(N r^2).
+func (res *Result) GradTerms() *gp.GradTerms {
+	n := len(res.Mean)
+	sa := res.Implicit()
+	t := &gp.GradTerms{Alpha: append([]float64(nil), res.Grad...), B: make([]float64, n), SEff: append([]float64(nil), res.W...)}
+	for i := range t.B {
+		t.B[i] = 0.5*res.Var[i]*res.d3[i] - res.W[i]*sa[i]
+	}
+	if res.wtil != nil {
+		copy(t.SEff, res.wtil)
+	}
+	if res.f.Diag {
+		t.Diag2 = make([]float64, n)
+		for i, sd := range res.f.SD {
+			c := sd * sd
+			t.Diag2[i] = res.W[i] * res.W[i] * c / (1 + c*res.W[i])
+		}
+		return t
+	}
+	r := res.f.R
+	t.R = r
+	t.U = make([]float64, n*r)
+	copy(t.U, res.f.G)
+	var l mat.TriDense
+	res.chol.LTo(&l)
+	blas64.Trsm(blas.Right, blas.Trans, 1, l.RawTriangular(), blas64.General{Rows: n, Cols: r, Stride: r, Data: t.U})
+	for i := 0; i < n; i++ {
+		for k := 0; k < r; k++ {
+			t.U[i*r+k] *= t.SEff[i]
+		}
+	}
+	return t
+}
+
 // KernelGrad returns the gradient of the Laplace log evidence (Chu eq. 11)
 // in kernel hyperparameters, given the derivatives dC of the prior
 // covariance: the explicit part 1/2 (alpha' dC alpha - tr(R dC)) with

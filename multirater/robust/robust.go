@@ -313,7 +313,7 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 	var kern *infer.Kernel
 	if data.Learn != nil {
 		var err error
-		if kern, err = infer.NewKernel(n, data.Cov, data.Learn.Terms, data.Learn.Inputs); err != nil {
+		if kern, err = data.Learn.NewKernel(n, data.Cov); err != nil {
 			return nil, err
 		}
 	}
