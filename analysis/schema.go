@@ -108,33 +108,20 @@ func familyFields(m Model, index map[string]reflect.StructField) []SpecField {
 	return out
 }
 
-// commonFields returns the declared settings of FitSpec's common part: its
-// fields with a doc tag that no family declares.
+// commonFields returns the declared settings of FitSpec's common part
+// (CommonSettings) that no family declares.
 func commonFields(declared map[string]bool) []SpecField {
 	t := reflect.TypeFor[FitSpec]()
-	ct := commonPart(t)
+	ct := reflect.TypeFor[CommonSettings]()
 	var out []SpecField
 	for _, f := range multirater.Fields(ct) {
 		if declared[f.Name] {
 			continue
 		}
 		sf, _ := t.FieldByName(ct.Field(f.Index[0]).Name)
-		out = append(out, SpecField{Field: f, spec: sf.Index, not: splitList(sf.Tag.Get("not"))})
+		out = append(out, SpecField{Field: f, spec: sf.Index, not: splitList(ct.Field(f.Index[0]).Tag.Get("not"))})
 	}
 	return out
-}
-
-// commonPart is FitSpec's type reduced to the fields with a doc tag (the
-// common part and the families' fields, which commonFields skips).
-func commonPart(t reflect.Type) reflect.Type {
-	var fs []reflect.StructField
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if sf.Tag.Get("doc") != "" {
-			fs = append(fs, sf)
-		}
-	}
-	return reflect.StructOf(fs)
 }
 
 func splitList(s string) []string {
