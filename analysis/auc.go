@@ -569,7 +569,7 @@ func predictAUC(res *multirater.FitResult, fit *auc.Result, items []annotations.
 	if len(cols) == 0 {
 		cols = res.Features.Covariates
 	}
-	out := &Predictions{Schema: PredictionsSchema, Model: res.Model.Model, Kernel: res.Model.Kernel, Levels: res.Levels}
+	out := &Predictions{Schema: PredictionsSchema, FitOf: FitOf{Model: res.Model.Model, Kernel: res.Model.Kernel}, Levels: res.Levels}
 	x := mat.NewDense(len(items), len(cols), nil)
 	seen := make(map[string]int, len(items))
 	unused := map[string]bool{}

@@ -329,7 +329,8 @@ func checkSpread(data *bounded.Data, spec FitSpec) error {
 			return nil
 		}
 	}
-	return annotations.Errorf(annotations.EINVALID, "all %d ratings are %v: with no spread in the ratings the raters' dispersions cannot be learnt (they grow without bound); fix one for every rater with --dispersion (field \"dispersion\", %s), e.g. 10", len(data.Ratings), v, LookupSetting("dispersion").Range())
+	disp := SettingOf(func(s *FitSpec) any { return &s.Dispersion })
+	return annotations.Errorf(annotations.EINVALID, "all %d ratings are %v: with no spread in the ratings the raters' dispersions cannot be learnt (they grow without bound); fix one for every rater with --%s (field %q, %s), e.g. 10", len(data.Ratings), v, disp.Flag(), disp.Name, disp.Range())
 }
 
 // deterministicKernel returns the prior covariance of a family fitted by
@@ -848,9 +849,10 @@ func checkClassificationGiven(s FitSpec, given func(string) bool) error {
 		return nil
 	}
 	ident, _ := multirater.ParseIdentifiability(s.Identifiability)
+	v, lambda := SettingOf(func(s *FitSpec) any { return &s.V }), SettingOf(func(s *FitSpec) any { return &s.Lambda })
 	switch {
-	case given("v") || given("lambda"):
-		return bad("fields \"v\" and \"lambda\" are the prior of inferred precisions; with precisions %q every precision is fixed at 1 (leave them out, or use precisions inferred)", s.Precisions)
+	case given(v.Name) || given(lambda.Name):
+		return bad("fields %q and %q are the prior of inferred precisions; with precisions %q every precision is fixed at 1 (leave them out, or use precisions inferred)", v.Name, lambda.Name, s.Precisions)
 	case ident != multirater.Weak:
 		return bad("identifiability %q fixes one rater's precision; with precisions %q every precision is already fixed at 1 (use identifiability weak)", s.Identifiability, s.Precisions)
 	}

@@ -334,11 +334,16 @@ func (f SpecField) Parse(text, name string) (reflect.Value, error) {
 		return reflect.ValueOf(x), nil
 	case reflect.Slice:
 		out := reflect.MakeSlice(t, 0, 4)
-		for _, w := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
-			if t.Elem().Kind() == reflect.String {
-				out = reflect.Append(out, reflect.ValueOf(w))
-				continue
+		if t.Elem().Kind() == reflect.String {
+			// Names (columns) may hold spaces: commas alone separate them.
+			for _, w := range strings.Split(text, ",") {
+				if w = strings.TrimSpace(w); w != "" {
+					out = reflect.Append(out, reflect.ValueOf(w))
+				}
 			}
+			return out, nil
+		}
+		for _, w := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
 			x, err := strconv.ParseFloat(w, 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 				return bad("numbers separated by commas, e.g. -1,0,1")
@@ -361,7 +366,7 @@ func (f SpecField) SetGiven(s *FitSpec, v reflect.Value, name string) error {
 	dst.Set(v)
 	if dst.Kind() == reflect.String {
 		w := strings.TrimSpace(dst.String())
-		if f.Enum != nil || f.Name == "model" || f.Name == "engine" {
+		if f.Enum != nil || f.caseBlind() {
 			w = strings.ToLower(w)
 		}
 		dst.SetString(w)
@@ -384,4 +389,39 @@ func (f SpecField) SetGiven(s *FitSpec, v reflect.Value, name string) error {
 		dst.SetInt(-1)
 	}
 	return LookupSetting(f.Name).CheckGiven(x, name)
+}
+
+// SettingOf returns the setting whose field in a FitSpec at points to
+// (e.g. func(s *FitSpec) any { return &s.Model }): a setting named by its
+// Go field, so that its JSON name is spelled once, in its declaration. It
+// panics if the field is not a declared setting (a caller bug).
+func SettingOf(at func(*FitSpec) any) SpecField {
+	var s FitSpec
+	p := reflect.ValueOf(at(&s))
+	for _, f := range AllFields() {
+		if v := f.Value(&s).Addr(); v.Type() == p.Type() && v.Pointer() == p.Pointer() {
+			return f
+		}
+	}
+	panic(fmt.Sprintf("analysis: SettingOf: %v is not a declared setting of FitSpec", p.Type()))
+}
+
+// Parts are the declared fields of a setting whose value is a struct of
+// settings (text: the text featuriser's min_df, weighting, ...), with
+// their flag names (JSON a_b as a-b); nil for any other setting.
+func (f SpecField) Parts() []multirater.Field {
+	if f.Type.Kind() != reflect.Struct {
+		return nil
+	}
+	return multirater.Fields(f.Type)
+}
+
+// PartFlag is the command-line flag of a part of the setting (Parts).
+func PartFlag(p multirater.Field) string { return strings.ReplaceAll(p.Name, "_", "-") }
+
+// caseBlind reports whether a word setting without an enum is read
+// case-blind: the model's and the engine's names.
+func (f SpecField) caseBlind() bool {
+	return f.Name == SettingOf(func(s *FitSpec) any { return &s.Model }).Name ||
+		f.Name == SettingOf(func(s *FitSpec) any { return &s.Engine }).Name
 }

@@ -26,7 +26,7 @@ import (
 type CommonSettings struct {
 	// Model is "ordinal" (default), "classification", "bounded",
 	// "robust", "confusion" or "auc".
-	Model string `json:"model,omitempty" group:"model" doc:"the model: ordinal, classification, bounded, robust, confusion or auc (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)"`
+	Model string `json:"model,omitempty" group:"the model, its engine and the seed" doc:"the model: ordinal, classification, bounded, robust, confusion or auc (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)"`
 	// Kernel is the covariance function of the items: "identity" (no
 	// covariates), "linear", "rbf:gamma=G" on numeric covariates, "text"
 	// (linear kernel on the unit-norm bag-of-words vectors of the item
@@ -38,21 +38,21 @@ type CommonSettings struct {
 	// uses the texts by default only when some item has no labels
 	// (DefaultKernelFor, applied by ForData; WithDefaults, which does not
 	// see the data, gives "identity").
-	Kernel string `json:"kernel,omitempty" group:"kernel" doc:"the items' covariance: text (linear on bag-of-words), text:COLUMN, text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (widths learnt), const:V, white:V, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)"`
+	Kernel string `json:"kernel,omitempty" group:"the items' covariance" doc:"the items' covariance: text (linear on bag-of-words), text:COLUMN, text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (widths learnt), const:V, white:V, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)"`
 	// Covariates selects the numeric item columns that the kernel's
 	// linear and rbf terms read: "" (default: every numeric column, except
 	// that a kernel with a text term needs them named), "all", "none" or a
 	// comma-separated list of column names.
-	Covariates string `json:"covariates,omitempty" group:"kernel" doc:"the numeric item columns that the kernel's linear and rbf terms read: all (default), none or a comma-separated list of column names"`
+	Covariates string `json:"covariates,omitempty" group:"the items' covariance" doc:"the numeric item columns that the kernel's linear and rbf terms read: all (default), none or a comma-separated list of column names"`
 	// Categorical names items-file columns read as categorical covariates
 	// by the covariate kernel terms: one-hot indicators "COLUMN=VALUE",
 	// whose squared distance is 2 (1 - delta), Kim & Ghahramani's
 	// discrete-input distance (see categorical.go).
-	Categorical []string `json:"categorical,omitempty" group:"kernel" len:"0,200" not:"auc" doc:"items-file columns read as categorical covariates (one-hot COLUMN=VALUE indicators) by the covariate kernel terms"`
+	Categorical []string `json:"categorical,omitempty" group:"the items' covariance" len:"0,200" not:"auc" doc:"items-file columns read as categorical covariates (one-hot COLUMN=VALUE indicators) by the covariate kernel terms"`
 	// Standardize z-scores the covariates with the fitted items' means and
 	// sds (saved in the result and applied to new items by predict), so
 	// that one kernel width suits inputs on different scales.
-	Standardize bool `json:"standardize,omitempty" group:"kernel" doc:"z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)"`
+	Standardize bool `json:"standardize,omitempty" group:"the items' covariance" doc:"z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)"`
 	// Rank is the rank of the weight-space prior of a kernel of linear
 	// text terms (C = X X' as G G' with G N×r, never an N×N matrix;
 	// gp.NewLowRankFeatures): 0 (default) keeps every dimension up to
@@ -62,17 +62,24 @@ type CommonSettings struct {
 	// Laplace fits of a fixed covariate kernel (rbf, ard, linear) on at
 	// least PivotedFromItems items take the same rank of pivoted columns
 	// with FITC's diagonal correction.
-	Rank int `json:"rank,omitempty" group:"kernel" range:"[-1,8192]" zero:"the default" doc:"text and fixed covariate kernels: the rank of the low-rank prior C = G G' (0, the default: every dimension up to 256 items, then gp.DefaultRank(N), about 128 to 512, truncated with a diagonal correction; -1: the exact dense N x N matrix)"`
+	Rank int `json:"rank,omitempty" group:"the items' covariance" range:"[-1,8192]" zero:"the default" doc:"text and fixed covariate kernels: the rank of the low-rank prior C = G G' (0, the default: every dimension up to 256 items, then gp.DefaultRank(N), about 128 to 512, truncated with a diagonal correction; -1: the exact dense N x N matrix)"`
 	// Text holds the text featuriser's settings for text kernels; the zero
 	// value is the paper's featuriser (every term, count weighting, SMART
 	// stop words removed, no stemming, no bigrams; see textfeat.Options).
-	Text textfeat.Options `json:"text,omitzero" group:"text" not:"auc" doc:"the text featuriser of text kernels: min_df, max_features, weighting (count, binary or tfidf), stem, bigrams, keep_stop_words"`
+	Text textfeat.Options `json:"text,omitzero" group:"the text featuriser of text kernels" not:"auc" doc:"the text featuriser of text kernels: min_df, max_features, weighting (count, binary or tfidf), stem, bigrams, keep_stop_words"`
 	// Seed seeds every random draw of the fit.
-	Seed uint64 `json:"seed" group:"model" doc:"random seed: the same data, settings and seed give the same fit"`
+	Seed uint64 `json:"seed" group:"the model, its engine and the seed" default:"1" doc:"random seed: the same data, settings and seed give the same fit"`
 	// Engine is the inference engine: "gibbs" (MCMC), "ep" (expectation
 	// propagation), "laplace" (Laplace's method), "vb" or "smc", as the
 	// model has them ("": the model's first, Model.Engines).
-	Engine string `json:"engine,omitempty" group:"model" doc:"the inference engine: gibbs, ep, laplace, vb or smc, as the model has them (default: the model's first)"`
+	Engine string `json:"engine,omitempty" group:"the model, its engine and the seed" doc:"the inference engine: gibbs, ep, laplace, vb or smc, as the model has them (default: the model's first)"`
+}
+
+// FitOf names the fit that a document was made from (the predictions
+// document) by its model and kernel, the settings' names and values.
+type FitOf struct {
+	Model  string `json:"model"`
+	Kernel string `json:"kernel"`
 }
 
 // fitSpecState are the fields of FitSpec that are not settings (never
