@@ -115,6 +115,10 @@ func (s FitSpec) Validate() error {
 	if err := m.Validate(s); err != nil {
 		return err
 	}
+	s.Model = m.Name
+	if err := s.validateFamily(); err != nil {
+		return err
+	}
 	if s.Chains == 1 && s.Samples == 1 {
 		// One draw has no posterior sd (the result could not be written).
 		return bad("chains = 1 and samples = 1: one draw has no posterior spread; keep at least 2 draws (samples 2 or more, or chains 2 or more)")

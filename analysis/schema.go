@@ -284,6 +284,20 @@ func (s FitSpec) familySettings() any {
 	return p.Interface()
 }
 
+// validateFamily checks the settings of s's model by its family's
+// Settings.Validate: the declarations, and the family's rules between its
+// settings (a rule added to a family's settings.go holds for every spec).
+func (s FitSpec) validateFamily() error {
+	v, ok := s.familySettings().(interface{ Validate() error })
+	if !ok {
+		return nil
+	}
+	if err := v.Validate(); err != nil {
+		return annotations.Errorf(annotations.EINVALID, "%s", err)
+	}
+	return nil
+}
+
 // Parse reads a value of the setting from text (a flag's, a form
 // field's): a word, a number, true or false, a comma-separated list.
 // The error names the setting as name.
