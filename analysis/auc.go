@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -170,9 +171,13 @@ func aucKernels(spec string) ([]kernel.Kernel, error) {
 	return []kernel.Kernel{k}, nil
 }
 
+// aucFolds is the number of folds of gamma's cross-validation: the
+// spec's gamma_folds, AUCGammaFolds by default.
+func aucFolds(spec FitSpec) int { return cmp.Or(spec.GammaFolds, AUCGammaFolds) }
+
 // aucOptions maps a spec (defaults filled in) to the family's options.
 func aucOptions(spec FitSpec, progress func(multirater.Progress)) (auc.Options, error) {
-	o := auc.Options{PriorScale: spec.PriorScale, Standardize: spec.Standardize, Seed: spec.Seed, Folds: AUCGammaFolds, Progress: progress}
+	o := auc.Options{PriorScale: spec.PriorScale, Standardize: spec.Standardize, Seed: spec.Seed, Folds: aucFolds(spec), Progress: progress}
 	var err error
 	if o.Engine, err = auc.ParseEngine(strings.ToLower(spec.Engine)); err != nil {
 		return o, annotations.Errorf(annotations.EINVALID, "%s", err)
@@ -421,7 +426,7 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 		Pairs: res.Pairs, Fitted: len(fitIdx),
 	}
 	if res.GammaByCV {
-		a.Folds = AUCGammaFolds
+		a.Folds = aucFolds(spec)
 	}
 	for _, c := range res.CV {
 		a.CV = append(a.CV, multirater.CVGamma{Gamma: c.Gamma, AUC: c.AUC, SE: c.SE})

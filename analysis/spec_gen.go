@@ -106,12 +106,14 @@ type FitSpec struct {
 	SpamThreshold float64 `json:"spam_threshold,omitempty"`
 	// Scores (the auc model): linear (default: s = <theta, x> on the covariates, theta ~ N(0, prior_scale I)) or gp (s ~ N(0, prior_scale K) with K the kernel, default rbf with its width chosen by the evidence).
 	Scores string `json:"scores,omitempty"`
-	// Gamma (the auc model): the pseudo-posterior's temperature: a positive number, or cv (default) for 5-fold cross-validation of the held-out AUC.
+	// Gamma (the auc model): the pseudo-posterior's temperature: a positive number, or cv (default) for cross-validation of the held-out AUC (gamma_folds folds).
 	Gamma auc.Gamma `json:"gamma,omitempty"`
 	// Prior (the auc model): the linear scores' coefficient prior, gaussian (default) or spike-slab (feature inclusion).
 	Prior string `json:"prior,omitempty"`
 	// PriorScale (the auc model): the prior's scale V.
 	PriorScale float64 `json:"prior_scale,omitempty"`
+	// GammaFolds (the auc model): the folds (stratified by label) of gamma's cross-validation (gamma cv; a fixed gamma has none): fewer when a class has few items, more for a steadier choice (default 5).
+	GammaFolds int `json:"gamma_folds,omitempty"`
 
 	// The state of a spec beside its settings (fitSpecState).
 	KernelDefault bool `json:"-"`
