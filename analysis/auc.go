@@ -130,7 +130,7 @@ func validateAUC(s FitSpec) error {
 			return bad("kernel identity relates no item to another, so gp scores would rank nothing: use a covariate kernel (rbf, whose width is chosen by the evidence; rbf:gamma=G; linear; or a sum)")
 		}
 		if k != "" {
-			if _, err := aucKernels(k); err != nil {
+			if _, err := aucKernels(s); err != nil {
 				return err
 			}
 		}
@@ -142,8 +142,9 @@ func validateAUC(s FitSpec) error {
 // (kernel.ParseKernel's grammar), or "rbf" without a gamma, which stands for
 // the candidates rbf:gamma=G for G in DefaultRBFCandidates (the one with the
 // largest evidence is used). Text terms and other learnt terms are errors.
-func aucKernels(spec string) ([]kernel.Kernel, error) {
-	ks, err := kernel.ParseSpec(spec)
+func aucKernels(s FitSpec) ([]kernel.Kernel, error) {
+	spec := s.Kernel
+	ks, err := s.kernelSpec()
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
@@ -164,7 +165,7 @@ func aucKernels(spec string) ([]kernel.Kernel, error) {
 			return nil, annotations.Errorf(annotations.EINVALID, "kernel %q: term %s has hyperparameters to learn, which the auc model does not learn; give them (e.g. rbf:gamma=0.01), or use rbf alone (its width chosen by the evidence among %v)", spec, t, DefaultRBFCandidates)
 		}
 	}
-	k, err := kernel.ParseKernel(spec)
+	k, err := kernel.CovKernel(ks, spec)
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
@@ -191,7 +192,7 @@ func aucOptions(spec FitSpec, progress func(multirater.Progress)) (auc.Options, 
 	}
 	o.Gamma = g
 	if spec.Scores == ScoresGP {
-		ks, err := aucKernels(spec.Kernel)
+		ks, err := aucKernels(spec)
 		if err != nil {
 			return o, err
 		}

@@ -133,10 +133,11 @@ func (s FitSpec) Validate() error {
 // cancels the fit (its error is returned). Problems with the spec or the
 // dataset are EINVALID errors.
 func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	spec = spec.withKernel() // parsed once, for every step below
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	spec = spec.ForData(ds).WithDefaults()
+	spec = spec.ForData(ds).WithDefaults().withKernel()
 	if ds == nil || len(ds.Labels) == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "no labels to fit")
 	}

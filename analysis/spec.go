@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 
+	"concord/multirater/kernel"
 	"concord/textfeat"
 )
 
@@ -91,6 +93,55 @@ type fitSpecState struct {
 	// rating). It is not stored: a spec without a kernel gets it again
 	// from ForData wherever it is fitted.
 	KernelDefault bool `json:"-"`
+	// parser, when set, reads the kernel instead of kernel.ParseSpec (a
+	// test counts the parses of one fit with it).
+	parser kernelParser
+	// parsed is the kernel's parse (withKernel), which every copy of the
+	// spec shares, for the text it was parsed from.
+	parsed *parsedKernel
+}
+
+// kernelParser reads a kernel specification (kernel.ParseSpec).
+type kernelParser func(string) (kernel.Spec, error)
+
+// parsedKernel is a kernel specification's text and its parse.
+type parsedKernel struct {
+	text string
+	spec kernel.Spec
+	err  error
+}
+
+// withKernel returns s holding its kernel's parse, so that the fit's
+// steps (validation, defaults, the covariance, the learnt terms, the work
+// estimate) read it without parsing it again: once per fit, and once more
+// when a step changes the kernel's text (ForData's default kernel when
+// none was given, a learnt kernel). A blank kernel is not parsed.
+func (s FitSpec) withKernel() FitSpec {
+	if strings.TrimSpace(s.Kernel) == "" || s.parsed != nil && s.parsed.text == s.Kernel {
+		return s
+	}
+	ks, err := s.parseKernel(s.Kernel)
+	s.parsed = &parsedKernel{text: s.Kernel, spec: ks, err: err}
+	return s
+}
+
+// kernelSpec returns the parse of s's kernel: the one withKernel holds,
+// or a new one.
+func (s FitSpec) kernelSpec() (kernel.Spec, error) {
+	if p := s.parsed; p != nil && p.text == s.Kernel {
+		return p.spec, p.err
+	}
+	if strings.TrimSpace(s.Kernel) == "" {
+		return kernel.ParseSpec(s.Kernel) // nothing to parse: its error
+	}
+	return s.parseKernel(s.Kernel)
+}
+
+func (s FitSpec) parseKernel(text string) (kernel.Spec, error) {
+	if s.parser != nil {
+		return s.parser(text)
+	}
+	return kernel.ParseSpec(text)
 }
 
 // MarshalJSON writes the spec flat, one key per setting in FitSpec's

@@ -117,4 +117,6 @@ type FitSpec struct {
 
 	// The state of a spec beside its settings (fitSpecState).
 	KernelDefault bool `json:"-"`
+	parser        kernelParser
+	parsed        *parsedKernel
 }

@@ -119,7 +119,11 @@ func generateSpec(t *testing.T) []byte {
 	body.WriteString("\n\t// The state of a spec beside its settings (fitSpecState).\n")
 	for i := range st.NumField() {
 		sf := st.Field(i)
-		fmt.Fprintf(&body, "\t%s %s `%s`\n", sf.Name, typeExpr(sf.Type, imports), sf.Tag)
+		tag := ""
+		if sf.Tag != "" {
+			tag = " `" + string(sf.Tag) + "`"
+		}
+		fmt.Fprintf(&body, "\t%s %s%s\n", sf.Name, typeExpr(sf.Type, imports), tag)
 	}
 	var paths []string
 	for p := range imports {

@@ -7,7 +7,6 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
-	"concord/multirater/kernel"
 )
 
 // DefaultMaxFitWork is the default budget of one fit's projected Gibbs
@@ -54,7 +53,7 @@ func ProjectedWork(spec FitSpec, labels, items int) Work {
 	per := sweepFixed + perLabel*float64(labels)
 	// A kernel left out follows the data when the fit runs: counted as the
 	// identity (the lower estimate).
-	if ks, err := kernel.ParseSpec(spec.Kernel); strings.TrimSpace(spec.Kernel) != "" && err == nil && !ks.Identity() {
+	if ks, err := spec.kernelSpec(); strings.TrimSpace(spec.Kernel) != "" && err == nil && !ks.Identity() {
 		per += sweepPerItemPair * float64(items) * float64(items)
 	}
 	secs := per * float64(sweeps)
