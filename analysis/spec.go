@@ -85,7 +85,7 @@ type FitOf struct {
 }
 
 // fitSpecState are the fields of FitSpec that are not settings (never
-// stored): the generator appends them to FitSpec.
+// stored), embedded in it.
 type fitSpecState struct {
 	// KernelDefault is set by ForData when it chose a bounded fit's
 	// Kernel (the user gave none): the bounded model's choice then also

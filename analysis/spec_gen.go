@@ -115,8 +115,6 @@ type FitSpec struct {
 	// GammaFolds (the auc model): the folds (stratified by label) of gamma's cross-validation (gamma cv; a fixed gamma has none): fewer when a class has few items, more for a steadier choice (default 5).
 	GammaFolds int `json:"gamma_folds,omitempty"`
 
-	// The state of a spec beside its settings (fitSpecState).
-	KernelDefault bool `json:"-"`
-	parser        kernelParser
-	parsed        *parsedKernel
+	// The state of a spec beside its settings, never stored.
+	fitSpecState
 }
