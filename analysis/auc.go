@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -129,7 +130,7 @@ func validateAUC(s FitSpec) error {
 			return bad("kernel identity relates no item to another, so gp scores would rank nothing: use a covariate kernel (rbf, whose width is chosen by the evidence; rbf:gamma=G; linear; or a sum)")
 		}
 		if k != "" {
-			if _, err := aucKernels(k); err != nil {
+			if _, err := aucKernels(s); err != nil {
 				return err
 			}
 		}
@@ -141,8 +142,9 @@ func validateAUC(s FitSpec) error {
 // (kernel.ParseKernel's grammar), or "rbf" without a gamma, which stands for
 // the candidates rbf:gamma=G for G in DefaultRBFCandidates (the one with the
 // largest evidence is used). Text terms and other learnt terms are errors.
-func aucKernels(spec string) ([]kernel.Kernel, error) {
-	ks, err := kernel.ParseSpec(spec)
+func aucKernels(s FitSpec) ([]kernel.Kernel, error) {
+	spec := s.Kernel
+	ks, err := s.kernelSpec()
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
@@ -163,16 +165,20 @@ func aucKernels(spec string) ([]kernel.Kernel, error) {
 			return nil, annotations.Errorf(annotations.EINVALID, "kernel %q: term %s has hyperparameters to learn, which the auc model does not learn; give them (e.g. rbf:gamma=0.01), or use rbf alone (its width chosen by the evidence among %v)", spec, t, DefaultRBFCandidates)
 		}
 	}
-	k, err := kernel.ParseKernel(spec)
+	k, err := kernel.CovKernel(ks, spec)
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
 	return []kernel.Kernel{k}, nil
 }
 
+// aucFolds is the number of folds of gamma's cross-validation: the
+// spec's gamma_folds, AUCGammaFolds by default.
+func aucFolds(spec FitSpec) int { return cmp.Or(spec.GammaFolds, AUCGammaFolds) }
+
 // aucOptions maps a spec (defaults filled in) to the family's options.
 func aucOptions(spec FitSpec, progress func(multirater.Progress)) (auc.Options, error) {
-	o := auc.Options{PriorScale: spec.PriorScale, Standardize: spec.Standardize, Seed: spec.Seed, Folds: AUCGammaFolds, Progress: progress}
+	o := auc.Options{PriorScale: spec.PriorScale, Standardize: spec.Standardize, Seed: spec.Seed, Folds: aucFolds(spec), Progress: progress}
 	var err error
 	if o.Engine, err = auc.ParseEngine(strings.ToLower(spec.Engine)); err != nil {
 		return o, annotations.Errorf(annotations.EINVALID, "%s", err)
@@ -186,7 +192,7 @@ func aucOptions(spec FitSpec, progress func(multirater.Progress)) (auc.Options, 
 	}
 	o.Gamma = g
 	if spec.Scores == ScoresGP {
-		ks, err := aucKernels(spec.Kernel)
+		ks, err := aucKernels(spec)
 		if err != nil {
 			return o, err
 		}
@@ -421,7 +427,7 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 		Pairs: res.Pairs, Fitted: len(fitIdx),
 	}
 	if res.GammaByCV {
-		a.Folds = AUCGammaFolds
+		a.Folds = aucFolds(spec)
 	}
 	for _, c := range res.CV {
 		a.CV = append(a.CV, multirater.CVGamma{Gamma: c.Gamma, AUC: c.AUC, SE: c.SE})
@@ -569,7 +575,7 @@ func predictAUC(res *multirater.FitResult, fit *auc.Result, items []annotations.
 	if len(cols) == 0 {
 		cols = res.Features.Covariates
 	}
-	out := &Predictions{Schema: PredictionsSchema, Model: res.Model.Model, Kernel: res.Model.Kernel, Levels: res.Levels}
+	out := &Predictions{Schema: PredictionsSchema, FitOf: FitOf{Model: res.Model.Model, Kernel: res.Model.Kernel}, Levels: res.Levels}
 	x := mat.NewDense(len(items), len(cols), nil)
 	seen := make(map[string]int, len(items))
 	unused := map[string]bool{}

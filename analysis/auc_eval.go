@@ -114,10 +114,11 @@ func EvalAUC(ctx context.Context, ds *annotations.Dataset, spec AUCEvalSpec, pro
 	if !strings.EqualFold(spec.Fit.Model, ModelAUC) {
 		return nil, bad("EvalAUC evaluates the auc model, not %q", spec.Fit.Model)
 	}
+	spec.Fit = spec.Fit.withKernel() // parsed once for every fold's fits
 	if err := spec.Fit.Validate(); err != nil {
 		return nil, err
 	}
-	fit := spec.Fit.WithDefaults()
+	fit := spec.Fit.WithDefaults().withKernel()
 	k := spec.Folds
 	if k == 0 {
 		k = DefaultFolds

@@ -64,7 +64,7 @@ func TestAUCSpecValidation(t *testing.T) {
 		{FitSpec{Model: "auc", Scores: "gp", Kernel: "identity"}, `kernel identity relates no item to another`},
 		{FitSpec{Model: "auc", Scores: "gp", Kernel: "ard"}, `has hyperparameters to learn, which the auc model does not learn`},
 		{FitSpec{Model: "auc", Scores: "gp", Prior: "spike-slab"}, `prior spike-slab is a prior of linear scores' coefficients`},
-		{FitSpec{Model: "auc", Epsilon: &eps}, `epsilon is not a setting of the auc model fitted by ep (leave it out): its settings are scores, gamma, prior and prior_scale`},
+		{FitSpec{Model: "auc", Epsilon: &eps}, `epsilon is not a setting of the auc model fitted by ep (leave it out): its settings are scores, gamma`},
 		{FitSpec{Model: "auc", Precisions: "fixed"}, `precisions`},
 		{FitSpec{Model: "auc", Categorical: []string{"c"}}, `categorical is not a setting of the auc model`},
 		{FitSpec{Model: "robust", Gamma: "10"}, `gamma is not a setting of the robust model fitted by ep (leave it out): its settings are flag_threshold, keep_draws, sigma, restarts, epsilon, select and em`},

@@ -107,7 +107,7 @@ func validateConfusion(s FitSpec) error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
-	if ks, err := kernel.ParseSpec(s.Kernel); err == nil {
+	if ks, err := s.kernelSpec(); err == nil {
 		for _, t := range ks {
 			if _, ard := t.Cov.(kernel.ARD); ard && t.Learn {
 				return bad("kernel %q: ard learns one length-scale per covariate by the ordinal model's EP evidence; give them for the confusion model (ard:gamma=G1,G2,...)", s.Kernel)

@@ -285,11 +285,12 @@ func newEvalPlan(ds *annotations.Dataset, spec EvalSpec) (*evalPlan, error) {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
 	spec = spec.EvalDefaults()
+	spec.Fit = spec.Fit.withKernel() // parsed once for every fold's fits
 	if err := spec.Fit.Validate(); err != nil {
 		return nil, err
 	}
 	spec = spec.ForData(ds)
-	spec.Fit = spec.Fit.WithDefaults()
+	spec.Fit = spec.Fit.WithDefaults().withKernel()
 	if ds == nil || len(ds.Labels) == 0 {
 		return nil, bad("no labels to evaluate")
 	}

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,6 @@ import (
 	"concord/multirater/mcmc"
 	"concord/multirater/ordinal"
 	"concord/multirater/robust"
-	"concord/textfeat"
 )
 
 // The models Fit knows.
@@ -31,208 +29,6 @@ const (
 	ModelRobust         = robust.Name
 	ModelConfusion      = confusion.Name
 )
-
-// FitSpec describes a model fit completely: with the same dataset, spec
-// (including Seed) and build, Fit returns the same result. It is stored with
-// every fit as JSON. Zero values mean the defaults given for each field, so
-// `{}` is a valid spec: the ordinal model with the identity kernel, weak
-// identifiability, the default sampler, 4 chains of 2000 draws after 1000
-// burn-in sweeps, seed 0 and the paper's priors.
-type FitSpec struct {
-	// Model is "ordinal" (default), "classification", "bounded", "robust"
-	// or "confusion".
-	Model string `json:"model,omitempty" doc:"the model: ordinal, classification, bounded, robust, confusion or auc (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)"`
-	// Kernel is the covariance function of the items: "identity" (no
-	// covariates), "linear", "rbf:gamma=G" on numeric covariates, "text"
-	// (linear kernel on the unit-norm bag-of-words vectors of the item
-	// texts), "text:COLUMN" (the same on an items-file column kept with the
-	// items, with its own vocabulary), "text-rbf:gamma=G", or a sum such as
-	// "text+rbf:gamma=1" or "text:title+text:body" (see
-	// ItemCovariance). "" means "text" when some item has a text and
-	// "identity" otherwise, except for the classification model, which
-	// uses the texts by default only when some item has no labels
-	// (DefaultKernelFor, applied by ForData; WithDefaults, which does not
-	// see the data, gives "identity").
-	Kernel string `json:"kernel,omitempty" doc:"the items' covariance: text (linear on bag-of-words), text:COLUMN, text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (widths learnt), const:V, white:V, or a sum like text+rbf:gamma=1 (default: text when the items have texts, else identity)"`
-	// KernelDefault is set by ForData when it chose a bounded or ordinal
-	// fit's Kernel (the user gave none): the bounded model's choice (and
-	// the ordinal model's by EP or Laplace) then also considers the
-	// identity kernel beside it (when every item has a rating). It is not stored: a spec without a kernel gets it again
-	// from ForData wherever it is fitted.
-	KernelDefault bool `json:"-"`
-	// Covariates selects the numeric item columns that the kernel's
-	// linear and rbf terms read: "" (default: every numeric column, except
-	// that a kernel with a text term needs them named), "all", "none" or a
-	// comma-separated list of column names.
-	Covariates string `json:"covariates,omitempty" doc:"the numeric item columns that the kernel's linear and rbf terms read: all (default), none or a comma-separated list of column names"`
-	// Categorical names items-file columns read as categorical covariates
-	// by the covariate kernel terms: one-hot indicators "COLUMN=VALUE",
-	// whose squared distance is 2 (1 - delta), Kim & Ghahramani's
-	// discrete-input distance (see categorical.go).
-	Categorical []string `json:"categorical,omitempty" len:"0,200" not:"auc" doc:"items-file columns read as categorical covariates (one-hot COLUMN=VALUE indicators) by the covariate kernel terms"`
-	// Standardize z-scores the covariates with the fitted items' means and
-	// sds (saved in the result and applied to new items by predict), so
-	// that one kernel width suits inputs on different scales.
-	Standardize bool `json:"standardize,omitempty" doc:"z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)"`
-	// Rank is the rank of the weight-space prior of a kernel of linear
-	// text terms (C = X X' as G G' with G N×r, never an N×N matrix;
-	// gp.NewLowRankFeatures): 0 (default) keeps every dimension up to
-	// gp.DefaultRank(N) (all of them up to 256 items, then 128 to 512) and
-	// truncates beyond it with a diagonal correction, a positive number is
-	// that rank, and -1 is the exact dense kernel matrix. The EP and
-	// Laplace fits of a fixed covariate kernel (rbf, ard, linear) on at
-	// least PivotedFromItems items take the same rank of pivoted columns
-	// with FITC's diagonal correction.
-	Rank int `json:"rank,omitempty" range:"[-1,8192]" zero:"the default" doc:"text and fixed covariate kernels: the rank of the low-rank prior C = G G' (0, the default: every dimension up to 256 items, then gp.DefaultRank(N), about 128 to 512, truncated with a diagonal correction; -1: the exact dense N x N matrix)"`
-	// Text holds the text featuriser's settings for text kernels; the zero
-	// value is the paper's featuriser (every term, count weighting, SMART
-	// stop words removed, no stemming, no bigrams; see textfeat.Options).
-	Text textfeat.Options `json:"text,omitzero" not:"auc" doc:"the text featuriser of text kernels: min_df, max_features, weighting (count, binary or tfidf), stem, bigrams, keep_stop_words"`
-	// Identifiability is "weak" (default), "strong" or "both"; RefRater is
-	// the reference rater's id for strong and both ("" means the rater with
-	// the most labels).
-	Identifiability string `json:"identifiability,omitempty"`
-	RefRater        string `json:"ref_rater,omitempty"`
-	// Sampler is "default" or "paper".
-	Sampler string `json:"sampler,omitempty"`
-	// Chains (default 4), Samples per chain (default 2000), Burnin sweeps
-	// per chain (default 1000; negative for none), Thin (default 1) and Seed.
-	// In JSON, as in the API's fit requests, "burnin": 0 is no burn-in and
-	// a missing burnin the default (see MarshalJSON).
-	Chains  int    `json:"chains,omitempty"`
-	Samples int    `json:"samples,omitempty"`
-	Burnin  int    `json:"burnin,omitempty"`
-	Thin    int    `json:"thin,omitempty"`
-	Seed    uint64 `json:"seed" doc:"random seed: the same data, settings and seed give the same fit"`
-	// V and Lambda (Gamma prior on precisions, shape and rate) and SigmaB
-	// (threshold prior sd); 0 means the paper's 1, 1, 1 (under strong
-	// identifiability Lambda 0.1 and SigmaB 10).
-	V      float64 `json:"v,omitempty"`
-	Lambda float64 `json:"lambda,omitempty"`
-	SigmaB float64 `json:"sigma_b,omitempty"`
-	// FlagThreshold (default 0.05): labels whose posterior predictive
-	// probability is below it are flagged.
-	FlagThreshold float64 `json:"flag_threshold,omitempty"`
-	// MaxRhat (default 1.01) and MinESS (default 400) define convergence.
-	MaxRhat float64 `json:"max_rhat,omitempty"`
-	MinESS  float64 `json:"min_ess,omitempty"`
-	// KeepDraws (default 500) bounds the posterior draws kept in the result.
-	KeepDraws int `json:"keep_draws,omitempty"`
-	// Engine is the inference engine: "gibbs" (default, MCMC), or for the
-	// ordinal model "ep" (expectation propagation) or "laplace" (Laplace's
-	// method), deterministic Gaussian approximations with every rater's
-	// thresholds and noise sd learnt by maximising the evidence (under the
-	// Gibbs model's priors V, Lambda, SigmaB when there are several raters).
-	Engine string `json:"engine,omitempty" doc:"the inference engine: gibbs, ep, laplace, vb or smc, as the model has them (default: the model's first)"`
-	// Sigma, when positive, fixes every rater's noise sd, and Thresholds,
-	// when given (K-1 increasing values), every rater's thresholds (EP and
-	// Laplace only); Restarts is the number of starting points of the
-	// evidence maximisation (default 3).
-	Sigma      float64   `json:"sigma,omitempty"`
-	Thresholds []float64 `json:"thresholds,omitempty"`
-	Restarts   int       `json:"restarts,omitempty"`
-	// Noise (ordinal, EP and Laplace): the raters' noise model, "auto"
-	// (default: chosen by the penalised evidence), "per-rater",
-	// "shared-thresholds" or "shared".
-	Noise string `json:"noise,omitempty"`
-	// Precisions (classification only): "inferred" (default), "fixed"
-	// (every rater's precision fixed at 1, the efficient representation of
-	// Rogers et al. appendix B) or "fixed-full" (fixed at 1, one latent
-	// vector per label).
-	Precisions string `json:"precisions,omitempty"`
-	// Likelihood (bounded only): "auto" (default: chosen among beta and
-	// normal, see bounded.Fit), "beta", "truncnorm", "warped" or
-	// "normal"; Dispersions: "auto" (default: chosen among per-rater and
-	// shared), "per-rater" (each rater's learnt) or "shared" (one for
-	// every rater, learnt); Dispersion, when positive, fixes every rater's
-	// nu; Bias fits an additive bias per rater; Bounds is what is done
-	// with values exactly at the scale's ends: "squeeze" (default) or
-	// "censor".
-	Likelihood  string  `json:"likelihood,omitempty"`
-	Dispersions string  `json:"dispersions,omitempty"`
-	Dispersion  float64 `json:"dispersion,omitempty"`
-	Bias        bool    `json:"bias,omitempty"`
-	Bounds      string  `json:"bounds,omitempty"`
-	// Epsilon (robust only), when given, fixes every rater's
-	// labelling-error rate (0: the plain classifier); left out, they are
-	// learnt by EM. Select fits the plain and the robust classifier and
-	// keeps the one with the larger evidence; EM is the M-step of the
-	// error rates: "tilted" (default) or "paper" (Kim & Ghahramani eq. 20
-	// as printed). Sigma fixes every rater's latent noise sd.
-	Epsilon *float64 `json:"epsilon,omitempty"`
-	Select  bool     `json:"select,omitempty"`
-	EM      string   `json:"em,omitempty"`
-	// Gold (confusion only) fixes the classes of the items that have a
-	// gold label in the items file (Dawid-Skene with true labels); by
-	// default gold labels are for evaluation only. Hierarchy is
-	// "communities" (default: each rater's confusion rows have the prior of
-	// one of several communities of raters, learnt by empirical Bayes),
-	// "pooled" (one community) or "none" (a fixed prior, stronger on the
-	// diagonal); Communities fixes their number (0: chosen by the evidence
-	// lower bound from 1 to 4); Concentration is the prior's pseudo-count
-	// total per confusion row (0: 4); MaxIter bounds the variational
-	// iterations (0: 1000, up to MaxVBIter). RaterModel is "auto"
-	// (default: one-coin, spammer and the confusion model with Hierarchy
-	// compared by the evidence), "one-coin", "confusion", "communities" or
-	// "spammer".
-	RaterModel    string  `json:"rater_model,omitempty"`
-	Gold          bool    `json:"gold,omitempty"`
-	Hierarchy     string  `json:"hierarchy,omitempty"`
-	Communities   int     `json:"communities,omitempty"`
-	Concentration float64 `json:"concentration,omitempty"`
-	MaxIter       int     `json:"max_iter,omitempty"`
-	SpamThreshold float64 `json:"spam_threshold,omitempty"`
-	// Scores (auc only) is "linear" (default: s = <theta, x> on the
-	// covariates as given, z-scored with Standardize, theta ~ N(0,
-	// PriorScale I)) or "gp" (s ~ N(0, PriorScale K) with K the Kernel,
-	// default "rbf": its width chosen by the evidence among
-	// DefaultRBFCandidates). Gamma is the pseudo-posterior's temperature:
-	// a positive number, or "cv" (default) for 5-fold cross-validation of
-	// the held-out AUC over auc.DefaultGammaGrid. Prior is the linear
-	// scores' coefficient prior, "gaussian" (default) or "spike-slab";
-	// PriorScale is V (default 1).
-	Scores     string    `json:"scores,omitempty"`
-	Gamma      GammaSpec `json:"gamma,omitempty"`
-	Prior      string    `json:"prior,omitempty"`
-	PriorScale float64   `json:"prior_scale,omitempty"`
-}
-
-// MarshalJSON writes the spec with a burn-in of none (Burnin < 0) as
-// "burnin": 0, the API's spelling, and the default burn-in (Burnin 0) as no
-// burnin field; UnmarshalJSON reads them back the same way (and a negative
-// burnin as none), so that a stored spec says 0 where 0 was asked for.
-func (s FitSpec) MarshalJSON() ([]byte, error) {
-	type plain FitSpec
-	aux := struct {
-		plain
-		Burnin *int `json:"burnin,omitempty"`
-	}{plain: plain(s)}
-	if s.Burnin != 0 {
-		b := max(s.Burnin, 0)
-		aux.Burnin = &b
-	}
-	return json.Marshal(aux)
-}
-
-// UnmarshalJSON reads a spec written by MarshalJSON: "burnin": 0 (or
-// negative) is no burn-in, a missing burnin the default.
-func (s *FitSpec) UnmarshalJSON(b []byte) error {
-	type plain FitSpec
-	aux := struct {
-		*plain
-		Burnin *int `json:"burnin"`
-	}{plain: (*plain)(s)}
-	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
-	}
-	if aux.Burnin != nil {
-		s.Burnin = *aux.Burnin
-		if s.Burnin <= 0 {
-			s.Burnin = -1
-		}
-	}
-	return nil
-}
 
 // Limits on a FitSpec, to keep a fit within reasonable time and memory.
 const (
@@ -320,6 +116,10 @@ func (s FitSpec) Validate() error {
 	if err := m.Validate(s); err != nil {
 		return err
 	}
+	s.Model = m.Name
+	if err := s.validateFamily(); err != nil {
+		return err
+	}
 	if s.Chains == 1 && s.Samples == 1 {
 		// One draw has no posterior sd (the result could not be written).
 		return bad("chains = 1 and samples = 1: one draw has no posterior spread; keep at least 2 draws (samples 2 or more, or chains 2 or more)")
@@ -334,10 +134,11 @@ func (s FitSpec) Validate() error {
 // cancels the fit (its error is returned). Problems with the spec or the
 // dataset are EINVALID errors.
 func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	spec = spec.withKernel() // parsed once, for every step below
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	spec = spec.ForData(ds).WithDefaults()
+	spec = spec.ForData(ds).WithDefaults().withKernel()
 	if ds == nil || len(ds.Labels) == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "no labels to fit")
 	}

@@ -223,7 +223,7 @@ func fitRobustCov(ctx context.Context, ds *annotations.Dataset, data *robust.Dat
 	if err != nil {
 		return res, err
 	}
-	if note := identityOneLabelNote(ds, data); note != "" {
+	if note := identityOneLabelNote(ds, data, cov); note != "" {
 		res.Diagnostics.Notes = append([]string{note}, res.Diagnostics.Notes...)
 	}
 	if !ok {
@@ -236,11 +236,15 @@ func fitRobustCov(ctx context.Context, ds *annotations.Dataset, data *robust.Dat
 // labels are wrong: with the identity kernel an item's latent value is
 // informed by its own labels only, so when no item has two, every label of
 // a class gets the same p_error. It names what the items offer instead.
-func identityOneLabelNote(ds *annotations.Dataset, data *robust.Data) string {
+func identityOneLabelNote(ds *annotations.Dataset, data *robust.Data, cov *Covariance) string {
 	if data.Learn != nil {
 		return ""
 	}
-	if ks, err := kernel.ParseSpec(data.Kernel); data.Kernel != "" && (err != nil || !ks.Identity()) {
+	ks, err := cov.parsed, error(nil)
+	if ks == nil && data.Kernel != "" {
+		ks, err = kernel.ParseSpec(data.Kernel)
+	}
+	if data.Kernel != "" && (err != nil || !ks.Identity()) {
 		return ""
 	}
 	per := make([]int, len(data.ItemIDs))
@@ -334,7 +338,8 @@ func checkSpread(data *bounded.Data, spec FitSpec) error {
 			return nil
 		}
 	}
-	return annotations.Errorf(annotations.EINVALID, "all %d ratings are %v: with no spread in the ratings the raters' dispersions cannot be learnt (they grow without bound); fix one for every rater with --dispersion (field \"dispersion\", %s), e.g. 10", len(data.Ratings), v, LookupSetting("dispersion").Range())
+	disp := SettingOf(func(s *FitSpec) any { return &s.Dispersion })
+	return annotations.Errorf(annotations.EINVALID, "all %d ratings are %v: with no spread in the ratings the raters' dispersions cannot be learnt (they grow without bound); fix one for every rater with --%s (field %q, %s), e.g. 10", len(data.Ratings), v, disp.Flag(), disp.Name, disp.Range())
 }
 
 // LearntKernelRank is the default number of inducing items of a learnt
@@ -355,7 +360,7 @@ func deterministicKernel(spec FitSpec, cov *Covariance, itemIDs []string) (fixed
 	if cov.Cov != nil { // a concrete pointer: a nil one must stay a nil interface
 		fixedCov = cov.Cov
 	}
-	ks, learn, fixed, ok, err := learnKernel(spec.Kernel, cov, itemIDs, fixedCov)
+	ks, learn, fixed, ok, err := learnKernel(spec, cov, itemIDs, fixedCov)
 	if err != nil {
 		return nil, nil, nil, false, err
 	}
@@ -598,7 +603,7 @@ func (m Model) validateEngine(s FitSpec) error {
 		return err
 	}
 	if m.Name == ModelClassification {
-		if ks, err := kernel.ParseSpec(s.Kernel); err == nil {
+		if ks, err := s.kernelSpec(); err == nil {
 			for _, t := range ks {
 				if _, ard := t.Cov.(kernel.ARD); ard && t.Learn {
 					return bad("kernel %q: ard learns one length-scale per covariate by the ordinal model's EP evidence; give them for the %s model (ard:gamma=G1,G2,...)", s.Kernel, m.Name)
@@ -761,7 +766,7 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 		if len(spec.Thresholds) != 0 && len(spec.Thresholds) != len(data.Levels)-1 {
 			return nil, annotations.Errorf(annotations.EINVALID, "thresholds: %d values for %d levels (expected %d)", len(spec.Thresholds), len(data.Levels), len(data.Levels)-1)
 		}
-		ks, learn, err := learnOrdinalKernel(spec.Kernel, cov, data)
+		ks, learn, err := learnOrdinalKernel(spec, cov, data)
 		if err != nil {
 			return nil, err
 		}
@@ -800,7 +805,7 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 	// Kernel terms to learn (rbf without gamma, ard): EP learns them by the
 	// evidence first, then the chains sample with the learnt kernel.
 	ed := *data
-	ks, learn, err := learnOrdinalKernel(spec.Kernel, cov, &ed)
+	ks, learn, err := learnOrdinalKernel(spec, cov, &ed)
 	if err != nil {
 		return nil, err
 	}
@@ -922,9 +927,10 @@ func checkClassificationGiven(s FitSpec, given func(string) bool) error {
 		return nil
 	}
 	ident, _ := multirater.ParseIdentifiability(s.Identifiability)
+	v, lambda := SettingOf(func(s *FitSpec) any { return &s.V }), SettingOf(func(s *FitSpec) any { return &s.Lambda })
 	switch {
-	case given("v") || given("lambda"):
-		return bad("fields \"v\" and \"lambda\" are the prior of inferred precisions; with precisions %q every precision is fixed at 1 (leave them out, or use precisions inferred)", s.Precisions)
+	case given(v.Name) || given(lambda.Name):
+		return bad("fields %q and %q are the prior of inferred precisions; with precisions %q every precision is fixed at 1 (leave them out, or use precisions inferred)", v.Name, lambda.Name, s.Precisions)
 	case ident != multirater.Weak:
 		return bad("identifiability %q fixes one rater's precision; with precisions %q every precision is already fixed at 1 (use identifiability weak)", s.Identifiability, s.Precisions)
 	}
@@ -981,8 +987,8 @@ func isDataError(err error) bool {
 // and fixed the rest of the covariance (base, the kernel built with the
 // terms at their starting values, minus their Gram matrices; nil when the
 // kernel has nothing else). ok reports whether there is anything to learn.
-func learnKernel(spec string, cov *Covariance, itemIDs []string, base mat.Symmetric) (ks kernel.Spec, learn *infer.LearnKernel, fixed mat.Symmetric, ok bool, err error) {
-	ks, err = kernel.ParseSpec(spec)
+func learnKernel(spec FitSpec, cov *Covariance, itemIDs []string, base mat.Symmetric) (ks kernel.Spec, learn *infer.LearnKernel, fixed mat.Symmetric, ok bool, err error) {
+	ks, err = spec.kernelSpec()
 	if err != nil {
 		return nil, nil, nil, false, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
@@ -999,7 +1005,7 @@ func learnKernel(spec string, cov *Covariance, itemIDs []string, base mat.Symmet
 		return ks, nil, nil, false, nil
 	}
 	if cov.Features == nil || len(cov.Features.X) != len(itemIDs) {
-		return nil, nil, nil, false, annotations.Errorf(annotations.EINVALID, "kernel %q: its learnt terms need numeric item covariates", spec)
+		return nil, nil, nil, false, annotations.Errorf(annotations.EINVALID, "kernel %q: its learnt terms need numeric item covariates", spec.Kernel)
 	}
 	x := mat.NewDense(len(itemIDs), len(cov.Features.Covariates), nil)
 	for i, row := range cov.Features.X {
@@ -1031,7 +1037,7 @@ func learnKernel(spec string, cov *Covariance, itemIDs []string, base mat.Symmet
 }
 
 // learnOrdinalKernel sets data.Learn and data.Cov for learnKernel's terms.
-func learnOrdinalKernel(spec string, cov *Covariance, data *ordinal.Data) (kernel.Spec, bool, error) {
+func learnOrdinalKernel(spec FitSpec, cov *Covariance, data *ordinal.Data) (kernel.Spec, bool, error) {
 	ks, learn, fixed, ok, err := learnKernel(spec, cov, data.ItemIDs, data.Cov)
 	if err != nil || !ok {
 		return ks, false, err

@@ -26,10 +26,9 @@ const PredictionsSchema = "concord.predictions/v1"
 // (ClassProbs, RaterClassProbs) and the most probable class (Class).
 type Predictions struct {
 	Schema string `json:"schema"`
-	// Model and Kernel are the fit's; Levels its level or class codes, in
-	// the order of the per-rater arrays.
-	Model  string                  `json:"model"`
-	Kernel string                  `json:"kernel"`
+	// FitOf names the fit's model and kernel; Levels are its level or
+	// class codes, in the order of the per-rater arrays.
+	FitOf
 	Levels []string                `json:"levels"`
 	Items  []multirater.ItemResult `json:"items"`
 	// Notes say what of the input was not used, or could not inform the
@@ -158,7 +157,7 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 	if len(items) == 0 {
 		return nil, bad("no items to predict")
 	}
-	out := &Predictions{Schema: PredictionsSchema, Model: p.res.Model.Model, Kernel: p.ks.String(), Levels: p.res.Levels}
+	out := &Predictions{Schema: PredictionsSchema, FitOf: FitOf{Model: p.res.Model.Model, Kernel: p.ks.String()}, Levels: p.res.Levels}
 	ids := make([]string, len(items))
 	seen := make(map[string]int, len(items))
 	g := &itemFeatures{n: len(items)}

@@ -108,33 +108,20 @@ func familyFields(m Model, index map[string]reflect.StructField) []SpecField {
 	return out
 }
 
-// commonFields returns the declared settings of FitSpec's common part: its
-// fields with a doc tag that no family declares.
+// commonFields returns the declared settings of FitSpec's common part
+// (CommonSettings) that no family declares.
 func commonFields(declared map[string]bool) []SpecField {
 	t := reflect.TypeFor[FitSpec]()
-	ct := commonPart(t)
+	ct := reflect.TypeFor[CommonSettings]()
 	var out []SpecField
 	for _, f := range multirater.Fields(ct) {
 		if declared[f.Name] {
 			continue
 		}
 		sf, _ := t.FieldByName(ct.Field(f.Index[0]).Name)
-		out = append(out, SpecField{Field: f, spec: sf.Index, not: splitList(sf.Tag.Get("not"))})
+		out = append(out, SpecField{Field: f, spec: sf.Index, not: splitList(ct.Field(f.Index[0]).Tag.Get("not"))})
 	}
 	return out
-}
-
-// commonPart is FitSpec's type reduced to the fields with a doc tag (the
-// common part and the families' fields, which commonFields skips).
-func commonPart(t reflect.Type) reflect.Type {
-	var fs []reflect.StructField
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if sf.Tag.Get("doc") != "" {
-			fs = append(fs, sf)
-		}
-	}
-	return reflect.StructOf(fs)
 }
 
 func splitList(s string) []string {
@@ -297,6 +284,20 @@ func (s FitSpec) familySettings() any {
 	return p.Interface()
 }
 
+// validateFamily checks the settings of s's model by its family's
+// Settings.Validate: the declarations, and the family's rules between its
+// settings (a rule added to a family's settings.go holds for every spec).
+func (s FitSpec) validateFamily() error {
+	v, ok := s.familySettings().(interface{ Validate() error })
+	if !ok {
+		return nil
+	}
+	if err := v.Validate(); err != nil {
+		return annotations.Errorf(annotations.EINVALID, "%s", err)
+	}
+	return nil
+}
+
 // Parse reads a value of the setting from text (a flag's, a form
 // field's): a word, a number, true or false, a comma-separated list.
 // The error names the setting as name.
@@ -347,11 +348,16 @@ func (f SpecField) Parse(text, name string) (reflect.Value, error) {
 		return reflect.ValueOf(x), nil
 	case reflect.Slice:
 		out := reflect.MakeSlice(t, 0, 4)
-		for _, w := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
-			if t.Elem().Kind() == reflect.String {
-				out = reflect.Append(out, reflect.ValueOf(w))
-				continue
+		if t.Elem().Kind() == reflect.String {
+			// Names (columns) may hold spaces: commas alone separate them.
+			for _, w := range strings.Split(text, ",") {
+				if w = strings.TrimSpace(w); w != "" {
+					out = reflect.Append(out, reflect.ValueOf(w))
+				}
 			}
+			return out, nil
+		}
+		for _, w := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
 			x, err := strconv.ParseFloat(w, 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 				return bad("numbers separated by commas, e.g. -1,0,1")
@@ -374,7 +380,7 @@ func (f SpecField) SetGiven(s *FitSpec, v reflect.Value, name string) error {
 	dst.Set(v)
 	if dst.Kind() == reflect.String {
 		w := strings.TrimSpace(dst.String())
-		if f.Enum != nil || f.Name == "model" || f.Name == "engine" {
+		if f.Enum != nil || f.caseBlind() {
 			w = strings.ToLower(w)
 		}
 		dst.SetString(w)
@@ -397,4 +403,39 @@ func (f SpecField) SetGiven(s *FitSpec, v reflect.Value, name string) error {
 		dst.SetInt(-1)
 	}
 	return LookupSetting(f.Name).CheckGiven(x, name)
+}
+
+// SettingOf returns the setting whose field in a FitSpec at points to
+// (e.g. func(s *FitSpec) any { return &s.Model }): a setting named by its
+// Go field, so that its JSON name is spelled once, in its declaration. It
+// panics if the field is not a declared setting (a caller bug).
+func SettingOf(at func(*FitSpec) any) SpecField {
+	var s FitSpec
+	p := reflect.ValueOf(at(&s))
+	for _, f := range AllFields() {
+		if v := f.Value(&s).Addr(); v.Type() == p.Type() && v.Pointer() == p.Pointer() {
+			return f
+		}
+	}
+	panic(fmt.Sprintf("analysis: SettingOf: %v is not a declared setting of FitSpec", p.Type()))
+}
+
+// Parts are the declared fields of a setting whose value is a struct of
+// settings (text: the text featuriser's min_df, weighting, ...), with
+// their flag names (JSON a_b as a-b); nil for any other setting.
+func (f SpecField) Parts() []multirater.Field {
+	if f.Type.Kind() != reflect.Struct {
+		return nil
+	}
+	return multirater.Fields(f.Type)
+}
+
+// PartFlag is the command-line flag of a part of the setting (Parts).
+func PartFlag(p multirater.Field) string { return strings.ReplaceAll(p.Name, "_", "-") }
+
+// caseBlind reports whether a word setting without an enum is read
+// case-blind: the model's and the engine's names.
+func (f SpecField) caseBlind() bool {
+	return f.Name == SettingOf(func(s *FitSpec) any { return &s.Model }).Name ||
+		f.Name == SettingOf(func(s *FitSpec) any { return &s.Engine }).Name
 }

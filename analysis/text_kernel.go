@@ -133,7 +133,7 @@ func (s FitSpec) validateKernel() error {
 	if strings.TrimSpace(s.Kernel) == "" {
 		return nil
 	}
-	ks, err := kernel.ParseSpec(s.Kernel)
+	ks, err := s.kernelSpec()
 	if err != nil {
 		return bad("%s", err)
 	}
@@ -273,6 +273,8 @@ type Covariance struct {
 	Features *multirater.Features
 	// Notes describe choices made for the data (e.g. empty documents).
 	Notes []string
+	// parsed is the kernel's parse (nil: not known).
+	parsed kernel.Spec
 }
 
 // ItemCovariance builds the prior covariance of the items ids of ds under
@@ -288,22 +290,23 @@ func ItemCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covar
 // buildCovariance is ItemCovariance, also returning the parsed kernel and
 // the items' features.
 func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, kernel.Spec, *itemFeatures, error) {
+	spec = spec.withKernel()
 	if err := spec.validateKernel(); err != nil {
 		return nil, nil, nil, err
 	}
-	spec = spec.ForData(ds)
+	spec = spec.ForData(ds).withKernel()
 	ds, err := withCategorical(ds, ids, spec.Categorical)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ks, err := kernel.ParseSpec(spec.Kernel)
+	ks, err := spec.kernelSpec()
 	if err != nil {
 		return nil, nil, nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
 	if err := spec.checkKernelSettings(ks); err != nil {
 		return nil, nil, nil, err
 	}
-	out := &Covariance{Kernel: ks.String()}
+	out := &Covariance{Kernel: ks.String(), parsed: ks}
 	f := &itemFeatures{n: len(ids)}
 	if ks.Identity() {
 		return out, ks, f, nil

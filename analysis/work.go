@@ -61,7 +61,7 @@ func ProjectedWork(spec FitSpec, labels, items int) Work {
 	per := sweepFixed + perLabel*float64(labels)
 	// A kernel left out follows the data when the fit runs: counted as the
 	// identity (the lower estimate).
-	if ks, err := kernel.ParseSpec(spec.Kernel); strings.TrimSpace(spec.Kernel) != "" && err == nil && !ks.Identity() {
+	if ks, err := spec.kernelSpec(); strings.TrimSpace(spec.Kernel) != "" && err == nil && !ks.Identity() {
 		if r := lowRankWork(spec, ks, items); r > 0 {
 			per += sweepPerItemRank * float64(items) * float64(r)
 		} else {

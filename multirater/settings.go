@@ -21,6 +21,7 @@ import (
 //	default:"4"            the default, in words or as a number
 //	zero:"..."             what 0 or leaving the setting out means, when 0 is not in range
 //	engines:"ep,laplace"   the engines that read it (none: every engine of the family)
+//	group:"..."            the heading it is listed under in help (the common settings')
 //
 // An embedded struct is a shared block (PrecisionPrior, MCMC, Evidence);
 // an engines tag on it applies to its every field.
@@ -32,6 +33,9 @@ type Field struct {
 	// kind of value in messages ("": a number, an integer); Note is said
 	// after the range.
 	Name, Doc, Default, Zero, What, Note string
+	// Group is the heading the setting is listed under in help ("": its
+	// family's).
+	Group string
 	// Shared: declared by a shared block (an embedded struct), whose
 	// type's name is Block.
 	Shared bool
@@ -193,7 +197,7 @@ func walkFields(t reflect.Type, index []int, engines []string, out *[]Field) {
 			continue
 		}
 		f := Field{Name: name, Doc: sf.Tag.Get("doc"), Default: sf.Tag.Get("default"), Zero: sf.Tag.Get("zero"),
-			What: sf.Tag.Get("what"), Note: sf.Tag.Get("note"), NegativeNone: sf.Tag.Get("negative") == "none",
+			What: sf.Tag.Get("what"), Group: sf.Tag.Get("group"), Note: sf.Tag.Get("note"), NegativeNone: sf.Tag.Get("negative") == "none",
 			FlagAliases: splitTag(sf.Tag.Get("alias")),
 			Engines:     eng, Type: sf.Type, Index: idx}
 		if e := sf.Tag.Get("enum"); e != "" {

@@ -85,6 +85,21 @@ func (r *fitRequest) given(name string) bool {
 	return ok
 }
 
+// modelKey, engineKey and kernelKey are the names of the common settings
+// that the request, the form and the OpenAPI schema treat apart, found by
+// their Go fields (a setting's name is spelled once, in its declaration).
+func modelKey() string {
+	return analysis.SettingOf(func(s *analysis.FitSpec) any { return &s.Model }).Name
+}
+
+func engineKey() string {
+	return analysis.SettingOf(func(s *analysis.FitSpec) any { return &s.Engine }).Name
+}
+
+func kernelKey() string {
+	return analysis.SettingOf(func(s *analysis.FitSpec) any { return &s.Kernel }).Name
+}
+
 // defaultSeed is the seed of a fit that names none, as in `concord fit`.
 const defaultSeed = 1
 
@@ -249,7 +264,7 @@ func (s *Server) createFit(c *gin.Context) {
 
 // startFit validates a fit request against the project and queues it.
 func (s *Server) startFit(ctx context.Context, p *annotations.Project, req *fitRequest) (*annotations.Fit, error) {
-	if !req.given("model") {
+	if !req.given(modelKey()) {
 		m, err := s.defaultModel(ctx, p)
 		if err != nil {
 			return nil, err

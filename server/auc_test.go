@@ -155,7 +155,7 @@ func TestAUCFitRequest(t *testing.T) {
 		{"prior", map[string]any{"model": "auc", "prior": "laplace"}, `prior "laplace": expected gaussian or spike-slab`},
 		{"prior scale", map[string]any{"model": "auc", "prior_scale": 0}, `field "prior_scale" = 0: expected a number from 0.0001 to 10000; leave it out for the default, 1`},
 		{"engine", map[string]any{"model": "auc", "engine": "gibbs"}, `the auc model is fitted by ep or smc`},
-		{"gibbs setting", map[string]any{"model": "auc", "chains": 2}, `chains is not a setting of the auc model fitted by ep (leave it out): its settings are scores, gamma, prior and prior_scale`},
+		{"gibbs setting", map[string]any{"model": "auc", "chains": 2}, `chains is not a setting of the auc model fitted by ep (leave it out): its settings are scores, gamma`},
 		{"kernel for linear", map[string]any{"model": "auc", "kernel": "rbf:gamma=1"}, `is for gp scores`},
 		{"text kernel", map[string]any{"model": "auc", "scores": "gp", "kernel": "text"}, `gp scores read numeric covariates only`},
 		{"spike-slab gp", map[string]any{"model": "auc", "scores": "gp", "prior": "spike-slab"}, `prior of linear scores' coefficients`},

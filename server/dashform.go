@@ -307,7 +307,7 @@ func (d *dashboard) itemInputs(ctx context.Context, projectID int64) (itemInputs
 // have a text, unlabelled have no labels.
 func newFitFormView(models []analysis.Model, form map[string]string, withText, unlabelled int, in itemInputs) fitFormView {
 	v := fitFormView{HasText: in.text, Categorical: in.covariates || in.attrs}
-	chosen, engine := chosenPair(models, form["model"], form["engine"])
+	chosen, engine := chosenPair(models, form[modelKey()], form[engineKey()])
 	for _, m := range models {
 		v.Models = append(v.Models, modelChoice{Name: m.Name, Label: modelLabel(m), Doc: m.Doc, Selected: m.Name == chosen.Name})
 	}
@@ -339,7 +339,7 @@ func newFitFormView(models []analysis.Model, form map[string]string, withText, u
 	pair := chosen.Name + ":" + engine
 	for i := range v.Kernels {
 		k := &v.Kernels[i]
-		if k.Value == form["kernel"] && (k.For == "" || containsString(strings.Fields(k.For), pair)) {
+		if k.Value == form[kernelKey()] && (k.For == "" || containsString(strings.Fields(k.For), pair)) {
 			k.Selected = true
 			break
 		}
@@ -449,13 +449,13 @@ func fitForm(c *gin.Context, scheme annotations.Scheme) (*fitRequest, map[string
 		form[k] = strings.TrimSpace(c.PostForm(k))
 	}
 	if form["kernel_custom"] != "" {
-		form["kernel"] = form["kernel_custom"]
+		form[kernelKey()] = form["kernel_custom"]
 	}
-	model := strings.ToLower(form["model"])
+	model := strings.ToLower(form[modelKey()])
 	if model == "" {
 		model = analysis.DefaultModel(scheme)
 	}
-	engine := strings.ToLower(form["engine"])
+	engine := strings.ToLower(form[engineKey()])
 	if m, err := analysis.LookupModel(model); err == nil && !containsString(m.Engines, engine) {
 		engine = "" // not the model's: its default
 	}
@@ -472,7 +472,7 @@ func fitForm(c *gin.Context, scheme annotations.Scheme) (*fitRequest, map[string
 			continue
 		}
 		v := form[f.Name]
-		if f.Name == "engine" {
+		if f.Name == engineKey() {
 			v = engine
 		}
 		if v == "" {

@@ -64,14 +64,14 @@ func fitRequestSchema() obj {
 // settingSchema is the OpenAPI schema of one setting.
 func settingSchema(f analysis.SpecField) obj {
 	s := typeSchema(f.Type, f)
-	if f.Name == "model" {
+	if f.Name == modelKey() {
 		var names []string
 		for _, m := range analysis.Models() {
 			names = append(names, m.Name)
 		}
 		s = append(s, kv{"enum", names})
 	}
-	if f.Name == "engine" {
+	if f.Name == engineKey() {
 		var engines []string
 		for _, m := range analysis.Models() {
 			for _, e := range m.Engines {
@@ -133,7 +133,7 @@ func typeSchema(t reflect.Type, f analysis.SpecField) obj {
 			s = append(s, kv{"enum", f.Enum})
 		}
 		n := analysis.MaxSpecString
-		if f.Name == "kernel" {
+		if f.Name == kernelKey() {
 			n = analysis.MaxKernelString
 		}
 		return append(s, kv{"maxLength", n})

@@ -31,24 +31,26 @@ const (
 // Options are the settings of a Vectorizer. The zero value is the paper's
 // featuriser: every term of the training documents (MinDF 1, no size limit),
 // Count weighting, SMART stop words removed, no stemming, no bigrams.
+// Each field's doc tag is its one line of help (the command-line flags of
+// concord fit and eval are derived from it).
 type Options struct {
 	// MinDF keeps only terms that occur in at least MinDF training
 	// documents. Zero means 1.
-	MinDF int `json:"min_df"`
+	MinDF int `json:"min_df" doc:"text: keep terms occurring in at least this many documents (default 1)"`
 	// MaxFeatures, if positive, keeps only the MaxFeatures terms with the
 	// largest total count over the training documents (after MinDF); ties
 	// are broken by larger document frequency, then by byte order of the
 	// term. Zero means no limit.
-	MaxFeatures int `json:"max_features"`
+	MaxFeatures int `json:"max_features" doc:"text: keep at most this many terms, the most frequent (default 0: no limit)"`
 	// Weighting is Count, Binary or TFIDF. Empty means Count.
-	Weighting Weighting `json:"weighting"`
+	Weighting Weighting `json:"weighting" doc:"text: term weighting count, binary or tfidf (default count); vectors are then scaled to unit norm"`
 	// Stem applies the Snowball (Porter2) English stemmer to tokens written
 	// in Latin letters, after stop-word removal.
-	Stem bool `json:"stem"`
+	Stem bool `json:"stem" doc:"text: Snowball (Porter2) English stemming"`
 	// Bigrams adds the pairs of consecutive tokens as terms (see Terms).
-	Bigrams bool `json:"bigrams"`
+	Bigrams bool `json:"bigrams" doc:"text: add word bigrams as terms"`
 	// KeepStopWords disables removal of the SMART stop words.
-	KeepStopWords bool `json:"keep_stop_words"`
+	KeepStopWords bool `json:"keep_stop_words" doc:"text: keep the SMART stop words (e.g. for short columns such as a relation name: \"causes\" is a stop word)"`
 }
 
 // withDefaults returns o with zero fields replaced by their defaults.

@@ -16,48 +16,12 @@ import (
 	"concord/annotations"
 	"concord/multirater"
 	"concord/server"
-	"concord/textfeat"
 )
 
-// kernelFlags are the kernel-input flags shared by fit and eval: which
-// numeric columns the covariate kernels read, which items-file columns make
-// the text, and the text featuriser's settings (Rogers et al. sec. 4
-// defaults).
-type kernelFlags struct {
-	covariates  *string
-	categorical *string
-	textColumns *string
-	minDF       *int
-	maxFeatures *int
-	weighting   *string
-	stem        *bool
-	bigrams     *bool
-	keepStop    *bool
-}
-
-func addKernelFlags(fs *flag.FlagSet) *kernelFlags {
-	return &kernelFlags{
-		covariates:  fs.String("covariates", "", `numeric item columns read by the linear and rbf kernel terms: none, all, or col,col (default: all numeric columns for a kernel without text; with a text term they must be named, so that a column such as a score derived from the labels is never used unasked)`),
-		categorical: fs.String("categorical", "", "items-file columns read as categories by the covariate kernel terms (rbf, ard): one-hot indicators COL=VALUE, at distance 1 - delta (Kim & Ghahramani eq. 12); col,col"),
-		textColumns: fs.String("text-columns", "", "items-file columns joined into the item text (default: text)"),
-		minDF:       fs.Int("min-df", 0, "text: keep terms occurring in at least this many documents (default 1)"),
-		maxFeatures: fs.Int("max-features", 0, "text: keep at most this many terms, the most frequent (default 0: no limit)"),
-		weighting:   fs.String("weighting", "", "text: term weighting count, binary or tfidf (default count); vectors are then scaled to unit norm"),
-		stem:        fs.Bool("stem", false, "text: Snowball (Porter2) English stemming"),
-		bigrams:     fs.Bool("bigrams", false, "text: add word bigrams as terms"),
-		keepStop:    fs.Bool("keep-stop-words", false, "text: keep the SMART stop words (e.g. for short columns such as a relation name: \"causes\" is a stop word)"),
-	}
-}
-
-// apply sets the kernel-input fields of spec.
-func (k *kernelFlags) apply(spec *analysis.FitSpec) {
-	spec.Covariates = *k.covariates
-	for _, c := range strings.Split(*k.categorical, ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			spec.Categorical = append(spec.Categorical, c)
-		}
-	}
-	spec.Text = textfeat.Options{MinDF: *k.minDF, MaxFeatures: *k.maxFeatures, Weighting: textfeat.Weighting(*k.weighting), Stem: *k.stem, Bigrams: *k.bigrams, KeepStopWords: *k.keepStop}
+// addTextColumnsFlag adds --text-columns, the items-file columns that make
+// the item text (fit and eval; the settings' flags are addSettingFlags').
+func addTextColumnsFlag(fs *flag.FlagSet) *string {
+	return fs.String("text-columns", "", "items-file columns joined into the item text (default: text)")
 }
 
 const evalHelp = `
@@ -131,14 +95,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
-	model := fs.String("model", "", "model: "+analysis.ModelNames()+" (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)")
-	engine := fs.String("engine", "", "inference engine: gibbs (default), or for the ordinal model ep or laplace; the bounded model: ep (default) or laplace; the auc model: ep (default) or smc (see concord fit --help)")
-	kernel := fs.String("kernel", "", "kernel as for concord fit (default: text when the items have texts, else identity)")
-	kf := addKernelFlags(fs)
-	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with each fold's training items")
+	textCols := addTextColumnsFlag(fs)
 	gpKernel := fs.String("gp-kernel", "", "auc: the probit GP classifier's kernel (default "+analysis.DefaultGPClassifierKernel+", learnt by the evidence)")
 	folds := fs.Int("folds", analysis.DefaultFolds, "number of folds")
-	seed := fs.Uint64("seed", 1, "random seed of the folds and the fits")
 	baselines := fs.String("rater-baselines", "", fmt.Sprintf("raters with a rater:<id> baseline: all, none or N (default: all raters when there are at most %d, else the %d with the most labels)", analysis.DefaultRaterBaselines, analysis.DefaultRaterBaselines))
 	maxWork := fs.Duration("max-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of the whole evaluation (every fold's fit), in one core's time: an evaluation projected to take longer is refused before it starts (0: no limit)")
 	jobs := fs.Bool("jobs", false, "with --project: run the folds as jobs of the workers on --db (concord worker, or concord serve), one job per fold, and wait for the result (the same as without)")
@@ -164,18 +123,18 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	}
 	// Without --model: the model that suits the scheme (see concord fit).
 	spec := analysis.EvalSpec{
-		Fit:            analysis.FitSpec{Model: provisionalModel(*model, *schemeSpec, sf.only(analysis.ModelBounded)), Kernel: *kernel, Seed: *seed, Standardize: *standardize},
 		Folds:          *folds,
 		RaterBaselines: *baselines,
 	}
 	if err := sf.apply(&spec.Fit); err != nil {
 		return err
 	}
-	kf.apply(&spec.Fit)
+	model, engine, seed := spec.Fit.Model, spec.Fit.Engine, spec.Fit.Seed
+	spec.Fit.Model = provisionalModel(model, *schemeSpec, sf.only(analysis.ModelBounded))
 	// check sets the engine (the model's default without --engine) and
 	// checks the flags given against the model and engine.
 	check := func() error {
-		spec.Fit.Engine = defaultEngine(*engine, spec.Fit.Model)
+		spec.Fit.Engine = defaultEngine(engine, spec.Fit.Model)
 		if err := spec.Fit.Validate(); err != nil {
 			return err
 		}
@@ -192,16 +151,16 @@ func runEval(ctx context.Context, e *env, args []string) error {
 			return annotations.Errorf(annotations.EINVALID, "--jobs is not available with --model auc (its folds run in this process)")
 		}
 		// The auc model is judged by test AUC against two classifiers.
-		return runAUCEval(ctx, e, analysis.AUCEvalSpec{Fit: spec.Fit, Folds: *folds, GPKernel: *gpKernel}, *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode, rf, *out)
+		return runAUCEval(ctx, e, analysis.AUCEvalSpec{Fit: spec.Fit, Folds: *folds, GPKernel: *gpKernel}, *dsn, *project, *labels, *items, *schemeSpec, *format, where, *textCols, dups.mode, rf, *out)
 	}
 	if *gpKernel != "" {
 		return annotations.Errorf(annotations.EINVALID, "--gp-kernel is a setting of concord eval --model auc")
 	}
-	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode, rf)
+	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *textCols, dups.mode, rf)
 	if err != nil {
 		return err
 	}
-	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); *model == "" && m != spec.Fit.Model {
+	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); model == "" && m != spec.Fit.Model {
 		spec.Fit.Model = m
 		if err := check(); err != nil {
 			return err
@@ -217,10 +176,10 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	}
 	if full.Engine == multirater.EngineGibbs {
 		fmt.Fprintf(summary, "Evaluating the %s model (kernel %s) on %s by %d-fold cross-validation, seed %d; %d chains x %d draws after %d burn-in sweeps per fit\n",
-			full.Model, full.Kernel, source, *folds, *seed, full.Chains, full.Samples, max(full.Burnin, 0))
+			full.Model, full.Kernel, source, *folds, seed, full.Chains, full.Samples, max(full.Burnin, 0))
 	} else {
 		fmt.Fprintf(summary, "Evaluating the %s model (kernel %s) on %s by %d-fold cross-validation, seed %d; %s per fit\n",
-			full.Model, full.Kernel, source, *folds, *seed, engineName(full.Engine))
+			full.Model, full.Kernel, source, *folds, seed, engineName(full.Engine))
 	}
 	bar := newProgressBar(e, "eval")
 	if *jobs {

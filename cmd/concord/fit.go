@@ -90,12 +90,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
-	model := fs.String("model", "", "model: "+analysis.ModelUsage()+" (default: the one that suits the labels' scheme and items: ordinal; confusion for nominal and binary labels without item texts, classification with them; bounded)")
-	kernel := fs.String("kernel", "", "kernel: text (linear on bag-of-words), text:COLUMN (the same on another items-file column, its own vocabulary), text-rbf:gamma=G, identity, linear, rbf:gamma=G on numeric covariates, rbf or ard (ordinal model: width, or one width per covariate, learnt by maximising the EP evidence, before sampling with --engine gibbs), or a sum like text+rbf:gamma=1 (default: text when the items have texts, except identity for the classification model when every item has labels and for the confusion model; else identity)")
-	kf := addKernelFlags(fs)
-	engine := fs.String("engine", "", "inference engine: gibbs (MCMC; the default of the ordinal and classification models), or for the ordinal model ep (expectation propagation) or laplace (Laplace's method), which learn every rater's thresholds and noise sd by maximising the evidence in seconds; the bounded model: ep (default) or laplace; the confusion model: vb (variational Bayes, default, seconds) or gibbs; the auc model: ep (default, seconds) or smc (tempering sequential Monte Carlo, with Monte Carlo standard errors)")
-	standardize := fs.Bool("standardize", false, "z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)")
-	seed := fs.Uint64("seed", 1, "random seed")
+	textCols := addTextColumnsFlag(fs)
 	sf := addSettingFlags(fs)
 	out := fs.String("out", "", `result file ("-" for standard output) (required)`)
 	top := fs.Int("top", 10, "items of the consensus ranking to print")
@@ -118,15 +113,16 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	// Without --model the model is the one that suits the scheme, known
 	// for sure once the labels are read; until then the scheme flag, or the
 	// bounded model's flags, say which it will be.
-	spec := analysis.FitSpec{Model: provisionalModel(*model, *schemeSpec, sf.only(analysis.ModelBounded)), Kernel: *kernel, Seed: *seed, Standardize: *standardize}
+	var spec analysis.FitSpec
 	if err := sf.apply(&spec); err != nil {
 		return err
 	}
-	kf.apply(&spec)
+	model, engine := spec.Model, spec.Engine
+	spec.Model = provisionalModel(model, *schemeSpec, sf.only(analysis.ModelBounded))
 	// check sets the engine (the model's default without --engine) and
 	// checks the spec and the flags given against the model and engine.
 	check := func() error {
-		spec.Engine = defaultEngine(*engine, spec.Model)
+		spec.Engine = defaultEngine(engine, spec.Model)
 		if err := spec.Validate(); err != nil {
 			return err
 		}
@@ -136,11 +132,11 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	ds, source, err := loadForModel(ctx, e, "fit", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *kf.textColumns, dups.mode, rf)
+	ds, source, err := loadForModel(ctx, e, "fit", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *textCols, dups.mode, rf)
 	if err != nil {
 		return err
 	}
-	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); *model == "" && m != spec.Model {
+	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); model == "" && m != spec.Model {
 		spec.Model = m
 		if err := check(); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
+	"concord/multirater"
 )
 
 // settingFlags are the flags of the models' declared settings
@@ -22,9 +23,12 @@ type settingFlags struct {
 	vals []*settingValue
 }
 
-// settingValue is one setting's flag: the text given and its value.
+// settingValue is one setting's flag: the text given and its value. A
+// part of a setting whose value is a struct of settings (the text
+// featuriser's min_df of text) has part set.
 type settingValue struct {
 	f    analysis.SpecField
+	part *multirater.Field
 	text string
 	x    reflect.Value
 	set  bool
@@ -37,8 +41,20 @@ func (v *settingValue) String() string {
 	return v.text
 }
 
+// flag is the flag's name.
+func (v *settingValue) flag() string {
+	if v.part != nil {
+		return analysis.PartFlag(*v.part)
+	}
+	return v.f.Flag()
+}
+
 func (v *settingValue) Set(s string) error {
-	x, err := v.f.Parse(s, "--"+v.f.Flag())
+	f := v.f
+	if v.part != nil {
+		f = analysis.SpecField{Field: *v.part}
+	}
+	x, err := f.Parse(s, "--"+v.flag())
 	if err != nil {
 		return errors.New(annotations.ErrorMessage(err))
 	}
@@ -47,18 +63,36 @@ func (v *settingValue) Set(s string) error {
 }
 
 // IsBoolFlag makes a flag of a true/false setting take no value.
-func (v *settingValue) IsBoolFlag() bool { return v.f.Type.Kind() == reflect.Bool }
+func (v *settingValue) IsBoolFlag() bool {
+	if v.part != nil {
+		return v.part.Type.Kind() == reflect.Bool
+	}
+	return v.f.Type.Kind() == reflect.Bool
+}
 
-// addSettingFlags adds the flags of every model's settings to fs, and
-// those of FitSpec's common part that the command has not declared itself
-// (call it after the command's own flags).
+// addSettingFlags adds to fs the flags of every setting of FitSpec
+// (analysis.AllFields): those of its common part (model, engine, seed,
+// kernel, the text featuriser's, ...) and of every model's settings, with
+// their declared aliases.
 func addSettingFlags(fs *flag.FlagSet) *settingFlags {
 	sf := &settingFlags{}
 	for _, f := range analysis.AllFields() {
-		if f.Common() && fs.Lookup(f.Flag()) != nil {
-			continue // declared by the command (model, kernel, seed, ...)
+		if parts := f.Parts(); parts != nil {
+			for i := range parts {
+				v := &settingValue{f: f, part: &parts[i]}
+				sf.vals = append(sf.vals, v)
+				fs.Var(v, v.flag(), parts[i].Doc)
+			}
+			continue
 		}
 		v := &settingValue{f: f}
+		if f.Common() && f.Default != "" {
+			// A common setting's default is the flag's (the seed's 1).
+			if err := v.Set(f.Default); err != nil {
+				panic(fmt.Sprintf("concord: setting %s: default %q: %v", f.Name, f.Default, err))
+			}
+			v.set = false
+		}
 		sf.vals = append(sf.vals, v)
 		fs.Var(v, f.Flag(), flagUsage(f))
 		for _, a := range f.FlagAliases {
@@ -109,14 +143,17 @@ func (sf *settingFlags) only(model string) bool {
 
 // apply sets the settings given in spec, each checked against its
 // declaration (a number against its range, where 0 is a value: --burnin 0
-// is none); the errors name the flag.
+// is none), and the common settings' declared defaults (the seed's) where
+// not given; the errors name the flag.
 func (sf *settingFlags) apply(spec *analysis.FitSpec) error {
 	for _, v := range sf.vals {
-		if !v.set {
-			continue
-		}
-		if err := v.f.SetGiven(spec, v.x, "--"+v.f.Flag()); err != nil {
-			return err
+		switch {
+		case v.part != nil && v.set:
+			v.f.Value(spec).FieldByIndex(v.part.Index).Set(v.x)
+		case v.set || v.x.IsValid():
+			if err := v.f.SetGiven(spec, v.x, "--"+v.f.Flag()); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -139,11 +176,13 @@ func (sf *settingFlags) check(spec analysis.FitSpec) error {
 func settingsUsage(fs *flag.FlagSet, args []string) {
 	usage := fs.Usage
 	model := ""
+	name := analysis.SettingOf(func(s *analysis.FitSpec) any { return &s.Model }).Flag()
 	for i, a := range args {
+		a = strings.TrimPrefix(a, "-")
 		switch {
-		case (a == "--model" || a == "-model") && i+1 < len(args):
+		case a == "-"+name && i+1 < len(args):
 			model = args[i+1]
-		case strings.HasPrefix(a, "--model=") || strings.HasPrefix(a, "-model="):
+		case strings.HasPrefix(a, "-"+name+"="):
 			_, model, _ = strings.Cut(a, "=")
 		}
 	}
@@ -160,14 +199,46 @@ func settingsUsage(fs *flag.FlagSet, args []string) {
 		own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 		own.SetOutput(out)
 		fs.VisitAll(func(f *flag.Flag) {
-			if sv, ok := f.Value.(*settingValue); !ok || sv.f.Common() {
+			if _, ok := f.Value.(*settingValue); !ok {
 				own.Var(f.Value, f.Name, f.Usage)
 			}
 		})
 		own.PrintDefaults()
+		printCommonHelp(out, fs)
 		printSettingsHelp(out, fs, model)
 	}
 
+}
+
+// printCommonHelp writes the flags of the settings of every model (FitSpec's
+// common part) in their declared groups.
+func printCommonHelp(w io.Writer, fs *flag.FlagSet) {
+	var groups []string
+	byGroup := map[string][]string{}
+	for _, f := range analysis.AllFields() {
+		if !f.Common() {
+			continue
+		}
+		if _, ok := byGroup[f.Group]; !ok {
+			groups = append(groups, f.Group)
+		}
+		var help []string
+		if parts := f.Parts(); parts != nil {
+			for _, p := range parts {
+				help = append(help, fmt.Sprintf("  --%s\n    \t%s\n", analysis.PartFlag(p), p.Doc))
+			}
+		} else {
+			name := "--" + f.Flag()
+			for _, a := range f.FlagAliases {
+				name += ", --" + a
+			}
+			help = append(help, fmt.Sprintf("  %s\n    \t%s\n", name, flagUsage(f)))
+		}
+		byGroup[f.Group] = append(byGroup[f.Group], help...)
+	}
+	for _, g := range groups {
+		fmt.Fprintf(w, "\nSettings of every model: %s:\n%s", g, strings.Join(byGroup[g], ""))
+	}
 }
 
 // printSettingsHelp writes the settings' flags grouped by model: every

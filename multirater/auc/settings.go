@@ -16,7 +16,11 @@ import (
 type Settings struct {
 	Scores string `json:"scores,omitempty" enum:"linear,gp" default:"linear" doc:"linear (default: s = <theta, x> on the covariates, theta ~ N(0, prior_scale I)) or gp (s ~ N(0, prior_scale K) with K the kernel, default rbf with its width chosen by the evidence)"`
 	// Gamma is the pseudo-posterior's temperature (Ridgway et al.).
-	Gamma      Gamma   `json:"gamma,omitempty" range:"[1e-3,1e4]" enum:"cv" zero:"cv" default:"cv" doc:"the pseudo-posterior's temperature: a positive number, or cv (default) for 5-fold cross-validation of the held-out AUC"`
+	Gamma Gamma `json:"gamma,omitempty" range:"[1e-3,1e4]" enum:"cv" zero:"cv" default:"cv" doc:"the pseudo-posterior's temperature: a positive number, or cv (default) for cross-validation of the held-out AUC (gamma_folds folds)"`
+	// GammaFolds is the number of folds of gamma's cross-validation
+	// (Options.Folds): each needs items of both classes, so a small data
+	// set with a rare class takes fewer.
+	GammaFolds int     `json:"gamma_folds,omitempty" range:"[2,20]" zero:"the default, 5" doc:"the folds (stratified by label) of gamma's cross-validation (gamma cv; a fixed gamma has none): fewer when a class has few items, more for a steadier choice (default 5)"`
 	Prior      string  `json:"prior,omitempty" enum:"gaussian,spike-slab" default:"gaussian" doc:"the linear scores' coefficient prior, gaussian (default) or spike-slab (feature inclusion)"`
 	PriorScale float64 `json:"prior_scale,omitempty" range:"[1e-4,1e4]" zero:"the default, 1" default:"1" doc:"the prior's scale V"`
 }

@@ -263,6 +263,13 @@ func ParseKernel(spec string) (Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	return CovKernel(ks, spec)
+}
+
+// CovKernel is the covariance function of ks, the parse of spec (as
+// ParseKernel, for a caller that holds the parse): one term, or the sum
+// of the terms. A text term is an error.
+func CovKernel(ks Spec, spec string) (Kernel, error) {
 	var terms Sum
 	for _, t := range ks {
 		if t.Kind != CovTerm {
