@@ -38,7 +38,7 @@ func (p *pool) ChainJobs(f *annotations.Fit) int {
 // RunChains runs chains [lo, hi) of fit f (annotations.ChainRunner).
 func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int, report func(annotations.FitProgress) error) ([][]byte, time.Duration, error) {
 	s := p.s
-	log := s.log.With("fit", f.ID, "project", f.ProjectID, "chains", fmt.Sprintf("%d..%d", lo, hi-1))
+	log := s.log.With("fit", f.ID, "project", f.ProjectID, "chain_range", fmt.Sprintf("%d..%d", lo, hi-1))
 	ctx, cancel := context.WithCancelCause(jobsCtx)
 	defer cancel(nil)
 	s.metrics.busy.Inc()

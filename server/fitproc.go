@@ -40,7 +40,7 @@ import (
 type fitJob struct {
 	Spec    analysis.FitSpec     `json:"spec"`
 	Dataset *annotations.Dataset `json:"dataset"`
-	Chains  *[2]int              `json:"chains,omitempty"`
+	Chains  *[2]int              `json:"chain_range,omitempty"`
 	Outputs [][]byte             `json:"outputs,omitempty"`
 	// SamplingSeconds is how long the chains of Outputs sampled.
 	SamplingSeconds float64 `json:"sampling_seconds,omitempty"`
@@ -50,7 +50,7 @@ type fitJob struct {
 type fitLine struct {
 	Progress *progressLine   `json:"progress,omitempty"`
 	Result   json.RawMessage `json:"result,omitempty"`
-	Chains   *chainsLine     `json:"chains,omitempty"`
+	Chains   *chainsLine     `json:"chain_outputs,omitempty"`
 	Error    *errorDetail    `json:"error,omitempty"`
 }
 
