@@ -242,169 +242,204 @@ func JudgeReport(ds *annotations.Dataset, o JudgeOptions) (*JudgeReportDoc, erro
 	if len(o.Judges) == 0 {
 		return nil, annotations.Errorf(annotations.EINVALID, "no model raters: mark them in the labels (an is_model or rater_kind column, or %s R1,R2) or name the raters to test (--judges R1,R2)", annotations.ModelsFlag)
 	}
-	eps, q := o.Epsilon, o.Q
-	if eps == 0 {
-		eps = DefaultJudgeEpsilon
-	}
-	if q == 0 {
-		q = DefaultJudgeQ
-	}
-	if !(eps >= 0 && eps < 1) {
-		return nil, annotations.Errorf(annotations.EINVALID, "--epsilon %v: expected a number in [0, 1) (0.2 experts, 0.15 skilled raters, 0.1 crowd workers)", o.Epsilon)
-	}
-	if !(q > 0 && q < 1) {
-		return nil, annotations.Errorf(annotations.EINVALID, "--q %v: expected a false discovery rate in (0, 1)", o.Q)
-	}
-	minH, minI := o.MinHumans, o.MinInstances
-	if minH <= 0 {
-		minH = DefaultJudgeMinHumans
-	}
-	if minI <= 0 {
-		minI = DefaultJudgeMinInstances
+	o, err := o.resolved()
+	if err != nil {
+		return nil, err
 	}
 	s := ds.Scheme
-	doc := &JudgeReportDoc{Schema: JudgeSchema, Scheme: s.String(), Epsilon: eps, Q: q}
-	// Each label as a number: its level's value, or the bounded value.
-	var vals []float64
-	if s.Categorical() {
-		vals = CategoryValues(s)
-	}
-	value := func(l annotations.Label) (float64, error) {
-		if s.Categorical() {
-			c, ok := s.Index(l.Value)
-			if !ok {
-				return 0, annotations.Errorf(annotations.EINVALID, "item %q, rater %q: label %q is not a level of %s", l.Item, l.Rater, l.Value, s)
-			}
-			return float64(c), nil
-		}
-		return s.Value(l.Value)
-	}
-	nominal := s.Kind == annotations.Nominal || s.Kind == annotations.Binary
-	if nominal {
-		doc.Score = "accuracy: the share of the other humans' labels equal to the label"
-	} else {
-		doc.Score = "minus the root mean squared difference from the other humans' labels (level values)"
-	}
-	score := func(x float64, others []float64) float64 {
-		acc := 0.0
-		for _, y := range others {
-			if nominal {
-				if x == y {
-					acc++
-				}
-			} else {
-				d := num(x, vals) - num(y, vals)
-				acc += d * d
-			}
-		}
-		if nominal {
-			return acc / float64(len(others))
-		}
-		return -math.Sqrt(acc / float64(len(others)))
-	}
+	doc := &JudgeReportDoc{Schema: JudgeSchema, Scheme: s.String(), Epsilon: o.Epsilon, Q: o.Q}
+	sc := newJudgeScorer(s)
+	doc.Score = sc.doc
 	isJudge := map[string]bool{}
 	for _, j := range o.Judges {
 		isJudge[j] = true
 	}
 	// The first label of each (item, rater).
-	jl, repeats, judgeSeen, err := indexJudgeLabels(ds, isJudge, value)
+	jl, repeats, judgeSeen, err := indexJudgeLabels(ds, isJudge, sc.value)
 	if err != nil {
 		return nil, err
 	}
-	first, humansOf, humanOrder := jl.first, jl.humansOf, jl.humanOrder
 	if repeats > 0 {
 		doc.Notes = append(doc.Notes, fmt.Sprintf("%d repeated labels: each rater's first label of an item is used", repeats))
 	}
 	for _, j := range o.Judges {
 		if !judgeSeen[j] {
-			return nil, annotations.Errorf(annotations.EINVALID, "model rater %q has no labels (raters: %s)", j, strings.Join(firstN(humanOrder, 10), ", "))
+			return nil, annotations.Errorf(annotations.EINVALID, "model rater %q has no labels (raters: %s)", j, strings.Join(firstN(jl.humanOrder, 10), ", "))
 		}
 	}
-	if len(humanOrder) < 2 {
-		return nil, annotations.Errorf(annotations.EINVALID, "the test needs at least 2 human raters besides the model raters, found %d", len(humanOrder))
+	if len(jl.humanOrder) < 2 {
+		return nil, annotations.Errorf(annotations.EINVALID, "the test needs at least 2 human raters besides the model raters, found %d", len(jl.humanOrder))
 	}
 	items := ds.ItemIDs()
 	// Each human's agreement with the majority of the other humans.
-	for _, h := range humanOrder {
-		a := agreementWith(items, func(item string) (float64, bool) { v, ok := first[judgeKey{item, h}]; return v, ok },
+	for _, h := range jl.humanOrder {
+		a := agreementWith(items, func(item string) (float64, bool) { v, ok := jl.first[judgeKey{item, h}]; return v, ok },
 			func(item string) []float64 {
 				var out []float64
-				for _, o := range humansOf[item] {
+				for _, o := range jl.humansOf[item] {
 					if o != h {
-						out = append(out, first[judgeKey{item, o}])
+						out = append(out, jl.first[judgeKey{item, o}])
 					}
 				}
 				return out
-			}, minH-1)
+			}, o.MinHumans-1)
 		a.Rater = h
 		doc.Humans = append(doc.Humans, a)
 	}
 	for _, j := range o.Judges {
-		res := JudgeResult{Judge: j}
-		kept := map[string]bool{}
-		for _, item := range items {
-			if _, ok := first[judgeKey{item, j}]; ok && len(humansOf[item]) >= minH {
-				kept[item] = true
-				res.Items++
-			}
-		}
-		res.Agreement = agreementWith(items, func(item string) (float64, bool) {
-			v, ok := first[judgeKey{item, j}]
-			return v, ok && kept[item]
-		}, func(item string) []float64 {
-			var out []float64
-			for _, o := range humansOf[item] {
-				out = append(out, first[judgeKey{item, o}])
-			}
-			return out
-		}, minH)
-		res.Agreement.Rater, res.Agreement.Judge = j, true
-		var pvals []float64
-		for _, h := range humanOrder {
-			d, wins, hwins := jl.duel(items, kept, j, h, score)
-			if len(d) < minI {
-				res.Skipped = append(res.Skipped, h)
-				continue
-			}
-			t, p := tTestLess(d, eps)
-			n := float64(len(d))
-			jh := JudgeHuman{Rater: h, Items: len(d), JudgeAdvantage: float64(wins) / n, HumanAdvantage: float64(hwins) / n, T: t, PValue: p}
-			if math.IsNaN(t) || math.IsInf(t, 0) {
-				side := "at or above"
-				if p == 0 {
-					side = "below"
-				}
-				jh.TNote = fmt.Sprintf("no spread: the human's advantage over %s is %g on every item, %s epsilon; the p-value is the limit, %g", j, d[0], side, p)
-			}
-			res.Humans = append(res.Humans, jh)
-			pvals = append(pvals, p)
-		}
-		if len(res.Humans) == 0 {
-			res.Verdict = fmt.Sprintf("no test: no human shares %d or more items (with %d or more human labels) with %s; lower --min-instances (the t-test wants 30) or label more items", minI, minH, j)
-			res.WinningRate, res.AdvantageProb = math.NaN(), math.NaN()
-			doc.Judges = append(doc.Judges, res)
-			continue
-		}
-		rejected := benjaminiYekutieli(pvals, q)
-		won, rho := 0, 0.0
-		for i := range res.Humans {
-			res.Humans[i].Rejected = rejected[i]
-			if rejected[i] {
-				won++
-			}
-			rho += res.Humans[i].JudgeAdvantage
-		}
-		res.WinningRate = float64(won) / float64(len(res.Humans))
-		res.AdvantageProb = rho / float64(len(res.Humans))
-		res.Passed = res.WinningRate >= 0.5
-		if res.Passed {
-			res.Verdict = fmt.Sprintf("passes: %s can replace a human rater (it wins against %d of %d humans at epsilon %g, FDR %g)", j, won, len(res.Humans), eps, q)
-		} else {
-			res.Verdict = fmt.Sprintf("fails: %s wins against %d of %d humans at epsilon %g (FDR %g); it needs half", j, won, len(res.Humans), eps, q)
-		}
-		doc.Judges = append(doc.Judges, res)
+		doc.Judges = append(doc.Judges, jl.test(items, j, o, sc.score))
 	}
 	return doc, nil
+}
+
+// resolved returns o with its defaults set, or EINVALID for a setting out
+// of its range.
+func (o JudgeOptions) resolved() (JudgeOptions, error) {
+	r := o
+	if r.Epsilon == 0 {
+		r.Epsilon = DefaultJudgeEpsilon
+	}
+	if r.Q == 0 {
+		r.Q = DefaultJudgeQ
+	}
+	if !(r.Epsilon >= 0 && r.Epsilon < 1) {
+		return r, annotations.Errorf(annotations.EINVALID, "--epsilon %v: expected a number in [0, 1) (0.2 experts, 0.15 skilled raters, 0.1 crowd workers)", o.Epsilon)
+	}
+	if !(r.Q > 0 && r.Q < 1) {
+		return r, annotations.Errorf(annotations.EINVALID, "--q %v: expected a false discovery rate in (0, 1)", o.Q)
+	}
+	if r.MinHumans <= 0 {
+		r.MinHumans = DefaultJudgeMinHumans
+	}
+	if r.MinInstances <= 0 {
+		r.MinInstances = DefaultJudgeMinInstances
+	}
+	return r, nil
+}
+
+// judgeScorer reads labels of a scheme as numbers and scores a label
+// against the other humans' labels of its item.
+type judgeScorer struct {
+	scheme  annotations.Scheme
+	vals    []float64 // the levels' values (categorical schemes)
+	nominal bool
+	doc     string
+}
+
+func newJudgeScorer(s annotations.Scheme) *judgeScorer {
+	sc := &judgeScorer{scheme: s, nominal: s.Kind == annotations.Nominal || s.Kind == annotations.Binary}
+	if s.Categorical() {
+		sc.vals = CategoryValues(s)
+	}
+	if sc.nominal {
+		sc.doc = "accuracy: the share of the other humans' labels equal to the label"
+	} else {
+		sc.doc = "minus the root mean squared difference from the other humans' labels (level values)"
+	}
+	return sc
+}
+
+// value is a label as a number: its level's index, or the bounded value.
+func (sc *judgeScorer) value(l annotations.Label) (float64, error) {
+	s := sc.scheme
+	if s.Categorical() {
+		c, ok := s.Index(l.Value)
+		if !ok {
+			return 0, annotations.Errorf(annotations.EINVALID, "item %q, rater %q: label %q is not a level of %s", l.Item, l.Rater, l.Value, s)
+		}
+		return float64(c), nil
+	}
+	return s.Value(l.Value)
+}
+
+// score is x's accuracy against others (nominal) or minus its root mean
+// squared difference from them.
+func (sc *judgeScorer) score(x float64, others []float64) float64 {
+	acc := 0.0
+	for _, y := range others {
+		if sc.nominal {
+			if x == y {
+				acc++
+			}
+		} else {
+			d := num(x, sc.vals) - num(y, sc.vals)
+			acc += d * d
+		}
+	}
+	if sc.nominal {
+		return acc / float64(len(others))
+	}
+	return -math.Sqrt(acc / float64(len(others)))
+}
+
+// test is the alternative annotator test of judge j against every human
+// (o resolved): its agreement with the humans' majority, one duel per
+// human with enough shared items, the Benjamini-Yekutieli rejections and
+// the verdict.
+func (jl judgeLabels) test(items []string, j string, o JudgeOptions, score func(float64, []float64) float64) JudgeResult {
+	minH, minI, eps, q := o.MinHumans, o.MinInstances, o.Epsilon, o.Q
+	res := JudgeResult{Judge: j}
+	kept := map[string]bool{}
+	for _, item := range items {
+		if _, ok := jl.first[judgeKey{item, j}]; ok && len(jl.humansOf[item]) >= minH {
+			kept[item] = true
+			res.Items++
+		}
+	}
+	res.Agreement = agreementWith(items, func(item string) (float64, bool) {
+		v, ok := jl.first[judgeKey{item, j}]
+		return v, ok && kept[item]
+	}, func(item string) []float64 {
+		var out []float64
+		for _, o := range jl.humansOf[item] {
+			out = append(out, jl.first[judgeKey{item, o}])
+		}
+		return out
+	}, minH)
+	res.Agreement.Rater, res.Agreement.Judge = j, true
+	var pvals []float64
+	for _, h := range jl.humanOrder {
+		d, wins, hwins := jl.duel(items, kept, j, h, score)
+		if len(d) < minI {
+			res.Skipped = append(res.Skipped, h)
+			continue
+		}
+		t, p := tTestLess(d, eps)
+		n := float64(len(d))
+		jh := JudgeHuman{Rater: h, Items: len(d), JudgeAdvantage: float64(wins) / n, HumanAdvantage: float64(hwins) / n, T: t, PValue: p}
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			side := "at or above"
+			if p == 0 {
+				side = "below"
+			}
+			jh.TNote = fmt.Sprintf("no spread: the human's advantage over %s is %g on every item, %s epsilon; the p-value is the limit, %g", j, d[0], side, p)
+		}
+		res.Humans = append(res.Humans, jh)
+		pvals = append(pvals, p)
+	}
+	if len(res.Humans) == 0 {
+		res.Verdict = fmt.Sprintf("no test: no human shares %d or more items (with %d or more human labels) with %s; lower --min-instances (the t-test wants 30) or label more items", minI, minH, j)
+		res.WinningRate, res.AdvantageProb = math.NaN(), math.NaN()
+		return res
+	}
+	rejected := benjaminiYekutieli(pvals, q)
+	won, rho := 0, 0.0
+	for i := range res.Humans {
+		res.Humans[i].Rejected = rejected[i]
+		if rejected[i] {
+			won++
+		}
+		rho += res.Humans[i].JudgeAdvantage
+	}
+	res.WinningRate = float64(won) / float64(len(res.Humans))
+	res.AdvantageProb = rho / float64(len(res.Humans))
+	res.Passed = res.WinningRate >= 0.5
+	if res.Passed {
+		res.Verdict = fmt.Sprintf("passes: %s can replace a human rater (it wins against %d of %d humans at epsilon %g, FDR %g)", j, won, len(res.Humans), eps, q)
+	} else {
+		res.Verdict = fmt.Sprintf("fails: %s wins against %d of %d humans at epsilon %g (FDR %g); it needs half", j, won, len(res.Humans), eps, q)
+	}
+	return res
 }
 
 // num is a label's value: its level's numeric value (categorical) or the
