@@ -410,22 +410,10 @@ type model struct {
 }
 
 func newModel(data *Data) (*model, error) {
+	if err := checkData(data); err != nil {
+		return nil, err
+	}
 	n, l, k := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
-	if n == 0 || l == 0 {
-		return nil, multirater.DataErrorf("no items or no raters")
-	}
-	if k < 2 {
-		return nil, multirater.DataErrorf("the confusion model needs at least 2 classes, got %d", k)
-	}
-	if len(data.Labels) == 0 {
-		return nil, multirater.DataErrorf("no labels")
-	}
-	if kern := strings.TrimSpace(data.Kernel); data.Cov == nil && kern != "" && kern != "identity" {
-		return nil, multirater.DataErrorf("kernel %q without its kernel matrix (Data.Cov)", data.Kernel)
-	}
-	if data.Cov != nil && data.Cov.SymmetricDim() != n {
-		panic(fmt.Sprintf("confusion: kernel matrix is %d×%d for %d items", data.Cov.SymmetricDim(), data.Cov.SymmetricDim(), n))
-	}
 	md := &model{n: n, l: l, k: k, start: make([]int, n+1), rater: make([]int32, len(data.Labels)), y: make([]int32, len(data.Labels)),
 		raterCount: make([]int, l), raterClass: make([][]int, l), itemCount: make([]int, n), repeat: make([]bool, n)}
 	for i := range md.raterClass {
@@ -451,20 +439,55 @@ func newModel(data *Data) (*model, error) {
 	for i := 0; i < n; i++ {
 		md.start[i+1] = md.start[i] + md.itemCount[i]
 	}
+	if err := md.placeLabels(data); err != nil {
+		return nil, err
+	}
+	if err := md.setGold(data.Gold); err != nil {
+		return nil, err
+	}
+	return md, nil
+}
+
+// checkData refuses data the model cannot be fitted to (a data error) and
+// panics on a kernel matrix of the wrong size (a caller bug).
+func checkData(data *Data) error {
+	n, l, k := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
+	if n == 0 || l == 0 {
+		return multirater.DataErrorf("no items or no raters")
+	}
+	if k < 2 {
+		return multirater.DataErrorf("the confusion model needs at least 2 classes, got %d", k)
+	}
+	if len(data.Labels) == 0 {
+		return multirater.DataErrorf("no labels")
+	}
+	if kern := strings.TrimSpace(data.Kernel); data.Cov == nil && kern != "" && kern != "identity" {
+		return multirater.DataErrorf("kernel %q without its kernel matrix (Data.Cov)", data.Kernel)
+	}
+	if data.Cov != nil && data.Cov.SymmetricDim() != n {
+		panic(fmt.Sprintf("confusion: kernel matrix is %d×%d for %d items", data.Cov.SymmetricDim(), data.Cov.SymmetricDim(), n))
+	}
+	return nil
+}
+
+// placeLabels writes each label's rater and class at its position among
+// its item's labels (md.start), and with soft labels (a probability in
+// (0, 1) in data.Probs) their probabilities and slots.
+func (md *model) placeLabels(data *Data) error {
 	if data.Probs != nil && len(data.Probs) != len(data.Labels) {
 		panic(fmt.Sprintf("confusion: %d probabilities for %d labels", len(data.Probs), len(data.Labels)))
 	}
 	soft := false
 	for i, pr := range data.Probs {
 		if !(pr >= 0 && pr <= 1) {
-			return nil, multirater.DataErrorf("label %d: probability %v outside (0, 1]", i+1, pr)
+			return multirater.DataErrorf("label %d: probability %v outside (0, 1]", i+1, pr)
 		}
 		soft = soft || (pr > 0 && pr < 1)
 	}
 	if soft {
 		md.prob, md.slot = make([]float64, len(data.Labels)), make([]int32, len(data.Labels))
 	}
-	pos := append([]int(nil), md.start[:n]...)
+	pos := append([]int(nil), md.start[:md.n]...)
 	for i, r := range data.Labels {
 		p := pos[r.Item]
 		pos[r.Item]++
@@ -482,21 +505,27 @@ func newModel(data *Data) (*model, error) {
 			md.nSoft++
 		}
 	}
-	if data.Gold != nil {
-		if len(data.Gold) != n {
-			return nil, multirater.DataErrorf("%d gold labels for %d items", len(data.Gold), n)
+	return nil
+}
+
+// setGold keeps the items' gold classes (-1: none; nil: no gold).
+func (md *model) setGold(gold []int) error {
+	if gold == nil {
+		return nil
+	}
+	if len(gold) != md.n {
+		return multirater.DataErrorf("%d gold labels for %d items", len(gold), md.n)
+	}
+	md.gold = gold
+	for _, g := range gold {
+		if g >= md.k {
+			return multirater.DataErrorf("gold class %d out of range", g)
 		}
-		md.gold = data.Gold
-		for _, g := range data.Gold {
-			if g >= k {
-				return nil, multirater.DataErrorf("gold class %d out of range", g)
-			}
-			if g >= 0 {
-				md.nGold++
-			}
+		if g >= 0 {
+			md.nGold++
 		}
 	}
-	return md, nil
+	return nil
 }
 
 // Fit fits the confusion model to data.
