@@ -105,3 +105,22 @@ type Progress struct {
 	// Phase is "burn-in", "sampling", "summarising" or "done".
 	Phase string
 }
+
+// CandidateProgress is the progress callback of candidate k (from 0) of a
+// model choice among total candidates that started at start: it passes
+// the candidate's progress to report as the choice's (the fraction
+// (k + f) / total, the time since start) and names its "done" phase after
+// the candidate. It is nil when report is.
+func CandidateProgress(report func(Progress), k, total int, start time.Time, name string) func(Progress) {
+	if report == nil {
+		return nil
+	}
+	return func(p Progress) {
+		p.Fraction = (float64(k) + p.Fraction) / float64(total)
+		p.Elapsed = time.Since(start)
+		if p.Phase == "done" {
+			p.Phase = "candidate " + name
+		}
+		report(p)
+	}
+}

@@ -85,17 +85,7 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 				c := multirater.ModelCandidate{Name: ln + "/" + dn + "/" + kern, Likelihood: ln, Dispersions: dn, Kernel: kern}
 				o := opts
 				o.Likelihood, o.Dispersions = ln, dn
-				if opts.Progress != nil {
-					k := float64(len(cands))
-					o.Progress = func(p multirater.Progress) {
-						p.Fraction = (k + p.Fraction) / float64(total)
-						p.Elapsed = time.Since(start)
-						if p.Phase == "done" {
-							p.Phase = "candidate " + c.Name
-						}
-						opts.Progress(p)
-					}
-				}
+				o.Progress = multirater.CandidateProgress(opts.Progress, len(cands), total, start, c.Name)
 				t0 := time.Now()
 				fc, err := fitCandidate(ctx, &d, o, ln, dn == Shared)
 				c.Seconds = time.Since(t0).Seconds()

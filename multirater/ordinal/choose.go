@@ -103,17 +103,7 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 			}
 			c := multirater.ModelCandidate{Name: dn + "/" + kern, Likelihood: "ordinal probit", Noise: dn, Kernel: kern}
 			o := opts
-			if opts.Progress != nil {
-				k := float64(len(cands))
-				o.Progress = func(p multirater.Progress) {
-					p.Fraction = (k + p.Fraction) / float64(total)
-					p.Elapsed = time.Since(start)
-					if p.Phase == "done" {
-						p.Phase = "candidate " + c.Name
-					}
-					opts.Progress(p)
-				}
-			}
+			o.Progress = multirater.CandidateProgress(opts.Progress, len(cands), total, start, c.Name)
 			t0 := time.Now()
 			res, df, err := fitDet(ctx, &d, o, dn)
 			c.Seconds = time.Since(t0).Seconds()
