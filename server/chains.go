@@ -52,30 +52,12 @@ func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int
 
 	var latest atomic.Pointer[multirater.Progress]
 	latest.Store(&multirater.Progress{Phase: "loading the data"})
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(s.cfg.ProgressInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			pr := *latest.Load()
-			if err := report(annotations.FitProgress{Progress: min(max(pr.Fraction, 0), 1), ETASeconds: pr.ETA.Seconds(), MaxRhat: pr.MaxRhat, Message: pr.Phase}); err != nil {
-				cancel(err)
-				return
-			}
-		}
-	}()
+	stopReports := every(ctx, s.cfg.ProgressInterval, cancel, func() error {
+		pr := *latest.Load()
+		return report(annotations.FitProgress{Progress: min(max(pr.Fraction, 0), 1), ETASeconds: pr.ETA.Seconds(), MaxRhat: pr.MaxRhat, Message: pr.Phase})
+	})
 	out, err := p.fit(ctx, f, &fitJob{Spec: spec, Chains: &[2]int{lo, hi}}, func(pr multirater.Progress) { latest.Store(&pr) })
-	close(stop)
-	<-done
+	stopReports()
 
 	cause := context.Cause(ctx)
 	var killed *workerKilledError
@@ -113,4 +95,33 @@ func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int
 // the fit's end (annotations.ChainRunner).
 func (p *pool) CombineChains(ctx context.Context, f *annotations.Fit, outputs [][]byte, sampling time.Duration) error {
 	return p.execute(ctx, f, outputs, sampling)
+}
+
+// every calls report every interval until ctx ends or the returned stop is
+// called (stop returns once report is no longer running); an error from
+// report cancels ctx with it (cancel) and ends the calls.
+func every(ctx context.Context, interval time.Duration, cancel context.CancelCauseFunc, report func() error) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := report(); err != nil {
+				cancel(err)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }

@@ -35,25 +35,7 @@ func (p *pool) RunEvalFold(jobsCtx context.Context, e *annotations.Eval, f int, 
 	start := time.Now()
 	log.Info("fold started")
 	var frac atomic.Uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(s.cfg.ProgressInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if err := report(float64(frac.Load()) / 1e9); err != nil {
-				cancel(err)
-				return
-			}
-		}
-	}()
+	stopReports := every(ctx, s.cfg.ProgressInterval, cancel, func() error { return report(float64(frac.Load()) / 1e9) })
 	out, err := func() (out []byte, err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -75,8 +57,7 @@ func (p *pool) RunEvalFold(jobsCtx context.Context, e *annotations.Eval, f int, 
 		}
 		return buf.Bytes(), nil
 	}()
-	close(stop)
-	<-done
+	stopReports()
 	cause := context.Cause(ctx)
 	switch {
 	case err == nil:
