@@ -127,11 +127,25 @@ func (o Options) check() {
 	o.want("") // checks o.Only
 }
 
+// PopulationError is the error of a population (Options.Population,
+// TableOptions.Population) smaller than the sample it holds.
+type PopulationError struct {
+	// Population is the population size given, N the subjects of the
+	// sample, What names them ("items", ...).
+	Population int
+	N          float64
+	What       string
+}
+
+func (e *PopulationError) Error() string {
+	return fmt.Sprintf("raters: population %d is smaller than the sample's %v %s; it must be at least that (0: infinite)", e.Population, e.N, e.What)
+}
+
 // checkPopulation says whether a population of pop subjects (0: infinite)
 // can hold the n subjects of the sample, what naming them.
 func checkPopulation(pop int, n float64, what string) error {
 	if pop > 0 && float64(pop) < n {
-		return fmt.Errorf("raters: population %d is smaller than the sample's %v %s; it must be at least that (0: infinite)", pop, n, what)
+		return &PopulationError{Population: pop, N: n, What: what}
 	}
 	return nil
 }
