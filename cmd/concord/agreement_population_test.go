@@ -62,7 +62,7 @@ func TestAgreementCommandPopulation(t *testing.T) {
 				break
 			}
 		}
-		if doc["population"] != parseFloat(c.pop) {
+		if doc["population"] != populationFloat(c.pop) {
 			t.Errorf("%s: population %v in the JSON", label, doc["population"])
 		}
 	}
@@ -83,7 +83,7 @@ func TestAgreementCommandPopulation(t *testing.T) {
 	}
 }
 
-func parseFloat(s string) float64 {
+func populationFloat(s string) float64 {
 	v, _ := strconv.ParseFloat(s, 64)
 	return v
 }
