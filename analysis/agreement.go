@@ -232,9 +232,22 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
+		if pe := populationError(err); pe != nil {
+			return nil, pe
+		}
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
 	return &AgreementReport{Scheme: ds.Scheme.String(), Report: rep}, nil
+}
+
+// populationError rephrases a raters.PopulationError for the user, naming
+// the CLI flag and the API parameter; nil for other errors.
+func populationError(err error) error {
+	var pe *raters.PopulationError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	return annotations.Errorf(annotations.EINVALID, "population %d (concord agreement --population; API: population) is smaller than the %v %s analysed: give at least %v, or 0 for an infinite population", pe.Population, pe.N, pe.What, pe.N)
 }
 
 // goldClasses returns the gold class of each labelled item of rt (-1: none),

@@ -278,6 +278,9 @@ func TableAgreement(_ context.Context, kind string, in *CountsInput, o raters.Ta
 		panic(fmt.Sprintf("analysis: unknown table kind %q", kind))
 	}
 	if err != nil {
+		if pe := populationError(err); pe != nil {
+			return nil, pe
+		}
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", strings.TrimPrefix(err.Error(), "raters: "))
 	}
 	return &AgreementReport{Scheme: kind, Report: rep}, nil
@@ -320,6 +323,21 @@ func ParseNull(s string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%q: expected a number (the coefficient value to test against, e.g. 0.5)", clip(s, 40))
+	}
+	return v, nil
+}
+
+// ParsePopulation reads the size of the population of subjects the items
+// are a sample of (raters.Options.Population; "" is 0: infinite): a
+// non-negative whole number.
+func ParsePopulation(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q: expected a whole number of subjects, at least the items analysed (0: an infinite population, no correction)", clip(s, 40))
 	}
 	return v, nil
 }

@@ -76,11 +76,14 @@ func newAnalyzer(ctx context.Context, r *Ratings, o Options) (*analyzer, error) 
 	if t.n == 0 {
 		return nil, errors.New("raters: no ratings")
 	}
+	if err := checkPopulation(o.Population, float64(t.n), "items"); err != nil {
+		return nil, err
+	}
 	level := CoefOptions{ConfLevel: o.ConfLevel}.level()
 	rep := &Report{
 		Level: o.Level.String(), Items: t.n, Raters: r.Raters, Labels: r.Len(),
 		Bootstrap: o.bootstrap(), Seed: o.Seed, ConfLevel: level, Only: o.Only,
-		CI: o.CI.String(), Aggregators: map[string]*Consensus{},
+		CI: o.CI.String(), Population: o.Population, Aggregators: map[string]*Consensus{},
 	}
 	if o.Null != 0 {
 		v := num(o.Null)
@@ -113,12 +116,38 @@ func (o Options) check() {
 	if math.IsNaN(o.Null) || math.IsInf(o.Null, 0) {
 		panic("raters: Options.Null must be finite")
 	}
+	if o.Population < 0 {
+		panic(fmt.Sprintf("raters: negative Options.Population %d", o.Population))
+	}
 	for _, w := range o.Weights {
 		if w < Unweighted || w > BipolarWeights {
 			panic(fmt.Sprintf("raters: unknown Weights %d", w))
 		}
 	}
 	o.want("") // checks o.Only
+}
+
+// PopulationError is the error of a population (Options.Population,
+// TableOptions.Population) smaller than the sample it holds.
+type PopulationError struct {
+	// Population is the population size given, N the subjects of the
+	// sample, What names them ("items", ...).
+	Population int
+	N          float64
+	What       string
+}
+
+func (e *PopulationError) Error() string {
+	return fmt.Sprintf("raters: population %d is smaller than the sample's %v %s; it must be at least that (0: infinite)", e.Population, e.N, e.What)
+}
+
+// checkPopulation says whether a population of pop subjects (0: infinite)
+// can hold the n subjects of the sample, what naming them.
+func checkPopulation(pop int, n float64, what string) error {
+	if pop > 0 && float64(pop) < n {
+		return &PopulationError{Population: pop, N: n, What: what}
+	}
+	return nil
 }
 
 // boot registers an estimate with the bootstrap.
@@ -601,7 +630,10 @@ func (a *analyzer) tableStep() error {
 // finishStep adds the tests (and normal intervals) and the closing notes.
 func (a *analyzer) finishStep() error {
 	rep, o := a.rep, a.o
-	rep.eachEstimate(func(e *Estimate) { e.test(o.CI, a.level, o.Null) })
+	rep.eachEstimate(func(e *Estimate) {
+		e.finite(o.Population, a.level)
+		e.test(o.CI, a.level, o.Null)
+	})
 	if o.Only == "" && o.MaxItemRows > 0 && a.r.Items > o.MaxItemRows && len(rep.Aggregators) > 0 {
 		for _, c := range rep.Aggregators {
 			c.Items = nil

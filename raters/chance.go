@@ -39,6 +39,11 @@ type Estimate struct {
 	// df is the degrees of freedom of the t interval and test (n - 1,
 	// n the items), 0 where there is none.
 	df float64
+	// fpcN is the sample size n of the finite-population correction
+	// f = n/N (Estimate.finite) where it is not df + 1: irrCAC's
+	// krippen.alpha.dist takes n before it drops the items with fewer
+	// than two ratings, its variance and interval after.
+	fpcN float64
 }
 
 func undefined() Estimate {
@@ -116,6 +121,29 @@ func (e *Estimate) test(kind CIKind, level, null float64) {
 	e.Z, e.P = one(0, se0)
 	if null != 0 {
 		e.ZNull, e.PNull = one(null, e.SE)
+	}
+}
+
+// finite applies irrCAC's finite-population correction for a population of
+// pop subjects (0: infinite, no correction): the variances SE² and SENull²
+// are multiplied by 1 - f, f = n/pop, n the estimate's sample of subjects
+// (the items the t interval's n - 1 degrees of freedom count, or fpcN), and
+// the t interval is recomputed on the corrected SE. Estimates without a t
+// interval (ICC's F intervals, coefficients without an analytic SE) and
+// bootstrap intervals are left as they are.
+func (e *Estimate) finite(pop int, level float64) {
+	if pop <= 0 || e.df < 1 {
+		return
+	}
+	n := e.fpcN
+	if n == 0 {
+		n = e.df + 1
+	}
+	c := math.Sqrt(math.Max(0, 1-n/float64(pop)))
+	e.SE *= c
+	e.SENull *= c
+	if e.CIMethod == "t" {
+		e.tInterval(e.df, level)
 	}
 }
 

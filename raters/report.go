@@ -95,6 +95,15 @@ type Options struct {
 	// and SAS's normal ones). Bootstrap intervals replace the analytic
 	// ones whatever CI says; the tests are always analytic.
 	CI CIKind
+	// Population is the size N of the population of subjects the items
+	// are a sample of, for irrCAC's finite-population correction: every
+	// analytic variance (SE², SENull²) of the coefficients with t
+	// intervals is multiplied by 1 - n/N, n the items it counts, and the
+	// t or normal intervals and the tests use the corrected SE (ICC's
+	// F intervals and bootstrap intervals are not corrected). 0 means an
+	// infinite population, no correction; otherwise it must be at least
+	// the number of items (Analyze returns an error).
+	Population int
 	// Null is the value every coefficient is tested against besides 0
 	// (Estimate.ZNull, PNull); 0 means no second test.
 	Null float64
@@ -287,6 +296,8 @@ type Report struct {
 	// there is one.
 	CI        string `json:"ci"`
 	NullValue *num   `json:"null_value,omitempty"`
+	// Population is Options.Population, when it is not 0 (infinite).
+	Population int `json:"population,omitempty"`
 	// PairSelection says which rater pairs the pairwise statistics
 	// cover (PairOptions): their number is bounded by its max unless all
 	// is set.

@@ -23,13 +23,17 @@ type TableOptions struct {
 	// CI and Null are Options' CI and Null.
 	CI   CIKind
 	Null float64
+	// Population is Options' Population: the size N of the population
+	// of subjects (the table's total count, or the items of the counts,
+	// are the sample); 0 means infinite.
+	Population int
 }
 
 func (o TableOptions) check(q int) {
 	if o.Values != nil && len(o.Values) != q {
 		panic(fmt.Sprintf("raters: %d category values for %d categories", len(o.Values), q))
 	}
-	Options{CI: o.CI, Null: o.Null, Weights: o.Weights}.check()
+	Options{CI: o.CI, Null: o.Null, Weights: o.Weights, Population: o.Population}.check()
 }
 
 func (o TableOptions) values(q int) []float64 {
@@ -46,7 +50,7 @@ func (o TableOptions) values(q int) []float64 {
 // newTableReport starts the report of a table or counts input.
 func newTableReport(input string, q int, o TableOptions) *Report {
 	rep := &Report{Input: input, Level: Nominal.String(), ConfLevel: CoefOptions{ConfLevel: o.ConfLevel}.level(), CI: o.CI.String(),
-		Bootstrap: 0, Aggregators: map[string]*Consensus{}}
+		Bootstrap: 0, Population: o.Population, Aggregators: map[string]*Consensus{}}
 	if len(o.Weights) > 0 {
 		rep.Level = Ordinal.String()
 	}
@@ -99,6 +103,9 @@ func AnalyzeTable(tab [][]float64, o TableOptions) (*Report, error) {
 	if ct.n == 0 {
 		return nil, errors.New("raters: the contingency table is empty (every count is 0)")
 	}
+	if err := checkPopulation(o.Population, ct.n, "subjects (the table's total count)"); err != nil {
+		return nil, err
+	}
 	rep := newTableReport("table", q, o)
 	rep.Raters, rep.Items, rep.Labels = 2, int(math.Round(ct.n)), int(math.Round(2*ct.n))
 	level := rep.ConfLevel
@@ -120,7 +127,10 @@ func AnalyzeTable(tab [][]float64, o TableOptions) (*Report, error) {
 		rep.Weighted[w.String()] = WeightedSet{PercentAgreement: c.pa, FleissKappa: undefined(), CongerKappa: undefined(),
 			GwetAC2: c.gwet, BrennanPrediger: c.bp, KrippendorffAlpha: c.alpha, CohenKappa: &c.cohen, ScottPi: &c.scott}
 	}
-	rep.eachEstimate(func(e *Estimate) { e.test(o.CI, level, o.Null) })
+	rep.eachEstimate(func(e *Estimate) {
+		e.finite(o.Population, level)
+		e.test(o.CI, level, o.Null)
+	})
 	return rep, nil
 }
 
@@ -342,6 +352,9 @@ func AnalyzeCounts(counts [][]float64, o TableOptions) (*Report, error) {
 	if t.n == 0 {
 		return nil, errors.New("raters: every item's counts are 0")
 	}
+	if err := checkPopulation(o.Population, float64(t.n), "items with counts"); err != nil {
+		return nil, err
+	}
 	t.vals = o.values(q)
 	rep := newTableReport("counts", q, o)
 	rep.Items = t.n
@@ -387,7 +400,10 @@ func AnalyzeCounts(counts [][]float64, o TableOptions) (*Report, error) {
 	if dropped > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d items without counts left out", dropped))
 	}
-	rep.eachEstimate(func(e *Estimate) { e.test(o.CI, level, o.Null) })
+	rep.eachEstimate(func(e *Estimate) {
+		e.finite(o.Population, level)
+		e.test(o.CI, level, o.Null)
+	})
 	return rep, nil
 }
 
@@ -435,5 +451,6 @@ func (t *table) alphaDist(w *weightMat, level float64) Estimate {
 	}
 	e.SE = math.Sqrt(ss / (n * (n - 1)))
 	e.tInterval(n-1, level)
+	e.fpcN = float64(t.n) // krippen.alpha.dist's f: every subject
 	return e
 }

@@ -113,6 +113,9 @@ type agreementOpts struct {
 	ci      raters.CIKind
 	null    float64
 	weights []raters.Weights
+	// population is raters.Options.Population (query parameter
+	// population; 0: infinite).
+	population int
 	// dsIter, dsTol and dsGold are Dawid-Skene's MaxIter, Tol and
 	// raters.Options.DSGold (query parameters ds_iter, ds_tol, ds_gold).
 	dsIter int
@@ -129,7 +132,8 @@ type agreementOpts struct {
 
 // readAgreementOpts reads the query parameters of the agreement routes:
 // bootstrap, seed, pairs (all or a number), min_shared, ties (frequent or
-// first), ci (t or normal), null (a number), weights (all or a list) and,
+// first), ci (t or normal), null (a number), population (a whole number),
+// weights (all or a list) and,
 // where withOnly, only.
 func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 	_, explicit := q.c.GetQuery("bootstrap")
@@ -154,6 +158,9 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 	}
 	if o.null, err = analysis.ParseNull(q.str("null", 40)); err != nil {
 		q.fail("query parameter null=%s", err)
+	}
+	if o.population, err = analysis.ParsePopulation(q.str("population", 20)); err != nil {
+		q.fail("query parameter population=%s", err)
 	}
 	if o.weights, err = analysis.ParseWeightsList(q.str("weights", 200)); err != nil {
 		q.fail("query parameter weights=%s", err)
@@ -188,7 +195,7 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 const maxDSInit = 400_000
 
 // agreementParams are the query parameters readAgreementOpts reads.
-var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "weights", "ds_iter", "ds_tol", "ds_gold"}
+var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "population", "weights", "ds_iter", "ds_tol", "ds_gold"}
 
 // agreementPending is the state of an agreement analysis running in the
 // background (a project over Config.AgreementJobLabels).
@@ -215,7 +222,7 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
 		return nil, nil, agreementTooLarge(n, max)
 	}
-	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%v/%d/%g/%t/%x/%t", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd)
+	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd)
 	fn := func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o, n) }
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
 		res, err := s.agreements.get(ctx, key, fn)
@@ -297,7 +304,7 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 		}
 	}
 	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
-		CI: o.ci, Null: o.null, Weights: o.weights, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol, InitialError: init, InitialErrorAdd: o.dsInitAdd}, DSGold: o.dsGold,
+		CI: o.ci, Null: o.null, Population: o.population, Weights: o.weights, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol, InitialError: init, InitialErrorAdd: o.dsInitAdd}, DSGold: o.dsGold,
 		MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -243,6 +243,7 @@ type tableAgreementRequest struct {
 	Weights    []string    `json:"weights"`
 	CI         string      `json:"ci"`
 	Null       float64     `json:"null"`
+	Population int         `json:"population"`
 	ConfLevel  float64     `json:"conf_level"`
 }
 
@@ -307,9 +308,12 @@ func (r *tableAgreementRequest) input() (string, *analysis.CountsInput, error) {
 
 // options reads the request's options.
 func (r *tableAgreementRequest) options() (raters.TableOptions, error) {
-	o := raters.TableOptions{Null: r.Null, ConfLevel: r.ConfLevel}
+	o := raters.TableOptions{Null: r.Null, ConfLevel: r.ConfLevel, Population: r.Population}
 	if r.ConfLevel != 0 && !(r.ConfLevel > 0 && r.ConfLevel < 1) {
 		return o, annotations.Errorf(annotations.EINVALID, "conf_level %v: expected a number between 0 and 1", r.ConfLevel)
+	}
+	if r.Population < 0 {
+		return o, annotations.Errorf(annotations.EINVALID, "population %d: expected a whole number of subjects, at least the table's total count or the items of counts (0: an infinite population, no correction)", r.Population)
 	}
 	var err error
 	if o.CI, err = analysis.ParseCI(r.CI); err != nil {

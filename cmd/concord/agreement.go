@@ -66,7 +66,11 @@ statsmodels and SAS (Cohen's kappa tested on its standard error under H0)
 and --ci t irrCAC's t ones; an explicit --ci gives these analytic intervals
 instead of the bootstrap ones unless --bootstrap N is given too. Every coefficient with a standard
 error carries z and a two-sided p-value against 0 and, with --null V,
-against V. --weights chooses the weightings of the weighted coefficients
+against V. --population N applies irrCAC's finite-population correction
+for items sampled from N subjects: every analytic variance is multiplied by
+1 - n/N (n the items; for --table the total count) and the analytic
+intervals and tests use the corrected standard errors (bootstrap and ICC
+intervals are not corrected). --weights chooses the weightings of the weighted coefficients
 (linear, quadratic, ordinal, ratio, radical, circular, bipolar, or all).
 
 --table FILE analyses a two-rater K x K contingency table (a header row of
@@ -83,6 +87,7 @@ Examples:
   concord agreement --labels rte.csv --scheme binary:0,1,pos=1 --json > agreement.json
   concord agreement --table abstractors.csv --weights quadratic --ci normal
   concord agreement --counts fleiss.csv --null 0.4
+  concord agreement --labels ratings.csv --ci t --population 500
 `
 
 // agreementFlags are the flags of concord agreement.
@@ -98,6 +103,7 @@ type agreementFlags struct {
 	seed                                    *uint64
 	conf, smoothing                         *float64
 	pairs, only, ties, ci, null, weights    *string
+	population                              *string
 	table, counts                           *string
 	dsIter                                  *int
 	dsTol                                   *float64
@@ -125,6 +131,7 @@ func defineAgreementFlags(e *env) *agreementFlags {
 	f.seed = fs.Uint64("seed", 1, "seed of the bootstrap and of the Dawid-Skene and MACE random starts")
 	f.conf = fs.Float64("conf-level", 0.95, "confidence level of the intervals")
 	f.ci = fs.String("ci", "t", "analytic intervals and tests: t (irrCAC's t on n-1 df, upper end capped at 1) or normal (statsmodels' and SAS's; Cohen's kappa is tested on its SE under H0); given, the intervals are these instead of the bootstrap's unless --bootstrap is given too")
+	f.population = fs.String("population", "", "size N of the population of subjects the items are a sample of: irrCAC's finite-population correction multiplies every analytic variance by 1 - n/N (n the items; at least n; default or 0: infinite, no correction)")
 	f.null = fs.String("null", "", "also test every coefficient against this value (z_null, p_value_null), e.g. 0.5")
 	f.weights = fs.String("weights", "", "weightings of the weighted coefficients: all or a comma-separated list of linear, quadratic, ordinal, ratio, radical, circular, bipolar (default: ordinal schemes linear, quadratic, ordinal, ratio; bounded linear, quadratic; --table/--counts none)")
 	f.observed = fs.Bool("observed-categories", false, "use only the categories that occur in the data (irrCAC without categ.labels) instead of all the scheme's levels")
@@ -188,6 +195,9 @@ func (f *agreementFlags) options() (raters.Options, error) {
 	}
 	if o.Null, err = analysis.ParseNull(*f.null); err != nil {
 		return o, annotations.Errorf(annotations.EINVALID, "--null %s", err)
+	}
+	if o.Population, err = analysis.ParsePopulation(*f.population); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "--population %s", err)
 	}
 	if o.Weights, err = analysis.ParseWeightsList(*f.weights); err != nil {
 		return o, annotations.Errorf(annotations.EINVALID, "--weights %s", err)
@@ -367,7 +377,7 @@ func runTableAgreement(_ context.Context, e *env, f *agreementFlags, o raters.Op
 	if err != nil {
 		return err
 	}
-	rep, err := analysis.TableAgreement(context.Background(), kind, in, raters.TableOptions{Weights: o.Weights, ConfLevel: o.ConfLevel, CI: o.CI, Null: o.Null})
+	rep, err := analysis.TableAgreement(context.Background(), kind, in, raters.TableOptions{Weights: o.Weights, ConfLevel: o.ConfLevel, CI: o.CI, Null: o.Null, Population: o.Population})
 	if err != nil {
 		return annotations.Errorf(annotations.EINVALID, "%s: %s", path, annotations.ErrorMessage(err))
 	}
@@ -414,6 +424,9 @@ func printAgreementHeader(w io.Writer, source string, rep *analysis.AgreementRep
 	analytic := "t on the standard error"
 	if rep.CI == raters.CINormal.String() {
 		analytic = "normal on the standard error"
+	}
+	if rep.Population > 0 {
+		analytic += fmt.Sprintf(", finite-population corrected for %d subjects", rep.Population)
 	}
 	switch {
 	case rep.Input != "":
