@@ -76,7 +76,7 @@ func TestChainsApart(t *testing.T) {
 func docBytes(t *testing.T, res *multirater.FitResult) string {
 	t.Helper()
 	r := *res
-	r.Diagnostics.Seconds, r.Diagnostics.SamplingSeconds, r.Diagnostics.SweepsPerSecond = 0, 0, 0
+	r.Diagnostics.Seconds, r.Diagnostics.SamplingSeconds, r.Diagnostics.SweepsPerSecond, r.Diagnostics.ESSPerCPUSecond = 0, 0, 0, 0
 	var notes []string
 	for _, n := range r.Diagnostics.Notes {
 		if !strings.Contains(n, "variational fit's empirical Bayes") {

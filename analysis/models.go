@@ -366,17 +366,24 @@ func deterministicKernel(spec FitSpec, cov *Covariance, itemIDs []string) (fixed
 	}
 	if ok {
 		fixedCov = fixed
-		if n := len(itemIDs); spec.Rank > 0 || (spec.Rank == 0 && n >= PivotedFromItems) {
-			// The inducing-point (FITC) prior with its exact evidence
-			// gradient (infer.LearnKernel.NewKernel: covariate terms
-			// without a fixed part; else dense).
-			learn.Rank = spec.Rank
-			if learn.Rank == 0 {
-				learn.Rank = LearntKernelRank(n)
-			}
-		}
+		setLearntRank(learn, spec, len(itemIDs))
 	}
 	return fixedCov, learn, ks, ok, nil
+}
+
+// setLearntRank asks for learn's prior in inducing-point (FITC) form, with
+// its exact evidence gradient, for n items: spec.Rank inducing items when
+// positive, LearntKernelRank(n) by default from PivotedFromItems items, the
+// dense N×N prior with Rank -1 or fewer items (infer.LearnKernel.NewKernel
+// falls back to the dense kernel for terms that are not covariate
+// CrossHyper terms or with a fixed part).
+func setLearntRank(learn *infer.LearnKernel, spec FitSpec, n int) {
+	if spec.Rank > 0 || (spec.Rank == 0 && n >= PivotedFromItems) {
+		learn.Rank = spec.Rank
+		if learn.Rank == 0 {
+			learn.Rank = LearntKernelRank(n)
+		}
+	}
 }
 
 // fitBoundedCov fits data (from BoundedData(ds)) with the items' prior
@@ -1036,12 +1043,15 @@ func learnKernel(spec FitSpec, cov *Covariance, itemIDs []string, base mat.Symme
 	return ks, learn, fixed, true, nil
 }
 
-// learnOrdinalKernel sets data.Learn and data.Cov for learnKernel's terms.
+// learnOrdinalKernel sets data.Learn and data.Cov for learnKernel's terms,
+// with the inducing-point rank of setLearntRank (the EP fit that learns the
+// kernel before the Gibbs chains included).
 func learnOrdinalKernel(spec FitSpec, cov *Covariance, data *ordinal.Data) (kernel.Spec, bool, error) {
 	ks, learn, fixed, ok, err := learnKernel(spec, cov, data.ItemIDs, data.Cov)
 	if err != nil || !ok {
 		return ks, false, err
 	}
+	setLearntRank(learn, spec, len(data.ItemIDs))
 	data.Learn, data.Cov = learn, fixed
 	return ks, true, nil
 }

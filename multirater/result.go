@@ -656,6 +656,15 @@ type Diagnostics struct {
 	Draws int `json:"draws"`
 	// SweepsPerSecond is the sampler's speed per chain.
 	SweepsPerSecond float64 `json:"sweeps_per_second"`
+	// ESSPerCPUSecond is MinESSBulk divided by the CPU time (user +
+	// system, all threads) the whole process used while the chains ran,
+	// from their start until the last one finished (getrusage around the
+	// sampling phase: the chains run in parallel, so it is not per chain;
+	// the model's set-up, any EP fit before the chains and the summary are
+	// not in it). Absent when the CPU time is not known (a platform
+	// without getrusage, or chains that ran in other processes and did not
+	// report theirs).
+	ESSPerCPUSecond float64 `json:"ess_per_cpu_second,omitempty"`
 	// Parameters lists R-hat and ESS for every free parameter, named
 	// "alpha[RATER]", "b[RATER,K]" and "m[ITEM]" (ordinal) or
 	// "m[ITEM,CLASS]", the class-centred latent value M_nk - mean_j M_nj

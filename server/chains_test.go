@@ -46,7 +46,7 @@ func sameAsOneProcess(t *testing.T, st annotations.Store, fid int64) {
 		t.Fatal(err)
 	}
 	for _, r := range []*multirater.FitResult{&got, local} {
-		r.Diagnostics.Seconds, r.Diagnostics.SamplingSeconds, r.Diagnostics.SweepsPerSecond = 0, 0, 0
+		r.Diagnostics.Seconds, r.Diagnostics.SamplingSeconds, r.Diagnostics.SweepsPerSecond, r.Diagnostics.ESSPerCPUSecond = 0, 0, 0, 0
 	}
 	g, _ := json.Marshal(&got)
 	w, _ := json.Marshal(local)

@@ -301,6 +301,15 @@ func streamFitResult(w io.Writer, res *multirater.FitResult) error {
 	return bw.Flush()
 }
 
+// essPerCPU says the fit's min bulk ESS per CPU second of sampling
+// (diagnostics.ess_per_cpu_second), or "" when it is not known.
+func essPerCPU(d multirater.Diagnostics) string {
+	if !(d.ESSPerCPUSecond > 0) {
+		return ""
+	}
+	return fmt.Sprintf("; min bulk ESS %.0f, %.3g per CPU second of sampling", d.MinESSBulk, d.ESSPerCPUSecond)
+}
+
 // printFitSummary prints the verdict, the top of the consensus ranking and
 // the rater precisions, from the fit's summary (reports.SummariseFit).
 func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
@@ -310,7 +319,7 @@ func printFitSummary(w io.Writer, res *multirater.FitResult, top int) {
 	if d.Engine != nil && d.Engine.Name != multirater.EngineGibbs {
 		fmt.Fprintf(w, "Done in %s (%s).\n", took, engineName(d.Engine.Name))
 	} else {
-		fmt.Fprintf(w, "Done in %s (%.0f sweeps/s per chain).\n", took, d.SweepsPerSecond)
+		fmt.Fprintf(w, "Done in %s (%.0f sweeps/s per chain%s).\n", took, d.SweepsPerSecond, essPerCPU(d))
 	}
 	// The verdict is the one the fit stored (diagnostics.verdict), whatever
 	// the engine: it is never recomputed here.

@@ -67,8 +67,8 @@ func TestFitCommandFiles(t *testing.T) {
 	if !strings.Contains(errb.String(), "Rater precisions") {
 		t.Errorf("summary not on standard error: %s", errb)
 	}
-	res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond = 0, 0, 0
-	again.Diagnostics.Seconds, again.Diagnostics.SamplingSeconds, again.Diagnostics.SweepsPerSecond = 0, 0, 0
+	res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond, res.Diagnostics.ESSPerCPUSecond = 0, 0, 0, 0
+	again.Diagnostics.Seconds, again.Diagnostics.SamplingSeconds, again.Diagnostics.SweepsPerSecond, again.Diagnostics.ESSPerCPUSecond = 0, 0, 0, 0
 	a, _ := json.Marshal(res)
 	b, _ := json.Marshal(again)
 	if string(a) != string(b) {

@@ -343,7 +343,7 @@ func TestClassReproducible(t *testing.T) {
 	opts := Options{Common: mcmc.Common{Settings: mcmc.Settings{Chains: 3, Samples: 200, Burnin: 100, Seed: 77}, KeepDraws: 60}}
 	doc := func(o Options) []byte {
 		res := classFit(t, toy.data, o)
-		res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond = 0, 0, 0
+		res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond, res.Diagnostics.ESSPerCPUSecond = 0, 0, 0, 0
 		b, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)

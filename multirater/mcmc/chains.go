@@ -88,6 +88,13 @@ type Chain interface {
 // RunStats describes a Run call.
 type RunStats struct {
 	Sampling time.Duration
+	// SamplingCPU is the CPU time (user + system, every thread) the whole
+	// process used while the chains ran, from their start until the last
+	// one finished (the chains run in parallel, so it is not separable by
+	// chain; it includes the progress reports and the garbage collector,
+	// and any other work of the process meanwhile); 0 where the platform
+	// does not report it.
+	SamplingCPU time.Duration
 }
 
 // NewChainRand returns the generator of chain c: PCG seeded with (seed, c).
@@ -126,6 +133,7 @@ func Run(ctx context.Context, m Settings, chains []Chain, progress func(multirat
 	errs := make([]error, nc)
 	var wg sync.WaitGroup
 	t0 := time.Now()
+	cpu0, cpuKnown := processCPU()
 	for c := range chains {
 		wg.Add(1)
 		go func(c int) {
@@ -219,6 +227,9 @@ loop:
 		}
 	}
 	st := RunStats{Sampling: time.Since(t0)}
+	if cpu1, ok := processCPU(); ok && cpuKnown && cpu1 > cpu0 {
+		st.SamplingCPU = cpu1 - cpu0
+	}
 	for _, e := range errs {
 		if e != nil {
 			return st, e

@@ -134,7 +134,7 @@ func Fit[C Chain](ctx context.Context, s Settings, progress func(multirater.Prog
 				return nil, err
 			}
 		}
-		st.Sampling = part.InputSampling
+		st.Sampling, st.SamplingCPU = part.InputSampling, part.InputSamplingCPU
 	} else {
 		var err error
 		if st, err = Run(ctx, s, cs, progress, start, samplingWork); err != nil {
@@ -146,6 +146,9 @@ func Fit[C Chain](ctx context.Context, s Settings, progress func(multirater.Prog
 	}
 	res := summarise(chains)
 	res.Diagnostics.SamplingSeconds = st.Sampling.Seconds()
+	if st.SamplingCPU > 0 && res.Diagnostics.MinESSBulk > 0 {
+		res.Diagnostics.ESSPerCPUSecond = res.Diagnostics.MinESSBulk / st.SamplingCPU.Seconds()
+	}
 	total := float64(s.Burnin + s.Samples*s.Thin)
 	if st.Sampling > 0 {
 		res.Diagnostics.SweepsPerSecond = total / st.Sampling.Seconds()
@@ -176,7 +179,7 @@ func runPart[C Chain](ctx context.Context, s Settings, p *Part, progress func(mu
 	if err != nil {
 		return err
 	}
-	p.Sampling = st.Sampling
+	p.Sampling, p.SamplingCPU = st.Sampling, st.SamplingCPU
 	p.Outputs = make([][]byte, len(cs))
 	for i, ch := range cs {
 		if p.Outputs[i], err = encodeOutput(ch, p.Lo+i); err != nil {

@@ -43,6 +43,9 @@ type Part struct {
 	Outputs [][]byte
 	// Sampling is how long the part's chains ran, set by Fit.
 	Sampling time.Duration
+	// SamplingCPU is the process CPU time while they ran (RunStats), set
+	// by Fit.
+	SamplingCPU time.Duration
 
 	// Inputs, when set, are the encoded outputs of every chain of the fit
 	// (Inputs[c] of chain c): Fit runs no chain, it summarises these.
@@ -50,6 +53,10 @@ type Part struct {
 	// InputSampling is how long the chains ran (the longest part), for
 	// the result's timings.
 	InputSampling time.Duration
+	// InputSamplingCPU is the CPU time the chains used (the sum over the
+	// parts' SamplingCPU), for the result's ESS per CPU second; 0: not
+	// known (none reported).
+	InputSamplingCPU time.Duration
 }
 
 // ErrPartRan is what a Fit call running a Part of the chains returns: the

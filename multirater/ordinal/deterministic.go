@@ -170,7 +170,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	prob := &infer.Problem{Engine: opts.Engine, N: n, Cov: data.Cov, Restarts: opts.Restarts,
 		EP: opts.EP, Laplace: opts.Laplace, Progress: opts.Progress}
 	if data.Learn != nil {
-		if prob.Kernel, err = infer.NewKernel(n, data.Cov, data.Learn.Terms, data.Learn.Inputs); err != nil {
+		if prob.Kernel, err = data.Learn.NewKernel(n, data.Cov); err != nil {
 			return nil, detFit{}, err
 		}
 		prob.Cov = nil

@@ -48,8 +48,9 @@ type Data struct {
 	// Learn, when set, adds to the prior covariance kernel terms whose
 	// hyperparameters FitDeterministic learns with the rater parameters by
 	// maximising the EP evidence: C = Cov + sum of the terms' Gram matrices
-	// on Learn.Inputs, Cov nil meaning no fixed part here. Fit (Gibbs)
-	// panics on it.
+	// on Learn.Inputs, Cov nil meaning no fixed part here; with
+	// Learn.Rank positive and no fixed part, in inducing-point (FITC) form
+	// (LearnKernel.NewKernel). Fit (Gibbs) panics on it.
 	Learn *LearnKernel
 	// Alt are further priors that FitDeterministic with Noise Auto
 	// fits beside Cov/Kernel/Learn's and chooses among by the penalised

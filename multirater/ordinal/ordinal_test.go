@@ -653,7 +653,7 @@ func TestOrdinalReproducible(t *testing.T) {
 	td := makeToy(3, 50)
 	run := func(seed uint64, smp mcmc.Sampler) []byte {
 		res := fit(t, td.data, Options{Common: mcmc.Common{Sampler: smp, Settings: mcmc.Settings{Chains: 3, Samples: 200, Burnin: 100, Seed: seed}}})
-		res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond = 0, 0, 0
+		res.Diagnostics.Seconds, res.Diagnostics.SamplingSeconds, res.Diagnostics.SweepsPerSecond, res.Diagnostics.ESSPerCPUSecond = 0, 0, 0, 0
 		b, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)

@@ -80,7 +80,7 @@ func CheckParts(t *testing.T, fit func(ctx context.Context) (*multirater.FitResu
 func resultBytes(t *testing.T, res *multirater.FitResult) []byte {
 	t.Helper()
 	r := *res
-	r.Diagnostics.Seconds, r.Diagnostics.SamplingSeconds, r.Diagnostics.SweepsPerSecond = 0, 0, 0
+	r.Diagnostics.Seconds, r.Diagnostics.SamplingSeconds, r.Diagnostics.SweepsPerSecond, r.Diagnostics.ESSPerCPUSecond = 0, 0, 0, 0
 	b, err := json.Marshal(&r)
 	if err != nil {
 		t.Fatal(err)
