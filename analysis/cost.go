@@ -48,14 +48,14 @@ const (
 	kernelDense                      // the N×N matrix: O(N³/3) per factorisation
 )
 
-// costRates are one family's calibrated CPU seconds: per label, per unit
-// of kernel work (N r² for a low-rank prior, N³/3 for a dense one) and a
-// fixed part. For a deterministic engine they include the family's usual
+// costRates are one family's calibrated CPU seconds: a fixed part, per
+// label, and per unit of kernel work for a low-rank prior (N r² per fit,
+// N r per Gibbs sweep) and for a dense one (N³/3 per fit, N² per sweep). For a deterministic engine they include the family's usual
 // number of evaluations (candidates x restarts x EP sweeps or Newton
 // steps, EM rounds, cross-validation folds), which the defaults fix; for
 // Gibbs they are per sweep.
 type costRates struct {
-	perLabel, perKernel, fixed float64
+	fixed, perLabel, perLowRank, perDense float64
 }
 
 // The calibration table, CPU seconds measured with the shared ladder
@@ -64,18 +64,18 @@ type costRates struct {
 // are in docs/scripts/cost/README.md). Keys are model/engine.
 var costTable = map[string]costRates{
 	// Per sweep (x ProjectedWork's sweeps).
-	"ordinal/gibbs":        {perLabel: 2.6e-7, perKernel: 4e-10, fixed: 5e-6},
-	"classification/gibbs": {perLabel: 7.4e-7, perKernel: 1.2e-9, fixed: 5e-6},
-	"confusion/gibbs":      {perLabel: 2e-7, fixed: 5e-6},
+	"ordinal/gibbs":        {fixed: 1.2e-4, perLabel: 1.45e-7, perLowRank: 6e-9, perDense: 2.7e-9},
+	"classification/gibbs": {perLabel: 7.45e-7, perLowRank: 2.05e-8, perDense: 1e-8},
+	"confusion/gibbs":      {fixed: 5e-6, perLabel: 2e-7, perLowRank: 6e-9, perDense: 2.7e-9},
 	// Per fit (the defaults' evaluations included).
-	"ordinal/ep":      {perLabel: 1.5e-4, perKernel: 3e-8, fixed: 0.05},
-	"ordinal/laplace": {perLabel: 1.5e-4, perKernel: 3e-8, fixed: 0.05},
-	"confusion/vb":    {perLabel: 1e-5, perKernel: 3e-8, fixed: 0.02},
-	"bounded/ep":      {perLabel: 2.8e-3, perKernel: 3e-8, fixed: 0.1},
-	"bounded/laplace": {perLabel: 2.8e-3, perKernel: 3e-8, fixed: 0.1},
-	"robust/ep":       {perLabel: 2e-4, perKernel: 3e-8, fixed: 0.05},
-	"auc/ep":          {perLabel: 3e-3, perKernel: 3e-8, fixed: 0.1},
-	"auc/smc":         {perLabel: 3e-3, perKernel: 3e-8, fixed: 0.1},
+	"ordinal/ep":      {fixed: 0.07, perLabel: 2.3e-4, perLowRank: 2.1e-7, perDense: 2.4e-6},
+	"ordinal/laplace": {fixed: 0.07, perLabel: 2.3e-4, perLowRank: 1.5e-7, perDense: 2.4e-6},
+	"confusion/vb":    {fixed: 0.0035, perLabel: 1.66e-5, perLowRank: 9e-9, perDense: 1e-7},
+	"bounded/ep":      {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
+	"bounded/laplace": {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
+	"robust/ep":       {perLabel: 2.2e-4, perLowRank: 6.6e-7, perDense: 2.37e-6},
+	"auc/ep":          {fixed: 0.1, perLabel: 3.3e-3, perLowRank: 6.6e-7, perDense: 2.4e-6},
+	"auc/smc":         {fixed: 0.1, perLabel: 3.3e-3, perLowRank: 6.6e-7, perDense: 2.4e-6},
 }
 
 // ExpectedCost estimates the CPU time of a fit of spec (ForData and
@@ -115,21 +115,25 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	case class == kernelLowRank && gibbs:
 		// A sweep's draw of the latents: a few products with G.
 		unit = n * r
-		kernelTerm = fmt.Sprintf(" + %.2g s x N r (N %d, low-rank r %d)", rates.perKernel, items, rank)
+		unit *= rates.perLowRank
+		kernelTerm = fmt.Sprintf(" + %.2g s x N r (N %d, low-rank r %d)", rates.perLowRank, items, rank)
 	case class == kernelLowRank:
 		// An evaluation's factorisation of H = I + G'SG and its sweep.
 		unit = n * r * r
-		kernelTerm = fmt.Sprintf(" + %.2g s x N r² (N %d, low-rank r %d)", rates.perKernel, items, rank)
+		unit *= rates.perLowRank
+		kernelTerm = fmt.Sprintf(" + %.2g s x N r² (N %d, low-rank r %d)", rates.perLowRank, items, rank)
 	case class == kernelDense && gibbs:
 		// A sweep's products with the N×N factor.
 		unit = n * n
-		kernelTerm = fmt.Sprintf(" + %.2g s x N² (dense N %d)", rates.perKernel, items)
+		unit *= rates.perDense
+		kernelTerm = fmt.Sprintf(" + %.2g s x N² (dense N %d)", rates.perDense, items)
 	case class == kernelDense:
 		// An evaluation's Cholesky factorisation.
 		unit = n * n * n / 3
-		kernelTerm = fmt.Sprintf(" + %.2g s x N³/3 (dense N %d)", rates.perKernel, items)
+		unit *= rates.perDense
+		kernelTerm = fmt.Sprintf(" + %.2g s x N³/3 (dense N %d)", rates.perDense, items)
 	}
-	per := rates.fixed + rates.perLabel*float64(labels) + rates.perKernel*unit
+	per := rates.fixed + rates.perLabel*float64(labels) + unit
 	what := fmt.Sprintf("%s %s: %.2g s + %.2g s x %d labels%s", model, engine, rates.fixed, rates.perLabel, labels, kernelTerm)
 	if gibbs {
 		w := ProjectedWork(spec, labels, items)
