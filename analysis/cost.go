@@ -50,12 +50,14 @@ const (
 
 // costRates are one family's calibrated CPU seconds: a fixed part, per
 // label, and per unit of kernel work for a low-rank prior (N r² per fit,
-// N r per Gibbs sweep) and for a dense one (N³/3 per fit, N² per sweep). For a deterministic engine they include the family's usual
+// N r per Gibbs sweep) and for a dense one (N³/3 per fit, N² per sweep);
+// the auc model's sites are pairs of items, one positive and one negative,
+// counted as N²/4 (balanced classes), at perPair. For a deterministic engine they include the family's usual
 // number of evaluations (candidates x restarts x EP sweeps or Newton
 // steps, EM rounds, cross-validation folds), which the defaults fix; for
 // Gibbs they are per sweep.
 type costRates struct {
-	fixed, perLabel, perLowRank, perDense float64
+	fixed, perLabel, perPair, perLowRank, perDense float64
 }
 
 // The calibration table, CPU seconds measured with the shared ladder
@@ -74,8 +76,8 @@ var costTable = map[string]costRates{
 	"bounded/ep":      {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
 	"bounded/laplace": {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
 	"robust/ep":       {perLabel: 2.2e-4, perLowRank: 6.6e-7, perDense: 2.37e-6},
-	"auc/ep":          {fixed: 0.1, perLabel: 3.3e-3, perLowRank: 6.6e-7, perDense: 2.4e-6},
-	"auc/smc":         {fixed: 0.1, perLabel: 3.3e-3, perLowRank: 6.6e-7, perDense: 2.4e-6},
+	"auc/ep":          {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 7.8e-6},
+	"auc/smc":         {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 7.8e-6},
 }
 
 // ExpectedCost estimates the CPU time of a fit of spec (ForData and
@@ -135,6 +137,11 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	}
 	per := rates.fixed + rates.perLabel*float64(labels) + unit
 	what := fmt.Sprintf("%s %s: %.2g s + %.2g s x %d labels%s", model, engine, rates.fixed, rates.perLabel, labels, kernelTerm)
+	if rates.perPair > 0 {
+		pairs := n * n / 4
+		per = rates.fixed + rates.perPair*pairs + unit
+		what = fmt.Sprintf("%s %s: %.2g s + %.2g s x N²/4 pairs (N %d)%s", model, engine, rates.fixed, rates.perPair, items, kernelTerm)
+	}
 	if gibbs {
 		w := ProjectedWork(spec, labels, items)
 		per *= float64(w.Sweeps)

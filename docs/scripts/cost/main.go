@@ -66,14 +66,19 @@ func main() {
 				continue
 			}
 			est := analysis.ExpectedCost(spec.WithDefaults(), r.Labels, r.N).CPU.Seconds()
-			status := ""
-			if r.Status != "ok" {
-				status = " (" + r.Status + ": at least)"
-			}
 			ratio := est / r.CPU
 			within := "yes"
 			if ratio > 2 || ratio < 0.5 {
 				within = "no"
+			}
+			status := ""
+			if r.Status != "ok" {
+				// Stopped at a limit: the CPU seconds are a lower bound,
+				// the ratio an upper one.
+				status = " (" + r.Status + ": CPU s at least)"
+				if ratio >= 0.5 {
+					within = "unknown"
+				}
 			}
 			fmt.Printf("%-26s %6d %7d %9.2f %9.2f %6.2f %s%s\n", r.Family, r.N, r.Labels, est, r.CPU, ratio, within, status)
 		}
