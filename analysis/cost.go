@@ -136,16 +136,20 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 		kernelTerm = fmt.Sprintf(" + %.2g s x N³/3 (dense N %d)", rates.perDense, items)
 	}
 	per := rates.fixed + rates.perLabel*float64(labels) + unit
-	what := fmt.Sprintf("%s %s: %.2g s + %.2g s x %d labels%s", model, engine, rates.fixed, rates.perLabel, labels, kernelTerm)
+	terms := fmt.Sprintf("%.2g s x %d labels%s", rates.perLabel, labels, kernelTerm)
 	if rates.perPair > 0 {
 		pairs := n * n / 4
 		per = rates.fixed + rates.perPair*pairs + unit
-		what = fmt.Sprintf("%s %s: %.2g s + %.2g s x N²/4 pairs (N %d)%s", model, engine, rates.fixed, rates.perPair, items, kernelTerm)
+		terms = fmt.Sprintf("%.2g s x N²/4 pairs (N %d)%s", rates.perPair, items, kernelTerm)
 	}
+	if rates.fixed > 0 {
+		terms = fmt.Sprintf("%.2g s + %s", rates.fixed, terms)
+	}
+	what := fmt.Sprintf("%s %s: %s", model, engine, terms)
 	if gibbs {
 		w := ProjectedWork(spec, labels, items)
 		per *= float64(w.Sweeps)
-		what = fmt.Sprintf("%s %s: %d sweeps x (%.2g s + %.2g s x %d labels%s)", model, engine, w.Sweeps, rates.fixed, rates.perLabel, labels, kernelTerm)
+		what = fmt.Sprintf("%s %s: %d sweeps x (%s)", model, engine, w.Sweeps, terms)
 	}
 	d := time.Duration(min(per*float64(time.Second), float64(1<<62)))
 	return Cost{CPU: d, Model: what}
