@@ -76,8 +76,8 @@ var costTable = map[string]costRates{
 	"bounded/ep":      {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
 	"bounded/laplace": {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
 	"robust/ep":       {perLabel: 2.2e-4, perLowRank: 6.6e-7, perDense: 2.37e-6},
-	"auc/ep":          {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 7.8e-6},
-	"auc/smc":         {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 7.8e-6},
+	"auc/ep":          {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 1.09e-5},
+	"auc/smc":         {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 1.09e-5},
 }
 
 // ExpectedCost estimates the CPU time of a fit of spec (ForData and
