@@ -67,7 +67,7 @@ type costRates struct {
 var costTable = map[string]costRates{
 	// Per sweep (x ProjectedWork's sweeps).
 	"ordinal/gibbs":        {fixed: 1.2e-4, perLabel: 1.45e-7, perLowRank: 6e-9, perDense: 2.7e-9},
-	"classification/gibbs": {perLabel: 7.45e-7, perLowRank: 2.05e-8, perDense: 1e-8},
+	"classification/gibbs": {perLabel: 7.45e-7, perLowRank: 1.3e-8, perDense: 1e-8},
 	"confusion/gibbs":      {fixed: 5e-6, perLabel: 2e-7, perLowRank: 6e-9, perDense: 2.7e-9},
 	// Per fit (the defaults' evaluations included).
 	"ordinal/ep":      {fixed: 0.07, perLabel: 2.3e-4, perLowRank: 2.1e-7, perDense: 2.4e-6},
