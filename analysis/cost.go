@@ -51,9 +51,10 @@ const (
 // costRates are one family's calibrated CPU seconds: a fixed part, per
 // label, and per unit of kernel work for a low-rank prior (N r² per fit,
 // N r per Gibbs sweep) and for a dense one (N³/3 per fit, N² per sweep);
-// the auc model's sites are pairs of items, one positive and one negative,
-// counted as N²/4 (balanced classes), at perPair. For a deterministic engine they include the family's usual
-// number of evaluations (candidates x restarts x EP sweeps or Newton
+// the auc model's sites are pairs of items, one positive and one
+// negative, counted as N²/4 (balanced classes), at perPair. For a
+// deterministic engine they include the family's usual number of
+// evaluations (candidates x restarts x EP sweeps or Newton
 // steps, EM rounds, cross-validation folds), which the defaults fix; for
 // Gibbs they are per sweep.
 type costRates struct {
@@ -63,7 +64,12 @@ type costRates struct {
 // The calibration table, CPU seconds measured with the shared ladder
 // (../shared/tools/ladder/ladder.py, 4 labels per item, 250 and 1,000
 // items; the command and the table of estimated against measured CPU s
-// are in docs/scripts/cost/README.md). Keys are model/engine.
+// are in docs/scripts/cost/README.md). Keys are model/engine. Rates that
+// no ladder family measures are borrowed, not measured: confusion/gibbs
+// (ProjectedWork's per-label rate), bounded/laplace (from bounded/ep),
+// auc/smc (from auc/ep), every dense rate of ordinal, bounded and
+// confusion (from robust/ep's, or a guess for confusion/vb) and the
+// Gibbs dense rates above 500 items.
 var costTable = map[string]costRates{
 	// Per sweep (x ProjectedWork's sweeps).
 	"ordinal/gibbs":        {fixed: 1.2e-4, perLabel: 1.45e-7, perLowRank: 6e-9, perDense: 2.7e-9},
