@@ -259,6 +259,17 @@ func (p *pool) fit(ctx context.Context, f *annotations.Fit, job *fitJob, progres
 		return childResult{}, err
 	}
 	job.Dataset = ds
+	// The fit's expected cost, stated before it starts: in the log with
+	// how it was derived, and after every phase of its progress message,
+	// which the dashboard shows while the fit runs.
+	cost := analysis.ExpectedCost(job.Spec.ForData(ds).WithDefaults(), len(ds.Labels), len(ds.ItemIDs()))
+	p.s.log.Info("fit starting", "fit", f.ID, "expected_cpu_seconds", cost.CPU.Seconds(), "cost_model", cost.Model)
+	note := "; expected cost " + cost.Short()
+	inner := progress
+	progress = func(pr multirater.Progress) {
+		pr.Phase += note
+		inner(pr)
+	}
 	progress(multirater.Progress{Phase: "starting"})
 	if len(p.s.cfg.FitCommand) > 0 {
 		return p.fitInChild(ctx, f, job, progress)

@@ -61,10 +61,11 @@ func TestProgressIsWritten(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The API shows the fraction done, the ETA and the current R-hat.
+	// The API shows the fraction done, the ETA, the current R-hat and
+	// the phase with the fit's expected cost (analysis.ExpectedCost).
 	for {
 		f := e.call("GET", fmt.Sprintf("/api/v1/fits/%d", fid), key, nil, 200)
-		if f["progress"].(float64) > 0 && f["eta_seconds"] != nil && f["max_rhat"] != nil && f["message"] == "sampling" {
+		if f["progress"].(float64) > 0 && f["eta_seconds"] != nil && f["max_rhat"] != nil && strings.HasPrefix(fmt.Sprint(f["message"]), "sampling; expected cost about ") && strings.HasSuffix(fmt.Sprint(f["message"]), " CPU s") {
 			break
 		}
 		if time.Now().After(deadline) {

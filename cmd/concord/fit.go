@@ -258,6 +258,7 @@ func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 			full.Model, full.Kernel, full.Identifiability, full.Sampler, source, nItems, len(ds.RaterIDs()), len(ds.Labels),
 			full.Chains, full.Samples, max(full.Burnin, 0), full.Thin, full.Seed)
 	}
+	fmt.Fprintf(w, "expected cost: %s\n", analysis.ExpectedCost(full, len(ds.Labels), nItems))
 	bar := newProgressBar(e, "fit")
 	res, err := analysis.Fit(ctx, ds, spec, func(p multirater.Progress) {
 		note := p.Phase

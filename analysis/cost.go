@@ -1,0 +1,206 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"concord/multirater"
+	"concord/multirater/gp"
+	"concord/multirater/kernel"
+)
+
+// Cost is a fit's expected cost, stated before it starts: CPU time (all
+// threads together) and how the estimate was derived, for a message.
+type Cost struct {
+	CPU   time.Duration
+	Model string
+}
+
+// String says the cost as the CLI's summary line and the server's
+// progress message do: "about 12 CPU s (model: ...)".
+func (c Cost) String() string {
+	return fmt.Sprintf("about %s CPU s (model: %s)", roundCPU(c.CPU), c.Model)
+}
+
+// Short says the cost alone, for a progress message: "about 12 CPU s".
+func (c Cost) Short() string {
+	return fmt.Sprintf("about %s CPU s", roundCPU(c.CPU))
+}
+
+// roundCPU rounds CPU seconds to two significant digits ("0.4", "12",
+// "1300").
+func roundCPU(d time.Duration) string {
+	s := d.Seconds()
+	if s < 10 {
+		return fmt.Sprintf("%.1f", s)
+	}
+	return fmt.Sprintf("%.2g", s)
+}
+
+// kernelClass is how a fit holds its items' prior covariance, which
+// decides the kernel's part of the cost.
+type kernelClass int
+
+const (
+	kernelNone    kernelClass = iota // identity or no kernel: labels only
+	kernelLowRank                    // C = G G', G N×r: O(N r²) per evaluation
+	kernelDense                      // the N×N matrix: O(N³/3) per factorisation
+)
+
+// costRates are one family's calibrated CPU seconds: a fixed part, per
+// label, and per unit of kernel work for a low-rank prior (N r² per fit,
+// N r per Gibbs sweep) and for a dense one (N³/3 per fit, N² per sweep);
+// the auc model's sites are pairs of items, one positive and one
+// negative, counted as N²/4 (balanced classes), at perPair. For a
+// deterministic engine they include the family's usual number of
+// evaluations (candidates x restarts x EP sweeps or Newton
+// steps, EM rounds, cross-validation folds), which the defaults fix; for
+// Gibbs they are per sweep.
+type costRates struct {
+	fixed, perLabel, perPair, perLowRank, perDense float64
+}
+
+// The calibration table, CPU seconds measured with the shared ladder
+// (../shared/tools/ladder/ladder.py, 4 labels per item, 250 and 1,000
+// items; the command and the table of estimated against measured CPU s
+// are in docs/scripts/cost/README.md). Keys are model/engine. Rates that
+// no ladder family measures are borrowed, not measured: confusion/gibbs
+// (ProjectedWork's per-label rate), bounded/laplace (from bounded/ep),
+// auc/smc (from auc/ep), every dense rate of ordinal, bounded and
+// confusion (from robust/ep's, or a guess for confusion/vb) and the
+// Gibbs dense rates above 500 items.
+var costTable = map[string]costRates{
+	// Per sweep (x ProjectedWork's sweeps).
+	"ordinal/gibbs":        {fixed: 1.2e-4, perLabel: 1.45e-7, perLowRank: 6e-9, perDense: 2.7e-9},
+	"classification/gibbs": {perLabel: 7.45e-7, perLowRank: 1.3e-8, perDense: 1e-8},
+	"confusion/gibbs":      {fixed: 5e-6, perLabel: 2e-7, perLowRank: 6e-9, perDense: 2.7e-9},
+	// Per fit (the defaults' evaluations included).
+	"ordinal/ep":      {fixed: 0.07, perLabel: 2.3e-4, perLowRank: 2.1e-7, perDense: 2.4e-6},
+	"ordinal/laplace": {fixed: 0.07, perLabel: 2.3e-4, perLowRank: 1.5e-7, perDense: 2.4e-6},
+	"confusion/vb":    {fixed: 0.0035, perLabel: 1.66e-5, perLowRank: 9e-9, perDense: 1e-7},
+	"bounded/ep":      {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
+	"bounded/laplace": {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
+	"robust/ep":       {perLabel: 2.2e-4, perLowRank: 6.6e-7, perDense: 2.37e-6},
+	"auc/ep":          {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 1.09e-5},
+	"auc/smc":         {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 1.09e-5},
+}
+
+// ExpectedCost estimates the CPU time of a fit of spec (ForData and
+// WithDefaults applied) on labels labels of items items, and says how:
+// a Gibbs fit costs ProjectedWork's sweeps x (fixed + per label + the
+// kernel's part per sweep: N r for a low-rank prior, N² for a dense one);
+// a deterministic fit (ep, laplace, vb, smc)
+// costs fixed + per label x labels + the kernel's part, N r² for a
+// low-rank prior of rank r (text kernels; fixed covariate kernels and
+// learnt ones by inducing points from PivotedFromItems items) and N³/3 for
+// a dense one, with rates calibrated per model and engine on the shared
+// ladder (costTable), its defaults' evaluations (restarts, candidates, EM
+// rounds, folds) included. It is meant to be within a factor of two of
+// the real cost on the ladder's data; settings far from the defaults
+// (more restarts, chains or iterations) move it less than they move the
+// fit, except Gibbs's sweeps, which it counts.
+func ExpectedCost(spec FitSpec, labels, items int) Cost {
+	model, engine := strings.ToLower(spec.Model), strings.ToLower(spec.Engine)
+	if model == "" {
+		model = ModelOrdinal
+	}
+	if engine == "" {
+		engine = multirater.EngineGibbs
+	}
+	rates, ok := costTable[model+"/"+engine]
+	if !ok {
+		// A pair the ladder does not cover: the ordinal EP rates, a
+		// labels-only order of magnitude.
+		rates = costTable["ordinal/ep"]
+	}
+	class, rank := costKernel(spec, items)
+	gibbs := engine == multirater.EngineGibbs
+	n, r := float64(items), float64(rank)
+	var unit float64
+	var kernelTerm string
+	switch {
+	case class == kernelLowRank && gibbs:
+		// A sweep's draw of the latents: a few products with G.
+		unit = n * r
+		unit *= rates.perLowRank
+		kernelTerm = fmt.Sprintf(" + %.2g s x N r (N %d, low-rank r %d)", rates.perLowRank, items, rank)
+	case class == kernelLowRank:
+		// An evaluation's factorisation of H = I + G'SG and its sweep.
+		unit = n * r * r
+		unit *= rates.perLowRank
+		kernelTerm = fmt.Sprintf(" + %.2g s x N r² (N %d, low-rank r %d)", rates.perLowRank, items, rank)
+	case class == kernelDense && gibbs:
+		// A sweep's products with the N×N factor.
+		unit = n * n
+		unit *= rates.perDense
+		kernelTerm = fmt.Sprintf(" + %.2g s x N² (dense N %d)", rates.perDense, items)
+	case class == kernelDense:
+		// An evaluation's Cholesky factorisation.
+		unit = n * n * n / 3
+		unit *= rates.perDense
+		kernelTerm = fmt.Sprintf(" + %.2g s x N³/3 (dense N %d)", rates.perDense, items)
+	}
+	per := rates.fixed + rates.perLabel*float64(labels) + unit
+	terms := fmt.Sprintf("%.2g s x %d labels%s", rates.perLabel, labels, kernelTerm)
+	if rates.perPair > 0 {
+		pairs := n * n / 4
+		per = rates.fixed + rates.perPair*pairs + unit
+		terms = fmt.Sprintf("%.2g s x N²/4 pairs (N %d)%s", rates.perPair, items, kernelTerm)
+	}
+	if rates.fixed > 0 {
+		terms = fmt.Sprintf("%.2g s + %s", rates.fixed, terms)
+	}
+	what := fmt.Sprintf("%s %s: %s", model, engine, terms)
+	if gibbs {
+		w := ProjectedWork(spec, labels, items)
+		per *= float64(w.Sweeps)
+		what = fmt.Sprintf("%s %s: %d sweeps x (%s)", model, engine, w.Sweeps, terms)
+	}
+	d := time.Duration(min(per*float64(time.Second), float64(1<<62)))
+	return Cost{CPU: d, Model: what}
+}
+
+// costKernel says how a fit of spec on items items holds its prior
+// covariance, and the rank of a low-rank one (buildCovariance's choices).
+func costKernel(spec FitSpec, items int) (kernelClass, int) {
+	text := strings.TrimSpace(spec.Kernel)
+	if strings.EqualFold(spec.Model, ModelAUC) && !strings.EqualFold(spec.Scores, "gp") {
+		return kernelNone, 0 // linear scores: weight space on the covariates
+	}
+	var ks kernel.Spec
+	if text == "" {
+		if !strings.EqualFold(spec.Model, ModelAUC) {
+			return kernelNone, 0 // the identity, the lower estimate
+		}
+		// gp scores' default: an rbf whose width is learnt.
+		ks = kernel.Spec{{Kind: kernel.CovTerm, Learn: true}}
+	} else {
+		var err error
+		if ks, err = spec.kernelSpec(); err != nil || ks.Identity() {
+			return kernelNone, 0
+		}
+	}
+	isText, fixedCov, learnt := true, true, false
+	for _, t := range ks {
+		isText = isText && t.Kind == kernel.TextTerm
+		fixedCov = fixedCov && t.Kind == kernel.CovTerm && !t.Learn
+		learnt = learnt || t.Learn
+	}
+	switch {
+	case spec.Rank < 0:
+		return kernelDense, 0
+	case isText:
+		if spec.Rank > 0 {
+			return kernelLowRank, min(spec.Rank, items)
+		}
+		return kernelLowRank, gp.DefaultRank(items)
+	case spec.Rank > 0 && (fixedCov || learnt):
+		return kernelLowRank, min(spec.Rank, items)
+	case items >= PivotedFromItems && learnt:
+		return kernelLowRank, LearntKernelRank(items)
+	case items >= PivotedFromItems && fixedCov:
+		return kernelLowRank, gp.DefaultRank(items)
+	}
+	return kernelDense, 0
+}

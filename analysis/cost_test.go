@@ -1,0 +1,81 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestExpectedCostStructure checks the estimate's structure, not its
+// accuracy (docs/scripts/cost measures that against the ladder): every
+// engine's terms are named in the model, the estimate is positive, and it
+// grows with the labels and with the items.
+func TestExpectedCostStructure(t *testing.T) {
+	cases := []struct {
+		name  string
+		spec  FitSpec
+		terms []string // in Cost.Model
+	}{
+		{"ordinal gibbs identity", FitSpec{Model: "ordinal", Engine: "gibbs", Kernel: "identity"}, []string{"sweeps", "labels"}},
+		{"ordinal gibbs text", FitSpec{Model: "ordinal", Engine: "gibbs", Kernel: "text"}, []string{"sweeps", "labels", "N r (", "low-rank"}},
+		{"ordinal gibbs rbf", FitSpec{Model: "ordinal", Engine: "gibbs", Kernel: "rbf:gamma=0.125"}, []string{"sweeps", "labels", "N²"}},
+		{"ordinal ep identity", FitSpec{Model: "ordinal", Engine: "ep", Kernel: "identity"}, []string{"labels"}},
+		{"ordinal ep text", FitSpec{Model: "ordinal", Engine: "ep", Kernel: "text"}, []string{"labels", "N r²", "low-rank"}},
+		{"ordinal laplace text", FitSpec{Model: "ordinal", Engine: "laplace", Kernel: "text"}, []string{"labels", "N r²"}},
+		{"ordinal ep dense", FitSpec{Model: "ordinal", Engine: "ep", Kernel: "text", Rank: -1}, []string{"labels", "N³/3"}},
+		{"classification gibbs", FitSpec{Model: "classification", Engine: "gibbs", Kernel: "identity"}, []string{"sweeps", "labels"}},
+		{"confusion vb", FitSpec{Model: "confusion", Engine: "vb", Kernel: "identity"}, []string{"labels"}},
+		{"confusion vb text", FitSpec{Model: "confusion", Engine: "vb", Kernel: "text"}, []string{"labels", "N r²"}},
+		{"bounded ep", FitSpec{Model: "bounded", Engine: "ep", Kernel: "identity"}, []string{"labels"}},
+		{"bounded ep text", FitSpec{Model: "bounded", Engine: "ep", Kernel: "text"}, []string{"labels", "N r²"}},
+		{"robust ep", FitSpec{Model: "robust", Engine: "ep", Kernel: "identity"}, []string{"labels"}},
+		{"robust ep rbf learnt", FitSpec{Model: "robust", Engine: "ep", Kernel: "rbf"}, []string{"labels", "N³/3"}},
+		{"auc linear", FitSpec{Model: "auc", Engine: "ep"}, []string{"pairs"}},
+		{"auc gp", FitSpec{Model: "auc", Engine: "ep", Scores: "gp"}, []string{"pairs", "N³/3"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := tc.spec.WithDefaults()
+			const items, labels = 300, 1200 // under PivotedFromItems: dense learnt kernels
+			c := ExpectedCost(spec, labels, items)
+			if c.CPU <= 0 {
+				t.Fatalf("ExpectedCost = %v, want > 0", c.CPU)
+			}
+			for _, term := range tc.terms {
+				if !strings.Contains(c.Model, term) {
+					t.Errorf("model %q lacks the term %q", c.Model, term)
+				}
+			}
+			if !strings.HasPrefix(c.Model, spec.Model+" "+spec.Engine+":") {
+				t.Errorf("model %q does not start with %q", c.Model, spec.Model+" "+spec.Engine+":")
+			}
+			// The auc model's sites are pairs of items: its cost follows
+			// the items, not the labels.
+			if more := ExpectedCost(spec, 2*labels, items); more.CPU < c.CPU || more.CPU == c.CPU && !strings.Contains(c.Model, "pairs") {
+				t.Errorf("cost with twice the labels %v, want more than %v", more.CPU, c.CPU)
+			}
+			// 4x the items and the labels (the ladder's 4 per item), on
+			// either side of PivotedFromItems, where a learnt kernel's
+			// dense prior gives way to inducing points (and the cost may
+			// drop, as the fit's does).
+			for _, n := range []int{60, 600} {
+				small, big := ExpectedCost(spec, 4*n, n), ExpectedCost(spec, 16*n, 4*n)
+				if big.CPU <= small.CPU {
+					t.Errorf("cost on %d items %v, want more than on %d items, %v", 4*n, big.CPU, n, small.CPU)
+				}
+			}
+		})
+	}
+}
+
+// TestExpectedCostGibbsSweeps checks that a Gibbs estimate counts
+// ProjectedWork's sweeps: twice the samples and burn-in, twice the cost.
+func TestExpectedCostGibbsSweeps(t *testing.T) {
+	spec := FitSpec{Model: "ordinal", Engine: "gibbs", Kernel: "identity"}.WithDefaults()
+	c := ExpectedCost(spec, 4000, 1000)
+	spec.Samples *= 2
+	spec.Burnin *= 2
+	c2 := ExpectedCost(spec, 4000, 1000)
+	if r := c2.CPU.Seconds() / c.CPU.Seconds(); r < 2-1e-9 || r > 2+1e-9 {
+		t.Errorf("cost ratio with twice the sweeps = %v, want 2 (±1e-9)", r)
+	}
+}
