@@ -33,6 +33,21 @@ func ReadWeightMatrix(name string, r io.Reader, q int) ([][]float64, error) {
 			nums[x] = append(nums[x], v)
 		}
 	}
+	return NewWeightMatrix(name, nums, q)
+}
+
+// NewWeightMatrix checks custom agreement weights for q categories given
+// as rows of numbers (the layouts of ReadWeightMatrix: q rows of q, or one
+// row of q toeplitz weights by distance) and returns the q x q matrix. name
+// names the input in errors, which give the row and column.
+func NewWeightMatrix(name string, nums [][]float64, q int) ([][]float64, error) {
+	for x, row := range nums {
+		for c, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, annotations.Errorf(annotations.EINVALID, "%s: row %d, column %d: %v is not a finite number", name, x+1, c+1, v)
+			}
+		}
+	}
 	w := make([][]float64, q)
 	switch {
 	case len(nums) == 1 && q > 1:
