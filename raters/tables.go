@@ -18,6 +18,13 @@ type TableOptions struct {
 	// Weights are the weightings of the weighted coefficients
 	// (Report.Weighted); nil means none.
 	Weights []Weights
+	// WeightMatrix, if not nil, is a q × q matrix of agreement weights
+	// (w_kk = 1; symmetric, since the Scott, Fleiss and Krippendorff forms
+	// average the two margins' weighted sums) whose weighted coefficients
+	// are added to Report.Weighted as "custom". statsmodels' cohens_kappa
+	// takes disagreement weights d; w = 1 - d gives its kappa and
+	// variances exactly.
+	WeightMatrix [][]float64
 	// ConfLevel of the intervals; 0 means 0.95.
 	ConfLevel float64
 	// CI and Null are Options' CI and Null.
@@ -34,6 +41,32 @@ func (o TableOptions) check(q int) {
 		panic(fmt.Sprintf("raters: %d category values for %d categories", len(o.Values), q))
 	}
 	Options{CI: o.CI, Null: o.Null, Weights: o.Weights, Population: o.Population}.check()
+	if o.WeightMatrix != nil {
+		checkWeightMatrix(o.WeightMatrix, q)
+	}
+}
+
+// CustomWeightsName is the name of TableOptions.WeightMatrix's weighted
+// coefficients in Report.Weighted.
+const CustomWeightsName = "custom"
+
+// weightMats returns the weightings of o on values vals with their names.
+func (o TableOptions) weightMats(vals []float64) ([]*weightMat, []string, error) {
+	var (
+		ws    []*weightMat
+		names []string
+	)
+	for _, w := range o.Weights {
+		wm, err := newWeightMat(w, vals)
+		if err != nil {
+			return nil, nil, err
+		}
+		ws, names = append(ws, wm), append(names, w.String())
+	}
+	if o.WeightMatrix != nil {
+		ws, names = append(ws, newCustomWeightMat(o.WeightMatrix)), append(names, CustomWeightsName)
+	}
+	return ws, names, nil
 }
 
 func (o TableOptions) values(q int) []float64 {
@@ -51,7 +84,7 @@ func (o TableOptions) values(q int) []float64 {
 func newTableReport(input string, q int, o TableOptions) *Report {
 	rep := &Report{Input: input, Level: Nominal.String(), ConfLevel: CoefOptions{ConfLevel: o.ConfLevel}.level(), CI: o.CI.String(),
 		Bootstrap: 0, Population: o.Population, Aggregators: map[string]*Consensus{}}
-	if len(o.Weights) > 0 {
+	if len(o.Weights) > 0 || o.WeightMatrix != nil {
 		rep.Level = Ordinal.String()
 	}
 	if o.Null != 0 {
@@ -115,16 +148,16 @@ func AnalyzeTable(tab [][]float64, o TableOptions) (*Report, error) {
 	rep.CohenKappa = []CohenPair{{A: "rows", B: "columns", N: rep.Items, Unweighted: &u.cohen}}
 	rep.ScottPi, rep.GwetAC1, rep.BrennanPrediger, rep.PercentAgreement = &u.scott, &u.gwet, &u.bp, &u.pa
 	rep.KrippendorffAlpha = map[string]Estimate{NominalMetric.String(): u.alpha}
-	for _, w := range o.Weights {
-		wm, err := newWeightMat(w, vals)
-		if err != nil {
-			return nil, err
-		}
+	wms, names, err := o.weightMats(vals)
+	if err != nil {
+		return nil, err
+	}
+	for i, wm := range wms {
 		c := ct.coefficients(wm, level)
 		if rep.Weighted == nil {
 			rep.Weighted = map[string]WeightedSet{}
 		}
-		rep.Weighted[w.String()] = WeightedSet{PercentAgreement: c.pa, FleissKappa: undefined(), CongerKappa: undefined(),
+		rep.Weighted[names[i]] = WeightedSet{PercentAgreement: c.pa, FleissKappa: undefined(), CongerKappa: undefined(),
 			GwetAC2: c.gwet, BrennanPrediger: c.bp, KrippendorffAlpha: c.alpha, CohenKappa: &c.cohen, ScottPi: &c.scott}
 	}
 	rep.eachEstimate(func(e *Estimate) {
@@ -386,15 +419,15 @@ func AnalyzeCounts(counts [][]float64, o TableOptions) (*Report, error) {
 		}
 		rep.FleissCategories = append(rep.FleissCategories, ck)
 	}
-	for _, w := range o.Weights {
-		wm, err := newWeightMat(w, t.vals)
-		if err != nil {
-			return nil, err
-		}
+	wms, names, err := o.weightMats(t.vals)
+	if err != nil {
+		return nil, err
+	}
+	for i, wm := range wms {
 		if rep.Weighted == nil {
 			rep.Weighted = map[string]WeightedSet{}
 		}
-		rep.Weighted[w.String()] = WeightedSet{PercentAgreement: *est(kindPA, wm), FleissKappa: *est(kindFleiss, wm), CongerKappa: undefined(),
+		rep.Weighted[names[i]] = WeightedSet{PercentAgreement: *est(kindPA, wm), FleissKappa: *est(kindFleiss, wm), CongerKappa: undefined(),
 			GwetAC2: *est(kindGwet, wm), BrennanPrediger: *est(kindBP, wm), KrippendorffAlpha: t.alphaDist(wm, level)}
 	}
 	if dropped > 0 {

@@ -143,6 +143,44 @@ func newWeightMat(kind Weights, vals []float64) (*weightMat, error) {
 	return w, nil
 }
 
+// customWeights is the kind of a user-given weight matrix
+// (TableOptions.WeightMatrix); it is held dense.
+const customWeights = BipolarWeights + 1
+
+// checkWeightMatrix panics unless m is a q × q symmetric matrix of finite
+// weights with 1 on the diagonal.
+func checkWeightMatrix(m [][]float64, q int) {
+	if len(m) != q {
+		panic(fmt.Sprintf("raters: weight matrix has %d rows for %d categories", len(m), q))
+	}
+	for k, row := range m {
+		if len(row) != q {
+			panic(fmt.Sprintf("raters: weight matrix row %d has %d weights for %d categories", k, len(row), q))
+		}
+		for l, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				panic(fmt.Sprintf("raters: weight matrix cell (%d, %d) is %v", k, l, v))
+			}
+			if k == l && v != 1 {
+				panic(fmt.Sprintf("raters: weight matrix diagonal cell (%d, %d) is %v, not 1", k, l, v))
+			}
+			if m[l][k] != v {
+				panic(fmt.Sprintf("raters: weight matrix is not symmetric: cell (%d, %d) is %v, cell (%d, %d) %v", k, l, v, l, k, m[l][k]))
+			}
+		}
+	}
+}
+
+// newCustomWeightMat holds the checked matrix m dense.
+func newCustomWeightMat(m [][]float64) *weightMat {
+	q := len(m)
+	w := &weightMat{kind: customWeights, q: q, dense: make([]float64, 0, q*q)}
+	for _, row := range m {
+		w.dense = append(w.dense, row...)
+	}
+	return w
+}
+
 // ratioDist is Krippendorff's ratio difference ((a-b)/(a+b))², 0 when a = b.
 func ratioDist(a, b float64) float64 {
 	if a == b {

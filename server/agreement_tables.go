@@ -241,10 +241,14 @@ type tableAgreementRequest struct {
 	Categories []string    `json:"categories"`
 	Items      []string    `json:"items"`
 	Weights    []string    `json:"weights"`
-	CI         string      `json:"ci"`
-	Null       float64     `json:"null"`
-	Population int         `json:"population"`
-	ConfLevel  float64     `json:"conf_level"`
+	// WeightsMatrix are custom agreement weights (K x K, symmetric, 1 on
+	// the diagonal; or one row of K toeplitz weights by distance), the
+	// weighted coefficients "custom" (concord agreement --weights-file).
+	WeightsMatrix [][]float64 `json:"weights_matrix"`
+	CI            string      `json:"ci"`
+	Null          float64     `json:"null"`
+	Population    int         `json:"population"`
+	ConfLevel     float64     `json:"conf_level"`
 }
 
 // tableAgreement: POST /api/v1/agreement -> the agreement coefficients of
@@ -267,6 +271,12 @@ func (s *Server) tableAgreement(c *gin.Context) {
 	if err != nil {
 		s.fail(c, err)
 		return
+	}
+	if req.WeightsMatrix != nil {
+		if o.WeightMatrix, err = analysis.NewWeightMatrix("weights_matrix", req.WeightsMatrix, len(in.Categories)); err != nil {
+			s.fail(c, err)
+			return
+		}
 	}
 	rep, err := analysis.TableAgreement(c.Request.Context(), kind, in, o)
 	if err != nil {
