@@ -47,7 +47,7 @@ for p in 1 2; do
 done
 
 echo "== the same fit twice"
-spec='{"model":"ordinal","chains":4,"samples":8000,"burnin":1000,"seed":1}'
+spec='{"model":"ordinal","chains":4,"samples":40000,"burnin":1000,"seed":1}'
 curl -s -o "$work/d1" -w "first: %{http_code}\n" -X POST $U/projects/1/fits -H "Authorization: Bearer $K1" -d "$spec"
 curl -s -D "$work/d2h" -o "$work/d2" -w "second: %{http_code}\n" -X POST $U/projects/1/fits -H "Authorization: Bearer $K1" -d "$spec"
 json '"fit", d["id"], "duplicate:", d.get("duplicate")' <"$work/d2"

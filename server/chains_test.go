@@ -192,7 +192,10 @@ func killChainWorker(t *testing.T, dsn string) {
 	h2 := startHelper(t, dsn, "10s", "CONCORD_HELPER_FANOUT=1")
 	c := helperClient(t, h1.url)
 	id, key := c.loadedProject("k1")
-	fid := c.startFit(id, key, map[string]any{"chains": 4, "samples": 3000, "burnin": 300, "seed": 11})
+	// Chains long enough to be seen running on both workers on a fast
+	// machine too (3,000 draws took 0.45 s a chain on an idle CI machine,
+	// too short for the progress writes to show both running).
+	fid := c.startFit(id, key, map[string]any{"chains": 4, "samples": 30000, "burnin": 300, "seed": 11})
 	st, err := db.Open(context.Background(), dsn, db.Options{})
 	if err != nil {
 		t.Fatal(err)
