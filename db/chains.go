@@ -251,8 +251,11 @@ func (d *DB) aggregateProgress(tx *gorm.DB, r *fitRow, phase string) error {
 	}
 	msg := fmt.Sprintf("%s: %d chains done, %d running on %d workers, %d queued", phase, done, running, len(workers), queued)
 	frac := 0.97 * sum / float64(len(rows))
-	return tx.Exec("UPDATE fits SET progress = ?, eta_seconds = ?, max_rhat = ?, message = ? WHERE id = ?",
-		frac, eta, rhat, msg, r.ID).Error
+	// Only a running fit: on PostgreSQL a chain failing the fit may commit
+	// between this transaction's read of the fit and this write, and its
+	// message must stay.
+	return tx.Exec("UPDATE fits SET progress = ?, eta_seconds = ?, max_rhat = ?, message = ? WHERE id = ? AND status = ?",
+		frac, eta, rhat, msg, r.ID, string(annotations.FitRunning)).Error
 }
 
 // finishChain stores chain c's output, completes its job and, when every
