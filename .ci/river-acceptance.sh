@@ -146,7 +146,7 @@ import json, sys
 docs = []
 for p in sys.argv[1:3]:
     d = json.load(open(p))
-    for k in ("seconds", "sampling_seconds", "sweeps_per_second"):
+    for k in ("seconds", "sampling_seconds", "sweeps_per_second", "ess_per_cpu_second"):
         d["diagnostics"].pop(k, None)
     docs.append(json.dumps(d, sort_keys=True))
 same = docs[0] == docs[1]
