@@ -74,24 +74,7 @@ func TestIrrCACPopulation(t *testing.T) {
 		rep := get(ref["input"], ref["weights"], pop)
 		var e *Estimate
 		if s, ok := rep.Weighted[ref["weights"]]; ok {
-			switch ref["coefficient"] {
-			case "cohen_kappa":
-				e = s.CohenKappa
-			case "scott_pi":
-				e = s.ScottPi
-			case "fleiss_kappa":
-				e = &s.FleissKappa
-			case "conger_kappa":
-				e = &s.CongerKappa
-			case "gwet":
-				e = &s.GwetAC2
-			case "brennan_prediger":
-				e = &s.BrennanPrediger
-			case "krippendorff_alpha":
-				e = &s.KrippendorffAlpha
-			case "percent_agreement":
-				e = &s.PercentAgreement
-			}
+			e = s.coefficient(ref["coefficient"])
 		} else {
 			switch ref["coefficient"] {
 			case "fleiss_kappa":

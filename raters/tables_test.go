@@ -65,23 +65,8 @@ func TestIrrCACTables(t *testing.T) {
 	for _, ref := range readCSV(t, "testdata/reference_irrcac_tables.csv") {
 		label := ref["input"] + " " + ref["coefficient"] + " " + ref["weights"]
 		s := get(ref["input"], ref["weights"]).Weighted[ref["weights"]]
-		var e *Estimate
-		switch ref["coefficient"] {
-		case "cohen_kappa":
-			e = s.CohenKappa
-		case "scott_pi":
-			e = s.ScottPi
-		case "fleiss_kappa":
-			e = &s.FleissKappa
-		case "gwet":
-			e = &s.GwetAC2
-		case "brennan_prediger":
-			e = &s.BrennanPrediger
-		case "krippendorff_alpha":
-			e = &s.KrippendorffAlpha
-		case "percent_agreement":
-			e = &s.PercentAgreement
-		default:
+		e := s.coefficient(ref["coefficient"])
+		if e == nil {
 			t.Fatalf("%s: unknown coefficient", label)
 		}
 		value, se := parseF(t, ref["value"]), parseF(t, ref["se"])
@@ -99,4 +84,28 @@ func TestIrrCACTables(t *testing.T) {
 	if n != 176 {
 		t.Errorf("%d reference rows, want 176", n)
 	}
+}
+
+// coefficient is the weighted coefficient named as in the reference
+// tables (cohen_kappa, gwet for AC2, ...), nil for another name.
+func (s WeightedSet) coefficient(name string) *Estimate {
+	switch name {
+	case "cohen_kappa":
+		return s.CohenKappa
+	case "scott_pi":
+		return s.ScottPi
+	case "fleiss_kappa":
+		return &s.FleissKappa
+	case "conger_kappa":
+		return &s.CongerKappa
+	case "gwet":
+		return &s.GwetAC2
+	case "brennan_prediger":
+		return &s.BrennanPrediger
+	case "krippendorff_alpha":
+		return &s.KrippendorffAlpha
+	case "percent_agreement":
+		return &s.PercentAgreement
+	}
+	return nil
 }
