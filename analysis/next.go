@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 
 	"concord/annotations"
@@ -289,21 +290,11 @@ func (m *symmetricModel) posterior(levels []string, labels map[string]string, q 
 			}
 		}
 	}
-	best := 0
+	lse := floats.LogSumExp(q)
 	for c := range q {
-		if q[c] > q[best] {
-			best = c
-		}
+		q[c] = math.Exp(q[c] - lse)
 	}
-	top, s := q[best], 0.0
-	for c := range q {
-		q[c] = math.Exp(q[c] - top)
-		s += q[c]
-	}
-	for c := range q {
-		q[c] /= s
-	}
-	return best
+	return floats.MaxIdx(q)
 }
 
 // nextLabelValue is what one more label of the pool tells about an item
