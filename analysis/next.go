@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 
 	"concord/annotations"
@@ -36,6 +37,30 @@ import (
 // where no single label can change the consensus, so that many items tie;
 // the information ranks them all). Unlabelled items count too: their q is
 // the fit's prediction.
+//
+// For a fit of classes whose items carry their labels, both scores are
+// the average, with equal weights, over two rater models: the fit's (q and
+// pi_l above) and the class-symmetric one-coin model, in which every class
+// is equally likely a priori and rater l's label is right with a_l, their
+// accuracy averaged over the classes (the mean of the confusion matrix's
+// diagonal; other models: their agreement with the consensus), and wrong
+// uniformly otherwise; under it the item's classes are
+//
+//	q^s_k ∝ prod_{labels y of the item} (a_l if y = k, else (1 - a_l)/(K - 1))
+//
+// and the next label's channel is that one-coin matrix. Why: the fit's
+// class proportions and the asymmetric parts of its confusion matrices are
+// learnt from the labels the ranking chose. An item whose one label is of
+// a class the fit favours looks certain and gets no second label, so the
+// labels that would show the fit wrong are never asked for (replaying RTE,
+// docs/scripts/next: in one order of ten the proportions went to
+// 0.70/0.30 against gold's 0.50/0.50 and the consensus ended 0.07 below
+// spreading the labels evenly). The symmetric model has no such parts: an
+// item counts as settled only as far as its raters' accuracies say, and
+// every class's labels get checked; the fit's model keeps what it knows
+// where it is right (imbalanced classes). This is the expected value of
+// one more label under a two-point posterior over the rater model, equal
+// weights.
 
 // Next ranking scores.
 const (
@@ -163,22 +188,113 @@ func raterChannel(r multirater.RaterResult, k int, weighted bool) (c nextChannel
 		}
 		return c, false
 	}
+	oneCoinMatrix(c.pi, raterAccuracy(r, k))
+	return c, true
+}
+
+// raterAccuracy is rater r's one-coin accuracy over k classes: the mean
+// of their fitted confusion matrix's diagonal (their accuracy with every
+// class equally likely), or without one their agreement with the
+// consensus (0.7 when the fit has neither), kept between chance and near
+// certainty.
+func raterAccuracy(r multirater.RaterResult, k int) float64 {
 	a := 0.7
-	if r.ConsensusAgreement != nil && !math.IsNaN(*r.ConsensusAgreement) {
+	if len(r.ConfusionProbs) == k {
+		a = 0
+		for cl := 0; cl < k; cl++ {
+			if len(r.ConfusionProbs[cl]) > cl {
+				a += r.ConfusionProbs[cl][cl].Mean / float64(k)
+			}
+		}
+	} else if r.ConsensusAgreement != nil {
 		a = *r.ConsensusAgreement
 	}
-	// Between chance and near certainty.
-	a = math.Min(math.Max(a, 1/float64(k)+0.01), 0.99)
+	if math.IsNaN(a) {
+		a = 0.7
+	}
+	return math.Min(math.Max(a, 1/float64(k)+0.01), 0.99)
+}
+
+// oneCoinMatrix fills pi (k×k) with the one-coin confusion matrix of
+// accuracy a: a on the diagonal, (1 - a)/(k - 1) elsewhere.
+func oneCoinMatrix(pi []float64, a float64) {
+	k := int(math.Round(math.Sqrt(float64(len(pi)))))
 	for cl := 0; cl < k; cl++ {
 		for j := 0; j < k; j++ {
 			if cl == j {
-				c.pi[cl*k+j] = a
+				pi[cl*k+j] = a
 			} else {
-				c.pi[cl*k+j] = (1 - a) / float64(k-1)
+				pi[cl*k+j] = (1 - a) / float64(k-1)
 			}
 		}
 	}
-	return c, true
+}
+
+// symmetricModel is the class-symmetric one-coin rater model (see the
+// top of the file): each rater's accuracy by id and the pool's channels
+// under it (the weights of the fit's channels).
+type symmetricModel struct {
+	acc   map[string]float64
+	chans []nextChannel
+	// raters is scratch space for an item's raters, sorted (the product
+	// is taken in a fixed order, so that the scores do not depend on the
+	// map's order).
+	raters []string
+}
+
+// newSymmetricModel returns the symmetric model of a fit of classes whose
+// labelled items all carry their labels, else nil (grades, or a fit
+// document without the items' labels).
+func newSymmetricModel(res *multirater.FitResult, chosen []int, chans []nextChannel) *symmetricModel {
+	k := len(res.Levels)
+	for i := range res.Items {
+		it := &res.Items[i]
+		if it.ClassProbs == nil || (it.NLabels > 0 && len(it.Labels) == 0) {
+			return nil
+		}
+	}
+	m := &symmetricModel{acc: make(map[string]float64, len(res.Raters)), chans: make([]nextChannel, len(chans))}
+	for _, r := range res.Raters {
+		m.acc[r.ID] = raterAccuracy(r, k)
+	}
+	for j, l := range chosen {
+		m.chans[j] = nextChannel{w: chans[j].w, pi: make([]float64, k*k)}
+		oneCoinMatrix(m.chans[j].pi, m.acc[res.Raters[l].ID])
+	}
+	return m
+}
+
+// posterior writes to q the item's class probabilities under the
+// symmetric model (levels in the fit's order) and returns the most
+// probable class.
+func (m *symmetricModel) posterior(levels []string, labels map[string]string, q []float64) int {
+	k := len(q)
+	m.raters = m.raters[:0]
+	for r := range labels {
+		m.raters = append(m.raters, r)
+	}
+	sort.Strings(m.raters)
+	for c := range q {
+		q[c] = 0
+	}
+	for _, r := range m.raters {
+		a, ok := m.acc[r]
+		if !ok {
+			continue
+		}
+		for c, code := range levels {
+			if code == labels[r] {
+				q[c] += math.Log(a)
+			} else {
+				q[c] += math.Log((1 - a) / float64(k-1))
+			}
+		}
+	}
+	lse := floats.LogSumExp(q)
+	for c := range q {
+		q[c] = math.Exp(q[c] - lse)
+	}
+	return floats.MaxIdx(q)
 }
 
 // nextLabelValue is what one more label of the pool tells about an item
@@ -250,8 +366,13 @@ func NextItems(res *multirater.FitResult, o NextOptions) (*NextResult, error) {
 	for _, c := range chans {
 		wsum += c.w
 	}
+	sym := newSymmetricModel(res, chosen, chans)
+	if sym != nil {
+		out.Notes = append(out.Notes, "scores averaged over the fit's rater model and the class-symmetric one-coin model (every class equally likely, each rater right with their accuracy averaged over the classes)")
+	}
 	// Score every item.
 	q := make([]float64, k)
+	qs := make([]float64, k)
 	post := make([]float64, k)
 	items := make([]NextItem, 0, len(res.Items))
 	for i := range res.Items {
@@ -279,6 +400,11 @@ func NextItems(res *multirater.FitResult, o NextOptions) (*NextResult, error) {
 			}
 		}
 		info, acc := nextLabelValue(q, best, chans, wsum, post)
+		if sym != nil {
+			bs := sym.posterior(res.Levels, it.Labels, qs)
+			infoS, accS := nextLabelValue(qs, bs, sym.chans, wsum, post)
+			info, acc = (info+infoS)/2, (acc+accS)/2
+		}
 		ni := NextItem{ID: it.ID, Information: info, Accuracy: acc, Consensus: res.Levels[best], Prob: q[best], NLabels: it.NLabels}
 		ni.Score = info
 		if by == NextByAccuracy {

@@ -30,7 +30,13 @@ of grades or classes with the fit's posteriors:
 averaged over who labels next: any rater (weighted by their share of the
 labels) or the raters named by --pool. With the confusion model each
 rater's confusion matrix is used; other models take each rater's
-agreement with the consensus (one-coin).
+agreement with the consensus (one-coin). For a fit of classes both scores
+are averaged with the same scores under the class-symmetric one-coin
+model (every class equally likely, each rater right with their accuracy
+averaged over the classes), so that an item is never taken as settled on
+the strength of the fit's class proportions or of one class's labels
+looking more reliable than another's: those are learnt from the labels
+the ranking chose.
 
 Output: the best --n items, a table, or with --json the concord.next/v1
 document {"items": [{"id", "score", "why", ...}]}, best first; --csv writes

@@ -33,7 +33,8 @@ func main() {
 	model := flag.String("model", analysis.ModelConfusion, "model to fit")
 	round := flag.Int("round", 100, "labels added per round")
 	budget := flag.Int("budget", 2400, "labels in all")
-	orders := flag.Int("orders", 5, "random label orders (seeds 1..orders)")
+	orders := flag.Int("orders", 5, "random label orders (seeds from..orders)")
+	from := flag.Int("from", 1, "first label order (seed)")
 	by := flag.String("by", analysis.NextByInformation, "concord next's score: information or accuracy")
 	trace := flag.Bool("trace", false, "print every round's fit: its accuracy, majority vote's, the rater model chosen and the class proportions")
 	dump := flag.String("dump", "", "folder to write each order's final label sets to (asked-<order>.csv, even-<order>.csv)")
@@ -61,7 +62,7 @@ func main() {
 	fmt.Printf("%s: %d items, %d labels, %d gold; model %s, %d labels per round up to %d, score %s\n", *data, len(ids), len(ds.Labels), len(gold), *model, *round, *budget, *by)
 	fmt.Printf("%6s %10s %10s %8s %8s   %s\n", "order", "asked", "even", "diff", "seconds", "rater models (asked, even; /communities), majority vote's accuracy (asked, even)")
 	var sumDiff float64
-	for seed := 1; seed <= *orders; seed++ {
+	for seed := *from; seed <= *orders; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 0x6e657874))
 		order := map[string][]annotations.Label{}
 		for _, id := range ids {
@@ -123,7 +124,7 @@ func main() {
 		sumDiff += asked - ev
 		fmt.Printf("%6d %10.4f %10.4f %+8.4f %8.1f   %s %s mv %.4f %.4f\n", seed, asked, ev, asked-ev, time.Since(t0).Seconds(), raterModel(ra), raterModel(re), majority(order, used, gold), majority(order, even, gold))
 	}
-	fmt.Printf("mean difference (asked - even): %+.4f\n", sumDiff/float64(*orders))
+	fmt.Printf("mean difference (asked - even): %+.4f\n", sumDiff/float64(*orders-*from+1))
 }
 
 // fit fits the model to the first used[id] labels of each item in order.
