@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -80,76 +81,39 @@ by 5-fold cross-validation of the held-out AUC.
 
 func runFit(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "fit", "(--project NAME | --labels FILE [--items FILE] --scheme SPEC) [flags] --out FILE", fitHelp)
-	dsn := dbFlag(fs)
-	project := fs.String("project", "", "project to fit (from the database)")
-	labels := fs.String("labels", "", "label file to fit without a database (formats as for concord import)")
-	items := fs.String("items", "", "items file with --labels: item_id,text,<numeric covariates>")
-	schemeSpec := fs.String("scheme", "", "label scheme with --labels, e.g. ordinal:1..5 (default: inferred)")
-	format := fs.String("format", "auto", "label file format with --labels")
-	dups := addDuplicatesFlag(fs)
-	rf := addReadFlags(fs)
-	where := whereFlag{}
-	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
-	textCols := addTextColumnsFlag(fs)
+	src := addSourceFlags(fs, sourceHelp{
+		project: "project to fit (from the database)",
+		labels:  "label file to fit without a database (formats as for concord import)",
+		items:   "items file with --labels: item_id,text,<numeric covariates>",
+		scheme:  "label scheme with --labels, e.g. ordinal:1..5 (default: inferred)",
+		where:   "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1",
+	})
+	src.textCols = addTextColumnsFlag(fs)
 	sf := addSettingFlags(fs)
 	out := fs.String("out", "", `result file ("-" for standard output) (required)`)
 	top := fs.Int("top", 10, "items of the consensus ranking to print")
 	maxWork := fs.Duration("max-work", analysis.DefaultMaxFitWork, "most projected Gibbs work, in one core's time: a fit projected to take longer is refused before it starts (0: no limit)")
-	settingsUsage(fs, args)
-	pos, err := parseFlags(e, fs, args)
-	if err != nil {
+	if err := src.parseFitLike(e, fs, args, out); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		fs.Usage()
-		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q (use --labels FILE for a label file)", pos[0])
-	}
-	if (*project == "") == (*labels == "") {
-		return annotations.Errorf(annotations.EINVALID, "give either --project NAME or --labels FILE")
-	}
-	if *out == "" {
-		return annotations.Errorf(annotations.EINVALID, `--out is required (a file name, or "-" for standard output)`)
-	}
-	// Without --model the model is the one that suits the scheme, known
-	// for sure once the labels are read; until then the scheme flag, or the
-	// bounded model's flags, say which it will be.
 	var spec analysis.FitSpec
-	if err := sf.apply(&spec); err != nil {
-		return err
-	}
-	model, engine := spec.Model, spec.Engine
-	spec.Model = provisionalModel(model, *schemeSpec, sf.only(analysis.ModelBounded))
-	// check sets the engine (the model's default without --engine) and
-	// checks the spec and the flags given against the model and engine.
-	check := func() error {
-		spec.Engine = defaultEngine(engine, spec.Model)
-		if err := spec.Validate(); err != nil {
-			return err
-		}
-		return sf.check(spec)
-	}
-	if err := check(); err != nil {
+	choice, err := chooseSpec(sf, &spec, *src.scheme)
+	if err != nil {
 		return err
 	}
 
-	ds, source, err := loadForModel(ctx, e, "fit", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *textCols, dups.mode, rf)
+	ds, source, err := src.load(ctx, e, "fit")
 	if err != nil {
 		return err
 	}
-	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); model == "" && m != spec.Model {
-		spec.Model = m
-		if err := check(); err != nil {
-			return err
-		}
+	if err := choice.forData(ds); err != nil {
+		return err
 	}
 
 	if err := analysis.CheckWork(spec.ForData(ds).WithDefaults(), len(ds.Labels), len(ds.ItemIDs()), *maxWork, "--max-work"); err != nil {
 		return err
 	}
-	summary := e.stdout
-	if *out == "-" {
-		summary = e.stderr
-	}
+	summary := summaryWriter(e, *out)
 	res, err := fitAndSummarise(ctx, e, ds, spec, source, summary, *top)
 	if err != nil {
 		return err
@@ -608,6 +572,72 @@ func provisionalModel(model, schemeSpec string, boundedFlags bool) string {
 		return analysis.ModelBounded
 	}
 	return analysis.ModelOrdinal
+}
+
+// summaryWriter is where a command writing its result to out prints its
+// summary: standard error when the result goes to standard output.
+func summaryWriter(e *env, out string) io.Writer {
+	if out == "-" {
+		return e.stderr
+	}
+	return e.stdout
+}
+
+// writeJSONOut writes v as indented JSON (one space, then a newline) to the
+// file out, or to standard output for "-"; what names v in an error.
+func writeJSONOut(e *env, out string, v any, what string) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return fmt.Errorf("encoding the %s: %w", what, err)
+	}
+	b = append(b, '\n')
+	if out == "-" {
+		_, err = e.stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
+}
+
+// specChoice is the spec of a fit-like command while its model is being
+// chosen: without --model the model is the one that suits the scheme,
+// known for sure once the labels are read; until then the scheme flag, or
+// the bounded model's flags, say which it will be (provisionalModel).
+type specChoice struct {
+	sf   *settingFlags
+	spec *analysis.FitSpec
+	// model and engine are the --model and --engine flags.
+	model, engine string
+}
+
+// chooseSpec sets spec from the setting flags sf and the provisional
+// model, and checks it.
+func chooseSpec(sf *settingFlags, spec *analysis.FitSpec, schemeSpec string) (*specChoice, error) {
+	if err := sf.apply(spec); err != nil {
+		return nil, err
+	}
+	c := &specChoice{sf: sf, spec: spec, model: spec.Model, engine: spec.Engine}
+	spec.Model = provisionalModel(c.model, schemeSpec, sf.only(analysis.ModelBounded))
+	return c, c.check()
+}
+
+// check sets the engine (the model's default without --engine) and checks
+// the spec and the flags given against the model and engine.
+func (c *specChoice) check() error {
+	c.spec.Engine = defaultEngine(c.engine, c.spec.Model)
+	if err := c.spec.Validate(); err != nil {
+		return err
+	}
+	return c.sf.check(*c.spec)
+}
+
+// forData switches a spec without --model to the model that suits the
+// labels read, ds, and checks it again.
+func (c *specChoice) forData(ds *annotations.Dataset) error {
+	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); c.model == "" && m != c.spec.Model {
+		c.spec.Model = m
+		return c.check()
+	}
+	return nil
 }
 
 // estimateCell formats an estimate with its 95% interval, or as a point
