@@ -54,14 +54,8 @@ func (s *Server) listKeys(c *gin.Context) {
 // createKey: POST /api/v1/projects/{id}/keys (admin) {"name", "read_only"}
 // -> 201 with the key's secret, shown this once.
 func (s *Server) createKey(c *gin.Context) {
-	p, err := s.projectParam(c, admin)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var req createKeyRequest
-	if err := s.decodeJSON(c, &req); err != nil {
-		s.fail(c, err)
+	p, req := projectBody[createKeyRequest](s, c, admin)
+	if req == nil {
 		return
 	}
 	if req.Name == "" {
@@ -78,9 +72,8 @@ func (s *Server) createKey(c *gin.Context) {
 
 // deleteKey: DELETE /api/v1/projects/{id}/keys/{key} (admin) revokes a key.
 func (s *Server) deleteKey(c *gin.Context) {
-	p, err := s.projectParam(c, admin)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, admin)
+	if p == nil {
 		return
 	}
 	kid, err := idParam(c, "key", "API key")
