@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -172,6 +173,21 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return writeEval(e, ds, res, *out, summary)
+}
+
+// writeJSONOut writes v as indented JSON (one space, then a newline) to the
+// file out, or to standard output for "-"; what names v in an error.
+func writeJSONOut(e *env, out string, v any, what string) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return fmt.Errorf("encoding the %s: %w", what, err)
+	}
+	b = append(b, '\n')
+	if out == "-" {
+		_, err = e.stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
 }
 
 // writeEval writes the metrics to out and the summary table.

@@ -3,9 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"sort"
@@ -332,10 +332,7 @@ func printErrorSummary(w io.Writer, res *multirater.FitResult, top int) {
 	}
 	fmt.Fprintf(w, "\nLabelling-error rates (epsilon: how often the rater's label is flipped):\n")
 	fmt.Fprintf(w, "  %-20s %6s  %9s %s\n", "rater", "labels", "epsilon", "EM steps")
-	for i, r := range res.Raters {
-		if skip := elideRow(w, i, len(res.Raters), top); skip {
-			continue
-		}
+	for r := range shownRows(w, res.Raters, top) {
 		if r.Epsilon != nil {
 			fmt.Fprintf(w, "  %-20s %6d  %9.4f %d\n", clip(r.ID, 20), r.NLabels, r.Epsilon.Value, max(len(r.Epsilon.History)-1, 0))
 		}
@@ -359,11 +356,7 @@ func printScoreSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		fmt.Fprintf(w, "\nTop %d of the consensus ranking (of %d items):\n", top, sum.Items)
 		fmt.Fprintf(w, "  %-5s %-22s %-26s %-10s %-7s %s\n", "rank", "item", "score (95% interval)", "rank 95%", "grade", "labels")
 		for _, it := range sum.Ranking[:top] {
-			rank, rint := "", ""
-			if it.Rank != nil {
-				rank = fmt.Sprintf("%.1f", it.Rank.Mean)
-				rint = fmt.Sprintf("%.0f-%.0f", it.Rank.Q025, it.Rank.Q975)
-			}
+			rank, rint := rankCells(it)
 			score := ""
 			if it.Score != nil {
 				score = fmt.Sprintf("%6.2f (%.2f, %.2f)", it.Score.Mean, it.Score.Q025, it.Score.Q975)
@@ -380,10 +373,7 @@ func printScoreSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		fmt.Fprintf(w, "  (one set of thresholds shared by every rater, each rater's own noise sd)\n")
 	}
 	fmt.Fprintf(w, "  %-20s %6s  %-24s %9s %9s\n", "rater", "labels", "precision (95% interval)", "variance", "severity")
-	for i, r := range sum.ByPrecision {
-		if skip := elideRow(w, i, len(sum.ByPrecision), top); skip {
-			continue
-		}
+	for r := range shownRows(w, sum.ByPrecision, top) {
 		ref := ""
 		if r.Reference {
 			ref = " (reference, fixed)"
@@ -404,11 +394,7 @@ func printValueSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		fmt.Fprintf(w, "\nTop %d of the consensus ranking (of %d items):\n", top, sum.Items)
 		fmt.Fprintf(w, "  %-5s %-22s %-30s %-10s %s\n", "rank", "item", "value (95% predictive)", "rank 95%", "labels")
 		for _, it := range sum.Ranking[:top] {
-			rank, rint := "", ""
-			if it.Rank != nil {
-				rank = fmt.Sprintf("%.1f", it.Rank.Mean)
-				rint = fmt.Sprintf("%.0f-%.0f", it.Rank.Q025, it.Rank.Q975)
-			}
+			rank, rint := rankCells(it)
 			value := ""
 			if it.Value != nil {
 				value = fmt.Sprintf("%8.4g (%.4g, %.4g)", it.Value.Mean, it.Value.Q025, it.Value.Q975)
@@ -422,10 +408,7 @@ func printValueSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		fmt.Fprintf(w, "  (one dispersion shared by every rater)\n")
 	}
 	fmt.Fprintf(w, "  %-20s %6s  %-26s %9s %s\n", "rater", "labels", "nu (95% interval)", "bias", "mean log pred. density")
-	for i, r := range sum.ByPrecision {
-		if skip := elideRow(w, i, len(sum.ByPrecision), top); skip {
-			continue
-		}
+	for r := range shownRows(w, sum.ByPrecision, top) {
 		bias := "-"
 		if r.Bias != nil {
 			bias = fmt.Sprintf("%+.3f", r.Bias.Mean)
@@ -487,18 +470,33 @@ func printEvidenceCandidates(w io.Writer, d multirater.Diagnostics) {
 	fmt.Fprintf(w, "  %s.\n  Force one with --noise and --kernel.\n", d.Choice)
 }
 
-// elideRow keeps long tables short: of n rows it shows the first and last
-// top (all of them when n <= 2*top+2) and prints one line in place of the
-// rest. It reports whether row i is left out.
-func elideRow(w io.Writer, i, n, top int) bool {
-	top = max(top, 1)
-	if n <= 2*top+2 || i < top || i >= n-top {
-		return false
+// rankCells are the cells of an item's expected rank and its 95% interval
+// in the fit summary (empty without a rank).
+func rankCells(it *multirater.ItemResult) (rank, interval string) {
+	if it.Rank == nil {
+		return "", ""
 	}
-	if i == top {
-		fmt.Fprintf(w, "  ... %d more raters (every rater is in the result)\n", n-2*top)
+	return fmt.Sprintf("%.1f", it.Rank.Mean), fmt.Sprintf("%.0f-%.0f", it.Rank.Q025, it.Rank.Q975)
+}
+
+// shownRows keeps long tables of raters short: of the n rows it yields the
+// first and last top (all of them when n <= 2*top+2) and prints one line
+// in place of the rest.
+func shownRows[T any](w io.Writer, rows []T, top int) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		n, top := len(rows), max(top, 1)
+		for i, r := range rows {
+			if n > 2*top+2 && i >= top && i < n-top {
+				if i == top {
+					fmt.Fprintf(w, "  ... %d more raters (every rater is in the result)\n", n-2*top)
+				}
+				continue
+			}
+			if !yield(r) {
+				return
+			}
+		}
 	}
-	return true
 }
 
 // upperFirst returns s with its first letter in upper case.
@@ -581,21 +579,6 @@ func summaryWriter(e *env, out string) io.Writer {
 		return e.stderr
 	}
 	return e.stdout
-}
-
-// writeJSONOut writes v as indented JSON (one space, then a newline) to the
-// file out, or to standard output for "-"; what names v in an error.
-func writeJSONOut(e *env, out string, v any, what string) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return fmt.Errorf("encoding the %s: %w", what, err)
-	}
-	b = append(b, '\n')
-	if out == "-" {
-		_, err = e.stdout.Write(b)
-		return err
-	}
-	return os.WriteFile(out, b, 0o644)
 }
 
 // specChoice is the spec of a fit-like command while its model is being
