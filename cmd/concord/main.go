@@ -193,6 +193,17 @@ func parseNone(e *env, fs *flag.FlagSet, args []string, hint string, usage bool)
 	return nil
 }
 
+// parseArgs is parseFlags for a command that needs positional arguments:
+// without any it prints its usage and refuses with the message missing.
+func parseArgs(e *env, fs *flag.FlagSet, args []string, missing string) ([]string, error) {
+	pos, err := parseFlags(e, fs, args)
+	if err == nil && len(pos) == 0 {
+		fs.Usage()
+		err = annotations.Errorf(annotations.EINVALID, "%s", missing)
+	}
+	return pos, err
+}
+
 // parseFlags parses args allowing flags after positional arguments ("concord
 // import ratings.csv --project x") and returns the positional arguments.
 // --help prints the usage to stdout and returns flag.ErrHelp.
