@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -136,7 +137,7 @@ func (it *itemTable) setHeader(h []string, line, row int) bool {
 	it.goldCol = bestColumn(it.header, goldAliases, it.idCol)
 	seen := map[string]int{}
 	for i, h := range it.header {
-		if i == it.idCol || i == it.goldCol || containsInt(it.textCols, i) {
+		if i == it.idCol || i == it.goldCol || slices.Contains(it.textCols, i) {
 			continue
 		}
 		if strings.TrimSpace(h) == "" {
@@ -154,15 +155,6 @@ func (it *itemTable) setHeader(h []string, line, row int) bool {
 	}
 	it.byID = map[string]int{}
 	return ok
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func (it *itemTable) addRow(rec []string, line, row int) {
