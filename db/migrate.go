@@ -11,7 +11,8 @@ import (
 )
 
 // A migration is one ordered step of the schema, written as plain SQL.
-// Steps are append-only: a released step is never edited, a change is a new
+// Steps are append-only: a released step is never edited (its statements,
+// as expanded for each dialect, stay the same text), a change is a new
 // step, so that a database made by any older concord upgrades by running
 // the steps it lacks.
 type migration struct {
