@@ -57,6 +57,26 @@ func listPage[T any](s *Server, c *gin.Context, name string, params []string, fi
 	c.JSON(http.StatusOK, gin.H{name: rows, "total": total, "offset": pg.Offset, "limit": pg.Limit})
 }
 
+// listProject answers a listing of the project of :id (read access, no
+// query parameters): the rows list returns, each shown by view, under key
+// name.
+func listProject[T, J any](s *Server, c *gin.Context, name string, list func(ctx context.Context, projectID int64) ([]T, error), view func(T) J) {
+	p := s.projectNoQuery(c, read)
+	if p == nil {
+		return
+	}
+	rows, err := list(c.Request.Context(), p.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]J, len(rows))
+	for i, r := range rows {
+		out[i] = view(r)
+	}
+	c.JSON(http.StatusOK, gin.H{name: out})
+}
+
 // listItems: GET /api/v1/projects/{id}/items?offset&limit&q&labelled.
 func (s *Server) listItems(c *gin.Context) {
 	listPage(s, c, "items", []string{"offset", "limit", "q", "labelled"}, func(q *query) (annotations.Page, lister[annotations.ItemSummary]) {

@@ -358,20 +358,9 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 
 // listFits: GET /api/v1/projects/{id}/fits, newest first.
 func (s *Server) listFits(c *gin.Context) {
-	p := s.projectNoQuery(c, read)
-	if p == nil {
-		return
-	}
-	fits, err := s.store.ListFits(c.Request.Context(), p.ID)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	out := make([]fitJSON, len(fits))
-	for i := range fits {
-		out[i] = fitJSON{Fit: fits[i], Links: map[string]string{"self": "/api/v1/fits/" + itoa(fits[i].ID)}}
-	}
-	c.JSON(http.StatusOK, gin.H{"fits": out})
+	listProject(s, c, "fits", s.store.ListFits, func(f annotations.Fit) fitJSON {
+		return fitJSON{Fit: f, Links: map[string]string{"self": "/api/v1/fits/" + itoa(f.ID)}}
+	})
 }
 
 // getFit: GET /api/v1/fits/{id} -> {"id", "state", "progress",

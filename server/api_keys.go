@@ -35,20 +35,7 @@ type keyJSON struct {
 // listKeys: GET /api/v1/projects/{id}/keys lists the project's keys (names,
 // prefixes, permissions; never secrets).
 func (s *Server) listKeys(c *gin.Context) {
-	p := s.projectNoQuery(c, read)
-	if p == nil {
-		return
-	}
-	keys, err := s.store.ListAPIKeys(c.Request.Context(), p.ID)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	out := make([]keyJSON, len(keys))
-	for i, k := range keys {
-		out[i] = keyJSON{APIKey: k}
-	}
-	c.JSON(http.StatusOK, gin.H{"keys": out})
+	listProject(s, c, "keys", s.store.ListAPIKeys, func(k annotations.APIKey) keyJSON { return keyJSON{APIKey: k} })
 }
 
 // createKey: POST /api/v1/projects/{id}/keys (admin) {"name", "read_only"}
