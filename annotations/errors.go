@@ -37,36 +37,33 @@ func Errorf(code, format string, args ...any) *Error {
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL for
 // any other non-nil error, and "" for nil. A *ProblemList is EINVALID.
 func ErrorCode(err error) string {
-	if err == nil {
-		return ""
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	var pl *ProblemList
-	if errors.As(err, &pl) {
-		return EINVALID
-	}
-	return EINTERNAL
+	code, _ := describe(err)
+	return code
 }
 
 // ErrorMessage returns the user-facing message of err: the message of the
 // first *Error or *ProblemList in its chain, or "internal error" for anything
 // else, so that internals never leak to users.
 func ErrorMessage(err error) string {
+	_, msg := describe(err)
+	return msg
+}
+
+// describe returns the code (ErrorCode) and the user-facing message
+// (ErrorMessage) of err.
+func describe(err error) (code, msg string) {
 	if err == nil {
-		return ""
+		return "", ""
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		return e.Message
+		return e.Code, e.Message
 	}
 	var pl *ProblemList
 	if errors.As(err, &pl) {
-		return pl.Error()
+		return EINVALID, pl.Error()
 	}
-	return "internal error"
+	return EINTERNAL, "internal error"
 }
 
 // Problem is one defect found in an input file: where it is and what was

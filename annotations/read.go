@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -339,7 +338,7 @@ type whereConds []whereCond
 // newWhereConds returns the row filter of opts, its keys as given.
 func newWhereConds(opts ReadOptions) whereConds {
 	var ws whereConds
-	for _, k := range whereKeys(opts.Where) {
+	for _, k := range sortedKeys(opts.Where) {
 		ws = append(ws, whereCond{key: k, value: strings.TrimSpace(opts.Where[k])})
 	}
 	return ws
@@ -380,16 +379,6 @@ func (ws whereConds) checkFields(c *collector, rec jsonRecord, keys []string, ha
 		}
 	}
 	return ok
-}
-
-// whereKeys returns the keys of opts.Where in a fixed order.
-func whereKeys(m map[string]string) []string {
-	k := make([]string, 0, len(m))
-	for s := range m {
-		k = append(k, s)
-	}
-	sort.Strings(k)
-	return k
 }
 
 // checkUTF8 reports a field that is not valid UTF-8.

@@ -57,7 +57,7 @@ func csvErrorText(pe *csv.ParseError) string {
 // readCSVLabels reads a CSV or TSV label file in long or wide form.
 func readCSVLabels(br *bufio.Reader, opts ReadOptions, c *collector, want Format) (*Parsed, error) {
 	cr := newCSVReader(br)
-	t := &table{c: c, opts: opts}
+	t := &table{sheet: sheet{c: c, opts: opts}}
 	headerOK := false
 	sawHeader := false
 	var flat *flatTable // a Label Studio CSV export

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -31,7 +32,7 @@ func ReadItems(r io.Reader, opts ReadOptions) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	it := &itemTable{c: c, opts: opts}
+	it := &itemTable{sheet: sheet{c: c, opts: opts}}
 	switch kind {
 	case kindBad:
 	case kindEmpty:
@@ -93,17 +94,11 @@ func ReadItems(r io.Reader, opts ReadOptions) ([]Item, error) {
 
 // itemTable collects the rows of an items file.
 type itemTable struct {
-	c        *collector
-	opts     ReadOptions
-	padShort bool
-
-	header     []string
-	headerLine int
-	headerRow  int
-	idCol      int
-	textCols   []int
-	goldCol    int
-	otherCols  []int
+	sheet
+	idCol     int
+	textCols  []int
+	goldCol   int
+	otherCols []int
 
 	rows  [][]string
 	lines []int // line (CSV) or row (XLSX) of each row
@@ -142,7 +137,7 @@ func (it *itemTable) setHeader(h []string, line, row int) bool {
 	it.goldCol = bestColumn(it.header, goldAliases, it.idCol)
 	seen := map[string]int{}
 	for i, h := range it.header {
-		if i == it.idCol || i == it.goldCol || containsInt(it.textCols, i) {
+		if i == it.idCol || i == it.goldCol || slices.Contains(it.textCols, i) {
 			continue
 		}
 		if strings.TrimSpace(h) == "" {
@@ -162,38 +157,15 @@ func (it *itemTable) setHeader(h []string, line, row int) bool {
 	return ok
 }
 
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 func (it *itemTable) addRow(rec []string, line, row int) {
 	c := it.c
-	n := len(it.header)
-	if len(rec) != n {
-		extra := false
-		for _, v := range rec[min(len(rec), n):] {
-			if strings.TrimSpace(v) != "" {
-				extra = true
-			}
-		}
-		if !it.padShort || extra {
-			c.rowProblem(line, row, "", "%d fields, expected %d as in the header (%s)", len(rec), n, at(it.headerLine, it.headerRow))
-			return
-		}
+	rec, ok := it.row(rec, line, row)
+	if !ok {
+		return
 	}
-	cells := make([]string, n)
-	for i := range cells {
-		if i < len(rec) {
-			if !c.checkUTF8(line, row, it.header[i], rec[i]) {
-				return
-			}
-			cells[i] = strings.Clone(rec[i])
-		}
+	cells := make([]string, len(it.header))
+	for i := range rec {
+		cells[i] = strings.Clone(rec[i])
 	}
 	id := cells[it.idCol]
 	if err := validateID("item id", id); err != nil {

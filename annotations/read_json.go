@@ -326,7 +326,7 @@ func readJSONRecords(recs []jsonRecord, opts ReadOptions, c *collector) {
 		jr.read(c, used, unused)
 	}
 	for _, k := range sortedKeys(unused) {
-		if !used[k] && !isWhereKey(k, whereKeys(opts.Where)) {
+		if !used[k] && !isWhereKey(k, sortedKeys(opts.Where)) {
 			c.parsed.Unused = append(c.parsed.Unused, k)
 		}
 	}

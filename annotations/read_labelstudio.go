@@ -202,7 +202,7 @@ type lsHit struct{ value, col string }
 // by).
 func (r *lsReader) filter(opts ReadOptions) {
 	r.fromFilter, r.filtered = strings.TrimSpace(opts.LabelCol), opts.LabelCol != ""
-	for _, k := range whereKeys(opts.Where) {
+	for _, k := range sortedKeys(opts.Where) {
 		if normName(k) != "from_name" {
 			r.c.add(Problem{Column: k, Msg: fmt.Sprintf("unknown column %q in the row filter: Label Studio exports can be filtered by from_name (the name of the labelling control)", k)})
 			continue
@@ -448,7 +448,7 @@ func (r *lsReader) finish() {
 	if r.filtered && len(r.controls) == 0 && c.problems.Len() == 0 {
 		c.add(Problem{Column: "from_name", Msg: fmt.Sprintf("no choices, rating or number result has from_name = %q (controls found: %s)", r.fromFilter, quoteList(sortedKeys(r.supported)))})
 	}
-	for _, k := range sortedKeysStr(r.otherControls) {
+	for _, k := range sortedKeys(r.otherControls) {
 		c.parsed.Unused = append(c.parsed.Unused, k+" ("+r.otherControls[k]+")")
 	}
 }
@@ -476,15 +476,6 @@ func lsExpected(typ string) string {
 		return "a list with one choice"
 	}
 	return "the " + typ + " as a number"
-}
-
-func sortedKeysStr(m map[string]string) []string {
-	k := make([]string, 0, len(m))
-	for s := range m {
-		k = append(k, s)
-	}
-	sort.Strings(k)
-	return k
 }
 
 // lsRater reads completed_by: a user id (number or string), or an object

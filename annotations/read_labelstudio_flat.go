@@ -158,7 +158,7 @@ type lsFlatReader struct {
 	where                                whereConds
 }
 
-func (f *lsFlatReader) isWhere(k string) bool { return isWhereKey(k, whereKeys(f.opts.Where)) }
+func (f *lsFlatReader) isWhere(k string) bool { return isWhereKey(k, sortedKeys(f.opts.Where)) }
 
 // find returns the field named name with an option (flag, or field in a
 // request), reporting a name that is none of the export's fields.

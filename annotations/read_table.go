@@ -10,16 +10,8 @@ import (
 // Positions are text lines for CSV (line > 0) and spreadsheet rows for XLSX
 // (row > 0).
 type table struct {
-	c    *collector
-	opts ReadOptions
-	// padShort lets rows be shorter than the header (spreadsheets drop
-	// trailing empty cells); otherwise a row of another width is ragged.
-	padShort bool
-
-	header     []string
-	headerLine int
-	headerRow  int
-	wide       bool
+	sheet
+	wide bool
 	// long form
 	item, rater, value int
 	prob, kind         int // -1 when absent
@@ -157,7 +149,7 @@ func (t *table) namedColumns(line, row int) bool {
 
 func (t *table) resolveWhere(line, row int) bool {
 	ok := true
-	for _, k := range whereKeys(t.opts.Where) {
+	for _, k := range sortedKeys(t.opts.Where) {
 		col := columnIndex(t.header, k)
 		if col < 0 {
 			t.problem(line, row, k, "unknown column %q in the row filter (columns: %s)", k, quoteList(t.header))
@@ -268,15 +260,9 @@ func (t *table) wideHeader(line, row int) bool {
 // addRow reads one data row.
 func (t *table) addRow(rec []string, line, row int) {
 	t.rows++
-	rec, ok := t.fit(rec)
+	rec, ok := t.row(rec, line, row)
 	if !ok {
-		t.problem(line, row, "", "%d fields, expected %d as in the header (%s)", len(rec), len(t.header), at(t.headerLine, t.headerRow))
 		return
-	}
-	for i := range rec {
-		if !t.c.checkUTF8(line, row, t.header[i], rec[i]) {
-			return
-		}
 	}
 	cell := func(i int) string {
 		if i < len(rec) {
@@ -315,10 +301,41 @@ func (t *table) probKind(cell func(int) string) {
 	}
 }
 
+// sheet is what every table of a file (labels, items) holds: the
+// collector of its problems, the read options and the header row.
+type sheet struct {
+	c    *collector
+	opts ReadOptions
+	// padShort lets rows be shorter than the header (spreadsheets drop
+	// trailing empty cells); otherwise a row of another width is ragged.
+	padShort bool
+
+	header     []string
+	headerLine int
+	headerRow  int
+}
+
+// row returns the fields of a data row fitted to the header (fit) after
+// checking that they are UTF-8; ok is false, the problem recorded, for a
+// row of another width or with a field that is not.
+func (t *sheet) row(rec []string, line, row int) ([]string, bool) {
+	rec, ok := t.fit(rec)
+	if !ok {
+		t.c.rowProblem(line, row, "", "%d fields, expected %d as in the header (%s)", len(rec), len(t.header), at(t.headerLine, t.headerRow))
+		return rec, false
+	}
+	for i := range rec {
+		if !t.c.checkUTF8(line, row, t.header[i], rec[i]) {
+			return rec, false
+		}
+	}
+	return rec, true
+}
+
 // fit returns a row's fields as many as the header's: a short row padded
 // (when allowed), a long one cut when its extra fields are empty (and
 // padding is allowed); ok is false (rec as given) when neither applies.
-func (t *table) fit(rec []string) ([]string, bool) {
+func (t *sheet) fit(rec []string) ([]string, bool) {
 	switch {
 	case len(rec) == len(t.header):
 		return rec, true
@@ -414,7 +431,7 @@ func (t *table) finish() {
 
 func describeWhere(m map[string]string) string {
 	var parts []string
-	for _, k := range whereKeys(m) {
+	for _, k := range sortedKeys(m) {
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, ", ")

@@ -239,7 +239,7 @@ func readXLSXLabels(br *bufio.Reader, opts ReadOptions, c *collector, want Forma
 	if !ok {
 		return c.result()
 	}
-	t := &table{c: c, opts: opts, padShort: true}
+	t := &table{sheet: sheet{c: c, opts: opts, padShort: true}}
 	hdr := -1
 	for i, row := range rows {
 		if !blankRow(row) {

@@ -495,7 +495,8 @@ func levelsOf(codes []string) []Level {
 	return l
 }
 
-func sortedKeys(m map[string]bool) []string {
+// sortedKeys returns the keys of m in sorted order.
+func sortedKeys[V any](m map[string]V) []string {
 	k := make([]string, 0, len(m))
 	for s := range m {
 		k = append(k, s)

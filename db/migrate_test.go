@@ -14,8 +14,9 @@ func TestMigrationsAreOrdered(t *testing.T) {
 		t.Fatalf("%d migrations, SchemaVersion %d", len(migrations), SchemaVersion)
 	}
 	for i, m := range migrations {
-		if m.Version != i+1 || m.Name == "" || len(m.SQLite) == 0 || len(m.Postgres) == 0 {
-			t.Errorf("migration %d: version %d, name %q, %d SQLite and %d PostgreSQL statements", i, m.Version, m.Name, len(m.SQLite), len(m.Postgres))
+		sqlite, postgres := m.statements(sqliteDialect), m.statements(postgresDialect)
+		if m.Version != i+1 || m.Name == "" || len(sqlite) == 0 || len(postgres) == 0 {
+			t.Errorf("migration %d: version %d, name %q, %d SQLite and %d PostgreSQL statements", i, m.Version, m.Name, len(sqlite), len(postgres))
 		}
 	}
 }

@@ -1024,10 +1024,7 @@ func (b *builder) aggregator(name string, c *raters.Consensus) Aggregator {
 			continue
 		}
 		it := &rep.Items[i]
-		if it.Baselines == nil {
-			it.Baselines = map[string]Baseline{}
-		}
-		it.Baselines[name] = Baseline{Label: ic.Label, Score: Number(ic.Score), Tie: ic.Tie}
+		put(&it.Baselines, name, Baseline{Label: ic.Label, Score: Number(ic.Score), Tie: ic.Tie})
 		if ic.Label != "" && it.Consensus != "" {
 			out.Items++
 			if ic.Label == it.Consensus {
@@ -1056,16 +1053,12 @@ func (b *builder) aggregator(name string, c *raters.Consensus) Aggregator {
 		if !ok {
 			continue
 		}
-		r := &rep.Raters[l]
-		if r.Baselines == nil {
-			r.Baselines = map[string]RaterBaseline{}
-		}
 		rb := RaterBaseline{Accuracy: Number(q.Accuracy), MAE: Number(q.MAE)}
 		if q.SkillKind != "" {
 			s := Number(q.Skill)
 			rb.Skill, rb.SkillKind = &s, q.SkillKind
 		}
-		r.Baselines[name] = rb
+		put(&rep.Raters[l].Baselines, name, rb)
 	}
 	return out
 }
@@ -1423,4 +1416,12 @@ func entropyBits(p []float64) float64 {
 		}
 	}
 	return math.Max(h, 0)
+}
+
+// put sets (*m)[k] = v, making the map first when it is nil.
+func put[V any](m *map[string]V, k string, v V) {
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[k] = v
 }

@@ -102,20 +102,15 @@ func noiseChoice(d *multirater.Diagnostics) *ModelChoice {
 		ScoreIs:    "log evidence less 1/2 ln(n) per learnt parameter, n the ratings that inform it (nats); the largest wins",
 		HeldOutIs:  "not computed for this choice",
 		EvidenceIs: "log evidence at the learnt rater parameters (nats)",
-		Candidates: make([]ChoiceCandidate, len(d.ModelCandidates)),
 	}
-	for i, c := range d.ModelCandidates {
+	return withCandidates(mc, d.ModelCandidates, func(c multirater.ModelCandidate) ChoiceCandidate {
 		cc := ChoiceCandidate{Name: c.Name, Score: numOr(c.Score), HeldOut: nan, Evidence: numOr(c.LogEvidence),
 			Seconds: Number(c.Seconds), Chosen: c.Chosen, Failed: c.Error}
 		if c.Error == "" {
 			cc.Note = fmt.Sprintf("%d learnt parameters, penalty %.1f", c.Parameters, c.Penalty)
 		}
-		if c.Chosen {
-			mc.Chosen = c.Name
-		}
-		mc.Candidates[i] = cc
-	}
-	return mc
+		return cc
+	})
 }
 
 func raterModelChoice(cp *multirater.ConfusionPrior) *ModelChoice {
@@ -125,9 +120,8 @@ func raterModelChoice(cp *multirater.ConfusionPrior) *ModelChoice {
 		ScoreIs:    "evidence lower bound less 1/2 ln(raters) per learnt prior parameter (nats); the largest wins among the candidates not excluded",
 		HeldOutIs:  "leave-one-label-out log predictive probability of the labels, summed (nats); a candidate that predicts worse than a simpler one is excluded",
 		EvidenceIs: "evidence lower bound of the variational fit (nats)",
-		Candidates: make([]ChoiceCandidate, len(cp.RaterModelCandidates)),
 	}
-	for i, c := range cp.RaterModelCandidates {
+	withCandidates(mc, cp.RaterModelCandidates, func(c multirater.RaterModelCandidate) ChoiceCandidate {
 		cc := ChoiceCandidate{Name: c.Model, Score: Number(c.Score), HeldOut: Number(c.HeldOut), Evidence: Number(c.ELBO),
 			Iterations: c.Iterations, Seconds: Number(c.Seconds), Chosen: c.Chosen, Failed: c.Failed}
 		var notes []string
@@ -151,11 +145,8 @@ func raterModelChoice(cp *multirater.ConfusionPrior) *ModelChoice {
 			notes = append(notes, fmt.Sprintf("%d communities", c.Communities))
 		}
 		cc.Note = strings.Join(notes, "; ")
-		if c.Chosen {
-			mc.Chosen = c.Model
-		}
-		mc.Candidates[i] = cc
-	}
+		return cc
+	})
 	if mc.Chosen == "" {
 		mc.Chosen = cp.RaterModel
 	}
@@ -169,13 +160,22 @@ func boundedChoice(d *multirater.Diagnostics) *ModelChoice {
 		ScoreIs:    "mean over the ratings of the leave-one-out log predictive probability of a new rater's rating (the consensus's predictive); the largest wins",
 		HeldOutIs:  "the same under each rating's own rater's likelihood, for comparison (not used by the choice)",
 		EvidenceIs: "log evidence (plus the rater parameters' log prior); comparable only among candidates of one likelihood",
-		Candidates: make([]ChoiceCandidate, len(d.ModelCandidates)),
 	}
-	for i, c := range d.ModelCandidates {
-		cc := ChoiceCandidate{Name: c.Name, Score: numOr(c.LOO), HeldOut: numOr(c.LOOOwn), Evidence: numOr(c.LogEvidence),
+	return withCandidates(mc, d.ModelCandidates, func(c multirater.ModelCandidate) ChoiceCandidate {
+		return ChoiceCandidate{Name: c.Name, Score: numOr(c.LOO), HeldOut: numOr(c.LOOOwn), Evidence: numOr(c.LogEvidence),
 			Seconds: Number(c.Seconds), Chosen: c.Chosen, Failed: c.Error}
-		if c.Chosen {
-			mc.Chosen = c.Name
+	})
+}
+
+// withCandidates sets mc's candidates, in the fit's order, to the rows
+// that row makes of the fit's cands, and mc.Chosen to the chosen one's
+// name.
+func withCandidates[C any](mc *ModelChoice, cands []C, row func(C) ChoiceCandidate) *ModelChoice {
+	mc.Candidates = make([]ChoiceCandidate, len(cands))
+	for i, c := range cands {
+		cc := row(c)
+		if cc.Chosen {
+			mc.Chosen = cc.Name
 		}
 		mc.Candidates[i] = cc
 	}

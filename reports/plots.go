@@ -438,13 +438,10 @@ func addIntervalDots(p *plot.Plot, pts xErr) error {
 	}
 	eb.LineStyle.Width = vg.Points(1.5)
 	eb.LineStyle.Color = plotutil.Color(0)
-	sc, err := plotter.NewScatter(pts.XYs)
+	sc, err := glyphs(pts.XYs, draw.CircleGlyph{}, vg.Points(3), plotutil.Color(0))
 	if err != nil {
 		return err
 	}
-	sc.GlyphStyle.Shape = draw.CircleGlyph{}
-	sc.GlyphStyle.Radius = vg.Points(3)
-	sc.GlyphStyle.Color = plotutil.Color(0)
 	p.Add(eb, sc)
 	return nil
 }
@@ -547,13 +544,10 @@ func raterForest(rep *Report, est func(*Rater) *Estimate, title, xlabel string, 
 		return nil, err
 	}
 	if len(fixed) > 0 {
-		sc, err := plotter.NewScatter(fixed)
+		sc, err := glyphs(fixed, draw.BoxGlyph{}, vg.Points(4), plotutil.Color(1))
 		if err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle.Shape = draw.BoxGlyph{}
-		sc.GlyphStyle.Radius = vg.Points(4)
-		sc.GlyphStyle.Color = plotutil.Color(1)
 		p.Add(sc)
 		p.Legend.Add("reference rater (fixed)", sc)
 		p.Legend.Top = true
@@ -701,13 +695,10 @@ func variancePlot(rep *Report) (*figure, error) {
 				xy[i].X = math.Pow(10, xy[i].X)
 			}
 		}
-		ln, err := plotter.NewLine(xy)
+		ln, err := paletteLine(xy, vg.Points(1.6), c)
 		if err != nil {
 			return nil, err
 		}
-		ln.LineStyle.Width = vg.Points(1.6)
-		ln.LineStyle.Color = plotutil.Color(c)
-		ln.LineStyle.Dashes = plotutil.Dashes(c / len(plotutil.DefaultColors))
 		p.Add(ln)
 		p.Legend.Add(rep.Raters[l].ID, ln)
 	}
@@ -987,13 +978,10 @@ func groupPanels(rep *Report) ([]*plot.Plot, error) {
 		return nil, err
 	}
 	if len(bad) > 0 {
-		sc, err := plotter.NewScatter(bad)
+		sc, err := glyphs(bad, draw.CircleGlyph{}, vg.Points(2.2), color.RGBA{R: 210, A: 255})
 		if err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle.Shape = draw.CircleGlyph{}
-		sc.GlyphStyle.Radius = vg.Points(2.2)
-		sc.GlyphStyle.Color = color.RGBA{R: 210, A: 255}
 		p.Add(sc)
 		p.Legend.Add("over the limit", sc)
 		p.Legend.Top = true
@@ -1020,13 +1008,10 @@ func groupPanel(title, ylab string, names []string, pts plotter.XYs, limit float
 		lo, hi = limit, limit
 	}
 	if len(pts) > 0 {
-		sc, err := plotter.NewScatter(pts)
+		sc, err := glyphs(pts, draw.CircleGlyph{}, vg.Points(1.8), withAlpha(plotutil.Color(0), 150))
 		if err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle.Shape = draw.CircleGlyph{}
-		sc.GlyphStyle.Radius = vg.Points(1.8)
-		sc.GlyphStyle.Color = withAlpha(plotutil.Color(0), 150)
 		p.Add(sc)
 		for _, v := range pts {
 			lo, hi = math.Min(lo, v.Y), math.Max(hi, v.Y)
@@ -1088,12 +1073,10 @@ func autocorrelationPanel(rep *Report) ([]*plot.Plot, error) {
 		if len(xy) == 0 {
 			continue
 		}
-		ln, err := plotter.NewLine(xy)
+		ln, err := paletteLine(xy, plotter.DefaultLineStyle.Width, c)
 		if err != nil {
 			return nil, err
 		}
-		ln.LineStyle.Color = plotutil.Color(c)
-		ln.LineStyle.Dashes = plotutil.Dashes(c / len(plotutil.DefaultColors))
 		p.Add(ln)
 		if len(ids) <= 8 {
 			p.Legend.Add(id, ln)
@@ -1196,13 +1179,10 @@ func scorePlot(rep *Report) (*figure, error) {
 	eb.LineStyle.Color = withAlpha(plotutil.Color(0), 140)
 	eb.LineStyle.Width = vg.Points(0.7)
 	eb.CapWidth = 0
-	sc, err := plotter.NewScatter(pts.XYs)
+	sc, err := glyphs(pts.XYs, draw.CircleGlyph{}, vg.Points(1.2), plotutil.Color(1))
 	if err != nil {
 		return nil, err
 	}
-	sc.GlyphStyle.Shape = draw.CircleGlyph{}
-	sc.GlyphStyle.Radius = vg.Points(1.2)
-	sc.GlyphStyle.Color = plotutil.Color(1)
 	p.Add(eb, sc)
 	p.X.Min, p.X.Max = padRange(0.5, float64(n)+0.5)
 	p.Y.Min, p.Y.Max = padRange(lo, hi)
@@ -1283,6 +1263,11 @@ func valuePlot(rep *Report) (*figure, error) {
 	}
 	p := newPlot(title, xlab, "rating")
 	p.Add(plotter.NewGrid())
+	// The glyphs' radius: smaller without the items' names.
+	r := vg.Points(2.5)
+	if !named {
+		r = vg.Points(1.2)
+	}
 	if len(bars.XYs) > 0 {
 		eb, err := plotter.NewYErrorBars(bars)
 		if err != nil {
@@ -1294,30 +1279,18 @@ func valuePlot(rep *Report) (*figure, error) {
 			eb.LineStyle.Width = vg.Points(0.7)
 			eb.CapWidth = 0
 		}
-		sc, err := plotter.NewScatter(bars.XYs)
+		sc, err := glyphs(bars.XYs, draw.CircleGlyph{}, r, plotutil.Color(0))
 		if err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle.Shape = draw.CircleGlyph{}
-		sc.GlyphStyle.Radius = vg.Points(2.5)
-		if !named {
-			sc.GlyphStyle.Radius = vg.Points(1.2)
-		}
-		sc.GlyphStyle.Color = plotutil.Color(0)
 		p.Add(eb, sc)
 		p.Legend.Add("consensus value (95% predictive interval)", sc)
 	}
 	if len(means) > 0 {
-		sc, err := plotter.NewScatter(means)
+		sc, err := glyphs(means, draw.CrossGlyph{}, r, plotutil.Color(1))
 		if err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle.Shape = draw.CrossGlyph{}
-		sc.GlyphStyle.Radius = vg.Points(2.5)
-		if !named {
-			sc.GlyphStyle.Radius = vg.Points(1.2)
-		}
-		sc.GlyphStyle.Color = plotutil.Color(1)
 		p.Add(sc)
 		p.Legend.Add("raters' mean", sc)
 	}
@@ -1434,13 +1407,10 @@ func thresholdsPlot(rep *Report) (*figure, error) {
 		}
 		eb.LineStyle.Color = plotutil.Color(j)
 		eb.LineStyle.Width = vg.Points(1.3)
-		sc, err := plotter.NewScatter(pts.XYs)
+		sc, err := glyphs(pts.XYs, plotutil.Shape(j), vg.Points(3), plotutil.Color(j))
 		if err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle.Shape = plotutil.Shape(j)
-		sc.GlyphStyle.Radius = vg.Points(3)
-		sc.GlyphStyle.Color = plotutil.Color(j)
 		p.Add(eb, sc)
 		p.Legend.Add(fmt.Sprintf("b%d: %s | %s", j+1, rep.Levels[j].Code, rep.Levels[j+1].Code), sc)
 	}
@@ -1522,4 +1492,30 @@ func rocPlot(rep *Report) (*figure, error) {
 // plotFileName returns the file name of a plot.
 func plotFileName(name, format string) string {
 	return strings.ToLower(name) + "." + format
+}
+
+// paletteLine is a line through xy of the given width in the i-th colour
+// of plotutil's palette, dashed once the colours are used up.
+func paletteLine(xy plotter.XYer, width vg.Length, i int) (*plotter.Line, error) {
+	ln, err := plotter.NewLine(xy)
+	if err != nil {
+		return nil, err
+	}
+	ln.LineStyle.Width = width
+	ln.LineStyle.Color = plotutil.Color(i)
+	ln.LineStyle.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+	return ln, nil
+}
+
+// glyphs is a scatter of xy drawn with the given glyph shape, radius and
+// colour.
+func glyphs(xy plotter.XYer, shape draw.GlyphDrawer, radius vg.Length, c color.Color) (*plotter.Scatter, error) {
+	sc, err := plotter.NewScatter(xy)
+	if err != nil {
+		return nil, err
+	}
+	sc.GlyphStyle.Shape = shape
+	sc.GlyphStyle.Radius = radius
+	sc.GlyphStyle.Color = c
+	return sc, nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/xuri/excelize/v2"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"concord/multirater"
@@ -292,13 +291,10 @@ func errorRatePlot(rep *Report) (*figure, error) {
 		for s, v := range h {
 			pts[s] = plotter.XY{X: float64(s), Y: v}
 		}
-		ln, err := plotter.NewLine(pts)
+		ln, err := paletteLine(pts, vg.Points(1.2), k)
 		if err != nil {
 			return nil, err
 		}
-		ln.LineStyle.Width = vg.Points(1.2)
-		ln.LineStyle.Color = plotutil.Color(k)
-		ln.LineStyle.Dashes = plotutil.Dashes(k / len(plotutil.DefaultColors))
 		p.Add(ln)
 		name := []rune(rep.Raters[l].ID)
 		if len(name) > 18 {

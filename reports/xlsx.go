@@ -996,6 +996,8 @@ func (x *xlsxWriter) itemsBlock() *block {
 		cols = append(cols, labelCol("Gold"))
 	}
 	aggs, aggScore := x.aggregatorColumns()
+	baselineScore := func(b Baseline) any { return float64(b.Score) }
+	baselineLabel := func(b Baseline) any { return x.labelValue(b.Label, numeric) }
 	for i, a := range aggs {
 		if aggScore[i] {
 			cols = append(cols, x.c(aggregatorLabel(a), x.st.num2, 2))
@@ -1012,18 +1014,10 @@ func (x *xlsxWriter) itemsBlock() *block {
 			it := &rep.Items[i]
 			dst = append(dst, it.Position, it.ID)
 			if hasScore {
-				if s := it.Score; s != nil {
-					dst = append(dst, float64(s.Mean), float64(s.Q025), float64(s.Q975), float64(s.SD))
-				} else {
-					dst = append(dst, nil, nil, nil, nil)
-				}
+				dst = orBlank(dst, it.Score, 4, estimateCells)
 			}
 			if hasRank {
-				if r := it.Rank; r != nil {
-					dst = append(dst, float64(r.Mean), float64(r.Q025), float64(r.Q975))
-				} else {
-					dst = append(dst, nil, nil, nil)
-				}
+				dst = orBlank(dst, it.Rank, 3, rankCells)
 			}
 			dst = append(dst, x.labelValue(it.Consensus, numeric), float64(it.Prob))
 			for c := 0; c < k; c++ {
@@ -1037,17 +1031,7 @@ func (x *xlsxWriter) itemsBlock() *block {
 			if hasGold {
 				dst = append(dst, x.labelValue(it.Gold, numeric))
 			}
-			for j, a := range aggs {
-				bl, ok := it.Baselines[a]
-				switch {
-				case !ok:
-					dst = append(dst, nil)
-				case aggScore[j]:
-					dst = append(dst, float64(bl.Score))
-				default:
-					dst = append(dst, x.labelValue(bl.Label, numeric))
-				}
-			}
+			dst = appendAggCells(dst, it.Baselines, aggs, aggScore, baselineScore, baselineLabel)
 			for _, r := range rep.Raters {
 				dst = append(dst, x.labelValue(it.Labels[r.ID], numeric))
 			}
@@ -1212,11 +1196,7 @@ func (x *xlsxWriter) valueItemsBlock() *block {
 		row: func(i int, dst []any) []any {
 			it := &rep.Items[i]
 			dst = append(dst, it.Position, it.ID)
-			if v := it.Value; v != nil {
-				dst = append(dst, float64(v.Mean), float64(v.Q025), float64(v.Q975), float64(v.SD))
-			} else {
-				dst = append(dst, nil, nil, nil, nil)
-			}
+			dst = orBlank(dst, it.Value, 4, estimateCells)
 			if hasScore {
 				if s := it.Score; s != nil {
 					dst = append(dst, float64(s.Mean), float64(s.SD))
@@ -1225,11 +1205,7 @@ func (x *xlsxWriter) valueItemsBlock() *block {
 				}
 			}
 			if hasRank {
-				if r := it.Rank; r != nil {
-					dst = append(dst, float64(r.Mean), float64(r.Q025), float64(r.Q975))
-				} else {
-					dst = append(dst, nil, nil, nil)
-				}
+				dst = orBlank(dst, it.Rank, 3, rankCells)
 			}
 			dst = append(dst, baseline(it, "mean"), baseline(it, "median"), it.NLabels, it.Flags)
 			if hasGold {
@@ -2049,16 +2025,46 @@ func appendSkillCells(dst []any, r *Rater, skills []skillColumn) []any {
 // aggregator of aggs: the MAE for the score aggregators (aggScore), the
 // accuracy otherwise, empty when the rater has none.
 func appendBaselineCells(dst []any, r *Rater, aggs []string, aggScore []bool) []any {
+	return appendAggCells(dst, r.Baselines, aggs, aggScore,
+		func(q RaterBaseline) any { return float64(q.MAE) }, func(q RaterBaseline) any { return float64(q.Accuracy) })
+}
+
+// appendAggCells appends a cell per baseline aggregator of aggs from its
+// entry v in m: score(v) for the score aggregators (aggScore), other(v)
+// for the others, empty when m has none.
+func appendAggCells[V any](dst []any, m map[string]V, aggs []string, aggScore []bool, score, other func(V) any) []any {
 	for j, a := range aggs {
-		q, ok := r.Baselines[a]
+		v, ok := m[a]
 		switch {
 		case !ok:
 			dst = append(dst, nil)
 		case aggScore[j]:
-			dst = append(dst, float64(q.MAE))
+			dst = append(dst, score(v))
 		default:
-			dst = append(dst, float64(q.Accuracy))
+			dst = append(dst, other(v))
 		}
 	}
 	return dst
+}
+
+// orBlank appends the cells that fill makes of *v, or n blank cells when v
+// is nil.
+func orBlank[T any](dst []any, v *T, n int, fill func(dst []any, v *T) []any) []any {
+	if v == nil {
+		for range n {
+			dst = append(dst, nil)
+		}
+		return dst
+	}
+	return fill(dst, v)
+}
+
+// estimateCells are an estimate's mean, 95% interval and sd.
+func estimateCells(dst []any, e *Estimate) []any {
+	return append(dst, float64(e.Mean), float64(e.Q025), float64(e.Q975), float64(e.SD))
+}
+
+// rankCells are a rank's mean and 95% interval.
+func rankCells(dst []any, r *RankSummary) []any {
+	return append(dst, float64(r.Mean), float64(r.Q025), float64(r.Q975))
 }

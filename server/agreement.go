@@ -592,18 +592,11 @@ func (m *memo[V]) cancelPrefix(prefix string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
-	for k, e := range m.entries {
-		if !e.detached || !strings.HasPrefix(k, prefix) {
-			continue
-		}
-		select {
-		case <-e.done:
-		default:
-			e.cancel()
-			m.dropLocked(k, e)
-			n++
-		}
-	}
+	m.eachRunningLocked(prefix, func(k string, e *memoEntry[V]) {
+		e.cancel()
+		m.dropLocked(k, e)
+		n++
+	})
 	return n
 }
 
@@ -611,6 +604,13 @@ func (m *memo[V]) cancelPrefix(prefix string) int {
 // starting with prefix.
 func (m *memo[V]) pendingLocked(prefix string) int {
 	n := 0
+	m.eachRunningLocked(prefix, func(string, *memoEntry[V]) { n++ })
+	return n
+}
+
+// eachRunningLocked calls fn with each background computation under way
+// of a key starting with prefix (fn may drop it).
+func (m *memo[V]) eachRunningLocked(prefix string, fn func(k string, e *memoEntry[V])) {
 	for k, e := range m.entries {
 		if !e.detached || !strings.HasPrefix(k, prefix) {
 			continue
@@ -618,10 +618,9 @@ func (m *memo[V]) pendingLocked(prefix string) int {
 		select {
 		case <-e.done:
 		default:
-			n++
+			fn(k, e)
 		}
 	}
-	return n
 }
 
 // newEntryLocked adds the entry of key and starts its computation.

@@ -50,9 +50,8 @@ type itemAgreementRow struct {
 // Config.AgreementJobLabels labels they answer 202 like the agreement
 // endpoint until its background analysis is done.
 func (s *Server) agreementTable(c *gin.Context) {
-	p, err := s.projectParam(c, read)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, read)
+	if p == nil {
 		return
 	}
 	table := c.Param("table")
@@ -257,9 +256,8 @@ type tableAgreementRequest struct {
 // the agreement document with input "table" or "counts". Any key may ask;
 // nothing is stored.
 func (s *Server) tableAgreement(c *gin.Context) {
-	var req tableAgreementRequest
-	if err := s.decodeJSON(c, &req); err != nil {
-		s.fail(c, err)
+	req := bodyOf[tableAgreementRequest](s, c)
+	if req == nil {
 		return
 	}
 	kind, in, err := req.input()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,52 +27,74 @@ const (
 	maxFilterLen = 1000
 )
 
-// listItems: GET /api/v1/projects/{id}/items?offset&limit&q&labelled.
-func (s *Server) listItems(c *gin.Context) {
-	p, err := s.projectParam(c, read)
-	if err != nil {
-		s.fail(c, err)
+// lister lists the rows of a project's paged listing: the page and the
+// total.
+type lister[T any] func(ctx context.Context, projectID int64) ([]T, int, error)
+
+// listPage answers a paged listing of a project's rows: the project with
+// read access; filter reads the listing's query parameters (params) and
+// returns the page and the lister; the rows are answered under key name (an
+// empty array for none) with the total and the page's offset and limit.
+func listPage[T any](s *Server, c *gin.Context, name string, params []string, filter func(q *query) (annotations.Page, lister[T])) {
+	p := s.project(c, read)
+	if p == nil {
 		return
 	}
-	q := newQuery(c, "offset", "limit", "q", "labelled")
-	f := annotations.ItemFilter{Query: q.str("q", maxFilterLen), Labelled: q.boolPtr("labelled"), Page: q.page(defaultPage, maxPage)}
+	q := newQuery(c, params...)
+	pg, list := filter(q)
 	if q.err != nil {
 		s.fail(c, q.err)
 		return
 	}
-	items, total, err := s.store.ListItems(c.Request.Context(), p.ID, f)
+	rows, total, err := list(c.Request.Context(), p.ID)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if items == nil {
-		items = []annotations.ItemSummary{}
+	if rows == nil {
+		rows = []T{}
 	}
-	c.JSON(http.StatusOK, gin.H{"items": items, "total": total, "offset": f.Offset, "limit": f.Limit})
+	c.JSON(http.StatusOK, gin.H{name: rows, "total": total, "offset": pg.Offset, "limit": pg.Limit})
+}
+
+// listProject answers a listing of the project of :id (read access, no
+// query parameters): the rows list returns, each shown by view, under key
+// name.
+func listProject[T, J any](s *Server, c *gin.Context, name string, list func(ctx context.Context, projectID int64) ([]T, error), view func(T) J) {
+	p := s.projectNoQuery(c, read)
+	if p == nil {
+		return
+	}
+	rows, err := list(c.Request.Context(), p.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]J, len(rows))
+	for i, r := range rows {
+		out[i] = view(r)
+	}
+	c.JSON(http.StatusOK, gin.H{name: out})
+}
+
+// listItems: GET /api/v1/projects/{id}/items?offset&limit&q&labelled.
+func (s *Server) listItems(c *gin.Context) {
+	listPage(s, c, "items", []string{"offset", "limit", "q", "labelled"}, func(q *query) (annotations.Page, lister[annotations.ItemSummary]) {
+		f := annotations.ItemFilter{Query: q.str("q", maxFilterLen), Labelled: q.boolPtr("labelled"), Page: q.page(defaultPage, maxPage)}
+		return f.Page, func(ctx context.Context, id int64) ([]annotations.ItemSummary, int, error) {
+			return s.store.ListItems(ctx, id, f)
+		}
+	})
 }
 
 // listRaters: GET /api/v1/projects/{id}/raters?offset&limit.
 func (s *Server) listRaters(c *gin.Context) {
-	p, err := s.projectParam(c, read)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	q := newQuery(c, "offset", "limit")
-	pg := q.page(defaultPage, maxPage)
-	if q.err != nil {
-		s.fail(c, q.err)
-		return
-	}
-	rs, total, err := s.store.ListRaters(c.Request.Context(), p.ID, pg)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if rs == nil {
-		rs = []annotations.RaterSummary{}
-	}
-	c.JSON(http.StatusOK, gin.H{"raters": rs, "total": total, "offset": pg.Offset, "limit": pg.Limit})
+	listPage(s, c, "raters", []string{"offset", "limit"}, func(q *query) (annotations.Page, lister[annotations.RaterSummary]) {
+		pg := q.page(defaultPage, maxPage)
+		return pg, func(ctx context.Context, id int64) ([]annotations.RaterSummary, int, error) {
+			return s.store.ListRaters(ctx, id, pg)
+		}
+	})
 }
 
 // labelFilter reads the item, rater and label filters.
@@ -81,35 +104,20 @@ func labelFilter(q *query) annotations.LabelFilter {
 
 // listLabels: GET /api/v1/projects/{id}/labels?item&rater&label&offset&limit.
 func (s *Server) listLabels(c *gin.Context) {
-	p, err := s.projectParam(c, read)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	q := newQuery(c, "item", "rater", "label", "offset", "limit")
-	f := labelFilter(q)
-	f.Page = q.page(1000, maxPage)
-	if q.err != nil {
-		s.fail(c, q.err)
-		return
-	}
-	ls, total, err := s.store.ListLabels(c.Request.Context(), p.ID, f)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if ls == nil {
-		ls = []annotations.Label{}
-	}
-	c.JSON(http.StatusOK, gin.H{"labels": ls, "total": total, "offset": f.Offset, "limit": f.Limit})
+	listPage(s, c, "labels", []string{"item", "rater", "label", "offset", "limit"}, func(q *query) (annotations.Page, lister[annotations.Label]) {
+		f := labelFilter(q)
+		f.Page = q.page(1000, maxPage)
+		return f.Page, func(ctx context.Context, id int64) ([]annotations.Label, int, error) {
+			return s.store.ListLabels(ctx, id, f)
+		}
+	})
 }
 
 // deleteLabels: DELETE /api/v1/projects/{id}/labels?item&rater&label (or
 // ?all=true) removes the matching labels.
 func (s *Server) deleteLabels(c *gin.Context) {
-	p, err := s.projectParam(c, write)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, write)
+	if p == nil {
 		return
 	}
 	q := newQuery(c, "item", "rater", "label", "all")
@@ -139,14 +147,8 @@ type upsertItemsRequest struct {
 // items or updates their text, gold label, covariates and attributes (empty
 // fields keep what is stored), in one transaction.
 func (s *Server) upsertItems(c *gin.Context) {
-	p, err := s.projectParam(c, write)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var req upsertItemsRequest
-	if err := s.decodeJSON(c, &req); err != nil {
-		s.fail(c, err)
+	p, req := projectBody[upsertItemsRequest](s, c, write)
+	if req == nil {
 		return
 	}
 	if len(req.Items) == 0 {
@@ -194,14 +196,8 @@ type createLabelsRequest struct {
 // models. Problems name the label by its 1-based position in the array
 // ("row").
 func (s *Server) createLabels(c *gin.Context) {
-	p, err := s.projectParam(c, write)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var req createLabelsRequest
-	if err := s.decodeJSON(c, &req); err != nil {
-		s.fail(c, err)
+	p, req := projectBody[createLabelsRequest](s, c, write)
+	if req == nil {
 		return
 	}
 	if len(req.Labels) == 0 {
@@ -297,9 +293,8 @@ type importResponse struct {
 // one transaction: a file with any bad row writes nothing, and the answer
 // names every problem (file, line or row, column, what was expected).
 func (s *Server) importFile(c *gin.Context) {
-	p, err := s.projectParam(c, write)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, write)
+	if p == nil {
 		return
 	}
 	form, err := s.multipartForm(c)
@@ -565,9 +560,8 @@ func uploadName(fh *multipart.FileHeader) string {
 // Config.AgreementJobLabels) and answers how many: {"cancelled": N}. A
 // later GET starts the analysis again.
 func (s *Server) cancelAgreement(c *gin.Context) {
-	p, err := s.projectParam(c, write)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, write)
+	if p == nil {
 		return
 	}
 	if q := newQuery(c); q.err != nil {
@@ -579,9 +573,8 @@ func (s *Server) cancelAgreement(c *gin.Context) {
 }
 
 func (s *Server) agreement(c *gin.Context) {
-	p, err := s.projectParam(c, read)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, read)
+	if p == nil {
 		return
 	}
 	q := newQuery(c, append(agreementParams, "only", "ds_init", "ds_init_strategy")...)

@@ -25,9 +25,8 @@ var exportFormats = []string{"labelstudio", "doccano", "crowdkit", "csv"}
 // the import did not keep it), doccano JSON Lines, crowd-kit's
 // task,label,prob table, or the report's items table as CSV.
 func (s *Server) exportFit(c *gin.Context) {
-	in, cf, err := s.doneFit(c, "from_name", "to_name", "type")
-	if err != nil {
-		s.fail(c, err)
+	in, cf, ok := s.doneFitOrFail(c, "from_name", "to_name", "type")
+	if !ok {
 		return
 	}
 	format := c.Param("format")

@@ -221,16 +221,22 @@ func (s *Server) fitParam(c *gin.Context, a access) (*annotations.Fit, error) {
 	return f, nil
 }
 
+// fitOrFail is fitParam for a handler: on failure it answers the error and
+// returns nil.
+func (s *Server) fitOrFail(c *gin.Context, a access) *annotations.Fit {
+	f, _ := orFail(s.fail, c, a, s.fitParam)
+	return f
+}
+
 // createFit: POST /api/v1/projects/{id}/fits {"model", "kernel", "seed",
 // and the model's settings} -> 202 {"id", "state": "queued", ...}.
 // The fit runs in the background; GET /fits/{id} shows its progress.
 func (s *Server) createFit(c *gin.Context) {
-	p, err := s.projectParam(c, write)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, write)
+	if p == nil {
 		return
 	}
-	err = jsonContentType(c)
+	err := jsonContentType(c)
 	var body []byte
 	if err == nil {
 		body, err = readBody(c, s.cfg.MaxJSONBytes)
@@ -352,20 +358,9 @@ func (s *Server) queueFit(ctx context.Context, p *annotations.Project, sp analys
 
 // listFits: GET /api/v1/projects/{id}/fits, newest first.
 func (s *Server) listFits(c *gin.Context) {
-	p := s.projectNoQuery(c, read)
-	if p == nil {
-		return
-	}
-	fits, err := s.store.ListFits(c.Request.Context(), p.ID)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	out := make([]fitJSON, len(fits))
-	for i := range fits {
-		out[i] = fitJSON{Fit: fits[i], Links: map[string]string{"self": "/api/v1/fits/" + itoa(fits[i].ID)}}
-	}
-	c.JSON(http.StatusOK, gin.H{"fits": out})
+	listProject(s, c, "fits", s.store.ListFits, func(f annotations.Fit) fitJSON {
+		return fitJSON{Fit: f, Links: map[string]string{"self": "/api/v1/fits/" + itoa(f.ID)}}
+	})
 }
 
 // getFit: GET /api/v1/fits/{id} -> {"id", "state", "progress",
@@ -387,16 +382,15 @@ func (s *Server) getFit(c *gin.Context) {
 // stops a running one (at once in this process; at its next progress write in
 // another) -> 202 with the fit.
 func (s *Server) cancelFit(c *gin.Context) {
-	f, err := s.fitParam(c, write)
-	if err != nil {
-		s.fail(c, err)
+	f := s.fitOrFail(c, write)
+	if f == nil {
 		return
 	}
 	if f.Status.Terminal() {
 		s.failf(c, annotations.ECONFLICT, "fit %d is already %s", f.ID, f.Status)
 		return
 	}
-	f, err = s.store.RequestCancel(c.Request.Context(), f.ID)
+	f, err := s.store.RequestCancel(c.Request.Context(), f.ID)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -407,9 +401,8 @@ func (s *Server) cancelFit(c *gin.Context) {
 
 // deleteFit: DELETE /api/v1/fits/{id} removes a fit that is not running.
 func (s *Server) deleteFit(c *gin.Context) {
-	f, err := s.fitParam(c, write)
-	if err != nil {
-		s.fail(c, err)
+	f := s.fitOrFail(c, write)
+	if f == nil {
 		return
 	}
 	if f.Status == annotations.FitRunning {

@@ -49,9 +49,8 @@ func judgeParams(c *gin.Context) (analysis.JudgeOptions, error) {
 // test against the humans, its agreement with the humans' majority and each
 // human's with the other humans', with 95% Wilson intervals.
 func (s *Server) judgeReport(c *gin.Context) {
-	p, err := s.projectParam(c, read)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, read)
+	if p == nil {
 		return
 	}
 	doc, err := s.judgeDoc(c, p)
@@ -115,9 +114,8 @@ func (d *dashboard) judgePage(c *gin.Context) {
 // &min_humans=&min_instances= -> the judge report on the labels the done
 // fit used and the raters it marked as models (analysis.JudgeFit).
 func (s *Server) fitJudgeReport(c *gin.Context) {
-	in, _, err := s.doneFit(c, "judges", "epsilon", "q", "min_humans", "min_instances")
-	if err != nil {
-		s.fail(c, err)
+	in, _, ok := s.doneFitOrFail(c, "judges", "epsilon", "q", "min_humans", "min_instances")
+	if !ok {
 		return
 	}
 	o, err := judgeParams(c)

@@ -35,33 +35,14 @@ type keyJSON struct {
 // listKeys: GET /api/v1/projects/{id}/keys lists the project's keys (names,
 // prefixes, permissions; never secrets).
 func (s *Server) listKeys(c *gin.Context) {
-	p := s.projectNoQuery(c, read)
-	if p == nil {
-		return
-	}
-	keys, err := s.store.ListAPIKeys(c.Request.Context(), p.ID)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	out := make([]keyJSON, len(keys))
-	for i, k := range keys {
-		out[i] = keyJSON{APIKey: k}
-	}
-	c.JSON(http.StatusOK, gin.H{"keys": out})
+	listProject(s, c, "keys", s.store.ListAPIKeys, func(k annotations.APIKey) keyJSON { return keyJSON{APIKey: k} })
 }
 
 // createKey: POST /api/v1/projects/{id}/keys (admin) {"name", "read_only"}
 // -> 201 with the key's secret, shown this once.
 func (s *Server) createKey(c *gin.Context) {
-	p, err := s.projectParam(c, admin)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var req createKeyRequest
-	if err := s.decodeJSON(c, &req); err != nil {
-		s.fail(c, err)
+	p, req := projectBody[createKeyRequest](s, c, admin)
+	if req == nil {
 		return
 	}
 	if req.Name == "" {
@@ -78,9 +59,8 @@ func (s *Server) createKey(c *gin.Context) {
 
 // deleteKey: DELETE /api/v1/projects/{id}/keys/{key} (admin) revokes a key.
 func (s *Server) deleteKey(c *gin.Context) {
-	p, err := s.projectParam(c, admin)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, admin)
+	if p == nil {
 		return
 	}
 	kid, err := idParam(c, "key", "API key")

@@ -72,9 +72,8 @@ func (s *Server) createProject(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var req createProjectRequest
-	if err := s.decodeJSON(c, &req); err != nil {
-		s.fail(c, err)
+	req := bodyOf[createProjectRequest](s, c)
+	if req == nil {
 		return
 	}
 	if req.Name == "" {
@@ -149,6 +148,34 @@ func (s *Server) projectNoQuery(c *gin.Context, a access) *annotations.Project {
 	return p
 }
 
+// project is projectParam for a handler: on failure it answers the error
+// and returns nil.
+func (s *Server) project(c *gin.Context, a access) *annotations.Project {
+	p, _ := orFail(s.fail, c, a, s.projectParam)
+	return p
+}
+
+// projectBody is project followed by decoding the JSON body (decodeJSON)
+// into a new T: on failure it answers the error and returns a nil body.
+func projectBody[T any](s *Server, c *gin.Context, a access) (*annotations.Project, *T) {
+	p := s.project(c, a)
+	if p == nil {
+		return nil, nil
+	}
+	return p, bodyOf[T](s, c)
+}
+
+// bodyOf decodes the JSON body of c (decodeJSON) into a new T: on failure
+// it answers the error and returns nil.
+func bodyOf[T any](s *Server, c *gin.Context) *T {
+	req := new(T)
+	if err := s.decodeJSON(c, req); err != nil {
+		s.fail(c, err)
+		return nil
+	}
+	return req
+}
+
 // projectParam resolves :id with the access rules and loads the project.
 func (s *Server) projectParam(c *gin.Context, a access) (*annotations.Project, error) {
 	id, err := idParam(c, "id", "project")
@@ -200,9 +227,8 @@ func (s *Server) getProject(c *gin.Context) {
 // with its items, raters, labels, fits and keys. Its fits running in this
 // process stop.
 func (s *Server) deleteProject(c *gin.Context) {
-	p, err := s.projectParam(c, admin)
-	if err != nil {
-		s.fail(c, err)
+	p := s.project(c, admin)
+	if p == nil {
 		return
 	}
 	s.pool.stopProject(p.ID)

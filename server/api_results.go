@@ -70,6 +70,17 @@ func (s *Server) doneFit(c *gin.Context, params ...string) (reportInput, *cached
 	return reportInput{Project: cf.project, Fit: f, Result: cf.res, Raw: cf.raw}, cf, nil
 }
 
+// doneFitOrFail is doneFit for a handler: on failure it answers the error
+// and returns false.
+func (s *Server) doneFitOrFail(c *gin.Context, params ...string) (reportInput, *cachedFit, bool) {
+	in, cf, err := s.doneFit(c, params...)
+	if err != nil {
+		s.fail(c, err)
+		return in, nil, false
+	}
+	return in, cf, true
+}
+
 // serveArtefact answers with the artefact named key of a done fit,
 // rendering it with fn on first use. Done fits never change, so the answer
 // has an ETag (a matching If-None-Match gets 304) and may be cached
@@ -157,9 +168,8 @@ func fileBase(in reportInput) string {
 // fitResult: GET /api/v1/fits/{id}/result -> the stored result document
 // (schema concord.fit/v1).
 func (s *Server) fitResult(c *gin.Context) {
-	in, cf, err := s.doneFit(c)
-	if err != nil {
-		s.fail(c, err)
+	in, cf, ok := s.doneFitOrFail(c)
+	if !ok {
 		return
 	}
 	s.serveArtefact(c, cf, "result", ctJSON, fileBase(in)+".result.json", false, func() ([]byte, error) { return in.Raw, nil })
@@ -168,9 +178,8 @@ func (s *Server) fitResult(c *gin.Context) {
 // reportJSON: GET /api/v1/fits/{id}/report.json -> the report document.
 // With ?download=1 it comes as an attachment.
 func (s *Server) reportJSON(c *gin.Context) {
-	in, cf, err := s.doneFit(c, "download")
-	if err != nil {
-		s.fail(c, err)
+	in, cf, ok := s.doneFitOrFail(c, "download")
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
@@ -181,9 +190,8 @@ func (s *Server) reportJSON(c *gin.Context) {
 
 // reportXLSX: GET /api/v1/fits/{id}/report.xlsx -> the Excel workbook.
 func (s *Server) reportXLSX(c *gin.Context) {
-	in, cf, err := s.doneFit(c)
-	if err != nil {
-		s.fail(c, err)
+	in, cf, ok := s.doneFitOrFail(c)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
@@ -197,9 +205,8 @@ func (s *Server) reportXLSX(c *gin.Context) {
 func (s *Server) reportTable(c *gin.Context) {
 	// The fit first: a fit the caller may not see is not found, whatever
 	// the table.
-	in, cf, err := s.doneFit(c)
-	if err != nil {
-		s.fail(c, err)
+	in, cf, ok := s.doneFitOrFail(c)
+	if !ok {
 		return
 	}
 	file := c.Param("table")
@@ -227,9 +234,8 @@ func (s *Server) reportTable(c *gin.Context) {
 
 // reportPlot: GET /api/v1/fits/{id}/plots/{name}.{png,svg} -> a plot.
 func (s *Server) reportPlot(c *gin.Context) {
-	in, cf, err := s.doneFit(c)
-	if err != nil {
-		s.fail(c, err)
+	in, cf, ok := s.doneFitOrFail(c)
+	if !ok {
 		return
 	}
 	file := c.Param("plot")

@@ -455,12 +455,7 @@ type raterCount struct {
 }
 
 func (d *dashboard) projectParam(c *gin.Context, a access) (*annotations.Project, bool) {
-	p, err := d.s.projectParam(c, a)
-	if err != nil {
-		d.fail(c, err)
-		return nil, false
-	}
-	return p, true
+	return orFail(d.fail, c, a, d.s.projectParam)
 }
 
 func (d *dashboard) projectPage(c *gin.Context) {
@@ -886,25 +881,30 @@ func goldRows(rep *reports.Report) (rows []goldRow, nGold, left int) {
 }
 
 func (d *dashboard) fitParam(c *gin.Context, a access) (*annotations.Fit, bool) {
-	f, err := d.s.fitParam(c, a)
+	return orFail(d.fail, c, a, d.s.fitParam)
+}
+
+// fitAndProject resolves the fit of :id with access a and reads its
+// project; on failure it renders the error and returns false.
+func (d *dashboard) fitAndProject(c *gin.Context, a access) (*annotations.Fit, *annotations.Project, bool) {
+	f, ok := d.fitParam(c, a)
+	if !ok {
+		return nil, nil, false
+	}
+	p, err := d.s.store.FindProjectByID(c.Request.Context(), f.ProjectID)
 	if err != nil {
 		d.fail(c, err)
-		return nil, false
+		return nil, nil, false
 	}
-	return f, true
+	return f, p, true
 }
 
 func (d *dashboard) fitPage(c *gin.Context) {
-	f, ok := d.fitParam(c, read)
+	f, p, ok := d.fitAndProject(c, read)
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	p, err := d.s.store.FindProjectByID(ctx, f.ProjectID)
-	if err != nil {
-		d.fail(c, err)
-		return
-	}
 	page := fitPage{basePage: d.base(c, p.Name+": fit "+itoa(f.ID)), Project: p, Fit: d.s.fitView(ctx, f),
 		Done: f.Status == annotations.FitDone}
 	_ = jsonUnmarshal(f.Spec, &page.Spec)

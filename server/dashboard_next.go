@@ -22,16 +22,11 @@ type nextPage struct {
 // nextPage: GET /fits/{id}/next?n=&by=&pool= -> the items to label next
 // (the API's /api/v1/fits/{id}/next), with a CSV task list to download.
 func (d *dashboard) nextPage(c *gin.Context) {
-	f, ok := d.fitParam(c, read)
+	f, p, ok := d.fitAndProject(c, read)
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	p, err := d.s.store.FindProjectByID(ctx, f.ProjectID)
-	if err != nil {
-		d.fail(c, err)
-		return
-	}
 	if f.Status != annotations.FitDone {
 		d.fail(c, annotations.Errorf(annotations.ECONFLICT, "fit %d is %s: the items to label next come from a done fit", f.ID, f.Status))
 		return

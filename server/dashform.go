@@ -339,7 +339,7 @@ func newFitFormView(models []analysis.Model, form map[string]string, withText, u
 	pair := chosen.Name + ":" + engine
 	for i := range v.Kernels {
 		k := &v.Kernels[i]
-		if k.Value == form[kernelKey()] && (k.For == "" || containsString(strings.Fields(k.For), pair)) {
+		if k.Value == form[kernelKey()] && (k.For == "" || slices.Contains(strings.Fields(k.For), pair)) {
 			k.Selected = true
 			break
 		}
@@ -358,19 +358,10 @@ func chosenPair(models []analysis.Model, model, engine string) (analysis.Model, 
 		}
 	}
 	e := strings.ToLower(strings.TrimSpace(engine))
-	if !containsString(m.Engines, e) {
+	if !slices.Contains(m.Engines, e) {
 		e = m.Engines[0]
 	}
 	return m, e
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // kernelChoices are the kernels the start-fit form offers: the default
@@ -456,7 +447,7 @@ func fitForm(c *gin.Context, scheme annotations.Scheme) (*fitRequest, map[string
 		model = analysis.DefaultModel(scheme)
 	}
 	engine := strings.ToLower(form[engineKey()])
-	if m, err := analysis.LookupModel(model); err == nil && !containsString(m.Engines, engine) {
+	if m, err := analysis.LookupModel(model); err == nil && !slices.Contains(m.Engines, engine) {
 		engine = "" // not the model's: its default
 	}
 	req := &fitRequest{values: map[string]reflect.Value{}}

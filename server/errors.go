@@ -86,6 +86,18 @@ func (s *Server) fail(c *gin.Context, err error) {
 	c.PureJSON(status, errorBody{Error: d})
 }
 
+// orFail returns the value get resolves from the request c with access a
+// (projectParam, fitParam); on failure it answers the error with fail (the
+// API's or the dashboard's) and returns false.
+func orFail[T any](fail func(*gin.Context, error), c *gin.Context, a access, get func(*gin.Context, access) (T, error)) (T, bool) {
+	v, err := get(c, a)
+	if err != nil {
+		fail(c, err)
+		return v, false
+	}
+	return v, true
+}
+
 // failf is fail with a new domain error.
 func (s *Server) failf(c *gin.Context, code, format string, args ...any) {
 	s.fail(c, annotations.Errorf(code, format, args...))

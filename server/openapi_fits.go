@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -75,7 +76,7 @@ func settingSchema(f analysis.SpecField) obj {
 		var engines []string
 		for _, m := range analysis.Models() {
 			for _, e := range m.Engines {
-				if !containsString(engines, e) {
+				if !slices.Contains(engines, e) {
 					engines = append(engines, e)
 				}
 			}

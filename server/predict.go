@@ -52,14 +52,12 @@ type predictItem struct {
 // appendix C), through the fit's kernel (texts for text kernels, covariates
 // by name).
 func (s *Server) predict(c *gin.Context) {
-	in, cf, err := s.doneFit(c)
-	if err != nil {
-		s.fail(c, err)
+	in, cf, ok := s.doneFitOrFail(c)
+	if !ok {
 		return
 	}
-	var req predictRequest
-	if err := s.decodeJSON(c, &req); err != nil {
-		s.fail(c, err)
+	req := bodyOf[predictRequest](s, c)
+	if req == nil {
 		return
 	}
 	switch {

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -102,12 +103,7 @@ func rejectNulls(body []byte) error {
 		if json.Unmarshal(raw, &m) != nil {
 			return nil
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			v := bytes.TrimSpace(m[k])
 			if string(v) == "null" {
 				return annotations.Errorf(annotations.EINVALID, "field %q is null: give a value, or leave the field out for its default", prefix+k)

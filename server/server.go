@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -133,63 +134,32 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Addr == "" {
-		c.Addr = ":8080"
-	}
-	if c.Workers == 0 {
-		c.Workers = runtime.NumCPU()
-	}
-	if c.MaxJSONBytes <= 0 {
-		c.MaxJSONBytes = 8 << 20
-	}
-	if c.MaxUploadBytes <= 0 {
-		c.MaxUploadBytes = 64 << 20
-	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	def(&c.PollInterval, time.Second)
-	def(&c.ProgressInterval, 500*time.Millisecond)
-	def(&c.StaleAfter, 30*time.Second)
-	def(&c.ShutdownGrace, 10*time.Second)
-	def(&c.ReadHeaderTimeout, 10*time.Second)
-	def(&c.ReadTimeout, 5*time.Minute)
-	def(&c.WriteTimeout, 5*time.Minute)
-	def(&c.IdleTimeout, 2*time.Minute)
-	if c.MaxProjectFits == 0 {
-		c.MaxProjectFits = 8
-	}
-	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 3
-	}
-	if c.ReportCache <= 0 {
-		c.ReportCache = 32
-	}
-	if c.MaxBootstrapWork == 0 {
-		c.MaxBootstrapWork = analysis.DefaultMaxBootstrapWork
-	}
-	if c.MaxAgreementLabels == 0 {
-		c.MaxAgreementLabels = DefaultMaxAgreementLabels
-	}
-	if c.AgreementJobLabels == 0 {
-		c.AgreementJobLabels = DefaultAgreementJobLabels
-	}
-	if c.AgreementJobs <= 0 {
-		c.AgreementJobs = 1
-	}
-	if c.MaxFitWork == 0 {
-		c.MaxFitWork = analysis.DefaultMaxFitWork
-	}
+	c.Addr = cmp.Or(c.Addr, ":8080")
+	c.Workers = cmp.Or(c.Workers, runtime.NumCPU())
+	positive(&c.MaxJSONBytes, 8<<20)
+	positive(&c.MaxUploadBytes, 64<<20)
+	positive(&c.PollInterval, time.Second)
+	positive(&c.ProgressInterval, 500*time.Millisecond)
+	positive(&c.StaleAfter, 30*time.Second)
+	positive(&c.ShutdownGrace, 10*time.Second)
+	positive(&c.ReadHeaderTimeout, 10*time.Second)
+	positive(&c.ReadTimeout, 5*time.Minute)
+	positive(&c.WriteTimeout, 5*time.Minute)
+	positive(&c.IdleTimeout, 2*time.Minute)
+	c.MaxProjectFits = cmp.Or(c.MaxProjectFits, 8)
+	positive(&c.MaxAttempts, 3)
+	positive(&c.ReportCache, 32)
+	c.MaxBootstrapWork = cmp.Or(c.MaxBootstrapWork, analysis.DefaultMaxBootstrapWork)
+	c.MaxAgreementLabels = cmp.Or(c.MaxAgreementLabels, DefaultMaxAgreementLabels)
+	c.AgreementJobLabels = cmp.Or(c.AgreementJobLabels, DefaultAgreementJobLabels)
+	positive(&c.AgreementJobs, 1)
+	c.MaxFitWork = cmp.Or(c.MaxFitWork, analysis.DefaultMaxFitWork)
 	if c.ReportBootstrap == 0 {
 		c.ReportBootstrap = 1000
 	} else if c.ReportBootstrap < 0 {
 		c.ReportBootstrap = 0
 	}
-	if c.KeyCacheTTL == 0 {
-		c.KeyCacheTTL = 2 * time.Second
-	}
+	c.KeyCacheTTL = cmp.Or(c.KeyCacheTTL, 2*time.Second)
 	if c.WorkerName == "" {
 		host, _ := os.Hostname()
 		if host == "" {
@@ -197,9 +167,7 @@ func (c Config) withDefaults() Config {
 		}
 		c.WorkerName = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	if c.Version == "" {
-		c.Version = "dev"
-	}
+	c.Version = cmp.Or(c.Version, "dev")
 	return c
 }
 
@@ -476,3 +444,11 @@ const (
 	ctxProject = "concord.project"
 	ctxFit     = "concord.fit"
 )
+
+// positive sets *p to v unless it is positive (a setting whose zero or
+// negative value means the default).
+func positive[T ~int | ~int64 | ~float64](p *T, v T) {
+	if *p <= 0 {
+		*p = v
+	}
+}

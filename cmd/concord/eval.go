@@ -85,17 +85,12 @@ Examples:
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval", "(--project NAME | --labels FILE [--items FILE] --scheme SPEC) [flags] --out FILE", evalHelp)
-	dsn := dbFlag(fs)
-	project := fs.String("project", "", "project to evaluate (from the database)")
-	labels := fs.String("labels", "", "label file (formats as for concord import)")
-	items := fs.String("items", "", "items file with --labels: item_id,text,<numeric columns>,gold")
-	schemeSpec := fs.String("scheme", "", "label scheme with --labels, e.g. ordinal:0..12 (default: inferred)")
-	format := fs.String("format", "auto", "label file format with --labels")
-	dups := addDuplicatesFlag(fs)
-	rf := addReadFlags(fs)
-	where := whereFlag{}
-	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
-	textCols := addTextColumnsFlag(fs)
+	src := addSourceFlags(fs, sourceHelp{
+		project: "project to evaluate (from the database)",
+		items:   "items file with --labels: item_id,text,<numeric columns>,gold",
+		scheme:  "label scheme with --labels, e.g. ordinal:0..12 (default: inferred)",
+	})
+	src.textCols = addTextColumnsFlag(fs)
 	gpKernel := fs.String("gp-kernel", "", "auc: the probit GP classifier's kernel (default "+analysis.DefaultGPClassifierKernel+", learnt by the evidence)")
 	folds := fs.Int("folds", analysis.DefaultFolds, "number of folds")
 	baselines := fs.String("rater-baselines", "", fmt.Sprintf("raters with a rater:<id> baseline: all, none or N (default: all raters when there are at most %d, else the %d with the most labels)", analysis.DefaultRaterBaselines, analysis.DefaultRaterBaselines))
@@ -103,20 +98,8 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	jobs := fs.Bool("jobs", false, "with --project: run the folds as jobs of the workers on --db (concord worker, or concord serve), one job per fold, and wait for the result (the same as without)")
 	sf := addSettingFlags(fs)
 	out := fs.String("out", "", `metrics file ("-" for standard output) (required)`)
-	settingsUsage(fs, args)
-	pos, err := parseFlags(e, fs, args)
-	if err != nil {
+	if err := src.parseFitLike(e, fs, args, out); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		fs.Usage()
-		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q (use --labels FILE for a label file)", pos[0])
-	}
-	if (*project == "") == (*labels == "") {
-		return annotations.Errorf(annotations.EINVALID, "give either --project NAME or --labels FILE")
-	}
-	if *out == "" {
-		return annotations.Errorf(annotations.EINVALID, `--out is required (a file name, or "-" for standard output)`)
 	}
 	if *folds < 2 {
 		return annotations.Errorf(annotations.EINVALID, "--folds %d: expected at least 2", *folds)
@@ -126,24 +109,12 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		Folds:          *folds,
 		RaterBaselines: *baselines,
 	}
-	if err := sf.apply(&spec.Fit); err != nil {
+	choice, err := chooseSpec(sf, &spec.Fit, *src.scheme)
+	if err != nil {
 		return err
 	}
-	model, engine, seed := spec.Fit.Model, spec.Fit.Engine, spec.Fit.Seed
-	spec.Fit.Model = provisionalModel(model, *schemeSpec, sf.only(analysis.ModelBounded))
-	// check sets the engine (the model's default without --engine) and
-	// checks the flags given against the model and engine.
-	check := func() error {
-		spec.Fit.Engine = defaultEngine(engine, spec.Fit.Model)
-		if err := spec.Fit.Validate(); err != nil {
-			return err
-		}
-		return sf.check(spec.Fit)
-	}
-	if err := check(); err != nil {
-		return err
-	}
-	if *jobs && *project == "" {
+	seed := spec.Fit.Seed
+	if *jobs && *src.project == "" {
 		return annotations.Errorf(annotations.EINVALID, "--jobs runs the folds of a project in the database on its workers: give --project NAME (and --db DSN)")
 	}
 	if strings.EqualFold(spec.Fit.Model, analysis.ModelAUC) {
@@ -151,25 +122,19 @@ func runEval(ctx context.Context, e *env, args []string) error {
 			return annotations.Errorf(annotations.EINVALID, "--jobs is not available with --model auc (its folds run in this process)")
 		}
 		// The auc model is judged by test AUC against two classifiers.
-		return runAUCEval(ctx, e, analysis.AUCEvalSpec{Fit: spec.Fit, Folds: *folds, GPKernel: *gpKernel}, *dsn, *project, *labels, *items, *schemeSpec, *format, where, *textCols, dups.mode, rf, *out)
+		return runAUCEval(ctx, e, analysis.AUCEvalSpec{Fit: spec.Fit, Folds: *folds, GPKernel: *gpKernel}, src, *out)
 	}
 	if *gpKernel != "" {
 		return annotations.Errorf(annotations.EINVALID, "--gp-kernel is a setting of concord eval --model auc")
 	}
-	ds, source, err := loadForModel(ctx, e, "eval", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *textCols, dups.mode, rf)
+	ds, source, err := src.load(ctx, e, "eval")
 	if err != nil {
 		return err
 	}
-	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); model == "" && m != spec.Fit.Model {
-		spec.Fit.Model = m
-		if err := check(); err != nil {
-			return err
-		}
+	if err := choice.forData(ds); err != nil {
+		return err
 	}
-	summary := e.stdout
-	if *out == "-" {
-		summary = e.stderr
-	}
+	summary := summaryWriter(e, *out)
 	full := spec.EvalDefaults().ForData(ds).Fit.WithDefaults()
 	if err := analysis.CheckEvalWork(full, *folds, len(ds.Labels), len(ds.ItemIDs()), *maxWork, "--max-work"); err != nil {
 		return err
@@ -183,7 +148,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	}
 	bar := newProgressBar(e, "eval")
 	if *jobs {
-		res, err := evalOnWorkers(ctx, e, *dsn, *project, spec, ds, bar, summary)
+		res, err := evalOnWorkers(ctx, e, *src.dsn, *src.project, spec, ds, bar, summary)
 		bar.Done()
 		if err != nil {
 			return err
@@ -210,18 +175,24 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	return writeEval(e, ds, res, *out, summary)
 }
 
-// writeEval writes the metrics to out and the summary table.
-func writeEval(e *env, ds *annotations.Dataset, res *analysis.EvalResult, out string, summary io.Writer) error {
-	b, err := json.MarshalIndent(res, "", " ")
+// writeJSONOut writes v as indented JSON (one space, then a newline) to the
+// file out, or to standard output for "-"; what names v in an error.
+func writeJSONOut(e *env, out string, v any, what string) error {
+	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
-		return fmt.Errorf("encoding the metrics: %w", err)
+		return fmt.Errorf("encoding the %s: %w", what, err)
 	}
 	b = append(b, '\n')
 	if out == "-" {
-		if _, err := e.stdout.Write(b); err != nil {
-			return err
-		}
-	} else if err := os.WriteFile(out, b, 0o644); err != nil {
+		_, err = e.stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
+}
+
+// writeEval writes the metrics to out and the summary table.
+func writeEval(e *env, ds *annotations.Dataset, res *analysis.EvalResult, out string, summary io.Writer) error {
+	if err := writeJSONOut(e, out, res, "metrics"); err != nil {
 		return err
 	}
 	printEvalSummary(summary, ds, res)
@@ -358,48 +329,29 @@ func printEvalSummary(w io.Writer, ds *annotations.Dataset, res *analysis.EvalRe
 	}
 }
 
-// loadForModel reads the dataset of fit-like commands: a project from the
+// load reads the dataset of fit-like commands: a project from the
 // database, or label (and items) files. It returns the dataset and a name
 // for it.
-func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items, schemeSpec, format string, where whereFlag, textColumns string, dups annotations.Duplicates, rf *readFlags) (*annotations.Dataset, string, error) {
-	if project != "" {
-		if rf != nil && (*rf.probCol != "" || *rf.models != "") {
+func (src *sourceFlags) load(ctx context.Context, e *env, cmd string) (*annotations.Dataset, string, error) {
+	if *src.project != "" {
+		if *src.rf.probCol != "" || *src.rf.models != "" {
 			return nil, "", annotations.Errorf(annotations.EINVALID, "--prob-col and --model-raters go with --labels: a project's probabilities and model raters are those of its imports (concord import --model-raters marks stored raters)")
 		}
-		st, err := openStore(ctx, e, dsn)
-		if err != nil {
-			return nil, "", err
-		}
-		defer st.Close()
-		p, err := findProject(ctx, st, project)
-		if err != nil {
-			return nil, "", err
-		}
-		ds, err := st.Dataset(ctx, p.ID)
+		p, ds, err := projectDataset(ctx, e, *src.dsn, *src.project)
 		if err != nil {
 			return nil, "", err
 		}
 		return ds, "project " + p.Name, nil
 	}
-	opts := annotations.LoadOptions{ItemsPath: items}
-	opts.Format = annotations.Format(format)
-	opts.TextColumns = splitList(textColumns)
-	opts.Duplicates = dups
-	rf.apply(&opts.ReadOptions)
-	if len(where) > 0 {
-		opts.Where = where
-	}
-	if schemeSpec != "" {
-		s, err := annotations.ParseScheme(schemeSpec)
+	opts := src.loadOptions()
+	if *src.scheme != "" {
+		s, err := annotations.ParseScheme(*src.scheme)
 		if err != nil {
 			return nil, "", err
 		}
 		opts.Scheme = &s
 	}
-	var done func()
-	opts.Progress, done = readingProgress(e)
-	ld, err := annotations.LoadFiles(labels, opts)
-	done()
+	ld, err := readLabelFiles(e, []string{*src.labels}, opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -407,5 +359,5 @@ func loadForModel(ctx context.Context, e *env, cmd, dsn, project, labels, items,
 		fmt.Fprintf(e.stderr, "concord %s: scheme %s inferred (%s); give --scheme to set it\n", cmd, ld.Dataset.Scheme, ld.Reason)
 	}
 	reportDuplicates(e, cmd, ld.Dataset)
-	return ld.Dataset, labels, nil
+	return ld.Dataset, *src.labels, nil
 }

@@ -2,30 +2,24 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"concord/analysis"
-	"concord/annotations"
 )
 
 // runAUCEval is concord eval --model auc: the auc model's test AUC against
 // the probit GP classifier and logistic regression on the same folds.
-func runAUCEval(ctx context.Context, e *env, spec analysis.AUCEvalSpec, dsn, project, labels, items, schemeSpec, format string, where whereFlag, textColumns string, dups annotations.Duplicates, rf *readFlags, out string) error {
+func runAUCEval(ctx context.Context, e *env, spec analysis.AUCEvalSpec, src *sourceFlags, out string) error {
 	if err := spec.Fit.Validate(); err != nil {
 		return err
 	}
-	ds, source, err := loadForModel(ctx, e, "eval", dsn, project, labels, items, schemeSpec, format, where, textColumns, dups, rf)
+	ds, source, err := src.load(ctx, e, "eval")
 	if err != nil {
 		return err
 	}
-	summary := e.stdout
-	if out == "-" {
-		summary = e.stderr
-	}
+	summary := summaryWriter(e, out)
 	k := spec.Folds
 	full := spec.Fit.WithDefaults()
 	fmt.Fprintf(summary, "Evaluating the auc model (%s scores, gamma %s, engine %s) on %s by stratified %d-fold cross-validation, seed %d, against a probit GP classifier and logistic regression\n",
@@ -38,16 +32,7 @@ func runAUCEval(ctx context.Context, e *env, spec analysis.AUCEvalSpec, dsn, pro
 	if err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(res, "", " ")
-	if err != nil {
-		return fmt.Errorf("encoding the evaluation: %w", err)
-	}
-	b = append(b, '\n')
-	if out == "-" {
-		if _, err := e.stdout.Write(b); err != nil {
-			return err
-		}
-	} else if err := os.WriteFile(out, b, 0o644); err != nil {
+	if err := writeJSONOut(e, out, res, "evaluation"); err != nil {
 		return err
 	}
 	printAUCEvalSummary(summary, res)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"sort"
@@ -80,76 +81,39 @@ by 5-fold cross-validation of the held-out AUC.
 
 func runFit(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "fit", "(--project NAME | --labels FILE [--items FILE] --scheme SPEC) [flags] --out FILE", fitHelp)
-	dsn := dbFlag(fs)
-	project := fs.String("project", "", "project to fit (from the database)")
-	labels := fs.String("labels", "", "label file to fit without a database (formats as for concord import)")
-	items := fs.String("items", "", "items file with --labels: item_id,text,<numeric covariates>")
-	schemeSpec := fs.String("scheme", "", "label scheme with --labels, e.g. ordinal:1..5 (default: inferred)")
-	format := fs.String("format", "auto", "label file format with --labels")
-	dups := addDuplicatesFlag(fs)
-	rf := addReadFlags(fs)
-	where := whereFlag{}
-	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
-	textCols := addTextColumnsFlag(fs)
+	src := addSourceFlags(fs, sourceHelp{
+		project: "project to fit (from the database)",
+		labels:  "label file to fit without a database (formats as for concord import)",
+		items:   "items file with --labels: item_id,text,<numeric covariates>",
+		scheme:  "label scheme with --labels, e.g. ordinal:1..5 (default: inferred)",
+		where:   "with --labels: keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1",
+	})
+	src.textCols = addTextColumnsFlag(fs)
 	sf := addSettingFlags(fs)
 	out := fs.String("out", "", `result file ("-" for standard output) (required)`)
 	top := fs.Int("top", 10, "items of the consensus ranking to print")
 	maxWork := fs.Duration("max-work", analysis.DefaultMaxFitWork, "most projected Gibbs work, in one core's time: a fit projected to take longer is refused before it starts (0: no limit)")
-	settingsUsage(fs, args)
-	pos, err := parseFlags(e, fs, args)
-	if err != nil {
+	if err := src.parseFitLike(e, fs, args, out); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		fs.Usage()
-		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q (use --labels FILE for a label file)", pos[0])
-	}
-	if (*project == "") == (*labels == "") {
-		return annotations.Errorf(annotations.EINVALID, "give either --project NAME or --labels FILE")
-	}
-	if *out == "" {
-		return annotations.Errorf(annotations.EINVALID, `--out is required (a file name, or "-" for standard output)`)
-	}
-	// Without --model the model is the one that suits the scheme, known
-	// for sure once the labels are read; until then the scheme flag, or the
-	// bounded model's flags, say which it will be.
 	var spec analysis.FitSpec
-	if err := sf.apply(&spec); err != nil {
-		return err
-	}
-	model, engine := spec.Model, spec.Engine
-	spec.Model = provisionalModel(model, *schemeSpec, sf.only(analysis.ModelBounded))
-	// check sets the engine (the model's default without --engine) and
-	// checks the spec and the flags given against the model and engine.
-	check := func() error {
-		spec.Engine = defaultEngine(engine, spec.Model)
-		if err := spec.Validate(); err != nil {
-			return err
-		}
-		return sf.check(spec)
-	}
-	if err := check(); err != nil {
+	choice, err := chooseSpec(sf, &spec, *src.scheme)
+	if err != nil {
 		return err
 	}
 
-	ds, source, err := loadForModel(ctx, e, "fit", *dsn, *project, *labels, *items, *schemeSpec, *format, where, *textCols, dups.mode, rf)
+	ds, source, err := src.load(ctx, e, "fit")
 	if err != nil {
 		return err
 	}
-	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); model == "" && m != spec.Model {
-		spec.Model = m
-		if err := check(); err != nil {
-			return err
-		}
+	if err := choice.forData(ds); err != nil {
+		return err
 	}
 
 	if err := analysis.CheckWork(spec.ForData(ds).WithDefaults(), len(ds.Labels), len(ds.ItemIDs()), *maxWork, "--max-work"); err != nil {
 		return err
 	}
-	summary := e.stdout
-	if *out == "-" {
-		summary = e.stderr
-	}
+	summary := summaryWriter(e, *out)
 	res, err := fitAndSummarise(ctx, e, ds, spec, source, summary, *top)
 	if err != nil {
 		return err
@@ -368,10 +332,7 @@ func printErrorSummary(w io.Writer, res *multirater.FitResult, top int) {
 	}
 	fmt.Fprintf(w, "\nLabelling-error rates (epsilon: how often the rater's label is flipped):\n")
 	fmt.Fprintf(w, "  %-20s %6s  %9s %s\n", "rater", "labels", "epsilon", "EM steps")
-	for i, r := range res.Raters {
-		if skip := elideRow(w, i, len(res.Raters), top); skip {
-			continue
-		}
+	for r := range shownRows(w, res.Raters, top) {
 		if r.Epsilon != nil {
 			fmt.Fprintf(w, "  %-20s %6d  %9.4f %d\n", clip(r.ID, 20), r.NLabels, r.Epsilon.Value, max(len(r.Epsilon.History)-1, 0))
 		}
@@ -395,11 +356,7 @@ func printScoreSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		fmt.Fprintf(w, "\nTop %d of the consensus ranking (of %d items):\n", top, sum.Items)
 		fmt.Fprintf(w, "  %-5s %-22s %-26s %-10s %-7s %s\n", "rank", "item", "score (95% interval)", "rank 95%", "grade", "labels")
 		for _, it := range sum.Ranking[:top] {
-			rank, rint := "", ""
-			if it.Rank != nil {
-				rank = fmt.Sprintf("%.1f", it.Rank.Mean)
-				rint = fmt.Sprintf("%.0f-%.0f", it.Rank.Q025, it.Rank.Q975)
-			}
+			rank, rint := rankCells(it)
 			score := ""
 			if it.Score != nil {
 				score = fmt.Sprintf("%6.2f (%.2f, %.2f)", it.Score.Mean, it.Score.Q025, it.Score.Q975)
@@ -416,10 +373,7 @@ func printScoreSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		fmt.Fprintf(w, "  (one set of thresholds shared by every rater, each rater's own noise sd)\n")
 	}
 	fmt.Fprintf(w, "  %-20s %6s  %-24s %9s %9s\n", "rater", "labels", "precision (95% interval)", "variance", "severity")
-	for i, r := range sum.ByPrecision {
-		if skip := elideRow(w, i, len(sum.ByPrecision), top); skip {
-			continue
-		}
+	for r := range shownRows(w, sum.ByPrecision, top) {
 		ref := ""
 		if r.Reference {
 			ref = " (reference, fixed)"
@@ -440,11 +394,7 @@ func printValueSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		fmt.Fprintf(w, "\nTop %d of the consensus ranking (of %d items):\n", top, sum.Items)
 		fmt.Fprintf(w, "  %-5s %-22s %-30s %-10s %s\n", "rank", "item", "value (95% predictive)", "rank 95%", "labels")
 		for _, it := range sum.Ranking[:top] {
-			rank, rint := "", ""
-			if it.Rank != nil {
-				rank = fmt.Sprintf("%.1f", it.Rank.Mean)
-				rint = fmt.Sprintf("%.0f-%.0f", it.Rank.Q025, it.Rank.Q975)
-			}
+			rank, rint := rankCells(it)
 			value := ""
 			if it.Value != nil {
 				value = fmt.Sprintf("%8.4g (%.4g, %.4g)", it.Value.Mean, it.Value.Q025, it.Value.Q975)
@@ -458,10 +408,7 @@ func printValueSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 		fmt.Fprintf(w, "  (one dispersion shared by every rater)\n")
 	}
 	fmt.Fprintf(w, "  %-20s %6s  %-26s %9s %s\n", "rater", "labels", "nu (95% interval)", "bias", "mean log pred. density")
-	for i, r := range sum.ByPrecision {
-		if skip := elideRow(w, i, len(sum.ByPrecision), top); skip {
-			continue
-		}
+	for r := range shownRows(w, sum.ByPrecision, top) {
 		bias := "-"
 		if r.Bias != nil {
 			bias = fmt.Sprintf("%+.3f", r.Bias.Mean)
@@ -523,18 +470,33 @@ func printEvidenceCandidates(w io.Writer, d multirater.Diagnostics) {
 	fmt.Fprintf(w, "  %s.\n  Force one with --noise and --kernel.\n", d.Choice)
 }
 
-// elideRow keeps long tables short: of n rows it shows the first and last
-// top (all of them when n <= 2*top+2) and prints one line in place of the
-// rest. It reports whether row i is left out.
-func elideRow(w io.Writer, i, n, top int) bool {
-	top = max(top, 1)
-	if n <= 2*top+2 || i < top || i >= n-top {
-		return false
+// rankCells are the cells of an item's expected rank and its 95% interval
+// in the fit summary (empty without a rank).
+func rankCells(it *multirater.ItemResult) (rank, interval string) {
+	if it.Rank == nil {
+		return "", ""
 	}
-	if i == top {
-		fmt.Fprintf(w, "  ... %d more raters (every rater is in the result)\n", n-2*top)
+	return fmt.Sprintf("%.1f", it.Rank.Mean), fmt.Sprintf("%.0f-%.0f", it.Rank.Q025, it.Rank.Q975)
+}
+
+// shownRows keeps long tables of raters short: of the n rows it yields the
+// first and last top (all of them when n <= 2*top+2) and prints one line
+// in place of the rest.
+func shownRows[T any](w io.Writer, rows []T, top int) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		n, top := len(rows), max(top, 1)
+		for i, r := range rows {
+			if n > 2*top+2 && i >= top && i < n-top {
+				if i == top {
+					fmt.Fprintf(w, "  ... %d more raters (every rater is in the result)\n", n-2*top)
+				}
+				continue
+			}
+			if !yield(r) {
+				return
+			}
+		}
 	}
-	return true
 }
 
 // upperFirst returns s with its first letter in upper case.
@@ -608,6 +570,57 @@ func provisionalModel(model, schemeSpec string, boundedFlags bool) string {
 		return analysis.ModelBounded
 	}
 	return analysis.ModelOrdinal
+}
+
+// summaryWriter is where a command writing its result to out prints its
+// summary: standard error when the result goes to standard output.
+func summaryWriter(e *env, out string) io.Writer {
+	if out == "-" {
+		return e.stderr
+	}
+	return e.stdout
+}
+
+// specChoice is the spec of a fit-like command while its model is being
+// chosen: without --model the model is the one that suits the scheme,
+// known for sure once the labels are read; until then the scheme flag, or
+// the bounded model's flags, say which it will be (provisionalModel).
+type specChoice struct {
+	sf   *settingFlags
+	spec *analysis.FitSpec
+	// model and engine are the --model and --engine flags.
+	model, engine string
+}
+
+// chooseSpec sets spec from the setting flags sf and the provisional
+// model, and checks it.
+func chooseSpec(sf *settingFlags, spec *analysis.FitSpec, schemeSpec string) (*specChoice, error) {
+	if err := sf.apply(spec); err != nil {
+		return nil, err
+	}
+	c := &specChoice{sf: sf, spec: spec, model: spec.Model, engine: spec.Engine}
+	spec.Model = provisionalModel(c.model, schemeSpec, sf.only(analysis.ModelBounded))
+	return c, c.check()
+}
+
+// check sets the engine (the model's default without --engine) and checks
+// the spec and the flags given against the model and engine.
+func (c *specChoice) check() error {
+	c.spec.Engine = defaultEngine(c.engine, c.spec.Model)
+	if err := c.spec.Validate(); err != nil {
+		return err
+	}
+	return c.sf.check(*c.spec)
+}
+
+// forData switches a spec without --model to the model that suits the
+// labels read, ds, and checks it again.
+func (c *specChoice) forData(ds *annotations.Dataset) error {
+	if m := analysis.DefaultModelFor(ds.Scheme, analysis.ItemsWithText(ds)); c.model == "" && m != c.spec.Model {
+		c.spec.Model = m
+		return c.check()
+	}
+	return nil
 }
 
 // estimateCell formats an estimate with its 95% interval, or as a point

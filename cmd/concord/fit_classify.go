@@ -36,10 +36,7 @@ func printClassSummary(w io.Writer, res *multirater.FitResult, sum *reports.FitS
 	}
 	fmt.Fprintf(w, "\nRater precisions (higher = more consistent with the consensus):\n")
 	fmt.Fprintf(w, "  %-20s %6s  %-24s %9s %13s\n", "rater", "labels", "precision (95% interval)", "agreement", "mean log pred")
-	for i, r := range sum.ByPrecision {
-		if skip := elideRow(w, i, len(sum.ByPrecision), top); skip {
-			continue
-		}
+	for r := range shownRows(w, sum.ByPrecision, top) {
 		note := ""
 		switch {
 		case res.Model.Precisions == "fixed" || res.Model.Precisions == "fixed-full":
@@ -96,10 +93,7 @@ func printConfusionRaters(w io.Writer, res *multirater.FitResult, top int) {
 	}
 	fmt.Fprintf(w, "\nRater accuracies (expected probability of a correct label) and spam scores (0: every row of the confusion matrix alike):\n")
 	fmt.Fprintf(w, "  %-20s %6s  %-23s %6s  %s\n", "rater", "labels", "accuracy (95% interval)", "spam", "most confused")
-	for i, r := range res.Raters {
-		if skip := elideRow(w, i, len(res.Raters), top); skip {
-			continue
-		}
+	for r := range shownRows(w, res.Raters, top) {
 		acc, spam, conf := "", "", ""
 		if r.Accuracy != nil {
 			acc = fmt.Sprintf("%5.3f (%5.3f, %5.3f)", r.Accuracy.Mean, r.Accuracy.Q025, r.Accuracy.Q975)

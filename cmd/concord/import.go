@@ -69,13 +69,9 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	rf := addReadFlags(fs)
 	where := whereFlag{}
 	fs.Var(where, "where", "keep only rows whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
-	pos, err := parseFlags(e, fs, args)
+	pos, err := parseArgs(e, fs, args, "expected a label file (or several, read as one: e.g. the per-annotator files of a doccano export)")
 	if err != nil {
 		return err
-	}
-	if len(pos) == 0 {
-		fs.Usage()
-		return annotations.Errorf(annotations.EINVALID, "expected a label file (or several, read as one: e.g. the per-annotator files of a doccano export)")
 	}
 	if *project == "" {
 		return annotations.Errorf(annotations.EINVALID, "--project is required")

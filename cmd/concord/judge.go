@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"concord/analysis"
-	"concord/annotations"
 )
 
 const judgeHelp = `
@@ -34,15 +33,7 @@ or more humans.
 
 func runJudge(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "judge", "(--project NAME | --labels FILE --scheme SPEC) [--judges R1,R2] [--epsilon 0.15] [--json]", judgeHelp)
-	dsn := dbFlag(fs)
-	project := fs.String("project", "", "project (from the database)")
-	labels := fs.String("labels", "", "label file (formats as for concord import)")
-	schemeSpec := fs.String("scheme", "", "label scheme with --labels (default: inferred)")
-	format := fs.String("format", "auto", "label file format with --labels")
-	dups := addDuplicatesFlag(fs)
-	rf := addReadFlags(fs)
-	where := whereFlag{}
-	fs.Var(where, "where", "with --labels: keep only rows whose COLUMN=VALUE (repeatable)")
+	src := addSourceFlags(fs, sourceHelp{})
 	judges := fs.String("judges", "", "the model raters to test, comma-separated (default: the raters the labels mark as models)")
 	eps := fs.Float64("epsilon", analysis.DefaultJudgeEpsilon, "cost-benefit allowance: 0.2 experts, 0.15 skilled raters, 0.1 crowd workers")
 	q := fs.Float64("q", analysis.DefaultJudgeQ, "false discovery rate of the Benjamini-Yekutieli correction")
@@ -52,10 +43,10 @@ func runJudge(ctx context.Context, e *env, args []string) error {
 	if err := parseNoArgs(e, fs, args, " (give the label file with --labels)"); err != nil {
 		return err
 	}
-	if (*project == "") == (*labels == "") {
-		return annotations.Errorf(annotations.EINVALID, "give either --project NAME or --labels FILE")
+	if err := src.oneOf(); err != nil {
+		return err
 	}
-	ds, source, err := loadForModel(ctx, e, "judge", *dsn, *project, *labels, "", *schemeSpec, *format, where, "", dups.mode, rf)
+	ds, source, err := src.load(ctx, e, "judge")
 	if err != nil {
 		return err
 	}

@@ -170,14 +170,38 @@ func newFlags(e *env, name, synopsis, description string) *flag.FlagSet {
 // parseNoArgs is parseFlags for a command that takes no positional
 // argument: one is refused, the message followed by hint (if any).
 func parseNoArgs(e *env, fs *flag.FlagSet, args []string, hint string) error {
+	return parseNone(e, fs, args, hint, false)
+}
+
+// parseNoArgsUsage is parseNoArgs for a command that prints its usage
+// before refusing a positional argument.
+func parseNoArgsUsage(e *env, fs *flag.FlagSet, args []string, hint string) error {
+	return parseNone(e, fs, args, hint, true)
+}
+
+func parseNone(e *env, fs *flag.FlagSet, args []string, hint string, usage bool) error {
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
+		if usage {
+			fs.Usage()
+		}
 		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q%s", pos[0], hint)
 	}
 	return nil
+}
+
+// parseArgs is parseFlags for a command that needs positional arguments:
+// without any it prints its usage and refuses with the message missing.
+func parseArgs(e *env, fs *flag.FlagSet, args []string, missing string) ([]string, error) {
+	pos, err := parseFlags(e, fs, args)
+	if err == nil && len(pos) == 0 {
+		fs.Usage()
+		err = annotations.Errorf(annotations.EINVALID, "%s", missing)
+	}
+	return pos, err
 }
 
 // parseFlags parses args allowing flags after positional arguments ("concord

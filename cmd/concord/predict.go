@@ -44,13 +44,8 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 	items := fs.String("items", "", "new items: item_id,text,<numeric columns> (required)")
 	textCols := fs.String("text-columns", "", "items-file columns joined into the item text (default: text)")
 	out := fs.String("out", "-", `predictions file ("-" for standard output)`)
-	pos, err := parseFlags(e, fs, args)
-	if err != nil {
+	if err := parseNoArgsUsage(e, fs, args, ""); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		fs.Usage()
-		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q", pos[0])
 	}
 	if *fitPath == "" || *items == "" {
 		return annotations.Errorf(annotations.EINVALID, "--fit FILE and --items FILE are required")

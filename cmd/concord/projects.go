@@ -23,13 +23,9 @@ func runProjects(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "list: print JSON")
 	schemeSpec := fs.String("scheme", "", "create: the label scheme, e.g. ordinal:1..5")
 	name := fs.String("name", "", "create/delete: project name (or give it as an argument)")
-	pos, err := parseFlags(e, fs, args)
+	pos, err := parseArgs(e, fs, args, "expected list, create or delete")
 	if err != nil {
 		return err
-	}
-	if len(pos) == 0 {
-		fs.Usage()
-		return annotations.Errorf(annotations.EINVALID, "expected list, create or delete")
 	}
 	verb, rest := pos[0], pos[1:]
 	if *name == "" && len(rest) == 1 {

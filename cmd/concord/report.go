@@ -71,16 +71,15 @@ Examples:
 func runReport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "report", "--fit FILE [--project NAME | --labels FILE [--items FILE]] [--format FORMAT] --out PATH", reportHelp)
 	fitPath := fs.String("fit", "", `fit result (concord.fit/v1), "-" for standard input (required)`)
-	dsn := dbFlag(fs)
-	project := fs.String("project", "", "project whose labels, items and scheme go with the fit (from the database)")
-	labels := fs.String("labels", "", "label file whose labels go with the fit (instead of --project)")
-	items := fs.String("items", "", "items file for --labels (gold labels)")
-	schemeSpec := fs.String("scheme", "", "label scheme of --labels (default: the scheme recorded in the fit)")
-	labelsFormat := fs.String("labels-format", "auto", "format of --labels: auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano")
-	dups := addDuplicatesFlag(fs)
-	rf := addReadFlags(fs)
-	where := whereFlag{}
-	fs.Var(where, "where", "keep only rows of --labels whose COLUMN=VALUE (repeatable), e.g. criterion=k1")
+	src := addSourceFlags(fs, sourceHelp{
+		project:    "project whose labels, items and scheme go with the fit (from the database)",
+		labels:     "label file whose labels go with the fit (instead of --project)",
+		items:      "items file for --labels (gold labels)",
+		scheme:     "label scheme of --labels (default: the scheme recorded in the fit)",
+		formatFlag: "labels-format",
+		format:     "format of --labels: auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano",
+		where:      "keep only rows of --labels whose COLUMN=VALUE (repeatable), e.g. criterion=k1",
+	})
 	fromName := fs.String("from-name", "", "labelstudio: the control's name (default: the Label Studio import's)")
 	toName := fs.String("to-name", "", "labelstudio: the name of the object the control labels (default: the Label Studio import's)")
 	lsType := fs.String("type", "", "labelstudio: result type choices|rating|number (default: the import's, else from the fit)")
@@ -109,10 +108,10 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return annotations.Errorf(annotations.EINVALID, "--out is required")
 	}
-	if *project != "" && *labels != "" {
+	if *src.project != "" && *src.labels != "" {
 		return annotations.Errorf(annotations.EINVALID, "give --project or --labels, not both")
 	}
-	if *labels == "" && (*items != "" || *schemeSpec != "" || len(where) > 0 || rf.set()) {
+	if *src.labels == "" && (*src.items != "" || *src.scheme != "" || len(src.where) > 0 || src.rf.set()) {
 		return annotations.Errorf(annotations.EINVALID, "--items, --scheme, --where, --item-col, --rater-col, --label-col, --rater, --prob-col and --model-raters go with --labels")
 	}
 	if *boot < 0 {
@@ -129,13 +128,11 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	}
 
 	// The project and the labels that go with the fit.
-	src := reportSource{dsn: *dsn, project: *project, labels: *labels, items: *items, scheme: *schemeSpec, format: *labelsFormat,
-		where: where, dups: dups.mode, rf: rf, name: *name, fitPath: *fitPath}
-	proj, ds, source, closeStore, err := src.load(ctx, e, fit)
+	rs := reportSource{sourceFlags: src, name: *name, fitPath: *fitPath}
+	proj, ds, source, err := rs.load(ctx, e, fit)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
 
 	var agr *raters.Report
 	if !*noAgreement && !tool {
@@ -207,51 +204,34 @@ func reportFormat(format, out string, toolFlags bool) (f string, tool bool, err 
 // reportSource says where the labels that go with a fit come from: a
 // project of the database, label files, or the fit's own record.
 type reportSource struct {
-	dsn, project, labels, items, scheme, format string
-	where                                       whereFlag
-	dups                                        annotations.Duplicates
-	rf                                          *readFlags
-	name, fitPath                               string
+	*sourceFlags
+	name, fitPath string
 }
 
-// load returns the project, the dataset and a description of its source;
-// closeStore closes the database opened for a project.
-func (r reportSource) load(ctx context.Context, e *env, fit *reports.Fit) (proj annotations.Project, ds *annotations.Dataset, source string, closeStore func(), err error) {
-	closeStore = func() {}
+// load returns the project, the dataset and a description of its source.
+func (r reportSource) load(ctx context.Context, e *env, fit *reports.Fit) (annotations.Project, *annotations.Dataset, string, error) {
 	switch {
-	case r.project != "":
-		st, err := openStore(ctx, e, r.dsn)
+	case *r.project != "":
+		p, ds, err := projectDataset(ctx, e, *r.dsn, *r.project)
 		if err != nil {
-			return proj, nil, "", closeStore, err
+			return annotations.Project{}, nil, "", err
 		}
-		closeStore = func() { st.Close() }
-		p, err := findProject(ctx, st, r.project)
-		if err != nil {
-			return proj, nil, "", closeStore, err
-		}
-		if ds, err = st.Dataset(ctx, p.ID); err != nil {
-			return proj, nil, "", closeStore, err
-		}
-		return *p, ds, "project " + p.Name, closeStore, nil
-	case r.labels != "":
-		proj, ds, err = r.loadFiles(e, fit)
-		return proj, ds, r.labels, closeStore, err
+		return *p, ds, "project " + p.Name, nil
+	case *r.labels != "":
+		proj, ds, err := r.loadFiles(e, fit)
+		return proj, ds, *r.labels, err
 	}
-	proj, err = r.fitProject(fit)
+	proj, err := r.fitProject(fit)
 	if err != nil {
-		return proj, nil, "", closeStore, err
+		return proj, nil, "", err
 	}
-	return proj, fit.Dataset(proj.Scheme), "the labels recorded in " + r.fitPath, closeStore, nil
+	return proj, fit.Dataset(proj.Scheme), "the labels recorded in " + r.fitPath, nil
 }
 
 // loadFiles reads the label files (the fit's scheme unless one is given).
 func (r reportSource) loadFiles(e *env, fit *reports.Fit) (annotations.Project, *annotations.Dataset, error) {
-	opts := annotations.LoadOptions{ItemsPath: r.items}
-	opts.Format = annotations.Format(r.format)
-	if len(r.where) > 0 {
-		opts.Where = r.where
-	}
-	spec := r.scheme
+	opts := r.loadOptions()
+	spec := *r.scheme
 	if spec == "" {
 		spec = fit.Model.Scheme
 	}
@@ -262,12 +242,7 @@ func (r reportSource) loadFiles(e *env, fit *reports.Fit) (annotations.Project, 
 		}
 		opts.Scheme = &s
 	}
-	opts.Duplicates = r.dups
-	r.rf.apply(&opts.ReadOptions)
-	var doneReading func()
-	opts.Progress, doneReading = readingProgress(e)
-	ld, err := annotations.LoadFiles(r.labels, opts)
-	doneReading()
+	ld, err := readLabelFiles(e, []string{*r.labels}, opts)
 	if err != nil {
 		return annotations.Project{}, nil, err
 	}
@@ -275,7 +250,7 @@ func (r reportSource) loadFiles(e *env, fit *reports.Fit) (annotations.Project, 
 	reportDuplicates(e, "report", ds)
 	proj := annotations.Project{Name: r.name, Scheme: ds.Scheme}
 	if proj.Name == "" {
-		proj.Name = strings.TrimSuffix(filepath.Base(r.labels), filepath.Ext(r.labels))
+		proj.Name = strings.TrimSuffix(filepath.Base(*r.labels), filepath.Ext(*r.labels))
 	}
 	return proj, ds, nil
 }

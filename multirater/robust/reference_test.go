@@ -2,15 +2,14 @@ package robust
 
 import (
 	"context"
-	"encoding/csv"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/kernel"
 )
 
@@ -95,27 +94,11 @@ var referenceSets = []referenceSet{
 // row.
 func readRefCSV(t *testing.T, name string) []map[string]string {
 	t.Helper()
-	fh, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	recs, err := csv.NewReader(fh).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	recs := testutil.ReadCSV(t, filepath.Join("testdata", name))
 	if len(recs) < 2 {
 		t.Fatalf("%s: no rows", name)
 	}
-	var out []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for k, h := range recs[0] {
-			m[h] = r[k]
-		}
-		out = append(out, m)
-	}
-	return out
+	return testutil.Keyed(recs)
 }
 
 func refFloat(t *testing.T, m map[string]string, key string) float64 {
