@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,6 +197,31 @@ const maxDSInit = 400_000
 
 // agreementParams are the query parameters readAgreementOpts reads.
 var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "population", "weights", "ds_iter", "ds_tol", "ds_gold"}
+
+// agreementPageParams are the agreement parameters the project page's
+// options form offers besides ties, ci, null and weights (which it reads
+// apart): the rest of agreementParams. ds_init and ds_init_strategy, the
+// error matrices' CSV text and how it enters, are left to the API.
+func agreementPageParams() []string {
+	var ps []string
+	for _, p := range agreementParams {
+		switch p {
+		case "ties", "ci", "null", "weights":
+		default:
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// agreementParamOK says whether the agreement routes accept the query
+// parameter name=value alone (readAgreementOpts's checks, no others).
+func agreementParamOK(name, value string) bool {
+	u := &url.URL{RawQuery: url.Values{name: {value}}.Encode()}
+	q := newQuery(&gin.Context{Request: &http.Request{URL: u}}, agreementParams...)
+	readAgreementOpts(q, false)
+	return q.err == nil
+}
 
 // agreementPending is the state of an agreement analysis running in the
 // background (a project over Config.AgreementJobLabels).
