@@ -44,6 +44,9 @@ type peerInput struct {
 	Counts     [][]float64 `json:"counts"`
 	File       string      `json:"file"`
 	Dataset    string      `json:"dataset"`
+	// Gold are known classes of some items (item -> label), crowd-kit's
+	// gold (Options.Gold).
+	Gold map[string]any `json:"gold"`
 }
 
 // load reads File into the input.
@@ -85,6 +88,16 @@ type peerOptions struct {
 	CompleteCases bool        `json:"complete_cases"`
 	Only          string      `json:"only"`
 	Ties          string      `json:"ties"`
+	// The aggregators' options (crowd-kit's n_iter, tol, n_restarts,
+	// method; Dawid-Skene's true labels).
+	DSIter       int     `json:"ds_iter"`
+	DSTol        float64 `json:"ds_tol"`
+	DSGold       bool    `json:"ds_gold"`
+	GLADIter     int     `json:"glad_iter"`
+	GLADTol      float64 `json:"glad_tol"`
+	MACEIter     int     `json:"mace_iter"`
+	MACERestarts int     `json:"mace_restarts"`
+	MACEEM       bool    `json:"mace_em"`
 }
 
 // peerCheck compares one number of concord's report (its JSON document,
@@ -92,15 +105,18 @@ type peerOptions struct {
 // |got - want| <= Tol + Rtol |want| (numpy's assert_allclose;
 // assert_almost_equal(decimal=d) is Tol 1.5e-d), or, with Round, the
 // value rounded to Round digits equals Want (the peer's round(x, d) ==
-// want). Scale multiplies concord's number first (0.5: a one-sided
+// want). A list element is named by its index or by its "id" (an item's
+// or rater's row of an aggregator). Scale multiplies concord's number first (0.5: a one-sided
 // p-value from the two-sided one when z > 0).
 type peerCheck struct {
-	Path  string   `json:"path"`
-	Want  float64  `json:"want"`
-	Tol   float64  `json:"tol"`
-	Rtol  float64  `json:"rtol"`
-	Round *int     `json:"round"`
-	Scale *float64 `json:"scale"`
+	Path string `json:"path"`
+	// WantLabel, if not empty, is the label (a string) expected at Path.
+	WantLabel string   `json:"want_label"`
+	Want      float64  `json:"want"`
+	Tol       float64  `json:"tol"`
+	Rtol      float64  `json:"rtol"`
+	Round     *int     `json:"round"`
+	Scale     *float64 `json:"scale"`
 }
 
 func (c peerCheck) ok(got float64) bool {
@@ -153,9 +169,8 @@ func runPeerCase(pc peerCase) (map[string]any, error) {
 			rep, err = AnalyzeCounts(pc.Input.Counts, to)
 		}
 	case "labels":
-		var r *Ratings
-		var level Level
-		if r, level, err = peerRatings(pc.Input, o.Level); err != nil {
+		pr, err := peerRatings(pc.Input, o.Level)
+		if err != nil {
 			return nil, err
 		}
 		ties := TieFrequent
@@ -168,8 +183,10 @@ func runPeerCase(pc peerCase) (map[string]any, error) {
 		if only == "" {
 			only = OnlyCoefficients
 		}
-		rep, err = Analyze(r, Options{Level: level, Bootstrap: -1, Only: only, CI: ci, Null: o.Null, ConfLevel: o.ConfLevel,
-			Weights: ws, WeightMatrix: o.WeightMatrix, Ties: ties, ICC: ICCOptions{CompleteCasesOnly: o.CompleteCases}})
+		rep, err = Analyze(pr.r, Options{Level: pr.level, Bootstrap: -1, ItemNames: pr.items, RaterNames: pr.raters, CategoryNames: pr.cats, Only: only, CI: ci, Null: o.Null, ConfLevel: o.ConfLevel,
+			Weights: ws, WeightMatrix: o.WeightMatrix, Ties: ties, ICC: ICCOptions{CompleteCasesOnly: o.CompleteCases},
+			Gold: pr.gold, DSGold: o.DSGold, DS: DSOptions{MaxIter: o.DSIter, Tol: o.DSTol},
+			GLAD: GLADOptions{MaxIter: o.GLADIter, Tol: o.GLADTol}, MACE: MACEOptions{MaxIter: o.MACEIter, Restarts: o.MACERestarts, EM: o.MACEEM}})
 	default:
 		return nil, fmt.Errorf("unknown input kind %q", pc.Input.Kind)
 	}
@@ -184,10 +201,19 @@ func runPeerCase(pc peerCase) (map[string]any, error) {
 	return doc, json.Unmarshal(b, &doc)
 }
 
+// peerData are a case's raw labels as Ratings, with the names of the
+// items, raters and categories, and the gold classes (nil: none).
+type peerData struct {
+	r                   *Ratings
+	level               Level
+	items, raters, cats []string
+	gold                []int
+}
+
 // peerRatings builds the Ratings of raw labels: categorical (nominal,
 // ordinal) on the categories given or the sorted distinct values,
 // continuous (interval, ratio) on the values.
-func peerRatings(in peerInput, levelName string) (*Ratings, Level, error) {
+func peerRatings(in peerInput, levelName string) (*peerData, error) {
 	level := Level(-1)
 	for l, n := range levelNames {
 		if n == levelName {
@@ -195,16 +221,19 @@ func peerRatings(in peerInput, levelName string) (*Ratings, Level, error) {
 		}
 	}
 	if level < 0 {
-		return nil, 0, fmt.Errorf("unknown level %q", levelName)
+		return nil, fmt.Errorf("unknown level %q", levelName)
 	}
 	items, raters := map[string]int{}, map[string]int{}
+	pd := &peerData{level: level}
 	key := func(v any) string { return fmt.Sprint(v) }
 	for _, l := range in.Labels {
 		if _, ok := items[key(l[0])]; !ok {
 			items[key(l[0])] = len(items)
+			pd.items = append(pd.items, key(l[0]))
 		}
 		if _, ok := raters[key(l[1])]; !ok {
 			raters[key(l[1])] = len(raters)
+			pd.raters = append(pd.raters, key(l[1]))
 		}
 	}
 	if level == Interval || level == Ratio {
@@ -212,11 +241,12 @@ func peerRatings(in peerInput, levelName string) (*Ratings, Level, error) {
 		for _, l := range in.Labels {
 			v, ok := l[2].(float64)
 			if !ok {
-				return nil, 0, fmt.Errorf("%s data need numbers, have %v", level, l[2])
+				return nil, fmt.Errorf("%s data need numbers, have %v", level, l[2])
 			}
 			r.Add(items[key(l[0])], raters[key(l[1])], v)
 		}
-		return r, level, nil
+		pd.r = r
+		return pd, nil
 	}
 	cats := in.Categories
 	if cats == nil {
@@ -240,6 +270,7 @@ func peerRatings(in peerInput, levelName string) (*Ratings, Level, error) {
 	var values []float64
 	for k, c := range cats {
 		index[key(c)] = k
+		pd.cats = append(pd.cats, key(c))
 		if v, ok := c.(float64); ok && values != nil || ok && k == 0 {
 			values = append(values, v)
 		} else {
@@ -253,32 +284,52 @@ func peerRatings(in peerInput, levelName string) (*Ratings, Level, error) {
 	for _, l := range in.Labels {
 		k, ok := index[key(l[2])]
 		if !ok {
-			return nil, 0, fmt.Errorf("label %v is not one of the categories %v", l[2], cats)
+			return nil, fmt.Errorf("label %v is not one of the categories %v", l[2], cats)
 		}
 		r.Add(items[key(l[0])], raters[key(l[1])], float64(k))
 	}
-	return r, level, nil
+	pd.r = r
+	if in.Gold != nil {
+		pd.gold = make([]int, len(items))
+		for i := range pd.gold {
+			pd.gold[i] = -1
+		}
+		for it, g := range in.Gold {
+			i, iok := items[it]
+			k, kok := index[key(g)]
+			if !iok || !kok {
+				return nil, fmt.Errorf("gold %v of item %s: no such item or class", g, it)
+			}
+			pd.gold[i] = k
+		}
+	}
+	return pd, nil
 }
 
-// lookup follows a dotted path (keys, list indices) in a JSON document.
-func lookup(doc any, path string) (float64, bool) {
+// lookup follows a dotted path (keys; list indices or the "id" of a list
+// element) in a JSON document.
+func lookup(doc any, path string) any {
 	x := doc
 	for _, p := range strings.Split(path, ".") {
 		switch v := x.(type) {
 		case map[string]any:
 			x = v[p]
 		case []any:
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= len(v) {
-				return 0, false
+			x = nil
+			if i, err := strconv.Atoi(p); err == nil && i >= 0 && i < len(v) {
+				x = v[i]
+				break
 			}
-			x = v[i]
+			for _, e := range v {
+				if m, ok := e.(map[string]any); ok && m["id"] == p {
+					x = e
+				}
+			}
 		default:
-			return 0, false
+			return nil
 		}
 	}
-	f, ok := x.(float64)
-	return f, ok
+	return x
 }
 
 // peerTally counts a peer's cases.
@@ -327,7 +378,14 @@ func TestPeerCases(t *testing.T) {
 			bad = append(bad, err.Error())
 		} else {
 			for _, c := range pc.Checks {
-				got, ok := lookup(doc, c.Path)
+				x := lookup(doc, c.Path)
+				if c.WantLabel != "" {
+					if got := fmt.Sprint(x); got != c.WantLabel {
+						bad = append(bad, fmt.Sprintf("%s: concord %s, %s %s", c.Path, got, pc.Peer, c.WantLabel))
+					}
+					continue
+				}
+				got, ok := x.(float64)
 				if !ok {
 					bad = append(bad, c.Path+": not in the report")
 				} else if !c.ok(got) {
@@ -341,6 +399,9 @@ func TestPeerCases(t *testing.T) {
 		case len(bad) == 0:
 			t.Errorf("%s/%s agrees now but is listed as differing (%s): drop its differs", pc.Peer, pc.ID, pc.Differs)
 		case pc.Differs == "":
+			if len(bad) > 4 {
+				bad = append(bad[:4], fmt.Sprintf("and %d more", len(bad)-4))
+			}
 			t.Errorf("%s/%s (%s): %s", pc.Peer, pc.ID, pc.Source, strings.Join(bad, "; "))
 			pt.differ = append(pt.differ, pc.ID+": "+strings.Join(bad, "; "))
 		default:
