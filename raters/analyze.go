@@ -442,7 +442,7 @@ func (a *analyzer) iccStep() error {
 		return nil
 	}
 	rep.ICC = &ICCReport{ICC1: res.ICC1, ICC2: res.ICC2, ICC3: res.ICC3, ICC1k: res.ICC1k, ICC2k: res.ICC2k, ICC3k: res.ICC3k,
-		Method: res.Method, N: res.N, K: res.K, MSB: num(res.MSB), MSJ: num(res.MSJ), MSE: num(res.MSE), MSW: num(res.MSW)}
+		Method: res.Method, N: res.N, K: res.K, MSB: num(res.MSB), MSJ: num(res.MSJ), MSE: num(res.MSE), MSW: num(res.MSW), FTests: res.FTests()}
 	if res.Dropped > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("ICC: %d items left out", res.Dropped))
 	}

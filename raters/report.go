@@ -232,6 +232,19 @@ type ICCReport struct {
 	MSJ    num      `json:"msj"`
 	MSE    num      `json:"mse"`
 	MSW    num      `json:"msw"`
+	// FTests are the F tests of no agreement of the six ICCs, by name
+	// (ICC1, ..., ICC3k), as psych::ICC and pingouin's intraclass_corr
+	// report them (ICCResult.FTests).
+	FTests map[string]ICCFTest `json:"f_tests"`
+}
+
+// ICCFTest is an ICC's F test against 0: the statistic F, its degrees of
+// freedom and the p-value P(F(df1, df2) > F).
+type ICCFTest struct {
+	F   num `json:"f"`
+	DF1 num `json:"df1"`
+	DF2 num `json:"df2"`
+	P   num `json:"p_value"`
 }
 
 // PairAgreement is a rater's agreement with one other rater.

@@ -322,6 +322,11 @@ psych = [[9, 6, 8, 7, 10, 6], [2, 1, 4, 1, 5, 2], [5, 3, 6, 2, 6, 4], [8, 2, 8, 
 wine = [[1, 1, 3, 6, 6, 7, 8, 9], [2, 3, 8, 4, 5, 5, 7, 9], [0, 3, 1, 3, 5, 6, 7, 9], [1, 2, 4, 3, 6, 2, 9, 8]]
 wine_nan = [list(map(float, c)) for c in wine]
 wine_nan[0][3] = nan  # df.at[3, "Scores"] = nan: wine 4, judge A
+ftests = {  # F rounded to (digits), df1, df2, p and its decimal, as each example asserts
+    "psych": ([1.8, 11.0, 11.0, 1.8, 11.0, 11.0], 1, [5] * 6, [18, 15, 15, 18, 15, 15], [0.16472, 0.00013, 0.00013, 0.16472, 0.00013, 0.00013], 4),
+    "wine": ([12] * 6, 0, [7] * 6, [24, 21, 21, 24, 21, 21], [2.2e-06, 5.0e-06, 5.0e-06, 2.2e-06, 5.0e-06, 5.0e-06], 7),
+    "wine nan_policy=omit": ([13] * 6, 0, [6] * 6, [21, 18, 18, 21, 18, 18], None, 0),
+}
 for name, data, line, vals, lower, upper, opts in [
         ("psych", psych, 57, [0.17, 0.29, 0.71, 0.44, 0.62, 0.91], [-0.13, 0.02, 0.34, -0.88, 0.07, 0.68], [0.72, 0.76, 0.95, 0.91, 0.93, 0.99], {}),
         ("wine", wine, 74, [0.73, 0.73, 0.73, 0.91, 0.91, 0.92], [0.43, 0.43, 0.43, 0.75, 0.75, 0.75], [0.93, 0.93, 0.93, 0.98, 0.98, 0.98], {}),
@@ -332,9 +337,12 @@ for name, data, line, vals, lower, upper, opts in [
     if lower:
         add(PG, name + " CI95 lower", PGF + ":%d" % (line + 11), inp, o, [chk("icc.%s.ci_low" % n, v, round_=2) for n, v in zip(ICC, lower)])
         add(PG, name + " CI95 upper", PGF + ":%d" % (line + 12), inp, o, [chk("icc.%s.ci_high" % n, v, round_=2) for n, v in zip(ICC, upper)])
-    for stat in ["F", "df1", "df2"] + (["pval"] if lower else []):
-        add(PG, "%s %s" % (name, stat), PGF + ":%d" % line,
-            not_expressible="the ICC's F test (F, df1, df2, p-value): concord reports each ICC with its F-based interval and the mean squares (icc.msb, msj, mse, msw), not the test")
+    fs, fdig, df1, df2, ps, pdec = ftests[name]
+    add(PG, name + " F", PGF + ":%d" % (line + 3), inp, o, [chk("icc.f_tests.%s.f" % n, v, round_=fdig) for n, v in zip(ICC, fs)])
+    add(PG, name + " df1", PGF + ":%d" % (line + 4), inp, o, [chk("icc.f_tests.%s.df1" % n, v, dec(7)) for n, v in zip(ICC, df1)])
+    add(PG, name + " df2", PGF + ":%d" % (line + 5), inp, o, [chk("icc.f_tests.%s.df2" % n, v, dec(7)) for n, v in zip(ICC, df2)])
+    if ps:
+        add(PG, name + " pval", PGF + ":%d" % (line + 6), inp, o, [chk("icc.f_tests.%s.p_value" % n, v, dec(pdec)) for n, v in zip(ICC, ps)])
 add(PG, "nan_policy=raise", PGF + ":104", not_expressible="pingouin's default refuses missing ratings; concord uses every rating (REML) or, with --complete-cases, drops the incomplete items: there is no error to reproduce")
 
 # ---------------------------------------------------------------- irrCAC
