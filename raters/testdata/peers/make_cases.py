@@ -313,6 +313,68 @@ add(FK, "doctest/7 strings ordinal value_domain", FKF + ":344",
 add(FK, "doctest/8 strings nominal", FKF + ":348", {"kind": "labels", "labels": labels_of_columns(rd3)}, {"level": "nominal"},
     [chk("krippendorff_alpha.nominal.value", 0.743, round_=3)])
 
+# ---------------------------------------------------------------- NLTK
+# nltk/test/unit/test_disagreement.py (github.com/nltk/nltk @ 152be06; the
+# TestDisagreement cases are also in Debian's nltk 3.8, which runs them
+# here; TestMissingValues is newer than 3.8). unittest's assertAlmostEqual
+# is round(a - b, 7) == 0, |a - b| < 5e-8.
+try:
+    from nltk.metrics.agreement import AnnotationTask
+except ImportError:
+    AnnotationTask = None
+NL = "NLTK"
+NLF = "nltk/test/unit/test_disagreement.py"
+PL7 = 5e-8
+
+
+def nl_case(id, line, data, path, want, level="nominal", method="alpha", differs=""):
+    if AnnotationTask:
+        try:
+            close(getattr(AnnotationTask(data), method)(), want, PL7)
+        except ZeroDivisionError:
+            pass  # nltk 3.8 divides by D_e = 0; the convention alpha = 1 is newer
+    add(NL, id, NLF + " (nltk @ 152be06) " + id.split("/")[0], {"kind": "labels", "labels": [[str(i), c, l] for c, i, l in data]}, {"level": level},
+        [chk(path, want, PL7)], differs=differs)
+
+
+easy = [("coder1", "dress1", "YES"), ("coder2", "dress1", "NO"), ("coder3", "dress1", "NO"),
+        ("coder1", "dress2", "YES"), ("coder2", "dress2", "NO"), ("coder3", "dress3", "NO")]
+nl_case("TestDisagreement.test_easy", 13, easy, "krippendorff_alpha.nominal.value", -0.3333333)
+nl_case("TestDisagreement.test_easy2", 29, easy[:5], "krippendorff_alpha.nominal.value", -0.3333333)
+nl_case("TestDisagreement.test_easy3/1", 44, [("coder1", "1", 1), ("coder2", "1", 1), ("coder1", "2", 2), ("coder2", "2", 2)],
+        "krippendorff_alpha.nominal.value", 1.0)
+nl_case("TestDisagreement.test_easy3/2", 55, [("coder1", "1", 1), ("coder2", "1", 1), ("coder1", "2", 2)], "krippendorff_alpha.nominal.value", 1.0,
+        differs="one item with two equal ratings: no expected disagreement (D_e = 0), so alpha = 1 - D_o/D_e is 0/0; "
+                "NLTK returns 1 by convention, concord (as irrCAC) leaves it undefined")
+perfect = [("coder1", "1", "YES"), ("coder2", "1", "YES"), ("coder1", "2", "YES"), ("coder2", "2", "YES")]
+for method, path in [("S", "brennan_prediger.value"), ("pi", "scott_pi.value"), ("kappa", "cohen_kappa.0.unweighted.value"), ("multi_kappa", "conger_kappa.value")]:
+    nl_case("TestDisagreement.test_perfect_agreement_coefficients/" + method, 59, perfect, path, 1.0, method=method,
+            differs="every label is the one category: chance agreement is 1 and (p_a - p_e)/(1 - p_e) is 0/0; NLTK returns 1 by convention, "
+                    "concord (as irrCAC) leaves it undefined" if method != "S" else
+                    "one category in the data: Bennett's S (Brennan-Prediger) with q = 1 has p_e = 1/q = 1, 0/0; NLTK counts q from the data and returns 1, "
+                    "concord leaves it undefined (with the scheme's categories, --observed-categories off, q is the scheme's)")
+adv = [("A", "1", "1"), ("B", "1", "1"), ("D", "1", "1"), ("A", "2", "2"), ("B", "2", "2"), ("C", "2", "3"), ("D", "2", "2"),
+       ("A", "3", "3"), ("B", "3", "3"), ("C", "3", "3"), ("D", "3", "3"), ("A", "4", "3"), ("B", "4", "3"), ("C", "4", "3"), ("D", "4", "3"),
+       ("A", "5", "2"), ("B", "5", "2"), ("C", "5", "2"), ("D", "5", "2"), ("A", "6", "1"), ("B", "6", "2"), ("C", "6", "3"), ("D", "6", "4"),
+       ("A", "7", "4"), ("B", "7", "4"), ("C", "7", "4"), ("D", "7", "4"), ("A", "8", "1"), ("B", "8", "1"), ("C", "8", "2"), ("D", "8", "1"),
+       ("A", "9", "2"), ("B", "9", "2"), ("C", "9", "2"), ("D", "9", "2"), ("B", "10", "5"), ("C", "10", "5"), ("D", "10", "5"),
+       ("C", "11", "1"), ("D", "11", "1"), ("C", "12", "3")]
+nl_case("TestDisagreement.test_advanced", 72, adv, "krippendorff_alpha.nominal.value", 0.743421052632)
+nl_case("TestDisagreement.test_advanced2", 122, adv, "krippendorff_alpha.nominal.value", 0.743421052632)
+ratings = {"1": [1, 1, 2], "2": [1, 1, None], "3": [None, 1, 2]}
+with_none = [(c, str(i), "None" if r is None else r) for c, rs in ratings.items() for i, r in enumerate(rs)]
+dropped = [(c, str(i), r) for c, rs in ratings.items() for i, r in enumerate(rs) if r is not None]
+nl_case("TestMissingValues.test_placeholder_counted_as_category_without_missing_values", 193,
+        [(c, i, str(l)) for c, i, l in with_none], "krippendorff_alpha.nominal.value", 0.33333333333333)
+add(NL, "TestMissingValues.test_missing_values_recovers_full_agreement", NLF + " (nltk @ 152be06)",
+    not_expressible="missing_values=[None] declares a placeholder label as missing; concord reads an empty cell as missing and has no placeholder option (drop the rows; test_omitting_triples_is_equivalent is that)")
+nl_case("TestMissingValues.test_omitting_triples_is_equivalent", 203, dropped, "krippendorff_alpha.nominal.value", 1.0)
+add(NL, "TestMissingValues.test_string_placeholder", NLF + " (nltk @ 152be06)", not_expressible="a placeholder label declared missing (missing_values=['None']): no such option in concord")
+add(NL, "TestMissingValues.test_masi_multilabel_with_missing", NLF + " (nltk @ 152be06)", not_expressible="set-valued labels with the MASI distance: concord's labels are single categories")
+nl_case("TestMissingValues.test_missing_values_does_not_change_complete_data", 235, easy, "krippendorff_alpha.nominal.value", -0.3333333)
+add(NL, "TestMissingValues.test_all_missing_raises_cleanly", NLF + " (nltk @ 152be06)", not_expressible="an error on labels that are all placeholders; concord has no placeholders (and no labels is an error naming the input)")
+add(NL, "TestMissingValues.test_unhashable_placeholder_rejected_at_construction", NLF + " (nltk @ 152be06)", not_expressible="a Python type check of the missing_values argument")
+
 # ---------------------------------------------------------------- pingouin
 PG = "pingouin"
 PGF = "tests/test_reliability.py (test_intraclass_corr)"
