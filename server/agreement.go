@@ -207,15 +207,22 @@ const maxDSInit = 400_000
 // agreementParams are the query parameters readAgreementOpts reads.
 var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "population", "weights", "ds_iter", "ds_tol", "ds_gold"}
 
+// agreementRouteParams are the query parameters of the project agreement
+// route: agreementParams and the document's own (only, and the CSV texts
+// ds_init and weights_matrix with ds_init_strategy).
+func agreementRouteParams() []string {
+	return append(agreementParams[:len(agreementParams):len(agreementParams)], "only", "ds_init", "ds_init_strategy", "weights_matrix")
+}
+
 // agreementPageParams are the agreement parameters the project page's
 // options form offers besides ties, ci, null and weights (which it reads
-// apart): the rest of agreementParams. ds_init and ds_init_strategy, the
-// error matrices' CSV text and how it enters, are left to the API.
+// apart): the rest of the route's but only (the page shows the whole
+// document).
 func agreementPageParams() []string {
 	var ps []string
-	for _, p := range agreementParams {
+	for _, p := range agreementRouteParams() {
 		switch p {
-		case "ties", "ci", "null", "weights":
+		case "ties", "ci", "null", "weights", "only":
 		default:
 			ps = append(ps, p)
 		}
@@ -223,12 +230,14 @@ func agreementPageParams() []string {
 	return ps
 }
 
-// agreementParamOK says whether the agreement routes accept the query
-// parameter name=value alone (readAgreementOpts's checks, no others).
+// agreementParamOK says whether the project agreement route accepts the
+// query parameter name=value alone (readAgreementOpts's checks, no
+// others: the CSV texts ds_init and weights_matrix are read against the
+// project's labels by the analysis, whose error the page shows).
 func agreementParamOK(name, value string) bool {
 	u := &url.URL{RawQuery: url.Values{name: {value}}.Encode()}
-	q := newQuery(&gin.Context{Request: &http.Request{URL: u}}, agreementParams...)
-	readAgreementOpts(q, false)
+	q := newQuery(&gin.Context{Request: &http.Request{URL: u}}, agreementRouteParams()...)
+	readAgreementOpts(q, true)
 	return q.err == nil
 }
 

@@ -584,7 +584,7 @@ func (s *Server) agreement(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	q := newQuery(c, append(agreementParams, "only", "ds_init", "ds_init_strategy", "weights_matrix")...)
+	q := newQuery(c, agreementRouteParams()...)
 	o := readAgreementOpts(q, true)
 	if q.err != nil {
 		s.fail(c, q.err)

@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"math"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -9,7 +11,7 @@ import (
 // TestDashboardAgreementOptions: the project page's agreement options
 // (?ci=, ?null=, ?weights= and the API's other query parameters:
 // population, bootstrap, seed, pairs, min_shared, ds_iter, ds_tol,
-// ds_gold) are offered, kept when valid (dropped when
+// ds_gold, ds_init, ds_init_strategy, weights_matrix) are offered, kept when valid (dropped when
 // not), carried by the page's other agreement forms and passed on to the
 // API as data-query; the JS reads data-query and shows the p-values.
 func TestDashboardAgreementOptions(t *testing.T) {
@@ -35,9 +37,13 @@ func TestDashboardAgreementOptions(t *testing.T) {
 				`value="50" placeholder="500"`, `value="1e-6" placeholder="1e-10"`, `id="agreement-ds-gold" value="true" checked`,
 				`<input type="hidden" name="population" value="500">`, `<input type="hidden" name="ds_gold" value="true">`},
 			[]string{`name="ci" value=`}},
-		{"invalid others dropped", "?population=-3&bootstrap=99999&seed=x&pairs=some&min_shared=-1&ds_iter=1e9&ds_tol=-1&ds_gold=maybe",
+		{"custom weights and DS initial errors", "?weights_matrix=" + url.QueryEscape("1,0.8,0.5,0") + "&ds_init_strategy=addition&ds_init=" + url.QueryEscape("rater,true,label,value\nr1,0,0,5"),
+			[]string{`data-query="ds_init=rater%2Ctrue%2Clabel%2Cvalue%0Ar1%2C0%2C0%2C5&amp;ds_init_strategy=addition&amp;weights_matrix=1%2C0.8%2C0.5%2C0"`,
+				`placeholder="1,0.5,0">1,0.8,0.5,0</textarea>`, `placeholder="rater,true,label,value">rater,true,label,value`, `<option value="addition" selected>`,
+				`<input type="hidden" name="weights_matrix" value="1,0.8,0.5,0">`}, nil},
+		{"invalid others dropped", "?population=-3&bootstrap=99999&seed=x&pairs=some&min_shared=-1&ds_iter=1e9&ds_tol=-1&ds_gold=maybe&ds_init_strategy=merge",
 			[]string{`data-query=""`, `id="agreement-population" min="0" step="1" value=""`, `placeholder="1000"`},
-			[]string{`value="-3"`, "99999", `value="some"`, "maybe", `value="1e9"`, `type="hidden" name="population"`}},
+			[]string{`value="-3"`, "99999", `value="some"`, "maybe", `value="1e9"`, `type="hidden" name="population"`, "merge"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, page := br.get(fmt.Sprintf("/projects/%d%s", id, tc.query))
@@ -63,6 +69,17 @@ func TestDashboardAgreementOptions(t *testing.T) {
 	doc := e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?only=coefficients&%s", id, strings.ReplaceAll(dq, "&amp;", "&")), key, nil, 200)
 	if doc["population"] != 500.0 || doc["bootstrap"] != nil && doc["bootstrap"] != 0.0 {
 		t.Errorf("the API on the page's query %q: population %v, bootstrap %v", dq, doc["population"], doc["bootstrap"])
+	}
+	// The custom weights reach the analysis too: quadratic weights on
+	// 0..3 as a toeplitz row give weighted.custom = weighted.quadratic.
+	_, page = br.get(fmt.Sprintf("/projects/%d?bootstrap=0&weights=quadratic&weights_matrix=%s", id, url.QueryEscape("1,0.8888888888888888,0.5555555555555556,0")))
+	dq = strings.TrimPrefix(between(page, `data-query="`, `">`), `data-query="`)
+	doc = e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?only=coefficients&%s", id, strings.ReplaceAll(dq, "&amp;", "&")), key, nil, 200)
+	w, _ := doc["weighted"].(map[string]any)
+	quad, _ := w["quadratic"].(map[string]any)
+	custom, _ := w["custom"].(map[string]any)
+	if a, b := quad["gwet_ac2"].(map[string]any)["value"], custom["gwet_ac2"].(map[string]any)["value"]; a == nil || math.Abs(a.(float64)-b.(float64)) > 1e-9 {
+		t.Errorf("the API on the page's query %q: custom Gwet AC2 %v, quadratic %v", dq, b, a)
 	}
 	_, js := br.get("/static/app.js")
 	for _, w := range []string{`getAttribute("data-query")`, `fmtP(c.p_value)`, `fmtP(c.p_value_null)`} {
