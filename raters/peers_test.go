@@ -169,8 +169,8 @@ func runPeerCase(pc peerCase) (map[string]any, error) {
 			rep, err = AnalyzeCounts(pc.Input.Counts, to)
 		}
 	case "labels":
-		pr, err := peerRatings(pc.Input, o.Level)
-		if err != nil {
+		var pr *peerData
+		if pr, err = peerRatings(pc.Input, o.Level); err != nil {
 			return nil, err
 		}
 		ties := TieFrequent
