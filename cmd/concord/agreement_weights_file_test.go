@@ -97,14 +97,7 @@ func TestAgreementWeightsFile(t *testing.T) {
 // with the row and column, and that --weights-file on labels needs a
 // categorical scheme.
 func TestAgreementWeightsFileErrors(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := tempWriter(t)
 	tab := write("tab.csv", "0,4,1\n0,8,0\n0,1,5\n")
 	for _, c := range []struct {
 		name, text, want string
@@ -130,6 +123,19 @@ func TestAgreementWeightsFileErrors(t *testing.T) {
 	}
 }
 
+// tempWriter returns a function that writes a file of a test's temporary
+// folder and returns its path.
+func tempWriter(t *testing.T) func(name, text string) string {
+	dir := t.TempDir()
+	return func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
 // TestAgreementWeightsFileLabels: --weights-file on labels (--labels) is
 // the table's --weights-file on the same data: the two-rater labels of
 // the table give its custom coefficients' values (percent agreement,
@@ -138,14 +144,7 @@ func TestAgreementWeightsFileErrors(t *testing.T) {
 // 1e-12; the standard errors are those of irrCAC's raw-data functions
 // (raters' TestWeightMatrixRawLabels checks them against irrCAC).
 func TestAgreementWeightsFileLabels(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := tempWriter(t)
 	tab := [][]int{{0, 4, 1}, {0, 8, 0}, {0, 1, 5}}
 	var tabCSV, labels strings.Builder
 	labels.WriteString("item_id,rater_id,label\n")

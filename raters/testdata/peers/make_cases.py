@@ -31,9 +31,10 @@ The expected numbers are transcribed from the peers' test files:
   distribution functions; gwet_irrcac_reference.csv: irrCAC 1.4's raw-data
   functions on Gwet's textbook tables), read here.
 
-Where the peer is installed (statsmodels, scikit-learn) the script runs it
-on each case and stops if a transcribed number is not what the peer
-computes within the test's tolerance, so that the transcription is checked.
+statsmodels' inputs are read from its installed test module. Where the
+peer is installed (statsmodels, scikit-learn, NLTK) the script runs it on
+each case and stops if a transcribed number is not what the peer computes
+within the test's tolerance, so that the transcription is checked.
 
 Tolerances: numpy's assert_almost_equal(decimal=d) is |a - b| < 1.5e-d;
 assert_allclose(atol=a) is |a - b| <= a + 1e-7 |b|; a doctest's
@@ -101,26 +102,12 @@ def close(got, want, tol):
 
 
 # ---------------------------------------------------------------- statsmodels
-try:
-    from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa, aggregate_raters
-except ImportError:  # the cases are still written; the check is skipped
-    cohens_kappa = fleiss_kappa = aggregate_raters = None
+from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa, aggregate_raters  # noqa: E402
 
 SM = "statsmodels"
 SMF = "statsmodels/stats/tests/test_inter_rater.py"
-table0 = np.asarray('''\
-1 	0 	0 	0 	0 	14 	1.000
-2 	0 	2 	6 	4 	2 	0.253
-3 	0 	0 	3 	5 	6 	0.308
-4 	0 	3 	9 	2 	0 	0.440
-5 	2 	2 	8 	1 	1 	0.330
-6 	7 	7 	0 	0 	0 	0.462
-7 	3 	2 	6 	3 	0 	0.242
-8 	2 	5 	3 	2 	2 	0.176
-9 	6 	5 	2 	1 	0 	0.286
-10 	0 	2 	2 	3 	7 	0.286'''.split(), float).reshape(10, -1)
-table1 = table0[:, 1:-1]
-table10 = [[0, 4, 1], [0, 8, 0], [0, 1, 5]]
+# The inputs are statsmodels' own, from its installed test module.
+from statsmodels.stats.tests.test_inter_rater import table1, table10, anxiety, diagnoses  # noqa: E402
 
 if fleiss_kappa:
     close(fleiss_kappa(table1), 0.210, dec(3))
@@ -203,10 +190,6 @@ if cohens_kappa:
 # test_cohens_kappa_irr (line 229): raters 2 and 3 of irr's anxiety data,
 # binned by np.histogramdd into 5 categories (1, 2, 3, 4-5, 6); kappa to 6
 # decimals, z to 5, two-sided p to 6 (irr's kappa2 numbers).
-anxiety = np.array([
-    3, 3, 3, 4, 5, 5, 2, 3, 5, 2, 2, 6, 1, 5, 2, 2, 1, 2, 4, 3, 3, 6, 4,
-    6, 2, 4, 2, 4, 3, 3, 2, 3, 3, 3, 2, 2, 1, 3, 3, 4, 2, 1, 4, 4, 3, 2,
-    1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2]).reshape(20, 3, order='F')
 tab_anx = np.histogramdd(anxiety[:, 1:], ([1, 2, 3, 4, 6, 7], [1, 2, 3, 4, 6, 7]))[0]
 irr = {"w1": (-0.006289308, -0.0604067, 0.9518317), "w2": (0.1459075, 1.282472, 0.1996772),
        "w3": (0.2520325, 1.437451, 0.1505898), "w4": (0.2391304, 1.223734, 0.2210526)}
@@ -233,12 +216,6 @@ for n, (res, w, wt) in enumerate([("w1", None, None), ("w2", None, 'linear'), ("
         {"kind": "table", "table": tab_anx.tolist()}, opts,
         [chk(prefix + "value", kappa, dec(6)), chk(prefix + "z", z, dec(5)), chk(prefix + "p_value", p, dec(6))])
 
-diagnoses = np.array([[4, 4, 4, 4, 4, 4], [2, 2, 2, 5, 5, 5], [2, 3, 3, 3, 3, 5], [5, 5, 5, 5, 5, 5], [2, 2, 2, 4, 4, 4],
-                      [1, 1, 3, 3, 3, 3], [3, 3, 3, 3, 5, 5], [1, 1, 3, 3, 3, 4], [1, 1, 4, 4, 4, 4], [5, 5, 5, 5, 5, 5],
-                      [1, 4, 4, 4, 4, 4], [1, 2, 4, 4, 4, 4], [2, 2, 2, 3, 3, 3], [1, 4, 4, 4, 4, 4], [2, 2, 4, 4, 4, 5],
-                      [3, 3, 3, 3, 3, 5], [1, 1, 1, 4, 5, 5], [1, 1, 1, 1, 1, 2], [2, 2, 4, 4, 4, 4], [1, 3, 3, 5, 5, 5],
-                      [5, 5, 5, 5, 5, 5], [2, 4, 4, 4, 4, 4], [2, 2, 4, 5, 5, 5], [1, 1, 4, 4, 4, 4], [1, 4, 4, 4, 4, 5],
-                      [2, 2, 2, 2, 2, 4], [1, 1, 1, 1, 5, 5], [2, 2, 4, 4, 4, 4], [1, 3, 3, 3, 3, 3], [5, 5, 5, 5, 5, 5]])
 if fleiss_kappa:
     close(fleiss_kappa(aggregate_raters(diagnoses)[0]), 0.4302445, dec(7))
 add(SM, "test_fleiss_kappa_irr", SMF + ":312", {"kind": "labels", "labels": labels_of_columns(diagnoses.T.tolist())}, {"level": "nominal"},
