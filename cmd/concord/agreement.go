@@ -534,6 +534,14 @@ func printCoefficients(w io.Writer, rep *analysis.AgreementReport, pct string) {
 		}
 	}
 	tw.Flush()
+	if rep.ICC != nil && rep.ICC.FTests != nil {
+		// The ICCs' F tests against 0 (psych::ICC, pingouin): one for
+		// ICC(1,*), one for ICC(2,*) and ICC(3,*).
+		for _, x := range [][2]string{{"ICC(1,1), ICC(1,k)", "ICC1"}, {"ICC(2,*), ICC(3,*)", "ICC2"}} {
+			ft := rep.ICC.FTests[x[1]]
+			fmt.Fprintf(w, "F test of %s: F = %s on %g and %g df, p = %s\n", x[0], f4(float64(ft.F)), float64(ft.DF1), float64(ft.DF2), pval(float64(ft.P)))
+		}
+	}
 }
 
 func printWeighted(w io.Writer, rep *analysis.AgreementReport) {
