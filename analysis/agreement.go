@@ -196,6 +196,9 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 		return nil, annotations.Errorf(annotations.EINVALID, "agreement needs labels from at least 2 raters, found %d", len(rt.Raters))
 	}
 	opts.Level = rt.Level
+	if opts.WeightMatrix != nil && len(opts.WeightMatrix) != len(rt.Categories) {
+		return nil, annotations.Errorf(annotations.EINVALID, "custom agreement weights: %d rows for the %d categories of %s (read them with ReadLabelWeightMatrix)", len(opts.WeightMatrix), len(rt.Categories), ds.Scheme)
+	}
 	opts.RaterNames, opts.ItemNames = rt.Raters, rt.Items
 	if ds.Scheme.Kind == annotations.Bounded {
 		// The per-item and per-rater scores divide by the scale's range.

@@ -36,6 +36,24 @@ func ReadWeightMatrix(name string, r io.Reader, q int) ([][]float64, error) {
 	return NewWeightMatrix(name, nums, q)
 }
 
+// ReadLabelWeightMatrix reads custom agreement weights (the layouts of
+// ReadWeightMatrix) for the labels of ds: one row and column per category
+// of its scheme, in the scheme's order (its levels as --scheme or the
+// project lists them). Their weighted coefficients (percent agreement,
+// Fleiss', Conger's, Gwet's AC2, Brennan-Prediger, Krippendorff's alpha;
+// irrCAC's raw-data functions) are raters.Options.WeightMatrix's. A
+// bounded scheme has no categories to weigh: an error says so.
+func ReadLabelWeightMatrix(name string, r io.Reader, ds *annotations.Dataset) ([][]float64, error) {
+	rt, err := Table(ds)
+	if err != nil {
+		return nil, err
+	}
+	if rt.Categories == nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "%s: custom agreement weights go with categorical schemes (one row and column per category); %s is not one: its values are weighted by the named weightings (linear, quadratic)", name, ds.Scheme)
+	}
+	return ReadWeightMatrix(name, r, len(rt.Categories))
+}
+
 // NewWeightMatrix checks custom agreement weights for q categories given
 // as rows of numbers (the layouts of ReadWeightMatrix: q rows of q, or one
 // row of q toeplitz weights by distance) and returns the q x q matrix. name

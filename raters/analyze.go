@@ -72,6 +72,12 @@ func newAnalyzer(ctx context.Context, r *Ratings, o Options) (*analyzer, error) 
 		panic("raters: " + o.Level.String() + " level needs categorical ratings")
 	}
 	o.check()
+	if o.WeightMatrix != nil {
+		if r.K == 0 {
+			panic("raters: Options.WeightMatrix needs categorical ratings")
+		}
+		checkWeightMatrix(o.WeightMatrix, r.K)
+	}
 	t := prepare(r, o.ObservedCategoriesOnly)
 	if t.n == 0 {
 		return nil, errors.New("raters: no ratings")
@@ -157,11 +163,27 @@ func (a *analyzer) boot(dst *Estimate, f func(mult []float64) float64) {
 
 // wm returns the weights on the table's categories.
 func (a *analyzer) wm(w Weights) *weightMat {
-	m, err := a.t.weights(w)
+	m, err := a.weightMat(w)
 	if err != nil {
 		panic(err) // only dense weights fail, on huge tables
 	}
 	return m
+}
+
+// weightMat returns the weights w on the table's categories; customWeights
+// are Options.WeightMatrix's rows and columns of those categories.
+func (a *analyzer) weightMat(w Weights) (*weightMat, error) {
+	if w != customWeights {
+		return a.t.weights(w)
+	}
+	m := make([][]float64, a.t.q)
+	for k, ck := range a.t.cats {
+		m[k] = make([]float64, a.t.q)
+		for l, cl := range a.t.cats {
+			m[k][l] = a.o.WeightMatrix[ck][cl]
+		}
+	}
+	return newCustomWeightMat(m), nil
 }
 
 // famTo computes a member of Gwet's family into dst and registers it with
@@ -281,13 +303,16 @@ func (a *analyzer) weightedStep() error {
 	if a.weights == nil {
 		a.weights = DefaultWeights(a.o.Level, a.nonNeg)
 	}
+	if a.o.WeightMatrix != nil {
+		a.weights = append(a.weights[:len(a.weights):len(a.weights)], customWeights)
+	}
 	a.sets = make([]*WeightedSet, len(a.weights))
 	if a.t.q < 2 {
 		return nil
 	}
 	t := a.t
 	for x, w := range a.weights {
-		m, err := t.weights(w)
+		m, err := a.weightMat(w)
 		if err != nil {
 			a.rep.Notes = append(a.rep.Notes, fmt.Sprintf("%s weights left out: %v", w, err))
 			continue
@@ -417,7 +442,7 @@ func (a *analyzer) iccStep() error {
 		return nil
 	}
 	rep.ICC = &ICCReport{ICC1: res.ICC1, ICC2: res.ICC2, ICC3: res.ICC3, ICC1k: res.ICC1k, ICC2k: res.ICC2k, ICC3k: res.ICC3k,
-		Method: res.Method, N: res.N, K: res.K, MSB: num(res.MSB), MSJ: num(res.MSJ), MSE: num(res.MSE), MSW: num(res.MSW)}
+		Method: res.Method, N: res.N, K: res.K, MSB: num(res.MSB), MSJ: num(res.MSJ), MSE: num(res.MSE), MSW: num(res.MSW), FTests: res.FTests()}
 	if res.Dropped > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("ICC: %d items left out", res.Dropped))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/optimize"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -415,6 +416,27 @@ func remlMS(res *ICCResult, rows []int, k int, value func(i, j int) float64, com
 	res.MSW = s2 + res.VarRaters
 	res.MSE = s2
 	return nil
+}
+
+// FTests returns the F tests of no agreement of the six ICCs (Shrout &
+// Fleiss 1979; McGraw & Wong 1996, Tables 4 and 8), as psych::ICC reports
+// them: ICC1 and ICC1k test F = MSB/MSW on n-1 and n(k-1) degrees of
+// freedom, ICC2, ICC3, ICC2k and ICC3k F = MSB/MSE on n-1 and (n-1)(k-1);
+// the p-value is P(F(df1, df2) > F). With REML (Method "reml") the mean
+// squares are those of the variance components, as psych::ICC's with
+// lmer = TRUE.
+func (res *ICCResult) FTests() map[string]ICCFTest {
+	test := func(f, d1, d2 float64) ICCFTest {
+		p := math.NaN()
+		if f >= 0 && d1 > 0 && d2 > 0 {
+			// P(F > f) = I_x(d2/2, d1/2), x = d2/(d2 + d1 f): the upper
+			// tail without 1 - CDF's cancellation (p down to 1e-300).
+			p = mathext.RegIncBeta(d2/2, d1/2, d2/(d2+d1*f))
+		}
+		return ICCFTest{F: num(f), DF1: num(d1), DF2: num(d2), P: num(p)}
+	}
+	one, two := test(res.F1, res.DF1n, res.DF1d), test(res.F2, res.DF2n, res.DF2d)
+	return map[string]ICCFTest{"ICC1": one, "ICC1k": one, "ICC2": two, "ICC3": two, "ICC2k": two, "ICC3k": two}
 }
 
 // finish computes the ICCs and psych's F-based intervals from the mean

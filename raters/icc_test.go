@@ -2,6 +2,7 @@ package raters
 
 import (
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -31,6 +32,12 @@ func TestICCPsych(t *testing.T) {
 	}
 	// ICC on the anger table must use the values: it is continuous already.
 	results := map[string]*ICCResult{}
+	// The F tests (testdata/reference_icc_ftest.csv: psych::ICC's
+	// definitions on psych's mean squares, p by scipy's F distribution).
+	ftests := map[string]map[string]string{}
+	for _, ref := range readCSV(t, "testdata/reference_icc_ftest.csv") {
+		ftests[ref["dataset"]+"/"+ref["method"]+" "+ref["type"]] = ref
+	}
 	checked := 0
 	for _, ref := range readCSV(t, "testdata/reference_icc.csv") {
 		key := ref["dataset"] + "/" + ref["method"]
@@ -90,6 +97,23 @@ func TestICCPsych(t *testing.T) {
 		} {
 			if !near(c.got, c.want, c.tol) {
 				t.Errorf("%s %s: %.10g, psych %.10g", label, c.name, c.got, c.want)
+			}
+		}
+		// F follows the mean squares (to their tolerance, relative);
+		// p, a steep function of F, to 100 times that, relative.
+		fr, ok := ftests[label]
+		if !ok {
+			t.Fatalf("%s: no F test reference", label)
+		}
+		ft := res.FTests()[ref["type"]]
+		for _, c := range []struct {
+			name      string
+			got, want float64
+			rtol      float64
+		}{{"F", float64(ft.F), parseF(t, fr["f"]), tol}, {"df1", float64(ft.DF1), parseF(t, fr["df1"]), 0}, {"df2", float64(ft.DF2), parseF(t, fr["df2"]), 0},
+			{"p", float64(ft.P), parseF(t, fr["p"]), 100 * tol}} {
+			if !(math.Abs(c.got-c.want) <= c.rtol*math.Abs(c.want)) {
+				t.Errorf("%s %s: %.10g, psych/scipy %.10g", label, c.name, c.got, c.want)
 			}
 		}
 		checked++

@@ -183,6 +183,9 @@ type table struct {
 	n, r int       // items with at least one rating; raters
 	q    int       // categories
 	vals []float64 // category values, increasing
+	// cats[k] is the Ratings category of table category k (categorical
+	// ratings only).
+	cats []int
 	// Item i's labels: raters lr[ls[i]:ls[i+1]] (increasing) with
 	// categories lc[...].
 	ls     []int
@@ -227,6 +230,7 @@ func prepare(r *Ratings, observedOnly bool) *table {
 			}
 			remap[k] = int32(len(t.vals))
 			t.vals = append(t.vals, r.Value(k))
+			t.cats = append(t.cats, k)
 		}
 	} else {
 		t.continuous = true

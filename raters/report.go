@@ -110,6 +110,16 @@ type Options struct {
 	// Weights are the weightings of the weighted coefficients
 	// (Report.Weighted); nil means DefaultWeights of the level.
 	Weights []Weights
+	// WeightMatrix, if not nil, is a K × K matrix of agreement weights on
+	// the categories of a categorical Ratings (w_kk = 1, symmetric; see
+	// TableOptions.WeightMatrix) whose weighted coefficients (percent
+	// agreement, Fleiss', Conger's, Gwet's AC2, Brennan-Prediger,
+	// Krippendorff's alpha; irrCAC's raw-data functions take any weight
+	// matrix, agree.coeff3.raw.r) are added to Report.Weighted as
+	// "custom" (CustomWeightsName), beside Weights. With
+	// ObservedCategoriesOnly, the rows and columns of the categories
+	// that occur are used.
+	WeightMatrix [][]float64
 	// MaxItemRows bounds the document: with more items than this, and
 	// Only empty, the aggregators' per-item rows (Consensus.Items) are
 	// left out of the report, with a note (Only = OnlyAggregators lists
@@ -222,6 +232,19 @@ type ICCReport struct {
 	MSJ    num      `json:"msj"`
 	MSE    num      `json:"mse"`
 	MSW    num      `json:"msw"`
+	// FTests are the F tests of no agreement of the six ICCs, by name
+	// (ICC1, ..., ICC3k), as psych::ICC and pingouin's intraclass_corr
+	// report them (ICCResult.FTests).
+	FTests map[string]ICCFTest `json:"f_tests"`
+}
+
+// ICCFTest is an ICC's F test against 0: the statistic F, its degrees of
+// freedom and the p-value P(F(df1, df2) > F).
+type ICCFTest struct {
+	F   num `json:"f"`
+	DF1 num `json:"df1"`
+	DF2 num `json:"df2"`
+	P   num `json:"p_value"`
 }
 
 // PairAgreement is a rater's agreement with one other rater.

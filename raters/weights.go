@@ -37,8 +37,12 @@ const (
 
 var weightNames = [...]string{"unweighted", "linear", "quadratic", "ordinal", "ratio", "radical", "circular", "bipolar"}
 
-// String returns irrCAC's name of the weights.
+// String returns irrCAC's name of the weights ("custom" for a user-given
+// matrix, Options.WeightMatrix).
 func (w Weights) String() string {
+	if w == customWeights {
+		return CustomWeightsName
+	}
 	if w < 0 || int(w) >= len(weightNames) {
 		return fmt.Sprintf("Weights(%d)", int(w))
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,6 +129,10 @@ type agreementOpts struct {
 	// only).
 	dsInit    string
 	dsInitAdd bool
+	// weightsMatrix is the CSV text of custom agreement weights (query
+	// parameter weights_matrix, the layout of concord agreement
+	// --weights-file; the project agreement route only).
+	weightsMatrix string
 }
 
 // readAgreementOpts reads the query parameters of the agreement routes:
@@ -179,6 +184,7 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 			q.fail("query parameter only=%s", err)
 		}
 		o.dsInit = q.str("ds_init", maxDSInit)
+		o.weightsMatrix = q.str("weights_matrix", maxWeightsMatrix)
 		switch v := q.str("ds_init_strategy", 20); v {
 		case "", "assign":
 		case "addition":
@@ -190,12 +196,50 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 	return o
 }
 
+// maxWeightsMatrix bounds the weights_matrix query parameter (bytes): a
+// 100 x 100 matrix of weights written with 6 digits.
+const maxWeightsMatrix = 100_000
+
 // maxDSInit bounds the ds_init query parameter (bytes): the error matrices
 // of 100 raters of 10 classes, about 40 bytes a cell.
 const maxDSInit = 400_000
 
 // agreementParams are the query parameters readAgreementOpts reads.
 var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "population", "weights", "ds_iter", "ds_tol", "ds_gold"}
+
+// agreementRouteParams are the query parameters of the project agreement
+// route: agreementParams and the document's own (only, and the CSV texts
+// ds_init and weights_matrix with ds_init_strategy).
+func agreementRouteParams() []string {
+	return append(agreementParams[:len(agreementParams):len(agreementParams)], "only", "ds_init", "ds_init_strategy", "weights_matrix")
+}
+
+// agreementPageParams are the agreement parameters the project page's
+// options form offers besides ties, ci, null and weights (which it reads
+// apart): the rest of the route's but only (the page shows the whole
+// document).
+func agreementPageParams() []string {
+	var ps []string
+	for _, p := range agreementRouteParams() {
+		switch p {
+		case "ties", "ci", "null", "weights", "only":
+		default:
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// agreementParamOK says whether the project agreement route accepts the
+// query parameter name=value alone (readAgreementOpts's checks, no
+// others: the CSV texts ds_init and weights_matrix are read against the
+// project's labels by the analysis, whose error the page shows).
+func agreementParamOK(name, value string) bool {
+	u := &url.URL{RawQuery: url.Values{name: {value}}.Encode()}
+	q := newQuery(&gin.Context{Request: &http.Request{URL: u}}, agreementRouteParams()...)
+	readAgreementOpts(q, true)
+	return q.err == nil
+}
 
 // agreementPending is the state of an agreement analysis running in the
 // background (a project over Config.AgreementJobLabels).
@@ -222,7 +266,7 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
 		return nil, nil, agreementTooLarge(n, max)
 	}
-	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd)
+	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t/%x", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd, sha256.Sum256([]byte(o.weightsMatrix)))
 	fn := func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o, n) }
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
 		res, err := s.agreements.get(ctx, key, fn)
@@ -281,6 +325,12 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 	if err != nil {
 		return nil, err
 	}
+	var wm [][]float64
+	if o.weightsMatrix != "" {
+		if wm, err = analysis.ReadLabelWeightMatrix("query parameter weights_matrix", strings.NewReader(o.weightsMatrix), ds); err != nil {
+			return nil, err
+		}
+	}
 	if o.boot == 0 {
 		o.boot = -1 // raters.Options: negative means none
 	}
@@ -304,7 +354,7 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 		}
 	}
 	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
-		CI: o.ci, Null: o.null, Population: o.population, Weights: o.weights, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol, InitialError: init, InitialErrorAdd: o.dsInitAdd}, DSGold: o.dsGold,
+		CI: o.ci, Null: o.null, Population: o.population, Weights: o.weights, WeightMatrix: wm, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol, InitialError: init, InitialErrorAdd: o.dsInitAdd}, DSGold: o.dsGold,
 		MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -577,7 +577,7 @@ func (s *Server) agreement(c *gin.Context) {
 	if p == nil {
 		return
 	}
-	q := newQuery(c, append(agreementParams, "only", "ds_init", "ds_init_strategy")...)
+	q := newQuery(c, agreementRouteParams()...)
 	o := readAgreementOpts(q, true)
 	if q.err != nil {
 		s.fail(c, q.err)

@@ -439,6 +439,15 @@ type projectPage struct {
 	// defaults); AgreementQuery is the API query of all four.
 	CI, Null, Weights string
 	AgreementQuery    string
+	// AgreementOpts are the agreement section's other options, the rest
+	// of the agreement API's query parameters (population, bootstrap,
+	// seed, pairs, min_shared, Dawid-Skene's ds_iter, ds_tol, ds_gold,
+	// ds_init and ds_init_strategy, custom weights weights_matrix), by
+	// name, each kept only when the API's parser accepts it.
+	AgreementOpts map[string]string
+	// DefaultBootstrap is the bootstrap field's placeholder
+	// (analysis.DefaultBootstrap).
+	DefaultBootstrap int
 	// WeightChoices are the weightings the page offers one by one.
 	WeightChoices []string
 }
@@ -470,7 +479,7 @@ func (d *dashboard) projectPage(c *gin.Context) {
 }
 
 // agreementParamsOf reads the project page's agreement options (?ci=,
-// ?null=, ?weights=) into pg, each kept only when the agreement API
+// ?null=, ?weights= and the others of agreementPageParams) into pg, each kept only when the agreement API
 // accepts it (the page's fields offer only valid ones), and builds the
 // API query with the tie rule.
 func agreementParamsOf(c *gin.Context, pg *projectPage) {
@@ -494,6 +503,13 @@ func agreementParamsOf(c *gin.Context, pg *projectPage) {
 		if _, err := analysis.ParseWeightsList(v); err == nil {
 			pg.Weights = v
 			q.Set("weights", v)
+		}
+	}
+	pg.AgreementOpts = map[string]string{}
+	for _, name := range agreementPageParams() {
+		if v := strings.TrimSpace(c.Query(name)); v != "" && agreementParamOK(name, v) {
+			pg.AgreementOpts[name] = v
+			q.Set(name, v)
 		}
 	}
 	pg.AgreementQuery = q.Encode()
@@ -536,7 +552,8 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		kept = append(kept, m)
 	}
 	models = kept
-	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Fittable: len(models) > 0, Form: map[string]string{}, HiddenModels: hidden}
+	page := projectPage{basePage: d.base(c, p.Name), Project: pj, Fittable: len(models) > 0, Form: map[string]string{}, HiddenModels: hidden,
+		DefaultBootstrap: analysis.DefaultBootstrap}
 	if page.Fittable {
 		model := models[0]
 		// The settings are empty (their defaults, shown as placeholders;

@@ -2,12 +2,16 @@ package server
 
 import (
 	"fmt"
+	"math"
+	"net/url"
 	"strings"
 	"testing"
 )
 
 // TestDashboardAgreementOptions: the project page's agreement options
-// (?ci=, ?null=, ?weights=) are offered, kept when valid (dropped when
+// (?ci=, ?null=, ?weights= and the API's other query parameters:
+// population, bootstrap, seed, pairs, min_shared, ds_iter, ds_tol,
+// ds_gold, ds_init, ds_init_strategy, weights_matrix) are offered, kept when valid (dropped when
 // not), carried by the page's other agreement forms and passed on to the
 // API as data-query; the JS reads data-query and shows the p-values.
 func TestDashboardAgreementOptions(t *testing.T) {
@@ -26,6 +30,20 @@ func TestDashboardAgreementOptions(t *testing.T) {
 			`<option value="normal" selected>`, `<option value="radical" selected>radical</option>`, `value="0.5"`,
 			`<input type="hidden" name="ci" value="normal">`, `<input type="hidden" name="weights" value="radical">`, `p (vs 0.5)`}, nil},
 		{"invalid dropped", "?ci=wald&null=half&weights=cubic", []string{`data-query=""`}, []string{"wald", "half", "cubic"}},
+		{"population and the rest", "?population=500&bootstrap=0&seed=7&pairs=all&min_shared=2&ds_iter=50&ds_tol=1e-6&ds_gold=true",
+			[]string{`data-query="bootstrap=0&amp;ds_gold=true&amp;ds_iter=50&amp;ds_tol=1e-6&amp;min_shared=2&amp;pairs=all&amp;population=500&amp;seed=7"`,
+				`name="population" id="agreement-population" min="0" step="1" value="500"`, `id="agreement-bootstrap" min="0" max="10000" step="1" value="0"`,
+				`id="agreement-seed" min="0" step="1" value="7"`, `id="agreement-pairs" size="6" value="all"`, `id="agreement-min-shared" min="0" step="1" value="2"`,
+				`value="50" placeholder="500"`, `value="1e-6" placeholder="1e-10"`, `id="agreement-ds-gold" value="true" checked`,
+				`<input type="hidden" name="population" value="500">`, `<input type="hidden" name="ds_gold" value="true">`},
+			[]string{`name="ci" value=`}},
+		{"custom weights and DS initial errors", "?weights_matrix=" + url.QueryEscape("1,0.8,0.5,0") + "&ds_init_strategy=addition&ds_init=" + url.QueryEscape("rater,true,label,value\nr1,0,0,5"),
+			[]string{`data-query="ds_init=rater%2Ctrue%2Clabel%2Cvalue%0Ar1%2C0%2C0%2C5&amp;ds_init_strategy=addition&amp;weights_matrix=1%2C0.8%2C0.5%2C0"`,
+				`placeholder="1,0.5,0">1,0.8,0.5,0</textarea>`, `placeholder="rater,true,label,value">rater,true,label,value`, `<option value="addition" selected>`,
+				`<input type="hidden" name="weights_matrix" value="1,0.8,0.5,0">`}, nil},
+		{"invalid others dropped", "?population=-3&bootstrap=99999&seed=x&pairs=some&min_shared=-1&ds_iter=1e9&ds_tol=-1&ds_gold=maybe&ds_init_strategy=merge",
+			[]string{`data-query=""`, `id="agreement-population" min="0" step="1" value=""`, `placeholder="1000"`},
+			[]string{`value="-3"`, "99999", `value="some"`, "maybe", `value="1e9"`, `type="hidden" name="population"`, "merge"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, page := br.get(fmt.Sprintf("/projects/%d%s", id, tc.query))
@@ -44,6 +62,24 @@ func TestDashboardAgreementOptions(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The page's query is the API's: population reaches the analysis.
+	_, page := br.get(fmt.Sprintf("/projects/%d?population=500&bootstrap=0", id))
+	dq := strings.TrimPrefix(between(page, `data-query="`, `">`), `data-query="`)
+	doc := e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?only=coefficients&%s", id, strings.ReplaceAll(dq, "&amp;", "&")), key, nil, 200)
+	if doc["population"] != 500.0 || doc["bootstrap"] != nil && doc["bootstrap"] != 0.0 {
+		t.Errorf("the API on the page's query %q: population %v, bootstrap %v", dq, doc["population"], doc["bootstrap"])
+	}
+	// The custom weights reach the analysis too: quadratic weights on
+	// 0..3 as a toeplitz row give weighted.custom = weighted.quadratic.
+	_, page = br.get(fmt.Sprintf("/projects/%d?bootstrap=0&weights=quadratic&weights_matrix=%s", id, url.QueryEscape("1,0.8888888888888888,0.5555555555555556,0")))
+	dq = strings.TrimPrefix(between(page, `data-query="`, `">`), `data-query="`)
+	doc = e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?only=coefficients&%s", id, strings.ReplaceAll(dq, "&amp;", "&")), key, nil, 200)
+	w, _ := doc["weighted"].(map[string]any)
+	quad, _ := w["quadratic"].(map[string]any)
+	custom, _ := w["custom"].(map[string]any)
+	if a, b := quad["gwet_ac2"].(map[string]any)["value"], custom["gwet_ac2"].(map[string]any)["value"]; a == nil || math.Abs(a.(float64)-b.(float64)) > 1e-9 {
+		t.Errorf("the API on the page's query %q: custom Gwet AC2 %v, quadratic %v", dq, b, a)
 	}
 	_, js := br.get("/static/app.js")
 	for _, w := range []string{`getAttribute("data-query")`, `fmtP(c.p_value)`, `fmtP(c.p_value_null)`} {

@@ -80,11 +80,16 @@ column per category, an optional item id column), with irrCAC's table and
 distribution functions and their variances (Cohen's kappa, Scott's pi, Gwet's
 AC1/AC2, Brennan-Prediger, Krippendorff's alpha, percent agreement; Fleiss'
 kappa for counts). Their weights are on the category positions 1..K.
---weights-file FILE adds custom agreement weights for them, named "custom":
-a headerless CSV of a K x K symmetric matrix with 1 on the diagonal, or one
+--weights-file FILE adds custom agreement weights, named "custom": a
+headerless CSV of a K x K symmetric matrix with 1 on the diagonal, or one
 row of K weights by distance 0..K-1 (toeplitz, w_kl = v_|k-l|, v_0 = 1).
 statsmodels' cohens_kappa(table, weights=d) takes disagreement weights d
-(wt='toeplitz' for a row): write 1 - d to get its kappa, SE, z and p.
+(wt='toeplitz' for a row): write 1 - d to get its kappa, SE, z and p. On
+labels (categorical schemes; K the scheme's categories in its order) they
+weigh percent agreement, Fleiss' and Conger's kappa, Gwet's AC2,
+Brennan-Prediger and Krippendorff's alpha with the variances of irrCAC's
+raw-data functions (the pairwise Cohen's kappas stay unweighted, linear
+and quadratic).
 
 Examples:
   concord agreement --project essays
@@ -92,6 +97,7 @@ Examples:
   concord agreement --labels rte.csv --scheme binary:0,1,pos=1 --json > agreement.json
   concord agreement --table abstractors.csv --weights quadratic --ci normal
   concord agreement --table abstractors.csv --weights-file weights.csv --ci normal
+  concord agreement --labels ratings.csv --scheme ordinal:1..3 --weights-file weights.csv
   concord agreement --counts fleiss.csv --null 0.4
   concord agreement --labels ratings.csv --ci t --population 500
 `
@@ -141,7 +147,7 @@ func defineAgreementFlags(e *env) *agreementFlags {
 	f.population = fs.String("population", "", "size N of the population of subjects the items are a sample of: irrCAC's finite-population correction multiplies every analytic variance by 1 - n/N (n the items; at least n; default or 0: infinite, no correction)")
 	f.null = fs.String("null", "", "also test every coefficient against this value (z_null, p_value_null), e.g. 0.5")
 	f.weights = fs.String("weights", "", "weightings of the weighted coefficients: all or a comma-separated list of linear, quadratic, ordinal, ratio, radical, circular, bipolar (default: ordinal schemes linear, quadratic, ordinal, ratio; bounded linear, quadratic; --table/--counts none)")
-	f.weightsFile = fs.String("weights-file", "", "with --table or --counts: CSV (no header) of custom agreement weights, a K x K symmetric matrix with 1 on the diagonal or one row of K toeplitz weights by distance 0..K-1 (w_kl = v_|k-l|, v_0 = 1; statsmodels' cohens_kappa disagreement weights d are 1 - d), whose weighted coefficients are named \"custom\"")
+	f.weightsFile = fs.String("weights-file", "", "CSV (no header) of custom agreement weights for --table, --counts or the labels of a categorical scheme (K its categories in order), a K x K symmetric matrix with 1 on the diagonal or one row of K toeplitz weights by distance 0..K-1 (w_kl = v_|k-l|, v_0 = 1; statsmodels' cohens_kappa disagreement weights d are 1 - d), whose weighted coefficients are named \"custom\"")
 	f.observed = fs.Bool("observed-categories", false, "use only the categories that occur in the data (irrCAC without categ.labels) instead of all the scheme's levels")
 	f.complete = fs.Bool("complete-cases", false, "ICC on the items every rater rated (classical ANOVA) instead of REML on all ratings")
 	f.restarts = fs.Int("ds-restarts", 0, "Dawid-Skene random restarts besides the majority-vote start (each replaces it only when its log-likelihood is at least 2 higher; on sparse designs they can find spurious optima)")
@@ -247,12 +253,18 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if *f.table != "" || *f.counts != "" {
 		return runTableAgreement(ctx, e, f, o)
 	}
-	if *f.weightsFile != "" {
-		return annotations.Errorf(annotations.EINVALID, "--weights-file goes with --table or --counts; custom weights on labels (--project or --labels) are not supported")
-	}
 	ds, source, err := loadAgreementDataset(ctx, e, f)
 	if err != nil {
 		return err
+	}
+	if *f.weightsFile != "" {
+		err := readWeightsFile(*f.weightsFile, func(r io.Reader) (err error) {
+			o.WeightMatrix, err = analysis.ReadLabelWeightMatrix(*f.weightsFile, r, ds)
+			return err
+		})
+		if err != nil {
+			return err
+		}
 	}
 	if o.DS.InitialError, err = readDSInit(*f.dsInit, ds); err != nil {
 		return err
@@ -360,6 +372,16 @@ func readDSInit(path string, ds *annotations.Dataset) ([][]float64, error) {
 	return analysis.ReadErrorMatrices(path, file, rt.Raters, rt.Categories)
 }
 
+// readWeightsFile opens --weights-file's path and hands it to read.
+func readWeightsFile(path string, read func(io.Reader) error) error {
+	wf, err := os.Open(path)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--weights-file: %v", err)
+	}
+	defer wf.Close()
+	return read(wf)
+}
+
 func checkLabelled(ds *annotations.Dataset, source string) error {
 	if len(ds.Labels) == 0 {
 		return annotations.Errorf(annotations.EINVALID, "%s has no labels", source)
@@ -390,12 +412,11 @@ func runTableAgreement(_ context.Context, e *env, f *agreementFlags, o raters.Op
 	}
 	to := raters.TableOptions{Weights: o.Weights, ConfLevel: o.ConfLevel, CI: o.CI, Null: o.Null, Population: o.Population}
 	if *f.weightsFile != "" {
-		wf, err := os.Open(*f.weightsFile)
+		err := readWeightsFile(*f.weightsFile, func(r io.Reader) (err error) {
+			to.WeightMatrix, err = analysis.ReadWeightMatrix(*f.weightsFile, r, len(in.Categories))
+			return err
+		})
 		if err != nil {
-			return annotations.Errorf(annotations.EINVALID, "--weights-file: %v", err)
-		}
-		defer wf.Close()
-		if to.WeightMatrix, err = analysis.ReadWeightMatrix(*f.weightsFile, wf, len(in.Categories)); err != nil {
 			return err
 		}
 	}
@@ -513,6 +534,14 @@ func printCoefficients(w io.Writer, rep *analysis.AgreementReport, pct string) {
 		}
 	}
 	tw.Flush()
+	if rep.ICC != nil && rep.ICC.FTests != nil {
+		// The ICCs' F tests against 0 (psych::ICC, pingouin): one for
+		// ICC(1,*), one for ICC(2,*) and ICC(3,*).
+		for _, x := range [][2]string{{"ICC(1,1), ICC(1,k)", "ICC1"}, {"ICC(2,*), ICC(3,*)", "ICC2"}} {
+			ft := rep.ICC.FTests[x[1]]
+			fmt.Fprintf(w, "F test of %s: F = %s on %g and %g df, p = %s\n", x[0], f4(float64(ft.F)), float64(ft.DF1), float64(ft.DF2), pval(float64(ft.P)))
+		}
+	}
 }
 
 func printWeighted(w io.Writer, rep *analysis.AgreementReport) {

@@ -94,16 +94,10 @@ func TestAgreementWeightsFile(t *testing.T) {
 }
 
 // TestAgreementWeightsFileErrors checks that bad weights files are named
-// with the row and column, and that --weights-file needs a table input.
+// with the row and column, and that --weights-file on labels needs a
+// categorical scheme.
 func TestAgreementWeightsFileErrors(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := tempWriter(t)
 	tab := write("tab.csv", "0,4,1\n0,8,0\n0,1,5\n")
 	for _, c := range []struct {
 		name, text, want string
@@ -122,8 +116,77 @@ func TestAgreementWeightsFileErrors(t *testing.T) {
 		}
 	}
 	e, _, errb := testEnv()
-	labels := write("labels.csv", "item_id,rater_id,label\n1,a,x\n1,b,x\n")
-	if code := run(context.Background(), e, []string{"agreement", "--labels", labels, "--weights-file", tab}); code == 0 || !strings.Contains(errb.String(), "--weights-file goes with --table or --counts") {
-		t.Errorf("labels: exit %d, stderr %q", code, errb)
+	labels := write("labels.csv", "item_id,rater_id,label\n1,a,0.5\n1,b,0.25\n")
+	if code := run(context.Background(), e, []string{"agreement", "--labels", labels, "--scheme", "bounded:0..1", "--weights-file", tab}); code == 0 ||
+		!strings.Contains(errb.String(), "tab.csv: custom agreement weights go with categorical schemes (one row and column per category); bounded:0..1 is not one") {
+		t.Errorf("bounded labels: exit %d, stderr %q", code, errb)
+	}
+}
+
+// tempWriter returns a function that writes a file of a test's temporary
+// folder and returns its path.
+func tempWriter(t *testing.T) func(name, text string) string {
+	dir := t.TempDir()
+	return func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+// TestAgreementWeightsFileLabels: --weights-file on labels (--labels) is
+// the table's --weights-file on the same data: the two-rater labels of
+// the table give its custom coefficients' values (percent agreement,
+// Gwet's AC2, Brennan-Prediger, Krippendorff's alpha; Fleiss' kappa of
+// the labels is the table's Scott's pi and Conger's its Cohen's kappa) to
+// 1e-12; the standard errors are those of irrCAC's raw-data functions
+// (raters' TestWeightMatrixRawLabels checks them against irrCAC).
+func TestAgreementWeightsFileLabels(t *testing.T) {
+	write := tempWriter(t)
+	tab := [][]int{{0, 4, 1}, {0, 8, 0}, {0, 1, 5}}
+	var tabCSV, labels strings.Builder
+	labels.WriteString("item_id,rater_id,label\n")
+	item := 0
+	for k, row := range tab {
+		for l, n := range row {
+			fmt.Fprintf(&tabCSV, "%d", n)
+			if l < 2 {
+				tabCSV.WriteString(",")
+			}
+			for c := 0; c < n; c++ {
+				item++
+				fmt.Fprintf(&labels, "%d,a,%d\n%d,b,%d\n", item, k+1, item, l+1)
+			}
+		}
+		tabCSV.WriteString("\n")
+	}
+	wf := write("w.csv", "1,0.9,0.2\n0.9,1,0.5\n0.2,0.5,1\n")
+	doc := func(args ...string) map[string]any {
+		e, out, errb := testEnv()
+		if code := run(context.Background(), e, append(append([]string{"agreement"}, args...), "--weights-file", wf, "--json")); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb)
+		}
+		var d map[string]any
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d["weighted"].(map[string]any)["custom"].(map[string]any)
+	}
+	tb := doc("--table", write("tab.csv", tabCSV.String()))
+	raw := doc("--labels", write("labels.csv", labels.String()), "--scheme", "ordinal:1..3", "--bootstrap", "0", "--only", "coefficients")
+	value := func(set map[string]any, coef string) float64 {
+		v, ok := set[coef].(map[string]any)["value"].(float64)
+		if !ok {
+			t.Fatalf("no %s value", coef)
+		}
+		return v
+	}
+	for _, c := range [][2]string{{"percent_agreement", "percent_agreement"}, {"gwet_ac2", "gwet_ac2"}, {"brennan_prediger", "brennan_prediger"},
+		{"krippendorff_alpha", "krippendorff_alpha"}, {"fleiss_kappa", "scott_pi"}, {"conger_kappa", "cohen_kappa"}} {
+		if a, b := value(raw, c[0]), value(tb, c[1]); math.Abs(a-b) > 1e-12 {
+			t.Errorf("labels %s %v, table %s %v", c[0], a, c[1], b)
+		}
 	}
 }
