@@ -113,22 +113,7 @@ func TestChainJobs(t *testing.T) {
 			t.Errorf("combined outputs %s, want the chains' in order", res)
 		}
 		// The failed fit's chain jobs end (none left to run).
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-			counts, err := d.JobCounts(ctx)
-			must(t, err)
-			busy := int64(0)
-			for _, c := range counts {
-				if c.State == "available" || c.State == "running" || c.State == "retryable" || c.State == "scheduled" {
-					busy += c.Count
-				}
-			}
-			if busy == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("jobs left: %+v", counts)
-			}
-		}
+		waitJobsEnded(t, d)
 		stop()
 		must(t, <-done)
 		r.mu.Lock()
@@ -143,6 +128,28 @@ func TestChainJobs(t *testing.T) {
 			t.Errorf("%d chain outputs kept after the combine", left)
 		}
 	})
+}
+
+// waitJobsEnded waits until no job of d is available, running, retryable
+// or scheduled.
+func waitJobsEnded(t *testing.T, d *DB) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		counts, err := d.JobCounts(context.Background())
+		must(t, err)
+		busy := int64(0)
+		for _, c := range counts {
+			if c.State == "available" || c.State == "running" || c.State == "retryable" || c.State == "scheduled" {
+				busy += c.Count
+			}
+		}
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs left: %+v", counts)
+		}
+	}
 }
 
 func btoi(b bool) int {

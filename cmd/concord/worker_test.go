@@ -2,21 +2,16 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
-
 	"concord/annotations"
 	"concord/db"
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -29,7 +24,7 @@ import (
 // for bit (timings aside), and --fan-out (the old opt-in) is still taken.
 func TestWorkerCommand(t *testing.T) {
 	backends := map[string]string{"sqlite": filepath.Join(t.TempDir(), "c.db")}
-	if dsn := postgresSchema(t); dsn != "" {
+	if dsn := testutil.PostgresSchema(t, "concord_cmd_"); dsn != "" {
 		backends["postgres"] = dsn
 	}
 	for backend, dsn := range backends {
@@ -195,31 +190,4 @@ func TestEvalJobs(t *testing.T) {
 	if code, _, errb := runCmd(t, "eval", "--labels", "x.csv", "--jobs", "--out", "-"); code == 0 || !strings.Contains(errb, "--jobs runs the folds of a project") {
 		t.Errorf("--jobs with --labels: %d %s", code, errb)
 	}
-}
-
-// postgresSchema returns the DSN of a fresh schema (dropped at the end) on
-// the PostgreSQL server of CONCORD_TEST_POSTGRES_DSN (start one with
-// db/testdata/start-postgres.sh), or "" when it is not set.
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("CONCORD_TEST_POSTGRES_DSN")
-	if base == "" {
-		return ""
-	}
-	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatalf("connect to PostgreSQL: %v", err)
-	}
-	sqlDB, _ := admin.DB()
-	t.Cleanup(func() { sqlDB.Close() })
-	name := "concord_cmd_" + strings.ToLower(rand.Text()[:12])
-	if err := admin.Exec("CREATE SCHEMA " + name).Error; err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() { admin.Exec("DROP SCHEMA " + name + " CASCADE") })
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + name
 }
