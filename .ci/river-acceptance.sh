@@ -147,8 +147,11 @@ import json, sys
 docs = []
 for p in sys.argv[1:3]:
     d = json.load(open(p))
+    # Timings differ from run to run; each must be there.
     for k in ("seconds", "sampling_seconds", "sweeps_per_second", "ess_per_cpu_second"):
-        d["diagnostics"].pop(k, None)
+        if not d["diagnostics"].pop(k, 0) > 0:
+            print(p, "has no", k)
+            sys.exit(1)
     docs.append(json.dumps(d, sort_keys=True))
 same = docs[0] == docs[1]
 print("fit", sys.argv[3], "(chains as jobs, a worker killed) and fit 1 (one process), same seed:", "bit for bit the same" if same else "DIFFERENT")

@@ -208,7 +208,7 @@ func aggregateProgress(tx *gorm.DB, r *fitRow) error {
 // chain of the fit is done, enqueues the combine job: one transaction. It
 // returns errChainLost when the chain is no longer this attempt's, and an
 // ECONFLICT error when the fit is no longer running.
-func (d *DB) finishChain(ctx context.Context, job *river.Job[chainArgs], worker string, output []byte, sampling time.Duration) error {
+func (d *DB) finishChain(ctx context.Context, job *river.Job[chainArgs], worker string, output []byte, sampling annotations.SamplingTime) error {
 	a := job.Args
 	g := &chainGroup
 	err := d.write(ctx, func(tx *gorm.DB) error {
@@ -219,7 +219,8 @@ func (d *DB) finishChain(ctx context.Context, job *river.Job[chainArgs], worker 
 		if err != nil {
 			return err
 		}
-		left, err := finishPart(ctx, tx, g, job, a.FitID, a.Chain, worker, output, ", eta_seconds = 0, sampling_seconds = ?, finished_at = ?", sampling.Seconds(), now())
+		left, err := finishPart(ctx, tx, g, job, a.FitID, a.Chain, worker, output, ", eta_seconds = 0, sampling_seconds = ?, sampling_cpu_seconds = ?, finished_at = ?",
+			sampling.Wall.Seconds(), sampling.CPU.Seconds(), now())
 		if err != nil {
 			return err
 		}
@@ -274,22 +275,34 @@ func hasChains(tx *gorm.DB, id int64) (bool, error) {
 }
 
 // chainOutputs reads the outputs of every chain of fit id, by chain, and
-// the longest time a chain sampled; EINVALID unless every chain is done.
-func (d *DB) chainOutputs(ctx context.Context, id int64) ([][]byte, time.Duration, error) {
+// how long they sampled: the longest time a chain did and the CPU time of
+// all (0 when a chain's is not known); EINVALID unless every chain is
+// done.
+func (d *DB) chainOutputs(ctx context.Context, id int64) ([][]byte, annotations.SamplingTime, error) {
 	var outputs [][]byte
-	var longest float64
+	var t struct {
+		Longest, CPU float64
+		Unknown      int64
+	}
 	err := d.read(ctx, func(tx *gorm.DB) error {
 		var err error
 		if outputs, err = partOutputs(tx, &chainGroup, id); err != nil {
 			return err
 		}
-		return tx.Raw("SELECT COALESCE(MAX(sampling_seconds), 0) FROM fit_chains WHERE fit_id = ?", id).Scan(&longest).Error
+		return tx.Raw(`SELECT COALESCE(MAX(sampling_seconds), 0) AS longest, COALESCE(SUM(sampling_cpu_seconds), 0) AS cpu,
+			COUNT(CASE WHEN sampling_cpu_seconds <= 0 THEN 1 END) AS unknown FROM fit_chains WHERE fit_id = ?`, id).Scan(&t).Error
 	})
 	if err != nil {
-		return nil, 0, wrap(err, "read the chains of fit %d", id)
+		return nil, annotations.SamplingTime{}, wrap(err, "read the chains of fit %d", id)
 	}
-	return outputs, time.Duration(math.Round(longest * float64(time.Second))), nil
+	if t.Unknown > 0 {
+		t.CPU = 0
+	}
+	return outputs, annotations.SamplingTime{Wall: durationOf(t.Longest), CPU: durationOf(t.CPU)}, nil
 }
+
+// durationOf is s seconds, to the nanosecond.
+func durationOf(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
 
 // chainWorker works chain jobs.
 type chainWorker struct {
@@ -302,7 +315,7 @@ type chainWorker struct {
 func (w *chainWorker) Work(ctx context.Context, job *river.Job[chainArgs]) error {
 	d, a := w.d, job.Args
 	var f *annotations.Fit
-	var sampling time.Duration
+	var sampling annotations.SamplingTime
 	return workPart(ctx, d, job, w.opts, partSteps{
 		name: fmt.Sprintf("chain %d", a.Chain),
 		start: func(ctx context.Context) (err error) {

@@ -22,7 +22,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -373,6 +373,19 @@ var migrations = []migration{
 				output BYTEA,
 				PRIMARY KEY (eval_id, fold)
 			)`,
+		},
+	},
+	{
+		// The CPU time a chain run as a job of its own sampled for, so
+		// that the combined fit reports its ESS per CPU second (the sum
+		// over the chains); 0: not known (a chain of an older worker).
+		Version: 9,
+		Name:    "the CPU time of a fit's chains run as jobs",
+		SQLite: []string{
+			`ALTER TABLE fit_chains ADD COLUMN sampling_cpu_seconds REAL NOT NULL DEFAULT 0`,
+		},
+		Postgres: []string{
+			`ALTER TABLE fit_chains ADD COLUMN sampling_cpu_seconds DOUBLE PRECISION NOT NULL DEFAULT 0`,
 		},
 	},
 }

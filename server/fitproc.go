@@ -42,8 +42,10 @@ type fitJob struct {
 	Dataset *annotations.Dataset `json:"dataset"`
 	Chains  *[2]int              `json:"chain_range,omitempty"`
 	Outputs [][]byte             `json:"outputs,omitempty"`
-	// SamplingSeconds is how long the chains of Outputs sampled.
-	SamplingSeconds float64 `json:"sampling_seconds,omitempty"`
+	// SamplingSeconds is how long the chains of Outputs sampled, and
+	// SamplingCPUSeconds the CPU time they used (0: not known).
+	SamplingSeconds    float64 `json:"sampling_seconds,omitempty"`
+	SamplingCPUSeconds float64 `json:"sampling_cpu_seconds,omitempty"`
 }
 
 // fitLine is one line of a fit worker's output.
@@ -56,15 +58,16 @@ type fitLine struct {
 
 // chainsLine is the answer to a job of chains: their outputs.
 type chainsLine struct {
-	Outputs         [][]byte `json:"outputs"`
-	SamplingSeconds float64  `json:"sampling_seconds"`
+	Outputs            [][]byte `json:"outputs"`
+	SamplingSeconds    float64  `json:"sampling_seconds"`
+	SamplingCPUSeconds float64  `json:"sampling_cpu_seconds,omitempty"`
 }
 
 // childResult is what a fit worker process answered.
 type childResult struct {
 	res      *multirater.FitResult
 	outputs  [][]byte
-	sampling time.Duration
+	sampling annotations.SamplingTime
 }
 
 // runJob runs a fit job in this process: the fit, its chains or their
@@ -75,7 +78,8 @@ func runJob(ctx context.Context, job *fitJob, progress func(multirater.Progress)
 		out, sampling, err := analysis.FitChains(ctx, job.Dataset, job.Spec, job.Chains[0], job.Chains[1], progress)
 		return childResult{outputs: out, sampling: sampling}, err
 	case job.Outputs != nil:
-		res, err := analysis.CombineChains(ctx, job.Dataset, job.Spec, job.Outputs, seconds(job.SamplingSeconds), progress)
+		res, err := analysis.CombineChains(ctx, job.Dataset, job.Spec, job.Outputs,
+			annotations.SamplingTime{Wall: seconds(job.SamplingSeconds), CPU: seconds(job.SamplingCPUSeconds)}, progress)
 		return childResult{res: res}, err
 	default:
 		res, err := analysis.Fit(ctx, job.Dataset, job.Spec, progress)
@@ -131,7 +135,7 @@ func RunFitWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 		return writeErr
 	}
 	if job.Chains != nil {
-		emit(fitLine{Chains: &chainsLine{Outputs: out.outputs, SamplingSeconds: out.sampling.Seconds()}})
+		emit(fitLine{Chains: &chainsLine{Outputs: out.outputs, SamplingSeconds: out.sampling.Wall.Seconds(), SamplingCPUSeconds: out.sampling.CPU.Seconds()}})
 		return writeErr
 	}
 	raw, err := json.Marshal(out.res)
@@ -186,7 +190,8 @@ func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, job *fitJob, 
 					res.res, answered = &r, true
 				}
 			case l.Chains != nil:
-				res.outputs, res.sampling, answered = l.Chains.Outputs, seconds(l.Chains.SamplingSeconds), true
+				res.outputs, answered = l.Chains.Outputs, true
+				res.sampling = annotations.SamplingTime{Wall: seconds(l.Chains.SamplingSeconds), CPU: seconds(l.Chains.SamplingCPUSeconds)}
 			case l.Error != nil:
 				if l.Error.Code == annotations.EINTERNAL || l.Error.Code == "" {
 					fitErr = fmt.Errorf("fit worker: %s", l.Error.Message)

@@ -21,7 +21,8 @@ import (
 // it to the end under its name, and stops cleanly when its context ends.
 // By default the fit's chains run as jobs of their own (the fit lists
 // them); --fan-out=false runs it as one job; both results are the same bit
-// for bit (timings aside), and --fan-out (the old opt-in) is still taken.
+// for bit (timings aside; both have ess_per_cpu_second), and --fan-out (the
+// old opt-in) is still taken.
 func TestWorkerCommand(t *testing.T) {
 	backends := map[string]string{"sqlite": filepath.Join(t.TempDir(), "c.db")}
 	if dsn := testutil.PostgresSchema(t, "concord_cmd_"); dsn != "" {
@@ -117,6 +118,9 @@ func workFit(t *testing.T, dsn string, flags []string, chains int) string {
 		t.Fatal(err)
 	}
 	d := &res.Diagnostics
+	if !(d.ESSPerCPUSecond > 0) {
+		t.Errorf("%v: no ess_per_cpu_second", flags)
+	}
 	d.Seconds, d.SamplingSeconds, d.SweepsPerSecond, d.ESSPerCPUSecond = 0, 0, 0, 0
 	b, _ := json.Marshal(&res)
 	return string(b)
