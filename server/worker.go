@@ -272,7 +272,7 @@ func (p *pool) fit(ctx context.Context, f *annotations.Fit, job *fitJob, progres
 	}
 	progress(multirater.Progress{Phase: "starting"})
 	if len(p.s.cfg.FitCommand) > 0 {
-		return p.fitInChild(ctx, f, job, progress)
+		return p.fitInChild(ctx, p.s.log.With("fit", f.ID), job, progress)
 	}
 	return runJob(ctx, job, progress)
 }

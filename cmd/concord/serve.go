@@ -78,7 +78,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	queues := fs.String("queues", "", "job queues this process works, comma-separated (default: all; only \"fits\" exists)")
 	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
 	fanOut := fanOutFlag(fs)
-	inProcess := fs.Bool("fits-in-process", false, "run fits in this process instead of a lower-priority child process (concord fit-worker)")
+	inProcess := fs.Bool("fits-in-process", false, "run fits and evaluation folds in this process instead of a lower-priority child process (concord fit-worker)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	if err := parseNoArgs(e, fs, args, ""); err != nil {
