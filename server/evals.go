@@ -91,11 +91,7 @@ func runFold(ctx context.Context, job *fitJob, progress func(multirater.Progress
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(fr); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return gobBytes(fr)
 }
 
 // CombineEval pools the outputs of every fold of evaluation e into its
@@ -119,11 +115,7 @@ func (p *pool) CombineEval(ctx context.Context, e *annotations.Eval, outputs [][
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(res); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return gobBytes(res)
 }
 
 // DecodeEvalResult decodes the result of an evaluation whose folds ran as
@@ -134,4 +126,14 @@ func DecodeEvalResult(b []byte) (*analysis.EvalResult, error) {
 		return nil, fmt.Errorf("decoding the evaluation's result: %w", err)
 	}
 	return &res, nil
+}
+
+// gobBytes encodes v with encoding/gob (the outputs of folds and the
+// results of evaluations).
+func gobBytes(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
