@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"concord/annotations"
 	"concord/multirater"
@@ -37,25 +36,27 @@ func ChainJobs(spec FitSpec) int {
 }
 
 // FitChains runs chains [lo, hi) of the Gibbs fit of spec on ds and returns
-// each chain's output (encoded) and how long they sampled. Errors are Fit's
-// (EINVALID for the spec and the data).
-func FitChains(ctx context.Context, ds *annotations.Dataset, spec FitSpec, lo, hi int, progress func(multirater.Progress)) ([][]byte, time.Duration, error) {
+// each chain's output (encoded) and how long they sampled (wall and the
+// process's CPU time). Errors are Fit's (EINVALID for the spec and the
+// data).
+func FitChains(ctx context.Context, ds *annotations.Dataset, spec FitSpec, lo, hi int, progress func(multirater.Progress)) ([][]byte, annotations.SamplingTime, error) {
 	p := &mcmc.Part{Lo: lo, Hi: hi}
 	_, err := Fit(mcmc.WithPart(ctx, p), ds, spec, progress)
 	if errors.Is(err, mcmc.ErrPartRan) {
-		return p.Outputs, p.Sampling, nil
+		return p.Outputs, annotations.SamplingTime{Wall: p.Sampling, CPU: p.SamplingCPU}, nil
 	}
 	if err == nil {
 		// A model whose fit does not run chains through mcmc.Fit.
 		err = annotations.Errorf(annotations.EINVALID, "the %s fit's chains cannot run apart", spec.Model)
 	}
-	return nil, 0, err
+	return nil, annotations.SamplingTime{}, err
 }
 
 // CombineChains summarises the outputs of every chain of the Gibbs fit of
-// spec on ds (outputs[c] from chain c, by FitChains; sampling the longest
-// time a part sampled) into the result Fit gives for the same spec and
+// spec on ds (outputs[c] from chain c, by FitChains; sampling: the longest
+// time a part sampled and the CPU time of all, for the sampling timings and
+// the ESS per CPU second) into the result Fit gives for the same spec and
 // data.
-func CombineChains(ctx context.Context, ds *annotations.Dataset, spec FitSpec, outputs [][]byte, sampling time.Duration, progress func(multirater.Progress)) (*multirater.FitResult, error) {
-	return Fit(mcmc.WithPart(ctx, &mcmc.Part{Inputs: outputs, InputSampling: sampling}), ds, spec, progress)
+func CombineChains(ctx context.Context, ds *annotations.Dataset, spec FitSpec, outputs [][]byte, sampling annotations.SamplingTime, progress func(multirater.Progress)) (*multirater.FitResult, error) {
+	return Fit(mcmc.WithPart(ctx, &mcmc.Part{Inputs: outputs, InputSampling: sampling.Wall, InputSamplingCPU: sampling.CPU}), ds, spec, progress)
 }

@@ -38,16 +38,25 @@ func TestChainsApart(t *testing.T) {
 				t.Fatal(err)
 			}
 			outputs := make([][]byte, nc)
+			var sampling annotations.SamplingTime
 			for c := nc - 1; c >= 0; c-- {
-				out, _, err := FitChains(ctx, tc.ds, tc.spec, c, c+1, nil)
+				out, st, err := FitChains(ctx, tc.ds, tc.spec, c, c+1, nil)
 				if err != nil {
 					t.Fatalf("chain %d: %v", c, err)
 				}
 				outputs[c] = out[0]
+				sampling.Wall = max(sampling.Wall, st.Wall)
+				sampling.CPU += st.CPU
 			}
-			combined, err := CombineChains(ctx, tc.ds, tc.spec, outputs, 0, nil)
+			combined, err := CombineChains(ctx, tc.ds, tc.spec, outputs, sampling, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The ESS per CPU second of chains run apart: over the sum of
+			// their CPU times.
+			d := combined.Diagnostics
+			if sampling.CPU <= 0 || d.ESSPerCPUSecond != d.MinESSBulk/sampling.CPU.Seconds() || d.SamplingSeconds != sampling.Wall.Seconds() {
+				t.Errorf("ess_per_cpu_second %g, sampling_seconds %g; want %g / %v and %v", d.ESSPerCPUSecond, d.SamplingSeconds, d.MinESSBulk, sampling.CPU, sampling.Wall)
 			}
 			if a, b := docBytes(t, whole), docBytes(t, combined); a != b {
 				t.Errorf("the combined chains differ from the fit in one process")

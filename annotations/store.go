@@ -230,17 +230,26 @@ type ChainRunner interface {
 	// it runs as one job (RunFit).
 	ChainJobs(f *Fit) int
 	// RunChains runs chains [lo, hi) of the running fit f and returns
-	// their outputs (encoded) and how long they sampled. It calls report
+	// their outputs (encoded) and how long they sampled (wall and CPU). It calls report
 	// with its progress (about every progress interval) and stops as soon
 	// as report returns an error (the fit was cancelled, failed or
 	// deleted), returning that error. An error wrapping ErrRetry: the
 	// attempt ended for a reason outside the fit (retried); any other
 	// error: the fit fails on it (its message is for users).
-	RunChains(ctx context.Context, f *Fit, lo, hi int, report func(FitProgress) error) ([][]byte, time.Duration, error)
+	RunChains(ctx context.Context, f *Fit, lo, hi int, report func(FitProgress) error) ([][]byte, SamplingTime, error)
 	// CombineChains summarises the outputs of every chain of the running
-	// fit f (outputs[c] of chain c; sampling, the longest time a chain
-	// job sampled) and records the fit's end as RunFit does.
-	CombineChains(ctx context.Context, f *Fit, outputs [][]byte, sampling time.Duration) error
+	// fit f (outputs[c] of chain c; sampling: the longest time a chain
+	// job sampled and the CPU time of all) and records the fit's end as
+	// RunFit does.
+	CombineChains(ctx context.Context, f *Fit, outputs [][]byte, sampling SamplingTime) error
+}
+
+// SamplingTime is how long chains sampled: Wall, the elapsed time (of
+// chains run apart, the longest part's), and CPU, the CPU time they used
+// (of chains run apart, the sum over the parts; 0: not known).
+type SamplingTime struct {
+	Wall time.Duration
+	CPU  time.Duration
 }
 
 // JobCount is the number of jobs of a queue in a state.

@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -10,14 +9,13 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
 	"gorm.io/gorm"
 
 	"concord/annotations"
 )
 
 // A Gibbs fit's chains as jobs (the fan-out, our code on open-source
-// River, which has no workflows).
+// River, which has no workflows): the parts of fanout.go, chainGroup.
 //
 // When the runner is an annotations.ChainRunner that answers ChainJobs(f)
 // = n >= 2, the worker that takes the fit's job does not run the fit: in
@@ -62,13 +60,6 @@ type combineArgs struct {
 
 func (combineArgs) Kind() string { return combineKind }
 
-// Chain states in fit_chains.
-const (
-	chainQueued  = "queued"
-	chainRunning = "running"
-	chainDone    = "done"
-)
-
 // chainRow is a row of fit_chains (without its output).
 type chainRow struct {
 	FitID           int64
@@ -99,49 +90,21 @@ func fitChains(tx *gorm.DB, id int64) ([]chainRow, error) {
 	return rows, err
 }
 
-// lockFit locks fit id's row until the end of tx on PostgreSQL (SQLite's
-// writer runs one transaction at a time).
-func (d *DB) lockFit(tx *gorm.DB, id int64) error {
-	if d.dialect != postgresDialect {
-		return nil
-	}
-	return tx.Exec("SELECT id FROM fits WHERE id = ? FOR UPDATE", id).Error
-}
-
-// completeTx completes a running job in tx (River's JobCompleteTx).
-func completeTx[T river.JobArgs](ctx context.Context, tx *gorm.DB, job *river.Job[T]) error {
-	stx, err := sqlTx(tx)
-	if err != nil {
-		return err
-	}
-	_, err = river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, stx, job)
-	return err
-}
-
 // fanOut turns the running fit f, whose fit job is job, into n chain jobs
 // and completes the fit job, in one transaction.
 func (d *DB) fanOut(ctx context.Context, job *river.Job[fitArgs], f *annotations.Fit, n int) error {
+	g := &chainGroup
 	return d.write(ctx, func(tx *gorm.DB) error {
-		if err := d.lockFit(tx, f.ID); err != nil {
+		if err := d.lockParent(tx, g, f.ID); err != nil {
 			return err
 		}
 		if err := tx.Exec("DELETE FROM fit_chains WHERE fit_id = ?", f.ID).Error; err != nil {
 			return err
 		}
-		stx, err := sqlTx(tx)
-		if err != nil {
+		if err := d.insertParts(ctx, tx, g, f.ID, n, func(c int) river.JobArgs {
+			return chainArgs{FitID: f.ID, ProjectID: f.ProjectID, Chain: c}
+		}, &river.InsertOpts{Queue: fitQueue, Priority: job.Priority, MaxAttempts: fitJobMaxAttempts}); err != nil {
 			return err
-		}
-		for c := 0; c < n; c++ {
-			res, err := d.jobs.client.InsertTx(ctx, stx, chainArgs{FitID: f.ID, ProjectID: f.ProjectID, Chain: c},
-				&river.InsertOpts{Queue: fitQueue, Priority: job.Priority, MaxAttempts: fitJobMaxAttempts})
-			if err != nil {
-				return fmt.Errorf("enqueue chain %d: %w", c, err)
-			}
-			if err := tx.Exec("INSERT INTO fit_chains (fit_id, chain, job_id, state) VALUES (?, ?, ?, ?)",
-				f.ID, c, res.Job.ID, chainQueued).Error; err != nil {
-				return err
-			}
 		}
 		if err := tx.Exec("UPDATE fits SET worker = '', message = ? WHERE id = ?",
 			fmt.Sprintf("sampling: %d chains queued as jobs", n), f.ID).Error; err != nil {
@@ -151,30 +114,31 @@ func (d *DB) fanOut(ctx context.Context, job *river.Job[fitArgs], f *annotations
 	})
 }
 
+// runningFit reads fit id in tx: ENOTFOUND when it is gone, ECONFLICT when
+// it is not running (cancelled, failed).
+func runningFit(tx *gorm.DB, id int64) (*fitRow, error) {
+	r, err := getFit(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != string(annotations.FitRunning) {
+		return nil, annotations.Errorf(annotations.ECONFLICT, "fit %d is %s", id, r.Status)
+	}
+	return r, nil
+}
+
 // startChain moves chain c of fit id to running by worker for attempt and
 // returns the fit. A fit that is gone is ENOTFOUND, one that is not running
 // (cancelled, failed) ECONFLICT.
 func (d *DB) startChain(ctx context.Context, id int64, c int, worker string, attempt int) (*annotations.Fit, error) {
 	var out *fitRow
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		r, err := getFit(tx, id)
+		r, err := runningFit(tx, id)
 		if err != nil {
 			return err
 		}
-		if r.Status != string(annotations.FitRunning) {
-			return annotations.Errorf(annotations.ECONFLICT, "fit %d is %s", id, r.Status)
-		}
-		res := tx.Exec(`UPDATE fit_chains SET state = ?, worker = ?, attempts = ?, progress = 0, eta_seconds = 0, max_rhat = 0,
-			started_at = ?, finished_at = NULL WHERE fit_id = ? AND chain = ? AND state <> ?`,
-			chainRunning, cleanText(worker), attempt, now(), id, c, chainDone)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return annotations.Errorf(annotations.ECONFLICT, "chain %d of fit %d is done or gone", c, id)
-		}
 		out = r
-		return nil
+		return startPart(tx, &chainGroup, id, c, worker, attempt, ", eta_seconds = 0, max_rhat = 0, started_at = ?, finished_at = NULL", now())
 	})
 	if err != nil {
 		return nil, wrap(err, "start chain %d of fit %d", c, id)
@@ -199,25 +163,21 @@ var (
 // over (errChainLost).
 func (d *DB) chainProgress(ctx context.Context, id int64, c int, worker string, attempt int, p annotations.FitProgress) error {
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE fit_chains SET progress = ?, eta_seconds = ?, max_rhat = ? WHERE fit_id = ? AND chain = ? AND worker = ? AND attempts = ? AND state = ?",
-			min(max(finite(p.Progress), 0), 1), finite(p.ETASeconds), finite(p.MaxRhat), id, c, cleanText(worker), attempt, chainRunning)
-		if res.Error != nil {
-			return res.Error
-		}
-		r, err := getFit(tx, id)
+		mine, err := partProgress(tx, &chainGroup, id, c, worker, attempt, p.Progress, ", eta_seconds = ?, max_rhat = ?", finite(p.ETASeconds), finite(p.MaxRhat))
 		if err != nil {
 			return err
 		}
-		if r.Status != string(annotations.FitRunning) {
-			return annotations.Errorf(annotations.ECONFLICT, "fit %d is %s", id, r.Status)
+		r, err := runningFit(tx, id)
+		if err != nil {
+			return err
 		}
 		if r.CancelRequested {
 			return errCancelRequested
 		}
-		if res.RowsAffected == 0 {
+		if !mine {
 			return errChainLost
 		}
-		return d.aggregateProgress(tx, r, "sampling")
+		return aggregateProgress(tx, r)
 	})
 	return wrap(err, "progress of chain %d of fit %d", c, id)
 }
@@ -226,104 +186,56 @@ func (d *DB) chainProgress(ctx context.Context, id int64, c int, worker string, 
 // the chains' fractions (of 0.97: the combine is the rest), the longest ETA
 // of the running chains, the worst R-hat, and a message saying how many
 // chains are done, running and queued on how many workers.
-func (d *DB) aggregateProgress(tx *gorm.DB, r *fitRow, phase string) error {
-	rows, err := fitChains(tx, r.ID)
-	if err != nil || len(rows) == 0 {
+func aggregateProgress(tx *gorm.DB, r *fitRow) error {
+	t, err := tallyParts(tx, &chainGroup, r.ID)
+	if err != nil || t.parts == 0 {
 		return err
 	}
-	var sum, eta, rhat float64
-	var done, running, queued int
-	workers := map[string]bool{}
-	for _, c := range rows {
-		switch c.State {
-		case chainDone:
-			sum++
-			done++
-		case chainRunning:
-			sum += c.Progress
-			eta = max(eta, c.EtaSeconds)
-			running++
-			workers[c.Worker] = true
-		default:
-			queued++
-		}
-		rhat = max(rhat, c.MaxRhat)
+	var most struct{ Eta, Rhat float64 }
+	if err := tx.Raw("SELECT COALESCE(MAX(CASE WHEN state = ? THEN eta_seconds ELSE 0 END), 0) AS eta, COALESCE(MAX(max_rhat), 0) AS rhat FROM fit_chains WHERE fit_id = ?",
+		partRunning, r.ID).Scan(&most).Error; err != nil {
+		return err
 	}
-	msg := fmt.Sprintf("%s: %d chains done, %d running on %d workers, %d queued", phase, done, running, len(workers), queued)
-	frac := 0.97 * sum / float64(len(rows))
+	msg := fmt.Sprintf("sampling: %d chains done, %d running on %d workers, %d queued", t.done, t.running, t.workers, t.queued)
 	// Only a running fit: on PostgreSQL a chain failing the fit may commit
 	// between this transaction's read of the fit and this write, and its
 	// message must stay.
 	return tx.Exec("UPDATE fits SET progress = ?, eta_seconds = ?, max_rhat = ?, message = ? WHERE id = ? AND status = ?",
-		frac, eta, rhat, msg, r.ID, string(annotations.FitRunning)).Error
+		t.fraction(0.97), most.Eta, most.Rhat, msg, r.ID, string(annotations.FitRunning)).Error
 }
 
 // finishChain stores chain c's output, completes its job and, when every
 // chain of the fit is done, enqueues the combine job: one transaction. It
 // returns errChainLost when the chain is no longer this attempt's, and an
 // ECONFLICT error when the fit is no longer running.
-func (d *DB) finishChain(ctx context.Context, job *river.Job[chainArgs], worker string, output []byte, sampling time.Duration) error {
+func (d *DB) finishChain(ctx context.Context, job *river.Job[chainArgs], worker string, output []byte, sampling annotations.SamplingTime) error {
 	a := job.Args
+	g := &chainGroup
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		if err := d.lockFit(tx, a.FitID); err != nil {
+		if err := d.lockParent(tx, g, a.FitID); err != nil {
 			return err
 		}
-		r, err := getFit(tx, a.FitID)
+		r, err := runningFit(tx, a.FitID)
 		if err != nil {
 			return err
 		}
-		if r.Status != string(annotations.FitRunning) {
-			return annotations.Errorf(annotations.ECONFLICT, "fit %d is %s", a.FitID, r.Status)
-		}
-		res := tx.Exec(`UPDATE fit_chains SET state = ?, progress = 1, eta_seconds = 0, output = ?, sampling_seconds = ?, finished_at = ?
-			WHERE fit_id = ? AND chain = ? AND worker = ? AND attempts = ? AND state = ?`,
-			chainDone, output, sampling.Seconds(), now(), a.FitID, a.Chain, cleanText(worker), job.Attempt, chainRunning)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return errChainLost
-		}
-		if err := completeTx(ctx, tx, job); err != nil {
-			return err
-		}
-		var left int64
-		if err := tx.Raw("SELECT COUNT(*) FROM fit_chains WHERE fit_id = ? AND state <> ?", a.FitID, chainDone).Scan(&left).Error; err != nil {
+		left, err := finishPart(ctx, tx, g, job, a.FitID, a.Chain, worker, output, ", eta_seconds = 0, sampling_seconds = ?, sampling_cpu_seconds = ?, finished_at = ?",
+			sampling.Wall.Seconds(), sampling.CPU.Seconds(), now())
+		if err != nil {
 			return err
 		}
 		if left > 0 {
-			return d.aggregateProgress(tx, r, "sampling")
+			return aggregateProgress(tx, r)
 		}
-		stx, err := sqlTx(tx)
+		cj, err := d.enqueueCombine(ctx, tx, combineArgs{FitID: a.FitID, ProjectID: a.ProjectID},
+			&river.InsertOpts{Queue: fitQueue, Priority: job.Priority, MaxAttempts: fitJobMaxAttempts})
 		if err != nil {
 			return err
 		}
-		cj, err := d.jobs.client.InsertTx(ctx, stx, combineArgs{FitID: a.FitID, ProjectID: a.ProjectID},
-			&river.InsertOpts{Queue: fitQueue, Priority: job.Priority, MaxAttempts: fitJobMaxAttempts})
-		if err != nil {
-			return fmt.Errorf("enqueue the combine job: %w", err)
-		}
 		return tx.Exec("UPDATE fits SET job_id = ?, progress = 0.97, eta_seconds = 0, message = ? WHERE id = ?",
-			cj.Job.ID, "combining the chains", a.FitID).Error
+			cj, "combining the chains", a.FitID).Error
 	})
 	return wrap(err, "finish chain %d of fit %d", a.Chain, a.FitID)
-}
-
-// requeueChain puts chain c of fit id back in the queue (its job is
-// retried) with the reason in the fit's message.
-func (d *DB) requeueChain(ctx context.Context, id int64, c int, message string) error {
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		return requeueChainTx(tx, id, c, message)
-	})
-	return wrap(err, "requeue chain %d of fit %d", c, id)
-}
-
-func requeueChainTx(tx *gorm.DB, id int64, c int, message string) error {
-	if err := tx.Exec("UPDATE fit_chains SET state = ?, progress = 0, eta_seconds = 0 WHERE fit_id = ? AND chain = ? AND state = ?",
-		chainQueued, id, c, chainRunning).Error; err != nil {
-		return err
-	}
-	return tx.Exec("UPDATE fits SET message = ? WHERE id = ? AND status = ?", cleanText(message), id, string(annotations.FitRunning)).Error
 }
 
 // endFanOut moves the running fanned-out fit id to a terminal state
@@ -331,7 +243,7 @@ func requeueChainTx(tx *gorm.DB, id int64, c int, message string) error {
 // that have not ended; a fit that already ended is left as it is.
 func (d *DB) endFanOut(ctx context.Context, id int64, status annotations.FitStatus, message string) error {
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		if err := d.lockFit(tx, id); err != nil {
+		if err := d.lockParent(tx, &chainGroup, id); err != nil {
 			return err
 		}
 		r, err := getFit(tx, id)
@@ -348,30 +260,11 @@ func (d *DB) endFanOutTx(ctx context.Context, tx *gorm.DB, r *fitRow, status ann
 	if annotations.FitStatus(r.Status).Terminal() {
 		return nil
 	}
-	if err := d.cancelChainJobs(ctx, tx, r); err != nil {
+	if err := d.cancelParts(ctx, tx, &chainGroup, r.ID); err != nil {
 		return err
 	}
 	return tx.Exec("UPDATE fits SET status = ?, message = ?, eta_seconds = 0, finished_at = ?, cancel_requested = ? WHERE id = ?",
 		string(status), cleanText(message), now(), false, r.ID).Error
-}
-
-// cancelChainJobs cancels the chain jobs of fit r that are not done, and
-// its combine job (r.JobID once the chains are done).
-func (d *DB) cancelChainJobs(ctx context.Context, tx *gorm.DB, r *fitRow) error {
-	var ids []int64
-	if err := tx.Raw("SELECT job_id FROM fit_chains WHERE fit_id = ? AND state <> ?", r.ID, chainDone).Scan(&ids).Error; err != nil {
-		return err
-	}
-	stx, err := sqlTx(tx)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if _, err := d.jobs.client.JobCancelTx(ctx, stx, id); err != nil && !errors.Is(err, river.ErrNotFound) {
-			return err
-		}
-	}
-	return nil
 }
 
 // hasChains reports whether fit id has fanned out.
@@ -382,38 +275,34 @@ func hasChains(tx *gorm.DB, id int64) (bool, error) {
 }
 
 // chainOutputs reads the outputs of every chain of fit id, by chain, and
-// the longest time a chain sampled; EINVALID unless every chain is done.
-func (d *DB) chainOutputs(ctx context.Context, id int64) ([][]byte, time.Duration, error) {
+// how long they sampled: the longest time a chain did and the CPU time of
+// all (0 when a chain's is not known); EINVALID unless every chain is
+// done.
+func (d *DB) chainOutputs(ctx context.Context, id int64) ([][]byte, annotations.SamplingTime, error) {
 	var outputs [][]byte
-	var longest float64
+	var t struct {
+		Longest, CPU float64
+		Unknown      int64
+	}
 	err := d.read(ctx, func(tx *gorm.DB) error {
-		var rows []struct {
-			Chain           int
-			State           string
-			SamplingSeconds float64
-			Output          []byte
-		}
-		if err := tx.Raw("SELECT chain, state, sampling_seconds, output FROM fit_chains WHERE fit_id = ? ORDER BY chain", id).Scan(&rows).Error; err != nil {
+		var err error
+		if outputs, err = partOutputs(tx, &chainGroup, id); err != nil {
 			return err
 		}
-		if len(rows) == 0 {
-			return annotations.Errorf(annotations.EINVALID, "fit %d has no chains", id)
-		}
-		outputs = make([][]byte, len(rows))
-		for i, r := range rows {
-			if r.Chain != i || r.State != chainDone || r.Output == nil {
-				return annotations.Errorf(annotations.EINVALID, "fit %d: chain %d is %s", id, r.Chain, r.State)
-			}
-			outputs[i] = r.Output
-			longest = max(longest, r.SamplingSeconds)
-		}
-		return nil
+		return tx.Raw(`SELECT COALESCE(MAX(sampling_seconds), 0) AS longest, COALESCE(SUM(sampling_cpu_seconds), 0) AS cpu,
+			COUNT(CASE WHEN sampling_cpu_seconds <= 0 THEN 1 END) AS unknown FROM fit_chains WHERE fit_id = ?`, id).Scan(&t).Error
 	})
 	if err != nil {
-		return nil, 0, wrap(err, "read the chains of fit %d", id)
+		return nil, annotations.SamplingTime{}, wrap(err, "read the chains of fit %d", id)
 	}
-	return outputs, time.Duration(math.Round(longest * float64(time.Second))), nil
+	if t.Unknown > 0 {
+		t.CPU = 0
+	}
+	return outputs, annotations.SamplingTime{Wall: durationOf(t.Longest), CPU: durationOf(t.CPU)}, nil
 }
+
+// durationOf is s seconds, to the nanosecond.
+func durationOf(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
 
 // chainWorker works chain jobs.
 type chainWorker struct {
@@ -425,79 +314,39 @@ type chainWorker struct {
 
 func (w *chainWorker) Work(ctx context.Context, job *river.Job[chainArgs]) error {
 	d, a := w.d, job.Args
-	f, err := d.startChain(ctx, a.FitID, a.Chain, w.opts.Name, job.Attempt)
-	switch annotations.ErrorCode(err) {
-	case "":
-	case annotations.ENOTFOUND, annotations.ECONFLICT:
-		return river.JobCancel(err)
-	default:
-		return err // the database: retried
-	}
-	var stop error
-	outputs, sampling, err := w.run.RunChains(ctx, f, a.Chain, a.Chain+1, func(p annotations.FitProgress) error {
-		perr := d.chainProgress(ctx, a.FitID, a.Chain, w.opts.Name, job.Attempt, p)
-		if perr != nil && (errors.Is(perr, errChainLost) || errors.Is(perr, errCancelRequested) ||
-			annotations.ErrorCode(perr) == annotations.ECONFLICT || annotations.ErrorCode(perr) == annotations.ENOTFOUND) {
-			stop = perr
-			return perr
-		}
-		if perr != nil && ctx.Err() == nil {
-			d.log.Warn("writing chain progress", "fit", a.FitID, "chain", a.Chain, "err", perr)
-		}
-		return nil
-	})
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	switch {
-	case stop != nil:
-		if errors.Is(stop, errCancelRequested) {
-			if eerr := d.endFanOut(bg, a.FitID, annotations.FitCancelled, "cancelled by request"); eerr != nil {
-				d.log.Error("cancelling a fit", "fit", a.FitID, "err", eerr)
-			}
-		}
-		return river.JobCancel(stop)
-	case err == nil:
-		if len(outputs) != 1 {
-			err = fmt.Errorf("chain %d of fit %d: %d outputs", a.Chain, a.FitID, len(outputs))
-			break
-		}
-		ferr := d.finishChain(bg, job, w.opts.Name, outputs[0], sampling)
-		switch {
-		case ferr == nil:
-			return nil
-		case errors.Is(ferr, errChainLost), annotations.ErrorCode(ferr) == annotations.ECONFLICT, annotations.ErrorCode(ferr) == annotations.ENOTFOUND:
-			return river.JobCancel(ferr)
-		default:
-			return ferr // the database: retried
-		}
-	}
-	if errors.Is(err, annotations.ErrRetry) {
-		reason := strings.TrimSuffix(err.Error(), ": "+annotations.ErrRetry.Error())
-		if ctx.Err() != nil {
-			// This worker shut down: back in the queue at once.
-			if rerr := d.requeueChain(bg, a.FitID, a.Chain, fmt.Sprintf("chain %d re-queued: %s", a.Chain, reason)); rerr != nil {
-				d.log.Error("re-queueing a chain at shutdown", "fit", a.FitID, "chain", a.Chain, "err", rerr)
-			}
-			return river.JobSnooze(time.Second)
-		}
-		if job.Attempt < w.opts.MaxAttempts {
-			msg := fmt.Sprintf("chain %d: %s, re-queued, attempt %d of %d", a.Chain, reason, job.Attempt, w.opts.MaxAttempts)
-			if rerr := d.requeueChain(bg, a.FitID, a.Chain, msg); rerr != nil {
-				d.log.Error("re-queueing a chain", "fit", a.FitID, "chain", a.Chain, "err", rerr)
-			}
+	var f *annotations.Fit
+	var sampling annotations.SamplingTime
+	return workPart(ctx, d, job, w.opts, partSteps{
+		name: fmt.Sprintf("chain %d", a.Chain),
+		start: func(ctx context.Context) (err error) {
+			f, err = d.startChain(ctx, a.FitID, a.Chain, w.opts.Name, job.Attempt)
 			return err
-		}
-		msg := fmt.Sprintf("chain %d: %s on attempt %d of %d; gave up after %d attempts", a.Chain, reason, job.Attempt, w.opts.MaxAttempts, job.Attempt)
-		if eerr := d.endFanOut(bg, a.FitID, annotations.FitFailed, msg); eerr != nil {
-			d.log.Error("failing a fit", "fit", a.FitID, "err", eerr)
-		}
-		return river.JobCancel(err)
-	}
-	// The fit fails on its data (every chain would): fail it at once.
-	if eerr := d.endFanOut(bg, a.FitID, annotations.FitFailed, annotations.ErrorMessage(err)); eerr != nil {
-		d.log.Error("failing a fit", "fit", a.FitID, "err", eerr)
-	}
-	return river.JobCancel(err)
+		},
+		run: func(ctx context.Context, stop func(error) error) ([]byte, error) {
+			outputs, s, err := w.run.RunChains(ctx, f, a.Chain, a.Chain+1, func(p annotations.FitProgress) error {
+				return stop(d.chainProgress(ctx, a.FitID, a.Chain, w.opts.Name, job.Attempt, p))
+			})
+			if err == nil && len(outputs) != 1 {
+				err = fmt.Errorf("chain %d of fit %d: %d outputs", a.Chain, a.FitID, len(outputs))
+			}
+			if err != nil {
+				return nil, err
+			}
+			sampling = s
+			return outputs[0], nil
+		},
+		finish: func(ctx context.Context, output []byte) error {
+			return d.finishChain(ctx, job, w.opts.Name, output, sampling)
+		},
+		requeue: func(ctx context.Context, message string) error {
+			return wrap(d.write(ctx, func(tx *gorm.DB) error {
+				return requeuePartTx(tx, &chainGroup, a.FitID, a.Chain, message)
+			}), "requeue chain %d of fit %d", a.Chain, a.FitID)
+		},
+		end: func(ctx context.Context, status annotations.FitStatus, message string) error {
+			return d.endFanOut(ctx, a.FitID, status, message)
+		},
+	})
 }
 
 // combineWorker works combine jobs.

@@ -17,8 +17,9 @@ type chainRunner struct {
 	d    *DB
 	fail func(f *annotations.Fit, chain, attempt int) error
 	mu   sync.Mutex
-	runs map[[2]int64]int // (fit, chain) -> attempts
-	comb map[int64]int    // fit -> combines
+	runs map[[2]int64]int                   // (fit, chain) -> attempts
+	comb map[int64]int                      // fit -> combines
+	time map[int64]annotations.SamplingTime // fit -> the sampling time combined
 }
 
 func (r *chainRunner) RunFit(ctx context.Context, f *annotations.Fit) error {
@@ -31,23 +32,25 @@ func (r *chainRunner) ChainJobs(f *annotations.Fit) int {
 	return s.Chains
 }
 
-func (r *chainRunner) RunChains(ctx context.Context, f *annotations.Fit, lo, hi int, report func(annotations.FitProgress) error) ([][]byte, time.Duration, error) {
+func (r *chainRunner) RunChains(ctx context.Context, f *annotations.Fit, lo, hi int, report func(annotations.FitProgress) error) ([][]byte, annotations.SamplingTime, error) {
 	r.mu.Lock()
 	r.runs[[2]int64{f.ID, int64(lo)}]++
 	n := r.runs[[2]int64{f.ID, int64(lo)}]
 	r.mu.Unlock()
 	if err := report(annotations.FitProgress{Progress: 0.5}); err != nil {
-		return nil, 0, err
+		return nil, annotations.SamplingTime{}, err
 	}
 	if err := r.fail(f, lo, n); err != nil {
-		return nil, 0, err
+		return nil, annotations.SamplingTime{}, err
 	}
-	return [][]byte{{byte('a' + lo)}}, time.Millisecond, nil
+	// Chain c samples c+1 ms using 2(c+1) ms of CPU.
+	return [][]byte{{byte('a' + lo)}}, annotations.SamplingTime{Wall: time.Duration(lo+1) * time.Millisecond, CPU: time.Duration(2*lo+2) * time.Millisecond}, nil
 }
 
-func (r *chainRunner) CombineChains(ctx context.Context, f *annotations.Fit, outputs [][]byte, sampling time.Duration) error {
+func (r *chainRunner) CombineChains(ctx context.Context, f *annotations.Fit, outputs [][]byte, sampling annotations.SamplingTime) error {
 	r.mu.Lock()
 	r.comb[f.ID]++
+	r.time[f.ID] = sampling
 	r.mu.Unlock()
 	var all []byte
 	for _, o := range outputs {
@@ -60,7 +63,8 @@ func (r *chainRunner) CombineChains(ctx context.Context, f *annotations.Fit, out
 // (three at once here, so chains end together) and one combine, with the
 // outputs in chain order; a chain killed once is retried; a chain that
 // fails on the data fails the fit, whose other chains end, with no
-// combine.
+// combine. The combine gets the longest time a chain sampled and the sum
+// of their CPU times.
 func TestChainJobs(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
@@ -72,7 +76,7 @@ func TestChainJobs(t *testing.T) {
 			return f.ID
 		}
 		good, bad := mk(6), mk(3)
-		r := &chainRunner{d: d, runs: map[[2]int64]int{}, comb: map[int64]int{}, fail: func(f *annotations.Fit, chain, attempt int) error {
+		r := &chainRunner{d: d, runs: map[[2]int64]int{}, comb: map[int64]int{}, time: map[int64]annotations.SamplingTime{}, fail: func(f *annotations.Fit, chain, attempt int) error {
 			switch {
 			case f.ID == good && chain == 2 && attempt == 1:
 				return fmt.Errorf("fit worker killed by signal 9: %w", annotations.ErrRetry)
@@ -113,28 +117,16 @@ func TestChainJobs(t *testing.T) {
 			t.Errorf("combined outputs %s, want the chains' in order", res)
 		}
 		// The failed fit's chain jobs end (none left to run).
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-			counts, err := d.JobCounts(ctx)
-			must(t, err)
-			busy := int64(0)
-			for _, c := range counts {
-				if c.State == "available" || c.State == "running" || c.State == "retryable" || c.State == "scheduled" {
-					busy += c.Count
-				}
-			}
-			if busy == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("jobs left: %+v", counts)
-			}
-		}
+		waitJobsEnded(t, d)
 		stop()
 		must(t, <-done)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.comb[good] != 1 || r.comb[bad] != 0 {
 			t.Errorf("combines: %v", r.comb)
+		}
+		if got, want := r.time[good], (annotations.SamplingTime{Wall: 6 * time.Millisecond, CPU: 42 * time.Millisecond}); got != want {
+			t.Errorf("sampling time combined: %+v, want %+v (the longest chain's, the sum of the CPU)", got, want)
 		}
 		// The outputs are cleared once combined.
 		var left int64
@@ -143,6 +135,28 @@ func TestChainJobs(t *testing.T) {
 			t.Errorf("%d chain outputs kept after the combine", left)
 		}
 	})
+}
+
+// waitJobsEnded waits until no job of d is available, running, retryable
+// or scheduled.
+func waitJobsEnded(t *testing.T, d *DB) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		counts, err := d.JobCounts(context.Background())
+		must(t, err)
+		busy := int64(0)
+		for _, c := range counts {
+			if c.State == "available" || c.State == "running" || c.State == "retryable" || c.State == "scheduled" {
+				busy += c.Count
+			}
+		}
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs left: %+v", counts)
+		}
+	}
 }
 
 func btoi(b bool) int {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -20,9 +19,9 @@ import (
 // command stores the evaluation and one job per fold (kind "eval_fold") in
 // one transaction; any worker takes a fold, and the fold that completes
 // last stores its output, completes its job and enqueues the combine job
-// (kind "eval_combine") in one transaction, as a fit's chains do (see
-// chains.go). The combine stores the result in the evaluation's row, where
-// the command that waits for it reads it.
+// (kind "eval_combine") in one transaction, as a fit's chains do: the
+// parts of fanout.go, foldGroup. The combine stores the result in the
+// evaluation's row, where the command that waits for it reads it.
 
 // Kinds of evaluation jobs.
 const (
@@ -103,19 +102,10 @@ func (d *DB) CreateEval(ctx context.Context, e *annotations.Eval) error {
 				return err
 			}
 		}
-		stx, err := sqlTx(tx)
-		if err != nil {
+		if err := d.insertParts(ctx, tx, &foldGroup, e.ID, e.Folds, func(f int) river.JobArgs {
+			return evalFoldArgs{EvalID: e.ID, ProjectID: e.ProjectID, Fold: f}
+		}, &river.InsertOpts{Queue: fitQueue, MaxAttempts: fitJobMaxAttempts}); err != nil {
 			return err
-		}
-		for f := 0; f < e.Folds; f++ {
-			res, err := d.jobs.client.InsertTx(ctx, stx, evalFoldArgs{EvalID: e.ID, ProjectID: e.ProjectID, Fold: f},
-				&river.InsertOpts{Queue: fitQueue, MaxAttempts: fitJobMaxAttempts})
-			if err != nil {
-				return fmt.Errorf("enqueue fold %d: %w", f, err)
-			}
-			if err := tx.Exec("INSERT INTO eval_folds (eval_id, fold, job_id, state) VALUES (?, ?, ?, ?)", e.ID, f, res.Job.ID, chainQueued).Error; err != nil {
-				return err
-			}
 		}
 		e.Status, e.CreatedAt = annotations.FitRunning, t
 		return nil
@@ -162,10 +152,8 @@ func (d *DB) endEval(ctx context.Context, id int64, status annotations.FitStatus
 }
 
 func (d *DB) endEvalTx(ctx context.Context, tx *gorm.DB, id int64, status annotations.FitStatus, message string) error {
-	if d.dialect == postgresDialect {
-		if err := tx.Exec("SELECT id FROM evals WHERE id = ? FOR UPDATE", id).Error; err != nil {
-			return err
-		}
+	if err := d.lockParent(tx, &foldGroup, id); err != nil {
+		return err
 	}
 	r, err := getEval(tx, id)
 	if err != nil {
@@ -174,46 +162,39 @@ func (d *DB) endEvalTx(ctx context.Context, tx *gorm.DB, id int64, status annota
 	if r.Status != string(annotations.FitRunning) {
 		return nil
 	}
-	var ids []int64
-	if err := tx.Raw("SELECT job_id FROM eval_folds WHERE eval_id = ? AND state <> ?", id, chainDone).Scan(&ids).Error; err != nil {
-		return err
-	}
+	var combine []int64
 	if r.JobID != 0 {
-		ids = append(ids, r.JobID)
+		combine = append(combine, r.JobID)
 	}
-	stx, err := sqlTx(tx)
-	if err != nil {
+	if err := d.cancelParts(ctx, tx, &foldGroup, id, combine...); err != nil {
 		return err
-	}
-	for _, j := range ids {
-		if _, err := d.jobs.client.JobCancelTx(ctx, stx, j); err != nil && !errors.Is(err, river.ErrNotFound) {
-			return err
-		}
 	}
 	return tx.Exec("UPDATE evals SET status = ?, message = ?, finished_at = ? WHERE id = ?", string(status), cleanText(message), now(), id).Error
+}
+
+// runningEval reads evaluation id in tx: ENOTFOUND when it is gone,
+// ECONFLICT when it is not running.
+func runningEval(tx *gorm.DB, id int64) (*evalRow, error) {
+	r, err := getEval(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != string(annotations.FitRunning) {
+		return nil, annotations.Errorf(annotations.ECONFLICT, "evaluation %d is %s", id, r.Status)
+	}
+	return r, nil
 }
 
 // startFold moves fold f of evaluation id to running.
 func (d *DB) startFold(ctx context.Context, id int64, f int, worker string, attempt int) (*annotations.Eval, error) {
 	var out *annotations.Eval
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		r, err := getEval(tx, id)
+		r, err := runningEval(tx, id)
 		if err != nil {
 			return err
 		}
-		if r.Status != string(annotations.FitRunning) {
-			return annotations.Errorf(annotations.ECONFLICT, "evaluation %d is %s", id, r.Status)
-		}
-		res := tx.Exec("UPDATE eval_folds SET state = ?, worker = ?, attempts = ?, progress = 0 WHERE eval_id = ? AND fold = ? AND state <> ?",
-			chainRunning, cleanText(worker), attempt, id, f, chainDone)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return annotations.Errorf(annotations.ECONFLICT, "fold %d of evaluation %d is done or gone", f, id)
-		}
 		out = r.eval()
-		return nil
+		return startPart(tx, &foldGroup, id, f, worker, attempt, "")
 	})
 	return out, wrap(err, "start fold %d of evaluation %d", f, id)
 }
@@ -222,19 +203,14 @@ func (d *DB) startFold(ctx context.Context, id int64, f int, worker string, atte
 // mean); an error says the fold should stop (as chainProgress).
 func (d *DB) foldProgress(ctx context.Context, id int64, f int, worker string, attempt int, p float64) error {
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE eval_folds SET progress = ? WHERE eval_id = ? AND fold = ? AND worker = ? AND attempts = ? AND state = ?",
-			min(max(finite(p), 0), 1), id, f, cleanText(worker), attempt, chainRunning)
-		if res.Error != nil {
-			return res.Error
-		}
-		r, err := getEval(tx, id)
+		mine, err := partProgress(tx, &foldGroup, id, f, worker, attempt, p, "")
 		if err != nil {
 			return err
 		}
-		if r.Status != string(annotations.FitRunning) {
-			return annotations.Errorf(annotations.ECONFLICT, "evaluation %d is %s", id, r.Status)
+		if _, err := runningEval(tx, id); err != nil {
+			return err
 		}
-		if res.RowsAffected == 0 {
+		if !mine {
 			return errChainLost
 		}
 		return evalProgressTx(tx, id)
@@ -245,82 +221,41 @@ func (d *DB) foldProgress(ctx context.Context, id int64, f int, worker string, a
 // evalProgressTx writes an evaluation's progress and message from its
 // folds'.
 func evalProgressTx(tx *gorm.DB, id int64) error {
-	var rows []annotations.EvalFold
-	if err := tx.Raw("SELECT fold, state, worker, progress FROM eval_folds WHERE eval_id = ?", id).Scan(&rows).Error; err != nil {
+	t, err := tallyParts(tx, &foldGroup, id)
+	if err != nil {
 		return err
 	}
-	var sum float64
-	var done, running int
-	workers := map[string]bool{}
-	for _, r := range rows {
-		switch r.State {
-		case chainDone:
-			sum++
-			done++
-		case chainRunning:
-			sum += r.Progress
-			running++
-			workers[r.Worker] = true
-		}
-	}
-	msg := fmt.Sprintf("%d folds done, %d running on %d workers, %d queued", done, running, len(workers), len(rows)-done-running)
-	return tx.Exec("UPDATE evals SET progress = ?, message = ? WHERE id = ?", 0.99*sum/float64(max(len(rows), 1)), msg, id).Error
+	msg := fmt.Sprintf("%d folds done, %d running on %d workers, %d queued", t.done, t.running, t.workers, t.queued)
+	return tx.Exec("UPDATE evals SET progress = ?, message = ? WHERE id = ?", t.fraction(0.99), msg, id).Error
 }
 
 // finishFold stores fold f's output, completes its job and, when every
 // fold is done, enqueues the combine job: one transaction.
 func (d *DB) finishFold(ctx context.Context, job *river.Job[evalFoldArgs], worker string, output []byte) error {
 	a := job.Args
+	g := &foldGroup
 	err := d.write(ctx, func(tx *gorm.DB) error {
-		if d.dialect == postgresDialect {
-			if err := tx.Exec("SELECT id FROM evals WHERE id = ? FOR UPDATE", a.EvalID).Error; err != nil {
-				return err
-			}
+		if err := d.lockParent(tx, g, a.EvalID); err != nil {
+			return err
 		}
-		r, err := getEval(tx, a.EvalID)
+		if _, err := runningEval(tx, a.EvalID); err != nil {
+			return err
+		}
+		left, err := finishPart(ctx, tx, g, job, a.EvalID, a.Fold, worker, output, "")
 		if err != nil {
-			return err
-		}
-		if r.Status != string(annotations.FitRunning) {
-			return annotations.Errorf(annotations.ECONFLICT, "evaluation %d is %s", a.EvalID, r.Status)
-		}
-		res := tx.Exec("UPDATE eval_folds SET state = ?, progress = 1, output = ? WHERE eval_id = ? AND fold = ? AND worker = ? AND attempts = ? AND state = ?",
-			chainDone, output, a.EvalID, a.Fold, cleanText(worker), job.Attempt, chainRunning)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return errChainLost
-		}
-		if err := completeTx(ctx, tx, job); err != nil {
-			return err
-		}
-		var left int64
-		if err := tx.Raw("SELECT COUNT(*) FROM eval_folds WHERE eval_id = ? AND state <> ?", a.EvalID, chainDone).Scan(&left).Error; err != nil {
 			return err
 		}
 		if left > 0 {
 			return evalProgressTx(tx, a.EvalID)
 		}
-		stx, err := sqlTx(tx)
+		cj, err := d.enqueueCombine(ctx, tx, evalCombineArgs{EvalID: a.EvalID, ProjectID: a.ProjectID},
+			&river.InsertOpts{Queue: fitQueue, MaxAttempts: fitJobMaxAttempts})
 		if err != nil {
 			return err
 		}
-		cj, err := d.jobs.client.InsertTx(ctx, stx, evalCombineArgs{EvalID: a.EvalID, ProjectID: a.ProjectID},
-			&river.InsertOpts{Queue: fitQueue, MaxAttempts: fitJobMaxAttempts})
-		if err != nil {
-			return fmt.Errorf("enqueue the combine job: %w", err)
-		}
-		return tx.Exec("UPDATE evals SET job_id = ?, progress = 0.99, message = ? WHERE id = ?", cj.Job.ID, "combining the folds", a.EvalID).Error
+		return tx.Exec("UPDATE evals SET job_id = ?, progress = 0.99, message = ? WHERE id = ?", cj, "combining the folds", a.EvalID).Error
 	})
 	return wrap(err, "finish fold %d of evaluation %d", a.Fold, a.EvalID)
-}
-
-func requeueFoldTx(tx *gorm.DB, id int64, f int, message string) error {
-	if err := tx.Exec("UPDATE eval_folds SET state = ?, progress = 0 WHERE eval_id = ? AND fold = ? AND state = ?", chainQueued, id, f, chainRunning).Error; err != nil {
-		return err
-	}
-	return tx.Exec("UPDATE evals SET message = ? WHERE id = ? AND status = ?", cleanText(message), id, string(annotations.FitRunning)).Error
 }
 
 // evalFoldWorker works fold jobs.
@@ -333,61 +268,30 @@ type evalFoldWorker struct {
 
 func (w *evalFoldWorker) Work(ctx context.Context, job *river.Job[evalFoldArgs]) error {
 	d, a := w.d, job.Args
-	e, err := d.startFold(ctx, a.EvalID, a.Fold, w.opts.Name, job.Attempt)
-	switch annotations.ErrorCode(err) {
-	case "":
-	case annotations.ENOTFOUND, annotations.ECONFLICT:
-		return river.JobCancel(err)
-	default:
-		return err
-	}
-	var stop error
-	out, err := w.run.RunEvalFold(ctx, e, a.Fold, func(p float64) error {
-		perr := d.foldProgress(ctx, a.EvalID, a.Fold, w.opts.Name, job.Attempt, p)
-		if perr != nil && (errors.Is(perr, errChainLost) || annotations.ErrorCode(perr) == annotations.ECONFLICT || annotations.ErrorCode(perr) == annotations.ENOTFOUND) {
-			stop = perr
-			return perr
-		}
-		return nil
-	})
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	switch {
-	case stop != nil:
-		return river.JobCancel(stop)
-	case err == nil:
-		ferr := d.finishFold(bg, job, w.opts.Name, out)
-		if ferr == nil {
-			return nil
-		}
-		if errors.Is(ferr, errChainLost) || annotations.ErrorCode(ferr) == annotations.ECONFLICT || annotations.ErrorCode(ferr) == annotations.ENOTFOUND {
-			return river.JobCancel(ferr)
-		}
-		return ferr
-	case errors.Is(err, annotations.ErrRetry):
-		reason := strings.TrimSuffix(err.Error(), ": "+annotations.ErrRetry.Error())
-		if ctx.Err() != nil {
-			_ = d.write(bg, func(tx *gorm.DB) error {
-				return requeueFoldTx(tx, a.EvalID, a.Fold, fmt.Sprintf("fold %d re-queued: %s", a.Fold+1, reason))
-			})
-			return river.JobSnooze(time.Second)
-		}
-		if job.Attempt < w.opts.MaxAttempts {
-			_ = d.write(bg, func(tx *gorm.DB) error {
-				return requeueFoldTx(tx, a.EvalID, a.Fold, fmt.Sprintf("fold %d: %s, re-queued, attempt %d of %d", a.Fold+1, reason, job.Attempt, w.opts.MaxAttempts))
-			})
+	var e *annotations.Eval
+	return workPart(ctx, d, job, w.opts, partSteps{
+		name: fmt.Sprintf("fold %d", a.Fold+1),
+		start: func(ctx context.Context) (err error) {
+			e, err = d.startFold(ctx, a.EvalID, a.Fold, w.opts.Name, job.Attempt)
 			return err
-		}
-		if eerr := d.endEval(bg, a.EvalID, annotations.FitFailed, fmt.Sprintf("fold %d: %s; gave up after %d attempts", a.Fold+1, reason, job.Attempt)); eerr != nil {
-			d.log.Error("failing an evaluation", "eval", a.EvalID, "err", eerr)
-		}
-		return river.JobCancel(err)
-	default:
-		if eerr := d.endEval(bg, a.EvalID, annotations.FitFailed, annotations.ErrorMessage(err)); eerr != nil {
-			d.log.Error("failing an evaluation", "eval", a.EvalID, "err", eerr)
-		}
-		return river.JobCancel(err)
-	}
+		},
+		run: func(ctx context.Context, stop func(error) error) ([]byte, error) {
+			return w.run.RunEvalFold(ctx, e, a.Fold, func(p float64) error {
+				return stop(d.foldProgress(ctx, a.EvalID, a.Fold, w.opts.Name, job.Attempt, p))
+			})
+		},
+		finish: func(ctx context.Context, output []byte) error {
+			return d.finishFold(ctx, job, w.opts.Name, output)
+		},
+		requeue: func(ctx context.Context, message string) error {
+			return wrap(d.write(ctx, func(tx *gorm.DB) error {
+				return requeuePartTx(tx, &foldGroup, a.EvalID, a.Fold, message)
+			}), "requeue fold %d of evaluation %d", a.Fold, a.EvalID)
+		},
+		end: func(ctx context.Context, status annotations.FitStatus, message string) error {
+			return d.endEval(ctx, a.EvalID, status, message)
+		},
+	})
 }
 
 // evalCombineWorker works combine jobs of evaluations.
@@ -403,29 +307,13 @@ func (w *evalCombineWorker) Work(ctx context.Context, job *river.Job[evalCombine
 	var outputs [][]byte
 	var e *annotations.Eval
 	err := d.read(ctx, func(tx *gorm.DB) error {
-		r, err := getEval(tx, id)
+		r, err := runningEval(tx, id)
 		if err != nil {
 			return err
 		}
-		if r.Status != string(annotations.FitRunning) {
-			return annotations.Errorf(annotations.ECONFLICT, "evaluation %d is %s", id, r.Status)
-		}
 		e = r.eval()
-		var rows []struct {
-			Fold   int
-			State  string
-			Output []byte
-		}
-		if err := tx.Raw("SELECT fold, state, output FROM eval_folds WHERE eval_id = ? ORDER BY fold", id).Scan(&rows).Error; err != nil {
-			return err
-		}
-		for i, row := range rows {
-			if row.Fold != i || row.State != chainDone {
-				return annotations.Errorf(annotations.EINVALID, "evaluation %d: fold %d is %s", id, row.Fold, row.State)
-			}
-			outputs = append(outputs, row.Output)
-		}
-		return nil
+		outputs, err = partOutputs(tx, &foldGroup, id)
+		return err
 	})
 	if err != nil {
 		if c := annotations.ErrorCode(err); c == annotations.ENOTFOUND || c == annotations.ECONFLICT || c == annotations.EINVALID {
@@ -477,7 +365,7 @@ func (d *DB) rescueEvalJob(ctx context.Context, tx *gorm.DB, p *riverdriver.JobR
 		p.FinalizedAt = append(p.FinalizedAt, nil)
 		msg := fmt.Sprintf("%s, re-queued, attempt %d of %d", reason, job.Attempt, maxAttempts)
 		if job.Kind == evalFoldKind {
-			return requeueFoldTx(tx, args.EvalID, args.Fold, msg)
+			return requeuePartTx(tx, &foldGroup, args.EvalID, args.Fold, msg)
 		}
 		return tx.Exec("UPDATE evals SET message = ? WHERE id = ? AND status = ?", msg, args.EvalID, string(annotations.FitRunning)).Error
 	}

@@ -52,7 +52,7 @@ func (m migration) statements(g dialect) []string {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -270,6 +270,16 @@ var migrations = []migration{
 				output {blob},
 				PRIMARY KEY (eval_id, fold)
 			)`,
+		},
+	},
+	{
+		// The CPU time a chain run as a job of its own sampled for, so
+		// that the combined fit reports its ESS per CPU second (the sum
+		// over the chains); 0: not known (a chain of an older worker).
+		Version: 9,
+		Name:    "the CPU time of a fit's chains run as jobs",
+		SQL: []string{
+			`ALTER TABLE fit_chains ADD COLUMN sampling_cpu_seconds {real} NOT NULL DEFAULT 0`,
 		},
 	},
 }

@@ -505,7 +505,7 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 				msg := fmt.Sprintf("%s, re-queued, attempt %d of %d", reason, job.Attempt, maxAttempts)
 				switch {
 				case fanned && job.Kind == chainKind && r != nil:
-					if err := requeueChainTx(tx, r.ID, args.Chain, msg); err != nil {
+					if err := requeuePartTx(tx, &chainGroup, r.ID, args.Chain, msg); err != nil {
 						return err
 					}
 				case fanned && r != nil:

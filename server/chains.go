@@ -36,7 +36,7 @@ func (p *pool) ChainJobs(f *annotations.Fit) int {
 }
 
 // RunChains runs chains [lo, hi) of fit f (annotations.ChainRunner).
-func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int, report func(annotations.FitProgress) error) ([][]byte, time.Duration, error) {
+func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int, report func(annotations.FitProgress) error) ([][]byte, annotations.SamplingTime, error) {
 	s := p.s
 	log := s.log.With("fit", f.ID, "project", f.ProjectID, "chain_range", fmt.Sprintf("%d..%d", lo, hi-1))
 	ctx, cancel := context.WithCancelCause(jobsCtx)
@@ -47,7 +47,7 @@ func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int
 	log.Info("chains started")
 	var spec analysis.FitSpec
 	if err := json.Unmarshal(f.Spec, &spec); err != nil {
-		return nil, 0, annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
+		return nil, annotations.SamplingTime{}, annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
 	}
 
 	var latest atomic.Pointer[multirater.Progress]
@@ -86,14 +86,14 @@ func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int
 	}
 	log.Info("chains ended", "state", state, "seconds", time.Since(start).Seconds())
 	if err != nil {
-		return nil, 0, err
+		return nil, annotations.SamplingTime{}, err
 	}
 	return out.outputs, out.sampling, nil
 }
 
 // CombineChains summarises the outputs of every chain of fit f and records
 // the fit's end (annotations.ChainRunner).
-func (p *pool) CombineChains(ctx context.Context, f *annotations.Fit, outputs [][]byte, sampling time.Duration) error {
+func (p *pool) CombineChains(ctx context.Context, f *annotations.Fit, outputs [][]byte, sampling annotations.SamplingTime) error {
 	return p.execute(ctx, f, outputs, sampling)
 }
 

@@ -17,7 +17,9 @@ import (
 )
 
 // sameAsOneProcess checks that the stored result of fit fid is, bit for
-// bit apart from timings, the same seeded fit run in this process.
+// bit apart from timings, the same seeded fit run in this process, and
+// that it has the timings the fit in one process has (ess_per_cpu_second:
+// over the chains' CPU time).
 func sameAsOneProcess(t *testing.T, st annotations.Store, fid int64) {
 	t.Helper()
 	ctx := context.Background()
@@ -44,6 +46,9 @@ func sameAsOneProcess(t *testing.T, st annotations.Store, fid int64) {
 	var got multirater.FitResult
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
+	}
+	if (local.Diagnostics.ESSPerCPUSecond > 0) != (got.Diagnostics.ESSPerCPUSecond > 0) {
+		t.Errorf("ess_per_cpu_second %g, in one process %g", got.Diagnostics.ESSPerCPUSecond, local.Diagnostics.ESSPerCPUSecond)
 	}
 	for _, r := range []*multirater.FitResult{&got, local} {
 		r.Diagnostics.Seconds, r.Diagnostics.SamplingSeconds, r.Diagnostics.SweepsPerSecond, r.Diagnostics.ESSPerCPUSecond = 0, 0, 0, 0

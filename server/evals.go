@@ -12,13 +12,16 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
+	"concord/multirater"
 )
 
 // Evaluations whose folds are jobs (concord eval --db DSN --jobs): the pool
-// is an annotations.EvalRunner. A fold runs in the worker process (not in
-// a child process, unlike fits); its output is the fold's result
-// (analysis.EvalFoldResult) and the combine's the evaluation's
-// (analysis.EvalResult), both encoded with encoding/gob.
+// is an annotations.EvalRunner. A fold runs in a child process as fits do
+// (Config.FitCommand: a crash or the OOM killer takes the child, not the
+// worker, and the fold is retried), or in the worker process without one;
+// its output is the fold's result (analysis.EvalFoldResult) and the
+// combine's the evaluation's (analysis.EvalResult), both encoded with
+// encoding/gob.
 
 // RunEvalFold runs fold f of evaluation e (annotations.EvalRunner).
 func (p *pool) RunEvalFold(jobsCtx context.Context, e *annotations.Eval, f int, report func(float64) error) ([]byte, error) {
@@ -36,37 +39,59 @@ func (p *pool) RunEvalFold(jobsCtx context.Context, e *annotations.Eval, f int, 
 	log.Info("fold started")
 	var frac atomic.Uint64
 	stopReports := every(ctx, s.cfg.ProgressInterval, cancel, func() error { return report(float64(frac.Load()) / 1e9) })
-	out, err := func() (out []byte, err error) {
+	out, err := func() (out childResult, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				log.Error("panic during a fold", "panic", r, "stack", stack())
-				out, err = nil, fmt.Errorf("panic: %v", r)
+				out, err = childResult{}, fmt.Errorf("panic: %v", r)
 			}
 		}()
 		ds, err := s.store.Dataset(ctx, e.ProjectID)
 		if err != nil {
-			return nil, err
+			return childResult{}, err
 		}
-		fr, err := analysis.EvalFold(ctx, ds, spec, f, func(pr analysis.EvalProgress) { frac.Store(uint64(pr.Fraction * 1e9)) })
-		if err != nil {
-			return nil, err
+		job := &fitJob{Dataset: ds, Eval: e.Spec, Fold: f}
+		progress := func(pr multirater.Progress) { frac.Store(uint64(pr.Fraction * 1e9)) }
+		if len(s.cfg.FitCommand) > 0 {
+			return p.fitInChild(ctx, log, job, progress)
 		}
-		return gobBytes(fr)
+		return runJob(ctx, job, progress)
 	}()
 	stopReports()
 	cause := context.Cause(ctx)
+	var killed *workerKilledError
 	switch {
 	case err == nil:
 	case cause != nil && !errors.Is(cause, context.Canceled):
 		err = cause
 	case jobsCtx.Err() != nil:
 		err = fmt.Errorf("%s: %w", errShutdown.Error(), annotations.ErrRetry)
+	case errors.As(err, &killed):
+		s.metrics.retried.WithLabelValues("killed").Inc()
+		log.Warn("fold worker killed", "err", err)
+		err = fmt.Errorf("fit worker killed by %s: %w", killed.reason(), annotations.ErrRetry)
 	case annotations.ErrorCode(err) == annotations.EINTERNAL:
 		log.Error("fold failed", "err", err)
 		err = &annotations.Error{Code: annotations.EINTERNAL, Message: fmt.Sprintf("internal error during fold %d of evaluation %d (see the worker's log)", f+1, e.ID)}
 	}
 	log.Info("fold ended", "seconds", time.Since(start).Seconds(), "err", err)
-	return out, err
+	return out.fold, err
+}
+
+// runFold runs the fold of job (Eval, Fold) and returns its result encoded
+// with encoding/gob.
+func runFold(ctx context.Context, job *fitJob, progress func(multirater.Progress)) ([]byte, error) {
+	var spec analysis.EvalSpec
+	if err := json.Unmarshal(job.Eval, &spec); err != nil {
+		return nil, annotations.Errorf(annotations.EINVALID, "the stored evaluation settings cannot be read: %v", err)
+	}
+	fr, err := analysis.EvalFold(ctx, job.Dataset, spec, job.Fold, func(pr analysis.EvalProgress) {
+		progress(multirater.Progress{Fraction: pr.Fraction})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gobBytes(fr)
 }
 
 // CombineEval pools the outputs of every fold of evaluation e into its

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/exec"
 	"strings"
 	"sync"
@@ -36,14 +37,22 @@ import (
 
 // fitJob is the input of a fit worker process: a whole fit, or with Chains
 // chains [lo, hi) of it (their outputs are the answer), or with Outputs the
-// summary of every chain's outputs (a fanned-out fit's combine).
+// summary of every chain's outputs (a fanned-out fit's combine), or with
+// Eval fold Fold of the evaluation of those settings (the fold's result,
+// encoded, is the answer).
 type fitJob struct {
 	Spec    analysis.FitSpec     `json:"spec"`
 	Dataset *annotations.Dataset `json:"dataset"`
 	Chains  *[2]int              `json:"chain_range,omitempty"`
 	Outputs [][]byte             `json:"outputs,omitempty"`
-	// SamplingSeconds is how long the chains of Outputs sampled.
-	SamplingSeconds float64 `json:"sampling_seconds,omitempty"`
+	// SamplingSeconds is how long the chains of Outputs sampled, and
+	// SamplingCPUSeconds the CPU time they used (0: not known).
+	SamplingSeconds    float64 `json:"sampling_seconds,omitempty"`
+	SamplingCPUSeconds float64 `json:"sampling_cpu_seconds,omitempty"`
+	// Eval are the stored settings of an evaluation (analysis.EvalSpec)
+	// and Fold the 0-based fold of it to run.
+	Eval json.RawMessage `json:"eval,omitempty"`
+	Fold int             `json:"fold,omitempty"`
 }
 
 // fitLine is one line of a fit worker's output.
@@ -51,31 +60,38 @@ type fitLine struct {
 	Progress *progressLine   `json:"progress,omitempty"`
 	Result   json.RawMessage `json:"result,omitempty"`
 	Chains   *chainsLine     `json:"chain_outputs,omitempty"`
+	Fold     []byte          `json:"fold_output,omitempty"`
 	Error    *errorDetail    `json:"error,omitempty"`
 }
 
 // chainsLine is the answer to a job of chains: their outputs.
 type chainsLine struct {
-	Outputs         [][]byte `json:"outputs"`
-	SamplingSeconds float64  `json:"sampling_seconds"`
+	Outputs            [][]byte `json:"outputs"`
+	SamplingSeconds    float64  `json:"sampling_seconds"`
+	SamplingCPUSeconds float64  `json:"sampling_cpu_seconds,omitempty"`
 }
 
 // childResult is what a fit worker process answered.
 type childResult struct {
 	res      *multirater.FitResult
 	outputs  [][]byte
-	sampling time.Duration
+	sampling annotations.SamplingTime
+	fold     []byte
 }
 
 // runJob runs a fit job in this process: the fit, its chains or their
 // summary.
 func runJob(ctx context.Context, job *fitJob, progress func(multirater.Progress)) (childResult, error) {
 	switch {
+	case job.Eval != nil:
+		out, err := runFold(ctx, job, progress)
+		return childResult{fold: out}, err
 	case job.Chains != nil:
 		out, sampling, err := analysis.FitChains(ctx, job.Dataset, job.Spec, job.Chains[0], job.Chains[1], progress)
 		return childResult{outputs: out, sampling: sampling}, err
 	case job.Outputs != nil:
-		res, err := analysis.CombineChains(ctx, job.Dataset, job.Spec, job.Outputs, seconds(job.SamplingSeconds), progress)
+		res, err := analysis.CombineChains(ctx, job.Dataset, job.Spec, job.Outputs,
+			annotations.SamplingTime{Wall: seconds(job.SamplingSeconds), CPU: seconds(job.SamplingCPUSeconds)}, progress)
 		return childResult{res: res}, err
 	default:
 		res, err := analysis.Fit(ctx, job.Dataset, job.Spec, progress)
@@ -130,8 +146,12 @@ func RunFitWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 		emit(fitLine{Error: &d})
 		return writeErr
 	}
+	if job.Eval != nil {
+		emit(fitLine{Fold: out.fold})
+		return writeErr
+	}
 	if job.Chains != nil {
-		emit(fitLine{Chains: &chainsLine{Outputs: out.outputs, SamplingSeconds: out.sampling.Seconds()}})
+		emit(fitLine{Chains: &chainsLine{Outputs: out.outputs, SamplingSeconds: out.sampling.Wall.Seconds(), SamplingCPUSeconds: out.sampling.CPU.Seconds()}})
 		return writeErr
 	}
 	raw, err := json.Marshal(out.res)
@@ -143,9 +163,9 @@ func RunFitWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 	return writeErr
 }
 
-// fitInChild runs a fit in a child process (Config.FitCommand) and
-// returns the result document, raw and parsed.
-func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, job *fitJob, progress func(multirater.Progress)) (childResult, error) {
+// fitInChild runs a fit job in a child process (Config.FitCommand) and
+// returns its answer; log is the job's logger.
+func (p *pool) fitInChild(ctx context.Context, log *slog.Logger, job *fitJob, progress func(multirater.Progress)) (childResult, error) {
 	cfg := p.s.cfg
 	input, err := json.Marshal(job)
 	if err != nil {
@@ -172,7 +192,7 @@ func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, job *fitJob, 
 		if len(bytes.TrimSpace(line)) > 0 {
 			var l fitLine
 			if err := json.Unmarshal(line, &l); err != nil {
-				p.s.log.Debug("fit worker output", "fit", f.ID, "line", clipText(string(line), 200))
+				log.Debug("fit worker output", "line", clipText(string(line), 200))
 			}
 			switch {
 			case l.Progress != nil:
@@ -185,8 +205,11 @@ func (p *pool) fitInChild(ctx context.Context, f *annotations.Fit, job *fitJob, 
 				} else {
 					res.res, answered = &r, true
 				}
+			case l.Fold != nil:
+				res.fold, answered = l.Fold, true
 			case l.Chains != nil:
-				res.outputs, res.sampling, answered = l.Chains.Outputs, seconds(l.Chains.SamplingSeconds), true
+				res.outputs, answered = l.Chains.Outputs, true
+				res.sampling = annotations.SamplingTime{Wall: seconds(l.Chains.SamplingSeconds), CPU: seconds(l.Chains.SamplingCPUSeconds)}
 			case l.Error != nil:
 				if l.Error.Code == annotations.EINTERNAL || l.Error.Code == "" {
 					fitErr = fmt.Errorf("fit worker: %s", l.Error.Message)

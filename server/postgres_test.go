@@ -2,21 +2,16 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"concord/annotations"
+	"concord/internal/testutil"
 )
 
 // postgresDSN returns the DSN of a fresh PostgreSQL schema for the test
@@ -25,29 +20,11 @@ import (
 // CONCORD_REQUIRE_POSTGRES=1.
 func postgresDSN(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("CONCORD_TEST_POSTGRES_DSN")
-	if base == "" {
-		if os.Getenv("CONCORD_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("CONCORD_REQUIRE_POSTGRES=1 but CONCORD_TEST_POSTGRES_DSN is not set (start a server with db/testdata/start-postgres.sh)")
-		}
+	dsn := testutil.PostgresSchema(t, "concord_server_")
+	if dsn == "" {
 		t.Skip("CONCORD_TEST_POSTGRES_DSN not set: PostgreSQL test skipped")
 	}
-	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatalf("connect to PostgreSQL: %v", err)
-	}
-	sqlDB, _ := admin.DB()
-	t.Cleanup(func() { sqlDB.Close() })
-	name := "concord_server_" + strings.ToLower(rand.Text()[:12])
-	if err := admin.Exec("CREATE SCHEMA " + name).Error; err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() { admin.Exec("DROP SCHEMA " + name + " CASCADE") })
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + name
+	return dsn
 }
 
 // TestTwoServersShareOnePostgres runs two servers on one PostgreSQL

@@ -120,7 +120,7 @@ func (p *pool) run(ctx context.Context) error {
 
 // RunFit runs one attempt of fit f (annotations.FitRunner).
 func (p *pool) RunFit(ctx context.Context, f *annotations.Fit) error {
-	return p.execute(ctx, f, nil, 0)
+	return p.execute(ctx, f, nil, annotations.SamplingTime{})
 }
 
 // execute runs one attempt of a fit to its end: done, failed or cancelled
@@ -128,8 +128,8 @@ func (p *pool) RunFit(ctx context.Context, f *annotations.Fit) error {
 // killed, this worker shuts down, it was taken over): the job engine
 // retries it. With outputs, the attempt summarises the outputs of the
 // fit's chains that ran as jobs of their own (sampling: the longest time
-// one sampled) instead of fitting.
-func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, outputs [][]byte, sampling time.Duration) error {
+// one sampled, the CPU time of all) instead of fitting.
+func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, outputs [][]byte, sampling annotations.SamplingTime) error {
 	s := p.s
 	log := s.log.With("fit", f.ID, "project", f.ProjectID, "attempt", f.Attempts)
 	ctx, cancel := context.WithCancelCause(jobsCtx)
@@ -169,7 +169,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, outputs [][]
 	err := specErr
 	if err == nil {
 		var out childResult
-		job := &fitJob{Spec: spec, Outputs: outputs, SamplingSeconds: sampling.Seconds()}
+		job := &fitJob{Spec: spec, Outputs: outputs, SamplingSeconds: sampling.Wall.Seconds(), SamplingCPUSeconds: sampling.CPU.Seconds()}
 		out, err = p.fit(ctx, f, job, func(pr multirater.Progress) { latest.Store(&pr) })
 		res = out.res
 	} else {
@@ -272,7 +272,7 @@ func (p *pool) fit(ctx context.Context, f *annotations.Fit, job *fitJob, progres
 	}
 	progress(multirater.Progress{Phase: "starting"})
 	if len(p.s.cfg.FitCommand) > 0 {
-		return p.fitInChild(ctx, f, job, progress)
+		return p.fitInChild(ctx, p.s.log.With("fit", f.ID), job, progress)
 	}
 	return runJob(ctx, job, progress)
 }

@@ -164,7 +164,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		fitCmd = nil // run fits in this process
 	}
-	cfg := server.Config{Addr: *addr, AdminToken: token, FitCommand: fitCmd, Version: version}
+	// Their chains fan out as under concord serve (the same result).
+	cfg := server.Config{Addr: *addr, AdminToken: token, FitCommand: fitCmd, FanOutChains: true, Version: version}
 	srv, err := server.New(cfg, st, e.log)
 	if err != nil {
 		return err

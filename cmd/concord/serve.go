@@ -36,8 +36,9 @@ that died (it stopped recording that it is alive for --stale-after) is
 retried by another, and failed with a reason after --max-attempts
 attempts. Each fit runs in a child process (concord fit-worker) at a lower
 CPU priority, so that the API stays responsive while models run
-(--fits-in-process turns this off); with --fan-out a Gibbs fit's chains run
-as jobs of their own that any worker may take. A project may have --max-project-fits
+(--fits-in-process turns this off); a Gibbs fit's chains run as jobs of
+their own that any worker may take, with the same result bit for bit
+(--fan-out=false: each fit one job). A project may have --max-project-fits
 fits queued or running at once (default 8; more are refused with 429), and
 the workers take queued fits fairly across projects, so one project's
 backlog never starves another. The same fit submitted again while it is
@@ -76,8 +77,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
 	queues := fs.String("queues", "", "job queues this process works, comma-separated (default: all; only \"fits\" exists)")
 	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
-	fanOut := fs.Bool("fan-out", false, "run the chains of the Gibbs fits this process takes as jobs of their own, which any worker sharing the database may take (several worker processes or machines); the result is the same")
-	inProcess := fs.Bool("fits-in-process", false, "run fits in this process instead of a lower-priority child process (concord fit-worker)")
+	fanOut := fanOutFlag(fs)
+	inProcess := fs.Bool("fits-in-process", false, "run fits and evaluation folds in this process instead of a lower-priority child process (concord fit-worker)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	if err := parseNoArgs(e, fs, args, ""); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"runtime"
 	"time"
@@ -25,10 +26,11 @@ backoff, and failed with the reason after --max-attempts attempts. A fit
 that fails on its data is not retried. SIGINT or SIGTERM stops gracefully:
 running fits get --shutdown-grace to finish and go back to the queue.
 
-With --fan-out, a Gibbs fit this worker takes runs its chains as jobs of
-their own, which any worker sharing the database takes (the chain that ends
-last queues the job that combines them); each chain is seeded from the
-fit's seed as in one process, so the result is the same whoever ran what.
+A Gibbs fit this worker takes runs its chains as jobs of their own, which
+any worker sharing the database takes (the chain that ends last queues the
+job that combines them); each chain is seeded from the fit's seed as in one
+process, so the result is the same whoever ran what. --fan-out=false runs
+each fit as one job instead, its chains in one process.
 
 --name names this process in the job records (default hostname-pid); it
 must be unique among the processes sharing the database.
@@ -36,11 +38,11 @@ must be unique among the processes sharing the database.
 Examples:
   concord worker --db postgres://concord@db/concord --concurrency 4
   concord worker --db concord.db --concurrency 1
-  concord worker --db postgres://concord@db/concord --concurrency 2 --fan-out
+  concord worker --db postgres://concord@db/concord --concurrency 2 --fan-out=false
 `
 
 func runWorker(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "worker", "--db DSN [--queues fits] [--concurrency N] [--fan-out]", workerHelp)
+	fs := newFlags(e, "worker", "--db DSN [--queues fits] [--concurrency N] [--fan-out=false]", workerHelp)
 	dsn := dbFlag(fs)
 	queues := fs.String("queues", "", "job queues to work, comma-separated (default: all; only \"fits\" exists)")
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "jobs run at once by this process")
@@ -50,8 +52,8 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
 	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
 	poll := fs.Duration("poll-interval", time.Second, "how often an idle worker looks for queued jobs")
-	fanOut := fs.Bool("fan-out", false, "run the chains of the Gibbs fits this process takes as jobs of their own, which any worker sharing the database may take (several worker processes or machines); the result is the same")
-	inProcess := fs.Bool("fits-in-process", false, "run fits in this process instead of a lower-priority child process (concord fit-worker)")
+	fanOut := fanOutFlag(fs)
+	inProcess := fs.Bool("fits-in-process", false, "run fits and evaluation folds in this process instead of a lower-priority child process (concord fit-worker)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	if err := parseNoArgs(e, fs, args, ""); err != nil {
@@ -90,6 +92,13 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		PollInterval:     *poll,
 		Version:          version,
 	}, st, log)
+}
+
+// fanOutFlag declares --fan-out (serve and worker): on by default, a Gibbs
+// fit's chains run as jobs of their own; --fan-out=false runs each fit as
+// one job.
+func fanOutFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("fan-out", true, "run the chains of the Gibbs fits this process takes as jobs of their own, which any worker sharing the database may take (several worker processes or machines); the result is the same bit for bit; --fan-out=false runs each fit as one job, its chains in one process")
 }
 
 func orAll(queues string) string {

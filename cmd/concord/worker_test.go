@@ -11,19 +11,55 @@ import (
 
 	"concord/annotations"
 	"concord/db"
+	"concord/internal/testutil"
+	"concord/multirater"
 )
 
-// TestWorkerCommand runs concord worker on a SQLite file that another
-// handle (standing for concord serve --workers 0) queues a fit in: the
-// worker runs it to the end under its name, and stops cleanly when its
-// context ends.
+// TestWorkerCommand runs concord worker on a database (a SQLite file, and
+// PostgreSQL when CONCORD_TEST_POSTGRES_DSN is set) that another handle
+// (standing for concord serve --workers 0) queues a fit in: the worker runs
+// it to the end under its name, and stops cleanly when its context ends.
+// By default the fit's chains run as jobs of their own (the fit lists
+// them); --fan-out=false runs it as one job; both results are the same bit
+// for bit (timings aside; both have ess_per_cpu_second), and --fan-out (the
+// old opt-in) is still taken.
 func TestWorkerCommand(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "c.db")
-	if code, _, errb := runCmd(t, "import", "--db", dbPath, "--project", "k1", "--scheme", "ordinal:0..3", sirtK1); code != 0 {
-		t.Fatalf("import: %s", errb)
+	backends := map[string]string{"sqlite": filepath.Join(t.TempDir(), "c.db")}
+	if dsn := testutil.PostgresSchema(t, "concord_cmd_"); dsn != "" {
+		backends["postgres"] = dsn
 	}
+	for backend, dsn := range backends {
+		t.Run(backend, func(t *testing.T) {
+			if code, _, errb := runCmd(t, "import", "--db", dsn, "--project", "k1", "--scheme", "ordinal:0..3", sirtK1); code != 0 {
+				t.Fatalf("import: %s", errb)
+			}
+			var results []string
+			for _, tc := range []struct {
+				flags  []string
+				chains int // chain jobs the fit lists
+			}{
+				{nil, 2},
+				{[]string{"--fan-out=false"}, 0},
+				{[]string{"--fan-out"}, 2},
+			} {
+				results = append(results, workFit(t, dsn, tc.flags, tc.chains))
+			}
+			for i := 1; i < len(results); i++ {
+				if results[i] != results[0] {
+					t.Errorf("fit %d's result differs from fit 1's (same seed):\n%s\n%s", i+1, results[i], results[0])
+				}
+			}
+		})
+	}
+}
+
+// workFit queues a seeded 2-chain fit on the database dsn, runs concord worker with flags until the fit ends, checks that it is done
+// by this worker with the given number of chain jobs, and returns its
+// result without timings.
+func workFit(t *testing.T, dsn string, flags []string, chains int) string {
+	t.Helper()
 	ctx := context.Background()
-	st, err := db.Open(ctx, dbPath, db.Options{})
+	st, err := db.Open(ctx, dsn, db.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,15 +68,19 @@ func TestWorkerCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same spec each time: the fit before has ended, so this one is not
+	// a duplicate.
 	f := &annotations.Fit{ProjectID: p.ID, Model: "ordinal", Seed: 1,
 		Spec: json.RawMessage(`{"model":"ordinal","chains":2,"samples":200,"burnin":100,"seed":1}`)}
 	if err := st.CreateFit(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-
 	wctx, stop := context.WithCancel(ctx)
-	_, errb, wait := background(wctx, t, "worker", "--db", dbPath, "--concurrency", "1", "--name", "test-worker", "--fits-in-process",
-		"--poll-interval", "50ms", "--log-level", "warn")
+	args := append([]string{"worker", "--db", dsn, "--concurrency", "1", "--name", "test-worker", "--fits-in-process",
+		"--poll-interval", "50ms", "--log-level", "warn"}, flags...)
+	_, errb, wait := background(wctx, t, args...)
+	defer wait()
+	defer stop()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		got, err := st.FindFitByID(ctx, f.ID)
@@ -48,18 +88,42 @@ func TestWorkerCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.Status.Terminal() {
-			if got.Status != annotations.FitDone || got.Worker != "test-worker" || got.Attempts != 1 {
-				t.Errorf("fit ended as %+v (worker log: %s)", got, errb.String())
+			if got.Status != annotations.FitDone || got.Attempts != 1 {
+				t.Fatalf("%v: fit ended as %+v (worker log: %s)", flags, got, errb.String())
+			}
+			if len(got.Chains) != chains {
+				t.Errorf("%v: the fit lists %d chain jobs, want %d", flags, len(got.Chains), chains)
+			}
+			for _, c := range got.Chains {
+				if c.Worker != "test-worker" || c.State != "done" {
+					t.Errorf("%v: chain %+v", flags, c)
+				}
+			}
+			if chains == 0 && got.Worker != "test-worker" {
+				t.Errorf("%v: the fit ran on %q", flags, got.Worker)
 			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("fit still %s (worker log: %s)", got.Status, errb.String())
+			t.Fatalf("%v: fit still %s (worker log: %s)", flags, got.Status, errb.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	stop()
-	wait()
+	raw, err := st.FitResult(ctx, f.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res multirater.FitResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	d := &res.Diagnostics
+	if !(d.ESSPerCPUSecond > 0) {
+		t.Errorf("%v: no ess_per_cpu_second", flags)
+	}
+	d.Seconds, d.SamplingSeconds, d.SweepsPerSecond, d.ESSPerCPUSecond = 0, 0, 0, 0
+	b, _ := json.Marshal(&res)
+	return string(b)
 }
 
 func TestWorkerFlags(t *testing.T) {

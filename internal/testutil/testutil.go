@@ -1,6 +1,7 @@
 // Package testutil holds what the tests of several packages share: reading
 // the reference tables (CSV files) that testdata folders and the shared data
-// folder hold. Only test files import it.
+// folder hold, and a fresh PostgreSQL schema per test. Only test files
+// import it.
 package testutil
 
 import (
