@@ -62,8 +62,9 @@ func logLikOf(l density) func(y, f float64) (lp, d1, d2 float64) {
 }
 
 // tiltedMode returns the mode of g(f) = log p(y | f) - (f - mu)^2/(2 s2)
-// and g”(mode), by Newton's method with step halving (falling back to the
-// cavity's curvature where g is not concave).
+// (to about 1e-8 of its curvature scale) and g”(mode), by Newton's
+// method with step halving (falling back to the cavity's curvature where
+// g is not concave).
 func tiltedMode(l density, y, mu, s2 float64) (mode, g2 float64) {
 	f := mu
 	logp := logpOf(l, y)
@@ -91,7 +92,11 @@ func tiltedMode(l density, y, mu, s2 float64) (mode, g2 float64) {
 		}
 		lp, d1, d2 = ll(y, f)
 		g = lp - (f-mu)*(f-mu)/(2*s2)
-		if !moved || math.Abs(step) < 1e-10*(1+math.Abs(f)) {
+		// A step below 1e-4 of the curvature scale leaves the next one
+		// (Newton's convergence is quadratic) far below what moves the
+		// quadrature, which centres its rules here but integrates about
+		// any point within a fraction of that scale alike.
+		if !moved || math.Abs(step) < 1e-10*(1+math.Abs(f)) || step*step < -1e-8/curv {
 			break
 		}
 	}
