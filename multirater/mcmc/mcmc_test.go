@@ -248,14 +248,11 @@ type sumLogPhiAbove struct {
 }
 
 func (d sumLogPhiAbove) Above(x, logy float64) bool {
-	r := -0.5 * x * x
-	for _, s := range d.s {
-		if !(r > logy) {
-			return false
-		}
-		*d.calls++
-		r += numeric.LogNormCDF(s * x)
+	r, i := -0.5*x*x, 0
+	for ; i < len(d.s) && r > logy; i++ {
+		r += numeric.LogNormCDF(d.s[i] * x)
 	}
+	*d.calls += i
 	return r > logy
 }
 
