@@ -121,14 +121,14 @@ func tilted(l density, y, mu, s2 float64, grad []float64, gradTo func(dst []floa
 	return tiltedQuad(l, y, mu, s2, grad, gradTo, true)
 }
 
-// tiltedQuad is tilted, with the nested rules first when nested is true
+// tiltedQuad is tilted, with the Gauss-Hermite pair first when hermite is true
 // and with the 48-node Gauss-Legendre rule alone otherwise.
-func tiltedQuad(l density, y, mu, s2 float64, grad []float64, gradTo func(dst []float64, y, f float64), nested bool) (logZ, mean, vr float64) {
+func tiltedQuad(l density, y, mu, s2 float64, grad []float64, gradTo func(dst []float64, y, f float64), hermite bool) (logZ, mean, vr float64) {
 	if _, cens := l.(*Censored); cens {
 		// A censored rating's probability is floored (1e-300) far from
 		// its bound, where the integrand is the cavity's Gaussian to every
 		// Gauss-Hermite rule: the panels alone.
-		nested = false
+		hermite = false
 	}
 	m, g2 := tiltedMode(l, y, mu, s2)
 	sc := 1 / math.Sqrt(-g2)
@@ -142,7 +142,7 @@ func tiltedQuad(l density, y, mu, s2 float64, grad []float64, gradTo func(dst []
 	var lw, fs [3 * quadNodes]float64
 	nf := 0
 	done := false
-	if nested {
+	if hermite {
 		var prev [3]float64
 		for k, r := range ghRules {
 			nf = 0

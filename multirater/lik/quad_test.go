@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestTiltedNestedRules checks tilted's Gauss-Hermite pair against the
+// TestTiltedHermitePair checks tilted's Gauss-Hermite pair against the
 // 48-node Gauss-Legendre panels alone (the rule it falls back to) on a
 // grid of beta and truncated-Gaussian sites from easy to extreme (cavity
 // far from the rating, dispersions of 0.3 to 200): log Z within 1e-7, the
@@ -13,7 +13,7 @@ import (
 // gradient in the dispersion within 1e-6 (relative); and that both paths
 // are taken, so that the test can fail. Sites where the panels overflow
 // are left out.
-func TestTiltedNestedRules(t *testing.T) {
+func TestTiltedHermitePair(t *testing.T) {
 	var gh, gl int
 	for _, nu := range []float64{0.3, 3, 20, 200} {
 		for _, y := range []float64{0.005, 0.1, 0.5, 0.97} {
