@@ -128,16 +128,28 @@ func (b *Beta) LogLik(y, f float64) (lp, d1, d2, d3 float64) {
 func (b *Beta) logLikTerms(y, f float64) (lp, d1, d2, t, s float64, ok bool) {
 	checkUnit("Beta", y)
 	lp = b.logp(y, f)
+	d1, d2, t, s, ok = b.derivTerms(y, f)
+	return lp, d1, d2, t, s, ok
+}
+
+// derivTerms is logLikTerms without lp.
+func (b *Beta) derivTerms(y, f float64) (d1, d2, t, s float64, ok bool) {
 	a, bb, _, ph, fc := b.ab(f)
 	if ph == 0 {
-		return lp, 0, 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	nu := b.Nu
 	t = math.Log(y) - math.Log1p(-y) - mathext.Digamma(a) + mathext.Digamma(bb)
 	s = trigamma(a) + trigamma(bb)
 	d1 = nu * ph * t
 	d2 = -nu*fc*ph*t - nu*nu*ph*ph*s
-	return lp, d1, d2, t, s, true
+	return d1, d2, t, s, true
+}
+
+// derivs2 returns LogLik's d1 and d2 alone (tiltedMode has lp already).
+func (b *Beta) derivs2(y, f float64) (d1, d2 float64) {
+	d1, d2, _, _, _ = b.derivTerms(y, f)
+	return d1, d2
 }
 
 // logLik2 is LogLik without d3 (no tetragamma).

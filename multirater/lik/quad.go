@@ -61,6 +61,12 @@ func logLikOf(l density) func(y, f float64) (lp, d1, d2 float64) {
 	}
 }
 
+// derivs2 is a likelihood that gives LogLik's d1 and d2 without lp, where
+// lp is its log density (logpOf) bit for bit.
+type derivs2 interface {
+	derivs2(y, f float64) (d1, d2 float64)
+}
+
 // tiltedMode returns the mode of g(f) = log p(y | f) - (f - mu)^2/(2 s2)
 // (to about 1e-8 of its curvature scale) and g”(mode), by Newton's
 // method with step halving (falling back to the cavity's curvature where
@@ -69,6 +75,7 @@ func tiltedMode(l density, y, mu, s2 float64) (mode, g2 float64) {
 	f := mu
 	logp := logpOf(l, y)
 	ll := logLikOf(l)
+	dv, _ := l.(derivs2)
 	lp, d1, d2 := ll(y, f)
 	g := lp
 	for it := 0; it < 100; it++ {
@@ -90,8 +97,15 @@ func tiltedMode(l density, y, mu, s2 float64) (mode, g2 float64) {
 			}
 			step /= 2
 		}
-		lp, d1, d2 = ll(y, f)
-		g = lp - (f-mu)*(f-mu)/(2*s2)
+		// Without a move d1 and d2 are those at f already; with one, a
+		// derivs2 has g there too (its lp is logp's).
+		switch {
+		case moved && dv != nil:
+			d1, d2 = dv.derivs2(y, f)
+		case moved:
+			lp, d1, d2 = ll(y, f)
+			g = lp - (f-mu)*(f-mu)/(2*s2)
+		}
 		// A step below 1e-4 of the curvature scale leaves the next one
 		// (Newton's convergence is quadratic) far below what moves the
 		// quadrature, which centres its rules here but integrates about
