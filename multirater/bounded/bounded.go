@@ -655,10 +655,13 @@ func valueEstimate(o lik.Bounded, mu, s2, lo, hi float64) *multirater.Estimate {
 	// The normal likelihood's mean may lie beyond a bound; the rating
 	// cannot.
 	m := math.Max(0, math.Min(1, lik.PredictiveMean(o, mu, s2)))
-	// E[y^2] = ∫_0^1 2 y (1 - F(y)) dy.
-	ey2 := 0.0
-	for i, x := range gl64X {
-		ey2 += gl64W[i] * 2 * x * (1 - lik.PredictiveCDF(o, x, mu, s2))
+	// E[y^2] in closed form where the likelihood has one, else
+	// ∫_0^1 2 y (1 - F(y)) dy.
+	ey2, ok := lik.PredictiveSecondMoment(o, mu, s2)
+	if !ok {
+		for i, x := range gl64X {
+			ey2 += gl64W[i] * 2 * x * (1 - lik.PredictiveCDF(o, x, mu, s2))
+		}
 	}
 	sd := math.Sqrt(math.Max(ey2-m*m, 0))
 	q := func(p float64) float64 { return lo + w*lik.PredictiveQuantile(o, p, mu, s2) }

@@ -621,7 +621,7 @@ func (ch *classChain) stepAlphaCollapsed() {
 		d := collapsedAlphaDensity{v: md.v, lam: md.lam, gaps: gaps}
 		t0 := math.Log(ch.alpha[l])
 		plo, phi := mcmc.LogPrecisionBounds()
-		t, evals := mcmc.SliceSample(ch.rng, d, t0, ch.raterWidth[l], plo, phi)
+		t, evals := mcmc.SliceSampleAbove(ch.rng, d, t0, ch.raterWidth[l], plo, phi)
 		ch.sliceEvals += evals
 		ch.slices++
 		if ch.warm {
@@ -677,7 +677,7 @@ func (ch *classChain) stepItemCollapsed() {
 		sig := (w0 + w1) / math.Sqrt2
 		delta0 := (w0 - w1) / math.Sqrt2
 		d := itemContrastDensity{slopes: g}
-		delta, evals := mcmc.SliceSample(ch.rng, d, delta0, ch.itemWidth[n], math.Inf(-1), math.Inf(1))
+		delta, evals := mcmc.SliceSampleAbove(ch.rng, d, delta0, ch.itemWidth[n], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
 		if ch.warm {
@@ -772,6 +772,19 @@ func (d itemContrastDensity) LogF(x float64) float64 {
 	return r
 }
 
+// Above reports LogF(x) > logy, stopping once a partial sum is at or below
+// logy (every log Phi term is <= 0; mcmc.AboveDensity).
+func (d itemContrastDensity) Above(x, logy float64) bool {
+	r := -0.5 * x * x
+	for _, s := range d.slopes {
+		if !(r > logy) {
+			return false
+		}
+		r += numeric.LogNormCDF(s * x)
+	}
+	return r > logy
+}
+
 // collapsedAlphaDensity is the log density of t = log alpha_l in
 // stepAlphaCollapsed (the Jacobian e^t included).
 type collapsedAlphaDensity struct {
@@ -790,6 +803,24 @@ func (d collapsedAlphaDensity) LogF(t float64) float64 {
 		r += numeric.LogNormCDF(sa * g)
 	}
 	return r
+}
+
+// Above reports LogF(t) > logy, stopping once a partial sum is at or below
+// logy (every log Phi term is <= 0; mcmc.AboveDensity).
+func (d collapsedAlphaDensity) Above(t, logy float64) bool {
+	a := math.Exp(t)
+	if a == 0 || math.IsInf(a, 1) {
+		return false
+	}
+	sa := math.Sqrt(a)
+	r := d.v*t - d.lam*a
+	for _, g := range d.gaps {
+		if !(r > logy) {
+			return false
+		}
+		r += numeric.LogNormCDF(sa * g)
+	}
+	return r > logy
 }
 
 // sums sets s_k,n = sum over item n's latent vectors of a_v y_v,k and

@@ -111,21 +111,51 @@ func tetragamma(x float64) float64 { return -2 * mathext.Zeta(3, x) }
 // psi(b) and S = psi_1(a) + psi_1(b), d1 = Nu phi T and
 // d2 = -Nu f phi T - Nu^2 phi^2 S.
 func (b *Beta) LogLik(y, f float64) (lp, d1, d2, d3 float64) {
-	checkUnit("Beta", y)
-	lp = b.logp(y, f)
-	a, bb, _, ph, fc := b.ab(f)
-	if ph == 0 {
+	lp, d1, d2, t, s, ok := b.logLikTerms(y, f)
+	if !ok {
 		return lp, 0, 0, 0
 	}
+	a, bb, _, ph, fc := b.ab(f)
 	nu := b.Nu
-	t := math.Log(y) - math.Log1p(-y) - mathext.Digamma(a) + mathext.Digamma(bb)
-	s := trigamma(a) + trigamma(bb)
-	d1 = nu * ph * t
-	d2 = -nu*fc*ph*t - nu*nu*ph*ph*s
 	tp := -nu * ph * s                               // dT/df
 	sp := nu * ph * (tetragamma(a) - tetragamma(bb)) // dS/df
 	d3 = -nu*ph*t*(1-fc*fc) - nu*fc*ph*tp - nu*nu*(-2*fc*ph*ph*s+ph*ph*sp)
 	return lp, d1, d2, d3
+}
+
+// logLikTerms returns LogLik's lp, d1 and d2 and the terms T and S of
+// d1 and d2; ok is false beyond the clamp (d1 = d2 = 0).
+func (b *Beta) logLikTerms(y, f float64) (lp, d1, d2, t, s float64, ok bool) {
+	checkUnit("Beta", y)
+	lp = b.logp(y, f)
+	d1, d2, t, s, ok = b.derivTerms(y, f)
+	return lp, d1, d2, t, s, ok
+}
+
+// derivTerms is logLikTerms without lp.
+func (b *Beta) derivTerms(y, f float64) (d1, d2, t, s float64, ok bool) {
+	a, bb, _, ph, fc := b.ab(f)
+	if ph == 0 {
+		return 0, 0, 0, 0, false
+	}
+	nu := b.Nu
+	t = math.Log(y) - math.Log1p(-y) - mathext.Digamma(a) + mathext.Digamma(bb)
+	s = trigamma(a) + trigamma(bb)
+	d1 = nu * ph * t
+	d2 = -nu*fc*ph*t - nu*nu*ph*ph*s
+	return d1, d2, t, s, true
+}
+
+// derivs2 returns LogLik's d1 and d2 alone (tiltedMode has lp already).
+func (b *Beta) derivs2(y, f float64) (d1, d2 float64) {
+	d1, d2, _, _, _ = b.derivTerms(y, f)
+	return d1, d2
+}
+
+// logLik2 is LogLik without d3 (no tetragamma).
+func (b *Beta) logLik2(y, f float64) (lp, d1, d2 float64) {
+	lp, d1, d2, _, _, _ = b.logLikTerms(y, f)
+	return lp, d1, d2
 }
 
 // Tilted returns the tilted normaliser by quadrature (Jensen et al. eq. 4-6).
@@ -406,6 +436,22 @@ func PredictiveMean(l Bounded, mu, s2 float64) float64 {
 	return predQuad(mu, s2, l.Mean)
 }
 
+// PredictiveSecondMoment returns E[y*^2] under f* ~ N(mu, s2) and true
+// where E[y^2 | f] has a closed form: the beta model's variance plus
+// squared mean, Phi(f) (Nu Phi(f) + 1) / (Nu + 1), averaged by quadrature;
+// false otherwise.
+func PredictiveSecondMoment(l Bounded, mu, s2 float64) (float64, bool) {
+	b, ok := l.(*Beta)
+	if !ok {
+		return 0, false
+	}
+	nu := b.Nu
+	return predQuad(mu, s2, func(f float64) float64 {
+		p := numeric.NormCDF(f)
+		return p * (nu*p + 1) / (nu + 1)
+	}), true
+}
+
 // predRule is the Gauss-Hermite rule of the predictive integrals.
 var predRule = numeric.NewGHRule(48)
 
@@ -460,16 +506,41 @@ func PredictiveCDF(l Bounded, y, mu, s2 float64) float64 {
 	return predQuad(mu, s2, func(f float64) float64 { return l.CDF(y, f) })
 }
 
-// PredictiveQuantile returns the p-quantile of y* under f* ~ N(mu, s2), by
-// bisection on PredictiveCDF (to 1e-9).
+// PredictiveQuantile returns the p-quantile of y* under f* ~ N(mu, s2), to
+// 1e-9: the Illinois variant of regula falsi on PredictiveCDF (Dowell &
+// Jarratt 1971), whose bracket shrinks on both sides, with a bisection
+// step whenever two steps have not halved the bracket (an atom or a flat
+// stretch of the CDF), so that it never takes longer than bisection.
 func PredictiveQuantile(l Bounded, p, mu, s2 float64) float64 {
 	lo, hi := 0.0, 1.0
-	for hi-lo > 1e-9 {
-		mid := 0.5 * (lo + hi)
-		if PredictiveCDF(l, mid, mu, s2) < p {
-			lo = mid
+	flo, fhi := -p, 1-p // F - p at the ends (no atoms assumed: only the steps use them)
+	side, width := 0, 1.0
+	for it := 0; hi-lo > 1e-9; it++ {
+		x := lo + (hi-lo)*flo/(flo-fhi)
+		if it%2 == 0 {
+			if hi-lo > width/2 || !(x > lo && x < hi) {
+				x = 0.5 * (lo + hi)
+			}
+			width = hi - lo
+		} else if !(x > lo && x < hi) {
+			x = 0.5 * (lo + hi)
+		}
+		fx := PredictiveCDF(l, x, mu, s2) - p
+		if fx < 0 {
+			lo, flo = x, fx
+			if side < 0 {
+				fhi /= 2
+			}
+			side = -1
 		} else {
-			hi = mid
+			hi, fhi = x, fx
+			if side > 0 {
+				flo /= 2
+			}
+			side = 1
+		}
+		if fx == 0 {
+			return x
 		}
 	}
 	return 0.5 * (lo + hi)

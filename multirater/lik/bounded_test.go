@@ -98,3 +98,46 @@ func TestPredictiveMeanClosedForm(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictiveQuantileBisection checks the regula falsi quantile against
+// plain bisection to 1e-10 (the rule it replaced), atoms of the normal
+// likelihood at the bounds included.
+func TestPredictiveQuantileBisection(t *testing.T) {
+	ls := append(boundedCases(), &Normal{Sigma: 0.3})
+	for _, l := range ls {
+		for _, c := range []struct{ mu, s2 float64 }{{0, 1}, {1.2, 0.3}, {-0.7, 4}, {2.5, 0.01}, {-3, 0.5}} {
+			for _, p := range []float64{0.025, 0.5, 0.975} {
+				lo, hi := 0.0, 1.0
+				for hi-lo > 1e-10 {
+					if mid := 0.5 * (lo + hi); PredictiveCDF(l, mid, c.mu, c.s2) < p {
+						lo = mid
+					} else {
+						hi = mid
+					}
+				}
+				want := 0.5 * (lo + hi)
+				if got := PredictiveQuantile(l, p, c.mu, c.s2); math.Abs(got-want) > 2e-9 {
+					t.Errorf("%s mu=%v s2=%v: the %v quantile %v, bisection %v", caseName(l), c.mu, c.s2, p, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPredictiveSecondMoment checks the beta model's closed form of
+// E[y*^2] against ∫_0^1 2 y (1 - F(y)) dy (2000-node Gauss-Legendre).
+func TestPredictiveSecondMoment(t *testing.T) {
+	for _, nu := range []float64{0.5, 3, 20} {
+		l := &Beta{Nu: nu}
+		for _, c := range []struct{ mu, s2 float64 }{{0, 1}, {1.2, 0.3}, {-0.7, 4}, {2, 0.01}} {
+			got, ok := PredictiveSecondMoment(l, c.mu, c.s2)
+			want := quad.Fixed(func(y float64) float64 { return 2 * y * (1 - PredictiveCDF(l, y, c.mu, c.s2)) }, 0, 1, 2000, nil, 0)
+			if !ok || math.Abs(got-want) > 1e-8 {
+				t.Errorf("nu=%v mu=%v s2=%v: E[y^2] %v (%v), quadrature %v", nu, c.mu, c.s2, got, ok, want)
+			}
+		}
+	}
+	if _, ok := PredictiveSecondMoment(&Normal{Sigma: 0.2}, 0, 1); ok {
+		t.Error("the normal likelihood has no closed form here")
+	}
+}

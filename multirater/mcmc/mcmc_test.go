@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"concord/multirater"
+	"concord/multirater/numeric"
 )
 
 func TestCommonWithDefaults(t *testing.T) {
@@ -226,5 +227,60 @@ func TestChainPanicHidesStack(t *testing.T) {
 	}
 	if !strings.Contains(cp.Stack, "goroutine") {
 		t.Errorf("stack not kept: %q", cp.Stack)
+	}
+}
+
+// sumLogPhi is exp(-x^2/2) prod_i Phi(s_i x), as a LogDensity and as an
+// AboveDensity, for TestSliceSampleAboveSameDraws.
+type sumLogPhi struct{ s []float64 }
+
+func (d sumLogPhi) LogF(x float64) float64 {
+	r := -0.5 * x * x
+	for _, s := range d.s {
+		r += numeric.LogNormCDF(s * x)
+	}
+	return r
+}
+
+type sumLogPhiAbove struct {
+	sumLogPhi
+	calls *int
+}
+
+func (d sumLogPhiAbove) Above(x, logy float64) bool {
+	r, i := -0.5*x*x, 0
+	for ; i < len(d.s) && r > logy; i++ {
+		r += numeric.LogNormCDF(d.s[i] * x)
+	}
+	*d.calls += i
+	return r > logy
+}
+
+// TestSliceSampleAboveSameDraws: SliceSampleAbove's chain is
+// SliceSample's bit for bit, and the early stop leaves out terms.
+func TestSliceSampleAboveSameDraws(t *testing.T) {
+	s := make([]float64, 60)
+	for i := range s {
+		s[i] = 0.2 + 0.05*float64(i%7)
+		if i%3 == 0 {
+			s[i] = -s[i]
+		}
+	}
+	calls := 0
+	d := sumLogPhiAbove{sumLogPhi{s}, &calls}
+	r1, r2 := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+	x1, x2 := 0.0, 0.0
+	evals := 0
+	for it := 0; it < 2000; it++ {
+		var e1, e2 int
+		x1, e1 = SliceSample(r1, d.sumLogPhi, x1, 0.5, math.Inf(-1), math.Inf(1))
+		x2, e2 = SliceSampleAbove(r2, d, x2, 0.5, math.Inf(-1), math.Inf(1))
+		if x1 != x2 || e1 != e2 {
+			t.Fatalf("step %d: SliceSample %v (%d evaluations), SliceSampleAbove %v (%d)", it, x1, e1, x2, e2)
+		}
+		evals += e1 - 1
+	}
+	if calls >= evals*len(s) {
+		t.Errorf("Above summed %d terms of %d evaluations' %d: no early stop", calls, evals, evals*len(s))
 	}
 }

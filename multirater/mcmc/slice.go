@@ -16,6 +16,33 @@ type LogDensity interface {
 // evaluations. The step leaves the density invariant whatever w is, as long
 // as w does not depend on x0.
 func SliceSample[F LogDensity](rng *rand.Rand, f F, x0, w, lo, hi float64) (float64, int) {
+	return sliceSample(rng, f, logFAbove[F]{f}, x0, w, lo, hi)
+}
+
+// AboveDensity is a LogDensity that can tell whether LogF(x) > logy
+// without all of LogF: a sum whose terms after the first are never
+// positive can stop once a partial sum is at or below logy (floating-point
+// addition of a non-positive term never raises a sum). Above must return
+// exactly LogF(x) > logy, so that SliceSampleAbove's draws are
+// SliceSample's, bit for bit.
+type AboveDensity interface {
+	LogDensity
+	Above(x, logy float64) bool
+}
+
+// SliceSampleAbove is SliceSample for an AboveDensity: every evaluation
+// but the first (the slice's level) asks Above.
+func SliceSampleAbove[F AboveDensity](rng *rand.Rand, f F, x0, w, lo, hi float64) (float64, int) {
+	return sliceSample(rng, f, f, x0, w, lo, hi)
+}
+
+// logFAbove answers Above from the whole LogF.
+type logFAbove[F LogDensity] struct{ f F }
+
+func (a logFAbove[F]) Above(x, logy float64) bool { return a.f.LogF(x) > logy }
+
+// sliceSample is SliceSample with the slice's membership tests asked of a.
+func sliceSample[F LogDensity, A interface{ Above(x, logy float64) bool }](rng *rand.Rand, f F, a A, x0, w, lo, hi float64) (float64, int) {
 	const maxSteps = 32
 	evals := 1
 	logy := f.LogF(x0) - rng.ExpFloat64()
@@ -25,14 +52,14 @@ func SliceSample[F LogDensity](rng *rand.Rand, f F, x0, w, lo, hi float64) (floa
 	kk := maxSteps - 1 - j
 	for ; j > 0 && left > lo; j-- {
 		evals++
-		if !(f.LogF(left) > logy) {
+		if !a.Above(left, logy) {
 			break
 		}
 		left -= w
 	}
 	for ; kk > 0 && right < hi; kk-- {
 		evals++
-		if !(f.LogF(right) > logy) {
+		if !a.Above(right, logy) {
 			break
 		}
 		right += w
@@ -42,7 +69,7 @@ func SliceSample[F LogDensity](rng *rand.Rand, f F, x0, w, lo, hi float64) (floa
 	for i := 0; i < 200; i++ {
 		x := left + (right-left)*rng.Float64()
 		evals++
-		if f.LogF(x) > logy && x > lo && x < hi {
+		if a.Above(x, logy) && x > lo && x < hi {
 			return x, evals
 		}
 		if x < x0 {
