@@ -20,7 +20,7 @@ import (
 
 // quickClassFit is a classification fit small enough to finish in well
 // under a second on the test data (testdata/README.md).
-var quickClassFit = map[string]any{"chains": 2, "samples": 100, "burnin": 50, "seed": 3}
+var quickClassFit = map[string]any{"engine": "gibbs", "chains": 2, "samples": 100, "burnin": 50, "seed": 3}
 
 func readTestdata(t testing.TB, name string) string {
 	t.Helper()
@@ -521,7 +521,7 @@ func TestDashboardClassification(t *testing.T) {
 	// ones queue a classification fit with them.
 	csrf := b.csrf(page)
 	fitURL := fmt.Sprintf("/projects/%d/fits", id)
-	resp, page = b.post(fitURL, map[string][]string{"csrf": {csrf}, "model": {"classification"}, "precisions": {"fixed"}, "v": {"2"}, "samples": {"123"}})
+	resp, page = b.post(fitURL, map[string][]string{"engine": {"gibbs"}, "csrf": {csrf}, "model": {"classification"}, "precisions": {"fixed"}, "v": {"2"}, "samples": {"123"}})
 	if resp.StatusCode != 400 || !strings.Contains(page, "The fit was not started") || !strings.Contains(page, `with precisions &#34;fixed&#34; every precision is fixed at 1`) ||
 		!strings.Contains(page, `value="123"`) || !strings.Contains(page, `<option value="fixed" selected>`) {
 		t.Errorf("rejected fit form: %d %s", resp.StatusCode, clipText(between(page, `class="error"`, "</div>"), 400))

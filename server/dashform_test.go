@@ -167,7 +167,7 @@ func TestDashboardFitFormModels(t *testing.T) {
 func postFitForm(t *testing.T, b *browser, id int64, fields url.Values) int64 {
 	t.Helper()
 	_, page := b.get(fmt.Sprintf("/projects/%d", id))
-	form := url.Values{"csrf": {b.csrf(page)}, "identifiability": {"weak"}, "sampler": {"default"}, "chains": {"4"}, "samples": {"2000"},
+	form := url.Values{"engine": {"gibbs"}, "csrf": {b.csrf(page)}, "identifiability": {"weak"}, "sampler": {"default"}, "chains": {"4"}, "samples": {"2000"},
 		"burnin": {"1000"}, "thin": {"1"}, "seed": {"3"}, "kernel": {""}, "kernel_custom": {""}, "v": {""}, "flag_threshold": {""}}
 	for k, v := range fields {
 		form[k] = v
