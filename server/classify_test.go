@@ -175,12 +175,12 @@ func TestFitRequestModelDefaults(t *testing.T) {
 		fragment string
 	}{
 		{"unknown precisions", reqOf(t, `{"precisions": "magic"}`), binary, `unknown precisions "magic" (expected inferred, fixed or fixed-full)`},
-		{"precisions of an ordinal fit", reqOf(t, `{"precisions": "fixed"}`), ordinal, `precisions is not a setting of the ordinal model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, sigma_b, flag_threshold and keep_draws`},
+		{"precisions of an ordinal fit", reqOf(t, `{"engine": "gibbs", "precisions": "fixed"}`), ordinal, `precisions is not a setting of the ordinal model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, sigma_b, flag_threshold and keep_draws`},
 		{"sigma_b of a classification fit", reqOf(t, `{"sigma_b": 2}`), nominal, `sigma_b is not a setting of the classification model fitted by gibbs (leave it out): its settings are identifiability`},
 		{"v with fixed precisions", reqOf(t, `{"precisions": "fixed", "v": 2}`), nominal, `with precisions "fixed" every precision is fixed at 1`},
 		{"lambda with fixed precisions", reqOf(t, `{"precisions": "fixed-full", "lambda": 2}`), nominal, `"v" and "lambda"`},
 		{"strong with fixed precisions", reqOf(t, `{"precisions": "fixed", "identifiability": "strong"}`), nominal, `identifiability "strong" fixes one rater's precision`},
-		{"reference rater under weak", reqOf(t, `{"ref_rater": "r1"}`), ordinal, `"ref_rater" names the reference rater of identifiability strong or both`},
+		{"reference rater under weak", reqOf(t, `{"engine": "gibbs", "ref_rater": "r1"}`), ordinal, `"ref_rater" names the reference rater of identifiability strong or both`},
 		{"unknown model", reqOf(t, `{"model": "svm"}`), nominal, `unknown model "svm"`},
 	}
 	for _, tc := range bad {
