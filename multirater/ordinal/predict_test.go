@@ -106,37 +106,17 @@ func TestPredictErrors(t *testing.T) {
 // predictive's, with a note saying why, when asked to, above the work
 // budget, above MaxItems, or when the result does not record every rating.
 func TestPredictEPMethod(t *testing.T) {
-	const n, nNew = 40, 5
-	td := makeToy(6, n)
-	nTrain := n - nNew
-	train := *td.data
-	train.ItemIDs = td.data.ItemIDs[:nTrain]
-	train.Ratings = nil
-	for _, r := range td.data.Ratings {
-		if r.Item < nTrain {
-			train.Ratings = append(train.Ratings, r)
-		}
-	}
-	k := kernel.RBF{Gamma: 1}
-	xTrain := mat.DenseCopyOf(td.x.Slice(0, nTrain, 0, 1))
-	xNew := mat.DenseCopyOf(td.x.Slice(nTrain, n, 0, 1))
+	nt := newNewItems(40, 5)
 	var c mat.SymDense
-	k.GramTo(&c, kernel.Inputs{N: nTrain, X: xTrain})
-	train.Cov = &c
-	res, err := FitDeterministic(context.Background(), &train, DetOptions{Seed: 3, Restarts: 1})
+	nt.k.GramTo(&c, kernel.Inputs{N: nt.nTrain, X: nt.xTrain})
+	nt.train.Cov = &c
+	res, err := FitDeterministic(context.Background(), &nt.train, DetOptions{Seed: 3, Restarts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cross mat.Dense
-	k.CrossTo(&cross, kernel.Inputs{N: nNew, X: xNew}, kernel.Inputs{N: nTrain, X: xTrain})
-	prior := k.DiagTo(nil, kernel.Inputs{N: nNew, X: xNew})
-	ids := td.data.ItemIDs[nTrain:]
+	td := nt.td
 	predict := func(r *multirater.FitResult, o PredictOptions) ([]multirater.ItemResult, []string) {
-		p, err := NewPredictorOptions(r, &c, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.PredictNotes(ids, &cross, prior)
+		return nt.predict(t, r, &c, o)
 	}
 	gauss, _ := predict(res, PredictOptions{Gaussian: true})
 	// A result that lost a rating of item 0.
@@ -207,23 +187,11 @@ func TestPredictEPMethod(t *testing.T) {
 // diagonal correction: it panicked before), with each rater's grade
 // probabilities summing to 1 and within 0.05 of the Gaussian predictive's.
 func TestPredictEPLowRank(t *testing.T) {
-	const n, nNew, rank = 40, 5, 8
-	td := makeToy(6, n)
-	nTrain := n - nNew
-	train := *td.data
-	train.ItemIDs = td.data.ItemIDs[:nTrain]
-	train.Ratings = nil
-	for _, r := range td.data.Ratings {
-		if r.Item < nTrain {
-			train.Ratings = append(train.Ratings, r)
-		}
-	}
-	k := kernel.RBF{Gamma: 1}
-	xTrain := mat.DenseCopyOf(td.x.Slice(0, nTrain, 0, 1))
-	xNew := mat.DenseCopyOf(td.x.Slice(nTrain, n, 0, 1))
+	const rank = 8
+	nt := newNewItems(40, 5)
 	var c mat.SymDense
-	k.GramTo(&c, kernel.Inputs{N: nTrain, X: xTrain})
-	diag := make([]float64, nTrain)
+	nt.k.GramTo(&c, kernel.Inputs{N: nt.nTrain, X: nt.xTrain})
+	diag := make([]float64, nt.nTrain)
 	for i := range diag {
 		diag[i] = c.At(i, i)
 	}
@@ -238,24 +206,13 @@ func TestPredictEPLowRank(t *testing.T) {
 	if f, err := gp.NewPivotedFactor(lr, 0); err != nil || f.Extra == nil {
 		t.Fatalf("the low-rank prior has no diagonal correction (%v): the test tests nothing", err)
 	}
-	train.Cov = lr
-	res, err := FitDeterministic(context.Background(), &train, DetOptions{Seed: 3, Restarts: 1})
+	nt.train.Cov = lr
+	res, err := FitDeterministic(context.Background(), &nt.train, DetOptions{Seed: 3, Restarts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cross mat.Dense
-	k.CrossTo(&cross, kernel.Inputs{N: nNew, X: xNew}, kernel.Inputs{N: nTrain, X: xTrain})
-	prior := k.DiagTo(nil, kernel.Inputs{N: nNew, X: xNew})
-	ids := td.data.ItemIDs[nTrain:]
-	predict := func(o PredictOptions) ([]multirater.ItemResult, []string) {
-		p, err := NewPredictorOptions(res, lr, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.PredictNotes(ids, &cross, prior)
-	}
-	gauss, _ := predict(PredictOptions{Gaussian: true})
-	out, notes := predict(PredictOptions{})
+	gauss, _ := nt.predict(t, res, lr, PredictOptions{Gaussian: true})
+	out, notes := nt.predict(t, res, lr, PredictOptions{})
 	if len(notes) == 0 || !strings.Contains(notes[0], "EP evidence ratio P(y = k)") {
 		t.Fatalf("notes %q, want the evidence ratio's", notes)
 	}
@@ -276,4 +233,46 @@ func TestPredictEPLowRank(t *testing.T) {
 		t.Errorf("max |P - P_Gaussian| = %g, want in (1e-6, 0.05)", maxDiff)
 	}
 	t.Logf("max |P - P_Gaussian| = %.5f", maxDiff)
+}
+
+// newItems is a toy fit's first items with their ratings (train) and the
+// last nNew items to predict, related by an rbf kernel on one covariate.
+type newItems struct {
+	td           toyData
+	train        Data
+	nTrain, nNew int
+	k            kernel.RBF
+	xTrain, xNew *mat.Dense
+	cross        mat.Dense
+	prior        []float64
+	ids          []string
+}
+
+func newNewItems(n, nNew int) *newItems {
+	td := makeToy(6, n)
+	nt := &newItems{td: td, train: *td.data, nTrain: n - nNew, nNew: nNew, k: kernel.RBF{Gamma: 1}}
+	nt.train.ItemIDs = td.data.ItemIDs[:nt.nTrain]
+	nt.train.Ratings = nil
+	for _, r := range td.data.Ratings {
+		if r.Item < nt.nTrain {
+			nt.train.Ratings = append(nt.train.Ratings, r)
+		}
+	}
+	nt.xTrain = mat.DenseCopyOf(td.x.Slice(0, nt.nTrain, 0, 1))
+	nt.xNew = mat.DenseCopyOf(td.x.Slice(nt.nTrain, n, 0, 1))
+	nt.k.CrossTo(&nt.cross, kernel.Inputs{N: nNew, X: nt.xNew}, kernel.Inputs{N: nt.nTrain, X: nt.xTrain})
+	nt.prior = nt.k.DiagTo(nil, kernel.Inputs{N: nNew, X: nt.xNew})
+	nt.ids = td.data.ItemIDs[nt.nTrain:]
+	return nt
+}
+
+// predict predicts the new items from fit r of the training items with
+// covariance cov.
+func (nt *newItems) predict(t *testing.T, r *multirater.FitResult, cov mat.Symmetric, o PredictOptions) ([]multirater.ItemResult, []string) {
+	t.Helper()
+	p, err := NewPredictorOptions(r, cov, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.PredictNotes(nt.ids, &nt.cross, nt.prior)
 }
