@@ -48,7 +48,7 @@ for p in 1 2; do
 done
 
 echo "== the same fit twice"
-spec='{"model":"ordinal","chains":4,"samples":40000,"burnin":1000,"seed":1}'
+spec='{"model":"ordinal","engine":"gibbs","chains":4,"samples":40000,"burnin":1000,"seed":1}'
 curl -s -o "$work/d1" -w "first: %{http_code}\n" -X POST $U/projects/1/fits -H "Authorization: Bearer $K1" -d "$spec"
 curl -s -D "$work/d2h" -o "$work/d2" -w "second: %{http_code}\n" -X POST $U/projects/1/fits -H "Authorization: Bearer $K1" -d "$spec"
 json '"fit", d["id"], "duplicate:", d.get("duplicate")' <"$work/d2"
@@ -76,8 +76,8 @@ for s in 11 12 13 14 15 16 17 18; do
 		-d "{\"model\":\"ordinal\",\"chains\":2,\"samples\":400,\"burnin\":100,\"seed\":$s}"
 done
 curl -s -o /dev/null -w "(one more: %{http_code})\n" -X POST $U/projects/1/fits -H "Authorization: Bearer $K1" \
-	-d '{"model":"ordinal","chains":2,"samples":400,"burnin":100,"seed":19}'
-bid=$(curl -s -X POST $U/projects/2/fits -H "Authorization: Bearer $K2" -d '{"model":"ordinal","chains":2,"samples":400,"burnin":100,"seed":1}' | json 'd["id"]')
+	-d '{"model":"ordinal","engine":"gibbs","chains":2,"samples":400,"burnin":100,"seed":19}'
+bid=$(curl -s -X POST $U/projects/2/fits -H "Authorization: Bearer $K2" -d '{"model":"ordinal","engine":"gibbs","chains":2,"samples":400,"burnin":100,"seed":1}' | json 'd["id"]')
 until [ "$(curl -s $U/fits/$bid -H "$A" | json 'd["state"]')" = done ]; do sleep 1; done
 curl -s $U/projects/1/fits -H "$A" >"$work/f1"
 curl -s $U/fits/$bid -H "$A" >"$work/fb"
@@ -163,7 +163,7 @@ echo "== concord eval --db DSN --jobs: 5 folds as jobs of two workers"
 $B worker --db "$DSN" --concurrency 1 --name worker-e --stale-after 10s >"$work/e.log" 2>&1 &
 WE=$!
 sleep 1
-ev=(eval --db "$DSN" --project other --folds 5 --samples 600 --burnin 200 --rater-baselines 2)
+ev=(eval --db "$DSN" --project other --folds 5 --engine gibbs --samples 600 --burnin 200 --rater-baselines 2)
 $B "${ev[@]}" --jobs --out "$work/eval-jobs.json" 2>&1 | grep -E '^(Fold|concord eval: evaluation|[0-9]+ fits)'
 $B "${ev[@]}" --out "$work/eval-local.json" | grep -E '^[0-9]+ fits'
 if cmp -s "$work/eval-jobs.json" "$work/eval-local.json"; then

@@ -23,7 +23,7 @@ func TestChainsApart(t *testing.T) {
 		ds   *annotations.Dataset
 		spec FitSpec
 	}{
-		{"ordinal", smallOrdinal(), FitSpec{Model: ModelOrdinal, Chains: 3, Samples: 50, Burnin: 30, Seed: 7}},
+		{"ordinal", smallOrdinal(), FitSpec{Model: ModelOrdinal, Engine: multirater.EngineGibbs, Chains: 3, Samples: 50, Burnin: 30, Seed: 7}},
 		{"classification", smallNominal(), FitSpec{Model: ModelClassification, Chains: 2, Samples: 50, Burnin: 30, Seed: 7}},
 		{"confusion", smallNominal(), FitSpec{Model: ModelConfusion, Engine: multirater.EngineGibbs, Chains: 3, Samples: 50, Burnin: 30, Seed: 7}},
 	} {
@@ -67,7 +67,8 @@ func TestChainsApart(t *testing.T) {
 		spec FitSpec
 		want int
 	}{
-		{FitSpec{}, 4},
+		{FitSpec{}, 0}, // EP, the default: one job
+		{FitSpec{Engine: multirater.EngineGibbs}, 4},
 		{FitSpec{Model: ModelOrdinal, Chains: 1}, 0},
 		{FitSpec{Model: ModelOrdinal, Engine: multirater.EngineEP}, 0},
 		{FitSpec{Model: ModelConfusion}, 0}, // VB
@@ -110,7 +111,7 @@ func TestEvalFoldsApart(t *testing.T) {
 		ds   *annotations.Dataset
 		spec EvalSpec
 	}{
-		{"ordinal", smallOrdinal(), EvalSpec{Folds: 3, Fit: FitSpec{Model: ModelOrdinal, Samples: 60, Burnin: 40, Seed: 3}}},
+		{"ordinal", smallOrdinal(), EvalSpec{Folds: 3, Fit: FitSpec{Model: ModelOrdinal, Engine: multirater.EngineGibbs, Samples: 60, Burnin: 40, Seed: 3}}},
 		{"classification", smallNominal(), EvalSpec{Folds: 2, Fit: FitSpec{Model: ModelClassification, Samples: 60, Burnin: 40, Seed: 3}}},
 		{"ordinal by ep", smallOrdinal(), EvalSpec{Folds: 3, Fit: FitSpec{Model: ModelOrdinal, Engine: multirater.EngineEP, Seed: 3}}},
 	} {

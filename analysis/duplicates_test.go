@@ -54,7 +54,7 @@ func TestFitRepeatedLabels(t *testing.T) {
 			FitSpec{Model: ModelClassification, Chains: 2, Samples: 400, Burnin: 200, Seed: 7},
 			func(it multirater.ItemResult) float64 { return it.ClassProbs["yes"] }, 0.1},
 		{"ordinal gibbs", "ordinal:low,mid,high", []string{"low", "mid", "high"}, "low", "high",
-			FitSpec{Chains: 2, Samples: 400, Burnin: 200, Seed: 7}, score, 0.1},
+			FitSpec{Engine: multirater.EngineGibbs, Chains: 2, Samples: 400, Burnin: 200, Seed: 7}, score, 0.1},
 		{"ordinal ep", "ordinal:low,mid,high", []string{"low", "mid", "high"}, "low", "high",
 			FitSpec{Engine: multirater.EngineEP, Seed: 7}, score, 0.1},
 		{"ordinal laplace", "ordinal:low,mid,high", []string{"low", "mid", "high"}, "low", "high",

@@ -127,7 +127,7 @@ func TestAssignFolds(t *testing.T) {
 // the ordinal metrics and nothing else.
 func TestEvalShape(t *testing.T) {
 	ds := asapSample(t)
-	spec := EvalSpec{Fit: FitSpec{Samples: 60, Burnin: 40, KeepDraws: 40, Seed: 2}, Folds: 3}
+	spec := EvalSpec{Fit: FitSpec{Engine: multirater.EngineGibbs, Samples: 60, Burnin: 40, KeepDraws: 40, Seed: 2}, Folds: 3}
 	var last EvalProgress
 	calls := 0
 	res, err := Eval(context.Background(), ds, spec, func(p EvalProgress) { last = p; calls++ })

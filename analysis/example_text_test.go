@@ -35,7 +35,7 @@ func ExamplePredict() {
 	}
 	// The kernel defaults to "text" because the items have texts; the
 	// numeric resolved_score column is not read.
-	res, err := analysis.Fit(context.Background(), train, analysis.FitSpec{Chains: 2, Samples: 300, Burnin: 200, Seed: 1}, nil)
+	res, err := analysis.Fit(context.Background(), train, analysis.FitSpec{Engine: "gibbs", Chains: 2, Samples: 300, Burnin: 200, Seed: 1}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

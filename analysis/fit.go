@@ -72,7 +72,7 @@ func (s FitSpec) WithDefaults() FitSpec {
 		return s.withMCMC(s.mcmc().WithDefaults())
 	}
 	if s.Engine == "" {
-		s.Engine = m.Engines[0]
+		s.Engine = m.DefaultEngine()
 	}
 	return m.Defaults(s)
 }

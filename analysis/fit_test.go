@@ -37,7 +37,7 @@ func smallOrdinal() *annotations.Dataset {
 	return ds
 }
 
-var quick = FitSpec{Chains: 2, Samples: 200, Burnin: 100, Seed: 3}
+var quick = FitSpec{Engine: multirater.EngineGibbs, Chains: 2, Samples: 200, Burnin: 100, Seed: 3}
 
 func TestFitSpecDefaultsAndValidate(t *testing.T) {
 	d := FitSpec{}.WithDefaults()
@@ -149,7 +149,7 @@ func TestFitErrors(t *testing.T) {
 		{"no covariates", &noCov, FitSpec{Kernel: "rbf"}, "needs numeric item covariates"},
 		{"missing covariate", &partial, FitSpec{Kernel: "linear"}, `item "item03" has no value for covariate "z"`},
 		{"covariate not a number", &text, FitSpec{Kernel: "linear"}, `item "item02" has "n/a" for covariate "z", which is not a number`},
-		{"unknown reference", ds, FitSpec{Identifiability: "strong", RefRater: "nobody"}, "reference rater \"nobody\""},
+		{"unknown reference", ds, FitSpec{Engine: multirater.EngineGibbs, Identifiability: "strong", RefRater: "nobody"}, "reference rater \"nobody\""},
 		{"no labels", &annotations.Dataset{Scheme: ds.Scheme}, quick, "no labels"},
 	} {
 		_, err := Fit(ctx, tc.ds, tc.spec, nil)

@@ -39,7 +39,7 @@ type Model struct {
 	// Schemes are the scheme kinds whose labels the model fits.
 	Schemes []annotations.Kind
 	// Engines are the inference engines that can fit the model
-	// (multirater.EngineGibbs, ...).
+	// (multirater.EngineGibbs, ...), the default (DefaultEngine) first.
 	Engines []string
 	// Output is the shape of the per-item results of its fits.
 	Output multirater.Output
@@ -89,8 +89,11 @@ func Models() []Model {
 			settings: reflect.TypeFor[ordinal.Settings](),
 			Doc:      "multi-rater ordinal Gaussian process (Rogers et al. sec. 2.1-2.2): consensus score, rank and grade per item, rater precisions and thresholds",
 			Schemes:  []annotations.Kind{annotations.Ordinal},
-			Engines:  []string{multirater.EngineGibbs, multirater.EngineEP, multirater.EngineLaplace},
-			Output:   multirater.OutputScores,
+			// EP first, the default (issue 29 item 4): it chooses the noise
+			// model and the kernel by the penalised evidence, which the
+			// Gibbs sampler (per-rater noise only) has no means to do.
+			Engines: []string{multirater.EngineEP, multirater.EngineLaplace, multirater.EngineGibbs},
+			Output:  multirater.OutputScores,
 			defaults: func(s FitSpec) FitSpec {
 				o := ordinalOptions(s, nil).WithDefaults()
 				s = s.withFamilyDefaults(o.Settings, familyPriors{o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws})
@@ -562,6 +565,13 @@ func (m Model) Accepts(k annotations.Kind) bool {
 	return false
 }
 
+// DefaultEngine returns the engine that fits the model when a spec names
+// none: the first of its Engines. Every default of the engine (the CLI,
+// the API, the dashboard, FitSpec.WithDefaults) is this one.
+func (m Model) DefaultEngine() string {
+	return m.Engines[0]
+}
+
 // CheckScheme returns nil when the model fits labels of scheme s, else an
 // EINVALID error that says what the model needs and which models fit s.
 func (m Model) CheckScheme(s annotations.Scheme) error {
@@ -597,7 +607,7 @@ func (m Model) validateEngine(s FitSpec) error {
 	}
 	eng := strings.ToLower(strings.TrimSpace(s.Engine))
 	if eng == "" {
-		eng = m.Engines[0]
+		eng = m.DefaultEngine()
 	}
 	found := false
 	for _, e := range m.Engines {
@@ -643,7 +653,7 @@ func (m Model) Validate(s FitSpec) error {
 func (m Model) CheckGiven(s FitSpec, given func(field string) bool) error {
 	eng := strings.ToLower(strings.TrimSpace(s.Engine))
 	if eng == "" {
-		eng = m.Engines[0]
+		eng = m.DefaultEngine()
 	}
 	if err := CheckGiven(m.Name, eng, given); err != nil || m.checkGiven == nil {
 		return err

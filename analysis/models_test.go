@@ -180,7 +180,10 @@ func TestModelValidateAndCheckGiven(t *testing.T) {
 		err   string
 	}{
 		{"ordinal", FitSpec{Model: "ordinal", SigmaB: 2}, only("sigma_b"), ""},
-		{"ordinal precisions", FitSpec{Model: "ordinal", Precisions: "fixed"}, only("precisions"), `precisions is not a setting of the ordinal model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, sigma_b, flag_threshold and keep_draws; it is a setting of the classification model`},
+		{"ordinal precisions", FitSpec{Model: "ordinal", Engine: "gibbs", Precisions: "fixed"}, only("precisions"), `precisions is not a setting of the ordinal model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, sigma_b, flag_threshold and keep_draws; it is a setting of the classification model`},
+		// EP, the default engine, reads no sampler setting: the message
+		// names the engine that does.
+		{"ordinal chains by default", FitSpec{Model: "ordinal", Chains: 2}, only("chains"), `chains is not a setting of the ordinal model fitted by ep (leave it out): its settings are v, lambda, sigma_b, flag_threshold, keep_draws, sigma, thresholds, noise and restarts; it is a setting of the classification or confusion model; chains is read by its gibbs engine`},
 		{"classification", FitSpec{Model: "classification", Precisions: "inferred", Identifiability: "strong"}, only("v", "lambda"), ""},
 		{"sigma_b", FitSpec{Model: "classification"}, only("sigma_b"), `sigma_b is not a setting of the classification model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, flag_threshold, keep_draws and precisions; it is a setting of the ordinal model`},
 		{"fixed with a prior", FitSpec{Model: "classification", Precisions: "fixed-full"}, only("lambda"), `fields "v" and "lambda" are the prior of inferred precisions; with precisions "fixed-full" every precision is fixed at 1 (leave them out, or use precisions inferred)`},

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"testing"
@@ -10,7 +11,8 @@ import (
 
 // TestOrdinalNoiseChoice: an ordinal EP or Laplace fit with several raters
 // chooses its noise model by default and records every candidate and the
-// choice; --noise forces one (no candidates, one precision for every rater
+// choice, and so does a fit that names no engine (EP, the default: issue 29
+// item 4); --noise forces one (no candidates, one precision for every rater
 // under shared); the Gibbs engine refuses the setting; the chosen fit
 // predicts.
 func TestOrdinalNoiseChoice(t *testing.T) {
@@ -20,6 +22,7 @@ func TestOrdinalNoiseChoice(t *testing.T) {
 		cands         int
 		want          string // the recorded noise model ("": the chosen one)
 	}{
+		{"", "", 3, ""},
 		{"ep", "", 3, ""},
 		{"laplace", "", 3, ""},
 		{"ep", "shared", 0, "shared"},
@@ -30,6 +33,9 @@ func TestOrdinalNoiseChoice(t *testing.T) {
 		res, err := Fit(context.Background(), ds, FitSpec{Engine: tc.engine, Noise: tc.noise, Kernel: "identity", Seed: 2}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		if want := cmp.Or(tc.engine, "ep"); res.Model.Engine != want {
+			t.Errorf("%s: engine %q, want %q", name, res.Model.Engine, want)
 		}
 		d := res.Diagnostics
 		if len(d.ModelCandidates) != tc.cands {

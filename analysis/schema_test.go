@@ -83,10 +83,11 @@ func TestNotASetting(t *testing.T) {
 		spec FitSpec
 		want []string
 	}{
-		{"bounded setting for ordinal", FitSpec{Model: ModelOrdinal, Likelihood: "beta"}, []string{"likelihood is not a setting of the ordinal model fitted by gibbs", "sigma_b", "keep_draws"}},
+		{"bounded setting for ordinal", FitSpec{Model: ModelOrdinal, Engine: "gibbs", Likelihood: "beta"}, []string{"likelihood is not a setting of the ordinal model fitted by gibbs", "sigma_b", "keep_draws"}},
 		{"robust setting for confusion", FitSpec{Model: ModelConfusion, Epsilon: &eps}, []string{"epsilon is not a setting of the confusion model fitted by vb", "rater_model"}},
 		{"gibbs setting for confusion vb", FitSpec{Model: ModelConfusion, Chains: 8}, []string{"chains is not a setting of the confusion model fitted by vb", "is read by its gibbs engine"}},
-		{"ep setting for ordinal gibbs", FitSpec{Model: ModelOrdinal, Restarts: 2}, []string{"restarts is not a setting of the ordinal model fitted by gibbs", "read by its ep or laplace engine"}},
+		{"ep setting for ordinal gibbs", FitSpec{Model: ModelOrdinal, Engine: "gibbs", Restarts: 2}, []string{"restarts is not a setting of the ordinal model fitted by gibbs", "read by its ep or laplace engine"}},
+		{"gibbs setting for ordinal ep (the default)", FitSpec{Model: ModelOrdinal, Samples: 100}, []string{"samples is not a setting of the ordinal model fitted by ep", "is read by its gibbs engine"}},
 		{"precisions for ordinal", FitSpec{Model: ModelOrdinal, Precisions: "fixed"}, []string{"precisions is not a setting of the ordinal model"}},
 		{"identifiability for bounded", FitSpec{Model: ModelBounded, Identifiability: "strong"}, []string{"identifiability is not a setting of the bounded model fitted by ep", "likelihood"}},
 		{"gamma for robust", FitSpec{Model: ModelRobust, Gamma: "2"}, []string{"gamma is not a setting of the robust model", "epsilon"}},

@@ -48,7 +48,7 @@ func BenchmarkFitText(b *testing.B) {
 				ds.Labels = append(ds.Labels, l)
 			}
 		}
-		spec := FitSpec{Kernel: "text", Chains: 2, Samples: 200, Burnin: 100, Seed: 1}
+		spec := FitSpec{Kernel: "text", Engine: "gibbs", Chains: 2, Samples: 200, Burnin: 100, Seed: 1}
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			var sampling, total float64

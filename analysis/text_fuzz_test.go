@@ -43,7 +43,7 @@ func FuzzPredictFeatures(f *testing.F) {
 			train.Labels = append(train.Labels, l)
 		}
 	}
-	spec := FitSpec{Kernel: "text+linear", Covariates: "resolved_score", Chains: 1, Samples: 20, Burnin: 10, KeepDraws: 10, Seed: 1}
+	spec := FitSpec{Kernel: "text+linear", Covariates: "resolved_score", Engine: "gibbs", Chains: 1, Samples: 20, Burnin: 10, KeepDraws: 10, Seed: 1}
 	res, err := Fit(context.Background(), train, spec, nil)
 	if err != nil {
 		f.Fatal(err)

@@ -190,7 +190,7 @@ func TestEmptyDocuments(t *testing.T) {
 	}
 }
 
-var quickText = FitSpec{Chains: 2, Samples: 300, Burnin: 200, Seed: 5, KeepDraws: 200}
+var quickText = FitSpec{Engine: multirater.EngineGibbs, Chains: 2, Samples: 300, Burnin: 200, Seed: 5, KeepDraws: 200}
 
 // splitSample returns the ASAP sample with every fourth essay's labels
 // removed from the training data: the training dataset (those essays left

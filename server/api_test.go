@@ -546,7 +546,7 @@ func TestFitsAPI(t *testing.T) {
 	e.wantError("POST", fitsPath, key, `{"kernel": "linear"}`, 400, "invalid", "reads numeric item covariates")
 	// A fit that fails when it runs says why (a text column the items
 	// lack is found only then).
-	kid := e.startFit(id, key, map[string]any{"kernel": "text:nosuchcolumn", "chains": 1, "samples": 10, "burnin": 1})
+	kid := e.startFit(id, key, map[string]any{"engine": "gibbs", "kernel": "text:nosuchcolumn", "chains": 1, "samples": 10, "burnin": 1})
 	failed := e.waitFit(kid, key, 30*time.Second)
 	if failed["state"] != "failed" || !strings.Contains(failed["message"].(string), "nosuchcolumn") {
 		t.Errorf("failed fit: %v", failed)
@@ -563,7 +563,7 @@ func TestFitsAPI(t *testing.T) {
 func TestCancelAndConflicts(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Workers = 1 })
 	id, key := e.loadedProject("k1")
-	long := map[string]any{"chains": 2, "samples": 1000000, "burnin": 10, "seed": 1}
+	long := map[string]any{"engine": "gibbs", "chains": 2, "samples": 1000000, "burnin": 10, "seed": 1}
 	running := e.startFit(id, key, long)
 	queued := e.startFit(id, key, seeded(long, 2)) // the same spec would be the same fit
 	// Wait until the first runs.
@@ -644,7 +644,7 @@ func TestPredictionsWithCovariates(t *testing.T) {
 		}
 	}
 	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", id), key, map[string]any{"labels": labels, "items": items}, 201)
-	fid := e.startFit(id, key, map[string]any{"kernel": "rbf:gamma=1", "chains": 2, "samples": 200, "burnin": 100})
+	fid := e.startFit(id, key, map[string]any{"engine": "gibbs", "kernel": "rbf:gamma=1", "chains": 2, "samples": 200, "burnin": 100})
 	if f := e.waitFit(fid, key, 60*time.Second); f["state"] != "done" {
 		t.Fatalf("fit: %v", f)
 	}
@@ -735,7 +735,7 @@ func TestTextKernelFit(t *testing.T) {
 		}
 	}
 	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", id), key, map[string]any{"labels": labels, "items": items}, 201)
-	fid := e.startFit(id, key, map[string]any{"chains": 2, "samples": 100, "burnin": 50, "text": map[string]any{"stem": true}})
+	fid := e.startFit(id, key, map[string]any{"engine": "gibbs", "chains": 2, "samples": 100, "burnin": 50, "text": map[string]any{"stem": true}})
 	f := e.waitFit(fid, key, 60*time.Second)
 	if f["state"] != "done" {
 		t.Fatalf("text fit: %v", f)
@@ -759,7 +759,7 @@ func TestTextKernelFit(t *testing.T) {
 func TestStartFit(t *testing.T) {
 	e := newEnv(t)
 	id, key := e.loadedProject("k1")
-	f, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Chains: 2, Samples: 100, Burnin: 50, Seed: 3})
+	f, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Engine: "gibbs", Chains: 2, Samples: 100, Burnin: 50, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

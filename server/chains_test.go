@@ -68,7 +68,7 @@ func sameAsOneProcess(t *testing.T, st annotations.Store, fid int64) {
 func TestFanOutChains(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.FanOutChains = true; c.WorkerName = "fan" })
 	id, key := e.loadedProject("k1")
-	fid := e.startFit(id, key, map[string]any{"chains": 3, "samples": 300, "burnin": 100, "seed": 5})
+	fid := e.startFit(id, key, map[string]any{"engine": "gibbs", "chains": 3, "samples": 300, "burnin": 100, "seed": 5})
 	f := e.waitFit(fid, key, 2*time.Minute)
 	if f["state"] != "done" {
 		t.Fatalf("fit ended %s: %v", f["state"], f["message"])
@@ -126,7 +126,7 @@ func TestFanOutChains(t *testing.T) {
 func TestFanOutCancel(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.FanOutChains = true })
 	id, key := e.loadedProject("k1")
-	fid := e.startFit(id, key, map[string]any{"chains": 4, "samples": 1000000, "burnin": 100, "seed": 5})
+	fid := e.startFit(id, key, map[string]any{"engine": "gibbs", "chains": 4, "samples": 1000000, "burnin": 100, "seed": 5})
 	deadline := time.Now().Add(hangTimeout)
 	for {
 		f := fitState(t, e.store, fid)
@@ -200,7 +200,7 @@ func killChainWorker(t *testing.T, dsn string) {
 	// Chains long enough to be seen running on both workers on a fast
 	// machine too (3,000 draws took 0.45 s a chain on an idle CI machine,
 	// too short for the progress writes to show both running).
-	fid := c.startFit(id, key, map[string]any{"chains": 4, "samples": 30000, "burnin": 300, "seed": 11})
+	fid := c.startFit(id, key, map[string]any{"engine": "gibbs", "chains": 4, "samples": 30000, "burnin": 300, "seed": 11})
 	st, err := db.Open(context.Background(), dsn, db.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 
 // quickClassFit is a classification fit small enough to finish in well
 // under a second on the test data (testdata/README.md).
-var quickClassFit = map[string]any{"chains": 2, "samples": 100, "burnin": 50, "seed": 3}
+var quickClassFit = map[string]any{"engine": "gibbs", "chains": 2, "samples": 100, "burnin": 50, "seed": 3}
 
 func readTestdata(t testing.TB, name string) string {
 	t.Helper()
@@ -175,12 +175,12 @@ func TestFitRequestModelDefaults(t *testing.T) {
 		fragment string
 	}{
 		{"unknown precisions", reqOf(t, `{"precisions": "magic"}`), binary, `unknown precisions "magic" (expected inferred, fixed or fixed-full)`},
-		{"precisions of an ordinal fit", reqOf(t, `{"precisions": "fixed"}`), ordinal, `precisions is not a setting of the ordinal model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, sigma_b, flag_threshold and keep_draws`},
+		{"precisions of an ordinal fit", reqOf(t, `{"engine": "gibbs", "precisions": "fixed"}`), ordinal, `precisions is not a setting of the ordinal model fitted by gibbs (leave it out): its settings are identifiability, ref_rater, sampler, chains, samples, burnin, thin, max_rhat, min_ess, v, lambda, sigma_b, flag_threshold and keep_draws`},
 		{"sigma_b of a classification fit", reqOf(t, `{"sigma_b": 2}`), nominal, `sigma_b is not a setting of the classification model fitted by gibbs (leave it out): its settings are identifiability`},
 		{"v with fixed precisions", reqOf(t, `{"precisions": "fixed", "v": 2}`), nominal, `with precisions "fixed" every precision is fixed at 1`},
 		{"lambda with fixed precisions", reqOf(t, `{"precisions": "fixed-full", "lambda": 2}`), nominal, `"v" and "lambda"`},
 		{"strong with fixed precisions", reqOf(t, `{"precisions": "fixed", "identifiability": "strong"}`), nominal, `identifiability "strong" fixes one rater's precision`},
-		{"reference rater under weak", reqOf(t, `{"ref_rater": "r1"}`), ordinal, `"ref_rater" names the reference rater of identifiability strong or both`},
+		{"reference rater under weak", reqOf(t, `{"engine": "gibbs", "ref_rater": "r1"}`), ordinal, `"ref_rater" names the reference rater of identifiability strong or both`},
 		{"unknown model", reqOf(t, `{"model": "svm"}`), nominal, `unknown model "svm"`},
 	}
 	for _, tc := range bad {
@@ -521,7 +521,7 @@ func TestDashboardClassification(t *testing.T) {
 	// ones queue a classification fit with them.
 	csrf := b.csrf(page)
 	fitURL := fmt.Sprintf("/projects/%d/fits", id)
-	resp, page = b.post(fitURL, map[string][]string{"csrf": {csrf}, "model": {"classification"}, "precisions": {"fixed"}, "v": {"2"}, "samples": {"123"}})
+	resp, page = b.post(fitURL, map[string][]string{"engine": {"gibbs"}, "csrf": {csrf}, "model": {"classification"}, "precisions": {"fixed"}, "v": {"2"}, "samples": {"123"}})
 	if resp.StatusCode != 400 || !strings.Contains(page, "The fit was not started") || !strings.Contains(page, `with precisions &#34;fixed&#34; every precision is fixed at 1`) ||
 		!strings.Contains(page, `value="123"`) || !strings.Contains(page, `<option value="fixed" selected>`) {
 		t.Errorf("rejected fit form: %d %s", resp.StatusCode, clipText(between(page, `class="error"`, "</div>"), 400))

@@ -146,7 +146,7 @@ func TestKillDuringFitLeavesNothingRunning(t *testing.T) {
 	h1 := startHelper(t, dsn, "10s")
 	c := helperClient(t, h1.url)
 	id, key := c.loadedProject("k1")
-	fid := c.startFit(id, key, map[string]any{"chains": 2, "samples": 6000, "burnin": 500, "seed": 11})
+	fid := c.startFit(id, key, map[string]any{"engine": "gibbs", "chains": 2, "samples": 6000, "burnin": 500, "seed": 11})
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		f := c.call("GET", fmt.Sprintf("/api/v1/fits/%d", fid), key, nil, 200)
@@ -233,7 +233,7 @@ func killWorkerMidFit(t *testing.T, dsn string) {
 	h2 := startHelper(t, dsn, "10s")
 	c := helperClient(t, h1.url)
 	id, key := c.loadedProject("k1")
-	spec := map[string]any{"chains": 2, "samples": 6000, "burnin": 500, "seed": 11}
+	spec := map[string]any{"engine": "gibbs", "chains": 2, "samples": 6000, "burnin": 500, "seed": 11}
 	fid := c.startFit(id, key, spec)
 	st, err := db.Open(context.Background(), dsn, db.Options{})
 	if err != nil {

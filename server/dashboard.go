@@ -558,7 +558,7 @@ func (d *dashboard) renderProject(c *gin.Context, p *annotations.Project, status
 		model := models[0]
 		// The settings are empty (their defaults, shown as placeholders;
 		// the selects show their defaults).
-		page.Form = map[string]string{modelKey(): model.Name, "seed": itoa(defaultSeed), kernelKey(): "", engineKey(): model.Engines[0]}
+		page.Form = map[string]string{modelKey(): model.Name, "seed": itoa(defaultSeed), kernelKey(): "", engineKey(): model.DefaultEngine()}
 		page.Hints = settingHints(model.Name)
 	}
 	st := pj.Stats

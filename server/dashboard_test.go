@@ -318,11 +318,11 @@ func TestDashboardForms(t *testing.T) {
 	}
 
 	// Start a fit: bad settings keep the form, good ones go to the fit.
-	resp, page = b.post(fmt.Sprintf("/projects/%d/fits", id), url.Values{"csrf": {csrf}, "chains": {"0"}, "samples": {"100"}})
+	resp, page = b.post(fmt.Sprintf("/projects/%d/fits", id), url.Values{"engine": {"gibbs"}, "csrf": {csrf}, "chains": {"0"}, "samples": {"100"}})
 	if resp.StatusCode != 400 || !strings.Contains(page, "The fit was not started") || !strings.Contains(page, `value="100"`) {
 		t.Errorf("bad fit form: %d", resp.StatusCode)
 	}
-	resp, _ = b.post(fmt.Sprintf("/projects/%d/fits", id), url.Values{"csrf": {csrf}, "model": {"ordinal"}, "kernel": {"identity"}, "identifiability": {"weak"},
+	resp, _ = b.post(fmt.Sprintf("/projects/%d/fits", id), url.Values{"csrf": {csrf}, "model": {"ordinal"}, "engine": {"gibbs"}, "kernel": {"identity"}, "identifiability": {"weak"},
 		"sampler": {"default"}, "chains": {"2"}, "samples": {"200"}, "burnin": {"100"}, "thin": {"1"}, "seed": {"5"}})
 	if resp.StatusCode != 303 || !strings.HasPrefix(resp.Header.Get("Location"), "/fits/") {
 		t.Fatalf("start fit: %d", resp.StatusCode)

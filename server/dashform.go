@@ -359,7 +359,7 @@ func chosenPair(models []analysis.Model, model, engine string) (analysis.Model, 
 	}
 	e := strings.ToLower(strings.TrimSpace(engine))
 	if !slices.Contains(m.Engines, e) {
-		e = m.Engines[0]
+		e = m.DefaultEngine()
 	}
 	return m, e
 }

@@ -84,7 +84,7 @@ func TestDashboardFitFormModels(t *testing.T) {
 		// The confusion model fits ordinal schemes too (levels as classes).
 		{"ordinal", ord, want{[]string{"ordinal", "confusion"}, map[string]string{"gibbs": "ordinal confusion", "ep": "ordinal", "laplace": "ordinal", "vb": "confusion"},
 			map[string]string{"gibbs": "ordinal:gibbs confusion:gibbs", "evidence": "ordinal:ep ordinal:laplace", "bounded": "", "robust": ""},
-			map[string]string{"sigma": "ordinal:ep ordinal:laplace", "thresholds": "ordinal:ep ordinal:laplace", "sigma_b": "ordinal:gibbs ordinal:ep ordinal:laplace",
+			map[string]string{"sigma": "ordinal:ep ordinal:laplace", "thresholds": "ordinal:ep ordinal:laplace", "sigma_b": "ordinal:ep ordinal:laplace ordinal:gibbs",
 				"precisions": "", "max_rhat": "ordinal:gibbs confusion:gibbs", "ref_rater": "ordinal:gibbs"}}},
 		// The auc model reads the items' covariates: the binary project has
 		// none, so it is not offered (the page says why).
@@ -167,7 +167,7 @@ func TestDashboardFitFormModels(t *testing.T) {
 func postFitForm(t *testing.T, b *browser, id int64, fields url.Values) int64 {
 	t.Helper()
 	_, page := b.get(fmt.Sprintf("/projects/%d", id))
-	form := url.Values{"csrf": {b.csrf(page)}, "identifiability": {"weak"}, "sampler": {"default"}, "chains": {"4"}, "samples": {"2000"},
+	form := url.Values{"engine": {"gibbs"}, "csrf": {b.csrf(page)}, "identifiability": {"weak"}, "sampler": {"default"}, "chains": {"4"}, "samples": {"2000"},
 		"burnin": {"1000"}, "thin": {"1"}, "seed": {"3"}, "kernel": {""}, "kernel_custom": {""}, "v": {""}, "flag_threshold": {""}}
 	for k, v := range fields {
 		form[k] = v

@@ -55,7 +55,7 @@ func TestEndToEnd(t *testing.T) {
 	if got["items"].(float64) != 135 || got["raters"].(float64) != 7 || got["labels"].(float64) != 274 {
 		t.Errorf("project: %v", got)
 	}
-	f := c.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"model": "ordinal", "kernel": "identity", "chains": 2, "samples": 500, "burnin": 250, "seed": 1}, http.StatusAccepted)
+	f := c.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"engine": "gibbs", "model": "ordinal", "kernel": "identity", "chains": 2, "samples": 500, "burnin": 250, "seed": 1}, http.StatusAccepted)
 	fid := int64(f["id"].(float64))
 	f = c.waitFit(fid, key, 2*time.Minute)
 	if f["state"] != "done" || f["progress"].(float64) != 1 {

@@ -15,7 +15,7 @@ func TestFindOrStartFit(t *testing.T) {
 	e := newEnv(t)
 	project, _ := e.loadedProject("find-or-start")
 	ctx := context.Background()
-	spec := analysis.FitSpec{Model: analysis.ModelOrdinal, Chains: 2, Samples: 200, Burnin: 100, Seed: 7}
+	spec := analysis.FitSpec{Model: analysis.ModelOrdinal, Engine: "gibbs", Chains: 2, Samples: 200, Burnin: 100, Seed: 7}
 
 	f, err := e.srv.FindOrStartFit(ctx, project, spec)
 	if err != nil {

@@ -52,7 +52,7 @@ func TestFitsInChildProcesses(t *testing.T) {
 		t.Errorf("report of a child fit: %d", resp.StatusCode)
 	}
 
-	bad := e.waitFit(e.startFit(id, key, map[string]any{"kernel": "text:nosuchcolumn", "chains": 1, "samples": 10}), key, 60*time.Second)
+	bad := e.waitFit(e.startFit(id, key, map[string]any{"engine": "gibbs", "kernel": "text:nosuchcolumn", "chains": 1, "samples": 10}), key, 60*time.Second)
 	if bad["state"] != "failed" || !strings.Contains(bad["message"].(string), "nosuchcolumn") {
 		t.Errorf("failing child fit: %v", bad)
 	}

@@ -154,7 +154,7 @@ func TestKernelCheckedAtSubmission(t *testing.T) {
 	} {
 		e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"kernel": kernel}, 400, "invalid", want)
 	}
-	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"kernel": "identity", "samples": 20, "burnin": 10}, 202)
+	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"engine": "gibbs", "kernel": "identity", "samples": 20, "burnin": 10}, 202)
 }
 
 // TestBurninZeroStaysZero: a fit asked for with "burnin": 0 says 0 in its
@@ -163,7 +163,7 @@ func TestKernelCheckedAtSubmission(t *testing.T) {
 func TestBurninZeroStaysZero(t *testing.T) {
 	e := newEnv(t)
 	id, key := e.loadedProject("burnin")
-	fid := e.startFit(id, key, map[string]any{"burnin": 0, "chains": 1, "samples": 20, "seed": 3})
+	fid := e.startFit(id, key, map[string]any{"engine": "gibbs", "burnin": 0, "chains": 1, "samples": 20, "seed": 3})
 	f := e.call("GET", fmt.Sprintf("/api/v1/fits/%d", fid), key, nil, 200)
 	spec, _ := f["spec"].(map[string]any)
 	if b, ok := spec["burnin"]; !ok || b != 0.0 {
@@ -189,7 +189,7 @@ func TestBurninZeroStaysZero(t *testing.T) {
 	if res.Model.Burnin != nil && *res.Model.Burnin != 0 || res.Diagnostics.Engine.Iterations != 20 {
 		t.Errorf("result burnin %v, %d sweeps: want 0 and 20", res.Model.Burnin, res.Diagnostics.Engine.Iterations)
 	}
-	f = e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"chains": 1, "samples": 20}, 202)
+	f = e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"engine": "gibbs", "chains": 1, "samples": 20}, 202)
 	if spec, _ := f["spec"].(map[string]any); spec["burnin"] != 1000.0 {
 		t.Errorf("spec %v: want the default burnin 1000", spec)
 	}

@@ -44,7 +44,7 @@ type testEnv struct {
 
 // quickFit is a fit request small enough to finish in well under a second
 // on the sirt k1 data.
-var quickFit = map[string]any{"chains": 2, "samples": 200, "burnin": 100, "seed": 7}
+var quickFit = map[string]any{"engine": "gibbs", "chains": 2, "samples": 200, "burnin": 100, "seed": 7}
 
 // newEnv starts a server; mods adjust its configuration.
 func newEnv(t testing.TB, mods ...func(*Config)) *testEnv {

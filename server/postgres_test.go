@@ -57,7 +57,7 @@ func TestTwoServersShareOnePostgres(t *testing.T) {
 			if i%2 == 1 {
 				e = b
 			}
-			ids[i] = e.startFit(id, key, map[string]any{"chains": 1, "samples": 300, "burnin": 50, "seed": i})
+			ids[i] = e.startFit(id, key, map[string]any{"engine": "gibbs", "chains": 1, "samples": 300, "burnin": 50, "seed": i})
 		})
 	}
 	wg.Wait()

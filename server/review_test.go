@@ -28,7 +28,7 @@ func TestFitPageExplained(t *testing.T) {
 		{"ordinal", func() (int64, string) { return e.loadedProject("essays-k1") }, nil, "ranking-table",
 			[]string{"Krippendorff&#39;s alpha (ordinal metric)", gloss("severity"), gloss("variance"), gloss("mean_log_pred"), gloss("rank")}},
 		{"classification", func() (int64, string) { return e.binaryProject("rte-class") },
-			map[string]any{"model": "classification", "kernel": "identity", "chains": 2, "samples": 100, "burnin": 50, "seed": 3}, "consensus-table",
+			map[string]any{"engine": "gibbs", "model": "classification", "kernel": "identity", "chains": 2, "samples": 100, "burnin": 50, "seed": 3}, "consensus-table",
 			[]string{"Krippendorff&#39;s alpha (nominal metric)", `id="gold-accuracy"`, `id="majority-gold"`, `class="auc"`, "ROC AUC, model vs gold", gloss("precision")}},
 		{"robust", func() (int64, string) { return e.binaryProject("rte-robust") },
 			map[string]any{"model": "robust", "kernel": "identity", "seed": 5}, "consensus-table",

@@ -41,7 +41,7 @@ func TestFitSpecLimits(t *testing.T) {
 		{"concentration 1e-320", map[string]any{"model": "confusion", "concentration": 1e-320}, `field "concentration" = 1e-320: expected a number from 0.001 to 10000`},
 		{"issue 36 item 9: confusion gibbs 64 x 1e6 x 1e6", map[string]any{"model": "confusion", "engine": "gibbs", "chains": 64, "samples": 1000000, "burnin": 1000000},
 			"over the budget of 1h0m0s (the server's, concord serve --max-fit-work): lower chains, samples, burnin or thin"},
-		{"ordinal gibbs 64 x 1e6", map[string]any{"chains": 64, "samples": 1000000}, "of one core (64 chains x (1000 burn-in + 1000000 samples x thin 1)"},
+		{"ordinal gibbs 64 x 1e6", map[string]any{"engine": "gibbs", "chains": 64, "samples": 1000000}, "of one core (64 chains x (1000 burn-in + 1000000 samples x thin 1)"},
 	} {
 		resp, b := e.request("POST", path, key, tc.body)
 		checkError(t, tc.name, resp, b, http.StatusBadRequest, "invalid", tc.fragment)

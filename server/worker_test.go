@@ -16,7 +16,7 @@ import (
 // longFit runs for minutes unless stopped: a million burn-in sweeps, which
 // keep no draws (a million kept draws allocated about 1 GB, slow to
 // page in on a loaded machine).
-var longFit = map[string]any{"chains": 2, "samples": 1000, "burnin": 1000000, "seed": 3}
+var longFit = map[string]any{"engine": "gibbs", "chains": 2, "samples": 1000, "burnin": 1000000, "seed": 3}
 
 // waitState polls the store until fit id is in state st.
 func waitState(t *testing.T, st annotations.FitStore, id int64, want annotations.FitStatus, timeout time.Duration) *annotations.Fit {
@@ -37,7 +37,7 @@ func waitState(t *testing.T, st annotations.FitStore, id int64, want annotations
 func TestProgressIsWritten(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.ProgressInterval = 200 * time.Millisecond })
 	id, key := e.loadedProject("k1")
-	fid := e.startFit(id, key, map[string]any{"chains": 2, "samples": 100000, "burnin": 10, "seed": 3})
+	fid := e.startFit(id, key, map[string]any{"engine": "gibbs", "chains": 2, "samples": 100000, "burnin": 10, "seed": 3})
 	waitState(t, e.store, fid, annotations.FitRunning, hangTimeout)
 	// The progress grows, write after write (the deadline only catches
 	// progress that stops).
@@ -174,7 +174,7 @@ func TestShutdownRequeuesRunningFits(t *testing.T) {
 func TestShutdownLetsShortFitsFinish(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.ShutdownGrace = 60 * time.Second })
 	id, key := e.loadedProject("k1")
-	fid := e.startFit(id, key, map[string]any{"chains": 2, "samples": 3000, "burnin": 500, "seed": 1})
+	fid := e.startFit(id, key, map[string]any{"engine": "gibbs", "chains": 2, "samples": 3000, "burnin": 500, "seed": 1})
 	waitState(t, e.store, fid, annotations.FitRunning, hangTimeout)
 	dsn := e.dsn
 	e.stop()

@@ -281,7 +281,7 @@ func TestDemoWritesFitResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := analysis.Fit(ctx, ds, analysis.FitSpec{Chains: 2, Samples: 60, Burnin: 40, KeepDraws: 20, Seed: 1}, nil)
+	res, err := analysis.Fit(ctx, ds, analysis.FitSpec{Engine: "gibbs", Chains: 2, Samples: 60, Burnin: 40, KeepDraws: 20, Seed: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,8 @@ func demoProjects() []demoProject {
 			about:  "Austrian writing standards 2009, criterion " + c + " (essays scored 0-3)",
 		}
 		if k == 1 {
+			// The ordinal model's defaults: EP, the noise model chosen by
+			// the penalised evidence.
 			dp.fit = &analysis.FitSpec{Model: analysis.ModelOrdinal, Seed: 1}
 		}
 		ps = append(ps, dp)
@@ -92,7 +94,8 @@ serve the dashboard until interrupted:
                       the multi-rater classification model
   sirt-writing-k1..k5 sirt data.ratings1: 135 essays scored 0-3 by 7 raters,
                       one project per rating criterion; k1 is fitted with
-                      the multi-rater ordinal model
+                      the multi-rater ordinal model (EP; the raters' noise
+                      model chosen by the evidence; in seconds)
   snow-valence        Snow et al. (2008) affect: 100 headlines rated for
                       valence on a -100..100 slider by 10 AMT workers each,
                       with expert scores; fitted with the bounded-ratings

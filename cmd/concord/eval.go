@@ -59,9 +59,12 @@ logistic regression (maximum likelihood) are trained and rank the held-out
 items; the table gives each model's mean test AUC over the folds with its
 standard error, the JSON (schema concord.auc-eval/v1) every fold's.
 
-Every fit uses lighter sampler defaults than concord fit (2 chains of 500
-draws after 300 burn-in sweeps, 200 kept draws); raise them with --samples
-and --burnin. Chains run in parallel. With items that carry text the kernel
+Every fit uses its model's default engine, as concord fit does (EP for the
+ordinal model: the noise model chosen by the evidence in every fold). A
+Gibbs fit (--engine gibbs; the classification model's only engine) uses
+lighter sampler defaults than concord fit (2 chains of 500 draws after 300
+burn-in sweeps, 200 kept draws); raise them with --samples and --burnin.
+Chains run in parallel. With items that carry text the kernel
 is text by default; numeric item columns are read only by covariate kernels,
 and must be named (--covariates) when combined with text. A fit's cost per
 sweep grows with the number of items times the rank of the kernel matrix,

@@ -42,10 +42,17 @@ from a multinomial-probit Gaussian process on the items' features
 (Girolami & Rogers 2006), so that alike items share their labels and new
 items are predicted from their features.
 
-Several chains run in parallel; the fit is reproducible for a given --seed,
---chains and --sampler. The summary says plainly whether the chains have
-converged (max split R-hat below --max-rhat and min bulk ESS at least
---min-ess); when they have not, run more --samples.
+The ordinal model is fitted by EP by default (--engine ep; --engine laplace
+alike): every rater's thresholds and noise are learnt by maximising the
+evidence, and with several raters the noise model (per rater, shared
+thresholds, or shared) and, with a default text kernel and every item
+rated, the kernel (text or identity) are chosen by the penalised evidence;
+the summary lists every candidate, --noise and --kernel force one. With
+--engine gibbs (the ordinal and classification models; the confusion
+model's option) several chains run in parallel; the fit is reproducible for
+a given --seed, --chains and --sampler, and the summary says plainly
+whether the chains have converged (max split R-hat below --max-rhat and min
+bulk ESS at least --min-ess); when they have not, run more --samples.
 
 Items with texts get the text kernel by default (the linear kernel on
 unit-norm bag-of-words vectors, Rogers et al. sec. 4-5; see
@@ -549,7 +556,7 @@ func defaultEngine(engine, model string) string {
 		return engine
 	}
 	if m, err := analysis.LookupModel(model); err == nil {
-		return m.Engines[0]
+		return m.DefaultEngine()
 	}
 	return multirater.EngineGibbs
 }

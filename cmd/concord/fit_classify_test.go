@@ -91,7 +91,7 @@ func TestFitClassificationProject(t *testing.T) {
 		t.Errorf("bad --precisions: exit %d, %s", code, errb)
 	}
 	e, _, errb = testEnv()
-	if code := run(context.Background(), e, []string{"fit", "--db", dbPath, "--project", "rte40", "--precisions", "fixed", "--out", "-"}); code == 0 || !strings.Contains(errb.String(), "precisions is not a setting of the ordinal model fitted by gibbs") {
+	if code := run(context.Background(), e, []string{"fit", "--db", dbPath, "--project", "rte40", "--precisions", "fixed", "--out", "-"}); code == 0 || !strings.Contains(errb.String(), "precisions is not a setting of the ordinal model fitted by ep") {
 		t.Errorf("--precisions with the ordinal model: exit %d, %s", code, errb)
 	}
 }

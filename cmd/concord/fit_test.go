@@ -20,7 +20,7 @@ func TestFitCommandFiles(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "fit.json")
 	e, stdout, errb := testEnv()
 	args := []string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--items", "testdata/fit_toy_items.csv", "--scheme", "ordinal:1..5",
-		"--kernel", "rbf:gamma=1", "--chains", "2", "--samples", "300", "--burnin", "200", "--seed", "5", "--out", out, "--top", "3"}
+		"--kernel", "rbf:gamma=1", "--engine", "gibbs", "--chains", "2", "--samples", "300", "--burnin", "200", "--seed", "5", "--out", out, "--top", "3"}
 	if code := run(context.Background(), e, args); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
@@ -84,7 +84,7 @@ func TestFitCommandProject(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "k1.json")
 	e, stdout, errb := testEnv()
-	if code := run(context.Background(), e, []string{"fit", "--db", dbPath, "--project", "essays", "--identifiability", "both", "--chains", "2", "--samples", "300", "--burnin", "200", "--out", out}); code != 0 {
+	if code := run(context.Background(), e, []string{"fit", "--db", dbPath, "--project", "essays", "--engine", "gibbs", "--identifiability", "both", "--chains", "2", "--samples", "300", "--burnin", "200", "--out", out}); code != 0 {
 		t.Fatalf("fit: exit %d: %s", code, errb)
 	}
 	if !strings.Contains(stdout.String(), "project essays: 40 items") || !strings.Contains(stdout.String(), "(reference, fixed)") {
@@ -125,7 +125,7 @@ func TestFitCommandErrors(t *testing.T) {
 func TestFitShortChains(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "fit.json")
 	e, stdout, errb := testEnv()
-	args := []string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--chains", "1", "--samples", "3", "--burnin", "10", "--out", out}
+	args := []string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--engine", "gibbs", "--chains", "1", "--samples", "3", "--burnin", "10", "--out", out}
 	if code := run(context.Background(), e, args); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
@@ -156,7 +156,7 @@ func TestFitShortChains(t *testing.T) {
 	}
 
 	e, _, errb = testEnv()
-	args[8] = "1"
+	args[slices.Index(args, "--samples")+1] = "1"
 	if code := run(context.Background(), e, args); code == 0 || !strings.Contains(errb.String(), "chains = 1 and samples = 1: one draw has no posterior spread") {
 		t.Errorf("one draw: exit %d, stderr %q", code, errb)
 	}
@@ -354,5 +354,34 @@ func TestFitWrongSchemeSaysSoFirst(t *testing.T) {
 		"--model", "robust", "--out", filepath.Join(t.TempDir(), "x.json"))
 	if code == 0 || strings.Contains(stdout+stderr, "Fitting the") || !strings.Contains(stderr, "the robust model needs a binary scheme") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestFitOrdinalDefaultChoosesNoise: an ordinal fit that names no engine
+// is fitted by EP (issue 29 item 4) and chooses the raters' noise model by
+// the penalised evidence: the summary lists the candidates and the flags
+// that force one, the document every candidate, the chosen one marked.
+func TestFitOrdinalDefaultChoosesNoise(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "k1.json")
+	e, stdout, errb := testEnv()
+	args := []string{"fit", "--labels", "testdata/agreement_sirt_k1.csv", "--where", "criterion=k1", "--scheme", "ordinal:0..3", "--seed", "3", "--out", out}
+	if code := run(context.Background(), e, args); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	for _, want := range []string{"by expectation propagation", "shared-thresholds", "Force one with --noise and --kernel."} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	var res multirater.FitResult
+	testutil.ReadJSON(t, out, &res)
+	chosen := ""
+	for _, c := range res.Diagnostics.ModelCandidates {
+		if c.Chosen {
+			chosen += c.Noise
+		}
+	}
+	if res.Model.Engine != multirater.EngineEP || len(res.Diagnostics.ModelCandidates) != 3 || chosen == "" || chosen != res.Model.Noise {
+		t.Errorf("engine %q, noise %q, %d candidates, chosen %q", res.Model.Engine, res.Model.Noise, len(res.Diagnostics.ModelCandidates), chosen)
 	}
 }

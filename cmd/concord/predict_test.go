@@ -68,7 +68,7 @@ func TestFitPredictText(t *testing.T) {
 	fit := filepath.Join(dir, "fit.json")
 	e, stdout, errb := testEnv()
 	args := []string{"fit", "--labels", ratings, "--items", essayItems, "--scheme", "ordinal:0..12",
-		"--chains", "2", "--samples", "100", "--burnin", "60", "--keep-draws", "50", "--seed", "3", "--top", "0", "--out", fit}
+		"--engine", "gibbs", "--chains", "2", "--samples", "100", "--burnin", "60", "--keep-draws", "50", "--seed", "3", "--top", "0", "--out", fit}
 	if code := run(context.Background(), e, args); code != 0 {
 		t.Fatalf("fit: exit %d: %s", code, errb)
 	}
@@ -132,7 +132,7 @@ func TestEvalCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "eval.json")
 	e, stdout, errb := testEnv()
 	args := []string{"eval", "--labels", essayRatings, "--items", essayItems, "--scheme", "ordinal:0..12",
-		"--folds", "2", "--samples", "40", "--burnin", "30", "--keep-draws", "20", "--rater-baselines", "1", "--out", out}
+		"--folds", "2", "--engine", "gibbs", "--samples", "40", "--burnin", "30", "--keep-draws", "20", "--rater-baselines", "1", "--out", out}
 	if code := run(context.Background(), e, args); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}

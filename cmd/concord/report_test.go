@@ -20,7 +20,7 @@ func fitForReport(t *testing.T) string {
 	out := filepath.Join(t.TempDir(), "k1.json")
 	e, _, errb := testEnv()
 	args := []string{"fit", "--labels", "testdata/agreement_sirt_k1.csv", "--where", "criterion=k1", "--scheme", "ordinal:0..3",
-		"--chains", "2", "--samples", "100", "--burnin", "50", "--keep-draws", "20", "--seed", "3", "--out", out}
+		"--engine", "gibbs", "--chains", "2", "--samples", "100", "--burnin", "50", "--keep-draws", "20", "--seed", "3", "--out", out}
 	if code := run(context.Background(), e, args); code != 0 {
 		t.Fatalf("fit: exit %d: %s", code, errb)
 	}

@@ -71,7 +71,7 @@ func workFit(t *testing.T, dsn string, flags []string, chains int) string {
 	// The same spec each time: the fit before has ended, so this one is not
 	// a duplicate.
 	f := &annotations.Fit{ProjectID: p.ID, Model: "ordinal", Seed: 1,
-		Spec: json.RawMessage(`{"model":"ordinal","chains":2,"samples":200,"burnin":100,"seed":1}`)}
+		Spec: json.RawMessage(`{"model":"ordinal","engine":"gibbs","chains":2,"samples":200,"burnin":100,"seed":1}`)}
 	if err := st.CreateFit(ctx, f); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestEvalJobs(t *testing.T) {
 	if code, _, errb := runCmd(t, "import", "--db", dbPath, "--project", "k1", "--scheme", "ordinal:0..3", sirtK1); code != 0 {
 		t.Fatalf("import: %s", errb)
 	}
-	args := []string{"eval", "--db", dbPath, "--project", "k1", "--folds", "3", "--samples", "100", "--burnin", "50", "--rater-baselines", "2", "--out", "-"}
+	args := []string{"eval", "--db", dbPath, "--project", "k1", "--folds", "3", "--engine", "gibbs", "--samples", "100", "--burnin", "50", "--rater-baselines", "2", "--out", "-"}
 	code, local, errb := runCmd(t, args...)
 	if code != 0 {
 		t.Fatalf("eval in one process: %s", errb)

@@ -152,6 +152,12 @@ func newRatioPredictor(res *multirater.FitResult, cov mat.Symmetric, opts Predic
 	} else {
 		fac, err = gp.NewPivotedFactor(cov, factorTol(liks)/4)
 	}
+	if err == nil && fac.Extra != nil {
+		// A low-rank covariance's factor carries its diagonal correction
+		// (gp.Factor.Extra), which EP's block updates of a new item
+		// (ep.Result.NewItem) do not take: pivot on C's entries instead.
+		fac, err = gp.NewPivotedFactor(entries{cov}, factorTol(liks)/4)
+	}
 	if err != nil {
 		return nil, fmt.Sprintf("the covariance of the fitted items: %v", err)
 	}
@@ -167,6 +173,10 @@ func newRatioPredictor(res *multirater.FitResult, cov mat.Symmetric, opts Predic
 	}
 	return &ratioPredictor{res: r, fac: fac, liks: liks, block: opts.Block, budget: opts.Budget}, ""
 }
+
+// entries hides how a covariance is held (a gp.LowRank, say), so that
+// gp.NewPivotedFactor pivots on its entries.
+type entries struct{ mat.Symmetric }
 
 // gradeProbs sets pr[l] to rater l's grade distribution of the new item
 // with covariances k with the fitted items and prior variance kss, and

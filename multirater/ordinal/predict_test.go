@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater"
+	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 )
@@ -105,37 +106,17 @@ func TestPredictErrors(t *testing.T) {
 // predictive's, with a note saying why, when asked to, above the work
 // budget, above MaxItems, or when the result does not record every rating.
 func TestPredictEPMethod(t *testing.T) {
-	const n, nNew = 40, 5
-	td := makeToy(6, n)
-	nTrain := n - nNew
-	train := *td.data
-	train.ItemIDs = td.data.ItemIDs[:nTrain]
-	train.Ratings = nil
-	for _, r := range td.data.Ratings {
-		if r.Item < nTrain {
-			train.Ratings = append(train.Ratings, r)
-		}
-	}
-	k := kernel.RBF{Gamma: 1}
-	xTrain := mat.DenseCopyOf(td.x.Slice(0, nTrain, 0, 1))
-	xNew := mat.DenseCopyOf(td.x.Slice(nTrain, n, 0, 1))
+	nt := newNewItems(40, 5)
 	var c mat.SymDense
-	k.GramTo(&c, kernel.Inputs{N: nTrain, X: xTrain})
-	train.Cov = &c
-	res, err := FitDeterministic(context.Background(), &train, DetOptions{Seed: 3, Restarts: 1})
+	nt.k.GramTo(&c, kernel.Inputs{N: nt.nTrain, X: nt.xTrain})
+	nt.train.Cov = &c
+	res, err := FitDeterministic(context.Background(), &nt.train, DetOptions{Seed: 3, Restarts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cross mat.Dense
-	k.CrossTo(&cross, kernel.Inputs{N: nNew, X: xNew}, kernel.Inputs{N: nTrain, X: xTrain})
-	prior := k.DiagTo(nil, kernel.Inputs{N: nNew, X: xNew})
-	ids := td.data.ItemIDs[nTrain:]
+	td := nt.td
 	predict := func(r *multirater.FitResult, o PredictOptions) ([]multirater.ItemResult, []string) {
-		p, err := NewPredictorOptions(r, &c, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.PredictNotes(ids, &cross, prior)
+		return nt.predict(t, r, &c, o)
 	}
 	gauss, _ := predict(res, PredictOptions{Gaussian: true})
 	// A result that lost a rating of item 0.
@@ -197,4 +178,101 @@ func TestPredictEPMethod(t *testing.T) {
 			t.Logf("max |P - P_Gaussian| = %.5f; notes %q", maxDiff, notes)
 		})
 	}
+}
+
+// TestPredictEPLowRank: an EP fit on a truncated low-rank prior (FITC's
+// diagonal correction, gp.Factor.Extra: the text kernel's prior from
+// gp.PivotedFromItems items on) predicts new items by the evidence ratio,
+// which pivots on the covariance's entries (ep.Result.NewItem takes no
+// diagonal correction: it panicked before), with each rater's grade
+// probabilities summing to 1 and within 0.05 of the Gaussian predictive's.
+func TestPredictEPLowRank(t *testing.T) {
+	const rank = 8
+	nt := newNewItems(40, 5)
+	var c mat.SymDense
+	nt.k.GramTo(&c, kernel.Inputs{N: nt.nTrain, X: nt.xTrain})
+	diag := make([]float64, nt.nTrain)
+	for i := range diag {
+		diag[i] = c.At(i, i)
+	}
+	lr, err := gp.NewLowRankColumns(diag, func(p int, dst []float64) {
+		for i := range dst {
+			dst[i] = c.At(i, p)
+		}
+	}, rank, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err := gp.NewPivotedFactor(lr, 0); err != nil || f.Extra == nil {
+		t.Fatalf("the low-rank prior has no diagonal correction (%v): the test tests nothing", err)
+	}
+	nt.train.Cov = lr
+	res, err := FitDeterministic(context.Background(), &nt.train, DetOptions{Seed: 3, Restarts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauss, _ := nt.predict(t, res, lr, PredictOptions{Gaussian: true})
+	out, notes := nt.predict(t, res, lr, PredictOptions{})
+	if len(notes) == 0 || !strings.Contains(notes[0], "EP evidence ratio P(y = k)") {
+		t.Fatalf("notes %q, want the evidence ratio's", notes)
+	}
+	maxDiff := 0.0
+	for i, it := range out {
+		for _, rr := range res.Raters {
+			sum := 0.0
+			for c, p := range it.RaterGradeProbs[rr.ID] {
+				sum += p
+				maxDiff = math.Max(maxDiff, math.Abs(p-gauss[i].RaterGradeProbs[rr.ID][c]))
+			}
+			if math.Abs(sum-1) > 1e-5 {
+				t.Errorf("item %s rater %s: probabilities sum to %v", it.ID, rr.ID, sum)
+			}
+		}
+	}
+	if !(maxDiff > 1e-6 && maxDiff < 0.05) {
+		t.Errorf("max |P - P_Gaussian| = %g, want in (1e-6, 0.05)", maxDiff)
+	}
+	t.Logf("max |P - P_Gaussian| = %.5f", maxDiff)
+}
+
+// newItems is a toy fit's first items with their ratings (train) and the
+// last nNew items to predict, related by an rbf kernel on one covariate.
+type newItems struct {
+	td           toyData
+	train        Data
+	nTrain, nNew int
+	k            kernel.RBF
+	xTrain, xNew *mat.Dense
+	cross        mat.Dense
+	prior        []float64
+	ids          []string
+}
+
+func newNewItems(n, nNew int) *newItems {
+	td := makeToy(6, n)
+	nt := &newItems{td: td, train: *td.data, nTrain: n - nNew, nNew: nNew, k: kernel.RBF{Gamma: 1}}
+	nt.train.ItemIDs = td.data.ItemIDs[:nt.nTrain]
+	nt.train.Ratings = nil
+	for _, r := range td.data.Ratings {
+		if r.Item < nt.nTrain {
+			nt.train.Ratings = append(nt.train.Ratings, r)
+		}
+	}
+	nt.xTrain = mat.DenseCopyOf(td.x.Slice(0, nt.nTrain, 0, 1))
+	nt.xNew = mat.DenseCopyOf(td.x.Slice(nt.nTrain, n, 0, 1))
+	nt.k.CrossTo(&nt.cross, kernel.Inputs{N: nNew, X: nt.xNew}, kernel.Inputs{N: nt.nTrain, X: nt.xTrain})
+	nt.prior = nt.k.DiagTo(nil, kernel.Inputs{N: nNew, X: nt.xNew})
+	nt.ids = td.data.ItemIDs[nt.nTrain:]
+	return nt
+}
+
+// predict predicts the new items from fit r of the training items with
+// covariance cov.
+func (nt *newItems) predict(t *testing.T, r *multirater.FitResult, cov mat.Symmetric, o PredictOptions) ([]multirater.ItemResult, []string) {
+	t.Helper()
+	p, err := NewPredictorOptions(r, cov, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.PredictNotes(nt.ids, &nt.cross, nt.prior)
 }

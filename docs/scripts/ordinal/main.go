@@ -14,7 +14,13 @@
 //     the held-out rater rated that someone else rated too, averaged over
 //     the held-out raters).
 //
-//     go run ./docs/scripts/ordinal -data ../shared/data [-holdout 4] [-engine ep] [-only mrmc,sirt]
+// With -gibbs the sirt table also has the Gibbs sampler's consensus
+// (ordinal.Fit with its default options, seed 1: the ordinal default before
+// issue 29 item 4) and the CPU seconds (user + system of this process,
+// summed over the held-out raters) of the default (EP, noise auto) and of
+// the Gibbs fits.
+//
+//	go run ./docs/scripts/ordinal -data ../shared/data [-holdout 4] [-engine ep] [-only mrmc,sirt] [-gibbs]
 package main
 
 import (
@@ -27,11 +33,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
 
 	"concord/multirater"
+	"concord/multirater/mcmc"
 	"concord/multirater/ordinal"
 )
 
@@ -42,6 +50,7 @@ func main() {
 	holdout := flag.Int("holdout", 4, "sirt: the raters held out in turn (those with the most ratings)")
 	engine := flag.String("engine", multirater.EngineEP, "ep or laplace")
 	only := flag.String("only", "mrmc,sirt", "which parts to run")
+	gibbs := flag.Bool("gibbs", false, "sirt: the Gibbs sampler's consensus too, and the CPU seconds of auto and Gibbs")
 	flag.Parse()
 	start := time.Now()
 	if strings.Contains(*only, "mrmc") {
@@ -71,12 +80,16 @@ func main() {
 	}
 	if strings.Contains(*only, "sirt") {
 		fmt.Printf("\nsirt writing ratings: each of the %d raters with the most ratings held out in turn; r of each consensus of the others' ratings with the held-out rater's (Spearman/Pearson, mean over the held-out raters); chosen: auto's choices\n", *holdout)
-		fmt.Printf("%-32s %5s %6s %6s | %-15s | %-15s | %-15s | %-15s | %-15s | %s\n", "dataset/criterion", "items", "labels", "raters", "mean", "auto", "per-rater", "shared-thresholds", "shared", "chosen")
+		head := fmt.Sprintf("%-32s %5s %6s %6s | %-15s | %-15s | %-15s | %-15s | %-15s", "dataset/criterion", "items", "labels", "raters", "mean", "auto", "per-rater", "shared-thresholds", "shared")
+		if *gibbs {
+			head += fmt.Sprintf(" | %-15s | %9s %9s", "gibbs", "auto cpu", "gibbs cpu")
+		}
+		fmt.Printf("%s | chosen\n", head)
 		for _, ds := range []string{"sirt_writing_ratings1", "sirt_writing_ratings2", "sirt_writing_ratings3"} {
 			rows, err := readCSV(filepath.Join(*data, ds, "ratings.csv"))
 			check(err)
 			for _, crit := range distinct(rows, "criterion") {
-				sirt(ds, crit, rows, *holdout, *engine)
+				sirt(ds, crit, rows, *holdout, *engine, *gibbs)
 			}
 		}
 	}
@@ -84,7 +97,7 @@ func main() {
 }
 
 // sirt prints one criterion's held-out-rater comparison.
-func sirt(ds, crit string, rows []map[string]string, holdout int, engine string) {
+func sirt(ds, crit string, rows []map[string]string, holdout int, engine string, gibbs bool) {
 	var sel []map[string]string
 	for _, r := range rows {
 		if r["criterion"] == crit {
@@ -99,7 +112,8 @@ func sirt(ds, crit string, rows []map[string]string, holdout int, engine string)
 	raters := append([]string(nil), all.RaterIDs...)
 	sort.SliceStable(raters, func(a, b int) bool { return count[raters[a]] > count[raters[b]] })
 	raters = raters[:min(holdout, len(raters))]
-	sums := make([][2]float64, len(methods)+1)
+	sums := make([][2]float64, len(methods)+2)
+	var cpuAuto, cpuGibbs float64
 	chosen := map[string]int{}
 	for _, h := range raters {
 		d := ordinalData(sel, "item_id", func(r map[string]string) bool { return r["rater_id"] != h })
@@ -129,17 +143,32 @@ func sirt(ds, crit string, rows []map[string]string, holdout int, engine string)
 		}
 		add(0, raterMean(d))
 		for k, m := range methods {
+			c0 := cpuSeconds()
 			res, err := ordinal.FitDeterministic(context.Background(), d, ordinal.DetOptions{Engine: engine, Noise: m, Priors: true, Seed: 1})
 			check(err)
 			add(k+1, scores(res))
 			if m == ordinal.Auto {
+				cpuAuto += cpuSeconds() - c0
 				chosen[res.Model.Noise]++
 			}
 		}
+		if gibbs {
+			c0 := cpuSeconds()
+			res, err := ordinal.Fit(context.Background(), d, ordinal.Options{Common: mcmc.Common{Settings: mcmc.Settings{Seed: 1}}})
+			check(err)
+			cpuGibbs += cpuSeconds() - c0
+			add(len(methods)+1, scores(res))
+		}
+	}
+	if !gibbs {
+		sums = sums[:len(methods)+1]
 	}
 	line := fmt.Sprintf("%-32s %5d %6d %6d", ds+"/"+crit, len(all.ItemIDs), len(all.Ratings), len(all.RaterIDs))
 	for _, s := range sums {
 		line += fmt.Sprintf(" | %.4f/%.4f  ", s[0], s[1])
+	}
+	if gibbs {
+		line += fmt.Sprintf(" | %9.2f %9.2f", cpuAuto, cpuGibbs)
 	}
 	var ch []string
 	for _, m := range methods[1:] {
@@ -148,6 +177,14 @@ func sirt(ds, crit string, rows []map[string]string, holdout int, engine string)
 		}
 	}
 	fmt.Printf("%s | %s\n", line, strings.Join(ch, ", "))
+}
+
+// cpuSeconds returns the user + system CPU seconds of this process (every
+// thread: the Gibbs chains run in parallel).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // mrmcData returns one modality's ratings and each item's truth.
