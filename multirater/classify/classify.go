@@ -316,18 +316,10 @@ func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, erro
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
 	dsg := design.Design{What: "ClassData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
 		Ratings: data.Labels, Cov: data.Cov, Words: design.Words{Noun: "labels", Verb: "labelled"}, Repeats: data.Repeats}
-	if _, err := dsg.Check(); err != nil {
+	rs, repeated, err := dsg.Sorted(false)
+	if err != nil {
 		return nil, err
 	}
-	repeated := data.Repeats && design.Repeated(data.Labels)
-	rs := append([]multirater.Rating(nil), data.Labels...)
-	sort.Slice(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		if a.Rater != b.Rater {
-			return a.Rater < b.Rater
-		}
-		return a.Item < b.Item
-	})
 	md := &classModel{
 		n: n, nl: nl, nk: nk,
 		prec:       opts.Precisions,
@@ -368,15 +360,7 @@ func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, erro
 		}
 	}
 	md.vectors(rs)
-	var err error
-	if extra {
-		// A truncated low-rank prior with its diagonal correction (FITC),
-		// as EP and Laplace take it.
-		md.f, err = gp.NewPriorExtra(n, data.Cov)
-	} else {
-		md.f, err = gp.NewPrior(n, data.Cov)
-	}
-	if err != nil {
+	if md.f, err = gp.NewSamplerPrior(n, data.Cov, extra); err != nil {
 		return nil, err
 	}
 	md.extraDims = md.f.ExtraDims()
