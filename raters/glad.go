@@ -32,33 +32,13 @@ type GLADOptions struct {
 	Values []float64
 }
 
-func (o GLADOptions) maxIter() int {
-	if o.MaxIter <= 0 {
-		return 100
-	}
-	return o.MaxIter
-}
+func (o GLADOptions) maxIter() int { return positiveOr(o.MaxIter, 100) }
 
-func (o GLADOptions) tol() float64 {
-	if o.Tol <= 0 {
-		return 1e-9
-	}
-	return o.Tol
-}
+func (o GLADOptions) tol() float64 { return positiveOr(o.Tol, 1e-9) }
 
-func (o GLADOptions) mStepIter() int {
-	if o.MStepIter <= 0 {
-		return 3
-	}
-	return o.MStepIter
-}
+func (o GLADOptions) mStepIter() int { return positiveOr(o.MStepIter, 3) }
 
-func (o GLADOptions) mStepTol() float64 {
-	if o.MStepTol <= 0 {
-		return 1e-6
-	}
-	return o.MStepTol
-}
+func (o GLADOptions) mStepTol() float64 { return positiveOr(o.MStepTol, 1e-6) }
 
 // The means of GLAD's unit-variance normal priors on α_j and log β_i, and
 // their starting values (crowd-kit's defaults).

@@ -331,26 +331,28 @@ func kosIterate(labels []Label, items, raters int, y, rel []float64, iters int) 
 		}
 		return false
 	}
+	// pass is one half of an iteration: the messages in of the edges are
+	// summed per node (a label's item or rater) into sums, and each edge
+	// gets its node's sum without its own message in out; false when a
+	// sum exceeds kosMax.
+	pass := func(sums []float64, node func(Label) int, in, out []float64) bool {
+		clear(sums)
+		for e, l := range labels {
+			sums[node(l)] += y[e] * in[e]
+		}
+		if over(sums) {
+			return false
+		}
+		for e, l := range labels {
+			out[e] = sums[node(l)] - y[e]*in[e]
+		}
+		return true
+	}
+	itemOf := func(l Label) int { return l.Item }
+	raterOf := func(l Label) int { return l.Rater }
 	for it := 0; it < iters; it++ {
-		clear(taskSum)
-		for e, l := range labels {
-			taskSum[l.Item] += y[e] * rel[e]
-		}
-		if over(taskSum) {
+		if !pass(taskSum, itemOf, rel, inferred) || !pass(workerSum, raterOf, inferred, rel) {
 			return
-		}
-		for e, l := range labels {
-			inferred[e] = taskSum[l.Item] - y[e]*rel[e]
-		}
-		clear(workerSum)
-		for e, l := range labels {
-			workerSum[l.Rater] += y[e] * inferred[e]
-		}
-		if over(workerSum) {
-			return
-		}
-		for e, l := range labels {
-			rel[e] = workerSum[l.Rater] - y[e]*inferred[e]
 		}
 	}
 }

@@ -103,6 +103,19 @@ func sum(v []float64) float64 {
 	return s
 }
 
+// normalize divides row by its sum when that is positive, and reports
+// whether it was.
+func normalize(row []float64) bool {
+	s := sum(row)
+	if !(s > 0) {
+		return false
+	}
+	for l := range row {
+		row[l] /= s
+	}
+	return true
+}
+
 // classTotals counts the labels of each class.
 func (d *dsData) classTotals() []int {
 	t := make([]int, d.k)
