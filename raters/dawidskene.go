@@ -209,6 +209,16 @@ func newDSData(labels []Label, items, raters, k int) (*dsData, error) {
 	return newLabelData("Dawid-Skene", labels, items, raters, k)
 }
 
+// newAggregatorData is newLabelData for an aggregator whose options give
+// the classes' numeric values (checked by checkValues).
+func newAggregatorData(method string, labels []Label, items, raters, k int, values []float64) (*dsData, error) {
+	d, err := newLabelData(method, labels, items, raters, k)
+	if err == nil {
+		checkValues(values, k)
+	}
+	return d, err
+}
+
 // newLabelData indexes the labels of an aggregator called method (for its
 // error messages).
 func newLabelData(method string, labels []Label, items, raters, k int) (*dsData, error) {

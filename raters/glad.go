@@ -156,11 +156,10 @@ func gladLogPriors(logp []float64, priors []float64) {
 }
 
 func glad(ctx context.Context, labels []Label, items, raters, k int, o GLADOptions) (*Consensus, error) {
-	d0, err := newLabelData("GLAD", labels, items, raters, k)
+	d0, err := newAggregatorData("GLAD", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	d := &gladData{flatLabels: flatten(d0), logp: make([]float64, k), logK1: math.Log(float64(k - 1))}
 	gladLogPriors(d.logp, o.Priors)
 	f := newGLADFit(d, o, items, raters)

@@ -242,11 +242,10 @@ func (f *maceFit) start(s *maceState, r int, rnd *rand.Rand) string {
 }
 
 func mace(ctx context.Context, labels []Label, items, raters, k int, o MACEOptions) (*Consensus, error) {
-	d0, err := newLabelData("MACE", labels, items, raters, k)
+	d0, err := newAggregatorData("MACE", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	f := &maceFit{d: flatten(d0), o: o, items: items, raters: raters, k: k, logK: math.Log(float64(k)), lg: make([]float64, k)}
 	rnd := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	diag := &EMDiagnostics{Seed: o.Seed}

@@ -155,11 +155,10 @@ func (d *dsData) skillConsensus(method, kind string, probs [][]float64, total []
 // identical label of an item counts once). It returns an error without
 // labels or with fewer than 2 classes.
 func ZeroBasedSkill(labels []Label, items, raters, k int, o SkillOptions) (*Consensus, error) {
-	d, err := newLabelData("Zero-Based Skill", labels, items, raters, k)
+	d, err := newAggregatorData("Zero-Based Skill", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	total := tiePriority(o.Ties, o.TieOrder, d.classTotals())
 	used := 0
 	for _, t := range d.classTotals() {
@@ -209,11 +208,10 @@ func ZeroBasedSkill(labels []Label, items, raters, k int, o SkillOptions) (*Cons
 // labelled has no consensus. It returns an error without labels or gold
 // items.
 func GoldMajorityVote(labels []Label, items, raters, k int, gold []int, o SkillOptions) (*Consensus, error) {
-	d, err := newLabelData("gold majority vote", labels, items, raters, k)
+	d, err := newAggregatorData("gold majority vote", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	if len(gold) != items {
 		panic(fmt.Sprintf("raters: %d gold classes for %d items", len(gold), items))
 	}
@@ -250,11 +248,10 @@ const kosMax = 1e300
 // Skill is the rater's mean reliability (kind "reliability"). It returns
 // an error unless exactly 2 classes occur.
 func KOS(labels []Label, items, raters, k int, o SkillOptions) (*Consensus, error) {
-	d, err := newLabelData("KOS", labels, items, raters, k)
+	d, err := newAggregatorData("KOS", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	cls := []int{}
 	seen := make([]bool, k)
 	for _, l := range labels {
