@@ -587,22 +587,16 @@ func (m Model) Defaults(s FitSpec) FitSpec {
 	return m.defaults(s)
 }
 
-// engine is the spec's engine in lower case, the model's first (default)
-// engine when the spec names none.
-func (m Model) engine(s FitSpec) string {
-	if eng := strings.ToLower(strings.TrimSpace(s.Engine)); eng != "" {
-		return eng
-	}
-	return m.Engines[0]
-}
-
 // validateEngine checks that the model has the spec's engine and that
 // settings of the other engines are not given.
 func (m Model) validateEngine(s FitSpec) error {
 	bad := func(format string, args ...any) error {
 		return annotations.Errorf(annotations.EINVALID, format, args...)
 	}
-	eng := m.engine(s)
+	eng := strings.ToLower(strings.TrimSpace(s.Engine))
+	if eng == "" {
+		eng = m.Engines[0]
+	}
 	found := false
 	for _, e := range m.Engines {
 		found = found || e == eng
@@ -645,7 +639,10 @@ func (m Model) Validate(s FitSpec) error {
 // of precisions the spec fixes. Requests that tell omitted from zero
 // fields (the API) call it; FitSpec itself cannot tell them apart.
 func (m Model) CheckGiven(s FitSpec, given func(field string) bool) error {
-	eng := m.engine(s)
+	eng := strings.ToLower(strings.TrimSpace(s.Engine))
+	if eng == "" {
+		eng = m.Engines[0]
+	}
 	if err := CheckGiven(m.Name, eng, given); err != nil || m.checkGiven == nil {
 		return err
 	}
