@@ -104,23 +104,13 @@ func Table(ds *annotations.Dataset) (*RatingsTable, error) {
 			rt.Items = append(rt.Items, id)
 		}
 	}
-	itemIx := make(map[string]int, len(rt.Items))
-	for i, id := range rt.Items {
-		itemIx[id] = i
-	}
-	raterIx := make(map[string]int, len(rt.Raters))
-	for j, id := range rt.Raters {
-		raterIx[id] = j
-	}
+	itemIx, raterIx := indexOf(rt.Items), indexOf(rt.Raters)
 	k := 0
 	var codes map[string]int
 	if s.Categorical() {
 		k = s.K()
 		rt.Categories = s.Codes()
-		codes = make(map[string]int, k)
-		for c, code := range rt.Categories {
-			codes[code] = c
-		}
+		codes = indexOf(rt.Categories)
 	}
 	r := raters.NewRatings(len(rt.Items), len(rt.Raters), k)
 	if k > 0 {
@@ -257,14 +247,7 @@ func populationError(err error) error {
 // or nil when no labelled item has a gold label; a gold label outside the
 // scheme is EINVALID.
 func goldClasses(ds *annotations.Dataset, rt *RatingsTable) ([]int, error) {
-	ix := make(map[string]int, len(rt.Items))
-	for i, id := range rt.Items {
-		ix[id] = i
-	}
-	codes := make(map[string]int, len(rt.Categories))
-	for c, code := range rt.Categories {
-		codes[code] = c
-	}
+	ix, codes := indexOf(rt.Items), indexOf(rt.Categories)
 	var gold []int
 	for _, it := range ds.Items {
 		i, ok := ix[it.ID]

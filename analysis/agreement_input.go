@@ -418,14 +418,7 @@ func ReadErrorMatrices(name string, r io.Reader, raterIDs, categories []string) 
 			return nil, annotations.Errorf(annotations.EINVALID, "%s: row 1, column %d: header %q; expected %q (the header is rater,true,label,value)", name, c+1, clip(h, 40), want[c])
 		}
 	}
-	raterIx := make(map[string]int, len(raterIDs))
-	for j, id := range raterIDs {
-		raterIx[id] = j
-	}
-	catIx := make(map[string]int, len(categories))
-	for c, code := range categories {
-		catIx[code] = c
-	}
+	raterIx, catIx := indexOf(raterIDs), indexOf(categories)
 	k := len(categories)
 	out := make([][]float64, len(raterIDs))
 	for x, rec := range recs[1:] {

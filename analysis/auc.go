@@ -270,30 +270,7 @@ func aucCovariates(ds *annotations.Dataset, ids []string, spec FitSpec) ([]strin
 	for i := range ds.Items {
 		byID[ds.Items[i].ID] = &ds.Items[i]
 	}
-	x := mat.NewDense(len(ids), len(cols), nil)
-	var missing []string
-	nMissing := 0
-	for i, id := range ids {
-		it := byID[id]
-		for j, c := range cols {
-			v, ok := 0.0, false
-			if it != nil {
-				v, ok = it.Covariates[c]
-			}
-			if !ok {
-				nMissing++
-				if len(missing) < 5 {
-					if it == nil {
-						missing = append(missing, fmt.Sprintf("item %q has labels but is not in the items file", id))
-					} else {
-						missing = append(missing, missingCovariate(it, c))
-					}
-				}
-				break
-			}
-			x.Set(i, j, v)
-		}
-	}
+	x, missing, nMissing := covariateMatrix(byID, ids, cols, "item %q has labels but is not in the items file")
 	if nMissing > 0 {
 		return nil, nil, annotations.Errorf(annotations.EINVALID, "the auc model needs the covariates %s for every item (%d item(s) lack one): %s", strings.Join(cols, ", "), nMissing, strings.Join(missing, "; "))
 	}
@@ -577,18 +554,14 @@ func predictAUC(res *multirater.FitResult, fit *auc.Result, items []annotations.
 	}
 	out := &Predictions{Schema: PredictionsSchema, FitOf: FitOf{Model: res.Model.Model, Kernel: res.Model.Kernel}, Levels: res.Levels}
 	x := mat.NewDense(len(items), len(cols), nil)
-	seen := make(map[string]int, len(items))
+	seen := make(seenItems, len(items))
 	unused := map[string]bool{}
 	withText := 0
 	for i := range items {
 		it := &items[i]
-		if err := it.Validate(); err != nil {
-			return nil, bad("item %d: %s", i+1, annotations.ErrorMessage(err))
+		if err := seen.check(i, it); err != nil {
+			return nil, err
 		}
-		if j, dup := seen[it.ID]; dup {
-			return nil, bad("item %q is given twice (items %d and %d)", it.ID, j+1, i+1)
-		}
-		seen[it.ID] = i
 		for j, c := range cols {
 			v, ok := it.Covariates[c]
 			if !ok {

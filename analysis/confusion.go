@@ -37,10 +37,7 @@ func ConfusionData(ds *annotations.Dataset, gold bool) (*confusion.Data, error) 
 	if !gold {
 		return data, nil
 	}
-	byID := make(map[string]int, len(data.ItemIDs))
-	for i, id := range data.ItemIDs {
-		byID[id] = i
-	}
+	byID := indexOf(data.ItemIDs)
 	data.Gold = make([]int, len(data.ItemIDs))
 	for i := range data.Gold {
 		data.Gold[i] = -1

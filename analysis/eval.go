@@ -798,10 +798,7 @@ func subsetDataset(ds *annotations.Dataset, itemByID map[string]annotations.Item
 // featuriser, a sub-matrix of C (decomposed through the text features when
 // the kernel has them, as buildCovariance does).
 func subsetCovariance(cov *Covariance, ks kernel.Spec, f *itemFeatures, all, ids []string) (*Covariance, *itemFeatures, error) {
-	pos := make(map[string]int, len(all))
-	for i, id := range all {
-		pos[id] = i
-	}
+	pos := indexOf(all)
 	idx := make([]int, len(ids))
 	for i, id := range ids {
 		idx[i] = pos[id]

@@ -316,14 +316,7 @@ func indexRatings(ds *annotations.Dataset, itemIDs, raterIDs []string, what stri
 // imported with --duplicates keep (annotations.DuplicatesKeep), and every
 // family counts each as one more likelihood term.
 func indexLabels[R any](ds *annotations.Dataset, itemIDs, raterIDs []string, conv func(l annotations.Label, item, rater int) (R, error)) (out []R, repeats bool, err error) {
-	itemIdx := make(map[string]int, len(itemIDs))
-	for i, id := range itemIDs {
-		itemIdx[id] = i
-	}
-	raterIdx := make(map[string]int, len(raterIDs))
-	for i, id := range raterIDs {
-		raterIdx[id] = i
-	}
+	itemIdx, raterIdx := indexOf(itemIDs), indexOf(raterIDs)
 	seen := make(map[[2]int]bool, len(ds.Labels))
 	out = make([]R, 0, len(ds.Labels))
 	for _, l := range ds.Labels {
@@ -364,8 +357,34 @@ func KernelInputs(ds *annotations.Dataset, ids []string, k kernel.Kernel) (kerne
 		cols = append(cols, c)
 	}
 	sort.Strings(cols)
-	x := mat.NewDense(len(ids), len(cols), nil)
-	var missing []string
+	x, missing, _ := covariateMatrix(byID, ids, cols, notInItemsFile)
+	if len(missing) > 0 {
+		return in, annotations.Errorf(annotations.EINVALID, "kernel %s needs the covariates %s for every item: %s", k, strings.Join(cols, ", "), strings.Join(missing, "; "))
+	}
+	in.X = x
+	return in, nil
+}
+
+// indexOf maps each of names to its index (the last, for a name given
+// twice).
+func indexOf(names []string) map[string]int {
+	ix := make(map[string]int, len(names))
+	for i, name := range names {
+		ix[name] = i
+	}
+	return ix
+}
+
+// notInItemsFile is covariateMatrix's message on an item that is not in
+// the items file.
+const notInItemsFile = "item %q is not in the items file"
+
+// covariateMatrix returns the covariates cols of the items ids (byID: the
+// items by id), one row per item; missing says, for up to five of the
+// nMissing items that lack a covariate, which (notInFile: the format of
+// the message on an id that byID lacks).
+func covariateMatrix(byID map[string]*annotations.Item, ids, cols []string, notInFile string) (x *mat.Dense, missing []string, nMissing int) {
+	x = mat.NewDense(len(ids), len(cols), nil)
 	for i, id := range ids {
 		it := byID[id]
 		for j, c := range cols {
@@ -374,9 +393,10 @@ func KernelInputs(ds *annotations.Dataset, ids []string, k kernel.Kernel) (kerne
 				v, ok = it.Covariates[c]
 			}
 			if !ok {
+				nMissing++
 				if len(missing) < 5 {
 					if it == nil {
-						missing = append(missing, fmt.Sprintf("item %q is not in the items file", id))
+						missing = append(missing, fmt.Sprintf(notInFile, id))
 					} else {
 						missing = append(missing, missingCovariate(it, c))
 					}
@@ -386,11 +406,7 @@ func KernelInputs(ds *annotations.Dataset, ids []string, k kernel.Kernel) (kerne
 			x.Set(i, j, v)
 		}
 	}
-	if len(missing) > 0 {
-		return in, annotations.Errorf(annotations.EINVALID, "kernel %s needs the covariates %s for every item: %s", k, strings.Join(cols, ", "), strings.Join(missing, "; "))
-	}
-	in.X = x
-	return in, nil
+	return x, missing, nMissing
 }
 
 // missingCovariate says that item it has no number for covariate c: no

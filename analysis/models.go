@@ -222,17 +222,13 @@ func fitRobustCov(ctx context.Context, ds *annotations.Dataset, data *robust.Dat
 		return nil, err
 	}
 	res, err := robust.Fit(ctx, data, robustOptions(spec, progress))
-	res, err = fitted(res, err, ds, cov)
-	if err != nil {
+	if res, err = deterministicFitted(res, err, ds, cov, false, ks, ok); err != nil {
 		return res, err
 	}
 	if note := identityOneLabelNote(ds, data, cov); note != "" {
 		res.Diagnostics.Notes = append([]string{note}, res.Diagnostics.Notes...)
 	}
-	if !ok {
-		return res, nil
-	}
-	return learntKernel(res, ks, cov)
+	return res, nil
 }
 
 // identityOneLabelNote warns when a robust fit can say nothing about which
@@ -404,30 +400,32 @@ func fitBoundedCov(ctx context.Context, ds *annotations.Dataset, data *bounded.D
 	}
 	opts := boundedOptions(spec, progress)
 	opts.Priors = len(data.RaterIDs) > 1
-	if alt := identityAlternative(spec, cov, len(data.ItemIDs), func(yield func(int) bool) {
-		for _, r := range data.Ratings {
-			if !yield(r.Item) {
-				return
-			}
-		}
-	}); alt {
+	if identityAlternative(spec, cov, len(data.ItemIDs), data.Ratings, func(r bounded.Rating) int { return r.Item }) {
 		data.Alt = []bounded.Prior{{Kernel: "identity"}}
 	}
 	res, err := bounded.Fit(ctx, data, opts)
 	if err != nil && ctx.Err() == nil && errors.Is(err, ep.ErrNotConverged) {
 		return nil, annotations.Errorf(annotations.EINVALID, "%v%s", err, boundedAdvice(data, spec))
 	}
-	chosenIdentity := err == nil && len(data.Alt) > 0 && res.Model.Kernel == "identity"
+	return deterministicFitted(res, err, ds, cov, len(data.Alt) > 0, ks, ok)
+}
+
+// deterministicFitted completes an EP or Laplace fit (fitted): when the
+// choice among the priors (alt: the identity kernel was among them) kept
+// the identity kernel, the texts inform no item and the result has no
+// features; else, when the kernel had terms to learn (learn), the result
+// records the learnt kernel (learntKernel, of ks).
+func deterministicFitted(res *multirater.FitResult, err error, ds *annotations.Dataset, cov *Covariance, alt bool, ks kernel.Spec, learn bool) (*multirater.FitResult, error) {
+	chosenIdentity := err == nil && alt && res.Model.Kernel == "identity"
 	res, err = fitted(res, err, ds, cov)
 	if err != nil {
 		return res, err
 	}
 	if chosenIdentity {
-		// The choice kept the identity kernel: the texts inform no item.
 		res.Model.Kernel, res.Features = "identity", nil
 		return res, nil
 	}
-	if !ok {
+	if !learn {
 		return res, nil
 	}
 	return learntKernel(res, ks, cov)
@@ -462,16 +460,16 @@ func boundedAdvice(data *bounded.Data, spec FitSpec) string {
 // identityAlternative reports whether the bounded model's (or the ordinal
 // EP/Laplace fit's) choice considers the identity kernel beside cov's: when
 // the kernel was the default, not the identity, and every one of the n
-// items is among ratedItems (the items of the ratings): an item without a
+// items is the item (item(r)) of one of the ratings: an item without a
 // rating is predicted from its features, which the identity kernel cannot
 // do.
-func identityAlternative(spec FitSpec, cov *Covariance, n int, ratedItems func(yield func(int) bool)) bool {
+func identityAlternative[R any](spec FitSpec, cov *Covariance, n int, ratings []R, item func(R) int) bool {
 	if !spec.KernelDefault || cov.Kernel == "" || cov.Kernel == "identity" {
 		return false
 	}
 	rated := make([]bool, n)
-	for i := range ratedItems {
-		rated[i] = true
+	for _, r := range ratings {
+		rated[item(r)] = true
 	}
 	for _, r := range rated {
 		if !r {
@@ -788,32 +786,13 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 			return nil, err
 		}
 		noise := ordinalNoise(spec, len(data.RaterIDs))
-		if noise == ordinal.Auto && identityAlternative(spec, cov, len(data.ItemIDs), func(yield func(int) bool) {
-			for _, r := range data.Ratings {
-				if !yield(r.Item) {
-					return
-				}
-			}
-		}) {
+		if noise == ordinal.Auto && identityAlternative(spec, cov, len(data.ItemIDs), data.Ratings, func(r multirater.Rating) int { return r.Item }) {
 			data.Alt = []ordinal.Prior{{Kernel: "identity"}}
 		}
 		res, err := ordinal.FitDeterministic(ctx, data, ordinal.DetOptions{Engine: eng, Sigma: spec.Sigma, Thresholds: spec.Thresholds,
 			Noise: noise, Priors: len(data.RaterIDs) > 1, V: spec.V, Lambda: spec.Lambda, SigmaB: spec.SigmaB, Restarts: spec.Restarts,
 			Seed: spec.Seed, FlagThreshold: spec.FlagThreshold, KeepDraws: spec.KeepDraws, Progress: progress})
-		chosenIdentity := err == nil && len(data.Alt) > 0 && res.Model.Kernel == "identity"
-		res, err = fitted(res, err, ds, cov)
-		if err != nil {
-			return res, err
-		}
-		if chosenIdentity {
-			// The choice kept the identity kernel: the texts inform no item.
-			res.Model.Kernel, res.Features = "identity", nil
-			return res, nil
-		}
-		if !learn {
-			return res, nil
-		}
-		return learntKernel(res, ks, cov)
+		return deterministicFitted(res, err, ds, cov, len(data.Alt) > 0, ks, learn)
 	}
 	opts := ordinalOptions(spec, progress)
 	if err := checkRefRater(opts.RefRater, opts.Identifiability != multirater.Weak, data.RaterIDs); err != nil {

@@ -140,6 +140,22 @@ func Predict(res *multirater.FitResult, items []annotations.Item) (*Predictions,
 	return p.Predict(items)
 }
 
+// seenItems are the ids of the new items to predict checked so far, with
+// their index.
+type seenItems map[string]int
+
+// check checks the new item it of index i: valid, and not given before.
+func (seen seenItems) check(i int, it *annotations.Item) error {
+	if err := it.Validate(); err != nil {
+		return annotations.Errorf(annotations.EINVALID, "item %d: %s", i+1, annotations.ErrorMessage(err))
+	}
+	if j, dup := seen[it.ID]; dup {
+		return annotations.Errorf(annotations.EINVALID, "item %q is given twice (items %d and %d)", it.ID, j+1, i+1)
+	}
+	seen[it.ID] = i
+	return nil
+}
+
 // Predict returns the predictions for items, which are new items (an id
 // that is also a fitted item's is predicted afresh, as a distinct item).
 // Items are featurised as the fitted ones were: the text with the saved
@@ -159,7 +175,7 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 	}
 	out := &Predictions{Schema: PredictionsSchema, FitOf: FitOf{Model: p.res.Model.Model, Kernel: p.ks.String()}, Levels: p.res.Levels}
 	ids := make([]string, len(items))
-	seen := make(map[string]int, len(items))
+	seen := make(seenItems, len(items))
 	g := &itemFeatures{n: len(items)}
 	texts := make([]string, len(items))
 	withText := 0
@@ -170,13 +186,9 @@ func (p *Predictor) Predict(items []annotations.Item) (*Predictions, error) {
 	}
 	for i := range items {
 		it := &items[i]
-		if err := it.Validate(); err != nil {
-			return nil, bad("item %d: %s", i+1, annotations.ErrorMessage(err))
+		if err := seen.check(i, it); err != nil {
+			return nil, err
 		}
-		if j, dup := seen[it.ID]; dup {
-			return nil, bad("item %q is given twice (items %d and %d)", it.ID, j+1, i+1)
-		}
-		seen[it.ID] = i
 		ids[i] = it.ID
 		texts[i] = it.Text
 		if strings.TrimSpace(it.Text) != "" {

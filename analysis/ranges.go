@@ -5,10 +5,10 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 
 	"concord/annotations"
+	"concord/multirater"
 	"concord/multirater/kernel"
 )
 
@@ -92,27 +92,16 @@ func LookupSetting(field string) Setting {
 	panic(fmt.Sprintf("analysis: no setting %q", field))
 }
 
-// Range says the setting's range in words: "from 0.001 to 10000".
-func (r Setting) Range() string {
-	num := func(v float64) string {
-		if r.Int {
-			return strconv.FormatFloat(v, 'f', -1, 64)
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	if r.MaxOpen {
-		return fmt.Sprintf("from %s up to (not including) %s", num(r.Min), num(r.Max))
-	}
-	return fmt.Sprintf("from %s to %s", num(r.Min), num(r.Max))
+// interval is the setting's declared range.
+func (r Setting) interval() multirater.Interval {
+	return multirater.Interval{Min: r.Min, Max: r.Max, MaxOpen: r.MaxOpen, Int: r.Int}
 }
 
+// Range says the setting's range in words: "from 0.001 to 10000".
+func (r Setting) Range() string { return r.interval().String() }
+
 // In reports whether v is inside the declared range.
-func (r Setting) In(v float64) bool {
-	if math.IsNaN(v) || v < r.Min || v > r.Max || (r.MaxOpen && v == r.Max) {
-		return false
-	}
-	return !r.Int || v == math.Trunc(v)
-}
+func (r Setting) In(v float64) bool { return r.interval().Contains(v) }
 
 // Check returns nil when v is in range, or 0 (the field left out) for a
 // setting whose 0 means something; else an EINVALID error naming the

@@ -465,28 +465,8 @@ func trainFeatures(ds *annotations.Dataset, ids []string, ks kernel.Spec, spec F
 			cols = append(slices.Clip(cols), ind...)
 		}
 		f.cols = cols
-		f.x = mat.NewDense(len(ids), len(cols), nil)
 		var missing []string
-		for i, id := range ids {
-			it := byID[id]
-			for j, c := range cols {
-				v, ok := 0.0, false
-				if it != nil {
-					v, ok = it.Covariates[c]
-				}
-				if !ok {
-					if len(missing) < 5 {
-						if it == nil {
-							missing = append(missing, fmt.Sprintf("item %q is not in the items file", id))
-						} else {
-							missing = append(missing, missingCovariate(it, c))
-						}
-					}
-					break
-				}
-				f.x.Set(i, j, v)
-			}
-		}
+		f.x, missing, _ = covariateMatrix(byID, ids, cols, notInItemsFile)
 		if len(missing) > 0 {
 			return nil, annotations.Errorf(annotations.EINVALID, "kernel %s needs the covariates %s for every item: %s", ks, strings.Join(cols, ", "), strings.Join(missing, "; "))
 		}

@@ -625,6 +625,21 @@ type Flag struct {
 	Expected string `json:"expected"`
 }
 
+// SortFlags orders flags as a fit's result lists them, the most surprising
+// first: by probability, then by item and rater (a stable sort).
+func SortFlags(flags []Flag) {
+	sort.SliceStable(flags, func(i, j int) bool {
+		a, b := flags[i], flags[j]
+		if a.Prob != b.Prob {
+			return a.Prob < b.Prob
+		}
+		if a.Item != b.Item {
+			return a.Item < b.Item
+		}
+		return a.Rater < b.Rater
+	})
+}
+
 // Diagnostics reports convergence and cost. Engine, Converged, Verdict,
 // Seconds and Notes are filled by every engine; the other fields are those
 // of MCMC fits (EngineGibbs) and stay zero for deterministic engines.

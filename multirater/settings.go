@@ -87,29 +87,49 @@ func (f Field) Applies(engine string) bool {
 	return f.Engines == nil || slices.Contains(f.Engines, strings.ToLower(engine))
 }
 
-// Range says the declared range in words: "from 1 to 64", "from 0 up to
-// (not including) 0.5".
-func (f Field) Range() string {
+// Interval is a numeric setting's declared range: from Min to Max, Max
+// left out with MaxOpen, integers only with Int.
+type Interval struct {
+	Min, Max     float64
+	MaxOpen, Int bool
+}
+
+// String says the range in words: "from 1 to 64", "from 0 up to (not
+// including) 0.5".
+func (r Interval) String() string {
 	num := func(v float64) string {
-		if f.Int() {
+		if r.Int {
 			return strconv.FormatFloat(v, 'f', -1, 64)
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	if f.MaxOpen {
-		return fmt.Sprintf("from %s up to (not including) %s", num(f.Min), num(f.Max))
+	if r.MaxOpen {
+		return fmt.Sprintf("from %s up to (not including) %s", num(r.Min), num(r.Max))
 	}
-	return fmt.Sprintf("from %s to %s", num(f.Min), num(f.Max))
+	return fmt.Sprintf("from %s to %s", num(r.Min), num(r.Max))
 }
+
+// Contains reports whether v is inside the range (an integer for an
+// integer range).
+func (r Interval) Contains(v float64) bool {
+	if math.IsNaN(v) || v < r.Min || v > r.Max || (r.MaxOpen && v == r.Max) {
+		return false
+	}
+	return !r.Int || v == math.Trunc(v)
+}
+
+// Interval is the setting's declared range.
+func (f Field) Interval() Interval {
+	return Interval{Min: f.Min, Max: f.Max, MaxOpen: f.MaxOpen, Int: f.Int()}
+}
+
+// Range says the declared range in words: "from 1 to 64", "from 0 up to
+// (not including) 0.5".
+func (f Field) Range() string { return f.Interval().String() }
 
 // In reports whether v is inside the declared range (an integer for an
 // integer setting).
-func (f Field) In(v float64) bool {
-	if math.IsNaN(v) || v < f.Min || v > f.Max || (f.MaxOpen && v == f.Max) {
-		return false
-	}
-	return !f.Int() || v == math.Trunc(v)
-}
+func (f Field) In(v float64) bool { return f.Interval().Contains(v) }
 
 // Want says what a numeric setting expects: the kind of value, the range,
 // the words it also takes (Enum), what 0 means and the note.

@@ -13,33 +13,71 @@ type Rating struct {
 	Item, Rater, Level int
 }
 
+// Enum is the table of an enumeration's names, in the order of its values
+// 0, 1, ...: the one place its String and Parse functions read.
+type Enum[E ~int] struct {
+	// Type names the type in the text of a value outside the table:
+	// "Sampler(7)".
+	Type string
+	// Names are the values' names; Aliases are more names of some.
+	Names   []string
+	Aliases map[string]E
+	// Lenient parsing ignores case and surrounding space and reads "" as
+	// the first value (the default).
+	Lenient bool
+	// Unknown is the format of the error on a name not in the table, with
+	// the name (%q) as its one argument.
+	Unknown string
+}
+
+// String returns e's name, or Type(e) for a value outside the table.
+func (t Enum[E]) String(e E) string {
+	if e >= 0 && int(e) < len(t.Names) {
+		return t.Names[e]
+	}
+	return fmt.Sprintf("%s(%d)", t.Type, int(e))
+}
+
+// Parse returns the value named s.
+func (t Enum[E]) Parse(s string) (E, error) {
+	name := s
+	if t.Lenient {
+		if name = strings.ToLower(strings.TrimSpace(s)); name == "" {
+			return 0, nil
+		}
+	}
+	for i, n := range t.Names {
+		if n == name {
+			return E(i), nil
+		}
+	}
+	if e, ok := t.Aliases[name]; ok {
+		return e, nil
+	}
+	return 0, fmt.Errorf(t.Unknown, s)
+}
+
+// Unmarshal sets *e to the value named b (Parse), for UnmarshalText.
+func (t Enum[E]) Unmarshal(b []byte, e *E) error {
+	v, err := t.Parse(string(b))
+	if err == nil {
+		*e = v
+	}
+	return err
+}
+
 // Identifiability says how the scale and location of the latent scale are
 // pinned down (Rogers et al. sec. 2.1.1).
 type Identifiability int
 
 // ParseIdentifiability reads "weak", "strong" or "both" ("" means weak).
-func ParseIdentifiability(s string) (Identifiability, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "weak":
-		return Weak, nil
-	case "strong":
-		return Strong, nil
-	case "both":
-		return Both, nil
-	}
-	return 0, fmt.Errorf("unknown identifiability %q (expected weak, strong or both)", s)
-}
+func ParseIdentifiability(s string) (Identifiability, error) { return identifiabilities().Parse(s) }
 
-func (i Identifiability) String() string {
-	switch i {
-	case Weak:
-		return "weak"
-	case Strong:
-		return "strong"
-	case Both:
-		return "both"
-	}
-	return fmt.Sprintf("Identifiability(%d)", int(i))
+func (i Identifiability) String() string { return identifiabilities().String(i) }
+
+func identifiabilities() Enum[Identifiability] {
+	return Enum[Identifiability]{Type: "Identifiability", Names: []string{"weak", "strong", "both"}, Lenient: true,
+		Unknown: "unknown identifiability %q (expected weak, strong or both)"}
 }
 
 const (

@@ -189,6 +189,23 @@ type MVOptions struct {
 	TieOrder []int
 }
 
+// breakTie sets the class of item it to the first of the tied most
+// frequent classes with the highest priority prio (tiePriority), and marks
+// the tie in it and c when several are tied.
+func (c *Consensus) breakTie(it *ItemConsensus, tied, prio []int) {
+	win := tied[0]
+	for _, k := range tied[1:] {
+		if prio[k] > prio[win] {
+			win = k
+		}
+	}
+	it.Class = win
+	if len(tied) > 1 {
+		it.Tie, it.Tied = true, tied
+		c.Ties++
+	}
+}
+
 // tiePriority returns, per class, the number the tie-breaking argmax
 // prefers larger: the class totals (TieFrequent), or K minus the class's
 // place in the tie order (TieFirst).
@@ -254,17 +271,7 @@ func MajorityVoteWith(r *Ratings, o MVOptions) *Consensus {
 		it := ItemConsensus{Class: -1, Score: math.NaN(), N: n}
 		if n > 0 {
 			tied := Modes(counts)
-			win := tied[0]
-			for _, k := range tied[1:] {
-				if prio[k] > prio[win] {
-					win = k
-				}
-			}
-			it.Class = win
-			if len(tied) > 1 {
-				it.Tie, it.Tied = true, tied
-				c.Ties++
-			}
+			c.breakTie(&it, tied, prio)
 			it.Probs = make([]float64, r.K)
 			for k, x := range counts {
 				it.Probs[k] = float64(x) / float64(n)
@@ -392,15 +399,7 @@ func (c *Consensus) finish(r *Ratings) {
 		if nc > 0 {
 			q.Accuracy = float64(hits) / float64(nc)
 			for _, row := range conf {
-				s := 0.0
-				for _, x := range row {
-					s += x
-				}
-				if s > 0 {
-					for l := range row {
-						row[l] /= s
-					}
-				}
+				normalize(row)
 			}
 			q.Confusion = conf
 		}

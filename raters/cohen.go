@@ -36,12 +36,26 @@ func (t *table) coCells(a, b int) []coCell {
 // pairStatsOver is pairStats over the shared items each lists (calling f
 // once per item, in the same order every time).
 func (t *table) pairStatsOver(each func(f func(i int, x, y int32)), w *weightMat, mult []float64, withSE bool, level float64) Estimate {
+	return t.chanceCorrected(each, w, mult, withSE, level, false)
+}
+
+// chanceCorrected is the two-rater coefficient (po - pe) / (1 - pe) of the
+// shared items each lists (pairStatsOver) with its t interval: Cohen's
+// kappa, pe = Σ_k p_k. (W p_.l)_k from each rater's own marginals, or with
+// pooled Scott's pi, pe = Σ_k π_k (W π)_k from the marginals π = (p_k. +
+// p_.k)/2 of both raters together (scott2). Kappa's standard error is that
+// of Fleiss, Cohen & Everitt (1969) with SENull under independence, pi's
+// irrCAC's scott2.table variance.
+func (t *table) chanceCorrected(each func(f func(i int, x, y int32)), w *weightMat, mult []float64, withSE bool, level float64, pooled bool) Estimate {
 	e := undefined()
 	if t.q < 2 {
 		return e
 	}
 	pa := make([]float64, t.q)
-	pb := make([]float64, t.q)
+	pb := pa // pooled: π
+	if !pooled {
+		pb = make([]float64, t.q)
+	}
 	n, po := 0.0, 0.0
 	each(func(i int, x, y int32) {
 		m := weightOf(mult, i)
@@ -49,8 +63,13 @@ func (t *table) pairStatsOver(each func(f func(i int, x, y int32)), w *weightMat
 			return
 		}
 		n += m
-		pa[x] += m
-		pb[y] += m
+		if pooled {
+			pa[x] += m / 2
+			pa[y] += m / 2
+		} else {
+			pa[x] += m
+			pb[y] += m
+		}
 		if x == y {
 			po += m
 		} else if w.kind != Unweighted {
@@ -63,12 +82,17 @@ func (t *table) pairStatsOver(each func(f func(i int, x, y int32)), w *weightMat
 	po /= n
 	for k := range pa {
 		pa[k] /= n
-		pb[k] /= n
+		if !pooled {
+			pb[k] /= n
+		}
 	}
 	wpb := make([]float64, t.q) // w̄_k. = (W p_.l)_k
-	wpa := make([]float64, t.q) // w̄_.l = (W p_k.)_l
 	w.mulVec(wpb, pb)
-	w.mulVec(wpa, pa)
+	wpa := wpb // pooled: W π
+	if !pooled {
+		wpa = make([]float64, t.q) // w̄_.l = (W p_k.)_l
+		w.mulVec(wpa, pa)
+	}
 	pe := 0.0
 	for k := range pa {
 		pe += pa[k] * wpb[k]
@@ -93,9 +117,14 @@ func (t *table) pairStatsOver(each func(f func(i int, x, y int32)), w *weightMat
 	})
 	s /= n
 	c := kappa - pe*(1-kappa)
+	if pooled {
+		c = po - 2*(1-kappa)*pe
+	}
 	v := (s - c*c) / (n * (1 - pe) * (1 - pe))
 	e.SE = math.Sqrt(math.Max(v, 0))
-	e.SENull = kappaNullSE(w, pa, pb, wpa, wpb, pe, n)
+	if !pooled {
+		e.SENull = kappaNullSE(w, pa, pb, wpa, wpb, pe, n)
+	}
 	e.tInterval(n-1, level)
 	return e
 }
@@ -183,61 +212,8 @@ func ScottPi(r *Ratings, o CoefOptions) (Estimate, error) {
 // scott2 is Scott's pi of a two-rater table on the items both rated, with
 // irrCAC's scott2.table variance.
 func (t *table) scott2(w *weightMat, mult []float64, withSE bool, level float64) Estimate {
-	e := undefined()
-	if t.q < 2 || t.r != 2 {
-		return e
+	if t.r != 2 {
+		return undefined()
 	}
-	pi := make([]float64, t.q)
-	n, po := 0.0, 0.0
-	t.coRated(0, 1, func(i int, x, y int32) {
-		m := weightOf(mult, i)
-		if m == 0 {
-			return
-		}
-		n += m
-		pi[x] += m / 2
-		pi[y] += m / 2
-		if x == y {
-			po += m
-		} else {
-			po += m * w.at(int(x), int(y))
-		}
-	})
-	if n == 0 {
-		return e
-	}
-	po /= n
-	for k := range pi {
-		pi[k] /= n
-	}
-	wpi := make([]float64, t.q)
-	w.mulVec(wpi, pi)
-	pe := 0.0
-	for k := range pi {
-		pe += pi[k] * wpi[k]
-	}
-	e.Pa, e.Pe = po, pe
-	if !(pe < 1) {
-		return e
-	}
-	pi2 := (po - pe) / (1 - pe)
-	e.Value = pi2
-	if !withSE || n < 2 {
-		return e
-	}
-	s := 0.0
-	t.coRated(0, 1, func(_ int, x, y int32) {
-		wxy := 1.0
-		if x != y {
-			wxy = w.at(int(x), int(y))
-		}
-		d := wxy - (1-pi2)*(wpi[x]+wpi[y])
-		s += d * d
-	})
-	s /= n
-	c := po - 2*(1-pi2)*pe
-	v := (s - c*c) / (n * (1 - pe) * (1 - pe))
-	e.SE = math.Sqrt(math.Max(v, 0))
-	e.tInterval(n-1, level)
-	return e
+	return t.chanceCorrected(func(f func(i int, x, y int32)) { t.coRated(0, 1, f) }, w, mult, withSE, level, true)
 }

@@ -161,29 +161,11 @@ func (d *dsData) applyInitialError(s *dsState, counts [][]float64, o DSOptions) 
 // units, a likelihood ratio of e² ≈ 7.4.
 const DefaultDSMinGain = 2.0
 
-func (o DSOptions) minGain() float64 {
-	switch {
-	case o.MinGain < 0:
-		return 0
-	case o.MinGain == 0:
-		return DefaultDSMinGain
-	}
-	return o.MinGain
-}
+func (o DSOptions) minGain() float64 { return orDefault(o.MinGain, DefaultDSMinGain) }
 
-func (o DSOptions) maxIter() int {
-	if o.MaxIter <= 0 {
-		return 500
-	}
-	return o.MaxIter
-}
+func (o DSOptions) maxIter() int { return positiveOr(o.MaxIter, 500) }
 
-func (o DSOptions) tol() float64 {
-	if o.Tol <= 0 {
-		return 1e-10
-	}
-	return o.Tol
-}
+func (o DSOptions) tol() float64 { return positiveOr(o.Tol, 1e-10) }
 
 func (o DSOptions) restarts() int {
 	return max(o.Restarts, 0)
@@ -225,6 +207,16 @@ type dsData struct {
 
 func newDSData(labels []Label, items, raters, k int) (*dsData, error) {
 	return newLabelData("Dawid-Skene", labels, items, raters, k)
+}
+
+// newAggregatorData is newLabelData for an aggregator whose options give
+// the classes' numeric values (checked by checkValues).
+func newAggregatorData(method string, labels []Label, items, raters, k int, values []float64) (*dsData, error) {
+	d, err := newLabelData(method, labels, items, raters, k)
+	if err == nil {
+		checkValues(values, k)
+	}
+	return d, err
 }
 
 // newLabelData indexes the labels of an aggregator called method (for its
@@ -364,16 +356,7 @@ func (d *dsData) mStep(s *dsState, smooth float64) {
 	}
 	for j := range s.pi {
 		for c := 0; c < k; c++ {
-			row := s.pi[j][c*k : (c+1)*k]
-			sum := 0.0
-			for _, x := range row {
-				sum += x
-			}
-			if sum > 0 {
-				for l := range row {
-					row[l] /= sum
-				}
-			} else {
+			if row := s.pi[j][c*k : (c+1)*k]; !normalize(row) {
 				// No evidence about this rater on class c: uninformative.
 				for l := range row {
 					row[l] = 1 / float64(k)

@@ -32,33 +32,13 @@ type GLADOptions struct {
 	Values []float64
 }
 
-func (o GLADOptions) maxIter() int {
-	if o.MaxIter <= 0 {
-		return 100
-	}
-	return o.MaxIter
-}
+func (o GLADOptions) maxIter() int { return positiveOr(o.MaxIter, 100) }
 
-func (o GLADOptions) tol() float64 {
-	if o.Tol <= 0 {
-		return 1e-9
-	}
-	return o.Tol
-}
+func (o GLADOptions) tol() float64 { return positiveOr(o.Tol, 1e-9) }
 
-func (o GLADOptions) mStepIter() int {
-	if o.MStepIter <= 0 {
-		return 3
-	}
-	return o.MStepIter
-}
+func (o GLADOptions) mStepIter() int { return positiveOr(o.MStepIter, 3) }
 
-func (o GLADOptions) mStepTol() float64 {
-	if o.MStepTol <= 0 {
-		return 1e-6
-	}
-	return o.MStepTol
-}
+func (o GLADOptions) mStepTol() float64 { return positiveOr(o.MStepTol, 1e-6) }
 
 // The means of GLAD's unit-variance normal priors on α_j and log β_i, and
 // their starting values (crowd-kit's defaults).
@@ -176,11 +156,10 @@ func gladLogPriors(logp []float64, priors []float64) {
 }
 
 func glad(ctx context.Context, labels []Label, items, raters, k int, o GLADOptions) (*Consensus, error) {
-	d0, err := newLabelData("GLAD", labels, items, raters, k)
+	d0, err := newAggregatorData("GLAD", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	d := &gladData{flatLabels: flatten(d0), logp: make([]float64, k), logK1: math.Log(float64(k - 1))}
 	gladLogPriors(d.logp, o.Priors)
 	f := newGLADFit(d, o, items, raters)

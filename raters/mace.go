@@ -38,36 +38,13 @@ type MACEOptions struct {
 	Values []float64
 }
 
-func (o MACEOptions) maxIter() int {
-	if o.MaxIter <= 0 {
-		return 50
-	}
-	return o.MaxIter
-}
+func (o MACEOptions) maxIter() int { return positiveOr(o.MaxIter, 50) }
 
-func (o MACEOptions) tol() float64 {
-	if o.Tol <= 0 {
-		return 1e-9
-	}
-	return o.Tol
-}
+func (o MACEOptions) tol() float64 { return positiveOr(o.Tol, 1e-9) }
 
-func (o MACEOptions) restarts() int {
-	switch {
-	case o.Restarts < 0:
-		return 0
-	case o.Restarts == 0:
-		return 9
-	}
-	return o.Restarts
-}
+func (o MACEOptions) restarts() int { return orDefault(o.Restarts, 9) }
 
-func (o MACEOptions) noise() float64 {
-	if o.Noise <= 0 {
-		return 0.5
-	}
-	return o.Noise
-}
+func (o MACEOptions) noise() float64 { return positiveOr(o.Noise, 0.5) }
 
 // MACE's priors (Hovy et al. 2013; crowd-kit's defaults): θ_j ~
 // Beta(0.5, 0.5) and ξ_j ~ Dirichlet(10, ..., 10).
@@ -265,11 +242,10 @@ func (f *maceFit) start(s *maceState, r int, rnd *rand.Rand) string {
 }
 
 func mace(ctx context.Context, labels []Label, items, raters, k int, o MACEOptions) (*Consensus, error) {
-	d0, err := newLabelData("MACE", labels, items, raters, k)
+	d0, err := newAggregatorData("MACE", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	f := &maceFit{d: flatten(d0), o: o, items: items, raters: raters, k: k, logK: math.Log(float64(k)), lg: make([]float64, k)}
 	rnd := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	diag := &EMDiagnostics{Seed: o.Seed}

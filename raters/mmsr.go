@@ -98,11 +98,10 @@ const mmsrStream = 0x6d6d7372
 //
 // It returns an error without labels or when fewer than 2 classes occur.
 func MMSR(labels []Label, items, raters, k int, o MMSROptions) (*Consensus, error) {
-	d, err := newLabelData("M-MSR", labels, items, raters, k)
+	d, err := newAggregatorData("M-MSR", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	if o.Start != nil && len(o.Start) != raters {
 		panic(fmt.Sprintf("raters: %d M-MSR start values for %d raters", len(o.Start), raters))
 	}
@@ -481,10 +480,7 @@ func (g *coGraph) orient(nodes []int, s []float64) {
 // skill 3/4 on two classes with two partners).
 func (g *coGraph) spectralSigns(nodes []int) []float64 {
 	k := len(nodes)
-	local := make(map[int32]int, k)
-	for x, j := range nodes {
-		local[int32(j)] = x
-	}
+	local := localIndex(nodes)
 	valid := make([]bool, k)
 	deg := make([]float64, k)
 	var pos [][2]int32 // positive pairs x < y (local indices)
@@ -588,15 +584,21 @@ func sign(x float64) float64 {
 	return 0
 }
 
+// localIndex maps each rater of a part (nodes) to its place in nodes.
+func localIndex(nodes []int) map[int32]int {
+	local := make(map[int32]int, len(nodes))
+	for x, j := range nodes {
+		local[int32(j)] = x
+	}
+	return local
+}
+
 // leadingEigvec returns the eigenvector of the largest eigenvalue of B
 // over the part's raters (nodes, increasing), by Lanczos (lanczosTop) from
 // the all-positive vector; matrix-free, memory linear in the raters.
 func (g *coGraph) leadingEigvec(nodes []int) []float64 {
 	k := len(nodes)
-	local := make(map[int32]int, k)
-	for x, j := range nodes {
-		local[int32(j)] = x
-	}
+	local := localIndex(nodes)
 	start := make([]float64, k)
 	for x := range start {
 		start[x] = 1

@@ -66,15 +66,7 @@ func (o PairOptions) maxPairs() int {
 	return o.Max
 }
 
-func (o PairOptions) extremes() int {
-	switch {
-	case o.Extremes < 0:
-		return 0
-	case o.Extremes == 0:
-		return DefaultPairExtremes
-	}
-	return o.Extremes
-}
+func (o PairOptions) extremes() int { return orDefault(o.Extremes, DefaultPairExtremes) }
 
 // coRated calls f for every table item both raters a and b rated, in item
 // order, with their categories x and y: a merge of the two raters' rows.

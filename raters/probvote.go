@@ -71,17 +71,7 @@ func ProbMajorityVote(r *Ratings, probs []float64, o MVOptions) *Consensus {
 					tied = append(tied, cl)
 				}
 			}
-			win := tied[0]
-			for _, cl := range tied[1:] {
-				if prio[cl] > prio[win] {
-					win = cl
-				}
-			}
-			it.Class = win
-			if len(tied) > 1 {
-				it.Tie, it.Tied = true, tied
-				c.Ties++
-			}
+			c.breakTie(&it, tied, prio)
 			it.Probs = make([]float64, k)
 			for cl, v := range votes {
 				it.Probs[cl] = v / float64(n)

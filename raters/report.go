@@ -167,15 +167,28 @@ func (o Options) want(part string) bool {
 	panic(fmt.Sprintf("raters: unknown Options.Only %q", o.Only))
 }
 
-func (o Options) bootstrap() int {
+// orDefault is the value of an option v whose zero value is the default
+// def and a negative value none (0).
+func orDefault[T int | float64](v, def T) T {
 	switch {
-	case o.Bootstrap < 0:
+	case v < 0:
 		return 0
-	case o.Bootstrap == 0:
-		return 1000
+	case v == 0:
+		return def
 	}
-	return o.Bootstrap
+	return v
 }
+
+// positiveOr is the value of an option v whose zero value (or any value
+// not positive) is the default def.
+func positiveOr[T int | float64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func (o Options) bootstrap() int { return orDefault(o.Bootstrap, 1000) }
 
 // CohenPair is Cohen's kappa between two raters, under the weights that
 // apply to the level of measurement.

@@ -155,11 +155,10 @@ func (d *dsData) skillConsensus(method, kind string, probs [][]float64, total []
 // identical label of an item counts once). It returns an error without
 // labels or with fewer than 2 classes.
 func ZeroBasedSkill(labels []Label, items, raters, k int, o SkillOptions) (*Consensus, error) {
-	d, err := newLabelData("Zero-Based Skill", labels, items, raters, k)
+	d, err := newAggregatorData("Zero-Based Skill", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	total := tiePriority(o.Ties, o.TieOrder, d.classTotals())
 	used := 0
 	for _, t := range d.classTotals() {
@@ -209,11 +208,10 @@ func ZeroBasedSkill(labels []Label, items, raters, k int, o SkillOptions) (*Cons
 // labelled has no consensus. It returns an error without labels or gold
 // items.
 func GoldMajorityVote(labels []Label, items, raters, k int, gold []int, o SkillOptions) (*Consensus, error) {
-	d, err := newLabelData("gold majority vote", labels, items, raters, k)
+	d, err := newAggregatorData("gold majority vote", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	if len(gold) != items {
 		panic(fmt.Sprintf("raters: %d gold classes for %d items", len(gold), items))
 	}
@@ -250,11 +248,10 @@ const kosMax = 1e300
 // Skill is the rater's mean reliability (kind "reliability"). It returns
 // an error unless exactly 2 classes occur.
 func KOS(labels []Label, items, raters, k int, o SkillOptions) (*Consensus, error) {
-	d, err := newLabelData("KOS", labels, items, raters, k)
+	d, err := newAggregatorData("KOS", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	cls := []int{}
 	seen := make([]bool, k)
 	for _, l := range labels {
@@ -331,26 +328,28 @@ func kosIterate(labels []Label, items, raters int, y, rel []float64, iters int) 
 		}
 		return false
 	}
+	// pass is one half of an iteration: the messages in of the edges are
+	// summed per node (a label's item or rater) into sums, and each edge
+	// gets its node's sum without its own message in out; false when a
+	// sum exceeds kosMax.
+	pass := func(sums []float64, node func(Label) int, in, out []float64) bool {
+		clear(sums)
+		for e, l := range labels {
+			sums[node(l)] += y[e] * in[e]
+		}
+		if over(sums) {
+			return false
+		}
+		for e, l := range labels {
+			out[e] = sums[node(l)] - y[e]*in[e]
+		}
+		return true
+	}
+	itemOf := func(l Label) int { return l.Item }
+	raterOf := func(l Label) int { return l.Rater }
 	for it := 0; it < iters; it++ {
-		clear(taskSum)
-		for e, l := range labels {
-			taskSum[l.Item] += y[e] * rel[e]
-		}
-		if over(taskSum) {
+		if !pass(taskSum, itemOf, rel, inferred) || !pass(workerSum, raterOf, inferred, rel) {
 			return
-		}
-		for e, l := range labels {
-			inferred[e] = taskSum[l.Item] - y[e]*rel[e]
-		}
-		clear(workerSum)
-		for e, l := range labels {
-			workerSum[l.Rater] += y[e] * inferred[e]
-		}
-		if over(workerSum) {
-			return
-		}
-		for e, l := range labels {
-			rel[e] = workerSum[l.Rater] - y[e]*inferred[e]
 		}
 	}
 }

@@ -32,11 +32,10 @@ type WawaOptions struct {
 // against its own. It returns an error without labels or with fewer than 2
 // classes, and panics on labels out of range.
 func Wawa(labels []Label, items, raters, k int, o WawaOptions) (*Consensus, error) {
-	d, err := newLabelData("Wawa", labels, items, raters, k)
+	d, err := newAggregatorData("Wawa", labels, items, raters, k, o.Values)
 	if err != nil {
 		return nil, err
 	}
-	checkValues(o.Values, k)
 	total := tiePriority(o.Ties, o.TieOrder, d.classTotals())
 	mv := make([][]float64, d.n)
 	hits := make([]float64, d.r)
@@ -101,6 +100,19 @@ func sum(v []float64) float64 {
 		s += x
 	}
 	return s
+}
+
+// normalize divides row by its sum when that is positive, and reports
+// whether it was.
+func normalize(row []float64) bool {
+	s := sum(row)
+	if !(s > 0) {
+		return false
+	}
+	for l := range row {
+		row[l] /= s
+	}
+	return true
 }
 
 // classTotals counts the labels of each class.

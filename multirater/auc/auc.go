@@ -124,6 +124,17 @@ const Name = "auc"
 // Engine names the inference engine.
 type Engine int
 
+// ParseEngine reads an engine's name ("ep" or "smc").
+func ParseEngine(s string) (Engine, error) { return engines().Parse(s) }
+
+func (e Engine) String() string { return engines().String(e) }
+
+// engines is the table of the Engine names.
+func engines() multirater.Enum[Engine] {
+	return multirater.Enum[Engine]{Type: "Engine", Names: []string{"ep", "smc"},
+		Unknown: "auc: unknown engine %q (want ep or smc)"}
+}
+
 const (
 	// EP is parallel EP with pair sites (Ridgway et al. sec. 3.3).
 	EP Engine = iota
@@ -131,38 +142,11 @@ const (
 	SMC
 )
 
-// ParseEngine reads an engine's name ("ep" or "smc").
-func ParseEngine(s string) (Engine, error) {
-	switch s {
-	case "ep":
-		return EP, nil
-	case "smc":
-		return SMC, nil
-	}
-	return 0, fmt.Errorf("auc: unknown engine %q (want ep or smc)", s)
-}
-
 // MarshalText writes the engine's name.
 func (e Engine) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
 
 // UnmarshalText reads an engine's name.
-func (e *Engine) UnmarshalText(b []byte) error {
-	v, err := ParseEngine(string(b))
-	if err == nil {
-		*e = v
-	}
-	return err
-}
-
-func (e Engine) String() string {
-	switch e {
-	case EP:
-		return "ep"
-	case SMC:
-		return "smc"
-	}
-	return fmt.Sprintf("Engine(%d)", int(e))
-}
+func (e *Engine) UnmarshalText(b []byte) error { return engines().Unmarshal(b, e) }
 
 // DefaultGammaGrid is the grid of gamma searched by cross-validation when
 // Options.GammaGrid is empty.

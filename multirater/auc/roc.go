@@ -34,6 +34,19 @@ func AUC(score []float64, positive []bool) float64 {
 	// negatives below its block and ties half of those in it.
 	var np, nn, below float64
 	var sum float64
+	tieBlocks(idx, score, positive, func(_ int, bp, bn float64) {
+		sum += bp * (below + 0.5*bn)
+		below += bn
+		np += bp
+		nn += bn
+	})
+	return sum / (np * nn)
+}
+
+// tieBlocks walks the scores in the order idx in blocks of ties, calling
+// block with each block's first place in idx and its numbers of positives
+// and negatives.
+func tieBlocks(idx []int, score []float64, positive []bool, block func(lo int, bp, bn float64)) {
 	for lo := 0; lo < len(idx); {
 		hi := lo
 		var bp, bn float64
@@ -45,13 +58,9 @@ func AUC(score []float64, positive []bool) float64 {
 			}
 			hi++
 		}
-		sum += bp * (below + 0.5*bn)
-		below += bn
-		np += bp
-		nn += bn
+		block(lo, bp, bn)
 		lo = hi
 	}
-	return sum / (np * nn)
 }
 
 // ROC returns the ROC curve of the scores, from (0, 0) to (1, 1), one point
@@ -78,18 +87,10 @@ func ROC(score []float64, positive []bool) []ROCPoint {
 	}
 	pts := []ROCPoint{{Threshold: score[idx[0]] + 1, FPR: 0, TPR: 0}}
 	var tp, fp float64
-	for lo := 0; lo < len(idx); {
-		hi := lo
-		for hi < len(idx) && score[idx[hi]] == score[idx[lo]] {
-			if positive[idx[hi]] {
-				tp++
-			} else {
-				fp++
-			}
-			hi++
-		}
+	tieBlocks(idx, score, positive, func(lo int, bp, bn float64) {
+		tp += bp
+		fp += bn
 		pts = append(pts, ROCPoint{Threshold: score[idx[lo]], FPR: fp / nn, TPR: tp / np})
-		lo = hi
-	}
+	})
 	return pts
 }

@@ -5,11 +5,23 @@ import (
 	"fmt"
 	"math"
 
+	"concord/multirater"
 	"concord/multirater/ep"
 )
 
 // Prior names the prior of linear scores' coefficients.
 type Prior int
+
+// ParsePrior reads a prior's name ("gaussian" or "spike-slab").
+func ParsePrior(s string) (Prior, error) { return priors().Parse(s) }
+
+func (p Prior) String() string { return priors().String(p) }
+
+// priors is the table of the Prior names.
+func priors() multirater.Enum[Prior] {
+	return multirater.Enum[Prior]{Type: "Prior", Names: []string{"gaussian", "spike-slab"},
+		Unknown: "auc: unknown prior %q (want gaussian or spike-slab)"}
+}
 
 const (
 	// Gaussian is theta ~ N(0, V I) (Ridgway et al. sec. 2.3).
@@ -20,38 +32,11 @@ const (
 	SpikeSlab
 )
 
-// ParsePrior reads a prior's name ("gaussian" or "spike-slab").
-func ParsePrior(s string) (Prior, error) {
-	switch s {
-	case "gaussian":
-		return Gaussian, nil
-	case "spike-slab":
-		return SpikeSlab, nil
-	}
-	return 0, fmt.Errorf("auc: unknown prior %q (want gaussian or spike-slab)", s)
-}
-
 // MarshalText writes the prior's name.
 func (p Prior) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
 // UnmarshalText reads a prior's name.
-func (p *Prior) UnmarshalText(b []byte) error {
-	v, err := ParsePrior(string(b))
-	if err == nil {
-		*p = v
-	}
-	return err
-}
-
-func (p Prior) String() string {
-	switch p {
-	case Gaussian:
-		return "gaussian"
-	case SpikeSlab:
-		return "spike-slab"
-	}
-	return fmt.Sprintf("Prior(%d)", int(p))
-}
+func (p *Prior) UnmarshalText(b []byte) error { return priors().Unmarshal(b, p) }
 
 // SpikeSlabOptions are the spike-and-slab prior's parameters; the slab's
 // variance is Options.PriorScale.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -50,6 +49,18 @@ type Data struct {
 // Fit.
 type Precisions int
 
+// ParsePrecisions reads "inferred", "fixed" or "fixed-full" ("" means
+// inferred).
+func ParsePrecisions(s string) (Precisions, error) { return precisionsNames().Parse(s) }
+
+func (p Precisions) String() string { return precisionsNames().String(p) }
+
+// precisionsNames is the table of the Precisions names.
+func precisionsNames() multirater.Enum[Precisions] {
+	return multirater.Enum[Precisions]{Type: "Precisions", Names: []string{"inferred", "fixed", "fixed-full"}, Lenient: true,
+		Unknown: "unknown precisions %q (expected inferred, fixed or fixed-full)"}
+}
+
 const (
 	// InferredPrecisions gives each rater a precision alpha_l with a
 	// Gamma(v, lambda) prior, sampled from its full conditional (Rogers et
@@ -70,34 +81,8 @@ const (
 	FixedFullPrecisions
 )
 
-func (p Precisions) String() string {
-	switch p {
-	case InferredPrecisions:
-		return "inferred"
-	case FixedPrecisions:
-		return "fixed"
-	case FixedFullPrecisions:
-		return "fixed-full"
-	}
-	return fmt.Sprintf("Precisions(%d)", int(p))
-}
-
 // fixed reports whether every alpha_l is fixed at 1.
 func (p Precisions) fixed() bool { return p != InferredPrecisions }
-
-// ParsePrecisions reads "inferred", "fixed" or "fixed-full" ("" means
-// inferred).
-func ParsePrecisions(s string) (Precisions, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "inferred":
-		return InferredPrecisions, nil
-	case "fixed":
-		return FixedPrecisions, nil
-	case "fixed-full":
-		return FixedFullPrecisions, nil
-	}
-	return 0, fmt.Errorf("unknown precisions %q (expected inferred, fixed or fixed-full)", s)
-}
 
 // Options control Fit. The zero value means the defaults
 // given for each field.
@@ -316,18 +301,10 @@ func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, erro
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
 	dsg := design.Design{What: "ClassData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
 		Ratings: data.Labels, Cov: data.Cov, Words: design.Words{Noun: "labels", Verb: "labelled"}, Repeats: data.Repeats}
-	if _, err := dsg.Check(); err != nil {
+	rs, repeated, err := dsg.Sorted(false)
+	if err != nil {
 		return nil, err
 	}
-	repeated := data.Repeats && design.Repeated(data.Labels)
-	rs := append([]multirater.Rating(nil), data.Labels...)
-	sort.Slice(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		if a.Rater != b.Rater {
-			return a.Rater < b.Rater
-		}
-		return a.Item < b.Item
-	})
 	md := &classModel{
 		n: n, nl: nl, nk: nk,
 		prec:       opts.Precisions,
@@ -368,15 +345,7 @@ func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, erro
 		}
 	}
 	md.vectors(rs)
-	var err error
-	if extra {
-		// A truncated low-rank prior with its diagonal correction (FITC),
-		// as EP and Laplace take it.
-		md.f, err = gp.NewPriorExtra(n, data.Cov)
-	} else {
-		md.f, err = gp.NewPrior(n, data.Cov)
-	}
-	if err != nil {
+	if md.f, err = gp.NewSamplerPrior(n, data.Cov, extra); err != nil {
 		return nil, err
 	}
 	md.extraDims = md.f.ExtraDims()

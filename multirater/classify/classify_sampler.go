@@ -296,8 +296,7 @@ func (ch *classChain) init() {
 	}
 	for v := range md.vecItem {
 		sd := 1 / math.Sqrt(ch.prec(v))
-		mr := ch.m[int(md.vecItem[v])*k : int(md.vecItem[v]+1)*k]
-		yv := ch.y[v*k : (v+1)*k]
+		mr, yv := ch.vector(v)
 		t := int(md.vecClass[v])
 		mx := math.Inf(-1)
 		for i := range yv {
@@ -461,12 +460,10 @@ func (ch *classChain) Sweep(warmup bool) error {
 // far in the tail the constraint lies.
 func (ch *classChain) stepYScan() {
 	md := ch.md
-	k := md.nk
 	inf := math.Inf(1)
 	for v := range md.vecItem {
 		sd := 1 / math.Sqrt(ch.prec(v))
-		mr := ch.m[int(md.vecItem[v])*k : int(md.vecItem[v]+1)*k]
-		yv := ch.y[v*k : (v+1)*k]
+		mr, yv := ch.vector(v)
 		t := int(md.vecClass[v])
 		mx := math.Inf(-1)
 		for i, x := range yv {
@@ -526,8 +523,7 @@ func (ch *classChain) stepYBlock(onlyFixed bool) {
 			continue
 		}
 		sd := 1 / math.Sqrt(ch.prec(v))
-		mr := ch.m[int(md.vecItem[v])*k : int(md.vecItem[v]+1)*k]
-		yv := ch.y[v*k : (v+1)*k]
+		mr, yv := ch.vector(v)
 		t := int(md.vecClass[v])
 		j := -1
 		for i, x := range mr {
@@ -1035,24 +1031,38 @@ func choleskyLower(a []float64, k int) bool {
 	return ok
 }
 
+// freeRaters yields the raters whose precision is free, in order (none
+// when every precision is fixed).
+func (md *classModel) freeRaters(yield func(int) bool) {
+	if md.nFreeAlpha == 0 {
+		return
+	}
+	for l := 0; l < md.nl; l++ {
+		if !md.fixedAlpha[l] && !yield(l) {
+			return
+		}
+	}
+}
+
+// vector returns the latent vector M_n(v) of the item of label vector v
+// and the vector Y_v itself (slices of the chain's state, K each).
+func (ch *classChain) vector(v int) (mr, yv []float64) {
+	k := ch.md.nk
+	it := int(ch.md.vecItem[v])
+	return ch.m[it*k : (it+1)*k], ch.y[v*k : (v+1)*k]
+}
+
 // stepAlpha draws each free precision from its Gamma full conditional over
 // the labels the rater gave (Rogers et al. eq. 16, 42 with sec. 2.5):
 // alpha_l ~ Gamma(v + K n_l/2, lambda + sum |Y^l_n. - M_n.|^2 / 2).
 func (ch *classChain) stepAlpha() {
 	md := ch.md
-	if md.nFreeAlpha == 0 {
-		return
-	}
 	k := md.nk
-	for l := 0; l < md.nl; l++ {
-		if md.fixedAlpha[l] {
-			continue
-		}
+	for l := range md.freeRaters {
 		var ss float64
 		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
-			it := int(md.vecItem[v])
-			mr := ch.m[it*k : (it+1)*k]
-			for c, x := range ch.y[v*k : (v+1)*k] {
+			mr, yv := ch.vector(v)
+			for c, x := range yv {
 				r := x - mr[c]
 				ss += r * r
 			}
@@ -1083,20 +1093,12 @@ func (ch *classChain) stepAlpha() {
 // rater's latent vectors, the slow direction of the Gibbs sweep.
 func (ch *classChain) stepRaterScale() {
 	md := ch.md
-	if md.nFreeAlpha == 0 {
-		return
-	}
-	k := md.nk
-	for l := 0; l < md.nl; l++ {
-		if md.fixedAlpha[l] {
-			continue
-		}
+	for l := range md.freeRaters {
 		var rd, dd float64
 		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
-			it := int(md.vecItem[v])
-			mr := ch.m[it*k : (it+1)*k]
+			mr, yv := ch.vector(v)
 			c := itemMean(mr)
-			for i, x := range ch.y[v*k : (v+1)*k] {
+			for i, x := range yv {
 				dv := mr[i] - c
 				rd += (x - mr[i]) * dv
 				dd += dv * dv
@@ -1136,11 +1138,8 @@ func raterSlice[D mcmc.LogDensity](ch *classChain, d D, w, lo, hi float64) float
 // around M_n(v) itself (residual true), and alpha_l -> alpha_l / a^2.
 func (ch *classChain) scaleRater(l int, a float64, residual bool) {
 	md := ch.md
-	k := md.nk
 	for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
-		it := int(md.vecItem[v])
-		mr := ch.m[it*k : (it+1)*k]
-		yv := ch.y[v*k : (v+1)*k]
+		mr, yv := ch.vector(v)
 		if residual {
 			for i, x := range yv {
 				yv[i] = mr[i] + a*(x-mr[i])
@@ -1179,19 +1178,10 @@ func (ch *classChain) scaleRater(l int, a float64, residual bool) {
 // which the Gibbs sweep is slow when K > 2.
 func (ch *classChain) stepRaterResidualScale() {
 	md := ch.md
-	if md.nFreeAlpha == 0 {
-		return
-	}
-	k := md.nk
-	for l := 0; l < md.nl; l++ {
-		if md.fixedAlpha[l] {
-			continue
-		}
+	for l := range md.freeRaters {
 		alo, ahi := 0.0, math.Inf(1)
 		for v := md.rStart[l]; v < md.rStart[l+1]; v++ {
-			it := int(md.vecItem[v])
-			mr := ch.m[it*k : (it+1)*k]
-			yv := ch.y[v*k : (v+1)*k]
+			mr, yv := ch.vector(v)
 			t := int(md.vecClass[v])
 			rt := yv[t] - mr[t]
 			for j := range yv {

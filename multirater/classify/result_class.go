@@ -37,15 +37,7 @@ func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, c
 		if k > 2 {
 			item, class = p/k, p%k
 		}
-		params = append(params, &mcmc.Param{Name: "m[" + data.ItemIDs[item] + "," + data.Classes[class] + "]", Free: true,
-			Get: func(c int) []float64 {
-				src := chains[c].mon[p]
-				v := make([]float64, len(src))
-				for i, x := range src {
-					v[i] = float64(x)
-				}
-				return v
-			}})
+		params = append(params, mcmc.LatentParam("m["+data.ItemIDs[item]+","+data.Classes[class]+"]", func(c int) []float32 { return chains[c].mon[p] }))
 	}
 	mcmc.SummariseParams(params, nc)
 
@@ -238,16 +230,7 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 			}
 		}
 	}
-	sort.SliceStable(res.Flags, func(i, j int) bool {
-		a, b := res.Flags[i], res.Flags[j]
-		if a.Prob != b.Prob {
-			return a.Prob < b.Prob
-		}
-		if a.Item != b.Item {
-			return a.Item < b.Item
-		}
-		return a.Rater < b.Rater
-	})
+	multirater.SortFlags(res.Flags)
 	for l := range res.Raters {
 		rr := &res.Raters[l]
 		a := numeric.Round6(float64(agree[l]) / float64(rr.NLabels))
@@ -287,13 +270,9 @@ func classDraws(md *classModel, plan *classPlan, chains []*classChain) *multirat
 }
 
 func classMoveStats(chains []*classChain) map[string]float64 {
-	var ms mcmc.MoveStats
-	var scale, shift float64
-	for _, ch := range chains {
-		ms.Add(mcmc.MoveStats{Sweeps: ch.sweeps, CGIters: ch.cgIters, Slices: ch.slices, SliceEvals: ch.sliceEvals})
-		scale += ch.scaleSum
-		shift += ch.shiftSum
-	}
+	ms, scale, shift := mcmc.TotalMoves(chains, func(ch *classChain) (mcmc.MoveStats, float64, float64) {
+		return mcmc.MoveStats{Sweeps: ch.sweeps, CGIters: ch.cgIters, Slices: ch.slices, SliceEvals: ch.sliceEvals}, ch.scaleSum, ch.shiftSum
+	})
 	m := ms.Map()
 	if ms.Sweeps > 0 && scale > 0 {
 		m["scale_move_mean_abs_log"] = numeric.Round6(scale / float64(ms.Sweeps))

@@ -16,6 +16,18 @@ import (
 // RaterModel is the model of the raters' labels given the true class.
 type RaterModel int
 
+// ParseRaterModel reads auto, one-coin, confusion, communities or spammer
+// ("" means auto).
+func ParseRaterModel(s string) (RaterModel, error) { return raterModels().Parse(s) }
+
+func (r RaterModel) String() string { return raterModels().String(r) }
+
+// raterModels is the table of the RaterModel names.
+func raterModels() multirater.Enum[RaterModel] {
+	return multirater.Enum[RaterModel]{Type: "RaterModel", Names: []string{"auto", "one-coin", "confusion", "communities", "spammer"}, Aliases: map[string]RaterModel{"onecoin": RaterOneCoin, "one_coin": RaterOneCoin}, Lenient: true,
+		Unknown: "unknown rater model %q (expected auto, one-coin, confusion, communities or spammer)"}
+}
+
 const (
 	// RaterAuto fits every rater model that the data and the engine allow
 	// and keeps the one with the highest penalised evidence lower bound
@@ -33,40 +45,6 @@ const (
 	// RaterSpammer: MACE's competent-or-spam labels (coinVB).
 	RaterSpammer
 )
-
-func (r RaterModel) String() string {
-	switch r {
-	case RaterAuto:
-		return "auto"
-	case RaterOneCoin:
-		return "one-coin"
-	case RaterConfusion:
-		return "confusion"
-	case RaterCommunities:
-		return "communities"
-	case RaterSpammer:
-		return "spammer"
-	}
-	return fmt.Sprintf("RaterModel(%d)", int(r))
-}
-
-// ParseRaterModel reads auto, one-coin, confusion, communities or spammer
-// ("" means auto).
-func ParseRaterModel(s string) (RaterModel, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "auto":
-		return RaterAuto, nil
-	case "one-coin", "onecoin", "one_coin":
-		return RaterOneCoin, nil
-	case "confusion":
-		return RaterConfusion, nil
-	case "communities":
-		return RaterCommunities, nil
-	case "spammer":
-		return RaterSpammer, nil
-	}
-	return 0, fmt.Errorf("unknown rater model %q (expected auto, one-coin, confusion, communities or spammer)", s)
-}
 
 // confusionFamily reports whether the rater model is fitted by vb (a
 // confusion matrix per rater), which the Gibbs engine, EM-MAP and the
@@ -379,73 +357,75 @@ func looItem(md *model, q, elogT, qi []float64, n, p int) []float64 {
 	return qi
 }
 
-// heldOut of the confusion model (see candidateFit.heldOut).
-func (v *vb) heldOut() float64 {
-	md, k := v.md, v.k
+// sumHeldOut is the sum over the labels of the log of their leave-one-out
+// predictive probability (at least 1e-300): pr of the label's rater l and
+// class y given qi, its item n's class posterior without it (looItem, from
+// the fit's q and elogT).
+func sumHeldOut(md *model, q, elogT []float64, k int, pr func(qi []float64, n, l, y int) float64) float64 {
 	qi := make([]float64, k)
 	tot := 0.0
 	for n := 0; n < md.n; n++ {
 		for p := md.start[n]; p < md.start[n+1]; p++ {
-			looItem(md, v.q, v.elogT, qi, n, p)
-			l, y := int(md.rater[p]), int(md.y[p])
-			pr := 0.0
-			for c := 0; c < k; c++ {
-				row := v.alpha[(l*k+c)*k : (l*k+c+1)*k]
-				sum := 0.0
-				for _, a := range row {
-					sum += a
-				}
-				own := v.q[n*k+c]
-				pr += qi[c] * math.Max(row[y]-own, 1e-12) / math.Max(sum-own, 1e-12)
-			}
-			tot += math.Log(math.Max(pr, 1e-300))
+			looItem(md, q, elogT, qi, n, p)
+			tot += math.Log(math.Max(pr(qi, n, int(md.rater[p]), int(md.y[p])), 1e-300))
 		}
 	}
 	return tot
 }
 
+// heldOut of the confusion model (see candidateFit.heldOut).
+func (v *vb) heldOut() float64 {
+	k := v.k
+	return sumHeldOut(v.md, v.q, v.elogT, k, func(qi []float64, n, l, y int) float64 {
+		pr := 0.0
+		for c := 0; c < k; c++ {
+			row := v.alpha[(l*k+c)*k : (l*k+c+1)*k]
+			sum := 0.0
+			for _, a := range row {
+				sum += a
+			}
+			own := v.q[n*k+c]
+			pr += qi[c] * math.Max(row[y]-own, 1e-12) / math.Max(sum-own, 1e-12)
+		}
+		return pr
+	})
+}
+
 // heldOut of the one-coin and spammer models (see candidateFit.heldOut).
 func (v *coinVB) heldOut() float64 {
-	md, k := v.md, v.k
-	qi := make([]float64, k)
-	tot := 0.0
-	for n := 0; n < md.n; n++ {
-		for p := md.start[n]; p < md.start[n+1]; p++ {
-			looItem(md, v.q, v.elogT, qi, n, p)
-			l, y := int(md.rater[p]), int(md.y[p])
-			a, b := v.a[l], v.b[l]
-			qy := v.q[n*k+y]
-			pr := 0.0
-			if !v.spammer {
-				acc := math.Max(a-qy, 1e-12) / math.Max(a+b-1, 1e-12)
-				for c := 0; c < k; c++ {
-					if c == y {
-						pr += qi[c] * acc
-					} else {
-						pr += qi[c] * (1 - acc) / float64(k-1)
-					}
-				}
-			} else {
-				lt := v.lt[l*(k+1) : (l+1)*(k+1)]
-				comp := qy / (1 + math.Exp(lt[1+y]-lt[0]))
-				th := math.Max(a-comp, 1e-12) / math.Max(a+b-1, 1e-12)
-				xs := 0.0
-				for j := 0; j < k; j++ {
-					xs += v.xi[l*k+j]
-				}
-				xi := math.Max(v.xi[l*k+y]-(1-comp), 1e-12) / math.Max(xs-(1-comp), 1e-12)
-				for c := 0; c < k; c++ {
-					x := (1 - th) * xi
-					if c == y {
-						x += th
-					}
-					pr += qi[c] * x
+	k := v.k
+	return sumHeldOut(v.md, v.q, v.elogT, k, func(qi []float64, n, l, y int) float64 {
+		a, b := v.a[l], v.b[l]
+		qy := v.q[n*k+y]
+		pr := 0.0
+		if !v.spammer {
+			acc := math.Max(a-qy, 1e-12) / math.Max(a+b-1, 1e-12)
+			for c := 0; c < k; c++ {
+				if c == y {
+					pr += qi[c] * acc
+				} else {
+					pr += qi[c] * (1 - acc) / float64(k-1)
 				}
 			}
-			tot += math.Log(math.Max(pr, 1e-300))
+		} else {
+			lt := v.lt[l*(k+1) : (l+1)*(k+1)]
+			comp := qy / (1 + math.Exp(lt[1+y]-lt[0]))
+			th := math.Max(a-comp, 1e-12) / math.Max(a+b-1, 1e-12)
+			xs := 0.0
+			for j := 0; j < k; j++ {
+				xs += v.xi[l*k+j]
+			}
+			xi := math.Max(v.xi[l*k+y]-(1-comp), 1e-12) / math.Max(xs-(1-comp), 1e-12)
+			for c := 0; c < k; c++ {
+				x := (1 - th) * xi
+				if c == y {
+					x += th
+				}
+				pr += qi[c] * x
+			}
 		}
-	}
-	return tot
+		return pr
+	})
 }
 
 // candidateProgress reports the rater-model candidates' progress while

@@ -121,6 +121,18 @@ type Data struct {
 // Hierarchy says how the raters' rows share their prior.
 type Hierarchy int
 
+// ParseHierarchy reads "communities", "pooled" or "none" ("" means
+// communities).
+func ParseHierarchy(s string) (Hierarchy, error) { return hierarchies().Parse(s) }
+
+func (h Hierarchy) String() string { return hierarchies().String(h) }
+
+// hierarchies is the table of the Hierarchy names.
+func hierarchies() multirater.Enum[Hierarchy] {
+	return multirater.Enum[Hierarchy]{Type: "Hierarchy", Names: []string{"communities", "pooled", "none"}, Lenient: true,
+		Unknown: "unknown hierarchy %q (expected communities, pooled or none)"}
+}
+
 const (
 	// Communities gives each rater one of several community confusion
 	// matrices as the prior mean of its rows (Venanzi et al. 2014's
@@ -137,32 +149,6 @@ const (
 	// None keeps mu at Options.Diagonal and s at Options.Concentration.
 	None
 )
-
-func (h Hierarchy) String() string {
-	switch h {
-	case Communities:
-		return "communities"
-	case Pooled:
-		return "pooled"
-	case None:
-		return "none"
-	}
-	return fmt.Sprintf("Hierarchy(%d)", int(h))
-}
-
-// ParseHierarchy reads "communities", "pooled" or "none" ("" means
-// communities).
-func ParseHierarchy(s string) (Hierarchy, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "communities":
-		return Communities, nil
-	case "pooled":
-		return Pooled, nil
-	case "none":
-		return None, nil
-	}
-	return 0, fmt.Errorf("unknown hierarchy %q (expected communities, pooled or none)", s)
-}
 
 // MaxCommunities is the largest number of communities Fit chooses from
 // (Options.Communities 0) and the largest it accepts.

@@ -84,18 +84,8 @@ func newProbit(cov mat.Symmetric, b, tol float64, maxRank, quad int) (*probit, e
 	// A = I + G'G.
 	a := blas64.General{Rows: r, Cols: r, Stride: r, Data: p.chol}
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, p.general(), p.general(), 0, a)
-	sym := mat.NewSymDense(r, nil)
-	for i := 0; i < r; i++ {
-		for j := i; j < r; j++ {
-			x := p.chol[i*r+j]
-			if i == j {
-				x++
-			}
-			sym.SetSym(i, j, x)
-		}
-	}
 	var ch mat.Cholesky
-	if !ch.Factorize(sym) {
+	if !ch.Factorize(gp.IPlusSCS(mat.NewSymDense(r, p.chol), nil)) {
 		return nil, multirater.DataErrorf("the kernel prior's matrix I + G'G is not positive definite (kernel matrix with invalid values?)")
 	}
 	var l mat.TriDense

@@ -6,6 +6,7 @@ package design
 
 import (
 	"fmt"
+	"sort"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -84,6 +85,29 @@ func (d *Design) Check() (perRater []int, err error) {
 		}
 	}
 	return perRater, nil
+}
+
+// Sorted checks the design (Check) and returns a copy of its ratings
+// sorted by rater, then (byLevel) by level, then by item, as the Gibbs
+// samplers index them; repeated reports whether some rater rated some item
+// more than once, as Repeats allows.
+func (d *Design) Sorted(byLevel bool) (rs []multirater.Rating, repeated bool, err error) {
+	if _, err := d.Check(); err != nil {
+		return nil, false, err
+	}
+	repeated = d.Repeats && Repeated(d.Ratings)
+	rs = append([]multirater.Rating(nil), d.Ratings...)
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.Rater != b.Rater {
+			return a.Rater < b.Rater
+		}
+		if byLevel && a.Level != b.Level {
+			return a.Level < b.Level
+		}
+		return a.Item < b.Item
+	})
+	return rs, repeated, nil
 }
 
 // Repeated reports whether some rater rated some item more than once.

@@ -83,13 +83,7 @@ func Summarize(chains [][]float64) Summary {
 // variances s_m^2, is sqrt(((N-1)/N W + B/N)/W) with W = mean(s_m^2) and
 // B = N var(xbar_m) (Vehtari et al. eq. 3-4).
 func SplitRhat(chains [][]float64) float64 {
-	checkChains(chains, "SplitRhat")
-	var ws diagWorkspace
-	p := ws.pool(chains)
-	if p.nan {
-		return math.NaN()
-	}
-	return ws.splitRhat(p)
+	return pooled(chains, "SplitRhat", (*diagWorkspace).splitRhat)
 }
 
 // ESSBulk returns the bulk effective sample size of Vehtari et al. (2021,
@@ -102,13 +96,7 @@ func SplitRhat(chains [][]float64) float64 {
 // and tau at least 1/log10(M N). NaN for constant draws, draws with NaN or
 // split halves of fewer than 3 draws.
 func ESSBulk(chains [][]float64) float64 {
-	checkChains(chains, "ESSBulk")
-	var ws diagWorkspace
-	p := ws.pool(chains)
-	if p.nan {
-		return math.NaN()
-	}
-	return ws.essBulk(p)
+	return pooled(chains, "ESSBulk", (*diagWorkspace).essBulk)
 }
 
 // ESSTail returns the tail effective sample size of Vehtari et al. (2021,
@@ -118,13 +106,19 @@ func ESSBulk(chains [][]float64) float64 {
 // that are NaN or infinite, split halves of fewer than 3 draws, or a
 // constant indicator.
 func ESSTail(chains [][]float64) float64 {
-	checkChains(chains, "ESSTail")
+	return pooled(chains, "ESSTail", (*diagWorkspace).essTail)
+}
+
+// pooled returns stat of the pooled chains (NaN when a draw is NaN), for
+// the function name (in its panic on malformed chains).
+func pooled(chains [][]float64, name string, stat func(*diagWorkspace, *pooledDraws) float64) float64 {
+	checkChains(chains, name)
 	var ws diagWorkspace
 	p := ws.pool(chains)
 	if p.nan {
 		return math.NaN()
 	}
-	return ws.essTail(p)
+	return stat(&ws, p)
 }
 
 // Autocorrelation stores the autocorrelations of x at lags 0..maxLag in

@@ -1020,11 +1020,7 @@ func (r *Result) GradTerms() *gp.GradTerms {
 		t.SEff[i], _, _ = p.eff(i)
 	}
 	if p.g == nil {
-		t.Diag2 = make([]float64, n)
-		for i, sd := range r.fac.SD {
-			c := sd * sd
-			t.Diag2[i] = p.S[i] * p.S[i] * c / (1 + c*p.S[i])
-		}
+		t.SetDiag2(r.fac.SD, p.S)
 		return t
 	}
 	rk := r.fac.R

@@ -15,6 +15,17 @@ import (
 // from which a fixed covariate kernel is held in low-rank form.
 const ExtraFromItems = 500
 
+// NewSamplerPrior is the prior factor of a Gibbs sampler of n items: with
+// extra (the families' choice from ExtraFromItems items), a truncated
+// low-rank prior with its diagonal correction (FITC), as EP and Laplace
+// take it (NewPriorExtra); else NewPrior's factor.
+func NewSamplerPrior(n int, cov mat.Symmetric, extra bool) (*Factor, error) {
+	if extra {
+		return NewPriorExtra(n, cov)
+	}
+	return NewPrior(n, cov)
+}
+
 // NewPriorExtra is NewPrior for a Gibbs sampler that takes the diagonal
 // correction of a truncated low-rank covariance: for a LowRank covariance
 // (LowRank, NewGramLowRank) that leaves out any variance, the factor

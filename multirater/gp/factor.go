@@ -236,17 +236,31 @@ func (f *Factor) MulG(dst, w []float64) { f.mulGDir(dst, w, false) }
 // MulGT sets dst (length r) to G' v.
 func (f *Factor) MulGT(dst, v []float64) { f.mulGTDir(dst, v, false) }
 
+// mulDouble sets dst to G x (trans blas.Trans: G' x) when G is diagonal
+// or held in double precision, and reports whether it did; the callers
+// stream a single-precision G themselves.
+func (f *Factor) mulDouble(dst, x []float64, trans blas.Transpose) bool {
+	if f.Diag {
+		for i, s := range f.SD {
+			dst[i] = s * x[i]
+		}
+		return true
+	}
+	if f.g32 != nil {
+		return false
+	}
+	nx, ndst := f.R, f.N
+	if trans == blas.Trans {
+		nx, ndst = ndst, nx
+	}
+	blas64.Gemv(trans, 1, f.general(), blas64.Vector{N: nx, Inc: 1, Data: x}, 0, blas64.Vector{N: ndst, Inc: 1, Data: dst})
+	return true
+}
+
 // mulGDir sets dst (length n) to G w, visiting the rows of a single-precision
 // G in reverse order when rev is set (the result is the same).
 func (f *Factor) mulGDir(dst, w []float64, rev bool) {
-	if f.Diag {
-		for i, s := range f.SD {
-			dst[i] = s * w[i]
-		}
-		return
-	}
-	if f.g32 == nil {
-		blas64.Gemv(blas.NoTrans, 1, f.general(), blas64.Vector{N: f.R, Inc: 1, Data: w}, 0, blas64.Vector{N: f.N, Inc: 1, Data: dst})
+	if f.mulDouble(dst, w, blas.NoTrans) {
 		return
 	}
 	r := f.R
@@ -268,14 +282,7 @@ func (f *Factor) mulGDir(dst, w []float64, rev bool) {
 // rounding of the sums but not their value otherwise. Rows with v_i = 0 are
 // skipped (adding 0 G_i changes nothing).
 func (f *Factor) mulGTDir(dst, v []float64, rev bool) {
-	if f.Diag {
-		for i, s := range f.SD {
-			dst[i] = s * v[i]
-		}
-		return
-	}
-	if f.g32 == nil {
-		blas64.Gemv(blas.Trans, 1, f.general(), blas64.Vector{N: f.N, Inc: 1, Data: v}, 0, blas64.Vector{N: f.R, Inc: 1, Data: dst})
+	if f.mulDouble(dst, v, blas.Trans) {
 		return
 	}
 	r := f.R

@@ -37,6 +37,17 @@ type GradTerms struct {
 	Diag2 []float64
 }
 
+// SetDiag2 sets Diag2 for a diagonal factor with prior sds sd and site
+// precisions s: Diag2_n = s_n^2 c_n / (1 + c_n s_n) with c_n = sd_n^2, so
+// that R_nn = s_n / (1 + c_n s_n).
+func (t *GradTerms) SetDiag2(sd, s []float64) {
+	t.Diag2 = make([]float64, len(sd))
+	for i, x := range sd {
+		c := x * x
+		t.Diag2[i] = s[i] * s[i] * c / (1 + c*s[i])
+	}
+}
+
 // Dense returns the gradient for the derivatives dC (N×N) of the
 // covariance (SiteKernelGrad): O(N^2 R) per hyperparameter.
 func (t *GradTerms) Dense(dC []mat.Symmetric) []float64 {

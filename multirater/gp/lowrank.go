@@ -204,13 +204,10 @@ func NewLowRankFeatures(x SparseRows, opts LowRankOptions, rng *rand.Rand, seed 
 	x.mulTDenseTo(z, y, l)
 	t := mat.NewSymDense(l, nil)
 	blas64.Syrk(blas.Trans, 1, blas64.General{Rows: d, Cols: l, Stride: l, Data: z}, 0, t.RawSymmetric())
-	var es mat.EigenSym
-	if !es.Factorize(t, true) {
-		return nil, multirater.DataErrorf("eigendecomposition of the projected feature kernel did not converge")
+	vals, w, err := eigen(t, "the projected feature kernel")
+	if err != nil {
+		return nil, err
 	}
-	vals := es.Values(nil)
-	var w mat.Dense
-	es.VectorsTo(&w)
 	r := 0
 	tol := float64(l) * 0x1p-52 * vals[l-1]
 	for k := l - 1; k >= 0 && r < maxRank && vals[k] > tol; k-- {
@@ -232,6 +229,19 @@ func NewLowRankFeatures(x SparseRows, opts LowRankOptions, rng *rand.Rand, seed 
 	return lr, nil
 }
 
+// eigen returns the eigenvalues of a in ascending order and its
+// eigenvectors as columns, or a *multirater.DataError saying that the
+// eigendecomposition of what did not converge.
+func eigen(a mat.Symmetric, what string) ([]float64, *mat.Dense, error) {
+	var es mat.EigenSym
+	if !es.Factorize(a, true) {
+		return nil, nil, multirater.DataErrorf("eigendecomposition of %s did not converge", what)
+	}
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	return es.Values(nil), &vecs, nil
+}
+
 // exactFeatures is NewLowRankFeatures for few columns: G = X U with
 // X'X = U Λ U'.
 func exactFeatures(x SparseRows, trace float64) (*LowRank, error) {
@@ -248,13 +258,10 @@ func exactFeatures(x SparseRows, trace float64) (*LowRank, error) {
 			}
 		}
 	}
-	var es mat.EigenSym
-	if !es.Factorize(a, true) {
-		return nil, multirater.DataErrorf("eigendecomposition of the feature cross-product did not converge")
+	vals, u, err := eigen(a, "the feature cross-product")
+	if err != nil {
+		return nil, err
 	}
-	vals := es.Values(nil)
-	var u mat.Dense
-	es.VectorsTo(&u)
 	tol := float64(d) * 0x1p-52 * vals[d-1]
 	r := 0
 	for k := d - 1; k >= 0 && vals[k] > tol; k-- {
@@ -453,13 +460,10 @@ func NewLowRankColumns(diag []float64, col func(p int, dst []float64), maxRank i
 	// G'G = V Λ V' (r×r); G V has orthogonal columns with norms Λ.
 	gtg := mat.NewSymDense(r, nil)
 	blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: f.G}, 0, gtg.RawSymmetric())
-	var es mat.EigenSym
-	if !es.Factorize(gtg, true) {
-		return nil, multirater.DataErrorf("eigendecomposition of the pivoted factor's cross-product did not converge")
+	vals, v, err := eigen(gtg, "the pivoted factor's cross-product")
+	if err != nil {
+		return nil, err
 	}
-	vals := es.Values(nil)
-	var v mat.Dense
-	es.VectorsTo(&v)
 	vr := make([]float64, r*r)
 	lr := &LowRank{n: n, r: r, g: make([]float64, n*r), lam: make([]float64, r), diag: append([]float64(nil), diag...), MaxRank: maxRank}
 	for c := 0; c < r; c++ {

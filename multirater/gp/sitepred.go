@@ -63,18 +63,8 @@ func NewSitePredictor(prec, shift []float64, cov mat.Symmetric) (*SitePredictor,
 	if negative {
 		return p.withLU(prec, shift, cov)
 	}
-	b := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := p.sq[i] * cov.At(i, j) * p.sq[j]
-			if i == j {
-				v++
-			}
-			b.SetSym(i, j, v)
-		}
-	}
 	var chol mat.Cholesky
-	if !chol.Factorize(b) {
+	if !chol.Factorize(IPlusSCS(cov, p.sq)) {
 		return nil, fmt.Errorf("the posterior precision is not positive definite with this covariance")
 	}
 	// alpha = V - S^1/2 B^-1 S^1/2 C V.
@@ -94,6 +84,28 @@ func NewSitePredictor(prec, shift []float64, cov mat.Symmetric) (*SitePredictor,
 	}
 	chol.LTo(&p.l)
 	return p, nil
+}
+
+// IPlusSCS returns B = I + S C S, S = diag(s) (s nil: I + C), the
+// well-conditioned matrix whose Cholesky factor solves with the posterior
+// of sites of precisions s^2 under the prior covariance c (Rasmussen &
+// Williams eq. 3.26).
+func IPlusSCS(c mat.Symmetric, s []float64) *mat.SymDense {
+	n := c.SymmetricDim()
+	b := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v := c.At(i, j)
+			if s != nil {
+				v = s[i] * v * s[j]
+			}
+			if i == j {
+				v++
+			}
+			b.SetSym(i, j, v)
+		}
+	}
+	return b
 }
 
 // withLU sets up the predictor from the LU factors of M = I + C S.
@@ -124,6 +136,24 @@ func (p *SitePredictor) withLU(prec, shift []float64, cov mat.Symmetric) (*SiteP
 		p.alpha[i] = a.AtVec(i)
 	}
 	return p, nil
+}
+
+// LatentRows calls f with the latent predictive mean and variance
+// (Latent) of each of n new items i, whose covariances with the fitted
+// items are row i of cross (kv, reused between the calls) and whose prior
+// variance is prior[i]. It panics, naming who (the caller), unless cross
+// is n×N and prior of length n.
+func (p *SitePredictor) LatentRows(who string, n int, cross mat.Matrix, prior []float64, f func(i int, kv []float64, mu, vr float64)) {
+	r, c := cross.Dims()
+	if r != n || c != p.n || len(prior) != n {
+		panic(who + ": cross must be len(ids)×N and prior of length len(ids)")
+	}
+	kv := make([]float64, p.n)
+	for i := 0; i < n; i++ {
+		mat.Row(kv, i, cross)
+		mu, vr := p.Latent(kv, prior[i])
+		f(i, kv, mu, vr)
+	}
 }
 
 // Latent returns the latent predictive mean and variance of a new item

@@ -50,17 +50,7 @@ func (lk *LearnKernel) NewKernel(n int, fixed mat.Symmetric) (*Kernel, error) {
 		ind.rows[i] = mat.Row(nil, i, lk.Inputs.X)
 	}
 	k.ind = ind
-	_, dim := lk.Inputs.X.Dims()
-	var p []float64
-	for _, t := range lk.Terms {
-		d := t.NumHyper(dim)
-		k.dims = append(k.dims, d)
-		p = append(p, t.HyperTo(make([]float64, d), dim)...)
-	}
-	if err := k.set(p); err != nil {
-		return nil, err
-	}
-	return k, nil
+	return k.start()
 }
 
 // setInducing is Kernel.set for the inducing form: the terms at p, the

@@ -381,13 +381,18 @@ type Kernel struct {
 // NewKernel returns the covariance fixed + the terms learn on the inputs
 // (fixed may be nil), at the terms' current hyperparameters.
 func NewKernel(n int, fixed mat.Symmetric, learn []kernel.Hyper, inputs kernel.Inputs) (*Kernel, error) {
-	k := &Kernel{n: n, fixed: fixed, learn: learn, inputs: inputs}
+	return (&Kernel{n: n, fixed: fixed, learn: learn, inputs: inputs}).start()
+}
+
+// start sets k's terms at their current hyperparameters (the starting
+// point of their learning), recording each term's number of them.
+func (k *Kernel) start() (*Kernel, error) {
 	dim := 0
-	if inputs.X != nil {
-		_, dim = inputs.X.Dims()
+	if k.inputs.X != nil {
+		_, dim = k.inputs.X.Dims()
 	}
 	var p []float64
-	for _, t := range learn {
+	for _, t := range k.learn {
 		d := t.NumHyper(dim)
 		k.dims = append(k.dims, d)
 		p = append(p, t.HyperTo(make([]float64, d), dim)...)

@@ -509,11 +509,7 @@ func (res *Result) GradTerms() *gp.GradTerms {
 		copy(t.SEff, res.wtil)
 	}
 	if res.f.Diag {
-		t.Diag2 = make([]float64, n)
-		for i, sd := range res.f.SD {
-			c := sd * sd
-			t.Diag2[i] = res.W[i] * res.W[i] * c / (1 + c*res.W[i])
-		}
+		t.SetDiag2(res.f.SD, res.W)
 		return t
 	}
 	r := res.f.R

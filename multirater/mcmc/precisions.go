@@ -133,6 +133,19 @@ func (m *MoveStats) Add(o MoveStats) {
 	m.SliceEvals += o.SliceEvals
 }
 
+// TotalMoves adds up the move statistics of chains, moves giving one
+// chain's with the sums of its two family-specific moves (the scale move's
+// and a second one's), and returns the totals.
+func TotalMoves[C any](chains []C, moves func(C) (MoveStats, float64, float64)) (ms MoveStats, a, b float64) {
+	for _, ch := range chains {
+		m, ca, cb := moves(ch)
+		ms.Add(m)
+		a += ca
+		b += cb
+	}
+	return ms, a, b
+}
+
 // Map returns the statistics per sweep: "cg_iterations_per_sweep" and
 // "slice_evaluations_per_step" where there was such work (an empty map
 // before any sweep).

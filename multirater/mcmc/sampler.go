@@ -1,32 +1,19 @@
 package mcmc
 
-import (
-	"fmt"
-	"strings"
-)
+import "concord/multirater"
 
 // Sampler selects the Markov chain of ordinal.Fit.
 type Sampler int
 
 // ParseSampler reads "default" or "paper" ("" means default).
-func ParseSampler(s string) (Sampler, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "default":
-		return DefaultSampler, nil
-	case "paper":
-		return PaperSampler, nil
-	}
-	return 0, fmt.Errorf("unknown sampler %q (expected default or paper)", s)
-}
+func ParseSampler(s string) (Sampler, error) { return samplers().Parse(s) }
 
-func (s Sampler) String() string {
-	switch s {
-	case DefaultSampler:
-		return "default"
-	case PaperSampler:
-		return "paper"
-	}
-	return fmt.Sprintf("Sampler(%d)", int(s))
+func (s Sampler) String() string { return samplers().String(s) }
+
+// samplers is the table of the Sampler names.
+func samplers() multirater.Enum[Sampler] {
+	return multirater.Enum[Sampler]{Type: "Sampler", Names: []string{"default", "paper"}, Lenient: true,
+		Unknown: "unknown sampler %q (expected default or paper)"}
 }
 
 const (

@@ -26,6 +26,20 @@ type Param struct {
 	IsVar bool
 }
 
+// LatentParam is the free parameter name whose draws in chain c, kept in
+// single precision, are draws(c).
+func LatentParam(name string, draws func(c int) []float32) *Param {
+	return &Param{Name: name, Free: true,
+		Get: func(c int) []float64 {
+			src := draws(c)
+			v := make([]float64, len(src))
+			for i, x := range src {
+				v[i] = float64(x)
+			}
+			return v
+		}}
+}
+
 // DiagnoseParams sets the convergence figures of dg (MaxRhat, MinESSBulk,
 // MinESSTail, the worst parameters, Parameters) from the summaries of the
 // free, non-derived params; it returns how many were left out because they

@@ -486,17 +486,7 @@ func newStanEPPosterior(t *testing.T, pb *stanEPProblem, res *ep.Result) *stanEP
 		}
 		p.s[i] = math.Sqrt(v)
 	}
-	b := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := p.s[i] * c.At(i, j) * p.s[j]
-			if i == j {
-				v++
-			}
-			b.SetSym(i, j, v)
-		}
-	}
-	if !p.chol.Factorize(b) {
+	if !p.chol.Factorize(gp.IPlusSCS(c, p.s)) {
 		t.Fatal("B = I + s C s is not positive definite")
 	}
 	nuv := mat.NewVecDense(n, nu)

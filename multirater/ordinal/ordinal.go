@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -312,21 +311,10 @@ func newOrdModelPrior(data *Data, opts Options, extra bool) (*ordModel, error) {
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
 	dsg := design.Design{What: "OrdinalData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
 		Ratings: data.Ratings, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}, Repeats: data.Repeats}
-	if _, err := dsg.Check(); err != nil {
+	rs, repeated, err := dsg.Sorted(true)
+	if err != nil {
 		return nil, err
 	}
-	repeated := data.Repeats && design.Repeated(data.Ratings)
-	rs := append([]multirater.Rating(nil), data.Ratings...)
-	sort.Slice(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		if a.Rater != b.Rater {
-			return a.Rater < b.Rater
-		}
-		if a.Level != b.Level {
-			return a.Level < b.Level
-		}
-		return a.Item < b.Item
-	})
 	md := &ordModel{
 		n: n, nl: nl, nk: nk,
 		sampler: opts.Sampler,
@@ -343,15 +331,7 @@ func newOrdModelPrior(data *Data, opts Options, extra bool) (*ordModel, error) {
 		return nil, err
 	}
 	md.locationMove = opts.Sampler == mcmc.DefaultSampler && opts.Identifiability == multirater.Weak
-	var err error
-	if extra {
-		// A truncated low-rank prior with its diagonal correction (FITC),
-		// as EP and Laplace take it.
-		md.f, err = gp.NewPriorExtra(n, data.Cov)
-	} else {
-		md.f, err = gp.NewPrior(n, data.Cov)
-	}
-	if err != nil {
+	if md.f, err = gp.NewSamplerPrior(n, data.Cov, extra); err != nil {
 		return nil, err
 	}
 	md.extraDims = md.f.ExtraDims()

@@ -53,10 +53,6 @@ func newGaussianPredictor(res *multirater.FitResult, cov mat.Symmetric, opts Pre
 }
 
 func (p *gaussPredictor) predict(ids []string, cross mat.Matrix, prior []float64) ([]multirater.ItemResult, []string) {
-	r, c := cross.Dims()
-	if r != len(ids) || c != p.n || len(prior) != len(ids) {
-		panic("ordinal: Predict: cross must be len(ids)×N and prior of length len(ids)")
-	}
 	res := p.res
 	levels := res.Levels
 	k := len(levels)
@@ -80,11 +76,9 @@ func (p *gaussPredictor) predict(ids []string, cross mat.Matrix, prior []float64
 	fellBack, maxDev := 0, 0.0
 	var firstErr error
 	out := make([]multirater.ItemResult, len(ids))
-	kv := make([]float64, p.n)
 	b := make([]float64, k+1)
-	for i, id := range ids {
-		mat.Row(kv, i, cross)
-		mu, vr := p.sp.Latent(kv, prior[i])
+	p.sp.LatentRows("ordinal: Predict", len(ids), cross, prior, func(i int, kv []float64, mu, vr float64) {
+		id := ids[i]
 		sd := math.Sqrt(vr)
 		it := multirater.ItemResult{ID: id, RaterGradeProbs: make(map[string][]float64, len(res.Raters)), GradeProbs: make(map[string]float64, k)}
 		it.Score = multirater.NormalEstimate(mu, sd)
@@ -126,7 +120,7 @@ func (p *gaussPredictor) predict(ids []string, cross mat.Matrix, prior []float64
 		}
 		setConsensus(&it, levels, cons)
 		out[i] = it
-	}
+	})
 	if ratio != nil {
 		blk := "every fitted item"
 		if m := ratio.blockItems(); m >= 0 && m < ratio.fac.N {

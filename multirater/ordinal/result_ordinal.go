@@ -5,7 +5,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 
 	"concord/multirater"
 	"concord/multirater/gp"
@@ -48,15 +47,7 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 	mP := make([]*mcmc.Param, md.n)
 	for n := 0; n < md.n; n++ {
 		n := n
-		mP[n] = &mcmc.Param{Name: "m[" + data.ItemIDs[n] + "]", Free: true,
-			Get: func(c int) []float64 {
-				src := chains[c].drawM[n]
-				v := make([]float64, len(src))
-				for i, x := range src {
-					v[i] = float64(x)
-				}
-				return v
-			}}
+		mP[n] = mcmc.LatentParam("m["+data.ItemIDs[n]+"]", func(c int) []float32 { return chains[c].drawM[n] })
 		params = append(params, mP[n])
 	}
 	mcmc.SummariseParams(params, nc)
@@ -328,16 +319,7 @@ func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, ch
 			res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[r.Item], Rater: data.RaterIDs[r.Rater], Label: data.Levels[r.Level], Prob: numeric.Round6(pr), Expected: data.Levels[best]})
 		}
 	}
-	sort.SliceStable(res.Flags, func(i, j int) bool {
-		a, b := res.Flags[i], res.Flags[j]
-		if a.Prob != b.Prob {
-			return a.Prob < b.Prob
-		}
-		if a.Item != b.Item {
-			return a.Item < b.Item
-		}
-		return a.Rater < b.Rater
-	})
+	multirater.SortFlags(res.Flags)
 	for l := range res.Raters {
 		res.Raters[l].MeanLogPred = sumLog[l] / float64(res.Raters[l].NLabels)
 	}
@@ -379,13 +361,9 @@ func compactDraws(md *ordModel, chains []*ordChain, keep [][2]int) *multirater.D
 }
 
 func moveStats(chains []*ordChain) map[string]float64 {
-	var ms mcmc.MoveStats
-	var scale, loc float64
-	for _, ch := range chains {
-		ms.Add(mcmc.MoveStats{Sweeps: ch.sweeps, CGIters: ch.cgIters, Slices: ch.slices, SliceEvals: ch.sliceEvals})
-		scale += ch.scaleSum
-		loc += ch.locSum
-	}
+	ms, scale, loc := mcmc.TotalMoves(chains, func(ch *ordChain) (mcmc.MoveStats, float64, float64) {
+		return mcmc.MoveStats{Sweeps: ch.sweeps, CGIters: ch.cgIters, Slices: ch.slices, SliceEvals: ch.sliceEvals}, ch.scaleSum, ch.locSum
+	})
 	m := ms.Map()
 	if ms.Sweeps > 0 && ms.Slices > 0 {
 		m["scale_move_mean_abs_log"] = numeric.Round6(scale / float64(ms.Sweeps))

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/integrate/quad"
 
 	"concord/multirater/lik"
@@ -43,14 +42,7 @@ func TestIntegratedLogEvidenceTilted(t *testing.T) {
 				}
 				return v
 			}
-			g0 := g(liks[l].Eps)
-			const h = 0.5 / occamPanels
-			for p := 0; p < occamPanels; p++ {
-				for k := range x {
-					lt[p*occamNodes+k] = g((float64(p)+x[k])*h) - g0 + math.Log(2*h*w[k])
-				}
-			}
-			total += floats.LogSumExp(lt)
+			total += logOccam(g, liks[l].Eps, x, w, lt)
 		}
 		return total
 	}

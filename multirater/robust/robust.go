@@ -867,15 +867,9 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 // predictive distribution of a label they would give (RaterClassProbs:
 // their error rate and latent noise included); Rank is nil.
 func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []multirater.ItemResult {
-	r, c := cross.Dims()
-	if r != len(ids) || c != p.n || len(prior) != len(ids) {
-		panic("robust: Predict: cross must be len(ids)×N and prior of length len(ids)")
-	}
 	out := make([]multirater.ItemResult, len(ids))
-	kv := make([]float64, p.n)
-	for i, id := range ids {
-		mat.Row(kv, i, cross)
-		mu, vr := p.sp.Latent(kv, prior[i])
+	p.sp.LatentRows("robust: Predict", len(ids), cross, prior, func(i int, _ []float64, mu, vr float64) {
+		id := ids[i]
 		sd := math.Sqrt(vr)
 		q := numeric.NormCDF(mu / math.Sqrt(p.s*p.s+vr))
 		it := multirater.ItemResult{ID: id,
@@ -895,7 +889,7 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 			}
 		}
 		out[i] = it
-	}
+	})
 	return out
 }
 
@@ -938,17 +932,24 @@ func IntegratedLogEvidence(a *infer.Approx, data *Data, liks []*lik.RobustProbit
 	total := a.LogZ
 	lt := make([]float64, occamPanels*occamNodes)
 	for l, lphis := range by {
-		g := func(eps float64) float64 { return robustLogZSum(eps, lphis) }
-		g0 := g(liks[l].Eps)
-		const h = 0.5 / occamPanels
-		for p := 0; p < occamPanels; p++ {
-			for k := range x {
-				lt[p*occamNodes+k] = g((float64(p)+x[k])*h) - g0 + math.Log(2*h*w[k])
-			}
-		}
-		total += floats.LogSumExp(lt)
+		total += logOccam(func(eps float64) float64 { return robustLogZSum(eps, lphis) }, liks[l].Eps, x, w, lt)
 	}
 	return total
+}
+
+// logOccam returns log integral_0^{1/2} exp(g(eps) - g(eps0)) 2 d eps, one
+// rater's factor of IntegratedLogEvidence, by the composite Gauss-Legendre
+// rule of occamPanels panels of the nodes x and weights w on [0, 1]
+// (occamNodes each), using the scratch lt (occamPanels*occamNodes).
+func logOccam(g func(eps float64) float64, eps0 float64, x, w, lt []float64) float64 {
+	g0 := g(eps0)
+	const h = 0.5 / occamPanels
+	for p := 0; p < occamPanels; p++ {
+		for k := range x {
+			lt[p*occamNodes+k] = g((float64(p)+x[k])*h) - g0 + math.Log(2*h*w[k])
+		}
+	}
+	return floats.LogSumExp(lt)
 }
 
 // robustLogZSum is the sum over labels of lik.RobustProbit's tilted log Z,
