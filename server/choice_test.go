@@ -112,21 +112,7 @@ func TestAgreementTiesControl(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			br.login(tc.key)
-			resp, page := br.get(fmt.Sprintf("/projects/%d%s", tc.project, tc.query))
-			if resp.StatusCode != 200 {
-				t.Fatalf("project page: %d", resp.StatusCode)
-			}
-			sec := between(page, `<section class="card" id="agreement"`, "</section>")
-			for _, w := range tc.want {
-				if !strings.Contains(sec, w) {
-					t.Errorf("the agreement section has no %q", w)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(sec, w) {
-					t.Errorf("the agreement section has %q", w)
-				}
-			}
+			br.agreementSection(t, tc.project, tc.query, tc.want, tc.not)
 		})
 	}
 	_, js := br.get("/static/app.js")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -21,15 +20,6 @@ import (
 // quickClassFit is a classification fit small enough to finish in well
 // under a second on the test data (testdata/README.md).
 var quickClassFit = map[string]any{"chains": 2, "samples": 100, "burnin": 50, "seed": 3}
-
-func readTestdata(t testing.TB, name string) string {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // binaryProject creates a binary project with the RTE subset: 40 items
 // with their texts (text and hypothesis) and gold labels, 400 labels of 17
@@ -58,17 +48,6 @@ func (e *testEnv) nominalProject(name string) (int64, string) {
 		e.t.Fatalf("import: status %d: %s", resp.StatusCode, b)
 	}
 	return id, key
-}
-
-// doneSpec runs a fit with spec to completion.
-func (e *testEnv) doneSpec(project int64, token string, spec any) int64 {
-	e.t.Helper()
-	id := e.startFit(project, token, spec)
-	f := e.waitFit(id, token, 60*time.Second)
-	if f["state"] != "done" {
-		e.t.Fatalf("fit %d ended %s: %v", id, f["state"], f["message"])
-	}
-	return id
 }
 
 func with(spec map[string]any, kv ...any) map[string]any {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -28,21 +27,7 @@ func TestDashboardAgreementOptions(t *testing.T) {
 		{"invalid dropped", "?ci=wald&null=half&weights=cubic", []string{`data-query=""`}, []string{"wald", "half", "cubic"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, page := br.get(fmt.Sprintf("/projects/%d%s", id, tc.query))
-			if resp.StatusCode != 200 {
-				t.Fatalf("project page: %d", resp.StatusCode)
-			}
-			sec := between(page, `<section class="card" id="agreement"`, "</section>")
-			for _, w := range tc.want {
-				if !strings.Contains(sec, w) {
-					t.Errorf("the agreement section has no %q", w)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(sec, w) {
-					t.Errorf("the agreement section has %q", w)
-				}
-			}
+			br.agreementSection(t, id, tc.query, tc.want, tc.not)
 		})
 	}
 	_, js := br.get("/static/app.js")
