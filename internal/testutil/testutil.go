@@ -126,3 +126,19 @@ func JSONRoundTrip[T any](tb testing.TB, v T) T {
 	}
 	return back
 }
+
+// JSONDocument returns v encoded as JSON and decoded as a generic document
+// (the map a client of the JSON reads); a value that cannot be encoded
+// fails the test.
+func JSONDocument(tb testing.TB, v any) map[string]any {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		tb.Fatal(err)
+	}
+	return doc
+}

@@ -82,15 +82,7 @@ func BenchmarkGibbsSweep(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			md := benchModel(b, s.n, s.l, s.k, s.perItem)
-			ch := newChain(md, newGibbsPrior(newVB(md, Options{}.WithDefaults(), 3)), 1, 1, 1, 0)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if err := ch.Sweep(false); err != nil {
-					b.Fatal(err)
-				}
-				ch.Record(0)
-			}
+			benchSweeps(b, newChain(md, newGibbsPrior(newVB(md, Options{}.WithDefaults(), 3)), 1, 1, 1, 0))
 		})
 	}
 }
@@ -185,15 +177,7 @@ func BenchmarkKernelGibbsSweep(b *testing.B) {
 		for _, n := range kernelBenchSizes {
 			b.Run(fmt.Sprintf("K%d/N%d", k, n), func(b *testing.B) {
 				md, o := kernelBenchModel(b, n, k)
-				ch := newChain(md, newGibbsPrior(newVB(md, o, 2)), 1, 1, 1, 0)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					if err := ch.Sweep(false); err != nil {
-						b.Fatal(err)
-					}
-					ch.Record(0)
-				}
+				benchSweeps(b, newChain(md, newGibbsPrior(newVB(md, o, 2)), 1, 1, 1, 0))
 				b.ReportMetric(float64(md.pr.r), "rank")
 			})
 		}
@@ -224,5 +208,18 @@ func BenchmarkCandidateSet(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// benchSweeps times b.N Gibbs sweeps of ch, each recorded as draw 0.
+func benchSweeps(b *testing.B, ch *chain) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := ch.Sweep(false); err != nil {
+			b.Fatal(err)
+		}
+		ch.Record(0)
 	}
 }
