@@ -157,10 +157,7 @@ func checkLabelErrors(b *book, c reportCase) {
 	if len(rows) < n+1 {
 		b.t.Fatalf("Label errors: %d rows, want %d and a note", len(rows), n+1)
 	}
-	b.headers(SheetLabelErrors, rows[0], "Rank", "Item", "Rater", "Label", "P(error)", "Flagged", "Consensus class", "P(class)", "Item position")
-	b.frozen(SheetLabelErrors, 1)
-	b.filtered(SheetLabelErrors)
-	h := header(rows[0])
+	h := b.table(SheetLabelErrors, rows[0], "Rank", "Item", "Rater", "Label", "P(error)", "Flagged", "Consensus class", "P(class)", "Item position")
 	if _, ok := h["Item text"]; ok != hasItemText(c.rep) {
 		b.t.Errorf("Label errors: item text column %v, report has texts %v", ok, hasItemText(c.rep))
 	}

@@ -396,16 +396,9 @@ func checkValueItems(b *book, c reportCase) {
 	if len(rows) != len(c.fit.Items)+1 {
 		b.t.Fatalf("Items: %d rows, want %d", len(rows), len(c.fit.Items)+1)
 	}
-	b.headers(SheetItems, rows[0], "Rank", "Item", "Value", "Value 2.5%", "Value 97.5%", "Value SD", "Score", "Score SD",
+	h := b.table(SheetItems, rows[0], "Rank", "Item", "Value", "Value 2.5%", "Value 97.5%", "Value SD", "Score", "Score SD",
 		"Mean rank", "Rank 2.5%", "Rank 97.5%", "Raters' mean", "Raters' median", "Ratings", "Flags")
-	b.frozen(SheetItems, 1)
-	b.filtered(SheetItems)
-	h := header(rows[0])
-	for _, name := range []string{"Probability", "Consensus grade", "Consensus class", "Entropy (bits)"} {
-		if _, ok := h[name]; ok {
-			b.t.Errorf("Items: column %q in a report of values", name)
-		}
-	}
+	b.absent(SheetItems, h, "in a report of values", "Probability", "Consensus grade", "Consensus class", "Entropy (bits)")
 	byID := map[string]*FitItem{}
 	for i := range c.fit.Items {
 		byID[c.fit.Items[i].ID] = &c.fit.Items[i]
@@ -462,24 +455,15 @@ func checkValueRaters(b *book, c reportCase) {
 	if hasBias {
 		want = append(want, "Bias (probit scale)")
 	}
-	b.headers(SheetRaters, rows[0], want...)
-	b.frozen(SheetRaters, 1)
-	b.filtered(SheetRaters)
-	h := header(rows[0])
-	for _, name := range []string{"Precision", "Variance", "Reference", "Agreement with consensus"} {
-		if _, ok := h[name]; ok {
-			b.t.Errorf("Raters: column %q in a report of values", name)
-		}
-	}
+	h := b.table(SheetRaters, rows[0], want...)
+	b.absent(SheetRaters, h, "in a report of values", "Precision", "Variance", "Reference", "Agreement with consensus")
 	flags := map[string]int{}
 	for _, f := range c.fit.Flags {
 		flags[f.Rater]++
 	}
 	for i, r := range c.fit.Raters {
 		row := rows[i+1]
-		if at(row, 0) != r.ID {
-			b.t.Errorf("Raters row %d: %q, want %q", i+2, at(row, 0), r.ID)
-		}
+		b.rowOf(SheetRaters, i, row, r.ID)
 		b.number("Raters ratings of "+r.ID, at(row, h["Ratings"]), float64(r.NLabels))
 		b.number("Raters dispersion of "+r.ID, at(row, h["Dispersion"]), r.Dispersion.Mean)
 		b.number("Raters dispersion 2.5% of "+r.ID, at(row, h["Dispersion 2.5%"]), r.Dispersion.Q025)
@@ -496,9 +480,7 @@ func checkValueRaters(b *book, c reportCase) {
 
 func checkValueFlags(b *book, c reportCase) {
 	rows := b.rows(SheetFlags)
-	b.headers(SheetFlags, rows[0], "Item", "Rater", "Rating", "Tail probability", "Rater's expected rating", "Item value", "Item value 2.5%", "Item value 97.5%", "Item position")
-	b.frozen(SheetFlags, 1)
-	b.filtered(SheetFlags)
+	b.table(SheetFlags, rows[0], "Item", "Rater", "Rating", "Tail probability", "Rater's expected rating", "Item value", "Item value 2.5%", "Item value 97.5%", "Item position")
 	byID := map[string]*FitItem{}
 	for i := range c.fit.Items {
 		byID[c.fit.Items[i].ID] = &c.fit.Items[i]

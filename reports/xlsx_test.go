@@ -228,6 +228,37 @@ func (b *book) filtered(sheet string) {
 	b.t.Errorf("%s: no autofilter", sheet)
 }
 
+// table checks the head of a sheet's table: its first headers (want, in
+// order), the header row frozen and the autofilter; it returns the index
+// of each header.
+func (b *book) table(sheet string, row []string, want ...string) map[string]int {
+	b.t.Helper()
+	b.headers(sheet, row, want...)
+	b.frozen(sheet, 1)
+	b.filtered(sheet)
+	return header(row)
+}
+
+// absent checks that none of the columns names is in a sheet's header h,
+// as why says.
+func (b *book) absent(sheet string, h map[string]int, why string, names ...string) {
+	b.t.Helper()
+	for _, name := range names {
+		if _, ok := h[name]; ok {
+			b.t.Errorf("%s: column %q %s", sheet, name, why)
+		}
+	}
+}
+
+// rowOf checks that the table row i of a sheet (its row i+2, below the
+// header: a row a rater, parameter...) begins with the name want.
+func (b *book) rowOf(sheet string, i int, row []string, want string) {
+	b.t.Helper()
+	if at(row, 0) != want {
+		b.t.Errorf("%s row %d: %q, want %q", sheet, i+2, at(row, 0), want)
+	}
+}
+
 func (b *book) headers(sheet string, row []string, want ...string) {
 	b.t.Helper()
 	for i, h := range want {
@@ -278,10 +309,7 @@ func checkItems(b *book, c reportCase) {
 	if len(rows) != len(c.fit.Items)+1 {
 		b.t.Fatalf("Items: %d rows, want %d", len(rows), len(c.fit.Items)+1)
 	}
-	h := header(rows[0])
-	b.headers(SheetItems, rows[0], "Rank", "Item")
-	b.frozen(SheetItems, 1)
-	b.filtered(SheetItems)
+	h := b.table(SheetItems, rows[0], "Rank", "Item")
 	cons := "Consensus class"
 	if c.rep.Kind == KindOrdinal {
 		cons = "Consensus grade"
@@ -361,16 +389,11 @@ func checkItems(b *book, c reportCase) {
 
 func checkRaters(b *book, c reportCase) {
 	rows := b.raterRows(c)
-	b.headers(SheetRaters, rows[0], "Rater", "Labels", "Reference", "Precision", "Precision SD", "Precision 2.5%", "Precision 50%", "Precision 97.5%",
+	h := b.table(SheetRaters, rows[0], "Rater", "Labels", "Reference", "Precision", "Precision SD", "Precision 2.5%", "Precision 50%", "Precision 97.5%",
 		"Variance", "Variance SD", "Variance 2.5%", "Variance 50%", "Variance 97.5%")
-	b.frozen(SheetRaters, 1)
-	b.filtered(SheetRaters)
-	h := header(rows[0])
 	for i, r := range c.fit.Raters {
 		row := rows[i+1]
-		if at(row, 0) != r.ID {
-			b.t.Errorf("Raters row %d: %q, want %q", i+2, at(row, 0), r.ID)
-		}
+		b.rowOf(SheetRaters, i, row, r.ID)
 		b.number("Raters labels of "+r.ID, at(row, h["Labels"]), float64(r.NLabels))
 		b.number("Raters precision of "+r.ID, at(row, h["Precision"]), r.Precision.Mean)
 		b.number("Raters precision 97.5% of "+r.ID, at(row, h["Precision 97.5%"]), r.Precision.Q975)
@@ -424,9 +447,7 @@ func checkSkills(b *book, c reportCase, rows [][]string) {
 
 func checkThresholds(b *book, c reportCase) {
 	rows := b.rows(SheetThresholds)
-	b.headers(SheetThresholds, rows[0], "Rater", "Threshold", "Between levels", "Mean", "SD", "2.5%", "50%", "97.5%", "Fixed")
-	b.frozen(SheetThresholds, 1)
-	b.filtered(SheetThresholds)
+	b.table(SheetThresholds, rows[0], "Rater", "Threshold", "Between levels", "Mean", "SD", "2.5%", "50%", "97.5%", "Fixed")
 	i := 1
 	for _, r := range c.fit.Raters {
 		for j, th := range r.Thresholds {
@@ -464,9 +485,7 @@ func checkClasses(b *book, c reportCase) {
 	}
 	for i, l := range c.fit.Levels {
 		row := rows[i+1]
-		if at(row, 0) != l {
-			b.t.Errorf("Classes row %d: %q, want %q", i+2, at(row, 0), l)
-		}
+		b.rowOf(SheetClasses, i, row, l)
 		b.number("Classes labels of "+l, at(row, 2), float64(counts[l]))
 		b.number("Classes consensus of "+l, at(row, 4), float64(cons[l]))
 	}
@@ -508,14 +527,10 @@ func checkAgreement(b *book, c reportCase) {
 		}
 		return
 	}
-	b.headers(SheetAgreement, rows[0], "Coefficient", "Key", "Variant", "Value", "SE", "CI low", "CI high", "CI method")
-	b.frozen(SheetAgreement, 1)
-	b.filtered(SheetAgreement)
+	b.table(SheetAgreement, rows[0], "Coefficient", "Key", "Variant", "Value", "SE", "CI low", "CI high", "CI method")
 	for i, co := range a.Coefficients {
 		row := rows[i+1]
-		if at(row, 0) != co.Label {
-			b.t.Errorf("Agreement row %d: %q, want %q", i+2, at(row, 0), co.Label)
-		}
+		b.rowOf(SheetAgreement, i, row, co.Label)
 		b.number("Agreement value of "+co.Label, at(row, 3), float64(co.Value))
 		b.number("Agreement CI low of "+co.Label, at(row, 5), float64(co.CILow))
 	}
@@ -544,9 +559,7 @@ func checkDiagnostics(b *book, c reportCase) {
 	ps := c.fit.Diagnostics.Parameters
 	for i, p := range ps {
 		row := rows[i+1]
-		if at(row, 0) != p.Name {
-			b.t.Errorf("Diagnostics row %d: %q, want %q", i+2, at(row, 0), p.Name)
-		}
+		b.rowOf(SheetDiagnostics, i, row, p.Name)
 		b.number("Diagnostics R-hat of "+p.Name, at(row, 4), p.Rhat)
 		b.number("Diagnostics bulk ESS of "+p.Name, at(row, 5), p.ESSBulk)
 		over := !(p.Rhat < c.rep.Diagnostics.LimitRhat) || !(p.ESSBulk >= c.rep.Diagnostics.LimitESS)
@@ -568,9 +581,7 @@ func checkDiagnostics(b *book, c reportCase) {
 
 func checkFlags(b *book, c reportCase) {
 	rows := b.rows(SheetFlags)
-	b.headers(SheetFlags, rows[0], "Item", "Rater", "Label", "Probability", "Flagged", "Expected", "Item consensus", "Item position")
-	b.frozen(SheetFlags, 1)
-	b.filtered(SheetFlags)
+	b.table(SheetFlags, rows[0], "Item", "Rater", "Label", "Probability", "Flagged", "Expected", "Item consensus", "Item position")
 	// Every flag of the fit is a row marked flagged.
 	for _, fl := range c.fit.Flags {
 		found := false
