@@ -137,11 +137,8 @@ func TestBuildRobustFixed(t *testing.T) {
 				t.Errorf("%s: rater %s epsilon %+v", tc.name, r.ID, e)
 			}
 		}
-		var buf bytes.Buffer
-		if err := WriteJSON(&buf, rep); err != nil {
-			t.Fatal(err)
-		}
-		if err := validate(t, compileSchema(t), buf.Bytes()); err != nil {
+		js := reportJSON(t, rep)
+		if err := validate(t, compileSchema(t), js); err != nil {
 			t.Errorf("%s: the report does not validate:\n%v", tc.name, err)
 		}
 	}

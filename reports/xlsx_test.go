@@ -151,15 +151,54 @@ func at(row []string, i int) string {
 }
 
 // number checks that a cell holds want (empty for NaN).
-// raterRows returns the Raters sheet's rows, a header and a row a rater
-// of the fit.
-func (b *book) raterRows(c reportCase) [][]string {
+// tableRows returns the rows of a sheet that holds a header and n rows (a
+// row an item or a rater of the fit), failing the test otherwise.
+func (b *book) tableRows(sheet string, n int) [][]string {
 	b.t.Helper()
-	rows := b.rows(SheetRaters)
-	if len(rows) != len(c.fit.Raters)+1 {
-		b.t.Fatalf("Raters: %d rows, want %d", len(rows), len(c.fit.Raters)+1)
+	rows := b.rows(sheet)
+	if len(rows) != n+1 {
+		b.t.Fatalf("%s: %d rows, want %d", sheet, len(rows), n+1)
 	}
 	return rows
+}
+
+// eachItem checks that each row of the Items sheet (rows, header h) names
+// an item of the fit and has its rank (the row's place), checks its
+// raters' labels (what a label is called: label or rating) and calls
+// check with the row and the item.
+func (b *book) eachItem(c reportCase, rows [][]string, h map[string]int, label string, check func(row []string, id string, fi *FitItem)) {
+	b.t.Helper()
+	byID := map[string]*FitItem{}
+	for i := range c.fit.Items {
+		byID[c.fit.Items[i].ID] = &c.fit.Items[i]
+	}
+	for n, row := range rows[1:] {
+		id := at(row, h["Item"])
+		fi := byID[id]
+		if fi == nil {
+			b.t.Fatalf("Items row %d: unknown item %q", n+2, id)
+		}
+		b.number("Items rank", at(row, h["Rank"]), float64(n+1))
+		check(row, id, fi)
+		for _, r := range c.fit.Raters {
+			if got, want := at(row, h[r.ID]), fi.Labels[r.ID]; got != want {
+				b.t.Errorf("Items: %s rater %s %s %q, want %q", id, r.ID, label, got, want)
+			}
+		}
+	}
+}
+
+// eachRater checks that each row of the Raters sheet (rows, header h)
+// names its rater of the fit and has the rater's count of labels in column
+// count, and calls check with the row and the rater.
+func (b *book) eachRater(c reportCase, rows [][]string, h map[string]int, count string, check func(i int, row []string, r multirater.RaterResult)) {
+	b.t.Helper()
+	for i, r := range c.fit.Raters {
+		row := rows[i+1]
+		b.rowOf(SheetRaters, i, row, r.ID)
+		b.number("Raters "+strings.ToLower(count)+" of "+r.ID, at(row, h[count]), float64(r.NLabels))
+		check(i, row, r)
+	}
 }
 
 // raterCellsNumeric checks that each rater's first label in the Items
@@ -269,14 +308,20 @@ func (b *book) headers(sheet string, row []string, want ...string) {
 	}
 }
 
-func checkSummary(b *book, c reportCase) {
-	rows := b.rows(SheetSummary)
+// summary returns the Summary sheet's values by their names (column A).
+func (b *book) summary() map[string]string {
+	b.t.Helper()
 	kv := map[string]string{}
-	for _, r := range rows {
+	for _, r := range b.rows(SheetSummary) {
 		if len(r) >= 2 {
 			kv[r[0]] = r[1]
 		}
 	}
+	return kv
+}
+
+func checkSummary(b *book, c reportCase) {
+	kv := b.summary()
 	if kv["Project"] != c.rep.Project.Name {
 		b.t.Errorf("Summary: project %q, want %q", kv["Project"], c.rep.Project.Name)
 	}
@@ -305,10 +350,7 @@ func checkSummary(b *book, c reportCase) {
 }
 
 func checkItems(b *book, c reportCase) {
-	rows := b.rows(SheetItems)
-	if len(rows) != len(c.fit.Items)+1 {
-		b.t.Fatalf("Items: %d rows, want %d", len(rows), len(c.fit.Items)+1)
-	}
+	rows := b.tableRows(SheetItems, len(c.fit.Items))
 	h := b.table(SheetItems, rows[0], "Rank", "Item")
 	cons := "Consensus class"
 	if c.rep.Kind == KindOrdinal {
@@ -324,19 +366,9 @@ func checkItems(b *book, c reportCase) {
 			b.t.Errorf("Items: no column for rater %q", r.ID)
 		}
 	}
-	byID := map[string]*FitItem{}
-	for i := range c.fit.Items {
-		byID[c.fit.Items[i].ID] = &c.fit.Items[i]
-	}
 	numeric := numericLevels(c.rep)
 	prevRank := math.Inf(-1)
-	for n, row := range rows[1:] {
-		id := at(row, h["Item"])
-		fi := byID[id]
-		if fi == nil {
-			b.t.Fatalf("Items row %d: unknown item %q", n+2, id)
-		}
-		b.number("Items rank", at(row, h["Rank"]), float64(n+1))
+	b.eachItem(c, rows, h, "label", func(row []string, id string, fi *FitItem) {
 		if fi.Score != nil {
 			b.number("Items score of "+id, at(row, h["Score"]), fi.Score.Mean)
 			b.number("Items score 2.5% of "+id, at(row, h["Score 2.5%"]), fi.Score.Q025)
@@ -359,11 +391,6 @@ func checkItems(b *book, c reportCase) {
 			b.t.Errorf("Items: %s consensus %q, want %q", id, got, want)
 		}
 		b.number("Items labels of "+id, at(row, h["Labels"]), float64(fi.NLabels))
-		for _, r := range c.fit.Raters {
-			if got, want := at(row, h[r.ID]), fi.Labels[r.ID]; got != want {
-				b.t.Errorf("Items: %s rater %s label %q, want %q", id, r.ID, got, want)
-			}
-		}
 		for ci, l := range c.fit.Levels {
 			p := math.NaN()
 			if fi.ClassProbs != nil {
@@ -375,7 +402,7 @@ func checkItems(b *book, c reportCase) {
 				b.number("Items P("+l+") of "+id, at(row, h["P("+l+")"]), p)
 			}
 		}
-	}
+	})
 	b.cellType(SheetItems, h["Item"], 1, false)
 	b.cellType(SheetItems, h["Rank"], 1, true)
 	b.cellType(SheetItems, h["Probability"], 1, true)
@@ -388,13 +415,10 @@ func checkItems(b *book, c reportCase) {
 }
 
 func checkRaters(b *book, c reportCase) {
-	rows := b.raterRows(c)
+	rows := b.tableRows(SheetRaters, len(c.fit.Raters))
 	h := b.table(SheetRaters, rows[0], "Rater", "Labels", "Reference", "Precision", "Precision SD", "Precision 2.5%", "Precision 50%", "Precision 97.5%",
 		"Variance", "Variance SD", "Variance 2.5%", "Variance 50%", "Variance 97.5%")
-	for i, r := range c.fit.Raters {
-		row := rows[i+1]
-		b.rowOf(SheetRaters, i, row, r.ID)
-		b.number("Raters labels of "+r.ID, at(row, h["Labels"]), float64(r.NLabels))
+	b.eachRater(c, rows, h, "Labels", func(i int, row []string, r multirater.RaterResult) {
 		b.number("Raters precision of "+r.ID, at(row, h["Precision"]), r.Precision.Mean)
 		b.number("Raters precision 97.5% of "+r.ID, at(row, h["Precision 97.5%"]), r.Precision.Q975)
 		b.number("Raters variance of "+r.ID, at(row, h["Variance"]), r.Variance.Mean)
@@ -415,7 +439,7 @@ func checkRaters(b *book, c reportCase) {
 			}
 		}
 		b.cellType(SheetRaters, h["Precision"], i+1, true)
-	}
+	})
 	checkSkills(b, c, rows)
 }
 
