@@ -1,13 +1,21 @@
 // Package testutil holds what the tests of several packages share: reading
 // the reference tables (CSV files) that testdata folders and the shared data
-// folder hold. Only test files import it.
+// folder hold, JSON round trips, zipped fixtures and random test inputs.
+// Only test files import it.
 package testutil
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Records returns every record of the CSV file at path, the header
@@ -141,4 +149,46 @@ func JSONDocument(tb testing.TB, v any) map[string]any {
 		tb.Fatal(err)
 	}
 	return doc
+}
+
+// ZipFixture returns the zip archive of the files of dir named in
+// dir/ORDER (slash-separated paths), in that order: a fixture kept
+// unzipped in testdata. A file that cannot be read fails the test.
+func ZipFixture(t testing.TB, dir string) []byte {
+	t.Helper()
+	order, err := os.ReadFile(filepath.Join(dir, "ORDER"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, part := range strings.Fields(string(order)) {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(part)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := zw.Create(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// NormalMatrix returns an n x d matrix of standard normal draws from rng,
+// drawn row by row (test inputs of the kernels).
+func NormalMatrix(rng *rand.Rand, n, d int) *mat.Dense {
+	x := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			x.Set(i, j, rng.NormFloat64())
+		}
+	}
+	return x
 }
