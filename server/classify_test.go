@@ -179,8 +179,7 @@ func TestFitRequestModelDefaults(t *testing.T) {
 // converge on the demo's RTE project); the dashboard's form says so. With
 // text featuriser settings it uses the texts.
 func TestClassificationDefaultKernel(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte")
+	e, id, key := binaryEnv(t, "rte")
 	f := e.call("GET", fmt.Sprintf("/api/v1/fits/%d", e.doneSpec(id, key, quickClassFit)), key, nil, 200)
 	if k := f["summary"].(map[string]any)["kernel"]; k != "identity" {
 		t.Errorf("default kernel %v, want identity", k)
@@ -192,8 +191,7 @@ func TestClassificationDefaultKernel(t *testing.T) {
 }
 
 func TestClassificationFitsAPI(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte")
+	e, id, key := binaryEnv(t, "rte")
 	fitsPath := fmt.Sprintf("/api/v1/projects/%d/fits", id)
 
 	// Errors first: nothing is queued.
@@ -437,8 +435,7 @@ func between(page, from, to string) string {
 // classes, class distribution, rater reliability with agreement, confusion
 // tables, surprising labels, the ROC plot and the downloads.
 func TestDashboardClassification(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte")
+	e, id, key := binaryEnv(t, "rte")
 	fid := e.doneSpec(id, key, quickClassFit)
 	b := newBrowser(t, e)
 	b.login(key)

@@ -10,8 +10,7 @@ import (
 // not), carried by the page's other agreement forms and passed on to the
 // API as data-query; the JS reads data-query and shows the p-values.
 func TestDashboardAgreementOptions(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	br := newBrowser(t, e)
 	br.login(key)
 	for _, tc := range []struct {

@@ -66,6 +66,15 @@ func (b *browser) agreementSection(t *testing.T, project int64, query string, wa
 	}
 }
 
+// hasLink checks that the page at path links to href; lacking says what
+// the page lacks otherwise.
+func (b *browser) hasLink(path, href, lacking string) {
+	b.t.Helper()
+	if _, page := b.get(path); !strings.Contains(page, `href="`+href+`"`) {
+		b.t.Errorf("%s lacks the link to %s", path, lacking)
+	}
+}
+
 // fitPage returns the dashboard page of fit fid and fails the test
 // unless it is there (200) and has every string of want.
 func (b *browser) fitPage(fid int64, want ...string) string {
@@ -213,8 +222,7 @@ func TestDashboardLogin(t *testing.T) {
 }
 
 func TestDashboardPages(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("essays-k1")
+	e, id, key := loadedEnv(t, "essays-k1")
 	fid := e.doneFit(id, key)
 	e.project("other", "ordinal:1..3")
 

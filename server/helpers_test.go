@@ -303,6 +303,27 @@ func sirtK1(t testing.TB) string {
 	return readTestdata(t, "sirt_k1.csv")
 }
 
+// projectEnv starts a test server with one project, name, that load
+// creates; it returns the project and its key.
+func projectEnv(t *testing.T, load func(*testEnv, string) (int64, string), name string) (*testEnv, int64, string) {
+	t.Helper()
+	e := newEnv(t)
+	id, key := load(e, name)
+	return e, id, key
+}
+
+// loadedEnv is projectEnv with the sirt k1 labels (loadedProject).
+func loadedEnv(t *testing.T, name string) (*testEnv, int64, string) {
+	t.Helper()
+	return projectEnv(t, (*testEnv).loadedProject, name)
+}
+
+// binaryEnv is projectEnv with the RTE subset (binaryProject).
+func binaryEnv(t *testing.T, name string) (*testEnv, int64, string) {
+	t.Helper()
+	return projectEnv(t, (*testEnv).binaryProject, name)
+}
+
 // loadedProject creates an ordinal project with the sirt k1 labels.
 func (e *testEnv) loadedProject(name string) (int64, string) {
 	e.t.Helper()
