@@ -40,6 +40,16 @@ func mustCLI(t *testing.T, args ...string) string {
 	return out
 }
 
+// runFails runs the command line args and checks that it fails with a
+// message that contains want.
+func runFails(t *testing.T, args []string, want string) {
+	t.Helper()
+	e, _, errb := testEnv()
+	if code := run(context.Background(), e, args); code == 0 || !strings.Contains(errb.String(), want) {
+		t.Errorf("%v: exit %d, stderr %q; want a message with %q", args, code, errb, want)
+	}
+}
+
 // csvToXLSX writes a CSV file's rows as the first sheet of a workbook.
 func csvToXLSX(t *testing.T, in, out string) {
 	t.Helper()
