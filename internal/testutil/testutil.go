@@ -9,9 +9,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -191,4 +193,26 @@ func NormalMatrix(rng *rand.Rand, n, d int) *mat.Dense {
 		}
 	}
 	return x
+}
+
+// Classified splits the records of a table of numeric covariates and a
+// class in its last column (recs holds the header, as Records returns it):
+// the covariates, whether each row's class is positive, and the covariates'
+// names. A field that is not a number is an error naming its row and
+// column.
+func Classified(recs [][]string, positive string) (x *mat.Dense, y []bool, names []string, err error) {
+	d := len(recs[0]) - 1
+	x = mat.NewDense(len(recs)-1, d, nil)
+	y = make([]bool, len(recs)-1)
+	for i, rec := range recs[1:] {
+		for k := 0; k < d; k++ {
+			v, err := strconv.ParseFloat(rec[k], 64)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("row %d column %d: %w", i+2, k+1, err)
+			}
+			x.Set(i, k, v)
+		}
+		y[i] = rec[d] == positive
+	}
+	return x, y, recs[0][:d], nil
 }
