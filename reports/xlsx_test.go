@@ -669,16 +669,7 @@ func TestWorkbookControlCharacters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := WriteXLSX(&buf, rep, XLSXOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := f.GetRows(SheetItems)
+	rows, err := openBook(t, rep, XLSXOptions{}).f.GetRows(SheetItems)
 	if err != nil {
 		t.Fatal(err)
 	}
