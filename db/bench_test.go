@@ -35,6 +35,16 @@ func benchLadder(b *testing.B, f func(b *testing.B, be backend, n int, ds *annot
 	}
 }
 
+// benchProject opens a database of be and imports ds into a new project.
+func benchProject(ctx context.Context, b *testing.B, be backend, ds *annotations.Dataset) (*DB, *annotations.Project) {
+	b.Helper()
+	d := be.open(b)
+	p := newProject(b, d, "bench", "ordinal:1..5")
+	_, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
+	must(b, err)
+	return d, p
+}
+
 // BenchmarkImport imports a dataset into a fresh project of a fresh database
 // (a new SQLite file per iteration); only Import is timed.
 func BenchmarkImport(b *testing.B) {
@@ -79,10 +89,7 @@ func cpuTime() time.Duration {
 func BenchmarkReimport(b *testing.B) {
 	ctx := context.Background()
 	benchLadder(b, func(b *testing.B, be backend, n int, ds *annotations.Dataset) {
-		d := be.open(b)
-		p := newProject(b, d, "bench", "ordinal:1..5")
-		_, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
-		must(b, err)
+		d, p := benchProject(ctx, b, be, ds)
 		b.ReportAllocs()
 		c0 := cpuTime()
 		b.ResetTimer()
@@ -102,10 +109,7 @@ func BenchmarkReimport(b *testing.B) {
 func BenchmarkDataset(b *testing.B) {
 	ctx := context.Background()
 	benchLadder(b, func(b *testing.B, be backend, n int, ds *annotations.Dataset) {
-		d := be.open(b)
-		p := newProject(b, d, "bench", "ordinal:1..5")
-		_, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
-		must(b, err)
+		d, p := benchProject(ctx, b, be, ds)
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
