@@ -1,7 +1,7 @@
 // Package testutil holds what the tests of several packages share: reading
 // the reference tables (CSV files) that testdata folders and the shared data
 // folder hold, JSON round trips, zipped fixtures and random test inputs.
-// Only test files import it.
+// Only test files and the reference scripts of docs/scripts import it.
 package testutil
 
 import (
@@ -215,4 +215,16 @@ func Classified(recs [][]string, positive string) (x *mat.Dense, y []bool, names
 		y[i] = rec[d] == positive
 	}
 	return x, y, recs[0][:d], nil
+}
+
+// IndexOf returns the index of id in *ids, which index maps (an id's index
+// by its first sight): a new id is appended to *ids and index.
+func IndexOf(index map[string]int, ids *[]string, id string) int {
+	i, ok := index[id]
+	if !ok {
+		i = len(*ids)
+		index[id] = i
+		*ids = append(*ids, id)
+	}
+	return i
 }

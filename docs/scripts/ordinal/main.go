@@ -31,6 +31,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/mcmc/mcmctest"
 	"concord/multirater/ordinal"
@@ -180,18 +181,8 @@ func ordinalData(rows []map[string]string, itemCol string, keep func(map[string]
 		if !keep(r) {
 			continue
 		}
-		i, ok := items[r[itemCol]]
-		if !ok {
-			i = len(d.ItemIDs)
-			items[r[itemCol]] = i
-			d.ItemIDs = append(d.ItemIDs, r[itemCol])
-		}
-		l, ok := raters[r["rater_id"]]
-		if !ok {
-			l = len(d.RaterIDs)
-			raters[r["rater_id"]] = l
-			d.RaterIDs = append(d.RaterIDs, r["rater_id"])
-		}
+		i := testutil.IndexOf(items, &d.ItemIDs, r[itemCol])
+		l := testutil.IndexOf(raters, &d.RaterIDs, r["rater_id"])
 		d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: l, Level: int(levelOf(levels, r["label"]))})
 	}
 	return d

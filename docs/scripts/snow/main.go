@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/bounded"
 	"concord/multirater/infer"
@@ -190,12 +191,7 @@ func dimension(items, ratings [][]string, dim string) (*bounded.Data, []float64)
 		if r[3] != dim {
 			continue
 		}
-		l, ok := raters[r[1]]
-		if !ok {
-			l = len(d.RaterIDs)
-			raters[r[1]] = l
-			d.RaterIDs = append(d.RaterIDs, r[1])
-		}
+		l := testutil.IndexOf(raters, &d.RaterIDs, r[1])
 		v, err := strconv.ParseFloat(r[2], 64)
 		check(err)
 		d.Ratings = append(d.Ratings, bounded.Rating{Item: idx[r[0]], Rater: l, Value: v})
