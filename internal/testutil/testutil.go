@@ -126,6 +126,12 @@ func ReadJSON(tb testing.TB, path string, v any) {
 // the test.
 func JSONRoundTrip[T any](tb testing.TB, v T) T {
 	tb.Helper()
+	return jsonAs[T](tb, v)
+}
+
+// jsonAs returns v encoded as JSON and decoded as a T.
+func jsonAs[T any](tb testing.TB, v any) T {
+	tb.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		tb.Fatal(err)
@@ -142,15 +148,7 @@ func JSONRoundTrip[T any](tb testing.TB, v T) T {
 // fails the test.
 func JSONDocument(tb testing.TB, v any) map[string]any {
 	tb.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		tb.Fatal(err)
-	}
-	return doc
+	return jsonAs[map[string]any](tb, v)
 }
 
 // ZipFixture returns the zip archive of the files of dir named in
