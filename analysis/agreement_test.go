@@ -2,13 +2,13 @@ package analysis
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"concord/annotations"
+	"concord/internal/testutil"
 	"concord/raters"
 )
 
@@ -83,14 +83,7 @@ func TestAgreementOrdinal(t *testing.T) {
 	if mv.Items[0].ID != "ua" || mv.Items[0].Label != "1" || mv.Raters[0].ID != "obsA" {
 		t.Errorf("majority: %+v %+v", mv.Items[0], mv.Raters[0])
 	}
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := testutil.JSONDocument(t, rep)
 	if doc["scheme"] != "ordinal:1..5" || doc["fleiss_kappa"] == nil || doc["icc"] == nil {
 		t.Errorf("document: scheme %v, fleiss %v", doc["scheme"], doc["fleiss_kappa"])
 	}

@@ -129,16 +129,7 @@ func TestAUCFitPima(t *testing.T) {
 	}
 	// The family's own fit of the same data gives the same numbers.
 	names, x, y := readPima(t, "pima_tr.csv")
-	xs := mat.NewDense(200, 7, nil)
-	for j, c := range res.AUC.Covariates {
-		for k, n := range names {
-			if n == c {
-				for i := 0; i < 200; i++ {
-					xs.Set(i, j, x.At(i, k))
-				}
-			}
-		}
-	}
+	xs := columnsOf(x, names, res.AUC.Covariates)
 	ref, err := auc.Fit(context.Background(), auc.Data{X: xs, Positive: y, Names: res.AUC.Covariates}, auc.Options{Standardize: true, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -162,16 +153,7 @@ func TestAUCFitPima(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, xte, yte := readPima(t, "pima_te.csv")
-	xte2 := mat.NewDense(332, 7, nil)
-	for j, c := range res.AUC.Covariates {
-		for k, n := range names {
-			if n == c {
-				for i := 0; i < 332; i++ {
-					xte2.Set(i, j, xte.At(i, k))
-				}
-			}
-		}
-	}
+	xte2 := columnsOf(xte, names, res.AUC.Covariates)
 	want := ref.Predict(xte2)
 	s := make([]float64, len(pred.Items))
 	for i, it := range pred.Items {
@@ -431,4 +413,19 @@ func FuzzGammaSpec(f *testing.F) {
 			t.Fatalf("%s -> %s -> %v %v %v, want %v %v", b, out, v2, cv2, err, v, cv)
 		}
 	})
+}
+
+// columnsOf returns the columns of x (named names) that cols name, in the
+// order of cols.
+func columnsOf(x *mat.Dense, names, cols []string) *mat.Dense {
+	r, _ := x.Dims()
+	out := mat.NewDense(r, len(cols), nil)
+	for j, c := range cols {
+		for k, n := range names {
+			if n == c {
+				out.SetCol(j, mat.Col(nil, k, x))
+			}
+		}
+	}
+	return out
 }

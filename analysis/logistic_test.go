@@ -14,19 +14,9 @@ import (
 // Pima.te; see testdata/README.md): the 7 covariates and type == "Yes".
 func readPima(t testing.TB, name string) (names []string, x *mat.Dense, y []bool) {
 	t.Helper()
-	rows := testutil.ReadCSV(t, "testdata/"+name)
-	d := len(rows[0]) - 1
-	names = rows[0][:d]
-	x = mat.NewDense(len(rows)-1, d, nil)
-	for i, r := range rows[1:] {
-		for j := 0; j < d; j++ {
-			v, err := strconv.ParseFloat(r[j], 64)
-			if err != nil {
-				t.Fatalf("%s row %d column %d: %v", name, i+2, j+1, err)
-			}
-			x.Set(i, j, v)
-		}
-		y = append(y, r[d] == "Yes")
+	x, y, names, err := testutil.Classified(testutil.ReadCSV(t, "testdata/"+name), "Yes")
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	return names, x, y
 }

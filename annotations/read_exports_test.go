@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // Real exports of annotation tools, as they ship (issue 20).
@@ -228,7 +230,7 @@ func TestDoccanoExportZip(t *testing.T) {
 		t.Errorf("%d labels, %d items", len(ds.Labels), len(ds.Items))
 	}
 	// One annotator's file alone: the rater from the file name, or --rater.
-	one := zipFixture(t, "testdata/doccano_rte_export.zip.d")
+	one := testutil.ZipFixture(t, "testdata/doccano_rte_export.zip.d")
 	zr, err := zip.NewReader(bytes.NewReader(one), int64(len(one)))
 	if err != nil {
 		t.Fatal(err)

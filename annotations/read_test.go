@@ -1,15 +1,15 @@
 package annotations
 
 import (
-	"archive/zip"
 	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // fixture is a real label file in testdata with what reading it must give.
@@ -89,41 +89,13 @@ func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
 	dir := filepath.Join("testdata", name+".d")
 	if _, err := os.Stat(dir); err == nil {
-		return zipFixture(t, dir)
+		return testutil.ZipFixture(t, dir)
 	}
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// zipFixture zips the files of dir named in dir/ORDER, in that order.
-func zipFixture(t testing.TB, dir string) []byte {
-	t.Helper()
-	order, err := os.ReadFile(filepath.Join(dir, "ORDER"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, part := range strings.Fields(string(order)) {
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(part)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := zw.Create(part)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // load reads a fixture and builds its dataset.

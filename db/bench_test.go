@@ -25,37 +25,52 @@ func benchBackends() []backend {
 	return bs
 }
 
+// benchLadder runs f as a sub-benchmark for each backend and each size of
+// the ladder (n labels), with the size's dataset.
+func benchLadder(b *testing.B, f func(b *testing.B, be backend, n int, ds *annotations.Dataset)) {
+	for _, be := range benchBackends() {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%s/labels=%d", be.name, n), func(b *testing.B) { f(b, be, n, makeDataset(n/10, 50, 10)) })
+		}
+	}
+}
+
+// benchProject opens a database of be and imports ds into a new project.
+func benchProject(ctx context.Context, b *testing.B, be backend, ds *annotations.Dataset) (*DB, *annotations.Project) {
+	b.Helper()
+	d := be.open(b)
+	p := newProject(b, d, "bench", "ordinal:1..5")
+	_, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
+	must(b, err)
+	return d, p
+}
+
 // BenchmarkImport imports a dataset into a fresh project of a fresh database
 // (a new SQLite file per iteration); only Import is timed.
 func BenchmarkImport(b *testing.B) {
 	ctx := context.Background()
-	for _, be := range benchBackends() {
-		for _, n := range benchSizes {
-			b.Run(fmt.Sprintf("%s/labels=%d", be.name, n), func(b *testing.B) {
-				ds := makeDataset(n/10, 50, 10)
-				var cpu time.Duration
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					b.StopTimer()
-					d := be.open(b)
-					p := newProject(b, d, "bench", "ordinal:1..5")
-					c0 := cpuTime()
-					b.StartTimer()
-					res, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
-					b.StopTimer()
-					cpu += cpuTime() - c0
-					if err != nil || res.LabelsAdded != n {
-						b.Fatalf("import: %+v, %v", res, err)
-					}
-					must(b, d.Close())
-					b.StartTimer()
-				}
-				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "labels/s")
-				b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
-			})
+	benchLadder(b, func(b *testing.B, be backend, n int, ds *annotations.Dataset) {
+		var cpu time.Duration
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			d := be.open(b)
+			p := newProject(b, d, "bench", "ordinal:1..5")
+			c0 := cpuTime()
+			b.StartTimer()
+			res, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
+			b.StopTimer()
+			cpu += cpuTime() - c0
+			if err != nil || res.LabelsAdded != n {
+				b.Fatalf("import: %+v, %v", res, err)
+			}
+			must(b, d.Close())
+			b.StartTimer()
 		}
-	}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "labels/s")
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	})
 }
 
 // cpuTime returns the CPU time (user and system) this process has used: on
@@ -73,51 +88,36 @@ func cpuTime() time.Duration {
 // it already: the idempotent path (every label unchanged).
 func BenchmarkReimport(b *testing.B) {
 	ctx := context.Background()
-	for _, be := range benchBackends() {
-		for _, n := range benchSizes {
-			b.Run(fmt.Sprintf("%s/labels=%d", be.name, n), func(b *testing.B) {
-				ds := makeDataset(n/10, 50, 10)
-				d := be.open(b)
-				p := newProject(b, d, "bench", "ordinal:1..5")
-				_, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
-				must(b, err)
-				b.ReportAllocs()
-				c0 := cpuTime()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					res, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
-					if err != nil || res.LabelsUnchanged != n {
-						b.Fatalf("re-import: %+v, %v", res, err)
-					}
-				}
-				b.StopTimer()
-				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "labels/s")
-				b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
-			})
+	benchLadder(b, func(b *testing.B, be backend, n int, ds *annotations.Dataset) {
+		d, p := benchProject(ctx, b, be, ds)
+		b.ReportAllocs()
+		c0 := cpuTime()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			res, err := d.Import(ctx, p.ID, ds, annotations.ImportOptions{})
+			if err != nil || res.LabelsUnchanged != n {
+				b.Fatalf("re-import: %+v, %v", res, err)
+			}
 		}
-	}
+		b.StopTimer()
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "labels/s")
+		b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+	})
 }
 
 // BenchmarkDataset reads a whole project back.
 func BenchmarkDataset(b *testing.B) {
 	ctx := context.Background()
-	for _, be := range benchBackends() {
-		for _, n := range benchSizes {
-			b.Run(fmt.Sprintf("%s/labels=%d", be.name, n), func(b *testing.B) {
-				d := be.open(b)
-				p := newProject(b, d, "bench", "ordinal:1..5")
-				_, err := d.Import(ctx, p.ID, makeDataset(n/10, 50, 10), annotations.ImportOptions{})
-				must(b, err)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					ds, err := d.Dataset(ctx, p.ID)
-					if err != nil || len(ds.Labels) != n {
-						b.Fatalf("dataset: %d labels, %v", len(ds.Labels), err)
-					}
-				}
-				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "labels/s")
-			})
+	benchLadder(b, func(b *testing.B, be backend, n int, ds *annotations.Dataset) {
+		d, p := benchProject(ctx, b, be, ds)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			ds, err := d.Dataset(ctx, p.ID)
+			if err != nil || len(ds.Labels) != n {
+				b.Fatalf("dataset: %d labels, %v", len(ds.Labels), err)
+			}
 		}
-	}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "labels/s")
+	})
 }

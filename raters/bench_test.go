@@ -212,25 +212,35 @@ func crossedDesign(r int) *Ratings {
 	return t
 }
 
+// ladderRung is a data set of a benchmark's ladder, made when run.
+type ladderRung struct {
+	name string
+	r    func() *Ratings
+}
+
+// crowdLadder is the ladder of sizes (5 labels per item from 200 raters:
+// 10k to 1M labels) and of rater counts (10,000 items x 5 labels from each
+// of raters).
+func crowdLadder(raters ...int) []ladderRung {
+	var rungs []ladderRung
+	for _, n := range []int{2_000, 20_000, 200_000} {
+		rungs = append(rungs, ladderRung{fmt.Sprintf("size/items=%d/labels=%d/raters=200", n, 5*n), func() *Ratings { return sparseCrowd(n, 5, 200, 1) }})
+	}
+	for _, r := range raters {
+		rungs = append(rungs, ladderRung{fmt.Sprintf("raters/items=10000/labels=50000/raters=%d", r), func() *Ratings { return sparseCrowd(10_000, 5, r, 2) }})
+	}
+	return rungs
+}
+
 // BenchmarkAgreementLadder: the whole agreement analysis (nominal, no
 // bootstrap) on a ladder of sizes (5 labels per item from 200 raters:
 // 10k to 1M labels) and of rater counts (10,000 items x 5 labels from 50 to
 // 20,000 raters; the fully crossed 3 items x 300 to 30,000 raters). Time and
 // memory should grow linearly in the labels, whatever the raters.
 func BenchmarkAgreementLadder(b *testing.B) {
-	type rung struct {
-		name string
-		r    func() *Ratings
-	}
-	var rungs []rung
-	for _, n := range []int{2_000, 20_000, 200_000} {
-		rungs = append(rungs, rung{fmt.Sprintf("size/items=%d/labels=%d/raters=200", n, 5*n), func() *Ratings { return sparseCrowd(n, 5, 200, 1) }})
-	}
-	for _, r := range []int{50, 500, 5_000, 20_000} {
-		rungs = append(rungs, rung{fmt.Sprintf("raters/items=10000/labels=50000/raters=%d", r), func() *Ratings { return sparseCrowd(10_000, 5, r, 2) }})
-	}
+	rungs := crowdLadder(50, 500, 5_000, 20_000)
 	for _, r := range []int{300, 3_000, 30_000} {
-		rungs = append(rungs, rung{fmt.Sprintf("crossed/items=3/labels=%d/raters=%d", 3*r, r), func() *Ratings { return crossedDesign(r) }})
+		rungs = append(rungs, ladderRung{fmt.Sprintf("crossed/items=3/labels=%d/raters=%d", 3*r, r), func() *Ratings { return crossedDesign(r) }})
 	}
 	for _, g := range rungs {
 		b.Run(g.name, func(b *testing.B) {
@@ -290,18 +300,7 @@ func benchAggregator(b *testing.B, f func() (*Consensus, error)) {
 // share items with fewer than 4 others, nothing is trimmed and the
 // iterations run to their bound: see MMSROptions.MinPartners.)
 func BenchmarkMMSR(b *testing.B) {
-	type rung struct {
-		name string
-		r    func() *Ratings
-	}
-	var rungs []rung
-	for _, n := range []int{2_000, 20_000, 200_000} {
-		rungs = append(rungs, rung{fmt.Sprintf("size/items=%d/labels=%d/raters=200", n, 5*n), func() *Ratings { return sparseCrowd(n, 5, 200, 1) }})
-	}
-	for _, r := range []int{50, 500, 5_000} {
-		rungs = append(rungs, rung{fmt.Sprintf("raters/items=10000/labels=50000/raters=%d", r), func() *Ratings { return sparseCrowd(10_000, 5, r, 2) }})
-	}
-	for _, g := range rungs {
+	for _, g := range crowdLadder(50, 500, 5_000) {
 		b.Run(g.name, func(b *testing.B) {
 			r := g.r()
 			if testing.Short() && r.Len() > 100_000 {

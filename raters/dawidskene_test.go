@@ -138,16 +138,7 @@ func TestDawidSkeneAnaesthesia(t *testing.T) {
 // the agreement report, with sparse labels at any size.
 func TestDawidSkeneOverlap(t *testing.T) {
 	for _, n := range []int{3, 300} {
-		r := NewRatings(3, n, 2) // 0 = no, 1 = yes
-		for p := 0; p < n; p++ {
-			for i := 0; i < 3; i++ {
-				v := 1.0
-				if (p-i)%3 == 0 {
-					v = 0
-				}
-				r.Add(i, p, v)
-			}
-		}
+		r := crossedDesign(n) // 0 = no, 1 = yes
 		rep, err := Analyze(r, Options{Bootstrap: -1, Only: OnlyAggregators})
 		if err != nil {
 			t.Fatal(err)

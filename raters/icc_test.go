@@ -66,21 +66,8 @@ func TestICCPsych(t *testing.T) {
 		if res.N != int(parseF(t, ref["n"])) || res.K != int(parseF(t, ref["k"])) {
 			t.Errorf("%s: n, k = %d, %d, want %s, %s", key, res.N, res.K, ref["n"], ref["k"])
 		}
-		var e Estimate
-		switch ref["type"] {
-		case "ICC1":
-			e = res.ICC1
-		case "ICC2":
-			e = res.ICC2
-		case "ICC3":
-			e = res.ICC3
-		case "ICC1k":
-			e = res.ICC1k
-		case "ICC2k":
-			e = res.ICC2k
-		case "ICC3k":
-			e = res.ICC3k
-		}
+		e := map[string]Estimate{"ICC1": res.ICC1, "ICC2": res.ICC2, "ICC3": res.ICC3,
+			"ICC1k": res.ICC1k, "ICC2k": res.ICC2k, "ICC3k": res.ICC3k}[ref["type"]]
 		label := fmt.Sprintf("%s %s", key, ref["type"])
 		msTol := tol
 		for _, c := range []struct {

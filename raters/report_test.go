@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // TestAnalyzeOrdinal checks that the report carries, under the JSON
@@ -61,14 +63,7 @@ func TestAnalyzeOrdinal(t *testing.T) {
 		t.Error("bootstrap does not depend on the seed")
 	}
 
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := testutil.JSONDocument(t, rep)
 	for _, k := range []string{"krippendorff_alpha", "fleiss_kappa", "randolph_kappa", "cohen_kappa", "scott_pi", "gwet_ac1", "gwet_ac2", "brennan_prediger", "percent_agreement", "icc", "aggregators"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
@@ -110,7 +105,7 @@ func TestAnalyzeOrdinal(t *testing.T) {
 			t.Errorf("aggregator %s: wrong number of items or raters", k)
 		}
 	}
-	if strings.Contains(string(b), "NaN") {
+	if b, _ := json.Marshal(rep); strings.Contains(string(b), "NaN") {
 		t.Error("JSON holds NaN")
 	}
 	if len(rep.Profiles) != tb.r.Raters || len(rep.Profiles[0].Pairwise) != tb.r.Raters-1 {

@@ -50,9 +50,7 @@ func checkAgreementTables(b *book, c reportCase) {
 	rows = b.rows(SheetRaterAgreement)
 	b.headers(SheetRaterAgreement, rows[0], "Rater", "Labels", "Shared items", "Partners", "Pairs", "Agreement", "Mean pairwise kappa", "Pooled kappa")
 	for i, r := range a.RaterAgreement {
-		if at(rows[i+1], 0) != r.Rater {
-			b.t.Errorf("Rater agreement row %d: %q, want %q", i+2, at(rows[i+1], 0), r.Rater)
-		}
+		b.rowOf(SheetRaterAgreement, i, rows[i+1], r.Rater)
 		b.number("pooled kappa of "+r.Rater, at(rows[i+1], 7), float64(r.PooledKappa))
 	}
 }

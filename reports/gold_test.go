@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -101,14 +100,7 @@ func TestGoldScores(t *testing.T) {
 	}
 
 	// The workbook's Raters sheet has the same counts and accuracy.
-	var xb bytes.Buffer
-	if err := WriteXLSX(&xb, rep, XLSXOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := excelize.OpenReader(&xb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := openBook(t, rep, XLSXOptions{}).f
 	rows, err := f.GetRows(SheetRaters, excelize.Options{RawCellValue: true})
 	if err != nil {
 		t.Fatal(err)
@@ -163,14 +155,7 @@ func TestGoldScores(t *testing.T) {
 // characters wide).
 func TestReviewNumberColumn(t *testing.T) {
 	rep := ordinalCase(t).rep
-	var b bytes.Buffer
-	if err := WriteXLSX(&b, rep, XLSXOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := excelize.OpenReader(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := openBook(t, rep, XLSXOptions{}).f
 	rows, _ := f.GetRows(SheetReview)
 	if len(rows) < 3 || rows[0][0] != "#" {
 		t.Fatalf("Review sheet: %v", rows[:min(len(rows), 2)])

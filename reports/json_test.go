@@ -74,25 +74,29 @@ func validate(t testing.TB, s *jsonschema.Schema, b []byte) error {
 func TestReportsValidate(t *testing.T) {
 	s := compileSchema(t)
 	for _, c := range allCases(t) {
-		var buf bytes.Buffer
-		if err := WriteJSON(&buf, c.rep); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if err := validate(t, s, buf.Bytes()); err != nil {
+		js := reportJSON(t, c.rep)
+		if err := validate(t, s, js); err != nil {
 			t.Errorf("%s: the report does not validate:\n%v", c.name, err)
 		}
 	}
+}
+
+// reportJSON returns the JSON document WriteJSON writes for rep.
+func reportJSON(t *testing.T, rep *Report) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // TestSchemaRejects checks that the schema is not vacuous: broken reports
 // fail.
 func TestSchemaRejects(t *testing.T) {
 	s := compileSchema(t)
-	var buf bytes.Buffer
-	if err := WriteJSON(&buf, binaryCase(t).rep); err != nil {
-		t.Fatal(err)
-	}
-	mustNotValidate(t, s, buf.Bytes(), []docEdit{
+	js := reportJSON(t, binaryCase(t).rep)
+	mustNotValidate(t, s, js, []docEdit{
 		{"no items", func(m map[string]any) { delete(m, "items") }},
 		{"wrong schema", func(m map[string]any) { m["schema"] = "concord.report/v2" }},
 		{"unknown field", func(m map[string]any) { m["extra"] = 1 }},
@@ -137,14 +141,11 @@ func TestDocsSchema(t *testing.T) {
 // testdata/golden; -update rewrites them.
 func TestGolden(t *testing.T) {
 	for _, c := range []reportCase{ordinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t), boundedCase(t), robustCase(t), aucCase(t)} {
-		var buf bytes.Buffer
-		if err := WriteJSON(&buf, c.rep); err != nil {
-			t.Fatal(err)
-		}
+		js := reportJSON(t, c.rep)
 		path := filepath.Join("testdata", "golden", c.name+".json")
 		if *update {
 			os.MkdirAll(filepath.Dir(path), 0o755)
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			if err := os.WriteFile(path, js, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -152,8 +153,8 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(buf.Bytes(), want) {
-			t.Errorf("%s: the report differs from %s (go test ./reports -run Golden -update after a deliberate change)\n%s", c.name, path, firstDiff(buf.String(), string(want)))
+		if !bytes.Equal(js, want) {
+			t.Errorf("%s: the report differs from %s (go test ./reports -run Golden -update after a deliberate change)\n%s", c.name, path, firstDiff(string(js), string(want)))
 		}
 	}
 }
@@ -227,16 +228,13 @@ func TestConfusionReport(t *testing.T) {
 	if spammers == 0 {
 		t.Error("no spammer in the RTE piece (amt008 is one)")
 	}
-	var buf bytes.Buffer
-	if err := WriteJSON(&buf, c.rep); err != nil {
-		t.Fatal(err)
-	}
+	js := reportJSON(t, c.rep)
 	for _, key := range []string{`"confusion_probs"`, `"accuracy"`, `"most_confused"`, `"spam_score"`, `"spammer"`} {
-		if !strings.Contains(buf.String(), key) {
+		if !strings.Contains(string(js), key) {
 			t.Errorf("the JSON has no %s", key)
 		}
 	}
-	if err := validate(t, compileSchema(t), buf.Bytes()); err != nil {
+	if err := validate(t, compileSchema(t), js); err != nil {
 		t.Errorf("the report does not validate: %v", err)
 	}
 }

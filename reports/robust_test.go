@@ -137,11 +137,8 @@ func TestBuildRobustFixed(t *testing.T) {
 				t.Errorf("%s: rater %s epsilon %+v", tc.name, r.ID, e)
 			}
 		}
-		var buf bytes.Buffer
-		if err := WriteJSON(&buf, rep); err != nil {
-			t.Fatal(err)
-		}
-		if err := validate(t, compileSchema(t), buf.Bytes()); err != nil {
+		js := reportJSON(t, rep)
+		if err := validate(t, compileSchema(t), js); err != nil {
 			t.Errorf("%s: the report does not validate:\n%v", tc.name, err)
 		}
 	}
@@ -157,10 +154,7 @@ func checkLabelErrors(b *book, c reportCase) {
 	if len(rows) < n+1 {
 		b.t.Fatalf("Label errors: %d rows, want %d and a note", len(rows), n+1)
 	}
-	b.headers(SheetLabelErrors, rows[0], "Rank", "Item", "Rater", "Label", "P(error)", "Flagged", "Consensus class", "P(class)", "Item position")
-	b.frozen(SheetLabelErrors, 1)
-	b.filtered(SheetLabelErrors)
-	h := header(rows[0])
+	h := b.table(SheetLabelErrors, rows[0], "Rank", "Item", "Rater", "Label", "P(error)", "Flagged", "Consensus class", "P(class)", "Item position")
 	if _, ok := h["Item text"]; ok != hasItemText(c.rep) {
 		b.t.Errorf("Label errors: item text column %v, report has texts %v", ok, hasItemText(c.rep))
 	}

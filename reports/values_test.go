@@ -230,11 +230,8 @@ func TestValuesErrors(t *testing.T) {
 // TestSchemaRejectsValues checks the schema's rules for reports of values.
 func TestSchemaRejectsValues(t *testing.T) {
 	s := compileSchema(t)
-	var buf bytes.Buffer
-	if err := WriteJSON(&buf, boundedCase(t).rep); err != nil {
-		t.Fatal(err)
-	}
-	mustNotValidate(t, s, buf.Bytes(), []docEdit{
+	js := reportJSON(t, boundedCase(t).rep)
+	mustNotValidate(t, s, js, []docEdit{
 		{"levels", func(m map[string]any) { m["levels"] = []any{map[string]any{"code": "a"}, map[string]any{"code": "b"}} }},
 		{"thresholds", func(m map[string]any) { m["thresholds"] = []any{} }},
 		{"classes", func(m map[string]any) { m["classes"] = map[string]any{"counts": []any{}, "confusion": []any{}} }},
@@ -363,13 +360,7 @@ func TestValuePlots(t *testing.T) {
 }
 
 func checkValueSummary(b *book, c reportCase) {
-	rows := b.rows(SheetSummary)
-	kv := map[string]string{}
-	for _, r := range rows {
-		if len(r) >= 2 {
-			kv[r[0]] = r[1]
-		}
-	}
+	kv := b.summary()
 	if kv["Project"] != c.rep.Project.Name || kv["Likelihood"] != c.fit.Model.Likelihood || kv["Engine"] != c.fit.Model.Engine {
 		b.t.Errorf("Summary: project %q, likelihood %q, engine %q", kv["Project"], kv["Likelihood"], kv["Engine"])
 	}
@@ -392,32 +383,12 @@ func checkValueSummary(b *book, c reportCase) {
 }
 
 func checkValueItems(b *book, c reportCase) {
-	rows := b.rows(SheetItems)
-	if len(rows) != len(c.fit.Items)+1 {
-		b.t.Fatalf("Items: %d rows, want %d", len(rows), len(c.fit.Items)+1)
-	}
-	b.headers(SheetItems, rows[0], "Rank", "Item", "Value", "Value 2.5%", "Value 97.5%", "Value SD", "Score", "Score SD",
+	rows := b.tableRows(SheetItems, len(c.fit.Items))
+	h := b.table(SheetItems, rows[0], "Rank", "Item", "Value", "Value 2.5%", "Value 97.5%", "Value SD", "Score", "Score SD",
 		"Mean rank", "Rank 2.5%", "Rank 97.5%", "Raters' mean", "Raters' median", "Ratings", "Flags")
-	b.frozen(SheetItems, 1)
-	b.filtered(SheetItems)
-	h := header(rows[0])
-	for _, name := range []string{"Probability", "Consensus grade", "Consensus class", "Entropy (bits)"} {
-		if _, ok := h[name]; ok {
-			b.t.Errorf("Items: column %q in a report of values", name)
-		}
-	}
-	byID := map[string]*FitItem{}
-	for i := range c.fit.Items {
-		byID[c.fit.Items[i].ID] = &c.fit.Items[i]
-	}
+	b.absent(SheetItems, h, "in a report of values", "Probability", "Consensus grade", "Consensus class", "Entropy (bits)")
 	prevRank := math.Inf(-1)
-	for n, row := range rows[1:] {
-		id := at(row, h["Item"])
-		fi := byID[id]
-		if fi == nil {
-			b.t.Fatalf("Items row %d: unknown item %q", n+2, id)
-		}
-		b.number("Items rank", at(row, h["Rank"]), float64(n+1))
+	b.eachItem(c, rows, h, "rating", func(row []string, id string, fi *FitItem) {
 		b.number("Items value of "+id, at(row, h["Value"]), fi.Value.Mean)
 		b.number("Items value 2.5% of "+id, at(row, h["Value 2.5%"]), fi.Value.Q025)
 		b.number("Items value 97.5% of "+id, at(row, h["Value 97.5%"]), fi.Value.Q975)
@@ -440,12 +411,7 @@ func checkValueItems(b *book, c reportCase) {
 				b.t.Errorf("Items %s: %s %q, want %v", id, name, at(row, h[name]), want)
 			}
 		}
-		for _, r := range c.fit.Raters {
-			if got, want := at(row, h[r.ID]), fi.Labels[r.ID]; got != want {
-				b.t.Errorf("Items: %s rater %s rating %q, want %q", id, r.ID, got, want)
-			}
-		}
-	}
+	})
 	b.cellType(SheetItems, h["Item"], 1, false)
 	b.cellType(SheetItems, h["Value"], 1, true)
 	b.cellType(SheetItems, h["Raters' mean"], 1, true)
@@ -453,7 +419,7 @@ func checkValueItems(b *book, c reportCase) {
 }
 
 func checkValueRaters(b *book, c reportCase) {
-	rows := b.raterRows(c)
+	rows := b.tableRows(SheetRaters, len(c.fit.Raters))
 	want := []string{"Rater", "Ratings", "Dispersion", "Dispersion SD", "Dispersion 2.5%", "Dispersion 50%", "Dispersion 97.5%"}
 	hasBias := false
 	for _, r := range c.fit.Raters {
@@ -462,25 +428,13 @@ func checkValueRaters(b *book, c reportCase) {
 	if hasBias {
 		want = append(want, "Bias (probit scale)")
 	}
-	b.headers(SheetRaters, rows[0], want...)
-	b.frozen(SheetRaters, 1)
-	b.filtered(SheetRaters)
-	h := header(rows[0])
-	for _, name := range []string{"Precision", "Variance", "Reference", "Agreement with consensus"} {
-		if _, ok := h[name]; ok {
-			b.t.Errorf("Raters: column %q in a report of values", name)
-		}
-	}
+	h := b.table(SheetRaters, rows[0], want...)
+	b.absent(SheetRaters, h, "in a report of values", "Precision", "Variance", "Reference", "Agreement with consensus")
 	flags := map[string]int{}
 	for _, f := range c.fit.Flags {
 		flags[f.Rater]++
 	}
-	for i, r := range c.fit.Raters {
-		row := rows[i+1]
-		if at(row, 0) != r.ID {
-			b.t.Errorf("Raters row %d: %q, want %q", i+2, at(row, 0), r.ID)
-		}
-		b.number("Raters ratings of "+r.ID, at(row, h["Ratings"]), float64(r.NLabels))
+	b.eachRater(c, rows, h, "Ratings", func(i int, row []string, r multirater.RaterResult) {
 		b.number("Raters dispersion of "+r.ID, at(row, h["Dispersion"]), r.Dispersion.Mean)
 		b.number("Raters dispersion 2.5% of "+r.ID, at(row, h["Dispersion 2.5%"]), r.Dispersion.Q025)
 		b.number("Raters dispersion 97.5% of "+r.ID, at(row, h["Dispersion 97.5%"]), r.Dispersion.Q975)
@@ -490,15 +444,13 @@ func checkValueRaters(b *book, c reportCase) {
 		b.number("Raters mean log predictive density of "+r.ID, at(row, h["Mean log predictive density"]), r.MeanLogPred)
 		b.number("Raters flags of "+r.ID, at(row, h["Flags"]), float64(flags[r.ID]))
 		b.cellType(SheetRaters, h["Dispersion"], i+1, true)
-	}
+	})
 	checkSkills(b, c, rows)
 }
 
 func checkValueFlags(b *book, c reportCase) {
 	rows := b.rows(SheetFlags)
-	b.headers(SheetFlags, rows[0], "Item", "Rater", "Rating", "Tail probability", "Rater's expected rating", "Item value", "Item value 2.5%", "Item value 97.5%", "Item position")
-	b.frozen(SheetFlags, 1)
-	b.filtered(SheetFlags)
+	b.table(SheetFlags, rows[0], "Item", "Rater", "Rating", "Tail probability", "Rater's expected rating", "Item value", "Item value 2.5%", "Item value 97.5%", "Item position")
 	byID := map[string]*FitItem{}
 	for i := range c.fit.Items {
 		byID[c.fit.Items[i].ID] = &c.fit.Items[i]

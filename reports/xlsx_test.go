@@ -151,15 +151,54 @@ func at(row []string, i int) string {
 }
 
 // number checks that a cell holds want (empty for NaN).
-// raterRows returns the Raters sheet's rows, a header and a row a rater
-// of the fit.
-func (b *book) raterRows(c reportCase) [][]string {
+// tableRows returns the rows of a sheet that holds a header and n rows (a
+// row an item or a rater of the fit), failing the test otherwise.
+func (b *book) tableRows(sheet string, n int) [][]string {
 	b.t.Helper()
-	rows := b.rows(SheetRaters)
-	if len(rows) != len(c.fit.Raters)+1 {
-		b.t.Fatalf("Raters: %d rows, want %d", len(rows), len(c.fit.Raters)+1)
+	rows := b.rows(sheet)
+	if len(rows) != n+1 {
+		b.t.Fatalf("%s: %d rows, want %d", sheet, len(rows), n+1)
 	}
 	return rows
+}
+
+// eachItem checks that each row of the Items sheet (rows, header h) names
+// an item of the fit and has its rank (the row's place), checks its
+// raters' labels (what a label is called: label or rating) and calls
+// check with the row and the item.
+func (b *book) eachItem(c reportCase, rows [][]string, h map[string]int, label string, check func(row []string, id string, fi *FitItem)) {
+	b.t.Helper()
+	byID := map[string]*FitItem{}
+	for i := range c.fit.Items {
+		byID[c.fit.Items[i].ID] = &c.fit.Items[i]
+	}
+	for n, row := range rows[1:] {
+		id := at(row, h["Item"])
+		fi := byID[id]
+		if fi == nil {
+			b.t.Fatalf("Items row %d: unknown item %q", n+2, id)
+		}
+		b.number("Items rank", at(row, h["Rank"]), float64(n+1))
+		check(row, id, fi)
+		for _, r := range c.fit.Raters {
+			if got, want := at(row, h[r.ID]), fi.Labels[r.ID]; got != want {
+				b.t.Errorf("Items: %s rater %s %s %q, want %q", id, r.ID, label, got, want)
+			}
+		}
+	}
+}
+
+// eachRater checks that each row of the Raters sheet (rows, header h)
+// names its rater of the fit and has the rater's count of labels in column
+// count, and calls check with the row and the rater.
+func (b *book) eachRater(c reportCase, rows [][]string, h map[string]int, count string, check func(i int, row []string, r multirater.RaterResult)) {
+	b.t.Helper()
+	for i, r := range c.fit.Raters {
+		row := rows[i+1]
+		b.rowOf(SheetRaters, i, row, r.ID)
+		b.number("Raters "+strings.ToLower(count)+" of "+r.ID, at(row, h[count]), float64(r.NLabels))
+		check(i, row, r)
+	}
 }
 
 // raterCellsNumeric checks that each rater's first label in the Items
@@ -228,6 +267,37 @@ func (b *book) filtered(sheet string) {
 	b.t.Errorf("%s: no autofilter", sheet)
 }
 
+// table checks the head of a sheet's table: its first headers (want, in
+// order), the header row frozen and the autofilter; it returns the index
+// of each header.
+func (b *book) table(sheet string, row []string, want ...string) map[string]int {
+	b.t.Helper()
+	b.headers(sheet, row, want...)
+	b.frozen(sheet, 1)
+	b.filtered(sheet)
+	return header(row)
+}
+
+// absent checks that none of the columns names is in a sheet's header h,
+// as why says.
+func (b *book) absent(sheet string, h map[string]int, why string, names ...string) {
+	b.t.Helper()
+	for _, name := range names {
+		if _, ok := h[name]; ok {
+			b.t.Errorf("%s: column %q %s", sheet, name, why)
+		}
+	}
+}
+
+// rowOf checks that the table row i of a sheet (its row i+2, below the
+// header: a row a rater, parameter...) begins with the name want.
+func (b *book) rowOf(sheet string, i int, row []string, want string) {
+	b.t.Helper()
+	if at(row, 0) != want {
+		b.t.Errorf("%s row %d: %q, want %q", sheet, i+2, at(row, 0), want)
+	}
+}
+
 func (b *book) headers(sheet string, row []string, want ...string) {
 	b.t.Helper()
 	for i, h := range want {
@@ -238,14 +308,20 @@ func (b *book) headers(sheet string, row []string, want ...string) {
 	}
 }
 
-func checkSummary(b *book, c reportCase) {
-	rows := b.rows(SheetSummary)
+// summary returns the Summary sheet's values by their names (column A).
+func (b *book) summary() map[string]string {
+	b.t.Helper()
 	kv := map[string]string{}
-	for _, r := range rows {
+	for _, r := range b.rows(SheetSummary) {
 		if len(r) >= 2 {
 			kv[r[0]] = r[1]
 		}
 	}
+	return kv
+}
+
+func checkSummary(b *book, c reportCase) {
+	kv := b.summary()
 	if kv["Project"] != c.rep.Project.Name {
 		b.t.Errorf("Summary: project %q, want %q", kv["Project"], c.rep.Project.Name)
 	}
@@ -274,14 +350,8 @@ func checkSummary(b *book, c reportCase) {
 }
 
 func checkItems(b *book, c reportCase) {
-	rows := b.rows(SheetItems)
-	if len(rows) != len(c.fit.Items)+1 {
-		b.t.Fatalf("Items: %d rows, want %d", len(rows), len(c.fit.Items)+1)
-	}
-	h := header(rows[0])
-	b.headers(SheetItems, rows[0], "Rank", "Item")
-	b.frozen(SheetItems, 1)
-	b.filtered(SheetItems)
+	rows := b.tableRows(SheetItems, len(c.fit.Items))
+	h := b.table(SheetItems, rows[0], "Rank", "Item")
 	cons := "Consensus class"
 	if c.rep.Kind == KindOrdinal {
 		cons = "Consensus grade"
@@ -296,19 +366,9 @@ func checkItems(b *book, c reportCase) {
 			b.t.Errorf("Items: no column for rater %q", r.ID)
 		}
 	}
-	byID := map[string]*FitItem{}
-	for i := range c.fit.Items {
-		byID[c.fit.Items[i].ID] = &c.fit.Items[i]
-	}
 	numeric := numericLevels(c.rep)
 	prevRank := math.Inf(-1)
-	for n, row := range rows[1:] {
-		id := at(row, h["Item"])
-		fi := byID[id]
-		if fi == nil {
-			b.t.Fatalf("Items row %d: unknown item %q", n+2, id)
-		}
-		b.number("Items rank", at(row, h["Rank"]), float64(n+1))
+	b.eachItem(c, rows, h, "label", func(row []string, id string, fi *FitItem) {
 		if fi.Score != nil {
 			b.number("Items score of "+id, at(row, h["Score"]), fi.Score.Mean)
 			b.number("Items score 2.5% of "+id, at(row, h["Score 2.5%"]), fi.Score.Q025)
@@ -331,11 +391,6 @@ func checkItems(b *book, c reportCase) {
 			b.t.Errorf("Items: %s consensus %q, want %q", id, got, want)
 		}
 		b.number("Items labels of "+id, at(row, h["Labels"]), float64(fi.NLabels))
-		for _, r := range c.fit.Raters {
-			if got, want := at(row, h[r.ID]), fi.Labels[r.ID]; got != want {
-				b.t.Errorf("Items: %s rater %s label %q, want %q", id, r.ID, got, want)
-			}
-		}
 		for ci, l := range c.fit.Levels {
 			p := math.NaN()
 			if fi.ClassProbs != nil {
@@ -347,7 +402,7 @@ func checkItems(b *book, c reportCase) {
 				b.number("Items P("+l+") of "+id, at(row, h["P("+l+")"]), p)
 			}
 		}
-	}
+	})
 	b.cellType(SheetItems, h["Item"], 1, false)
 	b.cellType(SheetItems, h["Rank"], 1, true)
 	b.cellType(SheetItems, h["Probability"], 1, true)
@@ -360,18 +415,10 @@ func checkItems(b *book, c reportCase) {
 }
 
 func checkRaters(b *book, c reportCase) {
-	rows := b.raterRows(c)
-	b.headers(SheetRaters, rows[0], "Rater", "Labels", "Reference", "Precision", "Precision SD", "Precision 2.5%", "Precision 50%", "Precision 97.5%",
+	rows := b.tableRows(SheetRaters, len(c.fit.Raters))
+	h := b.table(SheetRaters, rows[0], "Rater", "Labels", "Reference", "Precision", "Precision SD", "Precision 2.5%", "Precision 50%", "Precision 97.5%",
 		"Variance", "Variance SD", "Variance 2.5%", "Variance 50%", "Variance 97.5%")
-	b.frozen(SheetRaters, 1)
-	b.filtered(SheetRaters)
-	h := header(rows[0])
-	for i, r := range c.fit.Raters {
-		row := rows[i+1]
-		if at(row, 0) != r.ID {
-			b.t.Errorf("Raters row %d: %q, want %q", i+2, at(row, 0), r.ID)
-		}
-		b.number("Raters labels of "+r.ID, at(row, h["Labels"]), float64(r.NLabels))
+	b.eachRater(c, rows, h, "Labels", func(i int, row []string, r multirater.RaterResult) {
 		b.number("Raters precision of "+r.ID, at(row, h["Precision"]), r.Precision.Mean)
 		b.number("Raters precision 97.5% of "+r.ID, at(row, h["Precision 97.5%"]), r.Precision.Q975)
 		b.number("Raters variance of "+r.ID, at(row, h["Variance"]), r.Variance.Mean)
@@ -392,7 +439,7 @@ func checkRaters(b *book, c reportCase) {
 			}
 		}
 		b.cellType(SheetRaters, h["Precision"], i+1, true)
-	}
+	})
 	checkSkills(b, c, rows)
 }
 
@@ -424,9 +471,7 @@ func checkSkills(b *book, c reportCase, rows [][]string) {
 
 func checkThresholds(b *book, c reportCase) {
 	rows := b.rows(SheetThresholds)
-	b.headers(SheetThresholds, rows[0], "Rater", "Threshold", "Between levels", "Mean", "SD", "2.5%", "50%", "97.5%", "Fixed")
-	b.frozen(SheetThresholds, 1)
-	b.filtered(SheetThresholds)
+	b.table(SheetThresholds, rows[0], "Rater", "Threshold", "Between levels", "Mean", "SD", "2.5%", "50%", "97.5%", "Fixed")
 	i := 1
 	for _, r := range c.fit.Raters {
 		for j, th := range r.Thresholds {
@@ -464,9 +509,7 @@ func checkClasses(b *book, c reportCase) {
 	}
 	for i, l := range c.fit.Levels {
 		row := rows[i+1]
-		if at(row, 0) != l {
-			b.t.Errorf("Classes row %d: %q, want %q", i+2, at(row, 0), l)
-		}
+		b.rowOf(SheetClasses, i, row, l)
 		b.number("Classes labels of "+l, at(row, 2), float64(counts[l]))
 		b.number("Classes consensus of "+l, at(row, 4), float64(cons[l]))
 	}
@@ -508,14 +551,10 @@ func checkAgreement(b *book, c reportCase) {
 		}
 		return
 	}
-	b.headers(SheetAgreement, rows[0], "Coefficient", "Key", "Variant", "Value", "SE", "CI low", "CI high", "CI method")
-	b.frozen(SheetAgreement, 1)
-	b.filtered(SheetAgreement)
+	b.table(SheetAgreement, rows[0], "Coefficient", "Key", "Variant", "Value", "SE", "CI low", "CI high", "CI method")
 	for i, co := range a.Coefficients {
 		row := rows[i+1]
-		if at(row, 0) != co.Label {
-			b.t.Errorf("Agreement row %d: %q, want %q", i+2, at(row, 0), co.Label)
-		}
+		b.rowOf(SheetAgreement, i, row, co.Label)
 		b.number("Agreement value of "+co.Label, at(row, 3), float64(co.Value))
 		b.number("Agreement CI low of "+co.Label, at(row, 5), float64(co.CILow))
 	}
@@ -544,9 +583,7 @@ func checkDiagnostics(b *book, c reportCase) {
 	ps := c.fit.Diagnostics.Parameters
 	for i, p := range ps {
 		row := rows[i+1]
-		if at(row, 0) != p.Name {
-			b.t.Errorf("Diagnostics row %d: %q, want %q", i+2, at(row, 0), p.Name)
-		}
+		b.rowOf(SheetDiagnostics, i, row, p.Name)
 		b.number("Diagnostics R-hat of "+p.Name, at(row, 4), p.Rhat)
 		b.number("Diagnostics bulk ESS of "+p.Name, at(row, 5), p.ESSBulk)
 		over := !(p.Rhat < c.rep.Diagnostics.LimitRhat) || !(p.ESSBulk >= c.rep.Diagnostics.LimitESS)
@@ -568,9 +605,7 @@ func checkDiagnostics(b *book, c reportCase) {
 
 func checkFlags(b *book, c reportCase) {
 	rows := b.rows(SheetFlags)
-	b.headers(SheetFlags, rows[0], "Item", "Rater", "Label", "Probability", "Flagged", "Expected", "Item consensus", "Item position")
-	b.frozen(SheetFlags, 1)
-	b.filtered(SheetFlags)
+	b.table(SheetFlags, rows[0], "Item", "Rater", "Label", "Probability", "Flagged", "Expected", "Item consensus", "Item position")
 	// Every flag of the fit is a row marked flagged.
 	for _, fl := range c.fit.Flags {
 		found := false
@@ -634,16 +669,7 @@ func TestWorkbookControlCharacters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := WriteXLSX(&buf, rep, XLSXOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := f.GetRows(SheetItems)
+	rows, err := openBook(t, rep, XLSXOptions{}).f.GetRows(SheetItems)
 	if err != nil {
 		t.Fatal(err)
 	}

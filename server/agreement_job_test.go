@@ -290,8 +290,7 @@ func TestMemoCancelPrefix(t *testing.T) {
 		t.Errorf("project 2: cancelled %d", n)
 	}
 
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	if out := e.call("DELETE", fmt.Sprintf("/api/v1/projects/%d/agreement", id), key, nil, 200); out["cancelled"].(float64) != 0 {
 		t.Errorf("nothing running: %v", out)
 	}

@@ -18,8 +18,7 @@ import (
 // raters/testdata/reference_irrcac_population.csv), are part of the
 // analysis's cache key, and bad or too small values are a 400 naming them.
 func TestAgreementPopulation(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
 	se := func(doc map[string]any) float64 {
 		fk, _ := doc["fleiss_kappa"].(map[string]any)

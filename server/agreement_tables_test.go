@@ -16,8 +16,7 @@ import (
 // JSON and CSV, the items lowest first, filtered (below) and paged on the
 // server; bad parameters are 400s and unknown tables 404s.
 func TestAgreementTablesAPI(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
 
 	doc := e.call("GET", base+"?bootstrap=0", key, nil, 200)

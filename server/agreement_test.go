@@ -195,8 +195,7 @@ func TestMemoSharesAndCancels(t *testing.T) {
 // choose the rater pairs, ties= the tie rule; bad values are a 400 naming
 // the parameter.
 func TestAgreementQueryParts(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
 	doc := e.call("GET", base+"?bootstrap=0&only=items", key, nil, 200)
 	if _, ok := doc["item_agreement"]; !ok || doc["fleiss_kappa"] != nil || doc["only"] != "items" {
@@ -240,8 +239,7 @@ func keysOf(m map[string]any) []string {
 // (normal intervals and z/p against 0 and the null value in the document,
 // the weighted sets asked for); bad values are a 400 naming the parameter.
 func TestAgreementQueryTests(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
 	doc := e.call("GET", base+"?bootstrap=0&only=coefficients&ci=normal&null=0.5&weights=radical,circular", key, nil, 200)
 	fk, _ := doc["fleiss_kappa"].(map[string]any)
@@ -286,8 +284,7 @@ func TestTableAgreementAPI(t *testing.T) {
 	if len(ref) != 21 {
 		t.Fatalf("%d statsmodels numbers for table10", len(ref))
 	}
-	e := newEnv(t)
-	_, key := e.loadedProject("k1")
+	e, _, key := loadedEnv(t, "k1")
 	body := map[string]any{"table": [][]float64{{0, 4, 1}, {0, 8, 0}, {0, 1, 5}}, "ci": "normal", "weights": []string{"linear"}}
 	doc := e.call("POST", "/api/v1/agreement", key, body, 200)
 	un := doc["cohen_kappa"].([]any)[0].(map[string]any)["unweighted"].(map[string]any)
@@ -348,8 +345,7 @@ func readFile(t *testing.T, path string) string {
 // the new aggregators are in the document, ds_gold without gold labels is
 // a 400, and bad values are a 400 naming the parameter.
 func TestAgreementQueryDawidSkene(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
 	doc := e.call("GET", base+"?bootstrap=0&only=aggregators&ds_iter=2&ds_tol=0.5", key, nil, 200)
 	aggs := doc["aggregators"].(map[string]any)

@@ -30,8 +30,7 @@ func TestTableAgreementWeightsMatrix(t *testing.T) {
 		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
 		ref[key{q[3], f[len(f)-2]}] = v
 	}
-	e := newEnv(t)
-	_, apiKey := e.loadedProject("k1")
+	e, _, apiKey := loadedEnv(t, "k1")
 	tab := [][]float64{{0, 4, 1}, {0, 8, 0}, {0, 1, 5}}
 	for _, c := range []struct {
 		sm string      // statsmodels' weights as in the reference file

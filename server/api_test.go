@@ -364,8 +364,7 @@ func TestItemsRatersLabels(t *testing.T) {
 }
 
 func TestAgreement(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	doc := e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement?bootstrap=50&seed=2", id), key, nil, 200)
 	ka := doc["krippendorff_alpha"].(map[string]any)
 	if _, ok := ka["ordinal"]; !ok {
@@ -428,8 +427,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestFitsAPI(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	fitsPath := fmt.Sprintf("/api/v1/projects/%d/fits", id)
 
 	out := e.call("POST", fitsPath, key, quickFit, 202)
@@ -596,8 +594,7 @@ func TestCancelAndConflicts(t *testing.T) {
 }
 
 func TestPredictions(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	fid := e.doneFit(id, key)
 	path := fmt.Sprintf("/api/v1/fits/%d/predictions", fid)
 	out := e.call("POST", path, key, map[string]any{"items": []map[string]any{{"id": "new-essay", "text": "some text"}, {"id": "other"}}}, 200)
@@ -757,8 +754,7 @@ func TestTextKernelFit(t *testing.T) {
 
 // TestStartFit: fits queued in Go (as concord demo does) run like API fits.
 func TestStartFit(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	f, err := e.srv.StartFit(t.Context(), id, analysis.FitSpec{Engine: "gibbs", Chains: 2, Samples: 100, Burnin: 50, Seed: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -17,8 +17,7 @@ import (
 // skips as TestBrowserDashboard does.
 func TestBrowserAgreement(t *testing.T) {
 	cr := newChrome(t)
-	e := newEnv(t)
-	id, key := e.loadedProject("sirt-writing-k1")
+	e, id, key := loadedEnv(t, "sirt-writing-k1")
 	ctx := cr.ctx
 	rowsReady := `(document.querySelector("#item-agreement-table") || {getAttribute: () => null}).getAttribute("data-rows")`
 	waitRows := func() string {

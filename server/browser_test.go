@@ -178,8 +178,7 @@ func (c *chrome) waitImages() (loaded, total int) {
 // is missing, unless CONCORD_REQUIRE_BROWSER=1 (CI).
 func TestBrowserDashboard(t *testing.T) {
 	cr := newChrome(t)
-	e := newEnv(t)
-	id, key := e.loadedProject("sirt-writing-k1")
+	e, id, key := loadedEnv(t, "sirt-writing-k1")
 	ctx, shot, eval, count := cr.ctx, cr.shot, cr.eval, cr.count
 
 	// Log in with the project's key: the browser lands on its project.
@@ -286,8 +285,7 @@ func TestBrowserDashboard(t *testing.T) {
 // and the fit page are saved. It skips as TestBrowserDashboard does.
 func TestBrowserClassification(t *testing.T) {
 	cr := newChrome(t)
-	e := newEnv(t)
-	id, key := e.binaryProject("rte-binary")
+	e, id, key := binaryEnv(t, "rte-binary")
 	fid := e.doneSpec(id, key, quickClassFit)
 
 	cr.login(e.url+"/login", key,

@@ -16,8 +16,7 @@ import (
 // TestBrowserDashboard does.
 func TestBrowserAgreementTies(t *testing.T) {
 	cr := newChrome(t)
-	e := newEnv(t)
-	_, key := e.binaryProject("rte-ties")
+	e, _, key := binaryEnv(t, "rte-ties")
 	ctx := cr.ctx
 	// tryEval evaluates js, "" while the page is between two documents
 	// (the select's change reloads it: an evaluation during the

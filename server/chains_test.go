@@ -225,18 +225,9 @@ func killChainWorker(t *testing.T, dsn string) {
 			t.Fatalf("the chains did not run on both workers: %+v", f)
 		}
 	}
-	victim, survivor := h1, h2
-	if strings.HasSuffix(victimChain.Worker, fmt.Sprintf("-%d", h2.cmd.Process.Pid)) {
-		victim, survivor = h2, h1
-	}
-	if err := victim.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	victim.cmd.Wait()
-	killed := time.Now()
-	res := helperClient(t, survivor.url).waitFit(fid, key, 2*time.Minute)
+	res, took := killWorkerOf(t, victimChain.Worker, h1, h2, fid, key)
 	t.Logf("killed worker %s running chain %d at %.2f; the fit ended %s in %s; chains %v",
-		victimChain.Worker, victimChain.Chain, victimChain.Progress, res["state"], time.Since(killed).Round(time.Millisecond), res["chains"])
+		victimChain.Worker, victimChain.Chain, victimChain.Progress, res["state"], took, res["chains"])
 	if res["state"] != "done" {
 		t.Fatalf("after the kill: %v", res)
 	}

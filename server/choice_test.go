@@ -14,8 +14,7 @@ import (
 // choice table: a row per candidate of report.json's model_choice, the
 // chosen one marked, the reason; none for the forced model.
 func TestModelChoicePage(t *testing.T) {
-	e := newEnv(t)
-	rte, rteKey := e.binaryProject("rte-choice")
+	e, rte, rteKey := binaryEnv(t, "rte-choice")
 	sliders, sliderKey := e.project("sliders-choice", "bounded:0..100")
 	var labels []map[string]any
 	for i, vs := range [][]string{{"42.5", "40", "55"}, {"90", "85", "100"}, {"10", "0", "20"}, {"60", "70", "30"}, {"75", "80", "65"}} {
@@ -91,8 +90,7 @@ func TestModelChoicePage(t *testing.T) {
 // passes it to the agreement API) and keeps it in the low-agreement
 // filter; an unknown rule is ignored; bounded ratings have no control.
 func TestAgreementTiesControl(t *testing.T) {
-	e := newEnv(t)
-	rte, rteKey := e.binaryProject("rte-ties")
+	e, rte, rteKey := binaryEnv(t, "rte-ties")
 	sliders, sliderKey := e.project("sliders-ties", "bounded:0..100")
 	br := newBrowser(t, e)
 	for _, tc := range []struct {
@@ -112,21 +110,7 @@ func TestAgreementTiesControl(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			br.login(tc.key)
-			resp, page := br.get(fmt.Sprintf("/projects/%d%s", tc.project, tc.query))
-			if resp.StatusCode != 200 {
-				t.Fatalf("project page: %d", resp.StatusCode)
-			}
-			sec := between(page, `<section class="card" id="agreement"`, "</section>")
-			for _, w := range tc.want {
-				if !strings.Contains(sec, w) {
-					t.Errorf("the agreement section has no %q", w)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(sec, w) {
-					t.Errorf("the agreement section has %q", w)
-				}
-			}
+			br.agreementSection(t, tc.project, tc.query, tc.want, tc.not)
 		})
 	}
 	_, js := br.get("/static/app.js")

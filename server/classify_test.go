@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -21,15 +20,6 @@ import (
 // quickClassFit is a classification fit small enough to finish in well
 // under a second on the test data (testdata/README.md).
 var quickClassFit = map[string]any{"engine": "gibbs", "chains": 2, "samples": 100, "burnin": 50, "seed": 3}
-
-func readTestdata(t testing.TB, name string) string {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // binaryProject creates a binary project with the RTE subset: 40 items
 // with their texts (text and hypothesis) and gold labels, 400 labels of 17
@@ -58,17 +48,6 @@ func (e *testEnv) nominalProject(name string) (int64, string) {
 		e.t.Fatalf("import: status %d: %s", resp.StatusCode, b)
 	}
 	return id, key
-}
-
-// doneSpec runs a fit with spec to completion.
-func (e *testEnv) doneSpec(project int64, token string, spec any) int64 {
-	e.t.Helper()
-	id := e.startFit(project, token, spec)
-	f := e.waitFit(id, token, 60*time.Second)
-	if f["state"] != "done" {
-		e.t.Fatalf("fit %d ended %s: %v", id, f["state"], f["message"])
-	}
-	return id
 }
 
 func with(spec map[string]any, kv ...any) map[string]any {
@@ -200,8 +179,7 @@ func TestFitRequestModelDefaults(t *testing.T) {
 // converge on the demo's RTE project); the dashboard's form says so. With
 // text featuriser settings it uses the texts.
 func TestClassificationDefaultKernel(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte")
+	e, id, key := binaryEnv(t, "rte")
 	f := e.call("GET", fmt.Sprintf("/api/v1/fits/%d", e.doneSpec(id, key, quickClassFit)), key, nil, 200)
 	if k := f["summary"].(map[string]any)["kernel"]; k != "identity" {
 		t.Errorf("default kernel %v, want identity", k)
@@ -213,8 +191,7 @@ func TestClassificationDefaultKernel(t *testing.T) {
 }
 
 func TestClassificationFitsAPI(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte")
+	e, id, key := binaryEnv(t, "rte")
 	fitsPath := fmt.Sprintf("/api/v1/projects/%d/fits", id)
 
 	// Errors first: nothing is queued.
@@ -458,8 +435,7 @@ func between(page, from, to string) string {
 // classes, class distribution, rater reliability with agreement, confusion
 // tables, surprising labels, the ROC plot and the downloads.
 func TestDashboardClassification(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte")
+	e, id, key := binaryEnv(t, "rte")
 	fid := e.doneSpec(id, key, quickClassFit)
 	b := newBrowser(t, e)
 	b.login(key)

@@ -12,8 +12,7 @@ import (
 // sheet, and the dashboard's raters table (accuracy, spam score,
 // spammers marked) and each rater's model confusion matrix.
 func TestConfusionFitPage(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte-confusion")
+	e, id, key := binaryEnv(t, "rte-confusion")
 	fid := e.doneSpec(id, key, map[string]any{"model": "confusion", "seed": 5})
 	base := fmt.Sprintf("/api/v1/fits/%d", fid)
 

@@ -126,6 +126,24 @@ func helperClient(t *testing.T, url string) *testEnv {
 	return &testEnv{t: t, url: url, hc: &http.Client{Timeout: hangTimeout}}
 }
 
+// killWorkerOf kills (SIGKILL) whichever of the helpers h1 and h2 is the
+// worker named worker, waits for fit fid to end on the other and returns
+// the fit's final state and how long it took after the kill.
+func killWorkerOf(t *testing.T, worker string, h1, h2 *helperServer, fid int64, key string) (map[string]any, time.Duration) {
+	t.Helper()
+	victim, survivor := h1, h2
+	if strings.HasSuffix(worker, fmt.Sprintf("-%d", h2.cmd.Process.Pid)) {
+		victim, survivor = h2, h1
+	}
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	victim.cmd.Wait()
+	killed := time.Now()
+	res := helperClient(t, survivor.url).waitFit(fid, key, 2*time.Minute)
+	return res, time.Since(killed).Round(time.Millisecond)
+}
+
 func fitState(t *testing.T, st annotations.FitStore, id int64) *annotations.Fit {
 	t.Helper()
 	f, err := st.FindFitByID(context.Background(), id)
@@ -252,18 +270,9 @@ func killWorkerMidFit(t *testing.T, dsn string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	victim, survivor := h1, h2
-	if strings.HasSuffix(f.Worker, fmt.Sprintf("-%d", h2.cmd.Process.Pid)) {
-		victim, survivor = h2, h1
-	}
-	if err := victim.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	victim.cmd.Wait()
-	killed := time.Now()
-	res := helperClient(t, survivor.url).waitFit(fid, key, 2*time.Minute)
+	res, took := killWorkerOf(t, f.Worker, h1, h2, fid, key)
 	t.Logf("killed worker %s at progress %.2f; the fit ended %s on the other in %s (attempts %v, worker %v)",
-		f.Worker, f.Progress, res["state"], time.Since(killed).Round(time.Millisecond), res["attempts"], res["worker"])
+		f.Worker, f.Progress, res["state"], took, res["attempts"], res["worker"])
 	if res["state"] != "done" || res["attempts"].(float64) != 2 || res["worker"] == f.Worker {
 		t.Fatalf("after the kill: %v", res)
 	}

@@ -15,8 +15,7 @@ import (
 // not), carried by the page's other agreement forms and passed on to the
 // API as data-query; the JS reads data-query and shows the p-values.
 func TestDashboardAgreementOptions(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	br := newBrowser(t, e)
 	br.login(key)
 	for _, tc := range []struct {
@@ -46,21 +45,7 @@ func TestDashboardAgreementOptions(t *testing.T) {
 			[]string{`value="-3"`, "99999", `value="some"`, "maybe", `value="1e9"`, `type="hidden" name="population"`, "merge"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, page := br.get(fmt.Sprintf("/projects/%d%s", id, tc.query))
-			if resp.StatusCode != 200 {
-				t.Fatalf("project page: %d", resp.StatusCode)
-			}
-			sec := between(page, `<section class="card" id="agreement"`, "</section>")
-			for _, w := range tc.want {
-				if !strings.Contains(sec, w) {
-					t.Errorf("the agreement section has no %q", w)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(sec, w) {
-					t.Errorf("the agreement section has %q", w)
-				}
-			}
+			br.agreementSection(t, id, tc.query, tc.want, tc.not)
 		})
 	}
 	// The page's query is the API's: population reaches the analysis.

@@ -15,8 +15,7 @@ import (
 // the item labels page lists an item's labels, and refuses items of no
 // project and other projects' items.
 func TestDashboardAgreementSection(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("k1")
+	e, id, key := loadedEnv(t, "k1")
 	other, _ := e.project("other", "ordinal:0..3")
 	b := newBrowser(t, e)
 	b.login(key)

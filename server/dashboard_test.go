@@ -44,6 +44,37 @@ func (b *browser) get(path string) (*http.Response, string) {
 	return b.do(req)
 }
 
+// agreementSection gets the project page of project with query and
+// checks, in t (a subtest's), that its agreement section has every string
+// of want and none of not.
+func (b *browser) agreementSection(t *testing.T, project int64, query string, want, not []string) {
+	t.Helper()
+	resp, page := b.get(fmt.Sprintf("/projects/%d%s", project, query))
+	if resp.StatusCode != 200 {
+		t.Fatalf("project page: %d", resp.StatusCode)
+	}
+	sec := between(page, `<section class="card" id="agreement"`, "</section>")
+	for _, w := range want {
+		if !strings.Contains(sec, w) {
+			t.Errorf("the agreement section has no %q", w)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(sec, w) {
+			t.Errorf("the agreement section has %q", w)
+		}
+	}
+}
+
+// hasLink checks that the page at path links to href; lacking says what
+// the page lacks otherwise.
+func (b *browser) hasLink(path, href, lacking string) {
+	b.t.Helper()
+	if _, page := b.get(path); !strings.Contains(page, `href="`+href+`"`) {
+		b.t.Errorf("%s lacks the link to %s", path, lacking)
+	}
+}
+
 // fitPage returns the dashboard page of fit fid and fails the test
 // unless it is there (200) and has every string of want.
 func (b *browser) fitPage(fid int64, want ...string) string {
@@ -191,8 +222,7 @@ func TestDashboardLogin(t *testing.T) {
 }
 
 func TestDashboardPages(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("essays-k1")
+	e, id, key := loadedEnv(t, "essays-k1")
 	fid := e.doneFit(id, key)
 	e.project("other", "ordinal:1..3")
 

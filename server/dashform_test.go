@@ -62,8 +62,7 @@ func formSelect(t *testing.T, page, id string) (values, models []string, selecte
 // its Doc), each model's engines, and the groups of settings with the
 // model:engine pairs that use them.
 func TestDashboardFitFormModels(t *testing.T) {
-	e := newEnv(t)
-	ord, _ := e.loadedProject("essays")
+	e, ord, _ := loadedEnv(t, "essays")
 	bin, _ := e.binaryProject("rte")
 	nom, _ := e.nominalProject("anaesthesia")
 	bnd, _ := e.boundedProject("sliders")

@@ -137,8 +137,7 @@ func TestExportLabelStudio(t *testing.T) {
 // A project imported from a CSV long file has no control names: the Label
 // Studio export says which query parameters give them.
 func TestExportLabelStudioNeedsNames(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("names")
+	e, id, key := loadedEnv(t, "names")
 	fid := e.doneFit(id, key)
 	e.wantError("GET", fmt.Sprintf("/api/v1/fits/%d/export/labelstudio", fid), key, nil, http.StatusBadRequest, "invalid", "?from_name=NAME&to_name=NAME")
 	// The refusal is an answer to read, not a file to save.
@@ -248,8 +247,7 @@ func TestDashboardLabelStudioCSV(t *testing.T) {
 // rater's record on the gold questions, equal to a direct count of the
 // labels with its Wilson interval, and the fit page shows the table.
 func TestGoldOnFitPage(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte-gold")
+	e, id, key := binaryEnv(t, "rte-gold")
 	fid := e.doneSpec(id, key, map[string]any{"model": "confusion", "seed": 5})
 
 	gold := map[string]string{}
@@ -311,8 +309,7 @@ func TestGoldOnFitPage(t *testing.T) {
 // label would tell (best first, as analysis.NextItems on the fit's result
 // does), as JSON and as a CSV task list; the dashboard page lists them.
 func TestNextItems(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte-next")
+	e, id, key := binaryEnv(t, "rte-next")
 	fid := e.doneSpec(id, key, map[string]any{"model": "confusion", "seed": 5})
 	base := fmt.Sprintf("/api/v1/fits/%d/next", fid)
 	doc := e.call("GET", base+"?n=5", key, nil, 200)
@@ -345,11 +342,8 @@ func TestNextItems(t *testing.T) {
 
 	b2 := newBrowser(t, e)
 	b2.login(key)
-	_, page := b2.get(fmt.Sprintf("/fits/%d", fid))
-	if !strings.Contains(page, fmt.Sprintf(`href="/fits/%d/next"`, fid)) {
-		t.Errorf("fit page lacks the link to the items to label next")
-	}
-	_, page = b2.get(fmt.Sprintf("/fits/%d/next?n=7", fid))
+	b2.hasLink(fmt.Sprintf("/fits/%d", fid), fmt.Sprintf("/fits/%d/next", fid), "the items to label next")
+	_, page := b2.get(fmt.Sprintf("/fits/%d/next?n=7", fid))
 	if n := strings.Count(between(page, `id="next-table"`, "</table>"), "<tr>"); n != 8 {
 		t.Errorf("next page: %d rows, want 7 and the header", n)
 	}

@@ -12,8 +12,7 @@ import (
 // TestFindOrStartFit checks that a fit with the same settings is reused,
 // queued or done, and that other settings start a new one.
 func TestFindOrStartFit(t *testing.T) {
-	e := newEnv(t)
-	project, _ := e.loadedProject("find-or-start")
+	e, project, _ := loadedEnv(t, "find-or-start")
 	ctx := context.Background()
 	spec := analysis.FitSpec{Model: analysis.ModelOrdinal, Engine: "gibbs", Chains: 2, Samples: 200, Burnin: 100, Seed: 7}
 

@@ -161,8 +161,7 @@ func TestKernelCheckedAtSubmission(t *testing.T) {
 // spec (issue 19 item 10: it came back as -1, the internal "none") and runs
 // without burn-in; a fit without burnin gets the default.
 func TestBurninZeroStaysZero(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.loadedProject("burnin")
+	e, id, key := loadedEnv(t, "burnin")
 	fid := e.startFit(id, key, map[string]any{"engine": "gibbs", "burnin": 0, "chains": 1, "samples": 20, "seed": 3})
 	f := e.call("GET", fmt.Sprintf("/api/v1/fits/%d", fid), key, nil, 200)
 	spec, _ := f["spec"].(map[string]any)

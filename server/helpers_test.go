@@ -286,14 +286,42 @@ func (e *testEnv) upload(path, token string, files map[string][2]string, fields 
 	return resp, b
 }
 
-// sirtK1 is the test data set (testdata/README.md).
-func sirtK1(t testing.TB) string {
+// readTestdata returns the file name of testdata (testdata/README.md
+// says where each comes from).
+func readTestdata(t testing.TB, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("testdata/sirt_k1.csv")
+	b, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// sirtK1 is the test data set (testdata/README.md).
+func sirtK1(t testing.TB) string {
+	t.Helper()
+	return readTestdata(t, "sirt_k1.csv")
+}
+
+// projectEnv starts a test server with one project, name, that load
+// creates; it returns the project and its key.
+func projectEnv(t *testing.T, load func(*testEnv, string) (int64, string), name string) (*testEnv, int64, string) {
+	t.Helper()
+	e := newEnv(t)
+	id, key := load(e, name)
+	return e, id, key
+}
+
+// loadedEnv is projectEnv with the sirt k1 labels (loadedProject).
+func loadedEnv(t *testing.T, name string) (*testEnv, int64, string) {
+	t.Helper()
+	return projectEnv(t, (*testEnv).loadedProject, name)
+}
+
+// binaryEnv is projectEnv with the RTE subset (binaryProject).
+func binaryEnv(t *testing.T, name string) (*testEnv, int64, string) {
+	t.Helper()
+	return projectEnv(t, (*testEnv).binaryProject, name)
 }
 
 // loadedProject creates an ordinal project with the sirt k1 labels.
@@ -340,7 +368,13 @@ func (e *testEnv) waitFit(id int64, token string, timeout time.Duration) map[str
 // doneFit runs a quick fit to completion.
 func (e *testEnv) doneFit(project int64, token string) int64 {
 	e.t.Helper()
-	id := e.startFit(project, token, quickFit)
+	return e.doneSpec(project, token, quickFit)
+}
+
+// doneSpec runs a fit with spec to completion.
+func (e *testEnv) doneSpec(project int64, token string, spec any) int64 {
+	e.t.Helper()
+	id := e.startFit(project, token, spec)
 	f := e.waitFit(id, token, 60*time.Second)
 	if f["state"] != "done" {
 		e.t.Fatalf("fit %d ended %s: %v", id, f["state"], f["message"])

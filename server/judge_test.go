@@ -119,11 +119,8 @@ func TestJudgeRoute(t *testing.T) {
 
 	br := newBrowser(t, e)
 	br.login(key)
-	_, page := br.get(fmt.Sprintf("/projects/%d", id))
-	if !strings.Contains(page, fmt.Sprintf(`href="/projects/%d/judge"`, id)) {
-		t.Errorf("project page lacks the link to the judge report")
-	}
-	_, page = br.get(fmt.Sprintf("/projects/%d/judge?epsilon=0.2", id))
+	br.hasLink(fmt.Sprintf("/projects/%d", id), fmt.Sprintf("/projects/%d/judge", id), "the judge report")
+	_, page := br.get(fmt.Sprintf("/projects/%d/judge?epsilon=0.2", id))
 	if !strings.Contains(page, `<h2 class="judge-name">llm</h2>`) || strings.Count(between(page, `id="judge-humans"`, "</table>"), "<tr>") != 5 ||
 		!strings.Contains(page, want.Judges[0].Agreement.Rater) {
 		t.Errorf("judge page:\n%s", between(page, `id="judge"`, "</section>"))

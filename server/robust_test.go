@@ -15,8 +15,7 @@ import (
 // label-errors table, the error-rates plot and the dashboard's table of
 // the labels most probably wrong.
 func TestRobustFitsAPI(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte-robust")
+	e, id, key := binaryEnv(t, "rte-robust")
 	fid := e.doneSpec(id, key, map[string]any{"model": "robust", "kernel": "identity", "select": true, "em": "tilted", "seed": 5})
 	base := fmt.Sprintf("/api/v1/fits/%d", fid)
 
@@ -100,8 +99,7 @@ func TestRobustFitsAPI(t *testing.T) {
 // TestRobustFitRequest: the robust model's settings in a fit request, and
 // what is refused.
 func TestRobustFitRequest(t *testing.T) {
-	e := newEnv(t)
-	id, key := e.binaryProject("rte-robust-req")
+	e, id, key := binaryEnv(t, "rte-robust-req")
 	path := fmt.Sprintf("/api/v1/projects/%d/fits", id)
 	for _, tc := range []struct {
 		body     map[string]any

@@ -76,10 +76,7 @@ func TestAgreementCommandPopulation(t *testing.T) {
 		{[]string{"--table", "../../raters/testdata/irrcac_cont3x3abstractors.csv", "--population", "99"}, "population 99 (concord agreement --population; API: population) is smaller than the 100 subjects"},
 		{[]string{"--labels", "testdata/agreement_sirt_k1.csv", "--scheme", "ordinal:0..3", "--bootstrap", "0", "--population", "5"}, "population 5 (concord agreement --population; API: population) is smaller than the"},
 	} {
-		e, _, errb := testEnv()
-		if code := run(context.Background(), e, append([]string{"agreement"}, c.args...)); code == 0 || !strings.Contains(errb.String(), c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errb, c.want)
-		}
+		runFails(t, append([]string{"agreement"}, c.args...), c.want)
 	}
 }
 

@@ -251,10 +251,7 @@ func TestAgreementCommandTables(t *testing.T) {
 		{[]string{"--table", bad, "--weights", "cubic"}, "--weights \"cubic\": expected all or"},
 		{[]string{"--table", bad, "--null", "half"}, "--null \"half\": expected a number"},
 	} {
-		e, _, errb := testEnv()
-		if code := run(context.Background(), e, append([]string{"agreement"}, c.args...)); code == 0 || !strings.Contains(errb.String(), c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errb, c.want)
-		}
+		runFails(t, append([]string{"agreement"}, c.args...), c.want)
 	}
 }
 
@@ -369,9 +366,6 @@ func TestAgreementCommandCrowdKitOptions(t *testing.T) {
 		{[]string{"--ds-init-strategy", "merge"}, "--ds-init-strategy \"merge\": expected assign or addition"},
 		{[]string{"--ds-iter", "-1"}, "--ds-iter and --ds-tol must be at least 0"},
 	} {
-		e, _, errb := testEnv()
-		if code := run(context.Background(), e, append(append([]string{}, base...), c.args...)); code == 0 || !strings.Contains(errb.String(), c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errb, c.want)
-		}
+		runFails(t, append(append([]string{}, base...), c.args...), c.want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // adultRepeats is a piece of AdultContent2 with 7 repeated (site, worker)
@@ -100,10 +102,7 @@ func TestDuplicatesFlag(t *testing.T) {
 				NLabels int    `json:"n_labels"`
 			} `json:"raters"`
 		}
-		raw, _ := os.ReadFile(res)
-		if err := json.Unmarshal(raw, &fit); err != nil {
-			t.Fatal(err)
-		}
+		testutil.ReadJSON(t, res, &fit)
 		total := 0
 		for _, r := range fit.Raters {
 			total += r.NLabels

@@ -119,11 +119,7 @@ func TestFitAUCFlags(t *testing.T) {
 		{[]string{"--model", "auc", "--covariates", "glu,insulin"}, `covariate "insulin" is not a numeric item column`},
 		{[]string{"--model", "robust", "--prior", "gaussian"}, "prior is not a setting of the robust model fitted by ep"},
 	} {
-		e, _, errb := testEnv()
-		args := append([]string{"fit", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--out", filepath.Join(dir, "x.json")}, tc.args...)
-		if code := run(context.Background(), e, args); code == 0 || !strings.Contains(errb.String(), tc.want) {
-			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb, tc.want)
-		}
+		runFails(t, append([]string{"fit", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--out", filepath.Join(dir, "x.json")}, tc.args...), tc.want)
 	}
 	// Labels without an items file: the covariates are missing.
 	e, _, errb = testEnv()

@@ -110,10 +110,7 @@ func TestFitCommandErrors(t *testing.T) {
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--sampler", "hmc", "--out", "-"}, "unknown sampler"},
 		{[]string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--scheme", "ordinal:1..5", "--chains", "0", "--out", "-"}, "--chains = 0: expected an integer from 1 to 64"},
 	} {
-		e, _, errb := testEnv()
-		if code := run(context.Background(), e, tc.args); code == 0 || !strings.Contains(errb.String(), tc.msg) {
-			t.Errorf("%v: exit %d, stderr %q, want a message with %q", tc.args, code, errb, tc.msg)
-		}
+		runFails(t, tc.args, tc.msg)
 	}
 }
 

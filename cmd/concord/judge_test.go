@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // TestJudge: concord judge prints the alternative annotator test's verdict
@@ -52,13 +54,7 @@ func TestJudge(t *testing.T) {
 			Model bool   `json:"model"`
 		} `json:"raters"`
 	}
-	b, err := os.ReadFile(fit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	testutil.ReadJSON(t, fit, &res)
 	for _, r := range res.Raters {
 		if r.Model != (r.ID == "good" || r.ID == "coin") {
 			t.Errorf("rater %s: model %v", r.ID, r.Model)

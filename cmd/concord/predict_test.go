@@ -120,10 +120,7 @@ func TestFitPredictText(t *testing.T) {
 		{[]string{"fit", "--labels", ratings, "--items", essayItems, "--scheme", "ordinal:0..12", "--kernel", "text+linear", "--out", "-"}, "name the covariate columns"},
 		{[]string{"fit", "--labels", ratings, "--items", essayItems, "--scheme", "ordinal:0..12", "--kernel", "identity", "--stem", "--out", "-"}, "no text term"},
 	} {
-		e, _, errb := testEnv()
-		if code := run(context.Background(), e, tc.args); code == 0 || !strings.Contains(errb.String(), tc.msg) {
-			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb, tc.msg)
-		}
+		runFails(t, tc.args, tc.msg)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"concord/internal/testutil"
 	"concord/reports"
 )
 
@@ -275,16 +276,10 @@ func TestReportCommandBounded(t *testing.T) {
 	f.Close()
 
 	// A fit file without its scheme: the fit's range makes it.
-	raw, err := os.ReadFile(fit)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	testutil.ReadJSON(t, fit, &doc)
 	delete(doc["model"].(map[string]any), "scheme")
-	raw, _ = json.Marshal(doc)
+	raw, _ := json.Marshal(doc)
 	noScheme := filepath.Join(dir, "noscheme.json")
 	if err := os.WriteFile(noScheme, raw, 0o644); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -41,28 +40,13 @@ func mustCLI(t *testing.T, args ...string) string {
 	return out
 }
 
-// zipDir zips the files of a fixture directory named in its ORDER file.
-func zipDir(t *testing.T, dir, out string) {
+// runFails runs the command line args and checks that it fails with a
+// message that contains want.
+func runFails(t *testing.T, args []string, want string) {
 	t.Helper()
-	order, err := os.ReadFile(filepath.Join(dir, "ORDER"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, name := range strings.Fields(string(order)) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, _ := zw.Create(name)
-		w.Write(b)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
+	e, _, errb := testEnv()
+	if code := run(context.Background(), e, args); code == 0 || !strings.Contains(errb.String(), want) {
+		t.Errorf("%v: exit %d, stderr %q; want a message with %q", args, code, errb, want)
 	}
 }
 
@@ -86,7 +70,9 @@ func TestImportRealExports(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "concord.db")
 	zipPath := filepath.Join(dir, "doccano-export.zip")
-	zipDir(t, filepath.Join(exportsDir, "doccano_rte_export.zip.d"), zipPath)
+	if err := os.WriteFile(zipPath, testutil.ZipFixture(t, filepath.Join(exportsDir, "doccano_rte_export.zip.d")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	xlsx := filepath.Join(dir, "grades.xlsx")
 	csvToXLSX(t, filepath.Join(exportsDir, "essays_graders.csv"), xlsx)
 	tests := []struct {

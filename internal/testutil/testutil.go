@@ -1,14 +1,24 @@
 // Package testutil holds what the tests of several packages share: reading
 // the reference tables (CSV files) that testdata folders and the shared data
-// folder hold, and a fresh PostgreSQL schema per test. Only test files
-// import it.
+// folder hold, JSON round trips, zipped fixtures, random test inputs and a
+// fresh PostgreSQL schema per test. Only test files and the reference
+// scripts of docs/scripts import it.
 package testutil
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Records returns every record of the CSV file at path, the header
@@ -117,6 +127,12 @@ func ReadJSON(tb testing.TB, path string, v any) {
 // the test.
 func JSONRoundTrip[T any](tb testing.TB, v T) T {
 	tb.Helper()
+	return jsonAs[T](tb, v)
+}
+
+// jsonAs returns v encoded as JSON and decoded as a T.
+func jsonAs[T any](tb testing.TB, v any) T {
+	tb.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		tb.Fatal(err)
@@ -126,4 +142,88 @@ func JSONRoundTrip[T any](tb testing.TB, v T) T {
 		tb.Fatal(err)
 	}
 	return back
+}
+
+// JSONDocument returns v encoded as JSON and decoded as a generic document
+// (the map a client of the JSON reads); a value that cannot be encoded
+// fails the test.
+func JSONDocument(tb testing.TB, v any) map[string]any {
+	tb.Helper()
+	return jsonAs[map[string]any](tb, v)
+}
+
+// ZipFixture returns the zip archive of the files of dir named in
+// dir/ORDER (slash-separated paths), in that order: a fixture kept
+// unzipped in testdata. A file that cannot be read fails the test.
+func ZipFixture(t testing.TB, dir string) []byte {
+	t.Helper()
+	order, err := os.ReadFile(filepath.Join(dir, "ORDER"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, part := range strings.Fields(string(order)) {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(part)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := zw.Create(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// NormalMatrix returns an n x d matrix of standard normal draws from rng,
+// drawn row by row (test inputs of the kernels).
+func NormalMatrix(rng *rand.Rand, n, d int) *mat.Dense {
+	x := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			x.Set(i, j, rng.NormFloat64())
+		}
+	}
+	return x
+}
+
+// Classified splits the records of a table of numeric covariates and a
+// class in its last column (recs holds the header, as Records returns it):
+// the covariates, whether each row's class is positive, and the covariates'
+// names. A field that is not a number is an error naming its row and
+// column.
+func Classified(recs [][]string, positive string) (x *mat.Dense, y []bool, names []string, err error) {
+	d := len(recs[0]) - 1
+	x = mat.NewDense(len(recs)-1, d, nil)
+	y = make([]bool, len(recs)-1)
+	for i, rec := range recs[1:] {
+		for k := 0; k < d; k++ {
+			v, err := strconv.ParseFloat(rec[k], 64)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("row %d column %d: %w", i+2, k+1, err)
+			}
+			x.Set(i, k, v)
+		}
+		y[i] = rec[d] == positive
+	}
+	return x, y, recs[0][:d], nil
+}
+
+// IndexOf returns the index of id in *ids, which index maps (an id's index
+// by its first sight): a new id is appended to *ids and index.
+func IndexOf(index map[string]int, ids *[]string, id string) int {
+	i, ok := index[id]
+	if !ok {
+		i = len(*ids)
+		index[id] = i
+		*ids = append(*ids, id)
+	}
+	return i
 }

@@ -2,7 +2,6 @@ package auc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -286,16 +285,9 @@ func TestJSONAndNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back map[string]any
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := testutil.JSONDocument(t, r)
 	if back["engine"] != "ep" || back["prior"] != "gaussian" || back["gamma"] != 5.0 {
-		t.Errorf("JSON %s", b)
+		t.Errorf("JSON %v", back)
 	}
 }
 

@@ -3,7 +3,6 @@ package auc_test
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -17,20 +16,11 @@ func pima(name string) (*mat.Dense, []bool, []string) {
 	if err != nil {
 		panic(err)
 	}
-	d := len(recs[0]) - 1
-	x := mat.NewDense(len(recs)-1, d, nil)
-	y := make([]bool, len(recs)-1)
-	for i, rec := range recs[1:] {
-		for k := 0; k < d; k++ {
-			v, err := strconv.ParseFloat(rec[k], 64)
-			if err != nil {
-				panic(err)
-			}
-			x.Set(i, k, v)
-		}
-		y[i] = rec[d] == "Yes"
+	x, y, names, err := testutil.Classified(recs, "Yes")
+	if err != nil {
+		panic(err)
 	}
-	return x, y, recs[0][:d]
+	return x, y, names
 }
 
 // ExampleFit scores the Pima Indians (Ridgway et al. Table 1): linear

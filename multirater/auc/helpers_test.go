@@ -2,7 +2,6 @@ package auc
 
 import (
 	"math/rand/v2"
-	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -16,21 +15,11 @@ import (
 // positive).
 func readPima(tb testing.TB, name string) (*mat.Dense, []bool, []string) {
 	tb.Helper()
-	recs := testutil.ReadCSV(tb, "testdata/"+name)
-	d := len(recs[0]) - 1
-	x := mat.NewDense(len(recs)-1, d, nil)
-	y := make([]bool, len(recs)-1)
-	for i, rec := range recs[1:] {
-		for k := 0; k < d; k++ {
-			v, err := strconv.ParseFloat(rec[k], 64)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			x.Set(i, k, v)
-		}
-		y[i] = rec[d] == "Yes"
+	x, y, names, err := testutil.Classified(testutil.ReadCSV(tb, "testdata/"+name), "Yes")
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
 	}
-	return x, y, recs[0][:d]
+	return x, y, names
 }
 
 // synthetic returns n items with d standard normal covariates and labels

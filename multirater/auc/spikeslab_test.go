@@ -2,11 +2,14 @@ package auc
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
+
+	"concord/multirater/lik/liktest"
 )
 
 // TestSpikeSlabSiteTilted checks the closed-form tilted normaliser of the
@@ -18,7 +21,7 @@ func TestSpikeSlabSiteTilted(t *testing.T) {
 		{0.5, 0.01, 0.3, 0.5}, {0.2, 0.1, -1.5, 0.2}, {0.5, 1e-4, 2, 1}, {0.9, 0.3, 0, 0.05},
 	} {
 		s := spikeSlabSite{p: tc.p, u0: tc.u0}
-		lz, d1, d2 := s.Tilted(0, tc.m, tc.v)
+		lz, _, _ := s.Tilted(0, tc.m, tc.v)
 		sd := math.Sqrt(tc.v)
 		integrand := func(x float64) float64 {
 			lp, _, _, _ := s.LogLik(0, x)
@@ -32,15 +35,7 @@ func TestSpikeSlabSiteTilted(t *testing.T) {
 		if want := math.Log(z); math.Abs(lz-want) > 1e-8 {
 			t.Errorf("%+v: log Z %.10g, quadrature %.10g", tc, lz, want)
 		}
-		const h = 1e-5
-		lp, _, _ := s.Tilted(0, tc.m+h, tc.v)
-		lm, _, _ := s.Tilted(0, tc.m-h, tc.v)
-		if fd := (lp - lm) / (2 * h); math.Abs(d1-fd) > 1e-6*math.Max(1, math.Abs(fd)) {
-			t.Errorf("%+v: d1 %.9g, difference %.9g", tc, d1, fd)
-		}
-		if fd := (lp - 2*lz + lm) / (h * h); math.Abs(d2-fd) > 1e-3*math.Max(1, math.Abs(fd)) {
-			t.Errorf("%+v: d2 %.9g, difference %.9g", tc, d2, fd)
-		}
+		liktest.CheckTiltedDifferences(t, fmt.Sprintf("%+v", tc), s, 0, tc.m, tc.v, 1e-6, 1e-3)
 	}
 	// u0 = 0 (a point mass) is the limit u0 -> 0.
 	a, b := spikeSlabSite{p: 0.3, u0: 0}, spikeSlabSite{p: 0.3, u0: 1e-12}

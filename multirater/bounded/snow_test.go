@@ -42,12 +42,7 @@ func snowDimension(t testing.TB, dim string) (*Data, []float64) {
 		if r[3] != dim {
 			continue
 		}
-		l, ok := raters[r[1]]
-		if !ok {
-			l = len(d.RaterIDs)
-			raters[r[1]] = l
-			d.RaterIDs = append(d.RaterIDs, r[1])
-		}
+		l := testutil.IndexOf(raters, &d.RaterIDs, r[1])
 		v, err := strconv.ParseFloat(r[2], 64)
 		if err != nil {
 			t.Fatal(err)

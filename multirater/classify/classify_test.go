@@ -508,18 +508,8 @@ func loadRTE(t testing.TB) (*Data, map[string]string) {
 	d := &Data{Classes: []string{"0", "1"}, Kernel: "identity"}
 	items, raters := map[string]int{}, map[string]int{}
 	for _, r := range read("ratings.csv") {
-		i, ok := items[r[0]]
-		if !ok {
-			i = len(d.ItemIDs)
-			items[r[0]] = i
-			d.ItemIDs = append(d.ItemIDs, r[0])
-		}
-		l, ok := raters[r[1]]
-		if !ok {
-			l = len(d.RaterIDs)
-			raters[r[1]] = l
-			d.RaterIDs = append(d.RaterIDs, r[1])
-		}
+		i := testutil.IndexOf(items, &d.ItemIDs, r[0])
+		l := testutil.IndexOf(raters, &d.RaterIDs, r[1])
 		c := 0
 		if r[2] == "1" {
 			c = 1

@@ -64,14 +64,7 @@ func BenchmarkVBIteration(b *testing.B) {
 			v.countsFromQ()
 			v.dirichlets()
 			v.updateQ()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				v.communities()
-				v.empiricalBayes()
-				v.dirichlets()
-				v.updateQ()
-			}
+			benchVB(b, v)
 		})
 	}
 }
@@ -82,15 +75,7 @@ func BenchmarkGibbsSweep(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			md := benchModel(b, s.n, s.l, s.k, s.perItem)
-			ch := newChain(md, newGibbsPrior(newVB(md, Options{}.WithDefaults(), 3)), 1, 1, 1, 0)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if err := ch.Sweep(false); err != nil {
-					b.Fatal(err)
-				}
-				ch.Record(0)
-			}
+			benchSweeps(b, newChain(md, newGibbsPrior(newVB(md, Options{}.WithDefaults(), 3)), 1, 1, 1, 0))
 		})
 	}
 }
@@ -163,15 +148,7 @@ func BenchmarkKernelVBIteration(b *testing.B) {
 				v := newVB(md, o, 2)
 				b.Cleanup(v.stop)
 				v.countsFromQ()
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					v.communities()
-					v.empiricalBayes()
-					v.dirichlets()
-					v.latentMeans()
-					v.updateQ()
-				}
+				benchVB(b, v)
 				b.ReportMetric(float64(md.pr.r), "rank")
 			})
 		}
@@ -185,15 +162,7 @@ func BenchmarkKernelGibbsSweep(b *testing.B) {
 		for _, n := range kernelBenchSizes {
 			b.Run(fmt.Sprintf("K%d/N%d", k, n), func(b *testing.B) {
 				md, o := kernelBenchModel(b, n, k)
-				ch := newChain(md, newGibbsPrior(newVB(md, o, 2)), 1, 1, 1, 0)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					if err := ch.Sweep(false); err != nil {
-						b.Fatal(err)
-					}
-					ch.Record(0)
-				}
+				benchSweeps(b, newChain(md, newGibbsPrior(newVB(md, o, 2)), 1, 1, 1, 0))
 				b.ReportMetric(float64(md.pr.r), "rank")
 			})
 		}
@@ -224,5 +193,35 @@ func BenchmarkCandidateSet(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// benchSweeps times b.N Gibbs sweeps of ch, each recorded as draw 0.
+func benchSweeps(b *testing.B, ch *chain) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := ch.Sweep(false); err != nil {
+			b.Fatal(err)
+		}
+		ch.Record(0)
+	}
+}
+
+// benchVB times b.N variational iterations of v as run makes them (the
+// communities and empirical Bayes, q(pi), q(f) under a kernel prior, q(z)).
+func benchVB(b *testing.B, v *vb) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		v.communities()
+		v.empiricalBayes()
+		v.dirichlets()
+		if v.md.pr != nil {
+			v.latentMeans()
+		}
+		v.updateQ()
 	}
 }

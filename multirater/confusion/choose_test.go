@@ -37,12 +37,7 @@ func subsample(items []string, byItem map[string][][2]string, k int, seed uint64
 		ls := append([][2]string(nil), byItem[id]...)
 		rng.Shuffle(len(ls), func(a, b int) { ls[a], ls[b] = ls[b], ls[a] })
 		for _, l := range ls[:k] {
-			r, ok := raterIx[l[0]]
-			if !ok {
-				r = len(d.RaterIDs)
-				raterIx[l[0]] = r
-				d.RaterIDs = append(d.RaterIDs, l[0])
-			}
+			r := testutil.IndexOf(raterIx, &d.RaterIDs, l[0])
 			y := 0
 			if l[1] == "1" {
 				y = 1

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,13 +127,7 @@ func TestDawidSkene(t *testing.T) {
 		Rho []float64
 		Q   [][]float64
 	}
-	b, err := os.ReadFile("testdata/ds_expected.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
+	testutil.ReadJSON(t, "testdata/ds_expected.json", &want)
 	d := &Data{ItemIDs: ids("i", n), RaterIDs: ids("r", l), Classes: ids("c", k), Labels: labels, Repeats: true}
 	res := fit(t, d, Options{MAP: true, Hierarchy: None, Diagonal: 1 / float64(k), Concentration: float64(k), ClassPrior: 1, Tol: 1e-12, MaxIter: 100000})
 	const tol = 2e-6 // the result rounds to 6 significant digits

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/lik"
@@ -85,11 +86,7 @@ func exactPairs(c *mat.SymDense, sites []PairSite, s2n float64) (mean, vr []floa
 func TestRunPairsGaussianExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 1))
 	const n = 7
-	x := mat.NewDense(n, 2, nil)
-	for i := 0; i < n; i++ {
-		x.Set(i, 0, rng.NormFloat64())
-		x.Set(i, 1, rng.NormFloat64())
-	}
+	x := testutil.NormalMatrix(rng, n, 2)
 	var rbf mat.SymDense
 	kernel.RBF{Gamma: 0.3}.GramTo(&rbf, kernel.Inputs{N: n, X: x})
 	var lin mat.SymDense

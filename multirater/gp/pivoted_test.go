@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/kernel"
 )
 
@@ -86,11 +87,7 @@ func TestPivotedFactorHighTolerance(t *testing.T) {
 func TestPivotedFactorRank(t *testing.T) {
 	const n = 80
 	rng := rand.New(rand.NewPCG(7, 8))
-	x := mat.NewDense(n, 2, nil)
-	for i := 0; i < n; i++ {
-		x.Set(i, 0, rng.NormFloat64())
-		x.Set(i, 1, rng.NormFloat64())
-	}
+	x := testutil.NormalMatrix(rng, n, 2)
 	var c mat.SymDense
 	kernel.RBF{Gamma: 2}.GramTo(&c, kernel.Inputs{N: n, X: x})
 	full, err := NewPivotedFactor(&c, 0)

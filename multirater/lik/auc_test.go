@@ -1,10 +1,14 @@
-package lik
+package lik_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/integrate/quad"
+
+	"concord/multirater/lik"
+	"concord/multirater/lik/liktest"
 )
 
 // TestAUCStepTilted checks the closed-form tilted log normaliser and its
@@ -14,8 +18,8 @@ func TestAUCStepTilted(t *testing.T) {
 	for _, tc := range []struct{ c, mu, s2 float64 }{
 		{0.1, 0, 1}, {0.1, -3, 0.5}, {2, 1, 2}, {5, -4, 1}, {1e-4, 0.3, 1e-2}, {30, -10, 1},
 	} {
-		a := AUCStep{C: tc.c}
-		lz, d1, d2 := a.Tilted(0, tc.mu, tc.s2)
+		a := lik.AUCStep{C: tc.c}
+		lz, _, _ := a.Tilted(0, tc.mu, tc.s2)
 		s := math.Sqrt(tc.s2)
 		dens := func(x float64) float64 {
 			return math.Exp(-0.5*(x-tc.mu)*(x-tc.mu)/tc.s2) / math.Sqrt(2*math.Pi*tc.s2)
@@ -26,14 +30,6 @@ func TestAUCStepTilted(t *testing.T) {
 		if math.Abs(lz-want) > 1e-9*math.Max(1, math.Abs(want)) {
 			t.Errorf("%+v: log Z %.12g, quadrature %.12g", tc, lz, want)
 		}
-		const h = 1e-5
-		lp, _, _ := a.Tilted(0, tc.mu+h, tc.s2)
-		lm, _, _ := a.Tilted(0, tc.mu-h, tc.s2)
-		if fd := (lp - lm) / (2 * h); math.Abs(d1-fd) > 1e-6*math.Max(1, math.Abs(fd)) {
-			t.Errorf("%+v: d1 %.9g, difference %.9g", tc, d1, fd)
-		}
-		if fd := (lp - 2*lz + lm) / (h * h); math.Abs(d2-fd) > 1e-3*math.Max(1, math.Abs(fd)) {
-			t.Errorf("%+v: d2 %.9g, difference %.9g", tc, d2, fd)
-		}
+		liktest.CheckTiltedDifferences(t, fmt.Sprintf("%+v", tc), a, 0, tc.mu, tc.s2, 1e-6, 1e-3)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// scores is each item's posterior mean score.
 func scores(res *multirater.FitResult) []float64 {
 	out := make([]float64, len(res.Items))
 	for i, it := range res.Items {

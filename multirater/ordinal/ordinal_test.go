@@ -185,14 +185,6 @@ func loadSirtK1(t testing.TB) *Data {
 	return d
 }
 
-func scoreMeans(res *multirater.FitResult) []float64 {
-	out := make([]float64, len(res.Items))
-	for i, it := range res.Items {
-		out[i] = it.Score.Mean
-	}
-	return out
-}
-
 func fit(t testing.TB, d *Data, opts Options) *multirater.FitResult {
 	t.Helper()
 	res, err := Fit(context.Background(), d, opts)
@@ -239,7 +231,7 @@ func TestOrdinalToyRecovery(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s: precision order %v (means %.2f), true order %v (%v)", names[i], got, est, want, td.alpha)
 		}
-		rho := mcmctest.Spearman(scoreMeans(res), td.truth)
+		rho := mcmctest.Spearman(scores(res), td.truth)
 		if rho < 0.9 {
 			t.Errorf("%s: Spearman(consensus, truth) = %.3f, want > 0.9", names[i], rho)
 		}
@@ -379,7 +371,7 @@ func TestOrdinalEdgeCases(t *testing.T) {
 		if len(res.Raters[0].Thresholds) != 1 {
 			t.Fatalf("K = 2: %d thresholds", len(res.Raters[0].Thresholds))
 		}
-		if rho := mcmctest.Spearman(scoreMeans(res), truth); rho < 0.7 {
+		if rho := mcmctest.Spearman(scores(res), truth); rho < 0.7 {
 			t.Errorf("K = 2: Spearman %.3f", rho)
 		}
 		checkNumbers(t, res)
@@ -404,7 +396,7 @@ func TestOrdinalEdgeCases(t *testing.T) {
 				break
 			}
 		}
-		if rho := mcmctest.Spearman(scoreMeans(res), truth); rho < 0.8 {
+		if rho := mcmctest.Spearman(scores(res), truth); rho < 0.8 {
 			t.Errorf("Spearman %.3f", rho)
 		}
 		checkNumbers(t, res)
@@ -477,7 +469,7 @@ func TestOrdinalStrongWeak(t *testing.T) {
 		o := base
 		o.Identifiability = mode
 		res := fit(t, d, o)
-		if rho := mcmctest.Spearman(scoreMeans(weak), scoreMeans(res)); rho < 0.98 {
+		if rho := mcmctest.Spearman(scores(weak), scores(res)); rho < 0.98 {
 			t.Errorf("%v vs weak: Spearman %.4f, want > 0.98", mode, rho)
 		}
 		ref := -1

@@ -35,7 +35,7 @@ import numpy as np
 from statsmodels.stats.inter_rater import (aggregate_raters, cohens_kappa,
                                            fleiss_kappa, to_table)
 
-table10 = [[0, 4, 1], [0, 8, 0], [0, 1, 5]]
+from statsmodels_tables import anxiety23, table10
 
 table0 = np.asarray('''\
 1 	0 	0 	0 	0 	14 	1.000
@@ -49,13 +49,6 @@ table0 = np.asarray('''\
 9 	6 	5 	2 	1 	0 	0.286
 10 	0 	2 	2 	3 	7 	0.286'''.split(), float).reshape(10, -1)
 table1 = table0[:, 1:-1]
-
-anxiety = np.array([
-    3, 3, 3, 4, 5, 5, 2, 3, 5, 2, 2, 6, 1, 5, 2, 2, 1, 2, 4, 3, 3, 6, 4,
-    6, 2, 4, 2, 4, 3, 3, 2, 3, 3, 3, 2, 2, 1, 3, 3, 4, 2, 1, 4, 4, 3, 2,
-    1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2
-]).reshape(20, 3, order='F')
-anxiety23 = np.histogramdd(anxiety[:, 1:], ([1, 2, 3, 4, 6, 7], [1, 2, 3, 4, 6, 7]))[0]
 
 
 def read_diagnoses():

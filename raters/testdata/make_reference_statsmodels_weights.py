@@ -27,13 +27,7 @@ import sys
 import numpy as np
 from statsmodels.stats.inter_rater import cohens_kappa
 
-table10 = [[0, 4, 1], [0, 8, 0], [0, 1, 5]]
-anxiety = np.array([
-    3, 3, 3, 4, 5, 5, 2, 3, 5, 2, 2, 6, 1, 5, 2, 2, 1, 2, 4, 3, 3, 6, 4,
-    6, 2, 4, 2, 4, 3, 3, 2, 3, 3, 3, 2, 2, 1, 3, 3, 4, 2, 1, 4, 4, 3, 2,
-    1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2
-]).reshape(20, 3, order='F')
-anxiety23 = np.histogramdd(anxiety[:, 1:], ([1, 2, 3, 4, 6, 7], [1, 2, 3, 4, 6, 7]))[0]
+from statsmodels_tables import anxiety23, table10
 
 cases = [
     ('sas_table10', table10, [0, 1, 2], 'toeplitz'),

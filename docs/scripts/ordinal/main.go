@@ -38,8 +38,10 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 	"concord/multirater/ordinal"
 )
 
@@ -138,7 +140,7 @@ func sirt(ds, crit string, rows []map[string]string, holdout int, engine string,
 			for j, i := range items {
 				x[j] = s[i]
 			}
-			sums[k][0] += spearman(x, held) / float64(len(raters))
+			sums[k][0] += mcmctest.Spearman(x, held) / float64(len(raters))
 			sums[k][1] += stat.Correlation(x, held, nil) / float64(len(raters))
 		}
 		add(0, raterMean(d))
@@ -216,18 +218,8 @@ func ordinalData(rows []map[string]string, itemCol string, keep func(map[string]
 		if !keep(r) {
 			continue
 		}
-		i, ok := items[r[itemCol]]
-		if !ok {
-			i = len(d.ItemIDs)
-			items[r[itemCol]] = i
-			d.ItemIDs = append(d.ItemIDs, r[itemCol])
-		}
-		l, ok := raters[r["rater_id"]]
-		if !ok {
-			l = len(d.RaterIDs)
-			raters[r["rater_id"]] = l
-			d.RaterIDs = append(d.RaterIDs, r["rater_id"])
-		}
+		i := testutil.IndexOf(items, &d.ItemIDs, r[itemCol])
+		l := testutil.IndexOf(raters, &d.RaterIDs, r["rater_id"])
 		d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: l, Level: int(levelOf(levels, r["label"]))})
 	}
 	return d
@@ -250,7 +242,7 @@ func num(s string) float64 {
 
 // metrics formats Spearman/Pearson r with the truth and the AUC.
 func metrics(s, truth []float64) string {
-	return fmt.Sprintf("%.4f/%.4f %.4f", spearman(s, truth), stat.Correlation(s, truth, nil), auc(s, truth))
+	return fmt.Sprintf("%.4f/%.4f %.4f", mcmctest.Spearman(s, truth), stat.Correlation(s, truth, nil), auc(s, truth))
 }
 
 // auc is the probability that a positive item scores above a negative
@@ -271,29 +263,6 @@ func auc(s, truth []float64) float64 {
 		}
 	}
 	return wins / pairs
-}
-
-// spearman is Pearson's r of the mid-ranks.
-func spearman(x, y []float64) float64 { return stat.Correlation(ranks(x), ranks(y), nil) }
-
-func ranks(x []float64) []float64 {
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
-	r := make([]float64, len(x))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
-			j++
-		}
-		for k := i; k <= j; k++ {
-			r[idx[k]] = float64(i+j)/2 + 1
-		}
-		i = j + 1
-	}
-	return r
 }
 
 // raterMean is each item's mean level (0 for an item without ratings).

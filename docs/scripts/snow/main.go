@@ -23,10 +23,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/bounded"
 	"concord/multirater/infer"
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc/mcmctest"
 )
 
 func main() {
@@ -69,7 +71,7 @@ func main() {
 			check(writeDump(filepath.Join(*dump, dim+".csv"), res, gold, mean, median))
 		}
 		pc, pm, pd := stat.Correlation(cons, gold, nil), stat.Correlation(mean, gold, nil), stat.Correlation(median, gold, nil)
-		sc, sm, sd := spearman(cons, gold), spearman(mean, gold), spearman(median, gold)
+		sc, sm, sd := mcmctest.Spearman(cons, gold), mcmctest.Spearman(mean, gold), mcmctest.Spearman(median, gold)
 		verdict := fmt.Sprintf("Pearson %s, Spearman %s", yes(pc >= pm && pc >= pd), yes(sc >= sm && sc >= sd))
 		fmt.Printf("%-9s %8.4f %8.4f %8.4f    %8.4f %8.4f %8.4f    %-28s %8.2f\n", dim, pc, pm, pd, sc, sm, sd, verdict, secs)
 		for _, c := range res.Diagnostics.ModelCandidates {
@@ -189,12 +191,7 @@ func dimension(items, ratings [][]string, dim string) (*bounded.Data, []float64)
 		if r[3] != dim {
 			continue
 		}
-		l, ok := raters[r[1]]
-		if !ok {
-			l = len(d.RaterIDs)
-			raters[r[1]] = l
-			d.RaterIDs = append(d.RaterIDs, r[1])
-		}
+		l := testutil.IndexOf(raters, &d.RaterIDs, r[1])
 		v, err := strconv.ParseFloat(r[2], 64)
 		check(err)
 		d.Ratings = append(d.Ratings, bounded.Rating{Item: idx[r[0]], Rater: l, Value: v})
@@ -222,27 +219,4 @@ func meanMedian(d *bounded.Data) (mean, median []float64) {
 		median = append(median, med)
 	}
 	return mean, median
-}
-
-// spearman is the Pearson correlation of the mid-ranks.
-func spearman(x, y []float64) float64 { return stat.Correlation(ranks(x), ranks(y), nil) }
-
-func ranks(x []float64) []float64 {
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
-	r := make([]float64, len(x))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
-			j++
-		}
-		for k := i; k <= j; k++ {
-			r[idx[k]] = float64(i+j)/2 + 1
-		}
-		i = j + 1
-	}
-	return r
 }

@@ -205,6 +205,24 @@ func checkTilted(c Case, y float64, cv Cavity) []string {
 	return out
 }
 
+// CheckTiltedDifferences checks Tilted's derivatives in mu at (y, mu, s2)
+// against central differences of its log Z at step 1e-5: d1 within tol1
+// and d2 (against the second difference of log Z) within tol2, relative to
+// max(1, |difference|). Errors begin with name.
+func CheckTiltedDifferences(t *testing.T, name string, l lik.Likelihood, y, mu, s2, tol1, tol2 float64) {
+	t.Helper()
+	const h = 1e-5
+	lz, d1, d2 := l.Tilted(y, mu, s2)
+	lp, _, _ := l.Tilted(y, mu+h, s2)
+	lm, _, _ := l.Tilted(y, mu-h, s2)
+	if fd := (lp - lm) / (2 * h); math.Abs(d1-fd) > tol1*math.Max(1, math.Abs(fd)) {
+		t.Errorf("%s: d1 %.9g, difference %.9g", name, d1, fd)
+	}
+	if fd := (lp - 2*lz + lm) / (h * h); math.Abs(d2-fd) > tol2*math.Max(1, math.Abs(fd)) {
+		t.Errorf("%s: d2 %.9g, difference %.9g", name, d2, fd)
+	}
+}
+
 // Tilted returns log ∫ p(y | f) N(f | mu, s2) df and the mean and variance
 // of the tilted distribution by Gauss-Legendre quadrature (nodes per
 // piece of at most 6 sd, split at the breaks inside and around the peak), summed in the log
