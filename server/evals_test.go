@@ -44,7 +44,7 @@ func TestEvalFoldsInChildProcesses(t *testing.T) {
 			})
 			id, _ := e.loadedProject("k1")
 			ctx := context.Background()
-			spec := analysis.EvalSpec{Folds: 3, RaterBaselines: "1", Fit: analysis.FitSpec{Model: analysis.ModelOrdinal, Samples: 100, Burnin: 50, Seed: 4}}
+			spec := analysis.EvalSpec{Folds: 3, RaterBaselines: "1", Fit: analysis.FitSpec{Model: analysis.ModelOrdinal, Engine: "gibbs", Samples: 100, Burnin: 50, Seed: 4}}
 			raw, _ := json.Marshal(spec)
 			ev := &annotations.Eval{ProjectID: id, Spec: raw, Folds: spec.Folds}
 			if err := e.store.CreateEval(ctx, ev); err != nil {
