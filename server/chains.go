@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -59,31 +60,7 @@ func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int
 	out, err := p.fit(ctx, f, &fitJob{Spec: spec, Chains: &[2]int{lo, hi}}, func(pr multirater.Progress) { latest.Store(&pr) })
 	stopReports()
 
-	cause := context.Cause(ctx)
-	var killed *workerKilledError
-	state := "done"
-	switch {
-	case err == nil:
-	case cause != nil && !errors.Is(cause, context.Canceled):
-		// The fit was cancelled, failed elsewhere or was deleted, or the
-		// chain was taken over: the store knows which.
-		state, err = "stopped", cause
-	case jobsCtx.Err() != nil:
-		state = "requeued"
-		s.metrics.retried.WithLabelValues("shutdown").Inc()
-		err = fmt.Errorf("%s: %w", errShutdown.Error(), annotations.ErrRetry)
-	case errors.As(err, &killed):
-		state = "killed"
-		s.metrics.retried.WithLabelValues("killed").Inc()
-		log.Warn("fit worker killed", "err", err)
-		err = fmt.Errorf("fit worker killed by %s: %w", killed.reason(), annotations.ErrRetry)
-	default:
-		state = string(annotations.FitFailed)
-		if annotations.ErrorCode(err) == annotations.EINTERNAL {
-			log.Error("chains failed", "err", err)
-			err = &annotations.Error{Code: annotations.EINTERNAL, Message: fmt.Sprintf("internal error during chains %d..%d of the fit (see the server log, fit %d)", lo, hi-1, f.ID)}
-		}
-	}
+	state, err := s.partEnd(ctx, jobsCtx, log, err, fmt.Sprintf("internal error during chains %d..%d of the fit (see the server log, fit %d)", lo, hi-1, f.ID))
 	log.Info("chains ended", "state", state, "seconds", time.Since(start).Seconds())
 	if err != nil {
 		return nil, annotations.SamplingTime{}, err
@@ -95,6 +72,37 @@ func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int
 // the fit's end (annotations.ChainRunner).
 func (p *pool) CombineChains(ctx context.Context, f *annotations.Fit, outputs [][]byte, sampling annotations.SamplingTime) error {
 	return p.execute(ctx, f, outputs, sampling)
+}
+
+// partEnd says how a part of a fanned-out job (chains of a fit, a fold of
+// an evaluation) that ran under ctx, a child of jobsCtx, ended: "done";
+// "stopped" (its parent was cancelled, failed elsewhere or was deleted, or
+// the part was taken over: the store knows which); "requeued" (this worker
+// shuts down) or "killed" (its child process died), which the job engine
+// retries; or failed, an internal error told to the user as internal (a
+// message naming the part). It returns the state, for the log, and the
+// error for the job engine.
+func (s *Server) partEnd(ctx, jobsCtx context.Context, log *slog.Logger, err error, internal string) (string, error) {
+	cause := context.Cause(ctx)
+	var killed *workerKilledError
+	switch {
+	case err == nil:
+		return "done", nil
+	case cause != nil && !errors.Is(cause, context.Canceled):
+		return "stopped", cause
+	case jobsCtx.Err() != nil:
+		s.metrics.retried.WithLabelValues("shutdown").Inc()
+		return "requeued", fmt.Errorf("%s: %w", errShutdown.Error(), annotations.ErrRetry)
+	case errors.As(err, &killed):
+		s.metrics.retried.WithLabelValues("killed").Inc()
+		log.Warn("fit worker killed", "err", err)
+		return "killed", fmt.Errorf("fit worker killed by %s: %w", killed.reason(), annotations.ErrRetry)
+	case annotations.ErrorCode(err) == annotations.EINTERNAL:
+		log.Error("internal error", "err", err)
+		return string(annotations.FitFailed), &annotations.Error{Code: annotations.EINTERNAL, Message: internal}
+	default:
+		return string(annotations.FitFailed), err
+	}
 }
 
 // every calls report every interval until ctx ends or the returned stop is

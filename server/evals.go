@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/gob"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -58,23 +57,8 @@ func (p *pool) RunEvalFold(jobsCtx context.Context, e *annotations.Eval, f int, 
 		return runJob(ctx, job, progress)
 	}()
 	stopReports()
-	cause := context.Cause(ctx)
-	var killed *workerKilledError
-	switch {
-	case err == nil:
-	case cause != nil && !errors.Is(cause, context.Canceled):
-		err = cause
-	case jobsCtx.Err() != nil:
-		err = fmt.Errorf("%s: %w", errShutdown.Error(), annotations.ErrRetry)
-	case errors.As(err, &killed):
-		s.metrics.retried.WithLabelValues("killed").Inc()
-		log.Warn("fold worker killed", "err", err)
-		err = fmt.Errorf("fit worker killed by %s: %w", killed.reason(), annotations.ErrRetry)
-	case annotations.ErrorCode(err) == annotations.EINTERNAL:
-		log.Error("fold failed", "err", err)
-		err = &annotations.Error{Code: annotations.EINTERNAL, Message: fmt.Sprintf("internal error during fold %d of evaluation %d (see the worker's log)", f+1, e.ID)}
-	}
-	log.Info("fold ended", "seconds", time.Since(start).Seconds(), "err", err)
+	state, err := s.partEnd(ctx, jobsCtx, log, err, fmt.Sprintf("internal error during fold %d of evaluation %d (see the worker's log)", f+1, e.ID))
+	log.Info("fold ended", "state", state, "seconds", time.Since(start).Seconds(), "err", err)
 	return out.fold, err
 }
 
