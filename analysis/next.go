@@ -188,7 +188,7 @@ func raterChannel(r multirater.RaterResult, k int, weighted bool) (c nextChannel
 		}
 		return c, false
 	}
-	oneCoinMatrix(c.pi, raterAccuracy(r, k))
+	oneCoinMatrix(c.pi, k, raterAccuracy(r, k))
 	return c, true
 }
 
@@ -215,10 +215,9 @@ func raterAccuracy(r multirater.RaterResult, k int) float64 {
 	return math.Min(math.Max(a, 1/float64(k)+0.01), 0.99)
 }
 
-// oneCoinMatrix fills pi (k×k) with the one-coin confusion matrix of
+// oneCoinMatrix fills pi (k×k, row-major) with the one-coin confusion matrix of
 // accuracy a: a on the diagonal, (1 - a)/(k - 1) elsewhere.
-func oneCoinMatrix(pi []float64, a float64) {
-	k := int(math.Round(math.Sqrt(float64(len(pi)))))
+func oneCoinMatrix(pi []float64, k int, a float64) {
 	for cl := 0; cl < k; cl++ {
 		for j := 0; j < k; j++ {
 			if cl == j {
@@ -259,7 +258,7 @@ func newSymmetricModel(res *multirater.FitResult, chosen []int, chans []nextChan
 	}
 	for j, l := range chosen {
 		m.chans[j] = nextChannel{w: chans[j].w, pi: make([]float64, k*k)}
-		oneCoinMatrix(m.chans[j].pi, m.acc[res.Raters[l].ID])
+		oneCoinMatrix(m.chans[j].pi, k, m.acc[res.Raters[l].ID])
 	}
 	return m
 }
