@@ -106,7 +106,11 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 		model = ModelOrdinal
 	}
 	if engine == "" {
+		// A spec without its defaults: the model's default engine.
 		engine = multirater.EngineGibbs
+		if m, err := LookupModel(model); err == nil {
+			engine = m.DefaultEngine()
+		}
 	}
 	rates, ok := costTable[model+"/"+engine]
 	if !ok {

@@ -79,3 +79,18 @@ func TestExpectedCostGibbsSweeps(t *testing.T) {
 		t.Errorf("cost ratio with twice the sweeps = %v, want 2 (±1e-9)", r)
 	}
 }
+
+// TestExpectedCostDefaultEngine: a spec that names no engine is costed
+// with its model's default engine (the ordinal model's is ep), not Gibbs.
+func TestExpectedCostDefaultEngine(t *testing.T) {
+	for _, model := range []string{ModelOrdinal, ModelClassification, ModelConfusion, ModelBounded} {
+		m, err := LookupModel(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := ExpectedCost(FitSpec{Model: model}, 1200, 300)
+		if want := model + " " + m.DefaultEngine() + ":"; !strings.HasPrefix(c.Model, want) {
+			t.Errorf("ExpectedCost(model %s, no engine).Model = %q, want it to start %q", model, c.Model, want)
+		}
+	}
+}
