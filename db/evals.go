@@ -226,7 +226,10 @@ func evalProgressTx(tx *gorm.DB, id int64) error {
 		return err
 	}
 	msg := fmt.Sprintf("%d folds done, %d running on %d workers, %d queued", t.done, t.running, t.workers, t.queued)
-	return tx.Exec("UPDATE evals SET progress = ?, message = ? WHERE id = ?", t.fraction(0.99), msg, id).Error
+	// Only a running evaluation, as aggregateProgress for fits: on
+	// PostgreSQL a fold failing the evaluation may commit between
+	// runningEval's read and this write, and its message must stay.
+	return tx.Exec("UPDATE evals SET progress = ?, message = ? WHERE id = ? AND status = ?", t.fraction(0.99), msg, id, string(annotations.FitRunning)).Error
 }
 
 // finishFold stores fold f's output, completes its job and, when every
