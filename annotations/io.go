@@ -73,6 +73,7 @@ const (
 	RaterFlag    = "--rater"
 	ProbColFlag  = "--prob-col"
 	ModelsFlag   = "--model-raters"
+	TextColsFlag = "--text-columns"
 )
 
 // flagHint names a setting for messages: the command-line flag and the

@@ -299,3 +299,31 @@ func TestNaturalHeaders(t *testing.T) {
 		t.Errorf("%v %+v", err, p)
 	}
 }
+
+// The text columns an import names are joined into the item text of a
+// Label Studio export (JSON, JSON-MIN, CSV) and are not unused; a name the
+// export lacks is a problem naming it.
+func TestLabelStudioTextColumns(t *testing.T) {
+	data := lsExportData(t, "labelstudio_rte.json")["1814"]
+	want := data["text"].(string) + "\n" + data["hypothesis"].(string)
+	opts := ReadOptions{TextColumns: []string{"text", "hypothesis"}}
+	for _, name := range []string{"labelstudio_rte.json", "labelstudio_rte_min.json", "labelstudio_rte.csv"} {
+		t.Run(name, func(t *testing.T) {
+			p, ds := readExport(t, name, opts)
+			if len(p.Unused) != 0 {
+				t.Errorf("unused %v", p.Unused)
+			}
+			i := slices.IndexFunc(ds.Items, func(it Item) bool { return it.ID == "1814" })
+			if i < 0 || ds.Items[i].Text != want {
+				t.Fatalf("1814: items %+v, want text %q", ds.Items, want)
+			}
+			if ref := lsRef(t, ds, "1814"); ref.TextKey != "text" {
+				t.Errorf("1814: text key %q", ref.TextKey)
+			}
+			_, err := ReadLabels(bytes.NewReader(readFixture(t, name)), ReadOptions{Name: name, TextColumns: []string{"text", "premise"}})
+			if err == nil || !strings.Contains(err.Error(), `"premise"`) || !strings.Contains(err.Error(), TextColsFlag) {
+				t.Errorf("missing text column: %v", err)
+			}
+		})
+	}
+}

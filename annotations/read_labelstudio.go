@@ -152,13 +152,19 @@ func isMediaRef(s string) bool {
 
 func readLabelStudio(recs []jsonRecord, opts ReadOptions, c *collector) {
 	r := &lsReader{c: c, controls: map[string]int{}, controlInfo: map[string]lsControl{},
-		otherControls: map[string]string{}, supported: map[string]bool{}, seenItems: map[string]bool{}}
+		otherControls: map[string]string{}, supported: map[string]bool{}, seenItems: map[string]bool{},
+		textCols: opts.TextColumns, textSeen: map[string]bool{}}
 	r.filter(opts)
 	if c.problems.Len() > 0 {
 		return
 	}
 	for _, rec := range recs {
 		r.task(rec)
+	}
+	for _, name := range r.textCols {
+		if !r.textSeen[name] {
+			c.add(Problem{Column: name, Msg: fmt.Sprintf("no task has a data field %q, named by %s for the item text", name, flagHint(TextColsFlag, "text_columns", "NAMES"))})
+		}
 	}
 	r.finish()
 }
@@ -182,6 +188,10 @@ type lsReader struct {
 	otherControls map[string]string
 	tasks         []lsItem
 	seenItems     map[string]bool
+	// textCols are the data fields ReadOptions.TextColumns names (nil:
+	// data.text or the first text field); textSeen which of them a task had.
+	textCols []string
+	textSeen map[string]bool
 }
 
 type lsControl struct{ toName, typ string }
@@ -240,7 +250,7 @@ func (r *lsReader) task(rec jsonRecord) {
 		c.rowProblem(rec.line, rec.row, "id", "task has no id (expected \"id\" or data.item_id as a string or number)")
 		return
 	}
-	text, textKey, haveText := lsTaskText(data, itemCol)
+	text, textKey, haveText := r.taskText(data, itemCol)
 	var taskID json.RawMessage
 	if _, ok := jsonID(task.ID); ok {
 		taskID = bytes.TrimSpace(task.ID)
@@ -282,6 +292,28 @@ func lsTaskItem(task *lsTask, data []jsonField) (item, col string, ok bool) {
 	}
 	v, ok := jsonID(task.ID)
 	return v, "id", ok
+}
+
+// taskText returns a task's text and its data field: the fields
+// ReadOptions.TextColumns names, joined by a newline (the first of them
+// is the text's field), else lsTaskText's.
+func (r *lsReader) taskText(data []jsonField, itemCol string) (text, key string, ok bool) {
+	if r.textCols == nil {
+		return lsTaskText(data, itemCol)
+	}
+	var parts []string
+	for _, name := range r.textCols {
+		for _, f := range data {
+			if normName(f.key) != normName(name) {
+				continue
+			}
+			r.textSeen[name] = true
+			if s, present, _ := jsonScalar(f.raw); present && s != "" {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, "\n"), r.textCols[0], len(parts) > 0
 }
 
 // lsTaskText returns a task's text and its data field: data.text, or the

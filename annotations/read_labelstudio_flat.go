@@ -132,15 +132,17 @@ func readLabelStudioFlat(recs []flatRec, keys []string, opts ReadOptions, c *col
 	if f.labelKey == "" && !f.guessLabelKey(recs) {
 		return
 	}
-	for _, k := range keys {
-		if aliasRank(k, textAliases) >= 0 && k != f.labelKey {
-			f.textKey = k
-			break
+	if opts.TextColumns == nil {
+		for _, k := range keys {
+			if aliasRank(k, textAliases) >= 0 && k != f.labelKey {
+				f.textKeys = []string{k}
+				break
+			}
 		}
 	}
 	f.read(recs)
 	for _, k := range keys {
-		if k != f.itemKey && k != f.raterKey && k != f.labelKey && k != f.textKey && !lsFlatMeta[k] && !f.isWhere(k) {
+		if k != f.itemKey && k != f.raterKey && k != f.labelKey && !slices.Contains(f.textKeys, k) && !lsFlatMeta[k] && !f.isWhere(k) {
 			c.parsed.Unused = append(c.parsed.Unused, k)
 		}
 	}
@@ -152,10 +154,12 @@ type lsFlatReader struct {
 	c    *collector
 	keys []string
 	opts ReadOptions
-	// The fields of the item (task) id, the annotator, the labelling
-	// control and the text.
-	itemKey, raterKey, labelKey, textKey string
-	where                                whereConds
+	// The fields of the item (task) id, the annotator and the labelling
+	// control; those joined into the item text (the first is the text's
+	// field when writing back).
+	itemKey, raterKey, labelKey string
+	textKeys                    []string
+	where                       whereConds
 }
 
 func (f *lsFlatReader) isWhere(k string) bool { return isWhereKey(k, sortedKeys(f.opts.Where)) }
@@ -189,6 +193,11 @@ func (f *lsFlatReader) columns() {
 	}
 	if opts.LabelCol != "" {
 		f.labelKey = f.find(opts.LabelCol, LabelColFlag, "label_col")
+	}
+	for _, name := range opts.TextColumns {
+		if k := f.find(name, TextColsFlag, "text_columns"); k != "" {
+			f.textKeys = append(f.textKeys, k)
+		}
 	}
 	for _, w := range newWhereConds(opts) {
 		if w.key = f.find(w.key, "--where", "where"); w.key != "" {
@@ -242,6 +251,15 @@ func (f *lsFlatReader) guessLabelKey(recs []flatRec) bool {
 	return false
 }
 
+// textKey is the field of the item text in a task's data: the first of
+// textKeys, "" when none.
+func (f *lsFlatReader) textKey() string {
+	if len(f.textKeys) == 0 {
+		return ""
+	}
+	return f.textKeys[0]
+}
+
 // read reads the records' items and labels, and keeps with each item what
 // writing predictions back needs.
 func (f *lsFlatReader) read(recs []flatRec) {
@@ -258,9 +276,13 @@ func (f *lsFlatReader) read(recs []flatRec) {
 		}
 		if _, ok := seen[item]; !ok {
 			it := Item{ID: item}
-			if s, _, ok := jsonScalar(r.fields[f.textKey]); ok && f.textKey != "" {
-				it.Text = normText(s)
+			var parts []string
+			for _, k := range f.textKeys {
+				if s, present, ok := jsonScalar(r.fields[k]); ok && present && s != "" {
+					parts = append(parts, s)
+				}
 			}
+			it.Text = normText(strings.Join(parts, "\n"))
 			seen[item] = len(c.parsed.Items)
 			c.parsed.Items = append(c.parsed.Items, it)
 			taskIDs = append(taskIDs, r.fields["id"])
@@ -286,7 +308,7 @@ func (f *lsFlatReader) read(recs []flatRec) {
 	}
 	for i := range c.parsed.Items {
 		it := &c.parsed.Items[i]
-		ref := LabelStudioRef{Task: bytes.TrimSpace(taskIDs[i]), FromName: f.labelKey, Type: typ, TextKey: f.textKey, Data: taskData[i]}
+		ref := LabelStudioRef{Task: bytes.TrimSpace(taskIDs[i]), FromName: f.labelKey, Type: typ, TextKey: f.textKey(), Data: taskData[i]}
 		if jsonKind(ref.Task) == '"' {
 			// A CSV cell: the task id is a number when it reads as one.
 			if s, _, _ := jsonScalar(ref.Task); isJSONInt(s) {

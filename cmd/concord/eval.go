@@ -18,10 +18,11 @@ import (
 	"concord/server"
 )
 
-// addTextColumnsFlag adds --text-columns, the items-file columns that make
-// the item text (fit and eval; the settings' flags are addSettingFlags').
+// addTextColumnsFlag adds --text-columns, the columns that make the item
+// text (fit, eval, import and predict; the settings' flags are
+// addSettingFlags').
 func addTextColumnsFlag(fs *flag.FlagSet) *string {
-	return fs.String("text-columns", "", "items-file columns joined into the item text (default: text)")
+	return fs.String("text-columns", "", "columns of the items file (or fields of a Label Studio export's tasks) joined by a newline into the item text (default: text)")
 }
 
 const evalHelp = `

@@ -62,7 +62,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	items := fs.String("items", "", "items file: item_id,text,<numeric covariates> (CSV, TSV or XLSX)")
 	format := fs.String("format", "auto", "auto|csv-long|csv-wide|xlsx|json|jsonl|labelstudio|doccano")
 	sheet := fs.String("sheet", "", "XLSX sheet name (default: the first sheet)")
-	textCols := fs.String("text-columns", "", "items-file columns joined into the item text (default: text)")
+	textCols := addTextColumnsFlag(fs)
 	replace := fs.Bool("replace", false, "replace stored labels that differ from the file's")
 	yes := fs.Bool("yes", false, "accept an inferred scheme without asking")
 	dups := addDuplicatesFlag(fs)

@@ -42,7 +42,7 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "predict", "--fit FILE --items FILE [--out FILE]", predictHelp)
 	fitPath := fs.String("fit", "", "fit result written by concord fit (required)")
 	items := fs.String("items", "", "new items: item_id,text,<numeric columns> (required)")
-	textCols := fs.String("text-columns", "", "items-file columns joined into the item text (default: text)")
+	textCols := addTextColumnsFlag(fs)
 	out := fs.String("out", "-", `predictions file ("-" for standard output)`)
 	if err := parseNoArgsUsage(e, fs, args, ""); err != nil {
 		return err

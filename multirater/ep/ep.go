@@ -259,6 +259,10 @@ type runner struct {
 	// given order), groups[g]:groups[g+1] the g-th item's.
 	visMu, visVar []float64
 	order, groups []int
+	// A diagonal prior (no G: the items independent a priori and so a
+	// posteriori): settled[g] marks the g-th item as converged, no longer
+	// visited.
+	settled []bool
 }
 
 // newRunner starts an EP run from opts' sites (when given) or from zero
@@ -361,22 +365,35 @@ func (r *runner) parallelSweep(int, bool) (done bool, err error) {
 // update 1/v' = 1/v + dTau, mu'/v' = mu/v + dNu (the change multiplies q
 // by a function of f_n alone), so H^-1 needs one rank-one update per item
 // and sweep, O(N r^2), instead of one per site, O(M r^2).
+//
+// Under a diagonal prior the items are independent, and an item whose
+// marginal moved by less than the tolerance in a sweep is settled: later
+// sweeps skip it, so that the sweeps after most items have converged cost
+// only the items still moving (an item's sites are updated from its own
+// marginal alone, so skipping a settled item changes no other item's).
 func (r *runner) sequentialSweep(sweep int, last bool) (done bool, err error) {
 	res, p, m := r.res, r.p, len(r.sites)
+	diag := p.g == nil
+	if diag && r.settled == nil {
+		r.settled = make([]bool, len(r.groups)-1)
+	}
 	moved := 0.0
 	for g := 0; g < len(r.groups)-1; g++ {
+		if diag && r.settled[g] {
+			continue
+		}
 		lo, hi := r.groups[g], r.groups[g+1]
 		item := r.sites[r.order[lo]].Item
 		mu, v, err := r.visit(item)
 		if err != nil {
 			return false, err
 		}
-		dTau, dNu := 0.0, 0.0
+		dTau, dNu, itemMoved := 0.0, 0.0, 0.0
 		for _, j := range r.order[lo:hi] {
 			s := r.sites[j]
 			if sweep > 1 {
-				moved = math.Max(moved, math.Abs(mu-r.visMu[j])/math.Sqrt(v))
-				moved = math.Max(moved, math.Abs(v-r.visVar[j])/v)
+				itemMoved = math.Max(itemMoved, math.Abs(mu-r.visMu[j])/math.Sqrt(v))
+				itemMoved = math.Max(itemMoved, math.Abs(v-r.visVar[j])/v)
 			}
 			r.visMu[j], r.visVar[j] = mu, v
 			t, nu, ok, cl := newSite(s, mu, v, res.Tau[j], res.Nu[j], r.damp, r.negative)
@@ -396,6 +413,10 @@ func (r *runner) sequentialSweep(sweep int, last bool) (done bool, err error) {
 			dTau += dt
 			dNu += dn
 			res.Tau[j], res.Nu[j] = t, nu
+		}
+		moved = math.Max(moved, itemMoved)
+		if diag && sweep > 1 && itemMoved < r.tol {
+			r.settled[g] = true
 		}
 		next := -1
 		if hi < m {
