@@ -345,19 +345,31 @@ func (w *evalCombineWorker) Work(ctx context.Context, job *river.Job[evalCombine
 	}), "finish evaluation %d", id)
 }
 
-// rescueEvalJob adds the evaluation job of a dead worker to the rescue p:
-// retryable (a fold back in the queue) while attempts are left, else
-// discarded with the evaluation failed.
+// rescueEvalJob adds the evaluation job of a dead worker to the rescue p
+// (see rescueGroupJob).
 func (d *DB) rescueEvalJob(ctx context.Context, tx *gorm.DB, p *riverdriver.JobRescueManyParams, job *rivertype.JobRow, t time.Time, reason string, maxAttempts int) error {
 	var args evalFoldArgs
 	if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
 		return fmt.Errorf("job %d: %w", job.ID, err)
 	}
+	part := -1
 	if job.Kind == evalFoldKind {
+		part = args.Fold
 		reason = fmt.Sprintf("fold %d: %s", args.Fold+1, reason)
 	} else {
 		reason = "combining the folds: " + reason
 	}
+	return d.rescueGroupJob(tx, p, job, t, reason, maxAttempts, &foldGroup, args.EvalID, part, func(msg string) error {
+		return d.endEvalTx(ctx, tx, args.EvalID, annotations.FitFailed, msg)
+	})
+}
+
+// rescueGroupJob adds the job of a dead worker of parent id of group g
+// (an evaluation, an agreement analysis; part: the part it runs, -1: not
+// a part) to the rescue p: retryable (a part back in the queue) while
+// attempts are left, else discarded with the parent ended by fail(message).
+func (d *DB) rescueGroupJob(tx *gorm.DB, p *riverdriver.JobRescueManyParams, job *rivertype.JobRow, t time.Time, reason string, maxAttempts int,
+	g *fanGroup, id int64, part int, fail func(message string) error) error {
 	ae, _ := json.Marshal(rivertype.AttemptError{At: t, Attempt: job.Attempt, Error: reason})
 	p.ID = append(p.ID, job.ID)
 	p.Error = append(p.Error, ae)
@@ -367,15 +379,15 @@ func (d *DB) rescueEvalJob(ctx context.Context, tx *gorm.DB, p *riverdriver.JobR
 		p.ScheduledAt = append(p.ScheduledAt, policy.NextRetry(job))
 		p.FinalizedAt = append(p.FinalizedAt, nil)
 		msg := fmt.Sprintf("%s, re-queued, attempt %d of %d", reason, job.Attempt, maxAttempts)
-		if job.Kind == evalFoldKind {
-			return requeuePartTx(tx, &foldGroup, args.EvalID, args.Fold, msg)
+		if part >= 0 {
+			return requeuePartTx(tx, g, id, part, msg)
 		}
-		return tx.Exec("UPDATE evals SET message = ? WHERE id = ? AND status = ?", msg, args.EvalID, string(annotations.FitRunning)).Error
+		return tx.Exec("UPDATE "+g.parents+" SET message = ? WHERE id = ? AND status = ?", msg, id, string(annotations.FitRunning)).Error
 	}
 	p.State = append(p.State, string(rivertype.JobStateDiscarded))
 	p.ScheduledAt = append(p.ScheduledAt, t)
 	p.FinalizedAt = append(p.FinalizedAt, &t)
-	err := d.endEvalTx(ctx, tx, args.EvalID, annotations.FitFailed, fmt.Sprintf("%s on attempt %d of %d; gave up after %d attempts", reason, job.Attempt, maxAttempts, job.Attempt))
+	err := fail(fmt.Sprintf("%s on attempt %d of %d; gave up after %d attempts", reason, job.Attempt, maxAttempts, job.Attempt))
 	if annotations.ErrorCode(err) == annotations.ENOTFOUND {
 		return nil
 	}

@@ -247,6 +247,10 @@ type agreementPending struct {
 	labels  int
 	started time.Time
 	phase   string
+	// id is the analysis' job (annotations.AgreementJob); joined says
+	// that the request found it queued or running.
+	id     int64
+	joined bool
 }
 
 // projectAgreement returns the agreement analysis of the project's stored
@@ -267,19 +271,11 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 		return nil, nil, agreementTooLarge(n, max)
 	}
 	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t/%x", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd, sha256.Sum256([]byte(o.weightsMatrix)))
-	fn := func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o, n) }
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
-		res, err := s.agreements.get(ctx, key, fn)
+		res, err := s.agreements.get(ctx, key, func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o) })
 		return res, nil, err
 	}
-	st, refused := s.agreements.start(ctx, key, fmt.Sprintf("%d/", project), agreementJobsPerProject, fn)
-	if refused {
-		return nil, nil, annotations.Errorf(annotations.ETOOMANY, "the project has %d agreement analyses with other options queued or running in the background, the most it may have at once: ask again when one is done (their routes answer 200), or ask for the options of one of them", agreementJobsPerProject)
-	}
-	if !st.done {
-		return nil, &agreementPending{labels: n, started: st.started, phase: st.phase}, nil
-	}
-	return st.val, nil, st.err
+	return s.agreementJob(ctx, project, version, n, key, o)
 }
 
 // agreementOrAnswer returns the project's agreement analysis with options
@@ -299,23 +295,52 @@ func (s *Server) agreementOrAnswer(c *gin.Context, project int64, o agreementOpt
 }
 
 // computeAgreement loads the project's labels and analyses their
-// agreement with options o (n: the labels counted when it was asked for),
-// one analysis per project at a time, and at most Config.AgreementJobs
-// background ones (over Config.AgreementJobLabels labels) at once.
-func (s *Server) computeAgreement(ctx context.Context, project int64, o agreementOpts, n int) (*agreementResult, error) {
-	if jl := s.cfg.AgreementJobLabels; jl >= 0 && n > jl {
-		select {
-		case s.agreementSlots <- struct{}{}:
-			defer func() { <-s.agreementSlots }()
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
+// agreement with options o within requests (projects up to
+// Config.AgreementJobLabels labels), one analysis per project at a time.
+func (s *Server) computeAgreement(ctx context.Context, project int64, o agreementOpts) (*agreementResult, error) {
 	release, err := s.agreementRuns.acquire(ctx, project)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	in, err := s.agreementInput(ctx, project, o)
+	if err != nil {
+		return nil, err
+	}
+	setPhase(ctx, "analysing")
+	s.metrics.agreementRunning.Inc()
+	defer s.metrics.agreementRunning.Dec()
+	// The bootstrap's replicates are the phase's progress, at most every
+	// 1%.
+	var lastPct atomic.Int64
+	lastPct.Store(-1)
+	t0 := time.Now()
+	in.opts.Progress = func(done, total int) {
+		if pct := int64(100 * done / total); pct > lastPct.Load() {
+			lastPct.Store(pct)
+			setPhase(ctx, bootstrapPhase(done, total, time.Since(t0)))
+		}
+	}
+	res, err := in.analyse(ctx)
+	if err != nil && ctx.Err() != nil {
+		s.metrics.agreementCancelled.Inc()
+		s.log.InfoContext(ctx, "agreement analysis stopped: no client waits for it", "project", project, "bootstrap", in.opts.Bootstrap, "seed", in.opts.Seed)
+	}
+	return res, err
+}
+
+// agreementIn is what an agreement analysis reads: the project's labels,
+// the options of raters' analysis and the note of PlanBootstrap.
+type agreementIn struct {
+	ds   *annotations.Dataset
+	opts raters.Options
+	note string
+}
+
+// agreementInput loads the project's labels and reads the options o
+// against them (the ds_init and weights_matrix texts, the bootstrap
+// planned within Config.MaxBootstrapWork).
+func (s *Server) agreementInput(ctx context.Context, project int64, o agreementOpts) (*agreementIn, error) {
 	setPhase(ctx, "loading labels")
 	ds, err := s.store.Dataset(ctx, project)
 	if err != nil {
@@ -338,33 +363,19 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 	if err != nil {
 		return nil, err
 	}
-	seed := o.seed
-	setPhase(ctx, "analysing")
-	s.metrics.agreementRunning.Inc()
-	defer s.metrics.agreementRunning.Dec()
-	// The bootstrap's replicates are the phase's progress (the 202's
-	// phase, the dashboard's line), at most every 1%.
-	var lastPct atomic.Int64
-	lastPct.Store(-1)
-	t0 := time.Now()
-	progress := func(done, total int) {
-		if pct := int64(100 * done / total); pct > lastPct.Load() {
-			lastPct.Store(pct)
-			setPhase(ctx, bootstrapPhase(done, total, time.Since(t0)))
-		}
-	}
-	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
+	return &agreementIn{ds: ds, note: note, opts: raters.Options{Bootstrap: boot, Seed: o.seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
 		CI: o.ci, Null: o.null, Population: o.population, Weights: o.weights, WeightMatrix: wm, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol, InitialError: init, InitialErrorAdd: o.dsInitAdd}, DSGold: o.dsGold,
-		MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
+		MaxItemRows: raters.DefaultMaxItemRows}}, nil
+}
+
+// analyse runs the analysis and makes its document and tables.
+func (in *agreementIn) analyse(ctx context.Context) (*agreementResult, error) {
+	rep, err := analysis.Agreement(ctx, in.ds, in.opts)
 	if err != nil {
-		if ctx.Err() != nil {
-			s.metrics.agreementCancelled.Inc()
-			s.log.InfoContext(ctx, "agreement analysis stopped: no client waits for it", "project", project, "bootstrap", boot, "seed", seed)
-		}
 		return nil, err
 	}
-	if note != "" {
-		rep.Notes = append(rep.Notes, note)
+	if in.note != "" {
+		rep.Notes = append(rep.Notes, in.note)
 	}
 	setPhase(ctx, "writing the document")
 	b, err := json.Marshal(rep)
@@ -377,7 +388,7 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 		tb.weights = "quadratic"
 	}
 	raters.SortItemAgreement(tb.items)
-	tb.counts = countValues(ds, tb.items)
+	tb.counts = countValues(in.ds, tb.items)
 	return &agreementResult{json: b, tables: tb}, nil
 }
 
@@ -410,8 +421,13 @@ type agreementJobBody struct {
 	StartedAt      time.Time `json:"started_at"`
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
 	// RetryAfterSeconds is the Retry-After header: when to ask again.
-	RetryAfterSeconds int    `json:"retry_after_seconds"`
-	Message           string `json:"message"`
+	RetryAfterSeconds int `json:"retry_after_seconds"`
+	// AgreementID is the analysis' job; Joined says that this request
+	// found it already queued or running (the same labels and options:
+	// one job).
+	AgreementID int64  `json:"agreement_id"`
+	Joined      bool   `json:"joined"`
+	Message     string `json:"message"`
 }
 
 // answerPending answers 202 with the state of a background analysis and a
@@ -420,17 +436,21 @@ func (s *Server) answerPending(c *gin.Context, pend *agreementPending) {
 	elapsed := time.Since(pend.started)
 	retry := min(max(int(elapsed.Seconds()/5), 1), 10)
 	status := "running"
-	if pend.phase == "queued" {
+	if strings.HasPrefix(pend.phase, "queued") {
 		status = "queued"
+	}
+	joined := ""
+	if pend.joined {
+		joined = "an analysis of the same labels with the same options was already asked for: this request joined it; "
 	}
 	c.Header("Retry-After", strconv.Itoa(retry))
 	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusAccepted, agreementJobBody{
 		Status: status, Phase: pend.phase, Labels: pend.labels,
 		StartedAt: pend.started.UTC().Truncate(time.Millisecond), ElapsedSeconds: math.Round(elapsed.Seconds()*10) / 10,
-		RetryAfterSeconds: retry,
-		Message: fmt.Sprintf("the agreement analysis of the project's %d labels runs in the background (projects over %d labels: concord serve --agreement-job-labels); ask again in %d s: this route answers 200 with the result once it is done",
-			pend.labels, s.cfg.AgreementJobLabels, retry),
+		RetryAfterSeconds: retry, AgreementID: pend.id, Joined: pend.joined,
+		Message: fmt.Sprintf("%sthe agreement analysis of the project's %d labels runs in the background (projects over %d labels: concord serve --agreement-job-labels); ask again in %d s: this route answers 200 with the result once it is done (DELETE cancels it)",
+			joined, pend.labels, s.cfg.AgreementJobLabels, retry),
 	})
 }
 
@@ -607,6 +627,23 @@ type memoState[V any] struct {
 	err     error
 	started time.Time
 	phase   string
+}
+
+// cached returns the value of key when it is computed without error.
+func (m *memo[V]) cached(key string) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var zero V
+	e, ok := m.entries[key]
+	if !ok {
+		return zero, false
+	}
+	select {
+	case <-e.done:
+		return e.val, e.err == nil
+	default:
+		return zero, false
+	}
 }
 
 // start returns the value of key if it is computed, and otherwise starts

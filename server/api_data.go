@@ -568,8 +568,12 @@ func (s *Server) cancelAgreement(c *gin.Context) {
 		s.fail(c, q.err)
 		return
 	}
-	n := s.agreements.cancelPrefix(fmt.Sprintf("%d/", p.ID))
-	c.JSON(http.StatusOK, gin.H{"cancelled": n})
+	n, err := s.store.CancelAgreements(c.Request.Context(), p.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"cancelled": n + s.agreements.cancelPrefix(fmt.Sprintf("%d/", p.ID))})
 }
 
 func (s *Server) agreement(c *gin.Context) {
