@@ -39,17 +39,19 @@ import (
 //     write of the labels) and options, so that repeated reads cost one
 //     small query; concurrent requests for one document share one
 //     computation.
-//   - Projects over Config.AgreementJobLabels labels are analysed in the
-//     background: a request starts the analysis (or finds it running) and
-//     answers 202 with its state; once it is done the routes answer from
-//     the cache. At most Config.AgreementJobs run at once.
+//   - Projects over Config.AgreementJobLabels labels are analysed as
+//     jobs (agreement_jobs.go): a request stores the analysis and its job
+//     (or finds it queued, running or done, in the database shared by
+//     every process) and answers 202 with its state; once it is done the
+//     routes answer the stored result (then from the cache). Any worker
+//     process runs the jobs, at most Config.AgreementJobs at once each.
 //   - One project runs one analysis at a time (other seeds or options
 //     wait for it), so that a client asking for many seeds at once cannot
 //     occupy more than one analysis' worth of work per project.
 //   - An analysis within requests runs with a context that is cancelled
 //     when every request waiting for it has gone (client disconnect): the
 //     bootstrap and the EM stop within a replicate or an iteration. A
-//     background one runs until it is done (or the server stops); a
+//     job runs until it is done or cancelled (DELETE); an internal
 //     failure is answered to the next request and the one after starts
 //     it again.
 
