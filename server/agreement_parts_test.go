@@ -124,4 +124,3 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
-
