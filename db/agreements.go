@@ -299,6 +299,15 @@ func agreementProgressTx(tx *gorm.DB, r *agreementRow) error {
 	if err != nil {
 		return err
 	}
+	return tx.Exec("UPDATE agreements SET progress = ?, message = ? WHERE id = ? AND status = ?",
+		t.fraction(0.95), agreementPhase(t, r.Replicates, now().Sub(r.CreatedAt)), r.ID, string(annotations.FitRunning)).Error
+}
+
+// agreementPhase is the phase of an analysis whose bootstrap of B
+// replicates runs as the parts t, elapsed since it was asked for: queued
+// until a part runs, then analysing, with the replicates done (the parts'
+// progress) and the time left at the rate so far.
+func agreementPhase(t partTally, B int, elapsed time.Duration) string {
 	f := t.sum / float64(max(t.parts, 1))
 	phase := "queued"
 	if t.running > 0 || t.done > 0 {
@@ -306,12 +315,11 @@ func agreementProgressTx(tx *gorm.DB, r *agreementRow) error {
 	}
 	eta := ""
 	if f > 0 && f < 1 && phase != "queued" {
-		left := time.Duration(float64(now().Sub(r.CreatedAt)) * (1 - f) / f)
+		left := time.Duration(float64(elapsed) * (1 - f) / f)
 		eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
 	}
-	msg := fmt.Sprintf("%s: bootstrap %d of %d replicates%s (%d parts: %d done, %d running on %d workers, %d queued)",
-		phase, int(math.Round(f*float64(r.Replicates))), r.Replicates, eta, t.parts, t.done, t.running, t.workers, t.queued)
-	return tx.Exec("UPDATE agreements SET progress = ?, message = ? WHERE id = ? AND status = ?", t.fraction(0.95), msg, r.ID, string(annotations.FitRunning)).Error
+	return fmt.Sprintf("%s: bootstrap %d of %d replicates%s (%d parts: %d done, %d running on %d workers, %d queued)",
+		phase, int(math.Round(f*float64(B))), B, eta, t.parts, t.done, t.running, t.workers, t.queued)
 }
 
 // agreementWorker works the plan jobs of agreement analyses.

@@ -211,3 +211,103 @@ func TestAgreementJobs(t *testing.T) {
 		}
 	})
 }
+
+// TestAgreementPhase: an analysis' phase adds up its parts: the
+// replicates done and the time left at the rate so far.
+func TestAgreementPhase(t *testing.T) {
+	for _, c := range []struct {
+		t       partTally
+		elapsed time.Duration
+		want    string
+	}{
+		{partTally{parts: 4, queued: 4}, time.Second, "queued: bootstrap 0 of 1000 replicates (4 parts: 0 done, 0 running on 0 workers, 4 queued)"},
+		{partTally{parts: 4, done: 1, running: 2, queued: 1, workers: 2, sum: 1.6}, 10 * time.Second,
+			"analysing: bootstrap 400 of 1000 replicates, about 15s left (4 parts: 1 done, 2 running on 2 workers, 1 queued)"},
+		{partTally{parts: 4, done: 4, sum: 4}, time.Minute, "analysing: bootstrap 1000 of 1000 replicates (4 parts: 4 done, 0 running on 0 workers, 0 queued)"},
+	} {
+		if got := agreementPhase(c.t, 1000, c.elapsed); got != c.want {
+			t.Errorf("%+v: %q\nwant %q", c.t, got, c.want)
+		}
+	}
+}
+
+// blockingRunner is an agreementRunner whose parts run until their report
+// is refused, and say so on started and stopped.
+type blockingRunner struct {
+	agreementRunner
+	started chan int
+	stopped chan error
+}
+
+func (r *blockingRunner) RunAgreementPart(ctx context.Context, a *annotations.AgreementJob, lo, hi int, report func(float64) error) ([]byte, error) {
+	r.started <- lo
+	for {
+		if err := report(0.1); err != nil {
+			r.stopped <- err
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			r.stopped <- ctx.Err()
+			return nil, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// TestAgreementCancelReachesParts: cancelling an analysis whose parts run
+// stops them at their next progress write (told that the analysis ended,
+// not retried), and nothing is combined.
+func TestAgreementCancelReachesParts(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		d := b.open(t)
+		p := newProject(t, d, "p", "ordinal:1..5")
+		a := &annotations.AgreementJob{ProjectID: p.ID, LabelsVersion: 1, Key: "slow", Options: []byte("slow"), Labels: 10}
+		_, err := d.StartAgreement(ctx, a, 0)
+		must(t, err)
+		r := &blockingRunner{agreementRunner: agreementRunner{runs: map[string]int{}, plan: map[string][2]int{"slow": {10, 2}},
+			fail: func(*annotations.AgreementJob, string, int, int) error { return nil }},
+			started: make(chan int, 2), stopped: make(chan error, 2)}
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 2, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}, r)
+		}()
+		for range 2 {
+			select {
+			case <-r.started:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the parts did not start")
+			}
+		}
+		n, err := d.CancelAgreements(ctx, p.ID)
+		must(t, err)
+		if n != 1 {
+			t.Errorf("cancelled %d", n)
+		}
+		for range 2 {
+			select {
+			case err := <-r.stopped:
+				if c := annotations.ErrorCode(err); c != annotations.ECONFLICT {
+					t.Errorf("a part stopped with %v (%s), want the analysis' end (conflict)", err, c)
+				}
+			case <-time.After(2 * time.Minute):
+				t.Fatal("a running part did not stop")
+			}
+		}
+		waitJobsEnded(t, d)
+		stop()
+		must(t, <-done)
+		got, err := d.FindAgreement(ctx, a.ID)
+		must(t, err)
+		if got.Status != annotations.FitCancelled || got.Result != nil {
+			t.Errorf("the analysis: %+v", got)
+		}
+		for _, pt := range got.Parts {
+			if pt.State == "done" {
+				t.Errorf("part %+v done", pt)
+			}
+		}
+	})
+}

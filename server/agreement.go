@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -309,20 +308,8 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 	if err != nil {
 		return nil, err
 	}
-	setPhase(ctx, "analysing")
 	s.metrics.agreementRunning.Inc()
 	defer s.metrics.agreementRunning.Dec()
-	// The bootstrap's replicates are the phase's progress, at most every
-	// 1%.
-	var lastPct atomic.Int64
-	lastPct.Store(-1)
-	t0 := time.Now()
-	in.opts.Progress = func(done, total int) {
-		if pct := int64(100 * done / total); pct > lastPct.Load() {
-			lastPct.Store(pct)
-			setPhase(ctx, bootstrapPhase(done, total, time.Since(t0)))
-		}
-	}
 	res, err := in.analyse(ctx)
 	if err != nil && ctx.Err() != nil {
 		s.metrics.agreementCancelled.Inc()
@@ -343,7 +330,6 @@ type agreementIn struct {
 // against them (the ds_init and weights_matrix texts, the bootstrap
 // planned within Config.MaxBootstrapWork).
 func (s *Server) agreementInput(ctx context.Context, project int64, o agreementOpts) (*agreementIn, error) {
-	setPhase(ctx, "loading labels")
 	ds, err := s.store.Dataset(ctx, project)
 	if err != nil {
 		return nil, err
@@ -379,7 +365,6 @@ func (in *agreementIn) analyse(ctx context.Context) (*agreementResult, error) {
 	if in.note != "" {
 		rep.Notes = append(rep.Notes, in.note)
 	}
-	setPhase(ctx, "writing the document")
 	b, err := json.Marshal(rep)
 	if err != nil {
 		return nil, err
@@ -563,19 +548,15 @@ func (g *projectGate) forget(project int64) {
 // memo keeps the results of expensive, deterministic computations by key
 // (at most max, the oldest dropped first). Concurrent requests for one key
 // share one computation, which runs with its own context: it is cancelled
-// when every request waiting for it has gone, and then forgotten. Errors
-// other than internal ones and cancellations are kept too.
-//
-// A computation can also be started in the background (start): it is
-// then detached from its requests, runs until it is done or base is, and
-// a failure that is not kept is answered once (to the next start of its
-// key) before it is forgotten, so that the request after starts again.
+// when every request waiting for it has gone (or base is done), and then
+// forgotten. Errors other than internal ones and cancellations are kept
+// too.
 type memo[V any] struct {
 	mu      sync.Mutex
 	max     int
 	order   []string
 	entries map[string]*memoEntry[V]
-	// base ends the detached computations (the server's shutdown).
+	// base ends the computations (the server's shutdown).
 	base context.Context
 }
 
@@ -585,50 +566,10 @@ type memoEntry[V any] struct {
 	err     error
 	waiters int
 	cancel  context.CancelFunc
-	// started is when the computation began; phase is what it does now
-	// (setPhase), for the answers of detached computations.
-	started time.Time
-	phase   atomic.Pointer[string]
-	// detached: no waiter's leaving cancels the computation (start);
-	// dropOnRead: its error is forgotten once start has answered it.
-	detached, dropOnRead bool
 }
 
 func newMemo[V any](base context.Context, max int) *memo[V] {
 	return &memo[V]{max: max, entries: map[string]*memoEntry[V]{}, base: base}
-}
-
-// phaseKey is the context key of a memo computation's phase.
-type phaseKey struct{}
-
-// setPhase records what the memo computation of ctx does now (shown in
-// the answers of background computations); outside one it does nothing.
-// bootstrapPhase is the agreement job's phase during the bootstrap: the
-// replicates done, with the time left at the rate so far.
-func bootstrapPhase(done, total int, elapsed time.Duration) string {
-	eta := ""
-	if done > 0 && done < total {
-		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
-		eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
-	}
-	return fmt.Sprintf("analysing: bootstrap %d of %d replicates%s", done, total, eta)
-}
-
-func setPhase(ctx context.Context, phase string) {
-	if p, ok := ctx.Value(phaseKey{}).(*atomic.Pointer[string]); ok {
-		p.Store(&phase)
-	}
-}
-
-// memoState is the state of a memo computation that start found or began.
-type memoState[V any] struct {
-	// done: val and err are its outcome; otherwise it is computing, since
-	// started, doing phase.
-	done    bool
-	val     V
-	err     error
-	started time.Time
-	phase   string
 }
 
 // cached returns the value of key when it is computed without error.
@@ -648,87 +589,21 @@ func (m *memo[V]) cached(key string) (V, bool) {
 	}
 }
 
-// start returns the value of key if it is computed, and otherwise starts
-// computing it with fn in the background (unless that is under way) and
-// returns its state at once. The computation does not end when ctx does.
-// When limit > 0 and limit background computations of keys starting with
-// prefix are under way, start starts none and returns refused.
-func (m *memo[V]) start(ctx context.Context, key, prefix string, limit int, fn func(ctx context.Context) (V, error)) (st memoState[V], refused bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.entries[key]
-	if !ok {
-		if limit > 0 && m.pendingLocked(prefix) >= limit {
-			return memoState[V]{}, true
-		}
-		e = m.newEntryLocked(ctx, key, fn)
-	}
-	e.detached = true
-	select {
-	case <-e.done:
-		if e.dropOnRead {
-			m.dropLocked(key, e)
-		}
-		return memoState[V]{done: true, val: e.val, err: e.err, started: e.started}, false
-	default:
-		return memoState[V]{started: e.started, phase: *e.phase.Load()}, false
-	}
-}
-
-// cancelPrefix cancels and forgets the background computations under way
-// of keys starting with prefix, and returns how many there were.
-func (m *memo[V]) cancelPrefix(prefix string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	m.eachRunningLocked(prefix, func(k string, e *memoEntry[V]) {
-		e.cancel()
-		m.dropLocked(k, e)
-		n++
-	})
-	return n
-}
-
-// pendingLocked counts the background computations under way of keys
-// starting with prefix.
-func (m *memo[V]) pendingLocked(prefix string) int {
-	n := 0
-	m.eachRunningLocked(prefix, func(string, *memoEntry[V]) { n++ })
-	return n
-}
-
-// eachRunningLocked calls fn with each background computation under way
-// of a key starting with prefix (fn may drop it).
-func (m *memo[V]) eachRunningLocked(prefix string, fn func(k string, e *memoEntry[V])) {
-	for k, e := range m.entries {
-		if !e.detached || !strings.HasPrefix(k, prefix) {
-			continue
-		}
-		select {
-		case <-e.done:
-		default:
-			fn(k, e)
-		}
-	}
-}
-
 // newEntryLocked adds the entry of key and starts its computation.
 func (m *memo[V]) newEntryLocked(ctx context.Context, key string, fn func(ctx context.Context) (V, error)) *memoEntry[V] {
 	// The computation keeps the request's values (logging) but not its
-	// cancellation: it ends when its last waiter leaves (unless
-	// detached) or when base is done.
+	// cancellation: it ends when its last waiter leaves or when base is
+	// done.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(m.base, cancel)
-	e := &memoEntry[V]{done: make(chan struct{}), cancel: func() { stop(); cancel() }, started: time.Now()}
-	queued := "queued"
-	e.phase.Store(&queued)
+	e := &memoEntry[V]{done: make(chan struct{}), cancel: func() { stop(); cancel() }}
 	m.entries[key] = e
 	m.order = append(m.order, key)
 	if len(m.order) > m.max {
 		delete(m.entries, m.order[0])
 		m.order = m.order[1:]
 	}
-	go m.compute(context.WithValue(cctx, phaseKey{}, &e.phase), key, e, fn)
+	go m.compute(cctx, key, e, fn)
 	return e
 }
 
@@ -738,10 +613,6 @@ func (m *memo[V]) newEntryLocked(ctx context.Context, key string, fn func(ctx co
 func (m *memo[V]) get(ctx context.Context, key string, fn func(ctx context.Context) (V, error)) (V, error) {
 	m.mu.Lock()
 	e, ok := m.entries[key]
-	if ok && e.dropOnRead {
-		m.dropLocked(key, e) // a failed background computation: try again
-		ok = false
-	}
 	if !ok {
 		e = m.newEntryLocked(ctx, key, fn)
 	}
@@ -757,7 +628,7 @@ func (m *memo[V]) get(ctx context.Context, key string, fn func(ctx context.Conte
 	case <-ctx.Done():
 		m.mu.Lock()
 		e.waiters--
-		if e.waiters == 0 && !e.detached {
+		if e.waiters == 0 {
 			select {
 			case <-e.done:
 			default:
@@ -779,11 +650,7 @@ func (m *memo[V]) compute(ctx context.Context, key string, e *memoEntry[V], fn f
 	e.val, e.err = val, err
 	close(e.done)
 	if err != nil && (annotations.ErrorCode(err) == annotations.EINTERNAL || errors.Is(err, context.Canceled) || ctx.Err() != nil) {
-		if e.detached {
-			e.dropOnRead = true
-		} else {
-			m.dropLocked(key, e)
-		}
+		m.dropLocked(key, e)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -573,7 +572,7 @@ func (s *Server) cancelAgreement(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"cancelled": n + s.agreements.cancelPrefix(fmt.Sprintf("%d/", p.ID))})
+	c.JSON(http.StatusOK, gin.H{"cancelled": n})
 }
 
 func (s *Server) agreement(c *gin.Context) {
