@@ -89,7 +89,11 @@ func TestAgreementJobs(t *testing.T) {
 			}
 			return a.ID
 		}
-		good, none, bad, internal, cancelled := mk("good"), mk("none"), mk("bad"), mk("internal"), mk("cancelled")
+		good := mk("good")
+		for _, k := range []string{"none", "bad", "internal"} {
+			mk(k)
+		}
+		cancelled := mk("cancelled")
 		// The same key again: the same analysis, not created.
 		if a, created, err := start("good", 1, 0); err != nil || created || a.ID != good {
 			t.Errorf("the same key twice: %v, created %v, id %d want %d", err, created, a.ID, good)
@@ -110,7 +114,8 @@ func TestAgreementJobs(t *testing.T) {
 		if c.Status != annotations.FitCancelled || c.Message != "cancelled by request" {
 			t.Errorf("cancelled analysis: %+v", c)
 		}
-		good, none, bad, internal = mk("good"), mk("none"), mk("bad"), mk("internal")
+		good = mk("good")
+		none, bad, internal := mk("none"), mk("bad"), mk("internal")
 
 		killed := fmt.Errorf("fit worker killed by signal 9: %w", annotations.ErrRetry)
 		r := &agreementRunner{runs: map[string]int{},
