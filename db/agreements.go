@@ -262,21 +262,7 @@ func (d *DB) endAgreement(ctx context.Context, id int64, status annotations.FitS
 }
 
 func (d *DB) endAgreementTx(ctx context.Context, tx *gorm.DB, id int64, status annotations.FitStatus, message, code string) error {
-	if err := d.lockParent(tx, &agreementGroup, id); err != nil {
-		return err
-	}
-	r, err := getAgreement(tx, id)
-	if err != nil {
-		return err
-	}
-	if r.Status != string(annotations.FitRunning) {
-		return nil
-	}
-	if err := d.cancelParts(ctx, tx, &agreementGroup, id, r.JobID); err != nil {
-		return err
-	}
-	return tx.Exec("UPDATE agreements SET status = ?, message = ?, error_code = ?, finished_at = ? WHERE id = ?",
-		string(status), cleanText(message), code, now(), id).Error
+	return d.endParentTx(ctx, tx, &agreementGroup, id, status, message, ", error_code = ?", code)
 }
 
 // agreementMessage records the phase of a running analysis; ECONFLICT or
@@ -492,21 +478,13 @@ func (w *agreementPartWorker) Work(ctx context.Context, job *river.Job[agreement
 // foldProgress); an error says the part should stop.
 func (d *DB) agreementPartProgress(ctx context.Context, job *river.Job[agreementPartArgs], worker string, p float64) error {
 	a := job.Args
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		mine, err := partProgress(tx, &agreementGroup, a.AgreementID, a.Part, worker, job.Attempt, p, "")
-		if err != nil {
-			return err
-		}
+	return d.recordPartProgress(ctx, &agreementGroup, a.AgreementID, a.Part, worker, job.Attempt, p, func(tx *gorm.DB) (func() error, error) {
 		r, err := runningAgreement(tx, a.AgreementID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !mine {
-			return errChainLost
-		}
-		return agreementProgressTx(tx, r)
+		return func() error { return agreementProgressTx(tx, r) }, nil
 	})
-	return wrap(err, "progress of part %d of agreement analysis %d", a.Part, a.AgreementID)
 }
 
 // agreementCombineWorker works the combine jobs of agreement analyses.
@@ -533,10 +511,7 @@ func (w *agreementCombineWorker) Work(ctx context.Context, job *river.Job[agreem
 		return err
 	})
 	if err != nil {
-		if c := annotations.ErrorCode(err); c == annotations.ENOTFOUND || c == annotations.ECONFLICT || c == annotations.EINVALID {
-			return river.JobCancel(err)
-		}
-		return err
+		return combineReadErr(err)
 	}
 	res, err := w.run.CombineAgreement(ctx, a, outputs, func(phase string) error {
 		return d.agreementMessage(ctx, id, phase)
@@ -547,11 +522,7 @@ func (w *agreementCombineWorker) Work(ctx context.Context, job *river.Job[agreem
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	return wrap(d.write(bg, func(tx *gorm.DB) error {
-		if err := tx.Exec("UPDATE agreements SET status = ?, progress = 1, message = ?, result = ?, finished_at = ? WHERE id = ? AND status = ?",
-			string(annotations.FitDone), "done", res, now(), id, string(annotations.FitRunning)).Error; err != nil {
-			return err
-		}
-		return tx.Exec("UPDATE agreement_parts SET output = NULL WHERE agreement_id = ?", id).Error
+		return finishParentTx(tx, &agreementGroup, id, res)
 	}), "finish agreement analysis %d", id)
 }
 

@@ -152,24 +152,7 @@ func (d *DB) endEval(ctx context.Context, id int64, status annotations.FitStatus
 }
 
 func (d *DB) endEvalTx(ctx context.Context, tx *gorm.DB, id int64, status annotations.FitStatus, message string) error {
-	if err := d.lockParent(tx, &foldGroup, id); err != nil {
-		return err
-	}
-	r, err := getEval(tx, id)
-	if err != nil {
-		return err
-	}
-	if r.Status != string(annotations.FitRunning) {
-		return nil
-	}
-	var combine []int64
-	if r.JobID != 0 {
-		combine = append(combine, r.JobID)
-	}
-	if err := d.cancelParts(ctx, tx, &foldGroup, id, combine...); err != nil {
-		return err
-	}
-	return tx.Exec("UPDATE evals SET status = ?, message = ?, finished_at = ? WHERE id = ?", string(status), cleanText(message), now(), id).Error
+	return d.endParentTx(ctx, tx, &foldGroup, id, status, message, "")
 }
 
 // runningEval reads evaluation id in tx: ENOTFOUND when it is gone,
@@ -202,20 +185,12 @@ func (d *DB) startFold(ctx context.Context, id int64, f int, worker string, atte
 // foldProgress records fold f's progress and the evaluation's (the folds'
 // mean); an error says the fold should stop (as chainProgress).
 func (d *DB) foldProgress(ctx context.Context, id int64, f int, worker string, attempt int, p float64) error {
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		mine, err := partProgress(tx, &foldGroup, id, f, worker, attempt, p, "")
-		if err != nil {
-			return err
-		}
+	return d.recordPartProgress(ctx, &foldGroup, id, f, worker, attempt, p, func(tx *gorm.DB) (func() error, error) {
 		if _, err := runningEval(tx, id); err != nil {
-			return err
+			return nil, err
 		}
-		if !mine {
-			return errChainLost
-		}
-		return evalProgressTx(tx, id)
+		return func() error { return evalProgressTx(tx, id) }, nil
 	})
-	return wrap(err, "progress of fold %d of evaluation %d", f, id)
 }
 
 // evalProgressTx writes an evaluation's progress and message from its
@@ -319,10 +294,7 @@ func (w *evalCombineWorker) Work(ctx context.Context, job *river.Job[evalCombine
 		return err
 	})
 	if err != nil {
-		if c := annotations.ErrorCode(err); c == annotations.ENOTFOUND || c == annotations.ECONFLICT || c == annotations.EINVALID {
-			return river.JobCancel(err)
-		}
-		return err
+		return combineReadErr(err)
 	}
 	res, err := w.run.CombineEval(ctx, e, outputs)
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -337,11 +309,7 @@ func (w *evalCombineWorker) Work(ctx context.Context, job *river.Job[evalCombine
 		return river.JobCancel(err)
 	}
 	return wrap(d.write(bg, func(tx *gorm.DB) error {
-		if err := tx.Exec("UPDATE evals SET status = ?, progress = 1, message = ?, result = ?, finished_at = ? WHERE id = ? AND status = ?",
-			string(annotations.FitDone), "done", res, now(), id, string(annotations.FitRunning)).Error; err != nil {
-			return err
-		}
-		return tx.Exec("UPDATE eval_folds SET output = NULL WHERE eval_id = ?", id).Error
+		return finishParentTx(tx, &foldGroup, id, res)
 	}), "finish evaluation %d", id)
 }
 
