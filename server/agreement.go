@@ -304,7 +304,7 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 		return nil, err
 	}
 	defer release()
-	in, err := s.agreementInput(ctx, project, o)
+	in, err := s.agreementInput(ctx, project, o, s.cfg.MaxBootstrapWork)
 	if err != nil {
 		return nil, err
 	}
@@ -328,8 +328,9 @@ type agreementIn struct {
 
 // agreementInput loads the project's labels and reads the options o
 // against them (the ds_init and weights_matrix texts, the bootstrap
-// planned within Config.MaxBootstrapWork).
-func (s *Server) agreementInput(ctx context.Context, project int64, o agreementOpts) (*agreementIn, error) {
+// planned within maxWork resampled cells: Config.MaxBootstrapWork of the
+// server asked).
+func (s *Server) agreementInput(ctx context.Context, project int64, o agreementOpts, maxWork int64) (*agreementIn, error) {
 	ds, err := s.store.Dataset(ctx, project)
 	if err != nil {
 		return nil, err
@@ -347,7 +348,7 @@ func (s *Server) agreementInput(ctx context.Context, project int64, o agreementO
 	if o.boot == 0 {
 		o.boot = -1 // raters.Options: negative means none
 	}
-	boot, note, err := analysis.PlanBootstrap(ds, o.boot, o.explicit, max(s.cfg.MaxBootstrapWork, 0))
+	boot, note, err := analysis.PlanBootstrap(ds, o.boot, o.explicit, max(maxWork, 0))
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,8 @@ import (
 // annotations.AgreementRunner:
 //
 //   - the plan job loads the labels and plans the bootstrap
-//     (analysis.PlanBootstrap within Config.MaxBootstrapWork), in parts of
+//     (analysis.PlanBootstrap within the Config.MaxBootstrapWork of the
+//     server that asked, stored with the options), in parts of
 //     Config.AgreementPartReplicates replicates;
 //   - each part job computes its range of replicates
 //     (analysis.AgreementReplicates: replicate r resamples with a
@@ -40,8 +41,10 @@ import (
 // workers running them) or writing the document.
 
 // agreementSpec is an analysis' options as stored with its job (JSON of
-// the Go field names).
+// the Go field names), with the bound of its bootstrap (MaxWork: the
+// Config.MaxBootstrapWork of the server asked, not the worker's).
 type agreementSpec struct {
+	MaxWork                     int64
 	Boot, Population, DSIter    int
 	Explicit, DSGold, DSInitAdd bool
 	Seed                        uint64
@@ -78,11 +81,13 @@ func (s *Server) agreementJob(ctx context.Context, project, version int64, n int
 	if res, ok := s.agreements.cached(key); ok {
 		return res, nil, nil
 	}
-	spec, err := json.Marshal(specOf(o))
+	sp := specOf(o)
+	sp.MaxWork = s.cfg.MaxBootstrapWork
+	spec, err := json.Marshal(sp)
 	if err != nil {
 		return nil, nil, err
 	}
-	h := sha256.Sum256([]byte(key))
+	h := sha256.Sum256(fmt.Appendf(nil, "%s/%d", key, sp.MaxWork))
 	a := &annotations.AgreementJob{ProjectID: project, LabelsVersion: version, Key: hex.EncodeToString(h[:]), Options: spec, Labels: n}
 	created, err := s.store.StartAgreement(ctx, a, agreementJobsPerProject)
 	if err != nil {
@@ -156,7 +161,7 @@ func (p *pool) agreementJobInput(ctx context.Context, a *annotations.AgreementJo
 		return nil, nil, fmt.Errorf("%w: %w", context.Cause(ctx), annotations.ErrRetry)
 	}
 	release := func() { <-p.s.agreementSlots }
-	in, err := p.s.agreementInput(ctx, a.ProjectID, spec.opts())
+	in, err := p.s.agreementInput(ctx, a.ProjectID, spec.opts(), spec.MaxWork)
 	if err == nil {
 		// The labels read must be those of the analysis' key.
 		var v int64
