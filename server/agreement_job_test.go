@@ -189,3 +189,27 @@ func TestCancelAgreementNone(t *testing.T) {
 		t.Errorf("nothing running: %v", out)
 	}
 }
+
+// TestBrowserAgreementCancel: while a project's agreement analysis waits
+// for a worker (an API-only node), the project page offers to cancel it;
+// the button cancels its jobs (DELETE with the page's CSRF token) and the
+// page stops asking. It skips as TestBrowserDashboard does.
+func TestBrowserAgreementCancel(t *testing.T) {
+	cr := newChrome(t)
+	e := newEnv(t, func(c *Config) { c.AgreementJobLabels = 10; c.Workers = -1 })
+	id, key := e.loadedProject("k1-cancel")
+	cr.login(e.url+"/login", key, chromedp.WaitVisible(chromedp.ID("agreement-cancel")))
+	if s := cr.eval(`document.querySelector("#agreement-status").getAttribute("data-job")`); s != "queued" {
+		t.Errorf("agreement status: job %q, want queued", s)
+	}
+	cr.eval(`document.querySelector("#agreement-cancel").click(), ""`)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(cr.eval(`document.querySelector("#agreement-status").textContent`), "cancelled"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("status after the cancel: %q", cr.eval(`document.querySelector("#agreement-status").textContent`))
+		}
+	}
+	// The analysis the page started is cancelled: none is left to cancel.
+	if out := e.call("DELETE", fmt.Sprintf("/api/v1/projects/%d/agreement", id), key, nil, 200); out["cancelled"].(float64) != 0 {
+		t.Errorf("after the page's cancel: %v", out)
+	}
+}
