@@ -316,3 +316,52 @@ func TestAgreementCancelReachesParts(t *testing.T) {
 		}
 	})
 }
+
+// TestAgreementRescue: the part job of a worker that stopped recording
+// that it is alive is rescued (rescueAt at a chosen instant, so that the
+// test does not depend on the machine's speed): the part goes back to the
+// queue, the analysis' message says why, and the analysis runs on.
+func TestAgreementRescue(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		d := b.open(t)
+		p := newProject(t, d, "p", "ordinal:1..5")
+		a := &annotations.AgreementJob{ProjectID: p.ID, LabelsVersion: 1, Key: "slow", Options: []byte("slow"), Labels: 10}
+		_, err := d.StartAgreement(ctx, a, 0)
+		must(t, err)
+		r := &blockingRunner{agreementRunner: agreementRunner{runs: map[string]int{}, plan: map[string][2]int{"slow": {5, 1}},
+			fail: func(*annotations.AgreementJob, string, int, int) error { return nil }},
+			started: make(chan int, 1), stopped: make(chan error, 1)}
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "ghost", Concurrency: 1, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}, r)
+		}()
+		select {
+		case <-r.started:
+		case <-time.After(2 * time.Minute):
+			t.Fatal("the part did not start")
+		}
+		// An hour on, the ghost has not been seen for StaleAfter.
+		n, err := d.rescueAt(ctx, time.Now().Add(time.Hour), 30*time.Second, 2)
+		must(t, err)
+		got, err := d.FindAgreement(ctx, a.ID)
+		must(t, err)
+		if n != 1 || got.Status != annotations.FitRunning || len(got.Parts) != 1 || got.Parts[0].State != "queued" ||
+			got.Message != `bootstrap replicates 0..4: worker "ghost" stopped responding, re-queued, attempt 1 of 2` {
+			t.Errorf("rescued %d; the analysis: %+v", n, got)
+		}
+		// The ghost's part learns at its next progress write that it was
+		// taken over.
+		select {
+		case err := <-r.stopped:
+			if !errors.Is(err, errChainLost) {
+				t.Errorf("the ghost's part stopped with %v, want that it was taken over", err)
+			}
+		case <-time.After(2 * time.Minute):
+			t.Fatal("the ghost's part did not stop")
+		}
+		stop()
+		must(t, <-done)
+	})
+}
