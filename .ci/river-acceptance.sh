@@ -12,7 +12,12 @@
 # chain, the other finishes the fit, and its result is bit for bit that of
 # the same seeded fit run in one process (fit 1). Last, concord eval --jobs
 # runs 5 folds as jobs of two workers (it names each fold's worker) and
-# writes the metrics of the evaluation in one process, byte for byte. .ci/run runs it; by hand:
+# writes the metrics of the evaluation in one process, byte for byte. Then the
+# agreement of a project over --agreement-job-labels: asked twice, one
+# analysis (the second request joined); its bootstrap (2000 replicates) runs
+# as 8 part jobs over two workers (the job records name each part's
+# replicates and worker), and the document equals byte for byte the one a
+# server computes within the request. .ci/run runs it; by hand:
 #
 #   eval "$(bash db/testdata/start-postgres.sh)"
 #   bash .ci/river-acceptance.sh
@@ -22,20 +27,20 @@ work=$(mktemp -d)
 go build -o "$work/concord" ./cmd/concord
 B=$work/concord
 base=${CONCORD_TEST_POSTGRES_DSN:?start PostgreSQL with db/testdata/start-postgres.sh}
-db=concord_river_acceptance
+db=${CONCORD_ACCEPTANCE_DB:-concord_river_acceptance} # its own database, dropped and made anew
 psql "${base/concord@/postgres@}" -qAt -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db OWNER concord"
 DSN=${base/\/concord_test/\/$db}
 export CONCORD_ADMIN_TOKEN=acceptance-admin-token-0123456789
-port=18181
-$B serve --db "$DSN" --workers 0 --addr 127.0.0.1:$port >"$work/serve.log" 2>&1 &
+port=${CONCORD_ACCEPTANCE_PORT:-18181} # and this port and the next
+$B serve --db "$DSN" --workers 0 --addr 127.0.0.1:$port --agreement-job-labels 1000 >"$work/serve.log" 2>&1 &
 SP=$!
 sleep 3
 $B worker --db "$DSN" --concurrency 1 --name worker-a --stale-after 10s --fan-out=false >"$work/a.log" 2>&1 &
 WA=$!
 $B worker --db "$DSN" --concurrency 1 --name worker-b --stale-after 10s --fan-out=false >"$work/b.log" 2>&1 &
 WB=$!
-WC= WD= WE=
-trap 'kill $SP $WA $WB $WC $WD $WE 2>/dev/null || true' EXIT
+WC= WD= WE= SP2=
+trap 'kill $SP $WA $WB $WC $WD $WE $SP2 2>/dev/null || true' EXIT
 sleep 2
 A="Authorization: Bearer $CONCORD_ADMIN_TOKEN"
 U=http://127.0.0.1:$port/api/v1
@@ -170,5 +175,48 @@ if cmp -s "$work/eval-jobs.json" "$work/eval-local.json"; then
 	echo "the metrics of the folds as jobs and of the evaluation in one process: byte for byte the same"
 else
 	echo "the metrics of the folds as jobs DIFFER from the evaluation in one process"
+	exit 1
+fi
+
+echo "== agreement of a large project: its bootstrap in parts over two workers"
+# Two workers are alive: worker-e and the one of worker-c and worker-d not killed.
+curl -s -o /dev/null -X POST $U/projects -H "$A" -d '{"name":"rte","scheme":"binary:0,1,pos=1"}'
+curl -s -o /dev/null -w "import of 8000 labels: %{http_code}\n" -X POST $U/projects/3/imports -H "$A" \
+	-F file=@cmd/concord/demodata/snow2008_rte/ratings.csv
+q="bootstrap=2000&seed=7"
+for n in first second; do
+	curl -s "$U/projects/3/agreement?$q" -H "$A" | json '"'$n' request:", d["status"], "analysis", d["agreement_id"], "joined", d["joined"]'
+done
+last=
+while :; do
+	code=$(curl -s -o "$work/ag" -w "%{http_code}" "$U/projects/3/agreement?$q" -H "$A")
+	[ "$code" = 200 ] && break
+	if [ "$code" != 202 ]; then
+		echo "agreement: $code $(head -c 300 "$work/ag")"
+		exit 1
+	fi
+	ph=$(json 'd["phase"]' <"$work/ag" | sed 's/, about [^(]* left//')
+	if [ "$ph" != "$last" ]; then
+		echo "  202: $ph"
+		last=$ph
+	fi
+	sleep 0.2
+done
+curl -s "$U/jobs?limit=40" -H "$A" | python3 -c '
+import json, sys
+rows = [j for j in reversed(json.load(sys.stdin)["jobs"]) if j["kind"].startswith("agreement")]
+for j in rows:
+    print(j["id"], j["kind"], "analysis", j.get("agreement_id"), "replicates", j.get("replicates", "-"), j["state"], "attempted by", j["attempted_by"])
+ws = sorted({j["attempted_by"][-1] for j in rows if j["kind"] == "agreement_part" and j["attempted_by"]})
+print("the part jobs ran on", len(ws), "workers:", ws)
+sys.exit(0 if len(ws) == 2 else 1)'
+$B serve --db "$DSN" --workers 0 --addr 127.0.0.1:$((port + 1)) --agreement-job-labels -1 >"$work/serve2.log" 2>&1 &
+SP2=$!
+sleep 3
+curl -s -o "$work/ag-local" "http://127.0.0.1:$((port + 1))/api/v1/projects/3/agreement?$q" -H "$A"
+if cmp -s "$work/ag" "$work/ag-local"; then
+	echo "the agreement document of the parts and the one computed within a request: byte for byte the same ($(wc -c <"$work/ag") bytes)"
+else
+	echo "the agreement document of the parts DIFFERS from the one computed within a request"
 	exit 1
 fi

@@ -178,16 +178,67 @@ func TieOrder(s annotations.Scheme) []int {
 // bootstrap and the Dawid-Skene EM check it); PlanBootstrap bounds the
 // bootstrap's work.
 func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options) (*AgreementReport, error) {
-	rt, err := Table(ds)
+	r, opts, err := agreementInput(ds, opts)
 	if err != nil {
 		return nil, err
 	}
+	rep, err := raters.AnalyzeContext(ctx, r, opts)
+	if err != nil {
+		return nil, agreementError(ctx, err)
+	}
+	return &AgreementReport{Scheme: ds.Scheme.String(), Report: rep}, nil
+}
+
+// AgreementReplicates computes the bootstrap replicates [lo, hi) of the
+// analysis Agreement(ctx, ds, opts) runs (raters.AnalyzeReplicates), so
+// that the replicates of one analysis can be computed apart (jobs of
+// several workers) and handed back to Agreement as opts.Replicates.
+func AgreementReplicates(ctx context.Context, ds *annotations.Dataset, opts raters.Options, lo, hi int) (*raters.Replicates, error) {
+	r, opts, err := agreementInput(ds, opts)
+	if err != nil {
+		return nil, err
+	}
+	reps, err := raters.AnalyzeReplicates(ctx, r, opts, lo, hi)
+	if err != nil {
+		return nil, agreementError(ctx, err)
+	}
+	return reps, nil
+}
+
+// CheckAgreement returns the error Agreement(ctx, ds, opts) would return
+// on its input (too few raters, custom weights or gold labels that do
+// not fit, ...) without analysing: what a plan of an analysis run in
+// parts checks before the parts run.
+func CheckAgreement(ds *annotations.Dataset, opts raters.Options) error {
+	_, _, err := agreementInput(ds, opts)
+	return err
+}
+
+// agreementError is an error of raters' analysis as Agreement returns it:
+// ctx's as it is, the others for the user.
+func agreementError(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if pe := populationError(err); pe != nil {
+		return pe
+	}
+	return annotations.Errorf(annotations.EINVALID, "%s", err)
+}
+
+// agreementInput is the table of ds and opts completed as Agreement
+// describes.
+func agreementInput(ds *annotations.Dataset, opts raters.Options) (*raters.Ratings, raters.Options, error) {
+	rt, err := Table(ds)
+	if err != nil {
+		return nil, opts, err
+	}
 	if len(rt.Raters) < 2 {
-		return nil, annotations.Errorf(annotations.EINVALID, "agreement needs labels from at least 2 raters, found %d", len(rt.Raters))
+		return nil, opts, annotations.Errorf(annotations.EINVALID, "agreement needs labels from at least 2 raters, found %d", len(rt.Raters))
 	}
 	opts.Level = rt.Level
 	if opts.WeightMatrix != nil && len(opts.WeightMatrix) != len(rt.Categories) {
-		return nil, annotations.Errorf(annotations.EINVALID, "custom agreement weights: %d rows for the %d categories of %s (read them with ReadLabelWeightMatrix)", len(opts.WeightMatrix), len(rt.Categories), ds.Scheme)
+		return nil, opts, annotations.Errorf(annotations.EINVALID, "custom agreement weights: %d rows for the %d categories of %s (read them with ReadLabelWeightMatrix)", len(opts.WeightMatrix), len(rt.Categories), ds.Scheme)
 	}
 	opts.RaterNames, opts.ItemNames = rt.Raters, rt.Items
 	if ds.Scheme.Kind == annotations.Bounded {
@@ -203,11 +254,11 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 	}
 	if ds.Scheme.Categorical() {
 		if opts.Gold, err = goldClasses(ds, rt); err != nil {
-			return nil, err
+			return nil, opts, err
 		}
 	}
 	if opts.DSGold && opts.Gold == nil {
-		return nil, annotations.Errorf(annotations.EINVALID, "Dawid-Skene with known true labels (ds-gold) needs items with a gold label among the labelled items; none has one")
+		return nil, opts, annotations.Errorf(annotations.EINVALID, "Dawid-Skene with known true labels (ds-gold) needs items with a gold label among the labelled items; none has one")
 	}
 	if ds.Scheme.Categorical() && opts.LabelProbs == nil {
 		// The labels' probabilities in the order Table added them.
@@ -220,17 +271,7 @@ func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options
 			}
 		}
 	}
-	rep, err := raters.AnalyzeContext(ctx, rt.Ratings, opts)
-	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
-		}
-		if pe := populationError(err); pe != nil {
-			return nil, pe
-		}
-		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
-	}
-	return &AgreementReport{Scheme: ds.Scheme.String(), Report: rep}, nil
+	return rt.Ratings, opts, nil
 }
 
 // populationError rephrases a raters.PopulationError for the user, naming

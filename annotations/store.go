@@ -271,7 +271,12 @@ type JobInfo struct {
 	AttemptedBy []string `json:"attempted_by"`
 	FitID       int64    `json:"fit_id,omitempty"`
 	// Chain is the chain a fit's chain job runs.
-	Chain       *int       `json:"chain,omitempty"`
+	Chain *int `json:"chain,omitempty"`
+	// AgreementID is the agreement analysis of an agreement job, and
+	// Replicates the range of bootstrap replicates a part job runs
+	// ("0..249").
+	AgreementID int64      `json:"agreement_id,omitempty"`
+	Replicates  string     `json:"replicates,omitempty"`
 	ProjectID   int64      `json:"project_id,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	AttemptedAt *time.Time `json:"attempted_at,omitempty"`
@@ -317,6 +322,7 @@ type Store interface {
 	FitStore
 	JobEngine
 	EvalStore
+	AgreementStore
 	APIKeyStore
 	Close() error
 }
@@ -368,4 +374,88 @@ type EvalStore interface {
 type EvalRunner interface {
 	RunEvalFold(ctx context.Context, e *Eval, fold int, report func(progress float64) error) ([]byte, error)
 	CombineEval(ctx context.Context, e *Eval, outputs [][]byte) ([]byte, error)
+}
+
+// AgreementJob is the agreement analysis of a project run as jobs of the
+// store's job engine (projects too large to analyse within a request): a
+// plan job reads the labels and plans the bootstrap, the bootstrap's
+// replicates run as part jobs of ranges of replicates that any worker may
+// take, and the part that completes last enqueues the job that combines
+// them into the document. One analysis per project and Key (the labels'
+// version and the options): asking twice joins the first.
+type AgreementJob struct {
+	ID            int64 `json:"id"`
+	ProjectID     int64 `json:"project_id"`
+	LabelsVersion int64 `json:"labels_version"`
+	// Key identifies the analysis among the project's (the runner's
+	// encoding of the labels' version and the options).
+	Key string `json:"-"`
+	// Options are the analysis' options (the runner's encoding).
+	Options json.RawMessage `json:"-"`
+	// Labels is the number of the project's labels when it was asked for.
+	Labels int `json:"labels"`
+	// Status is running, done, failed or cancelled.
+	Status FitStatus `json:"state"`
+	// Progress is the fraction done; Message what it does now (its phase).
+	Progress float64 `json:"progress"`
+	Message  string  `json:"message,omitempty"`
+	// ErrorCode is the code of a failure on the data (kept while the labels
+	// do not change); "" for a failure that the next request retries.
+	ErrorCode string `json:"error_code,omitempty"`
+	// Replicates is the bootstrap's replicates once planned.
+	Replicates int `json:"replicates"`
+	// Parts are its part jobs (ranges of replicates) once planned.
+	Parts []AgreementPart `json:"parts,omitempty"`
+	// Result is the runner's encoding of the analysis when done.
+	Result     []byte     `json:"-"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// AgreementPart is one part job of an agreement analysis: bootstrap
+// replicates [Lo, Hi).
+type AgreementPart struct {
+	Part     int     `json:"part"`
+	Lo       int     `json:"lo"`
+	Hi       int     `json:"hi"`
+	State    string  `json:"state"` // queued, running, done
+	Worker   string  `json:"worker,omitempty"`
+	Attempts int     `json:"attempts"`
+	JobID    int64   `json:"job_id"`
+	Progress float64 `json:"progress"`
+}
+
+// AgreementStore keeps agreement analyses run as jobs.
+type AgreementStore interface {
+	// StartAgreement finds the analysis of a.ProjectID and a.Key and sets
+	// *a to it (joined), or stores a new running one and enqueues its plan
+	// job in one transaction (created). An analysis that was cancelled or
+	// failed without an error code is replaced by a new one. When limit >
+	// 0 and the project already has limit analyses running, it stores
+	// nothing and returns ETOOMANY. Older analyses of the project's
+	// earlier labels that are not running are deleted.
+	StartAgreement(ctx context.Context, a *AgreementJob, limit int) (created bool, err error)
+	// FindAgreement returns an analysis with its parts and its result.
+	FindAgreement(ctx context.Context, id int64) (*AgreementJob, error)
+	// CancelAgreements cancels the project's running analyses and their
+	// jobs, and returns how many there were.
+	CancelAgreements(ctx context.Context, projectID int64) (int, error)
+}
+
+// AgreementRunner runs the jobs of agreement analyses. Errors as
+// ChainRunner.RunChains's.
+type AgreementRunner interface {
+	// PlanAgreement reads the labels of a and plans the analysis: the
+	// bootstrap's replicates and the number of part jobs they run in
+	// (part i: replicates [i·replicates/parts, (i+1)·replicates/parts));
+	// 0 parts: the combine runs the whole analysis.
+	PlanAgreement(ctx context.Context, a *AgreementJob) (replicates, parts int, err error)
+	// RunAgreementPart computes bootstrap replicates [lo, hi) of a,
+	// calling report with its progress (stopping as soon as it returns an
+	// error), and returns them encoded.
+	RunAgreementPart(ctx context.Context, a *AgreementJob, lo, hi int, report func(progress float64) error) ([]byte, error)
+	// CombineAgreement runs the analysis of a with the replicates of every
+	// part (outputs, by part) and returns its result encoded; report tells
+	// its phase.
+	CombineAgreement(ctx context.Context, a *AgreementJob, outputs [][]byte, report func(phase string) error) ([]byte, error)
 }

@@ -152,24 +152,7 @@ func (d *DB) endEval(ctx context.Context, id int64, status annotations.FitStatus
 }
 
 func (d *DB) endEvalTx(ctx context.Context, tx *gorm.DB, id int64, status annotations.FitStatus, message string) error {
-	if err := d.lockParent(tx, &foldGroup, id); err != nil {
-		return err
-	}
-	r, err := getEval(tx, id)
-	if err != nil {
-		return err
-	}
-	if r.Status != string(annotations.FitRunning) {
-		return nil
-	}
-	var combine []int64
-	if r.JobID != 0 {
-		combine = append(combine, r.JobID)
-	}
-	if err := d.cancelParts(ctx, tx, &foldGroup, id, combine...); err != nil {
-		return err
-	}
-	return tx.Exec("UPDATE evals SET status = ?, message = ?, finished_at = ? WHERE id = ?", string(status), cleanText(message), now(), id).Error
+	return d.endParentTx(ctx, tx, &foldGroup, id, status, message, "")
 }
 
 // runningEval reads evaluation id in tx: ENOTFOUND when it is gone,
@@ -202,20 +185,12 @@ func (d *DB) startFold(ctx context.Context, id int64, f int, worker string, atte
 // foldProgress records fold f's progress and the evaluation's (the folds'
 // mean); an error says the fold should stop (as chainProgress).
 func (d *DB) foldProgress(ctx context.Context, id int64, f int, worker string, attempt int, p float64) error {
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		mine, err := partProgress(tx, &foldGroup, id, f, worker, attempt, p, "")
-		if err != nil {
-			return err
-		}
+	return d.recordPartProgress(ctx, &foldGroup, id, f, worker, attempt, p, func(tx *gorm.DB) (func() error, error) {
 		if _, err := runningEval(tx, id); err != nil {
-			return err
+			return nil, err
 		}
-		if !mine {
-			return errChainLost
-		}
-		return evalProgressTx(tx, id)
+		return func() error { return evalProgressTx(tx, id) }, nil
 	})
-	return wrap(err, "progress of fold %d of evaluation %d", f, id)
 }
 
 // evalProgressTx writes an evaluation's progress and message from its
@@ -319,10 +294,7 @@ func (w *evalCombineWorker) Work(ctx context.Context, job *river.Job[evalCombine
 		return err
 	})
 	if err != nil {
-		if c := annotations.ErrorCode(err); c == annotations.ENOTFOUND || c == annotations.ECONFLICT || c == annotations.EINVALID {
-			return river.JobCancel(err)
-		}
-		return err
+		return combineReadErr(err)
 	}
 	res, err := w.run.CombineEval(ctx, e, outputs)
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -337,27 +309,35 @@ func (w *evalCombineWorker) Work(ctx context.Context, job *river.Job[evalCombine
 		return river.JobCancel(err)
 	}
 	return wrap(d.write(bg, func(tx *gorm.DB) error {
-		if err := tx.Exec("UPDATE evals SET status = ?, progress = 1, message = ?, result = ?, finished_at = ? WHERE id = ? AND status = ?",
-			string(annotations.FitDone), "done", res, now(), id, string(annotations.FitRunning)).Error; err != nil {
-			return err
-		}
-		return tx.Exec("UPDATE eval_folds SET output = NULL WHERE eval_id = ?", id).Error
+		return finishParentTx(tx, &foldGroup, id, res)
 	}), "finish evaluation %d", id)
 }
 
-// rescueEvalJob adds the evaluation job of a dead worker to the rescue p:
-// retryable (a fold back in the queue) while attempts are left, else
-// discarded with the evaluation failed.
+// rescueEvalJob adds the evaluation job of a dead worker to the rescue p
+// (see rescueGroupJob).
 func (d *DB) rescueEvalJob(ctx context.Context, tx *gorm.DB, p *riverdriver.JobRescueManyParams, job *rivertype.JobRow, t time.Time, reason string, maxAttempts int) error {
 	var args evalFoldArgs
 	if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
 		return fmt.Errorf("job %d: %w", job.ID, err)
 	}
+	part := -1
 	if job.Kind == evalFoldKind {
+		part = args.Fold
 		reason = fmt.Sprintf("fold %d: %s", args.Fold+1, reason)
 	} else {
 		reason = "combining the folds: " + reason
 	}
+	return d.rescueGroupJob(tx, p, job, t, reason, maxAttempts, &foldGroup, args.EvalID, part, func(msg string) error {
+		return d.endEvalTx(ctx, tx, args.EvalID, annotations.FitFailed, msg)
+	})
+}
+
+// rescueGroupJob adds the job of a dead worker of parent id of group g
+// (an evaluation, an agreement analysis; part: the part it runs, -1: not
+// a part) to the rescue p: retryable (a part back in the queue) while
+// attempts are left, else discarded with the parent ended by fail(message).
+func (d *DB) rescueGroupJob(tx *gorm.DB, p *riverdriver.JobRescueManyParams, job *rivertype.JobRow, t time.Time, reason string, maxAttempts int,
+	g *fanGroup, id int64, part int, fail func(message string) error) error {
 	ae, _ := json.Marshal(rivertype.AttemptError{At: t, Attempt: job.Attempt, Error: reason})
 	p.ID = append(p.ID, job.ID)
 	p.Error = append(p.Error, ae)
@@ -367,15 +347,15 @@ func (d *DB) rescueEvalJob(ctx context.Context, tx *gorm.DB, p *riverdriver.JobR
 		p.ScheduledAt = append(p.ScheduledAt, policy.NextRetry(job))
 		p.FinalizedAt = append(p.FinalizedAt, nil)
 		msg := fmt.Sprintf("%s, re-queued, attempt %d of %d", reason, job.Attempt, maxAttempts)
-		if job.Kind == evalFoldKind {
-			return requeuePartTx(tx, &foldGroup, args.EvalID, args.Fold, msg)
+		if part >= 0 {
+			return requeuePartTx(tx, g, id, part, msg)
 		}
-		return tx.Exec("UPDATE evals SET message = ? WHERE id = ? AND status = ?", msg, args.EvalID, string(annotations.FitRunning)).Error
+		return tx.Exec("UPDATE "+g.parents+" SET message = ? WHERE id = ? AND status = ?", msg, id, string(annotations.FitRunning)).Error
 	}
 	p.State = append(p.State, string(rivertype.JobStateDiscarded))
 	p.ScheduledAt = append(p.ScheduledAt, t)
 	p.FinalizedAt = append(p.FinalizedAt, &t)
-	err := d.endEvalTx(ctx, tx, args.EvalID, annotations.FitFailed, fmt.Sprintf("%s on attempt %d of %d; gave up after %d attempts", reason, job.Attempt, maxAttempts, job.Attempt))
+	err := fail(fmt.Sprintf("%s on attempt %d of %d; gave up after %d attempts", reason, job.Attempt, maxAttempts, job.Attempt))
 	if annotations.ErrorCode(err) == annotations.ENOTFOUND {
 		return nil
 	}

@@ -364,3 +364,83 @@ func completeTx[T river.JobArgs](ctx context.Context, tx *gorm.DB, job *river.Jo
 	_, err = river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, stx, job)
 	return err
 }
+
+// endParentTx moves running parent id of group g (an evaluation, an
+// agreement analysis: a table with status, message, job_id and
+// finished_at) to a terminal state with message and the assignments set
+// besides, and cancels its part jobs that have not ended and its own job
+// (job_id: the plan or the combine); a parent that is not running is left
+// as it is.
+func (d *DB) endParentTx(ctx context.Context, tx *gorm.DB, g *fanGroup, id int64, status annotations.FitStatus, message, set string, setArgs ...any) error {
+	if err := d.lockParent(tx, g, id); err != nil {
+		return err
+	}
+	var rows []struct {
+		Status string
+		JobID  int64
+	}
+	if err := tx.Raw("SELECT status, job_id FROM "+g.parents+" WHERE id = ?", id).Scan(&rows).Error; err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return annotations.Errorf(annotations.ENOTFOUND, "%s %d not found", g.parent, id)
+	}
+	if rows[0].Status != string(annotations.FitRunning) {
+		return nil
+	}
+	var own []int64
+	if rows[0].JobID != 0 {
+		own = append(own, rows[0].JobID)
+	}
+	if err := d.cancelParts(ctx, tx, g, id, own...); err != nil {
+		return err
+	}
+	args := append([]any{string(status), cleanText(message), now()}, setArgs...)
+	return tx.Exec("UPDATE "+g.parents+" SET status = ?, message = ?, finished_at = ?"+set+" WHERE id = ?", append(args, id)...).Error
+}
+
+// combineReadErr is the end of a combine job whose reading of its parent
+// and parts' outputs failed with err: cancelled (no retry) when the parent
+// is gone, not running or lacks a part's output; retried otherwise (the
+// database).
+func combineReadErr(err error) error {
+	if c := annotations.ErrorCode(err); c == annotations.ENOTFOUND || c == annotations.ECONFLICT || c == annotations.EINVALID {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// finishParentTx stores the result of running parent id of group g (done)
+// and drops its parts' outputs.
+func finishParentTx(tx *gorm.DB, g *fanGroup, id int64, result []byte) error {
+	if err := tx.Exec("UPDATE "+g.parents+" SET status = ?, progress = 1, message = ?, result = ?, finished_at = ? WHERE id = ? AND status = ?",
+		string(annotations.FitDone), "done", result, now(), id, string(annotations.FitRunning)).Error; err != nil {
+		return err
+	}
+	return tx.Exec("UPDATE "+g.parts+" SET output = NULL WHERE "+g.parentCol+" = ?", id).Error
+}
+
+// recordPartProgress records part i's progress (worker's attempt) and,
+// through running, its parent's, in one transaction: running checks that
+// the parent runs (ENOTFOUND, ECONFLICT otherwise) and returns the write
+// of the parent's progress. An error says the part should stop: its parent
+// ended or is gone, or the part is no longer this attempt's
+// (errChainLost).
+func (d *DB) recordPartProgress(ctx context.Context, g *fanGroup, id int64, i int, worker string, attempt int, p float64,
+	running func(tx *gorm.DB) (progress func() error, err error)) error {
+	err := d.write(ctx, func(tx *gorm.DB) error {
+		mine, err := partProgress(tx, g, id, i, worker, attempt, p, "")
+		if err != nil {
+			return err
+		}
+		progress, err := running(tx)
+		if err != nil {
+			return err
+		}
+		if !mine {
+			return errChainLost
+		}
+		return progress()
+	})
+	return wrap(err, "progress of %s %d of %s %d", g.part, i, g.parent, id)
+}

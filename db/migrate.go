@@ -52,7 +52,7 @@ func (m migration) statements(g dialect) []string {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -280,6 +280,47 @@ var migrations = []migration{
 		Name:    "the CPU time of a fit's chains run as jobs",
 		SQL: []string{
 			`ALTER TABLE fit_chains ADD COLUMN sampling_cpu_seconds {real} NOT NULL DEFAULT 0`,
+		},
+	},
+	{
+		// The agreement analyses of large projects as jobs: one row per
+		// project, labels version and options (options_key), with its
+		// phase, the error code of a failure on the data and the result;
+		// one row per part job (a range of the bootstrap's replicates),
+		// with its output until the parts are combined.
+		Version: 10,
+		Name:    "agreement analyses and their bootstrap parts as jobs",
+		SQL: []string{
+			`CREATE TABLE agreements (
+				id {serial},
+				project_id {bigint} NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+				labels_version {bigint} NOT NULL,
+				options_key TEXT NOT NULL,
+				options TEXT NOT NULL,
+				labels {bigint} NOT NULL DEFAULT 0,
+				status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'cancelled')),
+				progress {real} NOT NULL DEFAULT 0,
+				message TEXT NOT NULL DEFAULT '',
+				error_code TEXT NOT NULL DEFAULT '',
+				replicates INTEGER NOT NULL DEFAULT 0,
+				parts INTEGER NOT NULL DEFAULT 0,
+				job_id {bigint} NOT NULL DEFAULT 0,
+				result {blob},
+				created_at {time} NOT NULL,
+				finished_at {time},
+				UNIQUE (project_id, options_key)
+			)`,
+			`CREATE TABLE agreement_parts (
+				agreement_id {bigint} NOT NULL REFERENCES agreements (id) ON DELETE CASCADE,
+				part INTEGER NOT NULL,
+				job_id {bigint} NOT NULL DEFAULT 0,
+				state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done')),
+				worker TEXT NOT NULL DEFAULT '',
+				attempts INTEGER NOT NULL DEFAULT 0,
+				progress {real} NOT NULL DEFAULT 0,
+				output {blob},
+				PRIMARY KEY (agreement_id, part)
+			)`,
 		},
 	},
 }

@@ -64,8 +64,9 @@ const (
 	fitQueue = "fits"
 )
 
-// Queues are the queues of the job engine.
-var Queues = []string{fitQueue}
+// Queues are the queues of the job engine: fits (with their chains) and
+// evaluations' folds; agreement analyses.
+var Queues = []string{fitQueue, agreementQueue}
 
 // fitArgs are the arguments of a fit job. A job is unique by project and
 // key (the model, the spec and the project's labels version) among the
@@ -310,6 +311,11 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 		river.AddWorker(workers, &chainWorker{d: d, run: cr, opts: opts})
 		river.AddWorker(workers, &combineWorker{d: d, run: cr, opts: opts})
 	}
+	if ar, ok := run.(annotations.AgreementRunner); ok {
+		river.AddWorker(workers, &agreementWorker{d: d, run: ar, opts: opts})
+		river.AddWorker(workers, &agreementPartWorker{d: d, run: ar, opts: opts})
+		river.AddWorker(workers, &agreementCombineWorker{d: d, run: ar, opts: opts})
+	}
 	cfg := &river.Config{
 		ID:                   opts.Name,
 		Queues:               queues,
@@ -457,7 +463,8 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 			return err
 		}
 		res, err := d.jobs.client.JobListTx(ctx, stx, river.NewJobListParams().
-			States(rivertype.JobStateRunning).Kinds(fitKind, chainKind, combineKind, evalFoldKind, evalCombineKind).First(10000))
+			States(rivertype.JobStateRunning).Kinds(fitKind, chainKind, combineKind, evalFoldKind, evalCombineKind,
+			agreementKind, agreementPartKind, agreementCombineKind).First(10000))
 		if err != nil {
 			return fmt.Errorf("list running jobs: %w", err)
 		}
@@ -472,8 +479,14 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 				continue
 			}
 			reason := fmt.Sprintf("worker %q stopped responding", by)
-			if job.Kind == evalFoldKind || job.Kind == evalCombineKind {
+			switch job.Kind {
+			case evalFoldKind, evalCombineKind:
 				if err := d.rescueEvalJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
+					return err
+				}
+				continue
+			case agreementKind, agreementPartKind, agreementCombineKind:
+				if err := d.rescueAgreementJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
 					return err
 				}
 				continue
@@ -635,9 +648,12 @@ func (d *DB) ListJobs(ctx context.Context, limit int) ([]annotations.JobInfo, []
 	jobs := make([]annotations.JobInfo, len(res.Jobs))
 	for i, j := range res.Jobs {
 		var args struct {
-			FitID     int64 `json:"fit_id"`
-			ProjectID int64 `json:"project_id"`
-			Chain     *int  `json:"chain"`
+			FitID       int64 `json:"fit_id"`
+			ProjectID   int64 `json:"project_id"`
+			Chain       *int  `json:"chain"`
+			AgreementID int64 `json:"agreement_id"`
+			Lo          *int  `json:"lo"`
+			Hi          *int  `json:"hi"`
 		}
 		_ = json.Unmarshal(j.EncodedArgs, &args)
 		by := j.AttemptedBy
@@ -648,7 +664,10 @@ func (d *DB) ListJobs(ctx context.Context, limit int) ([]annotations.JobInfo, []
 			ID: j.ID, Kind: j.Kind, Queue: j.Queue, State: string(j.State), Priority: j.Priority,
 			Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, AttemptedBy: by,
 			FitID: args.FitID, Chain: args.Chain, ProjectID: args.ProjectID, CreatedAt: j.CreatedAt.UTC(),
-			AttemptedAt: j.AttemptedAt, FinalizedAt: j.FinalizedAt,
+			AttemptedAt: j.AttemptedAt, FinalizedAt: j.FinalizedAt, AgreementID: args.AgreementID,
+		}
+		if args.Lo != nil && args.Hi != nil {
+			ji.Replicates = fmt.Sprintf("%d..%d", *args.Lo, *args.Hi-1)
 		}
 		for _, e := range j.Errors {
 			ji.Errors = append(ji.Errors, fmt.Sprintf("attempt %d: %s", e.Attempt, e.Error))

@@ -455,24 +455,25 @@ func (a *analyzer) iccStep() error {
 // fewer than 2 items the intervals are not available.
 func (a *analyzer) bootstrapStep() error {
 	t, rep := a.t, a.rep
-	for _, w := range a.famWeights {
-		ms := a.fams[w]
-		kinds := make([]chanceKind, len(ms))
-		dsts := make([]*Estimate, len(ms))
-		for x, m := range ms {
-			kinds[x], dsts[x] = m.kind, m.dst
-		}
-		a.b.slots = append(a.b.slots, bootSlot{dsts: dsts, f: func(mult, out []float64) { t.chanceValues(kinds, w, mult, out) }})
-	}
+	a.familySlots()
 	if err := ctxErr(a.ctx); err != nil {
 		return err
 	}
 	if B := a.o.bootstrap(); B > 0 && len(a.b.slots) > 0 {
-		if t.n < minBootItems {
+		switch {
+		case t.n < minBootItems:
 			a.b.unavailable()
 			rep.Notes = append(rep.Notes, fmt.Sprintf("bootstrap intervals not available: %d item with ratings, and resampling items needs at least %d", t.n, minBootItems))
-		} else if err := a.b.run(a.ctx, B, a.o.Seed, a.level, a.o.Progress); err != nil {
-			return err
+		case a.o.Replicates != nil:
+			dsts, _ := a.b.estimates()
+			if err := a.o.Replicates.check(B, len(dsts)); err != nil {
+				return err
+			}
+			a.b.intervals(a.o.Replicates.Values, B, a.level)
+		default:
+			if err := a.b.run(a.ctx, B, a.o.Seed, a.level, a.o.Progress); err != nil {
+				return err
+			}
 		}
 	}
 	for x, m := range a.metrics {
@@ -494,6 +495,21 @@ func (a *analyzer) bootstrapStep() error {
 		}
 	}
 	return nil
+}
+
+// familySlots registers Gwet's families, one slot per weighting, with the
+// bootstrap.
+func (a *analyzer) familySlots() {
+	t := a.t
+	for _, w := range a.famWeights {
+		ms := a.fams[w]
+		kinds := make([]chanceKind, len(ms))
+		dsts := make([]*Estimate, len(ms))
+		for x, m := range ms {
+			kinds[x], dsts[x] = m.kind, m.dst
+		}
+		a.b.slots = append(a.b.slots, bootSlot{dsts: dsts, f: func(mult, out []float64) { t.chanceValues(kinds, w, mult, out) }})
+	}
 }
 
 // aggregatorStep runs the baseline aggregators on every label and names

@@ -131,6 +131,13 @@ type Options struct {
 	// done and their number as they complete (from any goroutine; it
 	// must be safe for concurrent use and return quickly).
 	Progress func(done, total int)
+	// Replicates, when not nil, are the values of every bootstrap
+	// replicate [0, Bootstrap) of this analysis computed apart
+	// (AnalyzeReplicates over ranges, joined by MergeReplicates): the
+	// analysis takes its percentile intervals from them instead of
+	// running the bootstrap, and they are those of the bootstrap run here,
+	// bit for bit.
+	Replicates *Replicates
 }
 
 // DefaultMaxItemRows is the bound on items above which the agreement
@@ -579,23 +586,58 @@ func (b *booter) unavailable() {
 // run computes B replicates of every slot and sets their percentile
 // intervals. It stops early, returning ctx's error, when ctx is done.
 func (b *booter) run(ctx context.Context, B int, seed uint64, level float64, progress func(done, total int)) error {
-	rnd := rand.New(rand.NewPCG(seed, 0xb0075)) // replicate seeds, drawn in order
-	seeds := make([]uint64, B)
-	for x := range seeds {
-		seeds[x] = rnd.Uint64()
+	vals, err := b.values(ctx, B, seed, 0, B, progress)
+	if err != nil {
+		return err
 	}
-	// vals[d] holds the replicates of the d-th estimate, slot by slot.
-	var dsts []*Estimate
-	first := make([]int, len(b.slots))
+	b.intervals(vals, B, level)
+	return nil
+}
+
+// estimates returns the bootstrapped estimates, slot by slot, and where
+// each slot's first one is.
+func (b *booter) estimates() (dsts []*Estimate, first []int) {
+	first = make([]int, len(b.slots))
 	for x, sl := range b.slots {
 		first[x] = len(dsts)
 		dsts = append(dsts, sl.dsts...)
 	}
+	return dsts, first
+}
+
+// replicateSeeds returns the seeds of replicates [0, hi) of a bootstrap
+// seeded by seed: the first hi values of one stream, so that replicate
+// rep's resample depends on seed and rep only, however the replicates are
+// split among processes (BootstrapReplicates).
+func replicateSeeds(seed uint64, hi int) []uint64 {
+	rnd := rand.New(rand.NewPCG(seed, 0xb0075)) // replicate seeds, drawn in order
+	seeds := make([]uint64, hi)
+	for x := range seeds {
+		seeds[x] = rnd.Uint64()
+	}
+	return seeds
+}
+
+// values computes replicates [lo, hi) of the B of every slot:
+// vals[d][rep-lo] is the d-th estimate's value in replicate rep (the
+// estimates in the order of estimates). Replicate rep resamples the items
+// with its own generator, PCG(seeds[rep], rep), so that its values do not
+// depend on lo, hi or the goroutine that computes it. progress (nil: none)
+// counts the replicates of [lo, hi) done. It stops early, returning ctx's
+// error, when ctx is done.
+func (b *booter) values(ctx context.Context, B int, seed uint64, lo, hi int, progress func(done, total int)) ([][]float64, error) {
+	if lo < 0 || hi > B || lo > hi {
+		panic(fmt.Sprintf("raters: bootstrap replicates [%d, %d) of %d", lo, hi, B))
+	}
+	seeds := replicateSeeds(seed, hi)
+	// vals[d] holds the replicates of the d-th estimate, slot by slot.
+	dsts, first := b.estimates()
+	n := hi - lo
 	vals := make([][]float64, len(dsts))
 	for d := range vals {
-		vals[d] = make([]float64, B)
+		vals[d] = make([]float64, n)
 	}
-	workers := min(runtime.GOMAXPROCS(0), B)
+	workers := max(min(runtime.GOMAXPROCS(0), n), 1)
 	var done atomic.Int64
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -620,17 +662,17 @@ func (b *booter) run(ctx context.Context, B int, seed uint64, level float64, pro
 					o := out[first[x] : first[x]+len(sl.dsts)]
 					sl.f(mult, o)
 					for y, v := range o {
-						vals[first[x]+y][rep] = v
+						vals[first[x]+y][rep-lo] = v
 					}
 				}
 				if n := done.Add(1); progress != nil {
-					progress(int(n), B)
+					progress(int(n), hi-lo)
 				}
 			}
 		}()
 	}
 feed:
-	for rep := 0; rep < B; rep++ {
+	for rep := lo; rep < hi; rep++ {
 		select {
 		case next <- rep:
 		case <-ctx.Done():
@@ -640,11 +682,20 @@ feed:
 	close(next)
 	wg.Wait()
 	if err := ctxErr(ctx); err != nil {
-		return err
+		return nil, err
 	}
+	return vals, nil
+}
+
+// intervals sets the percentile intervals of the estimates from all B
+// replicates' values (vals as values returns them for [0, B); left as
+// they are).
+func (b *booter) intervals(vals [][]float64, B int, level float64) {
+	dsts, _ := b.estimates()
 	alpha := 1 - level
+	v := make([]float64, 0, B)
 	for d, dst := range dsts {
-		v := vals[d][:0]
+		v = v[:0]
 		for _, x := range vals[d] {
 			if !math.IsNaN(x) {
 				v = append(v, x)
@@ -659,7 +710,6 @@ feed:
 		dst.CIHigh = quantile7(v, 1-alpha/2)
 		dst.CIMethod = "bootstrap"
 	}
-	return nil
 }
 
 // quantile7 is R's type-7 quantile of sorted x.

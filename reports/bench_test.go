@@ -156,7 +156,7 @@ func (w *countWriter) Write(p []byte) (int, error) { w.n += uint64(len(p)); retu
 // (10 raters, 3 labels per item) for a ladder of sizes; peak-MB is the
 // largest heap growth seen while writing.
 func BenchmarkWriteXLSX(b *testing.B) {
-	for _, n := range []int{1_000, 10_000, 100_000} {
+	for _, n := range []int{1_000, 10_000, 20_000, 100_000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			rep := bigReport(b, n)
 			b.ReportAllocs()
@@ -177,7 +177,7 @@ func BenchmarkWriteXLSX(b *testing.B) {
 
 // BenchmarkBuild builds the report of a synthetic fit result.
 func BenchmarkBuild(b *testing.B) {
-	for _, n := range []int{1_000, 10_000, 100_000} {
+	for _, n := range []int{1_000, 10_000, 20_000, 100_000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			fit := bigFit(n)
 			b.ReportAllocs()

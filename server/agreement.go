@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -39,17 +38,19 @@ import (
 //     write of the labels) and options, so that repeated reads cost one
 //     small query; concurrent requests for one document share one
 //     computation.
-//   - Projects over Config.AgreementJobLabels labels are analysed in the
-//     background: a request starts the analysis (or finds it running) and
-//     answers 202 with its state; once it is done the routes answer from
-//     the cache. At most Config.AgreementJobs run at once.
+//   - Projects over Config.AgreementJobLabels labels are analysed as
+//     jobs (agreement_jobs.go): a request stores the analysis and its job
+//     (or finds it queued, running or done, in the database shared by
+//     every process) and answers 202 with its state; once it is done the
+//     routes answer the stored result (then from the cache). Any worker
+//     process runs the jobs, at most Config.AgreementJobs at once each.
 //   - One project runs one analysis at a time (other seeds or options
 //     wait for it), so that a client asking for many seeds at once cannot
 //     occupy more than one analysis' worth of work per project.
 //   - An analysis within requests runs with a context that is cancelled
 //     when every request waiting for it has gone (client disconnect): the
 //     bootstrap and the EM stop within a replicate or an iteration. A
-//     background one runs until it is done (or the server stops); a
+//     job runs until it is done or cancelled (DELETE); an internal
 //     failure is answered to the next request and the one after starts
 //     it again.
 
@@ -247,6 +248,10 @@ type agreementPending struct {
 	labels  int
 	started time.Time
 	phase   string
+	// id is the analysis' job (annotations.AgreementJob); joined says
+	// that the request found it queued or running.
+	id     int64
+	joined bool
 }
 
 // projectAgreement returns the agreement analysis of the project's stored
@@ -267,19 +272,11 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 		return nil, nil, agreementTooLarge(n, max)
 	}
 	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t/%x", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd, sha256.Sum256([]byte(o.weightsMatrix)))
-	fn := func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o, n) }
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
-		res, err := s.agreements.get(ctx, key, fn)
+		res, err := s.agreements.get(ctx, key, func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o) })
 		return res, nil, err
 	}
-	st, refused := s.agreements.start(ctx, key, fmt.Sprintf("%d/", project), agreementJobsPerProject, fn)
-	if refused {
-		return nil, nil, annotations.Errorf(annotations.ETOOMANY, "the project has %d agreement analyses with other options queued or running in the background, the most it may have at once: ask again when one is done (their routes answer 200), or ask for the options of one of them", agreementJobsPerProject)
-	}
-	if !st.done {
-		return nil, &agreementPending{labels: n, started: st.started, phase: st.phase}, nil
-	}
-	return st.val, nil, st.err
+	return s.agreementJob(ctx, project, version, n, key, o)
 }
 
 // agreementOrAnswer returns the project's agreement analysis with options
@@ -299,24 +296,41 @@ func (s *Server) agreementOrAnswer(c *gin.Context, project int64, o agreementOpt
 }
 
 // computeAgreement loads the project's labels and analyses their
-// agreement with options o (n: the labels counted when it was asked for),
-// one analysis per project at a time, and at most Config.AgreementJobs
-// background ones (over Config.AgreementJobLabels labels) at once.
-func (s *Server) computeAgreement(ctx context.Context, project int64, o agreementOpts, n int) (*agreementResult, error) {
-	if jl := s.cfg.AgreementJobLabels; jl >= 0 && n > jl {
-		select {
-		case s.agreementSlots <- struct{}{}:
-			defer func() { <-s.agreementSlots }()
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
+// agreement with options o within requests (projects up to
+// Config.AgreementJobLabels labels), one analysis per project at a time.
+func (s *Server) computeAgreement(ctx context.Context, project int64, o agreementOpts) (*agreementResult, error) {
 	release, err := s.agreementRuns.acquire(ctx, project)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	setPhase(ctx, "loading labels")
+	in, err := s.agreementInput(ctx, project, o, s.cfg.MaxBootstrapWork)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.agreementRunning.Inc()
+	defer s.metrics.agreementRunning.Dec()
+	res, err := in.analyse(ctx)
+	if err != nil && ctx.Err() != nil {
+		s.metrics.agreementCancelled.Inc()
+		s.log.InfoContext(ctx, "agreement analysis stopped: no client waits for it", "project", project, "bootstrap", in.opts.Bootstrap, "seed", in.opts.Seed)
+	}
+	return res, err
+}
+
+// agreementIn is what an agreement analysis reads: the project's labels,
+// the options of raters' analysis and the note of PlanBootstrap.
+type agreementIn struct {
+	ds   *annotations.Dataset
+	opts raters.Options
+	note string
+}
+
+// agreementInput loads the project's labels and reads the options o
+// against them (the ds_init and weights_matrix texts, the bootstrap
+// planned within maxWork resampled cells: Config.MaxBootstrapWork of the
+// server asked).
+func (s *Server) agreementInput(ctx context.Context, project int64, o agreementOpts, maxWork int64) (*agreementIn, error) {
 	ds, err := s.store.Dataset(ctx, project)
 	if err != nil {
 		return nil, err
@@ -334,39 +348,24 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 	if o.boot == 0 {
 		o.boot = -1 // raters.Options: negative means none
 	}
-	boot, note, err := analysis.PlanBootstrap(ds, o.boot, o.explicit, max(s.cfg.MaxBootstrapWork, 0))
+	boot, note, err := analysis.PlanBootstrap(ds, o.boot, o.explicit, max(maxWork, 0))
 	if err != nil {
 		return nil, err
 	}
-	seed := o.seed
-	setPhase(ctx, "analysing")
-	s.metrics.agreementRunning.Inc()
-	defer s.metrics.agreementRunning.Dec()
-	// The bootstrap's replicates are the phase's progress (the 202's
-	// phase, the dashboard's line), at most every 1%.
-	var lastPct atomic.Int64
-	lastPct.Store(-1)
-	t0 := time.Now()
-	progress := func(done, total int) {
-		if pct := int64(100 * done / total); pct > lastPct.Load() {
-			lastPct.Store(pct)
-			setPhase(ctx, bootstrapPhase(done, total, time.Since(t0)))
-		}
-	}
-	rep, err := analysis.Agreement(ctx, ds, raters.Options{Bootstrap: boot, Seed: seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
+	return &agreementIn{ds: ds, note: note, opts: raters.Options{Bootstrap: boot, Seed: o.seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
 		CI: o.ci, Null: o.null, Population: o.population, Weights: o.weights, WeightMatrix: wm, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol, InitialError: init, InitialErrorAdd: o.dsInitAdd}, DSGold: o.dsGold,
-		MaxItemRows: raters.DefaultMaxItemRows, Progress: progress})
+		MaxItemRows: raters.DefaultMaxItemRows}}, nil
+}
+
+// analyse runs the analysis and makes its document and tables.
+func (in *agreementIn) analyse(ctx context.Context) (*agreementResult, error) {
+	rep, err := analysis.Agreement(ctx, in.ds, in.opts)
 	if err != nil {
-		if ctx.Err() != nil {
-			s.metrics.agreementCancelled.Inc()
-			s.log.InfoContext(ctx, "agreement analysis stopped: no client waits for it", "project", project, "bootstrap", boot, "seed", seed)
-		}
 		return nil, err
 	}
-	if note != "" {
-		rep.Notes = append(rep.Notes, note)
+	if in.note != "" {
+		rep.Notes = append(rep.Notes, in.note)
 	}
-	setPhase(ctx, "writing the document")
 	b, err := json.Marshal(rep)
 	if err != nil {
 		return nil, err
@@ -377,7 +376,7 @@ func (s *Server) computeAgreement(ctx context.Context, project int64, o agreemen
 		tb.weights = "quadratic"
 	}
 	raters.SortItemAgreement(tb.items)
-	tb.counts = countValues(ds, tb.items)
+	tb.counts = countValues(in.ds, tb.items)
 	return &agreementResult{json: b, tables: tb}, nil
 }
 
@@ -410,8 +409,13 @@ type agreementJobBody struct {
 	StartedAt      time.Time `json:"started_at"`
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
 	// RetryAfterSeconds is the Retry-After header: when to ask again.
-	RetryAfterSeconds int    `json:"retry_after_seconds"`
-	Message           string `json:"message"`
+	RetryAfterSeconds int `json:"retry_after_seconds"`
+	// AgreementID is the analysis' job; Joined says that this request
+	// found it already queued or running (the same labels and options:
+	// one job).
+	AgreementID int64  `json:"agreement_id"`
+	Joined      bool   `json:"joined"`
+	Message     string `json:"message"`
 }
 
 // answerPending answers 202 with the state of a background analysis and a
@@ -420,17 +424,21 @@ func (s *Server) answerPending(c *gin.Context, pend *agreementPending) {
 	elapsed := time.Since(pend.started)
 	retry := min(max(int(elapsed.Seconds()/5), 1), 10)
 	status := "running"
-	if pend.phase == "queued" {
+	if strings.HasPrefix(pend.phase, "queued") {
 		status = "queued"
+	}
+	joined := ""
+	if pend.joined {
+		joined = "an analysis of the same labels with the same options was already asked for: this request joined it; "
 	}
 	c.Header("Retry-After", strconv.Itoa(retry))
 	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusAccepted, agreementJobBody{
 		Status: status, Phase: pend.phase, Labels: pend.labels,
 		StartedAt: pend.started.UTC().Truncate(time.Millisecond), ElapsedSeconds: math.Round(elapsed.Seconds()*10) / 10,
-		RetryAfterSeconds: retry,
-		Message: fmt.Sprintf("the agreement analysis of the project's %d labels runs in the background (projects over %d labels: concord serve --agreement-job-labels); ask again in %d s: this route answers 200 with the result once it is done",
-			pend.labels, s.cfg.AgreementJobLabels, retry),
+		RetryAfterSeconds: retry, AgreementID: pend.id, Joined: pend.joined,
+		Message: fmt.Sprintf("%sthe agreement analysis of the project's %d labels runs in the background (projects over %d labels: concord serve --agreement-job-labels); ask again in %d s: this route answers 200 with the result once it is done (DELETE cancels it)",
+			joined, pend.labels, s.cfg.AgreementJobLabels, retry),
 	})
 }
 
@@ -541,19 +549,15 @@ func (g *projectGate) forget(project int64) {
 // memo keeps the results of expensive, deterministic computations by key
 // (at most max, the oldest dropped first). Concurrent requests for one key
 // share one computation, which runs with its own context: it is cancelled
-// when every request waiting for it has gone, and then forgotten. Errors
-// other than internal ones and cancellations are kept too.
-//
-// A computation can also be started in the background (start): it is
-// then detached from its requests, runs until it is done or base is, and
-// a failure that is not kept is answered once (to the next start of its
-// key) before it is forgotten, so that the request after starts again.
+// when every request waiting for it has gone (or base is done), and then
+// forgotten. Errors other than internal ones and cancellations are kept
+// too.
 type memo[V any] struct {
 	mu      sync.Mutex
 	max     int
 	order   []string
 	entries map[string]*memoEntry[V]
-	// base ends the detached computations (the server's shutdown).
+	// base ends the computations (the server's shutdown).
 	base context.Context
 }
 
@@ -563,133 +567,44 @@ type memoEntry[V any] struct {
 	err     error
 	waiters int
 	cancel  context.CancelFunc
-	// started is when the computation began; phase is what it does now
-	// (setPhase), for the answers of detached computations.
-	started time.Time
-	phase   atomic.Pointer[string]
-	// detached: no waiter's leaving cancels the computation (start);
-	// dropOnRead: its error is forgotten once start has answered it.
-	detached, dropOnRead bool
 }
 
 func newMemo[V any](base context.Context, max int) *memo[V] {
 	return &memo[V]{max: max, entries: map[string]*memoEntry[V]{}, base: base}
 }
 
-// phaseKey is the context key of a memo computation's phase.
-type phaseKey struct{}
-
-// setPhase records what the memo computation of ctx does now (shown in
-// the answers of background computations); outside one it does nothing.
-// bootstrapPhase is the agreement job's phase during the bootstrap: the
-// replicates done, with the time left at the rate so far.
-func bootstrapPhase(done, total int, elapsed time.Duration) string {
-	eta := ""
-	if done > 0 && done < total {
-		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
-		eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
-	}
-	return fmt.Sprintf("analysing: bootstrap %d of %d replicates%s", done, total, eta)
-}
-
-func setPhase(ctx context.Context, phase string) {
-	if p, ok := ctx.Value(phaseKey{}).(*atomic.Pointer[string]); ok {
-		p.Store(&phase)
-	}
-}
-
-// memoState is the state of a memo computation that start found or began.
-type memoState[V any] struct {
-	// done: val and err are its outcome; otherwise it is computing, since
-	// started, doing phase.
-	done    bool
-	val     V
-	err     error
-	started time.Time
-	phase   string
-}
-
-// start returns the value of key if it is computed, and otherwise starts
-// computing it with fn in the background (unless that is under way) and
-// returns its state at once. The computation does not end when ctx does.
-// When limit > 0 and limit background computations of keys starting with
-// prefix are under way, start starts none and returns refused.
-func (m *memo[V]) start(ctx context.Context, key, prefix string, limit int, fn func(ctx context.Context) (V, error)) (st memoState[V], refused bool) {
+// cached returns the value of key when it is computed without error.
+func (m *memo[V]) cached(key string) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var zero V
 	e, ok := m.entries[key]
 	if !ok {
-		if limit > 0 && m.pendingLocked(prefix) >= limit {
-			return memoState[V]{}, true
-		}
-		e = m.newEntryLocked(ctx, key, fn)
+		return zero, false
 	}
-	e.detached = true
 	select {
 	case <-e.done:
-		if e.dropOnRead {
-			m.dropLocked(key, e)
-		}
-		return memoState[V]{done: true, val: e.val, err: e.err, started: e.started}, false
+		return e.val, e.err == nil
 	default:
-		return memoState[V]{started: e.started, phase: *e.phase.Load()}, false
-	}
-}
-
-// cancelPrefix cancels and forgets the background computations under way
-// of keys starting with prefix, and returns how many there were.
-func (m *memo[V]) cancelPrefix(prefix string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	m.eachRunningLocked(prefix, func(k string, e *memoEntry[V]) {
-		e.cancel()
-		m.dropLocked(k, e)
-		n++
-	})
-	return n
-}
-
-// pendingLocked counts the background computations under way of keys
-// starting with prefix.
-func (m *memo[V]) pendingLocked(prefix string) int {
-	n := 0
-	m.eachRunningLocked(prefix, func(string, *memoEntry[V]) { n++ })
-	return n
-}
-
-// eachRunningLocked calls fn with each background computation under way
-// of a key starting with prefix (fn may drop it).
-func (m *memo[V]) eachRunningLocked(prefix string, fn func(k string, e *memoEntry[V])) {
-	for k, e := range m.entries {
-		if !e.detached || !strings.HasPrefix(k, prefix) {
-			continue
-		}
-		select {
-		case <-e.done:
-		default:
-			fn(k, e)
-		}
+		return zero, false
 	}
 }
 
 // newEntryLocked adds the entry of key and starts its computation.
 func (m *memo[V]) newEntryLocked(ctx context.Context, key string, fn func(ctx context.Context) (V, error)) *memoEntry[V] {
 	// The computation keeps the request's values (logging) but not its
-	// cancellation: it ends when its last waiter leaves (unless
-	// detached) or when base is done.
+	// cancellation: it ends when its last waiter leaves or when base is
+	// done.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(m.base, cancel)
-	e := &memoEntry[V]{done: make(chan struct{}), cancel: func() { stop(); cancel() }, started: time.Now()}
-	queued := "queued"
-	e.phase.Store(&queued)
+	e := &memoEntry[V]{done: make(chan struct{}), cancel: func() { stop(); cancel() }}
 	m.entries[key] = e
 	m.order = append(m.order, key)
 	if len(m.order) > m.max {
 		delete(m.entries, m.order[0])
 		m.order = m.order[1:]
 	}
-	go m.compute(context.WithValue(cctx, phaseKey{}, &e.phase), key, e, fn)
+	go m.compute(cctx, key, e, fn)
 	return e
 }
 
@@ -699,10 +614,6 @@ func (m *memo[V]) newEntryLocked(ctx context.Context, key string, fn func(ctx co
 func (m *memo[V]) get(ctx context.Context, key string, fn func(ctx context.Context) (V, error)) (V, error) {
 	m.mu.Lock()
 	e, ok := m.entries[key]
-	if ok && e.dropOnRead {
-		m.dropLocked(key, e) // a failed background computation: try again
-		ok = false
-	}
 	if !ok {
 		e = m.newEntryLocked(ctx, key, fn)
 	}
@@ -718,7 +629,7 @@ func (m *memo[V]) get(ctx context.Context, key string, fn func(ctx context.Conte
 	case <-ctx.Done():
 		m.mu.Lock()
 		e.waiters--
-		if e.waiters == 0 && !e.detached {
+		if e.waiters == 0 {
 			select {
 			case <-e.done:
 			default:
@@ -740,11 +651,7 @@ func (m *memo[V]) compute(ctx context.Context, key string, e *memoEntry[V], fn f
 	e.val, e.err = val, err
 	close(e.done)
 	if err != nil && (annotations.ErrorCode(err) == annotations.EINTERNAL || errors.Is(err, context.Canceled) || ctx.Err() != nil) {
-		if e.detached {
-			e.dropOnRead = true
-		} else {
-			m.dropLocked(key, e)
-		}
+		m.dropLocked(key, e)
 	}
 }
 

@@ -151,80 +151,6 @@ func sep(path string) string {
 	return "?"
 }
 
-// TestMemoStart: a background computation is not cancelled when its
-// request leaves, answers its value once done, and a failure that is not
-// kept is answered once and then computed again.
-func TestMemoStart(t *testing.T) {
-	base, stop := context.WithCancel(context.Background())
-	defer stop()
-	m := newMemo[string](base, 4)
-	release := make(chan struct{})
-	calls := 0
-	fn := func(ctx context.Context) (string, error) {
-		calls++
-		setPhase(ctx, "working")
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-		if calls == 1 {
-			return "", fmt.Errorf("disk on fire")
-		}
-		return fmt.Sprint("value ", calls), nil
-	}
-	wait := func(key string) {
-		t.Helper()
-		m.mu.Lock()
-		e := m.entries[key]
-		m.mu.Unlock()
-		<-e.done
-	}
-	reqCtx, leave := context.WithCancel(context.Background())
-	if st, _ := m.start(reqCtx, "k", "", 0, fn); st.done || st.started.IsZero() {
-		t.Fatalf("first start: %+v", st)
-	}
-	leave() // the request goes; the computation must not
-	release <- struct{}{}
-	wait("k")
-	st, _ := m.start(context.Background(), "k", "", 0, fn)
-	if !st.done || st.err == nil || st.err.Error() != "disk on fire" {
-		t.Fatalf("after the failure: %+v", st)
-	}
-	if st, _ := m.start(context.Background(), "k", "", 0, fn); st.done {
-		t.Fatalf("after the failure was answered: %+v, want a new computation", st)
-	}
-	close(release)
-	wait("k")
-	if st, _ := m.start(context.Background(), "k", "", 0, fn); !st.done || st.err != nil || st.val != "value 2" {
-		t.Fatalf("done: %+v", st)
-	}
-	if v, err := m.get(context.Background(), "k", fn); err != nil || v != "value 2" || calls != 2 {
-		t.Errorf("get of the cached value: %q, %v, %d computations", v, err, calls)
-	}
-
-	// At most limit background computations per prefix are under way;
-	// the ones under way are still answered. The server's shutdown (base)
-	// stops them.
-	block := func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() }
-	for i, want := range []bool{false, false, true, false} {
-		key := fmt.Sprint("p1/", i)
-		if i == 3 {
-			key = "p1/0"
-		}
-		if _, refused := m.start(context.Background(), key, "p1/", 2, block); refused != want {
-			t.Errorf("start %s with 2 under way at most: refused %v, want %v", key, refused, want)
-		}
-	}
-	if _, refused := m.start(context.Background(), "p2/0", "p2/", 2, block); refused {
-		t.Error("another prefix's computation refused")
-	}
-	stop()
-	wait("p1/0")
-	wait("p1/1")
-	wait("p2/0")
-}
-
 // TestBrowserAgreementJob: the project page's agreement section works from
 // a background analysis: its first request starts the job (202), the page
 // polls and renders the coefficients and tables once it is done. It skips
@@ -255,43 +181,35 @@ func TestBrowserAgreementJob(t *testing.T) {
 	e.call("GET", fmt.Sprintf("/api/v1/projects/%d/agreement", id), key, nil, 200)
 }
 
-// TestMemoCancelPrefix: cancelPrefix stops the background computations of
-// one project (their contexts end, they are forgotten) and leaves the
-// others and the finished ones alone; DELETE /projects/{id}/agreement
-// answers how many it stopped.
-func TestMemoCancelPrefix(t *testing.T) {
-	m := newMemo[string](context.Background(), 8)
-	stopped := make(chan string, 4)
-	block := func(name string) func(ctx context.Context) (string, error) {
-		return func(ctx context.Context) (string, error) {
-			<-ctx.Done()
-			stopped <- name
-			return "", ctx.Err()
-		}
-	}
-	m.start(context.Background(), "1/a", "1/", 0, block("1/a"))
-	m.start(context.Background(), "1/b", "1/", 0, block("1/b"))
-	m.start(context.Background(), "2/a", "2/", 0, block("2/a"))
-	if n := m.cancelPrefix("1/"); n != 2 {
-		t.Fatalf("cancelled %d, want 2", n)
-	}
-	got := map[string]bool{<-stopped: true, <-stopped: true}
-	if !got["1/a"] || !got["1/b"] {
-		t.Errorf("stopped %v", got)
-	}
-	m.mu.Lock()
-	_, a := m.entries["1/a"]
-	_, other := m.entries["2/a"]
-	m.mu.Unlock()
-	if a || !other {
-		t.Errorf("entries after cancel: 1/a kept %v, 2/a kept %v", a, other)
-	}
-	if n := m.cancelPrefix("2/"); n != 1 || <-stopped != "2/a" {
-		t.Errorf("project 2: cancelled %d", n)
-	}
-
+// TestCancelAgreementNone: DELETE /projects/{id}/agreement with nothing
+// queued or running cancels none.
+func TestCancelAgreementNone(t *testing.T) {
 	e, id, key := loadedEnv(t, "k1")
 	if out := e.call("DELETE", fmt.Sprintf("/api/v1/projects/%d/agreement", id), key, nil, 200); out["cancelled"].(float64) != 0 {
 		t.Errorf("nothing running: %v", out)
+	}
+}
+
+// TestBrowserAgreementCancel: while a project's agreement analysis waits
+// for a worker (an API-only node), the project page offers to cancel it;
+// the button cancels its jobs (DELETE with the page's CSRF token) and the
+// page stops asking. It skips as TestBrowserDashboard does.
+func TestBrowserAgreementCancel(t *testing.T) {
+	cr := newChrome(t)
+	e := newEnv(t, func(c *Config) { c.AgreementJobLabels = 10; c.Workers = -1 })
+	id, key := e.loadedProject("k1-cancel")
+	cr.login(e.url+"/login", key, chromedp.WaitVisible(chromedp.ID("agreement-cancel")))
+	if s := cr.eval(`document.querySelector("#agreement-status").getAttribute("data-job")`); s != "queued" {
+		t.Errorf("agreement status: job %q, want queued", s)
+	}
+	cr.eval(`document.querySelector("#agreement-cancel").click(), ""`)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(cr.eval(`document.querySelector("#agreement-status").textContent`), "cancelled"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("status after the cancel: %q", cr.eval(`document.querySelector("#agreement-status").textContent`))
+		}
+	}
+	// The analysis the page started is cancelled: none is left to cancel.
+	if out := e.call("DELETE", fmt.Sprintf("/api/v1/projects/%d/agreement", id), key, nil, 200); out["cancelled"].(float64) != 0 {
+		t.Errorf("after the page's cancel: %v", out)
 	}
 }

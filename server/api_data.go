@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -568,7 +567,11 @@ func (s *Server) cancelAgreement(c *gin.Context) {
 		s.fail(c, q.err)
 		return
 	}
-	n := s.agreements.cancelPrefix(fmt.Sprintf("%d/", p.ID))
+	n, err := s.store.CancelAgreements(c.Request.Context(), p.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	c.JSON(http.StatusOK, gin.H{"cancelled": n})
 }
 

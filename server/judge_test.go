@@ -183,21 +183,3 @@ func TestJudgeRoute(t *testing.T) {
 		t.Errorf("judge page without parameters")
 	}
 }
-
-// The agreement job's bootstrap phase says the time left at the rate so
-// far.
-func TestBootstrapPhase(t *testing.T) {
-	for _, c := range []struct {
-		done, total int
-		elapsed     time.Duration
-		want        string
-	}{
-		{0, 400, time.Second, "analysing: bootstrap 0 of 400 replicates"},
-		{100, 400, 10 * time.Second, "analysing: bootstrap 100 of 400 replicates, about 30s left"},
-		{400, 400, time.Minute, "analysing: bootstrap 400 of 400 replicates"},
-	} {
-		if got := bootstrapPhase(c.done, c.total, c.elapsed); got != c.want {
-			t.Errorf("%+v: %q", c, got)
-		}
-	}
-}

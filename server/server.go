@@ -105,10 +105,14 @@ type Config struct {
 	// ones answer 202 until it is done and then the cached document.
 	// Smaller projects are analysed within the request.
 	AgreementJobLabels int
-	// AgreementJobs is the most background agreement analyses this
-	// process runs at once (default 1: one 4M-label analysis takes about
-	// 2.6 GB); others wait in the queue.
+	// AgreementJobs is the most agreement jobs (a plan, a part of the
+	// bootstrap, a combine) this process runs at once (default 1: one
+	// 4M-label analysis takes about 2.6 GB); others wait.
 	AgreementJobs int
+	// AgreementPartReplicates is the number of bootstrap replicates of
+	// one part job of an agreement analysis run as jobs (default
+	// DefaultAgreementPartReplicates; at most 16 parts).
+	AgreementPartReplicates int
 	// MaxFitWork bounds one fit's projected Gibbs work
 	// (analysis.CheckWork): a fit projected to take longer on one core is
 	// refused when it is submitted, naming the budget and the projection
@@ -154,6 +158,7 @@ func (c Config) withDefaults() Config {
 	c.MaxAgreementLabels = cmp.Or(c.MaxAgreementLabels, DefaultMaxAgreementLabels)
 	c.AgreementJobLabels = cmp.Or(c.AgreementJobLabels, DefaultAgreementJobLabels)
 	positive(&c.AgreementJobs, 1)
+	positive(&c.AgreementPartReplicates, DefaultAgreementPartReplicates)
 	c.MaxFitWork = cmp.Or(c.MaxFitWork, analysis.DefaultMaxFitWork)
 	if c.ReportBootstrap == 0 {
 		c.ReportBootstrap = 1000

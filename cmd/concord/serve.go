@@ -12,6 +12,7 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
+	"concord/db"
 	"concord/server"
 )
 
@@ -75,7 +76,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxBootWork := fs.Int64("max-bootstrap-work", analysis.DefaultMaxBootstrapWork, "most labels and rater pairs one agreement analysis may resample in its bootstrap (replicates x (labels + rater pairs sharing an item); negative: no limit)")
 	maxProjectFits := fs.Int("max-project-fits", 8, "fits one project may have queued or running at once (negative: no limit)")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
-	queues := fs.String("queues", "", "job queues this process works, comma-separated (default: all; only \"fits\" exists)")
+	queues := fs.String("queues", "", "job queues this process works, comma-separated (default: all: "+strings.Join(db.Queues, ", ")+")")
 	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
 	fanOut := fanOutFlag(fs)
 	inProcess := fs.Bool("fits-in-process", false, "run fits and evaluation folds in this process instead of a lower-priority child process (concord fit-worker)")

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"concord/annotations"
@@ -42,9 +43,9 @@ Examples:
 `
 
 func runWorker(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "worker", "--db DSN [--queues fits] [--concurrency N] [--fan-out=false]", workerHelp)
+	fs := newFlags(e, "worker", "--db DSN [--queues fits,agreement] [--concurrency N] [--fan-out=false]", workerHelp)
 	dsn := dbFlag(fs)
-	queues := fs.String("queues", "", "job queues to work, comma-separated (default: all; only \"fits\" exists)")
+	queues := fs.String("queues", "", "job queues to work, comma-separated (default: all: "+strings.Join(db.Queues, ", ")+")")
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "jobs run at once by this process")
 	name := fs.String("name", "", "this worker's name in job records (default hostname-pid)")
 	staleAfter := fs.Duration("stale-after", 30*time.Second, "the fits of a worker process not seen alive for this long are retried by others")

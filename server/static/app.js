@@ -28,13 +28,15 @@
   // getJobJSON is getJSON for routes whose work may run as a background
   // job (the agreement routes of large projects): while they answer 202 it
   // calls pending with the job's state and asks again after Retry-After
-  // seconds.
-  function getJobJSON(url, pending) {
+  // seconds, until stopped (optional) says to stop.
+  function getJobJSON(url, pending, stopped) {
     return new Promise(function (resolve, reject) {
       function ask() {
+        if (stopped && stopped()) { reject(new Error("cancelled")); return; }
         fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } }).then(function (r) {
           return r.json().then(function (body) {
             if (r.status === 202) {
+              if (stopped && stopped()) { reject(new Error("cancelled")); return; }
               if (pending) { pending(body); }
               var wait = parseInt(r.headers.get("Retry-After"), 10) || body.retry_after_seconds || 2;
               setTimeout(ask, wait * 1000);
@@ -153,11 +155,32 @@
       // The tie rule reloads the page, and with it the analysis.
       tf.querySelector("select").addEventListener("change", function () { tf.submit(); });
     }
+    // A background analysis can be cancelled (its jobs on every worker).
+    var cancelled = false;
+    var cancelBtn = document.getElementById("agreement-cancel");
+    if (cancelBtn) {
+      cancelBtn.addEventListener("click", function () {
+        cancelBtn.disabled = true;
+        fetch("/api/v1/projects/" + id + "/agreement", { method: "DELETE", credentials: "same-origin",
+          headers: { "Accept": "application/json", "X-CSRF-Token": cancelBtn.getAttribute("data-csrf") } }).then(function (r) {
+          if (!r.ok) { throw new Error("HTTP " + r.status); }
+          cancelled = true;
+          cancelBtn.hidden = true;
+          status.removeAttribute("data-job");
+          status.textContent = "The agreement analysis was cancelled; reload the page to start it again.";
+        }).catch(function (e) {
+          cancelBtn.disabled = false;
+          status.textContent = "Cancelling the agreement analysis failed: " + e.message;
+        });
+      });
+    }
     getJobJSON("/api/v1/projects/" + id + "/agreement" + (query ? "?" + query : ""), function (job) {
       status.textContent = "Computing the agreement of " + job.labels + " labels in the background: " + job.phase +
         " (" + fmtDur(job.elapsed_seconds || 0) + " so far); this page shows the result when it is done…";
       status.setAttribute("data-job", job.status);
-    }).then(function (doc) {
+      if (cancelBtn) { cancelBtn.hidden = false; }
+    }, function () { return cancelled; }).then(function (doc) {
+      if (cancelBtn) { cancelBtn.hidden = true; }
       status.removeAttribute("data-job");
       var tbody = table.querySelector("tbody");
       agreementRows(doc).forEach(function (r) {
@@ -179,6 +202,7 @@
       aggregatorTies(doc, ties);
       agreementDetail(id, doc);
     }).catch(function (e) {
+      if (cancelled) { return; }
       status.textContent = "No agreement coefficients: " + e.message;
     });
   }

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"concord/annotations"
+)
+
+// TestAgreementParts runs on SQLite and PostgreSQL: an API-only node
+// (Workers -1) answers the agreement of a large project by storing the
+// analysis and its plan job (202, the queue depth on /metrics), the same
+// request again joins it (one job, told so), DELETE cancels a queued one;
+// two worker processes sharing the database run its bootstrap as 6 part
+// jobs and the combine, and every route then answers the document and
+// tables of the analysis within a request, byte for byte.
+func TestAgreementParts(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			dsn := filepath.Join(t.TempDir(), "concord.db")
+			if backend == "postgres" {
+				dsn = postgresDSN(t)
+			}
+			testAgreementParts(t, dsn)
+		})
+	}
+}
+
+func testAgreementParts(t *testing.T, dsn string) {
+	const opts = "bootstrap=40&seed=5"
+	paths := []string{"", "/matrix", "/pairs", "/items?limit=7", "/raters", "/items?format=csv&below=0.5"}
+	ref := newEnv(t, func(c *Config) { c.AgreementJobLabels = -1 })
+	rid, rkey := ref.loadedProject("k1")
+	want := map[string]string{}
+	for _, p := range paths {
+		resp, b := ref.request("GET", fmt.Sprintf("/api/v1/projects/%d/agreement%s%s", rid, p, sep(p)+opts), rkey, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("in the request %s: %d %s", p, resp.StatusCode, b)
+		}
+		want[p] = string(b)
+	}
+
+	parts := func(c *Config) { c.AgreementJobLabels = 10; c.AgreementPartReplicates = 7 }
+	api := newEnvDSN(t, dsn, parts, func(c *Config) { c.Workers = -1 })
+	id, key := api.loadedProject("k1")
+	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
+	var first agreementJobBody
+	for i, joined := range []bool{false, true} {
+		resp, b := api.request("GET", base+"?"+opts, key, nil)
+		body := checkPending(t, base, resp, b)
+		if body.Joined != joined || body.Status != "queued" || (i == 1 && body.AgreementID != first.AgreementID) ||
+			(joined && !strings.Contains(body.Message, "joined")) {
+			t.Errorf("request %d: %s", i+1, b)
+		}
+		first = body
+	}
+	_, m := api.request("GET", "/metrics", "", nil)
+	if !strings.Contains(string(m), `concord_jobs{queue="agreement",state="available"} 1`) {
+		t.Errorf("/metrics lacks the queued agreement job:\n%s", grepLines(string(m), "concord_jobs"))
+	}
+	// Another seed, cancelled while queued; asked again, a new analysis.
+	resp, b := api.request("GET", base+"?bootstrap=40&seed=6", key, nil)
+	other := checkPending(t, base, resp, b)
+	if got := api.call("DELETE", base, key, nil, 200); got["cancelled"] != float64(2) {
+		t.Errorf("DELETE: %v, want 2 cancelled", got)
+	}
+	ctx := context.Background()
+	if a, err := api.store.FindAgreement(ctx, other.AgreementID); err != nil || a.Status != annotations.FitCancelled {
+		t.Errorf("the cancelled analysis: %+v %v", a, err)
+	}
+	cancelled := first.AgreementID
+	for i, joined := range []bool{false, true} {
+		resp, b = api.request("GET", base+"?"+opts, key, nil)
+		body := checkPending(t, base, resp, b)
+		if body.AgreementID == cancelled || body.Joined != joined || (i == 1 && body.AgreementID != first.AgreementID) {
+			t.Errorf("after the cancel, request %d: %s", i+1, b)
+		}
+		first = body
+	}
+
+	// Two worker processes.
+	for _, name := range []string{"worker-a", "worker-b"} {
+		newEnvDSN(t, dsn, parts, func(c *Config) { c.Workers = 1; c.WorkerName = name })
+	}
+	resp, b, _ = pollAgreement(api, base+"?"+opts, key)
+	if resp.StatusCode != 200 || string(b) != want[""] {
+		t.Fatalf("the document of the jobs (%d) differs from the one of the request:\n%s\nwant\n%s", resp.StatusCode, clipText(string(b), 500), clipText(want[""], 500))
+	}
+	for _, p := range paths {
+		resp, b := api.request("GET", base+p+sep(p)+opts, key, nil)
+		if resp.StatusCode != 200 || string(b) != want[p] {
+			t.Errorf("GET agreement%s: %d %s\nwant %s", p, resp.StatusCode, clipText(string(b), 300), clipText(want[p], 300))
+		}
+	}
+	a, err := api.store.FindAgreement(ctx, first.AgreementID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != annotations.FitDone || a.Replicates != 40 || len(a.Parts) != 6 {
+		t.Fatalf("the analysis: %+v", a)
+	}
+	by := map[string][]string{}
+	for _, p := range a.Parts {
+		if p.State != "done" || p.Hi <= p.Lo {
+			t.Errorf("part %+v", p)
+		}
+		by[p.Worker] = append(by[p.Worker], fmt.Sprintf("%d..%d", p.Lo, p.Hi-1))
+	}
+	js, _ := json.Marshal(by)
+	t.Logf("replicates by worker: %s", js)
+}
+
+// grepLines returns the lines of s containing sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
