@@ -123,8 +123,10 @@ type Problem struct {
 	// owners and likelihoods as this one (new values: the likelihoods,
 	// the sites on them, and FactorTol and LogPrior reading them), so that
 	// the starts after the first can run concurrently, each on its own
-	// (Fit uses the replica's Liks, Sites, FactorTol and LogPrior). Without
-	// it they run one after another, with the same results.
+	// (Fit uses the replica's Liks, Sites, FactorTol and, when it has one,
+	// LogPrior: a LogPrior that reads only its arguments may stay the
+	// problem's). Without it they run one after another, with the same
+	// results.
 	Replica func() *Problem
 	// Parallel bounds the starts run at once with Replica; 0 means
 	// GOMAXPROCS.

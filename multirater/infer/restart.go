@@ -143,7 +143,10 @@ func runStarts(ctx context.Context, ob *objective, starts [][]float64, warm *App
 			if len(q.Liks) != len(p.Liks) || len(q.Sites) != len(p.Sites) {
 				panic("infer: Problem.Replica returned another problem")
 			}
-			wp.Liks, wp.Sites, wp.FactorTol, wp.LogPrior = q.Liks, q.Sites, q.FactorTol, q.LogPrior
+			wp.Liks, wp.Sites, wp.FactorTol = q.Liks, q.Sites, q.FactorTol
+			if q.LogPrior != nil {
+				wp.LogPrior = q.LogPrior
+			}
 		}
 		wob := &objective{p: &wp, engine: wp.NewEngine(), off: ob.off, nlik: ob.nlik, base: ob.base, prog: ob.prog, unit: s}
 		wpr := newPrior(&wp)
