@@ -24,38 +24,7 @@ func TestRestartsIndependent(t *testing.T) {
 		for _, rank := range []int{0, 40} {
 			t.Run(fmt.Sprintf("%s/rank%d", engine, rank), func(t *testing.T) {
 				fit := func(replica bool, parallel int) *Approx {
-					in, sites := inducingProblem(n, 5)
-					o := sites[0].Lik.(*lik.OrdinalProbit)
-					lk := &LearnKernel{Terms: []kernel.Hyper{kernel.RBF{Gamma: 1}}, Inputs: in, Rank: rank}
-					k, err := lk.NewKernel(n, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					likOf := func(o *lik.OrdinalProbit) *Problem {
-						q := &Problem{Liks: []lik.LaplaceLearnable{o}, Sites: slices.Clone(sites),
-							FactorTol: func() float64 { return 1e-3 * o.Sigma * o.Sigma }}
-						for j := range q.Sites {
-							q.Sites[j].Lik = o
-						}
-						return q
-					}
-					p := likOf(o)
-					p.Engine, p.N, p.Kernel, p.Restarts, p.Parallel = engine, n, k, 4, parallel
-					p.Owner = make([]int, len(sites))
-					p.Start = func(s int, rng *rand.Rand, dst []float64) {
-						(&lik.OrdinalProbit{B: []float64{-0.5, 0.5}, Sigma: 1}).ParamsTo(dst)
-						if s > 0 {
-							for i := range dst {
-								dst[i] += 0.8 * rng.NormFloat64()
-							}
-						}
-					}
-					if replica {
-						p.Replica = func() *Problem {
-							return likOf(&lik.OrdinalProbit{B: slices.Clone(o.B), Sigma: o.Sigma})
-						}
-					}
-					a, err := Fit(context.Background(), p, rand.New(rand.NewPCG(1, 2)))
+					a, err := Fit(context.Background(), restartProblem(t, n, engine, rank, replica, parallel), rand.New(rand.NewPCG(1, 2)))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -74,5 +43,64 @@ func TestRestartsIndependent(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// restartProblem is the ordinal problem of inducingProblem (n items, seed
+// 5) with its thresholds, noise and RBF width learnt from 4 starts, the
+// kernel dense (rank 0) or in inducing-point form, with a Replica when
+// replica is set.
+func restartProblem(tb testing.TB, n int, engine string, rank int, replica bool, parallel int) *Problem {
+	in, sites := inducingProblem(n, 5)
+	o := sites[0].Lik.(*lik.OrdinalProbit)
+	lk := &LearnKernel{Terms: []kernel.Hyper{kernel.RBF{Gamma: 1}}, Inputs: in, Rank: rank}
+	k, err := lk.NewKernel(n, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	likOf := func(o *lik.OrdinalProbit) *Problem {
+		q := &Problem{Liks: []lik.LaplaceLearnable{o}, Sites: slices.Clone(sites),
+			FactorTol: func() float64 { return 1e-3 * o.Sigma * o.Sigma }}
+		for j := range q.Sites {
+			q.Sites[j].Lik = o
+		}
+		return q
+	}
+	p := likOf(o)
+	p.Engine, p.N, p.Kernel, p.Restarts, p.Parallel = engine, n, k, 4, parallel
+	p.Owner = make([]int, len(sites))
+	p.Start = func(s int, rng *rand.Rand, dst []float64) {
+		(&lik.OrdinalProbit{B: []float64{-0.5, 0.5}, Sigma: 1}).ParamsTo(dst)
+		if s > 0 {
+			for i := range dst {
+				dst[i] += 0.8 * rng.NormFloat64()
+			}
+		}
+	}
+	if replica {
+		p.Replica = func() *Problem {
+			return likOf(&lik.OrdinalProbit{B: slices.Clone(o.B), Sigma: o.Sigma})
+		}
+	}
+	return p
+}
+
+// BenchmarkRestarts measures the 4-start fit of TestRestartsIndependent
+// (EP, 300 items, inducing-point RBF kernel) with its restarts after the
+// first one by one and at once (the CPU time should match; the wall time
+// falls with free cores).
+func BenchmarkRestarts(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		replica bool
+	}{{"serial", false}, {"parallel", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := Fit(context.Background(), restartProblem(b, 300, multirater.EngineEP, 60, tc.replica, 0), rand.New(rand.NewPCG(1, 2))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
