@@ -31,6 +31,9 @@ type densePrior struct {
 	kernel *Kernel
 	cov    mat.Symmetric
 	fac    *gp.Factor
+	// first is the first factor made of a fixed covariance (no kernel):
+	// the starts after the first begin with it (runStarts), read-only.
+	first *gp.Factor
 }
 
 // newPrior returns the prior of p: the identity when p has neither Cov nor
@@ -52,6 +55,24 @@ func (pr *densePrior) on(k *Kernel) Prior {
 	return &densePrior{kernel: k, cov: pr.cov, fac: pr.fac}
 }
 
+// later returns the prior of a start after the first on kernel k (a clone
+// of the first start's): a fixed covariance's first factor, shared
+// read-only (a start that needs it tighter makes its own), the inducing
+// items the first start chose first (Kernel.clone), or a prior of its own.
+func later(first Prior, p *Problem, k *Kernel) Prior {
+	switch pr := first.(type) {
+	case inducingPrior:
+		return inducingPrior{k}
+	case *densePrior:
+		if pr.kernel == nil && pr.first != nil {
+			return &densePrior{cov: pr.cov, fac: pr.first}
+		}
+	}
+	q := *p
+	q.Kernel = k
+	return newPrior(&q)
+}
+
 // Factor returns the last factor while the covariance has not changed and
 // it is tight enough, else a new pivoted factor to tol/4
 // (gp.NewPivotedFactor).
@@ -65,6 +86,9 @@ func (pr *densePrior) Factor(tol float64) (*gp.Factor, error) {
 			return nil, err
 		}
 		pr.fac = f
+		if pr.kernel == nil && pr.first == nil {
+			pr.first = f
+		}
 	}
 	return pr.fac, nil
 }

@@ -106,13 +106,14 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 // runStarts runs the restarts from starts: the first on the problem
 // itself, then the others, each a function of the problem, its start, warm
 // and the first start's optimum (the threshold under which a start is
-// stopped as hopeless) alone, on its own copy of what a search changes
-// (the kernel at its hyperparameters, with the inducing items the first
-// start chose first; the prior's factor; with Problem.Replica the
-// likelihoods and sites too, so that they run concurrently, at most
-// Problem.Parallel at once). The restarts after the first therefore give
-// the same results in any order, at once or one by one, here or in another
-// process.
+// stopped as hopeless) alone, on its own copy of what a search changes:
+// the kernel at its hyperparameters, with the inducing items the first
+// start chose first; the prior, beginning with the first factor the first
+// start made of a fixed covariance (shared read-only); with
+// Problem.Replica the likelihoods and sites too, so that they run
+// concurrently, at most Problem.Parallel at once. The restarts after the
+// first therefore give the same results in any order, at once or one by
+// one, here or in another process.
 func runStarts(ctx context.Context, ob *objective, starts [][]float64, warm *Approx) ([]*Restart, error) {
 	p := ob.p
 	ob.prog = newEvidenceProgress(len(starts), p.Progress, ob.prog.begin)
@@ -149,10 +150,7 @@ func runStarts(ctx context.Context, ob *objective, starts [][]float64, warm *App
 			}
 		}
 		wob := &objective{p: &wp, engine: wp.NewEngine(), off: ob.off, nlik: ob.nlik, base: ob.base, prog: ob.prog, unit: s}
-		wpr := newPrior(&wp)
-		if wp.Kernel != nil && wp.Kernel.ind != nil {
-			wpr = inducingPrior{wp.Kernel}
-		}
+		wpr := later(first.prior, p, wp.Kernel)
 		r, err := wob.restart(ctx, starts[s], wpr, warm, first.F)
 		if err != nil {
 			errs[s] = err
