@@ -516,6 +516,51 @@ func newProblem(data *Data, opts Options, name string, shared bool, ur *unitRati
 		}
 		prob.Cov = nil
 	}
+	liks := setSites(prob, data, opts, name, shared, ur)
+	// The restarts after the first may run at once, each on likelihoods
+	// of its own.
+	prob.Replica = func() *infer.Problem {
+		q := &infer.Problem{}
+		setSites(q, data, opts, name, shared, ur)
+		return q
+	}
+	owners := len(prob.Liks)
+	np := liks[0].NumParams()
+	nu0 := startNu(name)
+	if opts.Dispersion > 0 {
+		nu0 = opts.Dispersion
+	}
+	prob.Fixed = func(l, k int) bool {
+		if k == 0 {
+			return opts.Dispersion > 0
+		}
+		return nl == 1 // a single rater's bias is the consensus's location
+	}
+	prob.Start = func(s int, rng *rand.Rand, dst []float64) {
+		for l := 0; l < owners; l++ {
+			nu := nu0
+			if s > 0 && opts.Dispersion == 0 {
+				nu *= math.Exp(rng.NormFloat64())
+			}
+			o := newLik(name, nu)
+			o.ParamsTo(dst[l*np : l*np+1])
+			if opts.Bias {
+				dst[l*np+1] = 0
+			}
+		}
+	}
+	if opts.Priors || opts.Bias {
+		prob.PriorNote = "log evidence + log prior of the rater parameters"
+	}
+	return prob, liks, nil
+}
+
+// setSites sets prob's likelihoods (one per rater, or one shared), its
+// sites on them, one per unit rating (censored at a bound under
+// BoundsCensor), LogPrior and FactorTol, and returns every rater's
+// likelihood.
+func setSites(prob *infer.Problem, data *Data, opts Options, name string, shared bool, ur *unitRatings) []lik.Bounded {
+	nl := len(data.RaterIDs)
 	// Shared: one likelihood, owned by the first rater's slot, is every
 	// rater's.
 	liks := make([]lik.Bounded, nl)
@@ -554,33 +599,8 @@ func newProblem(data *Data, opts Options, name string, shared bool, ur *unitRati
 			}
 		}
 	}
-	np := liks[0].NumParams()
-	nu0 := startNu(name)
-	if opts.Dispersion > 0 {
-		nu0 = opts.Dispersion
-	}
-	prob.Fixed = func(l, k int) bool {
-		if k == 0 {
-			return opts.Dispersion > 0
-		}
-		return nl == 1 // a single rater's bias is the consensus's location
-	}
-	prob.Start = func(s int, rng *rand.Rand, dst []float64) {
-		for l := 0; l < owners; l++ {
-			nu := nu0
-			if s > 0 && opts.Dispersion == 0 {
-				nu *= math.Exp(rng.NormFloat64())
-			}
-			o := newLik(name, nu)
-			o.ParamsTo(dst[l*np : l*np+1])
-			if opts.Bias {
-				dst[l*np+1] = 0
-			}
-		}
-	}
 	priorSD := opts.PriorSD
 	if opts.Priors || opts.Bias {
-		prob.PriorNote = "log evidence + log prior of the rater parameters"
 		c := newLik(name, startNu(name)).ParamsTo(make([]float64, 1))[0]
 		prob.LogPrior = func(l int, p, grad []float64) float64 {
 			v := 0.0
@@ -612,7 +632,7 @@ func newProblem(data *Data, opts Options, name string, shared bool, ur *unitRati
 		}
 		return 1e-2 * math.Max(s, 1e-4)
 	}
-	return prob, liks, nil
+	return liks
 }
 
 // latentNoiseVar returns a rater's latent noise variance, the inverse

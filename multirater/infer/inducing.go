@@ -21,6 +21,10 @@ type inducing struct {
 	// pivots were chosen at hyperparameters pivAt.
 	pivots []int
 	pivAt  []float64
+	// first are the inducing items first chosen in this Fit (by the first
+	// start, at its starting point): every later start begins with them
+	// (Kernel.clone).
+	first []int
 	// cur is the prior at the Kernel's current hyperparameters (nil when
 	// they changed since), dk the derivatives of its K_nP.
 	cur *gp.Inducing
@@ -124,6 +128,9 @@ func (ind *inducing) choose(in kernel.Inputs, at []float64, tol float64) error {
 	if err != nil {
 		return err
 	}
+	if ind.pivots == nil && ind.first == nil {
+		ind.first = piv
+	}
 	ind.pivots = piv
 	ind.pivAt = append(ind.pivAt[:0], at...)
 	return nil
@@ -174,11 +181,13 @@ type inducingPrior struct{ k *Kernel }
 // newInducingPrior returns the Prior of k for a new Fit: the inducing
 // items are chosen again at its first factor.
 func newInducingPrior(k *Kernel) Prior {
-	k.ind.pivots, k.ind.cur, k.ind.dk = nil, nil, nil
+	k.ind.pivots, k.ind.first, k.ind.cur, k.ind.dk = nil, nil, nil, nil
 	return inducingPrior{k}
 }
 
 func (pr inducingPrior) Factor(tol float64) (*gp.Factor, error) { return pr.k.inducingFactor(tol) }
+
+func (pr inducingPrior) on(k *Kernel) Prior { return inducingPrior{k} }
 
 // gradTermer is an Engine that gives the terms of its kernel gradient
 // (gp.GradTerms) for any prior factor, a diagonal correction included.

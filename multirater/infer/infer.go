@@ -36,6 +36,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/floats"
@@ -118,6 +119,18 @@ type Problem struct {
 	// 500. An EM loop that refits the other parameters at every step may
 	// take a few (a generalised EM step only needs to raise the objective).
 	MaxIterations int
+	// Replica, when not nil, returns a new problem with the same sites,
+	// owners and likelihoods as this one (new values: the likelihoods,
+	// the sites on them, and FactorTol and LogPrior reading them), so that
+	// the starts after the first can run concurrently, each on its own
+	// (Fit uses the replica's Liks, Sites, FactorTol and, when it has one,
+	// LogPrior: a LogPrior that reads only its arguments may stay the
+	// problem's). Without it they run one after another, with the same
+	// results.
+	Replica func() *Problem
+	// Parallel bounds the starts run at once with Replica; 0 means
+	// GOMAXPROCS.
+	Parallel int
 	// GainTol: a start has converged when the objective gained less than
 	// GainTol nats in two L-BFGS iterations (or the gradient is below
 	// 1e-5); 0 means 1e-4. A search over hundreds of parameters whose
@@ -160,7 +173,10 @@ type Approx struct {
 // evaluation by an Engine on the prior's factor (objective.approximate),
 // and the restarts (objective.restart: L-BFGS from one starting point).
 // Every starting point is drawn from rng before the first search starts, in
-// start order, so that a start's inputs do not depend on another's run.
+// start order, and each restart is a function of the problem, its start,
+// Problem.WarmEP and the first start's optimum alone (runStarts), so that
+// the restarts after the first may run in any order or at once: with
+// Problem.Replica they run concurrently.
 func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	start := time.Now()
 	engine := p.NewEngine()
@@ -169,48 +185,37 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	}
 	ob := newObjective(p, engine, start)
 	p.Start(0, rng, ob.base)
-	pr := newPrior(p)
-	var best []float64
-	var notes []string
-	clamped := 0
-	// finalWarm is the winning start's last approximation: the final
-	// approximation starts from its sites.
-	var finalWarm *Approx
-	if ob.anyFree() {
-		starts := make([][]float64, max(p.Restarts, 1))
-		for s := range starts {
-			starts[s] = startTheta(p, ob, s, rng)
-		}
-		rs := make([]*Restart, len(starts))
-		var warm *Approx
-		if p.WarmEP != nil {
-			if len(p.WarmEP.Tau) != len(p.Sites) {
-				panic("infer: WarmEP has the wrong number of sites")
-			}
-			warm = &Approx{EP: p.WarmEP}
-		}
-		bestF := math.Inf(1)
-		ob.prog.starts = len(starts)
-		for s, x0 := range starts {
-			ob.prog.start, ob.prog.evals = s, 0
-			r, err := ob.restart(ctx, x0, pr, warm, bestF)
-			if err != nil {
-				return nil, err
-			}
-			rs[s] = r
-			clamped += r.Clamped
-			if r.F < bestF {
-				bestF, finalWarm = r.F, r.last
-			}
-		}
-		var err error
-		if best, notes, err = bestRestart(p, rs); err != nil {
-			return nil, err
-		}
-	} else {
-		best = startTheta(p, ob, 0, rng)
+	if !ob.anyFree() {
+		return final(ctx, ob, newPrior(p), startTheta(p, ob, 0, rng), nil, 0, nil)
 	}
-	return final(ctx, ob, pr, best, notes, clamped, finalWarm)
+	starts := make([][]float64, max(p.Restarts, 1))
+	for s := range starts {
+		starts[s] = startTheta(p, ob, s, rng)
+	}
+	var warm *Approx
+	if p.WarmEP != nil {
+		if len(p.WarmEP.Tau) != len(p.Sites) {
+			panic("infer: WarmEP has the wrong number of sites")
+		}
+		warm = &Approx{EP: p.WarmEP}
+	}
+	rs, err := runStarts(ctx, ob, starts, warm)
+	if err != nil {
+		return nil, err
+	}
+	win, notes, err := bestRestart(p, rs)
+	if err != nil {
+		return nil, err
+	}
+	clamped := 0
+	for _, r := range rs {
+		clamped += r.Clamped
+	}
+	// The final approximation continues the winning start's run: its
+	// kernel state, prior factor and last sites.
+	w := rs[win]
+	p.Kernel.adopt(w.kernel)
+	return final(ctx, ob, w.prior.on(p.Kernel), append([]float64(nil), w.X...), notes, clamped, w.last)
 }
 
 // startTheta returns start s's parameter vector: Problem.Start's
@@ -227,32 +232,39 @@ func startTheta(p *Problem, ob *objective, s int, rng *rand.Rand) []float64 {
 	return theta
 }
 
-// bestRestart returns the parameters of the restart with the largest
-// objective (the first of equals) and one note per restart; an error when
-// none found a finite one.
-func bestRestart(p *Problem, rs []*Restart) ([]float64, []string, error) {
+// bestRestart returns the index of the restart with the largest
+// objective (the first of equals) and one note per restart, with a summary
+// when there were several; an error when none found a finite one.
+func bestRestart(p *Problem, rs []*Restart) (int, []string, error) {
 	what := "log evidence"
 	if p.LogPrior != nil && p.PriorNote != "" {
 		what = p.PriorNote
 	}
-	var best []float64
+	best := -1
 	bestVal := math.Inf(1)
 	var notes []string
 	var lastErr error
+	hopeless := 0
 	for s, r := range rs {
 		notes = append(notes, fmt.Sprintf("evidence maximisation start %d: %s %.4f after %d L-BFGS iterations (%s)", s+1, what, -r.F, r.Iterations, r.Status))
 		if r.F < bestVal {
-			bestVal, best = r.F, append([]float64(nil), r.X...)
+			bestVal, best = r.F, s
 		}
 		if r.Err != nil {
 			lastErr = r.Err
 		}
-	}
-	if best == nil {
-		if lastErr != nil {
-			return nil, nil, lastErr
+		if r.Hopeless {
+			hopeless++
 		}
-		return nil, nil, errors.New("multirater: evidence maximisation found no finite evidence")
+	}
+	if best < 0 {
+		if lastErr != nil {
+			return 0, nil, lastErr
+		}
+		return 0, nil, errors.New("multirater: evidence maximisation found no finite evidence")
+	}
+	if len(rs) > 1 {
+		notes = append(notes, fmt.Sprintf("evidence maximisation: %d starts, %d stopped early as hopeless (more than %g nats, or %g%% of its size, below start 1's optimum after %d L-BFGS iterations); start %d won", len(rs), hopeless, hopelessGap, 100*hopelessShare, hopelessAfter, best+1))
 	}
 	return best, notes, nil
 }
@@ -296,19 +308,60 @@ func final(ctx context.Context, ob *objective, pr Prior, best []float64, notes [
 const firstStartEvals = 40
 
 // evidenceProgress estimates the fraction done of an evidence
-// maximisation: starts done plus the current start's evaluations over
-// those expected (capped at 95% of a start), and the ETA from the rate so
-// far.
+// maximisation whose starts may run at once: starts finished plus each
+// running start's evaluations over those expected (capped at 95% of a
+// start), and the ETA from the rate so far. It reports to Problem.Progress
+// one call at a time.
 type evidenceProgress struct {
-	starts, start, evals, expect int
+	mu       sync.Mutex
+	report   func(multirater.Progress)
+	begin    time.Time
+	starts   int
+	finished int
+	expect   int
+	// evals[s] counts start s's evaluations; running[s] says it is under
+	// way.
+	evals   []int
+	running []bool
 }
 
-func (e *evidenceProgress) done(evals int) { e.expect = max(e.expect, evals) }
+// newEvidenceProgress returns the progress of starts starts reported to
+// report (nil: none) from begin.
+func newEvidenceProgress(starts int, report func(multirater.Progress), begin time.Time) *evidenceProgress {
+	return &evidenceProgress{report: report, begin: begin, starts: starts, expect: firstStartEvals,
+		evals: make([]int, starts), running: make([]bool, starts)}
+}
 
-func (e *evidenceProgress) progress(elapsed time.Duration) multirater.Progress {
-	cur := math.Min(float64(e.evals)/float64(e.expect), 0.95)
-	f := (float64(e.start) + cur) / float64(e.starts)
-	pr := multirater.Progress{Fraction: f, Elapsed: elapsed, Phase: fmt.Sprintf("maximising the evidence (start %d of %d, %d evaluations)", e.start+1, e.starts, e.evals)}
+// eval counts an evaluation of start s and reports.
+func (e *evidenceProgress) eval(s int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.evals[s]++
+	e.running[s] = true
+	if e.report != nil {
+		e.report(e.progress(s, time.Since(e.begin)))
+	}
+}
+
+// done records that start s has finished.
+func (e *evidenceProgress) done(s int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.expect = max(e.expect, e.evals[s])
+	e.running[s] = false
+	e.finished++
+}
+
+// progress is the progress after an evaluation of start s.
+func (e *evidenceProgress) progress(s int, elapsed time.Duration) multirater.Progress {
+	cur := 0.0
+	for t, r := range e.running {
+		if r {
+			cur += math.Min(float64(e.evals[t])/float64(e.expect), 0.95)
+		}
+	}
+	f := (float64(e.finished) + cur) / float64(e.starts)
+	pr := multirater.Progress{Fraction: f, Elapsed: elapsed, Phase: fmt.Sprintf("maximising the evidence (start %d of %d, %d evaluations)", s+1, e.starts, e.evals[s])}
 	if f > 0 {
 		pr.ETA = time.Duration(float64(elapsed) * (1 - f) / f)
 	}
@@ -317,9 +370,9 @@ func (e *evidenceProgress) progress(elapsed time.Duration) multirater.Progress {
 
 // hopeless is L-BFGS's convergence test with an early stop for a start
 // that cannot win: after hopelessAfter iterations, a start whose
-// objective is still more than hopelessGap nats (or that fraction of the
-// best's magnitude, if larger) worse than the best start's optimum so far
-// is stopped. Its note says so.
+// objective is still more than hopelessGap nats (or hopelessShare of the
+// best's magnitude, if larger) worse than best (the first start's optimum:
+// runStarts) is stopped. Its note says so.
 type hopeless struct {
 	optimize.FunctionConverge
 	best    float64
@@ -331,6 +384,7 @@ type hopeless struct {
 const (
 	hopelessAfter = 15
 	hopelessGap   = 20.0
+	hopelessShare = 1e-2
 )
 
 func (h *hopeless) Init(dim int) {
@@ -341,7 +395,7 @@ func (h *hopeless) Init(dim int) {
 func (h *hopeless) Converged(loc *optimize.Location) optimize.Status {
 	h.iter++
 	if h.iter >= hopelessAfter && !math.IsInf(h.best, 1) {
-		if gap := loc.F - h.best; gap > math.Max(hopelessGap, 1e-2*math.Abs(h.best)) {
+		if gap := loc.F - h.best; gap > math.Max(hopelessGap, hopelessShare*math.Abs(h.best)) {
 			h.stopped, h.gap = true, gap
 			return optimize.FunctionConvergence
 		}
@@ -401,6 +455,36 @@ func (k *Kernel) start() (*Kernel, error) {
 		return nil, err
 	}
 	return k, nil
+}
+
+// clone returns a copy of k for a restart after the first: its own
+// hyperparameters, matrices and inducing state (beginning with the
+// inducing items the first start chose first), sharing what never changes
+// (inputs, fixed part, terms) and the matrices it replaces, never writes
+// (Kernel.set).
+func (k *Kernel) clone() *Kernel {
+	if k == nil {
+		return nil
+	}
+	c := *k
+	c.cur = slices.Clone(k.cur)
+	c.terms_ = slices.Clone(k.terms_)
+	c.grads = slices.Clone(k.grads)
+	if k.ind != nil {
+		ind := *k.ind
+		ind.terms = slices.Clone(k.ind.terms)
+		ind.pivots, ind.pivAt, ind.cur, ind.dk = ind.first, nil, nil, nil
+		c.ind = &ind
+	}
+	return &c
+}
+
+// adopt sets k to w's state (a clone of k's that ran a restart); a no-op
+// when w is k.
+func (k *Kernel) adopt(w *Kernel) {
+	if k != nil && w != k {
+		*k = *w
+	}
 }
 
 // Size is the number of hyperparameters.

@@ -19,6 +19,9 @@ type Prior interface {
 	// most tol of its trace; it may return one it made earlier while that
 	// is good enough.
 	Factor(tol float64) (*gp.Factor, error)
+	// on returns the prior, with what it has cached, on the kernel k that
+	// has adopted the state of the prior's own (Kernel.adopt).
+	on(k *Kernel) Prior
 }
 
 // densePrior is a Prior given by a covariance: a fixed one, or a Kernel
@@ -28,6 +31,9 @@ type densePrior struct {
 	kernel *Kernel
 	cov    mat.Symmetric
 	fac    *gp.Factor
+	// first is the first factor made of a fixed covariance (no kernel):
+	// the starts after the first begin with it (runStarts), read-only.
+	first *gp.Factor
 }
 
 // newPrior returns the prior of p: the identity when p has neither Cov nor
@@ -43,6 +49,30 @@ func newPrior(p *Problem) Prior {
 	return pr
 }
 
+// on returns the prior with its factor on kernel k (the same kernel
+// state: Kernel.adopt).
+func (pr *densePrior) on(k *Kernel) Prior {
+	return &densePrior{kernel: k, cov: pr.cov, fac: pr.fac}
+}
+
+// later returns the prior of a start after the first on kernel k (a clone
+// of the first start's): a fixed covariance's first factor, shared
+// read-only (a start that needs it tighter makes its own), the inducing
+// items the first start chose first (Kernel.clone), or a prior of its own.
+func later(first Prior, p *Problem, k *Kernel) Prior {
+	switch pr := first.(type) {
+	case inducingPrior:
+		return inducingPrior{k}
+	case *densePrior:
+		if pr.kernel == nil && pr.first != nil {
+			return &densePrior{cov: pr.cov, fac: pr.first}
+		}
+	}
+	q := *p
+	q.Kernel = k
+	return newPrior(&q)
+}
+
 // Factor returns the last factor while the covariance has not changed and
 // it is tight enough, else a new pivoted factor to tol/4
 // (gp.NewPivotedFactor).
@@ -56,6 +86,9 @@ func (pr *densePrior) Factor(tol float64) (*gp.Factor, error) {
 			return nil, err
 		}
 		pr.fac = f
+		if pr.kernel == nil && pr.first == nil {
+			pr.first = f
+		}
 	}
 	return pr.fac, nil
 }
@@ -73,16 +106,17 @@ type objective struct {
 	off  []int
 	nlik int
 	// base holds start 0's values, those of the fixed parameters.
-	base  []float64
-	start time.Time
-	// prog estimates the fraction done for Problem.Progress.
+	base []float64
+	// prog estimates the fraction done for Problem.Progress (shared by
+	// the starts), unit is the start this objective runs.
 	prog *evidenceProgress
+	unit int
 }
 
 // newObjective lays out p's parameters.
 func newObjective(p *Problem, engine Engine, start time.Time) *objective {
-	ob := &objective{p: p, engine: engine, off: make([]int, len(p.Liks)+1), start: start,
-		prog: &evidenceProgress{starts: 1, expect: firstStartEvals}}
+	ob := &objective{p: p, engine: engine, off: make([]int, len(p.Liks)+1),
+		prog: newEvidenceProgress(1, p.Progress, start)}
 	for l, o := range p.Liks {
 		ob.off[l+1] = ob.off[l]
 		if o != nil {
@@ -203,10 +237,7 @@ func (ob *objective) eval(ctx context.Context, ev *evaluation, theta, grad []flo
 			grad[k] = -grad[k]
 		}
 	}
-	ob.prog.evals++
-	if ob.p.Progress != nil {
-		ob.p.Progress(ob.prog.progress(time.Since(ob.start)))
-	}
+	ob.prog.eval(ob.unit)
 	return -val, nil
 }
 

@@ -14,28 +14,59 @@ import (
 )
 
 func TestEvidenceProgress(t *testing.T) {
-	e := &evidenceProgress{starts: 2, expect: 40}
-	prev := -1.0
+	// Two starts one after the other, then three with the last two at
+	// once: the fraction counts the finished starts and each running
+	// one's evaluations over those expected (40, then the most a finished
+	// start took), capped at 95% of a start.
 	for _, tc := range []struct {
-		start, evals int
-		want         float64
-	}{{0, 0, 0}, {0, 20, 0.25}, {0, 40, 0.475}, {0, 400, 0.475}, {1, 0, 0.5}, {1, 20, 0.75}} {
-		e.start, e.evals = tc.start, tc.evals
-		pr := e.progress(10 * time.Second)
-		if math.Abs(pr.Fraction-tc.want) > 1e-12 || pr.Fraction < prev {
-			t.Errorf("start %d evals %d: fraction %v, want %v (not below %v)", tc.start, tc.evals, pr.Fraction, tc.want, prev)
+		name   string
+		starts int
+		steps  []int // a start's evaluation, or -1-s: start s finished
+	}{
+		{"serial", 2, append(append(evals(0, 20), -1), evals(1, 20)...)},
+		{"parallel", 3, append(append(evals(0, 40), -1), 1, 2, 1, 2)},
+	} {
+		var got []multirater.Progress
+		e := newEvidenceProgress(tc.starts, func(p multirater.Progress) { got = append(got, p) }, time.Now())
+		for _, s := range tc.steps {
+			if s < 0 {
+				e.done(-1 - s)
+				continue
+			}
+			e.eval(s)
 		}
-		if tc.want > 0 {
-			if eta := time.Duration(float64(10*time.Second) * (1 - tc.want) / tc.want); pr.ETA != eta {
-				t.Errorf("fraction %v: ETA %v, want %v", tc.want, pr.ETA, eta)
+		last := got[len(got)-1]
+		want := map[string]float64{"serial": (1 + 20.0/40) / 2, "parallel": (1 + 2*2.0/40) / 3}[tc.name]
+		if math.Abs(last.Fraction-want) > 1e-12 {
+			t.Errorf("%s: fraction %v, want %v", tc.name, last.Fraction, want)
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].Fraction < got[i-1].Fraction {
+				t.Errorf("%s: fraction fell from %v to %v", tc.name, got[i-1].Fraction, got[i].Fraction)
 			}
 		}
-		prev = pr.Fraction
 	}
-	e.done(100)
-	if e.expect != 100 {
-		t.Errorf("expect %d after a start of 100 evaluations", e.expect)
+	e := newEvidenceProgress(1, nil, time.Now())
+	for range 400 {
+		e.eval(0)
 	}
+	wantETA := 10 * time.Second / 19 // (1 - 0.95) / 0.95 of the time so far
+	if f := e.progress(0, 10*time.Second); math.Abs(f.Fraction-0.95) > 1e-12 || (f.ETA-wantETA).Abs() > time.Microsecond {
+		t.Errorf("400 of 40 expected evaluations: fraction %v ETA %v, want 0.95 and %v", f.Fraction, f.ETA, wantETA)
+	}
+	e.done(0)
+	if e.expect != 400 {
+		t.Errorf("expect %d after a start of 400 evaluations", e.expect)
+	}
+}
+
+// evals returns n evaluations of start s.
+func evals(s, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
 }
 
 func TestHopelessStopsLosingStarts(t *testing.T) {

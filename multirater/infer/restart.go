@@ -2,8 +2,11 @@ package infer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/optimize"
@@ -23,9 +26,15 @@ type Restart struct {
 	Clamped int
 	// Err is the last evaluation's error, if any.
 	Err error
+	// Hopeless says the start was stopped early, far below the first
+	// start's optimum.
+	Hopeless bool
 	// last is the last approximation of the search (the final one's warm
-	// start when this start wins).
-	last *Approx
+	// start when this start wins), prior and kernel the prior (with its
+	// factor) and kernel the search ran on.
+	last   *Approx
+	prior  Prior
+	kernel *Kernel
 }
 
 // restart maximises the objective by L-BFGS (gonum/optimize) from x0: one
@@ -38,8 +47,8 @@ type Restart struct {
 //
 // warm, when not nil, starts the first EP run (Problem.WarmEP: an EM
 // loop's previous sites, the same for every start, so that the starts stay
-// independent). best is the best start's objective so far (+Inf for none):
-// a start that stays far below it is stopped early (hopeless).
+// independent). best is the first start's optimum (+Inf for the first
+// start): a start that stays far below it is stopped early (hopeless).
 func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *Approx, best float64) (*Restart, error) {
 	ev := &evaluation{prior: pr, search: true, warm: warm}
 	res := &Restart{}
@@ -74,7 +83,7 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 	conv := &hopeless{FunctionConverge: optimize.FunctionConverge{Absolute: gain, Iterations: 2}, best: best}
 	r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: maxIter,
 		Converger: conv}, &optimize.LBFGS{})
-	ob.prog.done(ob.prog.evals)
+	ob.prog.done(ob.unit)
 	if err != nil && r == nil {
 		return nil, fmt.Errorf("multirater: evidence maximisation: %w", err)
 	}
@@ -90,6 +99,94 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 	case r.Status != optimize.GradientThreshold && r.Status != optimize.FunctionConvergence:
 		res.Status = r.Status.String()
 	}
-	res.X, res.F, res.Iterations, res.Clamped, res.last = r.X, r.F, r.Stats.MajorIterations, ev.clamped, ev.warm
+	res.X, res.F, res.Iterations, res.Clamped, res.Hopeless, res.last = r.X, r.F, r.Stats.MajorIterations, ev.clamped, conv.stopped, ev.warm
 	return res, nil
+}
+
+// runStarts runs the restarts from starts: the first on the problem
+// itself, then the others, each a function of the problem, its start, warm
+// and the first start's optimum (the threshold under which a start is
+// stopped as hopeless) alone, on its own copy of what a search changes:
+// the kernel at its hyperparameters, with the inducing items the first
+// start chose first; the prior, beginning with the first factor the first
+// start made of a fixed covariance (shared read-only); with
+// Problem.Replica the likelihoods and sites too, so that they run
+// concurrently, at most Problem.Parallel at once. The restarts after the
+// first therefore give the same results in any order, at once or one by
+// one, here or in another process.
+func runStarts(ctx context.Context, ob *objective, starts [][]float64, warm *Approx) ([]*Restart, error) {
+	p := ob.p
+	ob.prog = newEvidenceProgress(len(starts), p.Progress, ob.prog.begin)
+	rs := make([]*Restart, len(starts))
+	errs := make([]error, len(starts))
+	pr := newPrior(p)
+	first, err := ob.restart(ctx, starts[0], pr, warm, math.Inf(1))
+	if err != nil {
+		return nil, err
+	}
+	first.prior, first.kernel = pr, p.Kernel
+	rs[0] = first
+	workers := p.Parallel
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if p.Replica == nil {
+		workers = 1
+	}
+	workers = min(workers, len(starts)-1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run := func(s int) {
+		wp := *p
+		wp.Kernel = p.Kernel.clone()
+		if workers > 1 {
+			q := p.Replica()
+			if len(q.Liks) != len(p.Liks) || len(q.Sites) != len(p.Sites) {
+				panic("infer: Problem.Replica returned another problem")
+			}
+			wp.Liks, wp.Sites, wp.FactorTol = q.Liks, q.Sites, q.FactorTol
+			if q.LogPrior != nil {
+				wp.LogPrior = q.LogPrior
+			}
+		}
+		wob := &objective{p: &wp, engine: wp.NewEngine(), off: ob.off, nlik: ob.nlik, base: ob.base, prog: ob.prog, unit: s}
+		wpr := later(first.prior, p, wp.Kernel)
+		r, err := wob.restart(ctx, starts[s], wpr, warm, first.F)
+		if err != nil {
+			errs[s] = err
+			cancel()
+			return
+		}
+		r.prior, r.kernel = wpr, wp.Kernel
+		rs[s] = r
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range next {
+				run(s)
+			}
+		}()
+	}
+	for s := 1; s < len(starts); s++ {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
+	// The first error in start order (a cancelled start's is the
+	// cancellation's).
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rs, nil
 }

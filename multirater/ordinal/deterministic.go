@@ -179,21 +179,20 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	// one for every rater (Shared), or one holding the shared thresholds
 	// and every rater's sd (SharedThresholds).
 	nm := newNoiseModel(mode, nl, nk)
-	prob.Liks = nm.owners
-	prob.Sites = make([]lik.Site, len(data.Ratings))
-	prob.Owner = make([]int, len(data.Ratings))
+	nm.setSites(prob, data, opts)
+	// The restarts after the first may run at once, each on a noise model
+	// of its own.
+	prob.Replica = func() *infer.Problem {
+		q := &infer.Problem{}
+		newNoiseModel(mode, nl, nk).setSites(q, data, opts)
+		return q
+	}
 	owned := make([]int, len(nm.owners))
 	ratedBy := make([]int, nl)
 	for j, r := range data.Ratings {
-		prob.Sites[j] = lik.Site{Item: r.Item, Y: float64(r.Level), Lik: nm.site[r.Rater]}
-		prob.Owner[j] = nm.owner(r.Rater)
 		owned[prob.Owner[j]]++
 		ratedBy[r.Rater]++
 	}
-	liks := nm.liks
-	// The factor keeps the log evidence within about 1e-3 nats
-	// (factorTol).
-	prob.FactorTol = func() float64 { return factorTol(liks) }
 	// Free parameters: per owner, the thresholds unless fixed, ln sigma
 	// (one or one per rater) unless fixed (Chu's parametrisation: K-1
 	// thresholds, then ln sigma).
@@ -230,7 +229,6 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	}
 	if opts.Priors {
 		prob.PriorNote = "log evidence + log prior of the rater parameters"
-		prob.LogPrior = func(l int, _, grad []float64) float64 { return nm.logPrior(l, opts, grad) }
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x65766964))
 	a, err := infer.Fit(ctx, prob, rng)
@@ -275,7 +273,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 		df.penalty += 0.5 * float64(h) * math.Log(float64(max(len(data.Ratings), 1)))
 	}
 
-	res := detResult(data, opts, liks, perRater, a, rng)
+	res := detResult(data, opts, nm.liks, perRater, a, rng)
 	switch mode {
 	case Shared:
 		res.Model.Noise = Shared
@@ -516,6 +514,24 @@ func factorTol(liks []*lik.OrdinalProbit) float64 {
 		}
 	}
 	return 1e-2 * s * s
+}
+
+// setSites sets prob's likelihoods (the noise model's owners), its sites
+// on them, one per rating, FactorTol and, with opts.Priors, LogPrior.
+func (nm *noiseModel) setSites(prob *infer.Problem, data *Data, opts DetOptions) {
+	prob.Liks = nm.owners
+	prob.Sites = make([]lik.Site, len(data.Ratings))
+	prob.Owner = make([]int, len(data.Ratings))
+	for j, r := range data.Ratings {
+		prob.Sites[j] = lik.Site{Item: r.Item, Y: float64(r.Level), Lik: nm.site[r.Rater]}
+		prob.Owner[j] = nm.owner(r.Rater)
+	}
+	// The factor keeps the log evidence within about 1e-3 nats
+	// (factorTol).
+	prob.FactorTol = func() float64 { return factorTol(nm.liks) }
+	if opts.Priors {
+		prob.LogPrior = func(l int, _, grad []float64) float64 { return nm.logPrior(l, opts, grad) }
+	}
 }
 
 // point is the Estimate of a point value (sd 0).

@@ -540,17 +540,13 @@ func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float
 		// last step left them; the final E-step maximises fully.
 		prob.MaxIterations = gemIterations
 	}
-	liks := make([]*lik.RobustProbit, nl)
-	prob.Liks = make([]lik.LaplaceLearnable, nl)
-	for l := range liks {
-		liks[l] = &lik.RobustProbit{Eps: eps[l], S: noise[l]}
-		prob.Liks[l] = liks[l]
-	}
-	prob.Sites = make([]lik.Site, len(data.Labels))
-	prob.Owner = make([]int, len(data.Labels))
-	for j, lb := range data.Labels {
-		prob.Sites[j] = lik.Site{Item: lb.Item, Y: lb.Y, Lik: liks[lb.Rater]}
-		prob.Owner[j] = lb.Rater
+	liks := setSites(prob, data, eps, noise)
+	// The restarts after the first may run at once, each on likelihoods
+	// of its own.
+	prob.Replica = func() *infer.Problem {
+		q := &infer.Problem{}
+		setSites(q, data, eps, noise)
+		return q
 	}
 	if freeEps {
 		// Every error rate and latent noise at once (twice the raters):
@@ -587,6 +583,31 @@ func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float
 			return -0.5 * p[1] * p[1]
 		}
 	}
+	a, err := infer.Fit(ctx, prob, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, liks, nil
+}
+
+// setSites sets prob's likelihoods (one per rater, at error rates eps and
+// latent noise noise), its sites on them, one per label, and FactorTol,
+// and returns the likelihoods.
+func setSites(prob *infer.Problem, data *Data, eps, noise []float64) []*lik.RobustProbit {
+	liks := make([]*lik.RobustProbit, len(data.RaterIDs))
+	prob.Liks = make([]lik.LaplaceLearnable, len(liks))
+	for l := range liks {
+		liks[l] = &lik.RobustProbit{Eps: eps[l], S: noise[l]}
+		prob.Liks[l] = liks[l]
+	}
+	prob.Sites = make([]lik.Site, len(data.Labels))
+	prob.Owner = make([]int, len(data.Labels))
+	for j, lb := range data.Labels {
+		prob.Sites[j] = lik.Site{Item: lb.Item, Y: lb.Y, Lik: liks[lb.Rater]}
+		prob.Owner[j] = lb.Rater
+	}
+	// The factor may leave out 1e-2 of the smallest rater's latent noise
+	// variance.
 	prob.FactorTol = func() float64 {
 		s := math.Inf(1)
 		for _, o := range liks {
@@ -594,11 +615,7 @@ func runEPFree(ctx context.Context, data *Data, opts Options, eps, noise []float
 		}
 		return 1e-2 * math.Max(s, 1e-4)
 	}
-	a, err := infer.Fit(ctx, prob, rng)
-	if err != nil {
-		return nil, nil, err
-	}
-	return a, liks, nil
+	return liks
 }
 
 // settings records opts in the fit document.

@@ -1,0 +1,106 @@
+package infer
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"concord/multirater"
+	"concord/multirater/kernel"
+	"concord/multirater/lik"
+)
+
+// TestRestartsIndependent: the starts after the first are independent
+// units, so a fit gives bit-identical results whether they run one after
+// another on the problem's own likelihoods or at once on replicas
+// (Problem.Replica), with a dense or an inducing-point kernel, by EP or
+// Laplace; the notes count the starts and the hopeless ones.
+func TestRestartsIndependent(t *testing.T) {
+	const n = 150
+	for _, engine := range []string{multirater.EngineEP, multirater.EngineLaplace} {
+		for _, rank := range []int{0, 40} {
+			t.Run(fmt.Sprintf("%s/rank%d", engine, rank), func(t *testing.T) {
+				fit := func(replica bool, parallel int) *Approx {
+					a, err := Fit(context.Background(), restartProblem(t, n, engine, rank, replica, parallel), rand.New(rand.NewPCG(1, 2)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return a
+				}
+				serial := fit(false, 0)
+				if len(serial.Notes) < 5 || !strings.HasPrefix(serial.Notes[4], "evidence maximisation: 4 starts, ") {
+					t.Fatalf("notes %q: want 4 starts and their summary", serial.Notes)
+				}
+				t.Log(strings.Join(serial.Notes, "\n"))
+				for _, par := range []int{1, 3} {
+					a := fit(true, par)
+					if a.LogZ != serial.LogZ || !slices.Equal(a.Mean, serial.Mean) || !slices.Equal(a.Var, serial.Var) || !slices.Equal(a.Notes, serial.Notes) {
+						t.Errorf("parallel %d: log Z %v, notes %q; one by one: %v, %q", par, a.LogZ, a.Notes, serial.LogZ, serial.Notes)
+					}
+				}
+			})
+		}
+	}
+}
+
+// restartProblem is the ordinal problem of inducingProblem (n items, seed
+// 5) with its thresholds, noise and RBF width learnt from 4 starts, the
+// kernel dense (rank 0) or in inducing-point form, with a Replica when
+// replica is set.
+func restartProblem(tb testing.TB, n int, engine string, rank int, replica bool, parallel int) *Problem {
+	in, sites := inducingProblem(n, 5)
+	o := sites[0].Lik.(*lik.OrdinalProbit)
+	lk := &LearnKernel{Terms: []kernel.Hyper{kernel.RBF{Gamma: 1}}, Inputs: in, Rank: rank}
+	k, err := lk.NewKernel(n, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	likOf := func(o *lik.OrdinalProbit) *Problem {
+		q := &Problem{Liks: []lik.LaplaceLearnable{o}, Sites: slices.Clone(sites),
+			FactorTol: func() float64 { return 1e-3 * o.Sigma * o.Sigma }}
+		for j := range q.Sites {
+			q.Sites[j].Lik = o
+		}
+		return q
+	}
+	p := likOf(o)
+	p.Engine, p.N, p.Kernel, p.Restarts, p.Parallel = engine, n, k, 4, parallel
+	p.Owner = make([]int, len(sites))
+	p.Start = func(s int, rng *rand.Rand, dst []float64) {
+		(&lik.OrdinalProbit{B: []float64{-0.5, 0.5}, Sigma: 1}).ParamsTo(dst)
+		if s > 0 {
+			for i := range dst {
+				dst[i] += 0.8 * rng.NormFloat64()
+			}
+		}
+	}
+	if replica {
+		p.Replica = func() *Problem {
+			return likOf(&lik.OrdinalProbit{B: slices.Clone(o.B), Sigma: o.Sigma})
+		}
+	}
+	return p
+}
+
+// BenchmarkRestarts measures the 4-start fit of TestRestartsIndependent
+// (EP, 300 items, inducing-point RBF kernel) with its restarts after the
+// first one by one and at once (the CPU time should match; the wall time
+// falls with free cores).
+func BenchmarkRestarts(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		replica bool
+	}{{"serial", false}, {"parallel", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := Fit(context.Background(), restartProblem(b, 300, multirater.EngineEP, 60, tc.replica, 0), rand.New(rand.NewPCG(1, 2))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
