@@ -1,6 +1,7 @@
 package bounded
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -60,25 +61,20 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 		c   *candidate
 		loo looScores
 	}
-	var (
-		cands []multirater.ModelCandidate
-		prs   []Prior
-	)
+	// The candidates, prior by prior (candidate k has prior k / per).
+	var cands []multirater.ModelCandidate
 	for _, pr := range priors {
-		kern := pr.Kernel
-		if kern == "" {
-			kern = "identity"
-		}
+		kern := cmp.Or(pr.Kernel, "identity")
 		for _, ln := range liks {
 			for _, dn := range disps {
 				cands = append(cands, multirater.ModelCandidate{Name: ln + "/" + dn + "/" + kern, Likelihood: ln, Dispersions: dn, Kernel: kern})
-				prs = append(prs, pr)
 			}
 		}
 	}
+	per := len(liks) * len(disps)
 	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (fitted, float64, error) {
-		d := *data
-		d.Cov, d.Kernel, d.Learn, d.Alt = prs[k].Cov, prs[k].Kernel, prs[k].Learn, nil
+		d, pr := *data, priors[k/per]
+		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
 		o := opts
 		o.Likelihood, o.Dispersions, o.Progress = c.Likelihood, c.Dispersions, progress
 		fc, err := fitCandidate(ctx, &d, o, c.Likelihood, c.Dispersions == Shared)

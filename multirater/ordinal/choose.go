@@ -1,6 +1,7 @@
 package ordinal
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -83,23 +84,17 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 		res *multirater.FitResult
 		df  detFit
 	}
-	var (
-		cands []multirater.ModelCandidate
-		prs   []Prior
-	)
+	// The candidates, prior by prior (candidate k has prior k / len(disps)).
+	var cands []multirater.ModelCandidate
 	for _, pr := range priors {
-		kern := pr.Kernel
-		if kern == "" {
-			kern = "identity"
-		}
+		kern := cmp.Or(pr.Kernel, "identity")
 		for _, dn := range disps {
 			cands = append(cands, multirater.ModelCandidate{Name: dn + "/" + kern, Likelihood: "ordinal probit", Noise: dn, Kernel: kern})
-			prs = append(prs, pr)
 		}
 	}
 	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (fitted, float64, error) {
-		d := *data
-		d.Cov, d.Kernel, d.Learn, d.Alt = prs[k].Cov, prs[k].Kernel, prs[k].Learn, nil
+		d, pr := *data, priors[k/len(disps)]
+		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
 		o := opts
 		o.Progress = progress
 		res, df, err := fitDet(ctx, &d, o, c.Noise)
