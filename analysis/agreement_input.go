@@ -397,6 +397,21 @@ func NewCountsInput(kind string, rows [][]float64, categories, items []string) (
 	return &CountsInput{Categories: trimAll(categories), Items: items, Rows: rows}, nil
 }
 
+// ErrorMatricesTable returns the raters and categories of the initial error
+// matrices of ds (ReadErrorMatrices), or an error naming how the user gave
+// the matrices (given: a flag, a query parameter) when ds's scheme is not
+// categorical.
+func ErrorMatricesTable(ds *annotations.Dataset, given string) (raterIDs, categories []string, err error) {
+	rt, err := Table(ds)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rt.Categories == nil {
+		return nil, nil, annotations.Errorf(annotations.EINVALID, "%s goes with categorical schemes; %s is not one", given, ds.Scheme)
+	}
+	return rt.Raters, rt.Categories, nil
+}
+
 // ReadErrorMatrices reads Dawid-Skene's initial error matrices
 // (raters.DSOptions.InitialError) from CSV with the header rater, true,
 // label, value: one row per cell, value a non-negative number (a count

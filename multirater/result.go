@@ -786,12 +786,16 @@ func (n nullNaN) MarshalJSON() ([]byte, error) {
 	return json.Marshal(*n.p)
 }
 
-func (n nullNaN) UnmarshalJSON(b []byte) error {
+func (n nullNaN) UnmarshalJSON(b []byte) error { return ReadNumber(b, n.p) }
+
+// ReadNumber reads the JSON number b into *p, or null as NaN (a number not
+// available): how the documents' numbers that may be undefined are read.
+func ReadNumber(b []byte, p *float64) error {
 	if string(bytes.TrimSpace(b)) == "null" {
-		*n.p = math.NaN()
+		*p = math.NaN()
 		return nil
 	}
-	return json.Unmarshal(b, n.p)
+	return json.Unmarshal(b, p)
 }
 
 // MarshalJSON writes d with max_rhat null when R-hat is not available.

@@ -357,16 +357,38 @@ func (f Field) Check(v reflect.Value) error {
 	return nil
 }
 
+// Rule is a constraint between settings that the declarations of single
+// settings cannot say (one setting's value excludes another's): Broken
+// tells whether the settings break it, and the FieldError says how.
+type Rule struct {
+	Broken bool
+	FieldError
+}
+
 // CheckSettings checks every declared field of the settings struct v
-// (Field.Check) and returns the first *FieldError.
-func CheckSettings(v any) error {
+// (Field.Check), then the rules between them in order, and returns the
+// first *FieldError: the body of a family's Settings.Validate.
+func CheckSettings(v any, rules ...Rule) error {
 	rv := reflect.ValueOf(v)
 	for _, f := range Fields(reflect.Indirect(rv).Type()) {
 		if err := f.Check(rv); err != nil {
 			return err
 		}
 	}
+	for _, r := range rules {
+		if r.Broken {
+			e := r.FieldError
+			return &e
+		}
+	}
 	return nil
+}
+
+// WithDefaults returns the settings struct s with SetDefaults applied: the
+// body of a family's Settings.WithDefaults where every default is a value.
+func WithDefaults[S any](s S) S {
+	SetDefaults(&s)
+	return s
 }
 
 // orList joins words with commas and "or" before the last.

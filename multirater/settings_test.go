@@ -74,11 +74,43 @@ func TestCheckSettings(t *testing.T) {
 	}
 }
 
-// TestSetDefaults: zero fields get their declared defaults, set ones stay.
+// TestSetDefaults: zero fields get their declared defaults, set ones stay;
+// WithDefaults returns the same without touching its argument.
 func TestSetDefaults(t *testing.T) {
 	s := testSettings{Rate: 0.1}
+	w := WithDefaults(s)
 	SetDefaults(&s)
 	if s.N != 5 || s.Kind != "a" || s.Rate != 0.1 || s.Burn != 0 {
 		t.Errorf("defaults %+v", s)
+	}
+	if !reflect.DeepEqual(w, s) {
+		t.Errorf("WithDefaults %+v, SetDefaults %+v", w, s)
+	}
+}
+
+// TestCheckSettingsRules: a broken rule is refused with its FieldError
+// once every field is within its declaration (a field's error comes
+// first), the first broken rule in order; rules that hold pass.
+func TestCheckSettingsRules(t *testing.T) {
+	rule := func(broken bool, field string) Rule {
+		return Rule{Broken: broken, FieldError: FieldError{Field: field, Value: "v", Want: "w"}}
+	}
+	for _, c := range []struct {
+		s     testSettings
+		rules []Rule
+		want  string // "" valid
+	}{
+		{testSettings{}, []Rule{rule(false, "a")}, ""},
+		{testSettings{}, []Rule{rule(false, "a"), rule(true, "b"), rule(true, "c")}, "b = v: expected w"},
+		{testSettings{Kind: "c"}, []Rule{rule(true, "a")}, `kind = "c": expected a or b`},
+	} {
+		err := CheckSettings(c.s, c.rules...)
+		var fe *FieldError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v", c.s, err)
+		case c.want != "" && (!errors.As(err, &fe) || err.Error() != c.want):
+			t.Errorf("%+v: %v, want %q", c.s, err, c.want)
+		}
 	}
 }

@@ -162,19 +162,12 @@ const (
 
 var tieNames = [...]string{"frequent", "first"}
 
-func (t TieRule) String() string {
-	if t < 0 || int(t) >= len(tieNames) {
-		return "TieRule(?)"
-	}
-	return tieNames[t]
-}
+func (t TieRule) String() string { return enumName(tieNames[:], t, "TieRule") }
 
 // ParseTieRule parses "frequent" or "first".
 func ParseTieRule(s string) (TieRule, error) {
-	for k, n := range tieNames {
-		if s == n {
-			return TieRule(k), nil
-		}
+	if t, ok := enumValue[TieRule](tieNames[:], s); ok {
+		return t, nil
 	}
 	return 0, fmt.Errorf("unknown tie rule %q (frequent or first)", s)
 }

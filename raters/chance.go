@@ -67,12 +67,7 @@ const (
 
 var ciNames = [...]string{"t", "normal"}
 
-func (c CIKind) String() string {
-	if c < 0 || int(c) >= len(ciNames) {
-		return fmt.Sprintf("CIKind(%d)", int(c))
-	}
-	return ciNames[c]
-}
+func (c CIKind) String() string { return enumName(ciNames[:], c, "CIKind") }
 
 // ParseCIKind reads "t" or "normal" ("" is t).
 func ParseCIKind(s string) (CIKind, error) {

@@ -26,14 +26,8 @@ const (
 	RatioMetric
 )
 
-var metricNames = [...]string{"nominal", "ordinal", "interval", "ratio"}
-
-func (m Metric) String() string {
-	if m < 0 || int(m) >= len(metricNames) {
-		return fmt.Sprintf("Metric(%d)", int(m))
-	}
-	return metricNames[m]
-}
+// String names the metric as its measurement level (levelNames).
+func (m Metric) String() string { return enumName(levelNames[:], m, "Metric") }
 
 // alphaParts holds the pairable values of a table.
 type alphaParts struct {

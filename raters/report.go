@@ -29,12 +29,7 @@ const (
 
 var levelNames = [...]string{"nominal", "ordinal", "interval", "ratio"}
 
-func (l Level) String() string {
-	if l < 0 || int(l) >= len(levelNames) {
-		return fmt.Sprintf("Level(%d)", int(l))
-	}
-	return levelNames[l]
-}
+func (l Level) String() string { return enumName(levelNames[:], l, "Level") }
 
 // Options control Analyze. The zero value analyses nominal data with 1000
 // bootstrap replicates, seed 0 and 95% intervals.

@@ -43,10 +43,7 @@ func (w Weights) String() string {
 	if w == customWeights {
 		return CustomWeightsName
 	}
-	if w < 0 || int(w) >= len(weightNames) {
-		return fmt.Sprintf("Weights(%d)", int(w))
-	}
-	return weightNames[w]
+	return enumName(weightNames[:], w, "Weights")
 }
 
 // ParseWeights returns the weights named as irrCAC names them ("unweighted",
@@ -56,10 +53,8 @@ func ParseWeights(name string) (Weights, error) {
 	if name == "identity" {
 		return Unweighted, nil
 	}
-	for i, n := range weightNames {
-		if n == name {
-			return Weights(i), nil
-		}
+	if w, ok := enumValue[Weights](weightNames[:], name); ok {
+		return w, nil
 	}
 	return 0, fmt.Errorf("raters: unknown weights %q (expected one of unweighted, linear, quadratic, ordinal, ratio, radical, circular, bipolar)", name)
 }

@@ -95,15 +95,32 @@ func ChoiceOf(m *multirater.ModelSettings, d *multirater.Diagnostics) *ModelChoi
 	return nil
 }
 
+// choiceColumns says, for each family that chooses, what its candidates'
+// columns hold (ModelChoice.ScoreIs, HeldOutIs and EvidenceIs).
+var choiceColumns = map[string][3]string{
+	ChoiceNoise: {
+		"log evidence less 1/2 ln(n) per learnt parameter, n the ratings that inform it (nats); the largest wins",
+		"not computed for this choice",
+		"log evidence at the learnt rater parameters (nats)"},
+	ChoiceRaterModel: {
+		"evidence lower bound less 1/2 ln(raters) per learnt prior parameter (nats); the largest wins among the candidates not excluded",
+		"leave-one-label-out log predictive probability of the labels, summed (nats); a candidate that predicts worse than a simpler one is excluded",
+		"evidence lower bound of the variational fit (nats)"},
+	ChoiceBounded: {
+		"mean over the ratings of the leave-one-out log predictive probability of a new rater's rating (the consensus's predictive); the largest wins",
+		"the same under each rating's own rater's likelihood, for comparison (not used by the choice)",
+		"log evidence (plus the rater parameters' log prior); comparable only among candidates of one likelihood"},
+}
+
+// newChoice is the ModelChoice of family with the fit's account why, its
+// columns said in words (choiceColumns) and no candidates yet.
+func newChoice(family, why string) *ModelChoice {
+	cols := choiceColumns[family]
+	return &ModelChoice{Family: family, Why: why, ScoreIs: cols[0], HeldOutIs: cols[1], EvidenceIs: cols[2]}
+}
+
 func noiseChoice(d *multirater.Diagnostics) *ModelChoice {
-	mc := &ModelChoice{
-		Family:     ChoiceNoise,
-		Why:        d.Choice,
-		ScoreIs:    "log evidence less 1/2 ln(n) per learnt parameter, n the ratings that inform it (nats); the largest wins",
-		HeldOutIs:  "not computed for this choice",
-		EvidenceIs: "log evidence at the learnt rater parameters (nats)",
-	}
-	return withCandidates(mc, d.ModelCandidates, func(c multirater.ModelCandidate) ChoiceCandidate {
+	return withCandidates(newChoice(ChoiceNoise, d.Choice), d.ModelCandidates, func(c multirater.ModelCandidate) ChoiceCandidate {
 		cc := ChoiceCandidate{Name: c.Name, Score: numOr(c.Score), HeldOut: nan, Evidence: numOr(c.LogEvidence),
 			Seconds: Number(c.Seconds), Chosen: c.Chosen, Failed: c.Error}
 		if c.Error == "" {
@@ -114,14 +131,7 @@ func noiseChoice(d *multirater.Diagnostics) *ModelChoice {
 }
 
 func raterModelChoice(cp *multirater.ConfusionPrior) *ModelChoice {
-	mc := &ModelChoice{
-		Family:     ChoiceRaterModel,
-		Why:        cp.RaterModelChoice,
-		ScoreIs:    "evidence lower bound less 1/2 ln(raters) per learnt prior parameter (nats); the largest wins among the candidates not excluded",
-		HeldOutIs:  "leave-one-label-out log predictive probability of the labels, summed (nats); a candidate that predicts worse than a simpler one is excluded",
-		EvidenceIs: "evidence lower bound of the variational fit (nats)",
-	}
-	withCandidates(mc, cp.RaterModelCandidates, func(c multirater.RaterModelCandidate) ChoiceCandidate {
+	mc := withCandidates(newChoice(ChoiceRaterModel, cp.RaterModelChoice), cp.RaterModelCandidates, func(c multirater.RaterModelCandidate) ChoiceCandidate {
 		cc := ChoiceCandidate{Name: c.Model, Score: Number(c.Score), HeldOut: Number(c.HeldOut), Evidence: Number(c.ELBO),
 			Iterations: c.Iterations, Seconds: Number(c.Seconds), Chosen: c.Chosen, Failed: c.Failed}
 		var notes []string
@@ -154,14 +164,7 @@ func raterModelChoice(cp *multirater.ConfusionPrior) *ModelChoice {
 }
 
 func boundedChoice(d *multirater.Diagnostics) *ModelChoice {
-	mc := &ModelChoice{
-		Family:     ChoiceBounded,
-		Why:        d.Choice,
-		ScoreIs:    "mean over the ratings of the leave-one-out log predictive probability of a new rater's rating (the consensus's predictive); the largest wins",
-		HeldOutIs:  "the same under each rating's own rater's likelihood, for comparison (not used by the choice)",
-		EvidenceIs: "log evidence (plus the rater parameters' log prior); comparable only among candidates of one likelihood",
-	}
-	return withCandidates(mc, d.ModelCandidates, func(c multirater.ModelCandidate) ChoiceCandidate {
+	return withCandidates(newChoice(ChoiceBounded, d.Choice), d.ModelCandidates, func(c multirater.ModelCandidate) ChoiceCandidate {
 		return ChoiceCandidate{Name: c.Name, Score: numOr(c.LOO), HeldOut: numOr(c.LOOOwn), Evidence: numOr(c.LogEvidence),
 			Seconds: Number(c.Seconds), Chosen: c.Chosen, Failed: c.Error}
 	})

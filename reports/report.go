@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
 
@@ -631,18 +630,7 @@ func (n Number) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a number, or null as NaN.
-func (n *Number) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*n = Number(math.NaN())
-		return nil
-	}
-	var v float64
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*n = Number(v)
-	return nil
-}
+func (n *Number) UnmarshalJSON(b []byte) error { return multirater.ReadNumber(b, (*float64)(n)) }
 
 // Valid reports whether n is finite.
 func (n Number) Valid() bool {

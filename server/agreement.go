@@ -386,14 +386,12 @@ func dsInitOf(ds *annotations.Dataset, text string) ([][]float64, error) {
 	if text == "" {
 		return nil, nil
 	}
-	rt, err := analysis.Table(ds)
+	const given = "query parameter ds_init"
+	rs, cats, err := analysis.ErrorMatricesTable(ds, given)
 	if err != nil {
 		return nil, err
 	}
-	if rt.Categories == nil {
-		return nil, annotations.Errorf(annotations.EINVALID, "query parameter ds_init goes with categorical schemes; %s is not one", ds.Scheme)
-	}
-	return analysis.ReadErrorMatrices("query parameter ds_init", strings.NewReader(text), rt.Raters, rt.Categories)
+	return analysis.ReadErrorMatrices(given, strings.NewReader(text), rs, cats)
 }
 
 // agreementJobBody is the 202 answer of the agreement routes while a

@@ -40,32 +40,47 @@ func (p *pool) ChainJobs(f *annotations.Fit) int {
 func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int, report func(annotations.FitProgress) error) ([][]byte, annotations.SamplingTime, error) {
 	s := p.s
 	log := s.log.With("fit", f.ID, "project", f.ProjectID, "chain_range", fmt.Sprintf("%d..%d", lo, hi-1))
+	var spec analysis.FitSpec
+	if err := json.Unmarshal(f.Spec, &spec); err != nil {
+		return nil, annotations.SamplingTime{}, annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
+	}
+	var latest atomic.Pointer[multirater.Progress]
+	latest.Store(&multirater.Progress{Phase: "loading the data"})
+	var out childResult
+	err := s.runPart(jobsCtx, log, "chains", fmt.Sprintf("internal error during chains %d..%d of the fit (see the server log, fit %d)", lo, hi-1, f.ID),
+		func() error {
+			pr := *latest.Load()
+			return report(annotations.FitProgress{Progress: min(max(pr.Fraction, 0), 1), ETASeconds: pr.ETA.Seconds(), MaxRhat: pr.MaxRhat, Message: pr.Phase})
+		},
+		func(ctx context.Context) (err error) {
+			out, err = p.fit(ctx, f, &fitJob{Spec: spec, Chains: &[2]int{lo, hi}}, func(pr multirater.Progress) { latest.Store(&pr) })
+			return err
+		})
+	if err != nil {
+		return nil, annotations.SamplingTime{}, err
+	}
+	return out.outputs, out.sampling, nil
+}
+
+// runPart runs a part of a fanned-out job (chains of a fit, a fold of an
+// evaluation) by run under a child context of jobsCtx, counted busy: it
+// logs "<what> started", calls write every Config.ProgressInterval while
+// run runs to store its progress (an error of write cancels the part), and
+// returns what partEnd makes of run's error (internal is the message of an
+// internal one), logging "<what> ended" with the state, seconds and error.
+func (s *Server) runPart(jobsCtx context.Context, log *slog.Logger, what, internal string, write func() error, run func(ctx context.Context) error) error {
 	ctx, cancel := context.WithCancelCause(jobsCtx)
 	defer cancel(nil)
 	s.metrics.busy.Inc()
 	defer s.metrics.busy.Dec()
 	start := time.Now()
-	log.Info("chains started")
-	var spec analysis.FitSpec
-	if err := json.Unmarshal(f.Spec, &spec); err != nil {
-		return nil, annotations.SamplingTime{}, annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
-	}
-
-	var latest atomic.Pointer[multirater.Progress]
-	latest.Store(&multirater.Progress{Phase: "loading the data"})
-	stopReports := every(ctx, s.cfg.ProgressInterval, cancel, func() error {
-		pr := *latest.Load()
-		return report(annotations.FitProgress{Progress: min(max(pr.Fraction, 0), 1), ETASeconds: pr.ETA.Seconds(), MaxRhat: pr.MaxRhat, Message: pr.Phase})
-	})
-	out, err := p.fit(ctx, f, &fitJob{Spec: spec, Chains: &[2]int{lo, hi}}, func(pr multirater.Progress) { latest.Store(&pr) })
+	log.Info(what + " started")
+	stopReports := every(ctx, s.cfg.ProgressInterval, cancel, write)
+	err := run(ctx)
 	stopReports()
-
-	state, err := s.partEnd(ctx, jobsCtx, log, err, fmt.Sprintf("internal error during chains %d..%d of the fit (see the server log, fit %d)", lo, hi-1, f.ID))
-	log.Info("chains ended", "state", state, "seconds", time.Since(start).Seconds())
-	if err != nil {
-		return nil, annotations.SamplingTime{}, err
-	}
-	return out.outputs, out.sampling, nil
+	state, err := s.partEnd(ctx, jobsCtx, log, err, internal)
+	log.Info(what+" ended", "state", state, "seconds", time.Since(start).Seconds(), "err", err)
+	return err
 }
 
 // CombineChains summarises the outputs of every chain of fit f and records

@@ -9,26 +9,24 @@ import (
 	"concord/annotations"
 )
 
-// httpStatus maps the error vocabulary of package annotations to HTTP
-// statuses. It is the only place where that mapping is made.
+// httpStatuses maps the error vocabulary of package annotations to HTTP
+// statuses; a code it does not name is an internal server error.
+var httpStatuses = map[string]int{
+	annotations.EINVALID:      http.StatusBadRequest,
+	annotations.EUNAUTHORIZED: http.StatusUnauthorized,
+	annotations.EFORBIDDEN:    http.StatusForbidden,
+	annotations.ENOTFOUND:     http.StatusNotFound,
+	annotations.ECONFLICT:     http.StatusConflict,
+	annotations.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	annotations.ETOOMANY:      http.StatusTooManyRequests,
+	annotations.EUNAVAILABLE:  http.StatusServiceUnavailable,
+}
+
+// httpStatus is the HTTP status of an error code (httpStatuses). It is the
+// only place where that mapping is made.
 func httpStatus(code string) int {
-	switch code {
-	case annotations.EINVALID:
-		return http.StatusBadRequest
-	case annotations.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case annotations.EFORBIDDEN:
-		return http.StatusForbidden
-	case annotations.ENOTFOUND:
-		return http.StatusNotFound
-	case annotations.ECONFLICT:
-		return http.StatusConflict
-	case annotations.ETOOLARGE:
-		return http.StatusRequestEntityTooLarge
-	case annotations.ETOOMANY:
-		return http.StatusTooManyRequests
-	case annotations.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
+	if st, ok := httpStatuses[code]; ok {
+		return st
 	}
 	return http.StatusInternalServerError
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"concord/analysis"
 	"concord/annotations"
@@ -30,35 +29,30 @@ func (p *pool) RunEvalFold(jobsCtx context.Context, e *annotations.Eval, f int, 
 	if err := json.Unmarshal(e.Spec, &spec); err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "the stored evaluation settings cannot be read: %v", err)
 	}
-	ctx, cancel := context.WithCancelCause(jobsCtx)
-	defer cancel(nil)
-	s.metrics.busy.Inc()
-	defer s.metrics.busy.Dec()
-	start := time.Now()
-	log.Info("fold started")
 	var frac atomic.Uint64
-	stopReports := every(ctx, s.cfg.ProgressInterval, cancel, func() error { return report(float64(frac.Load()) / 1e9) })
-	out, err := func() (out childResult, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				log.Error("panic during a fold", "panic", r, "stack", stack())
-				out, err = childResult{}, fmt.Errorf("panic: %v", r)
+	var out childResult
+	err := s.runPart(jobsCtx, log, "fold", fmt.Sprintf("internal error during fold %d of evaluation %d (see the worker's log)", f+1, e.ID),
+		func() error { return report(float64(frac.Load()) / 1e9) },
+		func(ctx context.Context) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					log.Error("panic during a fold", "panic", r, "stack", stack())
+					out, err = childResult{}, fmt.Errorf("panic: %v", r)
+				}
+			}()
+			ds, err := s.store.Dataset(ctx, e.ProjectID)
+			if err != nil {
+				return err
 			}
-		}()
-		ds, err := s.store.Dataset(ctx, e.ProjectID)
-		if err != nil {
-			return childResult{}, err
-		}
-		job := &fitJob{Dataset: ds, Eval: e.Spec, Fold: f}
-		progress := func(pr multirater.Progress) { frac.Store(uint64(pr.Fraction * 1e9)) }
-		if len(s.cfg.FitCommand) > 0 {
-			return p.fitInChild(ctx, log, job, progress)
-		}
-		return runJob(ctx, job, progress)
-	}()
-	stopReports()
-	state, err := s.partEnd(ctx, jobsCtx, log, err, fmt.Sprintf("internal error during fold %d of evaluation %d (see the worker's log)", f+1, e.ID))
-	log.Info("fold ended", "state", state, "seconds", time.Since(start).Seconds(), "err", err)
+			job := &fitJob{Dataset: ds, Eval: e.Spec, Fold: f}
+			progress := func(pr multirater.Progress) { frac.Store(uint64(pr.Fraction * 1e9)) }
+			if len(s.cfg.FitCommand) > 0 {
+				out, err = p.fitInChild(ctx, log, job, progress)
+			} else {
+				out, err = runJob(ctx, job, progress)
+			}
+			return err
+		})
 	return out.fold, err
 }
 

@@ -357,19 +357,16 @@ func readDSInit(path string, ds *annotations.Dataset) ([][]float64, error) {
 	if path == "" {
 		return nil, nil
 	}
-	rt, err := analysis.Table(ds)
+	rs, cats, err := analysis.ErrorMatricesTable(ds, "--ds-init")
 	if err != nil {
 		return nil, err
-	}
-	if rt.Categories == nil {
-		return nil, annotations.Errorf(annotations.EINVALID, "--ds-init goes with categorical schemes; %s is not one", ds.Scheme)
 	}
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "--ds-init: %v", err)
 	}
 	defer file.Close()
-	return analysis.ReadErrorMatrices(path, file, rt.Raters, rt.Categories)
+	return analysis.ReadErrorMatrices(path, file, rs, cats)
 }
 
 // readWeightsFile opens --weights-file's path and hands it to read.

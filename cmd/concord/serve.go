@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"time"
 
 	"concord/analysis"
 	"concord/annotations"
@@ -68,20 +67,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	adminToken := fs.String("admin-token", "", "admin token (default $CONCORD_ADMIN_TOKEN; generated and printed when neither is set)")
 	maxJSON := fs.Int64("max-json-bytes", 8<<20, "largest JSON request body in bytes")
 	maxUpload := fs.Int64("max-upload-bytes", 64<<20, "largest file upload in bytes")
-	staleAfter := fs.Duration("stale-after", 30*time.Second, "the fits of a worker process not seen alive for this long are retried by others")
-	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died or was killed before it fails")
 	maxFitWork := fs.Duration("max-fit-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of one fit, in one core's time: a fit projected to take longer is refused when submitted (negative: no limit)")
 	maxAgrLabels := fs.Int("max-agreement-labels", server.DefaultMaxAgreementLabels, "most labels of a project whose agreement the server analyses (agreement routes, dashboard, reports); larger projects get a 413 naming concord agreement (negative: no limit)")
 	jobLabels := fs.Int("agreement-job-labels", server.DefaultAgreementJobLabels, "projects with more labels have their agreement analysed in the background: the agreement routes answer 202 (Retry-After) until the job is done, then the cached result (negative: never, always within the request)")
 	maxBootWork := fs.Int64("max-bootstrap-work", analysis.DefaultMaxBootstrapWork, "most labels and rater pairs one agreement analysis may resample in its bootstrap (replicates x (labels + rater pairs sharing an item); negative: no limit)")
 	maxProjectFits := fs.Int("max-project-fits", 8, "fits one project may have queued or running at once (negative: no limit)")
-	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
 	queues := fs.String("queues", "", "job queues this process works, comma-separated (default: all: "+strings.Join(db.Queues, ", ")+")")
-	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
-	fanOut := fanOutFlag(fs)
-	inProcess := fs.Bool("fits-in-process", false, "run fits and evaluation folds in this process instead of a lower-priority child process (concord fit-worker)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
+	jf := newJobFlags(fs)
 	if err := parseNoArgs(e, fs, args, ""); err != nil {
 		return err
 	}
@@ -91,7 +83,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *workers < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--workers must be 0 or more, got %d", *workers)
 	}
-	log, err := newLogger(e, *logLevel, *logFormat)
+	log, err := newLogger(e, *jf.logLevel, *jf.logFormat)
 	if err != nil {
 		return err
 	}
@@ -116,33 +108,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if w == 0 {
 		w = -1 // server.Config: negative means no workers
 	}
-	var fitCmd []string
-	if !*inProcess {
-		fitCmd, err = fitWorkerCommand()
-		if err != nil {
-			log.Warn("running fits in this process", "reason", err)
-		}
-	}
-	srv, err := server.New(server.Config{
-		FitCommand:         fitCmd,
-		FanOutChains:       *fanOut,
+	srv, err := server.New(jf.config(server.Config{
 		Addr:               *addr,
 		AdminToken:         token,
 		Workers:            w,
 		Queues:             splitList(*queues),
 		MaxJSONBytes:       *maxJSON,
 		MaxUploadBytes:     *maxUpload,
-		StaleAfter:         *staleAfter,
-		MaxAttempts:        *maxAttempts,
 		MaxProjectFits:     *maxProjectFits,
 		MaxBootstrapWork:   *maxBootWork,
 		MaxAgreementLabels: *maxAgrLabels,
 		AgreementJobLabels: *jobLabels,
 		MaxFitWork:         *maxFitWork,
-		ShutdownGrace:      *grace,
-		ProgressInterval:   *progressEvery,
 		Version:            version,
-	}, st, log)
+	}, log), st, log)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"time"
@@ -48,22 +49,15 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	queues := fs.String("queues", "", "job queues to work, comma-separated (default: all: "+strings.Join(db.Queues, ", ")+")")
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "jobs run at once by this process")
 	name := fs.String("name", "", "this worker's name in job records (default hostname-pid)")
-	staleAfter := fs.Duration("stale-after", 30*time.Second, "the fits of a worker process not seen alive for this long are retried by others")
-	maxAttempts := fs.Int("max-attempts", 3, "attempts of a fit whose worker died or was killed before it fails")
-	grace := fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued")
-	progressEvery := fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels")
 	poll := fs.Duration("poll-interval", time.Second, "how often an idle worker looks for queued jobs")
-	fanOut := fanOutFlag(fs)
-	inProcess := fs.Bool("fits-in-process", false, "run fits and evaluation folds in this process instead of a lower-priority child process (concord fit-worker)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
+	jf := newJobFlags(fs)
 	if err := parseNoArgs(e, fs, args, ""); err != nil {
 		return err
 	}
 	if *concurrency < 1 {
 		return annotations.Errorf(annotations.EINVALID, "--concurrency must be 1 or more, got %d", *concurrency)
 	}
-	log, err := newLogger(e, *logLevel, *logFormat)
+	log, err := newLogger(e, *jf.logLevel, *jf.logFormat)
 	if err != nil {
 		return err
 	}
@@ -72,34 +66,57 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	var fitCmd []string
-	if !*inProcess {
-		fitCmd, err = fitWorkerCommand()
+	fmt.Fprintf(e.stdout, "concord worker: working %s with %d at once (database %s)\n", orAll(*queues), *concurrency, db.Redact(*dsn))
+	return server.RunWorkers(ctx, jf.config(server.Config{
+		Workers:      *concurrency,
+		Queues:       splitList(*queues),
+		WorkerName:   *name,
+		PollInterval: *poll,
+		Version:      version,
+	}, log), st, log)
+}
+
+// jobFlags are the flags of the processes that run jobs (serve and
+// worker): retries, shutdown, progress, fan-out, child processes and the
+// log.
+type jobFlags struct {
+	staleAfter, grace, progressEvery *time.Duration
+	maxAttempts                      *int
+	fanOut, inProcess                *bool
+	logLevel, logFormat              *string
+}
+
+// newJobFlags declares the job flags on fs. --fan-out is on by default: a
+// Gibbs fit's chains run as jobs of their own; --fan-out=false runs each
+// fit as one job.
+func newJobFlags(fs *flag.FlagSet) *jobFlags {
+	return &jobFlags{
+		staleAfter:    fs.Duration("stale-after", 30*time.Second, "the fits of a worker process not seen alive for this long are retried by others"),
+		maxAttempts:   fs.Int("max-attempts", 3, "attempts of a fit whose worker died or was killed before it fails"),
+		grace:         fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued"),
+		progressEvery: fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels"),
+		fanOut:        fs.Bool("fan-out", true, "run the chains of the Gibbs fits this process takes as jobs of their own, which any worker sharing the database may take (several worker processes or machines); the result is the same bit for bit; --fan-out=false runs each fit as one job, its chains in one process"),
+		inProcess:     fs.Bool("fits-in-process", false, "run fits and evaluation folds in this process instead of a lower-priority child process (concord fit-worker)"),
+		logLevel:      fs.String("log-level", "info", "log level: debug, info, warn or error"),
+		logFormat:     fs.String("log-format", "text", "log format: text or json"),
+	}
+}
+
+// config returns cfg with the job flags' settings, and the command of the
+// child process that runs a fit unless --fits-in-process (when there is
+// none, fits run in this process, with a warning in log).
+func (j *jobFlags) config(cfg server.Config, log *slog.Logger) server.Config {
+	if !*j.inProcess {
+		cmd, err := fitWorkerCommand()
 		if err != nil {
 			log.Warn("running fits in this process", "reason", err)
 		}
+		cfg.FitCommand = cmd
 	}
-	fmt.Fprintf(e.stdout, "concord worker: working %s with %d at once (database %s)\n", orAll(*queues), *concurrency, db.Redact(*dsn))
-	return server.RunWorkers(ctx, server.Config{
-		FitCommand:       fitCmd,
-		FanOutChains:     *fanOut,
-		Workers:          *concurrency,
-		Queues:           splitList(*queues),
-		WorkerName:       *name,
-		StaleAfter:       *staleAfter,
-		MaxAttempts:      *maxAttempts,
-		ShutdownGrace:    *grace,
-		ProgressInterval: *progressEvery,
-		PollInterval:     *poll,
-		Version:          version,
-	}, st, log)
-}
-
-// fanOutFlag declares --fan-out (serve and worker): on by default, a Gibbs
-// fit's chains run as jobs of their own; --fan-out=false runs each fit as
-// one job.
-func fanOutFlag(fs *flag.FlagSet) *bool {
-	return fs.Bool("fan-out", true, "run the chains of the Gibbs fits this process takes as jobs of their own, which any worker sharing the database may take (several worker processes or machines); the result is the same bit for bit; --fan-out=false runs each fit as one job, its chains in one process")
+	cfg.FanOutChains = *j.fanOut
+	cfg.StaleAfter, cfg.MaxAttempts = *j.staleAfter, *j.maxAttempts
+	cfg.ShutdownGrace, cfg.ProgressInterval = *j.grace, *j.progressEvery
+	return cfg
 }
 
 func orAll(queues string) string {

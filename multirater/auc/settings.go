@@ -26,21 +26,15 @@ type Settings struct {
 }
 
 // WithDefaults returns s with zero fields set to the family's defaults.
-func (s Settings) WithDefaults() Settings {
-	multirater.SetDefaults(&s)
-	return s
-}
+func (s Settings) WithDefaults() Settings { return multirater.WithDefaults(s) }
 
-// Validate checks every setting against its declaration and returns a
-// *multirater.FieldError for the first that is outside it.
+// Validate checks every setting against its declaration, then that the
+// spike-and-slab prior comes with linear scores, and returns a
+// *multirater.FieldError for the first that fails.
 func (s Settings) Validate() error {
-	if err := multirater.CheckSettings(s); err != nil {
-		return err
-	}
-	if p, _ := ParsePrior(strings.ToLower(s.Prior)); p == SpikeSlab && strings.EqualFold(s.Scores, "gp") {
-		return &multirater.FieldError{Field: "prior", Value: `"spike-slab" with scores gp`, Want: "gaussian: spike-slab is a prior of linear scores' coefficients"}
-	}
-	return nil
+	p, _ := ParsePrior(strings.ToLower(s.Prior))
+	return multirater.CheckSettings(s, multirater.Rule{Broken: p == SpikeSlab && strings.EqualFold(s.Scores, "gp"),
+		FieldError: multirater.FieldError{Field: "prior", Value: `"spike-slab" with scores gp`, Want: "gaussian: spike-slab is a prior of linear scores' coefficients"}})
 }
 
 // GammaCV is Gamma's word for cross-validation.

@@ -1,6 +1,7 @@
 package auc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -37,18 +38,10 @@ type SMCOptions struct {
 }
 
 func (o SMCOptions) withDefaults() SMCOptions {
-	if o.Particles == 0 {
-		o.Particles = 2000
-	}
-	if o.ESS == 0 {
-		o.ESS = 0.5
-	}
-	if o.Moves == 0 {
-		o.Moves = 10
-	}
-	if o.Repeats == 0 {
-		o.Repeats = 4
-	}
+	o.Particles = cmp.Or(o.Particles, 2000)
+	o.ESS = cmp.Or(o.ESS, 0.5)
+	o.Moves = cmp.Or(o.Moves, 10)
+	o.Repeats = cmp.Or(o.Repeats, 4)
 	if o.Particles < 10 || !(o.ESS > 0 && o.ESS < 1) || o.Moves < 1 || o.Repeats < 1 || o.Kappa < 0 {
 		panic(fmt.Sprintf("auc: SMC options %+v out of range", o))
 	}

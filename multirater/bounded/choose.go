@@ -1,11 +1,10 @@
 package bounded
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"strings"
-	"time"
 
 	"concord/multirater"
 	"concord/multirater/infer"
@@ -46,7 +45,6 @@ import (
 // candidate that fails drops out with a note; the fit fails only when
 // every candidate fails.
 func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*multirater.FitResult, error) {
-	start := time.Now()
 	liks := []string{name}
 	if name == Auto {
 		liks = []string{Beta, Normal}
@@ -63,96 +61,50 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 		c   *candidate
 		loo looScores
 	}
-	var (
-		cands    []multirater.ModelCandidate
-		fits     []fitted
-		notes    []string
-		firstErr error
-	)
-	total := len(priors) * len(liks) * len(disps)
+	// The candidates, prior by prior (candidate k has prior k / per).
+	var cands []multirater.ModelCandidate
 	for _, pr := range priors {
+		kern := cmp.Or(pr.Kernel, "identity")
 		for _, ln := range liks {
 			for _, dn := range disps {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				d := *data
-				d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
-				kern := pr.Kernel
-				if kern == "" {
-					kern = "identity"
-				}
-				c := multirater.ModelCandidate{Name: ln + "/" + dn + "/" + kern, Likelihood: ln, Dispersions: dn, Kernel: kern}
-				o := opts
-				o.Likelihood, o.Dispersions = ln, dn
-				o.Progress = multirater.CandidateProgress(opts.Progress, len(cands), total, start, c.Name)
-				t0 := time.Now()
-				fc, err := fitCandidate(ctx, &d, o, ln, dn == Shared)
-				c.Seconds = time.Since(t0).Seconds()
-				var loo looScores
-				if err == nil {
-					loo = fc.loo
-					if math.IsNaN(loo.fresh) || math.IsInf(loo.fresh, 0) {
-						err = fmt.Errorf("leave-one-out score %v", loo.fresh)
-					}
-				}
-				if err != nil {
-					if ctx.Err() != nil {
-						return nil, ctx.Err()
-					}
-					if firstErr == nil {
-						firstErr = err
-					}
-					c.Error = err.Error()
-					notes = append(notes, fmt.Sprintf("candidate %s failed and was left out: %v", c.Name, err))
-					cands = append(cands, c)
-					fits = append(fits, fitted{})
-					continue
-				}
-				c.LOO, c.LOOOwn = &loo.fresh, &loo.own
-				// The log evidence the document's diagnostics would give
-				// (infer.Approx.Diagnose).
-				v := fc.a.LogZ
-				c.LogEvidence = &v
-				cands = append(cands, c)
-				fits = append(fits, fitted{fc, loo})
+				cands = append(cands, multirater.ModelCandidate{Name: ln + "/" + dn + "/" + kern, Likelihood: ln, Dispersions: dn, Kernel: kern})
 			}
 		}
 	}
-	best, second := -1, -1
-	for i, f := range fits {
-		switch {
-		case f.c == nil:
-		case best < 0 || f.loo.fresh > fits[best].loo.fresh:
-			best, second = i, best
-		case second < 0 || f.loo.fresh > fits[second].loo.fresh:
-			second = i
+	per := len(liks) * len(disps)
+	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (fitted, float64, error) {
+		d, pr := *data, priors[k/per]
+		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
+		o := opts
+		o.Likelihood, o.Dispersions, o.Progress = c.Likelihood, c.Dispersions, progress
+		fc, err := fitCandidate(ctx, &d, o, c.Likelihood, c.Dispersions == Shared)
+		if err != nil {
+			return fitted{}, 0, err
 		}
+		loo := fc.loo
+		if math.IsNaN(loo.fresh) || math.IsInf(loo.fresh, 0) {
+			return fitted{}, 0, fmt.Errorf("leave-one-out score %v", loo.fresh)
+		}
+		c.LOO, c.LOOOwn = &loo.fresh, &loo.own
+		// The log evidence the document's diagnostics would give
+		// (infer.Approx.Diagnose).
+		v := fc.a.LogZ
+		c.LogEvidence = &v
+		return fitted{fc, loo}, loo.fresh, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if best < 0 {
-		return nil, firstErr
-	}
-	cands[best].Chosen = true
+	best, second := ch.Fits[ch.Best], ch.Second
 	// Only the chosen candidate's document is made (its per-item
 	// quadratures are most of a candidate's summary).
-	res := fits[best].c.result()
-	why := fmt.Sprintf("%s has the largest leave-one-out log predictive probability of the ratings (mean over %d ratings, cells of %s of the range): %.4f", cands[best].Name, len(data.Ratings), fmtCell(data), fits[best].loo.fresh)
+	res := best.c.result()
+	why := fmt.Sprintf("%s has the largest leave-one-out log predictive probability of the ratings (mean over %d ratings, cells of %s of the range): %.4f", cands[ch.Best].Name, len(data.Ratings), fmtCell(data), best.loo.fresh)
 	if second >= 0 {
-		d := fits[best].loo.fresh - fits[second].loo.fresh
-		why += fmt.Sprintf(", ahead of %s (%.4f) by %.4f per rating, %.1f in all", cands[second].Name, fits[second].loo.fresh, d, d*float64(len(data.Ratings)))
+		d := best.loo.fresh - ch.Fits[second].loo.fresh
+		why += fmt.Sprintf(", ahead of %s (%.4f) by %.4f per rating, %.1f in all", cands[second].Name, ch.Fits[second].loo.fresh, d, d*float64(len(data.Ratings)))
 	}
-	var names []string
-	for _, c := range cands {
-		names = append(names, c.Name)
-	}
-	res.Diagnostics.ModelCandidates = cands
-	res.Diagnostics.Choice = "chosen among " + strings.Join(names, ", ") + " by the leave-one-out predictive probability of the ratings (the evidences of different likelihoods are not comparable): " + why
-	res.Diagnostics.Notes = append(res.Diagnostics.Notes, res.Diagnostics.Choice)
-	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
-	res.Diagnostics.Seconds = time.Since(start).Seconds()
-	if opts.Progress != nil {
-		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
-	}
+	ch.Report(res, "by the leave-one-out predictive probability of the ratings (the evidences of different likelihoods are not comparable)", why, opts.Progress)
 	return res, nil
 }
 

@@ -19,19 +19,13 @@ type Settings struct {
 }
 
 // WithDefaults returns s with zero fields set to the family's defaults.
-func (s Settings) WithDefaults() Settings {
-	multirater.SetDefaults(&s)
-	return s
-}
+func (s Settings) WithDefaults() Settings { return multirater.WithDefaults(s) }
 
-// Validate checks every setting against its declaration and returns a
-// *multirater.FieldError for the first that is outside it.
+// Validate checks every setting against its declaration, then that shared
+// dispersions come without a bias per rater, and returns a
+// *multirater.FieldError for the first that fails.
 func (s Settings) Validate() error {
-	if err := multirater.CheckSettings(s); err != nil {
-		return err
-	}
-	if d, _ := ParseDispersions(s.Dispersions); d == Shared && s.Bias {
-		return &multirater.FieldError{Field: "dispersions", Value: `"shared" with bias`, Want: "per-rater dispersions with a bias per rater"}
-	}
-	return nil
+	d, _ := ParseDispersions(s.Dispersions)
+	return multirater.CheckSettings(s, multirater.Rule{Broken: d == Shared && s.Bias,
+		FieldError: multirater.FieldError{Field: "dispersions", Value: `"shared" with bias`, Want: "per-rater dispersions with a bias per rater"}})
 }

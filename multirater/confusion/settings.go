@@ -21,19 +21,13 @@ type Settings struct {
 // WithDefaults returns s with zero fields set to the family's defaults
 // (those of Options.WithDefaults, whose chains are shorter than the other
 // Gibbs families').
-func (s Settings) WithDefaults() Settings {
-	multirater.SetDefaults(&s)
-	return s
-}
+func (s Settings) WithDefaults() Settings { return multirater.WithDefaults(s) }
 
-// Validate checks every setting against its declaration and returns a
-// *multirater.FieldError for the first that is outside it.
+// Validate checks every setting against its declaration, then that a
+// number of communities comes with hierarchy communities, and returns a
+// *multirater.FieldError for the first that fails.
 func (s Settings) Validate() error {
-	if err := multirater.CheckSettings(s); err != nil {
-		return err
-	}
-	if h, _ := ParseHierarchy(s.Hierarchy); s.Communities > 0 && h != Communities {
-		return &multirater.FieldError{Field: "communities", Value: "given with hierarchy " + h.String(), Want: "hierarchy communities"}
-	}
-	return nil
+	h, _ := ParseHierarchy(s.Hierarchy)
+	return multirater.CheckSettings(s, multirater.Rule{Broken: s.Communities > 0 && h != Communities,
+		FieldError: multirater.FieldError{Field: "communities", Value: "given with hierarchy " + h.String(), Want: "hierarchy communities"}})
 }

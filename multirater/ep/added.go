@@ -1,6 +1,7 @@
 package ep
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -37,18 +38,10 @@ type AddOptions struct {
 const DefaultAddItems = 64
 
 func (o AddOptions) withDefaults() AddOptions {
-	if o.MaxItems == 0 {
-		o.MaxItems = DefaultAddItems
-	}
-	if o.MinCorr == 0 {
-		o.MinCorr = 0.01
-	}
-	if o.MaxSweeps == 0 {
-		o.MaxSweeps = 100
-	}
-	if o.Tol == 0 {
-		o.Tol = 1e-6
-	}
+	o.MaxItems = cmp.Or(o.MaxItems, DefaultAddItems)
+	o.MinCorr = cmp.Or(o.MinCorr, 0.01)
+	o.MaxSweeps = cmp.Or(o.MaxSweeps, 100)
+	o.Tol = cmp.Or(o.Tol, 1e-6)
 	return o
 }
 

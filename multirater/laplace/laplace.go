@@ -24,6 +24,7 @@
 package laplace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -137,14 +138,8 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			panic(fmt.Sprintf("multirater: laplace: site %d on item %d of %d, or without a likelihood", j, s.Item, n))
 		}
 	}
-	maxIter := opts.MaxIter
-	if maxIter == 0 {
-		maxIter = 100
-	}
-	tol := opts.Tol
-	if tol == 0 {
-		tol = 1e-10
-	}
+	maxIter := cmp.Or(opts.MaxIter, 100)
+	tol := cmp.Or(opts.Tol, 1e-10)
 	nt := newNewton(f, sites)
 	if len(opts.InitW) == f.R && (nt.extra == nil || len(opts.InitE) == n) {
 		copy(nt.w, opts.InitW)

@@ -1,6 +1,7 @@
 package mcmc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -41,12 +42,8 @@ const (
 
 // WithDefaults returns m with zero fields replaced by their defaults.
 func (m Settings) WithDefaults() Settings {
-	if m.Chains == 0 {
-		m.Chains = DefaultChains
-	}
-	if m.Samples == 0 {
-		m.Samples = DefaultSamples
-	}
+	m.Chains = cmp.Or(m.Chains, DefaultChains)
+	m.Samples = cmp.Or(m.Samples, DefaultSamples)
 	switch {
 	case m.Burnin == 0:
 		m.Burnin = DefaultBurnin

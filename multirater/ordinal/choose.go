@@ -1,12 +1,13 @@
 package ordinal
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"concord/multirater"
+	"concord/multirater/infer"
 )
 
 // The noise models of DetOptions.Noise.
@@ -66,7 +67,6 @@ func ParseNoise(s string) (string, error) {
 // and says why (diagnostics.choice). A candidate that fails drops out with
 // a note; the fit fails only when every candidate fails.
 func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitResult, error) {
-	start := time.Now()
 	disps := []string{PerRater, SharedThresholds, Shared}
 	switch {
 	case len(data.RaterIDs) < 2 || (opts.Sigma > 0 && len(opts.Thresholds) > 0):
@@ -84,63 +84,33 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 		res *multirater.FitResult
 		df  detFit
 	}
-	var (
-		cands    []multirater.ModelCandidate
-		fits     []fitted
-		notes    []string
-		firstErr error
-	)
+	// The candidates, prior by prior (candidate k has prior k / len(disps)).
+	var cands []multirater.ModelCandidate
 	for _, pr := range priors {
+		kern := cmp.Or(pr.Kernel, "identity")
 		for _, dn := range disps {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			d := *data
-			d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
-			kern := pr.Kernel
-			if kern == "" {
-				kern = "identity"
-			}
-			c := multirater.ModelCandidate{Name: dn + "/" + kern, Likelihood: "ordinal probit", Noise: dn, Kernel: kern}
-			o := opts
-			o.Progress = multirater.CandidateProgress(opts.Progress, len(cands), total, start, c.Name)
-			t0 := time.Now()
-			res, df, err := fitDet(ctx, &d, o, dn)
-			c.Seconds = time.Since(t0).Seconds()
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				if firstErr == nil {
-					firstErr = err
-				}
-				c.Error = err.Error()
-				notes = append(notes, fmt.Sprintf("candidate %s failed and was left out: %v", c.Name, err))
-				cands = append(cands, c)
-				fits = append(fits, fitted{})
-				continue
-			}
-			le, score := df.logZ, df.logZ-df.penalty
-			c.LogEvidence, c.Score, c.Penalty, c.Parameters = &le, &score, df.penalty, df.params
-			cands = append(cands, c)
-			fits = append(fits, fitted{res, df})
+			cands = append(cands, multirater.ModelCandidate{Name: dn + "/" + kern, Likelihood: "ordinal probit", Noise: dn, Kernel: kern})
 		}
 	}
-	best, second := -1, -1
+	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (fitted, float64, error) {
+		d, pr := *data, priors[k/len(disps)]
+		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
+		o := opts
+		o.Progress = progress
+		res, df, err := fitDet(ctx, &d, o, c.Noise)
+		if err != nil {
+			return fitted{}, 0, err
+		}
+		le, score := df.logZ, df.logZ-df.penalty
+		c.LogEvidence, c.Score, c.Penalty, c.Parameters = &le, &score, df.penalty, df.params
+		return fitted{res, df}, score, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	best, second := ch.Best, ch.Second
 	sc := func(i int) float64 { return *cands[i].Score }
-	for i, f := range fits {
-		switch {
-		case f.res == nil:
-		case best < 0 || sc(i) > sc(best):
-			best, second = i, best
-		case second < 0 || sc(i) > sc(second):
-			second = i
-		}
-	}
-	if best < 0 {
-		return nil, firstErr
-	}
-	cands[best].Chosen = true
+	fits := ch.Fits
 	res := fits[best].res
 	res.Model.Noise = cands[best].Noise
 	why := fmt.Sprintf("%s has the largest log evidence less 1/2 ln(ratings) per learnt parameter: %.2f (log evidence %.2f, %d parameters, penalty %.2f)",
@@ -148,21 +118,10 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	if second >= 0 {
 		why += fmt.Sprintf(", ahead of %s (%.2f; log evidence %.2f, %d parameters) by %.2f", cands[second].Name, sc(second), fits[second].df.logZ, fits[second].df.params, sc(best)-sc(second))
 	}
-	var names []string
-	for _, c := range cands {
-		names = append(names, c.Name)
-	}
-	res.Diagnostics.ModelCandidates = cands
 	by := "by the penalised log evidence"
 	if len(disps) > 1 {
 		by += " (the per-rater model nests the shared ones, so its maximised evidence is never lower)"
 	}
-	res.Diagnostics.Choice = "chosen among " + strings.Join(names, ", ") + " (noise/kernel) " + by + ": " + why
-	res.Diagnostics.Notes = append(res.Diagnostics.Notes, res.Diagnostics.Choice)
-	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
-	res.Diagnostics.Seconds = time.Since(start).Seconds()
-	if opts.Progress != nil {
-		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
-	}
+	ch.Report(res, "(noise/kernel) "+by, why, opts.Progress)
 	return res, nil
 }

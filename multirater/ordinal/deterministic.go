@@ -1,6 +1,7 @@
 package ordinal
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -82,21 +83,11 @@ func (o DetOptions) WithDefaults() DetOptions {
 			o.Restarts = 1
 		}
 	}
-	if o.V == 0 {
-		o.V = 1
-	}
-	if o.Lambda == 0 {
-		o.Lambda = 1
-	}
-	if o.SigmaB == 0 {
-		o.SigmaB = 1
-	}
-	if o.FlagThreshold == 0 {
-		o.FlagThreshold = multirater.DefaultFlagThreshold
-	}
-	if o.KeepDraws == 0 {
-		o.KeepDraws = multirater.DefaultKeepDraws
-	}
+	o.V = cmp.Or(o.V, 1)
+	o.Lambda = cmp.Or(o.Lambda, 1)
+	o.SigmaB = cmp.Or(o.SigmaB, 1)
+	o.FlagThreshold = cmp.Or(o.FlagThreshold, multirater.DefaultFlagThreshold)
+	o.KeepDraws = cmp.Or(o.KeepDraws, multirater.DefaultKeepDraws)
 	return o
 }
 

@@ -1,6 +1,7 @@
 package ordinal
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -36,12 +37,8 @@ type PredictOptions struct {
 }
 
 func (o PredictOptions) withDefaults() PredictOptions {
-	if o.MaxItems == 0 {
-		o.MaxItems = 3000
-	}
-	if o.Budget == 0 {
-		o.Budget = 2e10
-	}
+	o.MaxItems = cmp.Or(o.MaxItems, 3000)
+	o.Budget = cmp.Or(o.Budget, 2e10)
 	return o
 }
 

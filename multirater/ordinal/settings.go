@@ -43,16 +43,14 @@ func (s Settings) WithDefaults() Settings {
 	return s
 }
 
-// Validate checks every setting against its declaration and returns a
-// *multirater.FieldError for the first that is outside it.
+// Validate checks every setting against its declaration, then that fixed
+// thresholds increase, and returns a *multirater.FieldError for the first
+// that fails.
 func (s Settings) Validate() error {
-	if err := multirater.CheckSettings(s); err != nil {
-		return err
-	}
+	increasing := true
 	for i := 1; i < len(s.Thresholds); i++ {
-		if !(s.Thresholds[i] > s.Thresholds[i-1]) {
-			return &multirater.FieldError{Field: "thresholds", Value: "a list that does not increase", Want: "increasing numbers"}
-		}
+		increasing = increasing && s.Thresholds[i] > s.Thresholds[i-1]
 	}
-	return nil
+	return multirater.CheckSettings(s, multirater.Rule{Broken: !increasing,
+		FieldError: multirater.FieldError{Field: "thresholds", Value: "a list that does not increase", Want: "increasing numbers"}})
 }

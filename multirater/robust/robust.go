@@ -54,6 +54,7 @@
 package robust
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -168,24 +169,12 @@ type Options struct {
 // WithDefaults returns the options with zero fields replaced by their
 // defaults.
 func (o Options) WithDefaults() Options {
-	if o.StartEpsilon == 0 {
-		o.StartEpsilon = 0.05
-	}
-	if o.MaxEM == 0 {
-		o.MaxEM = 50
-	}
-	if o.EMTol == 0 {
-		o.EMTol = 1e-4
-	}
-	if o.Restarts == 0 {
-		o.Restarts = 1
-	}
-	if o.FlagThreshold == 0 {
-		o.FlagThreshold = multirater.DefaultFlagThreshold
-	}
-	if o.RankDraws == 0 {
-		o.RankDraws = multirater.DefaultKeepDraws
-	}
+	o.StartEpsilon = cmp.Or(o.StartEpsilon, 0.05)
+	o.MaxEM = cmp.Or(o.MaxEM, 50)
+	o.EMTol = cmp.Or(o.EMTol, 1e-4)
+	o.Restarts = cmp.Or(o.Restarts, 1)
+	o.FlagThreshold = cmp.Or(o.FlagThreshold, multirater.DefaultFlagThreshold)
+	o.RankDraws = cmp.Or(o.RankDraws, multirater.DefaultKeepDraws)
 	return o
 }
 

@@ -18,19 +18,12 @@ type Settings struct {
 }
 
 // WithDefaults returns s with zero fields set to the family's defaults.
-func (s Settings) WithDefaults() Settings {
-	multirater.SetDefaults(&s)
-	return s
-}
+func (s Settings) WithDefaults() Settings { return multirater.WithDefaults(s) }
 
-// Validate checks every setting against its declaration and returns a
-// *multirater.FieldError for the first that is outside it.
+// Validate checks every setting against its declaration, then that select
+// comes without a fixed epsilon, and returns a *multirater.FieldError for
+// the first that fails.
 func (s Settings) Validate() error {
-	if err := multirater.CheckSettings(s); err != nil {
-		return err
-	}
-	if s.Select && s.Epsilon != nil {
-		return &multirater.FieldError{Field: "epsilon", Value: "given with select", Want: "epsilon left out: select compares the plain model with the robust one whose error rates are learnt"}
-	}
-	return nil
+	return multirater.CheckSettings(s, multirater.Rule{Broken: s.Select && s.Epsilon != nil,
+		FieldError: multirater.FieldError{Field: "epsilon", Value: "given with select", Want: "epsilon left out: select compares the plain model with the robust one whose error rates are learnt"}})
 }
