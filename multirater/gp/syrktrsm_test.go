@@ -130,7 +130,7 @@ func TestTrsmRightLowerTrans(t *testing.T) {
 	}
 }
 
-// BenchmarkSyrkTrsm compares the blocked kernels with gonum's Dsyrk and
+// BenchmarkSyrkTrsm compares the AVX2 kernels with gonum's Dsyrk and
 // Dtrsm at the shapes of EP's refresh and marginals (N items, rank r of
 // the text prior: 1,000 items at rank 349 is the ladder's text row).
 func BenchmarkSyrkTrsm(b *testing.B) {
