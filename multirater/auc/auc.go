@@ -594,7 +594,7 @@ func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Opt
 		o.prog.step()
 		return p, err
 	}
-	l := lik.AUCStep{C: gamma / float64(len(pos)*len(neg))}
+	l := lik.NewAUCStep(gamma / float64(len(pos)*len(neg)))
 	sites := make([]ep.PairSite, 0, len(pos)*len(neg))
 	for _, i := range pos {
 		for _, j := range neg {

@@ -31,7 +31,7 @@ func learnKernel(ctx context.Context, m0 *model, y []bool, gamma float64, o *Opt
 	nh := hk.NumHyper(m0.d)
 	p0 := hk.HyperTo(make([]float64, nh), m0.d)
 	pos, neg := splitClasses(y)
-	l := lik.AUCStep{C: gamma / float64(len(pos)*len(neg))}
+	l := lik.NewAUCStep(gamma / float64(len(pos)*len(neg)))
 	sites := make([]ep.PairSite, 0, len(pos)*len(neg))
 	for _, i := range pos {
 		for _, j := range neg {

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 
 	"concord/multirater/lik"
@@ -130,7 +128,7 @@ func (r *Result) whitened() []float64 {
 		u := make([]float64, p.n*rk)
 		copy(u, p.g.RawMatrix().Data)
 		inHalves(p.n, rk, func(lo, hi int) {
-			blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: hi - lo, Cols: rk, Stride: rk, Data: u[lo*rk:]})
+			p.ch.rightSolve(u[lo*rk:], hi-lo)
 		})
 		r.u = u
 	})

@@ -6,6 +6,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"concord/multirater/gp"
 )
 
 // chol is the lower Cholesky factor L (row-major r×r) of H = L L', with
@@ -71,4 +73,11 @@ func (c *chol) logDet() float64 {
 		s += math.Log(c.l[k*c.r+k])
 	}
 	return 2 * s
+}
+
+// rightSolve sets the m×r row-major b to b L'^-1 (row i becomes L^-1 b_i),
+// what blas64.Trsm(blas.Right, blas.Trans, 1, L, b) computes
+// (gp.TrsmRightLowerTrans: AVX2 and FMA where the processor has them).
+func (c *chol) rightSolve(b []float64, m int) {
+	gp.TrsmRightLowerTrans(c.l, c.r, b, m)
 }

@@ -376,6 +376,7 @@ type pairPost struct {
 	byPair bool
 	gk     []float64 // M×r rows g_k = G'a_k (byPair)
 	z      []float64 // M×r or n×r scratch
+	gw     []float64 // scratch of gp.SyrkUpperTrans
 	h      []float64 // r×r
 	s      []float64 // n×n site precision matrix S (by items)
 	sgm    []float64 // n×r: S G, then n×n Sigma_f (by items)
@@ -436,7 +437,6 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 	for i := 0; i < r; i++ {
 		p.h[i*r+i] = 1
 	}
-	hs := blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: p.h}
 	for i := range p.u {
 		p.u[i] = 0
 	}
@@ -448,6 +448,9 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 		// H = I + sum tau_k g_k g_k' as two rank-M updates: sqrt(tau_k) g_k
 		// for the positive sites, sqrt(-tau_k) g_k for the negative ones.
 		m := len(p.sites) + len(p.coords)
+		if len(p.gw) < min(m, 256)*r {
+			p.gw = make([]float64, min(m, 256)*r)
+		}
 		np := 0
 		for k := 0; k < m; k++ {
 			if tau[k] > 0 {
@@ -456,7 +459,7 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 			}
 		}
 		if np > 0 {
-			blas64.Syrk(blas.Trans, 1, blas64.General{Rows: np, Cols: r, Stride: r, Data: p.z}, 1, hs)
+			gp.SyrkUpperTrans(1, p.z, np, r, 1, p.h, p.gw)
 		}
 		nn := 0
 		for k := 0; k < m; k++ {
@@ -466,7 +469,7 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 			}
 		}
 		if nn > 0 {
-			blas64.Syrk(blas.Trans, -1, blas64.General{Rows: nn, Cols: r, Stride: r, Data: p.z}, 1, hs)
+			gp.SyrkUpperTrans(-1, p.z, nn, r, 1, p.h, p.gw)
 		}
 	} else {
 		// S = sum tau_k (e_I - e_J)(e_I - e_J)', O(M); H = I + G'(SG).
@@ -516,7 +519,7 @@ func (p *pairPost) pairMarginalsTo(pm, pv []float64) {
 		m := len(p.sites) + len(p.coords)
 		copy(p.z, p.gk)
 		// Z = Gk L'^-1: row k is (L^-1 g_k)'.
-		blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: m, Cols: r, Stride: r, Data: p.z})
+		p.ch.rightSolve(p.z, m)
 		for k := 0; k < m; k++ {
 			row := p.z[k*r : (k+1)*r]
 			pv[k] = floats.Dot(row, row)
@@ -526,7 +529,7 @@ func (p *pairPost) pairMarginalsTo(pm, pv []float64) {
 	}
 	// Sigma_f = X X', X = G L'^-1 (n×r); item means G H^-1 b.
 	copy(p.z, p.g)
-	blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: n, Cols: r, Stride: r, Data: p.z})
+	p.ch.rightSolve(p.z, n)
 	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.z}, 0,
 		blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: p.sigma})
 	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
@@ -555,7 +558,7 @@ func (p *pairPost) itemMarginalsTo(mean, vr []float64) {
 	r, n := p.r, p.n
 	x := make([]float64, n*r)
 	copy(x, p.g)
-	blas64.Trsm(blas.Right, blas.Trans, 1, p.ch.tri(blas.Lower), blas64.General{Rows: n, Cols: r, Stride: r, Data: x})
+	p.ch.rightSolve(x, n)
 	for i := 0; i < n; i++ {
 		row := x[i*r : (i+1)*r]
 		vr[i] = floats.Dot(row, row)
@@ -664,7 +667,7 @@ func (r *PairResult) KernelGrad(sites []PairSite, dC []mat.Symmetric) []float64 
 	// U = S X, X = G L'^-T (n×k).
 	x := make([]float64, n*k)
 	copy(x, r.g)
-	blas64.Trsm(blas.Right, blas.Trans, 1, r.ch.tri(blas.Lower), blas64.General{Rows: n, Cols: k, Stride: k, Data: x})
+	r.ch.rightSolve(x, n)
 	var um mat.Dense
 	um.Mul(s, mat.NewDense(n, k, x))
 	grad := make([]float64, len(dC))

@@ -30,8 +30,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater/gp"
@@ -406,7 +404,7 @@ func factorH(g *mat.Dense, chol *mat.Cholesky, wt []float64) error {
 		raw.Data[i*raw.Stride+i] = 1
 	}
 	if rows > 0 {
-		blas64.Syrk(blas.Trans, 1, blas64.General{Rows: rows, Cols: r, Stride: r, Data: sg}, 1, raw)
+		gp.SyrkUpperTrans(1, sg, rows, r, 1, raw.Data, nil)
 	}
 	if !chol.Factorize(h) {
 		return errors.New("multirater: laplace: I + G'WG is not positive definite")
@@ -513,7 +511,7 @@ func (res *Result) GradTerms() *gp.GradTerms {
 	copy(t.U, res.f.G)
 	var l mat.TriDense
 	res.chol.LTo(&l)
-	blas64.Trsm(blas.Right, blas.Trans, 1, l.RawTriangular(), blas64.General{Rows: n, Cols: r, Stride: r, Data: t.U})
+	gp.TrsmRightLowerTrans(l.RawTriangular().Data, r, t.U, n)
 	for i := 0; i < n; i++ {
 		for k := 0; k < r; k++ {
 			t.U[i*r+k] *= t.SEff[i]

@@ -32,8 +32,24 @@ import (
 //
 // The step has no useful derivatives: LogLik returns lp = -C 1{f < 0} and
 // zero derivatives (Laplace's method cannot use this likelihood).
+//
+// NewAUCStep keeps log(1 - e^{-C}) with the site, which Tilted would
+// otherwise compute on every call (an AUC fit makes one call per pair and
+// sweep, n+ n- pairs).
 type AUCStep struct {
 	C float64
+	// l1 is log(1 - e^{-l1C}) when hasL1 (NewAUCStep): Tilted uses it
+	// while C is still l1C.
+	l1, l1C float64
+	hasL1   bool
+}
+
+// NewAUCStep returns the step of cost c with log(1 - e^{-c}) computed once.
+func NewAUCStep(c float64) AUCStep {
+	a := AUCStep{C: c}
+	a.check()
+	a.l1, a.l1C, a.hasL1 = math.Log(-math.Expm1(-c)), c, true
+	return a
 }
 
 func (a AUCStep) check() {
@@ -64,7 +80,10 @@ func (a AUCStep) Tilted(_, mu, s2 float64) (logZ, d1, d2 float64) {
 	}
 	s := math.Sqrt(s2)
 	z := mu / s
-	l1 := math.Log(-math.Expm1(-a.C)) // log(1 - e^{-C})
+	l1 := a.l1 // log(1 - e^{-C})
+	if !a.hasL1 || a.l1C != a.C {
+		l1 = math.Log(-math.Expm1(-a.C))
+	}
 	lphi := numeric.LogNormCDF(z)
 	u, w := -a.C, l1+lphi
 	if u < w {

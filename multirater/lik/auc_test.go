@@ -33,3 +33,25 @@ func TestAUCStepTilted(t *testing.T) {
 		liktest.CheckTiltedDifferences(t, fmt.Sprintf("%+v", tc), a, 0, tc.mu, tc.s2, 1e-6, 1e-3)
 	}
 }
+
+// TestNewAUCStepSameBits: the step with log(1 - e^{-C}) kept gives the bits
+// of the plain one, also after C is changed.
+func TestNewAUCStepSameBits(t *testing.T) {
+	for _, c := range []float64{1e-6, 0.01, 1, 30} {
+		a, b := lik.NewAUCStep(c), lik.AUCStep{C: c}
+		moved := lik.NewAUCStep(2 * c)
+		moved.C = c
+		for _, mu := range []float64{-3, -0.2, 0, 0.5, 4} {
+			for _, s2 := range []float64{0.01, 1, 9} {
+				z1, d1, e1 := a.Tilted(0, mu, s2)
+				z2, d2, e2 := b.Tilted(0, mu, s2)
+				z3, d3, e3 := moved.Tilted(0, mu, s2)
+				for _, p := range [][2]float64{{z1, z2}, {d1, d2}, {e1, e2}, {z3, z2}, {d3, d2}, {e3, e2}} {
+					if math.Float64bits(p[0]) != math.Float64bits(p[1]) {
+						t.Fatalf("C=%v mu=%v s2=%v: %v != %v", c, mu, s2, p[0], p[1])
+					}
+				}
+			}
+		}
+	}
+}
