@@ -271,6 +271,9 @@ type classModel struct {
 	// (gp.Factor.Extra): the dimensions of each e_k that the scale move
 	// scales.
 	extraDims int
+	// pairM: K = 2, every rater's precision free, C not diagonal and the
+	// default sampler: stepMPair replaces stepM and stepShift.
+	pairM bool
 	// complete: every item has the same precision sum in every sweep, so
 	// the Gaussian conditional is diagonal in the eigenbasis.
 	complete bool
@@ -352,6 +355,7 @@ func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, erro
 	// With a diagonal correction the item precisions of the draw of G W
 	// (e integrated out) differ even in a complete design.
 	md.complete = md.isComplete(len(rs) == n*nl && !repeated) && md.f.Extra == nil
+	md.pairM = nk == 2 && md.nFreeAlpha == nl && !md.f.Diag && md.sampler == mcmc.DefaultSampler
 	if md.prec.fixed() {
 		md.fixedD = make([]float64, n)
 		for i, c := range md.itemCount {

@@ -142,7 +142,10 @@ type classChain struct {
 	// and mtmp is scratch (N).
 	e, sE, dE, mtmp []float64
 	u, du           []float64 // shift move: r, N
-	gs              *gp.Posterior
+	// stepMPair's scratch: W_- and W_+ (2r), M_- and M_+ (2N), e_- and
+	// e_+ (2N, with a diagonal correction).
+	pw, pm, pe []float64
+	gs         *gp.Posterior
 	// preconditioner scratch (incomplete, non-diagonal, inferred
 	// precisions)
 	precDiag, precBlockBuf []float64
@@ -204,6 +207,13 @@ func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classCh
 		// with the text kernel; below, the draws stay those of earlier
 		// versions.
 		ch.gs.TolH = gp.CGTolH
+	}
+	if md.pairM {
+		ch.pw = make([]float64, 2*r)
+		ch.pm = make([]float64, 2*n)
+		if md.f.Extra != nil {
+			ch.pe = make([]float64, 2*n)
+		}
 	}
 	if md.f.Extra != nil {
 		ch.e = make([]float64, k*n)
@@ -437,10 +447,16 @@ func (ch *classChain) Sweep(warmup bool) error {
 			ch.stepItemShift()
 		}
 	}
-	if err := ch.stepM(); err != nil {
-		return err
+	if md.pairM {
+		if err := ch.stepMPair(); err != nil {
+			return err
+		}
+	} else {
+		if err := ch.stepM(); err != nil {
+			return err
+		}
+		ch.stepShift()
 	}
-	ch.stepShift()
 	if collapsed {
 		ch.stepAlphaCollapsed()
 	} else {
@@ -925,6 +941,94 @@ func (ch *classChain) stepM() error {
 		}
 	}
 	ch.cgIters += ch.gs.Stats.Iterations - before
+	return nil
+}
+
+// stepMPair replaces stepM and stepShift when K = 2, every rater's
+// precision is free and C is not diagonal (md.pairM). In the rotated
+// coordinates W_± = (W_0 ± W_1)/sqrt2 (and e_± likewise) the two classes'
+// conditionals given the latent vectors are independent with the same
+// covariance, so W_- and W_+ are independent given Y. The labels see only
+// M_0 - M_1 = sqrt2 M_- (K = 2), so with Y integrated out the posterior
+// of (W_+, e_+) given everything else is its prior N(0, I), N(0, Extra).
+// The step draws
+//
+//	(W_-, e_-) | Y, alpha        from its Gaussian conditional (stepM's
+//	                             draw, for the difference s_0 - s_1),
+//	(W_+, e_+) | W_-, e_-, alpha from the prior (Y integrated out),
+//
+// and leaves Y stale: stepAlphaCollapsed, which follows, draws alpha with
+// Y integrated out and then every latent vector from its conditional given
+// M and alpha (every rater is free, so every vector), which completes an
+// exact draw of (W_+, e_+, alpha, Y) given W_- (a partially collapsed Gibbs
+// sampler, van Dyk & Park 2008). The old pair stepM + stepShift drew W_+
+// given Y and then replaced mean_k W_k by a draw from its prior, shifting
+// the vectors that the collapsed step then redrew: the same kernel with one
+// conjugate-gradient solve per sweep instead of two and no product with G
+// for the shift. The shift statistic records the change of mean_k W_k.
+func (ch *classChain) stepMPair() error {
+	ch.sums()
+	md := ch.md
+	f := md.f
+	n, r := md.n, f.R
+	wd, wp := ch.pw[:r], ch.pw[r:]
+	md0, mp := ch.pm[:n], ch.pm[n:]
+	sd := ch.mcol
+	for i := 0; i < n; i++ {
+		sd[i] = (ch.s[i] - ch.s[n+i]) / math.Sqrt2
+	}
+	for j := 0; j < r; j++ {
+		wd[j] = (ch.w[j] - ch.w[r+j]) / math.Sqrt2
+	}
+	s, d := sd, ch.d
+	if ch.e != nil {
+		s, d = ch.sE[:n], ch.dE
+		for i := 0; i < n; i++ {
+			q := 1 / (1 + ch.d[i]*f.Extra[i])
+			d[i] = ch.d[i] * q
+			s[i] = sd[i] * q
+		}
+	}
+	before := ch.gs.Stats.Iterations
+	if !md.complete {
+		ch.setPreconditioner(true)
+	}
+	gw := md0
+	if ch.e != nil {
+		gw = ch.mtmp
+	}
+	if err := ch.gs.Draw(ch.rng, wd, gw, s, d, md.complete); err != nil {
+		return err
+	}
+	ch.cgIters += ch.gs.Stats.Iterations - before
+	var ss float64
+	for j := 0; j < r; j++ {
+		old := (ch.w[j] + ch.w[r+j]) / math.Sqrt2
+		wp[j] = ch.rng.NormFloat64()
+		u := (wp[j] - old) / math.Sqrt2
+		ss += u * u
+	}
+	ch.shiftSum += math.Sqrt(ss / float64(r))
+	if ch.e != nil {
+		ed, ep := ch.pe[:n], ch.pe[n:]
+		f.DrawExtraTo(ch.rng, ed, md0, gw, sd, ch.d)
+		ch.gs.MulG(gw, wp)
+		f.DrawExtraPriorTo(ch.rng, ep, mp, gw)
+		for i := 0; i < n; i++ {
+			ch.e[i] = (ep[i] + ed[i]) / math.Sqrt2
+			ch.e[n+i] = (ep[i] - ed[i]) / math.Sqrt2
+		}
+	} else {
+		ch.gs.MulG(mp, wp)
+	}
+	for j := 0; j < r; j++ {
+		ch.w[j] = (wp[j] + wd[j]) / math.Sqrt2
+		ch.w[r+j] = (wp[j] - wd[j]) / math.Sqrt2
+	}
+	for i := 0; i < n; i++ {
+		ch.m[2*i] = (mp[i] + md0[i]) / math.Sqrt2
+		ch.m[2*i+1] = (mp[i] - md0[i]) / math.Sqrt2
+	}
 	return nil
 }
 
