@@ -13,6 +13,7 @@ import (
 	"concord/multirater/design"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // Name is the family's model name in fit documents (ModelSettings.Model).
@@ -267,6 +268,8 @@ type classModel struct {
 	v, lam    float64
 
 	f *gp.Factor
+	// logPhi evaluates the log Phi terms of the collapsed slice moves.
+	logPhi *numeric.LogPhiTable
 	// extraDims counts the items with a positive diagonal correction
 	// (gp.Factor.Extra): the dimensions of each e_k that the scale move
 	// scales.
@@ -319,6 +322,7 @@ func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, erro
 		raterClass: make([][]int, nl),
 		ref:        -1,
 		fixedAlpha: make([]bool, nl),
+		logPhi:     numeric.NewLogPhiTable(),
 		v:          opts.V,
 		lam:        opts.Lambda,
 	}

@@ -630,7 +630,7 @@ func (ch *classChain) stepAlphaCollapsed() {
 			gaps = append(gaps, (ch.m[2*it+t]-ch.m[2*it+1-t])/math.Sqrt2)
 		}
 		ch.gapBuf = gaps
-		d := collapsedAlphaDensity{v: md.v, lam: md.lam, gaps: gaps}
+		d := collapsedAlphaDensity{v: md.v, lam: md.lam, gaps: gaps, lp: md.logPhi}
 		t0 := math.Log(ch.alpha[l])
 		plo, phi := mcmc.LogPrecisionBounds()
 		t, evals := mcmc.SliceSampleAbove(ch.rng, d, t0, ch.raterWidth[l], plo, phi)
@@ -688,7 +688,7 @@ func (ch *classChain) stepItemCollapsed() {
 		w0, w1 := ch.w[n], ch.w[r+n]
 		sig := (w0 + w1) / math.Sqrt2
 		delta0 := (w0 - w1) / math.Sqrt2
-		d := itemContrastDensity{slopes: g}
+		d := itemContrastDensity{slopes: g, lp: md.logPhi}
 		delta, evals := mcmc.SliceSampleAbove(ch.rng, d, delta0, ch.itemWidth[n], math.Inf(-1), math.Inf(1))
 		ch.sliceEvals += evals
 		ch.slices++
@@ -774,12 +774,13 @@ func (ch *classChain) stepItemShift() {
 // itemContrastDensity is the log density of delta in stepItemCollapsed.
 type itemContrastDensity struct {
 	slopes []float64
+	lp     *numeric.LogPhiTable
 }
 
 func (d itemContrastDensity) LogF(x float64) float64 {
 	r := -0.5 * x * x
 	for _, s := range d.slopes {
-		r += numeric.LogNormCDF(s * x)
+		r += d.lp.At(s * x)
 	}
 	return r
 }
@@ -792,7 +793,7 @@ func (d itemContrastDensity) Above(x, logy float64) bool {
 		if !(r > logy) {
 			return false
 		}
-		r += numeric.LogNormCDF(s * x)
+		r += d.lp.At(s * x)
 	}
 	return r > logy
 }
@@ -802,6 +803,7 @@ func (d itemContrastDensity) Above(x, logy float64) bool {
 type collapsedAlphaDensity struct {
 	v, lam float64
 	gaps   []float64
+	lp     *numeric.LogPhiTable
 }
 
 func (d collapsedAlphaDensity) LogF(t float64) float64 {
@@ -812,7 +814,7 @@ func (d collapsedAlphaDensity) LogF(t float64) float64 {
 	sa := math.Sqrt(a)
 	r := d.v*t - d.lam*a
 	for _, g := range d.gaps {
-		r += numeric.LogNormCDF(sa * g)
+		r += d.lp.At(sa * g)
 	}
 	return r
 }
@@ -830,7 +832,7 @@ func (d collapsedAlphaDensity) Above(t, logy float64) bool {
 		if !(r > logy) {
 			return false
 		}
-		r += numeric.LogNormCDF(sa * g)
+		r += d.lp.At(sa * g)
 	}
 	return r > logy
 }
