@@ -13,6 +13,7 @@ import (
 	"concord/multirater/design"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
+	"concord/multirater/numeric"
 )
 
 // Name is the family's model name in fit documents (ModelSettings.Model).
@@ -267,10 +268,15 @@ type classModel struct {
 	v, lam    float64
 
 	f *gp.Factor
+	// logPhi evaluates the log Phi terms of the collapsed slice moves.
+	logPhi *numeric.LogPhiTable
 	// extraDims counts the items with a positive diagonal correction
 	// (gp.Factor.Extra): the dimensions of each e_k that the scale move
 	// scales.
 	extraDims int
+	// pairM: K = 2, every rater's precision free, C not diagonal and the
+	// default sampler: stepMPair replaces stepM and stepShift.
+	pairM bool
 	// complete: every item has the same precision sum in every sweep, so
 	// the Gaussian conditional is diagonal in the eigenbasis.
 	complete bool
@@ -316,6 +322,7 @@ func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, erro
 		raterClass: make([][]int, nl),
 		ref:        -1,
 		fixedAlpha: make([]bool, nl),
+		logPhi:     numeric.NewLogPhiTable(),
 		v:          opts.V,
 		lam:        opts.Lambda,
 	}
@@ -352,6 +359,7 @@ func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, erro
 	// With a diagonal correction the item precisions of the draw of G W
 	// (e integrated out) differ even in a complete design.
 	md.complete = md.isComplete(len(rs) == n*nl && !repeated) && md.f.Extra == nil
+	md.pairM = nk == 2 && md.nFreeAlpha == nl && !md.f.Diag && md.sampler == mcmc.DefaultSampler
 	if md.prec.fixed() {
 		md.fixedD = make([]float64, n)
 		for i, c := range md.itemCount {

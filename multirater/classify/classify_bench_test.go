@@ -159,6 +159,31 @@ func BenchmarkClassSweep(b *testing.B) {
 	}
 }
 
+// BenchmarkClassSweepLadder measures one sweep of the default sampler on
+// the shared scale ladder's shape (two classes, 4 labels per item, 10
+// raters per 1,000 items up to 40) from 1,000 to 16,000 items with the
+// identity kernel (the collapsed slice moves, LogPhiTable), and at 1,000
+// items with the text kernel (the one conjugate-gradient solve of
+// stepMPair; classBenchData's text kernel is a dense Gram matrix, so no
+// larger sizes). A default fit is 4 chains of 3,000 sweeps. The cases
+// above 1,000 items are skipped in -short mode.
+func BenchmarkClassSweepLadder(b *testing.B) {
+	for _, n := range []int{1000, 4000, 16000} {
+		for _, kern := range []string{"identity", "text"} {
+			if kern == "text" && n > 1000 {
+				continue
+			}
+			b.Run(fmt.Sprintf("N=%d/%s", n, kern), func(b *testing.B) {
+				if n > 1000 && testing.Short() {
+					b.Skip("large case skipped in -short mode")
+				}
+				l := min(40, 10*n/1000)
+				benchClassSweep(b, n, 2, l, 4, kern, Options{})
+			})
+		}
+	}
+}
+
 // BenchmarkClassFixedRepresentation compares, with every precision fixed
 // at 1, the appendix B representation (one latent vector per item and
 // labelled class, --precisions fixed) with the general sampler (one per

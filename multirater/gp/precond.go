@@ -1,6 +1,12 @@
 package gp
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
 
 // PrecBlock returns the number of leading eigendirections that the
 // block-Jacobi preconditioner of the conjugate-gradient sampler treats
@@ -33,4 +39,38 @@ func AddRowSquares(dst, row []float64) {
 	for k, v := range row {
 		dst[k] += v * v
 	}
+}
+
+// SumBlocks sets dst (k×k row-major) to I + sum_g a[g] blocks[g]: the
+// leading block of H = I + G'DG from per-group (per-rater) sums of
+// G_n' G_n over items (AddRowGram), lower triangle.
+func SumBlocks(dst []float64, k int, blocks [][]float64, a []float64) {
+	clear(dst)
+	for g, gm := range blocks {
+		blas64.Axpy(a[g], blas64.Vector{N: len(gm), Inc: 1, Data: gm}, blas64.Vector{N: len(dst), Inc: 1, Data: dst})
+	}
+	for i := 0; i < k; i++ {
+		dst[i*k+i]++
+	}
+}
+
+// InvertBlock overwrites the k×k row-major matrix a, symmetric positive
+// definite with its lower triangle set, with its full inverse (for
+// Posterior.SetPrecBlockInv: one matrix-vector product per
+// preconditioning instead of two triangular solves), and reports whether a
+// was positive definite.
+func InvertBlock(a []float64, k int) bool {
+	t, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: k, Stride: k, Data: a})
+	if !ok {
+		return false
+	}
+	if _, ok := lapack64.Potri(t); !ok {
+		return false
+	}
+	for i := 0; i < k; i++ {
+		for j := 0; j < i; j++ {
+			a[j*k+i] = a[i*k+j]
+		}
+	}
+	return true
 }

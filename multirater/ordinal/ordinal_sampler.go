@@ -4,9 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"concord/multirater/gp"
@@ -445,30 +442,8 @@ const (
 // block was positive definite (it always is in exact arithmetic).
 func (ch *ordChain) buildPrecBlock() bool {
 	md := ch.md
-	kb := md.precBlock
-	hb := ch.precBlockBuf
-	for i := range hb {
-		hb[i] = 0
-	}
-	for l, gm := range md.raterBlock {
-		blas64.Axpy(ch.alpha[l], blas64.Vector{N: len(gm), Inc: 1, Data: gm}, blas64.Vector{N: len(hb), Inc: 1, Data: hb})
-	}
-	for i := 0; i < kb; i++ {
-		hb[i*kb+i]++
-	}
-	t, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: kb, Stride: kb, Data: hb})
-	if !ok {
-		return false
-	}
-	if _, ok := lapack64.Potri(t); !ok {
-		return false
-	}
-	for i := 0; i < kb; i++ {
-		for j := 0; j < i; j++ {
-			hb[j*kb+i] = hb[i*kb+j]
-		}
-	}
-	return true
+	gp.SumBlocks(ch.precBlockBuf, md.precBlock, md.raterBlock, ch.alpha)
+	return gp.InvertBlock(ch.precBlockBuf, md.precBlock)
 }
 
 // stepAlpha draws each free precision from its Gamma full conditional over
