@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // TestCrossValidateDropsFailedGamma: on labels unrelated to the
@@ -16,15 +14,7 @@ import (
 // only when every candidate fails is the fit an error.
 func TestCrossValidateDropsFailedGamma(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 4))
-	const n = 40
-	x := mat.NewDense(n, 2, nil)
-	y := make([]bool, n)
-	for i := range y {
-		x.Set(i, 0, rng.NormFloat64())
-		x.Set(i, 1, rng.NormFloat64())
-		y[i] = rng.IntN(2) == 1
-	}
-	d := Data{X: x, Positive: y}
+	d := labelled(rng, 40, 2, func([]float64) bool { return rng.IntN(2) == 1 })
 	// The large candidate alone fails: it is an error.
 	if _, err := Fit(context.Background(), d, Options{GammaGrid: []float64{3000}, Seed: 1}); err == nil {
 		t.Fatal("gamma 3000 alone on random labels: want an error (this test needs a candidate that fails)")

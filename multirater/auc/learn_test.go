@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"concord/multirater/kernel"
 )
 
@@ -20,19 +18,8 @@ import (
 // log Z_EP at least that of gamma 10% above and below the learnt one.
 func TestLearnKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 1))
-	const n = 50
-	x := mat.NewDense(n, 2, nil)
-	y := make([]bool, n)
-	for i := 0; i < n; i++ {
-		a, b := rng.NormFloat64(), rng.NormFloat64()
-		x.Set(i, 0, a)
-		x.Set(i, 1, b)
-		y[i] = a*a+b*b < 1.4
-		if rng.Float64() < 0.1 {
-			y[i] = !y[i]
-		}
-	}
-	d := Data{X: x, Positive: y}
+	// A ring, 10% of its labels flipped.
+	d := labelled(rng, 50, 2, func(x []float64) bool { return (x[0]*x[0]+x[1]*x[1] < 1.4) != (rng.Float64() < 0.1) })
 	const gamma = 40
 	fit := func(g float64, learn bool) *Result {
 		r, err := Fit(context.Background(), d, Options{Kernel: kernel.RBF{Gamma: g}, Gamma: gamma, LearnKernel: learn})
