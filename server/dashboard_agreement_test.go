@@ -128,3 +128,41 @@ func TestDashboardAgreementSection(t *testing.T) {
 		t.Errorf("another project's page: %d", resp.StatusCode)
 	}
 }
+
+// TestAgreementTiesControl checks the project page's tie rule control
+// (issue 29 item 5) without a browser: the agreement section of a project
+// of labels has a select of the majority vote's and Wawa's tie rule that
+// reloads the page with ?ties=, the page hands the rule to app.js (which
+// passes it to the agreement API) and keeps it in the low-agreement
+// filter; an unknown rule is ignored; bounded ratings have no control.
+func TestAgreementTiesControl(t *testing.T) {
+	e, rte, rteKey := binaryEnv(t, "rte-ties")
+	sliders, sliderKey := e.project("sliders-ties", "bounded:0..100")
+	br := newBrowser(t, e)
+	for _, tc := range []struct {
+		name      string
+		project   int64
+		key       string
+		query     string
+		want, not []string
+	}{
+		{"default", rte, rteKey, "", []string{`data-ties=""`, `id="ties-form"`, `<select name="ties" id="ties">`,
+			`<option value="frequent" selected>`, `<option value="first">`, `id="aggregator-ties"`}, []string{`name="ties" value=`}},
+		{"first", rte, rteKey, "?ties=first&below=0.5", []string{`data-ties="first"`, `data-query="ties=first"`, `<option value="first" selected>`,
+			`<option value="frequent">`, `<input type="hidden" name="below" value="0.5">`, `<input type="hidden" name="ties" value="first">`}, nil},
+		{"frequent", rte, rteKey, "?ties=frequent", []string{`data-ties="frequent"`, `<option value="frequent" selected>`}, nil},
+		{"unknown rule", rte, rteKey, "?ties=random", []string{`data-ties=""`, `<option value="frequent" selected>`}, []string{"random"}},
+		{"bounded", sliders, sliderKey, "", []string{`id="agreement"`}, []string{`id="ties-form"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			br.login(tc.key)
+			br.agreementSection(t, tc.project, tc.query, tc.want, tc.not)
+		})
+	}
+	_, js := br.get("/static/app.js")
+	for _, w := range []string{`getAttribute("data-ties")`, `getAttribute("data-query")`, `(query ? "?" + query : "")`, `getElementById("ties-form")`} {
+		if !strings.Contains(js, w) {
+			t.Errorf("app.js does not pass the tie rule on: no %q", w)
+		}
+	}
+}
