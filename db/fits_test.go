@@ -340,14 +340,10 @@ func TestRescueJobsOfDeadWorkers(t *testing.T) {
 		}
 
 		// A live worker runs the rescued fit (after River's backoff).
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour},
-				runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
-					return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
-				}))
-		}()
+		stop := startWorkers(ctx, t, d, annotations.WorkerOptions{Name: "w", PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour},
+			runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
+				return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
+			}))
 		deadline := time.Now().Add(2 * time.Minute)
 		for got, _ = d.FindFitByID(ctx, retried); got.Status != annotations.FitDone; got, _ = d.FindFitByID(ctx, retried) {
 			if time.Now().After(deadline) {
@@ -356,7 +352,6 @@ func TestRescueJobsOfDeadWorkers(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		stop()
-		must(t, <-done)
 		if got.Attempts != 2 || got.Worker != "w" {
 			t.Errorf("rescued fit done as %+v", got)
 		}

@@ -26,19 +26,15 @@ func TestJobsCoexistWithAPIWrites(t *testing.T) {
 		for i := range fits {
 			must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, i))}))
 		}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 4, PollInterval: 10 * time.Millisecond, StaleAfter: 100 * time.Millisecond},
-				runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
-					for i := range 20 {
-						if _, err := d.UpdateFitProgress(ctx, f.ID, annotations.FitProgress{Progress: float64(i) / 20, Message: "sampling"}); err != nil {
-							return err
-						}
+		stop := startWorkers(ctx, t, d, annotations.WorkerOptions{Name: "w", Concurrency: 4, PollInterval: 10 * time.Millisecond, StaleAfter: 100 * time.Millisecond},
+			runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
+				for i := range 20 {
+					if _, err := d.UpdateFitProgress(ctx, f.ID, annotations.FitProgress{Progress: float64(i) / 20, Message: "sampling"}); err != nil {
+						return err
 					}
-					return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
-				}))
-		}()
+				}
+				return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
+			}))
 
 		// API writers and readers meanwhile.
 		var wg sync.WaitGroup
@@ -75,7 +71,6 @@ func TestJobsCoexistWithAPIWrites(t *testing.T) {
 		}
 		waitFits(t, d, p.ID, fits, annotations.FitDone)
 		stop()
-		must(t, <-done)
 		// The writers' fits were cancelled (before or while they ran) or
 		// done; none is left queued or running.
 		ps, err := d.ListProjects(ctx)
@@ -157,24 +152,20 @@ func TestRetryPolicy(t *testing.T) {
 		bad, flaky, doomed := mk(1), mk(2), mk(3)
 		var mu sync.Mutex
 		attempts := map[int64][]int{}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 3, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour},
-				runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
-					mu.Lock()
-					attempts[f.ID] = append(attempts[f.ID], f.Attempts)
-					mu.Unlock()
-					switch {
-					case f.ID == bad:
-						return d.FinishFit(ctx, f.ID, annotations.FitFailed, "the data has no labels", nil)
-					case f.ID == flaky && f.Attempts == 2:
-						return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
-					default:
-						return fmt.Errorf("fit worker killed by signal 9: %w", annotations.ErrRetry)
-					}
-				}))
-		}()
+		stop := startWorkers(ctx, t, d, retrying(),
+			runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
+				mu.Lock()
+				attempts[f.ID] = append(attempts[f.ID], f.Attempts)
+				mu.Unlock()
+				switch {
+				case f.ID == bad:
+					return d.FinishFit(ctx, f.ID, annotations.FitFailed, "the data has no labels", nil)
+				case f.ID == flaky && f.Attempts == 2:
+					return d.FinishFit(ctx, f.ID, annotations.FitDone, "", []byte("{}"))
+				default:
+					return fmt.Errorf("fit worker killed by signal 9: %w", annotations.ErrRetry)
+				}
+			}))
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			fb, _ := d.FindFitByID(ctx, bad)
@@ -198,7 +189,6 @@ func TestRetryPolicy(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		stop()
-		must(t, <-done)
 		mu.Lock()
 		defer mu.Unlock()
 		if fmt.Sprint(attempts[bad]) != "[1]" || fmt.Sprint(attempts[flaky]) != "[1 2]" || fmt.Sprint(attempts[doomed]) != "[1 2]" {
