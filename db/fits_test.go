@@ -198,7 +198,7 @@ func TestFitJobsRunOnce(t *testing.T) {
 		p := newProject(t, d1, "p", "ordinal:1..5")
 		const n = 24
 		for i := range n {
-			must(t, d1.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, i))}))
+			seededFit(ctx, t, d1, p.ID, i)
 		}
 		var mu sync.Mutex
 		runs := map[int64][]string{}
@@ -286,11 +286,7 @@ func seenAt(t *testing.T, d *DB, worker string) time.Time {
 func TestRescueJobsOfDeadWorkers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
-		mk := func(seed int) int64 {
-			f := &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
-			must(t, d.CreateFit(ctx, f))
-			return f.ID
-		}
+		mk := func(seed int) int64 { return seededFit(ctx, t, d, p.ID, seed) }
 		const stale = 30 * time.Second
 		live := annotations.WorkerOptions{Name: "live", Queues: Queues, Concurrency: 1}
 		must(t, d.touchWorker(ctx, live, true))
@@ -491,7 +487,7 @@ func TestFitJobsAreFairAcrossProjects(t *testing.T) {
 		queue := func(p *annotations.Project, n int) {
 			for range n {
 				seed++
-				must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}))
+				seededFit(ctx, t, d, p.ID, seed)
 			}
 		}
 		claim := func() *annotations.Fit {
@@ -548,7 +544,7 @@ func TestJobsCoexistWithAPIWrites(t *testing.T) {
 		p := newProject(t, d, "jobs", "ordinal:1..5")
 		const fits = 20
 		for i := range fits {
-			must(t, d.CreateFit(ctx, &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, i))}))
+			seededFit(ctx, t, d, p.ID, i)
 		}
 		stop := startWorkers(ctx, t, d, annotations.WorkerOptions{Name: "w", Concurrency: 4, PollInterval: 10 * time.Millisecond, StaleAfter: 100 * time.Millisecond},
 			runnerFunc(func(ctx context.Context, f *annotations.Fit) error {
@@ -668,11 +664,7 @@ func TestDuplicateOnlyOfUnfinishedFits(t *testing.T) {
 func TestRetryPolicy(t *testing.T) {
 	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
-		mk := func(seed int) int64 {
-			f := &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
-			must(t, d.CreateFit(ctx, f))
-			return f.ID
-		}
+		mk := func(seed int) int64 { return seededFit(ctx, t, d, p.ID, seed) }
 		bad, flaky, doomed := mk(1), mk(2), mk(3)
 		var mu sync.Mutex
 		attempts := map[int64][]int{}

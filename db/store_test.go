@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,6 +131,15 @@ func must(tb testing.TB, err error) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// seededFit creates a fit of model "m" with spec {"seed": seed} in project
+// and returns its id.
+func seededFit(ctx context.Context, t *testing.T, d *DB, project int64, seed int) int64 {
+	t.Helper()
+	f := &annotations.Fit{ProjectID: project, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
+	must(t, d.CreateFit(ctx, f))
+	return f.ID
 }
 
 // retrying returns the options of the workers of the retry tests: three at
