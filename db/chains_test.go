@@ -85,11 +85,7 @@ func TestChainJobs(t *testing.T) {
 			}
 			return nil
 		}}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 3, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}, r)
-		}()
+		stop := startWorkers(ctx, t, d, retrying(), r)
 		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
 			fg, _ := d.FindFitByID(ctx, good)
 			fb, _ := d.FindFitByID(ctx, bad)
@@ -119,7 +115,6 @@ func TestChainJobs(t *testing.T) {
 		// The failed fit's chain jobs end (none left to run).
 		waitJobsEnded(t, d)
 		stop()
-		must(t, <-done)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.comb[good] != 1 || r.comb[bad] != 0 {

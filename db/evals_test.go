@@ -74,11 +74,7 @@ func TestFoldJobs(t *testing.T) {
 			}
 			return nil
 		}}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 3, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}, r)
-		}()
+		stop := startWorkers(ctx, t, d, retrying(), r)
 		ended := map[int64]*annotations.Eval{}
 		for deadline := time.Now().Add(2 * time.Minute); len(ended) < 4; time.Sleep(10 * time.Millisecond) {
 			for _, id := range []int64{good, spent, bad, cancelled} {
@@ -113,7 +109,6 @@ func TestFoldJobs(t *testing.T) {
 		}
 		waitJobsEnded(t, d)
 		stop()
-		must(t, <-done)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.comb[good] != 1 || r.comb[spent]+r.comb[bad]+r.comb[cancelled] != 0 {

@@ -3,12 +3,14 @@ package db
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -128,6 +130,35 @@ func must(tb testing.TB, err error) {
 	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// seededFit creates a fit of model "m" with spec {"seed": seed} in project
+// and returns its id.
+func seededFit(ctx context.Context, t *testing.T, d *DB, project int64, seed int) int64 {
+	t.Helper()
+	f := &annotations.Fit{ProjectID: project, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
+	must(t, d.CreateFit(ctx, f))
+	return f.ID
+}
+
+// retrying returns the options of the workers of the retry tests: three at
+// once, two attempts a job, polling fast.
+func retrying() annotations.WorkerOptions {
+	return annotations.WorkerOptions{Name: "w", Concurrency: 3, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}
+}
+
+// startWorkers runs d's workers with opts and run until the returned stop,
+// which waits for them to end and fails the test on their error.
+func startWorkers(ctx context.Context, t *testing.T, d *DB, opts annotations.WorkerOptions, run annotations.FitRunner) (stop func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- d.RunWorkers(wctx, opts, run)
+	}()
+	return func() {
+		cancel()
+		must(t, <-done)
 	}
 }
 

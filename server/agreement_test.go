@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-
 	"concord/analysis"
 	"concord/annotations"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func gaugeValue(g prometheus.Gauge) float64 {
@@ -425,4 +425,333 @@ func TestAgreementQueryDSInit(t *testing.T) {
 	} {
 		e.wantError("GET", base+"&"+q, key, nil, http.StatusBadRequest, annotations.EINVALID, want)
 	}
+}
+
+// TestAgreementPopulation: the population query parameter of the project
+// agreement routes and the population field of POST /api/v1/agreement
+// apply irrCAC's finite-population correction (SE times sqrt(1 - n/N); for
+// the table, irrCAC's own kappa2.table with N:
+// raters/testdata/reference_irrcac_population.csv), are part of the
+// analysis's cache key, and bad or too small values are a 400 naming them.
+func TestAgreementPopulation(t *testing.T) {
+	e, id, key := loadedEnv(t, "k1")
+	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
+	se := func(doc map[string]any) float64 {
+		fk, _ := doc["fleiss_kappa"].(map[string]any)
+		v, _ := fk["se"].(float64)
+		return v
+	}
+	inf := e.call("GET", base+"?bootstrap=0&only=coefficients", key, nil, 200)
+	n := inf["items"].(float64)
+	for _, pop := range []float64{n, 2*n + 3, 1000} {
+		q := strconv.FormatFloat(pop, 'f', 0, 64)
+		doc := e.call("GET", base+"?bootstrap=0&only=coefficients&population="+q, key, nil, 200)
+		if want := se(inf) * math.Sqrt(1-n/pop); !(se(inf) > 0) || math.Abs(se(doc)-want) > 1e-12 || doc["population"] != pop {
+			t.Errorf("population=%s: SE %v, want %v (infinite: %v); population %v", q, se(doc), want, se(inf), doc["population"])
+		}
+	}
+	if again := e.call("GET", base+"?bootstrap=0&only=coefficients", key, nil, 200); se(again) != se(inf) || again["population"] != nil {
+		t.Errorf("without population after population=: SE %v, want %v", se(again), se(inf))
+	}
+	small := strconv.FormatFloat(n-1, 'f', 0, 64)
+	e.wantBadQueries(base+"?bootstrap=0&", key, map[string]string{
+		"population=x":        "query parameter population=\"x\": expected a whole number",
+		"population=-2":       "query parameter population=\"-2\": expected a whole number",
+		"population=" + small: "population " + small + " (concord agreement --population; API: population) is smaller than the",
+	})
+
+	var want [3]float64 // SE, interval of Cohen's kappa at N = 203
+	for _, line := range strings.Split(readFile(t, "../raters/testdata/reference_irrcac_population.csv"), "\n") {
+		if strings.HasPrefix(line, "irrcac_cont3x3abstractors.csv,cohen_kappa,unweighted,203,") {
+			f := strings.Split(line, ",")
+			for k := range want {
+				want[k], _ = strconv.ParseFloat(f[5+k], 64)
+			}
+		}
+	}
+	if want[0] == 0 {
+		t.Fatal("no reference row for the table")
+	}
+	tab := [][]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, "../raters/testdata/irrcac_cont3x3abstractors.csv")), "\n")[1:] {
+		var row []float64
+		for _, c := range strings.Split(line, ",")[1:] {
+			v, err := strconv.ParseFloat(strings.TrimSpace(c), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row = append(row, v)
+		}
+		tab = append(tab, row)
+	}
+	doc := e.call("POST", "/api/v1/agreement", key, map[string]any{"table": tab, "population": 203}, 200)
+	ck := doc["cohen_kappa"].([]any)[0].(map[string]any)["unweighted"].(map[string]any)
+	for k, f := range []string{"se", "ci_low", "ci_high"} {
+		if got, _ := ck[f].(float64); math.Abs(got-want[k]) > 1e-12 {
+			t.Errorf("table, population 203: %s %v, irrCAC %v", f, got, want[k])
+		}
+	}
+	for _, c := range []struct {
+		body any
+		want string
+	}{
+		{map[string]any{"table": tab, "population": -1}, "population -1: expected a whole number"},
+		{map[string]any{"table": tab, "population": 99}, "population 99 (concord agreement --population; API: population) is smaller than the 100 subjects"},
+		{map[string]any{"table": tab, "population": 1.5}, "population"},
+	} {
+		e.wantError("POST", "/api/v1/agreement", key, c.body, http.StatusBadRequest, annotations.EINVALID, c.want)
+	}
+}
+
+// TestAgreementTablesAPI: the agreement document has the pairwise matrix
+// and the per-item and per-rater tables; the table endpoints give them as
+// JSON and CSV, the items lowest first, filtered (below) and paged on the
+// server; bad parameters are 400s and unknown tables 404s.
+func TestAgreementTablesAPI(t *testing.T) {
+	e, id, key := loadedEnv(t, "k1")
+	base := fmt.Sprintf("/api/v1/projects/%d/agreement", id)
+
+	doc := e.call("GET", base+"?bootstrap=0", key, nil, 200)
+	m, ok := doc["pairwise_matrix"].(map[string]any)
+	if !ok {
+		t.Fatalf("no pairwise_matrix in the agreement document: keys %v", keysOf(doc))
+	}
+	rs := m["raters"].([]any)
+	if len(rs) != 7 || m["weights"] != "quadratic" || m["coefficient"] != "cohen_kappa" {
+		t.Errorf("matrix: %d raters, weights %v, coefficient %v", len(rs), m["weights"], m["coefficient"])
+	}
+	items := doc["item_agreement"].([]any)
+	if len(items) != 135 || len(doc["rater_agreement"].([]any)) != 7 || doc["agreement_score"] == "" {
+		t.Errorf("%d item rows, %d rater rows, score %v", len(items), len(doc["rater_agreement"].([]any)), doc["agreement_score"])
+	}
+	// The matrix agrees with cohen_kappa's pairs.
+	ix := map[string]int{}
+	for i, r := range rs {
+		ix[r.(string)] = i
+	}
+	kappa, n := m["kappa"].([]any), m["n"].([]any)
+	for _, p := range doc["cohen_kappa"].([]any) {
+		pm := p.(map[string]any)
+		a, b := ix[pm["a"].(string)], ix[pm["b"].(string)]
+		want := pm["quadratic"].(map[string]any)["value"]
+		if got := kappa[a].([]any)[b]; got != want || n[b].([]any)[a].(float64) != pm["n"].(float64) {
+			t.Errorf("matrix %s-%s: %v (n %v), cohen_kappa %v (n %v)", pm["a"], pm["b"], got, n[b].([]any)[a], want, pm["n"])
+		}
+	}
+
+	// The matrix endpoint.
+	mt := e.call("GET", base+"/matrix?bootstrap=0", key, nil, 200)
+	if len(mt["raters"].([]any)) != 7 || len(mt["kappa"].([]any)) != 7 || mt["weights"] != "quadratic" {
+		t.Errorf("matrix table: %v", mt)
+	}
+
+	// Pairs: 7 raters, 21 pairs, paged.
+	pg := e.call("GET", base+"/pairs?bootstrap=0&offset=5&limit=10", key, nil, 200)
+	prs := pg["pairs"].([]any)
+	if pg["total"].(float64) != 21 || pg["offset"].(float64) != 5 || len(prs) != 10 {
+		t.Errorf("pairs page: total %v offset %v, %d rows", pg["total"], pg["offset"], len(prs))
+	}
+	allPairs := e.call("GET", base+"/pairs?bootstrap=0", key, nil, 200)["pairs"].([]any)
+	if len(allPairs) != 21 || fmt.Sprint(allPairs[5]) != fmt.Sprint(prs[0]) || fmt.Sprint(allPairs[14]) != fmt.Sprint(prs[9]) {
+		t.Errorf("pairs: %d rows; page rows %v and %v", len(allPairs), prs[0], prs[9])
+	}
+	resp, csvb := e.request("GET", base+"/pairs?bootstrap=0&format=csv&limit=3", key, nil)
+	if resp.StatusCode != 200 || strings.Count(string(csvb), "\n") != 4 {
+		t.Errorf("pairs CSV page: %d\n%s", resp.StatusCode, csvb)
+	}
+
+	// Items: lowest first, all 135 with 2+ labels or not.
+	all := e.call("GET", base+"/items?bootstrap=0&limit=1000", key, nil, 200)
+	rows := all["items"].([]any)
+	if all["total"].(float64) != 135 || all["matching"].(float64) != 135 || len(rows) != 135 {
+		t.Fatalf("items: total %v, matching %v, %d rows", all["total"], all["matching"], len(rows))
+	}
+	scored := int(all["scored"].(float64))
+	prev := -1.0
+	for i, r := range rows {
+		rm := r.(map[string]any)
+		v, ok := rm["agreement"].(float64)
+		if i < scored {
+			if !ok || v < prev {
+				t.Fatalf("row %d: agreement %v after %v: not sorted ascending", i, rm["agreement"], prev)
+			}
+			prev = v
+		} else if rm["agreement"] != nil {
+			t.Errorf("row %d past the %d scored items has agreement %v", i, scored, rm["agreement"])
+		}
+		total := 0
+		for _, c := range rm["counts"].(map[string]any) {
+			total += int(c.(float64))
+		}
+		if total != int(rm["labels"].(float64)) {
+			t.Errorf("item %v: counts %v for %v labels", rm["item"], rm["counts"], rm["labels"])
+		}
+	}
+	// below=0.7: exactly the scored rows under 0.7, paged.
+	want := 0
+	for _, r := range rows[:scored] {
+		if r.(map[string]any)["agreement"].(float64) < 0.7 {
+			want++
+		}
+	}
+	if want == 0 || want == scored {
+		t.Fatalf("test data: %d of %d items below 0.7", want, scored)
+	}
+	low := e.call("GET", base+"/items?bootstrap=0&below=0.7&limit=5&offset=1", key, nil, 200)
+	lr := low["items"].([]any)
+	if int(low["matching"].(float64)) != want || len(lr) != min(5, want-1) || low["below"].(float64) != 0.7 {
+		t.Errorf("below=0.7: matching %v (want %d), %d rows", low["matching"], want, len(lr))
+	}
+	if len(lr) > 0 && lr[0].(map[string]any)["item"] != rows[1].(map[string]any)["item"] {
+		t.Errorf("offset 1: first row %v, want %v", lr[0], rows[1])
+	}
+
+	// CSV exports.
+	get := func(path string) [][]string {
+		t.Helper()
+		resp, b := e.request("GET", path, key, nil)
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") ||
+			!strings.Contains(resp.Header.Get("Content-Disposition"), "attachment") {
+			t.Fatalf("%s: status %d, type %q, disposition %q: %s", path, resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition"), clipText(string(b), 300))
+		}
+		recs, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return recs
+	}
+	if recs := get(base + "/items?bootstrap=0&format=csv&below=0.7"); len(recs) != want+1 || strings.Join(recs[0], ",") != "Item,Labels,Agreement" {
+		t.Errorf("items CSV below 0.7: %d records (want %d), header %v", len(recs), want+1, recs[0])
+	} else if v, err := strconv.ParseFloat(recs[1][2], 64); err != nil || v != rows[0].(map[string]any)["agreement"].(float64) {
+		t.Errorf("items CSV first row %v, JSON %v", recs[1], rows[0])
+	}
+	if recs := get(base + "/items?bootstrap=0&format=csv"); len(recs) != 136 {
+		t.Errorf("items CSV: %d records, want 136 (no paging by default)", len(recs))
+	}
+	if recs := get(base + "/matrix?bootstrap=0&format=csv"); len(recs) != 8 || len(recs[0]) != 8 || recs[1][1] != "" {
+		t.Errorf("matrix CSV: %d records of %d fields, diagonal %q", len(recs), len(recs[0]), recs[1][1])
+	}
+	if recs := get(base + "/pairs?bootstrap=0&format=csv"); len(recs) != len(doc["cohen_kappa"].([]any))+1 || recs[0][2] != "Shared items" {
+		t.Errorf("pairs CSV: %d records, header %v", len(recs), recs[0])
+	}
+	if recs := get(base + "/raters?bootstrap=0&format=csv"); len(recs) != 8 || strings.Join(recs[0], ",") != "Rater,Labels,Shared items,Partners,Pairs,Agreement,Mean pairwise kappa,Pooled kappa" {
+		t.Errorf("raters CSV: %d records, header %v", len(recs), recs[0])
+	}
+	rt := e.call("GET", base+"/raters?bootstrap=0", key, nil, 200)
+	if r0 := rt["raters"].([]any)[0].(map[string]any); r0["pooled_kappa"] == nil || r0["partners"].(float64) < 1 {
+		t.Errorf("raters table row %v", r0)
+	}
+	pt := e.call("GET", base+"/pairs?bootstrap=0", key, nil, 200)
+	if p0 := pt["pairs"].([]any)[0].(map[string]any); p0["kappa"].(map[string]any)["value"] == nil || pt["weights"] != "quadratic" {
+		t.Errorf("pairs table row %v", p0)
+	}
+
+	// Errors.
+	e.wantError("GET", base+"/nope", key, nil, http.StatusNotFound, annotations.ENOTFOUND, "expected one of matrix, pairs, items, raters")
+	e.wantError("GET", base+"/items?below=x", key, nil, http.StatusBadRequest, annotations.EINVALID, "below=\"x\": expected a number")
+	e.wantError("GET", base+"/items?format=xml", key, nil, http.StatusBadRequest, annotations.EINVALID, "expected json or csv")
+	e.wantError("GET", base+"/raters?below=0.5", key, nil, http.StatusBadRequest, annotations.EINVALID, "unknown query parameter \"below\"")
+	other, _ := e.project("other", "ordinal:0..3")
+	e.wantError("GET", fmt.Sprintf("/api/v1/projects/%d/agreement/items", other), key, nil, http.StatusNotFound, annotations.ENOTFOUND, "")
+}
+
+// TestTableAgreementWeightsMatrix checks weights_matrix of POST
+// /api/v1/agreement against statsmodels' cohens_kappa with a toeplitz
+// vector and a 2-D matrix on SAS's table10
+// (raters/testdata/reference_statsmodels_weights.csv; agreement weights
+// are 1 - statsmodels' disagreement weights), and its errors.
+func TestTableAgreementWeightsMatrix(t *testing.T) {
+	type key struct{ weights, stat string }
+	ref := map[key]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, "../raters/testdata/reference_statsmodels_weights.csv")), "\n") {
+		if !strings.HasPrefix(line, "sas_table10,") {
+			continue
+		}
+		// case,"input","weights",wt,stat,value: the weights are the
+		// second quoted field.
+		q := strings.Split(line, "\"")
+		f := strings.Split(line, ",")
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		ref[key{q[3], f[len(f)-2]}] = v
+	}
+	e, _, apiKey := loadedEnv(t, "k1")
+	tab := [][]float64{{0, 4, 1}, {0, 8, 0}, {0, 1, 5}}
+	for _, c := range []struct {
+		sm string      // statsmodels' weights as in the reference file
+		w  [][]float64 // concord's agreement weights, 1 - d
+	}{
+		{"[0, 1, 2]", [][]float64{{1, 0, -1}}},
+		{"[0, 1, 4]", [][]float64{{1, 0, -3}}},
+		{"[[0, 0.5, 1], [0.5, 0, 0.3], [1, 0.3, 0]]", [][]float64{{1, 0.5, 0}, {0.5, 1, 0.7}, {0, 0.7, 1}}},
+	} {
+		doc := e.call("POST", "/api/v1/agreement", apiKey, map[string]any{"table": tab, "ci": "normal", "weights_matrix": c.w}, 200)
+		est := doc["weighted"].(map[string]any)["custom"].(map[string]any)["cohen_kappa"].(map[string]any)
+		n := 0
+		for stat, field := range map[string]string{"kappa": "value", "std_kappa": "se", "std_kappa0": "se_null", "z_value": "z", "pvalue_two_sided": "p_value"} {
+			want, ok := ref[key{c.sm, stat}]
+			if !ok {
+				t.Fatalf("no statsmodels %s for %s", stat, c.sm)
+			}
+			if got, _ := est[field].(float64); math.Abs(got-want) > 1e-9 {
+				t.Errorf("%s %s: %v, statsmodels %v", c.sm, stat, got, want)
+			}
+			n++
+		}
+		if n != 5 {
+			t.Errorf("%s: %d statistics", c.sm, n)
+		}
+	}
+	for _, c := range []struct {
+		w    [][]float64
+		want string
+	}{
+		{[][]float64{{1, 0.5}}, "weights_matrix: row 1 has 2 weights; a toeplitz weights row has one per distance 0..2"},
+		{[][]float64{{1, 0}, {0, 1}}, "weights_matrix: 2 rows of weights for 3 categories"},
+		{[][]float64{{1, 0.5, 0}, {0.4, 1, 0}, {0, 0, 1}}, "weights_matrix: row 2, column 1: weight 0.4 differs from row 1, column 2: 0.5"},
+		{[][]float64{{1, 0, 0}, {0, 2, 0}, {0, 0, 1}}, "weights_matrix: row 2, column 2: diagonal weight 2"},
+	} {
+		e.wantError("POST", "/api/v1/agreement", apiKey, map[string]any{"table": tab, "weights_matrix": c.w}, http.StatusBadRequest, annotations.EINVALID, c.want)
+	}
+}
+
+// TestAgreementQueryWeightsMatrix: weights_matrix on a project's labels
+// (the sirt k1 essays, ordinal 0..3): the quadratic weights written out
+// as a matrix and as a toeplitz row give weighted.custom equal to
+// weighted.quadratic (value and SE of every coefficient, the variances of
+// irrCAC's raw-data functions); bad text is a 400 naming the parameter,
+// the row and the column.
+func TestAgreementQueryWeightsMatrix(t *testing.T) {
+	e := newEnv(t)
+	id, key := e.loadedProject("k1")
+	base := "/api/v1/projects/" + strconv.FormatInt(id, 10) + "/agreement?bootstrap=0&only=coefficients&weights=quadratic&weights_matrix="
+	// Quadratic weights on 0..3: 1 - (k-l)²/9.
+	for _, text := range []string{
+		"1,0.8888888888888888,0.5555555555555556,0\n0.8888888888888888,1,0.8888888888888888,0.5555555555555556\n0.5555555555555556,0.8888888888888888,1,0.8888888888888888\n0,0.5555555555555556,0.8888888888888888,1\n",
+		"1,0.8888888888888888,0.5555555555555556,0",
+	} {
+		doc := e.call("GET", base+url.QueryEscape(text), key, nil, 200)
+		w := doc["weighted"].(map[string]any)
+		quad, custom := w["quadratic"].(map[string]any), w["custom"].(map[string]any)
+		n := 0
+		for _, coef := range []string{"percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac2", "brennan_prediger", "krippendorff_alpha"} {
+			q, c := quad[coef].(map[string]any), custom[coef].(map[string]any)
+			for _, f := range []string{"value", "se"} {
+				a, _ := q[f].(float64)
+				b, ok := c[f].(float64)
+				if !ok || math.Abs(a-b) > 1e-9 {
+					t.Errorf("%q %s %s: custom %v, quadratic %v", text[:10], coef, f, c[f], q[f])
+				}
+				n++
+			}
+		}
+		if n != 12 {
+			t.Errorf("%d statistics", n)
+		}
+	}
+	e.wantBadQueries(base, key, map[string]string{
+		url.QueryEscape("1,0.5"):            "query parameter weights_matrix: row 1 has 2 weights; a toeplitz weights row has one per distance 0..3 (4 categories)",
+		url.QueryEscape("1,0\n0,1"):         "query parameter weights_matrix: 2 rows of weights for 4 categories",
+		url.QueryEscape("1,x,0,0"):          "query parameter weights_matrix: row 1, column 2: \"x\" is not a finite number",
+		url.QueryEscape("2,0.5,0.25,0.125"): "query parameter weights_matrix: row 1, column 1: the weight of distance 0 is 2",
+	})
 }

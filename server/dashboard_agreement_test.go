@@ -2,10 +2,14 @@ package server
 
 import (
 	"fmt"
+	"html"
 	"math"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"concord/reports"
 )
 
 // TestDashboardAgreementOptions: the project page's agreement options
@@ -70,6 +74,95 @@ func TestDashboardAgreementOptions(t *testing.T) {
 	for _, w := range []string{`getAttribute("data-query")`, `fmtP(c.p_value)`, `fmtP(c.p_value_null)`} {
 		if !strings.Contains(js, w) {
 			t.Errorf("app.js has no %q", w)
+		}
+	}
+}
+
+// TestDashboardAgreementSection: the project page has the agreement
+// detail (heatmap, per-item table with the low-agreement filter carried
+// from ?below=, per-rater table, CSV links that download with the session);
+// the item labels page lists an item's labels, and refuses items of no
+// project and other projects' items.
+func TestDashboardAgreementSection(t *testing.T) {
+	e, id, key := loadedEnv(t, "k1")
+	other, _ := e.project("other", "ordinal:0..3")
+	b := newBrowser(t, e)
+	b.login(key)
+
+	_, page := b.get(fmt.Sprintf("/projects/%d?below=0.5", id))
+	for _, want := range []string{`id="matrix-table"`, `id="item-agreement-table" data-below="0.5"`, `id="rater-agreement-table"`, `name="below"`, `value="0.5"`,
+		fmt.Sprintf(`href="/api/v1/projects/%d/agreement/items?format=csv&amp;below=0.5"`, id), `id="below-clear"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("project page lacks %s", want)
+		}
+	}
+	// The agreement tables' numbers are explained in tooltips (issue 20
+	// item 6).
+	for _, key := range []string{"item_agreement", "mean_kappa", "cohen_kappa", "krippendorff_alpha"} {
+		if g := html.EscapeString(reports.Gloss(key)); g == "" || !strings.Contains(page, `title="`+g+`"`) {
+			t.Errorf("project page lacks the tooltip of %s", key)
+		}
+	}
+	_, page = b.get(fmt.Sprintf("/projects/%d?below=%%22%%3E%%3Cscript%%3E", id))
+	if strings.Contains(page, `"><script>`) {
+		t.Error("the below parameter is not escaped")
+	}
+	// The CSV links download with the session cookie.
+	resp, body := b.get(fmt.Sprintf("/api/v1/projects/%d/agreement/items?format=csv&below=0.5&bootstrap=0", id))
+	if resp.StatusCode != 200 || !strings.HasPrefix(body, "Item,Labels,Agreement\n") {
+		t.Errorf("items CSV with the session: %d %q", resp.StatusCode, clipText(body, 200))
+	}
+
+	// The item labels page (the items table links to it).
+	resp, page = b.get(fmt.Sprintf("/projects/%d/labels?item=100020106", id))
+	if resp.StatusCode != 200 || !strings.Contains(page, `id="labels-table"`) || !strings.Contains(page, "db03") || !strings.Contains(page, "db54") || !strings.Contains(page, "2 labels") {
+		t.Errorf("labels page: %d\n%s", resp.StatusCode, clipText(page, 3000))
+	}
+	if resp, _ := b.get(fmt.Sprintf("/projects/%d/labels?item=nope", id)); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown item: %d", resp.StatusCode)
+	}
+	if resp, _ := b.get(fmt.Sprintf("/projects/%d/labels", id)); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("no item: %d", resp.StatusCode)
+	}
+	if resp, _ := b.get(fmt.Sprintf("/projects/%d/labels?item=100020106", other)); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another project's page: %d", resp.StatusCode)
+	}
+}
+
+// TestAgreementTiesControl checks the project page's tie rule control
+// (issue 29 item 5) without a browser: the agreement section of a project
+// of labels has a select of the majority vote's and Wawa's tie rule that
+// reloads the page with ?ties=, the page hands the rule to app.js (which
+// passes it to the agreement API) and keeps it in the low-agreement
+// filter; an unknown rule is ignored; bounded ratings have no control.
+func TestAgreementTiesControl(t *testing.T) {
+	e, rte, rteKey := binaryEnv(t, "rte-ties")
+	sliders, sliderKey := e.project("sliders-ties", "bounded:0..100")
+	br := newBrowser(t, e)
+	for _, tc := range []struct {
+		name      string
+		project   int64
+		key       string
+		query     string
+		want, not []string
+	}{
+		{"default", rte, rteKey, "", []string{`data-ties=""`, `id="ties-form"`, `<select name="ties" id="ties">`,
+			`<option value="frequent" selected>`, `<option value="first">`, `id="aggregator-ties"`}, []string{`name="ties" value=`}},
+		{"first", rte, rteKey, "?ties=first&below=0.5", []string{`data-ties="first"`, `data-query="ties=first"`, `<option value="first" selected>`,
+			`<option value="frequent">`, `<input type="hidden" name="below" value="0.5">`, `<input type="hidden" name="ties" value="first">`}, nil},
+		{"frequent", rte, rteKey, "?ties=frequent", []string{`data-ties="frequent"`, `<option value="frequent" selected>`}, nil},
+		{"unknown rule", rte, rteKey, "?ties=random", []string{`data-ties=""`, `<option value="frequent" selected>`}, []string{"random"}},
+		{"bounded", sliders, sliderKey, "", []string{`id="agreement"`}, []string{`id="ties-form"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			br.login(tc.key)
+			br.agreementSection(t, tc.project, tc.query, tc.want, tc.not)
+		})
+	}
+	_, js := br.get("/static/app.js")
+	for _, w := range []string{`getAttribute("data-ties")`, `getAttribute("data-query")`, `(query ? "?" + query : "")`, `getElementById("ties-form")`} {
+		if !strings.Contains(js, w) {
+			t.Errorf("app.js does not pass the tie rule on: no %q", w)
 		}
 	}
 }

@@ -20,6 +20,29 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// runOut runs the command line args with --out a file called name in a
+// fresh folder, fails the test unless it exits 0, and returns the file's
+// path, the summary on stdout and stderr.
+func runOut(t *testing.T, name string, args ...string) (out, stdout, stderr string) {
+	t.Helper()
+	out = filepath.Join(t.TempDir(), name)
+	code, stdout, stderr := runCmd(t, append(slices.Clip(args), "--out", out)...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d\n%s%s", args[0], code, stdout, stderr)
+	}
+	return out, stdout, stderr
+}
+
+// summaryHas fails the test for each of want that the summary lacks.
+func summaryHas(t *testing.T, summary string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(summary, w) {
+			t.Errorf("summary lacks %q:\n%s", w, summary)
+		}
+	}
+}
+
 func writeFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)

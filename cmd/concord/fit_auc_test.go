@@ -55,14 +55,8 @@ func TestFitAUCPima(t *testing.T) {
 	if res.Model.Model != "auc" || res.AUC == nil || !res.AUC.GammaByCV || len(res.Coefficients) != 7 || res.Features == nil || len(res.Features.X) != 200 {
 		t.Fatalf("fit document: model %+v", res.Model)
 	}
-	out := filepath.Join(dir, "pred.json")
-	e, stdout, errb = testEnv()
-	if code := run(context.Background(), e, []string{"predict", "--fit", fit, "--items", pimaTeItems, "--out", out}); code != 0 {
-		t.Fatalf("predict: exit %d: %s", code, errb)
-	}
-	if !strings.Contains(stdout.String(), "Predicted 332 item(s) with the auc model (linear scores)") {
-		t.Errorf("predict summary:\n%s", stdout)
-	}
+	out, summary, _ := runOut(t, "pred.json", "predict", "--fit", fit, "--items", pimaTeItems)
+	summaryHas(t, summary, "Predicted 332 item(s) with the auc model (linear scores)")
 	var p analysis.Predictions
 	testutil.ReadJSON(t, out, &p)
 	labels := pimaTestLabels(t)
@@ -75,8 +69,8 @@ func TestFitAUCPima(t *testing.T) {
 		s[i], y[i] = it.Score.Mean, labels[it.ID]
 	}
 	a := testutil.MannWhitney(s, y)
-	if p.Gold == nil || math.Abs(p.Gold.AUC-a) > 1e-12 || !strings.Contains(stdout.String(), fmt.Sprintf("AUC of the scores against the items' gold labels: %.4f (332 items, 109 positive)", a)) {
-		t.Errorf("predictions' gold check %+v, want AUC %v; summary:\n%s", p.Gold, a, stdout)
+	if p.Gold == nil || math.Abs(p.Gold.AUC-a) > 1e-12 || !strings.Contains(summary, fmt.Sprintf("AUC of the scores against the items' gold labels: %.4f (332 items, 109 positive)", a)) {
+		t.Errorf("predictions' gold check %+v, want AUC %v; summary:\n%s", p.Gold, a, summary)
 	}
 	t.Logf("Pima.te test AUC %.4f with gamma %g (Ridgway et al.: 0.8617 +- 0.010)", a, res.AUC.Gamma)
 	if a < 0.84 || a > 0.88 {

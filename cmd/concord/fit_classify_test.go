@@ -15,19 +15,10 @@ import (
 // fixed: appendix B) and a binary one (40 RTE pairs with their texts, the
 // default text kernel, one item in the items file without labels).
 func TestFitClassificationFiles(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "fleiss.json")
-	e, stdout, errb := testEnv()
-	args := []string{"fit", "--labels", "testdata/fit_fleiss_diagnoses.csv", "--scheme", "nominal:1,2,3,4,5", "--model", "classification",
-		"--kernel", "identity", "--precisions", "fixed", "--chains", "2", "--samples", "300", "--burnin", "200", "--seed", "4", "--out", out, "--top", "3"}
-	if code := run(context.Background(), e, args); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb)
-	}
-	for _, want := range []string{"Fitting the classification model (kernel identity", "30 items, 6 raters, 180 labels",
-		"Consensus classes of 30 items", "Least certain 3 items", "Rater precisions", "(fixed)", "Wrote " + out} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, stdout)
-		}
-	}
+	out, summary, _ := runOut(t, "fleiss.json", "fit", "--labels", "testdata/fit_fleiss_diagnoses.csv", "--scheme", "nominal:1,2,3,4,5", "--model", "classification",
+		"--kernel", "identity", "--precisions", "fixed", "--chains", "2", "--samples", "300", "--burnin", "200", "--seed", "4", "--top", "3")
+	summaryHas(t, summary, "Fitting the classification model (kernel identity", "30 items, 6 raters, 180 labels",
+		"Consensus classes of 30 items", "Least certain 3 items", "Rater precisions", "(fixed)", "Wrote "+out)
 	var res multirater.FitResult
 	testutil.ReadJSON(t, out, &res)
 	if res.Model.Model != "classification" || res.Model.Precisions != "fixed" || res.Model.Scheme != "nominal:1,2,3,4,5" || len(res.Levels) != 5 {
@@ -44,16 +35,9 @@ func TestFitClassificationFiles(t *testing.T) {
 		}
 	}
 
-	out = filepath.Join(t.TempDir(), "rte.json")
-	e, stdout, errb = testEnv()
-	args = []string{"fit", "--labels", "testdata/fit_rte40_ratings.csv", "--items", "testdata/fit_rte40_items.csv", "--scheme", "binary:0,1,pos=1",
-		"--model", "classification", "--chains", "2", "--samples", "300", "--burnin", "200", "--out", out}
-	if code := run(context.Background(), e, args); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb)
-	}
-	if !strings.Contains(stdout.String(), "41 items (1 without labels, predicted)") {
-		t.Errorf("summary:\n%s", stdout)
-	}
+	out, summary, _ = runOut(t, "rte.json", "fit", "--labels", "testdata/fit_rte40_ratings.csv", "--items", "testdata/fit_rte40_items.csv", "--scheme", "binary:0,1,pos=1",
+		"--model", "classification", "--chains", "2", "--samples", "300", "--burnin", "200")
+	summaryHas(t, summary, "41 items (1 without labels, predicted)")
 	res = multirater.FitResult{}
 	testutil.ReadJSON(t, out, &res)
 	if res.Model.Kernel != "text" || res.Model.Precisions != "inferred" || len(res.Items) != 41 || res.Features == nil {
@@ -72,15 +56,9 @@ func TestFitClassificationProject(t *testing.T) {
 	if code := run(context.Background(), e, []string{"import", "--db", dbPath, "--project", "rte40", "--scheme", "binary:0,1,pos=1", "--yes", "testdata/fit_rte40_ratings.csv"}); code != 0 {
 		t.Fatalf("import: exit %d: %s", code, errb)
 	}
-	out := filepath.Join(t.TempDir(), "rte40.json")
-	e, stdout, errb := testEnv()
-	if code := run(context.Background(), e, []string{"fit", "--db", dbPath, "--project", "rte40", "--model", "classification", "--identifiability", "strong",
-		"--chains", "2", "--samples", "300", "--burnin", "200", "--out", out}); code != 0 {
-		t.Fatalf("fit: exit %d: %s", code, errb)
-	}
-	if !strings.Contains(stdout.String(), "project rte40: 40 items") || !strings.Contains(stdout.String(), "(reference, fixed)") {
-		t.Errorf("summary:\n%s", stdout)
-	}
+	out, summary, _ := runOut(t, "rte40.json", "fit", "--db", dbPath, "--project", "rte40", "--model", "classification", "--identifiability", "strong",
+		"--chains", "2", "--samples", "300", "--burnin", "200")
+	summaryHas(t, summary, "project rte40: 40 items", "(reference, fixed)")
 	var res multirater.FitResult
 	testutil.ReadJSON(t, out, &res)
 	if res.Model.Identifiability != "strong" || res.Model.RefRater == "" || res.Model.Lambda != 0.1 || len(res.Items) != 40 {

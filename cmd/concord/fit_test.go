@@ -17,20 +17,12 @@ import (
 )
 
 func TestFitCommandFiles(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "fit.json")
-	e, stdout, errb := testEnv()
 	args := []string{"fit", "--labels", "testdata/fit_toy_ratings.csv", "--items", "testdata/fit_toy_items.csv", "--scheme", "ordinal:1..5",
-		"--kernel", "rbf:gamma=1", "--engine", "gibbs", "--chains", "2", "--samples", "300", "--burnin", "200", "--seed", "5", "--out", out, "--top", "3"}
-	if code := run(context.Background(), e, args); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb)
-	}
-	for _, want := range []string{"Fitting the ordinal model (kernel rbf:gamma=1", "44 items, 4 raters, 160 labels", "Top 3 of the consensus ranking", "Rater precisions", "Wrote " + out} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, stdout)
-		}
-	}
-	if !strings.Contains(stdout.String(), "Converged:") && !strings.Contains(stdout.String(), "WARNING: the chains have NOT converged") {
-		t.Errorf("summary has no verdict:\n%s", stdout)
+		"--kernel", "rbf:gamma=1", "--engine", "gibbs", "--chains", "2", "--samples", "300", "--burnin", "200", "--seed", "5", "--top", "3"}
+	out, summary, _ := runOut(t, "fit.json", args...)
+	summaryHas(t, summary, "Fitting the ordinal model (kernel rbf:gamma=1", "44 items, 4 raters, 160 labels", "Top 3 of the consensus ranking", "Rater precisions", "Wrote "+out)
+	if !strings.Contains(summary, "Converged:") && !strings.Contains(summary, "WARNING: the chains have NOT converged") {
+		t.Errorf("summary has no verdict:\n%s", summary)
 	}
 	var res multirater.FitResult
 	testutil.ReadJSON(t, out, &res)
@@ -55,9 +47,8 @@ func TestFitCommandFiles(t *testing.T) {
 
 	// JSON on standard output, summary on standard error; bit-for-bit
 	// reproducible.
-	e, stdout, errb = testEnv()
-	args[len(args)-3] = "-"
-	if code := run(context.Background(), e, args); code != 0 {
+	e, stdout, errb := testEnv()
+	if code := run(context.Background(), e, append(args, "--out", "-")); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
 	var again multirater.FitResult
@@ -82,14 +73,8 @@ func TestFitCommandProject(t *testing.T) {
 	if code := run(context.Background(), e, []string{"import", "--db", dbPath, "--project", "essays", "--scheme", "ordinal:0..3", "--yes", "--where", "criterion=k1", "testdata/agreement_sirt_k1.csv"}); code != 0 {
 		t.Fatalf("import: exit %d: %s", code, errb)
 	}
-	out := filepath.Join(t.TempDir(), "k1.json")
-	e, stdout, errb := testEnv()
-	if code := run(context.Background(), e, []string{"fit", "--db", dbPath, "--project", "essays", "--engine", "gibbs", "--identifiability", "both", "--chains", "2", "--samples", "300", "--burnin", "200", "--out", out}); code != 0 {
-		t.Fatalf("fit: exit %d: %s", code, errb)
-	}
-	if !strings.Contains(stdout.String(), "project essays: 40 items") || !strings.Contains(stdout.String(), "(reference, fixed)") {
-		t.Errorf("summary:\n%s", stdout)
-	}
+	out, summary, _ := runOut(t, "k1.json", "fit", "--db", dbPath, "--project", "essays", "--engine", "gibbs", "--identifiability", "both", "--chains", "2", "--samples", "300", "--burnin", "200")
+	summaryHas(t, summary, "project essays: 40 items", "(reference, fixed)")
 	var res multirater.FitResult
 	testutil.ReadJSON(t, out, &res)
 	if res.Model.Identifiability != "both" || res.Model.RefRater == "" || len(res.Items) != 40 {
@@ -302,11 +287,7 @@ func readJSONDoc[T any](t *testing.T, path string) T {
 // returns the fit document and its path.
 func fitDoc(t *testing.T, args ...string) (multirater.FitResult, string) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "fit.json")
-	code, stdout, stderr := runCmd(t, append(append([]string{"fit"}, args...), "--out", out)...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
+	out, _, _ := runOut(t, "fit.json", append([]string{"fit"}, args...)...)
 	return readFitDoc(t, out), out
 }
 
@@ -318,13 +299,8 @@ func fitDoc(t *testing.T, args ...string) (multirater.FitResult, string) {
 func TestEvalRobustSettings(t *testing.T) {
 	eval := func(extra ...string) analysis.EvalResult {
 		t.Helper()
-		out := filepath.Join(t.TempDir(), "eval.json")
-		args := append([]string{"eval", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes",
-			"--model", "robust", "--kernel", "rbf:gamma=0.1", "--standardize", "--folds", "3", "--rater-baselines", "none", "--out", out}, extra...)
-		code, stdout, stderr := runCmd(t, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d\n%s%s", extra, code, stdout, stderr)
-		}
+		out, _, _ := runOut(t, "eval.json", append([]string{"eval", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes",
+			"--model", "robust", "--kernel", "rbf:gamma=0.1", "--standardize", "--folds", "3", "--rater-baselines", "none"}, extra...)...)
 		return readJSONDoc[analysis.EvalResult](t, out)
 	}
 	logPred := func(r analysis.EvalResult) float64 {
@@ -359,17 +335,8 @@ func TestFitWrongSchemeSaysSoFirst(t *testing.T) {
 // the penalised evidence: the summary lists the candidates and the flags
 // that force one, the document every candidate, the chosen one marked.
 func TestFitOrdinalDefaultChoosesNoise(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "k1.json")
-	e, stdout, errb := testEnv()
-	args := []string{"fit", "--labels", "testdata/agreement_sirt_k1.csv", "--where", "criterion=k1", "--scheme", "ordinal:0..3", "--seed", "3", "--out", out}
-	if code := run(context.Background(), e, args); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb)
-	}
-	for _, want := range []string{"by expectation propagation", "shared-thresholds", "Force one with --noise and --kernel."} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, stdout)
-		}
-	}
+	out, stdout, _ := runOut(t, "k1.json", "fit", "--labels", "testdata/agreement_sirt_k1.csv", "--where", "criterion=k1", "--scheme", "ordinal:0..3", "--seed", "3")
+	summaryHas(t, stdout, "by expectation propagation", "shared-thresholds", "Force one with --noise and --kernel.")
 	var res multirater.FitResult
 	testutil.ReadJSON(t, out, &res)
 	chosen := ""

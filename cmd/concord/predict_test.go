@@ -81,14 +81,8 @@ func TestFitPredictText(t *testing.T) {
 		t.Fatalf("fit result: kernel %s, features %v", res.Model.Kernel, res.Features != nil)
 	}
 
-	out := filepath.Join(dir, "pred.json")
-	e, stdout, errb = testEnv()
-	if code := run(context.Background(), e, []string{"predict", "--fit", fit, "--items", newItems, "--out", out}); code != 0 {
-		t.Fatalf("predict: exit %d: %s", code, errb)
-	}
-	if !strings.Contains(stdout.String(), "Predicted 37 item(s) with the ordinal model (kernel text)") || !strings.Contains(stdout.String(), "resolved_score are not used") {
-		t.Errorf("predict summary:\n%s", stdout)
-	}
+	out, summary, _ := runOut(t, "pred.json", "predict", "--fit", fit, "--items", newItems)
+	summaryHas(t, summary, "Predicted 37 item(s) with the ordinal model (kernel text)", "resolved_score are not used")
 	var p analysis.Predictions
 	testutil.ReadJSON(t, out, &p)
 	if p.Schema != analysis.PredictionsSchema || len(p.Items) != 37 || len(p.Levels) != 13 {
@@ -126,20 +120,11 @@ func TestFitPredictText(t *testing.T) {
 
 // TestEvalCommand runs a tiny cross-validation and checks the document.
 func TestEvalCommand(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "eval.json")
-	e, stdout, errb := testEnv()
-	args := []string{"eval", "--labels", essayRatings, "--items", essayItems, "--scheme", "ordinal:0..12",
-		"--folds", "2", "--engine", "gibbs", "--samples", "40", "--burnin", "30", "--keep-draws", "20", "--rater-baselines", "1", "--out", out}
-	if code := run(context.Background(), e, args); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb)
-	}
-	for _, want := range []string{"Evaluating the ordinal model (kernel text)", "2-fold cross-validation", "6 fits over 2 folds of 157 labelled items", "qwk rater1", "multirater", "rater:rater1", "Wrote " + out} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, stdout)
-		}
-	}
-	if !strings.Contains(errb.String(), "concord eval: 1 of 2 folds done") || strings.Count(errb.String(), "2 of 2 folds done") != 1 {
-		t.Errorf("fold lines on stderr:\n%s", errb)
+	out, summary, stderr := runOut(t, "eval.json", "eval", "--labels", essayRatings, "--items", essayItems, "--scheme", "ordinal:0..12",
+		"--folds", "2", "--engine", "gibbs", "--samples", "40", "--burnin", "30", "--keep-draws", "20", "--rater-baselines", "1")
+	summaryHas(t, summary, "Evaluating the ordinal model (kernel text)", "2-fold cross-validation", "6 fits over 2 folds of 157 labelled items", "qwk rater1", "multirater", "rater:rater1", "Wrote "+out)
+	if !strings.Contains(stderr, "concord eval: 1 of 2 folds done") || strings.Count(stderr, "2 of 2 folds done") != 1 {
+		t.Errorf("fold lines on stderr:\n%s", stderr)
 	}
 	var doc map[string]json.RawMessage
 	testutil.ReadJSON(t, out, &doc)
@@ -158,9 +143,8 @@ func TestEvalCommand(t *testing.T) {
 	if len(models) != 3 || models[0].Name != "multirater" || models[1].Name != "majority" || models[2].Name != "rater:rater1" {
 		t.Errorf("models %+v", models)
 	}
-	e, _, errb = testEnv()
-	if code := run(context.Background(), e, []string{"eval", "--labels", essayRatings, "--items", essayItems, "--scheme", "ordinal:0..12", "--folds", "1", "--out", "-"}); code == 0 || !strings.Contains(errb.String(), "--folds 1: expected at least 2") {
-		t.Errorf("--folds 1: exit %d, %s", code, errb)
+	if code, _, stderr := runCmd(t, "eval", "--labels", essayRatings, "--items", essayItems, "--scheme", "ordinal:0..12", "--folds", "1", "--out", "-"); code == 0 || !strings.Contains(stderr, "--folds 1: expected at least 2") {
+		t.Errorf("--folds 1: exit %d, %s", code, stderr)
 	}
 }
 

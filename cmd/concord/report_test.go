@@ -18,13 +18,8 @@ import (
 // run and returns the result file.
 func fitForReport(t *testing.T) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "k1.json")
-	e, _, errb := testEnv()
-	args := []string{"fit", "--labels", "testdata/agreement_sirt_k1.csv", "--where", "criterion=k1", "--scheme", "ordinal:0..3",
-		"--engine", "gibbs", "--chains", "2", "--samples", "100", "--burnin", "50", "--keep-draws", "20", "--seed", "3", "--out", out}
-	if code := run(context.Background(), e, args); code != 0 {
-		t.Fatalf("fit: exit %d: %s", code, errb)
-	}
+	out, _, _ := runOut(t, "k1.json", "fit", "--labels", "testdata/agreement_sirt_k1.csv", "--where", "criterion=k1", "--scheme", "ordinal:0..3",
+		"--engine", "gibbs", "--chains", "2", "--samples", "100", "--burnin", "50", "--keep-draws", "20", "--seed", "3")
 	return out
 }
 

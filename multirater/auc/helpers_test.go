@@ -26,15 +26,24 @@ func readPima(tb testing.TB, name string) (*mat.Dense, []bool, []string) {
 // from a noisy linear rule on the first two.
 func synthetic(n, d int, seed uint64) (*mat.Dense, []bool) {
 	rng := rand.New(rand.NewPCG(seed, 3))
+	data := labelled(rng, n, d, func(x []float64) bool { return x[0]+0.6*x[1]+0.8*rng.NormFloat64() > 0.3 })
+	return data.X, data.Positive
+}
+
+// labelled draws n items of d standard normal covariates from rng, item
+// by item, each labelled by label(its covariates) right after its draws
+// (so that label may draw from rng too).
+func labelled(rng *rand.Rand, n, d int, label func(x []float64) bool) Data {
 	x := mat.NewDense(n, d, nil)
 	y := make([]bool, n)
-	for i := 0; i < n; i++ {
-		for k := 0; k < d; k++ {
-			x.Set(i, k, rng.NormFloat64())
+	for i := range y {
+		row := x.RawRowView(i)
+		for k := range row {
+			row[k] = rng.NormFloat64()
 		}
-		y[i] = x.At(i, 0)+0.6*x.At(i, 1)+0.8*rng.NormFloat64() > 0.3
+		y[i] = label(row)
 	}
-	return x, y
+	return Data{X: x, Positive: y}
 }
 
 // epTight converges EP far below the tolerances of the invariance tests.

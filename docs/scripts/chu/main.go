@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"log"
@@ -30,6 +29,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/kernel"
 	"concord/multirater/ordinal"
@@ -80,19 +80,10 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func readCSV(path string) ([][]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return csv.NewReader(f).ReadAll()
-}
-
 // run returns the zero-one errors and mean absolute errors of the
 // partitions of one data set and number of bins.
 func run(dir string, bins, parts, restarts int, engine string, verbose bool) (zo, mae, fitSecs []float64, err error) {
-	data, err := readCSV(filepath.Join(dir, "data.csv"))
+	data, err := testutil.Records(filepath.Join(dir, "data.csv"))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -110,7 +101,7 @@ func run(dir string, bins, parts, restarts int, engine string, verbose bool) (zo
 		}
 		x[r[0]] = v
 	}
-	split, err := readCSV(filepath.Join(dir, "chu_partitions.csv"))
+	split, err := testutil.Records(filepath.Join(dir, "chu_partitions.csv"))
 	if err != nil {
 		return nil, nil, nil, err
 	}

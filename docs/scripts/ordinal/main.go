@@ -25,7 +25,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"os"
@@ -245,24 +244,14 @@ func metrics(s, truth []float64) string {
 	return fmt.Sprintf("%.4f/%.4f %.4f", mcmctest.Spearman(s, truth), stat.Correlation(s, truth, nil), auc(s, truth))
 }
 
-// auc is the probability that a positive item scores above a negative
-// one (ties 1/2).
+// auc is the probability that a positive item (truth 1) scores above a
+// negative one (truth 0), ties counting one half.
 func auc(s, truth []float64) float64 {
-	var pairs, wins float64
-	for i := range s {
-		for j := range s {
-			if truth[i] == 1 && truth[j] == 0 {
-				pairs++
-				switch {
-				case s[i] > s[j]:
-					wins++
-				case s[i] == s[j]:
-					wins += 0.5
-				}
-			}
-		}
+	y := make([]bool, len(truth))
+	for i, t := range truth {
+		y[i] = t == 1
 	}
-	return wins / pairs
+	return testutil.MannWhitney(s, y)
 }
 
 // raterMean is each item's mean level (0 for an item without ratings).
@@ -301,27 +290,13 @@ func distinct(rows []map[string]string, col string) []string {
 	return out
 }
 
+// readCSV reads a CSV file with a header into one map a row.
 func readCSV(path string) ([]map[string]string, error) {
-	f, err := os.Open(path)
+	recs, err := testutil.Records(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	var out []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			if i < len(r) {
-				m[h] = r[i]
-			}
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return testutil.Keyed(recs), nil
 }
 
 func check(err error) {

@@ -44,9 +44,9 @@ func main() {
 	dump := flag.String("dump", "", "folder to write, per dimension, a CSV of each item's gold score, raters' mean and median, consensus value and latent score")
 	flag.Parse()
 	dir := filepath.Join(*data, "snow2008_affect")
-	items, err := readCSV(filepath.Join(dir, "items.csv"))
+	items, err := testutil.Records(filepath.Join(dir, "items.csv"))
 	check(err)
-	ratings, err := readCSV(filepath.Join(dir, "ratings.csv"))
+	ratings, err := testutil.Records(filepath.Join(dir, "ratings.csv"))
 	check(err)
 	fmt.Printf("likelihood %s, dispersions %s, bounds %s, engine %s, dispersion %v, bias %v\n", *likelihood, *dispersions, *bounds, *engine, *dispersion, *bias)
 	fmt.Printf("%-9s %28s %28s %28s %8s\n", "dimension", "Pearson: consensus mean median", "Spearman: consensus mean median", "consensus >= mean, median", "seconds")
@@ -153,15 +153,6 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "snow:", err)
 		os.Exit(1)
 	}
-}
-
-func readCSV(name string) ([][]string, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return csv.NewReader(f).ReadAll()
 }
 
 // dimension returns one dimension's ratings as bounded data ([0, 100],
