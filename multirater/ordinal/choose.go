@@ -77,8 +77,11 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	priors := append([]Prior{{Kernel: data.Kernel, Cov: data.Cov, Learn: data.Learn}}, data.Alt...)
 	total := len(priors) * len(disps)
 	if total == 1 {
-		res, _, err := fitDet(ctx, data, opts, PerRater)
-		return res, err
+		res, df, err := fitDet(ctx, data, opts, PerRater)
+		if err != nil {
+			return nil, err
+		}
+		return res, df.intervals(ctx, res)
 	}
 	type fitted struct {
 		res *multirater.FitResult
@@ -160,6 +163,9 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	res.Diagnostics.Choice = "chosen among " + strings.Join(names, ", ") + " (noise/kernel) " + by + ": " + why
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, res.Diagnostics.Choice)
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, notes...)
+	if err := fits[best].df.intervals(ctx, res); err != nil {
+		return nil, err
+	}
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
 	if opts.Progress != nil {
 		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})

@@ -116,7 +116,9 @@ func (o DetOptions) WithDefaults() DetOptions {
 // The result has the same shape as Fit's: each item's score is its
 // Gaussian posterior marginal, its grade distribution the average over
 // raters of their predictive distributions (Chu eq. 18); the rater
-// precision is the point estimate 1/sigma_l^2 (sd 0); Draws hold joint
+// precision is the estimate 1/sigma_l^2 and the thresholds the estimates,
+// with 95% intervals of the Laplace approximation of their posterior
+// (raterLaplace); Draws hold joint
 // draws from the Gaussian posterior with the learnt rater parameters, so
 // that the predictors work unchanged. Diagnostics.Engine holds the engine,
 // its iterations and the log evidence.
@@ -136,8 +138,11 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	if disp == Auto {
 		return choose(ctx, data, opts)
 	}
-	res, _, err := fitDet(ctx, data, opts, disp)
-	return res, err
+	res, df, err := fitDet(ctx, data, opts, disp)
+	if err != nil {
+		return nil, err
+	}
+	return res, df.intervals(ctx, res)
 }
 
 // detFit is what the choice needs of one fit besides its document: the
@@ -147,6 +152,9 @@ type detFit struct {
 	logZ    float64
 	params  int
 	penalty float64
+	// intervals gives the fit's rater parameters their Laplace intervals
+	// (raterIntervals), for the fit kept only.
+	intervals func(ctx context.Context, res *multirater.FitResult) error
 }
 
 // fitDet is FitDeterministic with one noise model (PerRater, SharedThresholds or
@@ -276,6 +284,9 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	}
 
 	res := detResult(data, opts, liks, perRater, a, rng)
+	df.intervals = func(ctx context.Context, res *multirater.FitResult) error {
+		return raterIntervals(ctx, res, prob, a, nm)
+	}
 	switch mode {
 	case Shared:
 		res.Model.Noise = Shared
@@ -363,7 +374,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	dg := &res.Diagnostics
 	a.Diagnose(dg, opts.Engine)
 
-	// Raters: point estimates.
+	// Raters: the estimates (their intervals: raterLaplace, after).
 	levelCounts := make([][]int, nl)
 	for l := range levelCounts {
 		levelCounts[l] = make([]int, nk)
