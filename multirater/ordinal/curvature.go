@@ -33,9 +33,17 @@ type raterLaplace struct {
 	chol mat.Cholesky
 }
 
+// maxCurvatureCond is the largest condition number of the curvature whose
+// inverse is used: above it a direction is flat to within the central
+// differences' error (relative 1e-6 of the largest curvature at best, so
+// 1e10 leaves a margin of four digits), as where the data identify only a
+// combination of the parameters (one rater and the identity kernel: the
+// evidence depends on b / sqrt(1 + sigma^2) alone).
+const maxCurvatureCond = 1e10
+
 // errCurvature says that the curvature is not positive definite at the
 // estimate (a maximum on a boundary, or a flat direction).
-var errCurvature = errors.New("the curvature of the objective in the rater parameters is not positive definite")
+var errCurvature = errors.New("the curvature of the objective in the rater parameters is not positive definite, or flat in some direction (the data identify only a combination of them)")
 
 // newRaterLaplace forms and factorises H for the fitted problem prob (its
 // owners' parameters at their estimates) with its final approximation a;
@@ -63,7 +71,7 @@ func newRaterLaplace(ctx context.Context, prob *infer.Problem, a *infer.Approx, 
 	if err != nil {
 		return nil, err
 	}
-	if !rl.chol.Factorize(h) {
+	if !rl.chol.Factorize(h) || rl.chol.Cond() > maxCurvatureCond {
 		return nil, errCurvature
 	}
 	return rl, nil

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"concord/multirater"
+	"concord/multirater/infer"
+	"concord/multirater/lik"
 	"concord/multirater/mcmc"
 )
 
@@ -85,5 +87,57 @@ func TestRaterLaplaceAgainstGibbs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEmptyWidths: without priors, the widths of interior levels that an
+// owner's ratings do not use are fixed (Chu's parameter k for level k);
+// the outer empty levels and the used ones are not, nor any with priors;
+// and a one-rater fit holds those levels at width e^lnZeroWidth.
+func TestEmptyWidths(t *testing.T) {
+	const nk = 7
+	cases := []struct {
+		levels []int
+		on     bool
+		want   []int
+	}{
+		{[]int{0, 3, 6}, true, []int{1, 2, 4, 5}},
+		{[]int{1, 2, 5}, true, []int{3, 4}},
+		{[]int{0, 1, 2, 3, 4, 5, 6}, true, nil},
+		{[]int{0, 6}, false, nil},
+	}
+	for _, c := range cases {
+		nm := newNoiseModel(PerRater, 1, nk)
+		prob := &infer.Problem{}
+		for _, y := range c.levels {
+			prob.Sites = append(prob.Sites, lik.Site{Y: float64(y)})
+			prob.Owner = append(prob.Owner, 0)
+		}
+		var got []int
+		for k, x := range emptyWidths(prob, nm, nk, c.on)[0] {
+			if x {
+				got = append(got, k)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("levels %v (on %v): fixed %v, want %v", c.levels, c.on, got, c.want)
+		}
+	}
+	d := laplaceBed(2, 150, 1, []float64{4}, [][]float64{{-1, -0.3, 0.3, 1}})
+	for j := range d.Ratings {
+		if d.Ratings[j].Level == 2 {
+			d.Ratings[j].Level = 1 // level 3 of 5 left empty
+		}
+	}
+	res, err := FitDeterministic(context.Background(), d, DetOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.Raters[0].Thresholds
+	if w := b[2].Mean - b[1].Mean; math.Abs(w-math.Exp(lnZeroWidth)) > 1e-9 {
+		t.Errorf("the empty level's width %v, want e^%d", w, lnZeroWidth)
+	}
+	if !res.Diagnostics.Converged {
+		t.Errorf("not converged: %q", res.Diagnostics.Notes)
 	}
 }

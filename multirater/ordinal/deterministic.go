@@ -157,6 +157,42 @@ type detFit struct {
 	intervals func(ctx context.Context, res *multirater.FitResult) error
 }
 
+// addPenalty counts the learnt rater parameters of noise model mode and
+// adds their penalty, 1/2 ln(n) each with n the ratings that inform it
+// (its rater's, or all of them for a shared one): nb thresholds less the
+// widths fixed at 0 (empty, per owner) and ns noise sds per owner, owned
+// and ratedBy the ratings per owner and per rater.
+func (df *detFit) addPenalty(mode string, nb, ns int, owned, ratedBy []int, empty [][]bool, ratings int) {
+	add := func(k, m int) {
+		if m > 0 {
+			df.params += k
+			df.penalty += 0.5 * float64(k) * math.Log(float64(m))
+		}
+	}
+	nfix := func(l int) int {
+		c := 0
+		for _, x := range empty[l] {
+			if x {
+				c++
+			}
+		}
+		return c
+	}
+	switch mode {
+	case PerRater:
+		for l, m := range owned {
+			add(nb+ns-nfix(l), m)
+		}
+	case Shared:
+		add(nb+ns-nfix(0), ratings)
+	case SharedThresholds:
+		add(nb-nfix(0), ratings)
+		for _, m := range ratedBy {
+			add(ns, m)
+		}
+	}
+}
+
 // fitDet is FitDeterministic with one noise model (PerRater, SharedThresholds or
 // Shared).
 func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*multirater.FitResult, detFit, error) {
@@ -207,9 +243,12 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	// thresholds, then ln sigma).
 	learnB := len(opts.Thresholds) == 0
 	learnS := opts.Sigma == 0
+	// Without priors, an owner's interior level that none of its ratings
+	// use has width 0 at the maximum (emptyWidths): fixed there.
+	empty := emptyWidths(prob, nm, nk, learnB && !opts.Priors)
 	prob.Fixed = func(l, k int) bool {
 		if k < nk-1 {
-			return !learnB
+			return !learnB || empty[l][k]
 		}
 		return !learnS
 	}
@@ -235,6 +274,13 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 			sig = opts.Sigma
 		}
 		nm.startTo(dst, b, sig)
+		for l, e := range empty {
+			for k, x := range e {
+				if x {
+					dst[l*nm.owners[0].NumParams()+k] = lnZeroWidth
+				}
+			}
+		}
 	}
 	if opts.Priors {
 		prob.PriorNote = "log evidence + log prior of the rater parameters"
@@ -245,17 +291,9 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	if err != nil {
 		return nil, detFit{}, err
 	}
-	// The penalty: 1/2 ln(n) per learnt parameter, n the ratings that
-	// inform it (its rater's, or all of them for a shared one); 1/2
+	// The penalty: 1/2 ln(n) per learnt parameter (addPenalty); 1/2
 	// ln(ratings) per learnt kernel hyperparameter.
-	var df detFit
-	df.logZ = a.LogZ
-	add := func(k, m int) {
-		if m > 0 {
-			df.params += k
-			df.penalty += 0.5 * float64(k) * math.Log(float64(m))
-		}
-	}
+	df := detFit{logZ: a.LogZ}
 	nb := 0
 	if learnB {
 		nb = nk - 1
@@ -264,19 +302,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	if learnS {
 		ns = 1
 	}
-	switch mode {
-	case PerRater:
-		for _, m := range owned {
-			add(nb+ns, m)
-		}
-	case Shared:
-		add(nb+ns, len(data.Ratings))
-	case SharedThresholds:
-		add(nb, len(data.Ratings))
-		for _, m := range ratedBy {
-			add(ns, m)
-		}
-	}
+	df.addPenalty(mode, nb, ns, owned, ratedBy, empty, len(data.Ratings))
 	if prob.Kernel != nil {
 		h := prob.Kernel.Size()
 		df.params += h
