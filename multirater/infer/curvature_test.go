@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"concord/multirater"
-	"concord/multirater/lik"
 )
 
 // TestCurvatureWarpedExact: with the identity prior and one warped site
@@ -27,14 +26,7 @@ func TestCurvatureWarpedExact(t *testing.T) {
 		ys[i] = 0.5 * math.Erfc(-zs[i]/math.Sqrt2)
 	}
 	for _, engine := range []string{multirater.EngineEP, multirater.EngineLaplace} {
-		w := &lik.Warped{Sigma: 2}
-		p := &Problem{Engine: engine, N: n, Liks: []lik.LaplaceLearnable{w}, Restarts: 1,
-			Start:     func(s int, _ *rand.Rand, dst []float64) { dst[0] = math.Log(2) },
-			FactorTol: func() float64 { return 1e-2 }}
-		for i, y := range ys {
-			p.Sites = append(p.Sites, lik.Site{Item: i, Y: y, Lik: w})
-			p.Owner = append(p.Owner, 0)
-		}
+		p, w := warpedProblem(engine, ys, 2)
 		a, err := Fit(context.Background(), p, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			t.Fatal(err)
