@@ -14,6 +14,20 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// warpedProblem is one warped site per item of ys under the identity
+// prior, its noise sd learnt from sigma0 (one start).
+func warpedProblem(engine string, ys []float64, sigma0 float64) (*Problem, *lik.Warped) {
+	w := &lik.Warped{Sigma: sigma0}
+	p := &Problem{Engine: engine, N: len(ys), Liks: []lik.LaplaceLearnable{w}, Restarts: 1,
+		Start:     func(s int, _ *rand.Rand, dst []float64) { dst[0] = math.Log(sigma0) },
+		FactorTol: func() float64 { return 1e-2 }}
+	for i, y := range ys {
+		p.Sites = append(p.Sites, lik.Site{Item: i, Y: y, Lik: w})
+		p.Owner = append(p.Owner, 0)
+	}
+	return p, w
+}
+
 // TestFitLearnsWarpedNoise: with the identity prior and one warped site per
 // item, z_n = Phi^-1(y_n) is N(0, 1 + sigma^2) independently, so the
 // evidence is maximised at sigma^2 = mean(z^2) - 1; both engines find it
@@ -34,16 +48,9 @@ func TestFitLearnsWarpedNoise(t *testing.T) {
 		engine string
 		fixed  bool
 	}{{multirater.EngineEP, false}, {multirater.EngineLaplace, false}, {multirater.EngineEP, true}} {
-		w := &lik.Warped{Sigma: 3}
-		p := &Problem{Engine: tc.engine, N: n, Liks: []lik.LaplaceLearnable{w}, Restarts: 1,
-			Start:     func(s int, _ *rand.Rand, dst []float64) { dst[0] = math.Log(3) },
-			FactorTol: func() float64 { return 1e-2 }}
+		p, w := warpedProblem(tc.engine, ys, 3)
 		if tc.fixed {
 			p.Fixed = func(l, k int) bool { return true }
-		}
-		for i, y := range ys {
-			p.Sites = append(p.Sites, lik.Site{Item: i, Y: y, Lik: w})
-			p.Owner = append(p.Owner, 0)
 		}
 		a, err := Fit(context.Background(), p, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {

@@ -77,8 +77,11 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	priors := append([]Prior{{Kernel: data.Kernel, Cov: data.Cov, Learn: data.Learn}}, data.Alt...)
 	total := len(priors) * len(disps)
 	if total == 1 {
-		res, _, err := fitDet(ctx, data, opts, PerRater)
-		return res, err
+		res, df, err := fitDet(ctx, data, opts, PerRater)
+		if err != nil {
+			return nil, err
+		}
+		return res, df.intervals(ctx, res)
 	}
 	type fitted struct {
 		res *multirater.FitResult
@@ -121,6 +124,11 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	by := "by the penalised log evidence"
 	if len(disps) > 1 {
 		by += " (the per-rater model nests the shared ones, so its maximised evidence is never lower)"
+	}
+	// The chosen candidate's rater intervals (the Laplace approximation
+	// of their type-II posterior), before the choice's note and timing.
+	if err := fits[best].df.intervals(ctx, res); err != nil {
+		return nil, err
 	}
 	ch.Report(res, "(noise/kernel) "+by, why, opts.Progress)
 	return res, nil

@@ -107,7 +107,9 @@ func (o DetOptions) WithDefaults() DetOptions {
 // The result has the same shape as Fit's: each item's score is its
 // Gaussian posterior marginal, its grade distribution the average over
 // raters of their predictive distributions (Chu eq. 18); the rater
-// precision is the point estimate 1/sigma_l^2 (sd 0); Draws hold joint
+// precision is the estimate 1/sigma_l^2 and the thresholds the estimates,
+// with 95% intervals of the Laplace approximation of their posterior
+// (raterLaplace); Draws hold joint
 // draws from the Gaussian posterior with the learnt rater parameters, so
 // that the predictors work unchanged. Diagnostics.Engine holds the engine,
 // its iterations and the log evidence.
@@ -127,8 +129,11 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	if disp == Auto {
 		return choose(ctx, data, opts)
 	}
-	res, _, err := fitDet(ctx, data, opts, disp)
-	return res, err
+	res, df, err := fitDet(ctx, data, opts, disp)
+	if err != nil {
+		return nil, err
+	}
+	return res, df.intervals(ctx, res)
 }
 
 // detFit is what the choice needs of one fit besides its document: the
@@ -138,6 +143,45 @@ type detFit struct {
 	logZ    float64
 	params  int
 	penalty float64
+	// intervals gives the fit's rater parameters their Laplace intervals
+	// (raterIntervals), for the fit kept only.
+	intervals func(ctx context.Context, res *multirater.FitResult) error
+}
+
+// addPenalty counts the learnt rater parameters of noise model mode and
+// adds their penalty, 1/2 ln(n) each with n the ratings that inform it
+// (its rater's, or all of them for a shared one): nb thresholds less the
+// widths fixed at 0 (empty, per owner) and ns noise sds per owner, owned
+// and ratedBy the ratings per owner and per rater.
+func (df *detFit) addPenalty(mode string, nb, ns int, owned, ratedBy []int, empty [][]bool, ratings int) {
+	add := func(k, m int) {
+		if m > 0 {
+			df.params += k
+			df.penalty += 0.5 * float64(k) * math.Log(float64(m))
+		}
+	}
+	nfix := func(l int) int {
+		c := 0
+		for _, x := range empty[l] {
+			if x {
+				c++
+			}
+		}
+		return c
+	}
+	switch mode {
+	case PerRater:
+		for l, m := range owned {
+			add(nb+ns-nfix(l), m)
+		}
+	case Shared:
+		add(nb+ns-nfix(0), ratings)
+	case SharedThresholds:
+		add(nb-nfix(0), ratings)
+		for _, m := range ratedBy {
+			add(ns, m)
+		}
+	}
 }
 
 // fitDet is FitDeterministic with one noise model (PerRater, SharedThresholds or
@@ -189,9 +233,12 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	// thresholds, then ln sigma).
 	learnB := len(opts.Thresholds) == 0
 	learnS := opts.Sigma == 0
+	// Without priors, an owner's interior level that none of its ratings
+	// use has width 0 at the maximum (emptyWidths): fixed there.
+	empty := emptyWidths(prob, nm, nk, learnB && !opts.Priors)
 	prob.Fixed = func(l, k int) bool {
 		if k < nk-1 {
-			return !learnB
+			return !learnB || empty[l][k]
 		}
 		return !learnS
 	}
@@ -217,6 +264,13 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 			sig = opts.Sigma
 		}
 		nm.startTo(dst, b, sig)
+		for l, e := range empty {
+			for k, x := range e {
+				if x {
+					dst[l*nm.owners[0].NumParams()+k] = lnZeroWidth
+				}
+			}
+		}
 	}
 	if opts.Priors {
 		prob.PriorNote = "log evidence + log prior of the rater parameters"
@@ -226,17 +280,9 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	if err != nil {
 		return nil, detFit{}, err
 	}
-	// The penalty: 1/2 ln(n) per learnt parameter, n the ratings that
-	// inform it (its rater's, or all of them for a shared one); 1/2
+	// The penalty: 1/2 ln(n) per learnt parameter (addPenalty); 1/2
 	// ln(ratings) per learnt kernel hyperparameter.
-	var df detFit
-	df.logZ = a.LogZ
-	add := func(k, m int) {
-		if m > 0 {
-			df.params += k
-			df.penalty += 0.5 * float64(k) * math.Log(float64(m))
-		}
-	}
+	df := detFit{logZ: a.LogZ}
 	nb := 0
 	if learnB {
 		nb = nk - 1
@@ -245,19 +291,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	if learnS {
 		ns = 1
 	}
-	switch mode {
-	case PerRater:
-		for _, m := range owned {
-			add(nb+ns, m)
-		}
-	case Shared:
-		add(nb+ns, len(data.Ratings))
-	case SharedThresholds:
-		add(nb, len(data.Ratings))
-		for _, m := range ratedBy {
-			add(ns, m)
-		}
-	}
+	df.addPenalty(mode, nb, ns, owned, ratedBy, empty, len(data.Ratings))
 	if prob.Kernel != nil {
 		h := prob.Kernel.Size()
 		df.params += h
@@ -265,6 +299,9 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	}
 
 	res := detResult(data, opts, nm.liks, perRater, a, rng)
+	df.intervals = func(ctx context.Context, res *multirater.FitResult) error {
+		return raterIntervals(ctx, res, prob, a, nm)
+	}
 	switch mode {
 	case Shared:
 		res.Model.Noise = Shared
@@ -352,7 +389,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	dg := &res.Diagnostics
 	a.Diagnose(dg, opts.Engine)
 
-	// Raters: point estimates.
+	// Raters: the estimates (their intervals: raterLaplace, after).
 	levelCounts := make([][]int, nl)
 	for l := range levelCounts {
 		levelCounts[l] = make([]int, nk)

@@ -3,6 +3,7 @@ package ordinal
 import (
 	"math"
 
+	"concord/multirater/infer"
 	"concord/multirater/lik"
 )
 
@@ -191,4 +192,60 @@ func (s *tiedSite) LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64) {
 	s.spread(dlp, a)
 	s.spread(dd1, b)
 	s.spread(dd2, c)
+}
+
+// lnZeroWidth is ln Delta of a level fixed at width 0 (emptyWidths):
+// Delta = e^-9, about 1.2e-4, where L-BFGS's approach to 0 used to stop
+// (ASAP set 8's rater: the empty levels' widths below 5e-4 after about 100
+// iterations a start), small enough that the ratings at the level above
+// lose about Delta phi/sigma each of their log probability (the evidence
+// is within 0.01 nats of its supremum there), and wide enough that EP can
+// still condition on a rating at the level (the evidence-ratio predictor
+// rates every level: at e^-30 its EP runs did not converge).
+const lnZeroWidth = -9
+
+// emptyWidths reports, per owner of nm's parameters, which of its
+// threshold parameters (Chu's: b_1, ln Delta_2, ...) are the widths of
+// interior levels that none of the owner's ratings (prob's sites) use, when
+// on (learnt thresholds without priors). Only the ratings at the levels
+// either side of such a level depend on where its thresholds lie, and
+// they gain from the level's width going to 0 (the rating above it has
+// probability Phi((b_{k+1} - f)/sigma) - Phi((b_k - f)/sigma), largest
+// at b_k = b_{k-1}): the evidence is maximised at width 0, which an
+// optimiser approaches along a flat direction without reaching it
+// (on ASAP set 8's rater, 5 empty levels of 26, L-BFGS took about 100
+// iterations a start), and which leaves the curvature there singular.
+// Such a width is fixed at lnZeroWidth instead of learnt.
+func emptyWidths(prob *infer.Problem, nm *noiseModel, nk int, on bool) [][]bool {
+	out := make([][]bool, len(nm.owners))
+	for l := range out {
+		out[l] = make([]bool, nk-1)
+	}
+	if !on || nk < 3 {
+		return out
+	}
+	used := make([][]bool, len(nm.owners))
+	for l := range used {
+		used[l] = make([]bool, nk)
+	}
+	for j, s := range prob.Sites {
+		used[prob.Owner[j]][int(s.Y)] = true
+	}
+	for l, u := range used {
+		lo, hi := -1, -1
+		for k, x := range u {
+			if x {
+				if lo < 0 {
+					lo = k
+				}
+				hi = k
+			}
+		}
+		// Level k (0 < k < nk-1) lies between b_{k-1} and b_k; its width
+		// is parameter k.
+		for k := lo + 1; k < hi; k++ {
+			out[l][k] = !u[k]
+		}
+	}
+	return out
 }

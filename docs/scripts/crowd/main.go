@@ -112,6 +112,7 @@ func main() {
 	rteOut := flag.String("rte-out", "", "keep the RTE subsamples in this folder (one subfolder k<k>_s<seed> with ratings.csv and items.csv)")
 	timeout := flag.Duration("timeout", 10*time.Minute, "limit of one fit")
 	tsvPath := flag.String("tsv", "", "also write every result as TSV rows (dataset, method, accuracy, wall_s, cpu_s) to this file")
+	candDirs := flag.String("candidates", "", "comma-separated folders of beds (one per generator seed): print only the candidate table (every rater model forced, the default, MV with ties split, DS, one-coin DS, MACE) over them")
 	flag.Parse()
 
 	cfg := config{concord: *concord, fitArgs: strings.Fields(*fitArgs), timeout: *timeout, baseline: *withBaselines}
@@ -145,6 +146,10 @@ func main() {
 		if n = strings.TrimSpace(n); n != "" {
 			want[n] = true
 		}
+	}
+	if *candDirs != "" {
+		candidateRun(cfg, strings.Split(*candDirs, ","), want)
+		return
 	}
 	fmt.Printf("concord %s, %s\n", describeBuild(), strings.Join(append([]string{"concord fit --duplicates keep --model confusion"}, cfg.fitArgs...), " "))
 	fmt.Printf("crowd-kit: %s\n\n", *ckPath)
