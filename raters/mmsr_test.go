@@ -12,7 +12,9 @@ import (
 // label, score and skill to 1e-8, with the tie rule a crowd-kit user gets
 // (TieFirst in sorted class order). On crowd-kit's toy and simple fixtures
 // the run starts from crowd-kit's own start (its fixed point on toy
-// depends on the start); on the synthetic sets from concord's seeded start,
+// depends on the start), given as numbers or drawn by RandomStart
+// StartCrowdKit with crowd-kit's random_state 0; on the synthetic sets
+// from concord's seeded start,
 // where crowd-kit's own skills differ by at most 2.8e-10 over five random
 // starts (its "spread" rows) and both stop when the rank-one estimate
 // moves by less than 1e-10: 1e-8 leaves room for that, and the log-odds
@@ -23,19 +25,22 @@ func TestMMSRCrowdKit(t *testing.T) {
 		name, data string
 		given      bool // start from crowd-kit's start rows
 		seed       uint64
+		start      RandomStart
 	}{
-		{"mmsr_toy", "crowdkit_toy.csv", true, 0},
-		{"mmsr_simple", "crowdkit_simple.csv", true, 0},
-		{"mmsr_simple", "crowdkit_simple.csv", false, 3},
-		{"mmsr_dense3", "mmsr_dense3.csv", false, 1},
-		{"mmsr_adv2", "mmsr_adv2.csv", false, 2},
-		{"mmsr_near", "mmsr_near.csv", false, 7},
+		{"mmsr_toy", "crowdkit_toy.csv", true, 0, StartConcord},
+		{"mmsr_toy", "crowdkit_toy.csv", false, 0, StartCrowdKit},
+		{"mmsr_simple", "crowdkit_simple.csv", true, 0, StartConcord},
+		{"mmsr_simple", "crowdkit_simple.csv", false, 0, StartCrowdKit},
+		{"mmsr_simple", "crowdkit_simple.csv", false, 3, StartConcord},
+		{"mmsr_dense3", "mmsr_dense3.csv", false, 1, StartConcord},
+		{"mmsr_adv2", "mmsr_adv2.csv", false, 2, StartConcord},
+		{"mmsr_near", "mmsr_near.csv", false, 7, StartConcord},
 	}
 	rows := readCSV(t, "testdata/reference_mmsr.csv")
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%s/given=%v", tc.name, tc.given), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/given=%v/start=%s/seed=%d", tc.name, tc.given, tc.start, tc.seed), func(t *testing.T) {
 			r, items, raters, cats := longTable(readCSV(t, "testdata/"+tc.data), "item_id", "rater_id", "label")
-			o := MMSROptions{Ties: TieFirst, Seed: tc.seed}
+			o := MMSROptions{Ties: TieFirst, Seed: tc.seed, RandomStart: tc.start}
 			if tc.given {
 				o.Start = make([]float64, len(raters))
 				for _, ref := range rows {
@@ -200,5 +205,65 @@ func TestMMSREdges(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
+	}
+}
+
+// TestCrowdKitStarts checks StartCrowdKit's draws against the starts
+// crowd-kit 1.4.1 itself drew (make_reference_mmsr.py's start rows:
+// scipy's uniform.rvs(random_state=0) per worker in order of first label;
+// make_reference_crowdkit_options.py's reliability0 rows: KOS's
+// np.random.normal(1, 1) per row of its data after np.random.seed(0)):
+// the uniforms bit for bit, the normals within 2 ulp of the standard
+// normal (Go's math.Log against the C library's). KOS's draws follow the
+// order the labels were added also when the report hands KOS its labels
+// in item order (crowdKitReliabilities).
+func TestCrowdKitStarts(t *testing.T) {
+	for _, name := range []string{"toy", "simple"} {
+		rows := readCSV(t, "testdata/crowdkit_"+name+".csv")
+		r, _, raters, _ := longTable(rows, "item_id", "rater_id", "label")
+		nr := make([]int, r.Raters)
+		for _, l := range LabelsOf(r) {
+			nr[l.Rater]++
+		}
+		u := crowdKitUniforms(nr, CrowdKitSeed)
+		n := 0
+		for _, ref := range readCSV(t, "testdata/reference_mmsr.csv") {
+			if ref["case"] == "mmsr_"+name && ref["field"] == "start" {
+				n++
+				if got, want := u[indexOf(raters, ref["id"])], parseF(t, ref["value"]); got != want {
+					t.Errorf("%s: M-MSR start of %s %.17g, crowd-kit %.17g", name, ref["id"], got, want)
+				}
+			}
+		}
+		if n != len(raters) {
+			t.Errorf("%s: %d start rows for %d raters", name, n, len(raters))
+		}
+	}
+	for _, name := range []string{"bool", "toy"} {
+		var want []float64
+		for _, ref := range readCSV(t, "testdata/reference_crowdkit_options.csv") {
+			if ref["case"] == "kos_"+name && ref["field"] == "reliability0" {
+				want = append(want, parseF(t, ref["value"]))
+			}
+		}
+		r, _, _, _ := longTable(readCSV(t, "testdata/crowdkit_"+name+".csv"), "item_id", "rater_id", "label")
+		if len(want) != r.Len() {
+			t.Fatalf("kos_%s: %d reliability0 rows for %d labels", name, len(want), r.Len())
+		}
+		got := crowdKitNormals(r.Len(), CrowdKitSeed)
+		inItemOrder := crowdKitReliabilities(r, CrowdKitSeed)
+		_, order := r.byItem()
+		for e := range want {
+			// the standard normal is the draw - 1 (N(1, 1))
+			z, zw := got[e]-1, want[e]-1
+			if d := math.Abs(z - zw); d > 2*math.Abs(math.Nextafter(zw, math.Inf(1))-zw) {
+				t.Errorf("kos_%s: label %d starts at %.17g, crowd-kit %.17g", name, e, got[e], want[e])
+			}
+		}
+		for y, x := range order {
+			if inItemOrder[y] != got[x] {
+				t.Errorf("kos_%s: label %d (added %d-th) starts at %g in item order, %g in the order added", name, y, x, inItemOrder[y], got[x])
+			}
+		}
 	}
 }
