@@ -30,7 +30,9 @@ type MMSROptions struct {
 	// crowd-kit does (it draws both with the same random_state).
 	Seed uint64
 	// RandomStart StartCrowdKit draws the start instead as crowd-kit
-	// does, numpy's RandomState(Seed) (see StartCrowdKit).
+	// does, numpy's RandomState(Seed), one draw per rater in order of
+	// the rater's first label in labels: pass the labels in crowd-kit's
+	// data order (see StartCrowdKit).
 	RandomStart RandomStart
 	// Start, when not nil, is the start instead: one positive value per
 	// rater (raters without labels are ignored).
@@ -143,7 +145,7 @@ func MMSR(labels []Label, items, raters, k int, o MMSROptions) (*Consensus, erro
 		copy(u, o.Start)
 	case o.RandomStart == StartCrowdKit:
 		start = "crowdkit"
-		u = crowdKitUniforms(d.nr, o.Seed)
+		u = crowdKitUniforms(labels, raters, o.Seed)
 	default:
 		start = "random"
 		rnd := rand.New(rand.NewPCG(o.Seed, mmsrStream))
@@ -702,6 +704,6 @@ func dot(a, b []float64) float64 {
 // items with fewer than 4 others are left out with a note.
 func mmsrAggregator() aggregatorRun {
 	return aggregatorRun{"mmsr", "M-MSR", func(_ context.Context, in *aggInput) (*Consensus, error) {
-		return MMSR(in.labels, in.r.Items, in.r.Raters, in.r.K, MMSROptions{Values: in.vals, Ties: in.o.Ties, TieOrder: in.o.TieOrder, Seed: in.o.Seed, RandomStart: in.o.RandomStart, MinPartners: 4})
+		return MMSR(in.startLabels(), in.r.Items, in.r.Raters, in.r.K, MMSROptions{Values: in.vals, Ties: in.o.Ties, TieOrder: in.o.TieOrder, Seed: in.o.Seed, RandomStart: in.o.RandomStart, MinPartners: 4})
 	}}
 }

@@ -1,8 +1,10 @@
 package raters
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,19 +28,23 @@ func TestMMSRCrowdKit(t *testing.T) {
 		given      bool // start from crowd-kit's start rows
 		seed       uint64
 		start      RandomStart
+		// sorted hands MMSR the labels sorted by item and rater id (a
+		// project's order) instead of the file's
+		sorted bool
 	}{
-		{"mmsr_toy", "crowdkit_toy.csv", true, 0, StartConcord},
-		{"mmsr_toy", "crowdkit_toy.csv", false, 0, StartCrowdKit},
-		{"mmsr_simple", "crowdkit_simple.csv", true, 0, StartConcord},
-		{"mmsr_simple", "crowdkit_simple.csv", false, 0, StartCrowdKit},
-		{"mmsr_simple", "crowdkit_simple.csv", false, 3, StartConcord},
-		{"mmsr_dense3", "mmsr_dense3.csv", false, 1, StartConcord},
-		{"mmsr_adv2", "mmsr_adv2.csv", false, 2, StartConcord},
-		{"mmsr_near", "mmsr_near.csv", false, 7, StartConcord},
+		{"mmsr_toy_sorted", "crowdkit_toy.csv", false, 0, StartCrowdKit, true},
+		{"mmsr_toy", "crowdkit_toy.csv", true, 0, StartConcord, false},
+		{"mmsr_toy", "crowdkit_toy.csv", false, 0, StartCrowdKit, false},
+		{"mmsr_simple", "crowdkit_simple.csv", true, 0, StartConcord, false},
+		{"mmsr_simple", "crowdkit_simple.csv", false, 0, StartCrowdKit, false},
+		{"mmsr_simple", "crowdkit_simple.csv", false, 3, StartConcord, false},
+		{"mmsr_dense3", "mmsr_dense3.csv", false, 1, StartConcord, false},
+		{"mmsr_adv2", "mmsr_adv2.csv", false, 2, StartConcord, false},
+		{"mmsr_near", "mmsr_near.csv", false, 7, StartConcord, false},
 	}
 	rows := readCSV(t, "testdata/reference_mmsr.csv")
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%s/given=%v/start=%s/seed=%d", tc.name, tc.given, tc.start, tc.seed), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/given=%v/start=%s/seed=%d/sorted=%v", tc.name, tc.given, tc.start, tc.seed, tc.sorted), func(t *testing.T) {
 			r, items, raters, cats := longTable(readCSV(t, "testdata/"+tc.data), "item_id", "rater_id", "label")
 			o := MMSROptions{Ties: TieFirst, Seed: tc.seed, RandomStart: tc.start}
 			if tc.given {
@@ -49,7 +55,13 @@ func TestMMSRCrowdKit(t *testing.T) {
 					}
 				}
 			}
-			c, err := MMSR(fileLabels(t, "testdata/"+tc.data, items, raters, cats), r.Items, r.Raters, r.K, o)
+			labels := fileLabels(t, "testdata/"+tc.data, items, raters, cats)
+			if tc.sorted {
+				slices.SortStableFunc(labels, func(a, b Label) int {
+					return cmp.Or(cmp.Compare(items[a.Item], items[b.Item]), cmp.Compare(raters[a.Rater], raters[b.Rater]))
+				})
+			}
+			c, err := MMSR(labels, r.Items, r.Raters, r.K, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,18 +226,14 @@ func TestMMSREdges(t *testing.T) {
 // make_reference_crowdkit_options.py's reliability0 rows: KOS's
 // np.random.normal(1, 1) per row of its data after np.random.seed(0)):
 // the uniforms bit for bit, the normals within 2 ulp of the standard
-// normal (Go's math.Log against the C library's). KOS's draws follow the
-// order the labels were added also when the report hands KOS its labels
-// in item order (crowdKitReliabilities).
+// normal (Go's math.Log against the C library's). The report hands them
+// the labels in the data's order (Options.DataOrder) whatever order the
+// labels were added in: here the file's rows added in reverse.
 func TestCrowdKitStarts(t *testing.T) {
 	for _, name := range []string{"toy", "simple"} {
 		rows := readCSV(t, "testdata/crowdkit_"+name+".csv")
-		r, _, raters, _ := longTable(rows, "item_id", "rater_id", "label")
-		nr := make([]int, r.Raters)
-		for _, l := range LabelsOf(r) {
-			nr[l.Rater]++
-		}
-		u := crowdKitUniforms(nr, CrowdKitSeed)
+		r, items, raters, cats := longTable(rows, "item_id", "rater_id", "label")
+		u := crowdKitUniforms(fileLabels(t, "testdata/crowdkit_"+name+".csv", items, raters, cats), len(raters), CrowdKitSeed)
 		n := 0
 		for _, ref := range readCSV(t, "testdata/reference_mmsr.csv") {
 			if ref["case"] == "mmsr_"+name && ref["field"] == "start" {
@@ -235,7 +243,7 @@ func TestCrowdKitStarts(t *testing.T) {
 				}
 			}
 		}
-		if n != len(raters) {
+		if n != len(raters) || n != r.Raters {
 			t.Errorf("%s: %d start rows for %d raters", name, n, len(raters))
 		}
 	}
@@ -246,13 +254,13 @@ func TestCrowdKitStarts(t *testing.T) {
 				want = append(want, parseF(t, ref["value"]))
 			}
 		}
-		r, _, _, _ := longTable(readCSV(t, "testdata/crowdkit_"+name+".csv"), "item_id", "rater_id", "label")
-		if len(want) != r.Len() {
-			t.Fatalf("kos_%s: %d reliability0 rows for %d labels", name, len(want), r.Len())
+		path := "testdata/crowdkit_" + name + ".csv"
+		r, items, raters, cats := longTable(readCSV(t, path), "item_id", "rater_id", "label")
+		file := fileLabels(t, path, items, raters, cats)
+		if len(want) != len(file) {
+			t.Fatalf("kos_%s: %d reliability0 rows for %d labels", name, len(want), len(file))
 		}
-		got := crowdKitNormals(r.Len(), CrowdKitSeed)
-		inItemOrder := crowdKitReliabilities(r, CrowdKitSeed)
-		_, order := r.byItem()
+		got := crowdKitNormals(len(file), CrowdKitSeed)
 		for e := range want {
 			// the standard normal is the draw - 1 (N(1, 1))
 			z, zw := got[e]-1, want[e]-1
@@ -260,10 +268,15 @@ func TestCrowdKitStarts(t *testing.T) {
 				t.Errorf("kos_%s: label %d starts at %.17g, crowd-kit %.17g", name, e, got[e], want[e])
 			}
 		}
-		for y, x := range order {
-			if inItemOrder[y] != got[x] {
-				t.Errorf("kos_%s: label %d (added %d-th) starts at %g in item order, %g in the order added", name, y, x, inItemOrder[y], got[x])
-			}
+		rev := NewRatings(r.Items, r.Raters, r.K)
+		order := make([]int32, len(file))
+		for x := range file {
+			l := file[len(file)-1-x]
+			rev.Add(l.Item, l.Rater, float64(l.Class))
+			order[x] = int32(len(file) - 1 - x)
+		}
+		if back := labelsInDataOrder(rev, order); !slices.Equal(back, file) {
+			t.Errorf("kos_%s: labels in data order %v, the file's %v", name, back, file)
 		}
 	}
 }

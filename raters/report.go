@@ -52,6 +52,11 @@ type Options struct {
 	// StartConcord (the zero value) or StartCrowdKit (crowd-kit's numpy
 	// draws; Seed must then be below 2^32).
 	RandomStart RandomStart
+	// DataOrder, when not nil, gives each label's position in the user's
+	// data (the file's rows; crowd-kit's DataFrame order): the label added
+	// x-th is row DataOrder[x], a permutation of 0..r.Len()-1; nil means
+	// the order added. StartCrowdKit's draws follow it.
+	DataOrder []int32
 	// ConfLevel of every interval; 0 means 0.95.
 	ConfLevel float64
 	// ObservedCategoriesOnly: see CoefOptions.

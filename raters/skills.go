@@ -372,13 +372,7 @@ func skillAggregators() []aggregatorRun {
 			if in.r.K != 2 {
 				return nil, nil // two classes only: not applicable
 			}
-			o := in.skillOptions()
-			if o.RandomStart == StartCrowdKit {
-				// crowd-kit's draws follow its data order, the order the
-				// labels were added, not in.labels' item order.
-				o.Reliabilities = crowdKitReliabilities(in.r, o.Seed)
-			}
-			return KOS(in.labels, in.r.Items, in.r.Raters, in.r.K, o)
+			return KOS(in.startLabels(), in.r.Items, in.r.Raters, in.r.K, in.skillOptions())
 		}},
 		{"gold_majority", "gold majority vote", func(_ context.Context, in *aggInput) (*Consensus, error) {
 			if !hasGold(in.o.Gold) {
@@ -387,6 +381,16 @@ func skillAggregators() []aggregatorRun {
 			return GoldMajorityVote(in.labels, in.r.Items, in.r.Raters, in.r.K, in.o.Gold, in.skillOptions())
 		}},
 	}
+}
+
+// startLabels are the labels of the aggregators with a random start (M-MSR,
+// KOS): with StartCrowdKit in the user's data order (Options.DataOrder),
+// which crowd-kit's draws follow, otherwise in.labels.
+func (in *aggInput) startLabels() []Label {
+	if in.o.RandomStart == StartCrowdKit {
+		return labelsInDataOrder(in.r, in.o.DataOrder)
+	}
+	return in.labels
 }
 
 func (in *aggInput) skillOptions() SkillOptions {

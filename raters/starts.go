@@ -22,10 +22,11 @@ const (
 	// same draws for both factors), KOS's one N(1, 1) per label in the
 	// order the labels were added (np.random.seed(seed);
 	// np.random.normal(1, 1, size)). The seed must be below 2^32, as
-	// numpy requires; crowd-kit's default random_state is 0 for both, and
-	// with seed 0, the raters numbered in order of their first label and
-	// the labels in the file's order (as analysis.Table lays a dataset
-	// out) concord starts where crowd-kit does.
+	// numpy requires. Both draw in the order of the user's data (the
+	// labels given to MMSR and KOS; Options.DataOrder in Analyze):
+	// crowd-kit's default random_state is 0 for both, and with seed 0 and
+	// the labels in the order of crowd-kit's DataFrame concord starts
+	// where crowd-kit does.
 	StartCrowdKit
 )
 
@@ -70,14 +71,17 @@ func (s RandomStart) check(seed uint64) {
 }
 
 // crowdKitUniforms are M-MSR's crowd-kit start: numpy's RandomState(seed)
-// random_sample draws, one per rater with labels (nr[j] > 0) in rater
-// order; raters without labels get 0 (they are ignored).
-func crowdKitUniforms(nr []int, seed uint64) []float64 {
+// random_sample draws, one per rater in order of the rater's first label
+// in labels (crowd-kit numbers its workers by pd.unique, in data order);
+// raters without labels get 0 (they are ignored).
+func crowdKitUniforms(labels []Label, raters int, seed uint64) []float64 {
 	rs := nprand.New(uint32(seed))
-	u := make([]float64, len(nr))
-	for j := range u {
-		if nr[j] > 0 {
-			u[j] = rs.RandomSample()
+	u := make([]float64, raters)
+	seen := make([]bool, raters)
+	for _, l := range labels {
+		if !seen[l.Rater] {
+			seen[l.Rater] = true
+			u[l.Rater] = rs.RandomSample()
 		}
 	}
 	return u
@@ -94,15 +98,28 @@ func crowdKitNormals(n int, seed uint64) []float64 {
 	return out
 }
 
-// crowdKitReliabilities is KOS's crowd-kit start for the labels of
-// LabelsOf(r): one draw per label in the order the labels were added
-// (crowd-kit's data order), laid out in LabelsOf's order.
-func crowdKitReliabilities(r *Ratings, seed uint64) []float64 {
-	draws := crowdKitNormals(r.Len(), seed)
-	_, order := r.byItem()
-	out := make([]float64, len(order))
-	for y, x := range order {
-		out[y] = draws[x]
+// labelsInDataOrder returns r's labels in the order of the user's data:
+// label x (in the order added) at position order[x] (a permutation of
+// 0..r.Len()-1; nil: the order added), what crowd-kit's random starts
+// follow.
+func labelsInDataOrder(r *Ratings, order []int32) []Label {
+	out := make([]Label, r.Len())
+	if order != nil && len(order) != len(out) {
+		panic(fmt.Sprintf("raters: Options.DataOrder has %d positions for %d labels", len(order), len(out)))
+	}
+	var seen []bool
+	if order != nil {
+		seen = make([]bool, len(out))
+	}
+	for x := range out {
+		y := x
+		if order != nil {
+			if y = int(order[x]); y < 0 || y >= len(out) || seen[y] {
+				panic(fmt.Sprintf("raters: Options.DataOrder is not a permutation (position %d)", y))
+			}
+			seen[y] = true
+		}
+		out[y] = Label{Item: int(r.item[x]), Rater: int(r.rater[x]), Class: int(r.val[x])}
 	}
 	return out
 }

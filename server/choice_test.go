@@ -105,7 +105,7 @@ func TestAgreementTiesControl(t *testing.T) {
 		{"first", rte, rteKey, "?ties=first&below=0.5", []string{`data-ties="first"`, `data-query="ties=first"`, `<option value="first" selected>`,
 			`<option value="frequent">`, `<input type="hidden" name="below" value="0.5">`, `<input type="hidden" name="ties" value="first">`}, nil},
 		{"frequent", rte, rteKey, "?ties=frequent", []string{`data-ties="frequent"`, `<option value="frequent" selected>`}, nil},
-		{"unknown rule", rte, rteKey, "?ties=random", []string{`data-ties=""`, `<option value="frequent" selected>`}, []string{"random"}},
+		{"unknown rule", rte, rteKey, "?ties=random", []string{`data-ties=""`, `<option value="frequent" selected>`}, []string{`value="random"`, "ties=random", `data-ties="random"`}},
 		{"bounded", sliders, sliderKey, "", []string{`id="agreement"`}, []string{`id="ties-form"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
