@@ -125,18 +125,28 @@
     percent_agreement: "Percent agreement", conger_kappa: "Conger's kappa", icc: "ICC"
   };
 
-  function agreementRows(doc) {
+  // agreementRows lists the document's coefficients; withWeighted adds
+  // the weighted ones (doc.weighted: a set per weighting), which the page
+  // shows when its options ask for weights (weights=, weights_matrix=).
+  function agreementRows(doc, withWeighted) {
     var rows = [];
     function add(name, c) {
       if (c && typeof c.value === "number") { rows.push([name, c]); }
     }
+    function name(k) { return coefNames[k] || k.replace(/_/g, " "); }
     Object.keys(doc).forEach(function (k) {
       var v = doc[k];
       if (!v || typeof v !== "object" || Array.isArray(v) || k === "aggregators" || k === "weighted") { return; }
-      var label = coefNames[k] || k.replace(/_/g, " ");
+      var label = name(k);
       if (typeof v.value === "number") { add(label, v); return; }
       Object.keys(v).forEach(function (sub) { add(label + " (" + sub + ")", v[sub]); });
     });
+    if (withWeighted && doc.weighted) {
+      Object.keys(doc.weighted).forEach(function (w) {
+        var set = doc.weighted[w];
+        Object.keys(set).forEach(function (k) { add(name(k) + " (" + w + " weights)", set[k]); });
+      });
+    }
     return rows;
   }
 
@@ -160,7 +170,8 @@
     }).then(function (doc) {
       status.removeAttribute("data-job");
       var tbody = table.querySelector("tbody");
-      agreementRows(doc).forEach(function (r) {
+      var opts = new URLSearchParams(query || "");
+      agreementRows(doc, opts.has("weights") || opts.has("weights_matrix")).forEach(function (r) {
         var tr = document.createElement("tr");
         var c = r[1];
         var cells = [r[0], c.value.toFixed(3), (typeof c.ci_low === "number" ? c.ci_low.toFixed(3) + " to " + c.ci_high.toFixed(3) : ""), fmtP(c.p_value)];
