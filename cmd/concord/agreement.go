@@ -172,9 +172,12 @@ func defineAgreementFlags(e *env) *agreementFlags {
 }
 
 // given says whether the flag was set on the command line.
-func (f *agreementFlags) given(name string) bool {
+func (f *agreementFlags) given(name string) bool { return flagGiven(f.fs, name) }
+
+// flagGiven says whether the flag name of fs was set on the command line.
+func flagGiven(fs *goflag.FlagSet, name string) bool {
 	set := false
-	f.fs.Visit(func(fl *goflag.Flag) { set = set || fl.Name == name })
+	fs.Visit(func(fl *goflag.Flag) { set = set || fl.Name == name })
 	return set
 }
 
