@@ -3,17 +3,21 @@ package server
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 )
 
-// TestBrowserAgreementWeights drives the project page's weights option in
-// headless Chromium: with ?weights=radical the coefficient table shows the
-// radical-weighted coefficients (Fleiss' kappa, Gwet's AC2, ...), each
+// TestBrowserAgreementWeights drives the project page's agreement options
+// in headless Chromium: with ?weights=radical the coefficient table shows
+// the radical-weighted coefficients (Fleiss' kappa, Gwet's AC2, ...), each
 // with the API's value to the 3 decimals shown; without a weights option
-// it shows none (the default weightings stay in the API's document). It
-// skips as TestBrowserDashboard does.
+// it shows none (the default weightings stay in the API's document). The
+// aggregator table shows each baseline aggregator's run, so that the
+// options show: ds_iter=2 stops Dawid-Skene after 2 iterations,
+// random_start=crowdkit starts M-MSR from crowd-kit's draws with seed 0.
+// It skips as TestBrowserDashboard does.
 func TestBrowserAgreementWeights(t *testing.T) {
 	cr := newChrome(t)
 	e, id, key := loadedEnv(t, "sirt-writing-k1")
@@ -38,4 +42,24 @@ func TestBrowserAgreementWeights(t *testing.T) {
 		t.Errorf("weights=radical: %d weighted rows, want the radical set (at least 5)", n)
 	}
 	cr.shot("dashboard-agreement-radical.png")
+
+	run := func(agg string) string {
+		return cr.eval(`(document.querySelector("#aggregator-table tr[data-aggregator='` + agg + `'] td:nth-child(3)") || {textContent: "none"}).textContent`)
+	}
+	if err := chromedp.Do(cr.ctx,
+		chromedp.Navigate(fmt.Sprintf("%s/projects/%d?ds_iter=2&random_start=crowdkit&bootstrap=0", e.url, id)),
+		chromedp.WaitVisible(chromedp.ID("aggregator-table")),
+	); err != nil {
+		t.Fatalf("page with ds_iter=2, random_start=crowdkit: %v", err)
+	}
+	if got := run("dawid_skene"); !strings.HasPrefix(got, "2 iterations, ") {
+		t.Errorf("ds_iter=2: Dawid-Skene's run %q", got)
+	}
+	if got := run("mmsr"); !strings.HasSuffix(got, "crowdkit start, seed 0") {
+		t.Errorf("random_start=crowdkit: M-MSR's run %q", got)
+	}
+	if n := cr.count(`document.querySelectorAll("#aggregator-table tbody tr").length`); n < 8 {
+		t.Errorf("aggregator table: %d rows", n)
+	}
+	cr.shot("dashboard-agreement-aggregators.png")
 }

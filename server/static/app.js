@@ -188,6 +188,7 @@
         (doc.bootstrap ? doc.bootstrap + " bootstrap replicates over items" : "analytic") + ". The full document (pairwise kappas, aggregators, rater profiles) is at /api/v1/projects/" + id + "/agreement.";
       table.hidden = false;
       aggregatorTies(doc, ties);
+      aggregatorTable(doc);
       agreementDetail(id, doc);
     }).catch(function (e) {
       status.textContent = "No agreement coefficients: " + e.message;
@@ -218,6 +219,39 @@
       parts.push(s);
     });
     if (parts.length) { p.textContent = parts.join("; ") + ". Ties go to " + rule + "."; }
+  }
+
+  // aggregatorTable lists the document's baseline aggregators: how many
+  // items each gives each label, and how its run went (iterations,
+  // convergence, start and seed), so that the options above (Dawid-Skene's
+  // iterations, the random starts, ...) show.
+  function aggregatorTable(doc) {
+    var table = document.getElementById("aggregator-table");
+    if (!table || !doc.aggregators) { return; }
+    var tbody = table.querySelector("tbody");
+    Object.keys(doc.aggregators).forEach(function (k) {
+      var c = doc.aggregators[k];
+      var counts = {}, order = [];
+      (c.items || []).forEach(function (it) {
+        if (typeof it.label !== "string") { return; }
+        if (!(it.label in counts)) { counts[it.label] = 0; order.push(it.label); }
+        counts[it.label]++;
+      });
+      order.sort();
+      var run = "";
+      if (c.fit) {
+        run = c.fit.iterations + " iterations, " + (c.fit.converged ? "converged" : "not converged") + ", " + c.fit.start + " start, seed " + c.fit.seed;
+      }
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-aggregator", k);
+      [k.replace(/_/g, " "), order.map(function (l) { return l + " " + counts[l]; }).join(", "), run].forEach(function (t) {
+        var td = document.createElement("td");
+        td.textContent = t;
+        tr.appendChild(td);
+      });
+      tbody.appendChild(tr);
+    });
+    table.hidden = !tbody.children.length;
   }
 
   // kappaColour maps an agreement value to a red (0 and below), yellow
