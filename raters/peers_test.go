@@ -47,10 +47,24 @@ type peerInput struct {
 	// Gold are known classes of some items (item -> label), crowd-kit's
 	// gold (Options.Gold).
 	Gold map[string]any `json:"gold"`
+	// Overlap, when > 0, makes the labels of crowd-kit's
+	// test_dawid_skene_overlap: raters 0..Overlap-1 each label items 0, 1,
+	// 2, "yes" unless (rater - item) % 3 == 0 (Python's modulo, never
+	// negative), in its order (rater by rater).
+	Overlap int `json:"overlap"`
 }
 
-// load reads File into the input.
+// load reads File into the input, or makes Overlap's labels.
 func (in *peerInput) load(t *testing.T) {
+	for p := 0; p < in.Overlap; p++ {
+		for i := 0; i < 3; i++ {
+			v := "yes"
+			if ((p-i)%3+3)%3 == 0 {
+				v = "no"
+			}
+			in.Labels = append(in.Labels, []any{strconv.Itoa(i), strconv.Itoa(p), v})
+		}
+	}
 	if in.File == "" {
 		return
 	}
