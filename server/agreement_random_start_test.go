@@ -39,15 +39,7 @@ func TestAgreementQueryRandomStart(t *testing.T) {
 			}
 		}
 	}
-	e := newEnv(t)
-	id, key := e.project("toy", "nominal:no,yes")
-	toy, err := os.ReadFile(td + "crowdkit_toy.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{"file": {"toy.csv", string(toy)}}, nil); resp.StatusCode != http.StatusCreated {
-		t.Fatalf("import: status %d: %s", resp.StatusCode, b)
-	}
+	e, id, key := crowdkitToyProject(t)
 	base := fmt.Sprintf("/api/v1/projects/%d/agreement?bootstrap=0&only=aggregators&ties=first", id)
 	mmsr := e.call("GET", base+"&random_start=crowdkit", key, nil, 200)["aggregators"].(map[string]any)["mmsr"].(map[string]any)
 	rows := mmsr["raters"].([]any)
@@ -72,4 +64,21 @@ func TestAgreementQueryRandomStart(t *testing.T) {
 		"random_start=crowdkit&seed=4294967296": "query parameter seed=4294967296 is over 4294967295",
 	})
 	e.wantError("GET", base+"&random_start=x", key, nil, http.StatusBadRequest, annotations.EINVALID, "random_start")
+}
+
+// crowdkitToyProject is a server with crowd-kit's toy fixture
+// (raters/testdata/crowdkit_toy.csv) imported as a nominal:no,yes
+// project, its id and key.
+func crowdkitToyProject(t *testing.T) (*testEnv, int64, string) {
+	t.Helper()
+	e := newEnv(t)
+	id, key := e.project("toy", "nominal:no,yes")
+	toy, err := os.ReadFile("../raters/testdata/crowdkit_toy.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{"file": {"toy.csv", string(toy)}}, nil); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("import: status %d: %s", resp.StatusCode, b)
+	}
+	return e, id, key
 }
