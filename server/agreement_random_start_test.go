@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"concord/annotations"
+	"concord/internal/testutil"
 )
 
 // TestAgreementQueryRandomStart: random_start=crowdkit draws M-MSR's start
@@ -21,22 +21,15 @@ import (
 // the fit reports the start and seed. Bad values are a 400 naming the
 // parameter.
 func TestAgreementQueryRandomStart(t *testing.T) {
-	td := "../raters/testdata/"
-	f, err := os.Open(td + "reference_mmsr.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := testutil.ReadCSV(t, "../raters/testdata/reference_mmsr.csv")
 	want := map[string]float64{}
 	for _, r := range recs[1:] {
 		if r[0] == "mmsr_toy_sorted" && r[1] == "rater" && r[3] == "skill" {
-			if want[r[2]], err = strconv.ParseFloat(r[4], 64); err != nil {
+			v, err := strconv.ParseFloat(r[4], 64)
+			if err != nil {
 				t.Fatal(err)
 			}
+			want[r[2]] = v
 		}
 	}
 	e, id, key := crowdkitToyProject(t)
