@@ -13,7 +13,8 @@ import (
 // in headless Chromium: with ?weights=radical the coefficient table shows
 // the radical-weighted coefficients (Fleiss' kappa, Gwet's AC2, ...), each
 // with the API's value to the 3 decimals shown; without a weights option
-// it shows none (the default weightings stay in the API's document). The
+// it shows none (the default weightings stay in the API's document); SE
+// and z are the API's too. The
 // aggregator table shows each baseline aggregator's run, so that the
 // options show: ds_iter=2 stops Dawid-Skene after 2 iterations,
 // random_start=crowdkit starts M-MSR from crowd-kit's draws with seed 0.
@@ -37,6 +38,12 @@ func TestBrowserAgreementWeights(t *testing.T) {
 	}
 	if got := cr.eval(rowValue); got != strconv.FormatFloat(want, 'f', 3, 64) {
 		t.Errorf("Fleiss' kappa (radical weights) shows %q, the API has %.6g", got, want)
+	}
+	// SE and z beside the p-value, as the API has them.
+	fk := doc["weighted"].(map[string]any)["radical"].(map[string]any)["fleiss_kappa"].(map[string]any)
+	cells := `(Array.from(document.querySelectorAll("#agreement-table tbody tr")).find(tr => tr.firstChild.textContent === "Fleiss' kappa (radical weights)") || {children: []}).children`
+	if se, z := cr.eval(cells+`[3].textContent`), cr.eval(cells+`[4].textContent`); se != strconv.FormatFloat(fk["se"].(float64), 'f', 3, 64) || z != strconv.FormatFloat(fk["z"].(float64), 'f', 2, 64) {
+		t.Errorf("Fleiss' kappa (radical weights): SE %q, z %q; the API has %v, %v", se, z, fk["se"], fk["z"])
 	}
 	if n := cr.count(weightedRows); n < 5 {
 		t.Errorf("weights=radical: %d weighted rows, want the radical set (at least 5)", n)

@@ -174,7 +174,8 @@
       agreementRows(doc, opts.has("weights") || opts.has("weights_matrix")).forEach(function (r) {
         var tr = document.createElement("tr");
         var c = r[1];
-        var cells = [r[0], c.value.toFixed(3), (typeof c.ci_low === "number" ? c.ci_low.toFixed(3) + " to " + c.ci_high.toFixed(3) : ""), fmtP(c.p_value)];
+        var cells = [r[0], c.value.toFixed(3), (typeof c.ci_low === "number" ? c.ci_low.toFixed(3) + " to " + c.ci_high.toFixed(3) : ""),
+          (typeof c.se === "number" ? c.se.toFixed(3) : ""), (typeof c.z === "number" ? c.z.toFixed(2) : ""), fmtP(c.p_value)];
         if (typeof doc.null_value === "number") { cells.push(fmtP(c.p_value_null)); }
         cells.forEach(function (t, i) {
           var td = document.createElement("td");
