@@ -82,7 +82,8 @@ func CategoryValues(s annotations.Scheme) []float64 {
 // linear in the labels. Labels must be in canonical form (as stored or as
 // annotations.LoadFiles returns them); a label outside the scheme is an
 // error. Every label is kept, repeated labels (--duplicates keep) included,
-// in the dataset's order (the order of the file or of the import): the
+// in the dataset's order (sorted by item and rater; LoadFiles's
+// Loaded.FileOrder has the file's, for raters.Options.DataOrder): the
 // aggregators count each one, as crowd-kit does, while the coefficients,
 // which are defined for one label per rater and item (Cohen's and the
 // pairwise kappas, and irrCAC's items × raters table for the others), use
@@ -176,7 +177,9 @@ func TieOrder(s annotations.Scheme) []int {
 // overwritten; a bounded scheme's [lo, hi] is the scale of the per-item
 // and per-rater agreement scores). It stops early with ctx's error when ctx is done (the
 // bootstrap and the Dawid-Skene EM check it); PlanBootstrap bounds the
-// bootstrap's work.
+// bootstrap's work. opts.DataOrder, when not nil, is the order of
+// ds.Labels in the user's file (Loaded.FileOrder), which crowd-kit's
+// random starts follow.
 func Agreement(ctx context.Context, ds *annotations.Dataset, opts raters.Options) (*AgreementReport, error) {
 	r, opts, err := agreementInput(ds, opts)
 	if err != nil {
@@ -241,6 +244,9 @@ func agreementInput(ds *annotations.Dataset, opts raters.Options) (*raters.Ratin
 		return nil, opts, annotations.Errorf(annotations.EINVALID, "custom agreement weights: %d rows for the %d categories of %s (read them with ReadLabelWeightMatrix)", len(opts.WeightMatrix), len(rt.Categories), ds.Scheme)
 	}
 	opts.RaterNames, opts.ItemNames = rt.Raters, rt.Items
+	if opts.DataOrder != nil && len(opts.DataOrder) != len(ds.Labels) {
+		panic(fmt.Sprintf("analysis: Options.DataOrder has %d positions for %d labels", len(opts.DataOrder), len(ds.Labels)))
+	}
 	if ds.Scheme.Kind == annotations.Bounded {
 		// The per-item and per-rater scores divide by the scale's range.
 		opts.ScaleMin, opts.ScaleMax = ds.Scheme.Lo, ds.Scheme.Hi

@@ -352,6 +352,38 @@ func ParseCI(s string) (raters.CIKind, error) {
 	return k, nil
 }
 
+// ParseRandomStart reads how M-MSR and KOS draw their random starts:
+// concord (the default, "" too) or crowdkit (crowd-kit's numpy draws).
+func ParseRandomStart(s string) (raters.RandomStart, error) {
+	if s = strings.TrimSpace(s); s == "" {
+		return raters.StartConcord, nil
+	}
+	start, err := raters.ParseRandomStart(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q: expected %s", clip(s, 40), strings.Join(raters.RandomStarts, " or "))
+	}
+	return start, nil
+}
+
+// StartSeed returns the seed of an agreement analysis: seed when the user
+// gave one (given), otherwise def, or with start crowdkit crowd-kit's
+// default random_state 0. With crowdkit it must be one numpy's
+// RandomState takes, 0 to 2^32 - 1 (the error says so; the caller names
+// its seed setting).
+func StartSeed(start raters.RandomStart, seed uint64, given bool, def uint64) (uint64, error) {
+	switch {
+	case given:
+	case start == raters.StartCrowdKit:
+		seed = raters.CrowdKitSeed
+	default:
+		seed = def
+	}
+	if start == raters.StartCrowdKit && seed > raters.MaxNumPySeed {
+		return 0, fmt.Errorf("%d is over %d, the largest seed numpy's RandomState takes (crowd-kit's random starts)", seed, uint64(raters.MaxNumPySeed))
+	}
+	return seed, nil
+}
+
 // NewCountsInput checks counts given as numbers (the API's JSON body):
 // kind "table" (a square table) or "counts" (rows of per-item counts), at
 // least 2 and at most MaxTableCategories categories, every count a

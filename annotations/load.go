@@ -34,6 +34,13 @@ import (
 // layout: reading a dataset back from any export gives an identical
 // Dataset.
 func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset, error) {
+	ds, _, err := buildDataset(s, p, items, opts)
+	return ds, err
+}
+
+// buildDataset is BuildDataset that also returns the labels' file order
+// (Loaded.FileOrder).
+func buildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset, []int32, error) {
 	if p == nil {
 		panic("annotations: BuildDataset with a nil Parsed")
 	}
@@ -49,7 +56,7 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 	s, pr := datasetScheme(s, p)
 	if pr != nil {
 		add(*pr)
-		return nil, pl
+		return nil, nil, pl
 	}
 	b := &datasetBuilder{s: s, p: p, normCache: map[string]labelNorm{}, itemIdx: map[string]int32{}, raterIdx: map[string]int32{},
 		kinds: map[string]raterKindAt{}, out: make([]Label, 0, len(p.Labels)), keys: make([]uint64, 0, len(p.Labels)), src: make([]int32, 0, len(p.Labels))}
@@ -72,14 +79,26 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 	merged := mergeItems(items, p.Items, add)
 	models := b.modelRaters(opts.ModelRaters, add)
 	if pl.Len() > 0 {
-		return nil, pl
+		return nil, nil, pl
 	}
 	labels := b.out
+	var fileOrder []int32
 	if drop != nil {
 		labels = make([]Label, 0, len(b.out)-dups)
+		fileOrder = make([]int32, 0, len(b.out)-dups)
+		// rank[i] is b.out[i]'s position among the labels kept.
+		rank := make([]int32, len(b.out))
+		kept := int32(0)
+		for i := range b.out {
+			rank[i] = kept
+			if !drop[i] {
+				kept++
+			}
+		}
 		for _, i := range order {
 			if !drop[i] {
 				labels = append(labels, b.out[i])
+				fileOrder = append(fileOrder, rank[i])
 			}
 		}
 	} else if !slices.IsSorted(order) {
@@ -87,8 +106,12 @@ func BuildDataset(s Scheme, p *Parsed, items []Item, opts ReadOptions) (*Dataset
 		for j, i := range order {
 			labels[j] = b.out[i]
 		}
+		fileOrder = order
 	}
-	return &Dataset{Scheme: s, Items: merged, Labels: labels, ModelRaters: models, Dropped: dups}, nil
+	if slices.IsSorted(fileOrder) {
+		fileOrder = nil
+	}
+	return &Dataset{Scheme: s, Items: merged, Labels: labels, ModelRaters: models, Dropped: dups}, fileOrder, nil
 }
 
 // datasetScheme returns the scheme of a dataset: an open scheme completed
@@ -563,6 +586,13 @@ type Loaded struct {
 	Reason   string
 	// Unused lists the label file's columns that were not used.
 	Unused []string
+	// FileOrder, when not nil, gives the order of Dataset.Labels (sorted
+	// by item and rater) in the file: Labels[x] was the FileOrder[x]-th
+	// of the labels kept (0-based), a permutation of 0..len(Labels)-1;
+	// nil means Labels are in the file's order. Only what depends on the
+	// data's row order uses it: crowd-kit's random starts (concord
+	// agreement --random-start crowdkit, raters.Options.DataOrder).
+	FileOrder []int32
 }
 
 // LoadFiles reads a label file and an optional items file from disk and
@@ -651,11 +681,11 @@ func LoadFileList(paths []string, opts LoadOptions) (*Loaded, error) {
 		}
 		s, l.Inferred, l.Reason = inf, true, reason
 	}
-	ds, err := BuildDataset(s, p, items, ro)
+	ds, order, err := buildDataset(s, p, items, ro)
 	if err != nil {
 		return nil, err
 	}
-	l.Dataset = ds
+	l.Dataset, l.FileOrder = ds, order
 	return l, nil
 }
 

@@ -125,6 +125,7 @@ func (o Options) check() {
 	if o.Population < 0 {
 		panic(fmt.Sprintf("raters: negative Options.Population %d", o.Population))
 	}
+	o.RandomStart.check(o.Seed)
 	for _, w := range o.Weights {
 		if w < Unweighted || w > BipolarWeights {
 			panic(fmt.Sprintf("raters: unknown Weights %d", w))

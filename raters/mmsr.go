@@ -29,6 +29,11 @@ type MMSROptions struct {
 	// one U(0, 1) draw per rater, used for both factors u and v as
 	// crowd-kit does (it draws both with the same random_state).
 	Seed uint64
+	// RandomStart StartCrowdKit draws the start instead as crowd-kit
+	// does, numpy's RandomState(Seed), one draw per rater in order of
+	// the rater's first label in labels: pass the labels in crowd-kit's
+	// data order (see StartCrowdKit).
+	RandomStart RandomStart
 	// Start, when not nil, is the start instead: one positive value per
 	// rater (raters without labels are ignored).
 	Start []float64
@@ -108,6 +113,7 @@ func MMSR(labels []Label, items, raters, k int, o MMSROptions) (*Consensus, erro
 	if o.Iterations < 0 || o.Tol < 0 || math.IsNaN(o.Tol) {
 		panic("raters: negative M-MSR Iterations or Tol")
 	}
+	o.RandomStart.check(o.Seed)
 	m := 0
 	for _, t := range d.classTotals() {
 		if t > 0 {
@@ -134,9 +140,13 @@ func MMSR(labels []Label, items, raters, k int, o MMSROptions) (*Consensus, erro
 	}
 	u := make([]float64, raters)
 	start := "given"
-	if o.Start != nil {
+	switch {
+	case o.Start != nil:
 		copy(u, o.Start)
-	} else {
+	case o.RandomStart == StartCrowdKit:
+		start = "crowdkit"
+		u = crowdKitUniforms(labels, raters, o.Seed)
+	default:
 		start = "random"
 		rnd := rand.New(rand.NewPCG(o.Seed, mmsrStream))
 		for j := range u {
@@ -694,6 +704,6 @@ func dot(a, b []float64) float64 {
 // items with fewer than 4 others are left out with a note.
 func mmsrAggregator() aggregatorRun {
 	return aggregatorRun{"mmsr", "M-MSR", func(_ context.Context, in *aggInput) (*Consensus, error) {
-		return MMSR(in.labels, in.r.Items, in.r.Raters, in.r.K, MMSROptions{Values: in.vals, Ties: in.o.Ties, TieOrder: in.o.TieOrder, Seed: in.o.Seed, MinPartners: 4})
+		return MMSR(in.startLabels(), in.r.Items, in.r.Raters, in.r.K, MMSROptions{Values: in.vals, Ties: in.o.Ties, TieOrder: in.o.TieOrder, Seed: in.o.Seed, RandomStart: in.o.RandomStart, MinPartners: 4})
 	}}
 }

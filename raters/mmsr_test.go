@@ -1,8 +1,10 @@
 package raters
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,7 +14,9 @@ import (
 // label, score and skill to 1e-8, with the tie rule a crowd-kit user gets
 // (TieFirst in sorted class order). On crowd-kit's toy and simple fixtures
 // the run starts from crowd-kit's own start (its fixed point on toy
-// depends on the start); on the synthetic sets from concord's seeded start,
+// depends on the start), given as numbers or drawn by RandomStart
+// StartCrowdKit with crowd-kit's random_state 0; on the synthetic sets
+// from concord's seeded start,
 // where crowd-kit's own skills differ by at most 2.8e-10 over five random
 // starts (its "spread" rows) and both stop when the rank-one estimate
 // moves by less than 1e-10: 1e-8 leaves room for that, and the log-odds
@@ -23,19 +27,26 @@ func TestMMSRCrowdKit(t *testing.T) {
 		name, data string
 		given      bool // start from crowd-kit's start rows
 		seed       uint64
+		start      RandomStart
+		// sorted hands MMSR the labels sorted by item and rater id (a
+		// project's order) instead of the file's
+		sorted bool
 	}{
-		{"mmsr_toy", "crowdkit_toy.csv", true, 0},
-		{"mmsr_simple", "crowdkit_simple.csv", true, 0},
-		{"mmsr_simple", "crowdkit_simple.csv", false, 3},
-		{"mmsr_dense3", "mmsr_dense3.csv", false, 1},
-		{"mmsr_adv2", "mmsr_adv2.csv", false, 2},
-		{"mmsr_near", "mmsr_near.csv", false, 7},
+		{"mmsr_toy_sorted", "crowdkit_toy.csv", false, 0, StartCrowdKit, true},
+		{"mmsr_toy", "crowdkit_toy.csv", true, 0, StartConcord, false},
+		{"mmsr_toy", "crowdkit_toy.csv", false, 0, StartCrowdKit, false},
+		{"mmsr_simple", "crowdkit_simple.csv", true, 0, StartConcord, false},
+		{"mmsr_simple", "crowdkit_simple.csv", false, 0, StartCrowdKit, false},
+		{"mmsr_simple", "crowdkit_simple.csv", false, 3, StartConcord, false},
+		{"mmsr_dense3", "mmsr_dense3.csv", false, 1, StartConcord, false},
+		{"mmsr_adv2", "mmsr_adv2.csv", false, 2, StartConcord, false},
+		{"mmsr_near", "mmsr_near.csv", false, 7, StartConcord, false},
 	}
 	rows := readCSV(t, "testdata/reference_mmsr.csv")
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%s/given=%v", tc.name, tc.given), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/given=%v/start=%s/seed=%d/sorted=%v", tc.name, tc.given, tc.start, tc.seed, tc.sorted), func(t *testing.T) {
 			r, items, raters, cats := longTable(readCSV(t, "testdata/"+tc.data), "item_id", "rater_id", "label")
-			o := MMSROptions{Ties: TieFirst, Seed: tc.seed}
+			o := MMSROptions{Ties: TieFirst, Seed: tc.seed, RandomStart: tc.start}
 			if tc.given {
 				o.Start = make([]float64, len(raters))
 				for _, ref := range rows {
@@ -44,7 +55,13 @@ func TestMMSRCrowdKit(t *testing.T) {
 					}
 				}
 			}
-			c, err := MMSR(fileLabels(t, "testdata/"+tc.data, items, raters, cats), r.Items, r.Raters, r.K, o)
+			labels := fileLabels(t, "testdata/"+tc.data, items, raters, cats)
+			if tc.sorted {
+				slices.SortStableFunc(labels, func(a, b Label) int {
+					return cmp.Or(cmp.Compare(items[a.Item], items[b.Item]), cmp.Compare(raters[a.Rater], raters[b.Rater]))
+				})
+			}
+			c, err := MMSR(labels, r.Items, r.Raters, r.K, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,5 +217,66 @@ func TestMMSREdges(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
+	}
+}
+
+// TestCrowdKitStarts checks StartCrowdKit's draws against the starts
+// crowd-kit 1.4.1 itself drew (make_reference_mmsr.py's start rows:
+// scipy's uniform.rvs(random_state=0) per worker in order of first label;
+// make_reference_crowdkit_options.py's reliability0 rows: KOS's
+// np.random.normal(1, 1) per row of its data after np.random.seed(0)):
+// the uniforms bit for bit, the normals within 2 ulp of the standard
+// normal (Go's math.Log against the C library's). The report hands them
+// the labels in the data's order (Options.DataOrder) whatever order the
+// labels were added in: here the file's rows added in reverse.
+func TestCrowdKitStarts(t *testing.T) {
+	for _, name := range []string{"toy", "simple"} {
+		rows := readCSV(t, "testdata/crowdkit_"+name+".csv")
+		r, items, raters, cats := longTable(rows, "item_id", "rater_id", "label")
+		u := crowdKitUniforms(fileLabels(t, "testdata/crowdkit_"+name+".csv", items, raters, cats), len(raters), CrowdKitSeed)
+		n := 0
+		for _, ref := range readCSV(t, "testdata/reference_mmsr.csv") {
+			if ref["case"] == "mmsr_"+name && ref["field"] == "start" {
+				n++
+				if got, want := u[indexOf(raters, ref["id"])], parseF(t, ref["value"]); got != want {
+					t.Errorf("%s: M-MSR start of %s %.17g, crowd-kit %.17g", name, ref["id"], got, want)
+				}
+			}
+		}
+		if n != len(raters) || n != r.Raters {
+			t.Errorf("%s: %d start rows for %d raters", name, n, len(raters))
+		}
+	}
+	for _, name := range []string{"bool", "toy"} {
+		var want []float64
+		for _, ref := range readCSV(t, "testdata/reference_crowdkit_options.csv") {
+			if ref["case"] == "kos_"+name && ref["field"] == "reliability0" {
+				want = append(want, parseF(t, ref["value"]))
+			}
+		}
+		path := "testdata/crowdkit_" + name + ".csv"
+		r, items, raters, cats := longTable(readCSV(t, path), "item_id", "rater_id", "label")
+		file := fileLabels(t, path, items, raters, cats)
+		if len(want) != len(file) {
+			t.Fatalf("kos_%s: %d reliability0 rows for %d labels", name, len(want), len(file))
+		}
+		got := crowdKitNormals(len(file), CrowdKitSeed)
+		for e := range want {
+			// the standard normal is the draw - 1 (N(1, 1))
+			z, zw := got[e]-1, want[e]-1
+			if d := math.Abs(z - zw); d > 2*math.Abs(math.Nextafter(zw, math.Inf(1))-zw) {
+				t.Errorf("kos_%s: label %d starts at %.17g, crowd-kit %.17g", name, e, got[e], want[e])
+			}
+		}
+		rev := NewRatings(r.Items, r.Raters, r.K)
+		order := make([]int32, len(file))
+		for x := range file {
+			l := file[len(file)-1-x]
+			rev.Add(l.Item, l.Rater, float64(l.Class))
+			order[x] = int32(len(file) - 1 - x)
+		}
+		if back := labelsInDataOrder(rev, order); !slices.Equal(back, file) {
+			t.Errorf("kos_%s: labels in data order %v, the file's %v", name, back, file)
+		}
 	}
 }

@@ -47,10 +47,24 @@ type peerInput struct {
 	// Gold are known classes of some items (item -> label), crowd-kit's
 	// gold (Options.Gold).
 	Gold map[string]any `json:"gold"`
+	// Overlap, when > 0, makes the labels of crowd-kit's
+	// test_dawid_skene_overlap: raters 0..Overlap-1 each label items 0, 1,
+	// 2, "yes" unless (rater - item) % 3 == 0 (Python's modulo, never
+	// negative), in its order (rater by rater).
+	Overlap int `json:"overlap"`
 }
 
-// load reads File into the input.
+// load reads File into the input, or makes Overlap's labels.
 func (in *peerInput) load(t *testing.T) {
+	for p := 0; p < in.Overlap; p++ {
+		for i := 0; i < 3; i++ {
+			v := "yes"
+			if ((p-i)%3+3)%3 == 0 {
+				v = "no"
+			}
+			in.Labels = append(in.Labels, []any{strconv.Itoa(i), strconv.Itoa(p), v})
+		}
+	}
 	if in.File == "" {
 		return
 	}
@@ -88,6 +102,12 @@ type peerOptions struct {
 	CompleteCases bool        `json:"complete_cases"`
 	Only          string      `json:"only"`
 	Ties          string      `json:"ties"`
+	// RandomStart is M-MSR's and KOS's start (concord agreement
+	// --random-start; crowd-kit's users: crowdkit), from Seed (0, as
+	// --random-start crowdkit's default seed and crowd-kit's
+	// random_state).
+	RandomStart string `json:"random_start"`
+	Seed        uint64 `json:"seed"`
 	// The aggregators' options (crowd-kit's n_iter, tol, n_restarts,
 	// method; Dawid-Skene's true labels).
 	DSIter       int     `json:"ds_iter"`
@@ -179,11 +199,17 @@ func runPeerCase(pc peerCase) (map[string]any, error) {
 				return nil, err
 			}
 		}
+		start := StartConcord
+		if o.RandomStart != "" {
+			if start, err = ParseRandomStart(o.RandomStart); err != nil {
+				return nil, err
+			}
+		}
 		only := o.Only
 		if only == "" {
 			only = OnlyCoefficients
 		}
-		rep, err = Analyze(pr.r, Options{Level: pr.level, Bootstrap: -1, ItemNames: pr.items, RaterNames: pr.raters, CategoryNames: pr.cats, Only: only, CI: ci, Null: o.Null, ConfLevel: o.ConfLevel,
+		rep, err = Analyze(pr.r, Options{Level: pr.level, Bootstrap: -1, ItemNames: pr.items, RaterNames: pr.raters, CategoryNames: pr.cats, Only: only, CI: ci, Null: o.Null, Seed: o.Seed, RandomStart: start, ConfLevel: o.ConfLevel,
 			Weights: ws, WeightMatrix: o.WeightMatrix, Ties: ties, ICC: ICCOptions{CompleteCasesOnly: o.CompleteCases},
 			Gold: pr.gold, DSGold: o.DSGold, DS: DSOptions{MaxIter: o.DSIter, Tol: o.DSTol},
 			GLAD: GLADOptions{MaxIter: o.GLADIter, Tol: o.GLADTol}, MACE: MACEOptions{MaxIter: o.MACEIter, Restarts: o.MACERestarts, EM: o.MACEEM}})

@@ -40,9 +40,18 @@ type Options struct {
 	// with replacement) for the percentile intervals; 0 means 1000, a
 	// negative value none (the intervals are then the analytic ones).
 	Bootstrap int
-	// Seed seeds the bootstrap and the random starts of Dawid-Skene and
-	// MACE.
+	// Seed seeds the bootstrap and the random starts of Dawid-Skene,
+	// MACE, M-MSR and KOS.
 	Seed uint64
+	// RandomStart says how M-MSR and KOS draw their starts from Seed:
+	// StartConcord (the zero value) or StartCrowdKit (crowd-kit's numpy
+	// draws; Seed must then be below 2^32).
+	RandomStart RandomStart
+	// DataOrder, when not nil, gives each label's position in the user's
+	// data (the file's rows; crowd-kit's DataFrame order): the label added
+	// x-th is row DataOrder[x], a permutation of 0..r.Len()-1; nil means
+	// the order added. StartCrowdKit's draws follow it.
+	DataOrder []int32
 	// ConfLevel of every interval; 0 means 0.95.
 	ConfLevel float64
 	// ObservedCategoriesOnly: see CoefOptions.

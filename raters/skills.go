@@ -24,6 +24,10 @@ type SkillOptions struct {
 	Iterations int
 	// Seed seeds KOS's random start, rand.New(rand.NewPCG(Seed, 0x6b6f73)).
 	Seed uint64
+	// RandomStart StartCrowdKit draws KOS's start instead as crowd-kit
+	// does: numpy's N(1, 1) after np.random.seed(Seed), one per label in
+	// the order given (crowd-kit's data order; see StartCrowdKit).
+	RandomStart RandomStart
 	// Reliabilities, when not nil, is KOS's start instead: one
 	// reliability per label, in the order of the labels given.
 	Reliabilities []float64
@@ -271,12 +275,16 @@ func KOS(labels []Label, items, raters, k int, o SkillOptions) (*Consensus, erro
 		}
 	}
 	rel := make([]float64, len(labels))
-	if o.Reliabilities != nil {
+	o.RandomStart.check(o.Seed)
+	switch {
+	case o.Reliabilities != nil:
 		if len(o.Reliabilities) != len(labels) {
 			panic(fmt.Sprintf("raters: %d KOS reliabilities for %d labels", len(o.Reliabilities), len(labels)))
 		}
 		copy(rel, o.Reliabilities)
-	} else {
+	case o.RandomStart == StartCrowdKit:
+		copy(rel, crowdKitNormals(len(labels), o.Seed))
+	default:
 		rnd := rand.New(rand.NewPCG(o.Seed, 0x6b6f73))
 		for e := range rel {
 			rel[e] = 1 + rnd.NormFloat64()
@@ -364,7 +372,7 @@ func skillAggregators() []aggregatorRun {
 			if in.r.K != 2 {
 				return nil, nil // two classes only: not applicable
 			}
-			return KOS(in.labels, in.r.Items, in.r.Raters, in.r.K, in.skillOptions())
+			return KOS(in.startLabels(), in.r.Items, in.r.Raters, in.r.K, in.skillOptions())
 		}},
 		{"gold_majority", "gold majority vote", func(_ context.Context, in *aggInput) (*Consensus, error) {
 			if !hasGold(in.o.Gold) {
@@ -375,8 +383,18 @@ func skillAggregators() []aggregatorRun {
 	}
 }
 
+// startLabels are the labels of the aggregators with a random start (M-MSR,
+// KOS): with StartCrowdKit in the user's data order (Options.DataOrder),
+// which crowd-kit's draws follow, otherwise in.labels.
+func (in *aggInput) startLabels() []Label {
+	if in.o.RandomStart == StartCrowdKit {
+		return labelsInDataOrder(in.r, in.o.DataOrder)
+	}
+	return in.labels
+}
+
 func (in *aggInput) skillOptions() SkillOptions {
-	return SkillOptions{Values: in.vals, Ties: in.o.Ties, TieOrder: in.o.TieOrder, Seed: in.o.Seed}
+	return SkillOptions{Values: in.vals, Ties: in.o.Ties, TieOrder: in.o.TieOrder, Seed: in.o.Seed, RandomStart: in.o.RandomStart}
 }
 
 func hasGold(gold []int) bool {

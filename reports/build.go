@@ -899,7 +899,7 @@ func (b *builder) diagnostics() {
 func (b *builder) agreement(ag *raters.Report) {
 	a := &Agreement{
 		Level: ag.Level, Items: ag.Items, Raters: ag.Raters, Labels: ag.Labels,
-		Bootstrap: ag.Bootstrap, Seed: ag.Seed, ConfLevel: ag.ConfLevel,
+		Bootstrap: ag.Bootstrap, Seed: ag.Seed, ConfLevel: ag.ConfLevel, CI: ag.CI,
 		Coefficients: coefficients(ag),
 		Notes:        append([]string(nil), ag.Notes...),
 		Aggregators:  []Aggregator{},
@@ -907,6 +907,9 @@ func (b *builder) agreement(ag *raters.Report) {
 		AgreementScore: ag.AgreementScore,
 		ItemAgreement:  append([]raters.ItemAgreement(nil), ag.ItemAgreement...),
 		RaterAgreement: ag.RaterAgreement,
+	}
+	if ag.NullValue != nil {
+		a.Null = optNumber(float64(*ag.NullValue))
 	}
 	raters.SortItemAgreement(a.ItemAgreement)
 	if len(ag.CohenKappa) > 0 {
@@ -1106,7 +1109,7 @@ func optNumber(v float64) *Number {
 
 func coef(key, variant, label string, e raters.Estimate) Coefficient {
 	return Coefficient{Key: key, Variant: variant, Label: label, Value: Number(e.Value), SE: Number(e.SE), CILow: Number(e.CILow), CIHigh: Number(e.CIHigh), CIMethod: e.CIMethod,
-		Z: optNumber(e.Z), P: optNumber(e.P)}
+		Z: optNumber(e.Z), P: optNumber(e.P), ZNull: optNumber(e.ZNull), PNull: optNumber(e.PNull)}
 }
 
 // coefficients lists the coefficients of a raters report in a fixed order.

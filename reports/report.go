@@ -498,6 +498,12 @@ type Agreement struct {
 	Bootstrap int     `json:"bootstrap"`
 	Seed      uint64  `json:"seed"`
 	ConfLevel float64 `json:"conf_level"`
+	// CI is the kind of the analytic intervals and tests, "t" (irrCAC's)
+	// or "normal" (statsmodels' and SAS's), and Null the value every
+	// coefficient is also tested against (concord report --null), when
+	// there is one.
+	CI   string  `json:"ci,omitempty"`
+	Null *Number `json:"null,omitempty"`
 	// Coefficients lists every coefficient with its interval.
 	Coefficients []Coefficient `json:"coefficients"`
 	// Kappa is the matrix of pairwise Cohen's kappas.
@@ -535,6 +541,10 @@ type Coefficient struct {
 	// without a standard error.
 	Z *Number `json:"z,omitempty"`
 	P *Number `json:"p_value,omitempty"`
+	// ZNull and PNull test it against Agreement.Null (raters.Estimate's
+	// ZNull and PNull); absent without a second test.
+	ZNull *Number `json:"z_null,omitempty"`
+	PNull *Number `json:"p_value_null,omitempty"`
 }
 
 // KappaMatrix is the symmetric matrix of pairwise Cohen's kappas under one

@@ -1483,6 +1483,19 @@ func (x *xlsxWriter) confusionMatrices() error {
 	return x.writeBlocks(SheetConfusion, blocks)
 }
 
+// testsNote says which tests the Agreement sheet's z and p-values are.
+func testsNote(a *Agreement) string {
+	kind := "t tests on n - 1 degrees of freedom, as irrCAC (concord report --ci normal: statsmodels' and SAS's normal ones)"
+	if a.CI == "normal" {
+		kind = "normal (z) tests, as statsmodels and SAS (Cohen's kappa tested on its standard error under no agreement)"
+	}
+	s := "z and p-value test each coefficient against 0: " + kind + "; the p-values are two-sided."
+	if a.Null != nil {
+		s += " The vs columns test it against " + strconv.FormatFloat(float64(*a.Null), 'g', -1, 64) + " (--null), on its standard error."
+	}
+	return s
+}
+
 func (x *xlsxWriter) agreement() error {
 	rep := x.rep
 	a := rep.Agreement
@@ -1492,18 +1505,31 @@ func (x *xlsxWriter) agreement() error {
 			"concord report computes them from the labels recorded in the fit result, from --labels or from --project.")})
 	}
 	qk, qv := QuoteCoefficient(a.Level)
+	cols := []col{x.text("Coefficient"), x.text("Key"), x.text("Variant"), x.num("Value"), x.num("SE"),
+		x.num("CI low"), x.num("CI high"), x.text("CI method"), x.num("z"), x.num("p-value")}
+	if a.Null != nil {
+		v := strconv.FormatFloat(float64(*a.Null), 'g', -1, 64)
+		cols = append(cols, x.num("z (vs "+v+")"), x.num("p-value (vs "+v+")"))
+	}
+	cols = append(cols, x.text("Quote"), col{header: "What it is and how to read it", style: x.st.wrap, dec: -1})
 	blocks := []*block{{
-		cols: []col{x.text("Coefficient"), x.text("Key"), x.text("Variant"), x.num("Value"), x.num("SE"),
-			x.num("CI low"), x.num("CI high"), x.text("CI method"), x.num("z"), x.num("p-value"), x.text("Quote"), {header: "What it is and how to read it", style: x.st.wrap, dec: -1}},
-		n: len(a.Coefficients), filter: true, freeze: true, freezeCols: 1,
+		cols: cols,
+		n:    len(a.Coefficients), filter: true, freeze: true, freezeCols: 1,
 		row: func(i int, dst []any) []any {
 			c := &a.Coefficients[i]
 			var quote any
 			if c.Key == qk && c.Variant == qv {
 				quote = "quote this one"
 			}
-			return append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod, c.Z.float(), c.P.float(), quote, coefficientHelp(c))
+			dst = append(dst, c.Label, c.Key, c.Variant, float64(c.Value), float64(c.SE), float64(c.CILow), float64(c.CIHigh), c.CIMethod, c.Z.float(), c.P.float())
+			if a.Null != nil {
+				dst = append(dst, c.ZNull.float(), c.PNull.float())
+			}
+			return append(dst, quote, coefficientHelp(c))
 		}}}
+	if a.CI != "" {
+		blocks = append(blocks, noteBlock(testsNote(a)))
+	}
 	if a.Kappa != nil {
 		blocks = append(blocks, noteBlock("The pairwise Cohen's kappas with the items each pair shares are on the "+SheetAgreementMatrix+" sheet; the agreement of each item and each rater on the "+SheetItemAgreement+" and "+SheetRaterAgreement+" sheets."))
 	}

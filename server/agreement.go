@@ -110,6 +110,10 @@ type agreementOpts struct {
 	only  string
 	pairs raters.PairOptions
 	ties  raters.TieRule
+	// start is raters.Options.RandomStart (query parameter random_start,
+	// concord or crowdkit; with crowdkit seed defaults to 0, crowd-kit's
+	// random_state).
+	start raters.RandomStart
 	// ci, null and weights are raters.Options' CI, Null and Weights
 	// (query parameters ci, null and weights).
 	ci      raters.CIKind
@@ -137,8 +141,8 @@ type agreementOpts struct {
 }
 
 // readAgreementOpts reads the query parameters of the agreement routes:
-// bootstrap, seed, pairs (all or a number), min_shared, ties (frequent or
-// first), ci (t or normal), null (a number), population (a whole number),
+// bootstrap, seed, random_start (concord or crowdkit), pairs (all or a
+// number), min_shared, ties (frequent or first), ci (t or normal), null (a number), population (a whole number),
 // weights (all or a list) and,
 // where withOnly, only.
 func readAgreementOpts(q *query, withOnly bool) agreementOpts {
@@ -148,8 +152,15 @@ func readAgreementOpts(q *query, withOnly bool) agreementOpts {
 	if _, ci := q.c.GetQuery("ci"); ci && !explicit {
 		o.boot = 0 // an explicit ci asks for its analytic intervals
 	}
+	_, seedGiven := q.c.GetQuery("seed")
 	o.seed = q.uint64Param("seed", 1)
 	var err error
+	rs := q.str("random_start", 20)
+	if o.start, err = analysis.ParseRandomStart(rs); err != nil {
+		q.fail("query parameter random_start=%s", err)
+	} else if o.seed, err = analysis.StartSeed(o.start, o.seed, seedGiven, o.seed); err != nil {
+		q.fail("query parameter seed=%s", err)
+	}
 	if o.pairs, err = analysis.ParsePairs(q.str("pairs", 20)); err != nil {
 		q.fail("query parameter pairs=%s", err)
 	}
@@ -206,7 +217,7 @@ const maxWeightsMatrix = 100_000
 const maxDSInit = 400_000
 
 // agreementParams are the query parameters readAgreementOpts reads.
-var agreementParams = []string{"bootstrap", "seed", "pairs", "min_shared", "ties", "ci", "null", "population", "weights", "ds_iter", "ds_tol", "ds_gold"}
+var agreementParams = []string{"bootstrap", "seed", "random_start", "pairs", "min_shared", "ties", "ci", "null", "population", "weights", "ds_iter", "ds_tol", "ds_gold"}
 
 // agreementRouteParams are the query parameters of the project agreement
 // route: agreementParams and the document's own (only, and the CSV texts
@@ -271,7 +282,7 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
 		return nil, nil, agreementTooLarge(n, max)
 	}
-	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t/%x", project, version, o.boot, o.explicit, o.seed, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd, sha256.Sum256([]byte(o.weightsMatrix)))
+	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t/%x", project, version, o.boot, o.explicit, o.seed, o.start, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd, sha256.Sum256([]byte(o.weightsMatrix)))
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
 		res, err := s.agreements.get(ctx, key, func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o) })
 		return res, nil, err
@@ -352,7 +363,7 @@ func (s *Server) agreementInput(ctx context.Context, project int64, o agreementO
 	if err != nil {
 		return nil, err
 	}
-	return &agreementIn{ds: ds, note: note, opts: raters.Options{Bootstrap: boot, Seed: o.seed, Only: o.only, Pairs: o.pairs, Ties: o.ties,
+	return &agreementIn{ds: ds, note: note, opts: raters.Options{Bootstrap: boot, Seed: o.seed, RandomStart: o.start, Only: o.only, Pairs: o.pairs, Ties: o.ties,
 		CI: o.ci, Null: o.null, Population: o.population, Weights: o.weights, WeightMatrix: wm, DS: raters.DSOptions{MaxIter: o.dsIter, Tol: o.dsTol, InitialError: init, InitialErrorAdd: o.dsInitAdd}, DSGold: o.dsGold,
 		MaxItemRows: raters.DefaultMaxItemRows}}, nil
 }

@@ -51,6 +51,7 @@ type agreementSpec struct {
 	Only, DSInit, WeightsMatrix string
 	Pairs                       raters.PairOptions
 	Ties                        raters.TieRule
+	Start                       raters.RandomStart
 	CI                          raters.CIKind
 	Null, DSTol                 float64
 	Weights                     []raters.Weights
@@ -58,12 +59,12 @@ type agreementSpec struct {
 
 func specOf(o agreementOpts) agreementSpec {
 	return agreementSpec{Boot: o.boot, Population: o.population, DSIter: o.dsIter, Explicit: o.explicit, DSGold: o.dsGold, DSInitAdd: o.dsInitAdd,
-		Seed: o.seed, Only: o.only, DSInit: o.dsInit, WeightsMatrix: o.weightsMatrix, Pairs: o.pairs, Ties: o.ties, CI: o.ci, Null: o.null, DSTol: o.dsTol, Weights: o.weights}
+		Seed: o.seed, Only: o.only, DSInit: o.dsInit, WeightsMatrix: o.weightsMatrix, Pairs: o.pairs, Ties: o.ties, Start: o.start, CI: o.ci, Null: o.null, DSTol: o.dsTol, Weights: o.weights}
 }
 
 func (p agreementSpec) opts() agreementOpts {
 	return agreementOpts{boot: p.Boot, population: p.Population, dsIter: p.DSIter, explicit: p.Explicit, dsGold: p.DSGold, dsInitAdd: p.DSInitAdd,
-		seed: p.Seed, only: p.Only, dsInit: p.DSInit, weightsMatrix: p.WeightsMatrix, pairs: p.Pairs, ties: p.Ties, ci: p.CI, null: p.Null, dsTol: p.DSTol, weights: p.Weights}
+		seed: p.Seed, only: p.Only, dsInit: p.DSInit, weightsMatrix: p.WeightsMatrix, pairs: p.Pairs, ties: p.Ties, start: p.Start, ci: p.CI, null: p.Null, dsTol: p.DSTol, weights: p.Weights}
 }
 
 // DefaultAgreementPartReplicates is the default of

@@ -387,15 +387,7 @@ func TestAgreementQueryDSInit(t *testing.T) {
 			ref[r[0]+"/"+r[2]] = r[4]
 		}
 	}
-	e := newEnv(t)
-	id, key := e.project("toy", "nominal:no,yes")
-	toy, err := os.ReadFile(td + "crowdkit_toy.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{"file": {"toy.csv", string(toy)}}, nil); resp.StatusCode != http.StatusCreated {
-		t.Fatalf("import: status %d: %s", resp.StatusCode, b)
-	}
+	e, id, key := crowdkitToyProject(t)
 	base := fmt.Sprintf("/api/v1/projects/%d/agreement?bootstrap=0&only=aggregators&ties=first&ds_iter=10&ds_tol=0", id)
 	for _, c := range []struct{ refCase, file, strategy string }{
 		{"ds_assign_w2", "crowdkit_init_assign_w2.csv", "assign"},

@@ -441,7 +441,7 @@ type projectPage struct {
 	AgreementQuery    string
 	// AgreementOpts are the agreement section's other options, the rest
 	// of the agreement API's query parameters (population, bootstrap,
-	// seed, pairs, min_shared, Dawid-Skene's ds_iter, ds_tol, ds_gold,
+	// seed, random_start, pairs, min_shared, Dawid-Skene's ds_iter, ds_tol, ds_gold,
 	// ds_init and ds_init_strategy, custom weights weights_matrix), by
 	// name, each kept only when the API's parser accepts it.
 	AgreementOpts map[string]string

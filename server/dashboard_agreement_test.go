@@ -14,7 +14,7 @@ import (
 
 // TestDashboardAgreementOptions: the project page's agreement options
 // (?ci=, ?null=, ?weights= and the API's other query parameters:
-// population, bootstrap, seed, pairs, min_shared, ds_iter, ds_tol,
+// population, bootstrap, seed, random_start, pairs, min_shared, ds_iter, ds_tol,
 // ds_gold, ds_init, ds_init_strategy, weights_matrix) are offered, kept when valid (dropped when
 // not), carried by the page's other agreement forms and passed on to the
 // API as data-query; the JS reads data-query and shows the p-values.
@@ -44,9 +44,11 @@ func TestDashboardAgreementOptions(t *testing.T) {
 			[]string{`data-query="ds_init=rater%2Ctrue%2Clabel%2Cvalue%0Ar1%2C0%2C0%2C5&amp;ds_init_strategy=addition&amp;weights_matrix=1%2C0.8%2C0.5%2C0"`,
 				`placeholder="1,0.5,0">1,0.8,0.5,0</textarea>`, `placeholder="rater,true,label,value">rater,true,label,value`, `<option value="addition" selected>`,
 				`<input type="hidden" name="weights_matrix" value="1,0.8,0.5,0">`}, nil},
-		{"invalid others dropped", "?population=-3&bootstrap=99999&seed=x&pairs=some&min_shared=-1&ds_iter=1e9&ds_tol=-1&ds_gold=maybe&ds_init_strategy=merge",
+		{"crowd-kit's random starts", "?random_start=crowdkit", []string{`data-query="random_start=crowdkit"`, `<option value="crowdkit" selected>crowd-kit's (numpy)</option>`,
+			`id="agreement-seed" min="0" step="1" value="" placeholder="0"`, `<input type="hidden" name="random_start" value="crowdkit">`}, nil},
+		{"invalid others dropped", "?population=-3&bootstrap=99999&seed=x&pairs=some&min_shared=-1&ds_iter=1e9&ds_tol=-1&ds_gold=maybe&ds_init_strategy=merge&random_start=numpy",
 			[]string{`data-query=""`, `id="agreement-population" min="0" step="1" value=""`, `placeholder="1000"`},
-			[]string{`value="-3"`, "99999", `value="some"`, "maybe", `value="1e9"`, `type="hidden" name="population"`, "merge"}},
+			[]string{`value="-3"`, "99999", `value="some"`, "maybe", `value="1e9"`, `type="hidden" name="population"`, "merge", `value="numpy"`, "random_start=numpy"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			br.agreementSection(t, id, tc.query, tc.want, tc.not)
@@ -151,7 +153,7 @@ func TestAgreementTiesControl(t *testing.T) {
 		{"first", rte, rteKey, "?ties=first&below=0.5", []string{`data-ties="first"`, `data-query="ties=first"`, `<option value="first" selected>`,
 			`<option value="frequent">`, `<input type="hidden" name="below" value="0.5">`, `<input type="hidden" name="ties" value="first">`}, nil},
 		{"frequent", rte, rteKey, "?ties=frequent", []string{`data-ties="frequent"`, `<option value="frequent" selected>`}, nil},
-		{"unknown rule", rte, rteKey, "?ties=random", []string{`data-ties=""`, `<option value="frequent" selected>`}, []string{"random"}},
+		{"unknown rule", rte, rteKey, "?ties=random", []string{`data-ties=""`, `<option value="frequent" selected>`}, []string{`value="random"`, "ties=random", `data-ties="random"`}},
 		{"bounded", sliders, sliderKey, "", []string{`id="agreement"`}, []string{`id="ties-form"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

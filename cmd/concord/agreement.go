@@ -55,6 +55,10 @@ Repeated labels (--duplicates keep): the coefficients and pairwise statistics
 use each rater's first label of an item; the aggregators use every label.
 --ties first breaks majority-vote and Wawa ties as crowd-kit does (the first
 class in sorted order of the codes) instead of by the most frequent class.
+--random-start crowdkit draws M-MSR's and KOS's random starts as crowd-kit
+1.4.1 does (numpy's RandomState, with crowd-kit's random_state 0 unless
+--seed is given): on data in crowd-kit's order (the file's) they then start,
+and end, where crowd-kit's do.
 
 The default bootstrap is bounded: past 2e8 resampled labels and rater pairs
 it runs fewer replicates, or none (analytic intervals) below 100, and a note
@@ -100,6 +104,7 @@ Examples:
   concord agreement --labels ratings.csv --scheme ordinal:1..3 --weights-file weights.csv
   concord agreement --counts fleiss.csv --null 0.4
   concord agreement --labels ratings.csv --ci t --population 500
+  concord agreement --labels answers.csv --ties first --random-start crowdkit --only aggregators
 `
 
 // agreementFlags are the flags of concord agreement.
@@ -115,6 +120,7 @@ type agreementFlags struct {
 	seed                                    *uint64
 	conf, smoothing                         *float64
 	pairs, only, ties, ci, null, weights    *string
+	randomStart                             *string
 	weightsFile                             *string
 	population                              *string
 	table, counts                           *string
@@ -141,7 +147,7 @@ func defineAgreementFlags(e *env) *agreementFlags {
 	f.counts = fs.String("counts", "", "per-item category counts CSV, one row per item (Fleiss's layout; instead of labels): irrCAC's distribution functions")
 	f.asJSON = fs.Bool("json", false, "print the report as JSON")
 	f.boot = fs.Int("bootstrap", 1000, "bootstrap replicates for the intervals (0: analytic intervals only)")
-	f.seed = fs.Uint64("seed", 1, "seed of the bootstrap and of the Dawid-Skene and MACE random starts")
+	f.seed = fs.Uint64("seed", 1, "seed of the bootstrap and of the Dawid-Skene, MACE, M-MSR and KOS random starts (with --random-start crowdkit: 0, crowd-kit's random_state)")
 	f.conf = fs.Float64("conf-level", 0.95, "confidence level of the intervals")
 	f.ci = fs.String("ci", "t", "analytic intervals and tests: t (irrCAC's t on n-1 df, upper end capped at 1) or normal (statsmodels' and SAS's; Cohen's kappa is tested on its SE under H0); given, the intervals are these instead of the bootstrap's unless --bootstrap is given too")
 	f.population = fs.String("population", "", "size N of the population of subjects the items are a sample of: irrCAC's finite-population correction multiplies every analytic variance by 1 - n/N (n the items; at least n; default or 0: infinite, no correction)")
@@ -160,14 +166,18 @@ func defineAgreementFlags(e *env) *agreementFlags {
 	f.pairs = fs.String("pairs", "", fmt.Sprintf("rater pairs of the pairwise statistics: all (every pair sharing an item) or at most N, those sharing the most items (default: every pair sharing an item up to %d raters; above, those sharing at least --min-shared items, at most %d)", raters.MaxMatrixRaters, raters.DefaultMaxPairs))
 	f.minShared = fs.Int("min-shared", 0, fmt.Sprintf("fewest items a rater pair must share for its pairwise statistics (0: 1 up to %d raters, %d above)", raters.MaxMatrixRaters, raters.DefaultMinShared))
 	f.only = fs.String("only", "", "compute one part only: coefficients, aggregators, items (per-item agreement) or raters (profiles and per-rater agreement)")
+	f.randomStart = fs.String("random-start", "concord", "how M-MSR and KOS draw their random starts from --seed: concord (its seeded generator) or crowdkit (as crowd-kit 1.4.1 does, numpy's RandomState(seed), in the order of the labels: --labels the file's rows, --project sorted by item and rater id; the seed then defaults to 0, crowd-kit's random_state, and is at most 4294967295)")
 	f.ties = fs.String("ties", "frequent", "majority-vote and Wawa tie rule: frequent (the tied class with the most labels in the file) or first (the first in sorted order of the class codes, crowd-kit's rule)")
 	return f
 }
 
 // given says whether the flag was set on the command line.
-func (f *agreementFlags) given(name string) bool {
+func (f *agreementFlags) given(name string) bool { return flagGiven(f.fs, name) }
+
+// flagGiven says whether the flag name of fs was set on the command line.
+func flagGiven(fs *goflag.FlagSet, name string) bool {
 	set := false
-	f.fs.Visit(func(fl *goflag.Flag) { set = set || fl.Name == name })
+	fs.Visit(func(fl *goflag.Flag) { set = set || fl.Name == name })
 	return set
 }
 
@@ -216,7 +226,13 @@ func (f *agreementFlags) options() (raters.Options, error) {
 	if o.Weights, err = analysis.ParseWeightsList(*f.weights); err != nil {
 		return o, annotations.Errorf(annotations.EINVALID, "--weights %s", err)
 	}
-	o.Bootstrap, o.Seed, o.ConfLevel = *f.boot, *f.seed, *f.conf
+	if o.RandomStart, err = analysis.ParseRandomStart(*f.randomStart); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "--random-start %s", err)
+	}
+	if o.Seed, err = analysis.StartSeed(o.RandomStart, *f.seed, f.given("seed"), *f.seed); err != nil {
+		return o, annotations.Errorf(annotations.EINVALID, "--seed %s", err)
+	}
+	o.Bootstrap, o.ConfLevel = *f.boot, *f.conf
 	o.ObservedCategoriesOnly = *f.observed
 	o.ICC = raters.ICCOptions{CompleteCasesOnly: *f.complete}
 	o.DS = raters.DSOptions{Restarts: *f.restarts, Smoothing: *f.smoothing, MaxIter: *f.dsIter, Tol: *f.dsTol, InitialErrorAdd: *f.dsInitStrategy == "addition"}
@@ -253,10 +269,11 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	if *f.table != "" || *f.counts != "" {
 		return runTableAgreement(ctx, e, f, o)
 	}
-	ds, source, err := loadAgreementDataset(ctx, e, f)
+	ds, source, order, err := loadAgreementDataset(ctx, e, f)
 	if err != nil {
 		return err
 	}
+	o.DataOrder = order
 	if *f.weightsFile != "" {
 		err := readWeightsFile(*f.weightsFile, func(r io.Reader) (err error) {
 			o.WeightMatrix, err = analysis.ReadLabelWeightMatrix(*f.weightsFile, r, ds)
@@ -301,32 +318,33 @@ func runAgreement(ctx context.Context, e *env, args []string) error {
 	return writeAgreement(e, source, rep, *f.asJSON)
 }
 
-// loadAgreementDataset reads the labels of --project or --labels.
-func loadAgreementDataset(ctx context.Context, e *env, f *agreementFlags) (*annotations.Dataset, string, error) {
+// loadAgreementDataset reads the labels of --project or --labels, with
+// the labels' order in --labels (Loaded.FileOrder; nil for a project).
+func loadAgreementDataset(ctx context.Context, e *env, f *agreementFlags) (*annotations.Dataset, string, []int32, error) {
 	if *f.project != "" {
 		if *f.labels != "" || *f.items != "" || *f.schemeSpec != "" || len(f.where) > 0 || f.rf.set() {
-			return nil, "", annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme, --where, --item-col, --rater-col, --label-col, --rater, --prob-col and --model-raters go with --labels, not --project")
+			return nil, "", nil, annotations.Errorf(annotations.EINVALID, "--labels, --items, --scheme, --where, --item-col, --rater-col, --label-col, --rater, --prob-col and --model-raters go with --labels, not --project")
 		}
 		st, err := openStore(ctx, e, *f.dsn)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		defer st.Close()
 		p, err := findProject(ctx, st, *f.project)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		ds, err := st.Dataset(ctx, p.ID)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
-		return ds, "project " + p.Name, checkLabelled(ds, "project "+p.Name)
+		return ds, "project " + p.Name, nil, checkLabelled(ds, "project "+p.Name)
 	}
 	var scheme *annotations.Scheme
 	if *f.schemeSpec != "" {
 		s, err := annotations.ParseScheme(*f.schemeSpec)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		scheme = &s
 	}
@@ -341,14 +359,14 @@ func loadAgreementDataset(ctx context.Context, e *env, f *agreementFlags) (*anno
 	loaded, err := annotations.LoadFiles(*f.labels, lo)
 	doneReading()
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	ds := loaded.Dataset
 	if loaded.Inferred {
 		fmt.Fprintf(e.stderr, "Inferred scheme %s (%s); pass --scheme to override.\n", ds.Scheme, loaded.Reason)
 	}
 	reportDuplicates(e, "agreement", ds)
-	return ds, *f.labels, checkLabelled(ds, *f.labels)
+	return ds, *f.labels, loaded.FileOrder, checkLabelled(ds, *f.labels)
 }
 
 // readDSInit reads --ds-init for the dataset's raters and categories (nil
@@ -388,7 +406,7 @@ func checkLabelled(ds *annotations.Dataset, source string) error {
 
 // runTableAgreement analyses --table or --counts.
 func runTableAgreement(_ context.Context, e *env, f *agreementFlags, o raters.Options) error {
-	for _, name := range []string{"labels", "items", "scheme", "where", "bootstrap", "pairs", "min-shared", "only", "ties", "ds-restarts", "ds-smoothing", "ds-iter", "ds-tol", "ds-init", "ds-init-strategy", "ds-gold", "observed-categories", "complete-cases", "db"} {
+	for _, name := range []string{"labels", "items", "scheme", "where", "bootstrap", "pairs", "min-shared", "only", "ties", "random-start", "ds-restarts", "ds-smoothing", "ds-iter", "ds-tol", "ds-init", "ds-init-strategy", "ds-gold", "observed-categories", "complete-cases", "db"} {
 		if f.given(name) {
 			return annotations.Errorf(annotations.EINVALID, "--%s goes with labels (--project or --labels), not --table or --counts", name)
 		}

@@ -64,6 +64,7 @@ Examples:
   concord report --fit k1.json --format png --out k1-plots
   concord report --fit rte.json --project rte --format all --out reports/
   concord report --fit k1.json --labels ratings.csv --where criterion=k1 --format json --out -
+  concord report --fit k1.json --labels ratings.csv --where criterion=k1 --ci normal --null 0.4 --out k1.xlsx
   concord report --fit sentiment.json --project sentiment --format labelstudio --out predictions.json
   concord report --fit k1.json --format labelstudio --from-name grade --to-name essay --out -
 `
@@ -89,6 +90,8 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	noAgreement := fs.Bool("no-agreement", false, "leave out the agreement coefficients and baseline aggregators")
 	boot := fs.Int("bootstrap", 1000, "bootstrap replicates for the agreement intervals (0: analytic intervals only)")
 	seed := fs.Uint64("seed", 1, "seed of the agreement bootstrap and the Dawid-Skene random starts")
+	ci := fs.String("ci", "t", "agreement coefficients' tests and analytic intervals: t (irrCAC's) or normal (statsmodels' and SAS's); given, the intervals are these instead of the bootstrap's unless --bootstrap is given too")
+	null := fs.String("null", "", "also test every agreement coefficient against this value (z and p-value vs it in the JSON and the workbook's Agreement sheet), e.g. 0.5")
 	ties := fs.String("ties", "frequent", "majority-vote and Wawa tie rule of the baselines: frequent (the tied class with the most labels) or first (the first in sorted order of the class codes, crowd-kit's rule)")
 	noCharts := fs.Bool("no-charts", false, "xlsx: leave out the Charts sheet")
 	pos, err := parseFlags(e, fs, args)
@@ -117,6 +120,17 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if *boot < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--bootstrap must be >= 0, got %d", *boot)
 	}
+	ciKind, err := analysis.ParseCI(*ci)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--ci %s", err)
+	}
+	nullValue, err := analysis.ParseNull(*null)
+	if err != nil {
+		return annotations.Errorf(annotations.EINVALID, "--null %s", err)
+	}
+	if flagGiven(fs, "ci") && !flagGiven(fs, "bootstrap") {
+		*boot = 0 // an explicit --ci asks for its analytic intervals
+	}
 	f, tool, err := reportFormat(*format, *out, *fromName != "" || *toName != "" || *lsType != "")
 	if err != nil {
 		return err
@@ -136,7 +150,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 
 	var agr *raters.Report
 	if !*noAgreement && !tool {
-		agr = reportAgreement(ctx, e, fit, *fitPath, ds, source, raters.Options{Bootstrap: *boot, Seed: *seed, Ties: tieRule})
+		agr = reportAgreement(ctx, e, fit, *fitPath, ds, source, raters.Options{Bootstrap: *boot, Seed: *seed, Ties: tieRule, CI: ciKind, Null: nullValue})
 	}
 	rep, err := reports.BuildFit(proj, fit, agr, ds)
 	if err != nil {

@@ -127,18 +127,28 @@
     percent_agreement: "Percent agreement", conger_kappa: "Conger's kappa", icc: "ICC"
   };
 
-  function agreementRows(doc) {
+  // agreementRows lists the document's coefficients; withWeighted adds
+  // the weighted ones (doc.weighted: a set per weighting), which the page
+  // shows when its options ask for weights (weights=, weights_matrix=).
+  function agreementRows(doc, withWeighted) {
     var rows = [];
     function add(name, c) {
       if (c && typeof c.value === "number") { rows.push([name, c]); }
     }
+    function name(k) { return coefNames[k] || k.replace(/_/g, " "); }
     Object.keys(doc).forEach(function (k) {
       var v = doc[k];
       if (!v || typeof v !== "object" || Array.isArray(v) || k === "aggregators" || k === "weighted") { return; }
-      var label = coefNames[k] || k.replace(/_/g, " ");
+      var label = name(k);
       if (typeof v.value === "number") { add(label, v); return; }
       Object.keys(v).forEach(function (sub) { add(label + " (" + sub + ")", v[sub]); });
     });
+    if (withWeighted && doc.weighted) {
+      Object.keys(doc.weighted).forEach(function (w) {
+        var set = doc.weighted[w];
+        Object.keys(set).forEach(function (k) { add(name(k) + " (" + w + " weights)", set[k]); });
+      });
+    }
     return rows;
   }
 
@@ -183,10 +193,12 @@
       if (cancelBtn) { cancelBtn.hidden = true; }
       status.removeAttribute("data-job");
       var tbody = table.querySelector("tbody");
-      agreementRows(doc).forEach(function (r) {
+      var opts = new URLSearchParams(query || "");
+      agreementRows(doc, opts.has("weights") || opts.has("weights_matrix")).forEach(function (r) {
         var tr = document.createElement("tr");
         var c = r[1];
-        var cells = [r[0], c.value.toFixed(3), (typeof c.ci_low === "number" ? c.ci_low.toFixed(3) + " to " + c.ci_high.toFixed(3) : ""), fmtP(c.p_value)];
+        var cells = [r[0], c.value.toFixed(3), (typeof c.ci_low === "number" ? c.ci_low.toFixed(3) + " to " + c.ci_high.toFixed(3) : ""),
+          (typeof c.se === "number" ? c.se.toFixed(3) : ""), (typeof c.z === "number" ? c.z.toFixed(2) : ""), fmtP(c.p_value)];
         if (typeof doc.null_value === "number") { cells.push(fmtP(c.p_value_null)); }
         cells.forEach(function (t, i) {
           var td = document.createElement("td");
@@ -200,6 +212,7 @@
         (doc.bootstrap ? doc.bootstrap + " bootstrap replicates over items" : "analytic") + ". The full document (pairwise kappas, aggregators, rater profiles) is at /api/v1/projects/" + id + "/agreement.";
       table.hidden = false;
       aggregatorTies(doc, ties);
+      aggregatorTable(doc);
       agreementDetail(id, doc);
     }).catch(function (e) {
       if (cancelled) { return; }
@@ -231,6 +244,39 @@
       parts.push(s);
     });
     if (parts.length) { p.textContent = parts.join("; ") + ". Ties go to " + rule + "."; }
+  }
+
+  // aggregatorTable lists the document's baseline aggregators: how many
+  // items each gives each label, and how its run went (iterations,
+  // convergence, start and seed), so that the options above (Dawid-Skene's
+  // iterations, the random starts, ...) show.
+  function aggregatorTable(doc) {
+    var table = document.getElementById("aggregator-table");
+    if (!table || !doc.aggregators) { return; }
+    var tbody = table.querySelector("tbody");
+    Object.keys(doc.aggregators).forEach(function (k) {
+      var c = doc.aggregators[k];
+      var counts = {}, order = [];
+      (c.items || []).forEach(function (it) {
+        if (typeof it.label !== "string") { return; }
+        if (!(it.label in counts)) { counts[it.label] = 0; order.push(it.label); }
+        counts[it.label]++;
+      });
+      order.sort();
+      var run = "";
+      if (c.fit) {
+        run = c.fit.iterations + " iterations, " + (c.fit.converged ? "converged" : "not converged") + ", " + c.fit.start + " start, seed " + c.fit.seed;
+      }
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-aggregator", k);
+      [k.replace(/_/g, " "), order.map(function (l) { return l + " " + counts[l]; }).join(", "), run].forEach(function (t) {
+        var td = document.createElement("td");
+        td.textContent = t;
+        tr.appendChild(td);
+      });
+      tbody.appendChild(tr);
+    });
+    table.hidden = !tbody.children.length;
   }
 
   // kappaColour maps an agreement value to a red (0 and below), yellow
