@@ -63,7 +63,7 @@ type costRates struct {
 
 // The calibration table, CPU seconds measured with the shared ladder
 // (../shared/tools/ladder/ladder.py, 4 labels per item, 250 and 1,000
-// items; the command and the table of estimated against measured CPU s
+// items, last at main 9efcea9; the command and the table of estimated against measured CPU s
 // are in docs/scripts/cost/README.md). Keys are model/engine. Rates that
 // no ladder family measures are borrowed, not measured: confusion/gibbs
 // (ProjectedWork's per-label rate), bounded/laplace (from bounded/ep),
@@ -73,14 +73,14 @@ type costRates struct {
 var costTable = map[string]costRates{
 	// Per sweep (x ProjectedWork's sweeps).
 	"ordinal/gibbs":        {fixed: 1.2e-4, perLabel: 1.45e-7, perLowRank: 6e-9, perDense: 2.7e-9},
-	"classification/gibbs": {perLabel: 7.45e-7, perLowRank: 1.3e-8, perDense: 1e-8},
+	"classification/gibbs": {perLabel: 3.4e-7, perLowRank: 7.4e-9, perDense: 1.3e-8},
 	"confusion/gibbs":      {fixed: 5e-6, perLabel: 2e-7, perLowRank: 6e-9, perDense: 2.7e-9},
 	// Per fit (the defaults' evaluations included).
-	"ordinal/ep":      {fixed: 0.07, perLabel: 2.3e-4, perLowRank: 2.1e-7, perDense: 2.4e-6},
+	"ordinal/ep":      {fixed: 0.07, perLabel: 2.3e-4, perLowRank: 1.7e-7, perDense: 6.5e-7},
 	"ordinal/laplace": {fixed: 0.07, perLabel: 2.3e-4, perLowRank: 1.5e-7, perDense: 2.4e-6},
 	"confusion/vb":    {fixed: 0.0035, perLabel: 1.66e-5, perLowRank: 9e-9, perDense: 1e-7},
-	"bounded/ep":      {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
-	"bounded/laplace": {perLabel: 3.5e-3, perLowRank: 1.8e-7, perDense: 2.4e-6},
+	"bounded/ep":      {perLabel: 1.1e-3, perLowRank: 1.46e-7, perDense: 2.4e-6},
+	"bounded/laplace": {perLabel: 1.1e-3, perLowRank: 1.46e-7, perDense: 2.4e-6},
 	"robust/ep":       {perLabel: 2.2e-4, perLowRank: 6.6e-7, perDense: 2.37e-6},
 	"auc/ep":          {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 1.09e-5},
 	"auc/smc":         {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 1.09e-5},
