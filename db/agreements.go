@@ -199,18 +199,6 @@ func (d *DB) StartAgreement(ctx context.Context, a *annotations.AgreementJob, li
 	return created, wrap(err, "start agreement analysis")
 }
 
-// insertID runs the INSERT statement ins (args) and sets *id to the new
-// row's id.
-func insertID(d *DB, tx *gorm.DB, ins string, args []any, id *int64) error {
-	if d.dialect == postgresDialect {
-		return tx.Raw(ins+" RETURNING id", args...).Scan(id).Error
-	}
-	if err := tx.Exec(ins, args...).Error; err != nil {
-		return err
-	}
-	return tx.Raw("SELECT last_insert_rowid()").Scan(id).Error
-}
-
 // FindAgreement returns an agreement analysis with its parts and result.
 func (d *DB) FindAgreement(ctx context.Context, id int64) (*annotations.AgreementJob, error) {
 	var out *annotations.AgreementJob

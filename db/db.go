@@ -367,3 +367,15 @@ func Redact(dsn string) string {
 	}
 	return dsn
 }
+
+// insertID runs the INSERT statement ins (args) and sets *id to the new
+// row's id.
+func insertID(d *DB, tx *gorm.DB, ins string, args []any, id *int64) error {
+	if d.dialect == postgresDialect {
+		return tx.Raw(ins+" RETURNING id", args...).Scan(id).Error
+	}
+	if err := tx.Exec(ins, args...).Error; err != nil {
+		return err
+	}
+	return tx.Raw("SELECT last_insert_rowid()").Scan(id).Error
+}

@@ -87,20 +87,9 @@ func (d *DB) CreateEval(ctx context.Context, e *annotations.Eval) error {
 			return err
 		}
 		t := now()
-		if d.dialect == postgresDialect {
-			if err := tx.Raw("INSERT INTO evals (project_id, spec, folds, status, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-				e.ProjectID, string(e.Spec), e.Folds, string(annotations.FitRunning), t).Scan(&e.ID).Error; err != nil {
-				return err
-			}
-		} else {
-			res := tx.Exec("INSERT INTO evals (project_id, spec, folds, status, created_at) VALUES (?, ?, ?, ?, ?)",
-				e.ProjectID, string(e.Spec), e.Folds, string(annotations.FitRunning), t)
-			if res.Error != nil {
-				return res.Error
-			}
-			if err := tx.Raw("SELECT last_insert_rowid()").Scan(&e.ID).Error; err != nil {
-				return err
-			}
+		if err := insertID(d, tx, "INSERT INTO evals (project_id, spec, folds, status, created_at) VALUES (?, ?, ?, ?, ?)",
+			[]any{e.ProjectID, string(e.Spec), e.Folds, string(annotations.FitRunning), t}, &e.ID); err != nil {
+			return err
 		}
 		if err := d.insertParts(ctx, tx, &foldGroup, e.ID, e.Folds, func(f int) river.JobArgs {
 			return evalFoldArgs{EvalID: e.ID, ProjectID: e.ProjectID, Fold: f}
