@@ -119,10 +119,7 @@ func (d *DB) CreateFitWithin(ctx context.Context, f *annotations.Fit, maxActive 
 	}
 	var dupID int64
 	errDuplicate := errors.New("duplicate")
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, f.ProjectID); err != nil {
-			return err
-		}
+	err := d.write(ctx, withProject(f.ProjectID, func(tx *gorm.DB) error {
 		if d.dialect == postgresDialect {
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(?, CAST(? AS integer))", fitQuotaLockKey, f.ProjectID%(1<<31)).Error; err != nil {
 				return err
@@ -153,7 +150,7 @@ func (d *DB) CreateFitWithin(ctx context.Context, f *annotations.Fit, maxActive 
 				"project %d already has %d fits queued or running, the limit per project is %d: wait for one to finish or cancel one", f.ProjectID, counts.Active, maxActive)
 		}
 		return nil
-	})
+	}))
 	if errors.Is(err, errDuplicate) {
 		dup, err := d.FindFitByID(ctx, dupID)
 		if err != nil {
@@ -190,12 +187,9 @@ func (d *DB) FindFitByID(ctx context.Context, id int64) (*annotations.Fit, error
 // ListFits returns the project's fits, newest first, without results.
 func (d *DB) ListFits(ctx context.Context, projectID int64) ([]annotations.Fit, error) {
 	var rows []fitRow
-	err := d.read(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, projectID); err != nil {
-			return err
-		}
+	err := d.read(ctx, withProject(projectID, func(tx *gorm.DB) error {
 		return tx.Select(fitColumns).Where("project_id = ?", projectID).Order("id DESC").Find(&rows).Error
-	})
+	}))
 	if err != nil {
 		return nil, wrap(err, "list fits of project %d", projectID)
 	}

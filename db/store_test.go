@@ -162,6 +162,27 @@ func startWorkers(ctx context.Context, t *testing.T, d *DB, opts annotations.Wor
 	}
 }
 
+// waitEnded polls find for each of ids every 10 ms until every one has
+// ended (a terminal status), 2 minutes at most, and returns them by id;
+// what names them in the failure.
+func waitEnded[T any](ctx context.Context, t *testing.T, what string, find func(context.Context, int64) (T, error), status func(T) annotations.FitStatus, ids ...int64) map[int64]T {
+	t.Helper()
+	ended := map[int64]T{}
+	for deadline := time.Now().Add(2 * time.Minute); len(ended) < len(ids); time.Sleep(10 * time.Millisecond) {
+		for _, id := range ids {
+			v, err := find(ctx, id)
+			must(t, err)
+			if status(v).Terminal() {
+				ended[id] = v
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ended: %v", what, ended)
+		}
+	}
+	return ended
+}
+
 func newProject(tb testing.TB, d *DB, name, scheme string) *annotations.Project {
 	tb.Helper()
 	p := &annotations.Project{Name: name, Scheme: annotations.MustParseScheme(scheme)}
