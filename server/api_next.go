@@ -10,6 +10,7 @@ import (
 
 	"concord/analysis"
 	"concord/annotations"
+	"concord/multirater"
 )
 
 // maxNextN bounds the items of one next request.
@@ -29,6 +30,17 @@ func nextParams(c *gin.Context) (analysis.NextOptions, error) {
 	return o, q.err
 }
 
+// nextOf ranks the items to label next in the fit result res as the
+// request's query says (nextParams).
+func nextOf(c *gin.Context, res *multirater.FitResult) (analysis.NextOptions, *analysis.NextResult, error) {
+	o, err := nextParams(c)
+	if err != nil {
+		return o, nil, err
+	}
+	next, err := analysis.NextItems(res, o)
+	return o, next, err
+}
+
 // nextItems: GET /api/v1/fits/{id}/next?n=N&pool=R1,R2&by=information|
 // accuracy&format=json|csv -> the items to label next, best first
 // (concord.next/v1, what concord next --json writes), or as a CSV task
@@ -39,17 +51,12 @@ func (s *Server) nextItems(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	o, err := nextParams(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	format := c.DefaultQuery("format", "json")
 	if format != "json" && format != "csv" {
 		s.failf(c, annotations.EINVALID, "query parameter format=%q: expected json or csv", format)
 		return
 	}
-	next, err := analysis.NextItems(in.Result, o)
+	_, next, err := nextOf(c, in.Result)
 	if err != nil {
 		s.fail(c, err)
 		return
