@@ -52,9 +52,7 @@ func (r *foldRunner) CombineEval(ctx context.Context, e *annotations.Eval, outpu
 // attempts; a fold that fails on the data fails the evaluation at once,
 // with no combine; a cancelled evaluation's fold jobs end unrun.
 func TestFoldJobs(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 		mk := func(folds int) int64 {
 			e := &annotations.Eval{ProjectID: p.ID, Spec: []byte(`{}`), Folds: folds}

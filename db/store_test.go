@@ -137,7 +137,18 @@ func must(tb testing.TB, err error) {
 // and returns its id.
 func seededFit(ctx context.Context, t *testing.T, d *DB, project int64, seed int) int64 {
 	t.Helper()
-	f := &annotations.Fit{ProjectID: project, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
+	return createFit(ctx, t, d, specFit(project, `{"seed":%d}`, seed))
+}
+
+// specFit is a fit of model "m" in project whose spec is format filled in
+// with args.
+func specFit(project int64, format string, args ...any) *annotations.Fit {
+	return &annotations.Fit{ProjectID: project, Model: "m", Spec: json.RawMessage(fmt.Sprintf(format, args...))}
+}
+
+// createFit stores f and returns its id.
+func createFit(ctx context.Context, t *testing.T, d *DB, f *annotations.Fit) int64 {
+	t.Helper()
 	must(t, d.CreateFit(ctx, f))
 	return f.ID
 }
