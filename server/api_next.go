@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -21,12 +20,7 @@ const maxNextN = 10000
 // and by (information or accuracy).
 func nextParams(c *gin.Context) (analysis.NextOptions, error) {
 	q := newQuery(c, "n", "pool", "by", "format")
-	o := analysis.NextOptions{N: q.intIn("n", analysis.DefaultNextN, 1, maxNextN), By: q.str("by", 20)}
-	for _, r := range strings.Split(q.str("pool", 100_000), ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			o.Pool = append(o.Pool, r)
-		}
-	}
+	o := analysis.NextOptions{N: q.intIn("n", analysis.DefaultNextN, 1, maxNextN), By: q.str("by", 20), Pool: commaList(q.str("pool", 100_000))}
 	return o, q.err
 }
 
