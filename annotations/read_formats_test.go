@@ -495,41 +495,21 @@ func TestTextAndIDCharacters(t *testing.T) {
 func TestXLSXBombRefused(t *testing.T) {
 	rows := [][]string{{"item_id", "rater_id", "label"}, {"a", "r1", "1"}, {"b", "r1", "2"}}
 	wb := xlsxBytes(t, "s", rows)
-	zr, err := zip.NewReader(bytes.NewReader(wb), int64(len(wb)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	zw := zip.NewWriter(&out)
-	for _, f := range zr.File {
-		w, err := zw.Create(f.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(w, r)
-		r.Close()
-	}
 	// 200 MB of zeros, deflated to about 200 KB.
-	w, err := zw.Create("xl/media/padding.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	zero := make([]byte, 1<<20)
-	for i := 0; i < 200; i++ {
-		w.Write(zero)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	bomb := out.Bytes()
+	bomb := rezip(t, wb, func(_ string, b []byte) ([]byte, bool) { return b, true }, func(zw *zip.Writer) {
+		w, err := zw.Create("xl/media/padding.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		zero := make([]byte, 1<<20)
+		for i := 0; i < 200; i++ {
+			w.Write(zero)
+		}
+	})
 	if len(bomb) > 2<<20 {
 		t.Fatalf("the bomb is %d bytes", len(bomb))
 	}
-	_, err = ReadLabels(bytes.NewReader(bomb), ReadOptions{Name: "bomb.xlsx"})
+	_, err := ReadLabels(bytes.NewReader(bomb), ReadOptions{Name: "bomb.xlsx"})
 	var pl *ProblemList
 	if !errors.As(err, &pl) || pl.Len() != 1 || !strings.Contains(pl.Problems[0].Msg, "unpacks to more than 32 MB") || !strings.Contains(pl.Problems[0].Msg, "ZIP bomb") {
 		t.Fatalf("bomb: %v", err)
@@ -539,9 +519,9 @@ func TestXLSXBombRefused(t *testing.T) {
 	}
 }
 
-// rezip copies a ZIP archive, passing each part through edit; a part edit
-// returns false for is left out.
-func rezip(t *testing.T, archive []byte, edit func(name string, b []byte) ([]byte, bool)) []byte {
+// rezip copies a ZIP archive, passing each part through edit (a part edit
+// returns false for is left out), and adds what each of more writes.
+func rezip(t *testing.T, archive []byte, edit func(name string, b []byte) ([]byte, bool), more ...func(zw *zip.Writer)) []byte {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
 	if err != nil {
@@ -568,6 +548,9 @@ func rezip(t *testing.T, archive []byte, edit func(name string, b []byte) ([]byt
 			t.Fatal(err)
 		}
 		w.Write(b)
+	}
+	for _, add := range more {
+		add(zw)
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)

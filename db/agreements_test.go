@@ -131,27 +131,10 @@ func TestAgreementJobs(t *testing.T) {
 				}
 				return nil
 			}}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 3, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}, r)
-		}()
-		ended := map[int64]*annotations.AgreementJob{}
-		for deadline := time.Now().Add(2 * time.Minute); len(ended) < 4; time.Sleep(10 * time.Millisecond) {
-			for _, id := range []int64{good, none, bad, internal} {
-				a, err := d.FindAgreement(ctx, id)
-				must(t, err)
-				if a.Status.Terminal() {
-					ended[id] = a
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("analyses not ended: %v", ended)
-			}
-		}
+		stop := startWorkers(ctx, t, d, retrying(), r)
+		ended := waitEnded(ctx, t, "analyses", d.FindAgreement, func(a *annotations.AgreementJob) annotations.FitStatus { return a.Status }, good, none, bad, internal)
 		waitJobsEnded(t, d)
 		stop()
-		must(t, <-done)
 
 		if a := ended[good]; a.Status != annotations.FitDone || string(a.Result) != "[0,3)[3,6)[6,10)done" || a.Replicates != 10 || len(a.Parts) != 3 {
 			t.Errorf("analysis: %+v, result %q", a, a.Result)
@@ -244,6 +227,30 @@ type blockingRunner struct {
 	stopped chan error
 }
 
+// runSlowAgreement starts, in a new project p, analysis a of the options
+// "slow", whose bootstrap of replicates runs as parts of blocking runner
+// r, and parts workers named worker (until stop); it returns once every
+// part has started (2 minutes at most each).
+func runSlowAgreement(ctx context.Context, t *testing.T, d *DB, worker string, replicates, parts int) (p *annotations.Project, a *annotations.AgreementJob, r *blockingRunner, stop func()) {
+	t.Helper()
+	p = newProject(t, d, "p", "ordinal:1..5")
+	a = &annotations.AgreementJob{ProjectID: p.ID, LabelsVersion: 1, Key: "slow", Options: []byte("slow"), Labels: 10}
+	_, err := d.StartAgreement(ctx, a, 0)
+	must(t, err)
+	r = &blockingRunner{agreementRunner: agreementRunner{runs: map[string]int{}, plan: map[string][2]int{"slow": {replicates, parts}},
+		fail: func(*annotations.AgreementJob, string, int, int) error { return nil }},
+		started: make(chan int, parts), stopped: make(chan error, parts)}
+	stop = startWorkers(ctx, t, d, annotations.WorkerOptions{Name: worker, Concurrency: parts, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}, r)
+	for i := range parts {
+		select {
+		case <-r.started:
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("part %d of %d did not start", i+1, parts)
+		}
+	}
+	return p, a, r, stop
+}
+
 func (r *blockingRunner) RunAgreementPart(ctx context.Context, a *annotations.AgreementJob, lo, hi int, report func(float64) error) ([]byte, error) {
 	r.started <- lo
 	for {
@@ -267,25 +274,7 @@ func TestAgreementCancelReachesParts(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		d := b.open(t)
-		p := newProject(t, d, "p", "ordinal:1..5")
-		a := &annotations.AgreementJob{ProjectID: p.ID, LabelsVersion: 1, Key: "slow", Options: []byte("slow"), Labels: 10}
-		_, err := d.StartAgreement(ctx, a, 0)
-		must(t, err)
-		r := &blockingRunner{agreementRunner: agreementRunner{runs: map[string]int{}, plan: map[string][2]int{"slow": {10, 2}},
-			fail: func(*annotations.AgreementJob, string, int, int) error { return nil }},
-			started: make(chan int, 2), stopped: make(chan error, 2)}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "w", Concurrency: 2, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}, r)
-		}()
-		for range 2 {
-			select {
-			case <-r.started:
-			case <-time.After(2 * time.Minute):
-				t.Fatal("the parts did not start")
-			}
-		}
+		p, a, r, stop := runSlowAgreement(ctx, t, d, "w", 10, 2)
 		n, err := d.CancelAgreements(ctx, p.ID)
 		must(t, err)
 		if n != 1 {
@@ -303,7 +292,6 @@ func TestAgreementCancelReachesParts(t *testing.T) {
 		}
 		waitJobsEnded(t, d)
 		stop()
-		must(t, <-done)
 		got, err := d.FindAgreement(ctx, a.ID)
 		must(t, err)
 		if got.Status != annotations.FitCancelled || got.Result != nil {
@@ -325,23 +313,7 @@ func TestAgreementRescue(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		d := b.open(t)
-		p := newProject(t, d, "p", "ordinal:1..5")
-		a := &annotations.AgreementJob{ProjectID: p.ID, LabelsVersion: 1, Key: "slow", Options: []byte("slow"), Labels: 10}
-		_, err := d.StartAgreement(ctx, a, 0)
-		must(t, err)
-		r := &blockingRunner{agreementRunner: agreementRunner{runs: map[string]int{}, plan: map[string][2]int{"slow": {5, 1}},
-			fail: func(*annotations.AgreementJob, string, int, int) error { return nil }},
-			started: make(chan int, 1), stopped: make(chan error, 1)}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- d.RunWorkers(wctx, annotations.WorkerOptions{Name: "ghost", Concurrency: 1, MaxAttempts: 2, PollInterval: 20 * time.Millisecond, StaleAfter: time.Hour}, r)
-		}()
-		select {
-		case <-r.started:
-		case <-time.After(2 * time.Minute):
-			t.Fatal("the part did not start")
-		}
+		_, a, r, stop := runSlowAgreement(ctx, t, d, "ghost", 5, 1)
 		// An hour on, the ghost has not been seen for StaleAfter.
 		n, err := d.rescueAt(ctx, time.Now().Add(time.Hour), 30*time.Second, 2)
 		must(t, err)
@@ -362,6 +334,5 @@ func TestAgreementRescue(t *testing.T) {
 			t.Fatal("the ghost's part did not stop")
 		}
 		stop()
-		must(t, <-done)
 	})
 }

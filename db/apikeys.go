@@ -48,10 +48,7 @@ func (d *DB) CreateAPIKey(ctx context.Context, k *annotations.APIKey) error {
 		return annotations.Errorf(annotations.EINVALID, "API key %q: empty hash", k.Name)
 	}
 	row := apiKeyRow{ProjectID: k.ProjectID, Name: k.Name, Prefix: k.Prefix, Hash: k.Hash, ReadOnly: k.ReadOnly, CreatedAt: now()}
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, k.ProjectID); err != nil {
-			return err
-		}
+	err := d.write(ctx, withProject(k.ProjectID, func(tx *gorm.DB) error {
 		var n int64
 		if err := tx.Model(&apiKeyRow{}).Where("project_id = ? AND name = ?", k.ProjectID, k.Name).Count(&n).Error; err != nil {
 			return err
@@ -60,7 +57,7 @@ func (d *DB) CreateAPIKey(ctx context.Context, k *annotations.APIKey) error {
 			return annotations.Errorf(annotations.ECONFLICT, "project %d already has an API key named %q", k.ProjectID, k.Name)
 		}
 		return tx.Create(&row).Error
-	})
+	}))
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return annotations.Errorf(annotations.ECONFLICT, "project %d already has an API key named %q", k.ProjectID, k.Name)
 	}
@@ -88,12 +85,9 @@ func (d *DB) FindAPIKeyByPrefix(ctx context.Context, prefix string) ([]annotatio
 // ListAPIKeys returns the project's keys, oldest first.
 func (d *DB) ListAPIKeys(ctx context.Context, projectID int64) ([]annotations.APIKey, error) {
 	var rows []apiKeyRow
-	err := d.read(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, projectID); err != nil {
-			return err
-		}
+	err := d.read(ctx, withProject(projectID, func(tx *gorm.DB) error {
 		return tx.Where("project_id = ?", projectID).Order("id").Find(&rows).Error
-	})
+	}))
 	if err != nil {
 		return nil, wrap(err, "list API keys of project %d", projectID)
 	}

@@ -66,15 +66,9 @@ func (r *chainRunner) CombineChains(ctx context.Context, f *annotations.Fit, out
 // combine. The combine gets the longest time a chain sampled and the sum
 // of their CPU times.
 func TestChainJobs(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
-		mk := func(chains int) int64 {
-			f := &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"chains":%d}`, chains))}
-			must(t, d.CreateFit(ctx, f))
-			return f.ID
-		}
+		mk := func(chains int) int64 { return createFit(ctx, t, d, specFit(p.ID, `{"chains":%d}`, chains)) }
 		good, bad := mk(6), mk(3)
 		r := &chainRunner{d: d, runs: map[[2]int64]int{}, comb: map[int64]int{}, time: map[int64]annotations.SamplingTime{}, fail: func(f *annotations.Fit, chain, attempt int) error {
 			switch {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"concord/annotations"
 )
@@ -53,9 +52,7 @@ func (r *foldRunner) CombineEval(ctx context.Context, e *annotations.Eval, outpu
 // attempts; a fold that fails on the data fails the evaluation at once,
 // with no combine; a cancelled evaluation's fold jobs end unrun.
 func TestFoldJobs(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		d := b.open(t)
+	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := newProject(t, d, "p", "ordinal:1..5")
 		mk := func(folds int) int64 {
 			e := &annotations.Eval{ProjectID: p.ID, Spec: []byte(`{}`), Folds: folds}
@@ -75,19 +72,7 @@ func TestFoldJobs(t *testing.T) {
 			return nil
 		}}
 		stop := startWorkers(ctx, t, d, retrying(), r)
-		ended := map[int64]*annotations.Eval{}
-		for deadline := time.Now().Add(2 * time.Minute); len(ended) < 4; time.Sleep(10 * time.Millisecond) {
-			for _, id := range []int64{good, spent, bad, cancelled} {
-				e, err := d.FindEval(ctx, id)
-				must(t, err)
-				if e.Status.Terminal() {
-					ended[id] = e
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("evaluations not ended: %v", ended)
-			}
-		}
+		ended := waitEnded(ctx, t, "evaluations", d.FindEval, func(e *annotations.Eval) annotations.FitStatus { return e.Status }, good, spent, bad, cancelled)
 		if e := ended[good]; e.Status != annotations.FitDone || string(e.Result) != "abcde" || len(e.FoldJobs) != 5 {
 			t.Errorf("evaluation: %+v, result %q", e, e.Result)
 		} else {

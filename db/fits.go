@@ -119,10 +119,7 @@ func (d *DB) CreateFitWithin(ctx context.Context, f *annotations.Fit, maxActive 
 	}
 	var dupID int64
 	errDuplicate := errors.New("duplicate")
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, f.ProjectID); err != nil {
-			return err
-		}
+	err := d.write(ctx, withProject(f.ProjectID, func(tx *gorm.DB) error {
 		if d.dialect == postgresDialect {
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(?, CAST(? AS integer))", fitQuotaLockKey, f.ProjectID%(1<<31)).Error; err != nil {
 				return err
@@ -153,7 +150,7 @@ func (d *DB) CreateFitWithin(ctx context.Context, f *annotations.Fit, maxActive 
 				"project %d already has %d fits queued or running, the limit per project is %d: wait for one to finish or cancel one", f.ProjectID, counts.Active, maxActive)
 		}
 		return nil
-	})
+	}))
 	if errors.Is(err, errDuplicate) {
 		dup, err := d.FindFitByID(ctx, dupID)
 		if err != nil {
@@ -190,12 +187,9 @@ func (d *DB) FindFitByID(ctx context.Context, id int64) (*annotations.Fit, error
 // ListFits returns the project's fits, newest first, without results.
 func (d *DB) ListFits(ctx context.Context, projectID int64) ([]annotations.Fit, error) {
 	var rows []fitRow
-	err := d.read(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, projectID); err != nil {
-			return err
-		}
+	err := d.read(ctx, withProject(projectID, func(tx *gorm.DB) error {
 		return tx.Select(fitColumns).Where("project_id = ?", projectID).Order("id DESC").Find(&rows).Error
-	})
+	}))
 	if err != nil {
 		return nil, wrap(err, "list fits of project %d", projectID)
 	}
@@ -210,26 +204,36 @@ func (d *DB) ListFits(ctx context.Context, projectID int64) ([]annotations.Fit, 
 // returns it. A fit that is gone is ENOTFOUND, one that is no longer
 // queued or running (cancelled before it started) ECONFLICT.
 func (d *DB) startFit(ctx context.Context, id int64, worker string, attempt int) (*annotations.Fit, error) {
+	return d.changeFit(ctx, id, "start", func(tx *gorm.DB, r *fitRow) (bool, error) {
+		if annotations.FitStatus(r.Status).Terminal() {
+			return false, annotations.Errorf(annotations.ECONFLICT, "fit %d is %s", id, r.Status)
+		}
+		return true, tx.Exec(`UPDATE fits SET status = ?, attempts = ?, worker = ?, started_at = ?, finished_at = NULL,
+			progress = 0, eta_seconds = 0, max_rhat = 0, message = '' WHERE id = ?`,
+			string(annotations.FitRunning), attempt, cleanText(worker), now(), id).Error
+	})
+}
+
+// changeFit runs change on fit id's row in a write transaction and returns
+// the fit as it is then (read again when change says that it wrote); verb
+// names the change in errors ("start fit 7: ...").
+func (d *DB) changeFit(ctx context.Context, id int64, verb string, change func(tx *gorm.DB, r *fitRow) (wrote bool, err error)) (*annotations.Fit, error) {
 	var out *fitRow
 	err := d.write(ctx, func(tx *gorm.DB) error {
 		r, err := getFit(tx, id)
 		if err != nil {
 			return err
 		}
-		if annotations.FitStatus(r.Status).Terminal() {
-			return annotations.Errorf(annotations.ECONFLICT, "fit %d is %s", id, r.Status)
-		}
-		t := now()
-		if err := tx.Exec(`UPDATE fits SET status = ?, attempts = ?, worker = ?, started_at = ?, finished_at = NULL,
-			progress = 0, eta_seconds = 0, max_rhat = 0, message = '' WHERE id = ?`,
-			string(annotations.FitRunning), attempt, cleanText(worker), t, id).Error; err != nil {
+		wrote, err := change(tx, r)
+		if err != nil || !wrote {
+			out = r
 			return err
 		}
 		out, err = getFit(tx, id)
 		return err
 	})
 	if err != nil {
-		return nil, wrap(err, "start fit %d", id)
+		return nil, wrap(err, "%s fit %d", verb, id)
 	}
 	return out.fit(), nil
 }
@@ -326,17 +330,13 @@ func (d *DB) FinishFit(ctx context.Context, id int64, status annotations.FitStat
 // one to stop (its next UpdateFitProgress reports the request; its job is
 // cancelled too); finished fits are left as they are. It returns the fit as it now is.
 func (d *DB) RequestCancel(ctx context.Context, id int64) (*annotations.Fit, error) {
-	var out *fitRow
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		r, err := getFit(tx, id)
-		if err != nil {
-			return err
-		}
+	return d.changeFit(ctx, id, "cancel", func(tx *gorm.DB, r *fitRow) (bool, error) {
 		if !annotations.FitStatus(r.Status).Terminal() {
 			if err := d.cancelJob(ctx, tx, r); err != nil {
-				return err
+				return false, err
 			}
 		}
+		var err error
 		switch annotations.FitStatus(r.Status) {
 		case annotations.FitQueued:
 			err = tx.Exec("UPDATE fits SET status = ?, message = ?, finished_at = ? WHERE id = ?",
@@ -351,19 +351,10 @@ func (d *DB) RequestCancel(ctx context.Context, id int64) (*annotations.Fit, err
 				err = tx.Exec("UPDATE fits SET cancel_requested = ? WHERE id = ?", true, id).Error
 			}
 		default:
-			out = r
-			return nil
+			return false, nil
 		}
-		if err != nil {
-			return err
-		}
-		out, err = getFit(tx, id)
-		return err
+		return true, err
 	})
-	if err != nil {
-		return nil, wrap(err, "cancel fit %d", id)
-	}
-	return out.fit(), nil
 }
 
 // requeueFit puts a running fit back in the queue (its job is retried),

@@ -414,7 +414,7 @@ func TestFitQuota(t *testing.T) {
 		seed := 0
 		fit := func(p *annotations.Project) *annotations.Fit {
 			seed++
-			return &annotations.Fit{ProjectID: p.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
+			return specFit(p.ID, `{"seed":%d}`, seed)
 		}
 		within := func(f *annotations.Fit, max int) error {
 			_, err := d.CreateFitWithin(ctx, f, max)
@@ -568,7 +568,7 @@ func TestJobsCoexistWithAPIWrites(t *testing.T) {
 						errs <- fmt.Errorf("writer %d import %d: %w", w, i, err)
 						return
 					}
-					f := &annotations.Fit{ProjectID: q.ID, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, i))}
+					f := specFit(q.ID, `{"seed":%d}`, i)
 					if err := d.CreateFit(ctx, f); err != nil {
 						errs <- fmt.Errorf("writer %d fit %d: %w", w, i, err)
 						return

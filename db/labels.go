@@ -169,10 +169,7 @@ func (d *DB) ListLabels(ctx context.Context, projectID int64, f annotations.Labe
 	}
 	var out []annotations.Label
 	var total int
-	err := d.read(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, projectID); err != nil {
-			return err
-		}
+	err := d.read(ctx, withProject(projectID, func(tx *gorm.DB) error {
 		where, args := labelWhere(projectID, f)
 		if err := tx.Raw("SELECT COUNT(*)"+labelJoin+" WHERE "+where, args...).Scan(&total).Error; err != nil {
 			return err
@@ -191,7 +188,7 @@ func (d *DB) ListLabels(ctx context.Context, projectID int64, f annotations.Labe
 			out[i] = annotations.Label{Item: r.Item, Rater: r.Rater, Value: r.Value, Prob: r.Prob}
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, 0, wrap(err, "list labels of project %d", projectID)
 	}
@@ -202,10 +199,7 @@ func (d *DB) ListLabels(ctx context.Context, projectID int64, f annotations.Labe
 // many went. Items and raters stay.
 func (d *DB) DeleteLabels(ctx context.Context, projectID int64, f annotations.LabelFilter) (int, error) {
 	var n int64
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, projectID); err != nil {
-			return err
-		}
+	err := d.write(ctx, withProject(projectID, func(tx *gorm.DB) error {
 		where, args := labelWhere(projectID, f)
 		res := tx.Exec("DELETE FROM labels WHERE id IN (SELECT l.id"+labelJoin+" WHERE "+where+")", args...)
 		n = res.RowsAffected
@@ -213,7 +207,7 @@ func (d *DB) DeleteLabels(ctx context.Context, projectID int64, f annotations.La
 			return res.Error
 		}
 		return tx.Exec("UPDATE projects SET labels_version = labels_version + 1 WHERE id = ?", projectID).Error
-	})
+	}))
 	if err != nil {
 		return 0, wrap(err, "delete labels of project %d", projectID)
 	}
@@ -271,10 +265,7 @@ func (d *DB) ListItems(ctx context.Context, projectID int64, f annotations.ItemF
 	w := strings.Join(where, " AND ")
 	var out []annotations.ItemSummary
 	var total int
-	err := d.read(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, projectID); err != nil {
-			return err
-		}
+	err := d.read(ctx, withProject(projectID, func(tx *gorm.DB) error {
 		if err := tx.Raw("SELECT COUNT(*) FROM items i WHERE "+w, args...).Scan(&total).Error; err != nil {
 			return err
 		}
@@ -299,7 +290,7 @@ func (d *DB) ListItems(ctx context.Context, projectID int64, f annotations.ItemF
 			out[k] = annotations.ItemSummary{Item: it, Labels: r.Labels}
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, 0, wrap(err, "list items of project %d", projectID)
 	}
@@ -319,10 +310,7 @@ func (d *DB) ListRaters(ctx context.Context, projectID int64, p annotations.Page
 	}
 	var out []annotations.RaterSummary
 	var total int
-	err := d.read(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, projectID); err != nil {
-			return err
-		}
+	err := d.read(ctx, withProject(projectID, func(tx *gorm.DB) error {
 		if err := tx.Raw("SELECT COUNT(*) FROM raters WHERE project_id = ?", projectID).Scan(&total).Error; err != nil {
 			return err
 		}
@@ -344,7 +332,7 @@ func (d *DB) ListRaters(ctx context.Context, projectID int64, p annotations.Page
 			}
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, 0, wrap(err, "list raters of project %d", projectID)
 	}
@@ -355,10 +343,7 @@ func (d *DB) ListRaters(ctx context.Context, projectID int64, p annotations.Page
 // labels of a labelled item.
 func (d *DB) Stats(ctx context.Context, projectID int64) (*annotations.Stats, error) {
 	st := &annotations.Stats{PerRater: map[string]int{}, Distribution: map[string]int{}}
-	err := d.read(ctx, func(tx *gorm.DB) error {
-		if err := projectExists(tx, projectID); err != nil {
-			return err
-		}
+	err := d.read(ctx, withProject(projectID, func(tx *gorm.DB) error {
 		var counts struct{ Items, Raters, Labels, Labelled, WithText, WithCov int }
 		err := tx.Raw(`SELECT
 			(SELECT COUNT(*) FROM items WHERE project_id = ?) AS items,
@@ -400,7 +385,7 @@ func (d *DB) Stats(ctx context.Context, projectID int64) (*annotations.Stats, er
 			st.Distribution[v.Value] = v.N
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, wrap(err, "statistics of project %d", projectID)
 	}

@@ -119,17 +119,20 @@ func TestListItemsAndRaters(t *testing.T) {
 func TestStatsAndDeleteLabels(t *testing.T) {
 	forEachStore(t, func(t *testing.T, ctx context.Context, d *DB) {
 		p := listFixture(t, d)
-		st, err := d.Stats(ctx, p.ID)
-		must(t, err)
-		want := &annotations.Stats{
+		wantStats := func(what string, want *annotations.Stats) {
+			t.Helper()
+			st, err := d.Stats(ctx, p.ID)
+			must(t, err)
+			if !reflect.DeepEqual(st, want) {
+				t.Errorf("%s %+v, want %+v", what, st, want)
+			}
+		}
+		wantStats("stats", &annotations.Stats{
 			Items: 5, LabelledItems: 4, Raters: 3, Labels: 8, LabelsPerItem: 2,
 			PerRater:      map[string]int{"r1": 3, "r2": 3, "r3": 2},
 			Distribution:  map[string]int{"1": 2, "2": 4, "3": 2},
 			ItemsWithText: 2,
-		}
-		if !reflect.DeepEqual(st, want) {
-			t.Errorf("stats %+v, want %+v", st, want)
-		}
+		})
 
 		n, err := d.DeleteLabels(ctx, p.ID, annotations.LabelFilter{Rater: "r2", Page: annotations.Page{Limit: 1}})
 		must(t, err)
@@ -141,17 +144,12 @@ func TestStatsAndDeleteLabels(t *testing.T) {
 		if n != 2 {
 			t.Errorf("deleted %d labels of d, want 2", n)
 		}
-		st, err = d.Stats(ctx, p.ID)
-		must(t, err)
-		want = &annotations.Stats{
+		wantStats("stats after delete", &annotations.Stats{
 			Items: 5, LabelledItems: 2, Raters: 3, Labels: 3, LabelsPerItem: 1.5,
 			PerRater:      map[string]int{"r1": 2, "r2": 0, "r3": 1},
 			Distribution:  map[string]int{"1": 1, "2": 1, "3": 1},
 			ItemsWithText: 2,
-		}
-		if !reflect.DeepEqual(st, want) {
-			t.Errorf("stats after delete %+v, want %+v", st, want)
-		}
+		})
 		_, err = d.Stats(ctx, p.ID+1)
 		wantCode(t, err, annotations.ENOTFOUND)
 		_, err = d.DeleteLabels(ctx, p.ID+1, annotations.LabelFilter{})

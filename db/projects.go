@@ -176,3 +176,15 @@ func projectExists(tx *gorm.DB, id int64) error {
 	}
 	return nil
 }
+
+// withProject is fn, the body of a transaction on project id's rows, run
+// once the project exists (ENOTFOUND otherwise):
+// d.read(ctx, withProject(id, fn)).
+func withProject(id int64, fn func(tx *gorm.DB) error) func(tx *gorm.DB) error {
+	return func(tx *gorm.DB) error {
+		if err := projectExists(tx, id); err != nil {
+			return err
+		}
+		return fn(tx)
+	}
+}

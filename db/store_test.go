@@ -137,7 +137,18 @@ func must(tb testing.TB, err error) {
 // and returns its id.
 func seededFit(ctx context.Context, t *testing.T, d *DB, project int64, seed int) int64 {
 	t.Helper()
-	f := &annotations.Fit{ProjectID: project, Model: "m", Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, seed))}
+	return createFit(ctx, t, d, specFit(project, `{"seed":%d}`, seed))
+}
+
+// specFit is a fit of model "m" in project whose spec is format filled in
+// with args.
+func specFit(project int64, format string, args ...any) *annotations.Fit {
+	return &annotations.Fit{ProjectID: project, Model: "m", Spec: json.RawMessage(fmt.Sprintf(format, args...))}
+}
+
+// createFit stores f and returns its id.
+func createFit(ctx context.Context, t *testing.T, d *DB, f *annotations.Fit) int64 {
+	t.Helper()
 	must(t, d.CreateFit(ctx, f))
 	return f.ID
 }
@@ -160,6 +171,27 @@ func startWorkers(ctx context.Context, t *testing.T, d *DB, opts annotations.Wor
 		cancel()
 		must(t, <-done)
 	}
+}
+
+// waitEnded polls find for each of ids every 10 ms until every one has
+// ended (a terminal status), 2 minutes at most, and returns them by id;
+// what names them in the failure.
+func waitEnded[T any](ctx context.Context, t *testing.T, what string, find func(context.Context, int64) (T, error), status func(T) annotations.FitStatus, ids ...int64) map[int64]T {
+	t.Helper()
+	ended := map[int64]T{}
+	for deadline := time.Now().Add(2 * time.Minute); len(ended) < len(ids); time.Sleep(10 * time.Millisecond) {
+		for _, id := range ids {
+			v, err := find(ctx, id)
+			must(t, err)
+			if status(v).Terminal() {
+				ended[id] = v
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ended: %v", what, ended)
+		}
+	}
+	return ended
 }
 
 func newProject(tb testing.TB, d *DB, name, scheme string) *annotations.Project {

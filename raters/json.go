@@ -21,12 +21,7 @@ func (f *num) UnmarshalJSON(b []byte) error {
 		*f = num(math.NaN())
 		return nil
 	}
-	var v float64
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*f = num(v)
-	return nil
+	return unmarshalVia(b, f, func(v float64) num { return num(v) })
 }
 
 type estimateJSON struct {
@@ -72,14 +67,23 @@ func (e Estimate) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
-func (e *Estimate) UnmarshalJSON(b []byte) error {
-	var j estimateJSON
+func (e *Estimate) UnmarshalJSON(b []byte) error { return unmarshalVia(b, e, estimateJSON.value) }
+
+// value is the estimate j writes.
+func (j estimateJSON) value() Estimate {
+	return Estimate{Value: float64(j.Value), CILow: float64(j.CILow), CIHigh: float64(j.CIHigh),
+		SE: fromOpt(j.SE), CIMethod: j.CIMethod, Pa: fromOpt(j.Pa), Pe: fromOpt(j.Pe),
+		SENull: fromOpt(j.SENull), Z: fromOpt(j.Z), P: fromOpt(j.P), ZNull: fromOpt(j.ZNull), PNull: fromOpt(j.PNull)}
+}
+
+// unmarshalVia decodes b as J, the JSON form of a T that MarshalJSON
+// writes, and stores its value in *dst.
+func unmarshalVia[J, T any](b []byte, dst *T, value func(J) T) error {
+	var j J
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*e = Estimate{Value: float64(j.Value), CILow: float64(j.CILow), CIHigh: float64(j.CIHigh),
-		SE: fromOpt(j.SE), CIMethod: j.CIMethod, Pa: fromOpt(j.Pa), Pe: fromOpt(j.Pe),
-		SENull: fromOpt(j.SENull), Z: fromOpt(j.Z), P: fromOpt(j.P), ZNull: fromOpt(j.ZNull), PNull: fromOpt(j.PNull)}
+	*dst = value(j)
 	return nil
 }
 
@@ -96,24 +100,19 @@ type itemJSON struct {
 	Easiness float64 `json:"easiness,omitempty"`
 }
 
-func nums(v []float64) []num {
-	if v == nil {
-		return nil
-	}
-	out := make([]num, len(v))
-	for i, x := range v {
-		out[i] = num(x)
-	}
-	return out
-}
+// nums is v as JSON numbers (undefined ones null), floats the reverse.
+func nums(v []float64) []num { return convertFloats[num](v) }
 
-func floats(v []num) []float64 {
+func floats(v []num) []float64 { return convertFloats[float64](v) }
+
+// convertFloats converts each element of v (nil stays nil).
+func convertFloats[To, From ~float64](v []From) []To {
 	if v == nil {
 		return nil
 	}
-	out := make([]float64, len(v))
+	out := make([]To, len(v))
 	for i, x := range v {
-		out[i] = float64(x)
+		out[i] = To(x)
 	}
 	return out
 }
@@ -133,16 +132,15 @@ func (it ItemConsensus) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
-func (it *ItemConsensus) UnmarshalJSON(b []byte) error {
-	var j itemJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*it = ItemConsensus{ID: j.ID, Class: -1, Label: j.Label, Score: float64(j.Score), Probs: floats(j.Probs), Tie: j.Tie, Tied: j.Tied, N: j.N, Easiness: j.Easiness}
+func (it *ItemConsensus) UnmarshalJSON(b []byte) error { return unmarshalVia(b, it, itemJSON.value) }
+
+// value is the item's consensus j writes.
+func (j itemJSON) value() ItemConsensus {
+	it := ItemConsensus{ID: j.ID, Class: -1, Label: j.Label, Score: float64(j.Score), Probs: floats(j.Probs), Tie: j.Tie, Tied: j.Tied, N: j.N, Easiness: j.Easiness}
 	if j.Class != nil {
 		it.Class = *j.Class
 	}
-	return nil
+	return it
 }
 
 type raterJSON struct {
@@ -170,19 +168,18 @@ func (q RaterQuality) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
-func (q *RaterQuality) UnmarshalJSON(b []byte) error {
-	var j raterJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*q = RaterQuality{ID: j.ID, N: j.N, Accuracy: float64(j.Accuracy), MAE: float64(j.MAE), Bias: float64(j.Bias), SkillKind: j.SkillKind}
+func (q *RaterQuality) UnmarshalJSON(b []byte) error { return unmarshalVia(b, q, raterJSON.value) }
+
+// value is the rater's quality j writes.
+func (j raterJSON) value() RaterQuality {
+	q := RaterQuality{ID: j.ID, N: j.N, Accuracy: float64(j.Accuracy), MAE: float64(j.MAE), Bias: float64(j.Bias), SkillKind: j.SkillKind}
 	if j.Skill != nil {
 		q.Skill = float64(*j.Skill)
 	}
 	for _, row := range j.Confusion {
 		q.Confusion = append(q.Confusion, floats(row))
 	}
-	return nil
+	return q
 }
 
 // marshalFlat writes an estimate's fields together with extra fields.

@@ -66,16 +66,7 @@ func TestAgreementJob(t *testing.T) {
 	paths := []string{"", "/matrix", "/pairs", "/items?limit=7", "/raters", "/items?format=csv&below=0.5", "/pairs?format=csv"}
 
 	// The reference: the same labels analysed within the requests.
-	ref := newEnv(t, func(c *Config) { c.AgreementJobLabels = -1 })
-	sid, skey := ref.loadedProject("k1")
-	want := map[string]string{}
-	for _, p := range paths {
-		resp, b := ref.request("GET", fmt.Sprintf("/api/v1/projects/%d/agreement%s%s", sid, p, sep(p)+opts), skey, nil)
-		if resp.StatusCode != 200 {
-			t.Fatalf("synchronous %s: %d %s", p, resp.StatusCode, b)
-		}
-		want[p] = string(b)
-	}
+	want := syncAgreement(t, opts, paths)
 
 	e := newEnv(t, func(c *Config) { c.AgreementJobLabels = 10 })
 	id, key := e.loadedProject("k1")
@@ -90,17 +81,8 @@ func TestAgreementJob(t *testing.T) {
 	if body := checkPending(t, base, resp, b); body.Labels != labels {
 		t.Errorf("202 body names %d labels, the project has %d", body.Labels, labels)
 	}
-	resp, b, _ = pollAgreement(e, base+"?"+opts, key)
-	if resp.StatusCode != 200 || string(b) != want[""] {
-		t.Fatalf("the job's document (%d) differs from the synchronous one:\n%s\nwant\n%s", resp.StatusCode, clipText(string(b), 500), clipText(want[""], 500))
-	}
 	// Once done, every route answers from the cache at once.
-	for _, p := range paths {
-		resp, b := e.request("GET", base+p+sep(p)+opts, key, nil)
-		if resp.StatusCode != 200 || string(b) != want[p] {
-			t.Errorf("GET agreement%s: %d %s\nwant %s", p, resp.StatusCode, clipText(string(b), 300), clipText(want[p], 300))
-		}
-	}
+	wantAgreement(e, base, key, opts, want)
 
 	// Labels changed: a new analysis, whose document counts the new label.
 	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", id), key, map[string]any{"labels": []map[string]any{{"item_id": "new-item", "rater_id": "new-rater", "label": "1"}}}, 201)
@@ -141,6 +123,41 @@ func TestAgreementJob(t *testing.T) {
 	checkError(t, path, resp, b, http.StatusBadRequest, annotations.EINVALID, "at least 2 raters")
 	resp, b = e.request("GET", path, okey, nil)
 	checkError(t, path, resp, b, http.StatusBadRequest, annotations.EINVALID, "at least 2 raters")
+}
+
+// syncAgreement answers the agreement routes paths (with the query opts)
+// for the k1 labels analysed within the requests, as the reference of the
+// analyses run as jobs.
+func syncAgreement(t *testing.T, opts string, paths []string) map[string]string {
+	t.Helper()
+	ref := newEnv(t, func(c *Config) { c.AgreementJobLabels = -1 })
+	id, key := ref.loadedProject("k1")
+	want := map[string]string{}
+	for _, p := range paths {
+		resp, b := ref.request("GET", fmt.Sprintf("/api/v1/projects/%d/agreement%s%s", id, p, sep(p)+opts), key, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("in the request %s: %d %s", p, resp.StatusCode, b)
+		}
+		want[p] = string(b)
+	}
+	return want
+}
+
+// wantAgreement waits for the analysis of the agreement document at base
+// (with the query opts) and checks that its routes answer as want does,
+// the same analysed within the requests (syncAgreement).
+func wantAgreement(e *testEnv, base, key, opts string, want map[string]string) {
+	e.t.Helper()
+	resp, b, _ := pollAgreement(e, base+"?"+opts, key)
+	if resp.StatusCode != 200 || string(b) != want[""] {
+		e.t.Fatalf("the job's document (%d) differs from the one of the request:\n%s\nwant\n%s", resp.StatusCode, clipText(string(b), 500), clipText(want[""], 500))
+	}
+	for p := range want {
+		resp, b := e.request("GET", base+p+sep(p)+opts, key, nil)
+		if resp.StatusCode != 200 || string(b) != want[p] {
+			e.t.Errorf("GET agreement%s: %d %s\nwant %s", p, resp.StatusCode, clipText(string(b), 300), clipText(want[p], 300))
+		}
+	}
 }
 
 // sep is the separator before more query parameters of path.

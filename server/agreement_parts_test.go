@@ -33,16 +33,7 @@ func TestAgreementParts(t *testing.T) {
 func testAgreementParts(t *testing.T, dsn string) {
 	const opts = "bootstrap=40&seed=5"
 	paths := []string{"", "/matrix", "/pairs", "/items?limit=7", "/raters", "/items?format=csv&below=0.5"}
-	ref := newEnv(t, func(c *Config) { c.AgreementJobLabels = -1 })
-	rid, rkey := ref.loadedProject("k1")
-	want := map[string]string{}
-	for _, p := range paths {
-		resp, b := ref.request("GET", fmt.Sprintf("/api/v1/projects/%d/agreement%s%s", rid, p, sep(p)+opts), rkey, nil)
-		if resp.StatusCode != 200 {
-			t.Fatalf("in the request %s: %d %s", p, resp.StatusCode, b)
-		}
-		want[p] = string(b)
-	}
+	want := syncAgreement(t, opts, paths)
 
 	parts := func(c *Config) { c.AgreementJobLabels = 10; c.AgreementPartReplicates = 7 }
 	api := newEnvDSN(t, dsn, parts, func(c *Config) { c.Workers = -1 })
@@ -86,16 +77,7 @@ func testAgreementParts(t *testing.T, dsn string) {
 	for _, name := range []string{"worker-a", "worker-b"} {
 		newEnvDSN(t, dsn, parts, func(c *Config) { c.Workers = 1; c.WorkerName = name })
 	}
-	resp, b, _ = pollAgreement(api, base+"?"+opts, key)
-	if resp.StatusCode != 200 || string(b) != want[""] {
-		t.Fatalf("the document of the jobs (%d) differs from the one of the request:\n%s\nwant\n%s", resp.StatusCode, clipText(string(b), 500), clipText(want[""], 500))
-	}
-	for _, p := range paths {
-		resp, b := api.request("GET", base+p+sep(p)+opts, key, nil)
-		if resp.StatusCode != 200 || string(b) != want[p] {
-			t.Errorf("GET agreement%s: %d %s\nwant %s", p, resp.StatusCode, clipText(string(b), 300), clipText(want[p], 300))
-		}
-	}
+	wantAgreement(api, base, key, opts, want)
 	a, err := api.store.FindAgreement(ctx, first.AgreementID)
 	if err != nil {
 		t.Fatal(err)

@@ -147,15 +147,26 @@ type upsertItemsRequest struct {
 // fields keep what is stored), in one transaction.
 func (s *Server) upsertItems(c *gin.Context) {
 	p, req := projectBody[upsertItemsRequest](s, c, write)
-	if req == nil {
+	if req == nil || !nonEmpty(s, c, req.Items, "items", `{"id", "text", "gold", "covariates", "attrs"}`) {
 		return
 	}
-	if len(req.Items) == 0 {
-		s.failf(c, annotations.EINVALID, "field \"items\": expected a non-empty array of {\"id\", \"text\", \"gold\", \"covariates\", \"attrs\"}")
-		return
+	s.importAnswer(c, p, &annotations.Dataset{Scheme: p.Scheme, Items: req.Items}, annotations.ImportOptions{})
+}
+
+// nonEmpty answers EINVALID when list, the request's field, is empty
+// (its elements hold elem) and reports whether it is not.
+func nonEmpty[T any](s *Server, c *gin.Context, list []T, field, elem string) bool {
+	if len(list) == 0 {
+		s.failf(c, annotations.EINVALID, "field %q: expected a non-empty array of %s", field, elem)
+		return false
 	}
-	ds := &annotations.Dataset{Scheme: p.Scheme, Items: req.Items}
-	res, err := s.store.Import(c.Request.Context(), p.ID, ds, annotations.ImportOptions{})
+	return true
+}
+
+// importAnswer imports ds into project p and answers the import's result
+// (201) or its error.
+func (s *Server) importAnswer(c *gin.Context, p *annotations.Project, ds *annotations.Dataset, o annotations.ImportOptions) {
+	res, err := s.store.Import(c.Request.Context(), p.ID, ds, o)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -196,11 +207,7 @@ type createLabelsRequest struct {
 // ("row").
 func (s *Server) createLabels(c *gin.Context) {
 	p, req := projectBody[createLabelsRequest](s, c, write)
-	if req == nil {
-		return
-	}
-	if len(req.Labels) == 0 {
-		s.failf(c, annotations.EINVALID, "field \"labels\": expected a non-empty array of {\"item_id\", \"rater_id\", \"label\"}")
+	if req == nil || !nonEmpty(s, c, req.Labels, "labels", `{"item_id", "rater_id", "label"}`) {
 		return
 	}
 	dups, err := annotations.ParseDuplicates(req.Duplicates)
@@ -229,12 +236,7 @@ func (s *Server) createLabels(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	res, err := s.store.Import(c.Request.Context(), p.ID, ds, annotations.ImportOptions{Replace: req.Replace, Duplicates: dups})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusCreated, res)
+	s.importAnswer(c, p, ds, annotations.ImportOptions{Replace: req.Replace, Duplicates: dups})
 }
 
 // scalarText returns the text of a JSON string or number.
@@ -467,20 +469,12 @@ func (f importValues) readOptions() (annotations.ReadOptions, error) {
 	if err != nil {
 		return opts, err
 	}
-	for _, m := range strings.Split(models, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			opts.ModelRaters = append(opts.ModelRaters, m)
-		}
-	}
+	opts.ModelRaters = commaList(models)
 	tc, err := f.one("text_columns")
 	if err != nil {
 		return opts, err
 	}
-	for _, col := range strings.Split(tc, ",") {
-		if col = strings.TrimSpace(col); col != "" {
-			opts.TextColumns = append(opts.TextColumns, col)
-		}
-	}
+	opts.TextColumns = commaList(tc)
 	if opts.Where, err = f.where(); err != nil {
 		return opts, err
 	}

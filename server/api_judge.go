@@ -18,11 +18,7 @@ import (
 func judgeParams(c *gin.Context) (analysis.JudgeOptions, error) {
 	q := newQuery(c, "judges", "epsilon", "q", "min_humans", "min_instances")
 	var o analysis.JudgeOptions
-	for _, r := range strings.Split(q.str("judges", 100_000), ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			o.Judges = append(o.Judges, r)
-		}
-	}
+	o.Judges = commaList(q.str("judges", 100_000))
 	float := func(name string, def float64) float64 {
 		v, ok := c.GetQuery(name)
 		if !ok || strings.TrimSpace(v) == "" {

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"concord/analysis"
 	"concord/annotations"
+	"concord/multirater"
 )
 
 // maxNextN bounds the items of one next request.
@@ -20,13 +20,19 @@ const maxNextN = 10000
 // and by (information or accuracy).
 func nextParams(c *gin.Context) (analysis.NextOptions, error) {
 	q := newQuery(c, "n", "pool", "by", "format")
-	o := analysis.NextOptions{N: q.intIn("n", analysis.DefaultNextN, 1, maxNextN), By: q.str("by", 20)}
-	for _, r := range strings.Split(q.str("pool", 100_000), ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			o.Pool = append(o.Pool, r)
-		}
-	}
+	o := analysis.NextOptions{N: q.intIn("n", analysis.DefaultNextN, 1, maxNextN), By: q.str("by", 20), Pool: commaList(q.str("pool", 100_000))}
 	return o, q.err
+}
+
+// nextOf ranks the items to label next in the fit result res as the
+// request's query says (nextParams).
+func nextOf(c *gin.Context, res *multirater.FitResult) (analysis.NextOptions, *analysis.NextResult, error) {
+	o, err := nextParams(c)
+	if err != nil {
+		return o, nil, err
+	}
+	next, err := analysis.NextItems(res, o)
+	return o, next, err
 }
 
 // nextItems: GET /api/v1/fits/{id}/next?n=N&pool=R1,R2&by=information|
@@ -39,17 +45,12 @@ func (s *Server) nextItems(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	o, err := nextParams(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	format := c.DefaultQuery("format", "json")
 	if format != "json" && format != "csv" {
 		s.failf(c, annotations.EINVALID, "query parameter format=%q: expected json or csv", format)
 		return
 	}
-	next, err := analysis.NextItems(in.Result, o)
+	_, next, err := nextOf(c, in.Result)
 	if err != nil {
 		s.fail(c, err)
 		return

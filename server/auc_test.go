@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -13,15 +12,7 @@ import (
 // numeric covariates, one label each (testdata/README.md).
 func (e *testEnv) pimaProject(name string) (int64, string) {
 	e.t.Helper()
-	id, key := e.project(name, "binary:No,Yes,pos=Yes")
-	resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{
-		"file":  {"pima_tr_labels.csv", readTestdata(e.t, "pima_tr_labels.csv")},
-		"items": {"pima_tr_items.csv", readTestdata(e.t, "pima_tr_items.csv")},
-	}, nil)
-	if resp.StatusCode != http.StatusCreated {
-		e.t.Fatalf("import: status %d: %s", resp.StatusCode, b)
-	}
-	return id, key
+	return e.testdataProject(name, "binary:No,Yes,pos=Yes", map[string]string{"file": "pima_tr_labels.csv", "items": "pima_tr_items.csv"}, nil)
 }
 
 // TestAUCFitAPI fits the auc model through the API (the background job,

@@ -16,14 +16,7 @@ import (
 // shows the values, the plots and a rater table of dispersions.
 func TestBoundedReports(t *testing.T) {
 	e := newEnv(t)
-	id, key := e.project("sliders", "bounded:0..100")
-	var labels []map[string]any
-	for i, vs := range [][]string{{"42.5", "40", "55"}, {"90", "85", "100"}, {"10", "0", "20"}, {"60", "70", "30"}, {"75", "80", "65"}} {
-		for r, v := range vs {
-			labels = append(labels, map[string]any{"item_id": fmt.Sprintf("i%d", i), "rater_id": fmt.Sprintf("r%d", r), "label": v})
-		}
-	}
-	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", id), key, map[string]any{"labels": labels}, 201)
+	id, key := e.boundedProject("sliders", 5)
 	f := e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", id), key, map[string]any{"likelihood": "beta", "bias": true}, 202)
 	fid := int64(f["id"].(float64))
 	if done := e.waitFit(fid, key, 60*time.Second); done["state"] != "done" {

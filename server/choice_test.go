@@ -15,14 +15,7 @@ import (
 // chosen one marked, the reason; none for the forced model.
 func TestModelChoicePage(t *testing.T) {
 	e, rte, rteKey := binaryEnv(t, "rte-choice")
-	sliders, sliderKey := e.project("sliders-choice", "bounded:0..100")
-	var labels []map[string]any
-	for i, vs := range [][]string{{"42.5", "40", "55"}, {"90", "85", "100"}, {"10", "0", "20"}, {"60", "70", "30"}, {"75", "80", "65"}} {
-		for r, v := range vs {
-			labels = append(labels, map[string]any{"item_id": fmt.Sprintf("i%d", i), "rater_id": fmt.Sprintf("r%d", r), "label": v})
-		}
-	}
-	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", sliders), sliderKey, map[string]any{"labels": labels}, 201)
+	sliders, sliderKey := e.boundedProject("sliders-choice", 5)
 
 	br := newBrowser(t, e)
 	for _, tc := range []struct {

@@ -26,11 +26,21 @@ var quickClassFit = map[string]any{"engine": "gibbs", "chains": 2, "samples": 10
 // raters.
 func (e *testEnv) binaryProject(name string) (int64, string) {
 	e.t.Helper()
-	id, key := e.project(name, "binary:0,1,pos=1")
-	resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{
-		"file":  {"rte_40.csv", readTestdata(e.t, "rte_40.csv")},
-		"items": {"rte_40_items.csv", readTestdata(e.t, "rte_40_items.csv")},
-	}, map[string]string{"text_columns": "text,hypothesis"})
+	return e.testdataProject(name, "binary:0,1,pos=1", map[string]string{"file": "rte_40.csv", "items": "rte_40_items.csv"},
+		map[string]string{"text_columns": "text,hypothesis"})
+}
+
+// testdataProject creates a project of scheme and imports the testdata
+// files named by their form field ("file": the labels, "items": their
+// items) with the import's form fields.
+func (e *testEnv) testdataProject(name, scheme string, files, fields map[string]string) (int64, string) {
+	e.t.Helper()
+	id, key := e.project(name, scheme)
+	form := map[string][2]string{}
+	for field, file := range files {
+		form[field] = [2]string{file, readTestdata(e.t, file)}
+	}
+	resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, form, fields)
 	if resp.StatusCode != http.StatusCreated {
 		e.t.Fatalf("import: status %d: %s", resp.StatusCode, b)
 	}
@@ -41,13 +51,7 @@ func (e *testEnv) binaryProject(name string) (int64, string) {
 // 45 items, 5 raters, 4 classes.
 func (e *testEnv) nominalProject(name string) (int64, string) {
 	e.t.Helper()
-	id, key := e.project(name, "nominal:1,2,3,4")
-	resp, b := e.upload(fmt.Sprintf("/api/v1/projects/%d/imports", id), key, map[string][2]string{
-		"file": {"anaesthesia_occ1.csv", readTestdata(e.t, "anaesthesia_occ1.csv")}}, nil)
-	if resp.StatusCode != http.StatusCreated {
-		e.t.Fatalf("import: status %d: %s", resp.StatusCode, b)
-	}
-	return id, key
+	return e.testdataProject(name, "nominal:1,2,3,4", map[string]string{"file": "anaesthesia_occ1.csv"}, nil)
 }
 
 func with(spec map[string]any, kv ...any) map[string]any {
@@ -366,14 +370,7 @@ func TestClassificationNominalFixed(t *testing.T) {
 	}
 	// A bounded project is fitted by the bounded model (ep by default); its
 	// reports: TestBoundedReports.
-	bid, bk := e.project("sliders", "bounded:0..100")
-	var bl []map[string]any
-	for i, vs := range [][]string{{"42.5", "40", "55"}, {"90", "85", "100"}, {"10", "0", "20"}, {"60", "70", "30"}} {
-		for r, v := range vs {
-			bl = append(bl, map[string]any{"item_id": fmt.Sprintf("i%d", i), "rater_id": fmt.Sprintf("r%d", r), "label": v})
-		}
-	}
-	e.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", bid), bk, map[string]any{"labels": bl}, 201)
+	bid, bk := e.boundedProject("sliders", 4)
 	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, `{"v": 2}`, 400, "invalid", `v is not a setting of the bounded model fitted by ep (leave it out): its settings are flag_threshold, keep_draws, restarts, likelihood, dispersions, dispersion, bias and bounds`)
 	bf := e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, map[string]any{"likelihood": "beta"}, 202)
 	done := e.waitFit(int64(bf["id"].(float64)), bk, 60*time.Second)

@@ -153,18 +153,37 @@ func fitState(t *testing.T, st annotations.FitStore, id int64) *annotations.Fit 
 	return f
 }
 
+// helperFit is a fit started through a helper server on a new SQLite file.
+type helperFit struct {
+	dsn     string
+	h       *helperServer
+	c       *testEnv
+	id, fid int64 // the project and the fit
+	key     string
+}
+
+// startHelperFit starts a helper server with the shutdown grace grace on a
+// new SQLite file, loads the k1 labels through it and starts the fit spec.
+// It skips with -short: it starts server processes.
+func startHelperFit(t *testing.T, grace string, spec map[string]any) helperFit {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	r := helperFit{dsn: filepath.Join(t.TempDir(), "concord.db")}
+	r.h = startHelper(t, r.dsn, grace)
+	r.c = helperClient(t, r.h.url)
+	r.id, r.key = r.c.loadedProject("k1")
+	r.fid = r.c.startFit(r.id, r.key, spec)
+	return r
+}
+
 // TestKillDuringFitLeavesNothingRunning kills the server (SIGKILL) during a
 // fit and restarts it: the fit must not stay "running"; it is re-queued and
 // runs to the end.
 func TestKillDuringFitLeavesNothingRunning(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts server processes")
-	}
-	dsn := filepath.Join(t.TempDir(), "concord.db")
-	h1 := startHelper(t, dsn, "10s")
-	c := helperClient(t, h1.url)
-	id, key := c.loadedProject("k1")
-	fid := c.startFit(id, key, map[string]any{"engine": "gibbs", "chains": 2, "samples": 6000, "burnin": 500, "seed": 11})
+	r := startHelperFit(t, "10s", map[string]any{"engine": "gibbs", "chains": 2, "samples": 6000, "burnin": 500, "seed": 11})
+	dsn, h1, c, id, key, fid := r.dsn, r.h, r.c, r.id, r.key, r.fid
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		f := c.call("GET", fmt.Sprintf("/api/v1/fits/%d", fid), key, nil, 200)
@@ -336,14 +355,8 @@ func killWorkerMidFit(t *testing.T, dsn string) {
 // TestSIGTERMRequeuesRunningFits: SIGTERM shuts the server down gracefully:
 // a fit that cannot finish within the grace period goes back to the queue.
 func TestSIGTERMRequeuesRunningFits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts server processes")
-	}
-	dsn := filepath.Join(t.TempDir(), "concord.db")
-	h := startHelper(t, dsn, "300ms")
-	c := helperClient(t, h.url)
-	id, key := c.loadedProject("k1")
-	fid := c.startFit(id, key, longFit)
+	r := startHelperFit(t, "300ms", longFit)
+	dsn, h, c, key, fid := r.dsn, r.h, r.c, r.key, r.fid
 	deadline := time.Now().Add(60 * time.Second)
 	for c.call("GET", fmt.Sprintf("/api/v1/fits/%d", fid), key, nil, 200)["state"] != "running" {
 		if time.Now().After(deadline) {

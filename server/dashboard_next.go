@@ -41,12 +41,7 @@ func (d *dashboard) nextPage(c *gin.Context) {
 		q.Set("n", "50")
 		c.Request.URL.RawQuery = q.Encode()
 	}
-	o, err := nextParams(c)
-	if err != nil {
-		d.fail(c, err)
-		return
-	}
-	next, err := analysis.NextItems(cf.res, o)
+	o, next, err := nextOf(c, cf.res)
 	if err != nil {
 		d.fail(c, err)
 		return

@@ -13,13 +13,13 @@ import (
 	"concord/analysis"
 )
 
-// boundedProject creates a bounded project (a 0..100 slider) with 15
-// labels: 5 items, 3 raters.
-func (e *testEnv) boundedProject(name string) (int64, string) {
+// boundedProject creates a bounded project (a 0..100 slider) with the
+// labels of 3 raters on the first items (at most 5) of a fixed table.
+func (e *testEnv) boundedProject(name string, items int) (int64, string) {
 	e.t.Helper()
 	id, key := e.project(name, "bounded:0..100")
 	var labels []map[string]any
-	for i, vs := range [][]string{{"42.5", "40", "55"}, {"90", "85", "100"}, {"10", "0", "20"}, {"60", "70", "30"}, {"75", "80", "65"}} {
+	for i, vs := range [][]string{{"42.5", "40", "55"}, {"90", "85", "100"}, {"10", "0", "20"}, {"60", "70", "30"}, {"75", "80", "65"}}[:items] {
 		for r, v := range vs {
 			labels = append(labels, map[string]any{"item_id": fmt.Sprintf("i%d", i), "rater_id": fmt.Sprintf("r%d", r), "label": v})
 		}
@@ -65,7 +65,7 @@ func TestDashboardFitFormModels(t *testing.T) {
 	e, ord, _ := loadedEnv(t, "essays")
 	bin, _ := e.binaryProject("rte")
 	nom, _ := e.nominalProject("anaesthesia")
-	bnd, _ := e.boundedProject("sliders")
+	bnd, _ := e.boundedProject("sliders", 5)
 	b := newBrowser(t, e)
 	b.login(testAdmin)
 
@@ -190,7 +190,7 @@ func postFitForm(t *testing.T, b *browser, id int64, fields url.Values) int64 {
 // epsilon is refused with the form kept.
 func TestDashboardFitFormFits(t *testing.T) {
 	e := newEnv(t)
-	bnd, bkey := e.boundedProject("sliders")
+	bnd, bkey := e.boundedProject("sliders", 5)
 	bin, rkey := e.binaryProject("rte")
 	ord, okey := e.loadedProject("essays")
 	b := newBrowser(t, e)

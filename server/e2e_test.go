@@ -73,13 +73,8 @@ func TestEndToEnd(t *testing.T) {
 	t.Logf("fit %d: %v; workbook %d bytes", fid, f["message"], len(b))
 
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return after cancel")
+	if !waitReturn(t, done, "Run") {
+		t.FailNow()
 	}
 	if _, err := http.Get(srv.URL() + "/healthz"); err == nil {
 		t.Error("server still answers after shutdown")

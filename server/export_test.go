@@ -22,6 +22,30 @@ import (
 // README there): 4 RTE tasks with text and hypothesis, 10 annotators.
 const lsFixture = "../annotations/testdata/labelstudio_rte.json"
 
+// lsTask is a Label Studio task as its JSON import (annotations) and
+// concord's export (predictions) write it, its data decoded as D.
+type lsTask[D any] struct {
+	ID          json.RawMessage `json:"id"`
+	Data        D               `json:"data"`
+	Annotations []struct {
+		Result []lsResult `json:"result"`
+	} `json:"annotations"`
+	Predictions []struct {
+		ModelVersion string     `json:"model_version"`
+		Score        *float64   `json:"score"`
+		Result       []lsResult `json:"result"`
+	} `json:"predictions"`
+}
+
+// lsResult is a result of a Label Studio annotation or prediction.
+type lsResult struct {
+	ID       string                       `json:"id"`
+	FromName string                       `json:"from_name"`
+	ToName   string                       `json:"to_name"`
+	Type     string                       `json:"type"`
+	Value    map[string][]json.RawMessage `json:"value"`
+}
+
 // TestExportLabelStudio imports a Label Studio JSON export through the API,
 // fits it, and downloads the consensus as Label Studio predictions: every
 // task comes back with its own id and the data object of the export, field
@@ -35,16 +59,7 @@ func TestExportLabelStudio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var export []struct {
-		ID          json.RawMessage `json:"id"`
-		Data        map[string]any  `json:"data"`
-		Annotations []struct {
-			Result []struct {
-				FromName string `json:"from_name"`
-				ToName   string `json:"to_name"`
-			} `json:"result"`
-		} `json:"annotations"`
-	}
+	var export []lsTask[map[string]any]
 	if err := json.Unmarshal(raw, &export); err != nil {
 		t.Fatal(err)
 	}
@@ -66,21 +81,7 @@ func TestExportLabelStudio(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Disposition"), ".labelstudio.json") {
 		t.Fatalf("labelstudio: status %d, disposition %q: %s", resp.StatusCode, resp.Header.Get("Content-Disposition"), b)
 	}
-	var tasks []struct {
-		ID          json.RawMessage `json:"id"`
-		Data        map[string]any  `json:"data"`
-		Predictions []struct {
-			ModelVersion string   `json:"model_version"`
-			Score        *float64 `json:"score"`
-			Result       []struct {
-				ID       string                       `json:"id"`
-				FromName string                       `json:"from_name"`
-				ToName   string                       `json:"to_name"`
-				Type     string                       `json:"type"`
-				Value    map[string][]json.RawMessage `json:"value"`
-			} `json:"result"`
-		} `json:"predictions"`
-	}
+	var tasks []lsTask[map[string]any]
 	if err := json.Unmarshal(b, &tasks); err != nil {
 		t.Fatalf("labelstudio: %v\n%s", err, b)
 	}
@@ -224,15 +225,7 @@ func TestDashboardLabelStudioCSV(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("download: %d %s", resp.StatusCode, body)
 	}
-	var tasks []struct {
-		ID          json.RawMessage   `json:"id"`
-		Data        map[string]string `json:"data"`
-		Predictions []struct {
-			Result []struct {
-				FromName string `json:"from_name"`
-			} `json:"result"`
-		} `json:"predictions"`
-	}
+	var tasks []lsTask[map[string]string]
 	if err := json.Unmarshal([]byte(body), &tasks); err != nil || len(tasks) != 4 {
 		t.Fatalf("download: %v, %d tasks", err, len(tasks))
 	}

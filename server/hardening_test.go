@@ -12,13 +12,13 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"concord/db"
+	"concord/internal/testutil"
 )
 
 // TestPanicIsRecovered: a panicking handler answers 500 in the JSON error
@@ -84,7 +84,7 @@ func TestSlowClientsAreCut(t *testing.T) {
 // TestRequestLogs: every request is logged with its id, route, status and,
 // when known, project and fit.
 func TestRequestLogs(t *testing.T) {
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	st, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"), db.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -117,24 +117,6 @@ func TestRequestLogs(t *testing.T) {
 	if strings.Contains(logs.String(), testAdmin) {
 		t.Error("the admin token is in the logs")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestKernelCheckedAtSubmission: a kernel that reads covariates or texts

@@ -101,14 +101,7 @@ func newEnvWrapped(t testing.TB, dsn string, wrap func(annotations.Store) annota
 		}
 		stopped = true
 		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("Serve did not return within 30 s of shutdown")
-		}
+		waitReturn(t, done, "Serve")
 		st.Close()
 	}
 	t.Cleanup(e.stop)
@@ -380,4 +373,21 @@ func (e *testEnv) doneSpec(project int64, token string, spec any) int64 {
 		e.t.Fatalf("fit %d ended %s: %v", id, f["state"], f["message"])
 	}
 	return id
+}
+
+// waitReturn waits 30 s at most for the error of what (a server's Run or
+// Serve, cancelled) on done and fails the test on an error; false: it did
+// not return in time (a failure too).
+func waitReturn(t testing.TB, done <-chan error, what string) bool {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+		return true
+	case <-time.After(30 * time.Second):
+		t.Errorf("%s did not return within 30 s of its cancel", what)
+		return false
+	}
 }

@@ -57,14 +57,10 @@ func (s *Server) predict(c *gin.Context) {
 		return
 	}
 	req := bodyOf[predictRequest](s, c)
-	if req == nil {
+	if req == nil || !nonEmpty(s, c, req.Items, "items", `{"id", "text", "covariates"}`) {
 		return
 	}
-	switch {
-	case len(req.Items) == 0:
-		s.failf(c, annotations.EINVALID, "field \"items\": expected a non-empty array of {\"id\", \"text\", \"covariates\"}")
-		return
-	case len(req.Items) > maxPredictItems:
+	if len(req.Items) > maxPredictItems {
 		s.failf(c, annotations.EINVALID, "field \"items\": %d items (at most %d per request)", len(req.Items), maxPredictItems)
 		return
 	}

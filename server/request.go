@@ -283,3 +283,15 @@ func (q *query) page(defLimit, maxLimit int) annotations.Page {
 		Limit:  q.intIn("limit", defLimit, 1, maxLimit),
 	}
 }
+
+// commaList is the comma-separated list s (a query parameter or form
+// field): its items trimmed, the empty ones left out; nil when none.
+func commaList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

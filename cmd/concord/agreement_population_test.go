@@ -67,17 +67,12 @@ func TestAgreementCommandPopulation(t *testing.T) {
 		}
 	}
 
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	runFailsAll(t, []string{"agreement"}, []failCase{
 		{[]string{"--table", "../../raters/testdata/irrcac_cont3x3abstractors.csv", "--population", "x"}, "--population \"x\": expected a whole number"},
 		{[]string{"--table", "../../raters/testdata/irrcac_cont3x3abstractors.csv", "--population", "-3"}, "--population \"-3\": expected a whole number"},
 		{[]string{"--table", "../../raters/testdata/irrcac_cont3x3abstractors.csv", "--population", "99"}, "population 99 (concord agreement --population; API: population) is smaller than the 100 subjects"},
 		{[]string{"--labels", "testdata/agreement_sirt_k1.csv", "--scheme", "ordinal:0..3", "--bootstrap", "0", "--population", "5"}, "population 5 (concord agreement --population; API: population) is smaller than the"},
-	} {
-		runFails(t, append([]string{"agreement"}, c.args...), c.want)
-	}
+	})
 }
 
 func populationFloat(s string) float64 {

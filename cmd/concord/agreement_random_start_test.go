@@ -93,14 +93,9 @@ func TestAgreementCommandRandomStart(t *testing.T) {
 	}
 
 	base := []string{"agreement", "--labels", td + "crowdkit_toy.csv", "--scheme", "nominal:no,yes", "--bootstrap", "0"}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	runFailsAll(t, base, []failCase{
 		{[]string{"--random-start", "numpy"}, `--random-start "numpy": expected concord or crowdkit`},
 		{[]string{"--random-start", "crowdkit", "--seed", "4294967296"}, "--seed 4294967296 is over 4294967295, the largest seed numpy's RandomState takes"},
-	} {
-		runFails(t, append(append([]string{}, base...), c.args...), c.want)
-	}
+	})
 	runFails(t, []string{"agreement", "--table", "testdata/nonexistent.csv", "--random-start", "crowdkit"}, "--random-start goes with labels")
 }

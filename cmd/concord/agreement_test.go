@@ -240,19 +240,14 @@ func TestAgreementCommandTables(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(",a,b\na,1,2\nb,x,4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	runFailsAll(t, []string{"agreement"}, []failCase{
 		{[]string{"--table", bad}, "bad.csv: row 3, column 2: \"x\" is not a count (expected a non-negative number)"},
 		{[]string{"--table", bad, "--bootstrap", "10"}, "--bootstrap goes with labels"},
 		{[]string{"--table", bad, "--counts", bad}, "give one of --project NAME, --labels FILE, --table FILE or --counts FILE"},
 		{[]string{"--table", bad, "--ci", "z"}, "--ci \"z\": expected t or normal"},
 		{[]string{"--table", bad, "--weights", "cubic"}, "--weights \"cubic\": expected all or"},
 		{[]string{"--table", bad, "--null", "half"}, "--null \"half\": expected a number"},
-	} {
-		runFails(t, append([]string{"agreement"}, c.args...), c.want)
-	}
+	})
 }
 
 // TestAgreementCommandWeightsAndTests: --weights chooses the weighted
@@ -358,14 +353,9 @@ func TestAgreementCommandCrowdKitOptions(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("rater,true,label,value\nw1,no,maybe,3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	runFailsAll(t, base, []failCase{
 		{[]string{"--ds-init", bad}, "init.csv: row 2, column 3: \"maybe\" is not a category of the scheme"},
 		{[]string{"--ds-init-strategy", "merge"}, "--ds-init-strategy \"merge\": expected assign or addition"},
 		{[]string{"--ds-iter", "-1"}, "--ds-iter and --ds-tol must be at least 0"},
-	} {
-		runFails(t, append(append([]string{}, base...), c.args...), c.want)
-	}
+	})
 }

@@ -102,19 +102,14 @@ func TestFitAUCFlags(t *testing.T) {
 			t.Errorf("coefficient %+v: inclusion not a probability", c)
 		}
 	}
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	runFailsAll(t, []string{"fit", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--out", filepath.Join(dir, "x.json")}, []failCase{
 		{[]string{"--model", "auc", "--gamma", "warm"}, `--gamma = "warm": expected a number from 0.001 to 10000 or cv`},
 		{[]string{"--model", "auc", "--scores", "tree"}, `scores "tree": expected linear`},
 		{[]string{"--model", "auc", "--engine", "laplace"}, `the auc model is fitted by ep or smc`},
 		{[]string{"--model", "auc", "--kernel", "rbf:gamma=1"}, "is for gp scores"},
 		{[]string{"--model", "auc", "--covariates", "glu,insulin"}, `covariate "insulin" is not a numeric item column`},
 		{[]string{"--model", "robust", "--prior", "gaussian"}, "prior is not a setting of the robust model fitted by ep"},
-	} {
-		runFails(t, append([]string{"fit", "--labels", pimaTrLabels, "--items", pimaTrItems, "--scheme", "binary:No,Yes,pos=Yes", "--out", filepath.Join(dir, "x.json")}, tc.args...), tc.want)
-	}
+	})
 	// Labels without an items file: the covariates are missing.
 	e, _, errb = testEnv()
 	if code := run(context.Background(), e, []string{"fit", "--labels", pimaTrLabels, "--scheme", "binary:No,Yes,pos=Yes", "--model", "auc", "--out", filepath.Join(dir, "x.json")}); code == 0 ||

@@ -30,16 +30,9 @@ func TestReportCommand(t *testing.T) {
 
 	// xlsx, format from the extension; agreement from the fit's labels.
 	book := filepath.Join(dir, "k1.xlsx")
-	e, stdout, errb := testEnv()
-	if code := run(ctx, e, []string{"report", "--fit", fit, "--out", book, "--bootstrap", "20"}); code != 0 {
-		t.Fatalf("xlsx: exit %d: %s", code, errb)
-	}
-	if !strings.Contains(stdout.String(), book) || !strings.Contains(stdout.String(), "Report of k1 (ordinal model, 40 items, 7 raters") {
-		t.Errorf("xlsx: output %q", stdout)
-	}
-	f, err := excelize.OpenFile(book)
-	if err != nil {
-		t.Fatal(err)
+	f, printed := reportBook(t, "xlsx", book, "report", "--fit", fit, "--bootstrap", "20")
+	if !strings.Contains(printed, book) || !strings.Contains(printed, "Report of k1 (ordinal model, 40 items, 7 raters") {
+		t.Errorf("xlsx: output %q", printed)
 	}
 	want := "Summary,Review,Items,Raters,Thresholds,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Glossary,Charts"
 	if got := strings.Join(f.GetSheetList(), ","); got != want {
@@ -48,10 +41,9 @@ func TestReportCommand(t *testing.T) {
 	if v, _ := f.GetCellValue("Agreement", "A2"); !strings.HasPrefix(v, "Krippendorff's alpha") {
 		t.Errorf("Agreement!A2 = %q: no agreement analysis from the fit's labels", v)
 	}
-	f.Close()
 
 	// json to standard output, labels from the label file.
-	e, stdout, errb = testEnv()
+	e, stdout, errb := testEnv()
 	if code := run(ctx, e, []string{"report", "--fit", fit, "--labels", "testdata/agreement_sirt_k1.csv", "--where", "criterion=k1",
 		"--name", "essays", "--format", "json", "--out", "-", "--bootstrap", "0"}); code != 0 {
 		t.Fatalf("json: exit %d: %s", code, errb)
@@ -253,22 +245,13 @@ func TestReportCommandBounded(t *testing.T) {
 		t.Errorf("png: output %q", stdout)
 	}
 
-	book := filepath.Join(dir, "sliders.xlsx")
-	e, _, errb = testEnv()
-	if code := run(ctx, e, []string{"report", "--fit", fit, "--out", book, "--bootstrap", "20"}); code != 0 {
-		t.Fatalf("xlsx: exit %d: %s", code, errb)
-	}
-	f, err := excelize.OpenFile(book)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _ := reportBook(t, "xlsx", filepath.Join(dir, "sliders.xlsx"), "report", "--fit", fit, "--bootstrap", "20")
 	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Review,Items,Raters,Agreement,Agreement matrix,Item agreement,Rater agreement,Diagnostics,Flags,Glossary,Charts"; got != want {
 		t.Errorf("sheets %s, want %s", got, want)
 	}
 	if v, _ := f.GetCellValue("Raters", "C1"); v != "Dispersion" {
 		t.Errorf("Raters!C1 = %q, want Dispersion", v)
 	}
-	f.Close()
 
 	// A fit file without its scheme: the fit's range makes it.
 	var doc map[string]any
@@ -319,4 +302,20 @@ func TestReportCommandRobust(t *testing.T) {
 			t.Errorf("all: %v", err)
 		}
 	}
+}
+
+// reportBook runs args (a report command) writing the workbook book and
+// opens it (closed when the test ends); what names the run in failures.
+func reportBook(t *testing.T, what, book string, args ...string) (f *excelize.File, stdout string) {
+	t.Helper()
+	e, out, errb := testEnv()
+	if code := run(context.Background(), e, append(args[:len(args):len(args)], "--out", book)); code != 0 {
+		t.Fatalf("%s: exit %d: %s", what, code, errb)
+	}
+	f, err := excelize.OpenFile(book)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f, out.String()
 }

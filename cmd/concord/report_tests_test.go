@@ -84,16 +84,7 @@ func TestReportCommandTests(t *testing.T) {
 		t.Error("report json: no fleiss_kappa")
 	}
 
-	book := filepath.Join(dir, "k1.xlsx")
-	e, _, errb = testEnv()
-	if code := run(ctx, e, append(append([]string{}, rep...), "--out", book)); code != 0 {
-		t.Fatalf("report xlsx: exit %d: %s", code, errb)
-	}
-	f, err := excelize.OpenFile(book)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f, _ := reportBook(t, "report xlsx", filepath.Join(dir, "k1.xlsx"), rep...)
 	rows, err := f.GetRows("Agreement")
 	if err != nil || len(rows) < 2 {
 		t.Fatalf("Agreement sheet: %v, %d rows", err, len(rows))
@@ -133,15 +124,7 @@ func TestReportCommandTests(t *testing.T) {
 
 	// Without --null the vs columns are not there.
 	plain := filepath.Join(dir, "plain.xlsx")
-	e, _, errb = testEnv()
-	if code := run(ctx, e, []string{"report", "--fit", fit, "--out", plain, "--bootstrap", "0"}); code != 0 {
-		t.Fatalf("report xlsx: exit %d: %s", code, errb)
-	}
-	g, err := excelize.OpenFile(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g, _ := reportBook(t, "report xlsx", plain, "report", "--fit", fit, "--bootstrap", "0")
 	head, _ := g.GetRows("Agreement")
 	for _, h := range head[0] {
 		if h == "z (vs 0.5)" || h == "p-value (vs 0)" {

@@ -1,42 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"concord/internal/testutil"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // background runs the command args until ctx ends, its output going to
 // out and errb (safe to read meanwhile); wait waits for it to exit (30 s at
 // most) and fails the test unless it exits 0.
-func background(ctx context.Context, t *testing.T, args ...string) (out, errb *lockedBuffer, wait func()) {
+func background(ctx context.Context, t *testing.T, args ...string) (out, errb *testutil.SyncBuffer, wait func()) {
 	e, _, _ := testEnv()
-	out, errb = &lockedBuffer{}, &lockedBuffer{}
+	out, errb = &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	e.stdout, e.stderr = out, errb
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, e, args) }()

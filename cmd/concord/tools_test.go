@@ -321,3 +321,17 @@ func TestLabelStudioRoundTripRating(t *testing.T) {
 		t.Errorf("task ids %v, want %v", ids, wantIDs)
 	}
 }
+
+// failCase is a command's arguments and what its error message says.
+type failCase struct {
+	args []string
+	want string
+}
+
+// runFailsAll runs runFails on prefix followed by each case's arguments.
+func runFailsAll(t *testing.T, prefix []string, cases []failCase) {
+	t.Helper()
+	for _, c := range cases {
+		runFails(t, append(prefix[:len(prefix):len(prefix)], c.args...), c.want)
+	}
+}

@@ -160,7 +160,7 @@ func TestEvalJobs(t *testing.T) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan int, 2)
-	var logs [2]lockedBuffer
+	var logs [2]testutil.SyncBuffer
 	for i, name := range []string{"worker-a", "worker-b"} {
 		e, _, _ := testEnv()
 		e.stderr = &logs[i]
@@ -170,7 +170,7 @@ func TestEvalJobs(t *testing.T) {
 		}()
 	}
 	e, _, _ := testEnv()
-	var out, summary lockedBuffer
+	var out, summary testutil.SyncBuffer
 	e.stdout, e.stderr = &out, &summary
 	if code := run(context.Background(), e, append(args, "--jobs")); code != 0 {
 		t.Fatalf("eval --jobs: %s (workers: %s %s)", summary.String(), logs[0].String(), logs[1].String())
