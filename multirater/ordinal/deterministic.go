@@ -491,7 +491,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	// The document keeps at most mcmc.MaxKeptNumbers latent values (at
 	// least 50 draws), evenly spaced among the rank draws, as the Gibbs
 	// fits do: linear in the items.
-	keep := opts.KeepDraws
+	keep := infer.RankDraws(n, opts.KeepDraws)
 	stored := min(keep, max(50, mcmc.MaxKeptNumbers/max(n, 1)))
 	draws := &multirater.Draws{}
 	drawIdx := 0
@@ -509,10 +509,11 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 		}
 		draws.Alpha = append(draws.Alpha, alpha)
 		draws.Thresholds = append(draws.Thresholds, th)
-		for i := range m {
-			m[i] = float64(float32(m[i]))
+		kept := make([]float64, len(m))
+		for i, v := range m {
+			kept[i] = float64(float32(v))
 		}
-		draws.M = append(draws.M, m)
+		draws.M = append(draws.M, kept)
 	})
 	draws.N = len(draws.M)
 	res.Draws = draws
