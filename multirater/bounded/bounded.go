@@ -848,6 +848,6 @@ func summarise(data *Data, opts Options, name string, shared bool, liks []lik.Bo
 	a.SetRanks(res, rng, opts.RankDraws)
 	dg.Notes = append(dg.Notes,
 		fmt.Sprintf("value is the consensus on the rating scale: the predictive distribution of a new rating by a rater with the median dispersion (%.4g) and no bias", nuOf(cons)),
-		fmt.Sprintf("ranks come from %d joint draws of the Gaussian posterior approximation", opts.RankDraws))
+		fmt.Sprintf("ranks come from %d joint draws of the Gaussian posterior approximation", infer.RankDraws(len(res.Items), opts.RankDraws)))
 	return res
 }

@@ -576,26 +576,39 @@ func (k *Kernel) terms() []string {
 	return out
 }
 
+// MaxRankNumbers bounds the ranks Ranks holds at once (draws x items, as
+// int32: 64 MB), so that a fit's memory stays linear in the items: from
+// MaxRankNumbers/500 = 32,000 items on, the default 500 rank draws give way
+// to fewer (RankDraws: 250 at 64,000 items).
+const MaxRankNumbers = 16_000_000
+
+// RankDraws returns the number of joint draws Ranks takes for n items when
+// draws are asked: draws, at most MaxRankNumbers/n but not fewer than 100
+// (nor more than draws). A 95 % rank interval from 250 draws rests on its
+// 6th draws from either end.
+func RankDraws(n, draws int) int {
+	return min(draws, max(100, MaxRankNumbers/max(n, 1)))
+}
+
 // Ranks returns each item's rank summary (rank 1: the largest latent
-// value) over draws joint draws of the approximation (Draw with rng); keep,
-// when not nil, is given each draw after its ranks are counted (it may keep
-// the slice).
+// value) over RankDraws(N, draws) joint draws of the approximation (Draw
+// with rng); keep, when not nil, is given each draw after its ranks are
+// counted (the slice is reused for the next draw: keep copies what it
+// keeps).
 func (a *Approx) Ranks(rng *rand.Rand, draws int, keep func(m []float64)) []*multirater.RankSummary {
 	n := len(a.Mean)
+	draws = RankDraws(n, draws)
 	// ranks[i*draws+s] is item i's rank in draw s: one block of int32
-	// (4 N draws bytes, 128 MB for 64,000 items and 500 draws), not N
-	// slices grown draw by draw. The summaries are those of the float64
-	// ranks (integers, exact).
+	// (4 N draws bytes, at most 4 MaxRankNumbers), not N slices grown draw
+	// by draw. The summaries are those of the float64 ranks (integers,
+	// exact).
 	if n > math.MaxInt32 {
 		panic("infer: Ranks: too many items")
 	}
 	ranks := make([]int32, n*draws)
 	order := make([]int, n)
-	var m []float64
+	m := make([]float64, n)
 	for s := 0; s < draws; s++ {
-		if m == nil || keep != nil {
-			m = make([]float64, n)
-		}
 		a.Draw(rng, m)
 		for i := range order {
 			order[i] = i

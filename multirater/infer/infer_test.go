@@ -197,3 +197,36 @@ func BenchmarkFit(b *testing.B) {
 		})
 	}
 }
+
+// TestRankDraws: the rank draws are bounded so that Ranks holds at most
+// MaxRankNumbers ranks (memory linear in the items): unchanged up to
+// MaxRankNumbers/500 = 32,000 items, 250 at 64,000, never below 100 (nor
+// above the draws asked), and Ranks gives keep exactly that many draws (not with -short).
+func TestRankDraws(t *testing.T) {
+	for _, tc := range []struct{ n, draws, want int }{
+		{1000, 500, 500}, {32000, 500, 500}, {32001, 500, 499}, {64000, 500, 250},
+		{1_000_000, 500, 100}, {1_000_000, 50, 50}, {0, 500, 500},
+	} {
+		if got := RankDraws(tc.n, tc.draws); got != tc.want {
+			t.Errorf("RankDraws(%d, %d) = %d, want %d", tc.n, tc.draws, got, tc.want)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	const n = 64_000
+	a := &Approx{Mean: make([]float64, n), Var: make([]float64, n)}
+	for i := range a.Mean {
+		a.Mean[i], a.Var[i] = float64(i), 1
+	}
+	a.Draw = func(rng *rand.Rand, m []float64) {
+		for i := range m {
+			m[i] = a.Mean[i] + rng.NormFloat64()
+		}
+	}
+	calls := 0
+	ranks := a.Ranks(rand.New(rand.NewPCG(1, 2)), 500, func([]float64) { calls++ })
+	if calls != 250 || ranks[n-1].Q975 > 10 || ranks[0].Q025 < n-10 {
+		t.Errorf("%d items: %d draws (want 250), ranks of the largest %+v and smallest %+v", n, calls, ranks[n-1], ranks[0])
+	}
+}

@@ -77,15 +77,12 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	priors := append([]Prior{{Kernel: data.Kernel, Cov: data.Cov, Learn: data.Learn}}, data.Alt...)
 	total := len(priors) * len(disps)
 	if total == 1 {
-		res, df, err := fitDet(ctx, data, opts, PerRater)
+		df, err := fitDet(ctx, data, opts, PerRater)
 		if err != nil {
 			return nil, err
 		}
+		res := df.result()
 		return res, df.intervals(ctx, res)
-	}
-	type fitted struct {
-		res *multirater.FitResult
-		df  detFit
 	}
 	// The candidates, prior by prior (candidate k has prior k / len(disps)).
 	var cands []multirater.ModelCandidate
@@ -95,18 +92,18 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 			cands = append(cands, multirater.ModelCandidate{Name: dn + "/" + kern, Likelihood: "ordinal probit", Noise: dn, Kernel: kern})
 		}
 	}
-	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (fitted, float64, error) {
+	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (detFit, float64, error) {
 		d, pr := *data, priors[k/len(disps)]
 		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
 		o := opts
 		o.Progress = progress
-		res, df, err := fitDet(ctx, &d, o, c.Noise)
+		df, err := fitDet(ctx, &d, o, c.Noise)
 		if err != nil {
-			return fitted{}, 0, err
+			return detFit{}, 0, err
 		}
 		le, score := df.logZ, df.logZ-df.penalty
 		c.LogEvidence, c.Score, c.Penalty, c.Parameters = &le, &score, df.penalty, df.params
-		return fitted{res, df}, score, nil
+		return df, score, nil
 	})
 	if err != nil {
 		return nil, err
@@ -114,12 +111,13 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	best, second := ch.Best, ch.Second
 	sc := func(i int) float64 { return *cands[i].Score }
 	fits := ch.Fits
-	res := fits[best].res
+	// The document of the chosen candidate only (detFit.result).
+	res := fits[best].result()
 	res.Model.Noise = cands[best].Noise
 	why := fmt.Sprintf("%s has the largest log evidence less 1/2 ln(ratings) per learnt parameter: %.2f (log evidence %.2f, %d parameters, penalty %.2f)",
-		cands[best].Name, sc(best), fits[best].df.logZ, fits[best].df.params, fits[best].df.penalty)
+		cands[best].Name, sc(best), fits[best].logZ, fits[best].params, fits[best].penalty)
 	if second >= 0 {
-		why += fmt.Sprintf(", ahead of %s (%.2f; log evidence %.2f, %d parameters) by %.2f", cands[second].Name, sc(second), fits[second].df.logZ, fits[second].df.params, sc(best)-sc(second))
+		why += fmt.Sprintf(", ahead of %s (%.2f; log evidence %.2f, %d parameters) by %.2f", cands[second].Name, sc(second), fits[second].logZ, fits[second].params, sc(best)-sc(second))
 	}
 	by := "by the penalised log evidence"
 	if len(disps) > 1 {
@@ -127,7 +125,7 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	}
 	// The chosen candidate's rater intervals (the Laplace approximation
 	// of their type-II posterior), before the choice's note and timing.
-	if err := fits[best].df.intervals(ctx, res); err != nil {
+	if err := fits[best].intervals(ctx, res); err != nil {
 		return nil, err
 	}
 	ch.Report(res, "(noise/kernel) "+by, why, opts.Progress)

@@ -129,10 +129,11 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	if disp == Auto {
 		return choose(ctx, data, opts)
 	}
-	res, df, err := fitDet(ctx, data, opts, disp)
+	df, err := fitDet(ctx, data, opts, disp)
 	if err != nil {
 		return nil, err
 	}
+	res := df.result()
 	return res, df.intervals(ctx, res)
 }
 
@@ -143,6 +144,11 @@ type detFit struct {
 	logZ    float64
 	params  int
 	penalty float64
+	// result builds the fit's document (items, raters, flags, rank draws):
+	// for the candidate kept only, so that a choice among candidates holds
+	// one document, not one per candidate (hundreds of MB each from 64,000
+	// items). It is called at most once.
+	result func() *multirater.FitResult
 	// intervals gives the fit's rater parameters their Laplace intervals
 	// (raterIntervals), for the fit kept only.
 	intervals func(ctx context.Context, res *multirater.FitResult) error
@@ -185,15 +191,15 @@ func (df *detFit) addPenalty(mode string, nb, ns int, owned, ratedBy []int, empt
 }
 
 // fitDet is FitDeterministic with one noise model (PerRater, SharedThresholds or
-// Shared).
-func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*multirater.FitResult, detFit, error) {
+// Shared), its document built by the fit's result.
+func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (detFit, error) {
 	start := time.Now()
 	n, nl, nk := len(data.ItemIDs), len(data.RaterIDs), len(data.Levels)
 	dsg := design.Design{What: "OrdinalData", ItemIDs: data.ItemIDs, RaterIDs: data.RaterIDs, K: nk,
 		Ratings: data.Ratings, Cov: data.Cov, Words: design.Words{Noun: "ratings", Verb: "rated"}, Repeats: data.Repeats}
 	perRater, err := dsg.Check()
 	if err != nil {
-		return nil, detFit{}, err
+		return detFit{}, err
 	}
 	if len(opts.Thresholds) != 0 {
 		if len(opts.Thresholds) != nk-1 || !sort.Float64sAreSorted(opts.Thresholds) {
@@ -206,7 +212,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 		EP: opts.EP, Laplace: opts.Laplace, Progress: opts.Progress}
 	if data.Learn != nil {
 		if prob.Kernel, err = data.Learn.NewKernel(n, data.Cov); err != nil {
-			return nil, detFit{}, err
+			return detFit{}, err
 		}
 		prob.Cov = nil
 	}
@@ -278,7 +284,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x65766964))
 	a, err := infer.Fit(ctx, prob, rng)
 	if err != nil {
-		return nil, detFit{}, err
+		return detFit{}, err
 	}
 	// The penalty: 1/2 ln(n) per learnt parameter (addPenalty); 1/2
 	// ln(ratings) per learnt kernel hyperparameter.
@@ -298,10 +304,23 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 		df.penalty += 0.5 * float64(h) * math.Log(float64(max(len(data.Ratings), 1)))
 	}
 
-	res := detResult(data, opts, nm.liks, perRater, a, rng)
 	df.intervals = func(ctx context.Context, res *multirater.FitResult) error {
 		return raterIntervals(ctx, res, prob, a, nm)
 	}
+	df.result = func() *multirater.FitResult {
+		return fitDetResult(data, opts, mode, nm, perRater, prob, a, rng, start, learnB || learnS)
+	}
+	if opts.Progress != nil {
+		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
+	}
+	return df, nil
+}
+
+// fitDetResult is the document of fitDet's fit a (mode, its noise model
+// nm, problem prob, rng after the fit), started at start; learnt says that
+// rater parameters were learnt.
+func fitDetResult(data *Data, opts DetOptions, mode string, nm *noiseModel, perRater []int, prob *infer.Problem, a *infer.Approx, rng *rand.Rand, start time.Time, learnt bool) *multirater.FitResult {
+	res := detResult(data, opts, nm.liks, perRater, a, rng)
 	switch mode {
 	case Shared:
 		res.Model.Noise = Shared
@@ -314,14 +333,11 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (*mul
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
 	}
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
-	if opts.Engine == multirater.EngineLaplace && (learnB || learnS || prob.Kernel != nil) {
+	if opts.Engine == multirater.EngineLaplace && (learnt || prob.Kernel != nil) {
 		checkLaplaceEvidence(res, prob, a.LogZ, opts.EP)
 	}
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
-	if opts.Progress != nil {
-		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
-	}
-	return res, df, nil
+	return res
 }
 
 // raterLogPrior returns the Gibbs model's log prior of o's thresholds and
@@ -491,7 +507,7 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 	// The document keeps at most mcmc.MaxKeptNumbers latent values (at
 	// least 50 draws), evenly spaced among the rank draws, as the Gibbs
 	// fits do: linear in the items.
-	keep := opts.KeepDraws
+	keep := infer.RankDraws(n, opts.KeepDraws)
 	stored := min(keep, max(50, mcmc.MaxKeptNumbers/max(n, 1)))
 	draws := &multirater.Draws{}
 	drawIdx := 0
@@ -509,10 +525,11 @@ func detResult(data *Data, opts DetOptions, liks []*lik.OrdinalProbit, perRater 
 		}
 		draws.Alpha = append(draws.Alpha, alpha)
 		draws.Thresholds = append(draws.Thresholds, th)
-		for i := range m {
-			m[i] = float64(float32(m[i]))
+		kept := make([]float64, len(m))
+		for i, v := range m {
+			kept[i] = float64(float32(v))
 		}
-		draws.M = append(draws.M, m)
+		draws.M = append(draws.M, kept)
 	})
 	draws.N = len(draws.M)
 	res.Draws = draws

@@ -797,7 +797,7 @@ func summarise(data *Data, opts Options, perRater []int, f *fitted, rng *rand.Ra
 	dg.Notes = append(dg.Notes,
 		fmt.Sprintf("class probabilities are those of the latent consensus with the median rater's latent noise (%.4g) and no labelling error", sMed),
 		"p_error of a label: "+map[bool]string{true: "the probability of the other label given the other labels (the plain model has no error component)", false: "the posterior probability that it is a labelling error given the other labels (the error component of Kim & Ghahramani eq. 10 at the label's EP cavity)"}[f.plain],
-		fmt.Sprintf("ranks come from %d joint draws of the Gaussian posterior approximation", opts.RankDraws))
+		fmt.Sprintf("ranks come from %d joint draws of the Gaussian posterior approximation", infer.RankDraws(len(res.Items), opts.RankDraws)))
 	dg.Notes = append(dg.Notes, a.Notes...)
 	return res
 }
