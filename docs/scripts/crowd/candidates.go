@@ -27,7 +27,8 @@ var candidateBaselines = []string{"dawid_skene", "one_coin", "mace"}
 func candidateRun(cfg config, dirs []string, want map[string]bool) {
 	fmt.Printf("concord %s; every rater model forced (--rater-model M) and the default (auto)\n", describeBuild())
 	fmt.Printf("MV: majority vote of every label, ties counted 1/t; ds, 1coin, mace: package raters (every label)\n\n")
-	fmt.Printf("%-20s %-8s", "bed", "folder")
+	width := nameWidth(dirs, want)
+	fmt.Printf("%-*s %-8s", width, "bed", "folder")
 	for _, m := range candidateModels {
 		fmt.Printf(" %11s", m)
 	}
@@ -44,7 +45,7 @@ func candidateRun(cfg config, dirs []string, want map[string]bool) {
 			if len(want) > 0 && !want[d.name] {
 				continue
 			}
-			ok, line := candidateRow(cfg, d, tag)
+			ok, line := candidateRow(cfg, d, tag, width)
 			fmt.Println(line)
 			total++
 			pass += b2i(ok)
@@ -60,10 +61,22 @@ func candidateRun(cfg config, dirs []string, want map[string]bool) {
 	fmt.Printf("\n")
 }
 
+// nameWidth is the width of the table's first column: the longest name of
+// the datasets run (real sets' names are longer than the beds'), at least 20.
+func nameWidth(dirs []string, want map[string]bool) int {
+	w := 20
+	for _, d := range datasets("", dirs...) {
+		if len(want) == 0 || want[d.name] {
+			w = max(w, len(d.name))
+		}
+	}
+	return w
+}
+
 // candidateRow fits one bed with every rater model and the default and
 // returns whether the default is at least majority vote, and the table's
 // line.
-func candidateRow(cfg config, d dataset, tag string) (bool, string) {
+func candidateRow(cfg config, d dataset, tag string, width int) (bool, string) {
 	ratings := filepath.Join(d.dir, "ratings.csv")
 	gold, err := readGold(filepath.Join(d.dir, "items.csv"))
 	if err != nil {
@@ -74,7 +87,7 @@ func candidateRow(cfg config, d dataset, tag string) (bool, string) {
 		fail(fmt.Errorf("%s: %v", d.name, err))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-20s %-8s", trunc(d.name, 20), trunc(tag, 8))
+	fmt.Fprintf(&b, "%-*s %-8s", width, d.name, trunc(tag, 8))
 	for _, m := range candidateModels {
 		c := cfg
 		c.fitArgs = append(append([]string{}, cfg.fitArgs...), "--rater-model", m)

@@ -103,6 +103,7 @@ type fitOutcome struct {
 func main() {
 	data := flag.String("data", "/work/shared/data", "folder of the public datasets (empty: skip them)")
 	bedsDir := flag.String("beds", "/tmp/crowdbed", "folder of the synthetic beds written by ./docs/scripts/crowd/gen (empty: skip them)")
+	extra := flag.String("extra", "", "comma-separated folders of further datasets laid out as the beds (a subfolder with ratings.csv and items.csv each), e.g. the real held-out sets that heldout_convert.py writes")
 	ckPath := flag.String("crowdkit", "docs/scripts/crowd/crowdkit.tsv", "crowd-kit's table (dataset, method, accuracy, seconds) written by crowdkit_bench.py")
 	concord := flag.String("concord", "", "concord binary (default: built from this repository with go build)")
 	fitArgs := flag.String("fit-args", "", "extra arguments of concord fit, space-separated (default: none, the defaults)")
@@ -157,7 +158,7 @@ func main() {
 		"dataset", "items", "raters", "labels", "gold", "fit", "wall s", "cpu s", "rater model", "converged", "ck MV", "ck best", "(method)", ">=MV", "-.01", ">=best")
 	var rows []row
 	var t tally
-	for _, d := range datasets(*data, *bedsDir) {
+	for _, d := range datasets(*data, append([]string{*bedsDir}, strings.Split(*extra, ",")...)...) {
 		if len(want) > 0 && !want[d.name] {
 			continue
 		}
@@ -183,19 +184,24 @@ func main() {
 // dataset is a folder of ratings.csv and items.csv (with a gold column).
 type dataset struct{ name, dir string }
 
-// datasets lists the public datasets under data and the synthetic beds
-// under beds (either folder empty: none of them).
-func datasets(data, beds string) []dataset {
+// datasets lists the public datasets under data, then every dataset
+// folder (a subfolder with ratings.csv) of each folder in dirs: the
+// synthetic beds, the held-out real sets (data or a folder empty: none of
+// them).
+func datasets(data string, dirs ...string) []dataset {
 	var sets []dataset
 	if data != "" {
 		for _, n := range public {
 			sets = append(sets, dataset{n, filepath.Join(data, n)})
 		}
 	}
-	if beds != "" {
+	for _, beds := range dirs {
+		if beds = strings.TrimSpace(beds); beds == "" {
+			continue
+		}
 		entries, err := os.ReadDir(beds)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "crowd: no synthetic beds: %v (write them with go run ./docs/scripts/crowd/gen -out %s)\n", err, beds)
+			fmt.Fprintf(os.Stderr, "crowd: no datasets in %s: %v (beds: go run ./docs/scripts/crowd/gen -out %s)\n", beds, err, beds)
 		}
 		for _, e := range entries {
 			dir := filepath.Join(beds, e.Name())

@@ -64,3 +64,38 @@ func TestCrowdKitTable(t *testing.T) {
 		t.Errorf("bestOf = %v %s, want 0.9 DS (the first of a tie in crowd-kit's order)", best, who)
 	}
 }
+
+// TestDatasetsExtraDirs: the public sets first, then every subfolder with a
+// ratings.csv of each further folder (beds, -extra), in folder order; a
+// subfolder without ratings.csv and an empty folder name are skipped.
+func TestDatasetsExtraDirs(t *testing.T) {
+	root := t.TempDir()
+	mk := func(dir string, ratings bool) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if ratings {
+			if err := os.WriteFile(filepath.Join(dir, "ratings.csv"), []byte("item_id,rater_id,label\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	beds, real := filepath.Join(root, "beds"), filepath.Join(root, "real")
+	mk(filepath.Join(beds, "b1"), true)
+	mk(filepath.Join(beds, "notes"), false)
+	mk(filepath.Join(real, "r2"), true)
+	mk(filepath.Join(real, "r1"), true)
+	got := datasets("/data", beds, "", real)
+	want := append(append([]string{}, public...), "b1", "r1", "r2")
+	if len(got) != len(want) {
+		t.Fatalf("datasets: %d sets %v, want %d %v", len(got), got, len(want), want)
+	}
+	for i, d := range got {
+		if d.name != want[i] {
+			t.Errorf("datasets[%d] = %s, want %s", i, d.name, want[i])
+		}
+	}
+	if got[len(got)-1].dir != filepath.Join(real, "r2") {
+		t.Errorf("r2's folder = %s", got[len(got)-1].dir)
+	}
+}
