@@ -58,6 +58,9 @@ type Outcome struct {
 	Clamped    int
 	Err        string
 	Hopeless   bool
+	// Failed is the error the start failed with ("" for none): the
+	// combine's Fit fails with the first in start order, as runStarts.
+	Failed string
 }
 
 // Encode encodes o exactly (gob: infinite values and every bit of the
@@ -115,6 +118,11 @@ type Apart struct {
 	Out *Outcome
 	// Used says a Fit call has acted on the Apart.
 	Used bool
+	// Err, when set by Fit, says the pieces do not fit together (a plan
+	// or outcomes of another fit, a winner that gives another objective
+	// run again): the fit must fail with it, whatever a family makes of
+	// the Fit's error.
+	Err error
 
 	cancel context.CancelFunc
 }
@@ -143,7 +151,8 @@ func apartOf(ctx context.Context) *Apart {
 
 // run runs piece a of the evidence maximisation from starts (see
 // ErrApart): the restarts for the combine, ErrApart for the plan and a
-// part.
+// part. A start that fails fails the plan's Fit as in one process (the
+// plan has no outcome then), a part's is in its outcome (Failed).
 func (a *Apart) run(ctx context.Context, ob *objective, starts [][]float64, warm *Approx) ([]*Restart, error) {
 	a.Used = true
 	p, n := ob.p, len(starts)
@@ -159,7 +168,7 @@ func (a *Apart) run(ctx context.Context, ob *objective, starts [][]float64, warm
 		a.Out = outcome(r, 0, n)
 	default:
 		if a.First.Starts != n || a.Start < 1 || a.Start >= n {
-			return nil, fmt.Errorf("multirater: start %d of a plan of %d starts: this fit has %d", a.Start+1, a.First.Starts, n)
+			return nil, a.fail(fmt.Errorf("multirater: start %d of a plan of %d starts: this fit has %d", a.Start+1, a.First.Starts, n))
 		}
 		report := p.Progress
 		if a.Progress != nil {
@@ -168,16 +177,30 @@ func (a *Apart) run(ctx context.Context, ob *objective, starts [][]float64, warm
 		ob.prog = newEvidenceProgress(1, report, time.Now())
 		first, err := ob.firstPrior(ctx, starts[0], warm)
 		if err != nil {
-			return nil, err
+			return nil, a.fail(err)
 		}
 		r, err := ob.later(ctx, starts[a.Start], first, warm, a.First.F, false, 0)
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			r = &Restart{}
+			a.Out = outcome(r, a.Start, n)
+			a.Out.Failed = err.Error()
+		} else {
+			a.Out = outcome(r, a.Start, n)
 		}
-		a.Out = outcome(r, a.Start, n)
 	}
 	a.cancel()
 	return nil, ErrApart
+}
+
+// fail records err as a's Err, stops the fit (the context) and returns
+// err.
+func (a *Apart) fail(err error) error {
+	a.Err = err
+	a.cancel()
+	return err
 }
 
 // combine returns the restarts of a.Outcomes with the winner's run again
@@ -186,14 +209,19 @@ func (a *Apart) run(ctx context.Context, ob *objective, starts [][]float64, warm
 func (a *Apart) combine(ctx context.Context, ob *objective, starts [][]float64, warm *Approx) ([]*Restart, error) {
 	p, n := ob.p, len(starts)
 	if len(a.Outcomes) != n {
-		return nil, fmt.Errorf("multirater: %d outcomes for a fit of %d starts", len(a.Outcomes), n)
+		return nil, a.fail(fmt.Errorf("multirater: %d outcomes for a fit of %d starts", len(a.Outcomes), n))
 	}
 	rs := make([]*Restart, n)
 	for s := range a.Outcomes {
 		if o := &a.Outcomes[s]; o.Start != s || o.Starts != n {
-			return nil, fmt.Errorf("multirater: outcome %d is start %d of %d, for a fit of %d starts", s+1, o.Start+1, o.Starts, n)
+			return nil, a.fail(fmt.Errorf("multirater: outcome %d is start %d of %d, for a fit of %d starts", s+1, o.Start+1, o.Starts, n))
 		}
 		rs[s] = a.Outcomes[s].restart()
+	}
+	for _, o := range a.Outcomes {
+		if o.Failed != "" {
+			return nil, errors.New(o.Failed)
+		}
 	}
 	win, _, err := bestRestart(p, rs)
 	if err != nil {
@@ -204,20 +232,20 @@ func (a *Apart) combine(ctx context.Context, ob *objective, starts [][]float64, 
 	if win == 0 {
 		pr := newPrior(p)
 		if r, err = ob.restart(ctx, starts[0], pr, warm, math.Inf(1)); err != nil {
-			return nil, err
+			return nil, a.fail(err)
 		}
 		r.prior, r.kernel = pr, p.Kernel
 	} else {
 		first, err := ob.firstPrior(ctx, starts[0], warm)
 		if err != nil {
-			return nil, err
+			return nil, a.fail(err)
 		}
 		if r, err = ob.later(ctx, starts[win], first, warm, a.Outcomes[0].F, false, 0); err != nil {
-			return nil, err
+			return nil, a.fail(err)
 		}
 	}
 	if math.Float64bits(r.F) != math.Float64bits(rs[win].F) || r.Iterations != rs[win].Iterations {
-		return nil, fmt.Errorf("multirater: start %d gave %v after %d iterations run again, %v after %d run apart", win+1, -r.F, r.Iterations, -rs[win].F, rs[win].Iterations)
+		return nil, a.fail(fmt.Errorf("multirater: start %d gave %v after %d iterations run again, %v after %d run apart", win+1, -r.F, r.Iterations, -rs[win].F, rs[win].Iterations))
 	}
 	rs[win] = r
 	return rs, nil
