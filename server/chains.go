@@ -38,28 +38,37 @@ func (p *pool) ChainJobs(f *annotations.Fit) int {
 
 // RunChains runs chains [lo, hi) of fit f (annotations.ChainRunner).
 func (p *pool) RunChains(jobsCtx context.Context, f *annotations.Fit, lo, hi int, report func(annotations.FitProgress) error) ([][]byte, annotations.SamplingTime, error) {
+	what := fmt.Sprintf("chains %d..%d", lo, hi-1)
+	out, err := p.runFitPart(jobsCtx, f, "chain_range", fmt.Sprintf("%d..%d", lo, hi-1), "chains", what, &fitJob{Chains: &[2]int{lo, hi}}, report)
+	if err != nil {
+		return nil, annotations.SamplingTime{}, err
+	}
+	return out.outputs, out.sampling, nil
+}
+
+// runFitPart runs job, a part of fit f (chains, a start of the evidence
+// maximisation), with the fit's settings, logging as key value and naming
+// the part what in messages and name in the log (runPart).
+func (p *pool) runFitPart(jobsCtx context.Context, f *annotations.Fit, key, value, name, what string, job *fitJob,
+	report func(annotations.FitProgress) error) (childResult, error) {
 	s := p.s
-	log := s.log.With("fit", f.ID, "project", f.ProjectID, "chain_range", fmt.Sprintf("%d..%d", lo, hi-1))
-	var spec analysis.FitSpec
-	if err := json.Unmarshal(f.Spec, &spec); err != nil {
-		return nil, annotations.SamplingTime{}, annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
+	log := s.log.With("fit", f.ID, "project", f.ProjectID, key, value)
+	if err := json.Unmarshal(f.Spec, &job.Spec); err != nil {
+		return childResult{}, annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
 	}
 	var latest atomic.Pointer[multirater.Progress]
 	latest.Store(&multirater.Progress{Phase: "loading the data"})
 	var out childResult
-	err := s.runPart(jobsCtx, log, "chains", fmt.Sprintf("internal error during chains %d..%d of the fit (see the server log, fit %d)", lo, hi-1, f.ID),
+	err := s.runPart(jobsCtx, log, name, fmt.Sprintf("internal error during %s of the fit (see the server log, fit %d)", what, f.ID),
 		func() error {
 			pr := *latest.Load()
 			return report(annotations.FitProgress{Progress: min(max(pr.Fraction, 0), 1), ETASeconds: pr.ETA.Seconds(), MaxRhat: pr.MaxRhat, Message: pr.Phase})
 		},
 		func(ctx context.Context) (err error) {
-			out, err = p.fit(ctx, f, &fitJob{Spec: spec, Chains: &[2]int{lo, hi}}, func(pr multirater.Progress) { latest.Store(&pr) })
+			out, err = p.fit(ctx, f, job, func(pr multirater.Progress) { latest.Store(&pr) })
 			return err
 		})
-	if err != nil {
-		return nil, annotations.SamplingTime{}, err
-	}
-	return out.outputs, out.sampling, nil
+	return out, err
 }
 
 // runPart runs a part of a fanned-out job (chains of a fit, a fold of an
@@ -83,10 +92,12 @@ func (s *Server) runPart(jobsCtx context.Context, log *slog.Logger, what, intern
 	return err
 }
 
-// CombineChains summarises the outputs of every chain of fit f and records
-// the fit's end (annotations.ChainRunner).
+// CombineChains summarises the outputs of every chain of fit f (or of
+// every start of its evidence maximisation) and records the fit's end
+// (annotations.ChainRunner).
 func (p *pool) CombineChains(ctx context.Context, f *annotations.Fit, outputs [][]byte, sampling annotations.SamplingTime) error {
-	return p.execute(ctx, f, outputs, sampling)
+	_, err := p.execute(ctx, f, fitJob{Outputs: outputs, SamplingSeconds: sampling.Wall.Seconds(), SamplingCPUSeconds: sampling.CPU.Seconds()})
+	return err
 }
 
 // partEnd says how a part of a fanned-out job (chains of a fit, a fold of
