@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,19 +13,32 @@ import (
 // runs start 1 in the fit's job, the 3 later starts as jobs of their own
 // (two workers here; the fit document lists them as its parts), the last
 // enqueues the combine, and the stored result is the fit in one process
-// bit for bit; its notes count the 4 starts.
+// bit for bit. Here every piece runs in a fit worker child process
+// (Config.FitCommand: the plan, the starts and the combine through its
+// protocol).
 func TestFanOutRestartsOnSQLite(t *testing.T) {
-	fanOutRestarts(t, filepath.Join(t.TempDir(), "concord.db"))
+	fanOutRestarts(t, filepath.Join(t.TempDir(), "concord.db"), true)
 }
 
 // TestFanOutRestartsOnPostgres is TestFanOutRestartsOnSQLite on
-// PostgreSQL.
+// PostgreSQL, the fits in the server's process.
 func TestFanOutRestartsOnPostgres(t *testing.T) {
-	fanOutRestarts(t, postgresDSN(t))
+	fanOutRestarts(t, postgresDSN(t), false)
 }
 
-func fanOutRestarts(t *testing.T, dsn string) {
-	e := newEnvDSN(t, dsn, func(c *Config) { c.FanOutChains = true; c.WorkerName = "fan" })
+func fanOutRestarts(t *testing.T, dsn string, child bool) {
+	if child {
+		if testing.Short() {
+			t.Skip("starts processes")
+		}
+		t.Setenv("CONCORD_FIT_WORKER_HELPER", "1")
+	}
+	e := newEnvDSN(t, dsn, func(c *Config) {
+		c.FanOutChains, c.WorkerName = true, "fan"
+		if child {
+			c.FitCommand = []string{os.Args[0], "-test.run=^TestHelperFitWorker$"}
+		}
+	})
 	id, key := e.loadedProject("k1")
 	for _, tc := range []struct {
 		settings map[string]any
