@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"concord/annotations"
@@ -11,11 +12,11 @@ import (
 // TestRestartsApart: an EP or Laplace fit whose evidence maximisation's
 // restarts run apart (PlanRestarts runs start 1, FitRestart each later
 // start, in reverse order, CombineRestarts the rest) gives the document Fit
-// gives, bit for bit apart from timings: with a fixed kernel (the later
-// starts begin with the first start's factor) and a learnt one, one noise
-// model and the noise model chosen (the later candidates' maximisations run
-// in the combine). A fit without a maximisation of several starts is whole
-// after the plan.
+// gives, bit for bit apart from timings, for the ordinal, bounded and
+// robust models: with a fixed kernel (the later starts begin with the first
+// start's factor) and a learnt one, one noise model and the noise model
+// chosen (the later candidates' maximisations run in the combine). A fit
+// without a maximisation of several starts is whole after the plan.
 func TestRestartsApart(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -25,6 +26,9 @@ func TestRestartsApart(t *testing.T) {
 	}{
 		{"ordinal ep fixed rbf", smallOrdinal(), FitSpec{Model: ModelOrdinal, Engine: multirater.EngineEP, Kernel: "rbf:gamma=1", Noise: "per-rater", Restarts: 4, Seed: 5}, 3},
 		{"ordinal laplace learnt rbf, noise chosen", smallOrdinal(), FitSpec{Model: ModelOrdinal, Engine: multirater.EngineLaplace, Kernel: "rbf", Restarts: 3, Seed: 2}, 2},
+		{"bounded ep", boundedConst(14, func(i, r int) string { return fmt.Sprint(float64((i*7+r*3)%10+1) / 12) }),
+			FitSpec{Model: ModelBounded, Engine: multirater.EngineEP, Restarts: 3, Seed: 4}, 2},
+		{"robust", smallBinary(), FitSpec{Model: ModelRobust, Restarts: 3, Seed: 6}, 2},
 		{"ordinal ep default restarts", smallOrdinal(), FitSpec{Model: ModelOrdinal, Engine: multirater.EngineEP, Noise: "shared", Seed: 5}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,4 +109,22 @@ func TestRestartsApart(t *testing.T) {
 			t.Errorf("RestartsApart(%+v) = %v, want %v", tc.spec, got, tc.want)
 		}
 	}
+}
+
+// smallBinary is a binary dataset: 16 items, 3 raters who agree with the
+// items' order (yes from item 8 on) but for a few labels each.
+func smallBinary() *annotations.Dataset {
+	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("binary:no,yes,pos=yes")}
+	for i := 0; i < 16; i++ {
+		id := fmt.Sprintf("item%02d", i)
+		ds.Items = append(ds.Items, annotations.Item{ID: id})
+		for r := 0; r < 3; r++ {
+			v := "no"
+			if (i >= 8) != ((i+3*r)%7 == 0) {
+				v = "yes"
+			}
+			ds.Labels = append(ds.Labels, annotations.Label{Item: id, Rater: fmt.Sprint("rater", r), Value: v})
+		}
+	}
+	return ds
 }
