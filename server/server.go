@@ -81,7 +81,7 @@ type Config struct {
 	// their chains as jobs of their own, which any worker process sharing
 	// the database may take, and a job that combines them (see package
 	// db); and the EP and Laplace fits the later starts of their first
-	// evidence maximisation with several starts (restarts.go). The result
+	// evidence maximisation with several starts (chains.go). The result
 	// is the same, bit for bit. concord serve, worker and demo set it
 	// unless --fan-out=false.
 	FanOutChains bool
