@@ -244,6 +244,33 @@ type ChainRunner interface {
 	CombineChains(ctx context.Context, f *Fit, outputs [][]byte, sampling SamplingTime) error
 }
 
+// RestartRunner is a ChainRunner whose EP and Laplace fits may run the
+// restarts of their evidence maximisation as jobs of their own, the
+// chains' jobs (RunRestart in place of RunChains): the fit's job runs the
+// fit up to its first evidence maximisation with several starts and start 1
+// there (PlanFit), each later start is a job any worker may take, and the
+// job of the start that completes last enqueues the combine
+// (CombineChains, with the plan as outputs[0] and part i's output as
+// outputs[i+1]), which re-runs the winning start to recover its state.
+// Every start is drawn from the fit's seed, so the result does not depend
+// on which worker ran what.
+type RestartRunner interface {
+	ChainRunner
+	// RestartsApart reports whether fit f runs by PlanFit instead of
+	// RunFit.
+	RestartsApart(f *Fit) bool
+	// PlanFit runs one attempt of fit f as RunFit does, except that a fit
+	// that reaches an evidence maximisation with several starts stops
+	// after start 1 and returns the plan (encoded) and the number of part
+	// jobs (1 or more) that run the other starts; parts = 0: the fit ran
+	// whole and its end is recorded, as by RunFit. Errors as RunFit's.
+	PlanFit(ctx context.Context, f *Fit) (plan []byte, parts int, err error)
+	// RunRestart runs part i of the restarts that plan planned for the
+	// running fit f and returns its output (encoded). Progress and errors
+	// as RunChains'.
+	RunRestart(ctx context.Context, f *Fit, plan []byte, i int, report func(FitProgress) error) ([]byte, error)
+}
+
 // SamplingTime is how long chains sampled: Wall, the elapsed time (of
 // chains run apart, the longest part's), and CPU, the CPU time they used
 // (of chains run apart, the sum over the parts; 0: not known).

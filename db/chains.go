@@ -43,19 +43,25 @@ const (
 	combineKind = "fit_combine"
 )
 
-// chainArgs are the arguments of a chain job.
+// chainArgs are the arguments of a chain job. With Plan, the job runs a
+// start of an EP or Laplace fit's evidence maximisation instead (part
+// Chain of the restarts Plan planned: annotations.RestartRunner), the
+// parts and rows the same.
 type chainArgs struct {
-	FitID     int64 `json:"fit_id"`
-	ProjectID int64 `json:"project_id"`
-	Chain     int   `json:"chain"`
+	FitID     int64  `json:"fit_id"`
+	ProjectID int64  `json:"project_id"`
+	Chain     int    `json:"chain"`
+	Plan      []byte `json:"plan,omitempty"`
 }
 
 func (chainArgs) Kind() string { return chainKind }
 
-// combineArgs are the arguments of a combine job.
+// combineArgs are the arguments of a combine job; Plan the restarts' plan
+// (outputs[0] of the combine) of a fit whose restarts ran as jobs.
 type combineArgs struct {
-	FitID     int64 `json:"fit_id"`
-	ProjectID int64 `json:"project_id"`
+	FitID     int64  `json:"fit_id"`
+	ProjectID int64  `json:"project_id"`
+	Plan      []byte `json:"plan,omitempty"`
 }
 
 func (combineArgs) Kind() string { return combineKind }
@@ -91,8 +97,9 @@ func fitChains(tx *gorm.DB, id int64) ([]chainRow, error) {
 }
 
 // fanOut turns the running fit f, whose fit job is job, into n chain jobs
-// and completes the fit job, in one transaction.
-func (d *DB) fanOut(ctx context.Context, job *river.Job[fitArgs], f *annotations.Fit, n int) error {
+// (with plan, n jobs of the restarts it planned) and completes the fit
+// job, in one transaction.
+func (d *DB) fanOut(ctx context.Context, job *river.Job[fitArgs], f *annotations.Fit, n int, plan []byte) error {
 	g := &chainGroup
 	return d.write(ctx, func(tx *gorm.DB) error {
 		if err := d.lockParent(tx, g, f.ID); err != nil {
@@ -102,12 +109,16 @@ func (d *DB) fanOut(ctx context.Context, job *river.Job[fitArgs], f *annotations
 			return err
 		}
 		if err := d.insertParts(ctx, tx, g, f.ID, n, func(c int) river.JobArgs {
-			return chainArgs{FitID: f.ID, ProjectID: f.ProjectID, Chain: c}
+			return chainArgs{FitID: f.ID, ProjectID: f.ProjectID, Chain: c, Plan: plan}
 		}, &river.InsertOpts{Queue: fitQueue, Priority: job.Priority, MaxAttempts: fitJobMaxAttempts}); err != nil {
 			return err
 		}
-		if err := tx.Exec("UPDATE fits SET worker = '', message = ? WHERE id = ?",
-			fmt.Sprintf("sampling: %d chains queued as jobs", n), f.ID).Error; err != nil {
+		set, args := "message = ?", []any{fmt.Sprintf("sampling: %d chains queued as jobs", n)}
+		if plan != nil {
+			// Start 1 ran in the fit's job: its share is done.
+			set, args = "message = ?, progress = ?", []any{fmt.Sprintf("maximising the evidence: start 1 done, the %d later starts queued as jobs", n), restartsFraction(0, n)}
+		}
+		if err := tx.Exec("UPDATE fits SET worker = '', "+set+" WHERE id = ?", append(args, f.ID)...).Error; err != nil {
 			return err
 		}
 		return completeTx(ctx, tx, job)
@@ -161,7 +172,7 @@ var (
 // fit is not running (ECONFLICT), a cancel was requested
 // (errCancelRequested), the fit is gone (ENOTFOUND), or the chain was taken
 // over (errChainLost).
-func (d *DB) chainProgress(ctx context.Context, id int64, c int, worker string, attempt int, p annotations.FitProgress) error {
+func (d *DB) chainProgress(ctx context.Context, id int64, c int, worker string, attempt int, p annotations.FitProgress, restarts bool) error {
 	err := d.write(ctx, func(tx *gorm.DB) error {
 		mine, err := partProgress(tx, &chainGroup, id, c, worker, attempt, p.Progress, ", eta_seconds = ?, max_rhat = ?", finite(p.ETASeconds), finite(p.MaxRhat))
 		if err != nil {
@@ -177,7 +188,7 @@ func (d *DB) chainProgress(ctx context.Context, id int64, c int, worker string, 
 		if !mine {
 			return errChainLost
 		}
-		return aggregateProgress(tx, r)
+		return aggregateProgress(tx, r, restarts)
 	})
 	return wrap(err, "progress of chain %d of fit %d", c, id)
 }
@@ -185,8 +196,9 @@ func (d *DB) chainProgress(ctx context.Context, id int64, c int, worker string, 
 // aggregateProgress writes fit r's progress from its chains': the mean of
 // the chains' fractions (of 0.97: the combine is the rest), the longest ETA
 // of the running chains, the worst R-hat, and a message saying how many
-// chains are done, running and queued on how many workers.
-func aggregateProgress(tx *gorm.DB, r *fitRow) error {
+// chains (the later starts of the evidence maximisation, with restarts)
+// are done, running and queued on how many workers.
+func aggregateProgress(tx *gorm.DB, r *fitRow, restarts bool) error {
 	t, err := tallyParts(tx, &chainGroup, r.ID)
 	if err != nil || t.parts == 0 {
 		return err
@@ -196,12 +208,24 @@ func aggregateProgress(tx *gorm.DB, r *fitRow) error {
 		partRunning, r.ID).Scan(&most).Error; err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("sampling: %d chains done, %d running on %d workers, %d queued", t.done, t.running, t.workers, t.queued)
+	what, frac := "sampling: %d chains done, %d running on %d workers, %d queued", t.fraction(0.97)
+	if restarts {
+		what = "maximising the evidence: %d later starts done, %d running on %d workers, %d queued"
+		frac = restartsFraction(t.sum, t.parts)
+	}
+	msg := fmt.Sprintf(what, t.done, t.running, t.workers, t.queued)
 	// Only a running fit: on PostgreSQL a chain failing the fit may commit
 	// between this transaction's read of the fit and this write, and its
 	// message must stay.
 	return tx.Exec("UPDATE fits SET progress = ?, eta_seconds = ?, max_rhat = ?, message = ? WHERE id = ? AND status = ?",
-		t.fraction(0.97), most.Eta, most.Rhat, msg, r.ID, string(annotations.FitRunning)).Error
+		frac, most.Eta, most.Rhat, msg, r.ID, string(annotations.FitRunning)).Error
+}
+
+// restartsFraction is the progress of a fit whose n later starts have done
+// sum between them (1 a start done): start 1, which ran before them, and
+// theirs, of 0.97 (the combine is the rest).
+func restartsFraction(sum float64, n int) float64 {
+	return 0.97 * (1 + sum) / float64(n+1)
 }
 
 // finishChain stores chain c's output, completes its job and, when every
@@ -225,15 +249,19 @@ func (d *DB) finishChain(ctx context.Context, job *river.Job[chainArgs], worker 
 			return err
 		}
 		if left > 0 {
-			return aggregateProgress(tx, r)
+			return aggregateProgress(tx, r, a.Plan != nil)
 		}
-		cj, err := d.enqueueCombine(ctx, tx, combineArgs{FitID: a.FitID, ProjectID: a.ProjectID},
+		cj, err := d.enqueueCombine(ctx, tx, combineArgs{FitID: a.FitID, ProjectID: a.ProjectID, Plan: a.Plan},
 			&river.InsertOpts{Queue: fitQueue, Priority: job.Priority, MaxAttempts: fitJobMaxAttempts})
 		if err != nil {
 			return err
 		}
+		msg := "combining the chains"
+		if a.Plan != nil {
+			msg = "combining the starts of the evidence maximisation"
+		}
 		return tx.Exec("UPDATE fits SET job_id = ?, progress = 0.97, eta_seconds = 0, message = ? WHERE id = ?",
-			cj, "combining the chains", a.FitID).Error
+			cj, msg, a.FitID).Error
 	})
 	return wrap(err, "finish chain %d of fit %d", a.Chain, a.FitID)
 }
@@ -323,9 +351,17 @@ func (w *chainWorker) Work(ctx context.Context, job *river.Job[chainArgs]) error
 			return err
 		},
 		run: func(ctx context.Context, stop func(error) error) ([]byte, error) {
-			outputs, s, err := w.run.RunChains(ctx, f, a.Chain, a.Chain+1, func(p annotations.FitProgress) error {
-				return stop(d.chainProgress(ctx, a.FitID, a.Chain, w.opts.Name, job.Attempt, p))
-			})
+			report := func(p annotations.FitProgress) error {
+				return stop(d.chainProgress(ctx, a.FitID, a.Chain, w.opts.Name, job.Attempt, p, a.Plan != nil))
+			}
+			if a.Plan != nil {
+				rr, ok := w.run.(annotations.RestartRunner)
+				if !ok {
+					return nil, fmt.Errorf("start %d of fit %d: this worker cannot run starts of an evidence maximisation", a.Chain+2, a.FitID)
+				}
+				return rr.RunRestart(ctx, f, a.Plan, a.Chain, report)
+			}
+			outputs, s, err := w.run.RunChains(ctx, f, a.Chain, a.Chain+1, report)
 			if err == nil && len(outputs) != 1 {
 				err = fmt.Errorf("chain %d of fit %d: %d outputs", a.Chain, a.FitID, len(outputs))
 			}
@@ -374,6 +410,9 @@ func (w *combineWorker) Work(ctx context.Context, job *river.Job[combineArgs]) e
 			return river.JobCancel(err)
 		}
 		return err
+	}
+	if plan := job.Args.Plan; plan != nil {
+		outputs = append([][]byte{plan}, outputs...)
 	}
 	err = w.run.CombineChains(ctx, f, outputs, sampling)
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

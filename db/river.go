@@ -589,13 +589,22 @@ func (w *fitWorker) Work(ctx context.Context, job *river.Job[fitArgs]) error {
 	}
 	if cr, ok := w.run.(annotations.ChainRunner); ok {
 		if n := cr.ChainJobs(f); n >= 2 {
-			if err := d.fanOut(ctx, job, f, n); err != nil {
+			if err := d.fanOut(ctx, job, f, n, nil); err != nil {
 				return err // the database: retried
 			}
 			return nil
 		}
 	}
-	err = w.run.RunFit(ctx, f)
+	if rr, ok := w.run.(annotations.RestartRunner); ok && rr.RestartsApart(f) {
+		var plan []byte
+		var n int
+		plan, n, err = rr.PlanFit(ctx, f)
+		if err == nil && n > 0 {
+			return d.fanOut(ctx, job, f, n, plan) // an error (the database): retried
+		}
+	} else {
+		err = w.run.RunFit(ctx, f)
+	}
 	if err == nil {
 		// The runner recorded the end: a fit that failed on its data or
 		// was cancelled ends its job as cancelled (no retry).

@@ -52,6 +52,9 @@ func sameAsOneProcess(t *testing.T, st annotations.Store, fid int64) {
 	}
 	for _, r := range []*multirater.FitResult{&got, local} {
 		r.Diagnostics.Seconds, r.Diagnostics.SamplingSeconds, r.Diagnostics.SweepsPerSecond, r.Diagnostics.ESSPerCPUSecond = 0, 0, 0, 0
+		for i := range r.Diagnostics.ModelCandidates {
+			r.Diagnostics.ModelCandidates[i].Seconds = 0
+		}
 	}
 	g, _ := json.Marshal(&got)
 	w, _ := json.Marshal(local)

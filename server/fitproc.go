@@ -53,6 +53,18 @@ type fitJob struct {
 	// and Fold the 0-based fold of it to run.
 	Eval json.RawMessage `json:"eval,omitempty"`
 	Fold int             `json:"fold,omitempty"`
+	// Restart, with Plan, runs the fit up to the first start of its
+	// evidence maximisation (the plan is the answer, as the one output of
+	// a chains line, unless the fit ran whole); else it runs part Part of
+	// the plan Outputs[0] (its output is the answer).
+	Restart *restartPart `json:"restart,omitempty"`
+}
+
+// restartPart is a job on the restarts of an evidence maximisation run
+// apart (analysis.PlanRestarts, analysis.FitRestart).
+type restartPart struct {
+	Plan bool `json:"plan,omitempty"`
+	Part int  `json:"part,omitempty"`
 }
 
 // fitLine is one line of a fit worker's output.
@@ -86,9 +98,14 @@ func runJob(ctx context.Context, job *fitJob, progress func(multirater.Progress)
 	case job.Eval != nil:
 		out, err := runFold(ctx, job, progress)
 		return childResult{fold: out}, err
+	case job.Restart != nil:
+		return runRestart(ctx, job, progress)
 	case job.Chains != nil:
 		out, sampling, err := analysis.FitChains(ctx, job.Dataset, job.Spec, job.Chains[0], job.Chains[1], progress)
 		return childResult{outputs: out, sampling: sampling}, err
+	case job.Outputs != nil && analysis.RestartsApart(job.Spec):
+		res, err := analysis.CombineRestarts(ctx, job.Dataset, job.Spec, job.Outputs, progress)
+		return childResult{res: res}, err
 	case job.Outputs != nil:
 		res, err := analysis.CombineChains(ctx, job.Dataset, job.Spec, job.Outputs,
 			annotations.SamplingTime{Wall: seconds(job.SamplingSeconds), CPU: seconds(job.SamplingCPUSeconds)}, progress)
@@ -97,6 +114,23 @@ func runJob(ctx context.Context, job *fitJob, progress func(multirater.Progress)
 		res, err := analysis.Fit(ctx, job.Dataset, job.Spec, progress)
 		return childResult{res: res}, err
 	}
+}
+
+// runRestart runs a job on the restarts (fitJob.Restart): the plan, or
+// the fit whole, or a part.
+func runRestart(ctx context.Context, job *fitJob, progress func(multirater.Progress)) (childResult, error) {
+	if job.Restart.Plan {
+		res, plan, err := analysis.PlanRestarts(ctx, job.Dataset, job.Spec, progress)
+		if plan != nil {
+			return childResult{outputs: [][]byte{plan}}, err
+		}
+		return childResult{res: res}, err
+	}
+	if len(job.Outputs) != 1 {
+		return childResult{}, fmt.Errorf("a restart part with %d plans", len(job.Outputs))
+	}
+	out, err := analysis.FitRestart(ctx, job.Dataset, job.Spec, job.Outputs[0], job.Restart.Part, progress)
+	return childResult{outputs: [][]byte{out}}, err
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -150,7 +184,7 @@ func RunFitWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 		emit(fitLine{Fold: out.fold})
 		return writeErr
 	}
-	if job.Chains != nil {
+	if job.Chains != nil || out.outputs != nil {
 		emit(fitLine{Chains: &chainsLine{Outputs: out.outputs, SamplingSeconds: out.sampling.Wall.Seconds(), SamplingCPUSeconds: out.sampling.CPU.Seconds()}})
 		return writeErr
 	}

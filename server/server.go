@@ -80,8 +80,10 @@ type Config struct {
 	// FanOutChains makes the Gibbs fits whose jobs this process takes run
 	// their chains as jobs of their own, which any worker process sharing
 	// the database may take, and a job that combines them (see package
-	// db); the result is the same, bit for bit. concord serve, worker and
-	// demo set it unless --fan-out=false.
+	// db); and the EP and Laplace fits the later starts of their first
+	// evidence maximisation with several starts (chains.go). The result
+	// is the same, bit for bit. concord serve, worker and demo set it
+	// unless --fan-out=false.
 	FanOutChains bool
 	// MaxBootstrapWork bounds the bootstrap of one agreement analysis (the
 	// agreement endpoint and the agreement section of reports), in

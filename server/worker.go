@@ -120,16 +120,20 @@ func (p *pool) run(ctx context.Context) error {
 
 // RunFit runs one attempt of fit f (annotations.FitRunner).
 func (p *pool) RunFit(ctx context.Context, f *annotations.Fit) error {
-	return p.execute(ctx, f, nil, annotations.SamplingTime{})
+	_, err := p.execute(ctx, f, fitJob{})
+	return err
 }
 
 // execute runs one attempt of a fit to its end: done, failed or cancelled
 // (recorded, nil), or an error wrapping ErrRetry (its worker process was
 // killed, this worker shuts down, it was taken over): the job engine
-// retries it. With outputs, the attempt summarises the outputs of the
-// fit's chains that ran as jobs of their own (sampling: the longest time
-// one sampled, the CPU time of all) instead of fitting.
-func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, outputs [][]byte, sampling annotations.SamplingTime) error {
+// retries it. The fit job is tmpl with the fit's settings and data: with
+// Outputs, the attempt summarises the outputs of the fit's chains (or
+// restarts) that ran as jobs of their own (sampling: the longest time one
+// sampled, the CPU time of all) instead of fitting; with Restart.Plan it
+// may stop after the first start of the evidence maximisation and return
+// the plan of the others (nothing recorded then).
+func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, tmpl fitJob) ([]byte, error) {
 	s := p.s
 	log := s.log.With("fit", f.ID, "project", f.ProjectID, "attempt", f.Attempts)
 	ctx, cancel := context.WithCancelCause(jobsCtx)
@@ -151,7 +155,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, outputs [][]
 	var spec analysis.FitSpec
 	specErr := json.Unmarshal(f.Spec, &spec)
 	sweeps := float64(0)
-	if specErr == nil && outputs == nil {
+	if specErr == nil && tmpl.Outputs == nil {
 		full := spec.WithDefaults()
 		sweeps = float64(full.Chains) * float64(max(full.Burnin, 0)+full.Samples*full.Thin)
 	}
@@ -166,12 +170,17 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, outputs [][]
 	}()
 
 	var res *multirater.FitResult
+	var plan []byte
 	err := specErr
 	if err == nil {
 		var out childResult
-		job := &fitJob{Spec: spec, Outputs: outputs, SamplingSeconds: sampling.Wall.Seconds(), SamplingCPUSeconds: sampling.CPU.Seconds()}
-		out, err = p.fit(ctx, f, job, func(pr multirater.Progress) { latest.Store(&pr) })
+		job := tmpl
+		job.Spec = spec
+		out, err = p.fit(ctx, f, &job, func(pr multirater.Progress) { latest.Store(&pr) })
 		res = out.res
+		if err == nil && res == nil && len(out.outputs) == 1 {
+			plan = out.outputs[0]
+		}
 	} else {
 		err = annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
 	}
@@ -190,6 +199,8 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, outputs [][]
 	var retry error
 	var killed *workerKilledError
 	switch {
+	case plan != nil:
+		state = "planned"
 	case err == nil:
 		raw, merr := json.Marshal(res)
 		if merr != nil {
@@ -236,7 +247,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, outputs [][]
 		s.metrics.fitSeconds.Observe(elapsed.Seconds())
 	}
 	log.Info("fit ended", "state", state, "seconds", elapsed.Seconds())
-	return retry
+	return plan, retry
 }
 
 func (p *pool) finish(ctx context.Context, log *slog.Logger, f *annotations.Fit, st annotations.FitStatus, msg string, result []byte) {

@@ -36,7 +36,8 @@ that died (it stopped recording that it is alive for --stale-after) is
 retried by another, and failed with a reason after --max-attempts
 attempts. Each fit runs in a child process (concord fit-worker) at a lower
 CPU priority, so that the API stays responsive while models run
-(--fits-in-process turns this off); a Gibbs fit's chains run as jobs of
+(--fits-in-process turns this off); a Gibbs fit's chains, and the later
+starts of an EP or Laplace fit's evidence maximisation, run as jobs of
 their own that any worker may take, with the same result bit for bit
 (--fan-out=false: each fit one job). A project may have --max-project-fits
 fits queued or running at once (default 8; more are refused with 429), and

@@ -31,8 +31,10 @@ running fits get --shutdown-grace to finish and go back to the queue.
 A Gibbs fit this worker takes runs its chains as jobs of their own, which
 any worker sharing the database takes (the chain that ends last queues the
 job that combines them); each chain is seeded from the fit's seed as in one
-process, so the result is the same whoever ran what. --fan-out=false runs
-each fit as one job instead, its chains in one process.
+process, so the result is the same whoever ran what. So do the later
+starts of an EP or Laplace fit's evidence maximisation (restarts 2 or
+more), after start 1 ran in the fit's job. --fan-out=false runs each fit
+as one job instead, its chains and starts in one process.
 
 --name names this process in the job records (default hostname-pid); it
 must be unique among the processes sharing the database.
@@ -95,7 +97,7 @@ func newJobFlags(fs *flag.FlagSet) *jobFlags {
 		maxAttempts:   fs.Int("max-attempts", 3, "attempts of a fit whose worker died or was killed before it fails"),
 		grace:         fs.Duration("shutdown-grace", 10*time.Second, "on shutdown, how long running fits may finish before they are re-queued"),
 		progressEvery: fs.Duration("progress-interval", 500*time.Millisecond, "how often running fits write progress and check for cancels"),
-		fanOut:        fs.Bool("fan-out", true, "run the chains of the Gibbs fits this process takes as jobs of their own, which any worker sharing the database may take (several worker processes or machines); the result is the same bit for bit; --fan-out=false runs each fit as one job, its chains in one process"),
+		fanOut:        fs.Bool("fan-out", true, "run the chains of the Gibbs fits this process takes, and the later starts of the EP and Laplace fits' evidence maximisation, as jobs of their own, which any worker sharing the database may take (several worker processes or machines); the result is the same bit for bit; --fan-out=false runs each fit as one job, its chains and starts in one process"),
 		inProcess:     fs.Bool("fits-in-process", false, "run fits and evaluation folds in this process instead of a lower-priority child process (concord fit-worker)"),
 		logLevel:      fs.String("log-level", "info", "log level: debug, info, warn or error"),
 		logFormat:     fs.String("log-format", "text", "log format: text or json"),

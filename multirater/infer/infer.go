@@ -176,7 +176,8 @@ type Approx struct {
 // start order, and each restart is a function of the problem, its start,
 // Problem.WarmEP and the first start's optimum alone (runStarts), so that
 // the restarts after the first may run in any order or at once: with
-// Problem.Replica they run concurrently.
+// Problem.Replica they run concurrently; with an Apart in ctx (WithApart)
+// in other processes.
 func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	start := time.Now()
 	engine := p.NewEngine()
@@ -199,7 +200,13 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 		}
 		warm = &Approx{EP: p.WarmEP}
 	}
-	rs, err := runStarts(ctx, ob, starts, warm)
+	var rs []*Restart
+	var err error
+	if a := apartOf(ctx); a != nil && len(starts) > 1 {
+		rs, err = a.run(ctx, ob, starts, warm)
+	} else {
+		rs, err = runStarts(ctx, ob, starts, warm)
+	}
 	if err != nil {
 		return nil, err
 	}

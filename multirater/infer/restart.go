@@ -137,27 +137,12 @@ func runStarts(ctx context.Context, ob *objective, starts [][]float64, warm *App
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	run := func(s int) {
-		wp := *p
-		wp.Kernel = p.Kernel.clone()
-		if workers > 1 {
-			q := p.Replica()
-			if len(q.Liks) != len(p.Liks) || len(q.Sites) != len(p.Sites) {
-				panic("infer: Problem.Replica returned another problem")
-			}
-			wp.Liks, wp.Sites, wp.FactorTol = q.Liks, q.Sites, q.FactorTol
-			if q.LogPrior != nil {
-				wp.LogPrior = q.LogPrior
-			}
-		}
-		wob := &objective{p: &wp, engine: wp.NewEngine(), off: ob.off, nlik: ob.nlik, base: ob.base, prog: ob.prog, unit: s}
-		wpr := later(first.prior, p, wp.Kernel)
-		r, err := wob.restart(ctx, starts[s], wpr, warm, first.F)
+		r, err := ob.later(ctx, starts[s], first.prior, warm, first.F, workers > 1, s)
 		if err != nil {
 			errs[s] = err
 			cancel()
 			return
 		}
-		r.prior, r.kernel = wpr, wp.Kernel
 		rs[s] = r
 	}
 	next := make(chan int)
@@ -189,4 +174,34 @@ func runStarts(ctx context.Context, ob *objective, starts [][]float64, warm *App
 		}
 	}
 	return rs, nil
+}
+
+// later runs a start after the first from x0, as runStarts does: on its
+// own copy of the kernel (a clone of the problem's, with the inducing items
+// the first start chose first), the prior later makes of the first start's
+// prior first, warm, and the first start's optimum best as the threshold
+// under which it is hopeless; with replica on a Problem.Replica of its
+// own. unit is the start in the progress.
+func (ob *objective) later(ctx context.Context, x0 []float64, first Prior, warm *Approx, best float64, replica bool, unit int) (*Restart, error) {
+	p := ob.p
+	wp := *p
+	wp.Kernel = p.Kernel.clone()
+	if replica {
+		q := p.Replica()
+		if len(q.Liks) != len(p.Liks) || len(q.Sites) != len(p.Sites) {
+			panic("infer: Problem.Replica returned another problem")
+		}
+		wp.Liks, wp.Sites, wp.FactorTol = q.Liks, q.Sites, q.FactorTol
+		if q.LogPrior != nil {
+			wp.LogPrior = q.LogPrior
+		}
+	}
+	wob := &objective{p: &wp, engine: wp.NewEngine(), off: ob.off, nlik: ob.nlik, base: ob.base, prog: ob.prog, unit: unit}
+	wpr := later(first, p, wp.Kernel)
+	r, err := wob.restart(ctx, x0, wpr, warm, best)
+	if err != nil {
+		return nil, err
+	}
+	r.prior, r.kernel = wpr, wp.Kernel
+	return r, nil
 }

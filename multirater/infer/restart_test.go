@@ -2,7 +2,9 @@ package infer
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -102,5 +104,73 @@ func BenchmarkRestarts(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestApart: the starts run apart (a plan running start 1, a part per
+// later start, each on a problem of its own as another process would have,
+// and a combine) give the fit of one process bit for bit: log Z, the
+// marginals and the notes (every start's objective and iterations, the
+// hopeless count, the winner), with a dense or an inducing-point kernel, by
+// EP or Laplace.
+func TestApart(t *testing.T) {
+	const n = 150
+	for _, engine := range []string{multirater.EngineEP, multirater.EngineLaplace} {
+		for _, rank := range []int{0, 40} {
+			t.Run(fmt.Sprintf("%s/rank%d", engine, rank), func(t *testing.T) {
+				fit := func(a *Apart) (*Approx, error) {
+					ctx := context.Background()
+					if a != nil {
+						var cancel context.CancelFunc
+						ctx, cancel = WithApart(ctx, a)
+						defer cancel()
+					}
+					return Fit(ctx, restartProblem(t, n, engine, rank, false, 0), rand.New(rand.NewPCG(1, 2)))
+				}
+				whole, err := fit(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan := &Apart{}
+				if _, err := fit(plan); !errors.Is(err, ErrApart) || plan.Out == nil || plan.Out.Starts != 4 {
+					t.Fatalf("plan: error %v, outcome %+v; want ErrApart and start 1 of 4", err, plan.Out)
+				}
+				enc, err := plan.Out.Encode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				first, err := DecodeOutcome(enc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs := []Outcome{*first}
+				for s := 1; s < first.Starts; s++ {
+					part := &Apart{Start: s, First: first}
+					if _, err := fit(part); !errors.Is(err, ErrApart) || part.Out == nil || part.Out.Start != s {
+						t.Fatalf("part %d: error %v, outcome %+v", s, err, part.Out)
+					}
+					outs = append(outs, *part.Out)
+				}
+				comb, err := fit(&Apart{Outcomes: outs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if comb.LogZ != whole.LogZ || !slices.Equal(comb.Mean, whole.Mean) || !slices.Equal(comb.Var, whole.Var) || !slices.Equal(comb.Notes, whole.Notes) {
+					t.Errorf("apart: log Z %v, notes %q; one process: %v, %q", comb.LogZ, comb.Notes, whole.LogZ, whole.Notes)
+				}
+				// An outcome that is not what the start gives here is found.
+				bad := slices.Clone(outs)
+				win := slices.IndexFunc(whole.Notes, func(s string) bool { return strings.Contains(s, " won") })
+				if win < 0 {
+					t.Fatalf("notes %q name no winner", whole.Notes)
+				}
+				for s := range bad {
+					bad[s].F -= 1e-9 * math.Abs(bad[s].F)
+				}
+				if _, err := fit(&Apart{Outcomes: bad}); err == nil || !strings.Contains(err.Error(), "run apart") {
+					t.Errorf("outcomes off by 1e-9: error %v, want the winner's objective found different", err)
+				}
+			})
+		}
 	}
 }
