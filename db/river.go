@@ -65,8 +65,8 @@ const (
 )
 
 // Queues are the queues of the job engine: fits (with their chains) and
-// evaluations' folds; agreement analyses.
-var Queues = []string{fitQueue, agreementQueue}
+// evaluations' folds; agreement analyses; exports of fits.
+var Queues = []string{fitQueue, agreementQueue, exportQueue}
 
 // fitArgs are the arguments of a fit job. A job is unique by project and
 // key (the model, the spec and the project's labels version) among the
@@ -316,6 +316,9 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 		river.AddWorker(workers, &agreementPartWorker{d: d, run: ar, opts: opts})
 		river.AddWorker(workers, &agreementCombineWorker{d: d, run: ar, opts: opts})
 	}
+	if xr, ok := run.(annotations.ExportRunner); ok {
+		river.AddWorker(workers, &exportWorker{d: d, run: xr, opts: opts})
+	}
 	cfg := &river.Config{
 		ID:                   opts.Name,
 		Queues:               queues,
@@ -464,7 +467,7 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 		}
 		res, err := d.jobs.client.JobListTx(ctx, stx, river.NewJobListParams().
 			States(rivertype.JobStateRunning).Kinds(fitKind, chainKind, combineKind, evalFoldKind, evalCombineKind,
-			agreementKind, agreementPartKind, agreementCombineKind).First(10000))
+			agreementKind, agreementPartKind, agreementCombineKind, exportKind).First(10000))
 		if err != nil {
 			return fmt.Errorf("list running jobs: %w", err)
 		}
@@ -487,6 +490,11 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 				continue
 			case agreementKind, agreementPartKind, agreementCombineKind:
 				if err := d.rescueAgreementJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
+					return err
+				}
+				continue
+			case exportKind:
+				if err := d.rescueExportJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
 					return err
 				}
 				continue
