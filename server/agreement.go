@@ -282,12 +282,18 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
 		return nil, nil, agreementTooLarge(n, max)
 	}
-	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t/%x", project, version, o.boot, o.explicit, o.seed, o.start, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd, sha256.Sum256([]byte(o.weightsMatrix)))
+	key := agreementKey(project, version, o)
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
 		res, err := s.agreements.get(ctx, key, func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o) })
 		return res, nil, err
 	}
 	return s.agreementJob(ctx, project, version, n, key, o)
+}
+
+// agreementKey is the key of the analysis of a project's labels at version
+// with options o (the memo's; the job's is jobKey of it).
+func agreementKey(project, version int64, o agreementOpts) string {
+	return fmt.Sprintf("%d/v%d/%d/%t/%d/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t/%x", project, version, o.boot, o.explicit, o.seed, o.start, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd, sha256.Sum256([]byte(o.weightsMatrix)))
 }
 
 // agreementOrAnswer returns the project's agreement analysis with options
@@ -310,12 +316,18 @@ func (s *Server) agreementOrAnswer(c *gin.Context, project int64, o agreementOpt
 // agreement with options o within requests (projects up to
 // Config.AgreementJobLabels labels), one analysis per project at a time.
 func (s *Server) computeAgreement(ctx context.Context, project int64, o agreementOpts) (*agreementResult, error) {
+	return s.computeAgreementWithin(ctx, project, o, s.cfg.MaxBootstrapWork)
+}
+
+// computeAgreementWithin is computeAgreement with the bootstrap bounded by
+// maxWork (the Config.MaxBootstrapWork of the server asked).
+func (s *Server) computeAgreementWithin(ctx context.Context, project int64, o agreementOpts, maxWork int64) (*agreementResult, error) {
 	release, err := s.agreementRuns.acquire(ctx, project)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	in, err := s.agreementInput(ctx, project, o, s.cfg.MaxBootstrapWork)
+	in, err := s.agreementInput(ctx, project, o, maxWork)
 	if err != nil {
 		return nil, err
 	}

@@ -88,8 +88,7 @@ func (s *Server) agreementJob(ctx context.Context, project, version int64, n int
 	if err != nil {
 		return nil, nil, err
 	}
-	h := sha256.Sum256(fmt.Appendf(nil, "%s/%d", key, sp.MaxWork))
-	a := &annotations.AgreementJob{ProjectID: project, LabelsVersion: version, Key: hex.EncodeToString(h[:]), Options: spec, Labels: n}
+	a := &annotations.AgreementJob{ProjectID: project, LabelsVersion: version, Key: jobKey(key, sp.MaxWork), Options: spec, Labels: n}
 	created, err := s.store.StartAgreement(ctx, a, agreementJobsPerProject)
 	if err != nil {
 		return nil, nil, err
@@ -113,6 +112,13 @@ func (s *Server) agreementJob(ctx context.Context, project, version int64, n int
 		}
 		return nil, nil, &annotations.Error{Code: code, Message: a.Message}
 	}
+}
+
+// jobKey is the key of an analysis run as jobs (AgreementJob.Key): the
+// memo's key and the bound of its bootstrap.
+func jobKey(key string, maxWork int64) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s/%d", key, maxWork))
+	return hex.EncodeToString(h[:])
 }
 
 // agreementStored is the result of an analysis run as jobs: its document
