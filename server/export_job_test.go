@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/xuri/excelize/v2"
 
+	"concord/annotations"
 	"concord/raters"
 	"concord/reports"
 )
@@ -368,5 +372,97 @@ func TestReportAgreementOfProjectIsFits(t *testing.T) {
 				t.Errorf("%s %+v: the project's analysis differs from the fit's labels' at byte %d of %d:\n%s\nwant\n%s", tc.name, ro, i, len(a), clipText(string(a[lo:]), 800), clipText(string(b[lo:]), 800))
 			}
 		}
+	}
+}
+
+// TestBrowserExportJob: on the fit page of a fit whose workbook is built
+// by a job, the download link says "preparing" with the job's phase while
+// no worker has built it, and downloads the workbook once a worker of the
+// export queue has (the page asks again after Retry-After). It skips as
+// TestBrowserDashboard does.
+func TestBrowserExportJob(t *testing.T) {
+	cr := newChrome(t)
+	dsn := filepath.Join(t.TempDir(), "concord.db")
+	e := newEnvDSN(t, dsn, func(c *Config) { c.ExportJobLabels = 1; c.Queues = []string{"fits"} })
+	pid, key := e.loadedProject("k1-export")
+	fid := e.doneFit(pid, key)
+	cr.login(e.url+"/login", key, chromedp.WaitVisible(chromedp.ID("agreement-table")))
+	// The page's downloads are recorded (their blobs' sizes) instead of
+	// saved.
+	err := chromedp.Do(cr.ctx, chromedp.Navigate(fmt.Sprintf("%s/fits/%d", e.url, fid)), chromedp.WaitVisible(chromedp.ID("dl-xlsx")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr.eval(`window.__downloads = []; URL.createObjectURL = (b) => { window.__downloads.push(b.size); return "data:application/octet-stream,"; }; ""`)
+	cr.eval(`document.querySelector("#dl-xlsx").click(), ""`)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(cr.eval(`document.querySelector("#dl-status").textContent`), "Preparing"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("status while queued: %q", cr.eval(`document.querySelector("#dl-status").textContent`))
+		}
+	}
+	if s := cr.eval(`document.querySelector("#dl-xlsx").textContent`); !strings.Contains(s, "preparing") {
+		t.Errorf("link while queued: %q", s)
+	}
+	newEnvDSN(t, dsn, func(c *Config) { c.Workers = 1; c.Queues = []string{"export"} })
+	for deadline := time.Now().Add(90 * time.Second); cr.count(`window.__downloads.length`) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no download; status %q", cr.eval(`document.querySelector("#dl-status").textContent`))
+		}
+	}
+	resp, want := e.request("GET", fmt.Sprintf("/api/v1/fits/%d/report.xlsx", fid), key, nil)
+	if n := cr.count(`window.__downloads[0]`); resp.StatusCode != 200 || n != len(want) {
+		t.Errorf("downloaded %d bytes, the route answers %d with %d", n, resp.StatusCode, len(want))
+	}
+	if s := cr.eval(`document.querySelector("#dl-xlsx").textContent + "|" + document.querySelector("#dl-status").textContent`); s != "Workbook (XLSX)|" {
+		t.Errorf("link and status after the download: %q", s)
+	}
+}
+
+// failingResults is a store whose fit results fail to read with err (nil:
+// they read).
+type failingResults struct {
+	annotations.Store
+	err *atomic.Pointer[error]
+}
+
+func (f failingResults) FitResult(ctx context.Context, id int64) ([]byte, error) {
+	if err := f.err.Load(); err != nil {
+		return nil, *err
+	}
+	return f.Store.FitResult(ctx, id)
+}
+
+// TestExportJobFails: an export whose build fails on the data is answered
+// with its error, kept; one that fails inside (internal) is answered once
+// and the next request builds it again.
+func TestExportJobFails(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "concord.db")
+	e := newEnvDSN(t, dsn, func(c *Config) { c.ExportJobLabels = 1; c.Queues = []string{"fits"} })
+	pid, key := e.loadedProject("k1")
+	fid := e.doneFit(pid, key)
+	var fail atomic.Pointer[error]
+	bad := error(annotations.Errorf(annotations.EINVALID, "the stored result is unreadable"))
+	fail.Store(&bad)
+	newEnvWrapped(t, dsn, func(st annotations.Store) annotations.Store { return failingResults{st, &fail} },
+		func(c *Config) { c.Workers = 1; c.Queues = []string{"export"} })
+	path := fmt.Sprintf("/api/v1/fits/%d/report.xlsx", fid)
+	resp, b := pollExport(e, "GET", path, key)
+	checkError(t, path, resp, b, http.StatusBadRequest, annotations.EINVALID, "the stored result is unreadable")
+	resp, b = e.request("GET", path, key, nil)
+	checkError(t, path+" again", resp, b, http.StatusBadRequest, annotations.EINVALID, "the stored result is unreadable")
+
+	inside := errors.New("the disk is on fire")
+	fail.Store(&inside)
+	path = fmt.Sprintf("/api/v1/fits/%d/report.json", fid)
+	if resp, b = pollExport(e, "GET", path, key); resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("internal failure: %d %s", resp.StatusCode, b)
+	}
+	fail.Store(nil)
+	resp, b = e.request("GET", path, key, nil)
+	if body := checkExportPending(t, path, resp, b); body.Joined {
+		t.Errorf("after an internal failure: %s", b)
+	}
+	if resp, b = pollExport(e, "GET", path, key); resp.StatusCode != 200 || !strings.Contains(string(b), `"agreement"`) {
+		t.Errorf("built again: %d %s", resp.StatusCode, clipText(string(b), 300))
 	}
 }
