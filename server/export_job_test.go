@@ -466,3 +466,68 @@ func TestExportJobFails(t *testing.T) {
 		t.Errorf("built again: %d %s", resp.StatusCode, clipText(string(b), 300))
 	}
 }
+
+// blockedDataset is a store whose project datasets wait for their
+// context's end: an export that reads one runs until it is cancelled.
+type blockedDataset struct {
+	annotations.Store
+	entered, left chan struct{}
+}
+
+func (b blockedDataset) Dataset(ctx context.Context, project int64) (*annotations.Dataset, error) {
+	b.entered <- struct{}{}
+	<-ctx.Done()
+	b.left <- struct{}{}
+	return nil, context.Cause(ctx)
+}
+
+// TestExportJobCancelRunning: DELETE /fits/{id}/exports reaches an export
+// that a worker is building: its work stops (the worker's context is
+// cancelled at its next progress write) and its job ends cancelled.
+func TestExportJobCancelRunning(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "concord.db")
+	e := newEnvDSN(t, dsn, func(c *Config) { c.ExportJobLabels = 1; c.Queues = []string{"fits"} })
+	pid, key := e.loadedProject("k1")
+	fid := e.doneFit(pid, key)
+	bd := blockedDataset{entered: make(chan struct{}, 1), left: make(chan struct{}, 1)}
+	newEnvWrapped(t, dsn, func(st annotations.Store) annotations.Store { bd.Store = st; return bd },
+		func(c *Config) { c.Workers = 1; c.Queues = []string{"export"} })
+	path := fmt.Sprintf("/api/v1/fits/%d/report.xlsx", fid)
+	resp, b := e.request("GET", path, key, nil)
+	checkExportPending(t, path, resp, b)
+	select {
+	case <-bd.entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the worker did not start the export")
+	}
+	resp, b = e.request("GET", path, key, nil)
+	if body := checkExportPending(t, path, resp, b); body.Status != "running" || !strings.Contains(body.Phase, "building") || !body.Joined {
+		t.Errorf("while it builds: %s", b)
+	}
+	if got := e.call("DELETE", fmt.Sprintf("/api/v1/fits/%d/exports", fid), key, nil, 200); got["cancelled"] != float64(1) {
+		t.Errorf("DELETE exports: %v, want 1 cancelled", got)
+	}
+	select {
+	case <-bd.left:
+	case <-time.After(time.Minute):
+		t.Fatal("the running export did not stop")
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		jobs, _, err := e.store.ListJobs(context.Background(), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := ""
+		for _, j := range jobs {
+			if j.Kind == "export" {
+				state = j.State
+			}
+		}
+		if state == "cancelled" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the export job is %q a minute after the cancel", state)
+		}
+	}
+}
