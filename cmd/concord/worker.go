@@ -34,6 +34,11 @@ job that combines them); each chain is seeded from the fit's seed as in one
 process, so the result is the same whoever ran what. --fan-out=false runs
 each fit as one job instead, its chains in one process.
 
+Besides fits (queue fits, with evaluations' folds) the queues hold agreement
+analyses of large projects (queue agreement) and the report documents and
+workbooks of large fits (queue export: what serve's --export-job-labels sends
+to the workers); --queues picks some.
+
 --name names this process in the job records (default hostname-pid); it
 must be unique among the processes sharing the database.
 
