@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,10 @@ const agreementCacheSize = 64
 type agreementResult struct {
 	json   []byte
 	tables *agreementTables
+	// rep is the analysis the document was written from (reports build
+	// from it; nil from a stored result of an earlier version: the
+	// document is read instead).
+	rep *raters.Report
 }
 
 // agreementTables are the agreement tables of an analysis (see
@@ -394,13 +399,13 @@ func (in *agreementIn) analyse(ctx context.Context) (*agreementResult, error) {
 		return nil, err
 	}
 	tb := &agreementTables{scheme: rep.Scheme, level: rep.Level, score: rep.AgreementScore, matrix: rep.PairwiseMatrix,
-		pairs: rep.CohenKappa, items: rep.ItemAgreement, raters: rep.RaterAgreement, weights: "unweighted"}
+		pairs: rep.CohenKappa, items: slices.Clone(rep.ItemAgreement), raters: rep.RaterAgreement, weights: "unweighted"}
 	if rep.Level != raters.Nominal.String() {
 		tb.weights = "quadratic"
 	}
 	raters.SortItemAgreement(tb.items)
 	tb.counts = countValues(in.ds, tb.items)
-	return &agreementResult{json: b, tables: tb}, nil
+	return &agreementResult{json: b, tables: tb, rep: rep.Report}, nil
 }
 
 // dsInitOf reads the ds_init query parameter's error matrices for the

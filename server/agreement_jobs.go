@@ -133,12 +133,15 @@ type agreementStored struct {
 	Index                         map[string]int32
 	Start, Vals, Cnts             []int32
 	Values                        []string
+	// Report is the analysis (reports build from it without reading the
+	// document back); nil in results stored by earlier versions.
+	Report *raters.Report
 }
 
 func encodeAgreementResult(res *agreementResult) ([]byte, error) {
 	tb := res.tables
 	st := agreementStored{JSON: res.json, Scheme: tb.scheme, Level: tb.level, Score: tb.score, Weights: tb.weights,
-		Matrix: tb.matrix, Pairs: tb.pairs, Items: tb.items, Raters: tb.raters}
+		Matrix: tb.matrix, Pairs: tb.pairs, Items: tb.items, Raters: tb.raters, Report: res.rep}
 	if c := tb.counts; c != nil {
 		st.Index, st.Start, st.Vals, st.Cnts, st.Values = c.index, c.start, c.vals, c.cnts, c.values
 	}
@@ -150,7 +153,7 @@ func decodeAgreementResult(b []byte) (*agreementResult, error) {
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
 		return nil, fmt.Errorf("decoding the agreement analysis' result: %w", err)
 	}
-	return &agreementResult{json: st.JSON, tables: &agreementTables{scheme: st.Scheme, level: st.Level, score: st.Score, weights: st.Weights,
+	return &agreementResult{json: st.JSON, rep: st.Report, tables: &agreementTables{scheme: st.Scheme, level: st.Level, score: st.Score, weights: st.Weights,
 		matrix: st.Matrix, pairs: st.Pairs, items: st.Items, raters: st.Raters,
 		counts: &valueCounts{index: st.Index, start: st.Start, vals: st.Vals, cnts: st.Cnts, values: st.Values}}}, nil
 }
