@@ -482,19 +482,8 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 				continue
 			}
 			reason := fmt.Sprintf("worker %q stopped responding", by)
-			switch job.Kind {
-			case evalFoldKind, evalCombineKind:
-				if err := d.rescueEvalJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
-					return err
-				}
-				continue
-			case agreementKind, agreementPartKind, agreementCombineKind:
-				if err := d.rescueAgreementJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
-					return err
-				}
-				continue
-			case exportKind:
-				if err := d.rescueExportJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
+			if rescue := d.rescuerOf(job.Kind); rescue != nil {
+				if err := rescue(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
 					return err
 				}
 				continue
@@ -570,6 +559,23 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 		return nil
 	})
 	return rescued, wrap(err, "rescue jobs of dead workers")
+}
+
+// jobRescuer adds a running job of a dead worker to a rescue.
+type jobRescuer func(ctx context.Context, tx *gorm.DB, p *riverdriver.JobRescueManyParams, job *rivertype.JobRow, t time.Time, reason string, maxAttempts int) error
+
+// rescuerOf is the rescue of the jobs of kind that are not a fit's (nil
+// for a fit's: rescueAt's own).
+func (d *DB) rescuerOf(kind string) jobRescuer {
+	switch kind {
+	case evalFoldKind, evalCombineKind:
+		return d.rescueEvalJob
+	case agreementKind, agreementPartKind, agreementCombineKind:
+		return d.rescueAgreementJob
+	case exportKind:
+		return d.rescueExportJob
+	}
+	return nil
 }
 
 // fitWorker works fit jobs: it moves the fit to running, has the runner
