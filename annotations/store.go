@@ -350,6 +350,7 @@ type Store interface {
 	JobEngine
 	EvalStore
 	AgreementStore
+	ExportStore
 	APIKeyStore
 	Close() error
 }
@@ -467,6 +468,57 @@ type AgreementStore interface {
 	// CancelAgreements cancels the project's running analyses and their
 	// jobs, and returns how many there were.
 	CancelAgreements(ctx context.Context, projectID int64) (int, error)
+	// DoneAgreement returns the result of the project's analysis of Key
+	// (as StartAgreement keys it) when it is done, else nil: it starts
+	// nothing.
+	DoneAgreement(ctx context.Context, projectID int64, key string) ([]byte, error)
+}
+
+// ExportJob is a file of a done fit (its report document, its workbook)
+// built by a job of the store's job engine, keyed by the fit and Key (the
+// format and the options), so that any process sharing the database serves
+// it once it is built: asking twice joins the first.
+type ExportJob struct {
+	ID        int64 `json:"id"`
+	FitID     int64 `json:"fit_id"`
+	ProjectID int64 `json:"project_id"`
+	// Key identifies the export among the fit's (the runner's encoding of
+	// the format and options).
+	Key string `json:"-"`
+	// Options are the export's format and options (the runner's encoding).
+	Options json.RawMessage `json:"-"`
+	// Status is running, done, failed or cancelled.
+	Status FitStatus `json:"state"`
+	// Progress is the fraction done; Message what it does now (its phase).
+	Progress float64 `json:"progress"`
+	Message  string  `json:"message,omitempty"`
+	// ErrorCode is the code of a failure on the data (kept); "" for a
+	// failure that the next request retries.
+	ErrorCode string `json:"error_code,omitempty"`
+	// Result is the file when done.
+	Result     []byte     `json:"-"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// ExportStore keeps the exports of fits built as jobs.
+type ExportStore interface {
+	// StartExport finds the export of e.FitID and e.Key and sets *e to it
+	// (with its file when done), or stores a new running one and enqueues
+	// its job in one transaction (created). An export that was cancelled
+	// or failed without an error code is replaced by a new one.
+	StartExport(ctx context.Context, e *ExportJob) (created bool, err error)
+	// CancelExports cancels the fit's running exports and their jobs, and
+	// returns how many there were.
+	CancelExports(ctx context.Context, fitID int64) (int, error)
+}
+
+// ExportRunner builds the files of export jobs. Errors as
+// ChainRunner.RunChains's.
+type ExportRunner interface {
+	// RunExport builds the file of e, calling report with its progress
+	// and phase (stopping as soon as it returns an error).
+	RunExport(ctx context.Context, e *ExportJob, report func(progress float64, phase string) error) ([]byte, error)
 }
 
 // AgreementRunner runs the jobs of agreement analyses. Errors as

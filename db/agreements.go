@@ -219,6 +219,17 @@ func (d *DB) FindAgreement(ctx context.Context, id int64) (*annotations.Agreemen
 	return out, wrap(err, "find agreement analysis %d", id)
 }
 
+// DoneAgreement returns the result of the project's done analysis of key,
+// or nil (see annotations.AgreementStore).
+func (d *DB) DoneAgreement(ctx context.Context, projectID int64, key string) ([]byte, error) {
+	var rows []struct{ Result []byte }
+	err := d.r.WithContext(ctx).Raw("SELECT result FROM agreements WHERE project_id = ? AND options_key = ? AND status = ?", projectID, key, string(annotations.FitDone)).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return nil, wrap(err, "read agreement analysis")
+	}
+	return rows[0].Result, nil
+}
+
 // CancelAgreements cancels the project's running agreement analyses and
 // their jobs.
 func (d *DB) CancelAgreements(ctx context.Context, projectID int64) (int, error) {

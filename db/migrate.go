@@ -52,7 +52,7 @@ func (m migration) statements(g dialect) []string {
 
 // SchemaVersion is the schema version this build creates and upgrades to:
 // the number of migration steps.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // migrations are the schema's steps; migrations[i].Version == i+1.
 //
@@ -320,6 +320,32 @@ var migrations = []migration{
 				progress {real} NOT NULL DEFAULT 0,
 				output {blob},
 				PRIMARY KEY (agreement_id, part)
+			)`,
+		},
+	},
+	{
+		// The exports of fits built as jobs (the report document, the
+		// workbook): one row per fit and options (options_key: the format
+		// and the report's options), with its phase, the error code of a
+		// failure on the data and the file, which any API node serves.
+		Version: 11,
+		Name:    "exports of fits as jobs",
+		SQL: []string{
+			`CREATE TABLE exports (
+				id {serial},
+				fit_id {bigint} NOT NULL REFERENCES fits (id) ON DELETE CASCADE,
+				project_id {bigint} NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+				options_key TEXT NOT NULL,
+				options TEXT NOT NULL,
+				status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'cancelled')),
+				progress {real} NOT NULL DEFAULT 0,
+				message TEXT NOT NULL DEFAULT '',
+				error_code TEXT NOT NULL DEFAULT '',
+				job_id {bigint} NOT NULL DEFAULT 0,
+				result {blob},
+				created_at {time} NOT NULL,
+				finished_at {time},
+				UNIQUE (fit_id, options_key)
 			)`,
 		},
 	},

@@ -65,8 +65,8 @@ const (
 )
 
 // Queues are the queues of the job engine: fits (with their chains) and
-// evaluations' folds; agreement analyses.
-var Queues = []string{fitQueue, agreementQueue}
+// evaluations' folds; agreement analyses; exports of fits.
+var Queues = []string{fitQueue, agreementQueue, exportQueue}
 
 // fitArgs are the arguments of a fit job. A job is unique by project and
 // key (the model, the spec and the project's labels version) among the
@@ -316,6 +316,9 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 		river.AddWorker(workers, &agreementPartWorker{d: d, run: ar, opts: opts})
 		river.AddWorker(workers, &agreementCombineWorker{d: d, run: ar, opts: opts})
 	}
+	if xr, ok := run.(annotations.ExportRunner); ok {
+		river.AddWorker(workers, &exportWorker{d: d, run: xr, opts: opts})
+	}
 	cfg := &river.Config{
 		ID:                   opts.Name,
 		Queues:               queues,
@@ -464,7 +467,7 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 		}
 		res, err := d.jobs.client.JobListTx(ctx, stx, river.NewJobListParams().
 			States(rivertype.JobStateRunning).Kinds(fitKind, chainKind, combineKind, evalFoldKind, evalCombineKind,
-			agreementKind, agreementPartKind, agreementCombineKind).First(10000))
+			agreementKind, agreementPartKind, agreementCombineKind, exportKind).First(10000))
 		if err != nil {
 			return fmt.Errorf("list running jobs: %w", err)
 		}
@@ -479,14 +482,8 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 				continue
 			}
 			reason := fmt.Sprintf("worker %q stopped responding", by)
-			switch job.Kind {
-			case evalFoldKind, evalCombineKind:
-				if err := d.rescueEvalJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
-					return err
-				}
-				continue
-			case agreementKind, agreementPartKind, agreementCombineKind:
-				if err := d.rescueAgreementJob(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
+			if rescue := d.rescuerOf(job.Kind); rescue != nil {
+				if err := rescue(ctx, tx, &p, job, t, reason, maxAttempts); err != nil {
 					return err
 				}
 				continue
@@ -562,6 +559,23 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 		return nil
 	})
 	return rescued, wrap(err, "rescue jobs of dead workers")
+}
+
+// jobRescuer adds a running job of a dead worker to a rescue.
+type jobRescuer func(ctx context.Context, tx *gorm.DB, p *riverdriver.JobRescueManyParams, job *rivertype.JobRow, t time.Time, reason string, maxAttempts int) error
+
+// rescuerOf is the rescue of the jobs of kind that are not a fit's (nil
+// for a fit's: rescueAt's own).
+func (d *DB) rescuerOf(kind string) jobRescuer {
+	switch kind {
+	case evalFoldKind, evalCombineKind:
+		return d.rescueEvalJob
+	case agreementKind, agreementPartKind, agreementCombineKind:
+		return d.rescueAgreementJob
+	case exportKind:
+		return d.rescueExportJob
+	}
+	return nil
 }
 
 // fitWorker works fit jobs: it moves the fit to running, has the runner

@@ -236,3 +236,16 @@ func TestRepeatedLabels(t *testing.T) {
 		t.Errorf("notes %q", rep.Notes)
 	}
 }
+
+// A category kappa reads back with its category and estimate (the
+// embedded Estimate's UnmarshalJSON alone would drop the category).
+func TestCategoryKappaJSONRoundTrip(t *testing.T) {
+	in := []CategoryKappa{
+		{Category: "pos", Estimate: Estimate{Value: 0.25, CILow: -0.5, CIHigh: 0.75, SE: 0.125, CIMethod: "bootstrap", SENull: 0.0625}},
+		{Category: "neg", Estimate: Estimate{Value: nan, CILow: nan, CIHigh: nan}},
+	}
+	back := testutil.JSONRoundTrip(t, in)
+	if back[0] != in[0] || back[1].Category != "neg" || !math.IsNaN(back[1].Value) {
+		t.Errorf("round trip: %+v, want %+v", back, in)
+	}
+}

@@ -2,6 +2,7 @@ package raters
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -225,6 +226,22 @@ type CategoryKappa struct {
 // MarshalJSON flattens the estimate and adds the category and se_null.
 func (c CategoryKappa) MarshalJSON() ([]byte, error) {
 	return marshalFlat(c.Estimate, map[string]any{"category": c.Category, "se_null": num(c.SENull)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (without it the embedded
+// Estimate's would read the estimate and drop the category).
+func (c *CategoryKappa) UnmarshalJSON(b []byte) error {
+	var cat struct {
+		Category string `json:"category"`
+	}
+	if err := json.Unmarshal(b, &cat); err != nil {
+		return err
+	}
+	if err := c.Estimate.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	c.Category = cat.Category
+	return nil
 }
 
 // WeightedSet holds the weighted coefficients under one kind of weights.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,10 @@ const agreementCacheSize = 64
 type agreementResult struct {
 	json   []byte
 	tables *agreementTables
+	// rep is the analysis the document was written from (reports build
+	// from it; nil from a stored result of an earlier version: the
+	// document is read instead).
+	rep *raters.Report
 }
 
 // agreementTables are the agreement tables of an analysis (see
@@ -282,12 +287,18 @@ func (s *Server) projectAgreement(ctx context.Context, project int64, o agreemen
 	if max := s.cfg.MaxAgreementLabels; max > 0 && n > max {
 		return nil, nil, agreementTooLarge(n, max)
 	}
-	key := fmt.Sprintf("%d/v%d/%d/%t/%d/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t/%x", project, version, o.boot, o.explicit, o.seed, o.start, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd, sha256.Sum256([]byte(o.weightsMatrix)))
+	key := agreementKey(project, version, o)
 	if jl := s.cfg.AgreementJobLabels; jl < 0 || n <= jl {
 		res, err := s.agreements.get(ctx, key, func(ctx context.Context) (*agreementResult, error) { return s.computeAgreement(ctx, project, o) })
 		return res, nil, err
 	}
 	return s.agreementJob(ctx, project, version, n, key, o)
+}
+
+// agreementKey is the key of the analysis of a project's labels at version
+// with options o (the memo's; the job's is jobKey of it).
+func agreementKey(project, version int64, o agreementOpts) string {
+	return fmt.Sprintf("%d/v%d/%d/%t/%d/%d/%s/%+v/%d/%d/%g/%d/%v/%d/%g/%t/%x/%t/%x", project, version, o.boot, o.explicit, o.seed, o.start, o.only, o.pairs, o.ties, o.ci, o.null, o.population, o.weights, o.dsIter, o.dsTol, o.dsGold, sha256.Sum256([]byte(o.dsInit)), o.dsInitAdd, sha256.Sum256([]byte(o.weightsMatrix)))
 }
 
 // agreementOrAnswer returns the project's agreement analysis with options
@@ -310,12 +321,18 @@ func (s *Server) agreementOrAnswer(c *gin.Context, project int64, o agreementOpt
 // agreement with options o within requests (projects up to
 // Config.AgreementJobLabels labels), one analysis per project at a time.
 func (s *Server) computeAgreement(ctx context.Context, project int64, o agreementOpts) (*agreementResult, error) {
+	return s.computeAgreementWithin(ctx, project, o, s.cfg.MaxBootstrapWork)
+}
+
+// computeAgreementWithin is computeAgreement with the bootstrap bounded by
+// maxWork (the Config.MaxBootstrapWork of the server asked).
+func (s *Server) computeAgreementWithin(ctx context.Context, project int64, o agreementOpts, maxWork int64) (*agreementResult, error) {
 	release, err := s.agreementRuns.acquire(ctx, project)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	in, err := s.agreementInput(ctx, project, o, s.cfg.MaxBootstrapWork)
+	in, err := s.agreementInput(ctx, project, o, maxWork)
 	if err != nil {
 		return nil, err
 	}
@@ -382,13 +399,13 @@ func (in *agreementIn) analyse(ctx context.Context) (*agreementResult, error) {
 		return nil, err
 	}
 	tb := &agreementTables{scheme: rep.Scheme, level: rep.Level, score: rep.AgreementScore, matrix: rep.PairwiseMatrix,
-		pairs: rep.CohenKappa, items: rep.ItemAgreement, raters: rep.RaterAgreement, weights: "unweighted"}
+		pairs: rep.CohenKappa, items: slices.Clone(rep.ItemAgreement), raters: rep.RaterAgreement, weights: "unweighted"}
 	if rep.Level != raters.Nominal.String() {
 		tb.weights = "quadratic"
 	}
 	raters.SortItemAgreement(tb.items)
 	tb.counts = countValues(in.ds, tb.items)
-	return &agreementResult{json: b, tables: tb}, nil
+	return &agreementResult{json: b, tables: tb, rep: rep.Report}, nil
 }
 
 // dsInitOf reads the ds_init query parameter's error matrices for the

@@ -88,8 +88,7 @@ func (s *Server) agreementJob(ctx context.Context, project, version int64, n int
 	if err != nil {
 		return nil, nil, err
 	}
-	h := sha256.Sum256(fmt.Appendf(nil, "%s/%d", key, sp.MaxWork))
-	a := &annotations.AgreementJob{ProjectID: project, LabelsVersion: version, Key: hex.EncodeToString(h[:]), Options: spec, Labels: n}
+	a := &annotations.AgreementJob{ProjectID: project, LabelsVersion: version, Key: jobKey(key, sp.MaxWork), Options: spec, Labels: n}
 	created, err := s.store.StartAgreement(ctx, a, agreementJobsPerProject)
 	if err != nil {
 		return nil, nil, err
@@ -115,6 +114,13 @@ func (s *Server) agreementJob(ctx context.Context, project, version int64, n int
 	}
 }
 
+// jobKey is the key of an analysis run as jobs (AgreementJob.Key): the
+// memo's key and the bound of its bootstrap.
+func jobKey(key string, maxWork int64) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s/%d", key, maxWork))
+	return hex.EncodeToString(h[:])
+}
+
 // agreementStored is the result of an analysis run as jobs: its document
 // and its tables.
 type agreementStored struct {
@@ -127,12 +133,15 @@ type agreementStored struct {
 	Index                         map[string]int32
 	Start, Vals, Cnts             []int32
 	Values                        []string
+	// Report is the analysis (reports build from it without reading the
+	// document back); nil in results stored by earlier versions.
+	Report *raters.Report
 }
 
 func encodeAgreementResult(res *agreementResult) ([]byte, error) {
 	tb := res.tables
 	st := agreementStored{JSON: res.json, Scheme: tb.scheme, Level: tb.level, Score: tb.score, Weights: tb.weights,
-		Matrix: tb.matrix, Pairs: tb.pairs, Items: tb.items, Raters: tb.raters}
+		Matrix: tb.matrix, Pairs: tb.pairs, Items: tb.items, Raters: tb.raters, Report: res.rep}
 	if c := tb.counts; c != nil {
 		st.Index, st.Start, st.Vals, st.Cnts, st.Values = c.index, c.start, c.vals, c.cnts, c.values
 	}
@@ -144,7 +153,7 @@ func decodeAgreementResult(b []byte) (*agreementResult, error) {
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
 		return nil, fmt.Errorf("decoding the agreement analysis' result: %w", err)
 	}
-	return &agreementResult{json: st.JSON, tables: &agreementTables{scheme: st.Scheme, level: st.Level, score: st.Score, weights: st.Weights,
+	return &agreementResult{json: st.JSON, rep: st.Report, tables: &agreementTables{scheme: st.Scheme, level: st.Level, score: st.Score, weights: st.Weights,
 		matrix: st.Matrix, pairs: st.Pairs, items: st.Items, raters: st.Raters,
 		counts: &valueCounts{index: st.Index, start: st.Start, vals: st.Vals, cnts: st.Cnts, values: st.Values}}}, nil
 }

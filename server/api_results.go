@@ -175,31 +175,6 @@ func (s *Server) fitResult(c *gin.Context) {
 	s.serveArtefact(c, cf, "result", ctJSON, fileBase(in)+".result.json", false, func() ([]byte, error) { return in.Raw, nil })
 }
 
-// reportJSON: GET /api/v1/fits/{id}/report.json -> the report document.
-// With ?download=1 it comes as an attachment.
-func (s *Server) reportJSON(c *gin.Context) {
-	in, cf, ok := s.doneFitOrFail(c, "download")
-	if !ok {
-		return
-	}
-	ctx := c.Request.Context()
-	s.serveArtefact(c, cf, "report.json", ctJSON, fileBase(in)+".report.json", c.Query("download") != "", func() ([]byte, error) {
-		return s.renderReport(ctx, in, cf, reports.WriteJSON)
-	})
-}
-
-// reportXLSX: GET /api/v1/fits/{id}/report.xlsx -> the Excel workbook.
-func (s *Server) reportXLSX(c *gin.Context) {
-	in, cf, ok := s.doneFitOrFail(c)
-	if !ok {
-		return
-	}
-	ctx := c.Request.Context()
-	s.serveArtefact(c, cf, "report.xlsx", ctXLSX, fileBase(in)+".xlsx", true, func() ([]byte, error) {
-		return s.renderReport(ctx, in, cf, func(w io.Writer, rep *reports.Report) error { return reports.WriteXLSX(w, rep, reports.XLSXOptions{}) })
-	})
-}
-
 // reportTable: GET /api/v1/fits/{id}/tables/{name}.csv -> a CSV table of
 // the report.
 func (s *Server) reportTable(c *gin.Context) {

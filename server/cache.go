@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"concord/analysis"
@@ -47,17 +48,24 @@ type cachedFit struct {
 	predictor *analysis.Predictor
 	predErr   error
 
-	// The report, built once (repMu: building it takes a while and other
-	// artefacts wait for it under mu).
-	repMu  sync.Mutex
-	rep    *reports.Report
-	repErr error
+	// The reports, built once per report options (repMu: building one
+	// takes a while and other artefacts wait for it under mu).
+	repMu sync.Mutex
+	reps  map[string]builtReport
+}
+
+// builtReport is a report built with some options, or why it cannot be.
+type builtReport struct {
+	rep *reports.Report
+	err error
 }
 
 type rendered struct {
 	once sync.Once
 	body []byte
 	err  error
+	// ready is set once body and err are.
+	ready atomic.Bool
 }
 
 func newResultCache(n int) *resultCache {
@@ -167,6 +175,20 @@ func (rc *resultCache) forgetProject(projectID int64) {
 	}
 }
 
+// renderedBody returns the artefact named key when it is rendered.
+func (cf *cachedFit) renderedBody(key string) ([]byte, bool) {
+	cf.mu.Lock()
+	r, ok := cf.rendered[key]
+	cf.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	if !r.ready.Load() {
+		return nil, false
+	}
+	return r.body, r.err == nil
+}
+
 // render returns the artefact named key of a cached fit, rendering it with
 // fn on first use; concurrent first reads of one artefact render it once,
 // and other artefacts are not held up meanwhile. Domain errors are kept
@@ -179,7 +201,10 @@ func (cf *cachedFit) render(key string, fn func() ([]byte, error)) ([]byte, erro
 		cf.rendered[key] = r
 	}
 	cf.mu.Unlock()
-	r.once.Do(func() { r.body, r.err = fn() })
+	r.once.Do(func() {
+		r.body, r.err = fn()
+		r.ready.Store(true)
+	})
 	if r.err != nil && annotations.ErrorCode(r.err) == annotations.EINTERNAL {
 		cf.mu.Lock()
 		if cf.rendered[key] == r {

@@ -32,6 +32,8 @@ import (
 //	concord_fit_attempts_failed_total{reason}  attempts of this process that ended for a reason outside the fit (killed, shutdown); retried
 //	concord_agreement_running           agreement analyses computing in this process
 //	concord_agreement_cancelled_total   agreement analyses stopped because every client waiting for them left
+//	concord_exports_running             report files (exports) this process is building as jobs (queue export)
+//	concord_report_agreements_total{source}  the agreement analyses of fit reports: stored (an agreement job's), cached, computed, fit
 //
 // plus the Go runtime and process collectors.
 type metrics struct {
@@ -52,6 +54,8 @@ type metrics struct {
 
 	agreementRunning   prometheus.Gauge
 	agreementCancelled prometheus.Counter
+	exportsRunning     prometheus.Gauge
+	reportAgreements   *prometheus.CounterVec
 }
 
 func newMetrics(s *Server) *metrics {
@@ -89,9 +93,13 @@ func newMetrics(s *Server) *metrics {
 	m.agreementCancelled = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "concord_agreement_cancelled_total", Help: "Agreement analyses stopped because every client waiting for them left.",
 	})
+	m.exportsRunning = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_exports_running", Help: "Report files (exports of fits) this process is building as jobs."})
+	m.reportAgreements = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "concord_report_agreements_total", Help: "Agreement analyses of fit reports built by this process, by source: stored (the project's agreement job's result), cached, computed (the project's labels, then cached), fit (the fit's labels, no longer the project's).",
+	}, []string{"source"})
 	m.workers.Set(float64(max(s.cfg.Workers, 0)))
 	m.reg.MustRegister(m.requests, m.latency, m.panics, m.workers, m.busy, m.finished, m.fitSeconds, m.sweeps, m.sweepRate, m.fitsByStatus,
-		m.jobs, m.queueWait, m.retried, m.agreementRunning, m.agreementCancelled,
+		m.jobs, m.queueWait, m.retried, m.agreementRunning, m.agreementCancelled, m.exportsRunning, m.reportAgreements,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -7,10 +7,8 @@ import (
 	"io"
 	"slices"
 
-	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
-	"concord/raters"
 	"concord/reports"
 )
 
@@ -87,20 +85,30 @@ func splitPlots(names []string, ranking bool) (main, more []plotView) {
 	return main, more
 }
 
-// report builds the fit's concord.report/v1 report once per cached fit:
-// the result with the agreement coefficients and baseline aggregators of
-// the labels the fit was made from (recorded in the result), and the gold
-// labels of the project's items.
+// report builds the fit's concord.report/v1 report with the server's
+// report options (reportWith).
 func (s *Server) report(ctx context.Context, in reportInput, cf *cachedFit) (*reports.Report, error) {
+	return s.reportWith(ctx, in, cf, s.defaultReportOpts())
+}
+
+// reportWith builds the fit's concord.report/v1 report with options ro
+// once per cached fit and options: the result with the agreement
+// coefficients and baseline aggregators of the labels the fit was made
+// from (recorded in the result; see reportAgreement), and the gold labels
+// of the project's items.
+func (s *Server) reportWith(ctx context.Context, in reportInput, cf *cachedFit, ro reportOpts) (*reports.Report, error) {
 	cf.repMu.Lock()
 	defer cf.repMu.Unlock()
-	if cf.rep != nil || cf.repErr != nil {
-		return cf.rep, cf.repErr
+	key := ro.key()
+	if b, ok := cf.reps[key]; ok {
+		return b.rep, b.err
 	}
 	fit := reports.FitFromResult(in.Result)
 	ds := fit.Dataset(in.Project.Scheme)
+	var cur *annotations.Dataset
 	if ds != nil {
-		if cur, err := s.store.Dataset(ctx, in.Project.ID); err == nil {
+		var err error
+		if cur, err = s.store.Dataset(ctx, in.Project.ID); err == nil {
 			// The project's gold labels and texts (the review queue's
 			// Text column, the workbook's): the fit document keeps
 			// neither.
@@ -124,42 +132,30 @@ func (s *Server) report(ctx context.Context, in reportInput, cf *cachedFit) (*re
 			return nil, err
 		}
 	}
-	var agr *raters.Report
-	if ds != nil && s.cfg.MaxAgreementLabels > 0 && len(ds.Labels) > s.cfg.MaxAgreementLabels {
-		// Over the server's bound: the report says it has no agreement
-		// analysis.
-		s.log.InfoContext(ctx, "report without agreement coefficients", "fit", in.Fit.ID, "reason", annotations.ErrorMessage(agreementTooLarge(len(ds.Labels), s.cfg.MaxAgreementLabels)))
-	} else if ds != nil && len(ds.Labels) > 0 {
-		boot := s.cfg.ReportBootstrap
-		if boot == 0 {
-			boot = -1
-		}
-		// Bounded like the agreement endpoint's default (reduced to fit,
-		// with a note). The report is shared by every reader of the fit, so
-		// one reader leaving does not stop it.
-		boot, note, _ := analysis.PlanBootstrap(ds, boot, false, max(s.cfg.MaxBootstrapWork, 0))
-		if ag, err := analysis.Agreement(context.WithoutCancel(ctx), ds, raters.Options{Bootstrap: boot, Seed: 1}); err == nil {
-			agr = ag.Report
-			if note != "" {
-				agr.Notes = append(agr.Notes, note)
-			}
-		} else {
-			s.log.InfoContext(ctx, "report without agreement coefficients", "fit", in.Fit.ID, "reason", annotations.ErrorMessage(err))
-		}
+	agr, err := s.reportAgreement(ctx, in, ds, cur, ro)
+	if err != nil {
+		return nil, err
 	}
 	rep, err := reports.BuildFit(*in.Project, fit, agr, ds)
 	if err != nil {
 		// Deterministic: remember it.
-		cf.repErr = annotations.Errorf(annotations.EINVALID, "the report of fit %d cannot be made: %v", in.Fit.ID, err)
-		return nil, cf.repErr
+		err = annotations.Errorf(annotations.EINVALID, "the report of fit %d cannot be made: %v", in.Fit.ID, err)
 	}
-	cf.rep = rep
-	return rep, nil
+	if cf.reps == nil {
+		cf.reps = map[string]builtReport{}
+	}
+	cf.reps[key] = builtReport{rep, err}
+	return rep, err
 }
 
 // renderReport renders the fit's report with write.
 func (s *Server) renderReport(ctx context.Context, in reportInput, cf *cachedFit, write func(io.Writer, *reports.Report) error) ([]byte, error) {
-	rep, err := s.report(ctx, in, cf)
+	return s.renderReportWith(ctx, in, cf, s.defaultReportOpts(), write)
+}
+
+// renderReportWith renders the fit's report with options ro with write.
+func (s *Server) renderReportWith(ctx context.Context, in reportInput, cf *cachedFit, ro reportOpts, write func(io.Writer, *reports.Report) error) ([]byte, error) {
+	rep, err := s.reportWith(ctx, in, cf, ro)
 	if err != nil {
 		return nil, err
 	}

@@ -107,6 +107,12 @@ type Config struct {
 	// ones answer 202 until it is done and then the cached document.
 	// Smaller projects are analysed within the request.
 	AgreementJobLabels int
+	// ExportJobLabels is the size (the labels of a fit) above which a
+	// fit's report document and workbook are built by a background job
+	// (default DefaultExportJobLabels; negative: never): their routes
+	// answer 202 with its state and a Retry-After until it is built, then
+	// the file. Smaller fits' are built within the request.
+	ExportJobLabels int
 	// AgreementJobs is the most agreement jobs (a plan, a part of the
 	// bootstrap, a combine) this process runs at once (default 1: one
 	// 4M-label analysis takes about 2.6 GB); others wait.
@@ -159,6 +165,7 @@ func (c Config) withDefaults() Config {
 	c.MaxBootstrapWork = cmp.Or(c.MaxBootstrapWork, analysis.DefaultMaxBootstrapWork)
 	c.MaxAgreementLabels = cmp.Or(c.MaxAgreementLabels, DefaultMaxAgreementLabels)
 	c.AgreementJobLabels = cmp.Or(c.AgreementJobLabels, DefaultAgreementJobLabels)
+	c.ExportJobLabels = cmp.Or(c.ExportJobLabels, DefaultExportJobLabels)
 	positive(&c.AgreementJobs, 1)
 	positive(&c.AgreementPartReplicates, DefaultAgreementPartReplicates)
 	c.MaxFitWork = cmp.Or(c.MaxFitWork, analysis.DefaultMaxFitWork)
@@ -422,8 +429,12 @@ func (s *Server) routes() *gin.Engine {
 	a.DELETE("/fits/:id", s.deleteFit)
 	a.POST("/fits/:id/cancel", s.cancelFit)
 	a.GET("/fits/:id/result", s.fitResult)
-	a.GET("/fits/:id/report.json", s.reportJSON)
-	a.GET("/fits/:id/report.xlsx", s.reportXLSX)
+	reportJSON, reportXLSX := s.reportFile("json", "download"), s.reportFile("xlsx")
+	a.GET("/fits/:id/report.json", reportJSON)
+	a.POST("/fits/:id/report.json", reportJSON)
+	a.GET("/fits/:id/report.xlsx", reportXLSX)
+	a.POST("/fits/:id/report.xlsx", reportXLSX)
+	a.DELETE("/fits/:id/exports", s.cancelExports)
 	a.GET("/fits/:id/tables/:table", s.reportTable)
 	a.GET("/fits/:id/plots/:plot", s.reportPlot)
 	a.GET("/fits/:id/export/:format", s.exportFit)

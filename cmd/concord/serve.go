@@ -47,7 +47,9 @@ queued or running is not queued twice (200 with the first fit).
 Agreement analyses are bounded by --max-bootstrap-work, cached by the
 project's labels version and options, and stop when their client disconnects;
 projects over --agreement-job-labels are analysed in the background (the
-routes answer 202 with the job's state and Retry-After until it is done).
+routes answer 202 with the job's state and Retry-After until it is done);
+likewise the report document and workbook of fits over --export-job-labels
+labels are built by a job (queue export) that any worker may take.
 SIGINT or SIGTERM shuts down gracefully: running fits get --shutdown-grace
 to finish and are then put back in the queue.
 
@@ -71,6 +73,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	maxFitWork := fs.Duration("max-fit-work", analysis.DefaultMaxFitWork, "most projected Gibbs work of one fit, in one core's time: a fit projected to take longer is refused when submitted (negative: no limit)")
 	maxAgrLabels := fs.Int("max-agreement-labels", server.DefaultMaxAgreementLabels, "most labels of a project whose agreement the server analyses (agreement routes, dashboard, reports); larger projects get a 413 naming concord agreement (negative: no limit)")
 	jobLabels := fs.Int("agreement-job-labels", server.DefaultAgreementJobLabels, "projects with more labels have their agreement analysed in the background: the agreement routes answer 202 (Retry-After) until the job is done, then the cached result (negative: never, always within the request)")
+	exportLabels := fs.Int("export-job-labels", server.DefaultExportJobLabels, "fits of more labels have their report (report.json) and workbook (report.xlsx) built by a background job: the routes answer 202 (Retry-After) until it is built, then the file (negative: never, always within the request)")
 	maxBootWork := fs.Int64("max-bootstrap-work", analysis.DefaultMaxBootstrapWork, "most labels and rater pairs one agreement analysis may resample in its bootstrap (replicates x (labels + rater pairs sharing an item); negative: no limit)")
 	maxProjectFits := fs.Int("max-project-fits", 8, "fits one project may have queued or running at once (negative: no limit)")
 	queues := fs.String("queues", "", "job queues this process works, comma-separated (default: all: "+strings.Join(db.Queues, ", ")+")")
@@ -80,6 +83,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	if *jobLabels == 0 {
 		return annotations.Errorf(annotations.EINVALID, "--agreement-job-labels 0: expected a number of labels (1 or more; projects with more are analysed in the background), or a negative number for never")
+	}
+	if *exportLabels == 0 {
+		return annotations.Errorf(annotations.EINVALID, "--export-job-labels 0: expected a number of labels (1 or more; fits with more have their report files built in the background), or a negative number for never")
 	}
 	if *workers < 0 {
 		return annotations.Errorf(annotations.EINVALID, "--workers must be 0 or more, got %d", *workers)
@@ -120,6 +126,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		MaxBootstrapWork:   *maxBootWork,
 		MaxAgreementLabels: *maxAgrLabels,
 		AgreementJobLabels: *jobLabels,
+		ExportJobLabels:    *exportLabels,
 		MaxFitWork:         *maxFitWork,
 		Version:            version,
 	}, log), st, log)

@@ -36,6 +36,11 @@ starts of an EP or Laplace fit's evidence maximisation (restarts 2 or
 more), after start 1 ran in the fit's job. --fan-out=false runs each fit
 as one job instead, its chains and starts in one process.
 
+Besides fits (queue fits, with evaluations' folds) the queues hold agreement
+analyses of large projects (queue agreement) and the report documents and
+workbooks of large fits (queue export: what serve's --export-job-labels sends
+to the workers); --queues picks some.
+
 --name names this process in the job records (default hostname-pid); it
 must be unique among the processes sharing the database.
 

@@ -571,7 +571,62 @@
     });
   }
 
+  // exportLink makes a report download (the workbook, the report document)
+  // wait for its background build: while the route answers 202 the link
+  // says "preparing" with the job's phase and asks again after
+  // Retry-After; then the file downloads. Without JavaScript the link
+  // answers the 202 JSON, to be followed again later.
+  function exportLink(a) {
+    var label = a.textContent;
+    var status = document.getElementById(a.getAttribute("data-status"));
+    var busy = false;
+    function say(msg) { if (status) { status.textContent = msg; } }
+    a.addEventListener("click", function (ev) {
+      ev.preventDefault();
+      if (busy) { return; }
+      busy = true;
+      a.setAttribute("aria-busy", "true");
+      function done(msg) {
+        busy = false;
+        a.removeAttribute("aria-busy");
+        a.textContent = label;
+        say(msg || "");
+      }
+      function ask() {
+        fetch(a.href, { credentials: "same-origin" }).then(function (r) {
+          if (r.status === 202) {
+            return r.json().then(function (body) {
+              a.textContent = label + ": preparing…";
+              say("Preparing " + label + ": " + (body.phase || body.status) + " (" + fmtDur(body.elapsed_seconds || 0) + " so far)");
+              var wait = parseInt(r.headers.get("Retry-After"), 10) || body.retry_after_seconds || 2;
+              setTimeout(ask, wait * 1000);
+            });
+          }
+          if (!r.ok) {
+            return r.json().then(function (body) {
+              throw new Error((body && body.error && body.error.message) || ("HTTP " + r.status));
+            });
+          }
+          var name = (r.headers.get("Content-Disposition") || "").match(/filename="([^"]+)"/);
+          return r.blob().then(function (blob) {
+            var url = URL.createObjectURL(blob);
+            var tmp = document.createElement("a");
+            tmp.href = url;
+            tmp.download = name ? name[1] : "";
+            document.body.appendChild(tmp);
+            tmp.click();
+            tmp.remove();
+            setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+            done("");
+          });
+        }).catch(function (err) { done(label + ": " + err.message); });
+      }
+      ask();
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("a[data-export]").forEach(exportLink);
     var imp = document.getElementById("import-form");
     if (imp) { importForm(imp); }
     setWidths();
