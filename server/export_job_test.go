@@ -320,7 +320,7 @@ func TestReportAgreementOfProjectIsFits(t *testing.T) {
 		{"ordinal", e.loadedProject, quickFit},
 		{"binary with gold", e.binaryProject, quickClassFit},
 		{"nominal", e.nominalProject, quickClassFit},
-		{"bounded", e.boundedProject, map[string]any{"likelihood": "beta"}},
+		{"bounded", func(name string) (int64, string) { return e.boundedProject(name, 5) }, map[string]any{"likelihood": "beta"}},
 	}
 	for _, tc := range cases {
 		pid, key := tc.project(strings.ReplaceAll(tc.name, " ", "-"))
