@@ -166,20 +166,29 @@ func FuzzReadContingencyTable(f *testing.F) {
 		if k < 2 || len(in.Rows) != k {
 			t.Fatalf("%d categories, %d rows", k, len(in.Rows))
 		}
-		for _, row := range in.Rows {
-			if len(row) != k {
-				t.Fatalf("row of %d for %d categories", len(row), k)
-			}
-			for _, v := range row {
-				if !(v >= 0) || math.IsInf(v, 0) {
-					t.Fatalf("count %v", v)
-				}
-			}
-		}
-		if _, err := TableAgreement(context.Background(), "table", in, raters.TableOptions{}); err != nil && annotations.ErrorCode(err) != annotations.EINVALID {
-			t.Fatalf("analysis: %v", err)
-		}
+		checkFuzzedCounts(t, "table", in)
 	})
+}
+
+// checkFuzzedCounts fails the test unless every row of in has a
+// non-negative finite count per category and TableAgreement of the kind
+// answers or refuses with EINVALID.
+func checkFuzzedCounts(t *testing.T, kind string, in *CountsInput) {
+	t.Helper()
+	q := len(in.Categories)
+	for _, row := range in.Rows {
+		if len(row) != q {
+			t.Fatalf("row of %d for %d categories", len(row), q)
+		}
+		for _, v := range row {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				t.Fatalf("count %v", v)
+			}
+		}
+	}
+	if _, err := TableAgreement(context.Background(), kind, in, raters.TableOptions{}); err != nil && annotations.ErrorCode(err) != annotations.EINVALID {
+		t.Fatalf("analysis: %v", err)
+	}
 }
 
 // FuzzReadCounts: any input gives rows of non-negative finite counts, one
@@ -201,19 +210,7 @@ func FuzzReadCounts(f *testing.F) {
 		if q < 2 || len(in.Rows) == 0 || (in.Items != nil && len(in.Items) != len(in.Rows)) {
 			t.Fatalf("%d categories, %d rows, %d ids", q, len(in.Rows), len(in.Items))
 		}
-		for _, row := range in.Rows {
-			if len(row) != q {
-				t.Fatalf("row of %d for %d categories", len(row), q)
-			}
-			for _, v := range row {
-				if !(v >= 0) || math.IsInf(v, 0) {
-					t.Fatalf("count %v", v)
-				}
-			}
-		}
-		if _, err := TableAgreement(context.Background(), "counts", in, raters.TableOptions{}); err != nil && annotations.ErrorCode(err) != annotations.EINVALID {
-			t.Fatalf("analysis: %v", err)
-		}
+		checkFuzzedCounts(t, "counts", in)
 	})
 }
 
