@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/mat"
+
+	"concord/internal/testutil"
 )
 
 func TestParseKernel(t *testing.T) {
@@ -132,15 +134,6 @@ func TestKernelPanics(t *testing.T) {
 		},
 		"wrong destination": func() { g := mat.NewSymDense(3, nil); Identity{}.GramTo(g, Inputs{N: 2}) },
 	} {
-		func() {
-			defer func() {
-				if r := recover(); r == nil {
-					t.Errorf("%s: no panic", name)
-				} else if !strings.HasPrefix(r.(string), "multirater: ") {
-					t.Errorf("%s: panic %q without the package prefix", name, r)
-				}
-			}()
-			f()
-		}()
+		testutil.Panics(t, name, "multirater: ", f)
 	}
 }
