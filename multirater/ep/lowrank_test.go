@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
 	"concord/multirater/gp"
@@ -58,18 +57,6 @@ func lowRankProblem(n, d int, seed uint64) (gp.SparseRows, []lik.Site, []float64
 	return x, sites, truth
 }
 
-func denseGram(x gp.SparseRows) *mat.SymDense {
-	xd := mat.NewDense(x.Rows(), x.Cols, nil)
-	for i, idx := range x.Idx {
-		for k, j := range idx {
-			xd.Set(i, int(j), x.Val[i][k])
-		}
-	}
-	var c mat.SymDense
-	c.SymOuterK(1, xd)
-	return &c
-}
-
 // TestLowRankMatchesDense runs EP on the same sites with the dense kernel
 // matrix X X' (its eigen-factor, the path of main) and with the
 // weight-space factor (gp.LowRank): exact when the features have fewer
@@ -94,7 +81,7 @@ func TestLowRankMatchesDense(t *testing.T) {
 			continue
 		}
 		x, sites, truth := lowRankProblem(tc.n, tc.d, uint64(tc.n+tc.d))
-		dense, err := gp.NewFactor(denseGram(x))
+		dense, err := gp.NewFactor(x.DenseGram())
 		if err != nil {
 			t.Fatal(err)
 		}
