@@ -5,11 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/stat"
-
 	"concord/multirater/gp"
 	"concord/multirater/gp/gptest"
 	"concord/multirater/lik"
+	"concord/multirater/mcmc/mcmctest"
 )
 
 // lowRankProblem returns n unit-norm bag-of-words rows over d terms (a
@@ -115,37 +114,15 @@ func TestLowRankMatchesDense(t *testing.T) {
 			}
 			continue
 		}
-		rho := spearman(rd.Mean, rl.Mean)
+		rho := mcmctest.Spearman(rd.Mean, rl.Mean)
 		if rho < 0.97 {
 			t.Errorf("n=%d M=%d: Spearman %v between dense and truncated consensus", tc.n, tc.m, rho)
 		}
-		if ad, al := spearman(rd.Mean, truth), spearman(rl.Mean, truth); al < ad-0.01 {
+		if ad, al := mcmctest.Spearman(rd.Mean, truth), mcmctest.Spearman(rl.Mean, truth); al < ad-0.01 {
 			t.Errorf("n=%d M=%d: Spearman with the truth %v truncated, %v dense", tc.n, tc.m, al, ad)
 		}
-		t.Logf("n=%d M=%d: Spearman %.4f, log Z_EP dense %.3f truncated %.3f; with truth dense %.4f truncated %.4f", tc.n, tc.m, rho, rd.LogZ, rl.LogZ, spearman(rd.Mean, truth), spearman(rl.Mean, truth))
+		t.Logf("n=%d M=%d: Spearman %.4f, log Z_EP dense %.3f truncated %.3f; with truth dense %.4f truncated %.4f", tc.n, tc.m, rho, rd.LogZ, rl.LogZ, mcmctest.Spearman(rd.Mean, truth), mcmctest.Spearman(rl.Mean, truth))
 	}
-}
-
-func spearman(a, b []float64) float64 {
-	ra, rb := ranksOf(a), ranksOf(b)
-	return stat.Correlation(ra, rb, nil)
-}
-
-func ranksOf(v []float64) []float64 {
-	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
-	}
-	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0 && v[idx[j]] < v[idx[j-1]]; j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
-	}
-	r := make([]float64, len(v))
-	for k, i := range idx {
-		r[i] = float64(k)
-	}
-	return r
 }
 
 // TestDiagonalCorrectionMatchesDense runs EP (sequential and parallel)
