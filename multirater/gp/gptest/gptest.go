@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -60,6 +61,33 @@ func Evidence(k mat.Matrix, s2 float64, y []float64) (logZ float64, ch *mat.Chol
 	}
 	logZ = -0.5*mat.Dot(yv, alpha) - 0.5*ch.LogDet() - 0.5*float64(m)*math.Log(2*math.Pi)
 	return logZ, ch, alpha, nil
+}
+
+// RunBoth runs an engine (run: one problem's sites with the engine's
+// options) on the factor with the correction or truncation and on the
+// dense factor of the same problem, failing the test when either fails.
+func RunBoth[R any](tb testing.TB, run func(*gp.Factor) (R, error), low, dense *gp.Factor) (rl, rd R) {
+	tb.Helper()
+	var err error
+	if rl, err = run(low); err != nil {
+		tb.Fatal(err)
+	}
+	if rd, err = run(dense); err != nil {
+		tb.Fatal(err)
+	}
+	return rl, rd
+}
+
+// SameMarginals fails the test (what names the case) unless the
+// marginals N(meanL, varL) of the low-rank factor's fit and N(meanD, varD)
+// of the dense factor's agree within tol item by item.
+func SameMarginals(tb testing.TB, what string, tol float64, meanL, varL, meanD, varD []float64) {
+	tb.Helper()
+	for i := range meanD {
+		if math.Abs(meanL[i]-meanD[i]) > tol || math.Abs(varL[i]-varD[i]) > tol {
+			tb.Fatalf("%s item %d: low rank N(%v, %v), dense N(%v, %v)", what, i, meanL[i], varL[i], meanD[i], varD[i])
+		}
+	}
 }
 
 // CorrectedProblem draws a covariance C = G G' + D with G n×r (entries
