@@ -151,33 +151,10 @@ func TestParseAgreementOptions(t *testing.T) {
 // FuzzReadContingencyTable: any input gives a square table of
 // non-negative finite counts with named categories, or an EINVALID error.
 func FuzzReadContingencyTable(f *testing.F) {
-	for _, s := range []string{"Type,Ectopic,AIU,NIU\nEctopic,13,0,0\nAIU,0,20,7\nNIU,0,4,56\n", "1,2\n3,4\n", ",a,b\na,1,-2\nb,3,4\n", "\"", ",a\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		in, err := ReadContingencyTable("t.csv", strings.NewReader(s))
-		if err != nil {
-			if annotations.ErrorCode(err) != annotations.EINVALID || !strings.HasPrefix(err.Error(), "t.csv: ") {
-				t.Fatalf("error %v", err)
-			}
-			return
-		}
-		k := len(in.Categories)
-		if k < 2 || len(in.Rows) != k {
+	seeds := []string{"Type,Ectopic,AIU,NIU\nEctopic,13,0,0\nAIU,0,20,7\nNIU,0,4,56\n", "1,2\n3,4\n", ",a,b\na,1,-2\nb,3,4\n", "\"", ",a\n"}
+	fuzzCounts(f, "table", "t.csv", seeds, ReadContingencyTable, func(t *testing.T, in *CountsInput) {
+		if k := len(in.Categories); k < 2 || len(in.Rows) != k {
 			t.Fatalf("%d categories, %d rows", k, len(in.Rows))
-		}
-		for _, row := range in.Rows {
-			if len(row) != k {
-				t.Fatalf("row of %d for %d categories", len(row), k)
-			}
-			for _, v := range row {
-				if !(v >= 0) || math.IsInf(v, 0) {
-					t.Fatalf("count %v", v)
-				}
-			}
-		}
-		if _, err := TableAgreement(context.Background(), "table", in, raters.TableOptions{}); err != nil && annotations.ErrorCode(err) != annotations.EINVALID {
-			t.Fatalf("analysis: %v", err)
 		}
 	})
 }
@@ -186,21 +163,33 @@ func FuzzReadContingencyTable(f *testing.F) {
 // per item, or an EINVALID error; the analysis then answers or refuses
 // with EINVALID.
 func FuzzReadCounts(f *testing.F) {
-	for _, s := range []string{"Subject,a,b,c\n1,0,6,0\n2,3,0,3\n", "3,0\n2,1\n", "x1,3,0\nx2,2.5,0.5\n", "a,b\n", "item,a,\n"} {
+	seeds := []string{"Subject,a,b,c\n1,0,6,0\n2,3,0,3\n", "3,0\n2,1\n", "x1,3,0\nx2,2.5,0.5\n", "a,b\n", "item,a,\n"}
+	fuzzCounts(f, "counts", "c.csv", seeds, ReadCounts, func(t *testing.T, in *CountsInput) {
+		if q := len(in.Categories); q < 2 || len(in.Rows) == 0 || (in.Items != nil && len(in.Items) != len(in.Rows)) {
+			t.Fatalf("%d categories, %d rows, %d ids", q, len(in.Rows), len(in.Items))
+		}
+	})
+}
+
+// fuzzCounts fuzzes a reader of counts (read, of the file name, from the
+// seeds): any input is refused with an EINVALID error that names the file,
+// or gives counts of the shape that shape checks, every row with a
+// non-negative finite count per category, which TableAgreement of the
+// kind answers or refuses with EINVALID.
+func fuzzCounts(f *testing.F, kind, name string, seeds []string, read func(string, io.Reader) (*CountsInput, error), shape func(*testing.T, *CountsInput)) {
+	for _, s := range seeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		in, err := ReadCounts("c.csv", strings.NewReader(s))
+		in, err := read(name, strings.NewReader(s))
 		if err != nil {
-			if annotations.ErrorCode(err) != annotations.EINVALID || !strings.HasPrefix(err.Error(), "c.csv: ") {
+			if annotations.ErrorCode(err) != annotations.EINVALID || !strings.HasPrefix(err.Error(), name+": ") {
 				t.Fatalf("error %v", err)
 			}
 			return
 		}
+		shape(t, in)
 		q := len(in.Categories)
-		if q < 2 || len(in.Rows) == 0 || (in.Items != nil && len(in.Items) != len(in.Rows)) {
-			t.Fatalf("%d categories, %d rows, %d ids", q, len(in.Rows), len(in.Items))
-		}
 		for _, row := range in.Rows {
 			if len(row) != q {
 				t.Fatalf("row of %d for %d categories", len(row), q)
@@ -211,7 +200,7 @@ func FuzzReadCounts(f *testing.F) {
 				}
 			}
 		}
-		if _, err := TableAgreement(context.Background(), "counts", in, raters.TableOptions{}); err != nil && annotations.ErrorCode(err) != annotations.EINVALID {
+		if _, err := TableAgreement(context.Background(), kind, in, raters.TableOptions{}); err != nil && annotations.ErrorCode(err) != annotations.EINVALID {
 			t.Fatalf("analysis: %v", err)
 		}
 	})

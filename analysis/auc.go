@@ -399,8 +399,9 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 	}
 	kernelSpec := res.Kernel
 	a := &multirater.AUCFit{
-		Positive: ds.Scheme.Positive, Scores: res.Scores, Prior: res.Prior.String(), PriorScale: res.PriorScale,
-		Gamma: res.Gamma, GammaByCV: res.GammaByCV, Covariates: cols, Center: res.Center, Scale: res.Scale,
+		AUCScores: multirater.AUCScores{Positive: ds.Scheme.Positive, Scores: res.Scores, Prior: res.Prior.String(), PriorScale: res.PriorScale,
+			Gamma: res.Gamma, GammaByCV: res.GammaByCV},
+		Covariates: cols, Center: res.Center, Scale: res.Scale,
 		Pairs: res.Pairs, Fitted: len(fitIdx),
 	}
 	if res.GammaByCV {

@@ -90,24 +90,12 @@ type ROCPoint struct {
 
 // AUCFit is what an AUC scoring fit (Ridgway et al.) ran with and chose.
 type AUCFit struct {
-	// Positive is the positive class (the binary scheme's); an item's
-	// label is the majority of its labels (ItemResult.Positive).
-	Positive string `json:"positive"`
-	// Scores is "linear" (s = <theta, x>, theta ~ N(0, PriorScale I)) or
-	// "gp" (s ~ N(0, PriorScale K), K the kernel ModelSettings.Kernel).
-	Scores string `json:"scores"`
-	// Prior is the coefficients' prior of linear scores ("gaussian" or
-	// "spike-slab"); PriorScale is V.
-	Prior      string  `json:"prior"`
-	PriorScale float64 `json:"prior_scale"`
-	// Gamma is the temperature of the pseudo-posterior used in the final
-	// fit; GammaByCV is true when cross-validation chose it among CV's
-	// candidates (each with its mean held-out AUC over Folds folds and
-	// its standard error).
-	Gamma     float64   `json:"gamma"`
-	GammaByCV bool      `json:"gamma_by_cv"`
-	Folds     int       `json:"folds,omitempty"`
-	CV        []CVGamma `json:"cv,omitempty"`
+	AUCScores
+	// Folds is the number of cross-validation folds when GammaByCV, CV
+	// each gamma candidate's mean held-out AUC over them and its standard
+	// error.
+	Folds int       `json:"folds,omitempty"`
+	CV    []CVGamma `json:"cv,omitempty"`
 	// KernelEvidence is each candidate kernel's log evidence at Gamma
 	// (GP scores with several candidates; the largest was used).
 	KernelEvidence []KernelEvidence `json:"kernel_evidence,omitempty"`
@@ -122,6 +110,27 @@ type AUCFit struct {
 	// majority label, are scored by prediction).
 	Pairs  int `json:"pairs"`
 	Fitted int `json:"fitted"`
+}
+
+// AUCScores are the scores an AUC scoring fit made and their
+// pseudo-posterior's temperature, in the fit document (AUCFit) and the
+// report (reports.Ranking) alike.
+type AUCScores struct {
+	// Positive is the positive class (the binary scheme's); an item's
+	// label is the majority of its labels (ItemResult.Positive).
+	Positive string `json:"positive"`
+	// Scores is "linear" (s = <theta, x>, theta ~ N(0, PriorScale I)) or
+	// "gp" (s ~ N(0, PriorScale K), K the kernel ModelSettings.Kernel).
+	Scores string `json:"scores"`
+	// Prior is the coefficients' prior of linear scores ("gaussian" or
+	// "spike-slab"); PriorScale is V.
+	Prior      string  `json:"prior"`
+	PriorScale float64 `json:"prior_scale"`
+	// Gamma is the temperature of the pseudo-posterior used in the final
+	// fit; GammaByCV is true when cross-validation chose it among the
+	// candidates.
+	Gamma     float64 `json:"gamma"`
+	GammaByCV bool    `json:"gamma_by_cv"`
 }
 
 // CVGamma is one gamma candidate's cross-validated AUC (mean over the

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 
 	"concord/annotations"
@@ -262,7 +263,7 @@ func (b *builder) item(fi *FitItem, labels map[string]string) Item {
 		it.Consensus = fi.Class
 	}
 	if it.Consensus == "" && probs != nil {
-		it.Consensus = b.fit.Levels[argmax(probs)]
+		it.Consensus = b.fit.Levels[floats.MaxIdx(probs)]
 	}
 	it.Prob, it.Entropy, it.Probs = nan, nan, make([]Number, len(probs))
 	for c, p := range probs {
@@ -808,7 +809,7 @@ func (b *builder) lowest() {
 			if c < 0 || c >= len(probs) || !finite(probs[c]) {
 				continue
 			}
-			add(Flag{Item: fi.ID, Rater: r, Label: v, Prob: Number(probs[c]), Expected: b.fit.Levels[argmax(probs)],
+			add(Flag{Item: fi.ID, Rater: r, Label: v, Prob: Number(probs[c]), Expected: b.fit.Levels[floats.MaxIdx(probs)],
 				Consensus: it.Consensus, Position: it.Position, Flagged: flagged[[2]string{fi.ID, r}] || probs[c] < b.fit.Model.FlagThreshold})
 		}
 	}
@@ -1398,16 +1399,6 @@ func ratio(a, b int) Number {
 		return nan
 	}
 	return Number(float64(a) / float64(b))
-}
-
-func argmax(p []float64) int {
-	best := 0
-	for i, v := range p {
-		if v > p[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // entropyBits is -sum p log2 p.

@@ -21,18 +21,11 @@ const PlotCoefficients = "coefficients"
 
 // Ranking is the AUC scoring model's part of a report (Report.Ranking).
 type Ranking struct {
-	// Positive is the positive class; Scores "linear" or "gp"; Prior and
-	// PriorScale the prior of the scores.
-	Positive   string  `json:"positive"`
-	Scores     string  `json:"scores"`
-	Prior      string  `json:"prior"`
-	PriorScale float64 `json:"prior_scale"`
-	// Gamma is the pseudo-posterior's temperature used; GammaByCV says
-	// whether cross-validation chose it, CV holds each candidate's
-	// cross-validated AUC.
-	Gamma     float64              `json:"gamma"`
-	GammaByCV bool                 `json:"gamma_by_cv"`
-	CV        []multirater.CVGamma `json:"cv,omitempty"`
+	// AUCScores are the positive class, the scores and their prior, and
+	// the pseudo-posterior's temperature used.
+	multirater.AUCScores
+	// CV holds each gamma candidate's cross-validated AUC.
+	CV []multirater.CVGamma `json:"cv,omitempty"`
 	// KernelEvidence is each candidate kernel's log evidence (gp scores).
 	KernelEvidence []multirater.KernelEvidence `json:"kernel_evidence,omitempty"`
 	// TrainAUC is the AUC of the posterior mean scores on the fitted items
@@ -58,8 +51,7 @@ func (b *builder) ranking() {
 		return
 	}
 	r := &Ranking{
-		Positive: a.Positive, Scores: a.Scores, Prior: a.Prior, PriorScale: a.PriorScale,
-		Gamma: a.Gamma, GammaByCV: a.GammaByCV, CV: a.CV, KernelEvidence: a.KernelEvidence,
+		AUCScores: a.AUCScores, CV: a.CV, KernelEvidence: a.KernelEvidence,
 		TrainAUC: nan, Fitted: a.Fitted, Pairs: a.Pairs, ROCCurve: f.ROC, LogEvidence: nan,
 		Coefficients: f.Coefficients,
 	}

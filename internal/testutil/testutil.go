@@ -11,6 +11,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,6 +71,38 @@ func SharedCSV(tb testing.TB, path string) [][]string {
 		tb.Skipf("shared data not available: %v", err)
 	}
 	return ReadCSV(tb, path)
+}
+
+// Floats parses every field of rec as a number, "NA" (R's missing value)
+// as NaN; a field that is not a number fails the test, naming what (the
+// file and row) and the column.
+func Floats(tb testing.TB, what string, rec []string) []float64 {
+	tb.Helper()
+	v := make([]float64, len(rec))
+	for j, s := range rec {
+		if s == "NA" {
+			v[j] = math.NaN()
+			continue
+		}
+		var err error
+		if v[j], err = strconv.ParseFloat(s, 64); err != nil {
+			tb.Fatalf("%s column %d: %v", what, j+1, err)
+		}
+	}
+	return v
+}
+
+// Panics fails the test (what names the case) unless f panics with a
+// string that begins with prefix: a caller bug's "pkg: ..." message.
+func Panics(tb testing.TB, what, prefix string, f func()) {
+	tb.Helper()
+	defer func() {
+		r := recover()
+		if msg, ok := r.(string); !ok || !strings.HasPrefix(msg, prefix) {
+			tb.Errorf("%s: panic %v, want a message beginning %q", what, r, prefix)
+		}
+	}()
+	f()
 }
 
 // Keyed returns the records after the header as maps from the header's

@@ -247,15 +247,7 @@ func TestFitErrors(t *testing.T) {
 		{"scale", func() { Fit(context.Background(), Data{X: x, Positive: y}, Options{PriorScale: -1}) }},
 		{"folds", func() { Fit(context.Background(), Data{X: x, Positive: y}, Options{Folds: 1}) }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			defer func() {
-				msg, _ := recover().(string)
-				if !strings.HasPrefix(msg, "auc: ") {
-					t.Errorf("panic %q, want one starting with \"auc: \"", msg)
-				}
-			}()
-			tc.f()
-		})
+		testutil.Panics(t, tc.name, "auc: ", tc.f)
 	}
 }
 

@@ -1,6 +1,8 @@
 package auc
 
 import (
+	"context"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -9,6 +11,32 @@ import (
 	"concord/internal/testutil"
 	"concord/multirater/ep"
 )
+
+// fitEPAndSMC fits d with o by EP and by tempering SMC (2,000 particles,
+// 4 repeats, the seed given) and fails the test unless the two log
+// evidences agree within zTol nats plus 4 SMC standard errors and every
+// coefficient's mean within meanTol SMC sds plus 4 standard errors.
+func fitEPAndSMC(t *testing.T, d Data, o Options, seed uint64, zTol, meanTol float64) (e, s *Result) {
+	t.Helper()
+	e, err := Fit(context.Background(), d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Engine, o.Seed, o.SMC = SMC, seed, SMCOptions{Particles: 2000, Repeats: 4}
+	if s, err = Fit(context.Background(), d, o); err != nil {
+		t.Fatal(err)
+	}
+	if dz := math.Abs(e.LogEvidence - s.LogEvidence); dz > zTol+4*s.LogEvidenceSE {
+		t.Errorf("log Z_EP %.4f, SMC %.4f +- %.4f", e.LogEvidence, s.LogEvidence, s.LogEvidenceSE)
+	}
+	for k, c := range e.Coefficients {
+		sc := s.Coefficients[k]
+		if dm := math.Abs(c.Mean - sc.Mean); dm > meanTol*sc.SD+4*s.SMC.MeanSE[k] {
+			t.Errorf("coefficient %d: EP mean %.4f, SMC %.4f +- %.4f (sd %.4f)", k, c.Mean, sc.Mean, s.SMC.MeanSE[k], sc.SD)
+		}
+	}
+	return e, s
+}
 
 // readPima reads testdata/pima_tr.csv or pima_te.csv (MASS's Pima.tr and
 // Pima.te, written by testdata/pima.R): 7 covariates and the class (Yes is

@@ -3,6 +3,7 @@ package classify
 import (
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater"
@@ -64,7 +65,7 @@ func (q *classQuad) probsTo(dst, m []float64, a float64, must int) {
 		dst[1] = 0.5 * math.Erfc(z)
 		return
 	}
-	top := argmaxF(m)
+	top := floats.MaxIdx(m)
 	cut := m[top] + negligibleGap/sa
 	var others float64
 	for t := 0; t < k; t++ {
@@ -226,7 +227,7 @@ func (p *Predictor) Predict(ids []string, cross mat.Matrix, prior []float64) []m
 				for c := range pr {
 					pr[c] = 0
 				}
-				pr[argmaxF(mu)] = 1
+				pr[floats.MaxIdx(mu)] = 1
 			}
 			for c := range top {
 				top[c] += pr[c]
@@ -273,16 +274,5 @@ func setClassSummary(it *multirater.ItemResult, levels []string, cons, top []flo
 	}
 	h = numeric.Round6(math.Max(h, 0))
 	it.Entropy = &h
-	it.Class = levels[argmaxF(cons)]
-}
-
-// argmaxF returns the index of the largest element (the first such).
-func argmaxF(x []float64) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
+	it.Class = levels[floats.MaxIdx(cons)]
 }

@@ -1067,15 +1067,7 @@ func (ch *classChain) setPreconditioner(first bool) {
 	kb := md.precBlock
 	if first {
 		// Combine the per-rater parts.
-		for j := range p {
-			p[j] = 1
-		}
-		for l, e := range md.raterGsq {
-			a := ch.alpha[l]
-			for j, v := range e {
-				p[j] += a * v
-			}
-		}
+		gp.SumSquares(p, md.raterGsq, ch.alpha)
 		if kb > 0 && ch.blockStale() {
 			gp.SumBlocks(ch.precBlockBuf, kb, md.raterBlock, ch.alpha)
 			if md.n >= gp.ExtraFromItems {

@@ -477,16 +477,9 @@ func TestClassDataErrors(t *testing.T) {
 		{"bad precisions", func(d *Data, o *Options) { o.Precisions = 7 }},
 		{"bad quadrature", func(d *Data, o *Options) { o.Quadrature = 1 }},
 	} {
-		func() {
-			defer func() {
-				if r := recover(); r == nil || !strings.HasPrefix(fmt.Sprint(r), "multirater: ") {
-					t.Errorf("%s: recovered %v, want a multirater panic", tc.name, r)
-				}
-			}()
-			d, o := base(), opts
-			tc.edit(d, &o)
-			Fit(context.Background(), d, o)
-		}()
+		d, o := base(), opts
+		tc.edit(d, &o)
+		testutil.Panics(t, tc.name, "multirater: ", func() { Fit(context.Background(), d, o) })
 	}
 	for _, s := range []string{"", "inferred", "fixed", "fixed-full", " Fixed "} {
 		if _, err := ParsePrecisions(s); err != nil {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 
+	"gonum.org/v1/gonum/floats"
+
 	"concord/multirater"
 	"concord/multirater/gp"
 	"concord/multirater/mcmc"
@@ -226,7 +228,7 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 			sumLog[r.Rater] += math.Log(math.Max(pr, 1e-300))
 			if pr < opts.FlagThreshold {
 				res.Flags = append(res.Flags, multirater.Flag{Item: data.ItemIDs[i], Rater: data.RaterIDs[r.Rater], Label: data.Classes[r.Level],
-					Prob: numeric.Round6(pr), Expected: data.Classes[argmaxF(p)]})
+					Prob: numeric.Round6(pr), Expected: data.Classes[floats.MaxIdx(p)]})
 			}
 		}
 	}

@@ -126,15 +126,8 @@ var kernelBenchSizes = []int{100, 400, 1600}
 func kernelBenchModel(b *testing.B, n, k int) (*model, Options) {
 	d, x, _ := covData(n, 40, k, 0.7, true, 2, 1)
 	d.Cov = rbfCov(x, 2)
-	md, err := newModel(d)
-	if err != nil {
-		b.Fatal(err)
-	}
 	o := Options{}.WithDefaults()
-	if md.pr, err = newProbit(d.Cov, o.BiasVariance, DefaultFactorTol, o.Rank, o.Quadrature); err != nil {
-		b.Fatal(err)
-	}
-	return md, o
+	return probitModel(b, d, o), o
 }
 
 // BenchmarkKernelVBIteration times one variational iteration with the

@@ -308,20 +308,28 @@ func TestKernelUninformative(t *testing.T) {
 	}
 }
 
+// probitModel is the model of d with the kernel prior's probit made with
+// the options o (with defaults): a failure fails the test.
+func probitModel(tb testing.TB, d *Data, o Options) *model {
+	tb.Helper()
+	md, err := newModel(d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if md.pr, err = newProbit(d.Cov, o.BiasVariance, DefaultFactorTol, o.Rank, o.Quadrature); err != nil {
+		tb.Fatal(err)
+	}
+	return md
+}
+
 // TestKernelNoAlloc: a kernel VB iteration and a kernel Gibbs sweep
 // allocate nothing.
 func TestKernelNoAlloc(t *testing.T) {
 	for _, k := range []int{2, 3} {
 		d, x, _ := covData(80, 10, k, 0.7, true, 2, 41)
 		d.Cov = rbfCov(x, 2)
-		md, err := newModel(d)
-		if err != nil {
-			t.Fatal(err)
-		}
 		o := Options{}.WithDefaults()
-		if md.pr, err = newProbit(d.Cov, o.BiasVariance, DefaultFactorTol, o.Rank, o.Quadrature); err != nil {
-			t.Fatal(err)
-		}
+		md := probitModel(t, d, o)
 		v := newVB(md, o, 2)
 		v.countsFromQ()
 		if a := testing.AllocsPerRun(20, func() {
@@ -350,12 +358,8 @@ func TestKernelELBOMonotone(t *testing.T) {
 	for _, k := range []int{2, 3} {
 		d, x, _ := covData(120, 20, k, 0.7, true, 2, 3)
 		d.Cov, d.Kernel = rbfCov(x, 2), "rbf:gamma=2"
-		md, err := newModel(d)
-		if err != nil {
-			t.Fatal(err)
-		}
 		o := Options{Hierarchy: None}.WithDefaults()
-		md.pr, _ = newProbit(d.Cov, o.BiasVariance, DefaultFactorTol, o.Rank, o.Quadrature)
+		md := probitModel(t, d, o)
 		v := newVB(md, o, 1)
 		v.countsFromQ()
 		prev := math.Inf(-1)
@@ -441,14 +445,8 @@ func TestKernelELBOMonteCarlo(t *testing.T) {
 		t.Run(fmt.Sprintf("K%d", k), func(t *testing.T) {
 			d, x, _ := covData(8, 3, k, 0.7, true, 3, 51)
 			d.Cov = rbfCov(x, 1)
-			md, err := newModel(d)
-			if err != nil {
-				t.Fatal(err)
-			}
 			o := Options{Hierarchy: None}.WithDefaults()
-			if md.pr, err = newProbit(d.Cov, o.BiasVariance, DefaultFactorTol, o.Rank, o.Quadrature); err != nil {
-				t.Fatal(err)
-			}
+			md := probitModel(t, d, o)
 			pr := md.pr
 			v := newVB(md, o, 1)
 			v.countsFromQ()

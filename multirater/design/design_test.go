@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -54,14 +55,7 @@ func TestCheckPanics(t *testing.T) {
 		"out of range": {What: "Data", ItemIDs: []string{"x"}, RaterIDs: []string{"a"}, K: 2, Ratings: []multirater.Rating{{Item: 1}}, Words: Words{Noun: "ratings"}},
 	}
 	for name, d := range cases {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", name)
-				}
-			}()
-			d.Check()
-		}()
+		testutil.Panics(t, name, "multirater: ", func() { d.Check() })
 	}
 }
 

@@ -1,47 +1,26 @@
 package diag
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // readChainsCSV reads testdata/diag/<name>.csv: a header line, then one row
 // per iteration with one column per chain.
 func readChainsCSV(t testing.TB, name string) [][]float64 {
 	t.Helper()
-	f, err := os.Open("testdata/diag/" + name + ".csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var chains [][]float64
-	for line := 1; sc.Scan(); line++ {
-		fields := strings.Split(sc.Text(), ",")
-		if line == 1 {
-			chains = make([][]float64, len(fields))
-			continue
-		}
-		if len(fields) != len(chains) {
-			t.Fatalf("%s.csv line %d: %d fields, want %d", name, line, len(fields), len(chains))
-		}
-		for j, s := range fields {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				t.Fatalf("%s.csv line %d column %d: %v", name, line, j+1, err)
-			}
+	recs := testutil.ReadCSV(t, "testdata/diag/"+name+".csv")
+	chains := make([][]float64, len(recs[0]))
+	for i, rec := range recs[1:] {
+		for j, v := range testutil.Floats(t, fmt.Sprintf("%s.csv line %d", name, i+2), rec) {
 			chains[j] = append(chains[j], v)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return chains
 }
@@ -50,29 +29,13 @@ func readChainsCSV(t testing.TB, name string) [][]float64 {
 // by reference.R with R 4.2.2, posterior 1.4.0 and coda 0.19-4.
 func readDiagReference(t *testing.T) (cases []string, ref map[string]map[string]float64) {
 	t.Helper()
-	f, err := os.Open("testdata/diag/reference.csv")
-	if err != nil {
-		t.Fatal(err)
+	recs := testutil.ReadCommentedCSV(t, "testdata/diag/reference.csv")
+	if h := strings.Join(recs[0], ","); h != "case,stat,value" {
+		t.Fatalf("reference.csv header %q", h)
 	}
-	defer f.Close()
 	ref = make(map[string]map[string]float64)
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		s := sc.Text()
-		if strings.HasPrefix(s, "#") || s == "case,stat,value" {
-			continue
-		}
-		fields := strings.Split(s, ",")
-		if len(fields) != 3 {
-			t.Fatalf("reference.csv line %d: %d fields, want 3", line, len(fields))
-		}
-		v := math.NaN()
-		if fields[2] != "NA" {
-			v, err = strconv.ParseFloat(fields[2], 64)
-			if err != nil {
-				t.Fatalf("reference.csv line %d: %v", line, err)
-			}
-		}
+	for i, fields := range recs[1:] {
+		v := testutil.Floats(t, fmt.Sprintf("reference.csv row %d", i+1), fields[2:])[0]
 		if ref[fields[0]] == nil {
 			ref[fields[0]] = make(map[string]float64)
 			cases = append(cases, fields[0])
@@ -302,15 +265,7 @@ func TestDiagnosticsEdgeCases(t *testing.T) {
 		"maxLag >= len": func() { Autocorrelation(nil, []float64{1, 2, 3}, 3) },
 		"maxLag < 0":    func() { Autocorrelation(nil, []float64{1, 2, 3}, -1) },
 	} {
-		func() {
-			defer func() {
-				r := recover()
-				if msg, ok := r.(string); !ok || !strings.HasPrefix(msg, "multirater: ") {
-					t.Errorf("%s: panic %v, want a multirater: message", name, r)
-				}
-			}()
-			f()
-		}()
+		testutil.Panics(t, name, "multirater: ", f)
 	}
 	// Autocorrelation reuses dst and gives NaN for constant input.
 	buf := make([]float64, 0, 10)

@@ -1,16 +1,15 @@
 package ep
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
-
 	"concord/multirater/gp"
 	"concord/multirater/gp/gptest"
 	"concord/multirater/lik"
+	"concord/multirater/mcmc/mcmctest"
 )
 
 // lowRankProblem returns n unit-norm bag-of-words rows over d terms (a
@@ -58,18 +57,6 @@ func lowRankProblem(n, d int, seed uint64) (gp.SparseRows, []lik.Site, []float64
 	return x, sites, truth
 }
 
-func denseGram(x gp.SparseRows) *mat.SymDense {
-	xd := mat.NewDense(x.Rows(), x.Cols, nil)
-	for i, idx := range x.Idx {
-		for k, j := range idx {
-			xd.Set(i, int(j), x.Val[i][k])
-		}
-	}
-	var c mat.SymDense
-	c.SymOuterK(1, xd)
-	return &c
-}
-
 // TestLowRankMatchesDense runs EP on the same sites with the dense kernel
 // matrix X X' (its eigen-factor, the path of main) and with the
 // weight-space factor (gp.LowRank): exact when the features have fewer
@@ -94,7 +81,7 @@ func TestLowRankMatchesDense(t *testing.T) {
 			continue
 		}
 		x, sites, truth := lowRankProblem(tc.n, tc.d, uint64(tc.n+tc.d))
-		dense, err := gp.NewFactor(denseGram(x))
+		dense, err := gp.NewFactor(x.DenseGram())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,56 +96,23 @@ func TestLowRankMatchesDense(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd, err := Run(dense, sites, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rl, err := Run(low, sites, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rl, rd := gptest.RunBoth(t, func(f *gp.Factor) (*Result, error) { return Run(f, sites, Options{}) }, low, dense)
 		if tc.exact {
-			for i := range rd.Mean {
-				if math.Abs(rd.Mean[i]-rl.Mean[i]) > 1e-7 || math.Abs(rd.Var[i]-rl.Var[i]) > 1e-7 {
-					t.Fatalf("n=%d item %d: dense N(%v, %v), low rank N(%v, %v)", tc.n, i, rd.Mean[i], rd.Var[i], rl.Mean[i], rl.Var[i])
-				}
-			}
+			gptest.SameMarginals(t, fmt.Sprintf("n=%d", tc.n), 1e-7, rl.Mean, rl.Var, rd.Mean, rd.Var)
 			if math.Abs(rd.LogZ-rl.LogZ) > 1e-6*math.Abs(rd.LogZ) {
 				t.Errorf("n=%d: log Z_EP dense %v, low rank %v", tc.n, rd.LogZ, rl.LogZ)
 			}
 			continue
 		}
-		rho := spearman(rd.Mean, rl.Mean)
+		rho := mcmctest.Spearman(rd.Mean, rl.Mean)
 		if rho < 0.97 {
 			t.Errorf("n=%d M=%d: Spearman %v between dense and truncated consensus", tc.n, tc.m, rho)
 		}
-		if ad, al := spearman(rd.Mean, truth), spearman(rl.Mean, truth); al < ad-0.01 {
+		if ad, al := mcmctest.Spearman(rd.Mean, truth), mcmctest.Spearman(rl.Mean, truth); al < ad-0.01 {
 			t.Errorf("n=%d M=%d: Spearman with the truth %v truncated, %v dense", tc.n, tc.m, al, ad)
 		}
-		t.Logf("n=%d M=%d: Spearman %.4f, log Z_EP dense %.3f truncated %.3f; with truth dense %.4f truncated %.4f", tc.n, tc.m, rho, rd.LogZ, rl.LogZ, spearman(rd.Mean, truth), spearman(rl.Mean, truth))
+		t.Logf("n=%d M=%d: Spearman %.4f, log Z_EP dense %.3f truncated %.3f; with truth dense %.4f truncated %.4f", tc.n, tc.m, rho, rd.LogZ, rl.LogZ, mcmctest.Spearman(rd.Mean, truth), mcmctest.Spearman(rl.Mean, truth))
 	}
-}
-
-func spearman(a, b []float64) float64 {
-	ra, rb := ranksOf(a), ranksOf(b)
-	return stat.Correlation(ra, rb, nil)
-}
-
-func ranksOf(v []float64) []float64 {
-	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
-	}
-	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0 && v[idx[j]] < v[idx[j-1]]; j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
-	}
-	r := make([]float64, len(v))
-	for k, i := range idx {
-		r[i] = float64(k)
-	}
-	return r
 }
 
 // TestDiagonalCorrectionMatchesDense runs EP (sequential and parallel)
@@ -175,19 +129,8 @@ func TestDiagonalCorrectionMatchesDense(t *testing.T) {
 			t.Fatal(err)
 		}
 		opts := Options{Parallel: tc.parallel, Tol: 1e-9}
-		rl, err := Run(low, sites, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd, err := Run(dense, sites, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range rd.Mean {
-			if math.Abs(rl.Mean[i]-rd.Mean[i]) > 1e-6 || math.Abs(rl.Var[i]-rd.Var[i]) > 1e-6 {
-				t.Fatalf("n=%d item %d: corrected N(%v, %v), dense N(%v, %v)", tc.n, i, rl.Mean[i], rl.Var[i], rd.Mean[i], rd.Var[i])
-			}
-		}
+		rl, rd := gptest.RunBoth(t, func(f *gp.Factor) (*Result, error) { return Run(f, sites, opts) }, low, dense)
+		gptest.SameMarginals(t, fmt.Sprintf("n=%d", tc.n), 1e-6, rl.Mean, rl.Var, rd.Mean, rd.Var)
 		if math.Abs(rl.LogZ-rd.LogZ) > 1e-6 {
 			t.Errorf("n=%d: log Z_EP corrected %v, dense %v", tc.n, rl.LogZ, rd.LogZ)
 		}

@@ -11,24 +11,10 @@ import (
 
 	"concord/internal/testutil"
 	"concord/multirater/gp"
+	"concord/multirater/gp/gptest"
 	"concord/multirater/kernel"
 	"concord/multirater/lik"
 )
-
-// gaussLik is y = x + N(0, s2n) noise: with it EP is exact, so that
-// RunPairs can be checked against the closed-form Gaussian posterior.
-type gaussLik struct{ s2n float64 }
-
-func (g gaussLik) LogLik(y, f float64) (float64, float64, float64, float64) {
-	d := y - f
-	return -0.5*d*d/g.s2n - 0.5*math.Log(2*math.Pi*g.s2n), d / g.s2n, -1 / g.s2n, 0
-}
-
-func (g gaussLik) Tilted(y, mu, s2 float64) (float64, float64, float64) {
-	v := s2 + g.s2n
-	d := y - mu
-	return -0.5*d*d/v - 0.5*math.Log(2*math.Pi*v), d / v, -1 / v
-}
 
 // exactPairs returns the exact posterior mean, variances and log marginal
 // likelihood of f ~ N(0, C), y_k = f_I - f_J + N(0, s2n): with A the M×N
@@ -38,37 +24,22 @@ func exactPairs(c *mat.SymDense, sites []PairSite, s2n float64) (mean, vr []floa
 	n := c.SymmetricDim()
 	m := len(sites)
 	a := mat.NewDense(m, n, nil)
-	y := mat.NewVecDense(m, nil)
+	y := make([]float64, m)
 	for k, s := range sites {
 		a.Set(k, s.I, 1)
 		a.Set(k, s.J, -1)
-		y.SetVec(k, s.Y)
+		y[k] = s.Y
 	}
 	var ca mat.Dense
 	ca.Mul(c, a.T()) // C A'
 	var kk mat.Dense
 	kk.Mul(a, &ca)
-	ks := mat.NewSymDense(m, nil)
-	for i := 0; i < m; i++ {
-		for j := 0; j <= i; j++ {
-			v := 0.5 * (kk.At(i, j) + kk.At(j, i))
-			if i == j {
-				v += s2n
-			}
-			ks.SetSym(i, j, v)
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(ks) {
-		panic("not PD")
-	}
-	var al mat.VecDense
-	if err := ch.SolveVecTo(&al, y); err != nil {
+	logZ, ch, al, err := gptest.Evidence(&kk, s2n, y)
+	if err != nil {
 		panic(err)
 	}
-	logZ = -0.5*mat.Dot(y, &al) - 0.5*ch.LogDet() - 0.5*float64(m)*math.Log(2*math.Pi)
 	var mu mat.VecDense
-	mu.MulVec(&ca, &al)
+	mu.MulVec(&ca, al)
 	var sol mat.Dense
 	if err := ch.SolveTo(&sol, ca.T()); err != nil {
 		panic(err)
@@ -102,7 +73,7 @@ func TestRunPairsGaussianExact(t *testing.T) {
 		if j >= i {
 			j++
 		}
-		sites = append(sites, PairSite{I: i, J: j, Y: rng.NormFloat64(), Lik: gaussLik{s2n}})
+		sites = append(sites, PairSite{I: i, J: j, Y: rng.NormFloat64(), Lik: gptest.Gauss{S2: s2n}})
 	}
 	for _, tc := range []struct {
 		name string
@@ -253,7 +224,7 @@ func TestRunPairsCoordsGaussianExact(t *testing.T) {
 		if j >= i {
 			j++
 		}
-		s := PairSite{I: i, J: j, Y: rng.NormFloat64(), Lik: gaussLik{s2n}}
+		s := PairSite{I: i, J: j, Y: rng.NormFloat64(), Lik: gptest.Gauss{S2: s2n}}
 		sites = append(sites, s)
 		row := make([]float64, d)
 		for c := 0; c < d; c++ {
@@ -263,7 +234,7 @@ func TestRunPairsCoordsGaussianExact(t *testing.T) {
 		ys = append(ys, s.Y)
 	}
 	for k := 0; k < d; k++ {
-		c := CoordSite{K: k, Y: rng.NormFloat64(), Lik: gaussLik{s2n}}
+		c := CoordSite{K: k, Y: rng.NormFloat64(), Lik: gptest.Gauss{S2: s2n}}
 		coords = append(coords, c)
 		row := make([]float64, d)
 		row[k] = 1
@@ -275,30 +246,14 @@ func TestRunPairsCoordsGaussianExact(t *testing.T) {
 	for k, row := range rowsA {
 		a.SetRow(k, row)
 	}
-	yv := mat.NewVecDense(m, ys)
 	var aat mat.Dense
 	aat.Mul(a, a.T())
-	kk := mat.NewSymDense(m, nil)
-	for i := 0; i < m; i++ {
-		for j := 0; j <= i; j++ {
-			v := aat.At(i, j)
-			if i == j {
-				v += s2n
-			}
-			kk.SetSym(i, j, v)
-		}
-	}
-	var ck mat.Cholesky
-	if !ck.Factorize(kk) {
-		t.Fatal("not PD")
-	}
-	var al mat.VecDense
-	if err := ck.SolveVecTo(&al, yv); err != nil {
+	wantLZ, _, al, err := gptest.Evidence(&aat, s2n, ys)
+	if err != nil {
 		t.Fatal(err)
 	}
-	wantLZ := -0.5*mat.Dot(yv, &al) - 0.5*ck.LogDet() - 0.5*float64(m)*math.Log(2*math.Pi)
 	var wantW mat.VecDense
-	wantW.MulVec(a.T(), &al) // H^-1 A'y/s2n = A'(A A' + s2n I)^-1 y
+	wantW.MulVec(a.T(), al) // H^-1 A'y/s2n = A'(A A' + s2n I)^-1 y
 	res, err := RunPairsCoords(f, sites, coords, PairOptions{Tol: 1e-11, MaxSweeps: 2000})
 	if err != nil {
 		t.Fatal(err)

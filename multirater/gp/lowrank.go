@@ -24,6 +24,21 @@ type SparseRows struct {
 // Rows returns the number of rows.
 func (x SparseRows) Rows() int { return len(x.Idx) }
 
+// DenseGram returns X X' formed densely (O(N^2 Cols)): the covariance that
+// the low-rank factors of X (NewLowRankFeatures) approximate, for checks
+// against the dense path.
+func (x SparseRows) DenseGram() *mat.SymDense {
+	xd := mat.NewDense(x.Rows(), x.Cols, nil)
+	for i, idx := range x.Idx {
+		for k, j := range idx {
+			xd.Set(i, int(j), x.Val[i][k])
+		}
+	}
+	var c mat.SymDense
+	c.SymOuterK(1, xd)
+	return &c
+}
+
 // mulDenseTo sets dst (N×l row-major) to X B for the Cols×l row-major B.
 func (x SparseRows) mulDenseTo(dst, b []float64, l int) {
 	for i, idx := range x.Idx {

@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // SynthFeatures returns n unit-norm sparse rows over d columns: 5-20 terms
@@ -40,25 +38,11 @@ func synthFeatures(rng *rand.Rand, n, d int) SparseRows {
 	return x
 }
 
-// denseOf returns X X' as a dense matrix.
-func denseOf(x SparseRows) *mat.SymDense {
-	n := x.Rows()
-	xd := mat.NewDense(n, x.Cols, nil)
-	for i, idx := range x.Idx {
-		for k, j := range idx {
-			xd.Set(i, int(j), x.Val[i][k])
-		}
-	}
-	var c mat.SymDense
-	c.SymOuterK(1, xd)
-	return &c
-}
-
 func TestLowRankExactMatchesDense(t *testing.T) {
 	for _, tc := range []struct{ n, d int }{{60, 130}, {200, 150}} {
 		rng := rand.New(rand.NewPCG(1, uint64(tc.n)))
 		x := synthFeatures(rng, tc.n, tc.d)
-		c := denseOf(x)
+		c := x.DenseGram()
 		lr, err := NewLowRankFeatures(x, LowRankOptions{MaxRank: tc.d}, nil, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -128,7 +112,7 @@ func TestLowRankRandomizedNearOptimal(t *testing.T) {
 	}{{300, 600, 40, 0, 0.06}, {400, 900, 120, 0, 0.06}, {400, 900, 120, 4, 0.03}} {
 		rng := rand.New(rand.NewPCG(2, uint64(tc.n)))
 		x := synthFeatures(rng, tc.n, tc.d)
-		c := denseOf(x)
+		c := x.DenseGram()
 		vals, _, err := SymEigen(c)
 		if err != nil {
 			t.Fatal(err)

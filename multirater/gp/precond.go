@@ -41,6 +41,21 @@ func AddRowSquares(dst, row []float64) {
 	}
 }
 
+// SumSquares sets dst to 1 + sum_g a[g] squares[g]: the diagonal of
+// H = I + G'DG from per-group (per-rater) sums of the squares of G's rows
+// (AddRowSquares), the Jacobi part of the preconditioner.
+func SumSquares(dst []float64, squares [][]float64, a []float64) {
+	for k := range dst {
+		dst[k] = 1
+	}
+	for g, e := range squares {
+		ag := a[g]
+		for k, v := range e {
+			dst[k] += ag * v
+		}
+	}
+}
+
 // SumBlocks sets dst (k×k row-major) to I + sum_g a[g] blocks[g]: the
 // leading block of H = I + G'DG from per-group (per-rater) sums of
 // G_n' G_n over items (AddRowGram), lower triangle.

@@ -52,19 +52,7 @@ func TestParseSpec(t *testing.T) {
 // FuzzParseSpec: any accepted specification prints in a canonical
 // form that parses back to itself.
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"text", "text+rbf:gamma=0.5", "TEXT-RBF:gamma=2+identity", "text+linear", "rbf", "text:x", "+", "text-rbf:gamma=1e400", " linear + text "} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		ks, err := ParseSpec(s)
-		if err != nil {
-			return
-		}
-		again, err := ParseSpec(ks.String())
-		if err != nil || again.String() != ks.String() {
-			t.Fatalf("%q -> %q -> %v, %v", s, ks, again, err)
-		}
-	})
+	fuzzCanonical(f, []string{"text", "text+rbf:gamma=0.5", "TEXT-RBF:gamma=2+identity", "text+linear", "rbf", "text:x", "+", "text-rbf:gamma=1e400", " linear + text "}, ParseSpec)
 }
 
 // TestConstWhite: const:V and white:V parse, print back, give V everywhere

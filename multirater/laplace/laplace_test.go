@@ -9,6 +9,7 @@ import (
 	"concord/internal/testutil"
 	"concord/multirater/ep"
 	"concord/multirater/gp"
+	"concord/multirater/gp/gptest"
 	"concord/multirater/kernel"
 	"concord/multirater/lik"
 
@@ -120,53 +121,22 @@ func TestGaussianExact(t *testing.T) {
 	for j := range sites {
 		ys[j] = 0.3*float64(j) - 1
 		sites[j].Y = ys[j]
-		sites[j].Lik = gauss{s2}
+		sites[j].Lik = gptest.Gauss{S2: s2}
 	}
 	res, err := Run(fac, sites, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := fac.N
-	g := mat.NewDense(n, fac.R, fac.G)
+	g := mat.NewDense(fac.N, fac.R, fac.G)
 	var c mat.Dense
 	c.Mul(g, g.T())
-	k := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := c.At(i, j)
-			if i == j {
-				v += s2
-			}
-			k.SetSym(i, j, v)
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(k) {
-		t.Fatal("not PD")
-	}
-	y := mat.NewVecDense(n, ys)
-	var a mat.VecDense
-	if err := ch.SolveVecTo(&a, y); err != nil {
+	want, _, _, err := gptest.Evidence(&c, s2, ys)
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := -0.5*mat.Dot(y, &a) - 0.5*ch.LogDet() - 0.5*float64(n)*math.Log(2*math.Pi)
 	if math.Abs(res.LogZ-want) > 1e-8 {
 		t.Errorf("log evidence %.12g, exact %.12g", res.LogZ, want)
 	}
-}
-
-// gauss is the Gaussian likelihood N(y | f, s2).
-type gauss struct{ s2 float64 }
-
-func (g gauss) LogLik(y, f float64) (lp, d1, d2, d3 float64) {
-	r := y - f
-	return -0.5*r*r/g.s2 - 0.5*math.Log(2*math.Pi*g.s2), r / g.s2, -1 / g.s2, 0
-}
-
-func (g gauss) Tilted(y, mu, s2 float64) (logZ, d1, d2 float64) {
-	v := g.s2 + s2
-	r := y - mu
-	return -0.5*r*r/v - 0.5*math.Log(2*math.Pi*v), r / v, -1 / v
 }
 
 // TestEvidenceGradient: the gradient of the Laplace log evidence (Chu eq.

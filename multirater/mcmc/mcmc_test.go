@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 	"concord/multirater/numeric"
 )
@@ -53,14 +54,7 @@ func TestCommonCheckPanics(t *testing.T) {
 	for name, mod := range cases {
 		c := ok
 		mod(&c)
-		func() {
-			defer func() {
-				if r := recover(); r == nil || !strings.HasPrefix(r.(string), "multirater: ") {
-					t.Errorf("%s: panic %v, want a multirater: message", name, r)
-				}
-			}()
-			c.Check()
-		}()
+		testutil.Panics(t, name, "multirater: ", c.Check)
 	}
 }
 

@@ -1,17 +1,15 @@
 package numeric
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"concord/internal/testutil"
 )
 
 // truncRef is one row of testdata/truncnorm/truncnorm_ref.csv, made by
@@ -24,41 +22,17 @@ type truncRef struct {
 
 func readTruncRef(t *testing.T) []truncRef {
 	t.Helper()
-	f, err := os.Open("testdata/truncnorm/truncnorm_ref.csv")
-	if err != nil {
-		t.Fatal(err)
+	recs := testutil.ReadCommentedCSV(t, "testdata/truncnorm/truncnorm_ref.csv")
+	if len(recs[0]) != 12 {
+		t.Fatalf("truncnorm_ref.csv: %d fields, want 12", len(recs[0]))
 	}
-	defer f.Close()
 	var refs []truncRef
-	sc := bufio.NewScanner(f)
-	header := false
-	for line := 1; sc.Scan(); line++ {
-		s := sc.Text()
-		if strings.HasPrefix(s, "#") || s == "" {
-			continue
-		}
-		if !header {
-			header = true
-			continue
-		}
-		fields := strings.Split(s, ",")
-		if len(fields) != 12 {
-			t.Fatalf("truncnorm_ref.csv line %d: %d fields, want 12", line, len(fields))
-		}
-		v := make([]float64, len(fields))
-		for i, fs := range fields {
-			v[i], err = strconv.ParseFloat(fs, 64)
-			if err != nil {
-				t.Fatalf("truncnorm_ref.csv line %d column %d: %v", line, i+1, err)
-			}
-		}
+	for i, rec := range recs[1:] {
+		v := testutil.Floats(t, fmt.Sprintf("truncnorm_ref.csv row %d", i+1), rec)
 		refs = append(refs, truncRef{
 			mu: v[0], sigma: v[1], lo: v[2], hi: v[3], mean: v[4], sd: v[5],
 			x: [3]float64{v[6], v[8], v[10]}, p: [3]float64{v[7], v[9], v[11]},
 		})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if len(refs) < 20 {
 		t.Fatalf("read %d reference rows, want at least 20", len(refs))
@@ -333,28 +307,10 @@ func TestTruncNormalPanics(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			defer func() {
-				r := recover()
-				if r == nil {
-					t.Fatal("no panic")
-				}
-				if s, ok := r.(string); !ok || !strings.HasPrefix(s, "multirater: ") {
-					t.Fatalf("panic %v, want a multirater: message", r)
-				}
-			}()
-			TruncNormal(rng, c.mu, c.sigma, c.lo, c.hi)
-		})
+		testutil.Panics(t, c.name, "multirater: ", func() { TruncNormal(rng, c.mu, c.sigma, c.lo, c.hi) })
 	}
 	for _, c := range [][2]float64{{1, 1}, {2, 1}, {nan, 1}, {0, nan}, {inf, inf}} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("TruncStdNormal(%v, %v) did not panic", c[0], c[1])
-				}
-			}()
-			TruncStdNormal(rng, c[0], c[1])
-		}()
+		testutil.Panics(t, fmt.Sprintf("TruncStdNormal(%v, %v)", c[0], c[1]), "multirater: ", func() { TruncStdNormal(rng, c[0], c[1]) })
 	}
 }
 

@@ -390,15 +390,7 @@ func (ch *ordChain) setPrecDiag() {
 		return
 	}
 	p := ch.precDiag
-	for k := range p {
-		p[k] = 1
-	}
-	for l, e := range md.raterGsq {
-		a := ch.alpha[l]
-		for k, v := range e {
-			p[k] += a * v
-		}
-	}
+	gp.SumSquares(p, md.raterGsq, ch.alpha)
 	kb := md.precBlock
 	if kb == 0 {
 		ch.gs.SetPrecDiag(p)

@@ -103,18 +103,7 @@ func (b bed) make() (*Data, []float64) {
 }
 
 // raterMean is each item's mean level.
-func raterMean(d *Data) []float64 {
-	sum := make([]float64, len(d.ItemIDs))
-	cnt := make([]float64, len(d.ItemIDs))
-	for _, r := range d.Ratings {
-		sum[r.Item] += float64(r.Level)
-		cnt[r.Item]++
-	}
-	for i := range sum {
-		sum[i] /= cnt[i]
-	}
-	return sum
-}
+func raterMean(d *Data) []float64 { return mcmctest.MeanLevels(len(d.ItemIDs), d.Ratings) }
 
 func alike(l int, sd float64) []float64 {
 	out := make([]float64, l)

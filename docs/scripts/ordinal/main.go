@@ -255,20 +255,7 @@ func auc(s, truth []float64) float64 {
 }
 
 // raterMean is each item's mean level (0 for an item without ratings).
-func raterMean(d *ordinal.Data) []float64 {
-	sum := make([]float64, len(d.ItemIDs))
-	cnt := make([]float64, len(d.ItemIDs))
-	for _, r := range d.Ratings {
-		sum[r.Item] += float64(r.Level)
-		cnt[r.Item]++
-	}
-	for i := range sum {
-		if cnt[i] > 0 {
-			sum[i] /= cnt[i]
-		}
-	}
-	return sum
-}
+func raterMean(d *ordinal.Data) []float64 { return mcmctest.MeanLevels(len(d.ItemIDs), d.Ratings) }
 
 func scores(res *multirater.FitResult) []float64 {
 	out := make([]float64, len(res.Items))

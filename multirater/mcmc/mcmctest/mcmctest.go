@@ -12,11 +12,30 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"concord/multirater"
 	"concord/multirater/diag"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 )
+
+// MeanLevels is the raters' mean: each of n items' mean level over its
+// ratings (0 for an item without ratings), the baseline a consensus is
+// compared with.
+func MeanLevels(n int, ratings []multirater.Rating) []float64 {
+	sum := make([]float64, n)
+	cnt := make([]float64, n)
+	for _, r := range ratings {
+		sum[r.Item] += float64(r.Level)
+		cnt[r.Item]++
+	}
+	for i := range sum {
+		if cnt[i] > 0 {
+			sum[i] /= cnt[i]
+		}
+	}
+	return sum
+}
 
 // Spearman returns Spearman's rank correlation of x and y.
 func Spearman(x, y []float64) float64 {
