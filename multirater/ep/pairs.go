@@ -237,11 +237,19 @@ func newPairRunner(f *gp.Factor, sites []PairSite, coords []CoordSite, opts Pair
 // damping: multiplied by 0.7 (down to 0.05) when the move has not reached
 // a new minimum for 5 sweeps.
 func (r *pairRunner) converged() bool {
+	// The largest squared move, max(dm^2/v, dv^2/v^2) = max(dm^2 v, dv^2)/v^2:
+	// one division per site and no square root (a sweep's cost besides
+	// the tilted moments); NaN when a variance is not positive.
 	moved := 0.0
-	for k := range r.pm {
-		moved = math.Max(moved, math.Abs(r.pm[k]-r.prevM[k])/math.Sqrt(r.pv[k]))
-		moved = math.Max(moved, math.Abs(r.pv[k]-r.prevV[k])/r.pv[k])
+	for k, v := range r.pv {
+		dm, dv := r.pm[k]-r.prevM[k], v-r.prevV[k]
+		q := max(dm*dm*v, dv*dv) / (v * v)
+		if !(v > 0) {
+			q = math.NaN()
+		}
+		moved = max(moved, q)
 	}
+	moved = math.Sqrt(moved)
 	if moved < r.tol {
 		return true
 	}
