@@ -110,7 +110,12 @@ type PairResult struct {
 //     sweep for M pairs (Ridgway et al.'s O(n+ n- d^2 + d^3));
 //   - by items (GP scores, r ~ N): Sigma_f = G H^-1 G' = X X' with
 //     X = G L'^-T, mean G H^-1 b, then v_k = Sigma_II + Sigma_JJ - 2 Sigma_IJ;
-//     S is built in O(M) and H = I + G'(SG): O(M + N^2 r + r^3) per sweep.
+//     S is built in O(M) and H = I + G'(SG): O(M + N^2 r + r^3) per sweep;
+//   - by blocks, whenever the sites are every pair (P_a, N_b) of two
+//     disjoint item sets in row-major order (the AUC pairs, any r): the
+//     sites' precisions are a |P|×|N| matrix T, G'SG and the variances
+//     come from two matrix products with it (pairBlocks): O(M r + N r^2 +
+//     r^3) per sweep, below both others.
 //
 // C is never inverted. The sites' precisions may be negative (the AUC step
 // is not log-concave); they are kept as long as the cavities are proper
