@@ -213,7 +213,7 @@ type Options struct {
 	// Seed seeds the folds and SMC (Result.Seed records it).
 	Seed uint64
 	// EP controls the EP engine (zero: ep.PairOptions' defaults, except
-	// that with Tol 0 the cross-validation folds' fits converge to 1e-4,
+	// that with Tol 0 the cross-validation folds' fits converge to 1e-3,
 	// cvTol, and the final fit to ep's 1e-6).
 	EP ep.PairOptions
 	// RawEP reports EP's Gaussian moments as they are, without the radial

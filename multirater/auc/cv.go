@@ -35,10 +35,14 @@ func Folds(positive []bool, k int, rng *rand.Rand) []int {
 // of gamma's cross-validation when Options.EP.Tol is 0, looser than the
 // final fit's 1e-6: a fold's fit gives only the order of its held-out
 // scores. On the shared scale ladder's 1,000 items (5 folds x 7 gammas)
-// every CV AUC is the same as at 1e-6 to the last bit, with a third fewer
-// sweeps at gamma 1000 (40 instead of 58 on 800 synthetic items); the
-// final fit keeps 1e-6.
-const cvTol = 1e-4
+// six of the seven CV AUCs are those at 1e-6 to the last bit and the
+// seventh is 4.4e-5 higher (one held-out pair in one fold), the chosen
+// gamma is the same, and the fit takes 14.6 instead of 18.0 CPU s (1e-4:
+// every CV AUC the same to the last bit). On Pima.tr (200 items) the CV
+// AUC at gamma 1000 moves by 5.5e-4 (one pair of one fold's held-out
+// items changes order), the others not, and the chosen gamma (100) is the
+// same. The final fit keeps 1e-6.
+const cvTol = 1e-3
 
 // crossValidate returns every candidate gamma's k-fold CV AUC (the mean
 // over folds of the held-out AUC of the posterior mean scores fitted on
