@@ -42,11 +42,14 @@
 //   - EP (the default): parallel EP with damping over the n+ n- pair
 //     sites (sec. 3.3, ep.RunPairs with lik.AUCStep), in the whitened
 //     coordinates of the prior factor, never inverting C. Costs per sweep
-//     O(n+ n- d^2 + d^3) for linear scores (with d > N covariates the dual
-//     form, C = V X X' of rank r <= N: O(n+ n- + N^2 r + r^3) after an
-//     O(N^2 d) start) and O(n+ n- + N^2 r + r^3) for
-//     GP scores (r <= N the numerical rank of K; the spike-and-slab prior
-//     adds d coordinate sites). It gives log Z_EP. On Pima.tr (200 items,
+//     O(n+ n- d + N d^2 + d^3) for linear scores (the pairs' block path of
+//     ep.RunPairs, in the weight space of dimension d; with d > N
+//     covariates the dual form, C = V X X' of rank r <= N: O(n+ n- r +
+//     N r^2 + r^3) after an O(N^2 d) start) and O(n+ n- r + N r^2 + r^3)
+//     for GP scores (r <= N the numerical rank of K; the spike-and-slab
+//     prior adds d coordinate sites and runs by pairs, O(n+ n- d^2)). The
+//     n+ n- site updates (one erfc and one exp each,
+//     lik.AUCStep.TiltedDerivs) are most of a linear fit's cost. It gives log Z_EP. On Pima.tr (200 items,
 //     8,976 pairs) a linear fit takes about 0.05-0.3 s and a GP fit 0.2-0.5 s
 //     on this project's 2-core machine (BenchmarkFitLinearEP,
 //     docs/scripts/auc). EP is close to SMC while the pseudo-posterior is
@@ -209,7 +212,9 @@ type Options struct {
 	Folds int
 	// Seed seeds the folds and SMC (Result.Seed records it).
 	Seed uint64
-	// EP controls the EP engine (zero: ep.PairOptions' defaults).
+	// EP controls the EP engine (zero: ep.PairOptions' defaults, except
+	// that with Tol 0 the cross-validation folds' fits converge to 1e-3,
+	// cvTol, and the final fit to ep's 1e-6).
 	EP ep.PairOptions
 	// RawEP reports EP's Gaussian moments as they are, without the radial
 	// correction of linear scores (see the package documentation).

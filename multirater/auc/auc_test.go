@@ -439,3 +439,41 @@ func TestLearnKernel(t *testing.T) {
 		t.Errorf("from 5: learnt log Z_EP %.4f not above the start's %.4f", local.LogEvidence, fixed.LogEvidence)
 	}
 }
+
+// TestCrossValidateTol: the folds' fits converged to cvTol give the
+// held-out AUCs of fits converged to the final fit's 1e-6 within 2e-4
+// (the bound fails at a cvTol of 0.3),
+// and the same gamma; and a cross-validation at 1e-6 is what Options.EP.Tol
+// asks for (the looser tolerance is only the unset default).
+func TestCrossValidateTol(t *testing.T) {
+	for _, seed := range []uint64{3, 8} {
+		x, y := synthetic(120, 6, seed)
+		d := Data{X: x, Positive: y}
+		o := Options{Seed: seed, RawEP: true, Folds: 3, GammaGrid: []float64{1, 30, 1000}}
+		loose, err := Fit(context.Background(), d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.EP.Tol = 1e-6
+		tight, err := Fit(context.Background(), d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loose.Gamma != tight.Gamma || len(loose.CV) != len(tight.CV) {
+			t.Fatalf("seed %d: gamma %v at cvTol, %v at 1e-6 (CV %v, %v)", seed, loose.Gamma, tight.Gamma, loose.CV, tight.CV)
+		}
+		same := 0
+		for k := range loose.CV {
+			if dd := math.Abs(loose.CV[k].AUC - tight.CV[k].AUC); dd > 2e-4 {
+				t.Errorf("seed %d gamma %v: CV AUC %.6f at cvTol, %.6f at 1e-6", seed, loose.CV[k].Gamma, loose.CV[k].AUC, tight.CV[k].AUC)
+			} else if dd == 0 {
+				same++
+			}
+		}
+		t.Logf("seed %d: %d of %d CV AUCs identical", seed, same, len(loose.CV))
+		// The final fit does not depend on the folds' tolerance.
+		if loose.LogEvidence != tight.LogEvidence || loose.Sweeps != tight.Sweeps {
+			t.Errorf("seed %d: final fit log Z %v in %d sweeps, %v in %d", seed, loose.LogEvidence, loose.Sweeps, tight.LogEvidence, tight.Sweeps)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 // BenchmarkFitLinearEP fits linear scores (7 covariates) by EP at fixed
 // gamma for a ladder of item counts (n+ n- grows as n^2/4).
 func BenchmarkFitLinearEP(b *testing.B) {
-	for _, n := range []int{100, 200, 400} {
+	for _, n := range []int{100, 200, 400, 800} {
 		x, y := synthetic(n, 7, 1)
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()

@@ -59,8 +59,8 @@ type PairOptions struct {
 	// The clamped iteration has no fixed point of EP's and need not
 	// converge (with the AUC sites of Pima.tr at gamma 1000 it does not).
 	ClampNegative bool
-	// path forces the pair marginals by pairs (1) or by items (2); 0
-	// chooses the cheaper (tests).
+	// path forces the pair marginals by pairs (1), by items (2) or by
+	// blocks (3, pairBlocks); 0 chooses the cheaper (tests).
 	path int
 }
 
@@ -110,7 +110,12 @@ type PairResult struct {
 //     sweep for M pairs (Ridgway et al.'s O(n+ n- d^2 + d^3));
 //   - by items (GP scores, r ~ N): Sigma_f = G H^-1 G' = X X' with
 //     X = G L'^-T, mean G H^-1 b, then v_k = Sigma_II + Sigma_JJ - 2 Sigma_IJ;
-//     S is built in O(M) and H = I + G'(SG): O(M + N^2 r + r^3) per sweep.
+//     S is built in O(M) and H = I + G'(SG): O(M + N^2 r + r^3) per sweep;
+//   - by blocks, whenever the sites are every pair (P_a, N_b) of two
+//     disjoint item sets in row-major order (the AUC pairs, any r): the
+//     sites' precisions are a |P|×|N| matrix T, G'SG and the variances
+//     come from two matrix products with it (pairBlocks): O(M r + N r^2 +
+//     r^3) per sweep, below both others.
 //
 // C is never inverted. The sites' precisions may be negative (the AUC step
 // is not log-concave); they are kept as long as the cavities are proper
@@ -237,11 +242,19 @@ func newPairRunner(f *gp.Factor, sites []PairSite, coords []CoordSite, opts Pair
 // damping: multiplied by 0.7 (down to 0.05) when the move has not reached
 // a new minimum for 5 sweeps.
 func (r *pairRunner) converged() bool {
+	// The largest squared move, max(dm^2/v, dv^2/v^2) = max(dm^2 v, dv^2)/v^2:
+	// one division per site and no square root (a sweep's cost besides
+	// the tilted moments); NaN when a variance is not positive.
 	moved := 0.0
-	for k := range r.pm {
-		moved = math.Max(moved, math.Abs(r.pm[k]-r.prevM[k])/math.Sqrt(r.pv[k]))
-		moved = math.Max(moved, math.Abs(r.pv[k]-r.prevV[k])/r.pv[k])
+	for k, v := range r.pv {
+		dm, dv := r.pm[k]-r.prevM[k], v-r.prevV[k]
+		q := max(dm*dm*v, dv*dv) / (v * v)
+		if !(v > 0) {
+			q = math.NaN()
+		}
+		moved = max(moved, q)
 	}
+	moved = math.Sqrt(moved)
 	if moved < r.tol {
 		return true
 	}
@@ -264,7 +277,7 @@ func (r *pairRunner) sweep() error {
 	res, p := r.res, r.p
 	for k := range r.newTau {
 		l, y := p.site(k)
-		t, nu, ok := pairSite(l, y, r.pm[k], r.pv[k], res.Tau[k], res.Nu[k], r.damp)
+		t, nu, ok := pairSite(l, p.derivs[k], y, r.pm[k], r.pv[k], res.Tau[k], res.Nu[k], r.damp)
 		if !ok {
 			res.Skipped++
 			t, nu = res.Tau[k], res.Nu[k]
@@ -315,8 +328,9 @@ func (r *pairRunner) finish() error {
 
 // pairSite returns the damped moment-matched site for the marginal
 // N(mu, v) of its x and its current (tau, nu); ok is false when the cavity
-// is improper or the tilted moments are not finite.
-func pairSite(l lik.Likelihood, y, mu, v, tau, nu, damp float64) (newTau, newNu float64, ok bool) {
+// is improper or the tilted moments are not finite. dv, when not nil, is
+// l as a lik.TiltedDeriver: its derivatives without log Z.
+func pairSite(l lik.Likelihood, dv lik.TiltedDeriver, y, mu, v, tau, nu, damp float64) (newTau, newNu float64, ok bool) {
 	cTau := 1/v - tau
 	if !(cTau > 0) {
 		return 0, 0, false
@@ -326,7 +340,12 @@ func pairSite(l lik.Likelihood, y, mu, v, tau, nu, damp float64) (newTau, newNu 
 	if math.IsNaN(cMean) || math.IsInf(cMean, 0) || math.IsInf(cVar, 0) {
 		return 0, 0, false
 	}
-	_, d1, d2 := l.Tilted(y, cMean, cVar)
+	var d1, d2 float64
+	if dv != nil {
+		d1, d2 = dv.TiltedDerivs(y, cMean, cVar)
+	} else {
+		_, d1, d2 = l.Tilted(y, cMean, cVar)
+	}
 	// Moment matching (Rasmussen & Williams eq. 3.59 in GPML's form): the
 	// tilted precision is cTau + t with t = -d2/(1 + d2 cVar).
 	den := 1 + d2*cVar
@@ -373,18 +392,24 @@ type pairPost struct {
 	g      []float64 // n×r
 	sites  []PairSite
 	coords []CoordSite
+	// derivs[k] is site k's likelihood as a lik.TiltedDeriver (nil when
+	// it is not one).
+	derivs []lik.TiltedDeriver
 	byPair bool
-	gk     []float64 // M×r rows g_k = G'a_k (byPair)
-	z      []float64 // M×r or n×r scratch
-	gw     []float64 // scratch of gp.SyrkUpperTrans
-	h      []float64 // r×r
-	s      []float64 // n×n site precision matrix S (by items)
-	sgm    []float64 // n×r: S G, then n×n Sigma_f (by items)
-	sigma  []float64
-	u      []float64 // sum nu_k a_k (n)
-	fm     []float64 // item means (n)
-	b, mw  []float64
-	ch     chol
+	// blk holds the block path's state when the pair sites are every
+	// (I, J) of two disjoint item sets in row-major order (the AUC pairs).
+	blk   *pairBlocks
+	gk    []float64 // M×r rows g_k = G'a_k (byPair)
+	z     []float64 // M×r or n×r scratch
+	gw    []float64 // scratch of gp.SyrkUpperTrans
+	h     []float64 // r×r
+	s     []float64 // n×n site precision matrix S (by items)
+	sgm   []float64 // n×r: S G, then n×n Sigma_f (by items)
+	sigma []float64
+	u     []float64 // sum nu_k a_k (n)
+	fm    []float64 // item means (n)
+	b, mw []float64
+	ch    chol
 }
 
 func newPairPost(f *gp.Factor, sites []PairSite, coords []CoordSite, path int) *pairPost {
@@ -399,6 +424,11 @@ func newPairPost(f *gp.Factor, sites []PairSite, coords []CoordSite, path int) *
 	m := len(sites) + len(coords)
 	p := &pairPost{n: n, r: r, g: g, sites: sites, coords: coords, h: make([]float64, r*r), u: make([]float64, n),
 		b: make([]float64, r), mw: make([]float64, r)}
+	p.derivs = make([]lik.TiltedDeriver, m)
+	for k := range p.derivs {
+		l, _ := p.site(k)
+		p.derivs[k], _ = l.(lik.TiltedDeriver)
+	}
 	// By pairs costs M r^2 per sweep, by items N^2 r + N r^2.
 	p.byPair = float64(m)*float64(r) <= float64(n)*float64(n+r)
 	if path != 0 {
@@ -407,7 +437,17 @@ func newPairPost(f *gp.Factor, sites []PairSite, coords []CoordSite, path int) *
 	if len(coords) > 0 {
 		p.byPair = true
 	}
-	if p.byPair {
+	if len(coords) == 0 && (path == 0 || path == 3) {
+		p.blk = newPairBlocks(g, n, r, sites)
+	}
+	if path == 3 && p.blk == nil {
+		panic("multirater: ep: the block path needs complete bipartite pair sites")
+	}
+	switch {
+	case p.blk != nil:
+		p.byPair = false
+		p.fm = make([]float64, n)
+	case p.byPair:
 		p.gk = make([]float64, m*r)
 		p.z = make([]float64, m*r)
 		for k, s := range sites {
@@ -416,7 +456,7 @@ func newPairPost(f *gp.Factor, sites []PairSite, coords []CoordSite, path int) *
 		for c, s := range coords {
 			p.gk[(len(sites)+c)*r+s.K] = 1
 		}
-	} else {
+	default:
 		p.s = make([]float64, n*n)
 		p.sgm = make([]float64, n*r)
 		p.sigma = make([]float64, n*n)
@@ -440,11 +480,17 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 	for i := range p.u {
 		p.u[i] = 0
 	}
-	for k, s := range p.sites {
-		p.u[s.I] += nu[k]
-		p.u[s.J] -= nu[k]
+	if p.blk != nil {
+		p.blk.refresh(p.h, p.u, tau, nu)
+	} else {
+		for k, s := range p.sites {
+			p.u[s.I] += nu[k]
+			p.u[s.J] -= nu[k]
+		}
 	}
-	if p.byPair {
+	switch {
+	case p.blk != nil:
+	case p.byPair:
 		// H = I + sum tau_k g_k g_k' as two rank-M updates: sqrt(tau_k) g_k
 		// for the positive sites, sqrt(-tau_k) g_k for the negative ones.
 		m := len(p.sites) + len(p.coords)
@@ -471,7 +517,7 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 		if nn > 0 {
 			gp.SyrkUpperTrans(-1, p.z, nn, r, 1, p.h, p.gw)
 		}
-	} else {
+	default:
 		// S = sum tau_k (e_I - e_J)(e_I - e_J)', O(M); H = I + G'(SG).
 		for i := range p.s {
 			p.s[i] = 0
@@ -493,7 +539,7 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 	for i := 0; i < r; i++ {
 		for k := i + 1; k < r; k++ {
 			v := p.h[i*r+k]
-			if !p.byPair {
+			if !p.byPair && p.blk == nil {
 				v = 0.5 * (v + p.h[k*r+i])
 			}
 			p.h[i*r+k], p.h[k*r+i] = v, v
@@ -515,6 +561,12 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 // pairMarginalsTo sets the pairs' marginal means and variances.
 func (p *pairPost) pairMarginalsTo(pm, pv []float64) {
 	r, n := p.r, p.n
+	if p.blk != nil {
+		blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
+			blas64.Vector{N: r, Inc: 1, Data: p.mw}, 0, blas64.Vector{N: n, Inc: 1, Data: p.fm})
+		p.blk.marginalsTo(pm, pv, &p.ch, p.fm)
+		return
+	}
 	if p.byPair {
 		m := len(p.sites) + len(p.coords)
 		copy(p.z, p.gk)

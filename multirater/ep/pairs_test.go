@@ -130,8 +130,8 @@ func aucSites(y []bool, gamma float64) []PairSite {
 }
 
 // TestRunPairsAUCPathsAgree runs the AUC sites (not log-concave, with
-// negative site precisions) by pairs and by items: the two are the same
-// algorithm, so they agree to rounding, and both put the positives above
+// negative site precisions) by pairs, by items and by blocks (path 3): the
+// three are the same algorithm, so they agree to rounding, and both put the positives above
 // the negatives.
 func TestRunPairsAUCPathsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 2))
@@ -156,16 +156,18 @@ func TestRunPairsAUCPathsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := RunPairs(f, sites, PairOptions{path: 2, Tol: 1e-9})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.Abs(a.LogZ-b.LogZ) > 1e-6 {
-			t.Errorf("gamma %v: log Z by pairs %.9g, by items %.9g", gamma, a.LogZ, b.LogZ)
-		}
-		for i := range a.Mean {
-			if math.Abs(a.Mean[i]-b.Mean[i]) > 1e-6 || math.Abs(a.Var[i]-b.Var[i]) > 1e-6 {
-				t.Errorf("gamma %v item %d: by pairs N(%v, %v), by items N(%v, %v)", gamma, i, a.Mean[i], a.Var[i], b.Mean[i], b.Var[i])
+		for _, path := range []int{2, 3} {
+			b, err := RunPairs(f, sites, PairOptions{path: path, Tol: 1e-9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(a.LogZ-b.LogZ) > 1e-6 {
+				t.Errorf("gamma %v: log Z by pairs %.9g, path %d %.9g", gamma, a.LogZ, path, b.LogZ)
+			}
+			for i := range a.Mean {
+				if math.Abs(a.Mean[i]-b.Mean[i]) > 1e-6 || math.Abs(a.Var[i]-b.Var[i]) > 1e-6 {
+					t.Errorf("gamma %v item %d: by pairs N(%v, %v), path %d N(%v, %v)", gamma, i, a.Mean[i], a.Var[i], path, b.Mean[i], b.Var[i])
+				}
 			}
 		}
 		// Positive pair means: the posterior orders positives first.

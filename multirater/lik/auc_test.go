@@ -55,3 +55,25 @@ func TestNewAUCStepSameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestAUCStepTiltedDerivs: the direct form of the derivatives agrees with
+// Tilted's (logarithmic) form to 1e-12 relative, with and without the
+// constants NewAUCStep keeps, across both tails of z and costs C from the
+// AUC fits' gamma/(n+ n-) to beyond the direct form's range.
+func TestAUCStepTiltedDerivs(t *testing.T) {
+	for _, c := range []float64{1e-7, 1e-3, 0.1, 2, 29, 31, 200} {
+		for _, mu := range []float64{-40, -8, -1, -1e-3, 0, 0.5, 3, 9, 40} {
+			for _, s2 := range []float64{1e-4, 0.3, 1, 25} {
+				for _, a := range []lik.AUCStep{lik.NewAUCStep(c), {C: c}} {
+					_, w1, w2 := a.Tilted(0, mu, s2)
+					d1, d2 := a.TiltedDerivs(0, mu, s2)
+					for _, p := range [][2]float64{{d1, w1}, {d2, w2}} {
+						if math.Abs(p[0]-p[1]) > 1e-12*math.Abs(p[1])+1e-300 {
+							t.Errorf("C=%v mu=%v s2=%v: TiltedDerivs %v, Tilted %v", c, mu, s2, p[0], p[1])
+						}
+					}
+				}
+			}
+		}
+	}
+}
