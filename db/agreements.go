@@ -144,19 +144,7 @@ func (d *DB) StartAgreement(ctx context.Context, a *annotations.AgreementJob, li
 		}
 		if len(rows) == 1 {
 			r := &rows[0]
-			switch {
-			case r.Status == string(annotations.FitCancelled):
-			case r.Status == string(annotations.FitFailed) && r.ErrorCode == "":
-				*a = *r.job()
-				return tx.Exec("DELETE FROM agreements WHERE id = ?", r.ID).Error
-			default:
-				*a = *r.job()
-				if r.Status != string(annotations.FitDone) {
-					return nil
-				}
-				return tx.Raw("SELECT result FROM agreements WHERE id = ?", r.ID).Row().Scan(&a.Result)
-			}
-			if err := tx.Exec("DELETE FROM agreements WHERE id = ?", r.ID).Error; err != nil {
+			if answered, err := joinStored(tx, "agreements", r.ID, r.Status, r.ErrorCode, func() { *a = *r.job() }, &a.Result); answered || err != nil {
 				return err
 			}
 		}
@@ -545,4 +533,25 @@ func (d *DB) rescueAgreementJob(ctx context.Context, tx *gorm.DB, p *riverdriver
 	return d.rescueGroupJob(tx, p, job, t, reason, maxAttempts, &agreementGroup, args.AgreementID, part, func(msg string) error {
 		return d.endAgreementTx(ctx, tx, args.AgreementID, annotations.FitFailed, msg, "")
 	})
+}
+
+// joinStored answers a start request (StartAgreement, StartExport) from the
+// stored job row of its key: a cancelled one is deleted and the request
+// starts anew (answered false); a failed one without an error code is
+// answered once and deleted, so that the next request starts it again; any
+// other is joined, with its result read when it is done. answer copies the
+// row into the request's job.
+func joinStored(tx *gorm.DB, table string, id int64, status, errorCode string, answer func(), result *[]byte) (bool, error) {
+	switch {
+	case status == string(annotations.FitCancelled):
+		return false, tx.Exec("DELETE FROM "+table+" WHERE id = ?", id).Error
+	case status == string(annotations.FitFailed) && errorCode == "":
+		answer()
+		return true, tx.Exec("DELETE FROM "+table+" WHERE id = ?", id).Error
+	}
+	answer()
+	if status != string(annotations.FitDone) {
+		return true, nil
+	}
+	return true, tx.Raw("SELECT result FROM "+table+" WHERE id = ?", id).Row().Scan(result)
 }

@@ -101,19 +101,7 @@ func (d *DB) StartExport(ctx context.Context, e *annotations.ExportJob) (bool, e
 		}
 		if len(rows) == 1 {
 			r := &rows[0]
-			switch {
-			case r.Status == string(annotations.FitCancelled):
-			case r.Status == string(annotations.FitFailed) && r.ErrorCode == "":
-				*e = *r.job()
-				return tx.Exec("DELETE FROM exports WHERE id = ?", r.ID).Error
-			default:
-				*e = *r.job()
-				if r.Status != string(annotations.FitDone) {
-					return nil
-				}
-				return tx.Raw("SELECT result FROM exports WHERE id = ?", r.ID).Row().Scan(&e.Result)
-			}
-			if err := tx.Exec("DELETE FROM exports WHERE id = ?", r.ID).Error; err != nil {
+			if answered, err := joinStored(tx, "exports", r.ID, r.Status, r.ErrorCode, func() { *e = *r.job() }, &e.Result); answered || err != nil {
 				return err
 			}
 		}
