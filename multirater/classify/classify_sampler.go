@@ -145,7 +145,7 @@ type classChain struct {
 	// stepMPair's scratch: W_- and W_+ (2r), M_- and M_+ (2N), e_- and
 	// e_+ (2N, with a diagonal correction).
 	pw, pm, pe []float64
-	// gwd is G W_- (stepMPair, incomplete design), kept along the
+	// gwd is G W_- (stepMPair, md.trackGW), kept along the
 	// conjugate-gradient iterations and the scale move and recomputed
 	// every pairResyncEvery sweeps (and at the first), so that the
 	// sampler's draw needs 1 + 2k products with G for k iterations
@@ -217,7 +217,7 @@ func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classCh
 	if md.pairM {
 		ch.pw = make([]float64, 2*r)
 		ch.pm = make([]float64, 2*n)
-		if !md.complete {
+		if md.trackGW {
 			ch.gwd = make([]float64, n)
 		}
 		if md.f.Extra != nil {
