@@ -72,9 +72,11 @@ type costRates struct {
 // confusion (from robust/ep's, or a guess for confusion/vb) and the
 // Gibbs dense rates above 500 items.
 var costTable = map[string]costRates{
-	// Per sweep (x ProjectedWork's sweeps).
+	// Per sweep (x ProjectedWork's sweeps). classification/gibbs's per
+	// label and per N r rates are from the ladder's 1,000- and 4,000-item
+	// runs after issue 35's Gibbs savings (docs/scripts/cost/README.md).
 	"ordinal/gibbs":        {fixed: 1.2e-4, perLabel: 1.45e-7, perLowRank: 6e-9, perDense: 2.7e-9},
-	"classification/gibbs": {perLabel: 3.4e-7, perLowRank: 7.4e-9, perDense: 1.3e-8},
+	"classification/gibbs": {perLabel: 2.2e-7, perLowRank: 3.5e-9, perDense: 1.3e-8},
 	"confusion/gibbs":      {fixed: 5e-6, perLabel: 2e-7, perLowRank: 6e-9, perDense: 2.7e-9},
 	// Per fit (the defaults' evaluations included).
 	"ordinal/ep":      {fixed: 0.07, perLabel: 2.3e-4, perLowRank: 1.7e-7, perDense: 6.5e-7},

@@ -185,6 +185,30 @@ func TestROCMajority(t *testing.T) {
 	}
 }
 
+// TestESSPerCPUSecond checks that the report carries the fit's min bulk
+// ESS per CPU second of sampling, and leaves it out when the fit does not
+// know it.
+func TestESSPerCPUSecond(t *testing.T) {
+	for _, want := range []float64{0, 91.7} {
+		fit, _ := binaryFixture()
+		fit.Diagnostics.ESSPerCPUSecond = want
+		rep, err := BuildFit(annotations.Project{Name: "x", Scheme: annotations.MustParseScheme("binary:0,1,pos=1")}, fit, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := float64(rep.Diagnostics.ESSPerCPUSecond); got != want {
+			t.Errorf("ess_per_cpu_second %v, want %v", got, want)
+		}
+		b, err := json.Marshal(rep.Diagnostics)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.Contains(string(b), `"ess_per_cpu_second"`); has != (want > 0) {
+			t.Errorf("ess_per_cpu_second in the JSON: %v with %v", has, want)
+		}
+	}
+}
+
 func TestBuildNominal(t *testing.T) {
 	rep := nominalCase(t).rep
 	var ids []string

@@ -179,6 +179,10 @@ type Diagnostics struct {
 	Seconds         Number `json:"seconds"`
 	SamplingSeconds Number `json:"sampling_seconds"`
 	SweepsPerSecond Number `json:"sweeps_per_second"`
+	// ESSPerCPUSecond is MinESSBulk per CPU second of the sampling (the
+	// fit document's ess_per_cpu_second): what a longer run would buy;
+	// absent where the CPU time is not known.
+	ESSPerCPUSecond Number `json:"ess_per_cpu_second,omitempty"`
 	Draws           int    `json:"draws"`
 	// Groups summarises the parameters by group (alpha, b, m, ...).
 	Groups     []ParamGroup `json:"groups"`

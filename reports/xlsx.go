@@ -1598,6 +1598,9 @@ func (x *xlsxWriter) diagnostics() error {
 		[]any{excelize.Cell{StyleID: x.st.bold, Value: "Fit time (s)"}, cell(d.Seconds, x.st.num2)},
 		[]any{excelize.Cell{StyleID: x.st.bold, Value: "Sweeps per second"}, cell(d.SweepsPerSecond, x.st.thous)},
 	)
+	if d.ESSPerCPUSecond > 0 {
+		sides = append(sides, []any{excelize.Cell{StyleID: x.st.bold, Value: "Min bulk ESS per CPU second"}, cell(d.ESSPerCPUSecond, x.st.num2)})
+	}
 	for _, k := range sortedKeys(d.Moves, nil) {
 		sides = append(sides, []any{excelize.Cell{StyleID: x.st.bold, Value: k}, cell(d.Moves[k], x.st.num3)})
 	}

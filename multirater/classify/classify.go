@@ -277,6 +277,14 @@ type classModel struct {
 	// pairM: K = 2, every rater's precision free, C not diagonal and the
 	// default sampler: stepMPair replaces stepM and stepShift.
 	pairM bool
+	// trackGW: stepMPair keeps G W_- between sweeps (pairM, an incomplete
+	// design, from gp.ExtraFromItems items; below, the draws stay those of
+	// earlier versions, since tracking changes their rounding).
+	trackGW bool
+	// pairDiag: the same with a diagonal C (identity kernel):
+	// stepSumPrior replaces stepM and stepShift, and stepItemCollapsed
+	// leaves the latent vectors to stepAlphaCollapsed.
+	pairDiag bool
 	// complete: every item has the same precision sum in every sweep, so
 	// the Gaussian conditional is diagonal in the eigenbasis.
 	complete bool
@@ -360,6 +368,8 @@ func newClassModelPrior(data *Data, opts Options, extra bool) (*classModel, erro
 	// (e integrated out) differ even in a complete design.
 	md.complete = md.isComplete(len(rs) == n*nl && !repeated) && md.f.Extra == nil
 	md.pairM = nk == 2 && md.nFreeAlpha == nl && !md.f.Diag && md.sampler == mcmc.DefaultSampler
+	md.trackGW = md.pairM && !md.complete && n >= gp.ExtraFromItems
+	md.pairDiag = nk == 2 && md.nFreeAlpha == nl && md.f.Diag && md.sampler == mcmc.DefaultSampler
 	if md.prec.fixed() {
 		md.fixedD = make([]float64, n)
 		for i, c := range md.itemCount {

@@ -219,12 +219,19 @@ func benchClassSweep(b *testing.B, n, k, l, per int, kern string, opts Options) 
 	ch.slices, ch.sliceEvals = 0, 0
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, ok0 := mcmc.ProcessCPU()
 	for i := 0; i < b.N; i++ {
 		if err := ch.Sweep(false); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sweeps/s")
+	// The process's CPU time per sweep (the garbage collector's
+	// included): on a shared machine wall time per sweep follows the
+	// load, CPU time much less.
+	if cpu1, ok1 := mcmc.ProcessCPU(); ok0 && ok1 {
+		b.ReportMetric(float64(cpu1-cpu0)/1e6/float64(b.N), "cpu-ms/sweep")
+	}
 	if ch.slices > 0 {
 		b.ReportMetric(float64(ch.sliceEvals)/float64(ch.slices), "evals/slice")
 	}

@@ -89,6 +89,9 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64, lr
 	if lr != nil && md.f.Extra == nil {
 		t.Fatal("no diagonal correction")
 	}
+	// The fits track G W_- from gp.ExtraFromItems items; checked here on
+	// small ones.
+	md.trackGW = md.pairM && !md.complete
 	plan := newClassPlan(md, opts)
 	ch := newClassChain(md, plan, seed, 0)
 	k := tc.K

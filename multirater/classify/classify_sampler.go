@@ -145,7 +145,13 @@ type classChain struct {
 	// stepMPair's scratch: W_- and W_+ (2r), M_- and M_+ (2N), e_- and
 	// e_+ (2N, with a diagonal correction).
 	pw, pm, pe []float64
-	gs         *gp.Posterior
+	// gwd is G W_- (stepMPair, md.trackGW), kept along the
+	// conjugate-gradient iterations and the scale move and recomputed
+	// every pairResyncEvery sweeps (and at the first), so that the
+	// sampler's draw needs 1 + 2k products with G for k iterations
+	// instead of 4 + 2k (gp.Posterior.DrawTracked).
+	gwd []float64
+	gs  *gp.Posterior
 	// preconditioner scratch (incomplete, non-diagonal, inferred
 	// precisions)
 	precDiag, precBlockBuf []float64
@@ -211,6 +217,9 @@ func newClassChain(md *classModel, plan *classPlan, seed uint64, c int) *classCh
 	if md.pairM {
 		ch.pw = make([]float64, 2*r)
 		ch.pm = make([]float64, 2*n)
+		if md.trackGW {
+			ch.gwd = make([]float64, n)
+		}
 		if md.f.Extra != nil {
 			ch.pe = make([]float64, 2*n)
 		}
@@ -439,7 +448,9 @@ func (ch *classChain) Sweep(warmup bool) error {
 	// With two classes the free raters' latent vectors are redrawn
 	// exactly by stepAlphaCollapsed; the others here.
 	collapsed := md.nk == 2 && md.nFreeAlpha > 0
-	ch.stepYBlock(collapsed)
+	if !collapsed || md.nFixedVec > 0 {
+		ch.stepYBlock(collapsed)
+	}
 	if md.f.Diag {
 		if md.nk == 2 {
 			ch.stepItemCollapsed()
@@ -447,11 +458,14 @@ func (ch *classChain) Sweep(warmup bool) error {
 			ch.stepItemShift()
 		}
 	}
-	if md.pairM {
+	switch {
+	case md.pairM:
 		if err := ch.stepMPair(); err != nil {
 			return err
 		}
-	} else {
+	case md.pairDiag:
+		ch.stepSumPrior()
+	default:
 		if err := ch.stepM(); err != nil {
 			return err
 		}
@@ -615,7 +629,8 @@ func (ch *classChain) drawPair(yv []float64, t, j int, s0, e0, sd float64) {
 // alpha_l (drawPair). The pair of steps leaves p(alpha_l, Y^l | M)
 // invariant, and alpha_l no longer waits for the latent vectors to follow
 // it (the plain Gibbs step of eq. 16 mixes slowly for raters with many
-// labels).
+// labels). Under md.pairDiag nothing reads the vectors and they are not
+// drawn (see stepSumPrior).
 func (ch *classChain) stepAlphaCollapsed() {
 	md := ch.md
 	for l := 0; l < md.nl; l++ {
@@ -641,6 +656,10 @@ func (ch *classChain) stepAlphaCollapsed() {
 		}
 		alpha := math.Exp(t)
 		ch.alpha[l] = alpha
+		if md.pairDiag {
+			// Nothing reads the latent vectors (see stepSumPrior).
+			continue
+		}
 		sd := 1 / math.Sqrt(alpha)
 		for v := a; v < e; v++ {
 			it := int(md.vecItem[v])
@@ -699,6 +718,10 @@ func (ch *classChain) stepItemCollapsed() {
 		ch.w[n], ch.w[r+n] = w0, w1
 		m0, m1 := sdn*w0, sdn*w1
 		ch.m[2*n], ch.m[2*n+1] = m0, m1
+		if md.pairDiag {
+			// Nothing reads the latent vectors (see stepSumPrior).
+			continue
+		}
 		for _, v := range md.itemVecs[a:e] {
 			t := int(md.vecClass[v])
 			mt, mj := m0, m1
@@ -708,6 +731,48 @@ func (ch *classChain) stepItemCollapsed() {
 			ch.drawPair(ch.y[2*int(v):2*int(v)+2], t, 1-t, (mt+mj)/math.Sqrt2, (mt-mj)/math.Sqrt2, 1/math.Sqrt(ch.prec(int(v))))
 		}
 	}
+}
+
+// stepSumPrior replaces stepM and stepShift when K = 2, every rater's
+// precision is free, C is diagonal (the identity kernel) and the sampler
+// is the default (md.pairDiag): stepMPair's partially collapsed step
+// (van Dyk & Park 2008) in the identity's coordinates. The labels see item
+// n only through the contrast delta_n = (W_0n - W_1n)/sqrt2, which
+// stepItemCollapsed has just drawn with the item's latent vectors
+// integrated out, so with Y integrated out the sum sigma_n = (W_0n +
+// W_1n)/sqrt2 has its prior N(0, 1) as conditional and is drawn from it
+// (both components for an item without labels, whose contrast the
+// collapsed step leaves alone). stepAlphaCollapsed then draws alpha with
+// Y integrated out, and the global scale move does not involve Y when
+// every precision is free, so no step of this sampler reads the latent
+// vectors: it runs the collapsed chain on (W, alpha) of the probit
+// likelihood Phi(sqrt(alpha_l) (m_nt - m_nj) / sqrt2) (eq. 18 with K = 2),
+// and Y is never drawn (it is not part of the result). It saves the
+// Gaussian draw of M given Y (whose contrast the collapsed step had just
+// drawn better) and a truncated normal draw per label and sweep. The
+// shift statistic records the change of sigma.
+func (ch *classChain) stepSumPrior() {
+	md := ch.md
+	f := md.f
+	r := f.R
+	var ss float64
+	for n := 0; n < md.n; n++ {
+		w0, w1 := ch.w[n], ch.w[r+n]
+		if md.itemStart[n] == md.itemStart[n+1] {
+			w0, w1 = ch.rng.NormFloat64(), ch.rng.NormFloat64()
+		} else {
+			sig0 := (w0 + w1) / math.Sqrt2
+			delta := (w0 - w1) / math.Sqrt2
+			sig := ch.rng.NormFloat64()
+			u := (sig - sig0) / math.Sqrt2
+			ss += u * u
+			w0, w1 = (sig+delta)/math.Sqrt2, (sig-delta)/math.Sqrt2
+		}
+		ch.w[n], ch.w[r+n] = w0, w1
+		sd := f.SD[n]
+		ch.m[2*n], ch.m[2*n+1] = sd*w0, sd*w1
+	}
+	ch.shiftSum += math.Sqrt(ss / float64(md.n))
 }
 
 // stepItemShift is, for K > 2 and a diagonal prior covariance (the
@@ -999,7 +1064,15 @@ func (ch *classChain) stepMPair() error {
 	if ch.e != nil {
 		gw = ch.mtmp
 	}
-	if err := ch.gs.Draw(ch.rng, wd, gw, s, d, md.complete); err != nil {
+	if ch.gwd != nil {
+		if (ch.sweeps-1)%pairResyncEvery == 0 {
+			ch.gs.MulG(ch.gwd, wd)
+		}
+		if err := ch.gs.DrawTracked(ch.rng, wd, ch.gwd, s, d, false); err != nil {
+			return err
+		}
+		copy(gw, ch.gwd)
+	} else if err := ch.gs.Draw(ch.rng, wd, gw, s, d, md.complete); err != nil {
 		return err
 	}
 	ch.cgIters += ch.gs.Stats.Iterations - before
@@ -1033,6 +1106,11 @@ func (ch *classChain) stepMPair() error {
 	}
 	return nil
 }
+
+// pairResyncEvery is the interval, in sweeps, at which stepMPair
+// recomputes G W_- instead of keeping it (as the ordinal sampler, so that
+// rounding cannot accumulate).
+const pairResyncEvery = 256
 
 // drawExtra draws e_k given W_k, with G W_k in mcol, item by item
 // (gp.Factor.DrawExtraTo) and sets M_.k = G W_k + e_k.
@@ -1096,22 +1174,19 @@ func (ch *classChain) setPreconditioner(first bool) {
 
 // blockStale reports whether the block of the preconditioner is to be
 // rebuilt this sweep: every sweep below gp.ExtraFromItems items (the
-// draws stay those of earlier versions), else every precRefresh sweeps
-// (precRefreshWarmup during the burn-in, when the precisions travel far).
+// draws stay those of earlier versions), else every precRefresh sweeps.
 // A preconditioner only steers conjugate gradients, which converge to the
 // same solution and tolerance whatever it is; a block a few sweeps old,
 // from nearby precisions, costs them a fraction of an iteration, and its
-// Cholesky factorisation, O(k^3) with k up to 256, was a seventh of a
-// sweep at 1,000 items with the text kernel.
+// Cholesky factorisation and inverse, O(k^3) with k up to 256, were a
+// seventh of a sweep at 1,000 items with the text kernel. (Rebuilt every
+// 5 sweeps during the burn-in, the blocks cost 2.2 of the fit's 29 CPU s
+// at 1,000 items with the text kernel, for 0.1 iterations a sweep.)
 func (ch *classChain) blockStale() bool {
 	if ch.md.n < gp.ExtraFromItems {
 		return true
 	}
-	every := precRefresh
-	if ch.warm {
-		every = precRefreshWarmup
-	}
-	if ch.blockAge < 0 || ch.blockAge >= every || !ch.blockOK {
+	if ch.blockAge < 0 || ch.blockAge >= precRefresh || !ch.blockOK {
 		ch.blockAge = 1
 		return true
 	}
@@ -1119,12 +1194,10 @@ func (ch *classChain) blockStale() bool {
 	return false
 }
 
-// Block preconditioner refresh intervals, in sweeps, from
-// gp.ExtraFromItems items (see blockStale).
-const (
-	precRefresh       = 25
-	precRefreshWarmup = 5
-)
+// precRefresh is the interval, in sweeps, at which the block of the
+// preconditioner is rebuilt from gp.ExtraFromItems items (see
+// blockStale).
+const precRefresh = 25
 
 // choleskyLower overwrites the lower triangle of the k×k row-major matrix a
 // with its Cholesky factor; it reports false when a is not positive
@@ -1471,6 +1544,9 @@ func (ch *classChain) stepScale() {
 	}
 	for i := range ch.e {
 		ch.e[i] *= a
+	}
+	for i := range ch.gwd {
+		ch.gwd[i] *= a
 	}
 	for i := range ch.y {
 		ch.y[i] *= a

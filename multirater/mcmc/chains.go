@@ -130,7 +130,7 @@ func Run(ctx context.Context, m Settings, chains []Chain, progress func(multirat
 	errs := make([]error, nc)
 	var wg sync.WaitGroup
 	t0 := time.Now()
-	cpu0, cpuKnown := processCPU()
+	cpu0, cpuKnown := ProcessCPU()
 	for c := range chains {
 		wg.Add(1)
 		go func(c int) {
@@ -224,7 +224,7 @@ loop:
 		}
 	}
 	st := RunStats{Sampling: time.Since(t0)}
-	if cpu1, ok := processCPU(); ok && cpuKnown && cpu1 > cpu0 {
+	if cpu1, ok := ProcessCPU(); ok && cpuKnown && cpu1 > cpu0 {
 		st.SamplingCPU = cpu1 - cpu0
 	}
 	for _, e := range errs {

@@ -4,6 +4,6 @@ package mcmc
 
 import "time"
 
-// processCPU reports the process CPU time as unknown where getrusage is
+// ProcessCPU reports the process CPU time as unknown where getrusage is
 // not available.
-func processCPU() (time.Duration, bool) { return 0, false }
+func ProcessCPU() (time.Duration, bool) { return 0, false }

@@ -29,7 +29,7 @@ func (c *busyChain) Monitored() [][]float64 { return nil }
 // fit's wall time; a summary without an ESS (0) gets no
 // ess_per_cpu_second.
 func TestESSPerCPUSecond(t *testing.T) {
-	if _, ok := processCPU(); !ok {
+	if _, ok := ProcessCPU(); !ok {
 		t.Skip("no process CPU time on this platform")
 	}
 	s := Settings{Chains: 2, Samples: 100, Burnin: 50, Thin: 1}
@@ -70,7 +70,7 @@ func TestESSPerCPUSecond(t *testing.T) {
 // TestRunSamplingCPU: Run measures the process CPU time across the chains
 // that spent some (every thread together), and none before they start.
 func TestRunSamplingCPU(t *testing.T) {
-	if _, ok := processCPU(); !ok {
+	if _, ok := ProcessCPU(); !ok {
 		t.Skip("no process CPU time on this platform")
 	}
 	st, err := Run(context.Background(), Settings{Chains: 2, Samples: 100, Burnin: 50, Thin: 1}, []Chain{&busyChain{}, &busyChain{}}, nil, time.Now(), 1)

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// processCPU returns the CPU time (user + system) the process has used so
+// ProcessCPU returns the CPU time (user + system) the process has used so
 // far, every thread together, and whether it is known.
-func processCPU() (time.Duration, bool) {
+func ProcessCPU() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
