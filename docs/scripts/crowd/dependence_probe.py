@@ -94,6 +94,8 @@ def pairs(I, R):
                 pa.append(ix[a])
                 pb.append(ix[b])
             start = e
+    if not pa:
+        return np.zeros(0, int), np.zeros(0, int)
     pa, pb = np.concatenate(pa), np.concatenate(pb)
     keep = R[pa] != R[pb]
     return pa[keep], pb[keep]
@@ -133,6 +135,9 @@ def main():
         name = d.rstrip("/").split("/")[-1]
         I, R, Y, N, L, K, g = load(d)
         pa, pb = pairs(I, R)
+        if len(pa) == 0:
+            print("%-30s no item has labels by two raters: nothing to check" % name)
+            continue
         chis = {}
         for m in ("one-coin", "confusion"):
             q, pi, rho = fit(I, R, Y, N, L, K, m)
