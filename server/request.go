@@ -147,25 +147,22 @@ func jsonError(body []byte, err error) error {
 
 // jsonType names a Go type the way a JSON user thinks of it.
 func jsonType(goType string) string {
+	t := strings.TrimPrefix(goType, "*")
 	switch {
-	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint") || strings.HasPrefix(goType, "*int") || strings.HasPrefix(goType, "*uint"):
-		if strings.Contains(goType, "uint") {
-			return "a non-negative integer"
-		}
+	case strings.HasPrefix(t, "uint"):
+		return "a non-negative integer"
+	case strings.HasPrefix(t, "int"):
 		return "an integer"
-	case strings.Contains(goType, "float"):
+	case strings.Contains(t, "float"):
 		return "a number"
-	case strings.Contains(goType, "string"):
-		if strings.HasPrefix(goType, "map[") {
-			return "an object"
-		}
-		return "a string"
-	case strings.Contains(goType, "bool"):
-		return "true or false"
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
 	case strings.HasPrefix(goType, "map["):
 		return "an object"
+	case strings.Contains(t, "string"):
+		return "a string"
+	case strings.Contains(t, "bool"):
+		return "true or false"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
 	}
 	return "an object"
 }
