@@ -145,24 +145,22 @@ func jsonError(body []byte, err error) error {
 	return annotations.Errorf(annotations.EINVALID, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
-// jsonType names a Go type the way a JSON user thinks of it.
+// jsonType names a Go type the way a JSON user thinks of it: the first
+// kind whose test the type (a pointer: its element) passes, else an object.
 func jsonType(goType string) string {
 	t := strings.TrimPrefix(goType, "*")
-	switch {
-	case strings.HasPrefix(t, "uint"):
-		return "a non-negative integer"
-	case strings.HasPrefix(t, "int"):
-		return "an integer"
-	case strings.Contains(t, "float"):
-		return "a number"
-	case strings.HasPrefix(goType, "map["):
-		return "an object"
-	case strings.Contains(t, "string"):
-		return "a string"
-	case strings.Contains(t, "bool"):
-		return "true or false"
-	case strings.HasPrefix(t, "[]"):
-		return "an array"
+	for _, k := range []struct {
+		test       func(s, sub string) bool
+		sub, named string
+	}{
+		{strings.HasPrefix, "uint", "a non-negative integer"}, {strings.HasPrefix, "int", "an integer"},
+		{strings.Contains, "float", "a number"}, {strings.HasPrefix, "map[", "an object"},
+		{strings.Contains, "string", "a string"}, {strings.Contains, "bool", "true or false"},
+		{strings.HasPrefix, "[]", "an array"},
+	} {
+		if k.test(t, k.sub) {
+			return k.named
+		}
 	}
 	return "an object"
 }
