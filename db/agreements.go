@@ -30,14 +30,6 @@ import (
 // API node reads it. An analysis without a bootstrap has no parts: the
 // plan job enqueues the combine at once.
 
-// Kinds and queue of agreement jobs.
-const (
-	agreementKind        = "agreement"
-	agreementPartKind    = "agreement_part"
-	agreementCombineKind = "agreement_combine"
-	agreementQueue       = "agreement"
-)
-
 // agreementArgs are the arguments of the plan and combine jobs; a part's
 // add its index and replicates.
 type agreementArgs struct {

@@ -37,12 +37,6 @@ import (
 // from its start: seeded as chain c of the fit, it gives the same draws.
 // A chain that fails on the data fails the fit.
 
-// Kinds of the jobs of a fanned-out fit.
-const (
-	chainKind   = "fit_chain"
-	combineKind = "fit_combine"
-)
-
 // chainArgs are the arguments of a chain job. With Plan, the job runs a
 // start of an EP or Laplace fit's evidence maximisation instead (part
 // Chain of the restarts Plan planned: annotations.RestartRunner), the

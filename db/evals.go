@@ -23,12 +23,6 @@ import (
 // parts of fanout.go, foldGroup. The combine stores the result in the
 // evaluation's row, where the command that waits for it reads it.
 
-// Kinds of evaluation jobs.
-const (
-	evalFoldKind    = "eval_fold"
-	evalCombineKind = "eval_combine"
-)
-
 type evalFoldArgs struct {
 	EvalID    int64 `json:"eval_id"`
 	ProjectID int64 `json:"project_id"`

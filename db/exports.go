@@ -23,12 +23,6 @@ import (
 // row, where any API node reads it. One job per fit and key: asking again
 // while it runs joins it.
 
-// Kind and queue of export jobs.
-const (
-	exportKind  = "export"
-	exportQueue = "export"
-)
-
 // exportArgs are the arguments of an export job.
 type exportArgs struct {
 	ExportID  int64 `json:"export_id"`

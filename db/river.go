@@ -58,10 +58,25 @@ import (
 //     put back in the queue (or failed). A fit is never cut off while its
 //     worker lives, however long it runs.
 
-// fitKind and fitQueue are the kind and queue of fit jobs.
+// The kinds of River jobs, one per arguments type (fitArgs, chainArgs,
+// combineArgs, evalFoldArgs, evalCombineArgs, agreementArgs,
+// agreementPartArgs, agreementCombineArgs, exportArgs), and their queues:
+// a fit's jobs and an evaluation's in fitQueue, an agreement analysis' in
+// agreementQueue, exports in exportQueue.
 const (
-	fitKind  = "fit"
-	fitQueue = "fits"
+	fitKind              = "fit"
+	chainKind            = "fit_chain"
+	combineKind          = "fit_combine"
+	evalFoldKind         = "eval_fold"
+	evalCombineKind      = "eval_combine"
+	agreementKind        = "agreement"
+	agreementPartKind    = "agreement_part"
+	agreementCombineKind = "agreement_combine"
+	exportKind           = "export"
+
+	fitQueue       = "fits"
+	agreementQueue = "agreement"
+	exportQueue    = "export"
 )
 
 // Queues are the queues of the job engine: fits (with their chains) and
