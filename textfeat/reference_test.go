@@ -59,15 +59,15 @@ type csrMatrix struct {
 }
 
 type sklearnConfig struct {
-	Name     string `json:"name"`
-	TokenSet string `json:"token_set"`
-	// Options are the configuration's weighting, min_df and max_features
-	// (the vectorizer's own names); its token set gives the others.
-	Options
-	Vocabulary []string  `json:"vocabulary"`
-	IDF        []float64 `json:"idf"`
-	Train      csrMatrix `json:"train"`
-	Test       csrMatrix `json:"test"`
+	Name        string    `json:"name"`
+	TokenSet    string    `json:"token_set"`
+	Weighting   Weighting `json:"weighting"`
+	MinDF       int       `json:"min_df"`
+	MaxFeatures int       `json:"max_features"`
+	Vocabulary  []string  `json:"vocabulary"`
+	IDF         []float64 `json:"idf"`
+	Train       csrMatrix `json:"train"`
+	Test        csrMatrix `json:"test"`
 }
 
 func allDocs(t testing.TB) (train, test []string) {
