@@ -3,9 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -19,21 +16,11 @@ import (
 // alone is retried; the evaluation ends with the result of the evaluation
 // in one process, bit for bit.
 func TestEvalFoldsInChildProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("no signals")
-	}
-	t.Setenv("CONCORD_FIT_WORKER_HELPER", "1")
+	cmd, kills := killedFitWorkers(t)
 	forEachBackend(t, func(t *testing.T, dsn string) {
-		dir := t.TempDir()
-		t.Setenv("CONCORD_FIT_WORKER_KILLS", dir)
-		if err := os.WriteFile(filepath.Join(dir, "kills"), []byte("1"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		kills(t, 1)
 		e := newEnvDSN(t, dsn, func(c *Config) {
-			c.FitCommand = []string{os.Args[0], "-test.run=^TestHelperFitWorker$"}
+			c.FitCommand = cmd
 			c.Workers = 2
 			c.MaxAttempts = 3
 		})
