@@ -30,14 +30,6 @@ import (
 // API node reads it. An analysis without a bootstrap has no parts: the
 // plan job enqueues the combine at once.
 
-// Kinds and queue of agreement jobs.
-const (
-	agreementKind        = "agreement"
-	agreementPartKind    = "agreement_part"
-	agreementCombineKind = "agreement_combine"
-	agreementQueue       = "agreement"
-)
-
 // agreementArgs are the arguments of the plan and combine jobs; a part's
 // add its index and replicates.
 type agreementArgs struct {
@@ -101,14 +93,7 @@ func getAgreement(tx *gorm.DB, id int64) (*agreementRow, error) {
 // runningAgreement reads analysis id in tx: ENOTFOUND when it is gone,
 // ECONFLICT when it is not running.
 func runningAgreement(tx *gorm.DB, id int64) (*agreementRow, error) {
-	r, err := getAgreement(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	if r.Status != string(annotations.FitRunning) {
-		return nil, annotations.Errorf(annotations.ECONFLICT, "agreement analysis %d is %s", id, r.Status)
-	}
-	return r, nil
+	return running(tx, id, getAgreement, "agreement analysis")
 }
 
 func (r *agreementRow) job() *annotations.AgreementJob {
@@ -295,15 +280,8 @@ func agreementPhase(t partTally, B int, elapsed time.Duration) string {
 		phase, int(math.Round(f*float64(B))), B, eta, t.parts, t.done, t.running, t.workers, t.queued)
 }
 
-// agreementWorker works the plan jobs of agreement analyses.
-type agreementWorker struct {
-	river.WorkerDefaults[agreementArgs]
-	d    *DB
-	run  annotations.AgreementRunner
-	opts annotations.WorkerOptions
-}
-
-func (w *agreementWorker) Work(ctx context.Context, job *river.Job[agreementArgs]) error {
+// workAgreement works the plan jobs of agreement analyses.
+func workAgreement(ctx context.Context, w *jobWorker[agreementArgs, annotations.AgreementRunner], job *river.Job[agreementArgs]) error {
 	d, id := w.d, job.Args.AgreementID
 	var a *annotations.AgreementJob
 	err := d.read(ctx, func(tx *gorm.DB) error {
@@ -399,15 +377,8 @@ func (d *DB) enqueueAgreementCombine(ctx context.Context, tx *gorm.DB, r *agreem
 	return tx.Exec("UPDATE agreements SET job_id = ?, progress = 0.95, message = ? WHERE id = ?", cj, "analysing", r.ID).Error
 }
 
-// agreementPartWorker works the part jobs of agreement analyses.
-type agreementPartWorker struct {
-	river.WorkerDefaults[agreementPartArgs]
-	d    *DB
-	run  annotations.AgreementRunner
-	opts annotations.WorkerOptions
-}
-
-func (w *agreementPartWorker) Work(ctx context.Context, job *river.Job[agreementPartArgs]) error {
+// workAgreementPart works the part jobs of agreement analyses.
+func workAgreementPart(ctx context.Context, w *jobWorker[agreementPartArgs, annotations.AgreementRunner], job *river.Job[agreementPartArgs]) error {
 	d, a := w.d, job.Args
 	g := &agreementGroup
 	var an *annotations.AgreementJob
@@ -450,11 +421,7 @@ func (w *agreementPartWorker) Work(ctx context.Context, job *river.Job[agreement
 				return d.enqueueAgreementCombine(ctx, tx, r)
 			}), "finish part %d of agreement analysis %d", a.Part, a.AgreementID)
 		},
-		requeue: func(ctx context.Context, message string) error {
-			return wrap(d.write(ctx, func(tx *gorm.DB) error {
-				return requeuePartTx(tx, g, a.AgreementID, a.Part, message)
-			}), "requeue part %d of agreement analysis %d", a.Part, a.AgreementID)
-		},
+		group: g, parent: a.AgreementID, part: a.Part,
 		end: func(ctx context.Context, status annotations.FitStatus, message string) error {
 			return d.endAgreement(ctx, a.AgreementID, status, message, "")
 		},
@@ -474,15 +441,8 @@ func (d *DB) agreementPartProgress(ctx context.Context, job *river.Job[agreement
 	})
 }
 
-// agreementCombineWorker works the combine jobs of agreement analyses.
-type agreementCombineWorker struct {
-	river.WorkerDefaults[agreementCombineArgs]
-	d    *DB
-	run  annotations.AgreementRunner
-	opts annotations.WorkerOptions
-}
-
-func (w *agreementCombineWorker) Work(ctx context.Context, job *river.Job[agreementCombineArgs]) error {
+// workAgreementCombine works the combine jobs of agreement analyses.
+func workAgreementCombine(ctx context.Context, w *jobWorker[agreementCombineArgs, annotations.AgreementRunner], job *river.Job[agreementCombineArgs]) error {
 	d, id := w.d, job.Args.AgreementID
 	var a *annotations.AgreementJob
 	var outputs [][]byte

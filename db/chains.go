@@ -37,12 +37,6 @@ import (
 // from its start: seeded as chain c of the fit, it gives the same draws.
 // A chain that fails on the data fails the fit.
 
-// Kinds of the jobs of a fanned-out fit.
-const (
-	chainKind   = "fit_chain"
-	combineKind = "fit_combine"
-)
-
 // chainArgs are the arguments of a chain job. With Plan, the job runs a
 // start of an EP or Laplace fit's evidence maximisation instead (part
 // Chain of the restarts Plan planned: annotations.RestartRunner), the
@@ -127,13 +121,26 @@ func (d *DB) fanOut(ctx context.Context, job *river.Job[fitArgs], f *annotations
 
 // runningFit reads fit id in tx: ENOTFOUND when it is gone, ECONFLICT when
 // it is not running (cancelled, failed).
-func runningFit(tx *gorm.DB, id int64) (*fitRow, error) {
-	r, err := getFit(tx, id)
-	if err != nil {
-		return nil, err
+func runningFit(tx *gorm.DB, id int64) (*fitRow, error) { return running(tx, id, getFit, "fit") }
+
+// jobRow is a row of a table of jobs (fits, evals, agreements, exports).
+type jobRow interface{ status() string }
+
+func (r *fitRow) status() string       { return r.Status }
+func (r *evalRow) status() string      { return r.Status }
+func (r *agreementRow) status() string { return r.Status }
+func (r *exportRow) status() string    { return r.Status }
+
+// running reads row id (what, in messages) with get: get's error when it
+// is gone (ENOTFOUND), ECONFLICT when it is not running.
+func running[R jobRow](tx *gorm.DB, id int64, get func(*gorm.DB, int64) (R, error), what string) (R, error) {
+	r, err := get(tx, id)
+	if err == nil && r.status() != string(annotations.FitRunning) {
+		err = annotations.Errorf(annotations.ECONFLICT, "%s %d is %s", what, id, r.status())
 	}
-	if r.Status != string(annotations.FitRunning) {
-		return nil, annotations.Errorf(annotations.ECONFLICT, "fit %d is %s", id, r.Status)
+	if err != nil {
+		var none R
+		return none, err
 	}
 	return r, nil
 }
@@ -332,15 +339,8 @@ func (d *DB) chainOutputs(ctx context.Context, id int64) ([][]byte, annotations.
 // durationOf is s seconds, to the nanosecond.
 func durationOf(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
 
-// chainWorker works chain jobs.
-type chainWorker struct {
-	river.WorkerDefaults[chainArgs]
-	d    *DB
-	run  annotations.ChainRunner
-	opts annotations.WorkerOptions
-}
-
-func (w *chainWorker) Work(ctx context.Context, job *river.Job[chainArgs]) error {
+// workChain works chain jobs.
+func workChain(ctx context.Context, w *jobWorker[chainArgs, annotations.ChainRunner], job *river.Job[chainArgs]) error {
 	d, a := w.d, job.Args
 	var f *annotations.Fit
 	var sampling annotations.SamplingTime
@@ -374,26 +374,15 @@ func (w *chainWorker) Work(ctx context.Context, job *river.Job[chainArgs]) error
 		finish: func(ctx context.Context, output []byte) error {
 			return d.finishChain(ctx, job, w.opts.Name, output, sampling)
 		},
-		requeue: func(ctx context.Context, message string) error {
-			return wrap(d.write(ctx, func(tx *gorm.DB) error {
-				return requeuePartTx(tx, &chainGroup, a.FitID, a.Chain, message)
-			}), "requeue chain %d of fit %d", a.Chain, a.FitID)
-		},
+		group: &chainGroup, parent: a.FitID, part: a.Chain,
 		end: func(ctx context.Context, status annotations.FitStatus, message string) error {
 			return d.endFanOut(ctx, a.FitID, status, message)
 		},
 	})
 }
 
-// combineWorker works combine jobs.
-type combineWorker struct {
-	river.WorkerDefaults[combineArgs]
-	d    *DB
-	run  annotations.ChainRunner
-	opts annotations.WorkerOptions
-}
-
-func (w *combineWorker) Work(ctx context.Context, job *river.Job[combineArgs]) error {
+// workCombine works combine jobs.
+func workCombine(ctx context.Context, w *jobWorker[combineArgs, annotations.ChainRunner], job *river.Job[combineArgs]) error {
 	d, id := w.d, job.Args.FitID
 	f, err := d.FindFitByID(ctx, id)
 	switch {

@@ -23,12 +23,6 @@ import (
 // parts of fanout.go, foldGroup. The combine stores the result in the
 // evaluation's row, where the command that waits for it reads it.
 
-// Kinds of evaluation jobs.
-const (
-	evalFoldKind    = "eval_fold"
-	evalCombineKind = "eval_combine"
-)
-
 type evalFoldArgs struct {
 	EvalID    int64 `json:"eval_id"`
 	ProjectID int64 `json:"project_id"`
@@ -147,14 +141,7 @@ func (d *DB) endEvalTx(ctx context.Context, tx *gorm.DB, id int64, status annota
 // runningEval reads evaluation id in tx: ENOTFOUND when it is gone,
 // ECONFLICT when it is not running.
 func runningEval(tx *gorm.DB, id int64) (*evalRow, error) {
-	r, err := getEval(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	if r.Status != string(annotations.FitRunning) {
-		return nil, annotations.Errorf(annotations.ECONFLICT, "evaluation %d is %s", id, r.Status)
-	}
-	return r, nil
+	return running(tx, id, getEval, "evaluation")
 }
 
 // startFold moves fold f of evaluation id to running.
@@ -225,15 +212,8 @@ func (d *DB) finishFold(ctx context.Context, job *river.Job[evalFoldArgs], worke
 	return wrap(err, "finish fold %d of evaluation %d", a.Fold, a.EvalID)
 }
 
-// evalFoldWorker works fold jobs.
-type evalFoldWorker struct {
-	river.WorkerDefaults[evalFoldArgs]
-	d    *DB
-	run  annotations.EvalRunner
-	opts annotations.WorkerOptions
-}
-
-func (w *evalFoldWorker) Work(ctx context.Context, job *river.Job[evalFoldArgs]) error {
+// workEvalFold works fold jobs.
+func workEvalFold(ctx context.Context, w *jobWorker[evalFoldArgs, annotations.EvalRunner], job *river.Job[evalFoldArgs]) error {
 	d, a := w.d, job.Args
 	var e *annotations.Eval
 	return workPart(ctx, d, job, w.opts, partSteps{
@@ -250,26 +230,15 @@ func (w *evalFoldWorker) Work(ctx context.Context, job *river.Job[evalFoldArgs])
 		finish: func(ctx context.Context, output []byte) error {
 			return d.finishFold(ctx, job, w.opts.Name, output)
 		},
-		requeue: func(ctx context.Context, message string) error {
-			return wrap(d.write(ctx, func(tx *gorm.DB) error {
-				return requeuePartTx(tx, &foldGroup, a.EvalID, a.Fold, message)
-			}), "requeue fold %d of evaluation %d", a.Fold, a.EvalID)
-		},
+		group: &foldGroup, parent: a.EvalID, part: a.Fold,
 		end: func(ctx context.Context, status annotations.FitStatus, message string) error {
 			return d.endEval(ctx, a.EvalID, status, message)
 		},
 	})
 }
 
-// evalCombineWorker works combine jobs of evaluations.
-type evalCombineWorker struct {
-	river.WorkerDefaults[evalCombineArgs]
-	d    *DB
-	run  annotations.EvalRunner
-	opts annotations.WorkerOptions
-}
-
-func (w *evalCombineWorker) Work(ctx context.Context, job *river.Job[evalCombineArgs]) error {
+// workEvalCombine works combine jobs of evaluations.
+func workEvalCombine(ctx context.Context, w *jobWorker[evalCombineArgs, annotations.EvalRunner], job *river.Job[evalCombineArgs]) error {
 	d, id := w.d, job.Args.EvalID
 	var outputs [][]byte
 	var e *annotations.Eval
@@ -327,23 +296,13 @@ func (d *DB) rescueEvalJob(ctx context.Context, tx *gorm.DB, p *riverdriver.JobR
 // attempts are left, else discarded with the parent ended by fail(message).
 func (d *DB) rescueGroupJob(tx *gorm.DB, p *riverdriver.JobRescueManyParams, job *rivertype.JobRow, t time.Time, reason string, maxAttempts int,
 	g *fanGroup, id int64, part int, fail func(message string) error) error {
-	ae, _ := json.Marshal(rivertype.AttemptError{At: t, Attempt: job.Attempt, Error: reason})
-	p.ID = append(p.ID, job.ID)
-	p.Error = append(p.Error, ae)
-	if job.Attempt < maxAttempts {
-		var policy river.DefaultClientRetryPolicy
-		p.State = append(p.State, string(rivertype.JobStateRetryable))
-		p.ScheduledAt = append(p.ScheduledAt, policy.NextRetry(job))
-		p.FinalizedAt = append(p.FinalizedAt, nil)
+	if rescueJob(p, job, t, reason, maxAttempts) {
 		msg := fmt.Sprintf("%s, re-queued, attempt %d of %d", reason, job.Attempt, maxAttempts)
 		if part >= 0 {
 			return requeuePartTx(tx, g, id, part, msg)
 		}
 		return tx.Exec("UPDATE "+g.parents+" SET message = ? WHERE id = ? AND status = ?", msg, id, string(annotations.FitRunning)).Error
 	}
-	p.State = append(p.State, string(rivertype.JobStateDiscarded))
-	p.ScheduledAt = append(p.ScheduledAt, t)
-	p.FinalizedAt = append(p.FinalizedAt, &t)
 	err := fail(fmt.Sprintf("%s on attempt %d of %d; gave up after %d attempts", reason, job.Attempt, maxAttempts, job.Attempt))
 	if annotations.ErrorCode(err) == annotations.ENOTFOUND {
 		return nil

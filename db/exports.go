@@ -23,12 +23,6 @@ import (
 // row, where any API node reads it. One job per fit and key: asking again
 // while it runs joins it.
 
-// Kind and queue of export jobs.
-const (
-	exportKind  = "export"
-	exportQueue = "export"
-)
-
 // exportArgs are the arguments of an export job.
 type exportArgs struct {
 	ExportID  int64 `json:"export_id"`
@@ -68,9 +62,7 @@ func (r *exportRow) job() *annotations.ExportJob {
 		CreatedAt: utc(r.CreatedAt), FinishedAt: utcPtr(r.FinishedAt)}
 }
 
-// runningExport reads export id in tx: ENOTFOUND when it is gone,
-// ECONFLICT when it is not running.
-func runningExport(tx *gorm.DB, id int64) (*exportRow, error) {
+func getExport(tx *gorm.DB, id int64) (*exportRow, error) {
 	var rows []exportRow
 	if err := tx.Raw("SELECT "+exportColumns+" FROM exports WHERE id = ?", id).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("read export %d: %w", id, err)
@@ -78,10 +70,13 @@ func runningExport(tx *gorm.DB, id int64) (*exportRow, error) {
 	if len(rows) == 0 {
 		return nil, annotations.Errorf(annotations.ENOTFOUND, "export %d not found", id)
 	}
-	if rows[0].Status != string(annotations.FitRunning) {
-		return nil, annotations.Errorf(annotations.ECONFLICT, "export %d is %s", id, rows[0].Status)
-	}
 	return &rows[0], nil
+}
+
+// runningExport reads export id in tx: ENOTFOUND when it is gone,
+// ECONFLICT when it is not running.
+func runningExport(tx *gorm.DB, id int64) (*exportRow, error) {
+	return running(tx, id, getExport, "export")
 }
 
 // StartExport finds or starts an export (see annotations.ExportStore). A
@@ -191,15 +186,8 @@ func (d *DB) exportProgress(ctx context.Context, id int64, progress float64, pha
 	}), "progress of export %d", id)
 }
 
-// exportWorker works export jobs.
-type exportWorker struct {
-	river.WorkerDefaults[exportArgs]
-	d    *DB
-	run  annotations.ExportRunner
-	opts annotations.WorkerOptions
-}
-
-func (w *exportWorker) Work(ctx context.Context, job *river.Job[exportArgs]) error {
+// workExport works export jobs.
+func workExport(ctx context.Context, w *jobWorker[exportArgs, annotations.ExportRunner], job *river.Job[exportArgs]) error {
 	d, id := w.d, job.Args.ExportID
 	var e *annotations.ExportJob
 	err := d.read(ctx, func(tx *gorm.DB) error {
@@ -256,20 +244,10 @@ func (d *DB) rescueExportJob(ctx context.Context, tx *gorm.DB, p *riverdriver.Jo
 	if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
 		return fmt.Errorf("job %d: %w", job.ID, err)
 	}
-	ae, _ := json.Marshal(rivertype.AttemptError{At: t, Attempt: job.Attempt, Error: reason})
-	p.ID = append(p.ID, job.ID)
-	p.Error = append(p.Error, ae)
-	if job.Attempt < maxAttempts {
-		var policy river.DefaultClientRetryPolicy
-		p.State = append(p.State, string(rivertype.JobStateRetryable))
-		p.ScheduledAt = append(p.ScheduledAt, policy.NextRetry(job))
-		p.FinalizedAt = append(p.FinalizedAt, nil)
+	if rescueJob(p, job, t, reason, maxAttempts) {
 		return tx.Exec("UPDATE exports SET progress = 0, message = ? WHERE id = ? AND status = ?",
 			fmt.Sprintf("queued (%s, attempt %d of %d)", reason, job.Attempt, maxAttempts), args.ExportID, string(annotations.FitRunning)).Error
 	}
-	p.State = append(p.State, string(rivertype.JobStateDiscarded))
-	p.ScheduledAt = append(p.ScheduledAt, t)
-	p.FinalizedAt = append(p.FinalizedAt, &t)
 	return tx.Exec("UPDATE exports SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ?",
 		string(annotations.FitFailed), cleanText(fmt.Sprintf("%s on attempt %d of %d; gave up", reason, job.Attempt, maxAttempts)), t, args.ExportID, string(annotations.FitRunning)).Error
 }

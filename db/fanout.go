@@ -274,9 +274,11 @@ type partSteps struct {
 	// finish stores the output (finishPart) and, for the last part, queues
 	// the combine.
 	finish func(ctx context.Context, output []byte) error
-	// requeue puts the part back in the queue with a message
-	// (requeuePartTx).
-	requeue func(ctx context.Context, message string) error
+	// group, parent and part name the part: requeuePartTx puts it back
+	// in the queue with a message.
+	group  *fanGroup
+	parent int64
+	part   int
 	// end ends the running parent (cancelled or failed) with a message and
 	// cancels its jobs.
 	end func(ctx context.Context, status annotations.FitStatus, message string) error
@@ -338,11 +340,11 @@ func workPart[T river.JobArgs](ctx context.Context, d *DB, job *river.Job[T], op
 		reason := strings.TrimSuffix(err.Error(), ": "+annotations.ErrRetry.Error())
 		if ctx.Err() != nil {
 			// This worker shut down: back in the queue at once.
-			logEnd("re-queueing at shutdown", s.requeue(bg, fmt.Sprintf("%s re-queued: %s", s.name, reason)))
+			logEnd("re-queueing at shutdown", d.requeuePart(bg, s, fmt.Sprintf("%s re-queued: %s", s.name, reason)))
 			return river.JobSnooze(time.Second)
 		}
 		if job.Attempt < opts.MaxAttempts {
-			logEnd("re-queueing", s.requeue(bg, fmt.Sprintf("%s: %s, re-queued, attempt %d of %d", s.name, reason, job.Attempt, opts.MaxAttempts)))
+			logEnd("re-queueing", d.requeuePart(bg, s, fmt.Sprintf("%s: %s, re-queued, attempt %d of %d", s.name, reason, job.Attempt, opts.MaxAttempts)))
 			return err
 		}
 		logEnd("failing", s.end(bg, annotations.FitFailed,
@@ -353,6 +355,13 @@ func workPart[T river.JobArgs](ctx context.Context, d *DB, job *river.Job[T], op
 		logEnd("failing", s.end(bg, annotations.FitFailed, annotations.ErrorMessage(err)))
 		return river.JobCancel(err)
 	}
+}
+
+// requeuePart puts the part of s back in the queue with a message.
+func (d *DB) requeuePart(ctx context.Context, s partSteps, message string) error {
+	return wrap(d.write(ctx, func(tx *gorm.DB) error {
+		return requeuePartTx(tx, s.group, s.parent, s.part, message)
+	}), "requeue %s %d of %s %d", s.group.part, s.part, s.group.parent, s.parent)
 }
 
 // completeTx completes a running job in tx (River's JobCompleteTx).

@@ -135,8 +135,8 @@ func TestFitLifecycle(t *testing.T) {
 
 // claimAs claims the next available fit job as River's producer of
 // worker would (River's driver: the job becomes running, attempted by
-// worker) and starts its fit, as fitWorker.Work does; nil when no job is
-// available. A claim without a fitWorker behind it is what a worker
+// worker) and starts its fit, as workFit does; nil when no job is
+// available. A claim without workFit behind it is what a worker
 // process that died leaves.
 func claimAs(t *testing.T, d *DB, worker string) *annotations.Fit {
 	t.Helper()

@@ -58,10 +58,25 @@ import (
 //     put back in the queue (or failed). A fit is never cut off while its
 //     worker lives, however long it runs.
 
-// fitKind and fitQueue are the kind and queue of fit jobs.
+// The kinds of River jobs, one per arguments type (fitArgs, chainArgs,
+// combineArgs, evalFoldArgs, evalCombineArgs, agreementArgs,
+// agreementPartArgs, agreementCombineArgs, exportArgs), and their queues:
+// a fit's jobs and an evaluation's in fitQueue, an agreement analysis' in
+// agreementQueue, exports in exportQueue.
 const (
-	fitKind  = "fit"
-	fitQueue = "fits"
+	fitKind              = "fit"
+	chainKind            = "fit_chain"
+	combineKind          = "fit_combine"
+	evalFoldKind         = "eval_fold"
+	evalCombineKind      = "eval_combine"
+	agreementKind        = "agreement"
+	agreementPartKind    = "agreement_part"
+	agreementCombineKind = "agreement_combine"
+	exportKind           = "export"
+
+	fitQueue       = "fits"
+	agreementQueue = "agreement"
+	exportQueue    = "export"
 )
 
 // Queues are the queues of the job engine: fits (with their chains) and
@@ -302,22 +317,22 @@ func (d *DB) RunWorkers(ctx context.Context, opts annotations.WorkerOptions, run
 		queues[q] = river.QueueConfig{MaxWorkers: opts.Concurrency}
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &fitWorker{d: d, run: run, opts: opts})
+	addWorker(workers, d, run, opts, workFit)
 	if er, ok := run.(annotations.EvalRunner); ok {
-		river.AddWorker(workers, &evalFoldWorker{d: d, run: er, opts: opts})
-		river.AddWorker(workers, &evalCombineWorker{d: d, run: er, opts: opts})
+		addWorker(workers, d, er, opts, workEvalFold)
+		addWorker(workers, d, er, opts, workEvalCombine)
 	}
 	if cr, ok := run.(annotations.ChainRunner); ok {
-		river.AddWorker(workers, &chainWorker{d: d, run: cr, opts: opts})
-		river.AddWorker(workers, &combineWorker{d: d, run: cr, opts: opts})
+		addWorker(workers, d, cr, opts, workChain)
+		addWorker(workers, d, cr, opts, workCombine)
 	}
 	if ar, ok := run.(annotations.AgreementRunner); ok {
-		river.AddWorker(workers, &agreementWorker{d: d, run: ar, opts: opts})
-		river.AddWorker(workers, &agreementPartWorker{d: d, run: ar, opts: opts})
-		river.AddWorker(workers, &agreementCombineWorker{d: d, run: ar, opts: opts})
+		addWorker(workers, d, ar, opts, workAgreement)
+		addWorker(workers, d, ar, opts, workAgreementPart)
+		addWorker(workers, d, ar, opts, workAgreementCombine)
 	}
 	if xr, ok := run.(annotations.ExportRunner); ok {
-		river.AddWorker(workers, &exportWorker{d: d, run: xr, opts: opts})
+		addWorker(workers, d, xr, opts, workExport)
 	}
 	cfg := &river.Config{
 		ID:                   opts.Name,
@@ -472,7 +487,6 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 			return fmt.Errorf("list running jobs: %w", err)
 		}
 		var p riverdriver.JobRescueManyParams
-		var policy river.DefaultClientRetryPolicy
 		for _, job := range res.Jobs {
 			by := ""
 			if n := len(job.AttemptedBy); n > 0 {
@@ -498,9 +512,6 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 			case combineKind:
 				reason = "combining the chains: " + reason
 			}
-			ae, _ := json.Marshal(rivertype.AttemptError{At: t, Attempt: job.Attempt, Error: reason})
-			p.ID = append(p.ID, job.ID)
-			p.Error = append(p.Error, ae)
 			r, err := getFit(tx, args.FitID)
 			if annotations.ErrorCode(err) == annotations.ENOTFOUND {
 				r = nil
@@ -508,10 +519,7 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 				return err
 			}
 			fanned := job.Kind != fitKind
-			if job.Attempt < maxAttempts {
-				p.State = append(p.State, string(rivertype.JobStateRetryable))
-				p.ScheduledAt = append(p.ScheduledAt, policy.NextRetry(job))
-				p.FinalizedAt = append(p.FinalizedAt, nil)
+			if rescueJob(&p, job, t, reason, maxAttempts) {
 				msg := fmt.Sprintf("%s, re-queued, attempt %d of %d", reason, job.Attempt, maxAttempts)
 				switch {
 				case fanned && job.Kind == chainKind && r != nil:
@@ -528,9 +536,6 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 					}
 				}
 			} else {
-				p.State = append(p.State, string(rivertype.JobStateDiscarded))
-				p.ScheduledAt = append(p.ScheduledAt, t)
-				p.FinalizedAt = append(p.FinalizedAt, &t)
 				msg := fmt.Sprintf("%s on attempt %d of %d; gave up after %d attempts", reason, job.Attempt, maxAttempts, job.Attempt)
 				if fanned && r != nil {
 					if err := d.endFanOutTx(ctx, tx, r, annotations.FitFailed, msg); err != nil {
@@ -561,6 +566,26 @@ func (d *DB) rescueAt(ctx context.Context, t time.Time, staleAfter time.Duration
 	return rescued, wrap(err, "rescue jobs of dead workers")
 }
 
+// rescueJob adds job, whose worker died (reason), to the rescue p:
+// retryable with River's backoff while attempts are left (true), else
+// discarded at t (false).
+func rescueJob(p *riverdriver.JobRescueManyParams, job *rivertype.JobRow, t time.Time, reason string, maxAttempts int) bool {
+	ae, _ := json.Marshal(rivertype.AttemptError{At: t, Attempt: job.Attempt, Error: reason})
+	p.ID = append(p.ID, job.ID)
+	p.Error = append(p.Error, ae)
+	if job.Attempt < maxAttempts {
+		var policy river.DefaultClientRetryPolicy
+		p.State = append(p.State, string(rivertype.JobStateRetryable))
+		p.ScheduledAt = append(p.ScheduledAt, policy.NextRetry(job))
+		p.FinalizedAt = append(p.FinalizedAt, nil)
+		return true
+	}
+	p.State = append(p.State, string(rivertype.JobStateDiscarded))
+	p.ScheduledAt = append(p.ScheduledAt, t)
+	p.FinalizedAt = append(p.FinalizedAt, &t)
+	return false
+}
+
 // jobRescuer adds a running job of a dead worker to a rescue.
 type jobRescuer func(ctx context.Context, tx *gorm.DB, p *riverdriver.JobRescueManyParams, job *rivertype.JobRow, t time.Time, reason string, maxAttempts int) error
 
@@ -578,18 +603,33 @@ func (d *DB) rescuerOf(kind string) jobRescuer {
 	return nil
 }
 
-// fitWorker works fit jobs: it moves the fit to running, has the runner
+// jobWorker works the jobs of one kind (arguments A) with runner R: the
+// kind's work function, given the worker with its database, runner and
+// options. One type for every kind (fit, chain, combine, fold, agreement
+// plan, part and combine, export).
+type jobWorker[A river.JobArgs, R any] struct {
+	river.WorkerDefaults[A]
+	d    *DB
+	run  R
+	opts annotations.WorkerOptions
+	work func(ctx context.Context, w *jobWorker[A, R], job *river.Job[A]) error
+}
+
+func (w *jobWorker[A, R]) Work(ctx context.Context, job *river.Job[A]) error {
+	return w.work(ctx, w, job)
+}
+
+// addWorker adds the worker of the jobs that work works to workers.
+func addWorker[A river.JobArgs, R any](workers *river.Workers, d *DB, run R, opts annotations.WorkerOptions,
+	work func(ctx context.Context, w *jobWorker[A, R], job *river.Job[A]) error) {
+	river.AddWorker(workers, &jobWorker[A, R]{d: d, run: run, opts: opts, work: work})
+}
+
+// workFit works fit jobs: it moves the fit to running, has the runner
 // run it, and turns the outcome into River's: done, cancelled (the fit
 // ended on its data or by request: no retry), or an error (retried with
 // backoff while attempts are left).
-type fitWorker struct {
-	river.WorkerDefaults[fitArgs]
-	d    *DB
-	run  annotations.FitRunner
-	opts annotations.WorkerOptions
-}
-
-func (w *fitWorker) Work(ctx context.Context, job *river.Job[fitArgs]) error {
+func workFit(ctx context.Context, w *jobWorker[fitArgs, annotations.FitRunner], job *river.Job[fitArgs]) error {
 	d := w.d
 	id := job.Args.FitID
 	f, err := d.startFit(ctx, id, w.opts.Name, job.Attempt)

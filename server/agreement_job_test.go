@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -38,20 +39,36 @@ func pollAgreement(e *testEnv, path, key string) (*http.Response, []byte, int) {
 // header and a body naming the job's state.
 func checkPending(t testing.TB, path string, resp *http.Response, b []byte) agreementJobBody {
 	t.Helper()
+	return checkAccepted[agreementJobBody](t, "GET "+path, resp, b, "--agreement-job-labels")
+}
+
+// checkAccepted checks a 202 answer of a background job (what: the
+// request, in messages): a Retry-After of 1 to 10 s, and a body of type B
+// whose state is queued or running, with a phase, the Retry-After, a start
+// and a message naming the serve flag that sends such requests to jobs.
+func checkAccepted[B any](t testing.TB, what string, resp *http.Response, b []byte, flag string) B {
+	t.Helper()
 	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("GET %s: status %d, want 202: %s", path, resp.StatusCode, clipText(string(b), 500))
+		t.Fatalf("%s: status %d, want 202: %s", what, resp.StatusCode, clipText(string(b), 500))
 	}
 	ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
 	if err != nil || ra < 1 || ra > 10 {
-		t.Errorf("GET %s: Retry-After %q, want 1 to 10 seconds", path, resp.Header.Get("Retry-After"))
+		t.Errorf("%s: Retry-After %q, want 1 to 10 seconds", what, resp.Header.Get("Retry-After"))
 	}
-	var body agreementJobBody
-	if err := json.Unmarshal(b, &body); err != nil {
-		t.Fatalf("GET %s: 202 body %q: %v", path, b, err)
+	var body B
+	var state struct {
+		Status            string    `json:"status"`
+		Phase             string    `json:"phase"`
+		StartedAt         time.Time `json:"started_at"`
+		RetryAfterSeconds int       `json:"retry_after_seconds"`
+		Message           string    `json:"message"`
 	}
-	if (body.Status != "queued" && body.Status != "running") || body.Phase == "" || body.RetryAfterSeconds != ra ||
-		body.StartedAt.IsZero() || !strings.Contains(body.Message, "--agreement-job-labels") {
-		t.Errorf("GET %s: 202 body %s", path, b)
+	if err := errors.Join(json.Unmarshal(b, &body), json.Unmarshal(b, &state)); err != nil {
+		t.Fatalf("%s: 202 body %q: %v", what, b, err)
+	}
+	if (state.Status != "queued" && state.Status != "running") || state.Phase == "" || state.RetryAfterSeconds != ra ||
+		state.StartedAt.IsZero() || !strings.Contains(state.Message, flag) {
+		t.Errorf("%s: 202 body %s", what, b)
 	}
 	return body
 }

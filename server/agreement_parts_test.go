@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,15 +18,7 @@ import (
 // jobs and the combine, and every route then answers the document and
 // tables of the analysis within a request, byte for byte.
 func TestAgreementParts(t *testing.T) {
-	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			dsn := filepath.Join(t.TempDir(), "concord.db")
-			if backend == "postgres" {
-				dsn = postgresDSN(t)
-			}
-			testAgreementParts(t, dsn)
-		})
-	}
+	forEachBackend(t, testAgreementParts)
 }
 
 func testAgreementParts(t *testing.T, dsn string) {

@@ -557,11 +557,18 @@ func (s *Server) cancelAgreement(c *gin.Context) {
 	if p == nil {
 		return
 	}
+	s.answerCancelled(c, func(ctx context.Context) (int, error) { return s.store.CancelAgreements(ctx, p.ID) })
+}
+
+// answerCancelled answers a DELETE that cancels background jobs
+// (cancelAgreement, cancelExports): a query parameter is refused (the
+// routes take none), else cancel's count is {"cancelled": N}.
+func (s *Server) answerCancelled(c *gin.Context, cancel func(context.Context) (int, error)) {
 	if q := newQuery(c); q.err != nil {
 		s.fail(c, q.err)
 		return
 	}
-	n, err := s.store.CancelAgreements(c.Request.Context(), p.ID)
+	n, err := cancel(c.Request.Context())
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -53,7 +53,7 @@ func TestHelperServer(t *testing.T) {
 	}
 	// Fits run in child processes, as under concord serve (the test binary
 	// is the fit worker: CONCORD_FIT_WORKER_HELPER is set by startHelper).
-	fitCmd := []string{os.Args[0], "-test.run=^TestHelperFitWorker$"}
+	fitCmd := fitWorkerCommand()
 	if nice, err := exec.LookPath("nice"); err == nil && os.Getenv("CONCORD_HELPER_NICE") == "1" {
 		fitCmd = append([]string{nice, "-n", "10"}, fitCmd...) // as concord serve
 	}

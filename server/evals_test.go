@@ -3,9 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -19,77 +16,61 @@ import (
 // alone is retried; the evaluation ends with the result of the evaluation
 // in one process, bit for bit.
 func TestEvalFoldsInChildProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("no signals")
-	}
-	t.Setenv("CONCORD_FIT_WORKER_HELPER", "1")
-	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			dsn := filepath.Join(t.TempDir(), "concord.db")
-			if backend == "postgres" {
-				dsn = postgresDSN(t)
-			}
-			dir := t.TempDir()
-			t.Setenv("CONCORD_FIT_WORKER_KILLS", dir)
-			if err := os.WriteFile(filepath.Join(dir, "kills"), []byte("1"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			e := newEnvDSN(t, dsn, func(c *Config) {
-				c.FitCommand = []string{os.Args[0], "-test.run=^TestHelperFitWorker$"}
-				c.Workers = 2
-				c.MaxAttempts = 3
-			})
-			id, _ := e.loadedProject("k1")
-			ctx := context.Background()
-			spec := analysis.EvalSpec{Folds: 3, RaterBaselines: "1", Fit: analysis.FitSpec{Model: analysis.ModelOrdinal, Engine: "gibbs", Samples: 100, Burnin: 50, Seed: 4}}
-			raw, _ := json.Marshal(spec)
-			ev := &annotations.Eval{ProjectID: id, Spec: raw, Folds: spec.Folds}
-			if err := e.store.CreateEval(ctx, ev); err != nil {
-				t.Fatal(err)
-			}
-			var got *annotations.Eval
-			for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-				var err error
-				if got, err = e.store.FindEval(ctx, ev.ID); err != nil {
-					t.Fatal(err)
-				}
-				if got.Status.Terminal() {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("evaluation still %s: %s", got.Status, got.Message)
-				}
-			}
-			if got.Status != annotations.FitDone {
-				t.Fatalf("evaluation ended %s: %s", got.Status, got.Message)
-			}
-			attempts := 0
-			for _, f := range got.FoldJobs {
-				attempts += f.Attempts
-			}
-			if attempts != spec.Folds+1 {
-				t.Errorf("attempts of the folds %+v: want one fold retried once", got.FoldJobs)
-			}
-			res, err := DecodeEvalResult(got.Result)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds, err := e.store.Dataset(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			local, err := analysis.Eval(ctx, ds, spec, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, _ := json.Marshal(res)
-			b, _ := json.Marshal(local)
-			if string(a) != string(b) {
-				t.Errorf("the folds in child processes give\n%s\nin one process:\n%s", a, b)
-			}
+	cmd, kills := killedFitWorkers(t)
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		kills(t, 1)
+		e := newEnvDSN(t, dsn, func(c *Config) {
+			c.FitCommand = cmd
+			c.Workers = 2
+			c.MaxAttempts = 3
 		})
-	}
+		id, _ := e.loadedProject("k1")
+		ctx := context.Background()
+		spec := analysis.EvalSpec{Folds: 3, RaterBaselines: "1", Fit: analysis.FitSpec{Model: analysis.ModelOrdinal, Engine: "gibbs", Samples: 100, Burnin: 50, Seed: 4}}
+		raw, _ := json.Marshal(spec)
+		ev := &annotations.Eval{ProjectID: id, Spec: raw, Folds: spec.Folds}
+		if err := e.store.CreateEval(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		var got *annotations.Eval
+		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			var err error
+			if got, err = e.store.FindEval(ctx, ev.ID); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Terminal() {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("evaluation still %s: %s", got.Status, got.Message)
+			}
+		}
+		if got.Status != annotations.FitDone {
+			t.Fatalf("evaluation ended %s: %s", got.Status, got.Message)
+		}
+		attempts := 0
+		for _, f := range got.FoldJobs {
+			attempts += f.Attempts
+		}
+		if attempts != spec.Folds+1 {
+			t.Errorf("attempts of the folds %+v: want one fold retried once", got.FoldJobs)
+		}
+		res, err := DecodeEvalResult(got.Result)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := e.store.Dataset(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, err := analysis.Eval(ctx, ds, spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(res)
+		b, _ := json.Marshal(local)
+		if string(a) != string(b) {
+			t.Errorf("the folds in child processes give\n%s\nin one process:\n%s", a, b)
+		}
+	})
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,19 +26,8 @@ import (
 // a Retry-After header and a body naming the job's state and the flag.
 func checkExportPending(t testing.TB, path string, resp *http.Response, b []byte) exportJobBody {
 	t.Helper()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("%s: status %d, want 202: %s", path, resp.StatusCode, clipText(string(b), 500))
-	}
-	ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
-	if err != nil || ra < 1 || ra > 10 {
-		t.Errorf("%s: Retry-After %q, want 1 to 10 seconds", path, resp.Header.Get("Retry-After"))
-	}
-	var body exportJobBody
-	if err := json.Unmarshal(b, &body); err != nil {
-		t.Fatalf("%s: 202 body %q: %v", path, b, err)
-	}
-	if (body.Status != "queued" && body.Status != "running") || body.Phase == "" || body.RetryAfterSeconds != ra || body.ExportID == 0 ||
-		body.StartedAt.IsZero() || !strings.Contains(body.Message, "--export-job-labels") || !strings.Contains(body.Message, "/exports") {
+	body := checkAccepted[exportJobBody](t, path, resp, b, "--export-job-labels")
+	if body.ExportID == 0 || !strings.Contains(body.Message, "/exports") {
 		t.Errorf("%s: 202 body %s", path, b)
 	}
 	return body
@@ -110,15 +98,7 @@ func sameFile(t *testing.T, f string, got []byte, want string) bool {
 // (queue export only) builds them, and the files are byte for byte those
 // built within a request by a server with jobs off.
 func TestExportJobs(t *testing.T) {
-	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			dsn := filepath.Join(t.TempDir(), "concord.db")
-			if backend == "postgres" {
-				dsn = postgresDSN(t)
-			}
-			testExportJobs(t, dsn)
-		})
-	}
+	forEachBackend(t, testExportJobs)
 }
 
 func testExportJobs(t *testing.T, dsn string) {

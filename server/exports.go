@@ -371,16 +371,7 @@ func (s *Server) cancelExports(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if q := newQuery(c); q.err != nil {
-		s.fail(c, q.err)
-		return
-	}
-	n, err := s.store.CancelExports(c.Request.Context(), f.ID)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"cancelled": n})
+	s.answerCancelled(c, func(ctx context.Context) (int, error) { return s.store.CancelExports(ctx, f.ID) })
 }
 
 // RunExport builds the file of export e (annotations.ExportRunner): the

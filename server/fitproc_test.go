@@ -32,15 +32,47 @@ func TestHelperFitWorker(t *testing.T) {
 	os.Exit(0)
 }
 
-// TestFitsInChildProcesses runs fits in child processes: one to the end,
-// one that fails with the model's reason, one cancelled (the child is
-// killed at once) and one whose worker program fails.
-func TestFitsInChildProcesses(t *testing.T) {
+// fitWorkerCommand is Config.FitCommand for fits in child processes of
+// the test binary (TestHelperFitWorker).
+func fitWorkerCommand() []string { return []string{os.Args[0], "-test.run=^TestHelperFitWorker$"} }
+
+// childFitWorkers skips a test that starts fit worker processes under
+// -short, else makes the test binary a fit worker (TestHelperFitWorker)
+// and returns its command (Config.FitCommand).
+func childFitWorkers(t *testing.T) []string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	t.Setenv("CONCORD_FIT_WORKER_HELPER", "1")
-	e := newEnv(t, func(c *Config) { c.FitCommand = []string{os.Args[0], "-test.run=^TestHelperFitWorker$"} })
+	return fitWorkerCommand()
+}
+
+// killedFitWorkers is childFitWorkers with workers that kill themselves
+// (killSelfIfDue) while the count that kills(t, n) sets lasts; it skips
+// where there are no signals.
+func killedFitWorkers(t *testing.T) (cmd []string, kills func(t *testing.T, n int)) {
+	t.Helper()
+	cmd = childFitWorkers(t)
+	if runtime.GOOS == "windows" {
+		t.Skip("no signals")
+	}
+	dir := t.TempDir()
+	t.Setenv("CONCORD_FIT_WORKER_KILLS", dir)
+	return cmd, func(t *testing.T, n int) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "kills"), []byte(strconv.Itoa(n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFitsInChildProcesses runs fits in child processes: one to the end,
+// one that fails with the model's reason, one cancelled (the child is
+// killed at once) and one whose worker program fails.
+func TestFitsInChildProcesses(t *testing.T) {
+	cmd := childFitWorkers(t)
+	e := newEnv(t, func(c *Config) { c.FitCommand = cmd })
 	id, key := e.loadedProject("k1")
 
 	f := e.waitFit(e.startFit(id, key, quickFit), key, 60*time.Second)
@@ -100,34 +132,21 @@ func killSelfIfDue(dir string) {
 // lasts, and runs to the end on the next attempt; one killed on every
 // attempt fails with the reason, not "internal error".
 func TestKilledFitWorkerIsRetried(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("no signals")
-	}
-	dir := t.TempDir()
-	t.Setenv("CONCORD_FIT_WORKER_HELPER", "1")
-	t.Setenv("CONCORD_FIT_WORKER_KILLS", dir)
+	cmd, kills := killedFitWorkers(t)
 	e := newEnv(t, func(c *Config) {
-		c.FitCommand = []string{os.Args[0], "-test.run=^TestHelperFitWorker$"}
+		c.FitCommand = cmd
 		c.Workers = 1
 		c.MaxAttempts = 3
 	})
 	id, key := e.loadedProject("k1")
-	kills := func(n int) {
-		if err := os.WriteFile(filepath.Join(dir, "kills"), []byte(strconv.Itoa(n)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 
-	kills(1)
+	kills(t, 1)
 	f := e.waitFit(e.startFit(id, key, quickFit), key, 120*time.Second)
 	if f["state"] != "done" || f["attempts"].(float64) != 2 {
 		t.Errorf("fit whose worker was killed once: %v", f)
 	}
 
-	kills(3)
+	kills(t, 3)
 	f = e.waitFit(e.startFit(id, key, quickFit), key, 120*time.Second)
 	msg, _ := f["message"].(string)
 	if f["state"] != "failed" || f["attempts"].(float64) != 3 || !strings.Contains(msg, "killed by signal 9") ||

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,20 @@ func postgresDSN(t *testing.T) string {
 		t.Skip("CONCORD_TEST_POSTGRES_DSN not set: PostgreSQL test skipped")
 	}
 	return dsn
+}
+
+// forEachBackend runs test as subtests "sqlite" (a new database file) and
+// "postgres" (a new schema; skipped without CONCORD_TEST_POSTGRES_DSN).
+func forEachBackend(t *testing.T, test func(t *testing.T, dsn string)) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			dsn := filepath.Join(t.TempDir(), "concord.db")
+			if backend == "postgres" {
+				dsn = postgresDSN(t)
+			}
+			test(t, dsn)
+		})
+	}
 }
 
 // TestTwoServersShareOnePostgres runs two servers on one PostgreSQL

@@ -145,27 +145,22 @@ func jsonError(body []byte, err error) error {
 	return annotations.Errorf(annotations.EINVALID, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
-// jsonType names a Go type the way a JSON user thinks of it.
+// jsonType names a Go type the way a JSON user thinks of it: the first
+// kind whose test the type (a pointer: its element) passes, else an object.
 func jsonType(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint") || strings.HasPrefix(goType, "*int") || strings.HasPrefix(goType, "*uint"):
-		if strings.Contains(goType, "uint") {
-			return "a non-negative integer"
+	t := strings.TrimPrefix(goType, "*")
+	for _, k := range []struct {
+		test       func(s, sub string) bool
+		sub, named string
+	}{
+		{strings.HasPrefix, "uint", "a non-negative integer"}, {strings.HasPrefix, "int", "an integer"},
+		{strings.Contains, "float", "a number"}, {strings.HasPrefix, "map[", "an object"},
+		{strings.Contains, "string", "a string"}, {strings.Contains, "bool", "true or false"},
+		{strings.HasPrefix, "[]", "an array"},
+	} {
+		if k.test(t, k.sub) {
+			return k.named
 		}
-		return "an integer"
-	case strings.Contains(goType, "float"):
-		return "a number"
-	case strings.Contains(goType, "string"):
-		if strings.HasPrefix(goType, "map[") {
-			return "an object"
-		}
-		return "a string"
-	case strings.Contains(goType, "bool"):
-		return "true or false"
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	case strings.HasPrefix(goType, "map["):
-		return "an object"
 	}
 	return "an object"
 }

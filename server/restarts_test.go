@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -27,16 +26,14 @@ func TestFanOutRestartsOnPostgres(t *testing.T) {
 }
 
 func fanOutRestarts(t *testing.T, dsn string, child bool) {
+	var cmd []string
 	if child {
-		if testing.Short() {
-			t.Skip("starts processes")
-		}
-		t.Setenv("CONCORD_FIT_WORKER_HELPER", "1")
+		cmd = childFitWorkers(t)
 	}
 	e := newEnvDSN(t, dsn, func(c *Config) {
 		c.FanOutChains, c.WorkerName = true, "fan"
 		if child {
-			c.FitCommand = []string{os.Args[0], "-test.run=^TestHelperFitWorker$"}
+			c.FitCommand = cmd
 		}
 	})
 	id, key := e.loadedProject("k1")

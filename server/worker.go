@@ -162,12 +162,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, tmpl fitJob)
 
 	var latest atomic.Pointer[multirater.Progress]
 	latest.Store(&multirater.Progress{Phase: "loading the data"})
-	hbStop := make(chan struct{})
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		p.reportProgress(ctx, f, &latest, cancel, sweeps, hbStop)
-	}()
+	stopReports := every(ctx, p.s.cfg.ProgressInterval, cancel, p.progressReport(ctx, f, &latest, sweeps))
 
 	var res *multirater.FitResult
 	var plan []byte
@@ -184,8 +179,7 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, tmpl fitJob)
 	} else {
 		err = annotations.Errorf(annotations.EINVALID, "the stored fit settings cannot be read: %v", err)
 	}
-	close(hbStop)
-	<-hbDone
+	stopReports()
 
 	// The fit's own context may be cancelled: finish with a fresh one.
 	bg, cancelBg := context.WithTimeout(context.WithoutCancel(jobsCtx), 30*time.Second)
@@ -288,22 +282,14 @@ func (p *pool) fit(ctx context.Context, f *annotations.Fit, job *fitJob, progres
 	return runJob(ctx, job, progress)
 }
 
-// reportProgress writes the fit's latest progress every ProgressInterval until
-// stop is closed, and cancels the fit when a cancel was requested, the fit
-// was deleted or another worker took it over.
-func (p *pool) reportProgress(ctx context.Context, f *annotations.Fit, latest *atomic.Pointer[multirater.Progress], cancel context.CancelCauseFunc, sweeps float64, stop <-chan struct{}) {
+// progressReport is the report (for every, each ProgressInterval) that
+// writes the fit's latest progress; its error cancels the fit when a
+// cancel was requested (errCancelled), the fit was deleted (errDeleted) or
+// another worker took it over (errLost).
+func (p *pool) progressReport(ctx context.Context, f *annotations.Fit, latest *atomic.Pointer[multirater.Progress], sweeps float64) func() error {
 	s := p.s
-	t := time.NewTicker(s.cfg.ProgressInterval)
-	defer t.Stop()
 	lastFrac := 0.0
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	return func() error {
 		pr := *latest.Load()
 		frac := min(max(pr.Fraction, 0), 1)
 		if frac > lastFrac {
@@ -318,28 +304,25 @@ func (p *pool) reportProgress(ctx context.Context, f *annotations.Fit, latest *a
 		cancelW()
 		switch code := annotations.ErrorCode(err); {
 		case err == nil && cancelReq:
-			cancel(errCancelled)
-			return
+			return errCancelled
 		case code == annotations.ENOTFOUND:
-			cancel(errDeleted)
-			return
+			return errDeleted
 		case code == annotations.EINVALID:
 			// No longer running: re-queued by a process that presumed this
 			// one dead.
-			cancel(errLost)
-			return
+			return errLost
 		case err != nil:
 			if ctx.Err() == nil {
 				s.log.Warn("writing fit progress", "fit", f.ID, "err", err)
 			}
-			continue
+			return nil
 		}
 		// Still ours? Another process may have re-queued and re-claimed it.
 		cur, err := s.store.FindFitByID(ctx, f.ID)
 		if err == nil && (cur.Worker != f.Worker || cur.Attempts != f.Attempts) {
-			cancel(errLost)
-			return
+			return errLost
 		}
+		return nil
 	}
 }
 
