@@ -260,3 +260,24 @@ func IndexOf(index map[string]int, ids *[]string, id string) int {
 	}
 	return i
 }
+
+// Golden compares got with the golden file at path, and with update set
+// first writes got there (making its folder): the file's content, and
+// whether it equals got. A file that cannot be written or read fails the
+// test.
+func Golden(tb testing.TB, path string, got []byte, update bool) (want []byte, same bool) {
+	tb.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return want, bytes.Equal(got, want)
+}
