@@ -185,6 +185,14 @@ func JSONDocument(tb testing.TB, v any) map[string]any {
 	return jsonAs[map[string]any](tb, v)
 }
 
+// JSONFields returns v encoded as JSON and decoded as an object's fields,
+// each left encoded; a value that cannot be encoded as an object fails
+// the test.
+func JSONFields(tb testing.TB, v any) map[string]json.RawMessage {
+	tb.Helper()
+	return jsonAs[map[string]json.RawMessage](tb, v)
+}
+
 // ZipFixture returns the zip archive of the files of dir named in
 // dir/ORDER (slash-separated paths), in that order: a fixture kept
 // unzipped in testdata. A file that cannot be read fails the test.
