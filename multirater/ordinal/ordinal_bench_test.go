@@ -12,6 +12,7 @@ import (
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -124,20 +125,7 @@ func BenchmarkOrdinalSweep(b *testing.B) {
 				}
 				md := benchModel(b, c.n, c.l, c.present, c.kern, smp)
 				ch := newOrdChain(md, 1, 0, 1)
-				for i := 0; i < 200; i++ {
-					if err := ch.Sweep(true); err != nil {
-						b.Fatal(err)
-					}
-				}
-				ch.EndWarmup()
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if err := ch.Sweep(false); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sweeps/s")
+				mcmctest.BenchSweeps(b, ch, 200)
 				b.ReportMetric(float64(md.f.R), "rank")
 				if ch.gs.Stats.Solves > 0 {
 					b.ReportMetric(float64(ch.gs.Stats.Iterations)/float64(ch.gs.Stats.Solves), "cg-iters")
