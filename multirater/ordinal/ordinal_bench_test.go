@@ -8,13 +8,13 @@ import (
 	"sync"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"concord/multirater"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 	"concord/multirater/mcmc/mcmctest"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // benchData makes a synthetic ordinal data set in the shape of the paper's
