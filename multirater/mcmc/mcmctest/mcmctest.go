@@ -260,16 +260,13 @@ func BenchSweeps(b *testing.B, ch interface {
 	EndWarmup()
 }, warmup int) {
 	b.Helper()
-	for i := 0; i < warmup; i++ {
-		if err := ch.Sweep(true); err != nil {
-			b.Fatal(err)
+	for i := range warmup + b.N {
+		if i == warmup { // the burn-in is over: time the rest
+			ch.EndWarmup()
+			b.ReportAllocs()
+			b.ResetTimer()
 		}
-	}
-	ch.EndWarmup()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := ch.Sweep(false); err != nil {
+		if err := ch.Sweep(i < warmup); err != nil {
 			b.Fatal(err)
 		}
 	}
