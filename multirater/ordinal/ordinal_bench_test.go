@@ -10,6 +10,7 @@ import (
 
 	"concord/multirater"
 	"concord/multirater/gp"
+	"concord/multirater/gp/gptest"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
 	"concord/multirater/mcmc/mcmctest"
@@ -313,20 +314,12 @@ func lowRankBenchData(n int, seed uint64) *Data {
 		for j := 0; j < words; j++ {
 			counts[int32(zipf.Uint64())]++
 		}
-		var idx []int32
-		var val []float64
-		var norm float64
 		for t, c := range counts {
-			idx = append(idx, t)
-			val = append(val, c)
-			norm += c * c
 			if t < 100 {
 				latent[i] += c
 			}
 		}
-		for k := range val {
-			val[k] /= math.Sqrt(norm)
-		}
+		idx, val := gptest.UnitRow(counts)
 		x.Idx = append(x.Idx, idx)
 		x.Val = append(x.Val, val)
 	}
