@@ -14,25 +14,21 @@ import (
 // file only, unlabelled), 3 raters, classes cat, dog, fox; item covariates
 // a, b, c, the largest one marking the item's true class.
 func smallNominal() *annotations.Dataset {
-	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("nominal:cat,dog,fox")}
 	classes := []string{"cat", "dog", "fox"}
-	for i := 0; i < 13; i++ {
-		id := fmt.Sprintf("item%02d", i)
+	return smallDataset("nominal:cat,dog,fox", 13, func(i int) map[string]float64 {
 		cov := map[string]float64{"a": 0.1, "b": 0.1, "c": 0.1}
 		cov[[]string{"a", "b", "c"}[i%3]] = 1
-		ds.Items = append(ds.Items, annotations.Item{ID: id, Covariates: cov})
+		return cov
+	}, func(i, r int) string {
+		c := i % 3
 		if i == 12 {
-			continue
+			return ""
 		}
-		for r := 0; r < 3; r++ {
-			c := i % 3
-			if r == 2 && i%4 == 0 {
-				c = (c + 1) % 3 // rater2 is sometimes wrong
-			}
-			ds.Labels = append(ds.Labels, annotations.Label{Item: id, Rater: fmt.Sprint("rater", r), Value: classes[c]})
+		if r == 2 && i%4 == 0 {
+			c = (c + 1) % 3 // rater2 is sometimes wrong
 		}
-	}
-	return ds
+		return classes[c]
+	})
 }
 
 func TestFitClassification(t *testing.T) {

@@ -307,14 +307,7 @@ func TestEvalPredictorLearntKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := evalPredictor(res, ks, feats, cov.Cov)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := pr.Predict(test)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := predictIn(t, evalPredictor, res, ks, feats, cov, test)
 	for i, it := range got.Items {
 		w := ref.Items[i]
 		for c, p := range w.ClassProbs {

@@ -18,20 +18,32 @@ import (
 // smallOrdinal is a small ordinal dataset: 12 items (one unrated, listed in
 // the items with covariates), 3 raters, levels "low" < "mid" < "high".
 func smallOrdinal() *annotations.Dataset {
-	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("ordinal:low,mid,high")}
 	levels := []string{"low", "mid", "high"}
-	for i := 0; i < 12; i++ {
-		id := fmt.Sprintf("item%02d", i)
-		ds.Items = append(ds.Items, annotations.Item{ID: id, Covariates: map[string]float64{"x": float64(i) / 4, "z": math.Sin(float64(i))}})
-		if i == 11 {
-			continue // unrated
+	return smallDataset("ordinal:low,mid,high", 12, func(i int) map[string]float64 {
+		return map[string]float64{"x": float64(i) / 4, "z": math.Sin(float64(i))}
+	}, func(i, r int) string {
+		if i == 11 || (r == 2 && i%3 == 0) {
+			return "" // item11 unrated
 		}
-		for r, off := range []int{0, 1, -1} {
-			lev := min(max((i+off)/4, 0), 2)
-			if r == 2 && i%3 == 0 {
-				continue
+		return levels[min(max((i+[]int{0, 1, -1}[r])/4, 0), 2)]
+	})
+}
+
+// smallDataset is a dataset of the scheme with n items item00, item01, ...
+// (covariates cov(i); nil cov: none), each labelled by raters rater0,
+// rater1 and rater2 in turn with label(i, r) ("": no label).
+func smallDataset(scheme string, n int, cov func(i int) map[string]float64, label func(i, r int) string) *annotations.Dataset {
+	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme(scheme)}
+	for i := 0; i < n; i++ {
+		it := annotations.Item{ID: fmt.Sprintf("item%02d", i)}
+		if cov != nil {
+			it.Covariates = cov(i)
+		}
+		ds.Items = append(ds.Items, it)
+		for r := 0; r < 3; r++ {
+			if v := label(i, r); v != "" {
+				ds.Labels = append(ds.Labels, annotations.Label{Item: it.ID, Rater: fmt.Sprint("rater", r), Value: v})
 			}
-			ds.Labels = append(ds.Labels, annotations.Label{Item: id, Rater: fmt.Sprint("rater", r), Value: levels[lev]})
 		}
 	}
 	return ds

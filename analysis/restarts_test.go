@@ -114,17 +114,10 @@ func TestRestartsApart(t *testing.T) {
 // smallBinary is a binary dataset: 16 items, 3 raters who agree with the
 // items' order (yes from item 8 on) but for a few labels each.
 func smallBinary() *annotations.Dataset {
-	ds := &annotations.Dataset{Scheme: annotations.MustParseScheme("binary:no,yes,pos=yes")}
-	for i := 0; i < 16; i++ {
-		id := fmt.Sprintf("item%02d", i)
-		ds.Items = append(ds.Items, annotations.Item{ID: id})
-		for r := 0; r < 3; r++ {
-			v := "no"
-			if (i >= 8) != ((i+3*r)%7 == 0) {
-				v = "yes"
-			}
-			ds.Labels = append(ds.Labels, annotations.Label{Item: id, Rater: fmt.Sprint("rater", r), Value: v})
+	return smallDataset("binary:no,yes,pos=yes", 16, nil, func(i, r int) string {
+		if (i >= 8) != ((i+3*r)%7 == 0) {
+			return "yes"
 		}
-	}
-	return ds
+		return "no"
+	})
 }

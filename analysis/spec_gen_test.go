@@ -9,7 +9,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -162,17 +162,7 @@ type FitSpec struct {
 // with -update-spec to write it again after a change of a declaration).
 func TestSpecGenerated(t *testing.T) {
 	const path = "spec_gen.go"
-	got := generateSpec(t)
-	if *updateSpec {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
+	if _, same := testutil.Golden(t, path, generateSpec(t), *updateSpec); !same {
 		t.Errorf("%s is not what the settings' declarations generate: run go test ./analysis -run TestSpecGenerated -update-spec", path)
 	}
 }

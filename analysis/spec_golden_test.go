@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"testing"
 
+	"concord/internal/testutil"
 	"concord/textfeat"
 )
 
@@ -70,16 +70,8 @@ func TestSpecGolden(t *testing.T) {
 		got.WriteString("  " + string(name) + ": " + string(b) + sep + "\n")
 	}
 	got.WriteString("}\n")
-	if *updateSpecGolden {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
+	want, same := testutil.Golden(t, path, got.Bytes(), *updateSpecGolden)
+	if !same {
 		t.Errorf("the specs' JSON changed:\n got %s\nwant %s", got.Bytes(), want)
 	}
 	var stored map[string]json.RawMessage

@@ -13,6 +13,7 @@ import (
 	"concord/annotations"
 	"concord/internal/testutil"
 	"concord/multirater"
+	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/textfeat"
 )
@@ -47,14 +48,7 @@ func loadSample(t testing.TB, name, scheme string, textColumns ...string) *annot
 // result.
 func checkJSONRoundTrip(t *testing.T, name string, res *multirater.FitResult, ks kernel.Spec, feats *itemFeatures, cov *Covariance, items []annotations.Item) (*Predictions, *multirater.FitResult) {
 	t.Helper()
-	inProc, err := newPredictor(res, ks, feats, cov.Cov)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := inProc.Predict(items)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := predictIn(t, newPredictor, res, ks, feats, cov, items)
 	back := testutil.JSONRoundTrip(t, res)
 	got, err := Predict(back, items)
 	if err != nil {
@@ -62,6 +56,23 @@ func checkJSONRoundTrip(t *testing.T, name string, res *multirater.FitResult, ks
 	}
 	checkSamePredictions(t, name, got, want)
 	return got, back
+}
+
+// predictIn predicts items in process from res and the fit's own kernel
+// spec, features and covariance, by the predictor that newP makes
+// (newPredictor, or evalPredictor for a fold).
+func predictIn(t *testing.T, newP func(*multirater.FitResult, kernel.Spec, *itemFeatures, *gp.Gram) (*Predictor, error),
+	res *multirater.FitResult, ks kernel.Spec, feats *itemFeatures, cov *Covariance, items []annotations.Item) *Predictions {
+	t.Helper()
+	pr, err := newP(res, ks, feats, cov.Cov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pr.Predict(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // TestVectorsFromCountsMatchTransform checks that the bags of words a fit

@@ -1,7 +1,6 @@
 package raters
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
 	"testing"
@@ -196,14 +195,7 @@ func TestAnalyzeAgreementTables(t *testing.T) {
 	if rep.AgreementScore != "1 - mean pairwise |difference| / 3 (the scale's range 0 to 3)" {
 		t.Errorf("agreement score %q", rep.AgreementScore)
 	}
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := testutil.JSONFields(t, rep)
 	for _, k := range []string{"pairwise_matrix", "item_agreement", "rater_agreement", "agreement_score"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("no %q in the JSON", k)

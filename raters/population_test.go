@@ -75,22 +75,11 @@ func TestIrrCACPopulation(t *testing.T) {
 		var e *Estimate
 		if s, ok := rep.Weighted[ref["weights"]]; ok {
 			e = s.coefficient(ref["coefficient"])
+		} else if ref["coefficient"] == "krippendorff_alpha" {
+			k := rep.KrippendorffAlpha[NominalMetric.String()]
+			e = &k
 		} else {
-			switch ref["coefficient"] {
-			case "fleiss_kappa":
-				e = rep.FleissKappa
-			case "conger_kappa":
-				e = rep.CongerKappa
-			case "gwet":
-				e = rep.GwetAC1
-			case "brennan_prediger":
-				e = rep.BrennanPrediger
-			case "percent_agreement":
-				e = rep.PercentAgreement
-			case "krippendorff_alpha":
-				k := rep.KrippendorffAlpha[NominalMetric.String()]
-				e = &k
-			}
+			e = named(rep.Coefficients(), ref["coefficient"], "gwet_ac1")
 		}
 		if e == nil {
 			t.Fatalf("%s: no such coefficient in the report", label)

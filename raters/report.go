@@ -166,6 +166,16 @@ const (
 	OnlyRaters = "raters"
 )
 
+// Coefficients lists the report's unweighted coefficients of all raters
+// under their JSON names (a nil Estimate where the report has none):
+// Fleiss', Randolph's and Conger's kappa, Scott's pi, Gwet's AC1,
+// Brennan-Prediger and percent agreement. Krippendorff's alpha (by metric),
+// Cohen's kappa (by pair), the weighted sets and the ICCs are apart.
+func (r *Report) Coefficients() []NamedEstimate {
+	return []NamedEstimate{{"fleiss_kappa", r.FleissKappa}, {"randolph_kappa", r.RandolphKappa}, {"conger_kappa", r.CongerKappa},
+		{"scott_pi", r.ScottPi}, {"gwet_ac1", r.GwetAC1}, {"brennan_prediger", r.BrennanPrediger}, {"percent_agreement", r.PercentAgreement}}
+}
+
 // OnlyParts lists the values of Options.Only besides "".
 var OnlyParts = []string{OnlyCoefficients, OnlyAggregators, OnlyItems, OnlyRaters}
 
@@ -256,6 +266,21 @@ type WeightedSet struct {
 	// contingency table (AnalyzeTable); nil otherwise.
 	CohenKappa *Estimate `json:"cohen_kappa,omitempty"`
 	ScottPi    *Estimate `json:"scott_pi,omitempty"`
+}
+
+// NamedEstimate is a coefficient of a report under its JSON name.
+type NamedEstimate struct {
+	Key      string
+	Estimate *Estimate
+}
+
+// Coefficients lists the set's coefficients that every set has, under
+// their JSON names, in the order of the document: percent agreement,
+// Fleiss', Conger's kappa, Gwet's AC2, Brennan-Prediger and Krippendorff's
+// alpha (not the two-rater CohenKappa and ScottPi).
+func (s *WeightedSet) Coefficients() []NamedEstimate {
+	return []NamedEstimate{{"percent_agreement", &s.PercentAgreement}, {"fleiss_kappa", &s.FleissKappa}, {"conger_kappa", &s.CongerKappa},
+		{"gwet_ac2", &s.GwetAC2}, {"brennan_prediger", &s.BrennanPrediger}, {"krippendorff_alpha", &s.KrippendorffAlpha}}
 }
 
 // ICCReport holds the intraclass correlations with how they were computed.

@@ -94,18 +94,20 @@ func (s WeightedSet) coefficient(name string) *Estimate {
 		return s.CohenKappa
 	case "scott_pi":
 		return s.ScottPi
-	case "fleiss_kappa":
-		return &s.FleissKappa
-	case "conger_kappa":
-		return &s.CongerKappa
-	case "gwet":
-		return &s.GwetAC2
-	case "brennan_prediger":
-		return &s.BrennanPrediger
-	case "krippendorff_alpha":
-		return &s.KrippendorffAlpha
-	case "percent_agreement":
-		return &s.PercentAgreement
+	}
+	return named(s.Coefficients(), name, "gwet_ac2")
+}
+
+// named is the coefficient of cs under key, the reference tables' "gwet"
+// under gwetKey; nil when there is none.
+func named(cs []NamedEstimate, key, gwetKey string) *Estimate {
+	if key == "gwet" {
+		key = gwetKey
+	}
+	for _, c := range cs {
+		if c.Key == key {
+			return c.Estimate
+		}
 	}
 	return nil
 }

@@ -1114,6 +1114,14 @@ func coef(key, variant, label string, e raters.Estimate) Coefficient {
 		Z: optNumber(e.Z), P: optNumber(e.P), ZNull: optNumber(e.ZNull), PNull: optNumber(e.PNull)}
 }
 
+// coefLabels are the coefficients' labels in the report, by their keys
+// (raters.NamedEstimate.Key).
+var coefLabels = map[string]string{
+	"fleiss_kappa": "Fleiss' kappa", "randolph_kappa": "Randolph's free-marginal kappa", "conger_kappa": "Conger's kappa",
+	"scott_pi": "Scott's pi", "gwet_ac1": "Gwet's AC1", "gwet_ac2": "Gwet's AC2", "brennan_prediger": "Brennan-Prediger",
+	"percent_agreement": "percent agreement", "krippendorff_alpha": "Krippendorff's alpha",
+}
+
 // coefficients lists the coefficients of a raters report in a fixed order.
 func coefficients(ag *raters.Report) []Coefficient {
 	out := []Coefficient{}
@@ -1122,50 +1130,29 @@ func coefficients(ag *raters.Report) []Coefficient {
 			out = append(out, coef("krippendorff_alpha", m, "Krippendorff's alpha ("+m+" metric)", e))
 		}
 	}
-	single := []struct {
-		key, label string
-		e          *raters.Estimate
-	}{
-		{"fleiss_kappa", "Fleiss' kappa", ag.FleissKappa},
-		{"randolph_kappa", "Randolph's free-marginal kappa", ag.RandolphKappa},
-		{"conger_kappa", "Conger's kappa", ag.CongerKappa},
-		{"scott_pi", "Scott's pi", ag.ScottPi},
-		{"gwet_ac1", "Gwet's AC1", ag.GwetAC1},
-		{"brennan_prediger", "Brennan-Prediger", ag.BrennanPrediger},
-		{"percent_agreement", "percent agreement", ag.PercentAgreement},
-	}
-	for _, s := range single {
-		if s.e != nil {
-			out = append(out, coef(s.key, "", s.label, *s.e))
+	for _, c := range ag.Coefficients() {
+		if c.Estimate != nil {
+			out = append(out, coef(c.Key, "", coefLabels[c.Key], *c.Estimate))
 		}
 	}
 	if _, inSet := ag.Weighted[ag.GwetAC2Weights]; ag.GwetAC2 != nil && !inSet {
-		out = append(out, coef("gwet_ac2", ag.GwetAC2Weights+" weights", "Gwet's AC2 ("+ag.GwetAC2Weights+" weights)", *ag.GwetAC2))
+		v := ag.GwetAC2Weights + " weights"
+		out = append(out, coef("gwet_ac2", v, coefLabels["gwet_ac2"]+" ("+v+")", *ag.GwetAC2))
 	}
 	for _, w := range sortedKeys(ag.Weighted, []string{"linear", "quadratic", "ordinal", "ratio"}) {
 		s := ag.Weighted[w]
 		v := w + " weights"
-		for _, c := range []struct {
-			key, label string
-			e          raters.Estimate
-		}{
-			{"percent_agreement", "percent agreement", s.PercentAgreement},
-			{"fleiss_kappa", "Fleiss' kappa", s.FleissKappa},
-			{"conger_kappa", "Conger's kappa", s.CongerKappa},
-			{"gwet_ac2", "Gwet's AC2", s.GwetAC2},
-			{"brennan_prediger", "Brennan-Prediger", s.BrennanPrediger},
-			{"krippendorff_alpha", "Krippendorff's alpha", s.KrippendorffAlpha},
-		} {
-			label := c.label + " (" + v + ")"
-			if c.key == "krippendorff_alpha" {
+		for _, c := range s.Coefficients() {
+			label := coefLabels[c.Key] + " (" + v + ")"
+			if c.Key == "krippendorff_alpha" {
 				// Not the metric alpha above: irrCAC's weighted form (its
 				// ordinal weights ignore the label frequencies).
-				label = c.label + " (irrCAC " + v + ", not the " + w + " metric)"
+				label = coefLabels[c.Key] + " (irrCAC " + v + ", not the " + w + " metric)"
 				if w == "linear" || w == "quadratic" {
-					label = c.label + " (irrCAC " + v + ")"
+					label = coefLabels[c.Key] + " (irrCAC " + v + ")"
 				}
 			}
-			out = append(out, coef(c.key, v, label, c.e))
+			out = append(out, coef(c.Key, v, label, *c.Estimate))
 		}
 	}
 	if ic := ag.ICC; ic != nil {

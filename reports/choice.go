@@ -7,6 +7,10 @@ import (
 	"concord/multirater"
 )
 
+// ChoiceFamily is the kind of model choice a fit made (ModelChoice.Family):
+// who chose among which candidates, by which score.
+type ChoiceFamily string
+
 // Model-choice families (ModelChoice.Family).
 const (
 	// ChoiceRaterModel is the crowd consensus (--model confusion) choosing
@@ -14,17 +18,17 @@ const (
 	// penalised evidence lower bound among the candidates that predict
 	// held-out labels no worse than a simpler one
 	// (model.confusion.rater_model_candidates of the fit document).
-	ChoiceRaterModel = "rater model"
+	ChoiceRaterModel ChoiceFamily = "rater model"
 	// ChoiceBounded is the bounded model choosing its likelihood,
 	// dispersion sharing and kernel by the leave-one-out predictive
 	// probability of the ratings (diagnostics.model_candidates).
-	ChoiceBounded = "bounded model"
+	ChoiceBounded ChoiceFamily = "bounded model"
 	// ChoiceNoise is a fit choosing its raters' noise model (each
 	// rater's own, shared thresholds with each rater's sd, one for every
 	// rater) and kernel by the log evidence less 1/2 ln(n) per learnt
 	// parameter (diagnostics.model_candidates with scores: the ordinal
 	// model by EP or Laplace).
-	ChoiceNoise = "noise model"
+	ChoiceNoise ChoiceFamily = "noise model"
 )
 
 // ModelChoice is how a fit chose its model among candidates by the
@@ -35,7 +39,7 @@ const (
 // in words, and every column is "higher is better".
 type ModelChoice struct {
 	// Family is ChoiceRaterModel, ChoiceBounded or ChoiceNoise.
-	Family string `json:"family"`
+	Family ChoiceFamily `json:"family"`
 	// Chosen names the chosen candidate ("" when none is marked chosen).
 	Chosen string `json:"chosen"`
 	// Why is the fit's own account of the choice.
@@ -97,7 +101,7 @@ func ChoiceOf(m *multirater.ModelSettings, d *multirater.Diagnostics) *ModelChoi
 
 // choiceColumns says, for each family that chooses, what its candidates'
 // columns hold (ModelChoice.ScoreIs, HeldOutIs and EvidenceIs).
-var choiceColumns = map[string][3]string{
+var choiceColumns = map[ChoiceFamily][3]string{
 	ChoiceNoise: {
 		"log evidence less 1/2 ln(n) per learnt parameter, n the ratings that inform it (nats); the largest wins",
 		"not computed for this choice",
@@ -114,7 +118,7 @@ var choiceColumns = map[string][3]string{
 
 // newChoice is the ModelChoice of family with the fit's account why, its
 // columns said in words (choiceColumns) and no candidates yet.
-func newChoice(family, why string) *ModelChoice {
+func newChoice(family ChoiceFamily, why string) *ModelChoice {
 	cols := choiceColumns[family]
 	return &ModelChoice{Family: family, Why: why, ScoreIs: cols[0], HeldOutIs: cols[1], EvidenceIs: cols[2]}
 }

@@ -46,7 +46,7 @@ func TestModelChoice(t *testing.T) {
 	for _, tc := range []struct {
 		name, labels, scheme string
 		spec                 analysis.FitSpec
-		family               string
+		family               ChoiceFamily
 		candidates           []string // names that must be among the candidates
 		why                  string   // a phrase of the reason
 	}{

@@ -62,47 +62,36 @@ func fileCase(t testing.TB, name, fitFile, project, scheme, labels, items string
 	if err != nil {
 		t.Fatal(err)
 	}
+	return builtCase(t, name, annotations.Project{Name: project, Scheme: s}, fit, ld.Dataset, boot)
+}
+
+// builtCase is the report of fit in project with the dataset ds (nil:
+// none) and, when boot is not 0 and there is a dataset, the agreement
+// analysis of its labels with boot bootstrap replicates (seed 1; -1: none).
+func builtCase(t testing.TB, name string, project annotations.Project, fit *Fit, ds *annotations.Dataset, boot int) reportCase {
+	t.Helper()
 	var ag *raters.Report
-	if boot > 0 {
-		a, err := analysis.Agreement(context.Background(), ld.Dataset, raters.Options{Bootstrap: boot, Seed: 1})
+	if boot != 0 && ds != nil {
+		a, err := analysis.Agreement(context.Background(), ds, raters.Options{Bootstrap: boot, Seed: 1})
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("agreement: %v", err)
 		}
 		ag = a.Report
 	}
-	rep, err := BuildFit(annotations.Project{Name: project, Scheme: s}, fit, ag, ld.Dataset)
+	rep, err := BuildFit(project, fit, ag, ds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return reportCase{name, rep, fit}
-}
-
-// agreementOf runs the agreement analysis of the labels recorded in the fit
-// (200 bootstrap replicates, seed 1).
-func agreementOf(t testing.TB, fit *Fit, s annotations.Scheme) (*raters.Report, *annotations.Dataset) {
-	t.Helper()
-	ds := fit.Dataset(s)
-	if ds == nil {
-		return nil, nil
-	}
-	ag, err := analysis.Agreement(context.Background(), ds, raters.Options{Bootstrap: 200, Seed: 1})
-	if err != nil {
-		t.Fatalf("agreement: %v", err)
-	}
-	return ag.Report, ds
 }
 
 // recordedCase is the report of fit in project (scheme), with the
-// agreement analysis of the labels the fit records (agreementOf).
+// agreement analysis of the labels the fit records (200 bootstrap
+// replicates).
 func recordedCase(t testing.TB, name, project, scheme string, fit *Fit) reportCase {
 	t.Helper()
 	s := annotations.MustParseScheme(scheme)
-	ag, ds := agreementOf(t, fit, s)
-	rep, err := BuildFit(annotations.Project{Name: project, Scheme: s}, fit, ag, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{name, rep, fit}
+	return builtCase(t, name, annotations.Project{Name: project, Scheme: s}, fit, fit.Dataset(s), 200)
 }
 
 func ordinalCase(t testing.TB) reportCase {
@@ -234,15 +223,7 @@ func binaryFixture() (*Fit, *annotations.Dataset) {
 
 func binaryCase(t testing.TB) reportCase {
 	fit, ds := binaryFixture()
-	ag, err := analysis.Agreement(context.Background(), ds, raters.Options{Bootstrap: 100, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := BuildFit(annotations.Project{Name: "synthetic-binary", Scheme: ds.Scheme}, fit, ag.Report, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"binary", rep, fit}
+	return builtCase(t, "binary", annotations.Project{Name: "synthetic-binary", Scheme: ds.Scheme}, fit, ds, 100)
 }
 
 // nominalFixture is a SYNTHETIC three-class classification result (see
@@ -282,11 +263,7 @@ func degenerateClassCase(t testing.TB) reportCase {
 		Items:  []FitItem{{ItemResult: multirater.ItemResult{ID: "i", NLabels: 1, Labels: map[string]string{"r": "b"}}, ClassProbs: []float64{0.4, 0.6}, Class: "b"}},
 		Raters: []multirater.RaterResult{{ID: "r", NLabels: 1, Precision: multirater.Estimate{Mean: 1, Q025: 1, Q50: 1, Q975: 1}, Variance: multirater.Estimate{Mean: 1, Q025: 1, Q50: 1, Q975: 1}}},
 	}
-	rep, err := BuildFit(annotations.Project{Name: "degenerate-class"}, fit, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"degenerate-classification", rep, fit}
+	return builtCase(t, "degenerate-classification", annotations.Project{Name: "degenerate-class"}, fit, nil, 0)
 }
 
 // boundedFit reads the real fit of bounded ratings in
@@ -432,15 +409,7 @@ func manyRatersCase(t testing.TB) reportCase {
 		}
 		fit.Draws.Alpha = append(fit.Draws.Alpha, row)
 	}
-	ag, err := analysis.Agreement(context.Background(), ds, raters.Options{Bootstrap: -1, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := BuildFit(annotations.Project{Name: "many-raters", Scheme: ds.Scheme}, fit, ag.Report, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reportCase{"many-raters", rep, fit}
+	return builtCase(t, "many-raters", annotations.Project{Name: "many-raters", Scheme: ds.Scheme}, fit, ds, -1)
 }
 
 // writtenCSV returns the records of the CSV table that write writes; a

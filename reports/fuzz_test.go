@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"concord/annotations"
+	"concord/internal/testutil"
 )
 
 // FuzzReadFit feeds fit result documents to ReadFit; whatever it accepts
@@ -82,14 +83,8 @@ func FuzzReadReport(f *testing.F) {
 // down to its first 4 items, 3 trace points and 2 draws, and drops the
 // flags and parameters of the other items: a seed small enough to mutate.
 func smallOrdinalSeed(f *testing.F) []byte {
-	b, err := os.ReadFile(filepath.Join("testdata", "fit_sirt_k1.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
 	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		f.Fatal(err)
-	}
+	testutil.ReadJSON(f, filepath.Join("testdata", "fit_sirt_k1.json"), &doc)
 	items := doc["items"].([]any)[:4]
 	keep := map[string]bool{}
 	for _, it := range items {

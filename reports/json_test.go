@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"concord/internal/testutil"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -118,16 +119,7 @@ func TestSchemaRejects(t *testing.T) {
 // schema (go test -update copies it).
 func TestDocsSchema(t *testing.T) {
 	path := filepath.Join("..", "docs", "report-schema.json")
-	if *update {
-		if err := os.WriteFile(path, SchemaJSON(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, SchemaJSON()) {
+	if _, same := testutil.Golden(t, path, SchemaJSON(), *update); !same {
 		t.Errorf("%s differs from reports/report-schema.json: run go test ./reports -run DocsSchema -update", path)
 	}
 	var v any
@@ -143,17 +135,7 @@ func TestGolden(t *testing.T) {
 	for _, c := range []reportCase{ordinalCase(t), binaryCase(t), nominalCase(t), degenerateClassCase(t), boundedCase(t), robustCase(t), aucCase(t)} {
 		js := reportJSON(t, c.rep)
 		path := filepath.Join("testdata", "golden", c.name+".json")
-		if *update {
-			os.MkdirAll(filepath.Dir(path), 0o755)
-			if err := os.WriteFile(path, js, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(js, want) {
+		if want, same := testutil.Golden(t, path, js, *update); !same {
 			t.Errorf("%s: the report differs from %s (go test ./reports -run Golden -update after a deliberate change)\n%s", c.name, path, firstDiff(string(js), string(want)))
 		}
 	}

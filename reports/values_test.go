@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"concord/annotations"
+	"concord/internal/testutil"
 	"concord/multirater"
 )
 
@@ -169,14 +169,8 @@ func TestBuildValues(t *testing.T) {
 // boundedDoc returns the bounded fit document as a JSON object, for edits.
 func boundedDoc(t *testing.T) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "fit_snow_valence.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	testutil.ReadJSON(t, filepath.Join("testdata", "fit_snow_valence.json"), &m)
 	return m
 }
 

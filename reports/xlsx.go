@@ -1680,7 +1680,7 @@ func (x *xlsxWriter) diagnostics() error {
 // the chosen one marked.
 func (x *xlsxWriter) modelChoiceBlock(mc *ModelChoice) *block {
 	cands := mc.Candidates
-	return &block{title: "Model choice (" + mc.Family + "): chosen " + mc.Chosen,
+	return &block{title: "Model choice (" + string(mc.Family) + "): chosen " + mc.Chosen,
 		cols: []col{x.text("Candidate"), x.text("Chosen"), x.num("Score"), x.num("Held-out"), x.c("Evidence", x.st.num2, 2),
 			x.integer("Iterations"), x.c("Seconds", x.st.num2, 2), x.text("Note")},
 		n: len(cands),

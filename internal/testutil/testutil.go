@@ -185,6 +185,14 @@ func JSONDocument(tb testing.TB, v any) map[string]any {
 	return jsonAs[map[string]any](tb, v)
 }
 
+// JSONFields returns v encoded as JSON and decoded as an object's fields,
+// each left encoded; a value that cannot be encoded as an object fails
+// the test.
+func JSONFields(tb testing.TB, v any) map[string]json.RawMessage {
+	tb.Helper()
+	return jsonAs[map[string]json.RawMessage](tb, v)
+}
+
 // ZipFixture returns the zip archive of the files of dir named in
 // dir/ORDER (slash-separated paths), in that order: a fixture kept
 // unzipped in testdata. A file that cannot be read fails the test.
@@ -259,4 +267,25 @@ func IndexOf(index map[string]int, ids *[]string, id string) int {
 		*ids = append(*ids, id)
 	}
 	return i
+}
+
+// Golden compares got with the golden file at path, and with update set
+// first writes got there (making its folder): the file's content, and
+// whether it equals got. A file that cannot be written or read fails the
+// test.
+func Golden(tb testing.TB, path string, got []byte, update bool) (want []byte, same bool) {
+	tb.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return want, bytes.Equal(got, want)
 }

@@ -33,16 +33,7 @@ func lowRankProblem(n, d int, seed uint64) (gp.SparseRows, []lik.Site, []float64
 				cnt[int32(100+int(float64(d-100)*math.Pow(rng.Float64(), 3)))]++
 			}
 		}
-		norm := 0.0
-		for _, v := range cnt {
-			norm += v * v
-		}
-		for j := int32(0); j < int32(d); j++ {
-			if v, ok := cnt[j]; ok {
-				x.Idx[i] = append(x.Idx[i], j)
-				x.Val[i] = append(x.Val[i], v/math.Sqrt(norm))
-			}
-		}
+		x.Idx[i], x.Val[i] = gptest.UnitRow(cnt)
 		for r := 0; r < 4; r++ {
 			y := truth[i] + 0.5*rng.NormFloat64()
 			lv := 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"concord/internal/testutil"
 	"concord/multirater/kernel"
 
 	"gonum.org/v1/gonum/mat"
@@ -17,7 +18,7 @@ import (
 func TestPriorFactor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	n := 40
-	x := normalInputs(rng, n, 3)
+	x := testutil.NormalMatrix(rng, n, 3)
 	in := kernel.Inputs{N: n, X: x}
 	var rbf, lin mat.SymDense
 	kernel.RBF{Gamma: 0.2}.GramTo(&rbf, in)
@@ -155,7 +156,7 @@ func TestGaussSampler(t *testing.T) {
 func TestCGStop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	n := 300
-	x := normalInputs(rng, n, 3)
+	x := testutil.NormalMatrix(rng, n, 3)
 	var c mat.SymDense
 	kernel.RBF{Gamma: 0.5}.GramTo(&c, kernel.Inputs{N: n, X: x})
 	f, err := NewFactor(&c)
@@ -276,18 +277,6 @@ func TestGramFeatures(t *testing.T) {
 	}
 }
 
-// normalInputs returns n inputs of d standard normal covariates, drawn
-// from rng row by row.
-func normalInputs(rng *rand.Rand, n, d int) *mat.Dense {
-	x := mat.NewDense(n, d, nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j < d; j++ {
-			x.Set(i, j, rng.NormFloat64())
-		}
-	}
-	return x
-}
-
 // TestWhitenTo: the whitened coordinates g of a new item extend each kind
 // of factor to the N+1 items: G g reproduces the new item's covariances k
 // and |g|^2 + resid its prior variance (exact factors: resid = kss -
@@ -296,7 +285,7 @@ func normalInputs(rng *rand.Rand, n, d int) *mat.Dense {
 func TestWhitenTo(t *testing.T) {
 	const n = 40
 	rng := rand.New(rand.NewPCG(7, 8))
-	x := normalInputs(rng, n+1, 2)
+	x := testutil.NormalMatrix(rng, n+1, 2)
 	var all mat.SymDense
 	kernel.RBF{Gamma: 0.3}.GramTo(&all, kernel.Inputs{N: n + 1, X: x})
 	c := mat.NewSymDense(n, nil)

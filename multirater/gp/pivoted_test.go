@@ -17,7 +17,7 @@ import (
 func TestPivotedFactor(t *testing.T) {
 	const n = 120
 	rng := rand.New(rand.NewPCG(5, 6))
-	x := normalInputs(rng, n, 3)
+	x := testutil.NormalMatrix(rng, n, 3)
 	in := kernel.Inputs{N: n, X: x}
 	var rbf, lin mat.SymDense
 	kernel.RBF{Gamma: 0.5}.GramTo(&rbf, in)

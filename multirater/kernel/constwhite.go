@@ -14,7 +14,7 @@ import (
 // be positive. As a term without a value ("const") V is learnt by the
 // evidence, starting at 1.
 type Const struct {
-	V float64
+	variance
 }
 
 // White is the white-noise kernel k(x_i, x_j) = V if i and j are the same
@@ -23,19 +23,55 @@ type Const struct {
 // is Identity). New items are distinct items: their cross covariances are
 // 0. As a term without a value ("white") V is learnt, starting at 1.
 type White struct {
+	variance
+}
+
+// variance is what Const and White share: their one parameter, the prior
+// variance V > 0, its diagonal and its hyperparameter log V, in which the
+// Gram matrix's derivative is the Gram matrix itself (K = V P with P fixed:
+// all ones for Const, the identity for White).
+type variance struct {
 	V float64
 }
 
-func (k Const) check() {
-	if !(k.V > 0) || math.IsInf(k.V, 1) {
-		panic(fmt.Sprintf("multirater: Const kernel: V = %v must be positive", k.V))
+func (v variance) check() {
+	if !(v.V > 0) || math.IsInf(v.V, 1) {
+		panic(fmt.Sprintf("multirater: const or white kernel: V = %v must be positive", v.V))
 	}
 }
 
-func (k White) check() {
-	if !(k.V > 0) || math.IsInf(k.V, 1) {
-		panic(fmt.Sprintf("multirater: White kernel: V = %v must be positive", k.V))
+// DiagTo sets dst[i] = V.
+func (v variance) DiagTo(dst []float64, a Inputs) []float64 {
+	v.check()
+	dst = vecResize(dst, a.N)
+	for i := range dst {
+		dst[i] = v.V
 	}
+	return dst
+}
+
+// Covariates returns false.
+func (variance) Covariates() bool { return false }
+
+// NumHyper is 1: log V.
+func (variance) NumHyper(int) int { return 1 }
+
+// HyperTo sets dst[0] = log V.
+func (v variance) HyperTo(dst []float64, _ int) []float64 {
+	dst[0] = math.Log(v.V)
+	return dst
+}
+
+// spec is the kernel's specification, name:V.
+func (v variance) spec(name string) string { return name + ":" + strconv.FormatFloat(v.V, 'g', -1, 64) }
+
+// gradTo is where GramGradTo writes d K / d log V = K: dst[0], allocated
+// when nil.
+func gradTo(dst []*mat.SymDense) *mat.SymDense {
+	if dst[0] == nil {
+		dst[0] = new(mat.SymDense)
+	}
+	return dst[0]
 }
 
 // GramTo sets every entry of dst to V.
@@ -60,40 +96,13 @@ func (k Const) CrossTo(dst *mat.Dense, a, b Inputs) {
 	}
 }
 
-// DiagTo sets dst[i] = V.
-func (k Const) DiagTo(dst []float64, a Inputs) []float64 {
-	k.check()
-	dst = vecResize(dst, a.N)
-	for i := range dst {
-		dst[i] = k.V
-	}
-	return dst
-}
-
-// Covariates returns false.
-func (Const) Covariates() bool { return false }
-
-func (k Const) String() string { return "const:" + strconv.FormatFloat(k.V, 'g', -1, 64) }
-
-// NumHyper is 1: log V.
-func (Const) NumHyper(int) int { return 1 }
-
-// HyperTo sets dst[0] = log V.
-func (k Const) HyperTo(dst []float64, _ int) []float64 {
-	dst[0] = math.Log(k.V)
-	return dst
-}
+func (k Const) String() string { return k.spec("const") }
 
 // WithHyper returns the kernel with V = exp(p[0]).
-func (Const) WithHyper(p []float64) Hyper { return Const{V: math.Exp(p[0])} }
+func (Const) WithHyper(p []float64) Hyper { return Const{variance{math.Exp(p[0])}} }
 
 // GramGradTo sets dst[0] to d K / d log V = K.
-func (k Const) GramGradTo(dst []*mat.SymDense, x Inputs) {
-	if dst[0] == nil {
-		dst[0] = new(mat.SymDense)
-	}
-	k.GramTo(dst[0], x)
-}
+func (k Const) GramGradTo(dst []*mat.SymDense, x Inputs) { k.GramTo(gradTo(dst), x) }
 
 // GramTo sets dst to V I.
 func (k White) GramTo(dst *mat.SymDense, x Inputs) {
@@ -114,40 +123,13 @@ func (k White) CrossTo(dst *mat.Dense, a, b Inputs) {
 	dst.Zero()
 }
 
-// DiagTo sets dst[i] = V.
-func (k White) DiagTo(dst []float64, a Inputs) []float64 {
-	k.check()
-	dst = vecResize(dst, a.N)
-	for i := range dst {
-		dst[i] = k.V
-	}
-	return dst
-}
-
-// Covariates returns false.
-func (White) Covariates() bool { return false }
-
-func (k White) String() string { return "white:" + strconv.FormatFloat(k.V, 'g', -1, 64) }
-
-// NumHyper is 1: log V.
-func (White) NumHyper(int) int { return 1 }
-
-// HyperTo sets dst[0] = log V.
-func (k White) HyperTo(dst []float64, _ int) []float64 {
-	dst[0] = math.Log(k.V)
-	return dst
-}
+func (k White) String() string { return k.spec("white") }
 
 // WithHyper returns the kernel with V = exp(p[0]).
-func (White) WithHyper(p []float64) Hyper { return White{V: math.Exp(p[0])} }
+func (White) WithHyper(p []float64) Hyper { return White{variance{math.Exp(p[0])}} }
 
 // GramGradTo sets dst[0] to d K / d log V = K.
-func (k White) GramGradTo(dst []*mat.SymDense, x Inputs) {
-	if dst[0] == nil {
-		dst[0] = new(mat.SymDense)
-	}
-	k.GramTo(dst[0], x)
-}
+func (k White) GramGradTo(dst []*mat.SymDense, x Inputs) { k.GramTo(gradTo(dst), x) }
 
 // parseVariance reads the V of const:V or white:V.
 func parseVariance(name, args string) (float64, error) {

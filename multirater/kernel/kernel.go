@@ -309,9 +309,9 @@ func parseCovTerm(t string) (Kernel, error) {
 			}
 		}
 		if name == "const" {
-			return Const{V: v}, nil
+			return Const{variance{v}}, nil
 		}
-		return White{V: v}, nil
+		return White{variance{v}}, nil
 	case "ard":
 		if !hasArgs {
 			return ARD{}, nil

@@ -10,8 +10,10 @@ import (
 
 	"concord/multirater"
 	"concord/multirater/gp"
+	"concord/multirater/gp/gptest"
 	"concord/multirater/kernel"
 	"concord/multirater/mcmc"
+	"concord/multirater/mcmc/mcmctest"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -25,16 +27,14 @@ import (
 // hundreds) or "dense" (kernel.RBF gamma = 0.05 on 10 covariates, full numerical
 // rank).
 func benchData(n, l int, present float64, kern string, seed uint64) *Data {
+	bk, ok := benchKernels[kern]
+	if !ok {
+		panic("unknown kernel " + kern)
+	}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	const k = 5
 	d := &Data{Levels: []string{"1", "2", "3", "4", "5"}, Kernel: kern}
-	dim := 1
-	switch kern {
-	case "dense":
-		dim = 10
-	case "rbf3d":
-		dim = 3
-	}
+	dim := bk.dim
 	x := mat.NewDense(n, dim, nil)
 	for i := 0; i < n; i++ {
 		d.ItemIDs = append(d.ItemIDs, fmt.Sprint("i", i))
@@ -64,25 +64,20 @@ func benchData(n, l int, present float64, kern string, seed uint64) *Data {
 			d.Ratings = append(d.Ratings, multirater.Rating{Item: i, Rater: r, Level: lev})
 		}
 	}
-	switch kern {
-	case "identity":
-	case "rbf1d":
+	if bk.gamma > 0 {
 		var c mat.SymDense
-		kernel.RBF{Gamma: 1}.GramTo(&c, kernel.Inputs{N: n, X: x})
+		kernel.RBF{Gamma: bk.gamma}.GramTo(&c, kernel.Inputs{N: n, X: x})
 		d.Cov = &c
-	case "rbf3d":
-		var c mat.SymDense
-		kernel.RBF{Gamma: 1}.GramTo(&c, kernel.Inputs{N: n, X: x})
-		d.Cov = &c
-	case "dense":
-		var c mat.SymDense
-		kernel.RBF{Gamma: 0.05}.GramTo(&c, kernel.Inputs{N: n, X: x})
-		d.Cov = &c
-	default:
-		panic("unknown kernel " + kern)
 	}
 	return d
 }
+
+// benchKernels are benchData's prior covariances: the number of covariates
+// and the RBF kernel's gamma on them (0: the identity).
+var benchKernels = map[string]struct {
+	dim   int
+	gamma float64
+}{"identity": {1, 0}, "rbf1d": {1, 1}, "rbf3d": {3, 1}, "dense": {10, 0.05}}
 
 var benchModels sync.Map
 
@@ -105,24 +100,23 @@ func benchModel(b *testing.B, n, l int, present float64, kern string, smp mcmc.S
 // (after 200 burn-in sweeps) over a ladder of sizes and designs. Sweeps per
 // second = 1e9 / ns/op.
 func BenchmarkOrdinalSweep(b *testing.B) {
-	cases := []struct {
+	type benchCase struct {
 		name    string
 		n, l    int
 		present float64
 		kern    string
-	}{
-		{"toy/N=200/L=4/rbf1d", 200, 4, 1, "rbf1d"},
-		{"N=200/L=4/identity", 200, 4, 1, "identity"},
-		{"N=500/L=4/dense", 500, 4, 1, "dense"},
-		{"N=1000/L=4/identity", 1000, 4, 1, "identity"},
-		{"N=1000/L=4/rbf1d", 1000, 4, 1, "rbf1d"},
-		{"N=1000/L=4/rbf3d", 1000, 4, 1, "rbf3d"},
-		{"N=1000/L=4/dense", 1000, 4, 1, "dense"},
-		{"N=2000/L=4/dense", 2000, 4, 1, "dense"},
-		{"N=1000/L=20/30%/identity", 1000, 20, 0.3, "identity"},
-		{"N=1000/L=20/30%/rbf1d", 1000, 20, 0.3, "rbf1d"},
-		{"N=1000/L=20/30%/rbf3d", 1000, 20, 0.3, "rbf3d"},
-		{"N=1000/L=20/30%/dense", 1000, 20, 0.3, "dense"},
+	}
+	// The paper's toy, then 4 raters who rate every item and 20 raters
+	// who rate 30% of the items each.
+	cases := []benchCase{{"toy/N=200/L=4/rbf1d", 200, 4, 1, "rbf1d"}}
+	for _, nk := range []struct {
+		n    int
+		kern string
+	}{{200, "identity"}, {500, "dense"}, {1000, "identity"}, {1000, "rbf1d"}, {1000, "rbf3d"}, {1000, "dense"}, {2000, "dense"}} {
+		cases = append(cases, benchCase{fmt.Sprintf("N=%d/L=4/%s", nk.n, nk.kern), nk.n, 4, 1, nk.kern})
+	}
+	for _, kern := range []string{"identity", "rbf1d", "rbf3d", "dense"} {
+		cases = append(cases, benchCase{"N=1000/L=20/30%/" + kern, 1000, 20, 0.3, kern})
 	}
 	for _, c := range cases {
 		for _, smp := range []mcmc.Sampler{mcmc.DefaultSampler, mcmc.PaperSampler} {
@@ -132,20 +126,7 @@ func BenchmarkOrdinalSweep(b *testing.B) {
 				}
 				md := benchModel(b, c.n, c.l, c.present, c.kern, smp)
 				ch := newOrdChain(md, 1, 0, 1)
-				for i := 0; i < 200; i++ {
-					if err := ch.Sweep(true); err != nil {
-						b.Fatal(err)
-					}
-				}
-				ch.EndWarmup()
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if err := ch.Sweep(false); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sweeps/s")
+				mcmctest.BenchSweeps(b, ch, 200)
 				b.ReportMetric(float64(md.f.R), "rank")
 				if ch.gs.Stats.Solves > 0 {
 					b.ReportMetric(float64(ch.gs.Stats.Iterations)/float64(ch.gs.Stats.Solves), "cg-iters")
@@ -333,20 +314,12 @@ func lowRankBenchData(n int, seed uint64) *Data {
 		for j := 0; j < words; j++ {
 			counts[int32(zipf.Uint64())]++
 		}
-		var idx []int32
-		var val []float64
-		var norm float64
 		for t, c := range counts {
-			idx = append(idx, t)
-			val = append(val, c)
-			norm += c * c
 			if t < 100 {
 				latent[i] += c
 			}
 		}
-		for k := range val {
-			val[k] /= math.Sqrt(norm)
-		}
+		idx, val := gptest.UnitRow(counts)
 		x.Idx = append(x.Idx, idx)
 		x.Val = append(x.Val, val)
 	}

@@ -20,14 +20,7 @@
 # weightmatrix_raw_test.go).
 #
 # Output: input, coefficient, value, se, lcb, ucb.
-src14 <- Sys.getenv("IRRCAC14_R", unset = "irrcac14_R")
-e14 <- new.env()
-sys.source(file.path(src14, "weights.gen.r"), envir = e14)
-sys.source(file.path(src14, "agree.coeff3.raw.r"), envir = e14)
-round <- function(x, digits = 0) x
-
-ci <- function(s) as.numeric(strsplit(gsub("[()]", "", s), ",")[[1]])
-fmt <- function(x) sprintf("%.17g", x)
+source("irrcac14.R") # e14 (irrCAC 1.4), round() the identity, ci(), fmt()
 raw <- list(percent_agreement = e14$pa.coeff.raw, fleiss_kappa = e14$fleiss.kappa.raw, conger_kappa = e14$conger.kappa.raw,
             gwet = e14$gwet.ac1.raw, brennan_prediger = e14$bp.coeff.raw, krippendorff_alpha = e14$krippen.alpha.raw)
 w3 <- matrix(c(1, 0.9, 0.2, 0.9, 1, 0.5, 0.2, 0.5, 1), 3, byrow = TRUE)

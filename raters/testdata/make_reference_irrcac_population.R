@@ -40,14 +40,7 @@ src <- Sys.getenv("IRRCAC_R", unset = "irrcac_R")
 source(file.path(src, "weights.gen.r"))
 source(file.path(src, "agree.coeff2.r"))
 source(file.path(src, "agree.coeff3.dist.r"))
-src14 <- Sys.getenv("IRRCAC14_R", unset = "irrcac14_R")
-e14 <- new.env()
-sys.source(file.path(src14, "weights.gen.r"), envir = e14)
-sys.source(file.path(src14, "agree.coeff3.raw.r"), envir = e14)
-round <- function(x, digits = 0) x
-
-ci <- function(s) as.numeric(strsplit(gsub("[()]", "", s), ",")[[1]])
-fmt <- function(x) sprintf("%.17g", x)
+source("irrcac14.R") # e14 (irrCAC 1.4), round() the identity, ci(), fmt()
 out <- data.frame()
 add <- function(input, coef, w, N, value, se, conf, p) {
   b <- ci(conf)

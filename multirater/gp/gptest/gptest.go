@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -128,4 +129,22 @@ func CorrectedProblem(n, r int, rng *rand.Rand) (low, dense *gp.Factor, sites []
 	low = &gp.Factor{N: n, R: r, G: g, Extra: extra}
 	dense, err = gp.NewFactor(c)
 	return low, dense, sites, err
+}
+
+// UnitRow is a bag of words (counts by column) as a row of gp.SparseRows:
+// its columns in increasing order, the counts scaled to unit Euclidean
+// norm (the shape of the text featuriser's vectors).
+func UnitRow(counts map[int32]float64) ([]int32, []float64) {
+	idx := make([]int32, 0, len(counts))
+	norm := 0.0
+	for j, v := range counts {
+		idx = append(idx, j)
+		norm += v * v
+	}
+	slices.Sort(idx)
+	val := make([]float64, len(idx))
+	for k, j := range idx {
+		val[k] = counts[j] / math.Sqrt(norm)
+	}
+	return idx, val
 }

@@ -251,3 +251,24 @@ func LatentStats(n, k int, cov mat.Symmetric, m func(i int) float64) []Stat {
 	}
 	return out
 }
+
+// BenchSweeps is the steady-state sweep benchmark of a Gibbs chain: warmup
+// burn-in sweeps of ch (untimed), the end of its warm-up, then b.N timed
+// sweeps with their allocations, reported as sweeps per second.
+func BenchSweeps(b *testing.B, ch interface {
+	Sweep(warmup bool) error
+	EndWarmup()
+}, warmup int) {
+	b.Helper()
+	for i := range warmup + b.N {
+		if i == warmup { // the burn-in is over: time the rest
+			ch.EndWarmup()
+			b.ReportAllocs()
+			b.ResetTimer()
+		}
+		if err := ch.Sweep(i < warmup); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sweeps/s")
+}
