@@ -124,11 +124,12 @@ type Problem struct {
 	// without a gain).
 	MaxIterations int
 	// FirstStep, when positive, is the length of L-BFGS's first step in the
-	// parameters (gonum's is 1: a factor e in a log-scale parameter), for a
-	// first start that is already near its optimum (a warm start from a
-	// related fit); the search runs in the parameters divided by FirstStep,
-	// in which L-BFGS is otherwise the same (its later steps are
-	// scale-free), with the gradient threshold scaled alike. 0 means 1.
+	// parameters in every start (gonum's is 1: a factor e in a log-scale
+	// parameter), for starts that are already near their optimum (a warm
+	// start from a related fit): each search runs in the parameters
+	// divided by FirstStep, in which L-BFGS is otherwise the same (its
+	// later steps are scale-free), with the gradient threshold scaled
+	// alike. 0 means 1.
 	FirstStep float64
 	// Replica, when not nil, returns a new problem with the same sites,
 	// owners and likelihoods as this one (new values: the likelihoods,
