@@ -181,6 +181,9 @@ type Options struct {
 	Laplace laplace.Options
 	// Progress, when set, is called after each evaluation of the evidence.
 	Progress func(multirater.Progress)
+	// candidate marks a candidate of the choice (choose), whose search
+	// stops at gainTol.
+	candidate bool
 }
 
 // WithDefaults returns the options with zero fields replaced by their
@@ -413,7 +416,8 @@ func fitCandidate(ctx context.Context, data *Data, opts Options, name string, sh
 	return c, nil
 }
 
-// gainTol is the evidence maximisation's stop (infer.Problem.GainTol):
+// gainTol is the evidence maximisation's stop of the choice's candidates
+// (infer.Problem.GainTol; a single fit keeps infer's 1e-4):
 // less than 1e-3 nats gained in two L-BFGS iterations. On the ladder's
 // 1,000 items the last iterations to 1e-4 (infer's default) gain a few
 // 1e-4 nats in all, move the leave-one-out scores of the choice by
@@ -574,7 +578,10 @@ func newProblem(data *Data, opts Options, name string, shared bool, ur *unitRati
 		eo.Tol = 1e-4
 	}
 	prob := &infer.Problem{Engine: opts.Engine, N: n, Cov: data.Cov, Restarts: opts.Restarts,
-		EP: eo, Laplace: opts.Laplace, Progress: opts.Progress, ParallelSites: -1, GainTol: gainTol}
+		EP: eo, Laplace: opts.Laplace, Progress: opts.Progress, ParallelSites: -1}
+	if opts.candidate {
+		prob.GainTol = gainTol
+	}
 	if data.Learn != nil {
 		if prob.Kernel, err = data.Learn.NewKernel(n, data.Cov); err != nil {
 			return nil, nil, err

@@ -77,7 +77,7 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 		d, pr := *data, priors[k/per]
 		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
 		o := opts
-		o.Likelihood, o.Dispersions, o.Progress = c.Likelihood, c.Dispersions, progress
+		o.Likelihood, o.Dispersions, o.Progress, o.candidate = c.Likelihood, c.Dispersions, progress, true
 		fc, err := fitCandidate(ctx, &d, o, c.Likelihood, c.Dispersions == Shared, warmFrom(cands[:k], fits, c))
 		if err != nil {
 			return fitted{}, 0, err
