@@ -72,15 +72,17 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 		}
 	}
 	per := len(liks) * len(disps)
+	fits := make([]*candidate, len(cands)) // the candidates fitted so far
 	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (fitted, float64, error) {
 		d, pr := *data, priors[k/per]
 		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
 		o := opts
-		o.Likelihood, o.Dispersions, o.Progress = c.Likelihood, c.Dispersions, progress
-		fc, err := fitCandidate(ctx, &d, o, c.Likelihood, c.Dispersions == Shared)
+		o.Likelihood, o.Dispersions, o.Progress, o.candidate = c.Likelihood, c.Dispersions, progress, true
+		fc, err := fitCandidate(ctx, &d, o, c.Likelihood, c.Dispersions == Shared, warmFrom(cands[:k], fits, c))
 		if err != nil {
 			return fitted{}, 0, err
 		}
+		fits[k] = fc
 		loo := fc.loo
 		if math.IsNaN(loo.fresh) || math.IsInf(loo.fresh, 0) {
 			return fitted{}, 0, fmt.Errorf("leave-one-out score %v", loo.fresh)
@@ -106,6 +108,30 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 	}
 	ch.Report(res, "by the leave-one-out predictive probability of the ratings (the evidences of different likelihoods are not comparable)", why, opts.Progress)
 	return res, nil
+}
+
+// warmFrom returns the fitted candidate (fits, nil where one failed) among
+// those before c (done) that starts c's evidence maximisation
+// (candidate.warmStart): the last one of c's likelihood and dispersion
+// sharing (under an earlier prior), else the last one of c's likelihood
+// under c's prior (the other dispersion sharing); nil when there is none.
+// A start near the optimum takes fewer L-BFGS iterations and EP sweeps
+// than nu_0 with no sites; the optimum each candidate reaches is its own.
+func warmFrom(done []multirater.ModelCandidate, fits []*candidate, c *multirater.ModelCandidate) *candidate {
+	var other *candidate
+	for i := len(done) - 1; i >= 0; i-- {
+		d := done[i]
+		if fits[i] == nil || d.Likelihood != c.Likelihood {
+			continue
+		}
+		if d.Dispersions == c.Dispersions {
+			return fits[i]
+		}
+		if other == nil && d.Kernel == c.Kernel {
+			other = fits[i]
+		}
+	}
+	return other
 }
 
 // fmtCell returns the width of the LOO score's cells, 2 eps, as a

@@ -117,8 +117,20 @@ type Problem struct {
 	WarmEP *ep.Result
 	// MaxIterations bounds the L-BFGS iterations of each start; 0 means
 	// 500. An EM loop that refits the other parameters at every step may
-	// take a few (a generalised EM step only needs to raise the objective).
+	// take a few (a generalised EM step only needs to raise the objective);
+	// a positive bound also bounds the evaluations of the evidence, line
+	// searches included, at 3 per iteration (a line search on an evidence
+	// whose EP runs barely settle can otherwise take tens of evaluations
+	// without a gain).
 	MaxIterations int
+	// FirstStep, when positive, is the length of L-BFGS's first step in the
+	// parameters in every start (gonum's is 1: a factor e in a log-scale
+	// parameter), for starts that are already near their optimum (a warm
+	// start from a related fit): each search runs in the parameters
+	// divided by FirstStep, in which L-BFGS is otherwise the same (its
+	// later steps are scale-free), with the gradient threshold scaled
+	// alike. 0 means 1.
+	FirstStep float64
 	// Replica, when not nil, returns a new problem with the same sites,
 	// owners and likelihoods as this one (new values: the likelihoods,
 	// the sites on them, and FactorTol and LogPrior reading them), so that

@@ -54,7 +54,12 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 	res := &Restart{}
 	// L-BFGS asks for the value and the gradient at the same points: one
 	// engine run gives both.
-	var cx, cg []float64
+	// The search runs in y = theta / step (Problem.FirstStep).
+	step := 1.0
+	if ob.p.FirstStep > 0 {
+		step = ob.p.FirstStep
+	}
+	var cx, cg, theta []float64
 	var cv float64
 	eval := func(x []float64) {
 		if cx != nil && floats.Equal(cx, x) {
@@ -62,9 +67,16 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 		}
 		cx = append(cx[:0], x...)
 		cg = make([]float64, len(x))
-		v, err := ob.eval(ctx, ev, x, cg)
+		theta = append(theta[:0], x...)
+		if step != 1 {
+			floats.Scale(step, theta)
+		}
+		v, err := ob.eval(ctx, ev, theta, cg)
 		if err != nil {
 			res.Err, v = err, math.Inf(1)
+		}
+		if step != 1 {
+			floats.Scale(step, cg)
 		}
 		cv = v
 	}
@@ -72,17 +84,23 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 		Func: func(x []float64) float64 { eval(x); return cv },
 		Grad: func(g, x []float64) { eval(x); copy(g, cg) },
 	}
-	maxIter := ob.p.MaxIterations
+	maxIter, maxEvals := ob.p.MaxIterations, 0
 	if maxIter == 0 {
 		maxIter = 500
+	} else {
+		maxEvals = 3 * maxIter
+	}
+	if step != 1 {
+		x0 = append([]float64(nil), x0...)
+		floats.Scale(1/step, x0)
 	}
 	gain := ob.p.GainTol
 	if gain == 0 {
 		gain = 1e-4
 	}
 	conv := &hopeless{FunctionConverge: optimize.FunctionConverge{Absolute: gain, Iterations: 2}, best: best}
-	r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5, MajorIterations: maxIter,
-		Converger: conv}, &optimize.LBFGS{})
+	r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5 * step, MajorIterations: maxIter,
+		FuncEvaluations: maxEvals, Converger: conv}, &optimize.LBFGS{})
 	ob.prog.done(ob.unit)
 	if err != nil && r == nil {
 		return nil, fmt.Errorf("multirater: evidence maximisation: %w", err)
@@ -98,6 +116,9 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 		res.Status = fmt.Sprintf("stopped early: %.1f nats below the best start after %d iterations", conv.gap, r.Stats.MajorIterations)
 	case r.Status != optimize.GradientThreshold && r.Status != optimize.FunctionConvergence:
 		res.Status = r.Status.String()
+	}
+	if step != 1 {
+		floats.Scale(step, r.X)
 	}
 	res.X, res.F, res.Iterations, res.Clamped, res.Hopeless, res.last = r.X, r.F, r.Stats.MajorIterations, ev.clamped, conv.stopped, ev.warm
 	return res, nil
