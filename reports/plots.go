@@ -533,6 +533,12 @@ func raterForest(rep *Report, est func(*Rater) *Estimate, title, xlabel string, 
 		if !finite(a) || !finite(b) || (logX && !(a > 0)) {
 			a, b = m, m
 		}
+		if logX && !(m-(m-a) > 0) {
+			// a is positive but below m's rounding: the error bar's
+			// low end m - (m - a) would be 0, which a log axis cannot
+			// draw; the interval is drawn down to m×1e-12.
+			a = m - m*(1-1e-12)
+		}
 		if r.Reference {
 			fixed = append(fixed, plotter.XY{X: m, Y: float64(y)})
 		}

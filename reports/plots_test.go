@@ -146,3 +146,26 @@ func TestPlotsManyRaters(t *testing.T) {
 		t.Errorf("variance caption names %d raters", named)
 	}
 }
+
+// TestDispersionPlotTinyLowerEnd: a dispersion interval whose lower end is
+// positive but below the estimate's rounding (a fit's interval reaching
+// down to 1e-300) is drawn, not a panic of the log axis ("Values must be
+// greater than 0 for a log scale", seen with a 3-rater bounded fit).
+func TestDispersionPlotTinyLowerEnd(t *testing.T) {
+	rep := &Report{Raters: []Rater{
+		{ID: "a", Dispersion: &Estimate{Mean: 1, Q025: 1e-300, Q975: 2}},
+		{ID: "b", Dispersion: &Estimate{Mean: 5, Q025: 3, Q975: 8}},
+		{ID: "c", Dispersion: &Estimate{Mean: 0.5, Q025: 0.5 * 1e-17, Q975: 0.9}},
+	}}
+	fig, err := dispersionPlot(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := fig.render(&buf, PNG); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(&buf); err != nil {
+		t.Fatal(err)
+	}
+}
