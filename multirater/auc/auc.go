@@ -358,9 +358,9 @@ type Result struct {
 	// trace (0 for a dense prior).
 	Rank     int     `json:"rank,omitempty"`
 	Residual float64 `json:"residual,omitempty"`
-	Sweeps   int `json:"sweeps,omitempty"`
-	Negative int `json:"negative_sites,omitempty"`
-	Clamped  int `json:"clamped_sites,omitempty"`
+	Sweeps   int     `json:"sweeps,omitempty"`
+	Negative int     `json:"negative_sites,omitempty"`
+	Clamped  int     `json:"clamped_sites,omitempty"`
 	// SMC holds the SMC engine's diagnostics (nil for EP).
 	SMC *SMCStats `json:"smc,omitempty"`
 	// Center and Scale are the standardisation (nil when not standardised).
