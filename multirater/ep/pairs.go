@@ -405,6 +405,7 @@ type pairPost struct {
 	gw    []float64 // scratch of gp.SyrkUpperTrans
 	h     []float64 // r×r
 	sgm   []float64 // n×r: S G (by items)
+	sq    []float64 // |x_i|^2 for the rows of X = G L'^-T (by items)
 	u     []float64 // sum nu_k a_k (n)
 	fm    []float64 // item means (n)
 	b, mw []float64
@@ -457,6 +458,7 @@ func newPairPost(f *gp.Factor, sites []PairSite, coords []CoordSite, path int) *
 		}
 	default:
 		p.sgm = make([]float64, n*r)
+		p.sq = make([]float64, n)
 		p.z = make([]float64, n*r)
 		p.fm = make([]float64, n)
 	}
@@ -516,19 +518,23 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 		}
 	default:
 		// SG = sum_k tau_k a_k (g_I - g_J)' with S never formed, O(M r):
-		// row I gains tau_k (g_I - g_J), row J loses it. H = I + G'(SG).
+		// row i is d_i g_i - sum over i's sites of tau_k g_(the other
+		// item), d_i the sum of i's sites' tau_k. H = I + G'(SG).
 		clear(p.sgm)
+		clear(p.fm)
 		for k, s := range p.sites {
 			t := tau[k]
 			if t == 0 {
 				continue
 			}
-			gi, gj := p.g[s.I*r:(s.I+1)*r], p.g[s.J*r:(s.J+1)*r]
-			si, sj := p.sgm[s.I*r:(s.I+1)*r], p.sgm[s.J*r:(s.J+1)*r]
-			for c, v := range gi {
-				d := t * (v - gj[c])
-				si[c] += d
-				sj[c] -= d
+			p.fm[s.I] += t
+			p.fm[s.J] += t
+			floats.AddScaled(p.sgm[s.I*r:(s.I+1)*r], -t, p.g[s.J*r:(s.J+1)*r])
+			floats.AddScaled(p.sgm[s.J*r:(s.J+1)*r], -t, p.g[s.I*r:(s.I+1)*r])
+		}
+		for i, d := range p.fm {
+			if d != 0 {
+				floats.AddScaled(p.sgm[i*r:(i+1)*r], d, p.g[i*r:(i+1)*r])
 			}
 		}
 		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
@@ -578,20 +584,18 @@ func (p *pairPost) pairMarginalsTo(pm, pv []float64) {
 		}
 		return
 	}
-	// Sigma_f = X X', X = G L'^-1 (n×r): v_k = |x_I - x_J|^2, O(M r);
-	// item means G H^-1 b.
+	// Sigma_f = X X', X = G L'^-1 (n×r): v_k = |x_I|^2 + |x_J|^2 -
+	// 2 x_I'x_J, O(M r); item means G H^-1 b.
 	copy(p.z, p.g)
 	p.ch.rightSolve(p.z, n)
 	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
 		blas64.Vector{N: r, Inc: 1, Data: p.mw}, 0, blas64.Vector{N: n, Inc: 1, Data: p.fm})
+	for i := range p.sq {
+		x := p.z[i*r : (i+1)*r]
+		p.sq[i] = floats.Dot(x, x)
+	}
 	for k, s := range p.sites {
-		xi, xj := p.z[s.I*r:(s.I+1)*r], p.z[s.J*r:(s.J+1)*r]
-		v := 0.0
-		for c, a := range xi {
-			d := a - xj[c]
-			v += d * d
-		}
-		pv[k] = v
+		pv[k] = p.sq[s.I] + p.sq[s.J] - 2*floats.Dot(p.z[s.I*r:(s.I+1)*r], p.z[s.J*r:(s.J+1)*r])
 		pm[k] = p.fm[s.I] - p.fm[s.J]
 	}
 }
