@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"concord/multirater"
+	"concord/multirater/auc"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
 )
@@ -150,8 +151,13 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	terms := fmt.Sprintf("%.2g s x %d labels%s", rates.perLabel, labels, kernelTerm)
 	if rates.perPair > 0 {
 		pairs := n * n / 4
-		per = rates.fixed + rates.perPair*pairs + unit
 		terms = fmt.Sprintf("%.2g s x N²/4 pairs (N %d)%s", rates.perPair, items, kernelTerm)
+		// EP's sites are a sample beyond the pair bound (auc.SamplePairs).
+		if b := pairBound(spec, items); engine == multirater.EngineEP && b > 0 && float64(b) < pairs {
+			pairs = float64(b)
+			terms = fmt.Sprintf("%.2g s x %d sampled pairs (N %d)%s", rates.perPair, b, items, kernelTerm)
+		}
+		per = rates.fixed + rates.perPair*pairs + unit
 	}
 	if rates.fixed > 0 {
 		terms = fmt.Sprintf("%.2g s + %s", rates.fixed, terms)
@@ -164,6 +170,19 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	}
 	d := time.Duration(min(per*float64(time.Second), float64(1<<62)))
 	return Cost{CPU: d, Model: what}
+}
+
+// pairBound is the bound on the auc model's EP pair sites for items
+// fitted items (FitSpec.MaxPairs, auc.DefaultPairs by default), or -1
+// for none.
+func pairBound(spec FitSpec, items int) int {
+	switch {
+	case spec.MaxPairs > 0:
+		return spec.MaxPairs
+	case spec.MaxPairs < 0:
+		return -1
+	}
+	return auc.DefaultPairs(items)
 }
 
 // costKernel says how a fit of spec on items items holds its prior
