@@ -229,3 +229,44 @@ func ranks(v []float64) []float64 {
 	}
 	return r
 }
+
+// TestKernelChosenOnce: with candidate kernels and gamma by
+// cross-validation the kernel is chosen once, by the evidence at the
+// grid's median gamma (30), and the fit is then the fit with that kernel
+// given: the same gamma, CV table and scores to the last bit.
+func TestKernelChosenOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two cross-validations of 35 fits")
+	}
+	x, y := synthetic(60, 3, 9)
+	d := Data{X: x, Positive: y}
+	cands := []kernel.Kernel{kernel.RBF{Gamma: 0.01}, kernel.RBF{Gamma: 0.3}, kernel.RBF{Gamma: 3}}
+	res, err := Fit(context.Background(), d, Options{Kernels: cands, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.KernelGamma != 30 || len(res.KernelEvidence) != len(cands) {
+		t.Fatalf("kernel gamma %v, evidence %+v", res.KernelGamma, res.KernelEvidence)
+	}
+	best := 0
+	for i, k := range res.KernelEvidence {
+		if k.LogEvidence > res.KernelEvidence[best].LogEvidence {
+			best = i
+		}
+	}
+	if res.Kernel != cands[best].String() {
+		t.Fatalf("kernel %s, the largest evidence at gamma 30 is %s's", res.Kernel, cands[best])
+	}
+	one, err := Fit(context.Background(), d, Options{Kernel: cands[best], Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Gamma != res.Gamma || !slices.Equal(one.CV, res.CV) || one.LogEvidence != res.LogEvidence {
+		t.Fatalf("chosen once: gamma %v CV %v log Z %v; given: gamma %v CV %v log Z %v", res.Gamma, res.CV, res.LogEvidence, one.Gamma, one.CV, one.LogEvidence)
+	}
+	for i, s := range res.Items {
+		if s != one.Items[i] {
+			t.Fatalf("item %d: %+v, with the kernel given %+v", i, s, one.Items[i])
+		}
+	}
+}
