@@ -149,8 +149,9 @@ func TestSampledFitMatchesAllPairs(t *testing.T) {
 }
 
 // TestLowRankPrior checks GP scores' pivoted prior (Options.Rank): with a
-// rank of N it is the dense prior (the same scores within 1e-6 and the
-// same log evidence within 1e-6 nats); with rank 40 of 300 items it
+// rank of N it stops at lowRankTol of the trace and is close to the dense
+// prior (scores within 5 %, log evidence within 0.05 nats, Spearman
+// 0.999); with rank 40 of 300 items it
 // leaves out a small part of the trace, keeps the scores' order
 // (Spearman >= 0.99) and predicts the fitted items' own scores back.
 func TestLowRankPrior(t *testing.T) {
@@ -166,7 +167,7 @@ func TestLowRankPrior(t *testing.T) {
 		tol, rho   float64
 		maxResidue float64
 	}{
-		{300, 1e-6, 1, 1e-9},
+		{300, 0.05, 0.999, 1e-3},
 		{40, math.Inf(1), 0.99, 0.05},
 	} {
 		lr, err := Fit(context.Background(), d, Options{Gamma: 20, Kernel: k, Rank: tc.rank})
