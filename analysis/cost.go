@@ -84,7 +84,7 @@ var costTable = map[string]costRates{
 	"bounded/ep":      {perLabel: 1.1e-3, perLowRank: 1.46e-7, perDense: 2.4e-6},
 	"bounded/laplace": {perLabel: 1.1e-3, perLowRank: 1.46e-7, perDense: 2.4e-6},
 	"robust/ep":       {perLabel: 2.2e-4, perLowRank: 6.6e-7, perDense: 2.37e-6},
-	"auc/ep":          {perPair: 6.5e-5, perLowRank: 6.6e-7, perDense: 6.5e-6},
+	"auc/ep":          {perPair: 8.0e-5, perLowRank: 2.8e-7, perDense: 1.3e-6},
 	"auc/smc":         {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 1.09e-5},
 }
 
