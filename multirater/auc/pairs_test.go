@@ -8,9 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"gonum.org/v1/gonum/stat"
-
 	"concord/multirater/kernel"
+	"concord/multirater/mcmc/mcmctest"
 )
 
 // TestSamplePairs checks SamplePairs: every pair in row-major order up to
@@ -136,7 +135,7 @@ func TestSampledFitMatchesAllPairs(t *testing.T) {
 			if s.PairSites >= s.Pairs || s.PairSites < budget/2 {
 				t.Errorf("%s %d: %d sites of %d pairs", tc.name, budget, s.PairSites, s.Pairs)
 			}
-			rho := spearman(means(full.Items), means(s.Items))
+			rho := mcmctest.Spearman(means(full.Items), means(s.Items))
 			t.Logf("%s, %d of %d pairs: Spearman %.4f, train AUC %.4f (all pairs %.4f)", tc.name, s.PairSites, s.Pairs, rho, s.TrainAUC, full.TrainAUC)
 			if rho < tc.rho {
 				t.Errorf("%s %d: Spearman %.4f with the complete fit, want >= %v", tc.name, budget, rho, tc.rho)
@@ -185,7 +184,7 @@ func TestLowRankPrior(t *testing.T) {
 				t.Fatalf("rank %d item %d: score %v, dense %v", tc.rank, i, s.Mean, dense.Items[i].Mean)
 			}
 		}
-		if rho := spearman(means(lr.Items), means(dense.Items)); rho < tc.rho {
+		if rho := mcmctest.Spearman(means(lr.Items), means(dense.Items)); rho < tc.rho {
 			t.Errorf("rank %d: Spearman %.4f with the dense fit", tc.rank, rho)
 		}
 		for i, p := range lr.Predict(x) {
@@ -202,33 +201,6 @@ func means(s []Score) []float64 {
 		out[i] = v.Mean
 	}
 	return out
-}
-
-// spearman is the rank correlation of a and b (no ties in continuous
-// scores).
-func spearman(a, b []float64) float64 {
-	return stat.Correlation(ranks(a), ranks(b), nil)
-}
-
-func ranks(v []float64) []float64 {
-	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(i, j int) int {
-		switch {
-		case v[i] < v[j]:
-			return -1
-		case v[i] > v[j]:
-			return 1
-		}
-		return 0
-	})
-	r := make([]float64, len(v))
-	for k, i := range idx {
-		r[i] = float64(k)
-	}
-	return r
 }
 
 // TestKernelChosenOnce: with candidate kernels and gamma by
