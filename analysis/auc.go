@@ -178,7 +178,7 @@ func aucFolds(spec FitSpec) int { return cmp.Or(spec.GammaFolds, AUCGammaFolds) 
 
 // aucOptions maps a spec (defaults filled in) to the family's options.
 func aucOptions(spec FitSpec, progress func(multirater.Progress)) (auc.Options, error) {
-	o := auc.Options{PriorScale: spec.PriorScale, Standardize: spec.Standardize, Seed: spec.Seed, Folds: aucFolds(spec), Progress: progress}
+	o := auc.Options{PriorScale: spec.PriorScale, Standardize: spec.Standardize, Seed: spec.Seed, Folds: aucFolds(spec), Progress: progress, Pairs: spec.MaxPairs}
 	var err error
 	if o.Engine, err = auc.ParseEngine(strings.ToLower(spec.Engine)); err != nil {
 		return o, annotations.Errorf(annotations.EINVALID, "%s", err)
@@ -313,6 +313,9 @@ func fitAUC(ctx context.Context, ds *annotations.Dataset, _ *Covariance, spec Fi
 		return nil, annotations.Errorf(annotations.EINVALID, "the auc model ranks positive items above negative ones and needs both: of %d items with a majority label, %d are %q (the positive class of %s)", len(positive), npos, ds.Scheme.Positive, ds.Scheme)
 	}
 	xfit := rowsOf(x, fitIdx)
+	if spec.Scores == ScoresGP {
+		opts.Rank = aucRank(spec, len(fitIdx))
+	}
 	data := auc.Data{X: xfit, Positive: positive, Names: cols}
 	res, err := auc.Fit(ctx, data, opts)
 	if err != nil {
@@ -335,6 +338,22 @@ func fitAUC(ctx context.Context, ds *annotations.Dataset, _ *Covariance, spec Fi
 		out.Diagnostics.Notes = append(out.Diagnostics.Notes, fmt.Sprintf("%d item(s) have as many positive as negative labels: they are not fitted, and are scored by prediction", ties))
 	}
 	return out, nil
+}
+
+// aucRank is the rank of GP scores' low-rank (Nyström) prior for n
+// fitted items (auc.Options.Rank): spec.Rank when positive, by default
+// (spec.Rank 0) LearntKernelRank(n) from PivotedFromItems items, else 0,
+// the dense kernel matrix (spec.Rank -1, or fewer items). Every fit of
+// the cross-validation evaluates the prior: at 1,000 items the dense one
+// costs an O(N^3) eigendecomposition per fold and a rank near N.
+func aucRank(spec FitSpec, n int) int {
+	switch {
+	case spec.Rank > 0:
+		return spec.Rank
+	case spec.Rank == 0 && n >= PivotedFromItems:
+		return LearntKernelRank(n)
+	}
+	return 0
 }
 
 // rowsOf returns the rows idx of x (nil for none).
@@ -407,6 +426,16 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 	if res.GammaByCV {
 		a.Folds = aucFolds(spec)
 	}
+	if res.PairSites < res.Pairs {
+		a.PairSites, a.MaxPairs = res.PairSites, spec.MaxPairs
+		if a.MaxPairs <= 0 {
+			a.MaxPairs = auc.DefaultPairs(len(fitIdx))
+		}
+	}
+	if res.KernelGamma != res.Gamma {
+		a.KernelGamma = res.KernelGamma
+	}
+	a.Rank, a.Residual = res.Rank, res.Residual
 	for _, c := range res.CV {
 		a.CV = append(a.CV, multirater.CVGamma{Gamma: c.Gamma, AUC: c.AUC, SE: c.SE})
 	}
@@ -443,7 +472,7 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 		}
 		diag.Verdict = fmt.Sprintf("converged: tempering SMC reached gamma %g in at most %d temperatures, log evidence %.4f ± %.4f (Monte Carlo SE over the repeats)", res.Gamma, diag.Engine.Iterations, logZ, se)
 	default:
-		diag.Verdict = fmt.Sprintf("converged: EP in %d sweeps over %d pair sites, log evidence %.4f", res.Sweeps, res.Pairs, logZ)
+		diag.Verdict = fmt.Sprintf("converged: EP in %d sweeps over %d pair sites, log evidence %.4f", res.Sweeps, res.PairSites, logZ)
 	}
 	if len(ds.RaterIDs()) > 1 {
 		diag.Notes = append(diag.Notes, "with several raters an item's label is the majority of its labels (the positive class when more than half of them are it)")
@@ -455,6 +484,7 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 	if n := len(otherIdx); n > 0 {
 		diag.Notes = append(diag.Notes, fmt.Sprintf("%d item(s) without a majority label are scored by the fit's predictive distribution", n))
 	}
+	diag.Notes = append(diag.Notes, aucApproxNotes(a)...)
 	ms := multirater.ModelSettings{
 		Model: ModelAUC, Engine: eng, Output: multirater.OutputRanking, Scheme: ds.Scheme.String(),
 		Kernel: kernelSpec, Seed: res.Seed,
@@ -463,6 +493,24 @@ func aucDocument(ds *annotations.Dataset, ids, cols []string, x *mat.Dense, fitI
 		Schema: multirater.FitSchema, Model: ms, Diagnostics: diag, Levels: codes, Items: items, Raters: rr,
 		Flags: []multirater.Flag{}, Features: feat, Coefficients: coefs, ROC: roc, TrainAUC: &trainAUC, AUC: a,
 	}
+}
+
+// aucApproxNotes are the notes of an AUC fit's approximations: the
+// sample of pair sites, the low-rank prior, the kernel chosen once.
+func aucApproxNotes(a *multirater.AUCFit) []string {
+	var notes []string
+	if a.PairSites > 0 {
+		f := SettingOf(func(s *FitSpec) any { return &s.MaxPairs })
+		notes = append(notes, fmt.Sprintf("EP's pair sites are a seeded stratified sample of %d of the %d (positive, negative) pairs, about %d per item (--%s %d; -1 for every pair, costlier), the AUC risk estimated on the sample", a.PairSites, a.Pairs, 2*a.PairSites/max(a.Fitted, 1), f.Flag(), a.MaxPairs))
+	}
+	if a.Rank > 0 {
+		f := SettingOf(func(s *FitSpec) any { return &s.Rank })
+		notes = append(notes, fmt.Sprintf("gp scores have a low-rank (Nyström) prior on %d pivot items, %.2g %% of the kernel matrix's trace left out (--%s: a larger rank, or -1 for the dense matrix)", a.Rank, 100*a.Residual, f.Flag()))
+	}
+	if a.KernelGamma > 0 && len(a.KernelEvidence) > 1 {
+		notes = append(notes, fmt.Sprintf("the kernel was chosen once among %d candidates by the log evidence at gamma %g (the middle of the cross-validation's grid), then used in every fold and in the final fit", len(a.KernelEvidence), a.KernelGamma))
+	}
+	return notes
 }
 
 // aucRefit refits the AUC model of a fit document exactly (the final fit:
@@ -477,7 +525,10 @@ func aucRefit(ctx context.Context, res *multirater.FitResult) (*auc.Result, erro
 	if a == nil || ft == nil || len(ft.X) != len(res.Items) || len(ft.Covariates) == 0 {
 		return nil, bad("the auc fit result does not record its items' covariates and labels (features.x, items[].positive, auc): refit to predict new items")
 	}
-	o := auc.Options{PriorScale: a.PriorScale, Standardize: a.Center != nil, Seed: res.Model.Seed, Folds: AUCGammaFolds, Gamma: a.Gamma}
+	// The recorded pair sample (every pair when none is recorded) and
+	// low-rank prior.
+	o := auc.Options{PriorScale: a.PriorScale, Standardize: a.Center != nil, Seed: res.Model.Seed, Folds: AUCGammaFolds, Gamma: a.Gamma,
+		Pairs: cmp.Or(a.MaxPairs, -1), Rank: a.Rank}
 	var err error
 	if o.Engine, err = auc.ParseEngine(res.Model.Engine); err != nil {
 		return nil, bad("the fit result's engine: %s", err)

@@ -478,3 +478,49 @@ func TestAUCGammaFolds(t *testing.T) {
 		t.Errorf("3-fold and 5-fold held-out AUCs are the same: %v", three)
 	}
 }
+
+// TestAUCSampledLowRank: a fit whose pair sites are a sample (max_pairs
+// below n+ n-) and whose gp scores have a low-rank prior (rank) says so in
+// the fit document (auc.pair_sites, max_pairs, rank, residual) and its
+// notes, naming the settings' flags, and predicting its own fitted items
+// refits the same sample and prior (aucRefit checks the scores) and gives
+// their fitted scores back; with every pair (max_pairs -1) and the dense
+// prior nothing is stated.
+func TestAUCSampledLowRank(t *testing.T) {
+	ds := pimaDataset(t, "pima_tr.csv", "p")
+	for _, tc := range []struct {
+		name   string
+		spec   FitSpec
+		sample bool
+		rank   int
+	}{
+		{"sampled linear", FitSpec{Model: "auc", Gamma: "10", Standardize: true, MaxPairs: 3000}, true, 0},
+		{"sampled gp rank 30", FitSpec{Model: "auc", Scores: "gp", Kernel: "rbf:gamma=0.05", Gamma: "10", Standardize: true, MaxPairs: 3000, Rank: 30}, true, 30},
+		{"every pair, dense", FitSpec{Model: "auc", Scores: "gp", Kernel: "rbf:gamma=0.05", Gamma: "10", Standardize: true, MaxPairs: -1}, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Fit(context.Background(), ds, tc.spec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := res.AUC
+			notes := strings.Join(res.Diagnostics.Notes, "\n")
+			if tc.sample != (a.PairSites > 0 && a.PairSites < a.Pairs && a.MaxPairs == 3000) || tc.sample != strings.Contains(notes, "--max-pairs 3000") {
+				t.Errorf("pair sites %d of %d (max_pairs %d), notes %q", a.PairSites, a.Pairs, a.MaxPairs, notes)
+			}
+			if a.Rank != tc.rank || (tc.rank > 0) != strings.Contains(notes, "--rank") || (tc.rank > 0 && !(a.Residual > 0 && a.Residual < 0.2)) {
+				t.Errorf("rank %d (residual %g), want %d; notes %q", a.Rank, a.Residual, tc.rank, notes)
+			}
+			pred, err := Predict(res, ds.Items[:8])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, it := range pred.Items {
+				want := res.Items[i].Score
+				if math.Abs(it.Score.Mean-want.Mean) > 1e-6*(1+math.Abs(want.Mean)) || it.Score.SD < want.SD*(1-1e-6) {
+					t.Errorf("item %s predicted as new: %g (sd %g), fitted %g (sd %g)", it.ID, it.Score.Mean, it.Score.SD, want.Mean, want.SD)
+				}
+			}
+		})
+	}
+}

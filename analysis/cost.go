@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"concord/multirater"
+	"concord/multirater/auc"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
 )
@@ -85,7 +86,7 @@ var costTable = map[string]costRates{
 	"bounded/ep":      {perLabel: 1.1e-3, perLowRank: 1.46e-7, perDense: 2.4e-6},
 	"bounded/laplace": {perLabel: 1.1e-3, perLowRank: 1.46e-7, perDense: 2.4e-6},
 	"robust/ep":       {perLabel: 2.2e-4, perLowRank: 6.6e-7, perDense: 2.37e-6},
-	"auc/ep":          {perPair: 6.5e-5, perLowRank: 6.6e-7, perDense: 6.5e-6},
+	"auc/ep":          {perPair: 8.0e-5, perLowRank: 2.8e-7, perDense: 1.3e-6},
 	"auc/smc":         {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 1.09e-5},
 }
 
@@ -152,8 +153,13 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	terms := fmt.Sprintf("%.2g s x %d labels%s", rates.perLabel, labels, kernelTerm)
 	if rates.perPair > 0 {
 		pairs := n * n / 4
-		per = rates.fixed + rates.perPair*pairs + unit
 		terms = fmt.Sprintf("%.2g s x N²/4 pairs (N %d)%s", rates.perPair, items, kernelTerm)
+		// EP's sites are a sample beyond the pair bound (auc.SamplePairs).
+		if b := pairBound(spec, items); engine == multirater.EngineEP && b > 0 && float64(b) < pairs {
+			pairs = float64(b)
+			terms = fmt.Sprintf("%.2g s x %d sampled pairs (N %d)%s", rates.perPair, b, items, kernelTerm)
+		}
+		per = rates.fixed + rates.perPair*pairs + unit
 	}
 	if rates.fixed > 0 {
 		terms = fmt.Sprintf("%.2g s + %s", rates.fixed, terms)
@@ -166,6 +172,19 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	}
 	d := time.Duration(min(per*float64(time.Second), float64(1<<62)))
 	return Cost{CPU: d, Model: what}
+}
+
+// pairBound is the bound on the auc model's EP pair sites for items
+// fitted items (FitSpec.MaxPairs, auc.DefaultPairs by default), or -1
+// for none.
+func pairBound(spec FitSpec, items int) int {
+	switch {
+	case spec.MaxPairs > 0:
+		return spec.MaxPairs
+	case spec.MaxPairs < 0:
+		return -1
+	}
+	return auc.DefaultPairs(items)
 }
 
 // costKernel says how a fit of spec on items items holds its prior

@@ -116,6 +116,8 @@ type FitSpec struct {
 	Noise string `json:"noise,omitempty"`
 	// GammaFolds (the auc model): the folds (stratified by label) of gamma's cross-validation (gamma cv; a fixed gamma has none): fewer when a class has few items, more for a steadier choice (default 5).
 	GammaFolds int `json:"gamma_folds,omitempty"`
+	// MaxPairs (the auc model): EP's pair sites: every (positive, negative) pair up to this many, beyond it a seeded stratified sample of about this many (each item in about as many pairs as the others); default max(65536, 40 N) for N fitted items, -1 every pair.
+	MaxPairs int `json:"max_pairs,omitempty"`
 
 	// The state of a spec beside its settings, never stored.
 	fitSpecState

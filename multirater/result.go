@@ -110,6 +110,20 @@ type AUCFit struct {
 	// majority label, are scored by prediction).
 	Pairs  int `json:"pairs"`
 	Fitted int `json:"fitted"`
+	// PairSites is the number of EP's pair sites when they are a seeded
+	// sample of the Pairs pairs (MaxPairs the bound that asked for it);
+	// absent when every pair is a site.
+	PairSites int `json:"pair_sites,omitempty"`
+	MaxPairs  int `json:"max_pairs,omitempty"`
+	// KernelGamma is the gamma at which KernelEvidence was evaluated and
+	// the kernel chosen once, when it is not Gamma (gamma by
+	// cross-validation).
+	KernelGamma float64 `json:"kernel_gamma,omitempty"`
+	// Rank and Residual describe GP scores' low-rank (Nyström) prior: its
+	// rank and the fraction of the kernel matrix's trace it leaves out
+	// (absent for a dense prior).
+	Rank     int     `json:"rank,omitempty"`
+	Residual float64 `json:"residual,omitempty"`
 }
 
 // AUCScores are the scores an AUC scoring fit made and their

@@ -55,3 +55,30 @@ func BenchmarkFitLinearSMC(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFitSampledEP fits linear and GP scores (RBF, the low-rank
+// prior of rank 128) by EP at fixed gamma on the default sample of pair
+// sites (DefaultPairs: 65,536 pairs at 1,000 items, 160,000 at 4,000),
+// the work of one of the cross-validation's fits at the sizes of the
+// scale ladder.
+func BenchmarkFitSampledEP(b *testing.B) {
+	for _, n := range []int{1000, 4000} {
+		x, y := synthetic(n, 8, 1)
+		for _, sc := range []struct {
+			name string
+			o    Options
+		}{
+			{"linear", Options{Gamma: 30}},
+			{"gp", Options{Gamma: 30, Kernel: kernel.RBF{Gamma: 0.05}, Rank: 128}},
+		} {
+			b.Run(fmt.Sprintf("%s/n=%d", sc.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := Fit(context.Background(), Data{X: x, Positive: y}, sc.o); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

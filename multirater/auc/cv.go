@@ -99,6 +99,10 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 			errs[f] = err
 			return
 		}
+		for _, m := range ms {
+			// The fold's own sample of its training items' pairs.
+			m.stream = uint64(f + 1)
+		}
 		for g, gamma := range o.GammaGrid {
 			if err := ctx.Err(); err != nil {
 				errs[f] = err

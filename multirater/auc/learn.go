@@ -11,7 +11,6 @@ import (
 
 	"concord/multirater/ep"
 	"concord/multirater/kernel"
-	"concord/multirater/lik"
 )
 
 // maxLogHyper bounds the unconstrained hyperparameters (log scales) during
@@ -30,14 +29,9 @@ func learnKernel(ctx context.Context, m0 *model, y []bool, gamma float64, o *Opt
 	hk := m0.kern.(kernel.Hyper)
 	nh := hk.NumHyper(m0.d)
 	p0 := hk.HyperTo(make([]float64, nh), m0.d)
-	pos, neg := splitClasses(y)
-	l := lik.NewAUCStep(gamma / float64(len(pos)*len(neg)))
-	sites := make([]ep.PairSite, 0, len(pos)*len(neg))
-	for _, i := range pos {
-		for _, j := range neg {
-			sites = append(sites, ep.PairSite{I: i, J: j, Lik: l})
-		}
-	}
+	sites := m0.pairSites(y, gamma, o)
+	dense := *o
+	dense.Rank = 0
 	type point struct {
 		p    []float64
 		f    float64
@@ -64,7 +58,7 @@ func learnKernel(ctx context.Context, m0 *model, y []bool, gamma float64, o *Opt
 			return pt
 		}
 		k := hk.WithHyper(p)
-		m, err := newModel(m0.x, k, o)
+		m, err := newModel(m0.x, k, &dense)
 		if err != nil {
 			firstErr = err
 			return pt

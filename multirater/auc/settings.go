@@ -20,8 +20,10 @@ type Settings struct {
 	// GammaFolds is the number of folds of gamma's cross-validation
 	// (Options.Folds): each needs items of both classes, so a small data
 	// set with a rare class takes fewer.
-	GammaFolds int     `json:"gamma_folds,omitempty" range:"[2,20]" zero:"the default, 5" doc:"the folds (stratified by label) of gamma's cross-validation (gamma cv; a fixed gamma has none): fewer when a class has few items, more for a steadier choice (default 5)"`
-	Prior      string  `json:"prior,omitempty" enum:"gaussian,spike-slab" default:"gaussian" doc:"the linear scores' coefficient prior, gaussian (default) or spike-slab (feature inclusion)"`
+	GammaFolds int    `json:"gamma_folds,omitempty" range:"[2,20]" zero:"the default, 5" doc:"the folds (stratified by label) of gamma's cross-validation (gamma cv; a fixed gamma has none): fewer when a class has few items, more for a steadier choice (default 5)"`
+	Prior      string `json:"prior,omitempty" enum:"gaussian,spike-slab" default:"gaussian" doc:"the linear scores' coefficient prior, gaussian (default) or spike-slab (feature inclusion)"`
+	// MaxPairs is Options.Pairs.
+	MaxPairs   int     `json:"max_pairs,omitempty" range:"[-1,100000000]" zero:"the default, max(65536, 40 N)" engines:"ep" doc:"EP's pair sites: every (positive, negative) pair up to this many, beyond it a seeded stratified sample of about this many (each item in about as many pairs as the others); default max(65536, 40 N) for N fitted items, -1 every pair"`
 	PriorScale float64 `json:"prior_scale,omitempty" range:"[1e-4,1e4]" zero:"the default, 1" default:"1" doc:"the prior's scale V"`
 }
 

@@ -108,9 +108,10 @@ type PairResult struct {
 //     r = d): with g_k = G'a_k, m_k = g_k'H^-1 b and v_k = |L^-1 g_k|^2
 //     (H = L L'), and H = I + sum_k tau_k g_k g_k': O(M r^2 + r^3) per
 //     sweep for M pairs (Ridgway et al.'s O(n+ n- d^2 + d^3));
-//   - by items (GP scores, r ~ N): Sigma_f = G H^-1 G' = X X' with
-//     X = G L'^-T, mean G H^-1 b, then v_k = Sigma_II + Sigma_JJ - 2 Sigma_IJ;
-//     S is built in O(M) and H = I + G'(SG): O(M + N^2 r + r^3) per sweep;
+//   - by items (any other sites, such as a sample of the AUC pairs): with
+//     the rows x_i of X = G L'^-T, v_k = |x_I - x_J|^2 and the means from
+//     G H^-1 b; S G is built from the sites in O(M r) (S is never formed)
+//     and H = I + G'(SG): O(M r + N r^2 + r^3) per sweep;
 //   - by blocks, whenever the sites are every pair (P_a, N_b) of two
 //     disjoint item sets in row-major order (the AUC pairs, any r): the
 //     sites' precisions are a |P|×|N| matrix T, G'SG and the variances
@@ -403,9 +404,8 @@ type pairPost struct {
 	z     []float64 // M×r or n×r scratch
 	gw    []float64 // scratch of gp.SyrkUpperTrans
 	h     []float64 // r×r
-	s     []float64 // n×n site precision matrix S (by items)
-	sgm   []float64 // n×r: S G, then n×n Sigma_f (by items)
-	sigma []float64
+	sgm   []float64 // n×r: S G (by items)
+	sq    []float64 // |x_i|^2 for the rows of X = G L'^-T (by items)
 	u     []float64 // sum nu_k a_k (n)
 	fm    []float64 // item means (n)
 	b, mw []float64
@@ -429,8 +429,8 @@ func newPairPost(f *gp.Factor, sites []PairSite, coords []CoordSite, path int) *
 		l, _ := p.site(k)
 		p.derivs[k], _ = l.(lik.TiltedDeriver)
 	}
-	// By pairs costs M r^2 per sweep, by items N^2 r + N r^2.
-	p.byPair = float64(m)*float64(r) <= float64(n)*float64(n+r)
+	// By pairs costs M r^2 per sweep, by items M r + N r^2.
+	p.byPair = float64(m)*float64(r) <= float64(m)+float64(n)*float64(r)
 	if path != 0 {
 		p.byPair = path == 1
 	}
@@ -457,9 +457,8 @@ func newPairPost(f *gp.Factor, sites []PairSite, coords []CoordSite, path int) *
 			p.gk[(len(sites)+c)*r+s.K] = 1
 		}
 	default:
-		p.s = make([]float64, n*n)
 		p.sgm = make([]float64, n*r)
-		p.sigma = make([]float64, n*n)
+		p.sq = make([]float64, n)
 		p.z = make([]float64, n*r)
 		p.fm = make([]float64, n)
 	}
@@ -518,20 +517,26 @@ func (p *pairPost) refresh(tau, nu []float64) error {
 			gp.SyrkUpperTrans(-1, p.z, nn, r, 1, p.h, p.gw)
 		}
 	default:
-		// S = sum tau_k (e_I - e_J)(e_I - e_J)', O(M); H = I + G'(SG).
-		for i := range p.s {
-			p.s[i] = 0
-		}
+		// SG = sum_k tau_k a_k (g_I - g_J)' with S never formed, O(M r):
+		// row i is d_i g_i - sum over i's sites of tau_k g_(the other
+		// item), d_i the sum of i's sites' tau_k. H = I + G'(SG).
+		clear(p.sgm)
+		clear(p.fm)
 		for k, s := range p.sites {
 			t := tau[k]
-			p.s[s.I*n+s.I] += t
-			p.s[s.J*n+s.J] += t
-			p.s[s.I*n+s.J] -= t
-			p.s[s.J*n+s.I] -= t
+			if t == 0 {
+				continue
+			}
+			p.fm[s.I] += t
+			p.fm[s.J] += t
+			floats.AddScaled(p.sgm[s.I*r:(s.I+1)*r], -t, p.g[s.J*r:(s.J+1)*r])
+			floats.AddScaled(p.sgm[s.J*r:(s.J+1)*r], -t, p.g[s.I*r:(s.I+1)*r])
 		}
-		blas64.Symm(blas.Left, 1, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: p.s},
-			blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g}, 0,
-			blas64.General{Rows: n, Cols: r, Stride: r, Data: p.sgm})
+		for i, d := range p.fm {
+			if d != 0 {
+				floats.AddScaled(p.sgm[i*r:(i+1)*r], d, p.g[i*r:(i+1)*r])
+			}
+		}
 		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
 			blas64.General{Rows: n, Cols: r, Stride: r, Data: p.sgm}, 1,
 			blas64.General{Rows: r, Cols: r, Stride: r, Data: p.h})
@@ -579,19 +584,18 @@ func (p *pairPost) pairMarginalsTo(pm, pv []float64) {
 		}
 		return
 	}
-	// Sigma_f = X X', X = G L'^-1 (n×r); item means G H^-1 b.
+	// Sigma_f = X X', X = G L'^-1 (n×r): v_k = |x_I|^2 + |x_J|^2 -
+	// 2 x_I'x_J, O(M r); item means G H^-1 b.
 	copy(p.z, p.g)
 	p.ch.rightSolve(p.z, n)
-	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.z}, 0,
-		blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: p.sigma})
 	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: p.g},
 		blas64.Vector{N: r, Inc: 1, Data: p.mw}, 0, blas64.Vector{N: n, Inc: 1, Data: p.fm})
+	for i := range p.sq {
+		x := p.z[i*r : (i+1)*r]
+		p.sq[i] = floats.Dot(x, x)
+	}
 	for k, s := range p.sites {
-		i, j := s.I, s.J
-		if i > j {
-			i, j = j, i
-		}
-		pv[k] = p.sigma[i*n+i] + p.sigma[j*n+j] - 2*p.sigma[i*n+j]
+		pv[k] = p.sq[s.I] + p.sq[s.J] - 2*floats.Dot(p.z[s.I*r:(s.I+1)*r], p.z[s.J*r:(s.J+1)*r])
 		pm[k] = p.fm[s.I] - p.fm[s.J]
 	}
 }
