@@ -127,7 +127,7 @@ func (r Setting) CheckGiven(v float64, name string) error {
 	if r.In(v) {
 		return nil
 	}
-	return r.refuse(fmt.Sprintf("%s = %v", name, v), v, "; leave it out for ")
+	return r.refuse(name+" = "+r.interval().Format(v), v, "; leave it out for ")
 }
 
 func (r Setting) refuse(name string, v float64, zero string) error {

@@ -97,16 +97,19 @@ type Interval struct {
 // String says the range in words: "from 1 to 64", "from 0 up to (not
 // including) 0.5".
 func (r Interval) String() string {
-	num := func(v float64) string {
-		if r.Int {
-			return strconv.FormatFloat(v, 'f', -1, 64)
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
 	if r.MaxOpen {
-		return fmt.Sprintf("from %s up to (not including) %s", num(r.Min), num(r.Max))
+		return fmt.Sprintf("from %s up to (not including) %s", r.Format(r.Min), r.Format(r.Max))
 	}
-	return fmt.Sprintf("from %s to %s", num(r.Min), num(r.Max))
+	return fmt.Sprintf("from %s to %s", r.Format(r.Min), r.Format(r.Max))
+}
+
+// Format writes v as the range's numbers are written: an integer
+// range's in full (200000000, not 2e+08).
+func (r Interval) Format(v float64) string {
+	if r.Int && v == math.Trunc(v) && math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // Contains reports whether v is inside the range (an integer for an
@@ -342,7 +345,7 @@ func (f Field) Check(v reflect.Value) error {
 		if (!set && (f.Zero != "" || fv.Kind() == reflect.Pointer)) || f.In(x) {
 			return nil
 		}
-		return &FieldError{Field: f.Name, Value: strconv.FormatFloat(x, 'g', -1, 64), Want: f.Want()}
+		return &FieldError{Field: f.Name, Value: f.Interval().Format(x), Want: f.Want()}
 	case f.Enum != nil && fv.Kind() == reflect.String:
 		s := strings.ToLower(strings.TrimSpace(fv.String()))
 		if _, alias := f.Aliases[s]; s == "" || alias || slices.Contains(f.Enum, s) {
