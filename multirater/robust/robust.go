@@ -415,10 +415,16 @@ func fitModel(ctx context.Context, data *Data, opts Options, plain bool, rng *ra
 			return nil, err
 		}
 	}
+	f.noteDecayed(opts)
+	return f, nil
+}
+
+// noteDecayed notes the items of the final EP run that settled only as
+// their damping decayed (ep.Options.DecayAfter).
+func (f *fitted) noteDecayed(opts Options) {
 	if f.a.EP != nil && f.a.EP.Decayed > 0 {
 		f.notes = append(f.notes, fmt.Sprintf("%d items' EP sites kept cycling (conflicting labels from precise raters) and settled only as their damping decayed after %d sweeps: their marginals are not exactly at a fixed point of EP", f.a.EP.Decayed, epOptions(opts.EP).DecayAfter))
 	}
-	return f, nil
 }
 
 // boundaryEps is the error rate below which tryBoundary tries a rater's
