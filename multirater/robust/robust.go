@@ -604,8 +604,10 @@ func epOptions(o ep.Options) ep.Options {
 		// distribution, and its sites can cycle for good (64,000 ladder
 		// items, 50 raters: 5-10 items with 4-5 labels split 2:2 or 3:2
 		// between raters of s_l near 0.2 kept EP from converging in 500
-		// sweeps at every evaluation after the fourth, and the fit failed);
-		// their damping decays after half the sweeps.
+		// sweeps at every evaluation after the fourth, and the fit failed
+		// in its final approximation); when the final approximation's runs
+		// (warm, cold, clamped) do not settle, a last one decays their
+		// damping after half the sweeps (infer.EP.Approximate).
 		eo.DecayAfter = eo.MaxSweeps / 2
 	}
 	return eo
