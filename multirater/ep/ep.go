@@ -97,7 +97,21 @@ type Options struct {
 	// otherwise, and always in parallel EP, such a precision is clamped to
 	// 0 (GPML's infEP) and counted in Result.Clamped.
 	NegativeSites bool
+	// DecayAfter, when positive, lets sequential EP under a diagonal prior
+	// (independent items) halve the damping of the items still moving
+	// every decayEvery sweeps after DecayAfter sweeps, so that an item
+	// whose sites cycle instead of settling (a likelihood that is not
+	// log-concave: conflicting labels from precise raters, a bimodal
+	// tilted distribution) stops moving instead of failing the whole run;
+	// Result.Decayed counts those items. 0 means never (the damping stays
+	// Damping).
+	DecayAfter int
 }
+
+// decayEvery is the number of sweeps after Options.DecayAfter between two
+// halvings of a moving item's damping: 20 halvings (a factor 1e-6) take
+// 100 sweeps.
+const decayEvery = 5
 
 // Result is the EP approximation at convergence.
 type Result struct {
@@ -114,6 +128,10 @@ type Result struct {
 	// infEP). With clamped sites the fixed point is not exactly EP's, and
 	// the evidence's gradients are approximate.
 	Sweeps, Skipped, Clamped int
+	// Decayed counts the items that settled only under the damping
+	// Options.DecayAfter decayed: their sites stopped moving, not at a
+	// fixed point of EP.
+	Decayed int
 	// Tau and Nu are the sites' precisions and precision-weighted means;
 	// CavMean and CavVar the cavity distributions of the sites at the final
 	// posterior (what the evidence's gradients need).
@@ -251,6 +269,8 @@ type runner struct {
 	damp     float64
 	tol      float64
 	negative bool
+	// decayAfter is Options.DecayAfter (diagonal prior only).
+	decayAfter int
 	// mean and vr are the posterior marginals after the last sweep (the
 	// sequential sweep updates them only when it has converged).
 	mean, vr []float64
@@ -286,7 +306,7 @@ func newRunner(f *gp.Factor, sites []lik.Site, opts Options, damp, tol float64) 
 		return nil, err
 	}
 	res.post = p
-	r := &runner{res: res, p: p, sites: sites, damp: damp, tol: tol, negative: opts.NegativeSites,
+	r := &runner{res: res, p: p, sites: sites, damp: damp, tol: tol, negative: opts.NegativeSites, decayAfter: opts.DecayAfter,
 		mean: make([]float64, n), vr: make([]float64, n)}
 	p.marginalsTo(r.mean, r.vr)
 	if opts.Parallel {
@@ -380,7 +400,11 @@ func (r *runner) sequentialSweep(sweep int, last bool) (done bool, err error) {
 	if diag && r.settled == nil {
 		r.settled = make([]bool, len(r.groups)-1)
 	}
-	moved := 0.0
+	moved, damp := 0.0, r.damp
+	decayed := diag && r.decayAfter > 0 && sweep > r.decayAfter
+	if decayed {
+		damp = math.Ldexp(r.damp, -((sweep-r.decayAfter-1)/decayEvery + 1))
+	}
 	for g := 0; g < len(r.groups)-1; g++ {
 		if diag && r.settled[g] {
 			continue
@@ -399,7 +423,7 @@ func (r *runner) sequentialSweep(sweep int, last bool) (done bool, err error) {
 				itemMoved = math.Max(itemMoved, math.Abs(v-r.visVar[j])/v)
 			}
 			r.visMu[j], r.visVar[j] = mu, v
-			t, nu, ok, cl := newSite(s, mu, v, res.Tau[j], res.Nu[j], r.damp, r.negative)
+			t, nu, ok, cl := newSite(s, mu, v, res.Tau[j], res.Nu[j], damp, r.negative)
 			if !ok {
 				res.Skipped++
 				continue
@@ -420,6 +444,9 @@ func (r *runner) sequentialSweep(sweep int, last bool) (done bool, err error) {
 		moved = math.Max(moved, itemMoved)
 		if diag && sweep > 1 && itemMoved < r.tol {
 			r.settled[g] = true
+			if decayed {
+				res.Decayed++
+			}
 		}
 		next := -1
 		if hi < m {

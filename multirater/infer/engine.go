@@ -77,6 +77,11 @@ func (*EP) Name() string { return multirater.EngineEP }
 func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error) {
 	n := fac.N
 	eo := e.Options
+	// Options.DecayAfter is the final approximation's last resort only:
+	// the runs before it, and every run of a search (where a run that
+	// does not settle makes its trial point bad), keep their damping.
+	decay := eo.DecayAfter
+	eo.DecayAfter = 0
 	if !eo.Parallel && eo.Damping == 0 && e.ParallelSites > 0 && len(sites) > e.ParallelSites*n {
 		// A sequential sweep costs O(M r^2) in level-2 BLAS, a parallel
 		// one O(N r^2) in level-3 BLAS but needs about twice the
@@ -107,6 +112,17 @@ func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search 
 		}
 		r, err = ep.Run(fac, sites, eo)
 		clamped = err == nil
+	}
+	if err != nil && !search && decay > 0 {
+		// The final approximation at parameters where items' sites cycle:
+		// settle them by decaying their damping (ep.Options.DecayAfter),
+		// from warm's sites, the negative ones kept.
+		eo = e.Options
+		if warm != nil {
+			eo.InitTau, eo.InitNu = warm.EP.Tau, warm.EP.Nu
+		}
+		r, err = ep.Run(fac, sites, eo)
+		clamped = false
 	}
 	if err != nil {
 		return nil, err
