@@ -43,10 +43,7 @@ import (
 // largest score wins; the fit document lists every candidate's
 // (diagnostics.model_candidates) and says why (diagnostics.choice). A
 // candidate that fails drops out with a note; the fit fails only when
-// every candidate fails. The candidates are listed per-rater before shared
-// but fitted shared first (fitOrder), each after the first of its
-// likelihood starting at an earlier fitted one's optimum (warmFrom); the
-// listed order decides among equal scores.
+// every candidate fails.
 func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*multirater.FitResult, error) {
 	liks := []string{name}
 	if name == Auto {
