@@ -10,11 +10,17 @@ import (
 // TestFitOrder: each likelihood's shared-dispersion candidate is fitted
 // before its per-rater one, prior by prior, likelihood by likelihood.
 func TestFitOrder(t *testing.T) {
-	// fitOrder(n, nd) for {n, nd}; one sharing (Options.Bias or a set
-	// one) keeps the listed order.
-	for in, want := range map[[2]int]string{{8, 2}: "[1 0 3 2 5 4 7 6]", {4, 2}: "[1 0 3 2]", {2, 1}: "[0 1]", {0, 2}: "[]"} {
-		if got := fmt.Sprint(fitOrder(in[0], in[1])); got != want {
-			t.Errorf("fitOrder(%d, %d) = %s, want %s", in[0], in[1], got, want)
+	for _, c := range []struct {
+		n, nd int
+		want  string
+	}{
+		{8, 2, "[1 0 3 2 5 4 7 6]"},
+		{4, 2, "[1 0 3 2]"},
+		{2, 1, "[0 1]"}, // one sharing (Options.Bias or a set one): listed order
+		{0, 2, "[]"},
+	} {
+		if got := fmt.Sprint(fitOrder(c.n, c.nd)); got != c.want {
+			t.Errorf("fitOrder(%d, %d) = %s, want %s", c.n, c.nd, got, c.want)
 		}
 	}
 }
