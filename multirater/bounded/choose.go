@@ -73,12 +73,12 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 	}
 	per := len(liks) * len(disps)
 	fits := make([]*candidate, len(cands)) // the candidates fitted so far
-	ch, err := infer.ChooseInOrder(ctx, cands, fitOrder(len(cands), len(disps)), opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (fitted, float64, error) {
+	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (fitted, float64, error) {
 		d, pr := *data, priors[k/per]
 		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
 		o := opts
 		o.Likelihood, o.Dispersions, o.Progress, o.candidate = c.Likelihood, c.Dispersions, progress, true
-		fc, err := fitCandidate(ctx, &d, o, c.Likelihood, c.Dispersions == Shared, warmFrom(cands, fits, c))
+		fc, err := fitCandidate(ctx, &d, o, c.Likelihood, c.Dispersions == Shared, warmFrom(cands[:k], fits, c))
 		if err != nil {
 			return fitted{}, 0, err
 		}
@@ -110,35 +110,17 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 	return res, nil
 }
 
-// fitOrder returns the order in which choose fits its n candidates,
-// listed prior by prior, likelihood by likelihood, nd dispersion
-// sharings each (PerRater before Shared): each likelihood's sharings in
-// reverse, so that the shared dispersion (a one-parameter search) is
-// fitted first and the per-rater candidate starts at its optimum and EP
-// sites (warmFrom) instead of cold. On the ladder's 16,000 items the cold
-// per-rater beta candidate under the text prior took 38 % of the choice.
-func fitOrder(n, nd int) []int {
-	order := make([]int, 0, n)
-	for g := 0; g < n; g += nd {
-		for d := nd - 1; d >= 0; d-- {
-			order = append(order, g+d)
-		}
-	}
-	return order
-}
-
-// warmFrom returns the fitted candidate (fits, nil where one is not fitted
-// yet or failed) among cands that starts c's evidence maximisation
-// (candidate.warmStart): the last listed one of c's likelihood and
-// dispersion sharing (under another prior), else the last listed one of
-// c's likelihood under c's prior (the other dispersion sharing); nil when
-// there is none. A start near the optimum takes fewer L-BFGS iterations
-// and EP sweeps than nu_0 with no sites; the optimum each candidate
-// reaches is its own.
-func warmFrom(cands []multirater.ModelCandidate, fits []*candidate, c *multirater.ModelCandidate) *candidate {
+// warmFrom returns the fitted candidate (fits, nil where one failed) among
+// those before c (done) that starts c's evidence maximisation
+// (candidate.warmStart): the last one of c's likelihood and dispersion
+// sharing (under an earlier prior), else the last one of c's likelihood
+// under c's prior (the other dispersion sharing); nil when there is none.
+// A start near the optimum takes fewer L-BFGS iterations and EP sweeps
+// than nu_0 with no sites; the optimum each candidate reaches is its own.
+func warmFrom(done []multirater.ModelCandidate, fits []*candidate, c *multirater.ModelCandidate) *candidate {
 	var other *candidate
-	for i := len(cands) - 1; i >= 0; i-- {
-		d := cands[i]
+	for i := len(done) - 1; i >= 0; i-- {
+		d := done[i]
 		if fits[i] == nil || d.Likelihood != c.Likelihood {
 			continue
 		}

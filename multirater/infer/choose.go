@@ -14,8 +14,8 @@ import (
 // models and kernels): every candidate with its scores, its fit, and the
 // best and second best by the score the choice compares.
 type Choice[T any] struct {
-	// Candidates are the candidates in their listed order (Choose's fit
-	// order; ChooseInOrder's may differ), the best marked Chosen; a candidate that failed has Error. Fits holds
+	// Candidates are the candidates in the order they were fitted, the
+	// best marked Chosen; a candidate that failed has Error. Fits holds
 	// each one's fit (the zero T for a failed one).
 	Candidates []multirater.ModelCandidate
 	Fits       []T
@@ -37,47 +37,16 @@ type Choice[T any] struct {
 // context's error when it is done.
 func Choose[T any](ctx context.Context, cands []multirater.ModelCandidate, progress func(multirater.Progress),
 	fit func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (T, float64, error)) (*Choice[T], error) {
-	return ChooseInOrder(ctx, cands, nil, progress, fit)
-}
-
-// ChooseInOrder is Choose fitting the candidates in the order order (a
-// permutation of their indices; nil is 0, 1, ...), so that a candidate
-// can start from one listed after it. The candidates keep their listed
-// order in the choice and the document, and the choice is Choose's: the
-// largest score wins, the first listed one among equals, whatever the
-// order of the fits; the error returned when every candidate fails is the
-// first fitted one's. It panics when order is not a permutation.
-func ChooseInOrder[T any](ctx context.Context, cands []multirater.ModelCandidate, order []int, progress func(multirater.Progress),
-	fit func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (T, float64, error)) (*Choice[T], error) {
-	if order == nil {
-		order = make([]int, len(cands))
-		for k := range order {
-			order[k] = k
-		}
-	}
-	seen := make([]bool, len(cands))
-	for _, k := range order {
-		if k < 0 || k >= len(cands) || seen[k] {
-			panic(fmt.Sprintf("infer: order %v is not a permutation of %d candidates", order, len(cands)))
-		}
-		seen[k] = true
-	}
-	if len(order) != len(cands) {
-		panic(fmt.Sprintf("infer: order %v is not a permutation of %d candidates", order, len(cands)))
-	}
 	ch := &Choice[T]{Candidates: cands, Fits: make([]T, len(cands)), Best: -1, Second: -1, start: time.Now()}
 	scores := make([]float64, len(cands))
-	// better says whether candidate a beats candidate b: a larger score,
-	// or an equal one listed first.
-	better := func(a, b int) bool { return scores[a] > scores[b] || scores[a] == scores[b] && a < b }
 	var firstErr error
-	for i, k := range order {
+	for k := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		c := &cands[k]
 		t0 := time.Now()
-		f, score, err := fit(ctx, k, c, multirater.CandidateProgress(progress, i, len(cands), ch.start, c.Name))
+		f, score, err := fit(ctx, k, c, multirater.CandidateProgress(progress, k, len(cands), ch.start, c.Name))
 		c.Seconds = time.Since(t0).Seconds()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -92,9 +61,9 @@ func ChooseInOrder[T any](ctx context.Context, cands []multirater.ModelCandidate
 		}
 		ch.Fits[k], scores[k] = f, score
 		switch {
-		case ch.Best < 0 || better(k, ch.Best):
+		case ch.Best < 0 || score > scores[ch.Best]:
 			ch.Best, ch.Second = k, ch.Best
-		case ch.Second < 0 || better(k, ch.Second):
+		case ch.Second < 0 || score > scores[ch.Second]:
 			ch.Second = k
 		}
 	}

@@ -3,7 +3,6 @@ package infer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -12,16 +11,13 @@ import (
 
 // TestChoose: the largest score wins (the first among equals), a failed
 // candidate drops out with its error and a note, every candidate failing
-// returns the first error, and Report writes the choice into the document;
-// ChooseInOrder fits in its order and chooses as Choose does (the first
-// listed among equals, the first fitted one's error).
+// returns the first error, and Report writes the choice into the document.
 func TestChoose(t *testing.T) {
 	errA, errB := errors.New("a failed"), errors.New("b failed")
 	for _, c := range []struct {
 		name          string
 		scores        []float64
 		errs          []error
-		order         []int
 		best, second  int
 		wantErr       error
 		wantNote      string
@@ -32,27 +28,18 @@ func TestChoose(t *testing.T) {
 		{name: "one fitted", scores: []float64{0, 5}, errs: []error{errA, nil}, best: 1, second: -1,
 			wantNote: "candidate c0 failed and was left out: a failed", wantCandError: "a failed"},
 		{name: "all fail", scores: []float64{0, 0}, errs: []error{errA, errB}, wantErr: errA},
-		{name: "reversed, largest wins", scores: []float64{1, 3, 2}, errs: make([]error, 3), order: []int{2, 1, 0}, best: 1, second: 2},
-		{name: "reversed, first listed among equals", scores: []float64{2, 2, 1}, errs: make([]error, 3), order: []int{2, 1, 0}, best: 0, second: 1},
-		{name: "pairs swapped, equal seconds", scores: []float64{1, 3, 1, 1}, errs: make([]error, 4), order: []int{1, 0, 3, 2}, best: 1, second: 0},
-		{name: "reversed, all fail", scores: []float64{0, 0}, errs: []error{errA, errB}, order: []int{1, 0}, wantErr: errB},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cands := make([]multirater.ModelCandidate, len(c.scores))
 			for i := range cands {
 				cands[i].Name = "c" + string(rune('0'+i))
 			}
-			var fitted []int
-			ch, err := ChooseInOrder(context.Background(), cands, c.order, nil, func(_ context.Context, k int, cand *multirater.ModelCandidate, _ func(multirater.Progress)) (int, float64, error) {
-				fitted = append(fitted, k)
+			ch, err := Choose(context.Background(), cands, nil, func(_ context.Context, k int, cand *multirater.ModelCandidate, _ func(multirater.Progress)) (int, float64, error) {
 				if c.errs[k] != nil {
 					return 0, 0, c.errs[k]
 				}
 				return 10 + k, c.scores[k], nil
 			})
-			if c.order != nil && fmt.Sprint(fitted) != fmt.Sprint(c.order) {
-				t.Errorf("fitted in order %v, want %v", fitted, c.order)
-			}
 			if c.wantErr != nil {
 				if !errors.Is(err, c.wantErr) || ch != nil {
 					t.Fatalf("got %v, %v; want error %v", ch, err, c.wantErr)
@@ -89,24 +76,6 @@ func TestChoose(t *testing.T) {
 				t.Errorf("notes %q, want %q", res.Diagnostics.Notes, wantNotes)
 			}
 		})
-	}
-}
-
-// TestChooseInOrderPanics: an order that is not a permutation of the
-// candidates is a caller bug.
-func TestChooseInOrderPanics(t *testing.T) {
-	for _, order := range [][]int{{0}, {0, 0}, {0, 2}, {1, 0, 2}, {-1, 0}} {
-		func() {
-			defer func() {
-				if r := recover(); r == nil || !strings.HasPrefix(fmt.Sprint(r), "infer: order") {
-					t.Errorf("order %v: recovered %v, want an infer panic", order, r)
-				}
-			}()
-			cands := make([]multirater.ModelCandidate, 2)
-			ChooseInOrder(context.Background(), cands, order, nil, func(context.Context, int, *multirater.ModelCandidate, func(multirater.Progress)) (int, float64, error) {
-				return 0, 0, nil
-			})
-		}()
 	}
 }
 
