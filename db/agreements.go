@@ -206,22 +206,31 @@ func (d *DB) DoneAgreement(ctx context.Context, projectID int64, key string) ([]
 // CancelAgreements cancels the project's running agreement analyses and
 // their jobs.
 func (d *DB) CancelAgreements(ctx context.Context, projectID int64) (int, error) {
+	n, err := d.cancelRunning(ctx, "agreements", "project_id", projectID, d.endAgreementTx)
+	return n, wrap(err, "cancel the agreement analyses of project %d", projectID)
+}
+
+// cancelRunning cancels, in one transaction, the running rows of table
+// (agreements, exports) whose owner column is ownerID, each through end
+// (the table's end...Tx, which also cancels the row's jobs), and returns
+// how many it cancelled.
+func (d *DB) cancelRunning(ctx context.Context, table, owner string, ownerID int64, end func(ctx context.Context, tx *gorm.DB, id int64, status annotations.FitStatus, message, code string) error) (int, error) {
 	n := 0
 	err := d.write(ctx, func(tx *gorm.DB) error {
 		n = 0
 		var ids []int64
-		if err := tx.Raw("SELECT id FROM agreements WHERE project_id = ? AND status = ?", projectID, string(annotations.FitRunning)).Scan(&ids).Error; err != nil {
+		if err := tx.Raw("SELECT id FROM "+table+" WHERE "+owner+" = ? AND status = ?", ownerID, string(annotations.FitRunning)).Scan(&ids).Error; err != nil {
 			return err
 		}
 		for _, id := range ids {
-			if err := d.endAgreementTx(ctx, tx, id, annotations.FitCancelled, "cancelled by request", ""); err != nil {
+			if err := end(ctx, tx, id, annotations.FitCancelled, "cancelled by request", ""); err != nil {
 				return err
 			}
 		}
 		n = len(ids)
 		return nil
 	})
-	return n, wrap(err, "cancel the agreement analyses of project %d", projectID)
+	return n, err
 }
 
 // endAgreement moves a running analysis to a terminal state (code: the

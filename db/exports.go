@@ -132,21 +132,7 @@ var fitGroupLock = fanGroup{parents: "fits", parent: "fit"}
 
 // CancelExports cancels the fit's running exports and their jobs.
 func (d *DB) CancelExports(ctx context.Context, fitID int64) (int, error) {
-	n := 0
-	err := d.write(ctx, func(tx *gorm.DB) error {
-		n = 0
-		var ids []int64
-		if err := tx.Raw("SELECT id FROM exports WHERE fit_id = ? AND status = ?", fitID, string(annotations.FitRunning)).Scan(&ids).Error; err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if err := d.endExportTx(ctx, tx, id, annotations.FitCancelled, "cancelled by request", ""); err != nil {
-				return err
-			}
-		}
-		n = len(ids)
-		return nil
-	})
+	n, err := d.cancelRunning(ctx, "exports", "fit_id", fitID, d.endExportTx)
 	return n, wrap(err, "cancel the exports of fit %d", fitID)
 }
 
