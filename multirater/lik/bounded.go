@@ -102,8 +102,14 @@ func betaLogp(nu, lgNu, ly, l1y, f float64) float64 {
 	return lgNu - la - lb + (a-1)*ly + (bb-1)*l1y
 }
 
-// trigamma is psi_1(x) = zeta(2, x); tetragamma psi_2(x) = -2 zeta(3, x).
-func trigamma(x float64) float64   { return mathext.Zeta(2, x) }
+// trigamma is psi_1(x) (numeric.Trigamma for x > 0, zeta(2, x) otherwise);
+// tetragamma psi_2(x) = -2 zeta(3, x).
+func trigamma(x float64) float64 {
+	if x > 0 {
+		return numeric.Trigamma(x)
+	}
+	return mathext.Zeta(2, x)
+}
 func tetragamma(x float64) float64 { return -2 * mathext.Zeta(3, x) }
 
 // LogLik returns log Beta(y | Nu Phi(f), Nu (1 - Phi(f))) and its
