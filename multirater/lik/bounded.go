@@ -208,12 +208,21 @@ func (b *Beta) dlogp(y, f float64) float64 {
 
 // TiltedGradTo sets dst[0] to d log Z / d ln Nu = E_tilted[d log p / d ln Nu].
 func (b *Beta) TiltedGradTo(dst []float64, y, mu, s2 float64) []float64 {
-	if s2 <= 0 {
-		dst[0] = b.dlogp(y, mu)
-		return dst
-	}
-	tilted(b, y, mu, s2, dst, func(g []float64, y, f float64) { g[0] = b.dlogp(y, f) })
+	b.TiltedLogZGradTo(dst, y, mu, s2)
 	return dst
+}
+
+// TiltedLogZGradTo sets dst[0] as TiltedGradTo does and returns Tilted's
+// log Z, from the same quadrature (lik.TiltedGrader).
+func (b *Beta) TiltedLogZGradTo(dst []float64, y, mu, s2 float64) float64 {
+	if s2 <= 0 {
+		lp, _, _, _ := b.LogLik(y, mu)
+		dst[0] = b.dlogp(y, mu)
+		return lp
+	}
+	checkUnit("Beta", y)
+	lz, _, _ := tilted(b, y, mu, s2, dst, func(g []float64, y, f float64) { g[0] = b.dlogp(y, f) })
+	return lz
 }
 
 // Mean returns Phi(f).
