@@ -151,8 +151,16 @@ func fmtCell(data *Data) string {
 // site j is EP's, or under Laplace's method the marginal with the site's
 // Gaussian approximation at the mode (precision W_j = -d2 log p, shift
 // W_j f^ + d1 log p) divided out.
+//
+// A rater whose likelihood is the consensus's (every rater under one
+// shared dispersion) has the same cell probability under both: it is
+// computed once.
 func looScore(name string, liks []lik.Bounded, rs []multirater.Rating, raw []float64, eps float64, sites []lik.Site, a *infer.Approx) (fresh, own float64) {
 	cons := consensusLik(name, liks)
+	asCons := make([]bool, len(liks))
+	for l, o := range liks {
+		asCons[l] = sameLik(o, cons)
+	}
 	for j, r := range rs {
 		var m, v float64
 		if a.EP != nil {
@@ -166,10 +174,36 @@ func looScore(name string, liks []lik.Bounded, rs []multirater.Rating, raw []flo
 			}
 		}
 		x := raw[j]
-		own += math.Log(math.Max(cellProb(liks[r.Rater], x, eps, m, v), 1e-300))
-		fresh += math.Log(math.Max(cellProb(cons, x, eps, m, v), 1e-300))
+		po := math.Log(math.Max(cellProb(liks[r.Rater], x, eps, m, v), 1e-300))
+		pf := po
+		if !asCons[r.Rater] {
+			pf = math.Log(math.Max(cellProb(cons, x, eps, m, v), 1e-300))
+		}
+		own += po
+		fresh += pf
 	}
 	return fresh / float64(len(rs)), own / float64(len(rs))
+}
+
+// sameLik reports whether likelihoods o and p are of one kind (beta,
+// normal, ...; no bias) with the same parameter, so that every
+// probability under one is the same under the other.
+func sameLik(o, p lik.Bounded) bool {
+	switch o := o.(type) {
+	case *lik.Beta:
+		q, ok := p.(*lik.Beta)
+		return ok && q.Nu == o.Nu
+	case *lik.TruncGauss:
+		q, ok := p.(*lik.TruncGauss)
+		return ok && q.Nu == o.Nu
+	case *lik.Warped:
+		q, ok := p.(*lik.Warped)
+		return ok && q.Sigma == o.Sigma
+	case *lik.Normal:
+		q, ok := p.(*lik.Normal)
+		return ok && q.Sigma == o.Sigma
+	}
+	return false
 }
 
 // cellProb returns the probability of the cell of rating x (unit scale)

@@ -201,9 +201,16 @@ func (b *Beta) LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64) {
 
 // dlogp returns d log p / d ln Nu (LogLikGradTo's dlp alone, without the
 // polygamma functions of the other two).
-func (b *Beta) dlogp(y, f float64) float64 {
-	a, bb, p, _, _ := b.ab(f)
-	return b.Nu * (mathext.Digamma(b.Nu) - p*mathext.Digamma(a) - (1-p)*mathext.Digamma(bb) + p*math.Log(y) + (1-p)*math.Log1p(-y))
+func (b *Beta) dlogp(y, f float64) float64 { return b.dlogpAt(y)(f) }
+
+// dlogpAt returns f -> dlogp(y, f) with psi(Nu), log y and log(1 - y)
+// computed once (the quadrature's many nodes), bit for bit dlogp's.
+func (b *Beta) dlogpAt(y float64) func(f float64) float64 {
+	nu, dg, ly, l1y := b.Nu, mathext.Digamma(b.Nu), math.Log(y), math.Log1p(-y)
+	return func(f float64) float64 {
+		a, bb, p, _, _ := b.ab(f)
+		return nu * (dg - p*mathext.Digamma(a) - (1-p)*mathext.Digamma(bb) + p*ly + (1-p)*l1y)
+	}
 }
 
 // TiltedGradTo sets dst[0] to d log Z / d ln Nu = E_tilted[d log p / d ln Nu].
@@ -221,7 +228,8 @@ func (b *Beta) TiltedLogZGradTo(dst []float64, y, mu, s2 float64) float64 {
 		return lp
 	}
 	checkUnit("Beta", y)
-	lz, _, _ := tilted(b, y, mu, s2, dst, func(g []float64, y, f float64) { g[0] = b.dlogp(y, f) })
+	dlogp := b.dlogpAt(y)
+	lz, _, _ := tilted(b, y, mu, s2, dst, func(g []float64, _, f float64) { g[0] = dlogp(f) })
 	return lz
 }
 
