@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 
 	"concord/multirater"
 	"concord/multirater/infer"
@@ -185,23 +186,14 @@ func looScore(name string, liks []lik.Bounded, rs []multirater.Rating, raw []flo
 	return fresh / float64(len(rs)), own / float64(len(rs))
 }
 
-// sameLik reports whether likelihoods o and p are of one kind (beta,
-// normal, ...; no bias) with the same parameter, so that every
-// probability under one is the same under the other.
+// sameLik reports whether likelihoods o and p are both beta or both
+// truncated Gaussians (no bias) with the same Nu, so that every
+// probability under one is the same under the other (the normal and
+// warped ones have closed-form cell probabilities: nothing to save).
 func sameLik(o, p lik.Bounded) bool {
-	switch o := o.(type) {
-	case *lik.Beta:
-		q, ok := p.(*lik.Beta)
-		return ok && q.Nu == o.Nu
-	case *lik.TruncGauss:
-		q, ok := p.(*lik.TruncGauss)
-		return ok && q.Nu == o.Nu
-	case *lik.Warped:
-		q, ok := p.(*lik.Warped)
-		return ok && q.Sigma == o.Sigma
-	case *lik.Normal:
-		q, ok := p.(*lik.Normal)
-		return ok && q.Sigma == o.Sigma
+	switch o.(type) {
+	case *lik.Beta, *lik.TruncGauss:
+		return reflect.TypeOf(o) == reflect.TypeOf(p) && nuOf(o) == nuOf(p)
 	}
 	return false
 }
