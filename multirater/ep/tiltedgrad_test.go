@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/multirater/kernel"
 	"concord/multirater/lik"
 )
 
@@ -23,13 +24,8 @@ func TestTiltedGrads(t *testing.T) {
 	for i := 0; i < n; i++ {
 		x.Set(i, 0, rng.NormFloat64())
 	}
-	rbf := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			d := x.At(i, 0) - x.At(j, 0)
-			rbf.SetSym(i, j, math.Exp(-d*d/2)+1e-6*b2f(i == j))
-		}
-	}
+	var rbf mat.SymDense
+	kernel.RBF{Gamma: 0.5}.GramTo(&rbf, kernel.Inputs{N: n, X: x})
 	raters := []lik.Likelihood{&lik.Beta{Nu: 8}, &lik.Beta{Nu: 20}, &lik.Normal{Sigma: 0.2}}
 	var sites []lik.Site
 	for i := 0; i < n; i++ {
@@ -45,7 +41,7 @@ func TestTiltedGrads(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		cov  mat.Symmetric
-	}{{"rbf", rbf}, {"identity", nil}} {
+	}{{"rbf", &rbf}, {"identity", nil}} {
 		t.Run(c.name, func(t *testing.T) {
 			fac := factorOf(t, n, c.cov)
 			plain, err := Run(fac, sites, Options{NegativeSites: true})
@@ -77,11 +73,4 @@ func TestTiltedGrads(t *testing.T) {
 			}
 		})
 	}
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
