@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 
 	"concord/multirater"
 	"concord/multirater/infer"
@@ -151,8 +152,16 @@ func fmtCell(data *Data) string {
 // site j is EP's, or under Laplace's method the marginal with the site's
 // Gaussian approximation at the mode (precision W_j = -d2 log p, shift
 // W_j f^ + d1 log p) divided out.
+//
+// A rater whose likelihood is the consensus's (every rater under one
+// shared dispersion) has the same cell probability under both: it is
+// computed once.
 func looScore(name string, liks []lik.Bounded, rs []multirater.Rating, raw []float64, eps float64, sites []lik.Site, a *infer.Approx) (fresh, own float64) {
 	cons := consensusLik(name, liks)
+	asCons := make([]bool, len(liks))
+	for l, o := range liks {
+		asCons[l] = sameLik(o, cons)
+	}
 	for j, r := range rs {
 		var m, v float64
 		if a.EP != nil {
@@ -166,10 +175,27 @@ func looScore(name string, liks []lik.Bounded, rs []multirater.Rating, raw []flo
 			}
 		}
 		x := raw[j]
-		own += math.Log(math.Max(cellProb(liks[r.Rater], x, eps, m, v), 1e-300))
-		fresh += math.Log(math.Max(cellProb(cons, x, eps, m, v), 1e-300))
+		po := math.Log(math.Max(cellProb(liks[r.Rater], x, eps, m, v), 1e-300))
+		pf := po
+		if !asCons[r.Rater] {
+			pf = math.Log(math.Max(cellProb(cons, x, eps, m, v), 1e-300))
+		}
+		own += po
+		fresh += pf
 	}
 	return fresh / float64(len(rs)), own / float64(len(rs))
+}
+
+// sameLik reports whether likelihoods o and p are both beta or both
+// truncated Gaussians (no bias) with the same Nu, so that every
+// probability under one is the same under the other (the normal and
+// warped ones have closed-form cell probabilities: nothing to save).
+func sameLik(o, p lik.Bounded) bool {
+	switch o.(type) {
+	case *lik.Beta, *lik.TruncGauss:
+		return reflect.TypeOf(o) == reflect.TypeOf(p) && nuOf(o) == nuOf(p)
+	}
+	return false
 }
 
 // cellProb returns the probability of the cell of rating x (unit scale)

@@ -245,3 +245,29 @@ func TestCellProb(t *testing.T) {
 		}
 	}
 }
+
+// TestSameLik: looScore computes a rating's cell probability once when
+// the rater's beta or truncated-Gaussian likelihood is the consensus's;
+// sameLik must say so only for one such kind with the same Nu (a bias,
+// another kind or another Nu are different; normal and warped ones are
+// never reused).
+func TestSameLik(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o, p lik.Bounded
+		want bool
+	}{
+		{"beta, same nu", &lik.Beta{Nu: 8}, &lik.Beta{Nu: 8}, true},
+		{"beta, nu an ulp apart", &lik.Beta{Nu: 8}, &lik.Beta{Nu: math.Nextafter(8, 9)}, false},
+		{"beta and truncnorm", &lik.Beta{Nu: 8}, &lik.TruncGauss{Nu: 8}, false},
+		{"truncnorm, same nu", &lik.TruncGauss{Nu: 5}, &lik.TruncGauss{Nu: 5}, true},
+		{"truncnorm and beta", &lik.TruncGauss{Nu: 5}, &lik.Beta{Nu: 5}, false},
+		{"warped, same sigma", &lik.Warped{Sigma: 0.5}, &lik.Warped{Sigma: 0.5}, false},
+		{"normal, same sigma", &lik.Normal{Sigma: 0.2}, &lik.Normal{Sigma: 0.2}, false},
+		{"biased beta", &lik.Shift{L: &lik.Beta{Nu: 8}}, &lik.Beta{Nu: 8}, false},
+	} {
+		if got := sameLik(c.o, c.p); got != c.want {
+			t.Errorf("%s: sameLik %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -54,6 +54,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,12 @@ type Options struct {
 	// Result.Decayed counts those items. 0 means never (the damping stays
 	// Damping).
 	DecayAfter int
+	// TiltedGrads keeps, for every site whose likelihood is a
+	// lik.TiltedGrader, the gradient of its tilted log Z in the
+	// likelihood's parameters at its final cavity (Result.TiltedGrad),
+	// computed with log Z_EP's tilted normalisers in one pass: an evidence
+	// search asks for both at every evaluation.
+	TiltedGrads bool
 }
 
 // decayEvery is the number of sweeps after Options.DecayAfter between two
@@ -137,9 +144,14 @@ type Result struct {
 	// posterior (what the evidence's gradients need).
 	Tau, Nu         []float64
 	CavMean, CavVar []float64
-	post            *posterior
-	sites           []lik.Site
-	fac             *gp.Factor
+	// grads holds the tilted gradients of Options.TiltedGrads, site j's
+	// from gradAt[j] (-1: none kept).
+	keepGrads bool
+	grads     []float64
+	gradAt    []int
+	post      *posterior
+	sites     []lik.Site
+	fac       *gp.Factor
 	// uState is the whitened factor of q's covariance for NewItem and
 	// Item (added.go), computed on first use.
 	uState
@@ -292,7 +304,7 @@ type runner struct {
 // sites.
 func newRunner(f *gp.Factor, sites []lik.Site, opts Options, damp, tol float64) (*runner, error) {
 	n, m := f.N, len(sites)
-	res := &Result{Tau: make([]float64, m), Nu: make([]float64, m), sites: sites, fac: f}
+	res := &Result{Tau: make([]float64, m), Nu: make([]float64, m), sites: sites, fac: f, keepGrads: opts.TiltedGrads}
 	if len(opts.InitTau) == m && len(opts.InitNu) == m {
 		copy(res.Tau, opts.InitTau)
 		copy(res.Nu, opts.InitNu)
@@ -527,17 +539,21 @@ func (r *Result) logZ(mean, vr []float64) (float64, error) {
 		r.CavMean = make([]float64, m)
 		r.CavVar = make([]float64, m)
 	}
+	if r.keepGrads {
+		r.grads, r.gradAt = r.grads[:0], slices.Grow(r.gradAt[:0], m)[:m]
+	}
 	sum := 0.0
 	for j, s := range r.sites {
 		v, mu := vr[s.Item], mean[s.Item]
 		cTau := 1/v - r.Tau[j]
 		if !(cTau > 0) {
+			r.gradAt = nil // none kept
 			return 0, fmt.Errorf("multirater: ep: site %d has a cavity of precision %v at the posterior", j, cTau)
 		}
 		cVar := 1 / cTau
 		cMean := cVar * (mu/v - r.Nu[j])
 		r.CavMean[j], r.CavVar[j] = cMean, cVar
-		lz, _, _ := s.Lik.Tilted(s.Y, cMean, cVar)
+		lz := r.tiltedLogZ(j, s, cMean, cVar)
 		// log s_j: the site's scale that makes cavity x site integrate to
 		// the tilted normaliser.
 		a := 1/cVar + r.Tau[j]
@@ -545,6 +561,35 @@ func (r *Result) logZ(mean, vr []float64) (float64, error) {
 		sum += lz + 0.5*cMean*cMean/cVar + 0.5*math.Log(cVar*a) - 0.5*c*c/a
 	}
 	return sum - 0.5*r.post.logDetH() + 0.5*r.post.quad() + r.post.extraLogZ(), nil
+}
+
+// tiltedLogZ returns site s's (site j's) tilted log Z at the cavity
+// N(cMean, cVar) and, with Options.TiltedGrads and a lik.TiltedGrader,
+// keeps its gradient from the same computation.
+func (r *Result) tiltedLogZ(j int, s lik.Site, cMean, cVar float64) float64 {
+	if r.keepGrads {
+		r.gradAt[j] = -1
+		if tg, ok := s.Lik.(lik.TiltedGrader); ok {
+			np := s.Lik.(lik.Learnable).NumParams()
+			r.gradAt[j] = len(r.grads)
+			r.grads = append(r.grads, make([]float64, np)...)
+			return tg.TiltedLogZGradTo(r.grads[r.gradAt[j]:], s.Y, cMean, cVar)
+		}
+	}
+	lz, _, _ := s.Lik.Tilted(s.Y, cMean, cVar)
+	return lz
+}
+
+// TiltedGrad returns the gradient of site j's tilted log Z in its
+// likelihood's parameters at its final cavity (lik.Learnable.TiltedGradTo
+// at CavMean[j], CavVar[j]) when the run kept it (Options.TiltedGrads, a
+// lik.TiltedGrader), else nil. The slice is the result's.
+func (r *Result) TiltedGrad(j int) []float64 {
+	if r.gradAt == nil || r.gradAt[j] < 0 {
+		return nil
+	}
+	at := r.gradAt[j]
+	return r.grads[at : at+r.sites[j].Lik.(lik.Learnable).NumParams()]
 }
 
 // posterior is q(f) in whitened form for the per-item site sums S and V.

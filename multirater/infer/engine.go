@@ -91,6 +91,9 @@ func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search 
 	if warm != nil {
 		eo.InitTau, eo.InitNu = warm.EP.Tau, warm.EP.Nu
 	}
+	// A search evaluates the gradient at every run: the sites' tilted
+	// gradients come with log Z_EP's tilted normalisers.
+	eo.TiltedGrads = search
 	if search && eo.Tol < 1e-3 {
 		// log Z_EP is stationary in the sites: its error at 1e-3 is far
 		// smaller than 1e-3. The final approximation uses EP's Tol.
@@ -135,15 +138,19 @@ func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search 
 	return &Approx{Mean: r.Mean, Var: r.Var, SiteS: ss, SiteV: sv, LogZ: r.LogZ, Iterations: r.Sweeps, Draw: r.DrawTo, EP: r, clamped: clamped}, nil
 }
 
-// LikGradTo adds the sites' tilted gradients at their cavities.
+// LikGradTo adds the sites' tilted gradients at their cavities (those the
+// EP run kept, ep.Options.TiltedGrads, else computed here).
 func (*EP) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64) {
 	var scratch []float64
 	for j, s := range sites {
-		o := s.Lik.(lik.LaplaceLearnable)
-		if np := o.NumParams(); cap(scratch) < np {
-			scratch = make([]float64, np)
+		buf := a.EP.TiltedGrad(j)
+		if buf == nil {
+			o := s.Lik.(lik.LaplaceLearnable)
+			if np := o.NumParams(); cap(scratch) < np {
+				scratch = make([]float64, np)
+			}
+			buf = o.TiltedGradTo(scratch[:o.NumParams()], s.Y, a.EP.CavMean[j], a.EP.CavVar[j])
 		}
-		buf := o.TiltedGradTo(scratch[:o.NumParams()], s.Y, a.EP.CavMean[j], a.EP.CavVar[j])
 		g := at(j)
 		for k := range buf {
 			g[k] += buf[k]

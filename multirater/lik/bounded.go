@@ -102,8 +102,14 @@ func betaLogp(nu, lgNu, ly, l1y, f float64) float64 {
 	return lgNu - la - lb + (a-1)*ly + (bb-1)*l1y
 }
 
-// trigamma is psi_1(x) = zeta(2, x); tetragamma psi_2(x) = -2 zeta(3, x).
-func trigamma(x float64) float64   { return mathext.Zeta(2, x) }
+// trigamma is psi_1(x) (numeric.Trigamma for x > 0, zeta(2, x) otherwise);
+// tetragamma psi_2(x) = -2 zeta(3, x).
+func trigamma(x float64) float64 {
+	if x > 0 {
+		return numeric.Trigamma(x)
+	}
+	return mathext.Zeta(2, x)
+}
 func tetragamma(x float64) float64 { return -2 * mathext.Zeta(3, x) }
 
 // LogLik returns log Beta(y | Nu Phi(f), Nu (1 - Phi(f))) and its
@@ -195,19 +201,36 @@ func (b *Beta) LogLikGradTo(dlp, dd1, dd2 []float64, y, f float64) {
 
 // dlogp returns d log p / d ln Nu (LogLikGradTo's dlp alone, without the
 // polygamma functions of the other two).
-func (b *Beta) dlogp(y, f float64) float64 {
-	a, bb, p, _, _ := b.ab(f)
-	return b.Nu * (mathext.Digamma(b.Nu) - p*mathext.Digamma(a) - (1-p)*mathext.Digamma(bb) + p*math.Log(y) + (1-p)*math.Log1p(-y))
+func (b *Beta) dlogp(y, f float64) float64 { return b.dlogpAt(y)(f) }
+
+// dlogpAt returns f -> dlogp(y, f) with psi(Nu), log y and log(1 - y)
+// computed once (the quadrature's many nodes), bit for bit dlogp's.
+func (b *Beta) dlogpAt(y float64) func(f float64) float64 {
+	nu, dg, ly, l1y := b.Nu, mathext.Digamma(b.Nu), math.Log(y), math.Log1p(-y)
+	return func(f float64) float64 {
+		a, bb, p, _, _ := b.ab(f)
+		return nu * (dg - p*mathext.Digamma(a) - (1-p)*mathext.Digamma(bb) + p*ly + (1-p)*l1y)
+	}
 }
 
 // TiltedGradTo sets dst[0] to d log Z / d ln Nu = E_tilted[d log p / d ln Nu].
 func (b *Beta) TiltedGradTo(dst []float64, y, mu, s2 float64) []float64 {
-	if s2 <= 0 {
-		dst[0] = b.dlogp(y, mu)
-		return dst
-	}
-	tilted(b, y, mu, s2, dst, func(g []float64, y, f float64) { g[0] = b.dlogp(y, f) })
+	b.TiltedLogZGradTo(dst, y, mu, s2)
 	return dst
+}
+
+// TiltedLogZGradTo sets dst[0] as TiltedGradTo does and returns Tilted's
+// log Z, from the same quadrature (lik.TiltedGrader).
+func (b *Beta) TiltedLogZGradTo(dst []float64, y, mu, s2 float64) float64 {
+	if s2 <= 0 {
+		lp, _, _, _ := b.LogLik(y, mu)
+		dst[0] = b.dlogp(y, mu)
+		return lp
+	}
+	checkUnit("Beta", y)
+	dlogp := b.dlogpAt(y)
+	lz, _, _ := tilted(b, y, mu, s2, dst, func(g []float64, _, f float64) { g[0] = dlogp(f) })
+	return lz
 }
 
 // Mean returns Phi(f).

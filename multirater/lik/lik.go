@@ -46,6 +46,16 @@ type Learnable interface {
 	TiltedGradTo(dst []float64, y, mu, s2 float64) []float64
 }
 
+// TiltedGrader is a Learnable likelihood that gives Tilted's log Z and
+// TiltedGradTo's gradient from one computation of the tilted distribution
+// (one quadrature instead of two), bit for bit the values of the two
+// calls: EP's evidence search needs both at every site's cavity.
+type TiltedGrader interface {
+	// TiltedLogZGradTo sets dst (length NumParams) to TiltedGradTo's
+	// gradient and returns Tilted's log Z.
+	TiltedLogZGradTo(dst []float64, y, mu, s2 float64) float64
+}
+
 // LaplaceLearnable is a Learnable likelihood that also gives what Laplace's
 // evidence gradient needs: the gradients in its parameters of log p(y | f)
 // and of its first two derivatives in f.

@@ -12,8 +12,9 @@
 //     quadrature's.
 //   - Tilted's derivatives in mu against finite differences of log Z.
 //   - For a lik.Learnable, TiltedGradTo against finite differences of log Z
-//     in each parameter (SetParams), and for a lik.LaplaceLearnable
-//     LogLikGradTo against those of lp, d1 and d2.
+//     in each parameter (SetParams), for a lik.TiltedGrader
+//     TiltedLogZGradTo bit for bit against Tilted and TiltedGradTo, and for
+//     a lik.LaplaceLearnable LogLikGradTo against those of lp, d1 and d2.
 //
 // A new likelihood is one file in its package and one Case in a table
 // (multirater/lik/liktest's test holds lik's).
@@ -23,6 +24,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"testing"
 
@@ -200,6 +202,13 @@ func checkTilted(c Case, y float64, cv Cavity) []string {
 		plus, minus := atParam(l, k, h, func() []float64 { lz, _, _ := l.Tilted(y, cv.Mu, cv.S2); return []float64{lz} })
 		if fd := (plus[0] - minus[0]) / (2 * h); !near(g[k], fd, c.Tol) {
 			out = append(out, fmt.Sprintf("y %v cavity N(%v, %v): TiltedGradTo in parameter %d is %v, finite difference %v", y, cv.Mu, cv.S2, k, g[k], fd))
+		}
+	}
+	if tg, ok := l.(lik.TiltedGrader); ok {
+		// One computation for both: bit for bit the two calls' values.
+		g2 := make([]float64, len(g))
+		if lz2 := tg.TiltedLogZGradTo(g2, y, cv.Mu, cv.S2); lz2 != lz || !slices.Equal(g2, g) {
+			out = append(out, fmt.Sprintf("y %v cavity N(%v, %v): TiltedLogZGradTo gives log Z %v and gradient %v, Tilted and TiltedGradTo %v and %v", y, cv.Mu, cv.S2, lz2, g2, lz, g))
 		}
 	}
 	return out
