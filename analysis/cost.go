@@ -152,8 +152,7 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	secs, what := expectedSeconds(spec, key, engine, rates, class, labels, items, rank)
 	c := Cost{CPU: seconds(secs), Model: what}
 	if most > rank {
-		hi, _ := expectedSeconds(spec, key, engine, rates, class, labels, items, most)
-		c.Max = seconds(hi)
+		c.Max = rankCost(spec, labels, items, most)
 		c.Model += fmt.Sprintf("; the default rank rule may raise r up to %d (the fit's budget %s CPU s), %s CPU s there", most, roundCPU(rankBudget(items)), roundCPU(c.Max))
 	}
 	return c

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"concord/multirater/gp"
+	"concord/multirater/kernel"
 )
 
 // The default rank of a low-rank prior (FitSpec.Rank 0: a text kernel's
@@ -21,8 +22,9 @@ import (
 //     Spearman >= 0.99, accuracy within 0.01), and those that left out 12 % or
 //     more did not at 4,000 items (docs/scaling.md);
 //   - but only while the whole fit's expected cost (ExpectedCost at that
-//     rank, its defaults' evaluations included) stays within rankBudget(N):
-//     RankBudgetPerItem per item, at most RankBudgetMax.
+//     rank, its defaults' evaluations included, and for a text kernel the
+//     wider basis the rank is read from: rankCost) stays within
+//     rankBudget(N): RankBudgetPerItem per item, at most RankBudgetMax.
 //
 // A fit whose expected cost at the base rank is already over its budget
 // keeps the base rank: at 16,000 items every ladder family with a text or
@@ -67,11 +69,7 @@ func defaultRank(spec FitSpec, labels, items int) (base, most int) {
 		return base, base
 	}
 	budget := rankBudget(items)
-	at := func(r int) time.Duration {
-		s := spec
-		s.Rank = r
-		return ExpectedCost(s, labels, items).CPU
-	}
+	at := func(r int) time.Duration { return rankCost(spec, labels, items, r) }
 	if at(base) > budget {
 		return base, base
 	}
@@ -86,6 +84,55 @@ func defaultRank(spec FitSpec, labels, items int) (base, most int) {
 		}
 	}
 	return base, lo
+}
+
+// rankCost is what the default rank rule counts against its budget for
+// rank r: ExpectedCost with that Rank and, for a text kernel, the
+// construction of the wider basis that the rank is read from
+// (textBasisCost; ExpectedCost's rates include one basis of the rank
+// kept, and the wider one is built besides it when the rank kept is
+// smaller).
+func rankCost(spec FitSpec, labels, items, r int) time.Duration {
+	s := spec
+	s.Rank = r
+	c := ExpectedCost(s, labels, items).CPU
+	if textOnly(spec) {
+		c += textBasisCost(items, r)
+	}
+	return c
+}
+
+// textOnly reports whether spec's kernel is of linear text terms alone
+// (the weight-space basis of gp.NewLowRankFeatures).
+func textOnly(spec FitSpec) bool {
+	ks, err := spec.kernelSpec()
+	if err != nil || len(ks) == 0 {
+		return false
+	}
+	for _, t := range ks {
+		if t.Kind != kernel.TextTerm {
+			return false
+		}
+	}
+	return true
+}
+
+// basisPerFlop is the CPU time per floating-point operation of
+// gp.NewLowRankFeatures' randomized range finder (gonum's Householder QR
+// and symmetric eigendecomposition), measured on the ladder's 2-core
+// machine: 0.9, 2.0 and 11.3 CPU s for ranks 349, 534 and 971 at 1,000
+// items, 1.3 and 25.6 for 250 and 971 at 4,000 (branch rank35d).
+const basisPerFlop = 4.5e-10
+
+// textBasisCost is the expected CPU time of a truncated text basis of
+// rank r for items items: with l = r + 10 directions and 2 power
+// iterations, three thin QR factorisations of N×l (about 4 N l² each),
+// G = Q W (2 N l²) and the eigendecomposition of the l×l projection
+// (about 9 l³): 14 N l² + 9 l³ operations (Halko, Martinsson & Tropp
+// 2011, sec. 4.5 and 6).
+func textBasisCost(items, r int) time.Duration {
+	n, l := float64(items), float64(min(r+10, items))
+	return seconds(basisPerFlop * (14*n*l*l + 9*l*l*l))
 }
 
 // rankNote says how the default rank rule chose rank of [base, most], for

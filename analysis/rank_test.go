@@ -3,7 +3,6 @@ package analysis
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"concord/multirater/gp"
 )
@@ -50,43 +49,39 @@ func TestDefaultRankRule(t *testing.T) {
 			labels := 4 * tc.items
 			base, most := defaultRank(spec, labels, tc.items)
 			t.Logf("%d items: base rank %d, the most the rule may reach %d (expected cost at the base rank %.1f CPU s, budget %.0f)",
-				tc.items, base, most, costAt(spec, labels, tc.items, base).Seconds(), rankBudget(tc.items).Seconds())
+				tc.items, base, most, rankCost(spec, labels, tc.items, base).Seconds(), rankBudget(tc.items).Seconds())
 			if base != gp.DefaultRank(tc.items) {
 				t.Fatalf("base %d, want gp.DefaultRank = %d", base, gp.DefaultRank(tc.items))
 			}
 			if raised := most > base; raised != tc.raised {
 				t.Fatalf("range [%d, %d]: raised %t, want %t (expected cost at the base rank %v, budget %v)",
-					base, most, raised, tc.raised, costAt(spec, labels, tc.items, base), rankBudget(tc.items))
+					base, most, raised, tc.raised, rankCost(spec, labels, tc.items, base), rankBudget(tc.items))
 			}
 			if !tc.raised {
 				return
 			}
 			budget := rankBudget(tc.items)
-			if c := costAt(spec, labels, tc.items, most); c > budget {
+			if c := rankCost(spec, labels, tc.items, most); c > budget {
 				t.Errorf("expected cost at rank %d = %v, over the budget %v", most, c, budget)
 			}
 			if most < tc.items {
-				if c := costAt(spec, labels, tc.items, most+1); c <= budget {
+				if c := rankCost(spec, labels, tc.items, most+1); c <= budget {
 					t.Errorf("expected cost at rank %d = %v, within the budget %v: the range stops short", most+1, c, budget)
 				}
 			}
-			// ExpectedCost states both ends.
+			// ExpectedCost states both ends: the fit at the base rank, and
+			// at the most with the basis it is read from.
 			c := ExpectedCost(spec, labels, tc.items)
-			if c.CPU != costAt(spec, labels, tc.items, base) || c.Max != costAt(spec, labels, tc.items, most) {
-				t.Errorf("ExpectedCost %v to %v, want %v to %v", c.CPU, c.Max, costAt(spec, labels, tc.items, base), costAt(spec, labels, tc.items, most))
+			at := spec
+			at.Rank = base
+			if c.CPU != ExpectedCost(at, labels, tc.items).CPU || c.Max != rankCost(spec, labels, tc.items, most) {
+				t.Errorf("ExpectedCost %v to %v, want %v to %v", c.CPU, c.Max, ExpectedCost(at, labels, tc.items).CPU, rankCost(spec, labels, tc.items, most))
 			}
 			if !strings.Contains(c.Short(), " to ") || !strings.Contains(c.Model, "default rank rule") {
 				t.Errorf("cost %q does not state the range", c)
 			}
 		})
 	}
-}
-
-// costAt is ExpectedCost's estimate at an explicit rank.
-func costAt(spec FitSpec, labels, items, rank int) time.Duration {
-	s := spec
-	s.Rank = rank
-	return ExpectedCost(s, labels, items).CPU
 }
 
 // TestOneRun checks which fits ExpectedCost costs as one EP run or one

@@ -799,8 +799,9 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec, labels int) (*gp
 // chosen (none when the basis is exact or the rank was asked for). The
 // default rank is read from a basis of the budget's largest rank (the
 // smallest from the base rule leaving out at most RankTraceShare of the
-// trace), then the basis is rebuilt at it, so that the rank and the seed
-// alone rebuild the fit's prior (priorLowRank).
+// trace), then the basis is rebuilt at it when smaller, so that the rank
+// and the seed alone rebuild the fit's prior (priorLowRank); when the rule
+// cannot raise the rank the one basis is the base rule's, as before it.
 func textLowRank(x gp.SparseRows, spec FitSpec, labels int) (*gp.LowRank, string, error) {
 	build := func(r int) (*gp.LowRank, error) {
 		return gp.NewLowRankFeatures(x, gp.LowRankOptions{MaxRank: r}, rand.New(rand.NewPCG(spec.Seed, lowRankStream)), spec.Seed)
@@ -811,25 +812,15 @@ func textLowRank(x gp.SparseRows, spec FitSpec, labels int) (*gp.LowRank, string
 		return lr, "", err
 	}
 	base, most := defaultRank(spec, labels, n)
-	lr, err := build(base)
-	if err != nil || lr.Exact || most == base || lr.Residual() <= RankTraceShare*lr.Trace {
+	lr, err := build(most)
+	if err != nil || lr.Exact || base >= n {
 		// Up to 256 items the base rank keeps every dimension: no rule.
-		if err == nil && !lr.Exact && base < n {
-			return lr, rankNote(lr.Rank(), base, most, n, lr.Residual(), lr.Trace), nil
-		}
 		return lr, "", err
 	}
-	wide, err := build(most)
-	if err != nil {
-		return nil, "", err
-	}
-	r := wide.ShareRank(base, RankTraceShare)
-	if r < wide.Rank() {
+	if r := lr.ShareRank(base, RankTraceShare); r < lr.Rank() {
 		if lr, err = build(r); err != nil {
 			return nil, "", err
 		}
-	} else {
-		lr = wide
 	}
 	return lr, rankNote(lr.Rank(), base, most, n, lr.Residual(), lr.Trace), nil
 }
