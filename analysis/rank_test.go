@@ -39,6 +39,7 @@ func TestDefaultRankRule(t *testing.T) {
 		{"ordinal ep rbf 1000", FitSpec{Model: "ordinal", Engine: "ep", Kernel: "rbf:gamma=0.125"}, 1000, false},
 		{"confusion vb text 1000", FitSpec{Model: "confusion", Engine: "vb", Kernel: "text"}, 1000, true},
 		{"confusion vb text 16000", FitSpec{Model: "confusion", Engine: "vb", Kernel: "text"}, 16000, true},
+		{"one ep run text 1000", fixed(FitSpec{Model: "ordinal", Engine: "ep", Kernel: "text"}), 1000, true},
 		{"one ep run text 4000", fixed(FitSpec{Model: "ordinal", Engine: "ep", Kernel: "text"}), 4000, true},
 		{"one ep run rbf 4000", fixed(FitSpec{Model: "ordinal", Engine: "ep", Kernel: "rbf:gamma=0.125"}), 4000, true},
 		{"one ep run text 16000", fixed(FitSpec{Model: "ordinal", Engine: "ep", Kernel: "text"}), 16000, true},
