@@ -7,25 +7,34 @@ import (
 
 	"concord/multirater"
 	"concord/multirater/auc"
-	"concord/multirater/gp"
 	"concord/multirater/kernel"
 )
 
 // Cost is a fit's expected cost, stated before it starts: CPU time (all
 // threads together) and how the estimate was derived, for a message.
 type Cost struct {
-	CPU   time.Duration
+	CPU time.Duration
+	// Max, when above CPU, is the cost if the default rank rule
+	// (defaultRank) raises the low-rank prior's rank as far as its budget
+	// allows: how far it goes depends on the kernel's spectrum, which is
+	// known once the basis is built, so the fit's cost lies between CPU and
+	// Max.
+	Max   time.Duration
 	Model string
 }
 
 // String says the cost as the CLI's summary line and the server's
-// progress message do: "about 12 CPU s (model: ...)".
+// progress message do: "about 12 CPU s (model: ...)", or "about 4 to 40
+// CPU s (model: ...)" when the default rank may be raised.
 func (c Cost) String() string {
-	return fmt.Sprintf("about %s CPU s (model: %s)", roundCPU(c.CPU), c.Model)
+	return fmt.Sprintf("%s (model: %s)", c.Short(), c.Model)
 }
 
 // Short says the cost alone, for a progress message: "about 12 CPU s".
 func (c Cost) Short() string {
+	if c.Max > c.CPU {
+		return fmt.Sprintf("about %s to %s CPU s", roundCPU(c.CPU), roundCPU(c.Max))
+	}
 	return fmt.Sprintf("about %s CPU s", roundCPU(c.CPU))
 }
 
@@ -88,6 +97,14 @@ var costTable = map[string]costRates{
 	"robust/ep":       {perLabel: 2.2e-4, perLowRank: 6.6e-7, perDense: 2.37e-6},
 	"auc/ep":          {perPair: 8.0e-5, perLowRank: 2.8e-7, perDense: 1.3e-6},
 	"auc/smc":         {perPair: 2.16e-4, perLowRank: 6.6e-7, perDense: 1.09e-5},
+	// One EP run (every rater parameter fixed: oneRun), from
+	// docs/scripts/approx's fits on the ladder's data (branches meas35 and
+	// rank35d, docs/scaling.md): text rank 349 and 600 at 1,000 items (1.6
+	// and 3.3 CPU s), 250, 500 and 800 at 4,000 (4.5, 11.6, 28.4), the
+	// dense text and rbf fits at 2,000 and 4,000 items (54.5; 419 and 461).
+	// Laplace's one Newton's method borrows them.
+	"ordinal/ep " + oneRunKey:      {perLabel: 1.4e-4, perLowRank: 1e-8, perDense: 2e-8},
+	"ordinal/laplace " + oneRunKey: {perLabel: 1.4e-4, perLowRank: 1e-8, perDense: 2e-8},
 }
 
 // ExpectedCost estimates the CPU time of a fit of spec (ForData and
@@ -100,10 +117,15 @@ var costTable = map[string]costRates{
 // learnt ones by inducing points from PivotedFromItems items) and N³/3 for
 // a dense one, with rates calibrated per model and engine on the shared
 // ladder (costTable), its defaults' evaluations (restarts, candidates, EM
-// rounds, folds) included. It is meant to be within a factor of two of
-// the real cost on the ladder's data; settings far from the defaults
-// (more restarts, chains or iterations) move it less than they move the
-// fit, except Gibbs's sweeps, which it counts.
+// rounds, folds) included; a fit with nothing for the evidence to
+// maximise (OneRun: the ordinal model with every rater parameter fixed) is
+// costed as one run. With the default rank (defaultRank), CPU is the cost
+// at the base rank and Max, when the rule may raise the rank, the cost at
+// the most it may reach: the rank it keeps depends on the kernel's
+// spectrum. It is meant to be within a factor of two of the real cost on
+// the ladder's data; settings far from the defaults (more restarts, chains
+// or iterations) move it less than they move the fit, except Gibbs's
+// sweeps, which it counts.
 func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	model, engine := strings.ToLower(spec.Model), strings.ToLower(spec.Engine)
 	if model == "" {
@@ -116,13 +138,74 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 			engine = m.DefaultEngine()
 		}
 	}
-	rates, ok := costTable[model+"/"+engine]
+	key := model + "/" + engine
+	if oneRun(spec, model, engine) {
+		key += " " + oneRunKey
+	}
+	rates, ok := costTable[key]
 	if !ok {
 		// A pair the ladder does not cover: the ordinal EP rates, a
 		// labels-only order of magnitude.
 		rates = costTable["ordinal/ep"]
 	}
-	class, rank := costKernel(spec, items)
+	class, rank, most := costKernel(spec, labels, items)
+	secs, what := expectedSeconds(spec, key, engine, rates, class, labels, items, rank)
+	c := Cost{CPU: seconds(secs), Model: what}
+	if most > rank {
+		c.Max = rankCost(spec, labels, items, most)
+		c.Model += fmt.Sprintf("; the default rank rule may raise r up to %d (the fit's budget %s CPU s), %s CPU s there", most, roundCPU(rankBudget(items)), roundCPU(c.Max))
+	}
+	return c
+}
+
+// seconds converts s seconds to a Duration, saturating.
+func seconds(s float64) time.Duration {
+	return time.Duration(min(s*float64(time.Second), float64(1<<62)))
+}
+
+// oneRunKey marks the costTable rows of a fit that is one EP run or one
+// Newton's method: the ordinal model with every rater parameter fixed (its
+// noise sd and thresholds) and no kernel term to learn.
+const oneRunKey = "(one run)"
+
+// OneRun reports whether a fit of spec (WithDefaults applied) evaluates its
+// approximation once, with nothing for the evidence to maximise: the
+// ordinal model by EP or Laplace with every rater parameter fixed (its
+// noise sd and thresholds) and no kernel hyperparameter to learn.
+func OneRun(spec FitSpec) bool {
+	model, engine := strings.ToLower(spec.Model), strings.ToLower(spec.Engine)
+	if model == "" {
+		model = ModelOrdinal
+	}
+	return oneRun(spec, model, engine)
+}
+
+// oneRun reports whether a fit of spec evaluates its approximation once:
+// the ordinal model by EP or Laplace with every rater parameter fixed and
+// no kernel hyperparameter to learn (nothing for the evidence to maximise).
+func oneRun(spec FitSpec, model, engine string) bool {
+	if model != ModelOrdinal || (engine != multirater.EngineEP && engine != multirater.EngineLaplace) ||
+		!(spec.Sigma > 0) || len(spec.Thresholds) == 0 {
+		return false
+	}
+	if strings.TrimSpace(spec.Kernel) == "" {
+		return true
+	}
+	ks, err := spec.kernelSpec()
+	if err != nil {
+		return false
+	}
+	for _, t := range ks {
+		if t.Learn {
+			return false
+		}
+	}
+	return true
+}
+
+// expectedSeconds is ExpectedCost's estimate at a prior of class class
+// and rank rank (low-rank), with the model it used, for the rates of key.
+func expectedSeconds(spec FitSpec, key, engine string, rates costRates, class kernelClass, labels, items, rank int) (float64, string) {
 	gibbs := engine == multirater.EngineGibbs
 	n, r := float64(items), float64(rank)
 	var unit float64
@@ -164,14 +247,13 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	if rates.fixed > 0 {
 		terms = fmt.Sprintf("%.2g s + %s", rates.fixed, terms)
 	}
-	what := fmt.Sprintf("%s %s: %s", model, engine, terms)
+	what := fmt.Sprintf("%s: %s", strings.Replace(key, "/", " ", 1), terms)
 	if gibbs {
 		w := ProjectedWork(spec, labels, items)
 		per *= float64(w.Sweeps)
-		what = fmt.Sprintf("%s %s: %d sweeps x (%s)", model, engine, w.Sweeps, terms)
+		what = fmt.Sprintf("%s: %d sweeps x (%s)", strings.Replace(key, "/", " ", 1), w.Sweeps, terms)
 	}
-	d := time.Duration(min(per*float64(time.Second), float64(1<<62)))
-	return Cost{CPU: d, Model: what}
+	return per, what
 }
 
 // pairBound is the bound on the auc model's EP pair sites for items
@@ -187,24 +269,26 @@ func pairBound(spec FitSpec, items int) int {
 	return auc.DefaultPairs(items)
 }
 
-// costKernel says how a fit of spec on items items holds its prior
-// covariance, and the rank of a low-rank one (buildCovariance's choices).
-func costKernel(spec FitSpec, items int) (kernelClass, int) {
+// costKernel says how a fit of spec on labels labels of items items holds
+// its prior covariance, and the rank of a low-rank one (buildCovariance's
+// choices); for the default rank (defaultRank) the base rank and, when the
+// rule may raise it, the most it may reach (0 otherwise).
+func costKernel(spec FitSpec, labels, items int) (kernelClass, int, int) {
 	text := strings.TrimSpace(spec.Kernel)
 	if strings.EqualFold(spec.Model, ModelAUC) && !strings.EqualFold(spec.Scores, "gp") {
-		return kernelNone, 0 // linear scores: weight space on the covariates
+		return kernelNone, 0, 0 // linear scores: weight space on the covariates
 	}
 	var ks kernel.Spec
 	if text == "" {
 		if !strings.EqualFold(spec.Model, ModelAUC) {
-			return kernelNone, 0 // the identity, the lower estimate
+			return kernelNone, 0, 0 // the identity, the lower estimate
 		}
 		// gp scores' default: an rbf whose width is learnt.
 		ks = kernel.Spec{{Kind: kernel.CovTerm, Learn: true}}
 	} else {
 		var err error
 		if ks, err = spec.kernelSpec(); err != nil || ks.Identity() {
-			return kernelNone, 0
+			return kernelNone, 0, 0
 		}
 	}
 	isText, fixedCov, learnt := true, true, false
@@ -215,18 +299,20 @@ func costKernel(spec FitSpec, items int) (kernelClass, int) {
 	}
 	switch {
 	case spec.Rank < 0:
-		return kernelDense, 0
+		return kernelDense, 0, 0
 	case isText:
 		if spec.Rank > 0 {
-			return kernelLowRank, min(spec.Rank, items)
+			return kernelLowRank, min(spec.Rank, items), 0
 		}
-		return kernelLowRank, gp.DefaultRank(items)
+		base, most := defaultRank(spec, labels, items)
+		return kernelLowRank, base, most
 	case spec.Rank > 0 && (fixedCov || learnt):
-		return kernelLowRank, min(spec.Rank, items)
+		return kernelLowRank, min(spec.Rank, items), 0
 	case items >= PivotedFromItems && learnt:
-		return kernelLowRank, LearntKernelRank(items)
+		return kernelLowRank, LearntKernelRank(items), 0
 	case items >= PivotedFromItems && fixedCov:
-		return kernelLowRank, gp.DefaultRank(items)
+		base, most := defaultRank(spec, labels, items)
+		return kernelLowRank, base, most
 	}
-	return kernelDense, 0
+	return kernelDense, 0, 0
 }

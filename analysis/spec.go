@@ -57,14 +57,16 @@ type CommonSettings struct {
 	Standardize bool `json:"standardize,omitempty" group:"the items' covariance" doc:"z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items)"`
 	// Rank is the rank of the weight-space prior of a kernel of linear
 	// text terms (C = X X' as G G' with G N×r, never an N×N matrix;
-	// gp.NewLowRankFeatures): 0 (default) keeps every dimension up to
-	// gp.DefaultRank(N) (all of them up to 256 items, then 128 to 512) and
-	// truncates beyond it with a diagonal correction, a positive number is
-	// that rank, and -1 is the exact dense kernel matrix. The EP and
-	// Laplace fits of a fixed covariate kernel (rbf, ard, linear) on at
-	// least PivotedFromItems items take the same rank of pivoted columns
-	// with FITC's diagonal correction.
-	Rank int `json:"rank,omitempty" group:"the items' covariance" range:"[-1,8192]" zero:"the default" doc:"text and fixed covariate kernels: the rank of the low-rank prior C = G G' (0, the default: every dimension up to 256 items, then gp.DefaultRank(N), about 128 to 512, truncated with a diagonal correction; -1: the exact dense N x N matrix)"`
+	// gp.NewLowRankFeatures): 0 (default) is the default rank rule
+	// (defaultRank: every dimension up to 256 items, then from
+	// gp.DefaultRank(N), 128 to 512, raised towards leaving out at most
+	// RankTraceShare of the kernel's trace while the fit's expected cost
+	// stays within rankBudget) truncated with a diagonal correction, a
+	// positive number is that rank, and -1 is the exact dense kernel
+	// matrix. The EP and Laplace fits of a fixed covariate kernel (rbf,
+	// ard, linear) on at least PivotedFromItems items take the same rule's
+	// rank of pivoted columns with FITC's diagonal correction.
+	Rank int `json:"rank,omitempty" group:"the items' covariance" range:"[-1,8192]" zero:"the default" doc:"text and fixed covariate kernels: the rank of the low-rank prior C = G G' (0, the default: every dimension up to 256 items, then gp.DefaultRank(N), about 128 to 512, raised towards leaving out at most 5% of the kernel's trace while the fit's expected cost stays within 10 ms per item and 40 CPU s, truncated with a diagonal correction; the fit's notes say the rank and the trace left out; -1: the exact dense N x N matrix)"`
 	// Text holds the text featuriser's settings for text kernels; the zero
 	// value is the paper's featuriser (every term, count weighting, SMART
 	// stop words removed, no stemming, no bigrams; see textfeat.Options).

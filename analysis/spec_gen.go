@@ -30,7 +30,7 @@ type FitSpec struct {
 	Categorical []string `json:"categorical,omitempty"`
 	// Standardize (the common part): z-score the numeric covariates with the fitted items' means and sds (saved in the result; predict applies them to new items).
 	Standardize bool `json:"standardize,omitempty"`
-	// Rank (the common part): text and fixed covariate kernels: the rank of the low-rank prior C = G G' (0, the default: every dimension up to 256 items, then gp.DefaultRank(N), about 128 to 512, truncated with a diagonal correction; -1: the exact dense N x N matrix).
+	// Rank (the common part): text and fixed covariate kernels: the rank of the low-rank prior C = G G' (0, the default: every dimension up to 256 items, then gp.DefaultRank(N), about 128 to 512, raised towards leaving out at most 5% of the kernel's trace while the fit's expected cost stays within 10 ms per item and 40 CPU s, truncated with a diagonal correction; the fit's notes say the rank and the trace left out; -1: the exact dense N x N matrix).
 	Rank int `json:"rank,omitempty"`
 	// Text (the common part): the text featuriser of text kernels: min_df, max_features, weighting (count, binary or tfidf), stem, bigrams, keep_stop_words.
 	Text textfeat.Options `json:"text,omitzero"`

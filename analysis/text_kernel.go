@@ -317,21 +317,28 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 	}
 	out.Notes = f.notes(ks, ds, ids)
 	var zero int
+	labels := len(ds.Labels)
 	if x, empty := f.textSparse(ks); x != nil && spec.Rank >= 0 {
 		// Weight-space form: never the N×N matrix.
-		lr, err := gp.NewLowRankFeatures(*x, gp.LowRankOptions{MaxRank: spec.Rank}, rand.New(rand.NewPCG(spec.Seed, lowRankStream)), spec.Seed)
+		lr, note, err := textLowRank(*x, spec, labels)
 		if err != nil {
 			return nil, nil, nil, invalidData(err, "the text kernel: ")
 		}
 		out.Cov = gp.NewGramLowRank(lr)
 		out.Notes = append(out.Notes, lr.Describe())
+		if note != "" {
+			out.Notes = append(out.Notes, note)
+		}
 		zero = empty
-	} else if lr := f.covLowRank(ks, spec); lr != nil {
+	} else if lr, note := f.covLowRank(ks, spec, labels); lr != nil {
 		out.Cov = gp.NewGramLowRank(lr)
 		if learntCross(ks) {
 			out.Notes = append(out.Notes, fmt.Sprintf("the learnt kernel's prior is held in inducing-point form (FITC, at most %d inducing items; see the evidence maximisation's note), never as the N×N matrix", lr.MaxRank))
 		} else {
 			out.Notes = append(out.Notes, fmt.Sprintf("inducing-point prior (FITC, Snelson & Ghahramani 2006): the kernel matrix by %d pivoted columns (Nyström), leaving out %.3g of its trace %.4g (%.2f%%), as independent per-item variance", lr.Rank(), lr.Residual(), lr.Trace, 100*lr.Residual()/lr.Trace))
+		}
+		if note != "" {
+			out.Notes = append(out.Notes, note)
 		}
 	} else {
 		var c *mat.SymDense
@@ -718,18 +725,18 @@ const PivotedFromItems = 500
 // samplers, which take it from gp.ExtraFromItems = PivotedFromItems items),
 // or nil: for other kernels, for items
 // of zero prior variance and with spec.Rank -1.
-func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
+func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec, labels int) (*gp.LowRank, string) {
 	det := strings.EqualFold(spec.Engine, multirater.EngineEP) || strings.EqualFold(spec.Engine, multirater.EngineLaplace) ||
 		// The ordinal and classification Gibbs samplers take FITC's
 		// diagonal correction too (gp.NewPriorExtra).
 		(strings.EqualFold(spec.Engine, multirater.EngineGibbs) && (strings.EqualFold(spec.Model, ModelOrdinal) || strings.EqualFold(spec.Model, ModelClassification)))
 	if spec.Rank < 0 || (spec.Rank == 0 && (f.n < PivotedFromItems || !det)) || f.x == nil {
-		return nil
+		return nil, ""
 	}
 	learnt := learntCross(ks)
 	for _, t := range ks {
 		if t.Kind != kernel.CovTerm || (t.Learn && !learnt) || !t.Cov.Covariates() {
-			return nil
+			return nil, ""
 		}
 	}
 	in := f.inputs()
@@ -741,7 +748,7 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
 	}
 	for _, v := range diag {
 		if !(v > 0) {
-			return nil
+			return nil, ""
 		}
 	}
 	_, d := f.x.Dims()
@@ -758,17 +765,64 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
 		}
 	}
 	rank := spec.Rank
-	if rank == 0 {
-		rank = gp.DefaultRank(f.n)
-		if learnt {
-			rank = LearntKernelRank(f.n)
+	if rank == 0 && learnt {
+		rank = LearntKernelRank(f.n)
+	}
+	if rank != 0 {
+		lr, err := gp.NewLowRankColumns(diag, col, rank, 0)
+		if err != nil {
+			return nil, ""
+		}
+		return lr, ""
+	}
+	// The default rule (defaultRank): pivots from base until at most
+	// RankTraceShare of the trace is left out, or most.
+	base, most := defaultRank(spec, labels, f.n)
+	if most == base {
+		lr, err := gp.NewLowRankColumns(diag, col, base, 0)
+		if err != nil {
+			return nil, ""
+		}
+		return lr, rankNote(lr.Rank(), base, most, f.n, lr.Residual(), lr.Trace)
+	}
+	lr, err := gp.NewLowRankColumnsShare(diag, col, min(base, f.n), min(most, f.n), RankTraceShare)
+	if err != nil {
+		return nil, ""
+	}
+	return lr, rankNote(lr.Rank(), base, most, f.n, lr.Residual(), lr.Trace)
+}
+
+// textLowRank returns the weight-space prior C ≈ G G' of the text
+// features x (gp.NewLowRankFeatures, its random test matrix from spec.Seed),
+// of rank spec.Rank, or by default (Rank 0) of the rank defaultRank's rule
+// gives for a fit of spec on labels labels, with a note saying how it was
+// chosen (none when the basis is exact or the rank was asked for). The
+// default rank is read from a basis of the budget's largest rank (the
+// smallest from the base rule leaving out at most RankTraceShare of the
+// trace), then the basis is rebuilt at it when smaller, so that the rank
+// and the seed alone rebuild the fit's prior (priorLowRank); when the rule
+// cannot raise the rank the one basis is the base rule's, as before it.
+func textLowRank(x gp.SparseRows, spec FitSpec, labels int) (*gp.LowRank, string, error) {
+	build := func(r int) (*gp.LowRank, error) {
+		return gp.NewLowRankFeatures(x, gp.LowRankOptions{MaxRank: r}, rand.New(rand.NewPCG(spec.Seed, lowRankStream)), spec.Seed)
+	}
+	n := x.Rows()
+	if spec.Rank != 0 {
+		lr, err := build(spec.Rank)
+		return lr, "", err
+	}
+	base, most := defaultRank(spec, labels, n)
+	lr, err := build(most)
+	if err != nil || lr.Exact || base >= n {
+		// Up to 256 items the base rank keeps every dimension: no rule.
+		return lr, "", err
+	}
+	if r := lr.ShareRank(base, RankTraceShare); r < lr.Rank() {
+		if lr, err = build(r); err != nil {
+			return nil, "", err
 		}
 	}
-	lr, err := gp.NewLowRankColumns(diag, col, rank, 0)
-	if err != nil {
-		return nil
-	}
-	return lr
+	return lr, rankNote(lr.Rank(), base, most, n, lr.Residual(), lr.Trace), nil
 }
 
 // learntCross reports whether every term of ks is learnt and gives its
@@ -801,7 +855,8 @@ func (f *itemFeatures) priorLowRank(ks kernel.Spec, res *multirater.FitResult) *
 		}
 		return lr
 	}
-	return f.covLowRank(ks, FitSpec{Rank: r, Engine: res.Model.Engine})
+	lr, _ := f.covLowRank(ks, FitSpec{Rank: r, Engine: res.Model.Engine}, 0)
+	return lr
 }
 
 // lowRankStream is the stream of the fit's seed that draws the random test

@@ -7,7 +7,6 @@ import (
 
 	"concord/annotations"
 	"concord/multirater"
-	"concord/multirater/gp"
 	"concord/multirater/kernel"
 )
 
@@ -62,7 +61,7 @@ func ProjectedWork(spec FitSpec, labels, items int) Work {
 	// A kernel left out follows the data when the fit runs: counted as the
 	// identity (the lower estimate).
 	if ks, err := spec.kernelSpec(); strings.TrimSpace(spec.Kernel) != "" && err == nil && !ks.Identity() {
-		if r := lowRankWork(spec, ks, items); r > 0 {
+		if r := lowRankWork(spec, ks, labels, items); r > 0 {
 			per += sweepPerItemRank * float64(items) * float64(r)
 		} else {
 			per += sweepPerItemPair * float64(items) * float64(items)
@@ -79,9 +78,9 @@ func ProjectedWork(spec FitSpec, labels, items int) Work {
 // lowRankWork returns the rank of the low-rank prior that buildCovariance
 // gives the kernel ks on items items for an ordinal or classification
 // Gibbs fit (a text kernel, or fixed covariate terms from
-// PivotedFromItems items; spec.Rank, or gp.DefaultRank), or 0 for a dense
-// kernel matrix.
-func lowRankWork(spec FitSpec, ks kernel.Spec, items int) int {
+// PivotedFromItems items; spec.Rank, or the most the default rank rule may
+// reach on labels labels: defaultRank), or 0 for a dense kernel matrix.
+func lowRankWork(spec FitSpec, ks kernel.Spec, labels, items int) int {
 	if spec.Rank < 0 || !(strings.EqualFold(spec.Model, ModelOrdinal) || strings.EqualFold(spec.Model, ModelClassification)) {
 		return 0
 	}
@@ -96,7 +95,8 @@ func lowRankWork(spec FitSpec, ks kernel.Spec, items int) int {
 	if spec.Rank > 0 {
 		return min(spec.Rank, items)
 	}
-	return gp.DefaultRank(items)
+	_, most := defaultRank(spec, labels, items)
+	return most
 }
 
 // CheckWork refuses a fit whose projected Gibbs work (ProjectedWork on

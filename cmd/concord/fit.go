@@ -222,8 +222,12 @@ func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 		fmt.Fprintf(w, "Fitting the %s model (kernel %s, %s prior hierarchy) by %s to %s: %d items, %d raters, %d labels\n",
 			full.Model, full.Kernel, full.Hierarchy, engineName(full.Engine), source, nItems, len(ds.RaterIDs()), len(ds.Labels))
 	} else if full.Engine != multirater.EngineGibbs {
-		fmt.Fprintf(w, "Fitting the %s model (kernel %s) by %s to %s: %d items, %d raters, %d labels; rater parameters learnt by maximising the evidence, seed %d\n",
-			full.Model, full.Kernel, engineName(full.Engine), source, nItems, len(ds.RaterIDs()), len(ds.Labels), full.Seed)
+		how := "rater parameters learnt by maximising the evidence"
+		if analysis.OneRun(full) {
+			how = "every rater parameter fixed: one run, no evidence maximisation"
+		}
+		fmt.Fprintf(w, "Fitting the %s model (kernel %s) by %s to %s: %d items, %d raters, %d labels; %s, seed %d\n",
+			full.Model, full.Kernel, engineName(full.Engine), source, nItems, len(ds.RaterIDs()), len(ds.Labels), how, full.Seed)
 	} else {
 		fmt.Fprintf(w, "Fitting the %s model (kernel %s, %s identifiability, %s sampler) to %s: %d items, %d raters, %d labels; %d chains x %d draws after %d burn-in sweeps (thin %d), seed %d\n",
 			full.Model, full.Kernel, full.Identifiability, full.Sampler, source, nItems, len(ds.RaterIDs()), len(ds.Labels),

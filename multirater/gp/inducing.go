@@ -273,7 +273,7 @@ func Pivots(diag []float64, col func(p int, dst []float64), maxRank int, tol flo
 	if maxRank < 1 || !(tol >= 0) {
 		panic(fmt.Sprintf("gp: Pivots: maxRank = %d, tol = %v", maxRank, tol))
 	}
-	f, err := pivoted(len(diag), func(i int) float64 { return diag[i] }, col, tol, maxRank)
+	f, err := pivoted(len(diag), func(i int) float64 { return diag[i] }, col, tol, 0, maxRank)
 	if err != nil {
 		return nil, err
 	}

@@ -466,8 +466,55 @@ func LowRankOf(a mat.Symmetric) *LowRank { return lowRankOf(a) }
 // (Snelson & Ghahramani 2006), with the pivots as inducing points. Only
 // r columns of C are computed: O(N r) memory, O(N r^2) time beyond them.
 func NewLowRankColumns(diag []float64, col func(p int, dst []float64), maxRank int, tol float64) (*LowRank, error) {
+	return lowRankColumns(diag, col, 0, maxRank, tol)
+}
+
+// NewLowRankColumnsShare is NewLowRankColumns stopped by a share of the
+// kernel's trace: the pivoting runs to at least minRank and at most maxRank
+// pivots and stops at the first rank r from minRank whose left-out trace,
+// tr(C) - tr(K_nP K_PP^-1 K_Pn) (the sum of the residual diagonal, known at
+// every step of the pivoted Cholesky decomposition: Harbrecht, Peters &
+// Schneider 2012, alg. 1), is at most share tr(C). The first pivots do not
+// depend on where the decomposition stops, so the result is
+// NewLowRankColumns(diag, col, r, 0) for the rank r kept, and its MaxRank
+// is r: the same call rebuilds it. It panics unless 1 <= minRank <=
+// maxRank and 0 <= share < 1.
+func NewLowRankColumnsShare(diag []float64, col func(p int, dst []float64), minRank, maxRank int, share float64) (*LowRank, error) {
+	if minRank < 1 || minRank > maxRank || !(share >= 0 && share < 1) {
+		panic(fmt.Sprintf("gp: NewLowRankColumnsShare: minRank %d, maxRank %d, share %v", minRank, maxRank, share))
+	}
+	trace := 0.0
+	for _, d := range diag {
+		trace += d
+	}
+	lr, err := lowRankColumns(diag, col, minRank, maxRank, share*trace)
+	if lr != nil {
+		lr.MaxRank = lr.r
+	}
+	return lr, err
+}
+
+// ShareRank returns the smallest rank r from minRank (at most Rank()) whose
+// leading r directions leave out at most share of the trace the factor
+// approximates, Trace - (λ_1 + ... + λ_r) <= share Trace, or Rank() when
+// none does: the rank a truncated basis needs for that share, read from a
+// basis of larger rank (the eigenvalues of the randomized range finder's
+// projection approximate the leading ones from below: Halko, Martinsson
+// & Tropp 2011, sec. 9.3).
+func (c *LowRank) ShareRank(minRank int, share float64) int {
+	left := c.Trace
+	for k, v := range c.lam {
+		if k >= minRank && left <= share*c.Trace {
+			return k
+		}
+		left -= v
+	}
+	return c.r
+}
+
+func lowRankColumns(diag []float64, col func(p int, dst []float64), minRank, maxRank int, tol float64) (*LowRank, error) {
 	n := len(diag)
-	f, err := pivoted(n, func(i int) float64 { return diag[i] }, col, tol, maxRank)
+	f, err := pivoted(n, func(i int) float64 { return diag[i] }, col, tol, minRank, maxRank)
 	if err != nil {
 		return nil, err
 	}

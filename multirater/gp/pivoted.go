@@ -60,12 +60,12 @@ func NewPivotedFactorRank(c mat.Symmetric, tol float64, maxRank int) (*Factor, e
 		for i := range dst {
 			dst[i] = c.At(i, p)
 		}
-	}, tol, maxRank)
+	}, tol, 0, maxRank)
 }
 
 // pivoted is NewPivotedFactorRank for a matrix given by its diagonal and
 // its columns (col sets dst to column p).
-func pivoted(n int, diagAt func(i int) float64, colTo func(p int, dst []float64), tol float64, maxRank int) (*Factor, error) {
+func pivoted(n int, diagAt func(i int) float64, colTo func(p int, dst []float64), tol float64, minRank, maxRank int) (*Factor, error) {
 	d := make([]float64, n)
 	dmax := 0.0
 	for i := range d {
@@ -104,7 +104,7 @@ func pivoted(n int, diagAt func(i int) float64, colTo func(p int, dst []float64)
 		// At least one column (C = 0 was refused above): a factor of rank
 		// 0 has no whitened coordinates (a tolerance at or above the trace
 		// of C, as a very noisy likelihood asks, would otherwise leave none).
-		if (r > 0 && trace <= tol) || d[p] <= floor {
+		if (r >= max(minRank, 1) && trace <= tol) || d[p] <= floor {
 			break
 		}
 		if r == cp {
