@@ -106,7 +106,16 @@ type Options struct {
 	// Result.Decayed counts those items. 0 means never (the damping stays
 	// Damping).
 	DecayAfter int
+	// Stop, when not nil, is asked before every sweep and every
+	// stopEvery items of a sequential sweep whether to go on: an error
+	// from it (a context's Err, when the fit is cancelled) ends the run
+	// and Run returns it as it is. It changes no arithmetic.
+	Stop func() error
 }
+
+// stopEvery is the number of items of a sequential sweep between two
+// calls of Options.Stop: a few milliseconds of work at a rank of 1,000.
+const stopEvery = 64
 
 // decayEvery is the number of sweeps after Options.DecayAfter between two
 // halvings of a moving item's damping: 20 halvings (a factor 1e-6) take
@@ -201,6 +210,9 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	}
 	res := r.res
 	for s := 1; s <= maxSweeps; s++ {
+		if err := r.stopped(); err != nil {
+			return nil, err
+		}
 		res.Sweeps = s
 		done, err := sweep(s, s == maxSweeps)
 		if err != nil {
@@ -271,6 +283,8 @@ type runner struct {
 	negative bool
 	// decayAfter is Options.DecayAfter (diagonal prior only).
 	decayAfter int
+	// stop is Options.Stop.
+	stop func() error
 	// mean and vr are the posterior marginals after the last sweep (the
 	// sequential sweep updates them only when it has converged).
 	mean, vr []float64
@@ -307,7 +321,7 @@ func newRunner(f *gp.Factor, sites []lik.Site, opts Options, damp, tol float64) 
 	}
 	res.post = p
 	r := &runner{res: res, p: p, sites: sites, damp: damp, tol: tol, negative: opts.NegativeSites, decayAfter: opts.DecayAfter,
-		mean: make([]float64, n), vr: make([]float64, n)}
+		stop: opts.Stop, mean: make([]float64, n), vr: make([]float64, n)}
 	p.marginalsTo(r.mean, r.vr)
 	if opts.Parallel {
 		r.prevMean, r.prevVar = make([]float64, n), make([]float64, n)
@@ -330,6 +344,14 @@ func newRunner(f *gp.Factor, sites []lik.Site, opts Options, damp, tol float64) 
 		p.split = newHalves()
 	}
 	return r, nil
+}
+
+// stopped returns Options.Stop's answer (nil without Stop).
+func (r *runner) stopped() error {
+	if r.stop == nil {
+		return nil
+	}
+	return r.stop()
 }
 
 // close stops the sequential sweep's helper goroutine, if any.
@@ -408,6 +430,11 @@ func (r *runner) sequentialSweep(sweep int, last bool) (done bool, err error) {
 	for g := 0; g < len(r.groups)-1; g++ {
 		if diag && r.settled[g] {
 			continue
+		}
+		if g%stopEvery == stopEvery-1 {
+			if err := r.stopped(); err != nil {
+				return false, err
+			}
 		}
 		lo, hi := r.groups[g], r.groups[g+1]
 		item := r.sites[r.order[lo]].Item
