@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"context"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -26,8 +27,9 @@ type Engine interface {
 	// their likelihoods' current parameters. warm, when not nil, is an
 	// earlier approximation of the same sites at nearby parameters to start
 	// from; search asks for the looser tolerances of the evidence search
-	// (the final approximation is made with search false).
-	Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error)
+	// (the final approximation is made with search false). A cancelled
+	// ctx ends the run within one sweep or step with ctx's error.
+	Approximate(ctx context.Context, fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error)
 	// LikGradTo adds, for every site j, the gradient of a's log evidence in
 	// the parameters of site j's likelihood (a lik.LaplaceLearnable) to
 	// at(j), a slice of at least its NumParams.
@@ -73,10 +75,15 @@ func (*EP) Name() string { return multirater.EngineEP }
 // a tolerance of 1e-3 (or Options.Tol when looser). A warm start that does
 // not settle is rerun cold; with Options.NegativeSites, a run that does not
 // settle is rerun with the site precisions clamped at 0 and damped (GPML),
-// and the Approx records it (its gradients are then approximate).
-func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error) {
+// and the Approx records it (its gradients are then approximate). A
+// cancelled ctx stops the run (ep.Options.Stop) and no rerun follows.
+func (e *EP) Approximate(ctx context.Context, fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error) {
 	n := fac.N
 	eo := e.Options
+	eo.Stop = ctx.Err
+	// again reports whether a failed run may be rerun: not when ctx was
+	// cancelled.
+	again := func(err error) bool { return err != nil && ctx.Err() == nil }
 	// Options.DecayAfter is the final approximation's last resort only:
 	// the runs before it, and every run of a search (where a run that
 	// does not settle makes its trial point bad), keep their damping.
@@ -97,13 +104,13 @@ func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search 
 		eo.Tol = 1e-3
 	}
 	r, err := ep.Run(fac, sites, eo)
-	if err != nil && warm != nil {
+	if again(err) && warm != nil {
 		// A warm start far from the new parameters can stall: start cold.
 		eo.InitTau, eo.InitNu = nil, nil
 		r, err = ep.Run(fac, sites, eo)
 	}
 	clamped := false
-	if err != nil && eo.NegativeSites {
+	if again(err) && eo.NegativeSites {
 		// Negative site precisions can leave a cavity improper or keep
 		// EP from settling: clamp them at 0 (GPML), damped, from cold.
 		eo.NegativeSites, eo.InitTau, eo.InitNu = false, nil, nil
@@ -113,11 +120,12 @@ func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search 
 		r, err = ep.Run(fac, sites, eo)
 		clamped = err == nil
 	}
-	if err != nil && !search && decay > 0 {
+	if again(err) && !search && decay > 0 {
 		// The final approximation at parameters where items' sites cycle:
 		// settle them by decaying their damping (ep.Options.DecayAfter),
 		// from warm's sites, the negative ones kept.
 		eo = e.Options
+		eo.Stop = ctx.Err
 		if warm != nil {
 			eo.InitTau, eo.InitNu = warm.EP.Tau, warm.EP.Nu
 		}
@@ -169,9 +177,10 @@ type Laplace struct {
 func (*Laplace) Name() string { return multirater.EngineLaplace }
 
 // Approximate finds the mode by Newton's method (warm and search do not
-// change it).
-func (e *Laplace) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, _ bool) (*Approx, error) {
+// change it); a cancelled ctx stops it (laplace.Options.Stop).
+func (e *Laplace) Approximate(ctx context.Context, fac *gp.Factor, sites []lik.Site, warm *Approx, _ bool) (*Approx, error) {
 	lo := e.Options
+	lo.Stop = ctx.Err
 	if warm != nil && warm.Laplace != nil {
 		// Newton from the last mode when the factor is the same.
 		if w, ew, f := warm.Laplace.Mode(); f == fac {

@@ -193,7 +193,7 @@ func (ob *objective) approximate(ctx context.Context, ev *evaluation) (*Approx, 
 	if err != nil {
 		return nil, err
 	}
-	a, err := ob.engine.Approximate(fac, ob.p.Sites, ev.warm, ev.search)
+	a, err := ob.engine.Approximate(ctx, fac, ob.p.Sites, ev.warm, ev.search)
 	if err != nil {
 		return nil, err
 	}
