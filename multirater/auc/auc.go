@@ -670,7 +670,9 @@ func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Opt
 		}
 		coords = coordSites(m.r, o)
 	}
-	res, err := ep.RunPairsCoords(m.factor(), sites, coords, o.EP)
+	eo := o.EP
+	eo.Stop = ctx.Err
+	res, err := ep.RunPairsCoords(m.factor(), sites, coords, eo)
 	o.prog.step()
 	if err != nil {
 		return nil, fmt.Errorf("auc: EP at gamma %v: %w", gamma, err)
@@ -715,8 +717,9 @@ func (m *model) scoresTo(mean, sd []float64, p *posterior) {
 	}
 }
 
-// Fit fits the AUC scoring model to the data. ctx cancels between fits
-// (cross-validation) and between SMC steps. Caller bugs (lengths, negative
+// Fit fits the AUC scoring model to the data. A cancelled ctx stops it
+// with ctx's error within an EP sweep (ep.PairOptions.Stop), an evaluation
+// of a learnt kernel's evidence or moveCheck particles of an SMC move. Caller bugs (lengths, negative
 // options) panic with "auc: ..."; data failures (a class without items,
 // non-finite covariates, EP not converging) return errors.
 func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
@@ -788,6 +791,10 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 		if m, p, _, _, err = fitSelected(ctx, ms, d.Positive, res.Gamma, &o, newRand); err != nil {
 			return nil, err
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		// Cancelled as the last fit ended: no summary.
+		return nil, err
 	}
 	if m.kern != nil {
 		res.Kernel = m.kern.String()
