@@ -420,14 +420,18 @@ type model struct {
 }
 
 // newModels builds the prior factor of the items x for every candidate
-// kernel (Options.Kernels, else Options.Kernel).
-func newModels(x *mat.Dense, o *Options) ([]*model, error) {
+// kernel (Options.Kernels, else Options.Kernel); a cancelled ctx stops it
+// between two (each a dense eigendecomposition without Options.Rank).
+func newModels(ctx context.Context, x *mat.Dense, o *Options) ([]*model, error) {
 	ks := o.Kernels
 	if len(ks) == 0 {
 		ks = []kernel.Kernel{o.Kernel}
 	}
 	ms := make([]*model, len(ks))
 	for i, k := range ks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		m, err := newModel(x, k, o)
 		if err != nil {
 			return nil, err
@@ -784,7 +788,7 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 		// The choice's fit at the fixed gamma is the final fit.
 		m, p = chosen.m, chosen.p
 	} else {
-		ms, err := newModels(x, &o)
+		ms, err := newModels(ctx, x, &o)
 		if err != nil {
 			return nil, err
 		}
@@ -856,7 +860,7 @@ func chooseKernel(ctx context.Context, x *mat.Dense, y []bool, o *Options, newRa
 		slices.Sort(g)
 		gamma = g[(len(g)-1)/2]
 	}
-	ms, err := newModels(x, o)
+	ms, err := newModels(ctx, x, o)
 	if err != nil {
 		return nil, err
 	}
