@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -281,15 +282,17 @@ type Covariance struct {
 // spec's kernel, covariates and text settings (spec.Kernel "" is the
 // default of DefaultKernel). Problems with the data (no texts for a text
 // kernel, missing covariates, a vocabulary left empty) are EINVALID errors.
-// Both models' fits use it.
-func ItemCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, error) {
-	cov, _, _, err := buildCovariance(ds, ids, spec)
+// Both models' fits use it. A cancelled ctx stops a truncated text basis
+// between the passes of its range finder (gp.LowRankOptions.Stop) with
+// ctx's error.
+func ItemCovariance(ctx context.Context, ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, error) {
+	cov, _, _, err := buildCovariance(ctx, ds, ids, spec)
 	return cov, err
 }
 
 // buildCovariance is ItemCovariance, also returning the parsed kernel and
 // the items' features.
-func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, kernel.Spec, *itemFeatures, error) {
+func buildCovariance(ctx context.Context, ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, kernel.Spec, *itemFeatures, error) {
 	spec = spec.withKernel()
 	if err := spec.validateKernel(); err != nil {
 		return nil, nil, nil, err
@@ -319,7 +322,10 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 	var zero int
 	if x, empty := f.textSparse(ks); x != nil && spec.Rank >= 0 {
 		// Weight-space form: never the N×N matrix.
-		lr, err := gp.NewLowRankFeatures(*x, gp.LowRankOptions{MaxRank: spec.Rank}, rand.New(rand.NewPCG(spec.Seed, lowRankStream)), spec.Seed)
+		lr, err := gp.NewLowRankFeatures(*x, gp.LowRankOptions{MaxRank: spec.Rank, Stop: ctx.Err}, rand.New(rand.NewPCG(spec.Seed, lowRankStream)), spec.Seed)
+		if ctx.Err() != nil {
+			return nil, nil, nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, nil, nil, invalidData(err, "the text kernel: ")
 		}
