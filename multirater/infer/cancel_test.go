@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +80,31 @@ func TestApproximateCancelled(t *testing.T) {
 			if !errors.Is(err, context.Canceled) || a != nil {
 				t.Errorf("%s (search %t): got %v, %v; want context.Canceled", e.Name(), search, a, err)
 			}
+		}
+	}
+}
+
+// TestLikGradToCancelled: the likelihood gradients of an approximation on
+// more than gradCheck sites stop on a cancelled context with its error,
+// and run through on a live one.
+func TestLikGradToCancelled(t *testing.T) {
+	p := restartProblem(t, 60, multirater.EngineEP, 0, false, 0)
+	sites := slices.Repeat(p.Sites, 2*gradCheck/len(p.Sites)+1)
+	fac := gp.IdentityFactor(p.N)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, e := range []Engine{&EP{}, &Laplace{}} {
+		a, err := e.Approximate(context.Background(), fac, sites, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grad := make([]float64, 8)
+		at := func(int) []float64 { return grad }
+		if err := e.LikGradTo(context.Background(), a, sites, at); err != nil {
+			t.Errorf("%s: %v", e.Name(), err)
+		}
+		if err := e.LikGradTo(done, a, sites, at); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s on a cancelled context: %v, want context.Canceled", e.Name(), err)
 		}
 	}
 }

@@ -32,8 +32,9 @@ type Engine interface {
 	Approximate(ctx context.Context, fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error)
 	// LikGradTo adds, for every site j, the gradient of a's log evidence in
 	// the parameters of site j's likelihood (a lik.LaplaceLearnable) to
-	// at(j), a slice of at least its NumParams.
-	LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64)
+	// at(j), a slice of at least its NumParams. A cancelled ctx stops it
+	// within gradCheck sites with ctx's error (the sums then partial).
+	LikGradTo(ctx context.Context, a *Approx, sites []lik.Site, at func(j int) []float64) error
 	// KernelGrad returns the gradient of a's log evidence in the
 	// hyperparameters whose derivatives of the prior covariance are dC.
 	KernelGrad(a *Approx, dC []mat.Symmetric) ([]float64, error)
@@ -143,10 +144,17 @@ func (e *EP) Approximate(ctx context.Context, fac *gp.Factor, sites []lik.Site, 
 	return &Approx{Mean: r.Mean, Var: r.Var, SiteS: ss, SiteV: sv, LogZ: r.LogZ, Iterations: r.Sweeps, Draw: r.DrawTo, EP: r, clamped: clamped}, nil
 }
 
+// gradCheck is the number of sites between two checks of the context in
+// LikGradTo (a site's tilted gradient by quadrature costs microseconds).
+const gradCheck = 1024
+
 // LikGradTo adds the sites' tilted gradients at their cavities.
-func (*EP) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64) {
+func (*EP) LikGradTo(ctx context.Context, a *Approx, sites []lik.Site, at func(j int) []float64) error {
 	var scratch []float64
 	for j, s := range sites {
+		if j%gradCheck == gradCheck-1 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		o := s.Lik.(lik.LaplaceLearnable)
 		if np := o.NumParams(); cap(scratch) < np {
 			scratch = make([]float64, np)
@@ -157,6 +165,7 @@ func (*EP) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64) {
 			g[k] += buf[k]
 		}
 	}
+	return nil
 }
 
 // KernelGrad returns ep.Result.KernelGrad.
@@ -200,7 +209,7 @@ func (e *Laplace) Approximate(ctx context.Context, fac *gp.Factor, sites []lik.S
 
 // LikGradTo adds Chu's eq. 11 gradient: per site, d lp/d theta + 1/2 Var_n
 // d d2/d theta + u_n d d1/d theta (laplace.Result.Implicit).
-func (*Laplace) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64) {
+func (*Laplace) LikGradTo(ctx context.Context, a *Approx, sites []lik.Site, at func(j int) []float64) error {
 	u := a.Laplace.Implicit()
 	maxNP := 0
 	for _, s := range sites {
@@ -208,6 +217,9 @@ func (*Laplace) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64)
 	}
 	bufs := make([]float64, 3*maxNP)
 	for j, s := range sites {
+		if j%gradCheck == gradCheck-1 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		o := s.Lik.(lik.LaplaceLearnable)
 		np := o.NumParams()
 		buf, d1, d2 := bufs[:np], bufs[maxNP:maxNP+np], bufs[2*maxNP:2*maxNP+np]
@@ -217,6 +229,7 @@ func (*Laplace) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64)
 			g[k] += buf[k] + 0.5*a.Var[s.Item]*d2[k] + u[s.Item]*d1[k]
 		}
 	}
+	return nil
 }
 
 // KernelGrad returns laplace.Result.KernelGrad.
