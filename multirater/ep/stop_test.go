@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"concord/internal/testutil"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
 	"concord/multirater/lik"
@@ -40,19 +41,6 @@ func stopModel(t *testing.T, n int) (*gp.Factor, []lik.Site) {
 	return f, sites
 }
 
-// stopAfter returns an Options.Stop that answers context.Canceled from its
-// (after+1)-th call on, and the count of its calls.
-func stopAfter(after int) (func() error, *int) {
-	calls := new(int)
-	return func() error {
-		*calls++
-		if *calls > after {
-			return context.Canceled
-		}
-		return nil
-	}, calls
-}
-
 // TestRunStop: a Stop that answers nil changes nothing (the same result,
 // bit for bit); one that answers an error ends the run with that error,
 // before the first sweep, within a sequential sweep (every stopEvery
@@ -78,7 +66,7 @@ func TestRunStop(t *testing.T) {
 			}
 			o := tc.opts
 			var calls *int
-			o.Stop, calls = stopAfter(1 << 30)
+			o.Stop, calls = testutil.StopAfter(1 << 30)
 			got, err := Run(tc.fac, sites, o)
 			if err != nil {
 				t.Fatal(err)
@@ -91,7 +79,7 @@ func TestRunStop(t *testing.T) {
 				t.Errorf("Stop asked %d times in %d sweeps", *calls, want.Sweeps)
 			}
 			for _, after := range []int{0, 1, 2, *calls - 1} {
-				o.Stop, _ = stopAfter(after)
+				o.Stop, _ = testutil.StopAfter(after)
 				res, err := Run(tc.fac, sites, o)
 				if !errors.Is(err, context.Canceled) || res != nil {
 					t.Errorf("stopped at call %d: got %v, %v; want no result and context.Canceled", after+1, res, err)
@@ -103,28 +91,13 @@ func TestRunStop(t *testing.T) {
 
 // TestRunPairsStop is TestRunStop for pair sites.
 func TestRunPairsStop(t *testing.T) {
-	rng := rand.New(rand.NewPCG(35, 2))
-	const n, d = 30, 3
-	x := mat.NewDense(n, d, nil)
-	y := make([]bool, n)
-	for i := 0; i < n; i++ {
-		for k := 0; k < d; k++ {
-			x.Set(i, k, rng.NormFloat64())
-		}
-		y[i] = x.At(i, 0)+0.5*x.At(i, 1)+0.7*rng.NormFloat64() > 0
-	}
-	var lin mat.SymDense
-	kernel.Linear{}.GramTo(&lin, kernel.Inputs{N: n, X: x})
-	f, err := gp.NewFactor(&lin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, y := linearAUC(t, 35)
 	sites := aucSites(y, 50)
 	want, err := RunPairs(f, sites, PairOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, calls := stopAfter(1 << 30)
+	stop, calls := testutil.StopAfter(1 << 30)
 	got, err := RunPairs(f, sites, PairOptions{Stop: stop})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +109,7 @@ func TestRunPairsStop(t *testing.T) {
 		t.Errorf("Stop asked %d times in %d sweeps", *calls, want.Sweeps)
 	}
 	for _, after := range []int{0, 1, want.Sweeps - 1} {
-		stop, _ := stopAfter(after)
+		stop, _ := testutil.StopAfter(after)
 		res, err := RunPairs(f, sites, PairOptions{Stop: stop})
 		if !errors.Is(err, context.Canceled) || res != nil {
 			t.Errorf("stopped at call %d: got %v, %v; want no result and context.Canceled", after+1, res, err)

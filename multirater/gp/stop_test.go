@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // TestLowRankFeaturesStop: a Stop that answers nil leaves the randomized
@@ -21,14 +23,7 @@ func TestLowRankFeaturesStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, after := 0, 1<<30
-	stop := func() error {
-		calls++
-		if calls > after {
-			return context.Canceled
-		}
-		return nil
-	}
+	stop, calls := testutil.StopAfter(1 << 30)
 	got, err := build(stop)
 	if err != nil {
 		t.Fatal(err)
@@ -36,11 +31,11 @@ func TestLowRankFeaturesStop(t *testing.T) {
 	if !reflect.DeepEqual(got.g, want.g) || !reflect.DeepEqual(got.lam, want.lam) {
 		t.Error("a Stop that answers nil changed the basis")
 	}
-	if calls != 4 {
-		t.Errorf("Stop asked %d times, want 4 (first product, 2 power iterations, projection)", calls)
+	if *calls != 4 {
+		t.Errorf("Stop asked %d times, want 4 (first product, 2 power iterations, projection)", *calls)
 	}
 	for _, a := range []int{0, 1, 3} {
-		calls, after = 0, a
+		stop, _ := testutil.StopAfter(a)
 		if lr, err := build(stop); !errors.Is(err, context.Canceled) || lr != nil {
 			t.Errorf("stopped at call %d: got %v, %v; want context.Canceled", a+1, lr, err)
 		}

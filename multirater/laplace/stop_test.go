@@ -5,6 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"concord/internal/testutil"
 )
 
 // TestRunStop: a Stop that answers nil changes nothing (the same mode and
@@ -16,14 +18,7 @@ func TestRunStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, after := 0, 1<<30
-	stop := func() error {
-		calls++
-		if calls > after {
-			return context.Canceled
-		}
-		return nil
-	}
+	stop, calls := testutil.StopAfter(1 << 30)
 	got, err := Run(fac, sites, Options{Stop: stop})
 	if err != nil {
 		t.Fatal(err)
@@ -31,11 +26,11 @@ func TestRunStop(t *testing.T) {
 	if !reflect.DeepEqual(got.Mean, want.Mean) || !reflect.DeepEqual(got.Var, want.Var) || got.LogZ != want.LogZ || got.Iterations != want.Iterations {
 		t.Errorf("with a Stop that answers nil: log Z %v in %d steps, want %v in %d, or other marginals", got.LogZ, got.Iterations, want.LogZ, want.Iterations)
 	}
-	if calls != want.Iterations {
-		t.Errorf("Stop asked %d times in %d Newton steps", calls, want.Iterations)
+	if *calls != want.Iterations {
+		t.Errorf("Stop asked %d times in %d Newton steps", *calls, want.Iterations)
 	}
 	for _, a := range []int{0, 1, want.Iterations - 1} {
-		calls, after = 0, a
+		stop, _ := testutil.StopAfter(a)
 		res, err := Run(fac, sites, Options{Stop: stop})
 		if !errors.Is(err, context.Canceled) || res != nil {
 			t.Errorf("stopped at call %d: got %v, %v; want no result and context.Canceled", a+1, res, err)
