@@ -150,7 +150,7 @@ func fitConfusion(ctx context.Context, ds *annotations.Dataset, cov *Covariance,
 		return nil, err
 	}
 	if cov == nil {
-		if cov, err = ItemCovariance(ds, data.ItemIDs, spec); err != nil {
+		if cov, err = ItemCovariance(ctx, ds, data.ItemIDs, spec); err != nil {
 			return nil, err
 		}
 	}

@@ -379,7 +379,10 @@ func (pl *evalPlan) fold(ctx context.Context, f int, start time.Time, progress f
 	}
 	// The fold's kernel matrix, from the training items alone.
 	dsTrain := subsetDataset(ds, pl.itemByID, train, nil)
-	cov, ks, feats, err := buildCovariance(dsTrain, train, spec.Fit)
+	cov, ks, feats, err := buildCovariance(ctx, dsTrain, train, spec.Fit)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fold %d: %w", f+1, err)
 	}

@@ -303,7 +303,7 @@ func TestEvalPredictorLearntKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := spec.ForData(train).WithDefaults()
-	cov, ks, feats, err := buildCovariance(train, train.ItemIDs(), fs)
+	cov, ks, feats, err := buildCovariance(context.Background(), train, train.ItemIDs(), fs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,6 +150,15 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 		return nil, err
 	}
 	res, err := m.fit(ctx, ds, nil, spec, progress)
+	if cerr := ctx.Err(); cerr != nil {
+		// Cancelled: even a fit that finished meanwhile is dropped, so
+		// that a cancelled fit never leaves a result behind, and the
+		// error is the context's whatever the family made of it.
+		if err == nil || !errors.Is(err, cerr) {
+			err = fmt.Errorf("the %s fit was cancelled: %w", spec.Model, cerr)
+		}
+		return nil, err
+	}
 	if err != nil {
 		if ctx.Err() == nil && annotations.ErrorCode(err) == annotations.EINTERNAL && !errors.Is(err, mcmc.ErrPartRan) {
 			// An engine's numerical failure (no finite evidence, EP that

@@ -674,7 +674,7 @@ func fitter[D any](data func(*annotations.Dataset) (D, error), itemIDs func(D) [
 			return nil, err
 		}
 		if cov == nil {
-			if cov, err = ItemCovariance(ds, itemIDs(d), spec); err != nil {
+			if cov, err = ItemCovariance(ctx, ds, itemIDs(d), spec); err != nil {
 				return nil, err
 			}
 		}
@@ -821,7 +821,7 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 		epSeconds = epRes.Diagnostics.Seconds
 		ls := spec
 		ls.Kernel = epRes.Model.Kernel
-		if cov, err = ItemCovariance(ds, data.ItemIDs, ls); err != nil {
+		if cov, err = ItemCovariance(ctx, ds, data.ItemIDs, ls); err != nil {
 			return nil, err
 		}
 		data.Kernel, data.Cov = cov.Kernel, nil

@@ -28,7 +28,7 @@ func TestTextColumnKernel(t *testing.T) {
 	ds := rteColumns(t)
 	ids := ds.ItemIDs()[:120]
 	spec := FitSpec{Model: "classification", Kernel: "text+text:hypothesis", Text: textfeat.Options{MinDF: 2, MaxFeatures: 30}}.WithDefaults()
-	cov, ks, f, err := buildCovariance(ds, ids, spec)
+	cov, ks, f, err := buildCovariance(context.Background(), ds, ids, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestTextColumnKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tcov, tks, tf, err := buildCovariance(&train, data.ItemIDs, spec)
+	tcov, tks, tf, err := buildCovariance(context.Background(), &train, data.ItemIDs, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestTextColumnKernel(t *testing.T) {
 // TestTextColumnErrors checks the messages for a column no item has.
 func TestTextColumnErrors(t *testing.T) {
 	ds := rteColumns(t)
-	_, err := ItemCovariance(ds, ds.ItemIDs(), FitSpec{Kernel: "text:premise"}.WithDefaults())
+	_, err := ItemCovariance(context.Background(), ds, ds.ItemIDs(), FitSpec{Kernel: "text:premise"}.WithDefaults())
 	if err == nil || !strings.Contains(err.Error(), `column "premise"`) || !strings.Contains(err.Error(), "hypothesis") {
 		t.Errorf("unknown column: %v", err)
 	}

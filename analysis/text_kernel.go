@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -281,15 +282,17 @@ type Covariance struct {
 // spec's kernel, covariates and text settings (spec.Kernel "" is the
 // default of DefaultKernel). Problems with the data (no texts for a text
 // kernel, missing covariates, a vocabulary left empty) are EINVALID errors.
-// Both models' fits use it.
-func ItemCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, error) {
-	cov, _, _, err := buildCovariance(ds, ids, spec)
+// Both models' fits use it. A cancelled ctx stops a truncated text basis
+// between the passes of its range finder (gp.LowRankOptions.Stop) with
+// ctx's error.
+func ItemCovariance(ctx context.Context, ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, error) {
+	cov, _, _, err := buildCovariance(ctx, ds, ids, spec)
 	return cov, err
 }
 
 // buildCovariance is ItemCovariance, also returning the parsed kernel and
 // the items' features.
-func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, kernel.Spec, *itemFeatures, error) {
+func buildCovariance(ctx context.Context, ds *annotations.Dataset, ids []string, spec FitSpec) (*Covariance, kernel.Spec, *itemFeatures, error) {
 	spec = spec.withKernel()
 	if err := spec.validateKernel(); err != nil {
 		return nil, nil, nil, err
@@ -320,7 +323,10 @@ func buildCovariance(ds *annotations.Dataset, ids []string, spec FitSpec) (*Cova
 	labels := len(ds.Labels)
 	if x, empty := f.textSparse(ks); x != nil && spec.Rank >= 0 {
 		// Weight-space form: never the N×N matrix.
-		lr, note, err := textLowRank(*x, spec, labels)
+		lr, note, err := textLowRank(ctx, *x, spec, labels)
+		if ctx.Err() != nil {
+			return nil, nil, nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, nil, nil, invalidData(err, "the text kernel: ")
 		}
@@ -802,9 +808,10 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec, labels int) (*gp
 // trace), then the basis is rebuilt at it when smaller, so that the rank
 // and the seed alone rebuild the fit's prior (priorLowRank); when the rule
 // cannot raise the rank the one basis is the base rule's, as before it.
-func textLowRank(x gp.SparseRows, spec FitSpec, labels int) (*gp.LowRank, string, error) {
+// A cancelled ctx stops a build (gp.LowRankOptions.Stop).
+func textLowRank(ctx context.Context, x gp.SparseRows, spec FitSpec, labels int) (*gp.LowRank, string, error) {
 	build := func(r int) (*gp.LowRank, error) {
-		return gp.NewLowRankFeatures(x, gp.LowRankOptions{MaxRank: r}, rand.New(rand.NewPCG(spec.Seed, lowRankStream)), spec.Seed)
+		return gp.NewLowRankFeatures(x, gp.LowRankOptions{MaxRank: r, Stop: ctx.Err}, rand.New(rand.NewPCG(spec.Seed, lowRankStream)), spec.Seed)
 	}
 	n := x.Rows()
 	if spec.Rank != 0 {

@@ -115,7 +115,7 @@ func TestCovariateSafety(t *testing.T) {
 	if k := DefaultKernel(ds); k != "text" {
 		t.Errorf("default kernel %q, want text", k)
 	}
-	cov, err := ItemCovariance(ds, ids, FitSpec{})
+	cov, err := ItemCovariance(context.Background(), ds, ids, FitSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestCovariateSafety(t *testing.T) {
 		t.Errorf("default covariance: kernel %s, features %+v", cov.Kernel, cov.Features.Covariates)
 	}
 	// Text with covariates: the columns must be named.
-	_, err = ItemCovariance(ds, ids, FitSpec{Kernel: "text+linear"})
+	_, err = ItemCovariance(context.Background(), ds, ids, FitSpec{Kernel: "text+linear"})
 	if err == nil || annotations.ErrorCode(err) != annotations.EINVALID || !strings.Contains(err.Error(), "name the covariate columns") || !strings.Contains(err.Error(), "resolved_score") {
 		t.Errorf("text+linear without covariates: %v", err)
 	}
@@ -138,13 +138,13 @@ func TestCovariateSafety(t *testing.T) {
 		{FitSpec{Kernel: "text", Text: textfeat.Options{MinDF: -1}}, "text featuriser"},
 		{FitSpec{Covariates: "a,,b"}, "empty column name"},
 	} {
-		_, err := ItemCovariance(ds, ids, tc.spec)
+		_, err := ItemCovariance(context.Background(), ds, ids, tc.spec)
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%+v: %v, want an error mentioning %q", tc.spec, err, tc.msg)
 		}
 	}
 	// Named, it is used, and the note warns that it follows the labels.
-	cov, err = ItemCovariance(ds, ids, FitSpec{Kernel: "text+linear", Covariates: "resolved_score"})
+	cov, err = ItemCovariance(context.Background(), ds, ids, FitSpec{Kernel: "text+linear", Covariates: "resolved_score"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestEmptyDocuments(t *testing.T) {
 		ds.Items = append(ds.Items, annotations.Item{ID: id, Text: s})
 		ds.Labels = append(ds.Labels, annotations.Label{Item: id, Rater: "r1", Value: "2"})
 	}
-	cov, ks, f, err := buildCovariance(ds, ds.ItemIDs(), FitSpec{})
+	cov, ks, f, err := buildCovariance(context.Background(), ds, ds.ItemIDs(), FitSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestPredictRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cov, ks, feats, err := buildCovariance(train, data.ItemIDs, spec.WithDefaults())
+		cov, ks, feats, err := buildCovariance(context.Background(), train, data.ItemIDs, spec.WithDefaults())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +344,7 @@ func TestPredictRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cov, ks, feats, err := buildCovariance(&rtrain, data.ItemIDs, spec)
+	cov, ks, feats, err := buildCovariance(context.Background(), &rtrain, data.ItemIDs, spec)
 	if err != nil {
 		t.Fatal(err)
 	}

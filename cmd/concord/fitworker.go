@@ -19,5 +19,10 @@ func runFitWorker(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return annotations.Errorf(annotations.EINVALID, "unexpected argument %q", pos[0])
 	}
-	return server.RunFitWorker(ctx, e.stdin, e.stdout)
+	// The worker's life is its parent's: the parent kills it when the fit
+	// is cancelled or the server shuts down (requeueing the fit). Ctrl-C
+	// in a terminal, or a service manager's SIGTERM, reaches the whole
+	// process group: the worker runs on, so that the parent's graceful
+	// shutdown decides, instead of failing the fit with a cancellation.
+	return server.RunFitWorker(context.WithoutCancel(ctx), e.stdin, e.stdout)
 }

@@ -112,6 +112,13 @@ func run(ctx context.Context, e *env, args []string) int {
 		case errors.Is(err, errUsage):
 			return 2
 		}
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Ctrl-C or SIGTERM (main's signal.NotifyContext, whose
+			// cause names the signal): the work stopped at its next
+			// check and its result was not written.
+			fmt.Fprintf(e.stderr, "concord %s: cancelled (%v) before it finished; its output was not written\n", c.name, context.Cause(ctx))
+			return 1
+		}
 		fmt.Fprintf(e.stderr, "concord %s: %s\n", c.name, userMessage(err))
 		return 1
 	}

@@ -420,14 +420,18 @@ type model struct {
 }
 
 // newModels builds the prior factor of the items x for every candidate
-// kernel (Options.Kernels, else Options.Kernel).
-func newModels(x *mat.Dense, o *Options) ([]*model, error) {
+// kernel (Options.Kernels, else Options.Kernel); a cancelled ctx stops it
+// between two (each a dense eigendecomposition without Options.Rank).
+func newModels(ctx context.Context, x *mat.Dense, o *Options) ([]*model, error) {
 	ks := o.Kernels
 	if len(ks) == 0 {
 		ks = []kernel.Kernel{o.Kernel}
 	}
 	ms := make([]*model, len(ks))
 	for i, k := range ks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		m, err := newModel(x, k, o)
 		if err != nil {
 			return nil, err
@@ -670,7 +674,9 @@ func fitPosterior(ctx context.Context, m *model, y []bool, gamma float64, o *Opt
 		}
 		coords = coordSites(m.r, o)
 	}
-	res, err := ep.RunPairsCoords(m.factor(), sites, coords, o.EP)
+	eo := o.EP
+	eo.Stop = ctx.Err
+	res, err := ep.RunPairsCoords(m.factor(), sites, coords, eo)
 	o.prog.step()
 	if err != nil {
 		return nil, fmt.Errorf("auc: EP at gamma %v: %w", gamma, err)
@@ -715,8 +721,9 @@ func (m *model) scoresTo(mean, sd []float64, p *posterior) {
 	}
 }
 
-// Fit fits the AUC scoring model to the data. ctx cancels between fits
-// (cross-validation) and between SMC steps. Caller bugs (lengths, negative
+// Fit fits the AUC scoring model to the data. A cancelled ctx stops it
+// with ctx's error within an EP sweep (ep.PairOptions.Stop), an evaluation
+// of a learnt kernel's evidence or moveCheck particles of an SMC move. Caller bugs (lengths, negative
 // options) panic with "auc: ..."; data failures (a class without items,
 // non-finite covariates, EP not converging) return errors.
 func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
@@ -781,13 +788,17 @@ func Fit(ctx context.Context, d Data, opts Options) (*Result, error) {
 		// The choice's fit at the fixed gamma is the final fit.
 		m, p = chosen.m, chosen.p
 	} else {
-		ms, err := newModels(x, &o)
+		ms, err := newModels(ctx, x, &o)
 		if err != nil {
 			return nil, err
 		}
 		if m, p, _, _, err = fitSelected(ctx, ms, d.Positive, res.Gamma, &o, newRand); err != nil {
 			return nil, err
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		// Cancelled as the last fit ended: no summary.
+		return nil, err
 	}
 	if m.kern != nil {
 		res.Kernel = m.kern.String()
@@ -849,7 +860,7 @@ func chooseKernel(ctx context.Context, x *mat.Dense, y []bool, o *Options, newRa
 		slices.Sort(g)
 		gamma = g[(len(g)-1)/2]
 	}
-	ms, err := newModels(x, o)
+	ms, err := newModels(ctx, x, o)
 	if err != nil {
 		return nil, err
 	}

@@ -283,15 +283,39 @@ func TestJSONAndNames(t *testing.T) {
 	}
 }
 
-// TestFitCancelled: a cancelled context stops the fit with its error.
+// TestFitCancelled: a context cancelled before the fit, or by its first
+// progress report, stops the fit with its error: linear scores with gamma
+// by cross-validation, GP scores whose RBF width is learnt (EP runs inside
+// L-BFGS), and SMC; an SMC move on a cancelled context stops within
+// moveCheck particles.
 func TestFitCancelled(t *testing.T) {
 	x, y := synthetic(40, 2, 3)
+	for _, o := range []Options{{}, {Gamma: 10, Engine: SMC}, {Gamma: 10, Kernel: kernel.RBF{Gamma: 1}, LearnKernel: true}} {
+		for _, first := range []bool{false, true} {
+			ctx, cancel := context.WithCancel(context.Background())
+			if first {
+				o.Progress = func(multirater.Progress) { cancel() }
+			} else {
+				o.Progress = nil
+				cancel()
+			}
+			if r, err := Fit(ctx, Data{X: x, Positive: y}, o); !errors.Is(err, context.Canceled) || r != nil {
+				t.Errorf("engine %v, kernel %v, cancelled by the first report %t: got %v, want context.Canceled", o.Engine, o.Kernel, first, err)
+			}
+			cancel()
+		}
+	}
+	o := (Options{Gamma: 10, Engine: SMC}).withDefaults()
+	m, err := newModel(x, nil, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, neg := splitClasses(y)
+	sm := newSMCRun(m, y, len(pos), len(neg), o.SMC.withDefaults(), smcPrior{}, rand.New(rand.NewPCG(1, 2)))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, o := range []Options{{}, {Gamma: 10, Engine: SMC}} {
-		if _, err := Fit(ctx, Data{X: x, Positive: y}, o); !errors.Is(err, context.Canceled) {
-			t.Errorf("engine %v: got %v, want context.Canceled", o.Engine, err)
-		}
+	if err := sm.move(ctx, 1); !errors.Is(err, context.Canceled) || sm.moves > moveCheck*o.SMC.withDefaults().Moves {
+		t.Errorf("move on a cancelled context: %v after %d moves", err, sm.moves)
 	}
 }
 

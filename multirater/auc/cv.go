@@ -94,7 +94,7 @@ func crossValidate(ctx context.Context, x *mat.Dense, y []bool, o *Options, rng 
 		}
 		xtr, ytr := rows(x, tr), pick(y, tr)
 		xte, yte := rows(x, te), pick(y, te)
-		ms, err := newModels(xtr, o)
+		ms, err := newModels(ctx, xtr, o)
 		if err != nil {
 			errs[f] = err
 			return

@@ -42,6 +42,7 @@ func learnKernel(ctx context.Context, m0 *model, y []bool, gamma float64, o *Opt
 	var last, best *point
 	var firstErr error
 	eo := o.EP
+	eo.Stop = ctx.Err
 	dst := make([]*mat.SymDense, nh)
 	eval := func(p []float64) *point {
 		if last != nil && floats.Equal(last.p, p) {

@@ -259,7 +259,7 @@ func smcRepeat(ctx context.Context, m *model, lab []bool, np, nn int, gamma floa
 			break
 		}
 		sm.resample()
-		if err := sm.move(cur); err != nil {
+		if err := sm.move(ctx, cur); err != nil {
 			return repeatOut{err: err}
 		}
 	}
@@ -373,8 +373,9 @@ func (sm *smcRun) resample() {
 
 // move makes o.Moves random-walk Metropolis moves of every particle at
 // temperature cur, proposal N(0, kappa Sigma-hat) with Sigma-hat the
-// particles' covariance (step c).
-func (sm *smcRun) move(cur float64) error {
+// particles' covariance (step c). A cancelled ctx stops it (checked every
+// moveCheck particles) with ctx's error.
+func (sm *smcRun) move(ctx context.Context, cur float64) error {
 	r := sm.r
 	stat.CovarianceMatrix(&sm.sig, sm.th, nil)
 	tr := 0.0
@@ -390,6 +391,11 @@ func (sm *smcRun) move(cur float64) error {
 	}
 	sm.chol.LTo(&sm.L)
 	for i := 0; i < sm.P; i++ {
+		if i%moveCheck == moveCheck-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		row := sm.th.RawRowView(i)
 		lp := sm.pr.logDens(row)
 		for mv := 0; mv < sm.o.Moves; mv++ {
@@ -415,6 +421,10 @@ func (sm *smcRun) move(cur float64) error {
 	}
 	return nil
 }
+
+// moveCheck is the number of particles move moves between two checks of
+// its context: 640 risks of the N items' scores.
+const moveCheck = 64
 
 // final returns the run's weighted particles' moments, inclusion
 // probabilities and evidence.

@@ -113,7 +113,17 @@ type Options struct {
 	// computed with log Z_EP's tilted normalisers in one pass: an evidence
 	// search asks for both at every evaluation.
 	TiltedGrads bool
+
+	// Stop, when not nil, is asked before every sweep and every
+	// stopEvery items of a sequential sweep whether to go on: an error
+	// from it (a context's Err, when the fit is cancelled) ends the run
+	// and Run returns it as it is. It changes no arithmetic.
+	Stop func() error
 }
+
+// stopEvery is the number of items of a sequential sweep between two
+// calls of Options.Stop: a few milliseconds of work at a rank of 1,000.
+const stopEvery = 64
 
 // decayEvery is the number of sweeps after Options.DecayAfter between two
 // halvings of a moving item's damping: 20 halvings (a factor 1e-6) take
@@ -213,6 +223,9 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	}
 	res := r.res
 	for s := 1; s <= maxSweeps; s++ {
+		if err := r.stopped(); err != nil {
+			return nil, err
+		}
 		res.Sweeps = s
 		done, err := sweep(s, s == maxSweeps)
 		if err != nil {
@@ -283,6 +296,8 @@ type runner struct {
 	negative bool
 	// decayAfter is Options.DecayAfter (diagonal prior only).
 	decayAfter int
+	// stop is Options.Stop.
+	stop func() error
 	// mean and vr are the posterior marginals after the last sweep (the
 	// sequential sweep updates them only when it has converged).
 	mean, vr []float64
@@ -319,7 +334,7 @@ func newRunner(f *gp.Factor, sites []lik.Site, opts Options, damp, tol float64) 
 	}
 	res.post = p
 	r := &runner{res: res, p: p, sites: sites, damp: damp, tol: tol, negative: opts.NegativeSites, decayAfter: opts.DecayAfter,
-		mean: make([]float64, n), vr: make([]float64, n)}
+		stop: opts.Stop, mean: make([]float64, n), vr: make([]float64, n)}
 	p.marginalsTo(r.mean, r.vr)
 	if opts.Parallel {
 		r.prevMean, r.prevVar = make([]float64, n), make([]float64, n)
@@ -342,6 +357,14 @@ func newRunner(f *gp.Factor, sites []lik.Site, opts Options, damp, tol float64) 
 		p.split = newHalves()
 	}
 	return r, nil
+}
+
+// stopped returns Options.Stop's answer (nil without Stop).
+func (r *runner) stopped() error {
+	if r.stop == nil {
+		return nil
+	}
+	return r.stop()
 }
 
 // close stops the sequential sweep's helper goroutine, if any.
@@ -420,6 +443,11 @@ func (r *runner) sequentialSweep(sweep int, last bool) (done bool, err error) {
 	for g := 0; g < len(r.groups)-1; g++ {
 		if diag && r.settled[g] {
 			continue
+		}
+		if g%stopEvery == stopEvery-1 {
+			if err := r.stopped(); err != nil {
+				return false, err
+			}
 		}
 		lo, hi := r.groups[g], r.groups[g+1]
 		item := r.sites[r.order[lo]].Item

@@ -59,6 +59,10 @@ type PairOptions struct {
 	// The clamped iteration has no fixed point of EP's and need not
 	// converge (with the AUC sites of Pima.tr at gamma 1000 it does not).
 	ClampNegative bool
+	// Stop, when not nil, is asked before every sweep whether to go on:
+	// an error from it (a context's Err, when the fit is cancelled) ends
+	// the run and RunPairs returns it as it is. It changes no arithmetic.
+	Stop func() error
 	// path forces the pair marginals by pairs (1), by items (2) or by
 	// blocks (3, pairBlocks); 0 chooses the cheaper (tests).
 	path int
@@ -147,6 +151,11 @@ func RunPairsCoords(f *gp.Factor, sites []PairSite, coords []CoordSite, opts Pai
 	}
 	res, p := r.res, r.p
 	for sweep := 1; sweep <= r.maxSweeps; sweep++ {
+		if stop := r.opts.Stop; stop != nil {
+			if err := stop(); err != nil {
+				return nil, err
+			}
+		}
 		res.Sweeps = sweep
 		p.pairMarginalsTo(r.pm, r.pv)
 		if sweep > 1 && r.converged() {

@@ -129,12 +129,10 @@ func aucSites(y []bool, gamma float64) []PairSite {
 	return s
 }
 
-// TestRunPairsAUCPathsAgree runs the AUC sites (not log-concave, with
-// negative site precisions) by pairs, by items and by blocks (path 3): the
-// three are the same algorithm, so they agree to rounding, and both put the positives above
-// the negatives.
-func TestRunPairsAUCPathsAgree(t *testing.T) {
-	rng := rand.New(rand.NewPCG(17, 2))
+// linearAUC is 30 items with 3 standard normal covariates (seed), labelled
+// by a noisy linear rule, under the linear kernel: the factor and labels.
+func linearAUC(t *testing.T, seed uint64) (*gp.Factor, []bool) {
+	rng := rand.New(rand.NewPCG(seed, 2))
 	const n, d = 30, 3
 	x := mat.NewDense(n, d, nil)
 	y := make([]bool, n)
@@ -150,6 +148,15 @@ func TestRunPairsAUCPathsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, y
+}
+
+// TestRunPairsAUCPathsAgree runs the AUC sites (not log-concave, with
+// negative site precisions) by pairs, by items and by blocks (path 3): the
+// three are the same algorithm, so they agree to rounding, and both put the positives above
+// the negatives.
+func TestRunPairsAUCPathsAgree(t *testing.T) {
+	f, y := linearAUC(t, 17)
 	for _, gamma := range []float64{10, 200} {
 		sites := aucSites(y, gamma)
 		a, err := RunPairs(f, sites, PairOptions{path: 1, Tol: 1e-9})

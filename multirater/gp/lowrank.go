@@ -81,6 +81,18 @@ type LowRankOptions struct {
 	// Power is the number of power (subspace) iterations of the range
 	// finder; 0 means 2.
 	Power int
+	// Stop, when not nil, is asked before each pass of the range finder
+	// whether to go on: an error from it (a cancelled fit's context's
+	// Err) is returned as it is. It changes no arithmetic.
+	Stop func() error
+}
+
+// stopped returns Stop's answer (nil without Stop).
+func (o LowRankOptions) stopped() error {
+	if o.Stop == nil {
+		return nil
+	}
+	return o.Stop()
 }
 
 // DefaultRank is the rank of a truncated feature basis for n items when
@@ -203,17 +215,26 @@ func NewLowRankFeatures(x SparseRows, opts LowRankOptions, rng *rand.Rand, seed 
 		omega[i] = rng.NormFloat64()
 	}
 	y := make([]float64, n*l)
+	if err := opts.stopped(); err != nil {
+		return nil, err
+	}
 	x.mulDenseTo(y, omega, l)
 	z := omega // reused: d×l
 	if err := orthonormalize(y, n, l); err != nil {
 		return nil, err
 	}
 	for q := 0; q < power; q++ {
+		if err := opts.stopped(); err != nil {
+			return nil, err
+		}
 		x.mulTDenseTo(z, y, l)
 		x.mulDenseTo(y, z, l)
 		if err := orthonormalize(y, n, l); err != nil {
 			return nil, err
 		}
+	}
+	if err := opts.stopped(); err != nil {
+		return nil, err
 	}
 	// Q'X X'Q = Z'Z with Z = X'Q.
 	x.mulTDenseTo(z, y, l)

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"context"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -26,12 +27,14 @@ type Engine interface {
 	// their likelihoods' current parameters. warm, when not nil, is an
 	// earlier approximation of the same sites at nearby parameters to start
 	// from; search asks for the looser tolerances of the evidence search
-	// (the final approximation is made with search false).
-	Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error)
+	// (the final approximation is made with search false). A cancelled
+	// ctx ends the run within one sweep or step with ctx's error.
+	Approximate(ctx context.Context, fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error)
 	// LikGradTo adds, for every site j, the gradient of a's log evidence in
 	// the parameters of site j's likelihood (a lik.LaplaceLearnable) to
-	// at(j), a slice of at least its NumParams.
-	LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64)
+	// at(j), a slice of at least its NumParams. A cancelled ctx stops it
+	// within gradCheck sites with ctx's error (the sums then partial).
+	LikGradTo(ctx context.Context, a *Approx, sites []lik.Site, at func(j int) []float64) error
 	// KernelGrad returns the gradient of a's log evidence in the
 	// hyperparameters whose derivatives of the prior covariance are dC.
 	KernelGrad(a *Approx, dC []mat.Symmetric) ([]float64, error)
@@ -73,10 +76,15 @@ func (*EP) Name() string { return multirater.EngineEP }
 // a tolerance of 1e-3 (or Options.Tol when looser). A warm start that does
 // not settle is rerun cold; with Options.NegativeSites, a run that does not
 // settle is rerun with the site precisions clamped at 0 and damped (GPML),
-// and the Approx records it (its gradients are then approximate).
-func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error) {
+// and the Approx records it (its gradients are then approximate). A
+// cancelled ctx stops the run (ep.Options.Stop) and no rerun follows.
+func (e *EP) Approximate(ctx context.Context, fac *gp.Factor, sites []lik.Site, warm *Approx, search bool) (*Approx, error) {
 	n := fac.N
 	eo := e.Options
+	eo.Stop = ctx.Err
+	// again reports whether a failed run may be rerun: not when ctx was
+	// cancelled.
+	again := func(err error) bool { return err != nil && ctx.Err() == nil }
 	// Options.DecayAfter is the final approximation's last resort only:
 	// the runs before it, and every run of a search (where a run that
 	// does not settle makes its trial point bad), keep their damping.
@@ -100,13 +108,13 @@ func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search 
 		eo.Tol = 1e-3
 	}
 	r, err := ep.Run(fac, sites, eo)
-	if err != nil && warm != nil {
+	if again(err) && warm != nil {
 		// A warm start far from the new parameters can stall: start cold.
 		eo.InitTau, eo.InitNu = nil, nil
 		r, err = ep.Run(fac, sites, eo)
 	}
 	clamped := false
-	if err != nil && eo.NegativeSites {
+	if again(err) && eo.NegativeSites {
 		// Negative site precisions can leave a cavity improper or keep
 		// EP from settling: clamp them at 0 (GPML), damped, from cold.
 		eo.NegativeSites, eo.InitTau, eo.InitNu = false, nil, nil
@@ -116,11 +124,12 @@ func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search 
 		r, err = ep.Run(fac, sites, eo)
 		clamped = err == nil
 	}
-	if err != nil && !search && decay > 0 {
+	if again(err) && !search && decay > 0 {
 		// The final approximation at parameters where items' sites cycle:
 		// settle them by decaying their damping (ep.Options.DecayAfter),
 		// from warm's sites, the negative ones kept.
 		eo = e.Options
+		eo.Stop = ctx.Err
 		if warm != nil {
 			eo.InitTau, eo.InitNu = warm.EP.Tau, warm.EP.Nu
 		}
@@ -138,11 +147,18 @@ func (e *EP) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, search 
 	return &Approx{Mean: r.Mean, Var: r.Var, SiteS: ss, SiteV: sv, LogZ: r.LogZ, Iterations: r.Sweeps, Draw: r.DrawTo, EP: r, clamped: clamped}, nil
 }
 
+// gradCheck is the number of sites between two checks of the context in
+// LikGradTo (a site's tilted gradient by quadrature costs microseconds).
+const gradCheck = 1024
+
 // LikGradTo adds the sites' tilted gradients at their cavities (those the
 // EP run kept, ep.Options.TiltedGrads, else computed here).
-func (*EP) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64) {
+func (*EP) LikGradTo(ctx context.Context, a *Approx, sites []lik.Site, at func(j int) []float64) error {
 	var scratch []float64
 	for j, s := range sites {
+		if j%gradCheck == gradCheck-1 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		buf := a.EP.TiltedGrad(j)
 		if buf == nil {
 			o := s.Lik.(lik.LaplaceLearnable)
@@ -156,6 +172,7 @@ func (*EP) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64) {
 			g[k] += buf[k]
 		}
 	}
+	return nil
 }
 
 // KernelGrad returns ep.Result.KernelGrad.
@@ -176,9 +193,10 @@ type Laplace struct {
 func (*Laplace) Name() string { return multirater.EngineLaplace }
 
 // Approximate finds the mode by Newton's method (warm and search do not
-// change it).
-func (e *Laplace) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, _ bool) (*Approx, error) {
+// change it); a cancelled ctx stops it (laplace.Options.Stop).
+func (e *Laplace) Approximate(ctx context.Context, fac *gp.Factor, sites []lik.Site, warm *Approx, _ bool) (*Approx, error) {
 	lo := e.Options
+	lo.Stop = ctx.Err
 	if warm != nil && warm.Laplace != nil {
 		// Newton from the last mode when the factor is the same.
 		if w, ew, f := warm.Laplace.Mode(); f == fac {
@@ -198,7 +216,7 @@ func (e *Laplace) Approximate(fac *gp.Factor, sites []lik.Site, warm *Approx, _ 
 
 // LikGradTo adds Chu's eq. 11 gradient: per site, d lp/d theta + 1/2 Var_n
 // d d2/d theta + u_n d d1/d theta (laplace.Result.Implicit).
-func (*Laplace) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64) {
+func (*Laplace) LikGradTo(ctx context.Context, a *Approx, sites []lik.Site, at func(j int) []float64) error {
 	u := a.Laplace.Implicit()
 	maxNP := 0
 	for _, s := range sites {
@@ -206,6 +224,9 @@ func (*Laplace) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64)
 	}
 	bufs := make([]float64, 3*maxNP)
 	for j, s := range sites {
+		if j%gradCheck == gradCheck-1 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		o := s.Lik.(lik.LaplaceLearnable)
 		np := o.NumParams()
 		buf, d1, d2 := bufs[:np], bufs[maxNP:maxNP+np], bufs[2*maxNP:2*maxNP+np]
@@ -215,6 +236,7 @@ func (*Laplace) LikGradTo(a *Approx, sites []lik.Site, at func(j int) []float64)
 			g[k] += buf[k] + 0.5*a.Var[s.Item]*d2[k] + u[s.Item]*d1[k]
 		}
 	}
+	return nil
 }
 
 // KernelGrad returns laplace.Result.KernelGrad.

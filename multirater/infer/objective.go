@@ -193,7 +193,7 @@ func (ob *objective) approximate(ctx context.Context, ev *evaluation) (*Approx, 
 	if err != nil {
 		return nil, err
 	}
-	a, err := ob.engine.Approximate(fac, ob.p.Sites, ev.warm, ev.search)
+	a, err := ob.engine.Approximate(ctx, fac, ob.p.Sites, ev.warm, ev.search)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (ob *objective) eval(ctx context.Context, ev *evaluation, theta, grad []flo
 		return 0, fmt.Errorf("multirater: the %s log evidence is %v at these parameters", ob.p.Engine, val)
 	}
 	if grad != nil {
-		if err := ob.gradTo(grad, a); err != nil {
+		if err := ob.gradTo(ctx, grad, a); err != nil {
 			return 0, err
 		}
 	}
@@ -241,12 +241,15 @@ func (ob *objective) eval(ctx context.Context, ev *evaluation, theta, grad []flo
 	return -val, nil
 }
 
-// gradTo sets grad to the gradient of a's log evidence in theta.
-func (ob *objective) gradTo(grad []float64, a *Approx) error {
+// gradTo sets grad to the gradient of a's log evidence in theta; a
+// cancelled ctx stops it with ctx's error.
+func (ob *objective) gradTo(ctx context.Context, grad []float64, a *Approx) error {
 	for i := range grad {
 		grad[i] = 0
 	}
-	ob.engine.LikGradTo(a, ob.p.Sites, func(j int) []float64 { return grad[ob.off[ob.p.Owner[j]]:] })
+	if err := ob.engine.LikGradTo(ctx, a, ob.p.Sites, func(j int) []float64 { return grad[ob.off[ob.p.Owner[j]]:] }); err != nil {
+		return err
+	}
 	if ob.p.Kernel.Size() > 0 {
 		kernelGrad := ob.engine.KernelGrad
 		if ob.p.Kernel.ind != nil {

@@ -65,6 +65,11 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 		if cx != nil && floats.Equal(cx, x) {
 			return
 		}
+		if ctx.Err() != nil {
+			// Cancelled: L-BFGS stops at its next record (stopRecorder).
+			cv = math.Inf(1)
+			return
+		}
 		cx = append(cx[:0], x...)
 		cg = make([]float64, len(x))
 		theta = append(theta[:0], x...)
@@ -100,13 +105,13 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 	}
 	conv := &hopeless{FunctionConverge: optimize.FunctionConverge{Absolute: gain, Iterations: 2}, best: best}
 	r, err := optimize.Minimize(prob, x0, &optimize.Settings{GradientThreshold: 1e-5 * step, MajorIterations: maxIter,
-		FuncEvaluations: maxEvals, Converger: conv}, &optimize.LBFGS{})
+		FuncEvaluations: maxEvals, Converger: conv, Recorder: stopRecorder{ctx}}, &optimize.LBFGS{})
 	ob.prog.done(ob.unit)
 	if err != nil && r == nil {
 		return nil, fmt.Errorf("multirater: evidence maximisation: %w", err)
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return nil, ctxErr
+		return nil, fmt.Errorf("multirater: evidence maximisation: %w", ctxErr)
 	}
 	res.Status = "converged"
 	switch {
@@ -122,6 +127,17 @@ func (ob *objective) restart(ctx context.Context, x0 []float64, pr Prior, warm *
 	}
 	res.X, res.F, res.Iterations, res.Clamped, res.Hopeless, res.last = r.X, r.F, r.Stats.MajorIterations, ev.clamped, conv.stopped, ev.warm
 	return res, nil
+}
+
+// stopRecorder ends an L-BFGS search (optimize.Settings.Recorder) at the
+// first evaluation or iteration after ctx is cancelled; it records
+// nothing, so that it changes no arithmetic of the search.
+type stopRecorder struct{ ctx context.Context }
+
+func (stopRecorder) Init() error { return nil }
+
+func (r stopRecorder) Record(*optimize.Location, optimize.Operation, *optimize.Stats) error {
+	return r.ctx.Err()
 }
 
 // runStarts runs the restarts from starts: the first on the problem

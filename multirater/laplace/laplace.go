@@ -50,6 +50,10 @@ type Options struct {
 	// moves no latent value by more than Tol (relative to 1 + |f|); 0 means
 	// 1e-10.
 	Tol float64
+	// Stop, when not nil, is asked before every Newton step whether to go
+	// on: an error from it (a context's Err, when the fit is cancelled)
+	// ends the run and Run returns it as it is. It changes no arithmetic.
+	Stop func() error
 }
 
 // Result is the Laplace approximation at the mode.
@@ -149,6 +153,11 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	}
 	res := &Result{}
 	for it := 1; it <= maxIter; it++ {
+		if opts.Stop != nil {
+			if err := opts.Stop(); err != nil {
+				return nil, err
+			}
+		}
 		res.Iterations = it
 		psiPrev := psi
 		if psi, err = nt.step(psi); err != nil {

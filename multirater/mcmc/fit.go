@@ -144,6 +144,10 @@ func Fit[C Chain](ctx context.Context, s Settings, progress func(multirater.Prog
 	if progress != nil {
 		progress(multirater.Progress{Fraction: samplingWork, Elapsed: time.Since(start), Phase: "summarising"})
 	}
+	if err := ctx.Err(); err != nil {
+		// Cancelled as the sampling ended: no summary.
+		return nil, err
+	}
 	res := summarise(chains)
 	res.Diagnostics.SamplingSeconds = st.Sampling.Seconds()
 	if st.SamplingCPU > 0 && res.Diagnostics.MinESSBulk > 0 {

@@ -134,7 +134,10 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 		return nil, err
 	}
 	res := df.result()
-	return res, df.intervals(ctx, res)
+	if err := df.intervals(ctx, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // detFit is what the choice needs of one fit besides its document: the
@@ -308,7 +311,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (detF
 		return raterIntervals(ctx, res, prob, a, nm)
 	}
 	df.result = func() *multirater.FitResult {
-		return fitDetResult(data, opts, mode, nm, perRater, prob, a, rng, start, learnB || learnS)
+		return fitDetResult(ctx, data, opts, mode, nm, perRater, prob, a, rng, start, learnB || learnS)
 	}
 	if opts.Progress != nil {
 		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
@@ -318,8 +321,9 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (detF
 
 // fitDetResult is the document of fitDet's fit a (mode, its noise model
 // nm, problem prob, rng after the fit), started at start; learnt says that
-// rater parameters were learnt.
-func fitDetResult(data *Data, opts DetOptions, mode string, nm *noiseModel, perRater []int, prob *infer.Problem, a *infer.Approx, rng *rand.Rand, start time.Time, learnt bool) *multirater.FitResult {
+// rater parameters were learnt. A cancelled ctx stops the Laplace fit's
+// EP check (checkLaplaceEvidence).
+func fitDetResult(ctx context.Context, data *Data, opts DetOptions, mode string, nm *noiseModel, perRater []int, prob *infer.Problem, a *infer.Approx, rng *rand.Rand, start time.Time, learnt bool) *multirater.FitResult {
 	res := detResult(data, opts, nm.liks, perRater, a, rng)
 	switch mode {
 	case Shared:
@@ -334,7 +338,7 @@ func fitDetResult(data *Data, opts DetOptions, mode string, nm *noiseModel, perR
 	}
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
 	if opts.Engine == multirater.EngineLaplace && (learnt || prob.Kernel != nil) {
-		checkLaplaceEvidence(res, prob, a.LogZ, opts.EP)
+		checkLaplaceEvidence(ctx, res, prob, a.LogZ, opts.EP)
 	}
 	res.Diagnostics.Seconds = time.Since(start).Seconds()
 	return res
@@ -602,8 +606,9 @@ const laplaceGapWarn = 1.0
 // where it is 4-13 nats above the exact evidence, which is 2.5-7.7 nats
 // higher at sigma 0.13-0.2 (docs/scripts/chu/README.md). Above
 // laplaceGapWarn nats the fit gets a note saying the learnt
-// hyperparameters are unreliable. An EP failure leaves a note too.
-func checkLaplaceEvidence(res *multirater.FitResult, prob *infer.Problem, logZ float64, eo ep.Options) {
+// hyperparameters are unreliable. An EP failure leaves a note too; a
+// cancelled ctx stops the EP run (ep.Options.Stop) and leaves nothing.
+func checkLaplaceEvidence(ctx context.Context, res *multirater.FitResult, prob *infer.Problem, logZ float64, eo ep.Options) {
 	var cov mat.Symmetric = prob.Cov
 	if prob.Kernel != nil {
 		cov = prob.Kernel.Cov()
@@ -616,7 +621,11 @@ func checkLaplaceEvidence(res *multirater.FitResult, prob *infer.Problem, logZ f
 			return
 		}
 	}
+	eo.Stop = ctx.Err
 	r, err := ep.Run(fac, prob.Sites, eo)
+	if ctx.Err() != nil {
+		return
+	}
 	if err != nil {
 		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fmt.Sprintf("the EP check of the Laplace evidence failed: %v", err))
 		return
