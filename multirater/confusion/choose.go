@@ -52,7 +52,9 @@ const (
 // labelsOnly reports whether the rater model is one of coinVB's, which
 // the vb engine fits from the labels alone (identity kernel, no MAP, no
 // soft evidence).
-func (r RaterModel) labelsOnly() bool { return r == RaterOneCoin || r == RaterSpammer || r == RaterGraded }
+func (r RaterModel) labelsOnly() bool {
+	return r == RaterOneCoin || r == RaterSpammer || r == RaterGraded
+}
 
 // confusionFamily reports whether the rater model is fitted by vb (a
 // confusion matrix per rater), which the Gibbs engine, EM-MAP and the
