@@ -29,7 +29,9 @@ def labels(d):
 
 def gold(d):
     with open(os.path.join(d, "items.csv")) as f:
-        return {r["item_id"]: r["gold"] for r in csv.DictReader(f) if r.get("gold", "") != ""}
+        rows = list(csv.DictReader(f))
+    col = next(c for c in ("gold", "gold_label", "truth", "true_label") if c in rows[0])
+    return {r["item_id"]: r[col].strip() for r in rows if r.get(col, "").strip() != ""}
 
 
 def fit(binary, d, out, extra=()):
