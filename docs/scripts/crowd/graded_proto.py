@@ -21,7 +21,14 @@ and the evidence lower bound is that of the same labels under the same class pri
 max(1, N/K max(0, 2 - m)), m labels per item), comparable with concord's candidates' `elbo`; the score is
 ELBO - (d/2) ln L with d = 2K - 2 hyperparameters (nu's free means).
 
-Usage: graded_proto.py [--concord BIN] DIR...   (DIR with ratings.csv, items.csv with gold, read only to score)
+Beside it (README, "A graded rater model"): shiftB, a shared K x K confusion (point estimate, K(K - 1) more
+hyperparameters) before the rater's shift; OrdFit, ordered probit with each rater's bias and noise on a 9 x 7 grid
+under a discretised normal prior, shared cut points, grade locations and lapse rate (2K + 2 hyperparameters); and
+SpamShiftFit, MACE with the shift model as its competent part (3K - 2). Sets whose labels are not numbers are
+skipped (no order to use).
+
+Usage: graded_proto.py --concord BIN [--work DIR] DIR...   (DIR with ratings.csv and items.csv, whose gold is
+read only to score; BIN's default fit gives the candidates' scores compared against)
 """
 import argparse
 import csv
@@ -185,18 +192,28 @@ class Fit:
                 break
         self.kl = kl_dir(self.w, self.w0[None, :]).sum()
 
+    def bound(self):
+        """The evidence lower bound at the current factors and q(z), and the items' unnormalised ln q(z)."""
+        beta = self.c0 + self.q.sum(0)
+        elr = digamma(beta) - digamma(beta.sum())
+        klr = kl_dir(beta, np.full(self.K, self.c0))
+        T = self.elogT()
+        lq = elr[None, :] + np.zeros((self.N, self.K))
+        np.add.at(lq, self.n, T[self.l, :, self.y])
+        lnq = np.log(np.maximum(self.q, 1e-300))
+        return -self.kl - klr + (self.q * (lq - lnq)).sum(), lq
+
+    def hyperparameters(self):
+        d = 1 if self.model == "onecoin" else 2 * self.K - 2
+        if self.model == "shiftB":
+            d += self.K * (self.K - 1)
+        return d
+
     def run(self, maxit=1000, tol=1e-6, etol=1e-6):
         prev = -np.inf
         for it in range(1, maxit + 1):
             self.raters(it > 1)
-            beta = self.c0 + self.q.sum(0)
-            elr = digamma(beta) - digamma(beta.sum())
-            klr = kl_dir(beta, np.full(self.K, self.c0))
-            T = self.elogT()
-            lq = elr[None, :] + np.zeros((self.N, self.K))
-            np.add.at(lq, self.n, T[self.l, :, self.y])
-            lnq = np.log(np.maximum(self.q, 1e-300))
-            e = -self.kl - klr + (self.q * (lq - lnq)).sum()
+            e, lq = self.bound()
             qn = np.exp(lq - logsumexp(lq, 1, keepdims=True))
             ch = np.abs(qn - self.q).max()
             self.q = qn
@@ -206,19 +223,9 @@ class Fit:
             prev = e
         # finish as coin.go: factors, the bound at the final q
         self.raters(True)
-        beta = self.c0 + self.q.sum(0)
-        elr = digamma(beta) - digamma(beta.sum())
-        klr = kl_dir(beta, np.full(self.K, self.c0))
-        T = self.elogT()
-        lq = elr[None, :] + np.zeros((self.N, self.K))
-        np.add.at(lq, self.n, T[self.l, :, self.y])
-        lnq = np.log(np.maximum(self.q, 1e-300))
-        self.elbo = -self.kl - klr + (self.q * (lq - lnq)).sum()
+        self.elbo, _ = self.bound()
         self.iters = it
-        d = 1 if self.model == "onecoin" else 2 * self.K - 2
-        if self.model == "shiftB":
-            d += self.K * (self.K - 1)
-        self.score = self.elbo - 0.5 * d * math.log(max(self.L, 2))
+        self.score = self.elbo - 0.5 * self.hyperparameters() * math.log(max(self.L, 2))
         return self
 
 
@@ -277,13 +284,11 @@ class SpamShiftFit(Fit):
         self.kl = kl_dir(self.w, self.w0[None, :]).sum() + kl_dir(self.ab, self.ab0[None, :]).sum() + \
             kl_dir(self.xi, self.xi0[None, :]).sum()
 
-    def run(self, **kw):
-        super().run(**kw)
-        self.score = self.elbo - 0.5 * (3 * self.K - 2) * math.log(max(self.L, 2))
-        return self
+    def hyperparameters(self):
+        return 3 * self.K - 2
 
 
-class OrdFit:
+class OrdFit(Fit):
     """The ordered-probit rater model on a grid (see the module doc's second model)."""
 
     def __init__(self, n, l, y, N, L, K, nb=9, ns=7):
@@ -375,23 +380,11 @@ class OrdFit:
         e = self.rterm - klr + (self.q * (elr[None, :] - lnq)).sum()
         return e, lq
 
-    def run(self, maxit=500, tol=1e-6, etol=1e-7):
-        prev = -np.inf
-        for it in range(1, maxit + 1):
-            self.raters(it > 1)
-            e, lq = self.bound()
-            qn = np.exp(lq - logsumexp(lq, 1, keepdims=True))
-            ch = np.abs(qn - self.q).max()
-            self.q = qn
-            self.elbo = e
-            if ch < tol or (it > 2 and abs(e - prev) <= etol * abs(e)):
-                break
-            prev = e
-        self.raters(True)
-        self.elbo, _ = self.bound()
-        self.iters = it
-        self.score = self.elbo - 0.5 * (2 * self.K + 2) * math.log(max(self.L, 2))
-        return self
+    def hyperparameters(self):
+        return 2 * self.K + 2
+
+    def run(self, **kw):
+        return super().run(maxit=500, etol=1e-7)
 
 
 def acc(q, g):
