@@ -39,8 +39,10 @@
 // choose.go): by default the vb engine fits, with the identity kernel,
 // one-coin (one accuracy per rater) and spammer-aware (MACE: competent or
 // the rater's own spam) models (coin.go) beside the confusion model of the
-// hierarchy, and keeps the one with the highest evidence lower bound less
-// 1/2 ln(raters) per prior parameter learnt by empirical Bayes, among those
+// hierarchy (and, when Data.Ordered says the classes are three or more
+// ordered grades, the graded model of graded.go), and keeps the one with
+// the highest evidence lower bound less 1/2 ln(raters) per prior parameter
+// learnt by empirical Bayes, among those
 // that predict held-out labels no worse than a simpler model; every
 // candidate's scores are in the result. The class proportions' default
 // prior weighs more when items have fewer than two labels
@@ -184,7 +186,8 @@ type Options struct {
 	// RaterModel: RaterAuto (default: one-coin, spammer and the confusion
 	// model with Hierarchy compared by the evidence, choose.go),
 	// RaterOneCoin, RaterConfusion (Hierarchy Communities then means
-	// Pooled), RaterCommunities or RaterSpammer. One-coin and spammer are
+	// Pooled), RaterCommunities, RaterSpammer or RaterGraded (Data.Ordered
+	// only). One-coin, spammer and graded are
 	// fits of the vb engine with the identity kernel and without MAP;
 	// with the gibbs engine, a kernel or MAP, auto is the confusion model.
 	RaterModel RaterModel
