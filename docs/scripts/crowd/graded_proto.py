@@ -364,21 +364,11 @@ class OrdFit(Fit):
         self.qg = np.exp(a - lz)
         # sum_l [E ln omega + E ln p(labels) + H] = sum_l lz at the exact q(g)
         self.rterm = lz.sum()
+        # rterm = E[ln p(labels | g)] - KL(q(g) || omega): the KL terms of Fit.bound
+        self.kl = (Q * self.elogT()).sum() - self.rterm
 
     def elogT(self):
         return np.einsum("lg,gcj->lcj", self.qg, self.lP)
-
-    def bound(self):
-        beta = self.c0 + self.q.sum(0)
-        elr = digamma(beta) - digamma(beta.sum())
-        klr = kl_dir(beta, np.full(self.K, self.c0))
-        T = self.elogT()
-        lq = elr[None, :] + np.zeros((self.N, self.K))
-        np.add.at(lq, self.n, T[self.l, :, self.y])
-        lnq = np.log(np.maximum(self.q, 1e-300))
-        # labels' expected log-lik is in rterm (through Q); q(z)'s own terms:
-        e = self.rterm - klr + (self.q * (elr[None, :] - lnq)).sum()
-        return e, lq
 
     def hyperparameters(self):
         return 2 * self.K + 2
