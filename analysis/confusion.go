@@ -12,7 +12,7 @@ import (
 
 // ConfusionData maps a nominal or binary dataset to the confusion family's
 // input: items in ds.ItemIDs order, raters in order of first label,
-// classes in scheme order, the labels' probabilities (soft evidence) when
+// classes in scheme order (ordered for an ordinal scheme), the labels' probabilities (soft evidence) when
 // any label has one. With gold set, the items' gold labels (from the
 // items file) fix their classes; without it gold labels are not read (they
 // are for evaluation only).
@@ -21,7 +21,7 @@ func ConfusionData(ds *annotations.Dataset, gold bool) (*confusion.Data, error) 
 	if err := m.CheckScheme(ds.Scheme); err != nil {
 		return nil, err
 	}
-	data := &confusion.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Classes: ds.Scheme.Codes()}
+	data := &confusion.Data{ItemIDs: ds.ItemIDs(), RaterIDs: ds.RaterIDs(), Classes: ds.Scheme.Codes(), Ordered: ds.Scheme.Kind == annotations.Ordinal}
 	var err error
 	data.Labels, data.Repeats, err = indexRatings(ds, data.ItemIDs, data.RaterIDs, "class")
 	if err != nil {
@@ -119,7 +119,7 @@ func validateConfusion(s FitSpec) error {
 	if err != nil {
 		return bad("rater_model: %s", err)
 	}
-	if rm == confusion.RaterOneCoin || rm == confusion.RaterSpammer {
+	if rm == confusion.RaterOneCoin || rm == confusion.RaterSpammer || rm == confusion.RaterGraded {
 		if strings.EqualFold(s.Engine, multirater.EngineGibbs) {
 			return bad("rater_model %s is fitted by the vb engine only (leave engine out, or give rater_model confusion or communities)", rm)
 		}

@@ -87,6 +87,8 @@ type coinVB struct {
 	// nuAB, nuXi: the last empirical-Bayes multipliers of m and nu
 	// (fitMeanFrom's warm starts; NaN: none yet).
 	nuAB, nuXi float64
+	// grade, when not nil, makes this the graded rater model (graded.go).
+	grade *graded
 }
 
 func newCoinVB(md *model, opts Options, spammer bool) *coinVB {
@@ -125,6 +127,10 @@ func newCoinVB(md *model, opts Options, spammer bool) *coinVB {
 // competence responsibilities at the previous posteriors), their prior
 // means by empirical Bayes when eb, ln pi~ and the raters' KL terms.
 func (v *coinVB) raters(eb bool) {
+	if v.grade != nil {
+		v.gradedRaters(eb)
+		return
+	}
 	md, k := v.md, v.k
 	// sy[l*K+y] = sum over rater l's labels y of q(z_n = y): the expected
 	// number of them that are right.
@@ -403,6 +409,9 @@ func (v *coinVB) finish() {
 }
 
 func (v *coinVB) name() string {
+	if v.grade != nil {
+		return RaterGraded.String()
+	}
 	if v.spammer {
 		return RaterSpammer.String()
 	}
@@ -410,8 +419,11 @@ func (v *coinVB) name() string {
 }
 
 // hyperparameters is the number of prior parameters empirical Bayes
-// learnt: m, and nu's K - 1 free means.
+// learnt: m, and nu's K - 1 free means; the graded model's nu, 2K - 2.
 func (v *coinVB) hyperparameters() int {
+	if v.grade != nil {
+		return v.grade.m - 1
+	}
 	if v.spammer {
 		return v.k
 	}
@@ -422,6 +434,9 @@ func (v *coinVB) hyperparameters() int {
 // its mean and variance under q (the Beta of those moments for its
 // interval), a rater's accuracy likewise.
 func (v *coinVB) posterior() *post {
+	if v.grade != nil {
+		return v.gradedPosterior()
+	}
 	md, k := v.md, v.k
 	p := &post{q: v.q, cells: make([]multirater.Estimate, md.l*k*k), rho: make([]multirater.Estimate, k), acc: make([]multirater.Estimate, md.l),
 		nc: 1, s: make([]float64, k), mu: make([]float64, k*k), h: []float64{1}, resp: make([]float64, md.l)}

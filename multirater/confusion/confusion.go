@@ -39,8 +39,10 @@
 // choose.go): by default the vb engine fits, with the identity kernel,
 // one-coin (one accuracy per rater) and spammer-aware (MACE: competent or
 // the rater's own spam) models (coin.go) beside the confusion model of the
-// hierarchy, and keeps the one with the highest evidence lower bound less
-// 1/2 ln(raters) per prior parameter learnt by empirical Bayes, among those
+// hierarchy (and, when Data.Ordered says the classes are three or more
+// ordered grades, the graded model of graded.go), and keeps the one with
+// the highest evidence lower bound less 1/2 ln(raters) per prior parameter
+// learnt by empirical Bayes, among those
 // that predict held-out labels no worse than a simpler model; every
 // candidate's scores are in the result. The class proportions' default
 // prior weighs more when items have fewer than two labels
@@ -116,6 +118,10 @@ type Data struct {
 	// one-coin and spammer models and the gibbs engine read labels only:
 	// Fit says so in a note and fits the labels.
 	Probs []float64
+	// Ordered says that Classes are ordered grades, lowest first (an
+	// ordinal scheme): the graded rater model (RaterGraded) needs it, and
+	// RaterAuto then compares it too when there are three or more.
+	Ordered bool
 }
 
 // Hierarchy says how the raters' rows share their prior.
@@ -180,7 +186,8 @@ type Options struct {
 	// RaterModel: RaterAuto (default: one-coin, spammer and the confusion
 	// model with Hierarchy compared by the evidence, choose.go),
 	// RaterOneCoin, RaterConfusion (Hierarchy Communities then means
-	// Pooled), RaterCommunities or RaterSpammer. One-coin and spammer are
+	// Pooled), RaterCommunities, RaterSpammer or RaterGraded (Data.Ordered
+	// only). One-coin, spammer and graded are
 	// fits of the vb engine with the identity kernel and without MAP;
 	// with the gibbs engine, a kernel or MAP, auto is the confusion model.
 	RaterModel RaterModel
@@ -334,13 +341,13 @@ func (o Options) check(k int) {
 	if o.Communities < 0 || o.Communities > MaxCommunities {
 		panic(fmt.Sprintf("confusion: Communities %d outside [0, %d]", o.Communities, MaxCommunities))
 	}
-	if (o.RaterModel == RaterOneCoin || o.RaterModel == RaterSpammer) && (o.Engine != multirater.EngineVB || o.MAP) {
+	if o.RaterModel.labelsOnly() && (o.Engine != multirater.EngineVB || o.MAP) {
 		panic(fmt.Sprintf("confusion: rater model %s is a model of the vb engine without MAP", o.RaterModel))
 	}
 	if o.RaterModel == RaterCommunities && o.Hierarchy != Communities {
 		panic("confusion: rater model communities needs hierarchy communities")
 	}
-	if o.RaterModel < RaterAuto || o.RaterModel > RaterSpammer {
+	if o.RaterModel < RaterAuto || o.RaterModel > RaterGraded {
 		panic(fmt.Sprintf("confusion: unknown rater model %d", int(o.RaterModel)))
 	}
 	if o.Communities > 0 && o.Hierarchy != Communities {
@@ -393,6 +400,8 @@ type model struct {
 	prob  []float64
 	slot  []int32
 	nSoft int
+	// ordered is Data.Ordered.
+	ordered bool
 }
 
 func newModel(data *Data) (*model, error) {
@@ -401,7 +410,7 @@ func newModel(data *Data) (*model, error) {
 	}
 	n, l, k := len(data.ItemIDs), len(data.RaterIDs), len(data.Classes)
 	md := &model{n: n, l: l, k: k, start: make([]int, n+1), rater: make([]int32, len(data.Labels)), y: make([]int32, len(data.Labels)),
-		raterCount: make([]int, l), raterClass: make([][]int, l), itemCount: make([]int, n), repeat: make([]bool, n)}
+		raterCount: make([]int, l), raterClass: make([][]int, l), itemCount: make([]int, n), repeat: make([]bool, n), ordered: data.Ordered}
 	for i := range md.raterClass {
 		md.raterClass[i] = make([]int, k)
 	}
@@ -526,8 +535,11 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		opts.ClassPrior = md.sparseClassPrior()
 	}
 	opts.check(md.k)
+	if opts.RaterModel == RaterGraded && (!md.ordered || md.k < 3) {
+		return nil, multirater.DataErrorf("rater model graded needs ordered grades, three or more (an ordinal scheme); these %d classes are not", md.k)
+	}
 	if data.Cov != nil {
-		if opts.RaterModel == RaterOneCoin || opts.RaterModel == RaterSpammer {
+		if opts.RaterModel.labelsOnly() {
 			panic(fmt.Sprintf("confusion: rater model %s is a model of the identity kernel", opts.RaterModel))
 		}
 		if opts.MAP {
@@ -538,7 +550,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		}
 	}
 	var softNote string
-	if md.prob != nil && (opts.Engine == multirater.EngineGibbs || opts.MAP || opts.RaterModel == RaterOneCoin || opts.RaterModel == RaterSpammer) {
+	if md.prob != nil && (opts.Engine == multirater.EngineGibbs || opts.MAP || opts.RaterModel.labelsOnly()) {
 		what := "the " + opts.RaterModel.String() + " rater model"
 		if opts.Engine == multirater.EngineGibbs {
 			what = "the gibbs engine"

@@ -481,6 +481,8 @@ func notes(data *Data, md *model, opts Options, p *post, spammers int) []string 
 	switch {
 	case p.rater == RaterOneCoin:
 		out = append(out, "one-coin rater model: one accuracy per rater, errors spread evenly over the other classes; the accuracies share a Beta prior whose mean was learnt by empirical Bayes (model.confusion)")
+	case p.rater == RaterGraded:
+		out = append(out, "graded rater model: each label is the true grade moved by a shift drawn from the rater's own shift distribution and clamped to the scale; the shift distributions share a prior learnt by empirical Bayes (model.confusion)")
 	case p.rater == RaterSpammer:
 		out = append(out, "spammer-aware rater model (MACE): each label is competent (the true class) with a rater's own probability, else drawn from the rater's own spam distribution; the competences and spam distributions share priors learnt by empirical Bayes (model.confusion)")
 	case opts.Hierarchy == Pooled || opts.Hierarchy == Communities && p.nc == 1:

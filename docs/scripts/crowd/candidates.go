@@ -10,8 +10,10 @@ import (
 )
 
 // candidateModels are the rater models that --rater-model forces, in the
-// order of the candidate table; the default (auto) is fitted besides.
-var candidateModels = []string{"one-coin", "confusion", "communities", "spammer"}
+// order of the candidate table; the default (auto) is fitted besides. graded
+// fits only ordered grades (an ordinal scheme, inferred from integer
+// labels): "-" elsewhere.
+var candidateModels = []string{"one-coin", "confusion", "communities", "spammer", "graded"}
 
 // candidateBaselines are the concord aggregators of the candidate table
 // (package raters) besides majority vote with ties split.
@@ -92,6 +94,10 @@ func candidateRow(cfg config, d dataset, tag string, width int) (bool, string) {
 		c := cfg
 		c.fitArgs = append(append([]string{}, cfg.fitArgs...), "--rater-model", m)
 		o := fitConcord(c, ratings, gold)
+		if o.err != nil && m == "graded" && strings.Contains(o.err.Error(), "needs ordered grades") {
+			fmt.Fprintf(&b, " %11s", "-")
+			continue
+		}
 		fmt.Fprintf(&b, " %11s", accText(o))
 	}
 	auto := fitConcord(cfg, ratings, gold)
