@@ -16,16 +16,16 @@ import (
 // RaterModel is the model of the raters' labels given the true class.
 type RaterModel int
 
-// ParseRaterModel reads auto, one-coin, confusion, communities or spammer
-// ("" means auto).
+// ParseRaterModel reads auto, one-coin, confusion, communities, spammer or
+// subtypes ("" means auto).
 func ParseRaterModel(s string) (RaterModel, error) { return raterModels().Parse(s) }
 
 func (r RaterModel) String() string { return raterModels().String(r) }
 
 // raterModels is the table of the RaterModel names.
 func raterModels() multirater.Enum[RaterModel] {
-	return multirater.Enum[RaterModel]{Type: "RaterModel", Names: []string{"auto", "one-coin", "confusion", "communities", "spammer"}, Aliases: map[string]RaterModel{"onecoin": RaterOneCoin, "one_coin": RaterOneCoin}, Lenient: true,
-		Unknown: "unknown rater model %q (expected auto, one-coin, confusion, communities or spammer)"}
+	return multirater.Enum[RaterModel]{Type: "RaterModel", Names: []string{"auto", "one-coin", "confusion", "communities", "spammer", "subtypes"}, Aliases: map[string]RaterModel{"onecoin": RaterOneCoin, "one_coin": RaterOneCoin}, Lenient: true,
+		Unknown: "unknown rater model %q (expected auto, one-coin, confusion, communities, spammer or subtypes)"}
 }
 
 const (
@@ -44,6 +44,10 @@ const (
 	RaterCommunities
 	// RaterSpammer: MACE's competent-or-spam labels (coinVB).
 	RaterSpammer
+	// RaterSubtypes: a confusion matrix per rater for each of Subtypes
+	// item subtypes per class (EBCC, Li, Rubinstein & Cohn 2019;
+	// subtypes.go): raters who err together on the same items.
+	RaterSubtypes
 )
 
 // confusionFamily reports whether the rater model is fitted by vb (a
@@ -56,6 +60,7 @@ type candidateFit struct {
 	model RaterModel
 	coin  *coinVB
 	conf  *vbFit
+	sub   *subVB
 	iters int
 	conv  bool
 	err   error
@@ -66,6 +71,9 @@ type candidateFit struct {
 func (c *candidateFit) elbo() float64 {
 	if c.coin != nil {
 		return c.coin.elbo
+	}
+	if c.sub != nil {
+		return c.sub.elbo
 	}
 	return c.conf.v.elbo
 }
@@ -78,6 +86,9 @@ func (c *candidateFit) elbo() float64 {
 func (c *candidateFit) hyperparameters() int {
 	if c.coin != nil {
 		return c.coin.hyperparameters()
+	}
+	if c.sub != nil {
+		return c.sub.hyperparameters()
 	}
 	v := c.conf.v
 	if v.opts.Hierarchy == None {
@@ -107,6 +118,9 @@ func fitCandidate(ctx context.Context, md *model, opts Options, r RaterModel, st
 	case RaterOneCoin, RaterSpammer:
 		c.coin = newCoinVB(md, opts, r == RaterSpammer)
 		c.iters, c.conv, c.err = c.coin.run(ctx)
+	case RaterSubtypes:
+		c.sub = newSubVB(md, opts)
+		c.iters, c.conv, c.err = c.sub.fit(ctx)
 	default:
 		o := opts
 		if r == RaterConfusion && o.Hierarchy == Communities {
@@ -124,13 +138,14 @@ func fitCandidate(ctx context.Context, md *model, opts Options, r RaterModel, st
 // autoCandidates are the rater models RaterAuto compares: with the
 // communities hierarchy the communities fit (whose choice of the number
 // of communities includes one: the pooled Dawid-Skene), else the
-// confusion model with the given hierarchy; one-coin and spammer always.
+// confusion model with the given hierarchy; one-coin, spammer and
+// subtypes always.
 func autoCandidates(opts Options) []RaterModel {
 	conf := RaterConfusion
 	if opts.Hierarchy == Communities {
 		conf = RaterCommunities
 	}
-	return []RaterModel{RaterOneCoin, conf, RaterSpammer}
+	return []RaterModel{RaterOneCoin, conf, RaterSpammer, RaterSubtypes}
 }
 
 // candidateELBOTol is the relative change of the evidence lower bound that
@@ -170,6 +185,11 @@ func (c *candidateFit) continueFit(ctx context.Context, opts Options, start time
 		o := &c.coin.opts
 		o.Tol, o.elboTol, o.MaxIter = opts.Tol, opts.elboTol, rest
 		it, conv, err = c.coin.run(ctx)
+		o.MaxIter = opts.MaxIter
+	} else if c.sub != nil {
+		o := &c.sub.opts
+		o.Tol, o.elboTol, o.MaxIter = opts.Tol, opts.elboTol, rest
+		it, conv, err = c.sub.run(ctx)
 		o.MaxIter = opts.MaxIter
 	} else {
 		o := &c.conf.v.opts
@@ -250,7 +270,7 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 		// item one class: issue 29's sparse-label collapse), however high
 		// its bound.
 		for j, o := range fits {
-			if j != i && o.err == nil && o.hyperparameters() < c.hyperparameters() && o.heldOut() > c.heldOut() {
+			if j != i && o.err == nil && o.simplerThan(c) && o.heldOut() > c.heldOut() {
 				cands[i].Excluded = fmt.Sprintf("held-out labels predicted worse than by the simpler %s (%.1f < %.1f)", o.model, c.heldOut(), o.heldOut())
 				break
 			}
@@ -320,6 +340,9 @@ func (c *candidateFit) heldOut() float64 {
 	}
 	if c.coin != nil {
 		return c.coin.heldOut()
+	}
+	if c.sub != nil {
+		return c.sub.heldOut()
 	}
 	return c.conf.v.heldOut()
 }

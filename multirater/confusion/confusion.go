@@ -334,13 +334,13 @@ func (o Options) check(k int) {
 	if o.Communities < 0 || o.Communities > MaxCommunities {
 		panic(fmt.Sprintf("confusion: Communities %d outside [0, %d]", o.Communities, MaxCommunities))
 	}
-	if (o.RaterModel == RaterOneCoin || o.RaterModel == RaterSpammer) && (o.Engine != multirater.EngineVB || o.MAP) {
+	if o.RaterModel.labelsOnly() && (o.Engine != multirater.EngineVB || o.MAP) {
 		panic(fmt.Sprintf("confusion: rater model %s is a model of the vb engine without MAP", o.RaterModel))
 	}
 	if o.RaterModel == RaterCommunities && o.Hierarchy != Communities {
 		panic("confusion: rater model communities needs hierarchy communities")
 	}
-	if o.RaterModel < RaterAuto || o.RaterModel > RaterSpammer {
+	if o.RaterModel < RaterAuto || o.RaterModel > RaterSubtypes {
 		panic(fmt.Sprintf("confusion: unknown rater model %d", int(o.RaterModel)))
 	}
 	if o.Communities > 0 && o.Hierarchy != Communities {
@@ -527,7 +527,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 	}
 	opts.check(md.k)
 	if data.Cov != nil {
-		if opts.RaterModel == RaterOneCoin || opts.RaterModel == RaterSpammer {
+		if opts.RaterModel.labelsOnly() {
 			panic(fmt.Sprintf("confusion: rater model %s is a model of the identity kernel", opts.RaterModel))
 		}
 		if opts.MAP {
@@ -538,7 +538,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		}
 	}
 	var softNote string
-	if md.prob != nil && (opts.Engine == multirater.EngineGibbs || opts.MAP || opts.RaterModel == RaterOneCoin || opts.RaterModel == RaterSpammer) {
+	if md.prob != nil && (opts.Engine == multirater.EngineGibbs || opts.MAP || opts.RaterModel.labelsOnly()) {
 		what := "the " + opts.RaterModel.String() + " rater model"
 		if opts.Engine == multirater.EngineGibbs {
 			what = "the gibbs engine"

@@ -11,7 +11,7 @@ import (
 
 // candidateModels are the rater models that --rater-model forces, in the
 // order of the candidate table; the default (auto) is fitted besides.
-var candidateModels = []string{"one-coin", "confusion", "communities", "spammer"}
+var candidateModels = []string{"one-coin", "confusion", "communities", "spammer", "subtypes"}
 
 // candidateBaselines are the concord aggregators of the candidate table
 // (package raters) besides majority vote with ties split.
