@@ -90,7 +90,7 @@ type FitSpec struct {
 	Select bool `json:"select,omitempty"`
 	// EM (the robust model): M-step of the error rates, tilted (default: the label's error responsibility, a stationary point of the EP evidence) or paper (Kim & Ghahramani eq. 20 as printed).
 	EM string `json:"em,omitempty"`
-	// RaterModel (the confusion model): the raters' model, auto (default: one-coin, spammer-aware, subtypes and the confusion model of hierarchy fitted and the one with the best evidence kept), one-coin (one accuracy per rater), confusion (a confusion matrix per rater, Dawid-Skene, one shared prior), communities (confusion matrices with the communities prior), spammer (MACE: each label competent or the rater's own spam) or subtypes (EBCC: two item subtypes per class, a confusion matrix per rater for each, so that raters who err together on the same items are explained by the item).
+	// RaterModel (the confusion model): the raters' model, auto (default: one-coin, spammer-aware and the confusion model of hierarchy fitted and the one with the best evidence kept), one-coin (one accuracy per rater), confusion (a confusion matrix per rater, Dawid-Skene, one shared prior), communities (confusion matrices with the communities prior), spammer (MACE: each label competent or the rater's own spam) or subtypes (EBCC: two item subtypes per class, a confusion matrix per rater for each, so that raters who err together on the same items are explained by the item; never chosen by auto).
 	RaterModel string `json:"rater_model,omitempty"`
 	// Gold (the confusion model): fix the classes of items with a gold label in the items file (default: gold labels are for evaluation only).
 	Gold bool `json:"gold,omitempty"`
