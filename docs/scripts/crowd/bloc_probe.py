@@ -4,6 +4,7 @@
 evidence choose well on zencrowd_entity_linking without losing elsewhere?
 
     /usr/bin/python3 docs/scripts/crowd/bloc_probe.py [--iters 300] DIR...
+    /usr/bin/python3 docs/scripts/crowd/bloc_probe.py --subtypes 2 DIR...   # EBCC (fit_ebcc)
 
 Each DIR is a dataset folder of this benchmark (ratings.csv: item_id,
 rater_id, label, every label kept; items.csv: item_id, gold, read only to
@@ -28,6 +29,11 @@ their evidence lower bounds (ELBO) are comparable:
              Raters who are fooled on the same items make correlated errors;
              the item (h_i), not the class, explains them. h_i = 0 for every
              item gives the confusion model, so the ELBOs are nested.
+
+With --subtypes M, instead: one-coin, the confusion model and item subtypes
+(fit_ebcc; Li, Rubinstein and Cohn, ICML 2019, EBCC) at M = 1 (the confusion
+model with rows ~ Dir(4 on the class, 1 elsewhere)) and M, from the contested
+split of the majority-vote shares (seed 0) and seeded random splits 1-3.
 
 The class shares tau ~ Dir(1) in all three. Variational family: q(z_i, h_i)
 joint per item, q(g_il | z_i, h_i = 1) per label (structured), Dirichlet and
@@ -183,8 +189,20 @@ MODELS = ("one-coin", "confusion", "confusable-1coin", "confusable")
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=300)
+    ap.add_argument("--subtypes", type=int, default=0)
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
+    if a.subtypes:
+        for d in a.dirs:
+            I, R, Y, N, L, K, g = load(d)
+            out = ["MV1/t %.4f" % mvacc(I, Y, N, K, g)]
+            r = fit_ebcc(I, R, Y, N, L, K, M=1, iters=a.iters)
+            out.append("M1 %.4f %.1f" % (acc(r["q"], g), r["elbo"]))
+            for init, seed in (("contested", 0), ("random", 1), ("random", 2), ("random", 3)):
+                r = fit_ebcc(I, R, Y, N, L, K, M=a.subtypes, seed=seed, init=init, iters=a.iters)
+                out.append("M%d %s%d %.4f %.1f" % (a.subtypes, init[0], seed, acc(r["q"], g), r["elbo"]))
+            print(d.rstrip("/").split("/")[-1], " | ".join(out), flush=True)
+        return
     print("%-28s %7s %7s %7s %7s %7s | %9s %9s %9s %9s | %-16s %s" % (
         "dataset", "1coin", "conf", "cfs1c", "cfs", "MV1/t", "elbo 1c", "conf", "cfs1c", "cfs", "chosen",
         "share of class 0 (gold): 1c conf cfs1c cfs; hard share cfs1c cfs; cpu s cfs1c cfs conf"))
@@ -205,9 +223,6 @@ def main():
             res["confusable-1coin"]["hard"].mean(), res["confusable"]["hard"].mean(),
             cpu["confusable-1coin"], cpu["confusable"], cpu["confusion"]), flush=True)
 
-
-if __name__ == "__main__":
-    main()
 
 
 def fit_ebcc(I, R, Y, N, L, K, M=10, a_pi=0.1, a_v=4.0, b_v=1.0, seed=1234, iters=300, tol=1e-7, init="random", c0=1.0):
@@ -254,3 +269,7 @@ def fit_ebcc(I, R, Y, N, L, K, M=10, a_pi=0.1, a_v=4.0, b_v=1.0, seed=1234, iter
             break
         old = elbo
     return {"elbo": elbo, "its": it + 1, "q": q.sum(2), "sub": q.sum(0)}
+
+
+if __name__ == "__main__":
+    main()
