@@ -293,19 +293,29 @@ func (v *subVB) items(klClasses float64) (float64, float64) {
 	return worst, e
 }
 
-// run iterates as coinVB.run does (Tol on the class probabilities,
-// elboTol on the bound, MaxIter).
+// run iterates as coinVB.run does (iterate).
 func (v *subVB) run(ctx context.Context) (int, bool, error) {
-	prev := math.Inf(-1)
-	for it := 1; it <= v.opts.MaxIter; it++ {
+	return iterate(ctx, v.opts, RaterSubtypes.String(), func() (float64, float64) {
 		v.raters()
 		change, e := v.items(v.classes())
-		if math.IsNaN(change) || math.IsNaN(e) {
-			return it, false, fmt.Errorf("confusion: %s variational update failed (NaN) at iteration %d", RaterSubtypes, it)
-		}
 		v.elbo = e
-		if change < v.opts.Tol || it > 2 && math.Abs(e-prev) <= v.opts.boundTol()*math.Abs(e) {
-			v.finish()
+		return change, e
+	}, v.finish)
+}
+
+// iterate runs step (one iteration: the largest change of a class
+// probability and the bound) until the change is below opts.Tol or the
+// bound changes by at most boundTol of itself, within MaxIter, then
+// finish; a NaN fails the fit with a note naming the rater model.
+func iterate(ctx context.Context, opts Options, name string, step func() (float64, float64), finish func()) (int, bool, error) {
+	prev := math.Inf(-1)
+	for it := 1; it <= opts.MaxIter; it++ {
+		change, e := step()
+		if math.IsNaN(change) || math.IsNaN(e) {
+			return it, false, fmt.Errorf("confusion: %s variational update failed (NaN) at iteration %d", name, it)
+		}
+		if change < opts.Tol || it > 2 && math.Abs(e-prev) <= opts.boundTol()*math.Abs(e) {
+			finish()
 			return it, true, nil
 		}
 		prev = e
@@ -315,8 +325,8 @@ func (v *subVB) run(ctx context.Context) (int, bool, error) {
 			}
 		}
 	}
-	v.finish()
-	return v.opts.MaxIter, false, nil
+	finish()
+	return opts.MaxIter, false, nil
 }
 
 // finish sets the factors and the bound at the final q.

@@ -45,25 +45,7 @@ import argparse, csv, time
 import numpy as np
 from scipy.special import digamma as psi_fn, gammaln
 
-
-def load(d):
-    rows = list(csv.DictReader(open(d + "/ratings.csv")))
-    gold = {}
-    try:
-        gold = {r["item_id"]: r["gold"] for r in csv.DictReader(open(d + "/items.csv")) if r.get("gold", "") != ""}
-    except FileNotFoundError:
-        pass
-    items = sorted({r["item_id"] for r in rows})
-    raters = sorted({r["rater_id"] for r in rows})
-    labs = sorted({r["label"] for r in rows})
-    ii = {x: i for i, x in enumerate(items)}
-    ri = {x: i for i, x in enumerate(raters)}
-    li = {x: i for i, x in enumerate(labs)}
-    I = np.array([ii[r["item_id"]] for r in rows])
-    R = np.array([ri[r["rater_id"]] for r in rows])
-    Y = np.array([li[r["label"]] for r in rows])
-    g = np.array([li.get(gold[x], -1) if x in gold else -2 for x in items])
-    return I, R, Y, len(items), len(raters), len(labs), g
+from dependence_probe import load  # the benchmark's folders, as dependence_probe reads them
 
 
 def kl_dir(a, a0):
@@ -71,6 +53,15 @@ def kl_dir(a, a0):
     s = a.sum(-1)
     return float((gammaln(s) - gammaln(a0.sum(-1)) - (gammaln(a) - gammaln(a0)).sum(-1)
                   + ((a - a0) * (psi_fn(a) - psi_fn(s)[..., None])).sum(-1)).sum())
+
+
+def normalise(lp, kl):
+    """q(z, h) from its unnormalised logs lp (items x K x H) and the ELBO,
+    sum_i ln Z_i - kl."""
+    mx = lp.max((1, 2), keepdims=True)
+    Z = np.exp(lp - mx)
+    s = Z.sum((1, 2), keepdims=True)
+    return Z / s, float((np.log(s[:, 0, 0]) + mx[:, 0, 0]).sum()) - kl
 
 
 def elog(a):
@@ -152,11 +143,7 @@ def fit(I, R, Y, N, L, K, model, iters=300, tol=1e-7, eta0=(1.0, 9.0), f0=(1.0, 
             lse = m + np.log(np.exp(a0 - m) + np.exp(a1 - m))
             gq = np.exp(a1 - lse)
             np.add.at(lp[:, :, 1], I, lse)
-        mx = lp.max((1, 2), keepdims=True)
-        Z = np.exp(lp - mx)
-        s = Z.sum((1, 2), keepdims=True)
-        q = Z / s
-        elbo = float((np.log(s[:, 0, 0]) + mx[:, 0, 0]).sum()) - kl
+        q, elbo = normalise(lp, kl)
         if abs(elbo - old) < tol * abs(elbo):
             break
         old = elbo
@@ -260,11 +247,7 @@ def fit_ebcc(I, R, Y, N, L, K, M=10, a_pi=0.1, a_v=4.0, b_v=1.0, seed=1234, iter
         lp = np.zeros((N, K, M))
         lp[:] = elog(at)[:, None] + elog(an)
         np.add.at(lp, I, El[R, :, :, Y])
-        mx = lp.max((1, 2), keepdims=True)
-        Z = np.exp(lp - mx)
-        s = Z.sum((1, 2), keepdims=True)
-        q = Z / s
-        elbo = float((np.log(s[:, 0, 0]) + mx[:, 0, 0]).sum()) - kl
+        q, elbo = normalise(lp, kl)
         if abs(elbo - old) < tol * abs(elbo):
             break
         old = elbo
