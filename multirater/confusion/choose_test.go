@@ -179,7 +179,7 @@ func contains(xs []string, x string) bool {
 // rows of probabilities.
 func TestRaterModelForced(t *testing.T) {
 	d, _ := crowd{N: 300, L: 30, K: 3, PerItem: 4, Acc: 0.75, Spam: 0.2, Seed: 21}.make()
-	for _, rm := range []RaterModel{RaterOneCoin, RaterConfusion, RaterCommunities, RaterSpammer} {
+	for _, rm := range []RaterModel{RaterOneCoin, RaterConfusion, RaterCommunities, RaterSpammer, RaterSubtypes} {
 		res := fit(t, d, Options{RaterModel: rm})
 		cp := res.Model.Confusion
 		want := rm.String()
@@ -201,7 +201,7 @@ func TestRaterModelForced(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range []string{"auto", "one-coin", "confusion", "communities", "spammer"} {
+	for _, s := range []string{"auto", "one-coin", "confusion", "communities", "spammer", "subtypes"} {
 		if r, err := ParseRaterModel(s); err != nil || r.String() != s {
 			t.Errorf("ParseRaterModel(%q) = %v, %v", s, r, err)
 		}

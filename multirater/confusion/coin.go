@@ -2,7 +2,6 @@ package confusion
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mathext"
@@ -374,29 +373,16 @@ func (v *coinVB) items(klRho float64) (float64, float64) {
 }
 
 // run iterates as vb.run does (Tol on the class probabilities, elboTol on
-// the bound, MaxIter).
+// the bound, MaxIter; iterate).
 func (v *coinVB) run(ctx context.Context) (int, bool, error) {
-	prev := math.Inf(-1)
-	for it := 1; it <= v.opts.MaxIter; it++ {
+	it := 0
+	return iterate(ctx, v.opts, v.name(), func() (float64, float64) {
+		it++
 		v.raters(it > 1)
 		change, e := v.items(v.classes())
-		if math.IsNaN(change) || math.IsNaN(e) {
-			return it, false, fmt.Errorf("confusion: %s variational update failed (NaN) at iteration %d", v.name(), it)
-		}
 		v.elbo = e
-		if change < v.opts.Tol || it > 2 && math.Abs(e-prev) <= v.opts.boundTol()*math.Abs(e) {
-			v.finish()
-			return it, true, nil
-		}
-		prev = e
-		if it%16 == 0 {
-			if err := ctx.Err(); err != nil {
-				return it, false, err
-			}
-		}
-	}
-	v.finish()
-	return v.opts.MaxIter, false, nil
+		return change, e
+	}, v.finish)
 }
 
 // finish sets the factors and the bound at the final q(z).

@@ -186,8 +186,9 @@ type Options struct {
 	// RaterModel: RaterAuto (default: one-coin, spammer and the confusion
 	// model with Hierarchy compared by the evidence, choose.go),
 	// RaterOneCoin, RaterConfusion (Hierarchy Communities then means
-	// Pooled), RaterCommunities, RaterSpammer or RaterGraded (Data.Ordered
-	// only). One-coin, spammer and graded are
+	// Pooled), RaterCommunities, RaterSpammer, RaterGraded (Data.Ordered
+	// only) or RaterSubtypes (never chosen by auto). One-coin, spammer,
+	// graded and subtypes are
 	// fits of the vb engine with the identity kernel and without MAP;
 	// with the gibbs engine, a kernel or MAP, auto is the confusion model.
 	RaterModel RaterModel
@@ -347,7 +348,7 @@ func (o Options) check(k int) {
 	if o.RaterModel == RaterCommunities && o.Hierarchy != Communities {
 		panic("confusion: rater model communities needs hierarchy communities")
 	}
-	if o.RaterModel < RaterAuto || o.RaterModel > RaterGraded {
+	if o.RaterModel < RaterAuto || o.RaterModel > RaterSubtypes {
 		panic(fmt.Sprintf("confusion: unknown rater model %d", int(o.RaterModel)))
 	}
 	if o.Communities > 0 && o.Hierarchy != Communities {

@@ -78,6 +78,8 @@ func fitVB(ctx context.Context, data *Data, md *model, opts Options) (*multirate
 	var elbo float64
 	if chosen.coin != nil {
 		p, elbo = chosen.coin.posterior(), chosen.coin.elbo
+	} else if chosen.sub != nil {
+		p, elbo = chosen.sub.posterior(), chosen.sub.elbo
 	} else {
 		p, elbo = chosen.conf.v.posterior(), chosen.conf.v.elbo
 		p.candidates = chosen.conf.cands
@@ -485,6 +487,8 @@ func notes(data *Data, md *model, opts Options, p *post, spammers int) []string 
 		out = append(out, "graded rater model: each label is the true grade moved by a shift drawn from the rater's own shift distribution and clamped to the scale; the shift distributions share a prior learnt by empirical Bayes (model.confusion)")
 	case p.rater == RaterSpammer:
 		out = append(out, "spammer-aware rater model (MACE): each label is competent (the true class) with a rater's own probability, else drawn from the rater's own spam distribution; the competences and spam distributions share priors learnt by empirical Bayes (model.confusion)")
+	case p.rater == RaterSubtypes:
+		out = append(out, fmt.Sprintf("subtypes rater model (EBCC): each class's items are of %d subtypes, each with its own confusion row per rater, so that raters who err together on the same items are explained by the items' subtype; a rater's confusion matrix is its rows weighted by the subtypes' shares, and the rows share one prior learnt by empirical Bayes (model.confusion)", Subtypes))
 	case opts.Hierarchy == Pooled || opts.Hierarchy == Communities && p.nc == 1:
 		out = append(out, "the raters' confusion rows share one community prior learnt by empirical Bayes (model.confusion)")
 	case p.nc > 1:

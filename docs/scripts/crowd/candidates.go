@@ -13,7 +13,7 @@ import (
 // order of the candidate table; the default (auto) is fitted besides. graded
 // fits only ordered grades (an ordinal scheme, inferred from integer
 // labels): "-" elsewhere.
-var candidateModels = []string{"one-coin", "confusion", "communities", "spammer", "graded"}
+var candidateModels = []string{"one-coin", "confusion", "communities", "spammer", "graded", "subtypes"}
 
 // candidateBaselines are the concord aggregators of the candidate table
 // (package raters) besides majority vote with ties split.
