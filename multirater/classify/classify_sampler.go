@@ -517,22 +517,28 @@ func (ch *classChain) weightPreconditioner() {
 			}
 		}
 	}
+	mx := 0
+	for _, c := range md.raterCount {
+		mx = max(mx, c)
+	}
+	// x holds a rater's weighted rows sqrt(q_n) G_n, one per label; the
+	// block is x'x (restricted to the leading kb columns) by one Syrk.
+	x := make([]float64, mx*r)
 	for l := range ch.gsqW {
+		a, e := md.rStart[l], md.rStart[l+1]
 		clear(ch.gsqW[l])
-	}
-	for l := range ch.blockW {
-		clear(ch.blockW[l])
-	}
-	row := make([]float64, r)
-	for v, it := range md.vecItem {
-		l := md.vecRater[v]
-		sq := math.Sqrt(1 / (1 + d[it]*f.Extra[it]))
-		for j, g := range f.G[int(it)*r : int(it+1)*r] {
-			row[j] = sq * g
+		for v := a; v < e; v++ {
+			it := int(md.vecItem[v])
+			sq := math.Sqrt(1 / (1 + d[it]*f.Extra[it]))
+			row := x[(v-a)*r : (v-a+1)*r]
+			for j, g := range f.G[it*r : (it+1)*r] {
+				row[j] = sq * g
+			}
+			gp.AddRowSquares(ch.gsqW[l], row)
 		}
-		gp.AddRowSquares(ch.gsqW[l], row)
 		if ch.blockW != nil {
-			gp.AddRowGram(ch.blockW[l], row[:kb])
+			blas64.Syrk(blas.Trans, 1, blas64.General{Rows: e - a, Cols: kb, Stride: r, Data: x},
+				0, blas64.Symmetric{Uplo: blas.Lower, N: kb, Stride: kb, Data: ch.blockW[l]})
 		}
 	}
 	ch.blockAge = -1
@@ -1382,8 +1388,11 @@ func (ch *classChain) blockStale() bool {
 
 // precRefresh is the interval, in sweeps, at which the block of the
 // preconditioner is rebuilt from gp.ExtraFromItems items (see
-// blockStale).
-const precRefresh = 25
+// blockStale). At 1,000 ladder items with the text kernel (block 256)
+// 100 instead of 25 cost 0.07 iterations a sweep (5.01 against 4.94) and
+// saved three quarters of its inversions (about 1.5 CPU s of a default
+// fit).
+const precRefresh = 100
 
 // choleskyLower overwrites the lower triangle of the k×k row-major matrix a
 // with its Cholesky factor; it reports false when a is not positive
