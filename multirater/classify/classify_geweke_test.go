@@ -116,7 +116,13 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64, lr
 	}
 	stats := mcmctest.PrecisionStats(tc.L, func(l int) bool { return md.fixedAlpha[l] }, func(l int) float64 { return ch.alpha[l] }, opts.V, opts.Lambda)
 	stats = append(stats, mcmctest.LatentStats(tc.N, k, tc.Cov, func(i int) float64 { return ch.m[i] })...)
+	sweeps := 0
 	mcmctest.Geweke(t, iters, 4.5, stats, func() error {
+		if sweeps++; sweeps%1000 == 100 {
+			// The fits weight the preconditioner during the burn-in
+			// (from gp.ExtraFromItems items); here every 1,000 sweeps.
+			ch.weightPreconditioner()
+		}
 		err := ch.Sweep(false)
 		if md.pairM {
 			// The sweep leaves (W_+, e_+) integrated out; the statistics
