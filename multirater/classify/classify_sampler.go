@@ -638,6 +638,16 @@ func (ch *classChain) truncAbove(mu, sd, hi float64) float64 {
 	return numeric.TruncNormal(ch.rng, mu, sd, math.Inf(-1), hi)
 }
 
+// truncBelow draws from N(mu, sd^2) truncated to (lo, inf): a plain
+// normal draw when it lands above lo (the common case when mu is well
+// above lo), else numeric.TruncNormal, as truncAbove.
+func (ch *classChain) truncBelow(mu, sd, lo float64) float64 {
+	if x := mu + sd*ch.rng.NormFloat64(); x > lo {
+		return x
+	}
+	return numeric.TruncNormal(ch.rng, mu, sd, lo, math.Inf(1))
+}
+
 // stepYBlock is the default sampler's latent vector update. For a vector
 // labelled t, let j be the class other than t with the largest m_j (it
 // depends on M only, which this step holds fixed). With u = y_t and
@@ -812,7 +822,7 @@ func (ch *classChain) drawDiffs(a int, sd float64) {
 	md := ch.md
 	for i, g := range ch.gapBuf {
 		v := a + i
-		x := numeric.TruncNormal(ch.rng, g, sd, 0, math.Inf(1)) / math.Sqrt2
+		x := ch.truncBelow(g, sd, 0) / math.Sqrt2
 		t := int(md.vecClass[v])
 		ch.y[2*v+t] = x
 		ch.y[2*v+1-t] = -x
