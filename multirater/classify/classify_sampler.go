@@ -590,6 +590,9 @@ func (ch *classChain) Sweep(warmup bool) error {
 	}
 	if collapsed {
 		ch.stepAlphaCollapsed()
+		if md.pairM && ch.e != nil {
+			ch.stepExtraShift()
+		}
 	} else {
 		ch.stepAlpha()
 		ch.stepRaterScale()
@@ -636,6 +639,57 @@ func (ch *classChain) truncAbove(mu, sd, hi float64) float64 {
 		return x
 	}
 	return numeric.TruncNormal(ch.rng, mu, sd, math.Inf(-1), hi)
+}
+
+// stepExtraShift is, under md.pairM with a diagonal correction of the
+// prior (M_- = G W_- + e_-), a translation move per item: e_-n and the
+// difference coordinate u_v = (y_v0 - y_v1)/sqrt2 of every latent vector
+// of item n move by the same Delta. The residuals u_v - M_-n do not
+// change, so along this orbit (a translation group: Lebesgue Haar measure,
+// Jacobian 1; Liu & Sabatti 2000) the target is the prior N(0, Extra_n) of
+// e_-n restricted to the Delta that keep every constraint (u_v > 0 for a
+// label of class 0, u_v < 0 for class 1), and Delta is drawn exactly from
+// that truncated normal, as stepItemShift does for a diagonal C. Where an
+// item's labels agree with M the constraints are far and e_-n is redrawn
+// almost from its prior, which the data augmentation (W_-, e_-) | Y, whose
+// latent vectors carry M's last value forward, does in small steps. O(m_n)
+// for an item with m_n labels.
+func (ch *classChain) stepExtraShift() {
+	md := ch.md
+	f := md.f
+	for n, ex := range f.Extra {
+		a, e := md.itemStart[n], md.itemStart[n+1]
+		if a == e || !(ex > 0) {
+			continue
+		}
+		lo, hi := math.Inf(-1), math.Inf(1)
+		for _, v := range md.itemVecs[a:e] {
+			u := (ch.y[2*v] - ch.y[2*v+1]) / math.Sqrt2
+			if md.vecClass[v] == 0 {
+				lo = math.Max(lo, -u)
+			} else {
+				hi = math.Min(hi, -u)
+			}
+		}
+		if !(lo < hi) {
+			continue
+		}
+		en := ch.pe[n]
+		e2 := numeric.TruncNormal(ch.rng, 0, math.Sqrt(ex), en+lo, en+hi)
+		delta := e2 - en
+		// Keep the constraints strict after rounding.
+		if !(delta > lo && delta < hi) {
+			continue
+		}
+		ch.pe[n] = e2
+		ch.pm[n] += delta
+		h := delta / math.Sqrt2
+		for _, v := range md.itemVecs[a:e] {
+			ch.y[2*v] += h
+			ch.y[2*v+1] -= h
+		}
+	}
+	ch.plusDrawn = false
 }
 
 // truncBelow draws from N(mu, sd^2) truncated to (lo, inf): a plain
