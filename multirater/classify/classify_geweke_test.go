@@ -116,5 +116,101 @@ func runClassGeweke(t *testing.T, tc classGewekeCase, iters int, seed uint64, lr
 	}
 	stats := mcmctest.PrecisionStats(tc.L, func(l int) bool { return md.fixedAlpha[l] }, func(l int) float64 { return ch.alpha[l] }, opts.V, opts.Lambda)
 	stats = append(stats, mcmctest.LatentStats(tc.N, k, tc.Cov, func(i int) float64 { return ch.m[i] })...)
-	mcmctest.Geweke(t, iters, 4.5, stats, func() error { return ch.Sweep(false) }, regenerate)
+	sweeps := 0
+	mcmctest.Geweke(t, iters, 4.5, stats, func() error {
+		if sweeps++; sweeps%1000 == 100 {
+			// The fits weight the preconditioner during the burn-in
+			// (from gp.ExtraFromItems items); here every 1,000 sweeps.
+			ch.weightPreconditioner()
+		}
+		err := ch.Sweep(false)
+		if md.pairM {
+			// The sweep leaves (W_+, e_+) integrated out; the statistics
+			// and the labels' regeneration read the whole of M.
+			ch.pairPlus()
+		}
+		return err
+	}, regenerate)
+}
+
+// TestClassWeightedPreconditioner checks the preconditioner that
+// weightPreconditioner gives the conjugate gradients under a diagonal
+// correction: combined with the precisions it was weighted at, its diagonal
+// and leading block must be those of H = I + G' diag(d q) G, q_n = 1/(1 +
+// d_n Extra_n), the matrix stepMPair solves (computed here directly).
+func TestClassWeightedPreconditioner(t *testing.T) {
+	_, _, incomplete := mcmctest.GewekeDesigns()
+	lr, _ := mcmctest.GewekeTruncated()
+	tc := classGewekeCase{N: 5, L: 3, K: 2, Pairs: incomplete}
+	pairs, items, raters, classes := tc.Design()
+	data := &Data{Cov: lr, ItemIDs: items, RaterIDs: raters, Classes: classes}
+	for i, p := range pairs {
+		data.Labels = append(data.Labels, multirater.Rating{Item: p[0], Rater: p[1], Level: i % 2})
+	}
+	opts := Options{Common: mcmc.Common{V: 3, Lambda: 2, Settings: mcmc.Settings{Chains: 1, Samples: 1}}}.WithDefaults()
+	md, err := newClassModelPrior(data, opts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := md.f
+	if f.Extra == nil || md.raterGsq == nil || md.precBlock == 0 || !md.pairM {
+		t.Fatalf("model without the weighted preconditioner's parts: extra %v, parts %v, block %d, pairM %v", f.Extra != nil, md.raterGsq != nil, md.precBlock, md.pairM)
+	}
+	ch := newClassChain(md, newClassPlan(md, opts), 7, 0)
+	for i := 0; i < 5; i++ {
+		if err := ch.Sweep(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ch.alpha[0] *= 3 // far from the precisions' starting values
+	ch.weightPreconditioner()
+	r, kb := f.R, md.precBlock
+	d := make([]float64, md.n)
+	for v, it := range md.vecItem {
+		d[it] += ch.alpha[md.vecRater[v]]
+	}
+	wantDiag := make([]float64, r)
+	wantBlock := make([]float64, kb*kb)
+	for i := range wantBlock {
+		if i%(kb+1) == 0 {
+			wantBlock[i] = 1
+		}
+	}
+	for j := range wantDiag {
+		wantDiag[j] = 1
+	}
+	for n := 0; n < md.n; n++ {
+		w := d[n] / (1 + d[n]*f.Extra[n])
+		g := f.G[n*r : (n+1)*r]
+		for j := range wantDiag {
+			wantDiag[j] += w * g[j] * g[j]
+		}
+		for i := 0; i < kb; i++ {
+			for j := 0; j <= i; j++ {
+				wantBlock[i*kb+j] += w * g[i] * g[j]
+			}
+		}
+	}
+	gotDiag := make([]float64, r)
+	gp.SumSquares(gotDiag, ch.gsqW, ch.alpha)
+	gotBlock := make([]float64, kb*kb)
+	gp.SumBlocks(gotBlock, kb, ch.blockW, ch.alpha)
+	for j, w := range wantDiag {
+		if math.Abs(gotDiag[j]-w) > 1e-12*w {
+			t.Errorf("diagonal %d: %.15g, want %.15g", j, gotDiag[j], w)
+		}
+	}
+	for i := 0; i < kb; i++ {
+		for j := 0; j <= i; j++ {
+			if w := wantBlock[i*kb+j]; math.Abs(gotBlock[i*kb+j]-w) > 1e-12*(1+math.Abs(w)) {
+				t.Errorf("block (%d, %d): %.15g, want %.15g", i, j, gotBlock[i*kb+j], w)
+			}
+		}
+	}
+	// The unweighted parts (q = 1) differ where the correction is large.
+	plain := make([]float64, r)
+	gp.SumSquares(plain, md.raterGsq, ch.alpha)
+	if math.Abs(plain[0]-wantDiag[0]) < 1e-3*wantDiag[0] {
+		t.Errorf("unweighted diagonal %g equals the weighted %g: the test does not see the weights", plain[0], wantDiag[0])
+	}
 }

@@ -181,6 +181,7 @@ func Run(ctx context.Context, m Settings, chains []Chain, progress func(multirat
 			mon[c] = ch.Monitored()
 		}
 	}
+	live := liveRhat{every: max(8, int64(m.Samples/liveRhatTimes))}
 	report := func() {
 		if progress == nil {
 			return
@@ -201,9 +202,7 @@ func Run(ctx context.Context, m Settings, chains []Chain, progress func(multirat
 			// The summary after sampling costs a few percent more.
 			p.ETA = left + time.Duration(float64(el)/frac*(1-work)/work)
 		}
-		if minKept >= 8 {
-			p.MaxRhat = liveMaxRhat(mon, int(minKept))
-		}
+		p.MaxRhat = live.at(mon, minKept)
 		progress(p)
 	}
 	ticker := time.NewTicker(progressEvery)
@@ -237,6 +236,42 @@ loop:
 	}
 	report()
 	return st, nil
+}
+
+// liveRhatTimes bounds how often a run computes its live R-hat: after
+// every Samples/liveRhatTimes more kept draws (and at least 8).
+const liveRhatTimes = 50
+
+// liveRhat is the live R-hat of the progress reports, computed first at 8
+// draws per chain and then only when every chain has kept liveRhat.every
+// more draws than at the last computation (or all its draws), so that its cost is a bounded multiple
+// of one computation whatever the wall time: at one computation per
+// report (two a second) a loaded machine made a long fit compute it
+// thousands of times (at 16,000 ladder items with 40 raters, about a third
+// of the fit's CPU seconds).
+type liveRhat struct {
+	every, kept int64
+	rhat        float64
+}
+
+// at returns the live R-hat with minKept draws kept by every chain (0
+// before 8).
+func (l *liveRhat) at(mon [][][]float64, minKept int64) float64 {
+	all := minKept >= int64(len(firstSeries(mon)))
+	if minKept >= 8 && (l.kept == 0 || minKept >= l.kept+l.every || all && minKept > l.kept) {
+		l.kept = minKept
+		l.rhat = liveMaxRhat(mon, int(minKept))
+	}
+	return l.rhat
+}
+
+// firstSeries returns the first chain's first monitored series (nil when
+// none).
+func firstSeries(mon [][][]float64) []float64 {
+	if len(mon) == 0 || len(mon[0]) == 0 {
+		return nil
+	}
+	return mon[0][0]
 }
 
 // liveMaxRhat returns the largest split R-hat over the monitored series,

@@ -278,3 +278,48 @@ func TestSliceSampleAboveSameDraws(t *testing.T) {
 		t.Errorf("Above summed %d terms of %d evaluations' %d: no early stop", calls, evals, evals*len(s))
 	}
 }
+
+// TestLiveRhatBounded checks that the live R-hat of the progress reports
+// is computed at most about liveRhatTimes times however often it is asked
+// for (a report every half second on a loaded machine), that it is the R-hat
+// of the draws kept at its last computation, and that the last report has
+// that of all the draws.
+func TestLiveRhatBounded(t *testing.T) {
+	const nc, np, n = 4, 3, 2000
+	rng := rand.New(rand.NewPCG(5, 6))
+	mon := make([][][]float64, nc)
+	for c := range mon {
+		mon[c] = make([][]float64, np)
+		for p := range mon[c] {
+			mon[c][p] = make([]float64, n)
+			for i := range mon[c][p] {
+				mon[c][p][i] = rng.NormFloat64() + 0.05*float64(c*p)
+			}
+		}
+	}
+	l := liveRhat{every: max(8, int64(n/liveRhatTimes))}
+	computed := 0
+	var want float64
+	for k := int64(0); k <= n; k++ {
+		for range 3 { // several reports per kept draw
+			before := l.kept
+			r := l.at(mon, k)
+			if l.kept != before {
+				computed++
+				want = liveMaxRhat(mon, int(l.kept))
+			}
+			if k < 8 && (r != 0 || l.kept != 0) {
+				t.Fatalf("%d draws: live R-hat %g computed at %d draws, before 8", k, r, l.kept)
+			}
+			if k >= 8 && r != want {
+				t.Fatalf("%d draws: live R-hat %g is not that of the %d draws of its computation", k, r, l.kept)
+			}
+		}
+	}
+	if computed > liveRhatTimes+2 || computed < liveRhatTimes/2 {
+		t.Errorf("computed %d times for %d draws, want about %d", computed, n, liveRhatTimes)
+	}
+	if l.kept != n {
+		t.Errorf("last computation at %d draws, want all %d", l.kept, n)
+	}
+}
