@@ -224,7 +224,7 @@ func costKernel(spec FitSpec, items int) (kernelClass, int) {
 	case spec.Rank > 0 && (fixedCov || learnt):
 		return kernelLowRank, min(spec.Rank, items)
 	case items >= PivotedFromItems && learnt:
-		return kernelLowRank, LearntKernelRank(items)
+		return kernelLowRank, learntRank(spec, items)
 	case items >= PivotedFromItems && fixedCov:
 		return kernelLowRank, gp.DefaultRank(items)
 	}

@@ -761,7 +761,7 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec) *gp.LowRank {
 	if rank == 0 {
 		rank = gp.DefaultRank(f.n)
 		if learnt {
-			rank = LearntKernelRank(f.n)
+			rank = learntRank(spec, f.n)
 		}
 	}
 	lr, err := gp.NewLowRankColumns(diag, col, rank, 0)
