@@ -123,8 +123,8 @@ func TestLearntRank(t *testing.T) {
 		if setLearntRank(&learn, spec, tc.n); learn.Rank != tc.want {
 			t.Errorf("setLearntRank(%s, %d items) set Rank %d, want %d", tc.model, tc.n, learn.Rank, tc.want)
 		}
-		if c := ExpectedCost(spec, 4*tc.n, tc.n); !strings.Contains(c.Model, fmt.Sprintf("low-rank r %d)", tc.want)) {
-			t.Errorf("ExpectedCost(%s, %d items).Model = %q, want low-rank r %d", tc.model, tc.n, c.Model, tc.want)
+		if c := ExpectedCost(spec, 4*tc.n, tc.n); !strings.Contains(c.Model, fmt.Sprintf(" r %d)", tc.want)) {
+			t.Errorf("ExpectedCost(%s, %d items).Model = %q, want r %d", tc.model, tc.n, c.Model, tc.want)
 		}
 	}
 }
