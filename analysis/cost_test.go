@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"concord/multirater/infer"
 )
 
 // TestExpectedCostStructure checks the estimate's structure, not its
@@ -91,6 +94,37 @@ func TestExpectedCostDefaultEngine(t *testing.T) {
 		c := ExpectedCost(FitSpec{Model: model}, 1200, 300)
 		if want := model + " " + m.DefaultEngine() + ":"; !strings.HasPrefix(c.Model, want) {
 			t.Errorf("ExpectedCost(model %s, no engine).Model = %q, want it to start %q", model, c.Model, want)
+		}
+	}
+}
+
+// TestLearntRank checks the default number of inducing items of a learnt
+// kernel: LearntKernelRank for every model, and for the robust model the
+// smaller robust.InducingRank beyond 4,000 items, which ExpectedCost
+// states too.
+func TestLearntRank(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		n     int
+		want  int
+	}{
+		{ModelOrdinal, 16000, 128},
+		{ModelBounded, 16000, 128},
+		{ModelRobust, 1000, 128},
+		{ModelRobust, 4000, 128},
+		{ModelRobust, 16000, 64},
+		{ModelRobust, 64000, 32},
+	} {
+		spec := FitSpec{Model: tc.model, Engine: "ep", Kernel: "rbf"}
+		if got := learntRank(spec, tc.n); got != tc.want {
+			t.Errorf("learntRank(%s, %d) = %d, want %d", tc.model, tc.n, got, tc.want)
+		}
+		var learn infer.LearnKernel
+		if setLearntRank(&learn, spec, tc.n); learn.Rank != tc.want {
+			t.Errorf("setLearntRank(%s, %d items) set Rank %d, want %d", tc.model, tc.n, learn.Rank, tc.want)
+		}
+		if c := ExpectedCost(spec, 4*tc.n, tc.n); !strings.Contains(c.Model, fmt.Sprintf(" r %d)", tc.want)) {
+			t.Errorf("ExpectedCost(%s, %d items).Model = %q, want r %d", tc.model, tc.n, c.Model, tc.want)
 		}
 	}
 }

@@ -772,7 +772,7 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec, labels int) (*gp
 	}
 	rank := spec.Rank
 	if rank == 0 && learnt {
-		rank = LearntKernelRank(f.n)
+		rank = learntRank(spec, f.n)
 	}
 	if rank != 0 {
 		lr, err := gp.NewLowRankColumns(diag, col, rank, 0)

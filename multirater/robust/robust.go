@@ -499,6 +499,36 @@ const directGainTol = 1e-2
 // kernel in the EM steps between the first and the final one.
 const gemIterations = 8
 
+// inducingWork bounds N M^2, the work of one sequential EP sweep under a
+// FITC prior of M inducing items on N items (each item's site change is a
+// rank-one update of the M×M inverse), for InducingRank: 4,000 items at
+// M = 128.
+const inducingWork = 4000 * 128 * 128
+
+// minInducing is the fewest inducing items InducingRank gives.
+const minInducing = 32
+
+// InducingRank returns the default number of inducing items of a learnt
+// covariate kernel's FITC prior (infer.LearnKernel.Rank) for a robust fit
+// of n items whose families' default is m: m while n m^2 stays within
+// inducingWork (up to 4,000 items at m = 128), beyond it the largest M
+// with n M^2 <= inducingWork (64 at 16,000 items, 32 at 64,000), at least
+// minInducing. The fit evaluates the evidence 60-100 times, each an EP
+// run of 8-16 sweeps over every item (the width's evidence couples them
+// all), so its cost grows as n M^2: on the ladder's data (rbf width
+// learnt, 4,000 items) M = 64 took 21.3 CPU s against 48.5 for M = 128,
+// with consensus Spearman 0.994 between the two and accuracy against the
+// synthetic truth 0.887 against 0.891.
+func InducingRank(n, m int) int {
+	if n <= 0 || m <= 0 {
+		panic(fmt.Sprintf("robust: InducingRank(%d, %d)", n, m))
+	}
+	if float64(n)*float64(m)*float64(m) <= inducingWork {
+		return m
+	}
+	return min(m, max(minInducing, int(math.Sqrt(inducingWork/float64(n)))))
+}
+
 // runEP runs EP with every rater's error rate fixed at eps, and their
 // latent noise (unless fixed by Options.Noise) and the kernel's learnt
 // terms at the maximum of the evidence, starting from noise.
