@@ -119,7 +119,7 @@ func validateConfusion(s FitSpec) error {
 	if err != nil {
 		return bad("rater_model: %s", err)
 	}
-	if rm == confusion.RaterOneCoin || rm == confusion.RaterSpammer || rm == confusion.RaterGraded || rm == confusion.RaterSubtypes {
+	if rm.LabelsOnly() {
 		if strings.EqualFold(s.Engine, multirater.EngineGibbs) {
 			return bad("rater_model %s is fitted by the vb engine only (leave engine out, or give rater_model confusion or communities)", rm)
 		}

@@ -53,11 +53,11 @@ const (
 	RaterSubtypes
 )
 
-// labelsOnly reports whether the rater model is fitted by an engine of
+// LabelsOnly reports whether the rater model is fitted by an engine of
 // its own (coinVB, its graded form, subVB) that reads hard labels only,
 // with the vb engine, the identity kernel and without MAP (no soft
 // evidence).
-func (r RaterModel) labelsOnly() bool {
+func (r RaterModel) LabelsOnly() bool {
 	return r == RaterOneCoin || r == RaterSpammer || r == RaterGraded || r == RaterSubtypes
 }
 
@@ -149,7 +149,7 @@ func fitCandidate(ctx context.Context, md *model, opts Options, r RaterModel, st
 // of communities includes one: the pooled Dawid-Skene), else the
 // confusion model with the given hierarchy; one-coin and spammer always;
 // graded when the classes are ordered grades, three or more.
-// (The subtypes model is no candidate: the evidence chooses it on two of
+// (The subtypes model is no candidate: the evidence would choose it on two of
 // issue 18's public eight, face_sentiment_4class and
 // welinder2010_duck_identification, where it is less accurate than the
 // default's choice by .022 and .009; docs/scripts/crowd/README.md.)

@@ -309,20 +309,27 @@ func (v *coinVB) classes() float64 {
 			v.beta[c] += v.q[n*k+c]
 		}
 	}
+	return classFactor(v.beta, v.elogRho, v.sc, v.opts.ClassPrior)
+}
+
+// classFactor turns beta, holding the items' expected class counts, into
+// q(rho)'s Dirichlet (the counts plus c0 each), sets elogRho to its
+// E[ln rho] and returns KL(q(rho) || Dir(c0)), using prior (len(beta))
+// as scratch.
+func classFactor(beta, elogRho, prior []float64, c0 float64) float64 {
 	sum := 0.0
-	for c := range v.beta {
-		v.beta[c] += v.opts.ClassPrior
-		sum += v.beta[c]
+	for c := range beta {
+		beta[c] += c0
+		sum += beta[c]
 	}
 	ps := mathext.Digamma(sum)
-	for c, b := range v.beta {
-		v.elogRho[c] = mathext.Digamma(b) - ps
+	for c, b := range beta {
+		elogRho[c] = mathext.Digamma(b) - ps
 	}
-	prior := v.sc
 	for c := range prior {
-		prior[c] = v.opts.ClassPrior
+		prior[c] = c0
 	}
-	return klDirichlet(v.beta, prior)
+	return klDirichlet(beta, prior)
 }
 
 // items updates q(z) and returns the largest change of a class

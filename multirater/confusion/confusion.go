@@ -342,7 +342,7 @@ func (o Options) check(k int) {
 	if o.Communities < 0 || o.Communities > MaxCommunities {
 		panic(fmt.Sprintf("confusion: Communities %d outside [0, %d]", o.Communities, MaxCommunities))
 	}
-	if o.RaterModel.labelsOnly() && (o.Engine != multirater.EngineVB || o.MAP) {
+	if o.RaterModel.LabelsOnly() && (o.Engine != multirater.EngineVB || o.MAP) {
 		panic(fmt.Sprintf("confusion: rater model %s is a model of the vb engine without MAP", o.RaterModel))
 	}
 	if o.RaterModel == RaterCommunities && o.Hierarchy != Communities {
@@ -540,7 +540,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		return nil, multirater.DataErrorf("rater model graded needs ordered grades, three or more (an ordinal scheme); these %d classes are not", md.k)
 	}
 	if data.Cov != nil {
-		if opts.RaterModel.labelsOnly() {
+		if opts.RaterModel.LabelsOnly() {
 			panic(fmt.Sprintf("confusion: rater model %s is a model of the identity kernel", opts.RaterModel))
 		}
 		if opts.MAP {
@@ -551,7 +551,7 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		}
 	}
 	var softNote string
-	if md.prob != nil && (opts.Engine == multirater.EngineGibbs || opts.MAP || opts.RaterModel.labelsOnly()) {
+	if md.prob != nil && (opts.Engine == multirater.EngineGibbs || opts.MAP || opts.RaterModel.LabelsOnly()) {
 		what := "the " + opts.RaterModel.String() + " rater model"
 		if opts.Engine == multirater.EngineGibbs {
 			what = "the gibbs engine"

@@ -48,8 +48,10 @@ const subtypeWeight = 0.1
 // moves toward their rows, and the subtypes then explain the bloc of
 // raters who err together as evidence for the class again (accuracy .7990
 // against .8926 with the fixed prior, bloc_probe.py's figure; the
-// confusion model .7951). With no hyperparameter learnt, the candidate's
-// score is its bound.
+// confusion model .7951). It is fitted only when forced (RaterSubtypes is
+// not among autoCandidates, and candidateFit's score and held-out methods
+// do not cover it); with no hyperparameter learnt its score would be its
+// bound.
 //
 // q(z, t) q(pi) q(nu) q(rho) is updated in turn, with E-logs written ~,
 //
@@ -212,20 +214,7 @@ func (v *subVB) classes() float64 {
 		}
 		kl += klDirichlet(e, prior)
 	}
-	sum := 0.0
-	for r := range v.beta {
-		v.beta[r] += v.opts.ClassPrior
-		sum += v.beta[r]
-	}
-	ps := mathext.Digamma(sum)
-	for r, b := range v.beta {
-		v.elogRho[r] = mathext.Digamma(b) - ps
-	}
-	prior = v.prior[:k]
-	for r := range prior {
-		prior[r] = v.opts.ClassPrior
-	}
-	return kl + klDirichlet(v.beta, prior)
+	return kl + classFactor(v.beta, v.elogRho, v.prior[:k], v.opts.ClassPrior)
 }
 
 // items updates q(z, t) and returns the largest change of a class
@@ -467,6 +456,8 @@ func (v *subVB) fit(ctx context.Context) (int, bool, error) {
 		}
 		if w.elbo > v.elbo {
 			*v, conv = *w, wconv
+			// Later moves test occupancy on the accepted fit.
+			eta = append(eta[:0], v.eta...)
 		}
 	}
 	return it, conv, nil
