@@ -232,7 +232,7 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 			return nil, err
 		}
 		if done {
-			logZ, err := res.logZ(r.mean, r.vr)
+			logZ, err := res.logZ(r.mean, r.vr, r.stop)
 			if err != nil {
 				return nil, err
 			}
@@ -243,7 +243,7 @@ func Run(f *gp.Factor, sites []lik.Site, opts Options) (*Result, error) {
 	}
 	r.p.marginalsTo(r.mean, r.vr)
 	res.Mean, res.Var = r.mean, r.vr
-	if logZ, err := res.logZ(r.mean, r.vr); err == nil {
+	if logZ, err := res.logZ(r.mean, r.vr, r.stop); err == nil {
 		res.LogZ = logZ
 	}
 	return res, fmt.Errorf("%w in %d sweeps", ErrNotConverged, maxSweeps)
@@ -560,8 +560,10 @@ func newSite(s lik.Site, mu, v, tau, nu, damp float64, negative bool) (newTau, n
 }
 
 // logZ computes log Z_EP at the posterior with marginals (mean, vr), and
-// stores each site's cavity.
-func (r *Result) logZ(mean, vr []float64) (float64, error) {
+// stores each site's cavity; stop (Options.Stop, may be nil) is asked
+// every stopEvery sites, since the tilted normalisers (and gradients,
+// Options.TiltedGrads) are quadratures for some likelihoods.
+func (r *Result) logZ(mean, vr []float64, stop func() error) (float64, error) {
 	m := len(r.sites)
 	if len(r.CavMean) != m {
 		r.CavMean = make([]float64, m)
@@ -572,6 +574,12 @@ func (r *Result) logZ(mean, vr []float64) (float64, error) {
 	}
 	sum := 0.0
 	for j, s := range r.sites {
+		if stop != nil && j%stopEvery == stopEvery-1 {
+			if err := stop(); err != nil {
+				r.gradAt = nil // none kept
+				return 0, err
+			}
+		}
 		v, mu := vr[s.Item], mean[s.Item]
 		cTau := 1/v - r.Tau[j]
 		if !(cTau > 0) {
