@@ -160,7 +160,7 @@ func Fit(ctx context.Context, ds *annotations.Dataset, spec FitSpec, progress fu
 		return nil, err
 	}
 	if err != nil {
-		if ctx.Err() == nil && annotations.ErrorCode(err) == annotations.EINTERNAL && !errors.Is(err, mcmc.ErrPartRan) {
+		if annotations.ErrorCode(err) == annotations.EINTERNAL && !errors.Is(err, mcmc.ErrPartRan) {
 			// An engine's numerical failure (no finite evidence, EP that
 			// does not settle, a factorisation that fails) depends on
 			// the data and the settings: the user gets it with the

@@ -489,9 +489,10 @@ const weightAfter = 100
 // unweighted parts (md.raterGsq, md.raterBlock: q = 1) overstate where
 // the correction is large (a third of the prior variance at 16,000 ladder
 // items with the text kernel); with q fixed at its value here the parts
-// combined with later precisions are exact to first order in their
-// change. It is called twice, after weightAfter burn-in sweeps and at the
-// end of the burn-in: O(M k^2) for M labels and the block size k. A preconditioner only steers conjugate
+// are exact at the precisions they were weighted at, with an error of
+// first order in the precisions' later change. It is called at most
+// twice, after weightAfter burn-in sweeps and at the end of a burn-in of
+// 20 sweeps or more: O(M k^2) for M labels and the block size k. A preconditioner only steers conjugate
 // gradients, which stop at the same tolerance whatever it is.
 func (ch *classChain) weightPreconditioner() {
 	md := ch.md
