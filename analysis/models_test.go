@@ -96,6 +96,24 @@ func TestModelDefaultsAreTheFamilys(t *testing.T) {
 			t.Errorf("classification, kernel %q, samples %d, burnin %d: defaults samples %d, burnin %d; want %d, %d", tc.kernel, tc.samples, tc.burnin, got.Samples, got.Burnin, tc.wantSamples, tc.wantBurn)
 		}
 	}
+	// With the kernel left to the data, the lengths that depend on it stay
+	// open (the fit fills them in); the rest are filled in.
+	for _, tc := range []struct {
+		spec                  FitSpec
+		wantSamples, wantBurn int
+	}{
+		{FitSpec{Model: ModelClassification}, 0, 0},
+		{FitSpec{Model: ModelClassification, Samples: 900}, 900, 0},
+		{FitSpec{Model: ModelClassification, Kernel: "text"}, classify.KernelSamples, classify.KernelBurnin},
+		{FitSpec{Model: ModelClassification, Kernel: "identity"}, mc0.Samples, mc0.Burnin},
+		{FitSpec{Model: ModelOrdinal, Engine: "gibbs"}, mc0.Samples, mc0.Burnin},
+	} {
+		got := tc.spec.WithDefaultsExceptKernel()
+		if got.Samples != tc.wantSamples || got.Burnin != tc.wantBurn || got.Kernel != tc.spec.Kernel || got.Chains != mc0.Chains {
+			t.Errorf("%+v: WithDefaultsExceptKernel kernel %q, chains %d, samples %d, burnin %d; want kernel %q, chains %d, samples %d, burnin %d",
+				tc.spec, got.Kernel, got.Chains, got.Samples, got.Burnin, tc.spec.Kernel, mc0.Chains, tc.wantSamples, tc.wantBurn)
+		}
+	}
 	// The ordinal Gibbs sampler keeps the sampler's defaults with a kernel.
 	if o := (FitSpec{Model: ModelOrdinal, Engine: "gibbs", Kernel: "text"}).WithDefaults(); o.Samples != mc0.Samples || o.Burnin != mc0.Burnin {
 		t.Errorf("ordinal gibbs with a kernel: samples %d, burnin %d", o.Samples, o.Burnin)
