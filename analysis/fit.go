@@ -77,6 +77,29 @@ func (s FitSpec) WithDefaults() FitSpec {
 	return m.Defaults(s)
 }
 
+// WithDefaultsExceptKernel is WithDefaults for a spec whose omitted kernel
+// the data choose when the fit runs (ForData): that kernel stays omitted,
+// and so do the defaults that depend on it (the classification chains'
+// lengths, classify.Options.ForKernel), which Fit fills in with the
+// kernel. A spec that names its kernel gets WithDefaults.
+func (s FitSpec) WithDefaultsExceptKernel() FitSpec {
+	full := s.WithDefaults()
+	if strings.TrimSpace(s.Kernel) != "" {
+		return full
+	}
+	full.Kernel = s.Kernel
+	k := s
+	k.Kernel = "linear"
+	withKernel := k.WithDefaults()
+	if withKernel.Samples != full.Samples {
+		full.Samples = s.Samples
+	}
+	if withKernel.Burnin != full.Burnin {
+		full.Burnin = s.Burnin
+	}
+	return full
+}
+
 // Validate checks the spec's own rules (not the dataset): known model,
 // kernel, identifiability and sampler names, and numbers in range. It
 // returns an EINVALID error naming the field and what was expected.

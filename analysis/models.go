@@ -116,7 +116,7 @@ func Models() []Model {
 			Output:      multirater.OutputClasses,
 			checkScheme: checkClasses,
 			defaults: func(s FitSpec) FitSpec {
-				o := classOptions(s, nil).WithDefaults()
+				o := classOptions(s, nil).ForKernel(s.hasKernel()).WithDefaults()
 				s = s.withFamilyDefaults(o.Settings, familyPriors{o.V, o.Lambda, o.FlagThreshold, o.MaxRhat, o.MinESS, o.KeepDraws})
 				s.Precisions = o.Precisions.String()
 				s.SigmaB = 0 // no thresholds: the spec that runs has no threshold prior
@@ -772,6 +772,14 @@ func ordinalOptions(spec FitSpec, progress func(multirater.Progress)) ordinal.Op
 func classOptions(spec FitSpec, progress func(multirater.Progress)) classify.Options {
 	prec, _ := classify.ParsePrecisions(spec.Precisions)
 	return classify.Options{Common: spec.common(), Precisions: prec, RefRater: spec.RefRater, Progress: progress}
+}
+
+// hasKernel reports whether s's kernel is one (not the identity, nor
+// unparsable), i.e. whether the fit's items get a prior covariance
+// (Covariance.Cov, the classification family's Data.Cov).
+func (s FitSpec) hasKernel() bool {
+	ks, err := s.kernelSpec()
+	return err == nil && !ks.Identity()
 }
 
 // common maps a spec to the options every MCMC family shares (zero fields

@@ -76,6 +76,48 @@ func TestModelDefaultsAreTheFamilys(t *testing.T) {
 	if s.Chains != 3 || s.Burnin != -1 || s.V != 2 || s.Lambda != 5 || s.SigmaB != 0 || s.Precisions != "fixed" {
 		t.Errorf("given values changed: %+v", s)
 	}
+	// With a kernel the classification chains' defaults are the family's
+	// for a kernel (classify.Options.ForKernel); given lengths are kept.
+	mc0 := mcmc.Settings{}.WithDefaults()
+	for _, tc := range []struct {
+		kernel                string
+		samples, burnin       int
+		wantSamples, wantBurn int
+	}{
+		{"", 0, 0, mc0.Samples, mc0.Burnin},
+		{"identity", 0, 0, mc0.Samples, mc0.Burnin},
+		{"text", 0, 0, classify.KernelSamples, classify.KernelBurnin},
+		{"rbf:gamma=0.5", 0, 0, classify.KernelSamples, classify.KernelBurnin},
+		{"text", 3000, -1, 3000, -1},
+		{"text", 0, 700, classify.KernelSamples, 700},
+	} {
+		got := FitSpec{Model: ModelClassification, Kernel: tc.kernel, Samples: tc.samples, Burnin: tc.burnin}.WithDefaults()
+		if got.Samples != tc.wantSamples || got.Burnin != tc.wantBurn {
+			t.Errorf("classification, kernel %q, samples %d, burnin %d: defaults samples %d, burnin %d; want %d, %d", tc.kernel, tc.samples, tc.burnin, got.Samples, got.Burnin, tc.wantSamples, tc.wantBurn)
+		}
+	}
+	// With the kernel left to the data, the lengths that depend on it stay
+	// open (the fit fills them in); the rest are filled in.
+	for _, tc := range []struct {
+		spec                  FitSpec
+		wantSamples, wantBurn int
+	}{
+		{FitSpec{Model: ModelClassification}, 0, 0},
+		{FitSpec{Model: ModelClassification, Samples: 900}, 900, 0},
+		{FitSpec{Model: ModelClassification, Kernel: "text"}, classify.KernelSamples, classify.KernelBurnin},
+		{FitSpec{Model: ModelClassification, Kernel: "identity"}, mc0.Samples, mc0.Burnin},
+		{FitSpec{Model: ModelOrdinal, Engine: "gibbs"}, mc0.Samples, mc0.Burnin},
+	} {
+		got := tc.spec.WithDefaultsExceptKernel()
+		if got.Samples != tc.wantSamples || got.Burnin != tc.wantBurn || got.Kernel != tc.spec.Kernel || got.Chains != mc0.Chains {
+			t.Errorf("%+v: WithDefaultsExceptKernel kernel %q, chains %d, samples %d, burnin %d; want kernel %q, chains %d, samples %d, burnin %d",
+				tc.spec, got.Kernel, got.Chains, got.Samples, got.Burnin, tc.spec.Kernel, mc0.Chains, tc.wantSamples, tc.wantBurn)
+		}
+	}
+	// The ordinal Gibbs sampler keeps the sampler's defaults with a kernel.
+	if o := (FitSpec{Model: ModelOrdinal, Engine: "gibbs", Kernel: "text"}).WithDefaults(); o.Samples != mc0.Samples || o.Burnin != mc0.Burnin {
+		t.Errorf("ordinal gibbs with a kernel: samples %d, burnin %d", o.Samples, o.Burnin)
+	}
 	// A model outside the table gets the sampler's defaults only.
 	u := FitSpec{Model: "svm"}.WithDefaults()
 	mc := mcmc.Settings{}.WithDefaults()

@@ -162,13 +162,12 @@ func (r *fitRequest) checkModelFields(sp analysis.FitSpec) error {
 // completeSpec fills in every default of a valid spec, except an omitted
 // kernel: it depends on the data when the fit runs (analysis.DefaultKernelFor:
 // text when items have texts, except for a classification fit whose items
-// all have labels; else identity), and the result records the kernel used. Settings
-// the model does not use (the threshold prior of a classification fit) are
-// left out.
+// all have labels; else identity), and the result records the kernel used;
+// so do the defaults that depend on it (the classification chains' lengths:
+// analysis.FitSpec.WithDefaultsExceptKernel). Settings the model does not
+// use (the threshold prior of a classification fit) are left out.
 func completeSpec(sp analysis.FitSpec) analysis.FitSpec {
-	full := sp.WithDefaults()
-	full.Kernel = sp.Kernel
-	return full
+	return sp.WithDefaultsExceptKernel()
 }
 
 // fitJSON is a fit in API responses: its state and progress, and when done

@@ -86,10 +86,19 @@ func learnsKernels(m analysis.Model, engine string) bool {
 // settingHints are the placeholders of the form's settings for model: the
 // defaults (analysis's FitSpec.WithDefaults), and where strong
 // identifiability changes one, its default there ("1 (0.1 under
-// strong)"); what leaving a setting out means when it has no default.
+// strong)"); the model's declared default where it is in words (a
+// default that depends on more than the identifiability: "2000 (1500
+// with a kernel)"); what leaving a setting out means when it has no
+// default.
 func settingHints(model string) map[string]string {
 	weak := analysis.FitSpec{Model: model}.WithDefaults()
 	strong := analysis.FitSpec{Model: model, Identifiability: "strong"}.WithDefaults()
+	words := map[string]string{}
+	for _, f := range analysis.Fields(model, "") {
+		if _, err := strconv.ParseFloat(f.Default, 64); err != nil && f.Number() && f.Default != "" {
+			words[f.Name] = f.Default
+		}
+	}
 	out := map[string]string{}
 	for _, f := range analysis.AllFields() {
 		if f.Common() {
@@ -99,6 +108,8 @@ func settingHints(model string) map[string]string {
 		st, _ := f.NumberIn(strong)
 		g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 		switch {
+		case words[f.Name] != "":
+			out[f.Name] = words[f.Name]
 		case ws && w != 0 && w != st:
 			out[f.Name] = g(w) + " (" + g(st) + " under strong)"
 		case ws && w != 0:

@@ -83,7 +83,8 @@ func settingSchema(f analysis.SpecField) obj {
 		}
 		s = append(s, kv{"enum", engines})
 	}
-	if d := defaultValue(f); d != nil {
+	perFamily := familyDefaults(f)
+	if d := defaultValue(f); d != nil && perFamily == "" {
 		s = append(s, kv{"default", d})
 	}
 	doc := f.Doc
@@ -96,7 +97,31 @@ func settingSchema(f analysis.SpecField) obj {
 	if f.Zero != "" {
 		doc += "; omitted: " + f.Zero
 	}
+	if perFamily != "" {
+		doc += " (" + perFamily + ")"
+	}
 	return append(s, kv{"description", doc})
+}
+
+// familyDefaults says the defaults of a setting that several families
+// declare with different defaults ("ordinal 2000, classification 2000
+// (1500 with a kernel), confusion 1000"), whose schema then has no one
+// default; "" when they agree.
+func familyDefaults(f analysis.SpecField) string {
+	var each []string
+	differ := false
+	for _, m := range f.Families {
+		for _, g := range analysis.Fields(m, "") {
+			if g.Name == f.Name {
+				each = append(each, m+" "+g.Default)
+				differ = differ || g.Default != f.Default
+			}
+		}
+	}
+	if !differ {
+		return ""
+	}
+	return strings.Join(each, ", ")
 }
 
 // typeSchema is the type part of a setting's schema.

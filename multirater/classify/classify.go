@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -95,7 +96,9 @@ type Options struct {
 	// Lambda) prior on each alpha_l, the flag threshold (under the rater's
 	// own precision), the convergence limits and the kept draws (fewer are
 	// used when N·K is large). mcmc.Common gives their defaults; Lambda
-	// defaults to 0.1 under Strong identifiability with inferred precisions.
+	// defaults to 0.1 under Strong identifiability with inferred precisions,
+	// and with a kernel (Data.Cov) Samples and Burnin to KernelSamples and
+	// KernelBurnin (ForKernel, which Fit applies).
 	mcmc.Common
 	// Precisions: inferred (default), fixed (appendix B) or fixed-full.
 	Precisions Precisions
@@ -120,6 +123,35 @@ func (o Options) WithDefaults() Options {
 	o.Common = o.Common.WithDefaults(o.Identifiability == multirater.Strong && !o.Precisions.fixed())
 	if o.Quadrature == 0 {
 		o.Quadrature = DefaultQuadrature
+	}
+	return o
+}
+
+// Chain lengths of a fit with a kernel (Data.Cov set), the defaults of
+// Samples and Burnin there (ForKernel). With two classes and free
+// precisions the kernel's sampler (stepMPair, stepExtraShift) gives about
+// twice the bulk ESS per kept draw of the labels-only defaults' (min bulk
+// ESS 1276 at 1,000 ladder items, 1543 at 4,000 with 2,000 draws), so 1,500
+// draws after 500 burn-in sweeps keep ample ESS at two thirds of the
+// sweeps: min bulk ESS 1074 and 1078, max R-hat 1.0052 and 1.0072
+// (docs/scaling.md, branch gib35e). A burn-in of 250-300 sweeps left the
+// chains' starting scale in the kept draws at 1,000 items (min bulk ESS
+// 869-895, max R-hat 1.008-1.009).
+const (
+	KernelSamples = 1500
+	KernelBurnin  = 500
+)
+
+// ForKernel returns o with a zero Samples and Burnin set to the defaults of
+// a fit with a kernel (KernelSamples, KernelBurnin) when kernel is set (a
+// fit whose Data.Cov is not nil); without a kernel, and for every other
+// field, WithDefaults gives the defaults (mcmc.Settings': 2000 draws after
+// 1000 burn-in sweeps). Fit applies it; callers that state a fit's
+// settings before it runs apply it with the same kernel.
+func (o Options) ForKernel(kernel bool) Options {
+	if kernel {
+		o.Samples = cmp.Or(o.Samples, KernelSamples)
+		o.Burnin = cmp.Or(o.Burnin, KernelBurnin)
 	}
 	return o
 }
@@ -214,7 +246,7 @@ func (o Options) check() {
 // that is not positive semidefinite) return an error.
 func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, error) {
 	start := time.Now()
-	opts = opts.WithDefaults()
+	opts = opts.ForKernel(data.Cov != nil).WithDefaults()
 	opts.check()
 	md, err := newClassModel(data, opts)
 	if err != nil {

@@ -706,3 +706,45 @@ func TestClassChainsApart(t *testing.T) {
 		})
 	}
 }
+
+// TestClassKernelLengths: with a kernel (Data.Cov) a zero Samples and
+// Burnin are the kernel's defaults (KernelSamples, KernelBurnin), recorded
+// in the result; without one, and when given, they are not.
+func TestClassKernelLengths(t *testing.T) {
+	mc0 := mcmc.Settings{}.WithDefaults()
+	// The declared defaults (the help of the CLI, API and dashboard) say
+	// both lengths.
+	want := map[string]string{"samples": fmt.Sprintf("%d (%d with a kernel)", mc0.Samples, KernelSamples),
+		"burnin": fmt.Sprintf("%d (%d with a kernel)", mc0.Burnin, KernelBurnin)}
+	for _, f := range multirater.Fields(reflect.TypeFor[Settings]()) {
+		if w, ok := want[f.Name]; ok && f.Default != w {
+			t.Errorf("setting %s: declared default %q, want %q", f.Name, f.Default, w)
+		}
+	}
+	for _, tc := range []struct {
+		name                  string
+		kernel                bool
+		samples, burnin       int
+		wantSamples, wantBurn int
+	}{
+		{"kernel, defaults", true, 0, 0, KernelSamples, KernelBurnin},
+		{"no kernel, defaults", false, 0, 0, mc0.Samples, mc0.Burnin},
+		{"kernel, given", true, 40, 30, 40, 30},
+		{"kernel, no burn-in", true, 40, -1, 40, 0},
+	} {
+		o := Options{Common: mcmc.Common{Settings: mcmc.Settings{Samples: tc.samples, Burnin: tc.burnin}}}
+		got := o.ForKernel(tc.kernel).WithDefaults()
+		if got.Samples != tc.wantSamples || got.Burnin != tc.wantBurn {
+			t.Errorf("%s: ForKernel(%v).WithDefaults() samples %d, burnin %d; want %d, %d", tc.name, tc.kernel, got.Samples, got.Burnin, tc.wantSamples, tc.wantBurn)
+		}
+		if !tc.kernel || testing.Short() && tc.samples == 0 {
+			continue // the identity's lengths are mcmc's; the analysis tests check them
+		}
+		d := *newClassToy(14).data
+		o.Chains, o.Seed = 1, 3
+		res := classFit(t, &d, o)
+		if res.Model.Samples != tc.wantSamples || res.Model.Burnin != tc.wantBurn {
+			t.Errorf("%s: the fit records samples %d, burnin %d; want %d, %d", tc.name, res.Model.Samples, res.Model.Burnin, tc.wantSamples, tc.wantBurn)
+		}
+	}
+}
