@@ -475,7 +475,7 @@ func summariseRaters(res *multirater.FitResult, data *Data, md *model, opts Opti
 func blocNote(data *Data, bloc []float64) string {
 	var in []string
 	for l, b := range bloc {
-		if b > 0.5 {
+		if b > 0.5 { // as subVB.blocSize counts
 			in = append(in, data.RaterIDs[l])
 		}
 	}

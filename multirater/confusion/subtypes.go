@@ -189,6 +189,18 @@ func (v *subVB) raters() {
 	}
 }
 
+// blocSize is the number of raters more likely in the bloc than not,
+// q(b_l = 1) > 1/2.
+func (v *subVB) blocSize() int {
+	n := 0
+	for _, b := range v.bloc {
+		if b > 0.5 {
+			n++
+		}
+	}
+	return n
+}
+
 // xlogx is x ln x, 0 at 0.
 func xlogx(x float64) float64 {
 	if x <= 0 {
