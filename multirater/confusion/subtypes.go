@@ -50,10 +50,11 @@ const subtypeWeight = 0.1
 // EBCC's rows per subtype for every rater (b_l = 1 for all) chose item
 // subtypes on face_sentiment_4class and welinder2010_duck_identification
 // (bound 97.8 and 38.0 nats above the default's score), where they lose
-// .0223 and .0093 of accuracy; with the bloc, -19.6 nats and excluded by
-// the held-out check there, while ZenCrowd's entity links (a bloc of three
-// heavy raters whose false positives fall on the same items) still choose
-// it by 43.0 nats (accuracy .8593 against the confusion model's .7951;
+// .0223 and .0093 of accuracy; with the bloc, no rater of those sets is
+// in it (chooseVB excludes such a fit: it is the confusion model under a
+// fixed prior), while ZenCrowd's entity links (19 of 78 raters in the
+// bloc, among them three heavy raters whose false positives fall on the
+// same items) still choose it by 43.0 nats (accuracy .8593 against the confusion model's .7951;
 // docs/scripts/crowd/README.md, branch c29sub). No hyperparameter is
 // learnt (on ZenCrowd, whose crowd is mostly spammers, a pooled mean moves
 // toward the spammers' rows), so the score is the bound.
