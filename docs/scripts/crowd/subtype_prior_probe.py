@@ -47,7 +47,7 @@ import argparse, csv, itertools, json, math, os, subprocess, sys, tempfile
 import numpy as np
 from scipy.special import gammaln
 
-from bloc_probe import kl_dir, normalise, elog, acc, mvacc
+from bloc_probe import kl_dir, elog, acc, mvacc, subtype_items
 from dependence_probe import load
 
 
@@ -148,10 +148,7 @@ def fit(I, R, Y, N, L, K, prior="flat", S=4, s=4.0, diag=0.7, M=2, iters=1000, t
             kl += ((a1 - a0b - Ex[:, :, lo:]) * El[:, :, lo:]).sum()
             if lo:
                 El[:, :, 0] = Elpi
-        lp = np.zeros((N, K, M))
-        lp[:] = elog(at)[:, None] + elog(an)
-        np.add.at(lp, I, El[R, :, :, Y])
-        q, elbo = normalise(lp, kl)
+        q, elbo = subtype_items(I, R, Y, at, an, El, kl)
         if abs(elbo - old) < tol * abs(elbo):
             break
         old = elbo
