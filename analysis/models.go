@@ -540,8 +540,8 @@ func DefaultModel(s annotations.Scheme) string {
 
 // DefaultModelFor returns the model of a fit that names none, given the
 // labels' scheme and how many items have a text: the confusion model (its
-// rater model chosen by the evidence among one-coin, spammer, confusion and
-// communities, never worse than the baselines it reports beside its
+// rater model chosen by the evidence among one-coin, spammer, confusion or
+// communities, subtypes and, for ordered grades, graded; never worse than the baselines it reports beside its
 // result: issue 29) for nominal and binary labels when no item has a text,
 // else DefaultModel(s) (the classification model, whose default kernel
 // reads the texts, for nominal and binary labels with texts). The CLI, the

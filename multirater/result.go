@@ -302,7 +302,8 @@ type ConfusionPrior struct {
 	// communities tried when the number was chosen by it.
 	Candidates []CommunityCandidate `json:"community_candidates,omitempty"`
 	// RaterModel is the model of the raters' labels the fit used:
-	// "one-coin", "confusion", "communities" or "spammer";
+	// "one-coin", "confusion", "communities", "spammer", "graded" or
+	// "subtypes";
 	// RaterModelCandidates, when it was chosen by the evidence (rater
 	// model auto), every candidate's score; RaterModelChoice says which
 	// won and why.

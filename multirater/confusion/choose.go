@@ -47,9 +47,10 @@ const (
 	// RaterGraded: ordered grades, each rater's labels the true grade
 	// moved by its own shift distribution (graded.go; Data.Ordered).
 	RaterGraded
-	// RaterSubtypes: a confusion matrix per rater for each of Subtypes
-	// item subtypes per class (EBCC, Li, Rubinstein & Cohn 2019;
-	// subtypes.go): raters who err together on the same items.
+	// RaterSubtypes: Subtypes item subtypes per class, and a confusion
+	// matrix per subtype for the raters of a bloc that the evidence finds
+	// (after EBCC, Li, Rubinstein & Cohn 2019; subtypes.go): raters who
+	// err together on the same items.
 	RaterSubtypes
 )
 
@@ -83,6 +84,9 @@ func (c *candidateFit) elbo() float64 {
 	if c.coin != nil {
 		return c.coin.elbo
 	}
+	if c.sub != nil {
+		return c.sub.elbo
+	}
 	return c.conf.v.elbo
 }
 
@@ -90,10 +94,14 @@ func (c *candidateFit) elbo() float64 {
 // learnt from the raters: m (one-coin), m and nu's K - 1 free means
 // (spammer), each
 // community's K x (K - 1) row means and the C - 1 weights (confusion,
-// communities; none with Hierarchy None).
+// communities; none with Hierarchy None, nor for subtypes, whose rows'
+// prior is fixed and whose bloc share is integrated).
 func (c *candidateFit) hyperparameters() int {
 	if c.coin != nil {
 		return c.coin.hyperparameters()
+	}
+	if c.sub != nil {
+		return 0
 	}
 	v := c.conf.v
 	if v.opts.Hierarchy == None {
@@ -148,20 +156,18 @@ func fitCandidate(ctx context.Context, md *model, opts Options, r RaterModel, st
 // communities hierarchy the communities fit (whose choice of the number
 // of communities includes one: the pooled Dawid-Skene), else the
 // confusion model with the given hierarchy; one-coin and spammer always;
-// graded when the classes are ordered grades, three or more.
-// (The subtypes model is no candidate: the evidence would choose it on two of
-// issue 18's public eight, face_sentiment_4class and
-// welinder2010_duck_identification, where it is less accurate than the
-// default's choice by .022 and .009; docs/scripts/crowd/README.md.)
+// graded when the classes are ordered grades, three or more; and the
+// subtypes model, whose rows differ by subtype only for the raters that
+// the evidence puts in a bloc (subVB).
 func autoCandidates(opts Options, md *model) []RaterModel {
 	conf := RaterConfusion
 	if opts.Hierarchy == Communities {
 		conf = RaterCommunities
 	}
 	if md.ordered && md.k >= 3 {
-		return []RaterModel{RaterOneCoin, conf, RaterSpammer, RaterGraded}
+		return []RaterModel{RaterOneCoin, conf, RaterSpammer, RaterGraded, RaterSubtypes}
 	}
-	return []RaterModel{RaterOneCoin, conf, RaterSpammer}
+	return []RaterModel{RaterOneCoin, conf, RaterSpammer, RaterSubtypes}
 }
 
 // candidateELBOTol is the relative change of the evidence lower bound that
@@ -201,6 +207,11 @@ func (c *candidateFit) continueFit(ctx context.Context, opts Options, start time
 		o := &c.coin.opts
 		o.Tol, o.elboTol, o.MaxIter = opts.Tol, opts.elboTol, rest
 		it, conv, err = c.coin.run(ctx)
+		o.MaxIter = opts.MaxIter
+	} else if c.sub != nil {
+		o := &c.sub.opts
+		o.Tol, o.elboTol, o.MaxIter = opts.Tol, opts.elboTol, rest
+		it, conv, err = c.sub.run(ctx)
 		o.MaxIter = opts.MaxIter
 	} else {
 		o := &c.conf.v.opts
@@ -274,6 +285,15 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 		if c.err != nil {
 			continue
 		}
+		// A subtypes fit with no rater in its bloc is the confusion model
+		// under the fixed prior of Hierarchy None, not the model of a bloc
+		// (it would escape the hyperparameters' cost of the confusion
+		// candidate; welinder2010_duck_identification: 16.3 nats above the
+		// default's score with an empty bloc).
+		if c.sub != nil && c.sub.blocSize() == 0 {
+			cands[i].Excluded = "no rater in the bloc: the confusion model with a fixed prior"
+			continue
+		}
 		// A richer model must predict held-out labels at least as well as
 		// every simpler one: one that predicts them worse (though the
 		// held-out score flatters richer models) explains the labels by the
@@ -286,7 +306,7 @@ func chooseVB(ctx context.Context, md *model, opts Options, start time.Time) (*c
 		// with it judging, the confusion model .8285 gave way to one-coin
 		// .8240).
 		for j, o := range fits {
-			if j != i && o.err == nil && o.model != RaterGraded && o.hyperparameters() < c.hyperparameters() && o.heldOut() > c.heldOut() {
+			if j != i && o.err == nil && o.model != RaterGraded && o.simplerThan(c) && o.heldOut() > c.heldOut() {
 				cands[i].Excluded = fmt.Sprintf("held-out labels predicted worse than by the simpler %s (%.1f < %.1f)", o.model, c.heldOut(), o.heldOut())
 				break
 			}
@@ -359,8 +379,20 @@ func (c *candidateFit) heldOut() float64 {
 		return c.coin.gradedHeldOut()
 	case c.coin != nil:
 		return c.coin.heldOut()
+	case c.sub != nil:
+		return c.sub.heldOut()
 	}
 	return c.conf.v.heldOut()
+}
+
+// simplerThan orders the candidates for the held-out check of chooseVB:
+// by the number of hyperparameters, except that the subtypes model, with
+// rows per rater for each subtype and no hyperparameter, is the richest.
+func (c *candidateFit) simplerThan(o *candidateFit) bool {
+	if c.sub != nil || o.sub != nil {
+		return c.sub == nil
+	}
+	return c.hyperparameters() < o.hyperparameters()
 }
 
 // looItem sets qi to item n's class posterior without its label at p

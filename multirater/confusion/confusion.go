@@ -183,11 +183,12 @@ const CommunityTolerance = 1.0
 type Options struct {
 	// Engine is multirater.EngineVB (default) or multirater.EngineGibbs.
 	Engine string
-	// RaterModel: RaterAuto (default: one-coin, spammer and the confusion
-	// model with Hierarchy compared by the evidence, choose.go),
-	// RaterOneCoin, RaterConfusion (Hierarchy Communities then means
-	// Pooled), RaterCommunities, RaterSpammer, RaterGraded (Data.Ordered
-	// only) or RaterSubtypes (never chosen by auto). One-coin, spammer,
+	// RaterModel: RaterAuto (default: one-coin, spammer, the confusion
+	// model with Hierarchy and subtypes compared by the evidence, with
+	// graded for ordered grades; choose.go), RaterOneCoin, RaterConfusion
+	// (Hierarchy Communities then means Pooled), RaterCommunities,
+	// RaterSpammer, RaterGraded (Data.Ordered only) or RaterSubtypes.
+	// One-coin, spammer,
 	// graded and subtypes are
 	// fits of the vb engine with the identity kernel and without MAP;
 	// with the gibbs engine, a kernel or MAP, auto is the confusion model.

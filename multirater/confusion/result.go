@@ -34,6 +34,9 @@ type post struct {
 	targetDraws [][]float64
 	// rater is the rater model of the fit.
 	rater RaterModel
+	// bloc[l] = q(b_l = 1), rater l's membership of the subtypes model's
+	// bloc (RaterSubtypes only).
+	bloc []float64
 }
 
 // fitVB fits by variational Bayes (or EM-MAP): the options' rater model,
@@ -467,6 +470,24 @@ func summariseRaters(res *multirater.FitResult, data *Data, md *model, opts Opti
 	return spammers
 }
 
+// blocNote names the raters more likely in the subtypes model's bloc than
+// not (q(b_l = 1) > 1/2), at most ten.
+func blocNote(data *Data, bloc []float64) string {
+	var in []string
+	for l, b := range bloc {
+		if b > 0.5 { // as subVB.blocSize counts
+			in = append(in, data.RaterIDs[l])
+		}
+	}
+	switch {
+	case len(in) == 0:
+		return "No rater is in the bloc: every rater labels both subtypes by one row."
+	case len(in) > 10:
+		return fmt.Sprintf("%d raters are in the bloc, among them %s.", len(in), strings.Join(in[:10], ", "))
+	}
+	return fmt.Sprintf("In the bloc (%d of %d raters): %s.", len(in), len(bloc), strings.Join(in, ", "))
+}
+
 // notes are the fit's notes on spammers, gold labels, repeats, the rater
 // model, the probit prior and the choice of communities.
 func notes(data *Data, md *model, opts Options, p *post, spammers int) []string {
@@ -488,7 +509,7 @@ func notes(data *Data, md *model, opts Options, p *post, spammers int) []string 
 	case p.rater == RaterSpammer:
 		out = append(out, "spammer-aware rater model (MACE): each label is competent (the true class) with a rater's own probability, else drawn from the rater's own spam distribution; the competences and spam distributions share priors learnt by empirical Bayes (model.confusion)")
 	case p.rater == RaterSubtypes:
-		out = append(out, fmt.Sprintf("subtypes rater model (EBCC): each class's items are of %d subtypes, each with its own confusion row per rater, so that raters who err together on the same items are explained by the items' subtype; a rater's confusion matrix is its rows weighted by the subtypes' shares, and the rows share one prior learnt by empirical Bayes (model.confusion)", Subtypes))
+		out = append(out, fmt.Sprintf("subtypes rater model (after EBCC): each class's items are of %d subtypes, and the raters of a bloc that the evidence finds have a confusion row per subtype, so that raters who err together on the same items are explained by the items' subtype; a rater's confusion matrix is its rows weighted by the subtypes' shares; the rows have a fixed prior (model.confusion). %s", Subtypes, blocNote(data, p.bloc)))
 	case opts.Hierarchy == Pooled || opts.Hierarchy == Communities && p.nc == 1:
 		out = append(out, "the raters' confusion rows share one community prior learnt by empirical Bayes (model.confusion)")
 	case p.nc > 1:

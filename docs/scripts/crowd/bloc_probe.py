@@ -212,6 +212,16 @@ def main():
 
 
 
+def subtype_items(I, R, Y, at, an, El, kl):
+    """q(z, m) of every item (items x K x M) and the ELBO, from q(tau)'s
+    Dirichlet at, q(nu)'s an (K x M), the rows' E-logs El (raters x K x M x K)
+    and the KL terms kl."""
+    lp = np.zeros((I.max() + 1,) + an.shape)
+    lp[:] = elog(at)[:, None] + elog(an)
+    np.add.at(lp, I, El[R, :, :, Y])
+    return normalise(lp, kl)
+
+
 def fit_ebcc(I, R, Y, N, L, K, M=10, a_pi=0.1, a_v=4.0, b_v=1.0, seed=1234, iters=300, tol=1e-7, init="random", c0=1.0):
     """Item subtypes within each class (Li, Rubinstein and Cohn, ICML 2019, EBCC):
     z_i ~ Cat(tau), m_i | z_i = k ~ Cat(nu_k), nu_k ~ Dir(a_pi / M),
@@ -244,10 +254,7 @@ def fit_ebcc(I, R, Y, N, L, K, M=10, a_pi=0.1, a_v=4.0, b_v=1.0, seed=1234, iter
         ar = rows0[None, :, None, :] + cnt
         El = elog(ar)
         kl += kl_dir(ar, np.broadcast_to(rows0[None, :, None, :], ar.shape))
-        lp = np.zeros((N, K, M))
-        lp[:] = elog(at)[:, None] + elog(an)
-        np.add.at(lp, I, El[R, :, :, Y])
-        q, elbo = normalise(lp, kl)
+        q, elbo = subtype_items(I, R, Y, at, an, El, kl)
         if abs(elbo - old) < tol * abs(elbo):
             break
         old = elbo

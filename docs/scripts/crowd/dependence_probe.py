@@ -40,7 +40,9 @@ def load(d):
     rows = list(csv.DictReader(open(d + "/ratings.csv")))
     gold = {}
     try:
-        gold = {r["item_id"]: r["gold"] for r in csv.DictReader(open(d + "/items.csv")) if r.get("gold", "") != ""}
+        # "gold" in this benchmark's folders, "truth" in ../shared/data's
+        gold = {r["item_id"]: r.get("gold", r.get("truth", "")) for r in csv.DictReader(open(d + "/items.csv"))}
+        gold = {k: v for k, v in gold.items() if v not in ("", None)}
     except FileNotFoundError:
         pass
     items = sorted({r["item_id"] for r in rows})
