@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,7 +47,8 @@ func roundCPU(d time.Duration) string {
 	if s < 10 {
 		return fmt.Sprintf("%.1f", s)
 	}
-	return fmt.Sprintf("%.2g", s)
+	r, _ := strconv.ParseFloat(fmt.Sprintf("%.2g", s), 64)
+	return strconv.FormatFloat(r, 'f', 0, 64)
 }
 
 // kernelClass is how a fit holds its items' prior covariance, which
@@ -103,15 +105,19 @@ func CostRatesOf(key string) (CostRates, bool) {
 }
 
 // The calibration table, CPU seconds measured with the shared ladder
-// (../shared/tools/ladder/ladder.py, 4 labels per item, 250 and 1,000
-// items, last at main 9efcea9, auc/ep's after issue 35's pair-EP speed-ups; the command and the table of estimated against measured CPU s
-// are in docs/scripts/cost/README.md). Keys are model/engine. Rates that
-// no ladder family measures are borrowed, not measured: confusion/gibbs
+// (../shared/tools/ladder/ladder.py, 4 labels per item, 5-50 raters). The
+// deterministic rows (ordinal, confusion, bounded and robust by their
+// engines, auc/ep) were fitted by docs/scripts/cost -fit to the ladder's
+// runs at 1,000, 4,000, 16,000 and 64,000 items on main 95eb31e (branch
+// cost35e, 2026-11-30; testdata/cost_ladder.csv, TestExpectedCostLadder);
+// the command and the table of estimated against measured CPU s are in
+// docs/scripts/cost/README.md. Keys are model/engine. Rates that no ladder
+// family measures are borrowed, not measured: confusion/gibbs
 // (ProjectedWork's per-label rate), bounded/laplace (from bounded/ep),
-// auc/smc (auc/ep's rates before the pair-EP speed-ups of issue 35, which
-// SMC does not use), every dense rate of ordinal, bounded and
-// confusion (from robust/ep's, or a guess for confusion/vb) and the
-// Gibbs dense rates above 500 items.
+// ordinal/laplace's labels-only part (from ordinal/ep), auc/smc (auc/ep's
+// rates before the pair-EP speed-ups of issue 35, which SMC does not use),
+// every dense rate of ordinal, bounded and confusion (from robust/ep's, or
+// a guess for confusion/vb) and the Gibbs dense rates above 500 items.
 var costTable = map[string]CostRates{
 	// Per sweep (x ProjectedWork's sweeps). classification/gibbs's per
 	// label and per N r rates are from the ladder's 1,000- and 4,000-item
@@ -142,21 +148,27 @@ var costTable = map[string]CostRates{
 // WithDefaults applied) on labels labels of items items, and says how:
 // a Gibbs fit costs ProjectedWork's sweeps x (fixed + per label + the
 // kernel's part per sweep: N r for a low-rank prior, N² for a dense one);
-// a deterministic fit (ep, laplace, vb, smc)
-// costs fixed + per label x labels + the kernel's part, N r² for a
-// low-rank prior of rank r (text kernels; fixed covariate kernels and
-// learnt ones by inducing points from PivotedFromItems items) and N³/3 for
-// a dense one, with rates calibrated per model and engine on the shared
-// ladder (costTable), its defaults' evaluations (restarts, candidates, EM
-// rounds, folds) included; a fit with nothing for the evidence to
-// maximise (OneRun: the ordinal model with every rater parameter fixed) is
-// costed as one run. With the default rank (defaultRank), CPU is the cost
-// at the base rank and Max, when the rule may raise the rank, the cost at
-// the most it may reach: the rank it keeps depends on the kernel's
-// spectrum. It is meant to be within a factor of two of the real cost on
-// the ladder's data; settings far from the defaults (more restarts, chains
-// or iterations) move it less than they move the fit, except Gibbs's
-// sweeps, which it counts.
+// a deterministic fit (ep, laplace, vb, smc) costs fixed + per label x
+// labels + the kernel's part, N r² for a low-rank prior of rank r (text
+// kernels; fixed covariate kernels and learnt ones by inducing points from
+// PivotedFromItems items) and N³/3 for a dense one, with rates calibrated
+// per model and engine on the shared ladder (costTable) at 10 raters, its
+// defaults' evaluations (restarts, candidates, EM rounds, folds) included,
+// and each part multiplied by (R/10)^g for R raters (spec.Raters, or the
+// ladder's for items items): the evidence maximisation's L-BFGS
+// iterations grow with the rater parameters it learns. The ordinal model
+// by EP or Laplace adds the curvature of its rater parameters' posterior
+// (their intervals): two engine runs per parameter (R x levels) where
+// there are at most 100, each a share CurvatureRun of the evidence
+// maximisation. A fit with nothing for the evidence to maximise (OneRun:
+// the ordinal model with every rater parameter fixed) is costed as one
+// run. With the default rank (defaultRank), CPU is the cost at the base
+// rank and Max, when the rule may raise the rank, the cost at the most it
+// may reach: the rank it keeps depends on the kernel's spectrum. It is
+// meant to be within a factor of two of the real cost on the ladder's data
+// (TestExpectedCostLadder); settings far from the defaults (more
+// restarts, chains or iterations) move it less than they move the fit,
+// except Gibbs's sweeps, which it counts.
 func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	u, most := costUnits(spec, labels, items)
 	rates, ok := costTable[u.Key]
@@ -193,6 +205,8 @@ type CostUnits struct {
 	// KernelGrowth) raise.
 	Items, Raters int
 	Scale         float64
+	// LadderRaters says that Raters is the ladder's, not the data's.
+	LadderRaters bool
 	// Params are the rater parameters a deterministic fit learns at most
 	// (the ordinal model's per-rater noise and thresholds, R x levels),
 	// and CurvatureRuns the engine runs of their posterior's curvature,
@@ -241,7 +255,7 @@ func costUnits(spec FitSpec, labels, items int) (CostUnits, int) {
 	}
 	u := CostUnits{Key: model + "/" + engine, Sites: float64(labels), Items: items, Raters: spec.Raters, Class: CostLabelsOnly}
 	if u.Raters <= 0 {
-		u.Raters = LadderRaters(items)
+		u.Raters, u.LadderRaters = LadderRaters(items), true
 	}
 	u.Scale = float64(u.Raters) / 10
 	one := oneRun(spec, model, engine)
@@ -381,7 +395,11 @@ func (u CostUnits) Estimate(rates CostRates) (float64, string) {
 		terms += fmt.Sprintf(" + %.2g s x %s%s", unit, what, growthTerm(g))
 	}
 	if siteGrowth != 0 || growth != 0 && u.Class != CostLabelsOnly {
-		terms += fmt.Sprintf(" (R %d raters)", u.Raters)
+		if u.LadderRaters {
+			terms += fmt.Sprintf(" (R %d raters, the shared ladder's for N items)", u.Raters)
+		} else {
+			terms += fmt.Sprintf(" (R %d raters)", u.Raters)
+		}
 	}
 	if c := rates.CurvatureRun * float64(u.CurvatureRuns); c > 0 {
 		// The curvature's runs, a share each of the evidence
