@@ -276,18 +276,8 @@ func fitRates(runs []run) map[string]analysis.CostRates {
 		if from, ok := fitted[borrow[key]]; ok {
 			rt.PerLabel, rt.LabelGrowth = from.PerLabel, from.LabelGrowth
 		}
-		var logShare []float64
-		for _, r := range byKey[key] {
-			if u := analysis.CostUnitsOf(r.spec, r.Labels, r.N); u.CurvatureRuns > 0 && r.curvature > 0 && r.curvature < 1 {
-				logShare = append(logShare, math.Log(r.curvature/(1-r.curvature)/float64(u.CurvatureRuns)))
-			}
-		}
-		if len(logShare) > 0 {
-			var m float64
-			for _, l := range logShare {
-				m += l
-			}
-			rt.CurvatureRun = math.Exp(m / float64(len(logShare)))
+		if c := curvatureRun(byKey[key]); c > 0 {
+			rt.CurvatureRun = c
 		}
 		// search is a run's CPU s less the fixed part and the curvature.
 		search := func(r run, u analysis.CostUnits) float64 {
@@ -346,6 +336,25 @@ func fitRates(runs []run) map[string]analysis.CostRates {
 		}
 	}
 	return fitted
+}
+
+// curvatureRun is the geometric mean over runs that form the ordinal
+// curvature of one curvature run's share of the evidence maximisation:
+// their time outside the model candidates against the time in them, per
+// run; 0 without such runs.
+func curvatureRun(runs []run) float64 {
+	var sum float64
+	n := 0
+	for _, r := range runs {
+		if u := analysis.CostUnitsOf(r.spec, r.Labels, r.N); u.CurvatureRuns > 0 && r.curvature > 0 && r.curvature < 1 {
+			sum += math.Log(r.curvature / (1 - r.curvature) / float64(u.CurvatureRuns))
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Exp(sum / float64(n))
 }
 
 // borrow names the row whose labels-only rates a row without labels-only
