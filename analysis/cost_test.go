@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"encoding/csv"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,4 +130,61 @@ func TestLearntRank(t *testing.T) {
 			t.Errorf("ExpectedCost(%s, %d items).Model = %q, want r %d", tc.model, tc.n, c.Model, tc.want)
 		}
 	}
+}
+
+// TestExpectedCostLadder pins ExpectedCost against the CPU seconds of the
+// shared ladder's default fits (testdata/cost_ladder.csv: one row per run,
+// written by `go run ./docs/scripts/cost -csv SOURCE` from the ladder's
+// results, the source of each figure in its last column): every row within
+// a factor of two (issue 35), at the rank the fit kept (its notes'
+// "default rank"), so that a recalibration of costTable cannot silently
+// break that line for a family or a size.
+func TestExpectedCostLadder(t *testing.T) {
+	f, err := os.Open("testdata/cost_ladder.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := csv.NewReader(f)
+	rd.Comment = '#'
+	rows, err := rd.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < 2 {
+		t.Fatalf("testdata/cost_ladder.csv has %d rows, want a header and runs", len(rows))
+	}
+	atoi := func(s string) int {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var within15 int
+	for _, row := range rows[1:] {
+		// family, model, engine, kernel, scores, items, raters, labels, rank, cpu_s, source
+		if len(row) != 11 {
+			t.Fatalf("row %v: %d columns, want 11", row, len(row))
+		}
+		spec := FitSpec{Model: row[1], Engine: row[2], Kernel: row[3], Scores: row[4]}.WithDefaults()
+		items, labels := atoi(row[5]), atoi(row[7])
+		// The ladder's data: its raters, ordinal:1..5 (and 0/1 labels,
+		// whose levels no rate reads).
+		spec.Raters, spec.Levels, spec.Rank = atoi(row[6]), 5, atoi(row[8])
+		cpu, err := strconv.ParseFloat(row[9], 64)
+		if err != nil || cpu <= 0 {
+			t.Fatalf("row %v: CPU s %q", row, row[9])
+		}
+		est := ExpectedCost(spec, labels, items).CPU.Seconds()
+		ratio := est / cpu
+		t.Logf("%-22s %6d items: expected %7.2f CPU s, measured %7.2f (%s): %.2fx", row[0], items, est, cpu, row[10], ratio)
+		if ratio > 2 || ratio < 0.5 {
+			t.Errorf("%s at %d items (%s): ExpectedCost %.2f CPU s against %.2f measured, %.2fx: outside a factor of two", row[0], items, row[10], est, cpu, ratio)
+		}
+		if ratio <= 1.5 && ratio >= 1/1.5 {
+			within15++
+		}
+	}
+	t.Logf("%d of %d runs within 1.5x", within15, len(rows)-1)
 }

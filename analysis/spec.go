@@ -95,6 +95,10 @@ type fitSpecState struct {
 	// identity kernel beside it (when every item has a rating). It is not stored: a spec without a kernel gets it again
 	// from ForData wherever it is fitted.
 	KernelDefault bool `json:"-"`
+	// Raters and Levels are the data's raters and its scheme's levels,
+	// set by ForData for ExpectedCost (the rater parameters that an
+	// evidence maximisation learns); 0 when unknown.
+	Raters, Levels int `json:"-"`
 	// parser, when set, reads the kernel instead of kernel.ParseSpec (a
 	// test counts the parses of one fit with it).
 	parser kernelParser

@@ -70,12 +70,15 @@ func DefaultKernelFor(model string, withText, unlabelled int) (kernel, reason st
 }
 
 // ForData returns s with the defaults that depend on the data filled in:
-// the kernel (DefaultKernelFor) when none is given. WithDefaults fills in
-// the rest.
+// the kernel (DefaultKernelFor) when none is given, and the raters and
+// levels that ExpectedCost counts. WithDefaults fills in the rest.
 //
 // Text featuriser settings (s.Text) ask for the items' texts: with them the
 // default is "text" whenever some item has a text.
 func (s FitSpec) ForData(ds *annotations.Dataset) FitSpec {
+	if ds != nil {
+		s.Raters, s.Levels = len(ds.RaterIDs()), ds.Scheme.K()
+	}
 	if strings.TrimSpace(s.Kernel) == "" {
 		// The bounded model's choice, and the ordinal model's by EP or
 		// Laplace, weigh the default kernel against the identity.
