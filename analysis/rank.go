@@ -95,7 +95,7 @@ func defaultRank(spec FitSpec, labels, items int) (base, most int) {
 func rankCost(spec FitSpec, labels, items, r int) time.Duration {
 	s := spec
 	s.Rank = r
-	c := ExpectedCost(s, labels, items).CPU
+	c := searchCost(s, labels, items).CPU
 	if textOnly(spec) {
 		c += textBasisCost(items, r)
 	}
