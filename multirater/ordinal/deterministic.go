@@ -318,9 +318,11 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (detF
 	df.result = func() (*multirater.FitResult, error) {
 		var fin *finalApprox
 		if data.Final != nil && prob.Kernel == nil {
-			if fin, err = finalRun(ctx, data.Final, prob, opts.Progress); err != nil {
+			f, err := finalRun(ctx, data.Final, prob, opts.Progress)
+			if err != nil {
 				return nil, err
 			}
+			fin = f
 		}
 		return fitDetResult(ctx, data, opts, mode, nm, perRater, prob, a, fin, rng, start, learnB || learnS), nil
 	}
