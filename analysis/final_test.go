@@ -29,7 +29,7 @@ func finalTestData() (*annotations.Dataset, []float64, func(FitSpec) (*multirate
 // that there is one candidate) on 600 items whose base rank (299) leaves
 // out 13 % of the text kernel's trace makes the final run at the rank the
 // rule gives (Model.EvidenceRank 299, PriorRank above it, a note); with
-// --rank 299 given, or with the rater parameters fixed (one run), it does
+// --rank given (30), or with the rater parameters fixed (one run), it does
 // not; --final-rank -1 makes it on the dense matrix, at the same learnt
 // rater parameters: the exact fit the final run approximates. The final
 // run (rank 450 after a search at rank 30) brings the consensus closer to
@@ -44,7 +44,7 @@ func finalTestData() (*annotations.Dataset, []float64, func(FitSpec) (*multirate
 // items the base rank's prior is already as close as the larger one.)
 func TestFinalRunRule(t *testing.T) {
 	if testing.Short() {
-		t.Skip("four evidence maximisations and a dense run on 600 items")
+		t.Skip("four evidence maximisations, a one-run fit and a dense run on 600 items")
 	}
 	ds, truth, fit := finalTestData()
 	base := FitSpec{Model: ModelOrdinal, Engine: "ep", Kernel: "text", Seed: 1, Noise: "shared"}
