@@ -168,8 +168,37 @@ var costTable = map[string]CostRates{
 // meant to be within a factor of two of the real cost on the ladder's data
 // (TestExpectedCostLadder); settings far from the defaults (more
 // restarts, chains or iterations) move it less than they move the fit,
-// except Gibbs's sweeps, which it counts.
+// except Gibbs's sweeps, which it counts. A final run after the evidence
+// maximisation (FitSpec.FinalRank; finalPlan) is added at its one-run
+// cost (finalCost): to CPU when it is asked for, to Max when the default
+// rule may make it.
 func ExpectedCost(spec FitSpec, labels, items int) Cost {
+	c := searchCost(spec, labels, items)
+	r, rule := finalPlan(spec, labels, items)
+	if r == 0 {
+		return c
+	}
+	fc := finalCost(spec, labels, items, r)
+	what := fmt.Sprintf("rank %d", r)
+	if r < 0 {
+		what = "the dense matrix"
+	}
+	if rule {
+		c.Max = max(c.Max, c.CPU) + fc
+		c.Model += fmt.Sprintf("; a final run at up to %s when the evidence maximisation's prior leaves out more than %.0f%% of the kernel's trace, %s CPU s", what, 100*FinalRunShare, roundCPU(fc))
+		return c
+	}
+	c.CPU += fc
+	if c.Max > 0 {
+		c.Max += fc
+	}
+	c.Model += fmt.Sprintf("; a final run at %s, %s CPU s", what, roundCPU(fc))
+	return c
+}
+
+// searchCost is ExpectedCost without a final run: the evidence
+// maximisation's, and the rank rule's budget's terms (rankCost).
+func searchCost(spec FitSpec, labels, items int) Cost {
 	u, most := costUnits(spec, labels, items)
 	rates, ok := costTable[u.Key]
 	if !ok {

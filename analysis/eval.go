@@ -596,11 +596,16 @@ func heldOutLogDensities(ds *annotations.Dataset, res *multirater.FitResult, ite
 }
 
 // evalPredictor is newPredictor for a fold's fit: with the fold's kernel
-// spec ks and covariance cov, unless the fit learnt kernel hyperparameters
+// spec ks and covariance cov, unless the fit made a final run on another
+// prior (Model.EvidenceRank), which is rebuilt, or the fit learnt kernel hyperparameters
 // (rbf without gamma, ard, ...), whose values only the fit knows: then the
 // predictor's kernel is the learnt one (res.Model.Kernel), its covariance
 // rebuilt from the training items' features.
 func evalPredictor(res *multirater.FitResult, ks kernel.Spec, train *itemFeatures, cov *gp.Gram) (*Predictor, error) {
+	if res.Model.EvidenceRank != 0 {
+		// A final run's prior (finalFitted), rebuilt as predict does.
+		return newPredictor(res, ks, train, train.fitPrior(ks, res))
+	}
 	if res.Model.Learnt == nil {
 		return newPredictor(res, ks, train, cov)
 	}

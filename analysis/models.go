@@ -811,10 +811,21 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 		if noise == ordinal.Auto && identityAlternative(spec, cov, len(data.ItemIDs), data.Ratings, func(r multirater.Rating) int { return r.Item }) {
 			data.Alt = []ordinal.Prior{{Kernel: "identity"}}
 		}
+		var final *gp.Gram
+		if cov.final != nil && !learn {
+			data.Final = func(ctx context.Context) (mat.Symmetric, string, error) {
+				g, what, err := cov.final(ctx)
+				final = g
+				return g, what, err
+			}
+		}
 		res, err := ordinal.FitDeterministic(ctx, data, ordinal.DetOptions{Engine: eng, Sigma: spec.Sigma, Thresholds: spec.Thresholds,
 			Noise: noise, Priors: len(data.RaterIDs) > 1, V: spec.V, Lambda: spec.Lambda, SigmaB: spec.SigmaB, Restarts: spec.Restarts,
 			Seed: spec.Seed, FlagThreshold: spec.FlagThreshold, KeepDraws: spec.KeepDraws, Progress: progress})
-		return deterministicFitted(res, err, ds, cov, len(data.Alt) > 0, ks, learn)
+		if res, err = deterministicFitted(res, err, ds, cov, len(data.Alt) > 0, ks, learn); err == nil && final != nil {
+			finalFitted(res, cov, final)
+		}
+		return res, err
 	}
 	opts := ordinalOptions(spec, progress)
 	if err := checkRefRater(opts.RefRater, opts.Identifiability != multirater.Weak, data.RaterIDs); err != nil {

@@ -90,13 +90,20 @@ func NewPredictor(res *multirater.FitResult) (*Predictor, error) {
 	if err != nil {
 		return nil, annotations.Errorf(annotations.EINVALID, "%s", err)
 	}
-	var cov *gp.Gram
-	if lr := train.priorLowRank(ks, res); lr != nil {
-		cov = gp.NewGramLowRank(lr)
-	} else if c, _ := train.gram(ks); c != nil {
-		cov = gp.NewGram(c)
+	return newPredictor(res, ks, train, train.fitPrior(ks, res))
+}
+
+// fitPrior rebuilds the prior covariance that the fit result res was
+// made on from the fitted items' features: its low-rank prior
+// (priorLowRank), the dense kernel matrix, or nil for the identity.
+func (f *itemFeatures) fitPrior(ks kernel.Spec, res *multirater.FitResult) *gp.Gram {
+	if lr := f.priorLowRank(ks, res); lr != nil {
+		return gp.NewGramLowRank(lr)
 	}
-	return newPredictor(res, ks, train, cov)
+	if c, _ := f.gram(ks); c != nil {
+		return gp.NewGram(c)
+	}
+	return nil
 }
 
 // newPredictor builds a predictor from the fitted items' features and their

@@ -32,7 +32,9 @@ import (
 // the evidence-maximising ones (19-25 CPU s expected against 10). A fit that
 // is cheap per rank, one EP run with every rater parameter fixed or the
 // confusion model's VB, gets the rank the trace share asks for, up to what
-// its budget pays for.
+// its budget pays for. An evidence-maximising ordinal EP or Laplace fit
+// that keeps the base rank may end with one final run at the share's rank
+// instead (finalPrior, analysis/final.go).
 const (
 	// RankTraceShare is the share of the kernel's trace that the default
 	// low-rank prior aims to leave out at most.
@@ -95,7 +97,7 @@ func defaultRank(spec FitSpec, labels, items int) (base, most int) {
 func rankCost(spec FitSpec, labels, items, r int) time.Duration {
 	s := spec
 	s.Rank = r
-	c := ExpectedCost(s, labels, items).CPU
+	c := searchCost(s, labels, items).CPU
 	if textOnly(spec) {
 		c += textBasisCost(items, r)
 	}

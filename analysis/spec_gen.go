@@ -114,6 +114,8 @@ type FitSpec struct {
 	PriorScale float64 `json:"prior_scale,omitempty"`
 	// Noise (the ordinal model): the raters' noise: auto (default: per-rater, shared-thresholds or shared, whichever has the largest log evidence less 1/2 ln(ratings) per learnt parameter), per-rater (each rater's thresholds and noise sd), shared-thresholds (one set of thresholds, each rater's noise sd) or shared (one of each for every rater).
 	Noise string `json:"noise,omitempty"`
+	// FinalRank (the ordinal model): text and fixed covariate kernels held in low-rank form: after the rater parameters are learnt by maximising the evidence, one more EP run or Newton's method with them held fixed on a prior of this rank gives the consensus, the posterior and the evidence (0, the default: only with the default rank, when the rule kept its base rank and that prior leaves out more than 12% of the kernel's trace: the smallest rank leaving out at most 5%, within 10 ms per item and 40 CPU s for the run; -1: the exact dense N x N matrix; a positive number: that rank).
+	FinalRank int `json:"final_rank,omitempty"`
 	// GammaFolds (the auc model): the folds (stratified by label) of gamma's cross-validation (gamma cv; a fixed gamma has none): fewer when a class has few items, more for a steadier choice (default 5).
 	GammaFolds int `json:"gamma_folds,omitempty"`
 	// MaxPairs (the auc model): EP's pair sites: every (positive, negative) pair up to this many, beyond it a seeded stratified sample of about this many (each item in about as many pairs as the others); default max(65536, 40 N) for N fitted items, -1 every pair.

@@ -279,6 +279,9 @@ type Covariance struct {
 	Notes []string
 	// parsed is the kernel's parse (nil: not known).
 	parsed kernel.Spec
+	// final, when not nil, builds the prior of the fit's final run
+	// (finalPrior; ordinal.Data.Final) and says what it is.
+	final func(context.Context) (*gp.Gram, string, error)
 }
 
 // ItemCovariance builds the prior covariance of the items ids of ds under
@@ -334,6 +337,7 @@ func buildCovariance(ctx context.Context, ds *annotations.Dataset, ids []string,
 			return nil, nil, nil, invalidData(err, "the text kernel: ")
 		}
 		out.Cov = gp.NewGramLowRank(lr)
+		out.final = f.finalPrior(ks, spec, labels, lr, x)
 		out.Notes = append(out.Notes, lr.Describe())
 		if note != "" {
 			out.Notes = append(out.Notes, note)
@@ -341,6 +345,7 @@ func buildCovariance(ctx context.Context, ds *annotations.Dataset, ids []string,
 		zero = empty
 	} else if lr, note := f.covLowRank(ks, spec, labels); lr != nil {
 		out.Cov = gp.NewGramLowRank(lr)
+		out.final = f.finalPrior(ks, spec, labels, lr, nil)
 		if learntCross(ks) {
 			out.Notes = append(out.Notes, fmt.Sprintf("the learnt kernel's prior is held in inducing-point form (FITC, at most %d inducing items; see the evidence maximisation's note), never as the N×N matrix", lr.MaxRank))
 		} else {
@@ -743,35 +748,9 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec, labels int) (*gp
 		return nil, ""
 	}
 	learnt := learntCross(ks)
-	for _, t := range ks {
-		if t.Kind != kernel.CovTerm || (t.Learn && !learnt) || !t.Cov.Covariates() {
-			return nil, ""
-		}
-	}
-	in := f.inputs()
-	diag := make([]float64, f.n)
-	for _, t := range ks {
-		for i, v := range t.Cov.DiagTo(nil, in) {
-			diag[i] += v
-		}
-	}
-	for _, v := range diag {
-		if !(v > 0) {
-			return nil, ""
-		}
-	}
-	_, d := f.x.Dims()
-	var c mat.Dense
-	col := func(p int, dst []float64) {
-		clear(dst)
-		one := kernel.Inputs{N: 1, X: mat.NewDense(1, d, append([]float64(nil), f.x.RawRowView(p)...))}
-		for _, t := range ks {
-			c.Reset()
-			t.Cov.CrossTo(&c, in, one)
-			for i := range dst {
-				dst[i] += c.At(i, 0)
-			}
-		}
+	diag, col := f.covColumns(ks, learnt)
+	if diag == nil {
+		return nil, ""
 	}
 	rank := spec.Rank
 	if rank == 0 && learnt {
@@ -799,6 +778,44 @@ func (f *itemFeatures) covLowRank(ks kernel.Spec, spec FitSpec, labels int) (*gp
 		return nil, ""
 	}
 	return lr, rankNote(lr.Rank(), base, most, f.n, lr.Residual(), lr.Trace)
+}
+
+// covColumns returns the diagonal and the columns (col sets dst to column
+// p) of the kernel matrix of ks, a sum of covariate terms, fixed or, with
+// learnt, learnt cross-covariance terms; nil when ks is not such a kernel
+// or some item has no prior variance.
+func (f *itemFeatures) covColumns(ks kernel.Spec, learnt bool) ([]float64, func(p int, dst []float64)) {
+	for _, t := range ks {
+		if t.Kind != kernel.CovTerm || (t.Learn && !learnt) || !t.Cov.Covariates() {
+			return nil, nil
+		}
+	}
+	in := f.inputs()
+	diag := make([]float64, f.n)
+	for _, t := range ks {
+		for i, v := range t.Cov.DiagTo(nil, in) {
+			diag[i] += v
+		}
+	}
+	for _, v := range diag {
+		if !(v > 0) {
+			return nil, nil
+		}
+	}
+	_, d := f.x.Dims()
+	var c mat.Dense
+	col := func(p int, dst []float64) {
+		clear(dst)
+		one := kernel.Inputs{N: 1, X: mat.NewDense(1, d, append([]float64(nil), f.x.RawRowView(p)...))}
+		for _, t := range ks {
+			c.Reset()
+			t.Cov.CrossTo(&c, in, one)
+			for i := range dst {
+				dst[i] += c.At(i, 0)
+			}
+		}
+	}
+	return diag, col
 }
 
 // textLowRank returns the weight-space prior C ≈ G G' of the text

@@ -187,6 +187,12 @@ type ModelSettings struct {
 	// see the notes), so that predictions rebuild the same prior; 0 for a
 	// dense or identity prior.
 	PriorRank int `json:"prior_rank,omitempty"`
+	// EvidenceRank, when not 0, is the rank of the low-rank prior on which
+	// an EP or Laplace fit maximised the evidence over its rater
+	// parameters, before a final run with them held fixed on the prior
+	// that PriorRank describes (0 there: the dense matrix) gave the
+	// posterior, the log evidence and the document (see the notes).
+	EvidenceRank int `json:"evidence_rank,omitempty"`
 	// Identifiability is "weak", "strong" or "both"; RefRater names the
 	// reference rater of strong identifiability.
 	Identifiability string `json:"identifiability"`

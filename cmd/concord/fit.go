@@ -225,6 +225,8 @@ func fitWithProgress(ctx context.Context, e *env, ds *annotations.Dataset, spec 
 		how := "rater parameters learnt by maximising the evidence"
 		if analysis.OneRun(full) {
 			how = "every rater parameter fixed: one run, no evidence maximisation"
+		} else if line := analysis.FinalRunLine(full, len(ds.Labels), nItems); line != "" {
+			how += " (" + line + ")"
 		}
 		fmt.Fprintf(w, "Fitting the %s model (kernel %s) by %s to %s: %d items, %d raters, %d labels; %s, seed %d\n",
 			full.Model, full.Kernel, engineName(full.Engine), source, nItems, len(ds.RaterIDs()), len(ds.Labels), how, full.Seed)

@@ -81,7 +81,10 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 		if err != nil {
 			return nil, err
 		}
-		res := df.result()
+		res, err := df.result()
+		if err != nil {
+			return nil, err
+		}
 		return res, df.intervals(ctx, res)
 	}
 	// The candidates, prior by prior (candidate k has prior k / len(disps)).
@@ -95,6 +98,9 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (detFit, float64, error) {
 		d, pr := *data, priors[k/len(disps)]
 		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
+		if k >= len(disps) {
+			d.Final = nil // the final run is for Data.Cov's prior
+		}
 		o := opts
 		o.Progress = progress
 		df, err := fitDet(ctx, &d, o, c.Noise)
@@ -112,7 +118,10 @@ func choose(ctx context.Context, data *Data, opts DetOptions) (*multirater.FitRe
 	sc := func(i int) float64 { return *cands[i].Score }
 	fits := ch.Fits
 	// The document of the chosen candidate only (detFit.result).
-	res := fits[best].result()
+	res, err := fits[best].result()
+	if err != nil {
+		return nil, err
+	}
 	res.Model.Noise = cands[best].Noise
 	why := fmt.Sprintf("%s has the largest log evidence less 1/2 ln(ratings) per learnt parameter: %.2f (log evidence %.2f, %d parameters, penalty %.2f)",
 		cands[best].Name, sc(best), fits[best].logZ, fits[best].params, fits[best].penalty)

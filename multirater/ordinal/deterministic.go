@@ -133,7 +133,10 @@ func FitDeterministic(ctx context.Context, data *Data, opts DetOptions) (*multir
 	if err != nil {
 		return nil, err
 	}
-	res := df.result()
+	res, err := df.result()
+	if err != nil {
+		return nil, err
+	}
 	if err := df.intervals(ctx, res); err != nil {
 		return nil, err
 	}
@@ -150,8 +153,10 @@ type detFit struct {
 	// result builds the fit's document (items, raters, flags, rank draws):
 	// for the candidate kept only, so that a choice among candidates holds
 	// one document, not one per candidate (hundreds of MB each from 64,000
-	// items). It is called at most once.
-	result func() *multirater.FitResult
+	// items), and for it the final run on Data.Final's prior (finalRun),
+	// whose failure (a cancelled context, a numerical one) is its error.
+	// It is called at most once.
+	result func() (*multirater.FitResult, error)
 	// intervals gives the fit's rater parameters their Laplace intervals
 	// (raterIntervals), for the fit kept only.
 	intervals func(ctx context.Context, res *multirater.FitResult) error
@@ -310,8 +315,16 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (detF
 	df.intervals = func(ctx context.Context, res *multirater.FitResult) error {
 		return raterIntervals(ctx, res, prob, a, nm)
 	}
-	df.result = func() *multirater.FitResult {
-		return fitDetResult(ctx, data, opts, mode, nm, perRater, prob, a, rng, start, learnB || learnS)
+	df.result = func() (*multirater.FitResult, error) {
+		var fin *finalApprox
+		if data.Final != nil && prob.Kernel == nil {
+			f, err := finalRun(ctx, data.Final, prob, opts.Progress)
+			if err != nil {
+				return nil, err
+			}
+			fin = f
+		}
+		return fitDetResult(ctx, data, opts, mode, nm, perRater, prob, a, fin, rng, start, learnB || learnS), nil
 	}
 	if opts.Progress != nil {
 		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(start), Phase: "done"})
@@ -320,11 +333,16 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (detF
 }
 
 // fitDetResult is the document of fitDet's fit a (mode, its noise model
-// nm, problem prob, rng after the fit), started at start; learnt says that
-// rater parameters were learnt. A cancelled ctx stops the Laplace fit's
-// EP check (checkLaplaceEvidence).
-func fitDetResult(ctx context.Context, data *Data, opts DetOptions, mode string, nm *noiseModel, perRater []int, prob *infer.Problem, a *infer.Approx, rng *rand.Rand, start time.Time, learnt bool) *multirater.FitResult {
-	res := detResult(data, opts, nm.liks, perRater, a, rng)
+// nm, problem prob, rng after the fit), started at start, or of its final
+// run fin on Data.Final's prior when not nil (a's notes and Laplace check
+// kept); learnt says that rater parameters were learnt. A cancelled ctx
+// stops the Laplace fit's EP check (checkLaplaceEvidence).
+func fitDetResult(ctx context.Context, data *Data, opts DetOptions, mode string, nm *noiseModel, perRater []int, prob *infer.Problem, a *infer.Approx, fin *finalApprox, rng *rand.Rand, start time.Time, learnt bool) *multirater.FitResult {
+	doc := a
+	if fin != nil {
+		doc = fin.a
+	}
+	res := detResult(data, opts, nm.liks, perRater, doc, rng)
 	switch mode {
 	case Shared:
 		res.Model.Noise = Shared
@@ -337,6 +355,9 @@ func fitDetResult(ctx context.Context, data *Data, opts DetOptions, mode string,
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
 	}
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
+	if fin != nil {
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fin.note(opts.Engine, a))
+	}
 	if opts.Engine == multirater.EngineLaplace && (learnt || prob.Kernel != nil) {
 		checkLaplaceEvidence(ctx, res, prob, a.LogZ, opts.EP)
 	}

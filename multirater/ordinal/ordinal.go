@@ -56,6 +56,17 @@ type Data struct {
 	// log evidence (the identity beside a text kernel, say); Fit (Gibbs)
 	// ignores them.
 	Alt []Prior
+	// Final, when set, gives the prior of a final run (and a few words
+	// saying what it is, for the notes): when the fit kept by
+	// FitDeterministic is on Cov (no kernel term learnt, not one of Alt's
+	// priors), its rater parameters, learnt by maximising the evidence on
+	// Cov, are held fixed and one more EP run or Newton's method on Final's
+	// prior gives the posterior, the log evidence and the document (a
+	// low-rank Cov of a small rank for the many evaluations of the search,
+	// a larger rank once). The choice among candidates, the rater
+	// parameters' intervals and the Laplace fit's EP check stay on Cov.
+	// Fit (Gibbs) ignores it.
+	Final func(ctx context.Context) (mat.Symmetric, string, error)
 }
 
 // Prior is one prior of the latent consensus: Data's Cov, Kernel and
