@@ -127,14 +127,7 @@ func TestSubtypesEvidence(t *testing.T) {
 // evidence lower bound (each iteration's, at the q before its item update)
 // never falls, to 1e-9 of itself.
 func TestSubtypesBound(t *testing.T) {
-	d, _ := blocCrowd{N: 300, good: 8, bloc: 3, pos: 0.3, cover: 0.4, acc: 0.8, hard: 0.3, fool: 0.9, seed: 7}.make()
-	md, err := newModel(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := Options{}.WithDefaults()
-	opts.ClassPrior = md.sparseClassPrior()
-	v := newSubVB(md, opts)
+	_, v := blocSubVB(t, blocCrowd{N: 300, good: 8, bloc: 3, pos: 0.3, cover: 0.4, acc: 0.8, hard: 0.3, fool: 0.9, seed: 7})
 	prev := math.Inf(-1)
 	for it := 1; it <= 200; it++ {
 		v.raters()
@@ -144,6 +137,21 @@ func TestSubtypesBound(t *testing.T) {
 		}
 		prev = e
 	}
+}
+
+// blocSubVB returns the bloc crowd c's data and the subtypes engine on
+// them, with the defaults' options and the sparse class prior that Fit
+// gives it.
+func blocSubVB(t *testing.T, c blocCrowd) (*Data, *subVB) {
+	t.Helper()
+	d, _ := c.make()
+	md, err := newModel(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{}.WithDefaults()
+	opts.ClassPrior = md.sparseClassPrior()
+	return d, newSubVB(md, opts)
 }
 
 // TestSubtypesBlocFound: on the bloc crowds of TestSubtypesEvidence every
@@ -157,14 +165,7 @@ func TestSubtypesBlocFound(t *testing.T) {
 	}
 	for _, seed := range seeds {
 		c := blocCrowd{N: 800, good: 10, bloc: 3, pos: 0.25, cover: 0.3, acc: 0.85, hard: 0.4, fool: 0.9, seed: seed}
-		d, _ := c.make()
-		md, err := newModel(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := Options{}.WithDefaults()
-		opts.ClassPrior = md.sparseClassPrior()
-		v := newSubVB(md, opts)
+		d, v := blocSubVB(t, c)
 		if _, _, err := v.fit(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -173,6 +174,6 @@ func TestSubtypesBlocFound(t *testing.T) {
 				t.Errorf("bloc seed %d: rater %s has q(b = 1) = %.3f, want above 1/2", seed, d.RaterIDs[l], v.bloc[l])
 			}
 		}
-		t.Logf("bloc seed %d: %d of %d raters in the bloc", seed, v.blocSize(), md.l)
+		t.Logf("bloc seed %d: %d of %d raters in the bloc", seed, v.blocSize(), v.md.l)
 	}
 }
