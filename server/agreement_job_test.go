@@ -233,7 +233,17 @@ func TestBrowserAgreementCancel(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.AgreementJobLabels = 10; c.Workers = -1 })
 	id, key := e.loadedProject("k1-cancel")
 	cr.login(e.url+"/login", key, chromedp.WaitVisible(chromedp.ID("agreement-cancel")))
-	if s := cr.eval(`document.querySelector("#agreement-status").getAttribute("data-job")`); s != "queued" {
+	// The status says the job's state once the page's first poll has
+	// answered; read it as a string (null before), so that a check made
+	// between the button's showing and the page's settling waits instead
+	// of failing on a null (CI, 2026-11-30).
+	job := `String(document.querySelector("#agreement-status").getAttribute("data-job"))`
+	for deadline := time.Now().Add(30 * time.Second); cr.eval(job) == "null"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	if s := cr.eval(job); s != "queued" {
 		t.Errorf("agreement status: job %q, want queued", s)
 	}
 	cr.eval(`document.querySelector("#agreement-cancel").click(), ""`)

@@ -147,8 +147,8 @@ func TestRaterModelChoice(t *testing.T) {
 				}
 			}
 			sort.Strings(got)
-			if strings.Join(got, ",") != "communities,one-coin,spammer" || chosen != 1 {
-				t.Errorf("candidates %v, %d chosen; want communities, one-coin and spammer, one chosen", got, chosen)
+			if strings.Join(got, ",") != "communities,one-coin,spammer,subtypes" || chosen != 1 {
+				t.Errorf("candidates %v, %d chosen; want communities, one-coin, spammer and subtypes, one chosen", got, chosen)
 			}
 			if cp.RaterModelChoice == "" || !strings.Contains(strings.Join(res.Diagnostics.Notes, "\n"), cp.RaterModelChoice) {
 				t.Errorf("the choice is not explained in the notes: %q", cp.RaterModelChoice)
