@@ -134,7 +134,11 @@ var costTable = map[string]CostRates{
 	// testdata/cost_ladder.csv within 2x (the 4,000-item rbf run at 0.52x).
 	"ordinal/ep":      {Fixed: 0.07, PerLabel: 8.37e-05, PerLowRank: 1.098e-07, PerDense: 6.5e-07, LabelGrowth: 0.51, KernelGrowth: 0.95, CurvatureRun: 0.0074},
 	"ordinal/laplace": {Fixed: 0.07, PerLabel: 9.3e-05, PerLowRank: 9.18e-08, PerDense: 2.4e-06, LabelGrowth: 0.51, KernelGrowth: 1.22, CurvatureRun: 0.0031},
-	"confusion/vb":    {Fixed: 0.0035, PerLabel: 8.53e-06, PerLowRank: 1.13e-08, PerDense: 1e-07},
+	// confusion/vb's per-label rate is from the merged main's labels-only
+	// runs (2026-11-30, load 4): 0.06, 0.21, 0.72 and 4.95 CPU s at 1,000
+	// to 64,000 items, with the subtypes rater model among auto's
+	// candidates (c29sub; 1.88 CPU s at 64,000 items before it).
+	"confusion/vb":    {Fixed: 0.0035, PerLabel: 1.45e-05, PerLowRank: 1.13e-08, PerDense: 1e-07},
 	"bounded/ep":      {PerLabel: 0.000759, PerLowRank: 8.68e-08, PerDense: 2.4e-06, LabelGrowth: 0.14, KernelGrowth: 0.94},
 	"bounded/laplace": {PerLabel: 0.000759, PerLowRank: 8.68e-08, PerDense: 2.4e-06, LabelGrowth: 0.14, KernelGrowth: 0.94},
 	"robust/ep":       {PerLabel: 0.000126, PerLowRank: 6.6e-07, PerDense: 2.37e-06, PerLearnt: 5.35e-07, LabelGrowth: 0.82, KernelGrowth: 0.69},
