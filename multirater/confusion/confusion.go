@@ -185,7 +185,7 @@ type Options struct {
 	Engine string
 	// RaterModel: RaterAuto (default: one-coin, spammer, the confusion
 	// model with Hierarchy and subtypes compared by the evidence, with
-	// graded for ordered grades; choose.go), RaterOneCoin, RaterConfusion
+	// graded for ordered grades of three or more; choose.go), RaterOneCoin, RaterConfusion
 	// (Hierarchy Communities then means Pooled), RaterCommunities,
 	// RaterSpammer, RaterGraded (Data.Ordered only) or RaterSubtypes.
 	// One-coin, spammer,

@@ -462,6 +462,9 @@ func (v *subVB) posterior() *post {
 			for j := 0; j < k; j++ {
 				// The own row's mean and variance; a subtype m >= 1's row
 				// is the bloc row with probability b, else the own row.
+				// The variance is exact for Subtypes = 2: with more, the
+				// bloc subtypes share b and the own row, and the
+				// covariances between them would have to be added.
 				m0, v0 := v.cell(l, r*m, j)
 				w0 := v.eta[r*m] / es
 				mean, vr := w0*m0, w0*w0*v0
