@@ -61,8 +61,9 @@ func rankBudget(items int) time.Duration {
 
 // defaultRank returns the range of the default rank rule for a fit of spec
 // (Rank 0) on labels labels of items items: base = gp.DefaultRank(items),
-// and the largest rank up to items whose expected cost (ExpectedCost with
-// that Rank) is within rankBudget(items), or base when even base's is not.
+// and the largest rank up to items whose expected cost (searchCost, i.e.
+// ExpectedCost without a final run, with that Rank) is within
+// rankBudget(items), or base when even base's is not.
 // The rank the fit keeps lies between them: the smallest from base leaving
 // out at most RankTraceShare of the kernel's trace, or most.
 func defaultRank(spec FitSpec, labels, items int) (base, most int) {
@@ -89,10 +90,10 @@ func defaultRank(spec FitSpec, labels, items int) (base, most int) {
 }
 
 // rankCost is what the default rank rule counts against its budget for
-// rank r: ExpectedCost with that Rank and, for a text kernel, the
-// construction of the wider basis that the rank is read from
-// (textBasisCost; ExpectedCost's rates include one basis of the rank
-// kept, and the wider one is built besides it when the rank kept is
+// rank r: searchCost (ExpectedCost without a final run) with that Rank
+// and, for a text kernel, the construction of the wider basis that the
+// rank is read from (textBasisCost; the rates include one basis of the
+// rank kept, and the wider one is built besides it when the rank kept is
 // smaller).
 func rankCost(spec FitSpec, labels, items, r int) time.Duration {
 	s := spec
