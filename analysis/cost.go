@@ -152,6 +152,10 @@ var costTable = map[string]CostRates{
 	// Laplace's one Newton's method borrows them.
 	"ordinal/ep " + oneRunKey:      {PerLabel: 1.4e-4, PerLowRank: 1e-8, PerDense: 2e-8},
 	"ordinal/laplace " + oneRunKey: {PerLabel: 1.4e-4, PerLowRank: 1e-8, PerDense: 2e-8},
+	// The bounded model's final run (finalCost): borrowed from the
+	// ordinal model's one run.
+	"bounded/ep " + oneRunKey:      {PerLabel: 1.4e-4, PerLowRank: 1e-8, PerDense: 2e-8},
+	"bounded/laplace " + oneRunKey: {PerLabel: 1.4e-4, PerLowRank: 1e-8, PerDense: 2e-8},
 }
 
 // ExpectedCost estimates the CPU time of a fit of spec (ForData and
