@@ -185,7 +185,8 @@ func TestFinalRunRule(t *testing.T) {
 // basis of rank 400 on 400 items spans the kernel matrix, so that the
 // two final runs are one EP run on the same prior and their consensus
 // means agree to rounding (measured, seed 1: at most 1.3e-14 apart),
-// while the rank-10 search's are 0.087 away.
+// while the rank-10 search's are 0.087 away; predict rebuilds the final
+// run's prior.
 func TestFinalRunBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three bounded EP fits on 400 items, one with a dense final run")
@@ -195,6 +196,7 @@ func TestFinalRunBounded(t *testing.T) {
 	base := FitSpec{Model: ModelBounded, Engine: "ep", Kernel: "text", Seed: 1, Likelihood: "beta", Dispersions: "shared", Rank: 10}
 	var means [][]float64
 	var nus []float64
+	var final *multirater.FitResult
 	for _, tc := range []struct {
 		final, evidence, prior int
 	}{{0, 0, 10}, {400, 10, 400}, {-1, 10, 0}} {
@@ -218,6 +220,22 @@ func TestFinalRunBounded(t *testing.T) {
 		}
 		means = append(means, mean)
 		nus = append(nus, res.Raters[0].Precision.Mean)
+		if tc.final > 0 {
+			final = res
+		}
+	}
+	// predict rebuilds the final run's prior (its rank and seed): its
+	// predictions of the fitted items follow the fit's consensus.
+	pred, err := Predict(final, ds.Items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pm []float64
+	for _, it := range pred.Items {
+		pm = append(pm, it.Score.Mean)
+	}
+	if rho := mcmctest.Spearman(pm, means[1]); !(rho >= 0.99) {
+		t.Errorf("predict's means of the fitted items: Spearman %.4f with the final run's consensus, want >= 0.99", rho)
 	}
 	for k, nu := range nus[1:] {
 		if math.Abs(nu-nus[0]) > 1e-9*nus[0] {
