@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
+
 	"concord/multirater"
 	"concord/multirater/gp"
 	"concord/multirater/kernel"
@@ -41,14 +43,18 @@ const (
 
 // finalRunModel reports whether a fit of spec learns rater parameters by
 // maximising the evidence with a deterministic engine on a fixed kernel,
-// so that a final run may follow (ordinal.Data.Final): the ordinal model
-// by EP or Laplace, not OneRun.
+// so that a final run may follow (ordinal.Data.Final, bounded.Data.Final):
+// the ordinal model by EP or Laplace, not OneRun, and the bounded model
+// by EP or Laplace.
 func finalRunModel(spec FitSpec) bool {
 	model, engine := strings.ToLower(spec.Model), strings.ToLower(spec.Engine)
 	if model == "" {
 		model = ModelOrdinal
 	}
-	return model == ModelOrdinal && (engine == multirater.EngineEP || engine == multirater.EngineLaplace) && !oneRun(spec, model, engine)
+	if engine != multirater.EngineEP && engine != multirater.EngineLaplace {
+		return false
+	}
+	return model == ModelBounded || model == ModelOrdinal && !oneRun(spec, model, engine)
 }
 
 // finalCost is the expected CPU time of a final run at rank r (r < 0: the
@@ -57,7 +63,11 @@ func finalRunModel(spec FitSpec) bool {
 // for a text kernel's default (spec.FinalRank 0), the wider basis that the
 // rank is read from (textBasisCost), as rankCost counts it.
 func finalCost(spec FitSpec, labels, items, r int) time.Duration {
-	key := ModelOrdinal + "/" + strings.ToLower(spec.Engine) + " " + oneRunKey
+	model := ModelOrdinal
+	if strings.EqualFold(spec.Model, ModelBounded) {
+		model = ModelBounded
+	}
+	key := model + "/" + strings.ToLower(spec.Engine) + " " + oneRunKey
 	n := float64(items)
 	u := CostUnits{Key: key, Sites: float64(labels), Items: items, Raters: spec.Raters, Class: CostLowRank, Rank: r, Kernel: n * float64(r) * float64(r)}
 	if r < 0 {
@@ -227,6 +237,22 @@ func (f *itemFeatures) denseGram(ks kernel.Spec) *gp.Gram {
 		return gp.NewGramFeatures(c, x)
 	}
 	return gp.NewGram(c)
+}
+
+// finalData sets *dst, a family's Data.Final, to cov's final prior's
+// builder when cov has one and no kernel term is learnt (learn), and
+// returns where the prior it built will be, for finalFitted (nil there
+// when no final run was made).
+func finalData(cov *Covariance, learn bool, dst *func(context.Context) (mat.Symmetric, string, error)) **gp.Gram {
+	final := new(*gp.Gram)
+	if cov.final != nil && !learn {
+		*dst = func(ctx context.Context) (mat.Symmetric, string, error) {
+			g, what, err := cov.final(ctx)
+			*final = g
+			return g, what, err
+		}
+	}
+	return final
 }
 
 // finalFitted records in res the final run's prior final after the

@@ -417,11 +417,15 @@ func fitBoundedCov(ctx context.Context, ds *annotations.Dataset, data *bounded.D
 	if identityAlternative(spec, cov, len(data.ItemIDs), data.Ratings, func(r bounded.Rating) int { return r.Item }) {
 		data.Alt = []bounded.Prior{{Kernel: "identity"}}
 	}
+	final := finalData(cov, ok, &data.Final)
 	res, err := bounded.Fit(ctx, data, opts)
 	if err != nil && ctx.Err() == nil && errors.Is(err, ep.ErrNotConverged) {
 		return nil, annotations.Errorf(annotations.EINVALID, "%v%s", err, boundedAdvice(data, spec))
 	}
-	return deterministicFitted(res, err, ds, cov, len(data.Alt) > 0, ks, ok)
+	if res, err = deterministicFitted(res, err, ds, cov, len(data.Alt) > 0, ks, ok); err == nil && *final != nil {
+		finalFitted(res, cov, *final)
+	}
+	return res, err
 }
 
 // deterministicFitted completes an EP or Laplace fit (fitted): when the
@@ -811,19 +815,12 @@ func fitOrdinalCov(ctx context.Context, ds *annotations.Dataset, data *ordinal.D
 		if noise == ordinal.Auto && identityAlternative(spec, cov, len(data.ItemIDs), data.Ratings, func(r multirater.Rating) int { return r.Item }) {
 			data.Alt = []ordinal.Prior{{Kernel: "identity"}}
 		}
-		var final *gp.Gram
-		if cov.final != nil && !learn {
-			data.Final = func(ctx context.Context) (mat.Symmetric, string, error) {
-				g, what, err := cov.final(ctx)
-				final = g
-				return g, what, err
-			}
-		}
+		final := finalData(cov, learn, &data.Final)
 		res, err := ordinal.FitDeterministic(ctx, data, ordinal.DetOptions{Engine: eng, Sigma: spec.Sigma, Thresholds: spec.Thresholds,
 			Noise: noise, Priors: len(data.RaterIDs) > 1, V: spec.V, Lambda: spec.Lambda, SigmaB: spec.SigmaB, Restarts: spec.Restarts,
 			Seed: spec.Seed, FlagThreshold: spec.FlagThreshold, KeepDraws: spec.KeepDraws, Progress: progress})
-		if res, err = deterministicFitted(res, err, ds, cov, len(data.Alt) > 0, ks, learn); err == nil && final != nil {
-			finalFitted(res, cov, final)
+		if res, err = deterministicFitted(res, err, ds, cov, len(data.Alt) > 0, ks, learn); err == nil && *final != nil {
+			finalFitted(res, cov, *final)
 		}
 		return res, err
 	}

@@ -46,3 +46,12 @@ type OutputSettings struct {
 type EvidenceSettings struct {
 	Restarts int `json:"restarts,omitempty" range:"[1,100]" zero:"the default" doc:"starting points of the evidence maximisation (default 3 with one rater, 1 with several)"`
 }
+
+// FinalSettings are those of the final run after the evidence
+// maximisation of the deterministic engines (infer.FinalRun; the ordinal
+// and bounded families' Data.Final).
+type FinalSettings struct {
+	// FinalRank is the rank of the prior of the final run (the
+	// application's rule when 0).
+	FinalRank int `json:"final_rank,omitempty" range:"[-1,8192]" zero:"the default" doc:"text and fixed covariate kernels held in low-rank form: after the rater parameters are learnt by maximising the evidence, one more EP run or Newton's method with them held fixed on a prior of this rank gives the consensus, the posterior and the evidence (0, the default: only with the default rank, when the rule kept its base rank and that prior leaves out more than 12% of the kernel's trace: the smallest rank leaving out at most 5%, within 10 ms per item and 40 CPU s for the run; -1: the exact dense N x N matrix; a positive number: that rank)"`
+}

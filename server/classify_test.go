@@ -374,7 +374,7 @@ func TestClassificationNominalFixed(t *testing.T) {
 	// A bounded project is fitted by the bounded model (ep by default); its
 	// reports: TestBoundedReports.
 	bid, bk := e.boundedProject("sliders", 4)
-	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, `{"v": 2}`, 400, "invalid", `v is not a setting of the bounded model fitted by ep (leave it out): its settings are flag_threshold, keep_draws, restarts, likelihood, dispersions, dispersion, bias and bounds`)
+	e.wantError("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, `{"v": 2}`, 400, "invalid", `v is not a setting of the bounded model fitted by ep (leave it out): its settings are flag_threshold, keep_draws, restarts, final_rank, likelihood, dispersions, dispersion, bias and bounds`)
 	bf := e.call("POST", fmt.Sprintf("/api/v1/projects/%d/fits", bid), bk, map[string]any{"likelihood": "beta"}, 202)
 	done := e.waitFit(int64(bf["id"].(float64)), bk, 60*time.Second)
 	if done["state"] != "done" {

@@ -119,6 +119,16 @@ type Data struct {
 	// Cov (see the package documentation): the identity kernel beside a text kernel the
 	// user did not ask for, say. Empty: Cov only.
 	Alt []Prior
+	// Final, when set, gives the prior of a final run (and a few words
+	// saying what it is, for the notes): when the fit that Fit keeps is
+	// on Cov (no kernel term learnt, not one of Alt's priors), its rater
+	// parameters, learnt by maximising the evidence on Cov, are held
+	// fixed and one more EP run or Newton's method on Final's prior
+	// (infer.FinalRun) gives the posterior, the log evidence and the
+	// document (a low-rank Cov of a small rank for the many evaluations
+	// of the search, a larger rank once). The choice among candidates
+	// and its leave-one-out scores stay on Cov.
+	Final func(ctx context.Context) (mat.Symmetric, string, error)
 }
 
 // Prior is one prior covariance of the items: Cov (nil: the identity,
@@ -367,7 +377,8 @@ func fitOne(ctx context.Context, data *Data, opts Options, name string, shared b
 	if err != nil {
 		return nil, looScores{}, err
 	}
-	return c.result(), c.loo, nil
+	res, err := c.result(ctx)
+	return res, c.loo, err
 }
 
 // candidate is one fitted model before its fit document is made: the
@@ -479,10 +490,22 @@ func (c *candidate) warmStart(prob *infer.Problem, opts Options, name string, sh
 }
 
 // result makes the candidate's fit document (once: it draws from the
-// candidate's generator).
-func (c *candidate) result() *multirater.FitResult {
+// candidate's generator), of the final run on Data.Final's prior
+// (infer.FinalRun) when there is one and no kernel term was learnt; the
+// final run's failure (a cancelled context, a numerical one) is its
+// error.
+func (c *candidate) result(ctx context.Context) (*multirater.FitResult, error) {
 	data, opts, a := c.data, c.opts, c.a
-	res := summarise(data, opts, c.name, c.shared, c.liks, c.ur.perRater, c.prob.Sites, a, c.rng)
+	doc := a
+	var fin *infer.FinalApprox
+	if data.Final != nil && c.prob.Kernel == nil {
+		f, err := infer.FinalRun(ctx, data.Final, c.prob, opts.Progress)
+		if err != nil {
+			return nil, err
+		}
+		fin, doc = f, f.A
+	}
+	res := summarise(data, opts, c.name, c.shared, c.liks, c.ur.perRater, c.prob.Sites, doc, c.rng)
 	if a.Learnt != nil {
 		res.Model.Learnt = &multirater.Learnt{Source: "evidence (" + opts.Engine + ")", Terms: a.Learnt}
 	}
@@ -490,11 +513,14 @@ func (c *candidate) result() *multirater.FitResult {
 		res.Diagnostics.Notes = append(res.Diagnostics.Notes, note)
 	}
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
+	if fin != nil {
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fin.Note(opts.Engine, a))
+	}
 	res.Diagnostics.Seconds = time.Since(c.start).Seconds()
 	if opts.Progress != nil {
 		opts.Progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(c.start), Phase: "done"})
 	}
-	return res
+	return res, nil
 }
 
 // unitRatings are the ratings on the unit scale: rs without values, the

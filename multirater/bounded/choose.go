@@ -77,6 +77,9 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 	ch, err := infer.Choose(ctx, cands, opts.Progress, func(ctx context.Context, k int, c *multirater.ModelCandidate, progress func(multirater.Progress)) (fitted, float64, error) {
 		d, pr := *data, priors[k/per]
 		d.Cov, d.Kernel, d.Learn, d.Alt = pr.Cov, pr.Kernel, pr.Learn, nil
+		if k >= per {
+			d.Final = nil // the final run is for Data.Cov's prior
+		}
 		o := opts
 		o.Likelihood, o.Dispersions, o.Progress, o.candidate = c.Likelihood, c.Dispersions, progress, true
 		fc, err := fitCandidate(ctx, &d, o, c.Likelihood, c.Dispersions == Shared, warmFrom(cands[:k], fits, c))
@@ -101,7 +104,10 @@ func choose(ctx context.Context, data *Data, opts Options, name, disp string) (*
 	best, second := ch.Fits[ch.Best], ch.Second
 	// Only the chosen candidate's document is made (its per-item
 	// quadratures are most of a candidate's summary).
-	res := best.c.result()
+	res, err := best.c.result(ctx)
+	if err != nil {
+		return nil, err
+	}
 	why := fmt.Sprintf("%s has the largest leave-one-out log predictive probability of the ratings (mean over %d ratings, cells of %s of the range): %.4f", cands[ch.Best].Name, len(data.Ratings), fmtCell(data), best.loo.fresh)
 	if second >= 0 {
 		d := best.loo.fresh - ch.Fits[second].loo.fresh

@@ -8,6 +8,7 @@ import "concord/multirater"
 type Settings struct {
 	multirater.OutputSettings
 	multirater.EvidenceSettings
+	multirater.FinalSettings
 	Likelihood  string `json:"likelihood,omitempty" enum:"auto,beta,truncnorm|tg|truncgauss|truncated,warped,normal|gauss|gaussian" default:"auto" doc:"auto (default: beta or normal, whichever predicts held-out ratings better), beta (mean Phi(f)), truncnorm (mode Phi(f)), warped (Phi^-1(y) Gaussian) or normal (y Gaussian around f)"`
 	Dispersions string `json:"dispersions,omitempty" enum:"auto,per-rater|rater|per_rater|perrater,shared|one|common" default:"auto" doc:"auto (default: per-rater or shared, whichever predicts held-out ratings better), per-rater (each rater's dispersion learnt) or shared (one for every rater)"`
 	// Dispersion is nu: a beta's a + b, a truncated or warped Gaussian's

@@ -153,7 +153,7 @@ type detFit struct {
 	// result builds the fit's document (items, raters, flags, rank draws):
 	// for the candidate kept only, so that a choice among candidates holds
 	// one document, not one per candidate (hundreds of MB each from 64,000
-	// items), and for it the final run on Data.Final's prior (finalRun),
+	// items), and for it the final run on Data.Final's prior (infer.FinalRun),
 	// whose failure (a cancelled context, a numerical one) is its error.
 	// It is called at most once.
 	result func() (*multirater.FitResult, error)
@@ -316,9 +316,9 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (detF
 		return raterIntervals(ctx, res, prob, a, nm)
 	}
 	df.result = func() (*multirater.FitResult, error) {
-		var fin *finalApprox
+		var fin *infer.FinalApprox
 		if data.Final != nil && prob.Kernel == nil {
-			f, err := finalRun(ctx, data.Final, prob, opts.Progress)
+			f, err := infer.FinalRun(ctx, data.Final, prob, opts.Progress)
 			if err != nil {
 				return nil, err
 			}
@@ -337,10 +337,10 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (detF
 // run fin on Data.Final's prior when not nil (a's notes and Laplace check
 // kept); learnt says that rater parameters were learnt. A cancelled ctx
 // stops the Laplace fit's EP check (checkLaplaceEvidence).
-func fitDetResult(ctx context.Context, data *Data, opts DetOptions, mode string, nm *noiseModel, perRater []int, prob *infer.Problem, a *infer.Approx, fin *finalApprox, rng *rand.Rand, start time.Time, learnt bool) *multirater.FitResult {
+func fitDetResult(ctx context.Context, data *Data, opts DetOptions, mode string, nm *noiseModel, perRater []int, prob *infer.Problem, a *infer.Approx, fin *infer.FinalApprox, rng *rand.Rand, start time.Time, learnt bool) *multirater.FitResult {
 	doc := a
 	if fin != nil {
-		doc = fin.a
+		doc = fin.A
 	}
 	res := detResult(data, opts, nm.liks, perRater, doc, rng)
 	switch mode {
@@ -356,7 +356,7 @@ func fitDetResult(ctx context.Context, data *Data, opts DetOptions, mode string,
 	}
 	res.Diagnostics.Notes = append(res.Diagnostics.Notes, a.Notes...)
 	if fin != nil {
-		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fin.note(opts.Engine, a))
+		res.Diagnostics.Notes = append(res.Diagnostics.Notes, fin.Note(opts.Engine, a))
 	}
 	if opts.Engine == multirater.EngineLaplace && (learnt || prob.Kernel != nil) {
 		checkLaplaceEvidence(ctx, res, prob, a.LogZ, opts.EP)

@@ -21,9 +21,7 @@ type Settings struct {
 	// (DetOptions.Noise).
 	Noise                       string `json:"noise,omitempty" enum:"auto,per-rater|rater|per_rater|perrater,shared-thresholds|thresholds|shared_thresholds,shared|one|common" default:"auto" engines:"ep,laplace" doc:"the raters' noise: auto (default: per-rater, shared-thresholds or shared, whichever has the largest log evidence less 1/2 ln(ratings) per learnt parameter), per-rater (each rater's thresholds and noise sd), shared-thresholds (one set of thresholds, each rater's noise sd) or shared (one of each for every rater)"`
 	multirater.EvidenceSettings `engines:"ep,laplace"`
-	// FinalRank is the rank of the prior of the final run after the
-	// evidence maximisation (Data.Final; the application's rule when 0).
-	FinalRank int `json:"final_rank,omitempty" range:"[-1,8192]" zero:"the default" engines:"ep,laplace" doc:"text and fixed covariate kernels held in low-rank form: after the rater parameters are learnt by maximising the evidence, one more EP run or Newton's method with them held fixed on a prior of this rank gives the consensus, the posterior and the evidence (0, the default: only with the default rank, when the rule kept its base rank and that prior leaves out more than 12% of the kernel's trace: the smallest rank leaving out at most 5%, within 10 ms per item and 40 CPU s for the run; -1: the exact dense N x N matrix; a positive number: that rank)"`
+	multirater.FinalSettings    `engines:"ep,laplace"`
 }
 
 // WithDefaults returns s with zero fields set to the family's defaults

@@ -1,4 +1,4 @@
-package ordinal
+package infer
 
 import (
 	"context"
@@ -9,25 +9,27 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"concord/multirater"
-	"concord/multirater/infer"
 )
 
-// finalApprox is the approximation of a final run (finalRun) on the prior
-// that what describes, and the run's wall time (its prior built, then the
+// FinalApprox is the approximation of a final run (FinalRun) on the prior
+// that What describes, and the run's wall time (its prior built, then the
 // run).
-type finalApprox struct {
-	a    *infer.Approx
-	what string
-	took time.Duration
+type FinalApprox struct {
+	A    *Approx
+	What string
+	Took time.Duration
 }
 
-// finalRun makes the approximation of prob (its evidence maximised, every
+// FinalRun makes the approximation of prob (its evidence maximised, every
 // owner's likelihood at the optimum) once more on the prior that final
 // gives, with every rater parameter held at its learnt value: one EP run
 // or one Newton's method, nothing for the evidence to maximise (infer.Fit
 // with every parameter fixed), at the engine's final tolerances. The
-// likelihoods keep their values (read with ParamsTo, set again).
-func finalRun(ctx context.Context, final func(context.Context) (mat.Symmetric, string, error), prob *infer.Problem, progress func(multirater.Progress)) (*finalApprox, error) {
+// likelihoods keep their values (read with ParamsTo, set again). The
+// ordinal and bounded families make it for the fit they keep, after the
+// evidence maximisation on a low-rank prior of a small rank (their
+// Data.Final).
+func FinalRun(ctx context.Context, final func(context.Context) (mat.Symmetric, string, error), prob *Problem, progress func(multirater.Progress)) (*FinalApprox, error) {
 	t0 := time.Now()
 	if progress != nil {
 		progress(multirater.Progress{Fraction: 1, Phase: "final run: building its prior"})
@@ -53,21 +55,21 @@ func finalRun(ctx context.Context, final func(context.Context) (mat.Symmetric, s
 	}
 	// Start 0 of a problem with nothing free draws nothing from the
 	// generator: the fit's own stays as it was.
-	a, err := infer.Fit(ctx, &q, rand.New(rand.NewPCG(0, 0)))
+	a, err := Fit(ctx, &q, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
 		return nil, err
 	}
-	return &finalApprox{a: a, what: what, took: time.Since(t0)}, nil
+	return &FinalApprox{A: a, What: what, Took: time.Since(t0)}, nil
 }
 
-// note says what the final run was, for the fit's notes: its prior, its
+// Note says what the final run was, for the fit's notes: its prior, its
 // log evidence (the one the document reports) and the evidence
 // maximisation's, search's, on the fit's first prior.
-func (f *finalApprox) note(engine string, search *infer.Approx) string {
+func (f *FinalApprox) Note(engine string, search *Approx) string {
 	what := "EP"
 	if engine == multirater.EngineLaplace {
 		what = "Laplace's method"
 	}
 	return fmt.Sprintf("final run: %s once more on %s with the rater parameters held at the values the evidence maximisation learnt, %d iterations, %.1f s; its log evidence %.4f is the one reported (the evidence maximisation's on the fit's first prior: %.4f; the choice among candidates, the rater parameters' intervals and the Laplace fit's EP check are on that prior)",
-		what, f.what, f.a.Iterations, f.took.Seconds(), f.a.LogZ, search.LogZ)
+		what, f.What, f.A.Iterations, f.Took.Seconds(), f.A.LogZ, search.LogZ)
 }
