@@ -90,16 +90,7 @@ func finalCost(spec FitSpec, labels, items, r int) time.Duration {
 // base when none above it is.
 func finalMost(spec FitSpec, labels, items, base int) int {
 	budget := rankBudget(items)
-	lo, hi := base, items
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if finalCost(spec, labels, items, mid) <= budget {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
+	return largestWithin(base, items, func(r int) bool { return finalCost(spec, labels, items, r) <= budget })
 }
 
 // finalPlan says the final run a fit of spec on labels labels of items

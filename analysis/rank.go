@@ -76,17 +76,23 @@ func defaultRank(spec FitSpec, labels, items int) (base, most int) {
 	if at(base) > budget {
 		return base, base
 	}
-	// The expected cost grows with the rank: the largest within budget.
-	lo, hi := base, items
+	return base, largestWithin(base, items, func(r int) bool { return at(r) <= budget })
+}
+
+// largestWithin returns the largest r in [lo, hi] for which ok(r) holds,
+// ok being true up to some rank and false beyond it (an expected cost that
+// grows with the rank, against a budget), and lo when ok holds nowhere
+// above lo (ok(lo) is not evaluated).
+func largestWithin(lo, hi int, ok func(int) bool) int {
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
-		if at(mid) <= budget {
+		if ok(mid) {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	return base, lo
+	return lo
 }
 
 // rankCost is what the default rank rule counts against its budget for
