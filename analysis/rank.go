@@ -104,7 +104,7 @@ func largestWithin(lo, hi int, ok func(int) bool) int {
 func rankCost(spec FitSpec, labels, items, r int) time.Duration {
 	s := spec
 	s.Rank = r
-	c := searchCost(s, labels, items).CPU
+	c := searchCost(s, labels, items)
 	if textOnly(spec) {
 		c += textBasisCost(items, r)
 	}
