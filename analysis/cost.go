@@ -193,19 +193,20 @@ type estimateRates struct {
 // estimateTable is ExpectedCost's calibration, per model/engine (the
 // default rank rule and the final run's rule keep costTable's rates). The
 // measured rows are the shared ladder's default fits with main 1e3678a's
-// binary on one 2-core machine, 2026-11-30, load 1.4-7 (most under 3):
+// binary on one 2-core machine, 2026-11-30, load 1.4-7.3 (median 2.7):
 // 250 to 16,000 items (5 to 40 raters, 4 labels per item;
 // testdata/cost_ladder.csv, TestExpectedCostLadder, docs/scaling.md,
 // branch cost36), each rate read from the runs as its comment says.
 var estimateTable = map[string]estimateRates{
 	// Per sweep. classification/gibbs: the identity sampler's 2.64,
-	// 10.4 and 29.6 CPU s for 12,000 sweeps at 250 to 4,000 items; with
-	// the text kernel (8,000 sweeps) 8.4, 11.9 and 30.4: the kernel's
-	// part does not grow with N r on the ladder (250 items: an exact
-	// basis of rank N), a fixed part of about 6.5 s. The other Gibbs rows
+	// 10.4, 29.6 and 111 CPU s for 12,000 sweeps at 250 to 16,000 items
+	// (per label and sweep 2.2e-7 falling to 1.45e-7: 0.8 s + 1.55e-7);
+	// with the text kernel (8,000 sweeps) 8.4, 11.9, 30.4 and 93.1, its
+	// kernel's part 6.4, 6.1, 9.8 and 12.9 s: 6 s (the 250-item basis is
+	// exact, rank N) + 4.2e-10 per N r and sweep. The other Gibbs rows
 	// are costTable's (no ladder family).
 	"ordinal/gibbs":        {PerLabel: 1.45e-7, PerLowRank: 6e-9, PerDense: 2.7e-9},
-	"classification/gibbs": {PerLabel: 1.85e-7, TextFixed: 6.5},
+	"classification/gibbs": {Fixed: 0.8, PerLabel: 1.55e-7, PerLowRank: 4.2e-10, TextFixed: 6},
 	"confusion/gibbs":      {PerLabel: 2e-7, PerLowRank: 6e-9, PerDense: 2.7e-9},
 	// ordinal/ep: labels only 0.21, 0.69-0.80, 3.96-4.24 and 10.7 CPU s
 	// at 250 to 16,000 items (0.1 s + 1.57e-4 per label; the curvature
@@ -218,30 +219,36 @@ var estimateTable = map[string]estimateRates{
 	// 5.6e-3 s x runs x parameters x (N/1000)^0.32; the evidence
 	// maximisations 2.5, 7.3, about 60 and 64 CPU s at N r² 15.6M,
 	// 122M, 250M and 262M with 5, 10, 20 and 40 raters. Rbf (FITC
-	// pivots from 500 items, dense below): 2.84, 9.9 and 262.
+	// pivots from 500 items, dense below): 2.84, 9.9, 262 and 67.9.
 	"ordinal/ep": {Fixed: 0.1, PerLabel: 1.57e-4, PerLowRank: 4.64e-8, PerDense: 2e-7, KernelGrowth: 1.11, TextFixed: 2.35, CovFixed: 1.0,
 		CurvatureLabels: 6e-5, CurvatureKernel: 5.6e-3, CurvatureParamGrowth: 1, CurvatureItemGrowth: 0.32},
-	// ordinal/laplace: text 1.89, 11.9, 62.9 CPU s at 250 to 4,000
-	// items; its curvature 0.5, 2.0 and about 26 s for 18, 28 and 200
-	// runs, about 0.065 s x runs x (N/1000)^0.5 (not growing with the
-	// parameters, unlike EP's); the dense and labels-only rates are
-	// borrowed (no ladder family).
-	"ordinal/laplace": {Fixed: 0.1, PerLabel: 1.57e-4, PerLowRank: 7e-8, PerDense: 2.4e-6, KernelGrowth: 0.45, TextFixed: 0.25,
+	// ordinal/laplace: text 1.89, 11.9, 62.9 and 115 CPU s at 250 to
+	// 16,000 items; its curvature 0.5, 2.0 and about 26 s for 18, 28 and
+	// 200 runs, about 0.065 s x runs x (N/1000)^0.5 (not growing with the
+	// parameters, unlike EP's); the rest, less the final run, 1.2, 9.9,
+	// 27.6 and 107 s: 3.5e-4 s per label x R/10 + 6.6e-8 per N r²
+	// (solved at 4,000 and 16,000 items, within 5 % at 250 and 1,000).
+	// The dense and labels-only rates are borrowed (no ladder family).
+	"ordinal/laplace": {Fixed: 0.1, PerLabel: 3.51e-4, PerLowRank: 6.56e-8, PerDense: 2.4e-6, LabelGrowth: 1,
 		CurvatureLabels: 6e-4, CurvatureKernel: 0.065, CurvatureItemGrowth: 0.5},
-	// confusion/vb: labels only 0.06, 0.11, 0.36 CPU s at 250 to 4,000
-	// items; text 0.24, 3.88 (rank 536 of the rule's 349 to 692) and 9.74
-	// (732 of 250 to 732).
+	// confusion/vb: labels only 0.06, 0.11, 0.36 and 0.77 CPU s at 250
+	// to 16,000 items; text 0.24, 3.88 (rank 536 of the rule's 349 to
+	// 692), 9.74 (732 of 250 to 732) and 13.6 (367 of 128 to 367).
 	"confusion/vb": {Fixed: 0.05, PerLabel: 1.5e-5, PerLowRank: 1.3e-8, PerDense: 1e-7},
-	// bounded/ep: labels only 0.59, 2.47, 11.7 CPU s; text 2.28, 13.9 and
-	// 69.2 with its final run (15.9 s).
-	"bounded/ep":      {PerLabel: 6.5e-4, PerLowRank: 8.68e-8, PerDense: 2.4e-6, LabelGrowth: 0.14, KernelGrowth: 0.94, TextFixed: 1.0},
-	"bounded/laplace": {PerLabel: 6.5e-4, PerLowRank: 8.68e-8, PerDense: 2.4e-6, LabelGrowth: 0.14, KernelGrowth: 0.94, TextFixed: 1.0},
-	// robust/ep: labels only 0.20, 0.67, 3.41 CPU s; rbf learnt 5.91
-	// (dense), 13.2 and 57.5 (128 inducing items).
-	"robust/ep": {Fixed: 0.12, PerLabel: 1.26e-4, PerLowRank: 6.6e-7, PerDense: 1.12e-6, PerLearnt: 7.6e-7, LabelGrowth: 0.82, KernelGrowth: 0.11},
-	// auc/ep: linear scores 0.90, 5.14, 8.39 CPU s for 15,625, 65,536
-	// and 160,000 pairs; gp scores 4.39 (dense), 10.3 and 20.0 (128
-	// inducing items).
+	// bounded/ep: labels only 0.59, 2.47, 11.7 and 50.7 CPU s; text
+	// 2.28, 13.9, 69.2 and 161 with its final run (15.9 and 15.8 s at
+	// 4,000 and 16,000 items).
+	"bounded/ep":      {PerLabel: 6.5e-4, PerLowRank: 8.68e-8, PerDense: 2.4e-6, LabelGrowth: 0.14, KernelGrowth: 0.94, TextFixed: 1},
+	"bounded/laplace": {PerLabel: 6.5e-4, PerLowRank: 8.68e-8, PerDense: 2.4e-6, LabelGrowth: 0.14, KernelGrowth: 0.94, TextFixed: 1},
+	// robust/ep: labels only 0.20, 0.67, 3.41 and 27.4 CPU s at 250 to
+	// 16,000 items; rbf learnt 5.91 (dense), 13.2, 57.5 (128 inducing
+	// items) and 110 (64): 4 s for the kernel (its width's search) +
+	// 3.3e-7 per N³/3 or 5.2e-7 per N r² x (R/10)^0.58.
+	"robust/ep": {Fixed: 0.12, PerLabel: 1.26e-4, PerLowRank: 6.6e-7, PerDense: 3.3e-7, PerLearnt: 5.2e-7, LabelGrowth: 0.82, KernelGrowth: 0.58, CovFixed: 4},
+	// auc/ep: linear scores 0.90, 5.14, 8.39 and 36.2 CPU s for 15,625,
+	// 65,536, 160,000 and 640,000 pairs (250 to 16,000 items); gp scores
+	// 4.39 (dense), 10.3, 20.0 and 101 (128 inducing items): 2.8 s for
+	// the kernel (chosen among 5 candidates) + 1.7e-7 per N r².
 	"auc/ep":  {Fixed: 0.1, PerPair: 6.2e-5, PerLowRank: 1.7e-7, PerDense: 1e-7, PerLearnt: 1.7e-7, CovFixed: 2.8},
 	"auc/smc": {PerPair: 2.16e-4, PerLowRank: 6.6e-7, PerDense: 1.09e-5},
 	// One run: costTable's rows (branch rank35d's fits, not remeasured).
