@@ -168,8 +168,8 @@ var costTable = map[string]CostRates{
 // machine.
 type estimateRates struct {
 	// Fixed is per fit: the process, reading the data, the result's
-	// draws and document.
-	Fixed float64
+	// draws and document; PerSweep per Gibbs sweep.
+	Fixed, PerSweep float64
 	// PerLabel (PerPair for the auc model's pair sites) and the kernel's
 	// rates: per unit of N r² for a low-rank prior (PerLearnt for a
 	// learnt kernel's inducing points) and N³/3 for a dense one, for a
@@ -205,9 +205,9 @@ var estimateTable = map[string]estimateRates{
 	// kernel's part 6.4, 6.1, 9.8 and 12.9 s: 6 s (the 250-item basis is
 	// exact, rank N) + 4.2e-10 per N r and sweep. The other Gibbs rows
 	// are costTable's (no ladder family).
-	"ordinal/gibbs":        {PerLabel: 1.45e-7, PerLowRank: 6e-9, PerDense: 2.7e-9},
+	"ordinal/gibbs":        {PerSweep: 1.2e-4, PerLabel: 1.45e-7, PerLowRank: 6e-9, PerDense: 2.7e-9},
 	"classification/gibbs": {Fixed: 0.8, PerLabel: 1.55e-7, PerLowRank: 4.2e-10, TextFixed: 6},
-	"confusion/gibbs":      {PerLabel: 2e-7, PerLowRank: 6e-9, PerDense: 2.7e-9},
+	"confusion/gibbs":      {PerSweep: 5e-6, PerLabel: 2e-7, PerLowRank: 6e-9, PerDense: 2.7e-9},
 	// ordinal/ep: labels only 0.21, 0.69-0.80, 3.96-4.24, 10.7-11.4 and 45.4 CPU s
 	// at 250 to 64,000 items (0.1 s + 1.57e-4 per label; the curvature
 	// of 100 per-rater parameters, 200 runs, about 2 s at 4,000 items,
@@ -304,6 +304,10 @@ func (u CostUnits) expected(rates estimateRates) (float64, string) {
 		terms += fmt.Sprintf(" + %.2g s x %s%s", unit, what, growthTerm(growth))
 	}
 	if u.Sweeps > 0 {
+		if rates.PerSweep > 0 {
+			per += rates.PerSweep
+			terms = fmt.Sprintf("%.2g s + %s", rates.PerSweep, terms)
+		}
 		per *= float64(u.Sweeps)
 		terms = fmt.Sprintf("%d sweeps x (%s)", u.Sweeps, terms)
 	} else if siteGrowth != 0 || growth != 0 && u.Class != CostLabelsOnly {
