@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"concord/annotations"
 	"concord/multirater/infer"
 )
 
@@ -133,12 +134,17 @@ func TestLearntRank(t *testing.T) {
 }
 
 // TestExpectedCostLadder pins ExpectedCost against the CPU seconds of the
-// shared ladder's default fits (testdata/cost_ladder.csv: one row per run,
-// written by `go run ./docs/scripts/cost -csv SOURCE` from the ladder's
-// results, the source of each figure in its last column): every row within
-// a factor of two (issue 35), at the rank the fit kept (its notes'
-// "default rank"), so that a recalibration of costTable cannot silently
-// break that line for a family or a size.
+// shared ladder's default fits on one machine (testdata/cost_ladder.csv:
+// one row per run, its source, binary, date and load in the last columns):
+// it computes exactly the figure that `concord fit` states (the same
+// function on the same inputs: the spec as the CLI fills it from the
+// family's flags, ForData on a dataset with the run's items, raters,
+// labels, scheme and item texts, then WithDefaults) and requires it within
+// [0.67, 1.5] of the measured CPU s. Issue 35's line is a factor of two;
+// the test is stricter because the rows were measured on a quiet machine
+// (load about 2) and the same fit measures 1.3-1.6x more CPU s on a loaded
+// one (load 15-25), so a figure that only just meets 2x here would miss it
+// there.
 func TestExpectedCostLadder(t *testing.T) {
 	f, err := os.Open("testdata/cost_ladder.csv")
 	if err != nil {
@@ -154,6 +160,10 @@ func TestExpectedCostLadder(t *testing.T) {
 	if len(rows) < 2 {
 		t.Fatalf("testdata/cost_ladder.csv has %d rows, want a header and runs", len(rows))
 	}
+	const cols = 16
+	if len(rows[0]) != cols || rows[0][0] != "family" || rows[0][12] != "cpu_s" {
+		t.Fatalf("testdata/cost_ladder.csv header %v, want %d columns family, ..., cpu_s, ...", rows[0], cols)
+	}
 	atoi := func(s string) int {
 		n, err := strconv.Atoi(s)
 		if err != nil {
@@ -161,30 +171,55 @@ func TestExpectedCostLadder(t *testing.T) {
 		}
 		return n
 	}
-	var within15 int
+	const lo, hi = 0.67, 1.5
 	for _, row := range rows[1:] {
-		// family, model, engine, kernel, scores, items, raters, labels, rank, cpu_s, source
-		if len(row) != 11 {
-			t.Fatalf("row %v: %d columns, want 11", row, len(row))
+		// family, model, engine, kernel, scores, scheme, items_file,
+		// items, raters, labels, rank, final_rank, cpu_s, main_stated,
+		// load, source
+		if len(row) != cols {
+			t.Fatalf("row %v: %d columns, want %d", row, len(row), cols)
 		}
-		spec := FitSpec{Model: row[1], Engine: row[2], Kernel: row[3], Scores: row[4]}.WithDefaults()
-		items, labels := atoi(row[5]), atoi(row[7])
-		// The ladder's data: its raters, ordinal:1..5 (and 0/1 labels,
-		// whose levels no rate reads).
-		spec.Raters, spec.Levels, spec.Rank = atoi(row[6]), 5, atoi(row[8])
-		cpu, err := strconv.ParseFloat(row[9], 64)
+		ds := ladderShape(t, row[5], row[6], atoi(row[7]), atoi(row[8]), atoi(row[9]))
+		spec := FitSpec{Model: row[1], Engine: row[2], Kernel: row[3], Scores: row[4]}
+		full := spec.ForData(ds).WithDefaults()
+		c := ExpectedCost(full, len(ds.Labels), len(ds.ItemIDs()))
+		cpu, err := strconv.ParseFloat(row[12], 64)
 		if err != nil || cpu <= 0 {
-			t.Fatalf("row %v: CPU s %q", row, row[9])
+			t.Fatalf("row %v: CPU s %q", row, row[12])
 		}
-		est := ExpectedCost(spec, labels, items).CPU.Seconds()
+		est := c.CPU.Seconds()
 		ratio := est / cpu
-		t.Logf("%-22s %6d items: expected %7.2f CPU s, measured %7.2f (%s): %.2fx", row[0], items, est, cpu, row[10], ratio)
-		if ratio > 2 || ratio < 0.5 {
-			t.Errorf("%s at %d items (%s): ExpectedCost %.2f CPU s against %.2f measured, %.2fx: outside a factor of two", row[0], items, row[10], est, cpu, ratio)
-		}
-		if ratio <= 1.5 && ratio >= 1/1.5 {
-			within15++
+		t.Logf("%-26s %6s items: stated %-28q measured %7.2f CPU s (main stated %q): %.2fx", row[0], row[7], c.Short(), cpu, row[13], ratio)
+		if ratio > hi || ratio < lo {
+			t.Errorf("%s at %s items (%s): ExpectedCost %.2f CPU s against %.2f measured, %.2fx: outside [%.2f, %.2f] (model: %s)", row[0], row[7], row[15], est, cpu, ratio, lo, hi, c.Model)
 		}
 	}
-	t.Logf("%d of %d runs within 1.5x", within15, len(rows)-1)
+}
+
+// ladderShape is a dataset with the shape of the shared ladder's data
+// for ExpectedCost: items items (with a text each when file is "text"),
+// labels labels on the scheme scheme spread over every item and raters
+// raters.
+func ladderShape(t *testing.T, scheme, file string, items, raters, labels int) *annotations.Dataset {
+	t.Helper()
+	sc, err := annotations.ParseScheme(scheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &annotations.Dataset{Scheme: sc}
+	for i := range items {
+		it := annotations.Item{ID: fmt.Sprintf("i%06d", i)}
+		if file == "text" {
+			it.Text = "a text"
+		}
+		ds.Items = append(ds.Items, it)
+	}
+	ds.Labels = make([]annotations.Label, labels)
+	for l := range ds.Labels {
+		ds.Labels[l] = annotations.Label{Item: fmt.Sprintf("i%06d", l%items), Rater: fmt.Sprintf("r%03d", l%raters)}
+	}
+	if got := len(ds.RaterIDs()); got != raters || len(ds.ItemIDs()) != items {
+		t.Fatalf("ladder dataset: %d raters, %d items, want %d and %d", got, len(ds.ItemIDs()), raters, items)
+	}
+	return ds
 }

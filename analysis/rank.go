@@ -21,9 +21,11 @@ import (
 //     under 8 % met issue 35's lines against the exact fit (consensus
 //     Spearman >= 0.99, accuracy within 0.01), and those that left out 12 % or
 //     more did not at 4,000 items (docs/scaling.md);
-//   - but only while the whole fit's expected cost (ExpectedCost at that
-//     rank, its defaults' evaluations included, and for a text kernel the
-//     wider basis the rank is read from: rankCost) stays within
+//   - but only while the whole fit's expected cost (the rule's own count at
+//     costTable's rates, which ExpectedCost no longer reads since branch
+//     cost36: searchCost at that rank, its defaults' evaluations included,
+//     and for a text kernel the wider basis the rank is read from:
+//     rankCost) stays within
 //     rankBudget(N): RankBudgetPerItem per item, at most RankBudgetMax.
 //
 // A fit whose expected cost at the base rank is already over its budget
@@ -61,8 +63,8 @@ func rankBudget(items int) time.Duration {
 
 // defaultRank returns the range of the default rank rule for a fit of spec
 // (Rank 0) on labels labels of items items: base = gp.DefaultRank(items),
-// and the largest rank up to items whose expected cost (searchCost, i.e.
-// ExpectedCost without a final run, with that Rank) is within
+// and the largest rank up to items whose expected cost (searchCost, the
+// fit without a final run at costTable's rates, with that Rank) is within
 // rankBudget(items), or base when even base's is not.
 // The rank the fit keeps lies between them: the smallest from base leaving
 // out at most RankTraceShare of the kernel's trace, or most.
@@ -96,7 +98,7 @@ func largestWithin(lo, hi int, ok func(int) bool) int {
 }
 
 // rankCost is what the default rank rule counts against its budget for
-// rank r: searchCost (ExpectedCost without a final run) with that Rank
+// rank r: searchCost (costTable's fit without a final run) with that Rank
 // and, for a text kernel, the construction of the wider basis that the
 // rank is read from (textBasisCost; the rates include one basis of the
 // rank kept, and the wider one is built besides it when the rank kept is
@@ -104,7 +106,7 @@ func largestWithin(lo, hi int, ok func(int) bool) int {
 func rankCost(spec FitSpec, labels, items, r int) time.Duration {
 	s := spec
 	s.Rank = r
-	c := searchCost(s, labels, items).CPU
+	c := searchCost(s, labels, items)
 	if textOnly(spec) {
 		c += textBasisCost(items, r)
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,16 +71,11 @@ func TestDefaultRankRule(t *testing.T) {
 					t.Errorf("expected cost at rank %d = %v, within the budget %v: the range stops short", most+1, c, budget)
 				}
 			}
-			// ExpectedCost states both ends: the fit at the base rank, and
-			// at the most with the basis it is read from.
+			// ExpectedCost states the likely case, the middle of the
+			// range, and the most as what it may cost.
 			c := ExpectedCost(spec, labels, tc.items)
-			at := spec
-			at.Rank = base
-			if c.CPU != ExpectedCost(at, labels, tc.items).CPU || c.Max != rankCost(spec, labels, tc.items, most) {
-				t.Errorf("ExpectedCost %v to %v, want %v to %v", c.CPU, c.Max, ExpectedCost(at, labels, tc.items).CPU, rankCost(spec, labels, tc.items, most))
-			}
-			if !strings.Contains(c.Short(), " to ") || !strings.Contains(c.Model, "default rank rule") {
-				t.Errorf("cost %q does not state the range", c)
+			if c.Max <= c.CPU || !strings.Contains(c.String(), "up to ") || !strings.Contains(c.Model, fmt.Sprintf("default rank rule's range %d to %d", base, most)) {
+				t.Errorf("cost %q does not state the range %d to %d (CPU %v, Max %v)", c, base, most, c.CPU, c.Max)
 			}
 		})
 	}
