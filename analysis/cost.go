@@ -154,13 +154,26 @@ var costTable = map[string]CostRates{
 	// Laplace's one Newton's method borrows them.
 	"ordinal/ep " + oneRunKey:      {PerLabel: 1.4e-4, PerLowRank: 1e-8, PerDense: 2e-8},
 	"ordinal/laplace " + oneRunKey: {PerLabel: 1.4e-4, PerLowRank: 1e-8, PerDense: 2e-8},
-	// The bounded model's final run (finalCost): borrowed from the
-	// ordinal model's one run. Measured on the ladder's 4,000 items
-	// (bounded-ep-text, branch bnd35f, load 20-35; the fit's CPU s less
-	// the same fit's without a final run, 47.9): rank 739 about 10 CPU s
-	// (estimated 40), rank 1200 about 65 (estimated 60).
-	"bounded/ep " + oneRunKey:      {PerLabel: 1.4e-4, PerLowRank: 1e-8, PerDense: 2e-8},
-	"bounded/laplace " + oneRunKey: {PerLabel: 1.4e-4, PerLowRank: 1e-8, PerDense: 2e-8},
+	// The final run after the evidence maximisation (finalCost, which
+	// adds a text kernel's basis, textBasisCost): one EP run from the
+	// search's sites or one Newton's method, measured by branch bnd35g as
+	// the process's CPU s across infer.FinalRun less those of its prior
+	// (getrusage in a temporary build), load about 4, on the ladder's
+	// data (4 labels per item) after the default evidence maximisation:
+	// bounded-ep-text 6.5 and 14.6 CPU s at ranks 739 and 1200 (4,000
+	// items, 15,970 labels), 10.7 at rank 340 (16,000 items, 64,011
+	// labels); ordinal-ep-text (4,000 items with --noise shared) 5.6 and
+	// 13.6 at ranks 739 and 1200, 2.8 at rank 340 (16,000 items), and
+	// ordinal-gibbs-rbf's FITC run 7.2 at 440 pivots (16,000 items),
+	// columns included. Their priors took 7.2 and 19.4 CPU s (4,000
+	// items) and 5.7-7.7 (16,000, rank 340): textBasisCost says 15.8,
+	// 44.1 and 12.5. ordinal-laplace-text's Newton's method took 2.2 at
+	// rank 340 (16,000 items): it and bounded/laplace borrow the EP rows.
+	// The dense rates are the ordinal one run's.
+	"ordinal/ep " + finalRunKey:      {PerLabel: 5e-5, PerLowRank: 2.2e-9, PerDense: 2e-8},
+	"ordinal/laplace " + finalRunKey: {PerLabel: 5e-5, PerLowRank: 2.2e-9, PerDense: 2e-8},
+	"bounded/ep " + finalRunKey:      {PerLabel: 1e-4, PerLowRank: 2.3e-9, PerDense: 2e-8},
+	"bounded/laplace " + finalRunKey: {PerLabel: 1e-4, PerLowRank: 2.3e-9, PerDense: 2e-8},
 }
 
 // estimateRates are one model and engine's rates of ExpectedCost (an
@@ -684,6 +697,10 @@ func seconds(s float64) time.Duration {
 // Newton's method: the ordinal model with every rater parameter fixed (its
 // noise sd and thresholds) and no kernel term to learn.
 const oneRunKey = "(one run)"
+
+// finalRunKey marks the costTable rows of the final run after an
+// evidence maximisation (finalCost).
+const finalRunKey = "(final run)"
 
 // OneRun reports whether a fit of spec (WithDefaults applied) evaluates its
 // approximation once, with nothing for the evidence to maximise: the

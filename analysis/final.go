@@ -58,16 +58,19 @@ func finalRunModel(spec FitSpec) bool {
 }
 
 // finalCost is the expected CPU time of a final run at rank r (r < 0: the
-// dense matrix): one run at the one-run rates of ExpectedCost
-// (costTable's "(one run)" rows, which include the basis of rank r) plus,
-// for a text kernel's default (spec.FinalRank 0), the wider basis that the
-// rank is read from (textBasisCost), as rankCost counts it.
+// dense matrix): costTable's "(final run)" row of the model and engine
+// (PerLabel x labels + PerLowRank x N r², or PerDense x N³/3: the EP run
+// from the search's sites, or Newton's method, and a FITC prior's pivoted
+// columns) plus, for a text kernel, its truncated basis of rank r
+// (textBasisCost; the default builds it at the most rank the rule allows
+// and reads the rank from it, a second, smaller basis only when the
+// trace share is met below it).
 func finalCost(spec FitSpec, labels, items, r int) time.Duration {
 	model := ModelOrdinal
 	if strings.EqualFold(spec.Model, ModelBounded) {
 		model = ModelBounded
 	}
-	key := model + "/" + strings.ToLower(spec.Engine) + " " + oneRunKey
+	key := model + "/" + strings.ToLower(spec.Engine) + " " + finalRunKey
 	n := float64(items)
 	u := CostUnits{Key: key, Sites: float64(labels), Items: items, Raters: spec.Raters, Class: CostLowRank, Rank: r, Kernel: n * float64(r) * float64(r)}
 	if r < 0 {
@@ -79,7 +82,7 @@ func finalCost(spec FitSpec, labels, items, r int) time.Duration {
 	u.Scale = float64(u.Raters) / 10
 	secs, _ := u.Estimate(costTable[key])
 	c := seconds(secs)
-	if r > 0 && spec.FinalRank == 0 && textOnly(spec) {
+	if r > 0 && textOnly(spec) {
 		c += textBasisCost(items, r)
 	}
 	return c

@@ -499,7 +499,7 @@ func (c *candidate) result(ctx context.Context) (*multirater.FitResult, error) {
 	doc := a
 	var fin *infer.FinalApprox
 	if data.Final != nil && c.prob.Kernel == nil {
-		f, err := infer.FinalRun(ctx, data.Final, c.prob, opts.Progress)
+		f, err := infer.FinalRun(ctx, data.Final, c.prob, a, opts.Progress)
 		if err != nil {
 			return nil, err
 		}

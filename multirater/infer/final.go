@@ -3,7 +3,6 @@ package infer
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -23,13 +22,31 @@ type FinalApprox struct {
 // FinalRun makes the approximation of prob (its evidence maximised, every
 // owner's likelihood at the optimum) once more on the prior that final
 // gives, with every rater parameter held at its learnt value: one EP run
-// or one Newton's method, nothing for the evidence to maximise (infer.Fit
-// with every parameter fixed), at the engine's final tolerances. The
-// likelihoods keep their values (read with ParamsTo, set again). The
-// ordinal and bounded families make it for the fit they keep, after the
-// evidence maximisation on a low-rank prior of a small rank (their
-// Data.Final).
-func FinalRun(ctx context.Context, final func(context.Context) (mat.Symmetric, string, error), prob *Problem, progress func(multirater.Progress)) (*FinalApprox, error) {
+// or one Newton's method, nothing for the evidence to maximise, at the
+// engine's final tolerances (the final approximation of infer.Fit). The
+// likelihoods keep their values. The ordinal and bounded families make it
+// for the fit they keep, after the evidence maximisation on a low-rank
+// prior of a small rank (their Data.Final); prob must have no kernel
+// terms learnt (Problem.Kernel nil).
+//
+// EP starts from the sites of search, the evidence maximisation's
+// approximation of the same sites at the same parameters (nil: cold), as
+// ep.Options.InitTau and InitNu: a site is a Gaussian message of the
+// likelihood approximation, not of the prior, so the search's converged
+// sites are a valid start on any prior and near where EP settles on a
+// nearby one (Minka 2001; a start that does not settle is rerun cold, as
+// EP.Approximate does). Newton's method starts at 0 whatever search is:
+// the search's mode carried to the new factor (w = G' grad log p, the
+// mode's stationarity condition) took 4, 4, 5, 2 and 6 steps where the
+// cold start took 4, 4, 4, 4 and 6 in TestFinalRunWarm's problem at
+// search ranks 4-20 (branch bnd35g), no reliable saving.
+func FinalRun(ctx context.Context, final func(context.Context) (mat.Symmetric, string, error), prob *Problem, search *Approx, progress func(multirater.Progress)) (*FinalApprox, error) {
+	if prob.Kernel != nil {
+		panic("infer: FinalRun of a problem with kernel terms learnt")
+	}
+	if len(prob.Owner) != len(prob.Sites) || prob.FactorTol == nil {
+		panic("infer: FinalRun's problem needs Owner for every site and FactorTol")
+	}
 	t0 := time.Now()
 	if progress != nil {
 		progress(multirater.Progress{Fraction: 1, Phase: "final run: building its prior"})
@@ -39,23 +56,27 @@ func FinalRun(ctx context.Context, final func(context.Context) (mat.Symmetric, s
 		return nil, err
 	}
 	q := *prob
-	q.Cov, q.Restarts, q.Replica, q.Progress, q.WarmEP = cov, 1, nil, nil, nil
-	var cur []float64
-	for _, o := range prob.Liks {
-		if o != nil {
-			at := len(cur)
-			cur = append(cur, make([]float64, o.NumParams())...)
-			o.ParamsTo(cur[at:])
-		}
-	}
-	q.Fixed = func(int, int) bool { return true }
-	q.Start = func(_ int, _ *rand.Rand, dst []float64) { copy(dst, cur) }
+	q.Cov = cov
 	if progress != nil {
 		progress(multirater.Progress{Fraction: 1, Elapsed: time.Since(t0), Phase: "final run: " + what})
 	}
-	// Start 0 of a problem with nothing free draws nothing from the
-	// generator: the fit's own stays as it was.
-	a, err := Fit(ctx, &q, rand.New(rand.NewPCG(0, 0)))
+	var warm *Approx
+	if search != nil && search.EP != nil {
+		if len(search.EP.Tau) != len(q.Sites) {
+			panic("infer: FinalRun: the search's approximation has the wrong number of sites")
+		}
+		warm = &Approx{EP: search.EP}
+	}
+	ob := newObjective(&q, q.NewEngine(), t0)
+	theta := make([]float64, ob.size())
+	for l, o := range q.Liks {
+		if o != nil {
+			o.ParamsTo(theta[ob.off[l]:ob.off[l+1]])
+		}
+	}
+	// Parameters that prob.Fixed marks keep these values too (objective.set).
+	copy(ob.base, theta)
+	a, err := finalApprox(ctx, ob, newPrior(&q), theta, nil, 0, warm)
 	if err != nil {
 		return nil, err
 	}

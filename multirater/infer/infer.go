@@ -199,7 +199,7 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	ob := newObjective(p, engine, start)
 	p.Start(0, rng, ob.base)
 	if !ob.anyFree() {
-		return final(ctx, ob, newPrior(p), startTheta(p, ob, 0, rng), nil, 0, nil)
+		return finalApprox(ctx, ob, newPrior(p), startTheta(p, ob, 0, rng), nil, 0, nil)
 	}
 	starts := make([][]float64, max(p.Restarts, 1))
 	for s := range starts {
@@ -234,7 +234,7 @@ func Fit(ctx context.Context, p *Problem, rng *rand.Rand) (*Approx, error) {
 	// kernel state, prior factor and last sites.
 	w := rs[win]
 	p.Kernel.adopt(w.kernel)
-	return final(ctx, ob, w.prior.on(p.Kernel), append([]float64(nil), w.X...), notes, clamped, w.last)
+	return finalApprox(ctx, ob, w.prior.on(p.Kernel), append([]float64(nil), w.X...), notes, clamped, w.last)
 }
 
 // startTheta returns start s's parameter vector: Problem.Start's
@@ -288,9 +288,9 @@ func bestRestart(p *Problem, rs []*Restart) (int, []string, error) {
 	return best, notes, nil
 }
 
-// final sets the parameters to best and returns the engine's approximation
+// finalApprox sets the parameters to best and returns the engine's approximation
 // there at the tight tolerances, with its notes.
-func final(ctx context.Context, ob *objective, pr Prior, best []float64, notes []string, clamped int, warm *Approx) (*Approx, error) {
+func finalApprox(ctx context.Context, ob *objective, pr Prior, best []float64, notes []string, clamped int, warm *Approx) (*Approx, error) {
 	p := ob.p
 	if err := ob.set(best); err != nil {
 		return nil, err

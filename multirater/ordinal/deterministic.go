@@ -318,7 +318,7 @@ func fitDet(ctx context.Context, data *Data, opts DetOptions, mode string) (detF
 	df.result = func() (*multirater.FitResult, error) {
 		var fin *infer.FinalApprox
 		if data.Final != nil && prob.Kernel == nil {
-			f, err := infer.FinalRun(ctx, data.Final, prob, opts.Progress)
+			f, err := infer.FinalRun(ctx, data.Final, prob, a, opts.Progress)
 			if err != nil {
 				return nil, err
 			}
