@@ -454,7 +454,9 @@ func finalEstimate(spec FitSpec, labels, items, r int) time.Duration {
 	return seconds(secs)
 }
 
-// finalRunKey marks estimateTable's rows of a final run.
+// finalRunKey marks the rows of a final run after an evidence
+// maximisation: costTable's (finalCost, the rule's) and estimateTable's
+// (ExpectedCost's).
 const finalRunKey = "(final run)"
 
 // finalLikelyShare is the share of the items at or below which the
@@ -698,9 +700,6 @@ func seconds(s float64) time.Duration {
 // noise sd and thresholds) and no kernel term to learn.
 const oneRunKey = "(one run)"
 
-// finalRunKey marks the costTable rows of the final run after an
-// evidence maximisation (finalCost).
-const finalRunKey = "(final run)"
 
 // OneRun reports whether a fit of spec (WithDefaults applied) evaluates its
 // approximation once, with nothing for the evidence to maximise: the
