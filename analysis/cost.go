@@ -275,7 +275,19 @@ var estimateTable = map[string]estimateRates{
 	"ordinal/laplace " + finalRunKey: {PerLowRank: 4.2e-9, PerDense: 2e-8},
 	"bounded/ep " + finalRunKey:      {PerLowRank: 7.3e-9, PerDense: 2e-8},
 	"bounded/laplace " + finalRunKey: {PerLowRank: 7.3e-9, PerDense: 2e-8},
+	// A final run on pivoted columns (FITC; fixed covariate kernels),
+	// fitted to the merged main's (e7e1d6d-era, bnd35g's final-run rule)
+	// whole ordinal-gibbs-rbf fits less their search's estimate, counted
+	// at the middle rank as ExpectedCost does: 4,000 items 226.4 CPU s
+	// (final run at 836 pivots, 9.4 s wall), 16,000 items 99.9 (1,022
+	// pivots, 27.0 s wall; bnd35g's getrusage: 35.9 CPU s): 4.4e-9 and
+	// 6.0e-9 s per N r².
+	pivotedFinalKey: {PerLowRank: 5e-9, PerDense: 2e-8},
 }
+
+// pivotedFinalKey is estimateTable's row of a final run on an
+// inducing-point prior of pivoted columns (finalEstimate).
+const pivotedFinalKey = "ordinal/ep (final run, pivoted columns)"
 
 // expected is ExpectedCost's estimate for the units u at rates, with the
 // model it used (estimateRates says the terms).
@@ -410,10 +422,21 @@ func ExpectedCost(spec FitSpec, labels, items int) Cost {
 	if r == 0 {
 		return c
 	}
-	fc := finalEstimate(spec, labels, items, r)
+	at := r
+	if rule && !textOnly(spec) {
+		// Pivoted columns of a smooth kernel usually reach the share
+		// rule's RankTraceShare before the rule's most: the ladder's rbf
+		// stopped at 836 of 2,110 at 4,000 items and at its most, 1,022,
+		// at 16,000. Counted at the middle, as the default rank rule's
+		// range is.
+		at = (base + r) / 2
+	}
+	fc := finalEstimate(spec, labels, items, at)
 	what := fmt.Sprintf("rank %d", r)
 	if r < 0 {
 		what = "the dense matrix"
+	} else if at != r {
+		what = fmt.Sprintf("rank %d (counted at %d, the middle from the search's %d)", r, at, base)
 	}
 	switch {
 	case rule && !finalLikely(base, items):
@@ -444,6 +467,9 @@ func finalEstimate(spec FitSpec, labels, items, r int) time.Duration {
 	rates, ok := estimateTable[key+" "+finalRunKey]
 	if !ok {
 		rates = estimateTable["ordinal/ep "+finalRunKey]
+	}
+	if r > 0 && !textOnly(spec) {
+		rates = estimateTable[pivotedFinalKey]
 	}
 	n := float64(items)
 	u := CostUnits{Key: key + " " + finalRunKey, Sites: float64(labels), Items: items, Raters: spec.Raters, Class: CostLowRank, Rank: r, Kernel: n * float64(r) * float64(r), Scale: 1}
@@ -699,7 +725,6 @@ func seconds(s float64) time.Duration {
 // Newton's method: the ordinal model with every rater parameter fixed (its
 // noise sd and thresholds) and no kernel term to learn.
 const oneRunKey = "(one run)"
-
 
 // OneRun reports whether a fit of spec (WithDefaults applied) evaluates its
 // approximation once, with nothing for the evidence to maximise: the
