@@ -289,18 +289,25 @@ var estimateTable = map[string]estimateRates{
 // inducing-point prior of pivoted columns (finalEstimate).
 const pivotedFinalKey = "ordinal/ep (final run, pivoted columns)"
 
-// expected is ExpectedCost's estimate for the units u at rates, with the
-// model it used (estimateRates says the terms).
-func (u CostUnits) expected(rates estimateRates) (float64, string) {
-	n, name := u.Items, strings.Replace(u.Key, "/", " ", 1)
-	var unit, growth float64
-	var what string
+// unitRates are the rates of one cost model that parts reads (CostRates'
+// and estimateRates' fields of the same names).
+type unitRates struct {
+	PerLabel, PerPair, PerLowRank, PerLearnt, PerDense float64
+	LabelGrowth, KernelGrowth                          float64
+}
+
+// parts returns the kernel part's rate per unit, its raters growth and
+// its words, and the sites' rate, growth and words, of the units u at
+// rates: the common head of Estimate (the rules') and expected
+// (ExpectedCost's).
+func (u CostUnits) parts(rates unitRates) (unit, growth float64, what string, site, siteGrowth float64, sites string) {
+	n := u.Items
 	switch u.Class {
 	case CostLowRank, CostLearnt:
 		unit, growth, what = rates.PerLowRank, rates.KernelGrowth, fmt.Sprintf("N r² (N %d, low-rank r %d)", n, u.Rank)
 		switch {
 		case u.Sweeps > 0:
-			growth, what = 0, fmt.Sprintf("N r (N %d, low-rank r %d)", n, u.Rank)
+			what = fmt.Sprintf("N r (N %d, low-rank r %d)", n, u.Rank)
 		case u.Class == CostLearnt && rates.PerLearnt > 0:
 			unit, what = rates.PerLearnt, fmt.Sprintf("N r² (N %d, inducing r %d)", n, u.Rank)
 		}
@@ -310,8 +317,8 @@ func (u CostUnits) expected(rates estimateRates) (float64, string) {
 			what = fmt.Sprintf("N² (dense N %d)", n)
 		}
 	}
-	site, siteGrowth := rates.PerLabel, rates.LabelGrowth
-	sites := fmt.Sprintf("%d labels", int(u.Sites))
+	site, siteGrowth = rates.PerLabel, rates.LabelGrowth
+	sites = fmt.Sprintf("%d labels", int(u.Sites))
 	if u.Pairs {
 		site = rates.PerPair
 		sites = fmt.Sprintf("N²/4 pairs (N %d)", n)
@@ -319,8 +326,17 @@ func (u CostUnits) expected(rates estimateRates) (float64, string) {
 			sites = fmt.Sprintf("%d sampled pairs (N %d)", int(u.Sites), n)
 		}
 	}
+	return unit, growth, what, site, siteGrowth, sites
+}
+
+// expected is ExpectedCost's estimate for the units u at rates, with the
+// model it used (estimateRates says the terms).
+func (u CostUnits) expected(rates estimateRates) (float64, string) {
+	n, name := u.Items, strings.Replace(u.Key, "/", " ", 1)
+	unit, growth, what, site, siteGrowth, sites := u.parts(unitRates{rates.PerLabel, rates.PerPair, rates.PerLowRank, rates.PerLearnt, rates.PerDense, rates.LabelGrowth, rates.KernelGrowth})
 	if u.Sweeps > 0 {
-		siteGrowth = 0
+		// A Gibbs fit's sweeps are counted, not grown with the raters.
+		growth, siteGrowth = 0, 0
 	}
 	per := site * u.Sites * growthFactor(u.Scale, siteGrowth)
 	terms := fmt.Sprintf("%.2g s x %s%s", site, sites, growthTerm(siteGrowth))
@@ -766,33 +782,8 @@ func oneRun(spec FitSpec, model, engine string) bool {
 // x kernel units (x Scale^KernelGrowth for a low-rank prior), times the
 // sweeps for Gibbs.
 func (u CostUnits) Estimate(rates CostRates) (float64, string) {
-	n, name := u.Items, strings.Replace(u.Key, "/", " ", 1)
-	var unit, growth float64
-	var what string
-	switch u.Class {
-	case CostLowRank, CostLearnt:
-		unit, growth, what = rates.PerLowRank, rates.KernelGrowth, fmt.Sprintf("N r² (N %d, low-rank r %d)", n, u.Rank)
-		switch {
-		case u.Sweeps > 0:
-			what = fmt.Sprintf("N r (N %d, low-rank r %d)", n, u.Rank)
-		case u.Class == CostLearnt && rates.PerLearnt > 0:
-			unit, what = rates.PerLearnt, fmt.Sprintf("N r² (N %d, inducing r %d)", n, u.Rank)
-		}
-	case CostDense:
-		unit, what = rates.PerDense, fmt.Sprintf("N³/3 (dense N %d)", n)
-		if u.Sweeps > 0 {
-			what = fmt.Sprintf("N² (dense N %d)", n)
-		}
-	}
-	site, siteGrowth := rates.PerLabel, rates.LabelGrowth
-	sites := fmt.Sprintf("%d labels", int(u.Sites))
-	if u.Pairs {
-		site = rates.PerPair
-		sites = fmt.Sprintf("N²/4 pairs (N %d)", n)
-		if u.Sites < float64(n)*float64(n)/4 {
-			sites = fmt.Sprintf("%d sampled pairs (N %d)", int(u.Sites), n)
-		}
-	}
+	name := strings.Replace(u.Key, "/", " ", 1)
+	unit, growth, what, site, siteGrowth, sites := u.parts(unitRates{rates.PerLabel, rates.PerPair, rates.PerLowRank, rates.PerLearnt, rates.PerDense, rates.LabelGrowth, rates.KernelGrowth})
 	per := site * u.Sites * growthFactor(u.Scale, siteGrowth)
 	terms := fmt.Sprintf("%.2g s x %s%s", site, sites, growthTerm(siteGrowth))
 	if u.Class != CostLabelsOnly {
