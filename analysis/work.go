@@ -14,17 +14,23 @@ import (
 // work (CheckWork): about one hour of one core.
 const DefaultMaxFitWork = time.Hour
 
-// Per-sweep costs of one Gibbs chain, measured on one core of the
-// development machine (a 1000-item, 5000-label ordinal fit of 1000 sweeps
-// took 16.6 s of CPU, a 250-item one 6.4 s, the confusion model 1.2 s; on
-// 80 labels a confusion sweep took 8 µs, a classification one 75 µs):
-// seconds per sweep, per label per sweep, and per squared item per sweep
-// for a kernel that relates items (a dense matrix-vector product).
+// Per-sweep costs of one Gibbs chain: seconds per sweep, per label per
+// sweep, and per squared item per sweep for a kernel that relates items (a
+// dense matrix-vector product). The per-label rates of the ordinal and
+// classification samplers are 1.5-2x their labels-only fits on the shared
+// ladder (2-core machine, 2026-11-30, 12,000 sweeps: ordinal Gibbs at
+// 4,000 items 57.7 CPU s, 3.0e-7 s per label-sweep at load 5;
+// classification Gibbs at 4,000 / 16,000 items 29.6 / 111.3 CPU s,
+// 1.5e-7 / 1.45e-7); they were 3e-6 for both, from an older sampler, 10-20x
+// over, which refused the ladder's 64,000-item classification fit (about
+// 2.5 h projected). The confusion model's from a 1000-item, 5000-label fit
+// of 1000 sweeps (1.2 s).
 const (
-	sweepFixed             = 5e-6
-	sweepPerLabel          = 3e-6
-	sweepPerLabelConfusion = 2e-7
-	sweepPerItemPair       = 2e-9
+	sweepFixed                  = 5e-6
+	sweepPerLabel               = 6e-7
+	sweepPerLabelClassification = 2.5e-7
+	sweepPerLabelConfusion      = 2e-7
+	sweepPerItemPair            = 2e-9
 	// sweepPerItemRank is the kernel's part of a sweep under a low-rank
 	// prior (G N×r: a few products with G per draw), per item and
 	// dimension: the ladder's ordinal Gibbs fit with the text kernel on
@@ -54,8 +60,11 @@ func ProjectedWork(spec FitSpec, labels, items int) Work {
 	burnin := max(spec.Burnin, 0)
 	sweeps := int64(max(spec.Chains, 1)) * (int64(burnin) + int64(max(spec.Samples, 1))*int64(max(spec.Thin, 1)))
 	perLabel := sweepPerLabel
-	if strings.EqualFold(spec.Model, ModelConfusion) {
+	switch {
+	case strings.EqualFold(spec.Model, ModelConfusion):
 		perLabel = sweepPerLabelConfusion
+	case strings.EqualFold(spec.Model, ModelClassification):
+		perLabel = sweepPerLabelClassification
 	}
 	per := sweepFixed + perLabel*float64(labels)
 	// A kernel left out follows the data when the fit runs: counted as the
