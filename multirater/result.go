@@ -899,9 +899,10 @@ type Draws struct {
 	// M[s][n] is item n's latent consensus (items in FitResult.Items
 	// order).
 	M [][]float64 `json:"m"`
-	// MClass[s][n][k] is item n's latent value of class k
-	// (classification; M is then empty).
-	MClass [][][]float64 `json:"m_class,omitempty"`
+	// MClass[s] holds every item's class latent values in draw s:
+	// MClass[s].Row(n)[k] is item n's latent value of class k
+	// (classification; M is then empty). In the document m_class[s][n][k].
+	MClass []ClassDraw `json:"m_class,omitempty"`
 }
 
 // CheckPredictable returns a *DataError unless res is a fit result of

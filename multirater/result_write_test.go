@@ -26,9 +26,16 @@ func TestWriteIndented(t *testing.T) {
 		{name: "items and draws", res: FitResult{Items: items, Draws: &Draws{N: 2, Alpha: [][]float64{{1, 2}, {3, 4}},
 			M: [][]float64{{0.5, -1e-300, 7}, {1, 2, 3}}}, Gaussian: &GaussianSites{}}},
 		{name: "draws of classes", res: FitResult{Items: items, Draws: &Draws{N: 1, Alpha: [][]float64{{1}},
-			MClass: [][][]float64{{{1, 2}, {3, 4}, {5, 6}}}}}},
+			MClass: []ClassDraw{{K: 2, V: []float64{1, 2, 3, 4, 5, 6}}}}}},
+		{name: "two draws of classes, thresholds, traces", res: FitResult{Items: items, Traces: &Traces{Every: 2, Alpha: map[string][][]float64{"r0": {{1, 2}}}},
+			Draws: &Draws{N: 2, Alpha: [][]float64{{1}, {2}}, Thresholds: [][][]float64{{{-1, 1}}, {{-2, 2}}},
+				MClass: []ClassDraw{{K: 2, V: []float64{1, 2, 3, 4, 5, 6}}, {K: 2, V: []float64{-1, 0, 1e-300, 2, 0.5, 7}}}}, Flags: []Flag{{Item: "c", Rater: "r0"}}}},
+		{name: "draws of classes, no items", res: FitResult{Draws: &Draws{N: 1, MClass: []ClassDraw{{K: 3, V: []float64{1, 2, 3}}}}}},
+		{name: "empty class draws", res: FitResult{Items: items, Draws: &Draws{N: 0, MClass: []ClassDraw{}}}},
+		{name: "latent and class draws", res: FitResult{Draws: &Draws{N: 1, M: [][]float64{{1, 2}}, MClass: []ClassDraw{{K: 1, V: []float64{1, 2}}}}}},
 		{name: "one draw of one item", res: FitResult{Items: items[:1], Draws: &Draws{N: 1, M: [][]float64{{1}}}}},
 		{name: "NaN in an item", res: FitResult{Items: []ItemResult{{ID: "x", Score: est(math.NaN())}}}, wantErr: true},
+		{name: "NaN in a class draw", res: FitResult{Items: items, Draws: &Draws{N: 1, MClass: []ClassDraw{{K: 2, V: []float64{1, 2, math.NaN(), 0, 0, 0}}}}}, wantErr: true},
 		{name: "infinity in a draw", res: FitResult{Items: items, Draws: &Draws{N: 1, M: [][]float64{{1, math.Inf(1), 0}}}}, wantErr: true},
 	} {
 		want, wantErr := json.MarshalIndent(&tc.res, "", " ")
@@ -46,6 +53,50 @@ func TestWriteIndented(t *testing.T) {
 		}
 		if !bytes.Equal(got.Bytes(), append(want, '\n')) {
 			t.Errorf("%s: WriteIndented differs from MarshalIndent:\n%s\nwant\n%s", tc.name, got.Bytes(), want)
+		}
+	}
+}
+
+// maxWriter records the longest single Write.
+type maxWriter struct{ n, max int }
+
+func (w *maxWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	w.max = max(w.max, len(p))
+	return len(p), nil
+}
+
+// TestWriteIndentedStreams checks that no write holds more than one draw
+// row or item: the document of many items and draws is never built whole.
+func TestWriteIndentedStreams(t *testing.T) {
+	const n, draws = 2000, 4
+	for _, class := range []bool{false, true} {
+		res := FitResult{Schema: "s", Items: make([]ItemResult, n), Draws: &Draws{N: draws, Alpha: make([][]float64, draws)}}
+		for i := range res.Items {
+			res.Items[i] = ItemResult{ID: "item", NLabels: 1}
+		}
+		for s := 0; s < draws; s++ {
+			res.Draws.Alpha[s] = []float64{1, 2}
+			if class {
+				m := NewClassDraw(n, 2)
+				for i := 0; i < n; i++ {
+					copy(m.Row(i), []float64{float64(i), -float64(s)})
+				}
+				res.Draws.MClass = append(res.Draws.MClass, m)
+			} else {
+				m := make([]float64, n)
+				for i := range m {
+					m[i] = float64(i * s)
+				}
+				res.Draws.M = append(res.Draws.M, m)
+			}
+		}
+		var w maxWriter
+		if err := WriteIndented(&w, &res); err != nil {
+			t.Fatal(err)
+		}
+		if limit := w.n / draws; w.max > limit {
+			t.Errorf("class draws %v: a write of %d bytes of a %d-byte document: more than one draw row (%d bytes)", class, w.max, w.n, limit)
 		}
 	}
 }

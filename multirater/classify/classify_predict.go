@@ -150,13 +150,8 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 	}
 	n, k := len(res.Items), len(res.Levels)
 	for s, m := range res.Draws.MClass {
-		if len(m) != n || len(res.Draws.Alpha[s]) != len(res.Raters) {
+		if m.Items() != n || m.K != k || len(res.Draws.Alpha[s]) != len(res.Raters) {
 			return nil, multirater.DataErrorf("malformed draws in the fit result")
-		}
-		for _, row := range m {
-			if len(row) != k {
-				return nil, multirater.DataErrorf("malformed draws in the fit result")
-			}
 		}
 	}
 	cond, err := gp.NewConditional(cov)
@@ -174,7 +169,7 @@ func NewPredictor(res *multirater.FitResult, cov mat.Symmetric) (*Predictor, err
 		pr := make([][]float64, k)
 		for c := range pr {
 			for row := range col {
-				col[row] = m[row][c]
+				col[row] = m.V[row*k+c]
 			}
 			pr[c] = cond.ProjectTo(nil, col)
 		}

@@ -45,6 +45,12 @@ func summariseClass(data *Data, md *classModel, plan *classPlan, opts Options, c
 
 	dg := &res.Diagnostics
 	mcmc.Converge(dg, params, opts.MaxRhat, opts.MinESS, nc, ns)
+	// The monitored series are summarised: the collector may have them
+	// (up to maxMonitorNumbers float32, 64 MB) while the items and the draws
+	// are built.
+	for _, ch := range chains {
+		ch.mon = nil
+	}
 	if plan.monEvery > 1 {
 		dg.Notes = append(dg.Notes, fmt.Sprintf("the latent values m were recorded every %d draws for the diagnostics (N·K is large); their R-hat and ESS are those of the thinned series (the ESS conservatively)", plan.monEvery))
 	}
@@ -248,7 +254,8 @@ func classPredictive(res *multirater.FitResult, data *Data, md *classModel, plan
 func classDraws(md *classModel, plan *classPlan, chains []*classChain) *multirater.Draws {
 	k, n := md.nk, md.n
 	want := min(len(plan.keep), max(50, mcmc.MaxKeptNumbers/(n*k)))
-	d := &multirater.Draws{N: want, Alpha: make([][]float64, want), MClass: make([][][]float64, want)}
+	d := &multirater.Draws{N: want, Alpha: make([][]float64, want), MClass: make([]multirater.ClassDraw, want)}
+	freed := 0
 	for s := 0; s < want; s++ {
 		g := int(int64(s) * int64(len(plan.keep)) / int64(want))
 		ch := chains[plan.keep[g][0]]
@@ -257,16 +264,16 @@ func classDraws(md *classModel, plan *classPlan, chains []*classChain) *multirat
 			a[l] = numeric.Round7(v)
 		}
 		d.Alpha[s] = a
-		m := make([][]float64, n)
-		src := ch.keptM[g]
-		for i := range m {
-			row := make([]float64, k)
-			for c := range row {
-				row[c] = numeric.Round7(float64(src[i*k+c]))
-			}
-			m[i] = row
+		m := multirater.NewClassDraw(n, k)
+		for i, v := range ch.keptM[g] {
+			m.V[i] = numeric.Round7(float64(v))
 		}
 		d.MClass[s] = m
+		// The kept draws up to this one are used (the predictive
+		// distributions are done): the collector may have them.
+		for ; freed <= g; freed++ {
+			chains[plan.keep[freed][0]].keptM[freed] = nil
+		}
 	}
 	return d
 }
