@@ -256,8 +256,13 @@ var estimateTable = map[string]estimateRates{
 	// robust/ep: labels only 0.20, 0.67, 3.41, 27.4 and 117 CPU s at 250 to
 	// 64,000 items; rbf learnt 5.91 (dense), 13.2, 57.5 (128 inducing
 	// items) and 110 (64): 4 s for the kernel (its width's search) +
-	// 3.3e-7 per N³/3 or 5.2e-7 per N r² x (R/10)^0.58.
-	"robust/ep": {Fixed: 0.12, PerLabel: 1.26e-4, PerLowRank: 6.6e-7, PerDense: 3.3e-7, PerLearnt: 5.2e-7, LabelGrowth: 0.82, KernelGrowth: 0.58, CovFixed: 4},
+	// 3.3e-7 per N³/3 or 5.2e-7 per N r² x (R/10)^0.58. The text kernel
+	// (not a ladder family; main 0216045): 34.9 and 94.2 CPU s on the
+	// ladder's data at 1,000 and 4,000 items (rank 349, 250), 27.7, 49.1
+	// and 50.3 on RTE's 800 items (rank 324) with its labels given to 10,
+	// 40 and 164 raters: 2.2e-7 to 3.2e-7 per N r² x (R/10)^0.58 (the
+	// rules' 6.6e-7 stated 2.0-2.8x each).
+	"robust/ep": {Fixed: 0.12, PerLabel: 1.26e-4, PerLowRank: 2.6e-7, PerDense: 3.3e-7, PerLearnt: 5.2e-7, LabelGrowth: 0.82, KernelGrowth: 0.58, CovFixed: 4},
 	// auc/ep: linear scores 0.90, 5.14, 8.39 and 36.2 CPU s for 15,625,
 	// 65,536, 160,000 and 640,000 pairs (250 to 16,000 items); gp scores
 	// 4.39 (dense), 10.3, 20.0 and 101 (128 inducing items): 2.8 s for
@@ -338,10 +343,15 @@ func (u CostUnits) expected(rates estimateRates) (float64, string) {
 		// A Gibbs fit's sweeps are counted, not grown with the raters.
 		growth, siteGrowth = 0, 0
 	}
-	per := site * u.Sites * growthFactor(u.Scale, siteGrowth)
+	// The growth with the raters was fitted on the ladder's 5 to 50
+	// raters: more are counted as 50, not extrapolated (robust with the
+	// text kernel on RTE's 800 items, its labels given to 10, 40 and 164
+	// raters: 27.7, 49.1 and 50.3 CPU s; (R/10)^0.58 said 1, 2.2 and 5.1).
+	scale := min(u.Scale, float64(ladderMaxRaters)/10)
+	per := site * u.Sites * growthFactor(scale, siteGrowth)
 	terms := fmt.Sprintf("%.2g s x %s%s", site, sites, growthTerm(siteGrowth))
 	if u.Class != CostLabelsOnly && unit > 0 {
-		per += unit * u.Kernel * growthFactor(u.Scale, growth)
+		per += unit * u.Kernel * growthFactor(scale, growth)
 		terms += fmt.Sprintf(" + %.2g s x %s%s", unit, what, growthTerm(growth))
 	}
 	if u.Sweeps > 0 {
@@ -352,9 +362,12 @@ func (u CostUnits) expected(rates estimateRates) (float64, string) {
 		per *= float64(u.Sweeps)
 		terms = fmt.Sprintf("%d sweeps x (%s)", u.Sweeps, terms)
 	} else if siteGrowth != 0 || growth != 0 && u.Class != CostLabelsOnly {
-		if u.LadderRaters {
+		switch {
+		case u.LadderRaters:
 			terms += fmt.Sprintf(" (R %d raters, the shared ladder's for N items)", u.Raters)
-		} else {
+		case u.Raters > ladderMaxRaters:
+			terms += fmt.Sprintf(" (R %d raters, counted as %d: the most the rates were measured with)", u.Raters, ladderMaxRaters)
+		default:
 			terms += fmt.Sprintf(" (R %d raters)", u.Raters)
 		}
 	}
@@ -826,8 +839,12 @@ const curvatureParams = 100
 // 10 at 1,000 items, 20 at 4,000, 40 at 16,000), which ExpectedCost
 // assumes where a spec does not say its data's (FitSpec.Raters).
 func LadderRaters(n int) int {
-	return max(5, min(50, int(math.Round(5*math.Sqrt(float64(n)/250)))))
+	return max(5, min(ladderMaxRaters, int(math.Round(5*math.Sqrt(float64(n)/250)))))
 }
+
+// ladderMaxRaters is the most raters of the shared ladder's data, the most
+// ExpectedCost's growth with the raters was measured with.
+const ladderMaxRaters = 50
 
 // growthFactor is scale^g: how a deterministic fit's evaluations grow
 // from 10 raters to 10 scale (CostRates.LabelGrowth, KernelGrowth).
