@@ -71,7 +71,8 @@ type ordChain struct {
 	alphaN          []int
 
 	// Kept draws, parameter-major: drawAlpha[l][i], drawB[l*(K-1)+j-1][i],
-	// drawM[n][i].
+	// drawM[n][i/e] for the kept draws i that are multiples of
+	// e = md.mStride() (all of them but for very many items).
 	drawAlpha [][]float64
 	drawB     [][]float64
 	drawM     [][]float32
@@ -163,7 +164,7 @@ func newOrdChain(md *ordModel, seed uint64, c, samples int) *ordChain {
 	}
 	ch.drawM = make([][]float32, md.n)
 	for i := range ch.drawM {
-		ch.drawM[i] = make([]float32, samples)
+		ch.drawM[i] = make([]float32, md.mStored(samples))
 	}
 	ch.init()
 	return ch
@@ -232,8 +233,10 @@ func (ch *ordChain) Record(i int) {
 			ch.drawB[l*(md.nk-1)+j-1][i] = ch.b[md.bIdx(l, j)]
 		}
 	}
-	for n, v := range ch.m {
-		ch.drawM[n][i] = float32(v)
+	if e := md.mStride(); i%e == 0 {
+		for n, v := range ch.m {
+			ch.drawM[n][i/e] = float32(v)
+		}
 	}
 }
 

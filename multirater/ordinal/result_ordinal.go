@@ -55,6 +55,9 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 	// Convergence over the free parameters.
 	dg := &res.Diagnostics
 	mcmc.Converge(dg, params, opts.MaxRhat, opts.MinESS, nc, ns)
+	if e := md.mStride(); e > 1 {
+		dg.Notes = append(dg.Notes, fmt.Sprintf("the latent scores m were recorded every %d draws (N is large): their R-hat and ESS are those of the thinned series (the ESS conservatively), and the item scores, ranks, predictive distributions and the kept draws use the %d recorded draws per chain", e, md.mStored(ns)))
+	}
 	dg.Autocorrelation = prec.Autocorrelation()
 	dg.Moves = moveStats(chains)
 	if md.f.Dropped > 0 {
@@ -106,14 +109,19 @@ func summariseOrdinal(data *Data, md *ordModel, opts Options, chains []*ordChain
 		}
 		it.Labels[data.RaterIDs[r.Rater]] = data.Levels[r.Level]
 	}
-	rankItems(res.Items, chains, ns)
+	rankItems(res.Items, chains, md.mStored(ns))
 
 	// Predictive distributions, flags and compact draws from the kept
 	// joint draws.
 	// At most KeepDraws draws, and at most mcmc.MaxKeptNumbers latent scores in
 	// them (fewer draws for very many items), at least 50.
 	want := min(opts.KeepDraws, max(50, mcmc.MaxKeptNumbers/md.n))
-	keep := mcmc.PickDraws(nc, ns, want)
+	keep := mcmc.PickDraws(nc, md.mStored(ns), want)
+	// Joint draws are those whose m was recorded: keep holds kept-draw
+	// indices (drawM's index times the stride).
+	for s := range keep {
+		keep[s][1] *= md.mStride()
+	}
 	predictiveSummaries(res, data, md, chains, keep, opts.FlagThreshold)
 	res.Draws = compactDraws(md, chains, keep)
 	res.Traces = prec.Traces()
@@ -217,6 +225,7 @@ func rankItems(items []multirater.ItemResult, chains []*ordChain, ns int) {
 //
 // (Rogers et al. eq. 3).
 func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, chains []*ordChain, keep [][2]int, flagBelow float64) {
+	e := md.mStride()
 	k, nl, n := md.nk, md.nl, md.n
 	// Per item: every rater's distribution in a scratch block (nl*k), of
 	// which the consensus (cons, [item][level]) and the labels' own
@@ -237,7 +246,7 @@ func predictiveSummaries(res *multirater.FitResult, data *Data, md *ordModel, ch
 		for _, cd := range keep {
 			ch := chains[cd[0]]
 			i := cd[1]
-			m := float64(ch.drawM[item][i])
+			m := float64(ch.drawM[item][i/e])
 			for l := 0; l < nl; l++ {
 				sa := math.Sqrt(ch.drawAlpha[l][i])
 				phi[0], q[0], phi[k], q[k] = 0, 1, 1, 0
@@ -338,6 +347,7 @@ func normInterval(lo, hi float64) float64 {
 }
 
 func compactDraws(md *ordModel, chains []*ordChain, keep [][2]int) *multirater.Draws {
+	e := md.mStride()
 	k := md.nk
 	d := &multirater.Draws{N: len(keep), Alpha: make([][]float64, len(keep)), Thresholds: make([][][]float64, len(keep)), M: make([][]float64, len(keep))}
 	for s, cd := range keep {
@@ -354,7 +364,7 @@ func compactDraws(md *ordModel, chains []*ordChain, keep [][2]int) *multirater.D
 		}
 		d.M[s] = make([]float64, md.n)
 		for n := range d.M[s] {
-			d.M[s][n] = numeric.Round7(float64(ch.drawM[n][i]))
+			d.M[s][n] = numeric.Round7(float64(ch.drawM[n][i/e]))
 		}
 	}
 	return d
