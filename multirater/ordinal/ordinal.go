@@ -209,14 +209,12 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 		return nil, err
 	}
 	mc := opts.Settings
-	md.mEvery = mStride(md.n, mc.Samples, mc.Chains)
+	md.mEvery = mEveryFor(md.n, mc.Samples, mc.Chains)
 	return mcmc.Fit(ctx, mc, opts.Progress, start, 0.95,
 		func(c int) *ordChain { return newOrdChain(md, mc.Seed, c, mc.Samples) },
 		func(chains []*ordChain) *multirater.FitResult { return summariseOrdinal(data, md, opts, chains) })
 }
 
-// ordModel is the immutable description of an ordinal fit, shared by the
-// chains.
 // maxStoredM bounds the latent scores m the chains of a fit store
 // (float32: 128 MB): 4 chains x 2,000 draws of every item's score took
 // 2 GB at 64,000 items. Past it every mEvery-th kept draw is recorded;
@@ -224,9 +222,9 @@ func Fit(ctx context.Context, data *Data, opts Options) (*multirater.FitResult, 
 // draws use those, the rater parameters every draw.
 const maxStoredM = 1 << 25
 
-// mStride returns the mEvery that keeps n items' scores over chains chains
-// of samples kept draws within maxStoredM.
-func mStride(n, samples, chains int) int {
+// mEveryFor returns the mEvery that keeps n items' scores over chains
+// chains of samples kept draws within maxStoredM.
+func mEveryFor(n, samples, chains int) int {
 	total := int64(n) * int64(samples) * int64(chains)
 	return max(1, int((total+maxStoredM-1)/maxStoredM))
 }
@@ -240,6 +238,8 @@ func (md *ordModel) mStored(samples int) int {
 	return (samples + e - 1) / e
 }
 
+// ordModel is the immutable description of an ordinal fit, shared by the
+// chains (Fit sets mEvery before it makes them).
 type ordModel struct {
 	n, nl, nk int
 	// mEvery: the chains record the latent scores m of every mEvery-th

@@ -43,11 +43,11 @@ func fitStride(t *testing.T, data *Data, opts Options, every int) (*multirater.F
 // document the chains' state at one draw (the precisions and the scores
 // of the same sweep).
 func TestStoredMStride(t *testing.T) {
-	if got := mStride(64000, 2000, 4); got != 16 {
-		t.Errorf("mStride(64000, 2000, 4) = %d, want 16 (at most %d stored)", got, maxStoredM)
+	if got := mEveryFor(64000, 2000, 4); got != 16 {
+		t.Errorf("mEveryFor(64000, 2000, 4) = %d, want 16 (at most %d stored)", got, maxStoredM)
 	}
-	if got := mStride(4000, 2000, 4); got != 1 {
-		t.Errorf("mStride(4000, 2000, 4) = %d, want 1", got)
+	if got := mEveryFor(4000, 2000, 4); got != 1 {
+		t.Errorf("mEveryFor(4000, 2000, 4) = %d, want 1", got)
 	}
 	data := loadSirtK1(t)
 	var opts Options
