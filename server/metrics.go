@@ -24,8 +24,8 @@ import (
 //	concord_fit_workers_busy            fits running in this process
 //	concord_fits_finished_total{state}  fits this process finished, by final state
 //	concord_fit_duration_seconds        wall time of this process's finished fits
-//	concord_fit_sweeps_total            Gibbs sweeps run by this process (rate() is the throughput)
-//	concord_fit_sweeps_per_second       sweeps per second per chain of the last finished fit
+//	concord_fit_sweeps_total            Gibbs sweeps of this process's fits (rate() is the throughput)
+//	concord_fit_sweeps_per_second       sweeps per second per chain of the last finished Gibbs fit
 //	concord_jobs{queue,state}           background jobs (River) in the database by queue and state (all processes):
 //	                                    available+scheduled+retryable is the queue depth, discarded and cancelled the failures
 //	concord_fit_queue_wait_seconds      from a fit's submission to the start of each attempt in this process (job latency)
@@ -79,7 +79,7 @@ func newMetrics(s *Server) *metrics {
 		Buckets: prometheus.ExponentialBuckets(0.25, 2, 16),
 	})
 	m.sweeps = prometheus.NewCounter(prometheus.CounterOpts{Name: "concord_fit_sweeps_total", Help: "Gibbs sweeps (over all chains) run by this process; rate() is the sweep throughput."})
-	m.sweepRate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_fit_sweeps_per_second", Help: "Sweeps per second per chain of the last fit this process finished."})
+	m.sweepRate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "concord_fit_sweeps_per_second", Help: "Sweeps per second per chain of the last Gibbs fit this process finished."})
 	m.fitsByStatus = &fitStates{s: s, desc: prometheus.NewDesc("concord_fits", "Fits in the database by state (all processes).", []string{"state"}, nil)}
 	m.jobs = &jobStates{s: s, desc: prometheus.NewDesc("concord_jobs", "Background jobs (River) in the database by queue and state (all processes).", []string{"queue", "state"}, nil)}
 	m.queueWait = prometheus.NewHistogram(prometheus.HistogramOpts{

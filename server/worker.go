@@ -13,6 +13,8 @@ import (
 	"concord/analysis"
 	"concord/annotations"
 	"concord/multirater"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Background fits.
@@ -154,10 +156,9 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, tmpl fitJob)
 
 	var spec analysis.FitSpec
 	specErr := json.Unmarshal(f.Spec, &spec)
-	sweeps := float64(0)
-	if specErr == nil && tmpl.Outputs == nil {
-		full := spec.WithDefaults()
-		sweeps = float64(full.Chains) * float64(max(full.Burnin, 0)+full.Samples*full.Thin)
+	sweeps := &sweepCount{counter: s.metrics.sweeps, counts: specErr == nil && tmpl.Outputs == nil}
+	if sweeps.counts {
+		sweeps.total = gibbsSweeps(spec.WithDefaultsExceptKernel())
 	}
 
 	var latest atomic.Pointer[multirater.Progress]
@@ -209,7 +210,10 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, tmpl fitJob)
 		}
 		state = string(annotations.FitDone)
 		p.finish(bg, log, f, annotations.FitDone, msg, raw)
-		s.metrics.sweepRate.Set(res.Diagnostics.SweepsPerSecond)
+		sweeps.done(res)
+		if res.Model.Engine == multirater.EngineGibbs && res.Diagnostics.SweepsPerSecond > 0 {
+			s.metrics.sweepRate.Set(res.Diagnostics.SweepsPerSecond)
+		}
 	case errors.Is(cause, errCancelled):
 		state = string(annotations.FitCancelled)
 		p.finish(bg, log, f, annotations.FitCancelled, "cancelled by request", nil)
@@ -286,16 +290,12 @@ func (p *pool) fit(ctx context.Context, f *annotations.Fit, job *fitJob, progres
 // writes the fit's latest progress; its error cancels the fit when a
 // cancel was requested (errCancelled), the fit was deleted (errDeleted) or
 // another worker took it over (errLost).
-func (p *pool) progressReport(ctx context.Context, f *annotations.Fit, latest *atomic.Pointer[multirater.Progress], sweeps float64) func() error {
+func (p *pool) progressReport(ctx context.Context, f *annotations.Fit, latest *atomic.Pointer[multirater.Progress], sweeps *sweepCount) func() error {
 	s := p.s
-	lastFrac := 0.0
 	return func() error {
 		pr := *latest.Load()
 		frac := min(max(pr.Fraction, 0), 1)
-		if frac > lastFrac {
-			s.metrics.sweeps.Add((frac - lastFrac) * sweeps)
-			lastFrac = frac
-		}
+		sweeps.progress(frac)
 		msg := pr.Phase
 		wctx, cancelW := context.WithTimeout(ctx, 5*time.Second)
 		cancelReq, err := s.store.UpdateFitProgress(wctx, f.ID, annotations.FitProgress{
@@ -341,4 +341,51 @@ func RunWorkers(ctx context.Context, cfg Config, store annotations.Store, log *s
 		return err
 	}
 	return s.pool.run(ctx)
+}
+
+// sweepCount counts one fit's Gibbs sweeps in concord_fit_sweeps_total: as
+// the fit progresses when its stored settings fix their number (total),
+// and what is left when it is done from the settings the fit ran with (the
+// chain lengths that depend on the kernel the data chose, which the stored
+// settings leave open). Fits by EP, Laplace or variational Bayes run no
+// sweeps and count none; nor does the attempt that combines chains that ran
+// as jobs of their own (counts false).
+type sweepCount struct {
+	counter prometheus.Counter
+	counts  bool
+	total   float64 // known before the fit; 0: not known (or not Gibbs)
+	frac    float64 // the fraction of total counted
+	counted float64
+}
+
+// progress counts the sweeps of the fit's progress up to frac.
+func (c *sweepCount) progress(frac float64) {
+	if !c.counts || c.total <= 0 || frac <= c.frac {
+		return
+	}
+	n := (frac - c.frac) * c.total
+	c.counter.Add(n)
+	c.counted += n
+	c.frac = frac
+}
+
+// done counts the sweeps of the finished fit res not counted yet.
+func (c *sweepCount) done(res *multirater.FitResult) {
+	if !c.counts || res == nil || res.Model.Engine != multirater.EngineGibbs {
+		return
+	}
+	m := res.Model
+	if rest := float64(m.Chains)*float64(max(m.Burnin, 0)+m.Samples*max(m.Thin, 1)) - c.counted; rest > 0 {
+		c.counter.Add(rest)
+	}
+}
+
+// gibbsSweeps is the number of sweeps of all chains of a Gibbs fit whose
+// settings full (WithDefaultsExceptKernel) fix it; 0 for other engines and
+// when the chain lengths wait for the kernel the data choose.
+func gibbsSweeps(full analysis.FitSpec) float64 {
+	if full.Engine != multirater.EngineGibbs || full.Samples <= 0 || full.Burnin == 0 {
+		return 0
+	}
+	return float64(full.Chains) * float64(max(full.Burnin, 0)+full.Samples*max(full.Thin, 1))
 }
