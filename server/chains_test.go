@@ -87,6 +87,10 @@ func TestFanOutChains(t *testing.T) {
 		}
 	}
 	sameAsOneProcess(t, e.store, fid)
+	// The chains' sweeps are counted when they are combined.
+	if got := e.sweepsTotal(); got != 3*(100+300) {
+		t.Errorf("concord_fit_sweeps_total %v after the fanned-out fit, want 1200", got)
+	}
 	user := newBrowser(t, e)
 	user.login(key)
 	resp, page := user.get(fmt.Sprintf("/fits/%d", fid))
@@ -120,6 +124,9 @@ func TestFanOutChains(t *testing.T) {
 	ep := e.startFit(id, key, map[string]any{"engine": "ep"})
 	if f := e.waitFit(ep, key, 2*time.Minute); f["state"] != "done" || f["chains"] != nil {
 		t.Errorf("ep fit: %v, chains %v", f["state"], f["chains"])
+	}
+	if got := e.sweepsTotal(); got != 1200 {
+		t.Errorf("concord_fit_sweeps_total %v after an EP fit, want 1200 (no sweep)", got)
 	}
 }
 

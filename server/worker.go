@@ -156,8 +156,8 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, tmpl fitJob)
 
 	var spec analysis.FitSpec
 	specErr := json.Unmarshal(f.Spec, &spec)
-	sweeps := &sweepCount{counter: s.metrics.sweeps, counts: specErr == nil && tmpl.Outputs == nil}
-	if sweeps.counts {
+	sweeps := &sweepCount{counter: s.metrics.sweeps, counts: specErr == nil}
+	if sweeps.counts && tmpl.Outputs == nil {
 		sweeps.total = gibbsSweeps(spec.WithDefaultsExceptKernel())
 	}
 
@@ -209,11 +209,13 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, tmpl fitJob)
 			msg = "done"
 		}
 		state = string(annotations.FitDone)
-		p.finish(bg, log, f, annotations.FitDone, msg, raw)
+		// Counted before the fit is recorded done, so that whoever sees
+		// it done sees its sweeps counted.
 		sweeps.done(res)
 		if res.Model.Engine == multirater.EngineGibbs && res.Diagnostics.SweepsPerSecond > 0 {
 			s.metrics.sweepRate.Set(res.Diagnostics.SweepsPerSecond)
 		}
+		p.finish(bg, log, f, annotations.FitDone, msg, raw)
 	case errors.Is(cause, errCancelled):
 		state = string(annotations.FitCancelled)
 		p.finish(bg, log, f, annotations.FitCancelled, "cancelled by request", nil)
@@ -348,11 +350,12 @@ func RunWorkers(ctx context.Context, cfg Config, store annotations.Store, log *s
 // and what is left when it is done from the settings the fit ran with (the
 // chain lengths that depend on the kernel the data chose, which the stored
 // settings leave open). Fits by EP, Laplace or variational Bayes run no
-// sweeps and count none; nor does the attempt that combines chains that ran
-// as jobs of their own (counts false).
+// sweeps and count none. The chains of a fit that ran as jobs of their own
+// (Config.FanOutChains) are counted, all of them, when the attempt that
+// combines them is done (total 0).
 type sweepCount struct {
 	counter prometheus.Counter
-	counts  bool
+	counts  bool    // false: the fit's settings could not be read
 	total   float64 // known before the fit; 0: not known (or not Gibbs)
 	frac    float64 // the fraction of total counted
 	counted float64
