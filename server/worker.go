@@ -156,8 +156,8 @@ func (p *pool) execute(jobsCtx context.Context, f *annotations.Fit, tmpl fitJob)
 
 	var spec analysis.FitSpec
 	specErr := json.Unmarshal(f.Spec, &spec)
-	sweeps := &sweepCount{counter: s.metrics.sweeps, counts: specErr == nil}
-	if sweeps.counts && tmpl.Outputs == nil {
+	sweeps := &sweepCount{counter: s.metrics.sweeps}
+	if specErr == nil && tmpl.Outputs == nil {
 		sweeps.total = gibbsSweeps(spec.WithDefaultsExceptKernel())
 	}
 
@@ -355,7 +355,6 @@ func RunWorkers(ctx context.Context, cfg Config, store annotations.Store, log *s
 // combines them is done (total 0).
 type sweepCount struct {
 	counter prometheus.Counter
-	counts  bool    // false: the fit's settings could not be read
 	total   float64 // known before the fit; 0: not known (or not Gibbs)
 	frac    float64 // the fraction of total counted
 	counted float64
@@ -363,7 +362,7 @@ type sweepCount struct {
 
 // progress counts the sweeps of the fit's progress up to frac.
 func (c *sweepCount) progress(frac float64) {
-	if !c.counts || c.total <= 0 || frac <= c.frac {
+	if c.total <= 0 || frac <= c.frac {
 		return
 	}
 	n := (frac - c.frac) * c.total
@@ -374,11 +373,11 @@ func (c *sweepCount) progress(frac float64) {
 
 // done counts the sweeps of the finished fit res not counted yet.
 func (c *sweepCount) done(res *multirater.FitResult) {
-	if !c.counts || res == nil || res.Model.Engine != multirater.EngineGibbs {
+	if res == nil {
 		return
 	}
 	m := res.Model
-	if rest := float64(m.Chains)*float64(max(m.Burnin, 0)+m.Samples*max(m.Thin, 1)) - c.counted; rest > 0 {
+	if rest := chainSweeps(m.Engine, m.Chains, m.Burnin, m.Samples, m.Thin) - c.counted; rest > 0 {
 		c.counter.Add(rest)
 	}
 }
@@ -387,8 +386,15 @@ func (c *sweepCount) done(res *multirater.FitResult) {
 // settings full (WithDefaultsExceptKernel) fix it; 0 for other engines and
 // when the chain lengths wait for the kernel the data choose.
 func gibbsSweeps(full analysis.FitSpec) float64 {
-	if full.Engine != multirater.EngineGibbs || full.Samples <= 0 || full.Burnin == 0 {
+	if full.Samples <= 0 || full.Burnin == 0 {
 		return 0
 	}
-	return float64(full.Chains) * float64(max(full.Burnin, 0)+full.Samples*max(full.Thin, 1))
+	return chainSweeps(full.Engine, full.Chains, full.Burnin, full.Samples, full.Thin)
+}
+
+// chainSweeps is the number of sweeps of all chains of a fit by engine
+// (analysis.ProjectedWork's count; 0 unless Gibbs).
+func chainSweeps(engine string, chains, burnin, samples, thin int) float64 {
+	spec := analysis.FitSpec{Engine: engine, Chains: chains, Burnin: burnin, Samples: samples, Thin: thin}
+	return float64(analysis.ProjectedWork(spec, 0, 0).Sweeps)
 }
