@@ -17,46 +17,25 @@ It also prints majority vote of every label with ties counted 1/t and each force
 
     python3 docs/scripts/crowd/average_probe.py --concord /tmp/concord --work /tmp/c29avg DIR...
 
-Fits are cached under --work (delete it to refit); two run at a time.
+Fits are cached under --work (delete it to refit; a fit that failed is run again); two run at a time.
 """
 import argparse
 import collections
 import concurrent.futures as cf
 import csv
-import json
 import os
-import subprocess
+
+import graded_bench
+from graded_bench import gold
 
 MODELS = ["auto", "one-coin", "communities", "spammer", "subtypes", "graded"]
 
 
 def fit(binary, work, d, m):
-    tag = d.strip("/").replace("/", "_")
-    out = os.path.join(work, f"{tag}.{m}.json")
-    if not os.path.exists(out) and not os.path.exists(out + ".err"):
-        args = [binary, "fit", "--labels", os.path.join(d, "ratings.csv"), "--duplicates", "keep",
-                "--model", "confusion", "--out", out]
-        if m != "auto":
-            args += ["--rater-model", m]
-        r = subprocess.run(args, capture_output=True, text=True)
-        if r.returncode:
-            with open(out + ".err", "w") as fh:
-                fh.write(r.stderr)
-    try:
-        with open(out) as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return None
-
-
-def gold(d):
-    g = {}
-    with open(os.path.join(d, "items.csv"), newline="") as fh:
-        for r in csv.DictReader(fh):
-            v = (r.get("gold") or r.get("truth") or "").strip()
-            if v:
-                g[r["item_id"].strip()] = v
-    return g
+    """The fit of rater model m ("auto": the default) on d, cached under work; None when it failed."""
+    out = os.path.join(work, "%s.%s.json" % (d.strip("/").replace("/", "_"), m))
+    j, _, _ = graded_bench.fit(binary, d, out, () if m == "auto" else ("--rater-model", m))
+    return j
 
 
 def majority(d, g):
